@@ -1,0 +1,126 @@
+/*
+ * Internals shared by the files of libhostrange.
+ *
+ * Each thread that collects owns an hr__thread: its range stack and a
+ * single-producer/single-consumer ring of samples. The owning thread writes
+ * samples and publishes them by a release store of `head`; the shipper thread
+ * (ship.c) reads them and publishes its progress by a release store of
+ * `tail`. Neither side ever takes a lock for a sample. Threads are kept on a
+ * registry list (under g_reg_lock) until their ring is drained after they
+ * exit.
+ *
+ * Sites and label sets are interned (intern.c) into process-wide tables under
+ * a mutex, on first use only; ids start at 1 and grow in the order of first
+ * use, which for sites is the order their scopes were first entered.
+ */
+#ifndef HOSTRANGE_CLIENT_H
+#define HOSTRANGE_CLIENT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "hostrange.h"
+#include "client/stack.h"
+
+#define HR__LIKELY(x) __builtin_expect(!!(x), 1)
+#define HR__UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* A sample in a ring. A record (hr_record) has self == HR__RECORD and its
+ * value in nanoseconds in incl; a range sample is in clock ticks. */
+struct hr__sample {
+    uint32_t range;
+    uint32_t label;
+    uint64_t incl;
+    uint64_t self;
+};
+
+#define HR__RECORD UINT64_MAX
+#define HR__RING_SIZE 65536u /* samples per thread; a power of two */
+
+struct hr__counters {
+    _Atomic uint64_t out_of_order;
+    _Atomic uint64_t open_at_window_end;
+    _Atomic uint64_t foreign_thread;
+    _Atomic uint64_t too_deep;
+};
+
+struct hr__thread {
+    struct hr__stack stack;
+    struct hr__sample *ring;
+    _Atomic uint64_t head; /* written by the owner */
+    _Atomic uint64_t tail; /* written by the shipper */
+    uint64_t tail_seen;    /* the owner's last look at tail */
+    struct hr__counters c;
+    _Atomic int exited;    /* the owner is gone; free once drained */
+    struct hr__thread *next;
+};
+
+/* Process-wide state (hostrange.c). */
+extern _Atomic int hr__g_active;     /* a window is open */
+extern _Atomic uint32_t hr__g_window; /* generation of the current window */
+extern _Atomic uint32_t hr__g_label;  /* label set of the current window */
+extern _Atomic uint64_t hr__g_label_in_window;
+
+extern pthread_mutex_t hr__g_reg_lock;
+extern struct hr__thread *hr__g_threads;
+
+/* clock.c */
+extern int hr__g_tsc;
+void hr__clock_init(void);
+/* Converts ticks of the clock in use to nanoseconds. */
+uint64_t hr__clock_ticks_to_ns(uint64_t ticks);
+static inline uint64_t hr__clock_now(void);
+
+/* intern.c: tables of names and label sets. */
+uint32_t hr__site_intern(hr_site *site);
+/* Returns the label id for the tuple, or 0 on allocation failure. */
+uint32_t hr__label_intern(const char *node_id, const char *op,
+                          const char *backend, unsigned phase);
+/* Copies out the name of site `id` / the strings of label set `id` while the
+ * tables are locked (callers hold hr__intern_lock). */
+void hr__intern_lock(void);
+void hr__intern_unlock(void);
+const char *hr__site_name(uint32_t id);
+uint32_t hr__site_count(void);
+int hr__label_get(uint32_t id, const char **node_id, const char **op,
+                  const char **backend, unsigned *phase);
+uint32_t hr__label_count(void);
+
+/* ship.c: the shipper thread. */
+int hr__ship_start(void);
+void hr__ship_wake(void);
+/* Asks the shipper to ship everything and waits; see hr_flush. */
+int hr__ship_flush(int timeout_ms);
+void hr__ship_stop(int timeout_ms);
+void hr__ship_counters(uint64_t *delivered, uint64_t *lost, uint64_t *batches);
+extern _Atomic int hr__g_ship_sleeping;
+
+/* Adds the counters of threads already retired to *out (callers hold
+ * hr__g_reg_lock). */
+void hr__ship_retired(hr_counters *out);
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+#include <time.h>
+
+static inline uint64_t hr__clock_now(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (HR__LIKELY(hr__g_tsc))
+        return __rdtsc();
+#endif
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Adds 1 to a counter written only by its owner. */
+static inline void hr__bump(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+#endif

@@ -1,0 +1,113 @@
+/*
+ * The clock: the TSC where it is invariant (the CPU flags constant_tsc and
+ * nonstop_tsc), otherwise CLOCK_MONOTONIC; HOSTRANGE_CLOCK=tsc|monotonic
+ * overrides. Ranges are measured in ticks; the shipper converts them to
+ * nanoseconds with a ratio calibrated once per process against
+ * CLOCK_MONOTONIC over at least HR__CALIBRATE_NS, measured from library
+ * start, so that the program itself never waits for the calibration.
+ */
+#include "config.h"
+
+#include "client/client.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HR__CALIBRATE_NS 20000000u /* 20 ms */
+
+int hr__g_tsc;
+
+static uint64_t cal_tsc0, cal_mono0;
+static pthread_once_t cal_once = PTHREAD_ONCE_INIT;
+/* ns = ticks * mult >> 32 */
+static uint64_t cal_mult = 1ull << 32;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* 1 when /proc/cpuinfo lists both invariant-TSC flags. */
+static int tsc_invariant(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char line[4096];
+    int constant = 0, nonstop = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "flags", 5) != 0)
+            continue;
+        constant = strstr(line, " constant_tsc") != NULL;
+        nonstop = strstr(line, " nonstop_tsc") != NULL;
+        break;
+    }
+    fclose(f);
+    return constant && nonstop;
+#else
+    return 0;
+#endif
+}
+
+void hr__clock_init(void)
+{
+    const char *env = getenv("HOSTRANGE_CLOCK");
+
+    if (env != NULL && strcmp(env, "monotonic") == 0)
+        hr__g_tsc = 0;
+    else if (env != NULL && strcmp(env, "tsc") == 0)
+        hr__g_tsc = 1;
+    else
+        hr__g_tsc = tsc_invariant();
+#if defined(__x86_64__) || defined(__i386__)
+    if (hr__g_tsc) {
+        cal_mono0 = mono_ns();
+        cal_tsc0 = __rdtsc();
+    }
+#else
+    hr__g_tsc = 0;
+#endif
+}
+
+static void calibrate(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    uint64_t m1, t1;
+
+    if (!hr__g_tsc)
+        return;
+    while (mono_ns() - cal_mono0 < HR__CALIBRATE_NS) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    t1 = __rdtsc();
+    m1 = mono_ns();
+    if (t1 > cal_tsc0)
+        cal_mult = (uint64_t)(((unsigned __int128)(m1 - cal_mono0) << 32) /
+                              (t1 - cal_tsc0));
+#endif
+}
+
+uint64_t hr__clock_ticks_to_ns(uint64_t ticks)
+{
+    if (!hr__g_tsc)
+        return ticks;
+    pthread_once(&cal_once, calibrate);
+    return (uint64_t)(((unsigned __int128)ticks * cal_mult) >> 32);
+}
+
+const char *hr_clock_name(void)
+{
+    return hr__g_tsc ? "tsc" : "monotonic";
+}
+
+uint64_t hr_now_ns(void)
+{
+    return mono_ns();
+}

@@ -1,0 +1,332 @@
+/*
+ * The public API: scopes, windows, labels, records, flush, counters.
+ *
+ * Hot path: hr_begin and hr_end take no lock, make no system call and
+ * allocate nothing once a thread is attached; they reach the thread's state
+ * through one initial-exec TLS pointer. A sample is written to the thread's
+ * ring; if the ring is full, the wait for the shipper is measured, left out
+ * of the open ranges (their begin times move later by as much) and recorded
+ * as a sample of the range `hostrange.stall`.
+ */
+#include "config.h"
+
+#include "client/client.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Atomic int hr__g_active;
+_Atomic uint32_t hr__g_window;
+_Atomic uint32_t hr__g_label;
+_Atomic uint64_t hr__g_label_in_window;
+
+pthread_mutex_t hr__g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+struct hr__thread *hr__g_threads;
+
+static __thread struct hr__thread *tls_thread
+    __attribute__((tls_model("initial-exec")));
+
+static int g_enabled;          /* HOSTRANGE is not 0 */
+static pthread_key_t g_key;    /* to learn that a thread exits */
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static int g_init_ok;
+static hr_site s_stall = HR_SITE_INIT("hostrange.stall");
+
+static void thread_exit(void *arg)
+{
+    struct hr__thread *t = arg;
+
+    atomic_store_explicit(&t->exited, 1, memory_order_release);
+    hr__ship_wake();
+}
+
+static void at_exit(void)
+{
+    const char *env = getenv("HOSTRANGE_FLUSH_TIMEOUT_MS");
+    int timeout = env != NULL ? atoi(env) : 2000;
+
+    atomic_store(&hr__g_active, 0);
+    hr__ship_stop(timeout < 0 ? 0 : timeout);
+}
+
+static void after_fork_child(void)
+{
+    /* The shipper thread does not exist in a child; collection stays off
+     * there rather than risk a hang. */
+    g_enabled = 0;
+    atomic_store(&hr__g_active, 0);
+}
+
+static void init_once(void)
+{
+    const char *env = getenv("HOSTRANGE");
+
+    g_enabled = !(env != NULL && strcmp(env, "0") == 0);
+    hr__clock_init();
+    if (pthread_key_create(&g_key, thread_exit) != 0)
+        return;
+    pthread_atfork(NULL, NULL, after_fork_child);
+    atexit(at_exit);
+    g_init_ok = 1;
+}
+
+static int init(void)
+{
+    pthread_once(&g_once, init_once);
+    return g_init_ok ? 0 : -ENOMEM;
+}
+
+/* Creates and registers the calling thread's state. Slow path. */
+static __attribute__((noinline)) struct hr__thread *thread_attach(void)
+{
+    struct hr__thread *t;
+
+    if (init() != 0)
+        return NULL;
+    t = calloc(1, sizeof *t);
+    if (t == NULL)
+        return NULL;
+    t->ring = malloc(HR__RING_SIZE * sizeof *t->ring);
+    if (t->ring == NULL) {
+        free(t);
+        return NULL;
+    }
+    pthread_setspecific(g_key, t);
+    pthread_mutex_lock(&hr__g_reg_lock);
+    t->next = hr__g_threads;
+    hr__g_threads = t;
+    pthread_mutex_unlock(&hr__g_reg_lock);
+    tls_thread = t;
+    return t;
+}
+
+/* Waits until the ring has room. Returns the ticks spent waiting. */
+static __attribute__((noinline)) uint64_t ring_wait(struct hr__thread *t)
+{
+    uint64_t s0 = hr__clock_now();
+    struct timespec pause = { 0, 20000 };
+
+    for (;;) {
+        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+        /* Room for the sample and for the stall's own sample. */
+        if (atomic_load_explicit(&t->head, memory_order_relaxed) -
+                t->tail_seen <= HR__RING_SIZE - 2)
+            break;
+        hr__ship_wake();
+        nanosleep(&pause, NULL);
+    }
+    return hr__clock_now() - s0;
+}
+
+static inline void ring_put(struct hr__thread *t, uint32_t range,
+                            uint32_t label, uint64_t incl, uint64_t self)
+{
+    uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
+    struct hr__sample *s;
+
+    if (HR__UNLIKELY(h - t->tail_seen >= HR__RING_SIZE / 2)) {
+        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+        if (h - t->tail_seen >= HR__RING_SIZE / 2) {
+            if (h - t->tail_seen >= HR__RING_SIZE) {
+                uint64_t waited = ring_wait(t);
+                hr__stack_shift(&t->stack, waited);
+                if (s_stall.id == 0)
+                    hr__site_intern(&s_stall);
+                ring_put(t, s_stall.id, label, waited, waited);
+                h = atomic_load_explicit(&t->head, memory_order_relaxed);
+            } else if (atomic_load_explicit(&hr__g_ship_sleeping,
+                                            memory_order_relaxed)) {
+                uint64_t s0 = hr__clock_now();
+                hr__ship_wake();
+                hr__stack_shift(&t->stack, hr__clock_now() - s0);
+            }
+        }
+    }
+    s = &t->ring[h & (HR__RING_SIZE - 1)];
+    s->range = range;
+    s->label = label;
+    s->incl = incl;
+    s->self = self;
+    atomic_store_explicit(&t->head, h + 1, memory_order_release);
+}
+
+hr_scope hr_begin(hr_site *site)
+{
+    hr_scope sc = { 0, 0, 0 };
+    struct hr__thread *t;
+    uint32_t id;
+
+    if (HR__LIKELY(!atomic_load_explicit(&hr__g_active, memory_order_relaxed)))
+        return sc;
+    t = tls_thread;
+    if (HR__UNLIKELY(t == NULL) && (t = thread_attach()) == NULL)
+        return sc;
+    id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (HR__UNLIKELY(id == 0) && (id = hr__site_intern(site)) == 0)
+        return sc;
+    sc.depth = hr__stack_push(&t->stack, id,
+                              atomic_load_explicit(&hr__g_window,
+                                                   memory_order_relaxed),
+                              0, &sc.gen);
+    if (HR__UNLIKELY(sc.depth == 0)) {
+        hr__bump(&t->c.too_deep);
+        return sc;
+    }
+    sc.thread = t;
+    t->stack.f[sc.depth - 1].t0 = hr__clock_now();
+    return sc;
+}
+
+void hr_end(hr_scope sc)
+{
+    struct hr__thread *t;
+    uint64_t t1, incl, self;
+    uint32_t range, window, abandoned;
+
+    if (HR__LIKELY(sc.thread == NULL))
+        return;
+    t1 = hr__clock_now();
+    t = tls_thread;
+    if (HR__UNLIKELY(t != sc.thread)) {
+        /* Only the owner writes a thread's counters: count it here. */
+        if (t != NULL || (t = thread_attach()) != NULL)
+            hr__bump(&t->c.foreign_thread);
+        return;
+    }
+    if (HR__UNLIKELY(hr__stack_pop(&t->stack, sc.depth, sc.gen, t1, &incl,
+                                   &self, &range, &window,
+                                   &abandoned) != HR__POP_OK)) {
+        hr__bump(&t->c.out_of_order);
+        return;
+    }
+    if (HR__UNLIKELY(abandoned != 0)) {
+        atomic_fetch_add_explicit(&t->c.out_of_order, abandoned,
+                                  memory_order_relaxed);
+    }
+    if (HR__UNLIKELY(window != atomic_load_explicit(&hr__g_window,
+                                                    memory_order_relaxed) ||
+                     !atomic_load_explicit(&hr__g_active,
+                                           memory_order_relaxed))) {
+        if (window != HR__WINDOW_COUNTED)
+            hr__bump(&t->c.open_at_window_end);
+        return;
+    }
+    ring_put(t, range,
+             atomic_load_explicit(&hr__g_label, memory_order_relaxed), incl,
+             self);
+}
+
+int hr_labels_set(const char *node_id, const char *op, const char *backend,
+                  int phase)
+{
+    uint32_t id;
+
+    if (init() != 0)
+        return -ENOMEM;
+    if (node_id == NULL || op == NULL || backend == NULL ||
+        (phase != HR_PHASE_COLD && phase != HR_PHASE_WARM))
+        return -EINVAL;
+    if (atomic_load(&hr__g_active)) {
+        atomic_fetch_add(&hr__g_label_in_window, 1);
+        return -EBUSY;
+    }
+    id = hr__label_intern(node_id, op, backend, (unsigned)phase);
+    if (id == 0)
+        return -ENOMEM;
+    atomic_store(&hr__g_label, id);
+    return 0;
+}
+
+int hr_window_begin(void)
+{
+    int rc;
+
+    if ((rc = init()) != 0)
+        return rc;
+    if (!g_enabled)
+        return -ECANCELED;
+    if (atomic_load(&hr__g_label) == 0)
+        return -EINVAL;
+    if (atomic_load(&hr__g_active))
+        return -EBUSY;
+    if ((rc = hr__ship_start()) != 0)
+        return rc;
+    if (tls_thread == NULL && thread_attach() == NULL)
+        return -ENOMEM;
+    atomic_fetch_add(&hr__g_window, 1);
+    atomic_store(&hr__g_active, 1);
+    return 0;
+}
+
+int hr_window_end(void)
+{
+    struct hr__thread *t = tls_thread;
+
+    if (!atomic_load(&hr__g_active))
+        return -EINVAL;
+    atomic_store(&hr__g_active, 0);
+    if (t != NULL) {
+        uint32_t n = hr__stack_close_window(&t->stack,
+                                            atomic_load(&hr__g_window));
+        if (n != 0)
+            atomic_fetch_add(&t->c.open_at_window_end, n);
+    }
+    return 0;
+}
+
+int hr_record(hr_site *site, uint64_t value_ns)
+{
+    struct hr__thread *t;
+    uint32_t id, label;
+    int rc;
+
+    if ((rc = init()) != 0)
+        return rc;
+    if (!g_enabled)
+        return -ECANCELED;
+    label = atomic_load(&hr__g_label);
+    if (label == 0)
+        return -EINVAL;
+    if ((rc = hr__ship_start()) != 0)
+        return rc;
+    t = tls_thread;
+    if (t == NULL && (t = thread_attach()) == NULL)
+        return -ENOMEM;
+    id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
+    if (id == 0 && (id = hr__site_intern(site)) == 0)
+        return -ENOMEM;
+    ring_put(t, id, label, value_ns, HR__RECORD);
+    return 0;
+}
+
+int hr_flush(int timeout_ms)
+{
+    if (init() != 0 || !g_enabled)
+        return 0;
+    return hr__ship_flush(timeout_ms);
+}
+
+int hr_enabled(void)
+{
+    return init() == 0 && g_enabled;
+}
+
+void hr_counters_get(hr_counters *out)
+{
+    struct hr__thread *t;
+
+    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&hr__g_reg_lock);
+    for (t = hr__g_threads; t != NULL; t = t->next) {
+        out->samples += atomic_load(&t->head);
+        out->out_of_order += atomic_load(&t->c.out_of_order);
+        out->open_at_window_end += atomic_load(&t->c.open_at_window_end);
+        out->foreign_thread += atomic_load(&t->c.foreign_thread);
+        out->too_deep += atomic_load(&t->c.too_deep);
+    }
+    hr__ship_retired(out);
+    pthread_mutex_unlock(&hr__g_reg_lock);
+    out->label_in_window = atomic_load(&hr__g_label_in_window);
+    hr__ship_counters(&out->delivered, &out->lost, &out->batches_sent);
+}

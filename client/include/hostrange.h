@@ -1,0 +1,188 @@
+/*
+ * hostrange.h: the public API of libhostrange, the hostrange client library.
+ *
+ * A program marks named, nested ranges of its host code. Each call site has a
+ * static site descriptor, interned once on first use:
+ *
+ *     static hr_site s_dispatch = HR_SITE_INIT("dispatch.call");
+ *
+ *     hr_scope sc = hr_begin(&s_dispatch);   (explicit pair)
+ *     ...
+ *     hr_end(sc);
+ *
+ *     HR_SCOPE(dispatch, &s_dispatch);       (ended when `dispatch` goes
+ *                                             out of scope)
+ *
+ * Samples are collected only inside a collection window (hr_window_begin /
+ * hr_window_end); outside one a scope costs a load and a predictable branch.
+ * The labels set by hr_labels_set (node id, operator, backend, phase) apply to
+ * every sample of the windows opened while they are set. For each range the
+ * library computes its inclusive time (end - begin) and self time (inclusive
+ * minus the inclusive times of its direct children, never below 0), per
+ * thread, and ships them in batches to the hostranged daemon whose runtime
+ * directory is $HOSTRANGE_RUNTIME_DIR (see hostranged(8)).
+ *
+ * Compiling out: define HOSTRANGE_DISABLE before including this header (or
+ * with -DHOSTRANGE_DISABLE) and every call below becomes an empty inline
+ * function; the object then references no hr_ symbol and needs no library.
+ *
+ * Environment: HOSTRANGE=0 turns collection off at run time;
+ * HOSTRANGE_RUNTIME_DIR names the daemon's runtime directory;
+ * HOSTRANGE_CLOCK=tsc|monotonic chooses the clock; HOSTRANGE_FLUSH_TIMEOUT_MS
+ * bounds how long a process waits at exit for its batches to be acknowledged
+ * (default 2000); HOSTRANGE_LABEL names the process in reports of clients.
+ *
+ * Every function returning int returns 0 on success or a negative errno. The
+ * library never aborts and never prints.
+ */
+#ifndef HOSTRANGE_H
+#define HOSTRANGE_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HR_PHASE_COLD 1
+#define HR_PHASE_WARM 2
+
+/* A call site: its range name and an id the library fills on first use. */
+typedef struct hr_site {
+    const char *name;
+    uint32_t id;
+} hr_site;
+
+#define HR_SITE_INIT(range_name) { (range_name), 0 }
+
+/* An open range, returned by hr_begin and consumed by hr_end. */
+typedef struct hr_scope {
+    void *thread;
+    uint32_t depth;
+    uint32_t gen;
+} hr_scope;
+
+/* A snapshot of this process's counters (hr_counters). */
+typedef struct hr_counters {
+    uint64_t samples;          /* samples collected */
+    uint64_t delivered;        /* samples acknowledged by the daemon */
+    uint64_t lost;             /* samples dropped (daemon unreachable...) */
+    uint64_t out_of_order;     /* ranges ended out of order */
+    uint64_t open_at_window_end;
+    uint64_t foreign_thread;   /* ranges ended on another thread */
+    uint64_t label_in_window;  /* labels changed inside a window */
+    uint64_t too_deep;         /* ranges nested deeper than the stack */
+    uint64_t batches_sent;
+} hr_counters;
+
+#ifndef HOSTRANGE_DISABLE
+
+#if defined(__GNUC__)
+#define HR_API __attribute__((visibility("default")))
+#else
+#define HR_API
+#endif
+
+/* Opens a range at `site`. Cheap when no window is open. */
+HR_API hr_scope hr_begin(hr_site *site);
+
+/* Closes the range `sc` opened on this thread. */
+HR_API void hr_end(hr_scope sc);
+
+/*
+ * Sets the labels of the samples of the next windows. The strings are copied.
+ * phase is HR_PHASE_COLD or HR_PHASE_WARM. Inside a window the call changes
+ * nothing, is counted and returns -EBUSY.
+ */
+HR_API int hr_labels_set(const char *node_id, const char *op,
+                         const char *backend, int phase);
+
+/* Opens a collection window (-EBUSY when one is open, -ECANCELED when
+ * collection is off, -EINVAL before labels are set). */
+HR_API int hr_window_begin(void);
+
+/* Closes the window. Ranges still open on this thread are counted as errors
+ * and produce no sample. */
+HR_API int hr_window_end(void);
+
+/*
+ * Records a value measured by the program itself (e.g. end_to_end: a timed
+ * block divided by its calls) as an inclusive-only sample of `site` under
+ * the current labels. Works with or without an open window.
+ */
+HR_API int hr_record(hr_site *site, uint64_t value_ns);
+
+/*
+ * Ships everything collected so far and waits up to timeout_ms for the
+ * daemon to acknowledge it. Returns 0 when all is delivered, -ETIMEDOUT or
+ * -ENOTCONN (with the undelivered samples still kept) otherwise.
+ */
+HR_API int hr_flush(int timeout_ms);
+
+/* Nanoseconds on the library's clock (the one samples are measured with). */
+HR_API uint64_t hr_now_ns(void);
+
+/* 1 when collection is on (built in and not turned off by HOSTRANGE=0). */
+HR_API int hr_enabled(void);
+
+/* The clock in use: "tsc" or "monotonic". */
+HR_API const char *hr_clock_name(void);
+
+/* Copies this process's counters to *out. */
+HR_API void hr_counters_get(hr_counters *out);
+
+/* 1: the calls above are real. */
+static inline int hr_compiled(void) { return 1; }
+
+#else /* HOSTRANGE_DISABLE */
+
+#include <time.h>
+
+static inline hr_scope hr_begin(hr_site *site)
+{
+    hr_scope sc = { 0, 0, 0 };
+    (void)site;
+    return sc;
+}
+static inline void hr_end(hr_scope sc) { (void)sc; }
+static inline int hr_labels_set(const char *node_id, const char *op,
+                                const char *backend, int phase)
+{
+    (void)node_id; (void)op; (void)backend; (void)phase;
+    return 0;
+}
+static inline int hr_window_begin(void) { return 0; }
+static inline int hr_window_end(void) { return 0; }
+static inline int hr_record(hr_site *site, uint64_t value_ns)
+{
+    (void)site; (void)value_ns;
+    return 0;
+}
+static inline int hr_flush(int timeout_ms) { (void)timeout_ms; return 0; }
+static inline uint64_t hr_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+static inline int hr_enabled(void) { return 0; }
+static inline const char *hr_clock_name(void) { return "none"; }
+static inline void hr_counters_get(hr_counters *out)
+{
+    *out = (hr_counters){ 0 };
+}
+static inline int hr_compiled(void) { return 0; }
+
+#endif /* HOSTRANGE_DISABLE */
+
+/* Ends the scope held in *sc; used by HR_SCOPE through cleanup. */
+static inline void hr_scope_cleanup(hr_scope *sc) { hr_end(*sc); }
+
+#define HR_SCOPE(var, site) \
+    hr_scope var __attribute__((cleanup(hr_scope_cleanup))) = hr_begin(site)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HOSTRANGE_H */

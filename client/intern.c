@@ -1,0 +1,204 @@
+/*
+ * Interning of range names and label sets. Both tables are arrays indexed by
+ * id (1-based, in order of first use) with an open-addressing hash index by
+ * content; they only grow, and they are only touched under `lock`, which the
+ * hot path never takes (a site's id is cached in its descriptor).
+ */
+#include "config.h"
+
+#include "client/client.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct label {
+    char *node_id;
+    char *op;
+    char *backend;
+    unsigned phase;
+};
+
+struct table {
+    void *items;      /* char *names[] or struct label[] (index id - 1) */
+    uint32_t n;
+    uint32_t cap;
+    uint32_t *index;  /* hash slot -> id, 0 = empty */
+    uint32_t slots;   /* a power of two, > 2 n */
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct table sites, labels;
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+static uint64_t hash_label(const char *node_id, const char *op,
+                           const char *backend, unsigned phase)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    h = hash_str(h, node_id);
+    h = hash_str(h, op);
+    h = hash_str(h, backend);
+    return (h ^ phase) * 0x100000001b3ull;
+}
+
+/* Makes room for one more item of `size` bytes; rebuilds the index with
+ * `rehash` when it gets half full. Returns 0 or -ENOMEM. */
+static int table_grow(struct table *t, size_t size,
+                      uint64_t (*rehash)(uint32_t id))
+{
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 64;
+        void *items = realloc(t->items, cap * size);
+        if (items == NULL)
+            return -1;
+        t->items = items;
+        t->cap = cap;
+    }
+    if (2 * (t->n + 1) >= t->slots) {
+        uint32_t slots = t->slots ? t->slots * 2 : 256;
+        uint32_t *index = calloc(slots, sizeof *index);
+        if (index == NULL)
+            return -1;
+        for (uint32_t id = 1; id <= t->n; id++) {
+            uint32_t i = (uint32_t)rehash(id) & (slots - 1);
+            while (index[i] != 0)
+                i = (i + 1) & (slots - 1);
+            index[i] = id;
+        }
+        free(t->index);
+        t->index = index;
+        t->slots = slots;
+    }
+    return 0;
+}
+
+static uint64_t rehash_site(uint32_t id)
+{
+    return hash_str(0xcbf29ce484222325ull, ((char **)sites.items)[id - 1]);
+}
+
+static uint64_t rehash_label(uint32_t id)
+{
+    struct label *l = &((struct label *)labels.items)[id - 1];
+    return hash_label(l->node_id, l->op, l->backend, l->phase);
+}
+
+/* Returns the id of range name `name`, adding it when new; 0 on ENOMEM. */
+static uint32_t site_id_locked(const char *name)
+{
+    uint64_t h = hash_str(0xcbf29ce484222325ull, name);
+    char **names;
+    uint32_t i;
+
+    if (table_grow(&sites, sizeof(char *), rehash_site) != 0)
+        return 0;
+    names = sites.items;
+    for (i = (uint32_t)h & (sites.slots - 1); sites.index[i] != 0;
+         i = (i + 1) & (sites.slots - 1)) {
+        if (strcmp(names[sites.index[i] - 1], name) == 0)
+            return sites.index[i];
+    }
+    names[sites.n] = strdup(name);
+    if (names[sites.n] == NULL)
+        return 0;
+    sites.index[i] = ++sites.n;
+    return sites.n;
+}
+
+uint32_t hr__site_intern(hr_site *site)
+{
+    uint32_t id;
+
+    pthread_mutex_lock(&lock);
+    id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
+    if (id == 0 && site->name != NULL) {
+        id = site_id_locked(site->name);
+        __atomic_store_n(&site->id, id, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+uint32_t hr__label_intern(const char *node_id, const char *op,
+                          const char *backend, unsigned phase)
+{
+    uint64_t h = hash_label(node_id, op, backend, phase);
+    struct label *ls, *l;
+    uint32_t i, id = 0;
+
+    pthread_mutex_lock(&lock);
+    if (table_grow(&labels, sizeof(struct label), rehash_label) != 0)
+        goto out;
+    ls = labels.items;
+    for (i = (uint32_t)h & (labels.slots - 1); labels.index[i] != 0;
+         i = (i + 1) & (labels.slots - 1)) {
+        l = &ls[labels.index[i] - 1];
+        if (l->phase == phase && strcmp(l->node_id, node_id) == 0 &&
+            strcmp(l->op, op) == 0 && strcmp(l->backend, backend) == 0) {
+            id = labels.index[i];
+            goto out;
+        }
+    }
+    l = &ls[labels.n];
+    l->node_id = strdup(node_id);
+    l->op = strdup(op);
+    l->backend = strdup(backend);
+    l->phase = phase;
+    if (l->node_id == NULL || l->op == NULL || l->backend == NULL) {
+        free(l->node_id);
+        free(l->op);
+        free(l->backend);
+        goto out;
+    }
+    labels.index[i] = ++labels.n;
+    id = labels.n;
+out:
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+void hr__intern_lock(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void hr__intern_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+const char *hr__site_name(uint32_t id)
+{
+    return (id >= 1 && id <= sites.n) ? ((char **)sites.items)[id - 1] : NULL;
+}
+
+uint32_t hr__site_count(void)
+{
+    return sites.n;
+}
+
+uint32_t hr__label_count(void)
+{
+    return labels.n;
+}
+
+int hr__label_get(uint32_t id, const char **node_id, const char **op,
+                  const char **backend, unsigned *phase)
+{
+    struct label *l;
+
+    if (id < 1 || id > labels.n)
+        return -1;
+    l = &((struct label *)labels.items)[id - 1];
+    *node_id = l->node_id;
+    *op = l->op;
+    *backend = l->backend;
+    *phase = l->phase;
+    return 0;
+}

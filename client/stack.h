@@ -1,0 +1,124 @@
+/*
+ * The per-thread range stack: pure arithmetic, no clock, no I/O.
+ *
+ * A frame is pushed when a range begins and popped when it ends. Each frame
+ * keeps its begin time, the sum of the inclusive times of its direct children
+ * that ended so far, its range id, a serial number unique on its thread (so
+ * that a scope whose frame is gone is recognised) and the window generation
+ * it began in. Times are in clock ticks; only differences are taken, so the
+ * same code serves the TSC, CLOCK_MONOTONIC and a test's fake clock.
+ *
+ * Invariants: frames [0, depth) are open, innermost last; frame i's `child`
+ * is the sum of the inclusive times of the ranges that began and ended while
+ * frame i was the innermost open frame.
+ */
+#ifndef HOSTRANGE_STACK_H
+#define HOSTRANGE_STACK_H
+
+#include <stdint.h>
+
+#define HR__MAX_DEPTH 128u
+
+/* The window generation of a frame already counted as open at window end. */
+#define HR__WINDOW_COUNTED UINT32_MAX
+
+struct hr__frame {
+    uint64_t t0;
+    uint64_t child;
+    uint32_t range;
+    uint32_t serial;
+    uint32_t window;
+};
+
+struct hr__stack {
+    uint32_t depth;
+    uint32_t serial;
+    struct hr__frame f[HR__MAX_DEPTH];
+};
+
+enum hr__pop_result {
+    HR__POP_OK = 0,  /* a sample: *incl, *self, *range, *window are set */
+    HR__POP_GONE = 1 /* the scope's frame was already removed */
+};
+
+/*
+ * Pushes a frame for `range` beginning at t0 in window `window`. Returns the
+ * new depth (1-based, the scope's handle) and its serial through *serial, or
+ * 0 when the stack is full.
+ */
+static inline uint32_t hr__stack_push(struct hr__stack *s, uint32_t range,
+                                      uint32_t window, uint64_t t0,
+                                      uint32_t *serial)
+{
+    uint32_t d = s->depth;
+    struct hr__frame *f;
+
+    if (d == HR__MAX_DEPTH)
+        return 0;
+    f = &s->f[d];
+    f->range = range;
+    f->serial = ++s->serial;
+    f->window = window;
+    f->child = 0;
+    f->t0 = t0;
+    s->depth = d + 1;
+    *serial = f->serial;
+    return d + 1;
+}
+
+/*
+ * Pops the frame of the scope (depth, serial) at time t1. Frames opened above
+ * it and never closed are discarded; their number goes to *abandoned. On
+ * HR__POP_OK the range's inclusive time, self time (inclusive minus its
+ * children's, clamped at 0), range id and window are written, and the
+ * inclusive time is added to the parent's children.
+ */
+static inline enum hr__pop_result
+hr__stack_pop(struct hr__stack *s, uint32_t depth, uint32_t serial,
+              uint64_t t1, uint64_t *incl, uint64_t *self, uint32_t *range,
+              uint32_t *window, uint32_t *abandoned)
+{
+    struct hr__frame *f;
+    uint64_t in;
+
+    *abandoned = 0;
+    if (depth == 0 || depth > s->depth || s->f[depth - 1].serial != serial)
+        return HR__POP_GONE;
+    *abandoned = s->depth - depth;
+    f = &s->f[depth - 1];
+    s->depth = depth - 1;
+    in = t1 > f->t0 ? t1 - f->t0 : 0;
+    *incl = in;
+    *self = in > f->child ? in - f->child : 0;
+    *range = f->range;
+    *window = f->window;
+    if (depth > 1)
+        s->f[depth - 2].child += in;
+    return HR__POP_OK;
+}
+
+/* Moves the begin time of every open frame later by dt ticks, so that time
+ * the library spent on its own work is left out of the user's ranges. */
+static inline void hr__stack_shift(struct hr__stack *s, uint64_t dt)
+{
+    for (uint32_t i = 0; i < s->depth; i++)
+        s->f[i].t0 += dt;
+}
+
+/* Marks the open frames of window `window` as counted and returns their
+ * number; their later end produces no sample and no second count. */
+static inline uint32_t hr__stack_close_window(struct hr__stack *s,
+                                              uint32_t window)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < s->depth; i++) {
+        if (s->f[i].window == window) {
+            s->f[i].window = HR__WINDOW_COUNTED;
+            n++;
+        }
+    }
+    return n;
+}
+
+#endif

@@ -1,0 +1,607 @@
+/* Report formatting: JSONL, CSV and an aligned terminal table. */
+#include "config.h"
+
+#include "daemon/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Durations in the table are shown in microseconds with three decimals, so
+ * a cell holds at most DBL_MAX / 1000 written out in full (some 310 bytes). */
+#define CELL_MAX 320
+
+static const char *str(const char *s)
+{
+    return s != NULL ? s : "";
+}
+
+/*
+ * Rounds a > 0 to p significant digits and returns them as an integer
+ * mantissa and a power of ten: a ~= *mant * 10^*e10. The digits come from
+ * printf, which rounds correctly, so this is the nearest p-digit decimal.
+ */
+static void round_to(double a, int p, uint64_t *mant, int *e10)
+{
+    char tmp[40];
+    const char *s;
+    uint64_t m = 0;
+
+    snprintf(tmp, sizeof(tmp), "%.*e", p - 1, a);
+    for (s = tmp; *s != '\0' && *s != 'e'; s++) {
+        if (*s >= '0' && *s <= '9')
+            m = m * 10 + (uint64_t)(*s - '0');
+    }
+    *mant = m;
+    *e10 = (*s == 'e' ? (int)strtol(s + 1, NULL, 10) : 0) - (p - 1);
+}
+
+/* Reads mant * 10^e10 back as a double. The text has no decimal point, so
+ * the locale's radix character does not matter. */
+static double read_back(uint64_t mant, int e10)
+{
+    char tmp[48];
+
+    snprintf(tmp, sizeof(tmp), "%" PRIu64 "e%d", mant, e10);
+    return strtod(tmp, NULL);
+}
+
+/*
+ * Finds the shortest decimal that reads back as a > 0, and among those the
+ * nearest to a, like David Gay's shortest mode behind Python's repr. The
+ * nearest p-digit decimal is tried first. At a power of two the doubles
+ * below a are twice as dense as those above, so that decimal can fall out
+ * below while the next p-digit decimal above still reads back as a; that
+ * one is tried too. Seventeen digits always suffice.
+ */
+static void shortest(double a, uint64_t *mant, int *e10)
+{
+    uint64_t m = 0;
+    int e = 0;
+    int p;
+    double r;
+
+    for (p = 1; p <= 17; p++) {
+        round_to(a, p, &m, &e);
+        r = read_back(m, e);
+        if (r == a)
+            break;
+        if (r < a && read_back(m + 1, e) == a) {
+            m++;
+            break;
+        }
+    }
+    while (m != 0 && m % 10 == 0) {
+        m /= 10;
+        e++;
+    }
+    *mant = m;
+    *e10 = e;
+}
+
+/* Lays out a digit string d (no trailing zeros) whose first digit stands
+ * for 10^exp, in Python's repr style. Returns the length written; out must
+ * hold 32 bytes. */
+static int layout(char *out, int neg, const char *d, int exp)
+{
+    int n = (int)strlen(d);
+    int k = 0;
+    int i;
+
+    if (neg)
+        out[k++] = '-';
+    if (exp < -4 || exp >= 16) {
+        out[k++] = d[0];
+        if (n > 1) {
+            out[k++] = '.';
+            for (i = 1; i < n; i++)
+                out[k++] = d[i];
+        }
+        k += sprintf(out + k, "e%c%02d", exp < 0 ? '-' : '+', abs(exp));
+        return k;
+    }
+    if (exp < 0) {
+        out[k++] = '0';
+        out[k++] = '.';
+        for (i = 0; i < -exp - 1; i++)
+            out[k++] = '0';
+        for (i = 0; i < n; i++)
+            out[k++] = d[i];
+    } else {
+        for (i = 0; i <= exp; i++)
+            out[k++] = i < n ? d[i] : '0';
+        out[k++] = '.';
+        if (n <= exp + 1)
+            out[k++] = '0';
+        for (i = exp + 1; i < n; i++)
+            out[k++] = d[i];
+    }
+    out[k] = '\0';
+    return k;
+}
+
+int hrd_format_number(char *buf, size_t len, double v)
+{
+    char tmp[32];
+    char digits[24];
+    uint64_t mant;
+    int e10, n;
+
+    if (isnan(v)) {
+        n = sprintf(tmp, "nan");
+    } else if (isinf(v)) {
+        n = sprintf(tmp, "%sinf", v < 0 ? "-" : "");
+    } else if (v == 0) {
+        n = sprintf(tmp, "%s0.0", signbit(v) ? "-" : "");
+    } else {
+        shortest(fabs(v), &mant, &e10);
+        n = sprintf(digits, "%" PRIu64, mant);
+        n = layout(tmp, v < 0, digits, n - 1 + e10);
+    }
+    if ((size_t)n >= len)
+        return -1;
+    memcpy(buf, tmp, (size_t)n + 1);
+    return n;
+}
+
+int hrd_format_parse(const char *name, enum hrd_format *out)
+{
+    if (name == NULL)
+        return -EINVAL;
+    if (strcmp(name, "jsonl") == 0)
+        *out = HRD_FORMAT_JSONL;
+    else if (strcmp(name, "csv") == 0)
+        *out = HRD_FORMAT_CSV;
+    else if (strcmp(name, "table") == 0)
+        *out = HRD_FORMAT_TABLE;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+/*
+ * Decodes one UTF-8 sequence at s into *cp and returns how many bytes it
+ * took. An ill-formed sequence becomes U+FFFD and takes its maximal valid
+ * prefix (at least one byte), as Python's "replace" error handler does.
+ */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t need, i;
+    uint32_t v;
+
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        need = 1;
+        v = s[0] & 0x1fu;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        need = 2;
+        v = s[0] & 0x0fu;
+        if (s[0] == 0xe0)
+            lo = 0xa0;
+        else if (s[0] == 0xed)
+            hi = 0x9f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        need = 3;
+        v = s[0] & 0x07u;
+        if (s[0] == 0xf0)
+            lo = 0x90;
+        else if (s[0] == 0xf4)
+            hi = 0x8f;
+    } else {
+        *cp = 0xfffd;
+        return 1;
+    }
+    for (i = 1; i <= need; i++) {
+        if (s[i] < lo || s[i] > hi) {
+            *cp = 0xfffd;
+            return i;
+        }
+        v = (v << 6) | (s[i] & 0x3fu);
+        lo = 0x80;
+        hi = 0xbf;
+    }
+    *cp = v;
+    return need + 1;
+}
+
+/* Writes s as a JSON string the way Python's json.dumps does with
+ * ensure_ascii: everything outside printable ASCII is escaped. */
+static void put_json_string(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)str(s);
+    uint32_t cp;
+
+    putc('"', f);
+    while (*p != '\0') {
+        p += utf8_decode(p, &cp);
+        switch (cp) {
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\b':
+            fputs("\\b", f);
+            break;
+        case '\f':
+            fputs("\\f", f);
+            break;
+        default:
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                fprintf(f, "\\u%04x\\u%04x", 0xd800 + (unsigned)(cp >> 10),
+                        0xdc00 + (unsigned)(cp & 0x3ff));
+            } else if (cp < 0x20 || cp >= 0x7f) {
+                fprintf(f, "\\u%04x", (unsigned)cp);
+            } else {
+                putc((int)cp, f);
+            }
+        }
+    }
+    putc('"', f);
+}
+
+/* Writes a number as Python's json.dumps does: NaN and the infinities are
+ * not JSON, and Python writes them as NaN, Infinity and -Infinity. */
+static void put_json_number(FILE *f, double v)
+{
+    char buf[32];
+
+    if (isnan(v))
+        fputs("NaN", f);
+    else if (isinf(v))
+        fputs(v < 0 ? "-Infinity" : "Infinity", f);
+    else if (hrd_format_number(buf, sizeof(buf), v) >= 0)
+        fputs(buf, f);
+}
+
+static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
+{
+    fputs("{\"nodeid\":", f);
+    put_json_string(f, r->node_id);
+    fputs(",\"operator\":", f);
+    put_json_string(f, r->op);
+    fputs(",\"backend\":", f);
+    put_json_string(f, r->backend);
+    fputs(",\"phase\":", f);
+    put_json_string(f, r->phase);
+    fputs(",\"range\":", f);
+    put_json_string(f, r->range);
+    fputs(",\"metric\":", f);
+    put_json_string(f, r->metric);
+    fprintf(f, ",\"count\":%" PRIu64 ",\"unit\":\"ns\",\"mean\":", r->count);
+    put_json_number(f, r->mean);
+    fputs(",\"median\":", f);
+    put_json_number(f, r->median);
+    if (fields & HRD_FIELDS_EXTENDED) {
+        fputs(",\"min\":", f);
+        put_json_number(f, r->min);
+        fputs(",\"max\":", f);
+        put_json_number(f, r->max);
+        fputs(r->exact ? ",\"exact\":true" : ",\"exact\":false", f);
+    }
+    fputs("}\n", f);
+}
+
+/* Writes one CSV field, quoted per RFC 4180 when it holds a comma, a quote,
+ * CR or LF. */
+static void put_csv_field(FILE *f, const char *s)
+{
+    s = str(s);
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    putc('"', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '"')
+            putc('"', f);
+        putc(*s, f);
+    }
+    putc('"', f);
+}
+
+static void put_csv_number(FILE *f, double v)
+{
+    char buf[32];
+
+    putc(',', f);
+    if (hrd_format_number(buf, sizeof(buf), v) >= 0)
+        fputs(buf, f);
+}
+
+static void write_csv_header(FILE *f, unsigned fields)
+{
+    fputs("nodeid,operator,backend,phase,range,metric,count,unit,mean,median",
+          f);
+    if (fields & HRD_FIELDS_EXTENDED)
+        fputs(",min,max,exact", f);
+    putc('\n', f);
+}
+
+static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
+{
+    const char *const text[] = {r->node_id, r->op, r->backend, r->phase,
+                                r->range, r->metric};
+    size_t i;
+
+    for (i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+        if (i > 0)
+            putc(',', f);
+        put_csv_field(f, text[i]);
+    }
+    fprintf(f, ",%" PRIu64 ",ns", r->count);
+    put_csv_number(f, r->mean);
+    put_csv_number(f, r->median);
+    if (fields & HRD_FIELDS_EXTENDED) {
+        put_csv_number(f, r->min);
+        put_csv_number(f, r->max);
+        fputs(r->exact ? ",true" : ",false", f);
+    }
+    putc('\n', f);
+}
+
+/*
+ * Keeps a copy of row at the end of w->rows. The six strings are copied
+ * into one allocation that starts at the copy's node_id, so freeing
+ * node_id frees them all. Returns 0 or -ENOMEM.
+ */
+static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
+{
+    const char *text[6];
+    const char **dst[6];
+    size_t size[6], total = 0, i;
+    struct hrd_row *rows, *r;
+    char *block;
+
+    if (w->nrows == w->cap) {
+        size_t cap = w->cap != 0 ? w->cap * 2 : 16;
+
+        if (cap > SIZE_MAX / sizeof(*rows))
+            return -ENOMEM;
+        rows = realloc(w->rows, cap * sizeof(*rows));
+        if (rows == NULL)
+            return -ENOMEM;
+        w->rows = rows;
+        w->cap = cap;
+    }
+    r = &w->rows[w->nrows];
+    *r = *row;
+    text[0] = row->node_id;
+    text[1] = row->op;
+    text[2] = row->backend;
+    text[3] = row->phase;
+    text[4] = row->range;
+    text[5] = row->metric;
+    dst[0] = &r->node_id;
+    dst[1] = &r->op;
+    dst[2] = &r->backend;
+    dst[3] = &r->phase;
+    dst[4] = &r->range;
+    dst[5] = &r->metric;
+    for (i = 0; i < 6; i++) {
+        size[i] = strlen(str(text[i])) + 1;
+        total += size[i];
+    }
+    block = malloc(total);
+    if (block == NULL)
+        return -ENOMEM;
+    for (i = 0; i < 6; i++) {
+        memcpy(block, str(text[i]), size[i]);
+        *dst[i] = block;
+        block += size[i];
+    }
+    w->nrows++;
+    return 0;
+}
+
+/* Frees the rows a table writer keeps. For a table, nrows counts the rows
+ * kept, so it returns to 0 with them. */
+static void free_rows(struct hrd_writer *w)
+{
+    size_t i;
+
+    if (w->rows != NULL) {
+        for (i = 0; i < w->nrows; i++)
+            free((void *)w->rows[i].node_id);
+        free(w->rows);
+        w->nrows = 0;
+    }
+    w->rows = NULL;
+    w->cap = 0;
+}
+
+/* Table columns, in order; the last three appear only when extended. */
+enum { COL_RANGE, COL_METRIC, COL_COUNT, COL_MEAN, COL_MEDIAN, COL_MIN,
+       COL_MAX, COL_EXACT, NCOLS };
+
+static const char *const col_name[NCOLS] = {
+    "range", "metric", "count", "mean_us", "median_us", "min_us", "max_us",
+    "exact",
+};
+
+/* Returns the text of one table cell, formatted into buf where needed. */
+static const char *cell(const struct hrd_row *r, int col, char *buf)
+{
+    double ns;
+
+    switch (col) {
+    case COL_RANGE:
+        return r->range;
+    case COL_METRIC:
+        return r->metric;
+    case COL_COUNT:
+        snprintf(buf, CELL_MAX, "%" PRIu64, r->count);
+        return buf;
+    case COL_EXACT:
+        return r->exact ? "yes" : "no";
+    case COL_MEAN:
+        ns = r->mean;
+        break;
+    case COL_MEDIAN:
+        ns = r->median;
+        break;
+    case COL_MIN:
+        ns = r->min;
+        break;
+    default:
+        ns = r->max;
+        break;
+    }
+    snprintf(buf, CELL_MAX, "%.3f", ns / 1000.0);
+    return buf;
+}
+
+/* The width of s on a terminal, counting one column per UTF-8 character. */
+static size_t width(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s != '\0'; s++) {
+        if (((unsigned char)*s & 0xc0) != 0x80)
+            n++;
+    }
+    return n;
+}
+
+static void pad(FILE *f, size_t n)
+{
+    while (n-- > 0)
+        putc(' ', f);
+}
+
+/* Writes one indented table line. Text columns are left-aligned, numbers
+ * right-aligned; the last column is not padded on the right. */
+static void put_table_line(FILE *f, const char *const *text,
+                           const size_t *widths, int ncols)
+{
+    int c;
+
+    fputs("  ", f);
+    for (c = 0; c < ncols; c++) {
+        size_t fill = widths[c] - width(text[c]);
+        int left = c == COL_RANGE || c == COL_METRIC || c == COL_EXACT;
+
+        if (c > 0)
+            fputs("  ", f);
+        if (!left)
+            pad(f, fill);
+        fputs(text[c], f);
+        if (left && c < ncols - 1)
+            pad(f, fill);
+    }
+    putc('\n', f);
+}
+
+static int same_group(const struct hrd_row *a, const struct hrd_row *b)
+{
+    return strcmp(a->node_id, b->node_id) == 0 && strcmp(a->op, b->op) == 0
+           && strcmp(a->backend, b->backend) == 0
+           && strcmp(a->phase, b->phase) == 0;
+}
+
+/*
+ * Writes the kept rows as a table: a heading per run of rows with the same
+ * node, operator, backend and phase, then the column names and the rows,
+ * with column widths taken over every row; a blank line between groups.
+ */
+static void write_table(struct hrd_writer *w)
+{
+    char bufs[NCOLS][CELL_MAX];
+    const char *text[NCOLS];
+    size_t widths[NCOLS];
+    int ncols = (w->fields & HRD_FIELDS_EXTENDED) ? NCOLS : COL_MIN;
+    const struct hrd_row *r;
+    size_t i, n;
+    int c;
+
+    for (c = 0; c < ncols; c++)
+        widths[c] = width(col_name[c]);
+    for (i = 0; i < w->nrows; i++) {
+        for (c = 0; c < ncols; c++) {
+            n = width(cell(&w->rows[i], c, bufs[c]));
+            if (n > widths[c])
+                widths[c] = n;
+        }
+    }
+    for (i = 0; i < w->nrows; i++) {
+        r = &w->rows[i];
+        if (i == 0 || !same_group(r, &w->rows[i - 1])) {
+            if (i > 0)
+                putc('\n', w->out);
+            fprintf(w->out, "%s  %s/%s  %s\n", r->node_id, r->op, r->backend,
+                    r->phase);
+            put_table_line(w->out, col_name, widths, ncols);
+        }
+        for (c = 0; c < ncols; c++)
+            text[c] = cell(r, c, bufs[c]);
+        put_table_line(w->out, text, widths, ncols);
+    }
+}
+
+void hrd_writer_init(struct hrd_writer *w, FILE *out, enum hrd_format format,
+                     unsigned fields)
+{
+    w->out = out;
+    w->format = format;
+    w->fields = fields;
+    w->nrows = 0;
+    w->rows = NULL;
+    w->cap = 0;
+}
+
+int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row)
+{
+    switch (w->format) {
+    case HRD_FORMAT_JSONL:
+        write_jsonl(w->out, row, w->fields);
+        break;
+    case HRD_FORMAT_CSV:
+        if (w->nrows == 0)
+            write_csv_header(w->out, w->fields);
+        write_csv(w->out, row, w->fields);
+        break;
+    case HRD_FORMAT_TABLE:
+        return keep_row(w, row);
+    default:
+        return -EINVAL;
+    }
+    w->nrows++;
+    return ferror(w->out) ? -EIO : 0;
+}
+
+int hrd_writer_finish(struct hrd_writer *w)
+{
+    if (w->format == HRD_FORMAT_CSV && w->nrows == 0)
+        write_csv_header(w->out, w->fields);
+    if (w->format == HRD_FORMAT_TABLE && w->rows != NULL) {
+        write_table(w);
+        free_rows(w);
+    }
+    if (fflush(w->out) != 0 || ferror(w->out))
+        return -EIO;
+    return 0;
+}
+
+void hrd_writer_fini(struct hrd_writer *w)
+{
+    if (w == NULL)
+        return;
+    free_rows(w);
+}

@@ -1,0 +1,83 @@
+/*
+ * Report formatting: turns report rows into JSONL (the reference schema),
+ * CSV or an aligned terminal table. Pure logic: it writes to a FILE * it is
+ * given and does no other I/O.
+ *
+ * JSONL rows carry exactly ten fields in this order: nodeid, operator,
+ * backend, phase, range, metric, count, unit ("ns"), mean, median, with
+ * compact separators. Numbers are written as the shortest text that reads
+ * back as the same double, in the style of Python's repr (".0" on whole
+ * numbers, exponent form outside [1e-4, 1e16)); counts are integers. With
+ * HRD_FIELDS_EXTENDED, min, max, exact follow the ten fields.
+ */
+#ifndef HOSTRANGE_REPORT_H
+#define HOSTRANGE_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct hrd_row {
+    const char *node_id;
+    const char *op;
+    const char *backend;
+    const char *phase;  /* "cold" or "warm" */
+    const char *range;
+    const char *metric; /* "inclusive" or "self" */
+    uint64_t count;
+    double mean;
+    double median;
+    /* Extended fields, written only with HRD_FIELDS_EXTENDED. */
+    double min;
+    double max;
+    int exact;
+};
+
+enum hrd_format {
+    HRD_FORMAT_JSONL,
+    HRD_FORMAT_CSV,
+    HRD_FORMAT_TABLE,
+};
+
+#define HRD_FIELDS_EXTENDED 0x1u
+
+/*
+ * Writes v to buf as the shortest decimal text that parses back to the same
+ * double, Python repr style: "775383.0", "10765.666666666666", "6947.5",
+ * "1e+16", "1.5e-05", "nan", "inf", "-inf". Returns the length written (not
+ * counting the NUL), or -1 when len is too small (32 bytes always suffice).
+ */
+int hrd_format_number(char *buf, size_t len, double v);
+
+/* Parses "jsonl", "csv" or "table". Returns 0 and writes *out, or -EINVAL. */
+int hrd_format_parse(const char *name, enum hrd_format *out);
+
+/*
+ * A report writer. JSONL and CSV rows are written as they come; the table
+ * format keeps copies of its rows until hrd_writer_finish, because column
+ * widths depend on every row.
+ */
+struct hrd_writer {
+    FILE *out;
+    enum hrd_format format;
+    unsigned fields;
+    size_t nrows;
+    /* Table rows kept until finish (owned by the writer). */
+    struct hrd_row *rows;
+    size_t cap;
+};
+
+void hrd_writer_init(struct hrd_writer *w, FILE *out, enum hrd_format format,
+                     unsigned fields);
+
+/* Writes (or, for a table, keeps) one row; strings are copied where kept.
+ * Returns 0, or -ENOMEM / -EIO. */
+int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row);
+
+/* Writes what is kept (the table) and frees it. Returns 0 or -EIO. */
+int hrd_writer_finish(struct hrd_writer *w);
+
+/* Frees what the writer keeps without writing it; accepts a finished one. */
+void hrd_writer_fini(struct hrd_writer *w);
+
+#endif

@@ -1,0 +1,229 @@
+/* The daemon's event loop (see server.h). */
+#include "config.h"
+
+#include "daemon/server.h"
+#include "daemon/control.h"
+#include "daemon/ingest.h"
+#include "daemon/rundir.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <nanomsg/nn.h>
+#include <nanomsg/reqrep.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+struct server {
+    uv_loop_t loop;
+    uv_poll_t ingest_poll, control_poll;
+    uv_signal_t sigterm, sigint;
+    int ingest, control;
+    struct hrd_agg agg;
+    struct hrd_ingest in;
+    struct hrd_control ctl;
+    int quiet;
+    uint64_t log_sec;        /* second of the last rejection logged */
+    uint64_t log_suppressed; /* rejections not logged since */
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void logf_(struct server *s, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (s->quiet)
+        return;
+    va_start(ap, fmt);
+    fputs("hostranged: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* Logs a rejection, at most one line per second. */
+static void log_reject(struct server *s, enum hrd_reject why)
+{
+    uint64_t sec = mono_ns() / 1000000000u;
+
+    if (sec == s->log_sec) {
+        s->log_suppressed++;
+        return;
+    }
+    logf_(s, "rejected a batch: %s (%llu more rejections not logged)",
+          hrd_reject_name(why), (unsigned long long)s->log_suppressed);
+    s->log_sec = sec;
+    s->log_suppressed = 0;
+}
+
+static void on_ingest(uv_poll_t *h, int status, int events)
+{
+    struct server *s = h->data;
+
+    (void)status;
+    (void)events;
+    for (;;) {
+        void *msg = NULL;
+        uint8_t *ack;
+        size_t ack_len;
+        enum hrd_reject why;
+        int n = nn_recv(s->ingest, &msg, NN_MSG, NN_DONTWAIT);
+
+        if (n < 0)
+            break;
+        if (hrd_ingest_handle(&s->in, msg, (size_t)n, &ack, &ack_len, &why) ==
+            HRD_INGEST_REJECTED)
+            log_reject(s, why);
+        nn_freemsg(msg);
+        if (ack != NULL)
+            nn_send(s->ingest, ack, ack_len, NN_DONTWAIT);
+        free(ack);
+    }
+}
+
+static void on_control(uv_poll_t *h, int status, int events)
+{
+    struct server *s = h->data;
+
+    (void)status;
+    (void)events;
+    for (;;) {
+        void *msg = NULL;
+        uint8_t *reply;
+        size_t reply_len;
+        int n = nn_recv(s->control, &msg, NN_MSG, NN_DONTWAIT);
+
+        if (n < 0)
+            break;
+        s->ctl.now_ns = mono_ns();
+        hrd_control_handle(&s->ctl, msg, (size_t)n, &reply, &reply_len);
+        nn_freemsg(msg);
+        if (reply != NULL)
+            nn_send(s->control, reply, reply_len, NN_DONTWAIT);
+        free(reply);
+    }
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct server *s = h->data;
+
+    logf_(s, "signal %d: stopping", signum);
+    uv_stop(&s->loop);
+}
+
+/* Opens a REP socket bound at dir/name and watches it with cb. */
+static int open_rep(struct server *s, const char *dir, const char *name,
+                    int *sock, uv_poll_t *poll, uv_poll_cb cb, char *err,
+                    size_t errlen)
+{
+    char url[4200];
+    int fd, max = (int)HRP_MAX_INGEST_BYTES * 2;
+    size_t sz = sizeof fd;
+
+    hrp_endpoint(url, sizeof url, dir, name);
+    *sock = nn_socket(AF_SP, NN_REP);
+    if (*sock < 0)
+        goto fail;
+    /* Larger than the cap, so an oversized batch is seen and counted. */
+    nn_setsockopt(*sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
+    if (nn_bind(*sock, url) < 0 ||
+        nn_getsockopt(*sock, NN_SOL_SOCKET, NN_RCVFD, &fd, &sz) < 0)
+        goto fail;
+    if (uv_poll_init(&s->loop, poll, fd) != 0 ||
+        uv_poll_start(poll, UV_READABLE, cb) != 0)
+        goto fail;
+    poll->data = s;
+    return 0;
+fail:
+    snprintf(err, errlen, "cannot serve %s: %s", url, nn_strerror(nn_errno()));
+    return -EIO;
+}
+
+static void close_walk(uv_handle_t *h, void *arg)
+{
+    (void)arg;
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
+{
+    struct server *s;
+    struct hrd_rundir rd;
+    char dir[4096];
+    int rc;
+
+    rc = hrp_runtime_dir(dir, sizeof dir, o->runtime_dir);
+    if (rc != 0) {
+        snprintf(err, errlen, "runtime directory name too long");
+        return rc;
+    }
+    s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    s->quiet = o->quiet;
+    s->ingest = s->control = -1;
+    hrd_agg_init(&s->agg);
+    hrd_ingest_init(&s->in, &s->agg);
+    s->ctl.ingest = &s->in;
+    s->ctl.pid = (uint32_t)getpid();
+    s->ctl.start_ns = mono_ns();
+    signal(SIGPIPE, SIG_IGN);
+
+    rc = hrd_rundir_open(&rd, dir, err, errlen);
+    if (rc != 0)
+        goto fail_rundir;
+    rc = uv_loop_init(&s->loop);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the event loop: %s",
+                 uv_strerror(rc));
+        goto fail_loop;
+    }
+    rc = open_rep(s, dir, HRP_INGEST_NAME, &s->ingest, &s->ingest_poll,
+                  on_ingest, err, errlen);
+    if (rc == 0)
+        rc = open_rep(s, dir, HRP_CONTROL_NAME, &s->control, &s->control_poll,
+                      on_control, err, errlen);
+    if (rc != 0)
+        goto fail_sockets;
+    uv_signal_init(&s->loop, &s->sigterm);
+    uv_signal_init(&s->loop, &s->sigint);
+    s->sigterm.data = s->sigint.data = s;
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+    logf_(s, "serving %s (pid %ld)", dir, (long)getpid());
+
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+    rc = 0;
+
+fail_sockets:
+    uv_walk(&s->loop, close_walk, NULL);
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&s->loop);
+    if (s->ingest >= 0)
+        nn_close(s->ingest);
+    if (s->control >= 0)
+        nn_close(s->control);
+fail_loop:
+    hrd_rundir_close(&rd);
+fail_rundir:
+    hrd_ingest_fini(&s->in);
+    hrd_agg_fini(&s->agg);
+    free(s);
+    return rc;
+}

@@ -1,0 +1,58 @@
+/* Runtime directory and endpoint resolution, shared by client and daemon. */
+#include "config.h"
+
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int fit(int n, size_t len)
+{
+    return (n < 0 || (size_t)n >= len) ? -ENAMETOOLONG : 0;
+}
+
+int hrp_runtime_dir(char *buf, size_t len, const char *override)
+{
+    const char *env;
+
+    if (override != NULL && override[0] != '\0')
+        return fit(snprintf(buf, len, "%s", override), len);
+    env = getenv("HOSTRANGE_RUNTIME_DIR");
+    if (env != NULL && env[0] != '\0')
+        return fit(snprintf(buf, len, "%s", env), len);
+    env = getenv("XDG_RUNTIME_DIR");
+    if (env != NULL && env[0] != '\0')
+        return fit(snprintf(buf, len, "%s/hostrange", env), len);
+    if (geteuid() == 0)
+        return fit(snprintf(buf, len, "/run/hostrange"), len);
+    return fit(snprintf(buf, len, "/tmp/hostrange-%u", (unsigned)geteuid()), len);
+}
+
+int hrp_endpoint(char *buf, size_t len, const char *dir, const char *name)
+{
+    return fit(snprintf(buf, len, "ipc://%s/%s", dir, name), len);
+}
+
+const char *hrp_phase_name(unsigned phase)
+{
+    switch (phase) {
+    case HRP_PHASE_COLD:
+        return "cold";
+    case HRP_PHASE_WARM:
+        return "warm";
+    default:
+        return NULL;
+    }
+}
+
+unsigned hrp_phase_parse(const char *name)
+{
+    if (strcmp(name, "cold") == 0)
+        return HRP_PHASE_COLD;
+    if (strcmp(name, "warm") == 0)
+        return HRP_PHASE_WARM;
+    return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * Constants and helpers shared by both ends of the hostrange wire protocol.
+ *
+ * A daemon serves one runtime directory. In it live two nanomsg IPC sockets:
+ * `ingest` (REQ/REP: a client sends a Batch, the daemon answers an Ack) and
+ * `control` (REQ/REP: hostrangectl sends a ControlRequest, the daemon answers
+ * a ControlReply), and the daemon's lock file `hostranged.pid`. Every message
+ * carries HRP_VERSION; any other version is rejected.
+ */
+#ifndef HOSTRANGE_PROTOCOL_H
+#define HOSTRANGE_PROTOCOL_H
+
+#include <stddef.h>
+
+#define HRP_VERSION 1u
+
+/* The largest ingest message the daemon accepts, in bytes. A client never
+ * builds a batch larger than HRP_BATCH_MAX_BYTES, well under this cap. */
+#define HRP_MAX_INGEST_BYTES (4u * 1024u * 1024u)
+#define HRP_BATCH_MAX_BYTES (1u * 1024u * 1024u)
+
+/* Label and name strings longer than this are rejected. */
+#define HRP_MAX_STRING 4096u
+
+#define HRP_PHASE_COLD 1u
+#define HRP_PHASE_WARM 2u
+#define HRP_METRIC_INCLUSIVE 1u
+#define HRP_METRIC_SELF 2u
+
+#define HRP_INGEST_NAME "ingest"
+#define HRP_CONTROL_NAME "control"
+#define HRP_LOCK_NAME "hostranged.pid"
+
+/*
+ * Resolves the runtime directory: `override` when not NULL or empty, else
+ * $HOSTRANGE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/hostrange, else
+ * /run/hostrange for root and /tmp/hostrange-UID for others. Writes it to
+ * buf and returns 0, or -ENAMETOOLONG when it does not fit.
+ */
+int hrp_runtime_dir(char *buf, size_t len, const char *override);
+
+/*
+ * Writes the nanomsg address of socket `name` (HRP_INGEST_NAME or
+ * HRP_CONTROL_NAME) in runtime directory `dir` to buf ("ipc://DIR/NAME").
+ * Returns 0 or -ENAMETOOLONG.
+ */
+int hrp_endpoint(char *buf, size_t len, const char *dir, const char *name);
+
+/* "cold", "warm", or NULL for a value that is neither. */
+const char *hrp_phase_name(unsigned phase);
+
+/* HRP_PHASE_COLD, HRP_PHASE_WARM, or 0 for an unknown name. */
+unsigned hrp_phase_parse(const char *name);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * Integration test harness: a real hostranged on a private temporary
+ * runtime directory, and real processes run against it with their output
+ * captured. The daemon dies with the test process (PR_SET_PDEATHSIG), and
+ * harness_daemon_stop is called by every test's teardown, pass or fail.
+ *
+ * The programs are found through the environment that `make check` sets:
+ * HOSTRANGED, HOSTRANGECTL and HOSTRANGE_TEST_WORKLOAD.
+ */
+#ifndef HOSTRANGE_TESTS_HARNESS_H
+#define HOSTRANGE_TESTS_HARNESS_H
+
+#include <sys/types.h>
+
+struct harness_daemon {
+    char dir[256];
+    pid_t pid;
+};
+
+/* What a process did: its exit status (as from waitpid) and its output. */
+struct harness_run {
+    int status;
+    char *out; /* stdout, NUL-terminated; free it with harness_run_free */
+    char *err; /* stderr */
+};
+
+/* A program's path from the environment variable `var`; fails the test when
+ * it is not set. */
+const char *harness_program(const char *var);
+
+/* Makes a fresh private directory and starts hostranged on it; waits until
+ * it answers. Returns 0 or fails the test. */
+int harness_daemon_start(struct harness_daemon *d);
+
+/* Starts hostranged on d->dir (already made). Returns its pid; does not
+ * wait for it. */
+pid_t harness_daemon_spawn(const char *dir);
+
+/* SIGTERM, wait (SIGKILL after 10 s), remove the directory. */
+void harness_daemon_stop(struct harness_daemon *d);
+
+/*
+ * Runs argv (argv[0] a path) with HOSTRANGE_RUNTIME_DIR=dir when dir is not
+ * NULL, captures its output, and waits for it; a process still running after
+ * `limit_s` seconds is killed and fails the test (a hang guard, not a timing
+ * check).
+ */
+void harness_run(char *const argv[], const char *dir, int limit_s,
+                 struct harness_run *r);
+void harness_run_free(struct harness_run *r);
+
+/* Runs hostrangectl -r dir ARGS... (NULL-terminated). */
+void harness_ctl(const char *dir, struct harness_run *r, ...);
+
+/* 1 when status is a normal exit with code `code`. */
+int harness_exited(int status, int code);
+
+#endif

@@ -1,0 +1,299 @@
+/*
+ * Batches from the client's encoder through the daemon's decoder, validator
+ * and aggregator (client/encode.c, daemon/ingest.c), with no socket.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "client/encode.h"
+#include "daemon/ingest.h"
+#include "proto/hostrange.pb-c.h"
+#include "proto/protocol.h"
+
+/* Process-wide ids of a fake client: sites 1..4, label sets 1..2. */
+static const char *const names[] = { NULL, "binding.body", "dispatch.call",
+                                     "backend.submit", "end_to_end" };
+
+static const char *range_name(uint32_t id)
+{
+    return id >= 1 && id <= 4 ? names[id] : NULL;
+}
+
+static int label_get(uint32_t id, const char **node, const char **op,
+                     const char **backend, unsigned *phase)
+{
+    if (id < 1 || id > 2)
+        return -1;
+    *node = "ops/add[cpu-float32-13x4]";
+    *op = "add";
+    *backend = "cpu";
+    *phase = id == 1 ? HRP_PHASE_COLD : HRP_PHASE_WARM;
+    return 0;
+}
+
+static const struct hr__namer namer = { range_name, label_get };
+
+static struct hr__batch_header header(uint64_t seq)
+{
+    struct hr__batch_header h = { 0 };
+
+    h.pid = 4242;
+    h.instance = 0x1234567890abcdefull;
+    h.process_label = "codec-test";
+    h.seq = seq;
+    h.clock = "tsc";
+    h.lost_events = 7;
+    h.out_of_order = 1;
+    return h;
+}
+
+static void add(struct hr__builder *b, uint32_t label, uint32_t range,
+                uint64_t incl, uint64_t self)
+{
+    b->label[b->n] = label;
+    b->range[b->n] = range;
+    b->incl[b->n] = incl;
+    b->self[b->n++] = self;
+}
+
+static void test_round_trip(void **state)
+{
+    struct hr__builder b;
+    struct hr__batch_header h = header(1);
+    Hostrange__Batch *m;
+    uint8_t *buf;
+    size_t len;
+
+    (void)state;
+    assert_int_equal(hr__builder_init(&b), 0);
+    add(&b, 2, 3, 500, 500);
+    add(&b, 2, 2, 900, 400);
+    add(&b, 2, 1, 1000, 100);
+    b.rec_label[0] = 2;
+    b.rec_range[0] = 4;
+    b.rec_ns[b.nrec++] = 1234;
+    assert_int_equal(hr__batch_encode(&b, &h, &namer, &buf, &len), 0);
+    m = hostrange__batch__unpack(NULL, len, buf);
+    assert_non_null(m);
+    assert_int_equal(m->version, HRP_VERSION);
+    assert_int_equal(m->pid, 4242);
+    assert_true(m->instance == 0x1234567890abcdefull);
+    assert_string_equal(m->process_label, "codec-test");
+    assert_int_equal(m->seq, 1);
+    assert_int_equal(m->lost_events, 7);
+    assert_int_equal(m->errors_out_of_order, 1);
+    /* Every site up to the highest used, in id (first-entry) order. */
+    assert_int_equal(m->n_ranges, 4);
+    assert_string_equal(m->ranges[0], "binding.body");
+    assert_string_equal(m->ranges[3], "end_to_end");
+    /* Only the label set used. */
+    assert_int_equal(m->n_labels, 1);
+    assert_int_equal(m->labels[0]->phase, HRP_PHASE_WARM);
+    assert_int_equal(m->n_sample_label, 3);
+    assert_int_equal(m->sample_range[0], 2);
+    assert_int_equal(m->sample_range[2], 0);
+    assert_int_equal(m->sample_label[1], 0);
+    assert_int_equal(m->inclusive_ns[1], 900);
+    assert_int_equal(m->self_ns[1], 400);
+    assert_int_equal(m->n_record_ns, 1);
+    assert_int_equal(m->record_ns[0], 1234);
+    assert_int_equal(m->record_range[0], 3);
+    hostrange__batch__free_unpacked(m, NULL);
+    free(buf);
+    hr__builder_fini(&b);
+}
+
+struct rows {
+    int n;
+    char text[16][160];
+};
+
+static int collect(const struct hrd_row *r, void *arg)
+{
+    struct rows *rs = arg;
+
+    snprintf(rs->text[rs->n++], sizeof rs->text[0], "%s %s %s %s %llu %g %g",
+             r->phase, r->range, r->metric, r->node_id,
+             (unsigned long long)r->count, r->mean, r->median);
+    return 0;
+}
+
+static void test_ingest_and_dedup(void **state)
+{
+    struct hr__builder b;
+    struct hr__batch_header h = header(1);
+    struct hrd_agg agg;
+    struct hrd_ingest in;
+    enum hrd_reject why;
+    struct rows rows = { 0 };
+    Hostrange__Ack *ack;
+    uint8_t *buf, *abuf;
+    size_t len, alen;
+
+    (void)state;
+    hrd_agg_init(&agg);
+    hrd_ingest_init(&in, &agg);
+    assert_int_equal(hr__builder_init(&b), 0);
+    /* binding.body (id 1) ends after dispatch.call (id 2) but was entered
+     * first: the report lists it first. */
+    add(&b, 2, 2, 900, 400);
+    add(&b, 2, 1, 1000, 100);
+    add(&b, 2, 2, 700, 300);
+    add(&b, 2, 1, 800, 100);
+    add(&b, 1, 1, 5000, 4000);
+    assert_int_equal(hr__batch_encode(&b, &h, &namer, &buf, &len), 0);
+
+    assert_int_equal(hrd_ingest_handle(&in, buf, len, &abuf, &alen, &why),
+                     HRD_INGEST_OK);
+    ack = hostrange__ack__unpack(NULL, alen, abuf);
+    assert_non_null(ack);
+    assert_int_equal(ack->seq, 1);
+    assert_int_equal(ack->status, HOSTRANGE__ACK__STATUS__OK);
+    hostrange__ack__free_unpacked(ack, NULL);
+    free(abuf);
+
+    /* The same batch again (a resend): acknowledged, not counted twice. */
+    assert_int_equal(hrd_ingest_handle(&in, buf, len, &abuf, &alen, &why),
+                     HRD_INGEST_DUPLICATE);
+    free(abuf);
+    assert_int_equal(in.clients->duplicates, 1);
+    assert_int_equal(in.clients->events, 5);
+    assert_int_equal(in.clients->lost, 7);
+    assert_int_equal(agg.events, 10);
+
+    assert_int_equal(hrd_agg_rows(&agg, NULL, collect, &rows), 0);
+    assert_int_equal(rows.n, 6);
+    assert_string_equal(rows.text[0], "cold binding.body inclusive "
+                        "ops/add[cpu-float32-13x4] 1 5000 5000");
+    assert_string_equal(rows.text[1], "cold binding.body self "
+                        "ops/add[cpu-float32-13x4] 1 4000 4000");
+    assert_string_equal(rows.text[2], "warm binding.body inclusive "
+                        "ops/add[cpu-float32-13x4] 2 900 900");
+    assert_string_equal(rows.text[3], "warm binding.body self "
+                        "ops/add[cpu-float32-13x4] 2 100 100");
+    assert_string_equal(rows.text[4], "warm dispatch.call inclusive "
+                        "ops/add[cpu-float32-13x4] 2 800 800");
+    assert_string_equal(rows.text[5], "warm dispatch.call self "
+                        "ops/add[cpu-float32-13x4] 2 350 350");
+
+    /* A gap in sequence numbers is counted. */
+    free(buf);
+    h.seq = 4;
+    assert_int_equal(hr__batch_encode(&b, &h, &namer, &buf, &len), 0);
+    assert_int_equal(hrd_ingest_handle(&in, buf, len, &abuf, &alen, &why),
+                     HRD_INGEST_OK);
+    free(abuf);
+    free(buf);
+    assert_int_equal(in.clients->gaps, 2);
+    assert_int_equal(in.clients->batches, 2);
+
+    hr__builder_fini(&b);
+    hrd_ingest_fini(&in);
+    hrd_agg_fini(&agg);
+}
+
+/* Encodes a batch, lets `mutate` break it, and expects `reason`. */
+static void expect_reject(void (*mutate)(Hostrange__Batch *m),
+                          enum hrd_reject reason)
+{
+    struct hr__builder b;
+    struct hr__batch_header h = header(1);
+    struct hrd_agg agg;
+    struct hrd_ingest in;
+    enum hrd_reject why = HRD_REJECT_COUNT;
+    Hostrange__Batch *m;
+    Hostrange__Ack *ack;
+    uint8_t *buf, *buf2, *abuf;
+    size_t len, len2, alen;
+
+    hrd_agg_init(&agg);
+    hrd_ingest_init(&in, &agg);
+    assert_int_equal(hr__builder_init(&b), 0);
+    add(&b, 2, 2, 900, 400);
+    add(&b, 2, 1, 1000, 100);
+    assert_int_equal(hr__batch_encode(&b, &h, &namer, &buf, &len), 0);
+    m = hostrange__batch__unpack(NULL, len, buf);
+    mutate(m);
+    len2 = hostrange__batch__get_packed_size(m);
+    buf2 = malloc(len2 + 1);
+    hostrange__batch__pack(m, buf2);
+    assert_int_equal(hrd_ingest_handle(&in, buf2, len2, &abuf, &alen, &why),
+                     HRD_INGEST_REJECTED);
+    assert_int_equal(why, reason);
+    assert_int_equal(in.rejected[reason], 1);
+    assert_int_equal(agg.events, 0);
+    ack = hostrange__ack__unpack(NULL, alen, abuf);
+    assert_int_equal(ack->status, HOSTRANGE__ACK__STATUS__REJECTED);
+    hostrange__ack__free_unpacked(ack, NULL);
+    free(abuf);
+    free(buf2);
+    free(buf);
+    hostrange__batch__free_unpacked(m, NULL);
+    hr__builder_fini(&b);
+    hrd_ingest_fini(&in);
+    hrd_agg_fini(&agg);
+}
+
+static void bad_version(Hostrange__Batch *m) { m->version = 99; }
+static void bad_index(Hostrange__Batch *m) { m->sample_range[1] = 17; }
+static void bad_arrays(Hostrange__Batch *m) { m->n_self_ns = 1; }
+static void bad_phase(Hostrange__Batch *m) { m->labels[0]->phase = 3; }
+static void bad_value(Hostrange__Batch *m) { m->self_ns[0] = 901; }
+static void bad_string(Hostrange__Batch *m) { m->ranges[0][0] = '\0'; }
+
+static void test_rejections(void **state)
+{
+    (void)state;
+    expect_reject(bad_version, HRD_REJECT_VERSION);
+    expect_reject(bad_index, HRD_REJECT_INDEX);
+    expect_reject(bad_arrays, HRD_REJECT_ARRAYS);
+    expect_reject(bad_phase, HRD_REJECT_PHASE);
+    expect_reject(bad_value, HRD_REJECT_VALUE);
+    expect_reject(bad_string, HRD_REJECT_STRING);
+}
+
+static void test_garbage(void **state)
+{
+    struct hrd_agg agg;
+    struct hrd_ingest in;
+    enum hrd_reject why;
+    uint8_t junk[64], *abuf;
+    size_t alen;
+
+    (void)state;
+    hrd_agg_init(&agg);
+    hrd_ingest_init(&in, &agg);
+    memset(junk, 0xff, sizeof junk);
+    assert_int_equal(hrd_ingest_handle(&in, junk, sizeof junk, &abuf, &alen,
+                                       &why),
+                     HRD_INGEST_REJECTED);
+    assert_int_equal(why, HRD_REJECT_MALFORMED);
+    free(abuf);
+    assert_int_equal(hrd_ingest_handle(&in, junk, HRP_MAX_INGEST_BYTES + 1,
+                                       &abuf, &alen, &why),
+                     HRD_INGEST_REJECTED);
+    assert_int_equal(why, HRD_REJECT_OVERSIZE);
+    free(abuf);
+    hrd_ingest_fini(&in);
+    hrd_agg_fini(&agg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_ingest_and_dedup),
+        cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_garbage),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
