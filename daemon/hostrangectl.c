@@ -57,7 +57,8 @@ static const char usage_dump[] =
     "                       all (adds min, max, exact)\n"
     "  -n, --node=GLOB      only nodes whose id matches the shell pattern GLOB\n"
     "  -o, --output=FILE    write to FILE (atomically: a temporary file then a\n"
-    "                       rename) instead of standard output\n"
+    "                       rename; a device or pipe is written in place; -\n"
+    "                       is standard output) instead of standard output\n"
     "  -h, --help           show this help and exit\n";
 
 static const char usage_record[] =
@@ -242,6 +243,7 @@ static int dump_to(const char *output, const char *node_glob,
     Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
     Hostrange__ControlReply *rep;
     char err[8400], tmp[PATH_MAX + 32];
+    struct stat st;
     FILE *f = stdout;
     int rc, fd = -1;
 
@@ -258,6 +260,26 @@ static int dump_to(const char *output, const char *node_glob,
                 g_dir);
         hostrange__control_reply__free_unpacked(rep, NULL);
         return 1;
+    }
+    if (output != NULL && strcmp(output, "-") == 0)
+        output = NULL;
+    if (output != NULL && stat(output, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A device or a pipe (/dev/null, /dev/stdout): written in place. */
+        f = fopen(output, "w");
+        if (f == NULL) {
+            fprintf(stderr, "hostrangectl: cannot write %s: %s\n", output,
+                    strerror(errno));
+            hostrange__control_reply__free_unpacked(rep, NULL);
+            return 1;
+        }
+        rc = write_rows(f, rep->dump, format, fields);
+        hostrange__control_reply__free_unpacked(rep, NULL);
+        if (fclose(f) != 0 && rc == 0)
+            rc = -errno;
+        if (rc != 0)
+            fprintf(stderr, "hostrangectl: cannot write %s: %s\n", output,
+                    strerror(-rc));
+        return rc != 0;
     }
     if (output != NULL) {
         snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", output);

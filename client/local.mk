@@ -1,0 +1,30 @@
+# libhostrange: the client library and its one public header.
+include_HEADERS += client/include/hostrange.h
+lib_LTLIBRARIES += client/libhostrange.la
+client_libhostrange_la_SOURCES = client/hostrange.c client/client.h \
+	client/stack.h client/clock.c client/intern.c client/encode.c \
+	client/encode.h client/ship.c
+client_libhostrange_la_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
+	$(PROTOBUF_C_CFLAGS)
+client_libhostrange_la_LIBADD = proto/libhrproto.la $(NANOMSG_LIBS) \
+	$(PROTOBUF_C_LIBS) -lpthread
+client_libhostrange_la_LDFLAGS = -version-info 0:0:0
+pkgconfigdir = $(libdir)/pkgconfig
+pkgconfig_DATA = client/hostrange.pc
+EXTRA_DIST += client/hostrange.pc.in client/local.mk
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/test_stack tests/test_codec tests/test-workload
+TESTS += tests/test_stack tests/test_codec
+
+tests_test_stack_SOURCES = tests/test_stack.c
+tests_test_stack_CFLAGS = $(TEST_CFLAGS)
+tests_test_stack_LDADD = $(CMOCKA_LIBS)
+
+tests_test_codec_SOURCES = tests/test_codec.c client/encode.c
+tests_test_codec_CFLAGS = $(TEST_CFLAGS)
+tests_test_codec_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
+
+tests_test_workload_SOURCES = tests/test-workload.c
+tests_test_workload_LDADD = client/libhostrange.la
+endif
