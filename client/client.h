@@ -43,6 +43,7 @@ struct hr__counters {
     _Atomic uint64_t open_at_window_end;
     _Atomic uint64_t foreign_thread;
     _Atomic uint64_t too_deep;
+    _Atomic uint64_t lost; /* samples dropped after a ring wait too long */
 };
 
 struct hr__thread {
@@ -89,12 +90,19 @@ uint32_t hr__label_count(void);
 
 /* ship.c: the shipper thread. */
 int hr__ship_start(void);
+int hr__ship_started(void);
 void hr__ship_wake(void);
 /* Asks the shipper to ship everything and waits; see hr_flush. */
 int hr__ship_flush(int timeout_ms);
 void hr__ship_stop(int timeout_ms);
 void hr__ship_counters(uint64_t *delivered, uint64_t *lost, uint64_t *batches);
 extern _Atomic int hr__g_ship_sleeping;
+void hr__fork_prepare(void);
+void hr__fork_parent(void);
+void hr__fork_child(void);
+
+/* hostrange.c: the calling thread's state, or NULL. */
+struct hr__thread *hr__thread_self(void);
 
 /* Adds the counters of threads already retired to *out (callers hold
  * hr__g_reg_lock). */

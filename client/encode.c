@@ -50,21 +50,23 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /*
- * Collects the distinct values of a[0..n) and c[0..m) into a sorted list
- * (*ids, *nids; the caller frees it). Returns 0 or -ENOMEM.
+ * Collects the distinct values of a[0..n), c[0..m) and e[0..l) into a sorted
+ * list (*ids, *nids; the caller frees it). Returns 0 or -ENOMEM.
  */
 static int distinct(const uint32_t *a, size_t n, const uint32_t *c, size_t m,
-                    uint32_t **ids, size_t *nids)
+                    const uint32_t *e, size_t l, uint32_t **ids, size_t *nids)
 {
-    uint32_t *v = malloc((n + m + 1) * sizeof *v);
+    uint32_t *v = malloc((n + m + l + 1) * sizeof *v);
     size_t k = 0;
 
     if (v == NULL)
         return -ENOMEM;
     memcpy(v, a, n * sizeof *v);
     memcpy(v + n, c, m * sizeof *v);
-    qsort(v, n + m, sizeof *v, cmp_u32);
-    for (size_t i = 0; i < n + m; i++) {
+    if (l != 0)
+        memcpy(v + n + m, e, l * sizeof *v);
+    qsort(v, n + m + l, sizeof *v, cmp_u32);
+    for (size_t i = 0; i < n + m + l; i++) {
         if (k == 0 || v[k - 1] != v[i])
             v[k++] = v[i];
     }
@@ -103,12 +105,14 @@ int hr__batch_encode(const struct hr__builder *b,
         nr = b->range[i] > nr ? b->range[i] : nr;
     for (uint32_t i = 0; i < b->nrec; i++)
         nr = b->rec_range[i] > nr ? b->rec_range[i] : nr;
-    if (distinct(b->label, b->n, b->rec_label, b->nrec, &lids, &nl) != 0)
+    if (distinct(b->label, b->n, b->rec_label, b->nrec, h->lost_ids,
+                 h->n_lost, &lids, &nl) != 0)
         goto out;
     names = calloc(nr + 1, sizeof *names);
     ls = calloc(nl + 1, sizeof *ls);
     lsp = calloc(nl + 1, sizeof *lsp);
-    idx = malloc((2 * (size_t)b->n + 2 * (size_t)b->nrec + 1) * sizeof *idx);
+    idx = malloc((2 * (size_t)b->n + 2 * (size_t)b->nrec + h->n_lost + 1) *
+                 sizeof *idx);
     if (names == NULL || ls == NULL || lsp == NULL || idx == NULL)
         goto out;
     rc = -EINVAL;
@@ -164,6 +168,11 @@ int hr__batch_encode(const struct hr__builder *b,
     m.record_label = idx + 2 * b->n;
     m.record_range = idx + 2 * b->n + b->nrec;
     m.record_ns = b->rec_ns;
+    renumber(h->lost_ids, h->n_lost, lids, nl,
+             idx + 2 * b->n + 2 * b->nrec);
+    m.n_lost_label = m.n_lost_by_label = h->n_lost;
+    m.lost_label = idx + 2 * b->n + 2 * b->nrec;
+    m.lost_by_label = (uint64_t *)h->lost_counts;
 
     *len = hostrange__batch__get_packed_size(&m);
     buf = malloc(*len ? *len : 1);

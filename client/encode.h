@@ -38,6 +38,10 @@ struct hr__batch_header {
     uint64_t foreign_thread;
     uint64_t label_in_window;
     uint64_t too_deep;
+    /* Cumulative lost events per label set: ids and counts, n_lost each. */
+    const uint32_t *lost_ids;
+    const uint64_t *lost_counts;
+    uint32_t n_lost;
 };
 
 /* How to name ids (the client's intern tables, or a test's). */

@@ -33,10 +33,17 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_init_ok;
 static hr_site s_stall = HR_SITE_INIT("hostrange.stall");
 
+struct hr__thread *hr__thread_self(void)
+{
+    return tls_thread;
+}
+
+/* A thread exits: the shipper delivers what its ring holds, then frees it. */
 static void thread_exit(void *arg)
 {
     struct hr__thread *t = arg;
 
+    tls_thread = NULL;
     atomic_store_explicit(&t->exited, 1, memory_order_release);
     hr__ship_wake();
 }
@@ -50,14 +57,6 @@ static void at_exit(void)
     hr__ship_stop(timeout < 0 ? 0 : timeout);
 }
 
-static void after_fork_child(void)
-{
-    /* The shipper thread does not exist in a child; collection stays off
-     * there rather than risk a hang. */
-    g_enabled = 0;
-    atomic_store(&hr__g_active, 0);
-}
-
 static void init_once(void)
 {
     const char *env = getenv("HOSTRANGE");
@@ -66,7 +65,7 @@ static void init_once(void)
     hr__clock_init();
     if (pthread_key_create(&g_key, thread_exit) != 0)
         return;
-    pthread_atfork(NULL, NULL, after_fork_child);
+    pthread_atfork(hr__fork_prepare, hr__fork_parent, hr__fork_child);
     atexit(at_exit);
     g_init_ok = 1;
 }
@@ -101,22 +100,37 @@ static __attribute__((noinline)) struct hr__thread *thread_attach(void)
     return t;
 }
 
-/* Waits until the ring has room. Returns the ticks spent waiting. */
-static __attribute__((noinline)) uint64_t ring_wait(struct hr__thread *t)
+/* How long a thread waits for room in its ring before it drops samples. */
+#define HR__STALL_LIMIT_MS 2000
+
+/*
+ * Waits until the ring has room for the sample and for the stall's own
+ * sample. Writes the ticks spent waiting to *waited. Returns 0, or -EAGAIN
+ * when the shipper made no room within HR__STALL_LIMIT_MS.
+ */
+static __attribute__((noinline)) int ring_wait(struct hr__thread *t,
+                                               uint64_t *waited)
 {
     uint64_t s0 = hr__clock_now();
     struct timespec pause = { 0, 20000 };
+    int rounds = 0, rc = 0;
 
+    if (!hr__ship_started())
+        hr__ship_start();
     for (;;) {
         t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
-        /* Room for the sample and for the stall's own sample. */
         if (atomic_load_explicit(&t->head, memory_order_relaxed) -
                 t->tail_seen <= HR__RING_SIZE - 2)
             break;
+        if (++rounds > HR__STALL_LIMIT_MS * 1000 / 20) {
+            rc = -EAGAIN;
+            break;
+        }
         hr__ship_wake();
         nanosleep(&pause, NULL);
     }
-    return hr__clock_now() - s0;
+    *waited = hr__clock_now() - s0;
+    return rc;
 }
 
 static inline void ring_put(struct hr__thread *t, uint32_t range,
@@ -129,8 +143,13 @@ static inline void ring_put(struct hr__thread *t, uint32_t range,
         t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
         if (h - t->tail_seen >= HR__RING_SIZE / 2) {
             if (h - t->tail_seen >= HR__RING_SIZE) {
-                uint64_t waited = ring_wait(t);
+                uint64_t waited;
+                int rc = ring_wait(t, &waited);
                 hr__stack_shift(&t->stack, waited);
+                if (rc != 0) {
+                    hr__bump(&t->c.lost);
+                    return;
+                }
                 if (s_stall.id == 0)
                     hr__site_intern(&s_stall);
                 ring_put(t, s_stall.id, label, waited, waited);
@@ -197,7 +216,8 @@ void hr_end(hr_scope sc)
     if (HR__UNLIKELY(hr__stack_pop(&t->stack, sc.depth, sc.gen, t1, &incl,
                                    &self, &range, &window,
                                    &abandoned) != HR__POP_OK)) {
-        hr__bump(&t->c.out_of_order);
+        /* Its frame was discarded, and counted, when an enclosing range
+         * ended before it. */
         return;
     }
     if (HR__UNLIKELY(abandoned != 0)) {
@@ -266,6 +286,8 @@ int hr_window_end(void)
     if (!atomic_load(&hr__g_active))
         return -EINVAL;
     atomic_store(&hr__g_active, 0);
+    /* A window inherited by a forked child has no shipper yet. */
+    hr__ship_start();
     if (t != NULL) {
         uint32_t n = hr__stack_close_window(&t->stack,
                                             atomic_load(&hr__g_window));
@@ -317,6 +339,7 @@ void hr_counters_get(hr_counters *out)
     struct hr__thread *t;
 
     memset(out, 0, sizeof *out);
+    hr__ship_counters(&out->delivered, &out->lost, &out->batches_sent);
     pthread_mutex_lock(&hr__g_reg_lock);
     for (t = hr__g_threads; t != NULL; t = t->next) {
         out->samples += atomic_load(&t->head);
@@ -324,9 +347,9 @@ void hr_counters_get(hr_counters *out)
         out->open_at_window_end += atomic_load(&t->c.open_at_window_end);
         out->foreign_thread += atomic_load(&t->c.foreign_thread);
         out->too_deep += atomic_load(&t->c.too_deep);
+        out->lost += atomic_load(&t->c.lost);
     }
     hr__ship_retired(out);
     pthread_mutex_unlock(&hr__g_reg_lock);
     out->label_in_window = atomic_load(&hr__g_label_in_window);
-    hr__ship_counters(&out->delivered, &out->lost, &out->batches_sent);
 }

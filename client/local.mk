@@ -28,3 +28,16 @@ tests_test_codec_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
 tests_test_workload_SOURCES = tests/test-workload.c
 tests_test_workload_LDADD = client/libhostrange.la
 endif
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/test_client tests/test_clock
+TESTS += tests/test_client tests/test_clock
+
+tests_test_client_SOURCES = tests/test_client.c
+tests_test_client_CFLAGS = $(TEST_CFLAGS)
+tests_test_client_LDADD = client/libhostrange.la $(CMOCKA_LIBS) -lpthread
+
+tests_test_clock_SOURCES = tests/test_clock.c client/clock.c
+tests_test_clock_CFLAGS = $(TEST_CFLAGS)
+tests_test_clock_LDADD = $(CMOCKA_LIBS) -lpthread
+endif

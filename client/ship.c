@@ -3,13 +3,24 @@
  * rings into batches, sends them to the daemon's ingest socket (nanomsg
  * REQ/REP over IPC) and waits for each acknowledgement before sending the
  * next, resending after HR__RESEND_MS without an answer (the daemon drops a
- * batch it has already seen). Unacknowledged batches are kept in memory up to
- * HOSTRANGE_BUFFER_MB (default 64); a batch that does not fit is dropped and
- * its events counted as lost, a count that every later batch carries.
+ * batch it has already seen, by process identity and sequence number).
+ *
+ * Memory: unacknowledged batches are kept up to HOSTRANGE_BUFFER_MB (default
+ * 64). While the daemon answers (an acknowledgement within HR__LIVE_MS), a
+ * full queue holds the rings back, so a fast producer waits for a slower
+ * daemon (the wait is measured and left out of its ranges) and nothing is
+ * lost. When the daemon does not answer, what does not fit is dropped and
+ * counted as lost, per label set; every later batch carries the counts.
  *
  * The program is never made to wait here except in hr_flush and at exit,
  * both bounded by a timeout; when the ingest socket does not exist at all
  * (no daemon), they give up at once.
+ *
+ * fork: the shipper parks and closes its socket before the fork (nanomsg
+ * cannot be used in a child forked while a socket is open); the parent
+ * resumes; the child starts with empty state, a new identity and no
+ * shipper, which starts again when needed. A program that keeps nanomsg
+ * sockets of its own open across fork cannot use hostrange in the child.
  */
 #include "config.h"
 
@@ -32,6 +43,7 @@
 #include <unistd.h>
 
 #define HR__RESEND_MS 1000u
+#define HR__LIVE_MS 1000u
 #define HR__IDLE_MS 10
 
 struct pending {
@@ -47,25 +59,28 @@ _Atomic int hr__g_ship_sleeping;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_t thread;
-static int started;
+static _Atomic int started;
 static int efd = -1;
-static int stopping;
-static uint64_t flush_asked, flush_done; /* generations */
+static int stopping, parking, parked;  /* under lock */
+static uint64_t flush_asked, flush_done; /* generations, under lock */
+static uint64_t delivered, lost, batches; /* under lock */
+static uint64_t *lost_by_label;           /* label id -> count, under lock */
+static uint32_t lost_cap;
+static hr_counters retired;               /* under hr__g_reg_lock */
 
-/* Owned by the shipper thread; read under `lock` where noted. */
+/* Owned by the shipper thread. */
 static struct pending *queue_head, *queue_tail;
 static size_t queue_bytes, queue_max;
 static uint64_t seq;
-static uint64_t delivered, lost, batches; /* under lock */
-static hr_counters retired;               /* under hr__g_reg_lock */
 static struct hr__builder builder;
+static int builder_ok;
 static uint64_t instance;
 static char process_label[256];
 static char ingest_path[PATH_MAX];
 static char ingest_url[PATH_MAX + 16];
 static int sock = -1;
 static int inflight;
-static uint64_t sent_at_ns;
+static uint64_t sent_at_ms, last_ack_ms;
 
 static uint64_t mono_ms(void)
 {
@@ -84,6 +99,11 @@ void hr__ship_wake(void)
     }
 }
 
+int hr__ship_started(void)
+{
+    return atomic_load_explicit(&started, memory_order_acquire);
+}
+
 void hr__ship_retired(hr_counters *out)
 {
     out->samples += retired.samples;
@@ -91,6 +111,7 @@ void hr__ship_retired(hr_counters *out)
     out->open_at_window_end += retired.open_at_window_end;
     out->foreign_thread += retired.foreign_thread;
     out->too_deep += retired.too_deep;
+    out->lost += retired.lost;
 }
 
 void hr__ship_counters(uint64_t *d, uint64_t *l, uint64_t *b)
@@ -104,40 +125,91 @@ void hr__ship_counters(uint64_t *d, uint64_t *l, uint64_t *b)
 
 static const struct hr__namer namer = { hr__site_name, hr__label_get };
 
-/* Encodes the builder into a batch at the end of the queue, or counts its
- * events as lost when it cannot be kept. Empties the builder. */
-static void seal(int even_if_empty)
+/* Counts the builder's events as lost, per label set (lock held). */
+static void count_lost_locked(void)
+{
+    uint32_t need = hr__label_count() + 1;
+
+    if (need > lost_cap) {
+        uint64_t *n = realloc(lost_by_label, need * sizeof *n);
+        if (n != NULL) {
+            memset(n + lost_cap, 0, (need - lost_cap) * sizeof *n);
+            lost_by_label = n;
+            lost_cap = need;
+        }
+    }
+    lost += hr__builder_events(&builder);
+    for (uint32_t i = 0; i < builder.n; i++) {
+        if (builder.label[i] < lost_cap)
+            lost_by_label[builder.label[i]]++;
+    }
+    for (uint32_t i = 0; i < builder.nrec; i++) {
+        if (builder.rec_label[i] < lost_cap)
+            lost_by_label[builder.rec_label[i]]++;
+    }
+}
+
+/* 1 when the daemon acknowledged something recently. */
+static int daemon_live(void)
+{
+    return last_ack_ms != 0 && mono_ms() - last_ack_ms < HR__LIVE_MS;
+}
+
+static int queue_full(void)
+{
+    return queue_bytes >= queue_max;
+}
+
+/*
+ * Encodes the builder into a batch at the end of the queue and empties the
+ * builder. When the queue is full, a live daemon makes it wait (-EAGAIN,
+ * builder kept); otherwise its events are dropped and counted as lost.
+ */
+static int seal(void)
 {
     struct hr__batch_header h = { 0 };
+    uint32_t events = hr__builder_events(&builder), ids[1024];
+    uint64_t counts[1024];
     hr_counters c;
     struct pending *p;
-    uint32_t events = hr__builder_events(&builder);
     int rc;
 
-    if (events == 0 && !even_if_empty)
-        return;
+    if (events == 0)
+        return 0;
+    if (queue_full()) {
+        if (daemon_live())
+            return -EAGAIN;
+        goto drop;
+    }
     hr_counters_get(&c);
     h.pid = (uint32_t)getpid();
     h.instance = instance;
     h.process_label = process_label;
     h.clock = hr_clock_name();
+    h.lost_events = c.lost;
     h.out_of_order = c.out_of_order;
     h.open_at_window_end = c.open_at_window_end;
     h.foreign_thread = c.foreign_thread;
     h.label_in_window = c.label_in_window;
     h.too_deep = c.too_deep;
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 1; i < lost_cap && h.n_lost < 1024; i++) {
+        if (lost_by_label[i] != 0) {
+            ids[h.n_lost] = i;
+            counts[h.n_lost++] = lost_by_label[i];
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    h.lost_ids = ids;
+    h.lost_counts = counts;
+    h.seq = seq + 1;
     p = calloc(1, sizeof *p);
     if (p == NULL)
         goto drop;
-    pthread_mutex_lock(&lock);
-    h.lost_events = lost;
-    pthread_mutex_unlock(&lock);
-    h.seq = seq + 1;
     hr__intern_lock();
     rc = hr__batch_encode(&builder, &h, &namer, &p->buf, &p->len);
     hr__intern_unlock();
-    if (rc != 0 || queue_bytes + p->len > queue_max) {
-        free(p->buf);
+    if (rc != 0) {
         free(p);
         goto drop;
     }
@@ -150,25 +222,40 @@ static void seal(int even_if_empty)
         queue_head = p;
     queue_tail = p;
     builder.n = builder.nrec = 0;
-    return;
+    return 0;
 drop:
     pthread_mutex_lock(&lock);
-    lost += events;
+    count_lost_locked();
     pthread_mutex_unlock(&lock);
     builder.n = builder.nrec = 0;
+    return 0;
 }
 
-/* Moves samples from the rings into the builder, sealing full batches. Frees
- * the state of exited threads once their ring is empty. Returns the number
- * of samples moved. */
-static uint64_t drain(void)
+/* Retires an exited thread's state (hr__g_reg_lock held). */
+static void retire(struct hr__thread *t)
+{
+    retired.samples += atomic_load(&t->head);
+    retired.out_of_order += atomic_load(&t->c.out_of_order);
+    retired.open_at_window_end += atomic_load(&t->c.open_at_window_end);
+    retired.foreign_thread += atomic_load(&t->c.foreign_thread);
+    retired.too_deep += atomic_load(&t->c.too_deep);
+    retired.lost += atomic_load(&t->c.lost);
+    free(t->ring);
+    free(t);
+}
+
+/* Moves samples from the rings into the builder, sealing full batches,
+ * until the rings are empty or the queue holds them back. Frees the state
+ * of exited threads once their ring is empty. */
+static void drain(void)
 {
     struct hr__thread **pp, *t;
-    uint64_t moved = 0;
     int again;
 
     do {
         again = 0;
+        if (hr__builder_full(&builder) && seal() != 0)
+            return;
         pthread_mutex_lock(&hr__g_reg_lock);
         for (pp = &hr__g_threads; (t = *pp) != NULL;) {
             int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
@@ -188,7 +275,6 @@ static uint64_t drain(void)
                     builder.self[builder.n++] = hr__clock_ticks_to_ns(s->self);
                 }
                 tail++;
-                moved++;
             }
             atomic_store_explicit(&t->tail, tail, memory_order_release);
             if (tail != head) {
@@ -197,23 +283,13 @@ static uint64_t drain(void)
             }
             if (exited) {
                 *pp = t->next;
-                retired.samples += head;
-                retired.out_of_order += atomic_load(&t->c.out_of_order);
-                retired.open_at_window_end +=
-                    atomic_load(&t->c.open_at_window_end);
-                retired.foreign_thread += atomic_load(&t->c.foreign_thread);
-                retired.too_deep += atomic_load(&t->c.too_deep);
-                free(t->ring);
-                free(t);
+                retire(t);
                 continue;
             }
             pp = &t->next;
         }
         pthread_mutex_unlock(&hr__g_reg_lock);
-        if (hr__builder_full(&builder))
-            seal(0);
     } while (again);
-    return moved;
 }
 
 /* 1 when every ring is empty. */
@@ -244,6 +320,14 @@ static void open_socket(void)
     }
 }
 
+static void close_socket(void)
+{
+    if (sock >= 0)
+        nn_close(sock);
+    sock = -1;
+    inflight = 0;
+}
+
 /* Handles an acknowledgement of the batch at the head of the queue. */
 static void on_ack(const uint8_t *buf, size_t len)
 {
@@ -254,6 +338,16 @@ static void on_ack(const uint8_t *buf, size_t len)
         ack->seq != p->seq) {
         /* Not an answer to this batch: keep waiting, resend on time. */
         hostrange__ack__free_unpacked(ack, NULL);
+        return;
+    }
+    last_ack_ms = mono_ms();
+    if (ack->status != HOSTRANGE__ACK__STATUS__OK &&
+        ack->status != HOSTRANGE__ACK__STATUS__DUPLICATE &&
+        ack->status != HOSTRANGE__ACK__STATUS__REJECTED) {
+        /* The daemon could not take it now: send it again later. */
+        hostrange__ack__free_unpacked(ack, NULL);
+        inflight = 0;
+        sent_at_ms = mono_ms();
         return;
     }
     pthread_mutex_lock(&lock);
@@ -284,14 +378,14 @@ static void pump(void)
             open_socket();
         if (sock < 0 || queue_head == NULL)
             return;
-        if (inflight && mono_ms() - sent_at_ns > HR__RESEND_MS)
+        if (inflight && mono_ms() - sent_at_ms > HR__RESEND_MS)
             inflight = 0;
         if (!inflight) {
             if (nn_send(sock, queue_head->buf, queue_head->len,
                         NN_DONTWAIT) < 0)
                 return;
             inflight = 1;
-            sent_at_ns = mono_ms();
+            sent_at_ms = mono_ms();
         }
         n = nn_recv(sock, &msg, NN_MSG, NN_DONTWAIT);
         if (n < 0)
@@ -308,6 +402,19 @@ static int daemon_absent(void)
     return stat(ingest_path, &st) != 0;
 }
 
+/* Parks for a fork (lock held on entry and exit). */
+static void park(void)
+{
+    pthread_mutex_unlock(&lock);
+    close_socket();
+    pthread_mutex_lock(&lock);
+    parked = 1;
+    pthread_cond_broadcast(&cond);
+    while (parking)
+        pthread_cond_wait(&cond, &lock);
+    parked = 0;
+}
+
 static void *ship_main(void *arg)
 {
     (void)arg;
@@ -317,13 +424,16 @@ static void *ship_main(void *arg)
         uint64_t asked;
         int stop, idle;
 
-        drain();
         pthread_mutex_lock(&lock);
+        if (parking)
+            park();
         asked = flush_asked;
         stop = stopping;
         pthread_mutex_unlock(&lock);
+
+        drain();
         if (asked != flush_done || stop)
-            seal(0);
+            seal();
         pump();
         idle = queue_head == NULL && hr__builder_events(&builder) == 0 &&
                rings_empty();
@@ -338,6 +448,7 @@ static void *ship_main(void *arg)
 
         fds[0].fd = efd;
         fds[0].events = POLLIN;
+        fds[0].revents = 0;
         if (sock >= 0 && inflight) {
             int fd;
             size_t sz = sizeof fd;
@@ -348,7 +459,7 @@ static void *ship_main(void *arg)
             }
         }
         atomic_store(&hr__g_ship_sleeping, 1);
-        if (rings_empty())
+        if (rings_empty() || (queue_full() && daemon_live()))
             poll(fds, nfds, HR__IDLE_MS);
         atomic_store(&hr__g_ship_sleeping, 0);
         if (fds[0].revents & POLLIN) {
@@ -367,11 +478,14 @@ int hr__ship_start(void)
     char dir[PATH_MAX];
     int rc = 0;
 
+    if (hr__ship_started())
+        return 0;
     pthread_mutex_lock(&lock);
-    if (started)
+    if (atomic_load(&started))
         goto out;
     rc = hrp_runtime_dir(dir, sizeof dir, NULL);
-    if (rc == 0 && (strlen(dir) + sizeof "/" HRP_INGEST_NAME > sizeof ingest_path))
+    if (rc == 0 &&
+        strlen(dir) + sizeof "/" HRP_INGEST_NAME > sizeof ingest_path)
         rc = -ENAMETOOLONG;
     if (rc != 0)
         goto out;
@@ -382,25 +496,27 @@ int hr__ship_start(void)
     env = getenv("HOSTRANGE_LABEL");
     snprintf(process_label, sizeof process_label, "%s",
              env != NULL ? env : program_invocation_short_name);
-    if (getrandom(&instance, sizeof instance, GRND_NONBLOCK) !=
-        (ssize_t)sizeof instance)
+    if (instance == 0 &&
+        getrandom(&instance, sizeof instance, GRND_NONBLOCK) !=
+            (ssize_t)sizeof instance)
         instance = ((uint64_t)getpid() << 32) ^ (uint64_t)mono_ms();
     rc = -ENOMEM;
-    if (hr__builder_init(&builder) != 0)
-        goto out;
+    if (!builder_ok) {
+        if (hr__builder_init(&builder) != 0)
+            goto out;
+        builder_ok = 1;
+    }
     efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (efd < 0)
-        goto fail_efd;
+        goto out;
     if (pthread_create(&thread, NULL, ship_main, NULL) != 0)
         goto fail_thread;
-    started = 1;
+    atomic_store_explicit(&started, 1, memory_order_release);
     rc = 0;
     goto out;
 fail_thread:
     close(efd);
     efd = -1;
-fail_efd:
-    hr__builder_fini(&builder);
 out:
     pthread_mutex_unlock(&lock);
     return rc;
@@ -436,11 +552,10 @@ int hr__ship_flush(int timeout_ms)
     uint64_t gen;
     int rc;
 
-    pthread_mutex_lock(&lock);
-    if (!started) {
-        pthread_mutex_unlock(&lock);
+    /* A forked child may hold samples and no shipper yet. */
+    if (!hr__ship_started() && (rings_empty() || hr__ship_start() != 0))
         return 0;
-    }
+    pthread_mutex_lock(&lock);
     gen = ++flush_asked;
     pthread_mutex_unlock(&lock);
     hr__ship_wake();
@@ -453,22 +568,22 @@ int hr__ship_flush(int timeout_ms)
 void hr__ship_stop(int timeout_ms)
 {
     struct pending *p;
-    int was;
 
     hr__ship_flush(timeout_ms);
+    if (!hr__ship_started())
+        return;
     pthread_mutex_lock(&lock);
-    was = started;
     stopping = 1;
     pthread_mutex_unlock(&lock);
-    if (!was)
-        return;
     hr__ship_wake();
     pthread_join(thread, NULL);
     /* What is still here was not acknowledged in time. */
     pthread_mutex_lock(&lock);
     for (p = queue_head; p != NULL; p = p->next)
         lost += p->events;
-    started = 0;
+    count_lost_locked();
+    atomic_store(&started, 0);
+    stopping = 0;
     pthread_mutex_unlock(&lock);
     while ((p = queue_head) != NULL) {
         queue_head = p->next;
@@ -477,10 +592,91 @@ void hr__ship_stop(int timeout_ms)
     }
     queue_tail = NULL;
     queue_bytes = 0;
-    if (sock >= 0)
-        nn_close(sock);
-    sock = -1;
+    close_socket();
     close(efd);
     efd = -1;
-    hr__builder_fini(&builder);
+}
+
+void hr__fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+    if (atomic_load(&started)) {
+        parking = 1;
+        hr__ship_wake();
+        while (!parked)
+            pthread_cond_wait(&cond, &lock);
+    }
+    pthread_mutex_unlock(&lock);
+    hr__intern_lock();
+    pthread_mutex_lock(&hr__g_reg_lock);
+    pthread_mutex_lock(&lock);
+}
+
+void hr__fork_parent(void)
+{
+    parking = 0;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&hr__g_reg_lock);
+    hr__intern_unlock();
+}
+
+void hr__fork_child(void)
+{
+    struct hr__thread *self = hr__thread_self(), *t, *next;
+    struct pending *p;
+
+    /* The parent's batches and counts are the parent's. */
+    while ((p = queue_head) != NULL) {
+        queue_head = p->next;
+        free(p->buf);
+        free(p);
+    }
+    queue_tail = NULL;
+    queue_bytes = 0;
+    seq = 0;
+    inflight = 0;
+    sock = -1;
+    last_ack_ms = 0;
+    delivered = lost = batches = 0;
+    if (lost_by_label != NULL)
+        memset(lost_by_label, 0, lost_cap * sizeof *lost_by_label);
+    flush_asked = flush_done = 0;
+    parking = parked = stopping = 0;
+    if (builder_ok)
+        builder.n = builder.nrec = 0;
+    if (efd >= 0)
+        close(efd);
+    efd = -1;
+    instance = 0;
+    if (getrandom(&instance, sizeof instance, GRND_NONBLOCK) !=
+        (ssize_t)sizeof instance)
+        instance = ((uint64_t)getpid() << 32) ^ (uint64_t)mono_ms();
+    memset(&retired, 0, sizeof retired);
+    atomic_store(&started, 0);
+
+    /* Only the forking thread lives on; it starts afresh, and the ranges it
+     * had open end silently. */
+    for (t = hr__g_threads; t != NULL; t = next) {
+        next = t->next;
+        if (t != self) {
+            free(t->ring);
+            free(t);
+        }
+    }
+    hr__g_threads = self;
+    if (self != NULL) {
+        self->next = NULL;
+        atomic_store(&self->head, 0);
+        atomic_store(&self->tail, 0);
+        self->tail_seen = 0;
+        memset(&self->c, 0, sizeof self->c);
+        for (uint32_t i = 0; i < self->stack.depth; i++)
+            self->stack.f[i].window = HR__WINDOW_COUNTED;
+    }
+    atomic_store(&hr__g_label_in_window, 0);
+    pthread_cond_init(&cond, NULL);
+    pthread_mutex_unlock(&lock);
+    pthread_mutex_unlock(&hr__g_reg_lock);
+    hr__intern_unlock();
 }

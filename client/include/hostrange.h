@@ -67,7 +67,8 @@ typedef struct hr_counters {
     uint64_t samples;          /* samples collected */
     uint64_t delivered;        /* samples acknowledged by the daemon */
     uint64_t lost;             /* samples dropped (daemon unreachable...) */
-    uint64_t out_of_order;     /* ranges ended out of order */
+    uint64_t out_of_order;     /* ranges still open when an enclosing
+                                  range ended (discarded) */
     uint64_t open_at_window_end;
     uint64_t foreign_thread;   /* ranges ended on another thread */
     uint64_t label_in_window;  /* labels changed inside a window */
