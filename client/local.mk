@@ -41,3 +41,15 @@ tests_test_clock_SOURCES = tests/test_clock.c client/clock.c
 tests_test_clock_CFLAGS = $(TEST_CFLAGS)
 tests_test_clock_LDADD = $(CMOCKA_LIBS) -lpthread
 endif
+
+# The same program built with and without HOSTRANGE_DISABLE.
+EXTRA_DIST += tests/test_compiled_out.sh
+if HAVE_CMOCKA
+check_PROGRAMS += tests/compiled-on tests/compiled-off
+TESTS += tests/test_compiled_out.sh
+tests_compiled_on_SOURCES = tests/compiled_out.c
+tests_compiled_on_CPPFLAGS = $(AM_CPPFLAGS)
+tests_compiled_on_LDADD = client/libhostrange.la
+tests_compiled_off_SOURCES = tests/compiled_out.c
+tests_compiled_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
+endif

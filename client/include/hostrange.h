@@ -139,40 +139,43 @@ static inline int hr_compiled(void) { return 1; }
 
 #include <time.h>
 
-static inline hr_scope hr_begin(hr_site *site)
+/* Always inlined, so that no hr_ symbol is left in the object. */
+#define HR__OFF static inline __attribute__((always_inline, unused))
+
+HR__OFF hr_scope hr_begin(hr_site *site)
 {
     hr_scope sc = { 0, 0, 0 };
     (void)site;
     return sc;
 }
-static inline void hr_end(hr_scope sc) { (void)sc; }
-static inline int hr_labels_set(const char *node_id, const char *op,
+HR__OFF void hr_end(hr_scope sc) { (void)sc; }
+HR__OFF int hr_labels_set(const char *node_id, const char *op,
                                 const char *backend, int phase)
 {
     (void)node_id; (void)op; (void)backend; (void)phase;
     return 0;
 }
-static inline int hr_window_begin(void) { return 0; }
-static inline int hr_window_end(void) { return 0; }
-static inline int hr_record(hr_site *site, uint64_t value_ns)
+HR__OFF int hr_window_begin(void) { return 0; }
+HR__OFF int hr_window_end(void) { return 0; }
+HR__OFF int hr_record(hr_site *site, uint64_t value_ns)
 {
     (void)site; (void)value_ns;
     return 0;
 }
-static inline int hr_flush(int timeout_ms) { (void)timeout_ms; return 0; }
-static inline uint64_t hr_now_ns(void)
+HR__OFF int hr_flush(int timeout_ms) { (void)timeout_ms; return 0; }
+HR__OFF uint64_t hr_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
-static inline int hr_enabled(void) { return 0; }
-static inline const char *hr_clock_name(void) { return "none"; }
-static inline void hr_counters_get(hr_counters *out)
+HR__OFF int hr_enabled(void) { return 0; }
+HR__OFF const char *hr_clock_name(void) { return "none"; }
+HR__OFF void hr_counters_get(hr_counters *out)
 {
     *out = (hr_counters){ 0 };
 }
-static inline int hr_compiled(void) { return 0; }
+HR__OFF int hr_compiled(void) { return 0; }
 
 #endif /* HOSTRANGE_DISABLE */
 
