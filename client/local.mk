@@ -53,3 +53,12 @@ tests_compiled_on_LDADD = client/libhostrange.la
 tests_compiled_off_SOURCES = tests/compiled_out.c
 tests_compiled_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
 endif
+
+if HAVE_CMOCKA
+check_PROGRAMS += tests/test_client_daemon
+TESTS += tests/test_client_daemon
+tests_test_client_daemon_SOURCES = tests/test_client_daemon.c \
+	tests/harness.c tests/harness.h tests/flat.c tests/flat.h
+tests_test_client_daemon_CFLAGS = $(TEST_CFLAGS)
+tests_test_client_daemon_LDADD = $(CMOCKA_LIBS)
+endif

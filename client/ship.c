@@ -43,7 +43,7 @@
 #include <unistd.h>
 
 #define HR__RESEND_MS 1000u
-#define HR__LIVE_MS 1000u
+#define HR__LIVE_MS 2000u
 #define HR__IDLE_MS 10
 
 struct pending {
@@ -80,7 +80,8 @@ static char ingest_path[PATH_MAX];
 static char ingest_url[PATH_MAX + 16];
 static int sock = -1;
 static int inflight;
-static uint64_t sent_at_ms, last_ack_ms;
+static uint64_t sent_at_ms, first_sent_ms, last_ack_ms;
+static uint64_t lost_reported; /* the lost count the last batch carried */
 
 static uint64_t mono_ms(void)
 {
@@ -149,10 +150,17 @@ static void count_lost_locked(void)
     }
 }
 
-/* 1 when the daemon acknowledged something recently. */
+/* 1 when a daemon is connected and answers: it acknowledged something
+ * within HR__LIVE_MS, or the batch in flight was first sent less than that
+ * long ago. */
 static int daemon_live(void)
 {
-    return last_ack_ms != 0 && mono_ms() - last_ack_ms < HR__LIVE_MS;
+    uint64_t now = mono_ms();
+
+    if (sock < 0 || nn_get_statistic(sock, NN_STAT_CURRENT_CONNECTIONS) == 0)
+        return 0;
+    return (last_ack_ms != 0 && now - last_ack_ms < HR__LIVE_MS) ||
+           (inflight && now - first_sent_ms < HR__LIVE_MS);
 }
 
 static int queue_full(void)
@@ -165,7 +173,7 @@ static int queue_full(void)
  * builder. When the queue is full, a live daemon makes it wait (-EAGAIN,
  * builder kept); otherwise its events are dropped and counted as lost.
  */
-static int seal(void)
+static int seal(int force)
 {
     struct hr__batch_header h = { 0 };
     uint32_t events = hr__builder_events(&builder), ids[1024];
@@ -174,7 +182,7 @@ static int seal(void)
     struct pending *p;
     int rc;
 
-    if (events == 0)
+    if (events == 0 && !force)
         return 0;
     if (queue_full()) {
         if (daemon_live())
@@ -202,6 +210,7 @@ static int seal(void)
     pthread_mutex_unlock(&lock);
     h.lost_ids = ids;
     h.lost_counts = counts;
+    lost_reported = h.lost_events;
     h.seq = seq + 1;
     p = calloc(1, sizeof *p);
     if (p == NULL)
@@ -254,7 +263,7 @@ static void drain(void)
 
     do {
         again = 0;
-        if (hr__builder_full(&builder) && seal() != 0)
+        if (hr__builder_full(&builder) && seal(0) != 0)
             return;
         pthread_mutex_lock(&hr__g_reg_lock);
         for (pp = &hr__g_threads; (t = *pp) != NULL;) {
@@ -365,6 +374,7 @@ static void on_ack(const uint8_t *buf, size_t len)
     free(p->buf);
     free(p);
     inflight = 0;
+    first_sent_ms = 0;
 }
 
 /* Sends the head batch when none is in flight and takes answers. */
@@ -386,6 +396,8 @@ static void pump(void)
                 return;
             inflight = 1;
             sent_at_ms = mono_ms();
+            if (first_sent_ms == 0)
+                first_sent_ms = sent_at_ms;
         }
         n = nn_recv(sock, &msg, NN_MSG, NN_DONTWAIT);
         if (n < 0)
@@ -432,8 +444,13 @@ static void *ship_main(void *arg)
         pthread_mutex_unlock(&lock);
 
         drain();
-        if (asked != flush_done || stop)
-            seal();
+        if (asked != flush_done || stop) {
+            hr_counters c;
+            hr_counters_get(&c);
+            /* A count of losses that no batch has carried yet travels in
+             * a batch of its own. */
+            seal(c.lost != lost_reported);
+        }
         pump();
         idle = queue_head == NULL && hr__builder_events(&builder) == 0 &&
                rings_empty();
@@ -637,7 +654,8 @@ void hr__fork_child(void)
     seq = 0;
     inflight = 0;
     sock = -1;
-    last_ack_ms = 0;
+    last_ack_ms = first_sent_ms = 0;
+    lost_reported = 0;
     delivered = lost = batches = 0;
     if (lost_by_label != NULL)
         memset(lost_by_label, 0, lost_cap * sizeof *lost_by_label);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -190,4 +191,36 @@ void harness_ctl(const char *dir, struct harness_run *r, ...)
     va_end(ap);
     argv[n] = NULL;
     harness_run(argv, NULL, 120, r);
+}
+
+pid_t harness_spawn(char *const argv[], const char *dir, const char *env,
+                    const char *out_path)
+{
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+        }
+        if (dir != NULL)
+            setenv("HOSTRANGE_RUNTIME_DIR", dir, 1);
+        if (env != NULL)
+            putenv((char *)env);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    return pid;
+}
+
+int harness_wait(pid_t pid, int limit_s)
+{
+    int status;
+
+    if (wait_limited(pid, &status, limit_s))
+        fail_msg("pid %ld ran past %d s and was killed", (long)pid, limit_s);
+    return status;
 }

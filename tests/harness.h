@@ -55,4 +55,16 @@ void harness_ctl(const char *dir, struct harness_run *r, ...);
 /* 1 when status is a normal exit with code `code`. */
 int harness_exited(int status, int code);
 
+
+
+/* Starts argv (argv[0] a path) in the background with stdout and stderr to
+ * the file out_path and HOSTRANGE_RUNTIME_DIR=dir when dir is not NULL;
+ * returns its pid. Extra environment `env` ("NAME=VALUE") when not NULL. */
+pid_t harness_spawn(char *const argv[], const char *dir, const char *env,
+                    const char *out_path);
+
+/* Waits for pid up to limit_s seconds (then kills it and fails the test);
+ * returns its status. */
+int harness_wait(pid_t pid, int limit_s);
+
 #endif
