@@ -47,18 +47,23 @@ struct hr__counters {
 };
 
 struct hr__thread {
+    /* Written and read by the owner only. */
     struct hr__stack stack;
     struct hr__sample *ring;
-    _Atomic uint64_t head; /* written by the owner */
-    _Atomic uint64_t tail; /* written by the shipper */
+    uint64_t next;         /* the owner's copy of head */
+    uint64_t check_at;     /* at this head, look at the shipper's progress */
     uint64_t tail_seen;    /* the owner's last look at tail */
+    /* Published by the owner, read by the shipper. */
+    _Alignas(64) _Atomic uint64_t head;
     struct hr__counters c;
     _Atomic int exited;    /* the owner is gone; free once drained */
-    struct hr__thread *next;
+    struct hr__thread *next_thread;
+    /* Written by the shipper. */
+    _Alignas(64) _Atomic uint64_t tail;
 };
 
 /* Process-wide state (hostrange.c). */
-extern _Atomic int hr__g_active;     /* a window is open */
+/* hr__active (hostrange.h): a window is open. */
 extern _Atomic uint32_t hr__g_window; /* generation of the current window */
 extern _Atomic uint32_t hr__g_label;  /* label set of the current window */
 extern _Atomic uint64_t hr__g_label_in_window;
@@ -71,6 +76,13 @@ extern int hr__g_tsc;
 void hr__clock_init(void);
 /* Converts ticks of the clock in use to nanoseconds. */
 uint64_t hr__clock_ticks_to_ns(uint64_t ticks);
+/* The conversion factor: ns = ticks * mult >> 32 (calibrates once). */
+uint64_t hr__clock_mult(void);
+
+static inline uint64_t hr__ticks_ns(uint64_t ticks, uint64_t mult)
+{
+    return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
+}
 static inline uint64_t hr__clock_now(void);
 
 /* intern.c: tables of names and label sets. */

@@ -94,12 +94,16 @@ static void calibrate(void)
 #endif
 }
 
+uint64_t hr__clock_mult(void)
+{
+    if (hr__g_tsc)
+        pthread_once(&cal_once, calibrate);
+    return cal_mult;
+}
+
 uint64_t hr__clock_ticks_to_ns(uint64_t ticks)
 {
-    if (!hr__g_tsc)
-        return ticks;
-    pthread_once(&cal_once, calibrate);
-    return (uint64_t)(((unsigned __int128)ticks * cal_mult) >> 32);
+    return hr__g_tsc ? hr__ticks_ns(ticks, hr__clock_mult()) : ticks;
 }
 
 const char *hr_clock_name(void)

@@ -49,26 +49,44 @@ static int cmp_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Adds v to the sorted set ids[0..*n) when absent. */
+static void set_add(uint32_t *ids, size_t *n, uint32_t v)
+{
+    size_t i = *n;
+
+    while (i > 0 && ids[i - 1] > v)
+        i--;
+    if (i > 0 && ids[i - 1] == v)
+        return;
+    memmove(ids + i + 1, ids + i, (*n - i) * sizeof *ids);
+    ids[i] = v;
+    (*n)++;
+}
+
 /*
  * Collects the distinct values of a[0..n), c[0..m) and e[0..l) into a sorted
- * list (*ids, *nids; the caller frees it). Returns 0 or -ENOMEM.
+ * list (*ids, *nids; the caller frees it). A batch usually holds a few label
+ * sets in long runs, so a value equal to the previous one costs a compare.
+ * Returns 0 or -ENOMEM.
  */
 static int distinct(const uint32_t *a, size_t n, const uint32_t *c, size_t m,
                     const uint32_t *e, size_t l, uint32_t **ids, size_t *nids)
 {
+    const uint32_t *arr[3] = { a, c, e };
+    size_t len[3] = { n, m, l };
     uint32_t *v = malloc((n + m + l + 1) * sizeof *v);
     size_t k = 0;
 
     if (v == NULL)
         return -ENOMEM;
-    memcpy(v, a, n * sizeof *v);
-    memcpy(v + n, c, m * sizeof *v);
-    if (l != 0)
-        memcpy(v + n + m, e, l * sizeof *v);
-    qsort(v, n + m + l, sizeof *v, cmp_u32);
-    for (size_t i = 0; i < n + m + l; i++) {
-        if (k == 0 || v[k - 1] != v[i])
-            v[k++] = v[i];
+    for (int j = 0; j < 3; j++) {
+        uint32_t last = 0;
+        for (size_t i = 0; i < len[j]; i++) {
+            if (i > 0 && arr[j][i] == last)
+                continue;
+            last = arr[j][i];
+            set_add(v, &k, last);
+        }
     }
     *ids = v;
     *nids = k;
@@ -79,9 +97,16 @@ static int distinct(const uint32_t *a, size_t n, const uint32_t *c, size_t m,
 static void renumber(const uint32_t *a, size_t n, const uint32_t *ids,
                      size_t nids, uint32_t *out)
 {
+    uint32_t last = 0, at = 0;
+
     for (size_t i = 0; i < n; i++) {
-        const uint32_t *p = bsearch(&a[i], ids, nids, sizeof *ids, cmp_u32);
-        out[i] = (uint32_t)(p - ids);
+        if (i == 0 || a[i] != last) {
+            const uint32_t *p = bsearch(&a[i], ids, nids, sizeof *ids,
+                                        cmp_u32);
+            last = a[i];
+            at = (uint32_t)(p - ids);
+        }
+        out[i] = at;
     }
 }
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Atomic int hr__g_active;
+int hr__active;
 _Atomic uint32_t hr__g_window;
 _Atomic uint32_t hr__g_label;
 _Atomic uint64_t hr__g_label_in_window;
@@ -53,7 +53,7 @@ static void at_exit(void)
     const char *env = getenv("HOSTRANGE_FLUSH_TIMEOUT_MS");
     int timeout = env != NULL ? atoi(env) : 2000;
 
-    atomic_store(&hr__g_active, 0);
+    __atomic_store_n(&hr__active, 0, __ATOMIC_SEQ_CST);
     hr__ship_stop(timeout < 0 ? 0 : timeout);
 }
 
@@ -93,7 +93,7 @@ static __attribute__((noinline)) struct hr__thread *thread_attach(void)
     }
     pthread_setspecific(g_key, t);
     pthread_mutex_lock(&hr__g_reg_lock);
-    t->next = hr__g_threads;
+    t->next_thread = hr__g_threads;
     hr__g_threads = t;
     pthread_mutex_unlock(&hr__g_reg_lock);
     tls_thread = t;
@@ -102,14 +102,15 @@ static __attribute__((noinline)) struct hr__thread *thread_attach(void)
 
 /* How long a thread waits for room in its ring before it drops samples. */
 #define HR__STALL_LIMIT_MS 2000
+/* Past half full, how many samples between looks at the shipper. */
+#define HR__CHECK_EVERY 1024u
 
 /*
  * Waits until the ring has room for the sample and for the stall's own
  * sample. Writes the ticks spent waiting to *waited. Returns 0, or -EAGAIN
  * when the shipper made no room within HR__STALL_LIMIT_MS.
  */
-static __attribute__((noinline)) int ring_wait(struct hr__thread *t,
-                                               uint64_t *waited)
+static int ring_wait(struct hr__thread *t, uint64_t *waited)
 {
     uint64_t s0 = hr__clock_now();
     struct timespec pause = { 0, 20000 };
@@ -119,8 +120,7 @@ static __attribute__((noinline)) int ring_wait(struct hr__thread *t,
         hr__ship_start();
     for (;;) {
         t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
-        if (atomic_load_explicit(&t->head, memory_order_relaxed) -
-                t->tail_seen <= HR__RING_SIZE - 2)
+        if (t->next - t->tail_seen <= HR__RING_SIZE - 2)
             break;
         if (++rounds > HR__STALL_LIMIT_MS * 1000 / 20) {
             rc = -EAGAIN;
@@ -133,52 +133,74 @@ static __attribute__((noinline)) int ring_wait(struct hr__thread *t,
     return rc;
 }
 
-static inline void ring_put(struct hr__thread *t, uint32_t range,
-                            uint32_t label, uint64_t incl, uint64_t self)
+static inline void ring_write(struct hr__thread *t, uint32_t range,
+                              uint32_t label, uint64_t incl, uint64_t self)
 {
-    uint64_t h = atomic_load_explicit(&t->head, memory_order_relaxed);
-    struct hr__sample *s;
+    struct hr__sample *s = &t->ring[t->next & (HR__RING_SIZE - 1)];
 
-    if (HR__UNLIKELY(h - t->tail_seen >= HR__RING_SIZE / 2)) {
-        t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
-        if (h - t->tail_seen >= HR__RING_SIZE / 2) {
-            if (h - t->tail_seen >= HR__RING_SIZE) {
-                uint64_t waited;
-                int rc = ring_wait(t, &waited);
-                hr__stack_shift(&t->stack, waited);
-                if (rc != 0) {
-                    hr__bump(&t->c.lost);
-                    return;
-                }
-                if (s_stall.id == 0)
-                    hr__site_intern(&s_stall);
-                ring_put(t, s_stall.id, label, waited, waited);
-                h = atomic_load_explicit(&t->head, memory_order_relaxed);
-            } else if (atomic_load_explicit(&hr__g_ship_sleeping,
-                                            memory_order_relaxed)) {
-                uint64_t s0 = hr__clock_now();
-                hr__ship_wake();
-                hr__stack_shift(&t->stack, hr__clock_now() - s0);
-            }
-        }
-    }
-    s = &t->ring[h & (HR__RING_SIZE - 1)];
     s->range = range;
     s->label = label;
     s->incl = incl;
     s->self = self;
-    atomic_store_explicit(&t->head, h + 1, memory_order_release);
+    t->next++;
+    atomic_store_explicit(&t->head, t->next, memory_order_release);
 }
 
-hr_scope hr_begin(hr_site *site)
+/*
+ * The ring is past the point where the owner looks at the shipper's
+ * progress. Wakes a sleeping shipper when the ring is half full, waits when
+ * it is full (the wait is left out of the open ranges and recorded as a
+ * sample of `hostrange.stall`), and sets the next point to look. Returns 0,
+ * or -EAGAIN when the sample must be dropped.
+ */
+static __attribute__((noinline)) int ring_slow(struct hr__thread *t,
+                                               uint32_t label)
+{
+    uint64_t used, s0, waited;
+
+    t->tail_seen = atomic_load_explicit(&t->tail, memory_order_acquire);
+    used = t->next - t->tail_seen;
+    if (used >= HR__RING_SIZE - 2) {
+        int rc = ring_wait(t, &waited);
+        hr__stack_shift(&t->stack, waited);
+        if (rc != 0) {
+            hr__bump(&t->c.lost);
+            return rc;
+        }
+        if (s_stall.id != 0 || hr__site_intern(&s_stall) != 0)
+            ring_write(t, s_stall.id, label, waited, waited);
+        used = t->next - t->tail_seen;
+    } else if (used >= HR__RING_SIZE / 2 &&
+               atomic_load_explicit(&hr__g_ship_sleeping,
+                                    memory_order_relaxed)) {
+        s0 = hr__clock_now();
+        hr__ship_wake();
+        hr__stack_shift(&t->stack, hr__clock_now() - s0);
+    }
+    if (used < HR__RING_SIZE / 2)
+        t->check_at = t->tail_seen + HR__RING_SIZE / 2;
+    else
+        t->check_at = t->next + HR__CHECK_EVERY < t->tail_seen + HR__RING_SIZE - 2
+                          ? t->next + HR__CHECK_EVERY
+                          : t->tail_seen + HR__RING_SIZE - 2;
+    return 0;
+}
+
+static inline void ring_put(struct hr__thread *t, uint32_t range,
+                            uint32_t label, uint64_t incl, uint64_t self)
+{
+    if (HR__UNLIKELY(t->next >= t->check_at) && ring_slow(t, label) != 0)
+        return;
+    ring_write(t, range, label, incl, self);
+}
+
+/* hr_begin inside a window. */
+static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
 {
     hr_scope sc = { 0, 0, 0 };
-    struct hr__thread *t;
+    struct hr__thread *t = tls_thread;
     uint32_t id;
 
-    if (HR__LIKELY(!atomic_load_explicit(&hr__g_active, memory_order_relaxed)))
-        return sc;
-    t = tls_thread;
     if (HR__UNLIKELY(t == NULL) && (t = thread_attach()) == NULL)
         return sc;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -197,16 +219,22 @@ hr_scope hr_begin(hr_site *site)
     return sc;
 }
 
-void hr_end(hr_scope sc)
+hr_scope hr__begin(hr_site *site)
 {
-    struct hr__thread *t;
-    uint64_t t1, incl, self;
+    if (HR__UNLIKELY(!__atomic_load_n(&hr__active, __ATOMIC_RELAXED))) {
+        hr_scope sc = { 0, 0, 0 };
+        return sc;
+    }
+    return begin_active(site);
+}
+
+/* hr_end of a scope that was opened in a window. */
+static __attribute__((noinline)) void end_active(hr_scope sc)
+{
+    uint64_t t1 = hr__clock_now(), incl, self;
+    struct hr__thread *t = tls_thread;
     uint32_t range, window, abandoned;
 
-    if (HR__LIKELY(sc.thread == NULL))
-        return;
-    t1 = hr__clock_now();
-    t = tls_thread;
     if (HR__UNLIKELY(t != sc.thread)) {
         /* Only the owner writes a thread's counters: count it here. */
         if (t != NULL || (t = thread_attach()) != NULL)
@@ -226,8 +254,7 @@ void hr_end(hr_scope sc)
     }
     if (HR__UNLIKELY(window != atomic_load_explicit(&hr__g_window,
                                                     memory_order_relaxed) ||
-                     !atomic_load_explicit(&hr__g_active,
-                                           memory_order_relaxed))) {
+                     !__atomic_load_n(&hr__active, __ATOMIC_RELAXED))) {
         if (window != HR__WINDOW_COUNTED)
             hr__bump(&t->c.open_at_window_end);
         return;
@@ -235,6 +262,12 @@ void hr_end(hr_scope sc)
     ring_put(t, range,
              atomic_load_explicit(&hr__g_label, memory_order_relaxed), incl,
              self);
+}
+
+void hr__end(hr_scope sc)
+{
+    if (sc.thread != NULL)
+        end_active(sc);
 }
 
 int hr_labels_set(const char *node_id, const char *op, const char *backend,
@@ -247,7 +280,7 @@ int hr_labels_set(const char *node_id, const char *op, const char *backend,
     if (node_id == NULL || op == NULL || backend == NULL ||
         (phase != HR_PHASE_COLD && phase != HR_PHASE_WARM))
         return -EINVAL;
-    if (atomic_load(&hr__g_active)) {
+    if (__atomic_load_n(&hr__active, __ATOMIC_SEQ_CST)) {
         atomic_fetch_add(&hr__g_label_in_window, 1);
         return -EBUSY;
     }
@@ -268,14 +301,14 @@ int hr_window_begin(void)
         return -ECANCELED;
     if (atomic_load(&hr__g_label) == 0)
         return -EINVAL;
-    if (atomic_load(&hr__g_active))
+    if (__atomic_load_n(&hr__active, __ATOMIC_SEQ_CST))
         return -EBUSY;
     if ((rc = hr__ship_start()) != 0)
         return rc;
     if (tls_thread == NULL && thread_attach() == NULL)
         return -ENOMEM;
     atomic_fetch_add(&hr__g_window, 1);
-    atomic_store(&hr__g_active, 1);
+    __atomic_store_n(&hr__active, 1, __ATOMIC_SEQ_CST);
     return 0;
 }
 
@@ -283,9 +316,9 @@ int hr_window_end(void)
 {
     struct hr__thread *t = tls_thread;
 
-    if (!atomic_load(&hr__g_active))
+    if (!__atomic_load_n(&hr__active, __ATOMIC_SEQ_CST))
         return -EINVAL;
-    atomic_store(&hr__g_active, 0);
+    __atomic_store_n(&hr__active, 0, __ATOMIC_SEQ_CST);
     /* A window inherited by a forked child has no shipper yet. */
     hr__ship_start();
     if (t != NULL) {
@@ -341,7 +374,7 @@ void hr_counters_get(hr_counters *out)
     memset(out, 0, sizeof *out);
     hr__ship_counters(&out->delivered, &out->lost, &out->batches_sent);
     pthread_mutex_lock(&hr__g_reg_lock);
-    for (t = hr__g_threads; t != NULL; t = t->next) {
+    for (t = hr__g_threads; t != NULL; t = t->next_thread) {
         out->samples += atomic_load(&t->head);
         out->out_of_order += atomic_load(&t->c.out_of_order);
         out->open_at_window_end += atomic_load(&t->c.open_at_window_end);

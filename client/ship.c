@@ -44,7 +44,8 @@
 
 #define HR__RESEND_MS 1000u
 #define HR__LIVE_MS 2000u
-#define HR__IDLE_MS 10
+#define HR__IDLE_MS 5
+#define HR__DRAIN_BATCHES 4
 
 struct pending {
     struct pending *next;
@@ -150,17 +151,23 @@ static void count_lost_locked(void)
     }
 }
 
-/* 1 when a daemon is connected and answers: it acknowledged something
- * within HR__LIVE_MS, or the batch in flight was first sent less than that
- * long ago. */
+static int daemon_absent(void)
+{
+    struct stat st;
+
+    return stat(ingest_path, &st) != 0;
+}
+
+/* 1 when a daemon answers: it acknowledged something within HR__LIVE_MS,
+ * or its socket exists and the batch in flight was first sent less than
+ * that long ago. */
 static int daemon_live(void)
 {
     uint64_t now = mono_ms();
 
-    if (sock < 0 || nn_get_statistic(sock, NN_STAT_CURRENT_CONNECTIONS) == 0)
-        return 0;
-    return (last_ack_ms != 0 && now - last_ack_ms < HR__LIVE_MS) ||
-           (inflight && now - first_sent_ms < HR__LIVE_MS);
+    if (last_ack_ms != 0 && now - last_ack_ms < HR__LIVE_MS)
+        return 1;
+    return inflight && now - first_sent_ms < HR__LIVE_MS && !daemon_absent();
 }
 
 static int queue_full(void)
@@ -254,17 +261,22 @@ static void retire(struct hr__thread *t)
 }
 
 /* Moves samples from the rings into the builder, sealing full batches,
- * until the rings are empty or the queue holds them back. Frees the state
- * of exited threads once their ring is empty. */
+ * until the rings are empty, the queue holds them back, or HR__DRAIN_BATCHES
+ * were sealed (so that sending keeps pace). Frees the state of exited
+ * threads once their ring is empty. */
 static void drain(void)
 {
     struct hr__thread **pp, *t;
-    int again;
+    uint64_t mult = hr__clock_mult();
+    int again, sealed = 0;
 
     do {
         again = 0;
-        if (hr__builder_full(&builder) && seal(0) != 0)
-            return;
+        if (hr__builder_full(&builder)) {
+            if (sealed == HR__DRAIN_BATCHES || seal(0) != 0)
+                return;
+            sealed++;
+        }
         pthread_mutex_lock(&hr__g_reg_lock);
         for (pp = &hr__g_threads; (t = *pp) != NULL;) {
             int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
@@ -280,8 +292,8 @@ static void drain(void)
                 } else {
                     builder.label[builder.n] = s->label;
                     builder.range[builder.n] = s->range;
-                    builder.incl[builder.n] = hr__clock_ticks_to_ns(s->incl);
-                    builder.self[builder.n++] = hr__clock_ticks_to_ns(s->self);
+                    builder.incl[builder.n] = hr__ticks_ns(s->incl, mult);
+                    builder.self[builder.n++] = hr__ticks_ns(s->self, mult);
                 }
                 tail++;
             }
@@ -291,11 +303,11 @@ static void drain(void)
                 break;
             }
             if (exited) {
-                *pp = t->next;
+                *pp = t->next_thread;
                 retire(t);
                 continue;
             }
-            pp = &t->next;
+            pp = &t->next_thread;
         }
         pthread_mutex_unlock(&hr__g_reg_lock);
     } while (again);
@@ -308,7 +320,7 @@ static int rings_empty(void)
     int empty = 1;
 
     pthread_mutex_lock(&hr__g_reg_lock);
-    for (t = hr__g_threads; t != NULL && empty; t = t->next)
+    for (t = hr__g_threads; t != NULL && empty; t = t->next_thread)
         empty = atomic_load(&t->head) == atomic_load(&t->tail);
     pthread_mutex_unlock(&hr__g_reg_lock);
     return empty;
@@ -407,13 +419,6 @@ static void pump(void)
     }
 }
 
-static int daemon_absent(void)
-{
-    struct stat st;
-
-    return stat(ingest_path, &st) != 0;
-}
-
 /* Parks for a fork (lock held on entry and exit). */
 static void park(void)
 {
@@ -475,9 +480,13 @@ static void *ship_main(void *arg)
                 nfds = 2;
             }
         }
+        /* Between flushes the rings are drained in large pieces: the
+         * shipper sleeps until a ring is half full (its owner wakes it), an
+         * acknowledgement arrives, or HR__IDLE_MS pass. */
         atomic_store(&hr__g_ship_sleeping, 1);
-        if (rings_empty() || (queue_full() && daemon_live()))
-            poll(fds, nfds, HR__IDLE_MS);
+        poll(fds, nfds,
+             (asked != flush_done && !rings_empty() && !queue_full()) ? 0
+                                                                      : HR__IDLE_MS);
         atomic_store(&hr__g_ship_sleeping, 0);
         if (fds[0].revents & POLLIN) {
             uint64_t v;
@@ -676,7 +685,7 @@ void hr__fork_child(void)
     /* Only the forking thread lives on; it starts afresh, and the ranges it
      * had open end silently. */
     for (t = hr__g_threads; t != NULL; t = next) {
-        next = t->next;
+        next = t->next_thread;
         if (t != self) {
             free(t->ring);
             free(t);
@@ -684,10 +693,10 @@ void hr__fork_child(void)
     }
     hr__g_threads = self;
     if (self != NULL) {
-        self->next = NULL;
+        self->next_thread = NULL;
         atomic_store(&self->head, 0);
         atomic_store(&self->tail, 0);
-        self->tail_seen = 0;
+        self->next = self->check_at = self->tail_seen = 0;
         memset(&self->c, 0, sizeof self->c);
         for (uint32_t i = 0; i < self->stack.depth; i++)
             self->stack.f[i].window = HR__WINDOW_COUNTED;
