@@ -26,11 +26,29 @@
  * with -DHOSTRANGE_DISABLE) and every call below becomes an empty inline
  * function; the object then references no hr_ symbol and needs no library.
  *
- * Environment: HOSTRANGE=0 turns collection off at run time;
- * HOSTRANGE_RUNTIME_DIR names the daemon's runtime directory;
- * HOSTRANGE_CLOCK=tsc|monotonic chooses the clock; HOSTRANGE_FLUSH_TIMEOUT_MS
- * bounds how long a process waits at exit for its batches to be acknowledged
- * (default 2000); HOSTRANGE_LABEL names the process in reports of clients.
+ * Environment:
+ *   HOSTRANGE=0                 turns collection off at run time
+ *   HOSTRANGE_RUNTIME_DIR       the daemon's runtime directory (see
+ *                               hostranged --help for the default)
+ *   HOSTRANGE_CLOCK             tsc or monotonic (default: the TSC where it
+ *                               is invariant, else CLOCK_MONOTONIC)
+ *   HOSTRANGE_FLUSH_TIMEOUT_MS  how long a process waits at exit for its
+ *                               batches to be acknowledged (default 2000)
+ *   HOSTRANGE_BUFFER_MB         unacknowledged batches kept in memory
+ *                               (default 64)
+ *   HOSTRANGE_LABEL             the process's name in `hostrangectl stats`
+ *
+ * Delivery and its bounds: samples go to a per-thread ring; a background
+ * thread ships them in batches that the daemon acknowledges, resending what
+ * is not acknowledged. While the daemon answers, a full buffer makes the
+ * program wait for it (the wait is left out of the open ranges and recorded
+ * as the range `hostrange.stall`), so nothing is lost; a thread never waits
+ * more than 2 s at a time. While no daemon answers, what does not fit in the
+ * buffer is dropped and counted (hr_counters_get, and `hostrangectl stats`
+ * once a daemon is reached). At exit (return from main or exit()) a process
+ * waits at most HOSTRANGE_FLUSH_TIMEOUT_MS for its last batches, and not at
+ * all when no daemon's socket exists. A forked child starts with empty
+ * state and its own identity; threads that exit deliver their samples.
  *
  * Every function returning int returns 0 on success or a negative errno. The
  * library never aborts and never prints.
