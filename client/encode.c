@@ -215,3 +215,29 @@ out:
     free(idx);
     return rc;
 }
+
+enum hr__ack_verdict hr__ack_read(const uint8_t *buf, size_t len,
+                                  uint64_t seq)
+{
+    Hostrange__Ack *ack = hostrange__ack__unpack(NULL, len, buf);
+    enum hr__ack_verdict v = HR__ACK_IGNORE;
+
+    if (ack == NULL)
+        return v;
+    if (ack->version == HRP_VERSION && ack->seq == seq) {
+        switch (ack->status) {
+        case HOSTRANGE__ACK__STATUS__OK:
+        case HOSTRANGE__ACK__STATUS__DUPLICATE:
+            v = HR__ACK_DELIVERED;
+            break;
+        case HOSTRANGE__ACK__STATUS__REJECTED:
+            v = HR__ACK_REJECTED;
+            break;
+        default:
+            v = HR__ACK_RETRY;
+            break;
+        }
+    }
+    hostrange__ack__free_unpacked(ack, NULL);
+    return v;
+}

@@ -76,4 +76,17 @@ int hr__batch_encode(const struct hr__builder *b,
                      const struct hr__namer *namer, uint8_t **out,
                      size_t *len);
 
+/* What an answer from the daemon means for the batch in flight. */
+enum hr__ack_verdict {
+    HR__ACK_IGNORE,    /* not an answer to that batch: keep waiting */
+    HR__ACK_DELIVERED, /* taken (or already had): done */
+    HR__ACK_REJECTED,  /* refused as invalid: count it lost */
+    HR__ACK_RETRY      /* not taken now: send it again later */
+};
+
+/* Reads the daemon's answer buf[0..len) to the batch numbered seq. Any
+ * bytes at all are safe to give it. */
+enum hr__ack_verdict hr__ack_read(const uint8_t *buf, size_t len,
+                                  uint64_t seq);
+
 #endif

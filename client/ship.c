@@ -349,36 +349,31 @@ static void close_socket(void)
     inflight = 0;
 }
 
-/* Handles an acknowledgement of the batch at the head of the queue. */
+/* Handles an answer to the batch at the head of the queue. */
 static void on_ack(const uint8_t *buf, size_t len)
 {
-    Hostrange__Ack *ack = hostrange__ack__unpack(NULL, len, buf);
     struct pending *p = queue_head;
+    enum hr__ack_verdict v;
 
-    if (ack == NULL || p == NULL || ack->version != HRP_VERSION ||
-        ack->seq != p->seq) {
-        /* Not an answer to this batch: keep waiting, resend on time. */
-        hostrange__ack__free_unpacked(ack, NULL);
+    if (p == NULL)
         return;
-    }
+    v = hr__ack_read(buf, len, p->seq);
+    if (v == HR__ACK_IGNORE)
+        return; /* resent on time */
     last_ack_ms = mono_ms();
-    if (ack->status != HOSTRANGE__ACK__STATUS__OK &&
-        ack->status != HOSTRANGE__ACK__STATUS__DUPLICATE &&
-        ack->status != HOSTRANGE__ACK__STATUS__REJECTED) {
-        /* The daemon could not take it now: send it again later. */
-        hostrange__ack__free_unpacked(ack, NULL);
-        inflight = 0;
+    if (v == HR__ACK_RETRY) {
+        /* Still in flight as far as resending goes: sent again after
+         * HR__RESEND_MS. */
         sent_at_ms = mono_ms();
         return;
     }
     pthread_mutex_lock(&lock);
-    if (ack->status == HOSTRANGE__ACK__STATUS__REJECTED)
+    if (v == HR__ACK_REJECTED)
         lost += p->events;
     else
         delivered += p->events;
     batches++;
     pthread_mutex_unlock(&lock);
-    hostrange__ack__free_unpacked(ack, NULL);
     queue_head = p->next;
     if (queue_head == NULL)
         queue_tail = NULL;

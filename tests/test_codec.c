@@ -286,6 +286,41 @@ static void test_garbage(void **state)
     hrd_agg_fini(&agg);
 }
 
+static size_t pack_ack(uint8_t *buf, uint32_t version, uint64_t seq,
+                       int status)
+{
+    Hostrange__Ack m = HOSTRANGE__ACK__INIT;
+
+    m.version = version;
+    m.seq = seq;
+    m.status = (Hostrange__Ack__Status)status;
+    return hostrange__ack__pack(&m, buf);
+}
+
+static void test_ack_read(void **state)
+{
+    uint8_t buf[64];
+    size_t n;
+
+    (void)state;
+    n = pack_ack(buf, HRP_VERSION, 5, HOSTRANGE__ACK__STATUS__OK);
+    assert_int_equal(hr__ack_read(buf, n, 5), HR__ACK_DELIVERED);
+    /* An answer to another batch (a late one) changes nothing. */
+    assert_int_equal(hr__ack_read(buf, n, 6), HR__ACK_IGNORE);
+    n = pack_ack(buf, HRP_VERSION, 5, HOSTRANGE__ACK__STATUS__DUPLICATE);
+    assert_int_equal(hr__ack_read(buf, n, 5), HR__ACK_DELIVERED);
+    n = pack_ack(buf, HRP_VERSION, 5, HOSTRANGE__ACK__STATUS__REJECTED);
+    assert_int_equal(hr__ack_read(buf, n, 5), HR__ACK_REJECTED);
+    /* A status this client does not know: keep the batch, send it again. */
+    n = pack_ack(buf, HRP_VERSION, 5, 77);
+    assert_int_equal(hr__ack_read(buf, n, 5), HR__ACK_RETRY);
+    n = pack_ack(buf, HRP_VERSION + 1, 5, HOSTRANGE__ACK__STATUS__OK);
+    assert_int_equal(hr__ack_read(buf, n, 5), HR__ACK_IGNORE);
+    memset(buf, 0xff, sizeof buf);
+    assert_int_equal(hr__ack_read(buf, sizeof buf, 5), HR__ACK_IGNORE);
+    assert_int_equal(hr__ack_read(buf, 0, 0), HR__ACK_IGNORE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_ingest_and_dedup),
         cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_ack_read),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
