@@ -1,0 +1,641 @@
+/*
+ * hostrange-bench: the benchmark driver of the example operators. For each
+ * case it checks one call against a double-precision reference, then makes
+ * the populations that hostranged aggregates: cold (one call after the
+ * operator cache was cleared, in its own window), end_to_end (timed blocks
+ * of calls with collection inactive, one sample per block: its time divided
+ * by its calls) and warm (as many calls replayed, in blocks, inside one
+ * window). With --raw it also times the bare backend work in blocks that
+ * alternate with the end_to_end ones and prints the ratio of the medians.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hostrange.h"
+#include "ops/bench.h"
+#include "ops/ref.h"
+
+#define MAX_CASES 256
+#define MIN_BLOCK_NS 50000u
+
+static hr_site s_e2e = HR_SITE_INIT("end_to_end");
+
+static const char usage[] =
+    "Usage: hostrange-bench [OPTION]...\n"
+    "Run the example operators of libhrops through all their layers and\n"
+    "report their cold, warm and end_to_end populations to hostranged.\n"
+    "\n"
+    "For each case: one call checked against a double-precision reference;\n"
+    "cold: the operator cache cleared, the device synchronized, one call in\n"
+    "its own window; end_to_end: blocks of calls timed with collection\n"
+    "inactive, the device synchronized only between blocks, each block one\n"
+    "sample (its time divided by its calls); warm: as many calls again, in\n"
+    "blocks of the same size, inside one window. The node id of a case is\n"
+    "ops/OP[BACKEND-DTYPE-SHAPES], e.g. ops/add[cpu-float32-13x4].\n"
+    "\n"
+    "Cases (default: add float32 13x4 and gemm float32 4x48x64,4x64x6, on\n"
+    "every backend available: cpu, and cuda when a CUDA device is present):\n"
+    "      --op=OP         add or gemm (default: both)\n"
+    "      --backend=B     cpu or cuda (default: every backend available)\n"
+    "      --dtype=T       float32 (default), float64, float16 or bfloat16\n"
+    "                      (gemm: float32 and float64 on cpu; float32,\n"
+    "                      float16 and bfloat16 on cuda)\n"
+    "      --shape=S       the operands' shapes, lengths joined by 'x' and\n"
+    "                      shapes by ',' (needs --op): add A (a and b alike)\n"
+    "                      or A,B (broadcast to the output); gemm A,B (a and\n"
+    "                      b as stored, rank 2, or rank 3 with the batch\n"
+    "                      first)\n"
+    "      --trans=T       gemm: transpose a, b or ab (default none)\n"
+    "      --cases=FILE    the cases in FILE, one a line:\n"
+    "                        op=OP [backend=B] [dtype=T] [shape=S] [trans=T]\n"
+    "                      ('#' starts a comment); --backend applies to the\n"
+    "                      lines naming none\n"
+    "\n"
+    "Timing:\n"
+    "      --target-ms=MS  time to spend on the end_to_end blocks of a case\n"
+    "                      (default 200)\n"
+    "      --max-calls=N   at most N calls in the end_to_end blocks, and as\n"
+    "                      many in the warm window (default 10000)\n"
+    "      --calls=N       calls per block (default: the first of 1, 2, 5,\n"
+    "                      10, 20, 50, ... whose block takes 50 us or more)\n"
+    "      --blocks=N      blocks (default: as many as --target-ms and\n"
+    "                      --max-calls allow, at least 1)\n"
+    "      --raw           also time the bare backend work (the CPU loop, the\n"
+    "                      kernel launch or cublasLtMatmul, prepared once) in\n"
+    "                      blocks alternating with the end_to_end ones, and\n"
+    "                      print a JSON line per case:\n"
+    "                        {\"bench\":\"ops.OP.BACKEND.e2e\",\"value\":E2E,"
+    "\"unit\":\"ns\",\n"
+    "                         \"baseline\":RAW,\"ratio\":E2E/RAW}\n"
+    "                      (medians of the per-call block times; a case other\n"
+    "                      than the default one has -DTYPE-SHAPES before\n"
+    "                      .e2e)\n"
+    "\n"
+    "Report:\n"
+    "  -o, --output=FILE   when a private daemon is started, write its report\n"
+    "                      to FILE instead of standard output\n"
+    "      --list          print the node id of each case and exit\n"
+    "  -h, --help          show this help and exit\n"
+    "  -V, --version       show the version and exit\n"
+    "\n"
+    "The samples go to the hostranged of $HOSTRANGE_RUNTIME_DIR (see\n"
+    "hostrangectl --help for the default). When none answers there, the\n"
+    "benchmark runs itself under `hostrangectl record`, which starts a\n"
+    "private daemon and prints the report when the benchmark is done;\n"
+    "hostrangectl is $HOSTRANGECTL, else the one beside this program, else\n"
+    "the one on PATH. HOSTRANGE=0 runs without collecting. Built with\n"
+    "--disable-host-range-profiling, the benchmark has no ranges and reports\n"
+    "nothing (--raw still prints its lines).\n"
+    "\n"
+    "Exit status: 0 on success, 1 when a case fails (an error, a wrong\n"
+    "result, an unavailable backend, no daemon), 2 on a usage error.\n";
+
+struct options {
+    int raw;
+    int list;
+    unsigned target_ms;
+    unsigned max_calls;
+    unsigned calls;             /* 0: automatic */
+    unsigned blocks;            /* 0: automatic */
+    const char *output;
+};
+
+/* The arrays of one case, and how to call it. */
+struct run {
+    const struct bench_case *c;
+    char device[24];
+    struct ref_array x[3];
+    hrops_raw *raw;
+};
+
+static void die_usage(const char *fmt, const char *arg)
+{
+    fputs("hostrange-bench: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputs(" (see --help)\n", stderr);
+    exit(2);
+}
+
+static unsigned parse_count(const char *opt, const char *s, unsigned min)
+{
+    char *end;
+    unsigned long v;
+
+    errno = 0;
+    v = strtoul(s, &end, 10);
+    if (errno != 0 || *end != '\0' || s[0] == '\0' || s[0] == '-' ||
+        v < min || v > 100000000ul)
+        die_usage("bad value for %s", opt);
+    return (unsigned)v;
+}
+
+static int call_once(const struct run *r)
+{
+    if (r->c->op == BENCH_ADD)
+        return hrops_add(&r->x[0].d, &r->x[1].d, &r->x[2].d, r->device, 0);
+    return hrops_gemm(&r->x[0].d, &r->x[1].d, &r->x[2].d, 1.0, 0.0,
+                      r->c->flags, r->device, 0);
+}
+
+/* Times `calls` calls (through the layers, or raw); the device is
+ * synchronized before the clock starts and after it stops. */
+static int time_block(const struct run *r, unsigned calls, int raw,
+                      uint64_t *ns)
+{
+    uint64_t t0;
+    int rc = 0;
+
+    hrops_sync(r->device);
+    t0 = hr_now_ns();
+    if (raw) {
+        for (unsigned i = 0; i < calls; i++)
+            rc |= hrops_raw_run(r->raw);
+    } else {
+        for (unsigned i = 0; i < calls; i++)
+            rc |= call_once(r);
+    }
+    *ns = hr_now_ns() - t0;
+    hrops_sync(r->device);
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, unsigned n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Makes the case's arrays on its device, filled, and the reference of the
+ * call's result. Returns 0 or a negative errno. */
+static int run_init(struct run *r, const struct bench_case *c, double **ref,
+                    double **bound)
+{
+    int64_t out_shape[HROPS_MAX_RANK];
+    int out_nd, rc;
+
+    memset(r, 0, sizeof *r);
+    r->c = c;
+    snprintf(r->device, sizeof r->device, "%s",
+             c->backend == BENCH_CUDA ? "cuda:0" : "cpu");
+    if (c->op == BENCH_ADD) {
+        out_nd = c->ndim[0] > c->ndim[1] ? c->ndim[0] : c->ndim[1];
+        for (int d = 0; d < out_nd; d++) {
+            int da = d - (out_nd - c->ndim[0]), db = d - (out_nd - c->ndim[1]);
+            int64_t la = da >= 0 ? c->shape[0][da] : 1;
+            int64_t lb = db >= 0 ? c->shape[1][db] : 1;
+
+            out_shape[d] = la == 1 ? lb : la;
+        }
+    } else {
+        int nd = c->ndim[0];
+
+        out_nd = nd;
+        if (nd == 3)
+            out_shape[0] = c->shape[0][0];
+        out_shape[nd - 2] = c->flags & HROPS_TRANS_A ? c->shape[0][nd - 1]
+                                                     : c->shape[0][nd - 2];
+        out_shape[nd - 1] = c->flags & HROPS_TRANS_B ? c->shape[1][nd - 2]
+                                                     : c->shape[1][nd - 1];
+    }
+    for (int i = 0; i < 3; i++) {
+        rc = ref_array_init(&r->x[i], c->dtype, i < 2 ? c->ndim[i] : out_nd,
+                            i < 2 ? c->shape[i] : out_shape, NULL, r->device);
+        if (rc != 0)
+            return rc;
+        ref_fill(&r->x[i], 17u + (uint32_t)i);
+    }
+    *ref = malloc(((size_t)r->x[2].numel + 1) * sizeof **ref);
+    *bound = malloc(((size_t)r->x[2].numel + 1) * sizeof **bound);
+    if (*ref == NULL || *bound == NULL)
+        return -ENOMEM;
+    rc = c->op == BENCH_ADD
+             ? ref_add(&r->x[0], &r->x[1], &r->x[2], *ref, *bound)
+             : ref_gemm(&r->x[0], &r->x[1], &r->x[2], 1.0, 0.0, c->flags,
+                        *ref, *bound);
+    for (int i = 0; rc == 0 && i < 3; i++)
+        rc = ref_upload(&r->x[i]);
+    return rc;
+}
+
+static void run_fini(struct run *r)
+{
+    hrops_raw_free(r->raw);
+    for (int i = 0; i < 3; i++)
+        ref_array_fini(&r->x[i]);
+}
+
+/* The end_to_end and raw medians of a case, in ns per call. */
+struct result {
+    double e2e, raw;
+};
+
+static int measure(struct run *r, const struct options *o, const char *node,
+                   struct result *res)
+{
+    const struct bench_case *c = r->c;
+    unsigned calls = o->calls, blocks = o->blocks;
+    uint64_t ns = 0;
+    double *e2e = NULL, *raw = NULL;
+    int rc;
+
+    /* Cold: the first call after the cache was cleared. */
+    hrops_cache_clear();
+    hrops_sync(r->device);
+    hr_labels_set(node, bench_op_name(c->op), bench_backend_name(c->backend),
+                  HR_PHASE_COLD);
+    hr_window_begin();
+    rc = call_once(r);
+    hr_window_end();
+    hrops_sync(r->device);
+    if (rc != 0)
+        return rc;
+
+    /* Blocks: autoranged to MIN_BLOCK_NS unless given. */
+    if (calls == 0) {
+        static const unsigned steps[3] = { 1, 2, 5 };
+
+        for (unsigned scale = 1;; scale *= 10) {
+            for (int s = 0; s < 3 && calls == 0; s++) {
+                unsigned n = steps[s] * scale;
+
+                if ((rc = time_block(r, n, 0, &ns)) != 0)
+                    return rc;
+                if (ns >= MIN_BLOCK_NS || n >= o->max_calls)
+                    calls = n < o->max_calls ? n : o->max_calls;
+            }
+            if (calls != 0)
+                break;
+        }
+    } else if ((rc = time_block(r, calls, 0, &ns)) != 0) {
+        return rc;
+    }
+    if (blocks == 0) {
+        uint64_t by_time = (uint64_t)o->target_ms * 1000000u / (ns + 1);
+        uint64_t by_calls = o->max_calls / calls;
+
+        blocks = (unsigned)(by_time < by_calls ? by_time : by_calls);
+        if (blocks < 1)
+            blocks = 1;
+    }
+    if (o->raw) {
+        rc = c->op == BENCH_ADD
+                 ? hrops_raw_add_new(&r->x[0].d, &r->x[1].d, &r->x[2].d,
+                                     r->device, 0, &r->raw)
+                 : hrops_raw_gemm_new(&r->x[0].d, &r->x[1].d, &r->x[2].d,
+                                      1.0, 0.0, c->flags, r->device, 0,
+                                      &r->raw);
+        if (rc != 0)
+            return rc;
+        /* Warm the bare path as the layered one was. */
+        if ((rc = time_block(r, calls, 1, &ns)) != 0)
+            return rc;
+    }
+    e2e = calloc(blocks, sizeof *e2e);
+    raw = calloc(blocks, sizeof *raw);
+    if (e2e == NULL || raw == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+
+    /* end_to_end, collection inactive; the records carry the warm labels. */
+    hr_labels_set(node, bench_op_name(c->op), bench_backend_name(c->backend),
+                  HR_PHASE_WARM);
+    for (unsigned b = 0; b < blocks; b++) {
+        if ((rc = time_block(r, calls, 0, &ns)) != 0)
+            goto out;
+        e2e[b] = (double)ns / calls;
+        hr_record(&s_e2e, ns / calls);
+        if (o->raw) {
+            if ((rc = time_block(r, calls, 1, &ns)) != 0)
+                goto out;
+            raw[b] = (double)ns / calls;
+        }
+    }
+
+    /* Warm: the same calls inside one window. */
+    hr_window_begin();
+    for (unsigned b = 0; b < blocks && rc == 0; b++) {
+        for (unsigned i = 0; i < calls; i++)
+            rc |= call_once(r);
+        hrops_sync(r->device);
+    }
+    hr_window_end();
+    if (rc != 0)
+        goto out;
+    res->e2e = median(e2e, blocks);
+    res->raw = o->raw ? median(raw, blocks) : 0;
+out:
+    free(e2e);
+    free(raw);
+    return rc;
+}
+
+/* Runs one expanded case; returns 0, or 1 with a message printed. */
+static int run_case(const struct bench_case *c, const struct options *o)
+{
+    struct run r;
+    struct result res = { 0, 0 };
+    double *ref = NULL, *bound = NULL, err;
+    char node[256];
+    int64_t worst = 0;
+    int rc, status = 1;
+
+    bench_node_id(c, node, sizeof node);
+    rc = run_init(&r, c, &ref, &bound);
+    if (rc != 0) {
+        fprintf(stderr, "hostrange-bench: %s: cannot set up: %s\n", node,
+                strerror(-rc));
+        goto out;
+    }
+    /* The correctness call. */
+    rc = call_once(&r);
+    if (rc == 0)
+        rc = hrops_sync(r.device);
+    if (rc == 0)
+        rc = ref_download(&r.x[2]);
+    if (rc != 0) {
+        fprintf(stderr, "hostrange-bench: %s: the call failed: %s\n", node,
+                strerror(-rc));
+        goto out;
+    }
+    err = ref_check(&r.x[2], ref, bound, ref_tolerance(c->dtype), &worst);
+    if (!(err <= 1.0)) {
+        fprintf(stderr, "hostrange-bench: %s: wrong result: element %lld is "
+                "%g, expected %g\n", node, (long long)worst,
+                ref_get(&r.x[2], worst), ref[worst]);
+        goto out;
+    }
+    rc = measure(&r, o, node, &res);
+    if (rc != 0) {
+        fprintf(stderr, "hostrange-bench: %s: %s\n", node, strerror(-rc));
+        goto out;
+    }
+    if (o->raw) {
+        char name[256];
+
+        bench_raw_name(c, name, sizeof name);
+        printf("{\"bench\":\"%s\",\"value\":%.1f,\"unit\":\"ns\","
+               "\"baseline\":%.1f,\"ratio\":%.3f}\n",
+               name, res.e2e, res.raw, res.raw > 0 ? res.e2e / res.raw : 0.0);
+        fflush(stdout);
+    }
+    status = 0;
+out:
+    free(ref);
+    free(bound);
+    run_fini(&r);
+    return status;
+}
+
+/* 1 when the backend implements the op for the dtype. */
+static int supported(int op, int backend, int dtype)
+{
+    if (op == BENCH_ADD)
+        return 1;
+    if (backend == BENCH_CPU)
+        return dtype == HROPS_FLOAT32 || dtype == HROPS_FLOAT64;
+    return dtype != HROPS_FLOAT64;
+}
+
+/* Expands the specs into cases with one backend each. Returns the number,
+ * or -1 with a message printed (*usage_err set for a usage error). */
+static int expand(const struct bench_case *specs, int nspecs, int backend,
+                  struct bench_case *out, int *usage_err)
+{
+    int have_cuda = hrops_cuda_device_count() > 0, n = 0;
+
+    for (int i = 0; i < nspecs; i++) {
+        int b = specs[i].backend != BENCH_ANY ? specs[i].backend : backend;
+
+        for (int k = BENCH_CPU; k <= BENCH_CUDA; k++) {
+            struct bench_case c = specs[i];
+
+            if (b != BENCH_ANY && b != k)
+                continue;
+            if (b == BENCH_ANY && (k == BENCH_CUDA && !have_cuda))
+                continue;
+            if (!supported(c.op, k, c.dtype)) {
+                if (b == BENCH_ANY)
+                    continue;
+                fprintf(stderr, "hostrange-bench: %s %s is not implemented "
+                        "on %s\n", bench_op_name(c.op),
+                        hrops_dtype_name(c.dtype), bench_backend_name(k));
+                *usage_err = 1;
+                return -1;
+            }
+            if (k == BENCH_CUDA && !have_cuda) {
+                fprintf(stderr, "hostrange-bench: backend cuda is not "
+                        "available (no CUDA device, or built without "
+                        "CUDA)\n");
+                return -1;
+            }
+            if (n == MAX_CASES) {
+                fprintf(stderr, "hostrange-bench: more than %d cases\n",
+                        MAX_CASES);
+                *usage_err = 1;
+                return -1;
+            }
+            c.backend = k;
+            out[n++] = c;
+        }
+    }
+    if (n == 0) {
+        fprintf(stderr, "hostrange-bench: no case to run on the backends "
+                "available\n");
+        *usage_err = 1;
+        return -1;
+    }
+    return n;
+}
+
+/* Reads a cases file into specs; returns their number or -1 (printed). */
+static int read_cases(const char *path, struct bench_case *specs)
+{
+    FILE *f = fopen(path, "r");
+    char line[1024], err[256];
+    int n = 0, lineno = 0;
+
+    if (f == NULL) {
+        fprintf(stderr, "hostrange-bench: cannot read %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    while (fgets(line, sizeof line, f) != NULL) {
+        int rc;
+
+        lineno++;
+        rc = bench_case_line(line, &specs[n], err, sizeof err);
+        if (rc < 0 || (rc > 0 && ++n == MAX_CASES)) {
+            fprintf(stderr, "hostrange-bench: %s:%d: %s\n", path, lineno,
+                    rc < 0 ? err : "too many cases");
+            fclose(f);
+            return -1;
+        }
+    }
+    fclose(f);
+    if (n == 0) {
+        fprintf(stderr, "hostrange-bench: %s: no case\n", path);
+        return -1;
+    }
+    return n;
+}
+
+int main(int argc, char **argv)
+{
+    enum { OPT_OP = 256, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_TRANS,
+           OPT_CASES, OPT_TARGET, OPT_MAX, OPT_CALLS, OPT_BLOCKS, OPT_RAW,
+           OPT_LIST };
+    static const struct option longopts[] = {
+        { "op", required_argument, NULL, OPT_OP },
+        { "backend", required_argument, NULL, OPT_BACKEND },
+        { "dtype", required_argument, NULL, OPT_DTYPE },
+        { "shape", required_argument, NULL, OPT_SHAPE },
+        { "trans", required_argument, NULL, OPT_TRANS },
+        { "cases", required_argument, NULL, OPT_CASES },
+        { "target-ms", required_argument, NULL, OPT_TARGET },
+        { "max-calls", required_argument, NULL, OPT_MAX },
+        { "calls", required_argument, NULL, OPT_CALLS },
+        { "blocks", required_argument, NULL, OPT_BLOCKS },
+        { "raw", no_argument, NULL, OPT_RAW },
+        { "list", no_argument, NULL, OPT_LIST },
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
+        { NULL, 0, NULL, 0 },
+    };
+    static struct bench_case specs[MAX_CASES], cases[MAX_CASES];
+    struct options o = { 0, 0, 200, 10000, 0, 0, NULL };
+    const char *shape = NULL, *cases_file = NULL;
+    int op = 0, backend = BENCH_ANY, dtype = -1, flags = -1, c, n = 0;
+    int usage_error = 0, status = 0;
+    char err[256];
+
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":o:hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_OP:
+            if ((op = bench_op_parse(optarg)) < 0)
+                die_usage("unknown op '%s'", optarg);
+            break;
+        case OPT_BACKEND:
+            if ((backend = bench_backend_parse(optarg)) < 0)
+                die_usage("unknown backend '%s'", optarg);
+            break;
+        case OPT_DTYPE:
+            if ((dtype = bench_dtype_parse(optarg)) < 0)
+                die_usage("unknown dtype '%s'", optarg);
+            break;
+        case OPT_SHAPE:
+            shape = optarg;
+            break;
+        case OPT_TRANS:
+            if ((flags = bench_trans_parse(optarg)) < 0)
+                die_usage("bad transpose '%s' (none, a, b or ab)", optarg);
+            break;
+        case OPT_CASES:
+            cases_file = optarg;
+            break;
+        case OPT_TARGET:
+            o.target_ms = parse_count("--target-ms", optarg, 1);
+            break;
+        case OPT_MAX:
+            o.max_calls = parse_count("--max-calls", optarg, 1);
+            break;
+        case OPT_CALLS:
+            o.calls = parse_count("--calls", optarg, 1);
+            break;
+        case OPT_BLOCKS:
+            o.blocks = parse_count("--blocks", optarg, 1);
+            break;
+        case OPT_RAW:
+            o.raw = 1;
+            break;
+        case OPT_LIST:
+            o.list = 1;
+            break;
+        case 'o':
+            o.output = optarg;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        case 'V':
+            printf("hostrange-bench (%s) %s\n", PACKAGE_NAME,
+                   PACKAGE_VERSION);
+            return 0;
+        case ':':
+            die_usage("missing value for option '%s'", argv[optind - 1]);
+            break;
+        default:
+            die_usage("unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        die_usage("unexpected argument '%s'", argv[optind]);
+    if (cases_file != NULL &&
+        (op != 0 || dtype >= 0 || shape != NULL || flags >= 0))
+        die_usage("%s", "--cases excludes --op, --dtype, --shape and "
+                  "--trans");
+    if (shape != NULL && op == 0)
+        die_usage("%s", "--shape needs --op");
+
+    if (cases_file != NULL) {
+        n = read_cases(cases_file, specs);
+        if (n < 0)
+            return 1;
+    } else {
+        for (int k = BENCH_ADD; k <= BENCH_GEMM; k++) {
+            if (op != 0 && op != k)
+                continue;
+            bench_case_default(&specs[n], k);
+            if (shape != NULL && bench_case_shape(&specs[n], shape) != 0)
+                die_usage("bad shape '%s'", shape);
+            if (dtype >= 0 && dtype != specs[n].dtype) {
+                specs[n].dtype = dtype;
+                specs[n].is_default = 0;
+            }
+            if (flags > 0) {
+                specs[n].flags = flags;
+                specs[n].is_default = 0;
+            }
+            if (bench_case_check(&specs[n], err, sizeof err) != 0)
+                die_usage("%s", err);
+            n++;
+        }
+    }
+    n = expand(specs, n, backend, cases, &usage_error);
+    if (n < 0)
+        return usage_error ? 2 : 1;
+    if (o.list) {
+        for (int i = 0; i < n; i++) {
+            char node[256];
+
+            bench_node_id(&cases[i], node, sizeof node);
+            puts(node);
+        }
+        return 0;
+    }
+    if (bench_daemon_ensure(argc, argv, o.output) != 0)
+        return 1;
+    for (int i = 0; i < n; i++)
+        status |= run_case(&cases[i], &o);
+    hrops_cache_clear();
+    if (hr_enabled() && hr_flush(10000) != 0) {
+        fprintf(stderr, "hostrange-bench: not every sample reached the "
+                "daemon\n");
+        status = 1;
+    }
+    return status;
+}
