@@ -4,10 +4,17 @@
 #include "daemon/agg.h"
 #include "proto/protocol.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Room kept free at the end of an exact buffer: the widest entry (17
+ * bytes) is written with two 8-byte stores, and a decoder reads 8 bytes
+ * past the start of each value. */
+#define SLACK 33u
+#define RECORD_MARK 15u
 
 static uint64_t hash_bytes(const char *s)
 {
@@ -35,21 +42,32 @@ static uint64_t hash_key(uint32_t node, uint32_t op, uint32_t backend,
 void hrd_agg_init(struct hrd_agg *a)
 {
     memset(a, 0, sizeof *a);
+    a->exact_cap = HRD_EXACT_CAP_DEFAULT;
+    a->max_bytes = HRD_MAX_BYTES_DEFAULT;
 }
 
-static void values_free(struct hrd_values *v)
+static void key_free(struct hrd_agg *a, struct hrd_key *k)
 {
-    free(v->v);
-    memset(v, 0, sizeof *v);
+    a->bytes -= sizeof *k + k->cap;
+    free(k->buf);
+    if (k->incl != NULL) {
+        a->bytes -= sizeof *k->incl + hrd_hist_bytes(k->incl);
+        hrd_hist_fini(k->incl);
+        free(k->incl);
+    }
+    if (k->self != NULL) {
+        a->bytes -= sizeof *k->self + hrd_hist_bytes(k->self);
+        hrd_hist_fini(k->self);
+        free(k->self);
+    }
+    a->events -= 2 * k->pairs + k->records;
+    free(k);
 }
 
 void hrd_agg_reset(struct hrd_agg *a)
 {
-    for (uint32_t i = 0; i < a->nkeys; i++) {
-        values_free(&a->keys[i]->incl);
-        values_free(&a->keys[i]->self);
-        free(a->keys[i]);
-    }
+    for (uint32_t i = 0; i < a->nkeys; i++)
+        key_free(a, a->keys[i]);
     free(a->keys);
     free(a->kindex);
     a->keys = NULL;
@@ -57,6 +75,7 @@ void hrd_agg_reset(struct hrd_agg *a)
     a->nkeys = a->capkeys = a->kslots = 0;
     a->events = 0;
     a->bytes = 0;
+    a->over_budget = 0;
 }
 
 void hrd_agg_fini(struct hrd_agg *a)
@@ -68,7 +87,9 @@ void hrd_agg_fini(struct hrd_agg *a)
         free(a->str.s[i]);
     free(a->str.s);
     free(a->str.rank);
+    free(a->str.lost);
     free(a->str.index);
+    free(a->scratch);
     memset(a, 0, sizeof *a);
 }
 
@@ -94,6 +115,10 @@ uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
         if (nr == NULL)
             return 0;
         t->rank = nr;
+        uint64_t *nl = realloc(t->lost, cap * sizeof *nl);
+        if (nl == NULL)
+            return 0;
+        t->lost = nl;
         t->cap = cap;
     }
     if (2 * (t->n + 1) >= t->slots) {
@@ -115,6 +140,7 @@ uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
     if (t->s[t->n] == NULL)
         return 0;
     t->rank[t->n] = 0;
+    t->lost[t->n] = 0;
     for (i = (uint32_t)hash_bytes(s) & (t->slots - 1); t->index[i] != 0;
          i = (i + 1) & (t->slots - 1))
         ;
@@ -139,9 +165,14 @@ void hrd_agg_rank_range(struct hrd_agg *a, uint32_t id)
         a->str.rank[id - 1] = ++a->range_ranks;
 }
 
-static int kindex_grow(struct hrd_agg *a)
+void hrd_agg_lost_add(struct hrd_agg *a, uint32_t id, int64_t delta)
 {
-    uint32_t slots = a->kslots ? 2 * a->kslots : 1024;
+    if (id >= 1 && id <= a->str.n)
+        a->str.lost[id - 1] += (uint64_t)delta;
+}
+
+static int kindex_build(struct hrd_agg *a, uint32_t slots)
+{
     uint32_t *idx = calloc(slots, sizeof *idx);
 
     if (idx == NULL)
@@ -168,7 +199,8 @@ struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
     struct hrd_key *k;
     uint32_t i;
 
-    if (2 * (a->nkeys + 1) >= a->kslots && kindex_grow(a) != 0)
+    if (2 * (a->nkeys + 1) >= a->kslots &&
+        kindex_build(a, a->kslots ? 2 * a->kslots : 1024) != 0)
         return NULL;
     for (i = (uint32_t)h & (a->kslots - 1); a->kindex[i] != 0;
          i = (i + 1) & (a->kslots - 1)) {
@@ -193,147 +225,551 @@ struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
     k->backend = backend;
     k->phase = phase;
     k->range = range;
-    k->serial = a->nkeys;
+    k->serial = a->next_serial++;
+    k->exact = 1;
     a->keys[a->nkeys++] = k;
     a->kindex[i] = a->nkeys;
+    a->bytes += sizeof *k;
     return k;
 }
 
-static int values_add(struct hrd_agg *a, struct hrd_values *v, uint64_t x)
+void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? 2 * v->cap : 16;
-        uint64_t *nv = realloc(v->v, cap * sizeof *nv);
-        if (nv == NULL)
-            return -ENOMEM;
-        a->bytes += (cap - v->cap) * sizeof *nv;
-        v->v = nv;
-        v->cap = cap;
+    uint32_t kept = 0;
+
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        if (a->keys[i] != k)
+            a->keys[kept++] = a->keys[i];
     }
-    if (v->n == 0 || x < v->min)
-        v->min = x;
-    if (v->n == 0 || x > v->max)
-        v->max = x;
-    v->v[v->n++] = x;
-    a->events++;
+    if (kept == a->nkeys)
+        return;
+    a->nkeys = kept;
+    key_free(a, k);
+    if (kindex_build(a, a->kslots) != 0)
+        hrd_agg_reset(a);
+}
+
+/* Makes room for one more entry in an exact key. */
+static int reserve(struct hrd_agg *a, struct hrd_key *k)
+{
+    size_t cap;
+    uint8_t *nb;
+
+    if (k->len + SLACK <= k->cap)
+        return 0;
+    cap = k->cap + k->cap / 4;
+    if (cap < k->len + SLACK)
+        cap = k->len + SLACK;
+    if (cap < 64)
+        cap = 64;
+    nb = realloc(k->buf, cap);
+    if (nb == NULL)
+        return -ENOMEM;
+    a->bytes += cap - k->cap;
+    k->buf = nb;
+    k->cap = cap;
     return 0;
+}
+
+static unsigned width(uint64_t x)
+{
+    return x == 0 ? 0u : (unsigned)(71 - __builtin_clzll(x)) / 8u;
+}
+
+static uint64_t mask(unsigned bytes)
+{
+    return bytes >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * bytes)) - 1;
+}
+
+static void put8(uint8_t *p, uint64_t x)
+{
+    x = htole64(x);
+    memcpy(p, &x, 8);
+}
+
+static uint64_t get8(const uint8_t *p)
+{
+    uint64_t x;
+
+    memcpy(&x, p, 8);
+    return le64toh(x);
+}
+
+/* Adds to histograms: a range event (self != NULL) or a record. Room is
+ * made first, so that either both values go in or neither does. */
+static int hist_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl,
+                    const uint64_t *self)
+{
+    size_t before = hrd_hist_bytes(k->incl) + hrd_hist_bytes(k->self);
+
+    if (hrd_hist_reserve(k->incl) != 0 || hrd_hist_reserve(k->self) != 0)
+        return -ENOMEM;
+    hrd_hist_add(k->incl, incl);
+    if (self != NULL)
+        hrd_hist_add(k->self, *self);
+    a->bytes += hrd_hist_bytes(k->incl) + hrd_hist_bytes(k->self) - before;
+    return 0;
+}
+
+static void after_add(struct hrd_agg *a, struct hrd_key *k)
+{
+    if (k->exact && k->pairs + k->records >= a->exact_cap &&
+        hrd_agg_key_to_hist(a, k) == 0)
+        a->capped++;
 }
 
 int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
                 uint64_t self_ns)
 {
-    int rc = values_add(a, &k->incl, incl_ns);
+    uint64_t diff = incl_ns - self_ns;
 
-    if (rc == 0 && (rc = values_add(a, &k->self, self_ns)) != 0) {
-        /* Keep the two populations the same size. */
-        k->incl.n--;
-        a->events--;
+    if (self_ns > incl_ns)
+        diff = 0; /* validated earlier; never stored negative */
+    if (!k->exact) {
+        if (hist_add(a, k, incl_ns, &self_ns) != 0)
+            return -ENOMEM;
+    } else {
+        unsigned w1 = width(incl_ns), w2 = width(diff);
+        uint8_t *p;
+
+        if (reserve(a, k) != 0)
+            return -ENOMEM;
+        p = k->buf + k->len;
+        p[0] = (uint8_t)(w1 | w2 << 4);
+        put8(p + 1, incl_ns);
+        put8(p + 1 + w1, diff);
+        k->len += 1 + w1 + w2;
     }
-    if (rc == 0)
-        k->has_scopes = 1;
-    return rc;
+    k->pairs++;
+    k->has_scopes = 1;
+    a->events += 2;
+    after_add(a, k);
+    return 0;
 }
 
 int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k, uint64_t value_ns)
 {
-    return values_add(a, &k->incl, value_ns);
-}
+    if (!k->exact) {
+        if (hist_add(a, k, value_ns, NULL) != 0)
+            return -ENOMEM;
+    } else {
+        unsigned w1 = width(value_ns);
+        uint8_t *p;
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-    uint64_t x = *(const uint64_t *)pa, y = *(const uint64_t *)pb;
-    return (x > y) - (x < y);
-}
-
-void hrd_stats(uint64_t *v, size_t n, double *mean, double *median)
-{
-    unsigned __int128 sum = 0;
-
-    if (n == 0) {
-        *mean = *median = 0.0;
-        return;
+        if (reserve(a, k) != 0)
+            return -ENOMEM;
+        p = k->buf + k->len;
+        p[0] = (uint8_t)(w1 | RECORD_MARK << 4);
+        put8(p + 1, value_ns);
+        k->len += 1 + w1;
     }
-    for (size_t i = 0; i < n; i++)
-        sum += v[i];
-    qsort(v, n, sizeof *v, cmp_u64);
-    *mean = (double)((long double)sum / (long double)n);
-    if (n % 2 == 1)
-        *median = (double)v[n / 2];
-    else
-        *median = (double)(((long double)v[n / 2 - 1] + (long double)v[n / 2]) / 2);
-}
-
-/* Sort order of keys in a report (see agg.h). */
-static const struct hrd_agg *sort_agg;
-
-static int cmp_keys(const void *pa, const void *pb)
-{
-    const struct hrd_key *x = *(struct hrd_key *const *)pa;
-    const struct hrd_key *y = *(struct hrd_key *const *)pb;
-    const uint32_t *rank = sort_agg->str.rank;
-    uint32_t a1, b1;
-
-#define CMP(p, q)                          \
-    do {                                   \
-        a1 = (p);                          \
-        b1 = (q);                          \
-        if (a1 != b1)                      \
-            return a1 < b1 ? -1 : 1;       \
-    } while (0)
-    CMP(rank[x->node - 1], rank[y->node - 1]);
-    CMP(x->phase, y->phase);
-    CMP(!x->has_scopes, !y->has_scopes);
-    CMP(rank[x->range - 1], rank[y->range - 1]);
-    CMP(x->serial, y->serial);
-#undef CMP
+    k->records++;
+    a->events++;
+    after_add(a, k);
     return 0;
 }
 
-static int emit(struct hrd_agg *a, const struct hrd_key *k,
-                struct hrd_values *v, const char *metric, hrd_row_fn fn,
-                void *ctx)
+void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
+                        size_t *nincl, uint64_t *self, size_t *nself)
 {
-    struct hrd_row row;
+    const uint8_t *p = k->buf, *end = k->buf + k->len;
+    size_t ni = 0, ns = 0;
 
-    memset(&row, 0, sizeof row);
-    row.node_id = hrd_agg_str_get(a, k->node);
-    row.op = hrd_agg_str_get(a, k->op);
-    row.backend = hrd_agg_str_get(a, k->backend);
-    row.phase = hrp_phase_name(k->phase);
-    row.range = hrd_agg_str_get(a, k->range);
-    row.metric = metric;
-    row.count = v->n;
-    hrd_stats(v->v, v->n, &row.mean, &row.median);
-    row.min = (double)v->min;
-    row.max = (double)v->max;
-    row.exact = 1;
-    return fn(&row, ctx);
+    while (p < end) {
+        unsigned w1 = p[0] & 15u, w2 = p[0] >> 4;
+        uint64_t x = get8(p + 1) & mask(w1);
+
+        incl[ni++] = x;
+        if (w2 == RECORD_MARK) {
+            p += 1 + w1;
+            continue;
+        }
+        self[ns++] = x - (get8(p + 1 + w1) & mask(w2));
+        p += 1 + w1 + w2;
+    }
+    *nincl = ni;
+    *nself = ns;
+}
+
+int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
+                          const uint8_t *buf, size_t len, uint64_t pairs,
+                          uint64_t records)
+{
+    uint64_t np = 0, nr = 0;
+    size_t pos = 0;
+
+    if (!k->exact || k->pairs + k->records != 0)
+        return -EINVAL;
+    while (pos < len) {
+        unsigned w1 = buf[pos] & 15u, w2 = buf[pos] >> 4;
+        uint64_t x = 0, d = 0;
+
+        if (w1 > 8 || (w2 > 8 && w2 != RECORD_MARK))
+            return -EINVAL;
+        if (w2 == RECORD_MARK)
+            w2 = 0;
+        if (len - pos < 1u + w1 + w2)
+            return -EINVAL;
+        for (unsigned i = 0; i < w1; i++)
+            x |= (uint64_t)buf[pos + 1 + i] << (8 * i);
+        for (unsigned i = 0; i < w2; i++)
+            d |= (uint64_t)buf[pos + 1 + w1 + i] << (8 * i);
+        if (d > x)
+            return -EINVAL;
+        if ((buf[pos] >> 4) == RECORD_MARK)
+            nr++;
+        else
+            np++;
+        pos += 1 + w1 + w2;
+    }
+    if (np != pairs || nr != records)
+        return -EINVAL;
+    k->buf = malloc(len + SLACK);
+    if (k->buf == NULL)
+        return -ENOMEM;
+    memcpy(k->buf, buf, len);
+    k->len = len;
+    k->cap = len + SLACK;
+    k->pairs = pairs;
+    k->records = records;
+    k->has_scopes = pairs > 0;
+    a->bytes += k->cap;
+    a->events += 2 * pairs + records;
+    return 0;
+}
+
+int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
+                         struct hrd_hist *incl, struct hrd_hist *self,
+                         uint64_t pairs, uint64_t records)
+{
+    if (!k->exact || k->pairs + k->records != 0 ||
+        incl->n != pairs + records || self->n != pairs)
+        return -EINVAL;
+    k->exact = 0;
+    k->incl = incl;
+    k->self = self;
+    k->pairs = pairs;
+    k->records = records;
+    k->has_scopes = pairs > 0;
+    a->bytes += 2 * sizeof *incl + hrd_hist_bytes(incl) +
+                hrd_hist_bytes(self);
+    a->events += 2 * pairs + records;
+    return 0;
+}
+
+/* Makes the scratch hold at least n values. */
+static int scratch(struct hrd_agg *a, size_t n)
+{
+    uint64_t *s;
+
+    if (n <= a->scratch_cap)
+        return 0;
+    s = realloc(a->scratch, n * sizeof *s);
+    if (s == NULL)
+        return -ENOMEM;
+    a->scratch = s;
+    a->scratch_cap = n;
+    return 0;
+}
+
+/* Decodes and sorts a key's values into the scratch: incl at *incl, self
+ * at *self. Returns 0 or -ENOMEM. */
+static int sorted_values(struct hrd_agg *a, const struct hrd_key *k,
+                         uint64_t **incl, size_t *ni, uint64_t **self,
+                         size_t *ns)
+{
+    size_t all = k->pairs + k->records;
+
+    if (scratch(a, 2 * all + k->pairs + 1) != 0)
+        return -ENOMEM;
+    *incl = a->scratch;
+    *self = a->scratch + all;
+    hrd_agg_key_values(k, *incl, ni, *self, ns);
+    hrd_sort_u64(*incl, *ni, *self + *ns);
+    hrd_sort_u64(*self, *ns, *self + *ns);
+    return 0;
+}
+
+int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
+{
+    struct hrd_hist *hi = NULL, *hs = NULL;
+    uint64_t *incl, *self;
+    size_t ni, ns;
+
+    if (!k->exact)
+        return 0;
+    if (sorted_values(a, k, &incl, &ni, &self, &ns) != 0)
+        return -ENOMEM;
+    hi = malloc(sizeof *hi);
+    hs = malloc(sizeof *hs);
+    if (hi == NULL || hs == NULL)
+        goto fail;
+    hrd_hist_init(hi);
+    hrd_hist_init(hs);
+    if (hrd_hist_add_sorted(hi, incl, ni) != 0 ||
+        hrd_hist_add_sorted(hs, self, ns) != 0)
+        goto fail;
+    a->bytes -= k->cap;
+    free(k->buf);
+    k->buf = NULL;
+    k->len = k->cap = 0;
+    k->incl = hi;
+    k->self = hs;
+    k->exact = 0;
+    a->bytes += 2 * sizeof *hi + hrd_hist_bytes(hi) + hrd_hist_bytes(hs);
+    return 0;
+fail:
+    hrd_hist_fini(hi);
+    hrd_hist_fini(hs);
+    free(hi);
+    free(hs);
+    return -ENOMEM;
+}
+
+static int cmp_size_desc(const void *pa, const void *pb)
+{
+    const struct hrd_key *x = *(struct hrd_key *const *)pa;
+    const struct hrd_key *y = *(struct hrd_key *const *)pb;
+
+    return (x->cap < y->cap) - (x->cap > y->cap);
+}
+
+/* Keys below this many events are left exact: their histograms would not
+ * be smaller. */
+#define COMPACT_MIN_EVENTS 4096u
+
+uint32_t hrd_agg_enforce(struct hrd_agg *a)
+{
+    struct hrd_key **big;
+    uint32_t n = 0, done = 0;
+    size_t target = a->max_bytes - a->max_bytes / 8;
+
+    if (a->bytes <= a->max_bytes) {
+        a->over_budget = 0;
+        return 0;
+    }
+    big = malloc((a->nkeys + 1) * sizeof *big);
+    if (big != NULL) {
+        for (uint32_t i = 0; i < a->nkeys; i++) {
+            struct hrd_key *k = a->keys[i];
+            if (k->exact && k->pairs + k->records >= COMPACT_MIN_EVENTS)
+                big[n++] = k;
+        }
+        qsort(big, n, sizeof *big, cmp_size_desc);
+        for (uint32_t i = 0; i < n && a->bytes > target; i++) {
+            if (hrd_agg_key_to_hist(a, big[i]) == 0)
+                done++;
+        }
+        free(big);
+    }
+    a->compacted += done;
+    a->over_budget = a->bytes > a->max_bytes;
+    return done;
+}
+
+/* --- rows ------------------------------------------------------------- */
+
+static void key_pos(const struct hrd_agg *a, const struct hrd_key *k,
+                    uint32_t pos[5])
+{
+    pos[0] = a->str.rank[k->node - 1];
+    pos[1] = k->phase;
+    pos[2] = !k->has_scopes;
+    pos[3] = a->str.rank[k->range - 1];
+    pos[4] = k->serial;
+}
+
+static int cmp_pos(const uint32_t x[5], const uint32_t y[5])
+{
+    for (int i = 0; i < 5; i++) {
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    }
+    return 0;
+}
+
+static int cmp_keys(const void *pa, const void *pb, void *arg)
+{
+    const struct hrd_agg *a = arg;
+    uint32_t x[5], y[5];
+
+    key_pos(a, *(struct hrd_key *const *)pa, x);
+    key_pos(a, *(struct hrd_key *const *)pb, y);
+    return cmp_pos(x, y);
+}
+
+/* Filter results per string, so each pattern meets each string once:
+ * bit 2f is "checked", bit 2f + 1 "matches" for field f. */
+struct memo {
+    const struct hrd_filter *f;
+    uint8_t *bits;
+};
+
+static int field_match(struct hrd_agg *a, struct memo *m, int field,
+                       const char *pattern, uint32_t id)
+{
+    uint8_t *b;
+
+    if (pattern == NULL || pattern[0] == '\0')
+        return 1;
+    b = &m->bits[id];
+    if (!(*b & (1u << (2 * field)))) {
+        *b |= (uint8_t)(1u << (2 * field));
+        if (fnmatch(pattern, hrd_agg_str_get(a, id), 0) == 0)
+            *b |= (uint8_t)(1u << (2 * field + 1));
+    }
+    return (*b >> (2 * field + 1)) & 1u;
+}
+
+static int key_match(struct hrd_agg *a, struct memo *m,
+                     const struct hrd_key *k)
+{
+    const struct hrd_filter *f = m->f;
+
+    if (f == NULL)
+        return 1;
+    if (f->phase != 0 && k->phase != f->phase)
+        return 0;
+    return field_match(a, m, 0, f->node, k->node) &&
+           field_match(a, m, 1, f->op, k->op) &&
+           field_match(a, m, 2, f->backend, k->backend) &&
+           field_match(a, m, 3, f->range, k->range);
+}
+
+static int memo_init(struct hrd_agg *a, struct memo *m,
+                     const struct hrd_filter *f)
+{
+    m->f = f;
+    m->bits = calloc(a->str.n + 1, 1);
+    return m->bits == NULL ? -ENOMEM : 0;
+}
+
+uint32_t hrd_agg_reset_filtered(struct hrd_agg *a, const struct hrd_filter *f)
+{
+    struct memo m;
+    uint32_t kept = 0, dropped;
+
+    if (memo_init(a, &m, f) != 0)
+        return 0;
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        struct hrd_key *k = a->keys[i];
+        if (key_match(a, &m, k))
+            key_free(a, k);
+        else
+            a->keys[kept++] = k;
+    }
+    free(m.bits);
+    dropped = a->nkeys - kept;
+    a->nkeys = kept;
+    if (dropped > 0 && kindex_build(a, a->kslots) != 0) {
+        /* Without an index no key can be found: fall back to none. */
+        hrd_agg_reset(a);
+    }
+    if (a->bytes <= a->max_bytes)
+        a->over_budget = 0;
+    return dropped;
+}
+
+static void row_init(struct hrd_agg *a, const struct hrd_key *k,
+                     const char *metric, const struct hrd_summary *s,
+                     struct hrd_row *row)
+{
+    memset(row, 0, sizeof *row);
+    row->node_id = hrd_agg_str_get(a, k->node);
+    row->op = hrd_agg_str_get(a, k->op);
+    row->backend = hrd_agg_str_get(a, k->backend);
+    row->phase = hrp_phase_name(k->phase);
+    row->range = hrd_agg_str_get(a, k->range);
+    row->metric = metric;
+    row->count = s->count;
+    row->mean = s->mean;
+    row->median = s->median;
+    row->min = s->min;
+    row->max = s->max;
+    row->p90 = s->p90;
+    row->p99 = s->p99;
+    row->stddev = s->stddev;
+    row->exact = s->exact;
+    row->lost = a->str.lost[k->node - 1];
+}
+
+/* Emits the rows of one key. Returns 0, the callback's value or -ENOMEM. */
+static int emit_key(struct hrd_agg *a, const struct hrd_key *k,
+                    hrd_row_fn fn, void *ctx)
+{
+    struct hrd_summary si, ss;
+    struct hrd_row row;
+    int rc;
+
+    if (k->exact) {
+        uint64_t *incl, *self;
+        size_t ni, ns;
+
+        if (sorted_values(a, k, &incl, &ni, &self, &ns) != 0)
+            return -ENOMEM;
+        hrd_summary_sorted(incl, ni, &si);
+        hrd_summary_sorted(self, ns, &ss);
+    } else {
+        hrd_summary_hist(k->incl, &si);
+        hrd_summary_hist(k->self, &ss);
+    }
+    row_init(a, k, "inclusive", &si, &row);
+    rc = fn(&row, ctx);
+    if (rc == 0 && k->has_scopes) {
+        row_init(a, k, "self", &ss, &row);
+        rc = fn(&row, ctx);
+    }
+    return rc;
+}
+
+int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
+                      struct hrd_cursor *cur, uint64_t budget, hrd_row_fn fn,
+                      void *ctx)
+{
+    struct hrd_key **order;
+    struct memo m;
+    uint64_t work = 0;
+    uint32_t n = 0, i;
+    int rc = 0;
+
+    if (cur->done)
+        return 0;
+    order = malloc((a->nkeys + 1) * sizeof *order);
+    if (order == NULL || memo_init(a, &m, f) != 0) {
+        free(order);
+        return -ENOMEM;
+    }
+    for (i = 0; i < a->nkeys; i++) {
+        struct hrd_key *k = a->keys[i];
+        uint32_t pos[5];
+
+        key_pos(a, k, pos);
+        if (cur->started && cmp_pos(pos, cur->pos) <= 0)
+            continue;
+        if (key_match(a, &m, k))
+            order[n++] = k;
+    }
+    free(m.bits);
+    qsort_r(order, n, sizeof *order, cmp_keys, a);
+    for (i = 0; i < n && rc == 0; i++) {
+        if (budget != 0 && i > 0 && work >= budget)
+            break;
+        rc = emit_key(a, order[i], fn, ctx);
+        work += 2 * order[i]->pairs + order[i]->records;
+        key_pos(a, order[i], cur->pos);
+        cur->started = 1;
+    }
+    if (rc == 0 && i == n)
+        cur->done = 1;
+    free(order);
+    return rc;
 }
 
 int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
                  void *ctx)
 {
-    struct hrd_key **order;
-    uint32_t n = 0;
-    int rc = 0;
+    struct hrd_filter f = { node_glob, NULL, NULL, NULL, 0 };
+    struct hrd_cursor cur = { { 0 }, 0, 0 };
 
-    order = malloc((a->nkeys + 1) * sizeof *order);
-    if (order == NULL)
-        return -ENOMEM;
-    for (uint32_t i = 0; i < a->nkeys; i++) {
-        struct hrd_key *k = a->keys[i];
-        if (node_glob == NULL || node_glob[0] == '\0' ||
-            fnmatch(node_glob, hrd_agg_str_get(a, k->node), 0) == 0)
-            order[n++] = k;
-    }
-    sort_agg = a;
-    qsort(order, n, sizeof *order, cmp_keys);
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        struct hrd_key *k = order[i];
-        rc = emit(a, k, &k->incl, "inclusive", fn, ctx);
-        if (rc == 0 && k->has_scopes)
-            rc = emit(a, k, &k->self, "self", fn, ctx);
-    }
-    free(order);
-    return rc;
+    return hrd_agg_rows_page(a, &f, &cur, 0, fn, ctx);
 }

@@ -7,8 +7,21 @@
  * the program measured itself, such as end_to_end), which hold inclusive
  * only. Strings are interned in one table; node ids are ranked in first-seen
  * order and range names in the order clients first entered their scopes
- * (each batch lists its process's range names in that order). Every sample is
- * kept exactly (as a uint64_t nanosecond value).
+ * (each batch lists its process's range names in that order).
+ *
+ * Exact mode. A key keeps every event exactly, as one variable-length entry
+ * per event in a byte array: a header byte whose low nibble is the number of
+ * bytes of the inclusive time (0..8) and whose high nibble is the number of
+ * bytes of inclusive minus self time (0..8), or 15 for a record (no self
+ * time), then those bytes, little-endian. An event whose inclusive time is
+ * under 65536 ns and whose children took under 65536 ns costs at most 5
+ * bytes, a leaf range (self == inclusive) at most 3.
+ *
+ * Histogram mode. When a key reaches `exact_cap` events (range events plus
+ * records), or when the memory budget `max_bytes` is exceeded and it is
+ * among the largest keys, its populations move into log-linear histograms
+ * (hist.h): count, mean, minimum and maximum stay exact; quantiles are then
+ * estimates within 0.1%, and its rows say exact = 0. Nothing is dropped.
  *
  * Rows come out ordered by node rank, phase (cold before warm), scope ranges
  * before record-only ranges, range rank, key creation, inclusive before self.
@@ -19,15 +32,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/hist.h"
 #include "daemon/report.h"
+#include "daemon/stats.h"
 
-struct hrd_values {
-    uint64_t *v;
-    size_t n;
-    size_t cap;
-    uint64_t min;
-    uint64_t max;
-};
+#define HRD_EXACT_CAP_DEFAULT 1000000u
+#define HRD_MAX_BYTES_DEFAULT ((size_t)1 << 30)
 
 struct hrd_key {
     uint32_t node;    /* string id */
@@ -36,14 +46,23 @@ struct hrd_key {
     uint32_t phase;   /* HRP_PHASE_* */
     uint32_t range;   /* string id */
     uint32_t serial;  /* creation order */
-    int has_scopes;   /* fed by range samples (not only records) */
-    struct hrd_values incl;
-    struct hrd_values self;
+    uint8_t has_scopes; /* fed by range samples (not only records) */
+    uint8_t exact;      /* events kept exactly (else histograms) */
+    uint64_t pairs;     /* range events (an inclusive and a self time) */
+    uint64_t records;   /* record values (inclusive only) */
+    /* Exact mode: the encoded events (see above). */
+    uint8_t *buf;
+    size_t len;
+    size_t cap;
+    /* Histogram mode. */
+    struct hrd_hist *incl;
+    struct hrd_hist *self;
 };
 
 struct hrd_strtab {
     char **s;         /* id - 1 -> string */
     uint32_t *rank;   /* id - 1 -> node or range rank + 1 (0 = none) */
+    uint64_t *lost;   /* id - 1 -> events lost under this node id */
     uint32_t n, cap;
     uint32_t *index;  /* open addressing: slot -> id */
     uint32_t slots;
@@ -56,14 +75,44 @@ struct hrd_agg {
     uint32_t nkeys, capkeys;
     uint32_t *kindex;       /* open addressing: slot -> key index + 1 */
     uint32_t kslots;
+    uint32_t next_serial;
     uint64_t events;        /* samples held (inclusive + self + records) */
-    size_t bytes;           /* memory held by sample arrays */
+    size_t bytes;           /* memory held by keys, samples, histograms */
+    /* Settings (hrd_agg_init sets the defaults). */
+    uint64_t exact_cap;     /* events per key kept exactly */
+    size_t max_bytes;       /* the memory budget */
+    /* Counters. */
+    uint64_t capped;        /* keys turned into histograms at exact_cap */
+    uint64_t compacted;     /* keys turned into histograms for memory */
+    int over_budget;        /* over max_bytes with nothing left to compact */
+    /* Scratch for decoding and sorting (owned). */
+    uint64_t *scratch;
+    size_t scratch_cap;
+};
+
+/* Which keys a dump or a reset applies to; NULL or "" (0 for the phase)
+ * matches anything. Strings are shell patterns (fnmatch). */
+struct hrd_filter {
+    const char *node;
+    const char *op;
+    const char *backend;
+    const char *range;
+    unsigned phase;
+};
+
+/* Where a paged dump stands: the order of the last key it emitted. */
+struct hrd_cursor {
+    uint32_t pos[5];
+    int started;
+    int done;
 };
 
 void hrd_agg_init(struct hrd_agg *a);
 void hrd_agg_fini(struct hrd_agg *a);
-/* Drops every key and sample (string tables and ranks stay). */
+/* Drops every key and sample (string tables, ranks and lost counts stay). */
 void hrd_agg_reset(struct hrd_agg *a);
+/* Drops the keys that match f. Returns how many were dropped. */
+uint32_t hrd_agg_reset_filtered(struct hrd_agg *a, const struct hrd_filter *f);
 
 /* Interns a string; returns its id (>= 1) or 0 on ENOMEM. */
 uint32_t hrd_agg_str(struct hrd_agg *a, const char *s);
@@ -73,32 +122,73 @@ const char *hrd_agg_str_get(const struct hrd_agg *a, uint32_t id);
 void hrd_agg_rank_node(struct hrd_agg *a, uint32_t id);
 /* Gives range name string `id` a rank when it has none. */
 void hrd_agg_rank_range(struct hrd_agg *a, uint32_t id);
+/* Adds delta (which may be negative) to the events lost under node `id`. */
+void hrd_agg_lost_add(struct hrd_agg *a, uint32_t id, int64_t delta);
 
 /* Finds or creates the key. Returns NULL on ENOMEM. */
 struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
                             uint32_t backend, uint32_t phase, uint32_t range);
 
-/* Adds a range sample / a record to a key. Return 0 or -ENOMEM. */
+/* Removes a key and its samples. */
+void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k);
+
+/* Adds a range sample / a record to a key. Return 0 or -ENOMEM (the key is
+ * then unchanged). */
 int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
                 uint64_t self_ns);
 int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k,
                        uint64_t value_ns);
 
+/*
+ * Fills a new, empty key with events as a snapshot holds them: an exact
+ * encoding (copied; it must decode to `pairs` range events and `records`
+ * records, with self times not above inclusive ones), or two histograms
+ * (which the key takes over on success; incl must count pairs + records
+ * values, self pairs). Return 0, -EINVAL when the data does not check out,
+ * or -ENOMEM.
+ */
+int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
+                          const uint8_t *buf, size_t len, uint64_t pairs,
+                          uint64_t records);
+int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
+                         struct hrd_hist *incl, struct hrd_hist *self,
+                         uint64_t pairs, uint64_t records);
+
+/* Moves a key's events into histograms. Returns 0 or -ENOMEM (the key is
+ * then unchanged). */
+int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k);
+
+/*
+ * Keeps memory within max_bytes: when over, turns the largest exact keys
+ * into histograms, largest first, until 7/8 of the budget is reached.
+ * Returns how many keys it turned; sets over_budget when the budget cannot
+ * be met (and clears it when it is met).
+ */
+uint32_t hrd_agg_enforce(struct hrd_agg *a);
+
+/* The exact values of a key, decoded: incl[0..*nincl) and self[0..*nself)
+ * (unsorted). The arrays must hold k->pairs + k->records and k->pairs
+ * values. Only for a key in exact mode. */
+void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
+                        size_t *nincl, uint64_t *self, size_t *nself);
+
 /* Called with each row, in report order; a non-zero return stops. */
 typedef int (*hrd_row_fn)(const struct hrd_row *row, void *ctx);
 
 /*
- * Produces the rows of every key whose node id matches `node_glob` (fnmatch;
- * NULL or "" for all), with exact count, mean, median, min and max. Sorts the
- * key's values in place. Returns 0, the callback's non-zero value, or
- * -ENOMEM.
+ * Produces the rows of the keys that match f (NULL for all) and come after
+ * *cur in report order, in that order, until the values of the keys handled
+ * reach `budget` (at least one key is handled; 0 means no limit). Updates
+ * *cur; cur->done is set when no key is left. Returns 0, the callback's
+ * non-zero value, or -ENOMEM.
  */
+int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
+                      struct hrd_cursor *cur, uint64_t budget, hrd_row_fn fn,
+                      void *ctx);
+
+/* Every row of the keys whose node id matches node_glob (NULL or "" for
+ * all). Returns 0, the callback's non-zero value, or -ENOMEM. */
 int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
                  void *ctx);
-
-/* Exact statistics of n values, which are sorted in place. The mean is
- * the correctly rounded quotient; the median is the middle value, or the
- * mean of the two middle values when n is even. */
-void hrd_stats(uint64_t *v, size_t n, double *mean, double *median);
 
 #endif

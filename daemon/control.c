@@ -5,13 +5,13 @@
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct dump_ctx {
     Hostrange__Row *rows;
-    Hostrange__Row **ptrs;
     size_t n, cap;
 };
 
@@ -42,7 +42,11 @@ static int collect_row(const struct hrd_row *r, void *arg)
     row->median = r->median;
     row->min = r->min;
     row->max = r->max;
+    row->p90 = r->p90;
+    row->p99 = r->p99;
+    row->stddev = r->stddev;
     row->exact = r->exact != 0;
+    row->lost = r->lost;
     return 0;
 }
 
@@ -58,49 +62,157 @@ static void pack_reply(Hostrange__ControlReply *m, uint8_t **reply,
     hostrange__control_reply__pack(m, *reply);
 }
 
+/* The cursor on the wire: the five order numbers, little-endian. */
+#define CURSOR_BYTES 20
+
+static int cursor_decode(const ProtobufCBinaryData *b, struct hrd_cursor *c)
+{
+    memset(c, 0, sizeof *c);
+    if (b->len == 0)
+        return 0;
+    if (b->len != CURSOR_BYTES)
+        return -EINVAL;
+    for (int i = 0; i < 5; i++) {
+        uint32_t v;
+        memcpy(&v, b->data + 4 * i, 4);
+        c->pos[i] = le32toh(v);
+    }
+    c->started = 1;
+    return 0;
+}
+
+static void cursor_encode(const struct hrd_cursor *c, uint8_t *out)
+{
+    for (int i = 0; i < 5; i++) {
+        uint32_t v = htole32(c->pos[i]);
+        memcpy(out + 4 * i, &v, 4);
+    }
+}
+
 static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
                     Hostrange__ControlReply *m, uint8_t **reply,
                     size_t *reply_len)
 {
     Hostrange__DumpReply d = HOSTRANGE__DUMP_REPLY__INIT;
+    Hostrange__Row **ptrs = NULL;
     struct dump_ctx dc = { 0 };
+    struct hrd_filter f = { q->node_glob, q->operator_glob, q->backend_glob,
+                            q->range_glob, q->phase };
+    struct hrd_cursor cur;
+    uint8_t next[CURSOR_BYTES];
+    uint64_t budget = 0;
 
-    if (hrd_agg_rows(ctl->ingest->agg, q->node_glob, collect_row, &dc) != 0) {
-        m->error = "out of memory";
-    } else {
-        dc.ptrs = malloc((dc.n + 1) * sizeof *dc.ptrs);
-        if (dc.ptrs == NULL) {
-            m->error = "out of memory";
-        } else {
-            for (size_t i = 0; i < dc.n; i++)
-                dc.ptrs[i] = &dc.rows[i];
-            d.n_rows = dc.n;
-            d.rows = dc.ptrs;
-            m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_DUMP;
-            m->dump = &d;
-        }
+    if (q->phase != 0 && hrp_phase_name(q->phase) == NULL) {
+        m->error = "bad phase in dump request";
+        goto pack;
     }
+    if (cursor_decode(&q->cursor, &cur) != 0) {
+        m->error = "bad cursor in dump request";
+        goto pack;
+    }
+    if (q->paged)
+        budget = ctl->page_values ? ctl->page_values : HRD_PAGE_VALUES_DEFAULT;
+    if (hrd_agg_rows_page(ctl->ingest->agg, &f, &cur, budget, collect_row,
+                          &dc) != 0) {
+        m->error = "out of memory";
+        goto pack;
+    }
+    ptrs = malloc((dc.n + 1) * sizeof *ptrs);
+    if (ptrs == NULL) {
+        m->error = "out of memory";
+        goto pack;
+    }
+    for (size_t i = 0; i < dc.n; i++)
+        ptrs[i] = &dc.rows[i];
+    d.n_rows = dc.n;
+    d.rows = ptrs;
+    if (q->paged && !cur.done) {
+        cursor_encode(&cur, next);
+        d.next_cursor.data = next;
+        d.next_cursor.len = CURSOR_BYTES;
+    }
+    m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_DUMP;
+    m->dump = &d;
+pack:
     pack_reply(m, reply, reply_len);
     free(dc.rows);
-    free(dc.ptrs);
+    free(ptrs);
+}
+
+/* Adds c to the distinct clocks in out[0..*n). */
+static void add_clock(char **out, size_t *n, char *c)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (strcmp(out[i], c) == 0)
+            return;
+    }
+    out[(*n)++] = c;
+}
+
+static void fill_client(Hostrange__ClientStats *x, const struct hrd_client *c)
+{
+    hostrange__client_stats__init(x);
+    x->pid = c->pid;
+    x->instance = c->instance;
+    x->process_label = c->label;
+    x->batches = c->batches;
+    x->events = c->events;
+    x->duplicates = c->duplicates;
+    x->gaps = c->gaps;
+    x->lost_events = c->lost;
+    x->errors_out_of_order = c->out_of_order;
+    x->errors_open_at_window_end = c->open_at_window_end;
+    x->errors_foreign_thread = c->foreign_thread;
+    x->errors_label_in_window = c->label_in_window;
+    x->errors_too_deep = c->too_deep;
+    x->clock = c->clock;
+    x->rejected = c->rejected;
+}
+
+static void fill_state(Hostrange__StateStats *st, const struct hrd_state_info *s)
+{
+    hostrange__state_stats__init(st);
+    st->dir = (char *)s->dir;
+    st->status = s->degraded ? "degraded" : "ok";
+    st->last_error = (char *)s->last_error;
+    st->journal_bytes = s->journal_bytes;
+    st->journal_records = s->journal_records;
+    st->snapshots = s->snapshots;
+    st->write_errors = s->write_errors;
+    st->loaded_keys = s->loaded_keys;
+    st->loaded_clients = s->loaded_clients;
+    st->replayed_records = s->replayed_records;
+    st->load_problems = s->load_problems;
 }
 
 static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
                      uint8_t **reply, size_t *reply_len)
 {
     Hostrange__StatsReply s = HOSTRANGE__STATS_REPLY__INIT;
+    Hostrange__StateStats st;
     struct hrd_ingest *in = ctl->ingest;
+    struct hrd_agg *a = in->agg;
     Hostrange__Counter cnt[HRD_REJECT_COUNT + 1];
     Hostrange__Counter *cptr[HRD_REJECT_COUNT + 1];
     Hostrange__ClientStats *cs = NULL, **csp = NULL;
+    char **clocks = NULL;
     struct hrd_client *c;
-    size_t i = 0;
+    size_t i = 0, nclocks = 0;
 
     s.daemon_pid = ctl->pid;
     s.uptime_ns = ctl->now_ns - ctl->start_ns;
-    s.keys = in->agg->nkeys;
-    s.events = in->agg->events;
-    s.memory_bytes = in->agg->bytes;
+    s.keys = a->nkeys;
+    s.events = a->events;
+    s.memory_bytes = a->bytes;
+    s.memory_limit = a->max_bytes;
+    s.rss_bytes = ctl->rss_bytes;
+    s.exact_cap = a->exact_cap;
+    for (uint32_t k = 0; k < a->nkeys; k++)
+        s.histogram_keys += !a->keys[k]->exact;
+    s.keys_capped = a->capped;
+    s.keys_compacted = a->compacted;
+    s.over_budget = a->over_budget != 0;
+    s.retries = in->retries;
     for (int r = 0; r < HRD_REJECT_COUNT; r++) {
         hostrange__counter__init(&cnt[r]);
         cnt[r].name = (char *)hrd_reject_name((enum hrd_reject)r);
@@ -113,42 +225,100 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     cptr[HRD_REJECT_COUNT] = &cnt[HRD_REJECT_COUNT];
     s.n_rejections = HRD_REJECT_COUNT + 1;
     s.rejections = cptr;
+    if (ctl->state != NULL) {
+        fill_state(&st, ctl->state);
+        s.state = &st;
+    }
 
     cs = calloc(in->nclients + 1, sizeof *cs);
     csp = calloc(in->nclients + 1, sizeof *csp);
-    if (cs == NULL || csp == NULL) {
+    clocks = calloc(in->nclients + 1, sizeof *clocks);
+    if (cs == NULL || csp == NULL || clocks == NULL) {
         m->error = "out of memory";
         goto pack;
     }
     /* Oldest client first. */
     i = in->nclients;
     for (c = in->clients; c != NULL; c = c->next) {
-        Hostrange__ClientStats *x = &cs[--i];
-        hostrange__client_stats__init(x);
-        x->pid = c->pid;
-        x->instance = c->instance;
-        x->process_label = c->label;
-        x->batches = c->batches;
-        x->events = c->events;
-        x->duplicates = c->duplicates;
-        x->gaps = c->gaps;
-        x->lost_events = c->lost;
-        x->errors_out_of_order = c->out_of_order;
-        x->errors_open_at_window_end = c->open_at_window_end;
-        x->errors_foreign_thread = c->foreign_thread;
-        x->errors_label_in_window = c->label_in_window;
-        x->errors_too_deep = c->too_deep;
-        x->clock = c->clock;
-        csp[i] = x;
+        fill_client(&cs[--i], c);
+        csp[i] = &cs[i];
+    }
+    for (i = 0; i < in->nclients; i++) {
+        if (cs[i].clock[0] != '\0')
+            add_clock(clocks, &nclocks, cs[i].clock);
     }
     s.n_clients = in->nclients;
     s.clients = csp;
+    s.n_clocks = nclocks;
+    s.clocks = clocks;
     m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_STATS;
     m->stats = &s;
 pack:
     pack_reply(m, reply, reply_len);
     free(cs);
     free(csp);
+    free(clocks);
+}
+
+static uint32_t reset_filtered(struct hrd_agg *agg,
+                               const Hostrange__ResetRequest *q)
+{
+    struct hrd_filter f = { q->node_glob, q->operator_glob, q->backend_glob,
+                            q->range_glob, q->phase };
+
+    if (f.node[0] == '\0' && f.op[0] == '\0' && f.backend[0] == '\0' &&
+        f.range[0] == '\0' && f.phase == 0) {
+        uint32_t n = agg->nkeys;
+        hrd_agg_reset(agg);
+        return n;
+    }
+    return hrd_agg_reset_filtered(agg, &f);
+}
+
+int64_t hrd_control_apply_reset(struct hrd_agg *agg, const uint8_t *msg,
+                                size_t len)
+{
+    Hostrange__ResetRequest *q;
+    int64_t n;
+
+    q = hostrange__reset_request__unpack(NULL, len, msg);
+    if (q == NULL)
+        return -EINVAL;
+    n = reset_filtered(agg, q);
+    hostrange__reset_request__free_unpacked(q, NULL);
+    return n;
+}
+
+static void do_reset(struct hrd_control *ctl, const Hostrange__ResetRequest *q,
+                     Hostrange__ControlReply *m, Hostrange__ResetReply *rr)
+{
+    uint8_t *buf;
+    size_t len;
+    int rc = 0;
+
+    if (q->phase != 0 && hrp_phase_name(q->phase) == NULL) {
+        m->error = "bad phase in reset request";
+        return;
+    }
+    if (ctl->journal_reset != NULL) {
+        len = hostrange__reset_request__get_packed_size(q);
+        buf = malloc(len + 1);
+        if (buf == NULL) {
+            m->error = "out of memory";
+            return;
+        }
+        hostrange__reset_request__pack(q, buf);
+        rc = ctl->journal_reset(ctl->journal_ctx, buf, len);
+        free(buf);
+    }
+    if (rc != 0) {
+        m->error = "the reset cannot be written to the state directory "
+                   "(see stats); nothing was reset";
+        return;
+    }
+    rr->keys = reset_filtered(ctl->ingest->agg, q);
+    m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_RESET;
+    m->reset = rr;
 }
 
 void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
@@ -156,6 +326,7 @@ void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
 {
     Hostrange__ControlReply m = HOSTRANGE__CONTROL_REPLY__INIT;
     Hostrange__PingReply ping = HOSTRANGE__PING_REPLY__INIT;
+    Hostrange__ResetReply rr = HOSTRANGE__RESET_REPLY__INIT;
     Hostrange__ControlRequest *q;
 
     m.version = HRP_VERSION;
@@ -175,7 +346,7 @@ void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
             do_stats(ctl, &m, reply, reply_len);
             goto out;
         case HOSTRANGE__CONTROL_REQUEST__BODY_RESET:
-            hrd_agg_reset(ctl->ingest->agg);
+            do_reset(ctl, q->reset, &m, &rr);
             break;
         case HOSTRANGE__CONTROL_REQUEST__BODY_PING:
             ping.daemon_pid = ctl->pid;

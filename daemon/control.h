@@ -1,6 +1,16 @@
 /*
  * Control requests: dump, stats, reset, ping. Pure logic: a request's bytes
  * in, a reply's bytes out, over the aggregation and ingest state.
+ *
+ * A paged dump answers with the rows of the next keys in report order until
+ * their values reach `page_values`, and a cursor (the order of the last key
+ * sent, 20 bytes) for the next page; keys are found again by their order,
+ * so a page needs no state in the daemon, and keys added or reset between
+ * pages are simply seen or not.
+ *
+ * A reset is handed to the journal hook (the ResetRequest's bytes) before
+ * it is done, so a restart does not bring the samples back; when the hook
+ * fails the reset is refused with an error.
  */
 #ifndef HOSTRANGE_CONTROL_H
 #define HOSTRANGE_CONTROL_H
@@ -10,12 +20,34 @@
 
 #include "daemon/ingest.h"
 
+#define HRD_PAGE_VALUES_DEFAULT (2u << 20)
+
+/* What the daemon's state directory holds and how it fares (state.h). */
+struct hrd_state_info {
+    char dir[4096];
+    int degraded;          /* batches cannot be journaled now */
+    char last_error[512];
+    uint64_t journal_bytes;
+    uint64_t journal_records;
+    uint64_t snapshots;
+    uint64_t write_errors;
+    uint64_t loaded_keys;
+    uint64_t loaded_clients;
+    uint64_t replayed_records;
+    uint64_t load_problems;
+};
+
 struct hrd_control {
     struct hrd_ingest *ingest;
     uint32_t pid;
     uint64_t start_ns;   /* daemon start, CLOCK_MONOTONIC */
     uint64_t now_ns;     /* set by the caller before each request */
+    uint64_t rss_bytes;  /* set by the caller before each request */
     uint64_t control_rejected;
+    uint64_t page_values; /* 0: HRD_PAGE_VALUES_DEFAULT */
+    const struct hrd_state_info *state; /* NULL: no state directory */
+    hrd_journal_fn journal_reset;       /* NULL: none */
+    void *journal_ctx;
 };
 
 /*
@@ -26,5 +58,11 @@ struct hrd_control {
  */
 void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
                         size_t len, uint8_t **reply, size_t *reply_len);
+
+/* Drops the keys a ResetRequest (its bytes) selects, as a reset request or
+ * a journal replay does. Returns the number of keys dropped, or -EINVAL
+ * when the bytes are not a ResetRequest. */
+int64_t hrd_control_apply_reset(struct hrd_agg *agg, const uint8_t *msg,
+                                size_t len);
 
 #endif

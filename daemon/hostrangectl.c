@@ -1,23 +1,19 @@
 /* hostrangectl: the command-line client of hostranged. */
 #include "config.h"
 
-#include "daemon/report.h"
+#include "daemon/ctl.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <nanomsg/nn.h>
 #include <nanomsg/reqrep.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -29,7 +25,7 @@ static const char usage[] =
     "  dump     print the report: one row per key (node, operator, backend,\n"
     "           phase, range, metric) with count, mean and median\n"
     "  stats    print the daemon's counters and those of every client\n"
-    "  reset    drop every sample the daemon holds\n"
+    "  reset    drop the samples of every key, or of the keys selected\n"
     "  ping     check that the daemon answers\n"
     "  record   run a command under a private daemon and write its report\n"
     "\n"
@@ -38,7 +34,7 @@ static const char usage[] =
     "                         $HOSTRANGE_RUNTIME_DIR, else\n"
     "                         $XDG_RUNTIME_DIR/hostrange, else /run/hostrange\n"
     "                         for root and /tmp/hostrange-UID for others)\n"
-    "  -t, --timeout=MS       wait at most MS milliseconds for an answer\n"
+    "  -t, --timeout=MS       wait at most MS milliseconds for each answer\n"
     "                         (default 5000)\n"
     "  -h, --help             show this help (COMMAND --help: the command's)\n"
     "  -V, --version          show the version and exit\n"
@@ -46,36 +42,35 @@ static const char usage[] =
     "Exit status: 0 on success, 1 when the daemon cannot be reached or fails,\n"
     "2 on a usage error; record exits with the command's status.\n";
 
+#define FILTER_HELP                                                         \
+    "  -n, --node=GLOB      only nodes whose id matches the shell pattern\n"  \
+    "                       GLOB\n"                                           \
+    "      --operator=GLOB  only operators matching GLOB\n"                   \
+    "      --backend=GLOB   only backends matching GLOB\n"                    \
+    "      --phase=PHASE    only the cold or the warm phase\n"                \
+    "      --range=GLOB     only ranges matching GLOB\n"
+
 static const char usage_dump[] =
-    "Usage: hostrangectl dump [--format=FORMAT] [--fields=FIELDS] "
-    "[--node=GLOB] [-o FILE]\n"
-    "Print the daemon's report.\n"
+    "Usage: hostrangectl dump [--format=FORMAT] [--fields=FIELDS] [FILTER]..."
+    " [-o FILE]\n"
+    "Print the daemon's report, one row per key and metric, in report order\n"
+    "(nodes as first seen, cold before warm, ranges as first entered,\n"
+    "inclusive before self, recorded values last). The daemon sends it in\n"
+    "pages, so a large report does not hold up the samples arriving.\n"
     "\n"
     "  -f, --format=FORMAT  jsonl (default: one JSON object per row, the\n"
-    "                       reference schema), csv, or table (aligned, in us)\n"
+    "                       reference schema), csv, or table (aligned,\n"
+    "                       durations in microseconds, grouped by node and\n"
+    "                       phase)\n"
     "      --fields=FIELDS  reference (default: the ten reference fields) or\n"
-    "                       all (adds min, max, exact)\n"
-    "  -n, --node=GLOB      only nodes whose id matches the shell pattern GLOB\n"
+    "                       all (adds min, max, p90, p99, stddev in ns;\n"
+    "                       exact, false when the daemon keeps the key in a\n"
+    "                       histogram and quantiles are within 0.1%; lost,\n"
+    "                       the events clients lost under the node)\n"
+    FILTER_HELP
     "  -o, --output=FILE    write to FILE (atomically: a temporary file then a\n"
     "                       rename; a device or pipe is written in place; -\n"
     "                       is standard output) instead of standard output\n"
-    "  -h, --help           show this help and exit\n";
-
-static const char usage_record[] =
-    "Usage: hostrangectl record [-o FILE] [--format=FORMAT] [--fields=FIELDS]"
-    " -- COMMAND [ARG]...\n"
-    "Run COMMAND under a private hostranged and write its report.\n"
-    "\n"
-    "Starts hostranged on a fresh temporary runtime directory, runs COMMAND\n"
-    "with HOSTRANGE_RUNTIME_DIR set to it (so every process it starts reports\n"
-    "there), waits for it, writes the report, stops the daemon and removes the\n"
-    "directory. Exits with COMMAND's exit status (128+N when killed by signal\n"
-    "N). The daemon is $HOSTRANGED when set, else the hostranged beside this\n"
-    "program, else the one on PATH.\n"
-    "\n"
-    "  -o, --output=FILE    write the report to FILE (default: standard output)\n"
-    "  -f, --format=FORMAT  jsonl (default), csv or table\n"
-    "      --fields=FIELDS  reference (default) or all\n"
     "  -h, --help           show this help and exit\n";
 
 static const char usage_ping[] =
@@ -88,20 +83,36 @@ static const char usage_ping[] =
 
 static const char usage_stats[] =
     "Usage: hostrangectl stats\n"
-    "Print the daemon's counters, one `name value` pair per line: daemon.*\n"
-    "(pid, uptime, keys, events held, memory of samples), rejected.* (batches\n"
-    "and requests refused, by reason) and client.N.* for each client process\n"
-    "(pid, label, clock, batches, events, duplicates, gaps, lost events and\n"
-    "its range errors by kind).\n";
+    "Print the daemon's counters, one `name value` pair per line:\n"
+    "  daemon.*    pid, uptime, keys, events held, memory of samples and its\n"
+    "              limit, resident memory, the exact cap and the keys kept in\n"
+    "              histograms, the clocks the clients use, batches answered\n"
+    "              `retry`\n"
+    "  state.*     the state directory: status (ok or degraded), journal and\n"
+    "              snapshot counters, what the last start loaded\n"
+    "  rejected.*  batches and requests refused, by reason\n"
+    "  client.N.*  each client process: pid, label, clock, batches, events,\n"
+    "              duplicates dropped, gaps in sequence numbers, batches\n"
+    "              rejected, lost events and its range errors by kind\n"
+    "\n"
+    "  -h, --help  show this help and exit\n";
 
 static const char usage_reset[] =
-    "Usage: hostrangectl reset\n"
-    "Drop every sample the daemon holds (client counters stay).\n";
+    "Usage: hostrangectl reset [FILTER]...\n"
+    "Drop the samples of every key, or of the keys the filters select (all\n"
+    "filters must match). Client counters stay. With a state directory the\n"
+    "reset is journaled, so a restart does not bring the samples back.\n"
+    "\n"
+    FILTER_HELP
+    "  -h, --help           show this help and exit\n";
 
-static char g_dir[4096];
-static int g_timeout_ms = 5000;
+char hrd_ctl_dir[4096];
+int hrd_ctl_timeout_ms = 5000;
 
-static void die_usage(const char *cmd, int c, const char *arg)
+/* The one control socket of this process, opened on first use. */
+static int g_sock = -1;
+
+void hrd_ctl_die_usage(const char *cmd, int c, const char *arg)
 {
     if (c == ':')
         fprintf(stderr, "hostrangectl%s%s: missing value for option '%s' "
@@ -120,30 +131,59 @@ static uint64_t mono_ms(void)
     return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/*
- * Sends a control request and waits for its reply. On success returns 0
- * and the decoded reply in *out (caller frees with
- * hostrange__control_reply__free_unpacked). On failure returns -1 with a
- * one-line reason in err.
- */
-static int request(const Hostrange__ControlRequest *q,
-                   Hostrange__ControlReply **out, int timeout_ms, char *err,
-                   size_t errlen)
+static int open_socket(int timeout_ms, char *err, size_t errlen)
 {
-    char url[4200], path[4200];
+    char url[4200];
+    int max = -1;
+
+    hrp_endpoint(url, sizeof url, hrd_ctl_dir, HRP_CONTROL_NAME);
+    g_sock = nn_socket(AF_SP, NN_REQ);
+    if (g_sock < 0) {
+        snprintf(err, errlen, "cannot open a socket: %s",
+                 nn_strerror(nn_errno()));
+        return -1;
+    }
+    nn_setsockopt(g_sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
+    nn_setsockopt(g_sock, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout_ms,
+                  sizeof timeout_ms);
+    nn_setsockopt(g_sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout_ms,
+                  sizeof timeout_ms);
+    if (nn_connect(g_sock, url) < 0) {
+        snprintf(err, errlen, "cannot reach hostranged at %s: %s",
+                 hrd_ctl_dir, nn_strerror(nn_errno()));
+        nn_close(g_sock);
+        g_sock = -1;
+        return -1;
+    }
+    return 0;
+}
+
+static void close_socket(void)
+{
+    if (g_sock >= 0)
+        nn_close(g_sock);
+    g_sock = -1;
+}
+
+int hrd_ctl_request(const Hostrange__ControlRequest *q,
+                    Hostrange__ControlReply **out, int timeout_ms, char *err,
+                    size_t errlen)
+{
+    char path[4200];
     struct stat st;
     uint8_t *buf;
     void *msg = NULL;
     size_t len;
-    int sock, n, max = -1;
+    int n;
 
-    snprintf(path, sizeof path, "%s/%s", g_dir, HRP_CONTROL_NAME);
+    snprintf(path, sizeof path, "%s/%s", hrd_ctl_dir, HRP_CONTROL_NAME);
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "no hostranged serves %s (%s does not exist)",
-                 g_dir, path);
+                 hrd_ctl_dir, path);
         return -1;
     }
-    hrp_endpoint(url, sizeof url, g_dir, HRP_CONTROL_NAME);
+    if (g_sock < 0 && open_socket(timeout_ms, err, errlen) != 0)
+        return -1;
     len = hostrange__control_request__get_packed_size(q);
     buf = malloc(len ? len : 1);
     if (buf == NULL) {
@@ -151,246 +191,85 @@ static int request(const Hostrange__ControlRequest *q,
         return -1;
     }
     hostrange__control_request__pack(q, buf);
-    sock = nn_socket(AF_SP, NN_REQ);
-    if (sock < 0) {
-        free(buf);
-        snprintf(err, errlen, "cannot open a socket: %s",
-                 nn_strerror(nn_errno()));
-        return -1;
-    }
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout_ms,
-                  sizeof timeout_ms);
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout_ms,
-                  sizeof timeout_ms);
-    if (nn_connect(sock, url) < 0 || nn_send(sock, buf, len, 0) < 0 ||
-        (n = nn_recv(sock, &msg, NN_MSG, 0)) < 0) {
+    if (nn_send(g_sock, buf, len, 0) < 0 ||
+        (n = nn_recv(g_sock, &msg, NN_MSG, 0)) < 0) {
         int e = nn_errno();
-        snprintf(err, errlen, "cannot reach hostranged at %s: %s", g_dir,
+        snprintf(err, errlen, "cannot reach hostranged at %s: %s",
+                 hrd_ctl_dir,
                  e == ETIMEDOUT ? "no answer in time" : nn_strerror(e));
-        nn_close(sock);
+        /* A REQ socket that timed out may get the late answer: start
+         * afresh next time. */
+        close_socket();
         free(buf);
         return -1;
     }
     free(buf);
     *out = hostrange__control_reply__unpack(NULL, (size_t)n, msg);
     nn_freemsg(msg);
-    nn_close(sock);
     if (*out == NULL) {
         snprintf(err, errlen, "hostranged at %s sent a reply that cannot be "
-                 "decoded", g_dir);
+                 "decoded", hrd_ctl_dir);
         return -1;
     }
     if ((*out)->version != HRP_VERSION) {
         snprintf(err, errlen, "hostranged at %s speaks protocol version %u, "
-                 "this hostrangectl speaks %u", g_dir, (*out)->version,
+                 "this hostrangectl speaks %u", hrd_ctl_dir, (*out)->version,
                  HRP_VERSION);
         hostrange__control_reply__free_unpacked(*out, NULL);
         return -1;
     }
     if ((*out)->error[0] != '\0') {
-        snprintf(err, errlen, "hostranged at %s: %s", g_dir, (*out)->error);
+        snprintf(err, errlen, "hostranged at %s: %s", hrd_ctl_dir,
+                 (*out)->error);
         hostrange__control_reply__free_unpacked(*out, NULL);
         return -1;
     }
     return 0;
 }
 
-static const char *metric_name(unsigned m)
+/* Rejects arguments left after a command's options. */
+static void no_arguments(const char *cmd, int argc, char **argv)
 {
-    return m == HRP_METRIC_SELF ? "self" : "inclusive";
+    if (optind < argc) {
+        fprintf(stderr, "hostrangectl %s: unexpected argument '%s' (see "
+                "--help)\n", cmd, argv[optind]);
+        exit(2);
+    }
 }
 
-/* Writes the rows of a dump reply through a report writer to f. */
-static int write_rows(FILE *f, const Hostrange__DumpReply *d,
-                      enum hrd_format format, unsigned fields)
-{
-    struct hrd_writer w;
-    int rc = 0;
-
-    hrd_writer_init(&w, f, format, fields);
-    for (size_t i = 0; i < d->n_rows && rc == 0; i++) {
-        const Hostrange__Row *r = d->rows[i];
-        struct hrd_row row = {
-            .node_id = r->node_id,
-            .op = r->operator_,
-            .backend = r->backend,
-            .phase = hrp_phase_name(r->phase),
-            .range = r->range,
-            .metric = metric_name(r->metric),
-            .count = r->count,
-            .mean = r->mean,
-            .median = r->median,
-            .min = r->min,
-            .max = r->max,
-            .exact = r->exact,
-        };
-        if (row.phase == NULL)
-            row.phase = "?";
-        rc = hrd_writer_row(&w, &row);
-    }
-    if (rc == 0)
-        rc = hrd_writer_finish(&w);
-    hrd_writer_fini(&w);
-    return rc;
-}
-
-/* Dumps the report to `output` (atomically) or stdout. Returns 0 or 1. */
-static int dump_to(const char *output, const char *node_glob,
-                   enum hrd_format format, unsigned fields)
-{
-    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
-    Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
-    Hostrange__ControlReply *rep;
-    char err[8400], tmp[PATH_MAX + 32];
-    struct stat st;
-    FILE *f = stdout;
-    int rc, fd = -1;
-
-    q.version = HRP_VERSION;
-    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
-    dq.node_glob = (char *)(node_glob ? node_glob : "");
-    q.dump = &dq;
-    if (request(&q, &rep, g_timeout_ms, err, sizeof err) != 0) {
-        fprintf(stderr, "hostrangectl: %s\n", err);
-        return 1;
-    }
-    if (rep->body_case != HOSTRANGE__CONTROL_REPLY__BODY_DUMP) {
-        fprintf(stderr, "hostrangectl: hostranged at %s sent no report\n",
-                g_dir);
-        hostrange__control_reply__free_unpacked(rep, NULL);
-        return 1;
-    }
-    if (output != NULL && strcmp(output, "-") == 0)
-        output = NULL;
-    if (output != NULL && stat(output, &st) == 0 && !S_ISREG(st.st_mode)) {
-        /* A device or a pipe (/dev/null, /dev/stdout): written in place. */
-        f = fopen(output, "w");
-        if (f == NULL) {
-            fprintf(stderr, "hostrangectl: cannot write %s: %s\n", output,
-                    strerror(errno));
-            hostrange__control_reply__free_unpacked(rep, NULL);
-            return 1;
-        }
-        rc = write_rows(f, rep->dump, format, fields);
-        hostrange__control_reply__free_unpacked(rep, NULL);
-        if (fclose(f) != 0 && rc == 0)
-            rc = -errno;
-        if (rc != 0)
-            fprintf(stderr, "hostrangectl: cannot write %s: %s\n", output,
-                    strerror(-rc));
-        return rc != 0;
-    }
-    if (output != NULL) {
-        snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", output);
-        fd = mkstemp(tmp);
-        if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-            fprintf(stderr, "hostrangectl: cannot write %s: %s\n", output,
-                    strerror(errno));
-            if (fd >= 0) {
-                close(fd);
-                unlink(tmp);
-            }
-            hostrange__control_reply__free_unpacked(rep, NULL);
-            return 1;
-        }
-    }
-    rc = write_rows(f, rep->dump, format, fields);
-    hostrange__control_reply__free_unpacked(rep, NULL);
-    if (output != NULL) {
-        if (rc == 0 && (fflush(f) != 0 || fsync(fd) != 0))
-            rc = -errno;
-        if (fclose(f) != 0 && rc == 0)
-            rc = -errno;
-        if (rc == 0 && rename(tmp, output) != 0)
-            rc = -errno;
-        if (rc != 0) {
-            unlink(tmp);
-            fprintf(stderr, "hostrangectl: cannot write %s: %s\n", output,
-                    strerror(-rc));
-            return 1;
-        }
-    } else if (rc != 0 || fflush(stdout) != 0) {
-        fprintf(stderr, "hostrangectl: cannot write the report: %s\n",
-                strerror(rc ? -rc : errno));
-        return 1;
-    }
-    return 0;
-}
-
-static int parse_fields(const char *v, unsigned *fields)
-{
-    if (strcmp(v, "reference") == 0)
-        *fields = 0;
-    else if (strcmp(v, "all") == 0)
-        *fields = HRD_FIELDS_EXTENDED;
-    else
-        return -1;
-    return 0;
-}
-
-/* Parses the report options shared by dump and record. Returns 1 when the
- * option was one of them. */
-static int report_option(const char *cmd, int c, const char *arg,
-                         enum hrd_format *format, unsigned *fields,
-                         const char **output)
-{
-    switch (c) {
-    case 'f':
-        if (hrd_format_parse(arg, format) != 0) {
-            fprintf(stderr, "hostrangectl %s: bad format '%s' (jsonl, csv or "
-                    "table)\n", cmd, arg);
-            exit(2);
-        }
-        return 1;
-    case 'F':
-        if (parse_fields(arg, fields) != 0) {
-            fprintf(stderr, "hostrangectl %s: bad fields '%s' (reference or "
-                    "all)\n", cmd, arg);
-            exit(2);
-        }
-        return 1;
-    case 'o':
-        *output = arg;
-        return 1;
-    default:
-        return 0;
-    }
-}
+/* The long options of the filters; 'n' also has a short form. */
+#define FILTER_LONGOPTS                                   \
+    { "node", required_argument, NULL, 'n' },             \
+    { "operator", required_argument, NULL, 'O' },         \
+    { "backend", required_argument, NULL, 'B' },          \
+    { "phase", required_argument, NULL, 'P' },            \
+    { "range", required_argument, NULL, 'R' }
 
 static int cmd_dump(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },
         { "fields", required_argument, NULL, 'F' },
-        { "node", required_argument, NULL, 'n' },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
+        FILTER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    enum hrd_format format = HRD_FORMAT_JSONL;
-    unsigned fields = 0;
-    const char *output = NULL, *node = NULL;
+    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL };
+    struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
     int c;
 
     while ((c = getopt_long(argc, argv, ":f:n:o:h", longopts, NULL)) != -1) {
-        if (report_option("dump", c, optarg, &format, &fields, &output))
+        if (hrd_ctl_report_option("dump", c, optarg, &f, &rep))
             continue;
-        if (c == 'n') {
-            node = optarg;
-        } else if (c == 'h') {
+        if (c == 'h') {
             fputs(usage_dump, stdout);
             return 0;
-        } else {
-            die_usage("dump", c, argv[optind - 1]);
         }
+        hrd_ctl_die_usage("dump", c, argv[optind - 1]);
     }
-    if (optind < argc) {
-        fprintf(stderr, "hostrangectl dump: unexpected argument '%s'\n",
-                argv[optind]);
-        return 2;
-    }
-    return dump_to(output, node, format, fields);
+    no_arguments("dump", argc, argv);
+    return hrd_ctl_dump(&f, &rep);
 }
 
 /* Parses a command with no options but --help. */
@@ -408,33 +287,20 @@ static void no_options(const char *cmd, const char *help, int argc,
             fputs(help, stdout);
             exit(0);
         }
-        die_usage(cmd, c, argv[optind - 1]);
+        hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
     }
-    if (optind < argc) {
-        fprintf(stderr, "hostrangectl %s: unexpected argument '%s'\n", cmd,
-                argv[optind]);
-        exit(2);
-    }
+    no_arguments(cmd, argc, argv);
 }
 
-static int simple(Hostrange__ControlRequest__BodyCase body,
-                  Hostrange__ControlReply **rep, int timeout_ms, int quiet)
+/* Sends a request with the given body; prints the failure unless quiet.
+ * Returns 0 with the reply in *rep, or 1. */
+static int ask(Hostrange__ControlRequest *q, Hostrange__ControlReply **rep,
+               int quiet)
 {
-    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
-    Hostrange__StatsRequest sq = HOSTRANGE__STATS_REQUEST__INIT;
-    Hostrange__ResetRequest rq = HOSTRANGE__RESET_REQUEST__INIT;
-    Hostrange__PingRequest pq = HOSTRANGE__PING_REQUEST__INIT;
     char err[8400];
 
-    q.version = HRP_VERSION;
-    q.body_case = body;
-    if (body == HOSTRANGE__CONTROL_REQUEST__BODY_STATS)
-        q.stats = &sq;
-    else if (body == HOSTRANGE__CONTROL_REQUEST__BODY_RESET)
-        q.reset = &rq;
-    else
-        q.ping = &pq;
-    if (request(&q, rep, timeout_ms, err, sizeof err) != 0) {
+    q->version = HRP_VERSION;
+    if (hrd_ctl_request(q, rep, hrd_ctl_timeout_ms, err, sizeof err) != 0) {
         if (!quiet)
             fprintf(stderr, "hostrangectl: %s\n", err);
         return 1;
@@ -442,77 +308,148 @@ static int simple(Hostrange__ControlRequest__BodyCase body,
     return 0;
 }
 
+static void print_state(const Hostrange__StateStats *st)
+{
+#define P(name, v) printf("state.%s %llu\n", name, (unsigned long long)(v))
+    printf("state.dir %s\n", st->dir);
+    printf("state.status %s\n", st->status);
+    if (st->last_error[0] != '\0')
+        printf("state.last_error %s\n", st->last_error);
+    P("journal_bytes", st->journal_bytes);
+    P("journal_records", st->journal_records);
+    P("snapshots", st->snapshots);
+    P("write_errors", st->write_errors);
+    P("loaded_keys", st->loaded_keys);
+    P("loaded_clients", st->loaded_clients);
+    P("replayed_records", st->replayed_records);
+    P("load_problems", st->load_problems);
+#undef P
+}
+
+static void print_client(size_t i, const Hostrange__ClientStats *c)
+{
+#define P(name, v) printf("client.%zu.%s %llu\n", i, name, \
+                          (unsigned long long)(v))
+    P("pid", c->pid);
+    printf("client.%zu.label %s\n", i, c->process_label);
+    printf("client.%zu.clock %s\n", i, c->clock);
+    P("batches", c->batches);
+    P("events", c->events);
+    P("duplicates", c->duplicates);
+    P("gaps", c->gaps);
+    P("rejected", c->rejected);
+    P("lost_events", c->lost_events);
+    P("errors.out_of_order", c->errors_out_of_order);
+    P("errors.open_at_window_end", c->errors_open_at_window_end);
+    P("errors.foreign_thread", c->errors_foreign_thread);
+    P("errors.label_in_window", c->errors_label_in_window);
+    P("errors.too_deep", c->errors_too_deep);
+#undef P
+}
+
 static int cmd_stats(int argc, char **argv)
 {
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__StatsRequest sq = HOSTRANGE__STATS_REQUEST__INIT;
     Hostrange__ControlReply *rep;
     const Hostrange__StatsReply *s;
 
     no_options("stats", usage_stats, argc, argv);
-    if (simple(HOSTRANGE__CONTROL_REQUEST__BODY_STATS, &rep, g_timeout_ms, 0))
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_STATS;
+    q.stats = &sq;
+    if (ask(&q, &rep, 0) != 0)
         return 1;
     s = rep->stats;
-    if (s == NULL) {
+    if (rep->body_case != HOSTRANGE__CONTROL_REPLY__BODY_STATS || s == NULL) {
         fprintf(stderr, "hostrangectl: hostranged at %s sent no stats\n",
-                g_dir);
+                hrd_ctl_dir);
         hostrange__control_reply__free_unpacked(rep, NULL);
         return 1;
     }
-    printf("daemon.pid %u\n", s->daemon_pid);
+#define P(name, v) printf("daemon.%s %llu\n", name, (unsigned long long)(v))
+    P("pid", s->daemon_pid);
     printf("daemon.uptime_s %.3f\n", (double)s->uptime_ns / 1e9);
-    printf("daemon.keys %llu\n", (unsigned long long)s->keys);
-    printf("daemon.events %llu\n", (unsigned long long)s->events);
-    printf("daemon.memory_bytes %llu\n", (unsigned long long)s->memory_bytes);
-    printf("daemon.clients %zu\n", s->n_clients);
+    P("keys", s->keys);
+    P("events", s->events);
+    P("memory_bytes", s->memory_bytes);
+    P("memory_limit_bytes", s->memory_limit);
+    P("rss_bytes", s->rss_bytes);
+    P("exact_cap", s->exact_cap);
+    P("histogram_keys", s->histogram_keys);
+    P("keys_capped", s->keys_capped);
+    P("keys_compacted", s->keys_compacted);
+    P("over_budget", s->over_budget);
+    P("retries", s->retries);
+    P("clients", s->n_clients);
+#undef P
+    fputs("daemon.clock ", stdout);
+    for (size_t i = 0; i < s->n_clocks; i++)
+        printf("%s%s", i ? "," : "", s->clocks[i]);
+    puts(s->n_clocks ? "" : "none");
+    if (s->state != NULL)
+        print_state(s->state);
     for (size_t i = 0; i < s->n_rejections; i++)
         printf("rejected.%s %llu\n", s->rejections[i]->name,
                (unsigned long long)s->rejections[i]->value);
-    for (size_t i = 0; i < s->n_clients; i++) {
-        const Hostrange__ClientStats *c = s->clients[i];
-#define P(name, v) printf("client.%zu.%s %llu\n", i + 1, name, \
-                          (unsigned long long)(v))
-        P("pid", c->pid);
-        printf("client.%zu.label %s\n", i + 1, c->process_label);
-        printf("client.%zu.clock %s\n", i + 1, c->clock);
-        P("batches", c->batches);
-        P("events", c->events);
-        P("duplicates", c->duplicates);
-        P("gaps", c->gaps);
-        P("lost_events", c->lost_events);
-        P("errors.out_of_order", c->errors_out_of_order);
-        P("errors.open_at_window_end", c->errors_open_at_window_end);
-        P("errors.foreign_thread", c->errors_foreign_thread);
-        P("errors.label_in_window", c->errors_label_in_window);
-        P("errors.too_deep", c->errors_too_deep);
-#undef P
-    }
+    for (size_t i = 0; i < s->n_clients; i++)
+        print_client(i + 1, s->clients[i]);
     hostrange__control_reply__free_unpacked(rep, NULL);
-    return 0;
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 static int cmd_reset(int argc, char **argv)
 {
+    static const struct option longopts[] = {
+        { "help", no_argument, NULL, 'h' },
+        FILTER_LONGOPTS,
+        { NULL, 0, NULL, 0 },
+    };
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__ResetRequest rq = HOSTRANGE__RESET_REQUEST__INIT;
+    struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
     Hostrange__ControlReply *rep;
+    int c;
 
-    no_options("reset", usage_reset, argc, argv);
-    if (simple(HOSTRANGE__CONTROL_REQUEST__BODY_RESET, &rep, g_timeout_ms, 0))
+    while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+        if (hrd_ctl_report_option("reset", c, optarg, &f, NULL))
+            continue;
+        if (c == 'h') {
+            fputs(usage_reset, stdout);
+            return 0;
+        }
+        hrd_ctl_die_usage("reset", c, argv[optind - 1]);
+    }
+    no_arguments("reset", argc, argv);
+    rq.node_glob = (char *)(f.node ? f.node : "");
+    rq.operator_glob = (char *)(f.op ? f.op : "");
+    rq.backend_glob = (char *)(f.backend ? f.backend : "");
+    rq.range_glob = (char *)(f.range ? f.range : "");
+    rq.phase = f.phase;
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_RESET;
+    q.reset = &rq;
+    if (ask(&q, &rep, 0) != 0)
         return 1;
+    printf("dropped %llu keys\n",
+           (unsigned long long)(rep->reset ? rep->reset->keys : 0));
     hostrange__control_reply__free_unpacked(rep, NULL);
     return 0;
 }
 
-/* Pings until the daemon answers or wait_ms pass. Returns 0 or 1. */
-static int ping_wait(int wait_ms, int quiet)
+int hrd_ctl_ping_wait(int wait_ms, int quiet)
 {
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__PingRequest pq = HOSTRANGE__PING_REQUEST__INIT;
     Hostrange__ControlReply *rep;
     uint64_t deadline = mono_ms() + (uint64_t)wait_ms;
 
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_PING;
+    q.ping = &pq;
     for (;;) {
         int last = mono_ms() >= deadline;
-        if (simple(HOSTRANGE__CONTROL_REQUEST__BODY_PING, &rep,
-                   g_timeout_ms, quiet || !last) == 0) {
+        if (ask(&q, &rep, quiet || !last) == 0) {
             if (!quiet)
                 printf("hostranged pid %u serves %s\n",
-                       rep->ping ? rep->ping->daemon_pid : 0, g_dir);
+                       rep->ping ? rep->ping->daemon_pid : 0, hrd_ctl_dir);
             hostrange__control_reply__free_unpacked(rep, NULL);
             return 0;
         }
@@ -553,149 +490,11 @@ static int cmd_ping(int argc, char **argv)
             fputs(usage_ping, stdout);
             return 0;
         } else {
-            die_usage("ping", c, argv[optind - 1]);
+            hrd_ctl_die_usage("ping", c, argv[optind - 1]);
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, "hostrangectl ping: unexpected argument '%s'\n",
-                argv[optind]);
-        return 2;
-    }
-    return ping_wait(wait_ms, 0);
-}
-
-/* Finds hostranged: $HOSTRANGED, beside this program, or on PATH. */
-static void daemon_path(char *buf, size_t len)
-{
-    const char *env = getenv("HOSTRANGED");
-    char self[PATH_MAX];
-    ssize_t n;
-
-    if (env != NULL && env[0] != '\0') {
-        snprintf(buf, len, "%s", env);
-        return;
-    }
-    n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        snprintf(buf, len, "%s/hostranged", dirname(self));
-        if (access(buf, X_OK) == 0)
-            return;
-    }
-    snprintf(buf, len, "hostranged");
-}
-
-/* Removes dir and whatever a daemon left in it. */
-static void remove_dir(const char *dir)
-{
-    static const char *const names[] = { HRP_INGEST_NAME, HRP_CONTROL_NAME,
-                                         HRP_LOCK_NAME };
-    char p[4200];
-
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    rmdir(dir);
-}
-
-static int exit_status(int status)
-{
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return 1;
-}
-
-static int cmd_record(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        { "format", required_argument, NULL, 'f' },
-        { "fields", required_argument, NULL, 'F' },
-        { "output", required_argument, NULL, 'o' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    enum hrd_format format = HRD_FORMAT_JSONL;
-    unsigned fields = 0;
-    const char *output = NULL, *tmpdir = getenv("TMPDIR");
-    char daemon[PATH_MAX], dir[PATH_MAX];
-    pid_t dpid, cpid;
-    int c, status, rc;
-
-    /* "+": stop at the first non-option, the command. */
-    while ((c = getopt_long(argc, argv, "+:f:o:h", longopts, NULL)) != -1) {
-        if (report_option("record", c, optarg, &format, &fields, &output))
-            continue;
-        if (c == 'h') {
-            fputs(usage_record, stdout);
-            return 0;
-        }
-        die_usage("record", c, argv[optind - 1]);
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "hostrangectl record: no command to run (see "
-                "--help)\n");
-        return 2;
-    }
-    snprintf(dir, sizeof dir, "%s/hostrange-record-XXXXXX",
-             tmpdir != NULL && tmpdir[0] != '\0' ? tmpdir : "/tmp");
-    if (mkdtemp(dir) == NULL) {
-        fprintf(stderr, "hostrangectl record: cannot create a runtime "
-                "directory in %s: %s\n", tmpdir ? tmpdir : "/tmp",
-                strerror(errno));
-        return 1;
-    }
-    snprintf(g_dir, sizeof g_dir, "%s", dir);
-    daemon_path(daemon, sizeof daemon);
-    dpid = fork();
-    if (dpid == 0) {
-        execlp(daemon, daemon, "--quiet", "--runtime-dir", dir, (char *)NULL);
-        fprintf(stderr, "hostrangectl record: cannot run %s: %s\n", daemon,
-                strerror(errno));
-        _exit(127);
-    }
-    if (dpid < 0 || ping_wait(10000, 1) != 0) {
-        fprintf(stderr, "hostrangectl record: hostranged (%s) did not start "
-                "on %s\n", daemon, dir);
-        if (dpid > 0) {
-            kill(dpid, SIGTERM);
-            waitpid(dpid, NULL, 0);
-        }
-        remove_dir(dir);
-        return 1;
-    }
-
-    /* The command gets the terminal's signals; we stay to clean up. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
-    cpid = fork();
-    if (cpid == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
-        setenv("HOSTRANGE_RUNTIME_DIR", dir, 1);
-        execvp(argv[optind], argv + optind);
-        fprintf(stderr, "hostrangectl record: cannot run %s: %s\n",
-                argv[optind], strerror(errno));
-        _exit(127);
-    }
-    status = 0;
-    if (cpid < 0) {
-        fprintf(stderr, "hostrangectl record: cannot fork: %s\n",
-                strerror(errno));
-        status = 1 << 8;
-    } else {
-        while (waitpid(cpid, &status, 0) < 0 && errno == EINTR)
-            ;
-    }
-    rc = dump_to(output, NULL, format, fields);
-    kill(dpid, SIGTERM);
-    waitpid(dpid, NULL, 0);
-    remove_dir(dir);
-    if (rc != 0)
-        return 1;
-    return exit_status(status);
+    no_arguments("ping", argc, argv);
+    return hrd_ctl_ping_wait(wait_ms, 0);
 }
 
 int main(int argc, char **argv)
@@ -708,7 +507,7 @@ int main(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *dir = NULL, *cmd;
-    int c;
+    int c, rc;
 
     while ((c = getopt_long(argc, argv, "+:r:t:hV", longopts, NULL)) != -1) {
         switch (c) {
@@ -716,7 +515,7 @@ int main(int argc, char **argv)
             dir = optarg;
             break;
         case 't':
-            g_timeout_ms = (int)parse_ms(NULL, "timeout", optarg);
+            hrd_ctl_timeout_ms = (int)parse_ms(NULL, "timeout", optarg);
             break;
         case 'h':
             fputs(usage, stdout);
@@ -725,14 +524,14 @@ int main(int argc, char **argv)
             puts("hostrangectl " PACKAGE_VERSION);
             return 0;
         default:
-            die_usage(NULL, c, argv[optind - 1]);
+            hrd_ctl_die_usage(NULL, c, argv[optind - 1]);
         }
     }
     if (optind >= argc) {
         fprintf(stderr, "hostrangectl: no command (see --help)\n");
         return 2;
     }
-    if (hrp_runtime_dir(g_dir, sizeof g_dir, dir) != 0) {
+    if (hrp_runtime_dir(hrd_ctl_dir, sizeof hrd_ctl_dir, dir) != 0) {
         fprintf(stderr, "hostrangectl: runtime directory name too long\n");
         return 2;
     }
@@ -741,15 +540,20 @@ int main(int argc, char **argv)
     argv += optind;
     optind = 0; /* restart getopt for the command's own options */
     if (strcmp(cmd, "dump") == 0)
-        return cmd_dump(argc, argv);
-    if (strcmp(cmd, "stats") == 0)
-        return cmd_stats(argc, argv);
-    if (strcmp(cmd, "reset") == 0)
-        return cmd_reset(argc, argv);
-    if (strcmp(cmd, "ping") == 0)
-        return cmd_ping(argc, argv);
-    if (strcmp(cmd, "record") == 0)
-        return cmd_record(argc, argv);
-    fprintf(stderr, "hostrangectl: unknown command '%s' (see --help)\n", cmd);
-    return 2;
+        rc = cmd_dump(argc, argv);
+    else if (strcmp(cmd, "stats") == 0)
+        rc = cmd_stats(argc, argv);
+    else if (strcmp(cmd, "reset") == 0)
+        rc = cmd_reset(argc, argv);
+    else if (strcmp(cmd, "ping") == 0)
+        rc = cmd_ping(argc, argv);
+    else if (strcmp(cmd, "record") == 0)
+        rc = hrd_ctl_record(argc, argv);
+    else {
+        fprintf(stderr, "hostrangectl: unknown command '%s' (see --help)\n",
+                cmd);
+        return 2;
+    }
+    close_socket();
+    return rc;
 }

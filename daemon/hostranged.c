@@ -2,50 +2,170 @@
 #include "config.h"
 
 #include "daemon/server.h"
+#include "proto/protocol.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char usage[] =
     "Usage: hostranged [OPTION]...\n"
     "Collect range samples from instrumented processes and serve reports.\n"
     "\n"
-    "Runs in the foreground until SIGTERM or SIGINT. Clients send batches to\n"
-    "the socket `ingest` and hostrangectl talks to `control`, both in the\n"
-    "runtime directory, which is created with mode 0700 when missing and\n"
-    "refused when owned by another user, writable by group or others, or\n"
-    "already served by another hostranged.\n"
+    "Runs in the foreground until SIGTERM or SIGINT, which stop it cleanly\n"
+    "(the state is written; exit status 0). Clients send batches to the\n"
+    "socket `ingest` and hostrangectl talks to `control`, both in the\n"
+    "runtime directory, which is created with mode 0700 (0750 with --group)\n"
+    "when missing and refused when owned by another user, writable by group\n"
+    "or others, or already served by another hostranged. A batch is at most\n"
+    "4 MiB (larger ones are rejected and counted); every field is checked.\n"
     "\n"
     "Options:\n"
-    "  -r, --runtime-dir=DIR  serve DIR (default: $HOSTRANGE_RUNTIME_DIR, else\n"
-    "                         $XDG_RUNTIME_DIR/hostrange, else /run/hostrange\n"
-    "                         for root and /tmp/hostrange-UID for others)\n"
-    "  -q, --quiet            log nothing but fatal errors\n"
-    "  -h, --help             show this help and exit\n"
-    "  -V, --version          show the version and exit\n"
+    "  -r, --runtime-dir=DIR      serve DIR (default: $HOSTRANGE_RUNTIME_DIR,\n"
+    "                             else $XDG_RUNTIME_DIR/hostrange, else\n"
+    "                             /run/hostrange for root and\n"
+    "                             /tmp/hostrange-UID for others)\n"
+    "  -g, --group=GROUP          let the members of GROUP connect: the\n"
+    "                             directory gets GROUP and mode 0750, the\n"
+    "                             sockets mode 0660\n"
+    "  -s, --state-dir=DIR        keep state in DIR (created 0700): every\n"
+    "                             batch is journaled before it is\n"
+    "                             acknowledged, and compacted into a snapshot\n"
+    "                             now and then and at a stop; it is loaded at\n"
+    "                             start. Without it, state lives in memory.\n"
+    "                             When DIR cannot be written, batches are\n"
+    "                             answered `retry` (clients keep them) and\n"
+    "                             the daemon serves what it holds.\n"
+    "      --fsync-interval=MS    sync the journal every MS milliseconds\n"
+    "                             (default 1000; 0: before every\n"
+    "                             acknowledgement). A written batch survives\n"
+    "                             the daemon being killed either way; this\n"
+    "                             bounds what a crash of the machine loses.\n"
+    "      --snapshot-interval=S  compact the journal at least every S\n"
+    "                             seconds (default 300)\n"
+    "      --journal-max=SIZE     compact when the journal exceeds SIZE\n"
+    "                             (default 256M)\n"
+    "      --exact-cap=N          keep up to N events per key exactly\n"
+    "                             (default 1000000); beyond, a key moves to a\n"
+    "                             log-linear histogram (quantiles within\n"
+    "                             0.1%; count, mean, min, max stay exact)\n"
+    "      --max-memory=SIZE      memory budget of the samples (default 1G);\n"
+    "                             when reached, the largest keys move to\n"
+    "                             histograms first, and when nothing is left\n"
+    "                             to move, batches are rejected and counted\n"
+    "  -q, --quiet                log nothing but fatal errors\n"
+    "  -h, --help                 show this help and exit\n"
+    "  -V, --version              show the version and exit\n"
+    "\n"
+    "SIZE is bytes, or a number followed by K, M or G (powers of 1024).\n"
     "\n"
     "Exit status: 0 after a clean stop, 1 on a runtime error, 2 on a usage\n"
     "error.\n";
 
+static void bad_value(const char *opt, const char *v, const char *what)
+{
+    fprintf(stderr, "hostranged: bad value '%s' for --%s (%s; see --help)\n",
+            v, opt, what);
+    exit(2);
+}
+
+/* A whole number in [min, max] with an optional K/M/G suffix when
+ * `suffix`; exits with status 2 otherwise. */
+static uint64_t parse_num(const char *opt, const char *v, int suffix,
+                          uint64_t min, uint64_t max, const char *what)
+{
+    unsigned long long n;
+    char *end;
+    int shift = 0;
+
+    errno = 0;
+    if (v[0] < '0' || v[0] > '9')
+        bad_value(opt, v, what);
+    n = strtoull(v, &end, 10);
+    if (suffix && end[0] != '\0' && end[1] == '\0') {
+        switch (end[0]) {
+        case 'K': case 'k': shift = 10; end++; break;
+        case 'M': case 'm': shift = 20; end++; break;
+        case 'G': case 'g': shift = 30; end++; break;
+        default: break;
+        }
+    }
+    if (errno != 0 || end == v || *end != '\0' || n > (max >> shift) ||
+        (n << shift) < min)
+        bad_value(opt, v, what);
+    return (uint64_t)n << shift;
+}
+
 int main(int argc, char **argv)
 {
+    enum { OPT_FSYNC = 256, OPT_SNAP, OPT_JMAX, OPT_CAP, OPT_MEM };
     static const struct option longopts[] = {
         { "runtime-dir", required_argument, NULL, 'r' },
+        { "group", required_argument, NULL, 'g' },
+        { "state-dir", required_argument, NULL, 's' },
+        { "fsync-interval", required_argument, NULL, OPT_FSYNC },
+        { "snapshot-interval", required_argument, NULL, OPT_SNAP },
+        { "journal-max", required_argument, NULL, OPT_JMAX },
+        { "exact-cap", required_argument, NULL, OPT_CAP },
+        { "max-memory", required_argument, NULL, OPT_MEM },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_server_opts o = { NULL, 0 };
+    struct hrd_server_opts o = {
+        .gid = (gid_t)-1,
+        .state = { 1000, 300000, 256u << 20 },
+    };
+    struct group *gr;
     char err[4400];
     int c;
 
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":r:qhV", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":r:g:s:qhV", longopts, NULL)) !=
+           -1) {
         switch (c) {
         case 'r':
             o.runtime_dir = optarg;
+            break;
+        case 'g':
+            gr = getgrnam(optarg);
+            if (gr == NULL)
+                bad_value("group", optarg, "no such group");
+            o.gid = gr->gr_gid;
+            break;
+        case 's':
+            if (optarg[0] == '\0')
+                bad_value("state-dir", optarg, "a directory");
+            o.state_dir = optarg;
+            break;
+        case OPT_FSYNC:
+            o.state.fsync_interval_ms =
+                parse_num("fsync-interval", optarg, 0, 0, 3600000,
+                          "milliseconds, 0 to 3600000");
+            break;
+        case OPT_SNAP:
+            o.state.snapshot_interval_ms =
+                1000 * parse_num("snapshot-interval", optarg, 0, 1, 604800,
+                                 "seconds, 1 to 604800");
+            break;
+        case OPT_JMAX:
+            o.state.journal_max_bytes =
+                parse_num("journal-max", optarg, 1, 4096, (uint64_t)1 << 40,
+                          "a size of at least 4K");
+            break;
+        case OPT_CAP:
+            o.exact_cap = parse_num("exact-cap", optarg, 0, 1,
+                                    (uint64_t)1 << 40,
+                                    "events, at least 1");
+            break;
+        case OPT_MEM:
+            o.max_memory = (size_t)parse_num("max-memory", optarg, 1,
+                                             1u << 20, SIZE_MAX / 2,
+                                             "a size of at least 1M");
             break;
         case 'q':
             o.quiet = 1;

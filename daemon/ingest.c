@@ -20,6 +20,8 @@ static const char *const reject_names[HRD_REJECT_COUNT] = {
     [HRD_REJECT_STRING] = "string",
     [HRD_REJECT_VALUE] = "value",
     [HRD_REJECT_NOMEM] = "no_memory",
+    [HRD_REJECT_SEQUENCE] = "sequence",
+    [HRD_REJECT_MEMORY] = "memory_budget",
 };
 
 const char *hrd_reject_name(enum hrd_reject r)
@@ -43,9 +45,13 @@ void hrd_ingest_fini(struct hrd_ingest *in)
         next = c->next;
         free(c->label);
         free(c->clock);
+        free(c->lost_by);
         free(c);
     }
+    free(in->cindex);
     in->clients = NULL;
+    in->cindex = NULL;
+    in->nclients = in->cslots = 0;
 }
 
 static int string_ok(const char *s, int may_be_empty)
@@ -62,8 +68,11 @@ static int validate(const Hostrange__Batch *b)
 
     if (b->version != HRP_VERSION)
         return HRD_REJECT_VERSION + 1;
+    if (b->seq == 0)
+        return HRD_REJECT_SEQUENCE + 1;
     if (b->n_sample_range != n || b->n_inclusive_ns != n ||
-        b->n_self_ns != n || b->n_record_range != r || b->n_record_ns != r)
+        b->n_self_ns != n || b->n_record_range != r || b->n_record_ns != r ||
+        b->n_lost_label != b->n_lost_by_label)
         return HRD_REJECT_ARRAYS + 1;
     if (!string_ok(b->process_label, 1) || !string_ok(b->clock, 1))
         return HRD_REJECT_STRING + 1;
@@ -91,96 +100,229 @@ static int validate(const Hostrange__Batch *b)
             b->record_range[i] >= b->n_ranges)
             return HRD_REJECT_INDEX + 1;
     }
+    for (size_t i = 0; i < b->n_lost_label; i++) {
+        if (b->lost_label[i] >= b->n_labels)
+            return HRD_REJECT_INDEX + 1;
+    }
     return 0;
 }
 
-static struct hrd_client *client_get(struct hrd_ingest *in,
-                                     const Hostrange__Batch *b)
+static uint64_t client_hash(uint32_t pid, uint64_t instance)
+{
+    uint64_t h = (instance ^ ((uint64_t)pid << 32 | pid)) *
+                 0x9e3779b97f4a7c15ull;
+
+    return h ^ (h >> 29);
+}
+
+static int cindex_grow(struct hrd_ingest *in)
+{
+    uint64_t slots = in->cslots ? 2 * in->cslots : 64;
+    struct hrd_client **idx = calloc(slots, sizeof *idx);
+
+    if (idx == NULL)
+        return -ENOMEM;
+    for (struct hrd_client *c = in->clients; c != NULL; c = c->next) {
+        uint64_t j = client_hash(c->pid, c->instance) & (slots - 1);
+        while (idx[j] != NULL)
+            j = (j + 1) & (slots - 1);
+        idx[j] = c;
+    }
+    free(in->cindex);
+    in->cindex = idx;
+    in->cslots = slots;
+    return 0;
+}
+
+struct hrd_client *hrd_ingest_client_find(const struct hrd_ingest *in,
+                                          uint32_t pid, uint64_t instance)
+{
+    if (in->cslots == 0)
+        return NULL;
+    for (uint64_t j = client_hash(pid, instance) & (in->cslots - 1);
+         in->cindex[j] != NULL; j = (j + 1) & (in->cslots - 1)) {
+        struct hrd_client *c = in->cindex[j];
+        if (c->pid == pid && c->instance == instance)
+            return c;
+    }
+    return NULL;
+}
+
+struct hrd_client *hrd_ingest_client(struct hrd_ingest *in, uint32_t pid,
+                                     uint64_t instance, const char *label,
+                                     const char *clock)
 {
     struct hrd_client *c;
+    uint64_t j;
 
-    for (c = in->clients; c != NULL; c = c->next) {
-        if (c->pid == b->pid && c->instance == b->instance)
+    if (2 * (in->nclients + 1) >= in->cslots && cindex_grow(in) != 0)
+        return NULL;
+    for (j = client_hash(pid, instance) & (in->cslots - 1);
+         in->cindex[j] != NULL; j = (j + 1) & (in->cslots - 1)) {
+        c = in->cindex[j];
+        if (c->pid == pid && c->instance == instance)
             return c;
     }
     c = calloc(1, sizeof *c);
     if (c == NULL)
         return NULL;
-    c->label = strdup(b->process_label);
-    c->clock = strdup(b->clock);
+    c->label = strdup(label);
+    c->clock = strdup(clock);
     if (c->label == NULL || c->clock == NULL) {
         free(c->label);
         free(c->clock);
         free(c);
         return NULL;
     }
-    c->pid = b->pid;
-    c->instance = b->instance;
+    c->pid = pid;
+    c->instance = instance;
     c->next = in->clients;
     in->clients = c;
     in->nclients++;
+    in->cindex[j] = c;
     return c;
 }
 
-/* Aggregates a valid batch. Returns 0 or -ENOMEM (with part of it added). */
-static int apply(struct hrd_agg *a, const Hostrange__Batch *b)
+int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
+                        uint32_t node, uint32_t op, uint32_t backend,
+                        uint32_t phase, uint64_t count)
 {
-    uint32_t *lnode = NULL, *lop = NULL, *lback = NULL, *rid = NULL;
-    struct hrd_key *k = NULL;
-    uint32_t klabel = UINT32_MAX, krange = UINT32_MAX;
-    int rc = -ENOMEM;
+    struct hrd_lost *l = NULL;
 
-    lnode = calloc(b->n_labels + 1, sizeof *lnode);
-    lop = calloc(b->n_labels + 1, sizeof *lop);
-    lback = calloc(b->n_labels + 1, sizeof *lback);
-    rid = calloc(b->n_ranges + 1, sizeof *rid);
-    if (lnode == NULL || lop == NULL || lback == NULL || rid == NULL)
-        goto out;
+    /* Recent label sets are the likely ones: search from the end. */
+    for (uint32_t i = c->nlost; i-- > 0;) {
+        struct hrd_lost *x = &c->lost_by[i];
+        if (x->node == node && x->op == op && x->backend == backend &&
+            x->phase == phase) {
+            l = x;
+            break;
+        }
+    }
+    if (l == NULL) {
+        if (c->nlost == c->caplost) {
+            uint32_t cap = c->caplost ? 2 * c->caplost : 4;
+            struct hrd_lost *nl = realloc(c->lost_by, cap * sizeof *nl);
+            if (nl == NULL)
+                return -ENOMEM;
+            c->lost_by = nl;
+            c->caplost = cap;
+        }
+        l = &c->lost_by[c->nlost++];
+        l->node = node;
+        l->op = op;
+        l->backend = backend;
+        l->phase = phase;
+        l->count = 0;
+    }
+    hrd_agg_lost_add(in->agg, node, (int64_t)(count - l->count));
+    l->count = count;
+    return 0;
+}
+
+/* Interned strings of a batch's labels and ranges. */
+struct names {
+    uint32_t *node, *op, *backend, *range;
+};
+
+static void names_free(struct names *n)
+{
+    free(n->node);
+    free(n->op);
+    free(n->backend);
+    free(n->range);
+}
+
+static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
+                        struct names *n)
+{
+    n->node = calloc(b->n_labels + 1, sizeof *n->node);
+    n->op = calloc(b->n_labels + 1, sizeof *n->op);
+    n->backend = calloc(b->n_labels + 1, sizeof *n->backend);
+    n->range = calloc(b->n_ranges + 1, sizeof *n->range);
+    if (n->node == NULL || n->op == NULL || n->backend == NULL ||
+        n->range == NULL)
+        return -ENOMEM;
     for (size_t i = 0; i < b->n_ranges; i++) {
-        if ((rid[i] = hrd_agg_str(a, b->ranges[i])) == 0)
-            goto out;
-        hrd_agg_rank_range(a, rid[i]);
+        if ((n->range[i] = hrd_agg_str(a, b->ranges[i])) == 0)
+            return -ENOMEM;
+        hrd_agg_rank_range(a, n->range[i]);
     }
     for (size_t i = 0; i < b->n_labels; i++) {
         const Hostrange__LabelSet *l = b->labels[i];
-        if ((lnode[i] = hrd_agg_str(a, l->node_id)) == 0 ||
-            (lop[i] = hrd_agg_str(a, l->operator_)) == 0 ||
-            (lback[i] = hrd_agg_str(a, l->backend)) == 0)
-            goto out;
+        if ((n->node[i] = hrd_agg_str(a, l->node_id)) == 0 ||
+            (n->op[i] = hrd_agg_str(a, l->operator_)) == 0 ||
+            (n->backend[i] = hrd_agg_str(a, l->backend)) == 0)
+            return -ENOMEM;
     }
+    return 0;
+}
+
+/* A small direct-mapped cache of the keys of (label, range) pairs: samples
+ * of nested ranges interleave, so consecutive samples rarely share a key. */
+#define KCACHE 256u
+
+struct kcache {
+    uint32_t label[KCACHE], range[KCACHE];
+    struct hrd_key *key[KCACHE];
+};
+
+static struct hrd_key *key_of(struct hrd_agg *a, const Hostrange__Batch *b,
+                              const struct names *n, struct kcache *kc,
+                              uint32_t l, uint32_t r)
+{
+    uint32_t slot = (l * 31u + r) & (KCACHE - 1);
+    struct hrd_key *k;
+
+    if (kc->key[slot] != NULL && kc->label[slot] == l && kc->range[slot] == r)
+        return kc->key[slot];
     /* Nodes are ranked in the order their samples arrive. */
-    for (size_t i = 0; i < b->n_sample_label + b->n_record_label; i++) {
-        uint32_t l = i < b->n_sample_label
-                         ? b->sample_label[i]
-                         : b->record_label[i - b->n_sample_label];
-        hrd_agg_rank_node(a, lnode[l]);
+    hrd_agg_rank_node(a, n->node[l]);
+    k = hrd_agg_key(a, n->node[l], n->op[l], n->backend[l],
+                    b->labels[l]->phase, n->range[r]);
+    if (k != NULL) {
+        kc->label[slot] = l;
+        kc->range[slot] = r;
+        kc->key[slot] = k;
     }
+    return k;
+}
+
+/* Aggregates a valid batch. Returns 0 or -ENOMEM (with part of it added). */
+static int apply(struct hrd_ingest *in, struct hrd_client *c,
+                 const Hostrange__Batch *b)
+{
+    struct hrd_agg *a = in->agg;
+    struct names n = { 0 };
+    struct kcache *kc = NULL;
+    int rc = -ENOMEM;
+
+    kc = calloc(1, sizeof *kc);
+    if (kc == NULL || names_intern(a, b, &n) != 0)
+        goto out;
     for (size_t i = 0; i < b->n_sample_label; i++) {
-        uint32_t l = b->sample_label[i], r = b->sample_range[i];
-        if (l != klabel || r != krange) {
-            k = hrd_agg_key(a, lnode[l], lop[l], lback[l],
-                            b->labels[l]->phase, rid[r]);
-            if (k == NULL)
-                goto out;
-            klabel = l;
-            krange = r;
-        }
-        if (hrd_agg_add(a, k, b->inclusive_ns[i], b->self_ns[i]) != 0)
+        struct hrd_key *k = key_of(a, b, &n, kc, b->sample_label[i],
+                                   b->sample_range[i]);
+        if (k == NULL ||
+            hrd_agg_add(a, k, b->inclusive_ns[i], b->self_ns[i]) != 0)
             goto out;
     }
     for (size_t i = 0; i < b->n_record_label; i++) {
-        uint32_t l = b->record_label[i], r = b->record_range[i];
-        k = hrd_agg_key(a, lnode[l], lop[l], lback[l], b->labels[l]->phase,
-                        rid[r]);
+        struct hrd_key *k = key_of(a, b, &n, kc, b->record_label[i],
+                                   b->record_range[i]);
         if (k == NULL || hrd_agg_add_record(a, k, b->record_ns[i]) != 0)
+            goto out;
+    }
+    for (size_t i = 0; i < b->n_lost_label; i++) {
+        uint32_t l = b->lost_label[i];
+        if (hrd_ingest_lost_set(in, c, n.node[l], n.op[l], n.backend[l],
+                                b->labels[l]->phase, b->lost_by_label[i]) != 0)
             goto out;
     }
     rc = 0;
 out:
-    free(lnode);
-    free(lop);
-    free(lback);
-    free(rid);
+    names_free(&n);
+    free(kc);
+    hrd_agg_enforce(a);
     return rc;
 }
 
@@ -200,6 +342,23 @@ static void make_ack(uint64_t seq, Hostrange__Ack__Status status,
         return;
     }
     hostrange__ack__pack(&m, *ack);
+}
+
+/* Takes the counters of an applied batch into its client. */
+static void account(struct hrd_client *c, const Hostrange__Batch *b)
+{
+    if (b->seq > c->max_seq + 1)
+        c->gaps += b->seq - c->max_seq - 1;
+    c->max_seq = b->seq;
+    c->batches++;
+    c->events += b->n_sample_label + b->n_record_label;
+    if (b->lost_events > c->lost)
+        c->lost = b->lost_events;
+    c->out_of_order = b->errors_out_of_order;
+    c->open_at_window_end = b->errors_open_at_window_end;
+    c->foreign_thread = b->errors_foreign_thread;
+    c->label_in_window = b->errors_label_in_window;
+    c->too_deep = b->errors_too_deep;
 }
 
 enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
@@ -226,39 +385,48 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
     }
     seq = b->seq;
     if ((bad = validate(b)) != 0) {
+        /* Counted against the client when it is known; an unknown one is
+         * not added, so invalid batches cannot fill the table. */
+        c = hrd_ingest_client_find(in, b->pid, b->instance);
+        if (c != NULL)
+            c->rejected++;
         *reason = (enum hrd_reject)(bad - 1);
         goto reject;
     }
-    c = client_get(in, b);
+    c = hrd_ingest_client(in, b->pid, b->instance, b->process_label,
+                          b->clock);
     if (c == NULL) {
         *reason = HRD_REJECT_NOMEM;
         goto reject;
     }
     if (b->seq <= c->max_seq) {
-        c->duplicates++;
+        if (!in->replaying)
+            c->duplicates++;
         make_ack(seq, HOSTRANGE__ACK__STATUS__DUPLICATE, "", ack, ack_len);
-        hostrange__batch__free_unpacked(b, NULL);
-        return HRD_INGEST_DUPLICATE;
+        res = HRD_INGEST_DUPLICATE;
+        goto out;
     }
-    if (apply(in->agg, b) != 0) {
+    if (in->agg->over_budget && hrd_agg_enforce(in->agg) == 0 &&
+        in->agg->over_budget) {
+        *reason = HRD_REJECT_MEMORY;
+        goto reject;
+    }
+    if (in->journal != NULL && in->journal(in->journal_ctx, msg, len) != 0) {
+        in->retries++;
+        make_ack(seq, HOSTRANGE__ACK__STATUS__RETRY,
+                 "the daemon cannot keep batches now; send it again later",
+                 ack, ack_len);
+        res = HRD_INGEST_RETRY;
+        goto out;
+    }
+    if (apply(in, c, b) != 0) {
         /* Part of it may be in: the batch is acknowledged as rejected so
          * the client counts it, never resends it twice. */
         *reason = HRD_REJECT_NOMEM;
         c->max_seq = b->seq;
         goto reject;
     }
-    if (b->seq > c->max_seq + 1)
-        c->gaps += b->seq - c->max_seq - 1;
-    c->max_seq = b->seq;
-    c->batches++;
-    c->events += b->n_sample_label + b->n_record_label;
-    if (b->lost_events > c->lost)
-        c->lost = b->lost_events;
-    c->out_of_order = b->errors_out_of_order;
-    c->open_at_window_end = b->errors_open_at_window_end;
-    c->foreign_thread = b->errors_foreign_thread;
-    c->label_in_window = b->errors_label_in_window;
-    c->too_deep = b->errors_too_deep;
+    account(c, b);
     make_ack(seq, HOSTRANGE__ACK__STATUS__OK, "", ack, ack_len);
     res = HRD_INGEST_OK;
     goto out;

@@ -8,7 +8,14 @@
  * and not aggregated. A jump in numbers is counted as a gap.
  *
  * A batch is validated completely before any of it is aggregated, so a bad
- * batch changes nothing but the rejection counters.
+ * batch changes nothing but the rejection counters. A valid new batch is
+ * handed to the journal hook (when set) before it is aggregated; when the
+ * hook fails, the batch is neither aggregated nor counted as seen, and the
+ * client is told to send it again (Ack status RETRY).
+ *
+ * Clients report cumulative lost-event counts per label set; the latest
+ * count of each (client, label set) is kept, and their sum per node id is
+ * kept in the aggregation (hrd_agg_lost_add) for the report.
  */
 #ifndef HOSTRANGE_INGEST_H
 #define HOSTRANGE_INGEST_H
@@ -28,7 +35,15 @@ enum hrd_reject {
     HRD_REJECT_STRING,     /* an empty or overlong string */
     HRD_REJECT_VALUE,      /* self time above inclusive time */
     HRD_REJECT_NOMEM,      /* the daemon ran out of memory */
+    HRD_REJECT_SEQUENCE,   /* sequence number 0 */
+    HRD_REJECT_MEMORY,     /* over the memory budget, nothing to compact */
     HRD_REJECT_COUNT
+};
+
+/* The latest cumulative lost count a client reported for a label set. */
+struct hrd_lost {
+    uint32_t node, op, backend, phase; /* string ids, HRP_PHASE_* */
+    uint64_t count;
 };
 
 struct hrd_client {
@@ -47,14 +62,29 @@ struct hrd_client {
     uint64_t foreign_thread;
     uint64_t label_in_window;
     uint64_t too_deep;
+    uint64_t rejected;        /* its batches rejected as invalid */
+    struct hrd_lost *lost_by; /* per label set, in first-reported order */
+    uint32_t nlost, caplost;
     struct hrd_client *next;
 };
+
+/*
+ * The journal hook: keeps a valid new batch (its bytes as received) before
+ * it is aggregated. Returns 0, or a negative errno when it could not.
+ */
+typedef int (*hrd_journal_fn)(void *ctx, const uint8_t *msg, size_t len);
 
 struct hrd_ingest {
     struct hrd_agg *agg;
     struct hrd_client *clients; /* newest first */
     uint64_t nclients;
+    struct hrd_client **cindex; /* open addressing on (pid, instance) */
+    uint64_t cslots;
     uint64_t rejected[HRD_REJECT_COUNT];
+    uint64_t retries;           /* batches answered RETRY */
+    hrd_journal_fn journal;     /* NULL: none */
+    void *journal_ctx;
+    int replaying;              /* set while a journal is replayed */
 };
 
 void hrd_ingest_init(struct hrd_ingest *in, struct hrd_agg *agg);
@@ -63,21 +93,41 @@ void hrd_ingest_fini(struct hrd_ingest *in);
 const char *hrd_reject_name(enum hrd_reject r);
 
 /*
- * Handles one ingest message: decodes, validates, aggregates and answers.
- * Writes a newly allocated Ack to *ack (*ack_len; caller frees), or NULL when
+ * Handles one ingest message: decodes, validates, journals, aggregates and
+ * answers. Writes a newly allocated Ack to *ack (*ack_len; caller frees), or
  * NULL (with *ack_len 0) when no memory was left for it. Returns
- * HRD_INGEST_OK, HRD_INGEST_DUPLICATE, or HRD_INGEST_REJECTED with the
- * reason in *reason (already counted).
+ * HRD_INGEST_OK, HRD_INGEST_DUPLICATE, HRD_INGEST_REJECTED with the reason
+ * in *reason (already counted), or HRD_INGEST_RETRY when the journal hook
+ * failed.
  */
 enum hrd_ingest_result {
     HRD_INGEST_OK,
     HRD_INGEST_DUPLICATE,
-    HRD_INGEST_REJECTED
+    HRD_INGEST_REJECTED,
+    HRD_INGEST_RETRY
 };
 
 enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
                                          const uint8_t *msg, size_t len,
                                          uint8_t **ack, size_t *ack_len,
                                          enum hrd_reject *reason);
+
+/* The client (pid, instance), or NULL when it has not been seen. */
+struct hrd_client *hrd_ingest_client_find(const struct hrd_ingest *in,
+                                          uint32_t pid, uint64_t instance);
+
+/*
+ * Finds or adds the client (pid, instance).
+ * Returns it, or NULL on ENOMEM. label and clock are copied.
+ */
+struct hrd_client *hrd_ingest_client(struct hrd_ingest *in, uint32_t pid,
+                                     uint64_t instance, const char *label,
+                                     const char *clock);
+
+/* Sets the lost count of a client for a label set (string ids), keeping
+ * the per-node sums of the aggregation. Returns 0 or -ENOMEM. */
+int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
+                        uint32_t node, uint32_t op, uint32_t backend,
+                        uint32_t phase, uint64_t count);
 
 #endif

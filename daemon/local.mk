@@ -1,20 +1,33 @@
 # hostranged (the daemon) and hostrangectl (its command-line client). The
 # pure logic lives in libhrd, which the tests link.
 noinst_LTLIBRARIES += daemon/libhrd.la
-daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/ingest.c \
+daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/hist.c \
+	daemon/hist.h daemon/stats.c daemon/stats.h daemon/ingest.c \
 	daemon/ingest.h daemon/control.c daemon/control.h daemon/report.c \
-	daemon/report.h daemon/rundir.c daemon/rundir.h
+	daemon/report.h daemon/rundir.c daemon/rundir.h daemon/journal.c \
+	daemon/journal.h daemon/snapshot.c daemon/snapshot.h daemon/state.c \
+	daemon/state.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
 
 bin_PROGRAMS += daemon/hostranged daemon/hostrangectl
 daemon_hostranged_SOURCES = daemon/hostranged.c daemon/server.c \
-	daemon/server.h
+	daemon/server.h daemon/notify.h
 daemon_hostranged_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 daemon_hostranged_LDADD = daemon/libhrd.la $(UV_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS)
-daemon_hostrangectl_SOURCES = daemon/hostrangectl.c
+# Readiness for systemd: sd_notify with libsystemd, nothing without.
+if HAVE_SYSTEMD
+daemon_hostranged_SOURCES += daemon/notify_systemd.c
+daemon_hostranged_CFLAGS += $(SYSTEMD_CFLAGS)
+daemon_hostranged_LDADD += $(SYSTEMD_LIBS)
+else
+daemon_hostranged_SOURCES += daemon/notify_none.c
+endif
+EXTRA_DIST += daemon/notify_systemd.c daemon/notify_none.c
+daemon_hostrangectl_SOURCES = daemon/hostrangectl.c daemon/ctl.h \
+	daemon/ctl_dump.c daemon/ctl_record.c
 daemon_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 daemon_hostrangectl_LDADD = daemon/libhrd.la $(NANOMSG_LIBS) \

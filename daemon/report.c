@@ -294,7 +294,14 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
         put_json_number(f, r->min);
         fputs(",\"max\":", f);
         put_json_number(f, r->max);
+        fputs(",\"p90\":", f);
+        put_json_number(f, r->p90);
+        fputs(",\"p99\":", f);
+        put_json_number(f, r->p99);
+        fputs(",\"stddev\":", f);
+        put_json_number(f, r->stddev);
         fputs(r->exact ? ",\"exact\":true" : ",\"exact\":false", f);
+        fprintf(f, ",\"lost\":%" PRIu64, r->lost);
     }
     fputs("}\n", f);
 }
@@ -331,7 +338,7 @@ static void write_csv_header(FILE *f, unsigned fields)
     fputs("nodeid,operator,backend,phase,range,metric,count,unit,mean,median",
           f);
     if (fields & HRD_FIELDS_EXTENDED)
-        fputs(",min,max,exact", f);
+        fputs(",min,max,p90,p99,stddev,exact,lost", f);
     putc('\n', f);
 }
 
@@ -352,7 +359,11 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
     if (fields & HRD_FIELDS_EXTENDED) {
         put_csv_number(f, r->min);
         put_csv_number(f, r->max);
+        put_csv_number(f, r->p90);
+        put_csv_number(f, r->p99);
+        put_csv_number(f, r->stddev);
         fputs(r->exact ? ",true" : ",false", f);
+        fprintf(f, ",%" PRIu64, r->lost);
     }
     putc('\n', f);
 }
@@ -427,13 +438,14 @@ static void free_rows(struct hrd_writer *w)
     w->cap = 0;
 }
 
-/* Table columns, in order; the last three appear only when extended. */
+/* Table columns, in order; those from COL_MIN on appear only when
+ * extended. */
 enum { COL_RANGE, COL_METRIC, COL_COUNT, COL_MEAN, COL_MEDIAN, COL_MIN,
-       COL_MAX, COL_EXACT, NCOLS };
+       COL_MAX, COL_P90, COL_P99, COL_STDDEV, COL_EXACT, COL_LOST, NCOLS };
 
 static const char *const col_name[NCOLS] = {
     "range", "metric", "count", "mean_us", "median_us", "min_us", "max_us",
-    "exact",
+    "p90_us", "p99_us", "stddev_us", "exact", "lost",
 };
 
 /* Returns the text of one table cell, formatted into buf where needed. */
@@ -451,6 +463,9 @@ static const char *cell(const struct hrd_row *r, int col, char *buf)
         return buf;
     case COL_EXACT:
         return r->exact ? "yes" : "no";
+    case COL_LOST:
+        snprintf(buf, CELL_MAX, "%" PRIu64, r->lost);
+        return buf;
     case COL_MEAN:
         ns = r->mean;
         break;
@@ -460,8 +475,17 @@ static const char *cell(const struct hrd_row *r, int col, char *buf)
     case COL_MIN:
         ns = r->min;
         break;
-    default:
+    case COL_MAX:
         ns = r->max;
+        break;
+    case COL_P90:
+        ns = r->p90;
+        break;
+    case COL_P99:
+        ns = r->p99;
+        break;
+    default:
+        ns = r->stddev;
         break;
     }
     snprintf(buf, CELL_MAX, "%.3f", ns / 1000.0);

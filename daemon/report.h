@@ -8,7 +8,10 @@
  * compact separators. Numbers are written as the shortest text that reads
  * back as the same double, in the style of Python's repr (".0" on whole
  * numbers, exponent form outside [1e-4, 1e16)); counts are integers. With
- * HRD_FIELDS_EXTENDED, min, max, exact follow the ten fields.
+ * HRD_FIELDS_EXTENDED, seven fields follow the ten: min, max, p90, p99,
+ * stddev (nanoseconds), exact (true when every statistic was computed from
+ * every sample, false when the quantiles come from a histogram) and lost
+ * (events the clients reported lost under the row's node id).
  */
 #ifndef HOSTRANGE_REPORT_H
 #define HOSTRANGE_REPORT_H
@@ -30,7 +33,11 @@ struct hrd_row {
     /* Extended fields, written only with HRD_FIELDS_EXTENDED. */
     double min;
     double max;
+    double p90;
+    double p99;
+    double stddev;
     int exact;
+    uint64_t lost;
 };
 
 enum hrd_format {

@@ -20,14 +20,51 @@ static void unlink_in(const char *dir, const char *name)
     unlink(p);
 }
 
-int hrd_rundir_open(struct hrd_rundir *rd, const char *dir, char *err,
-                    size_t errlen)
+/* Gives the directory to the group with mode 0750. */
+static int share_dir(const char *dir, const struct stat *st, gid_t gid,
+                     char *err, size_t errlen)
+{
+    if (st->st_gid != gid && chown(dir, (uid_t)-1, gid) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot give runtime directory %s to group %u: "
+                 "%s", dir, (unsigned)gid, strerror(e));
+        return -EPERM;
+    }
+    if ((st->st_mode & 07777) != 0750 && chmod(dir, 0750) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot make runtime directory %s mode 0750: "
+                 "%s", dir, strerror(e));
+        return -EPERM;
+    }
+    return 0;
+}
+
+int hrd_rundir_share(struct hrd_rundir *rd, const char *name, char *err,
+                     size_t errlen)
+{
+    char p[4200];
+
+    if (rd->gid == (gid_t)-1)
+        return 0;
+    snprintf(p, sizeof p, "%s/%s", rd->path, name);
+    if (chown(p, (uid_t)-1, rd->gid) != 0 || chmod(p, 0660) != 0) {
+        int e = errno;
+        snprintf(err, errlen, "cannot give %s to group %u: %s", p,
+                 (unsigned)rd->gid, strerror(e));
+        return -e;
+    }
+    return 0;
+}
+
+int hrd_rundir_open(struct hrd_rundir *rd, const char *dir, gid_t gid,
+                    char *err, size_t errlen)
 {
     struct stat st;
     char lock[4200], pid[32];
     int fd, n;
 
     rd->lock_fd = -1;
+    rd->gid = gid;
     if (strlen(dir) >= sizeof rd->path - 32) {
         snprintf(err, errlen, "runtime directory name too long: %s", dir);
         return -ENAMETOOLONG;
@@ -91,6 +128,10 @@ int hrd_rundir_open(struct hrd_rundir *rd, const char *dir, char *err,
         snprintf(err, errlen, "cannot write %s: %s", lock, strerror(e));
         close(fd);
         return -e;
+    }
+    if (gid != (gid_t)-1 && share_dir(dir, &st, gid, err, errlen) != 0) {
+        close(fd);
+        return -EPERM;
     }
     rd->lock_fd = fd;
     /* Sockets left by a daemon that died are stale: we hold the lock. */

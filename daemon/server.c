@@ -4,7 +4,9 @@
 #include "daemon/server.h"
 #include "daemon/control.h"
 #include "daemon/ingest.h"
+#include "daemon/notify.h"
 #include "daemon/rundir.h"
+#include "daemon/state.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -23,10 +25,13 @@ struct server {
     uv_loop_t loop;
     uv_poll_t ingest_poll, control_poll;
     uv_signal_t sigterm, sigint;
+    uv_timer_t tick;
     int ingest, control;
     struct hrd_agg agg;
     struct hrd_ingest in;
     struct hrd_control ctl;
+    struct hrd_state state;
+    int have_state;
     int quiet;
     uint64_t log_sec;        /* second of the last rejection logged */
     uint64_t log_suppressed; /* rejections not logged since */
@@ -51,6 +56,34 @@ static void logf_(struct server *s, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+static void state_log(void *ctx, const char *fmt, ...)
+{
+    struct server *s = ctx;
+    va_list ap;
+
+    if (s->quiet)
+        return;
+    va_start(ap, fmt);
+    fputs("hostranged: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+/* The resident memory of this process, from /proc (0 when unknown). */
+static uint64_t rss_bytes(void)
+{
+    unsigned long long size, resident;
+    FILE *f = fopen("/proc/self/statm", "r");
+    int n;
+
+    if (f == NULL)
+        return 0;
+    n = fscanf(f, "%llu %llu", &size, &resident);
+    fclose(f);
+    return n == 2 ? resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
 }
 
 /* Logs a rejection, at most one line per second. */
@@ -108,6 +141,7 @@ static void on_control(uv_poll_t *h, int status, int events)
         if (n < 0)
             break;
         s->ctl.now_ns = mono_ns();
+        s->ctl.rss_bytes = rss_bytes();
         hrd_control_handle(&s->ctl, msg, (size_t)n, &reply, &reply_len);
         nn_freemsg(msg);
         if (reply != NULL)
@@ -116,19 +150,33 @@ static void on_control(uv_poll_t *h, int status, int events)
     }
 }
 
+static void on_tick(uv_timer_t *h)
+{
+    struct server *s = h->data;
+
+    if (s->have_state)
+        hrd_state_tick(&s->state, mono_ns() / 1000000u);
+}
+
+/* Stops accepting: the request being handled has been answered (the loop
+ * is single-threaded); the state is written once the loop has ended. */
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct server *s = h->data;
 
     logf_(s, "signal %d: stopping", signum);
+    hrd_notify_stopping();
+    uv_poll_stop(&s->ingest_poll);
+    uv_poll_stop(&s->control_poll);
     uv_stop(&s->loop);
 }
 
 /* Opens a REP socket bound at dir/name and watches it with cb. */
-static int open_rep(struct server *s, const char *dir, const char *name,
+static int open_rep(struct server *s, struct hrd_rundir *rd, const char *name,
                     int *sock, uv_poll_t *poll, uv_poll_cb cb, char *err,
                     size_t errlen)
 {
+    const char *dir = rd->path;
     char url[4200];
     int fd, max = (int)HRP_MAX_INGEST_BYTES * 2;
     size_t sz = sizeof fd;
@@ -142,6 +190,8 @@ static int open_rep(struct server *s, const char *dir, const char *name,
     if (nn_bind(*sock, url) < 0 ||
         nn_getsockopt(*sock, NN_SOL_SOCKET, NN_RCVFD, &fd, &sz) < 0)
         goto fail;
+    if (hrd_rundir_share(rd, name, err, errlen) != 0)
+        return -EPERM;
     if (uv_poll_init(&s->loop, poll, fd) != 0 ||
         uv_poll_start(poll, UV_READABLE, cb) != 0)
         goto fail;
@@ -159,11 +209,37 @@ static void close_walk(uv_handle_t *h, void *arg)
         uv_close(h, NULL);
 }
 
+/* Opens the state directory and hooks it into ingest and control. */
+static int open_state(struct server *s, const struct hrd_server_opts *o,
+                      char *err, size_t errlen)
+{
+    int rc;
+
+    if (o->state_dir == NULL)
+        return 0;
+    rc = hrd_state_open(&s->state, o->state_dir, &o->state, &s->agg, &s->in,
+                        state_log, s, err, errlen);
+    if (rc != 0)
+        return rc;
+    s->have_state = 1;
+    s->in.journal = hrd_state_journal_batch;
+    s->in.journal_ctx = &s->state;
+    s->ctl.journal_reset = hrd_state_journal_reset;
+    s->ctl.journal_ctx = &s->state;
+    s->ctl.state = &s->state.info;
+    if (s->state.info.loaded_keys || s->state.info.loaded_clients)
+        logf_(s, "state: loaded %llu keys and %llu clients from %s",
+              (unsigned long long)s->state.info.loaded_keys,
+              (unsigned long long)s->state.info.loaded_clients,
+              o->state_dir);
+    return 0;
+}
+
 int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
 {
     struct server *s;
     struct hrd_rundir rd;
-    char dir[4096];
+    char dir[4096], status[4200];
     int rc;
 
     rc = hrp_runtime_dir(dir, sizeof dir, o->runtime_dir);
@@ -179,26 +255,33 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     s->quiet = o->quiet;
     s->ingest = s->control = -1;
     hrd_agg_init(&s->agg);
+    if (o->exact_cap != 0)
+        s->agg.exact_cap = o->exact_cap;
+    if (o->max_memory != 0)
+        s->agg.max_bytes = o->max_memory;
     hrd_ingest_init(&s->in, &s->agg);
     s->ctl.ingest = &s->in;
     s->ctl.pid = (uint32_t)getpid();
     s->ctl.start_ns = mono_ns();
     signal(SIGPIPE, SIG_IGN);
 
-    rc = hrd_rundir_open(&rd, dir, err, errlen);
+    rc = hrd_rundir_open(&rd, dir, o->gid, err, errlen);
     if (rc != 0)
         goto fail_rundir;
+    rc = open_state(s, o, err, errlen);
+    if (rc != 0)
+        goto fail_state;
     rc = uv_loop_init(&s->loop);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the event loop: %s",
                  uv_strerror(rc));
         goto fail_loop;
     }
-    rc = open_rep(s, dir, HRP_INGEST_NAME, &s->ingest, &s->ingest_poll,
+    rc = open_rep(s, &rd, HRP_INGEST_NAME, &s->ingest, &s->ingest_poll,
                   on_ingest, err, errlen);
     if (rc == 0)
-        rc = open_rep(s, dir, HRP_CONTROL_NAME, &s->control, &s->control_poll,
-                      on_control, err, errlen);
+        rc = open_rep(s, &rd, HRP_CONTROL_NAME, &s->control,
+                      &s->control_poll, on_control, err, errlen);
     if (rc != 0)
         goto fail_sockets;
     uv_signal_init(&s->loop, &s->sigterm);
@@ -206,7 +289,12 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     s->sigterm.data = s->sigint.data = s;
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     uv_signal_start(&s->sigint, on_signal, SIGINT);
+    uv_timer_init(&s->loop, &s->tick);
+    s->tick.data = s;
+    uv_timer_start(&s->tick, on_tick, 1000, 1000);
+    snprintf(status, sizeof status, "serving %s", dir);
     logf_(s, "serving %s (pid %ld)", dir, (long)getpid());
+    hrd_notify_ready(status);
 
     uv_run(&s->loop, UV_RUN_DEFAULT);
     rc = 0;
@@ -220,6 +308,11 @@ fail_sockets:
     if (s->control >= 0)
         nn_close(s->control);
 fail_loop:
+    /* A final snapshot that cannot be written is logged; the journals
+     * stay and hold everything acknowledged. */
+    if (s->have_state)
+        hrd_state_close(&s->state);
+fail_state:
     hrd_rundir_close(&rd);
 fail_rundir:
     hrd_ingest_fini(&s->in);

@@ -1,16 +1,27 @@
 /*
  * The daemon's event loop: a libuv loop watching the ingest and control
  * nanomsg sockets through their receive file descriptors (NN_RCVFD with
- * uv_poll) and SIGTERM/SIGINT, which stop it cleanly.
+ * uv_poll), a one-second timer for the state directory's housekeeping, and
+ * SIGTERM/SIGINT, which stop it cleanly: the sockets are closed, the
+ * request being handled is finished, and the state is written.
  */
 #ifndef HOSTRANGE_SERVER_H
 #define HOSTRANGE_SERVER_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/state.h"
 
 struct hrd_server_opts {
     const char *runtime_dir;
     int quiet;
+    gid_t gid;                  /* group that may connect, or (gid_t)-1 */
+    const char *state_dir;      /* NULL: keep no state on disk */
+    uint64_t exact_cap;         /* events per key kept exactly */
+    size_t max_memory;          /* memory budget of the samples */
+    struct hrd_state_opts state;
 };
 
 /* Serves until SIGTERM or SIGINT. Returns 0 after a clean stop, or a

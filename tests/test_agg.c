@@ -191,8 +191,14 @@ static void test_many_keys(void **state)
     for (int i = 0; i < 5000; i += 7) {
         snprintf(name, sizeof name, "node%d", i);
         struct hrd_key *k = hrd_agg_key(&a, hrd_agg_str(&a, name), op, be, 2, r);
-        assert_int_equal(k->incl.n, 1);
-        assert_int_equal(k->incl.v[0], (uint64_t)i);
+        uint64_t incl[1], self[1];
+        size_t ni, ns;
+        assert_int_equal(k->pairs, 1);
+        hrd_agg_key_values(k, incl, &ni, self, &ns);
+        assert_int_equal(ni, 1);
+        assert_int_equal(ns, 1);
+        assert_int_equal(incl[0], (uint64_t)i);
+        assert_int_equal(self[0], 0);
     }
     assert_int_equal(a.nkeys, 5000);
     hrd_agg_fini(&a);

@@ -314,7 +314,11 @@ static const struct hrd_row sample = {
     .median = 6947.5,
     .min = 5000.0,
     .max = 123456.25,
+    .p90 = 9001.5,
+    .p99 = 20000.0,
+    .stddev = 1234.5678,
     .exact = 1,
+    .lost = 17,
 };
 
 static char *write_one(enum hrd_format format, unsigned fields,
@@ -346,7 +350,8 @@ static void test_jsonl_fields(void **state)
         "\"backend\":\"cpu\",\"phase\":\"warm\",\"range\":\"dispatch.call\","
         "\"metric\":\"inclusive\",\"count\":6500,\"unit\":\"ns\","
         "\"mean\":7088.95,\"median\":6947.5,\"min\":5000.0,"
-        "\"max\":123456.25,\"exact\":true}\n");
+        "\"max\":123456.25,\"p90\":9001.5,\"p99\":20000.0,"
+        "\"stddev\":1234.5678,\"exact\":true,\"lost\":17}\n");
     free(out);
 
     row.exact = 0;
@@ -355,13 +360,15 @@ static void test_jsonl_fields(void **state)
     row.median = 1e16;
     row.min = -INFINITY;
     row.max = INFINITY;
+    row.lost = 0;
     out = write_one(HRD_FORMAT_JSONL, HRD_FIELDS_EXTENDED, &row);
     assert_string_equal(out,
         "{\"nodeid\":\"ops/add[cpu-float32-13x4]\",\"operator\":\"add\","
         "\"backend\":\"cpu\",\"phase\":\"warm\",\"range\":\"dispatch.call\","
         "\"metric\":\"inclusive\",\"count\":18446744073709551615,"
         "\"unit\":\"ns\",\"mean\":NaN,\"median\":1e+16,\"min\":-Infinity,"
-        "\"max\":Infinity,\"exact\":false}\n");
+        "\"max\":Infinity,\"p90\":9001.5,\"p99\":20000.0,"
+        "\"stddev\":1234.5678,\"exact\":false,\"lost\":0}\n");
     free(out);
 }
 
@@ -417,9 +424,10 @@ static void test_csv(void **state)
     out = write_one(HRD_FORMAT_CSV, HRD_FIELDS_EXTENDED, &row);
     assert_string_equal(out,
         "nodeid,operator,backend,phase,range,metric,count,unit,mean,median,"
-        "min,max,exact\n"
+        "min,max,p90,p99,stddev,exact,lost\n"
         "ops/add[cpu-float32-13x4],add,cpu,warm,dispatch.call,inclusive,"
-        "6500,ns,7088.95,6947.5,5000.0,123456.25,false\n");
+        "6500,ns,7088.95,6947.5,5000.0,123456.25,9001.5,20000.0,1234.5678,"
+        "false,17\n");
     free(out);
 
     /* An empty report still has its header. */
@@ -432,16 +440,20 @@ static void test_csv(void **state)
 
 static void test_table(void **state)
 {
+#define ROW(n_, o_, p_, r_, m_, c_, mean_, median_)                     \
+    { .node_id = n_, .op = o_, .backend = "cpu", .phase = p_, .range = r_, \
+      .metric = m_, .count = c_, .mean = mean_, .median = median_ }
     static const struct hrd_row rows[] = {
-        {"ops/add[cpu-float32-13x4]", "add", "cpu", "cold", "binding.body",
-         "inclusive", 1, 775383.0, 775383.0, 0, 0, 0},
-        {"ops/add[cpu-float32-13x4]", "add", "cpu", "warm", "binding.body",
-         "inclusive", 6500, 7088.96, 6947.4, 0, 0, 0},
-        {"ops/add[cpu-float32-13x4]", "add", "cpu", "warm",
-         "binding.tensor_conversion", "self", 6500, 1234.0, 1200.0, 0, 0, 0},
-        {"ops/gemm[cpu-float32-2x3x4]", "gemm", "cpu", "warm", "end_to_end",
-         "inclusive", 10, 12345678.0, 12.0, 0, 0, 0},
+        ROW("ops/add[cpu-float32-13x4]", "add", "cold", "binding.body",
+            "inclusive", 1, 775383.0, 775383.0),
+        ROW("ops/add[cpu-float32-13x4]", "add", "warm", "binding.body",
+            "inclusive", 6500, 7088.96, 6947.4),
+        ROW("ops/add[cpu-float32-13x4]", "add", "warm",
+            "binding.tensor_conversion", "self", 6500, 1234.0, 1200.0),
+        ROW("ops/gemm[cpu-float32-2x3x4]", "gemm", "warm", "end_to_end",
+            "inclusive", 10, 12345678.0, 12.0),
     };
+#undef ROW
     struct sink s;
     char node[64];
     char *out;
@@ -477,16 +489,20 @@ static void test_table(void **state)
 static void test_table_extended(void **state)
 {
     static const struct hrd_row row = {
-        "n", "o", "b", "warm", "r", "self", 2, 1500.0, 1500.0, 1000.0, 2000.0,
-        1,
+        .node_id = "n", .op = "o", .backend = "b", .phase = "warm",
+        .range = "r", .metric = "self", .count = 2, .mean = 1500.0,
+        .median = 1500.0, .min = 1000.0, .max = 2000.0, .p90 = 1900.0,
+        .p99 = 1990.0, .stddev = 500.0, .exact = 1, .lost = 3,
     };
     struct sink s;
     char *out = write_one(HRD_FORMAT_TABLE, HRD_FIELDS_EXTENDED, &row);
 
     assert_string_equal(out,
         "n  o/b  warm\n"
-        "  range  metric  count  mean_us  median_us  min_us  max_us  exact\n"
-        "  r      self        2    1.500      1.500   1.000   2.000  yes\n");
+        "  range  metric  count  mean_us  median_us  min_us  max_us  p90_us"
+        "  p99_us  stddev_us  exact  lost\n"
+        "  r      self        2    1.500      1.500   1.000   2.000   1.900"
+        "   1.990      0.500  yes       3\n");
     free(out);
 
     /* An empty table writes nothing. */

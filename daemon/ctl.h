@@ -1,0 +1,72 @@
+/*
+ * hostrangectl's parts: the request/reply exchange with hostranged and the
+ * option helpers (hostrangectl.c), the report commands dump and record's
+ * report (ctl_dump.c), and record (ctl_record.c).
+ *
+ * Usage errors print one line and exit with status 2; a daemon that cannot
+ * be reached or fails gives one line naming the runtime directory and
+ * status 1.
+ */
+#ifndef HOSTRANGE_CTL_H
+#define HOSTRANGE_CTL_H
+
+#include <stddef.h>
+
+#include "daemon/report.h"
+#include "proto/hostrange.pb-c.h"
+
+/* The runtime directory in use and the answer timeout. */
+extern char hrd_ctl_dir[4096];
+extern int hrd_ctl_timeout_ms;
+
+/*
+ * Sends a control request and waits for its reply. On success returns 0
+ * and the decoded reply in *out (caller frees with
+ * hostrange__control_reply__free_unpacked). On failure returns -1 with a
+ * one-line reason in err.
+ */
+int hrd_ctl_request(const Hostrange__ControlRequest *q,
+                    Hostrange__ControlReply **out, int timeout_ms, char *err,
+                    size_t errlen);
+
+/* Prints the one-line usage error for option character c ('?' unknown,
+ * ':' missing value) and exits with status 2. */
+void hrd_ctl_die_usage(const char *cmd, int c, const char *arg);
+
+/* Pings until the daemon answers or wait_ms pass. Returns 0 or 1. */
+int hrd_ctl_ping_wait(int wait_ms, int quiet);
+
+/* The selection of keys shared by dump and reset (strings borrowed). */
+struct hrd_ctl_filter {
+    const char *node, *op, *backend, *range;
+    unsigned phase;
+};
+
+/* The report options shared by dump and record. */
+struct hrd_ctl_report {
+    enum hrd_format format;
+    unsigned fields;
+    const char *output; /* NULL or "-": standard output */
+};
+
+/*
+ * Parses the filter options (n, O, B, P, R) into f and the report options
+ * (f, F, o) into r. Returns 1 when c was one of them, 0 when not; exits
+ * with status 2 on a bad value. Either pointer may be NULL to parse only
+ * the other kind.
+ */
+int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
+                          struct hrd_ctl_filter *f, struct hrd_ctl_report *r);
+
+/*
+ * Dumps the report, page by page, to r->output (atomically: a temporary
+ * file, then a rename; a device or a pipe is written in place) or standard
+ * output. Returns 0, or 1 after printing a one-line error.
+ */
+int hrd_ctl_dump(const struct hrd_ctl_filter *f,
+                 const struct hrd_ctl_report *r);
+
+/* The record command (argv[0] is "record"). Returns the exit status. */
+int hrd_ctl_record(int argc, char **argv);
+
+#endif

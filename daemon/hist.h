@@ -1,0 +1,74 @@
+/*
+ * A log-linear histogram of uint64_t values with a relative error of at most
+ * 0.1%. Pure logic, no I/O.
+ *
+ * Values below 1024 have a bucket each (exact). A value v >= 1024 with its
+ * highest set bit at e (10 <= e <= 63) falls in one of 512 buckets of equal
+ * width 2^(e-9) that split [2^e, 2^(e+1)); a bucket [lo, lo + w) stands for
+ * lo + (w - 1) / 2, which is within w / (2 lo) <= 1/1024 of every value in
+ * it. There are HRD_HIST_BUCKETS buckets in all; only non-empty ones are
+ * stored, as a sorted array of bucket indices with their counts, so the
+ * memory of a histogram follows the spread of its values, not their number.
+ *
+ * Besides the buckets, a histogram keeps the exact count, sum, minimum and
+ * maximum of its values, and their sum of squares (in long double), so the
+ * mean, minimum and maximum it reports are exact and only quantiles are
+ * estimates.
+ */
+#ifndef HOSTRANGE_HIST_H
+#define HOSTRANGE_HIST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HRD_HIST_SUB_BITS 9
+#define HRD_HIST_LINEAR 1024u
+#define HRD_HIST_BUCKETS (HRD_HIST_LINEAR + 54u * 512u)
+
+struct hrd_hist {
+    uint64_t n;
+    uint64_t min;
+    uint64_t max;
+    unsigned __int128 sum;
+    long double sumsq;
+    uint16_t *idx;   /* sorted bucket indices, nb of them */
+    uint64_t *cnt;   /* their counts */
+    uint32_t nb;
+    uint32_t cap;
+};
+
+/* The bucket of v, and the value a bucket stands for. */
+uint32_t hrd_hist_bucket(uint64_t v);
+double hrd_hist_value(uint32_t bucket);
+
+void hrd_hist_init(struct hrd_hist *h);
+/* Frees the buckets; accepts NULL. */
+void hrd_hist_fini(struct hrd_hist *h);
+
+/* Makes room for one more bucket, so that the next hrd_hist_add cannot
+ * fail. Returns 0 or -ENOMEM. */
+int hrd_hist_reserve(struct hrd_hist *h);
+
+/* Adds one value / `count` copies of one value. Return 0 or -ENOMEM
+ * (the histogram is then unchanged). */
+int hrd_hist_add(struct hrd_hist *h, uint64_t v);
+int hrd_hist_add_n(struct hrd_hist *h, uint64_t v, uint64_t count);
+
+/* Adds n values sorted in ascending order, faster than one at a time into
+ * an empty histogram. Returns 0 or -ENOMEM (then partly added). */
+int hrd_hist_add_sorted(struct hrd_hist *h, const uint64_t *v, size_t n);
+
+/* Bytes of memory the buckets take (capacity, not just use). */
+size_t hrd_hist_bytes(const struct hrd_hist *h);
+
+/*
+ * Estimates of the values at quantiles q[0..nq) (each in [0, 1], ascending),
+ * with the same interpolation as for exact values: the value at rank
+ * q * (n - 1), interpolated linearly between the two nearest ranks. Each
+ * estimate is clamped to [min, max]. Writes out[0..nq); an empty histogram
+ * gives zeros.
+ */
+void hrd_hist_quantiles(const struct hrd_hist *h, const double *q, int nq,
+                        double *out);
+
+#endif

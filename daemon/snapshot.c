@@ -1,0 +1,568 @@
+/* Snapshots of the daemon's state (see snapshot.h). */
+#include "config.h"
+
+#include "daemon/snapshot.h"
+#include "proto/protocol.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FORMAT_VERSION 1u
+#define REC_HEADER 'H'
+#define REC_STRINGS 'S'
+#define REC_CLIENT 'C'
+#define REC_KEY 'K'
+#define REC_END 'E'
+/* Strings per 'S' record. */
+#define STRINGS_PER_RECORD 1024u
+
+/* --- encoding ------------------------------------------------------------ */
+
+struct enc {
+    uint8_t *p;
+    size_t len, cap;
+    int err;
+};
+
+static void need(struct enc *e, size_t n)
+{
+    if (e->err || e->len + n <= e->cap)
+        return;
+    size_t cap = e->cap ? e->cap : 4096;
+    while (cap < e->len + n)
+        cap *= 2;
+    uint8_t *np = realloc(e->p, cap);
+    if (np == NULL) {
+        e->err = -ENOMEM;
+        return;
+    }
+    e->p = np;
+    e->cap = cap;
+}
+
+static void put_bytes(struct enc *e, const void *p, size_t n)
+{
+    need(e, n);
+    if (e->err)
+        return;
+    memcpy(e->p + e->len, p, n);
+    e->len += n;
+}
+
+static void put_u8(struct enc *e, uint8_t v)
+{
+    put_bytes(e, &v, 1);
+}
+
+static void put_u16(struct enc *e, uint16_t v)
+{
+    v = htole16(v);
+    put_bytes(e, &v, 2);
+}
+
+static void put_u32(struct enc *e, uint32_t v)
+{
+    v = htole32(v);
+    put_bytes(e, &v, 4);
+}
+
+static void put_u64(struct enc *e, uint64_t v)
+{
+    v = htole64(v);
+    put_bytes(e, &v, 8);
+}
+
+static void put_f64(struct enc *e, double d)
+{
+    uint64_t v;
+
+    memcpy(&v, &d, 8);
+    put_u64(e, v);
+}
+
+static void put_str(struct enc *e, const char *s)
+{
+    size_t n = strlen(s);
+
+    put_u32(e, (uint32_t)n);
+    put_bytes(e, s, n);
+}
+
+struct dec {
+    const uint8_t *p;
+    size_t len, pos;
+    int bad;
+};
+
+static const uint8_t *get_bytes(struct dec *d, size_t n)
+{
+    const uint8_t *p;
+
+    if (d->bad || d->len - d->pos < n) {
+        d->bad = 1;
+        return NULL;
+    }
+    p = d->p + d->pos;
+    d->pos += n;
+    return p;
+}
+
+static uint8_t get_u8(struct dec *d)
+{
+    const uint8_t *p = get_bytes(d, 1);
+    return p ? *p : 0;
+}
+
+static uint16_t get_u16(struct dec *d)
+{
+    const uint8_t *p = get_bytes(d, 2);
+    uint16_t v = 0;
+
+    if (p)
+        memcpy(&v, p, 2);
+    return le16toh(v);
+}
+
+static uint32_t get_u32(struct dec *d)
+{
+    const uint8_t *p = get_bytes(d, 4);
+    uint32_t v = 0;
+
+    if (p)
+        memcpy(&v, p, 4);
+    return le32toh(v);
+}
+
+static uint64_t get_u64(struct dec *d)
+{
+    const uint8_t *p = get_bytes(d, 8);
+    uint64_t v = 0;
+
+    if (p)
+        memcpy(&v, p, 8);
+    return le64toh(v);
+}
+
+static double get_f64(struct dec *d)
+{
+    uint64_t v = get_u64(d);
+    double x;
+
+    memcpy(&x, &v, 8);
+    return x;
+}
+
+/* A string of at most HRP_MAX_STRING bytes, copied into buf (which holds
+ * HRP_MAX_STRING + 1). */
+static const char *get_str(struct dec *d, char *buf)
+{
+    uint32_t n = get_u32(d);
+    const uint8_t *p;
+
+    if (n > HRP_MAX_STRING) {
+        d->bad = 1;
+        return "";
+    }
+    p = get_bytes(d, n);
+    if (p == NULL)
+        return "";
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+    if (strlen(buf) != n)
+        d->bad = 1; /* an embedded NUL */
+    return buf;
+}
+
+/* --- writing ------------------------------------------------------------ */
+
+static void put_hist(struct enc *e, const struct hrd_hist *h)
+{
+    long double rest;
+    double hi;
+
+    put_u64(e, h->n);
+    put_u64(e, h->min);
+    put_u64(e, h->max);
+    put_u64(e, (uint64_t)h->sum);
+    put_u64(e, (uint64_t)(h->sum >> 64));
+    /* The long double sum of squares as two doubles, hi + lo. */
+    hi = (double)h->sumsq;
+    rest = h->sumsq - hi;
+    put_f64(e, hi);
+    put_f64(e, (double)rest);
+    put_u32(e, h->nb);
+    for (uint32_t i = 0; i < h->nb; i++)
+        put_u16(e, h->idx[i]);
+    for (uint32_t i = 0; i < h->nb; i++)
+        put_u64(e, h->cnt[i]);
+}
+
+static void put_client(struct enc *e, const struct hrd_client *c)
+{
+    put_u32(e, c->pid);
+    put_u64(e, c->instance);
+    put_str(e, c->label);
+    put_str(e, c->clock);
+    put_u64(e, c->max_seq);
+    put_u64(e, c->batches);
+    put_u64(e, c->events);
+    put_u64(e, c->duplicates);
+    put_u64(e, c->gaps);
+    put_u64(e, c->lost);
+    put_u64(e, c->out_of_order);
+    put_u64(e, c->open_at_window_end);
+    put_u64(e, c->foreign_thread);
+    put_u64(e, c->label_in_window);
+    put_u64(e, c->too_deep);
+    put_u64(e, c->rejected);
+    put_u32(e, c->nlost);
+    for (uint32_t i = 0; i < c->nlost; i++) {
+        const struct hrd_lost *l = &c->lost_by[i];
+        put_u32(e, l->node);
+        put_u32(e, l->op);
+        put_u32(e, l->backend);
+        put_u32(e, l->phase);
+        put_u64(e, l->count);
+    }
+}
+
+static void put_key(struct enc *e, const struct hrd_key *k)
+{
+    put_u32(e, k->node);
+    put_u32(e, k->op);
+    put_u32(e, k->backend);
+    put_u32(e, k->phase);
+    put_u32(e, k->range);
+    put_u32(e, k->serial);
+    put_u8(e, k->exact);
+    put_u64(e, k->pairs);
+    put_u64(e, k->records);
+    if (k->exact) {
+        put_u64(e, k->len);
+        put_bytes(e, k->buf, k->len);
+    } else {
+        put_hist(e, k->incl);
+        put_hist(e, k->self);
+    }
+}
+
+/* Writes e as one record of `type` and empties it. */
+static int emit(struct hrd_recfile *f, struct enc *e, uint8_t type)
+{
+    int rc = e->err ? e->err : hrd_recfile_put(f, type, e->p, e->len);
+
+    e->len = 0;
+    return rc;
+}
+
+int hrd_snapshot_write(struct hrd_recfile *f, const struct hrd_agg *a,
+                       const struct hrd_ingest *in, uint64_t covers)
+{
+    struct enc e = { 0 };
+    const struct hrd_client *c;
+    int rc;
+
+    put_u32(&e, FORMAT_VERSION);
+    put_u64(&e, covers);
+    put_u32(&e, a->node_ranks);
+    put_u32(&e, a->range_ranks);
+    put_u32(&e, a->next_serial);
+    put_u32(&e, a->str.n);
+    put_u32(&e, a->nkeys);
+    put_u64(&e, in->nclients);
+    rc = emit(f, &e, REC_HEADER);
+    for (uint32_t i = 0; i < a->str.n && rc == 0; i += STRINGS_PER_RECORD) {
+        uint32_t n = a->str.n - i < STRINGS_PER_RECORD ? a->str.n - i
+                                                       : STRINGS_PER_RECORD;
+        put_u32(&e, i + 1);
+        put_u32(&e, n);
+        for (uint32_t j = i; j < i + n; j++) {
+            put_u32(&e, a->str.rank[j]);
+            put_str(&e, a->str.s[j]);
+        }
+        rc = emit(f, &e, REC_STRINGS);
+    }
+    for (c = in->clients; c != NULL && rc == 0; c = c->next) {
+        put_client(&e, c);
+        rc = emit(f, &e, REC_CLIENT);
+    }
+    for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
+        put_key(&e, a->keys[i]);
+        rc = emit(f, &e, REC_KEY);
+    }
+    if (rc == 0) {
+        put_u32(&e, a->nkeys);
+        put_u64(&e, in->nclients);
+        rc = emit(f, &e, REC_END);
+    }
+    if (rc == 0)
+        rc = hrd_recfile_flush(f);
+    free(e.p);
+    return rc;
+}
+
+/* --- loading ------------------------------------------------------------ */
+
+struct loader {
+    struct hrd_agg *a;
+    struct hrd_ingest *in;
+    struct hrd_snapshot_load *out;
+    uint32_t nstrings, nkeys;  /* announced by the header */
+    uint64_t nclients;
+    int have_header;
+    char s1[HRP_MAX_STRING + 1], s2[HRP_MAX_STRING + 1];
+};
+
+static int string_id_ok(const struct hrd_agg *a, uint32_t id)
+{
+    return id >= 1 && id <= a->str.n;
+}
+
+static int load_header(struct loader *l, struct dec *d)
+{
+    uint32_t version = get_u32(d);
+
+    if (l->have_header || version != FORMAT_VERSION)
+        return -1;
+    l->out->covers = get_u64(d);
+    l->a->node_ranks = get_u32(d);
+    l->a->range_ranks = get_u32(d);
+    l->a->next_serial = get_u32(d);
+    l->nstrings = get_u32(d);
+    l->nkeys = get_u32(d);
+    l->nclients = get_u64(d);
+    l->have_header = 1;
+    return d->bad ? -1 : 0;
+}
+
+static int load_strings(struct loader *l, struct dec *d)
+{
+    uint32_t first = get_u32(d), n = get_u32(d);
+
+    if (first != l->a->str.n + 1 || n > l->nstrings - l->a->str.n)
+        return -1;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t rank = get_u32(d);
+        const char *s = get_str(d, l->s1);
+        uint32_t id;
+
+        if (d->bad)
+            return -1;
+        id = hrd_agg_str(l->a, s);
+        if (id != first + i)
+            return -1; /* a repeated string, or no memory */
+        l->a->str.rank[id - 1] = rank;
+    }
+    return 0;
+}
+
+static int load_client(struct loader *l, struct dec *d)
+{
+    uint32_t pid = get_u32(d);
+    uint64_t instance = get_u64(d);
+    const char *label = get_str(d, l->s1);
+    const char *clock = get_str(d, l->s2);
+    struct hrd_client *c;
+    uint64_t v[12];
+    uint32_t nlost;
+
+    for (int i = 0; i < 12; i++)
+        v[i] = get_u64(d);
+    nlost = get_u32(d);
+    if (d->bad || hrd_ingest_client_find(l->in, pid, instance) != NULL)
+        return -1;
+    c = hrd_ingest_client(l->in, pid, instance, label, clock);
+    if (c == NULL)
+        return -1;
+    c->max_seq = v[0];
+    c->batches = v[1];
+    c->events = v[2];
+    c->duplicates = v[3];
+    c->gaps = v[4];
+    c->lost = v[5];
+    c->out_of_order = v[6];
+    c->open_at_window_end = v[7];
+    c->foreign_thread = v[8];
+    c->label_in_window = v[9];
+    c->too_deep = v[10];
+    c->rejected = v[11];
+    for (uint32_t i = 0; i < nlost; i++) {
+        uint32_t node = get_u32(d), op = get_u32(d), backend = get_u32(d);
+        uint32_t phase = get_u32(d);
+        uint64_t count = get_u64(d);
+
+        if (d->bad || !string_id_ok(l->a, node) || !string_id_ok(l->a, op) ||
+            !string_id_ok(l->a, backend) || hrp_phase_name(phase) == NULL ||
+            hrd_ingest_lost_set(l->in, c, node, op, backend, phase,
+                                count) != 0)
+            return -1;
+    }
+    l->out->clients++;
+    return 0;
+}
+
+/* Reads a histogram into a new heap one. Returns it or NULL. */
+static struct hrd_hist *load_hist(struct dec *d)
+{
+    struct hrd_hist *h = calloc(1, sizeof *h);
+    uint64_t lo, hi, total = 0;
+    double sq_hi, sq_lo;
+
+    if (h == NULL)
+        return NULL;
+    h->n = get_u64(d);
+    h->min = get_u64(d);
+    h->max = get_u64(d);
+    lo = get_u64(d);
+    hi = get_u64(d);
+    h->sum = (unsigned __int128)hi << 64 | lo;
+    sq_hi = get_f64(d);
+    sq_lo = get_f64(d);
+    h->sumsq = (long double)sq_hi + (long double)sq_lo;
+    h->nb = get_u32(d);
+    if (d->bad || h->nb > HRD_HIST_BUCKETS || h->min > h->max)
+        goto fail;
+    h->cap = h->nb;
+    h->idx = malloc((h->nb + 1) * sizeof *h->idx);
+    h->cnt = malloc((h->nb + 1) * sizeof *h->cnt);
+    if (h->idx == NULL || h->cnt == NULL)
+        goto fail;
+    for (uint32_t i = 0; i < h->nb; i++) {
+        h->idx[i] = get_u16(d);
+        if (h->idx[i] >= HRD_HIST_BUCKETS || (i > 0 && h->idx[i] <= h->idx[i - 1]))
+            goto fail;
+    }
+    for (uint32_t i = 0; i < h->nb; i++) {
+        h->cnt[i] = get_u64(d);
+        if (h->cnt[i] == 0)
+            goto fail;
+        total += h->cnt[i];
+    }
+    if (d->bad || total != h->n)
+        goto fail;
+    return h;
+fail:
+    hrd_hist_fini(h);
+    free(h);
+    return NULL;
+}
+
+static int load_key(struct loader *l, struct dec *d)
+{
+    uint32_t node = get_u32(d), op = get_u32(d), backend = get_u32(d);
+    uint32_t phase = get_u32(d), range = get_u32(d), serial = get_u32(d);
+    uint8_t exact = get_u8(d);
+    uint64_t pairs = get_u64(d), records = get_u64(d);
+    uint32_t before = l->a->nkeys;
+    struct hrd_key *k;
+    int rc;
+
+    if (d->bad || !string_id_ok(l->a, node) || !string_id_ok(l->a, op) ||
+        !string_id_ok(l->a, backend) || !string_id_ok(l->a, range) ||
+        hrp_phase_name(phase) == NULL || exact > 1 ||
+        l->a->nkeys >= l->nkeys)
+        return -1;
+    k = hrd_agg_key(l->a, node, op, backend, phase, range);
+    if (k == NULL || l->a->nkeys == before)
+        return -1; /* no memory, or the key came twice */
+    k->serial = serial;
+    if (exact) {
+        uint64_t len = get_u64(d);
+        const uint8_t *p = get_bytes(d, len);
+        rc = p == NULL ? -1
+                       : hrd_agg_key_set_exact(l->a, k, p, len, pairs, records);
+    } else {
+        struct hrd_hist *hi = load_hist(d), *hs = load_hist(d);
+        rc = hi == NULL || hs == NULL
+                 ? -1
+                 : hrd_agg_key_set_hist(l->a, k, hi, hs, pairs, records);
+        if (rc != 0) {
+            hrd_hist_fini(hi);
+            hrd_hist_fini(hs);
+            free(hi);
+            free(hs);
+        }
+    }
+    if (rc != 0) {
+        hrd_agg_key_remove(l->a, k);
+        return -1;
+    }
+    if (serial >= l->a->next_serial)
+        l->a->next_serial = serial + 1;
+    l->out->keys++;
+    return 0;
+}
+
+int hrd_snapshot_load(struct hrd_recreader *r, struct hrd_agg *a,
+                      struct hrd_ingest *in, struct hrd_snapshot_load *out)
+{
+    struct loader *l;
+    const uint8_t *p;
+    size_t len;
+    uint8_t type;
+    int rc;
+
+    memset(out, 0, sizeof *out);
+    l = calloc(1, sizeof *l);
+    if (l == NULL)
+        return -ENOMEM;
+    l->a = a;
+    l->in = in;
+    l->out = out;
+    for (;;) {
+        uint64_t at = r->offset;
+        struct dec d;
+        int bad;
+
+        rc = hrd_recreader_next(r, &type, &p, &len);
+        if (rc == 0) {
+            snprintf(out->why, sizeof out->why,
+                     "ends at byte %llu without its final record",
+                     (unsigned long long)at);
+            rc = -EBADMSG;
+            break;
+        }
+        if (rc < 0) {
+            if (rc == -EBADMSG)
+                snprintf(out->why, sizeof out->why, "%s at byte %llu",
+                         r->why, (unsigned long long)at);
+            break;
+        }
+        d = (struct dec){ p, len, 0, 0 };
+        if (!l->have_header && type != REC_HEADER) {
+            bad = -1;
+        } else if (type == REC_HEADER) {
+            bad = load_header(l, &d);
+        } else if (type == REC_STRINGS) {
+            bad = load_strings(l, &d);
+        } else if (type == REC_CLIENT) {
+            bad = load_client(l, &d);
+        } else if (type == REC_KEY) {
+            bad = load_key(l, &d);
+        } else if (type == REC_END) {
+            uint32_t nkeys = get_u32(&d);
+            uint64_t nclients = get_u64(&d);
+            bad = d.bad || nkeys != out->keys || nclients != out->clients ||
+                  nkeys != l->nkeys || nclients != l->nclients;
+            if (!bad) {
+                out->complete = 1;
+                rc = 0;
+                break;
+            }
+        } else {
+            bad = -1;
+        }
+        if (bad || d.pos != d.len) {
+            snprintf(out->why, sizeof out->why,
+                     "inconsistent record '%c' at byte %llu", type,
+                     (unsigned long long)at);
+            rc = -EBADMSG;
+            break;
+        }
+    }
+    free(l);
+    return rc;
+}

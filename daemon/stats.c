@@ -1,0 +1,164 @@
+/* Sorting and summary statistics (see stats.h). */
+#include "config.h"
+
+#include "daemon/stats.h"
+#include "daemon/hist.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void insertion_sort(uint64_t *v, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        uint64_t x = v[i];
+        size_t j = i;
+
+        while (j > 0 && v[j - 1] > x) {
+            v[j] = v[j - 1];
+            j--;
+        }
+        v[j] = x;
+    }
+}
+
+void hrd_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
+{
+    size_t count[8][256];
+    uint64_t *src = v, *dst = tmp, *t;
+    int pass[8], npass = 0;
+
+    if (n < 64) {
+        insertion_sort(v, n);
+        return;
+    }
+    memset(count, 0, sizeof count);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = v[i];
+        for (int d = 0; d < 8; d++)
+            count[d][(x >> (8 * d)) & 0xff]++;
+    }
+    /* A byte position where every value has the same byte orders nothing. */
+    for (int d = 0; d < 8; d++) {
+        if (count[d][(v[0] >> (8 * d)) & 0xff] != n)
+            pass[npass++] = d;
+    }
+    for (int p = 0; p < npass; p++) {
+        int d = pass[p];
+        size_t pos = 0;
+
+        for (int b = 0; b < 256; b++) {
+            size_t c = count[d][b];
+            count[d][b] = pos;
+            pos += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = src[i];
+            dst[count[d][(x >> (8 * d)) & 0xff]++] = x;
+        }
+        t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != v)
+        memcpy(v, src, n * sizeof *v);
+}
+
+/* The value at quantile q of sorted v, interpolated between ranks. */
+static double quantile(const uint64_t *v, size_t n, double q)
+{
+    long double pos = (long double)q * (long double)(n - 1);
+    size_t r = (size_t)floorl(pos);
+    long double frac = pos - (long double)r;
+
+    if (r + 1 >= n || frac == 0)
+        return (double)v[r];
+    return (double)((long double)v[r] +
+                    frac * ((long double)v[r + 1] - (long double)v[r]));
+}
+
+static double median_sorted(const uint64_t *v, size_t n)
+{
+    if (n % 2 == 1)
+        return (double)v[n / 2];
+    return (double)(((long double)v[n / 2 - 1] + (long double)v[n / 2]) / 2);
+}
+
+void hrd_summary_sorted(const uint64_t *v, size_t n, struct hrd_summary *s)
+{
+    unsigned __int128 sum = 0;
+    long double mean, dev = 0;
+
+    memset(s, 0, sizeof *s);
+    s->exact = 1;
+    if (n == 0)
+        return;
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    mean = (long double)sum / (long double)n;
+    for (size_t i = 0; i < n; i++) {
+        long double d = (long double)v[i] - mean;
+        dev += d * d;
+    }
+    s->count = n;
+    s->mean = (double)mean;
+    s->median = median_sorted(v, n);
+    s->min = (double)v[0];
+    s->max = (double)v[n - 1];
+    s->p90 = quantile(v, n, 0.90);
+    s->p99 = quantile(v, n, 0.99);
+    s->stddev = (double)sqrtl(dev / (long double)n);
+}
+
+void hrd_summary_hist(const struct hrd_hist *h, struct hrd_summary *s)
+{
+    static const double q[3] = { 0.5, 0.90, 0.99 };
+    double out[3];
+    long double mean, var;
+
+    memset(s, 0, sizeof *s);
+    if (h->n == 0)
+        return;
+    mean = (long double)h->sum / (long double)h->n;
+    var = h->sumsq / (long double)h->n - mean * mean;
+    hrd_hist_quantiles(h, q, 3, out);
+    s->count = h->n;
+    s->mean = (double)mean;
+    s->median = out[0];
+    s->min = (double)h->min;
+    s->max = (double)h->max;
+    s->p90 = out[1];
+    s->p99 = out[2];
+    s->stddev = var > 0 ? (double)sqrtl(var) : 0.0;
+}
+
+void hrd_stats(uint64_t *v, size_t n, double *mean, double *median)
+{
+    unsigned __int128 sum = 0;
+    uint64_t *tmp;
+
+    if (n == 0) {
+        *mean = *median = 0.0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        sum += v[i];
+    tmp = n >= 64 ? malloc(n * sizeof *tmp) : NULL;
+    if (n >= 64 && tmp == NULL) {
+        /* No scratch: a slower sort in place still gives the answer. */
+        for (size_t gap = n / 2; gap > 0; gap /= 2) {
+            for (size_t i = gap; i < n; i++) {
+                uint64_t x = v[i];
+                size_t j = i;
+                for (; j >= gap && v[j - gap] > x; j -= gap)
+                    v[j] = v[j - gap];
+                v[j] = x;
+            }
+        }
+    } else {
+        hrd_sort_u64(v, n, tmp);
+    }
+    free(tmp);
+    *mean = (double)((long double)sum / (long double)n);
+    *median = median_sorted(v, n);
+}
