@@ -47,3 +47,27 @@ tests_test_agg_SOURCES = tests/test_agg.c
 tests_test_agg_CFLAGS = $(TEST_CFLAGS)
 tests_test_agg_LDADD = daemon/libhrd.la $(CMOCKA_LIBS)
 endif
+
+# The daemon's own tests: unit tests of the pure logic, and integration
+# tests against a real hostranged (tests/harness.c).
+if HAVE_CMOCKA
+check_PROGRAMS += tests/test_daemon_stats tests/test_daemon_agg \
+	tests/test_daemon_ingest tests/test_state
+TESTS += tests/test_daemon_stats tests/test_daemon_agg \
+	tests/test_daemon_ingest tests/test_state
+tests_test_daemon_stats_SOURCES = tests/test_daemon_stats.c
+tests_test_daemon_stats_CFLAGS = $(TEST_CFLAGS)
+tests_test_daemon_stats_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) -lm
+tests_test_daemon_agg_SOURCES = tests/test_daemon_agg.c
+tests_test_daemon_agg_CFLAGS = $(TEST_CFLAGS)
+tests_test_daemon_agg_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) -lm
+tests_test_daemon_ingest_SOURCES = tests/test_daemon_ingest.c \
+	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+tests_test_daemon_ingest_CFLAGS = $(TEST_CFLAGS)
+tests_test_daemon_ingest_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) \
+	$(PROTOBUF_C_LIBS)
+tests_test_state_SOURCES = tests/test_state.c tests/bench_daemon_batch.c \
+	tests/bench_daemon_batch.h
+tests_test_state_CFLAGS = $(TEST_CFLAGS)
+tests_test_state_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
+endif

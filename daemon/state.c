@@ -213,7 +213,7 @@ int hrd_state_snapshot_now(struct hrd_state *s)
 }
 
 /* Starts a compaction in a child process. */
-static void compact(struct hrd_state *s)
+static void compact(struct hrd_state *s, uint64_t now_ms)
 {
     struct hrd_recfile old = s->journal;
     uint64_t covers = s->gen;
@@ -231,7 +231,7 @@ static void compact(struct hrd_state *s)
     hrd_recfile_close(&old);
     s->dirty = 0;
     s->info.journal_records = 0;
-    s->last_snapshot_ms = mono_ms();
+    s->last_snapshot_ms = now_ms;
     pid = fork();
     if (pid == 0)
         _exit(write_snapshot(s, covers) == 0 ? 0 : 1);
@@ -264,7 +264,7 @@ void hrd_state_tick(struct hrd_state *s, uint64_t now_ms)
     if (s->child == 0 && s->journal.records > 0 &&
         (s->journal.size >= s->opts.journal_max_bytes ||
          now_ms - s->last_snapshot_ms >= s->opts.snapshot_interval_ms))
-        compact(s);
+        compact(s, now_ms);
 }
 
 static int journal_write(struct hrd_state *s, uint8_t type,
@@ -282,12 +282,13 @@ static int journal_write(struct hrd_state *s, uint8_t type,
     if (rc != 0) {
         journal_name(name, sizeof name, s->gen);
         trouble(s, -rc, "cannot write %s/%s", s->info.dir, name);
-        if (rc == -EIO) {
-            /* The file could not be cut back to whole records: leave it
-             * (its tail is damage a load reports) and start another. */
-            hrd_recfile_close(&s->journal);
+        /* Reopened later (at most once a second). When the file could not
+         * be cut back to whole records, it is left as it is (a load
+         * reports its damaged tail) and the next generation starts. */
+        hrd_recfile_close(&s->journal);
+        s->last_open_ms = mono_ms();
+        if (rc == -EIO)
             s->gen++;
-        }
         return rc;
     }
     s->info.journal_records++;

@@ -80,6 +80,48 @@ static int wait_limited(pid_t pid, int *status, int limit_s)
     return 1;
 }
 
+void harness_daemon_start_args(struct harness_daemon *d,
+                               const char *const *extra)
+{
+    const char *daemon = harness_program("HOSTRANGED");
+    char *argv[32];
+    struct harness_run r;
+    int n = 0;
+    pid_t pid;
+
+    argv[n++] = (char *)daemon;
+    argv[n++] = "--quiet";
+    argv[n++] = "--runtime-dir";
+    argv[n++] = d->dir;
+    for (int i = 0; extra != NULL && extra[i] != NULL && n < 31; i++)
+        argv[n++] = (char *)extra[i];
+    argv[n] = NULL;
+    pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        execv(daemon, argv);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    d->pid = pid;
+    harness_ctl(d->dir, &r, "ping", "--wait", "10000", (char *)NULL);
+    if (!harness_exited(r.status, 0))
+        fail_msg("hostranged did not start on %s: %s", d->dir, r.err);
+    harness_run_free(&r);
+}
+
+int harness_daemon_signal(struct harness_daemon *d, int sig)
+{
+    int status = 0;
+
+    if (d->pid > 0) {
+        kill(d->pid, sig);
+        wait_limited(d->pid, &status, 10);
+        d->pid = 0;
+    }
+    return status;
+}
+
 void harness_daemon_stop(struct harness_daemon *d)
 {
     char cmd[512];

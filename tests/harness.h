@@ -36,6 +36,18 @@ int harness_daemon_start(struct harness_daemon *d);
  * wait for it. */
 pid_t harness_daemon_spawn(const char *dir);
 
+/*
+ * Starts hostranged on d->dir (already made) with extra arguments after
+ * --quiet --runtime-dir DIR (NULL-terminated `extra`, may be NULL), and
+ * waits until it answers; fails the test when it does not. Sets d->pid.
+ */
+void harness_daemon_start_args(struct harness_daemon *d,
+                               const char *const *extra);
+
+/* Sends `sig` to the daemon and waits for it (SIGKILL after 10 s); returns
+ * its wait status and clears d->pid. The directory stays. */
+int harness_daemon_signal(struct harness_daemon *d, int sig);
+
 /* SIGTERM, wait (SIGKILL after 10 s), remove the directory. */
 void harness_daemon_stop(struct harness_daemon *d);
 

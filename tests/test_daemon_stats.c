@@ -1,0 +1,273 @@
+/*
+ * Sorting, summary statistics and the log-linear histogram (daemon/stats.c,
+ * daemon/hist.c) against brute force on random data.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "daemon/hist.h"
+#include "daemon/stats.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* A value from one of several shapes: narrow, heavy-tailed, huge. */
+static uint64_t draw(int shape)
+{
+    switch (shape % 5) {
+    case 0:
+        return 5000 + next() % 100;
+    case 1: {
+        /* Log-uniform over 2^0 .. 2^40. */
+        int e = (int)(next() % 40);
+        return ((uint64_t)1 << e) + next() % ((uint64_t)1 << e);
+    }
+    case 2:
+        return next() % 1024;
+    case 3:
+        return next() >> (next() % 64);
+    default:
+        return 777;
+    }
+}
+
+static int cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The quantile of sorted values by linear interpolation of ranks (numpy's
+ * default), computed the slow way. */
+static long double brute_quantile(const uint64_t *v, size_t n, double q)
+{
+    long double pos = (long double)q * (long double)(n - 1);
+    size_t lo = (size_t)pos, hi = lo + 1 < n ? lo + 1 : lo;
+
+    return (long double)v[lo] + (pos - lo) * ((long double)v[hi] - v[lo]);
+}
+
+static void test_sort(void **state)
+{
+    static const size_t sizes[] = { 0, 1, 2, 63, 64, 65, 1000, 100000 };
+
+    (void)state;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        for (int shape = 0; shape < 5; shape++) {
+            size_t n = sizes[s];
+            uint64_t *v = malloc((n + 1) * sizeof *v);
+            uint64_t *w = malloc((n + 1) * sizeof *w);
+            uint64_t *tmp = malloc((n + 1) * sizeof *tmp);
+
+            for (size_t i = 0; i < n; i++)
+                v[i] = w[i] = draw(shape);
+            if (n > 3)
+                v[0] = w[0] = UINT64_MAX;
+            hrd_sort_u64(v, n, tmp);
+            qsort(w, n, sizeof *w, cmp);
+            assert_memory_equal(v, w, n * sizeof *v);
+            free(v);
+            free(w);
+            free(tmp);
+        }
+    }
+}
+
+static void test_summary_fixed(void **state)
+{
+    uint64_t v[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+    uint64_t one[1] = { 775383 };
+    struct hrd_summary s;
+
+    (void)state;
+    /* numpy: mean 5.5, median 5.5, percentile 90 -> 9.1, 99 -> 9.91,
+     * std 2.8722813232690143. */
+    hrd_summary_sorted(v, 10, &s);
+    assert_int_equal(s.count, 10);
+    assert_true(s.mean == 5.5);
+    assert_true(s.median == 5.5);
+    assert_true(s.min == 1.0 && s.max == 10.0);
+    assert_true(fabs(s.p90 - 9.1) < 1e-12);
+    assert_true(fabs(s.p99 - 9.91) < 1e-12);
+    assert_true(fabs(s.stddev - 2.8722813232690143) < 1e-12);
+    assert_int_equal(s.exact, 1);
+
+    hrd_summary_sorted(one, 1, &s);
+    assert_true(s.median == 775383.0 && s.p99 == 775383.0);
+    assert_true(s.stddev == 0.0);
+
+    hrd_summary_sorted(v, 0, &s);
+    assert_int_equal(s.count, 0);
+    assert_true(s.mean == 0.0);
+}
+
+static void test_summary_against_brute_force(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 100; round++) {
+        size_t n = 1 + next() % 5000;
+        uint64_t *v = malloc(n * sizeof *v), *tmp = malloc(n * sizeof *tmp);
+        long double sum = 0, dev = 0, mean;
+        struct hrd_summary s;
+
+        for (size_t i = 0; i < n; i++) {
+            v[i] = draw(round) >> 8; /* sums stay exact in long double */
+            sum += v[i];
+        }
+        hrd_sort_u64(v, n, tmp);
+        mean = sum / n;
+        for (size_t i = 0; i < n; i++)
+            dev += ((long double)v[i] - mean) * ((long double)v[i] - mean);
+        hrd_summary_sorted(v, n, &s);
+        assert_int_equal(s.count, n);
+        assert_true(s.mean == (double)mean);
+        assert_true(s.median == (double)brute_quantile(v, n, 0.5));
+        assert_true(s.min == (double)v[0]);
+        assert_true(s.max == (double)v[n - 1]);
+        assert_true(fabsl(s.p90 - brute_quantile(v, n, 0.9)) <=
+                    1e-9L * brute_quantile(v, n, 0.9));
+        assert_true(fabsl(s.p99 - brute_quantile(v, n, 0.99)) <=
+                    1e-9L * brute_quantile(v, n, 0.99));
+        assert_true(fabsl(s.stddev - sqrtl(dev / n)) <=
+                    1e-9L * sqrtl(dev / n) + 1e-9L);
+        free(v);
+        free(tmp);
+    }
+}
+
+/* Every value's bucket stands for a value within 0.1% of it, buckets grow
+ * with values, and values below 1024 are exact. */
+static void test_bucket_error_bound(void **state)
+{
+    uint32_t last = 0;
+
+    (void)state;
+    for (uint64_t v = 0; v < 200000; v++) {
+        uint32_t b = hrd_hist_bucket(v);
+        double rep = hrd_hist_value(b);
+
+        assert_true(b >= last);
+        last = b;
+        if (v < 1024)
+            assert_true(rep == (double)v);
+        assert_true(fabs(rep - (double)v) <= 0.001 * (double)v);
+    }
+    for (int e = 10; e < 64; e++) {
+        uint64_t p = (uint64_t)1 << e;
+        uint64_t probe[] = { p - 1, p, p + 1, p + (p >> 1), (p << 1) - 1 };
+
+        for (int i = 0; i < 5; i++) {
+            uint64_t v = probe[i];
+            uint32_t b = hrd_hist_bucket(v);
+            long double rep = hrd_hist_value(b);
+
+            assert_true(b < HRD_HIST_BUCKETS);
+            assert_true(fabsl(rep - (long double)v) <= 0.001L * v);
+        }
+    }
+    assert_int_equal(hrd_hist_bucket(UINT64_MAX), HRD_HIST_BUCKETS - 1);
+    for (int i = 0; i < 100000; i++) {
+        uint64_t v = next() >> (next() % 64);
+        long double rep = hrd_hist_value(hrd_hist_bucket(v));
+        assert_true(fabsl(rep - (long double)v) <= 0.001L * v);
+    }
+}
+
+/* Quantiles from a histogram are within 0.1% of the exact ones; count,
+ * mean, minimum and maximum are exact. Both ways of filling agree. */
+static void test_hist_against_brute_force(void **state)
+{
+    static const double qs[5] = { 0.0, 0.5, 0.9, 0.99, 1.0 };
+
+    (void)state;
+    for (int round = 0; round < 60; round++) {
+        size_t n = 1 + next() % 20000;
+        uint64_t *v = malloc(n * sizeof *v), *tmp = malloc(n * sizeof *tmp);
+        struct hrd_hist one, sorted;
+        struct hrd_summary exact, est;
+        double out[5];
+
+        hrd_hist_init(&one);
+        hrd_hist_init(&sorted);
+        for (size_t i = 0; i < n; i++) {
+            v[i] = draw(round) >> 4;
+            assert_int_equal(hrd_hist_add(&one, v[i]), 0);
+        }
+        hrd_sort_u64(v, n, tmp);
+        assert_int_equal(hrd_hist_add_sorted(&sorted, v, n), 0);
+        assert_int_equal(one.nb, sorted.nb);
+        assert_memory_equal(one.idx, sorted.idx, one.nb * sizeof *one.idx);
+        assert_memory_equal(one.cnt, sorted.cnt, one.nb * sizeof *one.cnt);
+        assert_true(one.sum == sorted.sum);
+        assert_true(one.min == sorted.min && one.max == sorted.max);
+
+        hrd_summary_sorted(v, n, &exact);
+        hrd_summary_hist(&one, &est);
+        assert_int_equal(est.count, n);
+        assert_int_equal(est.exact, 0);
+        assert_true(est.mean == exact.mean);
+        assert_true(est.min == exact.min && est.max == exact.max);
+        assert_true(fabs(est.median - exact.median) <= 0.001 * exact.median);
+        assert_true(fabs(est.p90 - exact.p90) <= 0.001 * exact.p90);
+        assert_true(fabs(est.p99 - exact.p99) <= 0.001 * exact.p99);
+        assert_true(fabs(est.stddev - exact.stddev) <=
+                    1e-6 * exact.stddev + 1e-6 * exact.mean + 1e-9);
+        hrd_hist_quantiles(&sorted, qs, 5, out);
+        for (int k = 0; k < 5; k++) {
+            long double want = brute_quantile(v, n, qs[k]);
+            assert_true(fabsl(out[k] - want) <= 0.001L * want);
+        }
+        hrd_hist_fini(&one);
+        hrd_hist_fini(&sorted);
+        free(v);
+        free(tmp);
+    }
+}
+
+/* Memory follows the spread of the values, not their number. */
+static void test_hist_memory(void **state)
+{
+    struct hrd_hist h;
+
+    (void)state;
+    hrd_hist_init(&h);
+    for (int i = 0; i < 1000000; i++)
+        assert_int_equal(hrd_hist_add(&h, 20000 + (uint64_t)(i % 1000)), 0);
+    assert_int_equal(h.n, 1000000);
+    /* 20000..20999 spans buckets of width 32: 32 or 33 of them. */
+    assert_true(h.nb >= 32 && h.nb <= 33);
+    assert_true(hrd_hist_bytes(&h) < 1024);
+    hrd_hist_fini(&h);
+    hrd_hist_fini(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sort),
+        cmocka_unit_test(test_summary_fixed),
+        cmocka_unit_test(test_summary_against_brute_force),
+        cmocka_unit_test(test_bucket_error_bound),
+        cmocka_unit_test(test_hist_against_brute_force),
+        cmocka_unit_test(test_hist_memory),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
