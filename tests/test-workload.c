@@ -10,7 +10,8 @@
  * Other modes: -T N runs each warm window's calls on N threads; -F forks
  * (see fork_mode); -w FILE creates FILE.ready after the first node and
  * waits for FILE to exist before going on; -p flushes at the end and prints
- * the client's counters as `samples=S delivered=D lost=L`.
+ * the client's counters as `samples=S delivered=D lost=L`; -N PREFIX names
+ * the nodes PREFIX::node[i] (default tests/workload).
  */
 #include "config.h"
 
@@ -142,10 +143,10 @@ int main(int argc, char **argv)
 {
     int calls = 1000, nodes = 2, records = 10, code = 0, threads = 1, c;
     int fork_it = 0, print = 0;
-    const char *wait_file = NULL;
+    const char *wait_file = NULL, *prefix = "tests/workload";
     uint64_t t0, t1;
 
-    while ((c = getopt(argc, argv, "c:n:r:x:T:Fw:pq")) != -1) {
+    while ((c = getopt(argc, argv, "c:n:r:x:T:Fw:pqN:")) != -1) {
         switch (c) {
         case 'c':
             calls = atoi(optarg);
@@ -174,10 +175,13 @@ int main(int argc, char **argv)
         case 'q':
             busy = 0; /* no busy-waits: as many samples as fast as it can */
             break;
+        case 'N':
+            prefix = optarg;
+            break;
         default:
             fprintf(stderr, "usage: test-workload [-c CALLS] [-n NODES] "
                     "[-r RECORDS] [-x EXIT_CODE] [-T THREADS] [-F] "
-                    "[-w FILE] [-p] [-q]\n");
+                    "[-w FILE] [-p] [-q] [-N PREFIX]\n");
             return 2;
         }
     }
@@ -192,11 +196,11 @@ int main(int argc, char **argv)
     if (fork_it)
         return fork_mode(calls);
     for (int n = 0; n < nodes; n++) {
-        char node[64];
+        char node[256];
 
         if (n == 1 && wait_file != NULL)
             wait_for(wait_file);
-        snprintf(node, sizeof node, "tests/workload::node[%d]", n);
+        snprintf(node, sizeof node, "%s::node[%d]", prefix, n);
         if (window(node, HR_PHASE_COLD, 1, 1) != 0 ||
             window(node, HR_PHASE_WARM, calls, threads) != 0)
             return 1;

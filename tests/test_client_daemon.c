@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -244,6 +246,97 @@ static void test_late_daemon(void **state)
     unlink(out);
 }
 
+/* Reads `flush=F samples=S delivered=D lost=L` from a workload's output. */
+static void read_counters(const char *path, unsigned long long *samples,
+                          unsigned long long *delivered,
+                          unsigned long long *lost)
+{
+    char text[4096];
+    const char *p;
+    FILE *f = fopen(path, "r");
+    int rc;
+
+    assert_non_null(f);
+    text[fread(text, 1, sizeof text - 1, f)] = '\0';
+    fclose(f);
+    p = strstr(text, "flush=");
+    if (p == NULL ||
+        sscanf(p, "flush=%d samples=%llu delivered=%llu lost=%llu", &rc,
+               samples, delivered, lost) != 4)
+        fail_msg("no counters in the workload's output: %s", text);
+    assert_int_equal(rc, 0);
+}
+
+/*
+ * Four clients send while the daemon, keeping state in a state directory,
+ * is killed with SIGKILL and started again on the same directories. Every
+ * acknowledged batch is in the report exactly once, and for every client
+ * delivered + lost = sent.
+ */
+static void test_daemon_killed_and_restarted(void **state)
+{
+    char rundir[] = "/tmp/hostrange-restart-XXXXXX";
+    char statedir[] = "/tmp/hostrange-state-XXXXXX";
+    const char *extra[] = { "--state-dir", statedir, NULL };
+    struct harness_daemon d;
+    static struct flat rows[256];
+    char out[4][300], prefix[4][64], cmd[400];
+    pid_t pid[4];
+    int n;
+
+    (void)state;
+    assert_non_null(mkdtemp(rundir));
+    assert_non_null(mkdtemp(statedir));
+    memset(&d, 0, sizeof d);
+    snprintf(d.dir, sizeof d.dir, "%s", rundir);
+    harness_daemon_start_args(&d, extra);
+    for (int k = 0; k < 4; k++) {
+        char *argv[] = { (char *)harness_program("HOSTRANGE_TEST_WORKLOAD"),
+                         "-N", prefix[k], "-n", "3", "-c", "20000", "-r",
+                         "0", "-p", NULL };
+        snprintf(prefix[k], sizeof prefix[k], "tests/restart/client%d", k);
+        snprintf(out[k], sizeof out[k], "%s.out%d", rundir, k);
+        pid[k] = harness_spawn(argv, rundir, NULL, out[k]);
+    }
+    usleep(300000);
+    assert_true(harness_daemon_signal(&d, SIGKILL) != 0);
+    /* The clients were still sending: otherwise this proves nothing. */
+    for (int k = 0; k < 4; k++)
+        assert_int_equal(waitpid(pid[k], NULL, WNOHANG), 0);
+    usleep(200000);
+    harness_daemon_start_args(&d, extra);
+    for (int k = 0; k < 4; k++)
+        assert_true(harness_exited(harness_wait(pid[k], 300), 0));
+
+    n = dump(rundir, rows, 256);
+    for (int k = 0; k < 4; k++) {
+        unsigned long long samples, delivered, lost, sum = 0;
+        size_t plen = strlen(prefix[k]);
+
+        read_counters(out[k], &samples, &delivered, &lost);
+        assert_true(samples >= 3 * 20001 * 2);
+        assert_int_equal(delivered + lost, samples);
+        for (int i = 0; i < n; i++) {
+            if (strncmp(flat_get(&rows[i], "nodeid"), prefix[k], plen) == 0 &&
+                strcmp(flat_get(&rows[i], "metric"), "inclusive") == 0)
+                sum += strtoull(flat_get(&rows[i], "count"), NULL, 10);
+        }
+        if (sum != delivered)
+            fail_msg("client %d: %llu acknowledged, %llu in the report", k,
+                     delivered, sum);
+        if (lost == 0) {
+            char node[128];
+            snprintf(node, sizeof node, "%s::node[2]", prefix[k]);
+            assert_int_equal(count_of(rows, n, node, "warm",
+                                      "workload.inner"), 20000);
+        }
+        unlink(out[k]);
+    }
+    harness_daemon_stop(&d);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", statedir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +344,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fork, setup, teardown),
         cmocka_unit_test_setup_teardown(test_exit_flush, setup, teardown),
         cmocka_unit_test(test_late_daemon),
+        cmocka_unit_test(test_daemon_killed_and_restarted),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
