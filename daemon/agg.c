@@ -10,10 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Room kept free at the end of an exact buffer: the widest entry (17
- * bytes) is written with two 8-byte stores, and a decoder reads 8 bytes
- * past the start of each value. */
-#define SLACK 33u
+#define SLACK HRD_AGG_SLACK
 #define RECORD_MARK 15u
 
 static uint64_t hash_bytes(const char *s)
@@ -271,20 +268,9 @@ static int reserve(struct hrd_agg *a, struct hrd_key *k)
     return 0;
 }
 
-static unsigned width(uint64_t x)
-{
-    return x == 0 ? 0u : (unsigned)(71 - __builtin_clzll(x)) / 8u;
-}
-
 static uint64_t mask(unsigned bytes)
 {
     return bytes >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * bytes)) - 1;
-}
-
-static void put8(uint8_t *p, uint64_t x)
-{
-    x = htole64(x);
-    memcpy(p, &x, 8);
 }
 
 static uint64_t get8(const uint8_t *p)
@@ -318,8 +304,8 @@ static void after_add(struct hrd_agg *a, struct hrd_key *k)
         a->capped++;
 }
 
-int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
-                uint64_t self_ns)
+int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+                     uint64_t self_ns)
 {
     uint64_t diff = incl_ns - self_ns;
 
@@ -329,15 +315,15 @@ int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
         if (hist_add(a, k, incl_ns, &self_ns) != 0)
             return -ENOMEM;
     } else {
-        unsigned w1 = width(incl_ns), w2 = width(diff);
+        unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
         uint8_t *p;
 
         if (reserve(a, k) != 0)
             return -ENOMEM;
         p = k->buf + k->len;
         p[0] = (uint8_t)(w1 | w2 << 4);
-        put8(p + 1, incl_ns);
-        put8(p + 1 + w1, diff);
+        hrd_agg__put8(p + 1, incl_ns);
+        hrd_agg__put8(p + 1 + w1, diff);
         k->len += 1 + w1 + w2;
     }
     k->pairs++;
@@ -353,14 +339,14 @@ int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k, uint64_t value_ns)
         if (hist_add(a, k, value_ns, NULL) != 0)
             return -ENOMEM;
     } else {
-        unsigned w1 = width(value_ns);
+        unsigned w1 = hrd_agg__width(value_ns);
         uint8_t *p;
 
         if (reserve(a, k) != 0)
             return -ENOMEM;
         p = k->buf + k->len;
         p[0] = (uint8_t)(w1 | RECORD_MARK << 4);
-        put8(p + 1, value_ns);
+        hrd_agg__put8(p + 1, value_ns);
         k->len += 1 + w1;
     }
     k->records++;

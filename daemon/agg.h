@@ -29,8 +29,10 @@
 #ifndef HOSTRANGE_AGG_H
 #define HOSTRANGE_AGG_H
 
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "daemon/hist.h"
 #include "daemon/report.h"
@@ -133,9 +135,12 @@ struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
 void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k);
 
 /* Adds a range sample / a record to a key. Return 0 or -ENOMEM (the key is
- * then unchanged). */
-int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
-                uint64_t self_ns);
+ * then unchanged). hrd_agg_add is inline for the common case: an exact key
+ * with room, below its cap. */
+static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
+                              uint64_t incl_ns, uint64_t self_ns);
+int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+                     uint64_t self_ns);
 int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k,
                        uint64_t value_ns);
 
@@ -190,5 +195,44 @@ int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
  * all). Returns 0, the callback's non-zero value, or -ENOMEM. */
 int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
                  void *ctx);
+
+/* Room kept free at the end of an exact buffer: the widest entry (17
+ * bytes) is written with two 8-byte stores, and a decoder reads 8 bytes
+ * past the start of each value. */
+#define HRD_AGG_SLACK 33u
+
+/* Bytes of x without its leading zero bytes (0 for 0). */
+static inline unsigned hrd_agg__width(uint64_t x)
+{
+    return x == 0 ? 0u : (unsigned)(71 - __builtin_clzll(x)) / 8u;
+}
+
+/* Stores x little-endian in the 8 bytes at p. */
+static inline void hrd_agg__put8(uint8_t *p, uint64_t x)
+{
+    x = htole64(x);
+    memcpy(p, &x, 8);
+}
+
+static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
+                              uint64_t incl_ns, uint64_t self_ns)
+{
+    if (k->exact && k->len + HRD_AGG_SLACK <= k->cap && self_ns <= incl_ns &&
+        k->pairs + k->records + 1 < a->exact_cap) {
+        uint64_t diff = incl_ns - self_ns;
+        unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
+        uint8_t *p = k->buf + k->len;
+
+        p[0] = (uint8_t)(w1 | w2 << 4);
+        hrd_agg__put8(p + 1, incl_ns);
+        hrd_agg__put8(p + 1 + w1, diff);
+        k->len += 1 + w1 + w2;
+        k->pairs++;
+        k->has_scopes = 1;
+        a->events += 2;
+        return 0;
+    }
+    return hrd_agg_add_slow(a, k, incl_ns, self_ns);
+}
 
 #endif

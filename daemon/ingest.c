@@ -49,6 +49,9 @@ void hrd_ingest_fini(struct hrd_ingest *in)
         free(c);
     }
     free(in->cindex);
+    free(in->kmap);
+    in->kmap = NULL;
+    in->kmap_cap = 0;
     in->clients = NULL;
     in->cindex = NULL;
     in->nclients = in->cslots = 0;
@@ -257,34 +260,77 @@ static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
     return 0;
 }
 
-/* A small direct-mapped cache of the keys of (label, range) pairs: samples
- * of nested ranges interleave, so consecutive samples rarely share a key. */
+/*
+ * The keys of a batch's (label, range) pairs, found once per pair: samples
+ * of nested ranges interleave, so consecutive samples rarely share a key.
+ * A direct table when the batch has few enough pairs (as batches do),
+ * else a small direct-mapped cache.
+ */
+#define KMAP_MAX 65536u
 #define KCACHE 256u
 
-struct kcache {
+struct keys {
+    struct hrd_key **map;     /* label * n_ranges + range, or NULL */
     uint32_t label[KCACHE], range[KCACHE];
-    struct hrd_key *key[KCACHE];
+    struct hrd_key *cache[KCACHE];
 };
 
-static struct hrd_key *key_of(struct hrd_agg *a, const Hostrange__Batch *b,
-                              const struct names *n, struct kcache *kc,
-                              uint32_t l, uint32_t r)
+static struct hrd_key *find_key(struct hrd_agg *a, const Hostrange__Batch *b,
+                                const struct names *n, uint32_t l, uint32_t r)
 {
-    uint32_t slot = (l * 31u + r) & (KCACHE - 1);
-    struct hrd_key *k;
-
-    if (kc->key[slot] != NULL && kc->label[slot] == l && kc->range[slot] == r)
-        return kc->key[slot];
     /* Nodes are ranked in the order their samples arrive. */
     hrd_agg_rank_node(a, n->node[l]);
-    k = hrd_agg_key(a, n->node[l], n->op[l], n->backend[l],
-                    b->labels[l]->phase, n->range[r]);
+    return hrd_agg_key(a, n->node[l], n->op[l], n->backend[l],
+                       b->labels[l]->phase, n->range[r]);
+}
+
+static inline struct hrd_key *key_of(struct hrd_agg *a,
+                                     const Hostrange__Batch *b,
+                                     const struct names *n, struct keys *ks,
+                                     uint32_t l, uint32_t r)
+{
+    struct hrd_key *k;
+    uint32_t slot;
+
+    if (ks->map != NULL) {
+        struct hrd_key **m = &ks->map[(size_t)l * b->n_ranges + r];
+        if (*m == NULL)
+            *m = find_key(a, b, n, l, r);
+        return *m;
+    }
+    slot = (l * 31u + r) & (KCACHE - 1);
+    if (ks->cache[slot] != NULL && ks->label[slot] == l &&
+        ks->range[slot] == r)
+        return ks->cache[slot];
+    k = find_key(a, b, n, l, r);
     if (k != NULL) {
-        kc->label[slot] = l;
-        kc->range[slot] = r;
-        kc->key[slot] = k;
+        ks->label[slot] = l;
+        ks->range[slot] = r;
+        ks->cache[slot] = k;
     }
     return k;
+}
+
+/* Sets up the key table of a batch in the ingest's scratch. */
+static void keys_init(struct hrd_ingest *in, const Hostrange__Batch *b,
+                      struct keys *ks)
+{
+    size_t pairs = b->n_labels * b->n_ranges;
+
+    memset(ks->cache, 0, sizeof ks->cache);
+    ks->map = NULL;
+    if (pairs > KMAP_MAX)
+        return;
+    if (pairs > in->kmap_cap) {
+        struct hrd_key **m = realloc(in->kmap, pairs * sizeof *m);
+        if (m == NULL)
+            return;
+        in->kmap = m;
+        in->kmap_cap = pairs;
+    }
+    if (pairs > 0)
+        memset(in->kmap, 0, pairs * sizeof *in->kmap);
+    ks->map = in->kmap;
 }
 
 /* Aggregates a valid batch. Returns 0 or -ENOMEM (with part of it added). */
@@ -293,21 +339,22 @@ static int apply(struct hrd_ingest *in, struct hrd_client *c,
 {
     struct hrd_agg *a = in->agg;
     struct names n = { 0 };
-    struct kcache *kc = NULL;
+    struct keys *ks = NULL;
     int rc = -ENOMEM;
 
-    kc = calloc(1, sizeof *kc);
-    if (kc == NULL || names_intern(a, b, &n) != 0)
+    ks = malloc(sizeof *ks);
+    if (ks == NULL || names_intern(a, b, &n) != 0)
         goto out;
+    keys_init(in, b, ks);
     for (size_t i = 0; i < b->n_sample_label; i++) {
-        struct hrd_key *k = key_of(a, b, &n, kc, b->sample_label[i],
+        struct hrd_key *k = key_of(a, b, &n, ks, b->sample_label[i],
                                    b->sample_range[i]);
         if (k == NULL ||
             hrd_agg_add(a, k, b->inclusive_ns[i], b->self_ns[i]) != 0)
             goto out;
     }
     for (size_t i = 0; i < b->n_record_label; i++) {
-        struct hrd_key *k = key_of(a, b, &n, kc, b->record_label[i],
+        struct hrd_key *k = key_of(a, b, &n, ks, b->record_label[i],
                                    b->record_range[i]);
         if (k == NULL || hrd_agg_add_record(a, k, b->record_ns[i]) != 0)
             goto out;
@@ -321,7 +368,7 @@ static int apply(struct hrd_ingest *in, struct hrd_client *c,
     rc = 0;
 out:
     names_free(&n);
-    free(kc);
+    free(ks);
     hrd_agg_enforce(a);
     return rc;
 }

@@ -85,6 +85,10 @@ struct hrd_ingest {
     hrd_journal_fn journal;     /* NULL: none */
     void *journal_ctx;
     int replaying;              /* set while a journal is replayed */
+    /* Scratch: the key of each (label, range) pair of the batch being
+     * aggregated, when there are few enough pairs (owned). */
+    struct hrd_key **kmap;
+    size_t kmap_cap;
 };
 
 void hrd_ingest_init(struct hrd_ingest *in, struct hrd_agg *agg);

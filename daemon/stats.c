@@ -84,10 +84,36 @@ static double median_sorted(const uint64_t *v, size_t n)
     return (double)(((long double)v[n / 2 - 1] + (long double)v[n / 2]) / 2);
 }
 
+/*
+ * The population standard deviation of n values summing to sum. When the
+ * values are below 2^32 and n below 2^31, n^2 times the variance,
+ * n * sum(x^2) - sum(x)^2, is computed exactly in 128-bit integers;
+ * otherwise in two passes of long double.
+ */
+static double stddev(const uint64_t *v, size_t n, unsigned __int128 sum,
+                     uint64_t max)
+{
+    long double mean, dev = 0;
+
+    if (max < ((uint64_t)1 << 32) && n < ((size_t)1 << 31)) {
+        unsigned __int128 sq = 0, var_n2;
+
+        for (size_t i = 0; i < n; i++)
+            sq += (uint64_t)v[i] * v[i];
+        var_n2 = (unsigned __int128)n * sq - sum * sum;
+        return (double)(sqrtl((long double)var_n2) / (long double)n);
+    }
+    mean = (long double)sum / (long double)n;
+    for (size_t i = 0; i < n; i++) {
+        long double d = (long double)v[i] - mean;
+        dev += d * d;
+    }
+    return (double)sqrtl(dev / (long double)n);
+}
+
 void hrd_summary_sorted(const uint64_t *v, size_t n, struct hrd_summary *s)
 {
     unsigned __int128 sum = 0;
-    long double mean, dev = 0;
 
     memset(s, 0, sizeof *s);
     s->exact = 1;
@@ -95,19 +121,14 @@ void hrd_summary_sorted(const uint64_t *v, size_t n, struct hrd_summary *s)
         return;
     for (size_t i = 0; i < n; i++)
         sum += v[i];
-    mean = (long double)sum / (long double)n;
-    for (size_t i = 0; i < n; i++) {
-        long double d = (long double)v[i] - mean;
-        dev += d * d;
-    }
     s->count = n;
-    s->mean = (double)mean;
+    s->mean = (double)((long double)sum / (long double)n);
     s->median = median_sorted(v, n);
     s->min = (double)v[0];
     s->max = (double)v[n - 1];
     s->p90 = quantile(v, n, 0.90);
     s->p99 = quantile(v, n, 0.99);
-    s->stddev = (double)sqrtl(dev / (long double)n);
+    s->stddev = stddev(v, n, sum, v[n - 1]);
 }
 
 void hrd_summary_hist(const struct hrd_hist *h, struct hrd_summary *s)

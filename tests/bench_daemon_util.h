@@ -1,0 +1,79 @@
+/*
+ * Helpers of the daemon's benchmarks: a private hostranged on temporary
+ * directories, its memory, requests to its control socket, the clock, and
+ * the JSON line every benchmark prints.
+ *
+ * hostranged is $HOSTRANGED when set, else the hostranged beside the
+ * hostrangectl that runs the benchmark (`make bench` runs each one under
+ * `hostrangectl record`), else ../daemon/hostranged from the benchmark.
+ * Every helper exits with status 1 and a message on failure.
+ */
+#ifndef HOSTRANGE_TESTS_BENCH_DAEMON_UTIL_H
+#define HOSTRANGE_TESTS_BENCH_DAEMON_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto/hostrange.pb-c.h"
+
+struct bd_daemon {
+    char dir[256];        /* runtime directory */
+    char state[300];      /* state directory, or "" */
+    pid_t pid;
+};
+
+/* Seconds on the monotonic clock. */
+double bd_now(void);
+
+/* Prints {"bench":NAME,"value":V,"unit":U,"baseline":B,"ratio":V/B}. */
+void bd_report(const char *name, double value, const char *unit,
+               double baseline);
+
+/* A fresh temporary directory (mode 0700) in $TMPDIR or /tmp. */
+void bd_tempdir(char *buf, size_t len, const char *what);
+
+/* Removes a directory and what is in it. */
+void bd_rmdir(const char *dir);
+
+/* The path of hostranged / hostrangectl. */
+const char *bd_hostranged(void);
+const char *bd_hostrangectl(void);
+
+/* Starts hostranged on fresh directories (with a state directory when
+ * with_state), extra arguments after them (NULL-terminated, may be NULL),
+ * and waits until it answers. */
+void bd_daemon_start(struct bd_daemon *d, int with_state,
+                     const char *const *extra);
+
+/* SIGTERM, wait, remove the directories. */
+void bd_daemon_stop(struct bd_daemon *d);
+
+/* The resident memory of a process, in bytes. */
+uint64_t bd_rss(pid_t pid);
+
+/* Sends a control request to the daemon, returns its reply (caller frees
+ * with hostrange__control_reply__free_unpacked). */
+Hostrange__ControlReply *bd_control(const struct bd_daemon *d,
+                                    Hostrange__ControlRequest *q);
+
+/* The daemon's stats (caller frees the reply). */
+Hostrange__ControlReply *bd_stats(const struct bd_daemon *d);
+
+/* Exits with a message. */
+void bd_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
+                                                 noreturn));
+
+#endif
+
+#include "tests/bench_daemon_batch.h"
+
+/*
+ * A synthetic but typical workload: the ten ranges of the example
+ * operators (binding.body ... backend.submit, nested, leaves with self ==
+ * inclusive) with durations spread around their medians (1 to 20 us), and
+ * end_to_end records. Fills x (already db_init'ed, whose range names it
+ * replaces) with n range events of label `label`, drawing from *rng.
+ */
+void bd_workload(struct db_batch *x, size_t n, uint32_t label,
+                 uint64_t *rng);
