@@ -10,7 +10,12 @@
  *   client.scope.active.loop  the same loop without the final flush: what
  *                          the instrumented code itself pays while the
  *                          shipper and the daemon work beside it
- *   client.scope.nested3   the same with scopes nested three deep, per scope
+ *   client.scope.hotpath   ns per scope in windows of 20,000 scopes, each
+ *                          fitting in the thread's buffer and shipped
+ *                          after it closes: the cost of measuring and
+ *                          buffering alone, with no shipping beside it
+ *   client.scope.nested3   the same as active with scopes nested three
+ *                          deep, per scope
  *   client.scope.inactive  ns per scope outside any window; baseline: an
  *                          empty call that is not inlined
  *   client.scope.threads2  ns per scope per thread with two threads
@@ -118,6 +123,29 @@ static double active(long n, double *loop)
     return (now_ns() - t0) / (double)n;
 }
 
+/* ns per scope, timing only windows of 20,000 scopes that fit in the
+ * ring; each is shipped (flushed) before the next begins. */
+static double hotpath(long n)
+{
+    double total = 0;
+    long done = 0;
+
+    while (done < n) {
+        double t0;
+
+        window("bench/client.scope.hotpath");
+        t0 = now_ns();
+        for (long i = 0; i < 20000; i++) {
+            HR_SCOPE(sc, &s_a);
+        }
+        total += now_ns() - t0;
+        hr_window_end();
+        hr_flush(600000);
+        done += 20000;
+    }
+    return total / (double)done;
+}
+
 static double nested3(long n)
 {
     double t0 = now_ns();
@@ -197,6 +225,11 @@ int main(int argc, char **argv)
     }
     print("client.scope.active", median(v), median(b));
     print("client.scope.active.loop", median(l), median(b));
+    for (int r = 0; r < REPS; r++) {
+        b[r] = clock_pair(n / 10);
+        v[r] = hotpath(n / 10);
+    }
+    print("client.scope.hotpath", median(v), median(b));
     for (int r = 0; r < REPS; r++) {
         b[r] = clock_pair(n);
         v[r] = nested3(n);
