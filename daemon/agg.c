@@ -741,7 +741,8 @@ int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
         if (budget != 0 && i > 0 && work >= budget)
             break;
         rc = emit_key(a, order[i], fn, ctx);
-        work += 2 * order[i]->pairs + order[i]->records;
+        /* A key costs its values, and a row's worth of work besides. */
+        work += 2 * order[i]->pairs + order[i]->records + 64;
         key_pos(a, order[i], cur->pos);
         cur->started = 1;
     }

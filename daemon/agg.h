@@ -183,7 +183,8 @@ typedef int (*hrd_row_fn)(const struct hrd_row *row, void *ctx);
 /*
  * Produces the rows of the keys that match f (NULL for all) and come after
  * *cur in report order, in that order, until the values of the keys handled
- * reach `budget` (at least one key is handled; 0 means no limit). Updates
+ * (and 64 for each key) reach `budget` (at least one key is handled; 0
+ * means no limit). Updates
  * *cur; cur->done is set when no key is left. Returns 0, the callback's
  * non-zero value, or -ENOMEM.
  */

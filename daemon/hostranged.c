@@ -56,6 +56,9 @@ static const char usage[] =
     "                             when reached, the largest keys move to\n"
     "                             histograms first, and when nothing is left\n"
     "                             to move, batches are rejected and counted\n"
+    "      --dump-page=N          answer dumps in pages of about N values\n"
+    "                             (default 2097152), so that a large dump\n"
+    "                             holds up arriving batches only briefly\n"
     "  -q, --quiet                log nothing but fatal errors\n"
     "  -h, --help                 show this help and exit\n"
     "  -V, --version              show the version and exit\n"
@@ -101,7 +104,7 @@ static uint64_t parse_num(const char *opt, const char *v, int suffix,
 
 int main(int argc, char **argv)
 {
-    enum { OPT_FSYNC = 256, OPT_SNAP, OPT_JMAX, OPT_CAP, OPT_MEM };
+    enum { OPT_FSYNC = 256, OPT_SNAP, OPT_JMAX, OPT_CAP, OPT_MEM, OPT_PAGE };
     static const struct option longopts[] = {
         { "runtime-dir", required_argument, NULL, 'r' },
         { "group", required_argument, NULL, 'g' },
@@ -111,6 +114,7 @@ int main(int argc, char **argv)
         { "journal-max", required_argument, NULL, OPT_JMAX },
         { "exact-cap", required_argument, NULL, OPT_CAP },
         { "max-memory", required_argument, NULL, OPT_MEM },
+        { "dump-page", required_argument, NULL, OPT_PAGE },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -166,6 +170,10 @@ int main(int argc, char **argv)
             o.max_memory = (size_t)parse_num("max-memory", optarg, 1,
                                              1u << 20, SIZE_MAX / 2,
                                              "a size of at least 1M");
+            break;
+        case OPT_PAGE:
+            o.dump_page = parse_num("dump-page", optarg, 0, 1,
+                                    (uint64_t)1 << 40, "values, at least 1");
             break;
         case 'q':
             o.quiet = 1;

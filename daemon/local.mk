@@ -52,9 +52,11 @@ endif
 # tests against a real hostranged (tests/harness.c).
 if HAVE_CMOCKA
 check_PROGRAMS += tests/test_daemon_stats tests/test_daemon_agg \
-	tests/test_daemon_ingest tests/test_state
+	tests/test_daemon_ingest tests/test_state tests/test_daemon_service \
+	tests/test_daemon_cli
 TESTS += tests/test_daemon_stats tests/test_daemon_agg \
-	tests/test_daemon_ingest tests/test_state
+	tests/test_daemon_ingest tests/test_state tests/test_daemon_service \
+	tests/test_daemon_cli
 tests_test_daemon_stats_SOURCES = tests/test_daemon_stats.c
 tests_test_daemon_stats_CFLAGS = $(TEST_CFLAGS)
 tests_test_daemon_stats_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) -lm
@@ -70,6 +72,17 @@ tests_test_state_SOURCES = tests/test_state.c tests/bench_daemon_batch.c \
 	tests/bench_daemon_batch.h
 tests_test_state_CFLAGS = $(TEST_CFLAGS)
 tests_test_state_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
+tests_test_daemon_service_SOURCES = tests/test_daemon_service.c \
+	tests/harness.c tests/harness.h tests/bench_daemon_batch.c \
+	tests/bench_daemon_batch.h
+tests_test_daemon_service_CFLAGS = $(TEST_CFLAGS) $(NANOMSG_CFLAGS)
+tests_test_daemon_service_LDADD = proto/libhrproto.la $(CMOCKA_LIBS) \
+	$(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
+tests_test_daemon_cli_SOURCES = tests/test_daemon_cli.c \
+	tests/harness.c tests/harness.h tests/bench_daemon_batch.c \
+	tests/bench_daemon_batch.h
+tests_test_daemon_cli_CFLAGS = $(tests_test_daemon_service_CFLAGS)
+tests_test_daemon_cli_LDADD = $(tests_test_daemon_service_LDADD)
 endif
 
 # Benchmarks (make bench): each prints JSON lines with a same-run baseline.

@@ -263,6 +263,7 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     s->ctl.ingest = &s->in;
     s->ctl.pid = (uint32_t)getpid();
     s->ctl.start_ns = mono_ns();
+    s->ctl.page_values = o->dump_page;
     signal(SIGPIPE, SIG_IGN);
 
     rc = hrd_rundir_open(&rd, dir, o->gid, err, errlen);

@@ -21,6 +21,7 @@ struct hrd_server_opts {
     const char *state_dir;      /* NULL: keep no state on disk */
     uint64_t exact_cap;         /* events per key kept exactly */
     size_t max_memory;          /* memory budget of the samples */
+    uint64_t dump_page;         /* values per dump page (0: default) */
     struct hrd_state_opts state;
 };
 
