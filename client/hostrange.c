@@ -6,7 +6,8 @@
  * through one initial-exec TLS pointer. A sample is written to the thread's
  * ring; if the ring is full, the wait for the shipper is measured, left out
  * of the open ranges (their begin times move later by as much) and recorded
- * as a sample of the range `hostrange.stall`.
+ * as a sample of the range `hostrange.stall`; waking the shipper when the
+ * ring is half full is treated the same way, as `hostrange.handoff`.
  */
 #include "config.h"
 
@@ -32,6 +33,7 @@ static pthread_key_t g_key;    /* to learn that a thread exits */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_init_ok;
 static hr_site s_stall = HR_SITE_INIT("hostrange.stall");
+static hr_site s_handoff = HR_SITE_INIT("hostrange.handoff");
 
 struct hr__thread *hr__thread_self(void)
 {
@@ -173,9 +175,15 @@ static __attribute__((noinline)) int ring_slow(struct hr__thread *t,
     } else if (used >= HR__RING_SIZE / 2 &&
                atomic_load_explicit(&hr__g_ship_sleeping,
                                     memory_order_relaxed)) {
+        /* Waking the shipper is a system call: measured, left out of the
+         * open ranges and recorded as `hostrange.handoff`. */
         s0 = hr__clock_now();
         hr__ship_wake();
-        hr__stack_shift(&t->stack, hr__clock_now() - s0);
+        waited = hr__clock_now() - s0;
+        hr__stack_shift(&t->stack, waited);
+        if (s_handoff.id != 0 || hr__site_intern(&s_handoff) != 0)
+            ring_write(t, s_handoff.id, label, waited, waited);
+        used++;
     }
     if (used < HR__RING_SIZE / 2)
         t->check_at = t->tail_seen + HR__RING_SIZE / 2;

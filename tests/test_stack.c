@@ -190,6 +190,25 @@ static void test_shift_and_close_window(void **state)
     assert_int_equal(sa.incl, 20);
 }
 
+static void test_longer_than_32_bits(void **state)
+{
+    struct scope p, c;
+    struct sample sp, sc;
+
+    (void)state;
+    now = 5ull << 40;
+    p = begin(1, 1);
+    now += 3ull << 32; /* 12.9 s of ticks: more than 2^32 */
+    c = begin(2, 1);
+    now += (1ull << 33) + 7;
+    sc = end(c, 0);
+    now += 1;
+    sp = end(p, 0);
+    assert_true(sc.incl == (1ull << 33) + 7);
+    assert_true(sp.incl == (3ull << 32) + (1ull << 33) + 8);
+    assert_true(sp.self == (3ull << 32) + 1);
+}
+
 static void test_full_stack(void **state)
 {
     uint32_t serial;
@@ -209,6 +228,7 @@ int main(void)
         cmocka_unit_test_setup(test_self_never_negative, reset),
         cmocka_unit_test_setup(test_out_of_order, reset),
         cmocka_unit_test_setup(test_shift_and_close_window, reset),
+        cmocka_unit_test_setup(test_longer_than_32_bits, reset),
         cmocka_unit_test_setup(test_full_stack, reset),
     };
 
