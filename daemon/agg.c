@@ -6,7 +6,6 @@
 
 #include <endian.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -553,98 +552,21 @@ uint32_t hrd_agg_enforce(struct hrd_agg *a)
     return done;
 }
 
-/* --- rows ------------------------------------------------------------- */
-
-static void key_pos(const struct hrd_agg *a, const struct hrd_key *k,
-                    uint32_t pos[5])
-{
-    pos[0] = a->str.rank[k->node - 1];
-    pos[1] = k->phase;
-    pos[2] = !k->has_scopes;
-    pos[3] = a->str.rank[k->range - 1];
-    pos[4] = k->serial;
-}
-
-static int cmp_pos(const uint32_t x[5], const uint32_t y[5])
-{
-    for (int i = 0; i < 5; i++) {
-        if (x[i] != y[i])
-            return x[i] < y[i] ? -1 : 1;
-    }
-    return 0;
-}
-
-static int cmp_keys(const void *pa, const void *pb, void *arg)
-{
-    const struct hrd_agg *a = arg;
-    uint32_t x[5], y[5];
-
-    key_pos(a, *(struct hrd_key *const *)pa, x);
-    key_pos(a, *(struct hrd_key *const *)pb, y);
-    return cmp_pos(x, y);
-}
-
-/* Filter results per string, so each pattern meets each string once:
- * bit 2f is "checked", bit 2f + 1 "matches" for field f. */
-struct memo {
-    const struct hrd_filter *f;
-    uint8_t *bits;
-};
-
-static int field_match(struct hrd_agg *a, struct memo *m, int field,
-                       const char *pattern, uint32_t id)
-{
-    uint8_t *b;
-
-    if (pattern == NULL || pattern[0] == '\0')
-        return 1;
-    b = &m->bits[id];
-    if (!(*b & (1u << (2 * field)))) {
-        *b |= (uint8_t)(1u << (2 * field));
-        if (fnmatch(pattern, hrd_agg_str_get(a, id), 0) == 0)
-            *b |= (uint8_t)(1u << (2 * field + 1));
-    }
-    return (*b >> (2 * field + 1)) & 1u;
-}
-
-static int key_match(struct hrd_agg *a, struct memo *m,
-                     const struct hrd_key *k)
-{
-    const struct hrd_filter *f = m->f;
-
-    if (f == NULL)
-        return 1;
-    if (f->phase != 0 && k->phase != f->phase)
-        return 0;
-    return field_match(a, m, 0, f->node, k->node) &&
-           field_match(a, m, 1, f->op, k->op) &&
-           field_match(a, m, 2, f->backend, k->backend) &&
-           field_match(a, m, 3, f->range, k->range);
-}
-
-static int memo_init(struct hrd_agg *a, struct memo *m,
-                     const struct hrd_filter *f)
-{
-    m->f = f;
-    m->bits = calloc(a->str.n + 1, 1);
-    return m->bits == NULL ? -ENOMEM : 0;
-}
-
 uint32_t hrd_agg_reset_filtered(struct hrd_agg *a, const struct hrd_filter *f)
 {
-    struct memo m;
+    struct hrd_match m;
     uint32_t kept = 0, dropped;
 
-    if (memo_init(a, &m, f) != 0)
+    if (hrd_match_init(&m, a, f) != 0)
         return 0;
     for (uint32_t i = 0; i < a->nkeys; i++) {
         struct hrd_key *k = a->keys[i];
-        if (key_match(a, &m, k))
+        if (hrd_match_key(&m, a, k))
             key_free(a, k);
         else
             a->keys[kept++] = k;
     }
-    free(m.bits);
+    hrd_match_fini(&m);
     dropped = a->nkeys - kept;
     a->nkeys = kept;
     if (dropped > 0 && kindex_build(a, a->kslots) != 0) {
@@ -656,107 +578,20 @@ uint32_t hrd_agg_reset_filtered(struct hrd_agg *a, const struct hrd_filter *f)
     return dropped;
 }
 
-static void row_init(struct hrd_agg *a, const struct hrd_key *k,
-                     const char *metric, const struct hrd_summary *s,
-                     struct hrd_row *row)
+int hrd_agg_key_summaries(struct hrd_agg *a, const struct hrd_key *k,
+                          struct hrd_summary *incl, struct hrd_summary *self)
 {
-    memset(row, 0, sizeof *row);
-    row->node_id = hrd_agg_str_get(a, k->node);
-    row->op = hrd_agg_str_get(a, k->op);
-    row->backend = hrd_agg_str_get(a, k->backend);
-    row->phase = hrp_phase_name(k->phase);
-    row->range = hrd_agg_str_get(a, k->range);
-    row->metric = metric;
-    row->count = s->count;
-    row->mean = s->mean;
-    row->median = s->median;
-    row->min = s->min;
-    row->max = s->max;
-    row->p90 = s->p90;
-    row->p99 = s->p99;
-    row->stddev = s->stddev;
-    row->exact = s->exact;
-    row->lost = a->str.lost[k->node - 1];
-}
-
-/* Emits the rows of one key. Returns 0, the callback's value or -ENOMEM. */
-static int emit_key(struct hrd_agg *a, const struct hrd_key *k,
-                    hrd_row_fn fn, void *ctx)
-{
-    struct hrd_summary si, ss;
-    struct hrd_row row;
-    int rc;
-
     if (k->exact) {
-        uint64_t *incl, *self;
+        uint64_t *vi, *vs;
         size_t ni, ns;
 
-        if (sorted_values(a, k, &incl, &ni, &self, &ns) != 0)
+        if (sorted_values(a, k, &vi, &ni, &vs, &ns) != 0)
             return -ENOMEM;
-        hrd_summary_sorted(incl, ni, &si);
-        hrd_summary_sorted(self, ns, &ss);
+        hrd_summary_sorted(vi, ni, incl);
+        hrd_summary_sorted(vs, ns, self);
     } else {
-        hrd_summary_hist(k->incl, &si);
-        hrd_summary_hist(k->self, &ss);
+        hrd_summary_hist(k->incl, incl);
+        hrd_summary_hist(k->self, self);
     }
-    row_init(a, k, "inclusive", &si, &row);
-    rc = fn(&row, ctx);
-    if (rc == 0 && k->has_scopes) {
-        row_init(a, k, "self", &ss, &row);
-        rc = fn(&row, ctx);
-    }
-    return rc;
-}
-
-int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
-                      struct hrd_cursor *cur, uint64_t budget, hrd_row_fn fn,
-                      void *ctx)
-{
-    struct hrd_key **order;
-    struct memo m;
-    uint64_t work = 0;
-    uint32_t n = 0, i;
-    int rc = 0;
-
-    if (cur->done)
-        return 0;
-    order = malloc((a->nkeys + 1) * sizeof *order);
-    if (order == NULL || memo_init(a, &m, f) != 0) {
-        free(order);
-        return -ENOMEM;
-    }
-    for (i = 0; i < a->nkeys; i++) {
-        struct hrd_key *k = a->keys[i];
-        uint32_t pos[5];
-
-        key_pos(a, k, pos);
-        if (cur->started && cmp_pos(pos, cur->pos) <= 0)
-            continue;
-        if (key_match(a, &m, k))
-            order[n++] = k;
-    }
-    free(m.bits);
-    qsort_r(order, n, sizeof *order, cmp_keys, a);
-    for (i = 0; i < n && rc == 0; i++) {
-        if (budget != 0 && i > 0 && work >= budget)
-            break;
-        rc = emit_key(a, order[i], fn, ctx);
-        /* A key costs its values, and a row's worth of work besides. */
-        work += 2 * order[i]->pairs + order[i]->records + 64;
-        key_pos(a, order[i], cur->pos);
-        cur->started = 1;
-    }
-    if (rc == 0 && i == n)
-        cur->done = 1;
-    free(order);
-    return rc;
-}
-
-int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
-                 void *ctx)
-{
-    struct hrd_filter f = { node_glob, NULL, NULL, NULL, 0 };
-    struct hrd_cursor cur = { { 0 }, 0, 0 };
-
-    return hrd_agg_rows_page(a, &f, &cur, 0, fn, ctx);
+    return 0;
 }

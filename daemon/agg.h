@@ -23,8 +23,9 @@
  * (hist.h): count, mean, minimum and maximum stay exact; quantiles are then
  * estimates within 0.1%, and its rows say exact = 0. Nothing is dropped.
  *
- * Rows come out ordered by node rank, phase (cold before warm), scope ranges
- * before record-only ranges, range rank, key creation, inclusive before self.
+ * Rows (rows.c) come out ordered by node rank, phase (cold before warm),
+ * scope ranges before record-only ranges, range rank, key creation,
+ * inclusive before self.
  */
 #ifndef HOSTRANGE_AGG_H
 #define HOSTRANGE_AGG_H
@@ -176,6 +177,27 @@ uint32_t hrd_agg_enforce(struct hrd_agg *a);
  * values. Only for a key in exact mode. */
 void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
                         size_t *nincl, uint64_t *self, size_t *nself);
+
+/* The summaries of a key's populations (self is empty for a key of
+ * records only). Returns 0 or -ENOMEM. */
+int hrd_agg_key_summaries(struct hrd_agg *a, const struct hrd_key *k,
+                          struct hrd_summary *incl, struct hrd_summary *self);
+
+/*
+ * Matching keys against a filter (rows.c): each pattern is tried on each
+ * string once per match, not once per key. init returns 0 or -ENOMEM;
+ * hrd_match_key returns 1 when k matches.
+ */
+struct hrd_match {
+    const struct hrd_filter *f;
+    uint8_t *bits;
+};
+
+int hrd_match_init(struct hrd_match *m, const struct hrd_agg *a,
+                   const struct hrd_filter *f);
+int hrd_match_key(struct hrd_match *m, const struct hrd_agg *a,
+                  const struct hrd_key *k);
+void hrd_match_fini(struct hrd_match *m);
 
 /* Called with each row, in report order; a non-zero return stops. */
 typedef int (*hrd_row_fn)(const struct hrd_row *row, void *ctx);

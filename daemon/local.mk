@@ -1,12 +1,12 @@
 # hostranged (the daemon) and hostrangectl (its command-line client). The
 # pure logic lives in libhrd, which the tests link.
 noinst_LTLIBRARIES += daemon/libhrd.la
-daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/hist.c \
-	daemon/hist.h daemon/stats.c daemon/stats.h daemon/ingest.c \
-	daemon/ingest.h daemon/control.c daemon/control.h daemon/report.c \
-	daemon/report.h daemon/rundir.c daemon/rundir.h daemon/journal.c \
-	daemon/journal.h daemon/snapshot.c daemon/snapshot.h daemon/state.c \
-	daemon/state.h
+daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/rows.c \
+	daemon/hist.c daemon/hist.h daemon/stats.c daemon/stats.h \
+	daemon/ingest.c daemon/ingest.h daemon/control.c daemon/control.h \
+	daemon/report.c daemon/report.h daemon/rundir.c daemon/rundir.h \
+	daemon/journal.c daemon/journal.h daemon/snapshot.c \
+	daemon/snapshot.h daemon/state.c daemon/state.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
 
@@ -83,13 +83,21 @@ tests_test_daemon_cli_SOURCES = tests/test_daemon_cli.c \
 	tests/bench_daemon_batch.h
 tests_test_daemon_cli_CFLAGS = $(tests_test_daemon_service_CFLAGS)
 tests_test_daemon_cli_LDADD = $(tests_test_daemon_service_LDADD)
+if HAVE_SYSTEMD
+check_PROGRAMS += tests/test_daemon_notify
+TESTS += tests/test_daemon_notify
+endif
+tests_test_daemon_notify_SOURCES = tests/test_daemon_notify.c \
+	tests/harness.c tests/harness.h
+tests_test_daemon_notify_CFLAGS = $(TEST_CFLAGS)
+tests_test_daemon_notify_LDADD = $(CMOCKA_LIBS)
 endif
 
 # Benchmarks (make bench): each prints JSON lines with a same-run baseline.
 BENCHES += tests/bench_daemon_ingest tests/bench_daemon_memory \
-	tests/bench_daemon_dump
+	tests/bench_daemon_dump tests/bench_daemon_pause
 noinst_PROGRAMS += tests/bench_daemon_ingest tests/bench_daemon_memory \
-	tests/bench_daemon_dump
+	tests/bench_daemon_dump tests/bench_daemon_pause
 tests_bench_daemon_ingest_SOURCES = tests/bench_daemon_ingest.c \
 	tests/bench_daemon_util.c tests/bench_daemon_util.h \
 	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
@@ -108,3 +116,8 @@ tests_bench_daemon_dump_SOURCES = tests/bench_daemon_dump.c \
 tests_bench_daemon_dump_CFLAGS = $(tests_bench_daemon_ingest_CFLAGS)
 tests_bench_daemon_dump_LDADD = daemon/libhrd.la \
 	$(tests_bench_daemon_ingest_LDADD)
+tests_bench_daemon_pause_SOURCES = tests/bench_daemon_pause.c \
+	tests/bench_daemon_util.c tests/bench_daemon_util.h \
+	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+tests_bench_daemon_pause_CFLAGS = $(tests_bench_daemon_ingest_CFLAGS)
+tests_bench_daemon_pause_LDADD = $(tests_bench_daemon_ingest_LDADD)

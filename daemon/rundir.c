@@ -42,12 +42,17 @@ static int share_dir(const char *dir, const struct stat *st, gid_t gid,
 int hrd_rundir_share(struct hrd_rundir *rd, const char *name, char *err,
                      size_t errlen)
 {
+    struct stat st;
     char p[4200];
 
     if (rd->gid == (gid_t)-1)
         return 0;
     snprintf(p, sizeof p, "%s/%s", rd->path, name);
-    if (chown(p, (uid_t)-1, rd->gid) != 0 || chmod(p, 0660) != 0) {
+    /* chown only when needed: a service's system call filter may forbid
+     * it, and a socket made by a process of the group has it already. */
+    if (lstat(p, &st) != 0 ||
+        (st.st_gid != rd->gid && chown(p, (uid_t)-1, rd->gid) != 0) ||
+        chmod(p, 0660) != 0) {
         int e = errno;
         snprintf(err, errlen, "cannot give %s to group %u: %s", p,
                  (unsigned)rd->gid, strerror(e));

@@ -375,7 +375,8 @@ static uint64_t *list_journals(struct hrd_state *s, size_t *n)
         g[(*n)++] = gen;
     }
     closedir(d);
-    qsort(g, *n, sizeof *g, cmp_u64);
+    if (*n > 1)
+        qsort(g, *n, sizeof *g, cmp_u64);
     return g;
 }
 

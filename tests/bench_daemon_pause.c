@@ -1,0 +1,175 @@
+/*
+ * daemon.dump.ingest_pause: the longest wait for an acknowledgement of a
+ * small batch while `hostrangectl dump` reads a report of 100,000 keys
+ * (1,000,000 events) from the same daemon: how long a large dump holds up
+ * ingest. The daemon answers dumps in pages, so the pause is one page's
+ * work, not the whole report's.
+ *
+ * Baseline: the longest wait for the same acknowledgements with no dump,
+ * over as many batches, in the same run.
+ */
+#include "config.h"
+
+#include "tests/bench_daemon_util.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <nanomsg/nn.h>
+#include <nanomsg/reqrep.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NODES 100000
+#define PER_BATCH_NODES 1000
+#define EVENTS 10
+
+static int sock;
+
+/* Sends a batch; returns the seconds until its acknowledgement. */
+static double send_batch(const Hostrange__Batch *b)
+{
+    size_t len = hostrange__batch__get_packed_size(b);
+    uint8_t *buf = malloc(len + 1);
+    Hostrange__Ack *ack;
+    void *msg = NULL;
+    double t0;
+    int n;
+
+    hostrange__batch__pack(b, buf);
+    t0 = bd_now();
+    if (nn_send(sock, buf, len, 0) < 0 ||
+        (n = nn_recv(sock, &msg, NN_MSG, 0)) < 0)
+        bd_die("cannot send a batch: %s", nn_strerror(nn_errno()));
+    t0 = bd_now() - t0;
+    ack = hostrange__ack__unpack(NULL, (size_t)n, msg);
+    if (ack == NULL || ack->status != HOSTRANGE__ACK__STATUS__OK)
+        bd_die("a batch was not taken");
+    hostrange__ack__free_unpacked(ack, NULL);
+    nn_freemsg(msg);
+    free(buf);
+    return t0;
+}
+
+/* 100 batches of 1,000 nodes (warm), EVENTS events of one range each. */
+static void feed(void)
+{
+    static Hostrange__LabelSet labels[PER_BATCH_NODES];
+    static Hostrange__LabelSet *lp[PER_BATCH_NODES];
+    static char names[PER_BATCH_NODES][32];
+    static char *ranges[1] = { "dispatch.call" };
+    uint32_t *sl = malloc(PER_BATCH_NODES * EVENTS * sizeof *sl);
+    uint32_t *sr = calloc(PER_BATCH_NODES * EVENTS, sizeof *sr);
+    uint64_t *in = malloc(PER_BATCH_NODES * EVENTS * sizeof *in);
+    uint64_t *se = malloc(PER_BATCH_NODES * EVENTS * sizeof *se);
+
+    for (int b = 0; b < NODES / PER_BATCH_NODES; b++) {
+        Hostrange__Batch m = HOSTRANGE__BATCH__INIT;
+        size_t n = 0;
+
+        for (int l = 0; l < PER_BATCH_NODES; l++) {
+            hostrange__label_set__init(&labels[l]);
+            snprintf(names[l], sizeof names[l], "pause/node[%06d]",
+                     b * PER_BATCH_NODES + l);
+            labels[l].node_id = names[l];
+            labels[l].operator_ = "add";
+            labels[l].backend = "cpu";
+            labels[l].phase = HRP_PHASE_WARM;
+            lp[l] = &labels[l];
+            for (int e = 0; e < EVENTS; e++, n++) {
+                sl[n] = (uint32_t)l;
+                in[n] = 1000 + (uint64_t)(e * 37 + l);
+                se[n] = in[n] / 2;
+            }
+        }
+        m.version = HRP_VERSION;
+        m.pid = 99;
+        m.instance = 99;
+        m.seq = (uint64_t)b + 1;
+        m.n_labels = PER_BATCH_NODES;
+        m.labels = lp;
+        m.n_ranges = 1;
+        m.ranges = ranges;
+        m.n_sample_label = m.n_sample_range = m.n_inclusive_ns =
+            m.n_self_ns = n;
+        m.sample_label = sl;
+        m.sample_range = sr;
+        m.inclusive_ns = in;
+        m.self_ns = se;
+        send_batch(&m);
+    }
+    free(sl);
+    free(sr);
+    free(in);
+    free(se);
+}
+
+/* A small batch of another client, numbered seq. */
+static double probe(uint64_t seq)
+{
+    struct db_batch x;
+    double t;
+
+    db_init(&x, 7, seq);
+    db_sample(&x, 1, 0, 1000, 500);
+    t = send_batch(&x.b);
+    db_fini(&x);
+    return t;
+}
+
+int main(void)
+{
+    const char *ctl = bd_hostrangectl();
+    double idle = 0, during = 0, t;
+    uint64_t seq = 0, probes = 0;
+    Hostrange__ControlReply *rep;
+    struct bd_daemon d;
+    char url[400];
+    int max = -1, status;
+    pid_t pid;
+
+    bd_daemon_start(&d, 0, NULL);
+    hrp_endpoint(url, sizeof url, d.dir, HRP_INGEST_NAME);
+    sock = nn_socket(AF_SP, NN_REQ);
+    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
+    if (sock < 0 || nn_connect(sock, url) < 0)
+        bd_die("cannot connect to %s", url);
+    feed();
+    rep = bd_stats(&d);
+    if (rep->stats->keys != NODES + 0)
+        bd_die("%llu keys, not %d", (unsigned long long)rep->stats->keys,
+               NODES);
+    hostrange__control_reply__free_unpacked(rep, NULL);
+
+    pid = fork();
+    if (pid == 0) {
+        execl(ctl, ctl, "--runtime-dir", d.dir, "--timeout", "60000", "dump",
+              "-o", "/dev/null", (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0)
+        bd_die("fork: %s", strerror(errno));
+    for (;;) {
+        t = probe(++seq);
+        probes++;
+        if (t > during)
+            during = t;
+        if (waitpid(pid, &status, WNOHANG) == pid)
+            break;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        bd_die("%s dump failed", ctl);
+    for (uint64_t i = 0; i < probes; i++) {
+        t = probe(++seq);
+        if (t > idle)
+            idle = t;
+    }
+    fprintf(stderr, "bench: %llu small batches sent while the dump ran\n",
+            (unsigned long long)probes);
+    nn_close(sock);
+    bd_daemon_stop(&d);
+    bd_report("daemon.dump.ingest_pause", during, "s", idle);
+    return 0;
+}
