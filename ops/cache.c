@@ -98,7 +98,7 @@ size_t hrops__key_build(const struct hrops__impl *impl,
                (uint64_t)(uint32_t)c->flags << 40 |
                (uint64_t)(uint32_t)c->ntensors << 56;
     for (int i = 0; i < c->ntensors; i++) {
-        const struct hrops__tensor *t = c->t[i];
+        const struct hrops_tensor *t = c->t[i];
         uintptr_t addr = (uintptr_t)t->data;
         unsigned align = addr == 0 ? 8u : (unsigned)__builtin_ctzll(addr);
 

@@ -106,6 +106,63 @@ HROPS_API int hrops_gemm(const hrops_array *a, const hrops_array *b,
                          const hrops_array *c, double alpha, double beta,
                          int flags, const char *device, int impl);
 
+/*
+ * Below the binding. A caller with a binding layer of its own (a language
+ * binding that measures its own conversions, such as the Python module)
+ * converts its arrays and its device name itself and enters the library at
+ * dispatch.call, so that no binding.* range is produced twice:
+ *
+ *     hrops_tensor t[3];
+ *     hrops_device dev;
+ *     hrops_tensor_init(&t[0], &a); ...   (its binding.tensor_conversion)
+ *     hrops_device_init(&dev, "cpu");     (its binding.device_conversion)
+ *     hrops_add_tensors(&t[0], &t[1], &t[2], &dev, 0);
+ *
+ * hrops_add(a, b, out, device, impl) is exactly these steps inside the
+ * library's own binding ranges. The structures below are filled by the init
+ * functions only; the caller owns them (they hold no resource and need no
+ * freeing) and may read their fields.
+ */
+
+/* A device resolved from its name. */
+typedef struct hrops_device {
+    int kind;   /* HROPS_DEVICE_CPU or HROPS_DEVICE_CUDA */
+    int index;  /* the CUDA device index; 0 for the CPU */
+} hrops_device;
+
+/* A validated array: the shape copied, the strides always filled in (in
+ * elements), the element count known. */
+typedef struct hrops_tensor {
+    void *data;
+    int dtype;
+    int ndim;
+    int64_t numel;
+    int64_t shape[HROPS_MAX_RANK];
+    int64_t strides[HROPS_MAX_RANK];
+    hrops_device device;
+} hrops_tensor;
+
+/* Checks the descriptor *a and fills *t from it (the descriptor's arrays
+ * are not kept). Returns 0 or -EINVAL; *t is undefined on failure. */
+HROPS_API int hrops_tensor_init(hrops_tensor *t, const hrops_array *a);
+
+/* Parses a device name ("cpu", "cuda", "cuda:N") into *d and makes the
+ * device current for the calling thread. Returns 0, -EINVAL for a malformed
+ * name or -ENODEV for a device that does not exist; *d is written on
+ * success only. */
+HROPS_API int hrops_device_init(hrops_device *d, const char *name);
+
+/* hrops_add and hrops_gemm from dispatch.call on, for tensors and a device
+ * made by the functions above. Same arguments otherwise, same results. */
+HROPS_API int hrops_add_tensors(const hrops_tensor *a, const hrops_tensor *b,
+                                const hrops_tensor *out,
+                                const hrops_device *device, int impl);
+HROPS_API int hrops_gemm_tensors(const hrops_tensor *a,
+                                 const hrops_tensor *b,
+                                 const hrops_tensor *c, double alpha,
+                                 double beta, int flags,
+                                 const hrops_device *device, int impl);
+
 /* Frees every prepared operator of the calling thread: its next call of each
  * operator is cold again. */
 HROPS_API void hrops_cache_clear(void);

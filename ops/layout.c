@@ -19,7 +19,7 @@
 int hrops__add_layout_make(const struct hrops__call *c,
                            struct hrops__add_layout *l)
 {
-    const struct hrops__tensor *out = c->t[2];
+    const struct hrops_tensor *out = c->t[2];
     int64_t shape[HROPS_MAX_RANK], stride[3][HROPS_MAX_RANK];
     int nd = 0;
 
@@ -33,7 +33,7 @@ int hrops__add_layout_make(const struct hrops__call *c,
         int64_t s[3];
 
         for (int i = 0; i < 2; i++) {
-            const struct hrops__tensor *t = c->t[i];
+            const struct hrops_tensor *t = c->t[i];
             int td = d - (out->ndim - t->ndim);
 
             if (td < 0 || t->shape[td] == 1) {
@@ -115,7 +115,7 @@ int hrops__add_layout_make(const struct hrops__call *c,
 int hrops__gemm_layout_make(const struct hrops__call *c,
                             struct hrops__gemm_layout *l)
 {
-    const struct hrops__tensor *a = c->t[0], *b = c->t[1], *o = c->t[2];
+    const struct hrops_tensor *a = c->t[0], *b = c->t[1], *o = c->t[2];
     int r = o->ndim;
     int64_t k2;
 

@@ -12,7 +12,7 @@
 
 int hrops_alloc(const char *device, size_t bytes, void **out)
 {
-    struct hrops__device d;
+    struct hrops_device d;
     void *p;
     int rc = hrops__device_parse(device, &d);
 
@@ -28,7 +28,7 @@ int hrops_alloc(const char *device, size_t bytes, void **out)
 
 void hrops_free(const char *device, void *p)
 {
-    struct hrops__device d;
+    struct hrops_device d;
 
     if (p == NULL || hrops__device_parse(device, &d) != 0)
         return;
@@ -41,7 +41,7 @@ void hrops_free(const char *device, void *p)
 static int copy(const char *device, void *dst, const void *src, size_t bytes,
                 int to_device)
 {
-    struct hrops__device d;
+    struct hrops_device d;
     int rc = hrops__device_parse(device, &d);
 
     if (rc != 0)
@@ -67,7 +67,7 @@ int hrops_copy_from(const char *device, void *dst, const void *src,
 
 int hrops_sync(const char *device)
 {
-    struct hrops__device d;
+    struct hrops_device d;
     int rc = hrops__device_parse(device, &d);
 
     if (rc != 0)

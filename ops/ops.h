@@ -2,9 +2,10 @@
  * ops.h: the internals shared by the files of libhrops.
  *
  * A call flows through four layers. The binding (binding.c) turns each
- * hrops_array into a struct hrops__tensor (tensor.c: validated, strides
+ * hrops_array into a struct hrops_tensor (tensor.c: validated, strides
  * filled in, element count known) and the device string into a struct
- * hrops__device, and gathers them in a struct hrops__call. Dispatch
+ * hrops_device (both public, hrops.h, for callers that have a binding of
+ * their own), and gathers them in a struct hrops__call. Dispatch
  * (dispatch.c) finds the struct hrops__impl for the call's operator, device
  * kind, dtype and implementation index in the backends' tables. The operator
  * layer (operator.c) builds the cache key of the call, looks the prepared
@@ -29,31 +30,15 @@
 #define HROPS__OP_ADD 1
 #define HROPS__OP_GEMM 2
 
-struct hrops__device {
-    int kind;   /* HROPS_DEVICE_CPU or HROPS_DEVICE_CUDA */
-    int index;  /* the CUDA device index; 0 for the CPU */
-};
-
-/* A validated array: strides are always filled in. */
-struct hrops__tensor {
-    void *data;
-    int dtype;
-    int ndim;
-    int64_t numel;
-    int64_t shape[HROPS_MAX_RANK];
-    int64_t strides[HROPS_MAX_RANK];
-    struct hrops__device device;
-};
-
 /* The arguments of one operator call, as the binding hands them on. */
 struct hrops__call {
     int op;
     int flags;                 /* HROPS_TRANS_* for GEMM */
     int dtype;                 /* the tensors' common dtype */
     double alpha, beta;        /* GEMM scalars */
-    struct hrops__device device;
+    struct hrops_device device;
     int ntensors;
-    const struct hrops__tensor *t[3];
+    const struct hrops_tensor *t[3];
 };
 
 /* What an implementation's bind step fills and its submit step reads: the
@@ -90,9 +75,9 @@ struct hrops__impl {
 };
 
 /* tensor.c: pure checks and conversions, no ranges. */
-int hrops__tensor_init(struct hrops__tensor *t, const hrops_array *a);
-int hrops__device_parse(const char *s, struct hrops__device *d);
-int hrops__device_resolve(const struct hrops__device *d);
+int hrops__tensor_init(struct hrops_tensor *t, const hrops_array *a);
+int hrops__device_parse(const char *s, struct hrops_device *d);
+int hrops__device_resolve(const struct hrops_device *d);
 int hrops__call_check(struct hrops__call *c);
 /* The element strides of a contiguous row-major array of `shape`. */
 void hrops__contiguous_strides(int ndim, const int64_t *shape,

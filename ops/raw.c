@@ -19,7 +19,7 @@ struct hrops_raw {
 static int raw_new(struct hrops__call *c, const hrops_array *const arr[3],
                    const char *device, int index, hrops_raw **out)
 {
-    struct hrops__tensor t[3];
+    struct hrops_tensor t[3];
     struct hrops_raw *r;
     int rc;
 

@@ -43,7 +43,7 @@ void hrops__contiguous_strides(int ndim, const int64_t *shape,
  * the data pointer, and fills in contiguous strides when a has none.
  * Returns 0 or -EINVAL; *t is undefined on failure.
  */
-int hrops__tensor_init(struct hrops__tensor *t, const hrops_array *a)
+int hrops__tensor_init(struct hrops_tensor *t, const hrops_array *a)
 {
     int64_t n = 1;
 
@@ -83,7 +83,7 @@ int hrops__tensor_init(struct hrops__tensor *t, const hrops_array *a)
  * Parses a device name: "cpu", "cuda" (device 0) or "cuda:N". Returns 0 or
  * -EINVAL (NULL, unknown kind, bad index); *d is written on success only.
  */
-int hrops__device_parse(const char *s, struct hrops__device *d)
+int hrops__device_parse(const char *s, struct hrops_device *d)
 {
     long index = 0;
     char *end;
@@ -116,11 +116,28 @@ int hrops__device_parse(const char *s, struct hrops__device *d)
  * Makes the device current for this thread: nothing for the CPU; for a CUDA
  * device, checks that it exists and selects it. Returns 0 or -ENODEV.
  */
-int hrops__device_resolve(const struct hrops__device *d)
+int hrops__device_resolve(const struct hrops_device *d)
 {
     if (d->kind == HROPS_DEVICE_CPU)
         return 0;
     return hrops__cuda_use(d->index);
+}
+
+int hrops_tensor_init(hrops_tensor *t, const hrops_array *a)
+{
+    return hrops__tensor_init(t, a);
+}
+
+int hrops_device_init(hrops_device *d, const char *name)
+{
+    struct hrops_device dev;
+    int rc = hrops__device_parse(name, &dev);
+
+    if (rc == 0)
+        rc = hrops__device_resolve(&dev);
+    if (rc == 0)
+        *d = dev;
+    return rc;
 }
 
 /*
@@ -131,7 +148,7 @@ int hrops__call_check(struct hrops__call *c)
 {
     c->dtype = c->t[0]->dtype;
     for (int i = 0; i < c->ntensors; i++) {
-        const struct hrops__tensor *t = c->t[i];
+        const struct hrops_tensor *t = c->t[i];
 
         if (t->dtype != c->dtype || t->device.kind != c->device.kind ||
             t->device.index != c->device.index)

@@ -1,0 +1,458 @@
+"""hostrange's pytest plugin: cold and warm host-range reports of a test suite.
+
+Installed with the module `hostrange` (the entry point ``hostrange`` of the
+group ``pytest11``), so pytest loads it by itself. It does nothing until asked:
+
+    pytest --host-range-profile report.jsonl [-n N]
+
+Tests opt in with the ``host_range`` fixture, a callable that takes the
+operator call to profile and makes it once, the correctness call::
+
+    def test_add(host_range, device):
+        host_range(hostrange.ops.add, a, b, out, device=device)
+        assert ...                       # check the result
+
+When the test has passed, the plugin profiles the call, as hostrange-bench
+does: cold (the operator cache cleared, one call in a window of its own),
+``end_to_end`` (timed blocks of calls with collection inactive, each block one
+sample: its time divided by its calls, recorded under the warm labels), then
+warm (as many calls again, in blocks of the same size, inside one window).
+The labels are the test's node id, the operator (the test module's name
+without ``test_``), the backend (from the test's ``device`` parameter: ``cpu``,
+or ``nvidia`` for ``cuda`` and ``cuda:N``) and the phase; the marker
+``@pytest.mark.host_range(operator=..., backend=..., device=...)`` overrides
+them, and its ``clear_cache=`` and ``sync=`` replace the callables that clear
+the operator cache (``hostrange.ops.clear_cache``) and wait for the device.
+
+The samples go to the hostranged that answers at $HOSTRANGE_RUNTIME_DIR (or
+its default); when none answers, the plugin starts a private one on a fresh
+temporary runtime directory for the session and stops it at the end.
+hostranged is $HOSTRANGED, else the one beside hostrangectl, else the one on
+PATH; hostrangectl is $HOSTRANGECTL, else the one installed with this module,
+else the one on PATH. With pytest-xdist the controller finds or starts the
+daemon and the workers inherit HOSTRANGE_RUNTIME_DIR, so every worker reports
+into the same daemon. At the end of the session the daemon's report is written
+to PATH (``hostrangectl dump -o PATH``).
+"""
+
+import functools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+_STATE = pytest.StashKey()
+_CALL_REPORT = pytest.StashKey()
+
+_BLOCK_STEPS = (1, 2, 5)
+_MIN_BLOCK_NS = 50000
+_FLUSH_TIMEOUT_MS = 30000
+_PING_TIMEOUT_MS = 2000
+_START_WAIT_MS = 10000
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("hostrange", "host-side range profiling (hostrange)")
+    group.addoption(
+        "--host-range-profile", metavar="PATH", default=None,
+        help="profile the tests that use the host_range fixture and write "
+             "the report (JSON lines) to PATH")
+    group.addoption(
+        "--host-range-calls", metavar="N", type=int, default=None,
+        help="calls per timed block (default: the first of 1, 2, 5, 10, ... "
+             "whose block takes 50 us or more)")
+    group.addoption(
+        "--host-range-blocks", metavar="N", type=int, default=None,
+        help="timed blocks per test (default: as many as "
+             "--host-range-target-ms and --host-range-max-calls allow)")
+    group.addoption(
+        "--host-range-target-ms", metavar="MS", type=float, default=200.0,
+        help="time to spend on the end_to_end blocks of a test (default 200)")
+    group.addoption(
+        "--host-range-max-calls", metavar="N", type=int, default=10000,
+        help="the most calls per block, and in all the blocks together "
+             "unless --host-range-blocks is given (default 10000)")
+
+
+def _usage(message):
+    return pytest.UsageError("--host-range-profile: " + message)
+
+
+def _is_worker(config):
+    return hasattr(config, "workerinput")
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "host_range(operator=None, backend=None, device=None, "
+        "clear_cache=None, sync=None): the labels and helpers of the "
+        "profile of this test (see the host_range fixture)")
+    path = config.getoption("host_range_profile")
+    if path is None:
+        return
+    for name in ("calls", "blocks", "max_calls", "target_ms"):
+        value = config.getoption("host_range_" + name)
+        if value is not None and value <= 0:
+            raise pytest.UsageError(
+                "--host-range-%s must be positive" % name.replace("_", "-"))
+    try:
+        import hostrange
+    except ImportError as e:
+        raise _usage("cannot import the module hostrange: %s" % e)
+    if not hostrange.compiled():
+        raise _usage(
+            "the hostrange module was built without profiling (configure "
+            "--disable-host-range-profiling), so it cannot collect anything; "
+            "rebuild it with profiling, or run without --host-range-profile")
+    if not hostrange.enabled():
+        raise _usage("collection is turned off (HOSTRANGE=0)")
+    state = _Session(config, path)
+    config.stash[_STATE] = state
+    config.add_cleanup(state.stop)
+    if not _is_worker(config):
+        state.check_output()
+        state.connect()
+
+
+class _Session:
+    """The daemon and the report of one profiled session (the controller's:
+    an xdist worker only has the options)."""
+
+    def __init__(self, config, path):
+        self.config = config
+        self.path = os.path.abspath(path)
+        self.calls = config.getoption("host_range_calls")
+        self.blocks = config.getoption("host_range_blocks")
+        self.target_ms = config.getoption("host_range_target_ms")
+        self.max_calls = config.getoption("host_range_max_calls")
+        self.ctl = None
+        self.dir = None
+        self.daemon = None
+        self.saved_env = None
+        self.summary = None
+
+    def check_output(self):
+        """Fails now, not after the tests, when PATH cannot be written."""
+        path, parent = self.path, os.path.dirname(self.path)
+        if os.path.isdir(path):
+            raise _usage("%s is a directory" % path)
+        if os.path.exists(path) and not os.path.isfile(path):
+            if not os.access(path, os.W_OK):
+                raise _usage("cannot write %s" % path)
+            return
+        try:
+            fd, probe = tempfile.mkstemp(dir=parent, prefix=".hostrange-")
+        except OSError as e:
+            raise _usage("cannot write %s: %s (%s)"
+                         % (path, e.strerror, parent))
+        os.close(fd)
+        os.unlink(probe)
+
+    def _find_ctl(self):
+        import hostrange
+        env = os.environ.get("HOSTRANGECTL")
+        if env:
+            return env
+        installed = os.path.join(getattr(hostrange, "_bindir", ""),
+                                 "hostrangectl")
+        if os.access(installed, os.X_OK):
+            return installed
+        found = shutil.which("hostrangectl")
+        if found is None:
+            raise _usage("hostrangectl not found (set HOSTRANGECTL or PATH)")
+        return found
+
+    def _find_daemon(self):
+        env = os.environ.get("HOSTRANGED")
+        if env:
+            return env
+        beside = os.path.join(os.path.dirname(self.ctl), "hostranged")
+        if os.access(beside, os.X_OK):
+            return beside
+        found = shutil.which("hostranged")
+        if found is None:
+            raise _usage("hostranged not found (set HOSTRANGED or PATH)")
+        return found
+
+    def _ctl(self, *args):
+        return subprocess.run([self.ctl] + list(args), stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+
+    def connect(self):
+        """Uses the daemon that answers, or starts a private one; either way
+        HOSTRANGE_RUNTIME_DIR names it for this process and its children."""
+        self.ctl = self._find_ctl()
+        self.saved_env = os.environ.get("HOSTRANGE_RUNTIME_DIR")
+        r = self._ctl("--timeout", str(_PING_TIMEOUT_MS), "ping")
+        if r.returncode == 0:
+            m = re.search(r" serves (.+)$", r.stdout.strip())
+            if m is None:
+                raise _usage("unexpected answer of hostrangectl ping: %r"
+                             % r.stdout)
+            self.dir = m.group(1)
+            os.environ["HOSTRANGE_RUNTIME_DIR"] = self.dir
+            return
+        error = r.stderr.strip().replace("hostrangectl: ", "", 1)
+        if "protocol version" in error:
+            raise _usage(
+                "%s; stop that daemon, or point HOSTRANGE_RUNTIME_DIR at "
+                "another runtime directory (a private daemon is started when "
+                "none answers)" % error)
+        self._start_private()
+
+    def _start_private(self):
+        daemon = self._find_daemon()
+        self.dir = tempfile.mkdtemp(prefix="hostrange-pytest-")
+        try:
+            self.daemon = subprocess.Popen(
+                [daemon, "--quiet", "--runtime-dir", self.dir],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent)
+        except OSError as e:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+            raise _usage("cannot run %s: %s" % (daemon, e.strerror))
+        r = self._ctl("--runtime-dir", self.dir, "ping", "--wait",
+                      str(_START_WAIT_MS))
+        if r.returncode != 0:
+            self.stop()
+            raise _usage("hostranged (%s) did not start on a private runtime "
+                         "directory: %s" % (daemon, r.stderr.strip()))
+        os.environ["HOSTRANGE_RUNTIME_DIR"] = self.dir
+
+    def write_report(self):
+        """Writes the daemon's report to PATH. Returns None, or what failed."""
+        import hostrange
+        try:
+            hostrange.flush(timeout_ms=_FLUSH_TIMEOUT_MS)
+        except (TimeoutError, ConnectionError) as e:
+            return "the samples of this process were not delivered: %s" % e
+        r = self._ctl("--runtime-dir", self.dir, "dump", "-o", self.path)
+        if r.returncode != 0:
+            return "cannot write the report: %s" % r.stderr.strip()
+        rows, nodes = 0, set()
+        if os.path.isfile(self.path):
+            with open(self.path) as f:
+                for line in f:
+                    rows += 1
+                    nodes.add(json.loads(line)["nodeid"])
+        self.summary = ("hostrange: %d report rows of %d nodes written to %s"
+                        % (rows, len(nodes), self.path))
+        return None
+
+    def stop(self):
+        """Stops the private daemon, removes its directory, restores the
+        environment. Safe to call more than once."""
+        if self.daemon is not None:
+            self.daemon.terminate()
+            try:
+                self.daemon.wait(10)
+            except subprocess.TimeoutExpired:
+                self.daemon.kill()
+                self.daemon.wait()
+            self.daemon = None
+            shutil.rmtree(self.dir, ignore_errors=True)
+        if self.ctl is not None and self.dir is not None:
+            if self.saved_env is None:
+                os.environ.pop("HOSTRANGE_RUNTIME_DIR", None)
+            else:
+                os.environ["HOSTRANGE_RUNTIME_DIR"] = self.saved_env
+            self.dir = None
+
+
+def _die_with_parent():
+    """In the private daemon, before exec: a SIGTERM when pytest dies."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "call":
+        item.stash[_CALL_REPORT] = outcome.get_result()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session, exitstatus):
+    state = session.config.stash.get(_STATE, None)
+    if state is None or _is_worker(session.config) or state.dir is None:
+        return
+    error = state.write_report()
+    if error is not None:
+        state.summary = "hostrange: " + error
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    state = config.stash.get(_STATE, None)
+    if state is not None and state.summary is not None:
+        terminalreporter.write_line(state.summary)
+
+
+def _operator_of(item):
+    name = item.module.__name__.rpartition(".")[2]
+    if name.startswith("test_"):
+        return name[len("test_"):]
+    if name.endswith("_test"):
+        return name[:-len("_test")]
+    return name
+
+
+def _device_of(item):
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "device" in callspec.params:
+        return callspec.params["device"]
+    return item.funcargs.get("device")
+
+
+def _backend_of(device):
+    if not isinstance(device, str) or device == "cpu":
+        return "cpu"
+    if device == "cuda" or device.startswith("cuda:"):
+        return "nvidia"
+    return device
+
+
+class HostRange:
+    """What the host_range fixture hands a test: call it with the callable to
+    profile and its arguments; it makes the correctness call and returns its
+    result. One callable per test."""
+
+    def __init__(self, request):
+        self._request = request
+        self._call = None
+
+    @property
+    def profiling(self):
+        """True when this session profiles (--host-range-profile)."""
+        return self._request.config.stash.get(_STATE, None) is not None
+
+    def __call__(self, fn, *args, **kwargs):
+        if self._call is not None:
+            raise RuntimeError("host_range: a test profiles one callable")
+        self._call = functools.partial(fn, *args, **kwargs)
+        result = self._call()
+        self._sync()
+        return result
+
+    def _marker(self, key, default):
+        m = self._request.node.get_closest_marker("host_range")
+        if m is not None and m.kwargs.get(key) is not None:
+            return m.kwargs[key]
+        return default
+
+    def _device(self):
+        return self._marker("device", _device_of(self._request.node))
+
+    def _sync(self):
+        sync = self._marker("sync", None)
+        if sync is not None:
+            sync()
+            return
+        device = self._device()
+        if isinstance(device, str) and device.startswith("cuda"):
+            import hostrange.ops
+            hostrange.ops.sync(device)
+
+    def _block(self, calls):
+        """Times `calls` calls, the device synchronized before and after."""
+        import hostrange
+        call = self._call
+        self._sync()
+        t0 = hostrange.now_ns()
+        for _ in range(calls):
+            call()
+        ns = hostrange.now_ns() - t0
+        self._sync()
+        return ns
+
+    def _profile(self, state):
+        import hostrange
+        import hostrange.ops
+        item = self._request.node
+        node = item.nodeid
+        operator = self._marker("operator", _operator_of(item))
+        backend = self._marker("backend", _backend_of(self._device()))
+        clear_cache = self._marker("clear_cache", hostrange.ops.clear_cache)
+        call = self._call
+
+        # Cold: the first call after the cache was cleared.
+        clear_cache()
+        self._sync()
+        hostrange.set_labels(node, operator, backend, "cold")
+        hostrange.window_begin()
+        try:
+            call()
+        finally:
+            hostrange.window_end()
+        self._sync()
+
+        # The size of a block, and the number of blocks.
+        calls = state.calls
+        if calls is None:
+            scale = 1
+            while calls is None:
+                for step in _BLOCK_STEPS:
+                    n = step * scale
+                    ns = self._block(n)
+                    if ns >= _MIN_BLOCK_NS or n >= state.max_calls:
+                        calls = min(n, state.max_calls)
+                        break
+                scale *= 10
+        else:
+            ns = self._block(calls)
+        blocks = state.blocks
+        if blocks is None:
+            by_time = int(state.target_ms * 1e6 / (ns + 1))
+            blocks = max(1, min(by_time, state.max_calls // calls))
+
+        # end_to_end: collection inactive, recorded under the warm labels.
+        hostrange.set_labels(node, operator, backend, "warm")
+        for _ in range(blocks):
+            hostrange.record("end_to_end", self._block(calls) // calls)
+
+        # Warm: the same calls inside one window.
+        hostrange.window_begin()
+        try:
+            for _ in range(blocks):
+                for _ in range(calls):
+                    call()
+                self._sync()
+        finally:
+            hostrange.window_end()
+        try:
+            hostrange.flush(timeout_ms=_FLUSH_TIMEOUT_MS)
+        except (TimeoutError, ConnectionError) as e:
+            raise RuntimeError("host_range: the samples of %s were not "
+                               "delivered: %s" % (node, e))
+
+    def _finish(self):
+        state = self._request.config.stash.get(_STATE, None)
+        report = self._request.node.stash.get(_CALL_REPORT, None)
+        if (state is None or self._call is None or report is None
+                or not report.passed):
+            return
+        self._profile(state)
+
+
+@pytest.fixture
+def host_range(request):
+    """A callable that makes the correctness call of the operator call given
+    to it (host_range(fn, *args, **kwargs) returns fn's result) and, when the
+    session profiles (--host-range-profile) and the test passes, profiles that
+    call: cold, end_to_end and warm, under the test's node id."""
+    h = HostRange(request)
+    yield h
+    h._finish()

@@ -1,0 +1,421 @@
+/*
+ * The module `hostrange`: the client library for Python programs. Labels,
+ * windows, records, flush and counters map one to one onto hostrange.h;
+ * errors the client reports as a negative errno become exceptions, except
+ * that a window cannot open while collection is off (HOSTRANGE=0, or the
+ * module built without profiling): window_begin then returns False and
+ * nothing is collected.
+ */
+#include "python/hostrange_py.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* name (str) -> capsule of a struct site: the sites named from Python. */
+static PyObject *g_sites;
+
+struct site {
+    hr_site site;
+    char name[];
+};
+
+static void site_free(PyObject *capsule)
+{
+    /* Only reached when the table itself goes away at interpreter exit; the
+     * client no longer uses a site once its ranges are closed. */
+    PyMem_RawFree(PyCapsule_GetPointer(capsule, "hostrange.site"));
+}
+
+hr_site *hrpy_site_get(PyObject *name)
+{
+    PyObject *cap;
+    struct site *s;
+    const char *utf8;
+    Py_ssize_t len;
+
+    if (!PyUnicode_Check(name)) {
+        PyErr_Format(PyExc_TypeError, "a range name must be a str, not %.100s",
+                     Py_TYPE(name)->tp_name);
+        return NULL;
+    }
+    cap = PyDict_GetItemWithError(g_sites, name);
+    if (cap != NULL)
+        return PyCapsule_GetPointer(cap, "hostrange.site");
+    if (PyErr_Occurred())
+        return NULL;
+    utf8 = PyUnicode_AsUTF8AndSize(name, &len);
+    if (utf8 == NULL)
+        return NULL;
+    if (len == 0 || (size_t)len != strlen(utf8)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "a range name must be non-empty and hold no NUL");
+        return NULL;
+    }
+    s = PyMem_RawMalloc(sizeof *s + (size_t)len + 1);
+    if (s == NULL)
+        return (hr_site *)PyErr_NoMemory();
+    memcpy(s->name, utf8, (size_t)len + 1);
+    s->site = (hr_site)HR_SITE_INIT(s->name);
+    cap = PyCapsule_New(s, "hostrange.site", site_free);
+    if (cap == NULL) {
+        PyMem_RawFree(s);
+        return NULL;
+    }
+    if (PyDict_SetItem(g_sites, name, cap) != 0) {
+        Py_DECREF(cap);
+        return NULL;
+    }
+    Py_DECREF(cap);
+    return &s->site;
+}
+
+PyObject *hrpy_raise_errno(int rc, const char *what)
+{
+    switch (-rc) {
+    case EINVAL:
+        PyErr_Format(PyExc_ValueError, "%s: invalid argument", what);
+        break;
+    case ENOMEM:
+        PyErr_NoMemory();
+        break;
+    case EBUSY:
+        PyErr_Format(PyExc_RuntimeError, "%s: a collection window is open",
+                     what);
+        break;
+    case ETIMEDOUT:
+        PyErr_Format(PyExc_TimeoutError, "%s: the daemon did not acknowledge "
+                     "everything in time", what);
+        break;
+    case ENOTCONN:
+        PyErr_Format(PyExc_ConnectionError, "%s: no hostranged answers (see "
+                     "HOSTRANGE_RUNTIME_DIR)", what);
+        break;
+    case ENODEV:
+        PyErr_Format(PyExc_ValueError, "%s: no such device", what);
+        break;
+    case ENOTSUP:
+        PyErr_Format(PyExc_NotImplementedError,
+                     "%s: no implementation for these arrays on this device",
+                     what);
+        break;
+    default:
+        errno = -rc;
+        PyErr_Format(PyExc_OSError, "%s: %s", what, strerror(-rc));
+        break;
+    }
+    return NULL;
+}
+
+static PyObject *m_compiled(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(hr_compiled());
+}
+
+static PyObject *m_enabled(PyObject *self, PyObject *unused)
+{
+    return PyBool_FromLong(hr_enabled());
+}
+
+static PyObject *m_clock(PyObject *self, PyObject *unused)
+{
+    return PyUnicode_FromString(hr_clock_name());
+}
+
+static PyObject *m_now_ns(PyObject *self, PyObject *unused)
+{
+    return PyLong_FromUnsignedLongLong(hr_now_ns());
+}
+
+/* HR_PHASE_* from "cold", "warm" or the constants COLD and WARM; 0 with an
+ * exception set for anything else. */
+static int phase_parse(PyObject *obj)
+{
+    if (PyUnicode_Check(obj)) {
+        if (PyUnicode_CompareWithASCIIString(obj, "cold") == 0)
+            return HR_PHASE_COLD;
+        if (PyUnicode_CompareWithASCIIString(obj, "warm") == 0)
+            return HR_PHASE_WARM;
+    } else if (PyLong_Check(obj)) {
+        long v = PyLong_AsLong(obj);
+
+        if (v == HR_PHASE_COLD || v == HR_PHASE_WARM)
+            return (int)v;
+        if (v == -1 && PyErr_Occurred())
+            return 0;
+    }
+    PyErr_SetString(PyExc_ValueError,
+                    "phase must be 'cold' or 'warm' (hostrange.COLD, WARM)");
+    return 0;
+}
+
+static PyObject *m_set_labels(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = { "node_id", "operator", "backend", "phase",
+                             NULL };
+    const char *node, *op, *backend;
+    PyObject *phase_obj;
+    int phase, rc;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "sssO:set_labels", names,
+                                     &node, &op, &backend, &phase_obj))
+        return NULL;
+    if ((phase = phase_parse(phase_obj)) == 0)
+        return NULL;
+    rc = hr_labels_set(node, op, backend, phase);
+    if (rc == -EBUSY) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "set_labels: labels cannot change inside a window");
+        return NULL;
+    }
+    if (rc != 0)
+        return hrpy_raise_errno(rc, "set_labels");
+    Py_RETURN_NONE;
+}
+
+/* Opens a window: 1 when opened, 0 when collection is off, -1 with an
+ * exception set. */
+static int window_open(void)
+{
+    int rc;
+
+    if (!hr_compiled())
+        return 0;
+    rc = hr_window_begin();
+    if (rc == 0)
+        return 1;
+    if (rc == -ECANCELED)
+        return 0;
+    if (rc == -EBUSY)
+        PyErr_SetString(PyExc_RuntimeError,
+                        "window_begin: a window is already open");
+    else if (rc == -EINVAL)
+        PyErr_SetString(PyExc_RuntimeError,
+                        "window_begin: set the labels first (set_labels)");
+    else
+        hrpy_raise_errno(rc, "window_begin");
+    return -1;
+}
+
+static PyObject *m_window_begin(PyObject *self, PyObject *unused)
+{
+    int rc = window_open();
+
+    return rc < 0 ? NULL : PyBool_FromLong(rc);
+}
+
+static PyObject *m_window_end(PyObject *self, PyObject *unused)
+{
+    if (hr_compiled() && hr_window_end() != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "window_end: no window is open");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* hostrange.window(): a context manager around window_begin/window_end. */
+typedef struct {
+    PyObject_HEAD
+    int opened;
+} window_object;
+
+static PyObject *window_enter(PyObject *self, PyObject *unused)
+{
+    window_object *w = (window_object *)self;
+    int rc;
+
+    if (w->opened) {
+        PyErr_SetString(PyExc_RuntimeError, "this window is already open");
+        return NULL;
+    }
+    if ((rc = window_open()) < 0)
+        return NULL;
+    w->opened = rc;
+    return PyBool_FromLong(rc);
+}
+
+static PyObject *window_exit(PyObject *self, PyObject *args)
+{
+    window_object *w = (window_object *)self;
+
+    if (w->opened) {
+        w->opened = 0;
+        hr_window_end();
+    }
+    Py_RETURN_FALSE;
+}
+
+static PyMethodDef window_methods[] = {
+    { "__enter__", window_enter, METH_NOARGS, NULL },
+    { "__exit__", window_exit, METH_VARARGS, NULL },
+    { NULL, NULL, 0, NULL },
+};
+
+static PyTypeObject window_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "hostrange.window",
+    .tp_basicsize = sizeof(window_object),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "window()\n--\n\n"
+              "A collection window as a context manager: samples are taken\n"
+              "between its start and its end, labelled with the labels set\n"
+              "before (set_labels). `with` gives True when the window opened,\n"
+              "False when collection is off.",
+    .tp_methods = window_methods,
+    .tp_new = PyType_GenericNew,
+};
+
+static PyObject *m_record(PyObject *self, PyObject *args)
+{
+    unsigned long long value;
+    PyObject *name;
+    hr_site *site;
+    int rc;
+
+    if (!PyArg_ParseTuple(args, "OK:record", &name, &value))
+        return NULL;
+    if ((site = hrpy_site_get(name)) == NULL)
+        return NULL;
+    if (!hr_compiled())
+        Py_RETURN_FALSE;
+    rc = hr_record(site, (uint64_t)value);
+    if (rc == -ECANCELED)
+        Py_RETURN_FALSE;
+    if (rc == -EINVAL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "record: set the labels first (set_labels)");
+        return NULL;
+    }
+    if (rc != 0)
+        return hrpy_raise_errno(rc, "record");
+    Py_RETURN_TRUE;
+}
+
+static PyObject *m_flush(PyObject *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = { "timeout_ms", NULL };
+    int timeout_ms = 2000, rc;
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:flush", names,
+                                     &timeout_ms))
+        return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    rc = hr_flush(timeout_ms);
+    Py_END_ALLOW_THREADS
+    if (rc != 0)
+        return hrpy_raise_errno(rc, "flush");
+    Py_RETURN_NONE;
+}
+
+static PyObject *m_counters(PyObject *self, PyObject *unused)
+{
+    hr_counters c;
+
+    hr_counters_get(&c);
+    return Py_BuildValue(
+        "{sKsKsKsKsKsKsKsKsK}",
+        "samples", (unsigned long long)c.samples,
+        "delivered", (unsigned long long)c.delivered,
+        "lost", (unsigned long long)c.lost,
+        "out_of_order", (unsigned long long)c.out_of_order,
+        "open_at_window_end", (unsigned long long)c.open_at_window_end,
+        "foreign_thread", (unsigned long long)c.foreign_thread,
+        "label_in_window", (unsigned long long)c.label_in_window,
+        "too_deep", (unsigned long long)c.too_deep,
+        "batches_sent", (unsigned long long)c.batches_sent);
+}
+
+static PyMethodDef module_methods[] = {
+    { "compiled", m_compiled, METH_NOARGS,
+      "compiled()\n--\n\n"
+      "True when the module was built with profiling (configure without\n"
+      "--disable-host-range-profiling); otherwise every call of this module\n"
+      "collects nothing." },
+    { "enabled", m_enabled, METH_NOARGS,
+      "enabled()\n--\n\n"
+      "True when collection is on: compiled in and not turned off with\n"
+      "HOSTRANGE=0." },
+    { "clock", m_clock, METH_NOARGS,
+      "clock()\n--\n\nThe clock of the samples: 'tsc', 'monotonic' or 'none'." },
+    { "now_ns", m_now_ns, METH_NOARGS,
+      "now_ns()\n--\n\nNanoseconds on the clock the samples are measured with." },
+    { "set_labels", HRPY_METH(m_set_labels), METH_VARARGS | METH_KEYWORDS,
+      "set_labels(node_id, operator, backend, phase)\n--\n\n"
+      "Labels the samples of the next windows and records; phase is 'cold'\n"
+      "or 'warm'. Raises RuntimeError inside a window." },
+    { "window_begin", m_window_begin, METH_NOARGS,
+      "window_begin()\n--\n\n"
+      "Opens a collection window. Returns True, or False when collection is\n"
+      "off; raises RuntimeError when a window is open or no labels are set." },
+    { "window_end", m_window_end, METH_NOARGS,
+      "window_end()\n--\n\n"
+      "Closes the window; ranges still open are counted as errors." },
+    { "record", m_record, METH_VARARGS,
+      "record(name, value_ns)\n--\n\n"
+      "Records a value measured by the program (e.g. 'end_to_end': a timed\n"
+      "block of calls divided by their number) as an inclusive-only sample\n"
+      "of range `name` under the current labels, in a window or not. Returns\n"
+      "True, or False when collection is off." },
+    { "flush", HRPY_METH(m_flush), METH_VARARGS | METH_KEYWORDS,
+      "flush(timeout_ms=2000)\n--\n\n"
+      "Ships what was collected and waits for the daemon's acknowledgement.\n"
+      "Raises TimeoutError, or ConnectionError when no daemon answers (the\n"
+      "samples are kept for a later try)." },
+    { "counters", m_counters, METH_NOARGS,
+      "counters()\n--\n\nThis process's counters (samples, delivered, lost, "
+      "errors), a dict." },
+    { NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "hostrange",
+    .m_doc =
+        "hostrange: host-side range profiling.\n\n"
+        "Named, nested ranges (hostrange.scope) are collected inside windows\n"
+        "(window, window_begin/window_end) under labels (set_labels) and sent\n"
+        "to the hostranged daemon of $HOSTRANGE_RUNTIME_DIR. hostrange.ops\n"
+        "holds the example operators (add, gemm), themselves instrumented at\n"
+        "every layer. The pytest plugin (--host-range-profile) lives in the\n"
+        "module hostrange_pytest.",
+    .m_size = -1,
+    .m_methods = module_methods,
+};
+
+PyMODINIT_FUNC PyInit_hostrange(void);
+
+PyMODINIT_FUNC PyInit_hostrange(void)
+{
+    PyObject *m, *ops, *modules;
+
+    if (PyType_Ready(&hrpy_scope_type) < 0 ||
+        PyType_Ready(&hrpy_scoped_type) < 0 ||
+        PyType_Ready(&window_type) < 0)
+        return NULL;
+    if (g_sites == NULL && (g_sites = PyDict_New()) == NULL)
+        return NULL;
+    m = PyModule_Create(&module_def);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddIntConstant(m, "COLD", HR_PHASE_COLD) != 0 ||
+        PyModule_AddIntConstant(m, "WARM", HR_PHASE_WARM) != 0 ||
+        PyModule_AddStringConstant(m, "__version__", HRPY_VERSION) != 0 ||
+        PyModule_AddStringConstant(m, "_bindir", HRPY_BINDIR) != 0 ||
+        PyModule_AddObjectRef(m, "scope", (PyObject *)&hrpy_scope_type) != 0 ||
+        PyModule_AddObjectRef(m, "window", (PyObject *)&window_type) != 0)
+        goto fail;
+    ops = hrpy_ops_module();
+    if (ops == NULL)
+        goto fail;
+    /* `import hostrange.ops` finds the submodule in sys.modules. */
+    modules = PyImport_GetModuleDict();
+    if (PyDict_SetItemString(modules, "hostrange.ops", ops) != 0 ||
+        PyModule_AddObject(m, "ops", ops) != 0) {
+        Py_DECREF(ops);
+        goto fail;
+    }
+    return m;
+
+fail:
+    Py_DECREF(m);
+    return NULL;
+}
