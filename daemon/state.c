@@ -101,6 +101,23 @@ static int journal_open(struct hrd_state *s)
     s->last_open_ms = mono_ms();
     if (s->dirfd < 0)
         return -EBADF;
+    /* A directory that could not be written at the start was not locked:
+     * lock it before writing to it. */
+    if (s->lockfd < 0) {
+        int fd = openat(s->dirfd, LOCK, O_RDWR | O_CREAT | O_CLOEXEC |
+                                            O_NOFOLLOW, 0600);
+        if (fd < 0) {
+            rc = -errno;
+            trouble(s, -rc, "cannot create %s/" LOCK, s->info.dir);
+            return rc;
+        }
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            close(fd);
+            trouble(s, EBUSY, "another hostranged uses %s", s->info.dir);
+            return -EBUSY;
+        }
+        s->lockfd = fd;
+    }
     journal_name(name, sizeof name, s->gen);
     rc = hrd_recfile_open(&s->journal, s->dirfd, name, HRD_JOURNAL_MAGIC);
     if (rc != 0) {
@@ -535,8 +552,12 @@ int hrd_state_open(struct hrd_state *s, const char *dir,
         return -EBUSY;
     }
     fresh = load(s);
-    if (s->lockfd < 0)
+    if (s->lockfd < 0) {
+        /* The journal opened once the directory can be written comes
+         * after those loaded. */
+        s->gen++;
         return 0;
+    }
     if (fresh && hrd_state_snapshot_now(s) == 0)
         return 0;
     s->gen++;
