@@ -10,6 +10,7 @@
 #ifndef HOSTRANGE_TESTS_HARNESS_H
 #define HOSTRANGE_TESTS_HARNESS_H
 
+#include <stddef.h>
 #include <sys/types.h>
 
 struct harness_daemon {
@@ -78,5 +79,66 @@ pid_t harness_spawn(char *const argv[], const char *dir, const char *env,
 /* Waits for pid up to limit_s seconds (then kills it and fails the test);
  * returns its status. */
 int harness_wait(pid_t pid, int limit_s);
+
+/* --- Additions for the reliability tests ------------------------------ */
+
+/*
+ * 1 when HOSTRANGE_TEST_VALGRIND is set (and not 0): every hostranged and
+ * test-workload the harness starts then runs under valgrind memcheck (any
+ * error or definite leak: exit status 99), and harness_daemon_stop, which
+ * always requires a clean stop (exit status 0 on SIGTERM), waits longer.
+ */
+int harness_valgrind(void);
+
+/* The path of program `name` on PATH (written to buf), or NULL. */
+const char *harness_tool(const char *name, char *buf, size_t len);
+
+/* Makes a fresh private directory $TMPDIR/hostrange-TAG-XXXXXX in buf;
+ * fails the test when it cannot. harness_rm_rf removes a tree. */
+void harness_mkdtemp(char *buf, size_t len, const char *tag);
+void harness_rm_rf(const char *path);
+
+/* A whole file, NUL-terminated (caller frees); fails the test when it
+ * cannot be read. harness_write_file writes one or fails the test. */
+char *harness_read_file(const char *path);
+void harness_write_file(const char *path, const void *data, size_t len);
+
+struct harness_daemon_opts {
+    const char *const *extra; /* arguments after --runtime-dir DIR, or NULL */
+    const char *log_path;     /* not NULL: no --quiet, stderr appended here */
+    unsigned long long fsize_limit; /* not 0: RLIMIT_FSIZE of the daemon,
+                                       with SIGXFSZ ignored */
+};
+
+/* Starts hostranged on d->dir (already made) with options o and waits until
+ * it answers; fails the test when it does not. Sets d->pid. */
+void harness_daemon_start_opts(struct harness_daemon *d,
+                               const struct harness_daemon_opts *o);
+
+/* `hostrangectl stats` and `dump` (--fields FIELDS when not NULL) of the
+ * daemon on dir, as text (caller frees); fail the test on an error. */
+char *harness_stats(const char *dir);
+char *harness_dump(const char *dir, const char *fields);
+
+/* The value of `key` in stats text: a whole number (fails the test when it
+ * is absent or not a number), or its text in buf. */
+unsigned long long harness_stat(const char *text, const char *key);
+const char *harness_stat_str(const char *text, const char *key, char *buf,
+                             size_t buflen);
+
+/* The N of the `client.N.*` lines of process pid in stats text, or 0. */
+int harness_stat_client(const char *text, long pid);
+
+/* The sum of every `rejected.*` counter in stats text. */
+unsigned long long harness_stat_rejected(const char *text);
+
+/* A client's counters as a program printed them on a line that starts
+ * with `tag` and goes on `samples=S delivered=D lost=L` (the last such
+ * line). Returns 0, or -1 when there is none. */
+struct harness_counters {
+    unsigned long long samples, delivered, lost;
+};
+int harness_counters(const char *text, const char *tag,
+                     struct harness_counters *c);
 
 #endif
