@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define SLACK HRD_AGG_SLACK
 #define RECORD_MARK 15u
@@ -42,10 +44,27 @@ void hrd_agg_init(struct hrd_agg *a)
     a->max_bytes = HRD_MAX_BYTES_DEFAULT;
 }
 
+/*
+ * An exact buffer of at least MAP_MIN bytes lives in a mapping of its own,
+ * which mremap grows in place (the kernel moves page tables, nothing is
+ * copied); smaller ones live on the heap.
+ */
+#define MAP_MIN ((size_t)256 << 10)
+
+static void buf_free(struct hrd_key *k)
+{
+    if (k->mapped)
+        munmap(k->buf, k->cap);
+    else
+        free(k->buf);
+    k->buf = NULL;
+    k->mapped = 0;
+}
+
 static void key_free(struct hrd_agg *a, struct hrd_key *k)
 {
     a->bytes -= sizeof *k + k->cap;
-    free(k->buf);
+    buf_free(k);
     if (k->incl != NULL) {
         a->bytes -= sizeof *k->incl + hrd_hist_bytes(k->incl);
         hrd_hist_fini(k->incl);
@@ -248,8 +267,8 @@ void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k)
 /* Makes room for one more entry in an exact key. */
 static int reserve(struct hrd_agg *a, struct hrd_key *k)
 {
-    size_t cap;
-    uint8_t *nb;
+    size_t cap, page;
+    void *nb;
 
     if (k->len + SLACK <= k->cap)
         return 0;
@@ -258,9 +277,27 @@ static int reserve(struct hrd_agg *a, struct hrd_key *k)
         cap = k->len + SLACK;
     if (cap < 64)
         cap = 64;
-    nb = realloc(k->buf, cap);
-    if (nb == NULL)
-        return -ENOMEM;
+    if (cap < MAP_MIN) {
+        nb = realloc(k->buf, cap);
+        if (nb == NULL)
+            return -ENOMEM;
+    } else {
+        page = (size_t)sysconf(_SC_PAGESIZE);
+        cap = (cap + page - 1) / page * page;
+        if (k->mapped) {
+            nb = mremap(k->buf, k->cap, cap, MREMAP_MAYMOVE);
+        } else {
+            nb = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (nb != MAP_FAILED) {
+                memcpy(nb, k->buf, k->len);
+                free(k->buf);
+            }
+        }
+        if (nb == MAP_FAILED)
+            return -ENOMEM;
+        k->mapped = 1;
+    }
     a->bytes += cap - k->cap;
     k->buf = nb;
     k->cap = cap;
@@ -495,8 +532,7 @@ int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
         hrd_hist_add_sorted(hs, self, ns) != 0)
         goto fail;
     a->bytes -= k->cap;
-    free(k->buf);
-    k->buf = NULL;
+    buf_free(k);
     k->len = k->cap = 0;
     k->incl = hi;
     k->self = hs;

@@ -51,6 +51,7 @@ struct hrd_key {
     uint32_t serial;  /* creation order */
     uint8_t has_scopes; /* fed by range samples (not only records) */
     uint8_t exact;      /* events kept exactly (else histograms) */
+    uint8_t mapped;     /* buf is a mapping of its own (agg.c) */
     uint64_t pairs;     /* range events (an inclusive and a self time) */
     uint64_t records;   /* record values (inclusive only) */
     /* Exact mode: the encoded events (see above). */

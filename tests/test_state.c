@@ -175,6 +175,32 @@ static void test_crc32c(void **state)
     /* In pieces, the same. */
     assert_int_equal(hrd_crc32c(hrd_crc32c(0, "1234", 4), "56789", 5),
                      0xe3069283u);
+    /* Any length and alignment, against the bit-at-a-time definition
+     * (the fast paths work on 3 x 8192 and 3 x 256 byte blocks). */
+    {
+        static uint8_t buf[3 * 8192 * 2 + 1000];
+        static const size_t lens[] = { 0, 1, 7, 8, 9, 255, 256, 767, 768,
+                                       769, 3 * 8192 - 1, 3 * 8192,
+                                       3 * 8192 + 3 * 256 + 17,
+                                       sizeof buf - 8 };
+        uint64_t x = 12345;
+
+        for (size_t i = 0; i < sizeof buf; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            buf[i] = (uint8_t)(x >> 56);
+        }
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+            for (size_t off = 0; off < 8; off += 3) {
+                uint32_t want = 0xffffffffu;
+                for (size_t i = 0; i < lens[l]; i++) {
+                    want ^= buf[off + i];
+                    for (int k = 0; k < 8; k++)
+                        want = (want >> 1) ^ (0x82f63b78u & (0u - (want & 1)));
+                }
+                assert_int_equal(hrd_crc32c(0, buf + off, lens[l]), ~want);
+            }
+        }
+    }
 }
 
 static void test_record_file(void **state)
