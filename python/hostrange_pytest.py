@@ -12,8 +12,9 @@ operator call to profile and makes it once, the correctness call::
         host_range(hostrange.ops.add, a, b, out, device=device)
         assert ...                       # check the result
 
-When the test has passed, the plugin profiles the call, as hostrange-bench
-does: cold (the operator cache cleared, one call in a window of its own),
+When the test body has passed, and before its fixtures are torn down, the
+plugin profiles the call, as hostrange-bench does (a failure of the profile
+fails the test): cold (the operator cache cleared, one call in a window of its own),
 ``end_to_end`` (timed blocks of calls with collection inactive, each block one
 sample: its time divided by its calls, recorded under the warm labels), then
 warm (as many calls again, in blocks of the same size, inside one window).
@@ -48,7 +49,7 @@ import tempfile
 import pytest
 
 _STATE = pytest.StashKey()
-_CALL_REPORT = pytest.StashKey()
+_HOST_RANGE = pytest.StashKey()
 
 _BLOCK_STEPS = (1, 2, 5)
 _MIN_BLOCK_NS = 50000
@@ -278,10 +279,17 @@ def _die_with_parent():
 
 
 @pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
+def pytest_runtest_call(item):
+    """Profiles the call a test handed to host_range once the test body has
+    passed, before any fixture is torn down; a failure of the profile fails
+    the test."""
     outcome = yield
-    if call.when == "call":
-        item.stash[_CALL_REPORT] = outcome.get_result()
+    h = item.stash.get(_HOST_RANGE, None)
+    state = item.config.stash.get(_STATE, None)
+    if (h is None or state is None or h._call is None
+            or outcome.excinfo is not None):
+        return
+    h._profile(state)
 
 
 @pytest.hookimpl(trylast=True)
@@ -438,21 +446,13 @@ class HostRange:
             raise RuntimeError("host_range: the samples of %s were not "
                                "delivered: %s" % (node, e))
 
-    def _finish(self):
-        state = self._request.config.stash.get(_STATE, None)
-        report = self._request.node.stash.get(_CALL_REPORT, None)
-        if (state is None or self._call is None or report is None
-                or not report.passed):
-            return
-        self._profile(state)
-
 
 @pytest.fixture
 def host_range(request):
     """A callable that makes the correctness call of the operator call given
     to it (host_range(fn, *args, **kwargs) returns fn's result) and, when the
-    session profiles (--host-range-profile) and the test passes, profiles that
-    call: cold, end_to_end and warm, under the test's node id."""
+    session profiles (--host-range-profile) and the test body passes,
+    profiles that call: cold, end_to_end and warm, under the test's node id."""
     h = HostRange(request)
-    yield h
-    h._finish()
+    request.node.stash[_HOST_RANGE] = h
+    return h

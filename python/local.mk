@@ -18,7 +18,7 @@ EXTRA_DIST += python/local.mk python/entry_points.txt \
 	tests/python/test_add.py tests/python/test_gemm.py \
 	tests/python/hr_arrays.py tests/python/hr_daemon.py \
 	tests/python/check_module.py tests/python/check_plugin.py \
-	tests/python/other_version_daemon.c
+	tests/python/other_version_daemon.c tests/python/run_checks.sh
 
 # The scripts exit 77 when the module is not configured (no python/check.env).
 TESTS += tests/test_python_module.sh tests/test_python_plugin.sh

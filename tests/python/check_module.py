@@ -66,19 +66,20 @@ def test_scopes_windows_records(daemon):
             def method(self, x):
                 return (self, x)
 
+        on = hostrange.compiled()
         hostrange.set_labels("py/scope", "demo", "cpu", "warm")
         with hostrange.window() as opened:
-            assert opened is True
+            assert opened is on
             for _ in range(3):
                 assert outer(2) == 2
         t = Thing()
-        assert hostrange.window_begin() is True
+        assert hostrange.window_begin() is on
         assert t.method(5) == (t, 5)
         hostrange.window_end()
         # Outside a window a scope collects nothing.
         outer(4)
-        assert hostrange.record("end_to_end", 100) is True
-        assert hostrange.record("end_to_end", 250) is True
+        assert hostrange.record("end_to_end", 100) is on
+        assert hostrange.record("end_to_end", 250) is on
         hostrange.set_labels("py/scope", "demo", "cpu", hostrange.COLD)
         with hostrange.window():
             outer(1)

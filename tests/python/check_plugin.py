@@ -196,9 +196,19 @@ DEMO = textwrap.dedent("""
         host_range(ops.add, *args())
         host_range(ops.add, *args())
 
-    @pytest.mark.host_range(operator="sum", backend="host")
+    @pytest.mark.host_range(operator="sum", backend="host",
+                            clear_cache=lambda: None)
     def test_marker(host_range):
         host_range(ops.add, *args())
+
+    def test_breaks_when_profiled(host_range):
+        calls = []
+
+        def once():
+            calls.append(1)
+            if len(calls) > 1:
+                raise ValueError("called again")
+        host_range(once)
 
     @pytest.fixture(params=["cpu"])
     def device(request):
@@ -222,13 +232,22 @@ def test_which_tests_are_profiled(env, tmp_path):
                    path=out)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "a test profiles one callable" in r.stdout
-    labels = {(x["nodeid"], x["operator"], x["backend"])
-              for x in read_rows(out)}
+    assert "ValueError: called again" in r.stdout
+    assert sorted(passed(r)) == [
+        "test_demo.py::test_device_fixture[cpu]", "test_demo.py::test_marker",
+        "test_demo.py::test_not_profiled", "test_demo.py::test_pass"]
+    rows = read_rows(out)
+    labels = {(x["nodeid"], x["operator"], x["backend"]) for x in rows}
     assert labels == {
         ("test_demo.py::test_pass", "demo", "cpu"),
         ("test_demo.py::test_marker", "sum", "host"),
         ("test_demo.py::test_device_fixture[cpu]", "demo", "cpu"),
     }
+    # The marker's clear_cache (which clears nothing) replaced the plugin's:
+    # its cold call found the operator the correctness call had made.
+    constructs = {x["nodeid"] for x in rows if x["range"] == "cache.construct"}
+    assert constructs == {"test_demo.py::test_pass",
+                          "test_demo.py::test_device_fixture[cpu]"}
 
 
 @needs_profiling
