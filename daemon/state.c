@@ -92,6 +92,45 @@ static void recovered(struct hrd_state *s)
            " can be written again", s->info.dir, s->gen);
 }
 
+/*
+ * Makes (0700) and opens the state directory and checks its owner and
+ * mode. Returns 0; -EPERM with a reason in err (another owner, or writable
+ * by others); or another negative errno when it cannot be made or opened
+ * (noted as trouble: the state is degraded).
+ */
+static int dir_open(struct hrd_state *s, char *err, size_t errlen)
+{
+    const char *dir = s->info.dir;
+    struct stat st;
+    int e;
+
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        e = errno;
+        trouble(s, e, "cannot create the state directory %s", dir);
+        return -e;
+    }
+    s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (s->dirfd < 0) {
+        e = errno;
+        trouble(s, e, "cannot open the state directory %s", dir);
+        return -e;
+    }
+    if (fstat(s->dirfd, &st) != 0 || st.st_uid != geteuid()) {
+        snprintf(err, errlen, "state directory %s is owned by uid %u, not "
+                 "by this user (uid %u); refusing to use it", dir,
+                 (unsigned)st.st_uid, (unsigned)geteuid());
+    } else if ((st.st_mode & 0022) != 0) {
+        snprintf(err, errlen, "state directory %s has mode %04o: it must not "
+                 "be group- or world-writable; refusing to use it", dir,
+                 (unsigned)(st.st_mode & 07777));
+    } else {
+        return 0;
+    }
+    close(s->dirfd);
+    s->dirfd = -1;
+    return -EPERM;
+}
+
 /* Opens the journal of the current generation. */
 static int journal_open(struct hrd_state *s)
 {
@@ -99,8 +138,18 @@ static int journal_open(struct hrd_state *s)
     int rc;
 
     s->last_open_ms = mono_ms();
-    if (s->dirfd < 0)
-        return -EBADF;
+    if (s->dirfd < 0) {
+        /* A directory that could not be made at the start may be made
+         * now (it held nothing to load). */
+        char err[4400];
+        rc = dir_open(s, err, sizeof err);
+        if (rc == -EPERM)
+            trouble(s, EPERM, "%s", err);
+        if (rc != 0)
+            return rc;
+        if (s->gen == 0)
+            s->gen = 1;
+    }
     /* A directory that could not be written at the start was not locked:
      * lock it before writing to it. */
     if (s->lockfd < 0) {
@@ -263,8 +312,11 @@ static void compact(struct hrd_state *s, uint64_t now_ms)
 
 void hrd_state_tick(struct hrd_state *s, uint64_t now_ms)
 {
-    if (s->dirfd < 0)
+    if (s->dirfd < 0) {
+        if (now_ms - s->last_open_ms >= REOPEN_MS)
+            journal_open(s);
         return;
+    }
     if (s->dirty && now_ms - s->last_sync_ms >= s->opts.fsync_interval_ms) {
         int rc = hrd_recfile_sync(&s->journal);
         if (rc != 0 && rc != -EBADF)
@@ -290,8 +342,6 @@ static int journal_write(struct hrd_state *s, uint8_t type,
     char name[64];
     int rc;
 
-    if (s->dirfd < 0)
-        return -EROFS;
     if (s->journal.fd < 0 &&
         (mono_ms() - s->last_open_ms < REOPEN_MS || journal_open(s) != 0))
         return -EAGAIN;
@@ -503,8 +553,7 @@ int hrd_state_open(struct hrd_state *s, const char *dir,
                    struct hrd_ingest *in, hrd_log_fn log, void *log_ctx,
                    char *err, size_t errlen)
 {
-    struct stat st;
-    int fresh;
+    int fresh, rc;
 
     memset(s, 0, sizeof *s);
     s->dirfd = s->lockfd = -1;
@@ -517,27 +566,11 @@ int hrd_state_open(struct hrd_state *s, const char *dir,
     s->last_sync_ms = s->last_snapshot_ms = mono_ms();
     snprintf(s->info.dir, sizeof s->info.dir, "%s", dir);
 
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        trouble(s, errno, "cannot create the state directory %s", dir);
+    rc = dir_open(s, err, errlen);
+    if (rc == -EPERM)
+        return rc;
+    if (rc != 0)
         return 0;
-    }
-    s->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (s->dirfd < 0) {
-        trouble(s, errno, "cannot open the state directory %s", dir);
-        return 0;
-    }
-    if (fstat(s->dirfd, &st) != 0 || st.st_uid != geteuid()) {
-        snprintf(err, errlen, "state directory %s is owned by uid %u, not "
-                 "by this user (uid %u); refusing to use it", dir,
-                 (unsigned)st.st_uid, (unsigned)geteuid());
-        goto fail_perm;
-    }
-    if ((st.st_mode & 0022) != 0) {
-        snprintf(err, errlen, "state directory %s has mode %04o: it must not "
-                 "be group- or world-writable; refusing to use it", dir,
-                 (unsigned)(st.st_mode & 07777));
-        goto fail_perm;
-    }
     s->lockfd = openat(s->dirfd, LOCK, O_RDWR | O_CREAT | O_CLOEXEC |
                                             O_NOFOLLOW, 0600);
     if (s->lockfd < 0) {
@@ -563,10 +596,6 @@ int hrd_state_open(struct hrd_state *s, const char *dir,
     s->gen++;
     journal_open(s);
     return 0;
-fail_perm:
-    close(s->dirfd);
-    s->dirfd = -1;
-    return -EPERM;
 }
 
 int hrd_state_close(struct hrd_state *s)

@@ -559,6 +559,29 @@ static void test_unwritable(void **state)
     a.in.journal_ctx = &st;
     assert_int_equal(feed(&a.in, 1, 1), HRD_INGEST_RETRY);
     assert_int_equal(a.agg.events, 0);
+    st.last_open_ms = 0;
+    assert_int_equal(feed(&a.in, 1, 1), HRD_INGEST_RETRY);
+
+    /* Once the directory can be made, batches are journaled in it (at
+     * the next try, which comes a second after the last). */
+    assert_int_equal(unlink(file), 0);
+    assert_int_equal(mkdir(file, 0700), 0);
+    st.last_open_ms = 0;
+    assert_int_equal(feed(&a.in, 1, 1), HRD_INGEST_OK);
+    assert_int_equal(st.info.degraded, 0);
+    assert_true(exists(sdir, "journal.1"));
+    assert_true(exists(sdir, "lock"));
+    assert_int_equal(hrd_state_close(&st), 0);
+    assert_true(exists(sdir, "snapshot"));
+    assert_false(exists(sdir, "journal.1"));
+    mem_fini(&a);
+
+    /* And they come back at the next start. */
+    mem_init(&a);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &a.agg, &a.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    assert_int_equal(a.in.clients->max_seq, 1);
+    assert_int_equal(a.agg.events, 2 * 50 + 1);
     assert_int_equal(hrd_state_close(&st), 0);
     mem_fini(&a);
 }
