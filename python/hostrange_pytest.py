@@ -43,7 +43,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 
 import pytest

@@ -11,20 +11,14 @@
 #include <errno.h>
 #include <string.h>
 
-/* name (str) -> capsule of a struct site: the sites named from Python. */
+/* name (str) -> capsule of a struct site: the sites named from Python,
+ * one per name, kept for the life of the process. */
 static PyObject *g_sites;
 
 struct site {
     hr_site site;
     char name[];
 };
-
-static void site_free(PyObject *capsule)
-{
-    /* Only reached when the table itself goes away at interpreter exit; the
-     * client no longer uses a site once its ranges are closed. */
-    PyMem_RawFree(PyCapsule_GetPointer(capsule, "hostrange.site"));
-}
 
 hr_site *hrpy_site_get(PyObject *name)
 {
@@ -56,7 +50,9 @@ hr_site *hrpy_site_get(PyObject *name)
         return (hr_site *)PyErr_NoMemory();
     memcpy(s->name, utf8, (size_t)len + 1);
     s->site = (hr_site)HR_SITE_INIT(s->name);
-    cap = PyCapsule_New(s, "hostrange.site", site_free);
+    /* Never freed: the table lives as long as the process (see
+     * hostrange_py.h). */
+    cap = PyCapsule_New(s, "hostrange.site", NULL);
     if (cap == NULL) {
         PyMem_RawFree(s);
         return NULL;
@@ -267,11 +263,15 @@ static PyTypeObject window_type = {
 static PyObject *m_record(PyObject *self, PyObject *args)
 {
     unsigned long long value;
-    PyObject *name;
+    PyObject *name, *value_obj;
     hr_site *site;
     int rc;
 
-    if (!PyArg_ParseTuple(args, "OK:record", &name, &value))
+    if (!PyArg_ParseTuple(args, "OO!:record", &name, &PyLong_Type,
+                          &value_obj))
+        return NULL;
+    value = PyLong_AsUnsignedLongLong(value_obj);
+    if (value == (unsigned long long)-1 && PyErr_Occurred())
         return NULL;
     if ((site = hrpy_site_get(name)) == NULL)
         return NULL;

@@ -206,6 +206,9 @@ def test_window_and_label_errors():
         raises(TypeError, hostrange.scope, 5)
         raises(ValueError, hostrange.scope, "")
         raises(TypeError, hostrange.scope("x"), 5)
+        raises(OverflowError, hostrange.record, "end_to_end", -1)
+        raises(TypeError, hostrange.record, "end_to_end", 1.5)
+        raises(TypeError, hostrange.record, 7, 1)
         hostrange.set_labels("n", "op", "cpu", "warm")
         assert hostrange.window_begin() is compiled
         if compiled:

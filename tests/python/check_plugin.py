@@ -12,8 +12,8 @@ import textwrap
 
 import pytest
 
-from hr_daemon import (LIMIT_S, PROFILING, Daemon, ctl, daemon,  # noqa: F401
-                       key, parse_rows, read_rows)
+from hr_daemon import (LIMIT_S, PROFILING, ctl, daemon,  # noqa: F401
+                       key, read_rows)
 
 SRCDIR = os.environ.get("HRPY_SRCDIR", os.path.join(os.path.dirname(
     os.path.abspath(__file__)), "..", ".."))
