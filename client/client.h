@@ -31,6 +31,8 @@
 struct hr__sample {
     uint32_t range;
     uint32_t label;
+    uint32_t children; /* direct child ranges */
+    uint32_t pad;
     uint64_t incl;
     uint64_t self;
 };

@@ -16,12 +16,13 @@ int hr__builder_init(struct hr__builder *b)
     memset(b, 0, sizeof *b);
     b->label = malloc(n * sizeof *b->label);
     b->range = malloc(n * sizeof *b->range);
+    b->children = calloc(n, sizeof *b->children);
     b->incl = malloc(n * sizeof *b->incl);
     b->self = malloc(n * sizeof *b->self);
     b->rec_label = malloc(n * sizeof *b->rec_label);
     b->rec_range = malloc(n * sizeof *b->rec_range);
     b->rec_ns = malloc(n * sizeof *b->rec_ns);
-    if (!b->label || !b->range || !b->incl || !b->self || !b->rec_label ||
+    if (!b->label || !b->range || !b->children || !b->incl || !b->self || !b->rec_label ||
         !b->rec_range || !b->rec_ns) {
         hr__builder_fini(b);
         return -ENOMEM;
@@ -35,6 +36,7 @@ void hr__builder_fini(struct hr__builder *b)
         return;
     free(b->label);
     free(b->range);
+    free(b->children);
     free(b->incl);
     free(b->self);
     free(b->rec_label);
@@ -187,6 +189,10 @@ int hr__batch_encode(const struct hr__builder *b,
     m.sample_label = idx;
     m.sample_range = idx + b->n;
     m.n_inclusive_ns = m.n_self_ns = b->n;
+    if (b->children != NULL) {
+        m.n_sample_children = b->n;
+        m.sample_children = b->children;
+    }
     m.inclusive_ns = b->incl;
     m.self_ns = b->self;
     m.n_record_label = m.n_record_range = m.n_record_ns = b->nrec;

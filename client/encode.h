@@ -17,9 +17,10 @@
 #define HR__BATCH_SAMPLES 16384u
 
 struct hr__builder {
+    /* children may be NULL: the batch then says nothing of children. */
     uint32_t n;     /* range samples */
     uint32_t nrec;  /* records */
-    uint32_t *label, *range;
+    uint32_t *label, *range, *children;
     uint64_t *incl, *self;
     uint32_t *rec_label, *rec_range;
     uint64_t *rec_ns;

@@ -136,12 +136,14 @@ static int ring_wait(struct hr__thread *t, uint64_t *waited)
 }
 
 static inline void ring_write(struct hr__thread *t, uint32_t range,
-                              uint32_t label, uint64_t incl, uint64_t self)
+                              uint32_t label, uint32_t children,
+                              uint64_t incl, uint64_t self)
 {
     struct hr__sample *s = &t->ring[t->next & (HR__RING_SIZE - 1)];
 
     s->range = range;
     s->label = label;
+    s->children = children;
     s->incl = incl;
     s->self = self;
     t->next++;
@@ -170,7 +172,7 @@ static __attribute__((noinline)) int ring_slow(struct hr__thread *t,
             return rc;
         }
         if (s_stall.id != 0 || hr__site_intern(&s_stall) != 0)
-            ring_write(t, s_stall.id, label, waited, waited);
+            ring_write(t, s_stall.id, label, 0, waited, waited);
         used = t->next - t->tail_seen;
     } else if (used >= HR__RING_SIZE / 2 &&
                atomic_load_explicit(&hr__g_ship_sleeping,
@@ -182,7 +184,7 @@ static __attribute__((noinline)) int ring_slow(struct hr__thread *t,
         waited = hr__clock_now() - s0;
         hr__stack_shift(&t->stack, waited);
         if (s_handoff.id != 0 || hr__site_intern(&s_handoff) != 0)
-            ring_write(t, s_handoff.id, label, waited, waited);
+            ring_write(t, s_handoff.id, label, 0, waited, waited);
         used++;
     }
     if (used < HR__RING_SIZE / 2)
@@ -195,11 +197,12 @@ static __attribute__((noinline)) int ring_slow(struct hr__thread *t,
 }
 
 static inline void ring_put(struct hr__thread *t, uint32_t range,
-                            uint32_t label, uint64_t incl, uint64_t self)
+                            uint32_t label, uint32_t children, uint64_t incl,
+                            uint64_t self)
 {
     if (HR__UNLIKELY(t->next >= t->check_at) && ring_slow(t, label) != 0)
         return;
-    ring_write(t, range, label, incl, self);
+    ring_write(t, range, label, children, incl, self);
 }
 
 /* hr_begin inside a window. */
@@ -241,7 +244,7 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
 {
     uint64_t t1 = hr__clock_now(), incl, self;
     struct hr__thread *t = tls_thread;
-    uint32_t range, window, abandoned;
+    uint32_t range, window, nchild, abandoned;
 
     if (HR__UNLIKELY(t != sc.thread)) {
         /* Only the owner writes a thread's counters: count it here. */
@@ -250,7 +253,7 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
         return;
     }
     if (HR__UNLIKELY(hr__stack_pop(&t->stack, sc.depth, sc.gen, t1, &incl,
-                                   &self, &range, &window,
+                                   &self, &range, &window, &nchild,
                                    &abandoned) != HR__POP_OK)) {
         /* Its frame was discarded, and counted, when an enclosing range
          * ended before it. */
@@ -268,8 +271,8 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
         return;
     }
     ring_put(t, range,
-             atomic_load_explicit(&hr__g_label, memory_order_relaxed), incl,
-             self);
+             atomic_load_explicit(&hr__g_label, memory_order_relaxed), nchild,
+             incl, self);
 }
 
 void hr__end(hr_scope sc)
@@ -359,7 +362,7 @@ int hr_record(hr_site *site, uint64_t value_ns)
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (id == 0 && (id = hr__site_intern(site)) == 0)
         return -ENOMEM;
-    ring_put(t, id, label, value_ns, HR__RECORD);
+    ring_put(t, id, label, 0, value_ns, HR__RECORD);
     return 0;
 }
 

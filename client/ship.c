@@ -292,6 +292,7 @@ static void drain(void)
                 } else {
                     builder.label[builder.n] = s->label;
                     builder.range[builder.n] = s->range;
+                    builder.children[builder.n] = s->children;
                     builder.incl[builder.n] = hr__ticks_ns(s->incl, mult);
                     builder.self[builder.n++] = hr__ticks_ns(s->self, mult);
                 }

@@ -9,8 +9,8 @@
  * same code serves the TSC, CLOCK_MONOTONIC and a test's fake clock.
  *
  * Invariants: frames [0, depth) are open, innermost last; frame i's `child`
- * is the sum of the inclusive times of the ranges that began and ended while
- * frame i was the innermost open frame.
+ * is the sum of the inclusive times, and `nchild` the number, of the ranges
+ * that began and ended while frame i was the innermost open frame.
  */
 #ifndef HOSTRANGE_STACK_H
 #define HOSTRANGE_STACK_H
@@ -28,6 +28,7 @@ struct hr__frame {
     uint32_t range;
     uint32_t serial;
     uint32_t window;
+    uint32_t nchild; /* direct children ended so far */
 };
 
 struct hr__stack {
@@ -60,6 +61,7 @@ static inline uint32_t hr__stack_push(struct hr__stack *s, uint32_t range,
     f->serial = ++s->serial;
     f->window = window;
     f->child = 0;
+    f->nchild = 0;
     f->t0 = t0;
     s->depth = d + 1;
     *serial = f->serial;
@@ -70,13 +72,13 @@ static inline uint32_t hr__stack_push(struct hr__stack *s, uint32_t range,
  * Pops the frame of the scope (depth, serial) at time t1. Frames opened above
  * it and never closed are discarded; their number goes to *abandoned. On
  * HR__POP_OK the range's inclusive time, self time (inclusive minus its
- * children's, clamped at 0), range id and window are written, and the
- * inclusive time is added to the parent's children.
+ * children's, clamped at 0), range id, window and number of direct children
+ * are written, and the inclusive time is added to the parent's children.
  */
 static inline enum hr__pop_result
 hr__stack_pop(struct hr__stack *s, uint32_t depth, uint32_t serial,
               uint64_t t1, uint64_t *incl, uint64_t *self, uint32_t *range,
-              uint32_t *window, uint32_t *abandoned)
+              uint32_t *window, uint32_t *nchild, uint32_t *abandoned)
 {
     struct hr__frame *f;
     uint64_t in;
@@ -92,8 +94,11 @@ hr__stack_pop(struct hr__stack *s, uint32_t depth, uint32_t serial,
     *self = in > f->child ? in - f->child : 0;
     *range = f->range;
     *window = f->window;
-    if (depth > 1)
+    *nchild = f->nchild;
+    if (depth > 1) {
         s->f[depth - 2].child += in;
+        s->f[depth - 2].nchild++;
+    }
     return HR__POP_OK;
 }
 

@@ -60,6 +60,7 @@ static void add(struct hr__builder *b, uint32_t label, uint32_t range,
 {
     b->label[b->n] = label;
     b->range[b->n] = range;
+    b->children[b->n] = range == 1 ? 2 : 0;
     b->incl[b->n] = incl;
     b->self[b->n++] = self;
 }
@@ -103,6 +104,9 @@ static void test_round_trip(void **state)
     assert_int_equal(m->sample_label[1], 0);
     assert_int_equal(m->inclusive_ns[1], 900);
     assert_int_equal(m->self_ns[1], 400);
+    assert_int_equal(m->n_sample_children, 3);
+    assert_int_equal(m->sample_children[2], 2);
+    assert_int_equal(m->sample_children[0], 0);
     assert_int_equal(m->n_record_ns, 1);
     assert_int_equal(m->record_ns[0], 1234);
     assert_int_equal(m->record_range[0], 3);

@@ -13,7 +13,7 @@
 
 struct sample {
     uint64_t incl, self;
-    uint32_t range, window;
+    uint32_t range, window, nchild;
 };
 
 static struct hr__stack st;
@@ -38,7 +38,8 @@ static struct sample end(struct scope sc, uint32_t expect_abandoned)
     uint32_t abandoned;
 
     assert_int_equal(hr__stack_pop(&st, sc.depth, sc.serial, now, &s.incl,
-                                   &s.self, &s.range, &s.window, &abandoned),
+                                   &s.self, &s.range, &s.window, &s.nchild,
+                                   &abandoned),
                      HR__POP_OK);
     assert_int_equal(abandoned, expect_abandoned);
     return s;
@@ -77,6 +78,10 @@ static void test_three_deep(void **state)
     assert_int_equal(sa.incl, 78);
     assert_int_equal(sa.self, 13);
     assert_int_equal(sa.window, 7);
+    /* Direct children only: a has b, b has c. */
+    assert_int_equal(sa.nchild, 1);
+    assert_int_equal(sb.nchild, 1);
+    assert_int_equal(sc.nchild, 0);
     assert_int_equal(st.depth, 0);
 }
 
@@ -102,6 +107,8 @@ static void test_siblings(void **state)
     assert_int_equal(sp.incl, 92);
     /* self = inclusive minus both children */
     assert_int_equal(sp.self, 12);
+    assert_int_equal(sp.nchild, 2);
+    assert_int_equal(s1.nchild, 0);
 }
 
 static void test_zero_length(void **state)
@@ -143,7 +150,7 @@ static void test_out_of_order(void **state)
     struct scope a, b, c;
     struct sample sa;
     uint64_t incl, self;
-    uint32_t range, window, abandoned;
+    uint32_t range, window, nchild, abandoned;
 
     (void)state;
     a = begin(1, 1);
@@ -156,13 +163,13 @@ static void test_out_of_order(void **state)
     assert_int_equal(sa.self, 20);
     /* Ending the inner now finds its frame gone. */
     assert_int_equal(hr__stack_pop(&st, b.depth, b.serial, now, &incl, &self,
-                                   &range, &window, &abandoned),
+                                   &range, &window, &nchild, &abandoned),
                      HR__POP_GONE);
     /* A new frame at the same depth is not mistaken for the old scope. */
     a = begin(3, 1);
     c = begin(4, 1);
     assert_int_equal(hr__stack_pop(&st, b.depth, b.serial, now, &incl, &self,
-                                   &range, &window, &abandoned),
+                                   &range, &window, &nchild, &abandoned),
                      HR__POP_GONE);
     end(c, 0);
     end(a, 0);
