@@ -1,0 +1,377 @@
+/*
+ * Writes the seed corpus of the libFuzzer targets into DIR/ingest,
+ * DIR/control, DIR/state and DIR/ack: valid messages and files made by the
+ * real encoders: batches by the client's encoder (hr__batch_encode),
+ * control requests and answers by protobuf-c, snapshots by
+ * hrd_snapshot_write and journals of those batches, in fuzz_state's input
+ * format (fuzz/common.h).
+ *
+ * Usage: fuzz_seeds DIR
+ */
+#include "config.h"
+
+#include "client/encode.h"
+#include "daemon/control.h"
+#include "daemon/snapshot.h"
+#include "fuzz/common.h"
+#include "proto/hostrange.pb-c.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *g_out;
+
+static void die(const char *what)
+{
+    fprintf(stderr, "fuzz_seeds: %s: %s\n", what, strerror(errno));
+    exit(1);
+}
+
+static void put(const char *kind, const char *name, const void *p, size_t n)
+{
+    char path[4096];
+    FILE *f;
+
+    snprintf(path, sizeof path, "%s/%s", g_out, kind);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        die(path);
+    snprintf(path, sizeof path, "%s/%s/%s", g_out, kind, name);
+    f = fopen(path, "w");
+    if (f == NULL || fwrite(p, 1, n, f) != n || fclose(f) != 0)
+        die(path);
+}
+
+/* --- batches ------------------------------------------------------------- */
+
+static const char *const names[] = { "binding.body", "dispatch.call",
+                                     "operator.call", "cache.lookup",
+                                     "end_to_end" };
+
+static const char *range_name(uint32_t id)
+{
+    return id >= 1 && id <= 5 ? names[id - 1] : NULL;
+}
+
+static int label_get(uint32_t id, const char **node, const char **op,
+                     const char **backend, unsigned *phase)
+{
+    static const char *const nodes[3] = { "ops/add[cpu-float32-13x4]",
+                                          "ops/gemm[cpu-float64-4x8x2]",
+                                          "tests/x::y" };
+    if (id < 1 || id > 6)
+        return -1;
+    *node = nodes[(id - 1) / 2];
+    *op = id <= 2 ? "add" : "gemm";
+    *backend = id <= 4 ? "cpu" : "cuda";
+    *phase = id % 2 ? HRP_PHASE_COLD : HRP_PHASE_WARM;
+    return 0;
+}
+
+static const struct hr__namer namer = { range_name, label_get };
+
+/*
+ * Encodes batch `seq` of client pid: `n` range samples over `labels` label
+ * sets and all five ranges, `nrec` records, and lost counts when `lost`.
+ * The caller frees the result.
+ */
+static uint8_t *batch(uint32_t pid, uint64_t seq, uint32_t n, uint32_t labels,
+                      uint32_t nrec, int lost, size_t *len)
+{
+    static const uint32_t lost_ids[2] = { 1, 2 };
+    static const uint64_t lost_counts[2] = { 5, 9 };
+    struct hr__builder b;
+    struct hr__batch_header h = { 0 };
+    uint8_t *out;
+
+    if (hr__builder_init(&b) != 0)
+        die("memory");
+    for (uint32_t i = 0; i < n; i++) {
+        b.label[i] = 1 + i % labels;
+        b.range[i] = 1 + i % 4;
+        b.incl[i] = 100 + (uint64_t)i * 977 % 50000;
+        b.self[i] = b.incl[i] / (1 + i % 3);
+    }
+    for (uint32_t i = 0; i < nrec; i++) {
+        b.rec_label[i] = 1 + i % labels;
+        b.rec_range[i] = 5;
+        b.rec_ns[i] = 20000 + i;
+    }
+    b.n = n;
+    b.nrec = nrec;
+    h.pid = pid;
+    h.instance = 0x1234 + pid;
+    h.process_label = "seed";
+    h.seq = seq;
+    h.clock = seq % 2 ? "tsc" : "monotonic";
+    h.lost_events = lost ? 14 : 0;
+    h.out_of_order = seq % 3;
+    h.lost_ids = lost_ids;
+    h.lost_counts = lost_counts;
+    h.n_lost = lost ? 2 : 0;
+    if (hr__batch_encode(&b, &h, &namer, &out, len) != 0)
+        die("encoding");
+    hr__builder_fini(&b);
+    return out;
+}
+
+static void seeds_ingest(void)
+{
+    static const struct {
+        uint32_t n, labels, nrec;
+        int lost;
+    } shapes[] = {
+        { 8, 2, 1, 0 },  { 64, 6, 4, 1 }, { 0, 1, 3, 0 }, { 1, 1, 0, 1 },
+        { 300, 4, 10, 0 }, { 2000, 6, 50, 1 }, { 0, 2, 0, 1 },
+    };
+    char name[32];
+
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        size_t len;
+        uint8_t *b = batch(100 + (uint32_t)i, 1 + i, shapes[i].n,
+                           shapes[i].labels, shapes[i].nrec, shapes[i].lost,
+                           &len);
+        snprintf(name, sizeof name, "batch-%zu", i);
+        put("ingest", name, b, len);
+        free(b);
+    }
+}
+
+/* --- control requests and answers --------------------------------------- */
+
+static void control(const char *name, Hostrange__ControlRequest *q)
+{
+    size_t len = hostrange__control_request__get_packed_size(q);
+    uint8_t *buf = malloc(len + 1);
+
+    if (buf == NULL)
+        die("memory");
+    hostrange__control_request__pack(q, buf);
+    put("control", name, buf, len);
+    free(buf);
+}
+
+static void seeds_control(void)
+{
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__DumpRequest d = HOSTRANGE__DUMP_REQUEST__INIT;
+    Hostrange__ResetRequest r = HOSTRANGE__RESET_REQUEST__INIT;
+    Hostrange__StatsRequest s = HOSTRANGE__STATS_REQUEST__INIT;
+    Hostrange__PingRequest p = HOSTRANGE__PING_REQUEST__INIT;
+    static uint8_t cursor[20] = { 1, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0,
+                                  1, 0, 0, 0, 1, 0, 0, 0 };
+
+    q.version = HRP_VERSION;
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
+    q.dump = &d;
+    control("dump", &q);
+    d.paged = 1;
+    control("dump-paged", &q);
+    d.cursor.data = cursor;
+    d.cursor.len = sizeof cursor;
+    control("dump-cursor", &q);
+    d.paged = 0;
+    d.cursor.len = 0;
+    d.node_glob = "fuzz/control::*";
+    d.range_glob = "*.call";
+    d.phase = HRP_PHASE_WARM;
+    control("dump-filtered", &q);
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_STATS;
+    q.stats = &s;
+    control("stats", &q);
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_PING;
+    q.ping = &p;
+    control("ping", &q);
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_RESET;
+    q.reset = &r;
+    control("reset-all", &q);
+    r.node_glob = "*::b";
+    r.phase = HRP_PHASE_COLD;
+    control("reset-filtered", &q);
+}
+
+static void seeds_ack(void)
+{
+    static const Hostrange__Ack__Status st[4] = {
+        HOSTRANGE__ACK__STATUS__OK, HOSTRANGE__ACK__STATUS__DUPLICATE,
+        HOSTRANGE__ACK__STATUS__REJECTED, HOSTRANGE__ACK__STATUS__RETRY,
+    };
+    uint8_t buf[256];
+    char name[32];
+
+    for (int i = 0; i < 4; i++) {
+        Hostrange__Ack a = HOSTRANGE__ACK__INIT;
+        size_t len;
+
+        a.version = HRP_VERSION;
+        a.seq = 1;
+        a.status = st[i];
+        a.error = st[i] == HOSTRANGE__ACK__STATUS__REJECTED
+                      ? "rejected: index"
+                      : "";
+        len = hostrange__ack__pack(&a, buf);
+        snprintf(name, sizeof name, "ack-%d", i);
+        put("ack", name, buf, len);
+    }
+}
+
+/* --- snapshots and journals ---------------------------------------------- */
+
+/* Re-frames the record file dir/name as fuzz_state input (mode first). */
+static void frame(const char *dir, const char *name, const char *magic,
+                  uint8_t mode, const char *seed)
+{
+    struct hrd_recreader r;
+    const uint8_t *p;
+    uint8_t type, *out = NULL;
+    size_t len, n = 1;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY), rc;
+
+    if (dfd < 0 || hrd_recreader_open(&r, dfd, name, magic) != 0)
+        die(name);
+    out = malloc(1);
+    out[0] = mode;
+    while ((rc = hrd_recreader_next(&r, &type, &p, &len)) == 1) {
+        if (len > 0xffff)
+            continue; /* too long for the frame: left out */
+        out = realloc(out, n + 3 + len);
+        if (out == NULL)
+            die("memory");
+        out[n] = type;
+        out[n + 1] = (uint8_t)len;
+        out[n + 2] = (uint8_t)(len >> 8);
+        memcpy(out + n + 3, p, len);
+        n += 3 + len;
+    }
+    if (rc != 0)
+        die("reading back");
+    hrd_recreader_close(&r);
+    close(dfd);
+    put("state", seed, out, n);
+    free(out);
+}
+
+/* A snapshot of a few batches, with keys exact (or in histograms when
+ * exact_cap is small), framed; and the raw bytes of the file. */
+static void snapshot_seed(const char *dir, uint64_t exact_cap,
+                          const char *seed)
+{
+    struct hrd_agg a;
+    struct hrd_ingest in;
+    struct hrd_recfile f;
+    enum hrd_reject why;
+    char raw[64], path[4096];
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+
+    hrd_agg_init(&a);
+    a.exact_cap = exact_cap;
+    hrd_ingest_init(&in, &a);
+    for (uint32_t i = 0; i < 4; i++) {
+        uint8_t *b, *ack;
+        size_t len, ack_len;
+
+        b = batch(200 + i % 2, 1 + i / 2, 40 + 10 * i, 1 + i, i, i % 2, &len);
+        hrd_ingest_handle(&in, b, len, &ack, &ack_len, &why);
+        free(ack);
+        free(b);
+    }
+    unlinkat(dfd, "snap", 0);
+    if (dfd < 0 || hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC) != 0 ||
+        hrd_snapshot_write(&f, &a, &in, 3) != 0)
+        die("snapshot");
+    hrd_recfile_close(&f);
+    frame(dir, "snap", HRD_SNAPSHOT_MAGIC, 0, seed);
+    {
+        /* Raw: the file's bytes after its magic. */
+        FILE *fp;
+        char *buf;
+        long sz = 0;
+
+        snprintf(path, sizeof path, "%s/snap", dir);
+        fp = fopen(path, "r");
+        if (fp == NULL || fseek(fp, 0, SEEK_END) != 0)
+            die(path);
+        sz = ftell(fp);
+        if (sz < 8)
+            die(path);
+        buf = malloc((size_t)sz);
+        rewind(fp);
+        if (fread(buf, 1, (size_t)sz, fp) != (size_t)sz)
+            die(path);
+        fclose(fp);
+        buf[7] = FUZZ_STATE_RAW;
+        snprintf(raw, sizeof raw, "%s-raw", seed);
+        put("state", raw, buf + 7, (size_t)sz - 7);
+        free(buf);
+    }
+    close(dfd);
+    hrd_ingest_fini(&in);
+    hrd_agg_fini(&a);
+}
+
+static void journal_seed(const char *dir)
+{
+    struct hrd_recfile f;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    Hostrange__ResetRequest r = HOSTRANGE__RESET_REQUEST__INIT;
+    uint8_t rb[64];
+    size_t rlen;
+
+    unlinkat(dfd, "journal", 0);
+    if (dfd < 0 ||
+        hrd_recfile_open(&f, dfd, "journal", HRD_JOURNAL_MAGIC) != 0)
+        die("journal");
+    for (uint32_t i = 0; i < 5; i++) {
+        size_t len;
+        uint8_t *b = batch(300 + i % 2, 1 + i / 2, 20 + i, 1 + i % 3, i % 2,
+                           i == 4, &len);
+        if (hrd_recfile_append(&f, HRD_REC_BATCH, b, len) != 0)
+            die("journal");
+        free(b);
+        if (i == 2) {
+            r.node_glob = "ops/add*";
+            rlen = hostrange__reset_request__pack(&r, rb);
+            if (hrd_recfile_append(&f, HRD_REC_RESET, rb, rlen) != 0)
+                die("journal");
+        }
+    }
+    hrd_recfile_close(&f);
+    close(dfd);
+    frame(dir, "journal", HRD_JOURNAL_MAGIC, FUZZ_STATE_JOURNAL, "journal");
+}
+
+int main(int argc, char **argv)
+{
+    char tmp[4096];
+
+    if (argc != 2) {
+        fprintf(stderr, "usage: fuzz_seeds DIR\n");
+        return 2;
+    }
+    g_out = argv[1];
+    if (mkdir(g_out, 0755) != 0 && errno != EEXIST)
+        die(g_out);
+    snprintf(tmp, sizeof tmp, "%s/.work", g_out);
+    if (mkdir(tmp, 0700) != 0 && errno != EEXIST)
+        die(tmp);
+    seeds_ingest();
+    seeds_control();
+    seeds_ack();
+    snapshot_seed(tmp, 1000000, "snapshot-exact");
+    snapshot_seed(tmp, 8, "snapshot-hist");
+    journal_seed(tmp);
+    {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/snap", tmp);
+        unlink(p);
+        snprintf(p, sizeof p, "%s/journal", tmp);
+        unlink(p);
+        rmdir(tmp);
+    }
+    return 0;
+}

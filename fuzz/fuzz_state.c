@@ -1,0 +1,215 @@
+/*
+ * libFuzzer target: the loaders of the state directory, the snapshot
+ * (hrd_snapshot_load) and the journal (replayed by hrd_state_open), on a
+ * file made from the input as fuzz/common.h describes.
+ *
+ * A snapshot that loads is then used: the report is written, a valid batch
+ * is added to it, and it is written as a snapshot again and loaded back,
+ * which must give the same report. A journal is replayed into a state
+ * directory that is then closed (which writes its snapshot) and opened
+ * again: the same report again.
+ */
+#include "config.h"
+
+#include "daemon/snapshot.h"
+#include "daemon/state.h"
+#include "fuzz/common.h"
+#include "proto/hostrange.pb-c.h"
+#include "proto/protocol.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char g_dir[256];
+static int g_dirfd = -1;
+
+/* The private directory the files are written in (on tmpfs when there is
+ * one), made once and emptied for every input. */
+static void dir_ready(void)
+{
+    DIR *d;
+    struct dirent *e;
+
+    if (g_dirfd < 0) {
+        const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+                          : getenv("TMPDIR") != NULL ? getenv("TMPDIR")
+                                                     : "/tmp";
+        snprintf(g_dir, sizeof g_dir, "%s/hostrange-fuzz-XXXXXX", tmp);
+        FUZZ_CHECK(mkdtemp(g_dir) != NULL);
+        g_dirfd = open(g_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        FUZZ_CHECK(g_dirfd >= 0);
+    }
+    d = fdopendir(dup(g_dirfd));
+    FUZZ_CHECK(d != NULL);
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.')
+            unlinkat(g_dirfd, e->d_name, 0);
+    }
+    closedir(d);
+}
+
+/* Writes the record file `name` from the input after its mode byte. */
+static void write_file(const char *name, const char *magic, uint8_t mode,
+                       const uint8_t *p, size_t n)
+{
+    struct hrd_recfile f;
+
+    FUZZ_CHECK(hrd_recfile_open(&f, g_dirfd, name, magic) == 0);
+    if (mode & FUZZ_STATE_RAW) {
+        FUZZ_CHECK(write(f.fd, p, n) == (ssize_t)n);
+    } else {
+        while (n >= 3) {
+            uint8_t type = p[0];
+            size_t len = (size_t)p[1] | (size_t)p[2] << 8;
+
+            p += 3;
+            n -= 3;
+            if (len > n)
+                len = n;
+            FUZZ_CHECK(hrd_recfile_append(&f, type, p, len) == 0);
+            p += len;
+            n -= len;
+        }
+    }
+    hrd_recfile_close(&f);
+}
+
+/* A valid batch of a client of its own, added to what was loaded. */
+static void add_batch(struct hrd_ingest *in)
+{
+    static char *ranges[1] = { "fuzz.range" };
+    static uint32_t zero[2];
+    static uint64_t incl[2] = { 100, 200 }, self[2] = { 50, 200 };
+    Hostrange__LabelSet l = HOSTRANGE__LABEL_SET__INIT;
+    Hostrange__LabelSet *lp = &l;
+    Hostrange__Batch b = HOSTRANGE__BATCH__INIT;
+    uint8_t buf[512], *ack;
+    size_t len, ack_len;
+    enum hrd_reject why;
+
+    l.node_id = "fuzz/state::added";
+    l.operator_ = "add";
+    l.backend = "cpu";
+    l.phase = HRP_PHASE_WARM;
+    b.version = HRP_VERSION;
+    b.pid = 4294967295u;
+    b.instance = 0xfeedull;
+    b.seq = 1;
+    b.n_labels = 1;
+    b.labels = &lp;
+    b.n_ranges = 1;
+    b.ranges = ranges;
+    b.n_sample_label = b.n_sample_range = b.n_inclusive_ns = b.n_self_ns = 2;
+    b.sample_label = zero;
+    b.sample_range = zero;
+    b.inclusive_ns = incl;
+    b.self_ns = self;
+    len = hostrange__batch__pack(&b, buf);
+    hrd_ingest_handle(in, buf, len, &ack, &ack_len, &why);
+    free(ack);
+}
+
+static void fuzz_snapshot(uint8_t mode, const uint8_t *p, size_t n)
+{
+    struct hrd_agg a, a2;
+    struct hrd_ingest in, in2;
+    struct hrd_recreader r;
+    struct hrd_recfile f;
+    struct hrd_snapshot_load sl;
+    char *r1, *r2;
+    int rc;
+
+    write_file("snapshot", HRD_SNAPSHOT_MAGIC, mode, p, n);
+    hrd_agg_init(&a);
+    hrd_ingest_init(&in, &a);
+    rc = hrd_recreader_open(&r, g_dirfd, "snapshot", HRD_SNAPSHOT_MAGIC);
+    FUZZ_CHECK(rc == 0);
+    hrd_snapshot_load(&r, &a, &in, &sl);
+    hrd_recreader_close(&r);
+    free(fuzz_report(&a, NULL));
+    add_batch(&in);
+    r1 = fuzz_report(&a, NULL);
+
+    /* What was loaded, written and loaded again, is the same. */
+    FUZZ_CHECK(hrd_recfile_open(&f, g_dirfd, "again", HRD_SNAPSHOT_MAGIC) ==
+               0);
+    FUZZ_CHECK(hrd_snapshot_write(&f, &a, &in, sl.covers) == 0);
+    hrd_recfile_close(&f);
+    hrd_agg_init(&a2);
+    hrd_ingest_init(&in2, &a2);
+    FUZZ_CHECK(hrd_recreader_open(&r, g_dirfd, "again", HRD_SNAPSHOT_MAGIC) ==
+               0);
+    rc = hrd_snapshot_load(&r, &a2, &in2, &sl);
+    hrd_recreader_close(&r);
+    if (rc != 0)
+        fprintf(stderr, "reload: %s\n", sl.why);
+    FUZZ_CHECK(rc == 0 && sl.complete);
+    FUZZ_CHECK(a2.nkeys == a.nkeys && in2.nclients == in.nclients);
+    r2 = fuzz_report(&a2, NULL);
+    FUZZ_CHECK(strcmp(r1, r2) == 0);
+    free(r1);
+    free(r2);
+    hrd_ingest_fini(&in2);
+    hrd_agg_fini(&a2);
+    hrd_ingest_fini(&in);
+    hrd_agg_fini(&a);
+}
+
+static void log_nothing(void *ctx, const char *fmt, ...)
+{
+    (void)ctx;
+    (void)fmt;
+}
+
+/* Opens the state directory into a fresh aggregation; returns its report
+ * (caller frees). */
+static char *open_state(void)
+{
+    static const struct hrd_state_opts opts = { 1000, 300000, 256u << 20 };
+    struct hrd_state s;
+    struct hrd_agg a;
+    struct hrd_ingest in;
+    char err[256], *rep;
+
+    hrd_agg_init(&a);
+    hrd_ingest_init(&in, &a);
+    FUZZ_CHECK(hrd_state_open(&s, g_dir, &opts, &a, &in, log_nothing, NULL,
+                              err, sizeof err) == 0);
+    rep = fuzz_report(&a, NULL);
+    hrd_state_close(&s);
+    hrd_ingest_fini(&in);
+    hrd_agg_fini(&a);
+    return rep;
+}
+
+static void fuzz_journal(uint8_t mode, const uint8_t *p, size_t n)
+{
+    char *r1, *r2;
+
+    write_file("journal.1", HRD_JOURNAL_MAGIC, mode, p, n);
+    r1 = open_state();
+    r2 = open_state();
+    FUZZ_CHECK(strcmp(r1, r2) == 0);
+    free(r1);
+    free(r2);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size == 0)
+        return 0;
+    dir_ready();
+    if (data[0] & FUZZ_STATE_JOURNAL)
+        fuzz_journal(data[0], data + 1, size - 1);
+    else
+        fuzz_snapshot(data[0], data + 1, size - 1);
+    return 0;
+}
