@@ -342,6 +342,20 @@ static void open_socket(void)
     }
 }
 
+/* Frees every batch of the queue. */
+static void queue_free(void)
+{
+    struct pending *p;
+
+    while ((p = queue_head) != NULL) {
+        queue_head = p->next;
+        free(p->buf);
+        free(p);
+    }
+    queue_tail = NULL;
+    queue_bytes = 0;
+}
+
 static void close_socket(void)
 {
     if (sock >= 0)
@@ -607,13 +621,7 @@ void hr__ship_stop(int timeout_ms)
     atomic_store(&started, 0);
     stopping = 0;
     pthread_mutex_unlock(&lock);
-    while ((p = queue_head) != NULL) {
-        queue_head = p->next;
-        free(p->buf);
-        free(p);
-    }
-    queue_tail = NULL;
-    queue_bytes = 0;
+    queue_free();
     close_socket();
     close(efd);
     efd = -1;
@@ -646,16 +654,9 @@ void hr__fork_parent(void)
 void hr__fork_child(void)
 {
     struct hr__thread *self = hr__thread_self(), *t, *next;
-    struct pending *p;
 
     /* The parent's batches and counts are the parent's. */
-    while ((p = queue_head) != NULL) {
-        queue_head = p->next;
-        free(p->buf);
-        free(p);
-    }
-    queue_tail = NULL;
-    queue_bytes = 0;
+    queue_free();
     seq = 0;
     inflight = 0;
     sock = -1;

@@ -188,6 +188,23 @@ int harness_daemon_signal(struct harness_daemon *d, int sig)
     return status;
 }
 
+int harness_setup_daemon(void **state)
+{
+    struct harness_daemon *d = calloc(1, sizeof *d);
+
+    assert_non_null(d);
+    harness_daemon_start(d);
+    *state = d;
+    return 0;
+}
+
+int harness_teardown_daemon(void **state)
+{
+    harness_daemon_stop(*state);
+    free(*state);
+    return 0;
+}
+
 void harness_daemon_stop(struct harness_daemon *d)
 {
     char cmd[512];

@@ -52,6 +52,14 @@ int harness_daemon_signal(struct harness_daemon *d, int sig);
 /* SIGTERM, wait (SIGKILL after 10 s), remove the directory. */
 void harness_daemon_stop(struct harness_daemon *d);
 
+/* cmocka setup and teardown: a fresh daemon (a struct harness_daemon *) in
+ * *state for the test, stopped and freed after it, pass or fail. */
+int harness_setup_daemon(void **state);
+int harness_teardown_daemon(void **state);
+#define HARNESS_DAEMON_TEST(f) \
+    cmocka_unit_test_setup_teardown(f, harness_setup_daemon, \
+                                    harness_teardown_daemon)
+
 /*
  * Runs argv (argv[0] a path) with HOSTRANGE_RUNTIME_DIR=dir when dir is not
  * NULL, captures its output, and waits for it; a process still running after

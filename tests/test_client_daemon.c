@@ -22,22 +22,6 @@
 #include "tests/flat.h"
 #include "tests/harness.h"
 
-static int setup(void **state)
-{
-    struct harness_daemon *d = calloc(1, sizeof *d);
-
-    harness_daemon_start(d);
-    *state = d;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    harness_daemon_stop(*state);
-    free(*state);
-    return 0;
-}
-
 /* Runs the workload with extra arguments (NULL-terminated). */
 static void workload(const char *dir, struct harness_run *r, ...)
 {
@@ -340,9 +324,9 @@ static void test_daemon_killed_and_restarted(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_threads, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_fork, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_exit_flush, setup, teardown),
+        HARNESS_DAEMON_TEST(test_threads),
+        HARNESS_DAEMON_TEST(test_fork),
+        HARNESS_DAEMON_TEST(test_exit_flush),
         cmocka_unit_test(test_late_daemon),
         cmocka_unit_test(test_daemon_killed_and_restarted),
     };

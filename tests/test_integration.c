@@ -26,22 +26,6 @@ static const char *const ref_fields[10] = {
     "metric", "count",    "unit",    "mean",  "median",
 };
 
-static int setup(void **state)
-{
-    struct harness_daemon *d = calloc(1, sizeof *d);
-
-    harness_daemon_start(d);
-    *state = d;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    harness_daemon_stop(*state);
-    free(*state);
-    return 0;
-}
-
 /* Parses report text into rows (at most `max`); returns the number. */
 static int parse_rows(const char *text, struct flat *rows, int max)
 {
@@ -313,12 +297,9 @@ static void test_record(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_report_of_nested_ranges, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_two_processes_merge, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_second_daemon_refused, setup,
-                                        teardown),
+        HARNESS_DAEMON_TEST(test_report_of_nested_ranges),
+        HARNESS_DAEMON_TEST(test_two_processes_merge),
+        HARNESS_DAEMON_TEST(test_second_daemon_refused),
         cmocka_unit_test(test_ctl_unreachable),
         cmocka_unit_test(test_no_daemon_does_not_hang),
         cmocka_unit_test(test_record),

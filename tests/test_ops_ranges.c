@@ -36,22 +36,6 @@
 
 static char g_bench[4096];
 
-static int setup(void **state)
-{
-    struct harness_daemon *d = calloc(1, sizeof *d);
-
-    harness_daemon_start(d);
-    *state = d;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    harness_daemon_stop(*state);
-    free(*state);
-    return 0;
-}
-
 /* Parses JSON lines into rows; returns their number. */
 static int parse_rows(const char *text, struct flat *rows, int max)
 {
@@ -362,11 +346,10 @@ static void test_command_line(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_add_rows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_gemm_rows, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_other_case_and_stats, setup,
-                                        teardown),
-        cmocka_unit_test_setup_teardown(test_raw_line, setup, teardown),
+        HARNESS_DAEMON_TEST(test_add_rows),
+        HARNESS_DAEMON_TEST(test_gemm_rows),
+        HARNESS_DAEMON_TEST(test_other_case_and_stats),
+        HARNESS_DAEMON_TEST(test_raw_line),
         cmocka_unit_test(test_private_daemon),
         cmocka_unit_test(test_command_line),
     };
