@@ -17,6 +17,11 @@
  * under 65536 ns and whose children took under 65536 ns costs at most 5
  * bytes, a leaf range (self == inclusive) at most 3.
  *
+ * Children. Each key also keeps the sum of the numbers of direct child
+ * ranges its range events had (Batch.sample_children), so that the mean
+ * number of children per call, and with a calibration the observer cost in
+ * its figures, is known (observer.h). It is one exact counter in both modes.
+ *
  * Histogram mode. When a key reaches `exact_cap` events (range events plus
  * records), or when the memory budget `max_bytes` is exceeded and it is
  * among the largest keys, its populations move into log-linear histograms
@@ -54,6 +59,8 @@ struct hrd_key {
     uint8_t mapped;     /* buf is a mapping of its own (agg.c) */
     uint64_t pairs;     /* range events (an inclusive and a self time) */
     uint64_t records;   /* record values (inclusive only) */
+    uint64_t children;  /* the sum of the range events' numbers of direct
+                           child ranges (kept exactly in both modes) */
     /* Exact mode: the encoded events (see above). */
     uint8_t *buf;
     size_t len;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/control.h"
+#include "daemon/observer.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
@@ -47,6 +48,8 @@ static int collect_row(const struct hrd_row *r, void *arg)
     row->stddev = r->stddev;
     row->exact = r->exact != 0;
     row->lost = r->lost;
+    row->calls = r->calls;
+    row->children = r->children;
     return 0;
 }
 
@@ -89,6 +92,47 @@ static void cursor_encode(const struct hrd_cursor *c, uint8_t *out)
     }
 }
 
+/* The calibrations of the aggregation as reply messages, the most recent
+ * first (observer.h): arrays the caller frees with calibs_free. */
+struct calibs {
+    struct hrd_calib *c;
+    Hostrange__Calibration *m;
+    Hostrange__Calibration **p;
+    size_t n;
+};
+
+static int calibs_make(struct hrd_agg *a, struct calibs *cs)
+{
+    memset(cs, 0, sizeof *cs);
+    if (hrd_calib_collect(a, &cs->c, &cs->n) != 0)
+        return -ENOMEM;
+    cs->m = calloc(cs->n + 1, sizeof *cs->m);
+    cs->p = calloc(cs->n + 1, sizeof *cs->p);
+    if (cs->m == NULL || cs->p == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < cs->n; i++) {
+        Hostrange__Calibration *m = &cs->m[i];
+
+        hostrange__calibration__init(m);
+        m->label = (char *)cs->c[i].label;
+        m->clock = (char *)cs->c[i].clock;
+        m->child_ns = cs->c[i].child_ns;
+        m->residue_ns = cs->c[i].residue_ns;
+        m->empty_ns = cs->c[i].empty_ns;
+        m->timer_ns = cs->c[i].timer_ns;
+        m->calls = cs->c[i].calls;
+        cs->p[i] = m;
+    }
+    return 0;
+}
+
+static void calibs_free(struct calibs *cs)
+{
+    free(cs->c);
+    free(cs->m);
+    free(cs->p);
+}
+
 static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
                     Hostrange__ControlReply *m, uint8_t **reply,
                     size_t *reply_len)
@@ -99,6 +143,7 @@ static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
     struct hrd_filter f = { q->node_glob, q->operator_glob, q->backend_glob,
                             q->range_glob, q->phase };
     struct hrd_cursor cur;
+    struct calibs cs = { 0 };
     uint8_t next[CURSOR_BYTES];
     uint64_t budget = 0;
 
@@ -131,12 +176,21 @@ static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
         d.next_cursor.data = next;
         d.next_cursor.len = CURSOR_BYTES;
     }
+    if (q->calibrations) {
+        if (calibs_make(ctl->ingest->agg, &cs) != 0) {
+            m->error = "out of memory";
+            goto pack;
+        }
+        d.n_calibrations = cs.n;
+        d.calibrations = cs.p;
+    }
     m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_DUMP;
     m->dump = &d;
 pack:
     pack_reply(m, reply, reply_len);
     free(dc.rows);
     free(ptrs);
+    calibs_free(&cs);
 }
 
 /* Adds c to the distinct clocks in out[0..*n). */
@@ -195,6 +249,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     Hostrange__Counter cnt[HRD_REJECT_COUNT + 1];
     Hostrange__Counter *cptr[HRD_REJECT_COUNT + 1];
     Hostrange__ClientStats *cs = NULL, **csp = NULL;
+    struct calibs cal = { 0 };
     char **clocks = NULL;
     struct hrd_client *c;
     size_t i = 0, nclocks = 0;
@@ -233,10 +288,13 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     cs = calloc(in->nclients + 1, sizeof *cs);
     csp = calloc(in->nclients + 1, sizeof *csp);
     clocks = calloc(in->nclients + 1, sizeof *clocks);
-    if (cs == NULL || csp == NULL || clocks == NULL) {
+    if (cs == NULL || csp == NULL || clocks == NULL ||
+        calibs_make(a, &cal) != 0) {
         m->error = "out of memory";
         goto pack;
     }
+    s.n_calibrations = cal.n;
+    s.calibrations = cal.p;
     /* Oldest client first. */
     i = in->nclients;
     for (c = in->clients; c != NULL; c = c->next) {
@@ -258,6 +316,7 @@ pack:
     free(cs);
     free(csp);
     free(clocks);
+    calibs_free(&cal);
 }
 
 static uint32_t reset_filtered(struct hrd_agg *agg,

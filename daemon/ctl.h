@@ -46,14 +46,24 @@ struct hrd_ctl_filter {
 struct hrd_ctl_report {
     enum hrd_format format;
     unsigned fields;
-    const char *output; /* NULL or "-": standard output */
+    const char *output;      /* NULL or "-": standard output */
+    int correct;             /* --correct-observer */
+    const char *calibration; /* --calibration=LABEL, or NULL: the most
+                                recent calibration */
 };
+
+/* The long options of the report options without a short form. */
+#define HRD_CTL_OPT_CORRECT 'C'
+#define HRD_CTL_OPT_CALIBRATION 'K'
+#define HRD_CTL_OBSERVER_LONGOPTS                                    \
+    { "correct-observer", no_argument, NULL, HRD_CTL_OPT_CORRECT },  \
+    { "calibration", required_argument, NULL, HRD_CTL_OPT_CALIBRATION }
 
 /*
  * Parses the filter options (n, O, B, P, R) into f and the report options
- * (f, F, o) into r. Returns 1 when c was one of them, 0 when not; exits
- * with status 2 on a bad value. Either pointer may be NULL to parse only
- * the other kind.
+ * (f, F, o, and the observer options C and K) into r. Returns 1 when c was
+ * one of them, 0 when not; exits with status 2 on a bad value. Either
+ * pointer may be NULL to parse only the other kind.
  */
 int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
                           struct hrd_ctl_filter *f, struct hrd_ctl_report *r);
@@ -61,7 +71,11 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
 /*
  * Dumps the report, page by page, to r->output (atomically: a temporary
  * file, then a rename; a device or a pipe is written in place) or standard
- * output. Returns 0, or 1 after printing a one-line error.
+ * output. With the observer fields or --correct-observer, the first page
+ * also brings the daemon's calibrations, and the chosen one (r->calibration,
+ * else the most recent) is applied to every row (observer.h); when there is
+ * none, the observer fields are null and one line on stderr says so.
+ * Returns 0, or 1 after printing a one-line error.
  */
 int hrd_ctl_dump(const struct hrd_ctl_filter *f,
                  const struct hrd_ctl_report *r);

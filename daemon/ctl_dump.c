@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/ctl.h"
+#include "daemon/observer.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -12,14 +13,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Parses a comma-separated list of reference, all and observer. */
 static int parse_fields(const char *v, unsigned *fields)
 {
-    if (strcmp(v, "reference") == 0)
-        *fields = 0;
-    else if (strcmp(v, "all") == 0)
-        *fields = HRD_FIELDS_EXTENDED;
-    else
-        return -1;
+    unsigned f = 0;
+
+    for (;;) {
+        size_t n = strcspn(v, ",");
+
+        if (n == 9 && strncmp(v, "reference", n) == 0)
+            ;
+        else if (n == 3 && strncmp(v, "all", n) == 0)
+            f |= HRD_FIELDS_EXTENDED;
+        else if (n == 8 && strncmp(v, "observer", n) == 0)
+            f |= HRD_FIELDS_OBSERVER;
+        else
+            return -1;
+        if (v[n] == '\0')
+            break;
+        v += n + 1;
+    }
+    *fields = f;
     return 0;
 }
 
@@ -37,13 +51,20 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
             return 1;
         case 'F':
             if (parse_fields(arg, &r->fields) != 0) {
-                fprintf(stderr, "hostrangectl %s: bad fields '%s' (reference "
-                        "or all)\n", cmd, arg);
+                fprintf(stderr, "hostrangectl %s: bad fields '%s' (reference, "
+                        "all, observer, or a list such as all,observer)\n",
+                        cmd, arg);
                 exit(2);
             }
             return 1;
         case 'o':
             r->output = arg;
+            return 1;
+        case HRD_CTL_OPT_CORRECT:
+            r->correct = 1;
+            return 1;
+        case HRD_CTL_OPT_CALIBRATION:
+            r->calibration = arg;
             return 1;
         default:
             break;
@@ -83,8 +104,49 @@ static const char *metric_name(unsigned m)
     return m == HRP_METRIC_SELF ? "self" : "inclusive";
 }
 
-/* Writes the rows of one page through the writer. Returns 0 or -errno. */
-static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d)
+/* The calibration a dump applies, copied out of the reply. */
+struct chosen {
+    int found;
+    struct hrd_calib cal;
+    char label[HRP_MAX_STRING + 1];
+    char clock[HRP_MAX_STRING + 1];
+};
+
+/* Picks the calibration labelled `want` (NULL: the first, the most
+ * recent) from the reply; prints one line on stderr when there is none. */
+static void choose_calibration(const Hostrange__DumpReply *d,
+                               const char *want, int correct,
+                               struct chosen *ch)
+{
+    ch->found = 0;
+    for (size_t i = 0; i < d->n_calibrations; i++) {
+        const Hostrange__Calibration *c = d->calibrations[i];
+
+        if (want != NULL && strcmp(c->label, want) != 0)
+            continue;
+        snprintf(ch->label, sizeof ch->label, "%s", c->label);
+        snprintf(ch->clock, sizeof ch->clock, "%s", c->clock);
+        ch->cal = (struct hrd_calib){ ch->label, ch->clock, c->child_ns,
+                                      c->residue_ns, c->empty_ns,
+                                      c->timer_ns, c->calls, 0 };
+        ch->found = 1;
+        return;
+    }
+    if (want != NULL)
+        fprintf(stderr, "hostrangectl: warning: hostranged at %s holds no "
+                "calibration of label '%s': the observer fields are null%s\n",
+                hrd_ctl_dir, want, correct ? " and nothing is corrected" : "");
+    else
+        fprintf(stderr, "hostrangectl: warning: hostranged at %s holds no "
+                "calibration (run hostrange-bench --calibrate): the observer "
+                "fields are null%s\n", hrd_ctl_dir,
+                correct ? " and nothing is corrected" : "");
+}
+
+/* Writes the rows of one page through the writer, with the observer fields
+ * from ch when not NULL. Returns 0 or -errno. */
+static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
+                      const struct chosen *ch, int correct)
 {
     int rc = 0;
 
@@ -107,9 +169,13 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d)
             .stddev = r->stddev,
             .exact = r->exact,
             .lost = r->lost,
+            .calls = r->calls,
+            .children = r->children,
         };
         if (row.phase == NULL)
             row.phase = "?";
+        if (ch != NULL)
+            hrd_observer_apply(&row, ch->found ? &ch->cal : NULL, correct);
         rc = hrd_writer_row(w, &row);
     }
     return rc;
@@ -126,6 +192,8 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
     uint8_t cursor[64];
     struct hrd_writer w;
+    struct chosen *ch = NULL;
+    unsigned fields = r->fields;
     char err[8400];
     int rc = 0;
 
@@ -138,7 +206,15 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     dq.range_glob = (char *)(flt->range ? flt->range : "");
     dq.phase = flt->phase;
     dq.paged = 1;
-    hrd_writer_init(&w, f, r->format, r->fields);
+    if (r->correct)
+        fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
+    if (fields & HRD_FIELDS_OBSERVER) {
+        ch = calloc(1, sizeof *ch);
+        if (ch == NULL)
+            return -ENOMEM;
+        dq.calibrations = 1;
+    }
+    hrd_writer_init(&w, f, r->format, fields);
     for (;;) {
         Hostrange__ControlReply *rep;
         const Hostrange__DumpReply *d;
@@ -159,7 +235,12 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
             rc = -1;
             break;
         }
-        rc = write_rows(&w, d);
+        if (dq.calibrations) {
+            /* The first page brings the calibrations. */
+            choose_calibration(d, r->calibration, r->correct, ch);
+            dq.calibrations = 0;
+        }
+        rc = write_rows(&w, d, ch, r->correct);
         more = d->next_cursor.len > 0;
         if (more) {
             memcpy(cursor, d->next_cursor.data, d->next_cursor.len);
@@ -173,6 +254,7 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     if (rc == 0)
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
+    free(ch);
     return rc;
 }
 

@@ -17,7 +17,9 @@
 
 static const char usage_record[] =
     "Usage: hostrangectl record [-o FILE] [--format=FORMAT] [--fields=FIELDS]"
-    " -- COMMAND [ARG]...\n"
+    "\n"
+    "                           [--correct-observer] [--calibration=LABEL]\n"
+    "                           -- COMMAND [ARG]...\n"
     "Run COMMAND under a private hostranged and write its report.\n"
     "\n"
     "Starts hostranged on a fresh temporary runtime directory (in $TMPDIR,\n"
@@ -31,7 +33,11 @@ static const char usage_record[] =
     "  -o, --output=FILE    write the report to FILE, atomically (default:\n"
     "                       standard output)\n"
     "  -f, --format=FORMAT  jsonl (default), csv or table\n"
-    "      --fields=FIELDS  reference (default) or all\n"
+    "      --fields=FIELDS  reference (default), all, observer or\n"
+    "                       all,observer (see hostrangectl dump --help)\n"
+    "      --correct-observer\n"
+    "      --calibration=LABEL\n"
+    "                       as for hostrangectl dump\n"
     "  -h, --help           show this help and exit\n"
     "\n"
     "Exit status: COMMAND's; 1 when the daemon cannot be started or the\n"
@@ -88,9 +94,10 @@ int hrd_ctl_record(int argc, char **argv)
         { "fields", required_argument, NULL, 'F' },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
+        HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL };
+    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL };
     struct hrd_ctl_filter all = { NULL, NULL, NULL, NULL, 0 };
     const char *tmpdir = getenv("TMPDIR");
     char daemon[PATH_MAX], dir[PATH_MAX];

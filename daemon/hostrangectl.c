@@ -51,8 +51,9 @@ static const char usage[] =
     "      --range=GLOB     only ranges matching GLOB\n"
 
 static const char usage_dump[] =
-    "Usage: hostrangectl dump [--format=FORMAT] [--fields=FIELDS] [FILTER]..."
-    " [-o FILE]\n"
+    "Usage: hostrangectl dump [--format=FORMAT] [--fields=FIELDS]\n"
+    "                         [--correct-observer] [--calibration=LABEL]\n"
+    "                         [FILTER]... [-o FILE]\n"
     "Print the daemon's report, one row per key and metric, in report order\n"
     "(nodes as first seen, cold before warm, ranges as first entered,\n"
     "inclusive before self, recorded values last). The daemon sends it in\n"
@@ -62,11 +63,31 @@ static const char usage_dump[] =
     "                       reference schema), csv, or table (aligned,\n"
     "                       durations in microseconds, grouped by node and\n"
     "                       phase)\n"
-    "      --fields=FIELDS  reference (default: the ten reference fields) or\n"
+    "      --fields=FIELDS  reference (default: the ten reference fields),\n"
     "                       all (adds min, max, p90, p99, stddev in ns;\n"
     "                       exact, false when the daemon keeps the key in a\n"
     "                       histogram and quantiles are within 0.1%; lost,\n"
-    "                       the events clients lost under the node)\n"
+    "                       the events clients lost under the node),\n"
+    "                       observer, or all,observer. observer adds, from\n"
+    "                       the daemon's calibration (hostrange-bench\n"
+    "                       --calibrate): children (direct child ranges per\n"
+    "                       call), observer_ns (children x the cost of one\n"
+    "                       child scope to its parent on an inclusive row,\n"
+    "                       x the self time it leaves in its parent on a\n"
+    "                       self row), observer_share (observer_ns / median)\n"
+    "                       and unstable (share of 10% or more). They are\n"
+    "                       null on rows of recorded values, and on every\n"
+    "                       row, with a warning, when there is no\n"
+    "                       calibration.\n"
+    "      --correct-observer\n"
+    "                       subtract the calibrated cost from mean, median,\n"
+    "                       min, max, p90 and p99 (observer_ns + the time\n"
+    "                       inside an empty scope, never below 0); adds the\n"
+    "                       observer fields and \"corrected\" (true on each\n"
+    "                       row corrected)\n"
+    "      --calibration=LABEL\n"
+    "                       use the calibration of process label LABEL\n"
+    "                       (default: the most recent one)\n"
     FILTER_HELP
     "  -o, --output=FILE    write to FILE (atomically: a temporary file then a\n"
     "                       rename; a device or pipe is written in place; -\n"
@@ -94,6 +115,12 @@ static const char usage_stats[] =
     "  client.N.*  each client process: pid, label, clock, batches, events,\n"
     "              duplicates dropped, gaps in sequence numbers, batches\n"
     "              rejected, lost events and its range errors by kind\n"
+    "  calibration.LABEL.*\n"
+    "              each calibration (hostrange-bench --calibrate), the most\n"
+    "              recent first: clock, child_ns (the cost of one child\n"
+    "              scope to its parent), residue_ns (the self time a parent\n"
+    "              gains per child), empty_ns (the time inside an empty\n"
+    "              scope), timer_ns (one clock read) and calls\n"
     "\n"
     "  -h, --help  show this help and exit\n";
 
@@ -253,9 +280,10 @@ static int cmd_dump(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         FILTER_LONGOPTS,
+        HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL };
+    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL };
     struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
     int c;
 
@@ -347,6 +375,27 @@ static void print_client(size_t i, const Hostrange__ClientStats *c)
 #undef P
 }
 
+/* Writes `name number` with the number in the report's style. */
+static void print_number(const char *label, const char *name, double v)
+{
+    char buf[32];
+
+    if (hrd_format_number(buf, sizeof buf, v) < 0)
+        snprintf(buf, sizeof buf, "%g", v);
+    printf("calibration.%s.%s %s\n", label, name, buf);
+}
+
+static void print_calibration(const Hostrange__Calibration *c)
+{
+    printf("calibration.%s.clock %s\n", c->label, c->clock);
+    print_number(c->label, "child_ns", c->child_ns);
+    print_number(c->label, "residue_ns", c->residue_ns);
+    print_number(c->label, "empty_ns", c->empty_ns);
+    print_number(c->label, "timer_ns", c->timer_ns);
+    printf("calibration.%s.calls %llu\n", c->label,
+           (unsigned long long)c->calls);
+}
+
 static int cmd_stats(int argc, char **argv)
 {
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
@@ -393,6 +442,8 @@ static int cmd_stats(int argc, char **argv)
                (unsigned long long)s->rejections[i]->value);
     for (size_t i = 0; i < s->n_clients; i++)
         print_client(i + 1, s->clients[i]);
+    for (size_t i = 0; i < s->n_calibrations; i++)
+        print_calibration(s->calibrations[i]);
     hostrange__control_reply__free_unpacked(rep, NULL);
     return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -75,7 +75,8 @@ static int validate(const Hostrange__Batch *b)
         return HRD_REJECT_SEQUENCE + 1;
     if (b->n_sample_range != n || b->n_inclusive_ns != n ||
         b->n_self_ns != n || b->n_record_range != r || b->n_record_ns != r ||
-        b->n_lost_label != b->n_lost_by_label)
+        b->n_lost_label != b->n_lost_by_label ||
+        (b->n_sample_children != 0 && b->n_sample_children != n))
         return HRD_REJECT_ARRAYS + 1;
     if (!string_ok(b->process_label, 1) || !string_ok(b->clock, 1))
         return HRD_REJECT_STRING + 1;
@@ -352,6 +353,8 @@ static int apply(struct hrd_ingest *in, struct hrd_client *c,
         if (k == NULL ||
             hrd_agg_add(a, k, b->inclusive_ns[i], b->self_ns[i]) != 0)
             goto out;
+        if (b->n_sample_children != 0)
+            k->children += b->sample_children[i];
     }
     for (size_t i = 0; i < b->n_record_label; i++) {
         struct hrd_key *k = key_of(a, b, &n, ks, b->record_label[i],

@@ -29,7 +29,8 @@ enum hrd_reject {
     HRD_REJECT_MALFORMED,  /* not a Batch */
     HRD_REJECT_VERSION,    /* another protocol version */
     HRD_REJECT_OVERSIZE,   /* over HRP_MAX_INGEST_BYTES */
-    HRD_REJECT_ARRAYS,     /* parallel arrays of unequal length */
+    HRD_REJECT_ARRAYS,     /* parallel arrays of unequal length (the
+                              children of the samples: none, or one each) */
     HRD_REJECT_INDEX,      /* a label or range index out of bounds */
     HRD_REJECT_PHASE,      /* a phase that is neither cold nor warm */
     HRD_REJECT_STRING,     /* an empty or overlong string */

@@ -6,7 +6,8 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/rows.c \
 	daemon/ingest.c daemon/ingest.h daemon/control.c daemon/control.h \
 	daemon/report.c daemon/report.h daemon/rundir.c daemon/rundir.h \
 	daemon/journal.c daemon/journal.h daemon/snapshot.c \
-	daemon/snapshot.h daemon/state.c daemon/state.h
+	daemon/snapshot.h daemon/state.c daemon/state.h daemon/observer.c \
+	daemon/observer.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
 

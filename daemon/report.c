@@ -271,6 +271,12 @@ static void put_json_number(FILE *f, double v)
         fputs(buf, f);
 }
 
+/* The mean number of direct children per call of a row with calls. */
+static double children_per_call(const struct hrd_row *r)
+{
+    return (double)r->children / (double)r->calls;
+}
+
 static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
 {
     fputs("{\"nodeid\":", f);
@@ -303,6 +309,27 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
         fputs(r->exact ? ",\"exact\":true" : ",\"exact\":false", f);
         fprintf(f, ",\"lost\":%" PRIu64, r->lost);
     }
+    if (fields & HRD_FIELDS_OBSERVER) {
+        fputs(",\"children\":", f);
+        if (r->calls > 0)
+            put_json_number(f, children_per_call(r));
+        else
+            fputs("null", f);
+        if (r->observer_known) {
+            fputs(",\"observer_ns\":", f);
+            put_json_number(f, r->observer_ns);
+            fputs(",\"observer_share\":", f);
+            put_json_number(f, r->observer_share);
+            fputs(r->unstable ? ",\"unstable\":true" : ",\"unstable\":false",
+                  f);
+        } else {
+            fputs(",\"observer_ns\":null,\"observer_share\":null,"
+                  "\"unstable\":null", f);
+        }
+    }
+    if (fields & HRD_FIELDS_CORRECTED)
+        fputs(r->corrected ? ",\"corrected\":true" : ",\"corrected\":false",
+              f);
     fputs("}\n", f);
 }
 
@@ -339,6 +366,10 @@ static void write_csv_header(FILE *f, unsigned fields)
           f);
     if (fields & HRD_FIELDS_EXTENDED)
         fputs(",min,max,p90,p99,stddev,exact,lost", f);
+    if (fields & HRD_FIELDS_OBSERVER)
+        fputs(",children,observer_ns,observer_share,unstable", f);
+    if (fields & HRD_FIELDS_CORRECTED)
+        fputs(",corrected", f);
     putc('\n', f);
 }
 
@@ -365,6 +396,22 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
         fputs(r->exact ? ",true" : ",false", f);
         fprintf(f, ",%" PRIu64, r->lost);
     }
+    /* Unknown values are empty fields. */
+    if (fields & HRD_FIELDS_OBSERVER) {
+        if (r->calls > 0)
+            put_csv_number(f, children_per_call(r));
+        else
+            putc(',', f);
+        if (r->observer_known) {
+            put_csv_number(f, r->observer_ns);
+            put_csv_number(f, r->observer_share);
+            fputs(r->unstable ? ",true" : ",false", f);
+        } else {
+            fputs(",,,", f);
+        }
+    }
+    if (fields & HRD_FIELDS_CORRECTED)
+        fputs(r->corrected ? ",true" : ",false", f);
     putc('\n', f);
 }
 
@@ -438,15 +485,42 @@ static void free_rows(struct hrd_writer *w)
     w->cap = 0;
 }
 
-/* Table columns, in order; those from COL_MIN on appear only when
- * extended. */
+/* Table columns, in order; those from COL_MIN to COL_LOST appear only when
+ * extended, the observer ones with HRD_FIELDS_OBSERVER, and corrected with
+ * HRD_FIELDS_CORRECTED. */
 enum { COL_RANGE, COL_METRIC, COL_COUNT, COL_MEAN, COL_MEDIAN, COL_MIN,
-       COL_MAX, COL_P90, COL_P99, COL_STDDEV, COL_EXACT, COL_LOST, NCOLS };
+       COL_MAX, COL_P90, COL_P99, COL_STDDEV, COL_EXACT, COL_LOST,
+       COL_CHILDREN, COL_OBSERVER, COL_SHARE, COL_UNSTABLE, COL_CORRECTED,
+       NCOLS };
 
 static const char *const col_name[NCOLS] = {
     "range", "metric", "count", "mean_us", "median_us", "min_us", "max_us",
-    "p90_us", "p99_us", "stddev_us", "exact", "lost",
+    "p90_us", "p99_us", "stddev_us", "exact", "lost", "children",
+    "observer_us", "share", "unstable", "corrected",
 };
+
+/* The columns a table of these fields shows, in order; returns how many. */
+static int table_columns(unsigned fields, int *cols)
+{
+    int n = 0;
+
+    for (int c = 0; c < NCOLS; c++) {
+        if ((c >= COL_MIN && c <= COL_LOST &&
+             !(fields & HRD_FIELDS_EXTENDED)) ||
+            (c >= COL_CHILDREN && c <= COL_UNSTABLE &&
+             !(fields & HRD_FIELDS_OBSERVER)) ||
+            (c == COL_CORRECTED && !(fields & HRD_FIELDS_CORRECTED)))
+            continue;
+        cols[n++] = c;
+    }
+    return n;
+}
+
+static int left_aligned(int col)
+{
+    return col == COL_RANGE || col == COL_METRIC || col == COL_EXACT ||
+           col == COL_UNSTABLE || col == COL_CORRECTED;
+}
 
 /* Returns the text of one table cell, formatted into buf where needed. */
 static const char *cell(const struct hrd_row *r, int col, char *buf)
@@ -466,6 +540,25 @@ static const char *cell(const struct hrd_row *r, int col, char *buf)
     case COL_LOST:
         snprintf(buf, CELL_MAX, "%" PRIu64, r->lost);
         return buf;
+    case COL_CHILDREN:
+        if (r->calls == 0)
+            return "-";
+        snprintf(buf, CELL_MAX, "%.2f", children_per_call(r));
+        return buf;
+    case COL_OBSERVER:
+        if (!r->observer_known)
+            return "-";
+        ns = r->observer_ns;
+        break;
+    case COL_SHARE:
+        if (!r->observer_known)
+            return "-";
+        snprintf(buf, CELL_MAX, "%.1f%%", 100.0 * r->observer_share);
+        return buf;
+    case COL_UNSTABLE:
+        return !r->observer_known ? "-" : r->unstable ? "yes" : "no";
+    case COL_CORRECTED:
+        return r->corrected ? "yes" : "no";
     case COL_MEAN:
         ns = r->mean;
         break;
@@ -513,14 +606,14 @@ static void pad(FILE *f, size_t n)
 /* Writes one indented table line. Text columns are left-aligned, numbers
  * right-aligned; the last column is not padded on the right. */
 static void put_table_line(FILE *f, const char *const *text,
-                           const size_t *widths, int ncols)
+                           const size_t *widths, const int *cols, int ncols)
 {
     int c;
 
     fputs("  ", f);
     for (c = 0; c < ncols; c++) {
         size_t fill = widths[c] - width(text[c]);
-        int left = c == COL_RANGE || c == COL_METRIC || c == COL_EXACT;
+        int left = left_aligned(cols[c]);
 
         if (c > 0)
             fputs("  ", f);
@@ -548,18 +641,21 @@ static int same_group(const struct hrd_row *a, const struct hrd_row *b)
 static void write_table(struct hrd_writer *w)
 {
     char bufs[NCOLS][CELL_MAX];
-    const char *text[NCOLS];
+    const char *text[NCOLS], *names[NCOLS];
     size_t widths[NCOLS];
-    int ncols = (w->fields & HRD_FIELDS_EXTENDED) ? NCOLS : COL_MIN;
+    int cols[NCOLS];
+    int ncols = table_columns(w->fields, cols);
     const struct hrd_row *r;
     size_t i, n;
     int c;
 
-    for (c = 0; c < ncols; c++)
-        widths[c] = width(col_name[c]);
+    for (c = 0; c < ncols; c++) {
+        names[c] = col_name[cols[c]];
+        widths[c] = width(names[c]);
+    }
     for (i = 0; i < w->nrows; i++) {
         for (c = 0; c < ncols; c++) {
-            n = width(cell(&w->rows[i], c, bufs[c]));
+            n = width(cell(&w->rows[i], cols[c], bufs[c]));
             if (n > widths[c])
                 widths[c] = n;
         }
@@ -571,11 +667,11 @@ static void write_table(struct hrd_writer *w)
                 putc('\n', w->out);
             fprintf(w->out, "%s  %s/%s  %s\n", r->node_id, r->op, r->backend,
                     r->phase);
-            put_table_line(w->out, col_name, widths, ncols);
+            put_table_line(w->out, names, widths, cols, ncols);
         }
         for (c = 0; c < ncols; c++)
-            text[c] = cell(r, c, bufs[c]);
-        put_table_line(w->out, text, widths, ncols);
+            text[c] = cell(r, cols[c], bufs[c]);
+        put_table_line(w->out, text, widths, cols, ncols);
     }
 }
 

@@ -12,6 +12,13 @@
  * stddev (nanoseconds), exact (true when every statistic was computed from
  * every sample, false when the quantiles come from a histogram) and lost
  * (events the clients reported lost under the row's node id).
+ *
+ * With HRD_FIELDS_OBSERVER, four fields follow: children (direct child
+ * ranges per call), observer_ns, observer_share and unstable (observer.h);
+ * each is null when unknown (no calibration, or a row of recorded values,
+ * which has no calls). With HRD_FIELDS_CORRECTED, a last field `corrected`
+ * says whether the row's figures had the observer cost taken out. Without
+ * these flags the output is exactly as before.
  */
 #ifndef HOSTRANGE_REPORT_H
 #define HOSTRANGE_REPORT_H
@@ -38,6 +45,16 @@ struct hrd_row {
     double stddev;
     int exact;
     uint64_t lost;
+    /* The key's calls (range events) and the sum of their numbers of
+     * direct children; calls is 0 for a row of recorded values. */
+    uint64_t calls;
+    uint64_t children;
+    /* Observer fields (HRD_FIELDS_OBSERVER), set by hrd_observer_apply. */
+    int observer_known;     /* 0: observer_ns, share and unstable are null */
+    double observer_ns;
+    double observer_share;
+    int unstable;
+    int corrected;          /* HRD_FIELDS_CORRECTED */
 };
 
 enum hrd_format {
@@ -47,6 +64,8 @@ enum hrd_format {
 };
 
 #define HRD_FIELDS_EXTENDED 0x1u
+#define HRD_FIELDS_OBSERVER 0x2u
+#define HRD_FIELDS_CORRECTED 0x4u
 
 /*
  * Writes v to buf as the shortest decimal text that parses back to the same

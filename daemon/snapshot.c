@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FORMAT_VERSION 1u
+/* Version 2 added each key's sum of children after its records; a version
+ * 1 snapshot still loads, its keys with no children. */
+#define FORMAT_VERSION 2u
+#define FORMAT_VERSION_MIN 1u
 #define REC_HEADER 'H'
 #define REC_STRINGS 'S'
 #define REC_CLIENT 'C'
@@ -240,6 +243,7 @@ static void put_key(struct enc *e, const struct hrd_key *k)
     put_u8(e, k->exact);
     put_u64(e, k->pairs);
     put_u64(e, k->records);
+    put_u64(e, k->children);
     if (k->exact) {
         put_u64(e, k->len);
         put_bytes(e, k->buf, k->len);
@@ -310,6 +314,7 @@ struct loader {
     struct hrd_agg *a;
     struct hrd_ingest *in;
     struct hrd_snapshot_load *out;
+    uint32_t version;          /* the header's format version */
     uint32_t nstrings, nkeys;  /* announced by the header */
     uint64_t nclients;
     int have_header;
@@ -325,8 +330,10 @@ static int load_header(struct loader *l, struct dec *d)
 {
     uint32_t version = get_u32(d);
 
-    if (l->have_header || version != FORMAT_VERSION)
+    if (l->have_header || version < FORMAT_VERSION_MIN ||
+        version > FORMAT_VERSION)
         return -1;
+    l->version = version;
     l->out->covers = get_u64(d);
     l->a->node_ranks = get_u32(d);
     l->a->range_ranks = get_u32(d);
@@ -456,6 +463,7 @@ static int load_key(struct loader *l, struct dec *d)
     uint32_t phase = get_u32(d), range = get_u32(d), serial = get_u32(d);
     uint8_t exact = get_u8(d);
     uint64_t pairs = get_u64(d), records = get_u64(d);
+    uint64_t children = l->version >= 2 ? get_u64(d) : 0;
     uint32_t before = l->a->nkeys;
     struct hrd_key *k;
     int rc;
@@ -490,6 +498,7 @@ static int load_key(struct loader *l, struct dec *d)
         hrd_agg_key_remove(l->a, k);
         return -1;
     }
+    k->children = children;
     if (serial >= l->a->next_serial)
         l->a->next_serial = serial + 1;
     l->out->keys++;

@@ -6,8 +6,9 @@
  * Records, all little-endian: one 'H' (format version, the last journal
  * generation the snapshot covers, rank counters, and how many strings,
  * keys and clients follow), 'S' records of strings in id order, 'C' records
- * of clients, 'K' records of keys, and one 'E' that repeats the counts. A
- * snapshot without its 'E' is truncated.
+ * of clients, 'K' records of keys (with their sums of children from format
+ * version 2 on; version 1 still loads), and one 'E' that repeats the
+ * counts. A snapshot without its 'E' is truncated.
  *
  * Loading checks every field as ingest checks a batch (ids in bounds,
  * phases, exact encodings that decode to their counts, sorted histogram

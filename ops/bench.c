@@ -78,6 +78,37 @@ static const char usage[] =
     "                      than the default one has -DTYPE-SHAPES before\n"
     "                      .e2e)\n"
     "\n"
+    "Observer cost:\n"
+    "      --calibrate     instead of the cases: calibrate what measuring\n"
+    "                      costs (run it in the environment of the programs\n"
+    "                      measured): --calls (default 100000) empty scopes\n"
+    "                      nested three deep, calibration.outer >\n"
+    "                      calibration.mid > calibration.inner, in a window\n"
+    "                      of node `calibration` (operator: the process\n"
+    "                      label, $HOSTRANGE_LABEL or the program's name;\n"
+    "                      backend: the clock), and --blocks (default 1001)\n"
+    "                      pairs of reads of the client's clock, recorded as\n"
+    "                      calibration.timer. The daemon's keys of that\n"
+    "                      label under node `calibration` are reset first, so\n"
+    "                      it keeps only the latest calibration of a label;\n"
+    "                      it derives the figures (hostrangectl stats,\n"
+    "                      calibration.LABEL.*) that hostrangectl dump\n"
+    "                      --fields observer and --correct-observer use\n"
+    "      --control       for each case, instead of its populations: rounds\n"
+    "                      of --calls calls (default: a round of 1 ms or\n"
+    "                      more) with collection active (a window of node\n"
+    "                      control/NODE) and inactive, --blocks rounds of each\n"
+    "                      (at least 7; default: as many as --target-ms\n"
+    "                      allows, up to 200), in a random order; prints a\n"
+    "                      JSON line per case:\n"
+    "                        {\"bench\":\"control.OP.BACKEND\",\"value\":ACTIVE,\n"
+    "                         \"unit\":\"ns\",\"baseline\":INACTIVE,\n"
+    "                         \"ratio\":ACTIVE/INACTIVE,\"ci95\":[LO,HI]}\n"
+    "                      (medians of the per-call round times; the ratio's\n"
+    "                      bootstrap 95% confidence interval; a case other\n"
+    "                      than the default one has .DTYPE-SHAPES after\n"
+    "                      BACKEND)\n"
+    "\n"
     "Report:\n"
     "  -o, --output=FILE   when a private daemon is started, write its report\n"
     "                      to FILE instead of standard output\n"
@@ -100,19 +131,13 @@ static const char usage[] =
 struct options {
     int raw;
     int list;
+    int control;
+    int calibrate;
     unsigned target_ms;
     unsigned max_calls;
     unsigned calls;             /* 0: automatic */
     unsigned blocks;            /* 0: automatic */
     const char *output;
-};
-
-/* The arrays of one case, and how to call it. */
-struct run {
-    const struct bench_case *c;
-    char device[24];
-    struct ref_array x[3];
-    hrops_raw *raw;
 };
 
 static void die_usage(const char *fmt, const char *arg)
@@ -136,115 +161,13 @@ static unsigned parse_count(const char *opt, const char *s, unsigned min)
     return (unsigned)v;
 }
 
-static int call_once(const struct run *r)
-{
-    if (r->c->op == BENCH_ADD)
-        return hrops_add(&r->x[0].d, &r->x[1].d, &r->x[2].d, r->device, 0);
-    return hrops_gemm(&r->x[0].d, &r->x[1].d, &r->x[2].d, 1.0, 0.0,
-                      r->c->flags, r->device, 0);
-}
-
-/* Times `calls` calls (through the layers, or raw); the device is
- * synchronized before the clock starts and after it stops. */
-static int time_block(const struct run *r, unsigned calls, int raw,
-                      uint64_t *ns)
-{
-    uint64_t t0;
-    int rc = 0;
-
-    hrops_sync(r->device);
-    t0 = hr_now_ns();
-    if (raw) {
-        for (unsigned i = 0; i < calls; i++)
-            rc |= hrops_raw_run(r->raw);
-    } else {
-        for (unsigned i = 0; i < calls; i++)
-            rc |= call_once(r);
-    }
-    *ns = hr_now_ns() - t0;
-    hrops_sync(r->device);
-    return rc;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, unsigned n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/* Makes the case's arrays on its device, filled, and the reference of the
- * call's result. Returns 0 or a negative errno. */
-static int run_init(struct run *r, const struct bench_case *c, double **ref,
-                    double **bound)
-{
-    int64_t out_shape[HROPS_MAX_RANK];
-    int out_nd, rc;
-
-    memset(r, 0, sizeof *r);
-    r->c = c;
-    snprintf(r->device, sizeof r->device, "%s",
-             c->backend == BENCH_CUDA ? "cuda:0" : "cpu");
-    if (c->op == BENCH_ADD) {
-        out_nd = c->ndim[0] > c->ndim[1] ? c->ndim[0] : c->ndim[1];
-        for (int d = 0; d < out_nd; d++) {
-            int da = d - (out_nd - c->ndim[0]), db = d - (out_nd - c->ndim[1]);
-            int64_t la = da >= 0 ? c->shape[0][da] : 1;
-            int64_t lb = db >= 0 ? c->shape[1][db] : 1;
-
-            out_shape[d] = la == 1 ? lb : la;
-        }
-    } else {
-        int nd = c->ndim[0];
-
-        out_nd = nd;
-        if (nd == 3)
-            out_shape[0] = c->shape[0][0];
-        out_shape[nd - 2] = c->flags & HROPS_TRANS_A ? c->shape[0][nd - 1]
-                                                     : c->shape[0][nd - 2];
-        out_shape[nd - 1] = c->flags & HROPS_TRANS_B ? c->shape[1][nd - 2]
-                                                     : c->shape[1][nd - 1];
-    }
-    for (int i = 0; i < 3; i++) {
-        rc = ref_array_init(&r->x[i], c->dtype, i < 2 ? c->ndim[i] : out_nd,
-                            i < 2 ? c->shape[i] : out_shape, NULL, r->device);
-        if (rc != 0)
-            return rc;
-        ref_fill(&r->x[i], 17u + (uint32_t)i);
-    }
-    *ref = malloc(((size_t)r->x[2].numel + 1) * sizeof **ref);
-    *bound = malloc(((size_t)r->x[2].numel + 1) * sizeof **bound);
-    if (*ref == NULL || *bound == NULL)
-        return -ENOMEM;
-    rc = c->op == BENCH_ADD
-             ? ref_add(&r->x[0], &r->x[1], &r->x[2], *ref, *bound)
-             : ref_gemm(&r->x[0], &r->x[1], &r->x[2], 1.0, 0.0, c->flags,
-                        *ref, *bound);
-    for (int i = 0; rc == 0 && i < 3; i++)
-        rc = ref_upload(&r->x[i]);
-    return rc;
-}
-
-static void run_fini(struct run *r)
-{
-    hrops_raw_free(r->raw);
-    for (int i = 0; i < 3; i++)
-        ref_array_fini(&r->x[i]);
-}
-
 /* The end_to_end and raw medians of a case, in ns per call. */
 struct result {
     double e2e, raw;
 };
 
-static int measure(struct run *r, const struct options *o, const char *node,
-                   struct result *res)
+static int measure(struct bench_run *r, const struct options *o,
+                   const char *node, struct result *res)
 {
     const struct bench_case *c = r->c;
     unsigned calls = o->calls, blocks = o->blocks;
@@ -258,7 +181,7 @@ static int measure(struct run *r, const struct options *o, const char *node,
     hr_labels_set(node, bench_op_name(c->op), bench_backend_name(c->backend),
                   HR_PHASE_COLD);
     hr_window_begin();
-    rc = call_once(r);
+    rc = bench_call(r);
     hr_window_end();
     hrops_sync(r->device);
     if (rc != 0)
@@ -266,21 +189,10 @@ static int measure(struct run *r, const struct options *o, const char *node,
 
     /* Blocks: autoranged to MIN_BLOCK_NS unless given. */
     if (calls == 0) {
-        static const unsigned steps[3] = { 1, 2, 5 };
-
-        for (unsigned scale = 1;; scale *= 10) {
-            for (int s = 0; s < 3 && calls == 0; s++) {
-                unsigned n = steps[s] * scale;
-
-                if ((rc = time_block(r, n, 0, &ns)) != 0)
-                    return rc;
-                if (ns >= MIN_BLOCK_NS || n >= o->max_calls)
-                    calls = n < o->max_calls ? n : o->max_calls;
-            }
-            if (calls != 0)
-                break;
-        }
-    } else if ((rc = time_block(r, calls, 0, &ns)) != 0) {
+        if ((rc = bench_autorange(r, MIN_BLOCK_NS, o->max_calls, &calls,
+                                  &ns)) != 0)
+            return rc;
+    } else if ((rc = bench_time_block(r, calls, 0, &ns)) != 0) {
         return rc;
     }
     if (blocks == 0) {
@@ -301,7 +213,7 @@ static int measure(struct run *r, const struct options *o, const char *node,
         if (rc != 0)
             return rc;
         /* Warm the bare path as the layered one was. */
-        if ((rc = time_block(r, calls, 1, &ns)) != 0)
+        if ((rc = bench_time_block(r, calls, 1, &ns)) != 0)
             return rc;
     }
     e2e = calloc(blocks, sizeof *e2e);
@@ -315,12 +227,12 @@ static int measure(struct run *r, const struct options *o, const char *node,
     hr_labels_set(node, bench_op_name(c->op), bench_backend_name(c->backend),
                   HR_PHASE_WARM);
     for (unsigned b = 0; b < blocks; b++) {
-        if ((rc = time_block(r, calls, 0, &ns)) != 0)
+        if ((rc = bench_time_block(r, calls, 0, &ns)) != 0)
             goto out;
         e2e[b] = (double)ns / calls;
         hr_record(&s_e2e, ns / calls);
         if (o->raw) {
-            if ((rc = time_block(r, calls, 1, &ns)) != 0)
+            if ((rc = bench_time_block(r, calls, 1, &ns)) != 0)
                 goto out;
             raw[b] = (double)ns / calls;
         }
@@ -330,14 +242,14 @@ static int measure(struct run *r, const struct options *o, const char *node,
     hr_window_begin();
     for (unsigned b = 0; b < blocks && rc == 0; b++) {
         for (unsigned i = 0; i < calls; i++)
-            rc |= call_once(r);
+            rc |= bench_call(r);
         hrops_sync(r->device);
     }
     hr_window_end();
     if (rc != 0)
         goto out;
-    res->e2e = median(e2e, blocks);
-    res->raw = o->raw ? median(raw, blocks) : 0;
+    res->e2e = bench_median(e2e, blocks);
+    res->raw = o->raw ? bench_median(raw, blocks) : 0;
 out:
     free(e2e);
     free(raw);
@@ -347,7 +259,7 @@ out:
 /* Runs one expanded case; returns 0, or 1 with a message printed. */
 static int run_case(const struct bench_case *c, const struct options *o)
 {
-    struct run r;
+    struct bench_run r;
     struct result res = { 0, 0 };
     double *ref = NULL, *bound = NULL, err;
     char node[256];
@@ -355,14 +267,14 @@ static int run_case(const struct bench_case *c, const struct options *o)
     int rc, status = 1;
 
     bench_node_id(c, node, sizeof node);
-    rc = run_init(&r, c, &ref, &bound);
+    rc = bench_run_init(&r, c, &ref, &bound);
     if (rc != 0) {
         fprintf(stderr, "hostrange-bench: %s: cannot set up: %s\n", node,
                 strerror(-rc));
         goto out;
     }
     /* The correctness call. */
-    rc = call_once(&r);
+    rc = bench_call(&r);
     if (rc == 0)
         rc = hrops_sync(r.device);
     if (rc == 0)
@@ -377,6 +289,26 @@ static int run_case(const struct bench_case *c, const struct options *o)
         fprintf(stderr, "hostrange-bench: %s: wrong result: element %lld is "
                 "%g, expected %g\n", node, (long long)worst,
                 ref_get(&r.x[2], worst), ref[worst]);
+        goto out;
+    }
+    if (o->control) {
+        struct bench_control ctl;
+        char name[256];
+
+        rc = bench_control_case(&r, node, o->calls, o->blocks, o->target_ms,
+                                o->max_calls, &ctl);
+        if (rc != 0) {
+            fprintf(stderr, "hostrange-bench: %s: %s\n", node,
+                    strerror(-rc));
+            goto out;
+        }
+        bench_control_name(c, name, sizeof name);
+        printf("{\"bench\":\"%s\",\"value\":%.1f,\"unit\":\"ns\","
+               "\"baseline\":%.1f,\"ratio\":%.4f,\"ci95\":[%.4f,%.4f]}\n",
+               name, ctl.active_ns, ctl.inactive_ns, ctl.ratio, ctl.lo,
+               ctl.hi);
+        fflush(stdout);
+        status = 0;
         goto out;
     }
     rc = measure(&r, o, node, &res);
@@ -397,7 +329,7 @@ static int run_case(const struct bench_case *c, const struct options *o)
 out:
     free(ref);
     free(bound);
-    run_fini(&r);
+    bench_run_fini(&r);
     return status;
 }
 
@@ -498,7 +430,7 @@ int main(int argc, char **argv)
 {
     enum { OPT_OP = 256, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_TRANS,
            OPT_CASES, OPT_TARGET, OPT_MAX, OPT_CALLS, OPT_BLOCKS, OPT_RAW,
-           OPT_LIST };
+           OPT_LIST, OPT_CONTROL, OPT_CALIBRATE };
     static const struct option longopts[] = {
         { "op", required_argument, NULL, OPT_OP },
         { "backend", required_argument, NULL, OPT_BACKEND },
@@ -512,13 +444,15 @@ int main(int argc, char **argv)
         { "blocks", required_argument, NULL, OPT_BLOCKS },
         { "raw", no_argument, NULL, OPT_RAW },
         { "list", no_argument, NULL, OPT_LIST },
+        { "control", no_argument, NULL, OPT_CONTROL },
+        { "calibrate", no_argument, NULL, OPT_CALIBRATE },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     static struct bench_case specs[MAX_CASES], cases[MAX_CASES];
-    struct options o = { 0, 0, 200, 10000, 0, 0, NULL };
+    struct options o = { 0, 0, 0, 0, 200, 10000, 0, 0, NULL };
     const char *shape = NULL, *cases_file = NULL;
     int op = 0, backend = BENCH_ANY, dtype = -1, flags = -1, c, n = 0;
     int usage_error = 0, status = 0;
@@ -567,6 +501,12 @@ int main(int argc, char **argv)
         case OPT_LIST:
             o.list = 1;
             break;
+        case OPT_CONTROL:
+            o.control = 1;
+            break;
+        case OPT_CALIBRATE:
+            o.calibrate = 1;
+            break;
         case 'o':
             o.output = optarg;
             break;
@@ -592,6 +532,27 @@ int main(int argc, char **argv)
                   "--trans");
     if (shape != NULL && op == 0)
         die_usage("%s", "--shape needs --op");
+    if (o.calibrate && (o.control || o.raw || o.list || cases_file != NULL ||
+                        op != 0 || backend != BENCH_ANY || dtype >= 0 ||
+                        flags >= 0))
+        die_usage("%s", "--calibrate runs no case: it takes only --calls, "
+                  "--blocks and -o");
+    if (o.control && o.raw)
+        die_usage("%s", "--control and --raw are two different runs");
+    if (o.control && o.blocks != 0 && o.blocks < 7)
+        die_usage("%s", "--control needs --blocks of 7 or more");
+    if (o.calibrate) {
+        if (bench_daemon_ensure(argc, argv, o.output) != 0 ||
+            bench_calibrate(o.calls ? o.calls : 100000,
+                            o.blocks ? o.blocks : 1001) != 0)
+            return 1;
+        if (hr_flush(10000) != 0) {
+            fprintf(stderr, "hostrange-bench: not every sample reached the "
+                    "daemon\n");
+            return 1;
+        }
+        return 0;
+    }
 
     if (cases_file != NULL) {
         n = read_cases(cases_file, specs);
@@ -631,6 +592,12 @@ int main(int argc, char **argv)
     }
     if (bench_daemon_ensure(argc, argv, o.output) != 0)
         return 1;
+    if (o.control && (!hr_compiled() || !hr_enabled())) {
+        fprintf(stderr, "hostrange-bench: --control: collection is off "
+                "(HOSTRANGE=0, or built without the ranges): no active "
+                "condition to compare\n");
+        return 0;
+    }
     for (int i = 0; i < n; i++)
         status |= run_case(&cases[i], &o);
     hrops_cache_clear();

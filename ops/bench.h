@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "ops/hrops.h"
+#include "ops/ref.h"
 
 #define BENCH_ADD 1
 #define BENCH_GEMM 2
@@ -68,6 +69,81 @@ void bench_node_id(const struct bench_case *c, char *buf, size_t len);
 /* The --raw name "ops.OP.BACKEND.e2e", with "-DTYPE-SHAPES" before ".e2e"
  * when the case is not the default one. */
 void bench_raw_name(const struct bench_case *c, char *buf, size_t len);
+
+/* The --control name "control.OP.BACKEND", with ".DTYPE-SHAPES" after it
+ * when the case is not the default one. */
+void bench_control_name(const struct bench_case *c, char *buf, size_t len);
+
+/* The arrays of one case on its device, and how to call it (bench_run.c). */
+struct bench_run {
+    const struct bench_case *c;
+    char device[24];
+    struct ref_array x[3];
+    hrops_raw *raw;             /* the bare backend work, when prepared */
+};
+
+/*
+ * Makes the case's arrays on its device, filled, and the reference of the
+ * call's result in *ref and its error scale in *bound (both allocated; the
+ * caller frees them, also on failure). Returns 0 or a negative errno;
+ * bench_run_fini is needed either way.
+ */
+int bench_run_init(struct bench_run *r, const struct bench_case *c,
+                   double **ref, double **bound);
+void bench_run_fini(struct bench_run *r);
+
+/* One call of the case through all the layers. Returns 0 or -errno. */
+int bench_call(const struct bench_run *r);
+
+/* Times `calls` calls (through the layers, or the bare work when raw) in
+ * *ns; the device is synchronized before the clock starts and after it
+ * stops. Returns 0 or -errno. */
+int bench_time_block(const struct bench_run *r, unsigned calls, int raw,
+                     uint64_t *ns);
+
+/* Times blocks of 1, 2, 5, 10, 20, 50, ... calls until one takes min_ns or
+ * more or has max_calls; *calls is its size (at most max_calls), *ns its
+ * time. Returns 0 or -errno. */
+int bench_autorange(const struct bench_run *r, uint64_t min_ns,
+                    unsigned max_calls, unsigned *calls, uint64_t *ns);
+
+/* The median of v[0..n), n > 0 (v is sorted in place). */
+double bench_median(double *v, unsigned n);
+
+/*
+ * --control for one case (bench_control.c): `rounds` (at least 7) rounds
+ * of `calls` calls with collection active (in a window of node
+ * "control/" + node) and as many with it inactive, in a random order; the
+ * medians of the per-call times of each condition, their ratio and its
+ * bootstrap 95% confidence interval go to *out. calls 0: autoranged to a
+ * round of 1 ms or more (at most max_calls); rounds 0: as many as
+ * target_ms allows, from 7 to 200. Returns 0 or -errno.
+ */
+struct bench_control {
+    double active_ns, inactive_ns, ratio, lo, hi;
+    unsigned rounds, calls;
+};
+int bench_control_case(const struct bench_run *r, const char *node,
+                       unsigned calls, unsigned rounds, unsigned target_ms,
+                       unsigned max_calls, struct bench_control *out);
+
+/*
+ * --calibrate (bench_calib.c): resets the daemon's keys of node
+ * `calibration` for this process's label (HOSTRANGE_LABEL, else the
+ * program's name), then runs `calls` empty scopes nested three deep
+ * (calibration.outer > calibration.mid > calibration.inner) in one window
+ * of node `calibration` (operator: the label, backend: the clock's name),
+ * and records the time of `pairs` pairs of reads of the clock in use as
+ * calibration.timer. Returns 0, or -1 with a message printed.
+ */
+int bench_calibrate(unsigned calls, unsigned pairs);
+
+/*
+ * Runs `hostrangectl reset --node calibration --operator LABEL` (LABEL with
+ * its pattern characters escaped) against the client's daemon. Returns 0,
+ * or -1 with a message printed.
+ */
+int bench_daemon_reset_calibration(const char *label);
 
 /*
  * When the ranges are compiled in and collecting, and no hostranged answers

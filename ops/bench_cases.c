@@ -266,3 +266,16 @@ void bench_raw_name(const struct bench_case *c, char *buf, size_t len)
                  bench_backend_name(c->backend), hrops_dtype_name(c->dtype),
                  c->shape_text, trans[c->flags & 3]);
 }
+
+void bench_control_name(const struct bench_case *c, char *buf, size_t len)
+{
+    static const char *const trans[4] = { "", "-ta", "-tb", "-tab" };
+
+    if (c->is_default)
+        snprintf(buf, len, "control.%s.%s", bench_op_name(c->op),
+                 bench_backend_name(c->backend));
+    else
+        snprintf(buf, len, "control.%s.%s.%s-%s%s", bench_op_name(c->op),
+                 bench_backend_name(c->backend), hrops_dtype_name(c->dtype),
+                 c->shape_text, trans[c->flags & 3]);
+}

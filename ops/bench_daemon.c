@@ -88,20 +88,74 @@ static int daemon_answers(const char *ctl)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+/* The path of this program: /proc/self/exe, else argv0. */
+static void self_path(const char *argv0, char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+    if (n <= 0)
+        snprintf(buf, len, "%s", argv0);
+    else
+        buf[n] = '\0';
+}
+
+int bench_daemon_reset_calibration(const char *label)
+{
+    char self[PATH_MAX], ctl[PATH_MAX], pattern[1024];
+    size_t k = 0;
+    pid_t pid;
+    int status;
+
+    self_path(program_invocation_name, self, sizeof self);
+    if (ctl_path(self, ctl, sizeof ctl) != 0) {
+        fprintf(stderr, "hostrange-bench: no hostrangectl to reset the "
+                "previous calibration with (set HOSTRANGECTL)\n");
+        return -1;
+    }
+    /* The label as a shell pattern that matches only itself. */
+    for (const char *p = label; *p != '\0' && k + 2 < sizeof pattern; p++) {
+        if (strchr("*?[]\\", *p) != NULL)
+            pattern[k++] = '\\';
+        pattern[k++] = *p;
+    }
+    pattern[k] = '\0';
+    fflush(NULL);
+    pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "hostrange-bench: cannot fork: %s\n",
+                strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+
+        if (null >= 0)
+            dup2(null, 1);
+        execl(ctl, ctl, "reset", "--node", "calibration", "--operator",
+              pattern, (char *)NULL);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return -1;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "hostrange-bench: %s reset of the previous "
+                "calibration failed\n", ctl);
+        return -1;
+    }
+    return 0;
+}
+
 int bench_daemon_ensure(int argc, char **argv, const char *output)
 {
     char self[PATH_MAX], ctl[PATH_MAX];
     char **args;
-    ssize_t n;
     int k = 0;
 
     if (!hr_compiled() || !hr_enabled())
         return 0;
-    n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        snprintf(self, sizeof self, "%s", argv[0]);
-    else
-        self[n] = '\0';
+    self_path(argv[0], self, sizeof self);
     if (ctl_path(self, ctl, sizeof ctl) != 0) {
         if (getenv(PRIVATE_ENV) != NULL)
             return 0;

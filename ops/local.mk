@@ -59,7 +59,8 @@ ops/cuda_add_kernel.lo: ops/cuda_kernels.h ops/ops.h ops/hrops.h
 # hostrange-bench: cold, warm and end_to_end populations of the operators.
 bin_PROGRAMS += ops/hostrange-bench
 ops_hostrange_bench_SOURCES = ops/bench.c ops/bench.h ops/bench_cases.c \
-	ops/bench_daemon.c ops/ref.c ops/ref.h
+	ops/bench_daemon.c ops/bench_run.c ops/bench_control.c \
+	ops/bench_calib.c ops/ref.c ops/ref.h
 ops_hostrange_bench_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS)
 ops_hostrange_bench_LDADD = ops/libhrops.la $(HROPS_PROFILING_LIBS) -lm
 
@@ -71,6 +72,17 @@ ops/hostrange-bench-cpu: Makefile
 	  echo '#!/bin/sh'; \
 	  echo '# The CPU cases of hostrange-bench with their baseline.'; \
 	  echo 'exec "$$(dirname "$$0")/hostrange-bench" --raw --backend cpu "$$@"'; \
+	} > $@ && chmod +x $@
+
+# `make bench` also runs the overhead control: every case on every backend
+# available, collection active against inactive (--control).
+BENCHES += ops/hostrange-bench-control
+CLEANFILES += ops/hostrange-bench-control
+ops/hostrange-bench-control: Makefile
+	$(AM_V_GEN)$(MKDIR_P) ops && { \
+	  echo '#!/bin/sh'; \
+	  echo '# What collecting costs: hostrange-bench --control.'; \
+	  echo 'exec "$$(dirname "$$0")/hostrange-bench" --control "$$@"'; \
 	} > $@ && chmod +x $@
 
 # The instrumented demo (see the README).

@@ -1,0 +1,82 @@
+/*
+ * The observer cost: what measuring costs, calibrated, and how much of each
+ * report row it is. Pure logic, no I/O.
+ *
+ * A calibration (hostrange-bench --calibrate) is a set of keys under node
+ * HRD_CALIB_NODE, operator = the process label that ran it, backend = the
+ * clock it used, phase warm: empty scopes nested three deep
+ * (calibration.outer, containing calibration.mid, containing
+ * calibration.inner) and records of calibration.timer (the cost of one clock
+ * read, measured by the program itself). From their medians:
+ *
+ *   child_ns   = mid inclusive - inner inclusive: the complete cost of one
+ *                child scope as its parent sees it;
+ *   residue_ns = mid self - inner self: the self time a parent gains per
+ *                child (the part of child_ns outside the child's own
+ *                inclusive time);
+ *   empty_ns   = inner inclusive: the time recorded inside an empty scope;
+ *   timer_ns   = calibration.timer.
+ *
+ * A figure below 0 (noise) is taken as 0. One calibration is kept per label:
+ * the benchmark resets its label's keys before it calibrates, so the keys of
+ * the latest calibration are the newest; calibrations are ordered by their
+ * newest key, the most recent first.
+ *
+ * Applied to a row with c children per call (the key's sum of direct
+ * children over its calls), the observer cost in its figures is c x child_ns
+ * for an inclusive row and c x residue_ns for a self row (observer_ns), and
+ * its share of the median is observer_ns / median; a share of 10% or more
+ * marks the row unstable. Corrected figures are the row's less
+ * observer_ns + empty_ns, never below 0. Only direct children are counted:
+ * a deeper descendant also costs its ancestors' inclusive times one
+ * child_ns each, which an inclusive correction does not remove (self times
+ * are corrected exactly).
+ */
+#ifndef HOSTRANGE_OBSERVER_H
+#define HOSTRANGE_OBSERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/agg.h"
+#include "daemon/report.h"
+
+#define HRD_CALIB_NODE "calibration"
+#define HRD_CALIB_OUTER "calibration.outer"
+#define HRD_CALIB_MID "calibration.mid"
+#define HRD_CALIB_INNER "calibration.inner"
+#define HRD_CALIB_TIMER "calibration.timer"
+
+/* The share of a row's median at which it is marked unstable. */
+#define HRD_OBSERVER_UNSTABLE 0.10
+
+struct hrd_calib {
+    const char *label;  /* borrowed: the aggregation's or a reply's */
+    const char *clock;
+    double child_ns;
+    double residue_ns;
+    double empty_ns;
+    double timer_ns;
+    uint64_t calls;     /* calibration.inner's */
+    uint32_t serial;    /* the newest key's creation order */
+};
+
+/*
+ * Finds every complete calibration in a (mid, inner and timer keys with
+ * values) and derives its figures. On success returns 0 with a new array
+ * in *out (caller frees; NULL when none) of *n entries, the most recent
+ * first; their strings belong to a. Returns -ENOMEM otherwise.
+ */
+int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n);
+
+/*
+ * Fills the observer fields of row (calls and children must be set) from
+ * cal, or marks them unknown when cal is NULL or the row has no calls (a
+ * row of recorded values). When correct is set and the fields are known,
+ * subtracts the calibrated cost from the row's mean, median, min, max, p90
+ * and p99 (never below 0) and sets row->corrected.
+ */
+void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
+                        int correct);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * hostrange-bench --calibrate: the observer cost of this build of the
+ * client on this machine, measured inside an instrumented process through
+ * the real client. Empty scopes nested three deep give the daemon what it
+ * derives the figures from (daemon/observer.h): calibration.mid, whose only
+ * content is one calibration.inner, against calibration.inner, which is
+ * empty; calibration.outer gives mid a parent, as real ranges have. The
+ * cost of one read of the clock the client uses is measured here, as pairs
+ * of back-to-back reads, and recorded as calibration.timer.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
+
+#include "hostrange.h"
+#include "ops/bench.h"
+
+#define CALIB_NODE "calibration"
+/* How long the TSC is compared with hr_now_ns to convert its ticks. */
+#define TSC_RATIO_NS 20000000u
+
+static hr_site s_outer = HR_SITE_INIT("calibration.outer");
+static hr_site s_mid = HR_SITE_INIT("calibration.mid");
+static hr_site s_inner = HR_SITE_INIT("calibration.inner");
+static hr_site s_timer = HR_SITE_INIT("calibration.timer");
+
+/* One nesting: outer > mid > inner, with nothing else inside. */
+static void nest(void)
+{
+    hr_scope outer = hr_begin(&s_outer);
+    hr_scope mid = hr_begin(&s_mid);
+    hr_scope inner = hr_begin(&s_inner);
+
+    hr_end(inner);
+    hr_end(mid);
+    hr_end(outer);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+/*
+ * The time of `pairs` pairs of back-to-back reads of the clock the client
+ * uses, in ns, into v. The TSC's ticks are converted with a ratio measured
+ * against hr_now_ns (the clock the client calibrates the TSC against).
+ */
+static void timer_pairs(uint64_t *v, unsigned pairs)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (strcmp(hr_clock_name(), "tsc") == 0) {
+        uint64_t m0 = hr_now_ns(), t0 = __rdtsc(), m1, t1;
+        double ns_per_tick;
+
+        for (unsigned i = 0; i < pairs; i++) {
+            uint64_t a = __rdtsc(), b = __rdtsc();
+
+            v[i] = b - a;
+        }
+        do {
+            m1 = hr_now_ns();
+            t1 = __rdtsc();
+        } while (m1 - m0 < TSC_RATIO_NS);
+        ns_per_tick = (double)(m1 - m0) / (double)(t1 - t0);
+        for (unsigned i = 0; i < pairs; i++)
+            v[i] = (uint64_t)((double)v[i] * ns_per_tick + 0.5);
+        return;
+    }
+#endif
+    for (unsigned i = 0; i < pairs; i++) {
+        uint64_t a = hr_now_ns(), b = hr_now_ns();
+
+        v[i] = b - a;
+    }
+}
+
+int bench_calibrate(unsigned calls, unsigned pairs)
+{
+    const char *label = getenv("HOSTRANGE_LABEL");
+    uint64_t *v;
+    int rc;
+
+    if (!hr_compiled() || !hr_enabled()) {
+        fprintf(stderr, "hostrange-bench: --calibrate needs collection (it "
+                "is off: HOSTRANGE=0, or built without the ranges)\n");
+        return -1;
+    }
+    if (label == NULL)
+        label = program_invocation_short_name;
+    /* Only the latest calibration of a label is kept. */
+    if (bench_daemon_reset_calibration(label) != 0)
+        return -1;
+    v = malloc(((size_t)pairs + 1) * sizeof *v);
+    if (v == NULL) {
+        fprintf(stderr, "hostrange-bench: out of memory\n");
+        return -1;
+    }
+    rc = hr_labels_set(CALIB_NODE, label, hr_clock_name(), HR_PHASE_WARM);
+    if (rc == 0)
+        rc = hr_window_begin();
+    if (rc != 0) {
+        fprintf(stderr, "hostrange-bench: cannot open a calibration window: "
+                "%s\n", strerror(-rc));
+        free(v);
+        return -1;
+    }
+    for (unsigned i = 0; i < calls; i++)
+        nest();
+    hr_window_end();
+    timer_pairs(v, pairs);
+    for (unsigned i = 0; i < pairs; i++)
+        hr_record(&s_timer, v[i]);
+    qsort(v, pairs, sizeof *v, cmp_u64);
+    fprintf(stderr, "hostrange-bench: calibrated label %s, clock %s: %u "
+            "nested scopes, %u clock read pairs (median %llu ns); the "
+            "figures: hostrangectl stats | grep '^calibration\\.'\n", label,
+            hr_clock_name(), calls, pairs,
+            (unsigned long long)v[pairs / 2]);
+    free(v);
+    return 0;
+}
