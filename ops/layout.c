@@ -75,7 +75,9 @@ int hrops__add_layout_make(const struct hrops__call *c,
         int merge = 1;
 
         for (int i = 0; i < 3; i++) {
-            if (stride[i][d] != stride[i][cur] * l->shape[cur])
+            int64_t step;
+            if (__builtin_mul_overflow(stride[i][cur], l->shape[cur], &step) ||
+                stride[i][d] != step)
                 merge = 0;
         }
         if (merge) {
