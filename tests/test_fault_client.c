@@ -9,7 +9,11 @@
  * - no daemon at all: the program never waits for room, its exit does not
  *   wait, and every sample is counted as dropped;
  * - the daemon killed for good while a client sends: delivered + lost =
- *   samples.
+ *   samples;
+ * - clients that keep the daemon busy: it still answers control requests
+ *   and stops cleanly on SIGTERM while they send;
+ * - the daemon frozen (SIGSTOP) and resumed: what the client lost is
+ *   counted exactly, on both sides.
  */
 #include "config.h"
 
@@ -347,12 +351,163 @@ static void test_daemon_vanishes(void **state)
     harness_daemon_stop(&d);
 }
 
+/* The events the daemon has taken from client pid (0 before any). */
+static unsigned long long client_events(const char *dir, pid_t pid)
+{
+    char *st = harness_stats(dir), key[64];
+    int ci = harness_stat_client(st, (long)pid);
+    unsigned long long v = 0;
+
+    if (ci != 0) {
+        snprintf(key, sizeof key, "client.%d.events", ci);
+        v = harness_stat(st, key);
+    }
+    free(st);
+    return v;
+}
+
+/* Waits (a hang guard) until the daemon has taken events from pid. */
+static void wait_events(const char *dir, pid_t pid)
+{
+    for (int i = 0; client_events(dir, pid) == 0; i++) {
+        if (i == 6000)
+            fail_msg("no events from pid %ld", (long)pid);
+        usleep(10000);
+    }
+}
+
+#define LOADERS 8
+
+/*
+ * Clients that keep the daemon's ingest socket full, and go on until they
+ * are told to stop: control requests are still answered, and SIGTERM still
+ * stops the daemon cleanly, while they send (so a daemon that served only
+ * the ingest socket would fail here). Then the clients count what the
+ * stopped daemon no longer takes.
+ */
+static void test_control_under_load(void **state)
+{
+    struct harness_daemon d = { { 0 }, 0 };
+    char out[LOADERS][300], node[LOADERS][64], stop[300], *text;
+    struct harness_run r;
+    pid_t pid[LOADERS];
+    int status;
+
+    (void)state;
+    harness_daemon_start(&d);
+    snprintf(stop, sizeof stop, "%s.stop", d.dir);
+    for (int k = 0; k < LOADERS; k++) {
+        char *argv[] = { (char *)recorder(), "-R", "-N", node[k], "-S", stop,
+                         "-s", "600", NULL };
+        snprintf(node[k], sizeof node[k], "tests/fault::load%d", k);
+        snprintf(out[k], sizeof out[k], "%s.load%d", d.dir, k);
+        pid[k] = harness_spawn(argv, d.dir, NULL, out[k]);
+    }
+    for (int k = 0; k < LOADERS; k++)
+        wait_events(d.dir, pid[k]);
+    /* Once a second for five seconds, a ping and a dump, each answered
+     * while every client is still sending. */
+    for (int i = 0; i < 5; i++) {
+        sleep(1);
+        harness_ctl(d.dir, &r, "-t", "120000", "ping", (char *)NULL);
+        assert_true(harness_exited(r.status, 0));
+        harness_run_free(&r);
+        harness_ctl(d.dir, &r, "-t", "120000", "dump", (char *)NULL);
+        assert_true(harness_exited(r.status, 0));
+        assert_non_null(strstr(r.out, "\"range\":\"fault.inner\""));
+        harness_run_free(&r);
+        for (int k = 0; k < LOADERS; k++) {
+            if (waitpid(pid[k], NULL, WNOHANG) != 0)
+                fail_msg("client %d ended before the daemon answered", k);
+        }
+    }
+    status = harness_daemon_signal(&d, SIGTERM);
+    assert_true(harness_exited(status, 0));
+    for (int k = 0; k < LOADERS; k++)
+        assert_int_equal(waitpid(pid[k], NULL, WNOHANG), 0);
+    harness_write_file(stop, "", 0);
+
+    for (int k = 0; k < LOADERS; k++) {
+        struct harness_counters c;
+
+        assert_true(harness_exited(harness_wait(pid[k], 300), 0));
+        text = harness_read_file(out[k]);
+        assert_int_equal(harness_counters(text, "final", &c), 0);
+        assert_true(c.delivered > 0);
+        assert_true(c.lost > 0);
+        assert_int_equal(c.delivered + c.lost, c.samples);
+        free(text);
+        unlink(out[k]);
+    }
+    unlink(stop);
+    harness_daemon_stop(&d);
+}
+
+/*
+ * The daemon frozen (SIGSTOP) for three seconds while a client sends as
+ * fast as it can, then resumed: the client drops and counts what does not
+ * fit, and the daemon holds exactly what the client saw delivered and
+ * knows exactly what it lost.
+ */
+static void test_daemon_frozen(void **state)
+{
+    const char *node = "tests/fault::frozen";
+    char *argv[] = { (char *)recorder(), "-R", "-N", (char *)node, "-s", "6",
+                     NULL };
+    struct harness_daemon d = { { 0 }, 0 };
+    struct harness_counters c;
+    static struct flat rows[64];
+    char out[300], key[64], *text, *st, *rep;
+    int n, ci;
+    pid_t pid;
+
+    (void)state;
+    harness_daemon_start(&d);
+    snprintf(out, sizeof out, "%s.frozen", d.dir);
+    setenv("HOSTRANGE_BUFFER_MB", "4", 1);
+    pid = harness_spawn(argv, d.dir, NULL, out);
+    unsetenv("HOSTRANGE_BUFFER_MB");
+    wait_events(d.dir, pid);
+    assert_int_equal(kill(d.pid, SIGSTOP), 0);
+    sleep(3);
+    assert_int_equal(kill(d.pid, SIGCONT), 0);
+    assert_true(harness_exited(harness_wait(pid, 300), 0));
+
+    text = harness_read_file(out);
+    assert_int_equal(harness_counters(text, "final", &c), 0);
+    free(text);
+    assert_true(c.delivered > 0);
+    assert_true(c.lost > 0);
+    assert_int_equal(c.delivered + c.lost, c.samples);
+    st = harness_stats(d.dir);
+    ci = harness_stat_client(st, (long)pid);
+    assert_true(ci != 0);
+    snprintf(key, sizeof key, "client.%d.events", ci);
+    assert_int_equal(harness_stat(st, key), c.delivered);
+    snprintf(key, sizeof key, "client.%d.lost_events", ci);
+    assert_int_equal(harness_stat(st, key), c.lost);
+    assert_int_equal(harness_stat_rejected(st), 0);
+    free(st);
+    rep = harness_dump(d.dir, "all");
+    n = parse_rows(rep, rows, 64);
+    assert_int_equal(node_events(rows, n, node), c.delivered);
+    assert_int_equal(strtoull(flat_get(find_row(rows, n, node, "fault.outer"),
+                                       "lost"), NULL, 10), c.lost);
+    free(rep);
+    printf("# frozen for 3 s: %llu samples, %llu delivered, %llu lost and "
+           "counted\n", c.samples, c.delivered, c.lost);
+    unlink(out);
+    harness_daemon_stop(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_client_killed_mid_send),
         cmocka_unit_test(test_no_daemon),
         cmocka_unit_test(test_daemon_vanishes),
+        cmocka_unit_test(test_control_under_load),
+        cmocka_unit_test(test_daemon_frozen),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,7 +6,7 @@
  * id of -N.
  *
  * Options: -n COUNT stops after COUNT values or calls (0: no limit); -s
- * SECONDS stops after that long; -e EVERY flushes after every EVERY values
+ * SECONDS stops after that long; -S FILE stops once FILE exists; -e EVERY flushes after every EVERY values
  * (waiting up to -f MS milliseconds, default 30000, for the
  * acknowledgements) and prints the counters as `acked samples=S
  * delivered=D lost=L`; -p NS busy-waits NS nanoseconds
@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "hostrange.h"
 
@@ -90,14 +91,14 @@ static void call(uint64_t pace_ns)
 
 int main(int argc, char **argv)
 {
-    const char *node = "tests/fault::recorder";
+    const char *node = "tests/fault::recorder", *stop_file = NULL;
     unsigned long long count = 0, every = 0, pace = 0, seconds = 0;
     int flush_ms = 30000;
     int ranges = 0, c;
     uint64_t t0, deadline;
 
     atexit(at_exit_last);
-    while ((c = getopt(argc, argv, "N:n:s:e:f:p:R")) != -1) {
+    while ((c = getopt(argc, argv, "N:n:s:S:e:f:p:R")) != -1) {
         switch (c) {
         case 'N':
             node = optarg;
@@ -107,6 +108,9 @@ int main(int argc, char **argv)
             break;
         case 's':
             seconds = strtoull(optarg, NULL, 10);
+            break;
+        case 'S':
+            stop_file = optarg;
             break;
         case 'e':
             every = strtoull(optarg, NULL, 10);
@@ -122,7 +126,8 @@ int main(int argc, char **argv)
             break;
         default:
             fprintf(stderr, "usage: test_fault_recorder [-N NODE] [-n COUNT] "
-                    "[-s SECONDS] [-e EVERY] [-f MS] [-p NS] [-R]\n");
+                    "[-s SECONDS] [-S FILE] [-e EVERY] [-f MS] [-p NS] "
+                    "[-R]\n");
             return 2;
         }
     }
@@ -155,6 +160,9 @@ int main(int argc, char **argv)
                 hr_window_begin();
         }
         if (deadline != 0 && (i & 1023) == 0 && mono_ns() >= deadline)
+            break;
+        if (stop_file != NULL && (i & 16383) == 0 &&
+            access(stop_file, F_OK) == 0)
             break;
     }
     if (ranges)
