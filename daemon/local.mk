@@ -84,6 +84,13 @@ tests_test_daemon_cli_SOURCES = tests/test_daemon_cli.c \
 	tests/bench_daemon_batch.h
 tests_test_daemon_cli_CFLAGS = $(tests_test_daemon_service_CFLAGS)
 tests_test_daemon_cli_LDADD = $(tests_test_daemon_service_LDADD)
+# The observer cost's pure logic: children, calibrations, observer fields.
+check_PROGRAMS += tests/test_calib
+TESTS += tests/test_calib
+tests_test_calib_SOURCES = tests/test_calib.c tests/bench_daemon_batch.c \
+	tests/bench_daemon_batch.h
+tests_test_calib_CFLAGS = $(TEST_CFLAGS)
+tests_test_calib_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
 if HAVE_SYSTEMD
 check_PROGRAMS += tests/test_daemon_notify
 TESTS += tests/test_daemon_notify

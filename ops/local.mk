@@ -133,6 +133,23 @@ tests_test_ops_ranges_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
 tests_test_ops_ranges_CFLAGS = $(TEST_CFLAGS)
 tests_test_ops_ranges_LDADD = ops/libhrops.la $(CMOCKA_LIBS)
 
+# The observer cost: calibration, --control, and the accuracy of corrected
+# figures (a real daemon, hostrange-bench, and this test as the workload).
+if HOST_RANGE_PROFILING
+OBSERVER_TEST_CPPFLAGS = -DBENCH_HAS_RANGES=1
+else
+OBSERVER_TEST_CPPFLAGS = -DBENCH_HAS_RANGES=0
+endif
+check_PROGRAMS += tests/test_observer
+TESTS += tests/test_observer
+tests_test_observer_SOURCES = tests/test_observer.c tests/harness.c \
+	tests/harness.h tests/flat.c tests/flat.h tests/bench_daemon_batch.c \
+	tests/bench_daemon_batch.h
+tests_test_observer_CPPFLAGS = $(AM_CPPFLAGS) $(OBSERVER_TEST_CPPFLAGS)
+tests_test_observer_CFLAGS = $(TEST_CFLAGS) $(NANOMSG_CFLAGS)
+tests_test_observer_LDADD = client/libhostrange.la proto/libhrproto.la \
+	$(CMOCKA_LIBS) $(NANOMSG_LIBS) $(PROTOBUF_C_LIBS) -lm
+
 tests_test_ops_symbols_SOURCES = tests/test_ops_symbols.c
 tests_test_ops_symbols_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
 tests_test_ops_symbols_CFLAGS = $(TEST_CFLAGS)
