@@ -484,7 +484,9 @@ char *harness_stats(const char *dir)
     struct harness_run r;
     char *text;
 
-    harness_ctl(dir, &r, "stats", (char *)NULL);
+    /* A long wait for the answer: a busy daemon (under valgrind, or with
+     * clients keeping it busy) may take seconds; this guards a hang. */
+    harness_ctl(dir, &r, "-t", "120000", "stats", (char *)NULL);
     if (!harness_exited(r.status, 0))
         fail_msg("hostrangectl stats failed: %s", r.err);
     text = r.out;
@@ -578,9 +580,10 @@ char *harness_dump(const char *dir, const char *fields)
     char *text;
 
     if (fields != NULL)
-        harness_ctl(dir, &r, "dump", "--fields", fields, (char *)NULL);
+        harness_ctl(dir, &r, "-t", "120000", "dump", "--fields", fields,
+                    (char *)NULL);
     else
-        harness_ctl(dir, &r, "dump", (char *)NULL);
+        harness_ctl(dir, &r, "-t", "120000", "dump", (char *)NULL);
     if (!harness_exited(r.status, 0))
         fail_msg("hostrangectl dump failed: %s", r.err);
     text = r.out;
