@@ -591,24 +591,41 @@ static void test_accuracy(void **state)
     argv[1] = "--workload";
     argv[2] = "2000";
     argv[3] = NULL;
-    harness_run(argv, d->dir, 120, &r);
-    assert_true(harness_exited(r.status, 0));
-    assert_int_equal(sscanf(r.out, "spin %lf %lf %lf", &spun[0], &spun[1],
-                            &spun[2]), 3);
-    harness_run_free(&r);
+    /*
+     * The busy-waits measure the machine: when another load takes the CPU
+     * from this process in most of them, their medians (and the ranges')
+     * are its, not theirs. The workload runs again, on fresh keys, until
+     * each busy-wait of X ns took at most X + 1% + 100 ns; a machine that
+     * never gives it that cannot check the numbers, and the test skips.
+     */
+    for (int attempt = 0;; attempt++) {
+        harness_run(argv, d->dir, 120, &r);
+        assert_true(harness_exited(r.status, 0));
+        assert_int_equal(sscanf(r.out, "spin %lf %lf %lf", &spun[0],
+                                &spun[1], &spun[2]), 3);
+        harness_run_free(&r);
+        if (spun[0] <= INNER_NS * 1.01 + 100 &&
+            spun[1] <= MID_OWN_NS * 1.01 + 100 &&
+            spun[2] <= OUTER_OWN_NS * 1.01 + 100)
+            break;
+        print_message("busy-waits of %u, %u and %u ns took %.1f, %.1f and "
+                      "%.1f: the machine is too busy, again\n", INNER_NS,
+                      MID_OWN_NS, OUTER_OWN_NS, spun[0], spun[1], spun[2]);
+        if (attempt == 4)
+            skip();
+        CTL(d->dir, 0, &r, "reset", "--node", "tests/observer::accuracy");
+        harness_run_free(&r);
+    }
+    /* Each busy-wait lasts its nominal time and the overshoot of its last
+     * clock read (less the part of a read its bracket counts). */
+    assert_true(spun[0] >= INNER_NS - 100 && spun[1] >= MID_OWN_NS - 100 &&
+                spun[2] >= OUTER_OWN_NS - 100);
     /* The true durations: each scope's own busy-wait and its child's. */
     own[0] = incl[0] = spun[0];
     own[1] = spun[1];
     incl[1] = spun[1] + incl[0];
     own[2] = spun[2];
     incl[2] = spun[2] + incl[1];
-    /* Each busy-wait lasts its nominal time and the overshoot of its last
-     * clock read. */
-    if (!(fabs(spun[0] - INNER_NS) < 200 && fabs(spun[1] - MID_OWN_NS) < 200 &&
-          fabs(spun[2] - OUTER_OWN_NS) < 200))
-        fail_msg("busy-waits of %u, %u and %u ns took %.1f, %.1f and %.1f",
-                 INNER_NS, MID_OWN_NS, OUTER_OWN_NS, spun[0], spun[1],
-                 spun[2]);
 
     CTL(d->dir, 0, &r, "dump", "--fields", "observer", "--node",
         "tests/observer::accuracy", "--calibration", "obs-accuracy");
