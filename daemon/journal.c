@@ -431,6 +431,7 @@ int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
 {
     uint8_t h[HRD_REC_HEADER];
     uint32_t l, crc, want;
+    struct stat st;
     ssize_t n;
 
     n = read_full(r->fd, h, sizeof h);
@@ -448,6 +449,19 @@ int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
     want = le32toh(want);
     if (l > HRD_REC_MAX) {
         snprintf(r->why, sizeof r->why, "record length %u is too large",
+                 (unsigned)l);
+        return -EBADMSG;
+    }
+    /* A damaged length must not make us allocate what the file does not
+     * hold: the record is truncated when the file ends before it does. */
+    if (fstat(r->fd, &st) == 0 &&
+        (uint64_t)st.st_size < r->offset + sizeof h + l) {
+        snprintf(r->why, sizeof r->why,
+                 "truncated record (%llu of %u bytes)",
+                 (unsigned long long)((uint64_t)st.st_size > r->offset + sizeof h
+                                          ? (uint64_t)st.st_size - r->offset -
+                                                sizeof h
+                                          : 0),
                  (unsigned)l);
         return -EBADMSG;
     }
