@@ -4,7 +4,7 @@
  * real encoders: batches by the client's encoder (hr__batch_encode),
  * control requests and answers by protobuf-c, snapshots by
  * hrd_snapshot_write and journals of those batches, in fuzz_state's input
- * format (fuzz/common.h).
+ * format (fuzz/common.h), and one damaged file.
  *
  * Usage: fuzz_seeds DIR
  */
@@ -365,6 +365,14 @@ int main(int argc, char **argv)
     snapshot_seed(tmp, 1000000, "snapshot-exact");
     snapshot_seed(tmp, 8, "snapshot-hist");
     journal_seed(tmp);
+    {
+        /* Damage: a raw snapshot whose first record claims 2^31 - 1 bytes
+         * (the reader must not allocate them before finding the file
+         * shorter). */
+        static const uint8_t damaged[10] = { FUZZ_STATE_RAW, 0xff, 0xff, 0xff,
+                                             0x7f, 0, 0, 0, 0, 'H' };
+        put("state", "damaged-length", damaged, sizeof damaged);
+    }
     {
         char p[4200];
         snprintf(p, sizeof p, "%s/snap", tmp);

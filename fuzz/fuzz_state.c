@@ -47,6 +47,8 @@ static void dir_ready(void)
     }
     d = fdopendir(dup(g_dirfd));
     FUZZ_CHECK(d != NULL);
+    /* The duplicate shares the directory's offset with g_dirfd. */
+    rewinddir(d);
     while ((e = readdir(d)) != NULL) {
         if (e->d_name[0] != '.')
             unlinkat(g_dirfd, e->d_name, 0);
