@@ -29,13 +29,33 @@
 static char g_dir[256];
 static int g_dirfd = -1;
 
-/* The private directory the files are written in (on tmpfs when there is
- * one), made once and emptied for every input. */
-static void dir_ready(void)
+/* Removes what the directory holds, and the directory when `all`. */
+static void dir_clean(int all)
 {
-    DIR *d;
+    DIR *d = fdopendir(dup(g_dirfd));
     struct dirent *e;
 
+    FUZZ_CHECK(d != NULL);
+    /* The duplicate shares the directory's offset with g_dirfd. */
+    rewinddir(d);
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            unlinkat(g_dirfd, e->d_name, 0);
+    }
+    closedir(d);
+    if (all)
+        rmdir(g_dir);
+}
+
+static void dir_remove(void)
+{
+    dir_clean(1);
+}
+
+/* The private directory the files are written in (on tmpfs when there is
+ * one), made once (and removed at exit) and emptied for every input. */
+static void dir_ready(void)
+{
     if (g_dirfd < 0) {
         const char *tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm"
                           : getenv("TMPDIR") != NULL ? getenv("TMPDIR")
@@ -44,16 +64,9 @@ static void dir_ready(void)
         FUZZ_CHECK(mkdtemp(g_dir) != NULL);
         g_dirfd = open(g_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         FUZZ_CHECK(g_dirfd >= 0);
+        atexit(dir_remove);
     }
-    d = fdopendir(dup(g_dirfd));
-    FUZZ_CHECK(d != NULL);
-    /* The duplicate shares the directory's offset with g_dirfd. */
-    rewinddir(d);
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] != '.')
-            unlinkat(g_dirfd, e->d_name, 0);
-    }
-    closedir(d);
+    dir_clean(0);
 }
 
 /* Writes the record file `name` from the input after its mode byte. */
