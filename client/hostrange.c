@@ -386,7 +386,9 @@ void hr_counters_get(hr_counters *out)
     hr__ship_counters(&out->delivered, &out->lost, &out->batches_sent);
     pthread_mutex_lock(&hr__g_reg_lock);
     for (t = hr__g_threads; t != NULL; t = t->next_thread) {
-        out->samples += atomic_load(&t->head);
+        /* A sample dropped after a ring wait too long was collected and
+         * lost: it counts in both. */
+        out->samples += atomic_load(&t->head) + atomic_load(&t->c.lost);
         out->out_of_order += atomic_load(&t->c.out_of_order);
         out->open_at_window_end += atomic_load(&t->c.open_at_window_end);
         out->foreign_thread += atomic_load(&t->c.foreign_thread);

@@ -250,7 +250,7 @@ drop:
 /* Retires an exited thread's state (hr__g_reg_lock held). */
 static void retire(struct hr__thread *t)
 {
-    retired.samples += atomic_load(&t->head);
+    retired.samples += atomic_load(&t->head) + atomic_load(&t->c.lost);
     retired.out_of_order += atomic_load(&t->c.out_of_order);
     retired.open_at_window_end += atomic_load(&t->c.open_at_window_end);
     retired.foreign_thread += atomic_load(&t->c.foreign_thread);
