@@ -8,7 +8,7 @@
 #
 # make fuzz runs every target for FUZZ_SECONDS (default 300) each, two at a
 # time with -j2; any crash, leak, sanitizer report or failed check fails it
-# and leaves the input in fuzz/artifacts. New inputs go to fuzz/work.
+# and leaves the input in fuzz/artifacts. New inputs go to fuzz/found.
 EXTRA_DIST += fuzz/local.mk fuzz/common.h fuzz/common.c fuzz/fuzz_ingest.c \
 	fuzz/fuzz_control.c fuzz/fuzz_state.c fuzz/fuzz_ack.c fuzz/fuzz_seeds.c \
 	fuzz/run.sh
@@ -73,5 +73,5 @@ fuzz:
 endif
 clean-local: clean-fuzz
 clean-fuzz:
-	-rm -rf fuzz/corpus fuzz/work fuzz/artifacts fuzz/fuzz-*.log
+	-rm -rf fuzz/corpus fuzz/found fuzz/artifacts fuzz/fuzz-*.log
 .PHONY: fuzz fuzz-ingest fuzz-control fuzz-state fuzz-ack clean-fuzz

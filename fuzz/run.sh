@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs one libFuzzer target of the build directory for a bounded time:
 #   run.sh SECONDS "EXTRA-OPTIONS" NAME
-# with fuzz/work/NAME for new inputs and fuzz/corpus/NAME for the seeds.
+# with fuzz/found/NAME for new inputs and fuzz/corpus/NAME for the seeds.
 # Any crash, leak, sanitizer report or failed check ends it with a failure
 # status, the input saved as fuzz/artifacts/NAME-*, and the end of the log
 # shown; otherwise prints how many inputs were run.
@@ -10,7 +10,7 @@ seconds=$1
 extra=$2
 name=$3
 log=fuzz/fuzz-$name.log
-mkdir -p "fuzz/work/$name" fuzz/artifacts
+mkdir -p "fuzz/found/$name" fuzz/artifacts
 echo "fuzz: $name for $seconds s"
 # shellcheck disable=SC2086 # extra options are words
 if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -18,7 +18,7 @@ if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     "fuzz/fuzz_$name" -max_total_time="$seconds" -timeout=20 \
         -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="fuzz/artifacts/$name-" $extra \
-        "fuzz/work/$name" "fuzz/corpus/$name" >"$log" 2>&1; then
+        "fuzz/found/$name" "fuzz/corpus/$name" >"$log" 2>&1; then
     tail -n 80 "$log"
     echo "fuzz: $name FAILED (log: $log; input: fuzz/artifacts/$name-*)"
     exit 1
