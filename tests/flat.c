@@ -66,6 +66,29 @@ int flat_parse(const char *s, struct flat *out)
     }
 }
 
+int flat_parse_rows(const char *text, struct flat *rows, int max)
+{
+    int n = 0;
+
+    while (*text != '\0') {
+        const char *nl = strchr(text, '\n');
+        char line[4096];
+        size_t len;
+
+        assert_non_null(nl);
+        len = (size_t)(nl - text);
+        assert_true(len < sizeof line);
+        assert_true(n < max);
+        memcpy(line, text, len);
+        line[len] = '\0';
+        if (flat_parse(line, &rows[n]) != 0)
+            fail_msg("not a report row: %s", line);
+        n++;
+        text = nl + 1;
+    }
+    return n;
+}
+
 const char *flat_get(const struct flat *f, const char *key)
 {
     int i;

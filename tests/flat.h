@@ -16,6 +16,11 @@ struct flat {
  * flat object. */
 int flat_parse(const char *s, struct flat *out);
 
+/* Parses report text, one row per line, each line ending in a newline,
+ * into rows[0..max); returns their number. Fails the running cmocka test on
+ * a line that is not a flat object or when there are more than max. */
+int flat_parse_rows(const char *text, struct flat *rows, int max);
+
 /* The value of `key`; fails the running cmocka test when it is absent. */
 const char *flat_get(const struct flat *f, const char *key);
 

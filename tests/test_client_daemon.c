@@ -44,18 +44,11 @@ static void workload(const char *dir, struct harness_run *r, ...)
 static int dump(const char *dir, struct flat *rows, int max)
 {
     struct harness_run r;
-    char *line, *save = NULL;
-    int n = 0;
+    int n;
 
     harness_ctl(dir, &r, "dump", (char *)NULL);
     assert_true(harness_exited(r.status, 0));
-    for (line = strtok_r(r.out, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        assert_true(n < max);
-        if (flat_parse(line, &rows[n]) != 0)
-            fail_msg("not a report row: %s", line);
-        n++;
-    }
+    n = flat_parse_rows(r.out, rows, max);
     harness_run_free(&r);
     return n;
 }

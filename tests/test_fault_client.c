@@ -88,22 +88,6 @@ static unsigned long long last_field(const char *text, const char *tag,
     return strtoull(p + strlen(pat), NULL, 10);
 }
 
-/* Parses report text into rows; returns their number. */
-static int parse_rows(char *text, struct flat *rows, int max)
-{
-    char *line, *save = NULL;
-    int n = 0;
-
-    for (line = strtok_r(text, "\n", &save); line != NULL;
-         line = strtok_r(NULL, "\n", &save)) {
-        assert_true(n < max);
-        if (flat_parse(line, &rows[n]) != 0)
-            fail_msg("not a report row: %s", line);
-        n++;
-    }
-    return n;
-}
-
 static const struct flat *find_row(const struct flat *rows, int n,
                                    const char *node, const char *range)
 {
@@ -193,7 +177,7 @@ static void test_client_killed_mid_send(void **state)
     free(st);
 
     rep = harness_dump(d.dir, "all");
-    n = parse_rows(rep, rows, 64);
+    n = flat_parse_rows(rep, rows, 64);
     row = find_row(rows, n, node, "fault.value");
     assert_non_null(row);
     k = strtoull(flat_get(row, "count"), NULL, 10);
@@ -231,7 +215,7 @@ static void test_client_killed_mid_send(void **state)
         harness_run_free(&r);
     }
     rep = harness_dump(d.dir, NULL);
-    n = parse_rows(rep, rows, 64);
+    n = flat_parse_rows(rep, rows, 64);
     row = find_row(rows, n, "tests/fault::after-kill::node[0]",
                    "workload.inner");
     assert_non_null(row);
@@ -489,7 +473,7 @@ static void test_daemon_frozen(void **state)
     assert_int_equal(harness_stat_rejected(st), 0);
     free(st);
     rep = harness_dump(d.dir, "all");
-    n = parse_rows(rep, rows, 64);
+    n = flat_parse_rows(rep, rows, 64);
     assert_int_equal(node_events(rows, n, node), c.delivered);
     assert_int_equal(strtoull(flat_get(find_row(rows, n, node, "fault.outer"),
                                        "lost"), NULL, 10), c.lost);

@@ -26,31 +26,6 @@ static const char *const ref_fields[10] = {
     "metric", "count",    "unit",    "mean",  "median",
 };
 
-/* Parses report text into rows (at most `max`); returns the number. */
-static int parse_rows(const char *text, struct flat *rows, int max)
-{
-    int n = 0;
-    const char *p = text;
-
-    while (*p != '\0') {
-        const char *nl = strchr(p, '\n');
-        char line[4096];
-        size_t len;
-
-        assert_non_null(nl);
-        len = (size_t)(nl - p);
-        assert_true(len < sizeof line);
-        memcpy(line, p, len);
-        line[len] = '\0';
-        assert_true(n < max);
-        if (flat_parse(line, &rows[n]) != 0)
-            fail_msg("not a report row: %s", line);
-        n++;
-        p = nl + 1;
-    }
-    return n;
-}
-
 static double num(const struct flat *f, const char *key)
 {
     return strtod(flat_get(f, key), NULL);
@@ -96,7 +71,7 @@ static void test_report_of_nested_ranges(void **state)
 
     harness_ctl(d->dir, &r, "dump", (char *)NULL);
     assert_true(harness_exited(r.status, 0));
-    n = parse_rows(r.out, rows, 64);
+    n = flat_parse_rows(r.out, rows, 64);
     /* Per node: cold then warm; outer (entered first) before inner;
      * inclusive before self; the records (end_to_end, made under the warm
      * labels still in force) last. */
@@ -194,7 +169,7 @@ static void test_two_processes_merge(void **state)
     harness_run_free(&w);
     harness_ctl(d->dir, &r, "dump", "--node", "*node\\[1\\]", (char *)NULL);
     assert_true(harness_exited(r.status, 0));
-    n = parse_rows(r.out, rows, 64);
+    n = flat_parse_rows(r.out, rows, 64);
     assert_int_equal(n, 9);
     assert_string_equal(
         flat_get(find(rows, n, "tests/workload::node[1]", "warm",

@@ -170,29 +170,6 @@ static void bench(const char *dir, int code, struct harness_run *r,
 #define BENCH(dir, code, r, ...) \
     bench(dir, code, r, (const char *const[]){ __VA_ARGS__, NULL })
 
-/* Parses JSON lines into rows; returns their number. */
-static int parse_rows(const char *text, struct flat *rows, int max)
-{
-    int n = 0;
-
-    while (*text != '\0') {
-        const char *nl = strchr(text, '\n');
-        char line[4096];
-        size_t len;
-
-        assert_non_null(nl);
-        len = (size_t)(nl - text);
-        assert_true(len < sizeof line && n < max);
-        memcpy(line, text, len);
-        line[len] = '\0';
-        if (flat_parse(line, &rows[n]) != 0)
-            fail_msg("not a JSON row: %s", line);
-        n++;
-        text = nl + 1;
-    }
-    return n;
-}
-
 static const struct flat *find(const struct flat *rows, int n,
                                const char *op, const char *range,
                                const char *metric)
@@ -486,7 +463,7 @@ static void check_figures(const char *dir, const char *label, int calls,
     int n;
 
     CTL(dir, 0, &r, "dump", "--node", "calibration", "--operator", label);
-    n = parse_rows(r.out, rows, MAX_ROWS);
+    n = flat_parse_rows(r.out, rows, MAX_ROWS);
     assert_true(n >= 7);
     /* One calibration's rows only: the previous one was reset. */
     assert_int_equal(num(find(rows, n, label, "calibration.inner",
@@ -629,11 +606,11 @@ static void test_accuracy(void **state)
 
     CTL(d->dir, 0, &r, "dump", "--fields", "observer", "--node",
         "tests/observer::accuracy", "--calibration", "obs-accuracy");
-    nr = parse_rows(r.out, raw, MAX_ROWS);
+    nr = flat_parse_rows(r.out, raw, MAX_ROWS);
     harness_run_free(&r);
     CTL(d->dir, 0, &r, "dump", "--correct-observer", "--node",
         "tests/observer::accuracy", "--calibration", "obs-accuracy");
-    nc = parse_rows(r.out, cor, MAX_ROWS);
+    nc = flat_parse_rows(r.out, cor, MAX_ROWS);
     harness_run_free(&r);
     assert_int_equal(nr, 6);
     assert_int_equal(nc, 6);
@@ -691,7 +668,7 @@ static void test_control(void **state)
         fail_msg("ratio %g for %g / %g", ratio, value, baseline);
     harness_run_free(&r);
     CTL(d->dir, 0, &r, "dump");
-    n = parse_rows(r.out, rows, MAX_ROWS);
+    n = flat_parse_rows(r.out, rows, MAX_ROWS);
     assert_true(n > 0);
     for (int i = 0; i < n; i++)
         assert_string_equal(flat_get(&rows[i], "nodeid"),

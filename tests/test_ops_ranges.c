@@ -36,30 +36,6 @@
 
 static char g_bench[4096];
 
-/* Parses JSON lines into rows; returns their number. */
-static int parse_rows(const char *text, struct flat *rows, int max)
-{
-    int n = 0;
-
-    while (*text != '\0') {
-        const char *nl = strchr(text, '\n');
-        char line[4096];
-        size_t len;
-
-        assert_non_null(nl);
-        len = (size_t)(nl - text);
-        assert_true(len < sizeof line);
-        memcpy(line, text, len);
-        line[len] = '\0';
-        assert_true(n < max);
-        if (flat_parse(line, &rows[n]) != 0)
-            fail_msg("not a JSON row: %s", line);
-        n++;
-        text = nl + 1;
-    }
-    return n;
-}
-
 /* Reads the reference's report for `op` (tests/data/reference-OP.jsonl). */
 static int reference_rows(const char *op, struct flat *rows)
 {
@@ -81,7 +57,7 @@ static int reference_rows(const char *op, struct flat *rows)
     assert_non_null(text);
     assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
     fclose(f);
-    n = parse_rows(text, rows, MAX_ROWS);
+    n = flat_parse_rows(text, rows, MAX_ROWS);
     free(text);
     return n;
 }
@@ -157,7 +133,7 @@ static void run_and_check(const char *dir, const char *op, const char *node)
     harness_run_free(&r);
     harness_ctl(dir, &d, "dump", (char *)NULL);
     assert_true(harness_exited(d.status, 0));
-    n = parse_rows(d.out, rows, MAX_ROWS);
+    n = flat_parse_rows(d.out, rows, MAX_ROWS);
     if (PROFILING)
         check_case_rows(rows, n, op, node, 3, 4);
     else
@@ -192,7 +168,7 @@ static void test_other_case_and_stats(void **state)
     harness_run_free(&r);
     harness_ctl(d->dir, &r, "dump", (char *)NULL);
     assert_true(harness_exited(r.status, 0));
-    n = parse_rows(r.out, rows, MAX_ROWS);
+    n = flat_parse_rows(r.out, rows, MAX_ROWS);
     for (int i = 0; i < n; i++) {
         assert_string_equal(flat_get(&rows[i], "nodeid"),
                             "ops/gemm[cpu-float64-2x5x3-2x5x4-ta]");
@@ -260,7 +236,7 @@ static void test_private_daemon(void **state)
      * hostrangectl record, which prints the report. */
     bench(dir, 0, &r, "--op", "add", "--backend", "cpu", "--calls", "3",
           "--blocks", "2", (char *)NULL);
-    n = parse_rows(r.out, rows, MAX_ROWS);
+    n = flat_parse_rows(r.out, rows, MAX_ROWS);
     if (PROFILING)
         check_case_rows(rows, n, "add", "ops/add[cpu-float32-13x4]", 2, 3);
     else
