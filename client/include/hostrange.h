@@ -155,7 +155,8 @@ HR_API int hr_record(hr_site *site, uint64_t value_ns);
  */
 HR_API int hr_flush(int timeout_ms);
 
-/* Nanoseconds on the library's clock (the one samples are measured with). */
+/* Nanoseconds of CLOCK_MONOTONIC, the clock the TSC is calibrated against;
+ * for timing blocks of calls (end_to_end) on the same time base. */
 HR_API uint64_t hr_now_ns(void);
 
 /* 1 when collection is on (built in and not turned off by HOSTRANGE=0). */
