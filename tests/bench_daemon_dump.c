@@ -68,26 +68,6 @@ static void generate(void)
     }
 }
 
-static void send_batch(int sock, struct db_batch *x)
-{
-    Hostrange__Ack *ack;
-    void *msg = NULL;
-    uint8_t *buf;
-    size_t len;
-    int n;
-
-    buf = db_pack(x, &len);
-    if (nn_send(sock, buf, len, 0) < 0 ||
-        (n = nn_recv(sock, &msg, NN_MSG, 0)) < 0)
-        bd_die("cannot send a batch: %s", nn_strerror(nn_errno()));
-    ack = hostrange__ack__unpack(NULL, (size_t)n, msg);
-    if (ack == NULL || ack->status != HOSTRANGE__ACK__STATUS__OK)
-        bd_die("a batch was not taken");
-    hostrange__ack__free_unpacked(ack, NULL);
-    nn_freemsg(msg);
-    free(buf);
-}
-
 /* Feeds every event: per node, batches that interleave its ranges. */
 static void feed(const struct bd_daemon *d)
 {
@@ -117,7 +97,7 @@ static void feed(const struct bd_daemon *d)
                 }
             }
             if (x.b.n_sample_label >= PER_BATCH || i + 1 == EVENTS) {
-                send_batch(sock, &x);
+                bd_send_batch(sock, &x);
                 db_fini(&x);
                 db_init(&x, 4242, ++seq);
                 x.l[0].node_id = x.l[1].node_id = node;

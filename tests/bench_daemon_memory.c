@@ -25,27 +25,6 @@
 
 #define EVENTS_PER_BATCH 16384u
 
-/* Sends one batch and checks it was taken. */
-static void send_batch(int sock, struct db_batch *x)
-{
-    Hostrange__Ack *ack;
-    void *msg = NULL;
-    uint8_t *buf;
-    size_t len;
-    int n;
-
-    buf = db_pack(x, &len);
-    if (nn_send(sock, buf, len, 0) < 0 ||
-        (n = nn_recv(sock, &msg, NN_MSG, 0)) < 0)
-        bd_die("cannot send a batch: %s", nn_strerror(nn_errno()));
-    ack = hostrange__ack__unpack(NULL, (size_t)n, msg);
-    if (ack == NULL || ack->status != HOSTRANGE__ACK__STATUS__OK)
-        bd_die("a batch was not taken");
-    hostrange__ack__free_unpacked(ack, NULL);
-    nn_freemsg(msg);
-    free(buf);
-}
-
 int main(int argc, char **argv)
 {
     uint64_t millions = argc > 1 ? strtoull(argv[1], NULL, 10) : 4;
@@ -69,7 +48,7 @@ int main(int argc, char **argv)
         struct db_batch x;
         db_init(&x, 77, ++seq);
         bd_workload(&x, 1000, label, &rng);
-        send_batch(sock, &x);
+        bd_send_batch(sock, &x);
         db_fini(&x);
     }
     rss0 = bd_rss(d.pid);
@@ -78,7 +57,7 @@ int main(int argc, char **argv)
         db_init(&x, 77, ++seq);
         bd_workload(&x, EVENTS_PER_BATCH, (uint32_t)(seq % 2), &rng);
         events += x.b.n_sample_label;
-        send_batch(sock, &x);
+        bd_send_batch(sock, &x);
         db_fini(&x);
     }
     rss1 = bd_rss(d.pid);

@@ -281,3 +281,23 @@ void bd_workload(struct db_batch *x, size_t n, uint32_t label,
     for (size_t i = 0; i < x->b.n_record_range; i++)
         x->b.record_range[i] = 10;
 }
+
+void bd_send_batch(int sock, struct db_batch *x)
+{
+    Hostrange__Ack *ack;
+    void *msg = NULL;
+    uint8_t *buf;
+    size_t len;
+    int n;
+
+    buf = db_pack(x, &len);
+    if (nn_send(sock, buf, len, 0) < 0 ||
+        (n = nn_recv(sock, &msg, NN_MSG, 0)) < 0)
+        bd_die("cannot send a batch: %s", nn_strerror(nn_errno()));
+    ack = hostrange__ack__unpack(NULL, (size_t)n, msg);
+    if (ack == NULL || ack->status != HOSTRANGE__ACK__STATUS__OK)
+        bd_die("a batch was not taken");
+    hostrange__ack__free_unpacked(ack, NULL);
+    nn_freemsg(msg);
+    free(buf);
+}

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "proto/hostrange.pb-c.h"
+#include "tests/bench_daemon_batch.h"
 
 struct bd_daemon {
     char dir[256];        /* runtime directory */
@@ -48,6 +49,10 @@ void bd_daemon_start(struct bd_daemon *d, int with_state,
 
 /* SIGTERM, wait, remove the directories. */
 void bd_daemon_stop(struct bd_daemon *d);
+
+/* Sends one batch on the connected REQ socket `sock` and checks that the
+ * daemon took it (an OK acknowledgement). */
+void bd_send_batch(int sock, struct db_batch *x);
 
 /* The resident memory of a process, in bytes. */
 uint64_t bd_rss(pid_t pid);
