@@ -62,9 +62,3 @@ tests_test_client_daemon_SOURCES = tests/test_client_daemon.c \
 tests_test_client_daemon_CFLAGS = $(TEST_CFLAGS)
 tests_test_client_daemon_LDADD = $(CMOCKA_LIBS)
 endif
-
-# make bench
-noinst_PROGRAMS += tests/bench_client
-tests_bench_client_SOURCES = tests/bench_client.c
-tests_bench_client_LDADD = client/libhostrange.la -lpthread
-BENCHES += tests/bench_client

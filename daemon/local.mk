@@ -100,32 +100,3 @@ tests_test_daemon_notify_SOURCES = tests/test_daemon_notify.c \
 tests_test_daemon_notify_CFLAGS = $(TEST_CFLAGS)
 tests_test_daemon_notify_LDADD = $(CMOCKA_LIBS)
 endif
-
-# Benchmarks (make bench): each prints JSON lines with a same-run baseline.
-BENCHES += tests/bench_daemon_ingest tests/bench_daemon_memory \
-	tests/bench_daemon_dump tests/bench_daemon_pause
-noinst_PROGRAMS += tests/bench_daemon_ingest tests/bench_daemon_memory \
-	tests/bench_daemon_dump tests/bench_daemon_pause
-tests_bench_daemon_ingest_SOURCES = tests/bench_daemon_ingest.c \
-	tests/bench_daemon_util.c tests/bench_daemon_util.h \
-	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
-tests_bench_daemon_ingest_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
-	$(PROTOBUF_C_CFLAGS)
-tests_bench_daemon_ingest_LDADD = proto/libhrproto.la $(NANOMSG_LIBS) \
-	$(PROTOBUF_C_LIBS)
-tests_bench_daemon_memory_SOURCES = tests/bench_daemon_memory.c \
-	tests/bench_daemon_util.c tests/bench_daemon_util.h \
-	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
-tests_bench_daemon_memory_CFLAGS = $(tests_bench_daemon_ingest_CFLAGS)
-tests_bench_daemon_memory_LDADD = $(tests_bench_daemon_ingest_LDADD)
-tests_bench_daemon_dump_SOURCES = tests/bench_daemon_dump.c \
-	tests/bench_daemon_util.c tests/bench_daemon_util.h \
-	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
-tests_bench_daemon_dump_CFLAGS = $(tests_bench_daemon_ingest_CFLAGS)
-tests_bench_daemon_dump_LDADD = daemon/libhrd.la \
-	$(tests_bench_daemon_ingest_LDADD)
-tests_bench_daemon_pause_SOURCES = tests/bench_daemon_pause.c \
-	tests/bench_daemon_util.c tests/bench_daemon_util.h \
-	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
-tests_bench_daemon_pause_CFLAGS = $(tests_bench_daemon_ingest_CFLAGS)
-tests_bench_daemon_pause_LDADD = $(tests_bench_daemon_ingest_LDADD)

@@ -1,8 +1,8 @@
 # ops: libhrops (the example operator library, instrumented at every
-# layer), hostrange-bench (its benchmark driver), the demo, and their tests.
+# layer) and its tests.
 
 # --disable-host-range-profiling compiles the ranges of libhrops and of
-# hostrange-bench out: they then neither include the client's calls nor
+# hostrange-bench (bench/) out: they then neither include the client's calls nor
 # link libhostrange.
 if HOST_RANGE_PROFILING
 HROPS_PROFILING_CPPFLAGS =
@@ -15,7 +15,7 @@ endif
 lib_LTLIBRARIES += ops/libhrops.la
 hropsincludedir = $(includedir)/hostrange
 hropsinclude_HEADERS = ops/hrops.h
-ops_libhrops_la_SOURCES = ops/hrops.h ops/ops.h ops/half.h ops/tensor.c \
+ops_libhrops_la_SOURCES = ops/hrops.h ops/hrops_raw.h ops/ops.h ops/half.h ops/tensor.c \
 	ops/layout.c ops/binding.c ops/dispatch.c ops/operator.c ops/cache.c \
 	ops/cpu_add.c ops/cpu_gemm.c ops/memory.c ops/raw.c
 ops_libhrops_la_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS) \
@@ -56,39 +56,6 @@ am__v_NVCC_1 =
 	  echo "non_pic_object='$(*F).o'"; } > $@
 ops/cuda_add_kernel.lo: ops/cuda_kernels.h ops/ops.h ops/hrops.h
 
-# hostrange-bench: cold, warm and end_to_end populations of the operators.
-bin_PROGRAMS += ops/hostrange-bench
-ops_hostrange_bench_SOURCES = ops/bench.c ops/bench.h ops/bench_cases.c \
-	ops/bench_daemon.c ops/bench_run.c ops/bench_control.c \
-	ops/bench_calib.c ops/ref.c ops/ref.h
-ops_hostrange_bench_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS)
-ops_hostrange_bench_LDADD = ops/libhrops.la $(HROPS_PROFILING_LIBS) -lm
-
-# `make bench` runs the CPU cases with their baseline (--raw).
-BENCHES += ops/hostrange-bench-cpu
-CLEANFILES += ops/hostrange-bench-cpu
-ops/hostrange-bench-cpu: Makefile
-	$(AM_V_GEN)$(MKDIR_P) ops && { \
-	  echo '#!/bin/sh'; \
-	  echo '# The CPU cases of hostrange-bench with their baseline.'; \
-	  echo 'exec "$$(dirname "$$0")/hostrange-bench" --raw --backend cpu "$$@"'; \
-	} > $@ && chmod +x $@
-
-# `make bench` also runs the overhead control: every case on every backend
-# available, collection active against inactive (--control).
-BENCHES += ops/hostrange-bench-control
-CLEANFILES += ops/hostrange-bench-control
-ops/hostrange-bench-control: Makefile
-	$(AM_V_GEN)$(MKDIR_P) ops && { \
-	  echo '#!/bin/sh'; \
-	  echo '# What collecting costs: hostrange-bench --control.'; \
-	  echo 'exec "$$(dirname "$$0")/hostrange-bench" --control "$$@"'; \
-	} > $@ && chmod +x $@
-
-# The instrumented demo (see the README).
-bin_PROGRAMS += ops/hostrange-demo
-ops_hostrange_demo_SOURCES = ops/demo.c
-ops_hostrange_demo_LDADD = client/libhostrange.la
 EXTRA_DIST += ops/local.mk
 
 if HAVE_CMOCKA
@@ -107,22 +74,22 @@ tests_test_ops_half_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
 tests_test_ops_half_CFLAGS = $(TEST_CFLAGS)
 tests_test_ops_half_LDADD = $(CMOCKA_LIBS) -lm
 
-tests_test_ops_add_SOURCES = tests/test_ops_add.c ops/ref.c ops/ref.h
+tests_test_ops_add_SOURCES = tests/test_ops_add.c bench/ref.c bench/ref.h
 tests_test_ops_add_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
 tests_test_ops_add_CFLAGS = $(TEST_CFLAGS)
 tests_test_ops_add_LDADD = $(OPS_TEST_LIBS)
 
-tests_test_ops_gemm_SOURCES = tests/test_ops_gemm.c ops/ref.c ops/ref.h
+tests_test_ops_gemm_SOURCES = tests/test_ops_gemm.c bench/ref.c bench/ref.h
 tests_test_ops_gemm_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
 tests_test_ops_gemm_CFLAGS = $(TEST_CFLAGS)
 tests_test_ops_gemm_LDADD = $(OPS_TEST_LIBS)
 
-tests_test_ops_cache_SOURCES = tests/test_ops_cache.c ops/ref.c ops/ref.h
+tests_test_ops_cache_SOURCES = tests/test_ops_cache.c bench/ref.c bench/ref.h
 tests_test_ops_cache_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
 tests_test_ops_cache_CFLAGS = $(TEST_CFLAGS)
 tests_test_ops_cache_LDADD = $(OPS_TEST_LIBS) -lpthread
 
-tests_test_ops_cuda_SOURCES = tests/test_ops_cuda.c ops/ref.c ops/ref.h
+tests_test_ops_cuda_SOURCES = tests/test_ops_cuda.c bench/ref.c bench/ref.h
 tests_test_ops_cuda_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
 tests_test_ops_cuda_CFLAGS = $(TEST_CFLAGS)
 tests_test_ops_cuda_LDADD = $(OPS_TEST_LIBS)

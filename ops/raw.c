@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "ops/hrops_raw.h"
 #include "ops/ops.h"
 
 struct hrops_raw {

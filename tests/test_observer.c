@@ -697,7 +697,7 @@ int main(int argc, char **argv)
 
     if (argc == 3 && strcmp(argv[1], "--workload") == 0)
         return workload(atoi(argv[2]));
-    snprintf(g_bench, sizeof g_bench, "%s/ops/hostrange-bench",
+    snprintf(g_bench, sizeof g_bench, "%s/bench/hostrange-bench",
              top != NULL && top[0] != '\0' ? top : ".");
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

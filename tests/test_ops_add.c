@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "ops/hrops.h"
-#include "ops/ref.h"
+#include "bench/ref.h"
 
 struct operand {
     int ndim;

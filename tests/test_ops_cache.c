@@ -19,7 +19,8 @@
 #include <cmocka.h>
 
 #include "ops/hrops.h"
-#include "ops/ref.h"
+#include "ops/hrops_raw.h"
+#include "bench/ref.h"
 
 static float g_a[1024], g_b[1024], g_out[1024];
 

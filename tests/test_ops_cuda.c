@@ -20,7 +20,8 @@
 #include <cmocka.h>
 
 #include "ops/hrops.h"
-#include "ops/ref.h"
+#include "ops/hrops_raw.h"
+#include "bench/ref.h"
 
 #define DEV "cuda:0"
 

@@ -331,7 +331,7 @@ int main(void)
     };
     const char *top = getenv("top_builddir");
 
-    snprintf(g_bench, sizeof g_bench, "%s/ops/hostrange-bench",
+    snprintf(g_bench, sizeof g_bench, "%s/bench/hostrange-bench",
              top != NULL && top[0] != '\0' ? top : ".");
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

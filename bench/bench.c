@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "hostrange.h"
-#include "ops/bench.h"
-#include "ops/ref.h"
+#include "bench/bench.h"
+#include "bench/ref.h"
 
 #define MAX_CASES 256
 #define MIN_BLOCK_NS 50000u

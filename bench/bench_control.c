@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "hostrange.h"
-#include "ops/bench.h"
+#include "bench/bench.h"
 
 #define MIN_ROUNDS 7u
 #define MAX_ROUNDS 200u

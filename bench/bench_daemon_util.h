@@ -8,8 +8,8 @@
  * `hostrangectl record`), else ../daemon/hostranged from the benchmark.
  * Every helper exits with status 1 and a message on failure.
  */
-#ifndef HOSTRANGE_TESTS_BENCH_DAEMON_UTIL_H
-#define HOSTRANGE_TESTS_BENCH_DAEMON_UTIL_H
+#ifndef HOSTRANGE_BENCH_DAEMON_UTIL_H
+#define HOSTRANGE_BENCH_DAEMON_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ops/bench.h"
+#include "bench/bench.h"
 
 const char *bench_op_name(int op)
 {

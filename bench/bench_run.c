@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "hostrange.h"
-#include "ops/bench.h"
+#include "bench/bench.h"
 
 int bench_call(const struct bench_run *r)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ops/half.h"
-#include "ops/ref.h"
+#include "bench/ref.h"
 
 int ref_array_init(struct ref_array *x, int dtype, int ndim,
                    const int64_t *shape, const int64_t *strides,

@@ -10,7 +10,7 @@
  */
 #include "config.h"
 
-#include "tests/bench_daemon_util.h"
+#include "bench/bench_daemon_util.h"
 #include "proto/protocol.h"
 
 #include <errno.h>

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "hostrange.h"
-#include "ops/bench.h"
+#include "bench/bench.h"
 
 #define PRIVATE_ENV "HOSTRANGE_BENCH_PRIVATE"
 

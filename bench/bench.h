@@ -13,7 +13,8 @@
 #include <stdint.h>
 
 #include "ops/hrops.h"
-#include "ops/ref.h"
+#include "ops/hrops_raw.h"
+#include "bench/ref.h"
 
 #define BENCH_ADD 1
 #define BENCH_GEMM 2

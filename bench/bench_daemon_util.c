@@ -1,7 +1,7 @@
 /* Helpers of the daemon's benchmarks (see bench_daemon_util.h). */
 #include "config.h"
 
-#include "tests/bench_daemon_util.h"
+#include "bench/bench_daemon_util.h"
 #include "proto/protocol.h"
 
 #include <errno.h>

@@ -11,7 +11,7 @@
 #include "config.h"
 
 #include "daemon/stats.h"
-#include "tests/bench_daemon_util.h"
+#include "bench/bench_daemon_util.h"
 #include "proto/protocol.h"
 
 #include <errno.h>

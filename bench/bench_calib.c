@@ -20,7 +20,7 @@
 #endif
 
 #include "hostrange.h"
-#include "ops/bench.h"
+#include "bench/bench.h"
 
 #define CALIB_NODE "calibration"
 /* How long the TSC is compared with hr_now_ns to convert its ticks. */

@@ -1,0 +1,74 @@
+# bench: hostrange-bench (cold, warm and end_to_end populations of the
+# example operators, calibration, the overhead control), the instrumented
+# demo, and the benchmarks of `make bench`, each printing JSON lines
+# {"bench":...,"value":...,"baseline":...,"ratio":...}.
+EXTRA_DIST += bench/local.mk
+
+# hostrange-bench: cold, warm and end_to_end populations of the operators.
+bin_PROGRAMS += bench/hostrange-bench
+bench_hostrange_bench_SOURCES = bench/bench.c bench/bench.h \
+	bench/bench_cases.c bench/bench_daemon.c bench/bench_run.c bench/bench_control.c \
+	bench/bench_calib.c bench/ref.c bench/ref.h ops/hrops_raw.h
+bench_hostrange_bench_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS)
+bench_hostrange_bench_LDADD = ops/libhrops.la $(HROPS_PROFILING_LIBS) -lm
+
+# `make bench` runs the CPU cases with their baseline (--raw).
+BENCHES += bench/hostrange-bench-cpu
+CLEANFILES += bench/hostrange-bench-cpu
+bench/hostrange-bench-cpu: Makefile
+	$(AM_V_GEN)$(MKDIR_P) bench && { \
+	  echo '#!/bin/sh'; \
+	  echo '# The CPU cases of hostrange-bench with their baseline.'; \
+	  echo 'exec "$$(dirname "$$0")/hostrange-bench" --raw --backend cpu "$$@"'; \
+	} > $@ && chmod +x $@
+
+# `make bench` also runs the overhead control: every case on every backend
+# available, collection active against inactive (--control).
+BENCHES += bench/hostrange-bench-control
+CLEANFILES += bench/hostrange-bench-control
+bench/hostrange-bench-control: Makefile
+	$(AM_V_GEN)$(MKDIR_P) bench && { \
+	  echo '#!/bin/sh'; \
+	  echo '# What collecting costs: hostrange-bench --control.'; \
+	  echo 'exec "$$(dirname "$$0")/hostrange-bench" --control "$$@"'; \
+	} > $@ && chmod +x $@
+
+# The instrumented demo (see the README).
+bin_PROGRAMS += bench/hostrange-demo
+bench_hostrange_demo_SOURCES = bench/demo.c
+bench_hostrange_demo_LDADD = client/libhostrange.la
+
+# The client's cost per scope and per event.
+noinst_PROGRAMS += bench/bench_client
+bench_bench_client_SOURCES = bench/bench_client.c
+bench_bench_client_LDADD = client/libhostrange.la -lpthread
+BENCHES += bench/bench_client
+
+# Benchmarks (make bench): each prints JSON lines with a same-run baseline.
+BENCHES += bench/bench_daemon_ingest bench/bench_daemon_memory \
+	bench/bench_daemon_dump bench/bench_daemon_pause
+noinst_PROGRAMS += bench/bench_daemon_ingest bench/bench_daemon_memory \
+	bench/bench_daemon_dump bench/bench_daemon_pause
+bench_bench_daemon_ingest_SOURCES = bench/bench_daemon_ingest.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+bench_bench_daemon_ingest_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
+	$(PROTOBUF_C_CFLAGS)
+bench_bench_daemon_ingest_LDADD = proto/libhrproto.la $(NANOMSG_LIBS) \
+	$(PROTOBUF_C_LIBS)
+bench_bench_daemon_memory_SOURCES = bench/bench_daemon_memory.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+bench_bench_daemon_memory_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_daemon_memory_LDADD = $(bench_bench_daemon_ingest_LDADD)
+bench_bench_daemon_dump_SOURCES = bench/bench_daemon_dump.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+bench_bench_daemon_dump_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_daemon_dump_LDADD = daemon/libhrd.la \
+	$(bench_bench_daemon_ingest_LDADD)
+bench_bench_daemon_pause_SOURCES = bench/bench_daemon_pause.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+bench_bench_daemon_pause_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_daemon_pause_LDADD = $(bench_bench_daemon_ingest_LDADD)
