@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #include "proto/hostrange.pb-c.h"
-#include "tests/bench_daemon_batch.h"
+#include "tests/lib/harness_batch.h"
 
 struct bd_daemon {
     char dir[256];        /* runtime directory */
@@ -71,7 +71,7 @@ void bd_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
 
 #endif
 
-#include "tests/bench_daemon_batch.h"
+#include "tests/lib/harness_batch.h"
 
 /*
  * A synthetic but typical workload: the ten ranges of the example

@@ -51,24 +51,24 @@ noinst_PROGRAMS += bench/bench_daemon_ingest bench/bench_daemon_memory \
 	bench/bench_daemon_dump bench/bench_daemon_pause
 bench_bench_daemon_ingest_SOURCES = bench/bench_daemon_ingest.c \
 	bench/bench_daemon_util.c bench/bench_daemon_util.h \
-	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
 bench_bench_daemon_ingest_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 bench_bench_daemon_ingest_LDADD = proto/libhrproto.la $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS)
 bench_bench_daemon_memory_SOURCES = bench/bench_daemon_memory.c \
 	bench/bench_daemon_util.c bench/bench_daemon_util.h \
-	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
 bench_bench_daemon_memory_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_daemon_memory_LDADD = $(bench_bench_daemon_ingest_LDADD)
 bench_bench_daemon_dump_SOURCES = bench/bench_daemon_dump.c \
 	bench/bench_daemon_util.c bench/bench_daemon_util.h \
-	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
 bench_bench_daemon_dump_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_daemon_dump_LDADD = daemon/libhrd.la \
 	$(bench_bench_daemon_ingest_LDADD)
 bench_bench_daemon_pause_SOURCES = bench/bench_daemon_pause.c \
 	bench/bench_daemon_util.c bench/bench_daemon_util.h \
-	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
 bench_bench_daemon_pause_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_daemon_pause_LDADD = $(bench_bench_daemon_ingest_LDADD)

@@ -1,5 +1,5 @@
 # hostranged (the daemon) and hostrangectl (its command-line client). The
-# pure logic lives in libhrd, which the tests link.
+# pure logic lives in libhrd, which the tests link (tests/local.mk).
 noinst_LTLIBRARIES += daemon/libhrd.la
 daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/rows.c \
 	daemon/hist.c daemon/hist.h daemon/stats.c daemon/stats.h \
@@ -33,70 +33,4 @@ daemon_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 daemon_hostrangectl_LDADD = daemon/libhrd.la $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS)
-EXTRA_DIST += daemon/local.mk tests/data/reference-add.jsonl \
-	tests/data/reference-gemm.jsonl
-
-if HAVE_CMOCKA
-check_PROGRAMS += tests/test_report tests/test_agg
-TESTS += tests/test_report tests/test_agg
-
-tests_test_report_SOURCES = tests/test_report.c tests/flat.c tests/flat.h
-tests_test_report_CFLAGS = $(TEST_CFLAGS)
-tests_test_report_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) -lm
-
-tests_test_agg_SOURCES = tests/test_agg.c
-tests_test_agg_CFLAGS = $(TEST_CFLAGS)
-tests_test_agg_LDADD = daemon/libhrd.la $(CMOCKA_LIBS)
-endif
-
-# The daemon's own tests: unit tests of the pure logic, and integration
-# tests against a real hostranged (tests/harness.c).
-if HAVE_CMOCKA
-check_PROGRAMS += tests/test_daemon_stats tests/test_daemon_agg \
-	tests/test_daemon_ingest tests/test_state tests/test_daemon_service \
-	tests/test_daemon_cli
-TESTS += tests/test_daemon_stats tests/test_daemon_agg \
-	tests/test_daemon_ingest tests/test_state tests/test_daemon_service \
-	tests/test_daemon_cli
-tests_test_daemon_stats_SOURCES = tests/test_daemon_stats.c
-tests_test_daemon_stats_CFLAGS = $(TEST_CFLAGS)
-tests_test_daemon_stats_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) -lm
-tests_test_daemon_agg_SOURCES = tests/test_daemon_agg.c
-tests_test_daemon_agg_CFLAGS = $(TEST_CFLAGS)
-tests_test_daemon_agg_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) -lm
-tests_test_daemon_ingest_SOURCES = tests/test_daemon_ingest.c \
-	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
-tests_test_daemon_ingest_CFLAGS = $(TEST_CFLAGS)
-tests_test_daemon_ingest_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) \
-	$(PROTOBUF_C_LIBS)
-tests_test_state_SOURCES = tests/test_state.c tests/bench_daemon_batch.c \
-	tests/bench_daemon_batch.h
-tests_test_state_CFLAGS = $(TEST_CFLAGS)
-tests_test_state_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
-tests_test_daemon_service_SOURCES = tests/test_daemon_service.c \
-	tests/harness.c tests/harness.h tests/bench_daemon_batch.c \
-	tests/bench_daemon_batch.h
-tests_test_daemon_service_CFLAGS = $(TEST_CFLAGS) $(NANOMSG_CFLAGS)
-tests_test_daemon_service_LDADD = proto/libhrproto.la $(CMOCKA_LIBS) \
-	$(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
-tests_test_daemon_cli_SOURCES = tests/test_daemon_cli.c \
-	tests/harness.c tests/harness.h tests/bench_daemon_batch.c \
-	tests/bench_daemon_batch.h
-tests_test_daemon_cli_CFLAGS = $(tests_test_daemon_service_CFLAGS)
-tests_test_daemon_cli_LDADD = $(tests_test_daemon_service_LDADD)
-# The observer cost's pure logic: children, calibrations, observer fields.
-check_PROGRAMS += tests/test_calib
-TESTS += tests/test_calib
-tests_test_calib_SOURCES = tests/test_calib.c tests/bench_daemon_batch.c \
-	tests/bench_daemon_batch.h
-tests_test_calib_CFLAGS = $(TEST_CFLAGS)
-tests_test_calib_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
-if HAVE_SYSTEMD
-check_PROGRAMS += tests/test_daemon_notify
-TESTS += tests/test_daemon_notify
-endif
-tests_test_daemon_notify_SOURCES = tests/test_daemon_notify.c \
-	tests/harness.c tests/harness.h
-tests_test_daemon_notify_CFLAGS = $(TEST_CFLAGS)
-tests_test_daemon_notify_LDADD = $(CMOCKA_LIBS)
-endif
+EXTRA_DIST += daemon/local.mk

@@ -1,8 +1,9 @@
 # python: the extension module `hostrange` (the client and the example
 # operators for Python programs), its pytest plugin (hostrange_pytest,
 # enabled by the entry point of the dist-info directory installed beside
-# them) and their tests. Built for the interpreter configure chose
-# (--with-python) and installed in its site-packages under the prefix.
+# them); their tests are in tests/local.mk. Built for the interpreter
+# configure chose (--with-python) and installed in its site-packages under
+# the prefix.
 
 HRPY_SOURCES = python/hostrange_py.h python/module.c python/scope.c \
 	python/convert.c python/ops.c python/device.c
@@ -13,15 +14,7 @@ HRPY_DISTINFO = python/hostrange-$(PACKAGE_VERSION).dist-info
 HRPY_MODULE = hostrange$(PYTHON_EXT_SUFFIX)
 
 EXTRA_DIST += python/local.mk python/entry_points.txt \
-	python/hostrange_pytest.py tests/test_python_module.sh \
-	tests/test_python_plugin.sh \
-	tests/python/test_add.py tests/python/test_gemm.py \
-	tests/python/hr_arrays.py tests/python/hr_daemon.py \
-	tests/python/check_module.py tests/python/check_plugin.py \
-	tests/python/other_version_daemon.c tests/python/run_checks.sh
-
-# The scripts exit 77 when the module is not configured (no python/check.env).
-TESTS += tests/test_python_module.sh tests/test_python_plugin.sh
+	python/hostrange_pytest.py
 
 if HAVE_PYTHON
 hrpythondir = $(HR_PYTHONDIR)
@@ -91,11 +84,4 @@ else
 HRPY_PROFILING = no
 HRPY_OFF_PATH =
 endif
-
-check_PROGRAMS += tests/python/other_version_daemon
-tests_python_other_version_daemon_SOURCES = tests/python/other_version_daemon.c
-tests_python_other_version_daemon_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
-	$(PROTOBUF_C_CFLAGS)
-tests_python_other_version_daemon_LDADD = proto/libhrproto.la \
-	$(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
 endif

@@ -1,10 +1,232 @@
-# Integration tests: a real hostranged, real instrumented processes.
-EXTRA_DIST += tests/local.mk
-if HAVE_CMOCKA
-check_PROGRAMS += tests/test_integration
-TESTS += tests/test_integration
-tests_test_integration_SOURCES = tests/test_integration.c tests/harness.c \
-	tests/harness.h tests/flat.c tests/flat.h
-tests_test_integration_CFLAGS = $(TEST_CFLAGS)
-tests_test_integration_LDADD = $(CMOCKA_LIBS)
+# Every test of hostrange, grouped by kind:
+#
+#   tests/unit/     cmocka unit tests, one per module, of the pure logic
+#                   (no sockets, no other process)
+#   tests/service/  service, fault and hostile-input tests: a real
+#                   hostranged on a private temporary runtime directory,
+#                   real instrumented processes, and the compile test
+#   tests/helpers/  the programs they run: the instrumented workload, the
+#                   fault tests' recorder, the compiled-out object
+#   tests/lib/      the test library, libharness.a (every name harness_):
+#                   starting and stopping daemons and processes, the
+#                   report-row parser, the batch builder and the batch sender
+#   tests/python/   the Python module's and pytest plugin's checks
+#   tests/data/     the reference's reports
+#
+# A test that needs something missing (a GPU, a tool) exits 77: skipped.
+EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
+	tests/data/reference-gemm.jsonl tests/service/soak.sh \
+	tests/service/test_compiled_out.sh \
+	tests/python/test_python_module.sh tests/python/test_python_plugin.sh \
+	tests/python/test_add.py tests/python/test_gemm.py \
+	tests/python/hr_arrays.py tests/python/hr_daemon.py \
+	tests/python/check_module.py tests/python/check_plugin.py \
+	tests/python/other_version_daemon.c tests/python/run_checks.sh
+
+# --- helpers: the instrumented programs the tests run --------------------
+check_PROGRAMS += tests/helpers/workload tests/helpers/recorder
+tests_helpers_workload_SOURCES = tests/helpers/workload.c
+tests_helpers_workload_LDADD = client/libhostrange.la
+tests_helpers_recorder_SOURCES = tests/helpers/recorder.c
+tests_helpers_recorder_LDADD = client/libhostrange.la
+
+# The same program built with and without HOSTRANGE_DISABLE.
+check_PROGRAMS += tests/helpers/compiled-on tests/helpers/compiled-off
+tests_helpers_compiled_on_SOURCES = tests/helpers/compiled_out.c
+tests_helpers_compiled_on_CPPFLAGS = $(AM_CPPFLAGS)
+tests_helpers_compiled_on_LDADD = client/libhostrange.la
+tests_helpers_compiled_off_SOURCES = tests/helpers/compiled_out.c
+tests_helpers_compiled_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
+
+# The Python checks: the scripts exit 77 when the module is not configured
+# (no python/check.env).
+TESTS += tests/python/test_python_module.sh \
+	tests/python/test_python_plugin.sh
+if HAVE_PYTHON
+check_PROGRAMS += tests/python/other_version_daemon
+tests_python_other_version_daemon_SOURCES = tests/python/other_version_daemon.c
+tests_python_other_version_daemon_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
+	$(PROTOBUF_C_CFLAGS)
+tests_python_other_version_daemon_LDADD = proto/libhrproto.la \
+	$(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
 endif
+
+if HAVE_CMOCKA
+# --- lib: the test library ---------------------------------------------
+check_LIBRARIES = tests/lib/libharness.a
+tests_lib_libharness_a_SOURCES = tests/lib/harness.c tests/lib/harness.h \
+	tests/lib/harness_rows.c tests/lib/harness_rows.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h \
+	tests/lib/harness_send.c tests/lib/harness_send.h
+tests_lib_libharness_a_CFLAGS = $(TEST_CFLAGS) $(NANOMSG_CFLAGS)
+
+# What the tests link: the library first, then what it needs.
+HARNESS_LIBS = tests/lib/libharness.a $(CMOCKA_LIBS)
+HARNESS_SEND_LIBS = tests/lib/libharness.a proto/libhrproto.la \
+	$(CMOCKA_LIBS) $(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
+HRD_TEST_LIBS = tests/lib/libharness.a daemon/libhrd.la $(CMOCKA_LIBS) \
+	$(PROTOBUF_C_LIBS)
+OPS_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS)
+OPS_TEST_LIBS = ops/libhrops.la $(CMOCKA_LIBS)
+
+# --- unit: one per module ----------------------------------------------
+UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
+	tests/unit/test_clock tests/unit/test_client tests/unit/test_report \
+	tests/unit/test_daemon_agg tests/unit/test_daemon_stats \
+	tests/unit/test_daemon_ingest tests/unit/test_state \
+	tests/unit/test_calib tests/unit/test_ops_half tests/unit/test_ops_add \
+	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
+	tests/unit/test_ops_cuda tests/unit/test_ops_symbols
+check_PROGRAMS += $(UNIT_TESTS)
+TESTS += $(UNIT_TESTS)
+
+# The client.
+tests_unit_test_stack_SOURCES = tests/unit/test_stack.c
+tests_unit_test_stack_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_stack_LDADD = $(CMOCKA_LIBS)
+tests_unit_test_codec_SOURCES = tests/unit/test_codec.c client/encode.c
+tests_unit_test_codec_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_codec_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) \
+	$(PROTOBUF_C_LIBS)
+tests_unit_test_clock_SOURCES = tests/unit/test_clock.c client/clock.c
+tests_unit_test_clock_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_clock_LDADD = $(CMOCKA_LIBS)
+tests_unit_test_client_SOURCES = tests/unit/test_client.c
+tests_unit_test_client_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_client_LDADD = client/libhostrange.la $(HARNESS_LIBS)
+
+# The daemon's pure logic (libhrd).
+tests_unit_test_report_SOURCES = tests/unit/test_report.c
+tests_unit_test_report_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_report_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_daemon_agg_SOURCES = tests/unit/test_daemon_agg.c
+tests_unit_test_daemon_agg_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_daemon_agg_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_daemon_stats_SOURCES = tests/unit/test_daemon_stats.c
+tests_unit_test_daemon_stats_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_daemon_stats_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_daemon_ingest_SOURCES = tests/unit/test_daemon_ingest.c
+tests_unit_test_daemon_ingest_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_daemon_ingest_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_state_SOURCES = tests/unit/test_state.c
+tests_unit_test_state_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_state_LDADD = $(HRD_TEST_LIBS)
+# The observer cost's pure logic: children, calibrations, observer fields.
+tests_unit_test_calib_SOURCES = tests/unit/test_calib.c
+tests_unit_test_calib_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_calib_LDADD = $(HRD_TEST_LIBS)
+
+# The operators (libhrops), checked against bench/ref.c.
+tests_unit_test_ops_half_SOURCES = tests/unit/test_ops_half.c
+tests_unit_test_ops_half_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
+tests_unit_test_ops_half_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_ops_half_LDADD = $(CMOCKA_LIBS)
+tests_unit_test_ops_add_SOURCES = tests/unit/test_ops_add.c bench/ref.c \
+	bench/ref.h
+tests_unit_test_ops_add_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
+tests_unit_test_ops_add_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_ops_add_LDADD = $(OPS_TEST_LIBS)
+tests_unit_test_ops_gemm_SOURCES = tests/unit/test_ops_gemm.c bench/ref.c \
+	bench/ref.h
+tests_unit_test_ops_gemm_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
+tests_unit_test_ops_gemm_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_ops_gemm_LDADD = $(OPS_TEST_LIBS)
+tests_unit_test_ops_cache_SOURCES = tests/unit/test_ops_cache.c bench/ref.c \
+	bench/ref.h
+tests_unit_test_ops_cache_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
+tests_unit_test_ops_cache_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_ops_cache_LDADD = $(OPS_TEST_LIBS)
+tests_unit_test_ops_cuda_SOURCES = tests/unit/test_ops_cuda.c bench/ref.c \
+	bench/ref.h
+tests_unit_test_ops_cuda_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
+tests_unit_test_ops_cuda_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_ops_cuda_LDADD = $(OPS_TEST_LIBS)
+tests_unit_test_ops_symbols_SOURCES = tests/unit/test_ops_symbols.c
+tests_unit_test_ops_symbols_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
+tests_unit_test_ops_symbols_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_ops_symbols_LDADD = $(CMOCKA_LIBS)
+
+# --- service: real daemons and processes --------------------------------
+SERVICE_TESTS = tests/service/test_integration \
+	tests/service/test_client_daemon tests/service/test_daemon_service \
+	tests/service/test_daemon_cli tests/service/test_ops_ranges \
+	tests/service/test_observer
+check_PROGRAMS += $(SERVICE_TESTS)
+TESTS += $(SERVICE_TESTS) tests/service/test_compiled_out.sh
+
+tests_service_test_integration_SOURCES = tests/service/test_integration.c
+tests_service_test_integration_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_integration_LDADD = $(HARNESS_LIBS)
+tests_service_test_client_daemon_SOURCES = \
+	tests/service/test_client_daemon.c
+tests_service_test_client_daemon_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_client_daemon_LDADD = $(HARNESS_LIBS)
+tests_service_test_daemon_service_SOURCES = \
+	tests/service/test_daemon_service.c
+tests_service_test_daemon_service_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_daemon_service_LDADD = $(HARNESS_SEND_LIBS)
+tests_service_test_daemon_cli_SOURCES = tests/service/test_daemon_cli.c
+tests_service_test_daemon_cli_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_daemon_cli_LDADD = $(HARNESS_SEND_LIBS)
+tests_service_test_ops_ranges_SOURCES = tests/service/test_ops_ranges.c
+tests_service_test_ops_ranges_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
+tests_service_test_ops_ranges_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_ops_ranges_LDADD = $(HARNESS_LIBS) ops/libhrops.la
+
+# The observer cost: calibration, --control, and the accuracy of corrected
+# figures (a real daemon, hostrange-bench, and this test as the workload).
+if HOST_RANGE_PROFILING
+OBSERVER_TEST_CPPFLAGS = -DBENCH_HAS_RANGES=1
+else
+OBSERVER_TEST_CPPFLAGS = -DBENCH_HAS_RANGES=0
+endif
+tests_service_test_observer_SOURCES = tests/service/test_observer.c
+tests_service_test_observer_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(OBSERVER_TEST_CPPFLAGS)
+tests_service_test_observer_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_observer_LDADD = client/libhostrange.la \
+	$(HARNESS_SEND_LIBS)
+
+# Readiness for systemd (sd_notify), when built with libsystemd.
+if HAVE_SYSTEMD
+check_PROGRAMS += tests/service/test_daemon_notify
+TESTS += tests/service/test_daemon_notify
+endif
+tests_service_test_daemon_notify_SOURCES = tests/service/test_daemon_notify.c
+tests_service_test_daemon_notify_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_daemon_notify_LDADD = $(HARNESS_LIBS)
+
+# Faults injected into real daemons and clients, and hostile input from
+# tools nobody here wrote (protoc, nanocat).
+FAULT_TESTS = tests/service/test_fault_client tests/service/test_fault_scale \
+	tests/service/test_fault_disk tests/service/test_fault_rundir \
+	tests/service/test_hostile
+check_PROGRAMS += $(FAULT_TESTS)
+TESTS += $(FAULT_TESTS)
+tests_service_test_fault_client_SOURCES = tests/service/test_fault_client.c
+tests_service_test_fault_client_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_fault_client_LDADD = $(HARNESS_LIBS)
+tests_service_test_fault_scale_SOURCES = tests/service/test_fault_scale.c
+tests_service_test_fault_scale_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_fault_scale_LDADD = $(HARNESS_LIBS)
+tests_service_test_fault_disk_SOURCES = tests/service/test_fault_disk.c
+tests_service_test_fault_disk_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_fault_disk_LDADD = $(HARNESS_LIBS)
+tests_service_test_fault_rundir_SOURCES = tests/service/test_fault_rundir.c
+tests_service_test_fault_rundir_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_fault_rundir_LDADD = $(HARNESS_LIBS)
+tests_service_test_hostile_SOURCES = tests/service/test_hostile.c \
+	client/encode.c client/encode.h
+tests_service_test_hostile_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_hostile_LDADD = $(HARNESS_LIBS) proto/libhrproto.la \
+	$(PROTOBUF_C_LIBS)
+endif
+
+# The soak: 8 clients for SOAK_SECONDS (default 600) while the report is
+# dumped every second; not part of make check.
+soak: all tests/helpers/recorder$(EXEEXT)
+	@HOSTRANGED=$(abs_top_builddir)/daemon/hostranged \
+	HOSTRANGECTL=$(abs_top_builddir)/daemon/hostrangectl \
+	HOSTRANGE_TEST_RECORDER=$(abs_top_builddir)/tests/helpers/recorder \
+	$(SHELL) $(srcdir)/tests/service/soak.sh
+.PHONY: soak

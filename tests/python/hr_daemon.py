@@ -1,8 +1,8 @@
 """Helpers of the checks of the Python module and its plugin: a real hostranged
 on a private temporary runtime directory, programs run with their output
 captured, and reports read back. The programs come from the environment that
-`make check` sets (HOSTRANGED, HOSTRANGECTL) and tests/test_python_*.sh adds
-(HR_PYTHON, HRPY_PATH, ...)."""
+`make check` sets (HOSTRANGED, HOSTRANGECTL) and
+tests/python/test_python_*.sh adds (HR_PYTHON, HRPY_PATH, ...)."""
 
 import json
 import os

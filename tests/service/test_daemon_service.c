@@ -1,0 +1,420 @@
+/*
+ * hostranged as a service, with a real daemon on private directories:
+ * state across a SIGKILL and a clean stop, record with four reporting
+ * children, rejections over the socket, refusals of a runtime directory,
+ * the connecting group, an unwritable state directory, and a second daemon
+ * on the same state directory.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <nanomsg/nn.h>
+#include <nanomsg/reqrep.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "proto/hostrange.pb-c.h"
+#include "proto/protocol.h"
+#include "tests/lib/harness_batch.h"
+#include "tests/lib/harness_send.h"
+#include "tests/lib/harness.h"
+
+static int setup(void **state)
+{
+    struct harness_daemon *d = calloc(1, sizeof *d);
+
+    harness_mkdtemp(d->dir, sizeof d->dir, "svc");
+    *state = d;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    harness_daemon_stop(*state);
+    free(*state);
+    return 0;
+}
+
+/* Batch seq of client pid, with samples of both nodes and a record. */
+static int send_batch(const char *dir, uint32_t pid, uint64_t seq)
+{
+    struct db_batch x;
+    int status;
+
+    db_init(&x, pid, seq);
+    for (uint32_t i = 0; i < 20; i++)
+        db_sample(&x, i % 4, i % 2, 1000 * seq + i, 500 * seq);
+    db_record(&x, 1, 30000 + seq);
+    status = harness_send_batch(dir, &x, NULL, 0);
+    db_fini(&x);
+    return status;
+}
+
+/* The report with every field (caller frees). */
+static char *dump(const char *dir)
+{
+    struct harness_run r;
+
+    harness_ctl(dir, &r, "dump", "--fields", "all", (char *)NULL);
+    assert_true(harness_exited(r.status, 0));
+    free(r.err);
+    return r.out;
+}
+
+static char *stats(const char *dir)
+{
+    struct harness_run r;
+
+    harness_ctl(dir, &r, "stats", (char *)NULL);
+    assert_true(harness_exited(r.status, 0));
+    free(r.err);
+    return r.out;
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char p[512];
+    struct stat st;
+
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &st) == 0;
+}
+
+/* A directory next to the runtime one, for state. */
+static void state_dir(const struct harness_daemon *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s.state", d->dir);
+}
+
+static void rm_rf(const char *dir)
+{
+    char cmd[600];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Acknowledged batches survive SIGKILL; a resend after the restart is a
+ * duplicate; the report is the same. */
+static void test_restart_after_sigkill(void **state)
+{
+    struct harness_daemon *d = *state;
+    char sdir[300], *before, *after, *st;
+    const char *args[] = { "--state-dir", sdir, NULL };
+
+    state_dir(d, sdir, sizeof sdir);
+    harness_daemon_start_args(d, args);
+    for (uint64_t seq = 1; seq <= 3; seq++)
+        assert_int_equal(send_batch(d->dir, 11, seq),
+                         HOSTRANGE__ACK__STATUS__OK);
+    assert_int_equal(send_batch(d->dir, 12, 1), HOSTRANGE__ACK__STATUS__OK);
+    before = dump(d->dir);
+    assert_non_null(strstr(before, "\"count\":"));
+    assert_true(WIFSIGNALED(harness_daemon_signal(d, SIGKILL)));
+
+    harness_daemon_start_args(d, args);
+    after = dump(d->dir);
+    assert_string_equal(before, after);
+    assert_int_equal(send_batch(d->dir, 11, 3),
+                     HOSTRANGE__ACK__STATUS__DUPLICATE);
+    assert_int_equal(send_batch(d->dir, 11, 4), HOSTRANGE__ACK__STATUS__OK);
+    st = stats(d->dir);
+    assert_non_null(strstr(st, "state.status ok\n"));
+    assert_non_null(strstr(st, "state.replayed_records 4\n"));
+    assert_non_null(strstr(st, "daemon.clients 2\n"));
+    assert_non_null(strstr(st, "client.1.duplicates 1\n"));
+    assert_non_null(strstr(st, "client.1.batches 4\n"));
+    free(st);
+    free(before);
+    free(after);
+    rm_rf(sdir);
+}
+
+/* SIGTERM: exit 0 with a snapshot written and the journals gone; the next
+ * start has everything. */
+static void test_clean_stop(void **state)
+{
+    struct harness_daemon *d = *state;
+    char sdir[300], *before, *after;
+    const char *args[] = { "--state-dir", sdir, NULL };
+    struct harness_run r;
+    int status;
+
+    state_dir(d, sdir, sizeof sdir);
+    harness_daemon_start_args(d, args);
+    assert_int_equal(send_batch(d->dir, 21, 1), HOSTRANGE__ACK__STATUS__OK);
+    assert_int_equal(send_batch(d->dir, 21, 2), HOSTRANGE__ACK__STATUS__OK);
+    harness_ctl(d->dir, &r, "reset", "--node", "n2", (char *)NULL);
+    assert_true(harness_exited(r.status, 0));
+    /* n2 has (cold, binding.body) and (warm, dispatch.call). */
+    assert_string_equal(r.out, "dropped 2 keys\n");
+    harness_run_free(&r);
+    before = dump(d->dir);
+    assert_null(strstr(before, "\"nodeid\":\"n2\""));
+    status = harness_daemon_signal(d, SIGTERM);
+    assert_true(harness_exited(status, 0));
+    assert_true(exists(sdir, "snapshot"));
+    assert_false(exists(sdir, "journal.1"));
+    assert_false(exists(d->dir, HRP_INGEST_NAME));
+
+    harness_daemon_start_args(d, args);
+    after = dump(d->dir);
+    assert_string_equal(before, after);
+    free(before);
+    free(after);
+    assert_true(harness_exited(harness_daemon_signal(d, SIGINT), 0));
+    rm_rf(sdir);
+}
+
+/* record: a command that starts four children that all report. */
+static void test_record_four_children(void **state)
+{
+    struct harness_daemon *d = *state;
+    char out[300], script[1024];
+    char *argv[] = { (char *)harness_program("HOSTRANGECTL"), "record", "-o",
+                     out, "--format", "csv", "--", "/bin/sh", "-c", script,
+                     NULL };
+    struct harness_run r;
+    char line[4096];
+    FILE *f;
+    int rows = 0, seen = 0;
+
+    snprintf(out, sizeof out, "%s/report.csv", d->dir);
+    snprintf(script, sizeof script,
+             "for i in 1 2 3 4; do '%s' -c 25 -r 3 & done; wait; exit 5",
+             harness_program("HOSTRANGE_TEST_WORKLOAD"));
+    harness_run(argv, NULL, 120, &r);
+    assert_true(harness_exited(r.status, 5));
+    harness_run_free(&r);
+    f = fopen(out, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    assert_string_equal(line, "nodeid,operator,backend,phase,range,metric,"
+                              "count,unit,mean,median\n");
+    while (fgets(line, sizeof line, f) != NULL) {
+        /* Four processes: 4 x 25 warm calls, 4 cold ones, 4 x 3 records
+         * (20000, 20001, 20002 from each). */
+        static const char *const want[] = {
+            "tests/workload::node[1],synthetic,cpu,warm,workload.inner,self,"
+            "100,ns,",
+            "tests/workload::node[0],synthetic,cpu,cold,workload.outer,"
+            "inclusive,4,ns,",
+            "tests/workload::node[1],synthetic,cpu,warm,end_to_end,inclusive,"
+            "12,ns,20001.0,20001.0\n",
+        };
+        rows++;
+        for (int i = 0; i < 3; i++)
+            seen += strncmp(line, want[i], strlen(want[i])) == 0;
+    }
+    fclose(f);
+    assert_int_equal(rows, 18);
+    assert_int_equal(seen, 3);
+}
+
+/* Every rejection reason over the socket, counted; the daemon serves on. */
+static void test_rejections(void **state)
+{
+    struct harness_daemon *d = *state;
+    struct db_batch x;
+    uint8_t *buf, junk[64];
+    size_t len;
+    uint64_t seq;
+    char *st, *big;
+    static const struct {
+        const char *name;
+        int kind;
+    } cases[] = {
+        { "version", 0 }, { "sequence", 1 }, { "array_length", 2 },
+        { "index", 3 }, { "phase", 4 }, { "string", 5 }, { "value", 6 },
+    };
+
+    harness_daemon_start_args(d, NULL);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        db_init(&x, 31, 9);
+        db_sample(&x, 1, 0, 900, 400);
+        db_sample(&x, 1, 1, 300, 300);
+        switch (cases[c].kind) {
+        case 0: x.b.version = 2; break;
+        case 1: x.b.seq = 0; break;
+        case 2: x.b.n_self_ns = 1; break;
+        case 3: x.b.sample_range[1] = 7; break;
+        case 4: x.l[1].phase = 0; break;
+        case 5: x.b.ranges[0] = ""; break;
+        default: x.b.self_ns[0] = 901; break;
+        }
+        buf = db_pack(&x, &len);
+        assert_int_equal(harness_send_bytes(d->dir, buf, len, &seq, NULL, 0),
+                         HOSTRANGE__ACK__STATUS__REJECTED);
+        assert_int_equal(seq, x.b.seq);
+        free(buf);
+        db_fini(&x);
+    }
+    memset(junk, 0xff, sizeof junk);
+    assert_int_equal(harness_send_bytes(d->dir, junk, sizeof junk, NULL,
+                                        NULL, 0),
+                     HOSTRANGE__ACK__STATUS__REJECTED);
+    big = calloc(1, HRP_MAX_INGEST_BYTES + 1);
+    assert_int_equal(harness_send_bytes(d->dir, big, HRP_MAX_INGEST_BYTES + 1,
+                                        NULL, NULL, 0),
+                     HOSTRANGE__ACK__STATUS__REJECTED);
+    free(big);
+
+    st = stats(d->dir);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        char want[64];
+        snprintf(want, sizeof want, "rejected.%s 1\n", cases[c].name);
+        if (strstr(st, want) == NULL)
+            fail_msg("no '%s' in:\n%s", want, st);
+    }
+    assert_non_null(strstr(st, "rejected.malformed 1\n"));
+    assert_non_null(strstr(st, "rejected.oversize 1\n"));
+    assert_non_null(strstr(st, "daemon.keys 0\n"));
+    free(st);
+    /* Still serving. */
+    assert_int_equal(send_batch(d->dir, 32, 1), HOSTRANGE__ACK__STATUS__OK);
+}
+
+/* Runs hostranged on d->dir with args; expects exit 1 and `want` in its
+ * one-line error. */
+static void expect_refusal(struct harness_daemon *d, const char *extra,
+                           const char *extra_value, const char *want)
+{
+    char *argv[] = { (char *)harness_program("HOSTRANGED"), "--runtime-dir",
+                     d->dir, (char *)extra, (char *)extra_value, NULL };
+    struct harness_run r;
+
+    harness_run(argv, NULL, 30, &r);
+    assert_true(harness_exited(r.status, 1));
+    if (strstr(r.err, want) == NULL)
+        fail_msg("no '%s' in: %s", want, r.err);
+    assert_non_null(strchr(r.err, '\n'));
+    assert_true(strchr(r.err, '\n')[1] == '\0');
+    harness_run_free(&r);
+}
+
+static void test_runtime_dir_refusals(void **state)
+{
+    struct harness_daemon *d = *state;
+
+    assert_int_equal(chmod(d->dir, 0770), 0);
+    expect_refusal(d, NULL, NULL, "must not be group- or world-writable");
+    assert_int_equal(chmod(d->dir, 0702), 0);
+    expect_refusal(d, NULL, NULL, "has mode 0702");
+    assert_int_equal(chmod(d->dir, 0700), 0);
+    if (geteuid() == 0) {
+        assert_int_equal(chown(d->dir, 65534, (gid_t)-1), 0);
+        expect_refusal(d, NULL, NULL, "is owned by uid 65534");
+        assert_int_equal(chown(d->dir, 0, (gid_t)-1), 0);
+    }
+    /* Nothing was left behind by the refusals. */
+    assert_false(exists(d->dir, HRP_INGEST_NAME));
+    assert_false(exists(d->dir, HRP_LOCK_NAME));
+}
+
+/* --group: the directory 0750 and the sockets 0660, both of the group. */
+static void test_group(void **state)
+{
+    struct harness_daemon *d = *state;
+    struct group *g = getgrgid(getegid());
+    const char *args[] = { "--group", NULL, NULL };
+    char p[512];
+    struct stat st;
+
+    if (g == NULL)
+        skip();
+    args[1] = g->gr_name;
+    harness_daemon_start_args(d, args);
+    assert_int_equal(stat(d->dir, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0750);
+    assert_int_equal(st.st_gid, getegid());
+    snprintf(p, sizeof p, "%s/%s", d->dir, HRP_INGEST_NAME);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0660);
+    assert_int_equal(st.st_gid, getegid());
+    snprintf(p, sizeof p, "%s/%s", d->dir, HRP_CONTROL_NAME);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0660);
+    assert_int_equal(send_batch(d->dir, 41, 1), HOSTRANGE__ACK__STATUS__OK);
+}
+
+/* A state directory that cannot be made: the daemon serves, says so, and
+ * answers batches RETRY (the client keeps them). */
+static void test_unwritable_state(void **state)
+{
+    struct harness_daemon *d = *state;
+    char file[300], sdir[400], *st, *out;
+    const char *args[] = { "--state-dir", sdir, NULL };
+    FILE *f;
+
+    snprintf(file, sizeof file, "%s/not-a-dir", d->dir);
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(sdir, sizeof sdir, "%s/state", file);
+    harness_daemon_start_args(d, args);
+    assert_int_equal(send_batch(d->dir, 51, 1), HOSTRANGE__ACK__STATUS__RETRY);
+    st = stats(d->dir);
+    assert_non_null(strstr(st, "state.status degraded\n"));
+    assert_non_null(strstr(st, "state.last_error cannot create the state "
+                               "directory"));
+    assert_non_null(strstr(st, "daemon.retries 1\n"));
+    free(st);
+    out = dump(d->dir);
+    assert_string_equal(out, "");
+    free(out);
+}
+
+/* Two daemons (two runtime directories) on one state directory: the
+ * second is refused. */
+static void test_state_dir_taken(void **state)
+{
+    struct harness_daemon *d = *state;
+    char sdir[300], other[300];
+    const char *args[] = { "--state-dir", sdir, NULL };
+    char *argv[] = { (char *)harness_program("HOSTRANGED"), "--runtime-dir",
+                     other, "--state-dir", sdir, NULL };
+    struct harness_run r;
+
+    state_dir(d, sdir, sizeof sdir);
+    harness_daemon_start_args(d, args);
+    snprintf(other, sizeof other, "%s/other", d->dir);
+    harness_run(argv, NULL, 30, &r);
+    assert_true(harness_exited(r.status, 1));
+    assert_non_null(strstr(r.err, "another hostranged uses the state "
+                                  "directory"));
+    harness_run_free(&r);
+    rm_rf(sdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_restart_after_sigkill, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_clean_stop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record_four_children, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_rejections, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_runtime_dir_refusals, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_group, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unwritable_state, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_state_dir_taken, setup,
+                                        teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,501 @@
+/*
+ * Input that nobody here wrote, to a real hostranged:
+ *
+ * - a batch that Google's protoc encodes from a text-format message is
+ *   taken and aggregated exactly like the same batch encoded by the
+ *   client's encoder (hr__batch_encode): the same report, field for field;
+ * - random bytes, truncated batches, batches of another protocol version,
+ *   batches over the size cap, batches with an index out of range (and
+ *   with every other kind of invalid field), each sent with nanocat to the
+ *   ingest socket, and garbage sent to the control socket: each is
+ *   answered with its reason, counted under it in `hostrangectl stats`,
+ *   and changes nothing; the daemon goes on serving the same report and
+ *   takes the next valid batch.
+ *
+ * The batches with invalid fields are made from the text format with
+ * protoc too. Skips (77) when protoc or nanocat is missing (Debian:
+ * protobuf-compiler, nanomsg-utils).
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "client/encode.h"
+#include "proto/protocol.h"
+#include "tests/lib/harness.h"
+
+static char g_protoc[4096], g_nanocat[4096], g_work[256];
+static int g_files;
+
+/* --- the batch, from the client's encoder and as text -------------------- */
+
+static const char *const range_names[] = { "dispatch.call", "operator.call",
+                                           "end_to_end" };
+
+static const char *range_name(uint32_t id)
+{
+    return id >= 1 && id <= 3 ? range_names[id - 1] : NULL;
+}
+
+/* Label ids 1 (warm) and 2 (cold) of one node. */
+static int label_get(uint32_t id, const char **node, const char **op,
+                     const char **backend, unsigned *phase)
+{
+    if (id < 1 || id > 2)
+        return -1;
+    *node = "tests/hostile::node";
+    *op = "add";
+    *backend = "cpu";
+    *phase = id == 1 ? HRP_PHASE_WARM : HRP_PHASE_COLD;
+    return 0;
+}
+
+static const struct hr__namer namer = { range_name, label_get };
+
+/* The samples: label id, range id, inclusive and self nanoseconds. */
+static const uint32_t s_label[8] = { 1, 1, 1, 1, 1, 1, 2, 2 };
+static const uint32_t s_range[8] = { 1, 2, 1, 2, 1, 2, 1, 2 };
+static const uint64_t s_incl[8] = { 1000, 600, 1200, 700, 900, 600, 5000,
+                                    3000 };
+static const uint64_t s_self[8] = { 400, 600, 500, 700, 300, 600, 2000,
+                                    3000 };
+static const uint64_t r_ns[2] = { 2500, 2700 };
+
+/* The client's encoding of the batch (caller frees): `samples` samples
+ * (more than 8 repeat them), the records, 7 events lost under label 1. */
+static uint8_t *client_batch(uint32_t pid, uint64_t seq, uint32_t samples,
+                             size_t *len)
+{
+    static const uint32_t lost_ids[1] = { 1 };
+    static const uint64_t lost_counts[1] = { 7 };
+    struct hr__builder b = { 0 };
+    struct hr__batch_header h = { 0 };
+    uint32_t rec_label[2] = { 1, 1 }, rec_range[2] = { 3, 3 };
+    uint8_t *out = NULL;
+
+    b.n = samples;
+    b.nrec = 2;
+    b.label = calloc(samples, sizeof *b.label);
+    b.range = calloc(samples, sizeof *b.range);
+    b.incl = calloc(samples, sizeof *b.incl);
+    b.self = calloc(samples, sizeof *b.self);
+    assert_true(b.label && b.range && b.incl && b.self);
+    for (uint32_t i = 0; i < samples; i++) {
+        b.label[i] = s_label[i % 8];
+        b.range[i] = s_range[i % 8];
+        b.incl[i] = s_incl[i % 8];
+        b.self[i] = s_self[i % 8];
+    }
+    b.rec_label = rec_label;
+    b.rec_range = rec_range;
+    b.rec_ns = (uint64_t *)r_ns;
+    h.pid = pid;
+    h.instance = 0x1111;
+    h.process_label = "hostile-client";
+    h.seq = seq;
+    h.clock = "monotonic";
+    h.lost_events = 7;
+    h.lost_ids = lost_ids;
+    h.lost_counts = lost_counts;
+    h.n_lost = 1;
+    assert_int_equal(hr__batch_encode(&b, &h, &namer, &out, len), 0);
+    free(b.label);
+    free(b.range);
+    free(b.incl);
+    free(b.self);
+    return out;
+}
+
+/* The same batch as a text-format message, with each field's text
+ * replaceable (NULL: the batch's own). */
+struct text {
+    const char *version, *seq, *node, *phase, *sample_label, *sample_range,
+        *self_ns, *record_range, *lost_label;
+};
+
+static void batch_text(char *buf, size_t len, const struct text *t)
+{
+#define OR(f, v) (t->f != NULL ? t->f : (v))
+    snprintf(buf, len,
+             "%s\n"
+             "pid: 4343\n"
+             "instance: 8738\n"
+             "process_label: \"protoc\"\n"
+             "seq: %s\n"
+             "labels { node_id: \"%s\" operator: \"add\" backend: \"cpu\" "
+             "phase: %s }\n"
+             "labels { node_id: \"tests/hostile::node\" operator: \"add\" "
+             "backend: \"cpu\" phase: 1 }\n"
+             "ranges: \"dispatch.call\"\n"
+             "ranges: \"operator.call\"\n"
+             "ranges: \"end_to_end\"\n"
+             "sample_label: [%s]\n"
+             "sample_range: [%s]\n"
+             "inclusive_ns: [1000, 600, 1200, 700, 900, 600, 5000, 3000]\n"
+             "self_ns: [%s]\n"
+             "record_label: [0, 0]\n"
+             "record_range: [%s]\n"
+             "record_ns: [2500, 2700]\n"
+             "lost_events: 7\n"
+             "clock: \"monotonic\"\n"
+             "lost_label: [%s]\n"
+             "lost_by_label: [7]\n",
+             OR(version, "version: 1"), OR(seq, "1"),
+             OR(node, "tests/hostile::node"), OR(phase, "2"),
+             OR(sample_label, "0, 0, 0, 0, 0, 0, 1, 1"),
+             OR(sample_range, "0, 1, 0, 1, 0, 1, 0, 1"),
+             OR(self_ns, "400, 600, 500, 700, 300, 600, 2000, 3000"),
+             OR(record_range, "2, 2"), OR(lost_label, "0"));
+#undef OR
+}
+
+/* --- files, protoc, nanocat ---------------------------------------------- */
+
+static void new_file(char *path, size_t len)
+{
+    snprintf(path, len, "%s/msg%d", g_work, g_files++);
+}
+
+static void write_bytes(char *path, size_t plen, const void *p, size_t n)
+{
+    new_file(path, plen);
+    harness_write_file(path, p, n);
+}
+
+/* Encodes text as message type `type` with protoc into a new file. */
+static void protoc_encode(const char *type, const char *text, char *path,
+                          size_t plen)
+{
+    const char *srcdir = getenv("srcdir");
+    char in[300], cmd[9000];
+
+    new_file(in, sizeof in);
+    harness_write_file(in, text, strlen(text));
+    new_file(path, plen);
+    snprintf(cmd, sizeof cmd,
+             "'%s' --encode=hostrange.%s --proto_path='%s/proto' "
+             "'%s/proto/hostrange.proto' < '%s' > '%s'",
+             g_protoc, type, srcdir != NULL ? srcdir : ".",
+             srcdir != NULL ? srcdir : ".", in, path);
+    if (system(cmd) != 0)
+        fail_msg("protoc could not encode:\n%s", text);
+}
+
+/* Sends the file at path to socket `name` of the daemon on dir with
+ * nanocat; returns the answer as nanocat quotes it (caller frees). */
+static char *nanocat_send(const char *dir, const char *name, const char *path)
+{
+    char url[400];
+    char *argv[] = { g_nanocat, "--req", "--connect", url, "-F",
+                     (char *)path, "--recv-timeout", "20", "--quoted",
+                     NULL };
+    struct harness_run r;
+    char *answer;
+
+    hrp_endpoint(url, sizeof url, dir, name);
+    harness_run(argv, NULL, 120, &r);
+    if (!harness_exited(r.status, 0) || r.out[0] == '\0')
+        fail_msg("nanocat got no answer (status %d): %s", r.status, r.err);
+    answer = r.out;
+    r.out = NULL;
+    harness_run_free(&r);
+    return answer;
+}
+
+/* Sends a batch file that must be taken (status OK: no error text). */
+static void send_ok(const char *dir, const char *path)
+{
+    char *answer = nanocat_send(dir, HRP_INGEST_NAME, path);
+
+    if (strstr(answer, "rejected") != NULL || strstr(answer, "again") != NULL)
+        fail_msg("a valid batch was not taken: %s", answer);
+    free(answer);
+}
+
+/* --- tests --------------------------------------------------------------- */
+
+static int setup(void **state)
+{
+    struct harness_daemon *d = calloc(1, sizeof *d);
+
+    harness_daemon_start(d);
+    harness_mkdtemp(g_work, sizeof g_work, "hostile");
+    *state = d;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    harness_daemon_stop(*state);
+    free(*state);
+    harness_rm_rf(g_work);
+    return 0;
+}
+
+/* protoc's encoding of the text and the client's encoding of the same
+ * batch give the same report and the same client counters. */
+static void test_protoc_batch(void **state)
+{
+    struct harness_daemon *d = *state, other = { { 0 }, 0 };
+    char path[300], text[4096], *rep_client, *rep_protoc, *st1, *st2;
+    struct text t = { 0 };
+    uint8_t *buf;
+    size_t len;
+
+    buf = client_batch(4343, 1, 8, &len);
+    write_bytes(path, sizeof path, buf, len);
+    free(buf);
+    send_ok(d->dir, path);
+    rep_client = harness_dump(d->dir, "all");
+    st1 = harness_stats(d->dir);
+
+    harness_daemon_start(&other);
+    batch_text(text, sizeof text, &t);
+    protoc_encode("Batch", text, path, sizeof path);
+    send_ok(other.dir, path);
+    rep_protoc = harness_dump(other.dir, "all");
+    st2 = harness_stats(other.dir);
+    assert_string_equal(rep_protoc, rep_client);
+
+    /* The numbers themselves. */
+    assert_non_null(strstr(rep_client,
+        "{\"nodeid\":\"tests/hostile::node\",\"operator\":\"add\","
+        "\"backend\":\"cpu\",\"phase\":\"warm\",\"range\":\"dispatch.call\","
+        "\"metric\":\"inclusive\",\"count\":3,\"unit\":\"ns\","
+        "\"mean\":1033.3333333333333,\"median\":1000.0,\"min\":900.0,"
+        "\"max\":1200.0,"));
+    assert_non_null(strstr(rep_client,
+        "\"phase\":\"warm\",\"range\":\"operator.call\",\"metric\":\"self\","
+        "\"count\":3,\"unit\":\"ns\",\"mean\":633.3333333333334,"
+        "\"median\":600.0,"));
+    assert_non_null(strstr(rep_client,
+        "\"phase\":\"cold\",\"range\":\"dispatch.call\",\"metric\":\"self\","
+        "\"count\":1,\"unit\":\"ns\",\"mean\":2000.0,\"median\":2000.0,"));
+    assert_non_null(strstr(rep_client,
+        "\"phase\":\"warm\",\"range\":\"end_to_end\",\"metric\":"
+        "\"inclusive\",\"count\":2,\"unit\":\"ns\",\"mean\":2600.0,"
+        "\"median\":2600.0,"));
+    assert_non_null(strstr(rep_client, "\"lost\":7}"));
+    for (int i = 0; i < 2; i++) {
+        const char *st = i == 0 ? st1 : st2;
+        assert_int_equal(harness_stat(st, "daemon.clients"), 1);
+        assert_int_equal(harness_stat(st, "client.1.pid"), 4343);
+        assert_int_equal(harness_stat(st, "client.1.events"), 10);
+        assert_int_equal(harness_stat(st, "client.1.lost_events"), 7);
+        assert_int_equal(harness_stat(st, "daemon.events"), 18);
+        assert_int_equal(harness_stat_rejected(st), 0);
+    }
+    free(rep_client);
+    free(rep_protoc);
+    free(st1);
+    free(st2);
+    harness_daemon_stop(&other);
+}
+
+/* xorshift64: the same "random" bytes on every run. */
+static uint64_t next_random(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+struct hostile {
+    char path[300];
+    const char *reason; /* the counter it must land in */
+    const char *what;
+};
+
+static void test_hostile_batches(void **state)
+{
+    static struct hostile h[32];
+    struct harness_daemon *d = *state;
+    char path[300], text[4096], *before, *after, *st, *answer;
+    uint64_t rnd = 0x9e3779b97f4a7c15ull;
+    static const size_t rnd_sizes[4] = { 1, 16, 300, 5000 };
+    static const char *const reasons[] = {
+        "malformed", "version", "oversize", "array_length", "index",
+        "phase", "string", "value", "sequence",
+    };
+    uint8_t *good, *buf;
+    size_t good_len, len;
+    int n = 0;
+
+    /* What the daemon holds before: one valid batch of client 4242. */
+    good = client_batch(4242, 1, 8, &good_len);
+    write_bytes(path, sizeof path, good, good_len);
+    send_ok(d->dir, path);
+    before = harness_dump(d->dir, "all");
+
+    /* Random bytes. */
+    for (int i = 0; i < 4; i++) {
+        buf = malloc(rnd_sizes[i]);
+        for (size_t j = 0; j < rnd_sizes[i]; j++)
+            buf[j] = (uint8_t)next_random(&rnd);
+        write_bytes(h[n].path, sizeof h[n].path, buf, rnd_sizes[i]);
+        free(buf);
+        h[n].reason = "malformed";
+        h[n++].what = "random bytes";
+    }
+    /* Truncated: inside the process label, inside the packed inclusive
+     * times, one byte short. */
+    {
+        const uint8_t *label = memmem(good, good_len, "hostile-client", 14);
+        static const uint8_t first[8] = { 0xe8, 0x03 }; /* 1000, LE */
+        const uint8_t *incl = memmem(good, good_len, first, 8);
+        size_t cuts[3];
+
+        assert_non_null(label);
+        assert_non_null(incl);
+        cuts[0] = (size_t)(label - good) + 5;
+        cuts[1] = (size_t)(incl - good) + 20;
+        cuts[2] = good_len - 1;
+        for (int i = 0; i < 3; i++) {
+            write_bytes(h[n].path, sizeof h[n].path, good, cuts[i]);
+            h[n].reason = "malformed";
+            h[n++].what = "a truncated batch";
+        }
+    }
+    /* Other protocol versions, and invalid fields, made by protoc. */
+    {
+        static const struct {
+            struct text t;
+            const char *reason, *what;
+        } v[] = {
+            { { .version = "version: 2" }, "version", "version 2" },
+            { { .version = "" }, "version", "no version" },
+            { { .version = "version: 4294967295" }, "version",
+              "version 2^32-1" },
+            { { .sample_label = "0, 0, 0, 0, 0, 0, 1, 2" }, "index",
+              "a label index out of range" },
+            { { .sample_range = "0, 1, 0, 1, 0, 1, 0, 3" }, "index",
+              "a range index out of range" },
+            { { .record_range = "2, 9" }, "index",
+              "a record's range index out of range" },
+            { { .lost_label = "4294967295" }, "index",
+              "a lost count's label index out of range" },
+            { { .sample_label = "0, 0, 0, 0, 0, 0, 1" }, "array_length",
+              "parallel arrays of unequal length" },
+            { { .phase = "3" }, "phase", "phase 3" },
+            { { .node = "" }, "string", "an empty node id" },
+            { { .self_ns = "400, 600, 500, 700, 300, 600, 2000, 3001" },
+              "value", "self time above inclusive time" },
+            { { .seq = "0" }, "sequence", "sequence number 0" },
+        };
+        for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+            batch_text(text, sizeof text, &v[i].t);
+            protoc_encode("Batch", text, h[n].path, sizeof h[n].path);
+            h[n].reason = v[i].reason;
+            h[n++].what = v[i].what;
+        }
+    }
+    /* Over the size cap: a valid batch of 300000 samples (7 MB), and
+     * 4 MiB + 1 bytes of zeros. */
+    buf = client_batch(4242, 2, 300000, &len);
+    assert_true(len > HRP_MAX_INGEST_BYTES);
+    write_bytes(h[n].path, sizeof h[n].path, buf, len);
+    free(buf);
+    h[n].reason = "oversize";
+    h[n++].what = "a valid batch over the size cap";
+    buf = calloc(1, HRP_MAX_INGEST_BYTES + 1);
+    write_bytes(h[n].path, sizeof h[n].path, buf, HRP_MAX_INGEST_BYTES + 1);
+    free(buf);
+    h[n].reason = "oversize";
+    h[n++].what = "4 MiB + 1 bytes";
+
+    for (int i = 0; i < n; i++) {
+        char want[64];
+
+        answer = nanocat_send(d->dir, HRP_INGEST_NAME, h[i].path);
+        snprintf(want, sizeof want, "rejected: %s", h[i].reason);
+        if (strstr(answer, want) == NULL)
+            fail_msg("%s: expected '%s', answered %s", h[i].what, want,
+                     answer);
+        free(answer);
+    }
+
+    /* Garbage to the control socket: random bytes, another version. */
+    buf = malloc(64);
+    for (int j = 0; j < 64; j++)
+        buf[j] = (uint8_t)next_random(&rnd);
+    write_bytes(path, sizeof path, buf, 64);
+    free(buf);
+    answer = nanocat_send(d->dir, HRP_CONTROL_NAME, path);
+    assert_non_null(strstr(answer, "malformed control request"));
+    free(answer);
+    protoc_encode("ControlRequest", "version: 2 ping {}", path, sizeof path);
+    answer = nanocat_send(d->dir, HRP_CONTROL_NAME, path);
+    assert_non_null(strstr(answer, "protocol version mismatch"));
+    free(answer);
+
+    /* Each counted under its reason; nothing else changed. */
+    st = harness_stats(d->dir);
+    for (size_t r = 0; r < sizeof reasons / sizeof reasons[0]; r++) {
+        char key[64];
+        unsigned long long want = 0;
+
+        for (int i = 0; i < n; i++)
+            want += strcmp(h[i].reason, reasons[r]) == 0;
+        snprintf(key, sizeof key, "rejected.%s", reasons[r]);
+        if (harness_stat(st, key) != want)
+            fail_msg("%s is %llu, not %llu:\n%s", key, harness_stat(st, key),
+                     want, st);
+    }
+    assert_int_equal(harness_stat(st, "rejected.control"), 2);
+    assert_int_equal(harness_stat_rejected(st), (unsigned long long)n + 2);
+    assert_int_equal(harness_stat(st, "daemon.clients"), 1);
+    assert_int_equal(harness_stat(st, "client.1.rejected"), 0);
+    assert_int_equal(harness_stat(st, "client.1.events"), 10);
+    assert_int_equal(harness_stat(st, "daemon.events"), 18);
+    free(st);
+    after = harness_dump(d->dir, "all");
+    assert_string_equal(after, before);
+    free(after);
+
+    /* And it takes the next valid batch: every count doubles. */
+    buf = client_batch(4242, 2, 8, &len);
+    write_bytes(path, sizeof path, buf, len);
+    free(buf);
+    send_ok(d->dir, path);
+    after = harness_dump(d->dir, NULL);
+    assert_non_null(strstr(after,
+        "\"phase\":\"warm\",\"range\":\"dispatch.call\",\"metric\":"
+        "\"inclusive\",\"count\":6,\"unit\":\"ns\","
+        "\"mean\":1033.3333333333333,\"median\":1000.0}"));
+    assert_non_null(strstr(after,
+        "\"phase\":\"warm\",\"range\":\"end_to_end\",\"metric\":"
+        "\"inclusive\",\"count\":4,\"unit\":\"ns\",\"mean\":2600.0,"
+        "\"median\":2600.0}"));
+    free(after);
+    free(before);
+    free(good);
+    printf("# %d hostile batches and 2 hostile control requests: all "
+           "rejected and counted\n", n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_protoc_batch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_batches, setup,
+                                        teardown),
+    };
+
+    if (harness_tool("protoc", g_protoc, sizeof g_protoc) == NULL ||
+        harness_tool("nanocat", g_nanocat, sizeof g_nanocat) == NULL) {
+        printf("protoc (protobuf-compiler) or nanocat (nanomsg-utils) is "
+               "missing: skipped\n");
+        return 77;
+    }
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,613 @@
+/*
+ * The observer cost without a daemon process (daemon/observer.c, the
+ * children of ingest, snapshot and report): the children of each key, how
+ * batches with a children array of the wrong length are rejected, children
+ * kept in snapshots (and version 1 snapshots still loading), calibrations
+ * derived from fixed samples, the observer fields and corrections of rows,
+ * and the report's observer columns in every format.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/agg.h"
+#include "daemon/ingest.h"
+#include "daemon/journal.h"
+#include "daemon/observer.h"
+#include "daemon/report.h"
+#include "daemon/snapshot.h"
+#include "proto/hostrange.pb-c.h"
+#include "proto/protocol.h"
+#include "tests/lib/harness_batch.h"
+#include "tests/lib/harness.h"
+
+struct mem {
+    struct hrd_agg agg;
+    struct hrd_ingest in;
+};
+
+static void mem_init(struct mem *m)
+{
+    hrd_agg_init(&m->agg);
+    hrd_ingest_init(&m->in, &m->agg);
+}
+
+static void mem_fini(struct mem *m)
+{
+    hrd_ingest_fini(&m->in);
+    hrd_agg_fini(&m->agg);
+}
+
+/* Hands a batch to ingest; returns the result and the ack's error text in
+ * why (when not NULL). */
+static enum hrd_ingest_result handle(struct hrd_ingest *in,
+                                     const struct db_batch *x, char *why,
+                                     size_t whylen)
+{
+    enum hrd_ingest_result res;
+    enum hrd_reject reason;
+    Hostrange__Ack *a;
+    uint8_t *buf, *ack;
+    size_t len, alen;
+
+    buf = db_pack(x, &len);
+    res = hrd_ingest_handle(in, buf, len, &ack, &alen, &reason);
+    assert_non_null(ack);
+    a = hostrange__ack__unpack(NULL, alen, ack);
+    assert_non_null(a);
+    if (why != NULL)
+        snprintf(why, whylen, "%s", a->error);
+    hostrange__ack__free_unpacked(a, NULL);
+    free(ack);
+    free(buf);
+    return res;
+}
+
+/* The key of (node, "add", "cpu", phase, range), or NULL. */
+static struct hrd_key *find_key(struct hrd_agg *a, const char *node,
+                                unsigned phase, const char *range)
+{
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        struct hrd_key *k = a->keys[i];
+
+        if (strcmp(hrd_agg_str_get(a, k->node), node) == 0 &&
+            k->phase == phase &&
+            strcmp(hrd_agg_str_get(a, k->range), range) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+/* Batch seq of client 3: binding.body (warm, node n1) inclusive 1000, 2000,
+ * 3000 with `nchildren` children counts from `children`. */
+static void body_batch(struct db_batch *x, uint64_t seq,
+                       uint32_t *children, size_t nchildren)
+{
+    db_init(x, 3, seq);
+    for (uint64_t i = 0; i < 3; i++)
+        db_sample(x, 1, 0, 1000 * (i + 1), 500);
+    x->b.sample_children = children;
+    x->b.n_sample_children = nchildren;
+}
+
+static void test_children_per_key(void **state)
+{
+    uint32_t children[3] = { 2, 3, 4 };
+    struct db_batch x;
+    struct mem m;
+    struct hrd_key *k;
+    char why[64];
+
+    (void)state;
+    mem_init(&m);
+    body_batch(&x, 1, children, 3);
+    assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_OK);
+    x.b.sample_children = NULL;
+    db_fini(&x);
+    k = find_key(&m.agg, "n1", HRP_PHASE_WARM, "binding.body");
+    assert_non_null(k);
+    assert_int_equal(k->pairs, 3);
+    assert_int_equal(k->children, 9);
+
+    /* A batch without children: calls, no children. */
+    body_batch(&x, 2, NULL, 0);
+    assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_OK);
+    db_fini(&x);
+    assert_int_equal(k->pairs, 6);
+    assert_int_equal(k->children, 9);
+
+    /* Children for two of three samples: rejected, nothing taken. */
+    body_batch(&x, 3, children, 2);
+    assert_int_equal(handle(&m.in, &x, why, sizeof why),
+                     HRD_INGEST_REJECTED);
+    x.b.sample_children = NULL;
+    db_fini(&x);
+    assert_string_equal(why, "rejected: array_length");
+    assert_int_equal(m.in.rejected[HRD_REJECT_ARRAYS], 1);
+    assert_int_equal(k->pairs, 6);
+    assert_int_equal(k->children, 9);
+    /* Children without samples: rejected as well. */
+    db_init(&x, 3, 4);
+    x.b.sample_children = children;
+    x.b.n_sample_children = 1;
+    assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_REJECTED);
+    x.b.sample_children = NULL;
+    db_fini(&x);
+    assert_int_equal(m.in.rejected[HRD_REJECT_ARRAYS], 2);
+
+    /* In histogram mode the sum stays exact. */
+    assert_int_equal(hrd_agg_key_to_hist(&m.agg, k), 0);
+    body_batch(&x, 5, children, 3);
+    assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_OK);
+    x.b.sample_children = NULL;
+    db_fini(&x);
+    assert_false(k->exact);
+    assert_int_equal(k->pairs, 9);
+    assert_int_equal(k->children, 18);
+
+    /* A reset key starts again from nothing. */
+    {
+        struct hrd_filter f = { "n1", NULL, NULL, "binding.*", 0 };
+
+        assert_int_equal(hrd_agg_reset_filtered(&m.agg, &f), 1);
+    }
+    body_batch(&x, 6, children, 3);
+    assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_OK);
+    x.b.sample_children = NULL;
+    db_fini(&x);
+    k = find_key(&m.agg, "n1", HRP_PHASE_WARM, "binding.body");
+    assert_non_null(k);
+    assert_int_equal(k->pairs, 3);
+    assert_int_equal(k->children, 9);
+    mem_fini(&m);
+}
+
+static char g_dir[256];
+
+static int dir_setup(void **state)
+{
+    harness_mkdtemp(g_dir, sizeof g_dir, "calib");
+    *state = g_dir;
+    return 0;
+}
+
+static int dir_teardown(void **state)
+{
+    char path[512];
+
+    snprintf(path, sizeof path, "%s/snap", (char *)*state);
+    unlink(path);
+    rmdir(*state);
+    return 0;
+}
+
+/* Snapshots keep every key's children, in both modes. */
+static void test_snapshot_children(void **state)
+{
+    uint32_t children[3] = { 1, 0, 7 };
+    struct hrd_snapshot_load sl;
+    struct hrd_recreader r;
+    struct hrd_recfile f;
+    struct db_batch x;
+    struct mem a, b;
+    int dfd = open(*state, O_RDONLY | O_DIRECTORY);
+
+    assert_true(dfd >= 0);
+    mem_init(&a);
+    body_batch(&x, 1, children, 3);
+    db_sample(&x, 3, 1, 400, 400);
+    {
+        uint32_t four[4] = { 1, 0, 7, 5 };
+
+        x.b.sample_children = four;
+        x.b.n_sample_children = 4;
+        assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
+    }
+    x.b.sample_children = NULL;
+    db_fini(&x);
+    assert_int_equal(hrd_agg_key_to_hist(&a.agg,
+                                         find_key(&a.agg, "n2",
+                                                  HRP_PHASE_WARM,
+                                                  "dispatch.call")),
+                     0);
+    assert_int_equal(hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_write(&f, &a.agg, &a.in, 1), 0);
+    hrd_recfile_close(&f);
+
+    mem_init(&b);
+    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), 0);
+    hrd_recreader_close(&r);
+    assert_int_equal(find_key(&b.agg, "n1", HRP_PHASE_WARM,
+                              "binding.body")->children, 8);
+    assert_int_equal(find_key(&b.agg, "n2", HRP_PHASE_WARM,
+                              "dispatch.call")->children, 5);
+    assert_false(find_key(&b.agg, "n2", HRP_PHASE_WARM,
+                          "dispatch.call")->exact);
+    mem_fini(&b);
+    mem_fini(&a);
+    unlinkat(dfd, "snap", 0);
+    close(dfd);
+}
+
+/* Little-endian writers for a hand-made snapshot. */
+static size_t put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+    return 4;
+}
+
+static size_t put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+    return 8;
+}
+
+/* A snapshot of format version 1 (keys without children) still loads. */
+static void test_snapshot_version_1(void **state)
+{
+    static const char *const strs[4] = { "n", "add", "cpu", "r" };
+    struct hrd_snapshot_load sl;
+    struct hrd_recreader r;
+    struct hrd_recfile f;
+    struct hrd_summary si, ss;
+    struct mem b;
+    uint8_t rec[256];
+    size_t n;
+    int dfd = open(*state, O_RDONLY | O_DIRECTORY);
+
+    assert_true(dfd >= 0);
+    assert_int_equal(hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    /* H: version 1, covers 0, one node and one range ranked, next serial
+     * 1, four strings, one key, no client. */
+    n = put32(rec, 1);
+    n += put64(rec + n, 0);
+    n += put32(rec + n, 1);
+    n += put32(rec + n, 1);
+    n += put32(rec + n, 1);
+    n += put32(rec + n, 4);
+    n += put32(rec + n, 1);
+    n += put64(rec + n, 0);
+    assert_int_equal(hrd_recfile_put(&f, 'H', rec, n), 0);
+    /* S: strings 1..4 with ranks (the node and the range ranked 1). */
+    n = put32(rec, 1);
+    n += put32(rec + n, 4);
+    for (int i = 0; i < 4; i++) {
+        n += put32(rec + n, i == 0 || i == 3);
+        n += put32(rec + n, (uint32_t)strlen(strs[i]));
+        memcpy(rec + n, strs[i], strlen(strs[i]));
+        n += strlen(strs[i]);
+    }
+    assert_int_equal(hrd_recfile_put(&f, 'S', rec, n), 0);
+    /* K: key (1, 2, 3, warm, 4), serial 0, exact, one pair, no record,
+     * then (version 1) no children: one event, inclusive 300 (2 bytes),
+     * inclusive - self 100 (1 byte). */
+    n = put32(rec, 1);
+    n += put32(rec + n, 2);
+    n += put32(rec + n, 3);
+    n += put32(rec + n, HRP_PHASE_WARM);
+    n += put32(rec + n, 4);
+    n += put32(rec + n, 0);
+    rec[n++] = 1;
+    n += put64(rec + n, 1);
+    n += put64(rec + n, 0);
+    n += put64(rec + n, 4);
+    rec[n++] = 2 | 1 << 4;
+    rec[n++] = 300 & 0xff;
+    rec[n++] = 300 >> 8;
+    rec[n++] = 100;
+    assert_int_equal(hrd_recfile_put(&f, 'K', rec, n), 0);
+    n = put32(rec, 1);
+    n += put64(rec + n, 0);
+    assert_int_equal(hrd_recfile_put(&f, 'E', rec, n), 0);
+    assert_int_equal(hrd_recfile_flush(&f), 0);
+    hrd_recfile_close(&f);
+
+    mem_init(&b);
+    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), 0);
+    hrd_recreader_close(&r);
+    assert_int_equal(sl.keys, 1);
+    assert_int_equal(b.agg.nkeys, 1);
+    assert_int_equal(b.agg.keys[0]->pairs, 1);
+    assert_int_equal(b.agg.keys[0]->children, 0);
+    assert_int_equal(hrd_agg_key_summaries(&b.agg, b.agg.keys[0], &si, &ss),
+                     0);
+    assert_true(si.median == 300.0 && ss.median == 200.0);
+    mem_fini(&b);
+    unlinkat(dfd, "snap", 0);
+    close(dfd);
+}
+
+/* The key (node, op, backend, phase, range) of a, made when missing. */
+static struct hrd_key *key(struct hrd_agg *a, const char *node,
+                           const char *op, const char *backend,
+                           unsigned phase, const char *range)
+{
+    uint32_t n = hrd_agg_str(a, node), o = hrd_agg_str(a, op);
+    uint32_t b = hrd_agg_str(a, backend), r = hrd_agg_str(a, range);
+    struct hrd_key *k;
+
+    assert_true(n != 0 && o != 0 && b != 0 && r != 0);
+    hrd_agg_rank_node(a, n);
+    hrd_agg_rank_range(a, r);
+    k = hrd_agg_key(a, n, o, b, phase, r);
+    assert_non_null(k);
+    return k;
+}
+
+/* A calibration of label `op`: mid and inner pairs (inclusive, self) and
+ * timer records, n of each. */
+static void calibration(struct hrd_agg *a, const char *op, unsigned phase,
+                        const uint64_t (*mid)[2], const uint64_t (*inner)[2],
+                        const uint64_t *timer, int n, int with_timer)
+{
+    struct hrd_key *m = key(a, HRD_CALIB_NODE, op, "tsc", phase,
+                            HRD_CALIB_MID);
+    struct hrd_key *i = key(a, HRD_CALIB_NODE, op, "tsc", phase,
+                            HRD_CALIB_INNER);
+
+    for (int j = 0; j < n; j++) {
+        assert_int_equal(hrd_agg_add(a, m, mid[j][0], mid[j][1]), 0);
+        assert_int_equal(hrd_agg_add(a, i, inner[j][0], inner[j][1]), 0);
+    }
+    if (with_timer) {
+        struct hrd_key *t = key(a, HRD_CALIB_NODE, op, "tsc", phase,
+                                HRD_CALIB_TIMER);
+
+        for (int j = 0; j < n; j++)
+            assert_int_equal(hrd_agg_add_record(a, t, timer[j]), 0);
+    }
+}
+
+static void test_calib_collect(void **state)
+{
+    static const uint64_t mid_a[3][2] = { { 40, 30 }, { 50, 40 }, { 60, 40 } };
+    static const uint64_t inner_a[3][2] = { { 10, 10 }, { 10, 10 },
+                                            { 20, 20 } };
+    static const uint64_t timer_a[3] = { 15, 16, 17 };
+    static const uint64_t mid_b[1][2] = { { 100, 80 } };
+    static const uint64_t inner_b[1][2] = { { 20, 20 } };
+    static const uint64_t timer_b[1] = { 5 };
+    static const uint64_t mid_e[1][2] = { { 10, 5 } };
+    static const uint64_t inner_e[1][2] = { { 30, 30 } };
+    struct hrd_filter fa = { HRD_CALIB_NODE, "a", NULL, NULL, 0 };
+    struct hrd_calib *c;
+    struct hrd_agg a;
+    size_t n;
+
+    (void)state;
+    hrd_agg_init(&a);
+    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_null(c);
+    assert_int_equal(n, 0);
+
+    calibration(&a, "a", HRP_PHASE_WARM, mid_a, inner_a, timer_a, 3, 1);
+    calibration(&a, "b", HRP_PHASE_WARM, mid_b, inner_b, timer_b, 1, 1);
+    /* No timer: not a calibration. In the cold phase: not one either. */
+    calibration(&a, "c", HRP_PHASE_WARM, mid_b, inner_b, timer_b, 1, 0);
+    calibration(&a, "d", HRP_PHASE_COLD, mid_b, inner_b, timer_b, 1, 1);
+    /* Another node's keys of the same names are not a calibration. */
+    key(&a, "calibration2", "f", "tsc", HRP_PHASE_WARM, HRD_CALIB_MID);
+    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(n, 2);
+    /* The most recent first. */
+    assert_string_equal(c[0].label, "b");
+    assert_string_equal(c[0].clock, "tsc");
+    assert_true(c[0].child_ns == 80.0 && c[0].residue_ns == 60.0 &&
+                c[0].empty_ns == 20.0 && c[0].timer_ns == 5.0);
+    assert_int_equal(c[0].calls, 1);
+    assert_string_equal(c[1].label, "a");
+    /* 50 - 10, 40 - 10, 10, 16. */
+    assert_true(c[1].child_ns == 40.0 && c[1].residue_ns == 30.0 &&
+                c[1].empty_ns == 10.0 && c[1].timer_ns == 16.0);
+    assert_int_equal(c[1].calls, 3);
+    free(c);
+
+    /* Calibrated again (reset, then new keys): a is the most recent. */
+    assert_int_equal(hrd_agg_reset_filtered(&a, &fa), 3);
+    calibration(&a, "a", HRP_PHASE_WARM, mid_b, inner_b, timer_a, 1, 1);
+    /* A difference below 0 is given as 0. */
+    calibration(&a, "e", HRP_PHASE_WARM, mid_e, inner_e, timer_b, 1, 1);
+    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(c[0].label, "e");
+    assert_true(c[0].child_ns == 0.0 && c[0].residue_ns == 0.0 &&
+                c[0].empty_ns == 30.0);
+    assert_string_equal(c[1].label, "a");
+    assert_true(c[1].child_ns == 80.0 && c[1].timer_ns == 15.0);
+    assert_string_equal(c[2].label, "b");
+    free(c);
+    hrd_agg_fini(&a);
+}
+
+static const struct hrd_calib g_cal = { "a", "tsc", 40.0, 30.0, 10.0, 16.0,
+                                        3, 0 };
+
+static struct hrd_row row_of(const char *metric, uint64_t calls,
+                             uint64_t children, double median)
+{
+    struct hrd_row r = {
+        .node_id = "t/obs", .op = "add", .backend = "cpu", .phase = "warm",
+        .range = "binding.body", .metric = metric, .count = calls,
+        .mean = median, .median = median, .min = median - 1000,
+        .max = median + 1000, .p90 = median + 800, .p99 = median + 980,
+        .stddev = 816.5, .exact = 1, .calls = calls, .children = children,
+    };
+
+    return r;
+}
+
+static void test_observer_apply(void **state)
+{
+    struct hrd_row r;
+
+    (void)state;
+    /* Inclusive: 2 children per call x 40 = 80 of a median of 2000. */
+    r = row_of("inclusive", 3, 6, 2000);
+    hrd_observer_apply(&r, &g_cal, 0);
+    assert_true(r.observer_known && r.observer_ns == 80.0 &&
+                r.observer_share == 0.04 && !r.unstable && !r.corrected);
+    assert_true(r.median == 2000.0);
+    hrd_observer_apply(&r, &g_cal, 1);
+    /* 80 + the empty scope's 10. */
+    assert_true(r.mean == 1910.0 && r.median == 1910.0 && r.min == 910.0 &&
+                r.max == 2910.0 && r.p90 == 2710.0 && r.p99 == 2890.0);
+    assert_true(r.stddev == 816.5 && r.count == 3 && r.corrected);
+
+    /* Self: 2 x 30 = 60 of 600 is 10%: unstable; corrected by 70, never
+     * below 0. */
+    r = row_of("self", 3, 6, 600);
+    r.min = 50;
+    hrd_observer_apply(&r, &g_cal, 1);
+    assert_true(r.observer_ns == 60.0 && r.observer_share == 0.1 &&
+                r.unstable);
+    assert_true(r.median == 530.0 && r.min == 0.0 && r.corrected);
+    r = row_of("self", 3, 6, 601);
+    hrd_observer_apply(&r, &g_cal, 0);
+    assert_false(r.unstable);
+
+    /* A median of 0 with a cost in it is all observer. */
+    r = row_of("self", 1, 1, 0);
+    hrd_observer_apply(&r, &g_cal, 0);
+    assert_true(r.observer_share == 1.0 && r.unstable);
+    r = row_of("inclusive", 4, 0, 0);
+    hrd_observer_apply(&r, &g_cal, 0);
+    assert_true(r.observer_known && r.observer_share == 0.0 && !r.unstable);
+
+    /* Recorded values (no calls), or no calibration: unknown, unchanged. */
+    r = row_of("inclusive", 0, 0, 7000);
+    hrd_observer_apply(&r, &g_cal, 1);
+    assert_false(r.observer_known);
+    assert_false(r.corrected);
+    assert_true(r.median == 7000.0);
+    r = row_of("inclusive", 3, 6, 2000);
+    hrd_observer_apply(&r, NULL, 1);
+    assert_false(r.observer_known);
+    assert_false(r.corrected);
+    assert_true(r.median == 2000.0 && r.min == 1000.0);
+}
+
+/* The rows through a writer of `format` and `fields`, as text (caller
+ * frees). */
+static char *written(enum hrd_format format, unsigned fields,
+                     const struct hrd_row *rows, int n)
+{
+    struct hrd_writer w;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    assert_non_null(f);
+    hrd_writer_init(&w, f, format, fields);
+    for (int i = 0; i < n; i++)
+        assert_int_equal(hrd_writer_row(&w, &rows[i]), 0);
+    assert_int_equal(hrd_writer_finish(&w), 0);
+    hrd_writer_fini(&w);
+    fclose(f);
+    return text;
+}
+
+static void test_report_fields(void **state)
+{
+    struct hrd_row rows[2];
+    char *t;
+
+    (void)state;
+    rows[0] = row_of("inclusive", 3, 6, 2000);
+    rows[0].range = "dispatch.call";
+    hrd_observer_apply(&rows[0], &g_cal, 0);
+    rows[1] = row_of("inclusive", 0, 0, 7000);
+    rows[1].range = "end_to_end";
+    rows[1].count = 1;
+    hrd_observer_apply(&rows[1], &g_cal, 0);
+
+    /* Without the flags: the reference fields, as always. */
+    t = written(HRD_FORMAT_JSONL, 0, rows, 1);
+    assert_string_equal(t,
+        "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
+        "\"phase\":\"warm\",\"range\":\"dispatch.call\",\"metric\":"
+        "\"inclusive\",\"count\":3,\"unit\":\"ns\",\"mean\":2000.0,"
+        "\"median\":2000.0}\n");
+    free(t);
+    t = written(HRD_FORMAT_JSONL, HRD_FIELDS_OBSERVER, rows, 2);
+    assert_string_equal(t,
+        "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
+        "\"phase\":\"warm\",\"range\":\"dispatch.call\",\"metric\":"
+        "\"inclusive\",\"count\":3,\"unit\":\"ns\",\"mean\":2000.0,"
+        "\"median\":2000.0,\"children\":2.0,\"observer_ns\":80.0,"
+        "\"observer_share\":0.04,\"unstable\":false}\n"
+        "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
+        "\"phase\":\"warm\",\"range\":\"end_to_end\",\"metric\":"
+        "\"inclusive\",\"count\":1,\"unit\":\"ns\",\"mean\":7000.0,"
+        "\"median\":7000.0,\"children\":null,\"observer_ns\":null,"
+        "\"observer_share\":null,\"unstable\":null}\n");
+    free(t);
+    hrd_observer_apply(&rows[0], &g_cal, 1);
+    hrd_observer_apply(&rows[1], &g_cal, 1);
+    t = written(HRD_FORMAT_JSONL, HRD_FIELDS_EXTENDED | HRD_FIELDS_OBSERVER |
+                HRD_FIELDS_CORRECTED, rows, 1);
+    assert_string_equal(t,
+        "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
+        "\"phase\":\"warm\",\"range\":\"dispatch.call\",\"metric\":"
+        "\"inclusive\",\"count\":3,\"unit\":\"ns\",\"mean\":1910.0,"
+        "\"median\":1910.0,\"min\":910.0,\"max\":2910.0,\"p90\":2710.0,"
+        "\"p99\":2890.0,\"stddev\":816.5,\"exact\":true,\"lost\":0,"
+        "\"children\":2.0,\"observer_ns\":80.0,\"observer_share\":0.04,"
+        "\"unstable\":false,\"corrected\":true}\n");
+    free(t);
+    t = written(HRD_FORMAT_CSV, HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED,
+                rows, 2);
+    assert_string_equal(t,
+        "nodeid,operator,backend,phase,range,metric,count,unit,mean,median,"
+        "children,observer_ns,observer_share,unstable,corrected\n"
+        "t/obs,add,cpu,warm,dispatch.call,inclusive,3,ns,1910.0,1910.0,2.0,"
+        "80.0,0.04,false,true\n"
+        "t/obs,add,cpu,warm,end_to_end,inclusive,1,ns,7000.0,7000.0,,,,,"
+        "false\n");
+    free(t);
+    t = written(HRD_FORMAT_TABLE, HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED,
+                rows, 2);
+    assert_string_equal(t,
+        "t/obs  add/cpu  warm\n"
+        "  range          metric     count  mean_us  median_us  children  "
+        "observer_us  share  unstable  corrected\n"
+        "  dispatch.call  inclusive      3    1.910      1.910      2.00  "
+        "      0.080   4.0%  no        yes\n"
+        "  end_to_end     inclusive      1    7.000      7.000         -  "
+        "          -      -  -         no\n");
+    free(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_children_per_key),
+        cmocka_unit_test_setup_teardown(test_snapshot_children, dir_setup,
+                                        dir_teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_version_1, dir_setup,
+                                        dir_teardown),
+        cmocka_unit_test(test_calib_collect),
+        cmocka_unit_test(test_observer_apply),
+        cmocka_unit_test(test_report_fields),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

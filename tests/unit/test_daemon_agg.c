@@ -1,0 +1,605 @@
+/*
+ * The aggregation's storage (daemon/agg.c): the exact encoding, the cap
+ * after which a key moves to histograms, the memory budget, filters, paged
+ * rows and filtered resets; the statistics (mean, exact median) and the
+ * order of rows against brute force. Pure logic, no sockets.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "daemon/agg.h"
+#include "proto/protocol.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A key of node `node`, operator "op", backend "cpu". */
+static struct hrd_key *key(struct hrd_agg *a, const char *node,
+                           unsigned phase, const char *range)
+{
+    uint32_t n = hrd_agg_str(a, node), r = hrd_agg_str(a, range);
+
+    hrd_agg_rank_node(a, n);
+    hrd_agg_rank_range(a, r);
+    return hrd_agg_key(a, n, hrd_agg_str(a, "op"), hrd_agg_str(a, "cpu"),
+                       phase, r);
+}
+
+/* Rows collected as text, and their summaries. */
+struct rows {
+    int n;
+    char text[512][96];
+    struct hrd_row row[512];
+};
+
+static int collect(const struct hrd_row *r, void *arg)
+{
+    struct rows *rs = arg;
+
+    assert_true(rs->n < 512);
+    snprintf(rs->text[rs->n], sizeof rs->text[0], "%s/%s/%s/%s/%s %llu",
+             r->node_id, r->op, r->phase, r->range, r->metric,
+             (unsigned long long)r->count);
+    rs->row[rs->n] = *r;
+    rs->n++;
+    return 0;
+}
+
+static void test_encoding_round_trip(void **state)
+{
+    static const uint64_t values[] = {
+        0, 1, 255, 256, 65535, 65536, 1ull << 32, (1ull << 56) - 1,
+        1ull << 56, UINT64_MAX - 1, UINT64_MAX,
+    };
+    const size_t nv = sizeof values / sizeof values[0];
+    uint64_t want_i[64], want_s[64], got_i[64], got_s[64];
+    size_t n = 0, ns = 0, ni, nsg;
+    struct hrd_agg a;
+    struct hrd_key *k;
+
+    (void)state;
+    hrd_agg_init(&a);
+    k = key(&a, "n", HRP_PHASE_WARM, "r");
+    for (size_t i = 0; i < nv; i++) {
+        uint64_t incl = values[i];
+        uint64_t selfs[3] = { 0, incl, incl / 3 };
+
+        for (int j = 0; j < 3; j++) {
+            assert_int_equal(hrd_agg_add(&a, k, incl, selfs[j]), 0);
+            want_i[n++] = incl;
+            want_s[ns++] = selfs[j];
+        }
+        assert_int_equal(hrd_agg_add_record(&a, k, incl), 0);
+        want_i[n++] = incl;
+    }
+    assert_int_equal(k->pairs, 3 * nv);
+    assert_int_equal(k->records, nv);
+    assert_int_equal(a.events, 7 * nv);
+    hrd_agg_key_values(k, got_i, &ni, got_s, &nsg);
+    assert_int_equal(ni, n);
+    assert_int_equal(nsg, ns);
+    assert_memory_equal(got_i, want_i, n * sizeof *got_i);
+    assert_memory_equal(got_s, want_s, ns * sizeof *got_s);
+    hrd_agg_fini(&a);
+}
+
+/* Typical range events (inclusive under 65536 ns) take at most 5 bytes,
+ * leaf ranges at most 3, and the buffer's slack stays under a quarter. */
+static void test_bytes_per_event(void **state)
+{
+    struct hrd_agg a;
+    struct hrd_key *inner, *outer;
+    const uint64_t n = 200000;
+
+    (void)state;
+    hrd_agg_init(&a);
+    outer = key(&a, "n", HRP_PHASE_WARM, "outer");
+    inner = key(&a, "n", HRP_PHASE_WARM, "inner");
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t in = 1000 + next() % 60000;
+        uint64_t out = in + 256 + next() % 4000;
+        assert_int_equal(hrd_agg_add(&a, outer, out, out - in), 0);
+        assert_int_equal(hrd_agg_add(&a, inner, in, in), 0);
+    }
+    assert_true(outer->len <= 5 * n);
+    assert_true(inner->len <= 3 * n);
+    assert_true(outer->cap <= outer->len + outer->len / 4 + 64);
+    assert_true(a.bytes <= outer->cap + inner->cap + 2 * sizeof *outer);
+    assert_true((double)a.bytes / (double)(2 * n) <= 5.0);
+    hrd_agg_fini(&a);
+}
+
+/* Past the cap a key keeps counting in histograms: count, mean, min, max
+ * exact; quantiles within 0.1%; rows say exact = 0. */
+static void test_exact_cap(void **state)
+{
+    struct hrd_agg a;
+    struct hrd_key *k;
+    struct rows *rs = calloc(1, sizeof *rs);
+    const size_t n = 30000;
+    uint64_t *incl = malloc(n * sizeof *incl), *self = malloc(n * sizeof *self);
+    long double sum_i = 0, sum_s = 0;
+
+    (void)state;
+    hrd_agg_init(&a);
+    a.exact_cap = 1000;
+    k = key(&a, "n", HRP_PHASE_WARM, "r");
+    for (size_t i = 0; i < n; i++) {
+        incl[i] = 2000 + next() % 100000;
+        self[i] = incl[i] - next() % (incl[i] / 2);
+        sum_i += incl[i];
+        sum_s += self[i];
+        assert_int_equal(hrd_agg_add(&a, k, incl[i], self[i]), 0);
+        assert_int_equal(k->exact, i + 1 < 1000);
+    }
+    assert_int_equal(a.capped, 1);
+    assert_int_equal(a.events, 2 * n);
+    assert_int_equal(hrd_agg_rows(&a, NULL, collect, rs), 0);
+    assert_int_equal(rs->n, 2);
+    qsort(incl, n, sizeof *incl, cmp);
+    qsort(self, n, sizeof *self, cmp);
+    for (int m = 0; m < 2; m++) {
+        const struct hrd_row *r = &rs->row[m];
+        const uint64_t *v = m == 0 ? incl : self;
+        double median = ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+        double p99 = (double)v[(size_t)(0.99 * (n - 1))];
+
+        assert_int_equal(r->count, n);
+        assert_int_equal(r->exact, 0);
+        assert_true(r->mean == (double)((m == 0 ? sum_i : sum_s) / n));
+        assert_true(r->min == (double)v[0] && r->max == (double)v[n - 1]);
+        assert_true(fabs(r->median - median) <= 0.001 * median);
+        /* p99's rank is not whole: allow the gap to the next value. */
+        assert_true(fabs(r->p99 - p99) <=
+                    0.001 * p99 + (double)(v[(size_t)(0.99 * (n - 1)) + 1] -
+                                           v[(size_t)(0.99 * (n - 1))]));
+    }
+    free(incl);
+    free(self);
+    free(rs);
+    hrd_agg_fini(&a);
+}
+
+/* Over the budget, the largest exact keys become histograms first and
+ * small ones stay exact; when nothing is left to compact, over_budget. */
+static void test_memory_budget(void **state)
+{
+    struct hrd_agg a;
+    struct hrd_key *big, *mid, *small[20];
+    char name[32];
+
+    (void)state;
+    hrd_agg_init(&a);
+    big = key(&a, "n", HRP_PHASE_WARM, "big");
+    mid = key(&a, "n", HRP_PHASE_WARM, "mid");
+    for (int i = 0; i < 20; i++) {
+        snprintf(name, sizeof name, "small%d", i);
+        small[i] = key(&a, "n", HRP_PHASE_WARM, name);
+        for (int j = 0; j < 100; j++)
+            assert_int_equal(hrd_agg_add(&a, small[i], 3000 + j, 3000), 0);
+    }
+    for (int j = 0; j < 40000; j++)
+        assert_int_equal(hrd_agg_add(&a, mid, 20000 + j % 500, 100), 0);
+    for (int j = 0; j < 200000; j++)
+        assert_int_equal(hrd_agg_add(&a, big, 20000 + j % 700, 100), 0);
+    /* The big key alone is over a 600 KB budget. */
+    assert_true(big->cap > 600000);
+    a.max_bytes = 600000;
+    assert_int_equal(hrd_agg_enforce(&a), 1);
+    assert_int_equal(big->exact, 0);
+    assert_int_equal(mid->exact, 1);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(small[i]->exact, 1);
+    assert_true(a.bytes <= a.max_bytes);
+    assert_int_equal(a.over_budget, 0);
+    assert_int_equal(a.compacted, 1);
+    assert_int_equal(a.events, 2 * (20 * 100 + 40000 + 200000));
+
+    /* A budget nothing can meet. */
+    a.max_bytes = 1000;
+    assert_int_equal(hrd_agg_enforce(&a), 1); /* mid */
+    assert_int_equal(mid->exact, 0);
+    assert_int_equal(a.over_budget, 1);
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(small[i]->exact, 1);
+    hrd_agg_reset(&a);
+    assert_int_equal(a.bytes, 0);
+    assert_int_equal(a.over_budget, 0);
+    hrd_agg_fini(&a);
+}
+
+/* Keys over two nodes, operators, backends, phases and ranges. */
+static void fill_grid(struct hrd_agg *a)
+{
+    static const char *const nodes[] = { "t/a[1]", "t/b[2]" };
+    static const char *const ops[] = { "add", "gemm" };
+    static const char *const backends[] = { "cpu", "cuda" };
+    static const char *const ranges[] = { "dispatch.call", "cache.key" };
+
+    for (int n = 0; n < 2; n++)
+        for (int o = 0; o < 2; o++)
+            for (int b = 0; b < 2; b++)
+                for (int p = 1; p <= 2; p++)
+                    for (int r = 0; r < 2; r++) {
+                        uint32_t ni = hrd_agg_str(a, nodes[n]);
+                        uint32_t ri = hrd_agg_str(a, ranges[r]);
+                        struct hrd_key *k;
+
+                        hrd_agg_rank_node(a, ni);
+                        hrd_agg_rank_range(a, ri);
+                        k = hrd_agg_key(a, ni, hrd_agg_str(a, ops[o]),
+                                        hrd_agg_str(a, backends[b]),
+                                        (unsigned)p, ri);
+                        for (int i = 0; i <= n + o + r; i++)
+                            hrd_agg_add(a, k, 100 + i, 50);
+                    }
+}
+
+static int count_rows(struct hrd_agg *a, const struct hrd_filter *f)
+{
+    struct rows *rs = calloc(1, sizeof *rs);
+    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    int n;
+
+    assert_int_equal(hrd_agg_rows_page(a, f, &cur, 0, collect, rs), 0);
+    assert_int_equal(cur.done, 1);
+    n = rs->n;
+    free(rs);
+    return n;
+}
+
+static void test_filters(void **state)
+{
+    struct hrd_agg a;
+    struct hrd_filter f;
+
+    (void)state;
+    hrd_agg_init(&a);
+    fill_grid(&a);
+    assert_int_equal(count_rows(&a, NULL), 64);
+    f = (struct hrd_filter){ "t/a*", NULL, NULL, NULL, 0 };
+    assert_int_equal(count_rows(&a, &f), 32);
+    f = (struct hrd_filter){ "t/a\\[1\\]", NULL, NULL, NULL, 0 };
+    assert_int_equal(count_rows(&a, &f), 32);
+    f = (struct hrd_filter){ NULL, "gemm", NULL, NULL, 0 };
+    assert_int_equal(count_rows(&a, &f), 32);
+    f = (struct hrd_filter){ NULL, NULL, "cu*", NULL, 0 };
+    assert_int_equal(count_rows(&a, &f), 32);
+    f = (struct hrd_filter){ NULL, NULL, NULL, NULL, HRP_PHASE_COLD };
+    assert_int_equal(count_rows(&a, &f), 32);
+    f = (struct hrd_filter){ NULL, NULL, NULL, "cache.*", 0 };
+    assert_int_equal(count_rows(&a, &f), 32);
+    f = (struct hrd_filter){ "*b*", "add", "cpu", "dispatch.call",
+                             HRP_PHASE_WARM };
+    assert_int_equal(count_rows(&a, &f), 2);
+    f = (struct hrd_filter){ "", "", "", "", 0 };
+    assert_int_equal(count_rows(&a, &f), 64);
+    f = (struct hrd_filter){ "nomatch", NULL, NULL, NULL, 0 };
+    assert_int_equal(count_rows(&a, &f), 0);
+    hrd_agg_fini(&a);
+}
+
+/* Pages of any size give the rows of one unpaged pass, in order. */
+static void test_pages(void **state)
+{
+    struct hrd_agg a;
+    struct rows *all = calloc(1, sizeof *all), *paged = calloc(1, sizeof *paged);
+    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    int pages = 0;
+
+    (void)state;
+    hrd_agg_init(&a);
+    fill_grid(&a);
+    assert_int_equal(hrd_agg_rows(&a, NULL, collect, all), 0);
+    while (!cur.done) {
+        int before = paged->n;
+        assert_int_equal(hrd_agg_rows_page(&a, NULL, &cur, 5, collect, paged),
+                         0);
+        assert_true(paged->n > before);
+        pages++;
+    }
+    assert_true(pages > 4);
+    assert_int_equal(paged->n, all->n);
+    for (int i = 0; i < all->n; i++)
+        assert_string_equal(paged->text[i], all->text[i]);
+
+    /* Keys made while a dump pages: one ordered after the cursor shows on
+     * a later page, one before it (node t/a[1], once the pages are past
+     * it) does not. */
+    memset(paged, 0, sizeof *paged);
+    memset(&cur, 0, sizeof cur);
+    while (paged->n == 0 || strncmp(paged->text[paged->n - 1], "t/b", 3) != 0)
+        assert_int_equal(hrd_agg_rows_page(&a, NULL, &cur, 1, collect, paged),
+                         0);
+    assert_int_equal(paged->n, 34); /* 32 of t/a[1], a key of t/b[2] */
+    hrd_agg_add(&a, key(&a, "t/a[1]", HRP_PHASE_WARM, "zzz.last"), 1, 1);
+    hrd_agg_add(&a, key(&a, "t/z[9]", HRP_PHASE_COLD, "dispatch.call"), 1, 1);
+    while (!cur.done)
+        assert_int_equal(hrd_agg_rows_page(&a, NULL, &cur, 1, collect, paged),
+                         0);
+    assert_int_equal(paged->n, all->n + 2);
+    assert_string_equal(paged->text[paged->n - 2],
+                        "t/z[9]/op/cold/dispatch.call/inclusive 1");
+    free(all);
+    free(paged);
+    hrd_agg_fini(&a);
+}
+
+static void test_reset_filtered(void **state)
+{
+    struct hrd_agg a;
+    struct hrd_filter f = { NULL, "gemm", NULL, NULL, HRP_PHASE_WARM };
+    struct hrd_key *k;
+    uint64_t events;
+
+    (void)state;
+    hrd_agg_init(&a);
+    fill_grid(&a);
+    events = a.events;
+    assert_int_equal(hrd_agg_reset_filtered(&a, &f), 8);
+    assert_int_equal(a.nkeys, 24);
+    assert_int_equal(count_rows(&a, &f), 0);
+    assert_int_equal(count_rows(&a, NULL), 48);
+    assert_true(a.events < events);
+    /* The index still finds the keys that stayed, and new ones. */
+    k = hrd_agg_key(&a, hrd_agg_str(&a, "t/b[2]"), hrd_agg_str(&a, "add"),
+                    hrd_agg_str(&a, "cuda"), HRP_PHASE_WARM,
+                    hrd_agg_str(&a, "cache.key"));
+    assert_int_equal(a.nkeys, 24);
+    assert_int_equal(k->pairs, 1 + 0 + 1 + 1);
+    k = hrd_agg_key(&a, hrd_agg_str(&a, "t/b[2]"), hrd_agg_str(&a, "gemm"),
+                    hrd_agg_str(&a, "cuda"), HRP_PHASE_WARM,
+                    hrd_agg_str(&a, "cache.key"));
+    assert_int_equal(a.nkeys, 25);
+    assert_int_equal(k->pairs, 0);
+    hrd_agg_fini(&a);
+}
+
+/* Per-node lost counts reach every row of the node. */
+static void test_lost(void **state)
+{
+    struct hrd_agg a;
+    struct rows *rs = calloc(1, sizeof *rs);
+
+    (void)state;
+    hrd_agg_init(&a);
+    hrd_agg_add(&a, key(&a, "n1", HRP_PHASE_WARM, "r"), 10, 5);
+    hrd_agg_add(&a, key(&a, "n2", HRP_PHASE_WARM, "r"), 10, 5);
+    hrd_agg_lost_add(&a, hrd_agg_str(&a, "n1"), 7);
+    hrd_agg_lost_add(&a, hrd_agg_str(&a, "n1"), -2);
+    assert_int_equal(hrd_agg_rows(&a, NULL, collect, rs), 0);
+    assert_int_equal(rs->n, 4);
+    assert_int_equal(rs->row[0].lost, 5);
+    assert_int_equal(rs->row[1].lost, 5);
+    assert_int_equal(rs->row[2].lost, 0);
+    free(rs);
+    hrd_agg_fini(&a);
+}
+
+/* The statistics and row order against brute force. */
+static uint64_t bf_rng = 88172645463325252ull;
+
+static uint64_t bf_next(void)
+{
+    bf_rng ^= bf_rng << 13;
+    bf_rng ^= bf_rng >> 7;
+    bf_rng ^= bf_rng << 17;
+    return bf_rng;
+}
+
+static void test_median_odd_even(void **state)
+{
+    uint64_t odd[] = { 9, 1, 5 };
+    uint64_t even[] = { 10, 3, 4, 1 };
+    uint64_t one[] = { 775383 };
+    uint64_t halves[] = { 6947, 6948 };
+    double mean, median;
+
+    (void)state;
+    hrd_stats(odd, 3, &mean, &median);
+    assert_true(median == 5.0);
+    assert_true(mean == 5.0);
+    hrd_stats(even, 4, &mean, &median);
+    assert_true(median == 3.5);
+    assert_true(mean == 4.5);
+    hrd_stats(one, 1, &mean, &median);
+    assert_true(median == 775383.0 && mean == 775383.0);
+    hrd_stats(halves, 2, &mean, &median);
+    assert_true(median == 6947.5);
+    /* A mean that is not a whole number: 32297 / 3. */
+    {
+        uint64_t v[] = { 6305, 6305, 19687 };
+        hrd_stats(v, 3, &mean, &median);
+        assert_true(mean == 32297.0 / 3.0);
+        assert_true(median == 6305.0);
+    }
+}
+
+static void test_random_against_brute_force(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 200; round++) {
+        size_t n = 1 + bf_next() % 2000;
+        uint64_t *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+        double mean, median, bmedian;
+        long double sum = 0;
+
+        for (size_t i = 0; i < n; i++) {
+            v[i] = bf_next() % (round % 2 ? 1000 : 100000000);
+            w[i] = v[i];
+            sum += v[i];
+        }
+        hrd_stats(v, n, &mean, &median);
+        qsort(w, n, sizeof *w, cmp);
+        /* Brute force: the middle of a sorted copy, by selection of ranks. */
+        if (n % 2)
+            bmedian = (double)w[n / 2];
+        else
+            bmedian = ((double)w[n / 2 - 1] + (double)w[n / 2]) / 2.0;
+        assert_true(median == bmedian);
+        assert_true(mean == (double)(sum / (long double)n));
+        free(v);
+        free(w);
+    }
+}
+
+struct text_rows {
+    int n;
+    char text[32][128];
+};
+
+static int collect_text(const struct hrd_row *r, void *arg)
+{
+    struct text_rows *rs = arg;
+
+    snprintf(rs->text[rs->n++], sizeof rs->text[0], "%s/%s/%s/%s %llu %g",
+             r->node_id, r->phase, r->range, r->metric,
+             (unsigned long long)r->count, r->median);
+    return 0;
+}
+
+static void test_order_and_filter(void **state)
+{
+    struct hrd_agg a;
+    struct text_rows rs = { 0 };
+    uint32_t nb, na, op, be, body, conv, e2e;
+    struct hrd_key *k;
+
+    (void)state;
+    hrd_agg_init(&a);
+    nb = hrd_agg_str(&a, "node-b");
+    na = hrd_agg_str(&a, "node-a");
+    op = hrd_agg_str(&a, "add");
+    be = hrd_agg_str(&a, "cpu");
+    e2e = hrd_agg_str(&a, "end_to_end");
+    body = hrd_agg_str(&a, "binding.body");
+    conv = hrd_agg_str(&a, "binding.tensor_conversion");
+    assert_int_equal(hrd_agg_str(&a, "node-b"), nb);
+    /* Ranges ranked in entry order: e2e was interned first but is a record
+     * range; body is entered before conv. */
+    hrd_agg_rank_range(&a, body);
+    hrd_agg_rank_range(&a, conv);
+    hrd_agg_rank_range(&a, e2e);
+    /* node-b is seen first. */
+    hrd_agg_rank_node(&a, nb);
+    hrd_agg_rank_node(&a, na);
+
+    k = hrd_agg_key(&a, na, op, be, HRP_PHASE_WARM, e2e);
+    hrd_agg_add_record(&a, k, 50);
+    k = hrd_agg_key(&a, na, op, be, HRP_PHASE_WARM, conv);
+    hrd_agg_add(&a, k, 10, 10);
+    k = hrd_agg_key(&a, na, op, be, HRP_PHASE_WARM, body);
+    hrd_agg_add(&a, k, 30, 20);
+    k = hrd_agg_key(&a, na, op, be, HRP_PHASE_COLD, body);
+    hrd_agg_add(&a, k, 300, 200);
+    k = hrd_agg_key(&a, nb, op, be, HRP_PHASE_WARM, body);
+    hrd_agg_add(&a, k, 7, 7);
+    assert_ptr_equal(hrd_agg_key(&a, nb, op, be, HRP_PHASE_WARM, body), k);
+    assert_int_equal(a.events, 9);
+
+    assert_int_equal(hrd_agg_rows(&a, NULL, collect_text, &rs), 0);
+    assert_int_equal(rs.n, 9);
+    assert_string_equal(rs.text[0], "node-b/warm/binding.body/inclusive 1 7");
+    assert_string_equal(rs.text[1], "node-b/warm/binding.body/self 1 7");
+    assert_string_equal(rs.text[2], "node-a/cold/binding.body/inclusive 1 300");
+    assert_string_equal(rs.text[3], "node-a/cold/binding.body/self 1 200");
+    assert_string_equal(rs.text[4], "node-a/warm/binding.body/inclusive 1 30");
+    assert_string_equal(rs.text[5], "node-a/warm/binding.body/self 1 20");
+    assert_string_equal(rs.text[6],
+                        "node-a/warm/binding.tensor_conversion/inclusive 1 10");
+    assert_string_equal(rs.text[7],
+                        "node-a/warm/binding.tensor_conversion/self 1 10");
+    assert_string_equal(rs.text[8], "node-a/warm/end_to_end/inclusive 1 50");
+
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(hrd_agg_rows(&a, "*-a", collect_text, &rs), 0);
+    assert_int_equal(rs.n, 7);
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(hrd_agg_rows(&a, "nomatch", collect_text, &rs), 0);
+    assert_int_equal(rs.n, 0);
+
+    hrd_agg_reset(&a);
+    assert_int_equal(a.events, 0);
+    memset(&rs, 0, sizeof rs);
+    assert_int_equal(hrd_agg_rows(&a, NULL, collect_text, &rs), 0);
+    assert_int_equal(rs.n, 0);
+    hrd_agg_fini(&a);
+}
+
+static void test_many_keys(void **state)
+{
+    struct hrd_agg a;
+    char name[32];
+    uint32_t op, be, r;
+
+    (void)state;
+    hrd_agg_init(&a);
+    op = hrd_agg_str(&a, "op");
+    be = hrd_agg_str(&a, "be");
+    r = hrd_agg_str(&a, "r");
+    hrd_agg_rank_range(&a, r);
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof name, "node%d", i);
+        uint32_t n = hrd_agg_str(&a, name);
+        hrd_agg_rank_node(&a, n);
+        assert_int_equal(hrd_agg_add(&a, hrd_agg_key(&a, n, op, be, 2, r),
+                                     (uint64_t)i, 0), 0);
+    }
+    for (int i = 0; i < 5000; i += 7) {
+        snprintf(name, sizeof name, "node%d", i);
+        struct hrd_key *k = hrd_agg_key(&a, hrd_agg_str(&a, name), op, be, 2, r);
+        uint64_t incl[1], self[1];
+        size_t ni, ns;
+        assert_int_equal(k->pairs, 1);
+        hrd_agg_key_values(k, incl, &ni, self, &ns);
+        assert_int_equal(ni, 1);
+        assert_int_equal(ns, 1);
+        assert_int_equal(incl[0], (uint64_t)i);
+        assert_int_equal(self[0], 0);
+    }
+    assert_int_equal(a.nkeys, 5000);
+    hrd_agg_fini(&a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encoding_round_trip),
+        cmocka_unit_test(test_bytes_per_event),
+        cmocka_unit_test(test_exact_cap),
+        cmocka_unit_test(test_memory_budget),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_pages),
+        cmocka_unit_test(test_reset_filtered),
+        cmocka_unit_test(test_lost),
+        cmocka_unit_test(test_median_odd_even),
+        cmocka_unit_test(test_random_against_brute_force),
+        cmocka_unit_test(test_order_and_filter),
+        cmocka_unit_test(test_many_keys),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

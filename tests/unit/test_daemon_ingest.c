@@ -1,0 +1,488 @@
+/*
+ * Ingest and control without sockets (daemon/ingest.c, daemon/control.c):
+ * every rejection reason, per-label lost counts, the journal hook and its
+ * RETRY answer, paged and filtered dumps and resets over their protobuf
+ * messages, and stats.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "daemon/control.h"
+#include "daemon/ingest.h"
+#include "proto/hostrange.pb-c.h"
+#include "proto/protocol.h"
+#include "tests/lib/harness_batch.h"
+
+/* Sends a batch; returns the result and checks the ack's status. */
+static enum hrd_ingest_result send(struct hrd_ingest *in, const struct db_batch *x,
+                                   enum hrd_reject *why)
+{
+    static const Hostrange__Ack__Status status[] = {
+        [HRD_INGEST_OK] = HOSTRANGE__ACK__STATUS__OK,
+        [HRD_INGEST_DUPLICATE] = HOSTRANGE__ACK__STATUS__DUPLICATE,
+        [HRD_INGEST_REJECTED] = HOSTRANGE__ACK__STATUS__REJECTED,
+        [HRD_INGEST_RETRY] = HOSTRANGE__ACK__STATUS__RETRY,
+    };
+    enum hrd_ingest_result res;
+    Hostrange__Ack *ack;
+    uint8_t *buf, *abuf;
+    size_t len, alen;
+
+    buf = db_pack(x, &len);
+    res = hrd_ingest_handle(in, buf, len, &abuf, &alen, why);
+    ack = hostrange__ack__unpack(NULL, alen, abuf);
+    assert_non_null(ack);
+    assert_int_equal(ack->status, status[res]);
+    assert_int_equal(ack->seq, x->b.seq);
+    hostrange__ack__free_unpacked(ack, NULL);
+    free(abuf);
+    free(buf);
+    return res;
+}
+
+struct fixture {
+    struct hrd_agg agg;
+    struct hrd_ingest in;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof *f);
+
+    hrd_agg_init(&f->agg);
+    hrd_ingest_init(&f->in, &f->agg);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+
+    hrd_ingest_fini(&f->in);
+    hrd_agg_fini(&f->agg);
+    free(f);
+    return 0;
+}
+
+/* Breaks a valid batch one way and expects one reason. */
+static void expect_reject(struct fixture *f, void (*mutate)(struct db_batch *),
+                          enum hrd_reject reason)
+{
+    struct db_batch x;
+    enum hrd_reject why = HRD_REJECT_COUNT;
+    uint64_t before = f->in.rejected[reason], events = f->agg.events;
+
+    db_init(&x, 7, 100);
+    db_sample(&x, 1, 0, 900, 400);
+    db_sample(&x, 1, 1, 400, 400);
+    db_record(&x, 1, 1234);
+    db_lost(&x, 1, 3);
+    mutate(&x);
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_REJECTED);
+    assert_int_equal(why, reason);
+    assert_int_equal(f->in.rejected[reason], before + 1);
+    assert_int_equal(f->agg.events, events);
+    db_fini(&x);
+}
+
+static char long_name[HRP_MAX_STRING + 2];
+
+static void m_version(struct db_batch *x) { x->b.version = HRP_VERSION + 1; }
+static void m_seq(struct db_batch *x) { x->b.seq = 0; }
+static void m_sample_arrays(struct db_batch *x) { x->b.n_self_ns = 1; }
+static void m_record_arrays(struct db_batch *x) { x->b.n_record_ns = 0; }
+static void m_lost_arrays(struct db_batch *x) { x->b.n_lost_by_label = 0; }
+static void m_label_index(struct db_batch *x) { x->b.sample_label[0] = 4; }
+static void m_range_index(struct db_batch *x) { x->b.sample_range[1] = 3; }
+static void m_record_index(struct db_batch *x) { x->b.record_range[0] = 9; }
+static void m_lost_index(struct db_batch *x) { x->b.lost_label[0] = 4; }
+static void m_phase(struct db_batch *x) { x->l[3].phase = 3; }
+static void m_empty_node(struct db_batch *x) { x->l[0].node_id = ""; }
+static void m_empty_range(struct db_batch *x) { x->ranges[1] = ""; }
+static void m_long_string(struct db_batch *x) { x->b.process_label = long_name; }
+static void m_value(struct db_batch *x) { x->b.self_ns[0] = 901; }
+
+static void test_rejections(void **state)
+{
+    struct fixture *f = *state;
+    struct db_batch x;
+    enum hrd_reject why;
+    uint8_t junk[300], *abuf;
+    size_t alen;
+
+    memset(long_name, 'x', HRP_MAX_STRING + 1);
+    expect_reject(f, m_version, HRD_REJECT_VERSION);
+    expect_reject(f, m_seq, HRD_REJECT_SEQUENCE);
+    expect_reject(f, m_sample_arrays, HRD_REJECT_ARRAYS);
+    expect_reject(f, m_record_arrays, HRD_REJECT_ARRAYS);
+    expect_reject(f, m_lost_arrays, HRD_REJECT_ARRAYS);
+    expect_reject(f, m_label_index, HRD_REJECT_INDEX);
+    expect_reject(f, m_range_index, HRD_REJECT_INDEX);
+    expect_reject(f, m_record_index, HRD_REJECT_INDEX);
+    expect_reject(f, m_lost_index, HRD_REJECT_INDEX);
+    expect_reject(f, m_phase, HRD_REJECT_PHASE);
+    expect_reject(f, m_empty_node, HRD_REJECT_STRING);
+    expect_reject(f, m_empty_range, HRD_REJECT_STRING);
+    expect_reject(f, m_long_string, HRD_REJECT_STRING);
+    expect_reject(f, m_value, HRD_REJECT_VALUE);
+
+    memset(junk, 0xff, sizeof junk);
+    assert_int_equal(hrd_ingest_handle(&f->in, junk, sizeof junk, &abuf,
+                                       &alen, &why), HRD_INGEST_REJECTED);
+    assert_int_equal(why, HRD_REJECT_MALFORMED);
+    free(abuf);
+    assert_int_equal(hrd_ingest_handle(&f->in, junk, HRP_MAX_INGEST_BYTES + 1,
+                                       &abuf, &alen, &why),
+                     HRD_INGEST_REJECTED);
+    assert_int_equal(why, HRD_REJECT_OVERSIZE);
+    free(abuf);
+    /* None of it made a client, a key or an event. */
+    assert_int_equal(f->in.nclients, 0);
+    assert_int_equal(f->agg.nkeys, 0);
+
+    /* A known client's invalid batch is counted against it. */
+    db_init(&x, 7, 1);
+    db_sample(&x, 1, 0, 10, 5);
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+    m_value(&x);
+    x.b.seq = 2;
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_REJECTED);
+    assert_int_equal(f->in.clients->rejected, 1);
+    assert_int_equal(f->in.clients->max_seq, 1);
+    db_fini(&x);
+}
+
+static void test_memory_budget(void **state)
+{
+    struct fixture *f = *state;
+    struct db_batch x;
+    enum hrd_reject why;
+
+    db_init(&x, 8, 1);
+    db_sample(&x, 1, 0, 10, 5);
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+    /* A budget that no compaction can meet: batches are refused, counted. */
+    f->agg.max_bytes = 16;
+    f->agg.over_budget = 1;
+    x.b.seq = 2;
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_REJECTED);
+    assert_int_equal(why, HRD_REJECT_MEMORY);
+    assert_int_equal(f->in.rejected[HRD_REJECT_MEMORY], 1);
+    /* After a reset there is room again. */
+    hrd_agg_reset(&f->agg);
+    f->agg.max_bytes = 1 << 20;
+    x.b.seq = 3;
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+    db_fini(&x);
+}
+
+struct rows {
+    int n;
+    char text[128][128];
+    struct hrd_row row[128];
+};
+
+static int collect(const struct hrd_row *r, void *arg)
+{
+    struct rows *rs = arg;
+
+    assert_true(rs->n < 128);
+    snprintf(rs->text[rs->n], sizeof rs->text[0], "%s/%s/%s/%s %llu lost %llu",
+             r->node_id, r->phase, r->range, r->metric,
+             (unsigned long long)r->count, (unsigned long long)r->lost);
+    rs->row[rs->n++] = *r;
+    return 0;
+}
+
+/* Cumulative lost counts: the latest per (client, label set) counts, and
+ * rows carry the sum over clients and label sets of their node. */
+static void test_lost_by_label(void **state)
+{
+    struct fixture *f = *state;
+    static struct rows rs;
+    struct db_batch x;
+    enum hrd_reject why;
+
+    db_init(&x, 1, 1);
+    db_sample(&x, 1, 0, 10, 5);
+    db_sample(&x, 3, 0, 10, 5);
+    db_lost(&x, 1, 5); /* n1 warm */
+    db_lost(&x, 0, 2); /* n1 cold */
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+    db_fini(&x);
+    db_init(&x, 1, 2);
+    db_lost(&x, 1, 7); /* n1 warm, later: replaces 5 */
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+    db_fini(&x);
+    db_init(&x, 2, 1);
+    db_lost(&x, 1, 3); /* another client, n1 warm */
+    db_lost(&x, 3, 4); /* n2 warm */
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+    /* A duplicate does not count twice. */
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_DUPLICATE);
+    db_fini(&x);
+
+    assert_int_equal(hrd_agg_rows(&f->agg, NULL, collect, &rs), 0);
+    assert_int_equal(rs.n, 4);
+    assert_string_equal(rs.text[0], "n1/warm/binding.body/inclusive 1 lost 12");
+    assert_string_equal(rs.text[1], "n1/warm/binding.body/self 1 lost 12");
+    assert_string_equal(rs.text[2], "n2/warm/binding.body/inclusive 1 lost 4");
+    assert_int_equal(f->in.nclients, 2);
+    assert_int_equal(f->in.clients->nlost, 2);
+    assert_int_equal(f->in.clients->next->nlost, 2);
+}
+
+/* The journal hook: a batch it cannot keep is answered RETRY and changes
+ * nothing, so the resend is new, not a duplicate. */
+static int hook_result;
+static int hook_calls;
+
+static int hook(void *ctx, const uint8_t *msg, size_t len)
+{
+    (void)ctx;
+    (void)msg;
+    (void)len;
+    hook_calls++;
+    return hook_result;
+}
+
+static void test_journal_retry(void **state)
+{
+    struct fixture *f = *state;
+    struct db_batch x;
+    enum hrd_reject why;
+
+    f->in.journal = hook;
+    hook_calls = 0;
+    db_init(&x, 3, 1);
+    db_sample(&x, 1, 0, 10, 5);
+    hook_result = -ENOSPC;
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_RETRY);
+    assert_int_equal(f->in.retries, 1);
+    assert_int_equal(f->agg.events, 0);
+    assert_int_equal(f->in.clients->max_seq, 0);
+    assert_int_equal(f->in.clients->batches, 0);
+    hook_result = 0;
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+    assert_int_equal(f->agg.events, 2);
+    /* A duplicate is answered without being journaled again. */
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_DUPLICATE);
+    assert_int_equal(hook_calls, 2);
+    /* While replaying, duplicates are not counted. */
+    f->in.replaying = 1;
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_DUPLICATE);
+    assert_int_equal(f->in.clients->duplicates, 1);
+    db_fini(&x);
+}
+
+/* --- control ------------------------------------------------------------ */
+
+static Hostrange__ControlReply *control(struct hrd_control *ctl,
+                                        Hostrange__ControlRequest *q)
+{
+    Hostrange__ControlReply *rep;
+    uint8_t *buf, *rbuf;
+    size_t len, rlen;
+
+    q->version = HRP_VERSION;
+    len = hostrange__control_request__get_packed_size(q);
+    buf = malloc(len + 1);
+    hostrange__control_request__pack(q, buf);
+    hrd_control_handle(ctl, buf, len, &rbuf, &rlen);
+    rep = hostrange__control_reply__unpack(NULL, rlen, rbuf);
+    assert_non_null(rep);
+    assert_int_equal(rep->version, HRP_VERSION);
+    free(buf);
+    free(rbuf);
+    return rep;
+}
+
+/* Ten nodes, each with cold and warm samples of two ranges and a record. */
+static void fill(struct fixture *f)
+{
+    enum hrd_reject why;
+
+    for (uint32_t p = 1; p <= 10; p++) {
+        struct db_batch x;
+        char node[16];
+
+        db_init(&x, 100 + p, 1);
+        snprintf(node, sizeof node, "node%02u", p);
+        x.l[0].node_id = x.l[1].node_id = node;
+        for (int i = 0; i < 3; i++) {
+            db_sample(&x, 0, 0, 1000 * p + i, 500);
+            db_sample(&x, 1, 0, 100 * p + i, 50);
+            db_sample(&x, 1, 1, 10 * p + i, 10 * p + i);
+        }
+        db_record(&x, 1, 7 * p);
+        assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+        db_fini(&x);
+    }
+}
+
+static void test_paged_dump(void **state)
+{
+    struct fixture *f = *state;
+    struct hrd_control ctl = { .ingest = &f->in, .page_values = 20 };
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
+    Hostrange__ControlReply *rep;
+    static struct rows all;
+    uint8_t cursor[64];
+    int pages = 0, rows = 0;
+
+    fill(f);
+    assert_int_equal(hrd_agg_rows(&f->agg, NULL, collect, &all), 0);
+    assert_int_equal(all.n, 10 * 7);
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
+    q.dump = &dq;
+    dq.paged = 1;
+    for (;;) {
+        rep = control(&ctl, &q);
+        assert_string_equal(rep->error, "");
+        assert_int_equal(rep->body_case, HOSTRANGE__CONTROL_REPLY__BODY_DUMP);
+        for (size_t i = 0; i < rep->dump->n_rows; i++, rows++) {
+            Hostrange__Row *r = rep->dump->rows[i];
+            assert_string_equal(r->node_id, all.row[rows].node_id);
+            assert_string_equal(r->range, all.row[rows].range);
+            assert_int_equal(r->count, all.row[rows].count);
+            assert_true(r->median == all.row[rows].median);
+            assert_true(r->p90 == all.row[rows].p90);
+            assert_int_equal(r->exact, 1);
+        }
+        pages++;
+        if (rep->dump->next_cursor.len == 0) {
+            hostrange__control_reply__free_unpacked(rep, NULL);
+            break;
+        }
+        assert_int_equal(rep->dump->next_cursor.len, 20);
+        memcpy(cursor, rep->dump->next_cursor.data, 20);
+        dq.cursor.data = cursor;
+        dq.cursor.len = 20;
+        hostrange__control_reply__free_unpacked(rep, NULL);
+    }
+    assert_int_equal(rows, all.n);
+    assert_true(pages >= 5);
+
+    /* Filters, unpaged. */
+    memset(&dq.cursor, 0, sizeof dq.cursor);
+    dq.paged = 0;
+    dq.node_glob = "node0[1-3]";
+    dq.phase = HRP_PHASE_WARM;
+    dq.range_glob = "dispatch.*";
+    rep = control(&ctl, &q);
+    assert_int_equal(rep->dump->n_rows, 3 * 2);
+    assert_int_equal(rep->dump->next_cursor.len, 0);
+    assert_string_equal(rep->dump->rows[0]->node_id, "node01");
+    assert_int_equal(rep->dump->rows[1]->metric, HRP_METRIC_SELF);
+    hostrange__control_reply__free_unpacked(rep, NULL);
+
+    /* Bad phase and bad cursor are errors. */
+    dq.phase = 7;
+    rep = control(&ctl, &q);
+    assert_string_equal(rep->error, "bad phase in dump request");
+    hostrange__control_reply__free_unpacked(rep, NULL);
+    dq.phase = 0;
+    dq.cursor.data = cursor;
+    dq.cursor.len = 3;
+    rep = control(&ctl, &q);
+    assert_string_equal(rep->error, "bad cursor in dump request");
+    hostrange__control_reply__free_unpacked(rep, NULL);
+}
+
+static void test_reset_and_stats(void **state)
+{
+    struct fixture *f = *state;
+    struct hrd_control ctl = { .ingest = &f->in };
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__ResetRequest rq = HOSTRANGE__RESET_REQUEST__INIT;
+    Hostrange__StatsRequest sq = HOSTRANGE__STATS_REQUEST__INIT;
+    Hostrange__ControlReply *rep;
+
+    fill(f);
+    assert_int_equal(f->agg.nkeys, 10 * 4);
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_RESET;
+    q.reset = &rq;
+    rq.node_glob = "node1*";
+    rq.phase = HRP_PHASE_COLD;
+    /* A reset that cannot be journaled is refused. */
+    ctl.journal_reset = hook;
+    hook_result = -EROFS;
+    rep = control(&ctl, &q);
+    assert_true(strstr(rep->error, "nothing was reset") != NULL);
+    hostrange__control_reply__free_unpacked(rep, NULL);
+    assert_int_equal(f->agg.nkeys, 40);
+    hook_result = 0;
+    rep = control(&ctl, &q);
+    assert_string_equal(rep->error, "");
+    assert_int_equal(rep->reset->keys, 1);
+    hostrange__control_reply__free_unpacked(rep, NULL);
+    assert_int_equal(f->agg.nkeys, 39);
+    /* The same reset replayed from its bytes drops nothing more. */
+    {
+        uint8_t buf[128];
+        size_t len = hostrange__reset_request__pack(&rq, buf);
+        assert_int_equal(hrd_control_apply_reset(&f->agg, buf, len), 0);
+        assert_int_equal(hrd_control_apply_reset(&f->agg, buf, 1) < 0 ||
+                             f->agg.nkeys == 39, 1);
+    }
+
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_STATS;
+    q.stats = &sq;
+    ctl.now_ns = ctl.start_ns + 2000000000u;
+    rep = control(&ctl, &q);
+    assert_int_equal(rep->body_case, HOSTRANGE__CONTROL_REPLY__BODY_STATS);
+    assert_int_equal(rep->stats->keys, 39);
+    assert_int_equal(rep->stats->uptime_ns, 2000000000u);
+    assert_int_equal(rep->stats->n_clients, 10);
+    assert_int_equal(rep->stats->n_clocks, 1);
+    assert_string_equal(rep->stats->clocks[0], "tsc");
+    assert_int_equal(rep->stats->exact_cap, HRD_EXACT_CAP_DEFAULT);
+    assert_int_equal(rep->stats->memory_limit, HRD_MAX_BYTES_DEFAULT);
+    assert_int_equal(rep->stats->memory_bytes, f->agg.bytes);
+    assert_null(rep->stats->state);
+    assert_int_equal(rep->stats->n_rejections, HRD_REJECT_COUNT + 1);
+    assert_string_equal(rep->stats->rejections[HRD_REJECT_SEQUENCE]->name,
+                        "sequence");
+    /* Oldest client first. */
+    assert_int_equal(rep->stats->clients[0]->pid, 101);
+    assert_int_equal(rep->stats->clients[9]->events, 10);
+    hostrange__control_reply__free_unpacked(rep, NULL);
+
+    /* Reset everything. */
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_RESET;
+    rq.node_glob = "";
+    rq.phase = 0;
+    rep = control(&ctl, &q);
+    assert_int_equal(rep->reset->keys, 39);
+    hostrange__control_reply__free_unpacked(rep, NULL);
+    assert_int_equal(f->agg.nkeys, 0);
+    assert_int_equal(f->agg.events, 0);
+    assert_int_equal(f->in.nclients, 10);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_rejections, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_by_label, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_journal_retry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_paged_dump, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reset_and_stats, setup,
+                                        teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,690 @@
+/*
+ * The state directory without a daemon (daemon/journal.c, snapshot.c,
+ * state.c): record files, snapshots that give back the same report and
+ * client table, damage kept and moved aside, refusals, the lock, an
+ * unwritable directory, and compaction in a child process.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/snapshot.h"
+#include "daemon/state.h"
+#include "proto/protocol.h"
+#include "tests/lib/harness_batch.h"
+#include "tests/lib/harness.h"
+
+/* A private directory for each test, removed afterwards. */
+static int setup(void **state)
+{
+    char *dir = malloc(256);
+
+    harness_mkdtemp(dir, 256, "state");
+    *state = dir;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    char cmd[512];
+
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", (char *)*state);
+    assert_int_equal(system(cmd), 0);
+    free(*state);
+    return 0;
+}
+
+/* What the log function was told, all lines together. */
+static char logged[8192];
+
+static void log_to_buffer(void *ctx, const char *fmt, ...)
+{
+    size_t n = strlen(logged);
+    va_list ap;
+
+    (void)ctx;
+    va_start(ap, fmt);
+    vsnprintf(logged + n, sizeof logged - n, fmt, ap);
+    va_end(ap);
+    n = strlen(logged);
+    if (n + 1 < sizeof logged)
+        strcat(logged, "\n");
+}
+
+/* The daemon's state in memory. */
+struct mem {
+    struct hrd_agg agg;
+    struct hrd_ingest in;
+};
+
+static void mem_init(struct mem *m)
+{
+    hrd_agg_init(&m->agg);
+    hrd_ingest_init(&m->in, &m->agg);
+}
+
+static void mem_fini(struct mem *m)
+{
+    hrd_ingest_fini(&m->in);
+    hrd_agg_fini(&m->agg);
+}
+
+/* Batch `seq` of client `pid`: samples of both nodes, a record and lost
+ * counts, all derived from (pid, seq). */
+static enum hrd_ingest_result feed(struct hrd_ingest *in, uint32_t pid,
+                                   uint64_t seq)
+{
+    struct db_batch x;
+    enum hrd_ingest_result res;
+    enum hrd_reject why;
+    uint8_t *buf, *ack;
+    size_t len, alen;
+
+    db_init(&x, pid, seq);
+    for (uint32_t i = 0; i < 50; i++) {
+        uint64_t v = 1000 + pid * 7919 + seq * 104729 + i * 13;
+        db_sample(&x, i % 4, i % 2, v, v / (1 + i % 3));
+    }
+    db_record(&x, 1, 20000 + seq);
+    db_lost(&x, 1, seq * pid);
+    buf = db_pack(&x, &len);
+    res = hrd_ingest_handle(in, buf, len, &ack, &alen, &why);
+    free(ack);
+    free(buf);
+    db_fini(&x);
+    return res;
+}
+
+static int write_row(const struct hrd_row *r, void *arg)
+{
+    return hrd_writer_row(arg, r);
+}
+
+/* The whole report with every field, as text (caller frees). */
+static char *report(struct hrd_agg *a)
+{
+    struct hrd_writer w;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+
+    assert_non_null(f);
+    hrd_writer_init(&w, f, HRD_FORMAT_JSONL, HRD_FIELDS_EXTENDED);
+    assert_int_equal(hrd_agg_rows(a, NULL, write_row, &w), 0);
+    assert_int_equal(hrd_writer_finish(&w), 0);
+    hrd_writer_fini(&w);
+    fclose(f);
+    return buf;
+}
+
+static int open_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+
+    assert_true(fd >= 0);
+    return fd;
+}
+
+static int exists(const char *dir, const char *name)
+{
+    char p[512];
+    struct stat st;
+
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    return stat(p, &st) == 0;
+}
+
+/* The name of a file in dir that starts with prefix, or "" (static). */
+static const char *find_prefix(const char *dir, const char *prefix)
+{
+    static char name[256];
+    struct dirent *e;
+    DIR *d = opendir(dir);
+
+    name[0] = '\0';
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0)
+            snprintf(name, sizeof name, "%s", e->d_name);
+    }
+    closedir(d);
+    return name;
+}
+
+static void test_crc32c(void **state)
+{
+    (void)state;
+    /* The check value of CRC-32C. */
+    assert_int_equal(hrd_crc32c(0, "123456789", 9), 0xe3069283u);
+    assert_int_equal(hrd_crc32c(0, "", 0), 0);
+    /* In pieces, the same. */
+    assert_int_equal(hrd_crc32c(hrd_crc32c(0, "1234", 4), "56789", 5),
+                     0xe3069283u);
+    /* Any length and alignment, against the bit-at-a-time definition
+     * (the fast paths work on 3 x 8192 and 3 x 256 byte blocks). */
+    {
+        static uint8_t buf[3 * 8192 * 2 + 1000];
+        static const size_t lens[] = { 0, 1, 7, 8, 9, 255, 256, 767, 768,
+                                       769, 3 * 8192 - 1, 3 * 8192,
+                                       3 * 8192 + 3 * 256 + 17,
+                                       sizeof buf - 8 };
+        uint64_t x = 12345;
+
+        for (size_t i = 0; i < sizeof buf; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            buf[i] = (uint8_t)(x >> 56);
+        }
+        for (size_t l = 0; l < sizeof lens / sizeof lens[0]; l++) {
+            for (size_t off = 0; off < 8; off += 3) {
+                uint32_t want = 0xffffffffu;
+                for (size_t i = 0; i < lens[l]; i++) {
+                    want ^= buf[off + i];
+                    for (int k = 0; k < 8; k++)
+                        want = (want >> 1) ^ (0x82f63b78u & (0u - (want & 1)));
+                }
+                assert_int_equal(hrd_crc32c(0, buf + off, lens[l]), ~want);
+            }
+        }
+    }
+}
+
+static void test_record_file(void **state)
+{
+    const char *dir = *state;
+    struct hrd_recfile f;
+    struct hrd_recreader r;
+    const uint8_t *p;
+    uint8_t type, big[70000];
+    size_t len;
+    char path[512];
+    int dfd = open_dir(dir);
+
+    memset(big, 0x5a, sizeof big);
+    assert_int_equal(hrd_recfile_open(&f, dfd, "j", HRD_JOURNAL_MAGIC), 0);
+    assert_int_equal(hrd_recfile_append(&f, 'B', "hello", 5), 0);
+    assert_int_equal(hrd_recfile_put(&f, 'X', "", 0), 0);
+    assert_int_equal(hrd_recfile_put(&f, 'B', big, sizeof big), 0);
+    assert_int_equal(hrd_recfile_append(&f, 'B', "last", 4), 0);
+    assert_int_equal(f.records, 4);
+    assert_int_equal(f.size, 8 + 4 * 9 + 5 + 0 + sizeof big + 4);
+    hrd_recfile_close(&f);
+
+    assert_int_equal(hrd_recreader_open(&r, dfd, "j", HRD_JOURNAL_MAGIC), 0);
+    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
+    assert_true(type == 'B' && len == 5 && memcmp(p, "hello", 5) == 0);
+    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
+    assert_true(type == 'X' && len == 0);
+    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
+    assert_true(len == sizeof big && memcmp(p, big, len) == 0);
+    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
+    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 0);
+    hrd_recreader_close(&r);
+
+    /* A snapshot reader refuses a journal. */
+    assert_int_equal(hrd_recreader_open(&r, dfd, "j", HRD_SNAPSHOT_MAGIC),
+                     -EBADMSG);
+    hrd_recreader_close(&r);
+
+    /* Cut in the middle of the last record: the rest is good. */
+    snprintf(path, sizeof path, "%s/j", dir);
+    assert_int_equal(truncate(path, (off_t)(8 + 4 * 9 + 5 + sizeof big + 2)),
+                     0);
+    assert_int_equal(hrd_recreader_open(&r, dfd, "j", HRD_JOURNAL_MAGIC), 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
+    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), -EBADMSG);
+    assert_string_equal(r.why, "truncated record (2 of 4 bytes)");
+    assert_int_equal(r.offset, 8 + 3 * 9 + 5 + sizeof big);
+    hrd_recreader_close(&r);
+    close(dfd);
+}
+
+/* A snapshot gives back the same report, clients and lost counts, and the
+ * client table goes on dropping duplicates. */
+static void test_snapshot_round_trip(void **state)
+{
+    const char *dir = *state;
+    struct mem a, b;
+    struct hrd_recfile f;
+    struct hrd_recreader r;
+    struct hrd_snapshot_load sl;
+    char *ra, *rb;
+    int dfd = open_dir(dir);
+
+    mem_init(&a);
+    a.agg.exact_cap = 120; /* some keys move to histograms */
+    for (uint32_t pid = 1; pid <= 3; pid++)
+        for (uint64_t seq = 1; seq <= 5; seq++)
+            assert_int_equal(feed(&a.in, pid, seq), HRD_INGEST_OK);
+    assert_true(a.agg.capped > 0);
+    assert_int_equal(hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC), 0);
+    assert_int_equal(hrd_snapshot_write(&f, &a.agg, &a.in, 42), 0);
+    hrd_recfile_close(&f);
+
+    mem_init(&b);
+    b.agg.exact_cap = 120;
+    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), 0);
+    hrd_recreader_close(&r);
+    assert_int_equal(sl.complete, 1);
+    assert_int_equal(sl.covers, 42);
+    assert_int_equal(sl.keys, a.agg.nkeys);
+    assert_int_equal(sl.clients, 3);
+    ra = report(&a.agg);
+    rb = report(&b.agg);
+    assert_string_equal(ra, rb);
+    assert_non_null(strstr(ra, "\"exact\":false"));
+    /* Node n1's lost: the latest count of each client, seq * pid. */
+    assert_non_null(strstr(ra, "\"lost\":30")); /* 5*1 + 5*2 + 5*3 */
+    assert_int_equal(b.agg.events, a.agg.events);
+    assert_int_equal(b.in.nclients, 3);
+    assert_int_equal(b.in.clients->max_seq, 5);
+    assert_int_equal(b.in.clients->events, a.in.clients->events);
+    /* Seen batches stay seen; the next one is new. */
+    assert_int_equal(feed(&b.in, 2, 5), HRD_INGEST_DUPLICATE);
+    assert_int_equal(feed(&b.in, 2, 6), HRD_INGEST_OK);
+    assert_int_equal(feed(&a.in, 2, 6), HRD_INGEST_OK);
+    free(rb);
+    rb = report(&b.agg);
+    free(ra);
+    ra = report(&a.agg);
+    assert_string_equal(ra, rb);
+    free(ra);
+    free(rb);
+    mem_fini(&a);
+    mem_fini(&b);
+    close(dfd);
+}
+
+/* A damaged snapshot loads up to the damage and says where. */
+static void test_snapshot_damage(void **state)
+{
+    const char *dir = *state;
+    struct mem a, b;
+    struct hrd_recfile f;
+    struct hrd_recreader r;
+    struct hrd_snapshot_load sl;
+    struct stat st;
+    char path[512];
+    int dfd = open_dir(dir), fd;
+
+    mem_init(&a);
+    for (uint32_t pid = 1; pid <= 20; pid++)
+        assert_int_equal(feed(&a.in, pid, 1), HRD_INGEST_OK);
+    assert_int_equal(hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC), 0);
+    assert_int_equal(hrd_snapshot_write(&f, &a.agg, &a.in, 1), 0);
+    hrd_recfile_close(&f);
+
+    /* Flip one byte near the end (in the keys). */
+    snprintf(path, sizeof path, "%s/snap", dir);
+    assert_int_equal(stat(path, &st), 0);
+    fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    {
+        uint8_t c;
+        assert_int_equal(pread(fd, &c, 1, st.st_size - 40), 1);
+        c ^= 0x10;
+        assert_int_equal(pwrite(fd, &c, 1, st.st_size - 40), 1);
+    }
+    close(fd);
+    mem_init(&b);
+    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), -EBADMSG);
+    hrd_recreader_close(&r);
+    assert_int_equal(sl.complete, 0);
+    assert_non_null(strstr(sl.why, "checksum mismatch at byte"));
+    assert_int_equal(sl.clients, 20);
+    assert_true(sl.keys > 0 && sl.keys < a.agg.nkeys);
+    assert_int_equal(b.agg.nkeys, sl.keys);
+    mem_fini(&b);
+
+    /* Cut short: the final record is missing. */
+    assert_int_equal(truncate(path, st.st_size - 50), 0);
+    mem_init(&b);
+    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), -EBADMSG);
+    hrd_recreader_close(&r);
+    assert_non_null(strstr(sl.why, "truncated"));
+    mem_fini(&b);
+    mem_fini(&a);
+    close(dfd);
+}
+
+static const struct hrd_state_opts opts = { 1000, 300000, 1u << 30 };
+
+/* Batches written through the journal hook come back after the process
+ * "dies" (the state is dropped without being closed). */
+static void test_journal_survives(void **state)
+{
+    const char *dir = *state;
+    char sdir[512], err[256], *before, *after;
+    struct hrd_state st;
+    struct mem a, b;
+
+    snprintf(sdir, sizeof sdir, "%s/state", dir);
+    logged[0] = '\0';
+    mem_init(&a);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &a.agg, &a.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    assert_int_equal(st.info.degraded, 0);
+    a.in.journal = hrd_state_journal_batch;
+    a.in.journal_ctx = &st;
+    for (uint64_t seq = 1; seq <= 4; seq++)
+        assert_int_equal(feed(&a.in, 9, seq), HRD_INGEST_OK);
+    {
+        /* A reset is journaled too. */
+        uint8_t buf[64];
+        size_t len;
+        Hostrange__ResetRequest rq = HOSTRANGE__RESET_REQUEST__INIT;
+        rq.node_glob = "n2";
+        len = hostrange__reset_request__pack(&rq, buf);
+        assert_int_equal(hrd_state_journal_reset(&st, buf, len), 0);
+        assert_true(hrd_control_apply_reset(&a.agg, buf, len) > 0);
+    }
+    assert_int_equal(feed(&a.in, 9, 5), HRD_INGEST_OK);
+    assert_int_equal(st.info.journal_records, 6);
+    before = report(&a.agg);
+    /* Dropped without a snapshot, as SIGKILL would. */
+    hrd_recfile_close(&st.journal);
+    close(st.lockfd);
+    close(st.dirfd);
+    assert_true(exists(sdir, "journal.1"));
+    assert_false(exists(sdir, "snapshot"));
+
+    mem_init(&b);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &b.agg, &b.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    assert_int_equal(st.info.replayed_records, 6);
+    after = report(&b.agg);
+    assert_string_equal(before, after);
+    /* The replay was folded into a fresh snapshot; journal 1 is gone. */
+    assert_true(exists(sdir, "snapshot"));
+    assert_false(exists(sdir, "journal.1"));
+    assert_true(exists(sdir, "journal.2"));
+    b.in.journal = hrd_state_journal_batch;
+    b.in.journal_ctx = &st;
+    assert_int_equal(feed(&b.in, 9, 5), HRD_INGEST_DUPLICATE);
+    assert_int_equal(feed(&b.in, 9, 6), HRD_INGEST_OK);
+    assert_int_equal(hrd_state_close(&st), 0);
+    assert_false(exists(sdir, "journal.2"));
+    free(before);
+    free(after);
+    mem_fini(&a);
+    mem_fini(&b);
+}
+
+/* A journal with a damaged tail: the good records are kept, the file is
+ * moved aside (not removed), and it is said. */
+static void test_journal_damage(void **state)
+{
+    const char *dir = *state;
+    char sdir[512], err[256], path[600];
+    struct hrd_state st;
+    struct mem a, b;
+    FILE *f;
+
+    snprintf(sdir, sizeof sdir, "%s/state", dir);
+    mem_init(&a);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &a.agg, &a.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    a.in.journal = hrd_state_journal_batch;
+    a.in.journal_ctx = &st;
+    for (uint64_t seq = 1; seq <= 3; seq++)
+        assert_int_equal(feed(&a.in, 4, seq), HRD_INGEST_OK);
+    hrd_recfile_close(&st.journal);
+    close(st.lockfd);
+    close(st.dirfd);
+    snprintf(path, sizeof path, "%s/journal.1", sdir);
+    f = fopen(path, "a");
+    assert_non_null(f);
+    fputs("\x20\x00\x00\x00garbage that is not a record", f);
+    fclose(f);
+
+    logged[0] = '\0';
+    mem_init(&b);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &b.agg, &b.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    assert_int_equal(st.info.load_problems, 1);
+    assert_int_equal(st.info.replayed_records, 3);
+    assert_int_equal(b.in.clients->max_seq, 3);
+    assert_int_equal(b.agg.events, a.agg.events);
+    assert_non_null(strstr(logged, "journal.1: "));
+    assert_non_null(strstr(logged, "at byte"));
+    assert_non_null(strstr(logged, "moved to"));
+    assert_true(strlen(find_prefix(sdir, "journal.1.damaged-")) > 0);
+    assert_true(exists(sdir, "snapshot"));
+    assert_int_equal(hrd_state_close(&st), 0);
+    mem_fini(&a);
+    mem_fini(&b);
+
+    /* A damaged snapshot is moved aside too. */
+    snprintf(path, sizeof path, "%s/snapshot", sdir);
+    f = fopen(path, "r+");
+    assert_non_null(f);
+    fseek(f, 20, SEEK_SET);
+    fputc('!', f);
+    fclose(f);
+    logged[0] = '\0';
+    mem_init(&b);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &b.agg, &b.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    assert_int_equal(st.info.load_problems, 1);
+    assert_non_null(strstr(logged, "snapshot: "));
+    assert_true(strlen(find_prefix(sdir, "snapshot.damaged-")) > 0);
+    assert_int_equal(hrd_state_close(&st), 0);
+    mem_fini(&b);
+}
+
+static void test_refusals(void **state)
+{
+    const char *dir = *state;
+    char sdir[512], err[256];
+    struct hrd_state st, st2;
+    struct mem a, b;
+
+    snprintf(sdir, sizeof sdir, "%s/state", dir);
+    mem_init(&a);
+    mem_init(&b);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &a.agg, &a.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    /* A second user of the same directory is refused. */
+    assert_int_equal(hrd_state_open(&st2, sdir, &opts, &b.agg, &b.in,
+                                    log_to_buffer, NULL, err, sizeof err),
+                     -EBUSY);
+    assert_non_null(strstr(err, "another hostranged uses the state "
+                                "directory"));
+    assert_int_equal(hrd_state_close(&st), 0);
+
+    /* Writable by the group: refused. */
+    assert_int_equal(chmod(sdir, 0770), 0);
+    assert_int_equal(hrd_state_open(&st2, sdir, &opts, &b.agg, &b.in,
+                                    log_to_buffer, NULL, err, sizeof err),
+                     -EPERM);
+    assert_non_null(strstr(err, "group- or world-writable"));
+    assert_int_equal(chmod(sdir, 0700), 0);
+
+    /* Owned by someone else (only root can arrange that). */
+    if (geteuid() == 0) {
+        assert_int_equal(chown(sdir, 65534, (gid_t)-1), 0);
+        assert_int_equal(hrd_state_open(&st2, sdir, &opts, &b.agg, &b.in,
+                                        log_to_buffer, NULL, err, sizeof err),
+                         -EPERM);
+        assert_non_null(strstr(err, "is owned by uid 65534"));
+    }
+    mem_fini(&a);
+    mem_fini(&b);
+}
+
+/* A directory that cannot be made: serving goes on, batches get RETRY. */
+static void test_unwritable(void **state)
+{
+    const char *dir = *state;
+    char file[512], sdir[600], err[256];
+    struct hrd_state st;
+    struct mem a;
+    FILE *f;
+
+    snprintf(file, sizeof file, "%s/plain-file", dir);
+    f = fopen(file, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(sdir, sizeof sdir, "%s/state", file);
+    logged[0] = '\0';
+    mem_init(&a);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &a.agg, &a.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    assert_int_equal(st.info.degraded, 1);
+    assert_non_null(strstr(st.info.last_error,
+                           "cannot create the state directory"));
+    assert_non_null(strstr(logged, "retry"));
+    a.in.journal = hrd_state_journal_batch;
+    a.in.journal_ctx = &st;
+    assert_int_equal(feed(&a.in, 1, 1), HRD_INGEST_RETRY);
+    assert_int_equal(a.agg.events, 0);
+    st.last_open_ms = 0;
+    assert_int_equal(feed(&a.in, 1, 1), HRD_INGEST_RETRY);
+
+    /* Once the directory can be made, batches are journaled in it (at
+     * the next try, which comes a second after the last). */
+    assert_int_equal(unlink(file), 0);
+    assert_int_equal(mkdir(file, 0700), 0);
+    st.last_open_ms = 0;
+    assert_int_equal(feed(&a.in, 1, 1), HRD_INGEST_OK);
+    assert_int_equal(st.info.degraded, 0);
+    assert_true(exists(sdir, "journal.1"));
+    assert_true(exists(sdir, "lock"));
+    assert_int_equal(hrd_state_close(&st), 0);
+    assert_true(exists(sdir, "snapshot"));
+    assert_false(exists(sdir, "journal.1"));
+    mem_fini(&a);
+
+    /* And they come back at the next start. */
+    mem_init(&a);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &a.agg, &a.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    assert_int_equal(a.in.clients->max_seq, 1);
+    assert_int_equal(a.agg.events, 2 * 50 + 1);
+    assert_int_equal(hrd_state_close(&st), 0);
+    mem_fini(&a);
+}
+
+/* A journal that fails to be written makes the state degraded and the
+ * batch RETRY; once it can be written, batches are taken again. */
+static void test_write_failure(void **state)
+{
+    const char *dir = *state;
+    char sdir[512], err[256];
+    struct hrd_state st;
+    struct mem a;
+    int good;
+
+    snprintf(sdir, sizeof sdir, "%s/state", dir);
+    mem_init(&a);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &a.agg, &a.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    a.in.journal = hrd_state_journal_batch;
+    a.in.journal_ctx = &st;
+    assert_int_equal(feed(&a.in, 1, 1), HRD_INGEST_OK);
+    /* Swap the journal's descriptor for one that cannot be written. */
+    good = st.journal.fd;
+    st.journal.fd = open("/dev/null", O_RDONLY);
+    assert_int_equal(feed(&a.in, 1, 2), HRD_INGEST_RETRY);
+    assert_int_equal(st.info.degraded, 1);
+    assert_int_equal(st.info.write_errors, 1);
+    assert_int_equal(a.in.clients->max_seq, 1);
+    /* The journal is reopened (at most once a second) and takes it. */
+    close(good);
+    st.last_open_ms = 0;
+    assert_int_equal(feed(&a.in, 1, 2), HRD_INGEST_OK);
+    assert_int_equal(st.info.degraded, 0);
+    assert_int_equal(a.in.clients->max_seq, 2);
+    assert_int_equal(hrd_state_close(&st), 0);
+    mem_fini(&a);
+}
+
+/* Compaction in a child process: a snapshot appears, covered journals go,
+ * and the state loads back the same. */
+static void test_compaction(void **state)
+{
+    const char *dir = *state;
+    char sdir[512], err[256], *before, *after;
+    struct hrd_state st;
+    struct mem a, b;
+    uint64_t t = 1u << 30;
+
+    snprintf(sdir, sizeof sdir, "%s/state", dir);
+    mem_init(&a);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &a.agg, &a.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    a.in.journal = hrd_state_journal_batch;
+    a.in.journal_ctx = &st;
+    for (uint64_t seq = 1; seq <= 3; seq++)
+        assert_int_equal(feed(&a.in, 5, seq), HRD_INGEST_OK);
+    /* Far enough in the future that a compaction is due. */
+    hrd_state_tick(&st, t);
+    assert_true(st.child > 0);
+    assert_int_equal(st.gen, 2);
+    assert_int_equal(feed(&a.in, 5, 4), HRD_INGEST_OK);
+    for (int i = 0; i < 3000 && st.child != 0; i++) {
+        usleep(10000);
+        hrd_state_tick(&st, t);
+    }
+    assert_int_equal(st.child, 0);
+    assert_int_equal(st.info.snapshots, 1);
+    assert_true(exists(sdir, "snapshot"));
+    assert_false(exists(sdir, "journal.1"));
+    assert_true(exists(sdir, "journal.2"));
+    before = report(&a.agg);
+    /* Dropped without a final snapshot: snapshot + journal.2 load. */
+    hrd_recfile_close(&st.journal);
+    close(st.lockfd);
+    close(st.dirfd);
+    mem_init(&b);
+    assert_int_equal(hrd_state_open(&st, sdir, &opts, &b.agg, &b.in,
+                                    log_to_buffer, NULL, err, sizeof err), 0);
+    assert_int_equal(st.info.replayed_records, 1);
+    after = report(&b.agg);
+    assert_string_equal(before, after);
+    assert_int_equal(hrd_state_close(&st), 0);
+    free(before);
+    free(after);
+    mem_fini(&a);
+    mem_fini(&b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc32c),
+        cmocka_unit_test_setup_teardown(test_record_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_round_trip, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_damage, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_journal_survives, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_journal_damage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unwritable, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
