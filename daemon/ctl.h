@@ -1,7 +1,13 @@
 /*
- * hostrangectl's parts: the request/reply exchange with hostranged and the
- * option helpers (hostrangectl.c), the report commands dump and record's
- * report (ctl_dump.c), and record (ctl_record.c).
+ * hostrangectl's parts: the global options, the command table and the
+ * option helpers (hostrangectl.c), the request/reply exchange with
+ * hostranged (ctl_conn.c), and one file per command: dump and record's
+ * report (ctl_dump.c), stats (ctl_stats.c), reset (ctl_reset.c), ping
+ * (ctl_ping.c) and record (ctl_record.c).
+ *
+ * A command is a struct hrd_ctl_cmd: its name, the summary the main --help
+ * lists, its own --help text, and the function that runs it. Adding a
+ * command is one file and one entry in the table of hostrangectl.c.
  *
  * Usage errors print one line and exit with status 2; a daemon that cannot
  * be reached or fails gives one line naming the runtime directory and
@@ -14,6 +20,24 @@
 
 #include "daemon/report.h"
 #include "proto/hostrange.pb-c.h"
+
+/*
+ * A command: run gets the command's arguments (argv[0] is its name, getopt
+ * restarted) and returns the exit status. summary may span lines, each
+ * continuation indented by 11 spaces to the column of the first.
+ */
+struct hrd_ctl_cmd {
+    const char *name;
+    const char *summary;
+    const char *usage;
+    int (*run)(int argc, char **argv);
+};
+
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_dump;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_stats;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_reset;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_ping;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_record;
 
 /* The runtime directory in use and the answer timeout. */
 extern char hrd_ctl_dir[4096];
@@ -29,9 +53,30 @@ int hrd_ctl_request(const Hostrange__ControlRequest *q,
                     Hostrange__ControlReply **out, int timeout_ms, char *err,
                     size_t errlen);
 
+/* Sends a control request (its version set here); prints the failure
+ * unless quiet. Returns 0 with the reply in *rep (caller frees with
+ * hostrange__control_reply__free_unpacked), or 1. */
+int hrd_ctl_ask(Hostrange__ControlRequest *q, Hostrange__ControlReply **rep,
+                int quiet);
+
+/* Closes the control socket, if open. */
+void hrd_ctl_close(void);
+
 /* Prints the one-line usage error for option character c ('?' unknown,
  * ':' missing value) and exits with status 2. */
 void hrd_ctl_die_usage(const char *cmd, int c, const char *arg);
+
+/* Exits with status 2 when arguments are left after a command's options. */
+void hrd_ctl_no_arguments(const char *cmd, int argc, char **argv);
+
+/* Parses the options of a command that has none but --help (which prints
+ * help and exits 0). */
+void hrd_ctl_no_options(const char *cmd, const char *help, int argc,
+                        char **argv);
+
+/* A whole number of milliseconds (0 to INT_MAX) for option `what`; exits
+ * with status 2 on anything else. */
+long hrd_ctl_parse_ms(const char *cmd, const char *what, const char *v);
 
 /* Pings until the daemon answers or wait_ms pass. Returns 0 or 1. */
 int hrd_ctl_ping_wait(int wait_ms, int quiet);
@@ -41,6 +86,23 @@ struct hrd_ctl_filter {
     const char *node, *op, *backend, *range;
     unsigned phase;
 };
+
+/* The help of the filters, shared by dump and reset. */
+#define HRD_CTL_FILTER_HELP                                                 \
+    "  -n, --node=GLOB      only nodes whose id matches the shell pattern\n"  \
+    "                       GLOB\n"                                           \
+    "      --operator=GLOB  only operators matching GLOB\n"                   \
+    "      --backend=GLOB   only backends matching GLOB\n"                    \
+    "      --phase=PHASE    only the cold or the warm phase\n"                \
+    "      --range=GLOB     only ranges matching GLOB\n"
+
+/* The long options of the filters; 'n' also has a short form. */
+#define HRD_CTL_FILTER_LONGOPTS                           \
+    { "node", required_argument, NULL, 'n' },             \
+    { "operator", required_argument, NULL, 'O' },         \
+    { "backend", required_argument, NULL, 'B' },          \
+    { "phase", required_argument, NULL, 'P' },            \
+    { "range", required_argument, NULL, 'R' }
 
 /* The report options shared by dump and record. */
 struct hrd_ctl_report {
@@ -80,7 +142,5 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
 int hrd_ctl_dump(const struct hrd_ctl_filter *f,
                  const struct hrd_ctl_report *r);
 
-/* The record command (argv[0] is "record"). Returns the exit status. */
-int hrd_ctl_record(int argc, char **argv);
 
 #endif

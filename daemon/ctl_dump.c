@@ -1,4 +1,4 @@
-/* hostrangectl: the report options and the paged dump (see ctl.h). */
+/* hostrangectl dump: the report options and the paged dump (see ctl.h). */
 #include "config.h"
 
 #include "daemon/ctl.h"
@@ -6,6 +6,7 @@
 #include "proto/protocol.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -323,3 +324,85 @@ int hrd_ctl_dump(const struct hrd_ctl_filter *flt,
     }
     return 0;
 }
+
+static const char usage_dump[] =
+    "Usage: hostrangectl dump [--format=FORMAT] [--fields=FIELDS]\n"
+    "                         [--correct-observer] [--calibration=LABEL]\n"
+    "                         [FILTER]... [-o FILE]\n"
+    "Print the daemon's report, one row per key and metric, in report order\n"
+    "(nodes as first seen, cold before warm, ranges as first entered,\n"
+    "inclusive before self, recorded values last). The daemon sends it in\n"
+    "pages, so a large report does not hold up the samples arriving.\n"
+    "\n"
+    "  -f, --format=FORMAT  jsonl (default: one JSON object per row, the\n"
+    "                       reference schema), csv, or table (aligned,\n"
+    "                       durations in microseconds, grouped by node and\n"
+    "                       phase)\n"
+    "      --fields=FIELDS  reference (default: the ten reference fields),\n"
+    "                       all (adds min, max, p90, p99, stddev in ns;\n"
+    "                       exact, false when the daemon keeps the key in a\n"
+    "                       histogram and quantiles are within 0.1%; lost,\n"
+    "                       the events clients lost under the node),\n"
+    "                       observer, or all,observer. observer adds, from\n"
+    "                       the daemon's calibration (hostrange-bench\n"
+    "                       --calibrate): children (direct child ranges per\n"
+    "                       call), observer_ns (children x the cost of one\n"
+    "                       child scope to its parent on an inclusive row,\n"
+    "                       x the self time it leaves in its parent on a\n"
+    "                       self row), observer_share (observer_ns / median)\n"
+    "                       and unstable (share of 10% or more). They are\n"
+    "                       null on rows of recorded values, and on every\n"
+    "                       row, with a warning, when there is no\n"
+    "                       calibration.\n"
+    "      --correct-observer\n"
+    "                       subtract the calibrated cost from mean, median,\n"
+    "                       min, max, p90 and p99 (observer_ns + the time\n"
+    "                       inside an empty scope, never below 0); adds the\n"
+    "                       observer fields and \"corrected\" (true on each\n"
+    "                       row corrected). Only direct children count: the\n"
+    "                       cost of deeper descendants stays in inclusive\n"
+    "                       figures (self figures are corrected whole)\n"
+    "      --calibration=LABEL\n"
+    "                       use the calibration of process label LABEL\n"
+    "                       (default: the most recent one)\n"
+    HRD_CTL_FILTER_HELP
+    "  -o, --output=FILE    write to FILE (atomically: a temporary file then a\n"
+    "                       rename; a device or pipe is written in place; -\n"
+    "                       is standard output) instead of standard output\n"
+    "  -h, --help           show this help and exit\n";
+
+static int run_dump(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "format", required_argument, NULL, 'f' },
+        { "fields", required_argument, NULL, 'F' },
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        HRD_CTL_FILTER_LONGOPTS,
+        HRD_CTL_OBSERVER_LONGOPTS,
+        { NULL, 0, NULL, 0 },
+    };
+    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL };
+    struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
+    int c;
+
+    while ((c = getopt_long(argc, argv, ":f:n:o:h", longopts, NULL)) != -1) {
+        if (hrd_ctl_report_option("dump", c, optarg, &f, &rep))
+            continue;
+        if (c == 'h') {
+            fputs(usage_dump, stdout);
+            return 0;
+        }
+        hrd_ctl_die_usage("dump", c, argv[optind - 1]);
+    }
+    hrd_ctl_no_arguments("dump", argc, argv);
+    return hrd_ctl_dump(&f, &rep);
+}
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_dump = {
+    "dump",
+    "print the report: one row per key (node, operator, backend,\n"
+    "           phase, range, metric) with count, mean and median",
+    usage_dump,
+    run_dump,
+};

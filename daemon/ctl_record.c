@@ -87,7 +87,7 @@ static int exit_status(int status)
     return 1;
 }
 
-int hrd_ctl_record(int argc, char **argv)
+static int run_record(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },
@@ -177,3 +177,10 @@ int hrd_ctl_record(int argc, char **argv)
         return 1;
     return exit_status(status);
 }
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_record = {
+    "record",
+    "run a command under a private daemon and write its report",
+    usage_record,
+    run_record,
+};

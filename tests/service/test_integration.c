@@ -5,6 +5,9 @@
  */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -196,6 +199,7 @@ static void test_ctl_unreachable(void **state)
     harness_ctl("/nonexistent/hostrange-dir", &r, "dump", (char *)NULL);
     assert_true(harness_exited(r.status, 1));
     assert_non_null(strstr(r.err, "/nonexistent/hostrange-dir"));
+    assert_non_null(strstr(r.err, "does not exist"));
     /* One line. */
     assert_non_null(strchr(r.err, '\n'));
     assert_true(strchr(r.err, '\n')[1] == '\0');
@@ -205,6 +209,72 @@ static void test_ctl_unreachable(void **state)
                 (char *)NULL);
     assert_true(harness_exited(r.status, 2));
     harness_run_free(&r);
+}
+
+/*
+ * Runs hostrangectl -r dir ping as a user who may not open the daemon's
+ * socket: as root, in a child that becomes nobody (65534), for whom the
+ * runtime directory (mode 0700) is closed; otherwise with the socket's mode
+ * taken away for the time of the call. Returns the exit status and stderr
+ * in err; -1 when the program cannot be run as that user.
+ */
+static int ctl_denied(const char *dir, char *err, size_t errlen)
+{
+    const char *ctl = harness_program("HOSTRANGECTL");
+    char sock[300];
+    int fd[2], status;
+    ssize_t n, got = 0;
+    pid_t pid;
+
+    snprintf(sock, sizeof sock, "%s/control", dir);
+    if (geteuid() != 0)
+        assert_int_equal(chmod(sock, 0), 0);
+    assert_int_equal(pipe(fd), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        close(fd[0]);
+        close(fd[1]);
+        if (geteuid() == 0 && (setgroups(0, NULL) != 0 ||
+                               setgid(65534) != 0 || setuid(65534) != 0))
+            _exit(126);
+        execl(ctl, ctl, "-r", dir, "ping", (char *)NULL);
+        _exit(errno == EACCES ? 126 : 127);
+    }
+    close(fd[1]);
+    while (got < (ssize_t)errlen - 1 &&
+           (n = read(fd[0], err + got, errlen - 1 - (size_t)got)) > 0)
+        got += n;
+    err[got] = '\0';
+    close(fd[0]);
+    status = harness_wait(pid, 60);
+    if (geteuid() != 0)
+        assert_int_equal(chmod(sock, 0600), 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 126)
+        return -1;
+    return status;
+}
+
+/* A socket that exists but is not this user's to open is told apart from
+ * an absent daemon, with the ways out named. */
+static void test_ctl_permission_denied(void **state)
+{
+    struct harness_daemon *d = *state;
+    char err[4096];
+    int status = ctl_denied(d->dir, err, sizeof err);
+
+    if (status == -1)
+        skip(); /* the build tree cannot be run by another user */
+    assert_true(harness_exited(status, 1));
+    assert_non_null(strstr(err, d->dir));
+    assert_non_null(strstr(err, "does not let this user connect"));
+    assert_non_null(strstr(err, "Permission denied"));
+    assert_non_null(strstr(err, "--group"));
+    assert_non_null(strstr(err, "runtime directory"));
+    assert_null(strstr(err, "does not exist"));
+    assert_non_null(strchr(err, '\n'));
+    assert_true(strchr(err, '\n')[1] == '\0');
 }
 
 static void test_second_daemon_refused(void **state)
@@ -275,6 +345,7 @@ int main(void)
         HARNESS_DAEMON_TEST(test_two_processes_merge),
         HARNESS_DAEMON_TEST(test_second_daemon_refused),
         cmocka_unit_test(test_ctl_unreachable),
+        HARNESS_DAEMON_TEST(test_ctl_permission_denied),
         cmocka_unit_test(test_no_daemon_does_not_hang),
         cmocka_unit_test(test_record),
     };
