@@ -10,7 +10,7 @@ bench_hostrange_bench_SOURCES = bench/bench.c bench/bench.h \
 	bench/bench_cases.c bench/bench_daemon.c bench/bench_run.c bench/bench_control.c \
 	bench/bench_calib.c bench/ref.c bench/ref.h ops/hrops_raw.h
 bench_hostrange_bench_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS)
-bench_hostrange_bench_LDADD = ops/libhrops.la $(HROPS_PROFILING_LIBS) -lm
+bench_hostrange_bench_LDADD = ops/libhrops.la $(HROPS_PROFILING_LIBS)
 
 # `make bench` runs the CPU cases with their baseline (--raw).
 BENCHES += bench/hostrange-bench-cpu
@@ -41,7 +41,7 @@ bench_hostrange_demo_LDADD = client/libhostrange.la
 # The client's cost per scope and per event.
 noinst_PROGRAMS += bench/bench_client
 bench_bench_client_SOURCES = bench/bench_client.c
-bench_bench_client_LDADD = client/libhostrange.la -lpthread
+bench_bench_client_LDADD = client/libhostrange.la
 BENCHES += bench/bench_client
 
 # Benchmarks (make bench): each prints JSON lines with a same-run baseline.

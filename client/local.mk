@@ -7,7 +7,7 @@ client_libhostrange_la_SOURCES = client/hostrange.c client/client.h \
 client_libhostrange_la_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 client_libhostrange_la_LIBADD = proto/libhrproto.la $(NANOMSG_LIBS) \
-	$(PROTOBUF_C_LIBS) -lpthread
+	$(PROTOBUF_C_LIBS)
 client_libhostrange_la_LDFLAGS = -version-info 0:0:0
 pkgconfigdir = $(libdir)/pkgconfig
 pkgconfig_DATA = client/hostrange.pc

@@ -20,7 +20,7 @@ ops_libhrops_la_SOURCES = ops/hrops.h ops/hrops_raw.h ops/ops.h ops/half.h ops/t
 	ops/cpu_add.c ops/cpu_gemm.c ops/memory.c ops/raw.c
 ops_libhrops_la_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS) \
 	$(CUDA_CFLAGS)
-ops_libhrops_la_LIBADD = $(HROPS_PROFILING_LIBS) -lpthread
+ops_libhrops_la_LIBADD = $(HROPS_PROFILING_LIBS)
 ops_libhrops_la_LDFLAGS = -version-info 0:0:0
 
 # The CUDA backend: C files for the runtime and cuBLASLt, CUDA C for the
