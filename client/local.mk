@@ -1,5 +1,7 @@
-# libhostrange: the client library and its one public header.
+# libhostrange: the client library, its one public header and its man page
+# hostrange(3).
 include_HEADERS += client/include/hostrange.h
+dist_man_MANS += client/hostrange.3
 lib_LTLIBRARIES += client/libhostrange.la
 client_libhostrange_la_SOURCES = client/hostrange.c client/client.h \
 	client/stack.h client/clock.c client/intern.c client/encode.c \

@@ -34,4 +34,7 @@ daemon_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 daemon_hostrangectl_LDADD = daemon/libhrd.la $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS)
+# hostranged(8) and hostrangectl(1); tests/service/test_man.sh keeps them
+# in step with --help.
+dist_man_MANS += daemon/hostranged.8 daemon/hostrangectl.1
 EXTRA_DIST += daemon/local.mk

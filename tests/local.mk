@@ -16,7 +16,7 @@
 # A test that needs something missing (a GPU, a tool) exits 77: skipped.
 EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/data/reference-gemm.jsonl tests/service/soak.sh \
-	tests/service/test_compiled_out.sh \
+	tests/service/test_compiled_out.sh tests/service/test_man.sh \
 	tests/python/test_python_module.sh tests/python/test_python_plugin.sh \
 	tests/python/test_add.py tests/python/test_gemm.py \
 	tests/python/hr_arrays.py tests/python/hr_daemon.py \
@@ -37,6 +37,9 @@ tests_helpers_compiled_on_CPPFLAGS = $(AM_CPPFLAGS)
 tests_helpers_compiled_on_LDADD = client/libhostrange.la
 tests_helpers_compiled_off_SOURCES = tests/helpers/compiled_out.c
 tests_helpers_compiled_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
+
+# The man pages render (man -l) and say what --help says.
+TESTS += tests/service/test_man.sh
 
 # The Python checks: the scripts exit 77 when the module is not configured
 # (no python/check.env).
