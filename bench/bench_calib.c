@@ -21,15 +21,15 @@
 
 #include "hostrange.h"
 #include "bench/bench.h"
+#include "proto/protocol.h"
 
-#define CALIB_NODE "calibration"
 /* How long the TSC is compared with hr_now_ns to convert its ticks. */
 #define TSC_RATIO_NS 20000000u
 
-static hr_site s_outer = HR_SITE_INIT("calibration.outer");
-static hr_site s_mid = HR_SITE_INIT("calibration.mid");
-static hr_site s_inner = HR_SITE_INIT("calibration.inner");
-static hr_site s_timer = HR_SITE_INIT("calibration.timer");
+static hr_site s_outer = HR_SITE_INIT(HRP_CALIB_OUTER);
+static hr_site s_mid = HR_SITE_INIT(HRP_CALIB_MID);
+static hr_site s_inner = HR_SITE_INIT(HRP_CALIB_INNER);
+static hr_site s_timer = HR_SITE_INIT(HRP_CALIB_TIMER);
 
 /* One nesting: outer > mid > inner, with nothing else inside. */
 static void nest(void)
@@ -105,7 +105,7 @@ int bench_calibrate(unsigned calls, unsigned pairs)
         fprintf(stderr, "hostrange-bench: out of memory\n");
         return -1;
     }
-    rc = hr_labels_set(CALIB_NODE, label, hr_clock_name(), HR_PHASE_WARM);
+    rc = hr_labels_set(HRP_CALIB_NODE, label, hr_clock_name(), HR_PHASE_WARM);
     if (rc == 0)
         rc = hr_window_begin();
     if (rc != 0) {

@@ -18,6 +18,7 @@
 
 #include "hostrange.h"
 #include "bench/bench.h"
+#include "proto/protocol.h"
 
 #define PRIVATE_ENV "HOSTRANGE_BENCH_PRIVATE"
 
@@ -131,7 +132,7 @@ int bench_daemon_reset_calibration(const char *label)
 
         if (null >= 0)
             dup2(null, 1);
-        execl(ctl, ctl, "reset", "--node", "calibration", "--operator",
+        execl(ctl, ctl, "reset", "--node", HRP_CALIB_NODE, "--operator",
               pattern, (char *)NULL);
         _exit(127);
     }

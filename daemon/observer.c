@@ -19,11 +19,11 @@ enum { MID, INNER, TIMER, NONE };
 
 static int range_role(const char *range)
 {
-    if (strcmp(range, HRD_CALIB_MID) == 0)
+    if (strcmp(range, HRP_CALIB_MID) == 0)
         return MID;
-    if (strcmp(range, HRD_CALIB_INNER) == 0)
+    if (strcmp(range, HRP_CALIB_INNER) == 0)
         return INNER;
-    if (strcmp(range, HRD_CALIB_TIMER) == 0)
+    if (strcmp(range, HRP_CALIB_TIMER) == 0)
         return TIMER;
     return NONE;
 }
@@ -73,7 +73,7 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
         int role;
 
         if (k->phase != HRP_PHASE_WARM ||
-            strcmp(hrd_agg_str_get(a, k->node), HRD_CALIB_NODE) != 0)
+            strcmp(hrd_agg_str_get(a, k->node), HRP_CALIB_NODE) != 0)
             continue;
         role = range_role(hrd_agg_str_get(a, k->range));
         if (role == NONE)

@@ -3,7 +3,7 @@
  * report row it is. Pure logic, no I/O.
  *
  * A calibration (hostrange-bench --calibrate) is a set of keys under node
- * HRD_CALIB_NODE, operator = the process label that ran it, backend = the
+ * HRP_CALIB_NODE, operator = the process label that ran it, backend = the
  * clock it used, phase warm: empty scopes nested three deep
  * (calibration.outer, containing calibration.mid, containing
  * calibration.inner) and records of calibration.timer (the cost of one clock
@@ -40,12 +40,7 @@
 
 #include "daemon/agg.h"
 #include "daemon/report.h"
-
-#define HRD_CALIB_NODE "calibration"
-#define HRD_CALIB_OUTER "calibration.outer"
-#define HRD_CALIB_MID "calibration.mid"
-#define HRD_CALIB_INNER "calibration.inner"
-#define HRD_CALIB_TIMER "calibration.timer"
+#include "proto/protocol.h"
 
 /* The share of a row's median at which it is marked unstable. */
 #define HRD_OBSERVER_UNSTABLE 0.10

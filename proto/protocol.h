@@ -22,10 +22,23 @@
 /* Label and name strings longer than this are rejected. */
 #define HRP_MAX_STRING 4096u
 
+/* The phases; the public HR_PHASE_* of hostrange.h are tied to these by a
+ * static assertion in protocol.c. */
 #define HRP_PHASE_COLD 1u
 #define HRP_PHASE_WARM 2u
 #define HRP_METRIC_INCLUSIVE 1u
 #define HRP_METRIC_SELF 2u
+
+/*
+ * The calibration of the observer cost (hostrange-bench --calibrate, read
+ * by the daemon's observer.c): node HRP_CALIB_NODE, nested ranges
+ * outer > mid > inner, and records of one clock read as timer.
+ */
+#define HRP_CALIB_NODE "calibration"
+#define HRP_CALIB_OUTER "calibration.outer"
+#define HRP_CALIB_MID "calibration.mid"
+#define HRP_CALIB_INNER "calibration.inner"
+#define HRP_CALIB_TIMER "calibration.timer"
 
 #define HRP_INGEST_NAME "ingest"
 #define HRP_CONTROL_NAME "control"

@@ -359,18 +359,18 @@ static void calibration(struct hrd_agg *a, const char *op, unsigned phase,
                         const uint64_t (*mid)[2], const uint64_t (*inner)[2],
                         const uint64_t *timer, int n, int with_timer)
 {
-    struct hrd_key *m = key(a, HRD_CALIB_NODE, op, "tsc", phase,
-                            HRD_CALIB_MID);
-    struct hrd_key *i = key(a, HRD_CALIB_NODE, op, "tsc", phase,
-                            HRD_CALIB_INNER);
+    struct hrd_key *m = key(a, HRP_CALIB_NODE, op, "tsc", phase,
+                            HRP_CALIB_MID);
+    struct hrd_key *i = key(a, HRP_CALIB_NODE, op, "tsc", phase,
+                            HRP_CALIB_INNER);
 
     for (int j = 0; j < n; j++) {
         assert_int_equal(hrd_agg_add(a, m, mid[j][0], mid[j][1]), 0);
         assert_int_equal(hrd_agg_add(a, i, inner[j][0], inner[j][1]), 0);
     }
     if (with_timer) {
-        struct hrd_key *t = key(a, HRD_CALIB_NODE, op, "tsc", phase,
-                                HRD_CALIB_TIMER);
+        struct hrd_key *t = key(a, HRP_CALIB_NODE, op, "tsc", phase,
+                                HRP_CALIB_TIMER);
 
         for (int j = 0; j < n; j++)
             assert_int_equal(hrd_agg_add_record(a, t, timer[j]), 0);
@@ -388,7 +388,7 @@ static void test_calib_collect(void **state)
     static const uint64_t timer_b[1] = { 5 };
     static const uint64_t mid_e[1][2] = { { 10, 5 } };
     static const uint64_t inner_e[1][2] = { { 30, 30 } };
-    struct hrd_filter fa = { HRD_CALIB_NODE, "a", NULL, NULL, 0 };
+    struct hrd_filter fa = { HRP_CALIB_NODE, "a", NULL, NULL, 0 };
     struct hrd_calib *c;
     struct hrd_agg a;
     size_t n;
@@ -405,7 +405,7 @@ static void test_calib_collect(void **state)
     calibration(&a, "c", HRP_PHASE_WARM, mid_b, inner_b, timer_b, 1, 0);
     calibration(&a, "d", HRP_PHASE_COLD, mid_b, inner_b, timer_b, 1, 1);
     /* Another node's keys of the same names are not a calibration. */
-    key(&a, "calibration2", "f", "tsc", HRP_PHASE_WARM, HRD_CALIB_MID);
+    key(&a, "calibration2", "f", "tsc", HRP_PHASE_WARM, HRP_CALIB_MID);
     assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
     assert_int_equal(n, 2);
     /* The most recent first. */
