@@ -41,7 +41,7 @@
 #include <string.h>
 
 #include "daemon/hist.h"
-#include "daemon/report.h"
+#include "daemon/rows.h"
 #include "daemon/stats.h"
 
 #define HRD_EXACT_CAP_DEFAULT 1000000u

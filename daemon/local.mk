@@ -2,7 +2,8 @@
 # pure logic lives in libhrd, which the tests link (tests/local.mk).
 noinst_LTLIBRARIES += daemon/libhrd.la
 daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/rows.c \
-	daemon/hist.c daemon/hist.h daemon/stats.c daemon/stats.h \
+	daemon/rows.h daemon/hist.c daemon/hist.h daemon/stats.c \
+	daemon/stats.h \
 	daemon/ingest.c daemon/ingest.h daemon/control.c daemon/control.h \
 	daemon/report.c daemon/report.h daemon/rundir.c daemon/rundir.h \
 	daemon/journal.c daemon/journal.h daemon/snapshot.c \

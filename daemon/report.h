@@ -27,35 +27,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-struct hrd_row {
-    const char *node_id;
-    const char *op;
-    const char *backend;
-    const char *phase;  /* "cold" or "warm" */
-    const char *range;
-    const char *metric; /* "inclusive" or "self" */
-    uint64_t count;
-    double mean;
-    double median;
-    /* Extended fields, written only with HRD_FIELDS_EXTENDED. */
-    double min;
-    double max;
-    double p90;
-    double p99;
-    double stddev;
-    int exact;
-    uint64_t lost;
-    /* The key's calls (range events) and the sum of their numbers of
-     * direct children; calls is 0 for a row of recorded values. */
-    uint64_t calls;
-    uint64_t children;
-    /* Observer fields (HRD_FIELDS_OBSERVER), set by hrd_observer_apply. */
-    int observer_known;     /* 0: observer_ns, share and unstable are null */
-    double observer_ns;
-    double observer_share;
-    int unstable;
-    int corrected;          /* HRD_FIELDS_CORRECTED */
-};
+#include "daemon/rows.h"
 
 enum hrd_format {
     HRD_FORMAT_JSONL,

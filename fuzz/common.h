@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "daemon/agg.h"
+#include "daemon/report.h"
 
 #define FUZZ_STATE_JOURNAL 0x01u
 #define FUZZ_STATE_RAW 0x02u

@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "daemon/report.h"
 #include "daemon/snapshot.h"
 #include "daemon/state.h"
 #include "proto/protocol.h"

@@ -1,0 +1,43 @@
+/*
+ * A report row: the figures of one key and metric, as the aggregation
+ * produces them (agg.h, rows.c) and the report writes them (report.h).
+ * Strings are borrowed from the aggregation or from a reply, and live as
+ * long as it. The extended and observer fields are filled always and
+ * written only when asked for.
+ */
+#ifndef HOSTRANGE_ROWS_H
+#define HOSTRANGE_ROWS_H
+
+#include <stdint.h>
+
+struct hrd_row {
+    const char *node_id;
+    const char *op;
+    const char *backend;
+    const char *phase;  /* "cold" or "warm" */
+    const char *range;
+    const char *metric; /* "inclusive" or "self" */
+    uint64_t count;
+    double mean;
+    double median;
+    /* Extended fields, written only with HRD_FIELDS_EXTENDED. */
+    double min;
+    double max;
+    double p90;
+    double p99;
+    double stddev;
+    int exact;
+    uint64_t lost;
+    /* The key's calls (range events) and the sum of their numbers of
+     * direct children; calls is 0 for a row of recorded values. */
+    uint64_t calls;
+    uint64_t children;
+    /* Observer fields (HRD_FIELDS_OBSERVER), set by hrd_observer_apply. */
+    int observer_known;     /* 0: observer_ns, share and unstable are null */
+    double observer_ns;
+    double observer_share;
+    int unstable;
+    int corrected;          /* HRD_FIELDS_CORRECTED */
+};
+
+#endif
