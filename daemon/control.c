@@ -268,6 +268,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     s.keys_compacted = a->compacted;
     s.over_budget = a->over_budget != 0;
     s.retries = in->retries;
+    s.ingest_bytes = in->bytes;
     for (int r = 0; r < HRD_REJECT_COUNT; r++) {
         hostrange__counter__init(&cnt[r]);
         cnt[r].name = (char *)hrd_reject_name((enum hrd_reject)r);

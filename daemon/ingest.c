@@ -477,6 +477,7 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
         goto reject;
     }
     account(c, b);
+    in->bytes += len;
     make_ack(seq, HOSTRANGE__ACK__STATUS__OK, "", ack, ack_len);
     res = HRD_INGEST_OK;
     goto out;

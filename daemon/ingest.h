@@ -83,6 +83,7 @@ struct hrd_ingest {
     uint64_t cslots;
     uint64_t rejected[HRD_REJECT_COUNT];
     uint64_t retries;           /* batches answered RETRY */
+    uint64_t bytes;             /* bytes of the batches taken */
     hrd_journal_fn journal;     /* NULL: none */
     void *journal_ctx;
     int replaying;              /* set while a journal is replayed */
