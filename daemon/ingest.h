@@ -29,8 +29,9 @@ enum hrd_reject {
     HRD_REJECT_MALFORMED,  /* not a Batch */
     HRD_REJECT_VERSION,    /* another protocol version */
     HRD_REJECT_OVERSIZE,   /* over HRP_MAX_INGEST_BYTES */
-    HRD_REJECT_ARRAYS,     /* parallel arrays of unequal length (the
-                              children of the samples: none, or one each) */
+    HRD_REJECT_ARRAYS,     /* parallel arrays of unequal length, or a
+                              stream whose events are not as many as the
+                              batch says */
     HRD_REJECT_INDEX,      /* a label or range index out of bounds */
     HRD_REJECT_PHASE,      /* a phase that is neither cold nor warm */
     HRD_REJECT_STRING,     /* an empty or overlong string */
@@ -38,6 +39,7 @@ enum hrd_reject {
     HRD_REJECT_NOMEM,      /* the daemon ran out of memory */
     HRD_REJECT_SEQUENCE,   /* sequence number 0 */
     HRD_REJECT_MEMORY,     /* over the memory budget, nothing to compact */
+    HRD_REJECT_STREAM,     /* a damaged sample stream */
     HRD_REJECT_COUNT
 };
 
@@ -64,6 +66,7 @@ struct hrd_client {
     uint64_t label_in_window;
     uint64_t too_deep;
     uint64_t rejected;        /* its batches rejected as invalid */
+    uint64_t contexts_dropped; /* calling contexts it could not keep */
     struct hrd_lost *lost_by; /* per label set, in first-reported order */
     uint32_t nlost, caplost;
     struct hrd_client *next;

@@ -213,7 +213,7 @@ static struct result run(int procs, int threads, int nsites, long events,
     d1 = proc_cpu(d.pid);
     got = stat_u64(&d, 0);
     /* Each range event is two values (inclusive and self). */
-    if (got < 2 * (uint64_t)(events / procs / threads * threads * procs))
+    if (got != 2 * (uint64_t)(events / procs / threads * threads * procs))
         bd_die("the daemon holds %llu values, expected %llu",
                (unsigned long long)got,
                2ull * (unsigned long long)(events / procs / threads * threads *

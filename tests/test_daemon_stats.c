@@ -213,8 +213,13 @@ static void test_hist_against_brute_force(void **state)
         hrd_sort_u64(v, n, tmp);
         assert_int_equal(hrd_hist_add_sorted(&sorted, v, n), 0);
         assert_int_equal(one.nb, sorted.nb);
-        assert_memory_equal(one.idx, sorted.idx, one.nb * sizeof *one.idx);
-        assert_memory_equal(one.cnt, sorted.cnt, one.nb * sizeof *one.cnt);
+        for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++) {
+            assert_true((one.chunk[j] == NULL) == (sorted.chunk[j] == NULL));
+            if (one.chunk[j] != NULL)
+                assert_memory_equal(one.chunk[j], sorted.chunk[j],
+                                    (j == 0 ? HRD_HIST_LINEAR : 512u) *
+                                        sizeof(uint64_t));
+        }
         assert_true(one.sum == sorted.sum);
         assert_true(one.min == sorted.min && one.max == sorted.max);
 

@@ -65,13 +65,15 @@ extern "C" {
 #define HR_PHASE_COLD 1
 #define HR_PHASE_WARM 2
 
-/* A call site: its range name and an id the library fills on first use. */
+/* A call site: its range name, and ids the library fills on first use
+ * (the name's, and a cache of its last calling context). */
 typedef struct hr_site {
     const char *name;
     uint32_t id;
+    uint64_t ctx;
 } hr_site;
 
-#define HR_SITE_INIT(range_name) { (range_name), 0 }
+#define HR_SITE_INIT(range_name) { (range_name), 0, 0 }
 
 /* An open range, returned by hr_begin and consumed by hr_end. */
 typedef struct hr_scope {
