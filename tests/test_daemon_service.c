@@ -282,7 +282,7 @@ static void test_rejections(void **state)
         db_sample(&x, 1, 0, 900, 400);
         db_sample(&x, 1, 1, 300, 300);
         switch (cases[c].kind) {
-        case 0: x.b.version = 2; break;
+        case 0: x.b.version = HRP_VERSION + 1; break;
         case 1: x.b.seq = 0; break;
         case 2: x.events_delta = 1; break;
         case 3: x.range[1] = 7; break;
