@@ -239,6 +239,37 @@ static void fill_state(Hostrange__StateStats *st, const struct hrd_state_info *s
     st->load_problems = s->load_problems;
 }
 
+/* The profiler's own work per node id, for the stats (owned by *w). */
+struct internal {
+    Hostrange__NodeInternal *v;
+    Hostrange__NodeInternal **p;
+};
+
+static size_t internal_make(const struct hrd_agg *a, struct internal *w)
+{
+    size_t n = 0;
+
+    w->v = calloc(a->str.n + 1, sizeof *w->v);
+    w->p = calloc(a->str.n + 1, sizeof *w->p);
+    if (w->v == NULL || w->p == NULL)
+        return 0;
+    for (uint32_t i = 0; i < a->str.n; i++) {
+        const struct hrd_internal *x = &a->str.internal[i];
+
+        if (x->stalls == 0 && x->wakes == 0)
+            continue;
+        hostrange__node_internal__init(&w->v[n]);
+        w->v[n].node_id = a->str.s[i];
+        w->v[n].stalls = x->stalls;
+        w->v[n].stall_ns = x->stall_ns;
+        w->v[n].wakes = x->wakes;
+        w->v[n].wake_ns = x->wake_ns;
+        w->p[n] = &w->v[n];
+        n++;
+    }
+    return n;
+}
+
 static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
                      uint8_t **reply, size_t *reply_len)
 {
@@ -250,6 +281,8 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     Hostrange__Counter *cptr[HRD_REJECT_COUNT + 1];
     Hostrange__ClientStats *cs = NULL, **csp = NULL;
     struct calibs cal = { 0 };
+    struct internal internal = { NULL, NULL };
+    size_t ni;
     char **clocks = NULL;
     struct hrd_client *c;
     size_t i = 0, nclocks = 0;
@@ -269,6 +302,9 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     s.over_budget = a->over_budget != 0;
     s.retries = in->retries;
     s.ingest_bytes = in->bytes;
+    ni = internal_make(a, &internal);
+    s.n_internal = ni;
+    s.internal = internal.p;
     for (int r = 0; r < HRD_REJECT_COUNT; r++) {
         hostrange__counter__init(&cnt[r]);
         cnt[r].name = (char *)hrd_reject_name((enum hrd_reject)r);
@@ -317,6 +353,8 @@ pack:
     free(cs);
     free(csp);
     free(clocks);
+    free(internal.v);
+    free(internal.p);
     calibs_free(&cal);
 }
 
