@@ -89,6 +89,9 @@ tests_test_daemon_cli_LDADD = $(tests_test_daemon_service_LDADD)
 # The observer cost's pure logic: children, calibrations, observer fields.
 check_PROGRAMS += tests/test_calib
 TESTS += tests/test_calib
+# Run files end to end: save, merge, dump --from, --load, diff.
+TESTS += tests/test_runs.sh
+EXTRA_DIST += tests/test_runs.sh
 # The significance test of diff (Mann-Whitney U, Hodges-Lehmann).
 check_PROGRAMS += tests/test_signif
 TESTS += tests/test_signif
