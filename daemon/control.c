@@ -3,6 +3,7 @@
 
 #include "daemon/control.h"
 #include "daemon/observer.h"
+#include "daemon/runkey.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
@@ -419,6 +420,47 @@ static void do_reset(struct hrd_control *ctl, const Hostrange__ResetRequest *q,
     m->reset = rr;
 }
 
+/* A page of a save (runkey.h); the cursor is the next serial, 4 bytes
+ * little-endian. */
+static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
+                    Hostrange__ControlReply *m, uint8_t **reply,
+                    size_t *reply_len)
+{
+    Hostrange__SaveReply sr = HOSTRANGE__SAVE_REPLY__INIT;
+    uint32_t cursor = 0, le;
+    uint8_t next[4];
+    int done = 0, made = 0;
+
+    if (q->cursor.len != 0 && q->cursor.len != sizeof cursor) {
+        m->error = "bad cursor in save request";
+        goto pack;
+    }
+    if (q->cursor.len != 0) {
+        memcpy(&le, q->cursor.data, 4);
+        cursor = le32toh(le);
+    }
+    if (hrd_runkey_page(ctl->ingest->agg, ctl->ingest, &cursor,
+                        ctl->page_values ? ctl->page_values
+                                         : HRD_PAGE_VALUES_DEFAULT,
+                        &sr, &done) != 0) {
+        m->error = "out of memory";
+        goto pack;
+    }
+    made = 1;
+    if (!done) {
+        le = htole32(cursor);
+        memcpy(next, &le, 4);
+        sr.next_cursor.data = next;
+        sr.next_cursor.len = 4;
+    }
+    m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_SAVE;
+    m->save = &sr;
+pack:
+    pack_reply(m, reply, reply_len);
+    if (made)
+        hrd_runkey_page_free(&sr);
+}
+
 void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
                         size_t len, uint8_t **reply, size_t *reply_len)
 {
@@ -442,6 +484,9 @@ void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
             goto out;
         case HOSTRANGE__CONTROL_REQUEST__BODY_STATS:
             do_stats(ctl, &m, reply, reply_len);
+            goto out;
+        case HOSTRANGE__CONTROL_REQUEST__BODY_SAVE:
+            do_save(ctl, q->save, &m, reply, reply_len);
             goto out;
         case HOSTRANGE__CONTROL_REQUEST__BODY_RESET:
             do_reset(ctl, q->reset, &m, &rr);

@@ -11,6 +11,8 @@
 #define HOSTRANGE_CTL_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "daemon/report.h"
 #include "proto/hostrange.pb-c.h"
@@ -50,6 +52,7 @@ struct hrd_ctl_report {
     int correct;             /* --correct-observer */
     const char *calibration; /* --calibration=LABEL, or NULL: the most
                                 recent calibration */
+    const char *from;        /* --from=FILE: a run file, no daemon */
 };
 
 /* The long options of the report options without a short form. */
@@ -82,5 +85,27 @@ int hrd_ctl_dump(const struct hrd_ctl_filter *f,
 
 /* The record command (argv[0] is "record"). Returns the exit status. */
 int hrd_ctl_record(int argc, char **argv);
+
+/*
+ * The rows of run file r->from (ctl_from.c), as hrd_ctl_dump writes the
+ * daemon's, to f. Returns 0; -1 after printing why the file cannot be
+ * read; or a negative errno of writing.
+ */
+int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
+                      const struct hrd_ctl_report *r);
+
+/* The run file commands (ctl_save.c, ctl_merge.c, ctl_diff.c); argv[0] is
+ * the command. Return the exit status. */
+int hrd_ctl_save(int argc, char **argv);
+int hrd_ctl_merge(int argc, char **argv);
+int hrd_ctl_diff(int argc, char **argv);
+
+/* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
+ * status 2 on a bad one); hrd_ctl_meta_free frees the array. */
+int hrd_ctl_meta_add(const char *cmd, const char *arg,
+                     Hostrange__RunMeta ***meta, size_t *n);
+void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n);
+/* The time now, Unix, in nanoseconds. */
+uint64_t hrd_ctl_unix_ns(void);
 
 #endif

@@ -197,6 +197,8 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     char err[8400];
     int rc = 0;
 
+    if (r->from != NULL)
+        return hrd_ctl_rows_from(f, flt, r);
     q.version = HRP_VERSION;
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
     q.dump = &dq;

@@ -28,6 +28,9 @@ static const char usage[] =
     "  reset    drop the samples of every key, or of the keys selected\n"
     "  ping     check that the daemon answers\n"
     "  record   run a command under a private daemon and write its report\n"
+    "  save     save what the daemon holds as a run file (.hrs)\n"
+    "  merge    join run files (CI shards, many hosts) into one\n"
+    "  diff     compare two run files key by key, with significance\n"
     "\n"
     "Options:\n"
     "  -r, --runtime-dir=DIR  the daemon's runtime directory (default:\n"
@@ -40,7 +43,8 @@ static const char usage[] =
     "  -V, --version          show the version and exit\n"
     "\n"
     "Exit status: 0 on success, 1 when the daemon cannot be reached or fails,\n"
-    "2 on a usage error; record exits with the command's status.\n";
+    "2 on a usage error; record exits with the command's status; diff\n"
+    "exits 1 when --fail-above is given and exceeded.\n";
 
 #define FILTER_HELP                                                         \
     "  -n, --node=GLOB      only nodes whose id matches the shell pattern\n"  \
@@ -53,7 +57,7 @@ static const char usage[] =
 static const char usage_dump[] =
     "Usage: hostrangectl dump [--format=FORMAT] [--fields=FIELDS]\n"
     "                         [--correct-observer] [--calibration=LABEL]\n"
-    "                         [FILTER]... [-o FILE]\n"
+    "                         [FILTER]... [-o FILE] [--from=RUN]\n"
     "Print the daemon's report, one row per key and metric, in report order\n"
     "(nodes as first seen, cold before warm, ranges as first entered,\n"
     "inclusive before self, recorded values last). The daemon sends it in\n"
@@ -94,6 +98,9 @@ static const char usage_dump[] =
     "  -o, --output=FILE    write to FILE (atomically: a temporary file then a\n"
     "                       rename; a device or pipe is written in place; -\n"
     "                       is standard output) instead of standard output\n"
+    "      --from=RUN       report run file RUN (hostrangectl save, merge)\n"
+    "                       instead of asking the daemon; no daemon is\n"
+    "                       needed, and the calibrations are the file's\n"
     "  -h, --help           show this help and exit\n";
 
 static const char usage_ping[] =
@@ -284,18 +291,23 @@ static int cmd_dump(int argc, char **argv)
         { "format", required_argument, NULL, 'f' },
         { "fields", required_argument, NULL, 'F' },
         { "output", required_argument, NULL, 'o' },
+        { "from", required_argument, NULL, 'I' },
         { "help", no_argument, NULL, 'h' },
         FILTER_LONGOPTS,
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL };
+    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL };
     struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
     int c;
 
     while ((c = getopt_long(argc, argv, ":f:n:o:h", longopts, NULL)) != -1) {
         if (hrd_ctl_report_option("dump", c, optarg, &f, &rep))
             continue;
+        if (c == 'I') {
+            rep.from = optarg;
+            continue;
+        }
         if (c == 'h') {
             fputs(usage_dump, stdout);
             return 0;
@@ -619,6 +631,12 @@ int main(int argc, char **argv)
         rc = cmd_ping(argc, argv);
     else if (strcmp(cmd, "record") == 0)
         rc = hrd_ctl_record(argc, argv);
+    else if (strcmp(cmd, "save") == 0)
+        rc = hrd_ctl_save(argc, argv);
+    else if (strcmp(cmd, "merge") == 0)
+        rc = hrd_ctl_merge(argc, argv);
+    else if (strcmp(cmd, "diff") == 0)
+        rc = hrd_ctl_diff(argc, argv);
     else {
         fprintf(stderr, "hostrangectl: unknown command '%s' (see --help)\n",
                 cmd);

@@ -7,7 +7,8 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/rows.c \
 	daemon/report.c daemon/report.h daemon/rundir.c daemon/rundir.h \
 	daemon/journal.c daemon/journal.h daemon/snapshot.c \
 	daemon/snapshot.h daemon/state.c daemon/state.h daemon/observer.c \
-	daemon/observer.h
+	daemon/observer.h daemon/signif.c daemon/signif.h daemon/runkey.c \
+	daemon/runkey.h daemon/run.c daemon/run.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
 
@@ -28,7 +29,8 @@ daemon_hostranged_SOURCES += daemon/notify_none.c
 endif
 EXTRA_DIST += daemon/notify_systemd.c daemon/notify_none.c
 daemon_hostrangectl_SOURCES = daemon/hostrangectl.c daemon/ctl.h \
-	daemon/ctl_dump.c daemon/ctl_record.c
+	daemon/ctl_dump.c daemon/ctl_record.c daemon/ctl_save.c \
+	daemon/ctl_merge.c daemon/ctl_diff.c daemon/ctl_from.c
 daemon_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 daemon_hostrangectl_LDADD = daemon/libhrd.la $(NANOMSG_LIBS) \
@@ -87,6 +89,15 @@ tests_test_daemon_cli_LDADD = $(tests_test_daemon_service_LDADD)
 # The observer cost's pure logic: children, calibrations, observer fields.
 check_PROGRAMS += tests/test_calib
 TESTS += tests/test_calib
+# Run files end to end: save, merge, dump --from, --load, diff.
+TESTS += tests/test_runs.sh
+EXTRA_DIST += tests/test_runs.sh
+# The significance test of diff (Mann-Whitney U, Hodges-Lehmann).
+check_PROGRAMS += tests/test_signif
+TESTS += tests/test_signif
+tests_test_signif_SOURCES = tests/test_signif.c
+tests_test_signif_CFLAGS = $(TEST_CFLAGS)
+tests_test_signif_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) -lm
 tests_test_calib_SOURCES = tests/test_calib.c tests/bench_daemon_batch.c \
 	tests/bench_daemon_batch.h
 tests_test_calib_CFLAGS = $(TEST_CFLAGS)
