@@ -124,25 +124,23 @@ static int from_hist(struct pop *p, const Hostrange__RunHist *m)
     p->v = malloc((m->n_buckets + 1) * sizeof *p->v);
     p->w = malloc((m->n_buckets + 1) * sizeof *p->w);
     hrd_hist_init(&h);
-    h.idx = malloc((m->n_buckets + 1) * sizeof *h.idx);
-    if (p->v == NULL || p->w == NULL || h.idx == NULL) {
-        free(h.idx);
+    if (p->v == NULL || p->w == NULL)
         return -1;
-    }
     for (size_t i = 0; i < m->n_buckets; i++) {
         p->v[i] = hrd_hist_value(m->buckets[i]);
         p->w[i] = m->counts[i];
-        h.idx[i] = (uint16_t)m->buckets[i];
+        if (hrd_hist_set_bucket(&h, m->buckets[i], m->counts[i]) != 0) {
+            hrd_hist_fini(&h);
+            return -1;
+        }
     }
     p->n = m->n_buckets;
     p->total = m->n;
-    h.cnt = m->counts;
-    h.nb = (uint32_t)m->n_buckets;
     h.n = m->n;
     h.min = m->min;
     h.max = m->max;
     hrd_hist_quantiles(&h, &half, 1, &p->median);
-    free(h.idx);
+    hrd_hist_fini(&h);
     return 0;
 }
 

@@ -33,12 +33,19 @@ static Hostrange__RunHist *hist_to_msg(const struct hrd_hist *h)
     m->max = h->max;
     m->sum_lo = (uint64_t)h->sum;
     m->sum_hi = (uint64_t)(h->sum >> 64);
-    m->sumsq_hi = (double)h->sumsq;
-    m->sumsq_lo = (double)(h->sumsq - (long double)m->sumsq_hi);
+    m->sumsq_hi = (double)hrd_hist_sumsq(h);
+    m->sumsq_lo = (double)(hrd_hist_sumsq(h) - (long double)m->sumsq_hi);
     m->n_buckets = m->n_counts = h->nb;
-    for (uint32_t i = 0; i < h->nb; i++) {
-        m->buckets[i] = h->idx[i];
-        m->counts[i] = h->cnt[i];
+    {
+        uint64_t cnt;
+        uint32_t i = 0;
+
+        for (uint32_t b = hrd_hist_next(h, 0, &cnt);
+             b < HRD_HIST_BUCKETS && i < h->nb;
+             b = hrd_hist_next(h, b + 1, &cnt), i++) {
+            m->buckets[i] = b;
+            m->counts[i] = cnt;
+        }
     }
     return m;
 }
@@ -389,24 +396,18 @@ static struct hrd_hist *hist_from_msg(const Hostrange__RunHist *m)
     if (h == NULL)
         return NULL;
     hrd_hist_init(h);
-    h->idx = malloc((m->n_buckets + 1) * sizeof *h->idx);
-    h->cnt = malloc((m->n_buckets + 1) * sizeof *h->cnt);
-    if (h->idx == NULL || h->cnt == NULL) {
-        hrd_hist_fini(h);
-        free(h);
-        return NULL;
-    }
-    h->cap = (uint32_t)m->n_buckets;
-    h->nb = (uint32_t)m->n_buckets;
     for (size_t i = 0; i < m->n_buckets; i++) {
-        h->idx[i] = (uint16_t)m->buckets[i];
-        h->cnt[i] = m->counts[i];
+        if (hrd_hist_set_bucket(h, m->buckets[i], m->counts[i]) != 0) {
+            hrd_hist_fini(h);
+            free(h);
+            return NULL;
+        }
     }
     h->n = m->n;
     h->min = m->min;
     h->max = m->max;
     h->sum = (unsigned __int128)m->sum_hi << 64 | m->sum_lo;
-    h->sumsq = (long double)m->sumsq_hi + (long double)m->sumsq_lo;
+    h->sumsq_big = (long double)m->sumsq_hi + (long double)m->sumsq_lo;
     return h;
 }
 
@@ -417,7 +418,8 @@ static int hist_merge(struct hrd_agg *a, struct hrd_hist *h,
     size_t before = hrd_hist_bytes(h);
     uint64_t n0 = h->n, min0 = h->min, max0 = h->max;
     unsigned __int128 sum0 = h->sum;
-    long double sq0 = h->sumsq;
+    unsigned __int128 sq_small0 = h->sumsq_small;
+    long double sq_big0 = h->sumsq_big;
 
     for (size_t i = 0; i < m->n_buckets; i++) {
         uint64_t v = (uint64_t)hrd_hist_value(m->buckets[i]);
@@ -427,7 +429,9 @@ static int hist_merge(struct hrd_agg *a, struct hrd_hist *h,
     if (m->n > 0) {
         h->n = n0 + m->n;
         h->sum = sum0 + ((unsigned __int128)m->sum_hi << 64 | m->sum_lo);
-        h->sumsq = sq0 + (long double)m->sumsq_hi + (long double)m->sumsq_lo;
+        h->sumsq_small = sq_small0;
+        h->sumsq_big = sq_big0 + (long double)m->sumsq_hi +
+                       (long double)m->sumsq_lo;
         h->min = n0 > 0 && min0 < m->min ? min0 : m->min;
         h->max = n0 > 0 && max0 > m->max ? max0 : m->max;
     }
