@@ -279,6 +279,32 @@ drop:
     return 0;
 }
 
+/* Counts the samples left in the rings as lost, per label set, and empties
+ * the rings (lock held; the owners no longer write). */
+static void count_rings_lost_locked(void)
+{
+    struct hr__thread *t;
+
+    pthread_mutex_lock(&hr__g_reg_lock);
+    for (t = hr__g_threads; t != NULL; t = t->next_thread) {
+        uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+        uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+
+        for (; tail != head; tail++) {
+            const struct hr__sample *x = &t->ring[tail & (HR__RING_SIZE - 1)];
+            uint32_t kind = x->ctx >> HR__KIND_SHIFT;
+
+            if (kind != HR__KIND_RANGE && kind != HR__KIND_RECORD)
+                continue;
+            lost++;
+            if (x->label < lost_cap)
+                lost_by_label[x->label]++;
+        }
+        atomic_store_explicit(&t->tail, tail, memory_order_release);
+    }
+    pthread_mutex_unlock(&hr__g_reg_lock);
+}
+
 /* Retires an exited thread's state (hr__g_reg_lock held). */
 static void retire(struct hr__thread *t)
 {
@@ -682,11 +708,13 @@ void hr__ship_stop(int timeout_ms)
     pthread_mutex_unlock(&lock);
     hr__ship_wake();
     pthread_join(thread, NULL);
-    /* What is still here was not acknowledged in time. */
+    /* What is still here was not acknowledged in time, or not even drained
+     * (the queue was held back). */
     pthread_mutex_lock(&lock);
     for (p = queue_head; p != NULL; p = p->next)
         lost += p->events;
     count_lost_locked();
+    count_rings_lost_locked();
     atomic_store(&started, 0);
     stopping = 0;
     pthread_mutex_unlock(&lock);
