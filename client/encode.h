@@ -94,7 +94,7 @@ static inline int hr__enc_full(const struct hr__enc *e)
 
 /*
  * Appends a range sample of context ctx under label set `label` (process
- * ids): its inclusive ns, the ns of its direct children (not above it), and
+ * ids); the caller makes sure the encoder is not full (hr__enc_full) first: its inclusive ns, the ns of its direct children (not above it), and
  * its numbers of direct children and of all descendants. A record has
  * nchild == ndesc == child_ns == 0 and record != 0. Returns 0, or -ENOMEM
  * (the sample is then not added).

@@ -101,7 +101,9 @@ static inline int item_next(const uint8_t **pp, const uint8_t *end,
 /* Checks a batch's sample stream. Returns 0 or the reason + 1. */
 static int validate_stream(const Hostrange__Batch *b)
 {
-    const uint8_t *p = b->samples.data, *end = p + b->samples.len;
+    const uint8_t *p = b->samples.data;
+    /* An empty stream may have no buffer: NULL + 0 is not C. */
+    const uint8_t *end = p != NULL ? p + b->samples.len : p;
     uint64_t events = 0;
     int have_label = 0;
     struct item it;
@@ -408,7 +410,9 @@ static void keys_init(struct hrd_ingest *in, const Hostrange__Batch *b,
 static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
                         const struct names *n, struct keys *ks)
 {
-    const uint8_t *p = b->samples.data, *end = p + b->samples.len;
+    const uint8_t *p = b->samples.data;
+    /* An empty stream may have no buffer: NULL + 0 is not C. */
+    const uint8_t *end = p != NULL ? p + b->samples.len : p;
     uint32_t label = 0;
     struct item it;
 
