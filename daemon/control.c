@@ -204,26 +204,6 @@ static void add_clock(char **out, size_t *n, char *c)
     out[(*n)++] = c;
 }
 
-static void fill_client(Hostrange__ClientStats *x, const struct hrd_client *c)
-{
-    hostrange__client_stats__init(x);
-    x->pid = c->pid;
-    x->instance = c->instance;
-    x->process_label = c->label;
-    x->batches = c->batches;
-    x->events = c->events;
-    x->duplicates = c->duplicates;
-    x->gaps = c->gaps;
-    x->lost_events = c->lost;
-    x->errors_out_of_order = c->out_of_order;
-    x->errors_open_at_window_end = c->open_at_window_end;
-    x->errors_foreign_thread = c->foreign_thread;
-    x->errors_label_in_window = c->label_in_window;
-    x->errors_too_deep = c->too_deep;
-    x->clock = c->clock;
-    x->rejected = c->rejected;
-}
-
 static void fill_state(Hostrange__StateStats *st, const struct hrd_state_info *s)
 {
     hostrange__state_stats__init(st);
@@ -336,7 +316,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     /* Oldest client first. */
     i = in->nclients;
     for (c = in->clients; c != NULL; c = c->next) {
-        fill_client(&cs[--i], c);
+        hrd_ingest_client_stats(&cs[--i], c);
         csp[i] = &cs[i];
     }
     for (i = 0; i < in->nclients; i++) {

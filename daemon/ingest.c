@@ -255,6 +255,27 @@ struct hrd_client *hrd_ingest_client(struct hrd_ingest *in, uint32_t pid,
     return c;
 }
 
+void hrd_ingest_client_stats(Hostrange__ClientStats *x,
+                             const struct hrd_client *c)
+{
+    hostrange__client_stats__init(x);
+    x->pid = c->pid;
+    x->instance = c->instance;
+    x->process_label = c->label;
+    x->batches = c->batches;
+    x->events = c->events;
+    x->duplicates = c->duplicates;
+    x->gaps = c->gaps;
+    x->lost_events = c->lost;
+    x->errors_out_of_order = c->out_of_order;
+    x->errors_open_at_window_end = c->open_at_window_end;
+    x->errors_foreign_thread = c->foreign_thread;
+    x->errors_label_in_window = c->label_in_window;
+    x->errors_too_deep = c->too_deep;
+    x->clock = c->clock;
+    x->rejected = c->rejected;
+}
+
 int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
                         uint32_t node, uint32_t op, uint32_t backend,
                         uint32_t phase, uint64_t count)

@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "daemon/agg.h"
+#include "proto/hostrange.pb-c.h"
 
 enum hrd_reject {
     HRD_REJECT_MALFORMED,  /* not a Batch */
@@ -132,6 +133,11 @@ struct hrd_client *hrd_ingest_client_find(const struct hrd_ingest *in,
 struct hrd_client *hrd_ingest_client(struct hrd_ingest *in, uint32_t pid,
                                      uint64_t instance, const char *label,
                                      const char *clock);
+
+/* Fills x with the counters of client c, for stats and run files (x's
+ * strings are c's: valid while c lives). */
+void hrd_ingest_client_stats(Hostrange__ClientStats *x,
+                             const struct hrd_client *c);
 
 /* Sets the lost count of a client for a label set (string ids), keeping
  * the per-node sums of the aggregation. Returns 0 or -ENOMEM. */

@@ -129,26 +129,6 @@ static int cmp_serial(const void *pa, const void *pb)
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
 
-static void fill_client(Hostrange__ClientStats *x, const struct hrd_client *c)
-{
-    hostrange__client_stats__init(x);
-    x->pid = c->pid;
-    x->instance = c->instance;
-    x->process_label = c->label;
-    x->batches = c->batches;
-    x->events = c->events;
-    x->duplicates = c->duplicates;
-    x->gaps = c->gaps;
-    x->lost_events = c->lost;
-    x->errors_out_of_order = c->out_of_order;
-    x->errors_open_at_window_end = c->open_at_window_end;
-    x->errors_foreign_thread = c->foreign_thread;
-    x->errors_label_in_window = c->label_in_window;
-    x->errors_too_deep = c->too_deep;
-    x->clock = c->clock;
-    x->rejected = c->rejected;
-}
-
 /* The RunEnd of a save: clients (oldest first), calibrations, clocks and
  * lost counts. Everything is in one allocation besides the calibrations'
  * strings, which a owns. */
@@ -189,7 +169,7 @@ static Hostrange__RunEnd *make_end(struct hrd_agg *a,
         goto fail;
     i = in->nclients;
     for (c = in->clients; c != NULL; c = c->next) {
-        fill_client(&all->cs[--i], c);
+        hrd_ingest_client_stats(&all->cs[--i], c);
         e->clients[i] = &all->cs[i];
     }
     e->n_clients = in->nclients;
