@@ -34,6 +34,7 @@
 #include "tests/bench_daemon_util.h"
 
 #include "hostrange.h"
+#include "tests/bench_clock.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -43,9 +44,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
 #define RUNS 3
 #define RING_SAMPLE_BYTES 32.0 /* struct hr__sample (client/client.h) */
@@ -59,30 +57,6 @@ static hr_site sites[16] = {
     HR_SITE_INIT("pipe.15"),
 };
 
-static uint64_t sink;
-
-/* ns per pair of reads of the clock the library uses. */
-static double clock_pair(long n)
-{
-    int tsc = strcmp(hr_clock_name(), "tsc") == 0;
-    double t0 = bd_now();
-
-    for (long i = 0; i < n; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-        if (tsc) {
-            uint64_t a = __rdtsc();
-            uint64_t b = __rdtsc();
-            sink += b - a;
-            continue;
-        }
-#endif
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        sink += (uint64_t)(b.tv_nsec - a.tv_nsec);
-    }
-    return (bd_now() - t0) * 1e9 / (double)n;
-}
 
 struct job {
     long events;
@@ -273,7 +247,7 @@ int main(int argc, char **argv)
     if (!hr_enabled())
         bd_die("collection is off (HOSTRANGE=0)");
     for (int i = 0; i < RUNS; i++)
-        fl[i] = clock_pair(10000000);
+        fl[i] = bench_clock_pair(10000000);
     floor = median3(fl);
 
     for (int i = 0; i < RUNS; i++)
