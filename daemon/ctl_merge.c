@@ -235,13 +235,7 @@ int hrd_ctl_merge(int argc, char **argv)
         end.lost[end.n_lost] = &lm[end.n_lost];
         end.n_lost++;
     }
-    hrd_run_hostname(host, sizeof host);
-    h.format = HRD_RUN_FORMAT;
-    h.host = host;
-    h.time_ns = hrd_ctl_unix_ns();
-    h.version = PACKAGE_VERSION;
-    h.meta = meta;
-    h.n_meta = nmeta;
+    hrd_ctl_run_provenance(&h, host, sizeof host, meta, nmeta);
     h.sources = src;
     h.n_sources = nsrc;
     if (hrd_run_create(&w, output, &h, err, sizeof err) != 0 ||

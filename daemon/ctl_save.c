@@ -62,12 +62,20 @@ void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n)
     free(meta);
 }
 
-uint64_t hrd_ctl_unix_ns(void)
+void hrd_ctl_run_provenance(Hostrange__RunHeader *h, char *host,
+                            size_t hostlen, Hostrange__RunMeta **meta,
+                            size_t nmeta)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    hrd_run_hostname(host, hostlen);
+    h->format = HRD_RUN_FORMAT;
+    h->host = host;
+    h->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    h->version = PACKAGE_VERSION;
+    h->meta = meta;
+    h->n_meta = nmeta;
 }
 
 int hrd_ctl_save(int argc, char **argv)
@@ -111,13 +119,7 @@ int hrd_ctl_save(int argc, char **argv)
                 "--help)\n");
         return 2;
     }
-    hrd_run_hostname(host, sizeof host);
-    h.format = HRD_RUN_FORMAT;
-    h.host = host;
-    h.time_ns = hrd_ctl_unix_ns();
-    h.version = PACKAGE_VERSION;
-    h.meta = meta;
-    h.n_meta = nmeta;
+    hrd_ctl_run_provenance(&h, host, sizeof host, meta, nmeta);
     if (hrd_run_create(&w, output, &h, err, sizeof err) != 0) {
         fprintf(stderr, "hostrangectl save: %s\n", err);
         goto out;
