@@ -58,8 +58,8 @@ int hrd_hist_reserve(struct hrd_hist *h, uint64_t v);
 int hrd_hist_add(struct hrd_hist *h, uint64_t v);
 int hrd_hist_add_n(struct hrd_hist *h, uint64_t v, uint64_t count);
 
-/* Adds n values sorted in ascending order, faster than one at a time into
- * an empty histogram. Returns 0 or -ENOMEM (then partly added). */
+/* Adds n values (as hrd_hist_add would, one at a time; an add costs the
+ * same whatever the order). Returns 0 or -ENOMEM (then partly added). */
 int hrd_hist_add_sorted(struct hrd_hist *h, const uint64_t *v, size_t n);
 
 /* Bytes of memory the buckets take (capacity, not just use). */
