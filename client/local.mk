@@ -65,11 +65,11 @@ endif
 
 # make bench
 noinst_PROGRAMS += tests/bench_client
-tests_bench_client_SOURCES = tests/bench_client.c
+tests_bench_client_SOURCES = tests/bench_client.c tests/bench_clock.h
 tests_bench_client_LDADD = client/libhostrange.la -lpthread
 BENCHES += tests/bench_client
 noinst_PROGRAMS += tests/bench_pipeline
-tests_bench_pipeline_SOURCES = tests/bench_pipeline.c \
+tests_bench_pipeline_SOURCES = tests/bench_pipeline.c tests/bench_clock.h \
 	tests/bench_daemon_util.c tests/bench_daemon_util.h \
 	tests/bench_daemon_batch.c tests/bench_daemon_batch.h
 tests_bench_pipeline_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
