@@ -39,12 +39,14 @@ static const char usage[] =
     "ops/OP[BACKEND-DTYPE-SHAPES], e.g. ops/add[cpu-float32-13x4].\n"
     "\n"
     "Cases (default: add float32 13x4 and gemm float32 4x48x64,4x64x6, on\n"
-    "every backend available: cpu, and cuda when a CUDA device is present):\n"
+    "every backend available: cpu, and nvidia when a CUDA device is\n"
+    "present):\n"
     "      --op=OP         add or gemm (default: both)\n"
-    "      --backend=B     cpu or cuda (default: every backend available)\n"
+    "      --backend=B     cpu or nvidia (CUDA devices; cuda is accepted too)\n"
+    "                      (default: every backend available)\n"
     "      --dtype=T       float32 (default), float64, float16 or bfloat16\n"
     "                      (gemm: float32 and float64 on cpu; float32,\n"
-    "                      float16 and bfloat16 on cuda)\n"
+    "                      float16 and bfloat16 on nvidia)\n"
     "      --shape=S       the operands' shapes, lengths joined by 'x' and\n"
     "                      shapes by ',' (needs --op): add A (a and b alike)\n"
     "                      or A,B (broadcast to the output); gemm A,B (a and\n"
@@ -64,7 +66,9 @@ static const char usage[] =
     "                      --blocks is given (the warm window makes as many\n"
     "                      calls as the blocks) (default 10000)\n"
     "      --calls=N       calls per block (default: the first of 1, 2, 5,\n"
-    "                      10, 20, 50, ... whose block takes 50 us or more)\n"
+    "                      10, 20, 50, ... whose block takes 50 us or more);\n"
+    "                      on nvidia at most 256, so that a block times the\n"
+    "                      host's submission and not a full launch queue\n"
     "      --blocks=N      blocks (default: as many as --target-ms and\n"
     "                      --max-calls allow, at least 1)\n"
     "      --raw           also time the bare backend work (the CPU loop, the\n"
@@ -172,26 +176,30 @@ static int measure(struct bench_run *r, const struct options *o,
                    const char *node, struct result *res)
 {
     const struct bench_case *c = r->c;
-    unsigned calls = o->calls, blocks = o->blocks;
+    unsigned calls = o->calls ? bench_block_max(c, o->calls) : 0;
+    unsigned blocks = o->blocks;
     uint64_t ns = 0;
     double *e2e = NULL, *raw = NULL;
     int rc;
 
     /* Cold: the first call after the cache was cleared. */
     hrops_cache_clear();
-    hrops_sync(r->device);
+    if ((rc = hrops_sync(r->device)) != 0)
+        return rc;
     hr_labels_set(node, bench_op_name(c->op), bench_backend_name(c->backend),
                   HR_PHASE_COLD);
     hr_window_begin();
     rc = bench_call(r);
     hr_window_end();
-    hrops_sync(r->device);
+    if (rc == 0)
+        rc = hrops_sync(r->device);
     if (rc != 0)
         return rc;
 
     /* Blocks: autoranged to MIN_BLOCK_NS unless given. */
     if (calls == 0) {
-        if ((rc = bench_autorange(r, MIN_BLOCK_NS, o->max_calls, &calls,
+        if ((rc = bench_autorange(r, MIN_BLOCK_NS,
+                                  bench_block_max(c, o->max_calls), &calls,
                                   &ns)) != 0)
             return rc;
     } else if ((rc = bench_time_block(r, calls, 0, &ns)) != 0) {
@@ -243,9 +251,10 @@ static int measure(struct bench_run *r, const struct options *o,
     /* Warm: the same calls inside one window. */
     hr_window_begin();
     for (unsigned b = 0; b < blocks && rc == 0; b++) {
-        for (unsigned i = 0; i < calls; i++)
-            rc |= bench_call(r);
-        hrops_sync(r->device);
+        for (unsigned i = 0; i < calls && rc == 0; i++)
+            rc = bench_call(r);
+        if (rc == 0)
+            rc = hrops_sync(r->device);
     }
     hr_window_end();
     if (rc != 0)
@@ -372,9 +381,8 @@ static int expand(const struct bench_case *specs, int nspecs, int backend,
                 return -1;
             }
             if (k == BENCH_CUDA && !have_cuda) {
-                fprintf(stderr, "hostrange-bench: backend cuda is not "
-                        "available (no CUDA device, or built without "
-                        "CUDA)\n");
+                fprintf(stderr, "hostrange-bench: backend nvidia is not "
+                        "available: %s\n", hrops_cuda_error());
                 return -1;
             }
             if (n == MAX_CASES) {

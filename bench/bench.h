@@ -2,7 +2,8 @@
  * bench.h: the cases of hostrange-bench and the daemon it reports to.
  *
  * A case is one operator (add or gemm) with one dtype, operand shapes and
- * transposes, on one backend (cpu or cuda) or, before expansion, on every
+ * transposes, on one backend (cpu or nvidia: CUDA devices) or, before
+ * expansion, on every
  * backend available. Add's shapes are a's and b's (out is their broadcast);
  * GEMM's are a's and b's as stored (c follows from them and the transposes).
  */
@@ -34,7 +35,9 @@ struct bench_case {
     char shape_text[160];               /* "13x4", "4x48x64-4x64x6" */
 };
 
-/* The names of ops, backends and dtypes, and back (-1: unknown). */
+/* The names of ops, backends and dtypes, and back (-1: unknown). The CUDA
+ * backend is named "nvidia" in every report (as in the reference's); its
+ * name is parsed from "nvidia" or "cuda". */
 const char *bench_op_name(int op);
 const char *bench_backend_name(int backend);
 int bench_op_parse(const char *s);
@@ -98,7 +101,7 @@ int bench_call(const struct bench_run *r);
 
 /* Times `calls` calls (through the layers, or the bare work when raw) in
  * *ns; the device is synchronized before the clock starts and after it
- * stops. Returns 0 or -errno. */
+ * stops. Returns 0 or -errno (a failed call or synchronization). */
 int bench_time_block(const struct bench_run *r, unsigned calls, int raw,
                      uint64_t *ns);
 
@@ -107,6 +110,15 @@ int bench_time_block(const struct bench_run *r, unsigned calls, int raw,
  * time. Returns 0 or -errno. */
 int bench_autorange(const struct bench_run *r, uint64_t min_ns,
                     unsigned max_calls, unsigned *calls, uint64_t *ns);
+
+/*
+ * The most calls one timed block makes on the case's backend: `calls`, but
+ * at most BENCH_CUDA_MAX_CALLS on CUDA. A block times host submission
+ * between two synchronizations; more launches than the device's queue holds
+ * would make the host wait for the device, and the block time the device.
+ */
+#define BENCH_CUDA_MAX_CALLS 256u
+unsigned bench_block_max(const struct bench_case *c, unsigned calls);
 
 /* The median of v[0..n), n > 0 (v is sorted in place). */
 double bench_median(double *v, unsigned n);

@@ -18,7 +18,9 @@ const char *bench_op_name(int op)
 
 const char *bench_backend_name(int backend)
 {
-    return backend == BENCH_CPU ? "cpu" : backend == BENCH_CUDA ? "cuda" : "?";
+    return backend == BENCH_CPU    ? "cpu"
+           : backend == BENCH_CUDA ? "nvidia"
+                                   : "?";
 }
 
 int bench_op_parse(const char *s)
@@ -30,9 +32,9 @@ int bench_op_parse(const char *s)
 
 int bench_backend_parse(const char *s)
 {
-    return strcmp(s, "cpu") == 0 ? BENCH_CPU
-           : strcmp(s, "cuda") == 0 ? BENCH_CUDA
-                                    : -1;
+    return strcmp(s, "cpu") == 0                                ? BENCH_CPU
+           : strcmp(s, "nvidia") == 0 || strcmp(s, "cuda") == 0 ? BENCH_CUDA
+                                                                : -1;
 }
 
 int bench_dtype_parse(const char *s)

@@ -31,11 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
 
 #include "hostrange.h"
+#include "bench/bench_clock.h"
 
 #define REPS 5
 
@@ -71,30 +69,6 @@ static void print(const char *name, double value, double baseline)
     fflush(stdout);
 }
 
-static uint64_t sink;
-
-/* ns per pair of reads of the clock the library uses. */
-static double clock_pair(long n)
-{
-    int tsc = strcmp(hr_clock_name(), "tsc") == 0;
-    double t0 = now_ns();
-
-    for (long i = 0; i < n; i++) {
-#if defined(__x86_64__) || defined(__i386__)
-        if (tsc) {
-            uint64_t a = __rdtsc();
-            uint64_t b = __rdtsc();
-            sink += b - a;
-            continue;
-        }
-#endif
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        sink += (uint64_t)(b.tv_nsec - a.tv_nsec);
-    }
-    return (now_ns() - t0) / (double)n;
-}
 
 static __attribute__((noinline)) void empty_call(void)
 {
@@ -220,18 +194,18 @@ int main(int argc, char **argv)
         return 1;
     }
     for (int r = 0; r < REPS; r++) {
-        b[r] = clock_pair(n);
+        b[r] = bench_clock_pair(n);
         v[r] = active(n, &l[r]);
     }
     print("client.scope.active", median(v), median(b));
     print("client.scope.active.loop", median(l), median(b));
     for (int r = 0; r < REPS; r++) {
-        b[r] = clock_pair(n / 10);
+        b[r] = bench_clock_pair(n / 10);
         v[r] = hotpath(n / 10);
     }
     print("client.scope.hotpath", median(v), median(b));
     for (int r = 0; r < REPS; r++) {
-        b[r] = clock_pair(n);
+        b[r] = bench_clock_pair(n);
         v[r] = nested3(n);
     }
     print("client.scope.nested3", median(v), median(b));

@@ -117,8 +117,10 @@ int bench_control_case(const struct bench_run *r, const char *node,
     hr_window_end();
     if (rc != 0)
         return rc;
+    calls = bench_block_max(r->c, calls);
     if (calls == 0)
-        rc = bench_autorange(r, MIN_ROUND_NS, max_calls, &calls, &ns);
+        rc = bench_autorange(r, MIN_ROUND_NS,
+                             bench_block_max(r->c, max_calls), &calls, &ns);
     else
         rc = bench_time_block(r, calls, 0, &ns);
     if (rc != 0)

@@ -96,7 +96,7 @@ static void feed(const struct bd_daemon *d)
                               incl[k * EVENTS + i], self[k * EVENTS + i]);
                 }
             }
-            if (x.b.n_sample_label >= PER_BATCH || i + 1 == EVENTS) {
+            if (x.n >= PER_BATCH || i + 1 == EVENTS) {
                 bd_send_batch(sock, &x);
                 db_fini(&x);
                 db_init(&x, 4242, ++seq);

@@ -55,7 +55,7 @@ static void encode_all(void)
 
             db_init(&x, 1000 + (uint32_t)s, (uint64_t)i + 1);
             bd_workload(&x, EVENTS_PER_BATCH, (uint32_t)(i % 2), &rng);
-            total_events += x.b.n_sample_label + x.b.n_record_label;
+            total_events += db_events(&x);
             batches[s][i].buf = db_pack(&x, &batches[s][i].len);
             db_fini(&x);
         }

@@ -56,7 +56,7 @@ int main(int argc, char **argv)
         struct db_batch x;
         db_init(&x, 77, ++seq);
         bd_workload(&x, EVENTS_PER_BATCH, (uint32_t)(seq % 2), &rng);
-        events += x.b.n_sample_label;
+        events += x.n;
         bd_send_batch(sock, &x);
         db_fini(&x);
     }

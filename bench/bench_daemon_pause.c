@@ -29,16 +29,15 @@
 static int sock;
 
 /* Sends a batch; returns the seconds until its acknowledgement. */
-static double send_batch(const Hostrange__Batch *b)
+static double send_batch(const struct db_batch *x)
 {
-    size_t len = hostrange__batch__get_packed_size(b);
-    uint8_t *buf = malloc(len + 1);
+    size_t len;
+    uint8_t *buf = db_pack(x, &len);
     Hostrange__Ack *ack;
     void *msg = NULL;
     double t0;
     int n;
 
-    hostrange__batch__pack(b, buf);
     t0 = bd_now();
     if (nn_send(sock, buf, len, 0) < 0 ||
         (n = nn_recv(sock, &msg, NN_MSG, 0)) < 0)
@@ -60,15 +59,11 @@ static void feed(void)
     static Hostrange__LabelSet *lp[PER_BATCH_NODES];
     static char names[PER_BATCH_NODES][32];
     static char *ranges[1] = { "dispatch.call" };
-    uint32_t *sl = malloc(PER_BATCH_NODES * EVENTS * sizeof *sl);
-    uint32_t *sr = calloc(PER_BATCH_NODES * EVENTS, sizeof *sr);
-    uint64_t *in = malloc(PER_BATCH_NODES * EVENTS * sizeof *in);
-    uint64_t *se = malloc(PER_BATCH_NODES * EVENTS * sizeof *se);
 
     for (int b = 0; b < NODES / PER_BATCH_NODES; b++) {
-        Hostrange__Batch m = HOSTRANGE__BATCH__INIT;
-        size_t n = 0;
+        struct db_batch x;
 
+        db_init(&x, 99, (uint64_t)b + 1);
         for (int l = 0; l < PER_BATCH_NODES; l++) {
             hostrange__label_set__init(&labels[l]);
             snprintf(names[l], sizeof names[l], "pause/node[%06d]",
@@ -78,32 +73,19 @@ static void feed(void)
             labels[l].backend = "cpu";
             labels[l].phase = HRP_PHASE_WARM;
             lp[l] = &labels[l];
-            for (int e = 0; e < EVENTS; e++, n++) {
-                sl[n] = (uint32_t)l;
-                in[n] = 1000 + (uint64_t)(e * 37 + l);
-                se[n] = in[n] / 2;
+            for (int e = 0; e < EVENTS; e++) {
+                uint64_t in = 1000 + (uint64_t)(e * 37 + l);
+                db_sample(&x, (uint32_t)l, 0, in, in / 2);
             }
         }
-        m.version = HRP_VERSION;
-        m.pid = 99;
-        m.instance = 99;
-        m.seq = (uint64_t)b + 1;
-        m.n_labels = PER_BATCH_NODES;
-        m.labels = lp;
-        m.n_ranges = 1;
-        m.ranges = ranges;
-        m.n_sample_label = m.n_sample_range = m.n_inclusive_ns =
-            m.n_self_ns = n;
-        m.sample_label = sl;
-        m.sample_range = sr;
-        m.inclusive_ns = in;
-        m.self_ns = se;
-        send_batch(&m);
+        x.b.instance = 99;
+        x.b.n_labels = PER_BATCH_NODES;
+        x.b.labels = lp;
+        x.b.n_ranges = 1;
+        x.b.ranges = ranges;
+        send_batch(&x);
+        db_fini(&x);
     }
-    free(sl);
-    free(sr);
-    free(in);
-    free(se);
 }
 
 /* A small batch of another client, numbered seq. */
@@ -114,7 +96,7 @@ static double probe(uint64_t seq)
 
     db_init(&x, 7, seq);
     db_sample(&x, 1, 0, 1000, 500);
-    t = send_batch(&x.b);
+    t = send_batch(&x);
     db_fini(&x);
     return t;
 }

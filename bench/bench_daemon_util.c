@@ -278,8 +278,8 @@ void bd_workload(struct db_batch *x, size_t n, uint32_t label,
             db_record(x, label, 50000 + (u >> 20) % 20000);
     }
     /* Records name range 10 (end_to_end). */
-    for (size_t i = 0; i < x->b.n_record_range; i++)
-        x->b.record_range[i] = 10;
+    for (size_t i = 0; i < x->nrec; i++)
+        x->rec_range[i] = 10;
 }
 
 void bd_send_batch(int sock, struct db_batch *x)

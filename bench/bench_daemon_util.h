@@ -69,10 +69,6 @@ Hostrange__ControlReply *bd_stats(const struct bd_daemon *d);
 void bd_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
                                                  noreturn));
 
-#endif
-
-#include "tests/lib/harness_batch.h"
-
 /*
  * A synthetic but typical workload: the ten ranges of the example
  * operators (binding.body ... backend.submit, nested, leaves with self ==
@@ -82,3 +78,5 @@ void bd_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
  */
 void bd_workload(struct db_batch *x, size_t n, uint32_t label,
                  uint64_t *rng);
+
+#endif

@@ -24,9 +24,10 @@ int bench_time_block(const struct bench_run *r, unsigned calls, int raw,
                      uint64_t *ns)
 {
     uint64_t t0;
-    int rc = 0;
+    int rc = hrops_sync(r->device);
 
-    hrops_sync(r->device);
+    if (rc != 0)
+        return rc;
     t0 = hr_now_ns();
     if (raw) {
         for (unsigned i = 0; i < calls; i++)
@@ -36,8 +37,16 @@ int bench_time_block(const struct bench_run *r, unsigned calls, int raw,
             rc |= bench_call(r);
     }
     *ns = hr_now_ns() - t0;
-    hrops_sync(r->device);
+    if (rc == 0)
+        rc = hrops_sync(r->device);
     return rc;
+}
+
+unsigned bench_block_max(const struct bench_case *c, unsigned calls)
+{
+    return c->backend == BENCH_CUDA && calls > BENCH_CUDA_MAX_CALLS
+               ? BENCH_CUDA_MAX_CALLS
+               : calls;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -2,7 +2,7 @@
 # example operators, calibration, the overhead control), the instrumented
 # demo, and the benchmarks of `make bench`, each printing JSON lines
 # {"bench":...,"value":...,"baseline":...,"ratio":...}.
-EXTRA_DIST += bench/local.mk
+EXTRA_DIST += bench/local.mk bench/gpu-check bench/gpu-libs
 
 # hostrange-bench: cold, warm and end_to_end populations of the operators.
 bin_PROGRAMS += bench/hostrange-bench
@@ -40,9 +40,21 @@ bench_hostrange_demo_LDADD = client/libhostrange.la
 
 # The client's cost per scope and per event.
 noinst_PROGRAMS += bench/bench_client
-bench_bench_client_SOURCES = bench/bench_client.c
+bench_bench_client_SOURCES = bench/bench_client.c bench/bench_clock.h
 bench_bench_client_LDADD = client/libhostrange.la
 BENCHES += bench/bench_client
+
+# The whole pipeline's CPU per event (client process plus daemon) against
+# two reads of the clock, in four configurations.
+noinst_PROGRAMS += bench/bench_pipeline
+bench_bench_pipeline_SOURCES = bench/bench_pipeline.c bench/bench_clock.h \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+bench_bench_pipeline_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
+	$(PROTOBUF_C_CFLAGS)
+bench_bench_pipeline_LDADD = client/libhostrange.la proto/libhrproto.la \
+	$(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
+BENCHES += bench/bench_pipeline
 
 # Benchmarks (make bench): each prints JSON lines with a same-run baseline.
 BENCHES += bench/bench_daemon_ingest bench/bench_daemon_memory \

@@ -26,19 +26,33 @@
 #define HR__LIKELY(x) __builtin_expect(!!(x), 1)
 #define HR__UNLIKELY(x) __builtin_expect(!!(x), 0)
 
-/* A sample in a ring. A record (hr_record) has self == HR__RECORD and its
- * value in nanoseconds in incl; a range sample is in clock ticks. */
+/*
+ * A sample in a ring. `kind` says what it is: a range sample (times in clock
+ * ticks: its inclusive time and the inclusive times of its direct children,
+ * not above it), a record (hr_record: its value in ns in incl), or the
+ * library's own work, a stall (a wait for room in the ring) or a wake-up
+ * of the shipper (its duration in ticks in incl). `ctx` is the calling
+ * context of a range or record (intern.c).
+ */
 struct hr__sample {
-    uint32_t range;
-    uint32_t label;
-    uint32_t children; /* direct child ranges */
-    uint32_t pad;
+    uint32_t ctx;    /* context id | kind << HR__KIND_SHIFT */
+    uint32_t label;  /* label set id */
+    uint32_t nchild; /* direct child ranges */
+    uint32_t ndesc;  /* all descendant ranges */
     uint64_t incl;
-    uint64_t self;
+    uint64_t child;
 };
 
-#define HR__RECORD UINT64_MAX
+enum { HR__KIND_RANGE, HR__KIND_RECORD, HR__KIND_STALL, HR__KIND_WAKE };
+#define HR__KIND_SHIFT 30
+#define HR__CTX_MASK ((1u << HR__KIND_SHIFT) - 1)
+
 #define HR__RING_SIZE 65536u /* samples per thread; a power of two */
+/* The owner wakes a sleeping shipper when its ring holds this many. */
+#define HR__RING_WAKE (HR__RING_SIZE / 2)
+
+/* A direct-mapped cache of calling contexts per thread (intern.c). */
+#define HR__CTX_CACHE 256u
 
 struct hr__counters {
     _Atomic uint64_t out_of_order;
@@ -46,6 +60,7 @@ struct hr__counters {
     _Atomic uint64_t foreign_thread;
     _Atomic uint64_t too_deep;
     _Atomic uint64_t lost; /* samples dropped after a ring wait too long */
+    _Atomic uint64_t internal; /* ring entries of the library's own work */
 };
 
 struct hr__thread {
@@ -55,6 +70,9 @@ struct hr__thread {
     uint64_t next;         /* the owner's copy of head */
     uint64_t check_at;     /* at this head, look at the shipper's progress */
     uint64_t tail_seen;    /* the owner's last look at tail */
+    /* (parent context, site id) -> context, owner only. */
+    uint64_t ctx_key[HR__CTX_CACHE];
+    uint32_t ctx_val[HR__CTX_CACHE];
     /* Published by the owner, read by the shipper. */
     _Alignas(64) _Atomic uint64_t head;
     struct hr__counters c;
@@ -87,8 +105,39 @@ static inline uint64_t hr__ticks_ns(uint64_t ticks, uint64_t mult)
 }
 static inline uint64_t hr__clock_now(void);
 
-/* intern.c: tables of names and label sets. */
+/* intern.c: tables of names, label sets and calling contexts. */
 uint32_t hr__site_intern(hr_site *site);
+
+/* The most calling contexts a process keeps; past it, a range is kept under
+ * the context of its name alone (at the top of a stack), and counted. */
+#define HR__MAX_CONTEXTS 65536u
+/* Contexts of names alone, besides: one per range name. */
+#define HR__MAX_ROOT_CONTEXTS 16384u
+
+struct hr__thread;
+/*
+ * The calling context of site `id` entered under context `parent` (0: at
+ * the top of the thread's stack): its id, interned on first use, or 0 when
+ * no context could be made (the range is then not sampled). The common case
+ * (the site was last entered under the same parent) is one load.
+ */
+uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
+                      uint32_t parent);
+static inline uint32_t hr__ctx(struct hr__thread *t, hr_site *site,
+                               uint32_t id, uint32_t parent)
+{
+    uint64_t c = __atomic_load_n(&site->ctx, __ATOMIC_ACQUIRE);
+
+    if (__builtin_expect((uint32_t)(c >> 32) == parent && (uint32_t)c != 0,
+                         1))
+        return (uint32_t)c;
+    return hr__ctx_slow(t, site, id, parent);
+}
+/* The parent context and site id of context `ctx` (which must exist). No
+ * lock: entries are written once, before their id is published. */
+void hr__ctx_get(uint32_t ctx, uint32_t *parent, uint32_t *site);
+/* Contexts not interned for want of room, so far. */
+uint64_t hr__ctx_dropped(void);
 /* Returns the label id for the tuple, or 0 on allocation failure. */
 uint32_t hr__label_intern(const char *node_id, const char *op,
                           const char *backend, unsigned phase);
@@ -106,6 +155,8 @@ uint32_t hr__label_count(void);
 int hr__ship_start(void);
 int hr__ship_started(void);
 void hr__ship_wake(void);
+/* Wakes the shipper only when it sleeps for want of work (no cadence). */
+void hr__ship_kick(void);
 /* Asks the shipper to ship everything and waits; see hr_flush. */
 int hr__ship_flush(int timeout_ms);
 void hr__ship_stop(int timeout_ms);

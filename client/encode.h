@@ -1,12 +1,18 @@
 /*
- * Batch building and encoding: pure logic, no I/O.
+ * Batch encoding: pure logic, no I/O.
  *
- * A builder collects samples with process-wide range and label ids and
- * values already in nanoseconds. Encoding packs the protobuf Batch: its
- * `ranges` list names every range id from 1 to the highest one used (range
- * ids follow the order in which their scopes were first entered, which the
- * daemon uses to order report rows), and its `labels` list the label sets
- * used, renumbered in id order.
+ * The shipper appends the samples of the rings to an encoder one at a time
+ * (hr__enc_sample and friends), which writes them straight into the batch's
+ * sample stream (proto/stream.h) and numbers the label sets and calling
+ * contexts they use in the batch (0, 1, 2, ...) as it meets them, through
+ * maps indexed by the process's own ids. A context brings its enclosing
+ * contexts and its range name along. Sealing (hr__enc_seal) packs the
+ * stream and the tables into a protobuf Batch, and empties the encoder for
+ * the next batch.
+ *
+ * Values arrive in nanoseconds. The library's own work (stalls, wake-ups)
+ * is not sampled: it is summed per label set and travels in the batch's
+ * internal_* arrays.
  */
 #ifndef HOSTRANGE_ENCODE_H
 #define HOSTRANGE_ENCODE_H
@@ -14,16 +20,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HR__BATCH_SAMPLES 16384u
+/* A batch is sealed when it holds this many events, or when its stream and
+ * tables reach HR__BATCH_BYTES. */
+#define HR__BATCH_EVENTS 65536u
+#define HR__BATCH_BYTES (512u * 1024u)
 
-struct hr__builder {
-    /* children may be NULL: the batch then says nothing of children. */
-    uint32_t n;     /* range samples */
-    uint32_t nrec;  /* records */
-    uint32_t *label, *range, *children;
-    uint64_t *incl, *self;
-    uint32_t *rec_label, *rec_range;
-    uint64_t *rec_ns;
+/* How to name ids (the client's intern tables, or a test's). */
+struct hr__namer {
+    const char *(*range_name)(uint32_t id);
+    int (*label_get)(uint32_t id, const char **node_id, const char **op,
+                     const char **backend, unsigned *phase);
+    /* The parent context and range id of context `ctx`. */
+    void (*ctx_get)(uint32_t ctx, uint32_t *parent, uint32_t *range);
+};
+
+/* Process ids -> batch numbers, valid where the stamp is the batch's. */
+struct hr__idmap {
+    uint32_t *local;
+    uint32_t *stamp;
+    uint32_t cap;  /* ids below cap have a slot */
+    uint32_t *ids; /* batch number -> process id */
+    uint32_t n, idcap;
+};
+
+struct hr__enc {
+    const struct hr__namer *namer;
+    uint8_t *buf; /* the sample stream */
+    size_t len, cap;
+    size_t table_bytes; /* an estimate of the tables' encoded size */
+    uint32_t events;
+    uint32_t stamp;
+    uint32_t label;     /* process id of the current label set, 0: none */
+    uint32_t label_local;
+    struct hr__idmap ctx, lab;
+    /* Per batch label number: its events, and the library's own work. */
+    uint64_t *events_by, *stall_n, *stall_ns, *wake_n, *wake_ns;
+    uint32_t internal_cap;
+    int failed; /* an allocation failed: the batch is incomplete */
 };
 
 /* What a batch says of its process, besides the samples. */
@@ -39,43 +72,50 @@ struct hr__batch_header {
     uint64_t foreign_thread;
     uint64_t label_in_window;
     uint64_t too_deep;
-    /* Cumulative lost events per label set: ids and counts, n_lost each. */
+    uint64_t contexts_dropped;
+    /* Cumulative lost events per label set: process label ids and counts,
+     * n_lost each. */
     const uint32_t *lost_ids;
     const uint64_t *lost_counts;
     uint32_t n_lost;
 };
 
-/* How to name ids (the client's intern tables, or a test's). */
-struct hr__namer {
-    const char *(*range_name)(uint32_t id);
-    int (*label_get)(uint32_t id, const char **node_id, const char **op,
-                     const char **backend, unsigned *phase);
-};
+/* Returns 0 or -ENOMEM. */
+int hr__enc_init(struct hr__enc *e, const struct hr__namer *namer);
+void hr__enc_fini(struct hr__enc *e);
+/* Forgets the batch being built. */
+void hr__enc_clear(struct hr__enc *e);
 
-/* Allocates room for HR__BATCH_SAMPLES of each kind. Returns 0 or
- * -ENOMEM. */
-int hr__builder_init(struct hr__builder *b);
-void hr__builder_fini(struct hr__builder *b);
-
-static inline int hr__builder_full(const struct hr__builder *b)
+static inline int hr__enc_full(const struct hr__enc *e)
 {
-    return b->n == HR__BATCH_SAMPLES || b->nrec == HR__BATCH_SAMPLES;
-}
-
-static inline uint32_t hr__builder_events(const struct hr__builder *b)
-{
-    return b->n + b->nrec;
+    return e->events >= HR__BATCH_EVENTS ||
+           e->len + e->table_bytes >= HR__BATCH_BYTES;
 }
 
 /*
- * Packs the builder's samples with header h into a newly allocated buffer
- * (*out, *len; the caller frees it with free). Returns 0, -ENOMEM, or
- * -EINVAL when an id has no name. The builder is left unchanged.
+ * Appends a range sample of context ctx under label set `label` (process
+ * ids); the caller makes sure the encoder is not full (hr__enc_full) first: its inclusive ns, the ns of its direct children (not above it), and
+ * its numbers of direct children and of all descendants. A record has
+ * nchild == ndesc == child_ns == 0 and record != 0. Returns 0, or -ENOMEM
+ * (the sample is then not added).
  */
-int hr__batch_encode(const struct hr__builder *b,
-                     const struct hr__batch_header *h,
-                     const struct hr__namer *namer, uint8_t **out,
-                     size_t *len);
+int hr__enc_sample(struct hr__enc *e, uint32_t label, uint32_t ctx,
+                   uint64_t incl_ns, uint64_t child_ns, uint32_t nchild,
+                   uint32_t ndesc, int record);
+
+/* Adds the library's own work under label set `label`: a stall (wake == 0)
+ * or a wake-up of the shipper, lasting ns. Returns 0 or -ENOMEM. */
+int hr__enc_internal(struct hr__enc *e, uint32_t label, int wake,
+                     uint64_t ns);
+
+/*
+ * Packs the batch with header h into a newly allocated buffer (*out, *len;
+ * the caller frees it with free) and empties the encoder. Returns 0,
+ * -ENOMEM, or -EINVAL when an id has no name; the encoder is then left as
+ * it is (its events can be counted, then hr__enc_clear).
+ */
+int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
+                 uint8_t **out, size_t *len);
 
 /* What an answer from the daemon means for the batch in flight. */
 enum hr__ack_verdict {

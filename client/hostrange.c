@@ -4,10 +4,12 @@
  * Hot path: hr_begin and hr_end take no lock, make no system call and
  * allocate nothing once a thread is attached; they reach the thread's state
  * through one initial-exec TLS pointer. A sample is written to the thread's
- * ring; if the ring is full, the wait for the shipper is measured, left out
- * of the open ranges (their begin times move later by as much) and recorded
- * as a sample of the range `hostrange.stall`; waking the shipper when the
- * ring is half full is treated the same way, as `hostrange.handoff`.
+ * ring, which the shipper drains on its own cadence; no system call is made
+ * until the ring is half full. Then, if the shipper sleeps, the thread wakes
+ * it; if the ring is full, the thread waits for it. Either is measured,
+ * left out of the open ranges (their begin times move later by as much)
+ * and put in the ring as the library's own work (a wake-up or a stall),
+ * which reaches the daemon's stats, never the report's rows.
  */
 #include "config.h"
 
@@ -32,8 +34,6 @@ static int g_enabled;          /* HOSTRANGE is not 0 */
 static pthread_key_t g_key;    /* to learn that a thread exits */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_init_ok;
-static hr_site s_stall = HR_SITE_INIT("hostrange.stall");
-static hr_site s_handoff = HR_SITE_INIT("hostrange.handoff");
 
 struct hr__thread *hr__thread_self(void)
 {
@@ -135,17 +135,18 @@ static int ring_wait(struct hr__thread *t, uint64_t *waited)
     return rc;
 }
 
-static inline void ring_write(struct hr__thread *t, uint32_t range,
-                              uint32_t label, uint32_t children,
-                              uint64_t incl, uint64_t self)
+static inline void ring_write(struct hr__thread *t, uint32_t ctx_kind,
+                              uint32_t label, uint32_t nchild, uint32_t ndesc,
+                              uint64_t incl, uint64_t child)
 {
     struct hr__sample *s = &t->ring[t->next & (HR__RING_SIZE - 1)];
 
-    s->range = range;
+    s->ctx = ctx_kind;
     s->label = label;
-    s->children = children;
+    s->nchild = nchild;
+    s->ndesc = ndesc;
     s->incl = incl;
-    s->self = self;
+    s->child = child;
     t->next++;
     atomic_store_explicit(&t->head, t->next, memory_order_release);
 }
@@ -154,8 +155,8 @@ static inline void ring_write(struct hr__thread *t, uint32_t range,
  * The ring is past the point where the owner looks at the shipper's
  * progress. Wakes a sleeping shipper when the ring is half full, waits when
  * it is full (the wait is left out of the open ranges and recorded as a
- * sample of `hostrange.stall`), and sets the next point to look. Returns 0,
- * or -EAGAIN when the sample must be dropped.
+ * stall), and sets the next point to look. Returns 0, or -EAGAIN when the
+ * sample must be dropped.
  */
 static __attribute__((noinline)) int ring_slow(struct hr__thread *t,
                                                uint32_t label)
@@ -171,24 +172,26 @@ static __attribute__((noinline)) int ring_slow(struct hr__thread *t,
             hr__bump(&t->c.lost);
             return rc;
         }
-        if (s_stall.id != 0 || hr__site_intern(&s_stall) != 0)
-            ring_write(t, s_stall.id, label, 0, waited, waited);
+        ring_write(t, (uint32_t)HR__KIND_STALL << HR__KIND_SHIFT, label, 0,
+                   0, waited, 0);
+        hr__bump(&t->c.internal);
         used = t->next - t->tail_seen;
-    } else if (used >= HR__RING_SIZE / 2 &&
+    } else if (used >= HR__RING_WAKE &&
                atomic_load_explicit(&hr__g_ship_sleeping,
                                     memory_order_relaxed)) {
         /* Waking the shipper is a system call: measured, left out of the
-         * open ranges and recorded as `hostrange.handoff`. */
+         * open ranges and recorded as a wake-up. */
         s0 = hr__clock_now();
         hr__ship_wake();
         waited = hr__clock_now() - s0;
         hr__stack_shift(&t->stack, waited);
-        if (s_handoff.id != 0 || hr__site_intern(&s_handoff) != 0)
-            ring_write(t, s_handoff.id, label, 0, waited, waited);
+        ring_write(t, (uint32_t)HR__KIND_WAKE << HR__KIND_SHIFT, label, 0, 0,
+                   waited, 0);
+        hr__bump(&t->c.internal);
         used++;
     }
-    if (used < HR__RING_SIZE / 2)
-        t->check_at = t->tail_seen + HR__RING_SIZE / 2;
+    if (used < HR__RING_WAKE)
+        t->check_at = t->tail_seen + HR__RING_WAKE;
     else
         t->check_at = t->next + HR__CHECK_EVERY < t->tail_seen + HR__RING_SIZE - 2
                           ? t->next + HR__CHECK_EVERY
@@ -196,13 +199,13 @@ static __attribute__((noinline)) int ring_slow(struct hr__thread *t,
     return 0;
 }
 
-static inline void ring_put(struct hr__thread *t, uint32_t range,
-                            uint32_t label, uint32_t children, uint64_t incl,
-                            uint64_t self)
+static inline void ring_put(struct hr__thread *t, uint32_t ctx_kind,
+                            uint32_t label, uint32_t nchild, uint32_t ndesc,
+                            uint64_t incl, uint64_t child)
 {
     if (HR__UNLIKELY(t->next >= t->check_at) && ring_slow(t, label) != 0)
         return;
-    ring_write(t, range, label, children, incl, self);
+    ring_write(t, ctx_kind, label, nchild, ndesc, incl, child);
 }
 
 /* hr_begin inside a window. */
@@ -210,14 +213,18 @@ static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
 {
     hr_scope sc = { 0, 0, 0 };
     struct hr__thread *t = tls_thread;
-    uint32_t id;
+    uint32_t id, ctx, d;
 
     if (HR__UNLIKELY(t == NULL) && (t = thread_attach()) == NULL)
         return sc;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (HR__UNLIKELY(id == 0) && (id = hr__site_intern(site)) == 0)
         return sc;
-    sc.depth = hr__stack_push(&t->stack, id,
+    d = t->stack.depth;
+    ctx = hr__ctx(t, site, id, d != 0 ? t->stack.f[d - 1].range : 0);
+    if (HR__UNLIKELY(ctx == 0))
+        return sc;
+    sc.depth = hr__stack_push(&t->stack, ctx,
                               atomic_load_explicit(&hr__g_window,
                                                    memory_order_relaxed),
                               0, &sc.gen);
@@ -244,7 +251,7 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
 {
     uint64_t t1 = hr__clock_now(), incl, self;
     struct hr__thread *t = tls_thread;
-    uint32_t range, window, nchild, abandoned;
+    uint32_t ctx, window, nchild, ndesc, abandoned;
 
     if (HR__UNLIKELY(t != sc.thread)) {
         /* Only the owner writes a thread's counters: count it here. */
@@ -253,7 +260,7 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
         return;
     }
     if (HR__UNLIKELY(hr__stack_pop(&t->stack, sc.depth, sc.gen, t1, &incl,
-                                   &self, &range, &window, &nchild,
+                                   &self, &ctx, &window, &nchild, &ndesc,
                                    &abandoned) != HR__POP_OK)) {
         /* Its frame was discarded, and counted, when an enclosing range
          * ended before it. */
@@ -270,9 +277,8 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
             hr__bump(&t->c.open_at_window_end);
         return;
     }
-    ring_put(t, range,
-             atomic_load_explicit(&hr__g_label, memory_order_relaxed), nchild,
-             incl, self);
+    ring_put(t, ctx, atomic_load_explicit(&hr__g_label, memory_order_relaxed),
+             nchild, ndesc, incl, incl - self);
 }
 
 void hr__end(hr_scope sc)
@@ -320,6 +326,8 @@ int hr_window_begin(void)
         return -ENOMEM;
     atomic_fetch_add(&hr__g_window, 1);
     __atomic_store_n(&hr__active, 1, __ATOMIC_SEQ_CST);
+    /* A shipper asleep for want of work starts its cadence again. */
+    hr__ship_kick();
     return 0;
 }
 
@@ -344,7 +352,7 @@ int hr_window_end(void)
 int hr_record(hr_site *site, uint64_t value_ns)
 {
     struct hr__thread *t;
-    uint32_t id, label;
+    uint32_t id, label, ctx;
     int rc;
 
     if ((rc = init()) != 0)
@@ -362,7 +370,13 @@ int hr_record(hr_site *site, uint64_t value_ns)
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (id == 0 && (id = hr__site_intern(site)) == 0)
         return -ENOMEM;
-    ring_put(t, id, label, 0, value_ns, HR__RECORD);
+    ctx = hr__ctx(t, site, id, 0);
+    if (ctx == 0)
+        return -ENOMEM;
+    ring_put(t, ctx | (uint32_t)HR__KIND_RECORD << HR__KIND_SHIFT, label, 0,
+             0, value_ns, 0);
+    /* Outside a window the shipper may sleep until the next one. */
+    hr__ship_kick();
     return 0;
 }
 
@@ -388,7 +402,8 @@ void hr_counters_get(hr_counters *out)
     for (t = hr__g_threads; t != NULL; t = t->next_thread) {
         /* A sample dropped after a ring wait too long was collected and
          * lost: it counts in both. */
-        out->samples += atomic_load(&t->head) + atomic_load(&t->c.lost);
+        out->samples += atomic_load(&t->head) - atomic_load(&t->c.internal) +
+                        atomic_load(&t->c.lost);
         out->out_of_order += atomic_load(&t->c.out_of_order);
         out->open_at_window_end += atomic_load(&t->c.open_at_window_end);
         out->foreign_thread += atomic_load(&t->c.foreign_thread);

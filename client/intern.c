@@ -202,3 +202,99 @@ int hr__label_get(uint32_t id, const char **node_id, const char **op,
     *phase = l->phase;
     return 0;
 }
+
+/*
+ * Calling contexts. A context is (parent context, site id); its id is its
+ * index + 1 in two arrays allocated once at their full size, so that a
+ * reader (the shipper) can look an entry up without the lock: an entry is
+ * written before the count that publishes it. New entries are made under
+ * the lock; a hash index by content finds existing ones.
+ */
+#define CTX_CAP (HR__MAX_CONTEXTS + HR__MAX_ROOT_CONTEXTS)
+#define CTX_SLOTS (4u * CTX_CAP)
+
+static uint32_t *ctx_parent, *ctx_site, *ctx_index;
+static _Atomic uint32_t ctx_n;
+static uint32_t ctx_roots;
+static _Atomic uint64_t ctx_dropped;
+
+static uint32_t ctx_hash(uint32_t parent, uint32_t site)
+{
+    uint64_t h = ((uint64_t)parent << 32 | site) * 0x9e3779b97f4a7c15ull;
+
+    return (uint32_t)(h >> 40);
+}
+
+/* The context (parent, site), made when new and room is left; 0 when not
+ * (lock held). */
+static uint32_t ctx_intern_locked(uint32_t parent, uint32_t site)
+{
+    uint32_t n = atomic_load_explicit(&ctx_n, memory_order_relaxed), i;
+
+    if (ctx_index == NULL) {
+        ctx_parent = malloc(CTX_CAP * sizeof *ctx_parent);
+        ctx_site = malloc(CTX_CAP * sizeof *ctx_site);
+        ctx_index = calloc(CTX_SLOTS, sizeof *ctx_index);
+        if (ctx_parent == NULL || ctx_site == NULL || ctx_index == NULL) {
+            free(ctx_parent);
+            free(ctx_site);
+            free(ctx_index);
+            ctx_parent = ctx_site = ctx_index = NULL;
+            return 0;
+        }
+    }
+    for (i = ctx_hash(parent, site) & (CTX_SLOTS - 1); ctx_index[i] != 0;
+         i = (i + 1) & (CTX_SLOTS - 1)) {
+        uint32_t id = ctx_index[i];
+        if (ctx_parent[id - 1] == parent && ctx_site[id - 1] == site)
+            return id;
+    }
+    if (parent != 0 ? n - ctx_roots >= HR__MAX_CONTEXTS
+                    : ctx_roots >= HR__MAX_ROOT_CONTEXTS)
+        return 0;
+    ctx_parent[n] = parent;
+    ctx_site[n] = site;
+    ctx_index[i] = n + 1;
+    ctx_roots += parent == 0;
+    atomic_store_explicit(&ctx_n, n + 1, memory_order_release);
+    return n + 1;
+}
+
+uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
+                      uint32_t parent)
+{
+    uint64_t key = (uint64_t)parent << 32 | id;
+    uint32_t slot = ctx_hash(parent, id) & (HR__CTX_CACHE - 1), ctx;
+
+    if (t != NULL && t->ctx_key[slot] == key && t->ctx_val[slot] != 0) {
+        ctx = t->ctx_val[slot];
+    } else {
+        pthread_mutex_lock(&lock);
+        ctx = ctx_intern_locked(parent, id);
+        if (ctx == 0 && parent != 0) {
+            /* No room: the range is kept under its name alone. */
+            atomic_fetch_add(&ctx_dropped, 1);
+            ctx = ctx_intern_locked(0, id);
+        }
+        pthread_mutex_unlock(&lock);
+        if (ctx == 0)
+            return 0;
+        if (t != NULL) {
+            t->ctx_key[slot] = key;
+            t->ctx_val[slot] = ctx;
+        }
+    }
+    __atomic_store_n(&site->ctx, (uint64_t)parent << 32 | ctx, __ATOMIC_RELEASE);
+    return ctx;
+}
+
+void hr__ctx_get(uint32_t ctx, uint32_t *parent, uint32_t *site)
+{
+    *parent = ctx_parent[ctx - 1];
+    *site = ctx_site[ctx - 1];
+}
+
+uint64_t hr__ctx_dropped(void)
+{
+    return atomic_load(&ctx_dropped);
+}

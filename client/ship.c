@@ -44,8 +44,11 @@
 
 #define HR__RESEND_MS 1000u
 #define HR__LIVE_MS 2000u
-#define HR__IDLE_MS 5
-#define HR__DRAIN_BATCHES 4
+/* While there is work (a window open, samples or batches about), the
+ * shipper drains the rings this often; without a daemon to send to, it
+ * looks for one this often. Otherwise it sleeps until it is woken. */
+#define HR__CADENCE_MS 20
+#define HR__ABSENT_MS 250
 
 struct pending {
     struct pending *next;
@@ -56,6 +59,8 @@ struct pending {
 };
 
 _Atomic int hr__g_ship_sleeping;
+/* The shipper sleeps with no timeout (nothing to do). */
+static _Atomic int deep_sleep;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
@@ -73,8 +78,8 @@ static hr_counters retired;               /* under hr__g_reg_lock */
 static struct pending *queue_head, *queue_tail;
 static size_t queue_bytes, queue_max;
 static uint64_t seq;
-static struct hr__builder builder;
-static int builder_ok;
+static struct hr__enc enc;
+static int enc_ok;
 static uint64_t instance;
 static char process_label[256];
 static char ingest_path[PATH_MAX];
@@ -101,6 +106,15 @@ void hr__ship_wake(void)
     }
 }
 
+void hr__ship_kick(void)
+{
+    /* Sequentially consistent with the shipper's store of deep_sleep and
+     * its look at the rings and windows before it sleeps: either it sees
+     * the new work, or this sees it asleep. */
+    if (atomic_load(&deep_sleep))
+        hr__ship_wake();
+}
+
 int hr__ship_started(void)
 {
     return atomic_load_explicit(&started, memory_order_acquire);
@@ -125,9 +139,33 @@ void hr__ship_counters(uint64_t *d, uint64_t *l, uint64_t *b)
     pthread_mutex_unlock(&lock);
 }
 
-static const struct hr__namer namer = { hr__site_name, hr__label_get };
+/* The namer of the encoder: the intern tables, read under their lock
+ * (their strings are never freed, so the pointers stay valid after it). */
+static const char *range_name(uint32_t id)
+{
+    const char *name;
 
-/* Counts the builder's events as lost, per label set (lock held). */
+    hr__intern_lock();
+    name = hr__site_name(id);
+    hr__intern_unlock();
+    return name;
+}
+
+static int label_get(uint32_t id, const char **node_id, const char **op,
+                     const char **backend, unsigned *phase)
+{
+    int rc;
+
+    hr__intern_lock();
+    rc = hr__label_get(id, node_id, op, backend, phase);
+    hr__intern_unlock();
+    return rc;
+}
+
+static const struct hr__namer namer = { range_name, label_get, hr__ctx_get };
+
+/* Counts the encoder's events as lost, per label set, and empties it (lock
+ * held). */
 static void count_lost_locked(void)
 {
     uint32_t need = hr__label_count() + 1;
@@ -140,15 +178,12 @@ static void count_lost_locked(void)
             lost_cap = need;
         }
     }
-    lost += hr__builder_events(&builder);
-    for (uint32_t i = 0; i < builder.n; i++) {
-        if (builder.label[i] < lost_cap)
-            lost_by_label[builder.label[i]]++;
+    lost += enc.events;
+    for (uint32_t i = 0; i < enc.lab.n; i++) {
+        if (enc.lab.ids[i] < lost_cap)
+            lost_by_label[enc.lab.ids[i]] += enc.events_by[i];
     }
-    for (uint32_t i = 0; i < builder.nrec; i++) {
-        if (builder.rec_label[i] < lost_cap)
-            lost_by_label[builder.rec_label[i]]++;
-    }
+    hr__enc_clear(&enc);
 }
 
 static int daemon_absent(void)
@@ -176,14 +211,14 @@ static int queue_full(void)
 }
 
 /*
- * Encodes the builder into a batch at the end of the queue and empties the
- * builder. When the queue is full, a live daemon makes it wait (-EAGAIN,
- * builder kept); otherwise its events are dropped and counted as lost.
+ * Seals the encoder's batch at the end of the queue. When the queue is
+ * full, a live daemon makes it wait (-EAGAIN, the batch kept); otherwise
+ * its events are dropped and counted as lost.
  */
 static int seal(int force)
 {
     struct hr__batch_header h = { 0 };
-    uint32_t events = hr__builder_events(&builder), ids[1024];
+    uint32_t events = enc.events, ids[1024];
     uint64_t counts[1024];
     hr_counters c;
     struct pending *p;
@@ -207,6 +242,7 @@ static int seal(int force)
     h.foreign_thread = c.foreign_thread;
     h.label_in_window = c.label_in_window;
     h.too_deep = c.too_deep;
+    h.contexts_dropped = hr__ctx_dropped();
     pthread_mutex_lock(&lock);
     for (uint32_t i = 1; i < lost_cap && h.n_lost < 1024; i++) {
         if (lost_by_label[i] != 0) {
@@ -222,9 +258,7 @@ static int seal(int force)
     p = calloc(1, sizeof *p);
     if (p == NULL)
         goto drop;
-    hr__intern_lock();
-    rc = hr__batch_encode(&builder, &h, &namer, &p->buf, &p->len);
-    hr__intern_unlock();
+    rc = hr__enc_seal(&enc, &h, &p->buf, &p->len);
     if (rc != 0) {
         free(p);
         goto drop;
@@ -237,20 +271,45 @@ static int seal(int force)
     else
         queue_head = p;
     queue_tail = p;
-    builder.n = builder.nrec = 0;
     return 0;
 drop:
     pthread_mutex_lock(&lock);
     count_lost_locked();
     pthread_mutex_unlock(&lock);
-    builder.n = builder.nrec = 0;
     return 0;
+}
+
+/* Counts the samples left in the rings as lost, per label set, and empties
+ * the rings (lock held; the owners no longer write). */
+static void count_rings_lost_locked(void)
+{
+    struct hr__thread *t;
+
+    pthread_mutex_lock(&hr__g_reg_lock);
+    for (t = hr__g_threads; t != NULL; t = t->next_thread) {
+        uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+        uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+
+        for (; tail != head; tail++) {
+            const struct hr__sample *x = &t->ring[tail & (HR__RING_SIZE - 1)];
+            uint32_t kind = x->ctx >> HR__KIND_SHIFT;
+
+            if (kind != HR__KIND_RANGE && kind != HR__KIND_RECORD)
+                continue;
+            lost++;
+            if (x->label < lost_cap)
+                lost_by_label[x->label]++;
+        }
+        atomic_store_explicit(&t->tail, tail, memory_order_release);
+    }
+    pthread_mutex_unlock(&hr__g_reg_lock);
 }
 
 /* Retires an exited thread's state (hr__g_reg_lock held). */
 static void retire(struct hr__thread *t)
 {
-    retired.samples += atomic_load(&t->head) + atomic_load(&t->c.lost);
+    retired.samples += atomic_load(&t->head) - atomic_load(&t->c.internal) +
+                       atomic_load(&t->c.lost);
     retired.out_of_order += atomic_load(&t->c.out_of_order);
     retired.open_at_window_end += atomic_load(&t->c.open_at_window_end);
     retired.foreign_thread += atomic_load(&t->c.foreign_thread);
@@ -260,49 +319,59 @@ static void retire(struct hr__thread *t)
     free(t);
 }
 
-/* Moves samples from the rings into the builder, sealing full batches,
- * until the rings are empty, the queue holds them back, or HR__DRAIN_BATCHES
- * were sealed (so that sending keeps pace). Frees the state of exited
- * threads once their ring is empty. */
+/* Encodes one ring sample. An encoder out of memory loses it (counted). */
+static void take(const struct hr__sample *s, uint64_t mult)
+{
+    uint32_t kind = s->ctx >> HR__KIND_SHIFT, ctx = s->ctx & HR__CTX_MASK;
+    int rc;
+
+    switch (kind) {
+    case HR__KIND_RANGE:
+        rc = hr__enc_sample(&enc, s->label, ctx, hr__ticks_ns(s->incl, mult),
+                            hr__ticks_ns(s->child, mult), s->nchild,
+                            s->ndesc, 0);
+        break;
+    case HR__KIND_RECORD:
+        rc = hr__enc_sample(&enc, s->label, ctx, s->incl, 0, 0, 0, 1);
+        break;
+    default:
+        hr__enc_internal(&enc, s->label, kind == HR__KIND_WAKE,
+                         hr__ticks_ns(s->incl, mult));
+        return;
+    }
+    if (rc != 0) {
+        pthread_mutex_lock(&lock);
+        lost++;
+        if (s->label < lost_cap)
+            lost_by_label[s->label]++;
+        pthread_mutex_unlock(&lock);
+    }
+}
+
+/* Moves samples from the rings into the encoder, sealing full batches,
+ * until the rings are empty or the queue holds them back. Frees the state
+ * of exited threads once their ring is empty. */
 static void drain(void)
 {
     struct hr__thread **pp, *t;
     uint64_t mult = hr__clock_mult();
-    int again, sealed = 0;
+    int full;
 
     do {
-        again = 0;
-        if (hr__builder_full(&builder)) {
-            if (sealed == HR__DRAIN_BATCHES || seal(0) != 0)
-                return;
-            sealed++;
-        }
+        full = 0;
         pthread_mutex_lock(&hr__g_reg_lock);
         for (pp = &hr__g_threads; (t = *pp) != NULL;) {
             int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
             uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
             uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 
-            while (tail != head && !hr__builder_full(&builder)) {
-                const struct hr__sample *s = &t->ring[tail & (HR__RING_SIZE - 1)];
-                if (s->self == HR__RECORD) {
-                    builder.rec_label[builder.nrec] = s->label;
-                    builder.rec_range[builder.nrec] = s->range;
-                    builder.rec_ns[builder.nrec++] = s->incl;
-                } else {
-                    builder.label[builder.n] = s->label;
-                    builder.range[builder.n] = s->range;
-                    builder.children[builder.n] = s->children;
-                    builder.incl[builder.n] = hr__ticks_ns(s->incl, mult);
-                    builder.self[builder.n++] = hr__ticks_ns(s->self, mult);
-                }
+            while (tail != head && !(full = hr__enc_full(&enc))) {
+                take(&t->ring[tail & (HR__RING_SIZE - 1)], mult);
                 tail++;
             }
             atomic_store_explicit(&t->tail, tail, memory_order_release);
-            if (tail != head) {
-                again = 1;
+            if (tail != head)
                 break;
-            }
             if (exited) {
                 *pp = t->next_thread;
                 retire(t);
@@ -311,7 +380,7 @@ static void drain(void)
             pp = &t->next_thread;
         }
         pthread_mutex_unlock(&hr__g_reg_lock);
-    } while (again);
+    } while (full && seal(0) == 0);
 }
 
 /* 1 when every ring is empty. */
@@ -442,6 +511,32 @@ static void park(void)
     parked = 0;
 }
 
+/* How long the shipper may sleep: 0 while a flush waits for rings it can
+ * drain, the cadence while there is work, longer while batches wait for a
+ * daemon that is not there, and with no limit (-1) when there is nothing
+ * to do: no window open, every ring empty, nothing queued or in flight. */
+static int sleep_ms(int flushing)
+{
+    int empty = rings_empty();
+
+    if (flushing && !empty && !queue_full())
+        return 0;
+    if (queue_head != NULL && !inflight && (sock < 0 || daemon_absent()))
+        return HR__ABSENT_MS;
+    if (!empty || queue_head != NULL || enc.events != 0 ||
+        __atomic_load_n(&hr__active, __ATOMIC_SEQ_CST))
+        return HR__CADENCE_MS;
+    /* Going to sleep for good: a window that opens, or a record, after
+     * this store wakes the shipper (hr__ship_kick); one before it is seen
+     * by the look that follows. */
+    atomic_store(&deep_sleep, 1);
+    if (__atomic_load_n(&hr__active, __ATOMIC_SEQ_CST) || !rings_empty()) {
+        atomic_store(&deep_sleep, 0);
+        return HR__CADENCE_MS;
+    }
+    return -1;
+}
+
 static void *ship_main(void *arg)
 {
     (void)arg;
@@ -465,10 +560,13 @@ static void *ship_main(void *arg)
             /* A count of losses that no batch has carried yet travels in
              * a batch of its own. */
             seal(c.lost != lost_reported);
+        } else if (queue_head == NULL && enc.events != 0) {
+            /* Nothing in flight: what was drained goes now, so that a
+             * batch grows with the rate of samples while one is sent. */
+            seal(0);
         }
         pump();
-        idle = queue_head == NULL && hr__builder_events(&builder) == 0 &&
-               rings_empty();
+        idle = queue_head == NULL && enc.events == 0 && rings_empty();
         if (asked != flush_done && idle) {
             pthread_mutex_lock(&lock);
             flush_done = asked;
@@ -487,17 +585,14 @@ static void *ship_main(void *arg)
             if (nn_getsockopt(sock, NN_SOL_SOCKET, NN_RCVFD, &fd, &sz) == 0) {
                 fds[1].fd = fd;
                 fds[1].events = POLLIN;
+                fds[1].revents = 0;
                 nfds = 2;
             }
         }
-        /* Between flushes the rings are drained in large pieces: the
-         * shipper sleeps until a ring is half full (its owner wakes it), an
-         * acknowledgement arrives, or HR__IDLE_MS pass. */
         atomic_store(&hr__g_ship_sleeping, 1);
-        poll(fds, nfds,
-             (asked != flush_done && !rings_empty() && !queue_full()) ? 0
-                                                                      : HR__IDLE_MS);
+        poll(fds, nfds, sleep_ms(asked != flush_done));
         atomic_store(&hr__g_ship_sleeping, 0);
+        atomic_store(&deep_sleep, 0);
         if (fds[0].revents & POLLIN) {
             uint64_t v;
             if (read(efd, &v, sizeof v) < 0) {
@@ -537,10 +632,10 @@ int hr__ship_start(void)
             (ssize_t)sizeof instance)
         instance = ((uint64_t)getpid() << 32) ^ (uint64_t)mono_ms();
     rc = -ENOMEM;
-    if (!builder_ok) {
-        if (hr__builder_init(&builder) != 0)
+    if (!enc_ok) {
+        if (hr__enc_init(&enc, &namer) != 0)
             goto out;
-        builder_ok = 1;
+        enc_ok = 1;
     }
     efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (efd < 0)
@@ -613,11 +708,13 @@ void hr__ship_stop(int timeout_ms)
     pthread_mutex_unlock(&lock);
     hr__ship_wake();
     pthread_join(thread, NULL);
-    /* What is still here was not acknowledged in time. */
+    /* What is still here was not acknowledged in time, or not even drained
+     * (the queue was held back). */
     pthread_mutex_lock(&lock);
     for (p = queue_head; p != NULL; p = p->next)
         lost += p->events;
     count_lost_locked();
+    count_rings_lost_locked();
     atomic_store(&started, 0);
     stopping = 0;
     pthread_mutex_unlock(&lock);
@@ -667,8 +764,8 @@ void hr__fork_child(void)
         memset(lost_by_label, 0, lost_cap * sizeof *lost_by_label);
     flush_asked = flush_done = 0;
     parking = parked = stopping = 0;
-    if (builder_ok)
-        builder.n = builder.nrec = 0;
+    if (enc_ok)
+        hr__enc_clear(&enc);
     if (efd >= 0)
         close(efd);
     efd = -1;

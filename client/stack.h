@@ -3,14 +3,17 @@
  *
  * A frame is pushed when a range begins and popped when it ends. Each frame
  * keeps its begin time, the sum of the inclusive times of its direct children
- * that ended so far, its range id, a serial number unique on its thread (so
+ * that ended so far, the numbers of its direct children and of all its
+ * descendants that ended so far, its range's id (the library passes the id
+ * of the range's calling context), a serial number unique on its thread (so
  * that a scope whose frame is gone is recognised) and the window generation
  * it began in. Times are in clock ticks; only differences are taken, so the
  * same code serves the TSC, CLOCK_MONOTONIC and a test's fake clock.
  *
  * Invariants: frames [0, depth) are open, innermost last; frame i's `child`
  * is the sum of the inclusive times, and `nchild` the number, of the ranges
- * that began and ended while frame i was the innermost open frame.
+ * that began and ended while frame i was the innermost open frame; `ndesc`
+ * counts those and, recursively, their own descendants.
  */
 #ifndef HOSTRANGE_STACK_H
 #define HOSTRANGE_STACK_H
@@ -29,6 +32,8 @@ struct hr__frame {
     uint32_t serial;
     uint32_t window;
     uint32_t nchild; /* direct children ended so far */
+    uint32_t ndesc;  /* descendants ended so far */
+    uint32_t pad;
 };
 
 struct hr__stack {
@@ -62,6 +67,7 @@ static inline uint32_t hr__stack_push(struct hr__stack *s, uint32_t range,
     f->window = window;
     f->child = 0;
     f->nchild = 0;
+    f->ndesc = 0;
     f->t0 = t0;
     s->depth = d + 1;
     *serial = f->serial;
@@ -72,13 +78,15 @@ static inline uint32_t hr__stack_push(struct hr__stack *s, uint32_t range,
  * Pops the frame of the scope (depth, serial) at time t1. Frames opened above
  * it and never closed are discarded; their number goes to *abandoned. On
  * HR__POP_OK the range's inclusive time, self time (inclusive minus its
- * children's, clamped at 0), range id, window and number of direct children
- * are written, and the inclusive time is added to the parent's children.
+ * children's, clamped at 0), range id, window and numbers of direct children
+ * and of all descendants are written, and the inclusive time is added to
+ * the parent's children.
  */
 static inline enum hr__pop_result
 hr__stack_pop(struct hr__stack *s, uint32_t depth, uint32_t serial,
               uint64_t t1, uint64_t *incl, uint64_t *self, uint32_t *range,
-              uint32_t *window, uint32_t *nchild, uint32_t *abandoned)
+              uint32_t *window, uint32_t *nchild, uint32_t *ndesc,
+              uint32_t *abandoned)
 {
     struct hr__frame *f;
     uint64_t in;
@@ -95,9 +103,11 @@ hr__stack_pop(struct hr__stack *s, uint32_t depth, uint32_t serial,
     *range = f->range;
     *window = f->window;
     *nchild = f->nchild;
+    *ndesc = f->ndesc;
     if (depth > 1) {
         s->f[depth - 2].child += in;
         s->f[depth - 2].nchild++;
+        s->f[depth - 2].ndesc += f->ndesc + 1;
     }
     return HR__POP_OK;
 }

@@ -103,6 +103,7 @@ void hrd_agg_fini(struct hrd_agg *a)
     free(a->str.s);
     free(a->str.rank);
     free(a->str.lost);
+    free(a->str.internal);
     free(a->str.index);
     free(a->scratch);
     memset(a, 0, sizeof *a);
@@ -134,6 +135,10 @@ uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
         if (nl == NULL)
             return 0;
         t->lost = nl;
+        struct hrd_internal *ni = realloc(t->internal, cap * sizeof *ni);
+        if (ni == NULL)
+            return 0;
+        t->internal = ni;
         t->cap = cap;
     }
     if (2 * (t->n + 1) >= t->slots) {
@@ -156,6 +161,7 @@ uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
         return 0;
     t->rank[t->n] = 0;
     t->lost[t->n] = 0;
+    memset(&t->internal[t->n], 0, sizeof t->internal[t->n]);
     for (i = (uint32_t)hash_bytes(s) & (t->slots - 1); t->index[i] != 0;
          i = (i + 1) & (t->slots - 1))
         ;
@@ -184,6 +190,20 @@ void hrd_agg_lost_add(struct hrd_agg *a, uint32_t id, int64_t delta)
 {
     if (id >= 1 && id <= a->str.n)
         a->str.lost[id - 1] += (uint64_t)delta;
+}
+
+void hrd_agg_internal_add(struct hrd_agg *a, uint32_t id, uint64_t stalls,
+                          uint64_t stall_ns, uint64_t wakes, uint64_t wake_ns)
+{
+    struct hrd_internal *w;
+
+    if (id < 1 || id > a->str.n)
+        return;
+    w = &a->str.internal[id - 1];
+    w->stalls += stalls;
+    w->stall_ns += stall_ns;
+    w->wakes += wakes;
+    w->wake_ns += wake_ns;
 }
 
 static int kindex_build(struct hrd_agg *a, uint32_t slots)
@@ -322,15 +342,19 @@ static uint64_t get8(const uint8_t *p)
 static int hist_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl,
                     const uint64_t *self)
 {
-    size_t before = hrd_hist_bytes(k->incl) + hrd_hist_bytes(k->self);
+    size_t before = k->incl->bytes + k->self->bytes;
+    int rc = 0;
 
-    if (hrd_hist_reserve(k->incl) != 0 || hrd_hist_reserve(k->self) != 0)
-        return -ENOMEM;
-    hrd_hist_add(k->incl, incl);
-    if (self != NULL)
-        hrd_hist_add(k->self, *self);
-    a->bytes += hrd_hist_bytes(k->incl) + hrd_hist_bytes(k->self) - before;
-    return 0;
+    if (hrd_hist_reserve(k->incl, incl) != 0 ||
+        (self != NULL && hrd_hist_reserve(k->self, *self) != 0)) {
+        rc = -ENOMEM;
+    } else {
+        hrd_hist_add(k->incl, incl);
+        if (self != NULL)
+            hrd_hist_add(k->self, *self);
+    }
+    a->bytes += k->incl->bytes + k->self->bytes - before;
+    return rc;
 }
 
 static void after_add(struct hrd_agg *a, struct hrd_key *k)

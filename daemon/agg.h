@@ -70,10 +70,19 @@ struct hrd_key {
     struct hrd_hist *self;
 };
 
+/* The profiler's own work the clients reported under a node id: waits for
+ * room in their buffers (stalls) and wake-ups of their shippers. Kept in
+ * memory since the daemon started (not in its state). */
+struct hrd_internal {
+    uint64_t stalls, stall_ns, wakes, wake_ns;
+};
+
 struct hrd_strtab {
     char **s;         /* id - 1 -> string */
     uint32_t *rank;   /* id - 1 -> node or range rank + 1 (0 = none) */
     uint64_t *lost;   /* id - 1 -> events lost under this node id */
+    struct hrd_internal *internal; /* id - 1 -> the profiler's own work
+                                      under this node id */
     uint32_t n, cap;
     uint32_t *index;  /* open addressing: slot -> id */
     uint32_t slots;
@@ -135,6 +144,9 @@ void hrd_agg_rank_node(struct hrd_agg *a, uint32_t id);
 void hrd_agg_rank_range(struct hrd_agg *a, uint32_t id);
 /* Adds delta (which may be negative) to the events lost under node `id`. */
 void hrd_agg_lost_add(struct hrd_agg *a, uint32_t id, int64_t delta);
+/* Adds to the profiler's own work under node `id`. */
+void hrd_agg_internal_add(struct hrd_agg *a, uint32_t id, uint64_t stalls,
+                          uint64_t stall_ns, uint64_t wakes, uint64_t wake_ns);
 
 /* Finds or creates the key. Returns NULL on ENOMEM. */
 struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,

@@ -3,6 +3,7 @@
 
 #include "daemon/control.h"
 #include "daemon/observer.h"
+#include "daemon/runkey.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
@@ -203,26 +204,6 @@ static void add_clock(char **out, size_t *n, char *c)
     out[(*n)++] = c;
 }
 
-static void fill_client(Hostrange__ClientStats *x, const struct hrd_client *c)
-{
-    hostrange__client_stats__init(x);
-    x->pid = c->pid;
-    x->instance = c->instance;
-    x->process_label = c->label;
-    x->batches = c->batches;
-    x->events = c->events;
-    x->duplicates = c->duplicates;
-    x->gaps = c->gaps;
-    x->lost_events = c->lost;
-    x->errors_out_of_order = c->out_of_order;
-    x->errors_open_at_window_end = c->open_at_window_end;
-    x->errors_foreign_thread = c->foreign_thread;
-    x->errors_label_in_window = c->label_in_window;
-    x->errors_too_deep = c->too_deep;
-    x->clock = c->clock;
-    x->rejected = c->rejected;
-}
-
 static void fill_state(Hostrange__StateStats *st, const struct hrd_state_info *s)
 {
     hostrange__state_stats__init(st);
@@ -239,6 +220,37 @@ static void fill_state(Hostrange__StateStats *st, const struct hrd_state_info *s
     st->load_problems = s->load_problems;
 }
 
+/* The profiler's own work per node id, for the stats (owned by *w). */
+struct internal {
+    Hostrange__NodeInternal *v;
+    Hostrange__NodeInternal **p;
+};
+
+static size_t internal_make(const struct hrd_agg *a, struct internal *w)
+{
+    size_t n = 0;
+
+    w->v = calloc(a->str.n + 1, sizeof *w->v);
+    w->p = calloc(a->str.n + 1, sizeof *w->p);
+    if (w->v == NULL || w->p == NULL)
+        return 0;
+    for (uint32_t i = 0; i < a->str.n; i++) {
+        const struct hrd_internal *x = &a->str.internal[i];
+
+        if (x->stalls == 0 && x->wakes == 0)
+            continue;
+        hostrange__node_internal__init(&w->v[n]);
+        w->v[n].node_id = a->str.s[i];
+        w->v[n].stalls = x->stalls;
+        w->v[n].stall_ns = x->stall_ns;
+        w->v[n].wakes = x->wakes;
+        w->v[n].wake_ns = x->wake_ns;
+        w->p[n] = &w->v[n];
+        n++;
+    }
+    return n;
+}
+
 static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
                      uint8_t **reply, size_t *reply_len)
 {
@@ -250,6 +262,8 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     Hostrange__Counter *cptr[HRD_REJECT_COUNT + 1];
     Hostrange__ClientStats *cs = NULL, **csp = NULL;
     struct calibs cal = { 0 };
+    struct internal internal = { NULL, NULL };
+    size_t ni;
     char **clocks = NULL;
     struct hrd_client *c;
     size_t i = 0, nclocks = 0;
@@ -268,6 +282,10 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     s.keys_compacted = a->compacted;
     s.over_budget = a->over_budget != 0;
     s.retries = in->retries;
+    s.ingest_bytes = in->bytes;
+    ni = internal_make(a, &internal);
+    s.n_internal = ni;
+    s.internal = internal.p;
     for (int r = 0; r < HRD_REJECT_COUNT; r++) {
         hostrange__counter__init(&cnt[r]);
         cnt[r].name = (char *)hrd_reject_name((enum hrd_reject)r);
@@ -298,7 +316,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     /* Oldest client first. */
     i = in->nclients;
     for (c = in->clients; c != NULL; c = c->next) {
-        fill_client(&cs[--i], c);
+        hrd_ingest_client_stats(&cs[--i], c);
         csp[i] = &cs[i];
     }
     for (i = 0; i < in->nclients; i++) {
@@ -316,6 +334,8 @@ pack:
     free(cs);
     free(csp);
     free(clocks);
+    free(internal.v);
+    free(internal.p);
     calibs_free(&cal);
 }
 
@@ -380,6 +400,47 @@ static void do_reset(struct hrd_control *ctl, const Hostrange__ResetRequest *q,
     m->reset = rr;
 }
 
+/* A page of a save (runkey.h); the cursor is the next serial, 4 bytes
+ * little-endian. */
+static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
+                    Hostrange__ControlReply *m, uint8_t **reply,
+                    size_t *reply_len)
+{
+    Hostrange__SaveReply sr = HOSTRANGE__SAVE_REPLY__INIT;
+    uint32_t cursor = 0, le;
+    uint8_t next[4];
+    int done = 0, made = 0;
+
+    if (q->cursor.len != 0 && q->cursor.len != sizeof cursor) {
+        m->error = "bad cursor in save request";
+        goto pack;
+    }
+    if (q->cursor.len != 0) {
+        memcpy(&le, q->cursor.data, 4);
+        cursor = le32toh(le);
+    }
+    if (hrd_runkey_page(ctl->ingest->agg, ctl->ingest, &cursor,
+                        ctl->page_values ? ctl->page_values
+                                         : HRD_PAGE_VALUES_DEFAULT,
+                        &sr, &done) != 0) {
+        m->error = "out of memory";
+        goto pack;
+    }
+    made = 1;
+    if (!done) {
+        le = htole32(cursor);
+        memcpy(next, &le, 4);
+        sr.next_cursor.data = next;
+        sr.next_cursor.len = 4;
+    }
+    m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_SAVE;
+    m->save = &sr;
+pack:
+    pack_reply(m, reply, reply_len);
+    if (made)
+        hrd_runkey_page_free(&sr);
+}
+
 void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
                         size_t len, uint8_t **reply, size_t *reply_len)
 {
@@ -403,6 +464,9 @@ void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
             goto out;
         case HOSTRANGE__CONTROL_REQUEST__BODY_STATS:
             do_stats(ctl, &m, reply, reply_len);
+            goto out;
+        case HOSTRANGE__CONTROL_REQUEST__BODY_SAVE:
+            do_save(ctl, q->save, &m, reply, reply_len);
             goto out;
         case HOSTRANGE__CONTROL_REQUEST__BODY_RESET:
             do_reset(ctl, q->reset, &m, &rr);

@@ -1,5 +1,5 @@
 /*
- * Control requests: dump, stats, reset, ping. Pure logic: a request's bytes
+ * Control requests: dump, stats, reset, ping, save. Pure logic: a request's bytes
  * in, a reply's bytes out, over the aggregation and ingest state.
  *
  * A paged dump answers with the rows of the next keys in report order until
@@ -7,6 +7,11 @@
  * sent, 20 bytes) for the next page; keys are found again by their order,
  * so a page needs no state in the daemon, and keys added or reset between
  * pages are simply seen or not.
+ *
+ * A save (hostrangectl save) is paged the same way, by creation order: each
+ * page carries whole keys as run-file keys (runkey.h) until their values
+ * reach `page_values`, and a cursor (the next key's serial, 4 bytes); the
+ * last page also carries the clients, calibrations, clocks and lost counts.
  *
  * A reset is handed to the journal hook (the ResetRequest's bytes) before
  * it is done, so a restart does not bring the samples back; when the hook

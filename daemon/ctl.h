@@ -3,7 +3,9 @@
  * option helpers (hostrangectl.c), the request/reply exchange with
  * hostranged (ctl_conn.c), and one file per command: dump and record's
  * report (ctl_dump.c), stats (ctl_stats.c), reset (ctl_reset.c), ping
- * (ctl_ping.c) and record (ctl_record.c).
+ * (ctl_ping.c), record (ctl_record.c), and the run file commands save,
+ * merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c; ctl_from.c reads
+ * a run file's rows for dump --from).
  *
  * A command is a struct hrd_ctl_cmd: its name, the summary the main --help
  * lists, its own --help text, and the function that runs it. Adding a
@@ -17,6 +19,8 @@
 #define HOSTRANGE_CTL_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "daemon/report.h"
 #include "proto/hostrange.pb-c.h"
@@ -38,6 +42,9 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_stats;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_reset;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_ping;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_record;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_save;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
 
 /* The runtime directory in use and the answer timeout. */
 extern char hrd_ctl_dir[4096];
@@ -112,6 +119,7 @@ struct hrd_ctl_report {
     int correct;             /* --correct-observer */
     const char *calibration; /* --calibration=LABEL, or NULL: the most
                                 recent calibration */
+    const char *from;        /* --from=FILE: a run file, no daemon */
 };
 
 /* The long options of the report options without a short form. */
@@ -142,5 +150,30 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
 int hrd_ctl_dump(const struct hrd_ctl_filter *f,
                  const struct hrd_ctl_report *r);
 
+
+/*
+ * The rows of run file r->from (ctl_from.c), as hrd_ctl_dump writes the
+ * daemon's, to f. Returns 0; -1 after printing why the file cannot be
+ * read; or a negative errno of writing.
+ */
+int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
+                      const struct hrd_ctl_report *r);
+
+/* The run file commands (ctl_save.c, ctl_merge.c, ctl_diff.c); argv[0] is
+ * the command. Return the exit status. */
+int hrd_ctl_save(int argc, char **argv);
+int hrd_ctl_merge(int argc, char **argv);
+int hrd_ctl_diff(int argc, char **argv);
+
+/* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
+ * status 2 on a bad one); hrd_ctl_meta_free frees the array. */
+int hrd_ctl_meta_add(const char *cmd, const char *arg,
+                     Hostrange__RunMeta ***meta, size_t *n);
+void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n);
+/* Sets a run header's provenance: format, this host (written to host[0..
+ * hostlen)), the time now, this version, and the --meta pairs. */
+void hrd_ctl_run_provenance(Hostrange__RunHeader *h, char *host,
+                            size_t hostlen, Hostrange__RunMeta **meta,
+                            size_t nmeta);
 
 #endif

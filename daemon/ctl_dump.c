@@ -198,6 +198,8 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     char err[8400];
     int rc = 0;
 
+    if (r->from != NULL)
+        return hrd_ctl_rows_from(f, flt, r);
     q.version = HRP_VERSION;
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
     q.dump = &dq;
@@ -328,7 +330,7 @@ int hrd_ctl_dump(const struct hrd_ctl_filter *flt,
 static const char usage_dump[] =
     "Usage: hostrangectl dump [--format=FORMAT] [--fields=FIELDS]\n"
     "                         [--correct-observer] [--calibration=LABEL]\n"
-    "                         [FILTER]... [-o FILE]\n"
+    "                         [FILTER]... [-o FILE] [--from=RUN]\n"
     "Print the daemon's report, one row per key and metric, in report order\n"
     "(nodes as first seen, cold before warm, ranges as first entered,\n"
     "inclusive before self, recorded values last). The daemon sends it in\n"
@@ -369,6 +371,9 @@ static const char usage_dump[] =
     "  -o, --output=FILE    write to FILE (atomically: a temporary file then a\n"
     "                       rename; a device or pipe is written in place; -\n"
     "                       is standard output) instead of standard output\n"
+    "      --from=RUN       report run file RUN (hostrangectl save, merge)\n"
+    "                       instead of asking the daemon; no daemon is\n"
+    "                       needed, and the calibrations are the file's\n"
     "  -h, --help           show this help and exit\n";
 
 static int run_dump(int argc, char **argv)
@@ -377,18 +382,23 @@ static int run_dump(int argc, char **argv)
         { "format", required_argument, NULL, 'f' },
         { "fields", required_argument, NULL, 'F' },
         { "output", required_argument, NULL, 'o' },
+        { "from", required_argument, NULL, 'I' },
         { "help", no_argument, NULL, 'h' },
         HRD_CTL_FILTER_LONGOPTS,
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL };
+    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL };
     struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
     int c;
 
     while ((c = getopt_long(argc, argv, ":f:n:o:h", longopts, NULL)) != -1) {
         if (hrd_ctl_report_option("dump", c, optarg, &f, &rep))
             continue;
+        if (c == 'I') {
+            rep.from = optarg;
+            continue;
+        }
         if (c == 'h') {
             fputs(usage_dump, stdout);
             return 0;

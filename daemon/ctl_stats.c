@@ -27,6 +27,10 @@ static const char usage_stats[] =
     "              scope to its parent), residue_ns (the self time a parent\n"
     "              gains per child), empty_ns (the time inside an empty\n"
     "              scope), timer_ns (one clock read) and calls\n"
+    "  node.*      the profiler's own work under each node id that had any,\n"
+    "              as `node.NAME VALUE NODEID`: stalls and stall_ns (waits\n"
+    "              of a thread for room in its buffer), wakes and wake_ns\n"
+    "              (wake-ups of a shipper by a thread); never report rows\n"
     "\n"
     "  -h, --help  show this help and exit\n";
 
@@ -138,6 +142,19 @@ static int run_stats(int argc, char **argv)
         print_client(i + 1, s->clients[i]);
     for (size_t i = 0; i < s->n_calibrations; i++)
         print_calibration(s->calibrations[i]);
+    /* The profiler's own work, per node id (last on the line: it may hold
+     * spaces). */
+    for (size_t i = 0; i < s->n_internal; i++) {
+        const Hostrange__NodeInternal *w = s->internal[i];
+        printf("node.stalls %llu %s\n", (unsigned long long)w->stalls,
+               w->node_id);
+        printf("node.stall_ns %llu %s\n", (unsigned long long)w->stall_ns,
+               w->node_id);
+        printf("node.wakes %llu %s\n", (unsigned long long)w->wakes,
+               w->node_id);
+        printf("node.wake_ns %llu %s\n", (unsigned long long)w->wake_ns,
+               w->node_id);
+    }
     hostrange__control_reply__free_unpacked(rep, NULL);
     return fflush(stdout) == 0 ? 0 : 1;
 }

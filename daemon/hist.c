@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define HRD_UNLIKELY_HIST(x) __builtin_expect(!!(x), 0)
+
 uint32_t hrd_hist_bucket(uint64_t v)
 {
     int e;
@@ -42,60 +44,56 @@ void hrd_hist_fini(struct hrd_hist *h)
 {
     if (h == NULL)
         return;
-    free(h->idx);
-    free(h->cnt);
+    for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++)
+        free(h->chunk[j]);
     memset(h, 0, sizeof *h);
+}
+
+/* Buckets in chunk j, and the chunk and offset of bucket b. */
+static inline uint32_t chunk_size(uint32_t j)
+{
+    return j == 0 ? HRD_HIST_LINEAR : 512u;
+}
+
+static inline uint32_t chunk_of(uint32_t b, uint32_t *off)
+{
+    if (b < HRD_HIST_LINEAR) {
+        *off = b;
+        return 0;
+    }
+    *off = (b - HRD_HIST_LINEAR) & 511u;
+    return 1 + (b - HRD_HIST_LINEAR) / 512u;
 }
 
 size_t hrd_hist_bytes(const struct hrd_hist *h)
 {
-    return (size_t)h->cap * (sizeof *h->idx + sizeof *h->cnt);
+    return h->bytes;
 }
 
-static int grow(struct hrd_hist *h)
+long double hrd_hist_sumsq(const struct hrd_hist *h)
 {
-    uint32_t cap = h->cap ? h->cap + h->cap / 2 : 16;
-    uint16_t *ni;
-    uint64_t *nc;
+    return (long double)h->sumsq_small + h->sumsq_big;
+}
 
-    if (cap > HRD_HIST_BUCKETS)
-        cap = HRD_HIST_BUCKETS;
-    ni = realloc(h->idx, cap * sizeof *ni);
-    if (ni == NULL)
+static int chunk_alloc(struct hrd_hist *h, uint32_t j)
+{
+    if (h->chunk[j] != NULL)
+        return 0;
+    h->chunk[j] = calloc(chunk_size(j), sizeof(uint64_t));
+    if (h->chunk[j] == NULL)
         return -ENOMEM;
-    h->idx = ni;
-    nc = realloc(h->cnt, cap * sizeof *nc);
-    if (nc == NULL)
-        return -ENOMEM;
-    h->cnt = nc;
-    h->cap = cap;
+    h->bytes += chunk_size(j) * sizeof(uint64_t);
     return 0;
 }
 
-int hrd_hist_reserve(struct hrd_hist *h)
+int hrd_hist_reserve(struct hrd_hist *h, uint64_t v)
 {
-    return h->nb < h->cap ? 0 : grow(h);
+    uint32_t off;
+
+    return chunk_alloc(h, chunk_of(hrd_hist_bucket(v), &off));
 }
 
-/* Position of bucket b in the sorted index: where it is or would go. */
-static uint32_t find(const struct hrd_hist *h, uint32_t b)
-{
-    uint32_t lo = 0, hi = h->nb;
-
-    /* Values often repeat the last bucket; check the end first. */
-    if (hi > 0 && h->idx[hi - 1] < b)
-        return hi;
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (h->idx[mid] < b)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-static void note(struct hrd_hist *h, uint64_t v, uint64_t count)
+static inline void note(struct hrd_hist *h, uint64_t v, uint64_t count)
 {
     if (h->n == 0 || v < h->min)
         h->min = v;
@@ -103,27 +101,24 @@ static void note(struct hrd_hist *h, uint64_t v, uint64_t count)
         h->max = v;
     h->n += count;
     h->sum += (unsigned __int128)v * count;
-    h->sumsq += (long double)v * (long double)v * (long double)count;
+    if (v < ((uint64_t)1 << 32))
+        h->sumsq_small += (unsigned __int128)(v * v) * count;
+    else
+        h->sumsq_big += (long double)v * (long double)v * (long double)count;
 }
 
 int hrd_hist_add_n(struct hrd_hist *h, uint64_t v, uint64_t count)
 {
-    uint32_t b = hrd_hist_bucket(v);
-    uint32_t i = find(h, b);
+    uint32_t off, j = chunk_of(hrd_hist_bucket(v), &off);
+    uint64_t *c;
 
     if (count == 0)
         return 0;
-    if (i < h->nb && h->idx[i] == b) {
-        h->cnt[i] += count;
-    } else {
-        if (h->nb == h->cap && grow(h) != 0)
-            return -ENOMEM;
-        memmove(h->idx + i + 1, h->idx + i, (h->nb - i) * sizeof *h->idx);
-        memmove(h->cnt + i + 1, h->cnt + i, (h->nb - i) * sizeof *h->cnt);
-        h->idx[i] = (uint16_t)b;
-        h->cnt[i] = count;
-        h->nb++;
-    }
+    if (HRD_UNLIKELY_HIST(h->chunk[j] == NULL) && chunk_alloc(h, j) != 0)
+        return -ENOMEM;
+    c = &h->chunk[j][off];
+    h->nb += *c == 0;
+    *c += count;
     note(h, v, count);
     return 0;
 }
@@ -135,42 +130,67 @@ int hrd_hist_add(struct hrd_hist *h, uint64_t v)
 
 int hrd_hist_add_sorted(struct hrd_hist *h, const uint64_t *v, size_t n)
 {
-    size_t i = 0;
-
-    while (i < n) {
-        uint32_t b = hrd_hist_bucket(v[i]);
-        size_t j = i + 1;
-
-        /* The run of values in the same bucket. */
-        while (j < n && hrd_hist_bucket(v[j]) == b)
-            j++;
-        if (hrd_hist_add_n(h, v[i], j - i) != 0)
+    for (size_t i = 0; i < n; i++) {
+        if (hrd_hist_add_n(h, v[i], 1) != 0)
             return -ENOMEM;
-        /* add_n noted v[i] j - i times; correct the sums for the others. */
-        for (size_t k = i + 1; k < j; k++) {
-            h->sum += v[k] - v[i];
-            h->sumsq += (long double)v[k] * (long double)v[k] -
-                        (long double)v[i] * (long double)v[i];
-        }
-        if (v[j - 1] > h->max)
-            h->max = v[j - 1];
-        i = j;
     }
+    return 0;
+}
+
+uint32_t hrd_hist_next(const struct hrd_hist *h, uint32_t from,
+                       uint64_t *count)
+{
+    uint32_t off, j;
+
+    if (from >= HRD_HIST_BUCKETS)
+        return HRD_HIST_BUCKETS;
+    j = chunk_of(from, &off);
+    for (; j < HRD_HIST_CHUNKS; j++, off = 0) {
+        const uint64_t *c = h->chunk[j];
+        uint32_t size = chunk_size(j);
+
+        if (c == NULL)
+            continue;
+        for (; off < size; off++) {
+            if (c[off] != 0) {
+                *count = c[off];
+                return j == 0 ? off : HRD_HIST_LINEAR + (j - 1) * 512u + off;
+            }
+        }
+    }
+    return HRD_HIST_BUCKETS;
+}
+
+int hrd_hist_set_bucket(struct hrd_hist *h, uint32_t bucket, uint64_t count)
+{
+    uint32_t off, j;
+
+    if (bucket >= HRD_HIST_BUCKETS || count == 0)
+        return -EINVAL;
+    j = chunk_of(bucket, &off);
+    if (chunk_alloc(h, j) != 0)
+        return -ENOMEM;
+    if (h->chunk[j][off] != 0)
+        return -EINVAL;
+    h->chunk[j][off] = count;
+    h->nb++;
     return 0;
 }
 
 void hrd_hist_quantiles(const struct hrd_hist *h, const double *q, int nq,
                         double *out)
 {
-    uint32_t b = 0;
+    uint64_t cnt = 0, ncnt;
+    uint32_t b = hrd_hist_next(h, 0, &cnt);
     uint64_t below = 0; /* values in buckets before b */
 
     for (int k = 0; k < nq; k++) {
         long double pos, frac;
         uint64_t r;
         double x0, x1;
+        uint32_t nb;
 
-        if (h->n == 0) {
+        if (h->n == 0 || b >= HRD_HIST_BUCKETS) {
             out[k] = 0.0;
             continue;
         }
@@ -178,15 +198,21 @@ void hrd_hist_quantiles(const struct hrd_hist *h, const double *q, int nq,
         r = (uint64_t)floorl(pos);
         frac = pos - (long double)r;
         /* Buckets only move forward: quantiles come ascending. */
-        while (b < h->nb && below + h->cnt[b] <= r) {
-            below += h->cnt[b];
-            b++;
+        while (below + cnt <= r) {
+            nb = hrd_hist_next(h, b + 1, &ncnt);
+            if (nb >= HRD_HIST_BUCKETS)
+                break;
+            below += cnt;
+            b = nb;
+            cnt = ncnt;
         }
-        x0 = hrd_hist_value(h->idx[b]);
-        if (frac > 0 && r + 1 >= below + h->cnt[b] && b + 1 < h->nb)
-            x1 = hrd_hist_value(h->idx[b + 1]);
-        else
-            x1 = x0;
+        x0 = hrd_hist_value(b);
+        x1 = x0;
+        if (frac > 0 && r + 1 >= below + cnt) {
+            nb = hrd_hist_next(h, b + 1, &ncnt);
+            if (nb < HRD_HIST_BUCKETS)
+                x1 = hrd_hist_value(nb);
+        }
         x0 = fmin(fmax(x0, (double)h->min), (double)h->max);
         x1 = fmin(fmax(x1, (double)h->min), (double)h->max);
         out[k] = (double)((long double)x0 + frac * ((long double)x1 - x0));

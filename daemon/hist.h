@@ -6,14 +6,17 @@
  * highest set bit at e (10 <= e <= 63) falls in one of 512 buckets of equal
  * width 2^(e-9) that split [2^e, 2^(e+1)); a bucket [lo, lo + w) stands for
  * lo + (w - 1) / 2, which is within w / (2 lo) <= 1/1024 of every value in
- * it. There are HRD_HIST_BUCKETS buckets in all; only non-empty ones are
- * stored, as a sorted array of bucket indices with their counts, so the
- * memory of a histogram follows the spread of its values, not their number.
+ * it. There are HRD_HIST_BUCKETS buckets in all, in HRD_HIST_CHUNKS chunks:
+ * chunk 0 holds the 1024 linear buckets, chunk j >= 1 the 512 buckets of
+ * [2^(j+9), 2^(j+10)). A chunk's counts are allocated when a value first
+ * falls in it, so the memory of a histogram follows the spread of its
+ * values (a few chunks of 4 KiB), not their number, and adding a value is
+ * an index computation and an increment.
  *
  * Besides the buckets, a histogram keeps the exact count, sum, minimum and
- * maximum of its values, and their sum of squares (in long double), so the
- * mean, minimum and maximum it reports are exact and only quantiles are
- * estimates.
+ * maximum of its values, and their sum of squares (exact in 128 bits for
+ * values below 2^32, in long double beyond), so the mean, minimum and
+ * maximum it reports are exact and only quantiles are estimates.
  */
 #ifndef HOSTRANGE_HIST_H
 #define HOSTRANGE_HIST_H
@@ -24,17 +27,18 @@
 #define HRD_HIST_SUB_BITS 9
 #define HRD_HIST_LINEAR 1024u
 #define HRD_HIST_BUCKETS (HRD_HIST_LINEAR + 54u * 512u)
+#define HRD_HIST_CHUNKS 55u
 
 struct hrd_hist {
     uint64_t n;
     uint64_t min;
     uint64_t max;
     unsigned __int128 sum;
-    long double sumsq;
-    uint16_t *idx;   /* sorted bucket indices, nb of them */
-    uint64_t *cnt;   /* their counts */
-    uint32_t nb;
-    uint32_t cap;
+    unsigned __int128 sumsq_small; /* squares of values below 2^32 */
+    long double sumsq_big;         /* the others', and a loaded sum */
+    uint64_t *chunk[HRD_HIST_CHUNKS];
+    uint32_t nb;     /* non-empty buckets */
+    size_t bytes;    /* of the chunks */
 };
 
 /* The bucket of v, and the value a bucket stands for. */
@@ -45,21 +49,34 @@ void hrd_hist_init(struct hrd_hist *h);
 /* Frees the buckets; accepts NULL. */
 void hrd_hist_fini(struct hrd_hist *h);
 
-/* Makes room for one more bucket, so that the next hrd_hist_add cannot
- * fail. Returns 0 or -ENOMEM. */
-int hrd_hist_reserve(struct hrd_hist *h);
+/* Makes room for value v, so that adding it cannot fail. Returns 0 or
+ * -ENOMEM. */
+int hrd_hist_reserve(struct hrd_hist *h, uint64_t v);
 
 /* Adds one value / `count` copies of one value. Return 0 or -ENOMEM
  * (the histogram is then unchanged). */
 int hrd_hist_add(struct hrd_hist *h, uint64_t v);
 int hrd_hist_add_n(struct hrd_hist *h, uint64_t v, uint64_t count);
 
-/* Adds n values sorted in ascending order, faster than one at a time into
- * an empty histogram. Returns 0 or -ENOMEM (then partly added). */
+/* Adds n values (as hrd_hist_add would, one at a time; an add costs the
+ * same whatever the order). Returns 0 or -ENOMEM (then partly added). */
 int hrd_hist_add_sorted(struct hrd_hist *h, const uint64_t *v, size_t n);
 
 /* Bytes of memory the buckets take (capacity, not just use). */
 size_t hrd_hist_bytes(const struct hrd_hist *h);
+
+/* The sum of the squares of the values. */
+long double hrd_hist_sumsq(const struct hrd_hist *h);
+
+/* The first non-empty bucket at or after `from` and its count (*count), or
+ * HRD_HIST_BUCKETS when there is none. */
+uint32_t hrd_hist_next(const struct hrd_hist *h, uint32_t from,
+                       uint64_t *count);
+
+/* Sets the count of an empty bucket (loading a saved histogram; count,
+ * sums, minimum and maximum are set by the loader). Returns 0, -EINVAL when
+ * the bucket is out of range or not empty, or -ENOMEM. */
+int hrd_hist_set_bucket(struct hrd_hist *h, uint32_t bucket, uint64_t count);
 
 /*
  * Estimates of the values at quantiles q[0..nq) (each in [0, 1], ascending),

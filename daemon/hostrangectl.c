@@ -21,6 +21,9 @@ static const struct hrd_ctl_cmd *const commands[] = {
     &hrd_ctl_cmd_reset,
     &hrd_ctl_cmd_ping,
     &hrd_ctl_cmd_record,
+    &hrd_ctl_cmd_save,
+    &hrd_ctl_cmd_merge,
+    &hrd_ctl_cmd_diff,
 };
 
 static const char usage_head[] =
@@ -42,7 +45,8 @@ static const char usage_tail[] =
     "  -V, --version          show the version and exit\n"
     "\n"
     "Exit status: 0 on success, 1 when the daemon cannot be reached or fails,\n"
-    "2 on a usage error; record exits with the command's status.\n";
+    "2 on a usage error; record exits with the command's status; diff\n"
+    "exits 1 when --fail-above is given and exceeded.\n";
 
 
 /* The main --help: the commands come from the table. */

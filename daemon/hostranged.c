@@ -59,6 +59,10 @@ static const char usage[] =
     "      --dump-page=N          answer dumps in pages of about N values\n"
     "                             (default 2097152), so that a large dump\n"
     "                             holds up arriving batches only briefly\n"
+    "  -l, --load=FILE            start with the run file FILE (hostrangectl\n"
+    "                             save, merge) loaded, to serve a saved run;\n"
+    "                             new samples add to it. Not with\n"
+    "                             --state-dir\n"
     "  -q, --quiet                log nothing but fatal errors\n"
     "  -h, --help                 show this help and exit\n"
     "  -V, --version              show the version and exit\n"
@@ -115,6 +119,7 @@ int main(int argc, char **argv)
         { "exact-cap", required_argument, NULL, OPT_CAP },
         { "max-memory", required_argument, NULL, OPT_MEM },
         { "dump-page", required_argument, NULL, OPT_PAGE },
+        { "load", required_argument, NULL, 'l' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -129,7 +134,7 @@ int main(int argc, char **argv)
     int c;
 
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":r:g:s:qhV", longopts, NULL)) !=
+    while ((c = getopt_long(argc, argv, ":r:g:s:l:qhV", longopts, NULL)) !=
            -1) {
         switch (c) {
         case 'r':
@@ -175,6 +180,9 @@ int main(int argc, char **argv)
             o.dump_page = parse_num("dump-page", optarg, 0, 1,
                                     (uint64_t)1 << 40, "values, at least 1");
             break;
+        case 'l':
+            o.load = optarg;
+            break;
         case 'q':
             o.quiet = 1;
             break;
@@ -194,6 +202,11 @@ int main(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "hostranged: unexpected argument '%s' (see --help)\n",
                 argv[optind]);
+        return 2;
+    }
+    if (o.load != NULL && o.state_dir != NULL) {
+        fprintf(stderr, "hostranged: --load and --state-dir cannot be used "
+                "together (see --help)\n");
         return 2;
     }
     if (hrd_server_run(&o, err, sizeof err) != 0) {

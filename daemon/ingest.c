@@ -4,6 +4,7 @@
 #include "daemon/ingest.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
+#include "proto/stream.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ static const char *const reject_names[HRD_REJECT_COUNT] = {
     [HRD_REJECT_NOMEM] = "no_memory",
     [HRD_REJECT_SEQUENCE] = "sequence",
     [HRD_REJECT_MEMORY] = "memory_budget",
+    [HRD_REJECT_STREAM] = "stream",
 };
 
 const char *hrd_reject_name(enum hrd_reject r)
@@ -64,19 +66,86 @@ static int string_ok(const char *s, int may_be_empty)
     return n <= HRP_MAX_STRING && (may_be_empty || n > 0);
 }
 
+/* One item of a sample stream (proto/stream.h). */
+struct item {
+    uint32_t kind;
+    uint64_t index;
+    uint64_t incl, child, nchild, extra;
+};
+
+/* Reads the item at *pp. Returns 0, or -1 when the stream is damaged. */
+static inline int item_next(const uint8_t **pp, const uint8_t *end,
+                            struct item *it)
+{
+    uint64_t tag;
+
+    if (hrp_get_varint(pp, end, &tag) != 0)
+        return -1;
+    it->kind = (uint32_t)(tag & 3u);
+    it->index = tag >> 2;
+    if (it->kind == HRP_ITEM_LABEL)
+        return 0;
+    if (hrp_get_varint(pp, end, &it->incl) != 0)
+        return -1;
+    if (it->kind != HRP_ITEM_PARENT) {
+        it->child = it->nchild = it->extra = 0;
+        return 0;
+    }
+    if (hrp_get_varint(pp, end, &it->child) != 0 ||
+        hrp_get_varint(pp, end, &it->nchild) != 0 ||
+        hrp_get_varint(pp, end, &it->extra) != 0)
+        return -1;
+    return 0;
+}
+
+/* Checks a batch's sample stream. Returns 0 or the reason + 1. */
+static int validate_stream(const Hostrange__Batch *b)
+{
+    const uint8_t *p = b->samples.data;
+    /* An empty stream may have no buffer: NULL + 0 is not C. */
+    const uint8_t *end = p != NULL ? p + b->samples.len : p;
+    uint64_t events = 0;
+    int have_label = 0;
+    struct item it;
+
+    while (p < end) {
+        if (item_next(&p, end, &it) != 0)
+            return HRD_REJECT_STREAM + 1;
+        if (it.kind == HRP_ITEM_LABEL) {
+            if (it.index >= b->n_labels)
+                return HRD_REJECT_INDEX + 1;
+            have_label = 1;
+            continue;
+        }
+        if (!have_label)
+            return HRD_REJECT_STREAM + 1;
+        if (it.index >= b->n_context_range)
+            return HRD_REJECT_INDEX + 1;
+        if (it.kind == HRP_ITEM_RECORD && b->context_parent[it.index] != 0)
+            return HRD_REJECT_INDEX + 1;
+        if (it.kind == HRP_ITEM_PARENT &&
+            (it.child > it.incl || it.nchild > UINT32_MAX ||
+             it.extra > UINT32_MAX))
+            return HRD_REJECT_VALUE + 1;
+        events++;
+    }
+    if (events != b->events)
+        return HRD_REJECT_ARRAYS + 1;
+    return 0;
+}
+
 /* Checks every field of a decoded batch. Returns 0 or the reason + 1. */
 static int validate(const Hostrange__Batch *b)
 {
-    size_t n = b->n_sample_label, r = b->n_record_label;
+    size_t nc = b->n_context_range, ni = b->n_internal_label;
 
     if (b->version != HRP_VERSION)
         return HRD_REJECT_VERSION + 1;
     if (b->seq == 0)
         return HRD_REJECT_SEQUENCE + 1;
-    if (b->n_sample_range != n || b->n_inclusive_ns != n ||
-        b->n_self_ns != n || b->n_record_range != r || b->n_record_ns != r ||
-        b->n_lost_label != b->n_lost_by_label ||
-        (b->n_sample_children != 0 && b->n_sample_children != n))
+    if (b->n_context_parent != nc || b->n_lost_label != b->n_lost_by_label ||
+        b->n_stall_count != ni || b->n_stall_ns != ni ||
+        b->n_wake_count != ni || b->n_wake_ns != ni)
         return HRD_REJECT_ARRAYS + 1;
     if (!string_ok(b->process_label, 1) || !string_ok(b->clock, 1))
         return HRD_REJECT_STRING + 1;
@@ -87,28 +156,27 @@ static int validate(const Hostrange__Batch *b)
             return HRD_REJECT_STRING + 1;
         if (hrp_phase_name(l->phase) == NULL)
             return HRD_REJECT_PHASE + 1;
+        if (l->id != i)
+            return HRD_REJECT_INDEX + 1;
     }
     for (size_t i = 0; i < b->n_ranges; i++) {
         if (!string_ok(b->ranges[i], 0))
             return HRD_REJECT_STRING + 1;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (b->sample_label[i] >= b->n_labels ||
-            b->sample_range[i] >= b->n_ranges)
-            return HRD_REJECT_INDEX + 1;
-        if (b->self_ns[i] > b->inclusive_ns[i])
-            return HRD_REJECT_VALUE + 1;
-    }
-    for (size_t i = 0; i < r; i++) {
-        if (b->record_label[i] >= b->n_labels ||
-            b->record_range[i] >= b->n_ranges)
+    for (size_t i = 0; i < nc; i++) {
+        /* A parent comes before its child. */
+        if (b->context_parent[i] > i || b->context_range[i] >= b->n_ranges)
             return HRD_REJECT_INDEX + 1;
     }
     for (size_t i = 0; i < b->n_lost_label; i++) {
         if (b->lost_label[i] >= b->n_labels)
             return HRD_REJECT_INDEX + 1;
     }
-    return 0;
+    for (size_t i = 0; i < ni; i++) {
+        if (b->internal_label[i] >= b->n_labels)
+            return HRD_REJECT_INDEX + 1;
+    }
+    return validate_stream(b);
 }
 
 static uint64_t client_hash(uint32_t pid, uint64_t instance)
@@ -187,6 +255,27 @@ struct hrd_client *hrd_ingest_client(struct hrd_ingest *in, uint32_t pid,
     return c;
 }
 
+void hrd_ingest_client_stats(Hostrange__ClientStats *x,
+                             const struct hrd_client *c)
+{
+    hostrange__client_stats__init(x);
+    x->pid = c->pid;
+    x->instance = c->instance;
+    x->process_label = c->label;
+    x->batches = c->batches;
+    x->events = c->events;
+    x->duplicates = c->duplicates;
+    x->gaps = c->gaps;
+    x->lost_events = c->lost;
+    x->errors_out_of_order = c->out_of_order;
+    x->errors_open_at_window_end = c->open_at_window_end;
+    x->errors_foreign_thread = c->foreign_thread;
+    x->errors_label_in_window = c->label_in_window;
+    x->errors_too_deep = c->too_deep;
+    x->clock = c->clock;
+    x->rejected = c->rejected;
+}
+
 int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
                         uint32_t node, uint32_t op, uint32_t backend,
                         uint32_t phase, uint64_t count)
@@ -223,9 +312,10 @@ int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
     return 0;
 }
 
-/* Interned strings of a batch's labels and ranges. */
+/* Interned strings of a batch's labels and ranges, and the range of each
+ * of its contexts (string ids). */
 struct names {
-    uint32_t *node, *op, *backend, *range;
+    uint32_t *node, *op, *backend, *range, *ctx_range;
 };
 
 static void names_free(struct names *n)
@@ -234,6 +324,7 @@ static void names_free(struct names *n)
     free(n->op);
     free(n->backend);
     free(n->range);
+    free(n->ctx_range);
 }
 
 static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
@@ -243,14 +334,17 @@ static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
     n->op = calloc(b->n_labels + 1, sizeof *n->op);
     n->backend = calloc(b->n_labels + 1, sizeof *n->backend);
     n->range = calloc(b->n_ranges + 1, sizeof *n->range);
+    n->ctx_range = calloc(b->n_context_range + 1, sizeof *n->ctx_range);
     if (n->node == NULL || n->op == NULL || n->backend == NULL ||
-        n->range == NULL)
+        n->range == NULL || n->ctx_range == NULL)
         return -ENOMEM;
     for (size_t i = 0; i < b->n_ranges; i++) {
         if ((n->range[i] = hrd_agg_str(a, b->ranges[i])) == 0)
             return -ENOMEM;
         hrd_agg_rank_range(a, n->range[i]);
     }
+    for (size_t i = 0; i < b->n_context_range; i++)
+        n->ctx_range[i] = n->range[b->context_range[i]];
     for (size_t i = 0; i < b->n_labels; i++) {
         const Hostrange__LabelSet *l = b->labels[i];
         if ((n->node[i] = hrd_agg_str(a, l->node_id)) == 0 ||
@@ -262,51 +356,50 @@ static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
 }
 
 /*
- * The keys of a batch's (label, range) pairs, found once per pair: samples
- * of nested ranges interleave, so consecutive samples rarely share a key.
- * A direct table when the batch has few enough pairs (as batches do),
- * else a small direct-mapped cache.
+ * The keys of a batch's (label, context) pairs, found once per pair:
+ * samples of nested ranges interleave, so consecutive samples rarely share
+ * a key. A direct table when the batch has few enough pairs (as batches
+ * do), else a small direct-mapped cache.
  */
 #define KMAP_MAX 65536u
 #define KCACHE 256u
 
 struct keys {
-    struct hrd_key **map;     /* label * n_ranges + range, or NULL */
-    uint32_t label[KCACHE], range[KCACHE];
+    struct hrd_key **map;     /* label * n_contexts + context, or NULL */
+    uint32_t label[KCACHE], ctx[KCACHE];
     struct hrd_key *cache[KCACHE];
 };
 
 static struct hrd_key *find_key(struct hrd_agg *a, const Hostrange__Batch *b,
-                                const struct names *n, uint32_t l, uint32_t r)
+                                const struct names *n, uint32_t l, uint32_t c)
 {
     /* Nodes are ranked in the order their samples arrive. */
     hrd_agg_rank_node(a, n->node[l]);
     return hrd_agg_key(a, n->node[l], n->op[l], n->backend[l],
-                       b->labels[l]->phase, n->range[r]);
+                       b->labels[l]->phase, n->ctx_range[c]);
 }
 
 static inline struct hrd_key *key_of(struct hrd_agg *a,
                                      const Hostrange__Batch *b,
                                      const struct names *n, struct keys *ks,
-                                     uint32_t l, uint32_t r)
+                                     uint32_t l, uint32_t c)
 {
     struct hrd_key *k;
     uint32_t slot;
 
     if (ks->map != NULL) {
-        struct hrd_key **m = &ks->map[(size_t)l * b->n_ranges + r];
+        struct hrd_key **m = &ks->map[(size_t)l * b->n_context_range + c];
         if (*m == NULL)
-            *m = find_key(a, b, n, l, r);
+            *m = find_key(a, b, n, l, c);
         return *m;
     }
-    slot = (l * 31u + r) & (KCACHE - 1);
-    if (ks->cache[slot] != NULL && ks->label[slot] == l &&
-        ks->range[slot] == r)
+    slot = (l * 31u + c) & (KCACHE - 1);
+    if (ks->cache[slot] != NULL && ks->label[slot] == l && ks->ctx[slot] == c)
         return ks->cache[slot];
-    k = find_key(a, b, n, l, r);
+    k = find_key(a, b, n, l, c);
     if (k != NULL) {
         ks->label[slot] = l;
-        ks->range[slot] = r;
+        ks->ctx[slot] = c;
         ks->cache[slot] = k;
     }
     return k;
@@ -316,7 +409,7 @@ static inline struct hrd_key *key_of(struct hrd_agg *a,
 static void keys_init(struct hrd_ingest *in, const Hostrange__Batch *b,
                       struct keys *ks)
 {
-    size_t pairs = b->n_labels * b->n_ranges;
+    size_t pairs = b->n_labels * b->n_context_range;
 
     memset(ks->cache, 0, sizeof ks->cache);
     ks->map = NULL;
@@ -334,6 +427,40 @@ static void keys_init(struct hrd_ingest *in, const Hostrange__Batch *b,
     ks->map = in->kmap;
 }
 
+/* Aggregates the sample stream of a valid batch. Returns 0 or -ENOMEM. */
+static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
+                        const struct names *n, struct keys *ks)
+{
+    const uint8_t *p = b->samples.data;
+    /* An empty stream may have no buffer: NULL + 0 is not C. */
+    const uint8_t *end = p != NULL ? p + b->samples.len : p;
+    uint32_t label = 0;
+    struct item it;
+
+    while (p < end) {
+        struct hrd_key *k;
+
+        if (item_next(&p, end, &it) != 0)
+            return -EINVAL; /* validated: never */
+        if (it.kind == HRP_ITEM_LABEL) {
+            label = (uint32_t)it.index;
+            continue;
+        }
+        k = key_of(a, b, n, ks, label, (uint32_t)it.index);
+        if (k == NULL)
+            return -ENOMEM;
+        if (it.kind == HRP_ITEM_RECORD) {
+            if (hrd_agg_add_record(a, k, it.incl) != 0)
+                return -ENOMEM;
+            continue;
+        }
+        if (hrd_agg_add(a, k, it.incl, it.incl - it.child) != 0)
+            return -ENOMEM;
+        k->children += it.nchild;
+    }
+    return 0;
+}
+
 /* Aggregates a valid batch. Returns 0 or -ENOMEM (with part of it added). */
 static int apply(struct hrd_ingest *in, struct hrd_client *c,
                  const Hostrange__Batch *b)
@@ -347,26 +474,18 @@ static int apply(struct hrd_ingest *in, struct hrd_client *c,
     if (ks == NULL || names_intern(a, b, &n) != 0)
         goto out;
     keys_init(in, b, ks);
-    for (size_t i = 0; i < b->n_sample_label; i++) {
-        struct hrd_key *k = key_of(a, b, &n, ks, b->sample_label[i],
-                                   b->sample_range[i]);
-        if (k == NULL ||
-            hrd_agg_add(a, k, b->inclusive_ns[i], b->self_ns[i]) != 0)
-            goto out;
-        if (b->n_sample_children != 0)
-            k->children += b->sample_children[i];
-    }
-    for (size_t i = 0; i < b->n_record_label; i++) {
-        struct hrd_key *k = key_of(a, b, &n, ks, b->record_label[i],
-                                   b->record_range[i]);
-        if (k == NULL || hrd_agg_add_record(a, k, b->record_ns[i]) != 0)
-            goto out;
-    }
+    if (apply_stream(a, b, &n, ks) != 0)
+        goto out;
     for (size_t i = 0; i < b->n_lost_label; i++) {
         uint32_t l = b->lost_label[i];
         if (hrd_ingest_lost_set(in, c, n.node[l], n.op[l], n.backend[l],
                                 b->labels[l]->phase, b->lost_by_label[i]) != 0)
             goto out;
+    }
+    for (size_t i = 0; i < b->n_internal_label; i++) {
+        uint32_t l = b->internal_label[i];
+        hrd_agg_internal_add(a, n.node[l], b->stall_count[i], b->stall_ns[i],
+                             b->wake_count[i], b->wake_ns[i]);
     }
     rc = 0;
 out:
@@ -401,7 +520,8 @@ static void account(struct hrd_client *c, const Hostrange__Batch *b)
         c->gaps += b->seq - c->max_seq - 1;
     c->max_seq = b->seq;
     c->batches++;
-    c->events += b->n_sample_label + b->n_record_label;
+    c->events += b->events;
+    c->contexts_dropped = b->contexts_dropped;
     if (b->lost_events > c->lost)
         c->lost = b->lost_events;
     c->out_of_order = b->errors_out_of_order;
@@ -477,6 +597,7 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
         goto reject;
     }
     account(c, b);
+    in->bytes += len;
     make_ack(seq, HOSTRANGE__ACK__STATUS__OK, "", ack, ack_len);
     res = HRD_INGEST_OK;
     goto out;

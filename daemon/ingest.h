@@ -24,13 +24,15 @@
 #include <stdint.h>
 
 #include "daemon/agg.h"
+#include "proto/hostrange.pb-c.h"
 
 enum hrd_reject {
     HRD_REJECT_MALFORMED,  /* not a Batch */
     HRD_REJECT_VERSION,    /* another protocol version */
     HRD_REJECT_OVERSIZE,   /* over HRP_MAX_INGEST_BYTES */
-    HRD_REJECT_ARRAYS,     /* parallel arrays of unequal length (the
-                              children of the samples: none, or one each) */
+    HRD_REJECT_ARRAYS,     /* parallel arrays of unequal length, or a
+                              stream whose events are not as many as the
+                              batch says */
     HRD_REJECT_INDEX,      /* a label or range index out of bounds */
     HRD_REJECT_PHASE,      /* a phase that is neither cold nor warm */
     HRD_REJECT_STRING,     /* an empty or overlong string */
@@ -38,6 +40,7 @@ enum hrd_reject {
     HRD_REJECT_NOMEM,      /* the daemon ran out of memory */
     HRD_REJECT_SEQUENCE,   /* sequence number 0 */
     HRD_REJECT_MEMORY,     /* over the memory budget, nothing to compact */
+    HRD_REJECT_STREAM,     /* a damaged sample stream */
     HRD_REJECT_COUNT
 };
 
@@ -64,6 +67,7 @@ struct hrd_client {
     uint64_t label_in_window;
     uint64_t too_deep;
     uint64_t rejected;        /* its batches rejected as invalid */
+    uint64_t contexts_dropped; /* calling contexts it could not keep */
     struct hrd_lost *lost_by; /* per label set, in first-reported order */
     uint32_t nlost, caplost;
     struct hrd_client *next;
@@ -83,6 +87,7 @@ struct hrd_ingest {
     uint64_t cslots;
     uint64_t rejected[HRD_REJECT_COUNT];
     uint64_t retries;           /* batches answered RETRY */
+    uint64_t bytes;             /* bytes of the batches taken */
     hrd_journal_fn journal;     /* NULL: none */
     void *journal_ctx;
     int replaying;              /* set while a journal is replayed */
@@ -128,6 +133,11 @@ struct hrd_client *hrd_ingest_client_find(const struct hrd_ingest *in,
 struct hrd_client *hrd_ingest_client(struct hrd_ingest *in, uint32_t pid,
                                      uint64_t instance, const char *label,
                                      const char *clock);
+
+/* Fills x with the counters of client c, for stats and run files (x's
+ * strings are c's: valid while c lives). */
+void hrd_ingest_client_stats(Hostrange__ClientStats *x,
+                             const struct hrd_client *c);
 
 /* Sets the lost count of a client for a label set (string ids), keeping
  * the per-node sums of the aggregation. Returns 0 or -ENOMEM. */

@@ -8,7 +8,8 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/rows.c \
 	daemon/report.c daemon/report.h daemon/rundir.c daemon/rundir.h \
 	daemon/journal.c daemon/journal.h daemon/snapshot.c \
 	daemon/snapshot.h daemon/state.c daemon/state.h daemon/observer.c \
-	daemon/observer.h
+	daemon/observer.h daemon/signif.c daemon/signif.h daemon/runkey.c \
+	daemon/runkey.h daemon/run.c daemon/run.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
 
@@ -30,7 +31,8 @@ endif
 EXTRA_DIST += daemon/notify_systemd.c daemon/notify_none.c
 daemon_hostrangectl_SOURCES = daemon/hostrangectl.c daemon/ctl.h \
 	daemon/ctl_conn.c daemon/ctl_dump.c daemon/ctl_stats.c \
-	daemon/ctl_reset.c daemon/ctl_ping.c daemon/ctl_record.c
+	daemon/ctl_reset.c daemon/ctl_ping.c daemon/ctl_record.c \
+	daemon/ctl_save.c daemon/ctl_merge.c daemon/ctl_diff.c daemon/ctl_from.c
 daemon_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 daemon_hostrangectl_LDADD = daemon/libhrd.la $(NANOMSG_LIBS) \

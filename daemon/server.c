@@ -3,6 +3,7 @@
 
 #include "daemon/server.h"
 #include "daemon/control.h"
+#include "daemon/run.h"
 #include "daemon/ingest.h"
 #include "daemon/notify.h"
 #include "daemon/rundir.h"
@@ -271,6 +272,24 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     s->ctl.page_values = o->dump_page;
     signal(SIGPIPE, SIG_IGN);
 
+    if (o->load != NULL) {
+        struct hrd_runload l;
+
+        hrd_runload_init(&l, &s->agg);
+        rc = hrd_run_load(&l, o->load, NULL, NULL, NULL, NULL, err, errlen);
+        if (rc == 0 && hrd_runload_finish(&l) != 0) {
+            snprintf(err, errlen, "%s: out of memory", o->load);
+            rc = -1;
+        }
+        hrd_runload_fini(&l);
+        if (rc != 0) {
+            hrd_ingest_fini(&s->in);
+            hrd_agg_fini(&s->agg);
+            free(s);
+            return -EINVAL;
+        }
+        logf_(s, "loaded %u keys from %s", s->agg.nkeys, o->load);
+    }
     rc = hrd_rundir_open(&rd, dir, o->gid, err, errlen);
     if (rc != 0)
         goto fail_rundir;

@@ -22,6 +22,7 @@ struct hrd_server_opts {
     uint64_t exact_cap;         /* events per key kept exactly */
     size_t max_memory;          /* memory budget of the samples */
     uint64_t dump_page;         /* values per dump page (0: default) */
+    const char *load;           /* a run file to serve, or NULL */
     struct hrd_state_opts state;
 };
 

@@ -183,7 +183,8 @@ static const char *get_str(struct dec *d, char *buf)
 
 static void put_hist(struct enc *e, const struct hrd_hist *h)
 {
-    long double rest;
+    long double rest, sumsq = hrd_hist_sumsq(h);
+    uint64_t cnt;
     double hi;
 
     put_u64(e, h->n);
@@ -192,15 +193,17 @@ static void put_hist(struct enc *e, const struct hrd_hist *h)
     put_u64(e, (uint64_t)h->sum);
     put_u64(e, (uint64_t)(h->sum >> 64));
     /* The long double sum of squares as two doubles, hi + lo. */
-    hi = (double)h->sumsq;
-    rest = h->sumsq - hi;
+    hi = (double)sumsq;
+    rest = sumsq - hi;
     put_f64(e, hi);
     put_f64(e, (double)rest);
     put_u32(e, h->nb);
-    for (uint32_t i = 0; i < h->nb; i++)
-        put_u16(e, h->idx[i]);
-    for (uint32_t i = 0; i < h->nb; i++)
-        put_u64(e, h->cnt[i]);
+    for (uint32_t b = hrd_hist_next(h, 0, &cnt); b < HRD_HIST_BUCKETS;
+         b = hrd_hist_next(h, b + 1, &cnt))
+        put_u16(e, (uint16_t)b);
+    for (uint32_t b = hrd_hist_next(h, 0, &cnt); b < HRD_HIST_BUCKETS;
+         b = hrd_hist_next(h, b + 1, &cnt))
+        put_u64(e, cnt);
 }
 
 static void put_client(struct enc *e, const struct hrd_client *c)
@@ -417,6 +420,8 @@ static struct hrd_hist *load_hist(struct dec *d)
     struct hrd_hist *h = calloc(1, sizeof *h);
     uint64_t lo, hi, total = 0;
     double sq_hi, sq_lo;
+    uint16_t *idx = NULL;
+    uint32_t nb;
 
     if (h == NULL)
         return NULL;
@@ -428,30 +433,30 @@ static struct hrd_hist *load_hist(struct dec *d)
     h->sum = (unsigned __int128)hi << 64 | lo;
     sq_hi = get_f64(d);
     sq_lo = get_f64(d);
-    h->sumsq = (long double)sq_hi + (long double)sq_lo;
-    h->nb = get_u32(d);
-    if (d->bad || h->nb > HRD_HIST_BUCKETS || h->min > h->max)
+    h->sumsq_big = (long double)sq_hi + (long double)sq_lo;
+    nb = get_u32(d);
+    if (d->bad || nb > HRD_HIST_BUCKETS || h->min > h->max)
         goto fail;
-    h->cap = h->nb;
-    h->idx = malloc((h->nb + 1) * sizeof *h->idx);
-    h->cnt = malloc((h->nb + 1) * sizeof *h->cnt);
-    if (h->idx == NULL || h->cnt == NULL)
+    idx = malloc((nb + 1) * sizeof *idx);
+    if (idx == NULL)
         goto fail;
-    for (uint32_t i = 0; i < h->nb; i++) {
-        h->idx[i] = get_u16(d);
-        if (h->idx[i] >= HRD_HIST_BUCKETS || (i > 0 && h->idx[i] <= h->idx[i - 1]))
+    for (uint32_t i = 0; i < nb; i++) {
+        idx[i] = get_u16(d);
+        if (idx[i] >= HRD_HIST_BUCKETS || (i > 0 && idx[i] <= idx[i - 1]))
             goto fail;
     }
-    for (uint32_t i = 0; i < h->nb; i++) {
-        h->cnt[i] = get_u64(d);
-        if (h->cnt[i] == 0)
+    for (uint32_t i = 0; i < nb; i++) {
+        uint64_t cnt = get_u64(d);
+        if (d->bad || cnt == 0 || hrd_hist_set_bucket(h, idx[i], cnt) != 0)
             goto fail;
-        total += h->cnt[i];
+        total += cnt;
     }
     if (d->bad || total != h->n)
         goto fail;
+    free(idx);
     return h;
 fail:
+    free(idx);
     hrd_hist_fini(h);
     free(h);
     return NULL;

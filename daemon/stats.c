@@ -141,7 +141,7 @@ void hrd_summary_hist(const struct hrd_hist *h, struct hrd_summary *s)
     if (h->n == 0)
         return;
     mean = (long double)h->sum / (long double)h->n;
-    var = h->sumsq / (long double)h->n - mean * mean;
+    var = hrd_hist_sumsq(h) / (long double)h->n - mean * mean;
     hrd_hist_quantiles(h, q, 3, out);
     s->count = h->n;
     s->mean = (double)mean;

@@ -15,12 +15,15 @@
 #include "fuzz/common.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
+#include "proto/stream.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* A valid batch: two label sets, three ranges, samples and records. */
+/* A valid batch: two label sets, three ranges in four contexts (context
+ * 3 is operator.call inside dispatch.call), samples with and without
+ * children, and records. */
 static uint8_t *preload(size_t *len)
 {
     static uint8_t *buf;
@@ -29,28 +32,48 @@ static uint8_t *preload(size_t *len)
     static Hostrange__LabelSet *lp[2] = { &l[0], &l[1] };
     static char *ranges[3] = { "dispatch.call", "operator.call",
                                "end_to_end" };
-    static uint32_t sl[12], sr[12], rl[3] = { 0, 0, 1 }, rr[3] = { 2, 2, 2 };
-    static uint64_t incl[12], self[12], rns[3] = { 2500, 2700, 90 };
+    static uint32_t cparent[4] = { 0, 0, 0, 1 }, crange[4] = { 0, 1, 2, 1 };
     static uint32_t lost_l[1] = { 1 };
     static uint64_t lost_n[1] = { 3 };
+    static uint32_t int_l[1] = { 0 };
+    static uint64_t stalls[1] = { 2 }, stall_ns[1] = { 900 };
+    static uint64_t wakes[1] = { 1 }, wake_ns[1] = { 4000 };
+    uint8_t stream[15 * HRP_ITEM_MAX + 4 * HRP_ITEM_MAX], *p = stream;
     Hostrange__Batch b = HOSTRANGE__BATCH__INIT;
 
     if (buf != NULL) {
         *len = buf_len;
         return buf;
     }
-    for (int i = 0; i < 2; i++) {
+    for (uint32_t i = 0; i < 2; i++) {
         hostrange__label_set__init(&l[i]);
         l[i].node_id = i == 0 ? "fuzz/control::a" : "fuzz/control::b";
         l[i].operator_ = "add";
         l[i].backend = "cpu";
         l[i].phase = i == 0 ? HRP_PHASE_WARM : HRP_PHASE_COLD;
+        l[i].id = i;
     }
-    for (int i = 0; i < 12; i++) {
-        sl[i] = (uint32_t)(i % 2);
-        sr[i] = (uint32_t)(i % 3 == 2 ? 1 : 0);
-        incl[i] = 1000 + 37 * (uint64_t)i;
-        self[i] = 400 + 11 * (uint64_t)i;
+    /* 12 range samples, alternating label sets; then 3 records. */
+    for (uint64_t i = 0; i < 12; i++) {
+        uint64_t incl = 1000 + 37 * i, self = 400 + 11 * i;
+        uint64_t ctx = i % 3 == 2 ? 3 : i % 3 == 1 ? 1 : 0;
+
+        p = hrp_put_varint(p, (i % 2) << 2 | HRP_ITEM_LABEL);
+        if (ctx == 0) {
+            p = hrp_put_varint(p, ctx << 2 | HRP_ITEM_PARENT);
+            p = hrp_put_varint(p, incl);
+            p = hrp_put_varint(p, incl - self);
+            p = hrp_put_varint(p, 2);
+            p = hrp_put_varint(p, 1);
+        } else {
+            p = hrp_put_varint(p, ctx << 2 | HRP_ITEM_LEAF);
+            p = hrp_put_varint(p, incl);
+        }
+    }
+    for (uint64_t i = 0; i < 3; i++) {
+        p = hrp_put_varint(p, (i / 2) << 2 | HRP_ITEM_LABEL);
+        p = hrp_put_varint(p, 2u << 2 | HRP_ITEM_RECORD);
+        p = hrp_put_varint(p, i == 2 ? 90 : 2500 + 200 * i);
     }
     b.version = HRP_VERSION;
     b.pid = 7;
@@ -62,19 +85,23 @@ static uint8_t *preload(size_t *len)
     b.labels = lp;
     b.n_ranges = 3;
     b.ranges = ranges;
-    b.n_sample_label = b.n_sample_range = b.n_inclusive_ns = b.n_self_ns = 12;
-    b.sample_label = sl;
-    b.sample_range = sr;
-    b.inclusive_ns = incl;
-    b.self_ns = self;
-    b.n_record_label = b.n_record_range = b.n_record_ns = 3;
-    b.record_label = rl;
-    b.record_range = rr;
-    b.record_ns = rns;
+    b.n_context_parent = b.n_context_range = 4;
+    b.context_parent = cparent;
+    b.context_range = crange;
+    b.samples.data = stream;
+    b.samples.len = (size_t)(p - stream);
+    b.events = 15;
     b.lost_events = 3;
     b.n_lost_label = b.n_lost_by_label = 1;
     b.lost_label = lost_l;
     b.lost_by_label = lost_n;
+    b.n_internal_label = b.n_stall_count = b.n_stall_ns = 1;
+    b.n_wake_count = b.n_wake_ns = 1;
+    b.internal_label = int_l;
+    b.stall_count = stalls;
+    b.stall_ns = stall_ns;
+    b.wake_count = wakes;
+    b.wake_ns = wake_ns;
     buf_len = hostrange__batch__get_packed_size(&b);
     buf = malloc(buf_len);
     FUZZ_CHECK(buf != NULL);

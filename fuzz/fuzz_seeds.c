@@ -1,7 +1,7 @@
 /*
  * Writes the seed corpus of the libFuzzer targets into DIR/ingest,
  * DIR/control, DIR/state and DIR/ack: valid messages and files made by the
- * real encoders: batches by the client's encoder (hr__batch_encode),
+ * real encoders: batches by the client's encoder (hr__enc_*),
  * control requests and answers by protobuf-c, snapshots by
  * hrd_snapshot_write and journals of those batches, in fuzz_state's input
  * format (fuzz/common.h), and one damaged file.
@@ -73,37 +73,53 @@ static int label_get(uint32_t id, const char **node, const char **op,
     return 0;
 }
 
-static const struct hr__namer namer = { range_name, label_get };
+/* Contexts 1..5: the ranges at the top of a stack; 6: dispatch.call in
+ * binding.body (1); 7: operator.call in 6; 8: cache.lookup in 7. */
+static void ctx_get(uint32_t ctx, uint32_t *parent, uint32_t *range)
+{
+    static const uint32_t p[9] = { 0, 0, 0, 0, 0, 0, 1, 6, 7 };
+    static const uint32_t r[9] = { 0, 1, 2, 3, 4, 5, 2, 3, 4 };
+
+    *parent = ctx < 9 ? p[ctx] : 0;
+    *range = ctx < 9 ? r[ctx] : 0;
+}
+
+static const struct hr__namer namer = { range_name, label_get, ctx_get };
 
 /*
  * Encodes batch `seq` of client pid: `n` range samples over `labels` label
- * sets and all five ranges, `nrec` records, and lost counts when `lost`.
- * The caller frees the result.
+ * sets and the first eight contexts (leaves, and parents with children and
+ * further descendants), `nrec` records of end_to_end, lost counts and the
+ * library's own work (stalls, wake-ups) when `lost`. The caller frees the
+ * result.
  */
 static uint8_t *batch(uint32_t pid, uint64_t seq, uint32_t n, uint32_t labels,
                       uint32_t nrec, int lost, size_t *len)
 {
     static const uint32_t lost_ids[2] = { 1, 2 };
     static const uint64_t lost_counts[2] = { 5, 9 };
-    struct hr__builder b;
+    struct hr__enc e;
     struct hr__batch_header h = { 0 };
-    uint8_t *out;
+    uint8_t *out = NULL;
+    int rc = 0;
 
-    if (hr__builder_init(&b) != 0)
+    if (hr__enc_init(&e, &namer) != 0)
         die("memory");
     for (uint32_t i = 0; i < n; i++) {
-        b.label[i] = 1 + i % labels;
-        b.range[i] = 1 + i % 4;
-        b.incl[i] = 100 + (uint64_t)i * 977 % 50000;
-        b.self[i] = b.incl[i] / (1 + i % 3);
+        uint32_t ctx = 1 + i % 8;
+        uint64_t incl = 100 + (uint64_t)i * 977 % 50000;
+        uint64_t self = incl / (1 + i % 3);
+        uint32_t nchild = self == incl ? 0 : 1 + i % 2;
+
+        rc |= hr__enc_sample(&e, 1 + i % labels, ctx, incl, incl - self,
+                             nchild, nchild + i % 3, 0);
     }
-    for (uint32_t i = 0; i < nrec; i++) {
-        b.rec_label[i] = 1 + i % labels;
-        b.rec_range[i] = 5;
-        b.rec_ns[i] = 20000 + i;
+    for (uint32_t i = 0; i < nrec; i++)
+        rc |= hr__enc_sample(&e, 1 + i % labels, 5, 20000 + i, 0, 0, 0, 1);
+    if (lost) {
+        rc |= hr__enc_internal(&e, 1, 0, 700);
+        rc |= hr__enc_internal(&e, labels, 1, 3000 + seq);
     }
-    b.n = n;
-    b.nrec = nrec;
     h.pid = pid;
     h.instance = 0x1234 + pid;
     h.process_label = "seed";
@@ -111,12 +127,13 @@ static uint8_t *batch(uint32_t pid, uint64_t seq, uint32_t n, uint32_t labels,
     h.clock = seq % 2 ? "tsc" : "monotonic";
     h.lost_events = lost ? 14 : 0;
     h.out_of_order = seq % 3;
+    h.contexts_dropped = seq % 2;
     h.lost_ids = lost_ids;
     h.lost_counts = lost_counts;
     h.n_lost = lost ? 2 : 0;
-    if (hr__batch_encode(&b, &h, &namer, &out, len) != 0)
+    if (rc != 0 || hr__enc_seal(&e, &h, &out, len) != 0)
         die("encoding");
-    hr__builder_fini(&b);
+    hr__enc_fini(&e);
     return out;
 }
 

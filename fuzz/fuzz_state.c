@@ -16,6 +16,7 @@
 #include "fuzz/common.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
+#include "proto/stream.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -95,12 +96,17 @@ static void write_file(const char *name, const char *magic, uint8_t mode,
     hrd_recfile_close(&f);
 }
 
-/* A valid batch of a client of its own, added to what was loaded. */
+/* A valid batch of a client of its own, added to what was loaded: two
+ * samples of one range, one with a child. */
 static void add_batch(struct hrd_ingest *in)
 {
     static char *ranges[1] = { "fuzz.range" };
-    static uint32_t zero[2];
-    static uint64_t incl[2] = { 100, 200 }, self[2] = { 50, 200 };
+    static uint32_t zero[1];
+    /* Label set 0; context 0: 100 ns with 50 ns in 1 child, then 120 ns
+     * without children (each value one varint byte: below 128). */
+    static uint8_t stream[] = { 0 << 2 | HRP_ITEM_LABEL,
+                                0 << 2 | HRP_ITEM_PARENT, 100, 50, 1, 0,
+                                0 << 2 | HRP_ITEM_LEAF, 120 };
     Hostrange__LabelSet l = HOSTRANGE__LABEL_SET__INIT;
     Hostrange__LabelSet *lp = &l;
     Hostrange__Batch b = HOSTRANGE__BATCH__INIT;
@@ -120,13 +126,18 @@ static void add_batch(struct hrd_ingest *in)
     b.labels = &lp;
     b.n_ranges = 1;
     b.ranges = ranges;
-    b.n_sample_label = b.n_sample_range = b.n_inclusive_ns = b.n_self_ns = 2;
-    b.sample_label = zero;
-    b.sample_range = zero;
-    b.inclusive_ns = incl;
-    b.self_ns = self;
+    b.n_context_parent = b.n_context_range = 1;
+    b.context_parent = zero;
+    b.context_range = zero;
+    b.samples.data = stream;
+    b.samples.len = sizeof stream;
+    b.events = 2;
     len = hostrange__batch__pack(&b, buf);
-    hrd_ingest_handle(in, buf, len, &ack, &ack_len, &why);
+    /* Valid whatever was loaded: taken, a duplicate, or refused for want
+     * of memory, never for what it holds. */
+    if (hrd_ingest_handle(in, buf, len, &ack, &ack_len, &why) ==
+        HRD_INGEST_REJECTED)
+        FUZZ_CHECK(why == HRD_REJECT_MEMORY || why == HRD_REJECT_NOMEM);
     free(ack);
 }
 

@@ -1,7 +1,8 @@
 /*
  * Add on CUDA devices. Constructing the plan merges the layout on the host
  * and uploads it to the device once; a call then only binds its pointers
- * and launches the kernel of its dtype (cuda_add_kernel.cu).
+ * and launches the kernel of its dtype (cuda_add_kernel.cu). A plan keeps
+ * the device it was made on, and is destroyed on that device.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #define MAX_GRID 8192
 
 struct add_plan {
+    int device;                       /* where meta lives */
     struct hrops__add_layout layout;
     struct hrops__add_layout *meta;   /* the layout in device memory */
     unsigned grid;
@@ -30,6 +32,7 @@ static int add_construct(const struct hrops__call *c, void **plan)
 
     if (p == NULL)
         return -ENOMEM;
+    p->device = c->device.index;
     rc = hrops__add_layout_make(c, &p->layout);
     if (rc != 0)
         goto fail_layout;
@@ -49,6 +52,7 @@ static int add_construct(const struct hrops__call *c, void **plan)
     return 0;
 
 fail_upload:
+    cudaGetLastError();
     cudaFree(p->meta);
 fail_alloc:
     cudaGetLastError();
@@ -67,11 +71,18 @@ static int add_bind(const void *plan, const struct hrops__call *c,
     return 0;
 }
 
+/* Frees the plan on the device it was made on, whichever is current. */
 static void add_destroy(void *plan)
 {
     struct add_plan *p = plan;
+    int cur = hrops__cuda_current();
 
-    cudaFree(p->meta);
+    if (cur != p->device)
+        hrops__cuda_use(p->device);
+    if (cudaFree(p->meta) != cudaSuccess)
+        cudaGetLastError();
+    if (cur != p->device)
+        hrops__cuda_restore(cur);
     free(p);
 }
 

@@ -3,6 +3,9 @@
  * strided one that walks the plan's layout (uploaded once, when the plan
  * was constructed). Each thread handles elements i, i + stride, ... of the
  * output; the 16-bit types are added in float and rounded once.
+ *
+ * Also the kernel of GEMM with an empty inner dimension (k = 0), which
+ * cuBLASLt does not take: c = beta * c, as the CPU computes it.
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -105,3 +108,46 @@ LAUNCHER(hrops__cuda_add_f32, float)
 LAUNCHER(hrops__cuda_add_f64, double)
 LAUNCHER(hrops__cuda_add_f16, __half)
 LAUNCHER(hrops__cuda_add_bf16, __nv_bfloat16)
+
+/* c = beta * c over batch x m x n strided elements (c = 0 when beta is 0:
+ * c is not read). */
+template <typename T>
+__global__ void scale_strided(int64_t batch, int64_t m, int64_t n,
+                              int64_t s0, int64_t s1, int64_t s2, float beta,
+                              T *c)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    int64_t total = batch * m * n;
+
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+         i < total; i += step) {
+        int64_t j = i % n, r = (i / n) % m, p = i / (n * m);
+        T *x = c + p * s0 + r * s1 + j * s2;
+
+        *x = elem<T>::store(beta == 0.0f ? 0.0f
+                                         : beta * elem<T>::load(*x));
+    }
+}
+
+#define SCALE_BLOCK 256
+#define SCALE_MAX_GRID 8192
+
+#define SCALER(name, T)                                                      \
+    extern "C" int name(int64_t batch, int64_t m, int64_t n,                 \
+                        const int64_t sc[3], float beta, void *c)            \
+    {                                                                        \
+        int64_t total = batch * m * n;                                       \
+        int64_t blocks = (total + SCALE_BLOCK - 1) / SCALE_BLOCK;            \
+        unsigned grid = (unsigned)(blocks > SCALE_MAX_GRID ? SCALE_MAX_GRID  \
+                                                           : blocks);        \
+                                                                             \
+        if (total == 0)                                                      \
+            return 0;                                                        \
+        scale_strided<T><<<grid, SCALE_BLOCK>>>(batch, m, n, sc[0], sc[1],   \
+                                                sc[2], beta, (T *)c);        \
+        return cudaGetLastError() == cudaSuccess ? 0 : -EIO;                 \
+    }
+
+SCALER(hrops__cuda_scale_f32, float)
+SCALER(hrops__cuda_scale_f16, __half)
+SCALER(hrops__cuda_scale_bf16, __nv_bfloat16)

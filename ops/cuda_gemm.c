@@ -10,6 +10,10 @@
  * a column-major matrix M and a flag t (the operand is M, or M transposed
  * when t is set). When c itself is row-major, the plan computes the
  * transposed product instead: c^T = op(b)^T * op(a)^T.
+ *
+ * An empty inner dimension (k = 0) leaves c = beta * c, as on the CPU; its
+ * plan launches the scaling kernel of cuda_add_kernel.cu instead. A plan
+ * keeps the device it was made on, and is destroyed on that device.
  */
 #include "config.h"
 
@@ -19,11 +23,14 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include "ops/align.h"
+#include "ops/cuda_kernels.h"
 #include "ops/ops.h"
 
 #define MAX_WORKSPACE (4u << 20)
 
 struct gemm_plan {
+    int device;     /* the CUDA device index the plan was made on */
     cublasLtHandle_t handle;
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t la, lb, lc;
@@ -32,6 +39,8 @@ struct gemm_plan {
     size_t workspace_size;
     int swap;       /* compute c^T: the first operand is b */
     int empty;      /* no element of c to compute */
+    hrops__cuda_scale_fn *scale;    /* k = 0: c = beta * c */
+    int64_t batch, m, n, sc[3];     /* c, for scale */
 };
 
 /* A column-major view of a matrix with `rows` x `cols` elements and element
@@ -73,10 +82,7 @@ static cudaDataType_t data_type(int dtype)
 /* The alignment of p in bytes, up to 256. */
 static uint32_t alignment(const void *p)
 {
-    uintptr_t a = (uintptr_t)p;
-
-    return a == 0 ? 256u : (uint32_t)(a & -a) > 256u ? 256u
-                                                     : (uint32_t)(a & -a);
+    return hrops__alignment((uintptr_t)p, 256u);
 }
 
 static int layout_new(cublasLtMatrixLayout_t *out, cudaDataType_t type,
@@ -106,7 +112,10 @@ static int layout_new(cublasLtMatrixLayout_t *out, cudaDataType_t type,
 static void gemm_destroy(void *plan)
 {
     struct gemm_plan *p = plan;
+    int cur = hrops__cuda_current();
 
+    if (cur != p->device)
+        hrops__cuda_use(p->device);
     if (p->workspace != NULL)
         cudaFree(p->workspace);
     if (p->lc != NULL)
@@ -119,6 +128,8 @@ static void gemm_destroy(void *plan)
         cublasLtMatmulDescDestroy(p->desc);
     if (p->handle != NULL)
         cublasLtDestroy(p->handle);
+    if (cur != p->device)
+        hrops__cuda_restore(cur);
     free(p);
 }
 
@@ -196,12 +207,25 @@ static int gemm_construct(const struct hrops__call *c, void **plan)
     p = calloc(1, sizeof *p);
     if (p == NULL)
         return -ENOMEM;
+    p->device = c->device.index;
     if (l.batch == 0 || l.m == 0 || l.n == 0) {
         p->empty = 1;
         *plan = p;
         return 0;
     }
-    if (l.k == 0 || l.batch > INT32_MAX ||
+    if (l.k == 0) {
+        p->scale = c->dtype == HROPS_FLOAT16    ? hrops__cuda_scale_f16
+                   : c->dtype == HROPS_BFLOAT16 ? hrops__cuda_scale_bf16
+                                                : hrops__cuda_scale_f32;
+        p->batch = l.batch;
+        p->m = l.m;
+        p->n = l.n;
+        for (int i = 0; i < 3; i++)
+            p->sc[i] = l.sc[i];
+        *plan = p;
+        return 0;
+    }
+    if (l.batch > INT32_MAX ||
         as_colmajor(l.m, l.k, l.sa[1], l.sa[2], &ma) != 0 ||
         as_colmajor(l.k, l.n, l.sb[1], l.sb[2], &mb) != 0 ||
         as_colmajor(l.m, l.n, l.sc[1], l.sc[2], &mc) != 0) {
@@ -267,6 +291,9 @@ static int gemm_submit(const void *plan, const union hrops__args *args)
 
     if (p->empty)
         return 0;
+    if (p->scale != NULL)
+        return p->scale(p->batch, p->m, p->n, p->sc, args->gemm.beta_f,
+                        args->gemm.c);
     return cublasLtMatmul(p->handle, p->desc, &args->gemm.alpha_f,
                           args->gemm.a, p->la, args->gemm.b, p->lb,
                           &args->gemm.beta_f, args->gemm.c, p->lc,

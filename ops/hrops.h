@@ -181,6 +181,12 @@ HROPS_API void hrops_cache_stats_get(hrops_cache_stats *out);
  * CUDA or no device is present. */
 HROPS_API int hrops_cuda_device_count(void);
 
+/* Why hrops_cuda_device_count() is 0: the CUDA runtime's error, by name and
+ * text ("cudaErrorNoDevice: no CUDA-capable device is detected"), or that
+ * the library was built without CUDA; NULL when a device is present. The
+ * text is static. */
+HROPS_API const char *hrops_cuda_error(void);
+
 /* 1 when the library was built with its ranges, 0 when compiled out. */
 HROPS_API int hrops_profiling_compiled(void);
 

@@ -15,7 +15,8 @@ endif
 lib_LTLIBRARIES += ops/libhrops.la
 hropsincludedir = $(includedir)/hostrange
 hropsinclude_HEADERS = ops/hrops.h
-ops_libhrops_la_SOURCES = ops/hrops.h ops/hrops_raw.h ops/ops.h ops/half.h ops/tensor.c \
+ops_libhrops_la_SOURCES = ops/hrops.h ops/hrops_raw.h ops/ops.h ops/half.h \
+	ops/align.h ops/tensor.c \
 	ops/layout.c ops/binding.c ops/dispatch.c ops/operator.c ops/cache.c \
 	ops/cpu_add.c ops/cpu_gemm.c ops/memory.c ops/raw.c
 ops_libhrops_la_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS) \
@@ -35,6 +36,9 @@ else
 ops_libhrops_la_SOURCES += ops/nocuda.c
 endif
 
+# The kernels are built for the architectures of NVCC_ARCHFLAGS (configure
+# --with-cuda-arch; default real sm_90 code plus compute_90 PTX), unless
+# NVCCFLAGS names its own.
 # nvcc rejects the -fPIC that libtool's compile mode would add, so a .cu
 # file is compiled once, position-independent (-Xcompiler -fPIC), and the
 # libtool object that names it as both its PIC and non-PIC object is
@@ -46,7 +50,7 @@ am__v_NVCC_0 = @echo "  NVCC    " $@;
 am__v_NVCC_1 =
 .cu.lo:
 	$(AM_V_NVCC)$(MKDIR_P) $(@D)/.libs && \
-	$(NVCC) $(NVCCFLAGS) -Xcompiler -fPIC,-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics \
+	$(NVCC) $(NVCC_ARCHFLAGS) $(NVCCFLAGS) -Xcompiler -fPIC,-fvisibility=hidden,-fno-exceptions,-fno-threadsafe-statics \
 		$(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) \
 		-c $< -o $(@D)/.libs/$(*F).o && \
 	cp $(@D)/.libs/$(*F).o $(@D)/$(*F).o && \

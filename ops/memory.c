@@ -79,3 +79,8 @@ int hrops_cuda_device_count(void)
 {
     return hrops__cuda_count();
 }
+
+const char *hrops_cuda_error(void)
+{
+    return hrops__cuda_error();
+}

@@ -18,6 +18,21 @@ int hrops__cuda_count(void)
     return 0;
 }
 
+const char *hrops__cuda_error(void)
+{
+    return "libhrops was built without CUDA";
+}
+
+int hrops__cuda_current(void)
+{
+    return -1;
+}
+
+void hrops__cuda_restore(int index)
+{
+    (void)index;
+}
+
 int hrops__cuda_use(int index)
 {
     (void)index;

@@ -137,8 +137,17 @@ extern const size_t hrops__cuda_add_nimpls;
 extern const struct hrops__impl hrops__cuda_gemm_impls[];
 extern const size_t hrops__cuda_gemm_nimpls;
 
-/* cuda.c (or nocuda.c): the CUDA runtime, for the rest of the library. */
+/* cuda.c (or nocuda.c): the CUDA runtime, for the rest of the library.
+ * Every failure clears the thread's last CUDA error, so that it is not
+ * reported again by the next launch. hrops__cuda_error says why
+ * hrops__cuda_count is 0 (static text), or is NULL when it is not.
+ * hrops__cuda_current is the calling thread's current device (-1 when
+ * unknown); hrops__cuda_restore makes `index` current again (nothing for
+ * -1). */
 int hrops__cuda_count(void);
+const char *hrops__cuda_error(void);
+int hrops__cuda_current(void);
+void hrops__cuda_restore(int index);
 int hrops__cuda_use(int index);
 int hrops__cuda_alloc(int index, size_t bytes, void **out);
 void hrops__cuda_free(int index, void *p);

@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#define HRP_VERSION 1u
+#define HRP_VERSION 2u
 
 /* The largest ingest message the daemon accepts, in bytes. A client never
  * builds a batch larger than HRP_BATCH_MAX_BYTES, well under this cap. */

@@ -226,6 +226,15 @@ static PyObject *o_device_count(PyObject *self, PyObject *unused)
     return PyLong_FromLong(hrops_cuda_device_count());
 }
 
+static PyObject *o_cuda_error(PyObject *self, PyObject *unused)
+{
+    const char *e = hrops_cuda_error();
+
+    if (e == NULL)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(e);
+}
+
 static PyObject *o_sync(PyObject *self, PyObject *args)
 {
     const char *device = "cpu";
@@ -266,6 +275,10 @@ static PyMethodDef ops_methods[] = {
       "cache_stats()\n--\n\nThe calling thread's cache counters, a dict." },
     { "device_count", o_device_count, METH_NOARGS,
       "device_count()\n--\n\nThe number of usable CUDA devices." },
+    { "cuda_error", o_cuda_error, METH_NOARGS,
+      "cuda_error()\n--\n\nWhy device_count() is 0 (the CUDA runtime's "
+      "error, or that\nlibhrops was built without CUDA), a str; None when "
+      "a device is present." },
     { "sync", o_sync, METH_VARARGS,
       "sync(device='cpu')\n--\n\nWaits until the work submitted to device is "
       "done." },

@@ -17,6 +17,7 @@
 EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/data/reference-gemm.jsonl tests/service/soak.sh \
 	tests/service/test_compiled_out.sh tests/service/test_man.sh \
+	tests/service/test_runs.sh \
 	tests/python/test_python_module.sh tests/python/test_python_plugin.sh \
 	tests/python/test_add.py tests/python/test_gemm.py \
 	tests/python/hr_arrays.py tests/python/hr_daemon.py \
@@ -79,7 +80,8 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_daemon_ingest tests/unit/test_state \
 	tests/unit/test_calib tests/unit/test_ops_half tests/unit/test_ops_add \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
-	tests/unit/test_ops_cuda tests/unit/test_ops_symbols
+	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
+	tests/unit/test_ops_align tests/unit/test_signif
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -118,6 +120,10 @@ tests_unit_test_state_LDADD = $(HRD_TEST_LIBS)
 tests_unit_test_calib_SOURCES = tests/unit/test_calib.c
 tests_unit_test_calib_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_calib_LDADD = $(HRD_TEST_LIBS)
+# The significance test of diff (Mann-Whitney U, Hodges-Lehmann).
+tests_unit_test_signif_SOURCES = tests/unit/test_signif.c
+tests_unit_test_signif_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_signif_LDADD = $(HRD_TEST_LIBS)
 
 # The operators (libhrops), checked against bench/ref.c.
 tests_unit_test_ops_half_SOURCES = tests/unit/test_ops_half.c
@@ -148,6 +154,10 @@ tests_unit_test_ops_symbols_SOURCES = tests/unit/test_ops_symbols.c
 tests_unit_test_ops_symbols_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
 tests_unit_test_ops_symbols_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_ops_symbols_LDADD = $(CMOCKA_LIBS)
+tests_unit_test_ops_align_SOURCES = tests/unit/test_ops_align.c
+tests_unit_test_ops_align_CPPFLAGS = $(OPS_TEST_CPPFLAGS)
+tests_unit_test_ops_align_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_ops_align_LDADD = $(CMOCKA_LIBS)
 
 # --- service: real daemons and processes --------------------------------
 SERVICE_TESTS = tests/service/test_integration \
@@ -156,6 +166,8 @@ SERVICE_TESTS = tests/service/test_integration \
 	tests/service/test_observer
 check_PROGRAMS += $(SERVICE_TESTS)
 TESTS += $(SERVICE_TESTS) tests/service/test_compiled_out.sh
+# Run files end to end: save, merge, dump --from, --load, diff.
+TESTS += tests/service/test_runs.sh
 
 tests_service_test_integration_SOURCES = tests/service/test_integration.c
 tests_service_test_integration_CFLAGS = $(TEST_CFLAGS)

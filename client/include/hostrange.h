@@ -39,11 +39,13 @@
  *   HOSTRANGE_LABEL             the process's name in `hostrangectl stats`
  *
  * Delivery and its bounds: samples go to a per-thread ring; a background
- * thread ships them in batches that the daemon acknowledges, resending what
- * is not acknowledged. While the daemon answers, a full buffer makes the
- * program wait for it (the wait is left out of the open ranges and recorded
- * as the range `hostrange.stall`), so nothing is lost; a thread never waits
- * more than 2 s at a time. While no daemon answers, what does not fit in the
+ * thread drains the rings on its own cadence and ships them in batches that
+ * the daemon acknowledges, resending what is not acknowledged. A thread
+ * makes no system call until its ring is half full (it then wakes a
+ * sleeping shipper). While the daemon answers, a full buffer makes the
+ * program wait for it (the wait is left out of the open ranges and counted
+ * as a stall in `hostrangectl stats`, never as a range), so nothing is
+ * lost; a thread never waits more than 2 s at a time. While no daemon answers, what does not fit in the
  * buffer is dropped and counted (hr_counters_get, and `hostrangectl stats`
  * once a daemon is reached). At exit (return from main or exit()) a process
  * waits at most HOSTRANGE_FLUSH_TIMEOUT_MS for its last batches, and not at
@@ -65,13 +67,15 @@ extern "C" {
 #define HR_PHASE_COLD 1
 #define HR_PHASE_WARM 2
 
-/* A call site: its range name and an id the library fills on first use. */
+/* A call site: its range name, and ids the library fills on first use
+ * (the name's, and a cache of its last calling context). */
 typedef struct hr_site {
     const char *name;
     uint32_t id;
+    uint64_t ctx;
 } hr_site;
 
-#define HR_SITE_INIT(range_name) { (range_name), 0 }
+#define HR_SITE_INIT(range_name) { (range_name), 0, 0 }
 
 /* An open range, returned by hr_begin and consumed by hr_end. */
 typedef struct hr_scope {

@@ -353,6 +353,10 @@ def test_device_array_on_cpu():
     if ops.device_count() == 0:
         with pytest.raises(ValueError, match="not available"):
             ops.DeviceArray(f32([1]), "cuda")
+        # Why: the CUDA runtime's error, or no CUDA in the build.
+        assert isinstance(ops.cuda_error(), str) and ops.cuda_error() != ""
+    else:
+        assert ops.cuda_error() is None
 
 
 def test_operator_errors():

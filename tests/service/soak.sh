@@ -123,9 +123,11 @@ done
 
 "$HOSTRANGECTL" -r "$dir/run" stats >"$dir/stats" || exit 1
 rss_end=$(rss_kib "$dpid")
-rejected=$(awk '$1 ~ /^rejected\./ { n += $2 } END { print n + 0 }' "$dir/stats")
-daemon_lost=$(awk '$1 ~ /^client\.[0-9]+\.lost_events$/ { n += $2 } END { print n + 0 }' "$dir/stats")
-daemon_events=$(awk '$1 ~ /^client\.[0-9]+\.events$/ { n += $2 } END { print n + 0 }' "$dir/stats")
+# Sums printed as whole numbers: awk's default format would print a sum
+# past 10^6 as 8.82671e+09, which the shell cannot compare.
+rejected=$(awk '$1 ~ /^rejected\./ { n += $2 } END { printf "%.0f\n", n }' "$dir/stats")
+daemon_lost=$(awk '$1 ~ /^client\.[0-9]+\.lost_events$/ { n += $2 } END { printf "%.0f\n", n }' "$dir/stats")
+daemon_events=$(awk '$1 ~ /^client\.[0-9]+\.events$/ { n += $2 } END { printf "%.0f\n", n }' "$dir/stats")
 
 kill -TERM "$dpid"
 wait "$dpid"

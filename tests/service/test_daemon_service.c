@@ -246,13 +246,13 @@ static void test_rejections(void **state)
         db_sample(&x, 1, 0, 900, 400);
         db_sample(&x, 1, 1, 300, 300);
         switch (cases[c].kind) {
-        case 0: x.b.version = 2; break;
+        case 0: x.b.version = HRP_VERSION + 1; break;
         case 1: x.b.seq = 0; break;
-        case 2: x.b.n_self_ns = 1; break;
-        case 3: x.b.sample_range[1] = 7; break;
+        case 2: x.events_delta = 1; break;
+        case 3: x.range[1] = 7; break;
         case 4: x.l[1].phase = 0; break;
         case 5: x.b.ranges[0] = ""; break;
-        default: x.b.self_ns[0] = 901; break;
+        default: x.self[0] = 901; break;
         }
         buf = db_pack(&x, &len);
         assert_int_equal(harness_send_bytes(d->dir, buf, len, &seq, NULL, 0),

@@ -240,10 +240,11 @@ static int send_obs(const char *dir, uint64_t seq, size_t nchildren,
     db_sample(&x, 1, 1, 100, 100);
     db_sample(&x, 1, 1, 300, 300);
     db_record(&x, 1, 7000);
-    x.b.sample_children = children;
-    x.b.n_sample_children = nchildren;
+    for (size_t i = 0; i < nchildren && i < x.n; i++)
+        x.children[i] = children[i];
+    if (nchildren != 0 && nchildren != x.n)
+        x.events_delta = 1; /* children that do not match: invalid */
     status = harness_send_batch(dir, &x, why, whylen);
-    x.b.sample_children = NULL;
     db_fini(&x);
     return status;
 }

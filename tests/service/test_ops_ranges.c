@@ -285,9 +285,16 @@ static void test_command_line(void **state)
           "float16", (char *)NULL);
     one_line(&r, "not implemented");
     harness_run_free(&r);
+    bench(NULL, 2, &r, "--backend", "gpu", (char *)NULL);
+    one_line(&r, "unknown backend 'gpu'");
+    harness_run_free(&r);
     if (hrops_cuda_device_count() == 0) {
+        /* The CUDA backend is nvidia in reports; cuda is its alias. */
+        bench(NULL, 1, &r, "--backend", "nvidia", (char *)NULL);
+        one_line(&r, "backend nvidia is not available: ");
+        harness_run_free(&r);
         bench(NULL, 1, &r, "--backend", "cuda", (char *)NULL);
-        one_line(&r, "cuda");
+        one_line(&r, "backend nvidia is not available: ");
         harness_run_free(&r);
     }
 

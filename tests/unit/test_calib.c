@@ -97,8 +97,8 @@ static void body_batch(struct db_batch *x, uint64_t seq,
     db_init(x, 3, seq);
     for (uint64_t i = 0; i < 3; i++)
         db_sample(x, 1, 0, 1000 * (i + 1), 500);
-    x->b.sample_children = children;
-    x->b.n_sample_children = nchildren;
+    for (size_t i = 0; i < nchildren && i < 3; i++)
+        x->children[i] = children[i];
 }
 
 static void test_children_per_key(void **state)
@@ -113,7 +113,6 @@ static void test_children_per_key(void **state)
     mem_init(&m);
     body_batch(&x, 1, children, 3);
     assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_OK);
-    x.b.sample_children = NULL;
     db_fini(&x);
     k = find_key(&m.agg, "n1", HRP_PHASE_WARM, "binding.body");
     assert_non_null(k);
@@ -127,22 +126,21 @@ static void test_children_per_key(void **state)
     assert_int_equal(k->pairs, 6);
     assert_int_equal(k->children, 9);
 
-    /* Children for two of three samples: rejected, nothing taken. */
-    body_batch(&x, 3, children, 2);
+    /* A stream with fewer samples than the batch says: rejected, nothing
+     * taken. */
+    body_batch(&x, 3, children, 3);
+    x.events_delta = 1;
     assert_int_equal(handle(&m.in, &x, why, sizeof why),
                      HRD_INGEST_REJECTED);
-    x.b.sample_children = NULL;
     db_fini(&x);
     assert_string_equal(why, "rejected: array_length");
     assert_int_equal(m.in.rejected[HRD_REJECT_ARRAYS], 1);
     assert_int_equal(k->pairs, 6);
     assert_int_equal(k->children, 9);
-    /* Children without samples: rejected as well. */
+    /* Events without a stream: rejected as well. */
     db_init(&x, 3, 4);
-    x.b.sample_children = children;
-    x.b.n_sample_children = 1;
+    x.events_delta = 1;
     assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_REJECTED);
-    x.b.sample_children = NULL;
     db_fini(&x);
     assert_int_equal(m.in.rejected[HRD_REJECT_ARRAYS], 2);
 
@@ -150,7 +148,6 @@ static void test_children_per_key(void **state)
     assert_int_equal(hrd_agg_key_to_hist(&m.agg, k), 0);
     body_batch(&x, 5, children, 3);
     assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_OK);
-    x.b.sample_children = NULL;
     db_fini(&x);
     assert_false(k->exact);
     assert_int_equal(k->pairs, 9);
@@ -164,7 +161,6 @@ static void test_children_per_key(void **state)
     }
     body_batch(&x, 6, children, 3);
     assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_OK);
-    x.b.sample_children = NULL;
     db_fini(&x);
     k = find_key(&m.agg, "n1", HRP_PHASE_WARM, "binding.body");
     assert_non_null(k);
@@ -210,11 +206,9 @@ static void test_snapshot_children(void **state)
     {
         uint32_t four[4] = { 1, 0, 7, 5 };
 
-        x.b.sample_children = four;
-        x.b.n_sample_children = 4;
+        memcpy(x.children, four, sizeof four);
         assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
     }
-    x.b.sample_children = NULL;
     db_fini(&x);
     assert_int_equal(hrd_agg_key_to_hist(&a.agg,
                                          find_key(&a.agg, "n2",

@@ -17,6 +17,9 @@
 #include "daemon/ingest.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
+#include "proto/stream.h"
+
+#include <stdio.h>
 
 /* Process-wide ids of a fake client: sites 1..4, label sets 1..2. */
 static const char *const names[] = { NULL, "binding.body", "dispatch.call",
@@ -39,7 +42,18 @@ static int label_get(uint32_t id, const char **node, const char **op,
     return 0;
 }
 
-static const struct hr__namer namer = { range_name, label_get };
+/* Contexts 1..4: ranges 1..4 at the top of a stack; 5: dispatch.call
+ * (2) in binding.body (context 1); 6: backend.submit (3) in context 5. */
+static void ctx_get(uint32_t ctx, uint32_t *parent, uint32_t *range)
+{
+    static const uint32_t p[] = { 0, 0, 0, 0, 0, 1, 5 };
+    static const uint32_t r[] = { 0, 1, 2, 3, 4, 2, 3 };
+
+    *parent = p[ctx];
+    *range = r[ctx];
+}
+
+static const struct hr__namer namer = { range_name, label_get, ctx_get };
 
 static struct hr__batch_header header(uint64_t seq)
 {
@@ -55,33 +69,66 @@ static struct hr__batch_header header(uint64_t seq)
     return h;
 }
 
-static void add(struct hr__builder *b, uint32_t label, uint32_t range,
+/* A range sample of context ctx; binding.body (context 1) has two
+ * children, dispatch.call in it (5) one, the others none. */
+static void add(struct hr__enc *e, uint32_t label, uint32_t ctx,
                 uint64_t incl, uint64_t self)
 {
-    b->label[b->n] = label;
-    b->range[b->n] = range;
-    b->children[b->n] = range == 1 ? 2 : 0;
-    b->incl[b->n] = incl;
-    b->self[b->n++] = self;
+    uint32_t nchild = ctx == 1 ? 2 : ctx == 5 ? 1 : 0;
+
+    assert_int_equal(hr__enc_sample(e, label, ctx, incl, incl - self, nchild,
+                                    nchild, 0),
+                     0);
+}
+
+/* The items of a sample stream, as text ("L0 P1:1000/900/2/0 R3:1234"). */
+static void stream_text(const ProtobufCBinaryData *s, char *out, size_t len)
+{
+    const uint8_t *p = s->data, *end = p + s->len;
+    size_t at = 0;
+
+    out[0] = '\0';
+    while (p < end && at < len) {
+        uint64_t tag = 0, v[4];
+        int n = 0;
+
+        assert_int_equal(hrp_get_varint(&p, end, &tag), 0);
+        if ((tag & 3) == HRP_ITEM_LEAF || (tag & 3) == HRP_ITEM_RECORD)
+            n = 1;
+        else if ((tag & 3) == HRP_ITEM_PARENT)
+            n = 4;
+        for (int i = 0; i < n; i++)
+            assert_int_equal(hrp_get_varint(&p, end, &v[i]), 0);
+        at += (size_t)snprintf(out + at, len - at, "%s%c%llu", at ? " " : "",
+                               "CPRL"[tag & 3], (unsigned long long)(tag >> 2));
+        for (int i = 0; i < n && at < len; i++)
+            at += (size_t)snprintf(out + at, len - at, "%c%llu",
+                                   i == 0 ? ':' : '/',
+                                   (unsigned long long)v[i]);
+    }
 }
 
 static void test_round_trip(void **state)
 {
-    struct hr__builder b;
+    struct hr__enc e;
     struct hr__batch_header h = header(1);
     Hostrange__Batch *m;
     uint8_t *buf;
     size_t len;
+    char text[256];
 
     (void)state;
-    assert_int_equal(hr__builder_init(&b), 0);
-    add(&b, 2, 3, 500, 500);
-    add(&b, 2, 2, 900, 400);
-    add(&b, 2, 1, 1000, 100);
-    b.rec_label[0] = 2;
-    b.rec_range[0] = 4;
-    b.rec_ns[b.nrec++] = 1234;
-    assert_int_equal(hr__batch_encode(&b, &h, &namer, &buf, &len), 0);
+    assert_int_equal(hr__enc_init(&e, &namer), 0);
+    add(&e, 2, 6, 500, 500);
+    add(&e, 2, 5, 900, 400);
+    add(&e, 2, 1, 1000, 100);
+    assert_int_equal(hr__enc_sample(&e, 2, 4, 1234, 0, 0, 0, 1), 0);
+    assert_int_equal(hr__enc_internal(&e, 2, 1, 3000), 0);
+    assert_int_equal(hr__enc_internal(&e, 2, 0, 70), 0);
+    assert_int_equal(hr__enc_internal(&e, 2, 0, 30), 0);
+    assert_int_equal(e.events, 4);
+    assert_int_equal(hr__enc_seal(&e, &h, &buf, &len), 0);
+    assert_int_equal(e.events, 0);
     m = hostrange__batch__unpack(NULL, len, buf);
     assert_non_null(m);
     assert_int_equal(m->version, HRP_VERSION);
@@ -91,28 +138,39 @@ static void test_round_trip(void **state)
     assert_int_equal(m->seq, 1);
     assert_int_equal(m->lost_events, 7);
     assert_int_equal(m->errors_out_of_order, 1);
-    /* Every site up to the highest used, in id (first-entry) order. */
+    /* The ranges used, in id (first-entry) order. */
     assert_int_equal(m->n_ranges, 4);
     assert_string_equal(m->ranges[0], "binding.body");
     assert_string_equal(m->ranges[3], "end_to_end");
+    /* Contexts in the order met, each after its parent: 1, 5, 6, 4. */
+    assert_int_equal(m->n_context_parent, 4);
+    assert_int_equal(m->context_parent[0], 0);
+    assert_int_equal(m->context_range[0], 0);
+    assert_int_equal(m->context_parent[1], 1);
+    assert_int_equal(m->context_range[1], 1);
+    assert_int_equal(m->context_parent[2], 2);
+    assert_int_equal(m->context_range[2], 2);
+    assert_int_equal(m->context_parent[3], 0);
+    assert_int_equal(m->context_range[3], 3);
     /* Only the label set used. */
     assert_int_equal(m->n_labels, 1);
     assert_int_equal(m->labels[0]->phase, HRP_PHASE_WARM);
-    assert_int_equal(m->n_sample_label, 3);
-    assert_int_equal(m->sample_range[0], 2);
-    assert_int_equal(m->sample_range[2], 0);
-    assert_int_equal(m->sample_label[1], 0);
-    assert_int_equal(m->inclusive_ns[1], 900);
-    assert_int_equal(m->self_ns[1], 400);
-    assert_int_equal(m->n_sample_children, 3);
-    assert_int_equal(m->sample_children[2], 2);
-    assert_int_equal(m->sample_children[0], 0);
-    assert_int_equal(m->n_record_ns, 1);
-    assert_int_equal(m->record_ns[0], 1234);
-    assert_int_equal(m->record_range[0], 3);
+    assert_int_equal(m->labels[0]->id, 0);
+    assert_int_equal(m->events, 4);
+    stream_text(&m->samples, text, sizeof text);
+    assert_string_equal(text, "L0 C2:500 P1:900/500/1/0 P0:1000/900/2/0 "
+                              "R3:1234");
+    /* A leaf costs a tag and its time: 3 bytes here. */
+    assert_int_equal(m->samples.len, 1 + 3 + 7 + 7 + 3);
+    assert_int_equal(m->n_internal_label, 1);
+    assert_int_equal(m->internal_label[0], 0);
+    assert_int_equal(m->stall_count[0], 2);
+    assert_int_equal(m->stall_ns[0], 100);
+    assert_int_equal(m->wake_count[0], 1);
+    assert_int_equal(m->wake_ns[0], 3000);
     hostrange__batch__free_unpacked(m, NULL);
     free(buf);
-    hr__builder_fini(&b);
+    hr__enc_fini(&e);
 }
 
 struct rows {
@@ -130,9 +188,21 @@ static int collect(const struct hrd_row *r, void *arg)
     return 0;
 }
 
+/* A fresh encoder holding five samples of two label sets. */
+static void fill(struct hr__enc *b)
+{
+    if (b->buf == NULL)
+        assert_int_equal(hr__enc_init(b, &namer), 0);
+    add(b, 2, 5, 900, 400);
+    add(b, 2, 1, 1000, 100);
+    add(b, 2, 5, 700, 300);
+    add(b, 2, 1, 800, 100);
+    add(b, 1, 1, 5000, 4000);
+}
+
 static void test_ingest_and_dedup(void **state)
 {
-    struct hr__builder b;
+    struct hr__enc b;
     struct hr__batch_header h = header(1);
     struct hrd_agg agg;
     struct hrd_ingest in;
@@ -143,17 +213,13 @@ static void test_ingest_and_dedup(void **state)
     size_t len, alen;
 
     (void)state;
+    memset(&b, 0, sizeof b);
     hrd_agg_init(&agg);
     hrd_ingest_init(&in, &agg);
-    assert_int_equal(hr__builder_init(&b), 0);
     /* binding.body (id 1) ends after dispatch.call (id 2) but was entered
      * first: the report lists it first. */
-    add(&b, 2, 2, 900, 400);
-    add(&b, 2, 1, 1000, 100);
-    add(&b, 2, 2, 700, 300);
-    add(&b, 2, 1, 800, 100);
-    add(&b, 1, 1, 5000, 4000);
-    assert_int_equal(hr__batch_encode(&b, &h, &namer, &buf, &len), 0);
+    fill(&b);
+    assert_int_equal(hr__enc_seal(&b, &h, &buf, &len), 0);
 
     assert_int_equal(hrd_ingest_handle(&in, buf, len, &abuf, &alen, &why),
                      HRD_INGEST_OK);
@@ -191,7 +257,8 @@ static void test_ingest_and_dedup(void **state)
     /* A gap in sequence numbers is counted. */
     free(buf);
     h.seq = 4;
-    assert_int_equal(hr__batch_encode(&b, &h, &namer, &buf, &len), 0);
+    fill(&b);
+    assert_int_equal(hr__enc_seal(&b, &h, &buf, &len), 0);
     assert_int_equal(hrd_ingest_handle(&in, buf, len, &abuf, &alen, &why),
                      HRD_INGEST_OK);
     free(abuf);
@@ -199,7 +266,7 @@ static void test_ingest_and_dedup(void **state)
     assert_int_equal(in.clients->gaps, 2);
     assert_int_equal(in.clients->batches, 2);
 
-    hr__builder_fini(&b);
+    hr__enc_fini(&b);
     hrd_ingest_fini(&in);
     hrd_agg_fini(&agg);
 }
@@ -208,7 +275,7 @@ static void test_ingest_and_dedup(void **state)
 static void expect_reject(void (*mutate)(Hostrange__Batch *m),
                           enum hrd_reject reason)
 {
-    struct hr__builder b;
+    struct hr__enc b;
     struct hr__batch_header h = header(1);
     struct hrd_agg agg;
     struct hrd_ingest in;
@@ -220,10 +287,10 @@ static void expect_reject(void (*mutate)(Hostrange__Batch *m),
 
     hrd_agg_init(&agg);
     hrd_ingest_init(&in, &agg);
-    assert_int_equal(hr__builder_init(&b), 0);
-    add(&b, 2, 2, 900, 400);
+    assert_int_equal(hr__enc_init(&b, &namer), 0);
+    add(&b, 2, 5, 900, 400);
     add(&b, 2, 1, 1000, 100);
-    assert_int_equal(hr__batch_encode(&b, &h, &namer, &buf, &len), 0);
+    assert_int_equal(hr__enc_seal(&b, &h, &buf, &len), 0);
     m = hostrange__batch__unpack(NULL, len, buf);
     mutate(m);
     len2 = hostrange__batch__get_packed_size(m);
@@ -241,17 +308,28 @@ static void expect_reject(void (*mutate)(Hostrange__Batch *m),
     free(buf2);
     free(buf);
     hostrange__batch__free_unpacked(m, NULL);
-    hr__builder_fini(&b);
+    hr__enc_fini(&b);
     hrd_ingest_fini(&in);
     hrd_agg_fini(&agg);
 }
 
+/* The stream of the two samples is "L0 P1:900/500/1/0 P0:1000/900/2/0":
+ * bytes 0 (label), 1 (tag), 2-3 (900), 4-5 (500), 6, 7, 8 (tag), 9-10
+ * (1000), 11-12 (900), 13, 14. */
 static void bad_version(Hostrange__Batch *m) { m->version = 99; }
-static void bad_index(Hostrange__Batch *m) { m->sample_range[1] = 17; }
-static void bad_arrays(Hostrange__Batch *m) { m->n_self_ns = 1; }
+static void bad_index(Hostrange__Batch *m)
+{
+    m->samples.data[1] = 17 << 2 | HRP_ITEM_PARENT;
+}
+static void bad_arrays(Hostrange__Batch *m) { m->n_context_parent = 1; }
 static void bad_phase(Hostrange__Batch *m) { m->labels[0]->phase = 3; }
-static void bad_value(Hostrange__Batch *m) { m->self_ns[0] = 901; }
+/* Children's time 1001 ns in a range of 1000 ns. */
+static void bad_value(Hostrange__Batch *m) { m->samples.data[11] = 0xe9; }
 static void bad_string(Hostrange__Batch *m) { m->ranges[0][0] = '\0'; }
+static void bad_events(Hostrange__Batch *m) { m->events = 3; }
+/* A varint that runs off the end. */
+static void bad_stream(Hostrange__Batch *m) { m->samples.data[14] = 0x80; }
+static void bad_parent(Hostrange__Batch *m) { m->context_parent[0] = 2; }
 
 static void test_rejections(void **state)
 {
@@ -262,6 +340,9 @@ static void test_rejections(void **state)
     expect_reject(bad_phase, HRD_REJECT_PHASE);
     expect_reject(bad_value, HRD_REJECT_VALUE);
     expect_reject(bad_string, HRD_REJECT_STRING);
+    expect_reject(bad_events, HRD_REJECT_ARRAYS);
+    expect_reject(bad_stream, HRD_REJECT_STREAM);
+    expect_reject(bad_parent, HRD_REJECT_INDEX);
 }
 
 static void test_garbage(void **state)

@@ -100,18 +100,18 @@ static char long_name[HRP_MAX_STRING + 2];
 
 static void m_version(struct db_batch *x) { x->b.version = HRP_VERSION + 1; }
 static void m_seq(struct db_batch *x) { x->b.seq = 0; }
-static void m_sample_arrays(struct db_batch *x) { x->b.n_self_ns = 1; }
-static void m_record_arrays(struct db_batch *x) { x->b.n_record_ns = 0; }
-static void m_lost_arrays(struct db_batch *x) { x->b.n_lost_by_label = 0; }
-static void m_label_index(struct db_batch *x) { x->b.sample_label[0] = 4; }
-static void m_range_index(struct db_batch *x) { x->b.sample_range[1] = 3; }
-static void m_record_index(struct db_batch *x) { x->b.record_range[0] = 9; }
-static void m_lost_index(struct db_batch *x) { x->b.lost_label[0] = 4; }
+static void m_sample_arrays(struct db_batch *x) { x->events_delta = 1; }
+static void m_record_arrays(struct db_batch *x) { x->events_delta = -1; }
+static void m_lost_arrays(struct db_batch *x) { x->lost_short = 1; }
+static void m_label_index(struct db_batch *x) { x->label[0] = 4; }
+static void m_range_index(struct db_batch *x) { x->range[1] = 3; }
+static void m_record_index(struct db_batch *x) { x->rec_range[0] = 9; }
+static void m_lost_index(struct db_batch *x) { x->lost_label[0] = 4; }
 static void m_phase(struct db_batch *x) { x->l[3].phase = 3; }
 static void m_empty_node(struct db_batch *x) { x->l[0].node_id = ""; }
 static void m_empty_range(struct db_batch *x) { x->ranges[1] = ""; }
 static void m_long_string(struct db_batch *x) { x->b.process_label = long_name; }
-static void m_value(struct db_batch *x) { x->b.self_ns[0] = 901; }
+static void m_value(struct db_batch *x) { x->self[0] = 901; }
 
 static void test_rejections(void **state)
 {

@@ -213,8 +213,13 @@ static void test_hist_against_brute_force(void **state)
         hrd_sort_u64(v, n, tmp);
         assert_int_equal(hrd_hist_add_sorted(&sorted, v, n), 0);
         assert_int_equal(one.nb, sorted.nb);
-        assert_memory_equal(one.idx, sorted.idx, one.nb * sizeof *one.idx);
-        assert_memory_equal(one.cnt, sorted.cnt, one.nb * sizeof *one.cnt);
+        for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++) {
+            assert_true((one.chunk[j] == NULL) == (sorted.chunk[j] == NULL));
+            if (one.chunk[j] != NULL)
+                assert_memory_equal(one.chunk[j], sorted.chunk[j],
+                                    (j == 0 ? HRD_HIST_LINEAR : 512u) *
+                                        sizeof(uint64_t));
+        }
         assert_true(one.sum == sorted.sum);
         assert_true(one.min == sorted.min && one.max == sorted.max);
 
@@ -251,9 +256,15 @@ static void test_hist_memory(void **state)
     for (int i = 0; i < 1000000; i++)
         assert_int_equal(hrd_hist_add(&h, 20000 + (uint64_t)(i % 1000)), 0);
     assert_int_equal(h.n, 1000000);
-    /* 20000..20999 spans buckets of width 32: 32 or 33 of them. */
+    /* 20000..20999 spans buckets of width 32: 32 or 33 of them, all in the
+     * chunk of [16384, 32768): one chunk of 512 counts. */
     assert_true(h.nb >= 32 && h.nb <= 33);
-    assert_true(hrd_hist_bytes(&h) < 1024);
+    assert_int_equal(hrd_hist_bytes(&h), 512 * sizeof(uint64_t));
+    /* A value in each octave from 2^10 to 2^19 adds a chunk for each but
+     * the one already there. */
+    for (int e = 10; e < 20; e++)
+        assert_int_equal(hrd_hist_add(&h, (uint64_t)1 << e), 0);
+    assert_int_equal(hrd_hist_bytes(&h), 10 * 512 * sizeof(uint64_t));
     hrd_hist_fini(&h);
     hrd_hist_fini(NULL);
 }

@@ -4,7 +4,9 @@
  * through cuBLASLt in float32, float16 and bfloat16 with transposes, alpha
  * and beta, row- and column-major operands; the cache on the device; and
  * the bare backend handle. Without a CUDA device (or built without CUDA)
- * it skips: exit status 77.
+ * it prints why (the CUDA runtime's error) and skips: exit status 77; with
+ * HROPS_REQUIRE_CUDA=1 in the environment (a GPU machine's check) it fails
+ * instead: exit status 1.
  */
 #include "config.h"
 
@@ -138,6 +140,12 @@ static void test_gemm(void **state)
     static const int64_t sc[3] = { 320, 1, 52 }, sa[3] = { 4096, 72, 1 };
     struct operand cc = { 3, { 4, 48, 6 }, sc }, ap = { 3, { 4, 48, 64 },
                                                         sa };
+    /* An empty inner dimension: c = beta * c, as on the CPU. */
+    struct operand a0 = { 3, { 2, 5, 0 }, NULL }, b0 = { 3, { 2, 0, 4 },
+                                                         NULL };
+    static const int64_t sc0[3] = { 24, 1, 6 };
+    struct operand c0 = { 3, { 2, 5, 4 }, NULL }, c0c = { 3, { 2, 5, 4 },
+                                                          sc0 };
 
     (void)state;
     for (int i = 0; i < 3; i++) {
@@ -152,6 +160,9 @@ static void test_gemm(void **state)
         check_gemm(dt, &a2, &b2, &c2, -1.0, 0.25, 0);
         check_gemm(dt, &ap, &b, &cc, 1.0, 1.0, 0);
         check_gemm(dt, &ap, &bt, &cc, 1.0, 0.0, HROPS_TRANS_B);
+        check_gemm(dt, &a0, &b0, &c0, 1.0, 0.5, 0);
+        check_gemm(dt, &a0, &b0, &c0, 1.0, 0.0, 0);
+        check_gemm(dt, &a0, &b0, &c0c, 2.0, -1.0, 0);
     }
 }
 
@@ -261,9 +272,12 @@ int main(void)
     };
 
     if (hrops_cuda_device_count() == 0) {
-        fprintf(stderr, "no CUDA device (or libhrops built without CUDA): "
-                "skipped\n");
-        return 77;
+        const char *req = getenv("HROPS_REQUIRE_CUDA");
+        int required = req != NULL && strcmp(req, "1") == 0;
+
+        fprintf(stderr, "no CUDA device: %s: %s\n", hrops_cuda_error(),
+                required ? "failed (HROPS_REQUIRE_CUDA=1)" : "skipped");
+        return required ? 1 : 77;
     }
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,7 @@
 
 struct sample {
     uint64_t incl, self;
-    uint32_t range, window, nchild;
+    uint32_t range, window, nchild, ndesc;
 };
 
 static struct hr__stack st;
@@ -39,7 +39,7 @@ static struct sample end(struct scope sc, uint32_t expect_abandoned)
 
     assert_int_equal(hr__stack_pop(&st, sc.depth, sc.serial, now, &s.incl,
                                    &s.self, &s.range, &s.window, &s.nchild,
-                                   &abandoned),
+                                   &s.ndesc, &abandoned),
                      HR__POP_OK);
     assert_int_equal(abandoned, expect_abandoned);
     return s;
@@ -150,7 +150,7 @@ static void test_out_of_order(void **state)
     struct scope a, b, c;
     struct sample sa;
     uint64_t incl, self;
-    uint32_t range, window, nchild, abandoned;
+    uint32_t range, window, nchild, ndesc, abandoned;
 
     (void)state;
     a = begin(1, 1);
@@ -163,13 +163,13 @@ static void test_out_of_order(void **state)
     assert_int_equal(sa.self, 20);
     /* Ending the inner now finds its frame gone. */
     assert_int_equal(hr__stack_pop(&st, b.depth, b.serial, now, &incl, &self,
-                                   &range, &window, &nchild, &abandoned),
+                                   &range, &window, &nchild, &ndesc, &abandoned),
                      HR__POP_GONE);
     /* A new frame at the same depth is not mistaken for the old scope. */
     a = begin(3, 1);
     c = begin(4, 1);
     assert_int_equal(hr__stack_pop(&st, b.depth, b.serial, now, &incl, &self,
-                                   &range, &window, &nchild, &abandoned),
+                                   &range, &window, &nchild, &ndesc, &abandoned),
                      HR__POP_GONE);
     end(c, 0);
     end(a, 0);
@@ -226,9 +226,39 @@ static void test_full_stack(void **state)
     assert_int_equal(hr__stack_push(&st, 1, 1, now, &serial), 0);
 }
 
+/* a { b { c, d }, e }: descendants counted at every depth. */
+static void test_descendants(void **state)
+{
+    struct scope a, b, c, d, e;
+    struct sample s;
+
+    (void)state;
+    a = begin(1, 1);
+    b = begin(2, 1);
+    c = begin(3, 1);
+    now += 5;
+    s = end(c, 0);
+    assert_int_equal(s.nchild, 0);
+    assert_int_equal(s.ndesc, 0);
+    d = begin(4, 1);
+    now += 5;
+    end(d, 0);
+    s = end(b, 0);
+    assert_int_equal(s.nchild, 2);
+    assert_int_equal(s.ndesc, 2);
+    e = begin(5, 1);
+    end(e, 0);
+    s = end(a, 0);
+    assert_int_equal(s.nchild, 2);
+    assert_int_equal(s.ndesc, 4);
+    assert_int_equal(s.incl, 10);
+    assert_int_equal(s.self, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_descendants, reset),
         cmocka_unit_test_setup(test_three_deep, reset),
         cmocka_unit_test_setup(test_siblings, reset),
         cmocka_unit_test_setup(test_zero_length, reset),

@@ -1,0 +1,608 @@
+/* hostrangectl diff: two run files compared key by key (see ctl.h). */
+#include "config.h"
+
+#include "daemon/ctl.h"
+#include "daemon/hist.h"
+#include "daemon/observer.h"
+#include "daemon/run.h"
+#include "daemon/signif.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_diff[] =
+    "Usage: hostrangectl diff [--alpha=P] [--threshold=PCT]\n"
+    "                         [--fail-above=PCT] [--format=FORMAT] BASE NEW\n"
+    "Compare two run files (hostrangectl save, merge) key by key: node,\n"
+    "operator, backend, phase, range and metric. Each row shows both\n"
+    "medians, the change (the Hodges-Lehmann shift, the median of all\n"
+    "differences NEW - BASE, as a percentage of the base median), that shift\n"
+    "in ns with its distribution-free 95% interval, and the two-sided\n"
+    "Mann-Whitney U p-value: exact for fewer than 50 samples a side without\n"
+    "ties, else the normal approximation with tie correction. When either\n"
+    "side of a key is a histogram, both sides are put in its buckets and the\n"
+    "values of a bucket count as ties at its value (resolution 0.1%).\n"
+    "\n"
+    "A change is flagged (slower or faster) when p < ALPHA and |change| >=\n"
+    "the threshold. Rows are marked `unstable` when the observer cost is 10%\n"
+    "or more of a median (from the file's calibration), and `resolution`\n"
+    "when a median is within two steps of the clock (the smallest gap\n"
+    "between the key's distinct values). Keys in one file only are listed.\n"
+    "\n"
+    "  -a, --alpha=P          significance level (default 0.01)\n"
+    "  -T, --threshold=PCT    smallest change flagged, in % (default 5)\n"
+    "      --fail-above=PCT   exit 1 when a flagged slowdown exceeds PCT %\n"
+    "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl\n"
+    "                         or markdown (for a pull-request comment)\n"
+    "  -h, --help             show this help and exit\n"
+    "\n"
+    "Exit status: 0; 1 when --fail-above is exceeded; 2 on a usage error or\n"
+    "a file that cannot be read.\n";
+
+enum fmt { FMT_TABLE, FMT_JSONL, FMT_MARKDOWN };
+
+/* One population of one key of one file. */
+struct pop {
+    char *node, *op, *backend, *range;
+    uint32_t phase, metric;
+    uint32_t node_rank, range_rank, order;
+    int scopes;
+    int hist;
+    double *v;
+    uint64_t *w;
+    size_t n;
+    uint64_t total;
+    double median;
+    double step;     /* smallest gap between distinct values (exact) */
+    uint64_t calls, children;
+    int matched;
+};
+
+struct side {
+    const char *path;
+    struct pop *p;
+    size_t n, cap;
+    const Hostrange__Calibration *cal;
+    Hostrange__RunEnd *end;
+};
+
+static int pop_add(struct side *s, struct pop *p)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 256;
+        struct pop *np = realloc(s->p, cap * sizeof *np);
+        if (np == NULL)
+            return -1;
+        s->p = np;
+        s->cap = cap;
+    }
+    s->p[s->n++] = *p;
+    return 0;
+}
+
+/* Distinct values of delta-coded ascending values. */
+static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
+{
+    uint64_t v = 0;
+
+    p->v = malloc((n + 1) * sizeof *p->v);
+    p->w = malloc((n + 1) * sizeof *p->w);
+    if (p->v == NULL || p->w == NULL)
+        return -1;
+    p->n = 0;
+    p->step = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        v += d[i];
+        if (p->n > 0 && d[i] == 0) {
+            p->w[p->n - 1]++;
+            continue;
+        }
+        if (p->n > 0 && (double)d[i] < p->step)
+            p->step = (double)d[i];
+        p->v[p->n] = (double)v;
+        p->w[p->n++] = 1;
+    }
+    p->total = n;
+    p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
+                                                         p->total });
+    return 0;
+}
+
+static int from_hist(struct pop *p, const Hostrange__RunHist *m)
+{
+    struct hrd_hist h;
+    const double half = 0.5;
+
+    p->hist = 1;
+    p->step = INFINITY;
+    p->v = malloc((m->n_buckets + 1) * sizeof *p->v);
+    p->w = malloc((m->n_buckets + 1) * sizeof *p->w);
+    hrd_hist_init(&h);
+    if (p->v == NULL || p->w == NULL)
+        return -1;
+    for (size_t i = 0; i < m->n_buckets; i++) {
+        p->v[i] = hrd_hist_value(m->buckets[i]);
+        p->w[i] = m->counts[i];
+        if (hrd_hist_set_bucket(&h, m->buckets[i], m->counts[i]) != 0) {
+            hrd_hist_fini(&h);
+            return -1;
+        }
+    }
+    p->n = m->n_buckets;
+    p->total = m->n;
+    h.n = m->n;
+    h.min = m->min;
+    h.max = m->max;
+    hrd_hist_quantiles(&h, &half, 1, &p->median);
+    hrd_hist_fini(&h);
+    return 0;
+}
+
+/* Reads every key of a run file into populations. Returns 0 or -1 after
+ * printing why. */
+static int read_side(struct side *s, const char *path)
+{
+    struct hrd_run_reader r;
+    Hostrange__RunHeader *h = NULL;
+    char err[8400];
+    uint32_t order = 0;
+
+    s->path = path;
+    if (hrd_run_open(&r, path, &h, err, sizeof err) != 0)
+        goto fail;
+    hostrange__run_header__free_unpacked(h, NULL);
+    for (;;) {
+        Hostrange__RunKey *k = NULL;
+        int rc = hrd_run_next(&r, &k, &s->end, err, sizeof err);
+
+        if (rc < 0) {
+            hrd_run_close(&r);
+            goto fail;
+        }
+        if (rc == 2)
+            break;
+        for (uint32_t metric = 1; metric <= 2; metric++) {
+            struct pop p = { 0 };
+            int bad;
+
+            if (metric == 2 && k->pairs == 0)
+                break;
+            p.node = strdup(k->node_id);
+            p.op = strdup(k->operator_);
+            p.backend = strdup(k->backend);
+            p.range = strdup(k->range);
+            p.phase = k->phase;
+            p.metric = metric;
+            p.node_rank = k->node_rank ? k->node_rank : UINT32_MAX;
+            p.range_rank = k->range_rank ? k->range_rank : UINT32_MAX;
+            p.order = order;
+            p.scopes = k->pairs > 0;
+            p.calls = k->pairs;
+            p.children = k->children;
+            if (k->inclusive_hist != NULL && k->self_hist != NULL)
+                bad = from_hist(&p, metric == 1 ? k->inclusive_hist
+                                                : k->self_hist);
+            else if (metric == 1 && k->n_inclusive == k->pairs + k->records)
+                bad = from_deltas(&p, k->inclusive, k->n_inclusive);
+            else if (metric == 2 && k->n_self == k->pairs)
+                bad = from_deltas(&p, k->self, k->n_self);
+            else {
+                snprintf(err, sizeof err, "%s: damaged (key %s/%s holds "
+                         "values that do not match its counts)", path,
+                         k->node_id, k->range);
+                hostrange__run_key__free_unpacked(k, NULL);
+                hrd_run_close(&r);
+                goto fail;
+            }
+            if (bad || p.total == 0 || pop_add(s, &p) != 0) {
+                free(p.v);
+                free(p.w);
+                if (bad) {
+                    snprintf(err, sizeof err, "%s: out of memory", path);
+                    hostrange__run_key__free_unpacked(k, NULL);
+                    hrd_run_close(&r);
+                    goto fail;
+                }
+            }
+        }
+        order++;
+        hostrange__run_key__free_unpacked(k, NULL);
+    }
+    hrd_run_close(&r);
+    if (s->end->n_calibrations > 0)
+        s->cal = s->end->calibrations[0];
+    return 0;
+fail:
+    fprintf(stderr, "hostrangectl diff: %s\n", err);
+    return -1;
+}
+
+static int cmp_report(const void *pa, const void *pb)
+{
+    const struct pop *x = pa, *y = pb;
+    uint32_t a[6] = { x->node_rank, x->phase, !x->scopes, x->range_rank,
+                      x->order, x->metric };
+    uint32_t b[6] = { y->node_rank, y->phase, !y->scopes, y->range_rank,
+                      y->order, y->metric };
+
+    for (int i = 0; i < 6; i++) {
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    }
+    return 0;
+}
+
+static int cmp_name(const struct pop *x, const struct pop *y)
+{
+    int c;
+
+    if ((c = strcmp(x->node, y->node)) != 0 ||
+        (c = strcmp(x->op, y->op)) != 0 ||
+        (c = strcmp(x->backend, y->backend)) != 0 ||
+        (c = strcmp(x->range, y->range)) != 0)
+        return c;
+    if (x->phase != y->phase)
+        return x->phase < y->phase ? -1 : 1;
+    return x->metric < y->metric ? -1 : x->metric > y->metric;
+}
+
+static int cmp_name_q(const void *pa, const void *pb)
+{
+    return cmp_name(*(struct pop *const *)pa, *(struct pop *const *)pb);
+}
+
+/* Puts a population's distinct values into histogram buckets. */
+static void bucket(struct pop *p)
+{
+    size_t d = 0;
+    uint32_t last = 0;
+
+    if (p->hist)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        uint32_t b = hrd_hist_bucket((uint64_t)p->v[i]);
+
+        if (d > 0 && b == last) {
+            p->w[d - 1] += p->w[i];
+        } else {
+            p->v[d] = hrd_hist_value(b);
+            p->w[d++] = p->w[i];
+            last = b;
+        }
+    }
+    p->n = d;
+}
+
+/* Whether the observer cost is 10% or more of the population's median. */
+static int unstable(const struct pop *p, const Hostrange__Calibration *c)
+{
+    struct hrd_calib cal;
+    struct hrd_row row = { 0 };
+
+    if (c == NULL)
+        return 0;
+    cal = (struct hrd_calib){ c->label, c->clock, c->child_ns, c->residue_ns,
+                              c->empty_ns, c->timer_ns, c->calls, 0 };
+    row.metric = p->metric == 2 ? "self" : "inclusive";
+    row.median = p->median;
+    row.calls = p->metric == 1 && !p->scopes ? 0 : p->calls;
+    row.children = p->children;
+    hrd_observer_apply(&row, &cal, 0);
+    return row.observer_known && row.unstable;
+}
+
+struct drow {
+    const struct pop *b, *n; /* either may be NULL: one side only */
+    struct hrd_signif s;
+    double change;           /* % */
+    const char *flag;        /* "slower", "faster" or NULL */
+    int unstable, resolution;
+};
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void num(FILE *f, double v)
+{
+    char buf[32];
+
+    if (!isfinite(v)) {
+        fputs("null", f);
+        return;
+    }
+    hrd_format_number(buf, sizeof buf, v);
+    fputs(buf, f);
+}
+
+static const char *metric_name(uint32_t m)
+{
+    return m == 2 ? "self" : "inclusive";
+}
+
+static void write_jsonl(FILE *f, const struct drow *r)
+{
+    const struct pop *k = r->b ? r->b : r->n;
+
+    fputs("{\"nodeid\":", f);
+    json_str(f, k->node);
+    fputs(",\"operator\":", f);
+    json_str(f, k->op);
+    fputs(",\"backend\":", f);
+    json_str(f, k->backend);
+    fprintf(f, ",\"phase\":\"%s\",\"range\":", hrp_phase_name(k->phase));
+    json_str(f, k->range);
+    fprintf(f, ",\"metric\":\"%s\"", metric_name(k->metric));
+    if (r->b == NULL || r->n == NULL) {
+        fprintf(f, ",\"only\":\"%s\",\"count\":%llu,\"median\":",
+                r->b ? "base" : "new", (unsigned long long)k->total);
+        num(f, k->median);
+        fputs("}\n", f);
+        return;
+    }
+    fprintf(f, ",\"base_count\":%llu,\"new_count\":%llu,\"base_median\":",
+            (unsigned long long)r->b->total, (unsigned long long)r->n->total);
+    num(f, r->b->median);
+    fputs(",\"new_median\":", f);
+    num(f, r->n->median);
+    fputs(",\"change_pct\":", f);
+    num(f, r->change);
+    fputs(",\"shift_ns\":", f);
+    num(f, r->s.shift);
+    fputs(",\"shift_lo_ns\":", f);
+    num(f, r->s.lo);
+    fputs(",\"shift_hi_ns\":", f);
+    num(f, r->s.hi);
+    fputs(",\"p\":", f);
+    num(f, r->s.p);
+    fprintf(f, ",\"test\":\"%s\",\"flag\":", r->s.exact ? "exact" : "normal");
+    if (r->flag)
+        fprintf(f, "\"%s\"", r->flag);
+    else
+        fputs("null", f);
+    fprintf(f, ",\"unstable\":%s,\"resolution\":%s}\n",
+            r->unstable ? "true" : "false", r->resolution ? "true" : "false");
+}
+
+static void key_text(char *buf, size_t len, const struct pop *k)
+{
+    snprintf(buf, len, "%s %s/%s %s %s %s", k->node, k->op, k->backend,
+             hrp_phase_name(k->phase), k->range, metric_name(k->metric));
+}
+
+static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
+                       int colour)
+{
+    const struct pop *k = r->b ? r->b : r->n;
+    char key[4 * HRP_MAX_STRING + 64], marks[64] = "";
+    const char *on = "", *off = "";
+
+    key_text(key, sizeof key, k);
+    if (r->unstable)
+        strcat(marks, " unstable");
+    if (r->resolution)
+        strcat(marks, " resolution");
+    if (r->b == NULL || r->n == NULL) {
+        if (fmt == FMT_MARKDOWN)
+            fprintf(f, "| %s | %s | %s | | | | only in %s |\n", key,
+                    r->b ? "" : "-", r->b ? "-" : "", r->b ? "base" : "new");
+        else
+            fprintf(f, "%-60s only in %s (median %.3f us)\n", key,
+                    r->b ? "base" : "new", k->median / 1000);
+        return;
+    }
+    if (colour && r->flag) {
+        on = strcmp(r->flag, "slower") == 0 ? "\033[31m" : "\033[32m";
+        off = "\033[0m";
+    }
+    if (fmt == FMT_MARKDOWN) {
+        fprintf(f, "| %s | %.3f | %.3f | %+.2f%% | %+.1f [%+.1f, %+.1f] | "
+                "%.3g | %s%s%s |\n", key, r->b->median / 1000,
+                r->n->median / 1000, r->change, r->s.shift, r->s.lo,
+                r->s.hi, r->s.p, r->flag ? "**" : "",
+                r->flag ? r->flag : "", r->flag ? "**" : "");
+        if (marks[0])
+            fprintf(f, "|  | | | | | | %s |\n", marks + 1);
+        return;
+    }
+    fprintf(f, "%s%-60s %10.3f %10.3f %+8.2f%% %+10.1f [%+.1f, %+.1f] "
+            "p=%.3g%s%s%s%s\n", on, key, r->b->median / 1000,
+            r->n->median / 1000, r->change, r->s.shift, r->s.lo, r->s.hi,
+            r->s.p, r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
+}
+
+static double parse_double(const char *what, const char *v, double min,
+                           double max)
+{
+    char *end;
+    double d;
+
+    errno = 0;
+    d = strtod(v, &end);
+    if (errno != 0 || end == v || *end != '\0' || !(d >= min && d <= max)) {
+        fprintf(stderr, "hostrangectl diff: bad %s '%s' (a number from %g "
+                "to %g)\n", what, v, min, max);
+        exit(2);
+    }
+    return d;
+}
+
+static void side_free(struct side *s)
+{
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->p[i].node);
+        free(s->p[i].op);
+        free(s->p[i].backend);
+        free(s->p[i].range);
+        free(s->p[i].v);
+        free(s->p[i].w);
+    }
+    free(s->p);
+    if (s->end != NULL)
+        hostrange__run_end__free_unpacked(s->end, NULL);
+}
+
+int hrd_ctl_diff(int argc, char **argv)
+{
+    enum { OPT_FAIL = 256 };
+    static const struct option longopts[] = {
+        { "alpha", required_argument, NULL, 'a' },
+        { "threshold", required_argument, NULL, 'T' },
+        { "fail-above", required_argument, NULL, OPT_FAIL },
+        { "format", required_argument, NULL, 'f' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    double alpha = 0.01, threshold = 5, fail_above = -1;
+    enum fmt fmt = FMT_TABLE;
+    struct side base = { 0 }, new = { 0 };
+    struct pop **index = NULL;
+    struct drow *rows = NULL;
+    size_t nrows = 0, flagged = 0, worst_i = 0;
+    int c, rc = 2, colour, failed = 0;
+
+    while ((c = getopt_long(argc, argv, ":a:T:f:h", longopts, NULL)) != -1) {
+        if (c == 'a') {
+            alpha = parse_double("--alpha", optarg, 0, 1);
+        } else if (c == 'T') {
+            threshold = parse_double("--threshold", optarg, 0, 1e9);
+        } else if (c == OPT_FAIL) {
+            fail_above = parse_double("--fail-above", optarg, 0, 1e9);
+        } else if (c == 'f') {
+            if (strcmp(optarg, "table") == 0)
+                fmt = FMT_TABLE;
+            else if (strcmp(optarg, "jsonl") == 0)
+                fmt = FMT_JSONL;
+            else if (strcmp(optarg, "markdown") == 0)
+                fmt = FMT_MARKDOWN;
+            else {
+                fprintf(stderr, "hostrangectl diff: bad format '%s' (table, "
+                        "jsonl or markdown)\n", optarg);
+                return 2;
+            }
+        } else if (c == 'h') {
+            fputs(usage_diff, stdout);
+            return 0;
+        } else {
+            hrd_ctl_die_usage("diff", c, argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "hostrangectl diff: give two run files, BASE and "
+                "NEW (see --help)\n");
+        return 2;
+    }
+    if (read_side(&base, argv[optind]) != 0 ||
+        read_side(&new, argv[optind + 1]) != 0)
+        goto out;
+    qsort(base.p, base.n, sizeof *base.p, cmp_report);
+    qsort(new.p, new.n, sizeof *new.p, cmp_report);
+    index = malloc((new.n + 1) * sizeof *index);
+    rows = calloc(base.n + new.n + 1, sizeof *rows);
+    if (index == NULL || rows == NULL) {
+        fprintf(stderr, "hostrangectl diff: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < new.n; i++)
+        index[i] = &new.p[i];
+    qsort(index, new.n, sizeof *index, cmp_name_q);
+    for (size_t i = 0; i < base.n; i++) {
+        struct pop *b = &base.p[i], *key = b, **hit;
+        struct drow *r = &rows[nrows++];
+
+        hit = bsearch(&key, index, new.n, sizeof *index, cmp_name_q);
+        r->b = b;
+        if (hit == NULL)
+            continue;
+        r->n = *hit;
+        (*hit)->matched = 1;
+        if (b->hist || r->n->hist) {
+            bucket(b);
+            bucket(*hit);
+        }
+        if (hrd_signif_compare(
+                &(struct hrd_wsample){ b->v, b->w, b->n, b->total },
+                &(struct hrd_wsample){ r->n->v, r->n->w, r->n->n,
+                                       r->n->total },
+                &r->s) != 0) {
+            fprintf(stderr, "hostrangectl diff: out of memory\n");
+            goto out;
+        }
+        r->change = b->median > 0 ? 100 * r->s.shift / b->median
+                                  : (r->s.shift == 0 ? 0 : INFINITY);
+        if (r->s.p < alpha && fabs(r->change) >= threshold) {
+            r->flag = r->change > 0 ? "slower" : "faster";
+            flagged++;
+            if (r->change > 0 &&
+                (worst_i == 0 || r->change > rows[worst_i - 1].change))
+                worst_i = nrows;
+        }
+        r->unstable = unstable(b, base.cal) || unstable(r->n, new.cal);
+        r->resolution = (isfinite(b->step) && b->median <= 2 * b->step) ||
+                        (isfinite(r->n->step) &&
+                         r->n->median <= 2 * r->n->step);
+    }
+    for (size_t i = 0; i < new.n; i++) {
+        if (!new.p[i].matched)
+            rows[nrows++].n = &new.p[i];
+    }
+    colour = fmt == FMT_TABLE && isatty(1);
+    if (fmt == FMT_MARKDOWN)
+        printf("| key | base median (us) | new median (us) | change | "
+               "shift ns [95%% CI] | p | flag |\n|---|---:|---:|---:|---:|"
+               "---:|---|\n");
+    else if (fmt == FMT_TABLE)
+        printf("%-60s %10s %10s %9s %10s\n", "key", "base us", "new us",
+               "change", "shift ns [95% CI]");
+    for (size_t i = 0; i < nrows; i++) {
+        if (fmt == FMT_JSONL)
+            write_jsonl(stdout, &rows[i]);
+        else
+            write_text(stdout, &rows[i], fmt, colour);
+    }
+    if (fmt != FMT_JSONL)
+        printf("%s%zu keys compared, %zu flagged (p < %g, |change| >= "
+               "%g%%)\n", fmt == FMT_MARKDOWN ? "\n" : "", nrows, flagged,
+               alpha, threshold);
+    if (fail_above >= 0 && worst_i > 0 &&
+        rows[worst_i - 1].change > fail_above) {
+        char key[4 * HRP_MAX_STRING + 64];
+
+        key_text(key, sizeof key, rows[worst_i - 1].b);
+        fprintf(stderr, "hostrangectl diff: %s is %.2f%% slower, above "
+                "--fail-above %g%%\n", key, rows[worst_i - 1].change,
+                fail_above);
+        failed = 1;
+    }
+    rc = fflush(stdout) != 0 ? 2 : failed;
+out:
+    free(index);
+    free(rows);
+    side_free(&base);
+    side_free(&new);
+    return rc;
+}
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_diff = {
+    "diff",
+    "compare two run files key by key, with significance",
+    usage_diff,
+    hrd_ctl_diff,
+};

@@ -1,0 +1,284 @@
+/* hostrangectl merge: the exact union of run files (see ctl.h, run.h). */
+#include "config.h"
+
+#include "daemon/ctl.h"
+#include "daemon/run.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_merge[] =
+    "Usage: hostrangectl merge -o OUT [--max-memory=SIZE] [--meta KEY=VALUE]\n"
+    "                          IN...\n"
+    "Join run files (hostrangectl save), such as those of test shards run on\n"
+    "several machines, into one: the exact union of their samples. Keys are\n"
+    "matched by node, operator, backend, phase and range; exact samples are\n"
+    "joined and histograms added, and a key exact in one file and a\n"
+    "histogram in another becomes a histogram. Report order follows the\n"
+    "inputs in the order given. One calibration is kept per label (the one\n"
+    "of the input saved last); clients, lost counts and each input's\n"
+    "provenance are kept. OUT is written atomically (a temporary file, then\n"
+    "a rename) or not at all, and may be one of the inputs.\n"
+    "\n"
+    "  -o, --output=FILE      the run file to write (required)\n"
+    "      --max-memory=SIZE  bound the samples held to SIZE (default 1G;\n"
+    "                         K, M, G suffixes): past it, the largest keys\n"
+    "                         become histograms (quantiles within 0.1%; count,\n"
+    "                         mean, min and max stay exact), as in the daemon\n"
+    "  -m, --meta=KEY=VALUE   note KEY=VALUE in OUT; may be given many times\n"
+    "  -h, --help             show this help and exit\n"
+    "\n"
+    "On a terminal, progress is shown on stderr.\n";
+
+struct progress {
+    int on;
+    size_t file, files;
+};
+
+static void show_progress(void *ctx, uint64_t done, uint64_t size)
+{
+    struct progress *p = ctx;
+
+    if (!p->on)
+        return;
+    fprintf(stderr, "\rmerge: file %zu of %zu, %llu of %llu MiB   ",
+            p->file + 1, p->files, (unsigned long long)(done >> 20),
+            (unsigned long long)(size >> 20));
+    fflush(stderr);
+}
+
+static uint64_t parse_size(const char *v)
+{
+    unsigned long long n;
+    char *end;
+    int shift = 0;
+
+    errno = 0;
+    n = strtoull(v, &end, 10);
+    if (end != v && end[0] != '\0' && end[1] == '\0') {
+        switch (end[0]) {
+        case 'K': case 'k': shift = 10; end++; break;
+        case 'M': case 'm': shift = 20; end++; break;
+        case 'G': case 'g': shift = 30; end++; break;
+        default: break;
+        }
+    }
+    if (errno != 0 || end == v || *end != '\0' || v[0] < '0' || v[0] > '9' ||
+        n > (UINT64_MAX >> 1 >> shift) || (n << shift) < (1u << 20)) {
+        fprintf(stderr, "hostrangectl merge: bad --max-memory '%s' (a size "
+                "of at least 1M)\n", v);
+        exit(2);
+    }
+    return (uint64_t)n << shift;
+}
+
+/* Copies s (borrowed strings) to the end of the sources. */
+static int add_source(Hostrange__RunSource ***src, size_t *n,
+                      Hostrange__RunSource *s)
+{
+    Hostrange__RunSource **ns = realloc(*src, (*n + 1) * sizeof *ns);
+
+    if (ns == NULL)
+        return -1;
+    *src = ns;
+    ns[(*n)++] = s;
+    return 0;
+}
+
+int hrd_ctl_merge(int argc, char **argv)
+{
+    enum { OPT_MEM = 256 };
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "max-memory", required_argument, NULL, OPT_MEM },
+        { "meta", required_argument, NULL, 'm' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
+    Hostrange__RunHeader **hs = NULL;
+    Hostrange__RunEnd **es = NULL;
+    Hostrange__RunSource *own = NULL, **src = NULL;
+    Hostrange__RunMeta **meta = NULL;
+    Hostrange__RunNodeLost *lm = NULL;
+    struct hrd_agg agg;
+    struct hrd_runload l;
+    struct hrd_run_writer w;
+    struct progress pr = { 0, 0, 0 };
+    const char *output = NULL;
+    uint64_t max_memory = (uint64_t)1 << 30, *cal_time = NULL;
+    size_t nmeta = 0, nsrc = 0, nin, ncl = 0, ncal = 0, nclk = 0;
+    char host[256], err[8400];
+    int c, rc = 1;
+
+    while ((c = getopt_long(argc, argv, ":o:m:h", longopts, NULL)) != -1) {
+        if (c == 'o')
+            output = optarg;
+        else if (c == 'm')
+            hrd_ctl_meta_add("merge", optarg, &meta, &nmeta);
+        else if (c == OPT_MEM)
+            max_memory = parse_size(optarg);
+        else if (c == 'h') {
+            fputs(usage_merge, stdout);
+            return 0;
+        } else
+            hrd_ctl_die_usage("merge", c, argv[optind - 1]);
+    }
+    if (output == NULL || output[0] == '\0') {
+        fprintf(stderr, "hostrangectl merge: no output file (-o OUT; see "
+                "--help)\n");
+        return 2;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "hostrangectl merge: no input files (see --help)\n");
+        return 2;
+    }
+    nin = (size_t)(argc - optind);
+    hrd_agg_init(&agg);
+    agg.exact_cap = UINT64_MAX;
+    agg.max_bytes = (size_t)max_memory;
+    hrd_runload_init(&l, &agg);
+    hs = calloc(nin, sizeof *hs);
+    es = calloc(nin, sizeof *es);
+    own = calloc(nin, sizeof *own);
+    if (hs == NULL || es == NULL || own == NULL)
+        goto nomem;
+    pr.on = isatty(2);
+    pr.files = nin;
+    for (size_t i = 0; i < nin; i++) {
+        const char *path = argv[optind + (int)i];
+
+        pr.file = i;
+        if (hrd_run_load(&l, path, &hs[i], &es[i], show_progress, &pr, err,
+                         sizeof err) != 0) {
+            if (pr.on)
+                fputc('\n', stderr);
+            fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err,
+                    output);
+            goto out;
+        }
+        if (hs[i]->n_sources > 0) {
+            for (size_t j = 0; j < hs[i]->n_sources; j++)
+                if (add_source(&src, &nsrc, hs[i]->sources[j]) != 0)
+                    goto nomem;
+        } else {
+            hostrange__run_source__init(&own[i]);
+            own[i].host = hs[i]->host;
+            own[i].time_ns = hs[i]->time_ns;
+            own[i].version = hs[i]->version;
+            own[i].meta = hs[i]->meta;
+            own[i].n_meta = hs[i]->n_meta;
+            own[i].file = (char *)path;
+            if (add_source(&src, &nsrc, &own[i]) != 0)
+                goto nomem;
+        }
+        ncl += es[i]->n_clients;
+        ncal += es[i]->n_calibrations;
+        nclk += es[i]->n_clocks;
+    }
+    if (pr.on)
+        fputc('\n', stderr);
+    if (hrd_runload_finish(&l) != 0)
+        goto nomem;
+    /* The end: every client; per label the calibration of the input saved
+     * last; each clock once; the lost counts now in the aggregation. */
+    end.clients = calloc(ncl + 1, sizeof *end.clients);
+    end.calibrations = calloc(ncal + 1, sizeof *end.calibrations);
+    end.clocks = calloc(nclk + 1, sizeof *end.clocks);
+    lm = calloc(agg.str.n + 1, sizeof *lm);
+    cal_time = calloc(ncal + 1, sizeof *cal_time);
+    end.lost = calloc(agg.str.n + 1, sizeof *end.lost);
+    if (end.clients == NULL || end.calibrations == NULL ||
+        end.clocks == NULL || lm == NULL || end.lost == NULL ||
+        cal_time == NULL)
+        goto nomem;
+    for (size_t i = 0; i < nin; i++) {
+        for (size_t j = 0; j < es[i]->n_clients; j++)
+            end.clients[end.n_clients++] = es[i]->clients[j];
+        for (size_t j = 0; j < es[i]->n_clocks; j++) {
+            size_t k;
+            for (k = 0; k < end.n_clocks &&
+                        strcmp(end.clocks[k], es[i]->clocks[j]) != 0; k++)
+                ;
+            if (k == end.n_clocks)
+                end.clocks[end.n_clocks++] = es[i]->clocks[j];
+        }
+        for (size_t j = 0; j < es[i]->n_calibrations; j++) {
+            Hostrange__Calibration *cal = es[i]->calibrations[j];
+            size_t k;
+
+            for (k = 0; k < end.n_calibrations &&
+                        strcmp(end.calibrations[k]->label, cal->label) != 0;
+                 k++)
+                ;
+            if (k == end.n_calibrations) {
+                cal_time[k] = hs[i]->time_ns;
+                end.calibrations[end.n_calibrations++] = cal;
+            } else if (hs[i]->time_ns >= cal_time[k]) {
+                cal_time[k] = hs[i]->time_ns; /* later inputs win ties */
+                end.calibrations[k] = cal;
+            }
+        }
+    }
+    for (uint32_t id = 1; id <= agg.str.n; id++) {
+        if (agg.str.lost[id - 1] == 0)
+            continue;
+        hostrange__run_node_lost__init(&lm[end.n_lost]);
+        lm[end.n_lost].node_id = agg.str.s[id - 1];
+        lm[end.n_lost].lost = agg.str.lost[id - 1];
+        end.lost[end.n_lost] = &lm[end.n_lost];
+        end.n_lost++;
+    }
+    hrd_ctl_run_provenance(&h, host, sizeof host, meta, nmeta);
+    h.sources = src;
+    h.n_sources = nsrc;
+    if (hrd_run_create(&w, output, &h, err, sizeof err) != 0 ||
+        hrd_run_put_agg(&w, &agg, err, sizeof err) != 0 ||
+        hrd_run_commit(&w, &end, err, sizeof err) != 0) {
+        hrd_run_abort(&w);
+        fprintf(stderr, "hostrangectl merge: %s\n", err);
+        goto out;
+    }
+    printf("merged %zu files into %s: %u keys%s\n", nin, output, agg.nkeys,
+           agg.compacted ? " (some kept as histograms for --max-memory)"
+                         : "");
+    rc = 0;
+    goto out;
+nomem:
+    fprintf(stderr, "hostrangectl merge: out of memory; %s not written\n",
+            output);
+out:
+    for (size_t i = 0; i < nin && hs != NULL; i++) {
+        if (hs[i] != NULL)
+            hostrange__run_header__free_unpacked(hs[i], NULL);
+        if (es[i] != NULL)
+            hostrange__run_end__free_unpacked(es[i], NULL);
+    }
+    free(hs);
+    free(es);
+    free(own);
+    free(src);
+    free(end.clients);
+    free(end.calibrations);
+    free(end.clocks);
+    free(end.lost);
+    free(lm);
+    free(cal_time);
+    hrd_ctl_meta_free(meta, nmeta);
+    hrd_runload_fini(&l);
+    hrd_agg_fini(&agg);
+    return rc;
+}
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_merge = {
+    "merge",
+    "join run files (CI shards, many hosts) into one",
+    usage_merge,
+    hrd_ctl_merge,
+};

@@ -1,0 +1,96 @@
+/*
+ * Run files (.hrs): writing and reading the layout documented in
+ * proto/hostrange.proto (magic, checksummed records: RunHeader, RunKey...,
+ * RunEnd).
+ *
+ * A writer writes to a temporary file next to the target (PATH.tmp.XXXXXX)
+ * and, on commit, syncs it and renames it over the target, so the target is
+ * either the complete new file or untouched; abort removes the temporary
+ * file. A reader refuses, with one line naming the file, a file that is
+ * not a run file, is of a newer format, is damaged (a checksum that does
+ * not match, a record that does not decode) or is truncated (no RunEnd).
+ * Every error message starts with the file's name.
+ */
+#ifndef HOSTRANGE_RUN_H
+#define HOSTRANGE_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "daemon/runkey.h"
+#include "proto/hostrange.pb-c.h"
+
+#define HRD_RUN_MAGIC "HRSRUN1\n"
+#define HRD_RUN_FORMAT 1u
+
+struct hrd_run_writer {
+    FILE *f;
+    char *path;
+    char *tmp;
+    uint64_t keys;
+    uint64_t bytes;
+    uint8_t *buf;
+    size_t cap;
+};
+
+/* Creates the temporary file and writes the magic and h. Returns 0, or -1
+ * with a one-line reason in err. */
+int hrd_run_create(struct hrd_run_writer *w, const char *path,
+                   const Hostrange__RunHeader *h, char *err, size_t errlen);
+/* Returns 0, or -1 with a reason in err (the writer must then be
+ * aborted). */
+int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
+                    char *err, size_t errlen);
+/* Writes every key of a, in creation order. Returns 0 or -1 (err). */
+int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, char *err,
+                    size_t errlen);
+/* Writes e (with e->keys set to the keys written), syncs, renames. Returns
+ * 0, or -1 with a reason in err (the temporary file is removed then). */
+int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
+                   char *err, size_t errlen);
+/* Removes the temporary file and frees the writer; accepts a committed or
+ * never-created one. */
+void hrd_run_abort(struct hrd_run_writer *w);
+
+struct hrd_run_reader {
+    FILE *f;
+    const char *path;
+    uint64_t offset;   /* of the next record */
+    uint64_t size;     /* of the file */
+    uint8_t *buf;
+    size_t cap;
+    int ended;
+};
+
+/*
+ * Opens path and reads its header into *h (caller frees with
+ * hostrange__run_header__free_unpacked). Returns 0, or -1 with a reason
+ * (starting with the path) in err.
+ */
+int hrd_run_open(struct hrd_run_reader *r, const char *path,
+                 Hostrange__RunHeader **h, char *err, size_t errlen);
+/* Reads the next record: returns 1 with a key in *k, 2 with the end in *e
+ * (caller frees either), or -1 with a reason in err. */
+int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
+                 Hostrange__RunEnd **e, char *err, size_t errlen);
+void hrd_run_close(struct hrd_run_reader *r);
+
+/* Called now and then while a file is read: bytes read of size. */
+typedef void (*hrd_run_progress_fn)(void *ctx, uint64_t done, uint64_t size);
+
+/*
+ * Reads a whole run into l (its aggregation): every key, then its end. On
+ * success returns 0 and, when h or e is not NULL, the header and the end
+ * (caller frees). Returns -1 with a reason in err otherwise (the
+ * aggregation may then hold part of the file).
+ */
+int hrd_run_load(struct hrd_runload *l, const char *path,
+                 Hostrange__RunHeader **h, Hostrange__RunEnd **e,
+                 hrd_run_progress_fn progress, void *ctx, char *err,
+                 size_t errlen);
+
+/* The host name, for headers ("unknown" when it cannot be had). */
+void hrd_run_hostname(char *buf, size_t len);
+
+#endif

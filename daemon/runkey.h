@@ -1,0 +1,79 @@
+/*
+ * Keys of run files (proto/hostrange.proto, RunKey): from an aggregation's
+ * keys, and back into an aggregation. Pure logic, no I/O.
+ *
+ * Saving: hrd_runkey_page produces a daemon's keys in creation order, a
+ * page at a time (the cursor is the serial of the next key), each as a
+ * RunKey: exact keys as sorted, delta-coded arrays, histogram keys as
+ * histograms; the last page also carries the RunEnd.
+ *
+ * Loading (hostrangectl merge, dump --from and diff; hostranged --load): a
+ * hrd_runload adds the keys of one or more runs to an aggregation, checking
+ * every field first (a bad key changes nothing). A key that exists already
+ * gets the new events added: exact events one by one (so the aggregation's
+ * exact cap and histograms apply as to arriving samples), a histogram by
+ * adding its buckets (the key becomes a histogram first). After each key
+ * the aggregation's memory budget is enforced (hrd_agg_enforce): over
+ * max_bytes, its largest keys become histograms. Ranks: a node id or range
+ * name is ranked by the first run that has it and its rank there; they are
+ * assigned when the last run has been added (hrd_runload_finish).
+ */
+#ifndef HOSTRANGE_RUNKEY_H
+#define HOSTRANGE_RUNKEY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/agg.h"
+#include "daemon/ingest.h"
+#include "proto/hostrange.pb-c.h"
+
+/*
+ * Fills m (initialised here) from key k of a. The arrays and histograms it
+ * points to are allocated; hrd_runkey_clear frees them (strings are
+ * borrowed from a). Returns 0 or -ENOMEM.
+ */
+int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k,
+                    Hostrange__RunKey *m);
+void hrd_runkey_clear(Hostrange__RunKey *m);
+
+/*
+ * One page of a save: the keys with a serial of at least *cursor (0 to
+ * start), in creation order, until their values reach `budget` (at least
+ * one key; 0: no limit). Fills r (initialised here; free with
+ * hrd_runkey_page_free); sets *cursor past the last serial sent, and
+ * *done, with r->end filled from in and the
+ * calibrations, when no key is left. Returns 0 or -ENOMEM.
+ */
+int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
+                    uint32_t *cursor, uint64_t budget,
+                    Hostrange__SaveReply *r, int *done);
+void hrd_runkey_page_free(Hostrange__SaveReply *r);
+
+struct hrd_runload {
+    struct hrd_agg *a;
+    uint32_t run;        /* the run being added, from 0 */
+    uint64_t *first;     /* string id - 1 -> (run << 32 | rank) + 1 */
+    uint32_t cap;
+    uint64_t keys;       /* keys added */
+};
+
+void hrd_runload_init(struct hrd_runload *l, struct hrd_agg *a);
+void hrd_runload_fini(struct hrd_runload *l);
+
+/*
+ * Adds one RunKey to the aggregation. Returns 0; -EINVAL when the key does
+ * not check out (why says what; nothing was added); -ENOMEM.
+ */
+int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
+                    char *why, size_t whylen);
+
+/* Adds a run's lost counts (RunEnd.lost) and moves on to the next run.
+ * Returns 0 or -ENOMEM. */
+int hrd_runload_end(struct hrd_runload *l, const Hostrange__RunEnd *e);
+
+/* Ranks the node ids and range names that have none. Returns 0 or
+ * -ENOMEM. */
+int hrd_runload_finish(struct hrd_runload *l);
+
+#endif

@@ -1,0 +1,292 @@
+/* Mann-Whitney U and Hodges-Lehmann (see signif.h). */
+#include "config.h"
+
+#include "daemon/signif.h"
+#include "daemon/hist.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+typedef unsigned __int128 u128;
+
+/* The standard normal's 97.5% quantile. */
+#define Z975 1.959963984540054
+
+/* --- samples -------------------------------------------------------------- */
+
+size_t hrd_signif_collapse(const uint64_t *sorted, size_t n, double *v,
+                           uint64_t *w)
+{
+    size_t d = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (d > 0 && v[d - 1] == (double)sorted[i]) {
+            w[d - 1]++;
+        } else {
+            v[d] = (double)sorted[i];
+            w[d++] = 1;
+        }
+    }
+    return d;
+}
+
+size_t hrd_signif_bucket(const uint64_t *sorted, size_t n, double *v,
+                         uint64_t *w)
+{
+    size_t d = 0;
+    uint32_t last = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b = hrd_hist_bucket(sorted[i]);
+
+        if (d > 0 && b == last) {
+            w[d - 1]++;
+        } else {
+            v[d] = hrd_hist_value(b);
+            w[d++] = 1;
+            last = b;
+        }
+    }
+    return d;
+}
+
+/* The value of rank r (from 0) of a sample. */
+static double value_at(const struct hrd_wsample *s, uint64_t r)
+{
+    uint64_t seen = 0;
+
+    for (size_t i = 0; i < s->n; i++) {
+        seen += s->w[i];
+        if (r < seen)
+            return s->v[i];
+    }
+    return s->v[s->n - 1];
+}
+
+double hrd_signif_median(const struct hrd_wsample *s)
+{
+    if (s->total == 0)
+        return 0.0;
+    if (s->total % 2)
+        return value_at(s, s->total / 2);
+    return (value_at(s, s->total / 2 - 1) + value_at(s, s->total / 2)) / 2;
+}
+
+/* --- ranks of differences ------------------------------------------------- */
+
+/* One pass at value v: the number of differences y - x <= v, the largest
+ * difference <= v and the smallest one > v (+-inf when there is none). */
+struct eval {
+    double v;
+    u128 c;
+    double a, b;
+};
+
+static void count_at(const struct hrd_wsample *x, const struct hrd_wsample *y,
+                     double v, struct eval *e)
+{
+    u128 c = 0;
+    uint64_t wy = 0; /* weight of y[0..j) */
+    size_t j = 0;
+    double a = -INFINITY, b = INFINITY;
+
+    /* For ascending x[i], the y values with y - x[i] <= v are a prefix
+     * y[0..j) that only grows. */
+    for (size_t i = 0; i < x->n; i++) {
+        while (j < y->n && y->v[j] - x->v[i] <= v)
+            wy += y->w[j++];
+        c += (u128)x->w[i] * wy;
+        if (j > 0 && y->v[j - 1] - x->v[i] > a)
+            a = y->v[j - 1] - x->v[i];
+        if (j < y->n && y->v[j] - x->v[i] < b)
+            b = y->v[j] - x->v[i];
+    }
+    e->v = v;
+    e->c = c;
+    e->a = a;
+    e->b = b;
+}
+
+/* Passes already made for one pair of samples, reused between ranks. */
+#define EVALS 96
+
+struct ranker {
+    const struct hrd_wsample *x, *y;
+    struct eval e[EVALS];
+    int n;
+};
+
+static double rank_value(struct ranker *rk, uint64_t r)
+{
+    const struct hrd_wsample *x = rk->x, *y = rk->y;
+    u128 k = (u128)r + 1;
+    /* The answer lies in [lo, hi]; c_lo differences are below lo, c_hi are
+     * at most hi. */
+    double lo = y->v[0] - x->v[x->n - 1], hi = y->v[y->n - 1] - x->v[0];
+    u128 c_lo = 0, c_hi = (u128)x->total * y->total;
+
+    for (int i = 0; i < rk->n; i++) {
+        const struct eval *e = &rk->e[i];
+        if (e->c >= k && e->a < hi) {
+            hi = e->a;
+            c_hi = e->c;
+        } else if (e->c < k && e->b > lo) {
+            lo = e->b;
+            c_lo = e->c;
+        }
+    }
+    for (int step = 0; lo < hi; step++) {
+        struct eval e;
+        double v;
+
+        if (step % 2 == 0 && c_hi > c_lo)
+            v = lo + (hi - lo) * (double)(k - c_lo) / (double)(c_hi - c_lo);
+        else
+            v = lo + (hi - lo) / 2;
+        if (!(v >= lo) || v >= hi)
+            v = lo;
+        count_at(x, y, v, &e);
+        if (rk->n < EVALS)
+            rk->e[rk->n++] = e;
+        if (e.c >= k) {
+            hi = e.a;
+            c_hi = e.c;
+        } else {
+            lo = e.b;
+            c_lo = e.c;
+        }
+    }
+    return hi;
+}
+
+double hrd_signif_diff_rank(const struct hrd_wsample *x,
+                            const struct hrd_wsample *y, uint64_t r)
+{
+    struct ranker rk = { .x = x, .y = y };
+
+    return rank_value(&rk, r);
+}
+
+/* --- U -------------------------------------------------------------------- */
+
+/*
+ * The number of ways, out of C(n + m, n), in which U takes each value
+ * 0..nm when there are no ties: the coefficients of the Gaussian binomial
+ * [n + m, n], built as the product over k = 1..n of
+ * (1 - q^(m + k)) / (1 - q^k). Returns a new array of nm + 1 values
+ * (caller frees) or NULL.
+ */
+static long double *u_distribution(uint64_t n, uint64_t m)
+{
+    size_t size = (size_t)(n * m + n + 1);
+    long double *f = calloc(size, sizeof *f);
+
+    if (f == NULL)
+        return NULL;
+    f[0] = 1;
+    for (uint64_t k = 1; k <= n; k++) {
+        uint64_t deg = m * (k - 1), s = m + k;
+
+        for (uint64_t u = deg + s; u >= s; u--)
+            f[u] -= f[u - s];
+        for (uint64_t u = k; u <= deg + s; u++)
+            f[u] += f[u - k];
+    }
+    return f;
+}
+
+int hrd_signif_compare(const struct hrd_wsample *base,
+                       const struct hrd_wsample *new,
+                       struct hrd_signif *out)
+{
+    const struct hrd_wsample *x = base, *y = new;
+    long double u = 0, ties = 0, below = 0;
+    double n = (double)x->total, m = (double)y->total;
+    double nm = n * m, big_n = n + m;
+    uint64_t pairs = x->total * y->total;
+    struct ranker rk = { .x = x, .y = y };
+    int no_ties = 1;
+    size_t i = 0, j = 0;
+    uint64_t kq; /* 1-based rank of the interval's lower bound */
+
+    /* U, and the tie term sum(t^3 - t) over the groups of equal values. */
+    while (i < x->n || j < y->n) {
+        double v;
+        uint64_t wx = 0, wy = 0;
+        long double t;
+
+        if (j >= y->n || (i < x->n && x->v[i] <= y->v[j]))
+            v = x->v[i];
+        else
+            v = y->v[j];
+        if (i < x->n && x->v[i] == v)
+            wx = x->w[i++];
+        if (j < y->n && y->v[j] == v)
+            wy = y->w[j++];
+        u += (long double)wy * (below + (long double)wx / 2);
+        below += wx;
+        t = (long double)wx + wy;
+        ties += t * t * t - t;
+        if (wx + wy > 1)
+            no_ties = 0;
+    }
+    out->u = (double)u;
+    out->z = 0;
+    if (no_ties && x->total < HRD_SIGNIF_EXACT_N &&
+        y->total < HRD_SIGNIF_EXACT_N) {
+        long double *f = u_distribution(x->total, y->total);
+        long double all = 0, le = 0, ge = 0, cum = 0;
+        uint64_t ui = (uint64_t)out->u;
+
+        if (f == NULL)
+            return -ENOMEM;
+        for (uint64_t t = 0; t <= pairs; t++)
+            all += f[t];
+        for (uint64_t t = 0; t <= pairs; t++) {
+            if (t <= ui)
+                le += f[t];
+            if (t >= ui)
+                ge += f[t];
+        }
+        out->p = (double)(2 * (le < ge ? le : ge) / all);
+        if (out->p > 1)
+            out->p = 1;
+        /* The smallest q with P(U <= q) >= 2.5%, at least 1. */
+        for (kq = 0; kq < pairs; kq++) {
+            cum += f[kq];
+            if (cum / all >= 0.025L)
+                break;
+        }
+        if (kq == 0)
+            kq = 1;
+        free(f);
+        out->exact = 1;
+    } else {
+        double var = nm / 12 *
+                     (big_n + 1 - (double)(ties / (big_n * (big_n - 1))));
+        double d = (double)u - nm / 2, c;
+
+        out->exact = 0;
+        if (!(var > 0)) {
+            out->p = 1;
+        } else {
+            d = fabs(d) <= 0.5 ? 0 : d - (d > 0 ? 0.5 : -0.5);
+            out->z = d / sqrt(var);
+            out->p = erfc(fabs(out->z) / M_SQRT2);
+        }
+        c = nm / 2 - Z975 * sqrt(nm * (big_n + 1) / 12);
+        c = floor(c + 0.5);
+        kq = c < 1 ? 1 : (uint64_t)c;
+    }
+    if (kq > (pairs + 1) / 2)
+        kq = (pairs + 1) / 2;
+    if (pairs % 2)
+        out->shift = rank_value(&rk, pairs / 2);
+    else
+        out->shift = (rank_value(&rk, pairs / 2 - 1) +
+                      rank_value(&rk, pairs / 2)) / 2;
+    out->lo = rank_value(&rk, kq - 1);
+    out->hi = rank_value(&rk, pairs - kq);
+    return 0;
+}

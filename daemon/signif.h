@@ -1,0 +1,98 @@
+/*
+ * Significance of a change between two samples: the Mann-Whitney U test and
+ * the Hodges-Lehmann shift with its 95% interval. Pure logic, no I/O.
+ *
+ * A sample is given as its distinct values, ascending, each with a weight
+ * (how many times it occurs): exact samples of clock readings repeat the
+ * same values a lot (the clock moves in steps), and a histogram is exactly
+ * this, its buckets' values with their counts. Everything below works on
+ * the distinct values, so its cost follows how many there are, not how
+ * many samples were taken.
+ *
+ * U counts the pairs (base value x, new value y) with y > x, a tie counting
+ * one half; it is nm/2 when neither sample tends to be larger. The two-sided
+ * p-value comes from U's exact distribution when both samples have fewer
+ * than HRD_SIGNIF_EXACT_N values and no value occurs twice (the
+ * distribution of U without ties, computed as the coefficients of the
+ * Gaussian binomial), and otherwise from the normal approximation with the
+ * tie correction of the variance and a continuity correction of 1/2.
+ *
+ * The Hodges-Lehmann shift is the median of the n*m differences y - x. Its
+ * 95% interval is distribution-free: the k-th smallest and the k-th largest
+ * differences, with k from U's distribution (its 2.5% quantile, exact or
+ * normal as for the p-value; ties are not corrected for there). The
+ * differences are never listed: a difference of a given rank is found by
+ * searching for its value, each step counting the differences up to a
+ * value in one pass over the two sorted samples (interpolation between
+ * the bounds found so far, with bisection every other step), so a rank
+ * costs a few passes of O(n + m) distinct values.
+ *
+ * Histograms (hist.h): a bucket's values are taken to be its value, the
+ * value the bucket stands for (within 0.1% of each of them), so the values
+ * in one bucket are ties. The test then sees the data at a resolution of
+ * 0.1%: shifts smaller than that cannot be told from none, and the tie
+ * correction keeps the p-value honest about it. When either side of a
+ * comparison is a histogram, the other side is put in the same buckets
+ * first (hrd_signif_bucket), so both are seen at the same resolution.
+ */
+#ifndef HOSTRANGE_SIGNIF_H
+#define HOSTRANGE_SIGNIF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Samples smaller than this (both) without ties get exact p-values. */
+#define HRD_SIGNIF_EXACT_N 50u
+
+/* A sample: distinct values, ascending, with their weights (>= 1). */
+struct hrd_wsample {
+    const double *v;
+    const uint64_t *w;
+    size_t n;        /* distinct values */
+    uint64_t total;  /* the sum of the weights */
+};
+
+struct hrd_signif {
+    double u;        /* U of new over base (pairs y > x, ties one half) */
+    double z;        /* the normal approximation's z (0 when exact) */
+    double p;        /* two-sided p-value */
+    int exact;       /* p and the interval from the exact distribution */
+    double shift;    /* Hodges-Lehmann: the median of y - x */
+    double lo, hi;   /* its 95% interval */
+};
+
+/*
+ * Compares new with base. Both must have at least one value. Returns 0 and
+ * fills *out, or -ENOMEM (only the exact distribution allocates).
+ */
+int hrd_signif_compare(const struct hrd_wsample *base,
+                       const struct hrd_wsample *new,
+                       struct hrd_signif *out);
+
+/*
+ * Collapses n values sorted ascending into distinct values v[] with their
+ * counts w[] (each array must hold n). Returns how many distinct values.
+ */
+size_t hrd_signif_collapse(const uint64_t *sorted, size_t n, double *v,
+                           uint64_t *w);
+
+/*
+ * Puts n values sorted ascending into histogram buckets: writes each
+ * non-empty bucket's value (hrd_hist_value) to v[] and its count to w[]
+ * (each must hold n). Returns how many buckets.
+ */
+size_t hrd_signif_bucket(const uint64_t *sorted, size_t n, double *v,
+                         uint64_t *w);
+
+/*
+ * The value of rank r (from 0) of the n*m weighted differences y - x of two
+ * samples. Exposed for tests.
+ */
+double hrd_signif_diff_rank(const struct hrd_wsample *x,
+                            const struct hrd_wsample *y, uint64_t r);
+
+/* The median of a sample (the mean of the two middle values when its total
+ * is even). */
+double hrd_signif_median(const struct hrd_wsample *s);
+
+#endif
