@@ -42,6 +42,8 @@ void hrd_agg_init(struct hrd_agg *a)
     memset(a, 0, sizeof *a);
     a->exact_cap = HRD_EXACT_CAP_DEFAULT;
     a->max_bytes = HRD_MAX_BYTES_DEFAULT;
+    a->max_paths = HRD_MAX_PATHS_DEFAULT;
+    a->max_depth = HRD_MAX_DEPTH_DEFAULT;
 }
 
 /*
@@ -63,6 +65,7 @@ static void buf_free(struct hrd_key *k)
 
 static void key_free(struct hrd_agg *a, struct hrd_key *k)
 {
+    hrd_agg_paths_free(a, k);
     a->bytes -= sizeof *k + k->cap;
     buf_free(k);
     if (k->incl != NULL) {
@@ -75,8 +78,21 @@ static void key_free(struct hrd_agg *a, struct hrd_key *k)
         hrd_hist_fini(k->self);
         free(k->self);
     }
-    a->events -= 2 * k->pairs + k->records;
+    if (k->path == 0) /* path keys' samples are counted by range keys */
+        a->events -= 2 * k->pairs + k->records;
     free(k);
+}
+
+void hrd_agg_paths_free(struct hrd_agg *a, struct hrd_key *k)
+{
+    struct hrd_key *p, *next;
+
+    for (p = k->paths; p != NULL; p = next) {
+        next = p->pnext;
+        key_free(a, p);
+        a->npkeys--;
+    }
+    k->paths = NULL;
 }
 
 void hrd_agg_reset(struct hrd_agg *a)
@@ -88,8 +104,11 @@ void hrd_agg_reset(struct hrd_agg *a)
     a->keys = NULL;
     a->kindex = NULL;
     a->nkeys = a->capkeys = a->kslots = 0;
+    free(a->pkindex);
+    a->pkindex = NULL;
+    a->npkeys = a->pkslots = 0;
     a->events = 0;
-    a->bytes = 0;
+    a->bytes = hrd_agg_pathtab_bytes(a); /* the path table stays */
     a->over_budget = 0;
 }
 
@@ -106,6 +125,10 @@ void hrd_agg_fini(struct hrd_agg *a)
     free(a->str.internal);
     free(a->str.index);
     free(a->scratch);
+    free(a->path.parent);
+    free(a->path.range);
+    free(a->path.depth);
+    free(a->path.index);
     memset(a, 0, sizeof *a);
 }
 
@@ -280,7 +303,7 @@ void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k)
         return;
     a->nkeys = kept;
     key_free(a, k);
-    if (kindex_build(a, a->kslots) != 0)
+    if (kindex_build(a, a->kslots) != 0 || hrd_agg_paths_reindex(a) != 0)
         hrd_agg_reset(a);
 }
 
@@ -593,12 +616,17 @@ uint32_t hrd_agg_enforce(struct hrd_agg *a)
         a->over_budget = 0;
         return 0;
     }
-    big = malloc((a->nkeys + 1) * sizeof *big);
+    big = malloc(((size_t)a->nkeys + a->npkeys + 1) * sizeof *big);
     if (big != NULL) {
         for (uint32_t i = 0; i < a->nkeys; i++) {
             struct hrd_key *k = a->keys[i];
             if (k->exact && k->pairs + k->records >= COMPACT_MIN_EVENTS)
                 big[n++] = k;
+            /* Path keys (paths.c) are compacted like the others. */
+            for (struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
+                if (p->exact && p->pairs >= COMPACT_MIN_EVENTS)
+                    big[n++] = p;
+            }
         }
         qsort(big, n, sizeof *big, cmp_size_desc);
         for (uint32_t i = 0; i < n && a->bytes > target; i++) {
@@ -629,7 +657,8 @@ uint32_t hrd_agg_reset_filtered(struct hrd_agg *a, const struct hrd_filter *f)
     hrd_match_fini(&m);
     dropped = a->nkeys - kept;
     a->nkeys = kept;
-    if (dropped > 0 && kindex_build(a, a->kslots) != 0) {
+    if (dropped > 0 && (kindex_build(a, a->kslots) != 0 ||
+                        hrd_agg_paths_reindex(a) != 0)) {
         /* Without an index no key can be found: fall back to none. */
         hrd_agg_reset(a);
     }

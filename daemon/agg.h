@@ -31,6 +31,26 @@
  * Rows (rows.c) come out ordered by node rank, phase (cold before warm),
  * scope ranges before record-only ranges, range rank, key creation,
  * inclusive before self.
+ *
+ * Calling contexts (paths.c). Besides its population per range name, each
+ * range sample also goes into a population per calling context: a path
+ * key, (labels, path), where a path is the chain of ranges enclosing the
+ * sample's range on its thread, itself included, interned in the path
+ * table (a path id is its parent's id and its innermost range; ids from
+ * 1). A path key hangs off the range key of its innermost range (its
+ * `paths` list), is stored like any key (exact, then histograms at the
+ * exact cap or under memory pressure) and counts toward max_bytes.
+ * Why two populations rather than per-path keys merged into per-range rows
+ * at report time: the report per range name stays exactly what it was
+ * (same values, same exact cap, same order, and every reader of range
+ * keys, from the observer to run files and diff, is unchanged), while the
+ * cost of paths is bounded on its own terms: at most max_paths paths, none
+ * deeper than max_depth (a sample whose context is beyond either is kept
+ * per range name only, and counted in paths_too_deep or paths_table_full),
+ * and their samples under the same memory budget, compacted like the
+ * others. The price is the samples' memory twice; the budget holds it.
+ * Records (values the program measured itself) have no calling context
+ * and are kept per range name only.
  */
 #ifndef HOSTRANGE_AGG_H
 #define HOSTRANGE_AGG_H
@@ -68,7 +88,29 @@ struct hrd_key {
     /* Histogram mode. */
     struct hrd_hist *incl;
     struct hrd_hist *self;
+    /* Calling contexts (see above): a range key's path keys, in creation
+     * order; a path key's path id (0 on a range key) and the next path key
+     * of its range key. */
+    struct hrd_key *paths;
+    struct hrd_key *pnext;
+    uint32_t path;
 };
+
+/* The path table: path id - 1 -> its parent's id (0: none), its innermost
+ * range (string id) and its depth (1 for a range at the top). */
+struct hrd_pathtab {
+    uint32_t *parent;
+    uint32_t *range;
+    uint8_t *depth;
+    uint32_t n, cap;
+    uint32_t *index;  /* open addressing: slot -> id */
+    uint32_t slots;
+};
+
+#define HRD_MAX_PATHS_DEFAULT 65536u
+#define HRD_MAX_DEPTH_DEFAULT 64u
+/* The depth cap cannot be set above this. */
+#define HRD_MAX_DEPTH_LIMIT 255u
 
 /* The profiler's own work the clients reported under a node id: waits for
  * room in their buffers (stalls) and wake-ups of their shippers. Kept in
@@ -108,6 +150,16 @@ struct hrd_agg {
     /* Scratch for decoding and sorting (owned). */
     uint64_t *scratch;
     size_t scratch_cap;
+    /* Calling contexts (paths.c): the path table, the index of path keys
+     * on (range key, path), their limits and counters. */
+    struct hrd_pathtab path;
+    struct hrd_key **pkindex;
+    uint32_t npkeys, pkslots;
+    uint32_t max_paths;      /* paths interned at most */
+    uint32_t max_depth;      /* the deepest path kept */
+    uint64_t paths_too_deep;   /* samples kept without their path: deeper
+                                  than max_depth */
+    uint64_t paths_table_full; /* ... the path table was full */
 };
 
 /* Which keys a dump or a reset applies to; NULL or "" (0 for the phase)
@@ -238,6 +290,60 @@ int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
  * all). Returns 0, the callback's non-zero value, or -ENOMEM. */
 int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
                  void *ctx);
+
+/* --- Calling contexts (paths.c) ---------------------------------------- */
+
+/* What hrd_agg_path gives for a context deeper than max_depth (a child of
+ * such a context is one too); 0 is a context the table had no room for. */
+#define HRD_PATH_TOO_DEEP UINT32_MAX
+
+/*
+ * The id of the path (parent, range): parent 0 for a range at the top of
+ * its stack, HRD_PATH_TOO_DEEP or 0 propagate (the child of a path not kept
+ * is not kept either). Returns the id, HRD_PATH_TOO_DEEP, or 0 (the table
+ * is full, or ENOMEM).
+ */
+uint32_t hrd_agg_path(struct hrd_agg *a, uint32_t parent, uint32_t range);
+
+/* Writes the range names of path id, outermost first, to names[0..depth)
+ * and returns the depth (names must hold HRD_MAX_DEPTH_LIMIT). */
+uint32_t hrd_agg_path_names(const struct hrd_agg *a, uint32_t id,
+                            const char **names);
+
+/* The path key of range key k and path id (whose innermost range is
+ * k->range), found or created; NULL on ENOMEM. */
+struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
+                                 uint32_t path);
+
+/* Adds a range sample to a path key (as hrd_agg_add; a->events counts the
+ * samples once, by their range keys). Returns 0 or -ENOMEM. */
+int hrd_agg_path_add(struct hrd_agg *a, struct hrd_key *pk, uint64_t incl_ns,
+                     uint64_t self_ns);
+
+/* Fills a new, empty path key as hrd_agg_key_set_exact / _hist do (pairs
+ * only). */
+int hrd_agg_path_set_exact(struct hrd_agg *a, struct hrd_key *pk,
+                           const uint8_t *buf, size_t len, uint64_t pairs);
+int hrd_agg_path_set_hist(struct hrd_agg *a, struct hrd_key *pk,
+                          struct hrd_hist *incl, struct hrd_hist *self,
+                          uint64_t pairs);
+
+/* Frees range key k's path keys (agg.c, when k goes). */
+void hrd_agg_paths_free(struct hrd_agg *a, struct hrd_key *k);
+/* Rebuilds the index of path keys after keys were removed. Returns 0 or
+ * -ENOMEM. */
+int hrd_agg_paths_reindex(struct hrd_agg *a);
+/* Bytes the path table takes (counted in a->bytes). */
+size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a);
+
+/*
+ * As hrd_agg_rows_page, but with by_path set the rows are those of the
+ * path keys of the matching range keys (row.path and row.depth set), the
+ * path keys of one range key together, in creation order.
+ */
+int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
+                         struct hrd_cursor *cur, uint64_t budget,
+                         int by_path, hrd_row_fn fn, void *ctx);
 
 /* Room kept free at the end of an exact buffer: the widest entry (17
  * bytes) is written with two 8-byte stores, and a decoder reads 8 bytes

@@ -51,6 +51,18 @@ static int collect_row(const struct hrd_row *r, void *arg)
     row->lost = r->lost;
     row->calls = r->calls;
     row->children = r->children;
+    if (r->depth > 0) {
+        /* A row of a calling context: its names (the aggregation's). */
+        row->path = malloc(r->depth * sizeof *row->path);
+        if (row->path == NULL) {
+            d->n--;
+            return -ENOMEM;
+        }
+        for (uint32_t i = 0; i < r->depth; i++)
+            row->path[i] = (char *)r->path[i];
+        row->n_path = r->depth;
+        row->sum = r->sum;
+    }
     return 0;
 }
 
@@ -158,8 +170,8 @@ static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
     }
     if (q->paged)
         budget = ctl->page_values ? ctl->page_values : HRD_PAGE_VALUES_DEFAULT;
-    if (hrd_agg_rows_page(ctl->ingest->agg, &f, &cur, budget, collect_row,
-                          &dc) != 0) {
+    if (hrd_agg_rows_page_by(ctl->ingest->agg, &f, &cur, budget, q->by_path,
+                             collect_row, &dc) != 0) {
         m->error = "out of memory";
         goto pack;
     }
@@ -189,6 +201,8 @@ static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
     m->dump = &d;
 pack:
     pack_reply(m, reply, reply_len);
+    for (size_t i = 0; i < dc.n; i++)
+        free(dc.rows[i].path);
     free(dc.rows);
     free(ptrs);
     calibs_free(&cs);
@@ -281,6 +295,12 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     s.keys_capped = a->capped;
     s.keys_compacted = a->compacted;
     s.over_budget = a->over_budget != 0;
+    s.paths = a->path.n;
+    s.path_keys = a->npkeys;
+    s.paths_too_deep = a->paths_too_deep;
+    s.paths_table_full = a->paths_table_full;
+    s.path_limit = a->max_paths;
+    s.path_depth_limit = a->max_depth;
     s.retries = in->retries;
     s.ingest_bytes = in->bytes;
     ni = internal_make(a, &internal);

@@ -15,6 +15,11 @@ static const char usage_stats[] =
     "              limit, resident memory, the exact cap and the keys kept in\n"
     "              histograms, the clocks the clients use, batches answered\n"
     "              `retry`\n"
+    "  paths.*     calling contexts: paths interned (count) and the table's\n"
+    "              limit, the depth cap, keys per (labels, path), and range\n"
+    "              samples kept per range name only because their context\n"
+    "              was deeper than the cap (too_deep) or the table was full\n"
+    "              (table_full)\n"
     "  state.*     the state directory: status (ok or degraded), journal and\n"
     "              snapshot counters, what the last start loaded\n"
     "  rejected.*  batches and requests refused, by reason\n"
@@ -133,6 +138,14 @@ static int run_stats(int argc, char **argv)
     for (size_t i = 0; i < s->n_clocks; i++)
         printf("%s%s", i ? "," : "", s->clocks[i]);
     puts(s->n_clocks ? "" : "none");
+#define P(name, v) printf("paths.%s %llu\n", name, (unsigned long long)(v))
+    P("count", s->paths);
+    P("limit", s->path_limit);
+    P("depth_limit", s->path_depth_limit);
+    P("keys", s->path_keys);
+    P("too_deep", s->paths_too_deep);
+    P("table_full", s->paths_table_full);
+#undef P
     if (s->state != NULL)
         print_state(s->state);
     for (size_t i = 0; i < s->n_rejections; i++)

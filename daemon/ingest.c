@@ -52,8 +52,13 @@ void hrd_ingest_fini(struct hrd_ingest *in)
     }
     free(in->cindex);
     free(in->kmap);
+    free(in->pkmap);
+    free(in->ctx_path);
     in->kmap = NULL;
+    in->pkmap = NULL;
+    in->ctx_path = NULL;
     in->kmap_cap = 0;
+    in->ctx_path_cap = 0;
     in->clients = NULL;
     in->cindex = NULL;
     in->nclients = in->cslots = 0;
@@ -366,9 +371,92 @@ static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
 
 struct keys {
     struct hrd_key **map;     /* label * n_contexts + context, or NULL */
+    struct hrd_key **pmap;    /* the same for path keys, or NULL */
+    uint32_t *path;           /* context -> path id (below) */
     uint32_t label[KCACHE], ctx[KCACHE];
     struct hrd_key *cache[KCACHE];
 };
+
+/* The path of a context not yet looked up, and of one whose path the path
+ * table had no room for (besides HRD_PATH_TOO_DEEP). */
+#define PATH_UNKNOWN (UINT32_MAX - 2)
+#define PATH_FULL (UINT32_MAX - 1)
+/* Ancestors climbed at most to find a context's path: beyond any depth
+ * cap, so a context this far from any known one is too deep. */
+#define PATH_CLIMB (HRD_MAX_DEPTH_LIMIT + 1)
+
+/*
+ * The path id of context c of a valid batch (interned on first use, so
+ * that contexts of records only take no room), HRD_PATH_TOO_DEEP or
+ * PATH_FULL. Climbs iteratively: a hostile batch may chain any number of
+ * contexts.
+ */
+static uint32_t ctx_path(struct hrd_agg *a, const Hostrange__Batch *b,
+                         const struct names *n, uint32_t *path, uint32_t c)
+{
+    uint32_t chain[PATH_CLIMB], d = 0, x = c, base = 0;
+    int root = 0;
+
+    if (path[c] != PATH_UNKNOWN)
+        return path[c];
+    while (d < PATH_CLIMB && path[x] == PATH_UNKNOWN) {
+        chain[d++] = x;
+        if (b->context_parent[x] == 0) {
+            root = 1;
+            break;
+        }
+        x = b->context_parent[x] - 1;
+    }
+    if (!root && path[x] == PATH_UNKNOWN)
+        return path[c] = HRD_PATH_TOO_DEEP;
+    if (!root)
+        base = path[x];
+    while (d-- > 0) {
+        uint32_t id;
+
+        if (base == HRD_PATH_TOO_DEEP || base == PATH_FULL)
+            id = base;
+        else if ((id = hrd_agg_path(a, base, n->ctx_range[chain[d]])) == 0)
+            id = PATH_FULL;
+        path[chain[d]] = id;
+        base = id;
+    }
+    return path[c];
+}
+
+/* The path key of a sample of (label l, context c) whose range key is k;
+ * NULL when the context's path is not kept (counted) or on ENOMEM (*nomem
+ * set). */
+static struct hrd_key *path_key_of(struct hrd_agg *a,
+                                   const Hostrange__Batch *b,
+                                   const struct names *n, struct keys *ks,
+                                   struct hrd_key *k, uint32_t l, uint32_t c,
+                                   int *nomem)
+{
+    struct hrd_key **m = NULL, *pk;
+    uint32_t path;
+
+    if (ks->pmap != NULL) {
+        m = &ks->pmap[(size_t)l * b->n_context_range + c];
+        if (*m != NULL)
+            return *m;
+    }
+    path = ctx_path(a, b, n, ks->path, c);
+    if (path == HRD_PATH_TOO_DEEP) {
+        a->paths_too_deep++;
+        return NULL;
+    }
+    if (path == PATH_FULL) {
+        a->paths_table_full++;
+        return NULL;
+    }
+    pk = hrd_agg_path_key(a, k, path);
+    if (pk == NULL)
+        *nomem = 1;
+    else if (m != NULL)
+        *m = pk;
+    return pk;
+}
 
 static struct hrd_key *find_key(struct hrd_agg *a, const Hostrange__Batch *b,
                                 const struct names *n, uint32_t l, uint32_t c)
@@ -413,6 +501,7 @@ static void keys_init(struct hrd_ingest *in, const Hostrange__Batch *b,
 
     memset(ks->cache, 0, sizeof ks->cache);
     ks->map = NULL;
+    ks->pmap = NULL;
     if (pairs > KMAP_MAX)
         return;
     if (pairs > in->kmap_cap) {
@@ -420,11 +509,38 @@ static void keys_init(struct hrd_ingest *in, const Hostrange__Batch *b,
         if (m == NULL)
             return;
         in->kmap = m;
+        m = realloc(in->pkmap, pairs * sizeof *m);
+        if (m == NULL)
+            return;
+        in->pkmap = m;
         in->kmap_cap = pairs;
     }
-    if (pairs > 0)
+    if (pairs > 0) {
         memset(in->kmap, 0, pairs * sizeof *in->kmap);
+        memset(in->pkmap, 0, pairs * sizeof *in->pkmap);
+    }
     ks->map = in->kmap;
+    ks->pmap = in->pkmap;
+}
+
+/* Sets up the paths of a batch's contexts (all unknown) in the ingest's
+ * scratch. Returns 0 or -ENOMEM. */
+static int paths_init(struct hrd_ingest *in, const Hostrange__Batch *b,
+                      struct keys *ks)
+{
+    size_t nc = b->n_context_range;
+
+    if (nc + 1 > in->ctx_path_cap) {
+        uint32_t *p = realloc(in->ctx_path, (nc + 1) * sizeof *p);
+        if (p == NULL)
+            return -ENOMEM;
+        in->ctx_path = p;
+        in->ctx_path_cap = nc + 1;
+    }
+    for (size_t i = 0; i < nc; i++)
+        in->ctx_path[i] = PATH_UNKNOWN;
+    ks->path = in->ctx_path;
+    return 0;
 }
 
 /* Aggregates the sample stream of a valid batch. Returns 0 or -ENOMEM. */
@@ -436,9 +552,10 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
     const uint8_t *end = p != NULL ? p + b->samples.len : p;
     uint32_t label = 0;
     struct item it;
+    int nomem = 0;
 
     while (p < end) {
-        struct hrd_key *k;
+        struct hrd_key *k, *pk;
 
         if (item_next(&p, end, &it) != 0)
             return -EINVAL; /* validated: never */
@@ -457,6 +574,15 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
         if (hrd_agg_add(a, k, it.incl, it.incl - it.child) != 0)
             return -ENOMEM;
         k->children += it.nchild;
+        /* The same sample in its calling context's population. */
+        pk = path_key_of(a, b, n, ks, k, label, (uint32_t)it.index, &nomem);
+        if (pk != NULL) {
+            if (hrd_agg_path_add(a, pk, it.incl, it.incl - it.child) != 0)
+                return -ENOMEM;
+            pk->children += it.nchild;
+        } else if (nomem) {
+            return -ENOMEM;
+        }
     }
     return 0;
 }
@@ -474,7 +600,7 @@ static int apply(struct hrd_ingest *in, struct hrd_client *c,
     if (ks == NULL || names_intern(a, b, &n) != 0)
         goto out;
     keys_init(in, b, ks);
-    if (apply_stream(a, b, &n, ks) != 0)
+    if (paths_init(in, b, ks) != 0 || apply_stream(a, b, &n, ks) != 0)
         goto out;
     for (size_t i = 0; i < b->n_lost_label; i++) {
         uint32_t l = b->lost_label[i];

@@ -95,6 +95,11 @@ struct hrd_ingest {
      * aggregated, when there are few enough pairs (owned). */
     struct hrd_key **kmap;
     size_t kmap_cap;
+    /* Scratch: likewise the path key of each pair (agg.h), and the path of
+     * each context of the batch (owned). */
+    struct hrd_key **pkmap;
+    uint32_t *ctx_path;
+    size_t ctx_path_cap;
 };
 
 void hrd_ingest_init(struct hrd_ingest *in, struct hrd_agg *agg);

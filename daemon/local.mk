@@ -1,7 +1,7 @@
 # hostranged (the daemon) and hostrangectl (its command-line client). The
 # pure logic lives in libhrd, which the tests link (tests/local.mk).
 noinst_LTLIBRARIES += daemon/libhrd.la
-daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/rows.c \
+daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/paths.c daemon/rows.c \
 	daemon/rows.h daemon/hist.c daemon/hist.h daemon/stats.c \
 	daemon/stats.h \
 	daemon/ingest.c daemon/ingest.h daemon/control.c daemon/control.h \
@@ -9,7 +9,7 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/rows.c \
 	daemon/journal.c daemon/journal.h daemon/snapshot.c \
 	daemon/snapshot.h daemon/state.c daemon/state.h daemon/observer.c \
 	daemon/observer.h daemon/signif.c daemon/signif.h daemon/runkey.c \
-	daemon/runkey.h daemon/run.c daemon/run.h
+	daemon/runkey.h daemon/run.c daemon/run.h daemon/flame.c daemon/flame.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/report.h"
+#include "daemon/flame.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -289,6 +290,13 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
     put_json_string(f, r->phase);
     fputs(",\"range\":", f);
     put_json_string(f, r->range);
+    if (r->depth > 0) {
+        /* dump --by path: the calling context (flame.h). */
+        char *path = hrd_path_join(r->path, r->depth);
+        fputs(",\"path\":", f);
+        put_json_string(f, path != NULL ? path : "");
+        free(path);
+    }
     fputs(",\"metric\":", f);
     put_json_string(f, r->metric);
     fprintf(f, ",\"count\":%" PRIu64 ",\"unit\":\"ns\",\"mean\":", r->count);

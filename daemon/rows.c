@@ -110,6 +110,62 @@ static void row_init(const struct hrd_agg *a, const struct hrd_key *k,
     row->children = k->children;
 }
 
+/* The exact sums of a key's values (inclusive, self), saturated. Right
+ * after hrd_agg_key_summaries of an exact key, the scratch holds its values
+ * (agg.c: inclusive first, then self). */
+static void key_sums(const struct hrd_agg *a, const struct hrd_key *k,
+                     uint64_t *si, uint64_t *ss)
+{
+    unsigned __int128 x = 0, y = 0;
+
+    if (k->exact) {
+        size_t all = k->pairs + k->records;
+        for (size_t i = 0; i < all; i++)
+            x += a->scratch[i];
+        for (size_t i = 0; i < k->pairs; i++)
+            y += a->scratch[all + i];
+    } else {
+        x = k->incl->sum;
+        y = k->self->sum;
+    }
+    *si = x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
+    *ss = y > UINT64_MAX ? UINT64_MAX : (uint64_t)y;
+}
+
+/* Emits the rows of the path keys of k. Returns 0, the callback's value
+ * or -ENOMEM. */
+static int emit_paths(struct hrd_agg *a, const struct hrd_key *k,
+                      hrd_row_fn fn, void *ctx)
+{
+    const char *names[HRD_MAX_DEPTH_LIMIT];
+    struct hrd_summary si, ss;
+    struct hrd_row row;
+    uint64_t sumi, sums;
+    uint32_t depth;
+    int rc = 0;
+
+    for (const struct hrd_key *p = k->paths; p != NULL && rc == 0;
+         p = p->pnext) {
+        if (hrd_agg_key_summaries(a, p, &si, &ss) != 0)
+            return -ENOMEM;
+        key_sums(a, p, &sumi, &sums);
+        depth = hrd_agg_path_names(a, p->path, names);
+        row_init(a, p, "inclusive", &si, &row);
+        row.path = names;
+        row.depth = depth;
+        row.sum = sumi;
+        rc = fn(&row, ctx);
+        if (rc == 0) {
+            row_init(a, p, "self", &ss, &row);
+            row.path = names;
+            row.depth = depth;
+            row.sum = sums;
+            rc = fn(&row, ctx);
+        }
+    }
+    return rc;
+}
+
 /* Emits the rows of one key. Returns 0, the callback's value or -ENOMEM. */
 static int emit_key(struct hrd_agg *a, const struct hrd_key *k,
                     hrd_row_fn fn, void *ctx)
@@ -133,6 +189,13 @@ int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
                       struct hrd_cursor *cur, uint64_t budget, hrd_row_fn fn,
                       void *ctx)
 {
+    return hrd_agg_rows_page_by(a, f, cur, budget, 0, fn, ctx);
+}
+
+int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
+                         struct hrd_cursor *cur, uint64_t budget,
+                         int by_path, hrd_row_fn fn, void *ctx)
+{
     struct hrd_key **order;
     struct hrd_match m;
     uint64_t work = 0;
@@ -153,6 +216,8 @@ int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
         key_pos(a, k, pos);
         if (cur->started && cmp_pos(pos, cur->pos) <= 0)
             continue;
+        if (by_path && k->paths == NULL)
+            continue;
         if (hrd_match_key(&m, a, k))
             order[n++] = k;
     }
@@ -161,7 +226,8 @@ int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
     for (i = 0; i < n && rc == 0; i++) {
         if (budget != 0 && i > 0 && work >= budget)
             break;
-        rc = emit_key(a, order[i], fn, ctx);
+        rc = by_path ? emit_paths(a, order[i], fn, ctx)
+                     : emit_key(a, order[i], fn, ctx);
         /* A key costs its values, and a row's worth of work besides. */
         work += 2 * order[i]->pairs + order[i]->records + 64;
         key_pos(a, order[i], cur->pos);

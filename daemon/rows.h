@@ -38,6 +38,12 @@ struct hrd_row {
     double observer_share;
     int unstable;
     int corrected;          /* HRD_FIELDS_CORRECTED */
+    /* A row of a calling context (dump --by path): its ranges, outermost
+     * first, `range` last (depth 0: a row per range name); and the exact
+     * sum of its values in ns (saturated), set on those rows only. */
+    const char *const *path;
+    uint32_t depth;
+    uint64_t sum;
 };
 
 #endif

@@ -68,8 +68,95 @@ static void delta_code(uint64_t *v, size_t n, uint64_t *tmp)
         v[i] -= v[i - 1];
 }
 
+/* Fills p (initialised here) from path key pk: its names (borrowed from
+ * a) and its values, as a RunKey's. Returns 0 or -ENOMEM (p then holds
+ * what it holds; runpath_clear frees it). */
+static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
+                        Hostrange__RunPath *p)
+{
+    const char *names[HRD_MAX_DEPTH_LIMIT];
+    uint32_t depth = hrd_agg_path_names(a, pk->path, names);
+
+    hostrange__run_path__init(p);
+    p->path = malloc((depth + 1) * sizeof *p->path);
+    if (p->path == NULL)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < depth; i++)
+        p->path[i] = (char *)names[i];
+    p->n_path = depth;
+    p->pairs = pk->pairs;
+    p->children = pk->children;
+    if (pk->exact) {
+        size_t ni, ns;
+        uint64_t *tmp = malloc((pk->pairs + 1) * sizeof *tmp);
+
+        p->inclusive = malloc((pk->pairs + 1) * sizeof *p->inclusive);
+        p->self = malloc((pk->pairs + 1) * sizeof *p->self);
+        if (tmp == NULL || p->inclusive == NULL || p->self == NULL) {
+            free(tmp);
+            return -ENOMEM;
+        }
+        hrd_agg_key_values(pk, p->inclusive, &ni, p->self, &ns);
+        delta_code(p->inclusive, ni, tmp);
+        delta_code(p->self, ns, tmp);
+        p->n_inclusive = ni;
+        p->n_self = ns;
+        free(tmp);
+        return 0;
+    }
+    p->inclusive_hist = hist_to_msg(pk->incl);
+    p->self_hist = hist_to_msg(pk->self);
+    return p->inclusive_hist == NULL || p->self_hist == NULL ? -ENOMEM : 0;
+}
+
+static void runpath_clear(Hostrange__RunPath *p)
+{
+    free(p->path);
+    free(p->inclusive);
+    free(p->self);
+    hist_msg_free(p->inclusive_hist);
+    hist_msg_free(p->self_hist);
+}
+
+/* Fills m->paths from k's path keys. Returns 0 or -ENOMEM. */
+static int runkey_paths(struct hrd_agg *a, const struct hrd_key *k,
+                        Hostrange__RunKey *m)
+{
+    size_t n = 0;
+
+    for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext)
+        n++;
+    if (n == 0)
+        return 0;
+    m->paths = calloc(n, sizeof *m->paths);
+    if (m->paths == NULL)
+        return -ENOMEM;
+    for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
+        Hostrange__RunPath *x = calloc(1, sizeof *x);
+
+        if (x == NULL)
+            return -ENOMEM;
+        m->paths[m->n_paths++] = x;
+        if (runpath_from(a, p, x) != 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
 int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k,
                     Hostrange__RunKey *m)
+{
+    int rc = hrd_runkey_from_range(a, k, m);
+
+    if (rc == 0 && runkey_paths(a, k, m) != 0) {
+        hrd_runkey_clear(m);
+        rc = -ENOMEM;
+    }
+    return rc;
+}
+
+int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
+                          Hostrange__RunKey *m)
 {
     hostrange__run_key__init(m);
     m->node_id = (char *)hrd_agg_str_get(a, k->node);
@@ -112,6 +199,13 @@ int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k,
 
 void hrd_runkey_clear(Hostrange__RunKey *m)
 {
+    for (size_t i = 0; i < m->n_paths; i++) {
+        runpath_clear(m->paths[i]);
+        free(m->paths[i]);
+    }
+    free(m->paths);
+    m->paths = NULL;
+    m->n_paths = 0;
     free(m->inclusive);
     free(m->self);
     hist_msg_free(m->inclusive_hist);
@@ -274,6 +368,10 @@ int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
         r->keys[r->n_keys++] = m;
         values += 64 + (k->exact ? 2 * k->pairs + k->records
                                  : 2 * (uint64_t)(k->incl->nb + k->self->nb));
+        for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext)
+            values += 64 + (p->exact ? 2 * p->pairs
+                                     : 2 * (uint64_t)(p->incl->nb +
+                                                      p->self->nb));
         *cursor = k->serial + 1;
         used++;
     }
@@ -449,6 +547,108 @@ static int note_first(struct hrd_runload *l, uint32_t id, int which,
     return 0;
 }
 
+/* Checks one RunPath of key m. Returns 0 or -EINVAL (why). */
+static int runpath_ok(const Hostrange__RunKey *m, const Hostrange__RunPath *p,
+                      char *why, size_t whylen)
+{
+    int hist = p->inclusive_hist != NULL || p->self_hist != NULL;
+
+    if (p->n_path == 0 || p->n_path > HRD_MAX_DEPTH_LIMIT ||
+        strcmp(p->path[p->n_path - 1], m->range) != 0)
+        return bad(why, whylen, "key %s/%s has a path that does not end "
+                   "with its range", m->node_id, m->range);
+    for (size_t i = 0; i < p->n_path; i++) {
+        if (!str_ok(p->path[i]))
+            return bad(why, whylen, "key %s/%s has a path with an empty or "
+                       "overlong name", m->node_id, m->range);
+    }
+    if (hist) {
+        if (p->inclusive_hist == NULL || p->self_hist == NULL ||
+            p->n_inclusive || p->n_self ||
+            !hist_ok(p->inclusive_hist, p->pairs) ||
+            !hist_ok(p->self_hist, p->pairs))
+            return bad(why, whylen, "key %s/%s has a path with inconsistent "
+                       "histograms", m->node_id, m->range);
+    } else if (p->n_inclusive != p->pairs || p->n_self != p->pairs) {
+        return bad(why, whylen, "key %s/%s has a path whose values do not "
+                   "match its counts", m->node_id, m->range);
+    }
+    return 0;
+}
+
+/* Adds RunPath p to range key k (checked by runpath_ok). Returns 0,
+ * -EINVAL (why) or -ENOMEM. */
+static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
+                        const Hostrange__RunKey *m,
+                        const Hostrange__RunPath *p, char *why, size_t whylen)
+{
+    uint64_t *incl = NULL, *self = NULL;
+    uint32_t id = 0;
+    struct hrd_key *pk;
+    int rc = 0;
+
+    for (size_t i = 0; i < p->n_path; i++) {
+        uint32_t r = hrd_agg_str(a, p->path[i]);
+
+        if (r == 0)
+            return -ENOMEM;
+        id = hrd_agg_path(a, id, r);
+        if (id == HRD_PATH_TOO_DEEP || id == 0) {
+            /* Kept per range name only, as the daemon does. */
+            if (id == 0)
+                a->paths_table_full += p->pairs;
+            else
+                a->paths_too_deep += p->pairs;
+            return 0;
+        }
+    }
+    if ((pk = hrd_agg_path_key(a, k, id)) == NULL)
+        return -ENOMEM;
+    if (p->inclusive_hist != NULL && pk->exact && pk->pairs == 0) {
+        struct hrd_hist *hi = hist_from_msg(p->inclusive_hist);
+        struct hrd_hist *hs = hist_from_msg(p->self_hist);
+
+        if (hi == NULL || hs == NULL ||
+            hrd_agg_path_set_hist(a, pk, hi, hs, p->pairs) != 0) {
+            hrd_hist_fini(hi);
+            hrd_hist_fini(hs);
+            free(hi);
+            free(hs);
+            return -ENOMEM;
+        }
+    } else if (p->inclusive_hist != NULL) {
+        if (hrd_agg_key_to_hist(a, pk) != 0 ||
+            hist_merge(a, pk->incl, p->inclusive_hist) != 0 ||
+            hist_merge(a, pk->self, p->self_hist) != 0)
+            return -ENOMEM;
+        pk->pairs += p->pairs;
+        pk->has_scopes |= p->pairs > 0;
+    } else {
+        incl = malloc((p->pairs + 1) * sizeof *incl);
+        self = malloc((p->pairs + 1) * sizeof *self);
+        if (incl == NULL || self == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (!undelta(p->inclusive, p->pairs, incl) ||
+            !undelta(p->self, p->pairs, self)) {
+            rc = bad(why, whylen, "key %s/%s has a path with values beyond "
+                     "2^64", m->node_id, m->range);
+            goto out;
+        }
+        /* The i-th smallest self time pairs with the i-th smallest
+         * inclusive time (runkey.h). */
+        for (uint64_t i = 0; i < p->pairs && rc == 0; i++)
+            rc = hrd_agg_path_add(a, pk, incl[i],
+                                  self[i] <= incl[i] ? self[i] : incl[i]);
+    }
+    pk->children += p->children;
+out:
+    free(incl);
+    free(self);
+    return rc;
+}
+
 int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
                     char *why, size_t whylen)
 {
@@ -502,6 +702,10 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
             }
         }
     }
+    for (size_t i = 0; i < m->n_paths; i++) {
+        if ((rc = runpath_ok(m, m->paths[i], why, whylen)) != 0)
+            goto out;
+    }
     node = hrd_agg_str(a, m->node_id);
     op = hrd_agg_str(a, m->operator_);
     backend = hrd_agg_str(a, m->backend);
@@ -548,6 +752,10 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
             goto out;
     }
     k->children += m->children;
+    for (size_t i = 0; i < m->n_paths && rc == 0; i++)
+        rc = runpath_load(a, k, m, m->paths[i], why, whylen);
+    if (rc != 0)
+        goto out;
     l->keys++;
     hrd_agg_enforce(a);
 out:

@@ -2,6 +2,11 @@
  * Keys of run files (proto/hostrange.proto, RunKey): from an aggregation's
  * keys, and back into an aggregation. Pure logic, no I/O.
  *
+ * Calling contexts: a RunKey carries its range key's path keys (agg.h) as
+ * RunPath messages, coded as the key's values are; loading interns their
+ * paths and adds their values to the path keys (a path beyond the depth
+ * cap or the path table's room is counted and skipped, as in ingest).
+ *
  * Saving: hrd_runkey_page produces a daemon's keys in creation order, a
  * page at a time (the cursor is the serial of the next key), each as a
  * RunKey: exact keys as sorted, delta-coded arrays, histogram keys as
@@ -35,6 +40,9 @@
  */
 int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k,
                     Hostrange__RunKey *m);
+/* The same without the key's calling contexts (RunKey.paths). */
+int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
+                          Hostrange__RunKey *m);
 void hrd_runkey_clear(Hostrange__RunKey *m);
 
 /*

@@ -11,13 +11,21 @@
 #include <string.h>
 
 /* Version 2 added each key's sum of children after its records; a version
- * 1 snapshot still loads, its keys with no children. */
-#define FORMAT_VERSION 2u
+ * 1 snapshot still loads, its keys with no children. Version 3 added the
+ * calling contexts (agg.h): the numbers of paths and path keys at the end
+ * of the header, 'P' records of the path table in id order (after the
+ * strings) and 'Q' records of path keys (after the keys): the labels and
+ * range of the range key a path key belongs to, its path id, then as a
+ * key's from `exact` on (no records). Older snapshots load without
+ * paths. */
+#define FORMAT_VERSION 3u
 #define FORMAT_VERSION_MIN 1u
 #define REC_HEADER 'H'
 #define REC_STRINGS 'S'
 #define REC_CLIENT 'C'
 #define REC_KEY 'K'
+#define REC_PATHS 'P'
+#define REC_PKEY 'Q'
 #define REC_END 'E'
 /* Strings per 'S' record. */
 #define STRINGS_PER_RECORD 1024u
@@ -256,6 +264,26 @@ static void put_key(struct enc *e, const struct hrd_key *k)
     }
 }
 
+static void put_pkey(struct enc *e, const struct hrd_key *k)
+{
+    put_u32(e, k->node);
+    put_u32(e, k->op);
+    put_u32(e, k->backend);
+    put_u32(e, k->phase);
+    put_u32(e, k->range);
+    put_u32(e, k->path);
+    put_u8(e, k->exact);
+    put_u64(e, k->pairs);
+    put_u64(e, k->children);
+    if (k->exact) {
+        put_u64(e, k->len);
+        put_bytes(e, k->buf, k->len);
+    } else {
+        put_hist(e, k->incl);
+        put_hist(e, k->self);
+    }
+}
+
 /* Writes e as one record of `type` and empties it. */
 static int emit(struct hrd_recfile *f, struct enc *e, uint8_t type)
 {
@@ -280,6 +308,8 @@ int hrd_snapshot_write(struct hrd_recfile *f, const struct hrd_agg *a,
     put_u32(&e, a->str.n);
     put_u32(&e, a->nkeys);
     put_u64(&e, in->nclients);
+    put_u32(&e, a->path.n);
+    put_u32(&e, a->npkeys);
     rc = emit(f, &e, REC_HEADER);
     for (uint32_t i = 0; i < a->str.n && rc == 0; i += STRINGS_PER_RECORD) {
         uint32_t n = a->str.n - i < STRINGS_PER_RECORD ? a->str.n - i
@@ -292,6 +322,17 @@ int hrd_snapshot_write(struct hrd_recfile *f, const struct hrd_agg *a,
         }
         rc = emit(f, &e, REC_STRINGS);
     }
+    for (uint32_t i = 0; i < a->path.n && rc == 0; i += STRINGS_PER_RECORD) {
+        uint32_t n = a->path.n - i < STRINGS_PER_RECORD ? a->path.n - i
+                                                        : STRINGS_PER_RECORD;
+        put_u32(&e, i + 1);
+        put_u32(&e, n);
+        for (uint32_t j = i; j < i + n; j++) {
+            put_u32(&e, a->path.parent[j]);
+            put_u32(&e, a->path.range[j]);
+        }
+        rc = emit(f, &e, REC_PATHS);
+    }
     for (c = in->clients; c != NULL && rc == 0; c = c->next) {
         put_client(&e, c);
         rc = emit(f, &e, REC_CLIENT);
@@ -299,6 +340,13 @@ int hrd_snapshot_write(struct hrd_recfile *f, const struct hrd_agg *a,
     for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
         put_key(&e, a->keys[i]);
         rc = emit(f, &e, REC_KEY);
+    }
+    for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
+        for (const struct hrd_key *p = a->keys[i]->paths; p != NULL && rc == 0;
+             p = p->pnext) {
+            put_pkey(&e, p);
+            rc = emit(f, &e, REC_PKEY);
+        }
     }
     if (rc == 0) {
         put_u32(&e, a->nkeys);
@@ -320,6 +368,8 @@ struct loader {
     uint32_t version;          /* the header's format version */
     uint32_t nstrings, nkeys;  /* announced by the header */
     uint64_t nclients;
+    uint32_t npaths, npkeys;   /* likewise (version 3) */
+    uint32_t pkeys;            /* path keys loaded */
     int have_header;
     char s1[HRP_MAX_STRING + 1], s2[HRP_MAX_STRING + 1];
 };
@@ -344,6 +394,10 @@ static int load_header(struct loader *l, struct dec *d)
     l->nstrings = get_u32(d);
     l->nkeys = get_u32(d);
     l->nclients = get_u64(d);
+    if (version >= 3) {
+        l->npaths = get_u32(d);
+        l->npkeys = get_u32(d);
+    }
     l->have_header = 1;
     return d->bad ? -1 : 0;
 }
@@ -510,6 +564,76 @@ static int load_key(struct loader *l, struct dec *d)
     return 0;
 }
 
+static int load_paths(struct loader *l, struct dec *d)
+{
+    struct hrd_agg *a = l->a;
+    uint32_t first = get_u32(d), n = get_u32(d);
+    uint32_t max_paths = a->max_paths, max_depth = a->max_depth;
+    int rc = 0;
+
+    if (first != a->path.n + 1 || n > l->npaths - a->path.n)
+        return -1;
+    /* The snapshot's paths are taken whatever the limits now. */
+    a->max_paths = UINT32_MAX - 3;
+    a->max_depth = HRD_MAX_DEPTH_LIMIT;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        uint32_t parent = get_u32(d), range = get_u32(d);
+
+        if (d->bad || parent >= first + i || !string_id_ok(a, range) ||
+            hrd_agg_path(a, parent, range) != first + i)
+            rc = -1; /* out of order, repeated, too deep, or no memory */
+    }
+    a->max_paths = max_paths;
+    a->max_depth = max_depth;
+    return rc;
+}
+
+static int load_pkey(struct loader *l, struct dec *d)
+{
+    struct hrd_agg *a = l->a;
+    uint32_t node = get_u32(d), op = get_u32(d), backend = get_u32(d);
+    uint32_t phase = get_u32(d), range = get_u32(d), path = get_u32(d);
+    uint8_t exact = get_u8(d);
+    uint64_t pairs = get_u64(d), children = get_u64(d);
+    uint32_t before = a->nkeys, pbefore = a->npkeys;
+    struct hrd_key *k, *pk;
+    int rc;
+
+    if (d->bad || !string_id_ok(a, node) || !string_id_ok(a, op) ||
+        !string_id_ok(a, backend) || !string_id_ok(a, range) ||
+        hrp_phase_name(phase) == NULL || exact > 1 || path == 0 ||
+        path > a->path.n || a->path.range[path - 1] != range ||
+        l->pkeys >= l->npkeys)
+        return -1;
+    k = hrd_agg_key(a, node, op, backend, phase, range);
+    if (k == NULL || a->nkeys != before || !k->has_scopes)
+        return -1; /* no range key of its own */
+    pk = hrd_agg_path_key(a, k, path);
+    if (pk == NULL || a->npkeys == pbefore)
+        return -1; /* no memory, or the key came twice */
+    if (exact) {
+        uint64_t len = get_u64(d);
+        const uint8_t *p = get_bytes(d, len);
+        rc = p == NULL ? -1 : hrd_agg_path_set_exact(a, pk, p, len, pairs);
+    } else {
+        struct hrd_hist *hi = load_hist(d), *hs = load_hist(d);
+        rc = hi == NULL || hs == NULL
+                 ? -1
+                 : hrd_agg_path_set_hist(a, pk, hi, hs, pairs);
+        if (rc != 0) {
+            hrd_hist_fini(hi);
+            hrd_hist_fini(hs);
+            free(hi);
+            free(hs);
+        }
+    }
+    if (rc != 0)
+        return -1; /* the empty path key stays: it holds nothing */
+    pk->children = children;
+    l->pkeys++;
+    return 0;
+}
+
 int hrd_snapshot_load(struct hrd_recreader *r, struct hrd_agg *a,
                       struct hrd_ingest *in, struct hrd_snapshot_load *out)
 {
@@ -556,11 +680,16 @@ int hrd_snapshot_load(struct hrd_recreader *r, struct hrd_agg *a,
             bad = load_client(l, &d);
         } else if (type == REC_KEY) {
             bad = load_key(l, &d);
+        } else if (type == REC_PATHS && l->version >= 3) {
+            bad = load_paths(l, &d);
+        } else if (type == REC_PKEY && l->version >= 3) {
+            bad = load_pkey(l, &d);
         } else if (type == REC_END) {
             uint32_t nkeys = get_u32(&d);
             uint64_t nclients = get_u64(&d);
             bad = d.bad || nkeys != out->keys || nclients != out->clients ||
-                  nkeys != l->nkeys || nclients != l->nclients;
+                  nkeys != l->nkeys || nclients != l->nclients ||
+                  l->pkeys != l->npkeys || l->a->path.n != l->npaths;
             if (!bad) {
                 out->complete = 1;
                 rc = 0;

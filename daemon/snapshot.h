@@ -7,8 +7,9 @@
  * generation the snapshot covers, rank counters, and how many strings,
  * keys and clients follow), 'S' records of strings in id order, 'C' records
  * of clients, 'K' records of keys (with their sums of children from format
- * version 2 on; version 1 still loads), and one 'E' that repeats the
- * counts. A snapshot without its 'E' is truncated.
+ * version 2 on; version 1 still loads), from version 3 on 'P' records of
+ * the path table and 'Q' records of path keys (agg.h; see snapshot.c), and
+ * one 'E' that repeats the counts. A snapshot without its 'E' is truncated.
  *
  * Loading checks every field as ingest checks a batch (ids in bounds,
  * phases, exact encodings that decode to their counts, sorted histogram
