@@ -45,6 +45,7 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_record;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_save;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
 
 /* The runtime directory in use and the answer timeout. */
 extern char hrd_ctl_dir[4096];
@@ -120,7 +121,15 @@ struct hrd_ctl_report {
     const char *calibration; /* --calibration=LABEL, or NULL: the most
                                 recent calibration */
     const char *from;        /* --from=FILE: a run file, no daemon */
+    int by_path;             /* --by path: rows per calling context */
+    int view;                /* HRD_CTL_VIEW_* (--format folded|tree) */
+    int value;               /* --value: enum hrd_fvalue (flame.h) */
 };
+
+/* dump's calling-context views (ctl_paths.c), besides the row formats. */
+#define HRD_CTL_VIEW_ROWS 0
+#define HRD_CTL_VIEW_FOLDED 1
+#define HRD_CTL_VIEW_TREE 2
 
 /* The long options of the report options without a short form. */
 #define HRD_CTL_OPT_CORRECT 'C'
@@ -158,6 +167,15 @@ int hrd_ctl_dump(const struct hrd_ctl_filter *f,
  */
 int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
                       const struct hrd_ctl_report *r);
+
+/*
+ * dump --format folded|tree (ctl_paths.c): the calling-context tree of the
+ * daemon's rows by path, or of run file r->from (whose range rows are taken
+ * as one-element paths when it holds no paths), written to f. Returns 0,
+ * -1 after printing why, or a negative errno of writing.
+ */
+int hrd_ctl_paths_view(FILE *f, const struct hrd_ctl_filter *flt,
+                       const struct hrd_ctl_report *r);
 
 /* The run file commands (ctl_save.c, ctl_merge.c, ctl_diff.c); argv[0] is
  * the command. Return the exit status. */

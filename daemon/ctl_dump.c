@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/ctl.h"
+#include "daemon/flame.h"
 #include "daemon/observer.h"
 #include "proto/protocol.h"
 
@@ -44,9 +45,19 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
     if (r != NULL) {
         switch (c) {
         case 'f':
+            r->view = HRD_CTL_VIEW_ROWS;
+            if (strcmp(arg, "folded") == 0 && strcmp(cmd, "dump") == 0) {
+                r->view = HRD_CTL_VIEW_FOLDED;
+                return 1;
+            }
+            if (strcmp(arg, "tree") == 0 && strcmp(cmd, "dump") == 0) {
+                r->view = HRD_CTL_VIEW_TREE;
+                return 1;
+            }
             if (hrd_format_parse(arg, &r->format) != 0) {
                 fprintf(stderr, "hostrangectl %s: bad format '%s' (jsonl, "
-                        "csv or table)\n", cmd, arg);
+                        "csv or table%s)\n", cmd, arg,
+                        strcmp(cmd, "dump") == 0 ? ", folded or tree" : "");
                 exit(2);
             }
             return 1;
@@ -172,6 +183,9 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
             .lost = r->lost,
             .calls = r->calls,
             .children = r->children,
+            .path = (const char *const *)r->path,
+            .depth = (uint32_t)r->n_path,
+            .sum = r->sum,
         };
         if (row.phase == NULL)
             row.phase = "?";
@@ -198,6 +212,8 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     char err[8400];
     int rc = 0;
 
+    if (r->view != HRD_CTL_VIEW_ROWS)
+        return hrd_ctl_paths_view(f, flt, r);
     if (r->from != NULL)
         return hrd_ctl_rows_from(f, flt, r);
     q.version = HRP_VERSION;
@@ -209,6 +225,7 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     dq.range_glob = (char *)(flt->range ? flt->range : "");
     dq.phase = flt->phase;
     dq.paged = 1;
+    dq.by_path = r->by_path != 0;
     if (r->correct)
         fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
     if (fields & HRD_FIELDS_OBSERVER) {
@@ -331,6 +348,7 @@ static const char usage_dump[] =
     "Usage: hostrangectl dump [--format=FORMAT] [--fields=FIELDS]\n"
     "                         [--correct-observer] [--calibration=LABEL]\n"
     "                         [FILTER]... [-o FILE] [--from=RUN]\n"
+    "                         [--by=path] [--value=VALUE]\n"
     "Print the daemon's report, one row per key and metric, in report order\n"
     "(nodes as first seen, cold before warm, ranges as first entered,\n"
     "inclusive before self, recorded values last). The daemon sends it in\n"
@@ -339,7 +357,23 @@ static const char usage_dump[] =
     "  -f, --format=FORMAT  jsonl (default: one JSON object per row, the\n"
     "                       reference schema), csv, or table (aligned,\n"
     "                       durations in microseconds, grouped by node and\n"
-    "                       phase)\n"
+    "                       phase); or a calling-context view: folded\n"
+    "                       (folded stacks for flamegraph.pl, inferno and\n"
+    "                       speedscope: `NODE;PHASE;a;b;c VALUE` per path,\n"
+    "                       names escaped as %3B for ;, %20 for a space,\n"
+    "                       %25 for %, %XX for control bytes) or tree (per\n"
+    "                       node and phase, the calling-context tree with\n"
+    "                       calls, inclusive and self medians and each\n"
+    "                       range's share of its parent's inclusive median,\n"
+    "                       100 columns wide)\n"
+    "      --by=KEY         range (default: one row per range name, merged\n"
+    "                       over calling contexts) or path (one row per\n"
+    "                       calling context, with a `path` field a;b;c:\n"
+    "                       outermost range first, ; and % in names as %3B\n"
+    "                       and %25)\n"
+    "      --value=VALUE    the value of folded stacks: total (default: the\n"
+    "                       total self time in ns), median (the self median,\n"
+    "                       in ns) or count (calls)\n"
     "      --fields=FIELDS  reference (default: the ten reference fields),\n"
     "                       all (adds min, max, p90, p99, stddev in ns;\n"
     "                       exact, false when the daemon keeps the key in a\n"
@@ -383,12 +417,15 @@ static int run_dump(int argc, char **argv)
         { "fields", required_argument, NULL, 'F' },
         { "output", required_argument, NULL, 'o' },
         { "from", required_argument, NULL, 'I' },
+        { "by", required_argument, NULL, 'Y' },
+        { "value", required_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
         HRD_CTL_FILTER_LONGOPTS,
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL };
+    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL,
+                                  0, 0, 0 };
     struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
     int c;
 
@@ -397,6 +434,25 @@ static int run_dump(int argc, char **argv)
             continue;
         if (c == 'I') {
             rep.from = optarg;
+            continue;
+        }
+        if (c == 'Y') {
+            if (strcmp(optarg, "path") != 0 && strcmp(optarg, "range") != 0) {
+                fprintf(stderr, "hostrangectl dump: bad --by '%s' (range or "
+                        "path)\n", optarg);
+                return 2;
+            }
+            rep.by_path = strcmp(optarg, "path") == 0;
+            continue;
+        }
+        if (c == 'V') {
+            enum hrd_fvalue v;
+            if (hrd_fvalue_parse(optarg, &v) != 0) {
+                fprintf(stderr, "hostrangectl dump: bad --value '%s' (total, "
+                        "median or count)\n", optarg);
+                return 2;
+            }
+            rep.value = (int)v;
             continue;
         }
         if (c == 'h') {

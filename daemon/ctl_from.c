@@ -6,6 +6,7 @@
 #include "daemon/run.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@ struct from_ctx {
     const struct hrd_calib *cal;
     int observer;
     int correct;
+    int flat; /* --by path of a file without paths: one-element paths */
 };
 
 static int put_row(const struct hrd_row *row, void *arg)
@@ -22,6 +24,13 @@ static int put_row(const struct hrd_row *row, void *arg)
     struct from_ctx *c = arg;
     struct hrd_row r = *row;
 
+    if (c->flat) {
+        if (r.calls == 0)
+            return 0; /* recorded values: no calling context */
+        r.path = &row->range;
+        r.depth = 1;
+        r.sum = (uint64_t)llround(r.mean * (double)r.count);
+    }
     if (c->observer)
         hrd_observer_apply(&r, c->cal, c->correct);
     return hrd_writer_row(c->w, &r);
@@ -38,7 +47,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
     struct hrd_runload l;
     struct hrd_writer w;
     struct hrd_agg agg;
-    struct from_ctx ctx = { &w, NULL, 0, r->correct };
+    struct from_ctx ctx = { &w, NULL, 0, r->correct, 0 };
     unsigned fields = r->fields;
     char err[8400];
     int rc;
@@ -81,7 +90,9 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
                     r->correct ? " and nothing is corrected" : "");
     }
     hrd_writer_init(&w, f, r->format, fields);
-    rc = hrd_agg_rows_page(&agg, &hf, &cur, 0, put_row, &ctx);
+    ctx.flat = r->by_path && agg.npkeys == 0;
+    rc = hrd_agg_rows_page_by(&agg, &hf, &cur, 0, r->by_path && !ctx.flat,
+                              put_row, &ctx);
     if (rc == 0)
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);

@@ -24,6 +24,7 @@ static const struct hrd_ctl_cmd *const commands[] = {
     &hrd_ctl_cmd_save,
     &hrd_ctl_cmd_merge,
     &hrd_ctl_cmd_diff,
+    &hrd_ctl_cmd_plot,
 };
 
 static const char usage_head[] =
