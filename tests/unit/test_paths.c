@@ -1,0 +1,705 @@
+/*
+ * Calling contexts (daemon/paths.c, flame.c): a known tree of contexts fed
+ * as a batch gives exact paths and totals, per path and per range name; the
+ * folded stacks read back under speedscope's documented rule (a line is
+ * `a;b;c N`, the last space separates the integer value, `;` the frames)
+ * with every name, escaped ones included; the tree fits 100 columns with
+ * middle-shortened names; the depth cap and the path-table cap bound
+ * recursion 1000 deep and thousands of distinct paths, counted; paths
+ * count toward memory and go with reset; and they survive a snapshot and a
+ * run file (RunKey.paths), with a file without paths read as one-element
+ * paths.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/flame.h"
+#include "daemon/ingest.h"
+#include "daemon/runkey.h"
+#include "daemon/snapshot.h"
+#include "proto/hostrange.pb-c.h"
+#include "proto/protocol.h"
+#include "proto/stream.h"
+#include "tests/lib/harness.h"
+
+/* --- a batch with calling contexts ---------------------------------------- */
+
+struct tb {
+    const char **ranges;
+    size_t nranges;
+    uint32_t *parent, *crange; /* contexts: parent index + 1, range */
+    size_t nctx;
+    uint8_t *stream;
+    size_t len, cap;
+    uint64_t events;
+};
+
+static void tb_put(struct tb *t, uint64_t v)
+{
+    if (t->len + 16 > t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 4096;
+        t->stream = realloc(t->stream, t->cap);
+        assert_non_null(t->stream);
+    }
+    t->len = (size_t)(hrp_put_varint(t->stream + t->len, v) - t->stream);
+}
+
+static void tb_label(struct tb *t, uint32_t label)
+{
+    tb_put(t, (uint64_t)label << 2 | HRP_ITEM_LABEL);
+}
+
+/* A sample of context c: inclusive ns, and the ns of its nchild direct
+ * children (none: a leaf). */
+static void tb_sample(struct tb *t, uint32_t c, uint64_t incl, uint64_t child,
+                      uint64_t nchild)
+{
+    if (nchild == 0) {
+        tb_put(t, (uint64_t)c << 2 | HRP_ITEM_LEAF);
+        tb_put(t, incl);
+    } else {
+        tb_put(t, (uint64_t)c << 2 | HRP_ITEM_PARENT);
+        tb_put(t, incl);
+        tb_put(t, child);
+        tb_put(t, nchild);
+        tb_put(t, 0);
+    }
+    t->events++;
+}
+
+/* Sends the batch (labels: 0 warm, 1 cold, of node t/node). */
+static enum hrd_ingest_result tb_send(struct hrd_ingest *in,
+                                      const struct tb *t, uint64_t seq)
+{
+    Hostrange__Batch b = HOSTRANGE__BATCH__INIT;
+    Hostrange__LabelSet l[2], *lp[2];
+    enum hrd_ingest_result res;
+    enum hrd_reject why;
+    uint8_t *buf, *ack;
+    size_t len, alen;
+
+    for (int i = 0; i < 2; i++) {
+        hostrange__label_set__init(&l[i]);
+        l[i].node_id = "t/node";
+        l[i].operator_ = "op";
+        l[i].backend = "cpu";
+        l[i].phase = i == 0 ? HRP_PHASE_WARM : HRP_PHASE_COLD;
+        l[i].id = (uint32_t)i;
+        lp[i] = &l[i];
+    }
+    b.version = HRP_VERSION;
+    b.pid = 7;
+    b.instance = 77;
+    b.process_label = "";
+    b.clock = "";
+    b.seq = seq;
+    b.n_labels = 2;
+    b.labels = lp;
+    b.n_ranges = t->nranges;
+    b.ranges = (char **)t->ranges;
+    b.n_context_parent = b.n_context_range = t->nctx;
+    b.context_parent = t->parent;
+    b.context_range = t->crange;
+    b.samples.data = t->stream;
+    b.samples.len = t->len;
+    b.events = t->events;
+    len = hostrange__batch__get_packed_size(&b);
+    buf = malloc(len + 1);
+    assert_non_null(buf);
+    hostrange__batch__pack(&b, buf);
+    res = hrd_ingest_handle(in, buf, len, &ack, &alen, &why);
+    free(ack);
+    free(buf);
+    return res;
+}
+
+static void tb_fini(struct tb *t)
+{
+    free(t->stream);
+    free(t->parent);
+    free(t->crange);
+}
+
+struct fix {
+    struct hrd_agg agg;
+    struct hrd_ingest in;
+};
+
+static struct fix *fix_new(void)
+{
+    struct fix *f = calloc(1, sizeof *f);
+
+    assert_non_null(f);
+    hrd_agg_init(&f->agg);
+    hrd_ingest_init(&f->in, &f->agg);
+    return f;
+}
+
+static void fix_free(struct fix *f)
+{
+    hrd_ingest_fini(&f->in);
+    hrd_agg_fini(&f->agg);
+    free(f);
+}
+
+/*
+ * The known tree, warm (label 0):
+ *   a (1000 incl; children b 500, c 50, weird 7: self 443)
+ *     b (500; child c twice, 100 each: self 300)
+ *       c 100, c 100
+ *     c 50
+ *     "we;ird name\n" 7
+ *   d (45; child b 40: self 5)
+ *     b (40; child c 30: self 10)
+ *       c 30
+ * and cold (label 1): a 9.
+ */
+static const char *known_ranges[] = { "a", "b", "c", "we;ird name\n", "d" };
+enum { A, AB, ABC, AC, D, DB, DBC, AW, NCTX };
+static const uint32_t known_parent[NCTX] = {
+    [A] = 0, [AB] = A + 1, [ABC] = AB + 1, [AC] = A + 1,
+    [D] = 0, [DB] = D + 1, [DBC] = DB + 1, [AW] = A + 1,
+};
+static const uint32_t known_range[NCTX] = {
+    [A] = 0, [AB] = 1, [ABC] = 2, [AC] = 2, [D] = 4, [DB] = 1, [DBC] = 2,
+    [AW] = 3,
+};
+
+static void feed_known(struct fix *f, uint64_t seq)
+{
+    struct tb t = { 0 };
+
+    t.ranges = known_ranges;
+    t.nranges = 5;
+    t.nctx = NCTX;
+    t.parent = malloc(sizeof known_parent);
+    t.crange = malloc(sizeof known_range);
+    memcpy(t.parent, known_parent, sizeof known_parent);
+    memcpy(t.crange, known_range, sizeof known_range);
+    tb_label(&t, 0);
+    tb_sample(&t, ABC, 100, 0, 0);
+    tb_sample(&t, ABC, 100, 0, 0);
+    tb_sample(&t, AB, 500, 200, 2);
+    tb_sample(&t, AC, 50, 0, 0);
+    tb_sample(&t, AW, 7, 0, 0);
+    tb_sample(&t, A, 1000, 557, 3);
+    tb_sample(&t, DBC, 30, 0, 0);
+    tb_sample(&t, DB, 40, 30, 1);
+    tb_sample(&t, D, 45, 40, 1);
+    tb_label(&t, 1);
+    tb_sample(&t, A, 9, 0, 0);
+    assert_int_equal(tb_send(&f->in, &t, seq), HRD_INGEST_OK);
+    tb_fini(&t);
+}
+
+static const char known_folded[] =
+    "t/node;cold;a 9\n"
+    "t/node;warm;a 443\n"
+    "t/node;warm;a;b 300\n"
+    "t/node;warm;a;b;c 200\n"
+    "t/node;warm;a;c 50\n"
+    "t/node;warm;a;we%3Bird%20name%0A 7\n"
+    "t/node;warm;d 5\n"
+    "t/node;warm;d;b 10\n"
+    "t/node;warm;d;b;c 30\n";
+
+static const char known_counts[] =
+    "t/node;cold;a 1\n"
+    "t/node;warm;a 1\n"
+    "t/node;warm;a;b 1\n"
+    "t/node;warm;a;b;c 2\n"
+    "t/node;warm;a;c 1\n"
+    "t/node;warm;a;we%3Bird%20name%0A 1\n"
+    "t/node;warm;d 1\n"
+    "t/node;warm;d;b 1\n"
+    "t/node;warm;d;b;c 1\n";
+
+static int tree_row(const struct hrd_row *r, void *arg)
+{
+    return hrd_ptree_row(arg, r) != NULL ? 0 : -ENOMEM;
+}
+
+static int flat_row(const struct hrd_row *r, void *arg)
+{
+    return hrd_ptree_row_flat(arg, r);
+}
+
+/* The folded stacks (or the tree, width > 0) of an aggregation's paths, as
+ * a new string. */
+static char *view(struct hrd_agg *a, enum hrd_fvalue v, int width, int flat)
+{
+    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    struct hrd_ptree t;
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+
+    assert_non_null(f);
+    hrd_ptree_init(&t);
+    assert_int_equal(hrd_agg_rows_page_by(a, NULL, &cur, 0, !flat,
+                                          flat ? flat_row : tree_row, &t),
+                     0);
+    if (width > 0)
+        assert_int_equal(hrd_tree_write(f, &t, width), 0);
+    else
+        assert_int_equal(hrd_folded_write(f, &t, v), 0);
+    hrd_ptree_free(&t);
+    fclose(f);
+    return out;
+}
+
+/* speedscope's rule for folded stacks, and the escapes of flame.h undone:
+ * checks each line and returns its frames (joined by '|') and value. */
+static void parse_folded_line(const char *line, char *frames, size_t len,
+                              uint64_t *value)
+{
+    const char *sp = strrchr(line, ' ');
+    char *end;
+    size_t n = 0;
+
+    assert_non_null(sp);
+    assert_true(sp[1] >= '0' && sp[1] <= '9');
+    *value = strtoull(sp + 1, &end, 10);
+    assert_true(*end == '\0');
+    for (const char *p = line; p < sp; p++) {
+        char c = *p;
+
+        assert_true(c != ' ' && c != '\n' && c != '\t');
+        if (c == ';') {
+            c = '|';
+        } else if (c == '%') {
+            char hex[3] = { p[1], p[2], 0 };
+            c = (char)strtoul(hex, NULL, 16);
+            p += 2;
+        }
+        assert_true(n + 1 < len);
+        frames[n++] = c;
+    }
+    frames[n] = '\0';
+}
+
+static void test_known_tree(void **state)
+{
+    struct fix *f = fix_new();
+    char *s, *line, *save = NULL;
+    uint64_t total = 0;
+    static const char *want_frames[] = {
+        "t/node|cold|a", "t/node|warm|a", "t/node|warm|a|b",
+        "t/node|warm|a|b|c", "t/node|warm|a|c",
+        "t/node|warm|a|we;ird name\n", "t/node|warm|d", "t/node|warm|d|b",
+        "t/node|warm|d|b|c",
+    };
+    size_t i = 0;
+
+    (void)state;
+    feed_known(f, 1);
+    assert_int_equal(f->agg.path.n, NCTX);
+    assert_int_equal(f->agg.npkeys, NCTX + 1); /* a, cold and warm */
+    s = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
+    assert_string_equal(s, known_folded);
+    /* Read back the way speedscope reads it. */
+    for (line = strtok_r(s, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save), i++) {
+        char frames[256];
+        uint64_t v;
+
+        parse_folded_line(line, frames, sizeof frames, &v);
+        assert_true(i < 9);
+        assert_string_equal(frames, want_frames[i]);
+        total += v;
+    }
+    assert_int_equal(i, 9);
+    /* Self times add up to the top ranges' inclusive times. */
+    assert_int_equal(total, 9 + 1000 + 45);
+    free(s);
+    s = view(&f->agg, HRD_FVALUE_COUNT, 0, 0);
+    assert_string_equal(s, known_counts);
+    free(s);
+    fix_free(f);
+}
+
+/* The rows per range name are those of the ranges, merged over paths. */
+struct range_sum {
+    const char *range;
+    const char *metric;
+    const char *phase;
+    uint64_t count;
+    double mean;
+};
+
+static int find_row(const struct hrd_row *r, void *arg)
+{
+    struct range_sum *x = arg;
+
+    if (strcmp(r->range, x->range) == 0 && strcmp(r->metric, x->metric) == 0 &&
+        strcmp(r->phase, x->phase) == 0) {
+        assert_int_equal(r->depth, 0);
+        x->count = r->count;
+        x->mean = r->mean;
+    }
+    return 0;
+}
+
+static void test_rows_per_range(void **state)
+{
+    struct fix *f = fix_new();
+    struct range_sum c = { "c", "self", "warm", 0, 0 };
+    struct range_sum b = { "b", "inclusive", "warm", 0, 0 };
+
+    (void)state;
+    feed_known(f, 1);
+    assert_int_equal(hrd_agg_rows(&f->agg, NULL, find_row, &c), 0);
+    assert_int_equal(c.count, 4);
+    assert_true(c.mean == (100.0 + 100 + 50 + 30) / 4);
+    assert_int_equal(hrd_agg_rows(&f->agg, NULL, find_row, &b), 0);
+    assert_int_equal(b.count, 2);
+    assert_true(b.mean == 270.0);
+    /* A second batch: the same paths, twice the counts. */
+    feed_known(f, 2);
+    assert_int_equal(f->agg.path.n, NCTX);
+    assert_int_equal(hrd_agg_rows(&f->agg, NULL, find_row, &c), 0);
+    assert_int_equal(c.count, 8);
+    fix_free(f);
+}
+
+static void test_escape(void **state)
+{
+    const char *names[] = { "a;b", "50% c", "d" };
+    char buf[64];
+    char *j;
+
+    (void)state;
+    assert_int_equal(hrd_folded_escape(buf, sizeof buf, "x; y%\n\x7f"),
+                     strlen("x%3B%20y%25%0A%7F"));
+    assert_string_equal(buf, "x%3B%20y%25%0A%7F");
+    /* Truncated, still terminated, the length it would need. */
+    assert_int_equal(hrd_folded_escape(buf, 4, "a;b"), 5);
+    assert_string_equal(buf, "a%3");
+    j = hrd_path_join(names, 3);
+    assert_string_equal(j, "a%3Bb;50%25 c;d");
+    free(j);
+}
+
+static void test_shorten(void **state)
+{
+    char out[64];
+
+    (void)state;
+    hrd_shorten_middle(out, 10, "short");
+    assert_string_equal(out, "short");
+    hrd_shorten_middle(out, 10, "abcdefghijklmnopqrstuvwxyz");
+    assert_int_equal(strlen(out), 10);
+    assert_string_equal(out, "abcd..wxyz");
+    hrd_shorten_middle(out, 10, "tab\there");
+    assert_string_equal(out, "tab?here");
+    /* UTF-8 sequences are not cut. */
+    hrd_shorten_middle(out, 9, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+    assert_true(strlen(out) <= 9);
+    assert_true(((unsigned char)out[strlen(out) - 1] & 0xc0) == 0x80);
+}
+
+/* A deep tree of long names: every line within 100 columns. */
+static void test_tree_width(void **state)
+{
+    struct hrd_ptree t;
+    const char *path[40];
+    char names[40][200];
+    char *out = NULL, *line, *save = NULL;
+    size_t len = 0, lines = 0;
+    FILE *f;
+    int shortened = 0;
+
+    (void)state;
+    hrd_ptree_init(&t);
+    for (int d = 0; d < 40; d++) {
+        struct hrd_row r = { 0 };
+
+        snprintf(names[d], sizeof names[d], "layer%02d.%s.end", d,
+                 "a_rather_long_range_name_that_goes_on_and_on_and_on_and_"
+                 "on_and_on_and_on");
+        path[d] = names[d];
+        r.node_id = "ops/add[cpu-float32-a-very-long-parametrization-"
+                    "that-will-not-fit-in-one-line-of-the-terminal-at-all]";
+        r.op = "add";
+        r.backend = "cpu";
+        r.phase = "warm";
+        r.range = names[d];
+        r.path = path;
+        r.depth = (uint32_t)d + 1;
+        r.count = 1000000000ull;
+        r.metric = "inclusive";
+        r.median = 1e12 / (d + 1);
+        assert_non_null(hrd_ptree_row(&t, &r));
+        r.metric = "self";
+        r.median = 123.5;
+        assert_non_null(hrd_ptree_row(&t, &r));
+    }
+    f = open_memstream(&out, &len);
+    assert_int_equal(hrd_tree_write(f, &t, 100), 0);
+    fclose(f);
+    for (line = strtok_r(out, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        assert_true(strlen(line) <= 100);
+        if (strstr(line, "layer") != NULL) {
+            /* Head and tail kept, the middle cut. */
+            assert_non_null(strstr(line, ".."));
+            assert_non_null(strstr(line, ".end"));
+            shortened++;
+        }
+        lines++;
+    }
+    assert_int_equal(shortened, 40);
+    assert_int_equal(lines, 42);
+    free(out);
+    hrd_ptree_free(&t);
+}
+
+/* Recursion 1000 deep: paths stop at the depth cap, counted. */
+static void test_depth_cap(void **state)
+{
+    struct fix *f = fix_new();
+    const char *ranges[] = { "rec" };
+    struct tb t = { 0 };
+    uint64_t before;
+
+    (void)state;
+    t.ranges = ranges;
+    t.nranges = 1;
+    t.nctx = 1000;
+    t.parent = malloc(1000 * sizeof *t.parent);
+    t.crange = calloc(1000, sizeof *t.crange);
+    for (uint32_t i = 0; i < 1000; i++)
+        t.parent[i] = i; /* context i - 1 */
+    tb_label(&t, 0);
+    for (uint32_t i = 1000; i-- > 0;)
+        tb_sample(&t, i, 1000 - i, 0, 0);
+    before = f->agg.bytes;
+    assert_int_equal(tb_send(&f->in, &t, 1), HRD_INGEST_OK);
+    assert_int_equal(f->agg.path.n, HRD_MAX_DEPTH_DEFAULT);
+    assert_int_equal(f->agg.npkeys, HRD_MAX_DEPTH_DEFAULT);
+    assert_int_equal(f->agg.paths_too_deep, 1000 - HRD_MAX_DEPTH_DEFAULT);
+    assert_int_equal(f->agg.nkeys, 1);
+    assert_int_equal(f->agg.keys[0]->pairs, 1000);
+    assert_true(f->agg.bytes > before);
+    tb_fini(&t);
+    fix_free(f);
+}
+
+/* Thousands of distinct paths: the table stops at its cap, counted; paths
+ * count toward memory and go with a reset. */
+static void test_table_cap(void **state)
+{
+    struct fix *f = fix_new();
+    struct tb t = { 0 };
+    char (*names)[16] = malloc(5000 * sizeof *names);
+    const char **ranges = malloc(5000 * sizeof *ranges);
+    struct hrd_filter flt = { NULL, NULL, NULL, "r1*", 0 };
+    size_t with_paths, after;
+
+    (void)state;
+    f->agg.max_paths = 1000;
+    for (int i = 0; i < 5000; i++) {
+        snprintf(names[i], sizeof names[i], "r%d", i);
+        ranges[i] = names[i];
+    }
+    t.ranges = ranges;
+    t.nranges = 5000;
+    t.nctx = 5000;
+    t.parent = calloc(5000, sizeof *t.parent);
+    t.crange = malloc(5000 * sizeof *t.crange);
+    for (uint32_t i = 0; i < 5000; i++)
+        t.crange[i] = i;
+    tb_label(&t, 0);
+    for (uint32_t i = 0; i < 5000; i++)
+        tb_sample(&t, i, 10 + i, 0, 0);
+    assert_int_equal(tb_send(&f->in, &t, 1), HRD_INGEST_OK);
+    assert_int_equal(f->agg.path.n, 1000);
+    assert_int_equal(f->agg.npkeys, 1000);
+    assert_int_equal(f->agg.paths_table_full, 4000);
+    assert_int_equal(f->agg.nkeys, 5000);
+    with_paths = f->agg.bytes;
+    /* A filtered reset takes the path keys of the keys it drops. */
+    assert_true(hrd_agg_reset_filtered(&f->agg, &flt) > 0);
+    assert_true(f->agg.npkeys < 1000);
+    after = f->agg.bytes;
+    assert_true(after < with_paths);
+    hrd_agg_reset(&f->agg);
+    assert_int_equal(f->agg.npkeys, 0);
+    assert_int_equal(f->agg.bytes, hrd_agg_pathtab_bytes(&f->agg));
+    /* Samples arrive again: their path keys come back. */
+    t.len = 0;
+    t.events = 0;
+    tb_label(&t, 0);
+    tb_sample(&t, 0, 5, 0, 0);
+    assert_int_equal(tb_send(&f->in, &t, 2), HRD_INGEST_OK);
+    assert_int_equal(f->agg.npkeys, 1);
+    tb_fini(&t);
+    free(names);
+    free(ranges);
+    fix_free(f);
+}
+
+/* Path keys are compacted into histograms with the others when memory is
+ * short, and their views keep their counts. */
+static void test_compaction(void **state)
+{
+    struct fix *f = fix_new();
+    struct tb t = { 0 };
+    char *s;
+
+    (void)state;
+    t.ranges = known_ranges;
+    t.nranges = 5;
+    t.nctx = NCTX;
+    t.parent = malloc(sizeof known_parent);
+    t.crange = malloc(sizeof known_range);
+    memcpy(t.parent, known_parent, sizeof known_parent);
+    memcpy(t.crange, known_range, sizeof known_range);
+    tb_label(&t, 0);
+    for (int i = 0; i < 20000; i++)
+        tb_sample(&t, ABC, 1000 + (uint64_t)i % 977, 0, 0);
+    assert_int_equal(tb_send(&f->in, &t, 1), HRD_INGEST_OK);
+    f->agg.max_bytes = 64 << 10;
+    hrd_agg_enforce(&f->agg);
+    assert_false(f->agg.keys[0]->exact);
+    assert_false(f->agg.keys[0]->paths->exact);
+    s = view(&f->agg, HRD_FVALUE_COUNT, 0, 0);
+    assert_string_equal(s, "t/node;warm;a;b;c 20000\n");
+    free(s);
+    tb_fini(&t);
+    fix_free(f);
+}
+
+static void test_snapshot(void **state)
+{
+    struct fix *f = fix_new(), *g = fix_new();
+    struct hrd_snapshot_load sl;
+    struct hrd_recreader r;
+    struct hrd_recfile rf;
+    char dir[256], *a, *b;
+    int dfd;
+
+    (void)state;
+    harness_mkdtemp(dir, sizeof dir, "paths");
+    dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    feed_known(f, 1);
+    assert_int_equal(hrd_recfile_open(&rf, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_write(&rf, &f->agg, &f->in, 1), 0);
+    hrd_recfile_close(&rf);
+    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_load(&r, &g->agg, &g->in, &sl), 0);
+    hrd_recreader_close(&r);
+    assert_int_equal(sl.complete, 1);
+    assert_int_equal(g->agg.npkeys, f->agg.npkeys);
+    a = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
+    b = view(&g->agg, HRD_FVALUE_TOTAL, 0, 0);
+    assert_string_equal(a, b);
+    free(a);
+    free(b);
+    a = view(&g->agg, HRD_FVALUE_COUNT, 0, 0);
+    assert_string_equal(a, known_counts);
+    free(a);
+    close(dfd);
+    harness_rm_rf(dir);
+    fix_free(f);
+    fix_free(g);
+}
+
+/* Through RunKey messages (packed and unpacked as in a file). */
+static void runkeys_copy(struct hrd_agg *from, struct hrd_agg *to,
+                         int with_paths)
+{
+    struct hrd_runload l;
+    char why[256];
+
+    hrd_runload_init(&l, to);
+    for (uint32_t i = 0; i < from->nkeys; i++) {
+        Hostrange__RunKey m, *u;
+        uint8_t *buf;
+        size_t len;
+
+        assert_int_equal(with_paths
+                             ? hrd_runkey_from(from, from->keys[i], &m)
+                             : hrd_runkey_from_range(from, from->keys[i], &m),
+                         0);
+        len = hostrange__run_key__get_packed_size(&m);
+        buf = malloc(len + 1);
+        hostrange__run_key__pack(&m, buf);
+        hrd_runkey_clear(&m);
+        u = hostrange__run_key__unpack(NULL, len, buf);
+        assert_non_null(u);
+        assert_int_equal(hrd_runload_key(&l, u, why, sizeof why), 0);
+        hostrange__run_key__free_unpacked(u, NULL);
+        free(buf);
+    }
+    assert_int_equal(hrd_runload_end(&l, NULL), 0);
+    assert_int_equal(hrd_runload_finish(&l), 0);
+    hrd_runload_fini(&l);
+}
+
+static void test_run_file(void **state)
+{
+    struct fix *f = fix_new(), *g = fix_new(), *h = fix_new();
+    char *a, *b;
+
+    (void)state;
+    feed_known(f, 1);
+    runkeys_copy(&f->agg, &g->agg, 1);
+    a = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
+    b = view(&g->agg, HRD_FVALUE_TOTAL, 0, 0);
+    assert_string_equal(a, b);
+    free(b);
+    /* Twice: merged, twice the counts and totals. */
+    runkeys_copy(&f->agg, &g->agg, 1);
+    b = view(&g->agg, HRD_FVALUE_COUNT, 0, 0);
+    assert_non_null(strstr(b, "t/node;warm;a;b;c 4\n"));
+    free(b);
+    /* A file without paths: one-element paths, per range name. */
+    runkeys_copy(&f->agg, &h->agg, 0);
+    assert_int_equal(h->agg.npkeys, 0);
+    b = view(&h->agg, HRD_FVALUE_TOTAL, 0, 1);
+    assert_string_equal(b, "t/node;cold;a 9\n"
+                           "t/node;warm;a 443\n"
+                           "t/node;warm;b 310\n"
+                           "t/node;warm;c 280\n"
+                           "t/node;warm;we%3Bird%20name%0A 7\n"
+                           "t/node;warm;d 5\n");
+    free(a);
+    free(b);
+    fix_free(f);
+    fix_free(g);
+    fix_free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_known_tree),
+        cmocka_unit_test(test_rows_per_range),
+        cmocka_unit_test(test_escape),
+        cmocka_unit_test(test_shorten),
+        cmocka_unit_test(test_tree_width),
+        cmocka_unit_test(test_depth_cap),
+        cmocka_unit_test(test_table_cap),
+        cmocka_unit_test(test_compaction),
+        cmocka_unit_test(test_snapshot),
+        cmocka_unit_test(test_run_file),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
