@@ -654,8 +654,18 @@ static void box_title(FILE *f, const struct hrd_pnode *n, int diff)
     fputs("</title>", f);
 }
 
+/* Whether text on a box of colour #rrggbb is better white than dark. */
+static int dark(const char *colour)
+{
+    unsigned r = 0, g = 0, b = 0;
+
+    if (sscanf(colour, "#%02x%02x%02x", &r, &g, &b) != 3)
+        return 0;
+    return 0.299 * r + 0.587 * g + 0.114 * b < 140;
+}
+
 static void box_label(FILE *f, double x, double y, double w,
-                      const char *name)
+                      const char *name, const char *colour)
 {
     char buf[256];
     int chars = (int)((w - 6) / CHAR_W);
@@ -665,7 +675,8 @@ static void box_label(FILE *f, double x, double y, double w,
     if (chars > (int)sizeof buf - 1)
         chars = (int)sizeof buf - 1;
     hrd_shorten_middle(buf, (size_t)chars, name);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 3, y + ROW_H - 5);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\"%s>", x + 3, y + ROW_H - 5,
+            dark(colour) ? " style=\"fill:#ffffff\"" : "");
     hrd_xml_escape(f, buf);
     fputs("</text>", f);
 }
@@ -689,7 +700,7 @@ static void icicle(FILE *f, const struct hrd_pgroup *g,
                 n->has ? "" : " fill-opacity=\"0.45\"");
         box_title(f, n, diff);
         fputs("</rect>", f);
-        box_label(f, x, y, w, n->name);
+        box_label(f, x, y, w, n->name, colour);
         fputs("</g>\n", f);
         y += ROW_H;
     }
@@ -775,7 +786,8 @@ static void panel(FILE *f, const struct hrd_pgroup *g, unsigned phase,
     fprintf(f, "<g transform=\"translate(%.1f,%.1f)\">\n", x0, y0);
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.1f\" rx=\"6\" "
             "fill=\"%s\"/>\n", PANEL_W, h, bg);
-    fprintf(f, "<text x=\"10\" y=\"18\" class=\"ph\" fill=\"%s\">%s</text>\n",
+    fprintf(f, "<text x=\"10\" y=\"18\" class=\"ph\" style=\"fill:%s\">%s"
+            "</text>\n",
             fg, phase == HRP_PHASE_COLD ? "COLD" : "WARM");
     if (g == NULL) {
         fprintf(f, "<text x=\"70\" y=\"18\" class=\"note\">no %s samples"

@@ -17,7 +17,8 @@
 EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/data/reference-gemm.jsonl tests/service/soak.sh \
 	tests/service/test_compiled_out.sh tests/service/test_man.sh \
-	tests/service/test_runs.sh \
+	tests/service/test_runs.sh tests/service/test_paths.sh \
+	tests/service/test_plot.sh \
 	tests/python/test_python_module.sh tests/python/test_python_plugin.sh \
 	tests/python/test_add.py tests/python/test_gemm.py \
 	tests/python/hr_arrays.py tests/python/hr_daemon.py \
@@ -25,7 +26,10 @@ EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/python/other_version_daemon.c tests/python/run_checks.sh
 
 # --- helpers: the instrumented programs the tests run --------------------
-check_PROGRAMS += tests/helpers/workload tests/helpers/recorder
+check_PROGRAMS += tests/helpers/workload tests/helpers/recorder \
+	tests/helpers/pathtree
+tests_helpers_pathtree_SOURCES = tests/helpers/pathtree.c
+tests_helpers_pathtree_LDADD = client/libhostrange.la
 tests_helpers_workload_SOURCES = tests/helpers/workload.c
 tests_helpers_workload_LDADD = client/libhostrange.la
 tests_helpers_recorder_SOURCES = tests/helpers/recorder.c
@@ -173,6 +177,10 @@ check_PROGRAMS += $(SERVICE_TESTS)
 TESTS += $(SERVICE_TESTS) tests/service/test_compiled_out.sh
 # Run files end to end: save, merge, dump --from, --load, diff.
 TESTS += tests/service/test_runs.sh
+# Calling contexts end to end: folded stacks, the tree, dump --by path; and
+# plot's SVGs (well-formed, rendered; skipped without xmllint and
+# rsvg-convert).
+TESTS += tests/service/test_paths.sh tests/service/test_plot.sh
 
 tests_service_test_integration_SOURCES = tests/service/test_integration.c
 tests_service_test_integration_CFLAGS = $(TEST_CFLAGS)
