@@ -14,6 +14,15 @@
  *                          fitting in the thread's buffer and shipped
  *                          after it closes: the cost of measuring and
  *                          buffering alone, with no shipping beside it
+ *   client.scope.context   ns per scope as hotpath measures it, but every
+ *                          scope nested and entered under another parent
+ *                          each time (a leaf site alternately under two
+ *                          parents, so its calling context is found in the
+ *                          thread's cache of contexts, never in the site's
+ *                          last one): an upper bound of what tracking the
+ *                          calling context costs a scope; baseline:
+ *                          client.scope.hotpath in the same run (the aim:
+ *                          at most 2 ns more)
  *   client.scope.nested3   the same as active with scopes nested three
  *                          deep, per scope
  *   client.scope.inactive  ns per scope outside any window; baseline: an
@@ -40,6 +49,7 @@
 static hr_site s_a = HR_SITE_INIT("bench.a");
 static hr_site s_b = HR_SITE_INIT("bench.b");
 static hr_site s_c = HR_SITE_INIT("bench.c");
+static hr_site s_leaf = HR_SITE_INIT("bench.leaf");
 
 static double now_ns(void)
 {
@@ -111,6 +121,36 @@ static double hotpath(long n)
         t0 = now_ns();
         for (long i = 0; i < 20000; i++) {
             HR_SCOPE(sc, &s_a);
+        }
+        total += now_ns() - t0;
+        hr_window_end();
+        hr_flush(600000);
+        done += 20000;
+    }
+    return total / (double)done;
+}
+
+/* As hotpath, with scopes two deep whose leaf changes parent at each
+ * entry: windows of 20,000 scopes, 4 a round. */
+static double context(long n)
+{
+    double total = 0;
+    long done = 0;
+
+    while (done < n) {
+        double t0;
+
+        window("bench/client.scope.context");
+        t0 = now_ns();
+        for (long i = 0; i < 5000; i++) {
+            {
+                HR_SCOPE(a, &s_a);
+                HR_SCOPE(leaf, &s_leaf);
+            }
+            {
+                HR_SCOPE(b, &s_b);
+                HR_SCOPE(leaf, &s_leaf);
+            }
         }
         total += now_ns() - t0;
         hr_window_end();
@@ -204,6 +244,11 @@ int main(int argc, char **argv)
         v[r] = hotpath(n / 10);
     }
     print("client.scope.hotpath", median(v), median(b));
+    for (int r = 0; r < REPS; r++) {
+        b[r] = hotpath(n / 10);
+        v[r] = context(n / 10);
+    }
+    print("client.scope.context", median(v), median(b));
     for (int r = 0; r < REPS; r++) {
         b[r] = bench_clock_pair(n);
         v[r] = nested3(n);
