@@ -46,7 +46,8 @@ run() {
 }
 run base 2000 1 'tests/<plot> & "more"'
 run slow 20000 1 'tests/<plot> & "more"'
-run many 2000 3 tests/many
+# Node ids that are not valid UTF-8 and hold a control byte.
+run many 2000 3 "$(printf 'tests/many\377\001\342\202')"
 
 "$HOSTRANGECTL" plot -o "$dir/one.svg" --from "$dir/base.hrs" ||
     fail "plot --from"
