@@ -572,6 +572,17 @@ static int runpath_ok(const Hostrange__RunKey *m, const Hostrange__RunPath *p,
     } else if (p->n_inclusive != p->pairs || p->n_self != p->pairs) {
         return bad(why, whylen, "key %s/%s has a path whose values do not "
                    "match its counts", m->node_id, m->range);
+    } else {
+        uint64_t si = 0, ss = 0;
+
+        for (size_t i = 0; i < p->n_inclusive; i++) {
+            if (p->inclusive[i] > UINT64_MAX - si ||
+                p->self[i] > UINT64_MAX - ss)
+                return bad(why, whylen, "key %s/%s has a path with values "
+                           "beyond 2^64", m->node_id, m->range);
+            si += p->inclusive[i];
+            ss += p->self[i];
+        }
     }
     return 0;
 }

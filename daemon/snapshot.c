@@ -606,7 +606,11 @@ static int load_pkey(struct loader *l, struct dec *d)
         l->pkeys >= l->npkeys)
         return -1;
     k = hrd_agg_key(a, node, op, backend, phase, range);
-    if (k == NULL || a->nkeys != before || !k->has_scopes)
+    if (k != NULL && a->nkeys != before) {
+        hrd_agg_key_remove(a, k); /* made here: none came before */
+        return -1;
+    }
+    if (k == NULL || !k->has_scopes)
         return -1; /* no range key of its own */
     pk = hrd_agg_path_key(a, k, path);
     if (pk == NULL || a->npkeys == pbefore)
