@@ -1,7 +1,8 @@
 /*
  * The floor every client benchmark divides by: ns per pair of reads of the
- * clock libhostrange uses (the TSC, or CLOCK_MONOTONIC), timed here on
- * CLOCK_MONOTONIC over n pairs.
+ * clock libhostrange uses, as a range's bounds read it (the TSC with its
+ * fences, rdtsc;lfence then lfence;rdtsc, or CLOCK_MONOTONIC), timed here
+ * on CLOCK_MONOTONIC over n pairs.
  */
 #ifndef HOSTRANGE_TESTS_BENCH_CLOCK_H
 #define HOSTRANGE_TESTS_BENCH_CLOCK_H
@@ -29,6 +30,8 @@ static inline double bench_clock_pair(long n)
 #if defined(__x86_64__) || defined(__i386__)
         if (tsc) {
             uint64_t a = __rdtsc();
+            _mm_lfence();
+            _mm_lfence();
             uint64_t b = __rdtsc();
             sum += b - a;
             continue;

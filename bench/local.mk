@@ -44,6 +44,11 @@ bench_bench_client_SOURCES = bench/bench_client.c bench/bench_clock.h
 bench_bench_client_LDADD = client/libhostrange.la
 BENCHES += bench/bench_client
 
+# The clock reads the client could use: cost, and bias against block timing.
+noinst_PROGRAMS += bench/bench_clock_options
+bench_bench_clock_options_SOURCES = bench/bench_clock_options.c
+BENCHES += bench/bench_clock_options
+
 # The whole pipeline's CPU per event (client process plus daemon) against
 # two reads of the clock, in four configurations.
 noinst_PROGRAMS += bench/bench_pipeline

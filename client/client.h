@@ -104,6 +104,14 @@ static inline uint64_t hr__ticks_ns(uint64_t ticks, uint64_t mult)
     return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
 }
 static inline uint64_t hr__clock_now(void);
+static inline uint64_t hr__clock_start(void);
+static inline uint64_t hr__clock_end(void);
+/* The smallest step of the clock observed, in ns (measured once, by the
+ * shipper, when it calibrates the TSC; 0 before). */
+double hr__clock_step(void);
+/* How the reads are ordered with the work: "rdtsc;lfence..lfence;rdtsc"
+ * (the TSC) or "vdso" (CLOCK_MONOTONIC, ordered by the kernel's code). */
+const char *hr__clock_order(void);
 
 /* intern.c: tables of names, label sets and calling contexts. */
 uint32_t hr__site_intern(hr_site *site);
@@ -187,6 +195,51 @@ static inline uint64_t hr__clock_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The reads that bound a range, ordered with the work they time: the start
+ * read is followed by lfence (the range's work cannot begin before the
+ * clock is read), the end read preceded by one (the clock is read only once
+ * the work has completed). Their bias is then a constant (the calibration's
+ * empty_ns) instead of depending on the work; hostrange.h says why this
+ * pair was chosen. CLOCK_MONOTONIC's vDSO read is ordered already.
+ */
+static inline uint64_t hr__clock_start(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (HR__LIKELY(hr__g_tsc)) {
+        uint64_t t = __rdtsc();
+        _mm_lfence();
+        return t;
+    }
+#endif
+    return hr__clock_now();
+}
+
+static inline uint64_t hr__clock_end(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (HR__LIKELY(hr__g_tsc)) {
+        _mm_lfence();
+        return __rdtsc();
+    }
+#endif
+    return hr__clock_now();
+}
+
+/*
+ * A fence around a scope's own work: at the start of hr_begin's work and
+ * at the end of hr_end's, so that the program's work before and after a
+ * scope cannot overlap it (out of order) and a scope costs its parent the
+ * same in every context: the cost the calibration measures.
+ */
+static inline void hr__clock_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (HR__LIKELY(hr__g_tsc))
+        _mm_lfence();
+#endif
 }
 
 /* Adds 1 to a counter written only by its owner. */

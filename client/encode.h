@@ -66,6 +66,8 @@ struct hr__batch_header {
     const char *process_label;
     uint64_t seq;
     const char *clock;
+    const char *clock_order;
+    double clock_step_ns;
     uint64_t lost_events;
     uint64_t out_of_order;
     uint64_t open_at_window_end;

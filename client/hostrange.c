@@ -215,6 +215,7 @@ static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
     struct hr__thread *t = tls_thread;
     uint32_t id, ctx, d;
 
+    hr__clock_fence();
     if (HR__UNLIKELY(t == NULL) && (t = thread_attach()) == NULL)
         return sc;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -233,7 +234,7 @@ static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
         return sc;
     }
     sc.thread = t;
-    t->stack.f[sc.depth - 1].t0 = hr__clock_now();
+    t->stack.f[sc.depth - 1].t0 = hr__clock_start();
     return sc;
 }
 
@@ -249,7 +250,7 @@ hr_scope hr__begin(hr_site *site)
 /* hr_end of a scope that was opened in a window. */
 static __attribute__((noinline)) void end_active(hr_scope sc)
 {
-    uint64_t t1 = hr__clock_now(), incl, self;
+    uint64_t t1 = hr__clock_end(), incl, self;
     struct hr__thread *t = tls_thread;
     uint32_t ctx, window, nchild, ndesc, abandoned;
 
@@ -279,6 +280,7 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
     }
     ring_put(t, ctx, atomic_load_explicit(&hr__g_label, memory_order_relaxed),
              nchild, ndesc, incl, incl - self);
+    hr__clock_fence();
 }
 
 void hr__end(hr_scope sc)

@@ -127,9 +127,9 @@ static void choose_calibration(const Hostrange__DumpReply *d,
             continue;
         snprintf(ch->label, sizeof ch->label, "%s", c->label);
         snprintf(ch->clock, sizeof ch->clock, "%s", c->clock);
-        ch->cal = (struct hrd_calib){ ch->label, ch->clock, c->child_ns,
-                                      c->residue_ns, c->empty_ns,
-                                      c->timer_ns, c->calls, 0 };
+        hrd_calib_from_message(&ch->cal, c);
+        ch->cal.label = ch->label;
+        ch->cal.clock = ch->clock;
         ch->found = 1;
         return;
     }
@@ -172,6 +172,7 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
             .lost = r->lost,
             .calls = r->calls,
             .children = r->children,
+            .descendants = r->descendants,
         };
         if (row.phase == NULL)
             row.phase = "?";

@@ -55,6 +55,8 @@ struct hrd_client {
     uint64_t instance;
     char *label;
     char *clock;
+    char *clock_order;    /* as the latest batch said; NULL before */
+    double clock_step_ns;
     uint64_t max_seq;
     uint64_t batches;
     uint64_t events;

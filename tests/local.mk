@@ -163,7 +163,7 @@ tests_unit_test_ops_align_LDADD = $(CMOCKA_LIBS)
 SERVICE_TESTS = tests/service/test_integration \
 	tests/service/test_client_daemon tests/service/test_daemon_service \
 	tests/service/test_daemon_cli tests/service/test_ops_ranges \
-	tests/service/test_observer
+	tests/service/test_observer tests/service/test_accuracy
 check_PROGRAMS += $(SERVICE_TESTS)
 TESTS += $(SERVICE_TESTS) tests/service/test_compiled_out.sh
 # Run files end to end: save, merge, dump --from, --load, diff.
@@ -201,6 +201,12 @@ tests_service_test_observer_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_service_test_observer_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_observer_LDADD = client/libhostrange.la \
 	$(HARNESS_SEND_LIBS)
+
+# Corrected figures against the truth on the real clock: fan-outs, chains,
+# 100 ns to 10 us of work.
+tests_service_test_accuracy_SOURCES = tests/service/test_accuracy.c
+tests_service_test_accuracy_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_accuracy_LDADD = client/libhostrange.la $(HARNESS_LIBS)
 
 # Readiness for systemd (sd_notify), when built with libsystemd.
 if HAVE_SYSTEMD

@@ -166,7 +166,20 @@ HR_API uint64_t hr_now_ns(void);
 /* 1 when collection is on (built in and not turned off by HOSTRANGE=0). */
 HR_API int hr_enabled(void);
 
-/* The clock in use: "tsc" or "monotonic". */
+/*
+ * The clock in use: "tsc" or "monotonic". A range's bounds are read in
+ * order with the work between them: the start read is rdtsc then lfence
+ * (the work cannot begin before the clock is read), the end read lfence
+ * then rdtsc (the clock is read only once the work has completed). A plain
+ * rdtsc is cheaper (about 10 ns against 16 ns per read here) but executes
+ * out of order with the work it times, so its error depends on that work
+ * (-1 ns on 10 ns of work, -10 ns on 30 to 100 ns): no calibration can
+ * remove it. With the fences the error is one constant (within 1 ns from
+ * 10 ns to 10 us of work), which the calibration measures (empty_ns) and
+ * corrections take out. rdtscp;lfence and CLOCK_MONOTONIC are as steady but
+ * cost about 23 ns per read. bench/bench_clock_options (make bench)
+ * measures every option on the machine at hand.
+ */
 HR_API const char *hr_clock_name(void);
 
 /* Copies this process's counters to *out. */
