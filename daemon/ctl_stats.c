@@ -97,12 +97,12 @@ static void print_calibration(const Hostrange__Calibration *c)
     print_number(c->label, "residue_ns", c->residue_ns);
     print_number(c->label, "empty_ns", c->empty_ns);
     print_number(c->label, "timer_ns", c->timer_ns);
+    printf("calibration.%s.calls %llu\n", c->label,
+           (unsigned long long)c->calls);
     print_number(c->label, "child_err_ns", c->child_err_ns);
     print_number(c->label, "residue_err_ns", c->residue_err_ns);
     print_number(c->label, "empty_err_ns", c->empty_err_ns);
     print_number(c->label, "step_ns", c->step_ns);
-    printf("calibration.%s.calls %llu\n", c->label,
-           (unsigned long long)c->calls);
 }
 
 static int run_stats(int argc, char **argv)
