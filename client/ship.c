@@ -796,6 +796,8 @@ void hr__fork_child(void)
             self->stack.f[i].window = HR__WINDOW_COUNTED;
     }
     atomic_store(&hr__g_label_in_window, 0);
+    /* A child is a process of its own: its first samples are cold. */
+    memset(hr__g_ctx_seen, 0, sizeof hr__g_ctx_seen);
     pthread_cond_init(&cond, NULL);
     pthread_mutex_unlock(&lock);
     pthread_mutex_unlock(&hr__g_reg_lock);
