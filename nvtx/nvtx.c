@@ -26,6 +26,7 @@
 #include <nvToolsExt.h>
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -45,9 +46,15 @@ struct frame {
     const struct hrn_domain *domain;
 };
 
+/* A direct-mapped cache per thread of ASCII messages by address; a hit is
+ * checked against the entry's text, since a program may reuse a buffer. */
+#define CACHE_SLOTS 64u
+
 struct tstack {
     uint32_t depth;
     uint32_t window;   /* depth + 1 of the range that opened the window */
+    const char *cache_msg[CACHE_SLOTS];
+    struct hrn_name *cache_name[CACHE_SLOTS];
     struct frame f[STACK_MAX];
 };
 
@@ -128,23 +135,50 @@ static __attribute__((noinline)) struct tstack *stack_attach(void)
 
     if (t == NULL)
         return NULL;
-    t->depth = 0;
-    t->window = 0;
+    memset(t, 0, offsetof(struct tstack, f));
     pthread_setspecific(g_key, t);
     tls_stack = t;
     return t;
 }
 
-/* Opens a range of `name` (NULL: outside a window and no window range
- * armed, so no sample is taken); returns its level, 0 at the top. */
-static inline int push(const struct hrn_domain *domain, struct hrn_name *name)
+/* The calling thread's stack, NULL on ENOMEM. */
+static inline struct tstack *stack_self(void)
 {
     struct tstack *t = tls_stack;
-    uint32_t d;
 
-    if (__builtin_expect(t == NULL, 0) && (t = stack_attach()) == NULL)
-        return -1;
-    d = t->depth;
+    if (__builtin_expect(t == NULL, 0))
+        t = stack_attach();
+    return t;
+}
+
+/* The entry of ASCII message `msg` in `domain`, through the cache of t. */
+static inline struct hrn_name *name_a(struct tstack *t,
+                                      const struct hrn_domain *domain,
+                                      const char *msg)
+{
+    uint32_t i = (uint32_t)((uintptr_t)msg >> 3 ^ (uintptr_t)msg >> 11) &
+                 (CACHE_SLOTS - 1);
+    struct hrn_name *e;
+
+    if (__builtin_expect(msg != NULL && t->cache_msg[i] == msg, 1)) {
+        e = t->cache_name[i];
+        if (__builtin_expect(e->domain == domain &&
+                             strcmp(e->msg, msg) == 0, 1))
+            return e;
+    }
+    e = hrn_name_get(domain, msg);
+    t->cache_msg[i] = msg;
+    t->cache_name[i] = e;
+    return e;
+}
+
+/* Opens a range of `name` on t (NULL: outside a window and no window
+ * range armed, so no sample is taken); returns its level, 0 at the top. */
+static inline int push(struct tstack *t, const struct hrn_domain *domain,
+                       struct hrn_name *name)
+{
+    uint32_t d = t->depth;
+
     if (__builtin_expect(d < STACK_MAX, 1)) {
         hr_scope none = { 0, 0, 0 };
 
@@ -198,13 +232,16 @@ static inline int wanted(void)
     return __atomic_load_n(&hr__active, __ATOMIC_RELAXED) || g_by_window;
 }
 
-static struct hrn_name *attr_name(const struct hrn_domain *domain,
+static struct hrn_name *attr_name(struct tstack *t,
+                                  const struct hrn_domain *domain,
                                   const nvtxEventAttributes_t *a)
 {
     if (a == NULL)
         return hrn_name_get(domain, NULL);
     switch (a->messageType) {
     case NVTX_MESSAGE_TYPE_ASCII:
+        if (t != NULL)
+            return name_a(t, domain, a->message.ascii);
         return hrn_name_get(domain, a->message.ascii);
     case NVTX_MESSAGE_TYPE_UNICODE:
         return hrn_name_get_w(domain, a->message.unicode);
@@ -275,7 +312,7 @@ static void NVTX_API mark_w(const wchar_t *msg)
 
 static nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t *a)
 {
-    return start(attr_name(NULL, a));
+    return start(attr_name(NULL, NULL, a));
 }
 
 static nvtxRangeId_t NVTX_API range_start_a(const char *msg)
@@ -295,17 +332,29 @@ static void NVTX_API range_end(nvtxRangeId_t id)
 
 static int NVTX_API range_push_ex(const nvtxEventAttributes_t *a)
 {
-    return push(NULL, wanted() ? attr_name(NULL, a) : NULL);
+    struct tstack *t = stack_self();
+
+    if (t == NULL)
+        return -1;
+    return push(t, NULL, wanted() ? attr_name(t, NULL, a) : NULL);
 }
 
 static int NVTX_API range_push_a(const char *msg)
 {
-    return push(NULL, wanted() ? hrn_name_get(NULL, msg) : NULL);
+    struct tstack *t = stack_self();
+
+    if (t == NULL)
+        return -1;
+    return push(t, NULL, wanted() ? name_a(t, NULL, msg) : NULL);
 }
 
 static int NVTX_API range_push_w(const wchar_t *msg)
 {
-    return push(NULL, wanted() ? hrn_name_get_w(NULL, msg) : NULL);
+    struct tstack *t = stack_self();
+
+    if (t == NULL)
+        return -1;
+    return push(t, NULL, wanted() ? hrn_name_get_w(NULL, msg) : NULL);
 }
 
 static int NVTX_API range_pop(void)
@@ -342,7 +391,7 @@ static nvtxRangeId_t NVTX_API
 domain_range_start_ex(nvtxDomainHandle_t domain,
                       const nvtxEventAttributes_t *a)
 {
-    return start(attr_name(DOMAIN(domain), a));
+    return start(attr_name(NULL, DOMAIN(domain), a));
 }
 
 static void NVTX_API domain_range_end(nvtxDomainHandle_t domain,
@@ -355,8 +404,12 @@ static void NVTX_API domain_range_end(nvtxDomainHandle_t domain,
 static int NVTX_API domain_range_push_ex(nvtxDomainHandle_t domain,
                                          const nvtxEventAttributes_t *a)
 {
-    return push(DOMAIN(domain),
-                wanted() ? attr_name(DOMAIN(domain), a) : NULL);
+    struct tstack *t = stack_self();
+
+    if (t == NULL)
+        return -1;
+    return push(t, DOMAIN(domain),
+                wanted() ? attr_name(t, DOMAIN(domain), a) : NULL);
 }
 
 static int NVTX_API domain_range_pop(nvtxDomainHandle_t domain)
