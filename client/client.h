@@ -90,6 +90,7 @@ extern _Atomic uint32_t hr__g_label;  /* label set of the current window */
  * cold one); 0 otherwise. */
 extern _Atomic uint32_t hr__g_label_warm;
 extern _Atomic uint64_t hr__g_label_in_window;
+extern _Atomic uint64_t hr__g_marks;  /* hr_marks_add */
 
 extern pthread_mutex_t hr__g_reg_lock;
 extern struct hr__thread *hr__g_threads;

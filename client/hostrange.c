@@ -24,6 +24,7 @@ _Atomic uint32_t hr__g_window;
 _Atomic uint32_t hr__g_label;
 _Atomic uint32_t hr__g_label_warm;
 _Atomic uint64_t hr__g_label_in_window;
+_Atomic uint64_t hr__g_marks;
 
 pthread_mutex_t hr__g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct hr__thread *hr__g_threads;
@@ -423,4 +424,14 @@ void hr_counters_get(hr_counters *out)
     hr__ship_retired(out);
     pthread_mutex_unlock(&hr__g_reg_lock);
     out->label_in_window = atomic_load(&hr__g_label_in_window);
+}
+
+void hr_marks_add(uint64_t n)
+{
+    if (init() != 0 || !g_enabled)
+        return;
+    atomic_fetch_add_explicit(&hr__g_marks, n, memory_order_relaxed);
+    /* They travel with the next batch, or the last one at exit. */
+    if (!hr__ship_started())
+        hr__ship_start();
 }

@@ -274,6 +274,7 @@ void hrd_ingest_client_stats(Hostrange__ClientStats *x,
     x->errors_too_deep = c->too_deep;
     x->clock = c->clock;
     x->rejected = c->rejected;
+    x->marks = c->marks;
 }
 
 int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
@@ -522,6 +523,7 @@ static void account(struct hrd_client *c, const Hostrange__Batch *b)
     c->batches++;
     c->events += b->events;
     c->contexts_dropped = b->contexts_dropped;
+    c->marks = b->marks;
     if (b->lost_events > c->lost)
         c->lost = b->lost_events;
     c->out_of_order = b->errors_out_of_order;

@@ -16,8 +16,8 @@
  * turned into its site by one lock-free lookup (names.c). Start/end ranges,
  * which may end on another thread, are kept in a table of open ranges by id
  * and recorded with hr_record when they end: inclusive-only samples. Marks
- * are counted. Nothing here prints, aborts or blocks beyond what the
- * client library documents.
+ * are counted (hr_marks_add). Nothing here prints, aborts or blocks beyond
+ * what the client library documents.
  */
 #include "config.h"
 
@@ -65,7 +65,6 @@ static pthread_key_t g_key;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_ok;          /* collection is on and the labels are set */
 static int g_by_window;   /* the window is a named range's extent */
-static _Atomic uint64_t g_marks;
 
 /* --- start/end ranges ------------------------------------------------- */
 
@@ -295,19 +294,19 @@ static void end(nvtxRangeId_t id)
 static void NVTX_API mark_ex(const nvtxEventAttributes_t *a)
 {
     (void)a;
-    atomic_fetch_add_explicit(&g_marks, 1, memory_order_relaxed);
+    hr_marks_add(1);
 }
 
 static void NVTX_API mark_a(const char *msg)
 {
     (void)msg;
-    atomic_fetch_add_explicit(&g_marks, 1, memory_order_relaxed);
+    hr_marks_add(1);
 }
 
 static void NVTX_API mark_w(const wchar_t *msg)
 {
     (void)msg;
-    atomic_fetch_add_explicit(&g_marks, 1, memory_order_relaxed);
+    hr_marks_add(1);
 }
 
 static nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t *a)
@@ -384,7 +383,7 @@ static void NVTX_API domain_mark_ex(nvtxDomainHandle_t domain,
 {
     (void)domain;
     (void)a;
-    atomic_fetch_add_explicit(&g_marks, 1, memory_order_relaxed);
+    hr_marks_add(1);
 }
 
 static nvtxRangeId_t NVTX_API

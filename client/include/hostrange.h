@@ -177,6 +177,10 @@ HR_API const char *hr_clock_name(void);
 /* Copies this process's counters to *out. */
 HR_API void hr_counters_get(hr_counters *out);
 
+/* Adds n to this process's count of marks (instant events, such as NVTX
+ * marks; no ranges), shown by `hostrangectl stats` as client.N.marks. */
+HR_API void hr_marks_add(uint64_t n);
+
 /* 1: the calls above are real. */
 static inline int hr_compiled(void) { return 1; }
 
@@ -220,6 +224,7 @@ HR__OFF void hr_counters_get(hr_counters *out)
 {
     *out = (hr_counters){ 0 };
 }
+HR__OFF void hr_marks_add(uint64_t n) { (void)n; }
 HR__OFF int hr_compiled(void) { return 0; }
 
 #endif /* HOSTRANGE_DISABLE */

@@ -15,7 +15,12 @@ if [ ! -x "$prog" ] || [ ! -f "$tool" ]; then
     exit 77
 fi
 dir=$(mktemp -d) || exit 99
-trap 'rm -rf "$dir"' EXIT
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    rm -rf "$dir"
+}
+trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$dir/r.csv" ] && cat "$dir/r.csv"; exit 1; }
 
 # record NAME [OPTION]... -- ARG...: the program under record --nvtx; the
@@ -129,4 +134,26 @@ HOSTRANGE_RUNTIME_DIR="$dir/no-daemon" NVTX_INJECTION64_PATH="$tool" \
     fail "no daemon: the program failed"
 [ "$(cat "$dir/out")" = done ] || fail "no daemon: stdout: $(cat "$dir/out")"
 [ ! -s "$dir/err" ] || fail "no daemon: stderr: $(cat "$dir/err")"
+
+# A daemon of our own, for stats: the marks are counted there (3 in the
+# domain, 1 in the default one).
+export HOSTRANGE_RUNTIME_DIR="$dir/rt"
+timeout 120 "$HOSTRANGED" -q & pid=$!
+"$HOSTRANGECTL" ping -w 10000 >/dev/null || fail "no daemon"
+NVTX_INJECTION64_PATH="$tool" timeout 120 "$prog" domains ||
+    fail "domains under a daemon"
+"$HOSTRANGECTL" stats > "$dir/stats" || fail "stats"
+grep -q '^client\.1\.label nvtx_prog$' "$dir/stats" || fail "stats: label"
+grep -q '^client\.1\.marks 4$' "$dir/stats" ||
+    fail "stats: marks: $(grep marks "$dir/stats")"
+
+# The daemon dies, its socket stays: the program still runs to its end,
+# waiting at most HOSTRANGE_FLUSH_TIMEOUT_MS at exit, and prints only its
+# own output.
+kill -9 "$pid"; wait "$pid" 2>/dev/null; pid=
+HOSTRANGE_FLUSH_TIMEOUT_MS=200 NVTX_INJECTION64_PATH="$tool" \
+    timeout 120 "$prog" plain 1000 > "$dir/out" 2> "$dir/err" ||
+    fail "dead daemon: the program failed"
+[ "$(cat "$dir/out")" = done ] || fail "dead daemon: stdout: $(cat "$dir/out")"
+[ ! -s "$dir/err" ] || fail "dead daemon: stderr: $(cat "$dir/err")"
 echo "PASS"
