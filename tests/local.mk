@@ -45,7 +45,7 @@ if HAVE_NVTX
 check_PROGRAMS += tests/helpers/nvtx_prog
 tests_helpers_nvtx_prog_SOURCES = tests/helpers/nvtx_prog.c
 tests_helpers_nvtx_prog_CPPFLAGS = $(NVTX_CFLAGS)
-check_LTLIBRARIES = tests/helpers/libnvtx_a.la tests/helpers/libnvtx_b.la
+check_LTLIBRARIES += tests/helpers/libnvtx_a.la tests/helpers/libnvtx_b.la
 NVTX_LIB_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 tests_helpers_libnvtx_a_la_SOURCES = tests/helpers/nvtx_lib.c
 tests_helpers_libnvtx_a_la_CPPFLAGS = $(NVTX_CFLAGS) \
