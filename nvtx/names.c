@@ -15,7 +15,6 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic(struct hrn_name *) name_slot[NAME_SLOTS];
 static uint32_t name_n;
-static _Atomic uint64_t name_dropped;
 static char *window_name;
 static struct hrn_name other = { HR_SITE_INIT("nvtx.other"), NULL, 0, 0,
                                  (char *)"", 0 };
@@ -82,7 +81,6 @@ static struct hrn_name *name_new(const struct hrn_domain *domain,
     atomic_store_explicit(&name_slot[i], e, memory_order_release);
     return e;
 full:
-    atomic_fetch_add_explicit(&name_dropped, 1, memory_order_relaxed);
     return &other;
 }
 
@@ -205,9 +203,4 @@ struct hrn_domain *hrn_domain_get_w(const wchar_t *name)
     if (name == NULL)
         return NULL;
     return hrn_domain_get(hrn_utf8(name, buf, sizeof buf));
-}
-
-uint64_t hrn_names_dropped(void)
-{
-    return atomic_load(&name_dropped);
 }

@@ -32,8 +32,9 @@ struct hrn_name {
     int window;                    /* the range that opens the window */
 };
 
-/* The most names a process keeps; past it, new names share the entry
- * "nvtx.other" and are counted (hrn_names_dropped). */
+/* The most names a process keeps (the client library keeps as many range
+ * names at the top of a stack); past it, new names share the range
+ * "nvtx.other". */
 #define HRN_MAX_NAMES 16384u
 
 /* Sets the full range name that opens and closes the collection window
@@ -51,9 +52,6 @@ struct hrn_name *hrn_name_get_w(const struct hrn_domain *domain,
 /* The domain named `name` (NULL on ENOMEM or a NULL name). */
 struct hrn_domain *hrn_domain_get(const char *name);
 struct hrn_domain *hrn_domain_get_w(const wchar_t *name);
-
-/* Names that did not fit in the table. */
-uint64_t hrn_names_dropped(void);
 
 /* Writes the UTF-8 form of wide string `w` to buf (len > 0 bytes, cut at a
  * character's boundary, always terminated); returns buf. */
