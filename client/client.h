@@ -86,7 +86,11 @@ struct hr__thread {
 /* hr__active (hostrange.h): a window is open. */
 extern _Atomic uint32_t hr__g_window; /* generation of the current window */
 extern _Atomic uint32_t hr__g_label;  /* label set of the current window */
+/* With HR_PHASE_BY_PATH: the warm twin of hr__g_label (which is then the
+ * cold one); 0 otherwise. */
+extern _Atomic uint32_t hr__g_label_warm;
 extern _Atomic uint64_t hr__g_label_in_window;
+extern _Atomic uint64_t hr__g_marks;  /* hr_marks_add */
 
 extern pthread_mutex_t hr__g_reg_lock;
 extern struct hr__thread *hr__g_threads;
@@ -140,6 +144,34 @@ static inline uint32_t hr__ctx(struct hr__thread *t, hr_site *site,
                          1))
         return (uint32_t)c;
     return hr__ctx_slow(t, site, id, parent);
+}
+/*
+ * One bit per context (id - 1): set once a sample of the context was taken
+ * (HR_PHASE_BY_PATH). hr__ctx_first returns 1 for the first caller of each
+ * context, 0 for later ones; one relaxed load once the bit is set.
+ */
+#define HR__CTX_CAP (HR__MAX_CONTEXTS + HR__MAX_ROOT_CONTEXTS)
+extern _Atomic uint64_t hr__g_ctx_seen[(HR__CTX_CAP + 63) / 64];
+static inline int hr__ctx_first(uint32_t ctx)
+{
+    _Atomic uint64_t *w = &hr__g_ctx_seen[(ctx - 1) >> 6];
+    uint64_t bit = 1ull << ((ctx - 1) & 63);
+
+    if (HR__LIKELY(atomic_load_explicit(w, memory_order_relaxed) & bit))
+        return 0;
+    return !(atomic_fetch_or_explicit(w, bit, memory_order_relaxed) & bit);
+}
+/* The label of a sample of context `ctx` in label set `label` (the
+ * window's): its warm twin once the context was seen, under
+ * HR_PHASE_BY_PATH. */
+static inline uint32_t hr__label_of(uint32_t label, uint32_t ctx)
+{
+    uint32_t warm = atomic_load_explicit(&hr__g_label_warm,
+                                         memory_order_relaxed);
+
+    if (HR__UNLIKELY(warm != 0) && !hr__ctx_first(ctx))
+        return warm;
+    return label;
 }
 /* The parent context and site id of context `ctx` (which must exist). No
  * lock: entries are written once, before their id is published. */

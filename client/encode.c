@@ -345,6 +345,7 @@ int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
     m.errors_label_in_window = h->label_in_window;
     m.errors_too_deep = h->too_deep;
     m.contexts_dropped = h->contexts_dropped;
+    m.marks = h->marks;
     m.n_labels = nl;
     m.labels = lsp;
     m.n_ranges = nr;

@@ -75,6 +75,7 @@ struct hr__batch_header {
     uint64_t label_in_window;
     uint64_t too_deep;
     uint64_t contexts_dropped;
+    uint64_t marks;
     /* Cumulative lost events per label set: process label ids and counts,
      * n_lost each. */
     const uint32_t *lost_ids;

@@ -98,6 +98,7 @@ static double drain_rate;
  * what is left at exit is delivered well within the exit's timeout. */
 #define HR__DRAIN_NS 500000000.0
 static uint64_t lost_reported; /* the lost count the last batch carried */
+static uint64_t marks_reported; /* the marks count the last batch carried */
 
 static uint64_t mono_ns(void)
 {
@@ -270,6 +271,7 @@ static int seal(int force)
     h.label_in_window = c.label_in_window;
     h.too_deep = c.too_deep;
     h.contexts_dropped = hr__ctx_dropped();
+    h.marks = atomic_load_explicit(&hr__g_marks, memory_order_relaxed);
     pthread_mutex_lock(&lock);
     for (uint32_t i = 1; i < lost_cap && h.n_lost < 1024; i++) {
         if (lost_by_label[i] != 0) {
@@ -281,6 +283,7 @@ static int seal(int force)
     h.lost_ids = ids;
     h.lost_counts = counts;
     lost_reported = h.lost_events;
+    marks_reported = h.marks;
     h.seq = seq + 1;
     p = calloc(1, sizeof *p);
     if (p == NULL)
@@ -595,9 +598,10 @@ static void *ship_main(void *arg)
         if (asked != flush_done || stop) {
             hr_counters c;
             hr_counters_get(&c);
-            /* A count of losses that no batch has carried yet travels in
-             * a batch of its own. */
-            seal(c.lost != lost_reported);
+            /* A count of losses or marks that no batch has carried yet
+             * travels in a batch of its own. */
+            seal(c.lost != lost_reported ||
+                 atomic_load(&hr__g_marks) != marks_reported);
         } else if (queue_head == NULL && enc.events != 0) {
             /* Nothing in flight: what was drained goes now, so that a
              * batch grows with the rate of samples while one is sent. */
@@ -797,6 +801,8 @@ void hr__fork_child(void)
     sock = -1;
     last_ack_ms = first_sent_ms = 0;
     lost_reported = 0;
+    marks_reported = 0;
+    atomic_store(&hr__g_marks, 0);
     delivered = lost = batches = 0;
     if (lost_by_label != NULL)
         memset(lost_by_label, 0, lost_cap * sizeof *lost_by_label);
@@ -834,6 +840,8 @@ void hr__fork_child(void)
             self->stack.f[i].window = HR__WINDOW_COUNTED;
     }
     atomic_store(&hr__g_label_in_window, 0);
+    /* A child is a process of its own: its first samples are cold. */
+    memset(hr__g_ctx_seen, 0, sizeof hr__g_ctx_seen);
     pthread_cond_init(&cond, NULL);
     pthread_mutex_unlock(&lock);
     pthread_mutex_unlock(&hr__g_reg_lock);

@@ -77,6 +77,7 @@ static void print_client(size_t i, const Hostrange__ClientStats *c)
     P("errors.foreign_thread", c->errors_foreign_thread);
     P("errors.label_in_window", c->errors_label_in_window);
     P("errors.too_deep", c->errors_too_deep);
+    P("marks", c->marks);
 #undef P
 }
 

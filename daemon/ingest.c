@@ -277,6 +277,7 @@ void hrd_ingest_client_stats(Hostrange__ClientStats *x,
     x->errors_too_deep = c->too_deep;
     x->clock = c->clock;
     x->rejected = c->rejected;
+    x->marks = c->marks;
     x->clock_order = c->clock_order != NULL ? c->clock_order : (char *)"";
     x->clock_step_ns = c->clock_step_ns;
 }
@@ -528,6 +529,7 @@ static void account(struct hrd_client *c, const Hostrange__Batch *b)
     c->batches++;
     c->events += b->events;
     c->contexts_dropped = b->contexts_dropped;
+    c->marks = b->marks;
     if (b->lost_events > c->lost)
         c->lost = b->lost_events;
     c->out_of_order = b->errors_out_of_order;

@@ -70,6 +70,7 @@ struct hrd_client {
     uint64_t too_deep;
     uint64_t rejected;        /* its batches rejected as invalid */
     uint64_t contexts_dropped; /* calling contexts it could not keep */
+    uint64_t marks;           /* marks it counted (not kept in snapshots) */
     struct hrd_lost *lost_by; /* per label set, in first-reported order */
     uint32_t nlost, caplost;
     struct hrd_client *next;

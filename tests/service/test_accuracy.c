@@ -355,21 +355,23 @@ static void check_shape(void **state, const char *name)
     argv[2] = "--calls";
     argv[3] = "100000";
     argv[4] = NULL;
-    run_ok(argv, d->dir, &r);
-    harness_run_free(&r);
-    stats = harness_stats(d->dir);
-    step = stat_num(stats, "calibration.acc.step_ns");
-    print_message("calibration: child %.2f +- %.2f, residue %.2f +- %.2f, "
-                  "empty %.2f +- %.2f, step %.2f ns\n",
-                  stat_num(stats, "calibration.acc.child_ns"),
-                  stat_num(stats, "calibration.acc.child_err_ns"),
-                  stat_num(stats, "calibration.acc.residue_ns"),
-                  stat_num(stats, "calibration.acc.residue_err_ns"),
-                  stat_num(stats, "calibration.acc.empty_ns"),
-                  stat_num(stats, "calibration.acc.empty_err_ns"), step);
-    free(stats);
-    assert_true(step > 0);
     for (int a = 0; a < ATTEMPTS; a++) {
+        /* Calibrated in each attempt: a busy machine skews a calibration
+         * as much as the workload. */
+        run_ok(argv, d->dir, &r);
+        harness_run_free(&r);
+        stats = harness_stats(d->dir);
+        step = stat_num(stats, "calibration.acc.step_ns");
+        print_message("calibration: child %.2f +- %.2f, residue %.2f +- "
+                      "%.2f, empty %.2f +- %.2f, step %.2f ns\n",
+                      stat_num(stats, "calibration.acc.child_ns"),
+                      stat_num(stats, "calibration.acc.child_err_ns"),
+                      stat_num(stats, "calibration.acc.residue_ns"),
+                      stat_num(stats, "calibration.acc.residue_err_ns"),
+                      stat_num(stats, "calibration.acc.empty_ns"),
+                      stat_num(stats, "calibration.acc.empty_err_ns"), step);
+        free(stats);
+        assert_true(step > 0);
         if (attempt(d->dir, self, name, step, &share) == 0)
             return;
         if (share < min_share)
