@@ -108,6 +108,7 @@ static void row_init(const struct hrd_agg *a, const struct hrd_key *k,
     row->lost = a->str.lost[k->node - 1];
     row->calls = k->pairs;
     row->children = k->children;
+    row->descendants = k->descendants;
 }
 
 /* The exact sums of a key's values (inclusive, self), saturated. Right

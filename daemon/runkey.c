@@ -86,6 +86,7 @@ static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
     p->n_path = depth;
     p->pairs = pk->pairs;
     p->children = pk->children;
+    p->descendants = pk->descendants;
     if (pk->exact) {
         size_t ni, ns;
         uint64_t *tmp = malloc((pk->pairs + 1) * sizeof *tmp);
@@ -169,6 +170,7 @@ int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
     m->pairs = k->pairs;
     m->records = k->records;
     m->children = k->children;
+    m->descendants = k->descendants;
     if (k->exact) {
         size_t all = k->pairs + k->records, ni, ns;
         uint64_t *tmp = malloc((all + 1) * sizeof *tmp);
@@ -654,6 +656,7 @@ static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
                                   self[i] <= incl[i] ? self[i] : incl[i]);
     }
     pk->children += p->children;
+    pk->descendants += p->descendants;
 out:
     free(incl);
     free(self);
@@ -763,6 +766,7 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
             goto out;
     }
     k->children += m->children;
+    k->descendants += m->descendants;
     for (size_t i = 0; i < m->n_paths && rc == 0; i++)
         rc = runpath_load(a, k, m, m->paths[i], why, whylen);
     if (rc != 0)

@@ -10,15 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Version 2 added each key's sum of children after its records; a version
- * 1 snapshot still loads, its keys with no children. Version 3 added the
+/* Version 2 added each key's sum of children after its records, version 3
+ * its sum of descendants after that; older snapshots still load, their
+ * keys with no children (1) or no descendants (2). Version 4 added the
  * calling contexts (agg.h): the numbers of paths and path keys at the end
  * of the header, 'P' records of the path table in id order (after the
  * strings) and 'Q' records of path keys (after the keys): the labels and
  * range of the range key a path key belongs to, its path id, then as a
  * key's from `exact` on (no records). Older snapshots load without
  * paths. */
-#define FORMAT_VERSION 3u
+#define FORMAT_VERSION 4u
 #define FORMAT_VERSION_MIN 1u
 #define REC_HEADER 'H'
 #define REC_STRINGS 'S'
@@ -255,6 +256,7 @@ static void put_key(struct enc *e, const struct hrd_key *k)
     put_u64(e, k->pairs);
     put_u64(e, k->records);
     put_u64(e, k->children);
+    put_u64(e, k->descendants);
     if (k->exact) {
         put_u64(e, k->len);
         put_bytes(e, k->buf, k->len);
@@ -275,6 +277,7 @@ static void put_pkey(struct enc *e, const struct hrd_key *k)
     put_u8(e, k->exact);
     put_u64(e, k->pairs);
     put_u64(e, k->children);
+    put_u64(e, k->descendants);
     if (k->exact) {
         put_u64(e, k->len);
         put_bytes(e, k->buf, k->len);
@@ -368,7 +371,7 @@ struct loader {
     uint32_t version;          /* the header's format version */
     uint32_t nstrings, nkeys;  /* announced by the header */
     uint64_t nclients;
-    uint32_t npaths, npkeys;   /* likewise (version 3) */
+    uint32_t npaths, npkeys;   /* likewise (version 4) */
     uint32_t pkeys;            /* path keys loaded */
     int have_header;
     char s1[HRP_MAX_STRING + 1], s2[HRP_MAX_STRING + 1];
@@ -394,7 +397,7 @@ static int load_header(struct loader *l, struct dec *d)
     l->nstrings = get_u32(d);
     l->nkeys = get_u32(d);
     l->nclients = get_u64(d);
-    if (version >= 3) {
+    if (version >= 4) {
         l->npaths = get_u32(d);
         l->npkeys = get_u32(d);
     }
@@ -523,6 +526,7 @@ static int load_key(struct loader *l, struct dec *d)
     uint8_t exact = get_u8(d);
     uint64_t pairs = get_u64(d), records = get_u64(d);
     uint64_t children = l->version >= 2 ? get_u64(d) : 0;
+    uint64_t descendants = l->version >= 3 ? get_u64(d) : 0;
     uint32_t before = l->a->nkeys;
     struct hrd_key *k;
     int rc;
@@ -558,6 +562,7 @@ static int load_key(struct loader *l, struct dec *d)
         return -1;
     }
     k->children = children;
+    k->descendants = descendants;
     if (serial >= l->a->next_serial)
         l->a->next_serial = serial + 1;
     l->out->keys++;
@@ -595,6 +600,7 @@ static int load_pkey(struct loader *l, struct dec *d)
     uint32_t phase = get_u32(d), range = get_u32(d), path = get_u32(d);
     uint8_t exact = get_u8(d);
     uint64_t pairs = get_u64(d), children = get_u64(d);
+    uint64_t descendants = get_u64(d);
     uint32_t before = a->nkeys, pbefore = a->npkeys;
     struct hrd_key *k, *pk;
     int rc;
@@ -634,6 +640,7 @@ static int load_pkey(struct loader *l, struct dec *d)
     if (rc != 0)
         return -1; /* the empty path key stays: it holds nothing */
     pk->children = children;
+    pk->descendants = descendants;
     l->pkeys++;
     return 0;
 }
@@ -684,9 +691,9 @@ int hrd_snapshot_load(struct hrd_recreader *r, struct hrd_agg *a,
             bad = load_client(l, &d);
         } else if (type == REC_KEY) {
             bad = load_key(l, &d);
-        } else if (type == REC_PATHS && l->version >= 3) {
+        } else if (type == REC_PATHS && l->version >= 4) {
             bad = load_paths(l, &d);
-        } else if (type == REC_PKEY && l->version >= 3) {
+        } else if (type == REC_PKEY && l->version >= 4) {
             bad = load_pkey(l, &d);
         } else if (type == REC_END) {
             uint32_t nkeys = get_u32(&d);

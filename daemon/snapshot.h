@@ -7,7 +7,7 @@
  * generation the snapshot covers, rank counters, and how many strings,
  * keys and clients follow), 'S' records of strings in id order, 'C' records
  * of clients, 'K' records of keys (with their sums of children from format
- * version 2 on; version 1 still loads), from version 3 on 'P' records of
+ * version 2 on; version 1 still loads), from version 4 on 'P' records of
  * the path table and 'Q' records of path keys (agg.h; see snapshot.c), and
  * one 'E' that repeats the counts. A snapshot without its 'E' is truncated.
  *
