@@ -34,6 +34,7 @@
 
 #include "hostrange.h"
 #include "bench/bench_clock.h"
+#include "proto/monotonic.h"
 
 #define REPS 5
 
@@ -43,10 +44,7 @@ static hr_site s_c = HR_SITE_INIT("bench.c");
 
 static double now_ns(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+    return (double)hrp_mono_ns();
 }
 
 static int cmp_double(const void *a, const void *b)
