@@ -651,7 +651,8 @@ out:
  * -ENOTCONN. */
 static int wait_flushed(uint64_t gen, int timeout_ms)
 {
-    uint64_t deadline = hrp_mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+    uint64_t deadline =
+        hrp_mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 
     while (flush_done < gen) {
         struct timespec ts;
