@@ -81,7 +81,7 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_calib tests/unit/test_ops_half tests/unit/test_ops_add \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
-	tests/unit/test_ops_align tests/unit/test_signif
+	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_run
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -124,6 +124,9 @@ tests_unit_test_calib_LDADD = $(HRD_TEST_LIBS)
 tests_unit_test_signif_SOURCES = tests/unit/test_signif.c
 tests_unit_test_signif_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_signif_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_run_SOURCES = tests/unit/test_run.c
+tests_unit_test_run_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_run_LDADD = $(HRD_TEST_LIBS)
 
 # The operators (libhrops), checked against bench/ref.c.
 tests_unit_test_ops_half_SOURCES = tests/unit/test_ops_half.c
