@@ -84,3 +84,19 @@ bench_bench_daemon_pause_SOURCES = bench/bench_daemon_pause.c \
 	tests/lib/harness_batch.c tests/lib/harness_batch.h
 bench_bench_daemon_pause_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_daemon_pause_LDADD = $(bench_bench_daemon_ingest_LDADD)
+
+# Run files: save and merge against cp of the same bytes, diff of 10,000
+# keys x 10,000 samples.
+BENCHES += bench/bench_runs bench/bench_runs_diff
+noinst_PROGRAMS += bench/bench_runs bench/bench_runs_diff
+bench_bench_runs_SOURCES = bench/bench_runs.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+bench_bench_runs_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_runs_LDADD = $(bench_bench_daemon_ingest_LDADD)
+bench_bench_runs_diff_SOURCES = bench/bench_runs_diff.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+bench_bench_runs_diff_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_runs_diff_LDADD = daemon/libhrd.la \
+	$(bench_bench_daemon_ingest_LDADD)
