@@ -226,8 +226,9 @@ static double rank_value(struct ranker *rk, uint64_t r)
             if (jump == 0)
                 v = nextafter(hi, -INFINITY);
         }
+        /* A step past the other extreme: bisection takes over. */
         if (!(v >= lo) || v >= hi)
-            v = lo;
+            break;
         narrow(rk, v, k, &lo, &hi, &c_lo, &c_hi);
     }
     /* Interpolation, then bisection, in turn. An interpolation that lands
