@@ -1,10 +1,12 @@
 /*
  * hostrange-bench --calibrate: the observer cost of this build of the
  * client on this machine, measured inside an instrumented process through
- * the real client. Empty scopes nested three deep give the daemon what it
- * derives the figures from (daemon/observer.h): calibration.mid, whose only
- * content is one calibration.inner, against calibration.inner, which is
- * empty; calibration.outer gives mid a parent, as real ranges have. The
+ * the real client. Empty scopes nested three deep give the daemon the time
+ * inside an empty scope (daemon/observer.h): calibration.inner, which is
+ * empty, inside calibration.mid inside calibration.outer, as real ranges
+ * are. calibration.fan, 8 child scopes around a few hundred ns of work
+ * each, against calibration.flat, the same work without them, gives the
+ * cost of a child scope where it has work around it. The
  * cost of one read of the clock the client uses is measured here, as pairs
  * of back-to-back reads, and recorded as calibration.timer.
  */
@@ -30,6 +32,49 @@ static hr_site s_outer = HR_SITE_INIT(HRP_CALIB_OUTER);
 static hr_site s_mid = HR_SITE_INIT(HRP_CALIB_MID);
 static hr_site s_inner = HR_SITE_INIT(HRP_CALIB_INNER);
 static hr_site s_timer = HR_SITE_INIT(HRP_CALIB_TIMER);
+static hr_site s_fan = HR_SITE_INIT(HRP_CALIB_FAN);
+static hr_site s_fan_child = HR_SITE_INIT(HRP_CALIB_FAN_CHILD);
+static hr_site s_flat = HR_SITE_INIT(HRP_CALIB_FLAT);
+
+/* The fan: FAN_CHILDREN child scopes, each around FAN_STEPS steps of a
+ * dependent chain (a few hundred ns); flat: the same work, no child. */
+#define FAN_CHILDREN 8
+#define FAN_STEPS 300u
+
+static volatile uint64_t fan_sink;
+
+static __attribute__((noinline)) void fan_work(void)
+{
+    uint64_t x = fan_sink;
+
+    for (unsigned i = 0; i < FAN_STEPS; i++) {
+        x = x * 0x9E3779B97F4A7C15ull + i;
+        __asm__ volatile("" : "+r"(x));
+    }
+    fan_sink = x;
+}
+
+static void fan(void)
+{
+    hr_scope p = hr_begin(&s_fan);
+
+    for (int i = 0; i < FAN_CHILDREN; i++) {
+        hr_scope c = hr_begin(&s_fan_child);
+
+        fan_work();
+        hr_end(c);
+    }
+    hr_end(p);
+}
+
+static void flat(void)
+{
+    hr_scope p = hr_begin(&s_flat);
+
+    for (int i = 0; i < FAN_CHILDREN; i++)
+        fan_work();
+    hr_end(p);
+}
 
 /* One nesting: outer > mid > inner, with nothing else inside. */
 static void nest(void)
@@ -62,9 +107,14 @@ static void timer_pairs(uint64_t *v, unsigned pairs)
         uint64_t m0 = hr_now_ns(), t0 = __rdtsc(), m1, t1;
         double ns_per_tick;
 
+        /* The reads a range's bounds use (client.h: hr__clock_start,
+         * hr__clock_end). */
         for (unsigned i = 0; i < pairs; i++) {
-            uint64_t a = __rdtsc(), b = __rdtsc();
+            uint64_t a = __rdtsc(), b;
 
+            _mm_lfence();
+            _mm_lfence();
+            b = __rdtsc();
             v[i] = b - a;
         }
         do {
@@ -116,6 +166,11 @@ int bench_calibrate(unsigned calls, unsigned pairs)
     }
     for (unsigned i = 0; i < calls; i++)
         nest();
+    /* Fan and flat in turns, so that both see the same machine. */
+    for (unsigned i = 0; i < calls / 4 + 1; i++) {
+        fan();
+        flat();
+    }
     hr_window_end();
     timer_pairs(v, pairs);
     for (unsigned i = 0; i < pairs; i++)

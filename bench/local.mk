@@ -44,6 +44,11 @@ bench_bench_client_SOURCES = bench/bench_client.c bench/bench_clock.h
 bench_bench_client_LDADD = client/libhostrange.la
 BENCHES += bench/bench_client
 
+# The clock reads the client could use: cost, and bias against block timing.
+noinst_PROGRAMS += bench/bench_clock_options
+bench_bench_clock_options_SOURCES = bench/bench_clock_options.c
+BENCHES += bench/bench_clock_options
+
 # The whole pipeline's CPU per event (client process plus daemon) against
 # two reads of the clock, in four configurations.
 noinst_PROGRAMS += bench/bench_pipeline
@@ -84,3 +89,39 @@ bench_bench_daemon_pause_SOURCES = bench/bench_daemon_pause.c \
 	tests/lib/harness_batch.c tests/lib/harness_batch.h
 bench_bench_daemon_pause_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_daemon_pause_LDADD = $(bench_bench_daemon_ingest_LDADD)
+
+# Run files: save and merge against cp of the same bytes, diff of 10,000
+# keys x 10,000 samples.
+BENCHES += bench/bench_runs bench/bench_runs_diff
+noinst_PROGRAMS += bench/bench_runs bench/bench_runs_diff
+bench_bench_runs_SOURCES = bench/bench_runs.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+bench_bench_runs_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_runs_LDADD = $(bench_bench_daemon_ingest_LDADD)
+bench_bench_runs_diff_SOURCES = bench/bench_runs_diff.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+bench_bench_runs_diff_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_runs_diff_LDADD = $(HRD_LIBS) \
+	$(bench_bench_daemon_ingest_LDADD)
+
+# The NVTX tool's cost per range against hr_begin/hr_end (nvtx.scope); its
+# wrapper loads the tool of the build tree through NVTX_INJECTION64_PATH.
+EXTRA_DIST += bench/bench_nvtx.c
+if HAVE_NVTX
+noinst_PROGRAMS += bench/bench_nvtx
+bench_bench_nvtx_SOURCES = bench/bench_nvtx.c
+bench_bench_nvtx_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CFLAGS)
+bench_bench_nvtx_LDADD = client/libhostrange.la
+BENCHES += bench/bench-nvtx
+CLEANFILES += bench/bench-nvtx
+bench/bench-nvtx: Makefile
+	$(AM_V_GEN)$(MKDIR_P) bench && { \
+	  echo '#!/bin/sh'; \
+	  echo '# nvtx.scope: bench_nvtx with the NVTX tool of the build tree.'; \
+	  echo 'd=$$(dirname "$$0")'; \
+	  echo 'NVTX_INJECTION64_PATH="$$d/../nvtx/.libs/libhostrange-nvtx.so" \'; \
+	  echo '  exec "$$d/bench_nvtx" "$$@"'; \
+	} > $@ && chmod +x $@
+endif

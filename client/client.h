@@ -86,7 +86,11 @@ struct hr__thread {
 /* hr__active (hostrange.h): a window is open. */
 extern _Atomic uint32_t hr__g_window; /* generation of the current window */
 extern _Atomic uint32_t hr__g_label;  /* label set of the current window */
+/* With HR_PHASE_BY_PATH: the warm twin of hr__g_label (which is then the
+ * cold one); 0 otherwise. */
+extern _Atomic uint32_t hr__g_label_warm;
 extern _Atomic uint64_t hr__g_label_in_window;
+extern _Atomic uint64_t hr__g_marks;  /* hr_marks_add */
 
 extern pthread_mutex_t hr__g_reg_lock;
 extern struct hr__thread *hr__g_threads;
@@ -104,6 +108,14 @@ static inline uint64_t hr__ticks_ns(uint64_t ticks, uint64_t mult)
     return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
 }
 static inline uint64_t hr__clock_now(void);
+static inline uint64_t hr__clock_start(void);
+static inline uint64_t hr__clock_end(void);
+/* The smallest step of the clock observed, in ns (measured once, by the
+ * shipper, when it calibrates the TSC; 0 before). */
+double hr__clock_step(void);
+/* How the reads are ordered with the work: "rdtsc;lfence..lfence;rdtsc"
+ * (the TSC) or "vdso" (CLOCK_MONOTONIC, ordered by the kernel's code). */
+const char *hr__clock_order(void);
 
 /* intern.c: tables of names, label sets and calling contexts. */
 uint32_t hr__site_intern(hr_site *site);
@@ -132,6 +144,34 @@ static inline uint32_t hr__ctx(struct hr__thread *t, hr_site *site,
                          1))
         return (uint32_t)c;
     return hr__ctx_slow(t, site, id, parent);
+}
+/*
+ * One bit per context (id - 1): set once a sample of the context was taken
+ * (HR_PHASE_BY_PATH). hr__ctx_first returns 1 for the first caller of each
+ * context, 0 for later ones; one relaxed load once the bit is set.
+ */
+#define HR__CTX_CAP (HR__MAX_CONTEXTS + HR__MAX_ROOT_CONTEXTS)
+extern _Atomic uint64_t hr__g_ctx_seen[(HR__CTX_CAP + 63) / 64];
+static inline int hr__ctx_first(uint32_t ctx)
+{
+    _Atomic uint64_t *w = &hr__g_ctx_seen[(ctx - 1) >> 6];
+    uint64_t bit = 1ull << ((ctx - 1) & 63);
+
+    if (HR__LIKELY(atomic_load_explicit(w, memory_order_relaxed) & bit))
+        return 0;
+    return !(atomic_fetch_or_explicit(w, bit, memory_order_relaxed) & bit);
+}
+/* The label of a sample of context `ctx` in label set `label` (the
+ * window's): its warm twin once the context was seen, under
+ * HR_PHASE_BY_PATH. */
+static inline uint32_t hr__label_of(uint32_t label, uint32_t ctx)
+{
+    uint32_t warm = atomic_load_explicit(&hr__g_label_warm,
+                                         memory_order_relaxed);
+
+    if (HR__UNLIKELY(warm != 0) && !hr__ctx_first(ctx))
+        return warm;
+    return label;
 }
 /* The parent context and site id of context `ctx` (which must exist). No
  * lock: entries are written once, before their id is published. */
@@ -187,6 +227,51 @@ static inline uint64_t hr__clock_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The reads that bound a range, ordered with the work they time: the start
+ * read is followed by lfence (the range's work cannot begin before the
+ * clock is read), the end read preceded by one (the clock is read only once
+ * the work has completed). Their bias is then a constant (the calibration's
+ * empty_ns) instead of depending on the work; hostrange.h says why this
+ * pair was chosen. CLOCK_MONOTONIC's vDSO read is ordered already.
+ */
+static inline uint64_t hr__clock_start(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (HR__LIKELY(hr__g_tsc)) {
+        uint64_t t = __rdtsc();
+        _mm_lfence();
+        return t;
+    }
+#endif
+    return hr__clock_now();
+}
+
+static inline uint64_t hr__clock_end(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (HR__LIKELY(hr__g_tsc)) {
+        _mm_lfence();
+        return __rdtsc();
+    }
+#endif
+    return hr__clock_now();
+}
+
+/*
+ * A fence around a scope's own work: at the start of hr_begin's work and
+ * at the end of hr_end's, so that the program's work before and after a
+ * scope cannot overlap it (out of order) and a scope costs its parent the
+ * same in every context: the cost the calibration measures.
+ */
+static inline void hr__clock_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (HR__LIKELY(hr__g_tsc))
+        _mm_lfence();
+#endif
 }
 
 /* Adds 1 to a counter written only by its owner. */

@@ -73,13 +73,34 @@ void hr__clock_init(void)
 #endif
 }
 
+/* The smallest nonzero difference between consecutive reads of the clock
+ * in use, in its own units, over HR__STEP_READS reads. */
+#define HR__STEP_READS 20000
+static uint64_t clock_step_units(void)
+{
+    uint64_t best = UINT64_MAX, prev = hr__clock_end();
+
+    for (int i = 0; i < HR__STEP_READS; i++) {
+        uint64_t t = hr__clock_end();
+
+        if (t > prev && t - prev < best)
+            best = t - prev;
+        prev = t;
+    }
+    return best == UINT64_MAX ? 0 : best;
+}
+
+static double cal_step_ns;
+
 static void calibrate(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     uint64_t m1, t1;
 
-    if (!hr__g_tsc)
+    if (!hr__g_tsc) {
+        cal_step_ns = (double)clock_step_units();
         return;
+    }
     while (mono_ns() - cal_mono0 < HR__CALIBRATE_NS) {
         struct timespec ts = { 0, 1000000 };
         nanosleep(&ts, NULL);
@@ -89,14 +110,28 @@ static void calibrate(void)
     if (t1 > cal_tsc0)
         cal_mult = (uint64_t)(((unsigned __int128)(m1 - cal_mono0) << 32) /
                               (t1 - cal_tsc0));
+    cal_step_ns = (double)clock_step_units() * (double)cal_mult /
+                  4294967296.0;
+#else
+    cal_step_ns = (double)clock_step_units();
 #endif
 }
 
 uint64_t hr__clock_mult(void)
 {
-    if (hr__g_tsc)
-        pthread_once(&cal_once, calibrate);
+    pthread_once(&cal_once, calibrate);
     return cal_mult;
+}
+
+double hr__clock_step(void)
+{
+    pthread_once(&cal_once, calibrate);
+    return cal_step_ns;
+}
+
+const char *hr__clock_order(void)
+{
+    return hr__g_tsc ? "rdtsc;lfence..lfence;rdtsc" : "vdso";
 }
 
 uint64_t hr__clock_ticks_to_ns(uint64_t ticks)

@@ -336,6 +336,8 @@ int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
     m.process_label = (char *)(h->process_label ? h->process_label : "");
     m.seq = h->seq;
     m.clock = (char *)(h->clock ? h->clock : "");
+    m.clock_order = (char *)(h->clock_order ? h->clock_order : "");
+    m.clock_step_ns = h->clock_step_ns;
     m.lost_events = h->lost_events;
     m.errors_out_of_order = h->out_of_order;
     m.errors_open_at_window_end = h->open_at_window_end;
@@ -343,6 +345,7 @@ int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
     m.errors_label_in_window = h->label_in_window;
     m.errors_too_deep = h->too_deep;
     m.contexts_dropped = h->contexts_dropped;
+    m.marks = h->marks;
     m.n_labels = nl;
     m.labels = lsp;
     m.n_ranges = nr;

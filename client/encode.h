@@ -66,6 +66,8 @@ struct hr__batch_header {
     const char *process_label;
     uint64_t seq;
     const char *clock;
+    const char *clock_order;
+    double clock_step_ns;
     uint64_t lost_events;
     uint64_t out_of_order;
     uint64_t open_at_window_end;
@@ -73,6 +75,7 @@ struct hr__batch_header {
     uint64_t label_in_window;
     uint64_t too_deep;
     uint64_t contexts_dropped;
+    uint64_t marks;
     /* Cumulative lost events per label set: process label ids and counts,
      * n_lost each. */
     const uint32_t *lost_ids;

@@ -22,7 +22,9 @@
 int hr__active;
 _Atomic uint32_t hr__g_window;
 _Atomic uint32_t hr__g_label;
+_Atomic uint32_t hr__g_label_warm;
 _Atomic uint64_t hr__g_label_in_window;
+_Atomic uint64_t hr__g_marks;
 
 pthread_mutex_t hr__g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 struct hr__thread *hr__g_threads;
@@ -215,6 +217,7 @@ static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
     struct hr__thread *t = tls_thread;
     uint32_t id, ctx, d;
 
+    hr__clock_fence();
     if (HR__UNLIKELY(t == NULL) && (t = thread_attach()) == NULL)
         return sc;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -233,7 +236,7 @@ static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
         return sc;
     }
     sc.thread = t;
-    t->stack.f[sc.depth - 1].t0 = hr__clock_now();
+    t->stack.f[sc.depth - 1].t0 = hr__clock_start();
     return sc;
 }
 
@@ -249,7 +252,7 @@ hr_scope hr__begin(hr_site *site)
 /* hr_end of a scope that was opened in a window. */
 static __attribute__((noinline)) void end_active(hr_scope sc)
 {
-    uint64_t t1 = hr__clock_now(), incl, self;
+    uint64_t t1 = hr__clock_end(), incl, self;
     struct hr__thread *t = tls_thread;
     uint32_t ctx, window, nchild, ndesc, abandoned;
 
@@ -277,8 +280,11 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
             hr__bump(&t->c.open_at_window_end);
         return;
     }
-    ring_put(t, ctx, atomic_load_explicit(&hr__g_label, memory_order_relaxed),
+    ring_put(t, ctx,
+             hr__label_of(atomic_load_explicit(&hr__g_label,
+                                               memory_order_relaxed), ctx),
              nchild, ndesc, incl, incl - self);
+    hr__clock_fence();
 }
 
 void hr__end(hr_scope sc)
@@ -290,20 +296,27 @@ void hr__end(hr_scope sc)
 int hr_labels_set(const char *node_id, const char *op, const char *backend,
                   int phase)
 {
-    uint32_t id;
+    uint32_t id, warm = 0;
 
     if (init() != 0)
         return -ENOMEM;
     if (node_id == NULL || op == NULL || backend == NULL ||
-        (phase != HR_PHASE_COLD && phase != HR_PHASE_WARM))
+        (phase != HR_PHASE_COLD && phase != HR_PHASE_WARM &&
+         phase != HR_PHASE_BY_PATH))
         return -EINVAL;
     if (__atomic_load_n(&hr__active, __ATOMIC_SEQ_CST)) {
         atomic_fetch_add(&hr__g_label_in_window, 1);
         return -EBUSY;
     }
-    id = hr__label_intern(node_id, op, backend, (unsigned)phase);
-    if (id == 0)
+    /* By path: the cold set is the window's, its warm twin beside it. */
+    id = hr__label_intern(node_id, op, backend,
+                          phase == HR_PHASE_BY_PATH ? HR_PHASE_COLD
+                                                    : (unsigned)phase);
+    if (id != 0 && phase == HR_PHASE_BY_PATH)
+        warm = hr__label_intern(node_id, op, backend, HR_PHASE_WARM);
+    if (id == 0 || (phase == HR_PHASE_BY_PATH && warm == 0))
         return -ENOMEM;
+    atomic_store(&hr__g_label_warm, warm);
     atomic_store(&hr__g_label, id);
     return 0;
 }
@@ -373,8 +386,8 @@ int hr_record(hr_site *site, uint64_t value_ns)
     ctx = hr__ctx(t, site, id, 0);
     if (ctx == 0)
         return -ENOMEM;
-    ring_put(t, ctx | (uint32_t)HR__KIND_RECORD << HR__KIND_SHIFT, label, 0,
-             0, value_ns, 0);
+    ring_put(t, ctx | (uint32_t)HR__KIND_RECORD << HR__KIND_SHIFT,
+             hr__label_of(label, ctx), 0, 0, value_ns, 0);
     /* Outside a window the shipper may sleep until the next one. */
     hr__ship_kick();
     return 0;
@@ -413,4 +426,14 @@ void hr_counters_get(hr_counters *out)
     hr__ship_retired(out);
     pthread_mutex_unlock(&hr__g_reg_lock);
     out->label_in_window = atomic_load(&hr__g_label_in_window);
+}
+
+void hr_marks_add(uint64_t n)
+{
+    if (init() != 0 || !g_enabled)
+        return;
+    atomic_fetch_add_explicit(&hr__g_marks, n, memory_order_relaxed);
+    /* They travel with the next batch, or the last one at exit. */
+    if (!hr__ship_started())
+        hr__ship_start();
 }

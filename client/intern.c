@@ -210,13 +210,14 @@ int hr__label_get(uint32_t id, const char **node_id, const char **op,
  * written before the count that publishes it. New entries are made under
  * the lock; a hash index by content finds existing ones.
  */
-#define CTX_CAP (HR__MAX_CONTEXTS + HR__MAX_ROOT_CONTEXTS)
+#define CTX_CAP HR__CTX_CAP
 #define CTX_SLOTS (4u * CTX_CAP)
 
 static uint32_t *ctx_parent, *ctx_site, *ctx_index;
 static _Atomic uint32_t ctx_n;
 static uint32_t ctx_roots;
 static _Atomic uint64_t ctx_dropped;
+_Atomic uint64_t hr__g_ctx_seen[(HR__CTX_CAP + 63) / 64];
 
 static uint32_t ctx_hash(uint32_t parent, uint32_t site)
 {

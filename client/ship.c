@@ -6,10 +6,12 @@
  * batch it has already seen, by process identity and sequence number).
  *
  * Memory: unacknowledged batches are kept up to HOSTRANGE_BUFFER_MB (default
- * 64). While the daemon answers (an acknowledgement within HR__LIVE_MS), a
- * full queue holds the rings back, so a fast producer waits for a slower
- * daemon (the wait is measured and left out of its ranges) and nothing is
- * lost. When the daemon does not answer, what does not fit is dropped and
+ * 64), and up to what the daemon acknowledges in HR__DRAIN_NS at the rate
+ * it has been acknowledging. While the daemon answers (an acknowledgement
+ * within HR__LIVE_MS), a full queue holds the rings back, so a fast
+ * producer waits for a slower daemon (the wait is measured and left out of
+ * its ranges), nothing is lost, and what is queued at exit is delivered
+ * within the exit's timeout. When the daemon does not answer, what does not fit is dropped and
  * counted as lost, per label set; every later batch carries the counts.
  *
  * The program is never made to wait here except in hr_flush and at exit,
@@ -88,7 +90,17 @@ static char ingest_url[PATH_MAX + 16];
 static int sock = -1;
 static int inflight;
 static uint64_t sent_at_ms, first_sent_ms, last_ack_ms;
+/* Events queued, the time the head batch was last sent, and the rate the
+ * daemon acknowledged events at (per ns; 0: not known yet). */
+static uint64_t queue_events, sent_at_ns;
+static double drain_rate;
+/* At most this long of the daemon's work waits in the queue: a producer
+ * faster than the daemon waits once the queue holds that much, so that
+ * what is left at exit is delivered well within the exit's timeout. */
+#define HR__DRAIN_NS 500000000.0
 static uint64_t lost_reported; /* the lost count the last batch carried */
+static uint64_t marks_reported; /* the marks count the last batch carried */
+
 
 void hr__ship_wake(void)
 {
@@ -198,15 +210,19 @@ static int daemon_live(void)
     return inflight && now - first_sent_ms < HR__LIVE_MS && !daemon_absent();
 }
 
+/* The queue is full: what it holds takes the daemon HR__DRAIN_NS or more,
+ * or it holds HOSTRANGE_BUFFER_MB. */
 static int queue_full(void)
 {
-    return queue_bytes >= queue_max;
+    return queue_bytes >= queue_max ||
+           (drain_rate > 0 && (double)queue_events > drain_rate * HR__DRAIN_NS);
 }
 
 /*
  * Seals the encoder's batch at the end of the queue. When the queue is
  * full, a live daemon makes it wait (-EAGAIN, the batch kept); otherwise
- * its events are dropped and counted as lost.
+ * its events are dropped and counted as lost once the memory bound is
+ * reached.
  */
 static int seal(int force)
 {
@@ -219,7 +235,10 @@ static int seal(int force)
 
     if (events == 0 && !force)
         return 0;
-    if (queue_full()) {
+    /* A live daemon makes a full queue wait; one that does not answer
+     * (absent, or busy for a while) drops only what the memory bound has
+     * no room for. */
+    if (queue_full() && (daemon_live() || queue_bytes >= queue_max)) {
         if (daemon_live())
             return -EAGAIN;
         goto drop;
@@ -229,6 +248,8 @@ static int seal(int force)
     h.instance = instance;
     h.process_label = process_label;
     h.clock = hr_clock_name();
+    h.clock_order = hr__clock_order();
+    h.clock_step_ns = hr__clock_step();
     h.lost_events = c.lost;
     h.out_of_order = c.out_of_order;
     h.open_at_window_end = c.open_at_window_end;
@@ -236,6 +257,7 @@ static int seal(int force)
     h.label_in_window = c.label_in_window;
     h.too_deep = c.too_deep;
     h.contexts_dropped = hr__ctx_dropped();
+    h.marks = atomic_load_explicit(&hr__g_marks, memory_order_relaxed);
     pthread_mutex_lock(&lock);
     for (uint32_t i = 1; i < lost_cap && h.n_lost < 1024; i++) {
         if (lost_by_label[i] != 0) {
@@ -247,6 +269,7 @@ static int seal(int force)
     h.lost_ids = ids;
     h.lost_counts = counts;
     lost_reported = h.lost_events;
+    marks_reported = h.marks;
     h.seq = seq + 1;
     p = calloc(1, sizeof *p);
     if (p == NULL)
@@ -259,6 +282,7 @@ static int seal(int force)
     p->seq = ++seq;
     p->events = events;
     queue_bytes += p->len;
+    queue_events += events;
     if (queue_tail != NULL)
         queue_tail->next = p;
     else
@@ -416,6 +440,7 @@ static void queue_free(void)
     }
     queue_tail = NULL;
     queue_bytes = 0;
+    queue_events = 0;
 }
 
 static void close_socket(void)
@@ -444,6 +469,13 @@ static void on_ack(const uint8_t *buf, size_t len)
         sent_at_ms = hrp_mono_ms();
         return;
     }
+    if (v != HR__ACK_REJECTED && p->events >= 1024) {
+        uint64_t dt = hrp_mono_ns() - sent_at_ns;
+        double r = dt > 0 ? (double)p->events / (double)dt : 0;
+
+        if (r > 0)
+            drain_rate = drain_rate > 0 ? 0.75 * drain_rate + 0.25 * r : r;
+    }
     pthread_mutex_lock(&lock);
     if (v == HR__ACK_REJECTED)
         lost += p->events;
@@ -455,6 +487,7 @@ static void on_ack(const uint8_t *buf, size_t len)
     if (queue_head == NULL)
         queue_tail = NULL;
     queue_bytes -= p->len;
+    queue_events -= p->events;
     free(p->buf);
     free(p);
     inflight = 0;
@@ -480,6 +513,7 @@ static void pump(void)
                 return;
             inflight = 1;
             sent_at_ms = hrp_mono_ms();
+            sent_at_ns = hrp_mono_ns();
             if (first_sent_ms == 0)
                 first_sent_ms = sent_at_ms;
         }
@@ -550,9 +584,10 @@ static void *ship_main(void *arg)
         if (asked != flush_done || stop) {
             hr_counters c;
             hr_counters_get(&c);
-            /* A count of losses that no batch has carried yet travels in
-             * a batch of its own. */
-            seal(c.lost != lost_reported);
+            /* A count of losses or marks that no batch has carried yet
+             * travels in a batch of its own. */
+            seal(c.lost != lost_reported ||
+                 atomic_load(&hr__g_marks) != marks_reported);
         } else if (queue_head == NULL && enc.events != 0) {
             /* Nothing in flight: what was drained goes now, so that a
              * batch grows with the rate of samples while one is sent. */
@@ -753,6 +788,8 @@ void hr__fork_child(void)
     sock = -1;
     last_ack_ms = first_sent_ms = 0;
     lost_reported = 0;
+    marks_reported = 0;
+    atomic_store(&hr__g_marks, 0);
     delivered = lost = batches = 0;
     if (lost_by_label != NULL)
         memset(lost_by_label, 0, lost_cap * sizeof *lost_by_label);
@@ -790,6 +827,8 @@ void hr__fork_child(void)
             self->stack.f[i].window = HR__WINDOW_COUNTED;
     }
     atomic_store(&hr__g_label_in_window, 0);
+    /* A child is a process of its own: its first samples are cold. */
+    memset(hr__g_ctx_seen, 0, sizeof hr__g_ctx_seen);
     pthread_cond_init(&cond, NULL);
     pthread_mutex_unlock(&lock);
     pthread_mutex_unlock(&hr__g_reg_lock);

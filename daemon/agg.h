@@ -61,6 +61,7 @@ struct hrd_key {
     uint64_t records;   /* record values (inclusive only) */
     uint64_t children;  /* the sum of the range events' numbers of direct
                            child ranges (kept exactly in both modes) */
+    uint64_t descendants; /* the same of all their descendants */
     /* Exact mode: the encoded events (see above). */
     uint8_t *buf;
     size_t len;

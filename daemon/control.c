@@ -51,6 +51,7 @@ static int collect_row(const struct hrd_row *r, void *arg)
     row->lost = r->lost;
     row->calls = r->calls;
     row->children = r->children;
+    row->descendants = r->descendants;
     return 0;
 }
 
@@ -122,6 +123,10 @@ static int calibs_make(struct hrd_agg *a, struct calibs *cs)
         m->empty_ns = cs->c[i].empty_ns;
         m->timer_ns = cs->c[i].timer_ns;
         m->calls = cs->c[i].calls;
+        m->child_err_ns = cs->c[i].child_err_ns;
+        m->residue_err_ns = cs->c[i].residue_err_ns;
+        m->empty_err_ns = cs->c[i].empty_err_ns;
+        m->step_ns = cs->c[i].step_ns;
         cs->p[i] = m;
     }
     return 0;

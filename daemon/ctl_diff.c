@@ -60,7 +60,7 @@ struct pop {
     uint64_t total;
     double median;
     double step;     /* smallest gap between distinct values (exact) */
-    uint64_t calls, children;
+    uint64_t calls, children, descendants;
     int matched;
 };
 
@@ -185,6 +185,7 @@ static int read_side(struct side *s, const char *path)
             p.scopes = k->pairs > 0;
             p.calls = k->pairs;
             p.children = k->children;
+            p.descendants = k->descendants;
             if (k->inclusive_hist != NULL && k->self_hist != NULL)
                 bad = from_hist(&p, metric == 1 ? k->inclusive_hist
                                                 : k->self_hist);
@@ -287,12 +288,12 @@ static int unstable(const struct pop *p, const Hostrange__Calibration *c)
 
     if (c == NULL)
         return 0;
-    cal = (struct hrd_calib){ c->label, c->clock, c->child_ns, c->residue_ns,
-                              c->empty_ns, c->timer_ns, c->calls, 0 };
+    hrd_calib_from_message(&cal, c);
     row.metric = p->metric == 2 ? "self" : "inclusive";
     row.median = p->median;
     row.calls = p->metric == 1 && !p->scopes ? 0 : p->calls;
     row.children = p->children;
+    row.descendants = p->descendants;
     hrd_observer_apply(&row, &cal, 0);
     return row.observer_known && row.unstable;
 }

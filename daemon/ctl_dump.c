@@ -127,9 +127,9 @@ static void choose_calibration(const Hostrange__DumpReply *d,
             continue;
         snprintf(ch->label, sizeof ch->label, "%s", c->label);
         snprintf(ch->clock, sizeof ch->clock, "%s", c->clock);
-        ch->cal = (struct hrd_calib){ ch->label, ch->clock, c->child_ns,
-                                      c->residue_ns, c->empty_ns,
-                                      c->timer_ns, c->calls, 0 };
+        hrd_calib_from_message(&ch->cal, c);
+        ch->cal.label = ch->label;
+        ch->cal.clock = ch->clock;
         ch->found = 1;
         return;
     }
@@ -172,6 +172,7 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
             .lost = r->lost,
             .calls = r->calls,
             .children = r->children,
+            .descendants = r->descendants,
         };
         if (row.phase == NULL)
             row.phase = "?";
@@ -348,22 +349,22 @@ static const char usage_dump[] =
     "                       observer, or all,observer. observer adds, from\n"
     "                       the daemon's calibration (hostrange-bench\n"
     "                       --calibrate): children (direct child ranges per\n"
-    "                       call), observer_ns (children x the cost of one\n"
-    "                       child scope to its parent on an inclusive row,\n"
-    "                       x the self time it leaves in its parent on a\n"
-    "                       self row), observer_share (observer_ns / median)\n"
-    "                       and unstable (share of 10% or more). They are\n"
-    "                       null on rows of recorded values, and on every\n"
-    "                       row, with a warning, when there is no\n"
-    "                       calibration.\n"
+    "                       call), descendants (all descendant ranges per\n"
+    "                       call), observer_ns (descendants x the cost of\n"
+    "                       one child scope to its parent on an inclusive\n"
+    "                       row, children x the self time one leaves in its\n"
+    "                       parent on a self row), observer_share\n"
+    "                       (observer_ns / median), unstable (share of 10%\n"
+    "                       or more) and resolution_limited (a median under\n"
+    "                       20 steps of the clock). They are null on rows of\n"
+    "                       recorded values, and on every row, with a\n"
+    "                       warning, when there is no calibration.\n"
     "      --correct-observer\n"
     "                       subtract the calibrated cost from mean, median,\n"
     "                       min, max, p90 and p99 (observer_ns + the time\n"
     "                       inside an empty scope, never below 0); adds the\n"
     "                       observer fields and \"corrected\" (true on each\n"
-    "                       row corrected). Only direct children count: the\n"
-    "                       cost of deeper descendants stays in inclusive\n"
-    "                       figures (self figures are corrected whole)\n"
+    "                       row corrected)\n"
     "      --calibration=LABEL\n"
     "                       use the calibration of process label LABEL\n"
     "                       (default: the most recent one)\n"

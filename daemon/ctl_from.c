@@ -63,9 +63,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
 
             if (r->calibration != NULL && strcmp(c->label, r->calibration))
                 continue;
-            cal = (struct hrd_calib){ c->label, c->clock, c->child_ns,
-                                      c->residue_ns, c->empty_ns,
-                                      c->timer_ns, c->calls, 0 };
+            hrd_calib_from_message(&cal, c);
             ctx.cal = &cal;
             break;
         }

@@ -19,6 +19,7 @@ static const char usage_record[] =
     "Usage: hostrangectl record [-o FILE] [--format=FORMAT] [--fields=FIELDS]"
     "\n"
     "                           [--correct-observer] [--calibration=LABEL]\n"
+    "                           [--nvtx] [--nvtx-window=NAME]\n"
     "                           -- COMMAND [ARG]...\n"
     "Run COMMAND under a private hostranged and write its report.\n"
     "\n"
@@ -38,6 +39,13 @@ static const char usage_record[] =
     "      --correct-observer\n"
     "      --calibration=LABEL\n"
     "                       as for hostrangectl dump\n"
+    "      --nvtx           collect the NVTX ranges of COMMAND, unchanged:\n"
+    "                       load libhostrange-nvtx.so through\n"
+    "                       NVTX_INJECTION64_PATH (see hostrange(3))\n"
+    "      --nvtx-window=NAME\n"
+    "                       with --nvtx, collect only within the NVTX\n"
+    "                       range NAME (DOMAIN:MESSAGE in a domain), not\n"
+    "                       the whole run\n"
     "  -h, --help           show this help and exit\n"
     "\n"
     "Exit status: COMMAND's; 1 when the daemon cannot be started or the\n"
@@ -62,6 +70,26 @@ static void daemon_path(char *buf, size_t len)
             return;
     }
     snprintf(buf, len, "hostranged");
+}
+
+/*
+ * Finds the NVTX tool: in the build tree beside this program
+ * (../nvtx/.libs), else where it is installed. Returns 0, or -ENOENT.
+ */
+static int nvtx_tool_path(char *buf, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+    if (n > 0) {
+        self[n] = '\0';
+        snprintf(buf, len, "%s/../nvtx/.libs/libhostrange-nvtx.so",
+                 dirname(self));
+        if (access(buf, R_OK) == 0)
+            return 0;
+    }
+    snprintf(buf, len, "%s/libhostrange-nvtx.so", HR_LIBDIR);
+    return access(buf, R_OK) == 0 ? 0 : -ENOENT;
 }
 
 /* Removes dir and whatever a daemon left in it. */
@@ -94,13 +122,17 @@ static int run_record(int argc, char **argv)
         { "fields", required_argument, NULL, 'F' },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
+        { "nvtx", no_argument, NULL, 'N' },
+        { "nvtx-window", required_argument, NULL, 'W' },
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
     struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL };
     struct hrd_ctl_filter all = { NULL, NULL, NULL, NULL, 0 };
     const char *tmpdir = getenv("TMPDIR");
-    char daemon[PATH_MAX], dir[PATH_MAX];
+    char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX];
+    const char *nvtx_window = NULL;
+    int nvtx = 0;
     pid_t dpid, cpid;
     int c, status, rc;
 
@@ -112,12 +144,34 @@ static int run_record(int argc, char **argv)
             fputs(usage_record, stdout);
             return 0;
         }
+        if (c == 'N') {
+            nvtx = 1;
+            continue;
+        }
+        if (c == 'W') {
+            if (optarg[0] == '\0') {
+                fprintf(stderr, "hostrangectl record: --nvtx-window needs "
+                        "a range name\n");
+                return 2;
+            }
+            nvtx_window = optarg;
+            continue;
+        }
         hrd_ctl_die_usage("record", c, argv[optind - 1]);
+    }
+    if (nvtx_window != NULL && !nvtx) {
+        fprintf(stderr, "hostrangectl record: --nvtx-window needs --nvtx\n");
+        return 2;
     }
     if (optind >= argc) {
         fprintf(stderr, "hostrangectl record: no command to run (see "
                 "--help)\n");
         return 2;
+    }
+    if (nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
+        fprintf(stderr, "hostrangectl record: --nvtx: %s not found (was "
+                "hostrange built with the NVTX headers?)\n", tool);
+        return 1;
     }
     if (tmpdir == NULL || tmpdir[0] == '\0')
         tmpdir = "/tmp";
@@ -155,6 +209,11 @@ static int run_record(int argc, char **argv)
         signal(SIGINT, SIG_DFL);
         signal(SIGQUIT, SIG_DFL);
         setenv("HOSTRANGE_RUNTIME_DIR", dir, 1);
+        if (nvtx) {
+            setenv("NVTX_INJECTION64_PATH", tool, 1);
+            if (nvtx_window != NULL)
+                setenv("HOSTRANGE_NVTX_WINDOW", nvtx_window, 1);
+        }
         execvp(argv[optind], argv + optind);
         fprintf(stderr, "hostrangectl record: cannot run %s: %s\n",
                 argv[optind], strerror(errno));

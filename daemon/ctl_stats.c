@@ -18,7 +18,9 @@ static const char usage_stats[] =
     "  state.*     the state directory: status (ok or degraded), journal and\n"
     "              snapshot counters, what the last start loaded\n"
     "  rejected.*  batches and requests refused, by reason\n"
-    "  client.N.*  each client process: pid, label, clock, batches, events,\n"
+    "  client.N.*  each client process: pid, label, clock, clock_order (how\n"
+    "              its reads are ordered with the work), clock_step_ns (the\n"
+    "              smallest step of its clock it observed), batches, events,\n"
     "              duplicates dropped, gaps in sequence numbers, batches\n"
     "              rejected, lost events and its range errors by kind\n"
     "  calibration.LABEL.*\n"
@@ -26,7 +28,9 @@ static const char usage_stats[] =
     "              recent first: clock, child_ns (the cost of one child\n"
     "              scope to its parent), residue_ns (the self time a parent\n"
     "              gains per child), empty_ns (the time inside an empty\n"
-    "              scope), timer_ns (one clock read) and calls\n"
+    "              scope), timer_ns (one clock read), calls, the standard\n"
+    "              errors child_err_ns, residue_err_ns and empty_err_ns,\n"
+    "              and step_ns (the clock's smallest step it saw)\n"
     "  node.*      the profiler's own work under each node id that had any,\n"
     "              as `node.NAME VALUE NODEID`: stalls and stall_ns (waits\n"
     "              of a thread for room in its buffer), wakes and wake_ns\n"
@@ -59,6 +63,9 @@ static void print_client(size_t i, const Hostrange__ClientStats *c)
     P("pid", c->pid);
     printf("client.%zu.label %s\n", i, c->process_label);
     printf("client.%zu.clock %s\n", i, c->clock);
+    printf("client.%zu.clock_order %s\n", i,
+           c->clock_order[0] != '\0' ? c->clock_order : "unknown");
+    printf("client.%zu.clock_step_ns %.3g\n", i, c->clock_step_ns);
     P("batches", c->batches);
     P("events", c->events);
     P("duplicates", c->duplicates);
@@ -70,6 +77,7 @@ static void print_client(size_t i, const Hostrange__ClientStats *c)
     P("errors.foreign_thread", c->errors_foreign_thread);
     P("errors.label_in_window", c->errors_label_in_window);
     P("errors.too_deep", c->errors_too_deep);
+    P("marks", c->marks);
 #undef P
 }
 
@@ -92,6 +100,10 @@ static void print_calibration(const Hostrange__Calibration *c)
     print_number(c->label, "timer_ns", c->timer_ns);
     printf("calibration.%s.calls %llu\n", c->label,
            (unsigned long long)c->calls);
+    print_number(c->label, "child_err_ns", c->child_err_ns);
+    print_number(c->label, "residue_err_ns", c->residue_err_ns);
+    print_number(c->label, "empty_err_ns", c->empty_err_ns);
+    print_number(c->label, "step_ns", c->step_ns);
 }
 
 static int run_stats(int argc, char **argv)

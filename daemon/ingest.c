@@ -47,6 +47,7 @@ void hrd_ingest_fini(struct hrd_ingest *in)
         next = c->next;
         free(c->label);
         free(c->clock);
+        free(c->clock_order);
         free(c->lost_by);
         free(c);
     }
@@ -147,7 +148,9 @@ static int validate(const Hostrange__Batch *b)
         b->n_stall_count != ni || b->n_stall_ns != ni ||
         b->n_wake_count != ni || b->n_wake_ns != ni)
         return HRD_REJECT_ARRAYS + 1;
-    if (!string_ok(b->process_label, 1) || !string_ok(b->clock, 1))
+    if (!string_ok(b->process_label, 1) || !string_ok(b->clock, 1) ||
+        !string_ok(b->clock_order, 1) || !(b->clock_step_ns >= 0) ||
+        b->clock_step_ns > 1e9)
         return HRD_REJECT_STRING + 1;
     for (size_t i = 0; i < b->n_labels; i++) {
         const Hostrange__LabelSet *l = b->labels[i];
@@ -274,6 +277,9 @@ void hrd_ingest_client_stats(Hostrange__ClientStats *x,
     x->errors_too_deep = c->too_deep;
     x->clock = c->clock;
     x->rejected = c->rejected;
+    x->marks = c->marks;
+    x->clock_order = c->clock_order != NULL ? c->clock_order : (char *)"";
+    x->clock_step_ns = c->clock_step_ns;
 }
 
 int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
@@ -457,6 +463,7 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
         if (hrd_agg_add(a, k, it.incl, it.incl - it.child) != 0)
             return -ENOMEM;
         k->children += it.nchild;
+        k->descendants += it.nchild + it.extra;
     }
     return 0;
 }
@@ -522,6 +529,7 @@ static void account(struct hrd_client *c, const Hostrange__Batch *b)
     c->batches++;
     c->events += b->events;
     c->contexts_dropped = b->contexts_dropped;
+    c->marks = b->marks;
     if (b->lost_events > c->lost)
         c->lost = b->lost_events;
     c->out_of_order = b->errors_out_of_order;
@@ -569,6 +577,17 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
         *reason = HRD_REJECT_NOMEM;
         goto reject;
     }
+    if (b->clock_order[0] != '\0' &&
+        (c->clock_order == NULL || strcmp(c->clock_order, b->clock_order))) {
+        char *o = strdup(b->clock_order);
+
+        if (o != NULL) {
+            free(c->clock_order);
+            c->clock_order = o;
+        }
+    }
+    if (b->clock_step_ns > 0)
+        c->clock_step_ns = b->clock_step_ns;
     if (b->seq <= c->max_seq) {
         if (!in->replaying)
             c->duplicates++;

@@ -55,6 +55,8 @@ struct hrd_client {
     uint64_t instance;
     char *label;
     char *clock;
+    char *clock_order;    /* as the latest batch said; NULL before */
+    double clock_step_ns;
     uint64_t max_seq;
     uint64_t batches;
     uint64_t events;
@@ -68,6 +70,7 @@ struct hrd_client {
     uint64_t too_deep;
     uint64_t rejected;        /* its batches rejected as invalid */
     uint64_t contexts_dropped; /* calling contexts it could not keep */
+    uint64_t marks;           /* marks it counted (not kept in snapshots) */
     struct hrd_lost *lost_by; /* per label set, in first-reported order */
     uint32_t nlost, caplost;
     struct hrd_client *next;

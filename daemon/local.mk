@@ -45,6 +45,8 @@ daemon_hostrangectl_SOURCES = daemon/hostrangectl.c daemon/ctl.h \
 	daemon/ctl_save.c daemon/ctl_merge.c daemon/ctl_diff.c daemon/ctl_from.c
 daemon_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
+# Where record --nvtx finds the installed NVTX tool.
+daemon_hostrangectl_CPPFLAGS = $(AM_CPPFLAGS) -DHR_LIBDIR='"$(libdir)"'
 daemon_hostrangectl_LDADD = $(HRD_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS)
 # hostranged(8) and hostrangectl(1); tests/service/test_man.sh keeps them

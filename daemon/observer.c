@@ -5,17 +5,18 @@
 #include "proto/protocol.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* The keys of one (label, clock) pair under the calibration node. */
 struct group {
     uint32_t op, backend;
-    const struct hrd_key *mid, *inner, *timer;
+    const struct hrd_key *mid, *inner, *timer, *fan, *fan_child, *flat;
     uint32_t serial;
 };
 
-enum { MID, INNER, TIMER, NONE };
+enum { MID, INNER, TIMER, FAN, FAN_CHILD, FLAT, NONE };
 
 static int range_role(const char *range)
 {
@@ -25,6 +26,12 @@ static int range_role(const char *range)
         return INNER;
     if (strcmp(range, HRP_CALIB_TIMER) == 0)
         return TIMER;
+    if (strcmp(range, HRP_CALIB_FAN) == 0)
+        return FAN;
+    if (strcmp(range, HRP_CALIB_FAN_CHILD) == 0)
+        return FAN_CHILD;
+    if (strcmp(range, HRP_CALIB_FLAT) == 0)
+        return FLAT;
     return NONE;
 }
 
@@ -55,6 +62,127 @@ static int cmp_recent(const void *pa, const void *pb)
     return (x->serial < y->serial) - (x->serial > y->serial);
 }
 
+/*
+ * A population's robust mean, the standard error of that mean, and the
+ * smallest gap between two of its distinct values. Exact keys: the mean of
+ * the values up to HRD_CALIB_CUT x the 90th percentile plus
+ * HRD_CALIB_CUT_NS (what lies beyond is an interruption, not the cost
+ * measured). Because the clock's phase at a scope's start is random, the
+ * mean of many readings resolves a fraction of the clock's step where a
+ * median cannot. A key kept in a histogram gives its median, with an
+ * unknown (0) error and step.
+ */
+struct robust {
+    double mean, err, step;
+    uint64_t n;
+};
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t x = *(const uint64_t *)pa, y = *(const uint64_t *)pb;
+
+    return (x > y) - (x < y);
+}
+
+void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
+                      double *step)
+{
+    double s = 0, ss = 0, cut;
+    uint64_t gap = 0;
+    size_t k = 0;
+
+    *mean = *err = *step = 0;
+    if (n == 0)
+        return;
+    qsort(v, n, sizeof *v, cmp_u64);
+    cut = HRD_CALIB_CUT * (double)v[n * 9 / 10] + HRD_CALIB_CUT_NS;
+    for (size_t i = 0; i < n && (double)v[i] <= cut; i++) {
+        s += (double)v[i];
+        k++;
+        if (i > 0 && v[i] != v[i - 1] && (gap == 0 || v[i] - v[i - 1] < gap))
+            gap = v[i] - v[i - 1];
+    }
+    *mean = s / (double)k;
+    for (size_t i = 0; i < k; i++) {
+        double d = (double)v[i] - *mean;
+        ss += d * d;
+    }
+    *err = k > 1 ? sqrt(ss / (double)(k - 1) / (double)k) : 0;
+    *step = (double)gap;
+}
+
+/* The robust figures of key k's inclusive (self = 0) or self times. */
+static int robust_of(struct hrd_agg *a, const struct hrd_key *k, int self,
+                     struct robust *r)
+{
+    struct hrd_summary si, ss;
+    size_t ni, ns;
+    uint64_t *incl, *selfv;
+
+    memset(r, 0, sizeof *r);
+    if (!k->exact) {
+        if (hrd_agg_key_summaries(a, k, &si, &ss) != 0)
+            return -ENOMEM;
+        r->mean = self ? ss.median : si.median;
+        r->n = self ? ss.count : si.count;
+        return 0;
+    }
+    incl = malloc((k->pairs + k->records + 1) * sizeof *incl);
+    selfv = malloc((k->pairs + 1) * sizeof *selfv);
+    if (incl == NULL || selfv == NULL) {
+        free(incl);
+        free(selfv);
+        return -ENOMEM;
+    }
+    hrd_agg_key_values(k, incl, &ni, selfv, &ns);
+    if (self)
+        hrd_calib_robust(selfv, ns, &r->mean, &r->err, &r->step);
+    else
+        hrd_calib_robust(incl, ni, &r->mean, &r->err, &r->step);
+    r->n = self ? ns : ni;
+    free(incl);
+    free(selfv);
+    return 0;
+}
+
+/*
+ * With a fan (k child scopes, each around work w, per call) and its flat
+ * twin (the same work, no scope), the cost of a child scope where it has
+ * work around it, which is what real ranges have:
+ *
+ *   child_ns   = (fan inclusive - flat inclusive) / k
+ *   residue_ns = child_ns - (fan.child inclusive - w), where
+ *   w          = (flat inclusive - empty_ns) / k
+ *
+ * (a child's inclusive time is its work and the bias of its pair of
+ * reads; what its scope costs beyond is in its parent's self time). k is
+ * the fan's children per call. Without them (an older calibration), the
+ * figures of the empty nesting stay.
+ */
+static int fan_figures(struct hrd_agg *a, const struct group *g,
+                       struct hrd_calib *c, double empty)
+{
+    struct robust fi, ci, li;
+    double k, w;
+
+    if (g->fan == NULL || g->fan_child == NULL || g->flat == NULL ||
+        g->fan->pairs == 0 || g->flat->pairs == 0 ||
+        g->fan_child->pairs == 0 || g->fan->children == 0)
+        return 0;
+    if (robust_of(a, g->fan, 0, &fi) != 0 ||
+        robust_of(a, g->fan_child, 0, &ci) != 0 ||
+        robust_of(a, g->flat, 0, &li) != 0)
+        return -ENOMEM;
+    k = (double)g->fan->children / (double)g->fan->pairs;
+    w = (li.mean - empty) / k;
+    c->child_ns = at_least_0((fi.mean - li.mean) / k);
+    c->child_err_ns = hypot(fi.err, li.err) / k;
+    c->residue_ns = at_least_0(c->child_ns - (ci.mean - w));
+    c->residue_err_ns =
+        hypot(c->child_err_ns, hypot(ci.err, hypot(li.err, c->empty_err_ns) / k));
+    return 0;
+}
+
 int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
 {
     struct group *g;
@@ -83,8 +211,14 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
             x->mid = k;
         else if (role == INNER)
             x->inner = k;
-        else
+        else if (role == TIMER)
             x->timer = k;
+        else if (role == FAN)
+            x->fan = k;
+        else if (role == FAN_CHILD)
+            x->fan_child = k;
+        else
+            x->flat = k;
         if (k->serial >= x->serial)
             x->serial = k->serial;
     }
@@ -94,26 +228,35 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
         goto out;
     }
     for (size_t i = 0; i < ng; i++) {
-        struct hrd_summary mi, ms, ii, is, ti, ts;
+        struct robust mi, ms, ii, is, ti;
 
         if (g[i].mid == NULL || g[i].inner == NULL || g[i].timer == NULL ||
             g[i].mid->pairs == 0 || g[i].inner->pairs == 0 ||
             g[i].timer->pairs + g[i].timer->records == 0)
             continue;
-        if (hrd_agg_key_summaries(a, g[i].mid, &mi, &ms) != 0 ||
-            hrd_agg_key_summaries(a, g[i].inner, &ii, &is) != 0 ||
-            hrd_agg_key_summaries(a, g[i].timer, &ti, &ts) != 0) {
+        if (robust_of(a, g[i].mid, 0, &mi) != 0 ||
+            robust_of(a, g[i].mid, 1, &ms) != 0 ||
+            robust_of(a, g[i].inner, 0, &ii) != 0 ||
+            robust_of(a, g[i].inner, 1, &is) != 0 ||
+            robust_of(a, g[i].timer, 0, &ti) != 0) {
             rc = -ENOMEM;
             goto out;
         }
         c[nc].label = hrd_agg_str_get(a, g[i].op);
         c[nc].clock = hrd_agg_str_get(a, g[i].backend);
-        c[nc].child_ns = at_least_0(mi.median - ii.median);
-        c[nc].residue_ns = at_least_0(ms.median - is.median);
-        c[nc].empty_ns = at_least_0(ii.median);
-        c[nc].timer_ns = at_least_0(ti.median);
-        c[nc].calls = ii.count;
+        c[nc].child_ns = at_least_0(mi.mean - ii.mean);
+        c[nc].residue_ns = at_least_0(ms.mean - is.mean);
+        c[nc].empty_ns = at_least_0(ii.mean);
+        c[nc].timer_ns = at_least_0(ti.mean);
+        c[nc].calls = ii.n;
         c[nc].serial = g[i].serial;
+        c[nc].child_err_ns = hypot(mi.err, ii.err);
+        c[nc].residue_err_ns = hypot(ms.err, is.err);
+        c[nc].empty_err_ns = ii.err;
+        c[nc].step_ns = ti.step;
+        rc = fan_figures(a, &g[i], &c[nc], ii.mean);
+        if (rc != 0)
+            goto out;
         nc++;
     }
     qsort(c, nc, sizeof *c, cmp_recent);
@@ -126,6 +269,23 @@ out:
     *out = c;
     *n = nc;
     return 0;
+}
+
+void hrd_calib_from_message(struct hrd_calib *cal,
+                            const Hostrange__Calibration *m)
+{
+    memset(cal, 0, sizeof *cal);
+    cal->label = m->label;
+    cal->clock = m->clock;
+    cal->child_ns = m->child_ns;
+    cal->residue_ns = m->residue_ns;
+    cal->empty_ns = m->empty_ns;
+    cal->timer_ns = m->timer_ns;
+    cal->calls = m->calls;
+    cal->child_err_ns = m->child_err_ns;
+    cal->residue_err_ns = m->residue_err_ns;
+    cal->empty_err_ns = m->empty_err_ns;
+    cal->step_ns = m->step_ns;
 }
 
 /* x less d, never below 0. */
@@ -144,11 +304,19 @@ void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
     row->observer_ns = 0;
     row->observer_share = 0;
     row->unstable = 0;
+    row->resolution_limited = 0;
     row->corrected = 0;
     if (cal == NULL || row->calls == 0)
         return;
     self = row->metric != NULL && strcmp(row->metric, "self") == 0;
-    per_call = (double)row->children / (double)row->calls;
+    /* A self time holds the residue of each direct child; an inclusive
+     * time the whole cost of every descendant's scope (a grandchild's is
+     * in its parent's inclusive time, and so in this one). Rows from
+     * before descendants were kept count direct children only. */
+    per_call = (double)(self || row->descendants < row->children
+                            ? row->children
+                            : row->descendants) /
+               (double)row->calls;
     cost = per_call * (self ? cal->residue_ns : cal->child_ns);
     row->observer_known = 1;
     row->observer_ns = cost;
@@ -157,6 +325,8 @@ void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
                           : cost > 0      ? 1.0
                                           : 0.0;
     row->unstable = row->observer_share >= HRD_OBSERVER_UNSTABLE;
+    row->resolution_limited =
+        cal->step_ns > 0 && row->median < HRD_RESOLUTION_STEPS * cal->step_ns;
     if (!correct)
         return;
     cost += cal->empty_ns;

@@ -7,7 +7,10 @@
  * clock it used, phase warm: empty scopes nested three deep
  * (calibration.outer, containing calibration.mid, containing
  * calibration.inner) and records of calibration.timer (the cost of one clock
- * read, measured by the program itself). From their medians:
+ * read, measured by the program itself). From their robust means (the mean
+ * of the values up to HRD_CALIB_CUT x the 90th percentile plus
+ * HRD_CALIB_CUT_NS, which resolves a fraction of the clock's step where a
+ * median is stuck on whole steps), each with its standard error:
  *
  *   child_ns   = mid inclusive - inner inclusive: the complete cost of one
  *                child scope as its parent sees it;
@@ -15,22 +18,23 @@
  *                child (the part of child_ns outside the child's own
  *                inclusive time);
  *   empty_ns   = inner inclusive: the time recorded inside an empty scope;
- *   timer_ns   = calibration.timer.
+ *   timer_ns   = calibration.timer;
+ *   step_ns    = the smallest gap between two distinct calibration.timer
+ *                values: the clock's step as the calibration saw it.
  *
  * A figure below 0 (noise) is taken as 0. One calibration is kept per label:
  * the benchmark resets its label's keys before it calibrates, so the keys of
  * the latest calibration are the newest; calibrations are ordered by their
  * newest key, the most recent first.
  *
- * Applied to a row with c children per call (the key's sum of direct
- * children over its calls), the observer cost in its figures is c x child_ns
- * for an inclusive row and c x residue_ns for a self row (observer_ns), and
- * its share of the median is observer_ns / median; a share of 10% or more
- * marks the row unstable. Corrected figures are the row's less
- * observer_ns + empty_ns, never below 0. Only direct children are counted:
- * a deeper descendant also costs its ancestors' inclusive times one
- * child_ns each, which an inclusive correction does not remove (self times
- * are corrected exactly).
+ * Applied to a row with c direct children and d descendants per call (the
+ * key's sums over its calls), the observer cost in its figures is
+ * d x child_ns for an inclusive row (every descendant's scope is inside
+ * it) and c x residue_ns for a self row (observer_ns), and its share of
+ * the median is observer_ns / median; a share of 10% or more marks the row
+ * unstable. Corrected figures are the row's less observer_ns + empty_ns,
+ * never below 0. A row whose median is under HRD_RESOLUTION_STEPS clock
+ * steps is marked resolution_limited: a step is then 5% of it or more.
  */
 #ifndef HOSTRANGE_OBSERVER_H
 #define HOSTRANGE_OBSERVER_H
@@ -40,10 +44,16 @@
 
 #include "daemon/agg.h"
 #include "daemon/report.h"
+#include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
 /* The share of a row's median at which it is marked unstable. */
 #define HRD_OBSERVER_UNSTABLE 0.10
+/* Rows whose median is under this many clock steps are resolution_limited. */
+#define HRD_RESOLUTION_STEPS 20
+/* The robust mean's cut: values above CUT x p90 + CUT_NS are dropped. */
+#define HRD_CALIB_CUT 4.0
+#define HRD_CALIB_CUT_NS 50.0
 
 struct hrd_calib {
     const char *label;  /* borrowed: the aggregation's or a reply's */
@@ -54,7 +64,24 @@ struct hrd_calib {
     double timer_ns;
     uint64_t calls;     /* calibration.inner's */
     uint32_t serial;    /* the newest key's creation order */
+    /* Standard errors of child_ns, residue_ns and empty_ns, and the clock
+     * step; 0 when unknown (a key kept in a histogram, an older file). */
+    double child_err_ns;
+    double residue_err_ns;
+    double empty_err_ns;
+    double step_ns;
 };
+
+/*
+ * The robust mean of v[0..n) (sorted in place), its standard error and the
+ * smallest gap between two distinct values kept (0 when all are equal).
+ */
+void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
+                      double *step);
+
+/* The calibration a Calibration message holds (strings borrowed from m). */
+void hrd_calib_from_message(struct hrd_calib *cal,
+                            const Hostrange__Calibration *m);
 
 /*
  * Finds every complete calibration in a (mid, inner and timer keys with

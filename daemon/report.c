@@ -149,6 +149,15 @@ static double children_per_call(const struct hrd_row *r)
     return (double)r->children / (double)r->calls;
 }
 
+/* The mean number of descendants per call (direct children when the
+ * descendants are not known). */
+static double descendants_per_call(const struct hrd_row *r)
+{
+    return (double)(r->descendants < r->children ? r->children
+                                                 : r->descendants) /
+           (double)r->calls;
+}
+
 static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
 {
     fputs("{\"nodeid\":", f);
@@ -187,6 +196,11 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
             put_json_number(f, children_per_call(r));
         else
             fputs("null", f);
+        fputs(",\"descendants\":", f);
+        if (r->calls > 0)
+            put_json_number(f, descendants_per_call(r));
+        else
+            fputs("null", f);
         if (r->observer_known) {
             fputs(",\"observer_ns\":", f);
             put_json_number(f, r->observer_ns);
@@ -194,9 +208,12 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
             put_json_number(f, r->observer_share);
             fputs(r->unstable ? ",\"unstable\":true" : ",\"unstable\":false",
                   f);
+            fputs(r->resolution_limited ? ",\"resolution_limited\":true"
+                                        : ",\"resolution_limited\":false",
+                  f);
         } else {
             fputs(",\"observer_ns\":null,\"observer_share\":null,"
-                  "\"unstable\":null", f);
+                  "\"unstable\":null,\"resolution_limited\":null", f);
         }
     }
     if (fields & HRD_FIELDS_CORRECTED)
@@ -239,7 +256,8 @@ static void write_csv_header(FILE *f, unsigned fields)
     if (fields & HRD_FIELDS_EXTENDED)
         fputs(",min,max,p90,p99,stddev,exact,lost", f);
     if (fields & HRD_FIELDS_OBSERVER)
-        fputs(",children,observer_ns,observer_share,unstable", f);
+        fputs(",children,descendants,observer_ns,observer_share,unstable,"
+              "resolution_limited", f);
     if (fields & HRD_FIELDS_CORRECTED)
         fputs(",corrected", f);
     putc('\n', f);
@@ -270,16 +288,19 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
     }
     /* Unknown values are empty fields. */
     if (fields & HRD_FIELDS_OBSERVER) {
-        if (r->calls > 0)
+        if (r->calls > 0) {
             put_csv_number(f, children_per_call(r));
-        else
-            putc(',', f);
+            put_csv_number(f, descendants_per_call(r));
+        } else {
+            fputs(",,", f);
+        }
         if (r->observer_known) {
             put_csv_number(f, r->observer_ns);
             put_csv_number(f, r->observer_share);
             fputs(r->unstable ? ",true" : ",false", f);
+            fputs(r->resolution_limited ? ",true" : ",false", f);
         } else {
-            fputs(",,,", f);
+            fputs(",,,,", f);
         }
     }
     if (fields & HRD_FIELDS_CORRECTED)
@@ -362,13 +383,14 @@ static void free_rows(struct hrd_writer *w)
  * HRD_FIELDS_CORRECTED. */
 enum { COL_RANGE, COL_METRIC, COL_COUNT, COL_MEAN, COL_MEDIAN, COL_MIN,
        COL_MAX, COL_P90, COL_P99, COL_STDDEV, COL_EXACT, COL_LOST,
-       COL_CHILDREN, COL_OBSERVER, COL_SHARE, COL_UNSTABLE, COL_CORRECTED,
-       NCOLS };
+       COL_CHILDREN, COL_DESCENDANTS, COL_OBSERVER, COL_SHARE, COL_UNSTABLE,
+       COL_RESOLUTION, COL_CORRECTED, NCOLS };
 
 static const char *const col_name[NCOLS] = {
     "range", "metric", "count", "mean_us", "median_us", "min_us", "max_us",
     "p90_us", "p99_us", "stddev_us", "exact", "lost", "children",
-    "observer_us", "share", "unstable", "corrected",
+    "descendants", "observer_us", "share", "unstable", "res_limited",
+    "corrected",
 };
 
 /* The columns a table of these fields shows, in order; returns how many. */
@@ -379,7 +401,7 @@ static int table_columns(unsigned fields, int *cols)
     for (int c = 0; c < NCOLS; c++) {
         if ((c >= COL_MIN && c <= COL_LOST &&
              !(fields & HRD_FIELDS_EXTENDED)) ||
-            (c >= COL_CHILDREN && c <= COL_UNSTABLE &&
+            (c >= COL_CHILDREN && c <= COL_RESOLUTION &&
              !(fields & HRD_FIELDS_OBSERVER)) ||
             (c == COL_CORRECTED && !(fields & HRD_FIELDS_CORRECTED)))
             continue;
@@ -391,7 +413,8 @@ static int table_columns(unsigned fields, int *cols)
 static int left_aligned(int col)
 {
     return col == COL_RANGE || col == COL_METRIC || col == COL_EXACT ||
-           col == COL_UNSTABLE || col == COL_CORRECTED;
+           col == COL_UNSTABLE || col == COL_RESOLUTION ||
+           col == COL_CORRECTED;
 }
 
 /* Returns the text of one table cell, formatted into buf where needed. */
@@ -417,6 +440,15 @@ static const char *cell(const struct hrd_row *r, int col, char *buf)
             return "-";
         snprintf(buf, CELL_MAX, "%.2f", children_per_call(r));
         return buf;
+    case COL_DESCENDANTS:
+        if (r->calls == 0)
+            return "-";
+        snprintf(buf, CELL_MAX, "%.2f", descendants_per_call(r));
+        return buf;
+    case COL_RESOLUTION:
+        return !r->observer_known         ? "-"
+               : r->resolution_limited ? "yes"
+                                       : "no";
     case COL_OBSERVER:
         if (!r->observer_known)
             return "-";

@@ -13,10 +13,11 @@
  * every sample, false when the quantiles come from a histogram) and lost
  * (events the clients reported lost under the row's node id).
  *
- * With HRD_FIELDS_OBSERVER, four fields follow: children (direct child
- * ranges per call), observer_ns, observer_share and unstable (observer.h);
- * each is null when unknown (no calibration, or a row of recorded values,
- * which has no calls). With HRD_FIELDS_CORRECTED, a last field `corrected`
+ * With HRD_FIELDS_OBSERVER, six fields follow: children (direct child
+ * ranges per call), descendants (all descendant ranges per call),
+ * observer_ns, observer_share, unstable and resolution_limited
+ * (observer.h); each is null when unknown (no calibration, or a row of
+ * recorded values, which has no calls). With HRD_FIELDS_CORRECTED, a last field `corrected`
  * says whether the row's figures had the observer cost taken out. Without
  * these flags the output is exactly as before.
  */

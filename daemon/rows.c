@@ -108,6 +108,7 @@ static void row_init(const struct hrd_agg *a, const struct hrd_key *k,
     row->lost = a->str.lost[k->node - 1];
     row->calls = k->pairs;
     row->children = k->children;
+    row->descendants = k->descendants;
 }
 
 /* Emits the rows of one key. Returns 0, the callback's value or -ENOMEM. */

@@ -32,6 +32,12 @@ struct hrd_row {
      * direct children; calls is 0 for a row of recorded values. */
     uint64_t calls;
     uint64_t children;
+    /* The sum of their numbers of descendants (children, theirs, and so
+     * on); 0 when not known (data from before it was kept). */
+    uint64_t descendants;
+    /* The calibration's smallest clock step, in ns (0: unknown), and
+     * whether the row's median is under HRD_RESOLUTION_STEPS of them. */
+    int resolution_limited;
     /* Observer fields (HRD_FIELDS_OBSERVER), set by hrd_observer_apply. */
     int observer_known;     /* 0: observer_ns, share and unstable are null */
     double observer_ns;

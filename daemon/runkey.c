@@ -82,6 +82,7 @@ int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k,
     m->pairs = k->pairs;
     m->records = k->records;
     m->children = k->children;
+    m->descendants = k->descendants;
     if (k->exact) {
         size_t all = k->pairs + k->records, ni, ns;
         uint64_t *tmp = malloc((all + 1) * sizeof *tmp);
@@ -548,6 +549,7 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
             goto out;
     }
     k->children += m->children;
+    k->descendants += m->descendants;
     l->keys++;
     hrd_agg_enforce(a);
 out:

@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Version 2 added each key's sum of children after its records; a version
- * 1 snapshot still loads, its keys with no children. */
-#define FORMAT_VERSION 2u
+/* Version 2 added each key's sum of children after its records, version 3
+ * its sum of descendants after that; older snapshots still load, their
+ * keys with no children (1) or no descendants (2). */
+#define FORMAT_VERSION 3u
 #define FORMAT_VERSION_MIN 1u
 #define REC_HEADER 'H'
 #define REC_STRINGS 'S'
@@ -247,6 +248,7 @@ static void put_key(struct enc *e, const struct hrd_key *k)
     put_u64(e, k->pairs);
     put_u64(e, k->records);
     put_u64(e, k->children);
+    put_u64(e, k->descendants);
     if (k->exact) {
         put_u64(e, k->len);
         put_bytes(e, k->buf, k->len);
@@ -469,6 +471,7 @@ static int load_key(struct loader *l, struct dec *d)
     uint8_t exact = get_u8(d);
     uint64_t pairs = get_u64(d), records = get_u64(d);
     uint64_t children = l->version >= 2 ? get_u64(d) : 0;
+    uint64_t descendants = l->version >= 3 ? get_u64(d) : 0;
     uint32_t before = l->a->nkeys;
     struct hrd_key *k;
     int rc;
@@ -504,6 +507,7 @@ static int load_key(struct loader *l, struct dec *d)
         return -1;
     }
     k->children = children;
+    k->descendants = descendants;
     if (serial >= l->a->next_serial)
         l->a->next_serial = serial + 1;
     l->out->keys++;

@@ -32,13 +32,19 @@
 /*
  * The calibration of the observer cost (hostrange-bench --calibrate, read
  * by the daemon's observer.c): node HRP_CALIB_NODE, nested ranges
- * outer > mid > inner, and records of one clock read as timer.
+ * outer > mid > inner, a fan of child scopes around work and the same
+ * work flat, and records of one clock read as timer.
  */
 #define HRP_CALIB_NODE "calibration"
 #define HRP_CALIB_OUTER "calibration.outer"
 #define HRP_CALIB_MID "calibration.mid"
 #define HRP_CALIB_INNER "calibration.inner"
 #define HRP_CALIB_TIMER "calibration.timer"
+/* A fan-out of child scopes around equal work, and the same work with no
+ * scopes: the cost of a child scope where it has work around it. */
+#define HRP_CALIB_FAN "calibration.fan"
+#define HRP_CALIB_FAN_CHILD "calibration.fan.child"
+#define HRP_CALIB_FLAT "calibration.flat"
 
 #define HRP_INGEST_NAME "ingest"
 #define HRP_CONTROL_NAME "control"

@@ -75,7 +75,7 @@ python/check.env: Makefile
 if HOST_RANGE_PROFILING
 HRPY_PROFILING = yes
 HRPY_OFF_PATH = $(abs_builddir)/python/off/.libs:$(abs_builddir)/python:$(abs_srcdir)/python
-check_LTLIBRARIES = python/off/hostrange.la
+check_LTLIBRARIES += python/off/hostrange.la
 python_off_hostrange_la_SOURCES = $(HRPY_SOURCES)
 python_off_hostrange_la_CPPFLAGS = $(HRPY_CPPFLAGS) -DHOSTRANGE_DISABLE
 python_off_hostrange_la_LDFLAGS = $(HRPY_LDFLAGS) -rpath $(abs_builddir)

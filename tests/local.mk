@@ -39,6 +39,28 @@ tests_helpers_compiled_on_LDADD = client/libhostrange.la
 tests_helpers_compiled_off_SOURCES = tests/helpers/compiled_out.c
 tests_helpers_compiled_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
 
+# Programs marked with NVTX only (no hostrange.h), for the NVTX tool's
+# tests; the two shared objects are loaded by nvtx_prog with dlopen.
+if HAVE_NVTX
+check_PROGRAMS += tests/helpers/nvtx_prog
+tests_helpers_nvtx_prog_SOURCES = tests/helpers/nvtx_prog.c
+tests_helpers_nvtx_prog_CPPFLAGS = $(NVTX_CFLAGS)
+check_LTLIBRARIES += tests/helpers/libnvtx_a.la tests/helpers/libnvtx_b.la
+NVTX_LIB_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_helpers_libnvtx_a_la_SOURCES = tests/helpers/nvtx_lib.c
+tests_helpers_libnvtx_a_la_CPPFLAGS = $(NVTX_CFLAGS) \
+	-DNVTX_LIB_RANGE='"lib.a"'
+tests_helpers_libnvtx_a_la_LDFLAGS = $(NVTX_LIB_LDFLAGS)
+tests_helpers_libnvtx_b_la_SOURCES = tests/helpers/nvtx_lib.c
+tests_helpers_libnvtx_b_la_CPPFLAGS = $(NVTX_CFLAGS) \
+	-DNVTX_LIB_RANGE='"lib.b"'
+tests_helpers_libnvtx_b_la_LDFLAGS = $(NVTX_LIB_LDFLAGS)
+endif
+EXTRA_DIST += tests/helpers/nvtx_prog.c tests/helpers/nvtx_lib.c
+# The NVTX tool end to end; skips (77) without the NVTX headers.
+TESTS += tests/service/test_nvtx.sh
+EXTRA_DIST += tests/service/test_nvtx.sh
+
 # The man pages render (man -l) and say what --help says.
 TESTS += tests/service/test_man.sh
 
@@ -85,7 +107,7 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_calib tests/unit/test_ops_half tests/unit/test_ops_add \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
-	tests/unit/test_ops_align tests/unit/test_signif
+	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_run
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -129,6 +151,9 @@ tests_unit_test_calib_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_signif_SOURCES = tests/unit/test_signif.c
 tests_unit_test_signif_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_signif_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_run_SOURCES = tests/unit/test_run.c
+tests_unit_test_run_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_run_LDADD = $(HRD_STORE_TEST_LIBS)
 
 # The operators (libhrops), checked against bench/ref.c.
 tests_unit_test_ops_half_SOURCES = tests/unit/test_ops_half.c
@@ -168,7 +193,7 @@ tests_unit_test_ops_align_LDADD = $(CMOCKA_LIBS)
 SERVICE_TESTS = tests/service/test_integration \
 	tests/service/test_client_daemon tests/service/test_daemon_service \
 	tests/service/test_daemon_cli tests/service/test_ops_ranges \
-	tests/service/test_observer
+	tests/service/test_observer tests/service/test_accuracy
 check_PROGRAMS += $(SERVICE_TESTS)
 TESTS += $(SERVICE_TESTS) tests/service/test_compiled_out.sh
 # Run files end to end: save, merge, dump --from, --load, diff.
@@ -206,6 +231,12 @@ tests_service_test_observer_CPPFLAGS = $(AM_CPPFLAGS) \
 tests_service_test_observer_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_observer_LDADD = client/libhostrange.la \
 	$(HARNESS_SEND_LIBS)
+
+# Corrected figures against the truth on the real clock: fan-outs, chains,
+# 100 ns to 10 us of work.
+tests_service_test_accuracy_SOURCES = tests/service/test_accuracy.c
+tests_service_test_accuracy_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_accuracy_LDADD = client/libhostrange.la $(HARNESS_LIBS)
 
 # Readiness for systemd (sd_notify), when built with libsystemd.
 if HAVE_SYSTEMD

@@ -66,6 +66,9 @@ extern "C" {
 
 #define HR_PHASE_COLD 1
 #define HR_PHASE_WARM 2
+/* For hr_labels_set: each sample's phase by its calling path, cold for the
+ * first sample of a path in the process and warm for the later ones. */
+#define HR_PHASE_BY_PATH 3
 
 /* A call site: its range name, and ids the library fills on first use
  * (the name's, and a cache of its last calling context). */
@@ -131,8 +134,10 @@ static inline void hr_end(hr_scope sc)
 
 /*
  * Sets the labels of the samples of the next windows. The strings are copied.
- * phase is HR_PHASE_COLD or HR_PHASE_WARM. Inside a window the call changes
- * nothing, is counted and returns -EBUSY.
+ * phase is HR_PHASE_COLD or HR_PHASE_WARM, or HR_PHASE_BY_PATH: then the
+ * first sample (range or record) of each calling path in the process is
+ * cold and the later ones are warm (a forked child starts afresh). Inside a
+ * window the call changes nothing, is counted and returns -EBUSY.
  */
 HR_API int hr_labels_set(const char *node_id, const char *op,
                          const char *backend, int phase);
@@ -166,11 +171,28 @@ HR_API uint64_t hr_now_ns(void);
 /* 1 when collection is on (built in and not turned off by HOSTRANGE=0). */
 HR_API int hr_enabled(void);
 
-/* The clock in use: "tsc" or "monotonic". */
+/*
+ * The clock in use: "tsc" or "monotonic". A range's bounds are read in
+ * order with the work between them: the start read is rdtsc then lfence
+ * (the work cannot begin before the clock is read), the end read lfence
+ * then rdtsc (the clock is read only once the work has completed). A plain
+ * rdtsc is cheaper (about 10 ns against 16 ns per read here) but executes
+ * out of order with the work it times, so its error depends on that work
+ * (-1 ns on 10 ns of work, -10 ns on 30 to 100 ns): no calibration can
+ * remove it. With the fences the error is one constant (within 1 ns from
+ * 10 ns to 10 us of work), which the calibration measures (empty_ns) and
+ * corrections take out. rdtscp;lfence and CLOCK_MONOTONIC are as steady but
+ * cost about 23 ns per read. bench/bench_clock_options (make bench)
+ * measures every option on the machine at hand.
+ */
 HR_API const char *hr_clock_name(void);
 
 /* Copies this process's counters to *out. */
 HR_API void hr_counters_get(hr_counters *out);
+
+/* Adds n to this process's count of marks (instant events, such as NVTX
+ * marks; no ranges), shown by `hostrangectl stats` as client.N.marks. */
+HR_API void hr_marks_add(uint64_t n);
 
 /* 1: the calls above are real. */
 static inline int hr_compiled(void) { return 1; }
@@ -215,6 +237,7 @@ HR__OFF void hr_counters_get(hr_counters *out)
 {
     *out = (hr_counters){ 0 };
 }
+HR__OFF void hr_marks_add(uint64_t n) { (void)n; }
 HR__OFF int hr_compiled(void) { return 0; }
 
 #endif /* HOSTRANGE_DISABLE */

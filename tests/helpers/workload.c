@@ -11,7 +11,9 @@
  * (see fork_mode); -w FILE creates FILE.ready after the first node and
  * waits for FILE to exist before going on; -p flushes at the end and prints
  * the client's counters as `samples=S delivered=D lost=L`; -N PREFIX names
- * the nodes PREFIX::node[i] (default tests/workload).
+ * the nodes PREFIX::node[i] (default tests/workload); -P runs, for each
+ * node, one window of 1 + CALLS calls under HR_PHASE_BY_PATH instead of a
+ * cold and a warm one, and counts 3 marks (hr_marks_add).
  */
 #include "config.h"
 
@@ -142,11 +144,11 @@ static void wait_for(const char *file)
 int main(int argc, char **argv)
 {
     int calls = 1000, nodes = 2, records = 10, code = 0, threads = 1, c;
-    int fork_it = 0, print = 0;
+    int fork_it = 0, print = 0, by_path = 0;
     const char *wait_file = NULL, *prefix = "tests/workload";
     uint64_t t0, t1;
 
-    while ((c = getopt(argc, argv, "c:n:r:x:T:Fw:pqN:")) != -1) {
+    while ((c = getopt(argc, argv, "c:n:r:x:T:Fw:pqN:P")) != -1) {
         switch (c) {
         case 'c':
             calls = atoi(optarg);
@@ -178,10 +180,13 @@ int main(int argc, char **argv)
         case 'N':
             prefix = optarg;
             break;
+        case 'P':
+            by_path = 1;
+            break;
         default:
             fprintf(stderr, "usage: workload [-c CALLS] [-n NODES] "
                     "[-r RECORDS] [-x EXIT_CODE] [-T THREADS] [-F] "
-                    "[-w FILE] [-p] [-q] [-N PREFIX]\n");
+                    "[-w FILE] [-p] [-q] [-N PREFIX] [-P]\n");
             return 2;
         }
     }
@@ -201,9 +206,14 @@ int main(int argc, char **argv)
         if (n == 1 && wait_file != NULL)
             wait_for(wait_file);
         snprintf(node, sizeof node, "%s::node[%d]", prefix, n);
-        if (window(node, HR_PHASE_COLD, 1, 1) != 0 ||
-            window(node, HR_PHASE_WARM, calls, threads) != 0)
+        if (by_path) {
+            if (window(node, HR_PHASE_BY_PATH, 1 + calls, threads) != 0)
+                return 1;
+            hr_marks_add(3);
+        } else if (window(node, HR_PHASE_COLD, 1, 1) != 0 ||
+                   window(node, HR_PHASE_WARM, calls, threads) != 0) {
             return 1;
+        }
         for (int i = 0; i < records; i++)
             hr_record(&s_e2e, 20000 + (uint64_t)i);
     }

@@ -63,6 +63,8 @@ dump_failures=0
 dump_ms=0
 dump_max_ms=0
 rss_mid=
+curve_s=$(( seconds >= 60 ? 60 : 10 ))
+next_curve=0
 start=$(date +%s)
 while :; do
     running=0
@@ -78,6 +80,19 @@ while :; do
     fi
     if [ -z "$rss_mid" ] && [ $((now - start)) -ge $((seconds / 10)) ]; then
         rss_mid=$(rss_kib "$dpid")
+    fi
+    # The memory curve, every curve_s seconds: the daemon's resident
+    # memory beside what it holds (keys, events, the samples' bytes).
+    if [ $((now - start)) -ge "$next_curve" ]; then
+        next_curve=$((next_curve + curve_s))
+        if "$HOSTRANGECTL" -r "$dir/run" stats >"$dir/curve" 2>/dev/null; then
+            awk -v t=$((now - start)) -v rss="$(rss_kib "$dpid")" '
+                $1 == "daemon.keys" { k = $2 }
+                $1 == "daemon.histogram_keys" { h = $2 }
+                $1 == "daemon.events" { e = $2 }
+                $1 == "daemon.memory_bytes" { m = $2 }
+                END { printf "soak: at %d s: rss %.1f MiB, keys %d (%d in histograms), events held %.0f, samples %.1f MiB\n", t, rss / 1024, k, h, e, m / 1048576 }' "$dir/curve"
+        fi
     fi
     t0=$(date +%s%N)
     if "$HOSTRANGECTL" -r "$dir/run" -t 60000 dump >"$dir/dump" \

@@ -1,6 +1,6 @@
 /*
- * The client library against a real hostranged: threads, fork, the exit
- * flush, and a daemon that appears only after samples were taken (with a
+ * The client library against a real hostranged: threads, fork, phases by
+ * calling path and marks, the exit flush, and a daemon that appears only after samples were taken (with a
  * small buffer, so that some are dropped and counted).
  */
 #include "config.h"
@@ -133,6 +133,43 @@ static void test_fork(void **state)
     assert_int_equal(stat_value(d->dir, "daemon.clients"), 2);
     assert_int_equal(stat_value(d->dir, "client.1.duplicates"), 0);
     assert_int_equal(stat_value(d->dir, "client.2.duplicates"), 0);
+}
+
+/* HR_PHASE_BY_PATH: each calling path's first sample in the process is
+ * cold, the later ones warm, whichever thread and window they come from;
+ * records likewise. Marks reach stats. */
+static void test_phase_by_path(void **state)
+{
+    struct harness_daemon *d = *state;
+    static struct flat rows[64];
+    struct harness_run r;
+    int n;
+
+    workload(d->dir, &r, "-P", "-n", "2", "-T", "3", "-c", "300", "-r", "4",
+             NULL);
+    harness_run_free(&r);
+    n = dump(d->dir, rows, 64);
+    for (int i = 0; i < 2; i++) {
+        char node[64];
+
+        snprintf(node, sizeof node, "tests/workload::node[%d]", i);
+        /* The paths were first taken under node[0]. */
+        assert_int_equal(count_of(rows, n, node, "cold", "workload.outer"),
+                         i == 0 ? 1 : -1);
+        assert_int_equal(count_of(rows, n, node, "cold", "workload.inner"),
+                         i == 0 ? 1 : -1);
+        assert_int_equal(count_of(rows, n, node, "warm", "workload.outer"),
+                         i == 0 ? 300 : 301);
+        assert_int_equal(count_of(rows, n, node, "warm", "workload.inner"),
+                         i == 0 ? 300 : 301);
+        assert_int_equal(count_of(rows, n, node, "cold", "end_to_end"),
+                         i == 0 ? 1 : -1);
+        assert_int_equal(count_of(rows, n, node, "warm", "end_to_end"),
+                         i == 0 ? 3 : 4);
+    }
+    assert_int_equal(stat_value(d->dir, "client.1.marks"), 6);
+    assert_int_equal(stat_value(d->dir, "client.1.errors.label_in_window"),
+                     0);
 }
 
 static void test_exit_flush(void **state)
@@ -319,6 +356,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         HARNESS_DAEMON_TEST(test_threads),
         HARNESS_DAEMON_TEST(test_fork),
+        HARNESS_DAEMON_TEST(test_phase_by_path),
         HARNESS_DAEMON_TEST(test_exit_flush),
         cmocka_unit_test(test_late_daemon),
         cmocka_unit_test(test_daemon_killed_and_restarted),

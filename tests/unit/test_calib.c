@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +32,12 @@
 #include "proto/protocol.h"
 #include "tests/lib/harness_batch.h"
 #include "tests/lib/harness.h"
+
+/* x within a relative 1e-9 of y. */
+static int approx(double x, double y)
+{
+    return fabs(x - y) < 1e-9 * (1 + fabs(y));
+}
 
 struct mem {
     struct hrd_agg agg;
@@ -409,9 +416,14 @@ static void test_calib_collect(void **state)
                 c[0].empty_ns == 20.0 && c[0].timer_ns == 5.0);
     assert_int_equal(c[0].calls, 1);
     assert_string_equal(c[1].label, "a");
-    /* 50 - 10, 40 - 10, 10, 16. */
-    assert_true(c[1].child_ns == 40.0 && c[1].residue_ns == 30.0 &&
-                c[1].empty_ns == 10.0 && c[1].timer_ns == 16.0);
+    /* Means: 50 - 40/3, 110/3 - 40/3, 40/3, 16. */
+    assert_true(approx(c[1].child_ns, 110.0 / 3) &&
+                approx(c[1].residue_ns, 70.0 / 3) &&
+                approx(c[1].empty_ns, 40.0 / 3) && approx(c[1].timer_ns, 16.0));
+    /* The standard error of inner's mean (values 10, 10, 20): sd 5.7735
+     * over the root of 3; the timer's step: 1. */
+    assert_true(approx(c[1].empty_err_ns, sqrt(100.0 / 3) / sqrt(3.0)));
+    assert_true(approx(c[1].step_ns, 1.0));
     assert_int_equal(c[1].calls, 3);
     free(c);
 
@@ -432,8 +444,84 @@ static void test_calib_collect(void **state)
     hrd_agg_fini(&a);
 }
 
+/* The robust mean: an interruption is left out, and the mean of readings
+ * in whole steps of 10 resolves a fraction of a step. */
+static void test_calib_robust(void **state)
+{
+    uint64_t v[101];
+    double mean, err, step, sd;
+
+    (void)state;
+    for (int i = 0; i < 70; i++)
+        v[i] = 20;
+    for (int i = 70; i < 100; i++)
+        v[i] = 30;
+    v[100] = 5000; /* cut: 4 x p90 (30) + 50 = 170 */
+    hrd_calib_robust(v, 101, &mean, &err, &step);
+    sd = sqrt((70 * 3.0 * 3.0 + 30 * 7.0 * 7.0) / 99);
+    assert_true(approx(mean, 23.0));
+    assert_true(approx(err, sd / 10));
+    assert_true(approx(step, 10.0));
+    /* All equal: no step, no error. */
+    for (int i = 0; i < 10; i++)
+        v[i] = 7;
+    hrd_calib_robust(v, 10, &mean, &err, &step);
+    assert_true(mean == 7.0 && err == 0.0 && step == 0.0);
+    hrd_calib_robust(v, 0, &mean, &err, &step);
+    assert_true(mean == 0.0 && err == 0.0 && step == 0.0);
+}
+
+/* The fan and its flat twin: the cost of a child scope around work. */
+static void test_calib_fan(void **state)
+{
+    static const uint64_t mid[1][2] = { { 100, 80 } };
+    static const uint64_t inner[1][2] = { { 20, 20 } };
+    static const uint64_t timer[1] = { 30 };
+    struct hrd_key *fan, *child, *flat;
+    struct hrd_calib *c;
+    struct hrd_agg a;
+    size_t n;
+
+    (void)state;
+    hrd_agg_init(&a);
+    calibration(&a, "f", HRP_PHASE_WARM, mid, inner, timer, 1, 1);
+    fan = key(&a, HRP_CALIB_NODE, "f", "tsc", HRP_PHASE_WARM, HRP_CALIB_FAN);
+    child = key(&a, HRP_CALIB_NODE, "f", "tsc", HRP_PHASE_WARM,
+                HRP_CALIB_FAN_CHILD);
+    flat = key(&a, HRP_CALIB_NODE, "f", "tsc", HRP_PHASE_WARM,
+               HRP_CALIB_FLAT);
+    /* Without the flat twin's samples: the empty nesting's figures. */
+    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(n, 1);
+    assert_true(approx(c[0].child_ns, 80.0) && approx(c[0].residue_ns, 60.0));
+    free(c);
+    /* 8 children per call; fan 3000..3020 (mean 3010), flat 2600..2620
+     * (mean 2610), children 340..360 (mean 350). */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(hrd_agg_add(&a, fan, 3000 + 10 * i, 0), 0);
+        assert_int_equal(hrd_agg_add(&a, flat, 2600 + 10 * i, 2600 + 10 * i),
+                         0);
+        for (int j = 0; j < 8; j++)
+            assert_int_equal(hrd_agg_add(&a, child, 340 + 10 * i,
+                                         340 + 10 * i), 0);
+    }
+    fan->children = 24;
+    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(n, 1);
+    /* child = (3010 - 2610) / 8 = 50; the work of a child is
+     * (2610 - 20) / 8 = 323.75, so its pair's bias is 350 - 323.75 and
+     * the residue 50 - 26.25. */
+    assert_true(approx(c[0].child_ns, 50.0));
+    assert_true(approx(c[0].residue_ns, 23.75));
+    assert_true(approx(c[0].empty_ns, 20.0));
+    assert_true(c[0].step_ns == 0.0); /* one timer value: no gap */
+    assert_true(c[0].child_err_ns > 0 && c[0].residue_err_ns > 0);
+    free(c);
+    hrd_agg_fini(&a);
+}
+
 static const struct hrd_calib g_cal = { "a", "tsc", 40.0, 30.0, 10.0, 16.0,
-                                        3, 0 };
+                                        3, 0, 0, 0, 0, 0 };
 
 static struct hrd_row row_of(const char *metric, uint64_t calls,
                              uint64_t children, double median)
@@ -497,6 +585,33 @@ static void test_observer_apply(void **state)
     assert_false(r.observer_known);
     assert_false(r.corrected);
     assert_true(r.median == 2000.0 && r.min == 1000.0);
+
+    /* Descendants: an inclusive row pays for every descendant's scope
+     * (15 over 3 calls: 5 x 40), a self row for its direct children's
+     * residues only (2 x 30). */
+    r = row_of("inclusive", 3, 6, 2000);
+    r.descendants = 15;
+    hrd_observer_apply(&r, &g_cal, 1);
+    assert_true(r.observer_ns == 200.0 && r.median == 1790.0);
+    r = row_of("self", 3, 6, 2000);
+    r.descendants = 15;
+    hrd_observer_apply(&r, &g_cal, 1);
+    assert_true(r.observer_ns == 60.0 && r.median == 1930.0);
+
+    /* Under 20 clock steps: resolution limited (not without a step). */
+    r = row_of("inclusive", 3, 0, 199);
+    hrd_observer_apply(&r, &g_cal, 0);
+    assert_false(r.resolution_limited);
+    {
+        struct hrd_calib cal = g_cal;
+
+        cal.step_ns = 10;
+        hrd_observer_apply(&r, &cal, 0);
+        assert_true(r.resolution_limited);
+        r = row_of("inclusive", 3, 0, 200);
+        hrd_observer_apply(&r, &cal, 1);
+        assert_false(r.resolution_limited);
+    }
 }
 
 /* The rows through a writer of `format` and `fields`, as text (caller
@@ -546,13 +661,15 @@ static void test_report_fields(void **state)
         "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
         "\"phase\":\"warm\",\"range\":\"dispatch.call\",\"metric\":"
         "\"inclusive\",\"count\":3,\"unit\":\"ns\",\"mean\":2000.0,"
-        "\"median\":2000.0,\"children\":2.0,\"observer_ns\":80.0,"
-        "\"observer_share\":0.04,\"unstable\":false}\n"
+        "\"median\":2000.0,\"children\":2.0,\"descendants\":2.0,"
+        "\"observer_ns\":80.0,\"observer_share\":0.04,\"unstable\":false,"
+        "\"resolution_limited\":false}\n"
         "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
         "\"phase\":\"warm\",\"range\":\"end_to_end\",\"metric\":"
         "\"inclusive\",\"count\":1,\"unit\":\"ns\",\"mean\":7000.0,"
-        "\"median\":7000.0,\"children\":null,\"observer_ns\":null,"
-        "\"observer_share\":null,\"unstable\":null}\n");
+        "\"median\":7000.0,\"children\":null,\"descendants\":null,"
+        "\"observer_ns\":null,\"observer_share\":null,\"unstable\":null,"
+        "\"resolution_limited\":null}\n");
     free(t);
     hrd_observer_apply(&rows[0], &g_cal, 1);
     hrd_observer_apply(&rows[1], &g_cal, 1);
@@ -564,17 +681,19 @@ static void test_report_fields(void **state)
         "\"inclusive\",\"count\":3,\"unit\":\"ns\",\"mean\":1910.0,"
         "\"median\":1910.0,\"min\":910.0,\"max\":2910.0,\"p90\":2710.0,"
         "\"p99\":2890.0,\"stddev\":816.5,\"exact\":true,\"lost\":0,"
-        "\"children\":2.0,\"observer_ns\":80.0,\"observer_share\":0.04,"
-        "\"unstable\":false,\"corrected\":true}\n");
+        "\"children\":2.0,\"descendants\":2.0,\"observer_ns\":80.0,"
+        "\"observer_share\":0.04,\"unstable\":false,"
+        "\"resolution_limited\":false,\"corrected\":true}\n");
     free(t);
     t = written(HRD_FORMAT_CSV, HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED,
                 rows, 2);
     assert_string_equal(t,
         "nodeid,operator,backend,phase,range,metric,count,unit,mean,median,"
-        "children,observer_ns,observer_share,unstable,corrected\n"
+        "children,descendants,observer_ns,observer_share,unstable,"
+        "resolution_limited,corrected\n"
         "t/obs,add,cpu,warm,dispatch.call,inclusive,3,ns,1910.0,1910.0,2.0,"
-        "80.0,0.04,false,true\n"
-        "t/obs,add,cpu,warm,end_to_end,inclusive,1,ns,7000.0,7000.0,,,,,"
+        "2.0,80.0,0.04,false,false,true\n"
+        "t/obs,add,cpu,warm,end_to_end,inclusive,1,ns,7000.0,7000.0,,,,,,,"
         "false\n");
     free(t);
     t = written(HRD_FORMAT_TABLE, HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED,
@@ -582,11 +701,11 @@ static void test_report_fields(void **state)
     assert_string_equal(t,
         "t/obs  add/cpu  warm\n"
         "  range          metric     count  mean_us  median_us  children  "
-        "observer_us  share  unstable  corrected\n"
+        "descendants  observer_us  share  unstable  res_limited  corrected\n"
         "  dispatch.call  inclusive      3    1.910      1.910      2.00  "
-        "      0.080   4.0%  no        yes\n"
+        "       2.00        0.080   4.0%  no        no           yes\n"
         "  end_to_end     inclusive      1    7.000      7.000         -  "
-        "          -      -  -         no\n");
+        "          -            -      -  -         -            no\n");
     free(t);
 }
 
@@ -599,6 +718,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_version_1, dir_setup,
                                         dir_teardown),
         cmocka_unit_test(test_calib_collect),
+        cmocka_unit_test(test_calib_robust),
+        cmocka_unit_test(test_calib_fan),
         cmocka_unit_test(test_observer_apply),
         cmocka_unit_test(test_report_fields),
     };
