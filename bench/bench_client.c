@@ -43,6 +43,7 @@
 
 #include "hostrange.h"
 #include "bench/bench_clock.h"
+#include "proto/monotonic.h"
 
 #define REPS 5
 
@@ -53,10 +54,7 @@ static hr_site s_leaf = HR_SITE_INIT("bench.leaf");
 
 static double now_ns(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+    return (double)hrp_mono_ns();
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -71,14 +71,10 @@ static void generate(void)
 /* Feeds every event: per node, batches that interleave its ranges. */
 static void feed(const struct bd_daemon *d)
 {
-    char url[400], node[32];
-    int sock = nn_socket(AF_SP, NN_REQ), max = -1;
+    char node[32];
+    int sock = bd_ingest_connect(d);
     uint64_t seq = 0;
 
-    hrp_endpoint(url, sizeof url, d->dir, HRP_INGEST_NAME);
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
-    if (sock < 0 || nn_connect(sock, url) < 0)
-        bd_die("cannot connect to %s", url);
     for (int n = 0; n < NODES; n++) {
         struct db_batch x;
 

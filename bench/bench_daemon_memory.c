@@ -31,17 +31,12 @@ int main(int argc, char **argv)
     uint64_t rng = 0x5deece66dull, seq = 0, events = 0, rss0, rss1;
     Hostrange__ControlReply *rep;
     struct bd_daemon d;
-    char url[400];
-    int sock, max = -1;
+    int sock;
 
     if (millions == 0)
         bd_die("usage: bench_daemon_memory [MILLIONS_OF_EVENTS]");
     bd_daemon_start(&d, 0, NULL);
-    hrp_endpoint(url, sizeof url, d.dir, HRP_INGEST_NAME);
-    sock = nn_socket(AF_SP, NN_REQ);
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
-    if (sock < 0 || nn_connect(sock, url) < 0)
-        bd_die("cannot connect to %s", url);
+    sock = bd_ingest_connect(&d);
 
     /* Every key made, and the daemon's fixed memory in place. */
     for (uint32_t label = 0; label < 2; label++) {

@@ -28,30 +28,6 @@
 
 static int sock;
 
-/* Sends a batch; returns the seconds until its acknowledgement. */
-static double send_batch(const struct db_batch *x)
-{
-    size_t len;
-    uint8_t *buf = db_pack(x, &len);
-    Hostrange__Ack *ack;
-    void *msg = NULL;
-    double t0;
-    int n;
-
-    t0 = bd_now();
-    if (nn_send(sock, buf, len, 0) < 0 ||
-        (n = nn_recv(sock, &msg, NN_MSG, 0)) < 0)
-        bd_die("cannot send a batch: %s", nn_strerror(nn_errno()));
-    t0 = bd_now() - t0;
-    ack = hostrange__ack__unpack(NULL, (size_t)n, msg);
-    if (ack == NULL || ack->status != HOSTRANGE__ACK__STATUS__OK)
-        bd_die("a batch was not taken");
-    hostrange__ack__free_unpacked(ack, NULL);
-    nn_freemsg(msg);
-    free(buf);
-    return t0;
-}
-
 /* 100 batches of 1,000 nodes (warm), EVENTS events of one range each. */
 static void feed(void)
 {
@@ -83,7 +59,7 @@ static void feed(void)
         x.b.labels = lp;
         x.b.n_ranges = 1;
         x.b.ranges = ranges;
-        send_batch(&x);
+        bd_send_batch(sock, &x);
         db_fini(&x);
     }
 }
@@ -96,7 +72,7 @@ static double probe(uint64_t seq)
 
     db_init(&x, 7, seq);
     db_sample(&x, 1, 0, 1000, 500);
-    t = send_batch(&x);
+    t = bd_send_batch(sock, &x);
     db_fini(&x);
     return t;
 }
@@ -108,16 +84,11 @@ int main(void)
     uint64_t seq = 0, probes = 0;
     Hostrange__ControlReply *rep;
     struct bd_daemon d;
-    char url[400];
-    int max = -1, status;
+    int status;
     pid_t pid;
 
     bd_daemon_start(&d, 0, NULL);
-    hrp_endpoint(url, sizeof url, d.dir, HRP_INGEST_NAME);
-    sock = nn_socket(AF_SP, NN_REQ);
-    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
-    if (sock < 0 || nn_connect(sock, url) < 0)
-        bd_die("cannot connect to %s", url);
+    sock = bd_ingest_connect(&d);
     feed();
     rep = bd_stats(&d);
     if (rep->stats->keys != NODES + 0)

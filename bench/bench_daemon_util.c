@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "bench/bench_daemon_util.h"
+#include "proto/monotonic.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -34,10 +35,7 @@ void bd_die(const char *fmt, ...)
 
 double bd_now(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return (double)hrp_mono_ns() / 1e9;
 }
 
 void bd_report(const char *name, double value, const char *unit,
@@ -282,22 +280,39 @@ void bd_workload(struct db_batch *x, size_t n, uint32_t label,
         x->rec_range[i] = 10;
 }
 
-void bd_send_batch(int sock, struct db_batch *x)
+int bd_ingest_connect(const struct bd_daemon *d)
+{
+    char url[400];
+    int sock, max = -1;
+
+    hrp_endpoint(url, sizeof url, d->dir, HRP_INGEST_NAME);
+    sock = nn_socket(AF_SP, NN_REQ);
+    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
+    if (sock < 0 || nn_connect(sock, url) < 0)
+        bd_die("cannot connect to %s", url);
+    return sock;
+}
+
+double bd_send_batch(int sock, const struct db_batch *x)
 {
     Hostrange__Ack *ack;
     void *msg = NULL;
     uint8_t *buf;
     size_t len;
+    double t0;
     int n;
 
     buf = db_pack(x, &len);
+    t0 = bd_now();
     if (nn_send(sock, buf, len, 0) < 0 ||
         (n = nn_recv(sock, &msg, NN_MSG, 0)) < 0)
         bd_die("cannot send a batch: %s", nn_strerror(nn_errno()));
+    t0 = bd_now() - t0;
     ack = hostrange__ack__unpack(NULL, (size_t)n, msg);
     if (ack == NULL || ack->status != HOSTRANGE__ACK__STATUS__OK)
         bd_die("a batch was not taken");
     hostrange__ack__free_unpacked(ack, NULL);
     nn_freemsg(msg);
     free(buf);
+    return t0;
 }

@@ -50,9 +50,14 @@ void bd_daemon_start(struct bd_daemon *d, int with_state,
 /* SIGTERM, wait, remove the directories. */
 void bd_daemon_stop(struct bd_daemon *d);
 
+/* A REQ socket connected to the daemon's ingest socket, taking replies of
+ * any size. */
+int bd_ingest_connect(const struct bd_daemon *d);
+
 /* Sends one batch on the connected REQ socket `sock` and checks that the
- * daemon took it (an OK acknowledgement). */
-void bd_send_batch(int sock, struct db_batch *x);
+ * daemon took it (an OK acknowledgement). Returns the seconds from sending
+ * to the acknowledgement. */
+double bd_send_batch(int sock, const struct db_batch *x);
 
 /* The resident memory of a process, in bytes. */
 uint64_t bd_rss(pid_t pid);

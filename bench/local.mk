@@ -90,6 +90,22 @@ bench_bench_daemon_pause_SOURCES = bench/bench_daemon_pause.c \
 bench_bench_daemon_pause_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_daemon_pause_LDADD = $(bench_bench_daemon_ingest_LDADD)
 
+# Run files: save and merge against cp of the same bytes, diff of 10,000
+# keys x 10,000 samples.
+BENCHES += bench/bench_runs bench/bench_runs_diff
+noinst_PROGRAMS += bench/bench_runs bench/bench_runs_diff
+bench_bench_runs_SOURCES = bench/bench_runs.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+bench_bench_runs_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_runs_LDADD = $(bench_bench_daemon_ingest_LDADD)
+bench_bench_runs_diff_SOURCES = bench/bench_runs_diff.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+bench_bench_runs_diff_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_runs_diff_LDADD = $(HRD_LIBS) \
+	$(bench_bench_daemon_ingest_LDADD)
+
 # The NVTX tool's cost per range against hr_begin/hr_end (nvtx.scope); its
 # wrapper loads the tool of the build tree through NVTX_INJECTION64_PATH.
 EXTRA_DIST += bench/bench_nvtx.c

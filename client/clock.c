@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include "client/client.h"
+#include "proto/monotonic.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,10 +26,7 @@ static uint64_t cal_mult = 1ull << 32;
 
 static uint64_t mono_ns(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return hrp_mono_ns();
 }
 
 /* 1 when /proc/cpuinfo lists both invariant-TSC flags. */

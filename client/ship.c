@@ -29,6 +29,7 @@
 #include "client/client.h"
 #include "client/encode.h"
 #include "proto/hostrange.pb-c.h"
+#include "proto/monotonic.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -100,21 +101,6 @@ static double drain_rate;
 static uint64_t lost_reported; /* the lost count the last batch carried */
 static uint64_t marks_reported; /* the marks count the last batch carried */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 void hr__ship_wake(void)
 {
@@ -217,7 +203,7 @@ static int daemon_absent(void)
  * that long ago. */
 static int daemon_live(void)
 {
-    uint64_t now = mono_ms();
+    uint64_t now = hrp_mono_ms();
 
     if (last_ack_ms != 0 && now - last_ack_ms < HR__LIVE_MS)
         return 1;
@@ -476,15 +462,15 @@ static void on_ack(const uint8_t *buf, size_t len)
     v = hr__ack_read(buf, len, p->seq);
     if (v == HR__ACK_IGNORE)
         return; /* resent on time */
-    last_ack_ms = mono_ms();
+    last_ack_ms = hrp_mono_ms();
     if (v == HR__ACK_RETRY) {
         /* Still in flight as far as resending goes: sent again after
          * HR__RESEND_MS. */
-        sent_at_ms = mono_ms();
+        sent_at_ms = hrp_mono_ms();
         return;
     }
     if (v != HR__ACK_REJECTED && p->events >= 1024) {
-        uint64_t dt = mono_ns() - sent_at_ns;
+        uint64_t dt = hrp_mono_ns() - sent_at_ns;
         double r = dt > 0 ? (double)p->events / (double)dt : 0;
 
         if (r > 0)
@@ -519,15 +505,15 @@ static void pump(void)
             open_socket();
         if (sock < 0 || queue_head == NULL)
             return;
-        if (inflight && mono_ms() - sent_at_ms > HR__RESEND_MS)
+        if (inflight && hrp_mono_ms() - sent_at_ms > HR__RESEND_MS)
             inflight = 0;
         if (!inflight) {
             if (nn_send(sock, queue_head->buf, queue_head->len,
                         NN_DONTWAIT) < 0)
                 return;
             inflight = 1;
-            sent_at_ms = mono_ms();
-            sent_at_ns = mono_ns();
+            sent_at_ms = hrp_mono_ms();
+            sent_at_ns = hrp_mono_ns();
             if (first_sent_ms == 0)
                 first_sent_ms = sent_at_ms;
         }
@@ -672,7 +658,7 @@ int hr__ship_start(void)
     if (instance == 0 &&
         getrandom(&instance, sizeof instance, GRND_NONBLOCK) !=
             (ssize_t)sizeof instance)
-        instance = ((uint64_t)getpid() << 32) ^ (uint64_t)mono_ms();
+        instance = ((uint64_t)getpid() << 32) ^ (uint64_t)hrp_mono_ms();
     rc = -ENOMEM;
     if (!enc_ok) {
         if (hr__enc_init(&enc, &namer) != 0)
@@ -700,11 +686,12 @@ out:
  * -ENOTCONN. */
 static int wait_flushed(uint64_t gen, int timeout_ms)
 {
-    uint64_t deadline = mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+    uint64_t deadline =
+        hrp_mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
 
     while (flush_done < gen) {
         struct timespec ts;
-        uint64_t now = mono_ms(), until;
+        uint64_t now = hrp_mono_ms(), until;
 
         if (now >= deadline)
             return -ETIMEDOUT;
@@ -816,7 +803,7 @@ void hr__fork_child(void)
     instance = 0;
     if (getrandom(&instance, sizeof instance, GRND_NONBLOCK) !=
         (ssize_t)sizeof instance)
-        instance = ((uint64_t)getpid() << 32) ^ (uint64_t)mono_ms();
+        instance = ((uint64_t)getpid() << 32) ^ (uint64_t)hrp_mono_ms();
     memset(&retired, 0, sizeof retired);
     atomic_store(&started, 0);
 

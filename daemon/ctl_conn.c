@@ -8,6 +8,7 @@
 
 #include "daemon/ctl.h"
 #include "proto/hostrange.pb-c.h"
+#include "proto/monotonic.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -26,14 +27,6 @@ int hrd_ctl_timeout_ms = 5000;
 
 /* The one control socket of this process, opened on first use. */
 static int g_sock = -1;
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static int open_socket(int timeout_ms, char *err, size_t errlen)
 {
@@ -162,12 +155,12 @@ int hrd_ctl_ping_wait(int wait_ms, int quiet)
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__PingRequest pq = HOSTRANGE__PING_REQUEST__INIT;
     Hostrange__ControlReply *rep;
-    uint64_t deadline = mono_ms() + (uint64_t)wait_ms;
+    uint64_t deadline = hrp_mono_ms() + (uint64_t)wait_ms;
 
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_PING;
     q.ping = &pq;
     for (;;) {
-        int last = mono_ms() >= deadline;
+        int last = hrp_mono_ms() >= deadline;
         if (hrd_ctl_ask(&q, &rep, quiet || !last) == 0) {
             if (!quiet)
                 printf("hostranged pid %u serves %s\n",

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/crc32c.h"
+
 #define HRD_JOURNAL_MAGIC "HRJRNL1\n"
 #define HRD_SNAPSHOT_MAGIC "HRSNAP1\n"
 #define HRD_REC_HEADER 9u
@@ -33,9 +35,6 @@
 /* Journal record types. */
 #define HRD_REC_BATCH 'B' /* a Batch as received */
 #define HRD_REC_RESET 'X' /* a ResetRequest */
-
-/* CRC-32C (Castagnoli) of buf, continuing from crc (0 to start). */
-uint32_t hrd_crc32c(uint32_t crc, const void *buf, size_t len);
 
 struct hrd_recfile {
     int fd;

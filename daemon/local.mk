@@ -1,24 +1,34 @@
 # hostranged (the daemon) and hostrangectl (its command-line client). The
-# pure logic lives in libhrd, which the tests link (tests/local.mk).
+# pure logic lives in libhrd (no I/O), which the unit tests link
+# (tests/local.mk); the storage (record files, the state directory, the
+# runtime directory, snapshots and run files) in libhrdstore, which needs
+# libhrd after it.
 noinst_LTLIBRARIES += daemon/libhrd.la
 daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/paths.c daemon/rows.c \
 	daemon/rows.h daemon/hist.c daemon/hist.h daemon/stats.c \
 	daemon/stats.h \
 	daemon/ingest.c daemon/ingest.h daemon/control.c daemon/control.h \
-	daemon/report.c daemon/report.h daemon/rundir.c daemon/rundir.h \
-	daemon/journal.c daemon/journal.h daemon/snapshot.c \
-	daemon/snapshot.h daemon/state.c daemon/state.h daemon/observer.c \
+	daemon/report.c daemon/report.h daemon/numfmt.c daemon/numfmt.h \
+	daemon/crc32c.c daemon/crc32c.h daemon/observer.c \
 	daemon/observer.h daemon/signif.c daemon/signif.h daemon/runkey.c \
-	daemon/runkey.h daemon/run.c daemon/run.h daemon/flame.c daemon/flame.h
+	daemon/runkey.h daemon/flame.c daemon/flame.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
+noinst_LTLIBRARIES += daemon/libhrdstore.la
+daemon_libhrdstore_la_SOURCES = daemon/rundir.c daemon/rundir.h \
+	daemon/journal.c daemon/journal.h daemon/snapshot.c \
+	daemon/snapshot.h daemon/state.c daemon/state.h daemon/run.c \
+	daemon/run.h
+daemon_libhrdstore_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
+# The daemon's libraries, storage first.
+HRD_LIBS = daemon/libhrdstore.la daemon/libhrd.la
 
 bin_PROGRAMS += daemon/hostranged daemon/hostrangectl
 daemon_hostranged_SOURCES = daemon/hostranged.c daemon/server.c \
 	daemon/server.h daemon/notify.h
 daemon_hostranged_CFLAGS = $(AM_CFLAGS) $(UV_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
-daemon_hostranged_LDADD = daemon/libhrd.la $(UV_LIBS) $(NANOMSG_LIBS) \
+daemon_hostranged_LDADD = $(HRD_LIBS) $(UV_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS)
 # Readiness for systemd: sd_notify with libsystemd, nothing without.
 if HAVE_SYSTEMD
@@ -38,7 +48,7 @@ daemon_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 # Where record --nvtx finds the installed NVTX tool.
 daemon_hostrangectl_CPPFLAGS = $(AM_CPPFLAGS) -DHR_LIBDIR='"$(libdir)"'
-daemon_hostrangectl_LDADD = daemon/libhrd.la $(NANOMSG_LIBS) \
+daemon_hostrangectl_LDADD = $(HRD_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS)
 # hostranged(8) and hostrangectl(1); tests/service/test_man.sh keeps them
 # in step with --help.

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "daemon/numfmt.h"
 #include "daemon/rows.h"
 
 enum hrd_format {
@@ -39,14 +40,6 @@ enum hrd_format {
 #define HRD_FIELDS_EXTENDED 0x1u
 #define HRD_FIELDS_OBSERVER 0x2u
 #define HRD_FIELDS_CORRECTED 0x4u
-
-/*
- * Writes v to buf as the shortest decimal text that parses back to the same
- * double, Python repr style: "775383.0", "10765.666666666666", "6947.5",
- * "1e+16", "1.5e-05", "nan", "inf", "-inf". Returns the length written (not
- * counting the NUL), or -1 when len is too small (32 bytes always suffice).
- */
-int hrd_format_number(char *buf, size_t len, double v);
 
 /* Parses "jsonl", "csv" or "table". Returns 0 and writes *out, or -EINVAL. */
 int hrd_format_parse(const char *name, enum hrd_format *out);

@@ -8,6 +8,7 @@
 #include "daemon/notify.h"
 #include "daemon/rundir.h"
 #include "daemon/state.h"
+#include "proto/monotonic.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -38,38 +39,30 @@ struct server {
     uint64_t log_suppressed; /* rejections not logged since */
 };
 
-static uint64_t mono_ns(void)
+static void vlogf_(struct server *s, const char *fmt, va_list ap)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    if (s->quiet)
+        return;
+    fputs("hostranged: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
 }
 
 static void logf_(struct server *s, const char *fmt, ...)
 {
     va_list ap;
 
-    if (s->quiet)
-        return;
     va_start(ap, fmt);
-    fputs("hostranged: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vlogf_(s, fmt, ap);
     va_end(ap);
 }
 
 static void state_log(void *ctx, const char *fmt, ...)
 {
-    struct server *s = ctx;
     va_list ap;
 
-    if (s->quiet)
-        return;
     va_start(ap, fmt);
-    fputs("hostranged: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vlogf_(ctx, fmt, ap);
     va_end(ap);
 }
 
@@ -90,7 +83,7 @@ static uint64_t rss_bytes(void)
 /* Logs a rejection, at most one line per second. */
 static void log_reject(struct server *s, enum hrd_reject why)
 {
-    uint64_t sec = mono_ns() / 1000000000u;
+    uint64_t sec = hrp_mono_ns() / 1000000000u;
 
     if (sec == s->log_sec) {
         s->log_suppressed++;
@@ -146,7 +139,7 @@ static void on_control(uv_poll_t *h, int status, int events)
 
         if (n < 0)
             break;
-        s->ctl.now_ns = mono_ns();
+        s->ctl.now_ns = hrp_mono_ns();
         s->ctl.rss_bytes = rss_bytes();
         hrd_control_handle(&s->ctl, msg, (size_t)n, &reply, &reply_len);
         nn_freemsg(msg);
@@ -161,7 +154,7 @@ static void on_tick(uv_timer_t *h)
     struct server *s = h->data;
 
     if (s->have_state)
-        hrd_state_tick(&s->state, mono_ns() / 1000000u);
+        hrd_state_tick(&s->state, hrp_mono_ns() / 1000000u);
 }
 
 /* Stops accepting: the request being handled has been answered (the loop
@@ -268,7 +261,7 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     hrd_ingest_init(&s->in, &s->agg);
     s->ctl.ingest = &s->in;
     s->ctl.pid = (uint32_t)getpid();
-    s->ctl.start_ns = mono_ns();
+    s->ctl.start_ns = hrp_mono_ns();
     s->ctl.page_values = o->dump_page;
     signal(SIGPIPE, SIG_IGN);
 

@@ -86,24 +86,35 @@ struct eval {
 static void count_at(const struct hrd_wsample *x, const struct hrd_wsample *y,
                      double v, struct eval *e)
 {
-    u128 c = 0;
+    const double *xv = x->v, *yv = y->v;
+    const uint64_t *xw = x->w, *yw = y->w;
+    size_t nx = x->n, ny = y->n, j = 0;
     uint64_t wy = 0; /* weight of y[0..j) */
-    size_t j = 0;
+    uint64_t c64 = 0;
+    u128 c = 0;
     double a = -INFINITY, b = INFINITY;
+    /* Whether every count fits in 64 bits (it does below 4e9 pairs a
+     * side), which spares a 128-bit product per value. */
+    int fits64 = x->total == 0 || y->total <= UINT64_MAX / x->total;
 
     /* For ascending x[i], the y values with y - x[i] <= v are a prefix
      * y[0..j) that only grows. */
-    for (size_t i = 0; i < x->n; i++) {
-        while (j < y->n && y->v[j] - x->v[i] <= v)
-            wy += y->w[j++];
-        c += (u128)x->w[i] * wy;
-        if (j > 0 && y->v[j - 1] - x->v[i] > a)
-            a = y->v[j - 1] - x->v[i];
-        if (j < y->n && y->v[j] - x->v[i] < b)
-            b = y->v[j] - x->v[i];
+    for (size_t i = 0; i < nx; i++) {
+        double xi = xv[i];
+
+        while (j < ny && yv[j] - xi <= v)
+            wy += yw[j++];
+        if (fits64)
+            c64 += xw[i] * wy;
+        else
+            c += (u128)xw[i] * wy;
+        if (j > 0 && yv[j - 1] - xi > a)
+            a = yv[j - 1] - xi;
+        if (j < ny && yv[j] - xi < b)
+            b = yv[j] - xi;
     }
     e->v = v;
-    e->c = c;
+    e->c = fits64 ? c64 : c;
     e->a = a;
     e->b = b;
 }
@@ -115,16 +126,76 @@ struct ranker {
     const struct hrd_wsample *x, *y;
     struct eval e[EVALS];
     int n;
+    /* Where the differences gather: a search with no bound yet starts at
+     * `start` (the difference of the middle values) and steps by about
+     * `width` (the sum of the interquartile ranges) times the share of
+     * the differences it has to move over. */
+    double start, width;
 };
+
+/* The values of ranks r[0] <= r[1] <= r[2] (from 0) of a sample, in one
+ * scan. */
+static void values_at3(const struct hrd_wsample *s, const uint64_t r[3],
+                       double out[3])
+{
+    uint64_t seen = 0;
+    int k = 0;
+
+    for (size_t i = 0; i < s->n && k < 3; i++) {
+        seen += s->w[i];
+        while (k < 3 && r[k] < seen)
+            out[k++] = s->v[i];
+    }
+    while (k < 3)
+        out[k++] = s->v[s->n - 1];
+}
+
+static void ranker_init(struct ranker *rk, const struct hrd_wsample *x,
+                        const struct hrd_wsample *y)
+{
+    uint64_t rx[3] = { (x->total - 1) / 4, x->total / 2,
+                       x->total - 1 - (x->total - 1) / 4 };
+    uint64_t ry[3] = { (y->total - 1) / 4, y->total / 2,
+                       y->total - 1 - (y->total - 1) / 4 };
+    double qx[3], qy[3];
+
+    values_at3(x, rx, qx);
+    values_at3(y, ry, qy);
+    rk->x = x;
+    rk->y = y;
+    rk->n = 0;
+    rk->start = qy[1] - qx[1];
+    rk->width = qx[2] - qx[0] + qy[2] - qy[0];
+}
+
+/* Counts at v, keeps the pass for later ranks and moves the bounds of a
+ * search for rank k. */
+static void narrow(struct ranker *rk, double v, u128 k, double *lo,
+                   double *hi, u128 *c_lo, u128 *c_hi)
+{
+    struct eval e;
+
+    count_at(rk->x, rk->y, v, &e);
+    if (rk->n < EVALS)
+        rk->e[rk->n++] = e;
+    if (e.c >= k) {
+        *hi = e.a;
+        *c_hi = e.c;
+    } else {
+        *lo = e.b;
+        *c_lo = e.c;
+    }
+}
 
 static double rank_value(struct ranker *rk, uint64_t r)
 {
     const struct hrd_wsample *x = rk->x, *y = rk->y;
-    u128 k = (u128)r + 1;
+    u128 k = (u128)r + 1, all = (u128)x->total * y->total;
     /* The answer lies in [lo, hi]; c_lo differences are below lo, c_hi are
      * at most hi. */
     double lo = y->v[0] - x->v[x->n - 1], hi = y->v[y->n - 1] - x->v[0];
-    u128 c_lo = 0, c_hi = (u128)x->total * y->total;
+    double jump = 0;
+    u128 c_lo = 0, c_hi = all;
 
     for (int i = 0; i < rk->n; i++) {
         const struct eval *e = &rk->e[i];
@@ -136,26 +207,50 @@ static double rank_value(struct ranker *rk, uint64_t r)
             c_lo = e->c;
         }
     }
-    for (int step = 0; lo < hi; step++) {
-        struct eval e;
-        double v;
+    /* While a bound is still the extreme difference, interpolating from it
+     * would go far astray (one slow sample in a thousand makes it ten
+     * times as far): step from the start, or from the other bound, by
+     * the share of the differences to move over times their width, four
+     * times further at each miss. */
+    for (int g = 0; g < 16 && lo < hi && (c_lo == 0 || c_hi == all) &&
+                    rk->width > 0; g++) {
+        double v, want;
 
-        if (step % 2 == 0 && c_hi > c_lo)
+        if (c_lo == 0 && c_hi == all) {
+            v = rk->start;
+        } else {
+            want = rk->width *
+                   (double)(c_hi == all ? k - c_lo : c_hi - k) / (double)all;
+            jump = 4 * jump > want ? 4 * jump : want;
+            v = c_hi == all ? lo + jump : hi - jump;
+            if (jump == 0)
+                v = nextafter(hi, -INFINITY);
+        }
+        /* A step past the other extreme: bisection takes over. */
+        if (!(v >= lo) || v >= hi)
+            break;
+        narrow(rk, v, k, &lo, &hi, &c_lo, &c_hi);
+    }
+    /* Interpolation, then bisection, in turn. An interpolation that lands
+     * just past the rank (within a quarter of what is left between the
+     * bounds) most likely ends on the answer: one pass checks that bound
+     * (does a count just below hi, or at lo, fall short of k?). */
+    for (int step = 0, check = 0, moved_hi = 0; lo < hi; step++) {
+        double v;
+        u128 was_hi = c_hi;
+
+        if (check)
+            v = moved_hi ? nextafter(hi, -INFINITY) : lo;
+        else if (step % 2 == 0 && c_hi > c_lo)
             v = lo + (hi - lo) * (double)(k - c_lo) / (double)(c_hi - c_lo);
         else
             v = lo + (hi - lo) / 2;
         if (!(v >= lo) || v >= hi)
             v = lo;
-        count_at(x, y, v, &e);
-        if (rk->n < EVALS)
-            rk->e[rk->n++] = e;
-        if (e.c >= k) {
-            hi = e.a;
-            c_hi = e.c;
-        } else {
-            lo = e.b;
-            c_lo = e.c;
-        }
+        narrow(rk, v, k, &lo, &hi, &c_lo, &c_hi);
+        moved_hi = c_hi != was_hi;
+        check = !check && step % 2 == 0 &&
+                (moved_hi ? c_hi - k : k - c_lo) <= (c_hi - c_lo) / 4;
     }
     return hi;
 }
@@ -163,8 +258,9 @@ static double rank_value(struct ranker *rk, uint64_t r)
 double hrd_signif_diff_rank(const struct hrd_wsample *x,
                             const struct hrd_wsample *y, uint64_t r)
 {
-    struct ranker rk = { .x = x, .y = y };
+    struct ranker rk;
 
+    ranker_init(&rk, x, y);
     return rank_value(&rk, r);
 }
 
@@ -201,20 +297,21 @@ int hrd_signif_compare(const struct hrd_wsample *base,
                        struct hrd_signif *out)
 {
     const struct hrd_wsample *x = base, *y = new;
-    long double u = 0, ties = 0, below = 0;
+    u128 u2 = 0;      /* 2U, a whole number */
+    uint64_t below = 0;
+    double ties = 0;
     double n = (double)x->total, m = (double)y->total;
     double nm = n * m, big_n = n + m;
     uint64_t pairs = x->total * y->total;
-    struct ranker rk = { .x = x, .y = y };
+    struct ranker rk;
     int no_ties = 1;
     size_t i = 0, j = 0;
     uint64_t kq; /* 1-based rank of the interval's lower bound */
 
     /* U, and the tie term sum(t^3 - t) over the groups of equal values. */
     while (i < x->n || j < y->n) {
-        double v;
+        double v, t;
         uint64_t wx = 0, wy = 0;
-        long double t;
 
         if (j >= y->n || (i < x->n && x->v[i] <= y->v[j]))
             v = x->v[i];
@@ -224,14 +321,15 @@ int hrd_signif_compare(const struct hrd_wsample *base,
             wx = x->w[i++];
         if (j < y->n && y->v[j] == v)
             wy = y->w[j++];
-        u += (long double)wy * (below + (long double)wx / 2);
+        u2 += (u128)wy * (2 * (u128)below + wx);
         below += wx;
-        t = (long double)wx + wy;
-        ties += t * t * t - t;
-        if (wx + wy > 1)
+        if (wx + wy > 1) {
+            t = (double)(wx + wy);
+            ties += t * t * t - t;
             no_ties = 0;
+        }
     }
-    out->u = (double)u;
+    out->u = (double)u2 / 2;
     out->z = 0;
     if (no_ties && x->total < HRD_SIGNIF_EXACT_N &&
         y->total < HRD_SIGNIF_EXACT_N) {
@@ -265,7 +363,7 @@ int hrd_signif_compare(const struct hrd_wsample *base,
     } else {
         double var = nm / 12 *
                      (big_n + 1 - (double)(ties / (big_n * (big_n - 1))));
-        double d = (double)u - nm / 2, c;
+        double d = out->u - nm / 2, c;
 
         out->exact = 0;
         if (!(var > 0)) {
@@ -281,6 +379,7 @@ int hrd_signif_compare(const struct hrd_wsample *base,
     }
     if (kq > (pairs + 1) / 2)
         kq = (pairs + 1) / 2;
+    ranker_init(&rk, x, y);
     if (pairs % 2)
         out->shift = rank_value(&rk, pairs / 2);
     else

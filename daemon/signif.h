@@ -23,9 +23,14 @@
  * normal as for the p-value; ties are not corrected for there). The
  * differences are never listed: a difference of a given rank is found by
  * searching for its value, each step counting the differences up to a
- * value in one pass over the two sorted samples (interpolation between
- * the bounds found so far, with bisection every other step), so a rank
- * costs a few passes of O(n + m) distinct values.
+ * value in one pass over the two sorted samples, so a rank costs a few
+ * passes of O(n + m) distinct values. The search starts at the difference
+ * of the middle values and steps by the share of the differences to cross
+ * times the samples' spread (their interquartile ranges) until it has a
+ * bound on each side; then it interpolates between the bounds, with
+ * bisection every other step, and after an interpolation that lands just
+ * past the rank it checks whether the bound is the answer. The passes made
+ * for one rank bound the search for the next.
  *
  * Histograms (hist.h): a bucket's values are taken to be its value, the
  * value the bucket stands for (within 0.1% of each of them), so the values

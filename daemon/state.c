@@ -3,6 +3,7 @@
 
 #include "daemon/state.h"
 #include "daemon/snapshot.h"
+#include "proto/monotonic.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,14 +27,6 @@
  * lines about the same trouble. */
 #define REOPEN_MS 1000u
 #define RELOG_MS 60000u
-
-static uint64_t mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
 
 static void journal_name(char *buf, size_t len, uint64_t gen)
 {
@@ -65,7 +58,7 @@ static void trouble(struct hrd_state *s, int err, const char *fmt, ...)
 {
     char what[256];
     va_list ap;
-    uint64_t now = mono_ms();
+    uint64_t now = hrp_mono_ms();
     int was = s->info.degraded;
 
     va_start(ap, fmt);
@@ -137,7 +130,7 @@ static int journal_open(struct hrd_state *s)
     char name[64];
     int rc;
 
-    s->last_open_ms = mono_ms();
+    s->last_open_ms = hrp_mono_ms();
     if (s->dirfd < 0) {
         /* A directory that could not be made at the start may be made
          * now (it held nothing to load). */
@@ -272,7 +265,7 @@ int hrd_state_snapshot_now(struct hrd_state *s)
     }
     remove_covered(s, covers);
     s->info.snapshots++;
-    s->last_snapshot_ms = mono_ms();
+    s->last_snapshot_ms = hrp_mono_ms();
     s->gen = covers + 1;
     journal_open(s);
     return 0;
@@ -343,7 +336,7 @@ static int journal_write(struct hrd_state *s, uint8_t type,
     int rc;
 
     if (s->journal.fd < 0 &&
-        (mono_ms() - s->last_open_ms < REOPEN_MS || journal_open(s) != 0))
+        (hrp_mono_ms() - s->last_open_ms < REOPEN_MS || journal_open(s) != 0))
         return -EAGAIN;
     rc = hrd_recfile_append(&s->journal, type, msg, len);
     if (rc != 0) {
@@ -353,7 +346,7 @@ static int journal_write(struct hrd_state *s, uint8_t type,
          * be cut back to whole records, it is left as it is (a load
          * reports its damaged tail) and the next generation starts. */
         hrd_recfile_close(&s->journal);
-        s->last_open_ms = mono_ms();
+        s->last_open_ms = hrp_mono_ms();
         if (rc == -EIO)
             s->gen++;
         return rc;
@@ -563,7 +556,7 @@ int hrd_state_open(struct hrd_state *s, const char *dir,
     s->in = in;
     s->log = log;
     s->log_ctx = log_ctx;
-    s->last_sync_ms = s->last_snapshot_ms = mono_ms();
+    s->last_sync_ms = s->last_snapshot_ms = hrp_mono_ms();
     snprintf(s->info.dir, sizeof s->info.dir, "%s", dir);
 
     rc = dir_open(s, err, errlen);

@@ -22,39 +22,71 @@ static void insertion_sort(uint64_t *v, size_t n)
     }
 }
 
+/* The widest digit of the radix sort, in bits (its counts stay in L1). */
+#define RADIX_BITS 11
+#define RADIX_PASSES ((64 + RADIX_BITS - 1) / RADIX_BITS)
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
 void hrd_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
 {
-    size_t count[8][256];
-    uint64_t *src = v, *dst = tmp, *t;
-    int pass[8], npass = 0;
+    /* Per pass, the count of each digit, then where it goes. */
+    uint32_t count[RADIX_PASSES << RADIX_BITS], *c;
+    uint64_t *src = v, *dst = tmp, *t, diff = 0, mask;
+    unsigned lo, bits, passes, width, most;
 
     if (n < 64) {
         insertion_sort(v, n);
         return;
     }
-    memset(count, 0, sizeof count);
+    if (n > UINT32_MAX) {
+        qsort(v, n, sizeof *v, cmp_u64);
+        return;
+    }
+    /* Only the bits in which some values differ need sorting on: they
+     * are split into as few digits as RADIX_BITS allows (8 bits for few
+     * values, whose counts would cost more than they save), of equal
+     * width. */
+    for (size_t i = 0; i < n; i++)
+        diff |= v[i] ^ v[0];
+    if (diff == 0)
+        return;
+    lo = (unsigned)__builtin_ctzll(diff);
+    bits = 64 - (unsigned)__builtin_clzll(diff) - lo;
+    most = n < 4096 ? 8 : RADIX_BITS;
+    passes = (bits + most - 1) / most;
+    width = (bits + passes - 1) / passes;
+    mask = ((uint64_t)1 << width) - 1;
+    memset(count, 0, (passes << width) * sizeof *count);
     for (size_t i = 0; i < n; i++) {
-        uint64_t x = v[i];
-        for (int d = 0; d < 8; d++)
-            count[d][(x >> (8 * d)) & 0xff]++;
-    }
-    /* A byte position where every value has the same byte orders nothing. */
-    for (int d = 0; d < 8; d++) {
-        if (count[d][(v[0] >> (8 * d)) & 0xff] != n)
-            pass[npass++] = d;
-    }
-    for (int p = 0; p < npass; p++) {
-        int d = pass[p];
-        size_t pos = 0;
+        uint64_t x = v[i] >> lo;
 
-        for (int b = 0; b < 256; b++) {
-            size_t c = count[d][b];
-            count[d][b] = pos;
-            pos += c;
+        for (unsigned p = 0; p < passes; p++)
+            count[(p << width) + ((x >> (p * width)) & mask)]++;
+    }
+    for (unsigned p = 0; p < passes; p++) {
+        unsigned shift = lo + p * width;
+        uint32_t pos = 0;
+
+        c = count + (p << width);
+        /* A digit that every value has orders nothing. */
+        if (c[(v[0] >> shift) & mask] == n)
+            continue;
+        for (uint64_t b = 0; b <= mask; b++) {
+            uint32_t k = c[b];
+
+            c[b] = pos;
+            pos += k;
         }
         for (size_t i = 0; i < n; i++) {
             uint64_t x = src[i];
-            dst[count[d][(x >> (8 * d)) & 0xff]++] = x;
+
+            dst[c[(x >> shift) & mask]++] = x;
         }
         t = src;
         src = dst;

@@ -28,9 +28,10 @@ struct hrd_summary {
 };
 
 /*
- * Sorts v[0..n) ascending (a least-significant-digit radix sort, which skips
- * the byte positions where every value agrees). tmp must hold n values; it
- * is scratch.
+ * Sorts v[0..n) ascending: a least-significant-digit radix sort on the bits
+ * in which the values differ (bits where every value agrees are skipped),
+ * in digits of up to 11 bits, so durations below half a millisecond take
+ * two passes. tmp must hold n values; it is scratch.
  */
 void hrd_sort_u64(uint64_t *v, size_t n, uint64_t *tmp);
 

@@ -34,6 +34,21 @@ else the one on PATH. With pytest-xdist the controller finds or starts the
 daemon and the workers inherit HOSTRANGE_RUNTIME_DIR, so every worker reports
 into the same daemon. At the end of the session the daemon's report is written
 to PATH (``hostrangectl dump -o PATH``).
+
+Runs can be kept and compared (each option also turns profiling on, with or
+without a report)::
+
+    pytest --host-range-save base.hrs                     # on the base commit
+    pytest --host-range-compare base.hrs --host-range-compare-fail 10
+
+``--host-range-save FILE`` saves what the daemon holds at the end of the
+session as a run file (``hostrangectl save -o FILE``).
+``--host-range-compare BASE`` saves the run (to FILE, or to a temporary file)
+and prints its comparison with the run file BASE in the terminal summary
+(``hostrangectl diff BASE NEW``: medians, change, shift with its interval,
+p-value, flag); ``--host-range-compare-fail PCT`` fails the session (exit
+status 1) when a key is flagged slower by more than PCT %. With pytest-xdist
+only the controller saves and compares, after every worker has finished.
 """
 
 import functools
@@ -78,10 +93,26 @@ def pytest_addoption(parser):
         "--host-range-max-calls", metavar="N", type=int, default=10000,
         help="the most calls per block, and in all the blocks together "
              "unless --host-range-blocks is given (default 10000)")
+    group.addoption(
+        "--host-range-save", metavar="FILE", default=None,
+        help="profile as --host-range-profile does and, at the end of the "
+             "session, save the daemon's run to the run file FILE "
+             "(hostrangectl save; for hostrangectl merge, diff, or "
+             "--host-range-compare)")
+    group.addoption(
+        "--host-range-compare", metavar="BASE", default=None,
+        help="profile as --host-range-profile does and print, in the "
+             "terminal summary, the comparison of this session's run with "
+             "the run file BASE (hostrangectl diff BASE NEW: a change is "
+             "flagged when p < 0.01 and |change| >= 5%%)")
+    group.addoption(
+        "--host-range-compare-fail", metavar="PCT", type=float, default=None,
+        help="with --host-range-compare: fail the session (exit status 1) "
+             "when a key is flagged slower by more than PCT %%")
 
 
-def _usage(message):
-    return pytest.UsageError("--host-range-profile: " + message)
+def _usage(message, option="--host-range-profile"):
+    return pytest.UsageError(option + ": " + message)
 
 
 def _is_worker(config):
@@ -95,7 +126,20 @@ def pytest_configure(config):
         "clear_cache=None, sync=None): the labels and helpers of the "
         "profile of this test (see the host_range fixture)")
     path = config.getoption("host_range_profile")
-    if path is None:
+    save = config.getoption("host_range_save")
+    base = config.getoption("host_range_compare")
+    fail = config.getoption("host_range_compare_fail")
+    if fail is not None and base is None:
+        raise pytest.UsageError(
+            "--host-range-compare-fail needs --host-range-compare BASE")
+    if fail is not None and not fail >= 0:
+        raise pytest.UsageError(
+            "--host-range-compare-fail must be 0 or more (a percentage)")
+    # The option named in the errors of the module and the daemon.
+    option = ("--host-range-profile" if path is not None else
+              "--host-range-save" if save is not None else
+              "--host-range-compare")
+    if path is None and save is None and base is None:
         return
     for name in ("calls", "blocks", "max_calls", "target_ms"):
         value = config.getoption("host_range_" + name)
@@ -105,29 +149,74 @@ def pytest_configure(config):
     try:
         import hostrange
     except ImportError as e:
-        raise _usage("cannot import the module hostrange: %s" % e)
+        raise _usage("cannot import the module hostrange: %s" % e, option)
     if not hostrange.compiled():
         raise _usage(
             "the hostrange module was built without profiling (configure "
             "--disable-host-range-profiling), so it cannot collect anything; "
-            "rebuild it with profiling, or run without --host-range-profile")
+            "rebuild it with profiling, or run without %s" % option, option)
     if not hostrange.enabled():
-        raise _usage("collection is turned off (HOSTRANGE=0)")
-    state = _Session(config, path)
+        raise _usage("collection is turned off (HOSTRANGE=0)", option)
+    state = _Session(config, path, save, base, fail, option)
     config.stash[_STATE] = state
     config.add_cleanup(state.stop)
     if not _is_worker(config):
-        state.check_output()
+        if path is not None:
+            _check_output(state.path, "--host-range-profile")
+        if save is not None:
+            _check_output(state.save, "--host-range-save")
+        if base is not None:
+            _check_base(state.base)
+        if save is not None and base is not None and (
+                state.save == state.base or (os.path.exists(state.save) and
+                                             os.path.samefile(state.save,
+                                                              state.base))):
+            raise pytest.UsageError(
+                "--host-range-save and --host-range-compare name the same "
+                "file (%s): the run would replace its base" % state.base)
         state.connect()
+
+
+def _check_output(path, option):
+    """Fails now, not after the tests, when path cannot be written."""
+    parent = os.path.dirname(path)
+    if os.path.isdir(path):
+        raise _usage("%s is a directory" % path, option)
+    if os.path.exists(path) and not os.path.isfile(path):
+        if not os.access(path, os.W_OK):
+            raise _usage("cannot write %s" % path, option)
+        return
+    try:
+        fd, probe = tempfile.mkstemp(dir=parent, prefix=".hostrange-")
+    except OSError as e:
+        raise _usage("cannot write %s: %s (%s)" % (path, e.strerror, parent),
+                     option)
+    os.close(fd)
+    os.unlink(probe)
+
+
+def _check_base(path):
+    """Fails now, not after the tests, when the run file BASE cannot be
+    read (hostrangectl diff checks what it holds)."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as e:
+        raise _usage("cannot read %s: %s" % (path, e.strerror),
+                     "--host-range-compare")
 
 
 class _Session:
     """The daemon and the report of one profiled session (the controller's:
     an xdist worker only has the options)."""
 
-    def __init__(self, config, path):
+    def __init__(self, config, path, save, base, fail, option):
         self.config = config
-        self.path = os.path.abspath(path)
+        self.path = None if path is None else os.path.abspath(path)
+        self.save = None if save is None else os.path.abspath(save)
+        self.base = None if base is None else os.path.abspath(base)
+        self.fail = fail
+        self.option = option
         self.calls = config.getoption("host_range_calls")
         self.blocks = config.getoption("host_range_blocks")
         self.target_ms = config.getoption("host_range_target_ms")
@@ -136,24 +225,8 @@ class _Session:
         self.dir = None
         self.daemon = None
         self.saved_env = None
-        self.summary = None
-
-    def check_output(self):
-        """Fails now, not after the tests, when PATH cannot be written."""
-        path, parent = self.path, os.path.dirname(self.path)
-        if os.path.isdir(path):
-            raise _usage("%s is a directory" % path)
-        if os.path.exists(path) and not os.path.isfile(path):
-            if not os.access(path, os.W_OK):
-                raise _usage("cannot write %s" % path)
-            return
-        try:
-            fd, probe = tempfile.mkstemp(dir=parent, prefix=".hostrange-")
-        except OSError as e:
-            raise _usage("cannot write %s: %s (%s)"
-                         % (path, e.strerror, parent))
-        os.close(fd)
-        os.unlink(probe)
+        self.summary = []
+        self.compared = []
 
     def _find_ctl(self):
         import hostrange
@@ -166,7 +239,7 @@ class _Session:
             return installed
         found = shutil.which("hostrangectl")
         if found is None:
-            raise _usage("hostrangectl not found (set HOSTRANGECTL or PATH)")
+            raise _usage("hostrangectl not found (set HOSTRANGECTL or PATH)", self.option)
         return found
 
     def _find_daemon(self):
@@ -178,7 +251,7 @@ class _Session:
             return beside
         found = shutil.which("hostranged")
         if found is None:
-            raise _usage("hostranged not found (set HOSTRANGED or PATH)")
+            raise _usage("hostranged not found (set HOSTRANGED or PATH)", self.option)
         return found
 
     def _ctl(self, *args):
@@ -196,7 +269,7 @@ class _Session:
             m = re.search(r" serves (.+)$", r.stdout.strip())
             if m is None:
                 raise _usage("unexpected answer of hostrangectl ping: %r"
-                             % r.stdout)
+                             % r.stdout, self.option)
             self.dir = m.group(1)
             os.environ["HOSTRANGE_RUNTIME_DIR"] = self.dir
             return
@@ -205,7 +278,7 @@ class _Session:
             raise _usage(
                 "%s; stop that daemon, or point HOSTRANGE_RUNTIME_DIR at "
                 "another runtime directory (a private daemon is started when "
-                "none answers)" % error)
+                "none answers)" % error, self.option)
         self._start_private()
 
     def _start_private(self):
@@ -219,22 +292,58 @@ class _Session:
         except OSError as e:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
-            raise _usage("cannot run %s: %s" % (daemon, e.strerror))
+            raise _usage("cannot run %s: %s" % (daemon, e.strerror),
+                         self.option)
         r = self._ctl("--runtime-dir", self.dir, "ping", "--wait",
                       str(_START_WAIT_MS))
         if r.returncode != 0:
             self.stop()
             raise _usage("hostranged (%s) did not start on a private runtime "
-                         "directory: %s" % (daemon, r.stderr.strip()))
+                         "directory: %s" % (daemon, r.stderr.strip()),
+                         self.option)
         os.environ["HOSTRANGE_RUNTIME_DIR"] = self.dir
 
-    def write_report(self):
-        """Writes the daemon's report to PATH. Returns None, or what failed."""
+    def finish(self):
+        """The end of the session: writes the report, saves the run, compares
+        it with BASE. Returns None, or the exit status the session gets (with
+        the reason in the summary)."""
         import hostrange
         try:
             hostrange.flush(timeout_ms=_FLUSH_TIMEOUT_MS)
         except (TimeoutError, ConnectionError) as e:
-            return "the samples of this process were not delivered: %s" % e
+            return self._error(
+                "the samples of this process were not delivered: %s" % e)
+        if self.path is not None:
+            error = self._write_report()
+            if error is not None:
+                return self._error(error)
+        if self.save is None and self.base is None:
+            return None
+        tmp = None
+        run = self.save
+        if run is None:
+            tmp = tempfile.mkdtemp(prefix="hostrange-compare-")
+            run = os.path.join(tmp, "new.hrs")
+        try:
+            r = self._ctl("--runtime-dir", self.dir, "save", "-o", run)
+            if r.returncode != 0:
+                return self._error("cannot save the run: %s"
+                                   % _ctl_error(r.stderr))
+            if self.save is not None:
+                self.summary.append("hostrange: " + r.stdout.strip())
+            if self.base is not None:
+                return self._compare(run)
+            return None
+        finally:
+            if tmp is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    def _error(self, message):
+        self.summary.append("hostrange: " + message)
+        return pytest.ExitCode.INTERNAL_ERROR
+
+    def _write_report(self):
+        """Writes the daemon's report to PATH. Returns None, or what failed."""
         r = self._ctl("--runtime-dir", self.dir, "dump", "-o", self.path)
         if r.returncode != 0:
             return "cannot write the report: %s" % r.stderr.strip()
@@ -244,9 +353,30 @@ class _Session:
                 for line in f:
                     rows += 1
                     nodes.add(json.loads(line)["nodeid"])
-        self.summary = ("hostrange: %d report rows of %d nodes written to %s"
-                        % (rows, len(nodes), self.path))
+        self.summary.append("hostrange: %d report rows of %d nodes written "
+                            "to %s" % (rows, len(nodes), self.path))
         return None
+
+    def _compare(self, run):
+        """hostrangectl diff BASE run: its table goes to the summary. Returns
+        None, TESTS_FAILED when a flagged slowdown exceeds
+        --host-range-compare-fail, or INTERNAL_ERROR when BASE (or the run)
+        cannot be read."""
+        args = ["diff"]
+        if self.fail is not None:
+            args += ["--fail-above", "%g" % self.fail]
+        r = self._ctl(*(args + [self.base, run]))
+        if r.returncode not in (0, 1):
+            return self._error("cannot compare: %s" % _ctl_error(r.stderr))
+        self.compared = r.stdout.splitlines()
+        if r.returncode == 0:
+            return None
+        self.summary.append(
+            "hostrange: %s (against %s)"
+            % (_ctl_error(r.stderr).replace("--fail-above",
+                                            "--host-range-compare-fail"),
+               self.base))
+        return pytest.ExitCode.TESTS_FAILED
 
     def stop(self):
         """Stops the private daemon, removes its directory, restores the
@@ -266,6 +396,11 @@ class _Session:
             else:
                 os.environ["HOSTRANGE_RUNTIME_DIR"] = self.saved_env
             self.dir = None
+
+
+def _ctl_error(stderr):
+    """hostrangectl's error line without its "hostrangectl CMD: " prefix."""
+    return re.sub(r"^hostrangectl( \w+)?: ", "", stderr.strip())
 
 
 def _die_with_parent():
@@ -296,16 +431,30 @@ def pytest_sessionfinish(session, exitstatus):
     state = session.config.stash.get(_STATE, None)
     if state is None or _is_worker(session.config) or state.dir is None:
         return
-    error = state.write_report()
-    if error is not None:
-        state.summary = "hostrange: " + error
-        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+    status = state.finish()
+    if status == pytest.ExitCode.INTERNAL_ERROR or (
+            status is not None and session.exitstatus == pytest.ExitCode.OK):
+        session.exitstatus = status
 
 
 def pytest_terminal_summary(terminalreporter, config):
     state = config.stash.get(_STATE, None)
-    if state is not None and state.summary is not None:
-        terminalreporter.write_line(state.summary)
+    if state is None:
+        return
+    if state.compared:
+        terminalreporter.write_sep("-", "hostrange: this run against %s"
+                                   % state.base)
+        for line in state.compared:
+            # The flag follows the p-value of a row: slower, faster.
+            m = re.search(r" p=\S+ (slower|faster)\b", line)
+            if m is None:
+                terminalreporter.write_line(line)
+            elif m.group(1) == "slower":
+                terminalreporter.write_line(line, red=True)
+            else:
+                terminalreporter.write_line(line, green=True)
+    for line in state.summary:
+        terminalreporter.write_line(line)
 
 
 def _operator_of(item):
@@ -343,7 +492,8 @@ class HostRange:
 
     @property
     def profiling(self):
-        """True when this session profiles (--host-range-profile)."""
+        """True when this session profiles (--host-range-profile, -save or
+        -compare)."""
         return self._request.config.stash.get(_STATE, None) is not None
 
     def __call__(self, fn, *args, **kwargs):
@@ -450,8 +600,9 @@ class HostRange:
 def host_range(request):
     """A callable that makes the correctness call of the operator call given
     to it (host_range(fn, *args, **kwargs) returns fn's result) and, when the
-    session profiles (--host-range-profile) and the test body passes,
-    profiles that call: cold, end_to_end and warm, under the test's node id."""
+    session profiles (--host-range-profile, -save, -compare) and the test
+    body passes, profiles that call: cold, end_to_end and warm, under the
+    test's node id."""
     h = HostRange(request)
     request.node.stash[_HOST_RANGE] = h
     return h

@@ -96,6 +96,10 @@ HARNESS_SEND_LIBS = tests/lib/libharness.a proto/libhrproto.la \
 	$(CMOCKA_LIBS) $(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
 HRD_TEST_LIBS = tests/lib/libharness.a daemon/libhrd.la $(CMOCKA_LIBS) \
 	$(PROTOBUF_C_LIBS)
+# The daemon's storage too (libhrdstore), for the tests of the state
+# directory and its files.
+HRD_STORE_TEST_LIBS = tests/lib/libharness.a $(HRD_LIBS) $(CMOCKA_LIBS) \
+	$(PROTOBUF_C_LIBS)
 OPS_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS)
 OPS_TEST_LIBS = ops/libhrops.la $(CMOCKA_LIBS)
 
@@ -107,7 +111,8 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_calib tests/unit/test_ops_half tests/unit/test_ops_add \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
-	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths
+	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
+	tests/unit/test_run
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -115,18 +120,19 @@ TESTS += $(UNIT_TESTS)
 tests_unit_test_stack_SOURCES = tests/unit/test_stack.c
 tests_unit_test_stack_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_stack_LDADD = $(CMOCKA_LIBS)
-tests_unit_test_codec_SOURCES = tests/unit/test_codec.c client/encode.c
+tests_unit_test_codec_SOURCES = tests/unit/test_codec.c
 tests_unit_test_codec_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_codec_LDADD = daemon/libhrd.la $(CMOCKA_LIBS) \
-	$(PROTOBUF_C_LIBS)
-tests_unit_test_clock_SOURCES = tests/unit/test_clock.c client/clock.c
+tests_unit_test_codec_LDADD = client/libhrclient.la daemon/libhrd.la \
+	$(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
+tests_unit_test_clock_SOURCES = tests/unit/test_clock.c
 tests_unit_test_clock_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_clock_LDADD = $(CMOCKA_LIBS)
+tests_unit_test_clock_LDADD = client/libhrclient.la $(CMOCKA_LIBS)
 tests_unit_test_client_SOURCES = tests/unit/test_client.c
 tests_unit_test_client_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_client_LDADD = client/libhostrange.la $(HARNESS_LIBS)
 
-# The daemon's pure logic (libhrd).
+# The daemon's pure logic (libhrd), and its storage (test_state, and
+# test_calib's snapshots).
 tests_unit_test_report_SOURCES = tests/unit/test_report.c
 tests_unit_test_report_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_report_LDADD = $(HRD_TEST_LIBS)
@@ -141,11 +147,11 @@ tests_unit_test_daemon_ingest_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_daemon_ingest_LDADD = $(HRD_TEST_LIBS)
 tests_unit_test_state_SOURCES = tests/unit/test_state.c
 tests_unit_test_state_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_state_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_state_LDADD = $(HRD_STORE_TEST_LIBS)
 # The observer cost's pure logic: children, calibrations, observer fields.
 tests_unit_test_calib_SOURCES = tests/unit/test_calib.c
 tests_unit_test_calib_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_calib_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_calib_LDADD = $(HRD_STORE_TEST_LIBS)
 # The significance test of diff (Mann-Whitney U, Hodges-Lehmann).
 tests_unit_test_signif_SOURCES = tests/unit/test_signif.c
 tests_unit_test_signif_CFLAGS = $(TEST_CFLAGS)
@@ -154,7 +160,10 @@ tests_unit_test_signif_LDADD = $(HRD_TEST_LIBS)
 # flame.c).
 tests_unit_test_paths_SOURCES = tests/unit/test_paths.c
 tests_unit_test_paths_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_paths_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_paths_LDADD = $(HRD_STORE_TEST_LIBS)
+tests_unit_test_run_SOURCES = tests/unit/test_run.c
+tests_unit_test_run_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_run_LDADD = $(HRD_STORE_TEST_LIBS)
 
 # The operators (libhrops), checked against bench/ref.c.
 tests_unit_test_ops_half_SOURCES = tests/unit/test_ops_half.c
@@ -271,11 +280,10 @@ tests_service_test_fault_disk_LDADD = $(HARNESS_LIBS)
 tests_service_test_fault_rundir_SOURCES = tests/service/test_fault_rundir.c
 tests_service_test_fault_rundir_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_fault_rundir_LDADD = $(HARNESS_LIBS)
-tests_service_test_hostile_SOURCES = tests/service/test_hostile.c \
-	client/encode.c client/encode.h
+tests_service_test_hostile_SOURCES = tests/service/test_hostile.c
 tests_service_test_hostile_CFLAGS = $(TEST_CFLAGS)
-tests_service_test_hostile_LDADD = $(HARNESS_LIBS) proto/libhrproto.la \
-	$(PROTOBUF_C_LIBS)
+tests_service_test_hostile_LDADD = $(HARNESS_LIBS) client/libhrclient.la \
+	proto/libhrproto.la $(PROTOBUF_C_LIBS)
 endif
 
 # The soak: 8 clients for SOAK_SECONDS (default 600) while the report is

@@ -27,20 +27,13 @@
 #include <unistd.h>
 
 #include "hostrange.h"
+#include "proto/monotonic.h"
 
 static hr_site s_value = HR_SITE_INIT("fault.value");
 static hr_site s_outer = HR_SITE_INIT("fault.outer");
 static hr_site s_inner = HR_SITE_INIT("fault.inner");
 
 static uint64_t g_exit_start_ns, g_run_ns;
-
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void print_counters(const char *tag)
 {
@@ -57,7 +50,7 @@ static void at_exit_last(void)
 {
     print_counters("final");
     printf(" exit_wait_ns=%llu run_ns=%llu\n",
-           (unsigned long long)(mono_ns() - g_exit_start_ns),
+           (unsigned long long)(hrp_mono_ns() - g_exit_start_ns),
            (unsigned long long)g_run_ns);
     fflush(stdout);
 }
@@ -65,7 +58,7 @@ static void at_exit_last(void)
 /* Registered after the library's exit handler, so run before it. */
 static void at_exit_first(void)
 {
-    g_exit_start_ns = mono_ns();
+    g_exit_start_ns = hrp_mono_ns();
 }
 
 static void spin(uint64_t ns)
@@ -74,8 +67,8 @@ static void spin(uint64_t ns)
 
     if (ns == 0)
         return;
-    t0 = mono_ns();
-    while (mono_ns() - t0 < ns)
+    t0 = hrp_mono_ns();
+    while (hrp_mono_ns() - t0 < ns)
         ;
 }
 
@@ -138,7 +131,7 @@ int main(int argc, char **argv)
     }
     atexit(at_exit_first);
 
-    t0 = mono_ns();
+    t0 = hrp_mono_ns();
     deadline = seconds != 0 ? t0 + seconds * 1000000000u : 0;
     if (ranges)
         hr_window_begin();
@@ -159,7 +152,7 @@ int main(int argc, char **argv)
             if (ranges)
                 hr_window_begin();
         }
-        if (deadline != 0 && (i & 1023) == 0 && mono_ns() >= deadline)
+        if (deadline != 0 && (i & 1023) == 0 && hrp_mono_ns() >= deadline)
             break;
         if (stop_file != NULL && (i & 16383) == 0 &&
             access(stop_file, F_OK) == 0)
@@ -167,6 +160,6 @@ int main(int argc, char **argv)
     }
     if (ranges)
         hr_window_end();
-    g_run_ns = mono_ns() - t0;
+    g_run_ns = hrp_mono_ns() - t0;
     return 0;
 }

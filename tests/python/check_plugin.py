@@ -2,7 +2,10 @@
 run under --host-range-profile serially and with pytest-xdist (-n 2), with a
 private daemon and with one that is already running; the reports read back
 and compared key by key, with the reference's rows for every node and exact
-counts; the plugin's errors. Each run is a separate pytest process."""
+counts; saved runs (--host-range-save) read back with hostrangectl, merged
+shards and comparisons (--host-range-compare, --host-range-compare-fail)
+against a run made slower on purpose; the plugin's errors. Each run is a
+separate pytest process."""
 
 import os
 import re
@@ -13,7 +16,7 @@ import textwrap
 import pytest
 
 from hr_daemon import (LIMIT_S, PROFILING, ctl, daemon,  # noqa: F401
-                       key, read_rows)
+                       key, parse_rows, program, read_rows)
 
 SRCDIR = os.environ.get("HRPY_SRCDIR", os.path.join(os.path.dirname(
     os.path.abspath(__file__)), "..", ".."))
@@ -330,3 +333,268 @@ def test_error_bad_options(env, tmp_path):
     r = pytest_run(env, tmp_path, "--host-range-calls", "0",
                    path=tmp_path / "report.jsonl")
     usage_error(r, "--host-range-calls must be positive")
+
+
+def from_run(path):
+    """The report of a run file (hostrangectl dump --from, no daemon)."""
+    r = subprocess.run([program("HOSTRANGECTL"), "dump", "--from", str(path)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=LIMIT_S)
+    assert r.returncode == 0, r.stderr
+    return parse_rows(r.stdout)
+
+
+def key_text(row):
+    """A key as hostrangectl diff's table names it."""
+    return "%s %s/%s %s %s %s" % (row["nodeid"], row["operator"],
+                                  row["backend"], row["phase"], row["range"],
+                                  row["metric"])
+
+
+def compared(r):
+    """The table of --host-range-compare in pytest's output: its rows (the
+    lines after the header up to the count of keys), and that count line."""
+    lines = r.stdout.splitlines()
+    heads = [i for i, line in enumerate(lines)
+             if line.startswith("-") and "hostrange: this run against" in line]
+    assert len(heads) == 1, r.stdout
+    table = lines[heads[0] + 1:]
+    assert table[0].split()[:3] == ["key", "base", "us"], table[0]
+    for end, line in enumerate(table):
+        if re.match(r"\d+ keys compared, \d+ flagged", line):
+            return table[1:end], line
+    pytest.fail("no count of keys compared:\n" + r.stdout)
+
+
+def compare_dirs(env):
+    """Temporary run files the plugin left in the run's TMPDIR."""
+    return [n for n in os.listdir(env["TMPDIR"])
+            if n.startswith("hostrange-compare-")]
+
+
+@needs_profiling
+def test_save_merge_and_compare(env, tmp_path):
+    # Two shards, saved, then merged: the base of a CI job.
+    shards = []
+    for i, op in enumerate(("test_add", "test_gemm")):
+        shard = tmp_path / ("shard%d.hrs" % i)
+        report = tmp_path / ("shard%d.jsonl" % i)
+        r = pytest_run(env, tmp_path, "-k", op, "--host-range-calls",
+                       str(CALLS), "--host-range-blocks", str(BLOCKS),
+                       "--host-range-save", str(shard), path=report)
+        assert r.returncode == 0, r.stdout + r.stderr
+        rows = read_rows(report)
+        keys = len({(x["nodeid"], x["operator"], x["backend"], x["phase"],
+                     x["range"]) for x in rows})
+        assert "hostrange: saved %d keys to %s" % (keys, shard) in r.stdout
+        # The saved run holds what the report showed.
+        assert from_run(shard) == rows
+        shards.append(shard)
+    base = tmp_path / "base.hrs"
+    m = ctl(str(tmp_path), "merge", "-o", str(base), *map(str, shards))
+    assert m.returncode == 0, m.stderr
+
+    # The whole suite, saved only for the comparison: every key is in both.
+    r = pytest_run(env, tmp_path, "--host-range-calls", str(CALLS),
+                   "--host-range-blocks", str(BLOCKS), "--host-range-compare",
+                   str(base))
+    assert r.returncode == 0, r.stdout + r.stderr
+    nodes = passed(r)
+    assert len(nodes) >= 20
+    rows, count = compared(r)
+    base_rows = from_run(base)
+    assert {x["nodeid"] for x in base_rows} == set(nodes)
+    assert len(rows) == len(base_rows)
+    assert count.startswith("%d keys compared, " % len(base_rows)), count
+    assert not [x for x in rows if " only in " in x]
+    # In the base's order, each with both medians and a p-value.
+    for line, row in zip(rows, base_rows):
+        assert line.startswith(key_text(row) + " "), (line, row)
+        assert re.search(r" p=[0-9.e+-]+", line), line
+    assert "hostrange: this run against %s" % base in r.stdout
+    # No report and no run file were asked for; the temporary run is gone.
+    assert "report rows" not in r.stdout and "saved" not in r.stdout
+    assert compare_dirs(env) == [] and private_dirs(env) == []
+
+
+SLOW = textwrap.dedent("""
+    import os
+    import pytest
+    import hostrange
+
+    SPIN_NS = int(os.environ["HRPY_SPIN_NS"])
+
+    @hostrange.scope("spin.body")
+    def spin():
+        t0 = hostrange.now_ns()
+        while hostrange.now_ns() - t0 < SPIN_NS:
+            pass
+
+    @pytest.mark.parametrize("case", range(4))
+    def test_spin(host_range, case):
+        host_range(spin)
+    """)
+
+
+def slow_run(env, tmp_path, spin_ns, *args):
+    """Runs test_spin.py, each call spinning spin_ns, 1 call x 40 blocks."""
+    (tmp_path / "test_spin.py").write_text(SLOW)
+    e = dict(env)
+    e["HRPY_SPIN_NS"] = str(spin_ns)
+    return pytest_run(e, tmp_path, "--host-range-calls", "1",
+                      "--host-range-blocks", "40", *args, "test_spin.py",
+                      suite=False)
+
+
+def slower(rows):
+    """The keys (node, range, metric) of the rows flagged slower."""
+    found = set()
+    for line in rows:
+        m = re.match(r"(\S+) spin/cpu (cold|warm) (\S+) (inclusive|self) .* "
+                     r"p=\S+ (slower|faster)\b", line)
+        if m is not None:
+            assert m.group(5) == "slower", line
+            found.add((m.group(1), m.group(2), m.group(3), m.group(4)))
+    return found
+
+
+SPIN_KEYS = {("test_spin.py::test_spin[%d]" % i, "warm", rng, metric)
+             for i in range(4)
+             for rng, metric in (("spin.body", "inclusive"),
+                                 ("spin.body", "self"),
+                                 ("end_to_end", "inclusive"))}
+
+
+@needs_profiling
+def test_compare_fails_on_a_slowdown(env, tmp_path):
+    base = tmp_path / "base.hrs"
+    r = slow_run(env, tmp_path, 100000, "--host-range-save", str(base))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(passed(r)) == 4
+
+    # Three times slower: every warm key is flagged (40 samples a side;
+    # a cold key has one, which no test can flag), and the session fails.
+    r = slow_run(env, tmp_path, 300000, "--host-range-compare", str(base),
+                 "--host-range-compare-fail", "50")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert len(passed(r)) == 4
+    rows, count = compared(r)
+    # Per node: spin.body cold and warm, inclusive and self; end_to_end.
+    assert len(rows) == 20
+    assert slower(rows) == SPIN_KEYS
+    assert count.startswith("20 keys compared, 12 flagged"), count
+    m = re.search(r"^hostrange: (\S+) spin/cpu warm (\S+) (\S+) is "
+                  r"([0-9.]+)% slower, above --host-range-compare-fail 50% "
+                  r"\(against (.+)\)$", r.stdout, re.M)
+    assert m is not None, r.stdout
+    assert (m.group(1), "warm", m.group(2), m.group(3)) in SPIN_KEYS
+    assert float(m.group(4)) > 100 and m.group(5) == str(base)
+    assert compare_dirs(env) == []
+
+    # The same slowdown below the limit: shown, flagged, and no failure.
+    r = slow_run(env, tmp_path, 300000, "--host-range-compare", str(base),
+                 "--host-range-compare-fail", "1000")
+    assert r.returncode == 0, r.stdout + r.stderr
+    rows, count = compared(r)
+    assert slower(rows) == SPIN_KEYS
+    assert "above --host-range-compare-fail" not in r.stdout
+
+    # The keys of a test not run this time are listed as in the base only.
+    r = slow_run(env, tmp_path, 300000, "--host-range-compare", str(base),
+                 "--host-range-compare-fail", "50", "-k", "not 3")
+    assert r.returncode == 1, r.stdout + r.stderr
+    rows, count = compared(r)
+    assert len([x for x in rows if " only in base " in x]) == 5
+
+
+@needs_profiling
+def test_compare_with_xdist(env, tmp_path):
+    if not has_xdist():
+        pytest.skip("pytest-xdist is not installed")
+    base = tmp_path / "base.hrs"
+    r = slow_run(env, tmp_path, 100000, "-n", "2", "--host-range-save",
+                 str(base))
+    assert r.returncode == 0, r.stdout + r.stderr
+    new = tmp_path / "new.hrs"
+    r = slow_run(env, tmp_path, 300000, "-n", "2", "--host-range-save",
+                 str(new), "--host-range-compare", str(base),
+                 "--host-range-compare-fail", "50")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert len(passed(r)) == 4
+    # The controller saved and compared once, after both workers finished:
+    # the runs hold every node, whichever worker ran it.
+    assert r.stdout.count("hostrange: saved ") == 1
+    assert r.stdout.count("above --host-range-compare-fail 50%") == 1
+    rows, count = compared(r)
+    assert slower(rows) == SPIN_KEYS
+    for run in (base, new):
+        assert {x["nodeid"] for x in from_run(run)} == {
+            "test_spin.py::test_spin[%d]" % i for i in range(4)}
+    assert private_dirs(env) == [] and compare_dirs(env) == []
+
+
+def test_error_compare_options(env, tmp_path):
+    r = pytest_run(env, tmp_path, "--host-range-compare-fail", "5")
+    usage_error(r, "--host-range-compare-fail needs --host-range-compare "
+                "BASE")
+    r = pytest_run(env, tmp_path, "--host-range-compare", "base.hrs",
+                   "--host-range-compare-fail", "-1")
+    usage_error(r, "--host-range-compare-fail must be 0 or more")
+    r = pytest_run(env, tmp_path, "--host-range-save", str(tmp_path / "x"),
+                   "--host-range-blocks", "0")
+    usage_error(r, "--host-range-blocks must be positive")
+
+
+@needs_profiling
+def test_error_unreadable_base_unwritable_run(env, tmp_path):
+    missing = tmp_path / "missing.hrs"
+    r = pytest_run(env, tmp_path, "--host-range-compare", str(missing))
+    usage_error(r, "--host-range-compare: cannot read %s: No such file or "
+                "directory" % missing)
+    base = tmp_path / "base.hrs"
+    base.write_text("")
+    r = pytest_run(env, tmp_path, "--host-range-save", str(base),
+                   "--host-range-compare", str(base))
+    usage_error(r, "--host-range-save and --host-range-compare name the same "
+                "file (%s)" % base)
+    r = pytest_run(env, tmp_path, "--host-range-save",
+                   str(tmp_path / "none" / "run.hrs"))
+    usage_error(r, "--host-range-save: cannot write", "No such file or "
+                "directory")
+    r = pytest_run(env, tmp_path, "--host-range-save", str(tmp_path))
+    usage_error(r, "--host-range-save: %s is a directory" % tmp_path)
+    assert private_dirs(env) == []
+
+    # A file that is not a run, and a truncated run: found when the tests
+    # are over; the error names the file and what is wrong with it.
+    foreign = tmp_path / "foreign.hrs"
+    foreign.write_text("{}\n")
+    r = pytest_run(env, tmp_path, "-k", "13x4", "--host-range-compare",
+                   str(foreign))
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert ("hostrange: cannot compare: %s: not a hostrange run file"
+            % foreign) in r.stdout
+    assert "hostrange: this run against" not in r.stdout
+    run = tmp_path / "run.hrs"
+    r = pytest_run(env, tmp_path, "-k", "13x4", "--host-range-save",
+                   str(run))
+    assert r.returncode == 0, r.stdout + r.stderr
+    truncated = tmp_path / "truncated.hrs"
+    truncated.write_bytes(run.read_bytes()[:-7])
+    r = pytest_run(env, tmp_path, "-k", "13x4", "--host-range-compare",
+                   str(truncated))
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert re.search(r"^hostrange: cannot compare: %s: truncated at byte "
+                     r"\d+" % re.escape(str(truncated)), r.stdout, re.M), \
+        r.stdout
+    assert private_dirs(env) == [] and compare_dirs(env) == []
+
+
+def test_error_save_module_without_profiling(env, tmp_path):
+    env["PYTHONPATH"] = (os.environ.get("HRPY_OFF_PATH")
+                         or os.environ["HRPY_PATH"])
+    r = pytest_run(env, tmp_path, "--host-range-save",
+                   str(tmp_path / "run.hrs"))
+    usage_error(r, "--host-range-save: the hostrange module was built "
+                "without profiling", "run without --host-range-save")
+    assert not (tmp_path / "run.hrs").exists()

@@ -77,4 +77,27 @@ grep -q "a.live.jsonl: not a hostrange run file" "$dir/err" || fail "foreign"
 [ $? -eq 2 ] || fail "future exit status"
 grep -q "future.hrs: written in run file layout 9, newer" "$dir/err" ||
     fail "future msg"
+[ "$(wc -l < "$dir/err")" -eq 1 ] || fail "one line (future)"
+# Cut inside a key: refused by dump --from and by hostranged --load.
+size=$(wc -c < "$dir/m.hrs")
+head -c $((size - 20)) "$dir/m.hrs" > "$dir/cut.hrs"
+"$HOSTRANGECTL" dump --from "$dir/cut.hrs" > "$dir/out" 2> "$dir/err" &&
+    fail "dumped a cut file"
+grep -q "^hostrangectl dump: .*cut.hrs: truncated at byte [0-9]*" "$dir/err" ||
+    fail "cut msg"
+[ "$(wc -l < "$dir/err")" -eq 1 ] || fail "one line (cut)"
+timeout 60 "$HOSTRANGED" -q --runtime-dir "$dir/rt-cut" --load "$dir/cut.hrs" \
+    2> "$dir/err" && fail "served a cut file"
+grep -q "cut.hrs: truncated at byte" "$dir/err" || fail "--load cut msg"
+[ "$(wc -l < "$dir/err")" -eq 1 ] || fail "one line (--load)"
+# An existing output stays as it was when an input is bad.
+cp "$dir/a.hrs" "$dir/keep.hrs"
+"$HOSTRANGECTL" merge -o "$dir/keep.hrs" "$dir/b.hrs" "$dir/cut.hrs" \
+    2> "$dir/err" && fail "merged a cut file"
+cmp -s "$dir/a.hrs" "$dir/keep.hrs" || fail "output changed"
+# save with no daemon: an error naming the file, and no file at all.
+"$HOSTRANGECTL" -r "$dir/rt-none" save -o "$dir/none.hrs" 2> "$dir/err" &&
+    fail "saved without a daemon"
+grep -q "none.hrs not written" "$dir/err" || fail "save msg"
+ls "$dir" | grep -q '^none.hrs' && fail "half-written save"
 exit 0

@@ -1,7 +1,8 @@
 /*
  * The significance test (daemon/signif.c): U, p-values and Hodges-Lehmann
- * intervals on cases computed by hand, ranks of differences against brute
- * force, the power to see a 5% shift, and the rate of false alarms.
+ * intervals on cases computed by hand, ranks of differences and the
+ * intervals of comparisons against brute force, the power to see a 5%
+ * shift, and the rate of false alarms.
  */
 #include "config.h"
 
@@ -186,6 +187,51 @@ static void test_diff_rank_brute(void **state)
     }
 }
 
+/* The shift and its interval of hrd_signif_compare (its ranks found one
+ * after the other, each search starting from the passes of those before)
+ * against the sorted list of all the differences, on samples of 50 to 400
+ * values, with ties or without, some with a long tail. */
+static void test_compare_brute(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 60; t++) {
+        size_t n = 50 + next() % 200, m = 50 + next() % 200, k = 0;
+        uint64_t *x = malloc(n * sizeof *x), *y = malloc(m * sizeof *y);
+        uint64_t spread = t % 3 == 0 ? 40 : 100000, pairs = n * m, kq;
+        double *d = malloc(n * m * sizeof *d), c;
+        struct sample a, b;
+        struct hrd_signif r;
+
+        for (size_t i = 0; i < n; i++)
+            x[i] = 1000 + next() % spread * (next() % 50 == 0 ? 10 : 1);
+        for (size_t j = 0; j < m; j++)
+            y[j] = 1000 + (t % 2) * spread / 20 + next() % spread;
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++)
+                d[k++] = (double)y[j] - (double)x[i];
+        qsort(d, k, sizeof *d, cmp_double);
+        sample_make(&a, x, n);
+        sample_make(&b, y, m);
+        assert_int_equal(hrd_signif_compare(&a.s, &b.s, &r), 0);
+        assert_false(r.exact);
+        /* The interval's ranks under the normal approximation. */
+        c = floor((double)pairs / 2 -
+                  1.959963984540054 *
+                      sqrt((double)pairs * (double)(n + m + 1) / 12) + 0.5);
+        kq = c < 1 ? 1 : (uint64_t)c;
+        assert_true(r.shift == (pairs % 2 ? d[pairs / 2]
+                                          : (d[pairs / 2 - 1] +
+                                             d[pairs / 2]) / 2));
+        assert_true(r.lo == d[kq - 1]);
+        assert_true(r.hi == d[pairs - kq]);
+        sample_free(&a);
+        sample_free(&b);
+        free(x);
+        free(y);
+        free(d);
+    }
+}
+
 /* A clock-like duration: 1000 ns plus an exponential tail of mean 300 ns,
  * scaled, and read in 10 ns steps. */
 static uint64_t draw(double scale, double add)
@@ -320,6 +366,7 @@ int main(void)
         cmocka_unit_test(test_normal_ties),
         cmocka_unit_test(test_all_tied),
         cmocka_unit_test(test_diff_rank_brute),
+        cmocka_unit_test(test_compare_brute),
         cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_power_5pct),
         cmocka_unit_test(test_interval_coverage),

@@ -1,0 +1,301 @@
+/*
+ * Run files (daemon/run.c): a run written and read back; a writer aborted
+ * leaves the target as it was; and bad files are refused with one line
+ * that starts with the file's name: every truncation of a run, every byte
+ * of it flipped, a foreign file, and newer layouts and formats.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "daemon/run.h"
+
+static char dir[64], path[128], bad[128];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/hostrange-test-run-XXXXXX");
+    if (mkdtemp(dir) == NULL)
+        return -1;
+    snprintf(path, sizeof path, "%s/run.hrs", dir);
+    snprintf(bad, sizeof bad, "%s/bad.hrs", dir);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[400];
+
+    (void)state;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    if (d != NULL)
+        closedir(d);
+    rmdir(dir);
+    return 0;
+}
+
+/* How many names the directory holds. */
+static int entries(void)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(d);
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Writes a run of three exact keys to p, its header of `format`. */
+static void write_run(const char *p, uint32_t format)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
+    struct hrd_run_writer w;
+    uint64_t incl[4] = { 100, 5, 0, 20 }, self[3] = { 40, 0, 7 };
+    char err[512], node[32];
+
+    h.format = format;
+    h.host = "test";
+    h.version = "0";
+    assert_int_equal(hrd_run_create(&w, p, &h, err, sizeof err), 0);
+    for (int i = 0; i < 3; i++) {
+        Hostrange__RunKey k = HOSTRANGE__RUN_KEY__INIT;
+
+        snprintf(node, sizeof node, "t::node[%d]", i);
+        k.node_id = node;
+        k.operator_ = "op";
+        k.backend = "cpu";
+        k.phase = 2;
+        k.range = "r";
+        k.node_rank = (uint32_t)i + 1;
+        k.range_rank = 1;
+        k.pairs = 3;
+        k.records = 1;
+        k.inclusive = incl;
+        k.n_inclusive = 4;
+        k.self = self;
+        k.n_self = 3;
+        assert_int_equal(hrd_run_put_key(&w, &k, err, sizeof err), 0);
+    }
+    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
+    hrd_run_abort(&w);
+}
+
+/* Reads every record of p: 0, or -1 with the reason in err. */
+static int read_all(const char *p, char *err, size_t errlen, int *keys)
+{
+    struct hrd_run_reader r;
+    Hostrange__RunHeader *h = NULL;
+
+    *keys = 0;
+    if (hrd_run_open(&r, p, &h, err, errlen) != 0)
+        return -1;
+    hostrange__run_header__free_unpacked(h, NULL);
+    for (;;) {
+        Hostrange__RunKey *k = NULL;
+        Hostrange__RunEnd *e = NULL;
+        int rc = hrd_run_next(&r, &k, &e, err, errlen);
+
+        if (rc < 0) {
+            hrd_run_close(&r);
+            return -1;
+        }
+        if (rc == 2) {
+            assert_int_equal(e->keys, 3);
+            hostrange__run_end__free_unpacked(e, NULL);
+            break;
+        }
+        assert_string_equal(k->operator_, "op");
+        assert_int_equal(k->n_inclusive, 4);
+        assert_int_equal(k->inclusive[3], 20);
+        hostrange__run_key__free_unpacked(k, NULL);
+        (*keys)++;
+    }
+    hrd_run_close(&r);
+    return 0;
+}
+
+static size_t slurp(const char *p, unsigned char **buf)
+{
+    FILE *f = fopen(p, "rb");
+    long n;
+
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    rewind(f);
+    *buf = malloc((size_t)n + 1);
+    assert_int_equal(fread(*buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    return (size_t)n;
+}
+
+static void spill(const char *p, const unsigned char *buf, size_t n)
+{
+    FILE *f = fopen(p, "wb");
+
+    assert_non_null(f);
+    assert_int_equal(fwrite(buf, 1, n, f), n);
+    fclose(f);
+}
+
+/* One line that starts with the file's name. */
+static void assert_names(const char *err, const char *p)
+{
+    size_t n = strlen(p);
+
+    assert_true(strncmp(err, p, n) == 0 && err[n] == ':');
+    assert_null(strchr(err, '\n'));
+}
+
+static void test_round_trip(void **state)
+{
+    char err[512];
+    int keys;
+
+    (void)state;
+    write_run(path, HRD_RUN_FORMAT);
+    assert_int_equal(read_all(path, err, sizeof err, &keys), 0);
+    assert_int_equal(keys, 3);
+    /* No temporary file is left beside it. */
+    assert_int_equal(entries(), 1);
+}
+
+static void test_abort_keeps_target(void **state)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    struct hrd_run_writer w;
+    unsigned char *before, *after;
+    size_t nb, na;
+    char err[512];
+
+    (void)state;
+    write_run(path, HRD_RUN_FORMAT);
+    nb = slurp(path, &before);
+    h.format = HRD_RUN_FORMAT;
+    h.host = "other";
+    h.version = "0";
+    assert_int_equal(hrd_run_create(&w, path, &h, err, sizeof err), 0);
+    assert_int_equal(entries(), 2); /* the temporary file */
+    hrd_run_abort(&w);
+    assert_int_equal(entries(), 1);
+    na = slurp(path, &after);
+    assert_int_equal(na, nb);
+    assert_memory_equal(after, before, nb);
+    free(before);
+    free(after);
+}
+
+static void test_every_truncation(void **state)
+{
+    unsigned char *buf;
+    size_t n;
+    char err[512];
+    int keys;
+
+    (void)state;
+    write_run(path, HRD_RUN_FORMAT);
+    n = slurp(path, &buf);
+    for (size_t len = 0; len < n; len++) {
+        spill(bad, buf, len);
+        assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+        assert_names(err, bad);
+        if (len == 0)
+            assert_non_null(strstr(err, "not a hostrange run file (it is "
+                                        "empty)"));
+        else if (len < 6)
+            assert_non_null(strstr(err, "not a hostrange run file"));
+        else
+            assert_non_null(strstr(err, "truncated"));
+    }
+    free(buf);
+}
+
+static void test_every_flipped_byte(void **state)
+{
+    unsigned char *buf;
+    size_t n;
+    char err[512];
+    int keys;
+
+    (void)state;
+    write_run(path, HRD_RUN_FORMAT);
+    n = slurp(path, &buf);
+    for (size_t at = 0; at < n; at++) {
+        buf[at] ^= 0x10;
+        spill(bad, buf, n);
+        assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+        assert_names(err, bad);
+        buf[at] ^= 0x10;
+    }
+    free(buf);
+}
+
+static void test_foreign_and_newer(void **state)
+{
+    static const char json[] = "{\"nodeid\":\"n\"}\n";
+    unsigned char *buf;
+    size_t n;
+    char err[512], want[512];
+    int keys;
+
+    (void)state;
+    spill(bad, (const unsigned char *)json, sizeof json - 1);
+    assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+    snprintf(want, sizeof want, "%s: not a hostrange run file", bad);
+    assert_string_equal(err, want);
+
+    /* A newer layout (the magic) and a newer format (the header). */
+    write_run(path, HRD_RUN_FORMAT);
+    n = slurp(path, &buf);
+    buf[6] = '2';
+    spill(bad, buf, n);
+    assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+    snprintf(want, sizeof want, "%s: written in run file layout 2, newer "
+             "than this hostrange reads (1); use a newer hostrangectl", bad);
+    assert_string_equal(err, want);
+    free(buf);
+    write_run(bad, HRD_RUN_FORMAT + 1);
+    assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+    snprintf(want, sizeof want, "%s: written in run format 2, newer than "
+             "this hostrange reads (1); use a newer hostrangectl", bad);
+    assert_string_equal(err, want);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_abort_keeps_target, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_every_truncation, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_every_flipped_byte, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_foreign_and_newer, setup,
+                                        teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
