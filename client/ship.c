@@ -18,7 +18,8 @@
  * both bounded by a timeout; when the ingest socket does not exist at all
  * (no daemon), they give up at once.
  *
- * fork: the shipper parks and closes its socket before the fork (nanomsg
+ * fork: the shipper parks (after waiting up to HR__PARK_WAIT_MS for the
+ * answer to a batch in flight) and closes its socket before the fork (nanomsg
  * cannot be used in a child forked while a socket is open); the parent
  * resumes; the child starts with empty state, a new identity and no
  * shipper, which starts again when needed. A program that keeps nanomsg
@@ -525,10 +526,29 @@ static void pump(void)
     }
 }
 
+/* How long a fork waits for the answer to a batch in flight before the
+ * socket is closed (the batch is sent again afterwards, a duplicate the
+ * daemon drops, when the answer does not come in time). */
+#define HR__PARK_WAIT_MS 200u
+
 /* Parks for a fork (lock held on entry and exit). */
 static void park(void)
 {
+    uint64_t until = hrp_mono_ms() + HR__PARK_WAIT_MS;
+
     pthread_mutex_unlock(&lock);
+    while (inflight && sock >= 0 && hrp_mono_ms() < until) {
+        struct timespec pause = { 0, 200000 };
+        void *msg = NULL;
+        int n = nn_recv(sock, &msg, NN_MSG, NN_DONTWAIT);
+
+        if (n >= 0) {
+            on_ack(msg, (size_t)n);
+            nn_freemsg(msg);
+        } else {
+            nanosleep(&pause, NULL);
+        }
+    }
     close_socket();
     pthread_mutex_lock(&lock);
     parked = 1;
