@@ -249,6 +249,8 @@ tests_service_test_observer_LDADD = client/libhostrange.la \
 # Corrected figures against the truth on the real clock: fan-outs, chains,
 # 100 ns to 10 us of work.
 tests_service_test_accuracy_SOURCES = tests/service/test_accuracy.c
+tests_service_test_accuracy_CPPFLAGS = $(AM_CPPFLAGS) \
+	$(OBSERVER_TEST_CPPFLAGS)
 tests_service_test_accuracy_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_accuracy_LDADD = client/libhostrange.la $(HARNESS_LIBS)
 
