@@ -469,11 +469,13 @@ static void check_figures(const char *dir, const char *label, int calls,
                     ROW("calibration.fan", "inclusive", "mean") / 8);
     assert_true(FIGURE("residue_ns") >= 0 &&
                 FIGURE("residue_ns") <= FIGURE("child_ns"));
-    /* Figures from hundreds of samples or more: errors of a few ns at
-     * most (a fraction of one with the default 100000 calls); a clock
-     * step. */
-    assert_true(FIGURE("child_err_ns") > 0 && FIGURE("child_err_ns") < 10);
-    assert_true(FIGURE("empty_err_ns") > 0 && FIGURE("empty_err_ns") < 10);
+    /* Figures from hundreds of samples or more: each known to better than
+     * itself (a fraction of a ns with the default 100000 calls on a
+     * machine at rest; more under a sanitizer or load); a clock step. */
+    assert_true(FIGURE("child_err_ns") > 0 &&
+                FIGURE("child_err_ns") < FIGURE("child_ns"));
+    assert_true(FIGURE("empty_err_ns") > 0 &&
+                FIGURE("empty_err_ns") < FIGURE("empty_ns"));
     assert_true(FIGURE("step_ns") > 0 && FIGURE("step_ns") < 1000);
     assert_true(FIGURE("calls") == calls);
 #undef ROW
