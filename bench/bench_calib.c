@@ -40,6 +40,7 @@ static hr_site s_flat = HR_SITE_INIT(HRP_CALIB_FLAT);
  * dependent chain (a few hundred ns); flat: the same work, no child. */
 #define FAN_CHILDREN 8
 #define FAN_STEPS 300u
+#define FAN_MIN_CALLS 4000u
 
 static volatile uint64_t fan_sink;
 
@@ -166,8 +167,10 @@ int bench_calibrate(unsigned calls, unsigned pairs)
     }
     for (unsigned i = 0; i < calls; i++)
         nest();
-    /* Fan and flat in turns, so that both see the same machine. */
-    for (unsigned i = 0; i < calls / 4 + 1; i++) {
+    /* Fan and flat in turns, so that both see the same machine; at least
+     * FAN_MIN_CALLS of each, whatever --calls (their difference is small
+     * against their own spread). */
+    for (unsigned i = 0; i < calls / 4 + 1 || i < FAN_MIN_CALLS; i++) {
         fan();
         flat();
     }

@@ -427,6 +427,15 @@ static void test_children_state(void **state)
 
 /* --- tests with the benchmark ------------------------------------------ */
 
+/* calibration.LABEL.NAME of stats, as a number. */
+static double figure(const char *stats, const char *label, const char *name)
+{
+    char key[128];
+
+    snprintf(key, sizeof key, "calibration.%s.%s", label, name);
+    return stat_num(stats, key);
+}
+
 static void check_figures(const char *dir, const char *label, int calls,
                           int pairs)
 {
@@ -447,9 +456,7 @@ static void check_figures(const char *dir, const char *label, int calls,
     assert_int_equal(num(find(rows, n, label, "calibration.timer",
                               "inclusive"), "count"), pairs);
     stats = harness_stats(dir);
-#define FIGURE(name) \
-    (snprintf(key, sizeof key, "calibration.%s." name, label), \
-     stat_num(stats, key))
+#define FIGURE(name) figure(stats, label, name)
 #define ROW(range, metric, field) \
     num(find(rows, n, label, range, metric), field)
     /* Robust means: never above a population's mean (only high values are
