@@ -567,17 +567,27 @@ int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
 
     if (!k->exact)
         return 0;
-    if (sorted_values(a, k, &incl, &ni, &self, &ns) != 0)
+    /* The values in any order: a histogram's buckets and sums do not
+     * depend on it, and sorting them first would cost more than adding. */
+    if (scratch(a, 2 * (k->pairs + k->records) + 1) != 0)
         return -ENOMEM;
+    incl = a->scratch;
+    self = a->scratch + k->pairs + k->records;
+    hrd_agg_key_values(k, incl, &ni, self, &ns);
     hi = malloc(sizeof *hi);
     hs = malloc(sizeof *hs);
     if (hi == NULL || hs == NULL)
         goto fail;
     hrd_hist_init(hi);
     hrd_hist_init(hs);
-    if (hrd_hist_add_sorted(hi, incl, ni) != 0 ||
-        hrd_hist_add_sorted(hs, self, ns) != 0)
-        goto fail;
+    for (size_t i = 0; i < ni; i++) {
+        if (hrd_hist_add(hi, incl[i]) != 0)
+            goto fail;
+    }
+    for (size_t i = 0; i < ns; i++) {
+        if (hrd_hist_add(hs, self[i]) != 0)
+            goto fail;
+    }
     a->bytes -= k->cap;
     buf_free(k);
     k->len = k->cap = 0;
