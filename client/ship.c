@@ -6,12 +6,10 @@
  * batch it has already seen, by process identity and sequence number).
  *
  * Memory: unacknowledged batches are kept up to HOSTRANGE_BUFFER_MB (default
- * 64), and up to what the daemon acknowledges in HR__DRAIN_NS at the rate
- * it has been acknowledging. While the daemon answers (an acknowledgement
- * within HR__LIVE_MS), a full queue holds the rings back, so a fast
- * producer waits for a slower daemon (the wait is measured and left out of
- * its ranges), nothing is lost, and what is queued at exit is delivered
- * within the exit's timeout. When the daemon does not answer, what does not fit is dropped and
+ * 64). While the daemon answers (an acknowledgement within HR__LIVE_MS), a
+ * full queue holds the rings back, so a fast producer waits for a slower
+ * daemon (the wait is measured and left out of its ranges) and nothing is
+ * lost. When the daemon does not answer, what does not fit is dropped and
  * counted as lost, per label set; every later batch carries the counts.
  *
  * The program is never made to wait here except in hr_flush and at exit,
@@ -91,14 +89,6 @@ static char ingest_url[PATH_MAX + 16];
 static int sock = -1;
 static int inflight;
 static uint64_t sent_at_ms, first_sent_ms, last_ack_ms;
-/* Events queued, the time the head batch was last sent, and the rate the
- * daemon acknowledged events at (per ns; 0: not known yet). */
-static uint64_t queue_events, sent_at_ns;
-static double drain_rate;
-/* At most this long of the daemon's work waits in the queue: a producer
- * faster than the daemon waits once the queue holds that much, so that
- * what is left at exit is delivered well within the exit's timeout. */
-#define HR__DRAIN_NS 500000000.0
 static uint64_t lost_reported; /* the lost count the last batch carried */
 static uint64_t marks_reported; /* the marks count the last batch carried */
 
@@ -211,19 +201,15 @@ static int daemon_live(void)
     return inflight && now - first_sent_ms < HR__LIVE_MS && !daemon_absent();
 }
 
-/* The queue is full: what it holds takes the daemon HR__DRAIN_NS or more,
- * or it holds HOSTRANGE_BUFFER_MB. */
 static int queue_full(void)
 {
-    return queue_bytes >= queue_max ||
-           (drain_rate > 0 && (double)queue_events > drain_rate * HR__DRAIN_NS);
+    return queue_bytes >= queue_max;
 }
 
 /*
  * Seals the encoder's batch at the end of the queue. When the queue is
  * full, a live daemon makes it wait (-EAGAIN, the batch kept); otherwise
- * its events are dropped and counted as lost once the memory bound is
- * reached.
+ * its events are dropped and counted as lost.
  */
 static int seal(int force)
 {
@@ -236,10 +222,7 @@ static int seal(int force)
 
     if (events == 0 && !force)
         return 0;
-    /* A live daemon makes a full queue wait; one that does not answer
-     * (absent, or busy for a while) drops only what the memory bound has
-     * no room for. */
-    if (queue_full() && (daemon_live() || queue_bytes >= queue_max)) {
+    if (queue_full()) {
         if (daemon_live())
             return -EAGAIN;
         goto drop;
@@ -283,7 +266,6 @@ static int seal(int force)
     p->seq = ++seq;
     p->events = events;
     queue_bytes += p->len;
-    queue_events += events;
     if (queue_tail != NULL)
         queue_tail->next = p;
     else
@@ -441,7 +423,6 @@ static void queue_free(void)
     }
     queue_tail = NULL;
     queue_bytes = 0;
-    queue_events = 0;
 }
 
 static void close_socket(void)
@@ -470,13 +451,6 @@ static void on_ack(const uint8_t *buf, size_t len)
         sent_at_ms = hrp_mono_ms();
         return;
     }
-    if (v != HR__ACK_REJECTED && p->events >= 1024) {
-        uint64_t dt = hrp_mono_ns() - sent_at_ns;
-        double r = dt > 0 ? (double)p->events / (double)dt : 0;
-
-        if (r > 0)
-            drain_rate = drain_rate > 0 ? 0.75 * drain_rate + 0.25 * r : r;
-    }
     pthread_mutex_lock(&lock);
     if (v == HR__ACK_REJECTED)
         lost += p->events;
@@ -488,7 +462,6 @@ static void on_ack(const uint8_t *buf, size_t len)
     if (queue_head == NULL)
         queue_tail = NULL;
     queue_bytes -= p->len;
-    queue_events -= p->events;
     free(p->buf);
     free(p);
     inflight = 0;
@@ -514,7 +487,6 @@ static void pump(void)
                 return;
             inflight = 1;
             sent_at_ms = hrp_mono_ms();
-            sent_at_ns = hrp_mono_ns();
             if (first_sent_ms == 0)
                 first_sent_ms = sent_at_ms;
         }

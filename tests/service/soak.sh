@@ -34,6 +34,13 @@ stat_value() {
     awk -v k="$1" '$1 == k { print $2 }' "$dir/stats"
 }
 
+# Eight clients at full speed make samples faster than one daemon on a
+# small machine takes them: each may hold its whole buffer of batches
+# (HOSTRANGE_BUFFER_MB) when its run ends. The soak checks that nothing is
+# lost, so it gives them the time to deliver it at exit.
+HOSTRANGE_FLUSH_TIMEOUT_MS=${HOSTRANGE_FLUSH_TIMEOUT_MS:-120000}
+export HOSTRANGE_FLUSH_TIMEOUT_MS
+
 "$HOSTRANGED" --quiet --runtime-dir "$dir/run" 2>"$dir/daemon.err" &
 dpid=$!
 if ! "$HOSTRANGECTL" -r "$dir/run" ping --wait 10000 >/dev/null; then
