@@ -333,7 +333,8 @@ static int reserve(struct hrd_agg *a, struct hrd_key *k)
             nb = mmap(NULL, cap, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
             if (nb != MAP_FAILED) {
-                memcpy(nb, k->buf, k->len);
+                if (k->len != 0)
+                    memcpy(nb, k->buf, k->len);
                 free(k->buf);
             }
         }
@@ -496,7 +497,8 @@ int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
     k->buf = malloc(len + SLACK);
     if (k->buf == NULL)
         return -ENOMEM;
-    memcpy(k->buf, buf, len);
+    if (len != 0)
+        memcpy(k->buf, buf, len);
     k->len = len;
     k->cap = len + SLACK;
     k->pairs = pairs;

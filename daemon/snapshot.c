@@ -58,8 +58,8 @@ static void need(struct enc *e, size_t n)
 static void put_bytes(struct enc *e, const void *p, size_t n)
 {
     need(e, n);
-    if (e->err)
-        return;
+    if (e->err || n == 0)
+        return; /* an empty key's buffer may be NULL */
     memcpy(e->p + e->len, p, n);
     e->len += n;
 }
