@@ -156,6 +156,12 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
  * none, the observer fields are null and one line on stderr says so.
  * Returns 0, or 1 after printing a one-line error.
  */
+/* Makes q a paged dump request dq of the keys flt selects (strings
+ * borrowed). */
+void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
+                          Hostrange__DumpRequest *dq,
+                          const struct hrd_ctl_filter *flt);
+
 int hrd_ctl_dump(const struct hrd_ctl_filter *f,
                  const struct hrd_ctl_report *r);
 

@@ -217,15 +217,7 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
         return hrd_ctl_paths_view(f, flt, r);
     if (r->from != NULL)
         return hrd_ctl_rows_from(f, flt, r);
-    q.version = HRP_VERSION;
-    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
-    q.dump = &dq;
-    dq.node_glob = (char *)(flt->node ? flt->node : "");
-    dq.operator_glob = (char *)(flt->op ? flt->op : "");
-    dq.backend_glob = (char *)(flt->backend ? flt->backend : "");
-    dq.range_glob = (char *)(flt->range ? flt->range : "");
-    dq.phase = flt->phase;
-    dq.paged = 1;
+    hrd_ctl_dump_request(&q, &dq, flt);
     dq.by_path = r->by_path != 0;
     if (r->correct)
         fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
@@ -285,6 +277,21 @@ static int write_error(const char *what, int rc)
         fprintf(stderr, "hostrangectl: cannot write %s: %s\n", what,
                 strerror(-rc));
     return 1;
+}
+
+void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
+                          Hostrange__DumpRequest *dq,
+                          const struct hrd_ctl_filter *flt)
+{
+    q->version = HRP_VERSION;
+    q->body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
+    q->dump = dq;
+    dq->node_glob = (char *)(flt->node ? flt->node : "");
+    dq->operator_glob = (char *)(flt->op ? flt->op : "");
+    dq->backend_glob = (char *)(flt->backend ? flt->backend : "");
+    dq->range_glob = (char *)(flt->range ? flt->range : "");
+    dq->phase = flt->phase;
+    dq->paged = 1;
 }
 
 int hrd_ctl_dump(const struct hrd_ctl_filter *flt,

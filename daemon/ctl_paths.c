@@ -85,15 +85,7 @@ static int tree_from_daemon(const char *cmd, const struct hrd_ctl_filter *flt,
     uint8_t cursor[64];
     char err[8400];
 
-    q.version = HRP_VERSION;
-    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
-    q.dump = &dq;
-    dq.node_glob = (char *)(flt->node ? flt->node : "");
-    dq.operator_glob = (char *)(flt->op ? flt->op : "");
-    dq.backend_glob = (char *)(flt->backend ? flt->backend : "");
-    dq.range_glob = (char *)(flt->range ? flt->range : "");
-    dq.phase = flt->phase;
-    dq.paged = 1;
+    hrd_ctl_dump_request(&q, &dq, flt);
     dq.by_path = 1;
     for (;;) {
         Hostrange__ControlReply *rep;
