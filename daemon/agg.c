@@ -419,6 +419,9 @@ int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
 
 int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k, uint64_t value_ns)
 {
+    /* Records have no path: they part a key from its mirror. */
+    if (hrd_agg_path_unmirror(a, k) != 0)
+        return -ENOMEM;
     if (!k->exact) {
         if (hist_add(a, k, value_ns, NULL) != 0)
             return -ENOMEM;

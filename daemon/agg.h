@@ -95,6 +95,14 @@ struct hrd_key {
     struct hrd_key *paths;
     struct hrd_key *pnext;
     uint32_t path;
+    /* A path key that mirrors its range key: it holds no event of its own,
+     * its events are the range key's (every sample of the range key so far
+     * came through this one path). Readers see it through
+     * hrd_agg_path_view; it is filled with a copy of the range key's
+     * events (hrd_agg_path_unmirror) once they part: a second path, a
+     * sample kept without a path, or a record. Only the first path key of
+     * a key that had no event when the key was made is one. */
+    uint8_t mirror;
 };
 
 /* The path table: path id - 1 -> its parent's id (0: none), its innermost
@@ -315,6 +323,26 @@ uint32_t hrd_agg_path_names(const struct hrd_agg *a, uint32_t id,
  * k->range), found or created; NULL on ENOMEM. */
 struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
                                  uint32_t path);
+
+/*
+ * As hrd_agg_path_key, for the samples of a live daemon: the first path key
+ * of a range key with no event yet is made a mirror of it (see struct
+ * hrd_key), which costs no work per sample while the key has one path.
+ * Making a second path key first fills the mirror with its own copy.
+ */
+struct hrd_key *hrd_agg_path_key_live(struct hrd_agg *a, struct hrd_key *k,
+                                      uint32_t path);
+
+/* Gives range key k's mirror path key (if it has one) its own copy of k's
+ * events, so that k may take events the path does not. Returns 0 or
+ * -ENOMEM (k and its path key are then unchanged). */
+int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k);
+
+/* Path key p of range key k as readers must see it: p itself, or, for a
+ * mirror, *tmp filled as a shallow copy of k's events under p's path. */
+const struct hrd_key *hrd_agg_path_view(const struct hrd_key *k,
+                                        const struct hrd_key *p,
+                                        struct hrd_key *tmp);
 
 /* Adds a range sample to a path key (as hrd_agg_add; a->events counts the
  * samples once, by their range keys). Returns 0 or -ENOMEM. */

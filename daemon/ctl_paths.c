@@ -282,7 +282,9 @@ static int compare(struct hrd_agg *base, struct hrd_agg *new,
     for (uint32_t i = 0; i < new->nkeys; i++) {
         const struct hrd_key *k = new->keys[i];
 
-        for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
+        for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+            struct hrd_key tmp;
+            const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
             uint32_t depth = hrd_agg_path_names(new, p->path, names);
             const char *node = hrd_agg_str_get(new, p->node);
             const char *op = hrd_agg_str_get(new, p->op);

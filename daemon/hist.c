@@ -86,6 +86,26 @@ static int chunk_alloc(struct hrd_hist *h, uint32_t j)
     return 0;
 }
 
+int hrd_hist_copy(struct hrd_hist *dst, const struct hrd_hist *src)
+{
+    *dst = *src;
+    for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++) {
+        size_t size = chunk_size(j) * sizeof(uint64_t);
+
+        if (src->chunk[j] == NULL)
+            continue;
+        dst->chunk[j] = malloc(size);
+        if (dst->chunk[j] == NULL) {
+            for (uint32_t i = j + 1; i < HRD_HIST_CHUNKS; i++)
+                dst->chunk[i] = NULL;
+            hrd_hist_fini(dst);
+            return -ENOMEM;
+        }
+        memcpy(dst->chunk[j], src->chunk[j], size);
+    }
+    return 0;
+}
+
 int hrd_hist_reserve(struct hrd_hist *h, uint64_t v)
 {
     uint32_t off;

@@ -62,6 +62,10 @@ int hrd_hist_add_n(struct hrd_hist *h, uint64_t v, uint64_t count);
  * same whatever the order). Returns 0 or -ENOMEM (then partly added). */
 int hrd_hist_add_sorted(struct hrd_hist *h, const uint64_t *v, size_t n);
 
+/* Makes dst (uninitialised) a copy of src with buckets of its own.
+ * Returns 0 or -ENOMEM (dst is then empty). */
+int hrd_hist_copy(struct hrd_hist *dst, const struct hrd_hist *src);
+
 /* Bytes of memory the buckets take (capacity, not just use). */
 size_t hrd_hist_bytes(const struct hrd_hist *h);
 

@@ -456,7 +456,7 @@ static struct hrd_key *path_key_of(struct hrd_agg *a,
         a->paths_table_full++;
         return NULL;
     }
-    pk = hrd_agg_path_key(a, k, path);
+    pk = hrd_agg_path_key_live(a, k, path);
     if (pk == NULL)
         *nomem = 1;
     else if (m != NULL)
@@ -577,19 +577,22 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
                 return -ENOMEM;
             continue;
         }
+        /* The same sample in its calling context's population: found
+         * first, so that a sample kept without a path parts the key from
+         * its mirror before it is added. */
+        pk = path_key_of(a, b, n, ks, k, label, (uint32_t)it.index, &nomem);
+        if (pk == NULL &&
+            (nomem || hrd_agg_path_unmirror(a, k) != 0))
+            return -ENOMEM;
         if (hrd_agg_add(a, k, it.incl, it.incl - it.child) != 0)
             return -ENOMEM;
         k->children += it.nchild;
         k->descendants += it.nchild + it.extra;
-        /* The same sample in its calling context's population. */
-        pk = path_key_of(a, b, n, ks, k, label, (uint32_t)it.index, &nomem);
-        if (pk != NULL) {
+        if (pk != NULL && !pk->mirror) {
             if (hrd_agg_path_add(a, pk, it.incl, it.incl - it.child) != 0)
                 return -ENOMEM;
             pk->children += it.nchild;
             pk->descendants += it.nchild + it.extra;
-        } else if (nomem) {
-            return -ENOMEM;
         }
     }
     return 0;

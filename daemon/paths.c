@@ -155,8 +155,8 @@ int hrd_agg_paths_reindex(struct hrd_agg *a)
 /* A path key's owner is found through its index slot: the key's fields
  * are its owner's labels, so (node, op, backend, phase, range) and path
  * identify it; the owner pointer only spreads the hash. */
-struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
-                                 uint32_t path)
+static struct hrd_key *path_key(struct hrd_agg *a, struct hrd_key *k,
+                                uint32_t path, int live)
 {
     struct hrd_key *pk, **tail;
     uint32_t i;
@@ -172,6 +172,9 @@ struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
             pk->range == k->range)
             return pk;
     }
+    /* A new path parts a mirror from its range key. */
+    if (hrd_agg_path_unmirror(a, k) != 0)
+        return NULL;
     pk = calloc(1, sizeof *pk);
     if (pk == NULL)
         return NULL;
@@ -183,6 +186,7 @@ struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
     pk->serial = k->serial;
     pk->exact = 1;
     pk->path = path;
+    pk->mirror = live && k->paths == NULL && k->pairs == 0 && k->records == 0;
     for (tail = &k->paths; *tail != NULL; tail = &(*tail)->pnext)
         ;
     *tail = pk;
@@ -190,6 +194,72 @@ struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
     a->npkeys++;
     a->bytes += sizeof *pk;
     return pk;
+}
+
+struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
+                                 uint32_t path)
+{
+    return path_key(a, k, path, 0);
+}
+
+struct hrd_key *hrd_agg_path_key_live(struct hrd_agg *a, struct hrd_key *k,
+                                      uint32_t path)
+{
+    return path_key(a, k, path, 1);
+}
+
+int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k)
+{
+    struct hrd_key *p = k->paths;
+    int rc;
+
+    if (p == NULL || !p->mirror)
+        return 0;
+    /* A mirror's range key has no record (a record parts them). */
+    p->mirror = 0;
+    if (k->exact) {
+        rc = hrd_agg_path_set_exact(a, p, k->buf, k->len, k->pairs);
+    } else {
+        struct hrd_hist *hi = malloc(sizeof *hi), *hs = malloc(sizeof *hs);
+
+        rc = -ENOMEM;
+        if (hi != NULL && hs != NULL && hrd_hist_copy(hi, k->incl) == 0) {
+            if (hrd_hist_copy(hs, k->self) == 0) {
+                rc = hrd_agg_path_set_hist(a, p, hi, hs, k->pairs);
+                if (rc != 0)
+                    hrd_hist_fini(hs);
+            }
+            if (rc != 0)
+                hrd_hist_fini(hi);
+        }
+        if (rc != 0) {
+            free(hi);
+            free(hs);
+        }
+    }
+    if (rc != 0) {
+        p->mirror = 1;
+        return rc;
+    }
+    p->children = k->children;
+    p->descendants = k->descendants;
+    p->has_scopes = k->has_scopes;
+    return 0;
+}
+
+const struct hrd_key *hrd_agg_path_view(const struct hrd_key *k,
+                                        const struct hrd_key *p,
+                                        struct hrd_key *tmp)
+{
+    if (!p->mirror)
+        return p;
+    *tmp = *k;
+    tmp->paths = NULL;
+    tmp->pnext = p->pnext;
+    tmp->path = p->path;
+    tmp->serial = p->serial;
+    tmp->mirror = 0;
+    return tmp;
 }
 
 int hrd_agg_path_add(struct hrd_agg *a, struct hrd_key *pk, uint64_t incl_ns,

@@ -145,8 +145,11 @@ static int emit_paths(struct hrd_agg *a, const struct hrd_key *k,
     uint32_t depth;
     int rc = 0;
 
-    for (const struct hrd_key *p = k->paths; p != NULL && rc == 0;
-         p = p->pnext) {
+    for (const struct hrd_key *pp = k->paths; pp != NULL && rc == 0;
+         pp = pp->pnext) {
+        struct hrd_key tmp;
+        const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
+
         if (hrd_agg_key_summaries(a, p, &si, &ss) != 0)
             return -ENOMEM;
         key_sums(a, p, &sumi, &sums);

@@ -134,11 +134,12 @@ static int runkey_paths(struct hrd_agg *a, const struct hrd_key *k,
         return -ENOMEM;
     for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
         Hostrange__RunPath *x = calloc(1, sizeof *x);
+        struct hrd_key tmp;
 
         if (x == NULL)
             return -ENOMEM;
         m->paths[m->n_paths++] = x;
-        if (runpath_from(a, p, x) != 0)
+        if (runpath_from(a, hrd_agg_path_view(k, p, &tmp), x) != 0)
             return -ENOMEM;
     }
     return 0;
@@ -370,10 +371,15 @@ int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
         r->keys[r->n_keys++] = m;
         values += 64 + (k->exact ? 2 * k->pairs + k->records
                                  : 2 * (uint64_t)(k->incl->nb + k->self->nb));
-        for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext)
+        for (const struct hrd_key *pp = k->paths; pp != NULL;
+             pp = pp->pnext) {
+            struct hrd_key tmp;
+            const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
+
             values += 64 + (p->exact ? 2 * p->pairs
                                      : 2 * (uint64_t)(p->incl->nb +
                                                       p->self->nb));
+        }
         *cursor = k->serial + 1;
         used++;
     }
@@ -727,7 +733,8 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
     if (node == 0 || op == 0 || backend == 0 || range == 0 ||
         note_first(l, node, 0, m->node_rank) != 0 ||
         note_first(l, range, 1, m->range_rank) != 0 ||
-        (k = hrd_agg_key(a, node, op, backend, m->phase, range)) == NULL) {
+        (k = hrd_agg_key(a, node, op, backend, m->phase, range)) == NULL ||
+        hrd_agg_path_unmirror(a, k) != 0) {
         rc = -ENOMEM;
         goto out;
     }

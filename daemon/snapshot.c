@@ -347,7 +347,9 @@ int hrd_snapshot_write(struct hrd_recfile *f, const struct hrd_agg *a,
     for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
         for (const struct hrd_key *p = a->keys[i]->paths; p != NULL && rc == 0;
              p = p->pnext) {
-            put_pkey(&e, p);
+            struct hrd_key tmp;
+
+            put_pkey(&e, hrd_agg_path_view(a->keys[i], p, &tmp));
             rc = emit(f, &e, REC_PKEY);
         }
     }

@@ -574,11 +574,119 @@ static void test_compaction(void **state)
     f->agg.max_bytes = 64 << 10;
     hrd_agg_enforce(&f->agg);
     assert_false(f->agg.keys[0]->exact);
-    assert_false(f->agg.keys[0]->paths->exact);
+    {
+        struct hrd_key tmp;
+
+        assert_false(hrd_agg_path_view(f->agg.keys[0], f->agg.keys[0]->paths,
+                                       &tmp)->exact);
+    }
     s = view(&f->agg, HRD_FVALUE_COUNT, 0, 0);
     assert_string_equal(s, "t/node;warm;a;b;c 20000\n");
     free(s);
     tb_fini(&t);
+    fix_free(f);
+}
+
+/* A batch of n leaf samples of context c (values base, base + 1, ...) and
+ * r records under c's range, in label 0, from the known contexts. */
+static void feed_ctx(struct fix *f, uint64_t seq, uint32_t c, int n,
+                     uint64_t base, int r)
+{
+    struct tb t = { 0 };
+
+    t.ranges = known_ranges;
+    t.nranges = 5;
+    t.nctx = NCTX;
+    t.parent = malloc(sizeof known_parent);
+    t.crange = malloc(sizeof known_range);
+    memcpy(t.parent, known_parent, sizeof known_parent);
+    memcpy(t.crange, known_range, sizeof known_range);
+    tb_label(&t, 0);
+    for (int i = 0; i < n; i++)
+        tb_sample(&t, c, base + (uint64_t)i, 0, 0);
+    for (int i = 0; i < r; i++) {
+        tb_put(&t, (uint64_t)c << 2 | HRP_ITEM_RECORD);
+        tb_put(&t, 3);
+        t.events++;
+    }
+    assert_int_equal(tb_send(&f->in, &t, seq), HRD_INGEST_OK);
+    tb_fini(&t);
+}
+
+/* The only range key of range name `name`. */
+static struct hrd_key *key_named(struct hrd_agg *a, const char *name)
+{
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        if (strcmp(hrd_agg_str_get(a, a->keys[i]->range), name) == 0)
+            return a->keys[i];
+    }
+    fail_msg("no key %s", name);
+    return NULL;
+}
+
+/*
+ * A range key seen through one path only shares its events with its path
+ * key (a mirror: nothing is stored or added twice); a second path, a
+ * sample kept without a path or a record gives the path key a copy of its
+ * own, in exact and in histogram mode, and every view is the same as if
+ * the two had been kept apart from the start.
+ */
+static void test_mirror(void **state)
+{
+    struct fix *f = fix_new();
+    struct hrd_key *b;
+    char *s;
+
+    (void)state;
+    /* Exact: b under a only, then also under d. */
+    feed_ctx(f, 1, AB, 50, 1000, 0);
+    b = key_named(&f->agg, "b");
+    assert_non_null(b->paths);
+    assert_true(b->paths->mirror);
+    assert_int_equal(b->paths->pairs, 0);
+    assert_null(b->paths->buf);
+    s = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
+    assert_string_equal(s, "t/node;warm;a;b 51225\n");
+    free(s);
+    feed_ctx(f, 2, DB, 30, 2000, 0);
+    assert_false(b->paths->mirror);
+    assert_int_equal(b->paths->pairs, 50);
+    assert_int_equal(b->pairs, 80);
+    s = view(&f->agg, HRD_FVALUE_COUNT, 0, 0);
+    assert_string_equal(s, "t/node;warm;a;b 50\nt/node;warm;d;b 30\n");
+    free(s);
+    s = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
+    assert_string_equal(s, "t/node;warm;a;b 51225\nt/node;warm;d;b 60435\n");
+    free(s);
+    /* A record parts a mirror too (records have no path). */
+    feed_ctx(f, 3, D, 10, 100, 0);
+    assert_true(key_named(&f->agg, "d")->paths->mirror);
+    feed_ctx(f, 4, D, 0, 0, 2);
+    assert_false(key_named(&f->agg, "d")->paths->mirror);
+    assert_int_equal(key_named(&f->agg, "d")->records, 2);
+    assert_int_equal(key_named(&f->agg, "d")->paths->pairs, 10);
+    fix_free(f);
+
+    /* Histograms: c under a;b only, compacted, then also under a. */
+    f = fix_new();
+    feed_ctx(f, 1, ABC, 20000, 1000, 0);
+    f->agg.max_bytes = 64 << 10;
+    hrd_agg_enforce(&f->agg);
+    f->agg.max_bytes = (size_t)1 << 30;
+    b = key_named(&f->agg, "c");
+    assert_false(b->exact);
+    assert_true(b->paths->mirror);
+    feed_ctx(f, 2, AC, 100, 5000, 0);
+    assert_false(b->paths->mirror);
+    assert_false(b->paths->exact);
+    assert_int_equal(b->paths->pairs, 20000);
+    assert_int_equal(b->paths->incl->n, 20000);
+    assert_int_equal(b->paths->incl->min, 1000);
+    assert_int_equal(b->paths->incl->max, 20999);
+    assert_int_equal(b->incl->n, 20100);
+    s = view(&f->agg, HRD_FVALUE_COUNT, 0, 0);
+    assert_string_equal(s, "t/node;warm;a;b;c 20000\nt/node;warm;a;c 100\n");
+    free(s);
     fix_free(f);
 }
 
@@ -697,6 +805,7 @@ int main(void)
         cmocka_unit_test(test_depth_cap),
         cmocka_unit_test(test_table_cap),
         cmocka_unit_test(test_compaction),
+        cmocka_unit_test(test_mirror),
         cmocka_unit_test(test_snapshot),
         cmocka_unit_test(test_run_file),
     };
