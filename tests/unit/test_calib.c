@@ -496,9 +496,11 @@ static void test_calib_fan(void **state)
     assert_true(approx(c[0].child_ns, 80.0) && approx(c[0].residue_ns, 60.0));
     free(c);
     /* 8 children per call; fan 3000..3020 (mean 3010), flat 2600..2620
-     * (mean 2610), children 340..360 (mean 350). */
+     * (mean 2610), children 340..360 (mean 350); the fan's self times are
+     * what its children leave of it, 280, 210 and 140 (mean 210). */
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(hrd_agg_add(&a, fan, 3000 + 10 * i, 0), 0);
+        assert_int_equal(hrd_agg_add(&a, fan, 3000 + 10 * i, 280 - 70 * i),
+                         0);
         assert_int_equal(hrd_agg_add(&a, flat, 2600 + 10 * i, 2600 + 10 * i),
                          0);
         for (int j = 0; j < 8; j++)
@@ -508,9 +510,9 @@ static void test_calib_fan(void **state)
     fan->children = 24;
     assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
     assert_int_equal(n, 1);
-    /* child = (3010 - 2610) / 8 = 50; the work of a child is
-     * (2610 - 20) / 8 = 323.75, so its pair's bias is 350 - 323.75 and
-     * the residue 50 - 26.25. */
+    /* child = (3010 - 2610) / 8 = 50; the residue is (210 - 20) / 8, the
+     * same as child less the bias of a child's pair: the work of a child
+     * is (2610 - 20) / 8 = 323.75, its bias 350 - 323.75, 50 - 26.25. */
     assert_true(approx(c[0].child_ns, 50.0));
     assert_true(approx(c[0].residue_ns, 23.75));
     assert_true(approx(c[0].empty_ns, 20.0));
