@@ -73,21 +73,39 @@ void hr__clock_init(void)
 #endif
 }
 
-/* The smallest nonzero difference between consecutive reads of the clock
- * in use, in its own units, over HR__STEP_READS reads. */
+/* The step of the clock in use, in its own units: the greatest common
+ * divisor of the differences between HR__STEP_READS consecutive reads,
+ * some of them a few instructions apart. The smallest difference would be
+ * the cost of a read where that is more than a step (an ordered read of a
+ * fine TSC); the divisor is the step the readings advance by. */
 #define HR__STEP_READS 20000
+static uint64_t gcd_u64(uint64_t a, uint64_t b)
+{
+    while (b != 0) {
+        uint64_t r = a % b;
+
+        a = b;
+        b = r;
+    }
+    return a;
+}
+
 static uint64_t clock_step_units(void)
 {
-    uint64_t best = UINT64_MAX, prev = hr__clock_end();
+    uint64_t g = 0, prev = hr__clock_end();
+    volatile unsigned spin;
 
-    for (int i = 0; i < HR__STEP_READS; i++) {
-        uint64_t t = hr__clock_end();
+    for (int i = 0; i < HR__STEP_READS && g != 1; i++) {
+        uint64_t t;
 
-        if (t > prev && t - prev < best)
-            best = t - prev;
+        for (spin = 0; spin < (unsigned)i % 7u; spin++)
+            ;
+        t = hr__clock_end();
+        if (t > prev)
+            g = gcd_u64(t - prev, g);
         prev = t;
     }
-    return best == UINT64_MAX ? 0 : best;
+    return g;
 }
 
 static double cal_step_ns;
