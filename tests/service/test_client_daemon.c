@@ -107,6 +107,45 @@ static void test_threads(void **state)
     assert_int_equal(stat_value(d->dir, "client.1.errors.foreign_thread"), 0);
 }
 
+/* stats shows each client's clock, how its reads are ordered and its
+ * step: the TSC's (ordered by fences; a step of a few ns at most on any
+ * TSC this runs on) and CLOCK_MONOTONIC's (1 ns, read through the vDSO). */
+static void test_clock_stats(void **state)
+{
+    struct harness_daemon *d = *state;
+    struct harness_run r;
+    char *stats, buf[64];
+    const char *clock;
+    double step;
+
+    workload(d->dir, &r, "-n", "1", "-c", "10", NULL);
+    harness_run_free(&r);
+    setenv("HOSTRANGE_CLOCK", "monotonic", 1);
+    workload(d->dir, &r, "-n", "1", "-c", "10", NULL);
+    unsetenv("HOSTRANGE_CLOCK");
+    harness_run_free(&r);
+    stats = harness_stats(d->dir);
+    clock = harness_stat_str(stats, "client.1.clock", buf, sizeof buf);
+    if (strcmp(clock, "tsc") == 0) {
+        assert_string_equal(harness_stat_str(stats, "client.1.clock_order",
+                                             buf, sizeof buf),
+                            "rdtsc;lfence..lfence;rdtsc");
+        step = strtod(harness_stat_str(stats, "client.1.clock_step_ns", buf,
+                                       sizeof buf), NULL);
+        assert_true(step > 0 && step <= 100);
+    } else {
+        assert_string_equal(clock, "monotonic");
+    }
+    assert_string_equal(harness_stat_str(stats, "client.2.clock", buf,
+                                         sizeof buf), "monotonic");
+    assert_string_equal(harness_stat_str(stats, "client.2.clock_order", buf,
+                                         sizeof buf), "vdso");
+    step = strtod(harness_stat_str(stats, "client.2.clock_step_ns", buf,
+                                   sizeof buf), NULL);
+    assert_true(step >= 1 && step <= 1000);
+    free(stats);
+}
+
 static void test_fork(void **state)
 {
     struct harness_daemon *d = *state;
@@ -355,6 +394,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         HARNESS_DAEMON_TEST(test_threads),
+        HARNESS_DAEMON_TEST(test_clock_stats),
         HARNESS_DAEMON_TEST(test_fork),
         HARNESS_DAEMON_TEST(test_phase_by_path),
         HARNESS_DAEMON_TEST(test_exit_flush),
