@@ -367,8 +367,17 @@ static int hist_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl,
                     const uint64_t *self)
 {
     size_t before = k->incl->bytes + k->self->bytes;
+    uint64_t *si = hrd_hist_slot(k->incl, incl);
+    uint64_t *ss = self != NULL ? hrd_hist_slot(k->self, *self) : NULL;
     int rc = 0;
 
+    /* Both buckets' chunks exist (nearly always): two increments. */
+    if (si != NULL && (self == NULL || ss != NULL)) {
+        hrd_hist_bump(k->incl, si, incl);
+        if (self != NULL)
+            hrd_hist_bump(k->self, ss, *self);
+        return 0;
+    }
     if (hrd_hist_reserve(k->incl, incl) != 0 ||
         (self != NULL && hrd_hist_reserve(k->self, *self) != 0)) {
         rc = -ENOMEM;

@@ -66,6 +66,43 @@ int hrd_hist_add_sorted(struct hrd_hist *h, const uint64_t *v, size_t n);
  * Returns 0 or -ENOMEM (dst is then empty). */
 int hrd_hist_copy(struct hrd_hist *dst, const struct hrd_hist *src);
 
+/*
+ * The common case of an add, inline: hrd_hist_slot gives the counter of
+ * v's bucket when its chunk exists (else NULL: hrd_hist_reserve first),
+ * and hrd_hist_bump adds v through it. Splitting them lets a caller that
+ * adds to two histograms find both counters before it changes either.
+ */
+static inline uint64_t *hrd_hist_slot(const struct hrd_hist *h, uint64_t v)
+{
+    uint64_t *c;
+    int e;
+
+    if (v < HRD_HIST_LINEAR) {
+        c = h->chunk[0];
+        return c != NULL ? c + v : NULL;
+    }
+    e = 63 - __builtin_clzll(v);
+    c = h->chunk[e - 9];
+    return c != NULL ? c + ((v >> (e - HRD_HIST_SUB_BITS)) & 511u) : NULL;
+}
+
+static inline void hrd_hist_bump(struct hrd_hist *h, uint64_t *slot,
+                                 uint64_t v)
+{
+    h->nb += *slot == 0;
+    (*slot)++;
+    if (h->n == 0 || v < h->min)
+        h->min = v;
+    if (h->n == 0 || v > h->max)
+        h->max = v;
+    h->n++;
+    h->sum += v;
+    if (v < ((uint64_t)1 << 32))
+        h->sumsq_small += (unsigned __int128)(v * v);
+    else
+        h->sumsq_big += (long double)v * (long double)v;
+}
+
 /* Bytes of memory the buckets take (capacity, not just use). */
 size_t hrd_hist_bytes(const struct hrd_hist *h);
 

@@ -200,16 +200,48 @@ static void test_hist_against_brute_force(void **state)
     for (int round = 0; round < 60; round++) {
         size_t n = 1 + next() % 20000;
         uint64_t *v = malloc(n * sizeof *v), *tmp = malloc(n * sizeof *tmp);
-        struct hrd_hist one, sorted;
+        struct hrd_hist one, sorted, fast, copy;
         struct hrd_summary exact, est;
         double out[5];
 
         hrd_hist_init(&one);
         hrd_hist_init(&sorted);
+        hrd_hist_init(&fast);
         for (size_t i = 0; i < n; i++) {
+            uint64_t *slot;
+
             v[i] = draw(round) >> 4;
             assert_int_equal(hrd_hist_add(&one, v[i]), 0);
+            /* The inline add: a slot once its chunk is reserved. */
+            if ((slot = hrd_hist_slot(&fast, v[i])) == NULL) {
+                assert_int_equal(hrd_hist_reserve(&fast, v[i]), 0);
+                slot = hrd_hist_slot(&fast, v[i]);
+            }
+            assert_non_null(slot);
+            hrd_hist_bump(&fast, slot, v[i]);
         }
+        /* The inline add and a copy give the same histogram. */
+        assert_int_equal(hrd_hist_copy(&copy, &one), 0);
+        for (int which = 0; which < 2; which++) {
+            const struct hrd_hist *h = which ? &copy : &fast;
+
+            assert_true(h->n == one.n && h->nb == one.nb && h->sum == one.sum &&
+                        h->min == one.min && h->max == one.max &&
+                        h->sumsq_small == one.sumsq_small &&
+                        h->sumsq_big == one.sumsq_big &&
+                        hrd_hist_bytes(h) == hrd_hist_bytes(&one));
+            for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++) {
+                assert_true((one.chunk[j] == NULL) == (h->chunk[j] == NULL));
+                if (one.chunk[j] != NULL) {
+                    assert_true(h->chunk[j] != one.chunk[j]);
+                    assert_memory_equal(one.chunk[j], h->chunk[j],
+                                        (j == 0 ? HRD_HIST_LINEAR : 512u) *
+                                            sizeof(uint64_t));
+                }
+            }
+        }
+        hrd_hist_fini(&fast);
+        hrd_hist_fini(&copy);
         hrd_sort_u64(v, n, tmp);
         assert_int_equal(hrd_hist_add_sorted(&sorted, v, n), 0);
         assert_int_equal(one.nb, sorted.nb);
