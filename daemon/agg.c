@@ -63,24 +63,76 @@ static void buf_free(struct hrd_key *k)
     k->mapped = 0;
 }
 
-static void key_free(struct hrd_agg *a, struct hrd_key *k)
+/* Frees a key's events (its buffer or histograms), not its counts. */
+static void key_data_free(struct hrd_agg *a, struct hrd_key *k)
 {
-    hrd_agg_paths_free(a, k);
-    a->bytes -= sizeof *k + k->cap;
+    a->bytes -= k->cap;
     buf_free(k);
+    k->len = k->cap = 0;
     if (k->incl != NULL) {
         a->bytes -= sizeof *k->incl + hrd_hist_bytes(k->incl);
         hrd_hist_fini(k->incl);
         free(k->incl);
+        k->incl = NULL;
     }
     if (k->self != NULL) {
         a->bytes -= sizeof *k->self + hrd_hist_bytes(k->self);
         hrd_hist_fini(k->self);
         free(k->self);
+        k->self = NULL;
     }
+}
+
+static void key_free(struct hrd_agg *a, struct hrd_key *k)
+{
+    hrd_agg_paths_free(a, k);
+    a->bytes -= sizeof *k;
+    key_data_free(a, k);
     if (k->path == 0) /* path keys' samples are counted by range keys */
         a->events -= 2 * k->pairs + k->records;
     free(k);
+}
+
+/* 1 when the two histograms hold the same values. */
+static int hist_same(const struct hrd_hist *x, const struct hrd_hist *y)
+{
+    if (x->n != y->n || x->sum != y->sum || x->min != y->min ||
+        x->max != y->max || x->nb != y->nb)
+        return 0;
+    for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++) {
+        size_t size = (j == 0 ? HRD_HIST_LINEAR : 512u) * sizeof(uint64_t);
+
+        if ((x->chunk[j] == NULL) != (y->chunk[j] == NULL) ||
+            (x->chunk[j] != NULL && memcmp(x->chunk[j], y->chunk[j], size)))
+            return 0;
+    }
+    return 1;
+}
+
+uint32_t hrd_agg_paths_share(struct hrd_agg *a)
+{
+    uint32_t shared = 0;
+
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        struct hrd_key *k = a->keys[i], *p = k->paths;
+
+        if (p == NULL || p->pnext != NULL || p->mirror || k->records != 0 ||
+            p->pairs != k->pairs || p->exact != k->exact ||
+            p->children != k->children || p->descendants != k->descendants)
+            continue;
+        if (k->exact ? p->len != k->len ||
+                           (k->len != 0 && memcmp(p->buf, k->buf, k->len))
+                     : !hist_same(p->incl, k->incl) ||
+                           !hist_same(p->self, k->self))
+            continue;
+        key_data_free(a, p);
+        p->pairs = p->children = p->descendants = 0;
+        p->exact = 1;
+        p->has_scopes = 0;
+        p->mirror = 1;
+        shared++;
+    }
+    return shared;
 }
 
 void hrd_agg_paths_free(struct hrd_agg *a, struct hrd_key *k)

@@ -338,6 +338,11 @@ struct hrd_key *hrd_agg_path_key_live(struct hrd_agg *a, struct hrd_key *k,
  * -ENOMEM (k and its path key are then unchanged). */
 int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k);
 
+/* Makes mirrors of the path keys that hold the same events as their range
+ * keys, as a key seen through one path has after a snapshot or a run file
+ * was loaded. Returns how many it made. */
+uint32_t hrd_agg_paths_share(struct hrd_agg *a);
+
 /* Path key p of range key k as readers must see it: p itself, or, for a
  * mirror, *tmp filled as a shallow copy of k's events under p's path. */
 const struct hrd_key *hrd_agg_path_view(const struct hrd_key *k,

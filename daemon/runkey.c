@@ -822,6 +822,7 @@ int hrd_runload_finish(struct hrd_runload *l)
 
     if (r == NULL)
         return -ENOMEM;
+    hrd_agg_paths_share(l->a);
     for (int which = 0; which < 2; which++) {
         size_t n = 0;
 

@@ -503,6 +503,10 @@ static int load(struct hrd_state *s)
     rc = hrd_recreader_open(&r, s->dirfd, SNAPSHOT, HRD_SNAPSHOT_MAGIC);
     if (rc == 0) {
         rc = hrd_snapshot_load(&r, s->agg, s->in, &sl);
+        /* What was read (all of it, or the good part of a damaged file)
+         * shares the events of keys seen through one path, as it did
+         * before the snapshot was written. */
+        hrd_agg_paths_share(s->agg);
         covers = sl.covers;
         s->info.loaded_keys = sl.keys;
         s->info.loaded_clients = sl.clients;

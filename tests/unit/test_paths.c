@@ -690,6 +690,19 @@ static void test_mirror(void **state)
     fix_free(f);
 }
 
+/* The path keys of a that are mirrors. */
+static uint32_t mirrors(const struct hrd_agg *a)
+{
+    uint32_t n = 0;
+
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        for (const struct hrd_key *p = a->keys[i]->paths; p != NULL;
+             p = p->pnext)
+            n += p->mirror;
+    }
+    return n;
+}
+
 static void test_snapshot(void **state)
 {
     struct fix *f = fix_new(), *g = fix_new();
@@ -714,6 +727,19 @@ static void test_snapshot(void **state)
     hrd_recreader_close(&r);
     assert_int_equal(sl.complete, 1);
     assert_int_equal(g->agg.npkeys, f->agg.npkeys);
+    /* Loaded, every path key holds its events; those of keys seen through
+     * one path (a cold and warm, d, the weird name) become mirrors again,
+     * and give back their memory. */
+    assert_int_equal(mirrors(&f->agg), 4);
+    assert_int_equal(mirrors(&g->agg), 0);
+    {
+        size_t before = g->agg.bytes;
+
+        assert_int_equal(hrd_agg_paths_share(&g->agg), 4);
+        assert_true(g->agg.bytes < before);
+    }
+    assert_int_equal(mirrors(&g->agg), 4);
+    assert_int_equal(hrd_agg_paths_share(&g->agg), 0);
     a = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
     b = view(&g->agg, HRD_FVALUE_TOTAL, 0, 0);
     assert_string_equal(a, b);
@@ -772,11 +798,14 @@ static void test_run_file(void **state)
     b = view(&g->agg, HRD_FVALUE_TOTAL, 0, 0);
     assert_string_equal(a, b);
     free(b);
+    assert_int_equal(mirrors(&g->agg), 4);
     /* Twice: merged, twice the counts and totals. */
     runkeys_copy(&f->agg, &g->agg, 1);
     b = view(&g->agg, HRD_FVALUE_COUNT, 0, 0);
     assert_non_null(strstr(b, "t/node;warm;a;b;c 4\n"));
+    assert_non_null(strstr(b, "t/node;warm;d 2\n"));
     free(b);
+    assert_int_equal(mirrors(&g->agg), 4);
     /* A file without paths: one-element paths, per range name. */
     runkeys_copy(&f->agg, &h->agg, 0);
     assert_int_equal(h->agg.npkeys, 0);
