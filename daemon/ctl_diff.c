@@ -95,28 +95,38 @@ static int pop_add(struct side *s, struct pop *p)
     return 0;
 }
 
-/* Distinct values of delta-coded ascending values. */
+/* Distinct values of delta-coded ascending values. Without branches on
+ * the values: each value is written at the slot of its group of equal
+ * values (the group's last one stays), with the count so far. */
 static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
 {
-    uint64_t v = 0;
+    uint64_t v = 0, w = 0, gap = UINT64_MAX, any = 0;
+    size_t at = 0;
 
     p->v = malloc((n + 1) * sizeof *p->v);
     p->w = malloc((n + 1) * sizeof *p->w);
     if (p->v == NULL || p->w == NULL)
         return -1;
-    p->n = 0;
-    p->step = INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        v += d[i];
-        if (p->n > 0 && d[i] == 0) {
-            p->w[p->n - 1]++;
-            continue;
-        }
-        if (p->n > 0 && (double)d[i] < p->step)
-            p->step = (double)d[i];
-        p->v[p->n] = (double)v;
-        p->w[p->n++] = 1;
+    if (n > 0) {
+        v = d[0];
+        w = 1;
+        p->v[0] = (double)v;
+        p->w[0] = 1;
     }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t di = d[i], step = di != 0; /* a new distinct value */
+
+        v += di;
+        at += step;
+        w = (w & (step - 1)) + 1;
+        p->v[at] = (double)v;
+        p->w[at] = w;
+        gap = di != 0 && di < gap ? di : gap;
+        any |= step;
+    }
+    p->n = n > 0 ? at + 1 : 0;
+    /* The smallest gap between distinct values. */
+    p->step = any ? (double)gap : INFINITY;
     p->total = n;
     p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
                                                          p->total });

@@ -452,26 +452,25 @@ int hrd_signif_compare(const struct hrd_wsample *base,
     size_t i = 0, j = 0;
     uint64_t kq; /* 1-based rank of the interval's lower bound */
 
-    /* U, and the tie term sum(t^3 - t) over the groups of equal values. */
+    /* U, and the tie term sum(t^3 - t) over the groups of equal values,
+     * in one merge of the distinct values without branches on them (a
+     * side that has run out reads as +inf; a value on one side only is
+     * a group of t = its weight, whose term is 0 when t = 1). */
     while (i < x->n || j < y->n) {
-        double v, t;
-        uint64_t wx = 0, wy = 0;
+        double xi = i < x->n ? x->v[i] : INFINITY;
+        double yj = j < y->n ? y->v[j] : INFINITY;
+        double v = xi <= yj ? xi : yj, t;
+        uint64_t ax = i < x->n && xi == v, ay = j < y->n && yj == v;
+        uint64_t wx = x->w[i < x->n ? i : x->n - 1] & -ax;
+        uint64_t wy = y->w[j < y->n ? j : y->n - 1] & -ay;
 
-        if (j >= y->n || (i < x->n && x->v[i] <= y->v[j]))
-            v = x->v[i];
-        else
-            v = y->v[j];
-        if (i < x->n && x->v[i] == v)
-            wx = x->w[i++];
-        if (j < y->n && y->v[j] == v)
-            wy = y->w[j++];
+        i += ax;
+        j += ay;
         u2 += (u128)wy * (2 * (u128)below + wx);
         below += wx;
-        if (wx + wy > 1) {
-            t = (double)(wx + wy);
-            ties += t * t * t - t;
-            no_ties = 0;
-        }
+        t = (double)(wx + wy);
+        ties += t * t * t - t;
+        no_ties &= wx + wy <= 1;
     }
     out->u = (double)u2 / 2;
     out->z = 0;
