@@ -452,6 +452,10 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
         goto pack;
     }
     made = 1;
+    if (q->packed && hrd_runkey_page_pack(&sr) != 0) {
+        m->error = "out of memory";
+        goto pack;
+    }
     if (!done) {
         le = htole32(cursor);
         memcpy(next, &le, 4);

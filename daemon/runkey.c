@@ -392,9 +392,40 @@ fail:
     return -ENOMEM;
 }
 
+int hrd_runkey_page_pack(Hostrange__SaveReply *r)
+{
+    r->packed_keys = calloc(r->n_keys + 1, sizeof *r->packed_keys);
+    if (r->packed_keys == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < r->n_keys; i++) {
+        ProtobufCBinaryData *b = &r->packed_keys[i];
+
+        b->len = hostrange__run_key__get_packed_size(r->keys[i]);
+        b->data = malloc(b->len + 1);
+        if (b->data == NULL)
+            return -ENOMEM;
+        hostrange__run_key__pack(r->keys[i], b->data);
+        r->n_packed_keys = i + 1;
+        hrd_runkey_clear(r->keys[i]);
+        free(r->keys[i]);
+        r->keys[i] = NULL;
+    }
+    free(r->keys);
+    r->keys = NULL;
+    r->n_keys = 0;
+    return 0;
+}
+
 void hrd_runkey_page_free(Hostrange__SaveReply *r)
 {
+    for (size_t i = 0; i < r->n_packed_keys; i++)
+        free(r->packed_keys[i].data);
+    free(r->packed_keys);
+    r->packed_keys = NULL;
+    r->n_packed_keys = 0;
     for (size_t i = 0; i < r->n_keys; i++) {
+        if (r->keys[i] == NULL)
+            continue; /* packed already */
         hrd_runkey_clear(r->keys[i]);
         free(r->keys[i]);
     }

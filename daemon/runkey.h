@@ -56,6 +56,9 @@ void hrd_runkey_clear(Hostrange__RunKey *m);
 int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
                     uint32_t *cursor, uint64_t budget,
                     Hostrange__SaveReply *r, int *done);
+/* Replaces the page's keys by their packed messages (r->packed_keys).
+ * Returns 0 or -ENOMEM (r then holds what it held, to be freed). */
+int hrd_runkey_page_pack(Hostrange__SaveReply *r);
 void hrd_runkey_page_free(Hostrange__SaveReply *r);
 
 struct hrd_runload {
