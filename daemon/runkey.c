@@ -341,7 +341,7 @@ static void end_free(Hostrange__RunEnd *e)
 }
 
 int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
-                    uint32_t *cursor, uint64_t budget,
+                    uint32_t *cursor, uint64_t budget, int packed,
                     Hostrange__SaveReply *r, int *done)
 {
     struct hrd_key **ks;
@@ -351,8 +351,11 @@ int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
     hostrange__save_reply__init(r);
     *done = 0;
     ks = malloc((a->nkeys + 1) * sizeof *ks);
-    r->keys = calloc(a->nkeys + 1, sizeof *r->keys);
-    if (ks == NULL || r->keys == NULL)
+    if (packed)
+        r->packed_keys = calloc(a->nkeys + 1, sizeof *r->packed_keys);
+    else
+        r->keys = calloc(a->nkeys + 1, sizeof *r->keys);
+    if (ks == NULL || (r->keys == NULL && r->packed_keys == NULL))
         goto fail;
     for (uint32_t i = 0; i < a->nkeys; i++) {
         if (a->keys[i]->serial >= *cursor)
@@ -367,7 +370,24 @@ int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
             free(m);
             goto fail;
         }
-        r->keys[r->n_keys++] = m;
+        if (packed) {
+            /* Packed at once, so that the page holds the key's bytes,
+             * not its arrays of values. */
+            ProtobufCBinaryData *b = &r->packed_keys[r->n_packed_keys];
+
+            b->len = hostrange__run_key__get_packed_size(m);
+            b->data = malloc(b->len + 1);
+            if (b->data != NULL) {
+                hostrange__run_key__pack(m, b->data);
+                r->n_packed_keys++;
+            }
+            hrd_runkey_clear(m);
+            free(m);
+            if (b->data == NULL)
+                goto fail;
+        } else {
+            r->keys[r->n_keys++] = m;
+        }
         values += 64 + (k->exact ? 2 * k->pairs + k->records
                                  : 2 * (uint64_t)(k->incl->nb + k->self->nb));
         for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext)
@@ -392,30 +412,6 @@ fail:
     return -ENOMEM;
 }
 
-int hrd_runkey_page_pack(Hostrange__SaveReply *r)
-{
-    r->packed_keys = calloc(r->n_keys + 1, sizeof *r->packed_keys);
-    if (r->packed_keys == NULL)
-        return -ENOMEM;
-    for (size_t i = 0; i < r->n_keys; i++) {
-        ProtobufCBinaryData *b = &r->packed_keys[i];
-
-        b->len = hostrange__run_key__get_packed_size(r->keys[i]);
-        b->data = malloc(b->len + 1);
-        if (b->data == NULL)
-            return -ENOMEM;
-        hostrange__run_key__pack(r->keys[i], b->data);
-        r->n_packed_keys = i + 1;
-        hrd_runkey_clear(r->keys[i]);
-        free(r->keys[i]);
-        r->keys[i] = NULL;
-    }
-    free(r->keys);
-    r->keys = NULL;
-    r->n_keys = 0;
-    return 0;
-}
-
 void hrd_runkey_page_free(Hostrange__SaveReply *r)
 {
     for (size_t i = 0; i < r->n_packed_keys; i++)
@@ -424,8 +420,6 @@ void hrd_runkey_page_free(Hostrange__SaveReply *r)
     r->packed_keys = NULL;
     r->n_packed_keys = 0;
     for (size_t i = 0; i < r->n_keys; i++) {
-        if (r->keys[i] == NULL)
-            continue; /* packed already */
         hrd_runkey_clear(r->keys[i]);
         free(r->keys[i]);
     }
