@@ -69,10 +69,12 @@ static void delta_code(uint64_t *v, size_t n, uint64_t *tmp)
 }
 
 /* Fills p (initialised here) from path key pk: its names (borrowed from
- * a) and its values, as a RunKey's. Returns 0 or -ENOMEM (p then holds
+ * a) and its values, as a RunKey's. When pk holds the very events of its
+ * range key, already coded in m (its only context, the same bytes), the
+ * values are copied from m rather than sorted again. Returns 0 or -ENOMEM (p then holds
  * what it holds; runpath_clear frees it). */
 static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
-                        Hostrange__RunPath *p)
+                        const Hostrange__RunKey *m, Hostrange__RunPath *p)
 {
     const char *names[HRD_MAX_DEPTH_LIMIT];
     uint32_t depth = hrd_agg_path_names(a, pk->path, names);
@@ -97,9 +99,15 @@ static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
             free(tmp);
             return -ENOMEM;
         }
-        hrd_agg_key_values(pk, p->inclusive, &ni, p->self, &ns);
-        delta_code(p->inclusive, ni, tmp);
-        delta_code(p->self, ns, tmp);
+        if (m != NULL) {
+            ni = ns = pk->pairs;
+            memcpy(p->inclusive, m->inclusive, ni * sizeof *p->inclusive);
+            memcpy(p->self, m->self, ns * sizeof *p->self);
+        } else {
+            hrd_agg_key_values(pk, p->inclusive, &ni, p->self, &ns);
+            delta_code(p->inclusive, ni, tmp);
+            delta_code(p->self, ns, tmp);
+        }
         p->n_inclusive = ni;
         p->n_self = ns;
         free(tmp);
@@ -134,11 +142,17 @@ static int runkey_paths(struct hrd_agg *a, const struct hrd_key *k,
         return -ENOMEM;
     for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
         Hostrange__RunPath *x = calloc(1, sizeof *x);
+        /* The range key's only context, with its events in the same
+         * order (as ingest and loading add them): the same values. */
+        int same = n == 1 && k->exact && p->exact && k->records == 0 &&
+                   p->pairs == k->pairs && m->n_inclusive == k->pairs &&
+                   m->n_self == k->pairs && p->len == k->len &&
+                   (k->len == 0 || memcmp(p->buf, k->buf, k->len) == 0);
 
         if (x == NULL)
             return -ENOMEM;
         m->paths[m->n_paths++] = x;
-        if (runpath_from(a, p, x) != 0)
+        if (runpath_from(a, p, same ? m : NULL, x) != 0)
             return -ENOMEM;
     }
     return 0;
