@@ -227,6 +227,10 @@ static int side_next(struct side *s)
             snprintf(err, sizeof err, "%s: damaged (key %s/%s holds "
                      "values that do not match its counts)", s->path,
                      k->node_id, k->range);
+            free(p.node);
+            free(p.op);
+            free(p.backend);
+            free(p.range);
             hostrange__run_key__free_unpacked(k, NULL);
             goto fail;
         }
