@@ -447,7 +447,7 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     if (hrd_runkey_page(ctl->ingest->agg, ctl->ingest, &cursor,
                         ctl->page_values ? ctl->page_values
                                          : HRD_PAGE_VALUES_DEFAULT,
-                        &sr, &done) != 0) {
+                        q->packed, &sr, &done) != 0) {
         m->error = "out of memory";
         goto pack;
     }

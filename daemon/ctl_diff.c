@@ -61,7 +61,12 @@ struct pop {
     double median;
     double step;     /* smallest gap between distinct values (exact) */
     uint64_t calls, children, descendants;
+    size_t id;       /* its place in the order read */
     int matched;
+    /* A base population compared with new's population `partner` (an
+     * id): the test's result. */
+    size_t partner;
+    struct hrd_signif s;
 };
 
 struct side {
@@ -70,6 +75,9 @@ struct side {
     size_t n, cap;
     const Hostrange__Calibration *cal;
     Hostrange__RunEnd *end;
+    struct hrd_run_reader r;
+    int open, ended;
+    uint32_t order;
 };
 
 static int pop_add(struct side *s, struct pop *p)
@@ -82,32 +90,43 @@ static int pop_add(struct side *s, struct pop *p)
         s->p = np;
         s->cap = cap;
     }
+    p->id = s->n;
     s->p[s->n++] = *p;
     return 0;
 }
 
-/* Distinct values of delta-coded ascending values. */
+/* Distinct values of delta-coded ascending values. Without branches on
+ * the values: each value is written at the slot of its group of equal
+ * values (the group's last one stays), with the count so far. */
 static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
 {
-    uint64_t v = 0;
+    uint64_t v = 0, w = 0, gap = UINT64_MAX, any = 0;
+    size_t at = 0;
 
     p->v = malloc((n + 1) * sizeof *p->v);
     p->w = malloc((n + 1) * sizeof *p->w);
     if (p->v == NULL || p->w == NULL)
         return -1;
-    p->n = 0;
-    p->step = INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        v += d[i];
-        if (p->n > 0 && d[i] == 0) {
-            p->w[p->n - 1]++;
-            continue;
-        }
-        if (p->n > 0 && (double)d[i] < p->step)
-            p->step = (double)d[i];
-        p->v[p->n] = (double)v;
-        p->w[p->n++] = 1;
+    if (n > 0) {
+        v = d[0];
+        w = 1;
+        p->v[0] = (double)v;
+        p->w[0] = 1;
     }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t di = d[i], step = di != 0; /* a new distinct value */
+
+        v += di;
+        at += step;
+        w = (w & (step - 1)) + 1;
+        p->v[at] = (double)v;
+        p->w[at] = w;
+        gap = di != 0 && di < gap ? di : gap;
+        any |= step;
+    }
+    p->n = n > 0 ? at + 1 : 0;
+    /* The smallest gap between distinct values. */
+    p->step = any ? (double)gap : INFINITY;
     p->total = n;
     p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
                                                          p->total });
@@ -144,81 +163,97 @@ static int from_hist(struct pop *p, const Hostrange__RunHist *m)
     return 0;
 }
 
-/* Reads every key of a run file into populations. Returns 0 or -1 after
- * printing why. */
-static int read_side(struct side *s, const char *path)
+/* Opens a side's run file. Returns 0 or -1 after printing why. */
+static int side_open(struct side *s, const char *path)
 {
-    struct hrd_run_reader r;
     Hostrange__RunHeader *h = NULL;
     char err[8400];
-    uint32_t order = 0;
 
     s->path = path;
-    if (hrd_run_open(&r, path, &h, err, sizeof err) != 0)
-        goto fail;
+    if (hrd_run_open(&s->r, path, &h, err, sizeof err) != 0) {
+        fprintf(stderr, "hostrangectl diff: %s\n", err);
+        return -1;
+    }
     hostrange__run_header__free_unpacked(h, NULL);
-    for (;;) {
-        Hostrange__RunKey *k = NULL;
-        int rc = hrd_run_next(&r, &k, &s->end, err, sizeof err);
+    s->open = 1;
+    return 0;
+}
 
-        if (rc < 0) {
-            hrd_run_close(&r);
+/* Reads the next key of a side into populations (one or two, appended to
+ * s->p). Returns 1, 0 at the end of the file, or -1 after printing why. */
+static int side_next(struct side *s)
+{
+    Hostrange__RunKey *k = NULL;
+    char err[8400];
+    int rc = hrd_run_next(&s->r, &k, &s->end, err, sizeof err);
+
+    if (rc < 0)
+        goto fail;
+    if (rc == 2) {
+        hrd_run_close(&s->r);
+        s->open = 0;
+        s->ended = 1;
+        if (s->end->n_calibrations > 0)
+            s->cal = s->end->calibrations[0];
+        return 0;
+    }
+    for (uint32_t metric = 1; metric <= 2; metric++) {
+        struct pop p = { 0 };
+        int bad;
+
+        if (metric == 2 && k->pairs == 0)
+            break;
+        p.node = strdup(k->node_id);
+        p.op = strdup(k->operator_);
+        p.backend = strdup(k->backend);
+        p.range = strdup(k->range);
+        p.phase = k->phase;
+        p.metric = metric;
+        p.node_rank = k->node_rank ? k->node_rank : UINT32_MAX;
+        p.range_rank = k->range_rank ? k->range_rank : UINT32_MAX;
+        p.order = s->order;
+        p.scopes = k->pairs > 0;
+        p.calls = k->pairs;
+        p.children = k->children;
+        p.descendants = k->descendants;
+        if (k->inclusive_hist != NULL && k->self_hist != NULL)
+            bad = from_hist(&p, metric == 1 ? k->inclusive_hist
+                                            : k->self_hist);
+        else if (metric == 1 && k->n_inclusive == k->pairs + k->records)
+            bad = from_deltas(&p, k->inclusive, k->n_inclusive);
+        else if (metric == 2 && k->n_self == k->pairs)
+            bad = from_deltas(&p, k->self, k->n_self);
+        else {
+            snprintf(err, sizeof err, "%s: damaged (key %s/%s holds "
+                     "values that do not match its counts)", s->path,
+                     k->node_id, k->range);
+            free(p.node);
+            free(p.op);
+            free(p.backend);
+            free(p.range);
+            hostrange__run_key__free_unpacked(k, NULL);
             goto fail;
         }
-        if (rc == 2)
-            break;
-        for (uint32_t metric = 1; metric <= 2; metric++) {
-            struct pop p = { 0 };
-            int bad;
-
-            if (metric == 2 && k->pairs == 0)
-                break;
-            p.node = strdup(k->node_id);
-            p.op = strdup(k->operator_);
-            p.backend = strdup(k->backend);
-            p.range = strdup(k->range);
-            p.phase = k->phase;
-            p.metric = metric;
-            p.node_rank = k->node_rank ? k->node_rank : UINT32_MAX;
-            p.range_rank = k->range_rank ? k->range_rank : UINT32_MAX;
-            p.order = order;
-            p.scopes = k->pairs > 0;
-            p.calls = k->pairs;
-            p.children = k->children;
-            p.descendants = k->descendants;
-            if (k->inclusive_hist != NULL && k->self_hist != NULL)
-                bad = from_hist(&p, metric == 1 ? k->inclusive_hist
-                                                : k->self_hist);
-            else if (metric == 1 && k->n_inclusive == k->pairs + k->records)
-                bad = from_deltas(&p, k->inclusive, k->n_inclusive);
-            else if (metric == 2 && k->n_self == k->pairs)
-                bad = from_deltas(&p, k->self, k->n_self);
-            else {
-                snprintf(err, sizeof err, "%s: damaged (key %s/%s holds "
-                         "values that do not match its counts)", path,
-                         k->node_id, k->range);
-                hostrange__run_key__free_unpacked(k, NULL);
-                hrd_run_close(&r);
-                goto fail;
-            }
-            if (bad || p.total == 0 || pop_add(s, &p) != 0) {
-                free(p.v);
-                free(p.w);
-                if (bad) {
-                    snprintf(err, sizeof err, "%s: out of memory", path);
-                    hostrange__run_key__free_unpacked(k, NULL);
-                    hrd_run_close(&r);
-                    goto fail;
-                }
-            }
+        if (!bad && p.total > 0) {
+            bad = pop_add(s, &p) != 0;
+            if (!bad)
+                continue;
         }
-        order++;
-        hostrange__run_key__free_unpacked(k, NULL);
+        free(p.node);
+        free(p.op);
+        free(p.backend);
+        free(p.range);
+        free(p.v);
+        free(p.w);
+        if (bad) {
+            snprintf(err, sizeof err, "%s: out of memory", s->path);
+            hostrange__run_key__free_unpacked(k, NULL);
+            goto fail;
+        }
     }
-    hrd_run_close(&r);
-    if (s->end->n_calibrations > 0)
-        s->cal = s->end->calibrations[0];
-    return 0;
+    s->order++;
+    hostrange__run_key__free_unpacked(k, NULL);
+    return 1;
 fail:
     fprintf(stderr, "hostrangectl diff: %s\n", err);
     return -1;
@@ -251,11 +286,6 @@ static int cmp_name(const struct pop *x, const struct pop *y)
     if (x->phase != y->phase)
         return x->phase < y->phase ? -1 : 1;
     return x->metric < y->metric ? -1 : x->metric > y->metric;
-}
-
-static int cmp_name_q(const void *pa, const void *pb)
-{
-    return cmp_name(*(struct pop *const *)pa, *(struct pop *const *)pb);
 }
 
 /* Puts a population's distinct values into histogram buckets. */
@@ -296,6 +326,149 @@ static int unstable(const struct pop *p, const Hostrange__Calibration *c)
     row.descendants = p->descendants;
     hrd_observer_apply(&row, &cal, 0);
     return row.observer_known && row.unstable;
+}
+
+/*
+ * Populations waiting for their counterpart in the other file. Both files
+ * are read a key at a time, in turn; a population whose counterpart has
+ * been read already is compared at once and both give back their values,
+ * so that files whose keys come in about the same order (the usual case)
+ * are compared holding a few keys, not two whole runs.
+ */
+struct waiting {
+    struct slot {
+        uint64_t hash;
+        size_t idx;
+        int side;    /* 0 base, 1 new; -1 empty, -2 a removed entry */
+    } *s;
+    size_t cap, used;  /* used counts removed entries too */
+};
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+static uint64_t pop_hash(const struct pop *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    h = hash_str(h, p->node);
+    h = hash_str(h, p->op);
+    h = hash_str(h, p->backend);
+    h = hash_str(h, p->range);
+    return (h ^ (p->phase << 2 | p->metric)) * 0x100000001b3ull;
+}
+
+/* Makes room: drops the removed entries, and doubles the table when more
+ * than a quarter of it waits. */
+static int waiting_grow(struct waiting *t)
+{
+    size_t live = 0, cap;
+    struct slot *ns;
+
+    for (size_t i = 0; i < t->cap; i++)
+        live += t->s[i].side >= 0;
+    cap = t->cap == 0 ? 1024 : 4 * (live + 1) > t->cap ? 2 * t->cap : t->cap;
+    ns = malloc(cap * sizeof *ns);
+
+    if (ns == NULL)
+        return -1;
+    for (size_t i = 0; i < cap; i++)
+        ns[i].side = -1;
+    t->used = 0;
+    for (size_t i = 0; i < t->cap; i++) {
+        size_t at;
+
+        if (t->s[i].side < 0)
+            continue;
+        for (at = t->s[i].hash & (cap - 1); ns[at].side != -1;
+             at = (at + 1) & (cap - 1))
+            ;
+        ns[at] = t->s[i];
+        t->used++;
+    }
+    free(t->s);
+    t->s = ns;
+    t->cap = cap;
+    return 0;
+}
+
+/* Compares base population b with new population n and lets both give
+ * back their values. Returns 0 or -1 (out of memory). */
+static int compare_pair(struct pop *b, struct pop *n)
+{
+    if (b->hist || n->hist) {
+        bucket(b);
+        bucket(n);
+    }
+    if (hrd_signif_compare(&(struct hrd_wsample){ b->v, b->w, b->n,
+                                                  b->total },
+                           &(struct hrd_wsample){ n->v, n->w, n->n,
+                                                  n->total },
+                           &b->s) != 0)
+        return -1;
+    b->matched = n->matched = 1;
+    b->partner = n->id;
+    free(b->v);
+    free(b->w);
+    free(n->v);
+    free(n->w);
+    b->v = n->v = NULL;
+    b->w = n->w = NULL;
+    return 0;
+}
+
+/* Pairs the populations sides[which]->p[first..) with those waiting from
+ * the other side (comparing each pair), and puts the others to wait.
+ * Returns 0 or -1 (out of memory). */
+static int pair_up(struct side *const sides[2], int which, size_t first,
+                   struct waiting *t)
+{
+    struct side *s = sides[which], *o = sides[!which];
+
+    for (size_t i = first; i < s->n; i++) {
+        struct pop *p = &s->p[i];
+        uint64_t h = pop_hash(p);
+        size_t at, free_at = SIZE_MAX;
+
+        for (at = t->cap ? h & (t->cap - 1) : 0;
+             t->cap > 0 && t->s[at].side != -1; at = (at + 1) & (t->cap - 1)) {
+            struct slot *e = &t->s[at];
+
+            if (e->side == -2) {
+                if (free_at == SIZE_MAX)
+                    free_at = at;
+                continue;
+            }
+            if (e->side == !which && e->hash == h &&
+                cmp_name(&o->p[e->idx], p) == 0)
+                break;
+        }
+        if (t->cap > 0 && t->s[at].side != -1) {
+            struct pop *other = &o->p[t->s[at].idx];
+
+            t->s[at].side = -2;
+            if (compare_pair(which ? other : p, which ? p : other) != 0)
+                return -1;
+            continue;
+        }
+        if (free_at == SIZE_MAX) {
+            if (2 * (t->used + 1) > t->cap) {
+                if (waiting_grow(t) != 0)
+                    return -1;
+                for (at = h & (t->cap - 1); t->s[at].side != -1;
+                     at = (at + 1) & (t->cap - 1))
+                    ;
+            }
+            free_at = at;
+            t->used++;
+        }
+        t->s[free_at] = (struct slot){ h, i, which };
+    }
+    return 0;
 }
 
 struct drow {
@@ -456,6 +629,8 @@ static void side_free(struct side *s)
         free(s->p[i].w);
     }
     free(s->p);
+    if (s->open)
+        hrd_run_close(&s->r);
     if (s->end != NULL)
         hostrange__run_end__free_unpacked(s->end, NULL);
 }
@@ -474,7 +649,8 @@ int hrd_ctl_diff(int argc, char **argv)
     double alpha = 0.01, threshold = 5, fail_above = -1;
     enum fmt fmt = FMT_TABLE;
     struct side base = { 0 }, new = { 0 };
-    struct pop **index = NULL;
+    struct waiting wait = { NULL, 0, 0 };
+    size_t *at = NULL;
     struct drow *rows = NULL;
     size_t nrows = 0, flagged = 0, worst_i = 0;
     int c, rc = 2, colour, failed = 0;
@@ -510,42 +686,46 @@ int hrd_ctl_diff(int argc, char **argv)
                 "NEW (see --help)\n");
         return 2;
     }
-    if (read_side(&base, argv[optind]) != 0 ||
-        read_side(&new, argv[optind + 1]) != 0)
+    if (side_open(&base, argv[optind]) != 0 ||
+        side_open(&new, argv[optind + 1]) != 0)
         goto out;
+    while (!base.ended || !new.ended) {
+        struct side *const sides[2] = { &base, &new };
+
+        for (int which = 0; which < 2; which++) {
+            size_t first = sides[which]->n;
+            int got;
+
+            if (sides[which]->ended)
+                continue;
+            got = side_next(sides[which]);
+            if (got < 0)
+                goto out;
+            if (got > 0 && pair_up(sides, which, first, &wait) != 0) {
+                fprintf(stderr, "hostrangectl diff: out of memory\n");
+                goto out;
+            }
+        }
+    }
     qsort(base.p, base.n, sizeof *base.p, cmp_report);
     qsort(new.p, new.n, sizeof *new.p, cmp_report);
-    index = malloc((new.n + 1) * sizeof *index);
+    at = malloc((new.n + 1) * sizeof *at);
     rows = calloc(base.n + new.n + 1, sizeof *rows);
-    if (index == NULL || rows == NULL) {
+    if (at == NULL || rows == NULL) {
         fprintf(stderr, "hostrangectl diff: out of memory\n");
         goto out;
     }
     for (size_t i = 0; i < new.n; i++)
-        index[i] = &new.p[i];
-    qsort(index, new.n, sizeof *index, cmp_name_q);
+        at[new.p[i].id] = i;
     for (size_t i = 0; i < base.n; i++) {
-        struct pop *b = &base.p[i], *key = b, **hit;
+        struct pop *b = &base.p[i];
         struct drow *r = &rows[nrows++];
 
-        hit = bsearch(&key, index, new.n, sizeof *index, cmp_name_q);
         r->b = b;
-        if (hit == NULL)
+        if (!b->matched)
             continue;
-        r->n = *hit;
-        (*hit)->matched = 1;
-        if (b->hist || r->n->hist) {
-            bucket(b);
-            bucket(*hit);
-        }
-        if (hrd_signif_compare(
-                &(struct hrd_wsample){ b->v, b->w, b->n, b->total },
-                &(struct hrd_wsample){ r->n->v, r->n->w, r->n->n,
-                                       r->n->total },
-                &r->s) != 0) {
-            fprintf(stderr, "hostrangectl diff: out of memory\n");
-            goto out;
-        }
+        r->n = &new.p[at[b->partner]];
+        r->s = b->s;
         r->change = b->median > 0 ? 100 * r->s.shift / b->median
                                   : (r->s.shift == 0 ? 0 : INFINITY);
         if (r->s.p < alpha && fabs(r->change) >= threshold) {
@@ -594,7 +774,8 @@ int hrd_ctl_diff(int argc, char **argv)
     }
     rc = fflush(stdout) != 0 ? 2 : failed;
 out:
-    free(index);
+    free(at);
+    free(wait.s);
     free(rows);
     side_free(&base);
     side_free(&new);

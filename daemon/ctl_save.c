@@ -127,6 +127,7 @@ int hrd_ctl_save(int argc, char **argv)
     q.version = HRP_VERSION;
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_SAVE;
     q.save = &sq;
+    sq.packed = 1;
     for (;;) {
         Hostrange__ControlReply *rep;
         Hostrange__SaveReply *s;
@@ -147,6 +148,12 @@ int hrd_ctl_save(int argc, char **argv)
                     "run; %s not written\n", hrd_ctl_dir, output);
             bad = 1;
         }
+        /* Packed keys go to the file as they are (a daemon from before
+         * they were sent packed sends messages). */
+        for (size_t i = 0; !bad && i < s->n_packed_keys; i++)
+            bad = hrd_run_put_packed(&w, s->packed_keys[i].data,
+                                     s->packed_keys[i].len, err,
+                                     sizeof err) != 0;
         for (size_t i = 0; !bad && i < s->n_keys; i++)
             bad = hrd_run_put_key(&w, s->keys[i], err, sizeof err) != 0;
         if (bad) {

@@ -132,6 +132,15 @@ int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
     return 0;
 }
 
+int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
+                       char *err, size_t errlen)
+{
+    if (put_record(w, 'K', p, len, err, errlen) != 0)
+        return -1;
+    w->keys++;
+    return 0;
+}
+
 static int cmp_serial(const void *pa, const void *pb)
 {
     const struct hrd_key *x = *(struct hrd_key *const *)pa;

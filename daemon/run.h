@@ -42,6 +42,10 @@ int hrd_run_create(struct hrd_run_writer *w, const char *path,
  * aborted). */
 int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
                     char *err, size_t errlen);
+/* The same for a key already packed (a RunKey message of len bytes at p,
+ * as hostranged sends them for a save). */
+int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
+                       char *err, size_t errlen);
 /* Writes every key of a, in creation order. Returns 0 or -1 (err). */
 int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, char *err,
                     size_t errlen);

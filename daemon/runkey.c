@@ -69,10 +69,12 @@ static void delta_code(uint64_t *v, size_t n, uint64_t *tmp)
 }
 
 /* Fills p (initialised here) from path key pk: its names (borrowed from
- * a) and its values, as a RunKey's. Returns 0 or -ENOMEM (p then holds
+ * a) and its values, as a RunKey's. When pk holds the very events of its
+ * range key, already coded in m (its only context, the same bytes), the
+ * values are copied from m rather than sorted again. Returns 0 or -ENOMEM (p then holds
  * what it holds; runpath_clear frees it). */
 static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
-                        Hostrange__RunPath *p)
+                        const Hostrange__RunKey *m, Hostrange__RunPath *p)
 {
     const char *names[HRD_MAX_DEPTH_LIMIT];
     uint32_t depth = hrd_agg_path_names(a, pk->path, names);
@@ -97,9 +99,15 @@ static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
             free(tmp);
             return -ENOMEM;
         }
-        hrd_agg_key_values(pk, p->inclusive, &ni, p->self, &ns);
-        delta_code(p->inclusive, ni, tmp);
-        delta_code(p->self, ns, tmp);
+        if (m != NULL) {
+            ni = ns = pk->pairs;
+            memcpy(p->inclusive, m->inclusive, ni * sizeof *p->inclusive);
+            memcpy(p->self, m->self, ns * sizeof *p->self);
+        } else {
+            hrd_agg_key_values(pk, p->inclusive, &ni, p->self, &ns);
+            delta_code(p->inclusive, ni, tmp);
+            delta_code(p->self, ns, tmp);
+        }
         p->n_inclusive = ni;
         p->n_self = ns;
         free(tmp);
@@ -132,14 +140,23 @@ static int runkey_paths(struct hrd_agg *a, const struct hrd_key *k,
     m->paths = calloc(n, sizeof *m->paths);
     if (m->paths == NULL)
         return -ENOMEM;
-    for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
+    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
         Hostrange__RunPath *x = calloc(1, sizeof *x);
         struct hrd_key tmp;
+        const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
+        /* The range key's only context, with its events in the same
+         * order (as ingest and loading add them, and as a mirror shares
+         * them): the same values. */
+        int same = n == 1 && k->exact && p->exact && k->records == 0 &&
+                   p->pairs == k->pairs && m->n_inclusive == k->pairs &&
+                   m->n_self == k->pairs && p->len == k->len &&
+                   (k->len == 0 || p->buf == k->buf ||
+                    memcmp(p->buf, k->buf, k->len) == 0);
 
         if (x == NULL)
             return -ENOMEM;
         m->paths[m->n_paths++] = x;
-        if (runpath_from(a, hrd_agg_path_view(k, p, &tmp), x) != 0)
+        if (runpath_from(a, p, same ? m : NULL, x) != 0)
             return -ENOMEM;
     }
     return 0;
@@ -342,7 +359,7 @@ static void end_free(Hostrange__RunEnd *e)
 }
 
 int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
-                    uint32_t *cursor, uint64_t budget,
+                    uint32_t *cursor, uint64_t budget, int packed,
                     Hostrange__SaveReply *r, int *done)
 {
     struct hrd_key **ks;
@@ -352,8 +369,11 @@ int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
     hostrange__save_reply__init(r);
     *done = 0;
     ks = malloc((a->nkeys + 1) * sizeof *ks);
-    r->keys = calloc(a->nkeys + 1, sizeof *r->keys);
-    if (ks == NULL || r->keys == NULL)
+    if (packed)
+        r->packed_keys = calloc(a->nkeys + 1, sizeof *r->packed_keys);
+    else
+        r->keys = calloc(a->nkeys + 1, sizeof *r->keys);
+    if (ks == NULL || (r->keys == NULL && r->packed_keys == NULL))
         goto fail;
     for (uint32_t i = 0; i < a->nkeys; i++) {
         if (a->keys[i]->serial >= *cursor)
@@ -368,7 +388,24 @@ int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
             free(m);
             goto fail;
         }
-        r->keys[r->n_keys++] = m;
+        if (packed) {
+            /* Packed at once, so that the page holds the key's bytes,
+             * not its arrays of values. */
+            ProtobufCBinaryData *b = &r->packed_keys[r->n_packed_keys];
+
+            b->len = hostrange__run_key__get_packed_size(m);
+            b->data = malloc(b->len + 1);
+            if (b->data != NULL) {
+                hostrange__run_key__pack(m, b->data);
+                r->n_packed_keys++;
+            }
+            hrd_runkey_clear(m);
+            free(m);
+            if (b->data == NULL)
+                goto fail;
+        } else {
+            r->keys[r->n_keys++] = m;
+        }
         values += 64 + (k->exact ? 2 * k->pairs + k->records
                                  : 2 * (uint64_t)(k->incl->nb + k->self->nb));
         for (const struct hrd_key *pp = k->paths; pp != NULL;
@@ -400,6 +437,11 @@ fail:
 
 void hrd_runkey_page_free(Hostrange__SaveReply *r)
 {
+    for (size_t i = 0; i < r->n_packed_keys; i++)
+        free(r->packed_keys[i].data);
+    free(r->packed_keys);
+    r->packed_keys = NULL;
+    r->n_packed_keys = 0;
     for (size_t i = 0; i < r->n_keys; i++) {
         hrd_runkey_clear(r->keys[i]);
         free(r->keys[i]);

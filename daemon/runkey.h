@@ -48,13 +48,14 @@ void hrd_runkey_clear(Hostrange__RunKey *m);
 /*
  * One page of a save: the keys with a serial of at least *cursor (0 to
  * start), in creation order, until their values reach `budget` (at least
- * one key; 0: no limit). Fills r (initialised here; free with
+ * one key; 0: no limit), as messages in r->keys or, when `packed`, as
+ * packed messages in r->packed_keys. Fills r (initialised here; free with
  * hrd_runkey_page_free); sets *cursor past the last serial sent, and
  * *done, with r->end filled from in and the
  * calibrations, when no key is left. Returns 0 or -ENOMEM.
  */
 int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
-                    uint32_t *cursor, uint64_t budget,
+                    uint32_t *cursor, uint64_t budget, int packed,
                     Hostrange__SaveReply *r, int *done);
 void hrd_runkey_page_free(Hostrange__SaveReply *r);
 

@@ -83,8 +83,11 @@ struct eval {
     double a, b;
 };
 
-static void count_at(const struct hrd_wsample *x, const struct hrd_wsample *y,
-                     double v, struct eval *e)
+/* A pass over the two sorted samples, one row (x value) after the other:
+ * the reference, and what small samples use. */
+static void count_at_merge(const struct hrd_wsample *x,
+                           const struct hrd_wsample *y, double v,
+                           struct eval *e)
 {
     const double *xv = x->v, *yv = y->v;
     const uint64_t *xw = x->w, *yw = y->w;
@@ -119,6 +122,107 @@ static void count_at(const struct hrd_wsample *x, const struct hrd_wsample *y,
     e->b = b;
 }
 
+/*
+ * The same pass, faster on large samples. The merge above is a chain of
+ * data-dependent branches (does row i end here?) that the processor
+ * mispredicts about once a row. Here the rows are cut into CHAINS runs,
+ * each started where a binary search puts its first row, and the runs
+ * advance together, one step each in turn, without branches: a step
+ * either moves past one y value or ends one row, noting where its prefix
+ * ends (pos[i]). The runs do not depend on each other, so the processor
+ * overlaps their steps. A second loop over the rows then sums the counts
+ * from the prefix weights and finds the two differences around v. The
+ * y values are padded with -inf before and +inf after, so that no step
+ * or bound needs a test of the ends.
+ */
+#define CHAINS 8
+
+struct scratch {
+    double *ypad;    /* -inf, y values, +inf */
+    uint64_t *wcum;  /* wcum[j]: the weight of y[0..j) */
+    size_t *pos;     /* per row, where its prefix ends */
+};
+
+/* The first j in [0, ny] with y[j] - xi > v (not <= v). */
+static size_t first_above(const double *yp, size_t ny, double xi, double v)
+{
+    size_t lo = 0, hi = ny;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (yp[mid] - xi <= v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void count_at_chains(const struct hrd_wsample *x,
+                            const struct hrd_wsample *y,
+                            const struct scratch *sc, double v,
+                            struct eval *e)
+{
+    const double *xv = x->v, *yp = sc->ypad + 1;
+    const uint64_t *xw = x->w, *wc = sc->wcum;
+    size_t nx = x->n, ny = y->n, *pos = sc->pos;
+    size_t i[CHAINS], end[CHAINS], j[CHAINS];
+    uint64_t c64 = 0;
+    u128 c = 0;
+    double a = -INFINITY, b = INFINITY;
+    int fits64 = x->total == 0 || y->total <= UINT64_MAX / x->total;
+
+    for (int k = 0; k < CHAINS; k++) {
+        i[k] = nx * (size_t)k / CHAINS;
+        end[k] = nx * (size_t)(k + 1) / CHAINS;
+        j[k] = first_above(yp, ny, xv[i[k]], v);
+    }
+    /* Each step ends at most one row of a run, so all the runs can take
+     * as many steps as the one with the fewest rows left has; again,
+     * until a run is done; then each goes on alone. */
+    for (;;) {
+        size_t run = SIZE_MAX;
+
+        for (int k = 0; k < CHAINS; k++)
+            run = end[k] - i[k] < run ? end[k] - i[k] : run;
+        if (run == 0)
+            break;
+        for (size_t s = 0; s < run; s++) {
+#define STEP(k)                                                          \
+            do {                                                         \
+                size_t ii = i[k], jj = j[k];                             \
+                size_t t = yp[jj] - xv[ii] <= v;                         \
+                pos[ii] = jj;                                            \
+                j[k] = jj + t;                                           \
+                i[k] = ii + (t ^ 1);                                     \
+            } while (0)
+            STEP(0); STEP(1); STEP(2); STEP(3);
+            STEP(4); STEP(5); STEP(6); STEP(7);
+        }
+    }
+    for (int k = 0; k < CHAINS; k++) {
+        while (i[k] < end[k])
+            STEP(k);
+#undef STEP
+    }
+    for (size_t r = 0; r < nx; r++) {
+        size_t p = pos[r];
+        double da = yp[(ptrdiff_t)p - 1] - xv[r], db = yp[p] - xv[r];
+
+        if (fits64)
+            c64 += xw[r] * wc[p];
+        else
+            c += (u128)xw[r] * wc[p];
+        a = da > a ? da : a;
+        b = db < b ? db : b;
+    }
+    e->v = v;
+    e->c = fits64 ? c64 : c;
+    e->a = a;
+    e->b = b;
+}
+
 /* Passes already made for one pair of samples, reused between ranks. */
 #define EVALS 96
 
@@ -131,6 +235,8 @@ struct ranker {
      * `width` (the sum of the interquartile ranges) times the share of
      * the differences it has to move over. */
     double start, width;
+    /* For the passes of count_at_chains (all NULL: count_at_merge). */
+    struct scratch sc;
 };
 
 /* The values of ranks r[0] <= r[1] <= r[2] (from 0) of a sample, in one
@@ -150,8 +256,13 @@ static void values_at3(const struct hrd_wsample *s, const uint64_t r[3],
         out[k++] = s->v[s->n - 1];
 }
 
-static void ranker_init(struct ranker *rk, const struct hrd_wsample *x,
-                        const struct hrd_wsample *y)
+/* Samples with fewer distinct x values than this are counted by
+ * count_at_merge. */
+#define CHAINS_MIN (4 * CHAINS)
+
+/* Returns 0, or -ENOMEM when the large samples' scratch cannot be had. */
+static int ranker_init(struct ranker *rk, const struct hrd_wsample *x,
+                       const struct hrd_wsample *y)
 {
     uint64_t rx[3] = { (x->total - 1) / 4, x->total / 2,
                        x->total - 1 - (x->total - 1) / 4 };
@@ -166,6 +277,29 @@ static void ranker_init(struct ranker *rk, const struct hrd_wsample *x,
     rk->n = 0;
     rk->start = qy[1] - qx[1];
     rk->width = qx[2] - qx[0] + qy[2] - qy[0];
+    rk->sc = (struct scratch){ NULL, NULL, NULL };
+    if (x->n < CHAINS_MIN)
+        return 0;
+    rk->sc.ypad = malloc((y->n + 2) * sizeof *rk->sc.ypad);
+    rk->sc.wcum = malloc((y->n + 1) * sizeof *rk->sc.wcum);
+    rk->sc.pos = malloc(x->n * sizeof *rk->sc.pos);
+    if (rk->sc.ypad == NULL || rk->sc.wcum == NULL || rk->sc.pos == NULL)
+        return -ENOMEM;
+    rk->sc.ypad[0] = -INFINITY;
+    rk->sc.wcum[0] = 0;
+    for (size_t j = 0; j < y->n; j++) {
+        rk->sc.ypad[j + 1] = y->v[j];
+        rk->sc.wcum[j + 1] = rk->sc.wcum[j] + y->w[j];
+    }
+    rk->sc.ypad[y->n + 1] = INFINITY;
+    return 0;
+}
+
+static void ranker_fini(struct ranker *rk)
+{
+    free(rk->sc.ypad);
+    free(rk->sc.wcum);
+    free(rk->sc.pos);
 }
 
 /* Counts at v, keeps the pass for later ranks and moves the bounds of a
@@ -175,7 +309,10 @@ static void narrow(struct ranker *rk, double v, u128 k, double *lo,
 {
     struct eval e;
 
-    count_at(rk->x, rk->y, v, &e);
+    if (rk->sc.pos != NULL && v < INFINITY)
+        count_at_chains(rk->x, rk->y, &rk->sc, v, &e);
+    else
+        count_at_merge(rk->x, rk->y, v, &e);
     if (rk->n < EVALS)
         rk->e[rk->n++] = e;
     if (e.c >= k) {
@@ -259,9 +396,16 @@ double hrd_signif_diff_rank(const struct hrd_wsample *x,
                             const struct hrd_wsample *y, uint64_t r)
 {
     struct ranker rk;
+    double v;
 
-    ranker_init(&rk, x, y);
-    return rank_value(&rk, r);
+    if (ranker_init(&rk, x, y) != 0) {
+        /* Without the scratch, every pass is a plain merge. */
+        ranker_fini(&rk);
+        rk.sc = (struct scratch){ NULL, NULL, NULL };
+    }
+    v = rank_value(&rk, r);
+    ranker_fini(&rk);
+    return v;
 }
 
 /* --- U -------------------------------------------------------------------- */
@@ -308,26 +452,25 @@ int hrd_signif_compare(const struct hrd_wsample *base,
     size_t i = 0, j = 0;
     uint64_t kq; /* 1-based rank of the interval's lower bound */
 
-    /* U, and the tie term sum(t^3 - t) over the groups of equal values. */
+    /* U, and the tie term sum(t^3 - t) over the groups of equal values,
+     * in one merge of the distinct values without branches on them (a
+     * side that has run out reads as +inf; a value on one side only is
+     * a group of t = its weight, whose term is 0 when t = 1). */
     while (i < x->n || j < y->n) {
-        double v, t;
-        uint64_t wx = 0, wy = 0;
+        double xi = i < x->n ? x->v[i] : INFINITY;
+        double yj = j < y->n ? y->v[j] : INFINITY;
+        double v = xi <= yj ? xi : yj, t;
+        uint64_t ax = i < x->n && xi == v, ay = j < y->n && yj == v;
+        uint64_t wx = x->w[i < x->n ? i : x->n - 1] & -ax;
+        uint64_t wy = y->w[j < y->n ? j : y->n - 1] & -ay;
 
-        if (j >= y->n || (i < x->n && x->v[i] <= y->v[j]))
-            v = x->v[i];
-        else
-            v = y->v[j];
-        if (i < x->n && x->v[i] == v)
-            wx = x->w[i++];
-        if (j < y->n && y->v[j] == v)
-            wy = y->w[j++];
+        i += ax;
+        j += ay;
         u2 += (u128)wy * (2 * (u128)below + wx);
         below += wx;
-        if (wx + wy > 1) {
-            t = (double)(wx + wy);
-            ties += t * t * t - t;
-            no_ties = 0;
-        }
+        t = (double)(wx + wy);
+        ties += t * t * t - t;
+        no_ties &= wx + wy <= 1;
     }
     out->u = (double)u2 / 2;
     out->z = 0;
@@ -379,7 +522,10 @@ int hrd_signif_compare(const struct hrd_wsample *base,
     }
     if (kq > (pairs + 1) / 2)
         kq = (pairs + 1) / 2;
-    ranker_init(&rk, x, y);
+    if (ranker_init(&rk, x, y) != 0) {
+        ranker_fini(&rk);
+        return -ENOMEM;
+    }
     if (pairs % 2)
         out->shift = rank_value(&rk, pairs / 2);
     else
@@ -387,5 +533,6 @@ int hrd_signif_compare(const struct hrd_wsample *base,
                       rank_value(&rk, pairs / 2)) / 2;
     out->lo = rank_value(&rk, kq - 1);
     out->hi = rank_value(&rk, pairs - kq);
+    ranker_fini(&rk);
     return 0;
 }

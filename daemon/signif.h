@@ -24,7 +24,9 @@
  * differences are never listed: a difference of a given rank is found by
  * searching for its value, each step counting the differences up to a
  * value in one pass over the two sorted samples, so a rank costs a few
- * passes of O(n + m) distinct values. The search starts at the difference
+ * passes of O(n + m) distinct values (on large samples the rows of a
+ * pass are cut into runs that advance side by side without branches; see
+ * count_at_chains in signif.c). The search starts at the difference
  * of the middle values and steps by the share of the differences to cross
  * times the samples' spread (their interquartile ranges) until it has a
  * bound on each side; then it interpolates between the bounds, with
@@ -68,7 +70,8 @@ struct hrd_signif {
 
 /*
  * Compares new with base. Both must have at least one value. Returns 0 and
- * fills *out, or -ENOMEM (only the exact distribution allocates).
+ * fills *out, or -ENOMEM (the exact distribution, and the passes on
+ * large samples, allocate).
  */
 int hrd_signif_compare(const struct hrd_wsample *base,
                        const struct hrd_wsample *new,

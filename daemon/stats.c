@@ -51,11 +51,18 @@ void hrd_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
     /* Only the bits in which some values differ need sorting on: they
      * are split into as few digits as RADIX_BITS allows (8 bits for few
      * values, whose counts would cost more than they save), of equal
-     * width. */
-    for (size_t i = 0; i < n; i++)
-        diff |= v[i] ^ v[0];
-    if (diff == 0)
-        return;
+     * width. Values already in order (a run file's, loaded again) are
+     * left as they are. */
+    {
+        uint64_t down = 0;
+
+        for (size_t i = 1; i < n; i++) {
+            diff |= v[i] ^ v[0];
+            down |= (uint64_t)(v[i] < v[i - 1]);
+        }
+        if (diff == 0 || down == 0)
+            return;
+    }
     lo = (unsigned)__builtin_ctzll(diff);
     bits = 64 - (unsigned)__builtin_clzll(diff) - lo;
     most = n < 4096 ? 8 : RADIX_BITS;

@@ -90,6 +90,32 @@ static void test_sort(void **state)
     }
 }
 
+/* Values already in order are left as they are; one value out of place
+ * at the end (or the start) still gets sorted. */
+static void test_sort_sorted(void **state)
+{
+    (void)state;
+    for (size_t n = 60; n < 5000; n = n * 3 + 1) {
+        uint64_t *v = malloc(n * sizeof *v), *w = malloc(n * sizeof *w);
+        uint64_t *tmp = malloc(n * sizeof *tmp);
+
+        for (int where = 0; where < 3; where++) {
+            for (size_t i = 0; i < n; i++)
+                v[i] = w[i] = 1000 + i / 3 * 7;
+            if (where == 1)
+                v[n - 1] = w[n - 1] = 999;
+            else if (where == 2)
+                v[0] = w[0] = UINT64_MAX;
+            hrd_sort_u64(v, n, tmp);
+            qsort(w, n, sizeof *w, cmp);
+            assert_memory_equal(v, w, n * sizeof *v);
+        }
+        free(v);
+        free(w);
+        free(tmp);
+    }
+}
+
 static void test_summary_fixed(void **state)
 {
     uint64_t v[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
@@ -305,6 +331,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sort),
+        cmocka_unit_test(test_sort_sorted),
         cmocka_unit_test(test_summary_fixed),
         cmocka_unit_test(test_summary_against_brute_force),
         cmocka_unit_test(test_bucket_error_bound),

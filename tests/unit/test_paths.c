@@ -823,6 +823,116 @@ static void test_run_file(void **state)
     fix_free(h);
 }
 
+static int cmp_u64(const void *pa, const void *pb)
+{
+    uint64_t x = *(const uint64_t *)pa, y = *(const uint64_t *)pb;
+
+    return (x > y) - (x < y);
+}
+
+/* Asserts that d[0..n) is v[0..n) sorted and delta-coded (v is sorted
+ * here). */
+static void assert_coded(const uint64_t *d, size_t nd, uint64_t *v, size_t n)
+{
+    uint64_t prev = 0;
+
+    assert_int_equal(nd, n);
+    qsort(v, n, sizeof *v, cmp_u64);
+    for (size_t i = 0; i < n; i++) {
+        assert_true(d[i] == v[i] - prev);
+        prev = v[i];
+    }
+}
+
+/* A range key's only calling context holds the very events of the key:
+ * its values in a RunKey are the key's (copied, not sorted again); a range
+ * in two contexts gets each context's own. Both against the values fed,
+ * sorted and coded here. */
+static void test_run_key_contexts(void **state)
+{
+    static const char *ranges[] = { "a", "b", "d" };
+    enum { CA, CAB, CD, CDB, N };
+    static const uint32_t parent[N] = { 0, CA + 1, 0, CD + 1 };
+    static const uint32_t crange[N] = { 0, 1, 2, 1 };
+    enum { S = 3000 };
+    uint64_t *ai = malloc(S * sizeof *ai), *as = malloc(S * sizeof *as);
+    uint64_t *bi[2], *bs[2];
+    size_t nb[2] = { 0, 0 };
+    struct fix *f = fix_new();
+    struct tb t = { 0 };
+    uint64_t r = 0x9e3779b97f4a7c15ull;
+    int seen = 0;
+
+    (void)state;
+    for (int c = 0; c < 2; c++) {
+        bi[c] = malloc(S * sizeof *bi[c]);
+        bs[c] = malloc(S * sizeof *bs[c]);
+    }
+    t.ranges = ranges;
+    t.nranges = 3;
+    t.nctx = N;
+    t.parent = malloc(sizeof parent);
+    t.crange = malloc(sizeof crange);
+    memcpy(t.parent, parent, sizeof parent);
+    memcpy(t.crange, crange, sizeof crange);
+    tb_label(&t, 0);
+    for (int i = 0; i < S; i++) {
+        uint64_t incl, child;
+        int c;
+
+        r ^= r << 13;
+        r ^= r >> 7;
+        r ^= r << 17;
+        incl = 1000 + r % 4000;
+        child = (r >> 20) % (incl / 2);
+        c = (int)(r >> 40) % 2;
+        bi[c][nb[c]] = child;
+        bs[c][nb[c]++] = child;
+        tb_sample(&t, c ? CDB : CAB, child, 0, 0);
+        ai[i] = incl;
+        as[i] = incl - child;
+        tb_sample(&t, CA, incl, child, 1);
+    }
+    assert_int_equal(tb_send(&f->in, &t, 1), HRD_INGEST_OK);
+    for (uint32_t i = 0; i < f->agg.nkeys; i++) {
+        const struct hrd_key *k = f->agg.keys[i];
+        const char *name = hrd_agg_str_get(&f->agg, k->range);
+        Hostrange__RunKey m;
+
+        assert_int_equal(hrd_runkey_from(&f->agg, k, &m), 0);
+        if (strcmp(name, "a") == 0) {
+            assert_int_equal(m.n_paths, 1);
+            assert_coded(m.inclusive, m.n_inclusive, ai, S);
+            assert_coded(m.self, m.n_self, as, S);
+            assert_coded(m.paths[0]->inclusive, m.paths[0]->n_inclusive, ai,
+                         S);
+            assert_coded(m.paths[0]->self, m.paths[0]->n_self, as, S);
+            seen++;
+        } else if (strcmp(name, "b") == 0) {
+            assert_int_equal(m.n_paths, 2);
+            for (size_t p = 0; p < 2; p++) {
+                int c = strcmp(m.paths[p]->path[0], "d") == 0;
+
+                assert_coded(m.paths[p]->inclusive,
+                             m.paths[p]->n_inclusive, bi[c], nb[c]);
+                assert_coded(m.paths[p]->self, m.paths[p]->n_self, bs[c],
+                             nb[c]);
+            }
+            seen++;
+        }
+        hrd_runkey_clear(&m);
+    }
+    assert_int_equal(seen, 2);
+    tb_fini(&t);
+    fix_free(f);
+    free(ai);
+    free(as);
+    for (int c = 0; c < 2; c++) {
+        free(bi[c]);
+        free(bs[c]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -837,6 +947,7 @@ int main(void)
         cmocka_unit_test(test_mirror),
         cmocka_unit_test(test_snapshot),
         cmocka_unit_test(test_run_file),
+        cmocka_unit_test(test_run_key_contexts),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

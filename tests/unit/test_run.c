@@ -66,8 +66,10 @@ static int entries(void)
     return n;
 }
 
-/* Writes a run of three exact keys to p, its header of `format`. */
-static void write_run(const char *p, uint32_t format)
+/* Writes a run of three exact keys to p, its header of `format`, each key
+ * given as a message or, when packed, already packed (as a save gets them
+ * from hostranged). */
+static void write_run_as(const char *p, uint32_t format, int packed)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
@@ -96,10 +98,25 @@ static void write_run(const char *p, uint32_t format)
         k.n_inclusive = 4;
         k.self = self;
         k.n_self = 3;
-        assert_int_equal(hrd_run_put_key(&w, &k, err, sizeof err), 0);
+        if (packed) {
+            uint8_t buf[256];
+            size_t len = hostrange__run_key__get_packed_size(&k);
+
+            assert_true(len <= sizeof buf);
+            hostrange__run_key__pack(&k, buf);
+            assert_int_equal(hrd_run_put_packed(&w, buf, len, err,
+                                                sizeof err), 0);
+        } else {
+            assert_int_equal(hrd_run_put_key(&w, &k, err, sizeof err), 0);
+        }
     }
     assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
     hrd_run_abort(&w);
+}
+
+static void write_run(const char *p, uint32_t format)
+{
+    write_run_as(p, format, 0);
 }
 
 /* Reads every record of p: 0, or -1 with the reason in err. */
@@ -180,6 +197,24 @@ static void test_round_trip(void **state)
     assert_int_equal(keys, 3);
     /* No temporary file is left beside it. */
     assert_int_equal(entries(), 1);
+}
+
+/* Keys written packed make the same file, byte for byte, as keys written
+ * as messages. */
+static void test_packed_keys(void **state)
+{
+    unsigned char *a, *b;
+    size_t na, nb;
+
+    (void)state;
+    write_run_as(path, HRD_RUN_FORMAT, 0);
+    write_run_as(bad, HRD_RUN_FORMAT, 1);
+    na = slurp(path, &a);
+    nb = slurp(bad, &b);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na);
+    free(a);
+    free(b);
 }
 
 static void test_abort_keeps_target(void **state)
@@ -287,6 +322,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_packed_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_keeps_target, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_every_truncation, setup,

@@ -187,6 +187,58 @@ static void test_diff_rank_brute(void **state)
     }
 }
 
+/* Ranks of the differences of weighted samples of 20 to 140 distinct
+ * values, not whole numbers (as histogram buckets' values are), so that
+ * the passes run both ways (a plain merge below 32 distinct base values,
+ * runs side by side above), with some runs that start past every y value
+ * or end before the first: every tenth rank, the first and the last,
+ * against the sorted list of all the differences, each weight times. */
+static void test_diff_rank_weighted(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 80; t++) {
+        size_t n = 20 + next() % 121, m = 20 + next() % 121, k = 0;
+        double *xv = malloc(n * sizeof *xv), *yv = malloc(m * sizeof *yv);
+        uint64_t *xw = malloc(n * sizeof *xw), *yw = malloc(m * sizeof *yw);
+        uint64_t nt = 0, mt = 0;
+        double *d, step = 0.25 + (double)(next() % 8) / 3;
+        double off = t % 4 == 0 ? 1e4 : t % 4 == 1 ? -1e4 : 0;
+        struct hrd_wsample a, b;
+
+        xv[0] = 1000 + (double)(next() % 100) * step;
+        yv[0] = 1000 + off + (double)(next() % 100) * step;
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0)
+                xv[i] = xv[i - 1] + step * (double)(1 + next() % 5);
+            xw[i] = 1 + next() % (t % 3 == 0 ? 1 : 6);
+            nt += xw[i];
+        }
+        for (size_t j = 0; j < m; j++) {
+            if (j > 0)
+                yv[j] = yv[j - 1] + step * (double)(1 + next() % 7);
+            yw[j] = 1 + next() % (t % 3 == 0 ? 1 : 6);
+            mt += yw[j];
+        }
+        d = malloc(nt * mt * sizeof *d);
+        assert_non_null(d);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++)
+                for (uint64_t c = 0; c < xw[i] * yw[j]; c++)
+                    d[k++] = yv[j] - xv[i];
+        qsort(d, k, sizeof *d, cmp_double);
+        a = (struct hrd_wsample){ xv, xw, n, nt };
+        b = (struct hrd_wsample){ yv, yw, m, mt };
+        for (size_t r = 0; r < k; r += 10)
+            assert_true(hrd_signif_diff_rank(&a, &b, r) == d[r]);
+        assert_true(hrd_signif_diff_rank(&a, &b, k - 1) == d[k - 1]);
+        free(d);
+        free(xv);
+        free(yv);
+        free(xw);
+        free(yw);
+    }
+}
+
 /* The shift and its interval of hrd_signif_compare (its ranks found one
  * after the other, each search starting from the passes of those before)
  * against the sorted list of all the differences, on samples of 50 to 400
@@ -366,6 +418,7 @@ int main(void)
         cmocka_unit_test(test_normal_ties),
         cmocka_unit_test(test_all_tied),
         cmocka_unit_test(test_diff_rank_brute),
+        cmocka_unit_test(test_diff_rank_weighted),
         cmocka_unit_test(test_compare_brute),
         cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_power_5pct),
