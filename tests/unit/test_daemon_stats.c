@@ -64,6 +64,14 @@ static long double brute_quantile(const uint64_t *v, size_t n, double q)
     return (long double)v[lo] + (pos - lo) * ((long double)v[hi] - v[lo]);
 }
 
+/* Sorts v with hrd_sort_u64 and w with qsort, and checks they agree. */
+static void sort_both(uint64_t *v, uint64_t *w, size_t n, uint64_t *tmp)
+{
+    hrd_sort_u64(v, n, tmp);
+    qsort(w, n, sizeof *w, cmp);
+    assert_memory_equal(v, w, n * sizeof *v);
+}
+
 static void test_sort(void **state)
 {
     static const size_t sizes[] = { 0, 1, 2, 63, 64, 65, 1000, 100000 };
@@ -80,9 +88,7 @@ static void test_sort(void **state)
                 v[i] = w[i] = draw(shape);
             if (n > 3)
                 v[0] = w[0] = UINT64_MAX;
-            hrd_sort_u64(v, n, tmp);
-            qsort(w, n, sizeof *w, cmp);
-            assert_memory_equal(v, w, n * sizeof *v);
+            sort_both(v, w, n, tmp);
             free(v);
             free(w);
             free(tmp);
@@ -106,9 +112,7 @@ static void test_sort_sorted(void **state)
                 v[n - 1] = w[n - 1] = 999;
             else if (where == 2)
                 v[0] = w[0] = UINT64_MAX;
-            hrd_sort_u64(v, n, tmp);
-            qsort(w, n, sizeof *w, cmp);
-            assert_memory_equal(v, w, n * sizeof *v);
+            sort_both(v, w, n, tmp);
         }
         free(v);
         free(w);

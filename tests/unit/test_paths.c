@@ -177,17 +177,25 @@ static const uint32_t known_range[NCTX] = {
     [AW] = 3,
 };
 
+/* Sets up batch t with the known ranges and contexts. */
+static void tb_known(struct tb *t)
+{
+    t->ranges = known_ranges;
+    t->nranges = 5;
+    t->nctx = NCTX;
+    t->parent = malloc(sizeof known_parent);
+    t->crange = malloc(sizeof known_range);
+    assert_non_null(t->parent);
+    assert_non_null(t->crange);
+    memcpy(t->parent, known_parent, sizeof known_parent);
+    memcpy(t->crange, known_range, sizeof known_range);
+}
+
 static void feed_known(struct fix *f, uint64_t seq)
 {
     struct tb t = { 0 };
 
-    t.ranges = known_ranges;
-    t.nranges = 5;
-    t.nctx = NCTX;
-    t.parent = malloc(sizeof known_parent);
-    t.crange = malloc(sizeof known_range);
-    memcpy(t.parent, known_parent, sizeof known_parent);
-    memcpy(t.crange, known_range, sizeof known_range);
+    tb_known(&t);
     tb_label(&t, 0);
     tb_sample(&t, ABC, 100, 0, 0);
     tb_sample(&t, ABC, 100, 0, 0);
@@ -560,13 +568,7 @@ static void test_compaction(void **state)
     char *s;
 
     (void)state;
-    t.ranges = known_ranges;
-    t.nranges = 5;
-    t.nctx = NCTX;
-    t.parent = malloc(sizeof known_parent);
-    t.crange = malloc(sizeof known_range);
-    memcpy(t.parent, known_parent, sizeof known_parent);
-    memcpy(t.crange, known_range, sizeof known_range);
+    tb_known(&t);
     tb_label(&t, 0);
     for (int i = 0; i < 20000; i++)
         tb_sample(&t, ABC, 1000 + (uint64_t)i % 977, 0, 0);
@@ -594,13 +596,7 @@ static void feed_ctx(struct fix *f, uint64_t seq, uint32_t c, int n,
 {
     struct tb t = { 0 };
 
-    t.ranges = known_ranges;
-    t.nranges = 5;
-    t.nctx = NCTX;
-    t.parent = malloc(sizeof known_parent);
-    t.crange = malloc(sizeof known_range);
-    memcpy(t.parent, known_parent, sizeof known_parent);
-    memcpy(t.crange, known_range, sizeof known_range);
+    tb_known(&t);
     tb_label(&t, 0);
     for (int i = 0; i < n; i++)
         tb_sample(&t, c, base + (uint64_t)i, 0, 0);
