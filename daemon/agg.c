@@ -93,22 +93,6 @@ static void key_free(struct hrd_agg *a, struct hrd_key *k)
     free(k);
 }
 
-/* 1 when the two histograms hold the same values. */
-static int hist_same(const struct hrd_hist *x, const struct hrd_hist *y)
-{
-    if (x->n != y->n || x->sum != y->sum || x->min != y->min ||
-        x->max != y->max || x->nb != y->nb)
-        return 0;
-    for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++) {
-        size_t size = (j == 0 ? HRD_HIST_LINEAR : 512u) * sizeof(uint64_t);
-
-        if ((x->chunk[j] == NULL) != (y->chunk[j] == NULL) ||
-            (x->chunk[j] != NULL && memcmp(x->chunk[j], y->chunk[j], size)))
-            return 0;
-    }
-    return 1;
-}
-
 uint32_t hrd_agg_paths_share(struct hrd_agg *a)
 {
     uint32_t shared = 0;
@@ -122,8 +106,8 @@ uint32_t hrd_agg_paths_share(struct hrd_agg *a)
             continue;
         if (k->exact ? p->len != k->len ||
                            (k->len != 0 && memcmp(p->buf, k->buf, k->len))
-                     : !hist_same(p->incl, k->incl) ||
-                           !hist_same(p->self, k->self))
+                     : !hrd_hist_equal(p->incl, k->incl) ||
+                           !hrd_hist_equal(p->self, k->self))
             continue;
         key_data_free(a, p);
         p->pairs = p->children = p->descendants = 0;

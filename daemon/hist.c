@@ -106,6 +106,21 @@ int hrd_hist_copy(struct hrd_hist *dst, const struct hrd_hist *src)
     return 0;
 }
 
+int hrd_hist_equal(const struct hrd_hist *x, const struct hrd_hist *y)
+{
+    if (x->n != y->n || x->sum != y->sum || x->min != y->min ||
+        x->max != y->max || x->nb != y->nb)
+        return 0;
+    for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++) {
+        if ((x->chunk[j] == NULL) != (y->chunk[j] == NULL) ||
+            (x->chunk[j] != NULL &&
+             memcmp(x->chunk[j], y->chunk[j],
+                    chunk_size(j) * sizeof(uint64_t)) != 0))
+            return 0;
+    }
+    return 1;
+}
+
 int hrd_hist_reserve(struct hrd_hist *h, uint64_t v)
 {
     uint32_t off;
@@ -113,33 +128,19 @@ int hrd_hist_reserve(struct hrd_hist *h, uint64_t v)
     return chunk_alloc(h, chunk_of(hrd_hist_bucket(v), &off));
 }
 
-static inline void note(struct hrd_hist *h, uint64_t v, uint64_t count)
-{
-    if (h->n == 0 || v < h->min)
-        h->min = v;
-    if (h->n == 0 || v > h->max)
-        h->max = v;
-    h->n += count;
-    h->sum += (unsigned __int128)v * count;
-    if (v < ((uint64_t)1 << 32))
-        h->sumsq_small += (unsigned __int128)(v * v) * count;
-    else
-        h->sumsq_big += (long double)v * (long double)v * (long double)count;
-}
-
 int hrd_hist_add_n(struct hrd_hist *h, uint64_t v, uint64_t count)
 {
-    uint32_t off, j = chunk_of(hrd_hist_bucket(v), &off);
     uint64_t *c;
 
     if (count == 0)
         return 0;
-    if (HRD_UNLIKELY_HIST(h->chunk[j] == NULL) && chunk_alloc(h, j) != 0)
-        return -ENOMEM;
-    c = &h->chunk[j][off];
-    h->nb += *c == 0;
-    *c += count;
-    note(h, v, count);
+    c = hrd_hist_slot(h, v);
+    if (HRD_UNLIKELY_HIST(c == NULL)) {
+        if (hrd_hist_reserve(h, v) != 0)
+            return -ENOMEM;
+        c = hrd_hist_slot(h, v);
+    }
+    hrd_hist_bump_n(h, c, v, count);
     return 0;
 }
 

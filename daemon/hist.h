@@ -66,6 +66,9 @@ int hrd_hist_add_sorted(struct hrd_hist *h, const uint64_t *v, size_t n);
  * Returns 0 or -ENOMEM (dst is then empty). */
 int hrd_hist_copy(struct hrd_hist *dst, const struct hrd_hist *src);
 
+/* 1 when x and y hold the same values (buckets, count, sum, extremes). */
+int hrd_hist_equal(const struct hrd_hist *x, const struct hrd_hist *y);
+
 /*
  * The common case of an add, inline: hrd_hist_slot gives the counter of
  * v's bucket when its chunk exists (else NULL: hrd_hist_reserve first),
@@ -86,21 +89,27 @@ static inline uint64_t *hrd_hist_slot(const struct hrd_hist *h, uint64_t v)
     return c != NULL ? c + ((v >> (e - HRD_HIST_SUB_BITS)) & 511u) : NULL;
 }
 
-static inline void hrd_hist_bump(struct hrd_hist *h, uint64_t *slot,
-                                 uint64_t v)
+static inline void hrd_hist_bump_n(struct hrd_hist *h, uint64_t *slot,
+                                   uint64_t v, uint64_t count)
 {
     h->nb += *slot == 0;
-    (*slot)++;
+    *slot += count;
     if (h->n == 0 || v < h->min)
         h->min = v;
     if (h->n == 0 || v > h->max)
         h->max = v;
-    h->n++;
-    h->sum += v;
+    h->n += count;
+    h->sum += (unsigned __int128)v * count;
     if (v < ((uint64_t)1 << 32))
-        h->sumsq_small += (unsigned __int128)(v * v);
+        h->sumsq_small += (unsigned __int128)(v * v) * count;
     else
-        h->sumsq_big += (long double)v * (long double)v;
+        h->sumsq_big += (long double)v * (long double)v * (long double)count;
+}
+
+static inline void hrd_hist_bump(struct hrd_hist *h, uint64_t *slot,
+                                 uint64_t v)
+{
+    hrd_hist_bump_n(h, slot, v, 1);
 }
 
 /* Bytes of memory the buckets take (capacity, not just use). */

@@ -270,6 +270,10 @@ static void test_hist_against_brute_force(void **state)
                 }
             }
         }
+        assert_true(hrd_hist_equal(&fast, &one) && hrd_hist_equal(&copy, &one));
+        /* One value more makes them differ. */
+        assert_int_equal(hrd_hist_add(&copy, v[0]), 0);
+        assert_false(hrd_hist_equal(&copy, &one));
         hrd_hist_fini(&fast);
         hrd_hist_fini(&copy);
         hrd_sort_u64(v, n, tmp);
