@@ -208,6 +208,24 @@ struct hrd_key *hrd_agg_path_key_live(struct hrd_agg *a, struct hrd_key *k,
     return path_key(a, k, path, 1);
 }
 
+/* A new histogram holding src's values, or NULL (ENOMEM). */
+static struct hrd_hist *hist_dup(const struct hrd_hist *src)
+{
+    struct hrd_hist *h = malloc(sizeof *h);
+
+    if (h != NULL && hrd_hist_copy(h, src) != 0) {
+        free(h);
+        h = NULL;
+    }
+    return h;
+}
+
+static void hist_drop(struct hrd_hist *h)
+{
+    hrd_hist_fini(h);
+    free(h);
+}
+
 int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k)
 {
     struct hrd_key *p = k->paths;
@@ -220,21 +238,14 @@ int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k)
     if (k->exact) {
         rc = hrd_agg_path_set_exact(a, p, k->buf, k->len, k->pairs);
     } else {
-        struct hrd_hist *hi = malloc(sizeof *hi), *hs = malloc(sizeof *hs);
+        struct hrd_hist *hi = hist_dup(k->incl), *hs = hist_dup(k->self);
 
-        rc = -ENOMEM;
-        if (hi != NULL && hs != NULL && hrd_hist_copy(hi, k->incl) == 0) {
-            if (hrd_hist_copy(hs, k->self) == 0) {
-                rc = hrd_agg_path_set_hist(a, p, hi, hs, k->pairs);
-                if (rc != 0)
-                    hrd_hist_fini(hs);
-            }
-            if (rc != 0)
-                hrd_hist_fini(hi);
-        }
+        rc = hi != NULL && hs != NULL
+                 ? hrd_agg_path_set_hist(a, p, hi, hs, k->pairs)
+                 : -ENOMEM;
         if (rc != 0) {
-            free(hi);
-            free(hs);
+            hist_drop(hi);
+            hist_drop(hs);
         }
     }
     if (rc != 0) {

@@ -70,8 +70,8 @@ static void delta_code(uint64_t *v, size_t n, uint64_t *tmp)
 
 /* Fills p (initialised here) from path key pk: its names (borrowed from
  * a) and its values, as a RunKey's. When pk holds the very events of its
- * range key, already coded in m (its only context, the same bytes), the
- * values are copied from m rather than sorted again. Returns 0 or -ENOMEM (p then holds
+ * range key (a mirror's view), already coded in m, the values are copied
+ * from m rather than sorted again. Returns 0 or -ENOMEM (p then holds
  * what it holds; runpath_clear frees it). */
 static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
                         const Hostrange__RunKey *m, Hostrange__RunPath *p)
@@ -144,14 +144,10 @@ static int runkey_paths(struct hrd_agg *a, const struct hrd_key *k,
         Hostrange__RunPath *x = calloc(1, sizeof *x);
         struct hrd_key tmp;
         const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
-        /* The range key's only context, with its events in the same
-         * order (as ingest and loading add them, and as a mirror shares
-         * them): the same values. */
-        int same = n == 1 && k->exact && p->exact && k->records == 0 &&
-                   p->pairs == k->pairs && m->n_inclusive == k->pairs &&
-                   m->n_self == k->pairs && p->len == k->len &&
-                   (k->len == 0 || p->buf == k->buf ||
-                    memcmp(p->buf, k->buf, k->len) == 0);
+        /* A mirror holds its range key's very events (its only path, no
+         * record), already coded in m. */
+        int same = pp->mirror && k->exact && m->n_inclusive == k->pairs &&
+                   m->n_self == k->pairs;
 
         if (x == NULL)
             return -ENOMEM;
