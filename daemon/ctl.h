@@ -147,6 +147,12 @@ struct hrd_ctl_report {
 int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
                           struct hrd_ctl_filter *f, struct hrd_ctl_report *r);
 
+/* Makes q a paged dump request dq of the keys flt selects (strings
+ * borrowed). */
+void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
+                          Hostrange__DumpRequest *dq,
+                          const struct hrd_ctl_filter *flt);
+
 /*
  * Dumps the report, page by page, to r->output (atomically: a temporary
  * file, then a rename; a device or a pipe is written in place) or standard
@@ -156,12 +162,6 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
  * none, the observer fields are null and one line on stderr says so.
  * Returns 0, or 1 after printing a one-line error.
  */
-/* Makes q a paged dump request dq of the keys flt selects (strings
- * borrowed). */
-void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
-                          Hostrange__DumpRequest *dq,
-                          const struct hrd_ctl_filter *flt);
-
 int hrd_ctl_dump(const struct hrd_ctl_filter *f,
                  const struct hrd_ctl_report *r);
 
