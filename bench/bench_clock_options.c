@@ -18,7 +18,9 @@
  *
  * Options: plain rdtsc; lfence before rdtsc (the end read waits for the
  * work); rdtsc, lfence at the start and lfence, rdtsc at the end (both
- * reads fenced on the side of the work); rdtscp, lfence; and
+ * reads fenced on the side of the work); lfence, rdtsc, lfence at both
+ * ends (each read fenced on both sides: what a scope does, hostrange.h);
+ * rdtscp, lfence; and
  * clock_gettime(CLOCK_MONOTONIC). Per option it prints the cost of one
  * read, the bias at each size and the spread of the bias (largest less
  * smallest) as JSON lines, and the ratio of the spread to one clock step
@@ -40,10 +42,13 @@
 #define HAVE_TSC 0
 #endif
 
-enum opt { OPT_PLAIN, OPT_LFENCE, OPT_FENCED, OPT_RDTSCP, OPT_MONO, NOPT };
+enum opt {
+    OPT_PLAIN, OPT_LFENCE, OPT_FENCED, OPT_ORDERED, OPT_RDTSCP, OPT_MONO,
+    NOPT
+};
 static const char *const opt_name[NOPT] = {
-    "rdtsc", "lfence_rdtsc", "rdtsc_lfence_both", "rdtscp_lfence",
-    "monotonic",
+    "rdtsc", "lfence_rdtsc", "rdtsc_lfence_both", "lfence_rdtsc_lfence",
+    "rdtscp_lfence", "monotonic",
 };
 
 static uint64_t mono(void)
@@ -68,6 +73,11 @@ static inline __attribute__((always_inline)) uint64_t rd_start(enum opt o)
         _mm_lfence();
         return __rdtsc();
     case OPT_FENCED:
+        t = __rdtsc();
+        _mm_lfence();
+        return t;
+    case OPT_ORDERED:
+        _mm_lfence();
         t = __rdtsc();
         _mm_lfence();
         return t;
@@ -96,6 +106,11 @@ static inline __attribute__((always_inline)) uint64_t rd_end(enum opt o)
     case OPT_FENCED:
         _mm_lfence();
         return __rdtsc();
+    case OPT_ORDERED:
+        _mm_lfence();
+        t = __rdtsc();
+        _mm_lfence();
+        return t;
     case OPT_RDTSCP:
         t = __rdtscp(&aux);
         _mm_lfence();

@@ -191,9 +191,12 @@ HR_API int hr_enabled(void);
  * 33 ns for the ordered pair of reads alone (47 ns for the four fences and
  * two reads with nothing else). Without the outer fences a scope cost 43
  * ns, but the corrected self times of parents of 40 to 64 short children
- * were off by 10 to 47%, against 1 to 20% with them.
+ * were off by 10 to 47%, against 1 to 20% with them. Each read is thus
+ * fenced on both sides, lfence;rdtsc;lfence with the scope's bookkeeping
+ * moved inside the outer fence: that read is the clock in use, and two of
+ * them are the floor the benchmarks divide by (bench/bench_clock.h).
  * bench/bench_clock_options (make bench) measures every option on the
- * machine at hand.
+ * machine at hand, this one as lfence_rdtsc_lfence.
  */
 HR_API const char *hr_clock_name(void);
 
