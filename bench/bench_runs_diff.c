@@ -42,74 +42,66 @@ static uint64_t next(uint64_t *rng)
     return *rng;
 }
 
-/* Sorts v and replaces each value by its difference from the one before. */
-static void delta_code(uint64_t *v, size_t n, uint64_t *tmp)
-{
-    hrd_sort_u64(v, n, tmp);
-    for (size_t i = n; i-- > 1;)
-        v[i] -= v[i - 1];
-}
-
 /* Writes a run file of RUNKEYS keys; keys with k % 10 == 0 are `slow`
- * per mille slower. */
+ * per mille slower. Each key is coded as hostrangectl save writes it: its
+ * events as a daemon holds them, in the order they came (hrd_runkey_from
+ * on an aggregation fed the values). */
 static void write_run(const char *path, uint64_t seed, unsigned slow)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
     struct hrd_run_writer w;
-    uint64_t *incl = malloc(SAMPLES * sizeof *incl);
-    uint64_t *self = malloc(SAMPLES * sizeof *self);
-    uint64_t *tmp = malloc(SAMPLES * sizeof *tmp);
+    struct hrd_agg a;
     uint64_t rng = seed;
     char err[8400], node[64], range[32];
 
-    if (incl == NULL || self == NULL || tmp == NULL)
-        bd_die("out of memory");
+    hrd_agg_init(&a);
+    a.exact_cap = UINT64_MAX;
     h.format = HRD_RUN_FORMAT;
     h.host = "bench";
     h.version = PACKAGE_VERSION;
     if (hrd_run_create(&w, path, &h, err, sizeof err) != 0)
         bd_die("%s", err);
     for (size_t k = 0; k < RUNKEYS; k++) {
-        Hostrange__RunKey m = HOSTRANGE__RUN_KEY__INIT;
+        Hostrange__RunKey m;
         size_t node_i = k / (PHASES * RANGES), r = k % RANGES;
         uint64_t median = 300 + 1000 * r + 7 * node_i;
+        uint32_t ids[4];
+        struct hrd_key *key;
 
         if (k % 10 == 0)
             median += median * slow / 1000;
+        snprintf(node, sizeof node, "bench/diff::node[%03zu]", node_i);
+        snprintf(range, sizeof range, "layer.%02zu", r);
+        ids[0] = hrd_agg_str(&a, node);
+        ids[1] = hrd_agg_str(&a, "op");
+        ids[2] = hrd_agg_str(&a, "cpu");
+        ids[3] = hrd_agg_str(&a, range);
+        hrd_agg_rank_node(&a, ids[0]);
+        hrd_agg_rank_range(&a, ids[3]);
+        key = hrd_agg_key(&a, ids[0], ids[1], ids[2],
+                          1 + (uint32_t)(k / RANGES % PHASES), ids[3]);
+        if (key == NULL)
+            bd_die("out of memory");
         for (size_t i = 0; i < SAMPLES; i++) {
             uint64_t u = next(&rng), v = median / 2 + (u >> 11) % median;
 
             if ((u & 0x7f) == 0)
                 v *= 10;
-            incl[i] = v;
-            self[i] = v / 2 + (u >> 40) % (v / 2 + 1);
+            if (hrd_agg_add(&a, key, v, v / 2 + (u >> 40) % (v / 2 + 1)) != 0)
+                bd_die("out of memory");
         }
-        delta_code(incl, SAMPLES, tmp);
-        delta_code(self, SAMPLES, tmp);
-        snprintf(node, sizeof node, "bench/diff::node[%03zu]", node_i);
-        snprintf(range, sizeof range, "layer.%02zu", r);
-        m.node_id = node;
-        m.operator_ = "op";
-        m.backend = "cpu";
-        m.phase = 1 + (uint32_t)(k / RANGES % PHASES);
-        m.range = range;
-        m.node_rank = (uint32_t)node_i + 1;
-        m.range_rank = (uint32_t)r + 1;
-        m.pairs = SAMPLES;
-        m.inclusive = incl;
-        m.n_inclusive = SAMPLES;
-        m.self = self;
-        m.n_self = SAMPLES;
+        if (hrd_runkey_from(&a, key, HRD_RUN_FORMAT, &m) != 0)
+            bd_die("out of memory");
         if (hrd_run_put_key(&w, &m, err, sizeof err) != 0)
             bd_die("%s", err);
+        hrd_runkey_clear(&m);
+        hrd_agg_key_remove(&a, key);
     }
     if (hrd_run_commit(&w, &e, err, sizeof err) != 0)
         bd_die("%s", err);
     hrd_run_abort(&w);
-    free(incl);
-    free(self);
-    free(tmp);
+    hrd_agg_fini(&a);
 }
 
 /* Runs hostrangectl diff BASE NEW into out; returns its CPU seconds, and

@@ -343,17 +343,18 @@ void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k)
         hrd_agg_reset(a);
 }
 
-/* Makes room for one more entry in an exact key. */
-static int reserve(struct hrd_agg *a, struct hrd_key *k)
+/* Makes room for `more` bytes of entries, and one more entry, in an exact
+ * key. */
+static int reserve_n(struct hrd_agg *a, struct hrd_key *k, size_t more)
 {
     size_t cap, page;
     void *nb;
 
-    if (k->len + SLACK <= k->cap)
+    if (k->len + more + SLACK <= k->cap)
         return 0;
     cap = k->cap + k->cap / 4;
-    if (cap < k->len + SLACK)
-        cap = k->len + SLACK;
+    if (cap < k->len + more + SLACK)
+        cap = k->len + more + SLACK;
     if (cap < 64)
         cap = 64;
     if (cap < MAP_MIN) {
@@ -382,6 +383,12 @@ static int reserve(struct hrd_agg *a, struct hrd_key *k)
     k->buf = nb;
     k->cap = cap;
     return 0;
+}
+
+/* Makes room for one more entry in an exact key. */
+static int reserve(struct hrd_agg *a, struct hrd_key *k)
+{
+    return reserve_n(a, k, 0);
 }
 
 static uint64_t mask(unsigned bytes)
@@ -509,15 +516,30 @@ void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
     *nself = ns;
 }
 
-int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
-                          const uint8_t *buf, size_t len, uint64_t pairs,
-                          uint64_t records)
+int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
+                         uint64_t *records)
 {
     uint64_t np = 0, nr = 0;
     size_t pos = 0;
 
-    if (!k->exact || k->pairs + k->records != 0)
-        return -EINVAL;
+    /* Whole words while 17 bytes are left (the widest entry), byte by
+     * byte near the end. */
+    while (len - pos >= 17) {
+        unsigned w1 = buf[pos] & 15u, w2 = buf[pos] >> 4, rec;
+        uint64_t x, d;
+
+        if (w1 > 8 || (w2 > 8 && w2 != RECORD_MARK))
+            return -EINVAL;
+        rec = w2 == RECORD_MARK;
+        w2 = rec ? 0 : w2;
+        x = get8(buf + pos + 1) & mask(w1);
+        d = get8(buf + pos + 1 + w1) & mask(w2);
+        if (d > x)
+            return -EINVAL;
+        nr += rec;
+        np += !rec;
+        pos += 1 + w1 + w2;
+    }
     while (pos < len) {
         unsigned w1 = buf[pos] & 15u, w2 = buf[pos] >> 4;
         uint64_t x = 0, d = 0;
@@ -540,7 +562,102 @@ int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
             np++;
         pos += 1 + w1 + w2;
     }
-    if (np != pairs || nr != records)
+    *pairs = np;
+    *records = nr;
+    return 0;
+}
+
+/* One entry at p, of up to `left` bytes, read byte by byte. */
+static size_t entry_bytes(const uint8_t *p, uint64_t *x, uint64_t *d, int *rec)
+{
+    unsigned w1 = p[0] & 15u, w2 = p[0] >> 4;
+
+    *rec = w2 == RECORD_MARK;
+    w2 = *rec ? 0 : w2;
+    *x = *d = 0;
+    for (unsigned i = 0; i < w1; i++)
+        *x |= (uint64_t)p[1 + i] << (8 * i);
+    for (unsigned i = 0; i < w2; i++)
+        *d |= (uint64_t)p[1 + w1 + i] << (8 * i);
+    return 1 + w1 + w2;
+}
+
+void hrd_agg_events_values(const uint8_t *buf, size_t len, uint64_t *incl,
+                           size_t *nincl, uint64_t *self, size_t *nself)
+{
+    size_t pos = 0, ni = 0, ns = 0;
+
+    while (pos < len) {
+        uint64_t x, d;
+        int rec;
+
+        if (len - pos >= 17) {
+            unsigned w1 = buf[pos] & 15u, w2 = buf[pos] >> 4;
+
+            rec = w2 == RECORD_MARK;
+            w2 = rec ? 0 : w2;
+            x = get8(buf + pos + 1) & mask(w1);
+            d = get8(buf + pos + 1 + w1) & mask(w2);
+            pos += 1 + w1 + w2;
+        } else {
+            pos += entry_bytes(buf + pos, &x, &d, &rec);
+        }
+        if (incl != NULL)
+            incl[ni] = x;
+        ni++;
+        if (!rec) {
+            if (self != NULL)
+                self[ns] = x - d;
+            ns++;
+        }
+    }
+    *nincl = ni;
+    *nself = ns;
+}
+
+int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
+                          const uint8_t *buf, size_t len, uint64_t pairs,
+                          uint64_t records)
+{
+    const uint8_t *p = buf, *end = buf + len;
+    int rc = 0;
+
+    if (records != 0 && hrd_agg_path_unmirror(a, k) != 0)
+        return -ENOMEM;
+    /* Below the cap, the entries are appended as they are. */
+    if (k->exact && k->pairs + k->records + pairs + records < a->exact_cap) {
+        if (reserve_n(a, k, len) != 0)
+            return -ENOMEM;
+        if (len != 0)
+            memcpy(k->buf + k->len, buf, len);
+        k->len += len;
+        k->pairs += pairs;
+        k->records += records;
+        k->has_scopes |= pairs > 0;
+        a->events += 2 * pairs + records;
+        return 0;
+    }
+    /* Otherwise one at a time, so that the cap applies as to arriving
+     * events (byte by byte: buf has no slack to read past). */
+    while (p < end && rc == 0) {
+        uint64_t x, d;
+        int rec;
+
+        p += entry_bytes(p, &x, &d, &rec);
+        rc = rec ? hrd_agg_add_record(a, k, x) : hrd_agg_add(a, k, x, x - d);
+    }
+    return rc;
+}
+
+int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
+                          const uint8_t *buf, size_t len, uint64_t pairs,
+                          uint64_t records)
+{
+    uint64_t np, nr;
+
+    if (!k->exact || k->pairs + k->records != 0 ||
+        hrd_agg_events_check(buf, len, &np, &nr) != 0 || np != pairs ||
+        nr != records)
         return -EINVAL;
     k->buf = malloc(len + SLACK);
     if (k->buf == NULL)

@@ -241,6 +241,31 @@ int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
                          struct hrd_hist *incl, struct hrd_hist *self,
                          uint64_t pairs, uint64_t records);
 
+/* Checks an exact encoding (len bytes at buf, no slack needed past them):
+ * every entry whole and valid, self times not above inclusive ones.
+ * Returns 0 with the numbers of range events and records it holds, or
+ * -EINVAL. */
+int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
+                         uint64_t *records);
+
+/* The values of an exact encoding (checked; no slack needed past it):
+ * incl[0..*nincl) and self[0..*nself), in order; either array may be NULL
+ * (then only counted). */
+void hrd_agg_events_values(const uint8_t *buf, size_t len, uint64_t *incl,
+                           size_t *nincl, uint64_t *self, size_t *nself);
+
+/*
+ * Adds events in the exact encoding (checked by hrd_agg_events_check:
+ * `pairs` range events and `records` records) to a key, in their order: an
+ * exact key that stays below its cap takes the bytes as they are; else
+ * they are added one by one as arriving samples are (the cap and
+ * histograms apply). Records part the key from its mirror first. Returns 0
+ * or -ENOMEM (the key may then hold part of the events).
+ */
+int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
+                          const uint8_t *buf, size_t len, uint64_t pairs,
+                          uint64_t records);
+
 /* Moves a key's events into histograms. Returns 0 or -ENOMEM (the key is
  * then unchanged). */
 int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k);
@@ -353,6 +378,11 @@ const struct hrd_key *hrd_agg_path_view(const struct hrd_key *k,
  * samples once, by their range keys). Returns 0 or -ENOMEM. */
 int hrd_agg_path_add(struct hrd_agg *a, struct hrd_key *pk, uint64_t incl_ns,
                      uint64_t self_ns);
+
+/* Adds range events in the exact encoding to a path key (as
+ * hrd_agg_key_add_exact, no records; a->events as hrd_agg_path_add). */
+int hrd_agg_path_add_exact(struct hrd_agg *a, struct hrd_key *pk,
+                           const uint8_t *buf, size_t len, uint64_t pairs);
 
 /* Fills a new, empty path key as hrd_agg_key_set_exact / _hist do (pairs
  * only). */

@@ -447,7 +447,10 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     if (hrd_runkey_page(ctl->ingest->agg, ctl->ingest, &cursor,
                         ctl->page_values ? ctl->page_values
                                          : HRD_PAGE_VALUES_DEFAULT,
-                        q->packed, &sr, &done) != 0) {
+                        q->packed,
+                        q->format < HRD_RUN_FORMAT ? (int)q->format
+                                                   : (int)HRD_RUN_FORMAT,
+                        &sr, &done) != 0) {
         m->error = "out of memory";
         goto pack;
     }

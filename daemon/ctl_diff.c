@@ -78,6 +78,9 @@ struct side {
     struct hrd_run_reader r;
     int open, ended;
     uint32_t order;
+    /* Scratch for a key's coded events: its values and the sort's. */
+    uint64_t *incl, *self, *tmp;
+    size_t vcap;
 };
 
 static int pop_add(struct side *s, struct pop *p)
@@ -179,6 +182,48 @@ static int side_open(struct side *s, const char *path)
     return 0;
 }
 
+/* Decodes a key's events (RunKey.events) into s->incl and s->self, each
+ * sorted and delta-coded as format 1 holds them. Returns 0, or -1 with why
+ * in err. */
+static int coded_values(struct side *s, const Hostrange__RunKey *k,
+                        char *err, size_t errlen)
+{
+    uint64_t np, nr;
+    size_t all, ni, ns;
+
+    if (hrd_agg_events_check(k->events.data, k->events.len, &np, &nr) != 0 ||
+        np != k->pairs || nr != k->records || k->n_inclusive || k->n_self) {
+        snprintf(err, errlen, "%s: damaged (key %s/%s holds events that do "
+                 "not match its counts)", s->path, k->node_id, k->range);
+        return -1;
+    }
+    all = np + nr;
+    if (all + 1 > s->vcap) {
+        size_t cap = all + 1;
+        uint64_t *a = realloc(s->incl, cap * sizeof *a);
+        uint64_t *b = a ? realloc(s->self, cap * sizeof *b) : NULL;
+        uint64_t *c = b ? realloc(s->tmp, cap * sizeof *c) : NULL;
+
+        s->incl = a ? a : s->incl;
+        s->self = b ? b : s->self;
+        s->tmp = c ? c : s->tmp;
+        if (c == NULL) {
+            snprintf(err, errlen, "%s: out of memory", s->path);
+            return -1;
+        }
+        s->vcap = cap;
+    }
+    hrd_agg_events_values(k->events.data, k->events.len, s->incl, &ni,
+                          s->self, &ns);
+    hrd_sort_u64(s->incl, ni, s->tmp);
+    hrd_sort_u64(s->self, ns, s->tmp);
+    for (size_t i = ni; i-- > 1;)
+        s->incl[i] -= s->incl[i - 1];
+    for (size_t i = ns; i-- > 1;)
+        s->self[i] -= s->self[i - 1];
+    return 0;
+}
+
 /* Reads the next key of a side into populations (one or two, appended to
  * s->p). Returns 1, 0 at the end of the file, or -1 after printing why. */
 static int side_next(struct side *s)
@@ -196,6 +241,10 @@ static int side_next(struct side *s)
         if (s->end->n_calibrations > 0)
             s->cal = s->end->calibrations[0];
         return 0;
+    }
+    if (k->events.len > 0 && coded_values(s, k, err, sizeof err) != 0) {
+        hostrange__run_key__free_unpacked(k, NULL);
+        goto fail;
     }
     for (uint32_t metric = 1; metric <= 2; metric++) {
         struct pop p = { 0 };
@@ -219,6 +268,9 @@ static int side_next(struct side *s)
         if (k->inclusive_hist != NULL && k->self_hist != NULL)
             bad = from_hist(&p, metric == 1 ? k->inclusive_hist
                                             : k->self_hist);
+        else if (k->events.len > 0)
+            bad = from_deltas(&p, metric == 1 ? s->incl : s->self,
+                              metric == 1 ? k->pairs + k->records : k->pairs);
         else if (metric == 1 && k->n_inclusive == k->pairs + k->records)
             bad = from_deltas(&p, k->inclusive, k->n_inclusive);
         else if (metric == 2 && k->n_self == k->pairs)
@@ -629,6 +681,9 @@ static void side_free(struct side *s)
         free(s->p[i].w);
     }
     free(s->p);
+    free(s->incl);
+    free(s->self);
+    free(s->tmp);
     if (s->open)
         hrd_run_close(&s->r);
     if (s->end != NULL)

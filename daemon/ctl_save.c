@@ -128,6 +128,7 @@ int hrd_ctl_save(int argc, char **argv)
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_SAVE;
     q.save = &sq;
     sq.packed = 1;
+    sq.format = HRD_RUN_FORMAT;
     for (;;) {
         Hostrange__ControlReply *rep;
         Hostrange__SaveReply *s;

@@ -284,6 +284,17 @@ int hrd_agg_path_add(struct hrd_agg *a, struct hrd_key *pk, uint64_t incl_ns,
     return rc;
 }
 
+int hrd_agg_path_add_exact(struct hrd_agg *a, struct hrd_key *pk,
+                           const uint8_t *buf, size_t len, uint64_t pairs)
+{
+    uint64_t events = a->events, capped = a->capped;
+    int rc = hrd_agg_key_add_exact(a, pk, buf, len, pairs, 0);
+
+    a->events = events;
+    a->capped = capped;
+    return rc;
+}
+
 int hrd_agg_path_set_exact(struct hrd_agg *a, struct hrd_key *pk,
                            const uint8_t *buf, size_t len, uint64_t pairs)
 {

@@ -164,7 +164,7 @@ int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, char *err,
     for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
         Hostrange__RunKey m;
 
-        if (hrd_runkey_from(a, ks[i], &m) != 0) {
+        if (hrd_runkey_from(a, ks[i], HRD_RUN_FORMAT, &m) != 0) {
             snprintf(err, errlen, "%s: out of memory", w->path);
             rc = -1;
             break;
@@ -339,10 +339,10 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
                  "not a run header)", path);
         goto fail;
     }
-    if ((*h)->format != HRD_RUN_FORMAT) {
+    if ((*h)->format < 1 || (*h)->format > HRD_RUN_FORMAT) {
         snprintf(err, errlen, "%s: written in run format %u, %s this "
-                 "hostrange reads (%u)%s", path, (*h)->format,
-                 (*h)->format > HRD_RUN_FORMAT ? "newer than" : "not one",
+                 "hostrange reads (1 to %u)%s", path, (*h)->format,
+                 (*h)->format > HRD_RUN_FORMAT ? "newer than those" : "not one",
                  HRD_RUN_FORMAT,
                  (*h)->format > HRD_RUN_FORMAT ? "; use a newer hostrangectl"
                                                : "");

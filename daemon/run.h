@@ -22,7 +22,7 @@
 #include "proto/hostrange.pb-c.h"
 
 #define HRD_RUN_MAGIC "HRSRUN1\n"
-#define HRD_RUN_FORMAT 1u
+/* HRD_RUN_FORMAT: runkey.h. */
 
 struct hrd_run_writer {
     FILE *f;

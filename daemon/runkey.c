@@ -74,7 +74,8 @@ static void delta_code(uint64_t *v, size_t n, uint64_t *tmp)
  * from m rather than sorted again. Returns 0 or -ENOMEM (p then holds
  * what it holds; runpath_clear frees it). */
 static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
-                        const Hostrange__RunKey *m, Hostrange__RunPath *p)
+                        const Hostrange__RunKey *m, int format, int mirror,
+                        Hostrange__RunPath *p)
 {
     const char *names[HRD_MAX_DEPTH_LIMIT];
     uint32_t depth = hrd_agg_path_names(a, pk->path, names);
@@ -89,6 +90,16 @@ static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
     p->pairs = pk->pairs;
     p->children = pk->children;
     p->descendants = pk->descendants;
+    if (format >= HRD_RUN_FORMAT_EVENTS && mirror) {
+        p->same_as_key = 1;
+        return 0;
+    }
+    if (format >= HRD_RUN_FORMAT_EVENTS && pk->exact) {
+        /* Borrowed from the key (runkey.h). */
+        p->events.data = pk->buf;
+        p->events.len = pk->len;
+        return 0;
+    }
     if (pk->exact) {
         size_t ni, ns;
         uint64_t *tmp = malloc((pk->pairs + 1) * sizeof *tmp);
@@ -120,6 +131,8 @@ static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
 
 static void runpath_clear(Hostrange__RunPath *p)
 {
+    p->events.data = NULL; /* borrowed */
+    p->events.len = 0;
     free(p->path);
     free(p->inclusive);
     free(p->self);
@@ -129,7 +142,7 @@ static void runpath_clear(Hostrange__RunPath *p)
 
 /* Fills m->paths from k's path keys. Returns 0 or -ENOMEM. */
 static int runkey_paths(struct hrd_agg *a, const struct hrd_key *k,
-                        Hostrange__RunKey *m)
+                        int format, Hostrange__RunKey *m)
 {
     size_t n = 0;
 
@@ -152,18 +165,18 @@ static int runkey_paths(struct hrd_agg *a, const struct hrd_key *k,
         if (x == NULL)
             return -ENOMEM;
         m->paths[m->n_paths++] = x;
-        if (runpath_from(a, p, same ? m : NULL, x) != 0)
+        if (runpath_from(a, p, same ? m : NULL, format, pp->mirror, x) != 0)
             return -ENOMEM;
     }
     return 0;
 }
 
-int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k,
+int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k, int format,
                     Hostrange__RunKey *m)
 {
-    int rc = hrd_runkey_from_range(a, k, m);
+    int rc = hrd_runkey_from_range(a, k, format, m);
 
-    if (rc == 0 && runkey_paths(a, k, m) != 0) {
+    if (rc == 0 && runkey_paths(a, k, format, m) != 0) {
         hrd_runkey_clear(m);
         rc = -ENOMEM;
     }
@@ -171,7 +184,7 @@ int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k,
 }
 
 int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
-                          Hostrange__RunKey *m)
+                          int format, Hostrange__RunKey *m)
 {
     hostrange__run_key__init(m);
     m->node_id = (char *)hrd_agg_str_get(a, k->node);
@@ -185,6 +198,12 @@ int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
     m->records = k->records;
     m->children = k->children;
     m->descendants = k->descendants;
+    if (k->exact && format >= HRD_RUN_FORMAT_EVENTS) {
+        /* Borrowed from the key (runkey.h). */
+        m->events.data = k->buf;
+        m->events.len = k->len;
+        return 0;
+    }
     if (k->exact) {
         size_t all = k->pairs + k->records, ni, ns;
         uint64_t *tmp = malloc((all + 1) * sizeof *tmp);
@@ -215,6 +234,8 @@ int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
 
 void hrd_runkey_clear(Hostrange__RunKey *m)
 {
+    m->events.data = NULL; /* borrowed */
+    m->events.len = 0;
     for (size_t i = 0; i < m->n_paths; i++) {
         runpath_clear(m->paths[i]);
         free(m->paths[i]);
@@ -356,7 +377,7 @@ static void end_free(Hostrange__RunEnd *e)
 
 int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
                     uint32_t *cursor, uint64_t budget, int packed,
-                    Hostrange__SaveReply *r, int *done)
+                    int format, Hostrange__SaveReply *r, int *done)
 {
     struct hrd_key **ks;
     size_t n = 0, used = 0;
@@ -380,7 +401,7 @@ int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
         const struct hrd_key *k = ks[used];
         Hostrange__RunKey *m = malloc(sizeof *m);
 
-        if (m == NULL || hrd_runkey_from(a, k, m) != 0) {
+        if (m == NULL || hrd_runkey_from(a, k, format, m) != 0) {
             free(m);
             goto fail;
         }
@@ -598,6 +619,7 @@ static int runpath_ok(const Hostrange__RunKey *m, const Hostrange__RunPath *p,
                       char *why, size_t whylen)
 {
     int hist = p->inclusive_hist != NULL || p->self_hist != NULL;
+    int coded = p->events.len > 0;
 
     if (p->n_path == 0 || p->n_path > HRD_MAX_DEPTH_LIMIT ||
         strcmp(p->path[p->n_path - 1], m->range) != 0)
@@ -608,7 +630,21 @@ static int runpath_ok(const Hostrange__RunKey *m, const Hostrange__RunPath *p,
             return bad(why, whylen, "key %s/%s has a path with an empty or "
                        "overlong name", m->node_id, m->range);
     }
-    if (hist) {
+    if (p->same_as_key) {
+        if (hist || coded || p->n_inclusive || p->n_self ||
+            m->n_paths != 1 || m->records != 0 || p->pairs != m->pairs)
+            return bad(why, whylen, "key %s/%s has a path said to hold the "
+                       "key's events that cannot", m->node_id, m->range);
+    } else if (coded) {
+        uint64_t np, nr;
+
+        if (hist || p->n_inclusive || p->n_self ||
+            hrd_agg_events_check(p->events.data, p->events.len, &np,
+                                 &nr) != 0 ||
+            np != p->pairs || nr != 0)
+            return bad(why, whylen, "key %s/%s has a path whose events do "
+                       "not decode to its count", m->node_id, m->range);
+    } else if (hist) {
         if (p->inclusive_hist == NULL || p->self_hist == NULL ||
             p->n_inclusive || p->n_self ||
             !hist_ok(p->inclusive_hist, p->pairs) ||
@@ -633,35 +669,71 @@ static int runpath_ok(const Hostrange__RunKey *m, const Hostrange__RunPath *p,
     return 0;
 }
 
-/* Adds RunPath p to range key k (checked by runpath_ok). Returns 0,
- * -EINVAL (why) or -ENOMEM. */
-static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
-                        const Hostrange__RunKey *m,
-                        const Hostrange__RunPath *p, char *why, size_t whylen)
+/* Interns p's path into *id: 0 with the id, 1 when the path cannot be
+ * kept (*id is then 0 or HRD_PATH_TOO_DEEP), -ENOMEM. */
+static int path_intern(struct hrd_agg *a, const Hostrange__RunPath *p,
+                       uint32_t *id)
 {
-    uint64_t *incl = NULL, *self = NULL;
-    uint32_t id = 0;
-    struct hrd_key *pk;
-    int rc = 0;
-
+    *id = 0;
     for (size_t i = 0; i < p->n_path; i++) {
         uint32_t r = hrd_agg_str(a, p->path[i]);
 
         if (r == 0)
             return -ENOMEM;
-        id = hrd_agg_path(a, id, r);
-        if (id == HRD_PATH_TOO_DEEP || id == 0) {
-            /* Kept per range name only, as the daemon does. */
-            if (id == 0)
-                a->paths_table_full += p->pairs;
-            else
-                a->paths_too_deep += p->pairs;
-            return 0;
-        }
+        *id = hrd_agg_path(a, *id, r);
+        if (*id == HRD_PATH_TOO_DEEP || *id == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Adds RunPath p to range key k (checked by runpath_ok). Returns 0,
+ * -EINVAL (why) or -ENOMEM. */
+static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
+                        const Hostrange__RunKey *m,
+                        const Hostrange__RunPath *given, char *why,
+                        size_t whylen)
+{
+    Hostrange__RunPath same;
+    const Hostrange__RunPath *p = given;
+    uint64_t *incl = NULL, *self = NULL;
+    uint32_t id;
+    struct hrd_key *pk;
+    int rc = path_intern(a, p, &id);
+
+    if (rc < 0)
+        return rc;
+    if (rc > 0) {
+        /* Kept per range name only, as the daemon does. */
+        if (id == 0)
+            a->paths_table_full += p->pairs;
+        else
+            a->paths_too_deep += p->pairs;
+        return 0;
+    }
+    if (given->same_as_key) {
+        /* The key's own values, coded as the key's. */
+        same = *given;
+        same.same_as_key = 0;
+        same.pairs = m->pairs;
+        same.children = m->children;
+        same.descendants = m->descendants;
+        same.events = m->events;
+        same.inclusive = m->inclusive;
+        same.n_inclusive = m->n_inclusive;
+        same.self = m->self;
+        same.n_self = m->n_self;
+        same.inclusive_hist = m->inclusive_hist;
+        same.self_hist = m->self_hist;
+        p = &same;
     }
     if ((pk = hrd_agg_path_key(a, k, id)) == NULL)
         return -ENOMEM;
-    if (p->inclusive_hist != NULL && pk->exact && pk->pairs == 0) {
+    if (p->events.len > 0) {
+        if (hrd_agg_path_add_exact(a, pk, p->events.data, p->events.len,
+                                   p->pairs) != 0)
+            return -ENOMEM;
+    } else if (p->inclusive_hist != NULL && pk->exact && pk->pairs == 0) {
         struct hrd_hist *hi = hist_from_msg(p->inclusive_hist);
         struct hrd_hist *hs = hist_from_msg(p->self_hist);
 
@@ -715,6 +787,7 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
     uint32_t node, op, backend, range;
     struct hrd_key *k;
     int hist = m->inclusive_hist != NULL || m->self_hist != NULL;
+    int coded = m->events.len > 0, keep = 0;
     int rc = 0;
 
     if (!str_ok(m->node_id) || !str_ok(m->operator_) ||
@@ -726,7 +799,23 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
     if (all < m->pairs)
         return bad(why, whylen, "key %s/%s has absurd counts", m->node_id,
                    m->range);
-    if (hist) {
+    if (coded) {
+        uint64_t np, nr;
+
+        if (hist || m->n_inclusive || m->n_self)
+            return bad(why, whylen, "key %s/%s holds both events and other "
+                       "values", m->node_id, m->range);
+        if (hrd_agg_events_check(m->events.data, m->events.len, &np,
+                                 &nr) != 0)
+            return bad(why, whylen, "key %s/%s has events that do not "
+                       "decode", m->node_id, m->range);
+        if (np != m->pairs || nr != m->records)
+            return bad(why, whylen, "key %s/%s holds %llu events and %llu "
+                       "records for %llu and %llu", m->node_id, m->range,
+                       (unsigned long long)np, (unsigned long long)nr,
+                       (unsigned long long)m->pairs,
+                       (unsigned long long)m->records);
+    } else if (hist) {
         if (m->inclusive_hist == NULL || m->self_hist == NULL ||
             m->n_inclusive || m->n_self ||
             !hist_ok(m->inclusive_hist, all) ||
@@ -771,12 +860,40 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
     if (node == 0 || op == 0 || backend == 0 || range == 0 ||
         note_first(l, node, 0, m->node_rank) != 0 ||
         note_first(l, range, 1, m->range_rank) != 0 ||
-        (k = hrd_agg_key(a, node, op, backend, m->phase, range)) == NULL ||
-        hrd_agg_path_unmirror(a, k) != 0) {
+        (k = hrd_agg_key(a, node, op, backend, m->phase, range)) == NULL) {
         rc = -ENOMEM;
         goto out;
     }
-    if (hist && k->exact && k->pairs + k->records == 0) {
+    /* A key whose one context holds all its events keeps them once: its
+     * path key is (or stays) a mirror when it has no other. */
+    if (m->n_paths == 1 && m->paths[0]->same_as_key) {
+        uint32_t id;
+
+        if ((rc = path_intern(a, m->paths[0], &id)) < 0)
+            goto out;
+        if (rc == 0 && k->paths == NULL && k->pairs + k->records == 0) {
+            struct hrd_key *pk = hrd_agg_path_key_live(a, k, id);
+
+            if (pk == NULL) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            keep = pk->mirror;
+        } else if (rc == 0) {
+            keep = k->paths != NULL && k->paths->pnext == NULL &&
+                   k->paths->mirror && k->paths->path == id;
+        }
+        rc = 0;
+    }
+    if (!keep && hrd_agg_path_unmirror(a, k) != 0) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if (coded) {
+        if ((rc = hrd_agg_key_add_exact(a, k, m->events.data, m->events.len,
+                                        m->pairs, m->records)) != 0)
+            goto out;
+    } else if (hist && k->exact && k->pairs + k->records == 0) {
         struct hrd_hist *hi = hist_from_msg(m->inclusive_hist);
         struct hrd_hist *hs = hist_from_msg(m->self_hist);
 
@@ -812,7 +929,7 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
     }
     k->children += m->children;
     k->descendants += m->descendants;
-    for (size_t i = 0; i < m->n_paths && rc == 0; i++)
+    for (size_t i = keep; i < m->n_paths && rc == 0; i++)
         rc = runpath_load(a, k, m, m->paths[i], why, whylen);
     if (rc != 0)
         goto out;

@@ -9,15 +9,20 @@
  *
  * Saving: hrd_runkey_page produces a daemon's keys in creation order, a
  * page at a time (the cursor is the serial of the next key), each as a
- * RunKey: exact keys as sorted, delta-coded arrays, histogram keys as
- * histograms; the last page also carries the RunEnd.
+ * RunKey: exact keys as their events (RunKey.events, the daemon's own
+ * encoding, pointing into the key: such a message is valid until the
+ * aggregation changes) or, for format 1, as sorted, delta-coded arrays;
+ * histogram keys as histograms; the last page also carries the RunEnd. A
+ * mirror path key (agg.h) is saved as RunPath.same_as_key.
  *
  * Loading (hostrangectl merge, dump --from and diff; hostranged --load): a
  * hrd_runload adds the keys of one or more runs to an aggregation, checking
- * every field first (a bad key changes nothing). A key that exists already
- * gets the new events added: exact events one by one (so the aggregation's
- * exact cap and histograms apply as to arriving samples), a histogram by
- * adding its buckets (the key becomes a histogram first). After each key
+ * every field first (a bad key changes nothing). A key gets the file's
+ * events added: coded events as they are while the key stays exact below
+ * its cap, else one by one (so the aggregation's exact cap and histograms
+ * apply as to arriving samples), a histogram by adding its buckets (the
+ * key becomes a histogram first). A key whose one path is same_as_key
+ * keeps (or gets) a mirror path key when it has no other path. After each key
  * the aggregation's memory budget is enforced (hrd_agg_enforce): over
  * max_bytes, its largest keys become histograms. Ranks: a node id or range
  * name is ranked by the first run that has it and its rank there; they are
@@ -33,16 +38,22 @@
 #include "daemon/ingest.h"
 #include "proto/hostrange.pb-c.h"
 
+/* The run file format written (RunHeader.format, proto/hostrange.proto),
+ * and the first that holds exact keys as events. */
+#define HRD_RUN_FORMAT 2u
+#define HRD_RUN_FORMAT_EVENTS 2
+
 /*
- * Fills m (initialised here) from key k of a. The arrays and histograms it
- * points to are allocated; hrd_runkey_clear frees them (strings are
+ * Fills m (initialised here) from key k of a, coded for run format
+ * `format` (1, or HRD_RUN_FORMAT). The arrays and histograms it points to
+ * are allocated; hrd_runkey_clear frees them (strings and events are
  * borrowed from a). Returns 0 or -ENOMEM.
  */
-int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k,
+int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k, int format,
                     Hostrange__RunKey *m);
 /* The same without the key's calling contexts (RunKey.paths). */
 int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
-                          Hostrange__RunKey *m);
+                          int format, Hostrange__RunKey *m);
 void hrd_runkey_clear(Hostrange__RunKey *m);
 
 /*
@@ -56,7 +67,7 @@ void hrd_runkey_clear(Hostrange__RunKey *m);
  */
 int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
                     uint32_t *cursor, uint64_t budget, int packed,
-                    Hostrange__SaveReply *r, int *done);
+                    int format, Hostrange__SaveReply *r, int *done);
 void hrd_runkey_page_free(Hostrange__SaveReply *r);
 
 struct hrd_runload {

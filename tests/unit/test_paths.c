@@ -752,7 +752,7 @@ static void test_snapshot(void **state)
 
 /* Through RunKey messages (packed and unpacked as in a file). */
 static void runkeys_copy(struct hrd_agg *from, struct hrd_agg *to,
-                         int with_paths)
+                         int with_paths, int format)
 {
     struct hrd_runload l;
     char why[256];
@@ -763,10 +763,11 @@ static void runkeys_copy(struct hrd_agg *from, struct hrd_agg *to,
         uint8_t *buf;
         size_t len;
 
-        assert_int_equal(with_paths
-                             ? hrd_runkey_from(from, from->keys[i], &m)
-                             : hrd_runkey_from_range(from, from->keys[i], &m),
-                         0);
+        assert_int_equal(
+            with_paths ? hrd_runkey_from(from, from->keys[i], format, &m)
+                       : hrd_runkey_from_range(from, from->keys[i], format,
+                                               &m),
+            0);
         len = hostrange__run_key__get_packed_size(&m);
         buf = malloc(len + 1);
         hostrange__run_key__pack(&m, buf);
@@ -782,28 +783,29 @@ static void runkeys_copy(struct hrd_agg *from, struct hrd_agg *to,
     hrd_runload_fini(&l);
 }
 
-static void test_run_file(void **state)
+/* The run file test in one format: sorted arrays (1) or events, with
+ * mirrors saved as such (HRD_RUN_FORMAT). */
+static void run_file_as(int format)
 {
     struct fix *f = fix_new(), *g = fix_new(), *h = fix_new();
     char *a, *b;
 
-    (void)state;
     feed_known(f, 1);
-    runkeys_copy(&f->agg, &g->agg, 1);
+    runkeys_copy(&f->agg, &g->agg, 1, format);
     a = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
     b = view(&g->agg, HRD_FVALUE_TOTAL, 0, 0);
     assert_string_equal(a, b);
     free(b);
     assert_int_equal(mirrors(&g->agg), 4);
     /* Twice: merged, twice the counts and totals. */
-    runkeys_copy(&f->agg, &g->agg, 1);
+    runkeys_copy(&f->agg, &g->agg, 1, format);
     b = view(&g->agg, HRD_FVALUE_COUNT, 0, 0);
     assert_non_null(strstr(b, "t/node;warm;a;b;c 4\n"));
     assert_non_null(strstr(b, "t/node;warm;d 2\n"));
     free(b);
     assert_int_equal(mirrors(&g->agg), 4);
     /* A file without paths: one-element paths, per range name. */
-    runkeys_copy(&f->agg, &h->agg, 0);
+    runkeys_copy(&f->agg, &h->agg, 0, format);
     assert_int_equal(h->agg.npkeys, 0);
     b = view(&h->agg, HRD_FVALUE_TOTAL, 0, 1);
     assert_string_equal(b, "t/node;cold;a 9\n"
@@ -817,6 +819,13 @@ static void test_run_file(void **state)
     fix_free(f);
     fix_free(g);
     fix_free(h);
+}
+
+static void test_run_file(void **state)
+{
+    (void)state;
+    run_file_as(1);
+    run_file_as(HRD_RUN_FORMAT);
 }
 
 static int cmp_u64(const void *pa, const void *pb)
@@ -838,6 +847,31 @@ static void assert_coded(const uint64_t *d, size_t nd, uint64_t *v, size_t n)
         assert_true(d[i] == v[i] - prev);
         prev = v[i];
     }
+}
+
+/* Asserts that the coded events e are the pairs (incl[i], self[i]), in
+ * that order. */
+static void assert_events(const ProtobufCBinaryData *e, const uint64_t *incl,
+                          const uint64_t *self, size_t n)
+{
+    struct hrd_key k = { 0 };
+    uint64_t pairs, records, *gi = malloc((n + 1) * sizeof *gi);
+    uint64_t *gs = malloc((n + 1) * sizeof *gs);
+    size_t ni, ns;
+
+    assert_int_equal(hrd_agg_events_check(e->data, e->len, &pairs, &records),
+                     0);
+    assert_int_equal(pairs, n);
+    assert_int_equal(records, 0);
+    k.buf = e->data; /* borrowed from a key: its slack follows */
+    k.len = e->len;
+    hrd_agg_key_values(&k, gi, &ni, gs, &ns);
+    assert_int_equal(ni, n);
+    assert_int_equal(ns, n);
+    assert_memory_equal(gi, incl, n * sizeof *gi);
+    assert_memory_equal(gs, self, n * sizeof *gs);
+    free(gi);
+    free(gs);
 }
 
 /* A range key's only calling context holds the very events of the key:
@@ -895,7 +929,30 @@ static void test_run_key_contexts(void **state)
         const char *name = hrd_agg_str_get(&f->agg, k->range);
         Hostrange__RunKey m;
 
-        assert_int_equal(hrd_runkey_from(&f->agg, k, &m), 0);
+        /* Format 2 (first: the checks of format 1 sort the values fed):
+         * the events as they arrived, pairs kept; the one
+         * context of "a" says it holds the key's events. */
+        assert_int_equal(hrd_runkey_from(&f->agg, k, HRD_RUN_FORMAT, &m), 0);
+        assert_int_equal(m.n_inclusive + m.n_self, 0);
+        if (strcmp(name, "a") == 0) {
+            assert_int_equal(m.n_paths, 1);
+            assert_true(m.paths[0]->same_as_key);
+            assert_int_equal(m.paths[0]->pairs, S);
+            assert_int_equal(m.paths[0]->events.len, 0);
+            assert_events(&m.events, ai, as, S);
+            seen++;
+        } else if (strcmp(name, "b") == 0) {
+            assert_int_equal(m.n_paths, 2);
+            for (size_t p = 0; p < 2; p++) {
+                int c = strcmp(m.paths[p]->path[0], "d") == 0;
+
+                assert_false(m.paths[p]->same_as_key);
+                assert_events(&m.paths[p]->events, bi[c], bs[c], nb[c]);
+            }
+            seen++;
+        }
+        hrd_runkey_clear(&m);
+        assert_int_equal(hrd_runkey_from(&f->agg, k, 1, &m), 0);
         if (strcmp(name, "a") == 0) {
             assert_int_equal(m.n_paths, 1);
             assert_coded(m.inclusive, m.n_inclusive, ai, S);
@@ -918,7 +975,7 @@ static void test_run_key_contexts(void **state)
         }
         hrd_runkey_clear(&m);
     }
-    assert_int_equal(seen, 2);
+    assert_int_equal(seen, 4);
     tb_fini(&t);
     fix_free(f);
     free(ai);

@@ -313,8 +313,14 @@ static void test_foreign_and_newer(void **state)
     free(buf);
     write_run(bad, HRD_RUN_FORMAT + 1);
     assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
-    snprintf(want, sizeof want, "%s: written in run format 2, newer than "
-             "this hostrange reads (1); use a newer hostrangectl", bad);
+    snprintf(want, sizeof want, "%s: written in run format %u, newer than "
+             "those this hostrange reads (1 to %u); use a newer hostrangectl",
+             bad, HRD_RUN_FORMAT + 1, HRD_RUN_FORMAT);
+    assert_string_equal(err, want);
+    write_run(bad, 0);
+    assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+    snprintf(want, sizeof want, "%s: written in run format 0, not one this "
+             "hostrange reads (1 to %u)", bad, HRD_RUN_FORMAT);
     assert_string_equal(err, want);
 }
 
