@@ -615,6 +615,44 @@ void hrd_agg_events_values(const uint8_t *buf, size_t len, uint64_t *incl,
     *nself = ns;
 }
 
+int hrd_agg_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
+                          size_t maxi, size_t *nincl, uint64_t *self,
+                          size_t maxs, size_t *nself)
+{
+    size_t pos = 0, ni = 0, ns = 0;
+    uint64_t bad = 0;
+
+    while (pos < len) {
+        unsigned w1 = buf[pos] & 15u, w2 = buf[pos] >> 4;
+        uint64_t x, d;
+        int rec;
+
+        if (w1 > 8 || (w2 > 8 && w2 != RECORD_MARK))
+            return -EINVAL;
+        if (len - pos >= 17) {
+            rec = w2 == RECORD_MARK;
+            w2 = rec ? 0 : w2;
+            x = get8(buf + pos + 1) & mask(w1);
+            d = get8(buf + pos + 1 + w1) & mask(w2);
+            pos += 1 + w1 + w2;
+        } else {
+            if (len - pos < 1u + w1 + (w2 == RECORD_MARK ? 0 : w2))
+                return -EINVAL;
+            pos += entry_bytes(buf + pos, &x, &d, &rec);
+        }
+        if (ni == maxi || (!rec && ns == maxs))
+            return -EINVAL;
+        incl[ni++] = x;
+        /* A record's d is 0; a pair's must not exceed x. */
+        bad |= (uint64_t)(d > x);
+        self[ns] = x - d;
+        ns += !rec;
+    }
+    *nincl = ni;
+    *nself = ns;
+    return bad ? -EINVAL : 0;
+}
+
 int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
                           const uint8_t *buf, size_t len, uint64_t pairs,
                           uint64_t records)

@@ -254,6 +254,14 @@ int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
 void hrd_agg_events_values(const uint8_t *buf, size_t len, uint64_t *incl,
                            size_t *nincl, uint64_t *self, size_t *nself);
 
+/* The same in one pass that also checks the encoding (as
+ * hrd_agg_events_check): the arrays hold maxi and maxs values (self one
+ * more, for a record's scratch value). Returns 0, or -EINVAL for an
+ * invalid encoding or more values than room. */
+int hrd_agg_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
+                          size_t maxi, size_t *nincl, uint64_t *self,
+                          size_t maxs, size_t *nself);
+
 /*
  * Adds events in the exact encoding (checked by hrd_agg_events_check:
  * `pairs` range events and `records` records) to a key, in their order: an

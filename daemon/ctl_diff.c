@@ -136,6 +136,39 @@ static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
     return 0;
 }
 
+/* The same from values already sorted (not delta-coded). */
+static int from_sorted(struct pop *p, const uint64_t *v, size_t n)
+{
+    uint64_t w = 0, gap = UINT64_MAX, any = 0;
+    size_t at = 0;
+
+    p->v = malloc((n + 1) * sizeof *p->v);
+    p->w = malloc((n + 1) * sizeof *p->w);
+    if (p->v == NULL || p->w == NULL)
+        return -1;
+    if (n > 0) {
+        w = 1;
+        p->v[0] = (double)v[0];
+        p->w[0] = 1;
+    }
+    for (size_t i = 1; i < n; i++) {
+        uint64_t di = v[i] - v[i - 1], step = di != 0;
+
+        at += step;
+        w = (w & (step - 1)) + 1;
+        p->v[at] = (double)v[i];
+        p->w[at] = w;
+        gap = di != 0 && di < gap ? di : gap;
+        any |= step;
+    }
+    p->n = n > 0 ? at + 1 : 0;
+    p->step = any ? (double)gap : INFINITY;
+    p->total = n;
+    p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
+                                                         p->total });
+    return 0;
+}
+
 static int from_hist(struct pop *p, const Hostrange__RunHist *m)
 {
     struct hrd_hist h;
@@ -183,23 +216,18 @@ static int side_open(struct side *s, const char *path)
 }
 
 /* Decodes a key's events (RunKey.events) into s->incl and s->self, each
- * sorted and delta-coded as format 1 holds them. Returns 0, or -1 with why
- * in err. */
+ * sorted. Returns 0, or -1 with why in err. */
 static int coded_values(struct side *s, const Hostrange__RunKey *k,
                         char *err, size_t errlen)
 {
-    uint64_t np, nr;
-    size_t all, ni, ns;
+    uint64_t all = k->pairs + k->records;
+    size_t ni, ns;
 
-    if (hrd_agg_events_check(k->events.data, k->events.len, &np, &nr) != 0 ||
-        np != k->pairs || nr != k->records || k->n_inclusive || k->n_self) {
-        snprintf(err, errlen, "%s: damaged (key %s/%s holds events that do "
-                 "not match its counts)", s->path, k->node_id, k->range);
-        return -1;
-    }
-    all = np + nr;
+    if (all < k->pairs || all > k->events.len || k->n_inclusive ||
+        k->n_self)
+        goto damaged;
     if (all + 1 > s->vcap) {
-        size_t cap = all + 1;
+        size_t cap = (size_t)all + 1;
         uint64_t *a = realloc(s->incl, cap * sizeof *a);
         uint64_t *b = a ? realloc(s->self, cap * sizeof *b) : NULL;
         uint64_t *c = b ? realloc(s->tmp, cap * sizeof *c) : NULL;
@@ -213,15 +241,17 @@ static int coded_values(struct side *s, const Hostrange__RunKey *k,
         }
         s->vcap = cap;
     }
-    hrd_agg_events_values(k->events.data, k->events.len, s->incl, &ni,
-                          s->self, &ns);
+    if (hrd_agg_events_decode(k->events.data, k->events.len, s->incl, all,
+                              &ni, s->self, k->pairs, &ns) != 0 ||
+        ni != all || ns != k->pairs)
+        goto damaged;
     hrd_sort_u64(s->incl, ni, s->tmp);
     hrd_sort_u64(s->self, ns, s->tmp);
-    for (size_t i = ni; i-- > 1;)
-        s->incl[i] -= s->incl[i - 1];
-    for (size_t i = ns; i-- > 1;)
-        s->self[i] -= s->self[i - 1];
     return 0;
+damaged:
+    snprintf(err, errlen, "%s: damaged (key %s/%s holds events that do not "
+             "match its counts)", s->path, k->node_id, k->range);
+    return -1;
 }
 
 /* Reads the next key of a side into populations (one or two, appended to
@@ -269,7 +299,7 @@ static int side_next(struct side *s)
             bad = from_hist(&p, metric == 1 ? k->inclusive_hist
                                             : k->self_hist);
         else if (k->events.len > 0)
-            bad = from_deltas(&p, metric == 1 ? s->incl : s->self,
+            bad = from_sorted(&p, metric == 1 ? s->incl : s->self,
                               metric == 1 ? k->pairs + k->records : k->pairs);
         else if (metric == 1 && k->n_inclusive == k->pairs + k->records)
             bad = from_deltas(&p, k->inclusive, k->n_inclusive);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,15 @@ int main(int argc, char **argv)
     const char *dir = NULL, *cmd;
     int c, rc;
 
+    /* diff, merge and dump --from allocate and free a key's values over
+     * and over (tens of kilobytes to megabytes each). By default the C
+     * library gives the top of the heap back to the system at each free
+     * and large blocks are mappings of their own, so every key's arrays
+     * were new pages to fault in and clear: two tenths of the CPU time of
+     * a diff of two 250 MB runs went there. The process is short-lived, so
+     * the heap is kept. */
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
     while ((c = getopt_long(argc, argv, "+:r:t:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 'r':

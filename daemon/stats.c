@@ -70,11 +70,39 @@ void hrd_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
     width = (bits + passes - 1) / passes;
     mask = ((uint64_t)1 << width) - 1;
     memset(count, 0, (passes << width) * sizeof *count);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t x = v[i] >> lo;
+    /* One to three digits (values of up to 33 bits that differ) are
+     * counted without an inner loop. */
+    if (passes <= 3) {
+        uint32_t *c0 = count, *c1 = count + ((size_t)1 << width);
+        uint32_t *c2 = count + ((size_t)2 << width);
+        unsigned s1 = width, s2 = 2 * width;
 
-        for (unsigned p = 0; p < passes; p++)
-            count[(p << width) + ((x >> (p * width)) & mask)]++;
+        if (passes == 1) {
+            for (size_t i = 0; i < n; i++)
+                c0[(v[i] >> lo) & mask]++;
+        } else if (passes == 2) {
+            for (size_t i = 0; i < n; i++) {
+                uint64_t x = v[i] >> lo;
+
+                c0[x & mask]++;
+                c1[(x >> s1) & mask]++;
+            }
+        } else {
+            for (size_t i = 0; i < n; i++) {
+                uint64_t x = v[i] >> lo;
+
+                c0[x & mask]++;
+                c1[(x >> s1) & mask]++;
+                c2[(x >> s2) & mask]++;
+            }
+        }
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = v[i] >> lo;
+
+            for (unsigned p = 0; p < passes; p++)
+                count[(p << width) + ((x >> (p * width)) & mask)]++;
+        }
     }
     for (unsigned p = 0; p < passes; p++) {
         unsigned shift = lo + p * width;

@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -103,6 +104,101 @@ static void test_encoding_round_trip(void **state)
     assert_int_equal(nsg, ns);
     assert_memory_equal(got_i, want_i, n * sizeof *got_i);
     assert_memory_equal(got_s, want_s, ns * sizeof *got_s);
+    hrd_agg_fini(&a);
+}
+
+/* A key's coded events as a run file holds them (RunKey.events): checked,
+ * decoded without slack, and added to another key, as bytes below the cap
+ * and one by one across it; every kind of damage is refused. */
+static void test_coded_events(void **state)
+{
+    static const uint64_t values[] = { 0, 7, 300, 65536, 1ull << 40,
+                                       UINT64_MAX };
+    const size_t nv = sizeof values / sizeof values[0];
+    uint64_t wi[32], ws[32], gi[32], gs[33], np, nr;
+    size_t n = 0, ns = 0, ni, nsg;
+    struct hrd_agg a;
+    struct hrd_key *k, *to, *capped;
+    uint8_t *copy, bad[4];
+
+    (void)state;
+    hrd_agg_init(&a);
+    k = key(&a, "n", HRP_PHASE_WARM, "r");
+    for (size_t i = 0; i < nv; i++) {
+        assert_int_equal(hrd_agg_add(&a, k, values[i], values[i] / 3), 0);
+        wi[n++] = values[i];
+        ws[ns++] = values[i] / 3;
+        assert_int_equal(hrd_agg_add_record(&a, k, values[i]), 0);
+        wi[n++] = values[i];
+    }
+    /* Without slack past the last byte: a copy of exactly len bytes. */
+    copy = malloc(k->len);
+    memcpy(copy, k->buf, k->len);
+    assert_int_equal(hrd_agg_events_check(copy, k->len, &np, &nr), 0);
+    assert_int_equal(np, nv);
+    assert_int_equal(nr, nv);
+    hrd_agg_events_values(copy, k->len, gi, &ni, gs, &nsg);
+    assert_int_equal(ni, n);
+    assert_int_equal(nsg, ns);
+    assert_memory_equal(gi, wi, n * sizeof *gi);
+    assert_memory_equal(gs, ws, ns * sizeof *gs);
+    memset(gi, 0, sizeof gi);
+    assert_int_equal(hrd_agg_events_decode(copy, k->len, gi, n, &ni, gs, ns,
+                                           &nsg),
+                     0);
+    assert_memory_equal(gi, wi, n * sizeof *gi);
+    assert_memory_equal(gs, ws, ns * sizeof *gs);
+    /* Too little room is refused, not overrun. */
+    assert_int_equal(hrd_agg_events_decode(copy, k->len, gi, n - 1, &ni, gs,
+                                           ns, &nsg),
+                     -EINVAL);
+    assert_int_equal(hrd_agg_events_decode(copy, k->len, gi, n, &ni, gs,
+                                           ns - 1, &nsg),
+                     -EINVAL);
+
+    /* Added to an empty key below the cap: the same bytes. */
+    to = key(&a, "n", HRP_PHASE_COLD, "r");
+    assert_int_equal(hrd_agg_key_add_exact(&a, to, copy, k->len, nv, nv), 0);
+    assert_int_equal(to->len, k->len);
+    assert_memory_equal(to->buf, k->buf, k->len);
+    assert_int_equal(to->pairs, nv);
+    assert_int_equal(to->records, nv);
+    assert_int_equal(a.events, 2 * (3 * nv));
+    /* Across the cap: one by one, the key becomes histograms, nothing is
+     * lost. */
+    a.exact_cap = 8;
+    capped = key(&a, "m", HRP_PHASE_WARM, "r");
+    assert_int_equal(hrd_agg_key_add_exact(&a, capped, copy, k->len, nv, nv),
+                     0);
+    assert_false(capped->exact);
+    assert_int_equal(capped->pairs, nv);
+    assert_int_equal(capped->records, nv);
+    assert_int_equal(capped->incl->n, 2 * nv);
+    assert_int_equal(capped->self->n, nv);
+    assert_int_equal(capped->incl->max, UINT64_MAX);
+
+    /* Damage: a width above 8, a record mark on the wrong nibble, an entry
+     * cut short, children's time above the inclusive time. */
+    bad[0] = 0x09;
+    assert_int_equal(hrd_agg_events_check(bad, 1, &np, &nr), -EINVAL);
+    bad[0] = 0xf0 | 0x0f;
+    assert_int_equal(hrd_agg_events_check(bad, 1, &np, &nr), -EINVAL);
+    bad[0] = 0x02;
+    bad[1] = 1;
+    assert_int_equal(hrd_agg_events_check(bad, 2, &np, &nr), -EINVAL);
+    assert_int_equal(hrd_agg_events_decode(bad, 2, gi, 4, &ni, gs, 4, &nsg),
+                     -EINVAL);
+    bad[0] = 0x11;
+    bad[1] = 5;
+    bad[2] = 6;
+    assert_int_equal(hrd_agg_events_check(bad, 3, &np, &nr), -EINVAL);
+    assert_int_equal(hrd_agg_events_decode(bad, 3, gi, 4, &ni, gs, 4, &nsg),
+                     -EINVAL);
+    bad[2] = 5; /* self 0: valid */
+    assert_int_equal(hrd_agg_events_check(bad, 3, &np, &nr), 0);
+    assert_int_equal(np, 1);
+    assert_int_equal(nr, 0);
+    free(copy);
     hrd_agg_fini(&a);
 }
 
@@ -588,6 +684,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encoding_round_trip),
+        cmocka_unit_test(test_coded_events),
         cmocka_unit_test(test_bytes_per_event),
         cmocka_unit_test(test_exact_cap),
         cmocka_unit_test(test_memory_budget),
