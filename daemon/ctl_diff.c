@@ -136,32 +136,35 @@ static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
     return 0;
 }
 
-/* The same from values already sorted (not delta-coded). */
+/* The same from values already sorted (not delta-coded): a value is
+ * written once per run of equal ones, with the run's length. */
 static int from_sorted(struct pop *p, const uint64_t *v, size_t n)
 {
-    uint64_t w = 0, gap = UINT64_MAX, any = 0;
-    size_t at = 0;
+    uint64_t gap = UINT64_MAX, any = 0;
+    size_t at = 0, start = 0;
 
     p->v = malloc((n + 1) * sizeof *p->v);
     p->w = malloc((n + 1) * sizeof *p->w);
     if (p->v == NULL || p->w == NULL)
         return -1;
-    if (n > 0) {
-        w = 1;
-        p->v[0] = (double)v[0];
-        p->w[0] = 1;
-    }
     for (size_t i = 1; i < n; i++) {
-        uint64_t di = v[i] - v[i - 1], step = di != 0;
+        uint64_t di = v[i] - v[i - 1];
 
-        at += step;
-        w = (w & (step - 1)) + 1;
-        p->v[at] = (double)v[i];
-        p->w[at] = w;
-        gap = di != 0 && di < gap ? di : gap;
-        any |= step;
+        if (di != 0) {
+            p->v[at] = (double)v[i - 1];
+            p->w[at] = i - start;
+            at++;
+            start = i;
+            gap = di < gap ? di : gap;
+            any = 1;
+        }
     }
-    p->n = n > 0 ? at + 1 : 0;
+    if (n > 0) {
+        p->v[at] = (double)v[n - 1];
+        p->w[at] = n - start;
+        at++;
+    }
+    p->n = at;
     p->step = any ? (double)gap : INFINITY;
     p->total = n;
     p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
