@@ -9,8 +9,11 @@
  * byte, a 16-bit little-endian payload length, cut short at the end, and
  * the payload), so that the fuzzer reaches the loaders behind the
  * checksums. FUZZ_STATE_JOURNAL makes the file the journal `journal.1` of
- * a state directory opened by hrd_state_open; otherwise it is a snapshot
- * loaded by hrd_snapshot_load.
+ * a state directory opened by hrd_state_open; FUZZ_STATE_RUN a run file
+ * (each record's payload a key, type ignored, written by hrd_run_put_packed
+ * after a header and followed by an empty end; raw: the bytes after the
+ * magic) loaded by hrd_run_load; otherwise it is a snapshot loaded by
+ * hrd_snapshot_load.
  */
 #ifndef HOSTRANGE_FUZZ_COMMON_H
 #define HOSTRANGE_FUZZ_COMMON_H
@@ -23,6 +26,7 @@
 
 #define FUZZ_STATE_JOURNAL 0x01u
 #define FUZZ_STATE_RAW 0x02u
+#define FUZZ_STATE_RUN 0x04u
 
 /* Aborts (a crash libFuzzer reports, with the input) when cond is false. */
 #define FUZZ_CHECK(cond)                                                    \

@@ -12,6 +12,7 @@
 
 #include "client/encode.h"
 #include "daemon/control.h"
+#include "daemon/run.h"
 #include "daemon/snapshot.h"
 #include "fuzz/common.h"
 #include "proto/hostrange.pb-c.h"
@@ -331,6 +332,102 @@ static void snapshot_seed(const char *dir, uint64_t exact_cap,
     hrd_agg_fini(&a);
 }
 
+/* Run files of the same batches as fuzz_state input: each key packed by
+ * hrd_runkey_from in `format` (exact, or histograms when exact_cap is
+ * small), framed; and, for format 2, the raw bytes of the whole file as
+ * hrd_run_put_agg writes it. Besides: a key's events alone, for the
+ * decoders that fuzz_run also runs on its input. */
+static void run_seed(const char *dir, uint64_t exact_cap, int format,
+                     const char *seed)
+{
+    struct hrd_agg a;
+    struct hrd_ingest in;
+    enum hrd_reject why;
+    uint8_t *out = malloc(1);
+    size_t n = 1;
+    char path[4200], err[8400];
+
+    hrd_agg_init(&a);
+    a.exact_cap = exact_cap;
+    hrd_ingest_init(&in, &a);
+    for (uint32_t i = 0; i < 4; i++) {
+        uint8_t *b, *ack;
+        size_t len, ack_len;
+
+        b = batch(200 + i % 2, 1 + i / 2, 40 + 10 * i, 1 + i, i, i % 2, &len);
+        hrd_ingest_handle(&in, b, len, &ack, &ack_len, &why);
+        free(ack);
+        free(b);
+    }
+    if (out == NULL)
+        die("memory");
+    out[0] = FUZZ_STATE_RUN;
+    for (uint32_t i = 0; i < a.nkeys; i++) {
+        Hostrange__RunKey m;
+        size_t len;
+
+        if (hrd_runkey_from(&a, a.keys[i], format, &m) != 0)
+            die("memory");
+        len = hostrange__run_key__get_packed_size(&m);
+        if (len <= 0xffff) {
+            out = realloc(out, n + 3 + len);
+            if (out == NULL)
+                die("memory");
+            out[n] = 'K';
+            out[n + 1] = (uint8_t)len;
+            out[n + 2] = (uint8_t)(len >> 8);
+            hostrange__run_key__pack(&m, out + n + 3);
+            n += 3 + len;
+        }
+        if (i == 0 && m.events.len > 0) {
+            uint8_t *ev = malloc(m.events.len + 1);
+
+            if (ev == NULL)
+                die("memory");
+            ev[0] = FUZZ_STATE_RUN | FUZZ_STATE_RAW;
+            memcpy(ev + 1, m.events.data, m.events.len);
+            snprintf(path, sizeof path, "%s-events", seed);
+            put("state", path, ev, m.events.len + 1);
+            free(ev);
+        }
+        hrd_runkey_clear(&m);
+    }
+    put("state", seed, out, n);
+    free(out);
+    if (format == HRD_RUN_FORMAT) {
+        Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+        Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
+        struct hrd_run_writer w;
+        FILE *fp;
+        char *buf, raw[64];
+        long sz;
+
+        snprintf(path, sizeof path, "%s/run.hrs", dir);
+        h.format = HRD_RUN_FORMAT;
+        h.host = "seed";
+        if (hrd_run_create(&w, path, &h, err, sizeof err) != 0 ||
+            hrd_run_put_agg(&w, &a, err, sizeof err) != 0 ||
+            hrd_run_commit(&w, &e, err, sizeof err) != 0)
+            die(err);
+        hrd_run_abort(&w);
+        fp = fopen(path, "r");
+        if (fp == NULL || fseek(fp, 0, SEEK_END) != 0 || (sz = ftell(fp)) < 8)
+            die(path);
+        buf = malloc((size_t)sz);
+        rewind(fp);
+        if (buf == NULL || fread(buf, 1, (size_t)sz, fp) != (size_t)sz)
+            die(path);
+        fclose(fp);
+        unlink(path);
+        buf[7] = FUZZ_STATE_RUN | FUZZ_STATE_RAW;
+        snprintf(raw, sizeof raw, "%s-raw", seed);
+        put("state", raw, buf + 7, (size_t)sz - 7);
+        free(buf);
+    }
+    hrd_ingest_fini(&in);
+    hrd_agg_fini(&a);
+}
+
 static void journal_seed(const char *dir)
 {
     struct hrd_recfile f;
@@ -381,6 +478,9 @@ int main(int argc, char **argv)
     seeds_ack();
     snapshot_seed(tmp, 1000000, "snapshot-exact");
     snapshot_seed(tmp, 8, "snapshot-hist");
+    run_seed(tmp, 1000000, HRD_RUN_FORMAT, "run-events");
+    run_seed(tmp, 1000000, 1, "run-sorted");
+    run_seed(tmp, 8, HRD_RUN_FORMAT, "run-hist");
     journal_seed(tmp);
     {
         /* Damage: a raw snapshot whose first record claims 2^31 - 1 bytes

@@ -7,10 +7,14 @@
  * is added to it, and it is written as a snapshot again and loaded back,
  * which must give the same report. A journal is replayed into a state
  * directory that is then closed (which writes its snapshot) and opened
- * again: the same report again.
+ * again: the same report again. A run file that loads (hrd_run_load, the
+ * loader of merge, dump --from and hostranged --load) is written again and
+ * loaded back: the same report. The decoders of coded events (RunKey.events)
+ * also run on the input itself and must agree with each other.
  */
 #include "config.h"
 
+#include "daemon/run.h"
 #include "daemon/snapshot.h"
 #include "daemon/state.h"
 #include "fuzz/common.h"
@@ -226,6 +230,117 @@ static void fuzz_journal(uint8_t mode, const uint8_t *p, size_t n)
     free(r2);
 }
 
+/* The three decoders of coded events on any bytes: the check and the
+ * checking decoder accept the same inputs, with the same counts and, with
+ * the plain decoder, the same values. */
+static void coded_events(const uint8_t *p, size_t n)
+{
+    uint64_t np, nr, *i1, *s1, *i2, *s2;
+    size_t ni, ns, ni2, ns2;
+    int ok = hrd_agg_events_check(p, n, &np, &nr) == 0;
+
+    i1 = malloc((n + 1) * sizeof *i1);
+    s1 = malloc((n + 1) * sizeof *s1);
+    i2 = malloc((n + 1) * sizeof *i2);
+    s2 = malloc((n + 1) * sizeof *s2);
+    FUZZ_CHECK(i1 != NULL && s1 != NULL && i2 != NULL && s2 != NULL);
+    FUZZ_CHECK((hrd_agg_events_decode(p, n, i1, n, &ni, s1, n, &ns) == 0) ==
+               ok);
+    if (ok) {
+        FUZZ_CHECK(ni == np + nr && ns == np);
+        hrd_agg_events_values(p, n, i2, &ni2, s2, &ns2);
+        FUZZ_CHECK(ni2 == ni && ns2 == ns);
+        FUZZ_CHECK(memcmp(i1, i2, ni * sizeof *i1) == 0);
+        FUZZ_CHECK(memcmp(s1, s2, ns * sizeof *s1) == 0);
+    }
+    free(i1);
+    free(s1);
+    free(i2);
+    free(s2);
+}
+
+/* Loads the run file at path into a fresh aggregation; returns its report
+ * (caller frees) or NULL when it does not load. */
+static char *load_run(const char *path)
+{
+    Hostrange__RunEnd *e = NULL;
+    struct hrd_runload l;
+    struct hrd_agg a;
+    char err[8400], *rep = NULL;
+
+    hrd_agg_init(&a);
+    hrd_runload_init(&l, &a);
+    if (hrd_run_load(&l, path, NULL, &e, NULL, NULL, err, sizeof err) == 0 &&
+        hrd_runload_finish(&l) == 0) {
+        char again[300];
+        struct hrd_run_writer w;
+        Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+        Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
+
+        rep = fuzz_report(&a, NULL);
+        /* Written again (as save and merge write), for the caller to load
+         * back. */
+        snprintf(again, sizeof again, "%s/again.hrs", g_dir);
+        h.format = HRD_RUN_FORMAT;
+        h.host = "fuzz";
+        FUZZ_CHECK(hrd_run_create(&w, again, &h, err, sizeof err) == 0);
+        FUZZ_CHECK(hrd_run_put_agg(&w, &a, err, sizeof err) == 0);
+        FUZZ_CHECK(hrd_run_commit(&w, &end, err, sizeof err) == 0);
+        hrd_run_abort(&w);
+    }
+    if (e != NULL)
+        hostrange__run_end__free_unpacked(e, NULL);
+    hrd_runload_fini(&l);
+    hrd_agg_fini(&a);
+    return rep;
+}
+
+static void fuzz_run(uint8_t mode, const uint8_t *p, size_t n)
+{
+    char path[300], err[8400], *r1, *r2;
+
+    coded_events(p, n);
+    snprintf(path, sizeof path, "%s/run.hrs", g_dir);
+    if (mode & FUZZ_STATE_RAW) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+        FUZZ_CHECK(fd >= 0);
+        FUZZ_CHECK(write(fd, HRD_RUN_MAGIC, 8) == 8);
+        FUZZ_CHECK(write(fd, p, n) == (ssize_t)n);
+        close(fd);
+    } else {
+        Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+        Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
+        struct hrd_run_writer w;
+
+        h.format = HRD_RUN_FORMAT;
+        h.host = "fuzz";
+        FUZZ_CHECK(hrd_run_create(&w, path, &h, err, sizeof err) == 0);
+        while (n >= 3) {
+            size_t len = (size_t)p[1] | (size_t)p[2] << 8;
+
+            p += 3;
+            n -= 3;
+            if (len > n)
+                len = n;
+            FUZZ_CHECK(hrd_run_put_packed(&w, p, len, err, sizeof err) == 0);
+            p += len;
+            n -= len;
+        }
+        FUZZ_CHECK(hrd_run_commit(&w, &end, err, sizeof err) == 0);
+        hrd_run_abort(&w);
+    }
+    r1 = load_run(path);
+    if (r1 == NULL)
+        return;
+    /* What loaded, written and loaded again, is the same. */
+    snprintf(path, sizeof path, "%s/again.hrs", g_dir);
+    r2 = load_run(path);
+    FUZZ_CHECK(r2 != NULL && strcmp(r1, r2) == 0);
+    free(r1);
+    free(r2);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -233,7 +348,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     dir_ready();
-    if (data[0] & FUZZ_STATE_JOURNAL)
+    if (data[0] & FUZZ_STATE_RUN)
+        fuzz_run(data[0], data + 1, size - 1);
+    else if (data[0] & FUZZ_STATE_JOURNAL)
         fuzz_journal(data[0], data + 1, size - 1);
     else
         fuzz_snapshot(data[0], data + 1, size - 1);
