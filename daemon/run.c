@@ -159,7 +159,8 @@ int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, char *err,
         snprintf(err, errlen, "%s: out of memory", w->path);
         return -1;
     }
-    memcpy(ks, a->keys, a->nkeys * sizeof *ks);
+    if (a->nkeys != 0) /* (no key array yet in an empty aggregation) */
+        memcpy(ks, a->keys, a->nkeys * sizeof *ks);
     qsort(ks, a->nkeys, sizeof *ks, cmp_serial);
     for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
         Hostrange__RunKey m;
