@@ -609,8 +609,9 @@ int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
     k->exact = 0;
     k->incl = incl;
     k->self = self;
-    /* Equal populations, self times never above inclusive ones: every
-     * event was a leaf, and one histogram serves both. */
+    /* Two histograms holding the same values (a key of leaves: with no
+     * self time above its inclusive time, equal sums mean every event was
+     * one) become one. */
     if (self != incl && records == 0 && hrd_hist_equal(incl, self) &&
         incl->sumsq_small == self->sumsq_small &&
         incl->sumsq_big == self->sumsq_big) {

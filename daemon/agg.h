@@ -223,8 +223,9 @@ struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
 void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k);
 
 /* Adds a range sample / a record to a key. Return 0 or -ENOMEM (the key is
- * then unchanged). hrd_agg_add is inline for the common case: an exact key
- * with room, below its cap. */
+ * then unchanged). hrd_agg_add is inline for the common cases: an exact key
+ * with room, below its cap, and a key in histograms whose buckets for the
+ * sample exist. */
 static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
                               uint64_t incl_ns, uint64_t self_ns);
 int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
