@@ -69,18 +69,46 @@ static void key_data_free(struct hrd_agg *a, struct hrd_key *k)
     a->bytes -= k->cap;
     buf_free(k);
     k->len = k->cap = 0;
+    if (k->self != NULL && k->self != k->incl) {
+        a->bytes -= sizeof *k->self + hrd_hist_bytes(k->self);
+        hrd_hist_fini(k->self);
+        free(k->self);
+    }
+    k->self = NULL;
     if (k->incl != NULL) {
         a->bytes -= sizeof *k->incl + hrd_hist_bytes(k->incl);
         hrd_hist_fini(k->incl);
         free(k->incl);
         k->incl = NULL;
     }
-    if (k->self != NULL) {
-        a->bytes -= sizeof *k->self + hrd_hist_bytes(k->self);
-        hrd_hist_fini(k->self);
-        free(k->self);
-        k->self = NULL;
+}
+
+/* Bytes of a key's histograms, a shared one once. */
+static size_t hists_bytes(const struct hrd_key *k)
+{
+    size_t n = sizeof *k->incl + hrd_hist_bytes(k->incl);
+
+    if (k->self != k->incl)
+        n += sizeof *k->self + hrd_hist_bytes(k->self);
+    return n;
+}
+
+int hrd_agg_key_unshare(struct hrd_agg *a, struct hrd_key *k)
+{
+    struct hrd_hist *h;
+
+    if (k->exact || k->self != k->incl)
+        return 0;
+    h = malloc(sizeof *h);
+    if (h == NULL)
+        return -ENOMEM;
+    if (hrd_hist_copy(h, k->incl) != 0) {
+        free(h);
+        return -ENOMEM;
     }
+    k->self = h;
+    a->bytes += sizeof *h + hrd_hist_bytes(h);
+    return 0;
 }
 
 static void key_free(struct hrd_agg *a, struct hrd_key *k)
@@ -405,14 +433,28 @@ static uint64_t get8(const uint8_t *p)
 }
 
 /* Adds to histograms: a range event (self != NULL) or a record. Room is
- * made first, so that either both values go in or neither does. */
+ * made first, so that either both values go in or neither does. A shared
+ * histogram takes a leaf event once; anything else parts the two first. */
 static int hist_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl,
                     const uint64_t *self)
 {
-    size_t before = k->incl->bytes + k->self->bytes;
-    uint64_t *si = hrd_hist_slot(k->incl, incl);
-    uint64_t *ss = self != NULL ? hrd_hist_slot(k->self, *self) : NULL;
+    size_t before;
+    uint64_t *si, *ss;
     int rc = 0;
+
+    if (k->self == k->incl) {
+        if (self != NULL && *self == incl) {
+            before = hrd_hist_bytes(k->incl);
+            rc = hrd_hist_add(k->incl, incl);
+            a->bytes += hrd_hist_bytes(k->incl) - before;
+            return rc;
+        }
+        if (hrd_agg_key_unshare(a, k) != 0)
+            return -ENOMEM;
+    }
+    before = k->incl->bytes + k->self->bytes;
+    si = hrd_hist_slot(k->incl, incl);
+    ss = self != NULL ? hrd_hist_slot(k->self, *self) : NULL;
 
     /* Both buckets' chunks exist (nearly always): two increments. */
     if (si != NULL && (self == NULL || ss != NULL)) {
@@ -722,11 +764,20 @@ int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
     k->exact = 0;
     k->incl = incl;
     k->self = self;
+    /* Two histograms holding the same values (a key of leaves: with no
+     * self time above its inclusive time, equal sums mean every event was
+     * one) become one. */
+    if (self != incl && records == 0 && hrd_hist_equal(incl, self) &&
+        incl->sumsq_small == self->sumsq_small &&
+        incl->sumsq_big == self->sumsq_big) {
+        hrd_hist_fini(self);
+        free(self);
+        k->self = incl;
+    }
     k->pairs = pairs;
     k->records = records;
     k->has_scopes = pairs > 0;
-    a->bytes += 2 * sizeof *incl + hrd_hist_bytes(incl) +
-                hrd_hist_bytes(self);
+    a->bytes += hists_bytes(k);
     a->events += 2 * pairs + records;
     return 0;
 }
@@ -769,6 +820,7 @@ int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
     struct hrd_hist *hi = NULL, *hs = NULL;
     uint64_t *incl, *self;
     size_t ni, ns;
+    int leaves;
 
     if (!k->exact)
         return 0;
@@ -779,8 +831,10 @@ int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
     incl = a->scratch;
     self = a->scratch + k->pairs + k->records;
     hrd_agg_key_values(k, incl, &ni, self, &ns);
+    /* Events that are all leaves (no record) share one histogram. */
+    leaves = ni == ns && memcmp(incl, self, ni * sizeof *incl) == 0;
     hi = malloc(sizeof *hi);
-    hs = malloc(sizeof *hs);
+    hs = leaves ? hi : malloc(sizeof *hs);
     if (hi == NULL || hs == NULL)
         goto fail;
     hrd_hist_init(hi);
@@ -789,7 +843,7 @@ int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
         if (hrd_hist_add(hi, incl[i]) != 0)
             goto fail;
     }
-    for (size_t i = 0; i < ns; i++) {
+    for (size_t i = 0; i < ns && !leaves; i++) {
         if (hrd_hist_add(hs, self[i]) != 0)
             goto fail;
     }
@@ -799,13 +853,15 @@ int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
     k->incl = hi;
     k->self = hs;
     k->exact = 0;
-    a->bytes += 2 * sizeof *hi + hrd_hist_bytes(hi) + hrd_hist_bytes(hs);
+    a->bytes += hists_bytes(k);
     return 0;
 fail:
+    if (hs != hi) {
+        hrd_hist_fini(hs);
+        free(hs);
+    }
     hrd_hist_fini(hi);
-    hrd_hist_fini(hs);
     free(hi);
-    free(hs);
     return -ENOMEM;
 }
 

@@ -27,6 +27,12 @@
  * among the largest keys, its populations move into log-linear histograms
  * (hist.h): count, mean, minimum and maximum stay exact; quantiles are then
  * estimates within 0.1%, and its rows say exact = 0. Nothing is dropped.
+ * While every event of a key in histograms was a leaf (self == inclusive)
+ * and it has no record, its two populations are equal and share one
+ * histogram (incl == self): an event then costs one add, and the memory of
+ * one histogram. The first event that is not a leaf, or a record, gives
+ * self a copy of its own (hrd_agg_key_unshare). Readers see two equal
+ * histograms either way.
  *
  * Rows (rows.c) come out ordered by node rank, phase (cold before warm),
  * scope ranges before record-only ranges, range rank, key creation,
@@ -86,7 +92,7 @@ struct hrd_key {
     uint8_t *buf;
     size_t len;
     size_t cap;
-    /* Histogram mode. */
+    /* Histogram mode (self == incl: shared, see above). */
     struct hrd_hist *incl;
     struct hrd_hist *self;
     /* Calling contexts (see above): a range key's path keys, in creation
@@ -217,8 +223,9 @@ struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
 void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k);
 
 /* Adds a range sample / a record to a key. Return 0 or -ENOMEM (the key is
- * then unchanged). hrd_agg_add is inline for the common case: an exact key
- * with room, below its cap. */
+ * then unchanged). hrd_agg_add is inline for the common cases: an exact key
+ * with room, below its cap, and a key in histograms whose buckets for the
+ * sample exist. */
 static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
                               uint64_t incl_ns, uint64_t self_ns);
 int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
@@ -230,9 +237,10 @@ int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k,
  * Fills a new, empty key with events as a snapshot holds them: an exact
  * encoding (copied; it must decode to `pairs` range events and `records`
  * records, with self times not above inclusive ones), or two histograms
- * (which the key takes over on success; incl must count pairs + records
- * values, self pairs). Return 0, -EINVAL when the data does not check out,
- * or -ENOMEM.
+ * (which the key takes over on success, freeing self when it holds the
+ * same values as incl, which it then shares; self may be incl; incl must
+ * count pairs + records values, self pairs). Return 0, -EINVAL when the
+ * data does not check out, or -ENOMEM.
  */
 int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
                           const uint8_t *buf, size_t len, uint64_t pairs,
@@ -277,6 +285,12 @@ int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
 /* Moves a key's events into histograms. Returns 0 or -ENOMEM (the key is
  * then unchanged). */
 int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k);
+
+/* Gives a key in histograms whose populations share one (see above) a
+ * self histogram of its own, as any change to one population alone needs
+ * first; nothing to do for other keys. Returns 0 or -ENOMEM (the key is
+ * then unchanged). */
+int hrd_agg_key_unshare(struct hrd_agg *a, struct hrd_key *k);
 
 /*
  * Keeps memory within max_bytes: when over, turns the largest exact keys
@@ -438,20 +452,46 @@ static inline void hrd_agg__put8(uint8_t *p, uint64_t x)
 static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
                               uint64_t incl_ns, uint64_t self_ns)
 {
-    if (k->exact && k->len + HRD_AGG_SLACK <= k->cap && self_ns <= incl_ns &&
-        k->pairs + k->records + 1 < a->exact_cap) {
-        uint64_t diff = incl_ns - self_ns;
-        unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
-        uint8_t *p = k->buf + k->len;
+    if (k->exact) {
+        if (k->len + HRD_AGG_SLACK <= k->cap && self_ns <= incl_ns &&
+            k->pairs + k->records + 1 < a->exact_cap) {
+            uint64_t diff = incl_ns - self_ns;
+            unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
+            uint8_t *p = k->buf + k->len;
 
-        p[0] = (uint8_t)(w1 | w2 << 4);
-        hrd_agg__put8(p + 1, incl_ns);
-        hrd_agg__put8(p + 1 + w1, diff);
-        k->len += 1 + w1 + w2;
-        k->pairs++;
-        k->has_scopes = 1;
-        a->events += 2;
-        return 0;
+            p[0] = (uint8_t)(w1 | w2 << 4);
+            hrd_agg__put8(p + 1, incl_ns);
+            hrd_agg__put8(p + 1 + w1, diff);
+            k->len += 1 + w1 + w2;
+            k->pairs++;
+            k->has_scopes = 1;
+            a->events += 2;
+            return 0;
+        }
+    } else if (k->self == k->incl) {
+        /* A shared histogram whose bucket exists, and a leaf: one bump. */
+        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
+
+        if (si != NULL && self_ns == incl_ns) {
+            hrd_hist_bump(k->incl, si, incl_ns);
+            k->pairs++;
+            k->has_scopes = 1;
+            a->events += 2;
+            return 0;
+        }
+    } else if (self_ns <= incl_ns) {
+        /* Histograms whose buckets for both values exist: two bumps. */
+        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
+        uint64_t *ss = hrd_hist_slot(k->self, self_ns);
+
+        if (si != NULL && ss != NULL) {
+            hrd_hist_bump(k->incl, si, incl_ns);
+            hrd_hist_bump(k->self, ss, self_ns);
+            k->pairs++;
+            k->has_scopes = 1;
+            a->events += 2;
+            return 0;
+        }
     }
     return hrd_agg_add_slow(a, k, incl_ns, self_ns);
 }

@@ -238,14 +238,17 @@ int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k)
     if (k->exact) {
         rc = hrd_agg_path_set_exact(a, p, k->buf, k->len, k->pairs);
     } else {
-        struct hrd_hist *hi = hist_dup(k->incl), *hs = hist_dup(k->self);
+        /* A shared histogram (agg.h) stays shared in the copy. */
+        struct hrd_hist *hi = hist_dup(k->incl);
+        struct hrd_hist *hs = k->self == k->incl ? hi : hist_dup(k->self);
 
         rc = hi != NULL && hs != NULL
                  ? hrd_agg_path_set_hist(a, p, hi, hs, k->pairs)
                  : -ENOMEM;
         if (rc != 0) {
+            if (hs != hi)
+                hist_drop(hs);
             hist_drop(hi);
-            hist_drop(hs);
         }
     }
     if (rc != 0) {

@@ -747,6 +747,7 @@ static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
         }
     } else if (p->inclusive_hist != NULL) {
         if (hrd_agg_key_to_hist(a, pk) != 0 ||
+            hrd_agg_key_unshare(a, pk) != 0 ||
             hist_merge(a, pk->incl, p->inclusive_hist) != 0 ||
             hist_merge(a, pk->self, p->self_hist) != 0)
             return -ENOMEM;
@@ -908,6 +909,7 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
         }
     } else if (hist) {
         if (hrd_agg_key_to_hist(a, k) != 0 ||
+            hrd_agg_key_unshare(a, k) != 0 ||
             hist_merge(a, k->incl, m->inclusive_hist) != 0 ||
             hist_merge(a, k->self, m->self_hist) != 0) {
             rc = -ENOMEM;

@@ -2,7 +2,8 @@
  * The aggregation's storage (daemon/agg.c): the exact encoding, the cap
  * after which a key moves to histograms, the memory budget, filters, paged
  * rows and filtered resets; the statistics (mean, exact median) and the
- * order of rows against brute force. Pure logic, no sockets.
+ * order of rows against brute force; a key of leaves in histograms
+ * sharing one between its populations. Pure logic, no sockets.
  */
 #include "config.h"
 
@@ -680,6 +681,177 @@ static void test_many_keys(void **state)
     hrd_agg_fini(&a);
 }
 
+/* x and y hold the same values, sums of squares included. */
+static int hist_same(const struct hrd_hist *x, const struct hrd_hist *y)
+{
+    return hrd_hist_equal(x, y) && x->sumsq_small == y->sumsq_small &&
+           x->sumsq_big == y->sumsq_big;
+}
+
+/* A duration for the shared-histogram test: mostly short and repeated, now
+ * and then one of several seconds (squares summed in long double). */
+static uint64_t duration(void)
+{
+    uint64_t u = next();
+
+    return (u & 255) == 0 ? ((uint64_t)5 << 32) + (u >> 40)
+                          : 10 * (2 + (u >> 20) % 4) + ((u >> 8) & 1) * 3000;
+}
+
+/*
+ * A key of leaves past the cap keeps one histogram for both populations,
+ * which then hold what hrd_hist_add gives for each population; a sample
+ * that is not a leaf, or a record, gives self a histogram of its own, and
+ * the memory count follows every step back to zero.
+ */
+static void test_shared_histogram(void **state)
+{
+    struct hrd_agg a;
+    struct hrd_key *k, *r, *l;
+    struct hrd_hist ri, rs, *hi, *hs;
+    size_t before;
+
+    (void)state;
+    hrd_agg_init(&a);
+    a.exact_cap = 1000;
+    hrd_hist_init(&ri);
+    hrd_hist_init(&rs);
+    k = key(&a, "n", HRP_PHASE_WARM, "leaf");
+    for (int i = 0; i < 5000; i++) {
+        uint64_t v = duration();
+
+        assert_int_equal(hrd_agg_add(&a, k, v, v), 0);
+        assert_int_equal(hrd_hist_add(&ri, v), 0);
+        assert_int_equal(hrd_hist_add(&rs, v), 0);
+        assert_int_equal(k->exact, i + 1 < 1000);
+        if (!k->exact)
+            assert_ptr_equal(k->self, k->incl);
+    }
+    assert_true(hist_same(k->incl, &ri));
+    assert_true(hist_same(k->self, &rs));
+    assert_int_equal(a.events, 2 * 5000);
+
+    /* A sample with a child parts them. */
+    before = a.bytes;
+    assert_int_equal(hrd_agg_add(&a, k, 70, 20), 0);
+    assert_int_equal(hrd_hist_add(&ri, 70), 0);
+    assert_int_equal(hrd_hist_add(&rs, 20), 0);
+    assert_ptr_not_equal(k->self, k->incl);
+    assert_int_equal(a.bytes,
+                     before + sizeof *k->self + hrd_hist_bytes(k->self));
+    for (int i = 0; i < 3000; i++) {
+        uint64_t v = duration(), c = i % 3 == 0 ? v / 2 : 0;
+
+        assert_int_equal(hrd_agg_add(&a, k, v, v - c), 0);
+        assert_int_equal(hrd_hist_add(&ri, v), 0);
+        assert_int_equal(hrd_hist_add(&rs, v - c), 0);
+    }
+    assert_true(hist_same(k->incl, &ri));
+    assert_true(hist_same(k->self, &rs));
+    assert_int_equal(k->pairs, 8001);
+    hrd_hist_fini(&ri);
+    hrd_hist_fini(&rs);
+
+    /* A record parts them too: it goes to the inclusive population only. */
+    hrd_hist_init(&ri);
+    hrd_hist_init(&rs);
+    r = key(&a, "n", HRP_PHASE_WARM, "rec");
+    for (int i = 0; i < 1500; i++) {
+        uint64_t v = duration();
+
+        assert_int_equal(hrd_agg_add(&a, r, v, v), 0);
+        assert_int_equal(hrd_hist_add(&ri, v), 0);
+        assert_int_equal(hrd_hist_add(&rs, v), 0);
+    }
+    assert_ptr_equal(r->self, r->incl);
+    assert_int_equal(hrd_agg_add_record(&a, r, 123456), 0);
+    assert_int_equal(hrd_hist_add(&ri, 123456), 0);
+    assert_ptr_not_equal(r->self, r->incl);
+    assert_true(hist_same(r->incl, &ri));
+    assert_true(hist_same(r->self, &rs));
+    assert_int_equal(r->records, 1);
+    hrd_hist_fini(&ri);
+    hrd_hist_fini(&rs);
+
+    /* A key with a record before the cap never shares. */
+    hrd_hist_init(&ri);
+    hrd_hist_init(&rs);
+    r = key(&a, "n", HRP_PHASE_WARM, "rec_first");
+    assert_int_equal(hrd_agg_add_record(&a, r, 77), 0);
+    assert_int_equal(hrd_hist_add(&ri, 77), 0);
+    for (int i = 0; i < 1500; i++) {
+        uint64_t v = duration();
+
+        assert_int_equal(hrd_agg_add(&a, r, v, v), 0);
+        assert_int_equal(hrd_hist_add(&ri, v), 0);
+        assert_int_equal(hrd_hist_add(&rs, v), 0);
+    }
+    assert_int_equal(r->exact, 0);
+    assert_ptr_not_equal(r->self, r->incl);
+    assert_true(hist_same(r->incl, &ri));
+    assert_true(hist_same(r->self, &rs));
+    hrd_hist_fini(&ri);
+    hrd_hist_fini(&rs);
+
+    /* Histograms handed over with the same values are shared (as a
+     * snapshot of a key of leaves loads), unequal ones are not. */
+    hrd_hist_init(&ri);
+    hrd_hist_init(&rs);
+    for (int i = 0; i < 500; i++) {
+        uint64_t v = duration();
+
+        assert_int_equal(hrd_hist_add(&ri, v), 0);
+        assert_int_equal(hrd_hist_add(&rs, v), 0);
+    }
+    assert_int_equal(hrd_hist_add(&ri, 99), 0);
+    l = key(&a, "n", HRP_PHASE_WARM, "loaded");
+    hi = malloc(sizeof *hi);
+    hs = malloc(sizeof *hs);
+    assert_int_equal(hrd_hist_copy(hi, &rs), 0);
+    assert_int_equal(hrd_hist_copy(hs, &rs), 0);
+    assert_int_equal(hrd_agg_key_set_hist(&a, l, hi, hs, rs.n, 0), 0);
+    assert_ptr_equal(l->self, l->incl);
+    assert_true(hist_same(l->incl, &rs));
+    assert_int_equal(hrd_agg_key_unshare(&a, l), 0);
+    assert_ptr_not_equal(l->self, l->incl);
+    assert_true(hist_same(l->incl, &rs) && hist_same(l->self, &rs));
+    hrd_agg_key_remove(&a, l);
+    l = key(&a, "n", HRP_PHASE_WARM, "loaded2");
+    hi = malloc(sizeof *hi);
+    hs = malloc(sizeof *hs);
+    assert_int_equal(hrd_hist_copy(hi, &ri), 0);
+    assert_int_equal(hrd_hist_copy(hs, &rs), 0);
+    assert_int_equal(hrd_agg_key_set_hist(&a, l, hi, hs, rs.n, 1), 0);
+    assert_ptr_not_equal(l->self, l->incl);
+    hrd_hist_fini(&ri);
+    hrd_hist_fini(&rs);
+
+    /* The copy a mirror path key gets of a shared key is shared. */
+    k = key(&a, "n", HRP_PHASE_WARM, "mirrored");
+    l = hrd_agg_path_key_live(&a, k, hrd_agg_path(&a, 0, k->range));
+    assert_non_null(l);
+    assert_int_equal(l->mirror, 1);
+    for (int i = 0; i < 2000; i++)
+        assert_int_equal(hrd_agg_add(&a, k, 30, 30), 0);
+    assert_ptr_equal(k->self, k->incl);
+    assert_int_equal(hrd_agg_path_unmirror(&a, k), 0);
+    assert_int_equal(l->mirror, 0);
+    assert_ptr_equal(l->self, l->incl);
+    assert_true(hist_same(l->incl, k->incl));
+    assert_int_equal(l->pairs, 2000);
+    assert_int_equal(hrd_agg_path_add(&a, l, 40, 10), 0);
+    assert_ptr_not_equal(l->self, l->incl);
+    assert_ptr_equal(k->self, k->incl);
+    assert_int_equal(k->incl->n, 2000);
+    assert_int_equal(l->self->n, 2001);
+    assert_int_equal(l->self->min, 10);
+
+    hrd_agg_reset(&a);
+    assert_int_equal(a.bytes, hrd_agg_pathtab_bytes(&a));
+    assert_int_equal(a.events, 0);
+    hrd_agg_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -696,6 +868,7 @@ int main(void)
         cmocka_unit_test(test_random_against_brute_force),
         cmocka_unit_test(test_order_and_filter),
         cmocka_unit_test(test_many_keys),
+        cmocka_unit_test(test_shared_histogram),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 /*
  * The state directory without a daemon (daemon/journal.c, snapshot.c,
  * state.c): record files, snapshots that give back the same report and
- * client table, damage kept and moved aside, refusals, the lock, an
- * unwritable directory, and compaction in a child process.
+ * client table (and the same bytes for a key sharing one histogram),
+ * damage kept and moved aside, refusals, the lock, an unwritable
+ * directory, and compaction in a child process.
  */
 #include "config.h"
 
@@ -22,6 +23,7 @@
 #include <cmocka.h>
 
 #include "daemon/report.h"
+#include "daemon/runkey.h"
 #include "daemon/snapshot.h"
 #include "daemon/state.h"
 #include "proto/protocol.h"
@@ -306,6 +308,163 @@ static void test_snapshot_round_trip(void **state)
     assert_string_equal(ra, rb);
     free(ra);
     free(rb);
+    mem_fini(&a);
+    mem_fini(&b);
+    close(dfd);
+}
+
+/* Batch `seq` of client 1: leaves of range 0 (repeated values, as a clock
+ * of coarse resolution gives them) and samples with children of range 1. */
+static enum hrd_ingest_result feed_leaves(struct hrd_ingest *in, uint64_t seq)
+{
+    struct db_batch x;
+    enum hrd_ingest_result res;
+    enum hrd_reject why;
+    uint8_t *buf, *ack;
+    size_t len, alen;
+
+    db_init(&x, 1, seq);
+    for (uint32_t i = 0; i < 400; i++) {
+        uint64_t v = 20 + 10 * ((i * 7 + seq) % 3);
+
+        db_sample(&x, 1, 0, v, v);
+        db_sample(&x, 1, 1, 1000 + i, 100 + i % 50);
+    }
+    buf = db_pack(&x, &len);
+    res = hrd_ingest_handle(in, buf, len, &ack, &alen, &why);
+    free(ack);
+    free(buf);
+    db_fini(&x);
+    return res;
+}
+
+/* The contents of dir/name (caller frees), its size in *len. */
+static uint8_t *slurp(const char *dir, const char *name, size_t *len)
+{
+    char path[512];
+    FILE *f;
+    uint8_t *buf;
+    long n;
+
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    buf = malloc((size_t)n);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static void snapshot_to(const char *dir, const char *name, struct mem *m)
+{
+    struct hrd_recfile f;
+    int dfd = open_dir(dir);
+
+    assert_int_equal(hrd_recfile_open(&f, dfd, name, HRD_SNAPSHOT_MAGIC), 0);
+    assert_int_equal(hrd_snapshot_write(&f, &m->agg, &m->in, 7), 0);
+    hrd_recfile_close(&f);
+    close(dfd);
+}
+
+/* Every key of a that shares one histogram between its populations (range
+ * and path keys) is given two; returns how many were. */
+static int unshare_all(struct hrd_agg *a)
+{
+    int n = 0;
+
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        for (struct hrd_key *k = a->keys[i]; k != NULL;
+             k = k == a->keys[i] ? a->keys[i]->paths : k->pnext) {
+            if (!k->exact && k->self == k->incl) {
+                assert_int_equal(hrd_agg_key_unshare(a, k), 0);
+                n++;
+            }
+        }
+    }
+    return n;
+}
+
+/* The run keys of a, packed one after another (caller frees). */
+static uint8_t *run_keys(struct hrd_agg *a, size_t *len)
+{
+    uint8_t *buf = NULL;
+
+    *len = 0;
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        Hostrange__RunKey m;
+        size_t n;
+
+        assert_int_equal(hrd_runkey_from(a, a->keys[i], &m), 0);
+        n = hostrange__run_key__get_packed_size(&m);
+        buf = realloc(buf, *len + n);
+        assert_non_null(buf);
+        hostrange__run_key__pack(&m, buf + *len);
+        *len += n;
+        hrd_runkey_clear(&m);
+    }
+    return buf;
+}
+
+/*
+ * A key of leaves in histograms shares one histogram between its
+ * populations (daemon/agg.h): its snapshot and its run key are the same,
+ * byte for byte, as with two histograms of its own, and a snapshot of it
+ * loads shared again.
+ */
+static void test_snapshot_shared_histograms(void **state)
+{
+    const char *dir = *state;
+    struct mem a, b;
+    struct hrd_recreader r;
+    struct hrd_snapshot_load sl;
+    uint8_t *s1, *s2, *k1, *k2;
+    size_t n1, n2, m1, m2;
+    char *ra, *rb;
+    int dfd = open_dir(dir);
+
+    mem_init(&a);
+    a.agg.exact_cap = 1000;
+    for (uint64_t seq = 1; seq <= 6; seq++)
+        assert_int_equal(feed_leaves(&a.in, seq), HRD_INGEST_OK);
+    snapshot_to(dir, "s1", &a);
+    s1 = slurp(dir, "s1", &n1);
+    k1 = run_keys(&a.agg, &m1);
+
+    mem_init(&b);
+    b.agg.exact_cap = 1000;
+    assert_int_equal(hrd_recreader_open(&r, dfd, "s1", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), 0);
+    hrd_recreader_close(&r);
+    assert_int_equal(sl.complete, 1);
+
+    /* One shared: the leaves' range key (its path key mirrors it; the key
+     * with children has two). Loaded, the path key has histograms of its
+     * own (the daemon makes mirrors after the load), shared too. */
+    assert_int_equal(unshare_all(&a.agg), 1);
+    assert_int_equal(unshare_all(&b.agg), 2);
+    snapshot_to(dir, "s2", &a);
+    s2 = slurp(dir, "s2", &n2);
+    k2 = run_keys(&a.agg, &m2);
+    assert_int_equal(n2, n1);
+    assert_memory_equal(s2, s1, n1);
+    assert_int_equal(m2, m1);
+    assert_memory_equal(k2, k1, m1);
+    ra = report(&a.agg);
+    rb = report(&b.agg);
+    assert_string_equal(ra, rb);
+
+    free(ra);
+    free(rb);
+    free(s1);
+    free(s2);
+    free(k1);
+    free(k2);
     mem_fini(&a);
     mem_fini(&b);
     close(dfd);
@@ -677,6 +836,8 @@ int main(void)
         cmocka_unit_test(test_crc32c),
         cmocka_unit_test_setup_teardown(test_record_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_round_trip, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_snapshot_shared_histograms, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_snapshot_damage, setup,
                                         teardown),
