@@ -399,7 +399,8 @@ static uint8_t *run_keys(struct hrd_agg *a, size_t *len)
         Hostrange__RunKey m;
         size_t n;
 
-        assert_int_equal(hrd_runkey_from(a, a->keys[i], &m), 0);
+        assert_int_equal(
+            hrd_runkey_from(a, a->keys[i], HRD_RUN_FORMAT, &m), 0);
         n = hostrange__run_key__get_packed_size(&m);
         buf = realloc(buf, *len + n);
         assert_non_null(buf);
