@@ -138,7 +138,9 @@ HOSTRANGE_RUNTIME_DIR="$dir/no-daemon" NVTX_INJECTION64_PATH="$tool" \
 # A daemon of our own, for stats: the marks are counted there (3 in the
 # domain, 1 in the default one).
 export HOSTRANGE_RUNTIME_DIR="$dir/rt"
-timeout 120 "$HOSTRANGED" -q & pid=$!
+# Not under timeout: the kill -9 below must reach the daemon itself (killing
+# a wrapper would leave it running); the exit trap stops it otherwise.
+"$HOSTRANGED" -q & pid=$!
 "$HOSTRANGECTL" ping -w 10000 >/dev/null || fail "no daemon"
 NVTX_INJECTION64_PATH="$tool" timeout 120 "$prog" domains ||
     fail "domains under a daemon"
