@@ -6,7 +6,9 @@
  * `hostrangectl save -o FILE` of the first shard (a whole run of the
  * program: every page requested, encoded, checksummed, written, synced and
  * renamed); runs.merge is `hostrangectl merge -o OUT` of both shards' files
- * (read, checked, joined and written as one).
+ * (read, checked, joined and written as one). runs.save.unsorted and
+ * runs.merge.unsorted are the same with --unsorted (run format 2: the
+ * events as the daemon holds them, merged from files saved so).
  *
  * Baseline: `cp` of the same file (the shard's run file, the merged file).
  *
@@ -163,7 +165,7 @@ static void measure(const char *name, char *const *argv, pid_t also,
 
 int main(void)
 {
-    char dir[300], shard[2][400], all[400], copy[400];
+    char dir[300], shard[2][400], ushard[2][400], all[400], copy[400];
     char *ctl = (char *)bd_hostrangectl();
     uint64_t rng = 0x2545f4914f6cdd1dull;
     double wall;
@@ -175,20 +177,29 @@ int main(void)
         struct bd_daemon d;
         char *save[] = { ctl, "--runtime-dir", d.dir, "--timeout", "60000",
                          "save", "-o", shard[i], NULL };
+        char *usave[] = { ctl, "--runtime-dir", d.dir, "--timeout", "60000",
+                          "save", "--unsorted", "-o", ushard[i], NULL };
 
         snprintf(shard[i], sizeof shard[i], "%s/shard%d.hrs", dir, i);
+        snprintf(ushard[i], sizeof ushard[i], "%s/ushard%d.hrs", dir, i);
         bd_daemon_start(&d, 0, NULL);
         feed(&d, i * NODES, &rng);
-        if (i == 0)
+        if (i == 0) {
             measure("runs.save", save, d.pid, shard[i], copy);
-        else
+            measure("runs.save.unsorted", usave, d.pid, ushard[i], copy);
+        } else {
             run(save, 0, &wall);
+            run(usave, 0, &wall);
+        }
         bd_daemon_stop(&d);
     }
     {
         char *merge[] = { ctl, "merge", "-o", all, shard[0], shard[1], NULL };
+        char *umerge[] = { ctl, "merge", "--unsorted", "-o", all, ushard[0],
+                           ushard[1], NULL };
 
         measure("runs.merge", merge, 0, all, copy);
+        measure("runs.merge.unsorted", umerge, 0, all, copy);
     }
     bd_rmdir(dir);
     return 0;

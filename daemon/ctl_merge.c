@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 static const char usage_merge[] =
-    "Usage: hostrangectl merge -o OUT [--max-memory=SIZE] [--meta KEY=VALUE]\n"
-    "                          IN...\n"
+    "Usage: hostrangectl merge -o OUT [--max-memory=SIZE] [--unsorted]\n"
+    "                          [--meta KEY=VALUE]... IN...\n"
     "Join run files (hostrangectl save), such as those of test shards run on\n"
     "several machines, into one: the exact union of their samples. Keys are\n"
     "matched by node, operator, backend, phase and range; exact samples are\n"
@@ -30,6 +30,10 @@ static const char usage_merge[] =
     "                         K, M, G suffixes): past it, the largest keys\n"
     "                         become histograms (quantiles within 0.1%; count,\n"
     "                         mean, min and max stay exact), as in the daemon\n"
+    "      --unsorted         write exact samples unsorted, in the order they\n"
+    "                         came (run format 2, as save --unsorted): about 4x\n"
+    "                         faster with such inputs, but up to 2.5x larger\n"
+    "                         and a fifth slower to diff; default: sorted\n"
     "  -m, --meta=KEY=VALUE   note KEY=VALUE in OUT; may be given many times\n"
     "  -h, --help             show this help and exit\n"
     "\n"
@@ -92,10 +96,11 @@ static int add_source(Hostrange__RunSource ***src, size_t *n,
 
 int hrd_ctl_merge(int argc, char **argv)
 {
-    enum { OPT_MEM = 256 };
+    enum { OPT_MEM = 256, OPT_UNSORTED };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "max-memory", required_argument, NULL, OPT_MEM },
+        { "unsorted", no_argument, NULL, OPT_UNSORTED },
         { "meta", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -115,6 +120,7 @@ int hrd_ctl_merge(int argc, char **argv)
     uint64_t max_memory = (uint64_t)1 << 30, *cal_time = NULL;
     size_t nmeta = 0, nsrc = 0, nin, ncl = 0, ncal = 0, nclk = 0;
     char host[256], err[8400];
+    unsigned format = 1;
     int c, rc = 1;
 
     while ((c = getopt_long(argc, argv, ":o:m:h", longopts, NULL)) != -1) {
@@ -124,6 +130,8 @@ int hrd_ctl_merge(int argc, char **argv)
             hrd_ctl_meta_add("merge", optarg, &meta, &nmeta);
         else if (c == OPT_MEM)
             max_memory = parse_size(optarg);
+        else if (c == OPT_UNSORTED)
+            format = HRD_RUN_FORMAT;
         else if (c == 'h') {
             fputs(usage_merge, stdout);
             return 0;
@@ -235,11 +243,11 @@ int hrd_ctl_merge(int argc, char **argv)
         end.lost[end.n_lost] = &lm[end.n_lost];
         end.n_lost++;
     }
-    hrd_ctl_run_provenance(&h, host, sizeof host, meta, nmeta);
+    hrd_ctl_run_provenance(&h, format, host, sizeof host, meta, nmeta);
     h.sources = src;
     h.n_sources = nsrc;
     if (hrd_run_create(&w, output, &h, err, sizeof err) != 0 ||
-        hrd_run_put_agg(&w, &agg, err, sizeof err) != 0 ||
+        hrd_run_put_agg(&w, &agg, (int)format, err, sizeof err) != 0 ||
         hrd_run_commit(&w, &end, err, sizeof err) != 0) {
         hrd_run_abort(&w);
         fprintf(stderr, "hostrangectl merge: %s\n", err);

@@ -12,7 +12,7 @@
 #include <time.h>
 
 static const char usage_save[] =
-    "Usage: hostrangectl save -o FILE [--meta KEY=VALUE]...\n"
+    "Usage: hostrangectl save -o FILE [--unsorted] [--meta KEY=VALUE]...\n"
     "Save what the daemon holds as a run file (.hrs): every key with its\n"
     "exact samples (or its histograms, where the daemon keeps one), the\n"
     "lost counts, the clients' counters, the calibrations, and where the\n"
@@ -22,6 +22,11 @@ static const char usage_save[] =
     "pages, so a large one does not hold up the samples arriving.\n"
     "\n"
     "  -o, --output=FILE      the run file to write (required)\n"
+    "      --unsorted         keep exact samples as the daemon holds them, in\n"
+    "                         the order they came (run format 2): about 2x\n"
+    "                         faster to save and 4x to merge, but up to 2.5x\n"
+    "                         larger and a fifth slower to diff; default: each\n"
+    "                         key's values sorted and delta-coded (format 1)\n"
     "  -m, --meta=KEY=VALUE   note KEY=VALUE in the file (a commit id, a\n"
     "                         branch...); may be given many times\n"
     "  -h, --help             show this help and exit\n";
@@ -62,15 +67,15 @@ void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n)
     free(meta);
 }
 
-void hrd_ctl_run_provenance(Hostrange__RunHeader *h, char *host,
-                            size_t hostlen, Hostrange__RunMeta **meta,
-                            size_t nmeta)
+void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,
+                            char *host, size_t hostlen,
+                            Hostrange__RunMeta **meta, size_t nmeta)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME, &ts);
     hrd_run_hostname(host, hostlen);
-    h->format = HRD_RUN_FORMAT;
+    h->format = format;
     h->host = host;
     h->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     h->version = PACKAGE_VERSION;
@@ -80,8 +85,10 @@ void hrd_ctl_run_provenance(Hostrange__RunHeader *h, char *host,
 
 int hrd_ctl_save(int argc, char **argv)
 {
+    enum { OPT_UNSORTED = 256 };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
+        { "unsorted", no_argument, NULL, OPT_UNSORTED },
         { "meta", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -95,11 +102,14 @@ int hrd_ctl_save(int argc, char **argv)
     uint8_t cursor[16];
     char host[256], err[8400];
     size_t nmeta = 0;
+    unsigned format = 1;
     int c, rc = 1;
 
     while ((c = getopt_long(argc, argv, ":o:m:h", longopts, NULL)) != -1) {
         if (c == 'o') {
             output = optarg;
+        } else if (c == OPT_UNSORTED) {
+            format = HRD_RUN_FORMAT;
         } else if (c == 'm') {
             hrd_ctl_meta_add("save", optarg, &meta, &nmeta);
         } else if (c == 'h') {
@@ -119,7 +129,7 @@ int hrd_ctl_save(int argc, char **argv)
                 "--help)\n");
         return 2;
     }
-    hrd_ctl_run_provenance(&h, host, sizeof host, meta, nmeta);
+    hrd_ctl_run_provenance(&h, format, host, sizeof host, meta, nmeta);
     if (hrd_run_create(&w, output, &h, err, sizeof err) != 0) {
         fprintf(stderr, "hostrangectl save: %s\n", err);
         goto out;
@@ -128,7 +138,7 @@ int hrd_ctl_save(int argc, char **argv)
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_SAVE;
     q.save = &sq;
     sq.packed = 1;
-    sq.format = HRD_RUN_FORMAT;
+    sq.format = format;
     for (;;) {
         Hostrange__ControlReply *rep;
         Hostrange__SaveReply *s;

@@ -149,8 +149,8 @@ static int cmp_serial(const void *pa, const void *pb)
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
 
-int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, char *err,
-                    size_t errlen)
+int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
+                    char *err, size_t errlen)
 {
     struct hrd_key **ks = malloc((a->nkeys + 1) * sizeof *ks);
     int rc = 0;
@@ -165,7 +165,7 @@ int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, char *err,
     for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
         Hostrange__RunKey m;
 
-        if (hrd_runkey_from(a, ks[i], HRD_RUN_FORMAT, &m) != 0) {
+        if (hrd_runkey_from(a, ks[i], format, &m) != 0) {
             snprintf(err, errlen, "%s: out of memory", w->path);
             rc = -1;
             break;

@@ -46,9 +46,10 @@ int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
  * as hostranged sends them for a save). */
 int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
                        char *err, size_t errlen);
-/* Writes every key of a, in creation order. Returns 0 or -1 (err). */
-int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, char *err,
-                    size_t errlen);
+/* Writes every key of a, in creation order, coded for run format `format`
+ * (runkey.h). Returns 0 or -1 (err). */
+int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
+                    char *err, size_t errlen);
 /* Writes e (with e->keys set to the keys written), syncs, renames. Returns
  * 0, or -1 with a reason in err (the temporary file is removed then). */
 int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,

@@ -12,7 +12,8 @@
  * a state directory opened by hrd_state_open; FUZZ_STATE_RUN a run file
  * (each record's payload a key, type ignored, written by hrd_run_put_packed
  * after a header and followed by an empty end; raw: the bytes after the
- * magic) loaded by hrd_run_load; otherwise it is a snapshot loaded by
+ * magic) loaded by hrd_run_load and written again, sorted (format 1) with
+ * FUZZ_STATE_SORTED; otherwise it is a snapshot loaded by
  * hrd_snapshot_load.
  */
 #ifndef HOSTRANGE_FUZZ_COMMON_H
@@ -27,6 +28,7 @@
 #define FUZZ_STATE_JOURNAL 0x01u
 #define FUZZ_STATE_RAW 0x02u
 #define FUZZ_STATE_RUN 0x04u
+#define FUZZ_STATE_SORTED 0x08u
 
 /* Aborts (a crash libFuzzer reports, with the input) when cond is false. */
 #define FUZZ_CHECK(cond)                                                    \

@@ -406,7 +406,7 @@ static void run_seed(const char *dir, uint64_t exact_cap, int format,
         h.format = HRD_RUN_FORMAT;
         h.host = "seed";
         if (hrd_run_create(&w, path, &h, err, sizeof err) != 0 ||
-            hrd_run_put_agg(&w, &a, err, sizeof err) != 0 ||
+            hrd_run_put_agg(&w, &a, format, err, sizeof err) != 0 ||
             hrd_run_commit(&w, &e, err, sizeof err) != 0)
             die(err);
         hrd_run_abort(&w);

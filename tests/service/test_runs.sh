@@ -1,6 +1,7 @@
 #!/bin/sh
 # Run files end to end through real daemons: two shards saved, merged,
-# dumped (from the file and from a daemon serving it) and diffed; bad files
+# dumped (from the file and from a daemon serving it) and diffed, sorted
+# (the default, format 1) and --unsorted (format 2) alike; bad files
 # refused with one line naming them, and nothing half-written.
 set -u
 : "${HOSTRANGED:?}" "${HOSTRANGECTL:?}" "${HOSTRANGE_TEST_WORKLOAD:?}"
@@ -22,15 +23,27 @@ shard() {
         >/dev/null || fail "workload"
     "$HOSTRANGECTL" save -o "$dir/$1.hrs" --meta shard="$1" >/dev/null ||
         fail "save $1"
+    "$HOSTRANGECTL" save --unsorted -o "$dir/$1.u.hrs" >/dev/null ||
+        fail "save --unsorted $1"
     "$HOSTRANGECTL" dump > "$dir/$1.live.jsonl" || fail "dump $1"
+    "$HOSTRANGECTL" dump --by path > "$dir/$1.live.paths" || fail "paths $1"
     kill "$pid"; wait "$pid"; pid=
 }
 shard a t 2
 shard b t 1
 
-# The file reports exactly what the daemon did.
-"$HOSTRANGECTL" dump --from "$dir/a.hrs" > "$dir/a.file.jsonl" || fail dump
-cmp -s "$dir/a.live.jsonl" "$dir/a.file.jsonl" || fail "dump --from differs"
+# The file reports exactly what the daemon did, in either format, per
+# range name and per calling path.
+cmp -s "$dir/a.hrs" "$dir/a.u.hrs" && fail "--unsorted wrote the same file"
+for f in a a.u; do
+    "$HOSTRANGECTL" dump --from "$dir/$f.hrs" > "$dir/$f.file.jsonl" ||
+        fail "dump $f"
+    cmp -s "$dir/a.live.jsonl" "$dir/$f.file.jsonl" ||
+        fail "dump --from $f differs"
+    "$HOSTRANGECTL" dump --by path --from "$dir/$f.hrs" > "$dir/$f.paths" ||
+        fail "dump --by path $f"
+    cmp -s "$dir/a.live.paths" "$dir/$f.paths" || fail "paths of $f differ"
+done
 
 # The union: node[0] appears in both shards, so its counts add.
 "$HOSTRANGECTL" merge -o "$dir/m.hrs" "$dir/a.hrs" "$dir/b.hrs" >/dev/null ||
@@ -43,6 +56,15 @@ grep -q '"nodeid":"t::node\[0\]".*"phase":"cold","range":"workload.inner","metri
     "$dir/m.jsonl" || fail "merged cold count"
 grep -q '"nodeid":"t::node\[1\]".*"phase":"warm","range":"workload.outer","metric":"inclusive","count":200,' \
     "$dir/m.jsonl" || fail "node[1] count"
+# The same union from unsorted files, from both kinds at once, and written
+# unsorted.
+for how in "u.hrs b.u.hrs" "u.hrs b.hrs --unsorted" "hrs b.u.hrs --unsorted"; do
+    set -- $how
+    "$HOSTRANGECTL" merge ${3-} -o "$dir/mu.hrs" "$dir/a.$1" "$dir/$2" \
+        >/dev/null || fail "merge $how"
+    "$HOSTRANGECTL" dump --from "$dir/mu.hrs" | cmp -s - "$dir/m.jsonl" ||
+        fail "merge $how differs"
+done
 
 # A daemon serving the merged run reports the same.
 export HOSTRANGE_RUNTIME_DIR="$dir/rt-load"
@@ -57,6 +79,8 @@ kill "$pid"; wait "$pid"; pid=
 [ "$(grep -c '"only":"base"' "$dir/d.jsonl")" -eq 9 ] || fail "only in base"
 [ "$(grep -c '"base_count":200,"new_count":200' "$dir/d.jsonl")" -eq 4 ] ||
     fail "compared rows"
+"$HOSTRANGECTL" diff -f jsonl "$dir/a.u.hrs" "$dir/b.u.hrs" |
+    cmp -s - "$dir/d.jsonl" || fail "diff of unsorted files differs"
 # A run against itself: no change, p = 1, nothing flagged.
 "$HOSTRANGECTL" diff -f jsonl --fail-above 0 "$dir/a.hrs" "$dir/a.hrs" \
     > "$dir/aa.jsonl" || fail "A/A diff failed"
