@@ -558,70 +558,61 @@ void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
     *nself = ns;
 }
 
+/* Whether header byte h is valid and its entry fits in `left` bytes. */
+static inline int entry_ok(uint8_t h, size_t left)
+{
+    unsigned w1 = h & 15u, w2 = h >> 4;
+
+    if (w2 == RECORD_MARK)
+        w2 = 0;
+    return w1 <= 8 && w2 <= 8 && left >= 1u + w1 + w2;
+}
+
+/* The entry at p (whole, `left` bytes from p to the end of its buffer):
+ * its inclusive time *x, children's time *d (0 for a record) and *rec;
+ * returns its length. Whole words while the widest entry (17 bytes) fits
+ * before the end, byte by byte near it (no slack is needed past it). */
+static inline size_t entry_at(const uint8_t *p, size_t left, uint64_t *x,
+                              uint64_t *d, int *rec)
+{
+    unsigned w1 = p[0] & 15u, w2 = p[0] >> 4;
+
+    *rec = w2 == RECORD_MARK;
+    w2 = *rec ? 0 : w2;
+    if (left >= 17) {
+        *x = get8(p + 1) & mask(w1);
+        *d = get8(p + 1 + w1) & mask(w2);
+    } else {
+        *x = *d = 0;
+        for (unsigned i = 0; i < w1; i++)
+            *x |= (uint64_t)p[1 + i] << (8 * i);
+        for (unsigned i = 0; i < w2; i++)
+            *d |= (uint64_t)p[1 + w1 + i] << (8 * i);
+    }
+    return 1 + w1 + w2;
+}
+
 int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
                          uint64_t *records)
 {
     uint64_t np = 0, nr = 0;
     size_t pos = 0;
 
-    /* Whole words while 17 bytes are left (the widest entry), byte by
-     * byte near the end. */
-    while (len - pos >= 17) {
-        unsigned w1 = buf[pos] & 15u, w2 = buf[pos] >> 4, rec;
-        uint64_t x, d;
-
-        if (w1 > 8 || (w2 > 8 && w2 != RECORD_MARK))
-            return -EINVAL;
-        rec = w2 == RECORD_MARK;
-        w2 = rec ? 0 : w2;
-        x = get8(buf + pos + 1) & mask(w1);
-        d = get8(buf + pos + 1 + w1) & mask(w2);
-        if (d > x)
-            return -EINVAL;
-        nr += rec;
-        np += !rec;
-        pos += 1 + w1 + w2;
-    }
     while (pos < len) {
-        unsigned w1 = buf[pos] & 15u, w2 = buf[pos] >> 4;
-        uint64_t x = 0, d = 0;
+        uint64_t x, d;
+        int rec;
 
-        if (w1 > 8 || (w2 > 8 && w2 != RECORD_MARK))
+        if (!entry_ok(buf[pos], len - pos))
             return -EINVAL;
-        if (w2 == RECORD_MARK)
-            w2 = 0;
-        if (len - pos < 1u + w1 + w2)
-            return -EINVAL;
-        for (unsigned i = 0; i < w1; i++)
-            x |= (uint64_t)buf[pos + 1 + i] << (8 * i);
-        for (unsigned i = 0; i < w2; i++)
-            d |= (uint64_t)buf[pos + 1 + w1 + i] << (8 * i);
+        pos += entry_at(buf + pos, len - pos, &x, &d, &rec);
         if (d > x)
             return -EINVAL;
-        if ((buf[pos] >> 4) == RECORD_MARK)
-            nr++;
-        else
-            np++;
-        pos += 1 + w1 + w2;
+        nr += (unsigned)rec;
+        np += (unsigned)!rec;
     }
     *pairs = np;
     *records = nr;
     return 0;
-}
-
-/* One entry at p, of up to `left` bytes, read byte by byte. */
-static size_t entry_bytes(const uint8_t *p, uint64_t *x, uint64_t *d, int *rec)
-{
-    unsigned w1 = p[0] & 15u, w2 = p[0] >> 4;
-
-    *rec = w2 == RECORD_MARK;
-    w2 = *rec ? 0 : w2;
-    *x = *d = 0;
-    for (unsigned i = 0; i < w1; i++)
-        *x |= (uint64_t)p[1 + i] << (8 * i);
-    for (unsigned i = 0; i < w2; i++)
-        *d |= (uint64_t)p[1 + w1 + i] << (8 * i);
-    return 1 + w1 + w2;
 }
 
 void hrd_agg_events_values(const uint8_t *buf, size_t len, uint64_t *incl,
@@ -633,17 +624,7 @@ void hrd_agg_events_values(const uint8_t *buf, size_t len, uint64_t *incl,
         uint64_t x, d;
         int rec;
 
-        if (len - pos >= 17) {
-            unsigned w1 = buf[pos] & 15u, w2 = buf[pos] >> 4;
-
-            rec = w2 == RECORD_MARK;
-            w2 = rec ? 0 : w2;
-            x = get8(buf + pos + 1) & mask(w1);
-            d = get8(buf + pos + 1 + w1) & mask(w2);
-            pos += 1 + w1 + w2;
-        } else {
-            pos += entry_bytes(buf + pos, &x, &d, &rec);
-        }
+        pos += entry_at(buf + pos, len - pos, &x, &d, &rec);
         if (incl != NULL)
             incl[ni] = x;
         ni++;
@@ -665,23 +646,12 @@ int hrd_agg_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
     uint64_t bad = 0;
 
     while (pos < len) {
-        unsigned w1 = buf[pos] & 15u, w2 = buf[pos] >> 4;
         uint64_t x, d;
         int rec;
 
-        if (w1 > 8 || (w2 > 8 && w2 != RECORD_MARK))
+        if (!entry_ok(buf[pos], len - pos))
             return -EINVAL;
-        if (len - pos >= 17) {
-            rec = w2 == RECORD_MARK;
-            w2 = rec ? 0 : w2;
-            x = get8(buf + pos + 1) & mask(w1);
-            d = get8(buf + pos + 1 + w1) & mask(w2);
-            pos += 1 + w1 + w2;
-        } else {
-            if (len - pos < 1u + w1 + (w2 == RECORD_MARK ? 0 : w2))
-                return -EINVAL;
-            pos += entry_bytes(buf + pos, &x, &d, &rec);
-        }
+        pos += entry_at(buf + pos, len - pos, &x, &d, &rec);
         if (ni == maxi || (!rec && ns == maxs))
             return -EINVAL;
         incl[ni++] = x;
@@ -718,12 +688,12 @@ int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
         return 0;
     }
     /* Otherwise one at a time, so that the cap applies as to arriving
-     * events (byte by byte: buf has no slack to read past). */
+     * events. */
     while (p < end && rc == 0) {
         uint64_t x, d;
         int rec;
 
-        p += entry_bytes(p, &x, &d, &rec);
+        p += entry_at(p, (size_t)(end - p), &x, &d, &rec);
         rc = rec ? hrd_agg_add_record(a, k, x) : hrd_agg_add(a, k, x, x - d);
     }
     return rc;

@@ -274,6 +274,22 @@ static void frame(const char *dir, const char *name, const char *magic,
     free(out);
 }
 
+/* The four batches the snapshot and run seeds hold. */
+static void feed_four(struct hrd_ingest *in)
+{
+    enum hrd_reject why;
+
+    for (uint32_t i = 0; i < 4; i++) {
+        uint8_t *b, *ack;
+        size_t len, ack_len;
+
+        b = batch(200 + i % 2, 1 + i / 2, 40 + 10 * i, 1 + i, i, i % 2, &len);
+        hrd_ingest_handle(in, b, len, &ack, &ack_len, &why);
+        free(ack);
+        free(b);
+    }
+}
+
 /* A snapshot of a few batches, with keys exact (or in histograms when
  * exact_cap is small), framed; and the raw bytes of the file. */
 static void snapshot_seed(const char *dir, uint64_t exact_cap,
@@ -282,22 +298,13 @@ static void snapshot_seed(const char *dir, uint64_t exact_cap,
     struct hrd_agg a;
     struct hrd_ingest in;
     struct hrd_recfile f;
-    enum hrd_reject why;
     char raw[64], path[4096];
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);
 
     hrd_agg_init(&a);
     a.exact_cap = exact_cap;
     hrd_ingest_init(&in, &a);
-    for (uint32_t i = 0; i < 4; i++) {
-        uint8_t *b, *ack;
-        size_t len, ack_len;
-
-        b = batch(200 + i % 2, 1 + i / 2, 40 + 10 * i, 1 + i, i, i % 2, &len);
-        hrd_ingest_handle(&in, b, len, &ack, &ack_len, &why);
-        free(ack);
-        free(b);
-    }
+    feed_four(&in);
     unlinkat(dfd, "snap", 0);
     if (dfd < 0 || hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC) != 0 ||
         hrd_snapshot_write(&f, &a, &in, 3) != 0)
@@ -342,7 +349,6 @@ static void run_seed(const char *dir, uint64_t exact_cap, int format,
 {
     struct hrd_agg a;
     struct hrd_ingest in;
-    enum hrd_reject why;
     uint8_t *out = malloc(1);
     size_t n = 1;
     char path[4200], err[8400];
@@ -350,15 +356,7 @@ static void run_seed(const char *dir, uint64_t exact_cap, int format,
     hrd_agg_init(&a);
     a.exact_cap = exact_cap;
     hrd_ingest_init(&in, &a);
-    for (uint32_t i = 0; i < 4; i++) {
-        uint8_t *b, *ack;
-        size_t len, ack_len;
-
-        b = batch(200 + i % 2, 1 + i / 2, 40 + 10 * i, 1 + i, i, i % 2, &len);
-        hrd_ingest_handle(&in, b, len, &ack, &ack_len, &why);
-        free(ack);
-        free(b);
-    }
+    feed_four(&in);
     if (out == NULL)
         die("memory");
     out[0] = FUZZ_STATE_RUN;
