@@ -425,6 +425,77 @@ static void do_reset(struct hrd_control *ctl, const Hostrange__ResetRequest *q,
     m->reset = rr;
 }
 
+/* Bytes of x as a protobuf varint. */
+static size_t varint_len(uint64_t x)
+{
+    size_t n = 1;
+
+    while (x >= 0x80) {
+        x >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint8_t *varint_put(uint8_t *p, uint64_t x)
+{
+    while (x >= 0x80) {
+        *p++ = (uint8_t)(x | 0x80);
+        x >>= 7;
+    }
+    *p++ = (uint8_t)x;
+    return p;
+}
+
+/*
+ * Packs the reply to a packed save page straight from the page's RunKey
+ * messages (r->keys, their events still in the aggregation): the same
+ * message as packing m with each key first packed on its own into
+ * SaveReply.packed_keys, without that intermediate copy of every key.
+ * Field order: ControlReply.version, then ControlReply.save holding the
+ * page's small fields (next_cursor, end) and then packed_keys.
+ */
+static void pack_save_direct(const Hostrange__ControlReply *m,
+                             const Hostrange__SaveReply *r, uint8_t **reply,
+                             size_t *reply_len)
+{
+    Hostrange__SaveReply small = *r;
+    size_t ssize, save_len, total, *klen;
+    uint8_t *p;
+
+    *reply = NULL;
+    *reply_len = 0;
+    small.n_keys = 0;
+    small.keys = NULL;
+    ssize = hostrange__save_reply__get_packed_size(&small);
+    klen = malloc((r->n_keys + 1) * sizeof *klen);
+    if (klen == NULL)
+        return;
+    save_len = ssize;
+    for (size_t i = 0; i < r->n_keys; i++) {
+        klen[i] = hostrange__run_key__get_packed_size(r->keys[i]);
+        save_len += 1 + varint_len(klen[i]) + klen[i];
+    }
+    total = 1 + varint_len(m->version) + 1 + varint_len(save_len) + save_len;
+    p = *reply = malloc(total);
+    if (p == NULL) {
+        free(klen);
+        return;
+    }
+    *p++ = 1 << 3 | 0; /* ControlReply.version, varint */
+    p = varint_put(p, m->version);
+    *p++ = 7 << 3 | 2; /* ControlReply.save, length-delimited */
+    p = varint_put(p, save_len);
+    p += hostrange__save_reply__pack(&small, p);
+    for (size_t i = 0; i < r->n_keys; i++) {
+        *p++ = 4 << 3 | 2; /* SaveReply.packed_keys */
+        p = varint_put(p, klen[i]);
+        p += hostrange__run_key__pack(r->keys[i], p);
+    }
+    free(klen);
+    *reply_len = total;
+}
+
 /* A page of a save (runkey.h); the cursor is the next serial, 4 bytes
  * little-endian. */
 static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
@@ -435,6 +506,13 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     uint32_t cursor = 0, le;
     uint8_t next[4];
     int done = 0, made = 0;
+    int format = q->format < HRD_RUN_FORMAT ? (int)q->format
+                                            : (int)HRD_RUN_FORMAT;
+    /* Keys coded as events point into the aggregation: a packed page of
+     * them is packed straight from the messages (pack_save_direct). Sorted
+     * keys are packed one by one instead, so that the page holds their
+     * bytes rather than their arrays of values. */
+    int direct = q->packed && format >= HRD_RUN_FORMAT_EVENTS;
 
     if (q->cursor.len != 0 && q->cursor.len != sizeof cursor) {
         m->error = "bad cursor in save request";
@@ -447,10 +525,7 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     if (hrd_runkey_page(ctl->ingest->agg, ctl->ingest, &cursor,
                         ctl->page_values ? ctl->page_values
                                          : HRD_PAGE_VALUES_DEFAULT,
-                        q->packed,
-                        q->format < HRD_RUN_FORMAT ? (int)q->format
-                                                   : (int)HRD_RUN_FORMAT,
-                        &sr, &done) != 0) {
+                        q->packed && !direct, format, &sr, &done) != 0) {
         m->error = "out of memory";
         goto pack;
     }
@@ -463,6 +538,11 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     }
     m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_SAVE;
     m->save = &sr;
+    if (direct) {
+        pack_save_direct(m, &sr, reply, reply_len);
+        hrd_runkey_page_free(&sr);
+        return;
+    }
 pack:
     pack_reply(m, reply, reply_len);
     if (made)

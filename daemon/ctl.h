@@ -60,6 +60,15 @@ extern int hrd_ctl_timeout_ms;
 int hrd_ctl_request(const Hostrange__ControlRequest *q,
                     Hostrange__ControlReply **out, int timeout_ms, char *err,
                     size_t errlen);
+/* The same in two steps, for a reader of the reply's bytes: the reply as
+ * received (*msg, *msglen; free with nn_freemsg), and the checks of a
+ * decoded reply (NULL: it did not decode; a wrong version or an error
+ * frees it). Both return 0, or -1 with a reason in err. */
+int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
+                        size_t *msglen, int timeout_ms, char *err,
+                        size_t errlen);
+int hrd_ctl_reply_check(Hostrange__ControlReply **out, char *err,
+                        size_t errlen);
 
 /* Sends a control request (its version set here); prints the failure
  * unless quiet. Returns 0 with the reply in *rep (caller frees with

@@ -62,14 +62,13 @@ void hrd_ctl_close(void)
     g_sock = -1;
 }
 
-int hrd_ctl_request(const Hostrange__ControlRequest *q,
-                    Hostrange__ControlReply **out, int timeout_ms, char *err,
-                    size_t errlen)
+int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
+                        size_t *msglen, int timeout_ms, char *err,
+                        size_t errlen)
 {
     char path[4200];
     struct stat st;
     uint8_t *buf;
-    void *msg = NULL;
     size_t len;
     int n;
 
@@ -100,8 +99,9 @@ int hrd_ctl_request(const Hostrange__ControlRequest *q,
         return -1;
     }
     hostrange__control_request__pack(q, buf);
+    *msg = NULL;
     if (nn_send(g_sock, buf, len, 0) < 0 ||
-        (n = nn_recv(g_sock, &msg, NN_MSG, 0)) < 0) {
+        (n = nn_recv(g_sock, msg, NN_MSG, 0)) < 0) {
         int e = nn_errno();
         snprintf(err, errlen, "cannot reach hostranged at %s: %s",
                  hrd_ctl_dir,
@@ -113,8 +113,27 @@ int hrd_ctl_request(const Hostrange__ControlRequest *q,
         return -1;
     }
     free(buf);
-    *out = hostrange__control_reply__unpack(NULL, (size_t)n, msg);
+    *msglen = (size_t)n;
+    return 0;
+}
+
+int hrd_ctl_request(const Hostrange__ControlRequest *q,
+                    Hostrange__ControlReply **out, int timeout_ms, char *err,
+                    size_t errlen)
+{
+    void *msg;
+    size_t n;
+
+    if (hrd_ctl_request_msg(q, &msg, &n, timeout_ms, err, errlen) != 0)
+        return -1;
+    *out = hostrange__control_reply__unpack(NULL, n, msg);
     nn_freemsg(msg);
+    return hrd_ctl_reply_check(out, err, errlen);
+}
+
+int hrd_ctl_reply_check(Hostrange__ControlReply **out, char *err,
+                        size_t errlen)
+{
     if (*out == NULL) {
         snprintf(err, errlen, "hostranged at %s sent a reply that cannot be "
                  "decoded", hrd_ctl_dir);

@@ -6,6 +6,7 @@
 #include "proto/protocol.h"
 
 #include <getopt.h>
+#include <nanomsg/nn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,182 @@ void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,
     h->n_meta = nmeta;
 }
 
+/* Bytes of a message that split() keeps in place. */
+struct span {
+    const uint8_t *p;
+    size_t len;
+};
+
+/* Reads a varint at *p (before end) into *x. Returns 0, or -1 when it is
+ * cut short or longer than ten bytes. */
+static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *x)
+{
+    *x = 0;
+    for (unsigned shift = 0; shift < 70; shift += 7) {
+        if (*p == end)
+            return -1;
+        *x |= (uint64_t)(**p & 0x7f) << shift;
+        if ((*(*p)++ & 0x80) == 0)
+            return 0;
+    }
+    return -1;
+}
+
+/*
+ * Splits the protocol-buffer message p[0..n) in two without decoding it:
+ * the values of every occurrence of the length-delimited field `field`
+ * (pointers into p, appended to *spans), and a copy of all its other
+ * fields (*rest, *restlen: a message of the same type without that field;
+ * caller frees). So the bulk of a reply (the keys of a save page) is never
+ * copied, while its other fields are decoded as usual from *rest. Returns
+ * 0, or -1 when the message is malformed or memory runs out.
+ */
+static int split(const uint8_t *p, size_t n, uint32_t field,
+                 struct span **spans, size_t *nspans, size_t *capspans,
+                 uint8_t **rest, size_t *restlen)
+{
+    const uint8_t *end = p + n;
+
+    *rest = malloc(n + 1);
+    *restlen = 0;
+    if (*rest == NULL)
+        return -1;
+    while (p < end) {
+        const uint8_t *start = p;
+        uint64_t tag, v;
+
+        if (get_varint(&p, end, &tag) != 0)
+            return -1;
+        switch (tag & 7) {
+        case 0:
+            if (get_varint(&p, end, &v) != 0)
+                return -1;
+            break;
+        case 1:
+        case 5:
+            if ((size_t)(end - p) < ((tag & 7) == 1 ? 8u : 4u))
+                return -1;
+            p += (tag & 7) == 1 ? 8 : 4;
+            break;
+        case 2:
+            if (get_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
+                return -1;
+            if (tag >> 3 == field) {
+                if (*nspans == *capspans) {
+                    size_t cap = *capspans ? 2 * *capspans : 256;
+                    struct span *ns = realloc(*spans, cap * sizeof *ns);
+
+                    if (ns == NULL)
+                        return -1;
+                    *spans = ns;
+                    *capspans = cap;
+                }
+                (*spans)[(*nspans)++] = (struct span){ p, (size_t)v };
+                p += v;
+                continue;
+            }
+            p += v;
+            break;
+        default:
+            return -1;
+        }
+        memcpy(*rest + *restlen, start, (size_t)(p - start));
+        *restlen += (size_t)(p - start);
+    }
+    return 0;
+}
+
+/* One page of a save, asked for with q and written to w: its packed keys
+ * straight from the reply's bytes. Returns 1 with the cursor of the next
+ * page set in q (its bytes in cursor), 0 after the last page (w committed;
+ * the keys written in *saved), or -1 after printing why (w aborted). */
+static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
+                     struct hrd_run_writer *w, const char *output,
+                     uint64_t *saved)
+{
+    Hostrange__ControlReply *top = NULL;
+    Hostrange__SaveReply *s = NULL;
+    struct span *save = NULL, *keys = NULL;
+    size_t nsave = 0, capsave = 0, nkeys = 0, capkeys = 0, toplen, slen;
+    uint8_t *toprest = NULL, *srest = NULL;
+    void *msg = NULL;
+    size_t n;
+    char err[8400];
+    int rc = -1, bad = 0;
+
+    if (hrd_ctl_request_msg(q, &msg, &n, hrd_ctl_timeout_ms, err,
+                            sizeof err) != 0) {
+        fprintf(stderr, "hostrangectl save: %s; %s not written\n", err,
+                output);
+        hrd_run_abort(w);
+        return -1;
+    }
+    /* ControlReply: its save (field 7) apart; in the save, its packed keys
+     * (field 4) apart. */
+    if (split(msg, n, 7, &save, &nsave, &capsave, &toprest, &toplen) != 0 ||
+        nsave > 1 ||
+        (nsave == 1 && split(save[0].p, save[0].len, 4, &keys, &nkeys,
+                             &capkeys, &srest, &slen) != 0))
+        bad = 1;
+    else
+        top = hostrange__control_reply__unpack(NULL, toplen, toprest);
+    if (bad || hrd_ctl_reply_check(&top, err, sizeof err) != 0) {
+        if (bad)
+            snprintf(err, sizeof err, "hostranged at %s sent a reply that "
+                     "cannot be decoded", hrd_ctl_dir);
+        fprintf(stderr, "hostrangectl save: %s; %s not written\n", err,
+                output);
+        top = NULL;
+        hrd_run_abort(w);
+        goto out;
+    }
+    if (nsave == 1)
+        s = hostrange__save_reply__unpack(NULL, slen, srest);
+    if (s == NULL || s->next_cursor.len > 16 ||
+        (s->next_cursor.len == 0 && s->end == NULL)) {
+        fprintf(stderr, "hostrangectl save: hostranged at %s sent no run; "
+                "%s not written\n", hrd_ctl_dir, output);
+        hrd_run_abort(w);
+        goto out;
+    }
+    /* Packed keys go to the file as they are (a daemon from before they
+     * were sent packed sends messages). */
+    for (size_t i = 0; !bad && i < nkeys; i++)
+        bad = hrd_run_put_packed(w, keys[i].p, keys[i].len, err,
+                                 sizeof err) != 0;
+    for (size_t i = 0; !bad && i < s->n_keys; i++)
+        bad = hrd_run_put_key(w, s->keys[i], err, sizeof err) != 0;
+    if (bad) {
+        fprintf(stderr, "hostrangectl save: %s\n", err);
+        hrd_run_abort(w);
+        goto out;
+    }
+    if (s->next_cursor.len == 0) {
+        *saved = w->keys;
+        if (hrd_run_commit(w, s->end, err, sizeof err) != 0) {
+            fprintf(stderr, "hostrangectl save: %s\n", err);
+            goto out;
+        }
+        rc = 0;
+        goto out;
+    }
+    memcpy(cursor, s->next_cursor.data, s->next_cursor.len);
+    q->save->cursor.data = cursor;
+    q->save->cursor.len = s->next_cursor.len;
+    rc = 1;
+out:
+    if (s != NULL)
+        hostrange__save_reply__free_unpacked(s, NULL);
+    if (top != NULL)
+        hostrange__control_reply__free_unpacked(top, NULL);
+    free(toprest);
+    free(srest);
+    free(save);
+    free(keys);
+    nn_freemsg(msg);
+    return rc;
+}
+
 int hrd_ctl_save(int argc, char **argv)
 {
     enum { OPT_UNSORTED = 256 };
@@ -140,59 +317,17 @@ int hrd_ctl_save(int argc, char **argv)
     sq.packed = 1;
     sq.format = format;
     for (;;) {
-        Hostrange__ControlReply *rep;
-        Hostrange__SaveReply *s;
-        int bad = 0;
+        uint64_t saved = 0;
+        int page = save_page(&q, cursor, &w, output, &saved);
 
-        if (hrd_ctl_request(&q, &rep, hrd_ctl_timeout_ms, err,
-                            sizeof err) != 0) {
-            fprintf(stderr, "hostrangectl save: %s; %s not written\n", err,
-                    output);
-            hrd_run_abort(&w);
+        if (page < 0)
             goto out;
-        }
-        s = rep->body_case == HOSTRANGE__CONTROL_REPLY__BODY_SAVE ? rep->save
-                                                                 : NULL;
-        if (s == NULL || s->next_cursor.len > sizeof cursor ||
-            (s->next_cursor.len == 0 && s->end == NULL)) {
-            fprintf(stderr, "hostrangectl save: hostranged at %s sent no "
-                    "run; %s not written\n", hrd_ctl_dir, output);
-            bad = 1;
-        }
-        /* Packed keys go to the file as they are (a daemon from before
-         * they were sent packed sends messages). */
-        for (size_t i = 0; !bad && i < s->n_packed_keys; i++)
-            bad = hrd_run_put_packed(&w, s->packed_keys[i].data,
-                                     s->packed_keys[i].len, err,
-                                     sizeof err) != 0;
-        for (size_t i = 0; !bad && i < s->n_keys; i++)
-            bad = hrd_run_put_key(&w, s->keys[i], err, sizeof err) != 0;
-        if (bad) {
-            if (s != NULL)
-                fprintf(stderr, "hostrangectl save: %s\n", err);
-            hostrange__control_reply__free_unpacked(rep, NULL);
-            hrd_run_abort(&w);
-            goto out;
-        }
-        if (s->next_cursor.len == 0) {
-            uint64_t keys = w.keys, bytes;
-
-            rc = hrd_run_commit(&w, s->end, err, sizeof err) != 0;
-            bytes = w.bytes;
-            hostrange__control_reply__free_unpacked(rep, NULL);
-            if (rc != 0) {
-                fprintf(stderr, "hostrangectl save: %s\n", err);
-                goto out;
-            }
-            (void)bytes;
-            printf("saved %llu keys to %s\n", (unsigned long long)keys,
+        if (page == 0) {
+            printf("saved %llu keys to %s\n", (unsigned long long)saved,
                    output);
+            rc = 0;
             break;
         }
-        memcpy(cursor, s->next_cursor.data, s->next_cursor.len);
-        sq.cursor.data = cursor;
-        sq.cursor.len = s->next_cursor.len;
-        hostrange__control_reply__free_unpacked(rep, NULL);
     }
 out:
     hrd_ctl_meta_free(meta, nmeta);
