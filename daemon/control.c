@@ -67,11 +67,20 @@ static int collect_row(const struct hrd_row *r, void *arg)
     return 0;
 }
 
-static void pack_reply(Hostrange__ControlReply *m, uint8_t **reply,
+/* The bytes of a reply (struct hrd_control.reply_alloc). */
+static uint8_t *reply_buf(const struct hrd_control *ctl, size_t len)
+{
+    if (ctl->reply_alloc != NULL)
+        return ctl->reply_alloc(len); /* exactly len: it is sent whole */
+    return malloc(len ? len : 1);
+}
+
+static void pack_reply(const struct hrd_control *ctl,
+                       Hostrange__ControlReply *m, uint8_t **reply,
                        size_t *reply_len)
 {
     *reply_len = hostrange__control_reply__get_packed_size(m);
-    *reply = malloc(*reply_len ? *reply_len : 1);
+    *reply = reply_buf(ctl, *reply_len);
     if (*reply == NULL) {
         *reply_len = 0;
         return;
@@ -205,7 +214,7 @@ static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
     m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_DUMP;
     m->dump = &d;
 pack:
-    pack_reply(m, reply, reply_len);
+    pack_reply(ctl, m, reply, reply_len);
     for (size_t i = 0; i < dc.n; i++)
         free(dc.rows[i].path);
     free(dc.rows);
@@ -355,7 +364,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_STATS;
     m->stats = &s;
 pack:
-    pack_reply(m, reply, reply_len);
+    pack_reply(ctl, m, reply, reply_len);
     free(cs);
     free(csp);
     free(clocks);
@@ -455,7 +464,8 @@ static uint8_t *varint_put(uint8_t *p, uint64_t x)
  * Field order: ControlReply.version, then ControlReply.save holding the
  * page's small fields (next_cursor, end) and then packed_keys.
  */
-static void pack_save_direct(const Hostrange__ControlReply *m,
+static void pack_save_direct(const struct hrd_control *ctl,
+                             const Hostrange__ControlReply *m,
                              const Hostrange__SaveReply *r, uint8_t **reply,
                              size_t *reply_len)
 {
@@ -477,7 +487,7 @@ static void pack_save_direct(const Hostrange__ControlReply *m,
         save_len += 1 + varint_len(klen[i]) + klen[i];
     }
     total = 1 + varint_len(m->version) + 1 + varint_len(save_len) + save_len;
-    p = *reply = malloc(total);
+    p = *reply = reply_buf(ctl, total);
     if (p == NULL) {
         free(klen);
         return;
@@ -539,12 +549,12 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_SAVE;
     m->save = &sr;
     if (direct) {
-        pack_save_direct(m, &sr, reply, reply_len);
+        pack_save_direct(ctl, m, &sr, reply, reply_len);
         hrd_runkey_page_free(&sr);
         return;
     }
 pack:
-    pack_reply(m, reply, reply_len);
+    pack_reply(ctl, m, reply, reply_len);
     if (made)
         hrd_runkey_page_free(&sr);
 }
@@ -590,7 +600,7 @@ void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
             break;
         }
     }
-    pack_reply(&m, reply, reply_len);
+    pack_reply(ctl, &m, reply, reply_len);
 out:
     hostrange__control_request__free_unpacked(q, NULL);
 }

@@ -53,11 +53,15 @@ struct hrd_control {
     const struct hrd_state_info *state; /* NULL: no state directory */
     hrd_journal_fn journal_reset;       /* NULL: none */
     void *journal_ctx;
+    /* Allocates a reply's bytes (NULL: malloc), so that the server can
+     * hand a reply of many megabytes to its socket without a copy. */
+    void *(*reply_alloc)(size_t len);
 };
 
 /*
  * Answers one control message. Writes a newly allocated ControlReply to
- * *reply (*reply_len; the caller frees it), or NULL when out of memory.
+ * *reply (*reply_len; from ctl->reply_alloc, which the caller frees
+ * accordingly), or NULL when out of memory.
  * A request that cannot be decoded or has another version is answered with
  * an error reply and counted.
  */

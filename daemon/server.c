@@ -125,6 +125,13 @@ static void on_ingest(uv_poll_t *h, int status, int events)
     }
 }
 
+/* Replies are nanomsg messages from the start, so that sending one hands
+ * it to the socket instead of copying it (a save's pages are megabytes). */
+static void *reply_alloc(size_t len)
+{
+    return nn_allocmsg(len, 0);
+}
+
 static void on_control(uv_poll_t *h, int status, int events)
 {
     struct server *s = h->data;
@@ -143,9 +150,11 @@ static void on_control(uv_poll_t *h, int status, int events)
         s->ctl.rss_bytes = rss_bytes();
         hrd_control_handle(&s->ctl, msg, (size_t)n, &reply, &reply_len);
         nn_freemsg(msg);
-        if (reply != NULL)
-            nn_send(s->control, reply, reply_len, NN_DONTWAIT);
-        free(reply);
+        /* On success the socket owns the reply. */
+        if (reply != NULL && nn_send(s->control, &reply, NN_MSG,
+                                     NN_DONTWAIT) < 0)
+            nn_freemsg(reply);
+        (void)reply_len;
     }
 }
 
@@ -263,6 +272,7 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     s->ctl.pid = (uint32_t)getpid();
     s->ctl.start_ns = hrp_mono_ns();
     s->ctl.page_values = o->dump_page;
+    s->ctl.reply_alloc = reply_alloc;
     signal(SIGPIPE, SIG_IGN);
 
     if (o->load != NULL) {
