@@ -24,7 +24,7 @@ static const char usage_save[] =
     "\n"
     "  -o, --output=FILE      the run file to write (required)\n"
     "      --unsorted         keep exact samples as the daemon holds them, in\n"
-    "                         the order they came (run format 2): about 2x\n"
+    "                         the order they came (run format 2): about 5x\n"
     "                         faster to save and 4x to merge, but up to 2.5x\n"
     "                         larger and a fifth slower to diff; default: each\n"
     "                         key's values sorted and delta-coded (format 1)\n"
