@@ -615,29 +615,6 @@ int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
     return 0;
 }
 
-void hrd_agg_events_values(const uint8_t *buf, size_t len, uint64_t *incl,
-                           size_t *nincl, uint64_t *self, size_t *nself)
-{
-    size_t pos = 0, ni = 0, ns = 0;
-
-    while (pos < len) {
-        uint64_t x, d;
-        int rec;
-
-        pos += entry_at(buf + pos, len - pos, &x, &d, &rec);
-        if (incl != NULL)
-            incl[ni] = x;
-        ni++;
-        if (!rec) {
-            if (self != NULL)
-                self[ns] = x - d;
-            ns++;
-        }
-    }
-    *nincl = ni;
-    *nself = ns;
-}
-
 int hrd_agg_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
                           size_t maxi, size_t *nincl, uint64_t *self,
                           size_t maxs, size_t *nself)

@@ -256,16 +256,11 @@ int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
 int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
                          uint64_t *records);
 
-/* The values of an exact encoding (checked; no slack needed past it):
- * incl[0..*nincl) and self[0..*nself), in order; either array may be NULL
- * (then only counted). */
-void hrd_agg_events_values(const uint8_t *buf, size_t len, uint64_t *incl,
-                           size_t *nincl, uint64_t *self, size_t *nself);
-
-/* The same in one pass that also checks the encoding (as
- * hrd_agg_events_check): the arrays hold maxi and maxs values (self one
- * more, for a record's scratch value). Returns 0, or -EINVAL for an
- * invalid encoding or more values than room. */
+/* The values of an exact encoding (no slack needed past it), in order,
+ * in one pass that also checks it (as hrd_agg_events_check):
+ * incl[0..*nincl) and self[0..*nself); the arrays hold maxi and maxs
+ * values (self one more, for a record's scratch value). Returns 0, or
+ * -EINVAL for an invalid encoding or more values than room. */
 int hrd_agg_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
                           size_t maxi, size_t *nincl, uint64_t *self,
                           size_t maxs, size_t *nself);
