@@ -493,16 +493,9 @@ int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
         if (hist_add(a, k, incl_ns, &self_ns) != 0)
             return -ENOMEM;
     } else {
-        unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
-        uint8_t *p;
-
         if (reserve(a, k) != 0)
             return -ENOMEM;
-        p = k->buf + k->len;
-        p[0] = (uint8_t)(w1 | w2 << 4);
-        hrd_agg__put8(p + 1, incl_ns);
-        hrd_agg__put8(p + 1 + w1, diff);
-        k->len += 1 + w1 + w2;
+        hrd_agg__put_pair(k, incl_ns, diff);
     }
     k->pairs++;
     k->has_scopes = 1;

@@ -444,20 +444,27 @@ static inline void hrd_agg__put8(uint8_t *p, uint64_t x)
     memcpy(p, &x, 8);
 }
 
+/* Appends a range event's entry (inclusive time, children's time) to an
+ * exact key with the room for it. */
+static inline void hrd_agg__put_pair(struct hrd_key *k, uint64_t incl_ns,
+                                     uint64_t diff)
+{
+    unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
+    uint8_t *p = k->buf + k->len;
+
+    p[0] = (uint8_t)(w1 | w2 << 4);
+    hrd_agg__put8(p + 1, incl_ns);
+    hrd_agg__put8(p + 1 + w1, diff);
+    k->len += 1 + w1 + w2;
+}
+
 static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
                               uint64_t incl_ns, uint64_t self_ns)
 {
     if (k->exact) {
         if (k->len + HRD_AGG_SLACK <= k->cap && self_ns <= incl_ns &&
             k->pairs + k->records + 1 < a->exact_cap) {
-            uint64_t diff = incl_ns - self_ns;
-            unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
-            uint8_t *p = k->buf + k->len;
-
-            p[0] = (uint8_t)(w1 | w2 << 4);
-            hrd_agg__put8(p + 1, incl_ns);
-            hrd_agg__put8(p + 1 + w1, diff);
-            k->len += 1 + w1 + w2;
+            hrd_agg__put_pair(k, incl_ns, incl_ns - self_ns);
             k->pairs++;
             k->has_scopes = 1;
             a->events += 2;
