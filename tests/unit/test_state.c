@@ -85,6 +85,21 @@ static void mem_fini(struct mem *m)
     hrd_agg_fini(&m->agg);
 }
 
+/* Loads the snapshot `name` of directory dfd into m; returns what
+ * hrd_snapshot_load returned. */
+static int load_snapshot(int dfd, const char *name, struct mem *m,
+                         struct hrd_snapshot_load *sl)
+{
+    struct hrd_recreader r;
+    int rc;
+
+    assert_int_equal(hrd_recreader_open(&r, dfd, name, HRD_SNAPSHOT_MAGIC),
+                     0);
+    rc = hrd_snapshot_load(&r, &m->agg, &m->in, sl);
+    hrd_recreader_close(&r);
+    return rc;
+}
+
 /* Batch `seq` of client `pid`: samples of both nodes, a record and lost
  * counts, all derived from (pid, seq). */
 static enum hrd_ingest_result feed(struct hrd_ingest *in, uint32_t pid,
@@ -262,7 +277,6 @@ static void test_snapshot_round_trip(void **state)
     const char *dir = *state;
     struct mem a, b;
     struct hrd_recfile f;
-    struct hrd_recreader r;
     struct hrd_snapshot_load sl;
     char *ra, *rb;
     int dfd = open_dir(dir);
@@ -279,10 +293,7 @@ static void test_snapshot_round_trip(void **state)
 
     mem_init(&b);
     b.agg.exact_cap = 120;
-    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
-                     0);
-    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), 0);
-    hrd_recreader_close(&r);
+    assert_int_equal(load_snapshot(dfd, "snap", &b, &sl), 0);
     assert_int_equal(sl.complete, 1);
     assert_int_equal(sl.covers, 42);
     assert_int_equal(sl.keys, a.agg.nkeys);
@@ -421,7 +432,6 @@ static void test_snapshot_shared_histograms(void **state)
 {
     const char *dir = *state;
     struct mem a, b;
-    struct hrd_recreader r;
     struct hrd_snapshot_load sl;
     uint8_t *s1, *s2, *k1, *k2;
     size_t n1, n2, m1, m2;
@@ -438,10 +448,7 @@ static void test_snapshot_shared_histograms(void **state)
 
     mem_init(&b);
     b.agg.exact_cap = 1000;
-    assert_int_equal(hrd_recreader_open(&r, dfd, "s1", HRD_SNAPSHOT_MAGIC),
-                     0);
-    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), 0);
-    hrd_recreader_close(&r);
+    assert_int_equal(load_snapshot(dfd, "s1", &b, &sl), 0);
     assert_int_equal(sl.complete, 1);
 
     /* One shared: the leaves' range key (its path key mirrors it; the key
@@ -477,7 +484,6 @@ static void test_snapshot_damage(void **state)
     const char *dir = *state;
     struct mem a, b;
     struct hrd_recfile f;
-    struct hrd_recreader r;
     struct hrd_snapshot_load sl;
     struct stat st;
     char path[512];
@@ -505,10 +511,7 @@ static void test_snapshot_damage(void **state)
     }
     close(fd);
     mem_init(&b);
-    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
-                     0);
-    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), -EBADMSG);
-    hrd_recreader_close(&r);
+    assert_int_equal(load_snapshot(dfd, "snap", &b, &sl), -EBADMSG);
     assert_int_equal(sl.complete, 0);
     assert_non_null(strstr(sl.why, "checksum mismatch at byte"));
     assert_int_equal(sl.clients, 20);
@@ -519,10 +522,7 @@ static void test_snapshot_damage(void **state)
     /* Cut short: the final record is missing. */
     assert_int_equal(truncate(path, st.st_size - 50), 0);
     mem_init(&b);
-    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
-                     0);
-    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), -EBADMSG);
-    hrd_recreader_close(&r);
+    assert_int_equal(load_snapshot(dfd, "snap", &b, &sl), -EBADMSG);
     assert_non_null(strstr(sl.why, "truncated"));
     mem_fini(&b);
     mem_fini(&a);
