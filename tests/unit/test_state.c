@@ -100,16 +100,29 @@ static int load_snapshot(int dfd, const char *name, struct mem *m,
     return rc;
 }
 
+/* Hands batch x to in, and frees it. */
+static enum hrd_ingest_result send_batch(struct hrd_ingest *in,
+                                         struct db_batch *x)
+{
+    enum hrd_ingest_result res;
+    enum hrd_reject why;
+    uint8_t *buf, *ack;
+    size_t len, alen;
+
+    buf = db_pack(x, &len);
+    res = hrd_ingest_handle(in, buf, len, &ack, &alen, &why);
+    free(ack);
+    free(buf);
+    db_fini(x);
+    return res;
+}
+
 /* Batch `seq` of client `pid`: samples of both nodes, a record and lost
  * counts, all derived from (pid, seq). */
 static enum hrd_ingest_result feed(struct hrd_ingest *in, uint32_t pid,
                                    uint64_t seq)
 {
     struct db_batch x;
-    enum hrd_ingest_result res;
-    enum hrd_reject why;
-    uint8_t *buf, *ack;
-    size_t len, alen;
 
     db_init(&x, pid, seq);
     for (uint32_t i = 0; i < 50; i++) {
@@ -118,12 +131,7 @@ static enum hrd_ingest_result feed(struct hrd_ingest *in, uint32_t pid,
     }
     db_record(&x, 1, 20000 + seq);
     db_lost(&x, 1, seq * pid);
-    buf = db_pack(&x, &len);
-    res = hrd_ingest_handle(in, buf, len, &ack, &alen, &why);
-    free(ack);
-    free(buf);
-    db_fini(&x);
-    return res;
+    return send_batch(in, &x);
 }
 
 static int write_row(const struct hrd_row *r, void *arg)
@@ -329,10 +337,6 @@ static void test_snapshot_round_trip(void **state)
 static enum hrd_ingest_result feed_leaves(struct hrd_ingest *in, uint64_t seq)
 {
     struct db_batch x;
-    enum hrd_ingest_result res;
-    enum hrd_reject why;
-    uint8_t *buf, *ack;
-    size_t len, alen;
 
     db_init(&x, 1, seq);
     for (uint32_t i = 0; i < 400; i++) {
@@ -341,12 +345,7 @@ static enum hrd_ingest_result feed_leaves(struct hrd_ingest *in, uint64_t seq)
         db_sample(&x, 1, 0, v, v);
         db_sample(&x, 1, 1, 1000 + i, 100 + i % 50);
     }
-    buf = db_pack(&x, &len);
-    res = hrd_ingest_handle(in, buf, len, &ack, &alen, &why);
-    free(ack);
-    free(buf);
-    db_fini(&x);
-    return res;
+    return send_batch(in, &x);
 }
 
 /* The contents of dir/name (caller frees), its size in *len. */
