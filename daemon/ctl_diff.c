@@ -98,6 +98,27 @@ static int pop_add(struct side *s, struct pop *p)
     return 0;
 }
 
+/* Room for the distinct values of n values. Returns 0 or -1. */
+static int pop_room(struct pop *p, size_t n)
+{
+    p->v = malloc((n + 1) * sizeof *p->v);
+    p->w = malloc((n + 1) * sizeof *p->w);
+    return p->v == NULL || p->w == NULL ? -1 : 0;
+}
+
+/* Completes a population of n values whose `distinct` distinct values
+ * are in p->v / p->w: the smallest gap between them (`gap`, when `any`),
+ * the total and the median. */
+static void pop_done(struct pop *p, size_t n, size_t distinct, uint64_t any,
+                     uint64_t gap)
+{
+    p->n = distinct;
+    p->step = any ? (double)gap : INFINITY;
+    p->total = n;
+    p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
+                                                         p->total });
+}
+
 /* Distinct values of delta-coded ascending values. Without branches on
  * the values: each value is written at the slot of its group of equal
  * values (the group's last one stays), with the count so far. */
@@ -106,9 +127,7 @@ static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
     uint64_t v = 0, w = 0, gap = UINT64_MAX, any = 0;
     size_t at = 0;
 
-    p->v = malloc((n + 1) * sizeof *p->v);
-    p->w = malloc((n + 1) * sizeof *p->w);
-    if (p->v == NULL || p->w == NULL)
+    if (pop_room(p, n) != 0)
         return -1;
     if (n > 0) {
         v = d[0];
@@ -127,12 +146,7 @@ static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
         gap = di != 0 && di < gap ? di : gap;
         any |= step;
     }
-    p->n = n > 0 ? at + 1 : 0;
-    /* The smallest gap between distinct values. */
-    p->step = any ? (double)gap : INFINITY;
-    p->total = n;
-    p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
-                                                         p->total });
+    pop_done(p, n, n > 0 ? at + 1 : 0, any, gap);
     return 0;
 }
 
@@ -143,9 +157,7 @@ static int from_sorted(struct pop *p, const uint64_t *v, size_t n)
     uint64_t gap = UINT64_MAX, any = 0;
     size_t at = 0, start = 0;
 
-    p->v = malloc((n + 1) * sizeof *p->v);
-    p->w = malloc((n + 1) * sizeof *p->w);
-    if (p->v == NULL || p->w == NULL)
+    if (pop_room(p, n) != 0)
         return -1;
     for (size_t i = 1; i < n; i++) {
         uint64_t di = v[i] - v[i - 1];
@@ -164,11 +176,7 @@ static int from_sorted(struct pop *p, const uint64_t *v, size_t n)
         p->w[at] = n - start;
         at++;
     }
-    p->n = at;
-    p->step = any ? (double)gap : INFINITY;
-    p->total = n;
-    p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
-                                                         p->total });
+    pop_done(p, n, at, any, gap);
     return 0;
 }
 
@@ -179,10 +187,8 @@ static int from_hist(struct pop *p, const Hostrange__RunHist *m)
 
     p->hist = 1;
     p->step = INFINITY;
-    p->v = malloc((m->n_buckets + 1) * sizeof *p->v);
-    p->w = malloc((m->n_buckets + 1) * sizeof *p->w);
     hrd_hist_init(&h);
-    if (p->v == NULL || p->w == NULL)
+    if (pop_room(p, m->n_buckets) != 0)
         return -1;
     for (size_t i = 0; i < m->n_buckets; i++) {
         p->v[i] = hrd_hist_value(m->buckets[i]);
