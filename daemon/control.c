@@ -6,6 +6,7 @@
 #include "daemon/runkey.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
+#include "proto/stream.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -446,16 +447,6 @@ static size_t varint_len(uint64_t x)
     return n;
 }
 
-static uint8_t *varint_put(uint8_t *p, uint64_t x)
-{
-    while (x >= 0x80) {
-        *p++ = (uint8_t)(x | 0x80);
-        x >>= 7;
-    }
-    *p++ = (uint8_t)x;
-    return p;
-}
-
 /*
  * Packs the reply to a packed save page straight from the page's RunKey
  * messages (r->keys, their events still in the aggregation): the same
@@ -493,13 +484,13 @@ static void pack_save_direct(const struct hrd_control *ctl,
         return;
     }
     *p++ = 1 << 3 | 0; /* ControlReply.version, varint */
-    p = varint_put(p, m->version);
+    p = hrp_put_varint(p, m->version);
     *p++ = 7 << 3 | 2; /* ControlReply.save, length-delimited */
-    p = varint_put(p, save_len);
+    p = hrp_put_varint(p, save_len);
     p += hostrange__save_reply__pack(&small, p);
     for (size_t i = 0; i < r->n_keys; i++) {
         *p++ = 4 << 3 | 2; /* SaveReply.packed_keys */
-        p = varint_put(p, klen[i]);
+        p = hrp_put_varint(p, klen[i]);
         p += hostrange__run_key__pack(r->keys[i], p);
     }
     free(klen);

@@ -4,6 +4,7 @@
 #include "daemon/ctl.h"
 #include "daemon/run.h"
 #include "proto/protocol.h"
+#include "proto/stream.h"
 
 #include <getopt.h>
 #include <nanomsg/nn.h>
@@ -90,21 +91,6 @@ struct span {
     size_t len;
 };
 
-/* Reads a varint at *p (before end) into *x. Returns 0, or -1 when it is
- * cut short or longer than ten bytes. */
-static int get_varint(const uint8_t **p, const uint8_t *end, uint64_t *x)
-{
-    *x = 0;
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-        if (*p == end)
-            return -1;
-        *x |= (uint64_t)(**p & 0x7f) << shift;
-        if ((*(*p)++ & 0x80) == 0)
-            return 0;
-    }
-    return -1;
-}
-
 /*
  * Splits the protocol-buffer message p[0..n) in two without decoding it:
  * the values of every occurrence of the length-delimited field `field`
@@ -128,11 +114,11 @@ static int split(const uint8_t *p, size_t n, uint32_t field,
         const uint8_t *start = p;
         uint64_t tag, v;
 
-        if (get_varint(&p, end, &tag) != 0)
+        if (hrp_get_varint(&p, end, &tag) != 0)
             return -1;
         switch (tag & 7) {
         case 0:
-            if (get_varint(&p, end, &v) != 0)
+            if (hrp_get_varint(&p, end, &v) != 0)
                 return -1;
             break;
         case 1:
@@ -142,7 +128,7 @@ static int split(const uint8_t *p, size_t n, uint32_t field,
             p += (tag & 7) == 1 ? 8 : 4;
             break;
         case 2:
-            if (get_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
+            if (hrp_get_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
                 return -1;
             if (tag >> 3 == field) {
                 if (*nspans == *capspans) {
