@@ -20,6 +20,10 @@
  *                            N = 1, 2, 4 client processes at once;
  *                            baseline: the 1-client figure
  *
+ * Each row splits the client's CPU into the threads that ran the scopes
+ * (scope_threads_ns) and the rest of the process (client_rest_ns: the
+ * library's shipper, and the process's start and exit).
+ *
  * Each configuration runs on a fresh private hostranged (no state
  * directory, as `hostrangectl record` runs it). The workload is empty
  * scopes in a loop, flat, over 16 sites (or one), so that everything but
@@ -65,9 +69,14 @@ struct job {
     int nsites;
 };
 
+/* CPU ns of the threads that ran scopes, summed (the rest of the
+ * process's CPU is the library's shipper and the process's start). */
+static _Atomic long long scope_cpu_ns;
+
 static void *scopes(void *arg)
 {
     const struct job *j = arg;
+    struct timespec ts;
     int k = 0;
 
     for (long i = 0; i < j->events; i++) {
@@ -75,6 +84,8 @@ static void *scopes(void *arg)
         if (++k == j->nsites)
             k = 0;
     }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    scope_cpu_ns += (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
     return NULL;
 }
 
@@ -95,7 +106,11 @@ static int worker(int threads, int nsites, long events, const char *node)
     for (int i = 0; i < threads; i++)
         pthread_join(th[i], NULL);
     hr_window_end();
-    return hr_flush(600000) == 0 ? 0 : 1;
+    if (hr_flush(600000) != 0)
+        return 1;
+    /* The parent reads the scope threads' CPU from our standard output. */
+    printf("%lld\n", (long long)scope_cpu_ns);
+    return fflush(stdout) == 0 ? 0 : 1;
 }
 
 /* CPU seconds (user + system) of process pid so far. */
@@ -123,7 +138,7 @@ static double proc_cpu(pid_t pid)
 static const char *self_path;
 
 struct result {
-    double client_ns, daemon_ns, bytes, daemon_eps;
+    double client_ns, program_ns, daemon_ns, bytes, daemon_eps;
 };
 
 static uint64_t stat_u64(const struct bd_daemon *d, int bytes)
@@ -151,7 +166,7 @@ static struct result run(int procs, int threads, int nsites, long events,
 {
     struct bd_daemon d;
     struct result res = { 0 };
-    double d0, d1, client = 0;
+    double d0, d1, client = 0, program = 0;
     uint64_t got;
     char targ[16], sarg[16], earg[32];
 
@@ -163,25 +178,40 @@ static struct result run(int procs, int threads, int nsites, long events,
     d0 = proc_cpu(d.pid);
     double w0 = bd_now();
     pid_t pids[8];
+    FILE *outs[8];
     for (int p = 0; p < procs; p++) {
         char node[32];
+        int fd[2];
         snprintf(node, sizeof node, "pipeline/%d", p);
+        if (pipe(fd) != 0)
+            bd_die("pipe failed");
         pids[p] = fork();
         if (pids[p] < 0)
             bd_die("fork failed");
         if (pids[p] == 0) {
+            close(fd[0]);
+            if (dup2(fd[1], STDOUT_FILENO) < 0)
+                _exit(127);
             execl(self_path, self_path, "--worker", targ, sarg, earg, node,
                   (char *)NULL);
             _exit(127);
         }
+        close(fd[1]);
+        if ((outs[p] = fdopen(fd[0], "r")) == NULL)
+            bd_die("fdopen failed");
     }
     for (int p = 0; p < procs; p++) {
         struct rusage ru;
+        long long scope_ns = -1;
         int status;
 
+        if (fscanf(outs[p], "%lld", &scope_ns) != 1 || scope_ns < 0)
+            scope_ns = -1;
+        fclose(outs[p]);
         if (wait4(pids[p], &status, 0, &ru) < 0 || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0)
+            WEXITSTATUS(status) != 0 || scope_ns < 0)
             bd_die("a worker failed");
+        program += (double)scope_ns / 1e9;
         client += (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
                   (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
     }
@@ -196,6 +226,7 @@ static struct result run(int procs, int threads, int nsites, long events,
                                            procs));
     got = (uint64_t)(events / procs / threads * threads * procs);
     res.client_ns = client * 1e9 / (double)got;
+    res.program_ns = program * 1e9 / (double)got;
     res.daemon_ns = (d1 - d0) * 1e9 / (double)got;
     res.bytes = (double)stat_u64(&d, 1) / (double)got;
     res.daemon_eps = d1 > d0 ? (double)got / (d1 - d0) : 0;
@@ -223,19 +254,23 @@ static double floor_inner;
 
 static void report_cpu(const char *name, struct result *r, double floor)
 {
-    double tot[RUNS], cl[RUNS], dm[RUNS];
+    double tot[RUNS], cl[RUNS], pg[RUNS], sh[RUNS], dm[RUNS];
 
     for (int i = 0; i < RUNS; i++) {
         tot[i] = r[i].client_ns + r[i].daemon_ns;
         cl[i] = r[i].client_ns;
+        pg[i] = r[i].program_ns;
+        sh[i] = r[i].client_ns - r[i].program_ns;
         dm[i] = r[i].daemon_ns;
     }
     printf("{\"bench\":\"%s\",\"value\":%.2f,\"unit\":\"ns\","
            "\"baseline\":%.2f,\"ratio\":%.3f,\"client_ns\":%.2f,"
+           "\"scope_threads_ns\":%.2f,\"client_rest_ns\":%.2f,"
            "\"daemon_ns\":%.2f,\"baseline_inner\":%.2f,"
            "\"ratio_inner\":%.3f}\n",
            name, median3(tot), floor, median3(tot) / floor, median3(cl),
-           median3(dm), floor_inner, median3(tot) / floor_inner);
+           median3(pg), median3(sh), median3(dm), floor_inner,
+           median3(tot) / floor_inner);
     fflush(stdout);
 }
 

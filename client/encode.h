@@ -17,6 +17,8 @@
 #ifndef HOSTRANGE_ENCODE_H
 #define HOSTRANGE_ENCODE_H
 
+#include "proto/stream.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -97,14 +99,40 @@ static inline int hr__enc_full(const struct hr__enc *e)
 
 /*
  * Appends a range sample of context ctx under label set `label` (process
- * ids); the caller makes sure the encoder is not full (hr__enc_full) first: its inclusive ns, the ns of its direct children (not above it), and
- * its numbers of direct children and of all descendants. A record has
+ * ids); the caller makes sure the encoder is not full (hr__enc_full)
+ * first: its inclusive ns, the ns of its direct children (not above it),
+ * and its numbers of direct children and of all descendants. A record has
  * nchild == ndesc == child_ns == 0 and record != 0. Returns 0, or -ENOMEM
  * (the sample is then not added).
  */
 int hr__enc_sample(struct hr__enc *e, uint32_t label, uint32_t ctx,
                    uint64_t incl_ns, uint64_t child_ns, uint32_t nchild,
                    uint32_t ndesc, int record);
+
+/*
+ * The common case of hr__enc_sample, inline: a range sample without
+ * children (a leaf) whose label set is the batch's current one and whose
+ * context the batch already has. Returns 1 when it was added, 0 when the
+ * caller must call hr__enc_sample (nothing was done). The caller makes
+ * sure the encoder is not full, as for hr__enc_sample.
+ */
+static inline int hr__enc_leaf(struct hr__enc *e, uint32_t label,
+                               uint32_t ctx, uint64_t incl_ns)
+{
+    uint8_t *p;
+    uint32_t c;
+
+    if (label != e->label || label == 0 || ctx >= e->ctx.cap ||
+        e->ctx.stamp[ctx] != e->stamp)
+        return 0;
+    c = e->ctx.local[ctx];
+    p = hrp_put_varint(e->buf + e->len, (uint64_t)c << 2 | HRP_ITEM_LEAF);
+    p = hrp_put_varint(p, incl_ns);
+    e->len = (size_t)(p - e->buf);
+    e->events++;
+    e->events_by[e->label_local]++;
+    return 1;
+}
 
 /* Adds the library's own work under label set `label`: a stall (wake == 0)
  * or a wake-up of the shipper, lasting ns. Returns 0 or -ENOMEM. */

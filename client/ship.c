@@ -366,7 +366,15 @@ static void drain(void)
             uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 
             while (tail != head && !(full = hr__enc_full(&enc))) {
-                take(&t->ring[tail & (HR__RING_SIZE - 1)], mult);
+                const struct hr__sample *s =
+                    &t->ring[tail & (HR__RING_SIZE - 1)];
+                /* Leaves of known contexts, the bulk of the samples,
+                 * take the encoder's inline path. */
+                if (s->ctx >> HR__KIND_SHIFT != HR__KIND_RANGE ||
+                    s->nchild != 0 || s->child != 0 ||
+                    !hr__enc_leaf(&enc, s->label, s->ctx & HR__CTX_MASK,
+                                  hr__ticks_ns(s->incl, mult)))
+                    take(s, mult);
                 tail++;
             }
             atomic_store_explicit(&t->tail, tail, memory_order_release);

@@ -173,6 +173,45 @@ static void test_round_trip(void **state)
     hr__enc_fini(&e);
 }
 
+/* The inline path for leaves adds only what hr__enc_sample would add the
+ * same way, and declines the rest without a trace. */
+static void test_leaf_fast_path(void **state)
+{
+    struct hr__enc a, b;
+    struct hr__batch_header h = header(1);
+    uint8_t *ba, *bb;
+    size_t la, lb;
+
+    (void)state;
+    assert_int_equal(hr__enc_init(&a, &namer), 0);
+    assert_int_equal(hr__enc_init(&b, &namer), 0);
+    /* No label set, then no context yet: declined, nothing written. */
+    assert_int_equal(hr__enc_leaf(&a, 2, 6, 500), 0);
+    assert_int_equal(a.len, 0);
+    assert_int_equal(hr__enc_sample(&a, 2, 6, 500, 0, 0, 0, 0), 0);
+    assert_int_equal(hr__enc_leaf(&a, 2, 4, 70), 0);
+    /* Known label and context: taken, also with a long varint. */
+    assert_int_equal(hr__enc_leaf(&a, 2, 6, 501), 1);
+    assert_int_equal(hr__enc_leaf(&a, 2, 6, 1ull << 40), 1);
+    /* Another label set, and a context beyond the map: declined. */
+    assert_int_equal(hr__enc_leaf(&a, 1, 6, 502), 0);
+    assert_int_equal(hr__enc_leaf(&a, 2, 100000, 502), 0);
+    assert_int_equal(a.events, 3);
+    for (uint64_t v = 500; v <= 501; v++)
+        assert_int_equal(hr__enc_sample(&b, 2, 6, v, 0, 0, 0, 0), 0);
+    assert_int_equal(hr__enc_sample(&b, 2, 6, 1ull << 40, 0, 0, 0, 0), 0);
+    assert_int_equal(hr__enc_seal(&a, &h, &ba, &la), 0);
+    assert_int_equal(hr__enc_seal(&b, &h, &bb, &lb), 0);
+    assert_int_equal(la, lb);
+    assert_memory_equal(ba, bb, la);
+    free(ba);
+    free(bb);
+    /* A stale context of the previous batch is not taken for a known one. */
+    assert_int_equal(hr__enc_leaf(&a, 2, 6, 500), 0);
+    hr__enc_fini(&a);
+    hr__enc_fini(&b);
+}
+
 struct rows {
     int n;
     char text[16][160];
@@ -410,6 +449,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_leaf_fast_path),
         cmocka_unit_test(test_ingest_and_dedup),
         cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_garbage),
