@@ -586,8 +586,10 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
             return -ENOMEM;
         if (hrd_agg_add(a, k, it.incl, it.incl - it.child) != 0)
             return -ENOMEM;
-        k->children += it.nchild;
-        k->descendants += it.nchild + it.extra;
+        if (it.kind == HRP_ITEM_PARENT) {
+            k->children += it.nchild;
+            k->descendants += it.nchild + it.extra;
+        }
         if (pk != NULL && !pk->mirror) {
             if (hrd_agg_path_add(a, pk, it.incl, it.incl - it.child) != 0)
                 return -ENOMEM;
