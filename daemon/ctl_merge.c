@@ -3,6 +3,7 @@
 
 #include "daemon/ctl.h"
 #include "daemon/run.h"
+#include "daemon/runmerge.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -113,7 +114,7 @@ int hrd_ctl_merge(int argc, char **argv)
     Hostrange__RunMeta **meta = NULL;
     Hostrange__RunNodeLost *lm = NULL;
     struct hrd_agg agg;
-    struct hrd_runload l;
+    struct hrd_runmerge rm;
     struct hrd_run_writer w;
     struct progress pr = { 0, 0, 0 };
     const char *output = NULL;
@@ -151,7 +152,8 @@ int hrd_ctl_merge(int argc, char **argv)
     hrd_agg_init(&agg);
     agg.exact_cap = UINT64_MAX;
     agg.max_bytes = (size_t)max_memory;
-    hrd_runload_init(&l, &agg);
+    if (hrd_runmerge_init(&rm, &agg, (int)format, nin) != 0)
+        goto nomem;
     hs = calloc(nin, sizeof *hs);
     es = calloc(nin, sizeof *es);
     own = calloc(nin, sizeof *own);
@@ -163,8 +165,8 @@ int hrd_ctl_merge(int argc, char **argv)
         const char *path = argv[optind + (int)i];
 
         pr.file = i;
-        if (hrd_run_load(&l, path, &hs[i], &es[i], show_progress, &pr, err,
-                         sizeof err) != 0) {
+        if (hrd_runmerge_scan(&rm, i, path, &hs[i], &es[i], show_progress,
+                              &pr, err, sizeof err) != 0) {
             if (pr.on)
                 fputc('\n', stderr);
             fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err,
@@ -192,8 +194,11 @@ int hrd_ctl_merge(int argc, char **argv)
     }
     if (pr.on)
         fputc('\n', stderr);
-    if (hrd_runload_finish(&l) != 0)
-        goto nomem;
+    if (hrd_runmerge_load(&rm, err, sizeof err) != 0) {
+        fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err,
+                output);
+        goto out;
+    }
     /* The end: every client; per label the calibration of the input saved
      * last; each clock once; the lost counts now in the aggregation. */
     end.clients = calloc(ncl + 1, sizeof *end.clients);
@@ -247,7 +252,7 @@ int hrd_ctl_merge(int argc, char **argv)
     h.sources = src;
     h.n_sources = nsrc;
     if (hrd_run_create(&w, output, &h, err, sizeof err) != 0 ||
-        hrd_run_put_agg(&w, &agg, (int)format, err, sizeof err) != 0 ||
+        hrd_runmerge_write(&rm, &w, err, sizeof err) != 0 ||
         hrd_run_commit(&w, &end, err, sizeof err) != 0) {
         hrd_run_abort(&w);
         fprintf(stderr, "hostrangectl merge: %s\n", err);
@@ -262,12 +267,6 @@ nomem:
     fprintf(stderr, "hostrangectl merge: out of memory; %s not written\n",
             output);
 out:
-    for (size_t i = 0; i < nin && hs != NULL; i++) {
-        if (hs[i] != NULL)
-            hostrange__run_header__free_unpacked(hs[i], NULL);
-        if (es[i] != NULL)
-            hostrange__run_end__free_unpacked(es[i], NULL);
-    }
     free(hs);
     free(es);
     free(own);
@@ -279,7 +278,7 @@ out:
     free(lm);
     free(cal_time);
     hrd_ctl_meta_free(meta, nmeta);
-    hrd_runload_fini(&l);
+    hrd_runmerge_fini(&rm);
     hrd_agg_fini(&agg);
     return rc;
 }

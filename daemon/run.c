@@ -141,6 +141,41 @@ int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
     return 0;
 }
 
+int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
+                        size_t from, size_t to, const void *mid,
+                        size_t midlen, char *err, size_t errlen)
+{
+    const uint8_t *b = p;
+    uint8_t hd[HRD_REC_HEADER];
+    size_t n = from + midlen + (len - to);
+    uint32_t l = htole32((uint32_t)n), crc;
+
+    if (n > RUN_REC_MAX) {
+        snprintf(err, errlen, "%s: a record of %zu bytes is too large",
+                 w->path, n);
+        return -1;
+    }
+    memcpy(hd, &l, 4);
+    hd[8] = 'K';
+    crc = hrd_crc32c(0, hd, 4);
+    crc = hrd_crc32c(crc, &hd[8], 1);
+    crc = hrd_crc32c(crc, b, from);
+    crc = hrd_crc32c(crc, mid, midlen);
+    crc = htole32(hrd_crc32c(crc, b + to, len - to));
+    memcpy(hd + 4, &crc, 4);
+    if (fwrite(hd, 1, sizeof hd, w->f) != sizeof hd ||
+        fwrite(b, 1, from, w->f) != from ||
+        fwrite(mid, 1, midlen, w->f) != midlen ||
+        fwrite(b + to, 1, len - to, w->f) != len - to) {
+        snprintf(err, errlen, "%s: cannot write: %s", w->path,
+                 strerror(errno));
+        return -1;
+    }
+    w->bytes += sizeof hd + n;
+    w->keys++;
+    return 0;
+}
+
 static int cmp_serial(const void *pa, const void *pb)
 {
     const struct hrd_key *x = *(struct hrd_key *const *)pa;
@@ -285,6 +320,7 @@ static int next_record(struct hrd_run_reader *r, uint8_t *type, size_t *len,
         return -1;
     }
     r->offset += sizeof hd + l;
+    r->crc = crc;
     *type = hd[8];
     *len = l;
     return 1;
@@ -403,6 +439,40 @@ void hrd_run_close(struct hrd_run_reader *r)
     free(r->buf);
     r->f = NULL;
     r->buf = NULL;
+}
+
+int hrd_run_next_raw(struct hrd_run_reader *r, uint8_t *type,
+                     const uint8_t **p, size_t *len, char *err,
+                     size_t errlen)
+{
+    int rc = next_record(r, type, len, err, errlen);
+
+    if (rc == 1)
+        *p = r->buf;
+    return rc;
+}
+
+int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
+                   uint32_t crc, const uint8_t **p, char *err,
+                   size_t errlen)
+{
+    uint8_t type;
+    size_t n;
+
+    if (fseeko(r->f, (off_t)offset, SEEK_SET) != 0) {
+        snprintf(err, errlen, "%s: cannot read: %s", r->path,
+                 strerror(errno));
+        return -1;
+    }
+    r->offset = offset;
+    if (next_record(r, &type, &n, err, errlen) != 1 || type != 'K' ||
+        n != len || r->crc != crc) {
+        snprintf(err, errlen, "%s: changed while it was read (the record "
+                 "at byte %llu)", r->path, (unsigned long long)offset);
+        return -1;
+    }
+    *p = r->buf;
+    return 0;
 }
 
 int hrd_run_load(struct hrd_runload *l, const char *path,

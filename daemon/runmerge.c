@@ -1,0 +1,385 @@
+/* The inputs of a merge (see runmerge.h). */
+#include "config.h"
+
+#include "daemon/runmerge.h"
+#include "daemon/runscan.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct hrd_runmerge_in {
+    struct hrd_run_reader r;
+    Hostrange__RunHeader *h;
+    Hostrange__RunEnd *e;
+    int open;
+};
+
+/* A key's record in an input. */
+struct hrd_runmerge_rec {
+    uint64_t offset;
+    uint32_t file;
+    uint32_t serial;   /* its key's, or UINT32_MAX: none made (it does not
+                          check out; loading says why) */
+    uint32_t len;
+    uint32_t crc;
+    uint32_t rank_from, rank_to; /* a simple one's (runscan.h) */
+    uint8_t simple;
+};
+
+int hrd_runmerge_init(struct hrd_runmerge *m, struct hrd_agg *a, int format,
+                      size_t nin)
+{
+    memset(m, 0, sizeof *m);
+    m->a = a;
+    m->format = format;
+    m->nin = nin;
+    hrd_runload_init(&m->l, a);
+    m->in = calloc(nin + 1, sizeof *m->in);
+    return m->in == NULL ? -ENOMEM : 0;
+}
+
+void hrd_runmerge_fini(struct hrd_runmerge *m)
+{
+    for (size_t i = 0; i < m->nin && m->in != NULL; i++) {
+        if (m->in[i].open)
+            hrd_run_close(&m->in[i].r);
+        if (m->in[i].h != NULL)
+            hostrange__run_header__free_unpacked(m->in[i].h, NULL);
+        if (m->in[i].e != NULL)
+            hostrange__run_end__free_unpacked(m->in[i].e, NULL);
+    }
+    free(m->in);
+    free(m->rec);
+    free(m->where);
+    hrd_runload_fini(&m->l);
+    memset(m, 0, sizeof *m);
+}
+
+/* Interns n bytes at s. Returns the string id, or 0 on ENOMEM. */
+static uint32_t intern(struct hrd_agg *a, const uint8_t *s, uint32_t n)
+{
+    char buf[HRP_MAX_STRING + 1];
+
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return hrd_agg_str(a, buf);
+}
+
+/* Notes record r as one of key serial's. Returns 0 or -ENOMEM. */
+static int note_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *r)
+{
+    if (m->nrec == m->caprec) {
+        size_t cap = m->caprec ? 2 * m->caprec : 1024;
+        struct hrd_runmerge_rec *nr = realloc(m->rec, cap * sizeof *nr);
+
+        if (nr == NULL || m->nrec >= UINT32_MAX - 1)
+            return -ENOMEM;
+        m->rec = nr;
+        m->caprec = cap;
+    }
+    if (r->serial != UINT32_MAX) {
+        if (r->serial >= m->capwhere) {
+            uint32_t cap = m->capwhere ? m->capwhere : 1024;
+            uint32_t *nw;
+
+            while (cap <= r->serial)
+                cap *= 2;
+            nw = realloc(m->where, cap * sizeof *nw);
+            if (nw == NULL)
+                return -ENOMEM;
+            memset(nw + m->capwhere, 0, (cap - m->capwhere) * sizeof *nw);
+            m->where = nw;
+            m->capwhere = cap;
+        }
+        m->where[r->serial] = m->where[r->serial] == 0
+                                  ? (uint32_t)m->nrec + 1
+                                  : UINT32_MAX;
+    }
+    m->rec[m->nrec++] = *r;
+    return 0;
+}
+
+/* Makes the key of a simple record s and interns its paths; sets
+ * *serial, and clears *simple when a load would not keep its paths as
+ * they are. Returns 0 or -ENOMEM. */
+static int make_simple(struct hrd_runmerge *m, const struct hrd_runscan *s,
+                       uint32_t *serial, uint8_t *simple)
+{
+    struct hrd_agg *a = m->a;
+    uint32_t id[4], seen[HRD_RUNSCAN_PATHS];
+    struct hrd_key *k;
+
+    for (int i = 0; i < 4; i++) {
+        if ((id[i] = intern(a, s->s[i], s->n[i])) == 0)
+            return -ENOMEM;
+    }
+    if (hrd_runload_note(&m->l, id[0], s->node_rank, id[3],
+                         s->range_rank) != 0 ||
+        (k = hrd_agg_key(a, id[0], id[1], id[2], s->phase, id[3])) == NULL)
+        return -ENOMEM;
+    *serial = k->serial;
+    for (uint32_t i = 0; i < s->npaths; i++) {
+        const uint8_t *names[HRD_MAX_DEPTH_LIMIT];
+        uint32_t lens[HRD_MAX_DEPTH_LIMIT], path = 0;
+        uint32_t depth = hrd_runscan_path_names(s, i, names, lens);
+
+        for (uint32_t d = 0; d < depth; d++) {
+            uint32_t r = intern(a, names[d], lens[d]);
+
+            if (r == 0)
+                return -ENOMEM;
+            path = hrd_agg_path(a, path, r);
+            if (path == HRD_PATH_TOO_DEEP || path == 0)
+                break;
+        }
+        if (path == HRD_PATH_TOO_DEEP || path == 0)
+            *simple = 0;
+        for (uint32_t j = 0; j < i && *simple; j++)
+            *simple = seen[j] != path;
+        seen[i] = path;
+    }
+    return 0;
+}
+
+/* Makes the key of a record that is not simple, when it names one. */
+static int make_other(struct hrd_runmerge *m, const uint8_t *p, size_t len,
+                      uint32_t *serial)
+{
+    Hostrange__RunKey *k = hostrange__run_key__unpack(NULL, len, p);
+    const char *s[4];
+    uint32_t id[4];
+    struct hrd_key *key;
+    int rc = 0;
+
+    if (k == NULL)
+        return -EINVAL;
+    s[0] = k->node_id;
+    s[1] = k->operator_;
+    s[2] = k->backend;
+    s[3] = k->range;
+    *serial = UINT32_MAX;
+    for (int i = 0; i < 4; i++) {
+        size_t n = strlen(s[i]);
+
+        if (n == 0 || n > HRP_MAX_STRING || hrp_phase_name(k->phase) == NULL)
+            goto out; /* loading it says what is wrong */
+    }
+    for (int i = 0; i < 4; i++) {
+        if ((id[i] = hrd_agg_str(m->a, s[i])) == 0) {
+            rc = -ENOMEM;
+            goto out;
+        }
+    }
+    key = hrd_agg_key(m->a, id[0], id[1], id[2], k->phase, id[3]);
+    if (key == NULL)
+        rc = -ENOMEM;
+    else
+        *serial = key->serial;
+out:
+    hostrange__run_key__free_unpacked(k, NULL);
+    return rc;
+}
+
+int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
+                      Hostrange__RunHeader **hp, Hostrange__RunEnd **ep,
+                      hrd_run_progress_fn progress, void *ctx, char *err,
+                      size_t errlen)
+{
+    struct hrd_runmerge_in *in = &m->in[i];
+    struct hrd_run_reader *r = &in->r;
+    uint64_t keys = 0, next_report = 0;
+
+    if (hrd_run_open(r, path, &in->h, err, errlen) != 0)
+        return -1;
+    in->open = 1;
+    m->l.run = (uint32_t)i;
+    for (;;) {
+        struct hrd_runmerge_rec rec;
+        struct hrd_runscan s;
+        const uint8_t *p;
+        uint8_t type;
+        size_t len;
+        int rc;
+
+        rec.offset = r->offset;
+        rc = hrd_run_next_raw(r, &type, &p, &len, err, errlen);
+        if (rc < 0)
+            return -1;
+        if (rc == 0) {
+            snprintf(err, errlen, "%s: truncated at byte %llu (its final "
+                     "record is missing)", path,
+                     (unsigned long long)rec.offset);
+            return -1;
+        }
+        if (type == 'E') {
+            in->e = hostrange__run_end__unpack(NULL, len, p);
+            if (in->e == NULL)
+                goto undecodable;
+            if (r->offset != r->size) {
+                snprintf(err, errlen, "%s: damaged at byte %llu (data after "
+                         "the final record)", path,
+                         (unsigned long long)r->offset);
+                return -1;
+            }
+            break;
+        }
+        if (type != 'K')
+            goto undecodable;
+        rec.file = (uint32_t)i;
+        rec.len = (uint32_t)len;
+        rec.crc = r->crc;
+        rec.simple = (uint8_t)hrd_runscan_key(p, len, m->format, &s);
+        rec.rank_from = rec.simple ? (uint32_t)s.rank_from : 0;
+        rec.rank_to = rec.simple ? (uint32_t)s.rank_to : 0;
+        if (rec.simple)
+            rc = make_simple(m, &s, &rec.serial, &rec.simple);
+        else
+            rc = make_other(m, p, len, &rec.serial);
+        if (rc == -EINVAL)
+            goto undecodable;
+        if (rc != 0 || note_rec(m, &rec) != 0)
+            goto nomem;
+        keys++;
+        if (progress != NULL && r->offset >= next_report) {
+            progress(ctx, r->offset, r->size);
+            next_report = r->offset + (4u << 20);
+        }
+        continue;
+undecodable:
+        snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
+                 "0x%02x that does not decode)", path,
+                 (unsigned long long)rec.offset, type);
+        return -1;
+    }
+    if (in->e->keys != keys) {
+        snprintf(err, errlen, "%s: damaged (its end counts %llu keys, it "
+                 "holds %llu)", path, (unsigned long long)in->e->keys,
+                 (unsigned long long)keys);
+        return -1;
+    }
+    if (hrd_runload_end(&m->l, in->e) != 0)
+        goto nomem;
+    if (progress != NULL)
+        progress(ctx, r->size, r->size);
+    *hp = in->h;
+    *ep = in->e;
+    return 0;
+nomem:
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -1;
+}
+
+/* Whether key serial is written as the bytes of its one record. */
+static int copied(const struct hrd_runmerge *m, uint32_t serial)
+{
+    uint32_t w = serial < m->capwhere ? m->where[serial] : 0;
+
+    return w != 0 && w != UINT32_MAX && m->rec[w - 1].simple;
+}
+
+int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
+{
+    char why[512];
+
+    for (size_t i = 0; i < m->nrec; i++) {
+        const struct hrd_runmerge_rec *rec = &m->rec[i];
+        struct hrd_run_reader *r = &m->in[rec->file].r;
+        Hostrange__RunKey *k;
+        const uint8_t *p;
+        int rc;
+
+        if (rec->serial != UINT32_MAX && copied(m, rec->serial))
+            continue;
+        if (hrd_run_reread(r, rec->offset, rec->len, rec->crc, &p, err,
+                           errlen) != 0)
+            return -1;
+        k = hostrange__run_key__unpack(NULL, rec->len, p);
+        if (k == NULL) {
+            snprintf(err, errlen, "%s: damaged at byte %llu (a record of "
+                     "type 0x4b that does not decode)", r->path,
+                     (unsigned long long)rec->offset);
+            return -1;
+        }
+        m->l.run = rec->file;
+        rc = hrd_runload_key(&m->l, k, why, sizeof why);
+        hostrange__run_key__free_unpacked(k, NULL);
+        if (rc == -EINVAL) {
+            snprintf(err, errlen, "%s: damaged at byte %llu (%s)", r->path,
+                     (unsigned long long)rec->offset, why);
+            return -1;
+        }
+        if (rc != 0) {
+            snprintf(err, errlen, "%s: out of memory", r->path);
+            return -1;
+        }
+    }
+    m->l.run = (uint32_t)m->nin;
+    if (hrd_runload_finish(&m->l) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_serial(const void *pa, const void *pb)
+{
+    const struct hrd_key *x = *(struct hrd_key *const *)pa;
+    const struct hrd_key *y = *(struct hrd_key *const *)pb;
+
+    return (x->serial > y->serial) - (x->serial < y->serial);
+}
+
+/* Writes key k as the bytes of its one record, with its new ranks. */
+static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
+                    const struct hrd_key *k, char *err, size_t errlen)
+{
+    const struct hrd_runmerge_rec *rec = &m->rec[m->where[k->serial] - 1];
+    struct hrd_run_reader *r = &m->in[rec->file].r;
+    uint8_t mid[16];
+    const uint8_t *p;
+    size_t n;
+
+    /* The very record scanned (same length and checksum), so checked. */
+    if (hrd_run_reread(r, rec->offset, rec->len, rec->crc, &p, err,
+                       errlen) != 0)
+        return -1;
+    n = hrd_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
+                              m->a->str.rank[k->range - 1]);
+    return hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
+                               mid, n, err, errlen);
+}
+
+int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
+                       char *err, size_t errlen)
+{
+    struct hrd_agg *a = m->a;
+    struct hrd_key **ks = malloc((a->nkeys + 1) * sizeof *ks);
+    int rc = 0;
+
+    if (ks == NULL) {
+        snprintf(err, errlen, "%s: out of memory", w->path);
+        return -1;
+    }
+    if (a->nkeys != 0)
+        memcpy(ks, a->keys, a->nkeys * sizeof *ks);
+    qsort(ks, a->nkeys, sizeof *ks, cmp_serial);
+    for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
+        Hostrange__RunKey k;
+
+        if (copied(m, ks[i]->serial)) {
+            rc = put_copy(m, w, ks[i], err, errlen);
+            continue;
+        }
+        if (hrd_runkey_from(a, ks[i], m->format, &k) != 0) {
+            snprintf(err, errlen, "%s: out of memory", w->path);
+            rc = -1;
+            break;
+        }
+        rc = hrd_run_put_key(w, &k, err, errlen);
+        hrd_runkey_clear(&k);
+    }
+    free(ks);
+    return rc;
+}

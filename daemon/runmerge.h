@@ -1,0 +1,69 @@
+/*
+ * The inputs of hostrangectl merge: run files read into one aggregation,
+ * and the merged run written from it, without decoding what needs no
+ * change.
+ *
+ * Three passes. Scanning (hrd_runmerge_scan, per input in order) reads
+ * every record of a file and checks it; each key is made in the
+ * aggregation (so keys keep the order of their first appearance over the
+ * inputs) and noted with where it lies. A key simple for the output's
+ * format (runscan.h) has its names, ranks and paths interned there and
+ * nothing else; any other key is unpacked only to be made. Loading
+ * (hrd_runmerge_load) then adds every key that cannot be copied (found in
+ * more than one input, or not simple in one) to the aggregation from its
+ * records, as hrd_run_load does (checking them, enforcing the memory
+ * budget), and ranks names. Writing (hrd_runmerge_write) writes the keys in
+ * order: a copied key is read again (it must be the very record scanned)
+ * and written as its bytes with its new ranks, any other from the
+ * aggregation. Copied keys are never held: only the keys merged are, under
+ * the aggregation's memory budget.
+ */
+#ifndef HOSTRANGE_RUNMERGE_H
+#define HOSTRANGE_RUNMERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/run.h"
+
+struct hrd_runmerge_in;
+struct hrd_runmerge_rec;
+
+struct hrd_runmerge {
+    struct hrd_agg *a;
+    struct hrd_runload l;
+    int format;                  /* of the output */
+    size_t nin;
+    struct hrd_runmerge_in *in;  /* the inputs, open */
+    struct hrd_runmerge_rec *rec; /* key records, in input order */
+    size_t nrec, caprec;
+    uint32_t *where;             /* key serial -> its one record + 1, 0
+                                    (none yet) or UINT32_MAX (several) */
+    uint32_t capwhere;
+};
+
+/* For an output of run format `format` from nin inputs into aggregation
+ * a. Returns 0 or -ENOMEM. */
+int hrd_runmerge_init(struct hrd_runmerge *m, struct hrd_agg *a, int format,
+                      size_t nin);
+void hrd_runmerge_fini(struct hrd_runmerge *m);
+
+/*
+ * Scans input i (i-th call, in order) at path: returns 0 with its header
+ * and end in *h and *e (kept by m, valid until fini), or -1 with a reason
+ * starting with the path in err.
+ */
+int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
+                      Hostrange__RunHeader **h, Hostrange__RunEnd **e,
+                      hrd_run_progress_fn progress, void *ctx, char *err,
+                      size_t errlen);
+
+/* Loads the keys to merge and ranks names. Returns 0, or -1 with a
+ * reason in err. */
+int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen);
+
+/* Writes every key, in order. Returns 0, or -1 with a reason in err. */
+int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
+                       char *err, size_t errlen);
+
+#endif
