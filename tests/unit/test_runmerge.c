@@ -529,6 +529,57 @@ static void test_scan_ranks(void **state)
     assert_int_equal(hrd_runscan_key(a, na, 1, &s), 0);
 }
 
+/* Sorted arrays are checked eight deltas at a time where they can be:
+ * the scan agrees with pairing the i-th smallest self time with the i-th
+ * smallest inclusive time past the records, whatever the distances
+ * between the two (many equal, some close, some crossing). */
+static void test_scan_arrays(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3000; round++) {
+        Hostrange__RunKey k = HOSTRANGE__RUN_KEY__INIT;
+        size_t pairs = next() % 70, records = next() % 3;
+        size_t all = pairs + records;
+        uint64_t incl[80], self[80], di[80], ds[80];
+        uint8_t buf[2048];
+        struct hrd_runscan sc;
+        int want = 1;
+        size_t len;
+
+        for (size_t i = 0; i < all; i++)
+            incl[i] = 1000 + next() % (round % 2 ? 60 : 3000);
+        qsort(incl, all, sizeof *incl, cmp_u64);
+        for (size_t i = 0; i < pairs; i++) {
+            uint64_t x = incl[records + i], r = next() % 8;
+
+            self[i] = r == 0 ? x : r == 1 && x > 3 ? x - 3
+                    : r == 2 ? x + 1 + next() % 5 : next() % (x + 1);
+        }
+        qsort(self, pairs, sizeof *self, cmp_u64);
+        for (size_t i = 0; i < pairs; i++)
+            want &= self[i] <= incl[records + i];
+        memcpy(di, incl, all * sizeof *di);
+        memcpy(ds, self, pairs * sizeof *ds);
+        for (size_t i = all; i-- > 1;)
+            di[i] -= di[i - 1];
+        for (size_t i = pairs; i-- > 1;)
+            ds[i] -= ds[i - 1];
+        k.node_id = "n";
+        k.operator_ = "op";
+        k.backend = "cpu";
+        k.phase = HRP_PHASE_WARM;
+        k.range = "r";
+        k.pairs = pairs;
+        k.records = records;
+        k.inclusive = di;
+        k.n_inclusive = all;
+        k.self = ds;
+        k.n_self = pairs;
+        len = hostrange__run_key__pack(&k, buf);
+        assert_int_equal(hrd_runscan_key(buf, len, 1, &sc), want);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -539,6 +590,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_memory_budget, setup,
                                         teardown),
         cmocka_unit_test(test_scan_ranks),
+        cmocka_unit_test(test_scan_arrays),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
