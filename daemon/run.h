@@ -96,12 +96,22 @@ void hrd_run_close(struct hrd_run_reader *r);
 int hrd_run_next_raw(struct hrd_run_reader *r, uint8_t *type,
                      const uint8_t **p, size_t *len, char *err,
                      size_t errlen);
-/* Reads the record at `offset` again, as hrd_run_next_raw, and checks
- * that it is still the one of len bytes and checksum crc read there
- * before. Returns 0, or -1 with a reason in err. */
+/*
+ * Reads the next record's framing and its first bytes only (at most
+ * want, in *got), and moves past it: neither the rest nor the checksum is
+ * read. Returns as hrd_run_next_raw, with r->crc the checksum the record
+ * gives (hrd_run_reread checks it later).
+ */
+int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
+                 size_t *len, const uint8_t **p, size_t *got, char *err,
+                 size_t errlen);
+/* Reads the record at `offset` whole, as hrd_run_next_raw (its checksum
+ * checked; its type in *type), and checks that it is still the one of len
+ * bytes and checksum crc seen there before. Returns 0, or -1 with a reason
+ * in err. */
 int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
-                   uint32_t crc, const uint8_t **p, char *err,
-                   size_t errlen);
+                   uint32_t crc, uint8_t *type, const uint8_t **p,
+                   char *err, size_t errlen);
 
 /* Called now and then while a file is read: bytes read of size. */
 typedef void (*hrd_run_progress_fn)(void *ctx, uint64_t done, uint64_t size);

@@ -25,8 +25,13 @@ struct hrd_runmerge_rec {
     uint32_t len;
     uint32_t crc;
     uint32_t rank_from, rank_to; /* a simple one's (runscan.h) */
-    uint8_t simple;
+    uint8_t simple;    /* simple (runscan.h), or, deferred, may be */
+    uint8_t deferred;  /* only its identity was read when scanned: its
+                          checksum and values are checked when written */
 };
+
+/* The bytes of a key read to know it (its identity) when scanning. */
+#define SKIM_BYTES 1024u
 
 int hrd_runmerge_init(struct hrd_runmerge *m, struct hrd_agg *a, int format,
                       size_t nin)
@@ -101,14 +106,13 @@ static int note_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *r)
     return 0;
 }
 
-/* Makes the key of a simple record s and interns its paths; sets
- * *serial, and clears *simple when a load would not keep its paths as
- * they are. Returns 0 or -ENOMEM. */
-static int make_simple(struct hrd_runmerge *m, const struct hrd_runscan *s,
-                       uint32_t *serial, uint8_t *simple)
+/* Makes the key named by s (its identity read) and notes its ranks;
+ * sets *serial. Returns 0 or -ENOMEM. */
+static int make_key(struct hrd_runmerge *m, const struct hrd_runscan *s,
+                    uint32_t *serial)
 {
     struct hrd_agg *a = m->a;
-    uint32_t id[4], seen[HRD_RUNSCAN_PATHS];
+    uint32_t id[4];
     struct hrd_key *k;
 
     for (int i = 0; i < 4; i++) {
@@ -120,17 +124,28 @@ static int make_simple(struct hrd_runmerge *m, const struct hrd_runscan *s,
         (k = hrd_agg_key(a, id[0], id[1], id[2], s->phase, id[3])) == NULL)
         return -ENOMEM;
     *serial = k->serial;
+    return 0;
+}
+
+/* Interns the paths of simple key s; clears *simple when a load would
+ * not keep them as they are (too deep, no room, one twice). Returns 0 or
+ * -ENOMEM. */
+static int intern_paths(struct hrd_runmerge *m, const struct hrd_runscan *s,
+                        uint8_t *simple)
+{
+    uint32_t seen[HRD_RUNSCAN_PATHS];
+
     for (uint32_t i = 0; i < s->npaths; i++) {
         const uint8_t *names[HRD_MAX_DEPTH_LIMIT];
         uint32_t lens[HRD_MAX_DEPTH_LIMIT], path = 0;
         uint32_t depth = hrd_runscan_path_names(s, i, names, lens);
 
         for (uint32_t d = 0; d < depth; d++) {
-            uint32_t r = intern(a, names[d], lens[d]);
+            uint32_t r = intern(m->a, names[d], lens[d]);
 
             if (r == 0)
                 return -ENOMEM;
-            path = hrd_agg_path(a, path, r);
+            path = hrd_agg_path(m->a, path, r);
             if (path == HRD_PATH_TOO_DEEP || path == 0)
                 break;
         }
@@ -200,11 +215,13 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
         struct hrd_runscan s;
         const uint8_t *p;
         uint8_t type;
-        size_t len;
+        size_t len, got;
         int rc;
 
+        /* A key is known by its first bytes; the rest waits for writing
+         * (or loading). Anything else is read whole at once. */
         rec.offset = r->offset;
-        rc = hrd_run_next_raw(r, &type, &p, &len, err, errlen);
+        rc = hrd_run_skim(r, SKIM_BYTES, &type, &len, &p, &got, err, errlen);
         if (rc < 0)
             return -1;
         if (rc == 0) {
@@ -213,30 +230,41 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
                      (unsigned long long)rec.offset);
             return -1;
         }
-        if (type == 'E') {
-            in->e = hostrange__run_end__unpack(NULL, len, p);
-            if (in->e == NULL)
-                goto undecodable;
-            if (r->offset != r->size) {
-                snprintf(err, errlen, "%s: damaged at byte %llu (data after "
-                         "the final record)", path,
-                         (unsigned long long)r->offset);
-                return -1;
-            }
-            break;
-        }
-        if (type != 'K')
-            goto undecodable;
         rec.file = (uint32_t)i;
         rec.len = (uint32_t)len;
         rec.crc = r->crc;
-        rec.simple = (uint8_t)hrd_runscan_key(p, len, m->format, &s);
+        rec.deferred = type == 'K' && hrd_runscan_head(p, got, len, &s);
+        if (rec.deferred) {
+            rec.simple = 1;
+        } else {
+            if (hrd_run_reread(r, rec.offset, len, rec.crc, &type, &p, err,
+                               errlen) != 0)
+                return -1;
+            if (type == 'E') {
+                in->e = hostrange__run_end__unpack(NULL, len, p);
+                if (in->e == NULL)
+                    goto undecodable;
+                if (r->offset != r->size) {
+                    snprintf(err, errlen, "%s: damaged at byte %llu (data "
+                             "after the final record)", path,
+                             (unsigned long long)r->offset);
+                    return -1;
+                }
+                break;
+            }
+            if (type != 'K')
+                goto undecodable;
+            rec.simple = (uint8_t)hrd_runscan_key(p, len, m->format, &s);
+        }
         rec.rank_from = rec.simple ? (uint32_t)s.rank_from : 0;
         rec.rank_to = rec.simple ? (uint32_t)s.rank_to : 0;
-        if (rec.simple)
-            rc = make_simple(m, &s, &rec.serial, &rec.simple);
-        else
+        if (rec.simple) {
+            rc = make_key(m, &s, &rec.serial);
+            if (rc == 0 && !rec.deferred)
+                rc = intern_paths(m, &s, &rec.simple);
+        } else {
             rc = make_other(m, p, len, &rec.serial);
+        }
         if (rc == -EINVAL)
             goto undecodable;
         if (rc != 0 || note_rec(m, &rec) != 0)
@@ -244,7 +272,7 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
         keys++;
         if (progress != NULL && r->offset >= next_report) {
             progress(ctx, r->offset, r->size);
-            next_report = r->offset + (4u << 20);
+            next_report = r->offset + (64u << 20);
         }
         continue;
 undecodable:
@@ -279,41 +307,70 @@ static int copied(const struct hrd_runmerge *m, uint32_t serial)
     return w != 0 && w != UINT32_MAX && m->rec[w - 1].simple;
 }
 
+/* Whether unpacked key k names key `want`. */
+static int names_key(const struct hrd_agg *a, const Hostrange__RunKey *k,
+                     const struct hrd_key *want)
+{
+    return k->phase == want->phase &&
+           strcmp(k->node_id, hrd_agg_str_get(a, want->node)) == 0 &&
+           strcmp(k->operator_, hrd_agg_str_get(a, want->op)) == 0 &&
+           strcmp(k->backend, hrd_agg_str_get(a, want->backend)) == 0 &&
+           strcmp(k->range, hrd_agg_str_get(a, want->range)) == 0;
+}
+
+/* Adds record rec (read, len bytes at p) to the aggregation; when want is
+ * not NULL, the record must be a key of its names (as its first bytes
+ * said when it was scanned). Returns 0, or -1 with a reason in err. */
+static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
+                    const uint8_t *p, const struct hrd_key *want, char *err,
+                    size_t errlen)
+{
+    const char *path = m->in[rec->file].r.path;
+    Hostrange__RunKey *k = hostrange__run_key__unpack(NULL, rec->len, p);
+    char why[512];
+    int rc;
+
+    if (k == NULL) {
+        snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
+                 "0x4b that does not decode)", path,
+                 (unsigned long long)rec->offset);
+        return -1;
+    }
+    if (want != NULL && !names_key(m->a, k, want)) {
+        snprintf(err, errlen, "%s: damaged at byte %llu (a key that gives "
+                 "its names twice, differently)", path,
+                 (unsigned long long)rec->offset);
+        hostrange__run_key__free_unpacked(k, NULL);
+        return -1;
+    }
+    m->l.run = rec->file;
+    rc = hrd_runload_key(&m->l, k, why, sizeof why);
+    hostrange__run_key__free_unpacked(k, NULL);
+    if (rc == -EINVAL) {
+        snprintf(err, errlen, "%s: damaged at byte %llu (%s)", path,
+                 (unsigned long long)rec->offset, why);
+        return -1;
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    return 0;
+}
+
 int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
 {
-    char why[512];
-
     for (size_t i = 0; i < m->nrec; i++) {
         const struct hrd_runmerge_rec *rec = &m->rec[i];
-        struct hrd_run_reader *r = &m->in[rec->file].r;
-        Hostrange__RunKey *k;
         const uint8_t *p;
-        int rc;
+        uint8_t type;
 
         if (rec->serial != UINT32_MAX && copied(m, rec->serial))
             continue;
-        if (hrd_run_reread(r, rec->offset, rec->len, rec->crc, &p, err,
-                           errlen) != 0)
+        if (hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
+                           rec->crc, &type, &p, err, errlen) != 0 ||
+            load_rec(m, rec, p, NULL, err, errlen) != 0)
             return -1;
-        k = hostrange__run_key__unpack(NULL, rec->len, p);
-        if (k == NULL) {
-            snprintf(err, errlen, "%s: damaged at byte %llu (a record of "
-                     "type 0x4b that does not decode)", r->path,
-                     (unsigned long long)rec->offset);
-            return -1;
-        }
-        m->l.run = rec->file;
-        rc = hrd_runload_key(&m->l, k, why, sizeof why);
-        hostrange__run_key__free_unpacked(k, NULL);
-        if (rc == -EINVAL) {
-            snprintf(err, errlen, "%s: damaged at byte %llu (%s)", r->path,
-                     (unsigned long long)rec->offset, why);
-            return -1;
-        }
-        if (rc != 0) {
-            snprintf(err, errlen, "%s: out of memory", r->path);
-            return -1;
-        }
     }
     m->l.run = (uint32_t)m->nin;
     if (hrd_runload_finish(&m->l) != 0) {
@@ -331,20 +388,49 @@ static int cmp_serial(const void *pa, const void *pb)
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
 
-/* Writes key k as the bytes of its one record, with its new ranks. */
+/* Writes key k from its one record: as its bytes with its new ranks
+ * when it is simple, else loaded and saved as any merged key. A deferred
+ * record is checked here, whole. Returns 0, or -1 with a reason in err. */
 static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
-                    const struct hrd_key *k, char *err, size_t errlen)
+                    struct hrd_key *k, char *err, size_t errlen)
 {
     const struct hrd_runmerge_rec *rec = &m->rec[m->where[k->serial] - 1];
     struct hrd_run_reader *r = &m->in[rec->file].r;
-    uint8_t mid[16];
+    uint8_t mid[16], type, simple = 1;
+    struct hrd_runscan s;
     const uint8_t *p;
     size_t n;
 
-    /* The very record scanned (same length and checksum), so checked. */
-    if (hrd_run_reread(r, rec->offset, rec->len, rec->crc, &p, err,
+    /* The very record scanned (same length and checksum). */
+    if (hrd_run_reread(r, rec->offset, rec->len, rec->crc, &type, &p, err,
                        errlen) != 0)
         return -1;
+    if (rec->deferred) {
+        if (!hrd_runscan_key(p, rec->len, m->format, &s) ||
+            s.rank_from != rec->rank_from || s.rank_to != rec->rank_to)
+            simple = 0;
+        else if (intern_paths(m, &s, &simple) != 0) {
+            snprintf(err, errlen, "%s: out of memory", w->path);
+            return -1;
+        }
+    }
+    if (!simple) {
+        Hostrange__RunKey out;
+        int rc;
+
+        /* As if it had been loaded with the others (a lone path holding
+         * its key's events is shared as then). */
+        if (load_rec(m, rec, p, k, err, errlen) != 0)
+            return -1;
+        hrd_agg_paths_share(m->a);
+        if (hrd_runkey_from(m->a, k, m->format, &out) != 0) {
+            snprintf(err, errlen, "%s: out of memory", w->path);
+            return -1;
+        }
+        rc = hrd_run_put_key(w, &out, err, errlen);
+        hrd_runkey_clear(&out);
+        return rc;
+    }
     n = hrd_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
                               m->a->str.rank[k->range - 1]);
     return hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,

@@ -162,7 +162,7 @@ static int events_ok(const uint8_t *q, size_t n, uint64_t pairs,
 /* Whether field f may follow field `last` (only `repeated` repeats). */
 static int in_order(unsigned f, unsigned last, unsigned repeated)
 {
-    return f > last || (f == last && f == repeated);
+    return f != 0 && (f > last || (f == last && f == repeated));
 }
 
 struct path_fields {
@@ -270,31 +270,42 @@ static int path_ok(const struct hrd_runscan *s, uint32_t i, int format,
     return pf.events != NULL && events_ok(pf.events, pf.le, pf.pairs, 0);
 }
 
-int hrd_runscan_key(const uint8_t *p, size_t len, int format,
-                    struct hrd_runscan *s)
+/*
+ * Reads fields 1 to 10 of a RunKey of len bytes whose first avail bytes
+ * are at p: the key's identity, ranks and counts. Returns 1 with them in
+ * *s (and the children's count), and in *stop the offset of the first
+ * field past them (len when none), when they are whole within avail bytes,
+ * canonical and check out; 0 otherwise.
+ */
+static int scan_head(const uint8_t *p, size_t avail, size_t len,
+                     struct hrd_runscan *s, size_t *stop,
+                     uint64_t *children)
 {
-    const uint8_t *q = p, *end = p + len;
-    const uint8_t *incl = NULL, *self = NULL, *events = NULL;
-    size_t li = 0, ls = 0, le = 0;
-    uint64_t children = 0, descendants = 0;
+    const uint8_t *q = p, *end = p + avail;
     unsigned last = 0;
     int from = 0, to = 0;
 
     s->npaths = 0;
     s->phase = s->node_rank = s->range_rank = 0;
     s->pairs = s->records = 0;
+    *children = 0;
     for (int i = 0; i < 4; i++)
         s->n[i] = 0;
-    while (q < end) {
+    for (;;) {
         const uint8_t *at = q, *b;
         uint64_t tag, v;
         size_t bl;
         unsigned f;
 
+        if (q == end) {
+            if (avail != len)
+                return 0; /* cut off here: not known to be whole */
+            break;
+        }
         if (!get_varint(&q, end, &tag) || tag > 0xffff)
             return 0;
         f = (unsigned)(tag >> 3);
-        if (!in_order(f, last, 17))
+        if (!in_order(f, last, 0))
             return 0;
         last = f;
         if (f >= 6 && !from) {
@@ -305,6 +316,10 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
             s->rank_to = (size_t)(at - p);
             to = 1;
         }
+        if (f > 10) {
+            q = at;
+            break;
+        }
         switch (f) {
         case 1: case 2: case 3: case 5:
             if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) ||
@@ -313,7 +328,7 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
             s->s[f == 5 ? 3 : f - 1] = b;
             s->n[f == 5 ? 3 : f - 1] = (uint32_t)bl;
             break;
-        case 4: case 6: case 7: case 8: case 9: case 10: case 16:
+        default: /* 4, 6 to 10 */
             if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0)
                 return 0;
             if (f <= 7 && v > UINT32_MAX)
@@ -328,10 +343,61 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
                 s->pairs = v;
             else if (f == 9)
                 s->records = v;
-            else if (f == 10)
-                children = v;
             else
-                descendants = v;
+                *children = v;
+            break;
+        }
+    }
+    *stop = (size_t)(q - p);
+    if (!from)
+        s->rank_from = *stop;
+    if (!to)
+        s->rank_to = *stop;
+    for (int i = 0; i < 4; i++) {
+        if (s->n[i] == 0)
+            return 0;
+    }
+    return hrp_phase_name(s->phase) != NULL &&
+           s->pairs + s->records >= s->pairs;
+}
+
+int hrd_runscan_head(const uint8_t *p, size_t avail, size_t len,
+                     struct hrd_runscan *s)
+{
+    uint64_t children;
+    size_t stop;
+
+    return avail <= len && scan_head(p, avail, len, s, &stop, &children);
+}
+
+int hrd_runscan_key(const uint8_t *p, size_t len, int format,
+                    struct hrd_runscan *s)
+{
+    const uint8_t *q, *end = p + len;
+    const uint8_t *incl = NULL, *self = NULL, *events = NULL;
+    size_t li = 0, ls = 0, le = 0, stop;
+    uint64_t children, descendants = 0;
+    unsigned last = 10;
+
+    if (!scan_head(p, len, len, s, &stop, &children))
+        return 0;
+    for (q = p + stop; q < end;) {
+        const uint8_t *b;
+        uint64_t tag, v;
+        size_t bl;
+        unsigned f;
+
+        if (!get_varint(&q, end, &tag) || tag > 0xffff)
+            return 0;
+        f = (unsigned)(tag >> 3);
+        if (!in_order(f, last, 17))
+            return 0;
+        last = f;
+        switch (f) {
+        case 16:
+            if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0)
+                return 0;
+            descendants = v;
             break;
         case 11: case 12: case 18:
             if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) || bl == 0)
@@ -354,17 +420,6 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
             return 0;
         }
     }
-    if (!from)
-        s->rank_from = len;
-    if (!to)
-        s->rank_to = len;
-    for (int i = 0; i < 4; i++) {
-        if (s->n[i] == 0)
-            return 0;
-    }
-    if (hrp_phase_name(s->phase) == NULL ||
-        s->pairs + s->records < s->pairs)
-        return 0;
     if (format == 1) {
         if (events != NULL)
             return 0;

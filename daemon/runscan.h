@@ -49,6 +49,16 @@ struct hrd_runscan {
 int hrd_runscan_key(const uint8_t *p, size_t len, int format,
                     struct hrd_runscan *s);
 
+/*
+ * Reads the identity of a packed RunKey of len bytes from its first avail
+ * bytes at p (fields 1 to 10: names, phase, ranks, counts; rank_from and
+ * rank_to too). Returns 1 when they are whole there, in the layout a
+ * simple key has, and check out; 0 otherwise. It says nothing of the rest:
+ * only hrd_runscan_key says a key is simple.
+ */
+int hrd_runscan_head(const uint8_t *p, size_t avail, size_t len,
+                     struct hrd_runscan *s);
+
 /* The names of a simple key's path i, outermost first, into names and
  * lens (HRD_MAX_DEPTH_LIMIT of each); returns the depth. */
 uint32_t hrd_runscan_path_names(const struct hrd_runscan *s, uint32_t i,
