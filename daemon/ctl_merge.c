@@ -29,12 +29,15 @@ static const char usage_merge[] =
     "  -o, --output=FILE      the run file to write (required)\n"
     "      --max-memory=SIZE  bound the samples held to SIZE (default 1G;\n"
     "                         K, M, G suffixes): past it, the largest keys\n"
-    "                         become histograms (quantiles within 0.1%; count,\n"
-    "                         mean, min and max stay exact), as in the daemon\n"
+    "                         held become histograms (quantiles within 0.1%;\n"
+    "                         count, mean, min and max stay exact), as in the\n"
+    "                         daemon; a key found in one input only is copied\n"
+    "                         as it is, never held\n"
     "      --unsorted         write exact samples unsorted, in the order they\n"
-    "                         came (run format 2, as save --unsorted): about 4x\n"
-    "                         faster with such inputs, but up to 2.5x larger\n"
-    "                         and a fifth slower to diff; default: sorted\n"
+    "                         came (run format 2, as save --unsorted): faster\n"
+    "                         where inputs share keys (their events are joined\n"
+    "                         as they are), but up to 2.5x larger and a fifth\n"
+    "                         slower to diff; default: sorted\n"
     "  -m, --meta=KEY=VALUE   note KEY=VALUE in OUT; may be given many times\n"
     "  -h, --help             show this help and exit\n"
     "\n"
@@ -43,6 +46,7 @@ static const char usage_merge[] =
 struct progress {
     int on;
     size_t file, files;
+    const char *output; /* writing it (else reading file `file`) */
 };
 
 static void show_progress(void *ctx, uint64_t done, uint64_t size)
@@ -51,9 +55,14 @@ static void show_progress(void *ctx, uint64_t done, uint64_t size)
 
     if (!p->on)
         return;
-    fprintf(stderr, "\rmerge: file %zu of %zu, %llu of %llu MiB   ",
-            p->file + 1, p->files, (unsigned long long)(done >> 20),
-            (unsigned long long)(size >> 20));
+    if (p->output != NULL)
+        fprintf(stderr, "\rmerge: writing %s, %llu MiB (inputs: %llu "
+                "MiB)   ", p->output, (unsigned long long)(done >> 20),
+                (unsigned long long)(size >> 20));
+    else
+        fprintf(stderr, "\rmerge: file %zu of %zu, %llu of %llu MiB   ",
+                p->file + 1, p->files, (unsigned long long)(done >> 20),
+                (unsigned long long)(size >> 20));
     fflush(stderr);
 }
 
@@ -116,7 +125,7 @@ int hrd_ctl_merge(int argc, char **argv)
     struct hrd_agg agg;
     struct hrd_runmerge rm;
     struct hrd_run_writer w;
-    struct progress pr = { 0, 0, 0 };
+    struct progress pr = { 0, 0, 0, NULL };
     const char *output = NULL;
     uint64_t max_memory = (uint64_t)1 << 30, *cal_time = NULL;
     size_t nmeta = 0, nsrc = 0, nin, ncl = 0, ncal = 0, nclk = 0;
@@ -251,13 +260,20 @@ int hrd_ctl_merge(int argc, char **argv)
     hrd_ctl_run_provenance(&h, format, host, sizeof host, meta, nmeta);
     h.sources = src;
     h.n_sources = nsrc;
+    pr.output = output;
     if (hrd_run_create(&w, output, &h, err, sizeof err) != 0 ||
-        hrd_runmerge_write(&rm, &w, err, sizeof err) != 0 ||
+        hrd_runmerge_write(&rm, &w, show_progress, &pr, err,
+                           sizeof err) != 0 ||
         hrd_run_commit(&w, &end, err, sizeof err) != 0) {
         hrd_run_abort(&w);
-        fprintf(stderr, "hostrangectl merge: %s\n", err);
+        if (pr.on)
+            fputc('\n', stderr);
+        fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err,
+                output);
         goto out;
     }
+    if (pr.on)
+        fputc('\n', stderr);
     printf("merged %zu files into %s: %u keys%s\n", nin, output, agg.nkeys,
            agg.compacted ? " (some kept as histograms for --max-memory)"
                          : "");

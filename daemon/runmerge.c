@@ -272,7 +272,7 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
         keys++;
         if (progress != NULL && r->offset >= next_report) {
             progress(ctx, r->offset, r->size);
-            next_report = r->offset + (64u << 20);
+            next_report = r->offset + (4u << 20);
         }
         continue;
 undecodable:
@@ -291,6 +291,7 @@ undecodable:
         goto nomem;
     if (progress != NULL)
         progress(ctx, r->size, r->size);
+    m->size += r->size;
     *hp = in->h;
     *ep = in->e;
     return 0;
@@ -438,8 +439,10 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
 }
 
 int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
-                       char *err, size_t errlen)
+                       hrd_run_progress_fn progress, void *ctx, char *err,
+                       size_t errlen)
 {
+    uint64_t next_report = 0;
     struct hrd_agg *a = m->a;
     struct hrd_key **ks = malloc((a->nkeys + 1) * sizeof *ks);
     int rc = 0;
@@ -454,6 +457,10 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
     for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
         Hostrange__RunKey k;
 
+        if (progress != NULL && w->bytes >= next_report) {
+            progress(ctx, w->bytes, m->size);
+            next_report = w->bytes + (4u << 20);
+        }
         if (copied(m, ks[i]->serial)) {
             rc = put_copy(m, w, ks[i], err, errlen);
             continue;
@@ -466,6 +473,8 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
         rc = hrd_run_put_key(w, &k, err, errlen);
         hrd_runkey_clear(&k);
     }
+    if (rc == 0 && progress != NULL)
+        progress(ctx, w->bytes, m->size);
     free(ks);
     return rc;
 }

@@ -4,19 +4,24 @@
  * change.
  *
  * Three passes. Scanning (hrd_runmerge_scan, per input in order) reads
- * every record of a file and checks it; each key is made in the
- * aggregation (so keys keep the order of their first appearance over the
- * inputs) and noted with where it lies. A key simple for the output's
- * format (runscan.h) has its names, ranks and paths interned there and
- * nothing else; any other key is unpacked only to be made. Loading
- * (hrd_runmerge_load) then adds every key that cannot be copied (found in
- * more than one input, or not simple in one) to the aggregation from its
- * records, as hrd_run_load does (checking them, enforcing the memory
- * budget), and ranks names. Writing (hrd_runmerge_write) writes the keys in
- * order: a copied key is read again (it must be the very record scanned)
- * and written as its bytes with its new ranks, any other from the
+ * every record's framing; each key is made in the aggregation (so keys
+ * keep the order of their first appearance over the inputs) and noted
+ * with where it lies. A key is known by its first bytes when they name it
+ * in the layout of a simple key (runscan.h): its names and ranks are
+ * interned and noted, and the rest of it is left for later. Any other
+ * record is read whole (its checksum checked) and unpacked, or scanned
+ * whole. Loading (hrd_runmerge_load) then adds every key that cannot be
+ * copied (found in more than one input, or not simple in its one) to the
+ * aggregation from its records, as hrd_run_load does (checking them,
+ * enforcing the memory budget), and ranks names. Writing
+ * (hrd_runmerge_write) writes the keys in order: a key found once is read
+ * whole (it must be the very record scanned: same length and checksum),
+ * its checksum and values checked as a load checks them, and written as
+ * its bytes with its new ranks, or, when it is not simple after all,
+ * loaded and saved as the others; any other key is saved from the
  * aggregation. Copied keys are never held: only the keys merged are, under
- * the aggregation's memory budget.
+ * the aggregation's memory budget. Every record is checked before
+ * anything of it is written.
  */
 #ifndef HOSTRANGE_RUNMERGE_H
 #define HOSTRANGE_RUNMERGE_H
@@ -40,6 +45,7 @@ struct hrd_runmerge {
     uint32_t *where;             /* key serial -> its one record + 1, 0
                                     (none yet) or UINT32_MAX (several) */
     uint32_t capwhere;
+    uint64_t size;               /* of the inputs scanned */
 };
 
 /* For an output of run format `format` from nin inputs into aggregation
@@ -62,8 +68,11 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
  * reason in err. */
 int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen);
 
-/* Writes every key, in order. Returns 0, or -1 with a reason in err. */
+/* Writes every key, in order, calling progress (when not NULL) now and
+ * then with the bytes written and the inputs' size. Returns 0, or -1 with
+ * a reason in err. */
 int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
-                       char *err, size_t errlen);
+                       hrd_run_progress_fn progress, void *ctx, char *err,
+                       size_t errlen);
 
 #endif

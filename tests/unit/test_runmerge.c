@@ -316,7 +316,7 @@ static int merge_now(const char *out, int format, char **in, size_t nin,
         goto out;
     h.format = (uint32_t)format;
     assert_int_equal(hrd_run_create(&w, out, &h, err, errlen), 0);
-    if (hrd_runmerge_write(&m, &w, err, errlen) != 0) {
+    if (hrd_runmerge_write(&m, &w, NULL, NULL, err, errlen) != 0) {
         hrd_run_abort(&w);
         goto out;
     }
