@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/runmerge.h"
+#include "daemon/runjoin.h"
 #include "daemon/runscan.h"
 #include "proto/protocol.h"
 
@@ -25,9 +26,20 @@ struct hrd_runmerge_rec {
     uint32_t len;
     uint32_t crc;
     uint32_t rank_from, rank_to; /* a simple one's (runscan.h) */
+    uint32_t next;     /* the next record of its key + 1 (0: none) */
     uint8_t simple;    /* simple (runscan.h), or, deferred, may be */
     uint8_t deferred;  /* only its identity was read when scanned: its
                           checksum and values are checked when written */
+};
+
+/* How a key is written. */
+enum { KEY_LOAD, KEY_COPY, KEY_JOIN };
+
+/* A key's records. */
+struct hrd_runmerge_key {
+    uint32_t first, last; /* records + 1 */
+    uint32_t count;
+    uint8_t how;          /* KEY_* (set by hrd_runmerge_load) */
 };
 
 /* The bytes of a key read to know it (its identity) when scanning. */
@@ -57,7 +69,7 @@ void hrd_runmerge_fini(struct hrd_runmerge *m)
     }
     free(m->in);
     free(m->rec);
-    free(m->where);
+    free(m->keys);
     hrd_runload_fini(&m->l);
     memset(m, 0, sizeof *m);
 }
@@ -85,22 +97,27 @@ static int note_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *r)
         m->caprec = cap;
     }
     if (r->serial != UINT32_MAX) {
-        if (r->serial >= m->capwhere) {
-            uint32_t cap = m->capwhere ? m->capwhere : 1024;
-            uint32_t *nw;
+        struct hrd_runmerge_key *k;
+
+        if (r->serial >= m->capkeys) {
+            uint32_t cap = m->capkeys ? m->capkeys : 1024;
+            struct hrd_runmerge_key *nk;
 
             while (cap <= r->serial)
                 cap *= 2;
-            nw = realloc(m->where, cap * sizeof *nw);
-            if (nw == NULL)
+            nk = realloc(m->keys, cap * sizeof *nk);
+            if (nk == NULL)
                 return -ENOMEM;
-            memset(nw + m->capwhere, 0, (cap - m->capwhere) * sizeof *nw);
-            m->where = nw;
-            m->capwhere = cap;
+            memset(nk + m->capkeys, 0, (cap - m->capkeys) * sizeof *nk);
+            m->keys = nk;
+            m->capkeys = cap;
         }
-        m->where[r->serial] = m->where[r->serial] == 0
-                                  ? (uint32_t)m->nrec + 1
-                                  : UINT32_MAX;
+        k = &m->keys[r->serial];
+        if (k->count++ == 0)
+            k->first = (uint32_t)m->nrec + 1;
+        else
+            m->rec[k->last - 1].next = (uint32_t)m->nrec + 1;
+        k->last = (uint32_t)m->nrec + 1;
     }
     m->rec[m->nrec++] = *r;
     return 0;
@@ -127,13 +144,12 @@ static int make_key(struct hrd_runmerge *m, const struct hrd_runscan *s,
     return 0;
 }
 
-/* Interns the paths of simple key s; clears *simple when a load would
- * not keep them as they are (too deep, no room, one twice). Returns 0 or
- * -ENOMEM. */
+/* Interns the paths of simple key s, their ids into seen[0..npaths);
+ * clears *simple when a load would not keep them as they are (too deep,
+ * no room, one twice). Returns 0 or -ENOMEM. */
 static int intern_paths(struct hrd_runmerge *m, const struct hrd_runscan *s,
-                        uint8_t *simple)
+                        uint8_t *simple, uint32_t *seen)
 {
-    uint32_t seen[HRD_RUNSCAN_PATHS];
 
     for (uint32_t i = 0; i < s->npaths; i++) {
         const uint8_t *names[HRD_MAX_DEPTH_LIMIT];
@@ -211,6 +227,7 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
     in->open = 1;
     m->l.run = (uint32_t)i;
     for (;;) {
+        uint32_t ids[HRD_RUNSCAN_PATHS];
         struct hrd_runmerge_rec rec;
         struct hrd_runscan s;
         const uint8_t *p;
@@ -231,6 +248,7 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
             return -1;
         }
         rec.file = (uint32_t)i;
+        rec.next = 0;
         rec.len = (uint32_t)len;
         rec.crc = r->crc;
         rec.deferred = type == 'K' && hrd_runscan_head(p, got, len, &s);
@@ -261,7 +279,7 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
         if (rec.simple) {
             rc = make_key(m, &s, &rec.serial);
             if (rc == 0 && !rec.deferred)
-                rc = intern_paths(m, &s, &rec.simple);
+                rc = intern_paths(m, &s, &rec.simple, ids);
         } else {
             rc = make_other(m, p, len, &rec.serial);
         }
@@ -300,12 +318,34 @@ nomem:
     return -1;
 }
 
-/* Whether key serial is written as the bytes of its one record. */
-static int copied(const struct hrd_runmerge *m, uint32_t serial)
+/* How key serial is written (KEY_*). */
+static int key_how(const struct hrd_runmerge *m, uint32_t serial)
 {
-    uint32_t w = serial < m->capwhere ? m->where[serial] : 0;
+    return serial < m->capkeys ? m->keys[serial].how : KEY_LOAD;
+}
 
-    return w != 0 && w != UINT32_MAX && m->rec[w - 1].simple;
+/* Decides how each key is written: copied when found once and simple;
+ * joined when found several times, all simple, for run format 1, and
+ * small enough to hold its records at once under the memory budget;
+ * else loaded. */
+static void decide(struct hrd_runmerge *m)
+{
+    for (uint32_t serial = 0; serial < m->capkeys; serial++) {
+        struct hrd_runmerge_key *k = &m->keys[serial];
+        uint64_t bytes = 0;
+        int simple = k->count > 0;
+
+        for (uint32_t r = k->first; r != 0; r = m->rec[r - 1].next) {
+            simple &= m->rec[r - 1].simple;
+            bytes += m->rec[r - 1].len;
+        }
+        if (simple && k->count == 1)
+            k->how = KEY_COPY;
+        else if (simple && m->format == 1 && bytes <= m->a->max_bytes / 4)
+            k->how = KEY_JOIN;
+        else
+            k->how = KEY_LOAD;
+    }
 }
 
 /* Whether unpacked key k names key `want`. */
@@ -361,12 +401,13 @@ static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
 
 int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
 {
+    decide(m);
     for (size_t i = 0; i < m->nrec; i++) {
         const struct hrd_runmerge_rec *rec = &m->rec[i];
         const uint8_t *p;
         uint8_t type;
 
-        if (rec->serial != UINT32_MAX && copied(m, rec->serial))
+        if (rec->serial != UINT32_MAX && key_how(m, rec->serial) != KEY_LOAD)
             continue;
         if (hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
                            rec->crc, &type, &p, err, errlen) != 0 ||
@@ -389,13 +430,32 @@ static int cmp_serial(const void *pa, const void *pb)
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
 
+/* Saves key k, its records just loaded, from the aggregation, as if it
+ * had been loaded with the others. Returns 0, or -1 with err. */
+static int put_loaded(struct hrd_runmerge *m, struct hrd_run_writer *w,
+                      struct hrd_key *k, char *err, size_t errlen)
+{
+    Hostrange__RunKey out;
+    int rc;
+
+    /* A lone path holding its key's events is shared as then. */
+    hrd_agg_paths_share(m->a);
+    if (hrd_runkey_from(m->a, k, m->format, &out) != 0) {
+        snprintf(err, errlen, "%s: out of memory", w->path);
+        return -1;
+    }
+    rc = hrd_run_put_key(w, &out, err, errlen);
+    hrd_runkey_clear(&out);
+    return rc;
+}
+
 /* Writes key k from its one record: as its bytes with its new ranks
  * when it is simple, else loaded and saved as any merged key. A deferred
  * record is checked here, whole. Returns 0, or -1 with a reason in err. */
 static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
                     struct hrd_key *k, char *err, size_t errlen)
 {
-    const struct hrd_runmerge_rec *rec = &m->rec[m->where[k->serial] - 1];
+    const struct hrd_runmerge_rec *rec = &m->rec[m->keys[k->serial].first - 1];
     struct hrd_run_reader *r = &m->in[rec->file].r;
     uint8_t mid[16], type, simple = 1;
     struct hrd_runscan s;
@@ -407,35 +467,88 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
                        errlen) != 0)
         return -1;
     if (rec->deferred) {
+        uint32_t ids[HRD_RUNSCAN_PATHS];
+
         if (!hrd_runscan_key(p, rec->len, m->format, &s) ||
             s.rank_from != rec->rank_from || s.rank_to != rec->rank_to)
             simple = 0;
-        else if (intern_paths(m, &s, &simple) != 0) {
+        else if (intern_paths(m, &s, &simple, ids) != 0) {
             snprintf(err, errlen, "%s: out of memory", w->path);
             return -1;
         }
     }
-    if (!simple) {
-        Hostrange__RunKey out;
-        int rc;
-
-        /* As if it had been loaded with the others (a lone path holding
-         * its key's events is shared as then). */
-        if (load_rec(m, rec, p, k, err, errlen) != 0)
-            return -1;
-        hrd_agg_paths_share(m->a);
-        if (hrd_runkey_from(m->a, k, m->format, &out) != 0) {
-            snprintf(err, errlen, "%s: out of memory", w->path);
-            return -1;
-        }
-        rc = hrd_run_put_key(w, &out, err, errlen);
-        hrd_runkey_clear(&out);
-        return rc;
-    }
+    if (!simple)
+        return load_rec(m, rec, p, k, err, errlen) != 0
+                   ? -1
+                   : put_loaded(m, w, k, err, errlen);
     n = hrd_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
                               m->a->str.rank[k->range - 1]);
     return hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
                                mid, n, err, errlen);
+}
+
+/* Writes key k, found in several inputs, from its records joined (or, when
+ * one is not simple after all, loaded as the others). Returns 0, or -1
+ * with a reason in err. */
+static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
+                    struct hrd_key *k, char *err, size_t errlen)
+{
+    const struct hrd_runmerge_key *mk = &m->keys[k->serial];
+    struct hrd_runjoin_in *in = calloc(mk->count, sizeof *in);
+    struct hrd_runjoin_buf out = { NULL, 0, 0 };
+    uint8_t simple = 1;
+    size_t n = 0;
+    int rc = -1;
+
+    if (in == NULL)
+        goto nomem;
+    /* Each record read whole and checked, and kept (a reader's buffer
+     * holds one record). */
+    for (uint32_t r = mk->first; r != 0; r = m->rec[r - 1].next, n++) {
+        const struct hrd_runmerge_rec *rec = &m->rec[r - 1];
+        const uint8_t *p;
+        uint8_t type, *copy;
+
+        if (hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
+                           rec->crc, &type, &p, err, errlen) != 0)
+            goto out;
+        copy = malloc(rec->len + 1);
+        if (copy == NULL)
+            goto nomem;
+        memcpy(copy, p, rec->len);
+        in[n].p = copy;
+        in[n].len = rec->len;
+        if (simple &&
+            (!hrd_runscan_key(copy, rec->len, 1, &in[n].s) ||
+             (rec->deferred && (in[n].s.rank_from != rec->rank_from ||
+                                in[n].s.rank_to != rec->rank_to))))
+            simple = 0;
+        if (simple && intern_paths(m, &in[n].s, &simple, in[n].path_id) != 0)
+            goto nomem;
+    }
+    if (!simple) {
+        n = 0;
+        for (uint32_t r = mk->first; r != 0; r = m->rec[r - 1].next, n++) {
+            if (load_rec(m, &m->rec[r - 1], in[n].p, k, err, errlen) != 0)
+                goto out;
+        }
+        rc = put_loaded(m, w, k, err, errlen);
+        goto out;
+    }
+    if (hrd_runjoin(in, n, m->a->str.rank[k->node - 1],
+                    m->a->str.rank[k->range - 1], &out) != 0)
+        goto nomem;
+    rc = hrd_run_put_packed(w, out.p, out.len, err, errlen);
+    goto out;
+nomem:
+    snprintf(err, errlen, "%s: out of memory", w->path);
+    rc = -1;
+out:
+    for (size_t i = 0; in != NULL && i < mk->count; i++)
+        free((void *)in[i].p);
+    free(in);
+    free(out.p);
+    return rc;
 }
 
 int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
@@ -461,8 +574,12 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
             progress(ctx, w->bytes, m->size);
             next_report = w->bytes + (4u << 20);
         }
-        if (copied(m, ks[i]->serial)) {
+        if (key_how(m, ks[i]->serial) == KEY_COPY) {
             rc = put_copy(m, w, ks[i], err, errlen);
+            continue;
+        }
+        if (key_how(m, ks[i]->serial) == KEY_JOIN) {
+            rc = put_join(m, w, ks[i], err, errlen);
             continue;
         }
         if (hrd_runkey_from(a, ks[i], m->format, &k) != 0) {

@@ -10,18 +10,21 @@
  * in the layout of a simple key (runscan.h): its names and ranks are
  * interned and noted, and the rest of it is left for later. Any other
  * record is read whole (its checksum checked) and unpacked, or scanned
- * whole. Loading (hrd_runmerge_load) then adds every key that cannot be
- * copied (found in more than one input, or not simple in its one) to the
- * aggregation from its records, as hrd_run_load does (checking them,
+ * whole. Loading (hrd_runmerge_load) then adds every key that is neither
+ * copied nor joined (below) to the aggregation from its records, as hrd_run_load does (checking them,
  * enforcing the memory budget), and ranks names. Writing
  * (hrd_runmerge_write) writes the keys in order: a key found once is read
  * whole (it must be the very record scanned: same length and checksum),
  * its checksum and values checked as a load checks them, and written as
  * its bytes with its new ranks, or, when it is not simple after all,
  * loaded and saved as the others; any other key is saved from the
- * aggregation. Copied keys are never held: only the keys merged are, under
- * the aggregation's memory budget. Every record is checked before
- * anything of it is written.
+ * aggregation. For run format 1, a key found in several inputs, simple in
+ * each, is joined instead (runjoin.h): its records read whole when it is
+ * written, checked, and their sorted arrays merged into one key, unless
+ * its records together pass a quarter of the memory budget. Copied and
+ * joined keys are never held in the aggregation: only the keys loaded
+ * are, under its memory budget. Every record is checked before anything
+ * of it is written.
  */
 #ifndef HOSTRANGE_RUNMERGE_H
 #define HOSTRANGE_RUNMERGE_H
@@ -33,6 +36,7 @@
 
 struct hrd_runmerge_in;
 struct hrd_runmerge_rec;
+struct hrd_runmerge_key;
 
 struct hrd_runmerge {
     struct hrd_agg *a;
@@ -42,9 +46,8 @@ struct hrd_runmerge {
     struct hrd_runmerge_in *in;  /* the inputs, open */
     struct hrd_runmerge_rec *rec; /* key records, in input order */
     size_t nrec, caprec;
-    uint32_t *where;             /* key serial -> its one record + 1, 0
-                                    (none yet) or UINT32_MAX (several) */
-    uint32_t capwhere;
+    struct hrd_runmerge_key *keys; /* by key serial */
+    uint32_t capkeys;
     uint64_t size;               /* of the inputs scanned */
 };
 

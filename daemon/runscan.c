@@ -169,6 +169,7 @@ struct path_fields {
     uint64_t pairs, children, descendants, same;
     const uint8_t *incl, *self, *events, *last_name;
     size_t li, ls, le, last_len;
+    size_t names_end; /* the bytes of its names, at its start */
     uint32_t depth;
 };
 
@@ -202,6 +203,7 @@ static int path_read(const uint8_t *q, size_t n, struct path_fields *pf)
                 pf->depth++;
                 pf->last_name = b;
                 pf->last_len = bl;
+                pf->names_end = (size_t)(p - q);
             } else if (f == 4) {
                 pf->incl = b, pf->li = bl;
             } else if (f == 5) {
@@ -446,7 +448,31 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
                      descendants))
             return 0;
     }
+    s->v.incl = incl;
+    s->v.li = li;
+    s->v.self = self;
+    s->v.ls = ls;
+    s->v.pairs = s->pairs;
+    s->v.children = children;
+    s->v.descendants = descendants;
+    s->v.names_end = 0;
     return 1;
+}
+
+void hrd_runscan_path_values(const struct hrd_runscan *s, uint32_t i,
+                             struct hrd_runscan_values *v)
+{
+    struct path_fields pf;
+
+    path_read(s->path[i], s->path_len[i], &pf); /* checked: simple */
+    v->incl = pf.incl;
+    v->li = pf.li;
+    v->self = pf.self;
+    v->ls = pf.ls;
+    v->pairs = pf.pairs;
+    v->children = pf.children;
+    v->descendants = pf.descendants;
+    v->names_end = pf.names_end;
 }
 
 uint32_t hrd_runscan_path_names(const struct hrd_runscan *s, uint32_t i,

@@ -26,6 +26,16 @@
 /* Paths a simple key has at most (more: not simple). */
 #define HRD_RUNSCAN_PATHS 64u
 
+/* The values of a simple key of run format 1, or of one of its paths:
+ * its sorted, delta-coded arrays (packed, in the message; NULL when
+ * empty) and counts. */
+struct hrd_runscan_values {
+    const uint8_t *incl, *self;
+    size_t li, ls;
+    uint64_t pairs, children, descendants;
+    size_t names_end; /* a path's: its names are its first names_end bytes */
+};
+
 struct hrd_runscan {
     /* node id, operator, backend, range: in the message, not terminated */
     const uint8_t *s[4];
@@ -39,6 +49,8 @@ struct hrd_runscan {
     uint32_t npaths;
     const uint8_t *path[HRD_RUNSCAN_PATHS];
     size_t path_len[HRD_RUNSCAN_PATHS];
+    /* A simple key's values (hrd_runscan_key). */
+    struct hrd_runscan_values v;
 };
 
 /*
@@ -58,6 +70,10 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
  */
 int hrd_runscan_head(const uint8_t *p, size_t avail, size_t len,
                      struct hrd_runscan *s);
+
+/* The values of a simple key's path i. */
+void hrd_runscan_path_values(const struct hrd_runscan *s, uint32_t i,
+                             struct hrd_runscan_values *v);
 
 /* The names of a simple key's path i, outermost first, into names and
  * lens (HRD_MAX_DEPTH_LIMIT of each); returns the depth. */

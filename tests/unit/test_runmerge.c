@@ -1,11 +1,12 @@
 /*
- * Merging run files (daemon/runmerge.c, runscan.c): what a merge writes is,
- * key for key and byte for byte, what loading every input into one
- * aggregation and saving that writes (as merge did before it copied keys),
- * in both run formats, with keys in one input or several, exact or in
- * histograms, with records and calling contexts, and ranks that move. A
- * key that passes its checksum but not its checks is refused with the
- * file's name, whether it would have been copied or merged.
+ * Merging run files (daemon/runmerge.c, runscan.c, runjoin.c): what a
+ * merge writes is, key for key and byte for byte, what loading every
+ * input into one aggregation and saving that writes (as merge did before
+ * it copied and joined keys), in both run formats, with keys in one input
+ * or several (two, three, four), exact or in histograms, with records and
+ * calling contexts, and ranks that move. A key that passes its checksum
+ * but not its checks is refused with the file's name, whether it would
+ * have been copied or merged.
  */
 #include "config.h"
 
@@ -407,6 +408,17 @@ static void test_same_as_loading(void **state)
                                        err, sizeof err), 0);
             assert_same_keys(old, now);
             in[1] = b;
+            /* Four inputs, each twice: keys of three and four records
+             * (a heap of arrays rather than two). */
+            {
+                char *four[4] = { a, b, b, a };
+
+                merge_by_loading(old, format, four, 4, (size_t)1 << 30);
+                assert_int_equal(merge_now(now, format, four, 4,
+                                           (size_t)1 << 30, err, sizeof err),
+                                 0);
+                assert_same_keys(old, now);
+            }
             /* One input alone: every key copied as it was. */
             merge_by_loading(old, format, in, 1, (size_t)1 << 30);
             assert_int_equal(merge_now(now, format, in, 1, (size_t)1 << 30,
