@@ -251,7 +251,8 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
         rec.next = 0;
         rec.len = (uint32_t)len;
         rec.crc = r->crc;
-        rec.deferred = type == 'K' && hrd_runscan_head(p, got, len, &s);
+        rec.deferred = !m->whole && type == 'K' &&
+                       hrd_runscan_head(p, got, len, &s);
         if (rec.deferred) {
             rec.simple = 1;
         } else {
@@ -361,7 +362,8 @@ static int names_key(const struct hrd_agg *a, const Hostrange__RunKey *k,
 
 /* Adds record rec (read, len bytes at p) to the aggregation; when want is
  * not NULL, the record must be a key of its names (as its first bytes
- * said when it was scanned). Returns 0, or -1 with a reason in err. */
+ * said when it was scanned). Returns 0, HRD_RUNMERGE_AGAIN when it is not,
+ * or -1 with a reason in err. */
 static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
                     const uint8_t *p, const struct hrd_key *want, char *err,
                     size_t errlen)
@@ -378,11 +380,10 @@ static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
         return -1;
     }
     if (want != NULL && !names_key(m->a, k, want)) {
-        snprintf(err, errlen, "%s: damaged at byte %llu (a key that gives "
-                 "its names twice, differently)", path,
-                 (unsigned long long)rec->offset);
+        snprintf(err, errlen, "%s: a key at byte %llu gives its names "
+                 "twice", path, (unsigned long long)rec->offset);
         hostrange__run_key__free_unpacked(k, NULL);
-        return -1;
+        return HRD_RUNMERGE_AGAIN;
     }
     m->l.run = rec->file;
     rc = hrd_runload_key(&m->l, k, why, sizeof why);
@@ -401,19 +402,35 @@ static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
 
 int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
 {
+    struct hrd_agg *a = m->a;
+    struct hrd_key **by_serial = calloc(a->next_serial + 1,
+                                        sizeof *by_serial);
+    int rc = 0;
+
+    if (by_serial == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t i = 0; i < a->nkeys; i++)
+        by_serial[a->keys[i]->serial] = a->keys[i];
     decide(m);
-    for (size_t i = 0; i < m->nrec; i++) {
+    for (size_t i = 0; i < m->nrec && rc == 0; i++) {
         const struct hrd_runmerge_rec *rec = &m->rec[i];
         const uint8_t *p;
         uint8_t type;
 
         if (rec->serial != UINT32_MAX && key_how(m, rec->serial) != KEY_LOAD)
             continue;
-        if (hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
-                           rec->crc, &type, &p, err, errlen) != 0 ||
-            load_rec(m, rec, p, NULL, err, errlen) != 0)
-            return -1;
+        rc = hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
+                            rec->crc, &type, &p, err, errlen);
+        if (rc == 0)
+            rc = load_rec(m, rec, p,
+                          rec->deferred ? by_serial[rec->serial] : NULL, err,
+                          errlen);
     }
+    free(by_serial);
+    if (rc != 0)
+        return rc;
     m->l.run = (uint32_t)m->nin;
     if (hrd_runload_finish(&m->l) != 0) {
         snprintf(err, errlen, "out of memory");
@@ -477,10 +494,11 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
             return -1;
         }
     }
-    if (!simple)
-        return load_rec(m, rec, p, k, err, errlen) != 0
-                   ? -1
-                   : put_loaded(m, w, k, err, errlen);
+    if (!simple) {
+        int rc = load_rec(m, rec, p, k, err, errlen);
+
+        return rc != 0 ? rc : put_loaded(m, w, k, err, errlen);
+    }
     n = hrd_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
                               m->a->str.rank[k->range - 1]);
     return hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
@@ -529,7 +547,8 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
     if (!simple) {
         n = 0;
         for (uint32_t r = mk->first; r != 0; r = m->rec[r - 1].next, n++) {
-            if (load_rec(m, &m->rec[r - 1], in[n].p, k, err, errlen) != 0)
+            rc = load_rec(m, &m->rec[r - 1], in[n].p, k, err, errlen);
+            if (rc != 0)
                 goto out;
         }
         rc = put_loaded(m, w, k, err, errlen);

@@ -49,7 +49,14 @@ struct hrd_runmerge {
     struct hrd_runmerge_key *keys; /* by key serial */
     uint32_t capkeys;
     uint64_t size;               /* of the inputs scanned */
+    int whole;                   /* read every record whole when scanning
+                                    (set before scanning) */
 };
+
+/* What hrd_runmerge_write returns when a key known by its first bytes
+ * names itself differently further on (a field given twice, the last one
+ * counting): merge again from the start with `whole` set. */
+#define HRD_RUNMERGE_AGAIN 2
 
 /* For an output of run format `format` from nin inputs into aggregation
  * a. Returns 0 or -ENOMEM. */
@@ -67,13 +74,13 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
                       hrd_run_progress_fn progress, void *ctx, char *err,
                       size_t errlen);
 
-/* Loads the keys to merge and ranks names. Returns 0, or -1 with a
- * reason in err. */
+/* Loads the keys to merge and ranks names. Returns 0, HRD_RUNMERGE_AGAIN
+ * (as hrd_runmerge_write), or -1 with a reason in err. */
 int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen);
 
 /* Writes every key, in order, calling progress (when not NULL) now and
- * then with the bytes written and the inputs' size. Returns 0, or -1 with
- * a reason in err. */
+ * then with the bytes written and the inputs' size. Returns 0,
+ * HRD_RUNMERGE_AGAIN, or -1 with a reason in err. */
 int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
                        hrd_run_progress_fn progress, void *ctx, char *err,
                        size_t errlen);

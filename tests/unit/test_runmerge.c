@@ -290,9 +290,11 @@ static void merge_by_loading(const char *out, int format, char **in,
     hrd_agg_fini(&a);
 }
 
-/* The merge as it is. Returns 0, or -1 with the reason in err. */
-static int merge_now(const char *out, int format, char **in, size_t nin,
-                     size_t max_bytes, char *err, size_t errlen)
+/* The merge as it is, once (whole: reading every record whole when
+ * scanning). Returns 0, HRD_RUNMERGE_AGAIN, or -1 with the reason in
+ * err. */
+static int merge_once(const char *out, int format, char **in, size_t nin,
+                      size_t max_bytes, int whole, char *err, size_t errlen)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
@@ -305,6 +307,7 @@ static int merge_now(const char *out, int format, char **in, size_t nin,
     a.exact_cap = UINT64_MAX;
     a.max_bytes = max_bytes;
     assert_int_equal(hrd_runmerge_init(&m, &a, format, nin), 0);
+    m.whole = whole;
     for (size_t i = 0; i < nin; i++) {
         Hostrange__RunHeader *ih;
         Hostrange__RunEnd *ie;
@@ -313,19 +316,32 @@ static int merge_now(const char *out, int format, char **in, size_t nin,
                               errlen) != 0)
             goto out;
     }
-    if (hrd_runmerge_load(&m, err, errlen) != 0)
+    rc = hrd_runmerge_load(&m, err, errlen);
+    if (rc != 0)
         goto out;
     h.format = (uint32_t)format;
     assert_int_equal(hrd_run_create(&w, out, &h, err, errlen), 0);
-    if (hrd_runmerge_write(&m, &w, NULL, NULL, err, errlen) != 0) {
+    rc = hrd_runmerge_write(&m, &w, NULL, NULL, err, errlen);
+    if (rc != 0) {
         hrd_run_abort(&w);
         goto out;
     }
     assert_int_equal(hrd_run_commit(&w, &e, err, errlen), 0);
-    rc = 0;
 out:
     hrd_runmerge_fini(&m);
     hrd_agg_fini(&a);
+    return rc;
+}
+
+/* The merge as hostrangectl merge runs it: again, reading records whole,
+ * when told to. Returns 0, or -1 with the reason in err. */
+static int merge_now(const char *out, int format, char **in, size_t nin,
+                     size_t max_bytes, char *err, size_t errlen)
+{
+    int rc = merge_once(out, format, in, nin, max_bytes, 0, err, errlen);
+
+    if (rc == HRD_RUNMERGE_AGAIN)
+        rc = merge_once(out, format, in, nin, max_bytes, 1, err, errlen);
     return rc;
 }
 
@@ -478,6 +494,63 @@ static void test_memory_budget(void **state)
     assert_same_keys(old, now);
 }
 
+/* A key that names itself again further on (protobuf: the last value
+ * counts) is merged as loading takes it, though its first bytes name
+ * another: the merge runs again reading records whole. */
+static void test_names_given_twice(void **state)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
+    Hostrange__RunKey k = HOSTRANGE__RUN_KEY__INIT;
+    uint64_t incl[2] = { 5, 1 }, self[2] = { 2, 3 };
+    char a[128], old[128], now[128], err[512];
+    char *in[2] = { a, a };
+    struct hrd_run_writer w;
+    uint8_t buf[256];
+    size_t len;
+
+    (void)state;
+    snprintf(a, sizeof a, "%s/twice.hrs", dir);
+    snprintf(old, sizeof old, "%s/old.hrs", dir);
+    snprintf(now, sizeof now, "%s/now.hrs", dir);
+    k.node_id = "first";
+    k.operator_ = "op";
+    k.backend = "cpu";
+    k.phase = HRP_PHASE_WARM;
+    k.range = "r";
+    k.node_rank = 1;
+    k.range_rank = 1;
+    k.pairs = 2;
+    k.inclusive = incl;
+    k.n_inclusive = 2;
+    k.self = self;
+    k.n_self = 2;
+    len = hostrange__run_key__pack(&k, buf);
+    buf[len++] = 1u << 3 | 2u;
+    buf[len++] = 4;
+    memcpy(buf + len, "last", 4);
+    len += 4;
+    h.format = 1;
+    assert_int_equal(hrd_run_create(&w, a, &h, err, sizeof err), 0);
+    assert_int_equal(hrd_run_put_packed(&w, buf, len, err, sizeof err), 0);
+    k.node_id = "other";
+    assert_int_equal(hrd_run_put_key(&w, &k, err, sizeof err), 0);
+    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
+    for (int format = 1; format <= 2; format++) {
+        for (size_t nin = 1; nin <= 2; nin++) {
+            unlink(now);
+            assert_int_equal(merge_once(now, format, in, nin,
+                                        (size_t)1 << 30, 0, err, sizeof err),
+                             HRD_RUNMERGE_AGAIN);
+            assert_int_equal(access(now, F_OK), -1);
+            merge_by_loading(old, format, in, nin, (size_t)1 << 30);
+            assert_int_equal(merge_now(now, format, in, nin, (size_t)1 << 30,
+                                       err, sizeof err), 0);
+            assert_same_keys(old, now);
+        }
+    }
+}
+
 /* A copied key's ranks are replaced, its other bytes kept. */
 static void test_scan_ranks(void **state)
 {
@@ -600,6 +673,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_key_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_memory_budget, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_names_given_twice, setup,
                                         teardown),
         cmocka_unit_test(test_scan_ranks),
         cmocka_unit_test(test_scan_arrays),
