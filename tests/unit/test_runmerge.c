@@ -474,6 +474,50 @@ static void test_damaged_key_refused(void **state)
     }
 }
 
+/* Any byte of an input flipped (every 5th, and every byte of the first
+ * and last records) is refused, naming the file, whether the key it falls
+ * in would be copied or joined: checksums are checked when a key is read
+ * whole, however late. Nothing is written. */
+static void test_flipped_bytes(void **state)
+{
+    char a[128], b[128], now[128], err[512];
+    char *in[2] = { a, b };
+    uint8_t *buf;
+    size_t n;
+
+    (void)state;
+    snprintf(a, sizeof a, "%s/a.hrs", dir);
+    snprintf(b, sizeof b, "%s/b.hrs", dir);
+    snprintf(now, sizeof now, "%s/now.hrs", dir);
+    for (int format = 1; format <= 2; format++) {
+        write_tkeys(b, format, shard_b, sizeof shard_b / sizeof *shard_b);
+        write_tkeys(a, format, shard_a, sizeof shard_a / sizeof *shard_a);
+        n = slurp(a, &buf);
+        for (size_t at = 0; at < n; at++) {
+            FILE *f;
+
+            if (at % 5 != 0 && at > 600 && at + 600 < n)
+                continue;
+            buf[at] ^= 0x21;
+            f = fopen(a, "wb");
+            assert_non_null(f);
+            assert_int_equal(fwrite(buf, 1, n, f), n);
+            fclose(f);
+            buf[at] ^= 0x21;
+            for (size_t nin = 1; nin <= 2; nin++) {
+                in[1] = nin == 2 ? a : b; /* alone, then with itself */
+                unlink(now);
+                assert_int_equal(merge_now(now, format, in, nin,
+                                           (size_t)1 << 30, err, sizeof err),
+                                 -1);
+                assert_int_equal(strncmp(err, a, strlen(a)), 0);
+                assert_int_equal(access(now, F_OK), -1);
+            }
+        }
+        free(buf);
+    }
+}
+
 /* Under a memory budget the keys merged become histograms as before;
  * keys copied are not held. */
 static void test_memory_budget(void **state)
@@ -673,6 +717,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_key_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_memory_budget, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_flipped_bytes, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_names_given_twice, setup,
                                         teardown),
