@@ -585,12 +585,94 @@ static inline size_t entry_at(const uint8_t *p, size_t left, uint64_t *x,
     return 1 + w1 + w2;
 }
 
+/* Positions a block of hrd_agg_events_check covers, and the bytes past
+ * them it may read (an entry of widths up to 15 from the block's last
+ * position, and its two 8-byte reads). */
+#define CHECK_BLOCK 64u
+#define CHECK_READ 32u
+/* The step of a position whose header byte is invalid: past any entry
+ * that starts in the block. */
+#define CHECK_INVALID 128u
+
+/* The masks of a value of w bytes (w = 0..15; 8 or more: all), and of an
+ * entry's second value by the high nibble of its header (15, a record:
+ * none). */
+static const uint64_t width_mask[16] = {
+    0, 0xff, 0xffff, 0xffffff, 0xffffffffull, 0xffffffffffull,
+    0xffffffffffffull, 0xffffffffffffffull, ~0ull, ~0ull, ~0ull, ~0ull,
+    ~0ull, ~0ull, ~0ull, ~0ull,
+};
+static const uint64_t diff_mask[16] = {
+    0, 0xff, 0xffff, 0xffffff, 0xffffffffull, 0xffffffffffull,
+    0xffffffffffffull, 0xffffffffffffffull, ~0ull, ~0ull, ~0ull, ~0ull,
+    ~0ull, ~0ull, ~0ull, 0,
+};
+
+/* Sixteen bytes (GCC's and clang's generic vectors). */
+typedef uint8_t check_v16 __attribute__((vector_size(16)));
+
+/*
+ * The steps from 16 positions whose bytes are at p to the next entry, were
+ * an entry to start at each, into out: 1 + w1 + w2 (w2 = 15, a record:
+ * 0), with CHECK_INVALID added where a byte is not a valid header (a
+ * width above 8).
+ */
+static inline void entry_steps(const uint8_t *p, uint8_t *out)
+{
+    check_v16 h, w1, hi, w2, rec, inv, st;
+
+    memcpy(&h, p, 16);
+    w1 = h & 15;
+    hi = h >> 4;
+    rec = (check_v16)(hi == RECORD_MARK);
+    w2 = hi & ~rec;
+    inv = (check_v16)((w1 > 8) | (w2 > 8)) & CHECK_INVALID;
+    st = (1 + w1 + w2) | inv;
+    memcpy(out, &st, 16);
+}
+
 int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
                          uint64_t *records)
 {
     uint64_t np = 0, nr = 0;
     size_t pos = 0;
 
+    /*
+     * Blocks first. Where an entry ends depends on its header byte, so
+     * walking the entries is one chain of dependent steps; it is kept to
+     * one load and one add each: the step an entry starting at each
+     * position of the block would take is worked out for every position
+     * first (in vector registers, as nothing depends on where entries
+     * start), and the walk reads it. An invalid header's step leaves the
+     * block at once; a self time above its inclusive time is noted off
+     * the chain, and the block as a whole fails. Far enough from the end,
+     * every read stays in the buffer.
+     */
+    while (len - pos >= CHECK_BLOCK + CHECK_READ) {
+        uint8_t step[CHECK_BLOCK];
+        const uint8_t *b = buf + pos;
+        uint64_t bad = 0, n = 0, rec = 0;
+        size_t at = 0;
+
+        for (unsigned i = 0; i < CHECK_BLOCK; i += 16)
+            entry_steps(b + i, step + i);
+        while (at < CHECK_BLOCK) {
+            unsigned h = b[at];
+            uint64_t x = get8(b + at + 1) & width_mask[h & 15u];
+            uint64_t d = get8(b + at + 1 + (h & 15u)) & diff_mask[h >> 4];
+
+            bad |= (uint64_t)(d > x);
+            rec += h >= RECORD_MARK << 4;
+            n++;
+            at += step[at];
+        }
+        if (bad || at >= CHECK_INVALID)
+            return -EINVAL;
+        nr += rec;
+        np += n - rec;
+        pos += at; /* the next entry's start, at most 16 past the block */
+    }
+    /* The last bytes, entry by entry. */
     while (pos < len) {
         uint64_t x, d;
         int rec;

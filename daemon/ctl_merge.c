@@ -3,6 +3,7 @@
 
 #include "daemon/ctl.h"
 #include "daemon/run.h"
+#include "daemon/runmerge.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -28,12 +29,15 @@ static const char usage_merge[] =
     "  -o, --output=FILE      the run file to write (required)\n"
     "      --max-memory=SIZE  bound the samples held to SIZE (default 1G;\n"
     "                         K, M, G suffixes): past it, the largest keys\n"
-    "                         become histograms (quantiles within 0.1%; count,\n"
-    "                         mean, min and max stay exact), as in the daemon\n"
+    "                         held become histograms (quantiles within 0.1%;\n"
+    "                         count, mean, min and max stay exact), as in the\n"
+    "                         daemon; a key found in one input only is copied\n"
+    "                         as it is, never held\n"
     "      --unsorted         write exact samples unsorted, in the order they\n"
-    "                         came (run format 2, as save --unsorted): about 4x\n"
-    "                         faster with such inputs, but up to 2.5x larger\n"
-    "                         and a fifth slower to diff; default: sorted\n"
+    "                         came (run format 2, as save --unsorted): faster\n"
+    "                         where inputs share keys (their events are joined\n"
+    "                         as they are), but up to 2.5x larger and a fifth\n"
+    "                         slower to diff; default: sorted\n"
     "  -m, --meta=KEY=VALUE   note KEY=VALUE in OUT; may be given many times\n"
     "  -h, --help             show this help and exit\n"
     "\n"
@@ -42,6 +46,7 @@ static const char usage_merge[] =
 struct progress {
     int on;
     size_t file, files;
+    const char *output; /* writing it (else reading file `file`) */
 };
 
 static void show_progress(void *ctx, uint64_t done, uint64_t size)
@@ -50,9 +55,14 @@ static void show_progress(void *ctx, uint64_t done, uint64_t size)
 
     if (!p->on)
         return;
-    fprintf(stderr, "\rmerge: file %zu of %zu, %llu of %llu MiB   ",
-            p->file + 1, p->files, (unsigned long long)(done >> 20),
-            (unsigned long long)(size >> 20));
+    if (p->output != NULL)
+        fprintf(stderr, "\rmerge: writing %s, %llu MiB (inputs: %llu "
+                "MiB)   ", p->output, (unsigned long long)(done >> 20),
+                (unsigned long long)(size >> 20));
+    else
+        fprintf(stderr, "\rmerge: file %zu of %zu, %llu of %llu MiB   ",
+                p->file + 1, p->files, (unsigned long long)(done >> 20),
+                (unsigned long long)(size >> 20));
     fflush(stderr);
 }
 
@@ -94,64 +104,47 @@ static int add_source(Hostrange__RunSource ***src, size_t *n,
     return 0;
 }
 
-int hrd_ctl_merge(int argc, char **argv)
+/* What merge was asked to do. */
+struct merge_opts {
+    const char *output;
+    char **in;
+    size_t nin;
+    uint64_t max_memory;
+    unsigned format;
+    Hostrange__RunMeta **meta;
+    size_t nmeta;
+};
+
+/*
+ * Merges once; with `whole`, every record is read whole when the inputs
+ * are scanned. Returns 0 (merged), 1 (refused, said on stderr) or 2 (a key
+ * read by its first bytes turned out to name itself differently further
+ * on: merge again with whole set; nothing was written).
+ */
+static int merge_once(const struct merge_opts *o, int whole)
 {
-    enum { OPT_MEM = 256, OPT_UNSORTED };
-    static const struct option longopts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "max-memory", required_argument, NULL, OPT_MEM },
-        { "unsorted", no_argument, NULL, OPT_UNSORTED },
-        { "meta", required_argument, NULL, 'm' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
     Hostrange__RunHeader **hs = NULL;
     Hostrange__RunEnd **es = NULL;
     Hostrange__RunSource *own = NULL, **src = NULL;
-    Hostrange__RunMeta **meta = NULL;
     Hostrange__RunNodeLost *lm = NULL;
     struct hrd_agg agg;
-    struct hrd_runload l;
+    struct hrd_runmerge rm;
     struct hrd_run_writer w;
-    struct progress pr = { 0, 0, 0 };
-    const char *output = NULL;
-    uint64_t max_memory = (uint64_t)1 << 30, *cal_time = NULL;
-    size_t nmeta = 0, nsrc = 0, nin, ncl = 0, ncal = 0, nclk = 0;
+    struct progress pr = { 0, 0, 0, NULL };
+    const char *output = o->output;
+    uint64_t *cal_time = NULL;
+    size_t nsrc = 0, nin = o->nin, ncl = 0, ncal = 0, nclk = 0;
     char host[256], err[8400];
-    unsigned format = 1;
-    int c, rc = 1;
+    int rc = 1, wrc;
 
-    while ((c = getopt_long(argc, argv, ":o:m:h", longopts, NULL)) != -1) {
-        if (c == 'o')
-            output = optarg;
-        else if (c == 'm')
-            hrd_ctl_meta_add("merge", optarg, &meta, &nmeta);
-        else if (c == OPT_MEM)
-            max_memory = parse_size(optarg);
-        else if (c == OPT_UNSORTED)
-            format = HRD_RUN_FORMAT;
-        else if (c == 'h') {
-            fputs(usage_merge, stdout);
-            return 0;
-        } else
-            hrd_ctl_die_usage("merge", c, argv[optind - 1]);
-    }
-    if (output == NULL || output[0] == '\0') {
-        fprintf(stderr, "hostrangectl merge: no output file (-o OUT; see "
-                "--help)\n");
-        return 2;
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "hostrangectl merge: no input files (see --help)\n");
-        return 2;
-    }
-    nin = (size_t)(argc - optind);
     hrd_agg_init(&agg);
     agg.exact_cap = UINT64_MAX;
-    agg.max_bytes = (size_t)max_memory;
-    hrd_runload_init(&l, &agg);
+    agg.max_bytes = (size_t)o->max_memory;
+    if (hrd_runmerge_init(&rm, &agg, (int)o->format, nin) != 0)
+        goto nomem;
+    rm.whole = whole;
     hs = calloc(nin, sizeof *hs);
     es = calloc(nin, sizeof *es);
     own = calloc(nin, sizeof *own);
@@ -160,11 +153,10 @@ int hrd_ctl_merge(int argc, char **argv)
     pr.on = isatty(2);
     pr.files = nin;
     for (size_t i = 0; i < nin; i++) {
-        const char *path = argv[optind + (int)i];
-
+        const char *path = o->in[i];
         pr.file = i;
-        if (hrd_run_load(&l, path, &hs[i], &es[i], show_progress, &pr, err,
-                         sizeof err) != 0) {
+        if (hrd_runmerge_scan(&rm, i, path, &hs[i], &es[i], show_progress,
+                              &pr, err, sizeof err) != 0) {
             if (pr.on)
                 fputc('\n', stderr);
             fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err,
@@ -192,8 +184,16 @@ int hrd_ctl_merge(int argc, char **argv)
     }
     if (pr.on)
         fputc('\n', stderr);
-    if (hrd_runload_finish(&l) != 0)
-        goto nomem;
+    wrc = hrd_runmerge_load(&rm, err, sizeof err);
+    if (wrc == HRD_RUNMERGE_AGAIN) {
+        rc = 2;
+        goto out;
+    }
+    if (wrc != 0) {
+        fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err,
+                output);
+        goto out;
+    }
     /* The end: every client; per label the calibration of the input saved
      * last; each clock once; the lost counts now in the aggregation. */
     end.clients = calloc(ncl + 1, sizeof *end.clients);
@@ -243,31 +243,38 @@ int hrd_ctl_merge(int argc, char **argv)
         end.lost[end.n_lost] = &lm[end.n_lost];
         end.n_lost++;
     }
-    hrd_ctl_run_provenance(&h, format, host, sizeof host, meta, nmeta);
+    hrd_ctl_run_provenance(&h, o->format, host, sizeof host, o->meta,
+                           o->nmeta);
     h.sources = src;
     h.n_sources = nsrc;
-    if (hrd_run_create(&w, output, &h, err, sizeof err) != 0 ||
-        hrd_run_put_agg(&w, &agg, (int)format, err, sizeof err) != 0 ||
-        hrd_run_commit(&w, &end, err, sizeof err) != 0) {
+    pr.output = output;
+    if (hrd_run_create(&w, output, &h, err, sizeof err) != 0)
+        goto write_failed;
+    wrc = hrd_runmerge_write(&rm, &w, show_progress, &pr, err, sizeof err);
+    if (wrc == HRD_RUNMERGE_AGAIN) {
         hrd_run_abort(&w);
-        fprintf(stderr, "hostrangectl merge: %s\n", err);
+        rc = 2;
         goto out;
     }
+    if (wrc != 0 || hrd_run_commit(&w, &end, err, sizeof err) != 0)
+        goto write_failed;
+    if (pr.on)
+        fputc('\n', stderr);
     printf("merged %zu files into %s: %u keys%s\n", nin, output, agg.nkeys,
            agg.compacted ? " (some kept as histograms for --max-memory)"
                          : "");
     rc = 0;
     goto out;
+write_failed:
+    hrd_run_abort(&w);
+    if (pr.on)
+        fputc('\n', stderr);
+    fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err, output);
+    goto out;
 nomem:
     fprintf(stderr, "hostrangectl merge: out of memory; %s not written\n",
             output);
 out:
-    for (size_t i = 0; i < nin && hs != NULL; i++) {
-        if (hs[i] != NULL)
-            hostrange__run_header__free_unpacked(hs[i], NULL);
-        if (es[i] != NULL)
-            hostrange__run_end__free_unpacked(es[i], NULL);
-    }
     free(hs);
     free(es);
     free(own);
@@ -278,9 +285,55 @@ out:
     free(end.lost);
     free(lm);
     free(cal_time);
-    hrd_ctl_meta_free(meta, nmeta);
-    hrd_runload_fini(&l);
+    hrd_runmerge_fini(&rm);
     hrd_agg_fini(&agg);
+    return rc;
+}
+
+int hrd_ctl_merge(int argc, char **argv)
+{
+    enum { OPT_MEM = 256, OPT_UNSORTED };
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "max-memory", required_argument, NULL, OPT_MEM },
+        { "unsorted", no_argument, NULL, OPT_UNSORTED },
+        { "meta", required_argument, NULL, 'm' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct merge_opts o = { NULL, NULL, 0, (uint64_t)1 << 30, 1, NULL, 0 };
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, ":o:m:h", longopts, NULL)) != -1) {
+        if (c == 'o')
+            o.output = optarg;
+        else if (c == 'm')
+            hrd_ctl_meta_add("merge", optarg, &o.meta, &o.nmeta);
+        else if (c == OPT_MEM)
+            o.max_memory = parse_size(optarg);
+        else if (c == OPT_UNSORTED)
+            o.format = HRD_RUN_FORMAT;
+        else if (c == 'h') {
+            fputs(usage_merge, stdout);
+            return 0;
+        } else
+            hrd_ctl_die_usage("merge", c, argv[optind - 1]);
+    }
+    if (o.output == NULL || o.output[0] == '\0') {
+        fprintf(stderr, "hostrangectl merge: no output file (-o OUT; see "
+                "--help)\n");
+        return 2;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "hostrangectl merge: no input files (see --help)\n");
+        return 2;
+    }
+    o.in = argv + optind;
+    o.nin = (size_t)(argc - optind);
+    rc = merge_once(&o, 0);
+    if (rc == 2)
+        rc = merge_once(&o, 1);
+    hrd_ctl_meta_free(o.meta, o.nmeta);
     return rc;
 }
 

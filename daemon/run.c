@@ -141,6 +141,41 @@ int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
     return 0;
 }
 
+int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
+                        size_t from, size_t to, const void *mid,
+                        size_t midlen, char *err, size_t errlen)
+{
+    const uint8_t *b = p;
+    uint8_t hd[HRD_REC_HEADER];
+    size_t n = from + midlen + (len - to);
+    uint32_t l = htole32((uint32_t)n), crc;
+
+    if (n > RUN_REC_MAX) {
+        snprintf(err, errlen, "%s: a record of %zu bytes is too large",
+                 w->path, n);
+        return -1;
+    }
+    memcpy(hd, &l, 4);
+    hd[8] = 'K';
+    crc = hrd_crc32c(0, hd, 4);
+    crc = hrd_crc32c(crc, &hd[8], 1);
+    crc = hrd_crc32c(crc, b, from);
+    crc = hrd_crc32c(crc, mid, midlen);
+    crc = htole32(hrd_crc32c(crc, b + to, len - to));
+    memcpy(hd + 4, &crc, 4);
+    if (fwrite(hd, 1, sizeof hd, w->f) != sizeof hd ||
+        fwrite(b, 1, from, w->f) != from ||
+        fwrite(mid, 1, midlen, w->f) != midlen ||
+        fwrite(b + to, 1, len - to, w->f) != len - to) {
+        snprintf(err, errlen, "%s: cannot write: %s", w->path,
+                 strerror(errno));
+        return -1;
+    }
+    w->bytes += sizeof hd + n;
+    w->keys++;
+    return 0;
+}
+
 static int cmp_serial(const void *pa, const void *pb)
 {
     const struct hrd_key *x = *(struct hrd_key *const *)pa;
@@ -231,18 +266,18 @@ void hrd_run_abort(struct hrd_run_writer *w)
 
 /* --- reading -------------------------------------------------------------- */
 
-/* Reads the next record. Returns 1 with its type and payload in r->buf, 0
- * at the end of the file, -1 with err set. */
-static int next_record(struct hrd_run_reader *r, uint8_t *type, size_t *len,
-                       char *err, size_t errlen)
+/* Reads the next record's framing into hd: returns 1 with the payload's
+ * length in *len and the checksum it gives in *crc, 0 at the end of the
+ * file, -1 with err set. */
+static int record_head(struct hrd_run_reader *r, uint8_t *hd, uint32_t *len,
+                       uint32_t *crc, char *err, size_t errlen)
 {
-    uint8_t hd[HRD_REC_HEADER];
-    uint32_t l, crc, want;
-    size_t n = fread(hd, 1, sizeof hd, r->f);
+    uint32_t l;
+    size_t n = fread(hd, 1, HRD_REC_HEADER, r->f);
 
     if (n == 0 && feof(r->f))
         return 0;
-    if (n < sizeof hd) {
+    if (n < HRD_REC_HEADER) {
         if (ferror(r->f))
             snprintf(err, errlen, "%s: cannot read: %s", r->path,
                      strerror(errno));
@@ -253,24 +288,50 @@ static int next_record(struct hrd_run_reader *r, uint8_t *type, size_t *len,
         return -1;
     }
     memcpy(&l, hd, 4);
-    memcpy(&crc, hd + 4, 4);
+    memcpy(crc, hd + 4, 4);
     l = le32toh(l);
-    crc = le32toh(crc);
-    if (l > RUN_REC_MAX || r->offset + sizeof hd + l > r->size) {
+    *crc = le32toh(*crc);
+    if (l > RUN_REC_MAX || r->offset + HRD_REC_HEADER + l > r->size) {
         snprintf(err, errlen, "%s: truncated at byte %llu (a record of "
                  "%u bytes does not fit in the file)", r->path,
                  (unsigned long long)r->offset, l);
         return -1;
     }
-    if ((size_t)l + 1 > r->cap) {
-        uint8_t *p = realloc(r->buf, (size_t)l + 1);
-        if (p == NULL) {
-            snprintf(err, errlen, "%s: out of memory", r->path);
-            return -1;
-        }
-        r->buf = p;
-        r->cap = (size_t)l + 1;
+    *len = l;
+    return 1;
+}
+
+/* Makes the reader's buffer hold n bytes (and one more). */
+static int reader_room(struct hrd_run_reader *r, size_t n, char *err,
+                       size_t errlen)
+{
+    uint8_t *p;
+
+    if (n + 1 <= r->cap)
+        return 0;
+    p = realloc(r->buf, n + 1);
+    if (p == NULL) {
+        snprintf(err, errlen, "%s: out of memory", r->path);
+        return -1;
     }
+    r->buf = p;
+    r->cap = n + 1;
+    return 0;
+}
+
+/* Reads the next record. Returns 1 with its type and payload in r->buf, 0
+ * at the end of the file, -1 with err set. */
+static int next_record(struct hrd_run_reader *r, uint8_t *type, size_t *len,
+                       char *err, size_t errlen)
+{
+    uint8_t hd[HRD_REC_HEADER];
+    uint32_t l, crc, want;
+    int rc = record_head(r, hd, &l, &crc, err, errlen);
+
+    if (rc <= 0)
+        return rc;
+    if (reader_room(r, l, err, errlen) != 0)
+        return -1;
     if (fread(r->buf, 1, l, r->f) != l) {
         snprintf(err, errlen, "%s: cannot read: %s", r->path,
                  ferror(r->f) ? strerror(errno) : "file shrank");
@@ -285,6 +346,7 @@ static int next_record(struct hrd_run_reader *r, uint8_t *type, size_t *len,
         return -1;
     }
     r->offset += sizeof hd + l;
+    r->crc = crc;
     *type = hd[8];
     *len = l;
     return 1;
@@ -403,6 +465,70 @@ void hrd_run_close(struct hrd_run_reader *r)
     free(r->buf);
     r->f = NULL;
     r->buf = NULL;
+}
+
+int hrd_run_next_raw(struct hrd_run_reader *r, uint8_t *type,
+                     const uint8_t **p, size_t *len, char *err,
+                     size_t errlen)
+{
+    int rc = next_record(r, type, len, err, errlen);
+
+    if (rc == 1)
+        *p = r->buf;
+    return rc;
+}
+
+int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
+                 size_t *len, const uint8_t **p, size_t *got, char *err,
+                 size_t errlen)
+{
+    uint8_t hd[HRD_REC_HEADER];
+    uint32_t l, crc;
+    int rc = record_head(r, hd, &l, &crc, err, errlen);
+
+    if (rc <= 0)
+        return rc;
+    want = want < l ? want : l;
+    if (reader_room(r, want, err, errlen) != 0)
+        return -1;
+    if (fread(r->buf, 1, want, r->f) != want ||
+        (want < l && fseeko(r->f, (off_t)(l - want), SEEK_CUR) != 0)) {
+        snprintf(err, errlen, "%s: cannot read: %s", r->path,
+                 ferror(r->f) ? strerror(errno) : "file shrank");
+        return -1;
+    }
+    r->offset += HRD_REC_HEADER + l;
+    r->crc = crc;
+    *type = hd[8];
+    *len = l;
+    *p = r->buf;
+    *got = want;
+    return 1;
+}
+
+int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
+                   uint32_t crc, uint8_t *type, const uint8_t **p,
+                   char *err, size_t errlen)
+{
+    size_t n = 0;
+    int rc;
+
+    if (fseeko(r->f, (off_t)offset, SEEK_SET) != 0) {
+        snprintf(err, errlen, "%s: cannot read: %s", r->path,
+                 strerror(errno));
+        return -1;
+    }
+    r->offset = offset;
+    rc = next_record(r, type, &n, err, errlen);
+    if (rc < 0)
+        return -1;
+    if (rc == 0 || n != len || r->crc != crc) {
+        snprintf(err, errlen, "%s: changed while it was read (the record "
+                 "at byte %llu)", r->path, (unsigned long long)offset);
+        return -1;
+    }
+    *p = r->buf;
+    return 0;
 }
 
 int hrd_run_load(struct hrd_runload *l, const char *path,

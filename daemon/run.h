@@ -46,6 +46,11 @@ int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
  * as hostranged sends them for a save). */
 int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
                        char *err, size_t errlen);
+/* The same for a packed RunKey written with a part replaced: the record
+ * holds p[0, from), then mid[0, midlen), then p[to, len). */
+int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
+                        size_t from, size_t to, const void *mid,
+                        size_t midlen, char *err, size_t errlen);
 /* Writes every key of a, in creation order, coded for run format `format`
  * (runkey.h). Returns 0 or -1 (err). */
 int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
@@ -66,6 +71,7 @@ struct hrd_run_reader {
     uint8_t *buf;
     size_t cap;
     int ended;
+    uint32_t crc;      /* of the last record read */
 };
 
 /*
@@ -80,6 +86,32 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
 int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
                  Hostrange__RunEnd **e, char *err, size_t errlen);
 void hrd_run_close(struct hrd_run_reader *r);
+
+/*
+ * Reads the next record as it is, its checksum checked: returns 1 with its
+ * type and its payload (len bytes at *p, in the reader's buffer, valid
+ * until the next read), 0 at the end of the file, or -1 with a reason in
+ * err. The record started at r->offset before the call.
+ */
+int hrd_run_next_raw(struct hrd_run_reader *r, uint8_t *type,
+                     const uint8_t **p, size_t *len, char *err,
+                     size_t errlen);
+/*
+ * Reads the next record's framing and its first bytes only (at most
+ * want, in *got), and moves past it: neither the rest nor the checksum is
+ * read. Returns as hrd_run_next_raw, with r->crc the checksum the record
+ * gives (hrd_run_reread checks it later).
+ */
+int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
+                 size_t *len, const uint8_t **p, size_t *got, char *err,
+                 size_t errlen);
+/* Reads the record at `offset` whole, as hrd_run_next_raw (its checksum
+ * checked; its type in *type), and checks that it is still the one of len
+ * bytes and checksum crc seen there before. Returns 0, or -1 with a reason
+ * in err. */
+int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
+                   uint32_t crc, uint8_t *type, const uint8_t **p,
+                   char *err, size_t errlen);
 
 /* Called now and then while a file is read: bytes read of size. */
 typedef void (*hrd_run_progress_fn)(void *ctx, uint64_t done, uint64_t size);

@@ -943,6 +943,15 @@ out:
     return rc;
 }
 
+int hrd_runload_note(struct hrd_runload *l, uint32_t node, uint32_t node_rank,
+                     uint32_t range, uint32_t range_rank)
+{
+    if (note_first(l, node, 0, node_rank) != 0 ||
+        note_first(l, range, 1, range_rank) != 0)
+        return -ENOMEM;
+    return 0;
+}
+
 int hrd_runload_end(struct hrd_runload *l, const Hostrange__RunEnd *e)
 {
     for (size_t i = 0; e != NULL && i < e->n_lost; i++) {

@@ -88,6 +88,12 @@ void hrd_runload_fini(struct hrd_runload *l);
 int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
                     char *why, size_t whylen);
 
+/* Notes node id `node` and range name `range` (string ids) as seen in
+ * the run being added with these ranks there, as adding a key of theirs
+ * does (for a key added otherwise). Returns 0 or -ENOMEM. */
+int hrd_runload_note(struct hrd_runload *l, uint32_t node, uint32_t node_rank,
+                     uint32_t range, uint32_t range_rank);
+
 /* Adds a run's lost counts (RunEnd.lost) and moves on to the next run.
  * Returns 0 or -ENOMEM. */
 int hrd_runload_end(struct hrd_runload *l, const Hostrange__RunEnd *e);

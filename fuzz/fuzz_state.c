@@ -9,12 +9,16 @@
  * directory that is then closed (which writes its snapshot) and opened
  * again: the same report again. A run file that loads (hrd_run_load, the
  * loader of merge, dump --from and hostranged --load) is written again and
- * loaded back: the same report. The decoders of coded events (RunKey.events)
- * also run on the input itself and must agree with each other.
+ * loaded back: the same report; merged alone and with itself as
+ * hostrangectl merge does (keys copied, joined or loaded), it is refused
+ * or kept as loading it once or twice does, with the same report. The
+ * decoders of coded events (RunKey.events) also run on the input itself
+ * and must agree with each other.
  */
 #include "config.h"
 
 #include "daemon/run.h"
+#include "daemon/runmerge.h"
 #include "daemon/snapshot.h"
 #include "daemon/state.h"
 #include "fuzz/common.h"
@@ -305,6 +309,100 @@ static char *load_run(const char *path, int format)
     return rep;
 }
 
+/* Loads the run file at path twice into one aggregation (as merge did);
+ * returns its report (caller frees) or NULL. */
+static char *load_twice(const char *path)
+{
+    struct hrd_runload l;
+    struct hrd_agg a;
+    char err[8400], *rep = NULL;
+
+    hrd_agg_init(&a);
+    a.exact_cap = UINT64_MAX;
+    hrd_runload_init(&l, &a);
+    if (hrd_run_load(&l, path, NULL, NULL, NULL, NULL, err, sizeof err) ==
+            0 &&
+        hrd_run_load(&l, path, NULL, NULL, NULL, NULL, err, sizeof err) ==
+            0 &&
+        hrd_runload_finish(&l) == 0)
+        rep = fuzz_report(&a, NULL);
+    hrd_runload_fini(&l);
+    hrd_agg_fini(&a);
+    return rep;
+}
+
+/* Merges the n run files at paths as hostrangectl merge does (keys
+ * copied, joined or loaded) into merged.hrs; returns its report, loaded
+ * back (caller frees), or NULL when they do not merge (nothing is then
+ * written). */
+static char *merge_runs(char **paths, size_t n, int format, int whole)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
+    struct hrd_run_writer w;
+    struct hrd_runmerge m;
+    struct hrd_agg a;
+    char out[300], err[8400], *rep = NULL;
+    int ok = 1;
+
+    memset(&w, 0, sizeof w); /* (aborting a writer never made is a no-op) */
+    snprintf(out, sizeof out, "%s/merged.hrs", g_dir);
+    unlink(out);
+    hrd_agg_init(&a);
+    a.exact_cap = UINT64_MAX;
+    FUZZ_CHECK(hrd_runmerge_init(&m, &a, format, n) == 0);
+    m.whole = whole;
+    for (size_t i = 0; i < n && ok; i++) {
+        Hostrange__RunHeader *ih;
+        Hostrange__RunEnd *ie;
+
+        ok = hrd_runmerge_scan(&m, i, paths[i], &ih, &ie, NULL, NULL, err,
+                               sizeof err) == 0;
+    }
+    if (ok) {
+        int rc = hrd_runmerge_load(&m, err, sizeof err);
+
+        if (rc == 0) {
+            h.format = (uint32_t)format;
+            h.host = "fuzz";
+            FUZZ_CHECK(hrd_run_create(&w, out, &h, err, sizeof err) == 0);
+            rc = hrd_runmerge_write(&m, &w, NULL, NULL, err, sizeof err);
+            if (rc != 0)
+                hrd_run_abort(&w);
+        }
+        if (rc == HRD_RUNMERGE_AGAIN) {
+            /* Again, reading records whole (as merge does). */
+            FUZZ_CHECK(!whole);
+            hrd_runmerge_fini(&m);
+            hrd_agg_fini(&a);
+            return merge_runs(paths, n, format, 1);
+        }
+        ok = rc == 0;
+        if (ok)
+            FUZZ_CHECK(hrd_run_commit(&w, &end, err, sizeof err) == 0);
+        hrd_run_abort(&w);
+    }
+    /* Refused with the name of a file, or merged. */
+    FUZZ_CHECK(ok || strncmp(err, g_dir, strlen(g_dir)) == 0);
+    FUZZ_CHECK(ok || access(out, F_OK) != 0);
+    hrd_runmerge_fini(&m);
+    hrd_agg_fini(&a);
+    if (ok) {
+        struct hrd_runload l;
+        struct hrd_agg b;
+
+        hrd_agg_init(&b);
+        hrd_runload_init(&l, &b);
+        FUZZ_CHECK(hrd_run_load(&l, out, NULL, NULL, NULL, NULL, err,
+                                sizeof err) == 0);
+        FUZZ_CHECK(hrd_runload_finish(&l) == 0);
+        rep = fuzz_report(&b, NULL);
+        hrd_runload_fini(&l);
+        hrd_agg_fini(&b);
+    }
+    return rep;
+}
+
 static void fuzz_run(uint8_t mode, const uint8_t *p, size_t n)
 {
     char path[300], err[8400], *r1, *r2;
@@ -343,6 +441,26 @@ static void fuzz_run(uint8_t mode, const uint8_t *p, size_t n)
     /* What loaded, written again (sorted or not, as the mode says) and
      * loaded back, is the same. */
     r1 = load_run(path, mode & FUZZ_STATE_SORTED ? 1 : HRD_RUN_FORMAT);
+    /* Merged alone (its keys copied) it is refused or kept as loading
+     * it does; merged with itself (every key joined or loaded), the same
+     * way, and the same as loading it twice. */
+    {
+        char *paths[2] = { path, path };
+        char *m1 = merge_runs(paths, 1, mode & FUZZ_STATE_SORTED ? 1 : 2, 0);
+        char *m2 = merge_runs(paths, 2, mode & FUZZ_STATE_SORTED ? 1 : 2, 0);
+        char *l2 = NULL;
+
+        FUZZ_CHECK((m1 != NULL) == (r1 != NULL));
+        FUZZ_CHECK((m2 != NULL) == (r1 != NULL));
+        FUZZ_CHECK(m1 == NULL || strcmp(m1, r1) == 0);
+        if (m2 != NULL) {
+            l2 = load_twice(path);
+            FUZZ_CHECK(l2 != NULL && strcmp(m2, l2) == 0);
+        }
+        free(m1);
+        free(m2);
+        free(l2);
+    }
     if (r1 == NULL)
         return;
     snprintf(path, sizeof path, "%s/again.hrs", g_dir);

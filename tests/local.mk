@@ -112,7 +112,7 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
 	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
-	tests/unit/test_run
+	tests/unit/test_run tests/unit/test_runmerge
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -164,6 +164,11 @@ tests_unit_test_paths_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_run_SOURCES = tests/unit/test_run.c
 tests_unit_test_run_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_run_LDADD = $(HRD_STORE_TEST_LIBS)
+# Merging run files: copied keys, merged keys (daemon/runmerge.c,
+# runscan.c).
+tests_unit_test_runmerge_SOURCES = tests/unit/test_runmerge.c
+tests_unit_test_runmerge_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_runmerge_LDADD = $(HRD_STORE_TEST_LIBS)
 
 # The operators (libhrops), checked against bench/ref.c.
 tests_unit_test_ops_half_SOURCES = tests/unit/test_ops_half.c

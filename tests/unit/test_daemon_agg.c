@@ -199,6 +199,117 @@ static void test_coded_events(void **state)
     hrd_agg_fini(&a);
 }
 
+/* The events check as the format states it, entry by entry: the
+ * reference hrd_agg_events_check must agree with. */
+static int ref_check(const uint8_t *b, size_t len, uint64_t *np,
+                     uint64_t *nr)
+{
+    size_t pos = 0;
+
+    *np = *nr = 0;
+    while (pos < len) {
+        unsigned w1 = b[pos] & 15u, w2 = b[pos] >> 4, rec = w2 == 15;
+        uint64_t x = 0, d = 0;
+
+        w2 = rec ? 0 : w2;
+        if (w1 > 8 || w2 > 8 || len - pos < 1 + w1 + w2)
+            return -EINVAL;
+        for (unsigned i = 0; i < w1; i++)
+            x |= (uint64_t)b[pos + 1 + i] << (8 * i);
+        for (unsigned i = 0; i < w2; i++)
+            d |= (uint64_t)b[pos + 1 + w1 + i] << (8 * i);
+        if (d > x)
+            return -EINVAL;
+        *nr += rec;
+        *np += !rec;
+        pos += 1 + w1 + w2;
+    }
+    return 0;
+}
+
+/* Random events of every width (records among them), n bytes or a little
+ * more, into b; returns the length. */
+static size_t random_events(uint8_t *b, size_t n)
+{
+    size_t len = 0;
+
+    while (len < n) {
+        uint64_t r = next(), x, d;
+        unsigned w1 = (unsigned)(r % 9), w2;
+
+        x = w1 == 0 ? 0 : (next() & (~0ull >> (64 - 8 * w1))) |
+                              (1ull << (8 * (w1 - 1)));
+        if ((r >> 8) % 7 == 0) {
+            b[len] = (uint8_t)(w1 | 15u << 4);
+            for (unsigned i = 0; i < w1; i++)
+                b[len + 1 + i] = (uint8_t)(x >> (8 * i));
+            len += 1 + w1;
+            continue;
+        }
+        d = x == 0 ? 0 : next() % (x + 1 == 0 ? x : x + 1);
+        w2 = d == 0 ? 0 : (unsigned)(71 - __builtin_clzll(d)) / 8u;
+        b[len] = (uint8_t)(w1 | w2 << 4);
+        for (unsigned i = 0; i < w1; i++)
+            b[len + 1 + i] = (uint8_t)(x >> (8 * i));
+        for (unsigned i = 0; i < w2; i++)
+            b[len + 1 + w1 + i] = (uint8_t)(d >> (8 * i));
+        len += 1 + w1 + w2;
+    }
+    return len;
+}
+
+/* The check walks long buffers a block at a time: it accepts and refuses
+ * exactly what the entry-by-entry reading of the format does, with the
+ * same counts, whatever byte is damaged wherever, near block ends and the
+ * buffer's end too (every buffer a copy of exactly its length). */
+static void test_events_check_blocks(void **state)
+{
+    (void)state;
+    for (size_t n = 0; n < 700; n += 1 + n / 8) {
+        uint8_t src[800];
+        size_t len = random_events(src, n);
+        uint64_t np, nr, rp, rr;
+        uint8_t *b = malloc(len + 1);
+
+        memcpy(b, src, len);
+        assert_int_equal(ref_check(b, len, &rp, &rr), 0);
+        assert_int_equal(hrd_agg_events_check(b, len, &np, &nr), 0);
+        assert_int_equal(np, rp);
+        assert_int_equal(nr, rr);
+        /* Each byte damaged in turn, with values that break a header, a
+         * width, or a children's time. */
+        for (size_t at = 0; at < len; at++) {
+            static const uint8_t vals[] = { 0x00, 0x09, 0x90, 0xff, 0xf9,
+                                            0x88, 0x18, 0x81, 0x7f };
+
+            for (size_t v = 0; v < sizeof vals + 1; v++) {
+                uint8_t was = b[at];
+                int want, got;
+
+                b[at] = v < sizeof vals ? vals[v] : (uint8_t)next();
+                want = ref_check(b, len, &rp, &rr);
+                got = hrd_agg_events_check(b, len, &np, &nr);
+                assert_int_equal(got, want);
+                if (want == 0) {
+                    assert_int_equal(np, rp);
+                    assert_int_equal(nr, rr);
+                }
+                b[at] = was;
+            }
+        }
+        /* Cut short anywhere. */
+        for (size_t cut = 0; cut < len; cut += 1 + cut / 16) {
+            uint8_t *c = malloc(cut + 1);
+
+            memcpy(c, b, cut);
+            assert_int_equal(hrd_agg_events_check(c, cut, &np, &nr),
+                             ref_check(c, cut, &rp, &rr));
+            free(c);
+        }
+        free(b);
+    }
+}
+
 /* Typical range events (inclusive under 65536 ns) take at most 5 bytes,
  * leaf ranges at most 3, and the buffer's slack stays under a quarter. */
 static void test_bytes_per_event(void **state)
@@ -861,6 +972,7 @@ int main(void)
         cmocka_unit_test(test_reset_filtered),
         cmocka_unit_test(test_lost),
         cmocka_unit_test(test_median_odd_even),
+        cmocka_unit_test(test_events_check_blocks),
         cmocka_unit_test(test_random_against_brute_force),
         cmocka_unit_test(test_order_and_filter),
         cmocka_unit_test(test_many_keys),
