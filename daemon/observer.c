@@ -84,18 +84,67 @@ static int cmp_u64(const void *pa, const void *pb)
     return (x > y) - (x < y);
 }
 
+/*
+ * The standard error of the mean of the values of v[0..n) up to cut, in
+ * arrival order, from the spread of the means of HRD_CALIB_BLOCKS
+ * consecutive blocks of them: what a drift of the machine during the
+ * calibration (its clock rate, a neighbour) does to the mean, which the
+ * spread of single values, taken as independent, does not show. 0 with
+ * too few values.
+ */
+static double block_err(const uint64_t *v, size_t n, double cut)
+{
+    double m[HRD_CALIB_BLOCKS], all = 0, ss = 0;
+
+    if (n < HRD_CALIB_BLOCKS * HRD_CALIB_BLOCK_MIN)
+        return 0;
+    for (size_t b = 0; b < HRD_CALIB_BLOCKS; b++) {
+        size_t lo = n * b / HRD_CALIB_BLOCKS;
+        size_t hi = n * (b + 1) / HRD_CALIB_BLOCKS, k = 0;
+        double s = 0;
+
+        for (size_t i = lo; i < hi; i++) {
+            if ((double)v[i] <= cut) {
+                s += (double)v[i];
+                k++;
+            }
+        }
+        if (k == 0)
+            return 0;
+        m[b] = s / (double)k;
+        all += m[b];
+    }
+    all /= HRD_CALIB_BLOCKS;
+    for (size_t b = 0; b < HRD_CALIB_BLOCKS; b++)
+        ss += (m[b] - all) * (m[b] - all);
+    return sqrt(ss / (HRD_CALIB_BLOCKS - 1) / HRD_CALIB_BLOCKS);
+}
+
 void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
                       double *step)
 {
-    double s = 0, ss = 0, cut;
-    uint64_t gap = 0;
+    double s = 0, ss = 0, cut, drift = 0;
+    uint64_t gap = 0, *sorted = v;
     size_t k = 0;
 
     *mean = *err = *step = 0;
     if (n == 0)
         return;
-    qsort(v, n, sizeof *v, cmp_u64);
-    cut = HRD_CALIB_CUT * (double)v[n * 9 / 10] + HRD_CALIB_CUT_NS;
+    /* The blocks need the arrival order: sorted is a copy when there are
+     * enough values for them (without memory, the error of single values
+     * alone). */
+    if (n >= HRD_CALIB_BLOCKS * HRD_CALIB_BLOCK_MIN &&
+        (sorted = malloc(n * sizeof *sorted)) != NULL)
+        memcpy(sorted, v, n * sizeof *v);
+    else
+        sorted = v;
+    qsort(sorted, n, sizeof *sorted, cmp_u64);
+    cut = HRD_CALIB_CUT * (double)sorted[n * 9 / 10] + HRD_CALIB_CUT_NS;
+    if (sorted != v) {
+        drift = block_err(v, n, cut);
+        memcpy(v, sorted, n * sizeof *v);
+        free(sorted);
+    }
     for (size_t i = 0; i < n && (double)v[i] <= cut; i++) {
         s += (double)v[i];
         k++;
@@ -108,6 +157,8 @@ void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
         ss += d * d;
     }
     *err = k > 1 ? sqrt(ss / (double)(k - 1) / (double)k) : 0;
+    if (drift > *err)
+        *err = drift;
     *step = (double)gap;
 }
 

@@ -54,6 +54,12 @@
 /* The robust mean's cut: values above CUT x p90 + CUT_NS are dropped. */
 #define HRD_CALIB_CUT 4.0
 #define HRD_CALIB_CUT_NS 50.0
+/* The standard error of a robust mean is also taken from the spread of
+ * the means of HRD_CALIB_BLOCKS consecutive blocks of the values (in the
+ * order they came; at least HRD_CALIB_BLOCK_MIN values each), when that is
+ * the larger: a drift of the machine during a calibration. */
+#define HRD_CALIB_BLOCKS 8u
+#define HRD_CALIB_BLOCK_MIN 64u
 
 struct hrd_calib {
     const char *label;  /* borrowed: the aggregation's or a reply's */
@@ -73,8 +79,10 @@ struct hrd_calib {
 };
 
 /*
- * The robust mean of v[0..n) (sorted in place), its standard error and the
- * smallest gap between two distinct values kept (0 when all are equal).
+ * The robust mean of v[0..n) (in the order the values came; sorted in
+ * place), its standard error (the larger of that of independent values
+ * and that of block means, above) and the smallest gap between two
+ * distinct values kept (0 when all are equal).
  */
 void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
                       double *step);

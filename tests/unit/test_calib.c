@@ -471,6 +471,45 @@ static void test_calib_robust(void **state)
     assert_true(mean == 0.0 && err == 0.0 && step == 0.0);
 }
 
+/* A calibration whose machine drifts: the error of the robust mean is
+ * that of the means of blocks of the values in the order they came, not
+ * that of single values taken as independent. */
+static void test_calib_robust_drift(void **state)
+{
+    enum { N = 8 * HRD_CALIB_BLOCK_MIN };
+    uint64_t v[N];
+    double mean, err, step, sd;
+
+    (void)state;
+    /* The first half 20, the second 30: blocks of 20 and blocks of 30. */
+    for (int i = 0; i < N; i++)
+        v[i] = i < N / 2 ? 20 : 30;
+    hrd_calib_robust(v, N, &mean, &err, &step);
+    assert_true(approx(mean, 25.0));
+    /* Block means 20 (4) and 30 (4): sd sqrt(8 * 25 / 7), over root 8. */
+    assert_true(approx(err, sqrt(8 * 25.0 / 7) / sqrt(8.0)));
+    assert_true(approx(step, 10.0));
+    for (int i = 1; i < N; i++)
+        assert_true(v[i - 1] <= v[i]);
+    /* The same values in turns: every block mean is 25, and the error is
+     * that of single values (sd 5.005 over the root of N). */
+    for (int i = 0; i < N; i++)
+        v[i] = i % 2 ? 30 : 20;
+    hrd_calib_robust(v, N, &mean, &err, &step);
+    sd = sqrt(N * 25.0 / (N - 1));
+    assert_true(approx(mean, 25.0));
+    assert_true(approx(err, sd / sqrt((double)N)));
+    /* An interruption past the cut counts in neither (v came back
+     * sorted: in turns again). */
+    for (int i = 0; i < N; i++)
+        v[i] = i % 2 ? 30 : 20;
+    v[0] = 100000;
+    hrd_calib_robust(v, N, &mean, &err, &step);
+    assert_true(mean > 25.0 && mean < 25.1);
+    /* The error of single values, about 5 over the root of 511. */
+    assert_true(err > 0.21 && err < 0.23);
+}
+
 /* The fan and its flat twin: the cost of a child scope around work. */
 static void test_calib_fan(void **state)
 {
@@ -721,6 +760,7 @@ int main(void)
                                         dir_teardown),
         cmocka_unit_test(test_calib_collect),
         cmocka_unit_test(test_calib_robust),
+        cmocka_unit_test(test_calib_robust_drift),
         cmocka_unit_test(test_calib_fan),
         cmocka_unit_test(test_observer_apply),
         cmocka_unit_test(test_report_fields),
