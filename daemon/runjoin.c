@@ -3,71 +3,11 @@
 
 #include "daemon/runjoin.h"
 #include "daemon/agg.h"
+#include "daemon/pbuf.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Makes room for `more` bytes past b's end. Returns 0 or -ENOMEM. */
-static int room(struct hrd_runjoin_buf *b, size_t more)
-{
-    size_t cap = b->cap ? b->cap : 4096;
-    uint8_t *p;
-
-    if (b->len + more <= b->cap)
-        return 0;
-    while (cap < b->len + more)
-        cap *= 2;
-    p = realloc(b->p, cap);
-    if (p == NULL)
-        return -ENOMEM;
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-/* Writes v as a varint at o (room for 10 bytes); returns its length. */
-static inline size_t varint_at(uint8_t *o, uint64_t v)
-{
-    size_t n = 0;
-
-    while (v >= 0x80) {
-        o[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    o[n++] = (uint8_t)v;
-    return n;
-}
-
-static int put_varint(struct hrd_runjoin_buf *b, uint64_t v)
-{
-    if (room(b, 10) != 0)
-        return -ENOMEM;
-    b->len += varint_at(b->p + b->len, v);
-    return 0;
-}
-
-/* A varint field (none for 0, as protobuf-c writes proto3). */
-static int put_field(struct hrd_runjoin_buf *b, unsigned field, uint64_t v)
-{
-    if (v == 0)
-        return 0;
-    return put_varint(b, (uint64_t)field << 3) != 0 ? -ENOMEM
-                                                     : put_varint(b, v);
-}
-
-/* A length-delimited field of n bytes at p. */
-static int put_bytes(struct hrd_runjoin_buf *b, unsigned field,
-                     const void *p, size_t n)
-{
-    if (put_varint(b, (uint64_t)field << 3 | 2u) != 0 ||
-        put_varint(b, n) != 0 || room(b, n) != 0)
-        return -ENOMEM;
-    if (n != 0)
-        memcpy(b->p + b->len, p, n);
-    b->len += n;
-    return 0;
-}
 
 /* A sorted, delta-coded array being read: the value read last, and how
  * many are left (its bytes were checked: simple keys). */
@@ -122,7 +62,7 @@ static void sift(struct arr **h, size_t n, size_t i)
 /* Merges two sorted arrays (their first values read, `total` values in
  * all; b none when b_live is 0) into tmp, delta-coded: the common case,
  * without a heap. */
-static int merge2(struct hrd_runjoin_buf *tmp, struct arr *a, struct arr *b,
+static int merge2(struct hrd_pbuf *tmp, struct arr *a, struct arr *b,
                   int b_live, uint64_t total)
 {
     uint64_t prev = 0;
@@ -131,13 +71,14 @@ static int merge2(struct hrd_runjoin_buf *tmp, struct arr *a, struct arr *b,
     for (uint64_t t = 0; t < total;) {
         uint64_t chunk = total - t < 4096 ? total - t : 4096;
 
-        if (room(tmp, 10 * (size_t)chunk) != 0)
+        if (hrd_pbuf_room(tmp, 10 * (size_t)chunk) != 0)
             return -ENOMEM;
         for (uint64_t c = 0; c < chunk; c++) {
             int take_a = !b_live || (a_live && a->v <= b->v);
             struct arr *m = take_a ? a : b;
 
-            tmp->len += varint_at(tmp->p + tmp->len, m->v - prev);
+            tmp->len = (size_t)(hrp_put_varint(tmp->p + tmp->len,
+                                               m->v - prev) - tmp->p);
             prev = m->v;
             if (m->left == 0) {
                 if (take_a)
@@ -158,8 +99,8 @@ static int merge2(struct hrd_runjoin_buf *tmp, struct arr *a, struct arr *b,
  * into field `field` of b, delta-coded again; nothing when they are all
  * empty. Returns 0 or -ENOMEM.
  */
-static int merge_into(struct hrd_runjoin_buf *b, unsigned field,
-                      struct arr *a, size_t n, struct hrd_runjoin_buf *tmp)
+static int merge_into(struct hrd_pbuf *b, unsigned field,
+                      struct arr *a, size_t n, struct hrd_pbuf *tmp)
 {
     struct arr **h = malloc((n + 1) * sizeof *h);
     uint64_t total = 0, prev = 0;
@@ -191,13 +132,14 @@ static int merge_into(struct hrd_runjoin_buf *b, unsigned field,
 
         /* Room for the values of this array up to the next one's (at
          * most 10 bytes each), in one check. */
-        if (room(tmp, 10 * (size_t)(m->left < 4096 ? m->left + 1 : 4096))
-            != 0) {
+        if (hrd_pbuf_room(tmp, 10 * (size_t)(m->left < 4096 ? m->left + 1
+                                                             : 4096)) != 0) {
             rc = -ENOMEM;
             goto out;
         }
         for (size_t k = 0; k < 4096; k++) {
-            tmp->len += varint_at(tmp->p + tmp->len, m->v - prev);
+            tmp->len = (size_t)(hrp_put_varint(tmp->p + tmp->len,
+                                               m->v - prev) - tmp->p);
             prev = m->v;
             if (m->left == 0) {
                 h[0] = h[--live];
@@ -211,7 +153,7 @@ static int merge_into(struct hrd_runjoin_buf *b, unsigned field,
         sift(h, live, 0);
     }
     if (rc == 0 && total > 0)
-        rc = put_bytes(b, field, tmp->p, tmp->len);
+        rc = hrd_pbuf_put_bytes(b, field, tmp->p, tmp->len);
 out:
     free(h);
     return rc;
@@ -227,10 +169,10 @@ struct jpath {
 /* Writes joined path `id` (first held by input in[first], path at) of
  * in[0..n) into field 17 of out. */
 static int put_path(const struct hrd_runjoin_in *in, size_t n,
-                    const struct jpath *jp, struct hrd_runjoin_buf *out,
-                    struct hrd_runjoin_buf *pb, struct hrd_runjoin_buf *tmp,
+                    const struct jpath *jp, struct hrd_pbuf *out,
+                    struct hrd_pbuf *pb, struct hrd_pbuf *tmp,
                     struct arr *ai, struct arr *as,
-                    const struct hrd_runjoin_buf *kv)
+                    const struct hrd_pbuf *kv)
 {
     int same = 1;
     const uint8_t *names[HRD_MAX_DEPTH_LIMIT];
@@ -242,7 +184,7 @@ static int put_path(const struct hrd_runjoin_in *in, size_t n,
 
     pb->len = 0;
     for (uint32_t d = 0; d < depth; d++) {
-        if (put_bytes(pb, 1, names[d], lens[d]) != 0)
+        if (hrd_pbuf_put_bytes(pb, 1, names[d], lens[d]) != 0)
             return -ENOMEM;
     }
     for (size_t i = jp->first; i < n; i++) {
@@ -266,25 +208,27 @@ static int put_path(const struct hrd_runjoin_in *in, size_t n,
     /* A path of every record holding its key's very values (the key's
      * one context) has the key's joined values. */
     same &= na == n;
-    if (put_field(pb, 2, pairs) != 0 || put_field(pb, 3, children) != 0)
+    if (hrd_pbuf_put_field(pb, 2, pairs) != 0 ||
+        hrd_pbuf_put_field(pb, 3, children) != 0)
         return -ENOMEM;
-    if (same ? (pairs > 0 && (put_bytes(pb, 4, kv[0].p, kv[0].len) != 0 ||
-                              put_bytes(pb, 5, kv[1].p, kv[1].len) != 0))
+    if (same ? (pairs > 0 &&
+                (hrd_pbuf_put_bytes(pb, 4, kv[0].p, kv[0].len) != 0 ||
+                 hrd_pbuf_put_bytes(pb, 5, kv[1].p, kv[1].len) != 0))
              : (merge_into(pb, 4, ai, na, tmp) != 0 ||
                 merge_into(pb, 5, as, na, tmp) != 0))
         return -ENOMEM;
-    if (put_field(pb, 8, descendants) != 0)
+    if (hrd_pbuf_put_field(pb, 8, descendants) != 0)
         return -ENOMEM;
-    return put_bytes(out, 17, pb->p, pb->len);
+    return hrd_pbuf_put_bytes(out, 17, pb->p, pb->len);
 }
 
 int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
                 uint32_t node_rank, uint32_t range_rank,
-                struct hrd_runjoin_buf *out)
+                struct hrd_pbuf *out)
 {
     const struct hrd_runscan *s0 = &in[0].s;
-    struct hrd_runjoin_buf tmp = { NULL, 0, 0 }, pb = { NULL, 0, 0 };
-    struct hrd_runjoin_buf kv[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
+    struct hrd_pbuf tmp = { NULL, 0, 0 }, pb = { NULL, 0, 0 };
+    struct hrd_pbuf kv[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
     uint64_t pairs = 0, records = 0, children = 0, descendants = 0;
     struct arr *ai = calloc(n * HRD_RUNSCAN_PATHS + 1, sizeof *ai);
     struct arr *as = calloc(n * HRD_RUNSCAN_PATHS + 1, sizeof *as);
@@ -314,18 +258,19 @@ int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
                                             j };
         }
     }
-    if (put_bytes(out, 1, s0->s[0], s0->n[0]) != 0 ||
-        put_bytes(out, 2, s0->s[1], s0->n[1]) != 0 ||
-        put_bytes(out, 3, s0->s[2], s0->n[2]) != 0 ||
-        put_field(out, 4, s0->phase) != 0 ||
-        put_bytes(out, 5, s0->s[3], s0->n[3]) != 0 ||
-        put_field(out, 6, node_rank) != 0 ||
-        put_field(out, 7, range_rank) != 0 ||
-        put_field(out, 8, pairs) != 0 || put_field(out, 9, records) != 0 ||
-        put_field(out, 10, children) != 0 ||
+    if (hrd_pbuf_put_bytes(out, 1, s0->s[0], s0->n[0]) != 0 ||
+        hrd_pbuf_put_bytes(out, 2, s0->s[1], s0->n[1]) != 0 ||
+        hrd_pbuf_put_bytes(out, 3, s0->s[2], s0->n[2]) != 0 ||
+        hrd_pbuf_put_field(out, 4, s0->phase) != 0 ||
+        hrd_pbuf_put_bytes(out, 5, s0->s[3], s0->n[3]) != 0 ||
+        hrd_pbuf_put_field(out, 6, node_rank) != 0 ||
+        hrd_pbuf_put_field(out, 7, range_rank) != 0 ||
+        hrd_pbuf_put_field(out, 8, pairs) != 0 ||
+        hrd_pbuf_put_field(out, 9, records) != 0 ||
+        hrd_pbuf_put_field(out, 10, children) != 0 ||
         merge_into(out, 11, ai, n, &kv[0]) != 0 ||
         merge_into(out, 12, as, n, &kv[1]) != 0 ||
-        put_field(out, 16, descendants) != 0)
+        hrd_pbuf_put_field(out, 16, descendants) != 0)
         goto out;
     for (size_t k = 0; k < njp; k++) {
         if (put_path(in, n, &jp[k], out, &pb, &tmp, ai, as, kv) != 0)

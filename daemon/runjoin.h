@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/pbuf.h"
 #include "daemon/runscan.h"
 
 /* One record to join: a simple key of run format 1 (scanned into s), the
@@ -26,12 +27,6 @@ struct hrd_runjoin_in {
     uint32_t path_id[HRD_RUNSCAN_PATHS];
 };
 
-/* A growing buffer of bytes. */
-struct hrd_runjoin_buf {
-    uint8_t *p;
-    size_t len, cap;
-};
-
 /*
  * Joins in[0..n) (n >= 1, one key's, in the inputs' order) into out
  * (emptied first; its memory is the caller's to free), with these ranks.
@@ -39,6 +34,6 @@ struct hrd_runjoin_buf {
  */
 int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
                 uint32_t node_rank, uint32_t range_rank,
-                struct hrd_runjoin_buf *out);
+                struct hrd_pbuf *out);
 
 #endif

@@ -513,7 +513,7 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
 {
     const struct hrd_runmerge_key *mk = &m->keys[k->serial];
     struct hrd_runjoin_in *in = calloc(mk->count, sizeof *in);
-    struct hrd_runjoin_buf out = { NULL, 0, 0 };
+    struct hrd_pbuf out = { NULL, 0, 0 };
     uint8_t simple = 1;
     size_t n = 0;
     int rc = -1;
