@@ -3,6 +3,7 @@
 
 #include "daemon/control.h"
 #include "daemon/observer.h"
+#include "daemon/pbuf.h"
 #include "daemon/runkey.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
@@ -497,6 +498,37 @@ static void pack_save_direct(const struct hrd_control *ctl,
     *reply_len = total;
 }
 
+/*
+ * Packs the reply to a packed save page of run format 1 whose keys were
+ * written as the bytes of SaveReply.packed_keys fields (keys): the same
+ * message as packing m with those keys in r->packed_keys, the keys' bytes
+ * copied once. Field order as pack_save_direct's.
+ */
+static void pack_save_bytes(const struct hrd_control *ctl,
+                            const Hostrange__ControlReply *m,
+                            const Hostrange__SaveReply *r,
+                            const struct hrd_pbuf *keys, uint8_t **reply,
+                            size_t *reply_len)
+{
+    size_t ssize = hostrange__save_reply__get_packed_size(r);
+    size_t save_len = ssize + keys->len;
+    size_t total = 1 + varint_len(m->version) + 1 + varint_len(save_len) +
+                   save_len;
+    uint8_t *p = *reply = reply_buf(ctl, total);
+
+    *reply_len = 0;
+    if (p == NULL)
+        return;
+    *p++ = 1 << 3 | 0; /* ControlReply.version, varint */
+    p = hrp_put_varint(p, m->version);
+    *p++ = 7 << 3 | 2; /* ControlReply.save, length-delimited */
+    p = hrp_put_varint(p, save_len);
+    p += hostrange__save_reply__pack(r, p);
+    if (keys->len != 0)
+        memcpy(p, keys->p, keys->len);
+    *reply_len = total;
+}
+
 /* A page of a save (runkey.h); the cursor is the next serial, 4 bytes
  * little-endian. */
 static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
@@ -511,9 +543,12 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
                                             : (int)HRD_RUN_FORMAT;
     /* Keys coded as events point into the aggregation: a packed page of
      * them is packed straight from the messages (pack_save_direct). Sorted
-     * keys are packed one by one instead, so that the page holds their
-     * bytes rather than their arrays of values. */
+     * keys are written one by one as their bytes instead (by hand where
+     * they can be, runkey.h), so that the page holds their bytes rather
+     * than their arrays of values (pack_save_bytes). */
     int direct = q->packed && format >= HRD_RUN_FORMAT_EVENTS;
+    int bytes = q->packed && !direct;
+    struct hrd_pbuf keys = { NULL, 0, 0 };
 
     if (q->cursor.len != 0 && q->cursor.len != sizeof cursor) {
         m->error = "bad cursor in save request";
@@ -526,7 +561,8 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     if (hrd_runkey_page(ctl->ingest->agg, ctl->ingest, &cursor,
                         ctl->page_values ? ctl->page_values
                                          : HRD_PAGE_VALUES_DEFAULT,
-                        q->packed && !direct, format, &sr, &done) != 0) {
+                        q->packed && !direct, format,
+                        bytes ? &keys : NULL, &sr, &done) != 0) {
         m->error = "out of memory";
         goto pack;
     }
@@ -539,13 +575,18 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     }
     m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_SAVE;
     m->save = &sr;
-    if (direct) {
-        pack_save_direct(ctl, m, &sr, reply, reply_len);
+    if (direct || bytes) {
+        if (direct)
+            pack_save_direct(ctl, m, &sr, reply, reply_len);
+        else
+            pack_save_bytes(ctl, m, &sr, &keys, reply, reply_len);
         hrd_runkey_page_free(&sr);
+        free(keys.p);
         return;
     }
 pack:
     pack_reply(ctl, m, reply, reply_len);
+    free(keys.p);
     if (made)
         hrd_runkey_page_free(&sr);
 }
