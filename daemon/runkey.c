@@ -321,10 +321,18 @@ static size_t coded_size(const struct coded *c, unsigned fi, unsigned fs)
 static uint8_t *put_values(uint8_t *o, const uint64_t *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (v[i] < 0x80)
-            *o++ = (uint8_t)v[i];
-        else
-            o = hrp_put_varint(o, v[i]);
+        uint64_t x = v[i];
+
+        /* Deltas of sorted times mostly take one or two bytes. */
+        if (x < 0x80) {
+            *o++ = (uint8_t)x;
+        } else if (x < 0x4000) {
+            o[0] = (uint8_t)(x | 0x80);
+            o[1] = (uint8_t)(x >> 7);
+            o += 2;
+        } else {
+            o = hrp_put_varint(o, x);
+        }
     }
     return o;
 }
@@ -374,24 +382,27 @@ void hrd_runkey_tmp_fini(struct hrd_runkey_tmp *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Makes t hold n values and np paths. Returns 0 or -ENOMEM. */
+/* Makes t hold n values and np paths (what they held is not kept: it is
+ * scratch, not worth copying). Returns 0 or -ENOMEM. */
 static int tmp_room(struct hrd_runkey_tmp *t, size_t n, size_t np)
 {
     if (n > t->cap) {
-        uint64_t *v = realloc(t->v, n * sizeof *v);
+        size_t cap = n > 2 * t->cap ? n : 2 * t->cap;
 
-        if (v == NULL)
+        free(t->v);
+        t->cap = 0;
+        if ((t->v = malloc(cap * sizeof *t->v)) == NULL)
             return -ENOMEM;
-        t->v = v;
-        t->cap = n;
+        t->cap = cap;
     }
     if (np > t->pcap) {
-        struct hrd_runkey_path *p = realloc(t->paths, np * sizeof *p);
+        size_t cap = np > 2 * t->pcap ? np : 2 * t->pcap;
 
-        if (p == NULL)
+        free(t->paths);
+        t->pcap = 0;
+        if ((t->paths = malloc(cap * sizeof *t->paths)) == NULL)
             return -ENOMEM;
-        t->paths = p;
-        t->pcap = np;
+        t->pcap = cap;
     }
     return 0;
 }
@@ -687,8 +698,16 @@ int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
     hostrange__save_reply__init(r);
     *done = 0;
     ks = malloc((a->nkeys + 1) * sizeof *ks);
-    if (out != NULL)
+    if (out != NULL) {
+        /* Room for a page at the first go (up to 16 MiB): a value takes
+         * a byte or two, a key its fields (its 64 values in the budget). */
+        uint64_t guess = budget + budget / 2;
+
         out->len = 0;
+        if (budget != 0 &&
+            hrd_pbuf_room(out, guess < (16u << 20) ? guess : 16u << 20) != 0)
+            goto fail;
+    }
     else if (packed)
         r->packed_keys = calloc(a->nkeys + 1, sizeof *r->packed_keys);
     else
