@@ -176,6 +176,32 @@ int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
     return 0;
 }
 
+int hrd_run_put_agg_key(struct hrd_run_writer *w, struct hrd_agg *a,
+                        const struct hrd_key *k, int format, char *err,
+                        size_t errlen)
+{
+    Hostrange__RunKey m;
+    int rc = 1;
+
+    if (format < HRD_RUN_FORMAT_EVENTS) {
+        /* Written into the writer's buffer. */
+        struct hrd_pbuf b = { w->buf, 0, w->cap };
+
+        rc = hrd_runkey_put(a, k, 0, &b, &w->kt);
+        w->buf = b.p;
+        w->cap = b.cap;
+        if (rc == 0)
+            return hrd_run_put_packed(w, w->buf, b.len, err, errlen);
+    }
+    if (rc < 0 || hrd_runkey_from(a, k, format, &m) != 0) {
+        snprintf(err, errlen, "%s: out of memory", w->path);
+        return -1;
+    }
+    rc = hrd_run_put_key(w, &m, err, errlen);
+    hrd_runkey_clear(&m);
+    return rc;
+}
+
 static int cmp_serial(const void *pa, const void *pb)
 {
     const struct hrd_key *x = *(struct hrd_key *const *)pa;
@@ -197,17 +223,8 @@ int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
     if (a->nkeys != 0) /* (no key array yet in an empty aggregation) */
         memcpy(ks, a->keys, a->nkeys * sizeof *ks);
     qsort(ks, a->nkeys, sizeof *ks, cmp_serial);
-    for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
-        Hostrange__RunKey m;
-
-        if (hrd_runkey_from(a, ks[i], format, &m) != 0) {
-            snprintf(err, errlen, "%s: out of memory", w->path);
-            rc = -1;
-            break;
-        }
-        rc = hrd_run_put_key(w, &m, err, errlen);
-        hrd_runkey_clear(&m);
-    }
+    for (uint32_t i = 0; i < a->nkeys && rc == 0; i++)
+        rc = hrd_run_put_agg_key(w, a, ks[i], format, err, errlen);
     free(ks);
     return rc;
 }
@@ -261,6 +278,7 @@ void hrd_run_abort(struct hrd_run_writer *w)
     free(w->tmp);
     free(w->path);
     free(w->buf);
+    hrd_runkey_tmp_fini(&w->kt);
     memset(w, 0, sizeof *w);
 }
 

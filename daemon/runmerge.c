@@ -452,18 +452,9 @@ static int cmp_serial(const void *pa, const void *pb)
 static int put_loaded(struct hrd_runmerge *m, struct hrd_run_writer *w,
                       struct hrd_key *k, char *err, size_t errlen)
 {
-    Hostrange__RunKey out;
-    int rc;
-
     /* A lone path holding its key's events is shared as then. */
     hrd_agg_paths_share(m->a);
-    if (hrd_runkey_from(m->a, k, m->format, &out) != 0) {
-        snprintf(err, errlen, "%s: out of memory", w->path);
-        return -1;
-    }
-    rc = hrd_run_put_key(w, &out, err, errlen);
-    hrd_runkey_clear(&out);
-    return rc;
+    return hrd_run_put_agg_key(w, m->a, k, m->format, err, errlen);
 }
 
 /* Writes key k from its one record: as its bytes with its new ranks
@@ -587,8 +578,6 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
         memcpy(ks, a->keys, a->nkeys * sizeof *ks);
     qsort(ks, a->nkeys, sizeof *ks, cmp_serial);
     for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
-        Hostrange__RunKey k;
-
         if (progress != NULL && w->bytes >= next_report) {
             progress(ctx, w->bytes, m->size);
             next_report = w->bytes + (4u << 20);
@@ -601,13 +590,7 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
             rc = put_join(m, w, ks[i], err, errlen);
             continue;
         }
-        if (hrd_runkey_from(a, ks[i], m->format, &k) != 0) {
-            snprintf(err, errlen, "%s: out of memory", w->path);
-            rc = -1;
-            break;
-        }
-        rc = hrd_run_put_key(w, &k, err, errlen);
-        hrd_runkey_clear(&k);
+        rc = hrd_run_put_agg_key(w, a, ks[i], m->format, err, errlen);
     }
     if (rc == 0 && progress != NULL)
         progress(ctx, w->bytes, m->size);
