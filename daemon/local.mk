@@ -11,8 +11,9 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/paths.c daemon/rows.
 	daemon/report.c daemon/report.h daemon/numfmt.c daemon/numfmt.h \
 	daemon/crc32c.c daemon/crc32c.h daemon/observer.c \
 	daemon/observer.h daemon/signif.c daemon/signif.h daemon/runkey.c \
-	daemon/runkey.h daemon/runscan.c daemon/runscan.h \
-	daemon/runjoin.c daemon/runjoin.h daemon/pbuf.h daemon/flame.c daemon/flame.h
+	daemon/runkey.h daemon/runput.c daemon/runput.h daemon/runscan.c \
+	daemon/runscan.h daemon/runjoin.c daemon/runjoin.h daemon/pbuf.h \
+	daemon/flame.c daemon/flame.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
 noinst_LTLIBRARIES += daemon/libhrdstore.la

@@ -187,7 +187,7 @@ int hrd_run_put_agg_key(struct hrd_run_writer *w, struct hrd_agg *a,
         /* Written into the writer's buffer. */
         struct hrd_pbuf b = { w->buf, 0, w->cap };
 
-        rc = hrd_runkey_put(a, k, 0, &b, &w->kt);
+        rc = hrd_runput_key(a, k, 0, &b, &w->kt);
         w->buf = b.p;
         w->cap = b.cap;
         if (rc == 0)
@@ -278,7 +278,7 @@ void hrd_run_abort(struct hrd_run_writer *w)
     free(w->tmp);
     free(w->path);
     free(w->buf);
-    hrd_runkey_tmp_fini(&w->kt);
+    hrd_runput_tmp_fini(&w->kt);
     memset(w, 0, sizeof *w);
 }
 

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "daemon/runkey.h"
+#include "daemon/runput.h"
 #include "proto/hostrange.pb-c.h"
 
 #define HRD_RUN_MAGIC "HRSRUN1\n"
@@ -32,7 +33,7 @@ struct hrd_run_writer {
     uint64_t bytes;
     uint8_t *buf;
     size_t cap;
-    struct hrd_runkey_tmp kt; /* hrd_run_put_agg_key's scratch */
+    struct hrd_runput_tmp kt; /* hrd_run_put_agg_key's scratch */
 };
 
 /* Creates the temporary file and writes the magic and h. Returns 0, or -1
@@ -53,7 +54,7 @@ int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
                         size_t from, size_t to, const void *mid,
                         size_t midlen, char *err, size_t errlen);
 /* Writes key k of a, coded for run format `format` (runkey.h): the exact
- * keys of format 1 written by hand (hrd_runkey_put), the others through
+ * keys of format 1 written by hand (hrd_runput_key), the others through
  * hrd_runkey_from. Returns 0 or -1 (err). */
 int hrd_run_put_agg_key(struct hrd_run_writer *w, struct hrd_agg *a,
                         const struct hrd_key *k, int format, char *err,

@@ -57,37 +57,13 @@ int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
                           int format, Hostrange__RunKey *m);
 void hrd_runkey_clear(Hostrange__RunKey *m);
 
-/* Scratch memory of hrd_runkey_put, kept from key to key (zeroed to
- * start; hrd_runkey_tmp_fini frees it). */
-struct hrd_runkey_path;
-struct hrd_runkey_tmp {
-    uint64_t *v;
-    size_t cap;
-    struct hrd_runkey_path *paths;
-    size_t pcap;
-};
-
-void hrd_runkey_tmp_fini(struct hrd_runkey_tmp *t);
-
-/*
- * Appends exact key k of a, coded for run format 1, to out: the bytes
- * protobuf-c packs hrd_runkey_from's message into, written in one pass
- * (each array sorted and coded once; a mirror path's arrays are a copy of
- * its key's bytes), as length-delimited field `field` of an enclosing
- * message, or bare for field 0. Returns 0, 1 for a key it does not write
- * (a histogram key or path: nothing written), or -ENOMEM.
- */
-int hrd_runkey_put(struct hrd_agg *a, const struct hrd_key *k,
-                   unsigned field, struct hrd_pbuf *out,
-                   struct hrd_runkey_tmp *t);
-
 /*
  * One page of a save: the keys with a serial of at least *cursor (0 to
  * start), in creation order, until their values reach `budget` (at least
  * one key; 0: no limit), as messages in r->keys or, when `packed`, as
  * packed messages in r->packed_keys, or, when out is not NULL, as the
  * bytes of SaveReply.packed_keys fields in out (emptied first; the
- * caller's to free), each written in one pass (hrd_runkey_put) where it
+ * caller's to free), each written in one pass (hrd_runput_key) where it
  * can be. Fills r (initialised here; free with hrd_runkey_page_free); sets
  * *cursor past the last serial sent, and *done, with r->end filled from
  * in and the calibrations, when no key is left. Returns 0 or -ENOMEM.

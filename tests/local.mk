@@ -112,7 +112,7 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
 	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
-	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runkey
+	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -170,10 +170,10 @@ tests_unit_test_runmerge_SOURCES = tests/unit/test_runmerge.c
 tests_unit_test_runmerge_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runmerge_LDADD = $(HRD_STORE_TEST_LIBS)
 # Keys of run format 1 written by hand, against protobuf-c
-# (daemon/runkey.c).
-tests_unit_test_runkey_SOURCES = tests/unit/test_runkey.c
-tests_unit_test_runkey_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_runkey_LDADD = $(HRD_STORE_TEST_LIBS)
+# (daemon/runput.c).
+tests_unit_test_runput_SOURCES = tests/unit/test_runput.c
+tests_unit_test_runput_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_runput_LDADD = $(HRD_STORE_TEST_LIBS)
 
 # The operators (libhrops), checked against bench/ref.c.
 tests_unit_test_ops_half_SOURCES = tests/unit/test_ops_half.c

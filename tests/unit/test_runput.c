@@ -1,5 +1,5 @@
 /*
- * Keys of run format 1 written by hand (daemon/runkey.c, hrd_runkey_put)
+ * Keys of run format 1 written by hand (daemon/runput.c, hrd_runput_key)
  * are byte for byte what protobuf-c packs hrd_runkey_from's message into:
  * random aggregations of exact keys (range events of leaves and parents,
  * records, values 0 and up to 2^64 - 1, no event at all), with no, one
@@ -24,6 +24,7 @@
 #include "daemon/ingest.h"
 #include "daemon/pbuf.h"
 #include "daemon/runkey.h"
+#include "daemon/runput.h"
 #include "proto/hostrange.pb-c.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;
@@ -166,7 +167,7 @@ static void note(const struct hrd_key *k, struct seen *s)
 /* Every key of a, by hand and by protobuf-c, bare and as a field. */
 static void check_keys(struct hrd_agg *a, struct seen *s)
 {
-    struct hrd_runkey_tmp t = { NULL, 0, NULL, 0 };
+    struct hrd_runput_tmp t = { NULL, 0, NULL, 0 };
     struct hrd_pbuf out = { NULL, 0, 0 };
 
     for (uint32_t i = 0; i < a->nkeys; i++) {
@@ -185,7 +186,7 @@ static void check_keys(struct hrd_agg *a, struct seen *s)
         hrd_runkey_clear(&m);
 
         out.len = 0;
-        rc = hrd_runkey_put(a, k, 0, &out, &t);
+        rc = hrd_runput_key(a, k, 0, &out, &t);
         if (!k->exact) {
             assert_int_equal(rc, 1);
             assert_int_equal(out.len, 0);
@@ -198,13 +199,13 @@ static void check_keys(struct hrd_agg *a, struct seen *s)
 
         /* As field 4 after what out held. */
         hl = (size_t)(hrd_pb_len(head, 4, len) - head);
-        assert_int_equal(hrd_runkey_put(a, k, 4, &out, &t), 0);
+        assert_int_equal(hrd_runput_key(a, k, 4, &out, &t), 0);
         assert_int_equal(out.len, len + hl + len);
         assert_memory_equal(out.p + len, head, hl);
         assert_memory_equal(out.p + len + hl, want, len);
         free(want);
     }
-    hrd_runkey_tmp_fini(&t);
+    hrd_runput_tmp_fini(&t);
     free(out.p);
 }
 
