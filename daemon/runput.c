@@ -177,8 +177,9 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
 
     if (!k->exact)
         return 1;
-    /* Room: the key's values twice (inclusive and self) and each path's,
-     * and the sort's for the most values sorted at once. */
+    /* Room: the key's values twice (inclusive and self) and each path's
+     * but a mirror's (below), and the sort's for the most values sorted
+     * at once. */
     need = 2 * all;
     for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
         struct hrd_key view;
@@ -186,7 +187,8 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
 
         if (!p->exact || (pp->mirror && p->pairs != k->pairs))
             return 1;
-        need += 2 * (p->pairs + p->records);
+        if (!pp->mirror || k->records != 0)
+            need += 2 * (p->pairs + p->records);
         if (p->pairs + p->records > most)
             most = p->pairs + p->records;
         np++;
@@ -213,7 +215,8 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
 
         /* A mirror holds its range key's very events (its only path, no
          * record): the key's coded values. */
-        tp->same = pp->mirror && kc.ni == k->pairs && kc.ns == k->pairs;
+        tp->same = pp->mirror && k->records == 0 && kc.ni == k->pairs &&
+                   kc.ns == k->pairs;
         if (tp->same) {
             tp->c = kc;
         } else {
