@@ -25,7 +25,7 @@ static const char usage_save[] =
     "\n"
     "  -o, --output=FILE      the run file to write (required)\n"
     "      --unsorted         keep exact samples as the daemon holds them, in\n"
-    "                         the order they came (run format 2): about 5x\n"
+    "                         the order they came (run format 2): about 3x\n"
     "                         faster to save, and faster to merge where runs\n"
     "                         share keys, but up to 2.5x larger and a fifth\n"
     "                         slower to diff; default: each\n"
