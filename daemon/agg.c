@@ -532,7 +532,8 @@ int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k, uint64_t value_ns)
 void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
                         size_t *nincl, uint64_t *self, size_t *nself)
 {
-    const uint8_t *p = k->buf, *end = k->buf + k->len;
+    /* A key without events may have no buffer: NULL + 0 is not C. */
+    const uint8_t *p = k->buf, *end = p != NULL ? p + k->len : p;
     size_t ni = 0, ns = 0;
 
     while (p < end) {
