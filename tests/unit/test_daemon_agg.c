@@ -959,10 +959,35 @@ static void test_shared_histogram(void **state)
     hrd_agg_fini(&a);
 }
 
+/* A key made without an event has no buffer: its values are none, and
+ * its summaries are those of no value (a run file may hold such a key). */
+static void test_key_without_events(void **state)
+{
+    struct hrd_agg a;
+    struct hrd_key *k;
+    struct hrd_summary si, ss;
+    uint64_t incl[1], self[2];
+    size_t ni = 7, ns = 7;
+
+    (void)state;
+    hrd_agg_init(&a);
+    k = key(&a, "t/empty", HRP_PHASE_WARM, "r");
+    assert_non_null(k);
+    assert_true(k->exact && k->buf == NULL && k->len == 0);
+    hrd_agg_key_values(k, incl, &ni, self, &ns);
+    assert_int_equal(ni, 0);
+    assert_int_equal(ns, 0);
+    assert_int_equal(hrd_agg_key_summaries(&a, k, &si, &ss), 0);
+    assert_int_equal(si.count, 0);
+    assert_int_equal(ss.count, 0);
+    hrd_agg_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encoding_round_trip),
+        cmocka_unit_test(test_key_without_events),
         cmocka_unit_test(test_coded_events),
         cmocka_unit_test(test_bytes_per_event),
         cmocka_unit_test(test_exact_cap),
