@@ -135,29 +135,35 @@ void hrd_runput_tmp_fini(struct hrd_runput_tmp *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Makes t hold n values and np paths (what they held is not kept: it is
- * scratch, not worth copying). Returns 0 or -ENOMEM. */
+/* Makes *p hold n elements of size bytes, *cap of them allocated (what it
+ * held is not kept: it is scratch, not worth copying). Returns 0 or
+ * -ENOMEM. */
+static int scratch_room(void **p, size_t *cap, size_t n, size_t size)
+{
+    size_t c;
+
+    if (n <= *cap)
+        return 0;
+    c = n > 2 * *cap ? n : 2 * *cap;
+    free(*p);
+    *cap = 0;
+    if ((*p = malloc(c * size)) == NULL)
+        return -ENOMEM;
+    *cap = c;
+    return 0;
+}
+
+/* Makes t hold n values and np paths. Returns 0 or -ENOMEM. */
 static int tmp_room(struct hrd_runput_tmp *t, size_t n, size_t np)
 {
-    if (n > t->cap) {
-        size_t cap = n > 2 * t->cap ? n : 2 * t->cap;
+    void *v = t->v, *paths = t->paths;
+    int rc = scratch_room(&v, &t->cap, n, sizeof *t->v);
 
-        free(t->v);
-        t->cap = 0;
-        if ((t->v = malloc(cap * sizeof *t->v)) == NULL)
-            return -ENOMEM;
-        t->cap = cap;
-    }
-    if (np > t->pcap) {
-        size_t cap = np > 2 * t->pcap ? np : 2 * t->pcap;
-
-        free(t->paths);
-        t->pcap = 0;
-        if ((t->paths = malloc(cap * sizeof *t->paths)) == NULL)
-            return -ENOMEM;
-        t->pcap = cap;
-    }
-    return 0;
+    t->v = v;
+    if (rc == 0)
+        rc = scratch_room(&paths, &t->pcap, np, sizeof *t->paths);
+    t->paths = paths;
+    return rc;
 }
 
 int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,

@@ -5,32 +5,17 @@
 #include "daemon/agg.h"
 #include "daemon/runkey.h"
 #include "proto/protocol.h"
+#include "proto/stream.h"
 
 #include <endian.h>
 #include <string.h>
 
-/* Reads a varint of at most 10 bytes whose value fits in 64 bits. Returns
- * 1, or 0 when it is cut short or too large. */
+/* Reads a varint of at most 10 bytes whose value fits in 64 bits (the
+ * protocol's reader). Returns 1, or 0 when it is cut short or too large. */
 static inline int get_varint(const uint8_t **pp, const uint8_t *end,
                              uint64_t *v)
 {
-    const uint8_t *p = *pp;
-    uint64_t x = 0;
-
-    for (unsigned sh = 0; sh < 70; sh += 7) {
-        uint8_t b;
-
-        if (p == end || (sh == 63 && *p > 1))
-            return 0;
-        b = *p++;
-        x |= (uint64_t)(b & 0x7f) << sh;
-        if (b < 0x80) {
-            *pp = p;
-            *v = x;
-            return 1;
-        }
-    }
-    return 0;
+    return hrp_get_varint(pp, end, v) == 0;
 }
 
 /* A field's length-delimited payload: *q and *n; 0 when it does not fit. */
