@@ -60,9 +60,47 @@ static void print_usage(void)
     fputs(usage_tail, stdout);
 }
 
+/* The global option (which goes before the command) that arg spells, in
+ * the way its usage shows it; NULL for any other argument. */
+static const char *global_option(const char *arg)
+{
+    static const struct {
+        char letter;
+        const char *name, *usage;
+    } globals[] = {
+        { 'r', "--runtime-dir", "-r DIR" },
+        { 't', "--timeout", "-t MS" },
+    };
+
+    for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++) {
+        size_t n = strlen(globals[i].name);
+
+        if ((arg[0] == '-' && arg[1] == globals[i].letter) ||
+            (strncmp(arg, globals[i].name, n) == 0 &&
+             (arg[n] == '\0' || arg[n] == '=')))
+            return globals[i].usage;
+    }
+    return NULL;
+}
+
 void hrd_ctl_die_usage(const char *cmd, int c, const char *arg)
 {
-    if (c == ':')
+    const char *global;
+    char opt[3];
+
+    /* An unknown short option may sit inside a word of several ("-xv",
+     * "-t5"), where the word before it is not it: getopt names it. */
+    if (c == '?' && optopt > ' ' && optopt <= '~') {
+        snprintf(opt, sizeof opt, "-%c", optopt);
+        arg = opt;
+    }
+    global = cmd != NULL ? global_option(arg) : NULL;
+
+    if (global != NULL)
+        fprintf(stderr, "hostrangectl %s: '%s' is an option of hostrangectl "
+                "itself: give it before the command (hostrangectl %s %s "
+                "...)\n", cmd, arg, global, cmd);
+    else if (c == ':')
         fprintf(stderr, "hostrangectl%s%s: missing value for option '%s' "
                 "(see --help)\n", cmd ? " " : "", cmd ? cmd : "", arg);
     else

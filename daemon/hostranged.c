@@ -203,9 +203,16 @@ int main(int argc, char **argv)
             puts("hostranged " PACKAGE_VERSION);
             return 0;
         default:
-            fprintf(stderr, "hostranged: %s '%s' (see --help)\n",
-                    c == ':' ? "missing value for option" : "unknown option",
-                    argv[optind - 1]);
+            /* An unknown short option inside a word of several ("-qx"):
+             * getopt names it. */
+            if (c == '?' && optopt > ' ' && optopt <= '~')
+                fprintf(stderr, "hostranged: unknown option '-%c' (see "
+                        "--help)\n", optopt);
+            else
+                fprintf(stderr, "hostranged: %s '%s' (see --help)\n",
+                        c == ':' ? "missing value for option"
+                                 : "unknown option",
+                        argv[optind - 1]);
             return 2;
         }
     }

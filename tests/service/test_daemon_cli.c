@@ -470,6 +470,15 @@ static void test_usage_errors(void **state)
     USAGE("bad wait '-1'", c, "ping", "--wait", "-1");
     USAGE("unexpected argument 'extra'", c, "stats", "extra");
     USAGE("unknown option '--format'", c, "reset", "--format", "csv");
+    USAGE("unknown option '-v'", c, "dump", "-vx");
+    USAGE("unknown option '-q'", c, "-q", "dump");
+    /* A global option after the command: where it goes. */
+    USAGE("'-r' is an option of hostrangectl itself: give it before the "
+          "command (hostrangectl -r DIR save ...)", c, "save", "-o", "f",
+          "-r", "dir");
+    USAGE("'--timeout=5' is an option of hostrangectl itself",
+          c, "dump", "--timeout=5");
+    USAGE("'-t' is an option of hostrangectl itself", c, "ping", "-t5");
     USAGE("unknown command 'frobnicate'", c, "frobnicate");
     USAGE("no command", c);
     USAGE("no command to run", c, "record");
@@ -479,6 +488,7 @@ static void test_usage_errors(void **state)
     USAGE("bad value '-5' for --fsync-interval", d, "--fsync-interval", "-5");
     USAGE("no such group", d, "--group", "no-such-group-hostrange");
     USAGE("unknown option '--bogus'", d, "--bogus");
+    USAGE("unknown option '-x'", d, "-qx");
     USAGE("unexpected argument 'x'", d, "x");
 }
 
