@@ -531,6 +531,13 @@ int main(int argc, char **argv)
             die_usage("missing value for option '%s'", argv[optind - 1]);
             break;
         default:
+            /* An unknown short option inside a word of several ("-qx"):
+             * getopt names it. */
+            if (optopt > ' ' && optopt <= '~') {
+                char opt[3] = { '-', (char)optopt, '\0' };
+
+                die_usage("unknown option '%s'", opt);
+            }
             die_usage("unknown option '%s'", argv[optind - 1]);
         }
     }

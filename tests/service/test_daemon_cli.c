@@ -489,6 +489,14 @@ static void test_usage_errors(void **state)
     USAGE("no such group", d, "--group", "no-such-group-hostrange");
     USAGE("unknown option '--bogus'", d, "--bogus");
     USAGE("unknown option '-x'", d, "-qx");
+    if (getenv("top_builddir") != NULL) {
+        char b[4096];
+
+        snprintf(b, sizeof b, "%s/bench/hostrange-bench",
+                 getenv("top_builddir"));
+        USAGE("unknown option '-q'", b, "-qx");
+        USAGE("unknown option '--bogus'", b, "--bogus");
+    }
     USAGE("unexpected argument 'x'", d, "x");
 }
 
