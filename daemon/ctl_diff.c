@@ -652,8 +652,12 @@ static void key_text(char *buf, size_t len, const struct pop *k)
              hrp_phase_name(k->phase), k->range, metric_name(k->metric));
 }
 
+/* The widest key column of a table. */
+#define KEY_WIDTH_MAX 160
+
+/* width: of the key column of a table. */
 static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
-                       int colour)
+                       int colour, int width)
 {
     const struct pop *k = r->b ? r->b : r->n;
     char key[4 * HRP_MAX_STRING + 64], marks[64] = "";
@@ -669,7 +673,7 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
             fprintf(f, "| %s | %s | %s | | | | only in %s |\n", key,
                     r->b ? "" : "-", r->b ? "-" : "", r->b ? "base" : "new");
         else
-            fprintf(f, "%-60s only in %s (median %.3f us)\n", key,
+            fprintf(f, "%-*s only in %s (median %.3f us)\n", width, key,
                     r->b ? "base" : "new", k->median / 1000);
         return;
     }
@@ -687,8 +691,8 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
             fprintf(f, "|  | | | | | | %s |\n", marks + 1);
         return;
     }
-    fprintf(f, "%s%-60s %10.3f %10.3f %+8.2f%% %+10.1f [%+.1f, %+.1f] "
-            "p=%.3g%s%s%s%s\n", on, key, r->b->median / 1000,
+    fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% %+10.1f [%+.1f, %+.1f] "
+            "p=%.3g%s%s%s%s\n", on, width, key, r->b->median / 1000,
             r->n->median / 1000, r->change, r->s.shift, r->s.lo, r->s.hi,
             r->s.p, r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
 }
@@ -747,7 +751,7 @@ int hrd_ctl_diff(int argc, char **argv)
     size_t *at = NULL;
     struct drow *rows = NULL;
     size_t nrows = 0, flagged = 0, worst_i = 0;
-    int c, rc = 2, colour, failed = 0;
+    int c, rc = 2, colour, failed = 0, width = 3;
 
     while ((c = getopt_long(argc, argv, ":a:T:f:h", longopts, NULL)) != -1) {
         if (c == 'a') {
@@ -839,18 +843,29 @@ int hrd_ctl_diff(int argc, char **argv)
             rows[nrows++].n = &new.p[i];
     }
     colour = fmt == FMT_TABLE && isatty(1);
+    /* The key column of a table is as wide as its widest key, from 3 to
+     * KEY_WIDTH_MAX characters (a wider key pushes its own row on). */
+    for (size_t i = 0; fmt == FMT_TABLE && i < nrows; i++) {
+        char key[4 * HRP_MAX_STRING + 64];
+        int len;
+
+        key_text(key, sizeof key, rows[i].b ? rows[i].b : rows[i].n);
+        len = (int)strlen(key);
+        if (len > width)
+            width = len < KEY_WIDTH_MAX ? len : KEY_WIDTH_MAX;
+    }
     if (fmt == FMT_MARKDOWN)
         printf("| key | base median (us) | new median (us) | change | "
                "shift ns [95%% CI] | p | flag |\n|---|---:|---:|---:|---:|"
                "---:|---|\n");
     else if (fmt == FMT_TABLE)
-        printf("%-60s %10s %10s %9s %10s\n", "key", "base us", "new us",
+        printf("%-*s %10s %10s %9s %10s\n", width, "key", "base us", "new us",
                "change", "shift ns [95% CI]");
     for (size_t i = 0; i < nrows; i++) {
         if (fmt == FMT_JSONL)
             write_jsonl(stdout, &rows[i]);
         else
-            write_text(stdout, &rows[i], fmt, colour);
+            write_text(stdout, &rows[i], fmt, colour, width);
     }
     if (fmt != FMT_JSONL)
         printf("%s%zu keys compared, %zu flagged (p < %g, |change| >= "

@@ -81,6 +81,18 @@ kill "$pid"; wait "$pid"; pid=
     fail "compared rows"
 "$HOSTRANGECTL" diff -f jsonl "$dir/a.u.hrs" "$dir/b.u.hrs" |
     cmp -s - "$dir/d.jsonl" || fail "diff of unsorted files differs"
+# The table: the key column is as wide as the widest key (no wider), so
+# that the medians of every compared row end where the header's "new us"
+# ends.
+"$HOSTRANGECTL" diff "$dir/a.hrs" "$dir/b.hrs" > "$dir/d.txt" || fail "table"
+awk 'NR == 1 { end = index($0, "new us") + 5; next }
+     / p=/ { rows++; k = substr($0, 1, end - 22)
+             if (substr($0, end, 1) !~ /[0-9]/ ||
+                 substr($0, end + 1, 1) != " ") bad++ }
+     / only in / { k = substr($0, 1, index($0, " only in") - 1) }
+     / p=| only in / { sub(/ +$/, "", k); if (length(k) > w) w = length(k) }
+     END { exit !(end > 22 && rows == 9 && bad == 0 && w == end - 22) }' \
+    "$dir/d.txt" || fail "table columns: $(cat "$dir/d.txt")"
 # A run against itself: no change, p = 1, nothing flagged.
 "$HOSTRANGECTL" diff -f jsonl --fail-above 0 "$dir/a.hrs" "$dir/a.hrs" \
     > "$dir/aa.jsonl" || fail "A/A diff failed"
