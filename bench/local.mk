@@ -105,6 +105,14 @@ bench_bench_runs_diff_SOURCES = bench/bench_runs_diff.c \
 bench_bench_runs_diff_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_runs_diff_LDADD = $(HRD_LIBS) \
 	$(bench_bench_daemon_ingest_LDADD)
+# merge's peak memory against --max-memory: 100 files of 1M events.
+BENCHES += bench/bench_runs_memory
+noinst_PROGRAMS += bench/bench_runs_memory
+bench_bench_runs_memory_SOURCES = bench/bench_runs_memory.c \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+bench_bench_runs_memory_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
+bench_bench_runs_memory_LDADD = $(bench_bench_runs_diff_LDADD)
 
 # The NVTX tool's cost per range against hr_begin/hr_end (nvtx.scope); its
 # wrapper loads the tool of the build tree through NVTX_INJECTION64_PATH.

@@ -841,34 +841,44 @@ static int sorted_values(struct hrd_agg *a, const struct hrd_key *k,
 int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
 {
     struct hrd_hist *hi = NULL, *hs = NULL;
-    uint64_t *incl, *self;
-    size_t ni, ns;
-    int leaves;
+    const uint8_t *p = k->buf, *end = p != NULL ? p + k->len : p;
+    int leaves = 1;
 
     if (!k->exact)
         return 0;
-    /* The values in any order: a histogram's buckets and sums do not
-     * depend on it, and sorting them first would cost more than adding. */
-    if (scratch(a, 2 * (k->pairs + k->records) + 1) != 0)
-        return -ENOMEM;
-    incl = a->scratch;
-    self = a->scratch + k->pairs + k->records;
-    hrd_agg_key_values(k, incl, &ni, self, &ns);
-    /* Events that are all leaves (no record) share one histogram. */
-    leaves = ni == ns && memcmp(incl, self, ni * sizeof *incl) == 0;
+    /*
+     * Straight from the encoding, in any order (a histogram's buckets and
+     * sums do not depend on it), with no copy of the values: a key moves
+     * to histograms when memory runs short, so this must not take more.
+     * First whether every event is a range without children (no record,
+     * self = inclusive): then the two populations share one histogram.
+     */
+    for (const uint8_t *q = p; q < end && leaves;) {
+        unsigned w1 = q[0] & 15u, w2 = q[0] >> 4;
+
+        leaves = w2 != RECORD_MARK &&
+                 (get8(q + 1 + w1) & mask(w2)) == 0;
+        q += 1 + w1 + (w2 == RECORD_MARK ? 0 : w2);
+    }
     hi = malloc(sizeof *hi);
     hs = leaves ? hi : malloc(sizeof *hs);
     if (hi == NULL || hs == NULL)
         goto fail;
     hrd_hist_init(hi);
     hrd_hist_init(hs);
-    for (size_t i = 0; i < ni; i++) {
-        if (hrd_hist_add(hi, incl[i]) != 0)
+    while (p < end) {
+        unsigned w1 = p[0] & 15u, w2 = p[0] >> 4;
+        uint64_t x = get8(p + 1) & mask(w1);
+
+        if (hrd_hist_add(hi, x) != 0)
             goto fail;
-    }
-    for (size_t i = 0; i < ns && !leaves; i++) {
-        if (hrd_hist_add(hs, self[i]) != 0)
+        if (w2 == RECORD_MARK) {
+            p += 1 + w1;
+            continue;
+        }
+        if (!leaves && hrd_hist_add(hs, x - (get8(p + 1 + w1) & mask(w2))))
             goto fail;
+        p += 1 + w1 + w2;
     }
     a->bytes -= k->cap;
     buf_free(k);

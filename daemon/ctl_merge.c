@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,12 +28,16 @@ static const char usage_merge[] =
     "a rename) or not at all, and may be one of the inputs.\n"
     "\n"
     "  -o, --output=FILE      the run file to write (required)\n"
-    "      --max-memory=SIZE  bound the samples held to SIZE (default 1G;\n"
-    "                         K, M, G suffixes): past it, the largest keys\n"
-    "                         held become histograms (quantiles within 0.1%;\n"
-    "                         count, mean, min and max stay exact), as in the\n"
-    "                         daemon; a key found in one input only is copied\n"
-    "                         as it is, never held\n"
+    "      --max-memory=SIZE  bound the memory of the merge to SIZE and a few\n"
+    "                         MiB (default 1G; K, M, G suffixes): half for the\n"
+    "                         samples held, half for the room to sort and\n"
+    "                         code the largest of them and to join keys; past\n"
+    "                         it, the largest keys held become histograms\n"
+    "                         (quantiles within 0.1%; count, mean, min and\n"
+    "                         max stay exact), as in the daemon; a key found\n"
+    "                         in one input only is copied as it is, never\n"
+    "                         held; reading a key of an input also takes\n"
+    "                         about ten times its size in the file\n"
     "      --unsorted         write exact samples unsorted, in the order they\n"
     "                         came (run format 2, as save --unsorted): faster\n"
     "                         where inputs share keys (their events are joined\n"
@@ -104,6 +109,16 @@ static int add_source(Hostrange__RunSource ***src, size_t *n,
     return 0;
 }
 
+/* The largest block a merge under max_memory takes from the heap: a
+ * sixteenth of it, from 256 KiB to 32 MiB (the C library's most). */
+static size_t merge_block(uint64_t max_memory)
+{
+    uint64_t b = max_memory / 16;
+
+    return (size_t)(b < (256u << 10) ? 256u << 10
+                                     : b > (32u << 20) ? 32u << 20 : b);
+}
+
 /* What merge was asked to do. */
 struct merge_opts {
     const char *output;
@@ -141,7 +156,9 @@ static int merge_once(const struct merge_opts *o, int whole)
 
     hrd_agg_init(&agg);
     agg.exact_cap = UINT64_MAX;
-    agg.max_bytes = (size_t)o->max_memory;
+    /* Half the budget for the samples held, the other half for the room
+     * to write the largest of them and to join keys (runmerge.c). */
+    agg.max_bytes = (size_t)(o->max_memory / 2);
     if (hrd_runmerge_init(&rm, &agg, (int)o->format, nin) != 0)
         goto nomem;
     rm.whole = whole;
@@ -330,6 +347,15 @@ int hrd_ctl_merge(int argc, char **argv)
     }
     o.in = argv + optind;
     o.nin = (size_t)(argc - optind);
+    /* Unlike the other commands (see main), a merge is held to its budget:
+     * blocks above a sixteenth of it (a key's events as they grow, a
+     * key's values to write) are mappings of their own, given back when
+     * freed, and so is the top of the heap past that much, so that what
+     * was freed is not kept. Smaller blocks (a key read and decoded, over
+     * and over) are reused from the heap rather than mapped and faulted
+     * in anew each time. */
+    mallopt(M_MMAP_THRESHOLD, (int)merge_block(o.max_memory));
+    mallopt(M_TRIM_THRESHOLD, (int)merge_block(o.max_memory));
     rc = merge_once(&o, 0);
     if (rc == 2)
         rc = merge_once(&o, 1);

@@ -476,6 +476,18 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
     return -1;
 }
 
+/* The buffer a reader keeps after hrd_run_reader_trim. */
+#define READER_KEEP (4u << 10)
+
+void hrd_run_reader_trim(struct hrd_run_reader *r)
+{
+    if (r->cap > READER_KEEP) {
+        free(r->buf);
+        r->buf = NULL;
+        r->cap = 0;
+    }
+}
+
 void hrd_run_close(struct hrd_run_reader *r)
 {
     if (r->f != NULL)

@@ -94,6 +94,10 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
 int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
                  Hostrange__RunEnd **e, char *err, size_t errlen);
 void hrd_run_close(struct hrd_run_reader *r);
+/* Gives back the reader's buffer when it is larger than a small record
+ * needs (one reader per input of a merge would else each keep room for
+ * its largest record). */
+void hrd_run_reader_trim(struct hrd_run_reader *r);
 
 /*
  * Reads the next record as it is, its checksum checked: returns 1 with its

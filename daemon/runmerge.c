@@ -3,6 +3,7 @@
 
 #include "daemon/runmerge.h"
 #include "daemon/runjoin.h"
+#include "daemon/runput.h"
 #include "daemon/runscan.h"
 #include "proto/protocol.h"
 
@@ -308,6 +309,7 @@ undecodable:
     }
     if (hrd_runload_end(&m->l, in->e) != 0)
         goto nomem;
+    hrd_run_reader_trim(r);
     if (progress != NULL)
         progress(ctx, r->size, r->size);
     m->size += r->size;
@@ -427,6 +429,7 @@ int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
             rc = load_rec(m, rec, p,
                           rec->deferred ? by_serial[rec->serial] : NULL, err,
                           errlen);
+        hrd_run_reader_trim(&m->in[rec->file].r);
     }
     free(by_serial);
     if (rc != 0)
@@ -447,6 +450,30 @@ static int cmp_serial(const void *pa, const void *pb)
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
 
+/*
+ * Makes key k fit the memory budget for writing: in run format 1 its
+ * values are decoded and sorted to be written, which takes about six
+ * times the room they take held (hrd_runput_scratch). A key that would
+ * take more than half the budget (a quarter of --max-memory; the held
+ * samples have the other half) becomes a histogram first, its paths with
+ * it, as the largest keys held do. Returns 0 or -ENOMEM.
+ */
+static int fit(struct hrd_runmerge *m, struct hrd_key *k)
+{
+    struct hrd_agg *a = m->a;
+
+    if (m->format != 1 || hrd_runput_scratch(k) <= a->max_bytes / 2)
+        return 0;
+    if (hrd_agg_key_to_hist(a, k) != 0)
+        return -ENOMEM;
+    for (struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
+        if (!p->mirror && hrd_agg_key_to_hist(a, p) != 0)
+            return -ENOMEM;
+    }
+    a->compacted++;
+    return 0;
+}
+
 /* Saves key k, its records just loaded, from the aggregation, as if it
  * had been loaded with the others. Returns 0, or -1 with err. */
 static int put_loaded(struct hrd_runmerge *m, struct hrd_run_writer *w,
@@ -454,6 +481,10 @@ static int put_loaded(struct hrd_runmerge *m, struct hrd_run_writer *w,
 {
     /* A lone path holding its key's events is shared as then. */
     hrd_agg_paths_share(m->a);
+    if (fit(m, k) != 0) {
+        snprintf(err, errlen, "%s: out of memory", w->path);
+        return -1;
+    }
     return hrd_run_put_agg_key(w, m->a, k, m->format, err, errlen);
 }
 
@@ -469,6 +500,7 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
     struct hrd_runscan s;
     const uint8_t *p;
     size_t n;
+    int rc;
 
     /* The very record scanned (same length and checksum). */
     if (hrd_run_reread(r, rec->offset, rec->len, rec->crc, &type, &p, err,
@@ -486,14 +518,16 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
         }
     }
     if (!simple) {
-        int rc = load_rec(m, rec, p, k, err, errlen);
-
+        rc = load_rec(m, rec, p, k, err, errlen);
+        hrd_run_reader_trim(r);
         return rc != 0 ? rc : put_loaded(m, w, k, err, errlen);
     }
     n = hrd_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
                               m->a->str.rank[k->range - 1]);
-    return hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
-                               mid, n, err, errlen);
+    rc = hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
+                             mid, n, err, errlen);
+    hrd_run_reader_trim(r);
+    return rc;
 }
 
 /* Writes key k, found in several inputs, from its records joined (or, when
@@ -525,6 +559,7 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
         if (copy == NULL)
             goto nomem;
         memcpy(copy, p, rec->len);
+        hrd_run_reader_trim(&m->in[rec->file].r);
         in[n].p = copy;
         in[n].len = rec->len;
         if (simple &&
@@ -589,6 +624,11 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
         if (key_how(m, ks[i]->serial) == KEY_JOIN) {
             rc = put_join(m, w, ks[i], err, errlen);
             continue;
+        }
+        if (fit(m, ks[i]) != 0) {
+            snprintf(err, errlen, "%s: out of memory", w->path);
+            rc = -1;
+            break;
         }
         rc = hrd_run_put_agg_key(w, a, ks[i], m->format, err, errlen);
     }

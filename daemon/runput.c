@@ -166,6 +166,45 @@ static int tmp_room(struct hrd_runput_tmp *t, size_t n, size_t np)
     return rc;
 }
 
+/* The values hrd_runput_key decodes at once for key k (its values twice,
+ * inclusive and self, and each path's but a mirror's) into *need, and the
+ * most it sorts at once into *most; *np: its paths. Returns 0, or 1 for a
+ * key it does not write. */
+static int room_needed(const struct hrd_key *k, size_t *need, size_t *most,
+                       size_t *np)
+{
+    size_t all = k->pairs + k->records;
+
+    if (!k->exact)
+        return 1;
+    *need = 2 * all;
+    *most = all;
+    *np = 0;
+    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+        struct hrd_key view;
+        const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
+
+        if (!p->exact || (pp->mirror && p->pairs != k->pairs))
+            return 1;
+        if (!pp->mirror || k->records != 0)
+            *need += 2 * (p->pairs + p->records);
+        if (p->pairs + p->records > *most)
+            *most = p->pairs + p->records;
+        (*np)++;
+    }
+    return 0;
+}
+
+size_t hrd_runput_scratch(const struct hrd_key *k)
+{
+    size_t need, most, np;
+
+    if (room_needed(k, &need, &most, &np) != 0)
+        return 0;
+    return (need + most + 1) * sizeof(uint64_t) +
+           (np + 1) * sizeof(struct hrd_runput_path);
+}
+
 int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
                    unsigned field, struct hrd_pbuf *out,
                    struct hrd_runput_tmp *t)
@@ -176,29 +215,16 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
     const char *range = hrd_agg_str_get(a, k->range);
     uint32_t node_rank = a->str.rank[k->node - 1];
     uint32_t range_rank = a->str.rank[k->range - 1];
-    size_t all = k->pairs + k->records, need, most = all, np = 0, size;
+    size_t all = k->pairs + k->records, need, most, np, size;
     uint64_t *v, *sorttmp;
     struct coded kc;
     uint8_t *o, *key_at;
 
-    if (!k->exact)
-        return 1;
     /* Room: the key's values twice (inclusive and self) and each path's
      * but a mirror's (below), and the sort's for the most values sorted
      * at once. */
-    need = 2 * all;
-    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
-        struct hrd_key view;
-        const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
-
-        if (!p->exact || (pp->mirror && p->pairs != k->pairs))
-            return 1;
-        if (!pp->mirror || k->records != 0)
-            need += 2 * (p->pairs + p->records);
-        if (p->pairs + p->records > most)
-            most = p->pairs + p->records;
-        np++;
-    }
+    if (room_needed(k, &need, &most, &np) != 0)
+        return 1;
     if (tmp_room(t, need + most + 1, np + 1) != 0)
         return -ENOMEM;
     v = t->v;

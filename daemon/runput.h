@@ -43,4 +43,8 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
                    unsigned field, struct hrd_pbuf *out,
                    struct hrd_runput_tmp *t);
 
+/* The bytes of scratch hrd_runput_key takes to write key k (0 for a key
+ * it does not write): its values decoded, and room to sort them. */
+size_t hrd_runput_scratch(const struct hrd_key *k);
+
 #endif

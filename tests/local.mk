@@ -218,6 +218,13 @@ check_PROGRAMS += $(SERVICE_TESTS)
 TESTS += $(SERVICE_TESTS) tests/service/test_compiled_out.sh
 # Run files end to end: save, merge, dump --from, --load, diff.
 TESTS += tests/service/test_runs.sh
+# merge of many files as a process: its peak memory within --max-memory,
+# every event kept, progress on a terminal.
+check_PROGRAMS += tests/service/test_merge_memory
+TESTS += tests/service/test_merge_memory
+tests_service_test_merge_memory_SOURCES = tests/service/test_merge_memory.c
+tests_service_test_merge_memory_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_merge_memory_LDADD = $(HRD_STORE_TEST_LIBS) -lutil
 # Calling contexts end to end: folded stacks, the tree, dump --by path; and
 # plot's SVGs (well-formed, rendered; skipped without xmllint and
 # rsvg-convert).
