@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const char usage_merge[] =
@@ -46,7 +47,8 @@ static const char usage_merge[] =
     "  -m, --meta=KEY=VALUE   note KEY=VALUE in OUT; may be given many times\n"
     "  -h, --help             show this help and exit\n"
     "\n"
-    "On a terminal, progress is shown on stderr.\n";
+    "On a terminal, progress is shown on stderr. Every input is held open at\n"
+    "once: merge lifts its limit on open files as far as it may.\n";
 
 struct progress {
     int on;
@@ -119,6 +121,22 @@ static size_t merge_block(uint64_t max_memory)
                                      : b > (32u << 20) ? 32u << 20 : b);
 }
 
+/* A merge holds every input open at once: lifts the soft limit on open
+ * files (often 1024) towards the hard one, as far as nin inputs and a
+ * few more need. Where it cannot, opening an input says so. */
+static void raise_open_files(size_t nin)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)nin + 32;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want
+                      ? want
+                      : rl.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &rl);
+}
+
 /* What merge was asked to do. */
 struct merge_opts {
     const char *output;
@@ -174,10 +192,20 @@ static int merge_once(const struct merge_opts *o, int whole)
         pr.file = i;
         if (hrd_runmerge_scan(&rm, i, path, &hs[i], &es[i], show_progress,
                               &pr, err, sizeof err) != 0) {
+            struct rlimit rl;
+
             if (pr.on)
                 fputc('\n', stderr);
-            fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err,
-                    output);
+            if (strstr(err, strerror(EMFILE)) != NULL &&
+                getrlimit(RLIMIT_NOFILE, &rl) == 0)
+                fprintf(stderr, "hostrangectl merge: %s (a merge holds its "
+                        "%zu inputs open at once; this process may open "
+                        "%llu files: raise the limit, ulimit -n, or merge "
+                        "in stages); %s not written\n", err, nin,
+                        (unsigned long long)rl.rlim_cur, output);
+            else
+                fprintf(stderr, "hostrangectl merge: %s; %s not written\n",
+                        err, output);
             goto out;
         }
         if (hs[i]->n_sources > 0) {
@@ -356,6 +384,7 @@ int hrd_ctl_merge(int argc, char **argv)
      * in anew each time. */
     mallopt(M_MMAP_THRESHOLD, (int)merge_block(o.max_memory));
     mallopt(M_TRIM_THRESHOLD, (int)merge_block(o.max_memory));
+    raise_open_files(o.nin);
     rc = merge_once(&o, 0);
     if (rc == 2)
         rc = merge_once(&o, 1);

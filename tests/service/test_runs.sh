@@ -99,6 +99,18 @@ awk 'NR == 1 { end = index($0, "new us") + 5; next }
 [ "$(grep -c '"shift_ns":0.0,.*"p":1.0,.*"flag":null' "$dir/aa.jsonl")" -eq 18 ] ||
     fail "A/A rows"
 
+# A merge holds every input open: it lifts its soft limit on open files as
+# far as the hard one allows, and past that says what to do.
+set -- $(for i in $(seq 40); do echo "$dir/a.hrs"; done)
+( ulimit -Sn 30 && "$HOSTRANGECTL" merge -o "$dir/many.hrs" "$@" ) \
+    > /dev/null || fail "merge of 40 inputs under a soft limit of 30"
+( ulimit -n 30 && "$HOSTRANGECTL" merge -o "$dir/many2.hrs" "$@" ) \
+    2> "$dir/err" && fail "merged 40 inputs with 30 files"
+grep -q "a merge holds its 40 inputs open at once; this process may open 30 files" \
+    "$dir/err" || fail "open files: $(cat "$dir/err")"
+ls "$dir" | grep -q '^many2.hrs' && fail "half-written output"
+set --
+
 # Bad files: one line naming the file; the output is not written.
 head -c 100 "$dir/m.hrs" > "$dir/trunc.hrs"
 printf 'HRSRUN9\n' > "$dir/future.hrs"
