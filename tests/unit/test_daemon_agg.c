@@ -269,7 +269,7 @@ static void test_events_check_blocks(void **state)
         uint8_t src[800];
         size_t len = random_events(src, n);
         uint64_t np, nr, rp, rr;
-        uint8_t *b = malloc(len + 1);
+        uint8_t *b = calloc(len + 1, 1);
 
         memcpy(b, src, len);
         assert_int_equal(ref_check(b, len, &rp, &rr), 0);
@@ -961,6 +961,66 @@ static void test_shared_histogram(void **state)
 
 /* A key made without an event has no buffer: its values are none, and
  * its summaries are those of no value (a run file may hold such a key). */
+/*
+ * A key made histograms (hrd_agg_key_to_hist, read straight from the
+ * encoding) holds what adding its values one by one gives: for keys of
+ * leaves only (one shared histogram), of ranges with children, of records
+ * among them, and of values of every width up to 2^64 - 1.
+ */
+static void test_to_hist_from_encoding(void **state)
+{
+    struct hrd_agg a;
+
+    (void)state;
+    hrd_agg_init(&a);
+    a.exact_cap = UINT64_MAX;
+    for (int kind = 0; kind < 4; kind++) {
+        struct hrd_key *k = key(&a, "n", HRP_PHASE_COLD, "to_hist");
+        struct hrd_hist ri, rs;
+        uint64_t *incl = malloc(3000 * sizeof *incl);
+        uint64_t *self = malloc(3001 * sizeof *self);
+        size_t ni, ns;
+
+        assert_non_null(incl);
+        assert_non_null(self);
+        for (int i = 0; i < 3000; i++) {
+            uint64_t u = next(), bytes = u % 9;
+            uint64_t v = bytes == 8 ? u | 1ull << 63
+                                    : (u >> 8) & ((1ull << (8 * bytes)) - 1);
+            uint64_t c = kind == 0 ? 0 : (u >> 4) % 3 == 0 ? 0 : v / 3;
+
+            if (kind == 3 && i % 7 == 3)
+                assert_int_equal(hrd_agg_add_record(&a, k, v), 0);
+            else if (kind == 2 && i == 2999)
+                assert_int_equal(hrd_agg_add(&a, k, v, v - v / 2), 0);
+            else
+                assert_int_equal(hrd_agg_add(&a, k, v, v - (kind == 2 ? 0
+                                                            : c)), 0);
+        }
+        hrd_agg_key_values(k, incl, &ni, self, &ns);
+        hrd_hist_init(&ri);
+        hrd_hist_init(&rs);
+        for (size_t i = 0; i < ni; i++)
+            assert_int_equal(hrd_hist_add(&ri, incl[i]), 0);
+        for (size_t i = 0; i < ns; i++)
+            assert_int_equal(hrd_hist_add(&rs, self[i]), 0);
+        assert_int_equal(hrd_agg_key_to_hist(&a, k), 0);
+        assert_false(k->exact);
+        assert_true(hist_same(k->incl, &ri));
+        assert_true(hist_same(k->self, &rs));
+        /* Only a key of leaves (kind 0) shares one histogram; a single
+         * child at the end (kind 2) parts them. */
+        assert_int_equal(k->self == k->incl, kind == 0);
+        hrd_hist_fini(&ri);
+        hrd_hist_fini(&rs);
+        free(incl);
+        free(self);
+        hrd_agg_key_remove(&a, k);
+    }
+    assert_int_equal(a.bytes, 0);
+    hrd_agg_fini(&a);
+}
+
 static void test_key_without_events(void **state)
 {
     struct hrd_agg a;
@@ -1002,6 +1062,7 @@ int main(void)
         cmocka_unit_test(test_order_and_filter),
         cmocka_unit_test(test_many_keys),
         cmocka_unit_test(test_shared_histogram),
+        cmocka_unit_test(test_to_hist_from_encoding),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
