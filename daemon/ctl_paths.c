@@ -9,6 +9,7 @@
 
 #include "daemon/ctl.h"
 #include "daemon/flame.h"
+#include "daemon/svg.h"
 #include "daemon/run.h"
 #include "daemon/signif.h"
 #include "proto/protocol.h"

@@ -1,8 +1,9 @@
 /*
- * Calling-context views of a report: folded stacks (flame graphs), the
- * terminal tree and SVG pictures, built from the rows of a dump by path
- * (rows.h: one inclusive and one self row per (labels, path)). Pure logic:
- * it writes to a FILE * it is given and does no other I/O.
+ * Calling-context views of a report: folded stacks (flame graphs) and the
+ * terminal tree (the SVG pictures are svg.h's), built from the rows of a
+ * dump by path (rows.h: one inclusive and one self row per (labels,
+ * path)). Pure logic: it writes to a FILE * it is given and does no other
+ * I/O.
  *
  * The tree. Rows are grouped by (node id, operator, backend, phase), each
  * group a calling-context tree whose nodes are paths, children in the
@@ -25,20 +26,7 @@
  * columns: a name longer than its room is shortened in the middle with
  * "..". Control characters in names show as '?'.
  *
- * SVG (hostrangectl plot): one picture per node id, its cold and warm
- * groups side by side, each an icicle of its calling context (the top
- * ranges in the first row, each box's children below it) and, beside it,
- * a bar per range name of its self median per call of the top. A box's
- * width is its inclusive median times its calls per call of its parent (so
- * a child called twice per parent call is as wide as both calls), children
- * scaled down together where they would overflow their parent (medians do
- * not add up). Every box has a <title> tooltip with the full path and its
- * figures. Cold is drawn in blues on a blue-grey panel, warm in oranges on
- * a sand panel. With a comparison (plot --diff), boxes are coloured by the
- * change of their inclusive population instead: red slower, blue faster
- * (deeper for a larger relative shift), grey not significant (or not in
- * the base run). The picture needs no script and no external resource;
- * every name is XML-escaped, and bytes that XML cannot hold are replaced.
+ * The SVG pictures of the same tree are svg.h's.
  */
 #ifndef HOSTRANGE_FLAME_H
 #define HOSTRANGE_FLAME_H
@@ -133,14 +121,8 @@ int hrd_tree_write(FILE *f, const struct hrd_ptree *t, int width);
  * strings (caller frees the array), or NULL when none or ENOMEM. */
 const char **hrd_ptree_nodes(const struct hrd_ptree *t, size_t *n);
 
-/* Writes the SVG picture of node id `node` (its groups in t); `diff` set
- * when the nodes carry a comparison, `subtitle` a line under the title (or
- * NULL). Returns 0 or -EIO. */
-int hrd_svg_write(FILE *f, const struct hrd_ptree *t, const char *node,
-                  int diff, const char *subtitle);
-
-/* Writes name with the characters &, <, >, " and ' as XML entities and
- * bytes XML 1.0 cannot hold as '?' (invalid UTF-8 included). */
-void hrd_xml_escape(FILE *f, const char *name);
+/* Writes v ns with a unit that keeps it short: "512 ns", "3.20 us",
+ * "1.50 ms", "2.00 s". */
+void hrd_fmt_ns(char *buf, size_t len, double v);
 
 #endif

@@ -13,7 +13,7 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/paths.c daemon/rows.
 	daemon/observer.h daemon/signif.c daemon/signif.h daemon/runkey.c \
 	daemon/runkey.h daemon/runput.c daemon/runput.h daemon/runscan.c \
 	daemon/runscan.h daemon/runjoin.c daemon/runjoin.h daemon/pbuf.h \
-	daemon/flame.c daemon/flame.h
+	daemon/flame.c daemon/flame.h daemon/svg.c daemon/svg.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
 noinst_LTLIBRARIES += daemon/libhrdstore.la
