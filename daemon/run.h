@@ -25,14 +25,19 @@
 #define HRD_RUN_MAGIC "HRSRUN1\n"
 /* HRD_RUN_FORMAT: runkey.h. */
 
+/* Records go out through out: small ones are gathered there, a large one
+ * is written at once with what is gathered before it (one system call,
+ * no copy of its bytes). */
 struct hrd_run_writer {
-    FILE *f;
+    int fd;           /* -1 when closed */
     char *path;
     char *tmp;
     uint64_t keys;
     uint64_t bytes;
-    uint8_t *buf;
+    uint8_t *buf;     /* scratch for packing a record */
     size_t cap;
+    uint8_t *out;     /* bytes gathered, not yet written */
+    size_t out_len;
     struct hrd_runput_tmp kt; /* hrd_run_put_agg_key's scratch */
 };
 
@@ -71,14 +76,18 @@ int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
  * never-created one. */
 void hrd_run_abort(struct hrd_run_writer *w);
 
+/* A reader reads the file at the offsets it needs (pread): buf holds the
+ * bytes read last, buf_len of them from file offset buf_off, and what a
+ * read returns points into it. */
 struct hrd_run_reader {
-    FILE *f;
+    int fd;            /* -1 when closed */
     const char *path;
     uint64_t offset;   /* of the next record */
     uint64_t size;     /* of the file */
     uint8_t *buf;
     size_t cap;
-    int ended;
+    uint64_t buf_off;
+    size_t buf_len;
     uint32_t crc;      /* of the last record read */
 };
 
