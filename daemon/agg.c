@@ -629,16 +629,16 @@ static const uint8_t hdr_step[256] = { HDR_256(HDR_STEP) };
 #define WALK_RESYNC 64u
 
 /* One step of a walk from the entry at p (WALK_MARGIN bytes readable past
- * it): notes p in *bad when the entry fails (an invalid header, or a
- * children's time above the inclusive time), counts a record in *rec, and
- * moves p to the next entry. */
+ * it): notes p in `bad` when the entry fails (an invalid header, or a
+ * children's time above the inclusive time: rare, hence a branch), counts
+ * a record in `rec`, and moves p to the next entry. */
 #define WALK_STEP(p, bad, rec)                                              \
     do {                                                                    \
         unsigned h_ = (p)[0];                                               \
         uint64_t x_ = get8((p) + 1) & hdr_xmask[h_];                        \
         uint64_t d_ = get8((p) + hdr_doff[h_]) & hdr_dmask[h_];             \
                                                                             \
-        if (d_ > x_)                                                        \
+        if (__builtin_expect(d_ > x_, 0))                                   \
             (bad) = (p);                                                    \
         (rec) += h_ >= RECORD_MARK << 4;                                    \
         (p) += hdr_step[h_];                                                \
@@ -678,12 +678,15 @@ struct walker {
  * a chain of dependent steps; walking several in one loop lets the
  * processor work on them side by side. Rounds of steps without a bound
  * check are as long as the shortest part allows at the longest step; the
- * last steps of each walk are taken one by one.
+ * last steps of each walk are taken one by one. The walks' entries and
+ * records live in registers during a round; an entry that fails is noted
+ * in its walker in memory (with the tables' addresses, that many
+ * registers would not fit).
  */
 static void walk_parts(struct walker *w)
 {
     for (;;) {
-        const uint8_t *p[WALKERS], *bad[WALKERS];
+        const uint8_t *p[WALKERS];
         uint64_t rec[WALKERS];
         size_t round = SIZE_MAX;
 
@@ -700,18 +703,16 @@ static void walk_parts(struct walker *w)
 #pragma GCC unroll 4
         for (int j = 0; j < WALKERS; j++) {
             p[j] = w[j].p;
-            bad[j] = w[j].bad;
             rec[j] = w[j].rec;
         }
         for (size_t i = 0; i < round; i++) {
 #pragma GCC unroll 4
             for (int j = 0; j < WALKERS; j++)
-                WALK_STEP(p[j], bad[j], rec[j]);
+                WALK_STEP(p[j], w[j].bad, rec[j]);
         }
 #pragma GCC unroll 4
         for (int j = 0; j < WALKERS; j++) {
             w[j].p = p[j];
-            w[j].bad = bad[j];
             w[j].rec = rec[j];
             w[j].n += round;
         }
