@@ -229,6 +229,33 @@ int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
     return 0;
 }
 
+int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
+                       uint32_t crc, char *err, size_t errlen)
+{
+    struct iovec piece[2];
+    uint8_t hd[HRD_REC_HEADER];
+    uint32_t l = htole32((uint32_t)len);
+
+    if (len > RUN_REC_MAX) {
+        snprintf(err, errlen, "%s: a record of %zu bytes is too large",
+                 w->path, len);
+        return -1;
+    }
+    crc = htole32(crc);
+    memcpy(hd, &l, 4);
+    memcpy(hd + 4, &crc, 4);
+    hd[8] = 'K';
+    piece[0].iov_base = hd;
+    piece[0].iov_len = sizeof hd;
+    piece[1].iov_base = (void *)p;
+    piece[1].iov_len = len;
+    if (out_put(w, piece, 2, sizeof hd + len, err, errlen) != 0)
+        return -1;
+    w->bytes += sizeof hd + len;
+    w->keys++;
+    return 0;
+}
+
 int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
                         size_t from, size_t to, const void *mid,
                         size_t midlen, char *err, size_t errlen)
@@ -360,8 +387,11 @@ void hrd_run_abort(struct hrd_run_writer *w)
 
 /* The bytes a reader asks for at least when it reads on through a file,
  * so that the records after a small one, or the framing of the next one,
- * come with a read. */
+ * come with a read; and when it reads records again, whole, one after the
+ * other (as a merge writes the keys found in one file only), so that a
+ * read brings several. */
 #define READ_AHEAD 4096u
+#define READ_ON ((size_t)256 << 10)
 
 /*
  * Makes r->buf hold the file's bytes from offset off: at least need of
@@ -460,8 +490,8 @@ static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
 }
 
 /* Reads the record at r->offset whole, asking for ahead bytes past its
- * framing at first. Returns 1 with its type and its payload (*len bytes
- * at *p, in r->buf), 0 at the end of the file, -1 with err set. */
+ * framing. Returns 1 with its type and its payload (*len bytes at *p, in
+ * r->buf), 0 at the end of the file, -1 with err set. */
 static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
                        const uint8_t **p, size_t *len, char *err,
                        size_t errlen)
@@ -474,8 +504,8 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
 
     if (rc <= 0)
         return rc;
-    n = file_bytes(r, r->offset + HRD_REC_HEADER, l, (size_t)l + READ_AHEAD,
-                   p);
+    n = file_bytes(r, r->offset + HRD_REC_HEADER, l,
+                   (size_t)l + (ahead > l ? ahead - l : READ_AHEAD), p);
     if (n < 0) {
         read_error(r, err, errlen);
         return -1;
@@ -493,6 +523,7 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
         return -1;
     }
     r->offset += sizeof hd + l;
+    r->whole_end = r->offset;
     r->crc = crc;
     *type = hd[8];
     *len = l;
@@ -666,9 +697,12 @@ int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
     size_t n = 0;
     int rc;
 
-    /* The record is read whole with its framing, in one read. */
+    /* The record is read whole with its framing, in one read; with the
+     * records after it when it follows the last one read whole. */
     r->offset = offset;
-    rc = next_record(r, len, type, p, &n, err, errlen);
+    rc = next_record(r, offset == r->whole_end && len < READ_ON ? READ_ON
+                                                                : len,
+                     type, p, &n, err, errlen);
     if (rc < 0)
         return -1;
     if (rc == 0 || n != len || r->crc != crc) {

@@ -53,6 +53,10 @@ int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
  * as hostranged sends them for a save). */
 int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
                        char *err, size_t errlen);
+/* The same for a packed RunKey read from a run file as it is, whose
+ * record's checksum crc (hrd_run_reader.crc) is known to be right. */
+int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
+                       uint32_t crc, char *err, size_t errlen);
 /* The same for a packed RunKey written with a part replaced: the record
  * holds p[0, from), then mid[0, midlen), then p[to, len). */
 int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
@@ -88,6 +92,7 @@ struct hrd_run_reader {
     size_t cap;
     uint64_t buf_off;
     size_t buf_len;
+    uint64_t whole_end; /* the end of the last record read whole */
     uint32_t crc;      /* of the last record read */
 };
 

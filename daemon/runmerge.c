@@ -492,6 +492,11 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
     }
     n = hrd_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
                               m->a->str.rank[k->range - 1]);
+    /* Ranks that stay as they were leave the record, and its checksum
+     * (checked as it was read again), as they were. */
+    if (n == rec->rank_to - rec->rank_from &&
+        memcmp(mid, p + rec->rank_from, n) == 0)
+        return hrd_run_put_copied(w, p, rec->len, rec->crc, err, errlen);
     return hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
                                mid, n, err, errlen);
 }

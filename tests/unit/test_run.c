@@ -245,7 +245,8 @@ static size_t put_expected(unsigned char *out, uint8_t type,
  * about the sizes where it writes a record at once rather than gathering
  * it, and where a reader reads on past a record), whole or in pieces:
  * the file holds exactly the records in the layout, and reads back
- * record by record, skimmed, and read again at their offsets. */
+ * record by record, skimmed, and read again at their offsets, in any
+ * order. */
 static void test_records_of_every_size(void **state)
 {
     static const size_t sizes[] = { 0, 1, 2, 100, 4086, 4087, 4095, 4096,
@@ -366,6 +367,20 @@ static void test_records_of_every_size(void **state)
                        (uint32_t)exp[at[i] + 7] << 24;
 
         off -= len[i];
+        assert_int_equal(hrd_run_reread(&r, at[i], len[i], crc, &type, &p,
+                                        err, sizeof err), 0);
+        if (len[i] != 0)
+            assert_memory_equal(p, src + off, len[i]);
+    }
+    /* And first to last (a read then brings the records after it). */
+    for (size_t i = 0, off = 0; i < N; off += len[i], i++) {
+        const uint8_t *p;
+        uint8_t type;
+        uint32_t crc = (uint32_t)exp[at[i] + 4] |
+                       (uint32_t)exp[at[i] + 5] << 8 |
+                       (uint32_t)exp[at[i] + 6] << 16 |
+                       (uint32_t)exp[at[i] + 7] << 24;
+
         assert_int_equal(hrd_run_reread(&r, at[i], len[i], crc, &type, &p,
                                         err, sizeof err), 0);
         if (len[i] != 0)
