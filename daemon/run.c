@@ -19,11 +19,13 @@
 
 /* --- writing -------------------------------------------------------------- */
 
-/* The bytes gathered before they are written, and the size from which a
- * record is written at once (with what is gathered before it) rather than
- * gathered: a system call costs about what copying a few kilobytes does. */
-#define OUT_CAP ((size_t)256 << 10)
-#define OUT_DIRECT ((size_t)16 << 10)
+/* The bytes gathered before they are written. A write to a file costs
+ * far more than its system call: about 11 us each here, besides the
+ * copy, so that writing 16 MB as records of 36 KB took 9.6 ms of CPU and
+ * in writes of 1 MB 3.8 ms; copying the records into this buffer costs
+ * much less. A record that does not fit in it is written at once, with
+ * what is gathered before it. */
+#define OUT_CAP ((size_t)1 << 20)
 /* The most pieces of one record. */
 #define OUT_PIECES 5
 
@@ -71,13 +73,13 @@ static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
 
 /* Puts the n pieces of piece (total bytes in all) in the file after what
  * went before: gathered, or written at once with what is gathered when
- * they are large. Returns 0, or -1 with err set. */
+ * they do not fit in the buffer. Returns 0, or -1 with err set. */
 static int out_put(struct hrd_run_writer *w, const struct iovec *piece,
                    int n, size_t total, char *err, size_t errlen)
 {
     struct iovec iov[OUT_PIECES + 1];
 
-    if (total < OUT_DIRECT) {
+    if (total <= OUT_CAP) {
         if (w->out_len + total > OUT_CAP && out_flush(w, err, errlen) != 0)
             return -1;
         for (int i = 0; i < n; i++) {

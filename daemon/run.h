@@ -25,9 +25,9 @@
 #define HRD_RUN_MAGIC "HRSRUN1\n"
 /* HRD_RUN_FORMAT: runkey.h. */
 
-/* Records go out through out: small ones are gathered there, a large one
- * is written at once with what is gathered before it (one system call,
- * no copy of its bytes). */
+/* Records go out through out: gathered there and written a buffer at a
+ * time; a record larger than the buffer is written at once with what is
+ * gathered before it (one system call, no copy of its bytes). */
 struct hrd_run_writer {
     int fd;           /* -1 when closed */
     char *path;

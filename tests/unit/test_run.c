@@ -242,16 +242,18 @@ static size_t put_expected(unsigned char *out, uint8_t type,
 }
 
 /* Records of every size (none to larger than the writer gathers at once,
- * about the sizes where it writes a record at once rather than gathering
- * it, and where a reader reads on past a record), whole or in pieces:
+ * about the size where it writes a record at once rather than gathering
+ * it, about where a reader reads on past a record, and enough to fill the
+ * writer's buffer several times), whole or in pieces:
  * the file holds exactly the records in the layout, and reads back
  * record by record, skimmed, and read again at their offsets, in any
  * order. */
 static void test_records_of_every_size(void **state)
 {
     static const size_t sizes[] = { 0, 1, 2, 100, 4086, 4087, 4095, 4096,
-                                    4097, 16374, 16375, 16376, 16384,
-                                    70000, 262135, 262144, 300000, 5 };
+                                    4097, 70000, 262144, 1048566, 1048567,
+                                    1048568, 1048576, 1100000, 5, 700000,
+                                    400000 };
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
     struct hrd_run_writer w;
