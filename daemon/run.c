@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -113,7 +114,11 @@ int hrd_run_create(struct hrd_run_writer *w, const char *path,
     w->fd = -1;
     w->path = strdup(path);
     w->tmp = malloc(n + 16);
-    w->out = malloc(OUT_CAP);
+    /* Its pages are made at once: one fault each would cost more. */
+    w->out = mmap(NULL, OUT_CAP, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (w->out == MAP_FAILED)
+        w->out = NULL;
     if (w->path == NULL || w->tmp == NULL || w->out == NULL) {
         snprintf(err, errlen, "%s: out of memory", path);
         free(w->tmp);
@@ -379,7 +384,8 @@ void hrd_run_abort(struct hrd_run_writer *w)
     free(w->tmp);
     free(w->path);
     free(w->buf);
-    free(w->out);
+    if (w->out != NULL)
+        munmap(w->out, OUT_CAP);
     hrd_runput_tmp_fini(&w->kt);
     memset(w, 0, sizeof *w);
     w->fd = -1;
