@@ -154,14 +154,13 @@ fail:
     return -1;
 }
 
-/* Writes one record of `type` whose payload is the n pieces at piece
- * (len bytes in all; at most OUT_PIECES - 1 pieces). */
-static int put_pieces(struct hrd_run_writer *w, uint8_t type,
-                      const struct iovec *piece, int n, size_t len,
-                      char *err, size_t errlen)
+/* The framing of a record of `type` whose payload is the n pieces at
+ * piece (len bytes in all) into hd. Returns 0, or -1 with err set when the
+ * record is too large. */
+static int record_head_make(const struct hrd_run_writer *w, uint8_t *hd,
+                            uint8_t type, const struct iovec *piece, int n,
+                            size_t len, char *err, size_t errlen)
 {
-    struct iovec all[OUT_PIECES];
-    uint8_t hd[HRD_REC_HEADER];
     uint32_t l = htole32((uint32_t)len), crc;
 
     if (len > RUN_REC_MAX) {
@@ -177,6 +176,20 @@ static int put_pieces(struct hrd_run_writer *w, uint8_t type,
         crc = hrd_crc32c(crc, piece[i].iov_base, piece[i].iov_len);
     crc = htole32(crc);
     memcpy(hd + 4, &crc, 4);
+    return 0;
+}
+
+/* Writes one record of `type` whose payload is the n pieces at piece
+ * (len bytes in all; at most OUT_PIECES - 1 pieces). */
+static int put_pieces(struct hrd_run_writer *w, uint8_t type,
+                      const struct iovec *piece, int n, size_t len,
+                      char *err, size_t errlen)
+{
+    struct iovec all[OUT_PIECES];
+    uint8_t hd[HRD_REC_HEADER];
+
+    if (record_head_make(w, hd, type, piece, n, len, err, errlen) != 0)
+        return -1;
     all[0].iov_base = hd;
     all[0].iov_len = sizeof hd;
     memcpy(all + 1, piece, (size_t)n * sizeof *piece);
@@ -233,6 +246,41 @@ int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
     if (put_record(w, 'K', p, len, err, errlen) != 0)
         return -1;
     w->keys++;
+    return 0;
+}
+
+int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
+                            size_t n, char *err, size_t errlen)
+{
+    /* Keys a write takes: two pieces each, and what is gathered. */
+    enum { BATCH = 256 };
+    uint8_t hd[BATCH][HRD_REC_HEADER];
+    struct iovec iov[2 * BATCH + 1];
+
+    for (size_t i = 0; i < n; i += BATCH) {
+        size_t m = n - i < BATCH ? n - i : BATCH, bytes = 0;
+        int k = 0;
+
+        iov[k].iov_base = w->out;
+        iov[k++].iov_len = w->out_len;
+        for (size_t j = 0; j < m; j++) {
+            if (record_head_make(w, hd[j], 'K', &key[i + j], 1,
+                                 key[i + j].iov_len, err, errlen) != 0)
+                return -1;
+            iov[k].iov_base = hd[j];
+            iov[k++].iov_len = HRD_REC_HEADER;
+            iov[k++] = key[i + j];
+            bytes += HRD_REC_HEADER + key[i + j].iov_len;
+        }
+        if (write_all(w->fd, iov, k) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", w->path,
+                     strerror(errno));
+            return -1;
+        }
+        w->out_len = 0;
+        w->bytes += bytes;
+        w->keys += m;
+    }
     return 0;
 }
 

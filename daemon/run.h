@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/uio.h>
 
 #include "daemon/runkey.h"
 #include "daemon/runput.h"
@@ -53,6 +54,11 @@ int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
  * as hostranged sends them for a save). */
 int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
                        char *err, size_t errlen);
+/* The same for n packed RunKeys (key[i].iov_len bytes at key[i].iov_base)
+ * written straight from the caller's memory, with what is gathered before
+ * them: a write for every 256 keys, their bytes not copied. */
+int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
+                            size_t n, char *err, size_t errlen);
 /* The same for a packed RunKey read from a run file as it is, whose
  * record's checksum crc (hrd_run_reader.crc) is known to be right. */
 int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,

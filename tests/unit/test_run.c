@@ -394,6 +394,76 @@ static void test_records_of_every_size(void **state)
     free(src);
 }
 
+/* Writes 700 keys of sizes 0 to 4999 to p: one by one, or (at_once) in
+ * batches of 1 to 299 taken at once, some keys one by one between them. */
+static void write_keys(const char *p, const unsigned char *src,
+                       const size_t *len, int at_once)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
+    struct hrd_run_writer w;
+    struct iovec iov[300];
+    uint64_t rng = 7;
+    char err[512];
+    size_t i = 0, off = 0;
+
+    h.format = HRD_RUN_FORMAT;
+    h.host = "test";
+    h.version = "0";
+    assert_int_equal(hrd_run_create(&w, p, &h, err, sizeof err), 0);
+    while (i < 700) {
+        size_t n = 1 + (size_t)((rng = rng * 6364136223846793005ull + 1) >>
+                                33) % 299;
+
+        n = n > 700 - i ? 700 - i : n;
+        if (at_once && n % 3 != 0) {
+            for (size_t j = 0; j < n; j++) {
+                iov[j].iov_base = (void *)(src + off);
+                iov[j].iov_len = len[i + j];
+                off += len[i + j];
+            }
+            assert_int_equal(hrd_run_put_packed_keys(&w, iov, n, err,
+                                                     sizeof err), 0);
+            i += n;
+            continue;
+        }
+        for (size_t j = 0; j < n; j++, i++) {
+            assert_int_equal(hrd_run_put_packed(&w, src + off, len[i], err,
+                                                sizeof err), 0);
+            off += len[i];
+        }
+    }
+    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
+}
+
+/* Keys written straight from the caller's memory, many at once, make the
+ * same file, byte for byte, as keys written one by one. */
+static void test_keys_at_once(void **state)
+{
+    size_t len[700], total = 0, na, nb;
+    unsigned char *src, *a, *b;
+    uint64_t rng = 3;
+
+    (void)state;
+    for (int i = 0; i < 700; i++) {
+        len[i] = (size_t)((rng = rng * 6364136223846793005ull + 1) >> 33) %
+                 5000;
+        total += len[i];
+    }
+    src = malloc(total + 1);
+    for (size_t i = 0; i < total; i++)
+        src[i] = (unsigned char)(i * 7 + (i >> 11));
+    write_keys(path, src, len, 0);
+    write_keys(bad, src, len, 1);
+    na = slurp(path, &a);
+    nb = slurp(bad, &b);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na);
+    free(a);
+    free(b);
+    free(src);
+}
+
 static void test_abort_keeps_target(void **state)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
@@ -508,6 +578,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_packed_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_of_every_size, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_keys_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_keeps_target, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_every_truncation, setup,
