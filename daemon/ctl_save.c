@@ -209,11 +209,21 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
         hrd_run_abort(w);
         goto out;
     }
-    /* Packed keys go to the file as they are (a daemon from before they
-     * were sent packed sends messages). */
-    for (size_t i = 0; !bad && i < nkeys; i++)
-        bad = hrd_run_put_packed(w, keys[i].p, keys[i].len, err,
-                                 sizeof err) != 0;
+    /* Packed keys go to the file as they are, from the reply (a daemon
+     * from before they were sent packed sends messages). */
+    if (nkeys != 0) {
+        struct iovec *iov = malloc(nkeys * sizeof *iov);
+
+        for (size_t i = 0; iov != NULL && i < nkeys; i++) {
+            iov[i].iov_base = (void *)keys[i].p;
+            iov[i].iov_len = keys[i].len;
+        }
+        if (iov == NULL)
+            snprintf(err, sizeof err, "%s: out of memory", output);
+        bad = iov == NULL ||
+              hrd_run_put_packed_keys(w, iov, nkeys, err, sizeof err) != 0;
+        free(iov);
+    }
     for (size_t i = 0; !bad && i < s->n_keys; i++)
         bad = hrd_run_put_key(w, s->keys[i], err, sizeof err) != 0;
     if (bad) {

@@ -9,7 +9,10 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 /* No record of a run file is larger than this. */
@@ -17,10 +20,88 @@
 
 /* --- writing -------------------------------------------------------------- */
 
+/* The bytes gathered before they are written. A write to a file costs
+ * far more than its system call: about 11 us each here, besides the
+ * copy, so that writing 16 MB as records of 36 KB took 9.6 ms of CPU and
+ * in writes of 1 MB 3.8 ms; copying the records into this buffer costs
+ * much less. A record that does not fit in it is written at once, with
+ * what is gathered before it. */
+#define OUT_CAP ((size_t)1 << 20)
+/* The most pieces of one record. */
+#define OUT_PIECES 5
+
 static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
                       size_t len, char *err, size_t errlen);
 static int room(struct hrd_run_writer *w, size_t len, char *err,
                 size_t errlen);
+
+/* Writes the n buffers of iov whole. Returns 0, or -1 with errno set. */
+static int write_all(int fd, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        ssize_t done = writev(fd, iov, n);
+
+        if (done < 0 && errno == EINTR)
+            continue;
+        if (done < 0)
+            return -1;
+        while (n > 0 && (size_t)done >= iov->iov_len) {
+            done -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (uint8_t *)iov->iov_base + done;
+            iov->iov_len -= (size_t)done;
+        }
+    }
+    return 0;
+}
+
+/* Writes what is gathered. Returns 0, or -1 with err set. */
+static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
+{
+    struct iovec iov = { w->out, w->out_len };
+
+    if (w->out_len != 0 && write_all(w->fd, &iov, 1) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", w->path,
+                 strerror(errno));
+        return -1;
+    }
+    w->out_len = 0;
+    return 0;
+}
+
+/* Puts the n pieces of piece (total bytes in all) in the file after what
+ * went before: gathered, or written at once with what is gathered when
+ * they do not fit in the buffer. Returns 0, or -1 with err set. */
+static int out_put(struct hrd_run_writer *w, const struct iovec *piece,
+                   int n, size_t total, char *err, size_t errlen)
+{
+    struct iovec iov[OUT_PIECES + 1];
+
+    if (total <= OUT_CAP) {
+        if (w->out_len + total > OUT_CAP && out_flush(w, err, errlen) != 0)
+            return -1;
+        for (int i = 0; i < n; i++) {
+            if (piece[i].iov_len != 0)
+                memcpy(w->out + w->out_len, piece[i].iov_base,
+                       piece[i].iov_len);
+            w->out_len += piece[i].iov_len;
+        }
+        return 0;
+    }
+    iov[0].iov_base = w->out;
+    iov[0].iov_len = w->out_len;
+    memcpy(iov + 1, piece, (size_t)n * sizeof *piece);
+    if (write_all(w->fd, iov, n + 1) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", w->path,
+                 strerror(errno));
+        return -1;
+    }
+    w->out_len = 0;
+    return 0;
+}
 
 int hrd_run_create(struct hrd_run_writer *w, const char *path,
                    const Hostrange__RunHeader *h, char *err, size_t errlen)
@@ -30,10 +111,18 @@ int hrd_run_create(struct hrd_run_writer *w, const char *path,
     int fd;
 
     memset(w, 0, sizeof *w);
+    w->fd = -1;
     w->path = strdup(path);
     w->tmp = malloc(n + 16);
-    if (w->path == NULL || w->tmp == NULL) {
+    /* Its pages are made at once: one fault each would cost more. */
+    w->out = mmap(NULL, OUT_CAP, PROT_READ | PROT_WRITE,
+                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    if (w->out == MAP_FAILED)
+        w->out = NULL;
+    if (w->path == NULL || w->tmp == NULL || w->out == NULL) {
         snprintf(err, errlen, "%s: out of memory", path);
+        free(w->tmp);
+        w->tmp = NULL; /* no temporary file yet */
         goto fail;
     }
     snprintf(w->tmp, n + 16, "%s.tmp.XXXXXX", path);
@@ -45,20 +134,13 @@ int hrd_run_create(struct hrd_run_writer *w, const char *path,
         w->tmp = NULL;
         goto fail;
     }
+    w->fd = fd;
     /* mkstemp makes the file 0600; a run file gets the usual mode. */
     mask = umask(0);
     umask(mask);
     fchmod(fd, 0666 & ~mask);
-    w->f = fdopen(fd, "wb");
-    if (w->f == NULL) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        close(fd);
-        goto fail;
-    }
-    if (fwrite(HRD_RUN_MAGIC, 1, 8, w->f) != 8) {
-        snprintf(err, errlen, "%s: cannot write: %s", path, strerror(errno));
-        goto fail;
-    }
+    memcpy(w->out, HRD_RUN_MAGIC, 8);
+    w->out_len = 8;
     w->bytes = 8;
     len = hostrange__run_header__get_packed_size(h);
     if (room(w, len + 1, err, errlen) != 0)
@@ -72,11 +154,13 @@ fail:
     return -1;
 }
 
-/* Writes one record of `type` holding len bytes at p. */
-static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
-                      size_t len, char *err, size_t errlen)
+/* The framing of a record of `type` whose payload is the n pieces at
+ * piece (len bytes in all) into hd. Returns 0, or -1 with err set when the
+ * record is too large. */
+static int record_head_make(const struct hrd_run_writer *w, uint8_t *hd,
+                            uint8_t type, const struct iovec *piece, int n,
+                            size_t len, char *err, size_t errlen)
 {
-    uint8_t hd[HRD_REC_HEADER];
     uint32_t l = htole32((uint32_t)len), crc;
 
     if (len > RUN_REC_MAX) {
@@ -88,16 +172,40 @@ static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
     hd[8] = type;
     crc = hrd_crc32c(0, hd, 4);
     crc = hrd_crc32c(crc, &hd[8], 1);
-    crc = htole32(hrd_crc32c(crc, p, len));
+    for (int i = 0; i < n; i++)
+        crc = hrd_crc32c(crc, piece[i].iov_base, piece[i].iov_len);
+    crc = htole32(crc);
     memcpy(hd + 4, &crc, 4);
-    if (fwrite(hd, 1, sizeof hd, w->f) != sizeof hd ||
-        fwrite(p, 1, len, w->f) != len) {
-        snprintf(err, errlen, "%s: cannot write: %s", w->path,
-                 strerror(errno));
+    return 0;
+}
+
+/* Writes one record of `type` whose payload is the n pieces at piece
+ * (len bytes in all; at most OUT_PIECES - 1 pieces). */
+static int put_pieces(struct hrd_run_writer *w, uint8_t type,
+                      const struct iovec *piece, int n, size_t len,
+                      char *err, size_t errlen)
+{
+    struct iovec all[OUT_PIECES];
+    uint8_t hd[HRD_REC_HEADER];
+
+    if (record_head_make(w, hd, type, piece, n, len, err, errlen) != 0)
         return -1;
-    }
+    all[0].iov_base = hd;
+    all[0].iov_len = sizeof hd;
+    memcpy(all + 1, piece, (size_t)n * sizeof *piece);
+    if (out_put(w, all, n + 1, sizeof hd + len, err, errlen) != 0)
+        return -1;
     w->bytes += sizeof hd + len;
     return 0;
+}
+
+/* Writes one record of `type` holding len bytes at p. */
+static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
+                      size_t len, char *err, size_t errlen)
+{
+    struct iovec piece = { (void *)p, len };
+
+    return put_pieces(w, type, &piece, 1, len, err, errlen);
 }
 
 /* Makes the writer's buffer hold len bytes. */
@@ -141,37 +249,82 @@ int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
     return 0;
 }
 
+int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
+                            size_t n, char *err, size_t errlen)
+{
+    /* Keys a write takes: two pieces each, and what is gathered. */
+    enum { BATCH = 256 };
+    uint8_t hd[BATCH][HRD_REC_HEADER];
+    struct iovec iov[2 * BATCH + 1];
+
+    for (size_t i = 0; i < n; i += BATCH) {
+        size_t m = n - i < BATCH ? n - i : BATCH, bytes = 0;
+        int k = 0;
+
+        iov[k].iov_base = w->out;
+        iov[k++].iov_len = w->out_len;
+        for (size_t j = 0; j < m; j++) {
+            if (record_head_make(w, hd[j], 'K', &key[i + j], 1,
+                                 key[i + j].iov_len, err, errlen) != 0)
+                return -1;
+            iov[k].iov_base = hd[j];
+            iov[k++].iov_len = HRD_REC_HEADER;
+            iov[k++] = key[i + j];
+            bytes += HRD_REC_HEADER + key[i + j].iov_len;
+        }
+        if (write_all(w->fd, iov, k) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", w->path,
+                     strerror(errno));
+            return -1;
+        }
+        w->out_len = 0;
+        w->bytes += bytes;
+        w->keys += m;
+    }
+    return 0;
+}
+
+int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
+                       uint32_t crc, char *err, size_t errlen)
+{
+    struct iovec piece[2];
+    uint8_t hd[HRD_REC_HEADER];
+    uint32_t l = htole32((uint32_t)len);
+
+    if (len > RUN_REC_MAX) {
+        snprintf(err, errlen, "%s: a record of %zu bytes is too large",
+                 w->path, len);
+        return -1;
+    }
+    crc = htole32(crc);
+    memcpy(hd, &l, 4);
+    memcpy(hd + 4, &crc, 4);
+    hd[8] = 'K';
+    piece[0].iov_base = hd;
+    piece[0].iov_len = sizeof hd;
+    piece[1].iov_base = (void *)p;
+    piece[1].iov_len = len;
+    if (out_put(w, piece, 2, sizeof hd + len, err, errlen) != 0)
+        return -1;
+    w->bytes += sizeof hd + len;
+    w->keys++;
+    return 0;
+}
+
 int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
                         size_t from, size_t to, const void *mid,
                         size_t midlen, char *err, size_t errlen)
 {
     const uint8_t *b = p;
-    uint8_t hd[HRD_REC_HEADER];
-    size_t n = from + midlen + (len - to);
-    uint32_t l = htole32((uint32_t)n), crc;
+    struct iovec piece[3] = {
+        { (void *)b, from },
+        { (void *)mid, midlen },
+        { (void *)(b + to), len - to },
+    };
 
-    if (n > RUN_REC_MAX) {
-        snprintf(err, errlen, "%s: a record of %zu bytes is too large",
-                 w->path, n);
+    if (put_pieces(w, 'K', piece, 3, from + midlen + (len - to), err,
+                   errlen) != 0)
         return -1;
-    }
-    memcpy(hd, &l, 4);
-    hd[8] = 'K';
-    crc = hrd_crc32c(0, hd, 4);
-    crc = hrd_crc32c(crc, &hd[8], 1);
-    crc = hrd_crc32c(crc, b, from);
-    crc = hrd_crc32c(crc, mid, midlen);
-    crc = htole32(hrd_crc32c(crc, b + to, len - to));
-    memcpy(hd + 4, &crc, 4);
-    if (fwrite(hd, 1, sizeof hd, w->f) != sizeof hd ||
-        fwrite(b, 1, from, w->f) != from ||
-        fwrite(mid, 1, midlen, w->f) != midlen ||
-        fwrite(b + to, 1, len - to, w->f) != len - to) {
-        snprintf(err, errlen, "%s: cannot write: %s", w->path,
-                 strerror(errno));
-        return -1;
-    }
-    w->bytes += sizeof hd + n;
     w->keys++;
     return 0;
 }
@@ -240,21 +393,21 @@ int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
     if (room(w, len + 1, err, errlen) != 0)
         goto fail;
     hostrange__run_end__pack(e, w->buf);
-    if (put_record(w, 'E', w->buf, len, err, errlen) != 0)
+    if (put_record(w, 'E', w->buf, len, err, errlen) != 0 ||
+        out_flush(w, err, errlen) != 0)
         goto fail;
-    fd = fileno(w->f);
-    if (fflush(w->f) != 0 || fsync(fd) != 0) {
+    fd = w->fd;
+    if (fsync(fd) != 0) {
         snprintf(err, errlen, "%s: cannot write: %s", w->path,
                  strerror(errno));
         goto fail;
     }
-    if (fclose(w->f) != 0) {
-        w->f = NULL;
+    w->fd = -1;
+    if (close(fd) != 0) {
         snprintf(err, errlen, "%s: cannot write: %s", w->path,
                  strerror(errno));
         goto fail;
     }
-    w->f = NULL;
     if (rename(w->tmp, w->path) != 0) {
         snprintf(err, errlen, "%s: cannot rename the temporary file over "
                  "it: %s", w->path, strerror(errno));
@@ -271,40 +424,113 @@ fail:
 
 void hrd_run_abort(struct hrd_run_writer *w)
 {
-    if (w->f != NULL)
-        fclose(w->f);
+    /* A writer never created, or aborted, has no temporary file. */
+    if (w->tmp != NULL && w->fd >= 0)
+        close(w->fd);
     if (w->tmp != NULL)
         unlink(w->tmp);
     free(w->tmp);
     free(w->path);
     free(w->buf);
+    if (w->out != NULL)
+        munmap(w->out, OUT_CAP);
     hrd_runput_tmp_fini(&w->kt);
     memset(w, 0, sizeof *w);
+    w->fd = -1;
 }
 
 /* --- reading -------------------------------------------------------------- */
 
-/* Reads the next record's framing into hd: returns 1 with the payload's
- * length in *len and the checksum it gives in *crc, 0 at the end of the
- * file, -1 with err set. */
-static int record_head(struct hrd_run_reader *r, uint8_t *hd, uint32_t *len,
-                       uint32_t *crc, char *err, size_t errlen)
-{
-    uint32_t l;
-    size_t n = fread(hd, 1, HRD_REC_HEADER, r->f);
+/* The bytes a reader asks for at least when it reads on through a file,
+ * so that the records after a small one, or the framing of the next one,
+ * come with a read; and when it reads records again, whole, one after the
+ * other (as a merge writes the keys found in one file only), so that a
+ * read brings several. */
+#define READ_AHEAD 4096u
+#define READ_ON ((size_t)256 << 10)
 
-    if (n == 0 && feof(r->f))
-        return 0;
-    if (n < HRD_REC_HEADER) {
-        if (ferror(r->f))
-            snprintf(err, errlen, "%s: cannot read: %s", r->path,
-                     strerror(errno));
-        else
-            snprintf(err, errlen, "%s: truncated at byte %llu (a record "
-                     "is cut short)", r->path,
-                     (unsigned long long)r->offset);
+/*
+ * Makes r->buf hold the file's bytes from offset off: at least need of
+ * them, fewer only where the file ends first. When they are not all there
+ * yet, want bytes (need at least) are read from off. Returns how many
+ * bytes from off the buffer holds, with *p pointing at them; -1 with errno
+ * set when reading fails or memory runs out.
+ */
+static ssize_t file_bytes(struct hrd_run_reader *r, uint64_t off, size_t need,
+                          size_t want, const uint8_t **p)
+{
+    size_t got = 0;
+
+    if (r->buf != NULL && off >= r->buf_off &&
+        off - r->buf_off <= r->buf_len &&
+        r->buf_len - (off - r->buf_off) >= need) {
+        *p = r->buf + (off - r->buf_off);
+        return (ssize_t)(r->buf_len - (off - r->buf_off));
+    }
+    want = want < need ? need : want;
+    if (want + 1 > r->cap) {
+        uint8_t *nb = realloc(r->buf, want + 1);
+
+        if (nb == NULL) {
+            errno = ENOMEM;
+            return -1;
+        }
+        r->buf = nb;
+        r->cap = want + 1;
+    }
+    r->buf_len = 0;
+    while (got < want) {
+        ssize_t n = pread(r->fd, r->buf + got, want - got,
+                          (off_t)(off + got));
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    r->buf_off = off;
+    r->buf_len = got;
+    *p = r->buf;
+    return (ssize_t)got;
+}
+
+/* The reason for a failed file_bytes, in err. */
+static void read_error(const struct hrd_run_reader *r, char *err,
+                       size_t errlen)
+{
+    if (errno == ENOMEM)
+        snprintf(err, errlen, "%s: out of memory", r->path);
+    else
+        snprintf(err, errlen, "%s: cannot read: %s", r->path,
+                 strerror(errno));
+}
+
+/* Reads the framing of the record at r->offset into hd, asking for ahead
+ * bytes from there: returns 1 with the payload's length in *len and the
+ * checksum it gives in *crc, 0 at the end of the file, -1 with err set. */
+static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
+                       uint32_t *len, uint32_t *crc, char *err,
+                       size_t errlen)
+{
+    const uint8_t *p;
+    ssize_t n = file_bytes(r, r->offset, HRD_REC_HEADER, ahead, &p);
+    uint32_t l;
+
+    if (n < 0) {
+        read_error(r, err, errlen);
         return -1;
     }
+    if (n == 0)
+        return 0;
+    if (n < (ssize_t)HRD_REC_HEADER) {
+        snprintf(err, errlen, "%s: truncated at byte %llu (a record "
+                 "is cut short)", r->path, (unsigned long long)r->offset);
+        return -1;
+    }
+    memcpy(hd, p, HRD_REC_HEADER);
     memcpy(&l, hd, 4);
     memcpy(crc, hd + 4, 4);
     l = le32toh(l);
@@ -319,51 +545,41 @@ static int record_head(struct hrd_run_reader *r, uint8_t *hd, uint32_t *len,
     return 1;
 }
 
-/* Makes the reader's buffer hold n bytes (and one more). */
-static int reader_room(struct hrd_run_reader *r, size_t n, char *err,
+/* Reads the record at r->offset whole, asking for ahead bytes past its
+ * framing. Returns 1 with its type and its payload (*len bytes at *p, in
+ * r->buf), 0 at the end of the file, -1 with err set. */
+static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
+                       const uint8_t **p, size_t *len, char *err,
                        size_t errlen)
-{
-    uint8_t *p;
-
-    if (n + 1 <= r->cap)
-        return 0;
-    p = realloc(r->buf, n + 1);
-    if (p == NULL) {
-        snprintf(err, errlen, "%s: out of memory", r->path);
-        return -1;
-    }
-    r->buf = p;
-    r->cap = n + 1;
-    return 0;
-}
-
-/* Reads the next record. Returns 1 with its type and payload in r->buf, 0
- * at the end of the file, -1 with err set. */
-static int next_record(struct hrd_run_reader *r, uint8_t *type, size_t *len,
-                       char *err, size_t errlen)
 {
     uint8_t hd[HRD_REC_HEADER];
     uint32_t l, crc, want;
-    int rc = record_head(r, hd, &l, &crc, err, errlen);
+    ssize_t n;
+    int rc = record_head(r, HRD_REC_HEADER + ahead, hd, &l, &crc, err,
+                         errlen);
 
     if (rc <= 0)
         return rc;
-    if (reader_room(r, l, err, errlen) != 0)
+    n = file_bytes(r, r->offset + HRD_REC_HEADER, l,
+                   (size_t)l + (ahead > l ? ahead - l : READ_AHEAD), p);
+    if (n < 0) {
+        read_error(r, err, errlen);
         return -1;
-    if (fread(r->buf, 1, l, r->f) != l) {
-        snprintf(err, errlen, "%s: cannot read: %s", r->path,
-                 ferror(r->f) ? strerror(errno) : "file shrank");
+    }
+    if ((size_t)n < l) {
+        snprintf(err, errlen, "%s: cannot read: file shrank", r->path);
         return -1;
     }
     want = hrd_crc32c(0, hd, 4);
     want = hrd_crc32c(want, hd + 8, 1);
-    want = hrd_crc32c(want, r->buf, l);
+    want = hrd_crc32c(want, *p, l);
     if (want != crc) {
         snprintf(err, errlen, "%s: damaged at byte %llu (checksum "
                  "mismatch)", r->path, (unsigned long long)r->offset);
         return -1;
     }
     r->offset += sizeof hd + l;
+    r->whole_end = r->offset;
     r->crc = crc;
     *type = hd[8];
     *len = l;
@@ -373,25 +589,30 @@ static int next_record(struct hrd_run_reader *r, uint8_t *type, size_t *len,
 int hrd_run_open(struct hrd_run_reader *r, const char *path,
                  Hostrange__RunHeader **h, char *err, size_t errlen)
 {
-    char magic[8];
+    const uint8_t *magic, *p;
     struct stat st;
     uint8_t type;
-    size_t len, n;
+    size_t len;
+    ssize_t n;
     int rc;
 
     memset(r, 0, sizeof *r);
     r->path = path;
-    r->f = fopen(path, "rb");
-    if (r->f == NULL) {
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
-    if (fstat(fileno(r->f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s: not a regular file", path);
         goto fail;
     }
     r->size = (uint64_t)st.st_size;
-    n = fread(magic, 1, 8, r->f);
+    n = file_bytes(r, 0, 8, READ_AHEAD, &magic);
+    if (n < 0) {
+        read_error(r, err, errlen);
+        goto fail;
+    }
     if (n < 6 || memcmp(magic, HRD_RUN_MAGIC, 6) != 0) {
         snprintf(err, errlen, "%s: not a hostrange run file%s", path,
                  n == 0 ? " (it is empty)" : "");
@@ -409,13 +630,13 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
         goto fail;
     }
     r->offset = 8;
-    rc = next_record(r, &type, &len, err, errlen);
+    rc = next_record(r, READ_AHEAD, &type, &p, &len, err, errlen);
     if (rc == 0)
         snprintf(err, errlen, "%s: truncated at byte 8 (no header)", path);
     if (rc <= 0)
         goto fail;
     if (type != 'H' ||
-        (*h = hostrange__run_header__unpack(NULL, len, r->buf)) == NULL) {
+        (*h = hostrange__run_header__unpack(NULL, len, p)) == NULL) {
         snprintf(err, errlen, "%s: damaged at byte 8 (its first record is "
                  "not a run header)", path);
         goto fail;
@@ -441,9 +662,10 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
                  Hostrange__RunEnd **e, char *err, size_t errlen)
 {
     uint64_t at = r->offset;
+    const uint8_t *p;
     uint8_t type;
     size_t len;
-    int rc = next_record(r, &type, &len, err, errlen);
+    int rc = next_record(r, READ_AHEAD, &type, &p, &len, err, errlen);
 
     if (rc < 0)
         return -1;
@@ -453,11 +675,11 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
         return -1;
     }
     if (type == 'K') {
-        *k = hostrange__run_key__unpack(NULL, len, r->buf);
+        *k = hostrange__run_key__unpack(NULL, len, p);
         if (*k != NULL)
             return 1;
     } else if (type == 'E') {
-        *e = hostrange__run_end__unpack(NULL, len, r->buf);
+        *e = hostrange__run_end__unpack(NULL, len, p);
         if (*e != NULL) {
             if (r->offset != r->size) {
                 snprintf(err, errlen, "%s: damaged at byte %llu (data after "
@@ -484,28 +706,26 @@ void hrd_run_reader_trim(struct hrd_run_reader *r)
     if (r->cap > READER_KEEP) {
         free(r->buf);
         r->buf = NULL;
-        r->cap = 0;
+        r->cap = r->buf_len = 0;
     }
 }
 
 void hrd_run_close(struct hrd_run_reader *r)
 {
-    if (r->f != NULL)
-        fclose(r->f);
+    /* A reader never opened has no path. */
+    if (r->path != NULL && r->fd >= 0)
+        close(r->fd);
     free(r->buf);
-    r->f = NULL;
+    r->fd = -1;
     r->buf = NULL;
+    r->cap = r->buf_len = 0;
 }
 
 int hrd_run_next_raw(struct hrd_run_reader *r, uint8_t *type,
                      const uint8_t **p, size_t *len, char *err,
                      size_t errlen)
 {
-    int rc = next_record(r, type, len, err, errlen);
-
-    if (rc == 1)
-        *p = r->buf;
-    return rc;
+    return next_record(r, READ_AHEAD, type, p, len, err, errlen);
 }
 
 int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
@@ -514,24 +734,26 @@ int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
 {
     uint8_t hd[HRD_REC_HEADER];
     uint32_t l, crc;
-    int rc = record_head(r, hd, &l, &crc, err, errlen);
+    ssize_t n;
+    int rc = record_head(r, HRD_REC_HEADER + want, hd, &l, &crc, err,
+                         errlen);
 
     if (rc <= 0)
         return rc;
     want = want < l ? want : l;
-    if (reader_room(r, want, err, errlen) != 0)
+    n = file_bytes(r, r->offset + HRD_REC_HEADER, want, want, p);
+    if (n < 0) {
+        read_error(r, err, errlen);
         return -1;
-    if (fread(r->buf, 1, want, r->f) != want ||
-        (want < l && fseeko(r->f, (off_t)(l - want), SEEK_CUR) != 0)) {
-        snprintf(err, errlen, "%s: cannot read: %s", r->path,
-                 ferror(r->f) ? strerror(errno) : "file shrank");
+    }
+    if ((size_t)n < want) {
+        snprintf(err, errlen, "%s: cannot read: file shrank", r->path);
         return -1;
     }
     r->offset += HRD_REC_HEADER + l;
     r->crc = crc;
     *type = hd[8];
     *len = l;
-    *p = r->buf;
     *got = want;
     return 1;
 }
@@ -543,13 +765,12 @@ int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
     size_t n = 0;
     int rc;
 
-    if (fseeko(r->f, (off_t)offset, SEEK_SET) != 0) {
-        snprintf(err, errlen, "%s: cannot read: %s", r->path,
-                 strerror(errno));
-        return -1;
-    }
+    /* The record is read whole with its framing, in one read; with the
+     * records after it when it follows the last one read whole. */
     r->offset = offset;
-    rc = next_record(r, type, &n, err, errlen);
+    rc = next_record(r, offset == r->whole_end && len < READ_ON ? READ_ON
+                                                                : len,
+                     type, p, &n, err, errlen);
     if (rc < 0)
         return -1;
     if (rc == 0 || n != len || r->crc != crc) {
@@ -557,7 +778,6 @@ int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
                  "at byte %llu)", r->path, (unsigned long long)offset);
         return -1;
     }
-    *p = r->buf;
     return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/uio.h>
 
 #include "daemon/runkey.h"
 #include "daemon/runput.h"
@@ -25,14 +26,19 @@
 #define HRD_RUN_MAGIC "HRSRUN1\n"
 /* HRD_RUN_FORMAT: runkey.h. */
 
+/* Records go out through out: gathered there and written a buffer at a
+ * time; a record larger than the buffer is written at once with what is
+ * gathered before it (one system call, no copy of its bytes). */
 struct hrd_run_writer {
-    FILE *f;
+    int fd;           /* -1 when closed */
     char *path;
     char *tmp;
     uint64_t keys;
     uint64_t bytes;
-    uint8_t *buf;
+    uint8_t *buf;     /* scratch for packing a record */
     size_t cap;
+    uint8_t *out;     /* bytes gathered, not yet written */
+    size_t out_len;
     struct hrd_runput_tmp kt; /* hrd_run_put_agg_key's scratch */
 };
 
@@ -48,6 +54,15 @@ int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
  * as hostranged sends them for a save). */
 int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
                        char *err, size_t errlen);
+/* The same for n packed RunKeys (key[i].iov_len bytes at key[i].iov_base)
+ * written straight from the caller's memory, with what is gathered before
+ * them: a write for every 256 keys, their bytes not copied. */
+int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
+                            size_t n, char *err, size_t errlen);
+/* The same for a packed RunKey read from a run file as it is, whose
+ * record's checksum crc (hrd_run_reader.crc) is known to be right. */
+int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
+                       uint32_t crc, char *err, size_t errlen);
 /* The same for a packed RunKey written with a part replaced: the record
  * holds p[0, from), then mid[0, midlen), then p[to, len). */
 int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
@@ -71,14 +86,19 @@ int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
  * never-created one. */
 void hrd_run_abort(struct hrd_run_writer *w);
 
+/* A reader reads the file at the offsets it needs (pread): buf holds the
+ * bytes read last, buf_len of them from file offset buf_off, and what a
+ * read returns points into it. */
 struct hrd_run_reader {
-    FILE *f;
+    int fd;            /* -1 when closed */
     const char *path;
     uint64_t offset;   /* of the next record */
     uint64_t size;     /* of the file */
     uint8_t *buf;
     size_t cap;
-    int ended;
+    uint64_t buf_off;
+    size_t buf_len;
+    uint64_t whole_end; /* the end of the last record read whole */
     uint32_t crc;      /* of the last record read */
 };
 
@@ -96,7 +116,7 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
 void hrd_run_close(struct hrd_run_reader *r);
 /* Gives back the reader's buffer when it is larger than a small record
  * needs (one reader per input of a merge would else each keep room for
- * its largest record). */
+ * its largest record, or for what it read ahead). */
 void hrd_run_reader_trim(struct hrd_run_reader *r);
 
 /*

@@ -214,6 +214,17 @@ out:
     return rc;
 }
 
+/* Notes that input `file` is read next: the input read before gives back
+ * its buffer (which may hold a large record, or the records after it read
+ * ahead), so that of all the inputs, only the one being read keeps more
+ * than a small buffer. */
+static void use_reader(struct hrd_runmerge *m, uint32_t file)
+{
+    if (m->reading != 0 && m->reading - 1 != file)
+        hrd_run_reader_trim(&m->in[m->reading - 1].r);
+    m->reading = file + 1;
+}
+
 int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
                       Hostrange__RunHeader **hp, Hostrange__RunEnd **ep,
                       hrd_run_progress_fn progress, void *ctx, char *err,
@@ -423,13 +434,13 @@ int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
 
         if (rec->serial != UINT32_MAX && key_how(m, rec->serial) != KEY_LOAD)
             continue;
+        use_reader(m, rec->file);
         rc = hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
                             rec->crc, &type, &p, err, errlen);
         if (rc == 0)
             rc = load_rec(m, rec, p,
                           rec->deferred ? by_serial[rec->serial] : NULL, err,
                           errlen);
-        hrd_run_reader_trim(&m->in[rec->file].r);
     }
     free(by_serial);
     if (rc != 0)
@@ -500,9 +511,9 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
     struct hrd_runscan s;
     const uint8_t *p;
     size_t n;
-    int rc;
 
     /* The very record scanned (same length and checksum). */
+    use_reader(m, rec->file);
     if (hrd_run_reread(r, rec->offset, rec->len, rec->crc, &type, &p, err,
                        errlen) != 0)
         return -1;
@@ -518,16 +529,19 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
         }
     }
     if (!simple) {
-        rc = load_rec(m, rec, p, k, err, errlen);
-        hrd_run_reader_trim(r);
+        int rc = load_rec(m, rec, p, k, err, errlen);
+
         return rc != 0 ? rc : put_loaded(m, w, k, err, errlen);
     }
     n = hrd_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
                               m->a->str.rank[k->range - 1]);
-    rc = hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
-                             mid, n, err, errlen);
-    hrd_run_reader_trim(r);
-    return rc;
+    /* Ranks that stay as they were leave the record, and its checksum
+     * (checked as it was read again), as they were. */
+    if (n == rec->rank_to - rec->rank_from &&
+        memcmp(mid, p + rec->rank_from, n) == 0)
+        return hrd_run_put_copied(w, p, rec->len, rec->crc, err, errlen);
+    return hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
+                               mid, n, err, errlen);
 }
 
 /* Writes key k, found in several inputs, from its records joined (or, when
@@ -552,6 +566,7 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
         const uint8_t *p;
         uint8_t type, *copy;
 
+        use_reader(m, rec->file);
         if (hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
                            rec->crc, &type, &p, err, errlen) != 0)
             goto out;
@@ -559,7 +574,6 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
         if (copy == NULL)
             goto nomem;
         memcpy(copy, p, rec->len);
-        hrd_run_reader_trim(&m->in[rec->file].r);
         in[n].p = copy;
         in[n].len = rec->len;
         if (simple &&

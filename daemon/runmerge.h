@@ -51,6 +51,7 @@ struct hrd_runmerge {
     uint64_t size;               /* of the inputs scanned */
     int whole;                   /* read every record whole when scanning
                                     (set before scanning) */
+    uint32_t reading;            /* the input read last + 1 (0: none) */
 };
 
 /* What hrd_runmerge_write returns when a key known by its first bytes

@@ -310,6 +310,138 @@ static void test_events_check_blocks(void **state)
     }
 }
 
+/* Events of one shape, as one key holds them, n bytes or a little more,
+ * into b; returns the length. Shape 0: leaves (a 2-byte inclusive time),
+ * 1: ranges with children (2 and 2 bytes), 2: records (3 bytes), 3: the
+ * same 4-byte entry again and again (03 03 03 03), whose bytes all read as
+ * that header, so that a walk begun inside an entry never meets the
+ * entries' own walk. */
+static size_t shaped_events(uint8_t *b, size_t n, int shape)
+{
+    size_t len = 0;
+
+    while (len < n) {
+        uint64_t r = next();
+        uint64_t x = 256 + r % 65280, d = x / 20 + (r >> 20) % (x / 4);
+
+        if (shape == 3) {
+            memset(b + len, 0x03, 4);
+            len += 4;
+        } else if (shape == 0) {
+            b[len] = 0x02;
+            b[len + 1] = (uint8_t)x;
+            b[len + 2] = (uint8_t)(x >> 8);
+            len += 3;
+        } else if (shape == 1) {
+            d = d < 256 ? 256 : d;
+            b[len] = 0x22;
+            b[len + 1] = (uint8_t)x;
+            b[len + 2] = (uint8_t)(x >> 8);
+            b[len + 3] = (uint8_t)d;
+            b[len + 4] = (uint8_t)(d >> 8);
+            len += 5;
+        } else {
+            x |= 1u << 16;
+            b[len] = 0xf3;
+            for (unsigned i = 0; i < 3; i++)
+                b[len + 1 + i] = (uint8_t)(x >> (8 * i));
+            len += 4;
+        }
+    }
+    return len;
+}
+
+/* Checks b[0..len) (a copy of exactly its length) against ref_check. */
+static void check_as_ref(const uint8_t *b, size_t len)
+{
+    uint8_t *c = malloc(len + 1);
+    uint64_t np = 0, nr = 0, rp, rr;
+    int want, got;
+
+    memcpy(c, b, len);
+    want = ref_check(c, len, &rp, &rr);
+    got = hrd_agg_events_check(c, len, &np, &nr);
+    assert_int_equal(got, want);
+    if (want == 0) {
+        assert_int_equal(np, rp);
+        assert_int_equal(nr, rr);
+    }
+    free(c);
+}
+
+/* Long buffers are walked in parts side by side, each part from a guess
+ * at where an entry starts, joined to the true walk afterwards: the check
+ * still accepts and refuses exactly what the entry-by-entry reading does,
+ * with the same counts, for buffers of every shape and of lengths about
+ * where the parts begin to be used and well past, whatever byte is
+ * damaged (near the parts' starts above all), and cut short anywhere near
+ * the end. */
+static void test_events_check_walks(void **state)
+{
+    static const uint8_t vals[] = { 0x00, 0x09, 0x90, 0xff, 0xf9, 0x88,
+                                    0x18, 0x81, 0x7f, 0x03, 0x22 };
+    static const size_t sizes[] = { 1990, 2047, 2079, 2080, 2081, 2100,
+                                    2150, 2500, 4096, 6001, 9973, 40000 };
+    uint8_t *src = malloc(41000), *b = malloc(41000);
+
+    (void)state;
+    for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
+        for (int shape = -1; shape < 4; shape++) {
+            size_t len = shape < 0 ? random_events(src, sizes[si])
+                                   : shaped_events(src, sizes[si], shape);
+
+            /* As made: valid. */
+            memcpy(b, src, len);
+            check_as_ref(b, len);
+            {
+                uint64_t np, nr;
+
+                assert_int_equal(hrd_agg_events_check(b, len, &np, &nr), 0);
+            }
+            /* One byte damaged: around each quarter of the buffer (where
+             * a part begins or ends), and anywhere. */
+            for (int k = 0; k < 5; k++) {
+                size_t at0 = (len * (size_t)k) / 4;
+
+                for (size_t at = at0 < 40 ? 0 : at0 - 40;
+                     at < at0 + 40 && at < len; at += 1 + (next() & 3)) {
+                    uint8_t was = b[at];
+
+                    b[at] = vals[next() % sizeof vals];
+                    check_as_ref(b, len);
+                    b[at] = (uint8_t)next();
+                    check_as_ref(b, len);
+                    b[at] = was;
+                }
+            }
+            for (int k = 0; k < 40; k++) {
+                size_t at = next() % len;
+                uint8_t was = b[at];
+
+                b[at] = k % 2 ? vals[next() % sizeof vals] : (uint8_t)next();
+                check_as_ref(b, len);
+                b[at] = was;
+            }
+            /* Two bytes damaged, in different parts. */
+            for (int k = 0; k < 20; k++) {
+                size_t a1 = next() % len, a2 = next() % len;
+                uint8_t w1 = b[a1], w2 = b[a2];
+
+                b[a1] = vals[next() % sizeof vals];
+                b[a2] = (uint8_t)next();
+                check_as_ref(b, len);
+                b[a2] = w2;
+                b[a1] = w1;
+            }
+            /* Cut short near the end. */
+            for (size_t cut = len > 64 ? len - 64 : 0; cut <= len; cut++)
+                check_as_ref(b, cut);
+        }
+    }
+    free(src);
+    free(b);
+}
+
 /* Typical range events (inclusive under 65536 ns) take at most 5 bytes,
  * leaf ranges at most 3, and the buffer's slack stays under a quarter. */
 static void test_bytes_per_event(void **state)
@@ -1058,6 +1190,7 @@ int main(void)
         cmocka_unit_test(test_lost),
         cmocka_unit_test(test_median_odd_even),
         cmocka_unit_test(test_events_check_blocks),
+        cmocka_unit_test(test_events_check_walks),
         cmocka_unit_test(test_random_against_brute_force),
         cmocka_unit_test(test_order_and_filter),
         cmocka_unit_test(test_many_keys),

@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "daemon/crc32c.h"
+#include "daemon/journal.h"
 #include "daemon/run.h"
 
 static char dir[64], path[128], bad[128];
@@ -217,6 +219,251 @@ static void test_packed_keys(void **state)
     free(b);
 }
 
+/* The bytes of one record as the layout states them: length, checksum
+ * (of the length, the type and the payload), type, payload. */
+static size_t put_expected(unsigned char *out, uint8_t type,
+                           const unsigned char *p, size_t len)
+{
+    uint8_t hd[HRD_REC_HEADER];
+    uint32_t l = (uint32_t)len, crc;
+
+    for (int i = 0; i < 4; i++)
+        hd[i] = (uint8_t)(l >> (8 * i));
+    hd[8] = type;
+    crc = hrd_crc32c(0, hd, 4);
+    crc = hrd_crc32c(crc, &hd[8], 1);
+    crc = hrd_crc32c(crc, p, len);
+    for (int i = 0; i < 4; i++)
+        hd[4 + i] = (uint8_t)(crc >> (8 * i));
+    memcpy(out, hd, sizeof hd);
+    if (len != 0)
+        memcpy(out + sizeof hd, p, len);
+    return sizeof hd + len;
+}
+
+/* Records of every size (none to larger than the writer gathers at once,
+ * about the size where it writes a record at once rather than gathering
+ * it, about where a reader reads on past a record, and enough to fill the
+ * writer's buffer several times), whole or in pieces:
+ * the file holds exactly the records in the layout, and reads back
+ * record by record, skimmed, and read again at their offsets, in any
+ * order. */
+static void test_records_of_every_size(void **state)
+{
+    static const size_t sizes[] = { 0, 1, 2, 100, 4086, 4087, 4095, 4096,
+                                    4097, 70000, 262144, 1048566, 1048567,
+                                    1048568, 1048576, 1100000, 5, 700000,
+                                    400000 };
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
+    struct hrd_run_writer w;
+    struct hrd_run_reader r;
+    Hostrange__RunHeader *rh = NULL;
+    enum { N = 120 };
+    size_t len[N], at[N], nexp = 0, nfile, total = 0;
+    unsigned char *exp, *file, *src;
+    uint64_t rng = 88172645463325252ull;
+    char err[512];
+
+    (void)state;
+    for (int i = 0; i < N; i++) {
+        len[i] = i < (int)(sizeof sizes / sizeof *sizes)
+                     ? sizes[i]
+                     : (size_t)(rng = rng * 6364136223846793005ull + 1) >> 50;
+        total += len[i];
+    }
+    src = malloc(total + 1);
+    exp = malloc(total + N * HRD_REC_HEADER + 4096);
+    for (size_t i = 0; i < total; i++)
+        src[i] = (unsigned char)(i * 131 + (i >> 9));
+    h.format = HRD_RUN_FORMAT;
+    h.host = "test";
+    h.version = "0";
+    assert_int_equal(hrd_run_create(&w, path, &h, err, sizeof err), 0);
+    memcpy(exp, HRD_RUN_MAGIC, 8);
+    nexp = 8;
+    {
+        size_t hl = hostrange__run_header__get_packed_size(&h);
+        unsigned char *hb = malloc(hl + 1);
+
+        hostrange__run_header__pack(&h, hb);
+        nexp += put_expected(exp + nexp, 'H', hb, hl);
+        free(hb);
+    }
+    for (size_t i = 0, off = 0; i < N; off += len[i], i++) {
+        const unsigned char *p = src + off;
+
+        at[i] = nexp;
+        nexp += put_expected(exp + nexp, 'K', p, len[i]);
+        if (i % 3 == 2 && len[i] >= 4) {
+            /* The same bytes as pieces: the first and last quarter as
+             * they are, the middle from elsewhere. */
+            unsigned char *mid = malloc(len[i]);
+            size_t from = len[i] / 4, to = len[i] - len[i] / 4;
+
+            memcpy(mid, p + from, to - from);
+            assert_int_equal(hrd_run_put_spliced(&w, p, len[i], from, to,
+                                                 mid, to - from, err,
+                                                 sizeof err), 0);
+            free(mid);
+        } else {
+            assert_int_equal(hrd_run_put_packed(&w, p, len[i], err,
+                                                sizeof err), 0);
+        }
+    }
+    {
+        size_t el;
+        unsigned char *eb;
+
+        e.keys = N;
+        el = hostrange__run_end__get_packed_size(&e);
+        eb = malloc(el + 1);
+        hostrange__run_end__pack(&e, eb);
+        nexp += put_expected(exp + nexp, 'E', eb, el);
+        free(eb);
+    }
+    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
+    nfile = slurp(path, &file);
+    assert_int_equal(nfile, nexp);
+    assert_memory_equal(file, exp, nexp);
+
+    /* Record by record. */
+    assert_int_equal(hrd_run_open(&r, path, &rh, err, sizeof err), 0);
+    hostrange__run_header__free_unpacked(rh, NULL);
+    for (size_t i = 0, off = 0; i < N; off += len[i], i++) {
+        const uint8_t *p;
+        uint8_t type;
+        size_t n;
+
+        assert_int_equal(r.offset, at[i]);
+        assert_int_equal(hrd_run_next_raw(&r, &type, &p, &n, err,
+                                          sizeof err), 1);
+        assert_int_equal(type, 'K');
+        assert_int_equal(n, len[i]);
+        if (n != 0)
+            assert_memory_equal(p, src + off, n);
+    }
+    hrd_run_close(&r);
+
+    /* Skimmed, then each read again where it was, last first. */
+    assert_int_equal(hrd_run_open(&r, path, &rh, err, sizeof err), 0);
+    hostrange__run_header__free_unpacked(rh, NULL);
+    for (size_t i = 0, off = 0; i < N; off += len[i], i++) {
+        const uint8_t *p;
+        uint8_t type;
+        size_t n, got;
+
+        assert_int_equal(hrd_run_skim(&r, 100, &type, &n, &p, &got, err,
+                                      sizeof err), 1);
+        assert_int_equal(n, len[i]);
+        assert_int_equal(got, len[i] < 100 ? len[i] : 100);
+        if (got != 0)
+            assert_memory_equal(p, src + off, got);
+    }
+    for (size_t i = N, off = total; i-- > 0;) {
+        const uint8_t *p;
+        uint8_t type;
+        uint32_t crc = (uint32_t)exp[at[i] + 4] |
+                       (uint32_t)exp[at[i] + 5] << 8 |
+                       (uint32_t)exp[at[i] + 6] << 16 |
+                       (uint32_t)exp[at[i] + 7] << 24;
+
+        off -= len[i];
+        assert_int_equal(hrd_run_reread(&r, at[i], len[i], crc, &type, &p,
+                                        err, sizeof err), 0);
+        if (len[i] != 0)
+            assert_memory_equal(p, src + off, len[i]);
+    }
+    /* And first to last (a read then brings the records after it). */
+    for (size_t i = 0, off = 0; i < N; off += len[i], i++) {
+        const uint8_t *p;
+        uint8_t type;
+        uint32_t crc = (uint32_t)exp[at[i] + 4] |
+                       (uint32_t)exp[at[i] + 5] << 8 |
+                       (uint32_t)exp[at[i] + 6] << 16 |
+                       (uint32_t)exp[at[i] + 7] << 24;
+
+        assert_int_equal(hrd_run_reread(&r, at[i], len[i], crc, &type, &p,
+                                        err, sizeof err), 0);
+        if (len[i] != 0)
+            assert_memory_equal(p, src + off, len[i]);
+    }
+    hrd_run_close(&r);
+    free(file);
+    free(exp);
+    free(src);
+}
+
+/* Writes 700 keys of sizes 0 to 4999 to p: one by one, or (at_once) in
+ * batches of 1 to 299 taken at once, some keys one by one between them. */
+static void write_keys(const char *p, const unsigned char *src,
+                       const size_t *len, int at_once)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
+    struct hrd_run_writer w;
+    struct iovec iov[300];
+    uint64_t rng = 7;
+    char err[512];
+    size_t i = 0, off = 0;
+
+    h.format = HRD_RUN_FORMAT;
+    h.host = "test";
+    h.version = "0";
+    assert_int_equal(hrd_run_create(&w, p, &h, err, sizeof err), 0);
+    while (i < 700) {
+        size_t n = 1 + (size_t)((rng = rng * 6364136223846793005ull + 1) >>
+                                33) % 299;
+
+        n = n > 700 - i ? 700 - i : n;
+        if (at_once && n % 3 != 0) {
+            for (size_t j = 0; j < n; j++) {
+                iov[j].iov_base = (void *)(src + off);
+                iov[j].iov_len = len[i + j];
+                off += len[i + j];
+            }
+            assert_int_equal(hrd_run_put_packed_keys(&w, iov, n, err,
+                                                     sizeof err), 0);
+            i += n;
+            continue;
+        }
+        for (size_t j = 0; j < n; j++, i++) {
+            assert_int_equal(hrd_run_put_packed(&w, src + off, len[i], err,
+                                                sizeof err), 0);
+            off += len[i];
+        }
+    }
+    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
+}
+
+/* Keys written straight from the caller's memory, many at once, make the
+ * same file, byte for byte, as keys written one by one. */
+static void test_keys_at_once(void **state)
+{
+    size_t len[700], total = 0, na, nb;
+    unsigned char *src, *a, *b;
+    uint64_t rng = 3;
+
+    (void)state;
+    for (int i = 0; i < 700; i++) {
+        len[i] = (size_t)((rng = rng * 6364136223846793005ull + 1) >> 33) %
+                 5000;
+        total += len[i];
+    }
+    src = malloc(total + 1);
+    for (size_t i = 0; i < total; i++)
+        src[i] = (unsigned char)(i * 7 + (i >> 11));
+    write_keys(path, src, len, 0);
+    write_keys(bad, src, len, 1);
+    na = slurp(path, &a);
+    nb = slurp(bad, &b);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na);
+    free(a);
+    free(b);
+    free(src);
+}
+
 static void test_abort_keeps_target(void **state)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
@@ -329,6 +576,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_packed_keys, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_records_of_every_size, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_keys_at_once, setup, teardown),
         cmocka_unit_test_setup_teardown(test_abort_keeps_target, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_every_truncation, setup,
