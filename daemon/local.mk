@@ -11,7 +11,8 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/paths.c daemon/rows.
 	daemon/report.c daemon/report.h daemon/numfmt.c daemon/numfmt.h \
 	daemon/crc32c.c daemon/crc32c.h daemon/observer.c \
 	daemon/observer.h daemon/signif.c daemon/signif.h daemon/runkey.c \
-	daemon/runkey.h daemon/runput.c daemon/runput.h daemon/runscan.c \
+	daemon/runkey.h daemon/runload.c daemon/runload.h daemon/runput.c \
+	daemon/runput.h daemon/runscan.c \
 	daemon/runscan.h daemon/runjoin.c daemon/runjoin.h daemon/pbuf.h \
 	daemon/flame.c daemon/flame.h daemon/svg.c daemon/svg.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)

@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 
 #include "daemon/runkey.h"
+#include "daemon/runload.h"
 #include "daemon/runput.h"
 #include "proto/hostrange.pb-c.h"
 

@@ -28,6 +28,7 @@
 #include "daemon/flame.h"
 #include "daemon/ingest.h"
 #include "daemon/runkey.h"
+#include "daemon/runload.h"
 #include "daemon/snapshot.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
