@@ -28,7 +28,7 @@
 
 static const char *g_out;
 
-static void die(const char *what)
+static __attribute__((noreturn)) void die(const char *what)
 {
     fprintf(stderr, "fuzz_seeds: %s: %s\n", what, strerror(errno));
     exit(1);
