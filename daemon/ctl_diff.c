@@ -5,8 +5,10 @@
 #include "daemon/hist.h"
 #include "daemon/observer.h"
 #include "daemon/run.h"
+#include "daemon/runscan.h"
 #include "daemon/signif.h"
 #include "proto/protocol.h"
+#include "proto/stream.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -119,10 +121,12 @@ static void pop_done(struct pop *p, size_t n, size_t distinct, uint64_t any,
                                                          p->total });
 }
 
-/* Distinct values of delta-coded ascending values. Without branches on
- * the values: each value is written at the slot of its group of equal
- * values (the group's last one stays), with the count so far. */
-static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
+/* Distinct values of n ascending values, given as they are (`deltas` 0)
+ * or delta-coded (each value less the one before it; 1). Without
+ * branches on the values: each value is written at the slot of its group
+ * of equal values (the group's last one stays), with the count so far. */
+static inline int from_ascending(struct pop *p, const uint64_t *a, size_t n,
+                                 int deltas)
 {
     uint64_t v = 0, w = 0, gap = UINT64_MAX, any = 0;
     size_t at = 0;
@@ -130,13 +134,14 @@ static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
     if (pop_room(p, n) != 0)
         return -1;
     if (n > 0) {
-        v = d[0];
+        v = a[0];
         w = 1;
         p->v[0] = (double)v;
         p->w[0] = 1;
     }
     for (size_t i = 1; i < n; i++) {
-        uint64_t di = d[i], step = di != 0; /* a new distinct value */
+        uint64_t di = deltas ? a[i] : a[i] - a[i - 1];
+        uint64_t step = di != 0; /* a new distinct value */
 
         v += di;
         at += step;
@@ -150,34 +155,14 @@ static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
     return 0;
 }
 
-/* The same from values already sorted (not delta-coded): a value is
- * written once per run of equal ones, with the run's length. */
+static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
+{
+    return from_ascending(p, d, n, 1);
+}
+
 static int from_sorted(struct pop *p, const uint64_t *v, size_t n)
 {
-    uint64_t gap = UINT64_MAX, any = 0;
-    size_t at = 0, start = 0;
-
-    if (pop_room(p, n) != 0)
-        return -1;
-    for (size_t i = 1; i < n; i++) {
-        uint64_t di = v[i] - v[i - 1];
-
-        if (di != 0) {
-            p->v[at] = (double)v[i - 1];
-            p->w[at] = i - start;
-            at++;
-            start = i;
-            gap = di < gap ? di : gap;
-            any = 1;
-        }
-    }
-    if (n > 0) {
-        p->v[at] = (double)v[n - 1];
-        p->w[at] = n - start;
-        at++;
-    }
-    pop_done(p, n, at, any, gap);
-    return 0;
+    return from_ascending(p, v, n, 0);
 }
 
 static int from_hist(struct pop *p, const Hostrange__RunHist *m)
@@ -224,19 +209,12 @@ static int side_open(struct side *s, const char *path)
     return 0;
 }
 
-/* Decodes a key's events (RunKey.events) into s->incl and s->self, each
- * sorted. Returns 0, or -1 with why in err. */
-static int coded_values(struct side *s, const Hostrange__RunKey *k,
-                        char *err, size_t errlen)
+/* Room for n values in each of the side's scratch arrays. Returns 0, or
+ * -1 with why in err. */
+static int side_room(struct side *s, uint64_t n, char *err, size_t errlen)
 {
-    uint64_t all = k->pairs + k->records;
-    size_t ni, ns;
-
-    if (all < k->pairs || all > k->events.len || k->n_inclusive ||
-        k->n_self)
-        goto damaged;
-    if (all + 1 > s->vcap) {
-        size_t cap = (size_t)all + 1;
+    if (n + 1 > s->vcap) {
+        size_t cap = (size_t)n + 1;
         uint64_t *a = realloc(s->incl, cap * sizeof *a);
         uint64_t *b = a ? realloc(s->self, cap * sizeof *b) : NULL;
         uint64_t *c = b ? realloc(s->tmp, cap * sizeof *c) : NULL;
@@ -250,6 +228,22 @@ static int coded_values(struct side *s, const Hostrange__RunKey *k,
         }
         s->vcap = cap;
     }
+    return 0;
+}
+
+/* Decodes a key's events (RunKey.events) into s->incl and s->self, each
+ * sorted. Returns 0, or -1 with why in err. */
+static int coded_values(struct side *s, const Hostrange__RunKey *k,
+                        char *err, size_t errlen)
+{
+    uint64_t all = k->pairs + k->records;
+    size_t ni, ns;
+
+    if (all < k->pairs || all > k->events.len || k->n_inclusive ||
+        k->n_self)
+        goto damaged;
+    if (side_room(s, all, err, errlen) != 0)
+        return -1;
     if (hrd_agg_events_decode(k->events.data, k->events.len, s->incl, all,
                               &ni, s->self, k->pairs, &ns) != 0 ||
         ni != all || ns != k->pairs)
@@ -263,13 +257,176 @@ damaged:
     return -1;
 }
 
+/* What a population takes from its key, from the key's message or read
+ * in place: node id, operator, backend and range (n[i] bytes at s[i]),
+ * phase, ranks and counts. */
+struct keyhead {
+    const char *s[4];
+    size_t n[4];
+    uint32_t phase, node_rank, range_rank;
+    uint64_t pairs, children, descendants;
+};
+
+/* Starts population `metric` (1 inclusive, 2 self) of key h: everything
+ * but its values. Returns 0 or -1 (out of memory; pop_free frees what
+ * was had). */
+static int pop_start(struct pop *p, const struct keyhead *h, uint32_t metric,
+                     uint32_t order)
+{
+    *p = (struct pop){ 0 };
+    p->node = strndup(h->s[0], h->n[0]);
+    p->op = strndup(h->s[1], h->n[1]);
+    p->backend = strndup(h->s[2], h->n[2]);
+    p->range = strndup(h->s[3], h->n[3]);
+    p->phase = h->phase;
+    p->metric = metric;
+    p->node_rank = h->node_rank ? h->node_rank : UINT32_MAX;
+    p->range_rank = h->range_rank ? h->range_rank : UINT32_MAX;
+    p->order = order;
+    p->scopes = h->pairs > 0;
+    p->calls = h->pairs;
+    p->children = h->children;
+    p->descendants = h->descendants;
+    return p->node && p->op && p->backend && p->range ? 0 : -1;
+}
+
+static void pop_free(struct pop *p)
+{
+    free(p->node);
+    free(p->op);
+    free(p->backend);
+    free(p->range);
+    free(p->v);
+    free(p->w);
+}
+
+/* Appends population p, whose values were filled (`bad`: or not, out of
+ * memory), to s when it has values; frees it otherwise. Returns 0, or -1
+ * with why in err. */
+static int pop_keep(struct side *s, struct pop *p, int bad, char *err,
+                    size_t errlen)
+{
+    if (!bad && p->total > 0) {
+        bad = pop_add(s, p) != 0;
+        if (!bad)
+            return 0;
+    }
+    pop_free(p);
+    if (bad) {
+        snprintf(err, errlen, "%s: out of memory", s->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Decodes n varints, which hrd_runscan_key checked, at q into out. */
+static void get_varints(const uint8_t *q, size_t len, uint64_t *out, size_t n)
+{
+    const uint8_t *end = q + len;
+
+    for (size_t i = 0; i < n; i++) {
+        if (*q < 0x80)
+            out[i] = *q++;
+        else
+            (void)hrp_get_varint(&q, end, &out[i]);
+    }
+}
+
+/* The populations of a key of run format 1 read in place (sc, simple:
+ * runscan.h), its delta-coded arrays decoded straight from the record's
+ * bytes. Returns 0, or -1 with why in err. */
+static int key_scanned(struct side *s, const struct hrd_runscan *sc,
+                       char *err, size_t errlen)
+{
+    struct keyhead h = { .phase = sc->phase, .node_rank = sc->node_rank,
+                         .range_rank = sc->range_rank, .pairs = sc->pairs,
+                         .children = sc->v.children,
+                         .descendants = sc->v.descendants };
+    uint64_t all = sc->pairs + sc->records;
+
+    for (int i = 0; i < 4; i++) {
+        h.s[i] = (const char *)sc->s[i];
+        h.n[i] = sc->n[i];
+    }
+    if (side_room(s, all, err, errlen) != 0)
+        return -1;
+    get_varints(sc->v.incl, sc->v.li, s->incl, all);
+    get_varints(sc->v.self, sc->v.ls, s->self, sc->pairs);
+    for (uint32_t metric = 1; metric <= 2; metric++) {
+        struct pop p;
+        int bad;
+
+        if (metric == 2 && sc->pairs == 0)
+            break;
+        bad = pop_start(&p, &h, metric, s->order) != 0 ||
+              from_deltas(&p, metric == 1 ? s->incl : s->self,
+                          metric == 1 ? all : sc->pairs) != 0;
+        if (pop_keep(s, &p, bad, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The populations of an unpacked key. Returns 0, or -1 with why in
+ * err. */
+static int key_unpacked(struct side *s, const Hostrange__RunKey *k,
+                        char *err, size_t errlen)
+{
+    struct keyhead h = { .phase = k->phase, .node_rank = k->node_rank,
+                         .range_rank = k->range_rank, .pairs = k->pairs,
+                         .children = k->children,
+                         .descendants = k->descendants };
+    const char *names[4] = { k->node_id, k->operator_, k->backend,
+                             k->range };
+
+    for (int i = 0; i < 4; i++) {
+        h.s[i] = names[i];
+        h.n[i] = strlen(names[i]);
+    }
+    if (k->events.len > 0 && coded_values(s, k, err, errlen) != 0)
+        return -1;
+    for (uint32_t metric = 1; metric <= 2; metric++) {
+        struct pop p;
+        int bad;
+
+        if (metric == 2 && k->pairs == 0)
+            break;
+        bad = pop_start(&p, &h, metric, s->order) != 0;
+        if (bad)
+            ;
+        else if (k->inclusive_hist != NULL && k->self_hist != NULL)
+            bad = from_hist(&p, metric == 1 ? k->inclusive_hist
+                                            : k->self_hist);
+        else if (k->events.len > 0)
+            bad = from_sorted(&p, metric == 1 ? s->incl : s->self,
+                              metric == 1 ? k->pairs + k->records : k->pairs);
+        else if (metric == 1 && k->n_inclusive == k->pairs + k->records)
+            bad = from_deltas(&p, k->inclusive, k->n_inclusive);
+        else if (metric == 2 && k->n_self == k->pairs)
+            bad = from_deltas(&p, k->self, k->n_self);
+        else {
+            snprintf(err, errlen, "%s: damaged (key %s/%s holds values "
+                     "that do not match its counts)", s->path, k->node_id,
+                     k->range);
+            pop_free(&p);
+            return -1;
+        }
+        if (pop_keep(s, &p, bad, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* Reads the next key of a side into populations (one or two, appended to
  * s->p). Returns 1, 0 at the end of the file, or -1 after printing why. */
 static int side_next(struct side *s)
 {
-    Hostrange__RunKey *k = NULL;
+    const uint8_t *packed;
+    size_t len;
+    struct hrd_runscan sc;
     char err[8400];
-    int rc = hrd_run_next(&s->r, &k, &s->end, err, sizeof err);
+    int rc = hrd_run_next_packed(&s->r, &packed, &len, &s->end, err,
+                                 sizeof err);
 
     if (rc < 0)
         goto fail;
@@ -281,69 +438,22 @@ static int side_next(struct side *s)
             s->cal = s->end->calibrations[0];
         return 0;
     }
-    if (k->events.len > 0 && coded_values(s, k, err, sizeof err) != 0) {
-        hostrange__run_key__free_unpacked(k, NULL);
-        goto fail;
-    }
-    for (uint32_t metric = 1; metric <= 2; metric++) {
-        struct pop p = { 0 };
-        int bad;
+    /* Keys of run format 1 are read in place, without unpacking their
+     * arrays; any other key (events, histograms, or one that is not in
+     * the layout runscan.h vouches for) is unpacked. */
+    if (hrd_runscan_key(packed, len, 1, &sc)) {
+        rc = key_scanned(s, &sc, err, sizeof err);
+    } else {
+        Hostrange__RunKey *k = NULL;
 
-        if (metric == 2 && k->pairs == 0)
-            break;
-        p.node = strdup(k->node_id);
-        p.op = strdup(k->operator_);
-        p.backend = strdup(k->backend);
-        p.range = strdup(k->range);
-        p.phase = k->phase;
-        p.metric = metric;
-        p.node_rank = k->node_rank ? k->node_rank : UINT32_MAX;
-        p.range_rank = k->range_rank ? k->range_rank : UINT32_MAX;
-        p.order = s->order;
-        p.scopes = k->pairs > 0;
-        p.calls = k->pairs;
-        p.children = k->children;
-        p.descendants = k->descendants;
-        if (k->inclusive_hist != NULL && k->self_hist != NULL)
-            bad = from_hist(&p, metric == 1 ? k->inclusive_hist
-                                            : k->self_hist);
-        else if (k->events.len > 0)
-            bad = from_sorted(&p, metric == 1 ? s->incl : s->self,
-                              metric == 1 ? k->pairs + k->records : k->pairs);
-        else if (metric == 1 && k->n_inclusive == k->pairs + k->records)
-            bad = from_deltas(&p, k->inclusive, k->n_inclusive);
-        else if (metric == 2 && k->n_self == k->pairs)
-            bad = from_deltas(&p, k->self, k->n_self);
-        else {
-            snprintf(err, sizeof err, "%s: damaged (key %s/%s holds "
-                     "values that do not match its counts)", s->path,
-                     k->node_id, k->range);
-            free(p.node);
-            free(p.op);
-            free(p.backend);
-            free(p.range);
-            hostrange__run_key__free_unpacked(k, NULL);
-            goto fail;
-        }
-        if (!bad && p.total > 0) {
-            bad = pop_add(s, &p) != 0;
-            if (!bad)
-                continue;
-        }
-        free(p.node);
-        free(p.op);
-        free(p.backend);
-        free(p.range);
-        free(p.v);
-        free(p.w);
-        if (bad) {
-            snprintf(err, sizeof err, "%s: out of memory", s->path);
-            hostrange__run_key__free_unpacked(k, NULL);
-            goto fail;
-        }
+        rc = hrd_run_unpack_key(&s->r, packed, len, &k, err, sizeof err);
+        if (rc == 0)
+            rc = key_unpacked(s, k, err, sizeof err);
+        hostrange__run_key__free_unpacked(k, NULL);
     }
+    if (rc != 0)
+        goto fail;
     s->order++;
-    hostrange__run_key__free_unpacked(k, NULL);
     return 1;
 fail:
     fprintf(stderr, "hostrangectl diff: %s\n", err);

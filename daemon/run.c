@@ -437,13 +437,13 @@ fail:
     return -1;
 }
 
-int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
-                 Hostrange__RunEnd **e, char *err, size_t errlen)
+int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
+                        size_t *len, Hostrange__RunEnd **e, char *err,
+                        size_t errlen)
 {
     uint64_t at = r->offset;
     uint8_t type;
-    size_t len;
-    int rc = next_record(r, &type, &len, err, errlen);
+    int rc = next_record(r, &type, len, err, errlen);
 
     if (rc < 0)
         return -1;
@@ -453,11 +453,11 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
         return -1;
     }
     if (type == 'K') {
-        *k = hostrange__run_key__unpack(NULL, len, r->buf);
-        if (*k != NULL)
-            return 1;
-    } else if (type == 'E') {
-        *e = hostrange__run_end__unpack(NULL, len, r->buf);
+        *p = r->buf;
+        return 1;
+    }
+    if (type == 'E') {
+        *e = hostrange__run_end__unpack(NULL, *len, r->buf);
         if (*e != NULL) {
             if (r->offset != r->size) {
                 snprintf(err, errlen, "%s: damaged at byte %llu (data after "
@@ -474,6 +474,31 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
              "0x%02x that does not decode)", r->path,
              (unsigned long long)at, type);
     return -1;
+}
+
+int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
+                       size_t len, Hostrange__RunKey **k, char *err,
+                       size_t errlen)
+{
+    *k = hostrange__run_key__unpack(NULL, len, p);
+    if (*k != NULL)
+        return 0;
+    snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
+             "0x%02x that does not decode)", r->path,
+             (unsigned long long)(r->offset - HRD_REC_HEADER - len), 'K');
+    return -1;
+}
+
+int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
+                 Hostrange__RunEnd **e, char *err, size_t errlen)
+{
+    const uint8_t *p;
+    size_t len;
+    int rc = hrd_run_next_packed(r, &p, &len, e, err, errlen);
+
+    if (rc != 1)
+        return rc;
+    return hrd_run_unpack_key(r, p, len, k, err, errlen) == 0 ? 1 : -1;
 }
 
 void hrd_run_close(struct hrd_run_reader *r)
