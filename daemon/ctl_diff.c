@@ -124,34 +124,35 @@ static void pop_done(struct pop *p, size_t n, size_t distinct, uint64_t any,
 /* Distinct values of n ascending values, given as they are (`deltas` 0)
  * or delta-coded (each value less the one before it; 1). Without
  * branches on the values: each value is written at the slot of its group
- * of equal values (the group's last one stays), with the count so far. */
+ * of equal values (the group's last one stays), with the count of values
+ * so far, which a pass over the groups then turns into their counts. */
 static inline int from_ascending(struct pop *p, const uint64_t *a, size_t n,
                                  int deltas)
 {
-    uint64_t v = 0, w = 0, gap = UINT64_MAX, any = 0;
+    /* The smallest gap less 1: a gap of 0 (equal values) wraps to the
+     * largest. */
+    uint64_t v = 0, gap1 = UINT64_MAX;
     size_t at = 0;
 
     if (pop_room(p, n) != 0)
         return -1;
     if (n > 0) {
         v = a[0];
-        w = 1;
         p->v[0] = (double)v;
         p->w[0] = 1;
     }
     for (size_t i = 1; i < n; i++) {
         uint64_t di = deltas ? a[i] : a[i] - a[i - 1];
-        uint64_t step = di != 0; /* a new distinct value */
 
         v += di;
-        at += step;
-        w = (w & (step - 1)) + 1;
+        at += di != 0; /* a new distinct value */
         p->v[at] = (double)v;
-        p->w[at] = w;
-        gap = di != 0 && di < gap ? di : gap;
-        any |= step;
+        p->w[at] = i + 1;
+        gap1 = di - 1 < gap1 ? di - 1 : gap1;
     }
-    pop_done(p, n, n > 0 ? at + 1 : 0, any, gap);
+    for (size_t g = at; g > 0; g--)
+        p->w[g] -= p->w[g - 1];
+    pop_done(p, n, n > 0 ? at + 1 : 0, at > 0, gap1 + 1);
     return 0;
 }
 
