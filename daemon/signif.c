@@ -219,10 +219,8 @@ static void chains_positions(const struct hrd_wsample *x,
 #define ROW_LANES 4
 
 static inline __attribute__((always_inline)) int
-rows_sum(const struct hrd_wsample *x,
-                           const struct hrd_wsample *y,
-                           const struct scratch *sc, double v, int step,
-                           struct eval *e)
+rows_sum(const struct hrd_wsample *x, const struct hrd_wsample *y,
+         const struct scratch *sc, double v, int step, struct eval *e)
 {
     const double *xv = x->v, *yp = sc->ypad + 1;
     const uint64_t *xw = x->w, *wc = sc->wcum;
