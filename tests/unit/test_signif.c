@@ -376,6 +376,50 @@ static void test_u_brute(void **state)
     }
 }
 
+/* The shift and interval of hrd_signif_compare on weighted samples of 20
+ * to 120 distinct values (weights 1 to 6, so ties everywhere, and shared
+ * values), whose ranks' searches start from the pass that gave U and from
+ * one another, against the sorted list of all the differences, each
+ * weight times. */
+static void test_compare_weighted(void **state)
+{
+    static double xv[120], yv[120];
+    static uint64_t xw[120], yw[120];
+
+    (void)state;
+    for (int t = 0; t < 40; t++) {
+        size_t n = 20 + next() % 101, m = 20 + next() % 101, k = 0;
+        uint64_t span = 150 + next() % 400, pairs, kq;
+        struct hrd_wsample a, b;
+        struct hrd_signif r;
+        double *d, c;
+
+        wsample_make(&a, xv, xw, n, 1000, span, 6);
+        wsample_make(&b, yv, yw, m, 990 + next() % 40, span, 6);
+        pairs = a.total * b.total;
+        d = malloc(pairs * sizeof *d);
+        assert_non_null(d);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++)
+                for (uint64_t w = 0; w < xw[i] * yw[j]; w++)
+                    d[k++] = yv[j] - xv[i];
+        qsort(d, k, sizeof *d, cmp_double);
+        assert_int_equal(hrd_signif_compare(&a, &b, &r), 0);
+        assert_false(r.exact);
+        c = floor((double)pairs / 2 -
+                  1.959963984540054 *
+                      sqrt((double)pairs *
+                           (double)(a.total + b.total + 1) / 12) + 0.5);
+        kq = c < 1 ? 1 : (uint64_t)c;
+        assert_true(r.shift == (pairs % 2 ? d[pairs / 2]
+                                          : (d[pairs / 2 - 1] +
+                                             d[pairs / 2]) / 2));
+        assert_true(r.lo == d[kq - 1]);
+        assert_true(r.hi == d[pairs - kq]);
+        free(d);
+    }
+}
+
 /* Ranks of differences that rounding makes equal: values near 2^52 (where
  * doubles are a whole number apart) less values with a half, so that
  * y - x of two neighbouring y values can round to the same double and a
@@ -553,6 +597,7 @@ int main(void)
         cmocka_unit_test(test_diff_rank_weighted),
         cmocka_unit_test(test_compare_brute),
         cmocka_unit_test(test_u_brute),
+        cmocka_unit_test(test_compare_weighted),
         cmocka_unit_test(test_diff_rank_rounding),
         cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_power_5pct),
