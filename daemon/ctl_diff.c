@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/ctl.h"
+#include "daemon/ctl_diffside.h"
 #include "daemon/hist.h"
 #include "daemon/observer.h"
 #include "daemon/run.h"
@@ -47,312 +48,10 @@ static const char usage_diff[] =
 
 enum fmt { FMT_TABLE, FMT_JSONL, FMT_MARKDOWN };
 
-/* One population of one key of one file. */
-struct pop {
-    char *node, *op, *backend, *range;
-    uint32_t phase, metric;
-    uint32_t node_rank, range_rank, order;
-    int scopes;
-    int hist;
-    double *v;
-    uint64_t *w;
-    size_t n;
-    uint64_t total;
-    double median;
-    double step;     /* smallest gap between distinct values (exact) */
-    uint64_t calls, children, descendants;
-    size_t id;       /* its place in the order read */
-    int matched;
-    /* A base population compared with new's population `partner` (an
-     * id): the test's result. */
-    size_t partner;
-    struct hrd_signif s;
-};
-
-struct side {
-    const char *path;
-    struct pop *p;
-    size_t n, cap;
-    const Hostrange__Calibration *cal;
-    Hostrange__RunEnd *end;
-    struct hrd_run_reader r;
-    int open, ended;
-    uint32_t order;
-    /* Scratch for a key's coded events: its values and the sort's. */
-    uint64_t *incl, *self, *tmp;
-    size_t vcap;
-};
-
-static int pop_add(struct side *s, struct pop *p)
-{
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        struct pop *np = realloc(s->p, cap * sizeof *np);
-        if (np == NULL)
-            return -1;
-        s->p = np;
-        s->cap = cap;
-    }
-    p->id = s->n;
-    s->p[s->n++] = *p;
-    return 0;
-}
-
-/* Room for the distinct values of n values. Returns 0 or -1. */
-static int pop_room(struct pop *p, size_t n)
-{
-    p->v = malloc((n + 1) * sizeof *p->v);
-    p->w = malloc((n + 1) * sizeof *p->w);
-    return p->v == NULL || p->w == NULL ? -1 : 0;
-}
-
-/* Completes a population of n values whose `distinct` distinct values
- * are in p->v / p->w: the smallest gap between them (`gap`, when `any`),
- * the total and the median. */
-static void pop_done(struct pop *p, size_t n, size_t distinct, uint64_t any,
-                     uint64_t gap)
-{
-    p->n = distinct;
-    p->step = any ? (double)gap : INFINITY;
-    p->total = n;
-    p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
-                                                         p->total });
-}
-
-/* Distinct values of delta-coded ascending values. Without branches on
- * the values: each value is written at the slot of its group of equal
- * values (the group's last one stays), with the count so far. */
-static int from_deltas(struct pop *p, const uint64_t *d, size_t n)
-{
-    uint64_t v = 0, w = 0, gap = UINT64_MAX, any = 0;
-    size_t at = 0;
-
-    if (pop_room(p, n) != 0)
-        return -1;
-    if (n > 0) {
-        v = d[0];
-        w = 1;
-        p->v[0] = (double)v;
-        p->w[0] = 1;
-    }
-    for (size_t i = 1; i < n; i++) {
-        uint64_t di = d[i], step = di != 0; /* a new distinct value */
-
-        v += di;
-        at += step;
-        w = (w & (step - 1)) + 1;
-        p->v[at] = (double)v;
-        p->w[at] = w;
-        gap = di != 0 && di < gap ? di : gap;
-        any |= step;
-    }
-    pop_done(p, n, n > 0 ? at + 1 : 0, any, gap);
-    return 0;
-}
-
-/* The same from values already sorted (not delta-coded): a value is
- * written once per run of equal ones, with the run's length. */
-static int from_sorted(struct pop *p, const uint64_t *v, size_t n)
-{
-    uint64_t gap = UINT64_MAX, any = 0;
-    size_t at = 0, start = 0;
-
-    if (pop_room(p, n) != 0)
-        return -1;
-    for (size_t i = 1; i < n; i++) {
-        uint64_t di = v[i] - v[i - 1];
-
-        if (di != 0) {
-            p->v[at] = (double)v[i - 1];
-            p->w[at] = i - start;
-            at++;
-            start = i;
-            gap = di < gap ? di : gap;
-            any = 1;
-        }
-    }
-    if (n > 0) {
-        p->v[at] = (double)v[n - 1];
-        p->w[at] = n - start;
-        at++;
-    }
-    pop_done(p, n, at, any, gap);
-    return 0;
-}
-
-static int from_hist(struct pop *p, const Hostrange__RunHist *m)
-{
-    struct hrd_hist h;
-    const double half = 0.5;
-
-    p->hist = 1;
-    p->step = INFINITY;
-    hrd_hist_init(&h);
-    if (pop_room(p, m->n_buckets) != 0)
-        return -1;
-    for (size_t i = 0; i < m->n_buckets; i++) {
-        p->v[i] = hrd_hist_value(m->buckets[i]);
-        p->w[i] = m->counts[i];
-        if (hrd_hist_set_bucket(&h, m->buckets[i], m->counts[i]) != 0) {
-            hrd_hist_fini(&h);
-            return -1;
-        }
-    }
-    p->n = m->n_buckets;
-    p->total = m->n;
-    h.n = m->n;
-    h.min = m->min;
-    h.max = m->max;
-    hrd_hist_quantiles(&h, &half, 1, &p->median);
-    hrd_hist_fini(&h);
-    return 0;
-}
-
-/* Opens a side's run file. Returns 0 or -1 after printing why. */
-static int side_open(struct side *s, const char *path)
-{
-    Hostrange__RunHeader *h = NULL;
-    char err[8400];
-
-    s->path = path;
-    if (hrd_run_open(&s->r, path, &h, err, sizeof err) != 0) {
-        fprintf(stderr, "hostrangectl diff: %s\n", err);
-        return -1;
-    }
-    hostrange__run_header__free_unpacked(h, NULL);
-    s->open = 1;
-    return 0;
-}
-
-/* Decodes a key's events (RunKey.events) into s->incl and s->self, each
- * sorted. Returns 0, or -1 with why in err. */
-static int coded_values(struct side *s, const Hostrange__RunKey *k,
-                        char *err, size_t errlen)
-{
-    uint64_t all = k->pairs + k->records;
-    size_t ni, ns;
-
-    if (all < k->pairs || all > k->events.len || k->n_inclusive ||
-        k->n_self)
-        goto damaged;
-    if (all + 1 > s->vcap) {
-        size_t cap = (size_t)all + 1;
-        uint64_t *a = realloc(s->incl, cap * sizeof *a);
-        uint64_t *b = a ? realloc(s->self, cap * sizeof *b) : NULL;
-        uint64_t *c = b ? realloc(s->tmp, cap * sizeof *c) : NULL;
-
-        s->incl = a ? a : s->incl;
-        s->self = b ? b : s->self;
-        s->tmp = c ? c : s->tmp;
-        if (c == NULL) {
-            snprintf(err, errlen, "%s: out of memory", s->path);
-            return -1;
-        }
-        s->vcap = cap;
-    }
-    if (hrd_agg_events_decode(k->events.data, k->events.len, s->incl, all,
-                              &ni, s->self, k->pairs, &ns) != 0 ||
-        ni != all || ns != k->pairs)
-        goto damaged;
-    hrd_sort_u64(s->incl, ni, s->tmp);
-    hrd_sort_u64(s->self, ns, s->tmp);
-    return 0;
-damaged:
-    snprintf(err, errlen, "%s: damaged (key %s/%s holds events that do not "
-             "match its counts)", s->path, k->node_id, k->range);
-    return -1;
-}
-
-/* Reads the next key of a side into populations (one or two, appended to
- * s->p). Returns 1, 0 at the end of the file, or -1 after printing why. */
-static int side_next(struct side *s)
-{
-    Hostrange__RunKey *k = NULL;
-    char err[8400];
-    int rc = hrd_run_next(&s->r, &k, &s->end, err, sizeof err);
-
-    if (rc < 0)
-        goto fail;
-    if (rc == 2) {
-        hrd_run_close(&s->r);
-        s->open = 0;
-        s->ended = 1;
-        if (s->end->n_calibrations > 0)
-            s->cal = s->end->calibrations[0];
-        return 0;
-    }
-    if (k->events.len > 0 && coded_values(s, k, err, sizeof err) != 0) {
-        hostrange__run_key__free_unpacked(k, NULL);
-        goto fail;
-    }
-    for (uint32_t metric = 1; metric <= 2; metric++) {
-        struct pop p = { 0 };
-        int bad;
-
-        if (metric == 2 && k->pairs == 0)
-            break;
-        p.node = strdup(k->node_id);
-        p.op = strdup(k->operator_);
-        p.backend = strdup(k->backend);
-        p.range = strdup(k->range);
-        p.phase = k->phase;
-        p.metric = metric;
-        p.node_rank = k->node_rank ? k->node_rank : UINT32_MAX;
-        p.range_rank = k->range_rank ? k->range_rank : UINT32_MAX;
-        p.order = s->order;
-        p.scopes = k->pairs > 0;
-        p.calls = k->pairs;
-        p.children = k->children;
-        p.descendants = k->descendants;
-        if (k->inclusive_hist != NULL && k->self_hist != NULL)
-            bad = from_hist(&p, metric == 1 ? k->inclusive_hist
-                                            : k->self_hist);
-        else if (k->events.len > 0)
-            bad = from_sorted(&p, metric == 1 ? s->incl : s->self,
-                              metric == 1 ? k->pairs + k->records : k->pairs);
-        else if (metric == 1 && k->n_inclusive == k->pairs + k->records)
-            bad = from_deltas(&p, k->inclusive, k->n_inclusive);
-        else if (metric == 2 && k->n_self == k->pairs)
-            bad = from_deltas(&p, k->self, k->n_self);
-        else {
-            snprintf(err, sizeof err, "%s: damaged (key %s/%s holds "
-                     "values that do not match its counts)", s->path,
-                     k->node_id, k->range);
-            free(p.node);
-            free(p.op);
-            free(p.backend);
-            free(p.range);
-            hostrange__run_key__free_unpacked(k, NULL);
-            goto fail;
-        }
-        if (!bad && p.total > 0) {
-            bad = pop_add(s, &p) != 0;
-            if (!bad)
-                continue;
-        }
-        free(p.node);
-        free(p.op);
-        free(p.backend);
-        free(p.range);
-        free(p.v);
-        free(p.w);
-        if (bad) {
-            snprintf(err, sizeof err, "%s: out of memory", s->path);
-            hostrange__run_key__free_unpacked(k, NULL);
-            goto fail;
-        }
-    }
-    s->order++;
-    hostrange__run_key__free_unpacked(k, NULL);
-    return 1;
-fail:
-    fprintf(stderr, "hostrangectl diff: %s\n", err);
-    return -1;
-}
 
 static int cmp_report(const void *pa, const void *pb)
 {
-    const struct pop *x = pa, *y = pb;
+    const struct hrd_diff_pop *x = pa, *y = pb;
     uint32_t a[6] = { x->node_rank, x->phase, !x->scopes, x->range_rank,
                       x->order, x->metric };
     uint32_t b[6] = { y->node_rank, y->phase, !y->scopes, y->range_rank,
@@ -365,7 +64,7 @@ static int cmp_report(const void *pa, const void *pb)
     return 0;
 }
 
-static int cmp_name(const struct pop *x, const struct pop *y)
+static int cmp_name(const struct hrd_diff_pop *x, const struct hrd_diff_pop *y)
 {
     int c;
 
@@ -380,7 +79,7 @@ static int cmp_name(const struct pop *x, const struct pop *y)
 }
 
 /* Puts a population's distinct values into histogram buckets. */
-static void bucket(struct pop *p)
+static void bucket(struct hrd_diff_pop *p)
 {
     size_t d = 0;
     uint32_t last = 0;
@@ -402,7 +101,7 @@ static void bucket(struct pop *p)
 }
 
 /* Whether the observer cost is 10% or more of the population's median. */
-static int unstable(const struct pop *p, const Hostrange__Calibration *c)
+static int unstable(const struct hrd_diff_pop *p, const Hostrange__Calibration *c)
 {
     struct hrd_calib cal;
     struct hrd_row row = { 0 };
@@ -442,7 +141,7 @@ static uint64_t hash_str(uint64_t h, const char *s)
     return (h ^ 0xff) * 0x100000001b3ull;
 }
 
-static uint64_t pop_hash(const struct pop *p)
+static uint64_t pop_hash(const struct hrd_diff_pop *p)
 {
     uint64_t h = 0xcbf29ce484222325ull;
 
@@ -489,7 +188,7 @@ static int waiting_grow(struct waiting *t)
 
 /* Compares base population b with new population n and lets both give
  * back their values. Returns 0 or -1 (out of memory). */
-static int compare_pair(struct pop *b, struct pop *n)
+static int compare_pair(struct hrd_diff_pop *b, struct hrd_diff_pop *n)
 {
     if (b->hist || n->hist) {
         bucket(b);
@@ -515,13 +214,13 @@ static int compare_pair(struct pop *b, struct pop *n)
 /* Pairs the populations sides[which]->p[first..) with those waiting from
  * the other side (comparing each pair), and puts the others to wait.
  * Returns 0 or -1 (out of memory). */
-static int pair_up(struct side *const sides[2], int which, size_t first,
+static int pair_up(struct hrd_diff_side *const sides[2], int which, size_t first,
                    struct waiting *t)
 {
-    struct side *s = sides[which], *o = sides[!which];
+    struct hrd_diff_side *s = sides[which], *o = sides[!which];
 
     for (size_t i = first; i < s->n; i++) {
-        struct pop *p = &s->p[i];
+        struct hrd_diff_pop *p = &s->p[i];
         uint64_t h = pop_hash(p);
         size_t at, free_at = SIZE_MAX;
 
@@ -539,7 +238,7 @@ static int pair_up(struct side *const sides[2], int which, size_t first,
                 break;
         }
         if (t->cap > 0 && t->s[at].side != -1) {
-            struct pop *other = &o->p[t->s[at].idx];
+            struct hrd_diff_pop *other = &o->p[t->s[at].idx];
 
             t->s[at].side = -2;
             if (compare_pair(which ? other : p, which ? p : other) != 0)
@@ -563,7 +262,7 @@ static int pair_up(struct side *const sides[2], int which, size_t first,
 }
 
 struct drow {
-    const struct pop *b, *n; /* either may be NULL: one side only */
+    const struct hrd_diff_pop *b, *n; /* either may be NULL: one side only */
     struct hrd_signif s;
     double change;           /* % */
     const char *flag;        /* "slower", "faster" or NULL */
@@ -604,7 +303,7 @@ static const char *metric_name(uint32_t m)
 
 static void write_jsonl(FILE *f, const struct drow *r)
 {
-    const struct pop *k = r->b ? r->b : r->n;
+    const struct hrd_diff_pop *k = r->b ? r->b : r->n;
 
     fputs("{\"nodeid\":", f);
     json_str(f, k->node);
@@ -646,7 +345,7 @@ static void write_jsonl(FILE *f, const struct drow *r)
             r->unstable ? "true" : "false", r->resolution ? "true" : "false");
 }
 
-static void key_text(char *buf, size_t len, const struct pop *k)
+static void key_text(char *buf, size_t len, const struct hrd_diff_pop *k)
 {
     snprintf(buf, len, "%s %s/%s %s %s %s", k->node, k->op, k->backend,
              hrp_phase_name(k->phase), k->range, metric_name(k->metric));
@@ -659,7 +358,7 @@ static void key_text(char *buf, size_t len, const struct pop *k)
 static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
                        int colour, int width)
 {
-    const struct pop *k = r->b ? r->b : r->n;
+    const struct hrd_diff_pop *k = r->b ? r->b : r->n;
     char key[4 * HRP_MAX_STRING + 64], marks[64] = "";
     const char *on = "", *off = "";
 
@@ -713,26 +412,6 @@ static double parse_double(const char *what, const char *v, double min,
     return d;
 }
 
-static void side_free(struct side *s)
-{
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->p[i].node);
-        free(s->p[i].op);
-        free(s->p[i].backend);
-        free(s->p[i].range);
-        free(s->p[i].v);
-        free(s->p[i].w);
-    }
-    free(s->p);
-    free(s->incl);
-    free(s->self);
-    free(s->tmp);
-    if (s->open)
-        hrd_run_close(&s->r);
-    if (s->end != NULL)
-        hostrange__run_end__free_unpacked(s->end, NULL);
-}
-
 int hrd_ctl_diff(int argc, char **argv)
 {
     enum { OPT_FAIL = 256 };
@@ -746,7 +425,7 @@ int hrd_ctl_diff(int argc, char **argv)
     };
     double alpha = 0.01, threshold = 5, fail_above = -1;
     enum fmt fmt = FMT_TABLE;
-    struct side base = { 0 }, new = { 0 };
+    struct hrd_diff_side base = { 0 }, new = { 0 };
     struct waiting wait = { NULL, 0, 0 };
     size_t *at = NULL;
     struct drow *rows = NULL;
@@ -784,11 +463,11 @@ int hrd_ctl_diff(int argc, char **argv)
                 "NEW (see --help)\n");
         return 2;
     }
-    if (side_open(&base, argv[optind]) != 0 ||
-        side_open(&new, argv[optind + 1]) != 0)
+    if (hrd_diff_side_open(&base, argv[optind]) != 0 ||
+        hrd_diff_side_open(&new, argv[optind + 1]) != 0)
         goto out;
     while (!base.ended || !new.ended) {
-        struct side *const sides[2] = { &base, &new };
+        struct hrd_diff_side *const sides[2] = { &base, &new };
 
         for (int which = 0; which < 2; which++) {
             size_t first = sides[which]->n;
@@ -796,7 +475,7 @@ int hrd_ctl_diff(int argc, char **argv)
 
             if (sides[which]->ended)
                 continue;
-            got = side_next(sides[which]);
+            got = hrd_diff_side_next(sides[which]);
             if (got < 0)
                 goto out;
             if (got > 0 && pair_up(sides, which, first, &wait) != 0) {
@@ -816,7 +495,7 @@ int hrd_ctl_diff(int argc, char **argv)
     for (size_t i = 0; i < new.n; i++)
         at[new.p[i].id] = i;
     for (size_t i = 0; i < base.n; i++) {
-        struct pop *b = &base.p[i];
+        struct hrd_diff_pop *b = &base.p[i];
         struct drow *r = &rows[nrows++];
 
         r->b = b;
@@ -886,8 +565,8 @@ out:
     free(at);
     free(wait.s);
     free(rows);
-    side_free(&base);
-    side_free(&new);
+    hrd_diff_side_free(&base);
+    hrd_diff_side_free(&new);
     return rc;
 }
 

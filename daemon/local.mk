@@ -45,7 +45,8 @@ EXTRA_DIST += daemon/notify_systemd.c daemon/notify_none.c
 daemon_hostrangectl_SOURCES = daemon/hostrangectl.c daemon/ctl.h \
 	daemon/ctl_conn.c daemon/ctl_dump.c daemon/ctl_stats.c \
 	daemon/ctl_reset.c daemon/ctl_ping.c daemon/ctl_record.c \
-	daemon/ctl_save.c daemon/ctl_merge.c daemon/ctl_diff.c daemon/ctl_from.c \
+	daemon/ctl_save.c daemon/ctl_merge.c daemon/ctl_diff.c \
+	daemon/ctl_diffside.c daemon/ctl_diffside.h daemon/ctl_from.c \
 	daemon/ctl_paths.c
 daemon_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)

@@ -658,14 +658,14 @@ fail:
     return -1;
 }
 
-int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
-                 Hostrange__RunEnd **e, char *err, size_t errlen)
+int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
+                        size_t *len, Hostrange__RunEnd **e, char *err,
+                        size_t errlen)
 {
     uint64_t at = r->offset;
-    const uint8_t *p;
+    const uint8_t *q;
     uint8_t type;
-    size_t len;
-    int rc = next_record(r, READ_AHEAD, &type, &p, &len, err, errlen);
+    int rc = next_record(r, READ_AHEAD, &type, &q, len, err, errlen);
 
     if (rc < 0)
         return -1;
@@ -675,11 +675,11 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
         return -1;
     }
     if (type == 'K') {
-        *k = hostrange__run_key__unpack(NULL, len, p);
-        if (*k != NULL)
-            return 1;
-    } else if (type == 'E') {
-        *e = hostrange__run_end__unpack(NULL, len, p);
+        *p = q;
+        return 1;
+    }
+    if (type == 'E') {
+        *e = hostrange__run_end__unpack(NULL, *len, q);
         if (*e != NULL) {
             if (r->offset != r->size) {
                 snprintf(err, errlen, "%s: damaged at byte %llu (data after "
@@ -696,6 +696,31 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
              "0x%02x that does not decode)", r->path,
              (unsigned long long)at, type);
     return -1;
+}
+
+int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
+                       size_t len, Hostrange__RunKey **k, char *err,
+                       size_t errlen)
+{
+    *k = hostrange__run_key__unpack(NULL, len, p);
+    if (*k != NULL)
+        return 0;
+    snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
+             "0x%02x that does not decode)", r->path,
+             (unsigned long long)(r->offset - HRD_REC_HEADER - len), 'K');
+    return -1;
+}
+
+int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
+                 Hostrange__RunEnd **e, char *err, size_t errlen)
+{
+    const uint8_t *p;
+    size_t len;
+    int rc = hrd_run_next_packed(r, &p, &len, e, err, errlen);
+
+    if (rc != 1)
+        return rc;
+    return hrd_run_unpack_key(r, p, len, k, err, errlen) == 0 ? 1 : -1;
 }
 
 /* The buffer a reader keeps after hrd_run_reader_trim. */

@@ -114,6 +114,19 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
  * (caller frees either), or -1 with a reason in err. */
 int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
                  Hostrange__RunEnd **e, char *err, size_t errlen);
+/*
+ * The same, with a key left packed: returns 1 with its payload (len bytes
+ * at *p, in the reader's buffer, valid until the next read), for the
+ * caller to read in place (runscan.h) or to unpack with
+ * hrd_run_unpack_key, which fails as hrd_run_next does on a key that does
+ * not decode (0, or -1 with a reason in err).
+ */
+int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
+                        size_t *len, Hostrange__RunEnd **e, char *err,
+                        size_t errlen);
+int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
+                       size_t len, Hostrange__RunKey **k, char *err,
+                       size_t errlen);
 void hrd_run_close(struct hrd_run_reader *r);
 /* Gives back the reader's buffer when it is larger than a small record
  * needs (one reader per input of a merge would else each keep room for

@@ -159,19 +159,15 @@ static size_t first_above(const double *yp, size_t ny, double xi, double v)
     return lo;
 }
 
-static void count_at_chains(const struct hrd_wsample *x,
-                            const struct hrd_wsample *y,
-                            const struct scratch *sc, double v,
-                            struct eval *e)
+/* The stepping of a pass at v: fills sc->pos (per row of x, the first j
+ * with y[j] - x > v). */
+static void chains_positions(const struct hrd_wsample *x,
+                             const struct hrd_wsample *y,
+                             const struct scratch *sc, double v)
 {
     const double *xv = x->v, *yp = sc->ypad + 1;
-    const uint64_t *xw = x->w, *wc = sc->wcum;
     size_t nx = x->n, ny = y->n, *pos = sc->pos;
     size_t i[CHAINS], end[CHAINS], j[CHAINS];
-    uint64_t c64 = 0;
-    u128 c = 0;
-    double a = -INFINITY, b = INFINITY;
-    int fits64 = x->total == 0 || y->total <= UINT64_MAX / x->total;
 
     for (int k = 0; k < CHAINS; k++) {
         i[k] = nx * (size_t)k / CHAINS;
@@ -206,21 +202,101 @@ static void count_at_chains(const struct hrd_wsample *x,
             STEP(k);
 #undef STEP
     }
-    for (size_t r = 0; r < nx; r++) {
-        size_t p = pos[r];
-        double da = yp[(ptrdiff_t)p - 1] - xv[r], db = yp[p] - xv[r];
+}
 
-        if (fits64)
-            c64 += xw[r] * wc[p];
-        else
-            c += (u128)xw[r] * wc[p];
-        a = da > a ? da : a;
-        b = db < b ? db : b;
+/*
+ * The sums of a pass over its rows, from their positions in sc->pos: the
+ * count of differences <= v, the largest and the smallest one above v.
+ * Groups of ROW_LANES rows keep their extremes apart, so that the
+ * comparisons of the next row do not wait for those of this one. When
+ * `step`, the positions are those of a pass at a value near v, such as
+ * the pass that checks a bound right after the pass that moved it: each
+ * row's prefix moves by one y value at most then, so each row takes that
+ * step, forward or back, first (and the positions are updated), with no
+ * stepping of runs. Returns 0, or -1 when some row would need more than a
+ * step (its positions then are of no use: count_at_chains starts over).
+ */
+#define ROW_LANES 4
+
+static inline __attribute__((always_inline)) int
+rows_sum(const struct hrd_wsample *x, const struct hrd_wsample *y,
+         const struct scratch *sc, double v, int step, struct eval *e)
+{
+    const double *xv = x->v, *yp = sc->ypad + 1;
+    const uint64_t *xw = x->w, *wc = sc->wcum;
+    size_t nx = x->n, *pos = sc->pos, r;
+    uint64_t c64 = 0;
+    u128 c = 0;
+    double a[ROW_LANES], b[ROW_LANES];
+    int fits64 = x->total == 0 || y->total <= UINT64_MAX / x->total;
+    int far = 0;
+
+    for (int l = 0; l < ROW_LANES; l++) {
+        a[l] = -INFINITY;
+        b[l] = INFINITY;
+    }
+#define ROW(r, l)                                                        \
+    do {                                                                 \
+        size_t p = pos[r];                                               \
+        double xr = xv[r], da, db;                                       \
+                                                                         \
+        if (step) {                                                      \
+            /* Forward when y[p] is within v now, back when y[p - 1] is \
+             * not (the padding stops both at the ends). */              \
+            p += yp[p] - xr <= v;                                        \
+            p -= yp[(ptrdiff_t)p - 1] - xr > v;                          \
+        }                                                                \
+        da = yp[(ptrdiff_t)p - 1] - xr;                                  \
+        db = yp[p] - xr;                                                 \
+        if (step) {                                                      \
+            far |= (da > v) | (db <= v);                                 \
+            pos[r] = p;                                                  \
+        }                                                                \
+        if (fits64)                                                      \
+            c64 += xw[r] * wc[p];                                        \
+        else                                                             \
+            c += (u128)xw[r] * wc[p];                                    \
+        a[l] = da > a[l] ? da : a[l];                                    \
+        b[l] = db < b[l] ? db : b[l];                                    \
+    } while (0)
+    for (r = 0; r + ROW_LANES <= nx; r += ROW_LANES) {
+        ROW(r, 0);
+        ROW(r + 1, 1);
+        ROW(r + 2, 2);
+        ROW(r + 3, 3);
+    }
+    for (; r < nx; r++)
+        ROW(r, 0);
+#undef ROW
+    if (far)
+        return -1;
+    for (int l = 1; l < ROW_LANES; l++) {
+        a[0] = a[l] > a[0] ? a[l] : a[0];
+        b[0] = b[l] < b[0] ? b[l] : b[0];
     }
     e->v = v;
     e->c = fits64 ? c64 : c;
-    e->a = a;
-    e->b = b;
+    e->a = a[0];
+    e->b = b[0];
+    return 0;
+}
+
+static void count_at_chains(const struct hrd_wsample *x,
+                            const struct hrd_wsample *y,
+                            const struct scratch *sc, double v,
+                            struct eval *e)
+{
+    chains_positions(x, y, sc, v);
+    rows_sum(x, y, sc, v, 0, e);
+}
+
+/* A pass at v from the positions of a pass near v (see rows_sum). Returns
+ * 0 or -1. */
+static int count_near(const struct hrd_wsample *x,
+                      const struct hrd_wsample *y,
+                      const struct scratch *sc, double v, struct eval *e)
+{
+    return rows_sum(x, y, sc, v, 1, e);
 }
 
 /* Passes already made for one pair of samples, reused between ranks. */
@@ -231,12 +307,17 @@ struct ranker {
     struct eval e[EVALS];
     int n;
     /* Where the differences gather: a search with no bound yet starts at
-     * `start` (the difference of the middle values) and steps by about
-     * `width` (the sum of the interquartile ranges) times the share of
-     * the differences it has to move over. */
+     * `start` (the difference of the middle values), and, until two
+     * passes tell better, takes the differences to lie about all / width
+     * to a unit of value (`width`: the sum of the interquartile ranges). */
     double start, width;
     /* For the passes of count_at_chains (all NULL: count_at_merge). */
     struct scratch sc;
+    /* The sum of w^3 - w over y's weights (hrd_signif_compare's tie
+     * term), taken with the scratch. */
+    uint64_t ties_y;
+    /* Whether sc.pos holds the positions of the last pass. */
+    int have_pos;
 };
 
 /* The values of ranks r[0] <= r[1] <= r[2] (from 0) of a sample, in one
@@ -278,6 +359,8 @@ static int ranker_init(struct ranker *rk, const struct hrd_wsample *x,
     rk->start = qy[1] - qx[1];
     rk->width = qx[2] - qx[0] + qy[2] - qy[0];
     rk->sc = (struct scratch){ NULL, NULL, NULL };
+    rk->ties_y = 0;
+    rk->have_pos = 0;
     if (x->n < CHAINS_MIN)
         return 0;
     rk->sc.ypad = malloc((y->n + 2) * sizeof *rk->sc.ypad);
@@ -288,8 +371,11 @@ static int ranker_init(struct ranker *rk, const struct hrd_wsample *x,
     rk->sc.ypad[0] = -INFINITY;
     rk->sc.wcum[0] = 0;
     for (size_t j = 0; j < y->n; j++) {
+        uint64_t w = y->w[j];
+
         rk->sc.ypad[j + 1] = y->v[j];
-        rk->sc.wcum[j + 1] = rk->sc.wcum[j] + y->w[j];
+        rk->sc.wcum[j + 1] = rk->sc.wcum[j] + w;
+        rk->ties_y += w * w * w - w;
     }
     rk->sc.ypad[y->n + 1] = INFINITY;
     return 0;
@@ -302,28 +388,89 @@ static void ranker_fini(struct ranker *rk)
     free(rk->sc.pos);
 }
 
-/* Counts at v, keeps the pass for later ranks and moves the bounds of a
- * search for rank k. */
-static void narrow(struct ranker *rk, double v, u128 k, double *lo,
-                   double *hi, u128 *c_lo, u128 *c_hi)
+/* Keeps a pass for the searches of later ranks. */
+static void ranker_keep(struct ranker *rk, const struct eval *e)
 {
-    struct eval e;
-
-    if (rk->sc.pos != NULL && v < INFINITY)
-        count_at_chains(rk->x, rk->y, &rk->sc, v, &e);
-    else
-        count_at_merge(rk->x, rk->y, v, &e);
     if (rk->n < EVALS)
-        rk->e[rk->n++] = e;
-    if (e.c >= k) {
-        *hi = e.a;
-        *c_hi = e.c;
+        rk->e[rk->n++] = *e;
+}
+
+/* Counts at v, keeps the pass and moves the bounds of a search for rank
+ * k. When `near`, v is near the last pass's value (count_near). */
+static void narrow(struct ranker *rk, double v, int near, u128 k, double *lo,
+                   double *hi, u128 *c_lo, u128 *c_hi, struct eval *e)
+{
+    if (rk->sc.pos == NULL || !(v < INFINITY)) {
+        count_at_merge(rk->x, rk->y, v, e);
+        rk->have_pos = 0;
+    } else if (!near || !rk->have_pos ||
+               count_near(rk->x, rk->y, &rk->sc, v, e) != 0) {
+        count_at_chains(rk->x, rk->y, &rk->sc, v, e);
+        rk->have_pos = 1;
+    }
+    ranker_keep(rk, e);
+    if (e->c >= k) {
+        *hi = e->a;
+        *c_hi = e->c;
     } else {
-        *lo = e.b;
-        *c_lo = e.c;
+        *lo = e->b;
+        *c_lo = e->c;
     }
 }
 
+/*
+ * How many differences there are to a unit of value near the count k,
+ * from the two kept passes whose counts are nearest k on the side of k
+ * where `above` says (c >= k, or c < k), at different differences. A
+ * pass's count is exact at its difference a (the largest <= its value),
+ * so the slope is taken between those. Returns 0 when there are not two.
+ */
+static double slope_near(const struct ranker *rk, u128 k, int above)
+{
+    const struct eval *n1 = NULL, *n2 = NULL;
+
+    for (int i = 0; i < rk->n; i++) {
+        const struct eval *e = &rk->e[i];
+        u128 all = (u128)rk->x->total * rk->y->total;
+
+        if ((e->c >= k) != above || e->c == 0 || e->c == all)
+            continue;
+        if (n1 == NULL || (above ? e->c < n1->c : e->c > n1->c)) {
+            if (n1 != NULL && n1->a != e->a)
+                n2 = n1;
+            n1 = e;
+        } else if (e->a != n1->a &&
+                   (n2 == NULL || (above ? e->c < n2->c : e->c > n2->c))) {
+            n2 = e;
+        }
+    }
+    if (n1 == NULL || n2 == NULL || n1->a == n2->a)
+        return 0;
+    return (double)(n1->c > n2->c ? n1->c - n2->c : n2->c - n1->c) /
+           fabs(n1->a - n2->a);
+}
+
+/*
+ * The value of rank r (from 0) of the differences: a search that keeps
+ * [lo, hi], the answer's bounds, and moves one of them with each pass at
+ * a value v in [lo, hi) (a count of at least k puts hi at the largest
+ * difference <= v, a smaller one lo at the smallest difference > v), so
+ * that it ends, on the answer, when they meet.
+ *
+ * Each pass is aimed at where the count reaches k. From a bound that is
+ * still the extreme difference (one slow sample in a thousand puts it ten
+ * times too far to interpolate from), it steps over the differences to
+ * move over at the slope of the two nearest passes on the bound's side
+ * (all / width while there are not two), four times further at each
+ * miss after the second. Between two bounds that both came from passes,
+ * it interpolates, and bisects after an interpolation that did not halve
+ * the differences between them. A pass that lands within one difference's
+ * share of the counts of k (the slope times the gap to the next
+ * difference) most likely moved a bound onto the answer: the next pass
+ * checks it (does a count just below hi, or at lo, fall short of k?),
+ * from the positions of the pass before (count_near). On data in whole
+ * nanoseconds this makes about two passes a rank.
+ */
 static double rank_value(struct ranker *rk, uint64_t r)
 {
     const struct hrd_wsample *x = rk->x, *y = rk->y;
@@ -333,6 +480,7 @@ static double rank_value(struct ranker *rk, uint64_t r)
     double lo = y->v[0] - x->v[x->n - 1], hi = y->v[y->n - 1] - x->v[0];
     double jump = 0;
     u128 c_lo = 0, c_hi = all;
+    int check = 0, bisect = 0, misses = 0;
 
     for (int i = 0; i < rk->n; i++) {
         const struct eval *e = &rk->e[i];
@@ -344,50 +492,61 @@ static double rank_value(struct ranker *rk, uint64_t r)
             c_lo = e->c;
         }
     }
-    /* While a bound is still the extreme difference, interpolating from it
-     * would go far astray (one slow sample in a thousand makes it ten
-     * times as far): step from the start, or from the other bound, by
-     * the share of the differences to move over times their width, four
-     * times further at each miss. */
-    for (int g = 0; g < 16 && lo < hi && (c_lo == 0 || c_hi == all) &&
-                    rk->width > 0; g++) {
-        double v, want;
+    while (lo < hi) {
+        enum { STEP, INTERPOLATE, BISECT, CHECK } how;
+        struct eval e;
+        u128 was_lo = c_lo, was_hi = c_hi;
+        int from_hi = c_hi < all;
+        double v, slope = 0;
 
-        if (c_lo == 0 && c_hi == all) {
-            v = rk->start;
-        } else {
-            want = rk->width *
-                   (double)(c_hi == all ? k - c_lo : c_hi - k) / (double)all;
-            jump = 4 * jump > want ? 4 * jump : want;
-            v = c_hi == all ? lo + jump : hi - jump;
-            if (jump == 0)
-                v = nextafter(hi, -INFINITY);
-        }
-        /* A step past the other extreme: bisection takes over. */
-        if (!(v >= lo) || v >= hi)
-            break;
-        narrow(rk, v, k, &lo, &hi, &c_lo, &c_hi);
-    }
-    /* Interpolation, then bisection, in turn. An interpolation that lands
-     * just past the rank (within a quarter of what is left between the
-     * bounds) most likely ends on the answer: one pass checks that bound
-     * (does a count just below hi, or at lo, fall short of k?). */
-    for (int step = 0, check = 0, moved_hi = 0; lo < hi; step++) {
-        double v;
-        u128 was_hi = c_hi;
+        if (check) {
+            how = CHECK;
+            v = check > 0 ? nextafter(hi, -INFINITY) : lo;
+        } else if ((c_lo == 0 || c_hi == all) && rk->width > 0) {
+            how = STEP;
+            slope = (double)all / rk->width;
+            if (c_lo == 0 && c_hi == all) {
+                v = rk->start;
+            } else {
+                double near = slope_near(rk, k, from_hi), want;
 
-        if (check)
-            v = moved_hi ? nextafter(hi, -INFINITY) : lo;
-        else if (step % 2 == 0 && c_hi > c_lo)
+                slope = near > 0 ? near : slope;
+                want = (double)(from_hi ? c_hi - k : k - c_lo) / slope;
+                jump = misses > 1 && 4 * jump > want ? 4 * jump : want;
+                v = from_hi ? hi - jump : lo + jump;
+                if (jump == 0)
+                    v = nextafter(hi, -INFINITY);
+            }
+        } else if (!bisect && c_hi > c_lo) {
+            how = INTERPOLATE;
+            slope = (double)(c_hi - c_lo) / (hi - lo);
             v = lo + (hi - lo) * (double)(k - c_lo) / (double)(c_hi - c_lo);
-        else
+        } else {
+            how = BISECT;
             v = lo + (hi - lo) / 2;
-        if (!(v >= lo) || v >= hi)
-            v = lo;
-        narrow(rk, v, k, &lo, &hi, &c_lo, &c_hi);
-        moved_hi = c_hi != was_hi;
-        check = !check && step % 2 == 0 &&
-                (moved_hi ? c_hi - k : k - c_lo) <= (c_hi - c_lo) / 4;
+        }
+        /* A step past the other bound (or not a number): bisection. */
+        if (!(v >= lo) || v >= hi) {
+            how = BISECT;
+            v = lo + (hi - lo) / 2;
+            if (!(v >= lo) || v >= hi)
+                v = lo;
+        }
+        narrow(rk, v, how == CHECK, k, &lo, &hi, &c_lo, &c_hi, &e);
+        check = 0;
+        if ((how == STEP || how == INTERPOLATE) && lo < hi) {
+            int moved_hi = c_hi != was_hi;
+            double share = slope * (e.b - e.a);
+
+            if (moved_hi ? (double)(c_hi - k) < share
+                         : (double)(k - c_lo) <= share)
+                check = moved_hi ? 1 : -1;
+        }
+        /* A step that did not cross k counts as a miss. */
+        misses = how == STEP && (c_hi != was_hi) == from_hi ? misses + 1 : 0;
+        /* Bisection follows an interpolation that left more than half. */
+        bisect = how == INTERPOLATE && !check &&
+                 2 * (c_hi - c_lo) > was_hi - was_lo;
     }
     return hi;
 }
@@ -436,26 +595,22 @@ static long double *u_distribution(uint64_t n, uint64_t m)
     return f;
 }
 
-int hrd_signif_compare(const struct hrd_wsample *base,
-                       const struct hrd_wsample *new,
-                       struct hrd_signif *out)
+/*
+ * U (as 2U, a whole number) and the tie term sum(t^3 - t) over the groups
+ * of equal values, in one merge of the distinct values without branches
+ * on them (a side that has run out reads as +inf; a value on one side
+ * only is a group of t = its weight, whose term is 0 when t = 1). The tie
+ * term is summed in doubles, in ascending order of the values.
+ */
+static void u_merge(const struct hrd_wsample *x, const struct hrd_wsample *y,
+                    u128 *u2_out, double *ties_out, int *no_ties_out)
 {
-    const struct hrd_wsample *x = base, *y = new;
-    u128 u2 = 0;      /* 2U, a whole number */
+    u128 u2 = 0;
     uint64_t below = 0;
     double ties = 0;
-    double n = (double)x->total, m = (double)y->total;
-    double nm = n * m, big_n = n + m;
-    uint64_t pairs = x->total * y->total;
-    struct ranker rk;
     int no_ties = 1;
     size_t i = 0, j = 0;
-    uint64_t kq; /* 1-based rank of the interval's lower bound */
 
-    /* U, and the tie term sum(t^3 - t) over the groups of equal values,
-     * in one merge of the distinct values without branches on them (a
-     * side that has run out reads as +inf; a value on one side only is
-     * a group of t = its weight, whose term is 0 when t = 1). */
     while (i < x->n || j < y->n) {
         double xi = i < x->n ? x->v[i] : INFINITY;
         double yj = j < y->n ? y->v[j] : INFINITY;
@@ -472,6 +627,87 @@ int hrd_signif_compare(const struct hrd_wsample *base,
         ties += t * t * t - t;
         no_ties &= wx + wy <= 1;
     }
+    *u2_out = u2;
+    *ties_out = ties;
+    *no_ties_out = no_ties;
+}
+
+/*
+ * Samples of at most this many values in all have their tie term summed
+ * in whole numbers by u_pass: each term, and every partial sum, is at most
+ * (n + m)^3 = 2^51 there, so the doubles of u_merge hold them exactly too,
+ * and both ways give the same bits in any order.
+ */
+#define U_PASS_MAX ((uint64_t)1 << 17)
+
+/*
+ * The same as u_merge, from a pass at 0 over rows that run side by side
+ * (count_at_chains), which a merge of large samples, a chain of loads and
+ * comparisons that each wait for the one before, takes several times as
+ * long as. Row x[i]'s prefix y[0..p) holds the y values <= x[i]; y[p - 1]
+ * equals x[i] when the two samples share the value, in a group of
+ * t = a + b (a = x[i]'s weight, b = y[p - 1]'s), whose term t^3 - t is
+ * the two one-sided terms plus 3ab(a + b). For samples of at most
+ * U_PASS_MAX values, with the scratch of count_at_chains; the pass is
+ * kept for the ranks.
+ */
+static void u_pass(struct ranker *rk, u128 *u2_out, double *ties_out,
+                   int *no_ties_out)
+{
+    const struct hrd_wsample *x = rk->x, *y = rk->y;
+    const double *xv = x->v, *yp = rk->sc.ypad + 1;
+    const uint64_t *xw = x->w, *wc = rk->sc.wcum;
+    const size_t *pos = rk->sc.pos;
+    uint64_t u2 = 0, ties = rk->ties_y, c = 0;
+    double a = -INFINITY, b = INFINITY;
+    struct eval e;
+
+    chains_positions(x, y, &rk->sc, 0);
+    for (size_t r = 0; r < x->n; r++) {
+        size_t p = pos[r], q = p > 0 ? p - 1 : 0;
+        double da = yp[(ptrdiff_t)p - 1] - xv[r], db = yp[p] - xv[r];
+        uint64_t wa = xw[r], le = wc[p];
+        /* The weight of y[p - 1] when it equals x[i], else 0. */
+        uint64_t wb = (le - wc[q]) & -(uint64_t)(da == 0);
+
+        /* Pairs y > x count 2, y = x count 1. */
+        u2 += wa * (2 * (y->total - le) + wb);
+        ties += wa * wa * wa - wa + 3 * wa * wb * (wa + wb);
+        c += wa * le;
+        a = da > a ? da : a;
+        b = db < b ? db : b;
+    }
+    e = (struct eval){ 0, c, a, b };
+    ranker_keep(rk, &e);
+    rk->have_pos = 1;
+    *u2_out = u2;
+    *ties_out = (double)ties;
+    *no_ties_out = ties == 0;
+}
+
+int hrd_signif_compare(const struct hrd_wsample *base,
+                       const struct hrd_wsample *new,
+                       struct hrd_signif *out)
+{
+    const struct hrd_wsample *x = base, *y = new;
+    u128 u2;          /* 2U, a whole number */
+    double ties;
+    double n = (double)x->total, m = (double)y->total;
+    double nm = n * m, big_n = n + m;
+    uint64_t pairs = x->total * y->total;
+    struct ranker rk;
+    int no_ties;
+    uint64_t kq; /* 1-based rank of the interval's lower bound */
+
+    if (ranker_init(&rk, x, y) != 0) {
+        ranker_fini(&rk);
+        return -ENOMEM;
+    }
+    if (rk.sc.pos != NULL && x->total <= U_PASS_MAX &&
+        y->total <= U_PASS_MAX - x->total)
+        u_pass(&rk, &u2, &ties, &no_ties);
+    else
+        u_merge(x, y, &u2, &ties, &no_ties);
     out->u = (double)u2 / 2;
     out->z = 0;
     if (no_ties && x->total < HRD_SIGNIF_EXACT_N &&
@@ -480,8 +716,10 @@ int hrd_signif_compare(const struct hrd_wsample *base,
         long double all = 0, le = 0, ge = 0, cum = 0;
         uint64_t ui = (uint64_t)out->u;
 
-        if (f == NULL)
+        if (f == NULL) {
+            ranker_fini(&rk);
             return -ENOMEM;
+        }
         for (uint64_t t = 0; t <= pairs; t++)
             all += f[t];
         for (uint64_t t = 0; t <= pairs; t++) {
@@ -522,10 +760,6 @@ int hrd_signif_compare(const struct hrd_wsample *base,
     }
     if (kq > (pairs + 1) / 2)
         kq = (pairs + 1) / 2;
-    if (ranker_init(&rk, x, y) != 0) {
-        ranker_fini(&rk);
-        return -ENOMEM;
-    }
     if (pairs % 2)
         out->shift = rank_value(&rk, pairs / 2);
     else

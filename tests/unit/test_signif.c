@@ -284,6 +284,182 @@ static void test_compare_brute(void **state)
     }
 }
 
+/* A weighted sample of n distinct values drawn from [base, base + span)
+ * (sorted here), each with a weight of 1 to wmax. */
+static void wsample_make(struct hrd_wsample *s, double *v, uint64_t *w,
+                         size_t n, uint64_t base, uint64_t span,
+                         uint64_t wmax)
+{
+    size_t d = 0;
+
+    s->total = 0;
+    while (d < n) {
+        double c = (double)(base + next() % span);
+        size_t i = d;
+
+        while (i > 0 && v[i - 1] > c)
+            i--;
+        if (i > 0 && v[i - 1] == c)
+            continue;
+        memmove(v + i + 1, v + i, (d - i) * sizeof *v);
+        v[i] = c;
+        d++;
+    }
+    for (size_t i = 0; i < n; i++) {
+        w[i] = 1 + next() % wmax;
+        s->total += w[i];
+    }
+    s->v = v;
+    s->w = w;
+    s->n = n;
+}
+
+/* U, z and p of hrd_signif_compare against U counted pair by pair and the
+ * tie term summed group by group in ascending order, in doubles (z and p
+ * to the bit), on weighted samples of 1 to 300 distinct values that share
+ * many values (samples with 32 or more distinct base values take U from a
+ * pass, the others from a merge), some of them exact-test sizes without
+ * ties, where one shared value is enough to leave the exact test. */
+static void test_u_brute(void **state)
+{
+    static double xv[300], yv[300];
+    static uint64_t xw[300], yw[300];
+
+    (void)state;
+    for (int t = 0; t < 400; t++) {
+        size_t n = 1 + next() % (t % 4 == 0 ? 48 : 300);
+        size_t m = 1 + next() % (t % 4 == 0 ? 48 : 300);
+        uint64_t wmax = t % 4 == 0 ? 1 : 1 + next() % 40;
+        uint64_t span = 310 + next() % 2000, u2 = 0;
+        struct hrd_wsample a, b;
+        struct hrd_signif r;
+        double ties = 0, nn, mm, big_n, var, d, z;
+        size_t i = 0, j = 0;
+
+        wsample_make(&a, xv, xw, n, 1000, span, wmax);
+        wsample_make(&b, yv, yw, m, 1000 + next() % 50, span, wmax);
+        for (size_t p = 0; p < n; p++)
+            for (size_t q = 0; q < m; q++)
+                u2 += xw[p] * yw[q] *
+                      (yv[q] > xv[p] ? 2 : yv[q] == xv[p] ? 1 : 0);
+        while (i < n || j < m) {
+            double v = i == n ? yv[j] : j == m ? xv[i]
+                     : xv[i] < yv[j] ? xv[i] : yv[j], g = 0;
+
+            if (i < n && xv[i] == v)
+                g += (double)xw[i++];
+            if (j < m && yv[j] == v)
+                g += (double)yw[j++];
+            ties += g * g * g - g;
+        }
+        assert_int_equal(hrd_signif_compare(&a, &b, &r), 0);
+        assert_true(r.u == (double)u2 / 2);
+        if (ties == 0 && a.total < HRD_SIGNIF_EXACT_N &&
+            b.total < HRD_SIGNIF_EXACT_N) {
+            assert_true(r.exact);
+            continue;
+        }
+        assert_false(r.exact);
+        nn = (double)a.total;
+        mm = (double)b.total;
+        big_n = nn + mm;
+        var = nn * mm / 12 * (big_n + 1 - ties / (big_n * (big_n - 1)));
+        if (!(var > 0)) {
+            assert_true(r.p == 1);
+            continue;
+        }
+        d = r.u - nn * mm / 2;
+        d = fabs(d) <= 0.5 ? 0 : d - (d > 0 ? 0.5 : -0.5);
+        z = d / sqrt(var);
+        assert_true(r.z == z);
+        assert_true(r.p == erfc(fabs(z) / M_SQRT2));
+    }
+}
+
+/* The shift and interval of hrd_signif_compare on weighted samples of 20
+ * to 120 distinct values (weights 1 to 6, so ties everywhere, and shared
+ * values), whose ranks' searches start from the pass that gave U and from
+ * one another, against the sorted list of all the differences, each
+ * weight times. */
+static void test_compare_weighted(void **state)
+{
+    static double xv[120], yv[120];
+    static uint64_t xw[120], yw[120];
+
+    (void)state;
+    for (int t = 0; t < 40; t++) {
+        size_t n = 20 + next() % 101, m = 20 + next() % 101, k = 0;
+        uint64_t span = 150 + next() % 400, pairs, kq;
+        struct hrd_wsample a, b;
+        struct hrd_signif r;
+        double *d, c;
+
+        wsample_make(&a, xv, xw, n, 1000, span, 6);
+        wsample_make(&b, yv, yw, m, 990 + next() % 40, span, 6);
+        pairs = a.total * b.total;
+        d = malloc(pairs * sizeof *d);
+        assert_non_null(d);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < m; j++)
+                for (uint64_t w = 0; w < xw[i] * yw[j]; w++)
+                    d[k++] = yv[j] - xv[i];
+        qsort(d, k, sizeof *d, cmp_double);
+        assert_int_equal(hrd_signif_compare(&a, &b, &r), 0);
+        assert_false(r.exact);
+        c = floor((double)pairs / 2 -
+                  1.959963984540054 *
+                      sqrt((double)pairs *
+                           (double)(a.total + b.total + 1) / 12) + 0.5);
+        kq = c < 1 ? 1 : (uint64_t)c;
+        assert_true(r.shift == (pairs % 2 ? d[pairs / 2]
+                                          : (d[pairs / 2 - 1] +
+                                             d[pairs / 2]) / 2));
+        assert_true(r.lo == d[kq - 1]);
+        assert_true(r.hi == d[pairs - kq]);
+        free(d);
+    }
+}
+
+/* Ranks of differences that rounding makes equal: values near 2^52 (where
+ * doubles are a whole number apart) less values with a half, so that
+ * y - x of two neighbouring y values can round to the same double and a
+ * pass's prefix of a row can move by more than one value between two
+ * near values (a check then counts from scratch). Every rank against the
+ * sorted list of the differences as doubles compute them. */
+static void test_diff_rank_rounding(void **state)
+{
+    enum { N = 60, M = 70, W = 3 };
+    static double xv[N], yv[M], d[N * M * W * W];
+    static uint64_t xw[N], yw[M];
+
+    (void)state;
+    for (int t = 0; t < 20; t++) {
+        struct hrd_wsample a, b;
+        uint64_t nt = 0, mt = 0;
+        size_t k = 0;
+
+        for (size_t i = 0; i < N; i++) {
+            xv[i] = (double)(i * 3 + next() % 3) + 0.5;
+            xw[i] = 1 + next() % W;
+            nt += xw[i];
+        }
+        for (size_t j = 0; j < M; j++) {
+            yv[j] = 4503599627370496.0 + (double)(j * 2 + next() % 2);
+            yw[j] = 1 + next() % W;
+            mt += yw[j];
+        }
+        a = (struct hrd_wsample){ xv, xw, N, nt };
+        b = (struct hrd_wsample){ yv, yw, M, mt };
+        for (size_t i = 0; i < N; i++)
+            for (size_t j = 0; j < M; j++)
+                for (uint64_t c = 0; c < xw[i] * yw[j]; c++)
+                    d[k++] = yv[j] - xv[i];
+        qsort(d, k, sizeof *d, cmp_double);
+        for (size_t r = 0; r < k; r += 7)
+            assert_true(hrd_signif_diff_rank(&a, &b, r) == d[r]);
+    }
+}
+
 /* A clock-like duration: 1000 ns plus an exponential tail of mean 300 ns,
  * scaled, and read in 10 ns steps. */
 static uint64_t draw(double scale, double add)
@@ -420,6 +596,9 @@ int main(void)
         cmocka_unit_test(test_diff_rank_brute),
         cmocka_unit_test(test_diff_rank_weighted),
         cmocka_unit_test(test_compare_brute),
+        cmocka_unit_test(test_u_brute),
+        cmocka_unit_test(test_compare_weighted),
+        cmocka_unit_test(test_diff_rank_rounding),
         cmocka_unit_test(test_bucket),
         cmocka_unit_test(test_power_5pct),
         cmocka_unit_test(test_interval_coverage),
