@@ -20,7 +20,7 @@
 
 #include "bench/bench_daemon_util.h"
 #include "daemon/run.h"
-#include "daemon/stats.h"
+#include "tests/lib/harness_runfile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,65 +46,36 @@ static uint64_t next(uint64_t *rng)
 
 /* Writes a run file of RUNKEYS keys in run format `format`; keys with
  * k % 10 == 0 are `slow` per mille slower. Each key is coded as
- * hostrangectl save writes it (hrd_runkey_from on an aggregation fed the
- * values in order). */
+ * hostrangectl save writes it (harness_runfile.h). */
 static void write_run(const char *path, int format, uint64_t seed,
                       unsigned slow)
 {
-    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
-    Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
-    struct hrd_agg a;
+    struct harness_runfile f;
     uint64_t rng = seed;
-    char err[8400], node[64], range[32];
+    char node[64], range[32];
 
-    hrd_agg_init(&a);
-    a.exact_cap = UINT64_MAX;
-    h.format = (uint32_t)format;
-    h.host = "bench";
-    h.version = PACKAGE_VERSION;
-    if (hrd_run_create(&w, path, &h, err, sizeof err) != 0)
-        bd_die("%s", err);
+    harness_runfile_create(&f, path, format);
     for (size_t k = 0; k < RUNKEYS; k++) {
-        Hostrange__RunKey m;
         size_t node_i = k / (PHASES * RANGES), r = k % RANGES;
         uint64_t median = 300 + 1000 * r + 7 * node_i;
-        uint32_t ids[4];
         struct hrd_key *key;
 
         if (k % 10 == 0)
             median += median * slow / 1000;
         snprintf(node, sizeof node, "bench/diff::node[%03zu]", node_i);
         snprintf(range, sizeof range, "layer.%02zu", r);
-        ids[0] = hrd_agg_str(&a, node);
-        ids[1] = hrd_agg_str(&a, "op");
-        ids[2] = hrd_agg_str(&a, "cpu");
-        ids[3] = hrd_agg_str(&a, range);
-        hrd_agg_rank_node(&a, ids[0]);
-        hrd_agg_rank_range(&a, ids[3]);
-        key = hrd_agg_key(&a, ids[0], ids[1], ids[2],
-                          1 + (uint32_t)(k / RANGES % PHASES), ids[3]);
-        if (key == NULL)
-            bd_die("out of memory");
+        key = harness_runfile_key(&f, node,
+                                  1 + (uint32_t)(k / RANGES % PHASES), range);
         for (size_t i = 0; i < SAMPLES; i++) {
             uint64_t u = next(&rng), v = median / 2 + (u >> 11) % median;
 
             if ((u & 0x7f) == 0)
                 v *= 10;
-            if (hrd_agg_add(&a, key, v, v / 2 + (u >> 40) % (v / 2 + 1)) != 0)
-                bd_die("out of memory");
+            harness_runfile_add(&f, key, v, v / 2 + (u >> 40) % (v / 2 + 1));
         }
-        if (hrd_runkey_from(&a, key, format, &m) != 0)
-            bd_die("out of memory");
-        if (hrd_run_put_key(&w, &m, err, sizeof err) != 0)
-            bd_die("%s", err);
-        hrd_runkey_clear(&m);
-        hrd_agg_key_remove(&a, key);
+        harness_runfile_put(&f, key);
     }
-    if (hrd_run_commit(&w, &e, err, sizeof err) != 0)
-        bd_die("%s", err);
-    hrd_run_abort(&w);
-    hrd_agg_fini(&a);
+    harness_runfile_commit(&f);
 }
 
 /* Runs hostrangectl diff BASE NEW into out; returns its CPU seconds, and
@@ -144,30 +115,11 @@ static double cpu_now(void)
 /* Reads and decodes every record of path; returns the CPU seconds. */
 static double decode(const char *path)
 {
-    struct hrd_run_reader r;
-    Hostrange__RunHeader *h = NULL;
-    char err[8400];
     double t0 = cpu_now();
-    size_t keys = 0;
+    uint64_t events;
+    size_t keys, exact;
 
-    if (hrd_run_open(&r, path, &h, err, sizeof err) != 0)
-        bd_die("%s", err);
-    hostrange__run_header__free_unpacked(h, NULL);
-    for (;;) {
-        Hostrange__RunKey *k = NULL;
-        Hostrange__RunEnd *e = NULL;
-        int rc = hrd_run_next(&r, &k, &e, err, sizeof err);
-
-        if (rc < 0)
-            bd_die("%s", err);
-        if (rc == 2) {
-            hostrange__run_end__free_unpacked(e, NULL);
-            break;
-        }
-        keys++;
-        hostrange__run_key__free_unpacked(k, NULL);
-    }
-    hrd_run_close(&r);
+    harness_runfile_count(path, &keys, &events, &exact);
     if (keys != RUNKEYS)
         bd_die("%s: %zu keys, not %d", path, keys, RUNKEYS);
     return cpu_now() - t0;

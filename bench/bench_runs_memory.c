@@ -15,9 +15,8 @@
 #include "config.h"
 
 #include "bench/bench_daemon_util.h"
-#include "daemon/agg.h"
-#include "daemon/run.h"
 #include "proto/protocol.h"
+#include "tests/lib/harness_runfile.h"
 
 #include <malloc.h>
 #include <stdio.h>
@@ -46,23 +45,12 @@ static uint64_t next(uint64_t *rng)
  * events. */
 static void write_input(const char *path, unsigned i, int small)
 {
-    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
-    Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
-    struct hrd_agg a;
+    struct harness_runfile f;
     uint64_t rng = 0x9e3779b97f4a7c15ull * (i + 1);
-    char err[8400], node[64], range[32];
+    char node[64], range[32];
 
-    hrd_agg_init(&a);
-    a.exact_cap = UINT64_MAX;
-    h.format = 1;
-    h.host = "bench";
-    h.version = PACKAGE_VERSION;
-    if (hrd_run_create(&w, path, &h, err, sizeof err) != 0)
-        bd_die("%s", err);
+    harness_runfile_create(&f, path, 1);
     for (unsigned k = 0; k < (small ? 1u : SHARED + OWN); k++) {
-        Hostrange__RunKey m;
-        uint32_t ids[4];
         struct hrd_key *key;
         unsigned events = small ? 10 : k < SHARED ? SHARED_EVENTS
                                                   : OWN_EVENTS;
@@ -72,32 +60,15 @@ static void write_input(const char *path, unsigned i, int small)
         else
             snprintf(node, sizeof node, "bench/memory::own[%03u]", i);
         snprintf(range, sizeof range, "layer.%u", k % 4);
-        ids[0] = hrd_agg_str(&a, node);
-        ids[1] = hrd_agg_str(&a, "op");
-        ids[2] = hrd_agg_str(&a, "cpu");
-        ids[3] = hrd_agg_str(&a, range);
-        hrd_agg_rank_node(&a, ids[0]);
-        hrd_agg_rank_range(&a, ids[3]);
-        key = hrd_agg_key(&a, ids[0], ids[1], ids[2], HRP_PHASE_WARM, ids[3]);
-        if (key == NULL)
-            bd_die("out of memory");
+        key = harness_runfile_key(&f, node, HRP_PHASE_WARM, range);
         for (unsigned n = 0; n < events; n++) {
             uint64_t u = next(&rng), v = 300 + (u >> 11) % (3000 + 2000 * k);
 
-            if (hrd_agg_add(&a, key, v, v / 2 + (u >> 40) % (v / 2 + 1)) != 0)
-                bd_die("out of memory");
+            harness_runfile_add(&f, key, v, v / 2 + (u >> 40) % (v / 2 + 1));
         }
-        if (hrd_runkey_from(&a, key, 1, &m) != 0)
-            bd_die("out of memory");
-        if (hrd_run_put_key(&w, &m, err, sizeof err) != 0)
-            bd_die("%s", err);
-        hrd_runkey_clear(&m);
-        hrd_agg_key_remove(&a, key);
+        harness_runfile_put(&f, key);
     }
-    if (hrd_run_commit(&w, &e, err, sizeof err) != 0)
-        bd_die("%s", err);
-    hrd_run_abort(&w);
-    hrd_agg_fini(&a);
+    harness_runfile_commit(&f);
 }
 
 /* Runs argv (its output to /dev/null); returns its peak resident memory

@@ -101,7 +101,8 @@ bench_bench_runs_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_runs_LDADD = $(bench_bench_daemon_ingest_LDADD)
 bench_bench_runs_diff_SOURCES = bench/bench_runs_diff.c \
 	bench/bench_daemon_util.c bench/bench_daemon_util.h \
-	tests/lib/harness_batch.c tests/lib/harness_batch.h
+	tests/lib/harness_batch.c tests/lib/harness_batch.h \
+	tests/lib/harness_runfile.c tests/lib/harness_runfile.h
 bench_bench_runs_diff_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_runs_diff_LDADD = $(HRD_LIBS) \
 	$(bench_bench_daemon_ingest_LDADD)
@@ -110,7 +111,8 @@ BENCHES += bench/bench_runs_memory
 noinst_PROGRAMS += bench/bench_runs_memory
 bench_bench_runs_memory_SOURCES = bench/bench_runs_memory.c \
 	bench/bench_daemon_util.c bench/bench_daemon_util.h \
-	tests/lib/harness_batch.c tests/lib/harness_batch.h
+	tests/lib/harness_batch.c tests/lib/harness_batch.h \
+	tests/lib/harness_runfile.c tests/lib/harness_runfile.h
 bench_bench_runs_memory_CFLAGS = $(bench_bench_daemon_ingest_CFLAGS)
 bench_bench_runs_memory_LDADD = $(bench_bench_runs_diff_LDADD)
 

@@ -87,7 +87,8 @@ check_LIBRARIES = tests/lib/libharness.a
 tests_lib_libharness_a_SOURCES = tests/lib/harness.c tests/lib/harness.h \
 	tests/lib/harness_rows.c tests/lib/harness_rows.h \
 	tests/lib/harness_batch.c tests/lib/harness_batch.h \
-	tests/lib/harness_send.c tests/lib/harness_send.h
+	tests/lib/harness_send.c tests/lib/harness_send.h \
+	tests/lib/harness_runfile.c tests/lib/harness_runfile.h
 tests_lib_libharness_a_CFLAGS = $(TEST_CFLAGS) $(NANOMSG_CFLAGS)
 
 # What the tests link: the library first, then what it needs.

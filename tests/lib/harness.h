@@ -13,6 +13,19 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* 1 when built with AddressSanitizer (gcc or clang): timings and memory
+ * peaks are then the sanitizer's, not the code's. */
+#if defined(__SANITIZE_ADDRESS__)
+#define HARNESS_BUILT_WITH_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define HARNESS_BUILT_WITH_ASAN 1
+#endif
+#endif
+#ifndef HARNESS_BUILT_WITH_ASAN
+#define HARNESS_BUILT_WITH_ASAN 0
+#endif
+
 struct harness_daemon {
     char dir[256];
     pid_t pid;

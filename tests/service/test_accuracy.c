@@ -45,18 +45,6 @@
 #include "tests/lib/harness.h"
 #include "tests/lib/harness_rows.h"
 
-/* Built with AddressSanitizer (gcc or clang): its checks time the work. */
-#if defined(__SANITIZE_ADDRESS__)
-#define BUILT_WITH_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BUILT_WITH_ASAN 1
-#endif
-#endif
-#ifndef BUILT_WITH_ASAN
-#define BUILT_WITH_ASAN 0
-#endif
-
 #define MAX_ROWS 64
 #define MAX_RANGES 8
 #define ATTEMPTS 5
@@ -361,7 +349,7 @@ static void check_shape(void **state, const char *name)
     /* Built without the ranges, hostrange-bench cannot calibrate. */
     if (!BENCH_HAS_RANGES)
         skip();
-    if (harness_valgrind() || BUILT_WITH_ASAN)
+    if (harness_valgrind() || HARNESS_BUILT_WITH_ASAN)
         skip(); /* the timings are valgrind's or ASan's, not the code's */
     len = readlink("/proc/self/exe", self, sizeof self - 1);
     assert_true(len > 0);

@@ -12,6 +12,7 @@
 #include "daemon/run.h"
 #include "proto/protocol.h"
 #include "tests/lib/harness.h"
+#include "tests/lib/harness_runfile.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -29,20 +30,9 @@
 
 #include <cmocka.h>
 
-/* Built with AddressSanitizer (gcc or clang), the programs' memory is
- * mostly the sanitizer's (its shadow and the quarantine of freed blocks):
- * the merges run and are checked, their peaks are not. */
-#if defined(__SANITIZE_ADDRESS__)
-#define BUILT_WITH_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define BUILT_WITH_ASAN 1
-#endif
-#endif
-#ifndef BUILT_WITH_ASAN
-#define BUILT_WITH_ASAN 0
-#endif
-
+/* Built with AddressSanitizer, the programs' memory is mostly the
+ * sanitizer's (its shadow and the quarantine of freed blocks): the merges
+ * run and are checked, their peaks are not. */
 #define FILES 24
 #define SHARED 6      /* keys in every file */
 #define OWN 2         /* keys in one file only */
@@ -66,22 +56,12 @@ static uint64_t next(uint64_t *rng)
  * below). */
 static void write_input(const char *path, int format, unsigned i)
 {
-    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
-    Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
-    struct hrd_agg a;
+    struct harness_runfile f;
     uint64_t rng = 0x9e3779b97f4a7c15ull * (i + 1);
-    char err[8400], node[64], range[32];
+    char node[64], range[32];
 
-    hrd_agg_init(&a);
-    a.exact_cap = UINT64_MAX;
-    h.format = (uint32_t)format;
-    h.host = "test";
-    h.version = PACKAGE_VERSION;
-    assert_int_equal(hrd_run_create(&w, path, &h, err, sizeof err), 0);
+    harness_runfile_create(&f, path, format);
     for (unsigned k = 0; k < SHARED + OWN; k++) {
-        Hostrange__RunKey m;
-        uint32_t ids[4];
         struct hrd_key *key;
 
         if (k < SHARED)
@@ -89,28 +69,15 @@ static void write_input(const char *path, int format, unsigned i)
         else
             snprintf(node, sizeof node, "merge::own[%u.%u]", i, k);
         snprintf(range, sizeof range, "range.%u", k % 2);
-        ids[0] = hrd_agg_str(&a, node);
-        ids[1] = hrd_agg_str(&a, "op");
-        ids[2] = hrd_agg_str(&a, "cpu");
-        ids[3] = hrd_agg_str(&a, range);
-        hrd_agg_rank_node(&a, ids[0]);
-        hrd_agg_rank_range(&a, ids[3]);
-        key = hrd_agg_key(&a, ids[0], ids[1], ids[2], HRP_PHASE_WARM, ids[3]);
-        assert_non_null(key);
+        key = harness_runfile_key(&f, node, HRP_PHASE_WARM, range);
         for (unsigned n = 0; n < EVENTS; n++) {
             uint64_t u = next(&rng), v = 500 + (u >> 11) % 20000;
 
-            assert_int_equal(hrd_agg_add(&a, key, v, v / 2 + (u >> 40) %
-                                                         (v / 2 + 1)), 0);
+            harness_runfile_add(&f, key, v, v / 2 + (u >> 40) % (v / 2 + 1));
         }
-        assert_int_equal(hrd_runkey_from(&a, key, format, &m), 0);
-        assert_int_equal(hrd_run_put_key(&w, &m, err, sizeof err), 0);
-        hrd_runkey_clear(&m);
-        hrd_agg_key_remove(&a, key);
+        harness_runfile_put(&f, key);
     }
-    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
-    hrd_run_abort(&w);
-    hrd_agg_fini(&a);
+    harness_runfile_commit(&f);
 }
 
 /* Runs argv (stdout and stderr to /dev/null) and returns its peak resident
@@ -138,39 +105,6 @@ static uint64_t peak_of(char *const argv[])
     if (!harness_exited(status, 0))
         fail_msg("%s %s failed: status %d", argv[0], argv[1], status);
     return (uint64_t)ru.ru_maxrss << 10;
-}
-
-/* The events (range events and records) of every key of a run file, and
- * how many of its keys are exact. */
-static void count_events(const char *path, uint64_t *events, size_t *keys,
-                         size_t *exact)
-{
-    struct hrd_run_reader r;
-    Hostrange__RunHeader *h = NULL;
-    char err[8400];
-
-    *events = 0;
-    *keys = *exact = 0;
-    if (hrd_run_open(&r, path, &h, err, sizeof err) != 0)
-        fail_msg("%s", err);
-    hostrange__run_header__free_unpacked(h, NULL);
-    for (;;) {
-        Hostrange__RunKey *k = NULL;
-        Hostrange__RunEnd *e = NULL;
-        int rc = hrd_run_next(&r, &k, &e, err, sizeof err);
-
-        if (rc < 0)
-            fail_msg("%s", err);
-        if (rc == 2) {
-            hostrange__run_end__free_unpacked(e, NULL);
-            break;
-        }
-        *events += k->pairs + k->records;
-        (*keys)++;
-        *exact += k->inclusive_hist == NULL;
-        hostrange__run_key__free_unpacked(k, NULL);
-    }
-    hrd_run_close(&r);
 }
 
 static int setup(void **state)
@@ -237,7 +171,7 @@ static void merge_within(int in_format)
                           unsorted ? " --unsorted" : "",
                           (double)(peak > base ? peak - base : 0) / 1048576,
                           (double)base / 1048576);
-            if (!BUILT_WITH_ASAN && peak > base + limit + SLACK)
+            if (!HARNESS_BUILT_WITH_ASAN && peak > base + limit + SLACK)
                 fail_msg("%s%s: peak %llu bytes, above %llu + %llu + %u",
                          mem, unsorted ? " --unsorted" : "",
                          (unsigned long long)peak,
@@ -246,7 +180,7 @@ static void merge_within(int in_format)
             /* Every event of every input, in SHARED + FILES * OWN keys;
              * under the smallest budget some became histograms, under
              * the largest none did. */
-            count_events(out, &events, &keys, &exact);
+            harness_runfile_count(out, &keys, &events, &exact);
             assert_int_equal(keys, SHARED + FILES * OWN);
             assert_int_equal(events,
                              (uint64_t)FILES * (SHARED + OWN) * EVENTS);

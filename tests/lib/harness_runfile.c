@@ -1,0 +1,107 @@
+/* Run files made up for tests and benchmarks (see harness_runfile.h). */
+#include "config.h"
+
+#include "tests/lib/harness_runfile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static void die(const char *what)
+{
+    fprintf(stderr, "run file: %s\n", what);
+    exit(1);
+}
+
+void harness_runfile_create(struct harness_runfile *f, const char *path,
+                            int format)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    char err[8400];
+
+    hrd_agg_init(&f->a);
+    f->a.exact_cap = UINT64_MAX;
+    f->format = format;
+    h.format = (uint32_t)format;
+    h.host = "harness";
+    h.version = PACKAGE_VERSION;
+    if (hrd_run_create(&f->w, path, &h, err, sizeof err) != 0)
+        die(err);
+}
+
+struct hrd_key *harness_runfile_key(struct harness_runfile *f,
+                                    const char *node, unsigned phase,
+                                    const char *range)
+{
+    uint32_t n = hrd_agg_str(&f->a, node), r = hrd_agg_str(&f->a, range);
+    struct hrd_key *k;
+
+    hrd_agg_rank_node(&f->a, n);
+    hrd_agg_rank_range(&f->a, r);
+    k = hrd_agg_key(&f->a, n, hrd_agg_str(&f->a, "op"),
+                    hrd_agg_str(&f->a, "cpu"), phase, r);
+    if (k == NULL)
+        die("out of memory");
+    return k;
+}
+
+void harness_runfile_add(struct harness_runfile *f, struct hrd_key *k,
+                         uint64_t incl_ns, uint64_t self_ns)
+{
+    if (hrd_agg_add(&f->a, k, incl_ns, self_ns) != 0)
+        die("out of memory");
+}
+
+void harness_runfile_put(struct harness_runfile *f, struct hrd_key *k)
+{
+    Hostrange__RunKey m;
+    char err[8400];
+
+    if (hrd_runkey_from(&f->a, k, f->format, &m) != 0)
+        die("out of memory");
+    if (hrd_run_put_key(&f->w, &m, err, sizeof err) != 0)
+        die(err);
+    hrd_runkey_clear(&m);
+    hrd_agg_key_remove(&f->a, k);
+}
+
+void harness_runfile_commit(struct harness_runfile *f)
+{
+    Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
+    char err[8400];
+
+    if (hrd_run_commit(&f->w, &e, err, sizeof err) != 0)
+        die(err);
+    hrd_run_abort(&f->w);
+    hrd_agg_fini(&f->a);
+}
+
+void harness_runfile_count(const char *path, size_t *keys, uint64_t *events,
+                           size_t *exact)
+{
+    struct hrd_run_reader r;
+    Hostrange__RunHeader *h = NULL;
+    char err[8400];
+
+    *keys = *exact = 0;
+    *events = 0;
+    if (hrd_run_open(&r, path, &h, err, sizeof err) != 0)
+        die(err);
+    hostrange__run_header__free_unpacked(h, NULL);
+    for (;;) {
+        Hostrange__RunKey *k = NULL;
+        Hostrange__RunEnd *e = NULL;
+        int rc = hrd_run_next(&r, &k, &e, err, sizeof err);
+
+        if (rc < 0)
+            die(err);
+        if (rc == 2) {
+            hostrange__run_end__free_unpacked(e, NULL);
+            break;
+        }
+        *events += k->pairs + k->records;
+        (*keys)++;
+        *exact += k->inclusive_hist == NULL;
+        hostrange__run_key__free_unpacked(k, NULL);
+    }
+    hrd_run_close(&r);
+}

@@ -1,0 +1,50 @@
+/*
+ * Run files made up for tests and benchmarks, written as hostrangectl save
+ * writes them: each key an aggregation's key fed its values
+ * (hrd_agg_add), coded by hrd_runkey_from and written, then dropped, so
+ * that a file of any size takes the memory of one key. Keys have operator
+ * "op" and backend "cpu"; node ids and range names are ranked as first
+ * seen. Errors print a line and exit 1.
+ */
+#ifndef HOSTRANGE_TESTS_HARNESS_RUNFILE_H
+#define HOSTRANGE_TESTS_HARNESS_RUNFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/agg.h"
+#include "daemon/run.h"
+
+struct harness_runfile {
+    struct hrd_agg a;
+    struct hrd_run_writer w;
+    int format;
+};
+
+/* Starts a run file of run format `format` at path (written when
+ * committed). */
+void harness_runfile_create(struct harness_runfile *f, const char *path,
+                            int format);
+
+/* A new, empty key of node id `node`, phase and range name `range`. */
+struct hrd_key *harness_runfile_key(struct harness_runfile *f,
+                                    const char *node, unsigned phase,
+                                    const char *range);
+
+/* Adds a range event (inclusive and self time) to key k. */
+void harness_runfile_add(struct harness_runfile *f, struct hrd_key *k,
+                         uint64_t incl_ns, uint64_t self_ns);
+
+/* Writes key k and drops it. */
+void harness_runfile_put(struct harness_runfile *f, struct hrd_key *k);
+
+/* Writes the end of the file and renames it into place. */
+void harness_runfile_commit(struct harness_runfile *f);
+
+/* Reads every record of the run file at path, each checked and unpacked
+ * (as diff and dump --from read them): its keys, the events of all of
+ * them (range events and records) and how many are exact. */
+void harness_runfile_count(const char *path, size_t *keys, uint64_t *events,
+                           size_t *exact);
+
+#endif
