@@ -14,7 +14,8 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/paths.c daemon/rows.
 	daemon/runkey.h daemon/runload.c daemon/runload.h daemon/runput.c \
 	daemon/runput.h daemon/runscan.c \
 	daemon/runscan.h daemon/runjoin.c daemon/runjoin.h daemon/pbuf.h \
-	daemon/flame.c daemon/flame.h daemon/svg.c daemon/svg.h
+	daemon/flame.c daemon/flame.h daemon/svg.c daemon/svg.h \
+	daemon/events.c daemon/events.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la
 noinst_LTLIBRARIES += daemon/libhrdstore.la

@@ -1,10 +1,10 @@
 /*
  * hostrangectl merge of many run files, as a process: its peak memory
  * (the kernel's count of its resident pages) stays within --max-memory
- * and a few MiB above that of a merge of one small file, for inputs of run format 1 and
- * 2 and outputs of either, whether the keys it joins fit or must become
- * histograms; the result holds every event of every input; and on a
- * terminal it shows its progress.
+ * and a few MiB above that of a merge of one small file, for inputs of
+ * run format 1 and 2 and outputs of either, whether the keys it joins fit
+ * or must become histograms; the result holds every event of every input;
+ * and on a terminal it shows its progress.
  */
 #include "config.h"
 
