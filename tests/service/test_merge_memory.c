@@ -38,8 +38,9 @@
 #define OWN 2         /* keys in one file only */
 #define EVENTS 20000  /* per key and file */
 /* What --max-memory does not count: the allocator's and the inputs'
- * buffers, a few MiB at most (hostrangectl --help). */
-#define SLACK (4u << 20)
+ * buffers, a few MiB at most (hostrangectl --help), and pages the kernel
+ * may give in huge pages. */
+#define SLACK (6u << 20)
 
 static char dir[256];
 
