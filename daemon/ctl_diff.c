@@ -43,6 +43,7 @@ static const char usage_diff[] =
     "                         or markdown (for a pull-request comment)\n"
     "  -h, --help             show this help and exit\n"
     "\n"
+    "On a terminal, progress is shown on stderr.\n"
     "Exit status: 0; 1 when --fail-above is exceeded; 2 on a usage error or\n"
     "a file that cannot be read.\n";
 
@@ -426,6 +427,7 @@ int hrd_ctl_diff(int argc, char **argv)
     double alpha = 0.01, threshold = 5, fail_above = -1;
     enum fmt fmt = FMT_TABLE;
     struct hrd_diff_side base = { 0 }, new = { 0 };
+    struct hrd_ctl_progress progress;
     struct waiting wait = { NULL, 0, 0 };
     size_t *at = NULL;
     struct drow *rows = NULL;
@@ -466,9 +468,16 @@ int hrd_ctl_diff(int argc, char **argv)
     if (hrd_diff_side_open(&base, argv[optind]) != 0 ||
         hrd_diff_side_open(&new, argv[optind + 1]) != 0)
         goto out;
+    hrd_ctl_progress_init(&progress);
     while (!base.ended || !new.ended) {
         struct hrd_diff_side *const sides[2] = { &base, &new };
+        uint64_t read = base.r.offset + new.r.offset;
 
+        hrd_ctl_progress_show(&progress, read, 0, "diff: %llu of %llu MiB "
+                              "read and compared",
+                              (unsigned long long)(read >> 20),
+                              (unsigned long long)((base.r.size +
+                                                    new.r.size) >> 20));
         for (int which = 0; which < 2; which++) {
             size_t first = sides[which]->n;
             int got;
@@ -476,14 +485,24 @@ int hrd_ctl_diff(int argc, char **argv)
             if (sides[which]->ended)
                 continue;
             got = hrd_diff_side_next(sides[which]);
-            if (got < 0)
+            if (got < 0) {
+                hrd_ctl_progress_end(&progress);
                 goto out;
+            }
             if (got > 0 && pair_up(sides, which, first, &wait) != 0) {
+                hrd_ctl_progress_end(&progress);
                 fprintf(stderr, "hostrangectl diff: out of memory\n");
                 goto out;
             }
         }
     }
+    hrd_ctl_progress_show(&progress, 0, 1, "diff: %llu of %llu MiB read "
+                          "and compared",
+                          (unsigned long long)((base.r.size +
+                                                new.r.size) >> 20),
+                          (unsigned long long)((base.r.size +
+                                                new.r.size) >> 20));
+    hrd_ctl_progress_end(&progress);
     qsort(base.p, base.n, sizeof *base.p, cmp_report);
     qsort(new.p, new.n, sizeof *new.p, cmp_report);
     at = malloc((new.n + 1) * sizeof *at);

@@ -416,7 +416,9 @@ static const char usage_dump[] =
     "      --from=RUN       report run file RUN (hostrangectl save, merge)\n"
     "                       instead of asking the daemon; no daemon is\n"
     "                       needed, and the calibrations are the file's\n"
-    "  -h, --help           show this help and exit\n";
+    "  -h, --help           show this help and exit\n"
+    "\n"
+    "On a terminal, reading a run file (--from) shows progress on stderr.\n";
 
 static int run_dump(int argc, char **argv)
 {

@@ -48,6 +48,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
     struct hrd_writer w;
     struct hrd_agg agg;
     struct from_ctx ctx = { &w, NULL, 0, r->correct, 0 };
+    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, "dump", r->from };
     unsigned fields = r->fields;
     char err[8400];
     int rc;
@@ -56,9 +57,13 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
     agg.exact_cap = UINT64_MAX;
     agg.max_bytes = SIZE_MAX / 2;
     hrd_runload_init(&l, &agg);
-    if (hrd_run_load(&l, r->from, NULL, &e, NULL, NULL, err,
-                     sizeof err) != 0 ||
-        hrd_runload_finish(&l) != 0) {
+    hrd_ctl_progress_init(&rp.p);
+    rc = hrd_run_load(&l, r->from, NULL, &e, hrd_ctl_read_progress, &rp,
+                      err, sizeof err);
+    hrd_ctl_progress_end(&rp.p);
+    if (rc != 0 || hrd_runload_finish(&l) != 0) {
+        if (rc == 0)
+            snprintf(err, sizeof err, "out of memory");
         fprintf(stderr, "hostrangectl dump: %s\n", err);
         rc = -1;
         goto out;

@@ -44,6 +44,7 @@ static int gather_row(const struct hrd_row *r, void *arg)
  * Returns 0, or -1 after printing why. */
 static int load_run(const char *cmd, const char *path, struct hrd_agg *agg)
 {
+    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
     struct hrd_runload l;
     char err[8400];
     int rc = 0;
@@ -54,9 +55,13 @@ static int load_run(const char *cmd, const char *path, struct hrd_agg *agg)
     agg->max_depth = HRD_MAX_DEPTH_LIMIT;
     agg->max_paths = UINT32_MAX - 3;
     hrd_runload_init(&l, agg);
-    if (hrd_run_load(&l, path, NULL, NULL, NULL, NULL, err,
-                     sizeof err) != 0 ||
-        hrd_runload_finish(&l) != 0) {
+    hrd_ctl_progress_init(&rp.p);
+    rc = hrd_run_load(&l, path, NULL, NULL, hrd_ctl_read_progress, &rp, err,
+                      sizeof err);
+    hrd_ctl_progress_end(&rp.p);
+    if (rc != 0 || hrd_runload_finish(&l) != 0) {
+        if (rc == 0)
+            snprintf(err, sizeof err, "out of memory");
         fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
         rc = -1;
     }
@@ -384,7 +389,9 @@ static const char usage_plot[] =
     "                       larger shift), grey not significant or not in\n"
     "                       BASE\n"
     HRD_CTL_FILTER_HELP
-    "  -h, --help           show this help and exit\n";
+    "  -h, --help           show this help and exit\n"
+    "\n"
+    "On a terminal, reading run files shows progress on stderr.\n";
 
 /* Writes the picture of `node` to path atomically. Returns 0 or -1. */
 static int write_svg(const char *path, const struct hrd_ptree *t,

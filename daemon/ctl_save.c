@@ -32,7 +32,9 @@ static const char usage_save[] =
     "                         key's values sorted and delta-coded (format 1)\n"
     "  -m, --meta=KEY=VALUE   note KEY=VALUE in the file (a commit id, a\n"
     "                         branch...); may be given many times\n"
-    "  -h, --help             show this help and exit\n";
+    "  -h, --help             show this help and exit\n"
+    "\n"
+    "On a terminal, progress is shown on stderr.\n";
 
 /* Parses KEY=VALUE options into an array of RunMeta (hrd_ctl_meta_free). */
 int hrd_ctl_meta_add(const char *cmd, const char *arg,
@@ -156,6 +158,9 @@ static int split(const uint8_t *p, size_t n, uint32_t field,
     return 0;
 }
 
+/* The save's progress on a terminal. */
+static struct hrd_ctl_progress progress;
+
 /* One page of a save, asked for with q and written to w: its packed keys
  * straight from the reply's bytes. Returns 1 with the cursor of the next
  * page set in q (its bytes in cursor), 0 after the last page (w committed;
@@ -176,6 +181,7 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
 
     if (hrd_ctl_request_msg(q, &msg, &n, hrd_ctl_timeout_ms, err,
                             sizeof err) != 0) {
+        hrd_ctl_progress_end(&progress);
         fprintf(stderr, "hostrangectl save: %s; %s not written\n", err,
                 output);
         hrd_run_abort(w);
@@ -194,6 +200,7 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
         if (bad)
             snprintf(err, sizeof err, "hostranged at %s sent a reply that "
                      "cannot be decoded", hrd_ctl_dir);
+        hrd_ctl_progress_end(&progress);
         fprintf(stderr, "hostrangectl save: %s; %s not written\n", err,
                 output);
         top = NULL;
@@ -204,6 +211,7 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
         s = hostrange__save_reply__unpack(NULL, slen, srest);
     if (s == NULL || s->next_cursor.len > 16 ||
         (s->next_cursor.len == 0 && s->end == NULL)) {
+        hrd_ctl_progress_end(&progress);
         fprintf(stderr, "hostrangectl save: hostranged at %s sent no run; "
                 "%s not written\n", hrd_ctl_dir, output);
         hrd_run_abort(w);
@@ -227,6 +235,7 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
     for (size_t i = 0; !bad && i < s->n_keys; i++)
         bad = hrd_run_put_key(w, s->keys[i], err, sizeof err) != 0;
     if (bad) {
+        hrd_ctl_progress_end(&progress);
         fprintf(stderr, "hostrangectl save: %s\n", err);
         hrd_run_abort(w);
         goto out;
@@ -234,6 +243,7 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
     if (s->next_cursor.len == 0) {
         *saved = w->keys;
         if (hrd_run_commit(w, s->end, err, sizeof err) != 0) {
+            hrd_ctl_progress_end(&progress);
             fprintf(stderr, "hostrangectl save: %s\n", err);
             goto out;
         }
@@ -313,13 +323,20 @@ int hrd_ctl_save(int argc, char **argv)
     q.save = &sq;
     sq.packed = 1;
     sq.format = format;
+    hrd_ctl_progress_init(&progress);
     for (;;) {
         uint64_t saved = 0;
         int page = save_page(&q, cursor, &w, output, &saved);
 
         if (page < 0)
             goto out;
+        hrd_ctl_progress_show(&progress, w.bytes, page == 0,
+                              "save: %s, %llu keys, %llu MiB", output,
+                              (unsigned long long)(page == 0 ? saved
+                                                             : w.keys),
+                              (unsigned long long)(w.bytes >> 20));
         if (page == 0) {
+            hrd_ctl_progress_end(&progress);
             printf("saved %llu keys to %s\n", (unsigned long long)saved,
                    output);
             rc = 0;

@@ -12,9 +12,11 @@
 #include <getopt.h>
 #include <limits.h>
 #include <malloc.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct hrd_ctl_cmd *const commands[] = {
     &hrd_ctl_cmd_dump,
@@ -135,6 +137,47 @@ void hrd_ctl_no_options(const char *cmd, const char *help, int argc,
         hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
     }
     hrd_ctl_no_arguments(cmd, argc, argv);
+}
+
+void hrd_ctl_progress_init(struct hrd_ctl_progress *p)
+{
+    p->on = isatty(2);
+    p->shown = 0;
+    p->next = 0;
+}
+
+void hrd_ctl_progress_show(struct hrd_ctl_progress *p, uint64_t done,
+                           int last, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!p->on || (!last && done < p->next))
+        return;
+    fputc('\r', stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("   ", stderr);
+    fflush(stderr);
+    p->shown = 1;
+    p->next = done + ((uint64_t)4 << 20);
+}
+
+void hrd_ctl_progress_end(struct hrd_ctl_progress *p)
+{
+    if (p->shown)
+        fputc('\n', stderr);
+    p->shown = 0;
+}
+
+void hrd_ctl_read_progress(void *ctx, uint64_t done, uint64_t size)
+{
+    struct hrd_ctl_read_progress *r = ctx;
+
+    hrd_ctl_progress_show(&r->p, done, done >= size, "%s: reading %s, %llu "
+                          "of %llu MiB", r->cmd, r->path,
+                          (unsigned long long)(done >> 20),
+                          (unsigned long long)(size >> 20));
 }
 
 long hrd_ctl_parse_ms(const char *cmd, const char *what, const char *v)

@@ -27,6 +27,16 @@ shard() {
         fail "save --unsorted $1"
     "$HOSTRANGECTL" dump > "$dir/$1.live.jsonl" || fail "dump $1"
     "$HOSTRANGECTL" dump --by path > "$dir/$1.live.paths" || fail "paths $1"
+    # On a terminal (script gives one), save shows its progress; into a
+    # file it shows nothing.
+    if [ "$1" = a ] && command -v script >/dev/null 2>&1; then
+        script -qefc "'$HOSTRANGECTL' save -o '$dir/tty.hrs'" /dev/null \
+            > "$dir/tty.out" 2>&1 || fail "save on a terminal"
+        grep -q "save: $dir/tty.hrs, [0-9]* keys, 0 MiB" "$dir/tty.out" ||
+            fail "no progress of save: $(cat "$dir/tty.out")"
+        "$HOSTRANGECTL" save -o "$dir/tty.hrs" 2> "$dir/err" >/dev/null &&
+            [ ! -s "$dir/err" ] || fail "progress into a file"
+    fi
     kill "$pid"; wait "$pid"; pid=
 }
 shard a t 2
@@ -93,6 +103,19 @@ awk 'NR == 1 { end = index($0, "new us") + 5; next }
      / p=| only in / { sub(/ +$/, "", k); if (length(k) > w) w = length(k) }
      END { exit !(end > 22 && rows == 9 && bad == 0 && w == end - 22) }' \
     "$dir/d.txt" || fail "table columns: $(cat "$dir/d.txt")"
+# On a terminal, diff and dump --from show how much they have read.
+if command -v script >/dev/null 2>&1; then
+    script -qefc "'$HOSTRANGECTL' diff -f jsonl '$dir/a.hrs' '$dir/b.hrs'" \
+        /dev/null > "$dir/tty.out" 2>&1 || fail "diff on a terminal"
+    grep -q "diff: 0 of 0 MiB read and compared" "$dir/tty.out" ||
+        fail "no progress of diff: $(cat "$dir/tty.out")"
+    script -qefc "'$HOSTRANGECTL' dump --from '$dir/a.hrs'" /dev/null \
+        > "$dir/tty.out" 2>&1 || fail "dump --from on a terminal"
+    grep -q "dump: reading $dir/a.hrs, 0 of 0 MiB" "$dir/tty.out" ||
+        fail "no progress of dump --from: $(cat "$dir/tty.out")"
+fi
+"$HOSTRANGECTL" diff -f jsonl "$dir/a.hrs" "$dir/b.hrs" 2> "$dir/err" \
+    >/dev/null && [ ! -s "$dir/err" ] || fail "diff's progress into a file"
 # A run against itself: no change, p = 1, nothing flagged.
 "$HOSTRANGECTL" diff -f jsonl --fail-above 0 "$dir/a.hrs" "$dir/a.hrs" \
     > "$dir/aa.jsonl" || fail "A/A diff failed"
