@@ -471,11 +471,11 @@ int hrd_ctl_diff(int argc, char **argv)
     hrd_ctl_progress_init(&progress);
     while (!base.ended || !new.ended) {
         struct hrd_diff_side *const sides[2] = { &base, &new };
-        uint64_t read = base.r.offset + new.r.offset;
+        uint64_t done = base.r.offset + new.r.offset;
 
-        hrd_ctl_progress_show(&progress, read, 0, "diff: %llu of %llu MiB "
+        hrd_ctl_progress_show(&progress, done, 0, "diff: %llu of %llu MiB "
                               "read and compared",
-                              (unsigned long long)(read >> 20),
+                              (unsigned long long)(done >> 20),
                               (unsigned long long)((base.r.size +
                                                     new.r.size) >> 20));
         for (int which = 0; which < 2; which++) {
