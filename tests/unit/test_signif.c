@@ -158,6 +158,22 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* All the differences y - x of two weighted samples, each as many times
+ * as the product of its values' weights, sorted into d (room for
+ * x->total * y->total of them). Returns how many. */
+static size_t weighted_diffs(const struct hrd_wsample *x,
+                             const struct hrd_wsample *y, double *d)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < x->n; i++)
+        for (size_t j = 0; j < y->n; j++)
+            for (uint64_t c = 0; c < x->w[i] * y->w[j]; c++)
+                d[k++] = y->v[j] - x->v[i];
+    qsort(d, k, sizeof *d, cmp_double);
+    return k;
+}
+
 /* Every rank of the differences of random small samples with repeated
  * values, against the sorted list of all of them. */
 static void test_diff_rank_brute(void **state)
@@ -197,7 +213,7 @@ static void test_diff_rank_weighted(void **state)
 {
     (void)state;
     for (int t = 0; t < 80; t++) {
-        size_t n = 20 + next() % 121, m = 20 + next() % 121, k = 0;
+        size_t n = 20 + next() % 121, m = 20 + next() % 121, k;
         double *xv = malloc(n * sizeof *xv), *yv = malloc(m * sizeof *yv);
         uint64_t *xw = malloc(n * sizeof *xw), *yw = malloc(m * sizeof *yw);
         uint64_t nt = 0, mt = 0;
@@ -221,13 +237,9 @@ static void test_diff_rank_weighted(void **state)
         }
         d = malloc(nt * mt * sizeof *d);
         assert_non_null(d);
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < m; j++)
-                for (uint64_t c = 0; c < xw[i] * yw[j]; c++)
-                    d[k++] = yv[j] - xv[i];
-        qsort(d, k, sizeof *d, cmp_double);
         a = (struct hrd_wsample){ xv, xw, n, nt };
         b = (struct hrd_wsample){ yv, yw, m, mt };
+        k = weighted_diffs(&a, &b, d);
         for (size_t r = 0; r < k; r += 10)
             assert_true(hrd_signif_diff_rank(&a, &b, r) == d[r]);
         assert_true(hrd_signif_diff_rank(&a, &b, k - 1) == d[k - 1]);
@@ -388,7 +400,7 @@ static void test_compare_weighted(void **state)
 
     (void)state;
     for (int t = 0; t < 40; t++) {
-        size_t n = 20 + next() % 101, m = 20 + next() % 101, k = 0;
+        size_t n = 20 + next() % 101, m = 20 + next() % 101;
         uint64_t span = 150 + next() % 400, pairs, kq;
         struct hrd_wsample a, b;
         struct hrd_signif r;
@@ -399,11 +411,7 @@ static void test_compare_weighted(void **state)
         pairs = a.total * b.total;
         d = malloc(pairs * sizeof *d);
         assert_non_null(d);
-        for (size_t i = 0; i < n; i++)
-            for (size_t j = 0; j < m; j++)
-                for (uint64_t w = 0; w < xw[i] * yw[j]; w++)
-                    d[k++] = yv[j] - xv[i];
-        qsort(d, k, sizeof *d, cmp_double);
+        assert_int_equal(weighted_diffs(&a, &b, d), pairs);
         assert_int_equal(hrd_signif_compare(&a, &b, &r), 0);
         assert_false(r.exact);
         c = floor((double)pairs / 2 -
@@ -436,7 +444,7 @@ static void test_diff_rank_rounding(void **state)
     for (int t = 0; t < 20; t++) {
         struct hrd_wsample a, b;
         uint64_t nt = 0, mt = 0;
-        size_t k = 0;
+        size_t k;
 
         for (size_t i = 0; i < N; i++) {
             xv[i] = (double)(i * 3 + next() % 3) + 0.5;
@@ -450,11 +458,7 @@ static void test_diff_rank_rounding(void **state)
         }
         a = (struct hrd_wsample){ xv, xw, N, nt };
         b = (struct hrd_wsample){ yv, yw, M, mt };
-        for (size_t i = 0; i < N; i++)
-            for (size_t j = 0; j < M; j++)
-                for (uint64_t c = 0; c < xw[i] * yw[j]; c++)
-                    d[k++] = yv[j] - xv[i];
-        qsort(d, k, sizeof *d, cmp_double);
+        k = weighted_diffs(&a, &b, d);
         for (size_t r = 0; r < k; r += 7)
             assert_true(hrd_signif_diff_rank(&a, &b, r) == d[r]);
     }
