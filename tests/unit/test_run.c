@@ -241,6 +241,23 @@ static size_t put_expected(unsigned char *out, uint8_t type,
     return sizeof hd + len;
 }
 
+/* Reads again the record of len bytes at byte `at` of r's file, whose
+ * framing (as written) is at hd, and checks that its payload is want. */
+static void reread_check(struct hrd_run_reader *r, const unsigned char *hd,
+                         size_t at, size_t len, const unsigned char *want)
+{
+    uint32_t crc = (uint32_t)hd[4] | (uint32_t)hd[5] << 8 |
+                   (uint32_t)hd[6] << 16 | (uint32_t)hd[7] << 24;
+    const uint8_t *p;
+    uint8_t type;
+    char err[8400];
+
+    assert_int_equal(hrd_run_reread(r, at, len, crc, &type, &p, err,
+                                    sizeof err), 0);
+    if (len != 0)
+        assert_memory_equal(p, want, len);
+}
+
 /* Records of every size (none to larger than the writer gathers at once,
  * about the size where it writes a record at once rather than gathering
  * it, about where a reader reads on past a record, and enough to fill the
@@ -361,33 +378,12 @@ static void test_records_of_every_size(void **state)
             assert_memory_equal(p, src + off, got);
     }
     for (size_t i = N, off = total; i-- > 0;) {
-        const uint8_t *p;
-        uint8_t type;
-        uint32_t crc = (uint32_t)exp[at[i] + 4] |
-                       (uint32_t)exp[at[i] + 5] << 8 |
-                       (uint32_t)exp[at[i] + 6] << 16 |
-                       (uint32_t)exp[at[i] + 7] << 24;
-
         off -= len[i];
-        assert_int_equal(hrd_run_reread(&r, at[i], len[i], crc, &type, &p,
-                                        err, sizeof err), 0);
-        if (len[i] != 0)
-            assert_memory_equal(p, src + off, len[i]);
+        reread_check(&r, exp + at[i], at[i], len[i], src + off);
     }
     /* And first to last (a read then brings the records after it). */
-    for (size_t i = 0, off = 0; i < N; off += len[i], i++) {
-        const uint8_t *p;
-        uint8_t type;
-        uint32_t crc = (uint32_t)exp[at[i] + 4] |
-                       (uint32_t)exp[at[i] + 5] << 8 |
-                       (uint32_t)exp[at[i] + 6] << 16 |
-                       (uint32_t)exp[at[i] + 7] << 24;
-
-        assert_int_equal(hrd_run_reread(&r, at[i], len[i], crc, &type, &p,
-                                        err, sizeof err), 0);
-        if (len[i] != 0)
-            assert_memory_equal(p, src + off, len[i]);
-    }
+    for (size_t i = 0, off = 0; i < N; off += len[i], i++)
+        reread_check(&r, exp + at[i], at[i], len[i], src + off);
     hrd_run_close(&r);
     free(file);
     free(exp);
