@@ -50,27 +50,29 @@ static const char usage_merge[] =
     "On a terminal, progress is shown on stderr. Every input is held open at\n"
     "once: merge lifts its limit on open files as far as it may.\n";
 
+/* The merge's progress: reading input `file` of `files`, or writing
+ * `output`. The runs of the merge report at most every 4 MiB, and each
+ * report is drawn. */
 struct progress {
-    int on;
+    struct hrd_ctl_progress p;
     size_t file, files;
-    const char *output; /* writing it (else reading file `file`) */
+    const char *output;
 };
 
 static void show_progress(void *ctx, uint64_t done, uint64_t size)
 {
     struct progress *p = ctx;
 
-    if (!p->on)
-        return;
     if (p->output != NULL)
-        fprintf(stderr, "\rmerge: writing %s, %llu MiB (inputs: %llu "
-                "MiB)   ", p->output, (unsigned long long)(done >> 20),
-                (unsigned long long)(size >> 20));
+        hrd_ctl_progress_show(&p->p, done, 1, "merge: writing %s, %llu MiB "
+                              "(inputs: %llu MiB)", p->output,
+                              (unsigned long long)(done >> 20),
+                              (unsigned long long)(size >> 20));
     else
-        fprintf(stderr, "\rmerge: file %zu of %zu, %llu of %llu MiB   ",
-                p->file + 1, p->files, (unsigned long long)(done >> 20),
-                (unsigned long long)(size >> 20));
-    fflush(stderr);
+        hrd_ctl_progress_show(&p->p, done, 1, "merge: file %zu of %zu, %llu "
+                              "of %llu MiB", p->file + 1, p->files,
+                              (unsigned long long)(done >> 20),
+                              (unsigned long long)(size >> 20));
 }
 
 static uint64_t parse_size(const char *v)
@@ -165,7 +167,7 @@ static int merge_once(const struct merge_opts *o, int whole)
     struct hrd_agg agg;
     struct hrd_runmerge rm;
     struct hrd_run_writer w;
-    struct progress pr = { 0, 0, 0, NULL };
+    struct progress pr = { { 0, 0, 0 }, 0, 0, NULL };
     const char *output = o->output;
     uint64_t *cal_time = NULL;
     size_t nsrc = 0, nin = o->nin, ncl = 0, ncal = 0, nclk = 0;
@@ -185,7 +187,7 @@ static int merge_once(const struct merge_opts *o, int whole)
     own = calloc(nin, sizeof *own);
     if (hs == NULL || es == NULL || own == NULL)
         goto nomem;
-    pr.on = isatty(2);
+    hrd_ctl_progress_init(&pr.p);
     pr.files = nin;
     for (size_t i = 0; i < nin; i++) {
         const char *path = o->in[i];
@@ -194,8 +196,7 @@ static int merge_once(const struct merge_opts *o, int whole)
                               &pr, err, sizeof err) != 0) {
             struct rlimit rl;
 
-            if (pr.on)
-                fputc('\n', stderr);
+            hrd_ctl_progress_end(&pr.p);
             if (strstr(err, strerror(EMFILE)) != NULL &&
                 getrlimit(RLIMIT_NOFILE, &rl) == 0)
                 fprintf(stderr, "hostrangectl merge: %s (a merge holds its "
@@ -227,8 +228,7 @@ static int merge_once(const struct merge_opts *o, int whole)
         ncal += es[i]->n_calibrations;
         nclk += es[i]->n_clocks;
     }
-    if (pr.on)
-        fputc('\n', stderr);
+    hrd_ctl_progress_end(&pr.p);
     wrc = hrd_runmerge_load(&rm, err, sizeof err);
     if (wrc == HRD_RUNMERGE_AGAIN) {
         rc = 2;
@@ -303,8 +303,7 @@ static int merge_once(const struct merge_opts *o, int whole)
     }
     if (wrc != 0 || hrd_run_commit(&w, &end, err, sizeof err) != 0)
         goto write_failed;
-    if (pr.on)
-        fputc('\n', stderr);
+    hrd_ctl_progress_end(&pr.p);
     printf("merged %zu files into %s: %u keys%s\n", nin, output, agg.nkeys,
            agg.compacted ? " (some kept as histograms for --max-memory)"
                          : "");
@@ -312,8 +311,7 @@ static int merge_once(const struct merge_opts *o, int whole)
     goto out;
 write_failed:
     hrd_run_abort(&w);
-    if (pr.on)
-        fputc('\n', stderr);
+    hrd_ctl_progress_end(&pr.p);
     fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err, output);
     goto out;
 nomem:
