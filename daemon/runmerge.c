@@ -485,6 +485,18 @@ static int fit(struct hrd_runmerge *m, struct hrd_key *k)
     return 0;
 }
 
+/* Saves key k, held in the aggregation, made to fit first. Returns 0, or
+ * -1 with err. */
+static int put_held(struct hrd_runmerge *m, struct hrd_run_writer *w,
+                    struct hrd_key *k, char *err, size_t errlen)
+{
+    if (fit(m, k) != 0) {
+        snprintf(err, errlen, "%s: out of memory", w->path);
+        return -1;
+    }
+    return hrd_run_put_agg_key(w, m->a, k, m->format, err, errlen);
+}
+
 /* Saves key k, its records just loaded, from the aggregation, as if it
  * had been loaded with the others. Returns 0, or -1 with err. */
 static int put_loaded(struct hrd_runmerge *m, struct hrd_run_writer *w,
@@ -492,11 +504,7 @@ static int put_loaded(struct hrd_runmerge *m, struct hrd_run_writer *w,
 {
     /* A lone path holding its key's events is shared as then. */
     hrd_agg_paths_share(m->a);
-    if (fit(m, k) != 0) {
-        snprintf(err, errlen, "%s: out of memory", w->path);
-        return -1;
-    }
-    return hrd_run_put_agg_key(w, m->a, k, m->format, err, errlen);
+    return put_held(m, w, k, err, errlen);
 }
 
 /* Writes key k from its one record: as its bytes with its new ranks
@@ -639,12 +647,7 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
             rc = put_join(m, w, ks[i], err, errlen);
             continue;
         }
-        if (fit(m, ks[i]) != 0) {
-            snprintf(err, errlen, "%s: out of memory", w->path);
-            rc = -1;
-            break;
-        }
-        rc = hrd_run_put_agg_key(w, a, ks[i], m->format, err, errlen);
+        rc = put_held(m, w, ks[i], err, errlen);
     }
     if (rc == 0 && progress != NULL)
         progress(ctx, w->bytes, m->size);
