@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -169,6 +170,53 @@ static void test_threads(void **state)
     assert_int_equal(delta().samples, 3000);
 }
 
+/* Page faults of the calling thread so far. */
+static long thread_faults(void)
+{
+    struct rusage ru;
+
+    assert_int_equal(getrusage(RUSAGE_THREAD, &ru), 0);
+    return ru.ru_minflt + ru.ru_majflt;
+}
+
+/* The first scope of a new thread makes its ring; then FIRST_PASS scopes,
+ * most of a ring's first pass, and the faults they took. */
+#define FIRST_PASS 60000
+static void *first_pass(void *arg)
+{
+    long f0;
+
+    {
+        HR_SCOPE(sc, &s_a);
+    }
+    f0 = thread_faults();
+    for (int i = 0; i < FIRST_PASS; i++) {
+        HR_SCOPE(sc, &s_a);
+    }
+    *(long *)arg = thread_faults() - f0;
+    return NULL;
+}
+
+/* A thread's ring is ready before its first range: the 60,000 samples of
+ * a first pass fill about 470 pages, and a fault there would be timed
+ * inside the ranges open around it. */
+static void test_ring_pages_ready(void **state)
+{
+    pthread_t th;
+    long faults = -1;
+
+    (void)state;
+    open_window();
+    assert_int_equal(pthread_create(&th, NULL, first_pass, &faults), 0);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(hr_window_end(), 0);
+    assert_int_equal(delta().samples, FIRST_PASS + 1);
+    if (faults > 16)
+        fail_msg("%ld page faults during the first pass of a thread's ring "
+                 "(%d samples, %zu pages)", faults, FIRST_PASS,
+                 (size_t)FIRST_PASS * 32 / 4096);
+}
+
 static void test_too_deep(void **state)
 {
     hr_scope sc[200];
@@ -259,6 +307,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup(test_open_at_window_end, snap),
         cmocka_unit_test_setup(test_foreign_thread, snap),
         cmocka_unit_test_setup(test_threads, snap),
+        cmocka_unit_test_setup(test_ring_pages_ready, snap),
         cmocka_unit_test_setup(test_too_deep, snap),
         cmocka_unit_test_setup(test_record, snap),
         cmocka_unit_test_setup(test_sites_interned_once, snap),
