@@ -68,6 +68,12 @@ static void init_once(void)
 
     g_enabled = !(env != NULL && strcmp(env, "0") == 0);
     hr__clock_init();
+    /* The first sample of each calling path sets its bit here (under
+     * HR_PHASE_BY_PATH) after its range's end read: its pages are written
+     * now, so that no first sample's parent is charged with their faults. */
+    for (size_t i = 0; i < sizeof hr__g_ctx_seen / sizeof hr__g_ctx_seen[0];
+         i += 512)
+        atomic_fetch_or_explicit(&hr__g_ctx_seen[i], 0, memory_order_relaxed);
     if (pthread_key_create(&g_key, thread_exit) != 0)
         return;
     pthread_atfork(hr__fork_prepare, hr__fork_parent, hr__fork_child);
@@ -82,26 +88,55 @@ static int init(void)
 }
 
 /*
- * Writes to every page of a new ring, so that the thread takes its page
- * faults here, where no range of its own is open (it has none yet), and not
- * on its first pass through the ring: there one sample in 128 would start a
- * page, and the fault (about 2.6 us under KVM, against a scope's 60 ns)
- * would land in the self time of the range being closed's parent and in the
- * inclusive time of every range open around it, the cold ranges of a test
- * above all. It costs the thread's first window about 1.3 ms under KVM
- * (512 faults) and commits the ring's 2 MiB, which its first pass would
- * commit anyway. Volatile, so that the compiler cannot fold the writes into
- * an allocation that is already zero.
+ * Writes to every page of [p, p + n), so that a new thread takes the page
+ * faults of its state here, where no range of its own is open (it has none
+ * yet), and not in its ranges. The ring above all: on its first pass one
+ * sample in 128 would start a page, and the fault (about 2.6 us on a KVM
+ * guest, against a scope's 60 ns) would land in the self time of the
+ * parent of the range being closed and in the inclusive time of every
+ * range open around it, the cold ranges of a test first. It costs a
+ * thread's first window about 1.3 ms on a KVM guest (512 faults) and
+ * commits the ring's 2 MiB, which its first pass would commit anyway.
+ * Volatile, so that the compiler cannot fold the writes into an allocation
+ * already zero.
  */
-static void ring_touch(struct hr__sample *ring)
+static void touch_pages(void *p, size_t n)
 {
-    volatile unsigned char *p = (volatile unsigned char *)ring;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    volatile unsigned char *b = p;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t step = page > 0 && page <= 65536 ? (size_t)page : 4096;
 
-    if (page == 0 || page > 65536)
-        page = 4096;
-    for (size_t i = 0; i < HR__RING_SIZE * sizeof *ring; i += page)
-        p[i] = 0;
+    for (size_t i = 0; i < n; i += step)
+        b[i] = b[i];
+    if (n > 0)
+        b[n - 1] = b[n - 1];
+}
+
+/* A site's first use interns its name (a lock and a copy of the name): the
+ * library's own work, measured and left out of the thread's open ranges
+ * (their begin times move later by as much), as hr__ctx_slow does for a
+ * new calling context. */
+static __attribute__((noinline)) uint32_t site_first_use(struct hr__thread *t,
+                                                         hr_site *site)
+{
+    uint64_t s0 = hr__clock_now();
+    uint32_t id = hr__site_intern(site);
+
+    hr__stack_shift(&t->stack, hr__clock_now() - s0);
+    return id;
+}
+
+uint64_t hr__own_start(void)
+{
+    return hr__clock_now();
+}
+
+void hr__own_end(uint64_t since)
+{
+    struct hr__thread *t = tls_thread;
+
+    if (t != NULL && t->stack.depth != 0)
+        hr__stack_shift(&t->stack, hr__clock_now() - since);
 }
 
 /* Creates and registers the calling thread's state. Slow path. */
@@ -119,7 +154,8 @@ static __attribute__((noinline)) struct hr__thread *thread_attach(void)
         free(t);
         return NULL;
     }
-    ring_touch(t->ring);
+    touch_pages(t, sizeof *t);
+    touch_pages(t->ring, HR__RING_SIZE * sizeof *t->ring);
     pthread_setspecific(g_key, t);
     pthread_mutex_lock(&hr__g_reg_lock);
     t->next_thread = hr__g_threads;
@@ -246,7 +282,7 @@ static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
     if (HR__UNLIKELY(t == NULL) && (t = thread_attach()) == NULL)
         return sc;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-    if (HR__UNLIKELY(id == 0) && (id = hr__site_intern(site)) == 0)
+    if (HR__UNLIKELY(id == 0) && (id = site_first_use(t, site)) == 0)
         return sc;
     d = t->stack.depth;
     ctx = hr__ctx(t, site, id, d != 0 ? t->stack.f[d - 1].range : 0);
@@ -406,7 +442,7 @@ int hr_record(hr_site *site, uint64_t value_ns)
     if (t == NULL && (t = thread_attach()) == NULL)
         return -ENOMEM;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-    if (id == 0 && (id = hr__site_intern(site)) == 0)
+    if (id == 0 && (id = site_first_use(t, site)) == 0)
         return -ENOMEM;
     ctx = hr__ctx(t, site, id, 0);
     if (ctx == 0)

@@ -89,7 +89,7 @@ struct hrn_name *hrn_name_get(const struct hrn_domain *domain,
 {
     struct hrn_name *e;
     size_t len;
-    uint64_t h;
+    uint64_t h, since;
     uint32_t i;
 
     if (msg == NULL)
@@ -105,7 +105,10 @@ struct hrn_name *hrn_name_get(const struct hrn_domain *domain,
             memcmp(e->msg, msg, len) == 0)
             return e;
     }
-    /* Not there: look again under the lock, then add it. */
+    /* Not there: look again under the lock, then add it. That is this
+     * tool's own work (a lock, an allocation, the first writes to the
+     * table's pages), left out of the thread's open ranges. */
+    since = hr__own_start();
     pthread_mutex_lock(&lock);
     for (;; i = (i + 1) & (NAME_SLOTS - 1)) {
         e = atomic_load_explicit(&name_slot[i], memory_order_relaxed);
@@ -118,6 +121,7 @@ struct hrn_name *hrn_name_get(const struct hrn_domain *domain,
             break;
     }
     pthread_mutex_unlock(&lock);
+    hr__own_end(since);
     return e;
 }
 

@@ -114,10 +114,30 @@ typedef struct hr_counters {
 #define HR_API
 #endif
 
+/* The out-of-line calls of hr_begin and hr_end are made through the GOT,
+ * not the PLT, where the compiler can: a PLT entry is bound on its first
+ * call, which would put the dynamic linker's work (about a microsecond)
+ * inside the first range a module opens or closes. GOT entries are bound
+ * when the module is loaded. */
+#if defined(__has_attribute)
+#if __has_attribute(noplt)
+#define HR__NOPLT __attribute__((noplt))
+#endif
+#endif
+#ifndef HR__NOPLT
+#define HR__NOPLT
+#endif
+
 /* Internal: non-zero while a window is open; read by the inline calls. */
 HR_API extern int hr__active;
-HR_API hr_scope hr__begin(hr_site *site);
-HR_API void hr__end(hr_scope sc);
+HR_API HR__NOPLT hr_scope hr__begin(hr_site *site);
+HR_API HR__NOPLT void hr__end(hr_scope sc);
+/* Internal, for layers built on the client (the NVTX tool): the time from
+ * hr__own_start() to hr__own_end() on the calling thread is the layer's own
+ * work (a first lookup under a lock, say), left out of the thread's open
+ * ranges as the library leaves out its own. */
+HR_API uint64_t hr__own_start(void);
+HR_API void hr__own_end(uint64_t since);
 
 /* Opens a range at `site`. Outside a window it costs one relaxed load and
  * a predictable branch. */
