@@ -80,7 +80,13 @@ struct hr__thread {
     struct hr__thread *next_thread;
     /* Written by the shipper. */
     _Alignas(64) _Atomic uint64_t tail;
+    int ready; /* the ring's pages were all made present (ship.c) */
 };
+
+/* A ring is allocated on a page boundary; the thread itself writes its
+ * first HR__RING_TOUCHED bytes, the shipper makes the rest present. */
+#define HR__RING_ALIGN 4096u
+#define HR__RING_TOUCHED (64u * 1024u)
 
 /* Process-wide state (hostrange.c). */
 /* hr__active (hostrange.h): a window is open. */
