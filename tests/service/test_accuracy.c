@@ -279,6 +279,57 @@ static const struct flat *find(const struct flat *rows, int n,
 }
 
 /*
+ * Runs this program as `self MODE NAME CALLS` (the workload of a shape, in
+ * a process of its own) against the daemon of dir: its output in *r, its
+ * share of the processor in *share.
+ */
+static void run_workload(const char *dir, const char *self, const char *mode,
+                         const char *name, const char *calls,
+                         struct harness_run *r, double *share)
+{
+    char *argv[] = { (char *)self, (char *)mode, (char *)name, (char *)calls,
+                     NULL };
+    const char *p;
+
+    run_ok(argv, dir, r);
+    p = strstr(r->out, "cpu_share ");
+    assert_non_null(p);
+    *share = strtod(p + 10, NULL);
+}
+
+/* The rows of node in the daemon of dir, dumped with the options of dump
+ * `opts` (NULL-terminated, at most 8), into rows; returns their number. */
+static int node_rows(const char *dir, const char *node,
+                     const char *const *opts, struct flat *rows)
+{
+    char *a[16] = { (char *)harness_program("HOSTRANGECTL"), "-r",
+                    (char *)dir, "dump" };
+    struct harness_run d;
+    int k = 4, n;
+
+    for (int i = 0; opts[i] != NULL && i < 8; i++)
+        a[k++] = (char *)opts[i];
+    a[k++] = "--node";
+    a[k++] = (char *)node;
+    a[k] = NULL;
+    run_ok(a, NULL, &d);
+    n = flat_parse_rows(d.out, rows, MAX_ROWS);
+    harness_run_free(&d);
+    return n;
+}
+
+/* Drops node's keys from the daemon of dir, for the next attempt. */
+static void reset_node(const char *dir, const char *node)
+{
+    char *a[] = { (char *)harness_program("HOSTRANGECTL"), "-r", (char *)dir,
+                  "reset", "--node", (char *)node, NULL };
+    struct harness_run d;
+
+    run_ok(a, NULL, &d);
+    harness_run_free(&d);
+}
+
+/*
  * Runs shape `name` once against the daemon of dir and compares. Returns
  * 0 when every figure is within bounds, 1 when one is not; *share is the
  * workload's share of the processor. Failures are printed.
@@ -286,33 +337,17 @@ static const struct flat *find(const struct flat *rows, int n,
 static int attempt(const char *dir, const char *self, const char *name,
                    double step, double *share)
 {
+    static const char *const opts[] = { "--correct-observer", "--fields",
+                                        "observer", "--calibration", "acc",
+                                        NULL };
     static struct flat rows[MAX_ROWS];
-    char node[128], *argv[5];
+    char node[128];
     struct harness_run r;
-    const char *p;
     int n, bad = 0, nt = 0;
 
     snprintf(node, sizeof node, "tests/accuracy::%s", name);
-    argv[0] = (char *)self;
-    argv[1] = "--workload";
-    argv[2] = (char *)name;
-    argv[3] = "3000";
-    argv[4] = NULL;
-    run_ok(argv, dir, &r);
-    p = strstr(r.out, "cpu_share ");
-    assert_non_null(p);
-    *share = strtod(p + 10, NULL);
-    {
-        char *a[] = { (char *)harness_program("HOSTRANGECTL"), "-r",
-                      (char *)dir, "dump", "--correct-observer", "--fields",
-                      "observer", "--calibration", "acc", "--node", node,
-                      NULL };
-        struct harness_run d;
-
-        run_ok(a, NULL, &d);
-        n = flat_parse_rows(d.out, rows, MAX_ROWS);
-        harness_run_free(&d);
-    }
+    run_workload(dir, self, "--workload", name, "3000", &r, share);
+    n = node_rows(dir, node, opts, rows);
     for (const char *l = r.out; (l = strstr(l, "truth ")) != NULL; l++) {
         char range[64];
         double truth[2];
@@ -338,14 +373,7 @@ static int attempt(const char *dir, const char *self, const char *name,
     }
     assert_true(nt >= 2);
     harness_run_free(&r);
-    {
-        char *a[] = { (char *)harness_program("HOSTRANGECTL"), "-r",
-                      (char *)dir, "reset", "--node", node, NULL };
-        struct harness_run d;
-
-        run_ok(a, NULL, &d);
-        harness_run_free(&d);
-    }
+    reset_node(dir, node);
     return bad;
 }
 
@@ -417,33 +445,16 @@ static void check_shape(void **state, const char *name)
 static int cold_attempt(const char *dir, const char *self, const char *name,
                         double *share)
 {
+    static const char *const opts[] = { "--fields", "all,observer", NULL };
     static struct flat rows[MAX_ROWS];
-    char node[128], *argv[5];
+    char node[128];
     struct harness_run r;
-    const char *p;
     int n, bad = 0, nc = 0;
 
     snprintf(node, sizeof node, "tests/accuracy::cold-%s", name);
-    argv[0] = (char *)self;
-    argv[1] = "--cold";
-    argv[2] = (char *)name;
-    argv[3] = "1000";
-    argv[4] = NULL;
-    run_ok(argv, dir, &r);
-    p = strstr(r.out, "cpu_share ");
-    assert_non_null(p);
-    *share = strtod(p + 10, NULL);
+    run_workload(dir, self, "--cold", name, "1000", &r, share);
     harness_run_free(&r);
-    {
-        char *a[] = { (char *)harness_program("HOSTRANGECTL"), "-r",
-                      (char *)dir, "dump", "--fields", "all,observer",
-                      "--node", node, NULL };
-        struct harness_run d;
-
-        run_ok(a, NULL, &d);
-        n = flat_parse_rows(d.out, rows, MAX_ROWS);
-        harness_run_free(&d);
-    }
+    n = node_rows(dir, node, opts, rows);
     for (int i = 0; i < n; i++) {
         const struct flat *c = &rows[i], *w = NULL;
         double extra, bound, warm;
@@ -474,14 +485,7 @@ static int cold_attempt(const char *dir, const char *self, const char *name,
         }
     }
     assert_true(nc >= 2);
-    {
-        char *a[] = { (char *)harness_program("HOSTRANGECTL"), "-r",
-                      (char *)dir, "reset", "--node", node, NULL };
-        struct harness_run d;
-
-        run_ok(a, NULL, &d);
-        harness_run_free(&d);
-    }
+    reset_node(dir, node);
     return bad;
 }
 
