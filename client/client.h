@@ -80,13 +80,17 @@ struct hr__thread {
     struct hr__thread *next_thread;
     /* Written by the shipper. */
     _Alignas(64) _Atomic uint64_t tail;
-    int ready; /* the ring's pages were all made present (ship.c) */
+    /* The owner's: the rest of its ring was made present (ring_slow). */
+    int ring_ready;
 };
 
-/* A ring is allocated on a page boundary; the thread itself writes its
- * first HR__RING_TOUCHED bytes, the shipper makes the rest present. */
+/* A ring is allocated on a page boundary. The thread writes its first
+ * HR__RING_TOUCHED bytes when it makes it; once it has taken
+ * HR__RING_READY_AT samples (half of those) it makes the rest present. A
+ * thread that takes fewer samples holds only the pages it uses. */
 #define HR__RING_ALIGN 4096u
 #define HR__RING_TOUCHED (64u * 1024u)
+#define HR__RING_READY_AT (HR__RING_TOUCHED / sizeof(struct hr__sample) / 2)
 
 /* Process-wide state (hostrange.c). */
 /* hr__active (hostrange.h): a window is open. */

@@ -40,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -349,38 +348,6 @@ static void take(const struct hr__sample *s, uint64_t mult)
     }
 }
 
-/*
- * Makes the pages of new rings present (hostrange.c, touch_pages): the
- * kernel zeroes them here, on the shipper's core, before their thread's
- * first pass reaches them. Where MADV_POPULATE_WRITE is missing (Linux
- * before 5.14) the thread takes those faults itself, as it did before. A
- * ring is made present outside the registry's lock, one at a time: only
- * this thread frees a thread's state, so the ring stays valid meanwhile,
- * and a page the owner writes at the same moment is the kernel's to order.
- */
-static void ready_rings(void)
-{
-    for (;;) {
-        struct hr__thread *t;
-
-        pthread_mutex_lock(&hr__g_reg_lock);
-        for (t = hr__g_threads; t != NULL && t->ready; t = t->next_thread) {
-        }
-        if (t != NULL)
-            t->ready = 1;
-        pthread_mutex_unlock(&hr__g_reg_lock);
-        if (t == NULL)
-            return;
-#ifdef MADV_POPULATE_WRITE
-        if (madvise((char *)t->ring + HR__RING_TOUCHED,
-                    HR__RING_SIZE * sizeof *t->ring - HR__RING_TOUCHED,
-                    MADV_POPULATE_WRITE) != 0) {
-            /* An older kernel: the owner takes its faults. */
-        }
-#endif
-    }
-}
-
 /* Moves samples from the rings into the encoder, sealing full batches,
  * until the rings are empty or the queue holds them back. Frees the state
  * of exited threads once their ring is empty. */
@@ -613,7 +580,6 @@ static void *ship_main(void *arg)
         stop = stopping;
         pthread_mutex_unlock(&lock);
 
-        ready_rings();
         drain();
         if (asked != flush_done || stop) {
             hr_counters c;
@@ -856,11 +822,11 @@ void hr__fork_child(void)
         atomic_store(&self->head, 0);
         atomic_store(&self->tail, 0);
         self->next = self->check_at = self->tail_seen = 0;
-        /* Its ring's pages are the parent's, copied on write: the child
-         * writes the first ones itself (they are dead here, head and tail
-         * being 0) and its shipper makes the rest its own. */
+        /* Its ring's pages are the parent's, copied on write: it writes
+         * the first ones now (they are dead, head and tail being 0) and
+         * makes the rest its own as it would a new ring's. */
         memset(self->ring, 0, HR__RING_TOUCHED);
-        self->ready = 0;
+        self->ring_ready = 0;
         memset(&self->c, 0, sizeof self->c);
         for (uint32_t i = 0; i < self->stack.depth; i++)
             self->stack.f[i].window = HR__WINDOW_COUNTED;

@@ -41,7 +41,8 @@
  * Delivery and its bounds: samples go to a per-thread ring of 65,536
  * samples (2 MiB), whose pages are made present when the thread makes it,
  * at its first window or first range, outside any range of its own (the
- * first 64 KiB by the thread, the rest by the shipper): a page fault during
+ * first 64 KiB; the rest at its 1,024th sample, that time being left out
+ * of the ranges open around it): a page fault during
  * its first pass (about 2.6 us on a KVM guest, once every 128 samples)
  * would otherwise be timed in the ranges open around it. The first use of
  * a range name or calling path (interning it) is likewise left out of the
