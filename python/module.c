@@ -20,12 +20,13 @@ struct site {
     char name[];
 };
 
+static struct site *site_new(PyObject *name);
+
 hr_site *hrpy_site_get(PyObject *name)
 {
     PyObject *cap;
     struct site *s;
-    const char *utf8;
-    Py_ssize_t len;
+    uint64_t since;
 
     if (!PyUnicode_Check(name)) {
         PyErr_Format(PyExc_TypeError, "a range name must be a str, not %.100s",
@@ -37,6 +38,23 @@ hr_site *hrpy_site_get(PyObject *name)
         return PyCapsule_GetPointer(cap, "hostrange.site");
     if (PyErr_Occurred())
         return NULL;
+    /* A name's first use makes its site: this module's own work, left out
+     * of the ranges open on this thread (a no-op when compiled out). */
+    since = hr__own_start();
+    s = site_new(name);
+    hr__own_end(since);
+    return s != NULL ? &s->site : NULL;
+}
+
+/* The site of a name not seen before, kept in g_sites; NULL with an
+ * exception set. */
+static struct site *site_new(PyObject *name)
+{
+    PyObject *cap;
+    struct site *s;
+    const char *utf8;
+    Py_ssize_t len;
+
     utf8 = PyUnicode_AsUTF8AndSize(name, &len);
     if (utf8 == NULL)
         return NULL;
@@ -46,8 +64,10 @@ hr_site *hrpy_site_get(PyObject *name)
         return NULL;
     }
     s = PyMem_RawMalloc(sizeof *s + (size_t)len + 1);
-    if (s == NULL)
-        return (hr_site *)PyErr_NoMemory();
+    if (s == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
     memcpy(s->name, utf8, (size_t)len + 1);
     s->site = (hr_site)HR_SITE_INIT(s->name);
     /* Never freed: the table lives as long as the process (see
@@ -62,7 +82,7 @@ hr_site *hrpy_site_get(PyObject *name)
         return NULL;
     }
     Py_DECREF(cap);
-    return &s->site;
+    return s;
 }
 
 PyObject *hrpy_raise_errno(int rc, const char *what)

@@ -280,6 +280,8 @@ HR__OFF void hr_counters_get(hr_counters *out)
 }
 HR__OFF void hr_marks_add(uint64_t n) { (void)n; }
 HR__OFF int hr_compiled(void) { return 0; }
+HR__OFF uint64_t hr__own_start(void) { return 0; }
+HR__OFF void hr__own_end(uint64_t since) { (void)since; }
 
 #endif /* HOSTRANGE_DISABLE */
 
