@@ -101,9 +101,8 @@ static int init(void)
  * (ring_slow, ring_ready). Writing all of it here, the kernel's zeroing of
  * 2 MiB evicted the program's data from the core's caches just before its
  * first cold call, which became 0.1 to 0.5 us slower, and a thread that
- * takes a few samples held 2 MiB. Volatile,
- * so that the compiler cannot fold the writes into an allocation already
- * zero.
+ * takes a few samples held 2 MiB. Volatile, so that the compiler cannot
+ * fold the writes into an allocation already zero.
  */
 static void touch_pages(void *p, size_t n)
 {

@@ -39,14 +39,14 @@
  *   HOSTRANGE_LABEL             the process's name in `hostrangectl stats`
  *
  * Delivery and its bounds: samples go to a per-thread ring of 65,536
- * samples (2 MiB), whose pages are made present when the thread makes it,
- * at its first window or first range, outside any range of its own (the
- * first 64 KiB; the rest at its 1,024th sample, that time being left out
- * of the ranges open around it): a page fault during
- * its first pass (about 2.6 us on a KVM guest, once every 128 samples)
- * would otherwise be timed in the ranges open around it. The first use of
- * a range name or calling path (interning it) is likewise left out of the
- * ranges open around it. A background
+ * samples (2 MiB). Its pages are made present before the thread's first
+ * pass reaches them (the first 64 KiB when the thread makes the ring,
+ * outside any range of its own; the rest at its 1,024th sample, that time
+ * being left out of the ranges open around it): a page fault in the first
+ * pass (about 2.6 us on a KVM guest, once every 128 samples) would be
+ * timed in the ranges open around it. The first use of a range name or
+ * calling path (interning it) is likewise left out of the ranges open
+ * around it. A background
  * thread drains the rings on its own cadence and ships them in batches that
  * the daemon acknowledges, resending what is not acknowledged. A thread
  * makes no system call until its ring is half full (it then wakes a
