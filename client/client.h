@@ -239,6 +239,15 @@ static inline uint64_t hr__clock_now(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The time since `since` (an hr__clock_now reading) was the library's own
+ * work on thread t: it is left out of t's open ranges, whose begin times
+ * move later by as much. Nothing when t is NULL. */
+static inline void hr__leave_out(struct hr__thread *t, uint64_t since)
+{
+    if (t != NULL)
+        hr__stack_shift(&t->stack, hr__clock_now() - since);
+}
+
 /*
  * The reads that bound a range, ordered with the work they time: the start
  * read is followed by lfence (the range's work cannot begin before the

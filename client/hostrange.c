@@ -126,7 +126,7 @@ static __attribute__((noinline)) uint32_t site_first_use(struct hr__thread *t,
     uint64_t s0 = hr__clock_now();
     uint32_t id = hr__site_intern(site);
 
-    hr__stack_shift(&t->stack, hr__clock_now() - s0);
+    hr__leave_out(t, s0);
     return id;
 }
 
@@ -137,10 +137,7 @@ uint64_t hr__own_start(void)
 
 void hr__own_end(uint64_t since)
 {
-    struct hr__thread *t = tls_thread;
-
-    if (t != NULL && t->stack.depth != 0)
-        hr__stack_shift(&t->stack, hr__clock_now() - since);
+    hr__leave_out(tls_thread, since);
 }
 
 /* Creates and registers the calling thread's state. Slow path. */
@@ -238,7 +235,7 @@ static __attribute__((noinline)) void ring_ready(struct hr__thread *t)
         /* An older kernel: the faults stay in the first pass. */
     }
 #endif
-    hr__stack_shift(&t->stack, hr__clock_now() - s0);
+    hr__leave_out(t, s0);
 }
 
 /*

@@ -285,8 +285,7 @@ uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
             ctx = ctx_intern_locked(0, id);
         }
         pthread_mutex_unlock(&lock);
-        if (t != NULL)
-            hr__stack_shift(&t->stack, hr__clock_now() - s0);
+        hr__leave_out(t, s0);
         if (ctx == 0)
             return 0;
         if (t != NULL) {
