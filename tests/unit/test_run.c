@@ -170,6 +170,18 @@ static size_t slurp(const char *p, unsigned char **buf)
     return (size_t)n;
 }
 
+/* Files p and q hold the same bytes. */
+static void assert_same_bytes(const char *p, const char *q)
+{
+    unsigned char *a, *b;
+    size_t na = slurp(p, &a), nb = slurp(q, &b);
+
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, na);
+    free(a);
+    free(b);
+}
+
 static void spill(const char *p, const unsigned char *buf, size_t n)
 {
     FILE *f = fopen(p, "wb");
@@ -205,18 +217,10 @@ static void test_round_trip(void **state)
  * as messages. */
 static void test_packed_keys(void **state)
 {
-    unsigned char *a, *b;
-    size_t na, nb;
-
     (void)state;
     write_run_as(path, HRD_RUN_FORMAT, 0);
     write_run_as(bad, HRD_RUN_FORMAT, 1);
-    na = slurp(path, &a);
-    nb = slurp(bad, &b);
-    assert_int_equal(na, nb);
-    assert_memory_equal(a, b, na);
-    free(a);
-    free(b);
+    assert_same_bytes(path, bad);
 }
 
 /* The bytes of one record as the layout states them: length, checksum
@@ -436,8 +440,8 @@ static void write_keys(const char *p, const unsigned char *src,
  * same file, byte for byte, as keys written one by one. */
 static void test_keys_at_once(void **state)
 {
-    size_t len[700], total = 0, na, nb;
-    unsigned char *src, *a, *b;
+    size_t len[700], total = 0;
+    unsigned char *src;
     uint64_t rng = 3;
 
     (void)state;
@@ -451,12 +455,7 @@ static void test_keys_at_once(void **state)
         src[i] = (unsigned char)(i * 7 + (i >> 11));
     write_keys(path, src, len, 0);
     write_keys(bad, src, len, 1);
-    na = slurp(path, &a);
-    nb = slurp(bad, &b);
-    assert_int_equal(na, nb);
-    assert_memory_equal(a, b, na);
-    free(a);
-    free(b);
+    assert_same_bytes(path, bad);
     free(src);
 }
 

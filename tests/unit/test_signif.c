@@ -251,6 +251,25 @@ static void test_diff_rank_weighted(void **state)
     }
 }
 
+/* The shift and the interval of r against the sorted differences d[0..
+ * pairs) of two samples of `total` values in all: the median, and the
+ * ranks of the 95% interval under the normal approximation. */
+static void check_normal_interval(const struct hrd_signif *r, const double *d,
+                                  uint64_t pairs, uint64_t total)
+{
+    double c = floor((double)pairs / 2 -
+                     1.959963984540054 *
+                         sqrt((double)pairs * (double)(total + 1) / 12) +
+                     0.5);
+    uint64_t kq = c < 1 ? 1 : (uint64_t)c;
+
+    assert_true(r->shift == (pairs % 2 ? d[pairs / 2]
+                                       : (d[pairs / 2 - 1] + d[pairs / 2]) /
+                                             2));
+    assert_true(r->lo == d[kq - 1]);
+    assert_true(r->hi == d[pairs - kq]);
+}
+
 /* The shift and its interval of hrd_signif_compare (its ranks found one
  * after the other, each search starting from the passes of those before)
  * against the sorted list of all the differences, on samples of 50 to 400
@@ -261,8 +280,8 @@ static void test_compare_brute(void **state)
     for (int t = 0; t < 60; t++) {
         size_t n = 50 + next() % 200, m = 50 + next() % 200, k = 0;
         uint64_t *x = malloc(n * sizeof *x), *y = malloc(m * sizeof *y);
-        uint64_t spread = t % 3 == 0 ? 40 : 100000, pairs = n * m, kq;
-        double *d = malloc(n * m * sizeof *d), c;
+        uint64_t spread = t % 3 == 0 ? 40 : 100000, pairs = n * m;
+        double *d = malloc(n * m * sizeof *d);
         struct sample a, b;
         struct hrd_signif r;
 
@@ -278,16 +297,7 @@ static void test_compare_brute(void **state)
         sample_make(&b, y, m);
         assert_int_equal(hrd_signif_compare(&a.s, &b.s, &r), 0);
         assert_false(r.exact);
-        /* The interval's ranks under the normal approximation. */
-        c = floor((double)pairs / 2 -
-                  1.959963984540054 *
-                      sqrt((double)pairs * (double)(n + m + 1) / 12) + 0.5);
-        kq = c < 1 ? 1 : (uint64_t)c;
-        assert_true(r.shift == (pairs % 2 ? d[pairs / 2]
-                                          : (d[pairs / 2 - 1] +
-                                             d[pairs / 2]) / 2));
-        assert_true(r.lo == d[kq - 1]);
-        assert_true(r.hi == d[pairs - kq]);
+        check_normal_interval(&r, d, pairs, n + m);
         sample_free(&a);
         sample_free(&b);
         free(x);
@@ -401,10 +411,10 @@ static void test_compare_weighted(void **state)
     (void)state;
     for (int t = 0; t < 40; t++) {
         size_t n = 20 + next() % 101, m = 20 + next() % 101;
-        uint64_t span = 150 + next() % 400, pairs, kq;
+        uint64_t span = 150 + next() % 400, pairs;
         struct hrd_wsample a, b;
         struct hrd_signif r;
-        double *d, c;
+        double *d;
 
         wsample_make(&a, xv, xw, n, 1000, span, 6);
         wsample_make(&b, yv, yw, m, 990 + next() % 40, span, 6);
@@ -414,16 +424,7 @@ static void test_compare_weighted(void **state)
         assert_int_equal(weighted_diffs(&a, &b, d), pairs);
         assert_int_equal(hrd_signif_compare(&a, &b, &r), 0);
         assert_false(r.exact);
-        c = floor((double)pairs / 2 -
-                  1.959963984540054 *
-                      sqrt((double)pairs *
-                           (double)(a.total + b.total + 1) / 12) + 0.5);
-        kq = c < 1 ? 1 : (uint64_t)c;
-        assert_true(r.shift == (pairs % 2 ? d[pairs / 2]
-                                          : (d[pairs / 2 - 1] +
-                                             d[pairs / 2]) / 2));
-        assert_true(r.lo == d[kq - 1]);
-        assert_true(r.hi == d[pairs - kq]);
+        check_normal_interval(&r, d, pairs, a.total + b.total);
         free(d);
     }
 }
