@@ -2,7 +2,7 @@
  * hostrange-bench --calibrate: the observer cost of this build of the
  * client on this machine, measured inside an instrumented process through
  * the real client. Empty scopes nested three deep give the daemon the time
- * inside an empty scope (daemon/observer.h): calibration.inner, which is
+ * inside an empty scope (lib/agg/observer.h): calibration.inner, which is
  * empty, inside calibration.mid inside calibration.outer, as real ranges
  * are. calibration.fan, 32 child scopes around about 100 ns of work
  * each, against calibration.flat, the same work without them, gives the

@@ -2,7 +2,7 @@
  * hostrange-bench and its daemon: when no hostranged answers, the benchmark
  * runs itself again under `hostrangectl record`, which starts a private one
  * and prints its report. hostrangectl is found as it finds hostranged:
- * $HOSTRANGECTL, else beside this program (or in ../daemon, as in the build
+ * $HOSTRANGECTL, else beside this program (or in ../ctl, as in the build
  * tree), else on PATH.
  */
 #include "config.h"
@@ -31,8 +31,8 @@ static int executable(const char *path)
 static int ctl_path(const char *self, char *buf, size_t len)
 {
     static const char *const beside[] = {
-        "hostrangectl", "../daemon/hostrangectl",
-        "../../daemon/hostrangectl",  /* from libtool's .libs */
+        "hostrangectl", "../ctl/hostrangectl",
+        "../../ctl/hostrangectl",  /* from libtool's .libs */
     };
     const char *env = getenv("HOSTRANGECTL"), *path = getenv("PATH");
     char dir[PATH_MAX];

@@ -2,9 +2,9 @@
 #include "config.h"
 
 #include "daemon/control.h"
-#include "daemon/observer.h"
-#include "daemon/pbuf.h"
-#include "daemon/runkey.h"
+#include "lib/agg/observer.h"
+#include "lib/run/pbuf.h"
+#include "lib/run/runkey.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 #include "proto/stream.h"

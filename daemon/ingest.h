@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/agg.h"
+#include "lib/agg/agg.h"
 #include "proto/hostrange.pb-c.h"
 
 enum hrd_reject {

@@ -3,7 +3,7 @@
 
 #include "daemon/server.h"
 #include "daemon/control.h"
-#include "daemon/run.h"
+#include "lib/run/run.h"
 #include "daemon/ingest.h"
 #include "daemon/notify.h"
 #include "daemon/rundir.h"

@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "daemon/ingest.h"
-#include "daemon/journal.h"
+#include "lib/run/journal.h"
 
 /*
  * Writes the state of a and in to f (opened on an empty file, buffered

@@ -37,7 +37,7 @@
 
 #include "daemon/control.h"
 #include "daemon/ingest.h"
-#include "daemon/journal.h"
+#include "lib/run/journal.h"
 
 typedef void (*hrd_log_fn)(void *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/agg.h"
-#include "daemon/report.h"
+#include "lib/agg/agg.h"
+#include "lib/view/report.h"
 
 #define FUZZ_STATE_JOURNAL 0x01u
 #define FUZZ_STATE_RAW 0x02u

@@ -12,7 +12,7 @@
 
 #include "client/encode.h"
 #include "daemon/control.h"
-#include "daemon/run.h"
+#include "lib/run/run.h"
 #include "daemon/snapshot.h"
 #include "fuzz/common.h"
 #include "proto/hostrange.pb-c.h"

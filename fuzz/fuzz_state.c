@@ -17,8 +17,8 @@
  */
 #include "config.h"
 
-#include "daemon/run.h"
-#include "daemon/runmerge.h"
+#include "lib/run/run.h"
+#include "lib/run/runmerge.h"
 #include "daemon/snapshot.h"
 #include "daemon/state.h"
 #include "fuzz/common.h"

@@ -20,8 +20,9 @@ FUZZ_RUN = $(SHELL) $(srcdir)/fuzz/run.sh $(FUZZ_SECONDS) "$(FUZZ_FLAGS)"
 
 if FUZZING
 noinst_LTLIBRARIES += fuzz/libhrfuzz.la
-fuzz_libhrfuzz_la_SOURCES = $(daemon_libhrd_la_SOURCES) \
-	$(daemon_libhrdstore_la_SOURCES) proto/protocol.c client/encode.c \
+fuzz_libhrfuzz_la_SOURCES = $(daemon_libhrdaemon_la_SOURCES) \
+	$(lib_run_libhrrun_la_SOURCES) $(lib_agg_libhragg_la_SOURCES) \
+	$(lib_stat_libhrstat_la_SOURCES) proto/protocol.c client/encode.c \
 	fuzz/common.c fuzz/common.h
 nodist_fuzz_libhrfuzz_la_SOURCES = proto/hostrange.pb-c.c
 fuzz_libhrfuzz_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(FUZZ_CFLAGS)
@@ -48,7 +49,7 @@ fuzz_fuzz_ack_LDADD = $(FUZZ_LDADD)
 # The seed generator is an ordinary program on the ordinary libraries.
 fuzz_fuzz_seeds_SOURCES = fuzz/fuzz_seeds.c
 fuzz_fuzz_seeds_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
-fuzz_fuzz_seeds_LDADD = client/libhrclient.la $(HRD_LIBS) $(PROTOBUF_C_LIBS)
+fuzz_fuzz_seeds_LDADD = client/libhrclient.la $(HRDAEMON_LIBS) $(PROTOBUF_C_LIBS)
 
 noinst_DATA = fuzz/corpus.stamp
 fuzz/corpus.stamp: fuzz/fuzz_seeds$(EXEEXT)

@@ -95,12 +95,11 @@ tests_lib_libharness_a_CFLAGS = $(TEST_CFLAGS) $(NANOMSG_CFLAGS)
 HARNESS_LIBS = tests/lib/libharness.a $(CMOCKA_LIBS)
 HARNESS_SEND_LIBS = tests/lib/libharness.a proto/libhrproto.la \
 	$(CMOCKA_LIBS) $(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
-HRD_TEST_LIBS = tests/lib/libharness.a daemon/libhrd.la $(CMOCKA_LIBS) \
-	$(PROTOBUF_C_LIBS)
-# The daemon's storage too (libhrdstore), for the tests of the state
-# directory and its files.
-HRD_STORE_TEST_LIBS = tests/lib/libharness.a $(HRD_LIBS) $(CMOCKA_LIBS) \
-	$(PROTOBUF_C_LIBS)
+# The daemon's parts, run files and views with every library under them.
+HRD_TEST_LIBS = tests/lib/libharness.a $(HRDAEMON_LIBS) lib/view/libhrview.la \
+	lib/run/libhrrun.la lib/agg/libhragg.la lib/stat/libhrstat.la \
+	proto/libhrproto.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
+HRD_STORE_TEST_LIBS = $(HRD_TEST_LIBS)
 OPS_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS)
 OPS_TEST_LIBS = ops/libhrops.la $(CMOCKA_LIBS)
 
@@ -123,7 +122,7 @@ tests_unit_test_stack_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_stack_LDADD = $(CMOCKA_LIBS)
 tests_unit_test_codec_SOURCES = tests/unit/test_codec.c
 tests_unit_test_codec_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_codec_LDADD = client/libhrclient.la daemon/libhrd.la \
+tests_unit_test_codec_LDADD = client/libhrclient.la $(HRDAEMON_LIBS) \
 	$(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
 tests_unit_test_clock_SOURCES = tests/unit/test_clock.c
 tests_unit_test_clock_CFLAGS = $(TEST_CFLAGS)
@@ -157,7 +156,7 @@ tests_unit_test_calib_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_signif_SOURCES = tests/unit/test_signif.c
 tests_unit_test_signif_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_signif_LDADD = $(HRD_TEST_LIBS)
-# Calling contexts: paths, folded stacks, the tree (daemon/paths.c,
+# Calling contexts: paths, folded stacks, the tree (lib/agg/paths.c,
 # flame.c).
 tests_unit_test_paths_SOURCES = tests/unit/test_paths.c
 tests_unit_test_paths_CFLAGS = $(TEST_CFLAGS)
@@ -165,13 +164,13 @@ tests_unit_test_paths_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_run_SOURCES = tests/unit/test_run.c
 tests_unit_test_run_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_run_LDADD = $(HRD_STORE_TEST_LIBS)
-# Merging run files: copied keys, merged keys (daemon/runmerge.c,
+# Merging run files: copied keys, merged keys (lib/run/runmerge.c,
 # runscan.c).
 tests_unit_test_runmerge_SOURCES = tests/unit/test_runmerge.c
 tests_unit_test_runmerge_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runmerge_LDADD = $(HRD_STORE_TEST_LIBS)
 # Keys of run format 1 written by hand, against protobuf-c
-# (daemon/runput.c).
+# (lib/run/runput.c).
 tests_unit_test_runput_SOURCES = tests/unit/test_runput.c
 tests_unit_test_runput_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runput_LDADD = $(HRD_STORE_TEST_LIBS)
@@ -310,7 +309,7 @@ endif
 # dumped every second; not part of make check.
 soak: all tests/helpers/recorder$(EXEEXT)
 	@HOSTRANGED=$(abs_top_builddir)/daemon/hostranged \
-	HOSTRANGECTL=$(abs_top_builddir)/daemon/hostrangectl \
+	HOSTRANGECTL=$(abs_top_builddir)/ctl/hostrangectl \
 	HOSTRANGE_TEST_RECORDER=$(abs_top_builddir)/tests/helpers/recorder \
 	$(SHELL) $(srcdir)/tests/service/soak.sh
 .PHONY: soak

@@ -222,7 +222,7 @@ HR_API int hr_enabled(void);
  * were off by 10 to 47%, against 1 to 20% with them. Each read is thus
  * fenced on both sides, lfence;rdtsc;lfence with the scope's bookkeeping
  * moved inside the outer fence: that read is the clock in use, and two of
- * them are the floor the benchmarks divide by (bench/bench_clock.h).
+ * them are the floor the benchmarks divide by (perf/bench_clock.h).
  * bench/bench_clock_options (make bench) measures every option on the
  * machine at hand, this one as lfence_rdtsc_lfence.
  */

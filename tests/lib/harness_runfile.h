@@ -12,8 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "daemon/agg.h"
-#include "daemon/run.h"
+#include "lib/agg/agg.h"
+#include "lib/run/run.h"
 
 struct harness_runfile {
     struct hrd_agg a;

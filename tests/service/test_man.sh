@@ -9,10 +9,10 @@ set -eu
 src=${srcdir:-.}
 top=${top_builddir:-.}
 d8=$src/daemon/hostranged.8
-c1=$src/daemon/hostrangectl.1
+c1=$src/ctl/hostrangectl.1
 h3=$src/client/hostrange.3
 daemon=${HOSTRANGED:-$top/daemon/hostranged}
-ctl=${HOSTRANGECTL:-$top/daemon/hostrangectl}
+ctl=${HOSTRANGECTL:-$top/ctl/hostrangectl}
 command -v man >/dev/null 2>&1 || { echo "man not found: skipped"; exit 77; }
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/hostrange-man-XXXXXX")

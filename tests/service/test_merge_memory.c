@@ -8,8 +8,8 @@
  */
 #include "config.h"
 
-#include "daemon/agg.h"
-#include "daemon/run.h"
+#include "lib/agg/agg.h"
+#include "lib/run/run.h"
 #include "proto/protocol.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/harness_runfile.h"

@@ -1,5 +1,5 @@
 /*
- * The observer cost without a daemon process (daemon/observer.c, the
+ * The observer cost without a daemon process (lib/agg/observer.c, the
  * children of ingest, snapshot and report): the children of each key, how
  * batches with a children array of the wrong length are rejected, children
  * kept in snapshots (and version 1 snapshots still loading), calibrations
@@ -22,11 +22,11 @@
 
 #include <cmocka.h>
 
-#include "daemon/agg.h"
+#include "lib/agg/agg.h"
 #include "daemon/ingest.h"
-#include "daemon/journal.h"
-#include "daemon/observer.h"
-#include "daemon/report.h"
+#include "lib/run/journal.h"
+#include "lib/agg/observer.h"
+#include "lib/view/report.h"
 #include "daemon/snapshot.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"

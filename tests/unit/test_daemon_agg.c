@@ -1,5 +1,5 @@
 /*
- * The aggregation's storage (daemon/agg.c): the exact encoding, the cap
+ * The aggregation's storage (lib/agg/agg.c): the exact encoding, the cap
  * after which a key moves to histograms, the memory budget, filters, paged
  * rows and filtered resets; the statistics (mean, exact median) and the
  * order of rows against brute force; a key of leaves in histograms
@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "daemon/agg.h"
+#include "lib/agg/agg.h"
 #include "proto/protocol.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;

@@ -1,6 +1,6 @@
 /*
- * Sorting, summary statistics and the log-linear histogram (daemon/stats.c,
- * daemon/hist.c) against brute force on random data.
+ * Sorting, summary statistics and the log-linear histogram (lib/stat/stats.c,
+ * lib/stat/hist.c) against brute force on random data.
  */
 #include "config.h"
 
@@ -15,8 +15,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/hist.h"
-#include "daemon/stats.h"
+#include "lib/stat/hist.h"
+#include "lib/stat/stats.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 

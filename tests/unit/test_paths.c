@@ -1,5 +1,5 @@
 /*
- * Calling contexts (daemon/paths.c, flame.c): a known tree of contexts fed
+ * Calling contexts (lib/agg/paths.c, flame.c): a known tree of contexts fed
  * as a batch gives exact paths and totals, per path and per range name; the
  * folded stacks read back under speedscope's documented rule (a line is
  * `a;b;c N`, the last space separates the integer value, `;` the frames)
@@ -25,10 +25,10 @@
 
 #include <cmocka.h>
 
-#include "daemon/flame.h"
+#include "lib/view/flame.h"
 #include "daemon/ingest.h"
-#include "daemon/runkey.h"
-#include "daemon/runload.h"
+#include "lib/run/runkey.h"
+#include "lib/run/runload.h"
 #include "daemon/snapshot.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"

@@ -1,7 +1,7 @@
-/* Tests for daemon/report.c: number text, JSONL, CSV and table output. */
+/* Tests for lib/view/report.c: number text, JSONL, CSV and table output. */
 #include "config.h"
 
-#include "daemon/report.h"
+#include "lib/view/report.h"
 #include "tests/lib/harness_rows.h"
 
 #include <errno.h>

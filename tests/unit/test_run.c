@@ -1,5 +1,5 @@
 /*
- * Run files (daemon/run.c): a run written and read back; a writer aborted
+ * Run files (lib/run/run.c): a run written and read back; a writer aborted
  * leaves the target as it was; and bad files are refused with one line
  * that starts with the file's name: every truncation of a run, every byte
  * of it flipped, a foreign file, and newer layouts and formats.
@@ -18,9 +18,9 @@
 
 #include <cmocka.h>
 
-#include "daemon/crc32c.h"
-#include "daemon/journal.h"
-#include "daemon/run.h"
+#include "lib/run/crc32c.h"
+#include "lib/run/journal.h"
+#include "lib/run/run.h"
 
 static char dir[64], path[128], bad[128];
 

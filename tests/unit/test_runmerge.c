@@ -1,5 +1,5 @@
 /*
- * Merging run files (daemon/runmerge.c, runscan.c, runjoin.c): what a
+ * Merging run files (lib/run/runmerge.c, runscan.c, runjoin.c): what a
  * merge writes is, key for key and byte for byte, what loading every
  * input into one aggregation and saving that writes (as merge did before
  * it copied and joined keys), in both run formats, with keys in one input
@@ -22,9 +22,9 @@
 
 #include <cmocka.h>
 
-#include "daemon/run.h"
-#include "daemon/runmerge.h"
-#include "daemon/runscan.h"
+#include "lib/run/run.h"
+#include "lib/run/runmerge.h"
+#include "lib/run/runscan.h"
 #include "proto/protocol.h"
 
 static char dir[64];
@@ -69,7 +69,7 @@ static void sorted_deltas(uint64_t *v, size_t n)
         v[i] -= v[i - 1];
 }
 
-/* Codes events (daemon/agg.h) into out; returns the length. */
+/* Codes events (lib/agg/agg.h) into out; returns the length. */
 static size_t code_events(const uint64_t *incl, const uint64_t *self,
                           size_t pairs, const uint64_t *rec, size_t records,
                           uint8_t *out)

@@ -1,5 +1,5 @@
 /*
- * Keys of run format 1 written by hand (daemon/runput.c, hrd_runput_key)
+ * Keys of run format 1 written by hand (lib/run/runput.c, hrd_runput_key)
  * are byte for byte what protobuf-c packs hrd_runkey_from's message into:
  * random aggregations of exact keys (range events of leaves and parents,
  * records, values 0 and up to 2^64 - 1, no event at all), with no, one
@@ -20,11 +20,11 @@
 
 #include <cmocka.h>
 
-#include "daemon/agg.h"
+#include "lib/agg/agg.h"
 #include "daemon/ingest.h"
-#include "daemon/pbuf.h"
-#include "daemon/runkey.h"
-#include "daemon/runput.h"
+#include "lib/run/pbuf.h"
+#include "lib/run/runkey.h"
+#include "lib/run/runput.h"
 #include "proto/hostrange.pb-c.h"
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15u;

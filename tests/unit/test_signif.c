@@ -1,5 +1,5 @@
 /*
- * The significance test (daemon/signif.c): U, p-values and Hodges-Lehmann
+ * The significance test (lib/stat/signif.c): U, p-values and Hodges-Lehmann
  * intervals on cases computed by hand, ranks of differences and the
  * intervals of comparisons against brute force, the power to see a 5%
  * shift, and the rate of false alarms.
@@ -17,8 +17,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/signif.h"
-#include "daemon/stats.h"
+#include "lib/stat/signif.h"
+#include "lib/stat/stats.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 

@@ -1,5 +1,5 @@
 /*
- * The state directory without a daemon (daemon/journal.c, snapshot.c,
+ * The state directory without a daemon (lib/run/journal.c, snapshot.c,
  * state.c): record files, snapshots that give back the same report and
  * client table (and the same bytes for a key sharing one histogram),
  * damage kept and moved aside, refusals, the lock, an unwritable
@@ -22,8 +22,8 @@
 
 #include <cmocka.h>
 
-#include "daemon/report.h"
-#include "daemon/runkey.h"
+#include "lib/view/report.h"
+#include "lib/run/runkey.h"
 #include "daemon/snapshot.h"
 #include "daemon/state.h"
 #include "proto/protocol.h"
@@ -423,7 +423,7 @@ static uint8_t *run_keys(struct hrd_agg *a, size_t *len)
 
 /*
  * A key of leaves in histograms shares one histogram between its
- * populations (daemon/agg.h): its snapshot and its run key are the same,
+ * populations (lib/agg/agg.h): its snapshot and its run key are the same,
  * byte for byte, as with two histograms of its own, and a snapshot of it
  * loads shared again.
  */

@@ -1,0 +1,241 @@
+/*
+ * hostrangectl's parts: the global options, the command table and the
+ * option helpers (hostrangectl.c), the request/reply exchange with
+ * hostranged (ctl_conn.c), and one file per command: dump and record's
+ * report (ctl_dump.c), stats (ctl_stats.c), reset (ctl_reset.c), ping
+ * (ctl_ping.c), record (ctl_record.c), and the run file commands save,
+ * merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c; ctl_from.c reads
+ * a run file's rows for dump --from, ctl_diffside.c its keys for diff).
+ *
+ * A command is a struct hrd_ctl_cmd: its name, the summary the main --help
+ * lists, its own --help text, and the function that runs it. Adding a
+ * command is one file and one entry in the table of hostrangectl.c.
+ *
+ * Usage errors print one line and exit with status 2; a daemon that cannot
+ * be reached or fails gives one line naming the runtime directory and
+ * status 1.
+ */
+#ifndef HOSTRANGE_CTL_H
+#define HOSTRANGE_CTL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/view/report.h"
+#include "proto/hostrange.pb-c.h"
+
+/*
+ * A command: run gets the command's arguments (argv[0] is its name, getopt
+ * restarted) and returns the exit status. summary may span lines, each
+ * continuation indented by 11 spaces to the column of the first.
+ */
+struct hrd_ctl_cmd {
+    const char *name;
+    const char *summary;
+    const char *usage;
+    int (*run)(int argc, char **argv);
+};
+
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_dump;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_stats;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_reset;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_ping;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_record;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_save;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
+
+/* The runtime directory in use and the answer timeout. */
+extern char hrd_ctl_dir[4096];
+extern int hrd_ctl_timeout_ms;
+
+/*
+ * Sends a control request and waits for its reply. On success returns 0
+ * and the decoded reply in *out (caller frees with
+ * hostrange__control_reply__free_unpacked). On failure returns -1 with a
+ * one-line reason in err.
+ */
+int hrd_ctl_request(const Hostrange__ControlRequest *q,
+                    Hostrange__ControlReply **out, int timeout_ms, char *err,
+                    size_t errlen);
+/* The same in two steps, for a reader of the reply's bytes: the reply as
+ * received (*msg, *msglen; free with nn_freemsg), and the checks of a
+ * decoded reply (NULL: it did not decode; a wrong version or an error
+ * frees it). Both return 0, or -1 with a reason in err. */
+int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
+                        size_t *msglen, int timeout_ms, char *err,
+                        size_t errlen);
+int hrd_ctl_reply_check(Hostrange__ControlReply **out, char *err,
+                        size_t errlen);
+
+/* Sends a control request (its version set here); prints the failure
+ * unless quiet. Returns 0 with the reply in *rep (caller frees with
+ * hostrange__control_reply__free_unpacked), or 1. */
+int hrd_ctl_ask(Hostrange__ControlRequest *q, Hostrange__ControlReply **rep,
+                int quiet);
+
+/* Closes the control socket, if open. */
+void hrd_ctl_close(void);
+
+/* Prints the one-line usage error for option character c ('?' unknown,
+ * ':' missing value) and exits with status 2. */
+void hrd_ctl_die_usage(const char *cmd, int c, const char *arg);
+
+/* Exits with status 2 when arguments are left after a command's options. */
+void hrd_ctl_no_arguments(const char *cmd, int argc, char **argv);
+
+/* Parses the options of a command that has none but --help (which prints
+ * help and exits 0). */
+void hrd_ctl_no_options(const char *cmd, const char *help, int argc,
+                        char **argv);
+
+/*
+ * Progress of long work, on stderr when it is a terminal (nothing
+ * otherwise): one line, redrawn in place ("\rsave: 12 MiB written ...")
+ * when `done` has moved on by 4 MiB since it was last drawn, and always
+ * when `last` is set; hrd_ctl_progress_end ends the line once one was
+ * drawn, so that what follows starts on a line of its own.
+ */
+struct hrd_ctl_progress {
+    int on;          /* stderr is a terminal */
+    int shown;       /* a line is up */
+    uint64_t next;   /* the `done` from which to draw again */
+};
+
+void hrd_ctl_progress_init(struct hrd_ctl_progress *p);
+void hrd_ctl_progress_show(struct hrd_ctl_progress *p, uint64_t done,
+                           int last, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void hrd_ctl_progress_end(struct hrd_ctl_progress *p);
+
+/* The progress of a run file read whole by command cmd (hrd_run_load's
+ * hrd_run_progress_fn, with a struct hrd_ctl_read_progress as ctx). */
+struct hrd_ctl_read_progress {
+    struct hrd_ctl_progress p;
+    const char *cmd, *path;
+};
+
+void hrd_ctl_read_progress(void *ctx, uint64_t done, uint64_t size);
+
+/* A whole number of milliseconds (0 to INT_MAX) for option `what`; exits
+ * with status 2 on anything else. */
+long hrd_ctl_parse_ms(const char *cmd, const char *what, const char *v);
+
+/* Pings until the daemon answers or wait_ms pass. Returns 0 or 1. */
+int hrd_ctl_ping_wait(int wait_ms, int quiet);
+
+/* The selection of keys shared by dump and reset (strings borrowed). */
+struct hrd_ctl_filter {
+    const char *node, *op, *backend, *range;
+    unsigned phase;
+};
+
+/* The help of the filters, shared by dump and reset. */
+#define HRD_CTL_FILTER_HELP                                                 \
+    "  -n, --node=GLOB      only nodes whose id matches the shell pattern\n"  \
+    "                       GLOB\n"                                           \
+    "      --operator=GLOB  only operators matching GLOB\n"                   \
+    "      --backend=GLOB   only backends matching GLOB\n"                    \
+    "      --phase=PHASE    only the cold or the warm phase\n"                \
+    "      --range=GLOB     only ranges matching GLOB\n"
+
+/* The long options of the filters; 'n' also has a short form. */
+#define HRD_CTL_FILTER_LONGOPTS                           \
+    { "node", required_argument, NULL, 'n' },             \
+    { "operator", required_argument, NULL, 'O' },         \
+    { "backend", required_argument, NULL, 'B' },          \
+    { "phase", required_argument, NULL, 'P' },            \
+    { "range", required_argument, NULL, 'R' }
+
+/* The report options shared by dump and record. */
+struct hrd_ctl_report {
+    enum hrd_format format;
+    unsigned fields;
+    const char *output;      /* NULL or "-": standard output */
+    int correct;             /* --correct-observer */
+    const char *calibration; /* --calibration=LABEL, or NULL: the most
+                                recent calibration */
+    const char *from;        /* --from=FILE: a run file, no daemon */
+    int by_path;             /* --by path: rows per calling context */
+    int view;                /* HRD_CTL_VIEW_* (--format folded|tree) */
+    int value;               /* --value: enum hrd_fvalue (flame.h) */
+};
+
+/* dump's calling-context views (ctl_paths.c), besides the row formats. */
+#define HRD_CTL_VIEW_ROWS 0
+#define HRD_CTL_VIEW_FOLDED 1
+#define HRD_CTL_VIEW_TREE 2
+
+/* The long options of the report options without a short form. */
+#define HRD_CTL_OPT_CORRECT 'C'
+#define HRD_CTL_OPT_CALIBRATION 'K'
+#define HRD_CTL_OBSERVER_LONGOPTS                                    \
+    { "correct-observer", no_argument, NULL, HRD_CTL_OPT_CORRECT },  \
+    { "calibration", required_argument, NULL, HRD_CTL_OPT_CALIBRATION }
+
+/*
+ * Parses the filter options (n, O, B, P, R) into f and the report options
+ * (f, F, o, and the observer options C and K) into r. Returns 1 when c was
+ * one of them, 0 when not; exits with status 2 on a bad value. Either
+ * pointer may be NULL to parse only the other kind.
+ */
+int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
+                          struct hrd_ctl_filter *f, struct hrd_ctl_report *r);
+
+/* Makes q a paged dump request dq of the keys flt selects (strings
+ * borrowed). */
+void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
+                          Hostrange__DumpRequest *dq,
+                          const struct hrd_ctl_filter *flt);
+
+/*
+ * Dumps the report, page by page, to r->output (atomically: a temporary
+ * file, then a rename; a device or a pipe is written in place) or standard
+ * output. With the observer fields or --correct-observer, the first page
+ * also brings the daemon's calibrations, and the chosen one (r->calibration,
+ * else the most recent) is applied to every row (observer.h); when there is
+ * none, the observer fields are null and one line on stderr says so.
+ * Returns 0, or 1 after printing a one-line error.
+ */
+int hrd_ctl_dump(const struct hrd_ctl_filter *f,
+                 const struct hrd_ctl_report *r);
+
+
+/*
+ * The rows of run file r->from (ctl_from.c), as hrd_ctl_dump writes the
+ * daemon's, to f. Returns 0; -1 after printing why the file cannot be
+ * read; or a negative errno of writing.
+ */
+int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
+                      const struct hrd_ctl_report *r);
+
+/*
+ * dump --format folded|tree (ctl_paths.c): the calling-context tree of the
+ * daemon's rows by path, or of run file r->from (whose range rows are taken
+ * as one-element paths when it holds no paths), written to f. Returns 0,
+ * -1 after printing why, or a negative errno of writing.
+ */
+int hrd_ctl_paths_view(FILE *f, const struct hrd_ctl_filter *flt,
+                       const struct hrd_ctl_report *r);
+
+/* The run file commands (ctl_save.c, ctl_merge.c, ctl_diff.c); argv[0] is
+ * the command. Return the exit status. */
+int hrd_ctl_save(int argc, char **argv);
+int hrd_ctl_merge(int argc, char **argv);
+int hrd_ctl_diff(int argc, char **argv);
+
+/* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
+ * status 2 on a bad one); hrd_ctl_meta_free frees the array. */
+int hrd_ctl_meta_add(const char *cmd, const char *arg,
+                     Hostrange__RunMeta ***meta, size_t *n);
+void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n);
+/* Sets a run header's provenance: format (1, or HRD_RUN_FORMAT with
+ * --unsorted), this host (written to host[0..hostlen)), the time now, this
+ * version, and the --meta pairs. */
+void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,
+                            char *host, size_t hostlen,
+                            Hostrange__RunMeta **meta, size_t nmeta);
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * hostrangectl's connection to hostranged (see ctl.h): the one control
+ * socket of the process, a request and its reply, and the reasons a
+ * daemon cannot be reached, told apart (absent, not ours to open, not
+ * answering, another protocol version).
+ */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "proto/hostrange.pb-c.h"
+#include "proto/monotonic.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <nanomsg/nn.h>
+#include <nanomsg/reqrep.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+char hrd_ctl_dir[4096];
+int hrd_ctl_timeout_ms = 5000;
+
+/* The one control socket of this process, opened on first use. */
+static int g_sock = -1;
+
+static int open_socket(int timeout_ms, char *err, size_t errlen)
+{
+    char url[4200];
+    int max = -1;
+
+    hrp_endpoint(url, sizeof url, hrd_ctl_dir, HRP_CONTROL_NAME);
+    g_sock = nn_socket(AF_SP, NN_REQ);
+    if (g_sock < 0) {
+        snprintf(err, errlen, "cannot open a socket: %s",
+                 nn_strerror(nn_errno()));
+        return -1;
+    }
+    nn_setsockopt(g_sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
+    nn_setsockopt(g_sock, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout_ms,
+                  sizeof timeout_ms);
+    nn_setsockopt(g_sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout_ms,
+                  sizeof timeout_ms);
+    if (nn_connect(g_sock, url) < 0) {
+        snprintf(err, errlen, "cannot reach hostranged at %s: %s",
+                 hrd_ctl_dir, nn_strerror(nn_errno()));
+        nn_close(g_sock);
+        g_sock = -1;
+        return -1;
+    }
+    return 0;
+}
+
+void hrd_ctl_close(void)
+{
+    if (g_sock >= 0)
+        nn_close(g_sock);
+    g_sock = -1;
+}
+
+int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
+                        size_t *msglen, int timeout_ms, char *err,
+                        size_t errlen)
+{
+    char path[4200];
+    struct stat st;
+    uint8_t *buf;
+    size_t len;
+    int n;
+
+    snprintf(path, sizeof path, "%s/%s", hrd_ctl_dir, HRP_CONTROL_NAME);
+    /* A socket that exists but is not this user's to open is not an
+     * absent daemon: say so, and name the ways out. */
+    if ((stat(path, &st) != 0 && errno == EACCES) ||
+        (access(path, R_OK | W_OK) != 0 && errno == EACCES)) {
+        snprintf(err, errlen, "hostranged at %s does not let this user "
+                 "connect (%s: %s): ask for the daemon to be started with "
+                 "--group and a group of yours, or run your own daemon in "
+                 "your runtime directory (hostrangectl -r DIR, or "
+                 "HOSTRANGE_RUNTIME_DIR)", hrd_ctl_dir, path,
+                 strerror(EACCES));
+        return -1;
+    }
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "no hostranged serves %s (%s does not exist)",
+                 hrd_ctl_dir, path);
+        return -1;
+    }
+    if (g_sock < 0 && open_socket(timeout_ms, err, errlen) != 0)
+        return -1;
+    len = hostrange__control_request__get_packed_size(q);
+    buf = malloc(len ? len : 1);
+    if (buf == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    hostrange__control_request__pack(q, buf);
+    *msg = NULL;
+    if (nn_send(g_sock, buf, len, 0) < 0 ||
+        (n = nn_recv(g_sock, msg, NN_MSG, 0)) < 0) {
+        int e = nn_errno();
+        snprintf(err, errlen, "cannot reach hostranged at %s: %s",
+                 hrd_ctl_dir,
+                 e == ETIMEDOUT ? "no answer in time" : nn_strerror(e));
+        /* A REQ socket that timed out may get the late answer: start
+         * afresh next time. */
+        hrd_ctl_close();
+        free(buf);
+        return -1;
+    }
+    free(buf);
+    *msglen = (size_t)n;
+    return 0;
+}
+
+int hrd_ctl_request(const Hostrange__ControlRequest *q,
+                    Hostrange__ControlReply **out, int timeout_ms, char *err,
+                    size_t errlen)
+{
+    void *msg;
+    size_t n;
+
+    if (hrd_ctl_request_msg(q, &msg, &n, timeout_ms, err, errlen) != 0)
+        return -1;
+    *out = hostrange__control_reply__unpack(NULL, n, msg);
+    nn_freemsg(msg);
+    return hrd_ctl_reply_check(out, err, errlen);
+}
+
+int hrd_ctl_reply_check(Hostrange__ControlReply **out, char *err,
+                        size_t errlen)
+{
+    if (*out == NULL) {
+        snprintf(err, errlen, "hostranged at %s sent a reply that cannot be "
+                 "decoded", hrd_ctl_dir);
+        return -1;
+    }
+    if ((*out)->version != HRP_VERSION) {
+        snprintf(err, errlen, "hostranged at %s speaks protocol version %u, "
+                 "this hostrangectl speaks %u", hrd_ctl_dir, (*out)->version,
+                 HRP_VERSION);
+        hostrange__control_reply__free_unpacked(*out, NULL);
+        return -1;
+    }
+    if ((*out)->error[0] != '\0') {
+        snprintf(err, errlen, "hostranged at %s: %s", hrd_ctl_dir,
+                 (*out)->error);
+        hostrange__control_reply__free_unpacked(*out, NULL);
+        return -1;
+    }
+    return 0;
+}
+
+int hrd_ctl_ask(Hostrange__ControlRequest *q, Hostrange__ControlReply **rep,
+                int quiet)
+{
+    char err[8400];
+
+    q->version = HRP_VERSION;
+    if (hrd_ctl_request(q, rep, hrd_ctl_timeout_ms, err, sizeof err) != 0) {
+        if (!quiet)
+            fprintf(stderr, "hostrangectl: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+int hrd_ctl_ping_wait(int wait_ms, int quiet)
+{
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__PingRequest pq = HOSTRANGE__PING_REQUEST__INIT;
+    Hostrange__ControlReply *rep;
+    uint64_t deadline = hrp_mono_ms() + (uint64_t)wait_ms;
+
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_PING;
+    q.ping = &pq;
+    for (;;) {
+        int last = hrp_mono_ms() >= deadline;
+        if (hrd_ctl_ask(&q, &rep, quiet || !last) == 0) {
+            if (!quiet)
+                printf("hostranged pid %u serves %s\n",
+                       rep->ping ? rep->ping->daemon_pid : 0, hrd_ctl_dir);
+            hostrange__control_reply__free_unpacked(rep, NULL);
+            return 0;
+        }
+        if (last)
+            return 1;
+        usleep(20000);
+    }
+}

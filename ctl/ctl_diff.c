@@ -1,0 +1,597 @@
+/* hostrangectl diff: two run files compared key by key (see ctl.h). */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "ctl/ctl_diffside.h"
+#include "lib/stat/hist.h"
+#include "lib/agg/observer.h"
+#include "lib/run/run.h"
+#include "lib/stat/signif.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char usage_diff[] =
+    "Usage: hostrangectl diff [--alpha=P] [--threshold=PCT]\n"
+    "                         [--fail-above=PCT] [--format=FORMAT] BASE NEW\n"
+    "Compare two run files (hostrangectl save, merge) key by key: node,\n"
+    "operator, backend, phase, range and metric. Each row shows both\n"
+    "medians, the change (the Hodges-Lehmann shift, the median of all\n"
+    "differences NEW - BASE, as a percentage of the base median), that shift\n"
+    "in ns with its distribution-free 95% interval, and the two-sided\n"
+    "Mann-Whitney U p-value: exact for fewer than 50 samples a side without\n"
+    "ties, else the normal approximation with tie correction. When either\n"
+    "side of a key is a histogram, both sides are put in its buckets and the\n"
+    "values of a bucket count as ties at its value (resolution 0.1%).\n"
+    "\n"
+    "A change is flagged (slower or faster) when p < ALPHA and |change| >=\n"
+    "the threshold. Rows are marked `unstable` when the observer cost is 10%\n"
+    "or more of a median (from the file's calibration), and `resolution`\n"
+    "when a median is within two steps of the clock (the smallest gap\n"
+    "between the key's distinct values). Keys in one file only are listed.\n"
+    "\n"
+    "  -a, --alpha=P          significance level (default 0.01)\n"
+    "  -T, --threshold=PCT    smallest change flagged, in % (default 5)\n"
+    "      --fail-above=PCT   exit 1 when a flagged slowdown exceeds PCT %\n"
+    "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl\n"
+    "                         or markdown (for a pull-request comment)\n"
+    "  -h, --help             show this help and exit\n"
+    "\n"
+    "On a terminal, progress is shown on stderr.\n"
+    "Exit status: 0; 1 when --fail-above is exceeded; 2 on a usage error or\n"
+    "a file that cannot be read.\n";
+
+enum fmt { FMT_TABLE, FMT_JSONL, FMT_MARKDOWN };
+
+
+static int cmp_report(const void *pa, const void *pb)
+{
+    const struct hrd_diff_pop *x = pa, *y = pb;
+    uint32_t a[6] = { x->node_rank, x->phase, !x->scopes, x->range_rank,
+                      x->order, x->metric };
+    uint32_t b[6] = { y->node_rank, y->phase, !y->scopes, y->range_rank,
+                      y->order, y->metric };
+
+    for (int i = 0; i < 6; i++) {
+        if (a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    }
+    return 0;
+}
+
+static int cmp_name(const struct hrd_diff_pop *x, const struct hrd_diff_pop *y)
+{
+    int c;
+
+    if ((c = strcmp(x->node, y->node)) != 0 ||
+        (c = strcmp(x->op, y->op)) != 0 ||
+        (c = strcmp(x->backend, y->backend)) != 0 ||
+        (c = strcmp(x->range, y->range)) != 0)
+        return c;
+    if (x->phase != y->phase)
+        return x->phase < y->phase ? -1 : 1;
+    return x->metric < y->metric ? -1 : x->metric > y->metric;
+}
+
+/* Puts a population's distinct values into histogram buckets. */
+static void bucket(struct hrd_diff_pop *p)
+{
+    size_t d = 0;
+    uint32_t last = 0;
+
+    if (p->hist)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        uint32_t b = hrd_hist_bucket((uint64_t)p->v[i]);
+
+        if (d > 0 && b == last) {
+            p->w[d - 1] += p->w[i];
+        } else {
+            p->v[d] = hrd_hist_value(b);
+            p->w[d++] = p->w[i];
+            last = b;
+        }
+    }
+    p->n = d;
+}
+
+/* Whether the observer cost is 10% or more of the population's median. */
+static int unstable(const struct hrd_diff_pop *p, const Hostrange__Calibration *c)
+{
+    struct hrd_calib cal;
+    struct hrd_row row = { 0 };
+
+    if (c == NULL)
+        return 0;
+    hrd_calib_from_message(&cal, c);
+    row.metric = p->metric == 2 ? "self" : "inclusive";
+    row.median = p->median;
+    row.calls = p->metric == 1 && !p->scopes ? 0 : p->calls;
+    row.children = p->children;
+    row.descendants = p->descendants;
+    hrd_observer_apply(&row, &cal, 0);
+    return row.observer_known && row.unstable;
+}
+
+/*
+ * Populations waiting for their counterpart in the other file. Both files
+ * are read a key at a time, in turn; a population whose counterpart has
+ * been read already is compared at once and both give back their values,
+ * so that files whose keys come in about the same order (the usual case)
+ * are compared holding a few keys, not two whole runs.
+ */
+struct waiting {
+    struct slot {
+        uint64_t hash;
+        size_t idx;
+        int side;    /* 0 base, 1 new; -1 empty, -2 a removed entry */
+    } *s;
+    size_t cap, used;  /* used counts removed entries too */
+};
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+static uint64_t pop_hash(const struct hrd_diff_pop *p)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    h = hash_str(h, p->node);
+    h = hash_str(h, p->op);
+    h = hash_str(h, p->backend);
+    h = hash_str(h, p->range);
+    return (h ^ (p->phase << 2 | p->metric)) * 0x100000001b3ull;
+}
+
+/* Makes room: drops the removed entries, and doubles the table when more
+ * than a quarter of it waits. */
+static int waiting_grow(struct waiting *t)
+{
+    size_t live = 0, cap;
+    struct slot *ns;
+
+    for (size_t i = 0; i < t->cap; i++)
+        live += t->s[i].side >= 0;
+    cap = t->cap == 0 ? 1024 : 4 * (live + 1) > t->cap ? 2 * t->cap : t->cap;
+    ns = malloc(cap * sizeof *ns);
+
+    if (ns == NULL)
+        return -1;
+    for (size_t i = 0; i < cap; i++)
+        ns[i].side = -1;
+    t->used = 0;
+    for (size_t i = 0; i < t->cap; i++) {
+        size_t at;
+
+        if (t->s[i].side < 0)
+            continue;
+        for (at = t->s[i].hash & (cap - 1); ns[at].side != -1;
+             at = (at + 1) & (cap - 1))
+            ;
+        ns[at] = t->s[i];
+        t->used++;
+    }
+    free(t->s);
+    t->s = ns;
+    t->cap = cap;
+    return 0;
+}
+
+/* Compares base population b with new population n and lets both give
+ * back their values. Returns 0 or -1 (out of memory). */
+static int compare_pair(struct hrd_diff_pop *b, struct hrd_diff_pop *n)
+{
+    if (b->hist || n->hist) {
+        bucket(b);
+        bucket(n);
+    }
+    if (hrd_signif_compare(&(struct hrd_wsample){ b->v, b->w, b->n,
+                                                  b->total },
+                           &(struct hrd_wsample){ n->v, n->w, n->n,
+                                                  n->total },
+                           &b->s) != 0)
+        return -1;
+    b->matched = n->matched = 1;
+    b->partner = n->id;
+    free(b->v);
+    free(b->w);
+    free(n->v);
+    free(n->w);
+    b->v = n->v = NULL;
+    b->w = n->w = NULL;
+    return 0;
+}
+
+/* Pairs the populations sides[which]->p[first..) with those waiting from
+ * the other side (comparing each pair), and puts the others to wait.
+ * Returns 0 or -1 (out of memory). */
+static int pair_up(struct hrd_diff_side *const sides[2], int which, size_t first,
+                   struct waiting *t)
+{
+    struct hrd_diff_side *s = sides[which], *o = sides[!which];
+
+    for (size_t i = first; i < s->n; i++) {
+        struct hrd_diff_pop *p = &s->p[i];
+        uint64_t h = pop_hash(p);
+        size_t at, free_at = SIZE_MAX;
+
+        for (at = t->cap ? h & (t->cap - 1) : 0;
+             t->cap > 0 && t->s[at].side != -1; at = (at + 1) & (t->cap - 1)) {
+            struct slot *e = &t->s[at];
+
+            if (e->side == -2) {
+                if (free_at == SIZE_MAX)
+                    free_at = at;
+                continue;
+            }
+            if (e->side == !which && e->hash == h &&
+                cmp_name(&o->p[e->idx], p) == 0)
+                break;
+        }
+        if (t->cap > 0 && t->s[at].side != -1) {
+            struct hrd_diff_pop *other = &o->p[t->s[at].idx];
+
+            t->s[at].side = -2;
+            if (compare_pair(which ? other : p, which ? p : other) != 0)
+                return -1;
+            continue;
+        }
+        if (free_at == SIZE_MAX) {
+            if (2 * (t->used + 1) > t->cap) {
+                if (waiting_grow(t) != 0)
+                    return -1;
+                for (at = h & (t->cap - 1); t->s[at].side != -1;
+                     at = (at + 1) & (t->cap - 1))
+                    ;
+            }
+            free_at = at;
+            t->used++;
+        }
+        t->s[free_at] = (struct slot){ h, i, which };
+    }
+    return 0;
+}
+
+struct drow {
+    const struct hrd_diff_pop *b, *n; /* either may be NULL: one side only */
+    struct hrd_signif s;
+    double change;           /* % */
+    const char *flag;        /* "slower", "faster" or NULL */
+    int unstable, resolution;
+};
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void num(FILE *f, double v)
+{
+    char buf[32];
+
+    if (!isfinite(v)) {
+        fputs("null", f);
+        return;
+    }
+    hrd_format_number(buf, sizeof buf, v);
+    fputs(buf, f);
+}
+
+static const char *metric_name(uint32_t m)
+{
+    return m == 2 ? "self" : "inclusive";
+}
+
+static void write_jsonl(FILE *f, const struct drow *r)
+{
+    const struct hrd_diff_pop *k = r->b ? r->b : r->n;
+
+    fputs("{\"nodeid\":", f);
+    json_str(f, k->node);
+    fputs(",\"operator\":", f);
+    json_str(f, k->op);
+    fputs(",\"backend\":", f);
+    json_str(f, k->backend);
+    fprintf(f, ",\"phase\":\"%s\",\"range\":", hrp_phase_name(k->phase));
+    json_str(f, k->range);
+    fprintf(f, ",\"metric\":\"%s\"", metric_name(k->metric));
+    if (r->b == NULL || r->n == NULL) {
+        fprintf(f, ",\"only\":\"%s\",\"count\":%llu,\"median\":",
+                r->b ? "base" : "new", (unsigned long long)k->total);
+        num(f, k->median);
+        fputs("}\n", f);
+        return;
+    }
+    fprintf(f, ",\"base_count\":%llu,\"new_count\":%llu,\"base_median\":",
+            (unsigned long long)r->b->total, (unsigned long long)r->n->total);
+    num(f, r->b->median);
+    fputs(",\"new_median\":", f);
+    num(f, r->n->median);
+    fputs(",\"change_pct\":", f);
+    num(f, r->change);
+    fputs(",\"shift_ns\":", f);
+    num(f, r->s.shift);
+    fputs(",\"shift_lo_ns\":", f);
+    num(f, r->s.lo);
+    fputs(",\"shift_hi_ns\":", f);
+    num(f, r->s.hi);
+    fputs(",\"p\":", f);
+    num(f, r->s.p);
+    fprintf(f, ",\"test\":\"%s\",\"flag\":", r->s.exact ? "exact" : "normal");
+    if (r->flag)
+        fprintf(f, "\"%s\"", r->flag);
+    else
+        fputs("null", f);
+    fprintf(f, ",\"unstable\":%s,\"resolution\":%s}\n",
+            r->unstable ? "true" : "false", r->resolution ? "true" : "false");
+}
+
+static void key_text(char *buf, size_t len, const struct hrd_diff_pop *k)
+{
+    snprintf(buf, len, "%s %s/%s %s %s %s", k->node, k->op, k->backend,
+             hrp_phase_name(k->phase), k->range, metric_name(k->metric));
+}
+
+/* The widest key column of a table. */
+#define KEY_WIDTH_MAX 160
+
+/* width: of the key column of a table. */
+static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
+                       int colour, int width)
+{
+    const struct hrd_diff_pop *k = r->b ? r->b : r->n;
+    char key[4 * HRP_MAX_STRING + 64], marks[64] = "";
+    const char *on = "", *off = "";
+
+    key_text(key, sizeof key, k);
+    if (r->unstable)
+        strcat(marks, " unstable");
+    if (r->resolution)
+        strcat(marks, " resolution");
+    if (r->b == NULL || r->n == NULL) {
+        if (fmt == FMT_MARKDOWN)
+            fprintf(f, "| %s | %s | %s | | | | only in %s |\n", key,
+                    r->b ? "" : "-", r->b ? "-" : "", r->b ? "base" : "new");
+        else
+            fprintf(f, "%-*s only in %s (median %.3f us)\n", width, key,
+                    r->b ? "base" : "new", k->median / 1000);
+        return;
+    }
+    if (colour && r->flag) {
+        on = strcmp(r->flag, "slower") == 0 ? "\033[31m" : "\033[32m";
+        off = "\033[0m";
+    }
+    if (fmt == FMT_MARKDOWN) {
+        fprintf(f, "| %s | %.3f | %.3f | %+.2f%% | %+.1f [%+.1f, %+.1f] | "
+                "%.3g | %s%s%s |\n", key, r->b->median / 1000,
+                r->n->median / 1000, r->change, r->s.shift, r->s.lo,
+                r->s.hi, r->s.p, r->flag ? "**" : "",
+                r->flag ? r->flag : "", r->flag ? "**" : "");
+        if (marks[0])
+            fprintf(f, "|  | | | | | | %s |\n", marks + 1);
+        return;
+    }
+    fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% %+10.1f [%+.1f, %+.1f] "
+            "p=%.3g%s%s%s%s\n", on, width, key, r->b->median / 1000,
+            r->n->median / 1000, r->change, r->s.shift, r->s.lo, r->s.hi,
+            r->s.p, r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
+}
+
+static double parse_double(const char *what, const char *v, double min,
+                           double max)
+{
+    char *end;
+    double d;
+
+    errno = 0;
+    d = strtod(v, &end);
+    if (errno != 0 || end == v || *end != '\0' || !(d >= min && d <= max)) {
+        fprintf(stderr, "hostrangectl diff: bad %s '%s' (a number from %g "
+                "to %g)\n", what, v, min, max);
+        exit(2);
+    }
+    return d;
+}
+
+int hrd_ctl_diff(int argc, char **argv)
+{
+    enum { OPT_FAIL = 256 };
+    static const struct option longopts[] = {
+        { "alpha", required_argument, NULL, 'a' },
+        { "threshold", required_argument, NULL, 'T' },
+        { "fail-above", required_argument, NULL, OPT_FAIL },
+        { "format", required_argument, NULL, 'f' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    double alpha = 0.01, threshold = 5, fail_above = -1;
+    enum fmt fmt = FMT_TABLE;
+    struct hrd_diff_side base = { 0 }, new = { 0 };
+    struct hrd_ctl_progress progress;
+    struct waiting wait = { NULL, 0, 0 };
+    size_t *at = NULL;
+    struct drow *rows = NULL;
+    size_t nrows = 0, flagged = 0, worst_i = 0;
+    int c, rc = 2, colour, failed = 0, width = 3;
+
+    while ((c = getopt_long(argc, argv, ":a:T:f:h", longopts, NULL)) != -1) {
+        if (c == 'a') {
+            alpha = parse_double("--alpha", optarg, 0, 1);
+        } else if (c == 'T') {
+            threshold = parse_double("--threshold", optarg, 0, 1e9);
+        } else if (c == OPT_FAIL) {
+            fail_above = parse_double("--fail-above", optarg, 0, 1e9);
+        } else if (c == 'f') {
+            if (strcmp(optarg, "table") == 0)
+                fmt = FMT_TABLE;
+            else if (strcmp(optarg, "jsonl") == 0)
+                fmt = FMT_JSONL;
+            else if (strcmp(optarg, "markdown") == 0)
+                fmt = FMT_MARKDOWN;
+            else {
+                fprintf(stderr, "hostrangectl diff: bad format '%s' (table, "
+                        "jsonl or markdown)\n", optarg);
+                return 2;
+            }
+        } else if (c == 'h') {
+            fputs(usage_diff, stdout);
+            return 0;
+        } else {
+            hrd_ctl_die_usage("diff", c, argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "hostrangectl diff: give two run files, BASE and "
+                "NEW (see --help)\n");
+        return 2;
+    }
+    if (hrd_diff_side_open(&base, argv[optind]) != 0 ||
+        hrd_diff_side_open(&new, argv[optind + 1]) != 0)
+        goto out;
+    hrd_ctl_progress_init(&progress);
+    while (!base.ended || !new.ended) {
+        struct hrd_diff_side *const sides[2] = { &base, &new };
+        uint64_t done = base.r.offset + new.r.offset;
+
+        hrd_ctl_progress_show(&progress, done, 0, "diff: %llu of %llu MiB "
+                              "read and compared",
+                              (unsigned long long)(done >> 20),
+                              (unsigned long long)((base.r.size +
+                                                    new.r.size) >> 20));
+        for (int which = 0; which < 2; which++) {
+            size_t first = sides[which]->n;
+            int got;
+
+            if (sides[which]->ended)
+                continue;
+            got = hrd_diff_side_next(sides[which]);
+            if (got < 0) {
+                hrd_ctl_progress_end(&progress);
+                goto out;
+            }
+            if (got > 0 && pair_up(sides, which, first, &wait) != 0) {
+                hrd_ctl_progress_end(&progress);
+                fprintf(stderr, "hostrangectl diff: out of memory\n");
+                goto out;
+            }
+        }
+    }
+    hrd_ctl_progress_show(&progress, 0, 1, "diff: %llu of %llu MiB read "
+                          "and compared",
+                          (unsigned long long)((base.r.size +
+                                                new.r.size) >> 20),
+                          (unsigned long long)((base.r.size +
+                                                new.r.size) >> 20));
+    hrd_ctl_progress_end(&progress);
+    qsort(base.p, base.n, sizeof *base.p, cmp_report);
+    qsort(new.p, new.n, sizeof *new.p, cmp_report);
+    at = malloc((new.n + 1) * sizeof *at);
+    rows = calloc(base.n + new.n + 1, sizeof *rows);
+    if (at == NULL || rows == NULL) {
+        fprintf(stderr, "hostrangectl diff: out of memory\n");
+        goto out;
+    }
+    for (size_t i = 0; i < new.n; i++)
+        at[new.p[i].id] = i;
+    for (size_t i = 0; i < base.n; i++) {
+        struct hrd_diff_pop *b = &base.p[i];
+        struct drow *r = &rows[nrows++];
+
+        r->b = b;
+        if (!b->matched)
+            continue;
+        r->n = &new.p[at[b->partner]];
+        r->s = b->s;
+        r->change = b->median > 0 ? 100 * r->s.shift / b->median
+                                  : (r->s.shift == 0 ? 0 : INFINITY);
+        if (r->s.p < alpha && fabs(r->change) >= threshold) {
+            r->flag = r->change > 0 ? "slower" : "faster";
+            flagged++;
+            if (r->change > 0 &&
+                (worst_i == 0 || r->change > rows[worst_i - 1].change))
+                worst_i = nrows;
+        }
+        r->unstable = unstable(b, base.cal) || unstable(r->n, new.cal);
+        r->resolution = (isfinite(b->step) && b->median <= 2 * b->step) ||
+                        (isfinite(r->n->step) &&
+                         r->n->median <= 2 * r->n->step);
+    }
+    for (size_t i = 0; i < new.n; i++) {
+        if (!new.p[i].matched)
+            rows[nrows++].n = &new.p[i];
+    }
+    colour = fmt == FMT_TABLE && isatty(1);
+    /* The key column of a table is as wide as its widest key, from 3 to
+     * KEY_WIDTH_MAX characters (a wider key pushes its own row on). */
+    for (size_t i = 0; fmt == FMT_TABLE && i < nrows; i++) {
+        char key[4 * HRP_MAX_STRING + 64];
+        int len;
+
+        key_text(key, sizeof key, rows[i].b ? rows[i].b : rows[i].n);
+        len = (int)strlen(key);
+        if (len > width)
+            width = len < KEY_WIDTH_MAX ? len : KEY_WIDTH_MAX;
+    }
+    if (fmt == FMT_MARKDOWN)
+        printf("| key | base median (us) | new median (us) | change | "
+               "shift ns [95%% CI] | p | flag |\n|---|---:|---:|---:|---:|"
+               "---:|---|\n");
+    else if (fmt == FMT_TABLE)
+        printf("%-*s %10s %10s %9s %10s\n", width, "key", "base us", "new us",
+               "change", "shift ns [95% CI]");
+    for (size_t i = 0; i < nrows; i++) {
+        if (fmt == FMT_JSONL)
+            write_jsonl(stdout, &rows[i]);
+        else
+            write_text(stdout, &rows[i], fmt, colour, width);
+    }
+    if (fmt != FMT_JSONL)
+        printf("%s%zu keys compared, %zu flagged (p < %g, |change| >= "
+               "%g%%)\n", fmt == FMT_MARKDOWN ? "\n" : "", nrows, flagged,
+               alpha, threshold);
+    if (fail_above >= 0 && worst_i > 0 &&
+        rows[worst_i - 1].change > fail_above) {
+        char key[4 * HRP_MAX_STRING + 64];
+
+        key_text(key, sizeof key, rows[worst_i - 1].b);
+        fprintf(stderr, "hostrangectl diff: %s is %.2f%% slower, above "
+                "--fail-above %g%%\n", key, rows[worst_i - 1].change,
+                fail_above);
+        failed = 1;
+    }
+    rc = fflush(stdout) != 0 ? 2 : failed;
+out:
+    free(at);
+    free(wait.s);
+    free(rows);
+    hrd_diff_side_free(&base);
+    hrd_diff_side_free(&new);
+    return rc;
+}
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_diff = {
+    "diff",
+    "compare two run files key by key, with significance",
+    usage_diff,
+    hrd_ctl_diff,
+};

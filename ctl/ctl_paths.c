@@ -1,0 +1,597 @@
+/*
+ * hostrangectl's calling-context views (ctl.h): the rows of a dump by path
+ * gathered into a calling-context tree (flame.h), from the daemon or a run
+ * file; dump --format folded|tree; and the plot command (SVG pictures,
+ * one per node, with an index.html when there are several; plot --diff
+ * colours each box by the significance of its change, signif.h).
+ */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "lib/view/flame.h"
+#include "lib/view/svg.h"
+#include "lib/run/run.h"
+#include "lib/stat/signif.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* --- gathering the tree -------------------------------------------------- */
+
+struct gather {
+    struct hrd_ptree *t;
+    int flat; /* rows per range name: one-element paths */
+};
+
+static int gather_row(const struct hrd_row *r, void *arg)
+{
+    struct gather *g = arg;
+
+    if (g->flat)
+        return hrd_ptree_row_flat(g->t, r);
+    return hrd_ptree_row(g->t, r) != NULL ? 0 : -ENOMEM;
+}
+
+/* Loads run file `path` into agg (initialised here, caller finis).
+ * Returns 0, or -1 after printing why. */
+static int load_run(const char *cmd, const char *path, struct hrd_agg *agg)
+{
+    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
+    struct hrd_runload l;
+    char err[8400];
+    int rc = 0;
+
+    hrd_agg_init(agg);
+    agg->exact_cap = UINT64_MAX;
+    agg->max_bytes = SIZE_MAX / 2;
+    agg->max_depth = HRD_MAX_DEPTH_LIMIT;
+    agg->max_paths = UINT32_MAX - 3;
+    hrd_runload_init(&l, agg);
+    hrd_ctl_progress_init(&rp.p);
+    rc = hrd_run_load(&l, path, NULL, NULL, hrd_ctl_read_progress, &rp, err,
+                      sizeof err);
+    hrd_ctl_progress_end(&rp.p);
+    if (rc != 0 || hrd_runload_finish(&l) != 0) {
+        if (rc == 0)
+            snprintf(err, sizeof err, "out of memory");
+        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
+        rc = -1;
+    }
+    hrd_runload_fini(&l);
+    return rc;
+}
+
+/* The tree of an aggregation's path keys; of its range keys as one-element
+ * paths when it has none (a run file written before paths were kept). */
+static int tree_from_agg(struct hrd_agg *agg, const struct hrd_ctl_filter *flt,
+                         struct hrd_ptree *t)
+{
+    struct hrd_filter hf = { flt->node, flt->op, flt->backend, flt->range,
+                             flt->phase };
+    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    struct gather g = { t, agg->npkeys == 0 };
+
+    return hrd_agg_rows_page_by(agg, &hf, &cur, 0, !g.flat, gather_row, &g);
+}
+
+/* The tree of the daemon's rows by path. Returns 0 or -1 (printed). */
+static int tree_from_daemon(const char *cmd, const struct hrd_ctl_filter *flt,
+                            struct hrd_ptree *t)
+{
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
+    uint8_t cursor[64];
+    char err[8400];
+
+    hrd_ctl_dump_request(&q, &dq, flt);
+    dq.by_path = 1;
+    for (;;) {
+        Hostrange__ControlReply *rep;
+        const Hostrange__DumpReply *d;
+        int more, rc = 0;
+
+        if (hrd_ctl_request(&q, &rep, hrd_ctl_timeout_ms, err,
+                            sizeof err) != 0) {
+            fprintf(stderr, "hostrangectl: %s\n", err);
+            return -1;
+        }
+        d = rep->body_case == HOSTRANGE__CONTROL_REPLY__BODY_DUMP ? rep->dump
+                                                                 : NULL;
+        if (d == NULL || d->next_cursor.len > sizeof cursor) {
+            fprintf(stderr, "hostrangectl %s: hostranged at %s sent no "
+                    "report%s%s\n", cmd, hrd_ctl_dir,
+                    rep->error[0] ? ": " : "", rep->error);
+            hostrange__control_reply__free_unpacked(rep, NULL);
+            return -1;
+        }
+        for (size_t i = 0; i < d->n_rows && rc == 0; i++) {
+            const Hostrange__Row *r = d->rows[i];
+            struct hrd_row row = {
+                .node_id = r->node_id,
+                .op = r->operator_,
+                .backend = r->backend,
+                .phase = hrp_phase_name(r->phase),
+                .range = r->range,
+                .metric = r->metric == HRP_METRIC_SELF ? "self"
+                                                       : "inclusive",
+                .count = r->count,
+                .mean = r->mean,
+                .median = r->median,
+                .exact = r->exact,
+                .calls = r->calls,
+                .children = r->children,
+                .path = (const char *const *)r->path,
+                .depth = (uint32_t)r->n_path,
+                .sum = r->sum,
+            };
+            if (row.phase == NULL || row.depth == 0)
+                continue;
+            if (hrd_ptree_row(t, &row) == NULL)
+                rc = -ENOMEM;
+        }
+        more = d->next_cursor.len > 0;
+        if (more) {
+            memcpy(cursor, d->next_cursor.data, d->next_cursor.len);
+            dq.cursor.data = cursor;
+            dq.cursor.len = d->next_cursor.len;
+        }
+        hostrange__control_reply__free_unpacked(rep, NULL);
+        if (rc != 0) {
+            fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
+            return -1;
+        }
+        if (!more)
+            return 0;
+    }
+}
+
+static int tree_load(const char *cmd, const struct hrd_ctl_filter *flt,
+                     const char *from, struct hrd_ptree *t)
+{
+    struct hrd_agg agg;
+    int rc;
+
+    if (from == NULL)
+        return tree_from_daemon(cmd, flt, t);
+    if (load_run(cmd, from, &agg) != 0) {
+        hrd_agg_fini(&agg);
+        return -1;
+    }
+    rc = tree_from_agg(&agg, flt, t);
+    hrd_agg_fini(&agg);
+    if (rc != 0) {
+        fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
+        return -1;
+    }
+    return 0;
+}
+
+int hrd_ctl_paths_view(FILE *f, const struct hrd_ctl_filter *flt,
+                       const struct hrd_ctl_report *r)
+{
+    struct hrd_ptree t;
+    int rc;
+
+    hrd_ptree_init(&t);
+    if (tree_load("dump", flt, r->from, &t) != 0) {
+        hrd_ptree_free(&t);
+        return -1;
+    }
+    if (r->view == HRD_CTL_VIEW_TREE)
+        rc = hrd_tree_write(f, &t, 100);
+    else
+        rc = hrd_folded_write(f, &t, r->value);
+    hrd_ptree_free(&t);
+    return rc;
+}
+
+/* --- plot --diff: significance per path ---------------------------------- */
+
+/* A key's inclusive population as a weighted sample (signif.h), bucketed
+ * like a histogram when `bucketed`. The arrays are allocated. */
+struct wpop {
+    double *v;
+    uint64_t *w;
+    size_t n;
+    uint64_t total;
+    int hist;
+};
+
+static int wpop_of(struct hrd_agg *a, const struct hrd_key *k,
+                   struct wpop *p)
+{
+    memset(p, 0, sizeof *p);
+    if (k->exact) {
+        size_t all = k->pairs + k->records, ni, ns;
+        uint64_t *incl = malloc((all + 1) * sizeof *incl);
+        uint64_t *self = malloc((k->pairs + 1) * sizeof *self);
+        uint64_t *tmp = malloc((all + 1) * sizeof *tmp);
+
+        p->v = malloc((all + 1) * sizeof *p->v);
+        p->w = malloc((all + 1) * sizeof *p->w);
+        if (incl == NULL || self == NULL || tmp == NULL || p->v == NULL ||
+            p->w == NULL) {
+            free(incl);
+            free(self);
+            free(tmp);
+            return -ENOMEM;
+        }
+        hrd_agg_key_values(k, incl, &ni, self, &ns);
+        hrd_sort_u64(incl, ni, tmp);
+        p->n = hrd_signif_collapse(incl, ni, p->v, p->w);
+        p->total = ni;
+        free(incl);
+        free(self);
+        free(tmp);
+        (void)a;
+        return 0;
+    }
+    p->hist = 1;
+    p->v = malloc((k->incl->nb + 1) * sizeof *p->v);
+    p->w = malloc((k->incl->nb + 1) * sizeof *p->w);
+    if (p->v == NULL || p->w == NULL)
+        return -ENOMEM;
+    for (uint32_t b = hrd_hist_next(k->incl, 0, &p->w[0]);
+         b < HRD_HIST_BUCKETS; b = hrd_hist_next(k->incl, b + 1, &p->w[p->n])) {
+        p->v[p->n++] = hrd_hist_value(b);
+    }
+    p->total = k->incl->n;
+    return 0;
+}
+
+/* Puts an exact population's values into histogram buckets. */
+static void wpop_bucket(struct wpop *p)
+{
+    size_t d = 0;
+    uint32_t last = 0;
+
+    if (p->hist)
+        return;
+    for (size_t i = 0; i < p->n; i++) {
+        uint32_t b = hrd_hist_bucket((uint64_t)p->v[i]);
+
+        if (d > 0 && b == last) {
+            p->w[d - 1] += p->w[i];
+        } else {
+            p->v[d] = hrd_hist_value(b);
+            p->w[d++] = p->w[i];
+            last = b;
+        }
+    }
+    p->n = d;
+    p->hist = 1;
+}
+
+static void wpop_free(struct wpop *p)
+{
+    free(p->v);
+    free(p->w);
+}
+
+#define PLOT_ALPHA 0.05
+
+/* Compares every path key of `new` with the same (labels, path) of `base`
+ * and puts the outcome on the nodes of t. Returns 0 or -ENOMEM. */
+static int compare(struct hrd_agg *base, struct hrd_agg *new,
+                   struct hrd_ptree *t)
+{
+    const char *names[HRD_MAX_DEPTH_LIMIT];
+
+    for (uint32_t i = 0; i < new->nkeys; i++) {
+        const struct hrd_key *k = new->keys[i];
+
+        for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+            struct hrd_key tmp;
+            const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
+            uint32_t depth = hrd_agg_path_names(new, p->path, names);
+            const char *node = hrd_agg_str_get(new, p->node);
+            const char *op = hrd_agg_str_get(new, p->op);
+            const char *be = hrd_agg_str_get(new, p->backend);
+            struct hrd_pnode *n = hrd_ptree_find(t, node, op, be, p->phase,
+                                                 names, depth);
+            uint32_t bn, bo, bb, br, id = 0;
+            struct hrd_key *bk, *bp;
+            struct wpop x, y;
+            struct hrd_signif s;
+            int rc;
+
+            if (n == NULL || p->pairs == 0)
+                continue;
+            /* The same key in the base (created empty when it has none:
+             * the base aggregation is this comparison's own). */
+            bn = hrd_agg_str(base, node);
+            bo = hrd_agg_str(base, op);
+            bb = hrd_agg_str(base, be);
+            br = hrd_agg_str(base, hrd_agg_str_get(new, p->range));
+            if (bn == 0 || bo == 0 || bb == 0 || br == 0)
+                return -ENOMEM;
+            bk = hrd_agg_key(base, bn, bo, bb, p->phase, br);
+            for (uint32_t j = 0; j < depth && id != HRD_PATH_TOO_DEEP; j++) {
+                uint32_t r = hrd_agg_str(base, names[j]);
+                if (r == 0)
+                    return -ENOMEM;
+                id = hrd_agg_path(base, id, r);
+                if (id == 0)
+                    return -ENOMEM;
+            }
+            if (bk == NULL || id == HRD_PATH_TOO_DEEP)
+                continue;
+            bp = hrd_agg_path_key(base, bk, id);
+            if (bp == NULL)
+                return -ENOMEM;
+            if (bp->pairs == 0)
+                continue; /* not in the base: grey */
+            memset(&y, 0, sizeof y);
+            if (wpop_of(base, bp, &x) != 0 || wpop_of(new, p, &y) != 0) {
+                wpop_free(&x);
+                wpop_free(&y);
+                return -ENOMEM;
+            }
+            if (x.hist || y.hist) {
+                wpop_bucket(&x);
+                wpop_bucket(&y);
+            }
+            rc = hrd_signif_compare(
+                &(struct hrd_wsample){ x.v, x.w, x.n, x.total },
+                &(struct hrd_wsample){ y.v, y.w, y.n, y.total }, &s);
+            if (rc == 0) {
+                double bm = hrd_signif_median(
+                    &(struct hrd_wsample){ x.v, x.w, x.n, x.total });
+
+                n->diff_known = 1;
+                n->diff_p = s.p;
+                n->diff_shift = s.shift;
+                n->diff_base_median = bm;
+                n->diff_rel = bm > 0 ? s.shift / bm : 0;
+                n->diff = s.p < PLOT_ALPHA && s.shift != 0
+                              ? (s.shift > 0 ? 1 : -1)
+                              : 0;
+            }
+            wpop_free(&x);
+            wpop_free(&y);
+            if (rc != 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* --- plot ---------------------------------------------------------------- */
+
+static const char usage_plot[] =
+    "Usage: hostrangectl plot -o FILE.svg [FILTER]... [--from=RUN]\n"
+    "       hostrangectl plot -o FILE.svg [FILTER]... --diff BASE NEW\n"
+    "Draw where the time goes: per node, a self-contained SVG picture (no\n"
+    "script needed; every box has a tooltip) of its cold and warm calling\n"
+    "contexts side by side, each an icicle whose box width is the inclusive\n"
+    "median per call of the box's parent, and beside it a bar per range of\n"
+    "its self median per call of the top range. The figures are the\n"
+    "daemon's, or those of run file RUN.\n"
+    "\n"
+    "  -o, --output=FILE    the picture, when one node is plotted; with\n"
+    "                       several, FILE without its .svg suffix is made a\n"
+    "                       directory holding one picture per node\n"
+    "                       (node-001.svg, ...) and an index.html of them\n"
+    "      --from=RUN       plot run file RUN (hostrangectl save, merge)\n"
+    "                       instead of asking the daemon\n"
+    "      --diff           compare run file BASE with run file NEW (the two\n"
+    "                       arguments): the boxes are NEW's, coloured by the\n"
+    "                       change of their inclusive times (Mann-Whitney U,\n"
+    "                       p < 0.05): red slower, blue faster (deeper for a\n"
+    "                       larger shift), grey not significant or not in\n"
+    "                       BASE\n"
+    HRD_CTL_FILTER_HELP
+    "  -h, --help           show this help and exit\n"
+    "\n"
+    "On a terminal, reading run files shows progress on stderr.\n";
+
+/* Writes the picture of `node` to path atomically. Returns 0 or -1. */
+static int write_svg(const char *path, const struct hrd_ptree *t,
+                     const char *node, int diff)
+{
+    char tmp[PATH_MAX + 32];
+    FILE *f;
+    int fd, rc;
+
+    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
+    fd = mkstemp(tmp);
+    if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
+        fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
+                strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        return -1;
+    }
+    {
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(fd, 0666 & ~mask);
+    }
+    rc = hrd_svg_write(f, t, node, diff, NULL);
+    if (fflush(f) != 0)
+        rc = -1;
+    if (fclose(f) != 0)
+        rc = -1;
+    if (rc == 0 && rename(tmp, path) != 0)
+        rc = -1;
+    if (rc != 0) {
+        fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
+                strerror(errno));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+static int write_index(const char *dir, const char *const *nodes, size_t n,
+                       int diff)
+{
+    char path[PATH_MAX + 32];
+    FILE *f;
+    int rc = 0;
+
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    f = fopen(path, "w");
+    if (f == NULL) {
+        fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            "<title>hostrange: where the time goes</title>\n<style>body{"
+            "font-family:sans-serif;margin:1em}li{margin:.2em 0}img{"
+            "max-width:100%%;border:1px solid #ccc;margin:.5em 0 2em}"
+            "</style></head><body>\n<h1>Where the time goes%s</h1>\n"
+            "<p>%zu nodes; each picture shows the cold and warm calling "
+            "contexts of one node (hover a box for its figures).</p>\n<ol>\n",
+            diff ? ": changes" : "", n);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "<li><a href=\"#n%zu\">", i + 1);
+        hrd_xml_escape(f, nodes[i]);
+        fputs("</a></li>\n", f);
+    }
+    fputs("</ol>\n", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "<h2 id=\"n%zu\">", i + 1);
+        hrd_xml_escape(f, nodes[i]);
+        fprintf(f, "</h2>\n<a href=\"node-%03zu.svg\"><img src=\"node-%03zu"
+                ".svg\" loading=\"lazy\" alt=\"", i + 1, i + 1);
+        hrd_xml_escape(f, nodes[i]);
+        fputs("\"></a>\n", f);
+    }
+    fputs("</body></html>\n", f);
+    if (fclose(f) != 0)
+        rc = -1;
+    return rc;
+}
+
+static int run_plot(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "from", required_argument, NULL, 'I' },
+        { "diff", no_argument, NULL, 'D' },
+        { "help", no_argument, NULL, 'h' },
+        HRD_CTL_FILTER_LONGOPTS,
+        { NULL, 0, NULL, 0 },
+    };
+    struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
+    const char *output = NULL, *from = NULL;
+    const char **nodes = NULL;
+    struct hrd_ptree t;
+    size_t nn = 0;
+    int c, diff = 0, rc = 1;
+
+    while ((c = getopt_long(argc, argv, ":n:o:h", longopts, NULL)) != -1) {
+        if (hrd_ctl_report_option("plot", c, optarg, &f, NULL))
+            continue;
+        switch (c) {
+        case 'o':
+            output = optarg;
+            continue;
+        case 'I':
+            from = optarg;
+            continue;
+        case 'D':
+            diff = 1;
+            continue;
+        case 'h':
+            fputs(usage_plot, stdout);
+            return 0;
+        default:
+            hrd_ctl_die_usage("plot", c, argv[optind - 1]);
+        }
+    }
+    if (output == NULL) {
+        fprintf(stderr, "hostrangectl plot: no output file (-o FILE.svg)\n");
+        return 2;
+    }
+    if (diff && (from != NULL || argc - optind != 2)) {
+        fprintf(stderr, "hostrangectl plot: --diff takes two run files, "
+                "BASE and NEW (and no --from)\n");
+        return 2;
+    }
+    if (!diff)
+        hrd_ctl_no_arguments("plot", argc, argv);
+    hrd_ptree_init(&t);
+    if (diff) {
+        struct hrd_agg base, new;
+        int ok;
+
+        hrd_agg_init(&base);
+        hrd_agg_init(&new);
+        ok = load_run("plot", argv[optind], &base) == 0 &&
+             load_run("plot", argv[optind + 1], &new) == 0;
+
+        if (ok && tree_from_agg(&new, &f, &t) != 0)
+            ok = 0;
+        if (ok && new.npkeys == 0)
+            fprintf(stderr, "hostrangectl plot: %s holds no calling "
+                    "contexts: its ranges are drawn flat, uncompared\n",
+                    argv[optind + 1]);
+        else if (ok && compare(&base, &new, &t) != 0) {
+            fprintf(stderr, "hostrangectl plot: out of memory\n");
+            ok = 0;
+        }
+        hrd_agg_fini(&base);
+        hrd_agg_fini(&new);
+        if (!ok)
+            goto out;
+    } else if (tree_load("plot", &f, from, &t) != 0) {
+        goto out;
+    }
+    nodes = hrd_ptree_nodes(&t, &nn);
+    if (nn == 0) {
+        fprintf(stderr, "hostrangectl plot: nothing to plot (no range "
+                "samples%s)\n", f.node || f.op || f.backend || f.range ||
+                                        f.phase ? " match the filters" : "");
+        goto out;
+    }
+    if (nn == 1) {
+        rc = write_svg(output, &t, nodes[0], diff) == 0 ? 0 : 1;
+    } else {
+        char dir[PATH_MAX], path[PATH_MAX + 32];
+        size_t len = strlen(output);
+
+        snprintf(dir, sizeof dir, "%s", output);
+        if (len > 4 && len < sizeof dir && strcmp(output + len - 4, ".svg") == 0)
+            dir[len - 4] = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "hostrangectl plot: cannot make directory %s: "
+                    "%s\n", dir, strerror(errno));
+            goto out;
+        }
+        rc = 0;
+        for (size_t i = 0; i < nn && rc == 0; i++) {
+            snprintf(path, sizeof path, "%s/node-%03zu.svg", dir, i + 1);
+            rc = write_svg(path, &t, nodes[i], diff) == 0 ? 0 : 1;
+        }
+        if (rc == 0 && write_index(dir, nodes, nn, diff) != 0)
+            rc = 1;
+        if (rc == 0)
+            fprintf(stderr, "hostrangectl plot: %zu nodes: %s/index.html and "
+                    "%s/node-001.svg ... node-%03zu.svg\n", nn, dir, dir, nn);
+    }
+out:
+    free(nodes);
+    hrd_ptree_free(&t);
+    return rc;
+}
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_plot = {
+    "plot",
+    "draw each node's calling contexts, cold and warm, as an SVG\n"
+    "           picture (or their changes between two run files)",
+    usage_plot,
+    run_plot,
+};

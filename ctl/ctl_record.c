@@ -1,0 +1,253 @@
+/* hostrangectl record: a command under a private daemon (see ctl.h). */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char usage_record[] =
+    "Usage: hostrangectl record [-o FILE] [--format=FORMAT] [--fields=FIELDS]"
+    "\n"
+    "                           [--correct-observer] [--calibration=LABEL]\n"
+    "                           [--nvtx] [--nvtx-window=NAME]\n"
+    "                           -- COMMAND [ARG]...\n"
+    "Run COMMAND under a private hostranged and write its report.\n"
+    "\n"
+    "Starts hostranged on a fresh temporary runtime directory (in $TMPDIR,\n"
+    "else /tmp), runs COMMAND with HOSTRANGE_RUNTIME_DIR set to it (so every\n"
+    "process it starts reports there), waits for it, writes the report, stops\n"
+    "the daemon and removes the directory. Exits with COMMAND's exit status\n"
+    "(128+N when killed by signal N). The daemon is $HOSTRANGED when set,\n"
+    "else the hostranged beside this program (or in ../daemon, as in the\n"
+    "build tree), else the one on PATH. The\n"
+    "daemon keeps no state on disk.\n"
+    "\n"
+    "  -o, --output=FILE    write the report to FILE, atomically (default:\n"
+    "                       standard output)\n"
+    "  -f, --format=FORMAT  jsonl (default), csv or table\n"
+    "      --fields=FIELDS  reference (default), all, observer or\n"
+    "                       all,observer (see hostrangectl dump --help)\n"
+    "      --correct-observer\n"
+    "      --calibration=LABEL\n"
+    "                       as for hostrangectl dump\n"
+    "      --nvtx           collect the NVTX ranges of COMMAND, unchanged:\n"
+    "                       load libhostrange-nvtx.so through\n"
+    "                       NVTX_INJECTION64_PATH (see hostrange(3))\n"
+    "      --nvtx-window=NAME\n"
+    "                       with --nvtx, collect only within the NVTX\n"
+    "                       range NAME (DOMAIN:MESSAGE in a domain), not\n"
+    "                       the whole run\n"
+    "  -h, --help           show this help and exit\n"
+    "\n"
+    "Exit status: COMMAND's; 1 when the daemon cannot be started or the\n"
+    "report cannot be written; 2 on a usage error.\n";
+
+/* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
+ * build tree), or on PATH. */
+static void daemon_path(char *buf, size_t len)
+{
+    const char *env = getenv("HOSTRANGED");
+    char self[PATH_MAX];
+    ssize_t n;
+
+    if (env != NULL && env[0] != '\0') {
+        snprintf(buf, len, "%s", env);
+        return;
+    }
+    n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = '\0';
+        const char *dir = dirname(self);
+
+        snprintf(buf, len, "%s/hostranged", dir);
+        if (access(buf, X_OK) == 0)
+            return;
+        snprintf(buf, len, "%s/../daemon/hostranged", dir);
+        if (access(buf, X_OK) == 0)
+            return;
+    }
+    snprintf(buf, len, "hostranged");
+}
+
+/*
+ * Finds the NVTX tool: in the build tree beside this program
+ * (../nvtx/.libs), else where it is installed. Returns 0, or -ENOENT.
+ */
+static int nvtx_tool_path(char *buf, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+
+    if (n > 0) {
+        self[n] = '\0';
+        snprintf(buf, len, "%s/../nvtx/.libs/libhostrange-nvtx.so",
+                 dirname(self));
+        if (access(buf, R_OK) == 0)
+            return 0;
+    }
+    snprintf(buf, len, "%s/libhostrange-nvtx.so", HR_LIBDIR);
+    return access(buf, R_OK) == 0 ? 0 : -ENOENT;
+}
+
+/* Removes dir and whatever a daemon left in it. */
+static void remove_dir(const char *dir)
+{
+    static const char *const names[] = { HRP_INGEST_NAME, HRP_CONTROL_NAME,
+                                         HRP_LOCK_NAME };
+    char p[4200];
+
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+static int exit_status(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 1;
+}
+
+static int run_record(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "format", required_argument, NULL, 'f' },
+        { "fields", required_argument, NULL, 'F' },
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { "nvtx", no_argument, NULL, 'N' },
+        { "nvtx-window", required_argument, NULL, 'W' },
+        HRD_CTL_OBSERVER_LONGOPTS,
+        { NULL, 0, NULL, 0 },
+    };
+    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL,
+                                  0, 0, 0 };
+    struct hrd_ctl_filter all = { NULL, NULL, NULL, NULL, 0 };
+    const char *tmpdir = getenv("TMPDIR");
+    char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX];
+    const char *nvtx_window = NULL;
+    int nvtx = 0;
+    pid_t dpid, cpid;
+    int c, status, rc;
+
+    /* "+": stop at the first non-option, the command. */
+    while ((c = getopt_long(argc, argv, "+:f:o:h", longopts, NULL)) != -1) {
+        if (hrd_ctl_report_option("record", c, optarg, NULL, &rep))
+            continue;
+        if (c == 'h') {
+            fputs(usage_record, stdout);
+            return 0;
+        }
+        if (c == 'N') {
+            nvtx = 1;
+            continue;
+        }
+        if (c == 'W') {
+            if (optarg[0] == '\0') {
+                fprintf(stderr, "hostrangectl record: --nvtx-window needs "
+                        "a range name\n");
+                return 2;
+            }
+            nvtx_window = optarg;
+            continue;
+        }
+        hrd_ctl_die_usage("record", c, argv[optind - 1]);
+    }
+    if (nvtx_window != NULL && !nvtx) {
+        fprintf(stderr, "hostrangectl record: --nvtx-window needs --nvtx\n");
+        return 2;
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "hostrangectl record: no command to run (see "
+                "--help)\n");
+        return 2;
+    }
+    if (nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
+        fprintf(stderr, "hostrangectl record: --nvtx: %s not found (was "
+                "hostrange built with the NVTX headers?)\n", tool);
+        return 1;
+    }
+    if (tmpdir == NULL || tmpdir[0] == '\0')
+        tmpdir = "/tmp";
+    snprintf(dir, sizeof dir, "%s/hostrange-record-XXXXXX", tmpdir);
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "hostrangectl record: cannot create a runtime "
+                "directory in %s: %s\n", tmpdir, strerror(errno));
+        return 1;
+    }
+    snprintf(hrd_ctl_dir, sizeof hrd_ctl_dir, "%s", dir);
+    daemon_path(daemon, sizeof daemon);
+    dpid = fork();
+    if (dpid == 0) {
+        execlp(daemon, daemon, "--quiet", "--runtime-dir", dir, (char *)NULL);
+        fprintf(stderr, "hostrangectl record: cannot run %s: %s\n", daemon,
+                strerror(errno));
+        _exit(127);
+    }
+    if (dpid < 0 || hrd_ctl_ping_wait(10000, 1) != 0) {
+        fprintf(stderr, "hostrangectl record: hostranged (%s) did not start "
+                "on %s\n", daemon, dir);
+        if (dpid > 0) {
+            kill(dpid, SIGTERM);
+            waitpid(dpid, NULL, 0);
+        }
+        remove_dir(dir);
+        return 1;
+    }
+
+    /* The command gets the terminal's signals; we stay to clean up. */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGQUIT, SIG_IGN);
+    cpid = fork();
+    if (cpid == 0) {
+        signal(SIGINT, SIG_DFL);
+        signal(SIGQUIT, SIG_DFL);
+        setenv("HOSTRANGE_RUNTIME_DIR", dir, 1);
+        if (nvtx) {
+            setenv("NVTX_INJECTION64_PATH", tool, 1);
+            if (nvtx_window != NULL)
+                setenv("HOSTRANGE_NVTX_WINDOW", nvtx_window, 1);
+        }
+        execvp(argv[optind], argv + optind);
+        fprintf(stderr, "hostrangectl record: cannot run %s: %s\n",
+                argv[optind], strerror(errno));
+        _exit(127);
+    }
+    status = 0;
+    if (cpid < 0) {
+        fprintf(stderr, "hostrangectl record: cannot fork: %s\n",
+                strerror(errno));
+        status = 1 << 8;
+    } else {
+        while (waitpid(cpid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    rc = hrd_ctl_dump(&all, &rep);
+    kill(dpid, SIGTERM);
+    waitpid(dpid, NULL, 0);
+    remove_dir(dir);
+    if (rc != 0)
+        return 1;
+    return exit_status(status);
+}
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_record = {
+    "record",
+    "run a command under a private daemon and write its report",
+    usage_record,
+    run_record,
+};

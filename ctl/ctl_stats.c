@@ -1,0 +1,192 @@
+/* hostrangectl stats: the counters of the daemon and of its clients (see ctl.h). */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "proto/hostrange.pb-c.h"
+#include "proto/protocol.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+static const char usage_stats[] =
+    "Usage: hostrangectl stats\n"
+    "Print the daemon's counters, one `name value` pair per line:\n"
+    "  daemon.*    pid, uptime, keys, events held, memory of samples and its\n"
+    "              limit, resident memory, the exact cap and the keys kept in\n"
+    "              histograms, the clocks the clients use, batches answered\n"
+    "              `retry`\n"
+    "  paths.*     calling contexts: paths interned (count) and the table's\n"
+    "              limit, the depth cap, keys per (labels, path), and range\n"
+    "              samples kept per range name only because their context\n"
+    "              was deeper than the cap (too_deep) or the table was full\n"
+    "              (table_full)\n"
+    "  state.*     the state directory: status (ok or degraded), journal and\n"
+    "              snapshot counters, what the last start loaded\n"
+    "  rejected.*  batches and requests refused, by reason\n"
+    "  client.N.*  each client process: pid, label, clock, clock_order (how\n"
+    "              its reads are ordered with the work), clock_step_ns (the\n"
+    "              smallest step of its clock it observed), batches, events,\n"
+    "              duplicates dropped, gaps in sequence numbers, batches\n"
+    "              rejected, lost events and its range errors by kind\n"
+    "  calibration.LABEL.*\n"
+    "              each calibration (hostrange-bench --calibrate), the most\n"
+    "              recent first: clock, child_ns (the cost of one child\n"
+    "              scope to its parent), residue_ns (the self time a parent\n"
+    "              gains per child), empty_ns (the time inside an empty\n"
+    "              scope), timer_ns (one clock read), calls, the standard\n"
+    "              errors child_err_ns, residue_err_ns and empty_err_ns,\n"
+    "              and step_ns (the clock's smallest step it saw)\n"
+    "  node.*      the profiler's own work under each node id that had any,\n"
+    "              as `node.NAME VALUE NODEID`: stalls and stall_ns (waits\n"
+    "              of a thread for room in its buffer), wakes and wake_ns\n"
+    "              (wake-ups of a shipper by a thread); never report rows\n"
+    "\n"
+    "  -h, --help  show this help and exit\n";
+
+static void print_state(const Hostrange__StateStats *st)
+{
+#define P(name, v) printf("state.%s %llu\n", name, (unsigned long long)(v))
+    printf("state.dir %s\n", st->dir);
+    printf("state.status %s\n", st->status);
+    if (st->last_error[0] != '\0')
+        printf("state.last_error %s\n", st->last_error);
+    P("journal_bytes", st->journal_bytes);
+    P("journal_records", st->journal_records);
+    P("snapshots", st->snapshots);
+    P("write_errors", st->write_errors);
+    P("loaded_keys", st->loaded_keys);
+    P("loaded_clients", st->loaded_clients);
+    P("replayed_records", st->replayed_records);
+    P("load_problems", st->load_problems);
+#undef P
+}
+
+static void print_client(size_t i, const Hostrange__ClientStats *c)
+{
+#define P(name, v) printf("client.%zu.%s %llu\n", i, name, \
+                          (unsigned long long)(v))
+    P("pid", c->pid);
+    printf("client.%zu.label %s\n", i, c->process_label);
+    printf("client.%zu.clock %s\n", i, c->clock);
+    printf("client.%zu.clock_order %s\n", i,
+           c->clock_order[0] != '\0' ? c->clock_order : "unknown");
+    printf("client.%zu.clock_step_ns %.3g\n", i, c->clock_step_ns);
+    P("batches", c->batches);
+    P("events", c->events);
+    P("duplicates", c->duplicates);
+    P("gaps", c->gaps);
+    P("rejected", c->rejected);
+    P("lost_events", c->lost_events);
+    P("errors.out_of_order", c->errors_out_of_order);
+    P("errors.open_at_window_end", c->errors_open_at_window_end);
+    P("errors.foreign_thread", c->errors_foreign_thread);
+    P("errors.label_in_window", c->errors_label_in_window);
+    P("errors.too_deep", c->errors_too_deep);
+    P("marks", c->marks);
+#undef P
+}
+
+/* Writes `name number` with the number in the report's style. */
+static void print_number(const char *label, const char *name, double v)
+{
+    char buf[32];
+
+    if (hrd_format_number(buf, sizeof buf, v) < 0)
+        snprintf(buf, sizeof buf, "%g", v);
+    printf("calibration.%s.%s %s\n", label, name, buf);
+}
+
+static void print_calibration(const Hostrange__Calibration *c)
+{
+    printf("calibration.%s.clock %s\n", c->label, c->clock);
+    print_number(c->label, "child_ns", c->child_ns);
+    print_number(c->label, "residue_ns", c->residue_ns);
+    print_number(c->label, "empty_ns", c->empty_ns);
+    print_number(c->label, "timer_ns", c->timer_ns);
+    printf("calibration.%s.calls %llu\n", c->label,
+           (unsigned long long)c->calls);
+    print_number(c->label, "child_err_ns", c->child_err_ns);
+    print_number(c->label, "residue_err_ns", c->residue_err_ns);
+    print_number(c->label, "empty_err_ns", c->empty_err_ns);
+    print_number(c->label, "step_ns", c->step_ns);
+}
+
+static int run_stats(int argc, char **argv)
+{
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__StatsRequest sq = HOSTRANGE__STATS_REQUEST__INIT;
+    Hostrange__ControlReply *rep;
+    const Hostrange__StatsReply *s;
+
+    hrd_ctl_no_options("stats", usage_stats, argc, argv);
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_STATS;
+    q.stats = &sq;
+    if (hrd_ctl_ask(&q, &rep, 0) != 0)
+        return 1;
+    s = rep->stats;
+    if (rep->body_case != HOSTRANGE__CONTROL_REPLY__BODY_STATS || s == NULL) {
+        fprintf(stderr, "hostrangectl: hostranged at %s sent no stats\n",
+                hrd_ctl_dir);
+        hostrange__control_reply__free_unpacked(rep, NULL);
+        return 1;
+    }
+#define P(name, v) printf("daemon.%s %llu\n", name, (unsigned long long)(v))
+    P("pid", s->daemon_pid);
+    printf("daemon.uptime_s %.3f\n", (double)s->uptime_ns / 1e9);
+    P("keys", s->keys);
+    P("events", s->events);
+    P("memory_bytes", s->memory_bytes);
+    P("memory_limit_bytes", s->memory_limit);
+    P("rss_bytes", s->rss_bytes);
+    P("exact_cap", s->exact_cap);
+    P("histogram_keys", s->histogram_keys);
+    P("keys_capped", s->keys_capped);
+    P("keys_compacted", s->keys_compacted);
+    P("over_budget", s->over_budget);
+    P("retries", s->retries);
+    P("clients", s->n_clients);
+#undef P
+    fputs("daemon.clock ", stdout);
+    for (size_t i = 0; i < s->n_clocks; i++)
+        printf("%s%s", i ? "," : "", s->clocks[i]);
+    puts(s->n_clocks ? "" : "none");
+#define P(name, v) printf("paths.%s %llu\n", name, (unsigned long long)(v))
+    P("count", s->paths);
+    P("limit", s->path_limit);
+    P("depth_limit", s->path_depth_limit);
+    P("keys", s->path_keys);
+    P("too_deep", s->paths_too_deep);
+    P("table_full", s->paths_table_full);
+#undef P
+    if (s->state != NULL)
+        print_state(s->state);
+    for (size_t i = 0; i < s->n_rejections; i++)
+        printf("rejected.%s %llu\n", s->rejections[i]->name,
+               (unsigned long long)s->rejections[i]->value);
+    for (size_t i = 0; i < s->n_clients; i++)
+        print_client(i + 1, s->clients[i]);
+    for (size_t i = 0; i < s->n_calibrations; i++)
+        print_calibration(s->calibrations[i]);
+    /* The profiler's own work, per node id (last on the line: it may hold
+     * spaces). */
+    for (size_t i = 0; i < s->n_internal; i++) {
+        const Hostrange__NodeInternal *w = s->internal[i];
+        printf("node.stalls %llu %s\n", (unsigned long long)w->stalls,
+               w->node_id);
+        printf("node.stall_ns %llu %s\n", (unsigned long long)w->stall_ns,
+               w->node_id);
+        printf("node.wakes %llu %s\n", (unsigned long long)w->wakes,
+               w->node_id);
+        printf("node.wake_ns %llu %s\n", (unsigned long long)w->wake_ns,
+               w->node_id);
+    }
+    hostrange__control_reply__free_unpacked(rep, NULL);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_stats = {
+    "stats",
+    "print the daemon's counters and those of every client",
+    usage_stats,
+    run_stats,
+};

@@ -1,0 +1,789 @@
+/* Aggregation of samples per key (see agg.h). */
+#include "config.h"
+
+#include "lib/agg/agg.h"
+#include "lib/agg/events.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define SLACK HRD_AGG_SLACK
+
+static uint64_t hash_bytes(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (; *s != '\0'; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t hash_key(uint32_t node, uint32_t op, uint32_t backend,
+                         uint32_t phase, uint32_t range)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    uint32_t v[5] = { node, op, backend, phase, range };
+
+    for (int i = 0; i < 5; i++) {
+        h ^= v[i];
+        h *= 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+    }
+    return h;
+}
+
+void hrd_agg_init(struct hrd_agg *a)
+{
+    memset(a, 0, sizeof *a);
+    a->exact_cap = HRD_EXACT_CAP_DEFAULT;
+    a->max_bytes = HRD_MAX_BYTES_DEFAULT;
+    a->max_paths = HRD_MAX_PATHS_DEFAULT;
+    a->max_depth = HRD_MAX_DEPTH_DEFAULT;
+}
+
+/*
+ * An exact buffer of at least MAP_MIN bytes lives in a mapping of its own,
+ * which mremap grows in place (the kernel moves page tables, nothing is
+ * copied); smaller ones live on the heap.
+ */
+#define MAP_MIN ((size_t)256 << 10)
+
+static void buf_free(struct hrd_key *k)
+{
+    if (k->mapped)
+        munmap(k->buf, k->cap);
+    else
+        free(k->buf);
+    k->buf = NULL;
+    k->mapped = 0;
+}
+
+/* Frees a key's events (its buffer or histograms), not its counts. */
+static void key_data_free(struct hrd_agg *a, struct hrd_key *k)
+{
+    a->bytes -= k->cap;
+    buf_free(k);
+    k->len = k->cap = 0;
+    if (k->self != NULL && k->self != k->incl) {
+        a->bytes -= sizeof *k->self + hrd_hist_bytes(k->self);
+        hrd_hist_fini(k->self);
+        free(k->self);
+    }
+    k->self = NULL;
+    if (k->incl != NULL) {
+        a->bytes -= sizeof *k->incl + hrd_hist_bytes(k->incl);
+        hrd_hist_fini(k->incl);
+        free(k->incl);
+        k->incl = NULL;
+    }
+}
+
+/* Bytes of a key's histograms, a shared one once. */
+static size_t hists_bytes(const struct hrd_key *k)
+{
+    size_t n = sizeof *k->incl + hrd_hist_bytes(k->incl);
+
+    if (k->self != k->incl)
+        n += sizeof *k->self + hrd_hist_bytes(k->self);
+    return n;
+}
+
+int hrd_agg_key_unshare(struct hrd_agg *a, struct hrd_key *k)
+{
+    struct hrd_hist *h;
+
+    if (k->exact || k->self != k->incl)
+        return 0;
+    h = malloc(sizeof *h);
+    if (h == NULL)
+        return -ENOMEM;
+    if (hrd_hist_copy(h, k->incl) != 0) {
+        free(h);
+        return -ENOMEM;
+    }
+    k->self = h;
+    a->bytes += sizeof *h + hrd_hist_bytes(h);
+    return 0;
+}
+
+static void key_free(struct hrd_agg *a, struct hrd_key *k)
+{
+    hrd_agg_paths_free(a, k);
+    a->bytes -= sizeof *k;
+    key_data_free(a, k);
+    if (k->path == 0) /* path keys' samples are counted by range keys */
+        a->events -= 2 * k->pairs + k->records;
+    free(k);
+}
+
+uint32_t hrd_agg_paths_share(struct hrd_agg *a)
+{
+    uint32_t shared = 0;
+
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        struct hrd_key *k = a->keys[i], *p = k->paths;
+
+        if (p == NULL || p->pnext != NULL || p->mirror || k->records != 0 ||
+            p->pairs != k->pairs || p->exact != k->exact ||
+            p->children != k->children || p->descendants != k->descendants)
+            continue;
+        if (k->exact ? p->len != k->len ||
+                           (k->len != 0 && memcmp(p->buf, k->buf, k->len))
+                     : !hrd_hist_equal(p->incl, k->incl) ||
+                           !hrd_hist_equal(p->self, k->self))
+            continue;
+        key_data_free(a, p);
+        p->pairs = p->children = p->descendants = 0;
+        p->exact = 1;
+        p->has_scopes = 0;
+        p->mirror = 1;
+        shared++;
+    }
+    return shared;
+}
+
+void hrd_agg_paths_free(struct hrd_agg *a, struct hrd_key *k)
+{
+    struct hrd_key *p, *next;
+
+    for (p = k->paths; p != NULL; p = next) {
+        next = p->pnext;
+        key_free(a, p);
+        a->npkeys--;
+    }
+    k->paths = NULL;
+}
+
+void hrd_agg_reset(struct hrd_agg *a)
+{
+    for (uint32_t i = 0; i < a->nkeys; i++)
+        key_free(a, a->keys[i]);
+    free(a->keys);
+    free(a->kindex);
+    a->keys = NULL;
+    a->kindex = NULL;
+    a->nkeys = a->capkeys = a->kslots = 0;
+    free(a->pkindex);
+    a->pkindex = NULL;
+    a->npkeys = a->pkslots = 0;
+    a->events = 0;
+    a->bytes = hrd_agg_pathtab_bytes(a); /* the path table stays */
+    a->over_budget = 0;
+}
+
+void hrd_agg_fini(struct hrd_agg *a)
+{
+    if (a == NULL)
+        return;
+    hrd_agg_reset(a);
+    for (uint32_t i = 0; i < a->str.n; i++)
+        free(a->str.s[i]);
+    free(a->str.s);
+    free(a->str.rank);
+    free(a->str.lost);
+    free(a->str.internal);
+    free(a->str.index);
+    free(a->scratch);
+    free(a->path.parent);
+    free(a->path.range);
+    free(a->path.depth);
+    free(a->path.index);
+    memset(a, 0, sizeof *a);
+}
+
+uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
+{
+    struct hrd_strtab *t = &a->str;
+    uint32_t i;
+
+    if (t->slots != 0) {
+        for (i = (uint32_t)hash_bytes(s) & (t->slots - 1); t->index[i] != 0;
+             i = (i + 1) & (t->slots - 1)) {
+            if (strcmp(t->s[t->index[i] - 1], s) == 0)
+                return t->index[i];
+        }
+    }
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? 2 * t->cap : 64;
+        char **ns = realloc(t->s, cap * sizeof *ns);
+        if (ns == NULL)
+            return 0;
+        t->s = ns;
+        uint32_t *nr = realloc(t->rank, cap * sizeof *nr);
+        if (nr == NULL)
+            return 0;
+        t->rank = nr;
+        uint64_t *nl = realloc(t->lost, cap * sizeof *nl);
+        if (nl == NULL)
+            return 0;
+        t->lost = nl;
+        struct hrd_internal *ni = realloc(t->internal, cap * sizeof *ni);
+        if (ni == NULL)
+            return 0;
+        t->internal = ni;
+        t->cap = cap;
+    }
+    if (2 * (t->n + 1) >= t->slots) {
+        uint32_t slots = t->slots ? 2 * t->slots : 256;
+        uint32_t *idx = calloc(slots, sizeof *idx);
+        if (idx == NULL)
+            return 0;
+        for (uint32_t id = 1; id <= t->n; id++) {
+            uint32_t j = (uint32_t)hash_bytes(t->s[id - 1]) & (slots - 1);
+            while (idx[j] != 0)
+                j = (j + 1) & (slots - 1);
+            idx[j] = id;
+        }
+        free(t->index);
+        t->index = idx;
+        t->slots = slots;
+    }
+    t->s[t->n] = strdup(s);
+    if (t->s[t->n] == NULL)
+        return 0;
+    t->rank[t->n] = 0;
+    t->lost[t->n] = 0;
+    memset(&t->internal[t->n], 0, sizeof t->internal[t->n]);
+    for (i = (uint32_t)hash_bytes(s) & (t->slots - 1); t->index[i] != 0;
+         i = (i + 1) & (t->slots - 1))
+        ;
+    t->index[i] = ++t->n;
+    return t->n;
+}
+
+const char *hrd_agg_str_get(const struct hrd_agg *a, uint32_t id)
+{
+    return (id >= 1 && id <= a->str.n) ? a->str.s[id - 1] : "";
+}
+
+void hrd_agg_rank_node(struct hrd_agg *a, uint32_t id)
+{
+    if (a->str.rank[id - 1] == 0)
+        a->str.rank[id - 1] = ++a->node_ranks;
+}
+
+void hrd_agg_rank_range(struct hrd_agg *a, uint32_t id)
+{
+    if (a->str.rank[id - 1] == 0)
+        a->str.rank[id - 1] = ++a->range_ranks;
+}
+
+void hrd_agg_lost_add(struct hrd_agg *a, uint32_t id, int64_t delta)
+{
+    if (id >= 1 && id <= a->str.n)
+        a->str.lost[id - 1] += (uint64_t)delta;
+}
+
+void hrd_agg_internal_add(struct hrd_agg *a, uint32_t id, uint64_t stalls,
+                          uint64_t stall_ns, uint64_t wakes, uint64_t wake_ns)
+{
+    struct hrd_internal *w;
+
+    if (id < 1 || id > a->str.n)
+        return;
+    w = &a->str.internal[id - 1];
+    w->stalls += stalls;
+    w->stall_ns += stall_ns;
+    w->wakes += wakes;
+    w->wake_ns += wake_ns;
+}
+
+static int kindex_build(struct hrd_agg *a, uint32_t slots)
+{
+    uint32_t *idx = calloc(slots, sizeof *idx);
+
+    if (idx == NULL)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < a->nkeys; k++) {
+        const struct hrd_key *key = a->keys[k];
+        uint32_t j = (uint32_t)hash_key(key->node, key->op, key->backend,
+                                        key->phase, key->range) &
+                     (slots - 1);
+        while (idx[j] != 0)
+            j = (j + 1) & (slots - 1);
+        idx[j] = k + 1;
+    }
+    free(a->kindex);
+    a->kindex = idx;
+    a->kslots = slots;
+    return 0;
+}
+
+struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
+                            uint32_t backend, uint32_t phase, uint32_t range)
+{
+    uint64_t h = hash_key(node, op, backend, phase, range);
+    struct hrd_key *k;
+    uint32_t i;
+
+    if (2 * (a->nkeys + 1) >= a->kslots &&
+        kindex_build(a, a->kslots ? 2 * a->kslots : 1024) != 0)
+        return NULL;
+    for (i = (uint32_t)h & (a->kslots - 1); a->kindex[i] != 0;
+         i = (i + 1) & (a->kslots - 1)) {
+        k = a->keys[a->kindex[i] - 1];
+        if (k->node == node && k->op == op && k->backend == backend &&
+            k->phase == phase && k->range == range)
+            return k;
+    }
+    if (a->nkeys == a->capkeys) {
+        uint32_t cap = a->capkeys ? 2 * a->capkeys : 256;
+        struct hrd_key **nk = realloc(a->keys, cap * sizeof *nk);
+        if (nk == NULL)
+            return NULL;
+        a->keys = nk;
+        a->capkeys = cap;
+    }
+    k = calloc(1, sizeof *k);
+    if (k == NULL)
+        return NULL;
+    k->node = node;
+    k->op = op;
+    k->backend = backend;
+    k->phase = phase;
+    k->range = range;
+    k->serial = a->next_serial++;
+    k->exact = 1;
+    a->keys[a->nkeys++] = k;
+    a->kindex[i] = a->nkeys;
+    a->bytes += sizeof *k;
+    return k;
+}
+
+void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k)
+{
+    uint32_t kept = 0;
+
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        if (a->keys[i] != k)
+            a->keys[kept++] = a->keys[i];
+    }
+    if (kept == a->nkeys)
+        return;
+    a->nkeys = kept;
+    key_free(a, k);
+    if (kindex_build(a, a->kslots) != 0 || hrd_agg_paths_reindex(a) != 0)
+        hrd_agg_reset(a);
+}
+
+/* Makes room for `more` bytes of entries, and one more entry, in an exact
+ * key. */
+static int reserve_n(struct hrd_agg *a, struct hrd_key *k, size_t more)
+{
+    size_t cap, page;
+    void *nb;
+
+    if (k->len + more + SLACK <= k->cap)
+        return 0;
+    cap = k->cap + k->cap / 4;
+    if (cap < k->len + more + SLACK)
+        cap = k->len + more + SLACK;
+    if (cap < 64)
+        cap = 64;
+    if (cap < MAP_MIN) {
+        nb = realloc(k->buf, cap);
+        if (nb == NULL)
+            return -ENOMEM;
+    } else {
+        page = (size_t)sysconf(_SC_PAGESIZE);
+        cap = (cap + page - 1) / page * page;
+        if (k->mapped) {
+            nb = mremap(k->buf, k->cap, cap, MREMAP_MAYMOVE);
+        } else {
+            nb = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (nb != MAP_FAILED) {
+                if (k->len != 0)
+                    memcpy(nb, k->buf, k->len);
+                free(k->buf);
+            }
+        }
+        if (nb == MAP_FAILED)
+            return -ENOMEM;
+        k->mapped = 1;
+    }
+    a->bytes += cap - k->cap;
+    k->buf = nb;
+    k->cap = cap;
+    return 0;
+}
+
+/* Makes room for one more entry in an exact key. */
+static int reserve(struct hrd_agg *a, struct hrd_key *k)
+{
+    return reserve_n(a, k, 0);
+}
+
+/* Adds to histograms: a range event (self != NULL) or a record. Room is
+ * made first, so that either both values go in or neither does. A shared
+ * histogram takes a leaf event once; anything else parts the two first. */
+static int hist_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl,
+                    const uint64_t *self)
+{
+    size_t before;
+    uint64_t *si, *ss;
+    int rc = 0;
+
+    if (k->self == k->incl) {
+        if (self != NULL && *self == incl) {
+            before = hrd_hist_bytes(k->incl);
+            rc = hrd_hist_add(k->incl, incl);
+            a->bytes += hrd_hist_bytes(k->incl) - before;
+            return rc;
+        }
+        if (hrd_agg_key_unshare(a, k) != 0)
+            return -ENOMEM;
+    }
+    before = k->incl->bytes + k->self->bytes;
+    si = hrd_hist_slot(k->incl, incl);
+    ss = self != NULL ? hrd_hist_slot(k->self, *self) : NULL;
+
+    /* Both buckets' chunks exist (nearly always): two increments. */
+    if (si != NULL && (self == NULL || ss != NULL)) {
+        hrd_hist_bump(k->incl, si, incl);
+        if (self != NULL)
+            hrd_hist_bump(k->self, ss, *self);
+        return 0;
+    }
+    if (hrd_hist_reserve(k->incl, incl) != 0 ||
+        (self != NULL && hrd_hist_reserve(k->self, *self) != 0)) {
+        rc = -ENOMEM;
+    } else {
+        hrd_hist_add(k->incl, incl);
+        if (self != NULL)
+            hrd_hist_add(k->self, *self);
+    }
+    a->bytes += k->incl->bytes + k->self->bytes - before;
+    return rc;
+}
+
+static void after_add(struct hrd_agg *a, struct hrd_key *k)
+{
+    if (k->exact && k->pairs + k->records >= a->exact_cap &&
+        hrd_agg_key_to_hist(a, k) == 0)
+        a->capped++;
+}
+
+int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+                     uint64_t self_ns)
+{
+    uint64_t diff = incl_ns - self_ns;
+
+    if (self_ns > incl_ns)
+        diff = 0; /* validated earlier; never stored negative */
+    if (!k->exact) {
+        if (hist_add(a, k, incl_ns, &self_ns) != 0)
+            return -ENOMEM;
+    } else {
+        if (reserve(a, k) != 0)
+            return -ENOMEM;
+        hrd_agg__put_pair(k, incl_ns, diff);
+    }
+    k->pairs++;
+    k->has_scopes = 1;
+    a->events += 2;
+    after_add(a, k);
+    return 0;
+}
+
+int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k, uint64_t value_ns)
+{
+    /* Records have no path: they part a key from its mirror. */
+    if (hrd_agg_path_unmirror(a, k) != 0)
+        return -ENOMEM;
+    if (!k->exact) {
+        if (hist_add(a, k, value_ns, NULL) != 0)
+            return -ENOMEM;
+    } else {
+        unsigned w1 = hrd_agg__width(value_ns);
+        uint8_t *p;
+
+        if (reserve(a, k) != 0)
+            return -ENOMEM;
+        p = k->buf + k->len;
+        p[0] = (uint8_t)(w1 | HRD_EV_RECORD_MARK << 4);
+        hrd_agg__put8(p + 1, value_ns);
+        k->len += 1 + w1;
+    }
+    k->records++;
+    a->events++;
+    after_add(a, k);
+    return 0;
+}
+
+int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
+                          const uint8_t *buf, size_t len, uint64_t pairs,
+                          uint64_t records)
+{
+    const uint8_t *p = buf, *end = buf + len;
+    int rc = 0;
+
+    if (records != 0 && hrd_agg_path_unmirror(a, k) != 0)
+        return -ENOMEM;
+    /* Below the cap, the entries are appended as they are. */
+    if (k->exact && k->pairs + k->records + pairs + records < a->exact_cap) {
+        if (reserve_n(a, k, len) != 0)
+            return -ENOMEM;
+        if (len != 0)
+            memcpy(k->buf + k->len, buf, len);
+        k->len += len;
+        k->pairs += pairs;
+        k->records += records;
+        k->has_scopes |= pairs > 0;
+        a->events += 2 * pairs + records;
+        return 0;
+    }
+    /* Otherwise one at a time, so that the cap applies as to arriving
+     * events. */
+    while (p < end && rc == 0) {
+        uint64_t x, d;
+        int rec;
+
+        p += hrd_ev_entry_at(p, (size_t)(end - p), &x, &d, &rec);
+        rc = rec ? hrd_agg_add_record(a, k, x) : hrd_agg_add(a, k, x, x - d);
+    }
+    return rc;
+}
+
+int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
+                          const uint8_t *buf, size_t len, uint64_t pairs,
+                          uint64_t records)
+{
+    uint64_t np, nr;
+
+    if (!k->exact || k->pairs + k->records != 0 ||
+        hrd_agg_events_check(buf, len, &np, &nr) != 0 || np != pairs ||
+        nr != records)
+        return -EINVAL;
+    k->buf = malloc(len + SLACK);
+    if (k->buf == NULL)
+        return -ENOMEM;
+    if (len != 0)
+        memcpy(k->buf, buf, len);
+    k->len = len;
+    k->cap = len + SLACK;
+    k->pairs = pairs;
+    k->records = records;
+    k->has_scopes = pairs > 0;
+    a->bytes += k->cap;
+    a->events += 2 * pairs + records;
+    return 0;
+}
+
+int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
+                         struct hrd_hist *incl, struct hrd_hist *self,
+                         uint64_t pairs, uint64_t records)
+{
+    if (!k->exact || k->pairs + k->records != 0 ||
+        incl->n != pairs + records || self->n != pairs)
+        return -EINVAL;
+    k->exact = 0;
+    k->incl = incl;
+    k->self = self;
+    /* Two histograms holding the same values (a key of leaves: with no
+     * self time above its inclusive time, equal sums mean every event was
+     * one) become one. */
+    if (self != incl && records == 0 && hrd_hist_equal(incl, self) &&
+        incl->sumsq_small == self->sumsq_small &&
+        incl->sumsq_big == self->sumsq_big) {
+        hrd_hist_fini(self);
+        free(self);
+        k->self = incl;
+    }
+    k->pairs = pairs;
+    k->records = records;
+    k->has_scopes = pairs > 0;
+    a->bytes += hists_bytes(k);
+    a->events += 2 * pairs + records;
+    return 0;
+}
+
+/* Makes the scratch hold at least n values. */
+static int scratch(struct hrd_agg *a, size_t n)
+{
+    uint64_t *s;
+
+    if (n <= a->scratch_cap)
+        return 0;
+    s = realloc(a->scratch, n * sizeof *s);
+    if (s == NULL)
+        return -ENOMEM;
+    a->scratch = s;
+    a->scratch_cap = n;
+    return 0;
+}
+
+/* Decodes and sorts a key's values into the scratch: incl at *incl, self
+ * at *self. Returns 0 or -ENOMEM. */
+static int sorted_values(struct hrd_agg *a, const struct hrd_key *k,
+                         uint64_t **incl, size_t *ni, uint64_t **self,
+                         size_t *ns)
+{
+    size_t all = k->pairs + k->records;
+
+    if (scratch(a, 2 * all + k->pairs + 1) != 0)
+        return -ENOMEM;
+    *incl = a->scratch;
+    *self = a->scratch + all;
+    hrd_agg_key_values(k, *incl, ni, *self, ns);
+    hrd_sort_u64(*incl, *ni, *self + *ns);
+    hrd_sort_u64(*self, *ns, *self + *ns);
+    return 0;
+}
+
+int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
+{
+    struct hrd_hist *hi = NULL, *hs = NULL;
+    const uint8_t *p = k->buf, *end = p != NULL ? p + k->len : p;
+    int leaves = 1;
+
+    if (!k->exact)
+        return 0;
+    /*
+     * Straight from the encoding, in any order (a histogram's buckets and
+     * sums do not depend on it), with no copy of the values: a key moves
+     * to histograms when memory runs short, so this must not take more.
+     * First whether every event is a range without children (no record,
+     * self = inclusive): then the two populations share one histogram.
+     */
+    for (const uint8_t *q = p; q < end && leaves;) {
+        unsigned w1 = q[0] & 15u, w2 = q[0] >> 4;
+
+        leaves = w2 != HRD_EV_RECORD_MARK &&
+                 (hrd_ev_get8(q + 1 + w1) & hrd_ev_mask(w2)) == 0;
+        q += 1 + w1 + (w2 == HRD_EV_RECORD_MARK ? 0 : w2);
+    }
+    hi = malloc(sizeof *hi);
+    hs = leaves ? hi : malloc(sizeof *hs);
+    if (hi == NULL || hs == NULL)
+        goto fail;
+    hrd_hist_init(hi);
+    hrd_hist_init(hs);
+    while (p < end) {
+        unsigned w1 = p[0] & 15u, w2 = p[0] >> 4;
+        uint64_t x = hrd_ev_get8(p + 1) & hrd_ev_mask(w1);
+
+        if (hrd_hist_add(hi, x) != 0)
+            goto fail;
+        if (w2 == HRD_EV_RECORD_MARK) {
+            p += 1 + w1;
+            continue;
+        }
+        if (!leaves &&
+            hrd_hist_add(hs, x - (hrd_ev_get8(p + 1 + w1) &
+                                  hrd_ev_mask(w2))) != 0)
+            goto fail;
+        p += 1 + w1 + w2;
+    }
+    a->bytes -= k->cap;
+    buf_free(k);
+    k->len = k->cap = 0;
+    k->incl = hi;
+    k->self = hs;
+    k->exact = 0;
+    a->bytes += hists_bytes(k);
+    return 0;
+fail:
+    if (hs != hi) {
+        hrd_hist_fini(hs);
+        free(hs);
+    }
+    hrd_hist_fini(hi);
+    free(hi);
+    return -ENOMEM;
+}
+
+static int cmp_size_desc(const void *pa, const void *pb)
+{
+    const struct hrd_key *x = *(struct hrd_key *const *)pa;
+    const struct hrd_key *y = *(struct hrd_key *const *)pb;
+
+    return (x->cap < y->cap) - (x->cap > y->cap);
+}
+
+/* Keys below this many events are left exact: their histograms would not
+ * be smaller. */
+#define COMPACT_MIN_EVENTS 4096u
+
+uint32_t hrd_agg_enforce(struct hrd_agg *a)
+{
+    struct hrd_key **big;
+    uint32_t n = 0, done = 0;
+    size_t target = a->max_bytes - a->max_bytes / 8;
+
+    if (a->bytes <= a->max_bytes) {
+        a->over_budget = 0;
+        return 0;
+    }
+    big = malloc(((size_t)a->nkeys + a->npkeys + 1) * sizeof *big);
+    if (big != NULL) {
+        for (uint32_t i = 0; i < a->nkeys; i++) {
+            struct hrd_key *k = a->keys[i];
+            if (k->exact && k->pairs + k->records >= COMPACT_MIN_EVENTS)
+                big[n++] = k;
+            /* Path keys (paths.c) are compacted like the others. */
+            for (struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
+                if (p->exact && p->pairs >= COMPACT_MIN_EVENTS)
+                    big[n++] = p;
+            }
+        }
+        qsort(big, n, sizeof *big, cmp_size_desc);
+        for (uint32_t i = 0; i < n && a->bytes > target; i++) {
+            if (hrd_agg_key_to_hist(a, big[i]) == 0)
+                done++;
+        }
+        free(big);
+    }
+    a->compacted += done;
+    a->over_budget = a->bytes > a->max_bytes;
+    return done;
+}
+
+uint32_t hrd_agg_reset_filtered(struct hrd_agg *a, const struct hrd_filter *f)
+{
+    struct hrd_match m;
+    uint32_t kept = 0, dropped;
+
+    if (hrd_match_init(&m, a, f) != 0)
+        return 0;
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        struct hrd_key *k = a->keys[i];
+        if (hrd_match_key(&m, a, k))
+            key_free(a, k);
+        else
+            a->keys[kept++] = k;
+    }
+    hrd_match_fini(&m);
+    dropped = a->nkeys - kept;
+    a->nkeys = kept;
+    if (dropped > 0 && (kindex_build(a, a->kslots) != 0 ||
+                        hrd_agg_paths_reindex(a) != 0)) {
+        /* Without an index no key can be found: fall back to none. */
+        hrd_agg_reset(a);
+    }
+    if (a->bytes <= a->max_bytes)
+        a->over_budget = 0;
+    return dropped;
+}
+
+int hrd_agg_key_summaries(struct hrd_agg *a, const struct hrd_key *k,
+                          struct hrd_summary *incl, struct hrd_summary *self)
+{
+    if (k->exact) {
+        uint64_t *vi, *vs;
+        size_t ni, ns;
+
+        if (sorted_values(a, k, &vi, &ni, &vs, &ns) != 0)
+            return -ENOMEM;
+        hrd_summary_sorted(vi, ni, incl);
+        hrd_summary_sorted(vs, ns, self);
+    } else {
+        hrd_summary_hist(k->incl, incl);
+        hrd_summary_hist(k->self, self);
+    }
+    return 0;
+}

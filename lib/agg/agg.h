@@ -1,0 +1,501 @@
+/*
+ * Aggregation: samples per key, and the order of report rows. Pure logic, no
+ * I/O.
+ *
+ * A key is (node id, operator, backend, phase, range); each key holds two
+ * populations, inclusive and self, except keys fed only by records (values
+ * the program measured itself, such as end_to_end), which hold inclusive
+ * only. Strings are interned in one table; node ids are ranked in first-seen
+ * order and range names in the order clients first entered their scopes
+ * (each batch lists its process's range names in that order).
+ *
+ * Exact mode. A key keeps every event exactly, as one variable-length entry
+ * per event in a byte array: a header byte whose low nibble is the number of
+ * bytes of the inclusive time (0..8) and whose high nibble is the number of
+ * bytes of inclusive minus self time (0..8), or 15 for a record (no self
+ * time), then those bytes, little-endian. An event whose inclusive time is
+ * under 65536 ns and whose children took under 65536 ns costs at most 5
+ * bytes, a leaf range (self == inclusive) at most 3.
+ *
+ * Children. Each key also keeps the sum of the numbers of direct child
+ * ranges its range events had (Batch.sample_children), so that the mean
+ * number of children per call, and with a calibration the observer cost in
+ * its figures, is known (observer.h). It is one exact counter in both modes.
+ *
+ * Histogram mode. When a key reaches `exact_cap` events (range events plus
+ * records), or when the memory budget `max_bytes` is exceeded and it is
+ * among the largest keys, its populations move into log-linear histograms
+ * (hist.h): count, mean, minimum and maximum stay exact; quantiles are then
+ * estimates within 0.1%, and its rows say exact = 0. Nothing is dropped.
+ * While every event of a key in histograms was a leaf (self == inclusive)
+ * and it has no record, its two populations are equal and share one
+ * histogram (incl == self): an event then costs one add, and the memory of
+ * one histogram. The first event that is not a leaf, or a record, gives
+ * self a copy of its own (hrd_agg_key_unshare). Readers see two equal
+ * histograms either way.
+ *
+ * Rows (rows.c) come out ordered by node rank, phase (cold before warm),
+ * scope ranges before record-only ranges, range rank, key creation,
+ * inclusive before self.
+ *
+ * Calling contexts (paths.c). Besides its population per range name, each
+ * range sample also goes into a population per calling context: a path
+ * key, (labels, path), where a path is the chain of ranges enclosing the
+ * sample's range on its thread, itself included, interned in the path
+ * table (a path id is its parent's id and its innermost range; ids from
+ * 1). A path key hangs off the range key of its innermost range (its
+ * `paths` list), is stored like any key (exact, then histograms at the
+ * exact cap or under memory pressure) and counts toward max_bytes.
+ * Why two populations rather than per-path keys merged into per-range rows
+ * at report time: the report per range name stays exactly what it was
+ * (same values, same exact cap, same order, and every reader of range
+ * keys, from the observer to run files and diff, is unchanged), while the
+ * cost of paths is bounded on its own terms: at most max_paths paths, none
+ * deeper than max_depth (a sample whose context is beyond either is kept
+ * per range name only, and counted in paths_too_deep or paths_table_full),
+ * and their samples under the same memory budget, compacted like the
+ * others. The price is the samples' memory twice; the budget holds it.
+ * Records (values the program measured itself) have no calling context
+ * and are kept per range name only.
+ */
+#ifndef HOSTRANGE_AGG_H
+#define HOSTRANGE_AGG_H
+
+#include <endian.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lib/stat/hist.h"
+#include "lib/agg/rows.h"
+#include "lib/stat/stats.h"
+
+#define HRD_EXACT_CAP_DEFAULT 1000000u
+#define HRD_MAX_BYTES_DEFAULT ((size_t)1 << 30)
+
+struct hrd_key {
+    uint32_t node;    /* string id */
+    uint32_t op;      /* string id */
+    uint32_t backend; /* string id */
+    uint32_t phase;   /* HRP_PHASE_* */
+    uint32_t range;   /* string id */
+    uint32_t serial;  /* creation order */
+    uint8_t has_scopes; /* fed by range samples (not only records) */
+    uint8_t exact;      /* events kept exactly (else histograms) */
+    uint8_t mapped;     /* buf is a mapping of its own (agg.c) */
+    uint64_t pairs;     /* range events (an inclusive and a self time) */
+    uint64_t records;   /* record values (inclusive only) */
+    uint64_t children;  /* the sum of the range events' numbers of direct
+                           child ranges (kept exactly in both modes) */
+    uint64_t descendants; /* the same of all their descendants */
+    /* Exact mode: the encoded events (see above). */
+    uint8_t *buf;
+    size_t len;
+    size_t cap;
+    /* Histogram mode (self == incl: shared, see above). */
+    struct hrd_hist *incl;
+    struct hrd_hist *self;
+    /* Calling contexts (see above): a range key's path keys, in creation
+     * order; a path key's path id (0 on a range key) and the next path key
+     * of its range key. */
+    struct hrd_key *paths;
+    struct hrd_key *pnext;
+    uint32_t path;
+    /* A path key that mirrors its range key: it holds no event of its own,
+     * its events are the range key's (every sample of the range key so far
+     * came through this one path). Readers see it through
+     * hrd_agg_path_view; it is filled with a copy of the range key's
+     * events (hrd_agg_path_unmirror) once they part: a second path, a
+     * sample kept without a path, or a record. Only the first path key of
+     * a key that had no event when the key was made is one. */
+    uint8_t mirror;
+};
+
+/* The path table: path id - 1 -> its parent's id (0: none), its innermost
+ * range (string id) and its depth (1 for a range at the top). */
+struct hrd_pathtab {
+    uint32_t *parent;
+    uint32_t *range;
+    uint8_t *depth;
+    uint32_t n, cap;
+    uint32_t *index;  /* open addressing: slot -> id */
+    uint32_t slots;
+};
+
+#define HRD_MAX_PATHS_DEFAULT 65536u
+#define HRD_MAX_DEPTH_DEFAULT 64u
+/* The depth cap cannot be set above this. */
+#define HRD_MAX_DEPTH_LIMIT 255u
+
+/* The profiler's own work the clients reported under a node id: waits for
+ * room in their buffers (stalls) and wake-ups of their shippers. Kept in
+ * memory since the daemon started (not in its state). */
+struct hrd_internal {
+    uint64_t stalls, stall_ns, wakes, wake_ns;
+};
+
+struct hrd_strtab {
+    char **s;         /* id - 1 -> string */
+    uint32_t *rank;   /* id - 1 -> node or range rank + 1 (0 = none) */
+    uint64_t *lost;   /* id - 1 -> events lost under this node id */
+    struct hrd_internal *internal; /* id - 1 -> the profiler's own work
+                                      under this node id */
+    uint32_t n, cap;
+    uint32_t *index;  /* open addressing: slot -> id */
+    uint32_t slots;
+};
+
+struct hrd_agg {
+    struct hrd_strtab str;
+    uint32_t node_ranks, range_ranks;
+    struct hrd_key **keys;  /* in creation order */
+    uint32_t nkeys, capkeys;
+    uint32_t *kindex;       /* open addressing: slot -> key index + 1 */
+    uint32_t kslots;
+    uint32_t next_serial;
+    uint64_t events;        /* samples held (inclusive + self + records) */
+    size_t bytes;           /* memory held by keys, samples, histograms */
+    /* Settings (hrd_agg_init sets the defaults). */
+    uint64_t exact_cap;     /* events per key kept exactly */
+    size_t max_bytes;       /* the memory budget */
+    /* Counters. */
+    uint64_t capped;        /* keys turned into histograms at exact_cap */
+    uint64_t compacted;     /* keys turned into histograms for memory */
+    int over_budget;        /* over max_bytes with nothing left to compact */
+    /* Scratch for decoding and sorting (owned). */
+    uint64_t *scratch;
+    size_t scratch_cap;
+    /* Calling contexts (paths.c): the path table, the index of path keys
+     * on (range key, path), their limits and counters. */
+    struct hrd_pathtab path;
+    struct hrd_key **pkindex;
+    uint32_t npkeys, pkslots;
+    uint32_t max_paths;      /* paths interned at most */
+    uint32_t max_depth;      /* the deepest path kept */
+    uint64_t paths_too_deep;   /* samples kept without their path: deeper
+                                  than max_depth */
+    uint64_t paths_table_full; /* ... the path table was full */
+};
+
+/* Which keys a dump or a reset applies to; NULL or "" (0 for the phase)
+ * matches anything. Strings are shell patterns (fnmatch). */
+struct hrd_filter {
+    const char *node;
+    const char *op;
+    const char *backend;
+    const char *range;
+    unsigned phase;
+};
+
+/* Where a paged dump stands: the order of the last key it emitted. */
+struct hrd_cursor {
+    uint32_t pos[5];
+    int started;
+    int done;
+};
+
+void hrd_agg_init(struct hrd_agg *a);
+void hrd_agg_fini(struct hrd_agg *a);
+/* Drops every key and sample (string tables, ranks and lost counts stay). */
+void hrd_agg_reset(struct hrd_agg *a);
+/* Drops the keys that match f. Returns how many were dropped. */
+uint32_t hrd_agg_reset_filtered(struct hrd_agg *a, const struct hrd_filter *f);
+
+/* Interns a string; returns its id (>= 1) or 0 on ENOMEM. */
+uint32_t hrd_agg_str(struct hrd_agg *a, const char *s);
+const char *hrd_agg_str_get(const struct hrd_agg *a, uint32_t id);
+
+/* Gives node id string `id` a rank when it has none. */
+void hrd_agg_rank_node(struct hrd_agg *a, uint32_t id);
+/* Gives range name string `id` a rank when it has none. */
+void hrd_agg_rank_range(struct hrd_agg *a, uint32_t id);
+/* Adds delta (which may be negative) to the events lost under node `id`. */
+void hrd_agg_lost_add(struct hrd_agg *a, uint32_t id, int64_t delta);
+/* Adds to the profiler's own work under node `id`. */
+void hrd_agg_internal_add(struct hrd_agg *a, uint32_t id, uint64_t stalls,
+                          uint64_t stall_ns, uint64_t wakes, uint64_t wake_ns);
+
+/* Finds or creates the key. Returns NULL on ENOMEM. */
+struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
+                            uint32_t backend, uint32_t phase, uint32_t range);
+
+/* Removes a key and its samples. */
+void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k);
+
+/* Adds a range sample / a record to a key. Return 0 or -ENOMEM (the key is
+ * then unchanged). hrd_agg_add is inline for the common cases: an exact key
+ * with room, below its cap, and a key in histograms whose buckets for the
+ * sample exist. */
+static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
+                              uint64_t incl_ns, uint64_t self_ns);
+int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+                     uint64_t self_ns);
+int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k,
+                       uint64_t value_ns);
+
+/*
+ * Fills a new, empty key with events as a snapshot holds them: an exact
+ * encoding (copied; it must decode to `pairs` range events and `records`
+ * records, with self times not above inclusive ones), or two histograms
+ * (which the key takes over on success, freeing self when it holds the
+ * same values as incl, which it then shares; self may be incl; incl must
+ * count pairs + records values, self pairs). Return 0, -EINVAL when the
+ * data does not check out, or -ENOMEM.
+ */
+int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
+                          const uint8_t *buf, size_t len, uint64_t pairs,
+                          uint64_t records);
+int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
+                         struct hrd_hist *incl, struct hrd_hist *self,
+                         uint64_t pairs, uint64_t records);
+
+/* Checks an exact encoding (len bytes at buf, no slack needed past them):
+ * every entry whole and valid, self times not above inclusive ones.
+ * Returns 0 with the numbers of range events and records it holds, or
+ * -EINVAL. */
+int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
+                         uint64_t *records);
+
+/* The values of an exact encoding (no slack needed past it), in order,
+ * in one pass that also checks it (as hrd_agg_events_check):
+ * incl[0..*nincl) and self[0..*nself); the arrays hold maxi and maxs
+ * values (self one more, for a record's scratch value). Returns 0, or
+ * -EINVAL for an invalid encoding or more values than room. */
+int hrd_agg_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
+                          size_t maxi, size_t *nincl, uint64_t *self,
+                          size_t maxs, size_t *nself);
+
+/*
+ * Adds events in the exact encoding (checked by hrd_agg_events_check:
+ * `pairs` range events and `records` records) to a key, in their order: an
+ * exact key that stays below its cap takes the bytes as they are; else
+ * they are added one by one as arriving samples are (the cap and
+ * histograms apply). Records part the key from its mirror first. Returns 0
+ * or -ENOMEM (the key may then hold part of the events).
+ */
+int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
+                          const uint8_t *buf, size_t len, uint64_t pairs,
+                          uint64_t records);
+
+/* Moves a key's events into histograms. Returns 0 or -ENOMEM (the key is
+ * then unchanged). */
+int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k);
+
+/* Gives a key in histograms whose populations share one (see above) a
+ * self histogram of its own, as any change to one population alone needs
+ * first; nothing to do for other keys. Returns 0 or -ENOMEM (the key is
+ * then unchanged). */
+int hrd_agg_key_unshare(struct hrd_agg *a, struct hrd_key *k);
+
+/*
+ * Keeps memory within max_bytes: when over, turns the largest exact keys
+ * into histograms, largest first, until 7/8 of the budget is reached.
+ * Returns how many keys it turned; sets over_budget when the budget cannot
+ * be met (and clears it when it is met).
+ */
+uint32_t hrd_agg_enforce(struct hrd_agg *a);
+
+/* The exact values of a key, decoded: incl[0..*nincl) and self[0..*nself)
+ * (unsorted). The arrays must hold k->pairs + k->records and k->pairs
+ * values. Only for a key in exact mode. */
+void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
+                        size_t *nincl, uint64_t *self, size_t *nself);
+
+/* The summaries of a key's populations (self is empty for a key of
+ * records only). Returns 0 or -ENOMEM. */
+int hrd_agg_key_summaries(struct hrd_agg *a, const struct hrd_key *k,
+                          struct hrd_summary *incl, struct hrd_summary *self);
+
+/*
+ * Matching keys against a filter (rows.c): each pattern is tried on each
+ * string once per match, not once per key. init returns 0 or -ENOMEM;
+ * hrd_match_key returns 1 when k matches.
+ */
+struct hrd_match {
+    const struct hrd_filter *f;
+    uint8_t *bits;
+};
+
+int hrd_match_init(struct hrd_match *m, const struct hrd_agg *a,
+                   const struct hrd_filter *f);
+int hrd_match_key(struct hrd_match *m, const struct hrd_agg *a,
+                  const struct hrd_key *k);
+void hrd_match_fini(struct hrd_match *m);
+
+/* Called with each row, in report order; a non-zero return stops. */
+typedef int (*hrd_row_fn)(const struct hrd_row *row, void *ctx);
+
+/*
+ * Produces the rows of the keys that match f (NULL for all) and come after
+ * *cur in report order, in that order, until the values of the keys handled
+ * (and 64 for each key) reach `budget` (at least one key is handled; 0
+ * means no limit). Updates
+ * *cur; cur->done is set when no key is left. Returns 0, the callback's
+ * non-zero value, or -ENOMEM.
+ */
+int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
+                      struct hrd_cursor *cur, uint64_t budget, hrd_row_fn fn,
+                      void *ctx);
+
+/* Every row of the keys whose node id matches node_glob (NULL or "" for
+ * all). Returns 0, the callback's non-zero value, or -ENOMEM. */
+int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
+                 void *ctx);
+
+/* --- Calling contexts (paths.c) ---------------------------------------- */
+
+/* What hrd_agg_path gives for a context deeper than max_depth (a child of
+ * such a context is one too); 0 is a context the table had no room for. */
+#define HRD_PATH_TOO_DEEP UINT32_MAX
+
+/*
+ * The id of the path (parent, range): parent 0 for a range at the top of
+ * its stack, HRD_PATH_TOO_DEEP or 0 propagate (the child of a path not kept
+ * is not kept either). Returns the id, HRD_PATH_TOO_DEEP, or 0 (the table
+ * is full, or ENOMEM).
+ */
+uint32_t hrd_agg_path(struct hrd_agg *a, uint32_t parent, uint32_t range);
+
+/* Writes the range names of path id, outermost first, to names[0..depth)
+ * and returns the depth (names must hold HRD_MAX_DEPTH_LIMIT). */
+uint32_t hrd_agg_path_names(const struct hrd_agg *a, uint32_t id,
+                            const char **names);
+
+/* The path key of range key k and path id (whose innermost range is
+ * k->range), found or created; NULL on ENOMEM. */
+struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
+                                 uint32_t path);
+
+/*
+ * As hrd_agg_path_key, for the samples of a live daemon: the first path key
+ * of a range key with no event yet is made a mirror of it (see struct
+ * hrd_key), which costs no work per sample while the key has one path.
+ * Making a second path key first fills the mirror with its own copy.
+ */
+struct hrd_key *hrd_agg_path_key_live(struct hrd_agg *a, struct hrd_key *k,
+                                      uint32_t path);
+
+/* Gives range key k's mirror path key (if it has one) its own copy of k's
+ * events, so that k may take events the path does not. Returns 0 or
+ * -ENOMEM (k and its path key are then unchanged). */
+int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k);
+
+/* Makes mirrors of the path keys that hold the same events as their range
+ * keys, as a key seen through one path has after a snapshot or a run file
+ * was loaded. Returns how many it made. */
+uint32_t hrd_agg_paths_share(struct hrd_agg *a);
+
+/* Path key p of range key k as readers must see it: p itself, or, for a
+ * mirror, *tmp filled as a shallow copy of k's events under p's path. */
+const struct hrd_key *hrd_agg_path_view(const struct hrd_key *k,
+                                        const struct hrd_key *p,
+                                        struct hrd_key *tmp);
+
+/* Adds a range sample to a path key (as hrd_agg_add; a->events counts the
+ * samples once, by their range keys). Returns 0 or -ENOMEM. */
+int hrd_agg_path_add(struct hrd_agg *a, struct hrd_key *pk, uint64_t incl_ns,
+                     uint64_t self_ns);
+
+/* Adds range events in the exact encoding to a path key (as
+ * hrd_agg_key_add_exact, no records; a->events as hrd_agg_path_add). */
+int hrd_agg_path_add_exact(struct hrd_agg *a, struct hrd_key *pk,
+                           const uint8_t *buf, size_t len, uint64_t pairs);
+
+/* Fills a new, empty path key as hrd_agg_key_set_exact / _hist do (pairs
+ * only). */
+int hrd_agg_path_set_exact(struct hrd_agg *a, struct hrd_key *pk,
+                           const uint8_t *buf, size_t len, uint64_t pairs);
+int hrd_agg_path_set_hist(struct hrd_agg *a, struct hrd_key *pk,
+                          struct hrd_hist *incl, struct hrd_hist *self,
+                          uint64_t pairs);
+
+/* Frees range key k's path keys (agg.c, when k goes). */
+void hrd_agg_paths_free(struct hrd_agg *a, struct hrd_key *k);
+/* Rebuilds the index of path keys after keys were removed. Returns 0 or
+ * -ENOMEM. */
+int hrd_agg_paths_reindex(struct hrd_agg *a);
+/* Bytes the path table takes (counted in a->bytes). */
+size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a);
+
+/*
+ * As hrd_agg_rows_page, but with by_path set the rows are those of the
+ * path keys of the matching range keys (row.path and row.depth set), the
+ * path keys of one range key together, in creation order.
+ */
+int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
+                         struct hrd_cursor *cur, uint64_t budget,
+                         int by_path, hrd_row_fn fn, void *ctx);
+
+/* Room kept free at the end of an exact buffer: the widest entry (17
+ * bytes) is written with two 8-byte stores, and a decoder reads 8 bytes
+ * past the start of each value. */
+#define HRD_AGG_SLACK 33u
+
+/* Bytes of x without its leading zero bytes (0 for 0). */
+static inline unsigned hrd_agg__width(uint64_t x)
+{
+    return x == 0 ? 0u : (unsigned)(71 - __builtin_clzll(x)) / 8u;
+}
+
+/* Stores x little-endian in the 8 bytes at p. */
+static inline void hrd_agg__put8(uint8_t *p, uint64_t x)
+{
+    x = htole64(x);
+    memcpy(p, &x, 8);
+}
+
+/* Appends a range event's entry (inclusive time, children's time) to an
+ * exact key with the room for it. */
+static inline void hrd_agg__put_pair(struct hrd_key *k, uint64_t incl_ns,
+                                     uint64_t diff)
+{
+    unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
+    uint8_t *p = k->buf + k->len;
+
+    p[0] = (uint8_t)(w1 | w2 << 4);
+    hrd_agg__put8(p + 1, incl_ns);
+    hrd_agg__put8(p + 1 + w1, diff);
+    k->len += 1 + w1 + w2;
+}
+
+static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
+                              uint64_t incl_ns, uint64_t self_ns)
+{
+    if (k->exact) {
+        if (k->len + HRD_AGG_SLACK <= k->cap && self_ns <= incl_ns &&
+            k->pairs + k->records + 1 < a->exact_cap) {
+            hrd_agg__put_pair(k, incl_ns, incl_ns - self_ns);
+            k->pairs++;
+            k->has_scopes = 1;
+            a->events += 2;
+            return 0;
+        }
+    } else if (k->self == k->incl) {
+        /* A shared histogram whose bucket exists, and a leaf: one bump. */
+        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
+
+        if (si != NULL && self_ns == incl_ns) {
+            hrd_hist_bump(k->incl, si, incl_ns);
+            k->pairs++;
+            k->has_scopes = 1;
+            a->events += 2;
+            return 0;
+        }
+    } else if (self_ns <= incl_ns) {
+        /* Histograms whose buckets for both values exist: two bumps. */
+        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
+        uint64_t *ss = hrd_hist_slot(k->self, self_ns);
+
+        if (si != NULL && ss != NULL) {
+            hrd_hist_bump(k->incl, si, incl_ns);
+            hrd_hist_bump(k->self, ss, self_ns);
+            k->pairs++;
+            k->has_scopes = 1;
+            a->events += 2;
+            return 0;
+        }
+    }
+    return hrd_agg_add_slow(a, k, incl_ns, self_ns);
+}
+
+#endif

@@ -1,0 +1,112 @@
+/*
+ * The observer cost: what measuring costs, calibrated, and how much of each
+ * report row it is. Pure logic, no I/O.
+ *
+ * A calibration (hostrange-bench --calibrate) is a set of keys under node
+ * HRP_CALIB_NODE, operator = the process label that ran it, backend = the
+ * clock it used, phase warm: empty scopes nested three deep
+ * (calibration.outer, containing calibration.mid, containing
+ * calibration.inner) and records of calibration.timer (the cost of one clock
+ * read, measured by the program itself). From their robust means (the mean
+ * of the values up to HRD_CALIB_CUT x the 90th percentile plus
+ * HRD_CALIB_CUT_NS, which resolves a fraction of the clock's step where a
+ * median is stuck on whole steps), each with its standard error:
+ *
+ *   child_ns   = mid inclusive - inner inclusive: the complete cost of one
+ *                child scope as its parent sees it;
+ *   residue_ns = mid self - inner self: the self time a parent gains per
+ *                child (the part of child_ns outside the child's own
+ *                inclusive time);
+ *   empty_ns   = inner inclusive: the time recorded inside an empty scope;
+ *   timer_ns   = calibration.timer;
+ *   step_ns    = the smallest gap between two distinct calibration.timer
+ *                values: the clock's step as the calibration saw it.
+ *
+ * A figure below 0 (noise) is taken as 0. One calibration is kept per label:
+ * the benchmark resets its label's keys before it calibrates, so the keys of
+ * the latest calibration are the newest; calibrations are ordered by their
+ * newest key, the most recent first.
+ *
+ * Applied to a row with c direct children and d descendants per call (the
+ * key's sums over its calls), the observer cost in its figures is
+ * d x child_ns for an inclusive row (every descendant's scope is inside
+ * it) and c x residue_ns for a self row (observer_ns), and its share of
+ * the median is observer_ns / median; a share of 10% or more marks the row
+ * unstable. Corrected figures are the row's less observer_ns + empty_ns,
+ * never below 0. A row whose median is under HRD_RESOLUTION_STEPS clock
+ * steps is marked resolution_limited: a step is then 5% of it or more.
+ */
+#ifndef HOSTRANGE_OBSERVER_H
+#define HOSTRANGE_OBSERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/agg/agg.h"
+#include "lib/view/report.h"
+#include "proto/hostrange.pb-c.h"
+#include "proto/protocol.h"
+
+/* The share of a row's median at which it is marked unstable. */
+#define HRD_OBSERVER_UNSTABLE 0.10
+/* Rows whose median is under this many clock steps are resolution_limited. */
+#define HRD_RESOLUTION_STEPS 20
+/* The robust mean's cut: values above CUT x p90 + CUT_NS are dropped. */
+#define HRD_CALIB_CUT 4.0
+#define HRD_CALIB_CUT_NS 50.0
+/* The standard error of a robust mean is also taken from the spread of
+ * the means of HRD_CALIB_BLOCKS consecutive blocks of the values (in the
+ * order they came; at least HRD_CALIB_BLOCK_MIN values each), when that is
+ * the larger: a drift of the machine during a calibration. */
+#define HRD_CALIB_BLOCKS 8u
+#define HRD_CALIB_BLOCK_MIN 64u
+
+struct hrd_calib {
+    const char *label;  /* borrowed: the aggregation's or a reply's */
+    const char *clock;
+    double child_ns;
+    double residue_ns;
+    double empty_ns;
+    double timer_ns;
+    uint64_t calls;     /* calibration.inner's */
+    uint32_t serial;    /* the newest key's creation order */
+    /* Standard errors of child_ns, residue_ns and empty_ns, and the clock
+     * step; 0 when unknown (a key kept in a histogram, an older file). */
+    double child_err_ns;
+    double residue_err_ns;
+    double empty_err_ns;
+    double step_ns;
+};
+
+/*
+ * The robust mean of v[0..n) (in the order the values came; sorted in
+ * place), its standard error (the larger of that of independent values
+ * and that of block means, above) and the smallest gap between two
+ * distinct values kept (0 when all are equal).
+ */
+void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
+                      double *step);
+
+/* The calibration a Calibration message holds (strings borrowed from m). */
+void hrd_calib_from_message(struct hrd_calib *cal,
+                            const Hostrange__Calibration *m);
+
+/*
+ * Finds every complete calibration in a (mid, inner and timer keys with
+ * values) and derives its figures. On success returns 0 with a new array
+ * in *out (caller frees; NULL when none) of *n entries, the most recent
+ * first; their strings belong to a. Returns -ENOMEM otherwise.
+ */
+int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n);
+
+/*
+ * Fills the observer fields of row (calls and children must be set) from
+ * cal, or marks them unknown when cal is NULL or the row has no calls (a
+ * row of recorded values). When correct is set and the fields are known,
+ * subtracts the calibrated cost from the row's mean, median, min, max, p90
+ * and p99 (never below 0) and sets row->corrected.
+ */
+void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
+                        int correct);
+
+#endif

@@ -1,0 +1,320 @@
+/* Calling contexts: the path table and the path keys (see agg.h). */
+#include "config.h"
+
+#include "lib/agg/agg.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t mix(uint64_t h)
+{
+    h *= 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+}
+
+static uint32_t path_hash(uint32_t parent, uint32_t range)
+{
+    return (uint32_t)mix(mix(0x9e3779b97f4a7c15ull ^ parent) ^ range);
+}
+
+size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a)
+{
+    return (size_t)a->path.cap * (2 * sizeof(uint32_t) + 1) +
+           (size_t)a->path.slots * sizeof(uint32_t);
+}
+
+static int pathtab_grow(struct hrd_agg *a)
+{
+    struct hrd_pathtab *t = &a->path;
+    size_t before = hrd_agg_pathtab_bytes(a);
+
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? 2 * t->cap : 64;
+        uint32_t *np = realloc(t->parent, cap * sizeof *np);
+        if (np == NULL)
+            return -ENOMEM;
+        t->parent = np;
+        np = realloc(t->range, cap * sizeof *np);
+        if (np == NULL)
+            return -ENOMEM;
+        t->range = np;
+        uint8_t *nd = realloc(t->depth, cap);
+        if (nd == NULL)
+            return -ENOMEM;
+        t->depth = nd;
+        t->cap = cap;
+    }
+    if (2 * (t->n + 1) >= t->slots) {
+        uint32_t slots = t->slots ? 2 * t->slots : 256;
+        uint32_t *idx = calloc(slots, sizeof *idx);
+
+        if (idx == NULL)
+            return -ENOMEM;
+        for (uint32_t id = 1; id <= t->n; id++) {
+            uint32_t j = path_hash(t->parent[id - 1], t->range[id - 1]) &
+                         (slots - 1);
+            while (idx[j] != 0)
+                j = (j + 1) & (slots - 1);
+            idx[j] = id;
+        }
+        free(t->index);
+        t->index = idx;
+        t->slots = slots;
+    }
+    a->bytes += hrd_agg_pathtab_bytes(a) - before;
+    return 0;
+}
+
+uint32_t hrd_agg_path(struct hrd_agg *a, uint32_t parent, uint32_t range)
+{
+    struct hrd_pathtab *t = &a->path;
+    uint32_t depth, i;
+
+    if (parent == HRD_PATH_TOO_DEEP)
+        return HRD_PATH_TOO_DEEP;
+    depth = parent == 0 ? 1u : t->depth[parent - 1] + 1u;
+    if (depth > a->max_depth || depth > HRD_MAX_DEPTH_LIMIT)
+        return HRD_PATH_TOO_DEEP;
+    if (t->slots != 0) {
+        for (i = path_hash(parent, range) & (t->slots - 1); t->index[i] != 0;
+             i = (i + 1) & (t->slots - 1)) {
+            uint32_t id = t->index[i];
+            if (t->parent[id - 1] == parent && t->range[id - 1] == range)
+                return id;
+        }
+    }
+    if (t->n >= a->max_paths || pathtab_grow(a) != 0)
+        return 0;
+    t->parent[t->n] = parent;
+    t->range[t->n] = range;
+    t->depth[t->n] = (uint8_t)depth;
+    for (i = path_hash(parent, range) & (t->slots - 1); t->index[i] != 0;
+         i = (i + 1) & (t->slots - 1))
+        ;
+    t->index[i] = ++t->n;
+    return t->n;
+}
+
+uint32_t hrd_agg_path_names(const struct hrd_agg *a, uint32_t id,
+                            const char **names)
+{
+    uint32_t d;
+
+    if (id == 0 || id > a->path.n)
+        return 0;
+    d = a->path.depth[id - 1];
+    for (uint32_t i = d; i-- > 0 && id != 0;) {
+        names[i] = hrd_agg_str_get(a, a->path.range[id - 1]);
+        id = a->path.parent[id - 1];
+    }
+    return d;
+}
+
+/* The index of path keys: open addressing on (range key, path). */
+static uint32_t pk_hash(const struct hrd_key *owner, uint32_t path)
+{
+    return (uint32_t)mix(mix((uint64_t)(uintptr_t)owner) ^ path);
+}
+
+static void pk_insert(struct hrd_key **idx, uint32_t slots,
+                      const struct hrd_key *owner, struct hrd_key *pk)
+{
+    uint32_t j = pk_hash(owner, pk->path) & (slots - 1);
+
+    while (idx[j] != NULL)
+        j = (j + 1) & (slots - 1);
+    idx[j] = pk;
+}
+
+static int pk_build(struct hrd_agg *a, uint32_t slots)
+{
+    struct hrd_key **idx = calloc(slots, sizeof *idx);
+
+    if (idx == NULL)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < a->nkeys; i++) {
+        for (struct hrd_key *p = a->keys[i]->paths; p != NULL; p = p->pnext)
+            pk_insert(idx, slots, a->keys[i], p);
+    }
+    a->bytes -= (size_t)a->pkslots * sizeof *idx;
+    a->bytes += (size_t)slots * sizeof *idx;
+    free(a->pkindex);
+    a->pkindex = idx;
+    a->pkslots = slots;
+    return 0;
+}
+
+int hrd_agg_paths_reindex(struct hrd_agg *a)
+{
+    if (a->pkslots == 0)
+        return 0;
+    return pk_build(a, a->pkslots);
+}
+
+/* A path key's owner is found through its index slot: the key's fields
+ * are its owner's labels, so (node, op, backend, phase, range) and path
+ * identify it; the owner pointer only spreads the hash. */
+static struct hrd_key *path_key(struct hrd_agg *a, struct hrd_key *k,
+                                uint32_t path, int live)
+{
+    struct hrd_key *pk, **tail;
+    uint32_t i;
+
+    if (2 * (a->npkeys + 1) >= a->pkslots &&
+        pk_build(a, a->pkslots ? 2 * a->pkslots : 1024) != 0)
+        return NULL;
+    for (i = pk_hash(k, path) & (a->pkslots - 1); a->pkindex[i] != NULL;
+         i = (i + 1) & (a->pkslots - 1)) {
+        pk = a->pkindex[i];
+        if (pk->path == path && pk->node == k->node && pk->op == k->op &&
+            pk->backend == k->backend && pk->phase == k->phase &&
+            pk->range == k->range)
+            return pk;
+    }
+    /* A new path parts a mirror from its range key. */
+    if (hrd_agg_path_unmirror(a, k) != 0)
+        return NULL;
+    pk = calloc(1, sizeof *pk);
+    if (pk == NULL)
+        return NULL;
+    pk->node = k->node;
+    pk->op = k->op;
+    pk->backend = k->backend;
+    pk->phase = k->phase;
+    pk->range = k->range;
+    pk->serial = k->serial;
+    pk->exact = 1;
+    pk->path = path;
+    pk->mirror = live && k->paths == NULL && k->pairs == 0 && k->records == 0;
+    for (tail = &k->paths; *tail != NULL; tail = &(*tail)->pnext)
+        ;
+    *tail = pk;
+    a->pkindex[i] = pk;
+    a->npkeys++;
+    a->bytes += sizeof *pk;
+    return pk;
+}
+
+struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
+                                 uint32_t path)
+{
+    return path_key(a, k, path, 0);
+}
+
+struct hrd_key *hrd_agg_path_key_live(struct hrd_agg *a, struct hrd_key *k,
+                                      uint32_t path)
+{
+    return path_key(a, k, path, 1);
+}
+
+/* A new histogram holding src's values, or NULL (ENOMEM). */
+static struct hrd_hist *hist_dup(const struct hrd_hist *src)
+{
+    struct hrd_hist *h = malloc(sizeof *h);
+
+    if (h != NULL && hrd_hist_copy(h, src) != 0) {
+        free(h);
+        h = NULL;
+    }
+    return h;
+}
+
+static void hist_drop(struct hrd_hist *h)
+{
+    hrd_hist_fini(h);
+    free(h);
+}
+
+int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k)
+{
+    struct hrd_key *p = k->paths;
+    int rc;
+
+    if (p == NULL || !p->mirror)
+        return 0;
+    /* A mirror's range key has no record (a record parts them). */
+    p->mirror = 0;
+    if (k->exact) {
+        rc = hrd_agg_path_set_exact(a, p, k->buf, k->len, k->pairs);
+    } else {
+        /* A shared histogram (agg.h) stays shared in the copy. */
+        struct hrd_hist *hi = hist_dup(k->incl);
+        struct hrd_hist *hs = k->self == k->incl ? hi : hist_dup(k->self);
+
+        rc = hi != NULL && hs != NULL
+                 ? hrd_agg_path_set_hist(a, p, hi, hs, k->pairs)
+                 : -ENOMEM;
+        if (rc != 0) {
+            if (hs != hi)
+                hist_drop(hs);
+            hist_drop(hi);
+        }
+    }
+    if (rc != 0) {
+        p->mirror = 1;
+        return rc;
+    }
+    p->children = k->children;
+    p->descendants = k->descendants;
+    p->has_scopes = k->has_scopes;
+    return 0;
+}
+
+const struct hrd_key *hrd_agg_path_view(const struct hrd_key *k,
+                                        const struct hrd_key *p,
+                                        struct hrd_key *tmp)
+{
+    if (!p->mirror)
+        return p;
+    *tmp = *k;
+    tmp->paths = NULL;
+    tmp->pnext = p->pnext;
+    tmp->path = p->path;
+    tmp->serial = p->serial;
+    tmp->mirror = 0;
+    return tmp;
+}
+
+int hrd_agg_path_add(struct hrd_agg *a, struct hrd_key *pk, uint64_t incl_ns,
+                     uint64_t self_ns)
+{
+    uint64_t events = a->events, capped = a->capped;
+    int rc = hrd_agg_add(a, pk, incl_ns, self_ns);
+
+    a->events = events;
+    a->capped = capped;
+    return rc;
+}
+
+int hrd_agg_path_add_exact(struct hrd_agg *a, struct hrd_key *pk,
+                           const uint8_t *buf, size_t len, uint64_t pairs)
+{
+    uint64_t events = a->events, capped = a->capped;
+    int rc = hrd_agg_key_add_exact(a, pk, buf, len, pairs, 0);
+
+    a->events = events;
+    a->capped = capped;
+    return rc;
+}
+
+int hrd_agg_path_set_exact(struct hrd_agg *a, struct hrd_key *pk,
+                           const uint8_t *buf, size_t len, uint64_t pairs)
+{
+    uint64_t events = a->events;
+    int rc = hrd_agg_key_set_exact(a, pk, buf, len, pairs, 0);
+
+    a->events = events;
+    return rc;
+}
+
+int hrd_agg_path_set_hist(struct hrd_agg *a, struct hrd_key *pk,
+                          struct hrd_hist *incl, struct hrd_hist *self,
+                          uint64_t pairs)
+{
+    uint64_t events = a->events;
+    int rc = hrd_agg_key_set_hist(a, pk, incl, self, pairs, 0);
+
+    a->events = events;
+    return rc;
+}

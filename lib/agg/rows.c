@@ -1,0 +1,253 @@
+/* Report rows: their order, filters, pages and summaries (see agg.h). */
+#include "config.h"
+
+#include "lib/agg/agg.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void key_pos(const struct hrd_agg *a, const struct hrd_key *k,
+                    uint32_t pos[5])
+{
+    pos[0] = a->str.rank[k->node - 1];
+    pos[1] = k->phase;
+    pos[2] = !k->has_scopes;
+    pos[3] = a->str.rank[k->range - 1];
+    pos[4] = k->serial;
+}
+
+static int cmp_pos(const uint32_t x[5], const uint32_t y[5])
+{
+    for (int i = 0; i < 5; i++) {
+        if (x[i] != y[i])
+            return x[i] < y[i] ? -1 : 1;
+    }
+    return 0;
+}
+
+static int cmp_keys(const void *pa, const void *pb, void *arg)
+{
+    const struct hrd_agg *a = arg;
+    uint32_t x[5], y[5];
+
+    key_pos(a, *(struct hrd_key *const *)pa, x);
+    key_pos(a, *(struct hrd_key *const *)pb, y);
+    return cmp_pos(x, y);
+}
+
+/* Filter results per string, so each pattern meets each string once:
+ * bit 2f is "checked", bit 2f + 1 "matches" for field f. */
+static int field_match(const struct hrd_agg *a, struct hrd_match *m, int field,
+                       const char *pattern, uint32_t id)
+{
+    uint8_t *b;
+
+    if (pattern == NULL || pattern[0] == '\0')
+        return 1;
+    b = &m->bits[id];
+    if (!(*b & (1u << (2 * field)))) {
+        *b |= (uint8_t)(1u << (2 * field));
+        if (fnmatch(pattern, hrd_agg_str_get(a, id), 0) == 0)
+            *b |= (uint8_t)(1u << (2 * field + 1));
+    }
+    return (*b >> (2 * field + 1)) & 1u;
+}
+
+int hrd_match_key(struct hrd_match *m, const struct hrd_agg *a,
+                  const struct hrd_key *k)
+{
+    const struct hrd_filter *f = m->f;
+
+    if (f == NULL)
+        return 1;
+    if (f->phase != 0 && k->phase != f->phase)
+        return 0;
+    return field_match(a, m, 0, f->node, k->node) &&
+           field_match(a, m, 1, f->op, k->op) &&
+           field_match(a, m, 2, f->backend, k->backend) &&
+           field_match(a, m, 3, f->range, k->range);
+}
+
+int hrd_match_init(struct hrd_match *m, const struct hrd_agg *a,
+                   const struct hrd_filter *f)
+{
+    m->f = f;
+    m->bits = calloc(a->str.n + 1, 1);
+    return m->bits == NULL ? -ENOMEM : 0;
+}
+
+void hrd_match_fini(struct hrd_match *m)
+{
+    free(m->bits);
+    m->bits = NULL;
+}
+
+static void row_init(const struct hrd_agg *a, const struct hrd_key *k,
+                     const char *metric, const struct hrd_summary *s,
+                     struct hrd_row *row)
+{
+    memset(row, 0, sizeof *row);
+    row->node_id = hrd_agg_str_get(a, k->node);
+    row->op = hrd_agg_str_get(a, k->op);
+    row->backend = hrd_agg_str_get(a, k->backend);
+    row->phase = hrp_phase_name(k->phase);
+    row->range = hrd_agg_str_get(a, k->range);
+    row->metric = metric;
+    row->count = s->count;
+    row->mean = s->mean;
+    row->median = s->median;
+    row->min = s->min;
+    row->max = s->max;
+    row->p90 = s->p90;
+    row->p99 = s->p99;
+    row->stddev = s->stddev;
+    row->exact = s->exact;
+    row->lost = a->str.lost[k->node - 1];
+    row->calls = k->pairs;
+    row->children = k->children;
+    row->descendants = k->descendants;
+}
+
+/* The exact sums of a key's values (inclusive, self), saturated. Right
+ * after hrd_agg_key_summaries of an exact key, the scratch holds its values
+ * (agg.c: inclusive first, then self). */
+static void key_sums(const struct hrd_agg *a, const struct hrd_key *k,
+                     uint64_t *si, uint64_t *ss)
+{
+    unsigned __int128 x = 0, y = 0;
+
+    if (k->exact) {
+        size_t all = k->pairs + k->records;
+        for (size_t i = 0; i < all; i++)
+            x += a->scratch[i];
+        for (size_t i = 0; i < k->pairs; i++)
+            y += a->scratch[all + i];
+    } else {
+        x = k->incl->sum;
+        y = k->self->sum;
+    }
+    *si = x > UINT64_MAX ? UINT64_MAX : (uint64_t)x;
+    *ss = y > UINT64_MAX ? UINT64_MAX : (uint64_t)y;
+}
+
+/* Emits the rows of the path keys of k. Returns 0, the callback's value
+ * or -ENOMEM. */
+static int emit_paths(struct hrd_agg *a, const struct hrd_key *k,
+                      hrd_row_fn fn, void *ctx)
+{
+    const char *names[HRD_MAX_DEPTH_LIMIT];
+    struct hrd_summary si, ss;
+    struct hrd_row row;
+    uint64_t sumi, sums;
+    uint32_t depth;
+    int rc = 0;
+
+    for (const struct hrd_key *pp = k->paths; pp != NULL && rc == 0;
+         pp = pp->pnext) {
+        struct hrd_key tmp;
+        const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
+
+        if (hrd_agg_key_summaries(a, p, &si, &ss) != 0)
+            return -ENOMEM;
+        key_sums(a, p, &sumi, &sums);
+        depth = hrd_agg_path_names(a, p->path, names);
+        row_init(a, p, "inclusive", &si, &row);
+        row.path = names;
+        row.depth = depth;
+        row.sum = sumi;
+        rc = fn(&row, ctx);
+        if (rc == 0) {
+            row_init(a, p, "self", &ss, &row);
+            row.path = names;
+            row.depth = depth;
+            row.sum = sums;
+            rc = fn(&row, ctx);
+        }
+    }
+    return rc;
+}
+
+/* Emits the rows of one key. Returns 0, the callback's value or -ENOMEM. */
+static int emit_key(struct hrd_agg *a, const struct hrd_key *k,
+                    hrd_row_fn fn, void *ctx)
+{
+    struct hrd_summary si, ss;
+    struct hrd_row row;
+    int rc;
+
+    if (hrd_agg_key_summaries(a, k, &si, &ss) != 0)
+        return -ENOMEM;
+    row_init(a, k, "inclusive", &si, &row);
+    rc = fn(&row, ctx);
+    if (rc == 0 && k->has_scopes) {
+        row_init(a, k, "self", &ss, &row);
+        rc = fn(&row, ctx);
+    }
+    return rc;
+}
+
+int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
+                      struct hrd_cursor *cur, uint64_t budget, hrd_row_fn fn,
+                      void *ctx)
+{
+    return hrd_agg_rows_page_by(a, f, cur, budget, 0, fn, ctx);
+}
+
+int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
+                         struct hrd_cursor *cur, uint64_t budget,
+                         int by_path, hrd_row_fn fn, void *ctx)
+{
+    struct hrd_key **order;
+    struct hrd_match m;
+    uint64_t work = 0;
+    uint32_t n = 0, i;
+    int rc = 0;
+
+    if (cur->done)
+        return 0;
+    order = malloc((a->nkeys + 1) * sizeof *order);
+    if (order == NULL || hrd_match_init(&m, a, f) != 0) {
+        free(order);
+        return -ENOMEM;
+    }
+    for (i = 0; i < a->nkeys; i++) {
+        struct hrd_key *k = a->keys[i];
+        uint32_t pos[5];
+
+        key_pos(a, k, pos);
+        if (cur->started && cmp_pos(pos, cur->pos) <= 0)
+            continue;
+        if (by_path && k->paths == NULL)
+            continue;
+        if (hrd_match_key(&m, a, k))
+            order[n++] = k;
+    }
+    hrd_match_fini(&m);
+    qsort_r(order, n, sizeof *order, cmp_keys, a);
+    for (i = 0; i < n && rc == 0; i++) {
+        if (budget != 0 && i > 0 && work >= budget)
+            break;
+        rc = by_path ? emit_paths(a, order[i], fn, ctx)
+                     : emit_key(a, order[i], fn, ctx);
+        /* A key costs its values, and a row's worth of work besides. */
+        work += 2 * order[i]->pairs + order[i]->records + 64;
+        key_pos(a, order[i], cur->pos);
+        cur->started = 1;
+    }
+    if (rc == 0 && i == n)
+        cur->done = 1;
+    free(order);
+    return rc;
+}
+
+int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
+                 void *ctx)
+{
+    struct hrd_filter f = { node_glob, NULL, NULL, NULL, 0 };
+    struct hrd_cursor cur = { { 0 }, 0, 0 };
+
+    return hrd_agg_rows_page(a, &f, &cur, 0, fn, ctx);
+}

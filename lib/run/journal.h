@@ -1,0 +1,98 @@
+/*
+ * Record files: the format of the journal and of the snapshot in the state
+ * directory, with a writer and a reader.
+ *
+ * A record file starts with an 8-byte magic naming its kind. Then come
+ * records, each a 9-byte header followed by its payload:
+ *
+ *   u32 length of the payload (little-endian)
+ *   u32 CRC-32C of the length's four bytes, the type byte and the payload
+ *   u8  type
+ *
+ * A record whose checksum does not match, whose length is absurd, or that
+ * ends before its length says is damage: a reader reports where and why,
+ * and everything before it is good.
+ *
+ * The writer appends whole records with one write each (hrd_recfile_append)
+ * or collects them in a buffer first (hrd_recfile_put, for snapshots). When
+ * a write fails, the file is cut back to its last whole record, so the
+ * file stays a sequence of whole records as far as the kernel will let us.
+ */
+#ifndef HOSTRANGE_JOURNAL_H
+#define HOSTRANGE_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/run/crc32c.h"
+
+#define HRD_JOURNAL_MAGIC "HRJRNL1\n"
+#define HRD_SNAPSHOT_MAGIC "HRSNAP1\n"
+#define HRD_REC_HEADER 9u
+/* No record is larger than this; a larger length is damage. */
+#define HRD_REC_MAX ((size_t)1 << 31)
+
+/* Journal record types. */
+#define HRD_REC_BATCH 'B' /* a Batch as received */
+#define HRD_REC_RESET 'X' /* a ResetRequest */
+
+struct hrd_recfile {
+    int fd;
+    uint64_t size;    /* bytes of whole records (and the magic) written */
+    uint64_t records;
+    uint8_t *buf;     /* hrd_recfile_put's buffer */
+    size_t len, cap;
+};
+
+/*
+ * Opens dirfd/name for appending, creating it (mode 0600) with its magic
+ * when missing or empty. An existing file is appended to after its last
+ * byte (the caller has checked it). Returns 0 or a negative errno.
+ */
+int hrd_recfile_open(struct hrd_recfile *f, int dirfd, const char *name,
+                     const char *magic);
+
+/* Appends one record with one write. Returns 0, or a negative errno with
+ * the file cut back to what it was (-EIO when even that failed). */
+int hrd_recfile_append(struct hrd_recfile *f, uint8_t type, const void *p,
+                       size_t len);
+
+/* Adds one record to the buffer, writing the buffer out when it is large.
+ * Returns 0 or a negative errno. */
+int hrd_recfile_put(struct hrd_recfile *f, uint8_t type, const void *p,
+                    size_t len);
+
+/* Writes out the buffer. Returns 0 or a negative errno. */
+int hrd_recfile_flush(struct hrd_recfile *f);
+
+/* fdatasync. Returns 0 or a negative errno. */
+int hrd_recfile_sync(struct hrd_recfile *f);
+
+/* Closes the file and frees the buffer (unwritten records are lost);
+ * accepts a closed one. */
+void hrd_recfile_close(struct hrd_recfile *f);
+
+struct hrd_recreader {
+    int fd;
+    uint64_t offset;  /* of the next record */
+    uint8_t *buf;
+    size_t cap;
+    char why[128];    /* what the damage is, after a negative return */
+};
+
+/* Opens dirfd/name for reading and checks its magic. Returns 0, -ENOENT,
+ * -EBADMSG (not this kind of file; why says so) or another negative errno. */
+int hrd_recreader_open(struct hrd_recreader *r, int dirfd, const char *name,
+                       const char *magic);
+
+/*
+ * Reads the next record: returns 1 with its type and payload (valid until
+ * the next call), 0 at the end of the file, or -EBADMSG at damage (why says
+ * what; r->offset is where the good part ends) or another negative errno.
+ */
+int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
+                       const uint8_t **data, size_t *len);
+
+void hrd_recreader_close(struct hrd_recreader *r);
+
+#endif

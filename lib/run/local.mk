@@ -1,0 +1,13 @@
+# lib/run: files of records (framing, checksums) and the run file format
+# (.hrs): writing keys, scanning, loading, joining and merging runs. Used by
+# the daemon (its journal, save) and by hostrangectl.
+noinst_LTLIBRARIES += lib/run/libhrrun.la
+lib_run_libhrrun_la_SOURCES = lib/run/crc32c.c lib/run/crc32c.h \
+	lib/run/journal.c lib/run/journal.h lib/run/pbuf.h \
+	lib/run/run.c lib/run/run.h lib/run/runkey.c lib/run/runkey.h \
+	lib/run/runload.c lib/run/runload.h lib/run/runput.c \
+	lib/run/runput.h lib/run/runscan.c lib/run/runscan.h \
+	lib/run/runjoin.c lib/run/runjoin.h lib/run/runmerge.c \
+	lib/run/runmerge.h
+lib_run_libhrrun_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
+EXTRA_DIST += lib/run/local.mk

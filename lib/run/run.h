@@ -1,0 +1,179 @@
+/*
+ * Run files (.hrs): writing and reading the layout documented in
+ * proto/hostrange.proto (magic, checksummed records: RunHeader, RunKey...,
+ * RunEnd).
+ *
+ * A writer writes to a temporary file next to the target (PATH.tmp.XXXXXX)
+ * and, on commit, syncs it and renames it over the target, so the target is
+ * either the complete new file or untouched; abort removes the temporary
+ * file. A reader refuses, with one line naming the file, a file that is
+ * not a run file, is of a newer format, is damaged (a checksum that does
+ * not match, a record that does not decode) or is truncated (no RunEnd).
+ * Every error message starts with the file's name.
+ */
+#ifndef HOSTRANGE_RUN_H
+#define HOSTRANGE_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/uio.h>
+
+#include "lib/run/runkey.h"
+#include "lib/run/runload.h"
+#include "lib/run/runput.h"
+#include "proto/hostrange.pb-c.h"
+
+#define HRD_RUN_MAGIC "HRSRUN1\n"
+/* HRD_RUN_FORMAT: runkey.h. */
+
+/* Records go out through out: gathered there and written a buffer at a
+ * time; a record larger than the buffer is written at once with what is
+ * gathered before it (one system call, no copy of its bytes). */
+struct hrd_run_writer {
+    int fd;           /* -1 when closed */
+    char *path;
+    char *tmp;
+    uint64_t keys;
+    uint64_t bytes;
+    uint8_t *buf;     /* scratch for packing a record */
+    size_t cap;
+    uint8_t *out;     /* bytes gathered, not yet written */
+    size_t out_len;
+    struct hrd_runput_tmp kt; /* hrd_run_put_agg_key's scratch */
+};
+
+/* Creates the temporary file and writes the magic and h. Returns 0, or -1
+ * with a one-line reason in err. */
+int hrd_run_create(struct hrd_run_writer *w, const char *path,
+                   const Hostrange__RunHeader *h, char *err, size_t errlen);
+/* Returns 0, or -1 with a reason in err (the writer must then be
+ * aborted). */
+int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
+                    char *err, size_t errlen);
+/* The same for a key already packed (a RunKey message of len bytes at p,
+ * as hostranged sends them for a save). */
+int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
+                       char *err, size_t errlen);
+/* The same for n packed RunKeys (key[i].iov_len bytes at key[i].iov_base)
+ * written straight from the caller's memory, with what is gathered before
+ * them: a write for every 256 keys, their bytes not copied. */
+int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
+                            size_t n, char *err, size_t errlen);
+/* The same for a packed RunKey read from a run file as it is, whose
+ * record's checksum crc (hrd_run_reader.crc) is known to be right. */
+int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
+                       uint32_t crc, char *err, size_t errlen);
+/* The same for a packed RunKey written with a part replaced: the record
+ * holds p[0, from), then mid[0, midlen), then p[to, len). */
+int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
+                        size_t from, size_t to, const void *mid,
+                        size_t midlen, char *err, size_t errlen);
+/* Writes key k of a, coded for run format `format` (runkey.h): the exact
+ * keys of format 1 written by hand (hrd_runput_key), the others through
+ * hrd_runkey_from. Returns 0 or -1 (err). */
+int hrd_run_put_agg_key(struct hrd_run_writer *w, struct hrd_agg *a,
+                        const struct hrd_key *k, int format, char *err,
+                        size_t errlen);
+/* Writes every key of a, in creation order, coded for run format `format`
+ * (runkey.h). Returns 0 or -1 (err). */
+int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
+                    char *err, size_t errlen);
+/* Writes e (with e->keys set to the keys written), syncs, renames. Returns
+ * 0, or -1 with a reason in err (the temporary file is removed then). */
+int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
+                   char *err, size_t errlen);
+/* Removes the temporary file and frees the writer; accepts a committed or
+ * never-created one. */
+void hrd_run_abort(struct hrd_run_writer *w);
+
+/* A reader reads the file at the offsets it needs (pread): buf holds the
+ * bytes read last, buf_len of them from file offset buf_off, and what a
+ * read returns points into it. */
+struct hrd_run_reader {
+    int fd;            /* -1 when closed */
+    const char *path;
+    uint64_t offset;   /* of the next record */
+    uint64_t size;     /* of the file */
+    uint8_t *buf;
+    size_t cap;
+    uint64_t buf_off;
+    size_t buf_len;
+    uint64_t whole_end; /* the end of the last record read whole */
+    uint32_t crc;      /* of the last record read */
+};
+
+/*
+ * Opens path and reads its header into *h (caller frees with
+ * hostrange__run_header__free_unpacked). Returns 0, or -1 with a reason
+ * (starting with the path) in err.
+ */
+int hrd_run_open(struct hrd_run_reader *r, const char *path,
+                 Hostrange__RunHeader **h, char *err, size_t errlen);
+/* Reads the next record: returns 1 with a key in *k, 2 with the end in *e
+ * (caller frees either), or -1 with a reason in err. */
+int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
+                 Hostrange__RunEnd **e, char *err, size_t errlen);
+/*
+ * The same, with a key left packed: returns 1 with its payload (len bytes
+ * at *p, in the reader's buffer, valid until the next read), for the
+ * caller to read in place (runscan.h) or to unpack with
+ * hrd_run_unpack_key, which fails as hrd_run_next does on a key that does
+ * not decode (0, or -1 with a reason in err).
+ */
+int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
+                        size_t *len, Hostrange__RunEnd **e, char *err,
+                        size_t errlen);
+int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
+                       size_t len, Hostrange__RunKey **k, char *err,
+                       size_t errlen);
+void hrd_run_close(struct hrd_run_reader *r);
+/* Gives back the reader's buffer when it is larger than a small record
+ * needs (one reader per input of a merge would else each keep room for
+ * its largest record, or for what it read ahead). */
+void hrd_run_reader_trim(struct hrd_run_reader *r);
+
+/*
+ * Reads the next record as it is, its checksum checked: returns 1 with its
+ * type and its payload (len bytes at *p, in the reader's buffer, valid
+ * until the next read), 0 at the end of the file, or -1 with a reason in
+ * err. The record started at r->offset before the call.
+ */
+int hrd_run_next_raw(struct hrd_run_reader *r, uint8_t *type,
+                     const uint8_t **p, size_t *len, char *err,
+                     size_t errlen);
+/*
+ * Reads the next record's framing and its first bytes only (at most
+ * want, in *got), and moves past it: neither the rest nor the checksum is
+ * read. Returns as hrd_run_next_raw, with r->crc the checksum the record
+ * gives (hrd_run_reread checks it later).
+ */
+int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
+                 size_t *len, const uint8_t **p, size_t *got, char *err,
+                 size_t errlen);
+/* Reads the record at `offset` whole, as hrd_run_next_raw (its checksum
+ * checked; its type in *type), and checks that it is still the one of len
+ * bytes and checksum crc seen there before. Returns 0, or -1 with a reason
+ * in err. */
+int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
+                   uint32_t crc, uint8_t *type, const uint8_t **p,
+                   char *err, size_t errlen);
+
+/* Called now and then while a file is read: bytes read of size. */
+typedef void (*hrd_run_progress_fn)(void *ctx, uint64_t done, uint64_t size);
+
+/*
+ * Reads a whole run into l (its aggregation): every key, then its end. On
+ * success returns 0 and, when h or e is not NULL, the header and the end
+ * (caller frees). Returns -1 with a reason in err otherwise (the
+ * aggregation may then hold part of the file).
+ */
+int hrd_run_load(struct hrd_runload *l, const char *path,
+                 Hostrange__RunHeader **h, Hostrange__RunEnd **e,
+                 hrd_run_progress_fn progress, void *ctx, char *err,
+                 size_t errlen);
+
+/* The host name, for headers ("unknown" when it cannot be had). */
+void hrd_run_hostname(char *buf, size_t len);
+
+#endif

@@ -1,0 +1,289 @@
+/* Joining one key's records of several run files (see runjoin.h). */
+#include "config.h"
+
+#include "lib/run/runjoin.h"
+#include "lib/agg/agg.h"
+#include "lib/run/pbuf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A sorted, delta-coded array being read: the value read last, and how
+ * many are left (its bytes were checked: simple keys). */
+struct arr {
+    const uint8_t *p;
+    uint64_t v, left;
+};
+
+static inline uint64_t get_delta(const uint8_t **pp)
+{
+    const uint8_t *p = *pp;
+    uint64_t x = 0;
+
+    for (unsigned sh = 0;; sh += 7) {
+        uint8_t b = *p++;
+
+        x |= (uint64_t)(b & 0x7f) << sh;
+        if (b < 0x80)
+            break;
+    }
+    *pp = p;
+    return x;
+}
+
+/* Moves a to its next value. */
+static inline void arr_next(struct arr *a)
+{
+    a->v += get_delta(&a->p);
+    a->left--;
+}
+
+/* Restores the heap order (least value first) below position i. */
+static void sift(struct arr **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, m = i;
+        struct arr *t;
+
+        if (l < n && h[l]->v < h[m]->v)
+            m = l;
+        if (l + 1 < n && h[l + 1]->v < h[m]->v)
+            m = l + 1;
+        if (m == i)
+            return;
+        t = h[i];
+        h[i] = h[m];
+        h[m] = t;
+        i = m;
+    }
+}
+
+/* Merges two sorted arrays (their first values read, `total` values in
+ * all; b none when b_live is 0) into tmp, delta-coded: the common case,
+ * without a heap. */
+static int merge2(struct hrd_pbuf *tmp, struct arr *a, struct arr *b,
+                  int b_live, uint64_t total)
+{
+    uint64_t prev = 0;
+    int a_live = 1;
+
+    for (uint64_t t = 0; t < total;) {
+        uint64_t chunk = total - t < 4096 ? total - t : 4096;
+
+        if (hrd_pbuf_room(tmp, 10 * (size_t)chunk) != 0)
+            return -ENOMEM;
+        for (uint64_t c = 0; c < chunk; c++) {
+            int take_a = !b_live || (a_live && a->v <= b->v);
+            struct arr *m = take_a ? a : b;
+
+            tmp->len = (size_t)(hrp_put_varint(tmp->p + tmp->len,
+                                               m->v - prev) - tmp->p);
+            prev = m->v;
+            if (m->left == 0) {
+                if (take_a)
+                    a_live = 0;
+                else
+                    b_live = 0;
+            } else {
+                arr_next(m);
+            }
+        }
+        t += chunk;
+    }
+    return 0;
+}
+
+/*
+ * Merges the sorted arrays a[0..n) (each with its count in left, unread)
+ * into field `field` of b, delta-coded again; nothing when they are all
+ * empty. Returns 0 or -ENOMEM.
+ */
+static int merge_into(struct hrd_pbuf *b, unsigned field,
+                      struct arr *a, size_t n, struct hrd_pbuf *tmp)
+{
+    struct arr **h = malloc((n + 1) * sizeof *h);
+    uint64_t total = 0, prev = 0;
+    size_t live = 0;
+    int rc = 0;
+
+    if (h == NULL)
+        return -ENOMEM;
+    tmp->len = 0;
+    for (size_t i = 0; i < n; i++) {
+        total += a[i].left;
+        if (a[i].left > 0) {
+            arr_next(&a[i]);
+            h[live++] = &a[i];
+        }
+    }
+    if (live <= 2) {
+        /* One array: its values coded again (minimally, as a save
+         * does). */
+        if (live > 0)
+            rc = merge2(tmp, h[0], live == 2 ? h[1] : h[0], live == 2,
+                        total);
+        live = 0;
+    }
+    for (size_t i = live / 2; i-- > 0;)
+        sift(h, live, i);
+    while (live > 0) {
+        struct arr *m = h[0];
+
+        /* Room for the values of this array up to the next one's (at
+         * most 10 bytes each), in one check. */
+        if (hrd_pbuf_room(tmp, 10 * (size_t)(m->left < 4096 ? m->left + 1
+                                                             : 4096)) != 0) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        for (size_t k = 0; k < 4096; k++) {
+            tmp->len = (size_t)(hrp_put_varint(tmp->p + tmp->len,
+                                               m->v - prev) - tmp->p);
+            prev = m->v;
+            if (m->left == 0) {
+                h[0] = h[--live];
+                break;
+            }
+            arr_next(m);
+            if (live > 1 && (m->v > h[1]->v ||
+                             (live > 2 && m->v > h[2]->v)))
+                break;
+        }
+        sift(h, live, 0);
+    }
+    if (rc == 0 && total > 0)
+        rc = hrd_pbuf_put_bytes(b, field, tmp->p, tmp->len);
+out:
+    free(h);
+    return rc;
+}
+
+/* One path of the joined key: where its records hold it. */
+struct jpath {
+    uint32_t id;
+    uint32_t first;       /* the input that has it first */
+    uint32_t at;          /* and its index there */
+};
+
+/* Writes joined path `id` (first held by input in[first], path at) of
+ * in[0..n) into field 17 of out. */
+static int put_path(const struct hrd_runjoin_in *in, size_t n,
+                    const struct jpath *jp, struct hrd_pbuf *out,
+                    struct hrd_pbuf *pb, struct hrd_pbuf *tmp,
+                    struct arr *ai, struct arr *as,
+                    const struct hrd_pbuf *kv)
+{
+    int same = 1;
+    const uint8_t *names[HRD_MAX_DEPTH_LIMIT];
+    uint32_t lens[HRD_MAX_DEPTH_LIMIT];
+    uint64_t pairs = 0, children = 0, descendants = 0;
+    uint32_t depth = hrd_runscan_path_names(&in[jp->first].s, jp->at, names,
+                                            lens);
+    size_t na = 0;
+
+    pb->len = 0;
+    for (uint32_t d = 0; d < depth; d++) {
+        if (hrd_pbuf_put_bytes(pb, 1, names[d], lens[d]) != 0)
+            return -ENOMEM;
+    }
+    for (size_t i = jp->first; i < n; i++) {
+        for (uint32_t j = 0; j < in[i].s.npaths; j++) {
+            struct hrd_runscan_values v;
+
+            if (in[i].path_id[j] != jp->id)
+                continue;
+            hrd_runscan_path_values(&in[i].s, j, &v);
+            same &= in[i].s.records == 0 && v.pairs == in[i].s.pairs &&
+                    v.li == in[i].s.v.li && v.ls == in[i].s.v.ls &&
+                    (v.li == 0 || !memcmp(v.incl, in[i].s.v.incl, v.li)) &&
+                    (v.ls == 0 || !memcmp(v.self, in[i].s.v.self, v.ls));
+            pairs += v.pairs;
+            children += v.children;
+            descendants += v.descendants;
+            ai[na] = (struct arr){ v.incl, 0, v.pairs };
+            as[na++] = (struct arr){ v.self, 0, v.pairs };
+        }
+    }
+    /* A path of every record holding its key's very values (the key's
+     * one context) has the key's joined values. */
+    same &= na == n;
+    if (hrd_pbuf_put_field(pb, 2, pairs) != 0 ||
+        hrd_pbuf_put_field(pb, 3, children) != 0)
+        return -ENOMEM;
+    if (same ? (pairs > 0 &&
+                (hrd_pbuf_put_bytes(pb, 4, kv[0].p, kv[0].len) != 0 ||
+                 hrd_pbuf_put_bytes(pb, 5, kv[1].p, kv[1].len) != 0))
+             : (merge_into(pb, 4, ai, na, tmp) != 0 ||
+                merge_into(pb, 5, as, na, tmp) != 0))
+        return -ENOMEM;
+    if (hrd_pbuf_put_field(pb, 8, descendants) != 0)
+        return -ENOMEM;
+    return hrd_pbuf_put_bytes(out, 17, pb->p, pb->len);
+}
+
+int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
+                uint32_t node_rank, uint32_t range_rank,
+                struct hrd_pbuf *out)
+{
+    const struct hrd_runscan *s0 = &in[0].s;
+    struct hrd_pbuf tmp = { NULL, 0, 0 }, pb = { NULL, 0, 0 };
+    struct hrd_pbuf kv[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
+    uint64_t pairs = 0, records = 0, children = 0, descendants = 0;
+    struct arr *ai = calloc(n * HRD_RUNSCAN_PATHS + 1, sizeof *ai);
+    struct arr *as = calloc(n * HRD_RUNSCAN_PATHS + 1, sizeof *as);
+    struct jpath *jp = calloc(n * HRD_RUNSCAN_PATHS + 1, sizeof *jp);
+    size_t njp = 0;
+    int rc = -ENOMEM;
+
+    out->len = 0;
+    if (ai == NULL || as == NULL || jp == NULL)
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const struct hrd_runscan *s = &in[i].s;
+
+        pairs += s->pairs;
+        records += s->records;
+        children += s->v.children;
+        descendants += s->v.descendants;
+        ai[i] = (struct arr){ s->v.incl, 0, s->pairs + s->records };
+        as[i] = (struct arr){ s->v.self, 0, s->pairs };
+        for (uint32_t j = 0; j < s->npaths; j++) {
+            size_t k;
+
+            for (k = 0; k < njp && jp[k].id != in[i].path_id[j]; k++)
+                ;
+            if (k == njp)
+                jp[njp++] = (struct jpath){ in[i].path_id[j], (uint32_t)i,
+                                            j };
+        }
+    }
+    if (hrd_pbuf_put_bytes(out, 1, s0->s[0], s0->n[0]) != 0 ||
+        hrd_pbuf_put_bytes(out, 2, s0->s[1], s0->n[1]) != 0 ||
+        hrd_pbuf_put_bytes(out, 3, s0->s[2], s0->n[2]) != 0 ||
+        hrd_pbuf_put_field(out, 4, s0->phase) != 0 ||
+        hrd_pbuf_put_bytes(out, 5, s0->s[3], s0->n[3]) != 0 ||
+        hrd_pbuf_put_field(out, 6, node_rank) != 0 ||
+        hrd_pbuf_put_field(out, 7, range_rank) != 0 ||
+        hrd_pbuf_put_field(out, 8, pairs) != 0 ||
+        hrd_pbuf_put_field(out, 9, records) != 0 ||
+        hrd_pbuf_put_field(out, 10, children) != 0 ||
+        merge_into(out, 11, ai, n, &kv[0]) != 0 ||
+        merge_into(out, 12, as, n, &kv[1]) != 0 ||
+        hrd_pbuf_put_field(out, 16, descendants) != 0)
+        goto out;
+    for (size_t k = 0; k < njp; k++) {
+        if (put_path(in, n, &jp[k], out, &pb, &tmp, ai, as, kv) != 0)
+            goto out;
+    }
+    rc = 0;
+out:
+    free(tmp.p);
+    free(pb.p);
+    free(kv[0].p);
+    free(kv[1].p);
+    free(ai);
+    free(as);
+    free(jp);
+    return rc;
+}

@@ -1,0 +1,548 @@
+/* Loading keys of run files into an aggregation (see runload.h). */
+#include "config.h"
+
+#include "lib/run/runload.h"
+#include "lib/agg/observer.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void hrd_runload_init(struct hrd_runload *l, struct hrd_agg *a)
+{
+    memset(l, 0, sizeof *l);
+    l->a = a;
+}
+
+void hrd_runload_fini(struct hrd_runload *l)
+{
+    free(l->first);
+    l->first = NULL;
+}
+
+static int bad(char *why, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int bad(char *why, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, len, fmt, ap);
+    va_end(ap);
+    return -EINVAL;
+}
+
+static int str_ok(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 0 && n <= HRP_MAX_STRING;
+}
+
+static int hist_ok(const Hostrange__RunHist *h, uint64_t n)
+{
+    uint64_t total = 0;
+
+    if (h->n != n || h->n_buckets != h->n_counts ||
+        h->n_buckets > HRD_HIST_BUCKETS || (n > 0 && h->min > h->max))
+        return 0;
+    for (size_t i = 0; i < h->n_buckets; i++) {
+        if (h->buckets[i] >= HRD_HIST_BUCKETS ||
+            (i > 0 && h->buckets[i] <= h->buckets[i - 1]) ||
+            h->counts[i] == 0 || h->counts[i] > n - total)
+            return 0;
+        total += h->counts[i];
+    }
+    return total == n;
+}
+
+/* Undoes the delta coding into out[0..n). Returns 0 on overflow. */
+static int undelta(const uint64_t *d, size_t n, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (d[i] > UINT64_MAX - v)
+            return 0;
+        v += d[i];
+        out[i] = v;
+    }
+    return 1;
+}
+
+static struct hrd_hist *hist_from_msg(const Hostrange__RunHist *m)
+{
+    struct hrd_hist *h = calloc(1, sizeof *h);
+
+    if (h == NULL)
+        return NULL;
+    hrd_hist_init(h);
+    for (size_t i = 0; i < m->n_buckets; i++) {
+        if (hrd_hist_set_bucket(h, m->buckets[i], m->counts[i]) != 0) {
+            hrd_hist_fini(h);
+            free(h);
+            return NULL;
+        }
+    }
+    h->n = m->n;
+    h->min = m->min;
+    h->max = m->max;
+    h->sum = (unsigned __int128)m->sum_hi << 64 | m->sum_lo;
+    h->sumsq_big = (long double)m->sumsq_hi + (long double)m->sumsq_lo;
+    return h;
+}
+
+/* Adds the histogram m to h (keeping count, sum, min and max exact). */
+static int hist_merge(struct hrd_agg *a, struct hrd_hist *h,
+                      const Hostrange__RunHist *m)
+{
+    size_t before = hrd_hist_bytes(h);
+    uint64_t n0 = h->n, min0 = h->min, max0 = h->max;
+    unsigned __int128 sum0 = h->sum;
+    unsigned __int128 sq_small0 = h->sumsq_small;
+    long double sq_big0 = h->sumsq_big;
+
+    for (size_t i = 0; i < m->n_buckets; i++) {
+        uint64_t v = (uint64_t)hrd_hist_value(m->buckets[i]);
+        if (hrd_hist_add_n(h, v, m->counts[i]) != 0)
+            return -ENOMEM;
+    }
+    if (m->n > 0) {
+        h->n = n0 + m->n;
+        h->sum = sum0 + ((unsigned __int128)m->sum_hi << 64 | m->sum_lo);
+        h->sumsq_small = sq_small0;
+        h->sumsq_big = sq_big0 + (long double)m->sumsq_hi +
+                       (long double)m->sumsq_lo;
+        h->min = n0 > 0 && min0 < m->min ? min0 : m->min;
+        h->max = n0 > 0 && max0 > m->max ? max0 : m->max;
+    }
+    a->bytes += hrd_hist_bytes(h) - before;
+    return 0;
+}
+
+/* Notes the first run and rank of string id in slot 2 * (id - 1) + which
+ * (0: as a node id, 1: as a range name). */
+static int note_first(struct hrd_runload *l, uint32_t id, int which,
+                      uint32_t rank)
+{
+    uint64_t v;
+
+    if (rank == 0)
+        rank = UINT32_MAX; /* unranked: after the ranked ones */
+    v = ((uint64_t)l->run << 32 | rank) + 1;
+    size_t slot = 2 * (size_t)(id - 1) + (size_t)which;
+
+    if (slot >= l->cap) {
+        uint32_t cap = l->cap ? l->cap : 256;
+        uint64_t *nf;
+
+        while (cap <= slot)
+            cap *= 2;
+        nf = realloc(l->first, cap * sizeof *nf);
+        if (nf == NULL)
+            return -ENOMEM;
+        memset(nf + l->cap, 0, (cap - l->cap) * sizeof *nf);
+        l->first = nf;
+        l->cap = cap;
+    }
+    if (l->first[slot] == 0 || v < l->first[slot])
+        l->first[slot] = v;
+    return 0;
+}
+
+/* Checks one RunPath of key m. Returns 0 or -EINVAL (why). */
+static int runpath_ok(const Hostrange__RunKey *m, const Hostrange__RunPath *p,
+                      char *why, size_t whylen)
+{
+    int hist = p->inclusive_hist != NULL || p->self_hist != NULL;
+    int coded = p->events.len > 0;
+
+    if (p->n_path == 0 || p->n_path > HRD_MAX_DEPTH_LIMIT ||
+        strcmp(p->path[p->n_path - 1], m->range) != 0)
+        return bad(why, whylen, "key %s/%s has a path that does not end "
+                   "with its range", m->node_id, m->range);
+    for (size_t i = 0; i < p->n_path; i++) {
+        if (!str_ok(p->path[i]))
+            return bad(why, whylen, "key %s/%s has a path with an empty or "
+                       "overlong name", m->node_id, m->range);
+    }
+    if (p->same_as_key) {
+        if (hist || coded || p->n_inclusive || p->n_self ||
+            m->n_paths != 1 || m->records != 0 || p->pairs != m->pairs)
+            return bad(why, whylen, "key %s/%s has a path said to hold the "
+                       "key's events that cannot", m->node_id, m->range);
+    } else if (coded) {
+        uint64_t np, nr;
+
+        if (hist || p->n_inclusive || p->n_self ||
+            hrd_agg_events_check(p->events.data, p->events.len, &np,
+                                 &nr) != 0 ||
+            np != p->pairs || nr != 0)
+            return bad(why, whylen, "key %s/%s has a path whose events do "
+                       "not decode to its count", m->node_id, m->range);
+    } else if (hist) {
+        if (p->inclusive_hist == NULL || p->self_hist == NULL ||
+            p->n_inclusive || p->n_self ||
+            !hist_ok(p->inclusive_hist, p->pairs) ||
+            !hist_ok(p->self_hist, p->pairs))
+            return bad(why, whylen, "key %s/%s has a path with inconsistent "
+                       "histograms", m->node_id, m->range);
+    } else if (p->n_inclusive != p->pairs || p->n_self != p->pairs) {
+        return bad(why, whylen, "key %s/%s has a path whose values do not "
+                   "match its counts", m->node_id, m->range);
+    } else {
+        uint64_t si = 0, ss = 0;
+
+        for (size_t i = 0; i < p->n_inclusive; i++) {
+            if (p->inclusive[i] > UINT64_MAX - si ||
+                p->self[i] > UINT64_MAX - ss)
+                return bad(why, whylen, "key %s/%s has a path with values "
+                           "beyond 2^64", m->node_id, m->range);
+            si += p->inclusive[i];
+            ss += p->self[i];
+        }
+    }
+    return 0;
+}
+
+/* Interns p's path into *id: 0 with the id, 1 when the path cannot be
+ * kept (*id is then 0 or HRD_PATH_TOO_DEEP), -ENOMEM. */
+static int path_intern(struct hrd_agg *a, const Hostrange__RunPath *p,
+                       uint32_t *id)
+{
+    *id = 0;
+    for (size_t i = 0; i < p->n_path; i++) {
+        uint32_t r = hrd_agg_str(a, p->path[i]);
+
+        if (r == 0)
+            return -ENOMEM;
+        *id = hrd_agg_path(a, *id, r);
+        if (*id == HRD_PATH_TOO_DEEP || *id == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Adds RunPath p to range key k (checked by runpath_ok). Returns 0,
+ * -EINVAL (why) or -ENOMEM. */
+static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
+                        const Hostrange__RunKey *m,
+                        const Hostrange__RunPath *given, char *why,
+                        size_t whylen)
+{
+    Hostrange__RunPath same;
+    const Hostrange__RunPath *p = given;
+    uint64_t *incl = NULL, *self = NULL;
+    uint32_t id;
+    struct hrd_key *pk;
+    int rc = path_intern(a, p, &id);
+
+    if (rc < 0)
+        return rc;
+    if (rc > 0) {
+        /* Kept per range name only, as the daemon does. */
+        if (id == 0)
+            a->paths_table_full += p->pairs;
+        else
+            a->paths_too_deep += p->pairs;
+        return 0;
+    }
+    if (given->same_as_key) {
+        /* The key's own values, coded as the key's. */
+        same = *given;
+        same.same_as_key = 0;
+        same.pairs = m->pairs;
+        same.children = m->children;
+        same.descendants = m->descendants;
+        same.events = m->events;
+        same.inclusive = m->inclusive;
+        same.n_inclusive = m->n_inclusive;
+        same.self = m->self;
+        same.n_self = m->n_self;
+        same.inclusive_hist = m->inclusive_hist;
+        same.self_hist = m->self_hist;
+        p = &same;
+    }
+    if ((pk = hrd_agg_path_key(a, k, id)) == NULL)
+        return -ENOMEM;
+    if (p->events.len > 0) {
+        if (hrd_agg_path_add_exact(a, pk, p->events.data, p->events.len,
+                                   p->pairs) != 0)
+            return -ENOMEM;
+    } else if (p->inclusive_hist != NULL && pk->exact && pk->pairs == 0) {
+        struct hrd_hist *hi = hist_from_msg(p->inclusive_hist);
+        struct hrd_hist *hs = hist_from_msg(p->self_hist);
+
+        if (hi == NULL || hs == NULL ||
+            hrd_agg_path_set_hist(a, pk, hi, hs, p->pairs) != 0) {
+            hrd_hist_fini(hi);
+            hrd_hist_fini(hs);
+            free(hi);
+            free(hs);
+            return -ENOMEM;
+        }
+    } else if (p->inclusive_hist != NULL) {
+        if (hrd_agg_key_to_hist(a, pk) != 0 ||
+            hrd_agg_key_unshare(a, pk) != 0 ||
+            hist_merge(a, pk->incl, p->inclusive_hist) != 0 ||
+            hist_merge(a, pk->self, p->self_hist) != 0)
+            return -ENOMEM;
+        pk->pairs += p->pairs;
+        pk->has_scopes |= p->pairs > 0;
+    } else {
+        incl = malloc((p->pairs + 1) * sizeof *incl);
+        self = malloc((p->pairs + 1) * sizeof *self);
+        if (incl == NULL || self == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (!undelta(p->inclusive, p->pairs, incl) ||
+            !undelta(p->self, p->pairs, self)) {
+            rc = bad(why, whylen, "key %s/%s has a path with values beyond "
+                     "2^64", m->node_id, m->range);
+            goto out;
+        }
+        /* The i-th smallest self time pairs with the i-th smallest
+         * inclusive time (runkey.h). */
+        for (uint64_t i = 0; i < p->pairs && rc == 0; i++)
+            rc = hrd_agg_path_add(a, pk, incl[i],
+                                  self[i] <= incl[i] ? self[i] : incl[i]);
+    }
+    pk->children += p->children;
+    pk->descendants += p->descendants;
+out:
+    free(incl);
+    free(self);
+    return rc;
+}
+
+int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
+                    char *why, size_t whylen)
+{
+    struct hrd_agg *a = l->a;
+    uint64_t all = m->pairs + m->records, *incl = NULL, *self = NULL;
+    uint32_t node, op, backend, range;
+    struct hrd_key *k;
+    int hist = m->inclusive_hist != NULL || m->self_hist != NULL;
+    int coded = m->events.len > 0, keep = 0;
+    int rc = 0;
+
+    if (!str_ok(m->node_id) || !str_ok(m->operator_) ||
+        !str_ok(m->backend) || !str_ok(m->range))
+        return bad(why, whylen, "a key with an empty or overlong name");
+    if (hrp_phase_name(m->phase) == NULL)
+        return bad(why, whylen, "key %s/%s has phase %u", m->node_id,
+                   m->range, m->phase);
+    if (all < m->pairs)
+        return bad(why, whylen, "key %s/%s has absurd counts", m->node_id,
+                   m->range);
+    if (coded) {
+        uint64_t np, nr;
+
+        if (hist || m->n_inclusive || m->n_self)
+            return bad(why, whylen, "key %s/%s holds both events and other "
+                       "values", m->node_id, m->range);
+        if (hrd_agg_events_check(m->events.data, m->events.len, &np,
+                                 &nr) != 0)
+            return bad(why, whylen, "key %s/%s has events that do not "
+                       "decode", m->node_id, m->range);
+        if (np != m->pairs || nr != m->records)
+            return bad(why, whylen, "key %s/%s holds %llu events and %llu "
+                       "records for %llu and %llu", m->node_id, m->range,
+                       (unsigned long long)np, (unsigned long long)nr,
+                       (unsigned long long)m->pairs,
+                       (unsigned long long)m->records);
+    } else if (hist) {
+        if (m->inclusive_hist == NULL || m->self_hist == NULL ||
+            m->n_inclusive || m->n_self ||
+            !hist_ok(m->inclusive_hist, all) ||
+            !hist_ok(m->self_hist, m->pairs))
+            return bad(why, whylen, "key %s/%s has inconsistent histograms",
+                       m->node_id, m->range);
+    } else {
+        if (m->n_inclusive != all || m->n_self != m->pairs)
+            return bad(why, whylen, "key %s/%s holds %zu inclusive and %zu "
+                       "self values for %llu events and %llu records",
+                       m->node_id, m->range, m->n_inclusive, m->n_self,
+                       (unsigned long long)m->pairs,
+                       (unsigned long long)m->records);
+        incl = malloc((all + 1) * sizeof *incl);
+        self = malloc((m->pairs + 1) * sizeof *self);
+        if (incl == NULL || self == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        if (!undelta(m->inclusive, all, incl) ||
+            !undelta(m->self, m->pairs, self)) {
+            rc = bad(why, whylen, "key %s/%s has values beyond 2^64",
+                     m->node_id, m->range);
+            goto out;
+        }
+        for (uint64_t i = 0; i < m->pairs; i++) {
+            if (self[i] > incl[m->records + i]) {
+                rc = bad(why, whylen, "key %s/%s has self times above its "
+                         "inclusive times", m->node_id, m->range);
+                goto out;
+            }
+        }
+    }
+    for (size_t i = 0; i < m->n_paths; i++) {
+        if ((rc = runpath_ok(m, m->paths[i], why, whylen)) != 0)
+            goto out;
+    }
+    node = hrd_agg_str(a, m->node_id);
+    op = hrd_agg_str(a, m->operator_);
+    backend = hrd_agg_str(a, m->backend);
+    range = hrd_agg_str(a, m->range);
+    if (node == 0 || op == 0 || backend == 0 || range == 0 ||
+        note_first(l, node, 0, m->node_rank) != 0 ||
+        note_first(l, range, 1, m->range_rank) != 0 ||
+        (k = hrd_agg_key(a, node, op, backend, m->phase, range)) == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    /* A key whose one context holds all its events keeps them once: its
+     * path key is (or stays) a mirror when it has no other. */
+    if (m->n_paths == 1 && m->paths[0]->same_as_key) {
+        uint32_t id;
+
+        if ((rc = path_intern(a, m->paths[0], &id)) < 0)
+            goto out;
+        if (rc == 0 && k->paths == NULL && k->pairs + k->records == 0) {
+            struct hrd_key *pk = hrd_agg_path_key_live(a, k, id);
+
+            if (pk == NULL) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            keep = pk->mirror;
+        } else if (rc == 0) {
+            keep = k->paths != NULL && k->paths->pnext == NULL &&
+                   k->paths->mirror && k->paths->path == id;
+        }
+        rc = 0;
+    }
+    if (!keep && hrd_agg_path_unmirror(a, k) != 0) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    if (coded) {
+        if ((rc = hrd_agg_key_add_exact(a, k, m->events.data, m->events.len,
+                                        m->pairs, m->records)) != 0)
+            goto out;
+    } else if (hist && k->exact && k->pairs + k->records == 0) {
+        struct hrd_hist *hi = hist_from_msg(m->inclusive_hist);
+        struct hrd_hist *hs = hist_from_msg(m->self_hist);
+
+        if (hi == NULL || hs == NULL ||
+            hrd_agg_key_set_hist(a, k, hi, hs, m->pairs, m->records) != 0) {
+            hrd_hist_fini(hi);
+            hrd_hist_fini(hs);
+            free(hi);
+            free(hs);
+            rc = -ENOMEM;
+            goto out;
+        }
+    } else if (hist) {
+        if (hrd_agg_key_to_hist(a, k) != 0 ||
+            hrd_agg_key_unshare(a, k) != 0 ||
+            hist_merge(a, k->incl, m->inclusive_hist) != 0 ||
+            hist_merge(a, k->self, m->self_hist) != 0) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        k->pairs += m->pairs;
+        k->records += m->records;
+        k->has_scopes |= m->pairs > 0;
+        a->events += 2 * m->pairs + m->records;
+    } else {
+        /* The smallest inclusive values are taken as the records, the
+         * others pair with the self values in order (runkey.h). */
+        for (uint64_t i = 0; i < m->records && rc == 0; i++)
+            rc = hrd_agg_add_record(a, k, incl[i]);
+        for (uint64_t i = 0; i < m->pairs && rc == 0; i++)
+            rc = hrd_agg_add(a, k, incl[m->records + i], self[i]);
+        if (rc != 0)
+            goto out;
+    }
+    k->children += m->children;
+    k->descendants += m->descendants;
+    for (size_t i = keep; i < m->n_paths && rc == 0; i++)
+        rc = runpath_load(a, k, m, m->paths[i], why, whylen);
+    if (rc != 0)
+        goto out;
+    l->keys++;
+    hrd_agg_enforce(a);
+out:
+    free(incl);
+    free(self);
+    return rc;
+}
+
+int hrd_runload_note(struct hrd_runload *l, uint32_t node, uint32_t node_rank,
+                     uint32_t range, uint32_t range_rank)
+{
+    if (note_first(l, node, 0, node_rank) != 0 ||
+        note_first(l, range, 1, range_rank) != 0)
+        return -ENOMEM;
+    return 0;
+}
+
+int hrd_runload_end(struct hrd_runload *l, const Hostrange__RunEnd *e)
+{
+    for (size_t i = 0; e != NULL && i < e->n_lost; i++) {
+        uint32_t id;
+
+        if (!str_ok(e->lost[i]->node_id))
+            continue;
+        id = hrd_agg_str(l->a, e->lost[i]->node_id);
+        if (id == 0)
+            return -ENOMEM;
+        hrd_agg_lost_add(l->a, id, (int64_t)e->lost[i]->lost);
+    }
+    l->run++;
+    return 0;
+}
+
+struct ranked {
+    uint64_t first;
+    uint32_t id;
+};
+
+static int cmp_ranked(const void *pa, const void *pb)
+{
+    const struct ranked *x = pa, *y = pb;
+
+    if (x->first != y->first)
+        return (x->first > y->first) - (x->first < y->first);
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+int hrd_runload_finish(struct hrd_runload *l)
+{
+    struct ranked *r = malloc((l->cap / 2 + 1) * sizeof *r);
+
+    if (r == NULL)
+        return -ENOMEM;
+    hrd_agg_paths_share(l->a);
+    for (int which = 0; which < 2; which++) {
+        size_t n = 0;
+
+        for (uint32_t slot = (uint32_t)which; slot < l->cap; slot += 2) {
+            if (l->first[slot] != 0)
+                r[n++] = (struct ranked){ l->first[slot], slot / 2 + 1 };
+        }
+        qsort(r, n, sizeof *r, cmp_ranked);
+        for (size_t i = 0; i < n; i++) {
+            if (which == 0)
+                hrd_agg_rank_node(l->a, r[i].id);
+            else
+                hrd_agg_rank_range(l->a, r[i].id);
+        }
+    }
+    free(r);
+    return 0;
+}

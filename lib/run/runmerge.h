@@ -1,0 +1,89 @@
+/*
+ * The inputs of hostrangectl merge: run files read into one aggregation,
+ * and the merged run written from it, without decoding what needs no
+ * change.
+ *
+ * Three passes. Scanning (hrd_runmerge_scan, per input in order) reads
+ * every record's framing; each key is made in the aggregation (so keys
+ * keep the order of their first appearance over the inputs) and noted
+ * with where it lies. A key is known by its first bytes when they name it
+ * in the layout of a simple key (runscan.h): its names and ranks are
+ * interned and noted, and the rest of it is left for later. Any other
+ * record is read whole (its checksum checked) and unpacked, or scanned
+ * whole. Loading (hrd_runmerge_load) then adds every key that is neither
+ * copied nor joined (below) to the aggregation from its records, as hrd_run_load does (checking them,
+ * enforcing the memory budget), and ranks names. Writing
+ * (hrd_runmerge_write) writes the keys in order: a key found once is read
+ * whole (it must be the very record scanned: same length and checksum),
+ * its checksum and values checked as a load checks them, and written as
+ * its bytes with its new ranks, or, when it is not simple after all,
+ * loaded and saved as the others; any other key is saved from the
+ * aggregation. For run format 1, a key found in several inputs, simple in
+ * each, is joined instead (runjoin.h): its records read whole when it is
+ * written, checked, and their sorted arrays merged into one key, unless
+ * its records together pass a quarter of the memory budget. Copied and
+ * joined keys are never held in the aggregation: only the keys loaded
+ * are, under its memory budget. Every record is checked before anything
+ * of it is written.
+ */
+#ifndef HOSTRANGE_RUNMERGE_H
+#define HOSTRANGE_RUNMERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/run/run.h"
+
+struct hrd_runmerge_in;
+struct hrd_runmerge_rec;
+struct hrd_runmerge_key;
+
+struct hrd_runmerge {
+    struct hrd_agg *a;
+    struct hrd_runload l;
+    int format;                  /* of the output */
+    size_t nin;
+    struct hrd_runmerge_in *in;  /* the inputs, open */
+    struct hrd_runmerge_rec *rec; /* key records, in input order */
+    size_t nrec, caprec;
+    struct hrd_runmerge_key *keys; /* by key serial */
+    uint32_t capkeys;
+    uint64_t size;               /* of the inputs scanned */
+    int whole;                   /* read every record whole when scanning
+                                    (set before scanning) */
+    uint32_t reading;            /* the input read last + 1 (0: none) */
+};
+
+/* What hrd_runmerge_write returns when a key known by its first bytes
+ * names itself differently further on (a field given twice, the last one
+ * counting): merge again from the start with `whole` set. */
+#define HRD_RUNMERGE_AGAIN 2
+
+/* For an output of run format `format` from nin inputs into aggregation
+ * a. Returns 0 or -ENOMEM. */
+int hrd_runmerge_init(struct hrd_runmerge *m, struct hrd_agg *a, int format,
+                      size_t nin);
+void hrd_runmerge_fini(struct hrd_runmerge *m);
+
+/*
+ * Scans input i (i-th call, in order) at path: returns 0 with its header
+ * and end in *h and *e (kept by m, valid until fini), or -1 with a reason
+ * starting with the path in err.
+ */
+int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
+                      Hostrange__RunHeader **h, Hostrange__RunEnd **e,
+                      hrd_run_progress_fn progress, void *ctx, char *err,
+                      size_t errlen);
+
+/* Loads the keys to merge and ranks names. Returns 0, HRD_RUNMERGE_AGAIN
+ * (as hrd_runmerge_write), or -1 with a reason in err. */
+int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen);
+
+/* Writes every key, in order, calling progress (when not NULL) now and
+ * then with the bytes written and the inputs' size. Returns 0,
+ * HRD_RUNMERGE_AGAIN, or -1 with a reason in err. */
+int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
+                       hrd_run_progress_fn progress, void *ctx, char *err,
+                       size_t errlen);
+
+#endif

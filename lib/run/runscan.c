@@ -1,0 +1,509 @@
+/* Packed RunKeys read in place (see runscan.h). */
+#include "config.h"
+
+#include "lib/run/runscan.h"
+#include "lib/agg/agg.h"
+#include "lib/run/runkey.h"
+#include "proto/protocol.h"
+#include "proto/stream.h"
+
+#include <endian.h>
+#include <string.h>
+
+/* Reads a varint of at most 10 bytes whose value fits in 64 bits (the
+ * protocol's reader). Returns 1, or 0 when it is cut short or too large. */
+static inline int get_varint(const uint8_t **pp, const uint8_t *end,
+                             uint64_t *v)
+{
+    return hrp_get_varint(pp, end, v) == 0;
+}
+
+/* A field's length-delimited payload: *q and *n; 0 when it does not fit. */
+static int get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **q,
+                   size_t *n)
+{
+    uint64_t l;
+
+    if (!get_varint(pp, end, &l) || l > (uint64_t)(end - *pp))
+        return 0;
+    *q = *pp;
+    *n = (size_t)l;
+    *pp += l;
+    return 1;
+}
+
+/* A name a load takes as it is: 1 to HRP_MAX_STRING printable ASCII
+ * bytes. */
+static int name_ok(const uint8_t *q, size_t n)
+{
+    if (n == 0 || n > HRP_MAX_STRING)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (q[i] < 0x20 || q[i] > 0x7e)
+            return 0;
+    }
+    return 1;
+}
+
+/* A packed array of delta-coded values being read. */
+struct deltas {
+    const uint8_t *p, *end;
+    uint64_t v; /* the value so far */
+};
+
+/* The next value of d into d->v; 0 when there is none or it passes
+ * 2^64. */
+static inline int next_value(struct deltas *d)
+{
+    uint64_t x;
+
+    if (d->p < d->end && *d->p < 0x80)
+        x = *d->p++;
+    else if (!get_varint(&d->p, d->end, &x))
+        return 0;
+    if (x > UINT64_MAX - d->v)
+        return 0;
+    d->v += x;
+    return 1;
+}
+
+/* The sum of the eight bytes of w, each below 128. */
+static inline uint64_t byte_sum(uint64_t w)
+{
+    w = (w & 0x00ff00ff00ff00ffull) + ((w >> 8) & 0x00ff00ff00ff00ffull);
+    return (w * 0x0001000100010001ull) >> 48;
+}
+
+/*
+ * Checks sorted, delta-coded arrays as a load does: incl holds skip +
+ * pairs values and self pairs, each sum within 2^64, and the i-th self
+ * value is not above the (skip + i)-th inclusive one. Returns 1 when they
+ * check out.
+ */
+static int arrays_ok(const uint8_t *incl, size_t li, const uint8_t *self,
+                     size_t ls, uint64_t skip, uint64_t pairs)
+{
+    struct deltas i = { incl, incl + li, 0 }, s = { self, self + ls, 0 };
+
+    for (uint64_t n = 0; n < skip; n++) {
+        if (!next_value(&i))
+            return 0;
+    }
+    for (uint64_t n = 0; n < pairs;) {
+        uint64_t wi, ws, bad = 0;
+
+        /* Eight pairs at a time where both arrays go on with eight
+         * one-byte deltas (sorted values are mostly close): no branch per
+         * value, and no sum can pass 2^64 (self sums stay below inclusive
+         * ones, or the arrays fail). */
+        if (pairs - n >= 8 && i.end - i.p >= 8 && s.end - s.p >= 8 &&
+            i.v <= UINT64_MAX - 8 * 127) {
+            memcpy(&wi, i.p, 8);
+            memcpy(&ws, s.p, 8);
+            wi = le64toh(wi);
+            ws = le64toh(ws);
+            if (((wi | ws) & 0x8080808080808080ull) == 0) {
+                /* Self sums can reach inclusive ones only when they are
+                 * within 8 * 127 of each other, or never with the same
+                 * deltas: the sums then move in one step each. */
+                if (i.v - s.v >= 8 * 127 || wi == ws) {
+                    i.v += byte_sum(wi);
+                    s.v += byte_sum(ws);
+                    i.p += 8;
+                    s.p += 8;
+                    n += 8;
+                    continue;
+                }
+                for (unsigned b = 0; b < 64; b += 8) {
+                    i.v += (wi >> b) & 0x7f;
+                    s.v += (ws >> b) & 0x7f;
+                    bad |= (uint64_t)(s.v > i.v);
+                }
+                if (bad)
+                    return 0;
+                i.p += 8;
+                s.p += 8;
+                n += 8;
+                continue;
+            }
+        }
+        if (!next_value(&i) || !next_value(&s) || s.v > i.v)
+            return 0;
+        n++;
+    }
+    return i.p == i.end && s.p == s.end;
+}
+
+/* Checks coded events: `pairs` range events and `records` records. */
+static int events_ok(const uint8_t *q, size_t n, uint64_t pairs,
+                     uint64_t records)
+{
+    uint64_t np, nr;
+
+    return hrd_agg_events_check(q, n, &np, &nr) == 0 && np == pairs &&
+           nr == records;
+}
+
+/* Whether field f may follow field `last` (only `repeated` repeats). */
+static int in_order(unsigned f, unsigned last, unsigned repeated)
+{
+    return f != 0 && (f > last || (f == last && f == repeated));
+}
+
+struct path_fields {
+    uint64_t pairs, children, descendants, same;
+    const uint8_t *incl, *self, *events, *last_name;
+    size_t li, ls, le, last_len;
+    size_t names_end; /* the bytes of its names, at its start */
+    uint32_t depth;
+};
+
+/* Reads RunPath q[0..n) into *pf. Returns 1 when it is in the canonical
+ * layout with known fields only. */
+static int path_read(const uint8_t *q, size_t n, struct path_fields *pf)
+{
+    const uint8_t *p = q, *end = q + n;
+    unsigned last = 0;
+
+    memset(pf, 0, sizeof *pf);
+    while (p < end) {
+        uint64_t tag, v;
+        const uint8_t *b;
+        size_t bl;
+        unsigned f;
+
+        if (!get_varint(&p, end, &tag) || tag > 0xffff)
+            return 0;
+        f = (unsigned)(tag >> 3);
+        if (!in_order(f, last, 1))
+            return 0;
+        last = f;
+        switch (f) {
+        case 1: case 4: case 5: case 9:
+            if ((tag & 7) != 2 || !get_len(&p, end, &b, &bl) || bl == 0)
+                return 0;
+            if (f == 1) {
+                if (!name_ok(b, bl) || pf->depth == HRD_MAX_DEPTH_LIMIT)
+                    return 0;
+                pf->depth++;
+                pf->last_name = b;
+                pf->last_len = bl;
+                pf->names_end = (size_t)(p - q);
+            } else if (f == 4) {
+                pf->incl = b, pf->li = bl;
+            } else if (f == 5) {
+                pf->self = b, pf->ls = bl;
+            } else {
+                pf->events = b, pf->le = bl;
+            }
+            break;
+        case 2: case 3: case 8: case 10:
+            if ((tag & 7) != 0 || !get_varint(&p, end, &v) || v == 0)
+                return 0;
+            if (f == 2)
+                pf->pairs = v;
+            else if (f == 3)
+                pf->children = v;
+            else if (f == 8)
+                pf->descendants = v;
+            else if (v != 1)
+                return 0;
+            else
+                pf->same = 1;
+            break;
+        default:
+            return 0;
+        }
+    }
+    return pf->depth > 0;
+}
+
+/* Whether path i of key s (whose own fields are given) is simple. */
+static int path_ok(const struct hrd_runscan *s, uint32_t i, int format,
+                   const uint8_t *incl, size_t li, const uint8_t *self,
+                   size_t ls, uint64_t children, uint64_t descendants)
+{
+    struct path_fields pf;
+
+    if (!path_read(s->path[i], s->path_len[i], &pf) ||
+        pf.last_len != s->n[3] || memcmp(pf.last_name, s->s[3], s->n[3]))
+        return 0;
+    if (format == 1) {
+        if (pf.events != NULL || pf.same)
+            return 0;
+        if (pf.pairs == 0)
+            return pf.incl == NULL && pf.self == NULL;
+        if (pf.incl == NULL || pf.self == NULL)
+            return 0;
+        /* A path holding its key's very values was checked with them. */
+        if (s->records == 0 && pf.li == li && pf.ls == ls &&
+            pf.pairs == s->pairs && !memcmp(pf.incl, incl, li) &&
+            !memcmp(pf.self, self, ls))
+            return 1;
+        return arrays_ok(pf.incl, pf.li, pf.self, pf.ls, 0, pf.pairs);
+    }
+    if (pf.incl != NULL || pf.self != NULL)
+        return 0;
+    if (pf.same)
+        return pf.events == NULL && s->npaths == 1 && s->records == 0 &&
+               pf.pairs == s->pairs && pf.children == children &&
+               pf.descendants == descendants;
+    /* A key's one path holding all its events is made a mirror by a
+     * load: not simple. */
+    if (s->npaths == 1 && s->records == 0)
+        return 0;
+    if (pf.pairs == 0)
+        return pf.events == NULL;
+    return pf.events != NULL && events_ok(pf.events, pf.le, pf.pairs, 0);
+}
+
+/*
+ * Reads fields 1 to 10 of a RunKey of len bytes whose first avail bytes
+ * are at p: the key's identity, ranks and counts. Returns 1 with them in
+ * *s (and the children's count), and in *stop the offset of the first
+ * field past them (len when none), when they are whole within avail bytes,
+ * canonical and check out; 0 otherwise.
+ */
+static int scan_head(const uint8_t *p, size_t avail, size_t len,
+                     struct hrd_runscan *s, size_t *stop,
+                     uint64_t *children)
+{
+    const uint8_t *q = p, *end = p + avail;
+    unsigned last = 0;
+    int from = 0, to = 0;
+
+    s->npaths = 0;
+    s->phase = s->node_rank = s->range_rank = 0;
+    s->pairs = s->records = 0;
+    *children = 0;
+    for (int i = 0; i < 4; i++)
+        s->n[i] = 0;
+    for (;;) {
+        const uint8_t *at = q, *b;
+        uint64_t tag, v;
+        size_t bl;
+        unsigned f;
+
+        if (q == end) {
+            if (avail != len)
+                return 0; /* cut off here: not known to be whole */
+            break;
+        }
+        if (!get_varint(&q, end, &tag) || tag > 0xffff)
+            return 0;
+        f = (unsigned)(tag >> 3);
+        if (!in_order(f, last, 0))
+            return 0;
+        last = f;
+        if (f >= 6 && !from) {
+            s->rank_from = (size_t)(at - p);
+            from = 1;
+        }
+        if (f >= 8 && !to) {
+            s->rank_to = (size_t)(at - p);
+            to = 1;
+        }
+        if (f > 10) {
+            q = at;
+            break;
+        }
+        switch (f) {
+        case 1: case 2: case 3: case 5:
+            if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) ||
+                !name_ok(b, bl))
+                return 0;
+            s->s[f == 5 ? 3 : f - 1] = b;
+            s->n[f == 5 ? 3 : f - 1] = (uint32_t)bl;
+            break;
+        default: /* 4, 6 to 10 */
+            if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0)
+                return 0;
+            if (f <= 7 && v > UINT32_MAX)
+                return 0;
+            if (f == 4)
+                s->phase = (uint32_t)v;
+            else if (f == 6)
+                s->node_rank = (uint32_t)v;
+            else if (f == 7)
+                s->range_rank = (uint32_t)v;
+            else if (f == 8)
+                s->pairs = v;
+            else if (f == 9)
+                s->records = v;
+            else
+                *children = v;
+            break;
+        }
+    }
+    *stop = (size_t)(q - p);
+    if (!from)
+        s->rank_from = *stop;
+    if (!to)
+        s->rank_to = *stop;
+    for (int i = 0; i < 4; i++) {
+        if (s->n[i] == 0)
+            return 0;
+    }
+    return hrp_phase_name(s->phase) != NULL &&
+           s->pairs + s->records >= s->pairs;
+}
+
+int hrd_runscan_head(const uint8_t *p, size_t avail, size_t len,
+                     struct hrd_runscan *s)
+{
+    uint64_t children;
+    size_t stop;
+
+    return avail <= len && scan_head(p, avail, len, s, &stop, &children);
+}
+
+int hrd_runscan_key(const uint8_t *p, size_t len, int format,
+                    struct hrd_runscan *s)
+{
+    const uint8_t *q, *end = p + len;
+    const uint8_t *incl = NULL, *self = NULL, *events = NULL;
+    size_t li = 0, ls = 0, le = 0, stop;
+    uint64_t children, descendants = 0;
+    unsigned last = 10;
+
+    if (!scan_head(p, len, len, s, &stop, &children))
+        return 0;
+    for (q = p + stop; q < end;) {
+        const uint8_t *b;
+        uint64_t tag, v;
+        size_t bl;
+        unsigned f;
+
+        if (!get_varint(&q, end, &tag) || tag > 0xffff)
+            return 0;
+        f = (unsigned)(tag >> 3);
+        if (!in_order(f, last, 17))
+            return 0;
+        last = f;
+        switch (f) {
+        case 16:
+            if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0)
+                return 0;
+            descendants = v;
+            break;
+        case 11: case 12: case 18:
+            if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) || bl == 0)
+                return 0;
+            if (f == 11)
+                incl = b, li = bl;
+            else if (f == 12)
+                self = b, ls = bl;
+            else
+                events = b, le = bl;
+            break;
+        case 17:
+            if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) ||
+                s->npaths == HRD_RUNSCAN_PATHS)
+                return 0;
+            s->path[s->npaths] = b;
+            s->path_len[s->npaths++] = (uint32_t)bl;
+            break;
+        default:
+            return 0;
+        }
+    }
+    if (format == 1) {
+        if (events != NULL)
+            return 0;
+        if (s->pairs + s->records == 0) {
+            if (incl != NULL || self != NULL)
+                return 0;
+        } else if (incl == NULL || (self == NULL) != (s->pairs == 0) ||
+                   !arrays_ok(incl, li, self, ls, s->records, s->pairs)) {
+            return 0;
+        }
+    } else if (format == HRD_RUN_FORMAT_EVENTS) {
+        if (incl != NULL || self != NULL)
+            return 0;
+        if (s->pairs + s->records == 0 ? events != NULL
+                                       : events == NULL ||
+                                         !events_ok(events, le, s->pairs,
+                                                    s->records))
+            return 0;
+    } else {
+        return 0;
+    }
+    for (uint32_t i = 0; i < s->npaths; i++) {
+        if (!path_ok(s, i, format, incl, li, self, ls, children,
+                     descendants))
+            return 0;
+    }
+    s->v.incl = incl;
+    s->v.li = li;
+    s->v.self = self;
+    s->v.ls = ls;
+    s->v.pairs = s->pairs;
+    s->v.children = children;
+    s->v.descendants = descendants;
+    s->v.names_end = 0;
+    return 1;
+}
+
+void hrd_runscan_path_values(const struct hrd_runscan *s, uint32_t i,
+                             struct hrd_runscan_values *v)
+{
+    struct path_fields pf;
+
+    path_read(s->path[i], s->path_len[i], &pf); /* checked: simple */
+    v->incl = pf.incl;
+    v->li = pf.li;
+    v->self = pf.self;
+    v->ls = pf.ls;
+    v->pairs = pf.pairs;
+    v->children = pf.children;
+    v->descendants = pf.descendants;
+    v->names_end = pf.names_end;
+}
+
+uint32_t hrd_runscan_path_names(const struct hrd_runscan *s, uint32_t i,
+                                const uint8_t **names, uint32_t *lens)
+{
+    const uint8_t *p = s->path[i], *end = p + s->path_len[i];
+    uint32_t depth = 0;
+
+    /* Checked by hrd_runscan_key: names come first. */
+    while (p < end && *p == (1u << 3 | 2u) && depth < HRD_MAX_DEPTH_LIMIT) {
+        const uint8_t *b;
+        size_t bl;
+
+        p++;
+        if (!get_len(&p, end, &b, &bl))
+            break;
+        names[depth] = b;
+        lens[depth++] = (uint32_t)bl;
+    }
+    return depth;
+}
+
+static size_t put_varint(uint8_t *out, uint64_t v)
+{
+    size_t n = 0;
+
+    while (v >= 0x80) {
+        out[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
+size_t hrd_runscan_put_ranks(uint8_t *out, uint32_t node_rank,
+                             uint32_t range_rank)
+{
+    size_t n = 0;
+
+    if (node_rank != 0) {
+        out[n++] = 6u << 3;
+        n += put_varint(out + n, node_rank);
+    }
+    if (range_rank != 0) {
+        out[n++] = 7u << 3;
+        n += put_varint(out + n, range_rank);
+    }
+    return n;
+}

@@ -1,0 +1,639 @@
+/* Report formatting: JSONL, CSV and an aligned terminal table. */
+#include "config.h"
+
+#include "lib/view/report.h"
+#include "lib/view/flame.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Durations in the table are shown in microseconds with three decimals, so
+ * a cell holds at most DBL_MAX / 1000 written out in full (some 310 bytes). */
+#define CELL_MAX 320
+
+static const char *str(const char *s)
+{
+    return s != NULL ? s : "";
+}
+
+int hrd_format_parse(const char *name, enum hrd_format *out)
+{
+    if (name == NULL)
+        return -EINVAL;
+    if (strcmp(name, "jsonl") == 0)
+        *out = HRD_FORMAT_JSONL;
+    else if (strcmp(name, "csv") == 0)
+        *out = HRD_FORMAT_CSV;
+    else if (strcmp(name, "table") == 0)
+        *out = HRD_FORMAT_TABLE;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+/*
+ * Decodes one UTF-8 sequence at s into *cp and returns how many bytes it
+ * took. An ill-formed sequence becomes U+FFFD and takes its maximal valid
+ * prefix (at least one byte), as Python's "replace" error handler does.
+ */
+static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t need, i;
+    uint32_t v;
+
+    if (s[0] < 0x80) {
+        *cp = s[0];
+        return 1;
+    }
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        need = 1;
+        v = s[0] & 0x1fu;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        need = 2;
+        v = s[0] & 0x0fu;
+        if (s[0] == 0xe0)
+            lo = 0xa0;
+        else if (s[0] == 0xed)
+            hi = 0x9f;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        need = 3;
+        v = s[0] & 0x07u;
+        if (s[0] == 0xf0)
+            lo = 0x90;
+        else if (s[0] == 0xf4)
+            hi = 0x8f;
+    } else {
+        *cp = 0xfffd;
+        return 1;
+    }
+    for (i = 1; i <= need; i++) {
+        if (s[i] < lo || s[i] > hi) {
+            *cp = 0xfffd;
+            return i;
+        }
+        v = (v << 6) | (s[i] & 0x3fu);
+        lo = 0x80;
+        hi = 0xbf;
+    }
+    *cp = v;
+    return need + 1;
+}
+
+/* Writes s as a JSON string the way Python's json.dumps does with
+ * ensure_ascii: everything outside printable ASCII is escaped. */
+static void put_json_string(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)str(s);
+    uint32_t cp;
+
+    putc('"', f);
+    while (*p != '\0') {
+        p += utf8_decode(p, &cp);
+        switch (cp) {
+        case '"':
+            fputs("\\\"", f);
+            break;
+        case '\\':
+            fputs("\\\\", f);
+            break;
+        case '\n':
+            fputs("\\n", f);
+            break;
+        case '\r':
+            fputs("\\r", f);
+            break;
+        case '\t':
+            fputs("\\t", f);
+            break;
+        case '\b':
+            fputs("\\b", f);
+            break;
+        case '\f':
+            fputs("\\f", f);
+            break;
+        default:
+            if (cp >= 0x10000) {
+                cp -= 0x10000;
+                fprintf(f, "\\u%04x\\u%04x", 0xd800 + (unsigned)(cp >> 10),
+                        0xdc00 + (unsigned)(cp & 0x3ff));
+            } else if (cp < 0x20 || cp >= 0x7f) {
+                fprintf(f, "\\u%04x", (unsigned)cp);
+            } else {
+                putc((int)cp, f);
+            }
+        }
+    }
+    putc('"', f);
+}
+
+/* Writes a number as Python's json.dumps does: NaN and the infinities are
+ * not JSON, and Python writes them as NaN, Infinity and -Infinity. */
+static void put_json_number(FILE *f, double v)
+{
+    char buf[32];
+
+    if (isnan(v))
+        fputs("NaN", f);
+    else if (isinf(v))
+        fputs(v < 0 ? "-Infinity" : "Infinity", f);
+    else if (hrd_format_number(buf, sizeof(buf), v) >= 0)
+        fputs(buf, f);
+}
+
+/* The mean number of direct children per call of a row with calls. */
+static double children_per_call(const struct hrd_row *r)
+{
+    return (double)r->children / (double)r->calls;
+}
+
+/* The mean number of descendants per call (direct children when the
+ * descendants are not known). */
+static double descendants_per_call(const struct hrd_row *r)
+{
+    return (double)(r->descendants < r->children ? r->children
+                                                 : r->descendants) /
+           (double)r->calls;
+}
+
+static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
+{
+    fputs("{\"nodeid\":", f);
+    put_json_string(f, r->node_id);
+    fputs(",\"operator\":", f);
+    put_json_string(f, r->op);
+    fputs(",\"backend\":", f);
+    put_json_string(f, r->backend);
+    fputs(",\"phase\":", f);
+    put_json_string(f, r->phase);
+    fputs(",\"range\":", f);
+    put_json_string(f, r->range);
+    if (r->depth > 0) {
+        /* dump --by path: the calling context (flame.h). */
+        char *path = hrd_path_join(r->path, r->depth);
+        fputs(",\"path\":", f);
+        put_json_string(f, path != NULL ? path : "");
+        free(path);
+    }
+    fputs(",\"metric\":", f);
+    put_json_string(f, r->metric);
+    fprintf(f, ",\"count\":%" PRIu64 ",\"unit\":\"ns\",\"mean\":", r->count);
+    put_json_number(f, r->mean);
+    fputs(",\"median\":", f);
+    put_json_number(f, r->median);
+    if (fields & HRD_FIELDS_EXTENDED) {
+        fputs(",\"min\":", f);
+        put_json_number(f, r->min);
+        fputs(",\"max\":", f);
+        put_json_number(f, r->max);
+        fputs(",\"p90\":", f);
+        put_json_number(f, r->p90);
+        fputs(",\"p99\":", f);
+        put_json_number(f, r->p99);
+        fputs(",\"stddev\":", f);
+        put_json_number(f, r->stddev);
+        fputs(r->exact ? ",\"exact\":true" : ",\"exact\":false", f);
+        fprintf(f, ",\"lost\":%" PRIu64, r->lost);
+    }
+    if (fields & HRD_FIELDS_OBSERVER) {
+        fputs(",\"children\":", f);
+        if (r->calls > 0)
+            put_json_number(f, children_per_call(r));
+        else
+            fputs("null", f);
+        fputs(",\"descendants\":", f);
+        if (r->calls > 0)
+            put_json_number(f, descendants_per_call(r));
+        else
+            fputs("null", f);
+        if (r->observer_known) {
+            fputs(",\"observer_ns\":", f);
+            put_json_number(f, r->observer_ns);
+            fputs(",\"observer_share\":", f);
+            put_json_number(f, r->observer_share);
+            fputs(r->unstable ? ",\"unstable\":true" : ",\"unstable\":false",
+                  f);
+            fputs(r->resolution_limited ? ",\"resolution_limited\":true"
+                                        : ",\"resolution_limited\":false",
+                  f);
+        } else {
+            fputs(",\"observer_ns\":null,\"observer_share\":null,"
+                  "\"unstable\":null,\"resolution_limited\":null", f);
+        }
+    }
+    if (fields & HRD_FIELDS_CORRECTED)
+        fputs(r->corrected ? ",\"corrected\":true" : ",\"corrected\":false",
+              f);
+    fputs("}\n", f);
+}
+
+/* Writes one CSV field, quoted per RFC 4180 when it holds a comma, a quote,
+ * CR or LF. */
+static void put_csv_field(FILE *f, const char *s)
+{
+    s = str(s);
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, f);
+        return;
+    }
+    putc('"', f);
+    for (; *s != '\0'; s++) {
+        if (*s == '"')
+            putc('"', f);
+        putc(*s, f);
+    }
+    putc('"', f);
+}
+
+static void put_csv_number(FILE *f, double v)
+{
+    char buf[32];
+
+    putc(',', f);
+    if (hrd_format_number(buf, sizeof(buf), v) >= 0)
+        fputs(buf, f);
+}
+
+static void write_csv_header(FILE *f, unsigned fields)
+{
+    fputs("nodeid,operator,backend,phase,range,metric,count,unit,mean,median",
+          f);
+    if (fields & HRD_FIELDS_EXTENDED)
+        fputs(",min,max,p90,p99,stddev,exact,lost", f);
+    if (fields & HRD_FIELDS_OBSERVER)
+        fputs(",children,descendants,observer_ns,observer_share,unstable,"
+              "resolution_limited", f);
+    if (fields & HRD_FIELDS_CORRECTED)
+        fputs(",corrected", f);
+    putc('\n', f);
+}
+
+static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
+{
+    const char *const text[] = {r->node_id, r->op, r->backend, r->phase,
+                                r->range, r->metric};
+    size_t i;
+
+    for (i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
+        if (i > 0)
+            putc(',', f);
+        put_csv_field(f, text[i]);
+    }
+    fprintf(f, ",%" PRIu64 ",ns", r->count);
+    put_csv_number(f, r->mean);
+    put_csv_number(f, r->median);
+    if (fields & HRD_FIELDS_EXTENDED) {
+        put_csv_number(f, r->min);
+        put_csv_number(f, r->max);
+        put_csv_number(f, r->p90);
+        put_csv_number(f, r->p99);
+        put_csv_number(f, r->stddev);
+        fputs(r->exact ? ",true" : ",false", f);
+        fprintf(f, ",%" PRIu64, r->lost);
+    }
+    /* Unknown values are empty fields. */
+    if (fields & HRD_FIELDS_OBSERVER) {
+        if (r->calls > 0) {
+            put_csv_number(f, children_per_call(r));
+            put_csv_number(f, descendants_per_call(r));
+        } else {
+            fputs(",,", f);
+        }
+        if (r->observer_known) {
+            put_csv_number(f, r->observer_ns);
+            put_csv_number(f, r->observer_share);
+            fputs(r->unstable ? ",true" : ",false", f);
+            fputs(r->resolution_limited ? ",true" : ",false", f);
+        } else {
+            fputs(",,,,", f);
+        }
+    }
+    if (fields & HRD_FIELDS_CORRECTED)
+        fputs(r->corrected ? ",true" : ",false", f);
+    putc('\n', f);
+}
+
+/*
+ * Keeps a copy of row at the end of w->rows. The six strings are copied
+ * into one allocation that starts at the copy's node_id, so freeing
+ * node_id frees them all. Returns 0 or -ENOMEM.
+ */
+static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
+{
+    const char *text[6];
+    const char **dst[6];
+    size_t size[6], total = 0, i;
+    struct hrd_row *rows, *r;
+    char *block;
+
+    if (w->nrows == w->cap) {
+        size_t cap = w->cap != 0 ? w->cap * 2 : 16;
+
+        if (cap > SIZE_MAX / sizeof(*rows))
+            return -ENOMEM;
+        rows = realloc(w->rows, cap * sizeof(*rows));
+        if (rows == NULL)
+            return -ENOMEM;
+        w->rows = rows;
+        w->cap = cap;
+    }
+    r = &w->rows[w->nrows];
+    *r = *row;
+    text[0] = row->node_id;
+    text[1] = row->op;
+    text[2] = row->backend;
+    text[3] = row->phase;
+    text[4] = row->range;
+    text[5] = row->metric;
+    dst[0] = &r->node_id;
+    dst[1] = &r->op;
+    dst[2] = &r->backend;
+    dst[3] = &r->phase;
+    dst[4] = &r->range;
+    dst[5] = &r->metric;
+    for (i = 0; i < 6; i++) {
+        size[i] = strlen(str(text[i])) + 1;
+        total += size[i];
+    }
+    block = malloc(total);
+    if (block == NULL)
+        return -ENOMEM;
+    for (i = 0; i < 6; i++) {
+        memcpy(block, str(text[i]), size[i]);
+        *dst[i] = block;
+        block += size[i];
+    }
+    w->nrows++;
+    return 0;
+}
+
+/* Frees the rows a table writer keeps. For a table, nrows counts the rows
+ * kept, so it returns to 0 with them. */
+static void free_rows(struct hrd_writer *w)
+{
+    size_t i;
+
+    if (w->rows != NULL) {
+        for (i = 0; i < w->nrows; i++)
+            free((void *)w->rows[i].node_id);
+        free(w->rows);
+        w->nrows = 0;
+    }
+    w->rows = NULL;
+    w->cap = 0;
+}
+
+/* Table columns, in order; those from COL_MIN to COL_LOST appear only when
+ * extended, the observer ones with HRD_FIELDS_OBSERVER, and corrected with
+ * HRD_FIELDS_CORRECTED. */
+enum { COL_RANGE, COL_METRIC, COL_COUNT, COL_MEAN, COL_MEDIAN, COL_MIN,
+       COL_MAX, COL_P90, COL_P99, COL_STDDEV, COL_EXACT, COL_LOST,
+       COL_CHILDREN, COL_DESCENDANTS, COL_OBSERVER, COL_SHARE, COL_UNSTABLE,
+       COL_RESOLUTION, COL_CORRECTED, NCOLS };
+
+static const char *const col_name[NCOLS] = {
+    "range", "metric", "count", "mean_us", "median_us", "min_us", "max_us",
+    "p90_us", "p99_us", "stddev_us", "exact", "lost", "children",
+    "descendants", "observer_us", "share", "unstable", "res_limited",
+    "corrected",
+};
+
+/* The columns a table of these fields shows, in order; returns how many. */
+static int table_columns(unsigned fields, int *cols)
+{
+    int n = 0;
+
+    for (int c = 0; c < NCOLS; c++) {
+        if ((c >= COL_MIN && c <= COL_LOST &&
+             !(fields & HRD_FIELDS_EXTENDED)) ||
+            (c >= COL_CHILDREN && c <= COL_RESOLUTION &&
+             !(fields & HRD_FIELDS_OBSERVER)) ||
+            (c == COL_CORRECTED && !(fields & HRD_FIELDS_CORRECTED)))
+            continue;
+        cols[n++] = c;
+    }
+    return n;
+}
+
+static int left_aligned(int col)
+{
+    return col == COL_RANGE || col == COL_METRIC || col == COL_EXACT ||
+           col == COL_UNSTABLE || col == COL_RESOLUTION ||
+           col == COL_CORRECTED;
+}
+
+/* Returns the text of one table cell, formatted into buf where needed. */
+static const char *cell(const struct hrd_row *r, int col, char *buf)
+{
+    double ns;
+
+    switch (col) {
+    case COL_RANGE:
+        return r->range;
+    case COL_METRIC:
+        return r->metric;
+    case COL_COUNT:
+        snprintf(buf, CELL_MAX, "%" PRIu64, r->count);
+        return buf;
+    case COL_EXACT:
+        return r->exact ? "yes" : "no";
+    case COL_LOST:
+        snprintf(buf, CELL_MAX, "%" PRIu64, r->lost);
+        return buf;
+    case COL_CHILDREN:
+        if (r->calls == 0)
+            return "-";
+        snprintf(buf, CELL_MAX, "%.2f", children_per_call(r));
+        return buf;
+    case COL_DESCENDANTS:
+        if (r->calls == 0)
+            return "-";
+        snprintf(buf, CELL_MAX, "%.2f", descendants_per_call(r));
+        return buf;
+    case COL_RESOLUTION:
+        return !r->observer_known         ? "-"
+               : r->resolution_limited ? "yes"
+                                       : "no";
+    case COL_OBSERVER:
+        if (!r->observer_known)
+            return "-";
+        ns = r->observer_ns;
+        break;
+    case COL_SHARE:
+        if (!r->observer_known)
+            return "-";
+        snprintf(buf, CELL_MAX, "%.1f%%", 100.0 * r->observer_share);
+        return buf;
+    case COL_UNSTABLE:
+        return !r->observer_known ? "-" : r->unstable ? "yes" : "no";
+    case COL_CORRECTED:
+        return r->corrected ? "yes" : "no";
+    case COL_MEAN:
+        ns = r->mean;
+        break;
+    case COL_MEDIAN:
+        ns = r->median;
+        break;
+    case COL_MIN:
+        ns = r->min;
+        break;
+    case COL_MAX:
+        ns = r->max;
+        break;
+    case COL_P90:
+        ns = r->p90;
+        break;
+    case COL_P99:
+        ns = r->p99;
+        break;
+    default:
+        ns = r->stddev;
+        break;
+    }
+    snprintf(buf, CELL_MAX, "%.3f", ns / 1000.0);
+    return buf;
+}
+
+/* The width of s on a terminal, counting one column per UTF-8 character. */
+static size_t width(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s != '\0'; s++) {
+        if (((unsigned char)*s & 0xc0) != 0x80)
+            n++;
+    }
+    return n;
+}
+
+static void pad(FILE *f, size_t n)
+{
+    while (n-- > 0)
+        putc(' ', f);
+}
+
+/* Writes one indented table line. Text columns are left-aligned, numbers
+ * right-aligned; the last column is not padded on the right. */
+static void put_table_line(FILE *f, const char *const *text,
+                           const size_t *widths, const int *cols, int ncols)
+{
+    int c;
+
+    fputs("  ", f);
+    for (c = 0; c < ncols; c++) {
+        size_t fill = widths[c] - width(text[c]);
+        int left = left_aligned(cols[c]);
+
+        if (c > 0)
+            fputs("  ", f);
+        if (!left)
+            pad(f, fill);
+        fputs(text[c], f);
+        if (left && c < ncols - 1)
+            pad(f, fill);
+    }
+    putc('\n', f);
+}
+
+static int same_group(const struct hrd_row *a, const struct hrd_row *b)
+{
+    return strcmp(a->node_id, b->node_id) == 0 && strcmp(a->op, b->op) == 0
+           && strcmp(a->backend, b->backend) == 0
+           && strcmp(a->phase, b->phase) == 0;
+}
+
+/*
+ * Writes the kept rows as a table: a heading per run of rows with the same
+ * node, operator, backend and phase, then the column names and the rows,
+ * with column widths taken over every row; a blank line between groups.
+ */
+static void write_table(struct hrd_writer *w)
+{
+    char bufs[NCOLS][CELL_MAX];
+    const char *text[NCOLS], *names[NCOLS];
+    size_t widths[NCOLS];
+    int cols[NCOLS];
+    int ncols = table_columns(w->fields, cols);
+    const struct hrd_row *r;
+    size_t i, n;
+    int c;
+
+    for (c = 0; c < ncols; c++) {
+        names[c] = col_name[cols[c]];
+        widths[c] = width(names[c]);
+    }
+    for (i = 0; i < w->nrows; i++) {
+        for (c = 0; c < ncols; c++) {
+            n = width(cell(&w->rows[i], cols[c], bufs[c]));
+            if (n > widths[c])
+                widths[c] = n;
+        }
+    }
+    for (i = 0; i < w->nrows; i++) {
+        r = &w->rows[i];
+        if (i == 0 || !same_group(r, &w->rows[i - 1])) {
+            if (i > 0)
+                putc('\n', w->out);
+            fprintf(w->out, "%s  %s/%s  %s\n", r->node_id, r->op, r->backend,
+                    r->phase);
+            put_table_line(w->out, names, widths, cols, ncols);
+        }
+        for (c = 0; c < ncols; c++)
+            text[c] = cell(r, cols[c], bufs[c]);
+        put_table_line(w->out, text, widths, cols, ncols);
+    }
+}
+
+void hrd_writer_init(struct hrd_writer *w, FILE *out, enum hrd_format format,
+                     unsigned fields)
+{
+    w->out = out;
+    w->format = format;
+    w->fields = fields;
+    w->nrows = 0;
+    w->rows = NULL;
+    w->cap = 0;
+}
+
+int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row)
+{
+    switch (w->format) {
+    case HRD_FORMAT_JSONL:
+        write_jsonl(w->out, row, w->fields);
+        break;
+    case HRD_FORMAT_CSV:
+        if (w->nrows == 0)
+            write_csv_header(w->out, w->fields);
+        write_csv(w->out, row, w->fields);
+        break;
+    case HRD_FORMAT_TABLE:
+        return keep_row(w, row);
+    default:
+        return -EINVAL;
+    }
+    w->nrows++;
+    return ferror(w->out) ? -EIO : 0;
+}
+
+int hrd_writer_finish(struct hrd_writer *w)
+{
+    if (w->format == HRD_FORMAT_CSV && w->nrows == 0)
+        write_csv_header(w->out, w->fields);
+    if (w->format == HRD_FORMAT_TABLE && w->rows != NULL) {
+        write_table(w);
+        free_rows(w);
+    }
+    if (fflush(w->out) != 0 || ferror(w->out))
+        return -EIO;
+    return 0;
+}
+
+void hrd_writer_fini(struct hrd_writer *w)
+{
+    if (w == NULL)
+        return;
+    free_rows(w);
+}

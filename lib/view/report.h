@@ -1,0 +1,75 @@
+/*
+ * Report formatting: turns report rows into JSONL (the reference schema),
+ * CSV or an aligned terminal table. Pure logic: it writes to a FILE * it is
+ * given and does no other I/O.
+ *
+ * JSONL rows carry exactly ten fields in this order: nodeid, operator,
+ * backend, phase, range, metric, count, unit ("ns"), mean, median, with
+ * compact separators. Numbers are written as the shortest text that reads
+ * back as the same double, in the style of Python's repr (".0" on whole
+ * numbers, exponent form outside [1e-4, 1e16)); counts are integers. With
+ * HRD_FIELDS_EXTENDED, seven fields follow the ten: min, max, p90, p99,
+ * stddev (nanoseconds), exact (true when every statistic was computed from
+ * every sample, false when the quantiles come from a histogram) and lost
+ * (events the clients reported lost under the row's node id).
+ *
+ * With HRD_FIELDS_OBSERVER, six fields follow: children (direct child
+ * ranges per call), descendants (all descendant ranges per call),
+ * observer_ns, observer_share, unstable and resolution_limited
+ * (observer.h); each is null when unknown (no calibration, or a row of
+ * recorded values, which has no calls). With HRD_FIELDS_CORRECTED, a last field `corrected`
+ * says whether the row's figures had the observer cost taken out. Without
+ * these flags the output is exactly as before.
+ */
+#ifndef HOSTRANGE_REPORT_H
+#define HOSTRANGE_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/view/numfmt.h"
+#include "lib/agg/rows.h"
+
+enum hrd_format {
+    HRD_FORMAT_JSONL,
+    HRD_FORMAT_CSV,
+    HRD_FORMAT_TABLE,
+};
+
+#define HRD_FIELDS_EXTENDED 0x1u
+#define HRD_FIELDS_OBSERVER 0x2u
+#define HRD_FIELDS_CORRECTED 0x4u
+
+/* Parses "jsonl", "csv" or "table". Returns 0 and writes *out, or -EINVAL. */
+int hrd_format_parse(const char *name, enum hrd_format *out);
+
+/*
+ * A report writer. JSONL and CSV rows are written as they come; the table
+ * format keeps copies of its rows until hrd_writer_finish, because column
+ * widths depend on every row.
+ */
+struct hrd_writer {
+    FILE *out;
+    enum hrd_format format;
+    unsigned fields;
+    size_t nrows;
+    /* Table rows kept until finish (owned by the writer). */
+    struct hrd_row *rows;
+    size_t cap;
+};
+
+void hrd_writer_init(struct hrd_writer *w, FILE *out, enum hrd_format format,
+                     unsigned fields);
+
+/* Writes (or, for a table, keeps) one row; strings are copied where kept.
+ * Returns 0, or -ENOMEM / -EIO. */
+int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row);
+
+/* Writes what is kept (the table) and frees it. Returns 0 or -EIO. */
+int hrd_writer_finish(struct hrd_writer *w);
+
+/* Frees what the writer keeps without writing it; accepts a finished one. */
+void hrd_writer_fini(struct hrd_writer *w);
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * The cost of the whole pipeline, as the measured program's machine sees
+ * it: total CPU time per range event of the instrumented processes (every
+ * thread, the shipper included; getrusage of the finished child) plus
+ * hostranged (utime + stime from /proc/PID/stat), against the floor, two
+ * reads of the clock in use as a scope reads it (bench_clock.h), measured
+ * in the same run.
+ *
+ *   pipeline.cpu_per_event.thread1_exact   one thread, 16 keys, each
+ *                                          below its exact cap
+ *   pipeline.cpu_per_event.thread1_hist    one thread, one key past the
+ *                                          exact cap (a histogram)
+ *   pipeline.cpu_per_event.threads2        two threads, 16 keys
+ *   pipeline.cpu_per_event.procs2          two processes at once, 16 keys
+ *                                          each
+ *   wire.bytes_per_event     bytes the daemon received per event (the
+ *                            1-thread exact run); baseline: the bytes of
+ *                            one sample in the client's ring
+ *   daemon.ingest.clientsN   events per second of the daemon's CPU with
+ *                            N = 1, 2, 4 client processes at once;
+ *                            baseline: the 1-client figure
+ *
+ * Each row splits the client's CPU into the threads that ran the scopes
+ * (scope_threads_ns) and the rest of the process (client_rest_ns: the
+ * library's shipper, and the process's start and exit).
+ *
+ * Each configuration runs on a fresh private hostranged (no state
+ * directory, as `hostrangectl record` runs it). The workload is empty
+ * scopes in a loop, flat, over 16 sites (or one), so that everything but
+ * the two clock reads is the profiler's own cost. Every event must reach
+ * the daemon: a configuration whose counts do not add up fails the
+ * benchmark. Each figure is the median of 3 runs.
+ *
+ * Usage: bench_pipeline [EVENTS] (per configuration, default 20000000).
+ * Internally, `bench_pipeline --worker THREADS SITES EVENTS NODE` is one
+ * instrumented process.
+ */
+#include "config.h"
+
+#include "perf/bench_daemon_util.h"
+
+#include "hostrange.h"
+#include "perf/bench_clock.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RUNS 3
+#define RING_SAMPLE_BYTES 32.0 /* struct hr__sample (client/client.h) */
+
+static hr_site sites[16] = {
+    HR_SITE_INIT("pipe.00"), HR_SITE_INIT("pipe.01"), HR_SITE_INIT("pipe.02"),
+    HR_SITE_INIT("pipe.03"), HR_SITE_INIT("pipe.04"), HR_SITE_INIT("pipe.05"),
+    HR_SITE_INIT("pipe.06"), HR_SITE_INIT("pipe.07"), HR_SITE_INIT("pipe.08"),
+    HR_SITE_INIT("pipe.09"), HR_SITE_INIT("pipe.10"), HR_SITE_INIT("pipe.11"),
+    HR_SITE_INIT("pipe.12"), HR_SITE_INIT("pipe.13"), HR_SITE_INIT("pipe.14"),
+    HR_SITE_INIT("pipe.15"),
+};
+
+
+struct job {
+    long events;
+    int nsites;
+};
+
+/* CPU ns of the threads that ran scopes, summed (the rest of the
+ * process's CPU is the library's shipper and the process's start). */
+static _Atomic long long scope_cpu_ns;
+
+static void *scopes(void *arg)
+{
+    const struct job *j = arg;
+    struct timespec ts;
+    int k = 0;
+
+    for (long i = 0; i < j->events; i++) {
+        HR_SCOPE(sc, &sites[k]);
+        if (++k == j->nsites)
+            k = 0;
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    scope_cpu_ns += (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return NULL;
+}
+
+/* One instrumented process: THREADS threads of EVENTS / THREADS scopes in
+ * one window, then a flush. */
+static int worker(int threads, int nsites, long events, const char *node)
+{
+    pthread_t th[8];
+    struct job j = { events / threads, nsites };
+
+    if (threads < 1 || threads > 8)
+        return 2;
+    if (hr_labels_set(node, "pipeline", "cpu", HR_PHASE_WARM) != 0 ||
+        hr_window_begin() != 0)
+        return 1;
+    for (int i = 0; i < threads; i++)
+        pthread_create(&th[i], NULL, scopes, &j);
+    for (int i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
+    hr_window_end();
+    if (hr_flush(600000) != 0)
+        return 1;
+    /* The parent reads the scope threads' CPU from our standard output. */
+    printf("%lld\n", (long long)scope_cpu_ns);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+/* CPU seconds (user + system) of process pid so far. */
+static double proc_cpu(pid_t pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long ut, st;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    f = fopen(path, "r");
+    if (f == NULL || fgets(buf, sizeof buf, f) == NULL)
+        bd_die("cannot read %s", path);
+    fclose(f);
+    p = strrchr(buf, ')');
+    /* After the name: state ppid pgrp session tty tpgid flags minflt
+     * cminflt majflt cmajflt utime stime. */
+    if (p == NULL ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+               &ut, &st) != 2)
+        bd_die("cannot parse %s", path);
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+static const char *self_path;
+
+struct result {
+    double client_ns, program_ns, daemon_ns, bytes, daemon_eps;
+};
+
+static uint64_t stat_u64(const struct bd_daemon *d, int bytes)
+{
+    Hostrange__ControlReply *r = bd_stats(d);
+    uint64_t v = 0;
+
+    if (bytes) {
+        for (size_t i = 0; i < r->stats->n_rejections; i++) {
+            if (r->stats->rejections[i]->value != 0)
+                bd_die("the daemon rejected batches (%s)",
+                       r->stats->rejections[i]->name);
+        }
+        v = r->stats->ingest_bytes;
+    } else {
+        v = r->stats->events;
+    }
+    hostrange__control_reply__free_unpacked(r, NULL);
+    return v;
+}
+
+/* Runs `procs` workers of `threads` threads at once on a fresh daemon. */
+static struct result run(int procs, int threads, int nsites, long events,
+                         const char *const *extra)
+{
+    struct bd_daemon d;
+    struct result res = { 0 };
+    double d0, d1, client = 0, program = 0;
+    uint64_t got;
+    char targ[16], sarg[16], earg[32];
+
+    bd_daemon_start(&d, 0, extra);
+    setenv("HOSTRANGE_RUNTIME_DIR", d.dir, 1);
+    snprintf(targ, sizeof targ, "%d", threads);
+    snprintf(sarg, sizeof sarg, "%d", nsites);
+    snprintf(earg, sizeof earg, "%ld", events / procs);
+    d0 = proc_cpu(d.pid);
+    double w0 = bd_now();
+    pid_t pids[8];
+    FILE *outs[8];
+    for (int p = 0; p < procs; p++) {
+        char node[32];
+        int fd[2];
+        snprintf(node, sizeof node, "pipeline/%d", p);
+        if (pipe(fd) != 0)
+            bd_die("pipe failed");
+        pids[p] = fork();
+        if (pids[p] < 0)
+            bd_die("fork failed");
+        if (pids[p] == 0) {
+            close(fd[0]);
+            if (dup2(fd[1], STDOUT_FILENO) < 0)
+                _exit(127);
+            execl(self_path, self_path, "--worker", targ, sarg, earg, node,
+                  (char *)NULL);
+            _exit(127);
+        }
+        close(fd[1]);
+        if ((outs[p] = fdopen(fd[0], "r")) == NULL)
+            bd_die("fdopen failed");
+    }
+    for (int p = 0; p < procs; p++) {
+        struct rusage ru;
+        long long scope_ns = -1;
+        int status;
+
+        if (fscanf(outs[p], "%lld", &scope_ns) != 1 || scope_ns < 0)
+            scope_ns = -1;
+        fclose(outs[p]);
+        if (wait4(pids[p], &status, 0, &ru) < 0 || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0 || scope_ns < 0)
+            bd_die("a worker failed");
+        program += (double)scope_ns / 1e9;
+        client += (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+    }
+    (void)w0;
+    d1 = proc_cpu(d.pid);
+    got = stat_u64(&d, 0);
+    /* Each range event is two values (inclusive and self). */
+    if (got != 2 * (uint64_t)(events / procs / threads * threads * procs))
+        bd_die("the daemon holds %llu values, expected %llu",
+               (unsigned long long)got,
+               2ull * (unsigned long long)(events / procs / threads * threads *
+                                           procs));
+    got = (uint64_t)(events / procs / threads * threads * procs);
+    res.client_ns = client * 1e9 / (double)got;
+    res.program_ns = program * 1e9 / (double)got;
+    res.daemon_ns = (d1 - d0) * 1e9 / (double)got;
+    res.bytes = (double)stat_u64(&d, 1) / (double)got;
+    res.daemon_eps = d1 > d0 ? (double)got / (d1 - d0) : 0;
+    bd_daemon_stop(&d);
+    return res;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median3(double *v)
+{
+    qsort(v, RUNS, sizeof *v, cmp_double);
+    return v[RUNS / 2];
+}
+
+/* The floor is two reads of the clock as a scope reads it
+ * (bench_clock.h); `inner` is the pair with only the fences on the work's
+ * side, printed beside it (baseline_inner, ratio_inner) for comparison
+ * with figures measured against that pair. */
+static double floor_inner;
+
+static void report_cpu(const char *name, struct result *r, double floor)
+{
+    double tot[RUNS], cl[RUNS], pg[RUNS], sh[RUNS], dm[RUNS];
+
+    for (int i = 0; i < RUNS; i++) {
+        tot[i] = r[i].client_ns + r[i].daemon_ns;
+        cl[i] = r[i].client_ns;
+        pg[i] = r[i].program_ns;
+        sh[i] = r[i].client_ns - r[i].program_ns;
+        dm[i] = r[i].daemon_ns;
+    }
+    printf("{\"bench\":\"%s\",\"value\":%.2f,\"unit\":\"ns\","
+           "\"baseline\":%.2f,\"ratio\":%.3f,\"client_ns\":%.2f,"
+           "\"scope_threads_ns\":%.2f,\"client_rest_ns\":%.2f,"
+           "\"daemon_ns\":%.2f,\"baseline_inner\":%.2f,"
+           "\"ratio_inner\":%.3f}\n",
+           name, median3(tot), floor, median3(tot) / floor, median3(cl),
+           median3(pg), median3(sh), median3(dm), floor_inner,
+           median3(tot) / floor_inner);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    static const char *const hist[] = { "--exact-cap=10000", NULL };
+    /* The exact configurations keep every key below its cap (each of the
+     * 16 keys gets a sixteenth of the events, in each population). */
+    static char capbuf[48];
+    const char *exact[] = { capbuf, NULL };
+    struct result r[RUNS];
+    double fl[RUNS], floor, v[RUNS], base[RUNS];
+    long n = 20000000;
+
+    if (argc == 6 && strcmp(argv[1], "--worker") == 0)
+        return worker(atoi(argv[2]), atoi(argv[3]), atol(argv[4]), argv[5]);
+    if (argc > 1)
+        n = atol(argv[1]);
+    if (n < 1000)
+        bd_die("EVENTS must be at least 1000");
+    snprintf(capbuf, sizeof capbuf, "--exact-cap=%ld", n / 16 * 2 + 1000);
+    self_path = argv[0];
+    if (!hr_enabled())
+        bd_die("collection is off (HOSTRANGE=0)");
+    for (int i = 0; i < RUNS; i++)
+        fl[i] = bench_clock_pair_inner(10000000);
+    floor_inner = median3(fl);
+    for (int i = 0; i < RUNS; i++)
+        fl[i] = bench_clock_pair(10000000);
+    floor = median3(fl);
+
+    for (int i = 0; i < RUNS; i++)
+        r[i] = run(1, 1, 16, n, exact);
+    report_cpu("pipeline.cpu_per_event.thread1_exact", r, floor);
+    for (int i = 0; i < RUNS; i++)
+        v[i] = r[i].bytes;
+    bd_report("wire.bytes_per_event", median3(v), "bytes", RING_SAMPLE_BYTES);
+    for (int i = 0; i < RUNS; i++)
+        base[i] = r[i].daemon_eps;
+
+    for (int i = 0; i < RUNS; i++)
+        r[i] = run(1, 1, 1, n, hist);
+    report_cpu("pipeline.cpu_per_event.thread1_hist", r, floor);
+    for (int i = 0; i < RUNS; i++)
+        r[i] = run(1, 2, 16, n, exact);
+    report_cpu("pipeline.cpu_per_event.threads2", r, floor);
+    for (int i = 0; i < RUNS; i++)
+        r[i] = run(2, 1, 16, n, exact);
+    report_cpu("pipeline.cpu_per_event.procs2", r, floor);
+    bd_report("daemon.ingest.clients1", median3(base), "events/s",
+              median3(base));
+    for (int i = 0; i < RUNS; i++)
+        v[i] = r[i].daemon_eps;
+    bd_report("daemon.ingest.clients2", median3(v), "events/s",
+              median3(base));
+    for (int i = 0; i < RUNS; i++)
+        v[i] = run(4, 1, 16, n, exact).daemon_eps;
+    bd_report("daemon.ingest.clients4", median3(v), "events/s",
+              median3(base));
+    return 0;
+}

@@ -1,0 +1,102 @@
+# perf: the benchmarks of `make bench`. Each runs under a private daemon
+# and prints JSON lines {"bench":...,"value":...,"baseline":...,"ratio":...},
+# the baseline measured in the same run.
+EXTRA_DIST += perf/local.mk
+# The client's cost per scope and per event.
+noinst_PROGRAMS += perf/bench_client
+perf_bench_client_SOURCES = perf/bench_client.c perf/bench_clock.h
+perf_bench_client_LDADD = client/libhostrange.la
+BENCHES += perf/bench_client
+
+# The clock reads the client could use: cost, and bias against block timing.
+noinst_PROGRAMS += perf/bench_clock_options
+perf_bench_clock_options_SOURCES = perf/bench_clock_options.c
+BENCHES += perf/bench_clock_options
+
+# The whole pipeline's CPU per event (client process plus daemon) against
+# two reads of the clock, in four configurations.
+noinst_PROGRAMS += perf/bench_pipeline
+perf_bench_pipeline_SOURCES = perf/bench_pipeline.c perf/bench_clock.h \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_pipeline_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
+	$(PROTOBUF_C_CFLAGS)
+perf_bench_pipeline_LDADD = client/libhostrange.la proto/libhrproto.la \
+	$(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
+BENCHES += perf/bench_pipeline
+
+# Benchmarks (make bench): each prints JSON lines with a same-run baseline.
+BENCHES += perf/bench_daemon_ingest perf/bench_daemon_memory \
+	perf/bench_daemon_dump perf/bench_daemon_pause
+noinst_PROGRAMS += perf/bench_daemon_ingest perf/bench_daemon_memory \
+	perf/bench_daemon_dump perf/bench_daemon_pause
+perf_bench_daemon_ingest_SOURCES = perf/bench_daemon_ingest.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_daemon_ingest_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
+	$(PROTOBUF_C_CFLAGS)
+perf_bench_daemon_ingest_LDADD = proto/libhrproto.la $(NANOMSG_LIBS) \
+	$(PROTOBUF_C_LIBS)
+perf_bench_daemon_memory_SOURCES = perf/bench_daemon_memory.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_daemon_memory_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_daemon_memory_LDADD = $(perf_bench_daemon_ingest_LDADD)
+perf_bench_daemon_dump_SOURCES = perf/bench_daemon_dump.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_daemon_dump_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_daemon_dump_LDADD = lib/stat/libhrstat.la \
+	$(perf_bench_daemon_ingest_LDADD)
+perf_bench_daemon_pause_SOURCES = perf/bench_daemon_pause.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_daemon_pause_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_daemon_pause_LDADD = $(perf_bench_daemon_ingest_LDADD)
+
+# Run files: save and merge against cp of the same bytes, diff of 10,000
+# keys x 10,000 samples.
+BENCHES += perf/bench_runs perf/bench_runs_diff
+noinst_PROGRAMS += perf/bench_runs perf/bench_runs_diff
+perf_bench_runs_SOURCES = perf/bench_runs.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_runs_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_runs_LDADD = $(perf_bench_daemon_ingest_LDADD)
+perf_bench_runs_diff_SOURCES = perf/bench_runs_diff.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h \
+	tests/lib/harness_runfile.c tests/lib/harness_runfile.h
+perf_bench_runs_diff_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_runs_diff_LDADD = lib/run/libhrrun.la daemon/libhrdaemon.la lib/agg/libhragg.la \
+	lib/stat/libhrstat.la \
+	$(perf_bench_daemon_ingest_LDADD)
+# merge's peak memory against --max-memory: 100 files of 1M events.
+BENCHES += perf/bench_runs_memory
+noinst_PROGRAMS += perf/bench_runs_memory
+perf_bench_runs_memory_SOURCES = perf/bench_runs_memory.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h \
+	tests/lib/harness_runfile.c tests/lib/harness_runfile.h
+perf_bench_runs_memory_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_runs_memory_LDADD = $(perf_bench_runs_diff_LDADD)
+
+# The NVTX tool's cost per range against hr_begin/hr_end (nvtx.scope); its
+# wrapper loads the tool of the build tree through NVTX_INJECTION64_PATH.
+EXTRA_DIST += perf/bench_nvtx.c
+if HAVE_NVTX
+noinst_PROGRAMS += perf/bench_nvtx
+perf_bench_nvtx_SOURCES = perf/bench_nvtx.c
+perf_bench_nvtx_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CFLAGS)
+perf_bench_nvtx_LDADD = client/libhostrange.la
+BENCHES += perf/bench-nvtx
+CLEANFILES += perf/bench-nvtx
+perf/bench-nvtx: Makefile
+	$(AM_V_GEN)$(MKDIR_P) perf && { \
+	  echo '#!/bin/sh'; \
+	  echo '# nvtx.scope: bench_nvtx with the NVTX tool of the build tree.'; \
+	  echo 'd=$$(dirname "$$0")'; \
+	  echo 'NVTX_INJECTION64_PATH="$$d/../nvtx/.libs/libhostrange-nvtx.so" \'; \
+	  echo '  exec "$$d/bench_nvtx" "$$@"'; \
+	} > $@ && chmod +x $@
+endif
