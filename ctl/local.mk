@@ -14,7 +14,7 @@ ctl_hostrangectl_CPPFLAGS = $(AM_CPPFLAGS) -DHR_LIBDIR='"$(libdir)"'
 # What hostrangectl links, highest layer first.
 HRCTL_LIBS = lib/view/libhrview.la lib/run/libhrrun.la lib/agg/libhragg.la \
 	lib/stat/libhrstat.la proto/libhrproto.la
-ctl_hostrangectl_LDADD = $(HRCTL_LIBS) daemon/libhrdaemon.la $(NANOMSG_LIBS) \
+ctl_hostrangectl_LDADD = $(HRCTL_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS)
 # hostrangectl(1); tests/service/test_man.sh keeps it in step with --help.
 dist_man_MANS += ctl/hostrangectl.1

@@ -4,6 +4,7 @@
 #include "daemon/control.h"
 #include "lib/agg/observer.h"
 #include "lib/run/pbuf.h"
+#include "daemon/save.h"
 #include "lib/run/runkey.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
@@ -136,21 +137,8 @@ static int calibs_make(struct hrd_agg *a, struct calibs *cs)
     if (cs->m == NULL || cs->p == NULL)
         return -ENOMEM;
     for (size_t i = 0; i < cs->n; i++) {
-        Hostrange__Calibration *m = &cs->m[i];
-
-        hostrange__calibration__init(m);
-        m->label = (char *)cs->c[i].label;
-        m->clock = (char *)cs->c[i].clock;
-        m->child_ns = cs->c[i].child_ns;
-        m->residue_ns = cs->c[i].residue_ns;
-        m->empty_ns = cs->c[i].empty_ns;
-        m->timer_ns = cs->c[i].timer_ns;
-        m->calls = cs->c[i].calls;
-        m->child_err_ns = cs->c[i].child_err_ns;
-        m->residue_err_ns = cs->c[i].residue_err_ns;
-        m->empty_err_ns = cs->c[i].empty_err_ns;
-        m->step_ns = cs->c[i].step_ns;
-        cs->p[i] = m;
+        hrd_calib_to_message(&cs->m[i], &cs->c[i]);
+        cs->p[i] = &cs->m[i];
     }
     return 0;
 }
@@ -558,7 +546,7 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
         memcpy(&le, q->cursor.data, 4);
         cursor = le32toh(le);
     }
-    if (hrd_runkey_page(ctl->ingest->agg, ctl->ingest, &cursor,
+    if (hrd_save_page(ctl->ingest->agg, ctl->ingest, &cursor,
                         ctl->page_values ? ctl->page_values
                                          : HRD_PAGE_VALUES_DEFAULT,
                         q->packed && !direct, format,
@@ -580,7 +568,7 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
             pack_save_direct(ctl, m, &sr, reply, reply_len);
         else
             pack_save_bytes(ctl, m, &sr, &keys, reply, reply_len);
-        hrd_runkey_page_free(&sr);
+        hrd_save_page_free(&sr);
         free(keys.p);
         return;
     }
@@ -588,7 +576,7 @@ pack:
     pack_reply(ctl, m, reply, reply_len);
     free(keys.p);
     if (made)
-        hrd_runkey_page_free(&sr);
+        hrd_save_page_free(&sr);
 }
 
 void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,

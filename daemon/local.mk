@@ -4,7 +4,7 @@
 noinst_LTLIBRARIES += daemon/libhrdaemon.la
 daemon_libhrdaemon_la_SOURCES = daemon/ingest.c daemon/ingest.h \
 	daemon/control.c daemon/control.h daemon/snapshot.c \
-	daemon/snapshot.h daemon/state.c daemon/state.h daemon/rundir.c \
+	daemon/snapshot.h daemon/state.c daemon/state.h daemon/rundir.c daemon/save.c daemon/save.h \
 	daemon/rundir.h
 daemon_libhrdaemon_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 # What a program linking the daemon's parts names, highest layer first.

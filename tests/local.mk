@@ -96,7 +96,7 @@ HARNESS_LIBS = tests/lib/libharness.a $(CMOCKA_LIBS)
 HARNESS_SEND_LIBS = tests/lib/libharness.a proto/libhrproto.la \
 	$(CMOCKA_LIBS) $(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
 # The daemon's parts, run files and views with every library under them.
-HRD_TEST_LIBS = tests/lib/libharness.a $(HRDAEMON_LIBS) lib/view/libhrview.la \
+HRD_TEST_LIBS = tests/lib/libharness.a daemon/libhrdaemon.la lib/view/libhrview.la \
 	lib/run/libhrrun.la lib/agg/libhragg.la lib/stat/libhrstat.la \
 	proto/libhrproto.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
 HRD_STORE_TEST_LIBS = $(HRD_TEST_LIBS)

@@ -87,7 +87,13 @@ struct hrd_calib {
 void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
                       double *step);
 
-/* The calibration a Calibration message holds (strings borrowed from m). */
+/*
+ * The one copy between a calibration and its message (stats replies, run
+ * files): every field both ways. to_message: m (initialised here) borrows
+ * cal's strings. from_message: cal borrows m's.
+ */
+void hrd_calib_to_message(Hostrange__Calibration *m,
+                          const struct hrd_calib *cal);
 void hrd_calib_from_message(struct hrd_calib *cal,
                             const Hostrange__Calibration *m);
 

@@ -5,9 +5,8 @@
  * Calling contexts: a RunKey carries its range key's path keys (agg.h) as
  * RunPath messages, coded as the key's values are.
  *
- * Saving: hrd_runkey_page produces a daemon's keys in creation order, a
- * page at a time (the cursor is the serial of the next key), each as a
- * RunKey: exact keys as their events (RunKey.events, the daemon's own
+ * Saving: the daemon's save (daemon/save.h) sends its keys in creation
+ * order, a page at a time, each as a RunKey made here: exact keys as their events (RunKey.events, the daemon's own
  * encoding, pointing into the key: such a message is valid until the
  * aggregation changes) or, for format 1, as sorted, delta-coded arrays;
  * histogram keys as histograms; the last page also carries the RunEnd. A
@@ -22,7 +21,6 @@
 #include <stdint.h>
 
 #include "lib/agg/agg.h"
-#include "daemon/ingest.h"
 #include "lib/run/pbuf.h"
 #include "proto/hostrange.pb-c.h"
 
@@ -43,22 +41,5 @@ int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k, int format,
 int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
                           int format, Hostrange__RunKey *m);
 void hrd_runkey_clear(Hostrange__RunKey *m);
-
-/*
- * One page of a save: the keys with a serial of at least *cursor (0 to
- * start), in creation order, until their values reach `budget` (at least
- * one key; 0: no limit), as messages in r->keys or, when `packed`, as
- * packed messages in r->packed_keys, or, when out is not NULL, as the
- * bytes of SaveReply.packed_keys fields in out (emptied first; the
- * caller's to free), each written in one pass (hrd_runput_key) where it
- * can be. Fills r (initialised here; free with hrd_runkey_page_free); sets
- * *cursor past the last serial sent, and *done, with r->end filled from
- * in and the calibrations, when no key is left. Returns 0 or -ENOMEM.
- */
-int hrd_runkey_page(struct hrd_agg *a, const struct hrd_ingest *in,
-                    uint32_t *cursor, uint64_t budget, int packed,
-                    int format, struct hrd_pbuf *out,
-                    Hostrange__SaveReply *r, int *done);
-void hrd_runkey_page_free(Hostrange__SaveReply *r);
 
 #endif

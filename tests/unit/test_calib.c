@@ -27,7 +27,9 @@
 #include "lib/run/journal.h"
 #include "lib/agg/observer.h"
 #include "lib/view/report.h"
+#include "daemon/save.h"
 #include "daemon/snapshot.h"
+#include "lib/run/runkey.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 #include "tests/lib/harness_batch.h"
@@ -444,6 +446,52 @@ static void test_calib_collect(void **state)
     hrd_agg_fini(&a);
 }
 
+/* A saved run keeps every field of a calibration: the RunEnd of the last
+ * page of a save holds what hrd_calib_collect derived, standard errors and
+ * clock step included, and reads back the same (hrd_calib_from_message). */
+static void test_calib_saved(void **state)
+{
+    static const uint64_t mid_a[3][2] = { { 40, 30 }, { 50, 40 }, { 60, 40 } };
+    static const uint64_t inner_a[3][2] = { { 10, 10 }, { 10, 10 },
+                                            { 20, 20 } };
+    static const uint64_t timer_a[3] = { 15, 16, 17 };
+    Hostrange__SaveReply r;
+    struct hrd_calib *c, back;
+    uint32_t cursor = 0;
+    struct mem m;
+    size_t n;
+    int done;
+
+    (void)state;
+    mem_init(&m);
+    calibration(&m.agg, "a", HRP_PHASE_WARM, mid_a, inner_a, timer_a, 3, 1);
+    assert_int_equal(hrd_calib_collect(&m.agg, &c, &n), 0);
+    assert_int_equal(n, 1);
+    assert_true(c[0].child_err_ns > 0 && c[0].residue_err_ns > 0 &&
+                c[0].empty_err_ns > 0 && c[0].step_ns == 1.0);
+    assert_int_equal(hrd_save_page(&m.agg, &m.in, &cursor, 0, 0,
+                                   HRD_RUN_FORMAT, NULL, &r, &done),
+                     0);
+    assert_true(done);
+    assert_non_null(r.end);
+    assert_int_equal(r.end->n_calibrations, 1);
+    hrd_calib_from_message(&back, r.end->calibrations[0]);
+    assert_string_equal(back.label, "a");
+    assert_string_equal(back.clock, c[0].clock);
+    assert_true(back.child_ns == c[0].child_ns &&
+                back.residue_ns == c[0].residue_ns &&
+                back.empty_ns == c[0].empty_ns &&
+                back.timer_ns == c[0].timer_ns);
+    assert_int_equal(back.calls, c[0].calls);
+    assert_true(back.child_err_ns == c[0].child_err_ns);
+    assert_true(back.residue_err_ns == c[0].residue_err_ns);
+    assert_true(back.empty_err_ns == c[0].empty_err_ns);
+    assert_true(back.step_ns == c[0].step_ns);
+    hrd_save_page_free(&r);
+    free(c);
+    mem_fini(&m);
+}
+
 /* The robust mean: an interruption is left out, and the mean of readings
  * in whole steps of 10 resolves a fraction of a step. */
 static void test_calib_robust(void **state)
@@ -759,6 +807,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_snapshot_version_1, dir_setup,
                                         dir_teardown),
         cmocka_unit_test(test_calib_collect),
+        cmocka_unit_test(test_calib_saved),
         cmocka_unit_test(test_calib_robust),
         cmocka_unit_test(test_calib_robust_drift),
         cmocka_unit_test(test_calib_fan),

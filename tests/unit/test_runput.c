@@ -22,6 +22,7 @@
 
 #include "lib/agg/agg.h"
 #include "daemon/ingest.h"
+#include "daemon/save.h"
 #include "lib/run/pbuf.h"
 #include "lib/run/runkey.h"
 #include "lib/run/runput.h"
@@ -220,9 +221,9 @@ static void check_page(struct hrd_agg *a, struct hrd_ingest *in)
     while (!d1) {
         size_t at = 0;
 
-        assert_int_equal(hrd_runkey_page(a, in, &c1, 500, 1, 1, NULL, &r1,
+        assert_int_equal(hrd_save_page(a, in, &c1, 500, 1, 1, NULL, &r1,
                                          &d1), 0);
-        assert_int_equal(hrd_runkey_page(a, in, &c2, 500, 1, 1, &out, &r2,
+        assert_int_equal(hrd_save_page(a, in, &c2, 500, 1, 1, &out, &r2,
                                          &d2), 0);
         assert_int_equal(c1, c2);
         assert_int_equal(d1, d2);
@@ -241,8 +242,8 @@ static void check_page(struct hrd_agg *a, struct hrd_ingest *in)
             at += hl + r1.packed_keys[i].len;
         }
         assert_int_equal(at, out.len);
-        hrd_runkey_page_free(&r1);
-        hrd_runkey_page_free(&r2);
+        hrd_save_page_free(&r1);
+        hrd_save_page_free(&r2);
     }
     free(out.p);
 }
