@@ -14,12 +14,18 @@
 #include "config.h"
 
 #include "client/client.h"
+#include "proto/protocol.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+/* The public phases are the wire's: tied here, on the client's side, so
+ * that the protocol never includes the public header. */
+_Static_assert(HR_PHASE_COLD == HRP_PHASE_COLD, "HR_PHASE_COLD");
+_Static_assert(HR_PHASE_WARM == HRP_PHASE_WARM, "HR_PHASE_WARM");
 
 int hr__active;
 _Atomic uint32_t hr__g_window;

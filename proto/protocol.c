@@ -1,7 +1,6 @@
 /* Runtime directory and endpoint resolution, shared by client and daemon. */
 #include "config.h"
 
-#include "hostrange.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -9,10 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* The public phases are the wire's. */
-_Static_assert(HR_PHASE_COLD == HRP_PHASE_COLD, "HR_PHASE_COLD");
-_Static_assert(HR_PHASE_WARM == HRP_PHASE_WARM, "HR_PHASE_WARM");
 
 static int fit(int n, size_t len)
 {

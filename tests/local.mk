@@ -11,6 +11,7 @@
 #                   starting and stopping daemons and processes, the
 #                   report-row parser, the batch builder and the batch sender
 #   tests/python/   the Python module's and pytest plugin's checks
+#   tests/source/   checks of the source tree itself (the layers)
 #   tests/data/     the reference's reports
 #
 # A test that needs something missing (a GPU, a tool) exits 77: skipped.
@@ -67,6 +68,9 @@ EXTRA_DIST += tests/service/test_nvtx.sh
 
 # The man pages render (man -l) and say what --help says.
 TESTS += tests/service/test_man.sh
+# Every #include follows the layers (proto, lib/*, daemon, ctl, client...).
+TESTS += tests/source/test_layers.sh
+EXTRA_DIST += tests/source/test_layers.sh
 
 # The Python checks: the scripts exit 77 when the module is not configured
 # (no python/check.env).

@@ -43,7 +43,6 @@
 #include <stdint.h>
 
 #include "lib/agg/agg.h"
-#include "lib/view/report.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 

@@ -1,0 +1,95 @@
+#!/bin/sh
+# The layers of the source tree: every `#include "..."` of a folder's C,
+# CUDA and header files must name a file of a layer that folder may use.
+# Arrows point one way:
+#
+#   proto <- lib/stat <- lib/agg <- {lib/run, lib/view} <- {daemon, ctl}
+#   proto <- client (its public header: hostrange.h) <- nvtx, ops, demo
+#   ops <- bench, python; the benchmarks of perf/ may use the test library
+#
+# so the daemon and the CLI never include each other, no library includes
+# a program, and nothing outside client/ sees the client's internals. The
+# checker is first run on a small tree with a known wrong arrow, which it
+# must reject, then on the sources.
+set -u
+src=${srcdir:-.}
+
+# folder: the layers its files may include ("public" is hostrange.h).
+rules='
+proto: proto
+client: client proto public
+lib/stat: lib/stat
+lib/agg: lib/agg lib/stat proto
+lib/view: lib/view lib/agg lib/stat proto
+lib/run: lib/run lib/agg lib/stat proto
+daemon: daemon lib/run lib/agg lib/stat proto
+ctl: ctl lib/view lib/run lib/agg lib/stat proto
+nvtx: nvtx public
+ops: ops public
+demo: public
+bench: bench ops proto public
+python: python ops public
+perf: perf lib/run lib/agg lib/stat proto tests/lib public
+'
+
+# check_tree ROOT: prints each include against the layers and returns 1 when
+# there is one, or when a folder of the rules has no include at all (a
+# check that saw nothing has checked nothing).
+check_tree() {
+    root=$1
+    bad=0
+    echo "$rules" | while IFS=: read -r folder allowed; do
+        [ -n "$folder" ] || continue
+        [ -d "$root/$folder" ] || { echo "no folder $folder"; exit 1; }
+        files=$(find "$root/$folder" -name '*.[ch]' -o -name '*.cu' \
+                -o -name '*.hpp' -o -name '*.cc')
+        [ -n "$files" ] || { echo "$folder: no source file"; exit 1; }
+        # file:line:#include "target"
+        grep -Hn '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' $files |
+        sed 's|^'"$root"'/||' |
+        awk -v folder="$folder" -v allowed="$allowed" '
+            BEGIN { n = split(allowed, a, " "); for (i = 1; i <= n; i++) ok[a[i]] = 1 }
+            {
+                seen++
+                t = $0; sub(/^[^"]*"/, "", t); sub(/".*$/, "", t)
+                if (t == "config.h") next
+                if (t == "hostrange.h" || t == "hostrange.hpp") layer = "public"
+                else if (t ~ /^lib\//) { split(t, p, "/"); layer = "lib/" p[2] }
+                else if (t ~ /^tests\/lib\//) layer = "tests/lib"
+                else if (t ~ /\//) { split(t, p, "/"); layer = p[1] }
+                else layer = folder   # beside the file: its own folder
+                if (!(layer in ok)) {
+                    file = $0; sub(/:.*/, "", file)
+                    printf "%s: includes %s (%s may not use %s)\n", file, t, folder, layer
+                    bad = 1
+                }
+            }
+            END { if (seen == 0) { print folder ": no include seen"; bad = 1 } exit bad }' ||
+            exit 1
+    done
+}
+
+# The checker must see a wrong arrow: lib/agg including the daemon.
+tmp=$(mktemp -d) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+echo "$rules" | while IFS=: read -r folder allowed; do
+    [ -n "$folder" ] || continue
+    mkdir -p "$tmp/$folder"
+    echo '#include "config.h"' >"$tmp/$folder/x.c"
+done
+echo '#include "daemon/ingest.h"' >>"$tmp/lib/agg/x.c"
+if check_tree "$tmp" >"$tmp/out"; then
+    echo "FAIL: the checker passed a tree where lib/agg includes the daemon"
+    exit 1
+fi
+grep -q 'lib/agg/x.c: includes daemon/ingest.h' "$tmp/out" || {
+    echo "FAIL: the checker did not name the wrong arrow:"; cat "$tmp/out"
+    exit 1
+}
+
+if check_tree "$src"; then
+    echo "ok: every include follows the layers"
+else
+    echo "FAIL: includes against the layers (above)"
+    exit 1
+fi
