@@ -54,9 +54,8 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
     int rc;
 
     hrd_agg_init(&agg);
-    agg.exact_cap = UINT64_MAX;
     agg.max_bytes = SIZE_MAX / 2;
-    hrd_runload_init(&l, &agg);
+    hrd_runload_init_reader(&l, &agg);
     hrd_ctl_progress_init(&rp.p);
     rc = hrd_run_load(&l, r->from, NULL, &e, hrd_ctl_read_progress, &rp,
                       err, sizeof err);

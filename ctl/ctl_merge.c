@@ -175,7 +175,6 @@ static int merge_once(const struct merge_opts *o, int whole)
     int rc = 1, wrc;
 
     hrd_agg_init(&agg);
-    agg.exact_cap = UINT64_MAX;
     /* Half the budget for the samples held, the other half for the room
      * to write the largest of them and to join keys (runmerge.c). */
     agg.max_bytes = (size_t)(o->max_memory / 2);

@@ -50,11 +50,8 @@ static int load_run(const char *cmd, const char *path, struct hrd_agg *agg)
     int rc = 0;
 
     hrd_agg_init(agg);
-    agg->exact_cap = UINT64_MAX;
     agg->max_bytes = SIZE_MAX / 2;
-    agg->max_depth = HRD_MAX_DEPTH_LIMIT;
-    agg->max_paths = UINT32_MAX - 3;
-    hrd_runload_init(&l, agg);
+    hrd_runload_init_reader(&l, agg);
     hrd_ctl_progress_init(&rp.p);
     rc = hrd_run_load(&l, path, NULL, NULL, hrd_ctl_read_progress, &rp, err,
                       sizeof err);

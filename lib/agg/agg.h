@@ -126,6 +126,9 @@ struct hrd_pathtab {
 #define HRD_MAX_DEPTH_DEFAULT 64u
 /* The depth cap cannot be set above this. */
 #define HRD_MAX_DEPTH_LIMIT 255u
+/* The most paths a table can hold (ids 0 and HRD_PATH_TOO_DEEP, and the
+ * room the table needs to grow, are not paths). */
+#define HRD_MAX_PATHS_LIMIT (UINT32_MAX - 3)
 
 /* The profiler's own work the clients reported under a node id: waits for
  * room in their buffers (stalls) and wake-ups of their shippers. Kept in

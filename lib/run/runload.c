@@ -17,6 +17,15 @@ void hrd_runload_init(struct hrd_runload *l, struct hrd_agg *a)
     l->a = a;
 }
 
+void hrd_runload_init_reader(struct hrd_runload *l, struct hrd_agg *a)
+{
+    hrd_runload_init(l, a);
+    /* The file holds what its writer kept: nothing of it is dropped. */
+    a->exact_cap = UINT64_MAX;
+    a->max_depth = HRD_MAX_DEPTH_LIMIT;
+    a->max_paths = HRD_MAX_PATHS_LIMIT;
+}
+
 void hrd_runload_fini(struct hrd_runload *l)
 {
     free(l->first);

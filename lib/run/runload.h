@@ -35,7 +35,13 @@ struct hrd_runload {
     uint64_t keys;       /* keys added */
 };
 
+/* Starts loading runs into a, within a's limits (a daemon's --load). */
 void hrd_runload_init(struct hrd_runload *l, struct hrd_agg *a);
+/* The same for the readers of run files (dump --from, plot, merge): lifts
+ * a's limits on exact values, path depth and number of paths, so that they
+ * keep all a file holds (what its daemon or merge kept). a's byte budget
+ * stays the caller's. */
+void hrd_runload_init_reader(struct hrd_runload *l, struct hrd_agg *a);
 void hrd_runload_fini(struct hrd_runload *l);
 
 /*

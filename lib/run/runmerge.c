@@ -53,7 +53,7 @@ int hrd_runmerge_init(struct hrd_runmerge *m, struct hrd_agg *a, int format,
     m->a = a;
     m->format = format;
     m->nin = nin;
-    hrd_runload_init(&m->l, a);
+    hrd_runload_init_reader(&m->l, a);
     m->in = calloc(nin + 1, sizeof *m->in);
     return m->in == NULL ? -ENOMEM : 0;
 }

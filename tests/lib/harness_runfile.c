@@ -20,6 +20,7 @@ void harness_runfile_create(struct harness_runfile *f, const char *path,
 
     hrd_agg_init(&f->a);
     f->a.exact_cap = UINT64_MAX;
+    f->a.max_depth = HRD_MAX_DEPTH_LIMIT;
     f->format = format;
     h.format = (uint32_t)format;
     h.host = "harness";
@@ -48,6 +49,27 @@ void harness_runfile_add(struct harness_runfile *f, struct hrd_key *k,
                          uint64_t incl_ns, uint64_t self_ns)
 {
     if (hrd_agg_add(&f->a, k, incl_ns, self_ns) != 0)
+        die("out of memory");
+}
+
+void harness_runfile_add_path(struct harness_runfile *f, struct hrd_key *k,
+                              const char *const *names, uint32_t depth,
+                              uint64_t incl_ns, uint64_t self_ns)
+{
+    uint32_t path = 0;
+    struct hrd_key *pk;
+
+    for (uint32_t i = 0; i < depth; i++) {
+        uint32_t r = hrd_agg_str(&f->a, names[i]);
+
+        hrd_agg_rank_range(&f->a, r);
+        path = hrd_agg_path(&f->a, path, r);
+        if (path == 0 || path == HRD_PATH_TOO_DEEP)
+            die("path not kept");
+    }
+    pk = hrd_agg_path_key(&f->a, k, path);
+    if (pk == NULL || hrd_agg_add(&f->a, k, incl_ns, self_ns) != 0 ||
+        hrd_agg_path_add(&f->a, pk, incl_ns, self_ns) != 0)
         die("out of memory");
 }
 

@@ -35,6 +35,13 @@ struct hrd_key *harness_runfile_key(struct harness_runfile *f,
 void harness_runfile_add(struct harness_runfile *f, struct hrd_key *k,
                          uint64_t incl_ns, uint64_t self_ns);
 
+/* Adds a range event to key k under the calling context made of the
+ * `depth` range names in names (outermost first; the last is k's range),
+ * which may be as deep as HRD_MAX_DEPTH_LIMIT. */
+void harness_runfile_add_path(struct harness_runfile *f, struct hrd_key *k,
+                              const char *const *names, uint32_t depth,
+                              uint64_t incl_ns, uint64_t self_ns);
+
 /* Writes key k and drops it. */
 void harness_runfile_put(struct harness_runfile *f, struct hrd_key *k);
 

@@ -21,6 +21,10 @@
 #include "lib/run/crc32c.h"
 #include "lib/run/journal.h"
 #include "lib/run/run.h"
+#include "lib/run/runkey.h"
+#include "lib/run/runload.h"
+#include "proto/protocol.h"
+#include "tests/lib/harness_runfile.h"
 
 static char dir[64], path[128], bad[128];
 
@@ -566,10 +570,60 @@ static void test_foreign_and_newer(void **state)
     assert_string_equal(err, want);
 }
 
+/* A run file holds what its writer kept (a daemon, a merge of many): its
+ * readers (dump --from, plot, merge: hrd_runload) keep every calling
+ * context in it, beyond the daemon's own limits of depth and number. */
+static void test_load_keeps_every_path(void **state)
+{
+    const char *names[100];
+    char buf[100][8];
+    struct harness_runfile f;
+    struct hrd_runload l;
+    struct hrd_agg a;
+    struct hrd_key *k;
+    const char *got[HRD_MAX_DEPTH_LIMIT];
+    char err[8400];
+    uint32_t deepest = 0;
+
+    (void)state;
+    for (int i = 0; i < 100; i++) {
+        snprintf(buf[i], sizeof buf[i], "r%d", i);
+        names[i] = buf[i];
+    }
+    harness_runfile_create(&f, path, HRD_RUN_FORMAT);
+    k = harness_runfile_key(&f, "n", HRP_PHASE_WARM, "r99");
+    harness_runfile_add_path(&f, k, names, 100, 700, 300);
+    harness_runfile_put(&f, k);
+    harness_runfile_commit(&f);
+
+    hrd_agg_init(&a);
+    hrd_runload_init_reader(&l, &a);
+    assert_int_equal(hrd_run_load(&l, path, NULL, NULL, NULL, NULL, err,
+                                  sizeof err),
+                     0);
+    assert_int_equal(hrd_runload_finish(&l), 0);
+    assert_int_equal(a.nkeys, 1);
+    assert_int_equal(a.npkeys, 1);
+    for (const struct hrd_key *p = a.keys[0]->paths; p != NULL; p = p->pnext) {
+        uint32_t d = hrd_agg_path_names(&a, p->path, got);
+
+        if (d > deepest)
+            deepest = d;
+    }
+    assert_int_equal(deepest, 100);
+    assert_string_equal(got[0], "r0");
+    assert_string_equal(got[99], "r99");
+    assert_int_equal(a.keys[0]->pairs, 1);
+    hrd_runload_fini(&l);
+    hrd_agg_fini(&a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_load_keeps_every_path, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_packed_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_records_of_every_size, setup,
                                         teardown),
