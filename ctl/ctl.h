@@ -47,6 +47,14 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
 
+/*
+ * What the functions of hostrangectl return: 0 on success; a negative
+ * errno that the caller has still to report (writing a file, memory); or
+ * HRD_CTL_TOLD when the failure was already told to the user on stderr.
+ * Each command turns these into its exit status.
+ */
+#define HRD_CTL_TOLD 1
+
 /* The runtime directory in use and the answer timeout. */
 extern char hrd_ctl_dir[4096];
 extern int hrd_ctl_timeout_ms;
@@ -67,6 +75,17 @@ int hrd_ctl_request(const Hostrange__ControlRequest *q,
 int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
                         size_t *msglen, int timeout_ms, char *err,
                         size_t errlen);
+/*
+ * Asks the daemon for every page of the dump request q (whose body is dq,
+ * paged) and calls page() on each reply. Returns 0; page()'s non-zero
+ * value; or HRD_CTL_TOLD after printing why the daemon gave no report
+ * (cmd names the command).
+ */
+int hrd_ctl_dump_pages(const char *cmd, Hostrange__ControlRequest *q,
+                       Hostrange__DumpRequest *dq,
+                       int (*page)(const Hostrange__DumpReply *d, void *ctx),
+                       void *ctx);
+
 int hrd_ctl_reply_check(Hostrange__ControlReply **out, char *err,
                         size_t errlen);
 
@@ -205,8 +224,8 @@ int hrd_ctl_dump(const struct hrd_ctl_filter *f,
 
 /*
  * The rows of run file r->from (ctl_from.c), as hrd_ctl_dump writes the
- * daemon's, to f. Returns 0; -1 after printing why the file cannot be
- * read; or a negative errno of writing.
+ * daemon's, to f. Returns 0; HRD_CTL_TOLD after printing why the file
+ * cannot be read; or a negative errno of writing.
  */
 int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
                       const struct hrd_ctl_report *r);
@@ -215,7 +234,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
  * dump --format folded|tree (ctl_paths.c): the calling-context tree of the
  * daemon's rows by path, or of run file r->from (whose range rows are taken
  * as one-element paths when it holds no paths), written to f. Returns 0,
- * -1 after printing why, or a negative errno of writing.
+ * HRD_CTL_TOLD after printing why, or a negative errno of writing.
  */
 int hrd_ctl_paths_view(FILE *f, const struct hrd_ctl_filter *flt,
                        const struct hrd_ctl_report *r);

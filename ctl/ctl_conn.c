@@ -192,3 +192,43 @@ int hrd_ctl_ping_wait(int wait_ms, int quiet)
         usleep(20000);
     }
 }
+
+int hrd_ctl_dump_pages(const char *cmd, Hostrange__ControlRequest *q,
+                       Hostrange__DumpRequest *dq,
+                       int (*page)(const Hostrange__DumpReply *d, void *ctx),
+                       void *ctx)
+{
+    uint8_t cursor[64];
+    char err[8400];
+
+    for (;;) {
+        Hostrange__ControlReply *rep;
+        const Hostrange__DumpReply *d;
+        int more, rc;
+
+        if (hrd_ctl_request(q, &rep, hrd_ctl_timeout_ms, err,
+                            sizeof err) != 0) {
+            fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
+            return HRD_CTL_TOLD;
+        }
+        d = rep->body_case == HOSTRANGE__CONTROL_REPLY__BODY_DUMP ? rep->dump
+                                                                 : NULL;
+        if (d == NULL || d->next_cursor.len > sizeof cursor) {
+            fprintf(stderr, "hostrangectl %s: hostranged at %s sent no "
+                    "report%s%s\n", cmd, hrd_ctl_dir,
+                    rep->error[0] ? ": " : "", rep->error);
+            hostrange__control_reply__free_unpacked(rep, NULL);
+            return HRD_CTL_TOLD;
+        }
+        rc = page(d, ctx);
+        more = d->next_cursor.len > 0;
+        if (more) {
+            memcpy(cursor, d->next_cursor.data, d->next_cursor.len);
+            dq->cursor.data = cursor;
+            dq->cursor.len = d->next_cursor.len;
+        }
+        hostrange__control_reply__free_unpacked(rep, NULL);
+        if (rc != 0 || !more)
+            return rc;
+    }
+}

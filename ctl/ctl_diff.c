@@ -82,23 +82,8 @@ static int cmp_name(const struct hrd_diff_pop *x, const struct hrd_diff_pop *y)
 /* Puts a population's distinct values into histogram buckets. */
 static void bucket(struct hrd_diff_pop *p)
 {
-    size_t d = 0;
-    uint32_t last = 0;
-
-    if (p->hist)
-        return;
-    for (size_t i = 0; i < p->n; i++) {
-        uint32_t b = hrd_hist_bucket((uint64_t)p->v[i]);
-
-        if (d > 0 && b == last) {
-            p->w[d - 1] += p->w[i];
-        } else {
-            p->v[d] = hrd_hist_value(b);
-            p->w[d++] = p->w[i];
-            last = b;
-        }
-    }
-    p->n = d;
+    if (!p->hist)
+        p->n = hrd_hist_bucket_weighted(p->v, p->w, p->n);
 }
 
 /* Whether the observer cost is 10% or more of the population's median. */
@@ -110,9 +95,9 @@ static int unstable(const struct hrd_diff_pop *p, const Hostrange__Calibration *
     if (c == NULL)
         return 0;
     hrd_calib_from_message(&cal, c);
-    row.metric = p->metric == 2 ? "self" : "inclusive";
+    row.metric = hrp_metric_name(p->metric);
     row.median = p->median;
-    row.calls = p->metric == 1 && !p->scopes ? 0 : p->calls;
+    row.calls = p->metric == HRP_METRIC_INCLUSIVE && !p->scopes ? 0 : p->calls;
     row.children = p->children;
     row.descendants = p->descendants;
     hrd_observer_apply(&row, &cal, 0);
@@ -297,11 +282,6 @@ static void num(FILE *f, double v)
     fputs(buf, f);
 }
 
-static const char *metric_name(uint32_t m)
-{
-    return m == 2 ? "self" : "inclusive";
-}
-
 static void write_jsonl(FILE *f, const struct drow *r)
 {
     const struct hrd_diff_pop *k = r->b ? r->b : r->n;
@@ -314,7 +294,7 @@ static void write_jsonl(FILE *f, const struct drow *r)
     json_str(f, k->backend);
     fprintf(f, ",\"phase\":\"%s\",\"range\":", hrp_phase_name(k->phase));
     json_str(f, k->range);
-    fprintf(f, ",\"metric\":\"%s\"", metric_name(k->metric));
+    fprintf(f, ",\"metric\":\"%s\"", hrp_metric_name(k->metric));
     if (r->b == NULL || r->n == NULL) {
         fprintf(f, ",\"only\":\"%s\",\"count\":%llu,\"median\":",
                 r->b ? "base" : "new", (unsigned long long)k->total);
@@ -349,7 +329,7 @@ static void write_jsonl(FILE *f, const struct drow *r)
 static void key_text(char *buf, size_t len, const struct hrd_diff_pop *k)
 {
     snprintf(buf, len, "%s %s/%s %s %s %s", k->node, k->op, k->backend,
-             hrp_phase_name(k->phase), k->range, metric_name(k->metric));
+             hrp_phase_name(k->phase), k->range, hrp_metric_name(k->metric));
 }
 
 /* The widest key column of a table. */

@@ -111,11 +111,6 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
     return 0;
 }
 
-static const char *metric_name(unsigned m)
-{
-    return m == HRP_METRIC_SELF ? "self" : "inclusive";
-}
-
 /* The calibration a dump applies, copied out of the reply. */
 struct chosen {
     int found;
@@ -163,33 +158,10 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
     int rc = 0;
 
     for (size_t i = 0; i < d->n_rows && rc == 0; i++) {
-        const Hostrange__Row *r = d->rows[i];
-        struct hrd_row row = {
-            .node_id = r->node_id,
-            .op = r->operator_,
-            .backend = r->backend,
-            .phase = hrp_phase_name(r->phase),
-            .range = r->range,
-            .metric = metric_name(r->metric),
-            .count = r->count,
-            .mean = r->mean,
-            .median = r->median,
-            .min = r->min,
-            .max = r->max,
-            .p90 = r->p90,
-            .p99 = r->p99,
-            .stddev = r->stddev,
-            .exact = r->exact,
-            .lost = r->lost,
-            .calls = r->calls,
-            .children = r->children,
-            .descendants = r->descendants,
-            .path = (const char *const *)r->path,
-            .depth = (uint32_t)r->n_path,
-            .sum = r->sum,
-        };
-        if (row.phase == NULL)
-            row.phase = "?";
+        struct hrd_row row;
+
+        /* A phase this version does not know is written as "?". */
+        (void)hrd_row_from_message(&row, d->rows[i]);
         if (ch != NULL)
             hrd_observer_apply(&row, ch->found ? &ch->cal : NULL, correct);
         rc = hrd_writer_row(w, &row);
@@ -197,21 +169,40 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
     return rc;
 }
 
+/* What each page of a dump does: its rows written through w. */
+struct dump_pages {
+    struct hrd_writer *w;
+    struct chosen *ch;
+    Hostrange__DumpRequest *dq;
+    const struct hrd_ctl_report *r;
+};
+
+static int dump_page(const Hostrange__DumpReply *d, void *ctx)
+{
+    struct dump_pages *dp = ctx;
+
+    if (dp->dq->calibrations) {
+        /* The first page brings the calibrations. */
+        choose_calibration(d, dp->r->calibration, dp->r->correct, dp->ch);
+        dp->dq->calibrations = 0;
+    }
+    return write_rows(dp->w, d, dp->ch, dp->r->correct);
+}
+
 /*
- * Asks for every page and writes it to f. Returns 0; -1 after printing the
- * daemon's failure; or a negative errno of writing.
+ * Asks for every page and writes it to f. Returns 0, HRD_CTL_TOLD after
+ * printing the daemon's failure, or a negative errno of writing.
  */
 static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
                      const struct hrd_ctl_report *r)
 {
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
-    uint8_t cursor[64];
     struct hrd_writer w;
     struct chosen *ch = NULL;
+    struct dump_pages dp = { &w, NULL, &dq, r };
     unsigned fields = r->fields;
-    char err[8400];
-    int rc = 0;
+    int rc;
 
     if (r->view != HRD_CTL_VIEW_ROWS)
         return hrd_ctl_paths_view(f, flt, r);
@@ -227,43 +218,9 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
             return -ENOMEM;
         dq.calibrations = 1;
     }
+    dp.ch = ch;
     hrd_writer_init(&w, f, r->format, fields);
-    for (;;) {
-        Hostrange__ControlReply *rep;
-        const Hostrange__DumpReply *d;
-        int more;
-
-        if (hrd_ctl_request(&q, &rep, hrd_ctl_timeout_ms, err,
-                            sizeof err) != 0) {
-            fprintf(stderr, "hostrangectl: %s\n", err);
-            rc = -1;
-            break;
-        }
-        d = rep->body_case == HOSTRANGE__CONTROL_REPLY__BODY_DUMP ? rep->dump
-                                                                 : NULL;
-        if (d == NULL || d->next_cursor.len > sizeof cursor) {
-            fprintf(stderr, "hostrangectl: hostranged at %s sent no report\n",
-                    hrd_ctl_dir);
-            hostrange__control_reply__free_unpacked(rep, NULL);
-            rc = -1;
-            break;
-        }
-        if (dq.calibrations) {
-            /* The first page brings the calibrations. */
-            choose_calibration(d, r->calibration, r->correct, ch);
-            dq.calibrations = 0;
-        }
-        rc = write_rows(&w, d, ch, r->correct);
-        more = d->next_cursor.len > 0;
-        if (more) {
-            memcpy(cursor, d->next_cursor.data, d->next_cursor.len);
-            dq.cursor.data = cursor;
-            dq.cursor.len = d->next_cursor.len;
-        }
-        hostrange__control_reply__free_unpacked(rep, NULL);
-        if (rc != 0 || !more)
-            break;
-    }
+    rc = hrd_ctl_dump_pages("dump", &q, &dq, dump_page, &dp);
     if (rc == 0)
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
@@ -273,7 +230,7 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
 
 static int write_error(const char *what, int rc)
 {
-    if (rc != -1)
+    if (rc < 0)
         fprintf(stderr, "hostrangectl: cannot write %s: %s\n", what,
                 strerror(-rc));
     return 1;

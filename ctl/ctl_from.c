@@ -64,7 +64,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
         if (rc == 0)
             snprintf(err, sizeof err, "out of memory");
         fprintf(stderr, "hostrangectl dump: %s\n", err);
-        rc = -1;
+        rc = HRD_CTL_TOLD;
         goto out;
     }
     if (r->correct)

@@ -41,7 +41,7 @@ static int gather_row(const struct hrd_row *r, void *arg)
 }
 
 /* Loads run file `path` into agg (initialised here, caller finis).
- * Returns 0, or -1 after printing why. */
+ * Returns 0, or HRD_CTL_TOLD after printing why. */
 static int load_run(const char *cmd, const char *path, struct hrd_agg *agg)
 {
     struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
@@ -60,7 +60,7 @@ static int load_run(const char *cmd, const char *path, struct hrd_agg *agg)
         if (rc == 0)
             snprintf(err, sizeof err, "out of memory");
         fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-        rc = -1;
+        rc = HRD_CTL_TOLD;
     }
     hrd_runload_fini(&l);
     return rc;
@@ -79,75 +79,38 @@ static int tree_from_agg(struct hrd_agg *agg, const struct hrd_ctl_filter *flt,
     return hrd_agg_rows_page_by(agg, &hf, &cur, 0, !g.flat, gather_row, &g);
 }
 
-/* The tree of the daemon's rows by path. Returns 0 or -1 (printed). */
+/* Adds the rows of one page to the tree t (ctx). Returns 0 or -ENOMEM. */
+static int tree_page(const Hostrange__DumpReply *d, void *ctx)
+{
+    struct hrd_ptree *t = ctx;
+
+    for (size_t i = 0; i < d->n_rows; i++) {
+        struct hrd_row row;
+
+        if (hrd_row_from_message(&row, d->rows[i]) != 0 || row.depth == 0)
+            continue;
+        if (hrd_ptree_row(t, &row) == NULL)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* The tree of the daemon's rows by path. Returns 0 or HRD_CTL_TOLD. */
 static int tree_from_daemon(const char *cmd, const struct hrd_ctl_filter *flt,
                             struct hrd_ptree *t)
 {
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
-    uint8_t cursor[64];
-    char err[8400];
+    int rc;
 
     hrd_ctl_dump_request(&q, &dq, flt);
     dq.by_path = 1;
-    for (;;) {
-        Hostrange__ControlReply *rep;
-        const Hostrange__DumpReply *d;
-        int more, rc = 0;
-
-        if (hrd_ctl_request(&q, &rep, hrd_ctl_timeout_ms, err,
-                            sizeof err) != 0) {
-            fprintf(stderr, "hostrangectl: %s\n", err);
-            return -1;
-        }
-        d = rep->body_case == HOSTRANGE__CONTROL_REPLY__BODY_DUMP ? rep->dump
-                                                                 : NULL;
-        if (d == NULL || d->next_cursor.len > sizeof cursor) {
-            fprintf(stderr, "hostrangectl %s: hostranged at %s sent no "
-                    "report%s%s\n", cmd, hrd_ctl_dir,
-                    rep->error[0] ? ": " : "", rep->error);
-            hostrange__control_reply__free_unpacked(rep, NULL);
-            return -1;
-        }
-        for (size_t i = 0; i < d->n_rows && rc == 0; i++) {
-            const Hostrange__Row *r = d->rows[i];
-            struct hrd_row row = {
-                .node_id = r->node_id,
-                .op = r->operator_,
-                .backend = r->backend,
-                .phase = hrp_phase_name(r->phase),
-                .range = r->range,
-                .metric = r->metric == HRP_METRIC_SELF ? "self"
-                                                       : "inclusive",
-                .count = r->count,
-                .mean = r->mean,
-                .median = r->median,
-                .exact = r->exact,
-                .calls = r->calls,
-                .children = r->children,
-                .path = (const char *const *)r->path,
-                .depth = (uint32_t)r->n_path,
-                .sum = r->sum,
-            };
-            if (row.phase == NULL || row.depth == 0)
-                continue;
-            if (hrd_ptree_row(t, &row) == NULL)
-                rc = -ENOMEM;
-        }
-        more = d->next_cursor.len > 0;
-        if (more) {
-            memcpy(cursor, d->next_cursor.data, d->next_cursor.len);
-            dq.cursor.data = cursor;
-            dq.cursor.len = d->next_cursor.len;
-        }
-        hostrange__control_reply__free_unpacked(rep, NULL);
-        if (rc != 0) {
-            fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-            return -1;
-        }
-        if (!more)
-            return 0;
+    rc = hrd_ctl_dump_pages(cmd, &q, &dq, tree_page, t);
+    if (rc < 0) {
+        fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
+        rc = HRD_CTL_TOLD;
     }
+    return rc;
 }
 
 static int tree_load(const char *cmd, const struct hrd_ctl_filter *flt,
@@ -160,13 +123,13 @@ static int tree_load(const char *cmd, const struct hrd_ctl_filter *flt,
         return tree_from_daemon(cmd, flt, t);
     if (load_run(cmd, from, &agg) != 0) {
         hrd_agg_fini(&agg);
-        return -1;
+        return HRD_CTL_TOLD;
     }
     rc = tree_from_agg(&agg, flt, t);
     hrd_agg_fini(&agg);
     if (rc != 0) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-        return -1;
+        return HRD_CTL_TOLD;
     }
     return 0;
 }
@@ -180,7 +143,7 @@ int hrd_ctl_paths_view(FILE *f, const struct hrd_ctl_filter *flt,
     hrd_ptree_init(&t);
     if (tree_load("dump", flt, r->from, &t) != 0) {
         hrd_ptree_free(&t);
-        return -1;
+        return HRD_CTL_TOLD;
     }
     if (r->view == HRD_CTL_VIEW_TREE)
         rc = hrd_tree_write(f, &t, 100);
@@ -247,23 +210,9 @@ static int wpop_of(struct hrd_agg *a, const struct hrd_key *k,
 /* Puts an exact population's values into histogram buckets. */
 static void wpop_bucket(struct wpop *p)
 {
-    size_t d = 0;
-    uint32_t last = 0;
-
     if (p->hist)
         return;
-    for (size_t i = 0; i < p->n; i++) {
-        uint32_t b = hrd_hist_bucket((uint64_t)p->v[i]);
-
-        if (d > 0 && b == last) {
-            p->w[d - 1] += p->w[i];
-        } else {
-            p->v[d] = hrd_hist_value(b);
-            p->w[d++] = p->w[i];
-            last = b;
-        }
-    }
-    p->n = d;
+    p->n = hrd_hist_bucket_weighted(p->v, p->w, p->n);
     p->hist = 1;
 }
 

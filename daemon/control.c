@@ -40,8 +40,7 @@ static int collect_row(const struct hrd_row *r, void *arg)
     row->backend = (char *)r->backend;
     row->phase = hrp_phase_parse(r->phase);
     row->range = (char *)r->range;
-    row->metric = strcmp(r->metric, "self") == 0 ? HRP_METRIC_SELF
-                                                 : HRP_METRIC_INCLUSIVE;
+    row->metric = hrp_metric_parse(r->metric);
     row->count = r->count;
     row->mean = r->mean;
     row->median = r->median;

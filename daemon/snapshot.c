@@ -128,34 +128,30 @@ static uint8_t get_u8(struct dec *d)
     return p ? *p : 0;
 }
 
+/* An unsigned little-endian number of n bytes (0 past the end). */
+static uint64_t get_le(struct dec *d, size_t n)
+{
+    const uint8_t *p = get_bytes(d, n);
+    uint64_t v = 0;
+
+    for (size_t i = n; p != NULL && i-- > 0;)
+        v = v << 8 | p[i];
+    return v;
+}
+
 static uint16_t get_u16(struct dec *d)
 {
-    const uint8_t *p = get_bytes(d, 2);
-    uint16_t v = 0;
-
-    if (p)
-        memcpy(&v, p, 2);
-    return le16toh(v);
+    return (uint16_t)get_le(d, 2);
 }
 
 static uint32_t get_u32(struct dec *d)
 {
-    const uint8_t *p = get_bytes(d, 4);
-    uint32_t v = 0;
-
-    if (p)
-        memcpy(&v, p, 4);
-    return le32toh(v);
+    return (uint32_t)get_le(d, 4);
 }
 
 static uint64_t get_u64(struct dec *d)
 {
-    const uint8_t *p = get_bytes(d, 8);
-    uint64_t v = 0;
-
-    if (p)
-        memcpy(&v, p, 8);
-    return le64toh(v);
+    return get_le(d, 8);
 }
 
 static double get_f64(struct dec *d)

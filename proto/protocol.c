@@ -56,3 +56,14 @@ unsigned hrp_phase_parse(const char *name)
         return HRP_PHASE_WARM;
     return 0;
 }
+
+const char *hrp_metric_name(unsigned metric)
+{
+    return metric == HRP_METRIC_SELF ? "self" : "inclusive";
+}
+
+unsigned hrp_metric_parse(const char *name)
+{
+    return name != NULL && strcmp(name, "self") == 0 ? HRP_METRIC_SELF
+                                                     : HRP_METRIC_INCLUSIVE;
+}

@@ -71,4 +71,10 @@ const char *hrp_phase_name(unsigned phase);
 /* HRP_PHASE_COLD, HRP_PHASE_WARM, or 0 for an unknown name. */
 unsigned hrp_phase_parse(const char *name);
 
+/* "self" for HRP_METRIC_SELF, else "inclusive": the report's names. */
+const char *hrp_metric_name(unsigned metric);
+
+/* HRP_METRIC_SELF for "self", else HRP_METRIC_INCLUSIVE. */
+unsigned hrp_metric_parse(const char *name);
+
 #endif

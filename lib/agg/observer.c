@@ -378,7 +378,7 @@ void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
     row->corrected = 0;
     if (cal == NULL || row->calls == 0)
         return;
-    self = row->metric != NULL && strcmp(row->metric, "self") == 0;
+    self = hrp_metric_parse(row->metric) == HRP_METRIC_SELF;
     /* A self time holds the residue of each direct child; an inclusive
      * time the whole cost of every descendant's scope (a grandchild's is
      * in its parent's inclusive time, and so in this one). Rows from

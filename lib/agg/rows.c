@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/agg/agg.h"
+#include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -154,13 +155,13 @@ static int emit_paths(struct hrd_agg *a, const struct hrd_key *k,
             return -ENOMEM;
         key_sums(a, p, &sumi, &sums);
         depth = hrd_agg_path_names(a, p->path, names);
-        row_init(a, p, "inclusive", &si, &row);
+        row_init(a, p, hrp_metric_name(HRP_METRIC_INCLUSIVE), &si, &row);
         row.path = names;
         row.depth = depth;
         row.sum = sumi;
         rc = fn(&row, ctx);
         if (rc == 0) {
-            row_init(a, p, "self", &ss, &row);
+            row_init(a, p, hrp_metric_name(HRP_METRIC_SELF), &ss, &row);
             row.path = names;
             row.depth = depth;
             row.sum = sums;
@@ -180,10 +181,10 @@ static int emit_key(struct hrd_agg *a, const struct hrd_key *k,
 
     if (hrd_agg_key_summaries(a, k, &si, &ss) != 0)
         return -ENOMEM;
-    row_init(a, k, "inclusive", &si, &row);
+    row_init(a, k, hrp_metric_name(HRP_METRIC_INCLUSIVE), &si, &row);
     rc = fn(&row, ctx);
     if (rc == 0 && k->has_scopes) {
-        row_init(a, k, "self", &ss, &row);
+        row_init(a, k, hrp_metric_name(HRP_METRIC_SELF), &ss, &row);
         rc = fn(&row, ctx);
     }
     return rc;
@@ -250,4 +251,35 @@ int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
     struct hrd_cursor cur = { { 0 }, 0, 0 };
 
     return hrd_agg_rows_page(a, &f, &cur, 0, fn, ctx);
+}
+
+int hrd_row_from_message(struct hrd_row *row, const struct Hostrange__Row *m)
+{
+    const char *phase = hrp_phase_name(m->phase);
+
+    *row = (struct hrd_row){
+        .node_id = m->node_id,
+        .op = m->operator_,
+        .backend = m->backend,
+        .phase = phase != NULL ? phase : "?",
+        .range = m->range,
+        .metric = hrp_metric_name(m->metric),
+        .count = m->count,
+        .mean = m->mean,
+        .median = m->median,
+        .min = m->min,
+        .max = m->max,
+        .p90 = m->p90,
+        .p99 = m->p99,
+        .stddev = m->stddev,
+        .exact = m->exact,
+        .lost = m->lost,
+        .calls = m->calls,
+        .children = m->children,
+        .descendants = m->descendants,
+        .path = (const char *const *)m->path,
+        .depth = (uint32_t)m->n_path,
+        .sum = m->sum,
+    };
+    return phase != NULL ? 0 : -EINVAL;
 }

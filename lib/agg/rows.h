@@ -52,4 +52,13 @@ struct hrd_row {
     uint64_t sum;
 };
 
+struct Hostrange__Row;
+
+/*
+ * Fills row from a report row of the wire (a daemon's DumpReply); row
+ * borrows m's strings. Returns 0, or -EINVAL when the phase is not one
+ * this version knows (row->phase is then "?").
+ */
+int hrd_row_from_message(struct hrd_row *row, const struct Hostrange__Row *m);
+
 #endif

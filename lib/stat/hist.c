@@ -239,3 +239,22 @@ void hrd_hist_quantiles(const struct hrd_hist *h, const double *q, int nq,
         out[k] = (double)((long double)x0 + frac * ((long double)x1 - x0));
     }
 }
+
+size_t hrd_hist_bucket_weighted(double *v, uint64_t *w, size_t n)
+{
+    size_t d = 0;
+    uint32_t last = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b = hrd_hist_bucket((uint64_t)v[i]);
+
+        if (d > 0 && b == last) {
+            w[d - 1] += w[i];
+        } else {
+            v[d] = hrd_hist_value(b);
+            w[d++] = w[i];
+            last = b;
+        }
+    }
+    return d;
+}

@@ -45,6 +45,15 @@ struct hrd_hist {
 uint32_t hrd_hist_bucket(uint64_t v);
 double hrd_hist_value(uint32_t bucket);
 
+/*
+ * Puts a weighted population into the histogram's buckets, in place: the
+ * values v[0..n) (sorted) with their weights w become one value per
+ * bucket (the bucket's value) with the summed weight. Returns the new
+ * count. The comparisons of diff and plot --diff between an exact
+ * population and a histogram use it, so that both sides share a grid.
+ */
+size_t hrd_hist_bucket_weighted(double *v, uint64_t *w, size_t n);
+
 void hrd_hist_init(struct hrd_hist *h);
 /* Frees the buckets; accepts NULL. */
 void hrd_hist_fini(struct hrd_hist *h);

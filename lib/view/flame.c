@@ -139,7 +139,7 @@ static unsigned phase_of(const char *name)
 
 static void fill(struct hrd_pnode *n, const struct hrd_row *r)
 {
-    if (strcmp(r->metric, "self") == 0) {
+    if (hrp_metric_parse(r->metric) == HRP_METRIC_SELF) {
         n->has_self = 1;
         n->self_median = r->median;
         n->self_sum = r->sum;
