@@ -240,6 +240,18 @@ static void put_client(struct enc *e, const struct hrd_client *c)
     }
 }
 
+/* A key's values: its exact events, or its two histograms. */
+static void put_values(struct enc *e, const struct hrd_key *k)
+{
+    if (k->exact) {
+        put_u64(e, k->len);
+        put_bytes(e, k->buf, k->len);
+    } else {
+        put_hist(e, k->incl);
+        put_hist(e, k->self);
+    }
+}
+
 static void put_key(struct enc *e, const struct hrd_key *k)
 {
     put_u32(e, k->node);
@@ -253,13 +265,7 @@ static void put_key(struct enc *e, const struct hrd_key *k)
     put_u64(e, k->records);
     put_u64(e, k->children);
     put_u64(e, k->descendants);
-    if (k->exact) {
-        put_u64(e, k->len);
-        put_bytes(e, k->buf, k->len);
-    } else {
-        put_hist(e, k->incl);
-        put_hist(e, k->self);
-    }
+    put_values(e, k);
 }
 
 static void put_pkey(struct enc *e, const struct hrd_key *k)
@@ -274,13 +280,7 @@ static void put_pkey(struct enc *e, const struct hrd_key *k)
     put_u64(e, k->pairs);
     put_u64(e, k->children);
     put_u64(e, k->descendants);
-    if (k->exact) {
-        put_u64(e, k->len);
-        put_bytes(e, k->buf, k->len);
-    } else {
-        put_hist(e, k->incl);
-        put_hist(e, k->self);
-    }
+    put_values(e, k);
 }
 
 /* Writes e as one record of `type` and empties it. */
