@@ -250,7 +250,7 @@ int hrd_ctl_diff(int argc, char **argv);
 int hrd_ctl_meta_add(const char *cmd, const char *arg,
                      Hostrange__RunMeta ***meta, size_t *n);
 void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n);
-/* Sets a run header's provenance: format (1, or HRD_RUN_FORMAT with
+/* Sets a run header's provenance: format (HRD_RUN_FORMAT_SORTED, or _EVENTS with
  * --unsorted), this host (written to host[0..hostlen)), the time now, this
  * version, and the --meta pairs. */
 void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,

@@ -4,7 +4,7 @@
 #include "ctl/ctl_diffside.h"
 #include "lib/stat/hist.h"
 #include "lib/run/runscan.h"
-#include "lib/stat/stats.h"
+#include "lib/stat/summary.h"
 #include "proto/stream.h"
 
 #include <math.h>

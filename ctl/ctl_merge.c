@@ -354,7 +354,7 @@ int hrd_ctl_merge(int argc, char **argv)
         else if (c == OPT_MEM)
             o.max_memory = parse_size(optarg);
         else if (c == OPT_UNSORTED)
-            o.format = HRD_RUN_FORMAT;
+            o.format = HRD_RUN_FORMAT_EVENTS;
         else if (c == 'h') {
             fputs(usage_merge, stdout);
             return 0;

@@ -286,14 +286,14 @@ int hrd_ctl_save(int argc, char **argv)
     uint8_t cursor[16];
     char host[256], err[8400];
     size_t nmeta = 0;
-    unsigned format = 1;
+    unsigned format = HRD_RUN_FORMAT_SORTED;
     int c, rc = 1;
 
     while ((c = getopt_long(argc, argv, ":o:m:h", longopts, NULL)) != -1) {
         if (c == 'o') {
             output = optarg;
         } else if (c == OPT_UNSORTED) {
-            format = HRD_RUN_FORMAT;
+            format = HRD_RUN_FORMAT_EVENTS;
         } else if (c == 'm') {
             hrd_ctl_meta_add("save", optarg, &meta, &nmeta);
         } else if (c == 'h') {

@@ -526,8 +526,8 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     uint32_t cursor = 0, le;
     uint8_t next[4];
     int done = 0, made = 0;
-    int format = q->format < HRD_RUN_FORMAT ? (int)q->format
-                                            : (int)HRD_RUN_FORMAT;
+    int format = q->format < HRD_RUN_FORMAT_NEWEST ? (int)q->format
+                                            : (int)HRD_RUN_FORMAT_NEWEST;
     /* Keys coded as events point into the aggregation: a packed page of
      * them is packed straight from the messages (pack_save_direct). Sorted
      * keys are written one by one as their bytes instead (by hand where

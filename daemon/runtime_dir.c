@@ -1,7 +1,7 @@
-/* The runtime directory and its lock (see rundir.h). */
+/* The runtime directory and its lock (see runtime_dir.h). */
 #include "config.h"
 
-#include "daemon/rundir.h"
+#include "daemon/runtime_dir.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -39,7 +39,7 @@ static int share_dir(const char *dir, const struct stat *st, gid_t gid,
     return 0;
 }
 
-int hrd_rundir_share(struct hrd_rundir *rd, const char *name, char *err,
+int hrd_runtime_dir_share(struct hrd_rundir *rd, const char *name, char *err,
                      size_t errlen)
 {
     struct stat st;
@@ -61,7 +61,7 @@ int hrd_rundir_share(struct hrd_rundir *rd, const char *name, char *err,
     return 0;
 }
 
-int hrd_rundir_open(struct hrd_rundir *rd, const char *dir, gid_t gid,
+int hrd_runtime_dir_open(struct hrd_rundir *rd, const char *dir, gid_t gid,
                     char *err, size_t errlen)
 {
     struct stat st;
@@ -145,7 +145,7 @@ int hrd_rundir_open(struct hrd_rundir *rd, const char *dir, gid_t gid,
     return 0;
 }
 
-void hrd_rundir_close(struct hrd_rundir *rd)
+void hrd_runtime_dir_close(struct hrd_rundir *rd)
 {
     if (rd == NULL || rd->lock_fd < 0)
         return;

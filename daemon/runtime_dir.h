@@ -7,8 +7,8 @@
  * and has mode 0750, and the sockets mode 0660, so the members of the group
  * (and no one else) may connect.
  */
-#ifndef HOSTRANGE_RUNDIR_H
-#define HOSTRANGE_RUNDIR_H
+#ifndef HOSTRANGE_RUNTIME_DIR_H
+#define HOSTRANGE_RUNTIME_DIR_H
 
 #include <stddef.h>
 
@@ -27,15 +27,15 @@ struct hrd_rundir {
  * -EBUSY (another daemon, whose pid is named), or the errno of the failing
  * call.
  */
-int hrd_rundir_open(struct hrd_rundir *rd, const char *dir, gid_t gid,
+int hrd_runtime_dir_open(struct hrd_rundir *rd, const char *dir, gid_t gid,
                     char *err, size_t errlen);
 
 /* Gives socket `name` in the directory to the group (mode 0660), when
  * there is one. Returns 0 or a negative errno with a reason in err. */
-int hrd_rundir_share(struct hrd_rundir *rd, const char *name, char *err,
+int hrd_runtime_dir_share(struct hrd_rundir *rd, const char *name, char *err,
                      size_t errlen);
 
 /* Removes the sockets and the lock file, then releases the lock. */
-void hrd_rundir_close(struct hrd_rundir *rd);
+void hrd_runtime_dir_close(struct hrd_rundir *rd);
 
 #endif

@@ -6,7 +6,7 @@
 #include "lib/run/run.h"
 #include "daemon/ingest.h"
 #include "daemon/notify.h"
-#include "daemon/rundir.h"
+#include "daemon/runtime_dir.h"
 #include "daemon/state.h"
 #include "proto/monotonic.h"
 #include "proto/protocol.h"
@@ -198,7 +198,7 @@ static int open_rep(struct server *s, struct hrd_rundir *rd, const char *name,
     if (nn_bind(*sock, url) < 0 ||
         nn_getsockopt(*sock, NN_SOL_SOCKET, NN_RCVFD, &fd, &sz) < 0)
         goto fail;
-    if (hrd_rundir_share(rd, name, err, errlen) != 0)
+    if (hrd_runtime_dir_share(rd, name, err, errlen) != 0)
         return -EPERM;
     if (uv_poll_init(&s->loop, poll, fd) != 0 ||
         uv_poll_start(poll, UV_READABLE, cb) != 0)
@@ -293,7 +293,7 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
         }
         logf_(s, "loaded %u keys from %s", s->agg.nkeys, o->load);
     }
-    rc = hrd_rundir_open(&rd, dir, o->gid, err, errlen);
+    rc = hrd_runtime_dir_open(&rd, dir, o->gid, err, errlen);
     if (rc != 0)
         goto fail_rundir;
     rc = open_state(s, o, err, errlen);
@@ -341,7 +341,7 @@ fail_loop:
     if (s->have_state)
         hrd_state_close(&s->state);
 fail_state:
-    hrd_rundir_close(&rd);
+    hrd_runtime_dir_close(&rd);
 fail_rundir:
     hrd_ingest_fini(&s->in);
     hrd_agg_fini(&s->agg);

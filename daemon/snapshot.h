@@ -1,7 +1,7 @@
 /*
  * Snapshots: the whole state of a daemon (strings with their ranks, keys
  * with their samples or histograms, the client table with its sequence
- * numbers and lost counts) as a record file (journal.h).
+ * numbers and lost counts) as a record file (recfile.h).
  *
  * Records, all little-endian: one 'H' (format version, the last journal
  * generation the snapshot covers, rank counters, and how many strings,
@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #include "daemon/ingest.h"
-#include "lib/run/journal.h"
+#include "lib/run/recfile.h"
 
 /*
  * Writes the state of a and in to f (opened on an empty file, buffered

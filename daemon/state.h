@@ -4,7 +4,7 @@
  * being killed (SIGKILL) and what was aggregated survives a restart.
  *
  * Files: `snapshot` (snapshot.h), which covers the journals up to some
- * generation G; `journal.N` (journal.h records 'B' and 'X'), generations
+ * generation G; `journal.N` (recfile.h records 'B' and 'X'), generations
  * N > G, replayed in order on top of it; `lock`, flocked by the daemon that
  * uses the directory. A batch is written to the current journal (one
  * write, before it is acknowledged) and the journal is fdatasync'ed every
@@ -37,7 +37,7 @@
 
 #include "daemon/control.h"
 #include "daemon/ingest.h"
-#include "lib/run/journal.h"
+#include "lib/run/recfile.h"
 
 typedef void (*hrd_log_fn)(void *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

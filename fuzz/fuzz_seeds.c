@@ -392,7 +392,7 @@ static void run_seed(const char *dir, uint64_t exact_cap, int format,
     }
     put("state", seed, out, n);
     free(out);
-    if (format == HRD_RUN_FORMAT) {
+    if (format == HRD_RUN_FORMAT_NEWEST) {
         Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
         Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
         struct hrd_run_writer w;
@@ -401,7 +401,7 @@ static void run_seed(const char *dir, uint64_t exact_cap, int format,
         long sz;
 
         snprintf(path, sizeof path, "%s/run.hrs", dir);
-        h.format = HRD_RUN_FORMAT;
+        h.format = HRD_RUN_FORMAT_NEWEST;
         h.host = "seed";
         if (hrd_run_create(&w, path, &h, err, sizeof err) != 0 ||
             hrd_run_put_agg(&w, &a, format, err, sizeof err) != 0 ||
@@ -476,9 +476,9 @@ int main(int argc, char **argv)
     seeds_ack();
     snapshot_seed(tmp, 1000000, "snapshot-exact");
     snapshot_seed(tmp, 8, "snapshot-hist");
-    run_seed(tmp, 1000000, HRD_RUN_FORMAT, "run-events");
+    run_seed(tmp, 1000000, HRD_RUN_FORMAT_NEWEST, "run-events");
     run_seed(tmp, 1000000, 1, "run-sorted");
-    run_seed(tmp, 8, HRD_RUN_FORMAT, "run-hist");
+    run_seed(tmp, 8, HRD_RUN_FORMAT_NEWEST, "run-hist");
     journal_seed(tmp);
     {
         /* Damage: a raw snapshot whose first record claims 2^31 - 1 bytes

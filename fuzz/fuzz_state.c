@@ -421,7 +421,7 @@ static void fuzz_run(uint8_t mode, const uint8_t *p, size_t n)
         Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
         struct hrd_run_writer w;
 
-        h.format = HRD_RUN_FORMAT;
+        h.format = HRD_RUN_FORMAT_NEWEST;
         h.host = "fuzz";
         FUZZ_CHECK(hrd_run_create(&w, path, &h, err, sizeof err) == 0);
         while (n >= 3) {
@@ -440,7 +440,7 @@ static void fuzz_run(uint8_t mode, const uint8_t *p, size_t n)
     }
     /* What loaded, written again (sorted or not, as the mode says) and
      * loaded back, is the same. */
-    r1 = load_run(path, mode & FUZZ_STATE_SORTED ? 1 : HRD_RUN_FORMAT);
+    r1 = load_run(path, mode & FUZZ_STATE_SORTED ? 1 : HRD_RUN_FORMAT_NEWEST);
     /* Merged alone (its keys copied) it is refused or kept as loading
      * it does; merged with itself (every key joined or loaded), the same
      * way, and the same as loading it twice. */
@@ -464,7 +464,7 @@ static void fuzz_run(uint8_t mode, const uint8_t *p, size_t n)
     if (r1 == NULL)
         return;
     snprintf(path, sizeof path, "%s/again.hrs", g_dir);
-    r2 = load_run(path, HRD_RUN_FORMAT);
+    r2 = load_run(path, HRD_RUN_FORMAT_NEWEST);
     FUZZ_CHECK(r2 != NULL && strcmp(r1, r2) == 0);
     free(r1);
     free(r2);

@@ -10,7 +10,7 @@
  */
 #include "config.h"
 
-#include "lib/stat/stats.h"
+#include "lib/stat/summary.h"
 #include "perf/bench_daemon_util.h"
 #include "proto/protocol.h"
 

@@ -179,7 +179,7 @@ int main(void)
 
     bd_tempdir(dir, sizeof dir, "runs-diff");
     measure("runs.diff", dir, 1);
-    measure("runs.diff.unsorted", dir, HRD_RUN_FORMAT);
+    measure("runs.diff.unsorted", dir, HRD_RUN_FORMAT_NEWEST);
     bd_rmdir(dir);
     return 0;
 }

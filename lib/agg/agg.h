@@ -68,7 +68,7 @@
 
 #include "lib/stat/hist.h"
 #include "lib/agg/rows.h"
-#include "lib/stat/stats.h"
+#include "lib/stat/summary.h"
 
 #define HRD_EXACT_CAP_DEFAULT 1000000u
 #define HRD_MAX_BYTES_DEFAULT ((size_t)1 << 30)

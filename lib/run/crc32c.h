@@ -1,6 +1,6 @@
 /*
  * CRC-32C (Castagnoli), the checksum of every record of the journal, the
- * snapshot (journal.h) and run files (run.h). Pure logic, no I/O.
+ * snapshot (recfile.h) and run files (run.h). Pure logic, no I/O.
  */
 #ifndef HOSTRANGE_CRC32C_H
 #define HOSTRANGE_CRC32C_H

@@ -3,7 +3,7 @@
 # the daemon (its journal, save) and by hostrangectl.
 noinst_LTLIBRARIES += lib/run/libhrrun.la
 lib_run_libhrrun_la_SOURCES = lib/run/crc32c.c lib/run/crc32c.h \
-	lib/run/journal.c lib/run/journal.h lib/run/pbuf.h \
+	lib/run/recfile.c lib/run/recfile.h lib/run/pbuf.h \
 	lib/run/run.c lib/run/run.h lib/run/runkey.c lib/run/runkey.h \
 	lib/run/runload.c lib/run/runload.h lib/run/runput.c \
 	lib/run/runput.h lib/run/runscan.c lib/run/runscan.h \

@@ -1,7 +1,7 @@
-/* Record files: writer and reader (see journal.h). */
+/* Record files: writer and reader (see recfile.h). */
 #include "config.h"
 
-#include "lib/run/journal.h"
+#include "lib/run/recfile.h"
 
 #include <endian.h>
 #include <errno.h>

@@ -18,8 +18,8 @@
  * a write fails, the file is cut back to its last whole record, so the
  * file stays a sequence of whole records as far as the kernel will let us.
  */
-#ifndef HOSTRANGE_JOURNAL_H
-#define HOSTRANGE_JOURNAL_H
+#ifndef HOSTRANGE_RECFILE_H
+#define HOSTRANGE_RECFILE_H
 
 #include <stddef.h>
 #include <stdint.h>

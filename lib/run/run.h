@@ -25,7 +25,7 @@
 #include "proto/hostrange.pb-c.h"
 
 #define HRD_RUN_MAGIC "HRSRUN1\n"
-/* HRD_RUN_FORMAT: runkey.h. */
+/* HRD_RUN_FORMAT_NEWEST: runkey.h. */
 
 /* Records go out through out: gathered there and written a buffer at a
  * time; a record larger than the buffer is written at once with what is

@@ -24,14 +24,18 @@
 #include "lib/run/pbuf.h"
 #include "proto/hostrange.pb-c.h"
 
-/* The run file format written (RunHeader.format, proto/hostrange.proto),
- * and the first that holds exact keys as events. */
-#define HRD_RUN_FORMAT 2u
+/* The run file formats (RunHeader.format, proto/hostrange.proto): SORTED,
+ * what save and merge write by default (each key's values sorted and
+ * delta-coded); EVENTS, what they write with --unsorted, the first that
+ * holds exact keys as their events; NEWEST, the newest this version
+ * reads. */
+#define HRD_RUN_FORMAT_SORTED 1
 #define HRD_RUN_FORMAT_EVENTS 2
+#define HRD_RUN_FORMAT_NEWEST HRD_RUN_FORMAT_EVENTS
 
 /*
  * Fills m (initialised here) from key k of a, coded for run format
- * `format` (1, or HRD_RUN_FORMAT). The arrays and histograms it points to
+ * `format` (HRD_RUN_FORMAT_SORTED or _EVENTS). The arrays and histograms it points to
  * are allocated; hrd_runkey_clear frees them (strings and events are
  * borrowed from a). Returns 0 or -ENOMEM.
  */

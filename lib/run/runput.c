@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "lib/run/runput.h"
-#include "lib/stat/stats.h"
+#include "lib/stat/summary.h"
 
 #include <assert.h>
 #include <errno.h>

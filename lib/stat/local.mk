@@ -3,5 +3,5 @@
 # Pure logic: no I/O, no protocol.
 noinst_LTLIBRARIES += lib/stat/libhrstat.la
 lib_stat_libhrstat_la_SOURCES = lib/stat/hist.c lib/stat/hist.h \
-	lib/stat/stats.c lib/stat/stats.h lib/stat/signif.c lib/stat/signif.h
+	lib/stat/summary.c lib/stat/summary.h lib/stat/signif.c lib/stat/signif.h
 EXTRA_DIST += lib/stat/local.mk

@@ -1,7 +1,7 @@
-/* Sorting and summary statistics (see stats.h). */
+/* Sorting and summary statistics (see summary.h). */
 #include "config.h"
 
-#include "lib/stat/stats.h"
+#include "lib/stat/summary.h"
 #include "lib/stat/hist.h"
 
 #include <math.h>

@@ -7,8 +7,8 @@
  * mean of the two middle values when n is even. The standard deviation is
  * the population one (divided by n).
  */
-#ifndef HOSTRANGE_STATS_H
-#define HOSTRANGE_STATS_H
+#ifndef HOSTRANGE_SUMMARY_H
+#define HOSTRANGE_SUMMARY_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -202,7 +202,7 @@ static void test_format1_inputs(void **state)
 static void test_format2_inputs(void **state)
 {
     (void)state;
-    merge_within(HRD_RUN_FORMAT);
+    merge_within(HRD_RUN_FORMAT_NEWEST);
 }
 
 /* On a terminal (stderr), merge shows which file it reads and what it

@@ -24,7 +24,7 @@
 
 #include "lib/agg/agg.h"
 #include "daemon/ingest.h"
-#include "lib/run/journal.h"
+#include "lib/run/recfile.h"
 #include "lib/agg/observer.h"
 #include "lib/view/report.h"
 #include "daemon/save.h"
@@ -470,7 +470,7 @@ static void test_calib_saved(void **state)
     assert_true(c[0].child_err_ns > 0 && c[0].residue_err_ns > 0 &&
                 c[0].empty_err_ns > 0 && c[0].step_ns == 1.0);
     assert_int_equal(hrd_save_page(&m.agg, &m.in, &cursor, 0, 0,
-                                   HRD_RUN_FORMAT, NULL, &r, &done),
+                                   HRD_RUN_FORMAT_NEWEST, NULL, &r, &done),
                      0);
     assert_true(done);
     assert_non_null(r.end);

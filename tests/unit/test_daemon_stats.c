@@ -1,5 +1,5 @@
 /*
- * Sorting, summary statistics and the log-linear histogram (lib/stat/stats.c,
+ * Sorting, summary statistics and the log-linear histogram (lib/stat/summary.c,
  * lib/stat/hist.c) against brute force on random data.
  */
 #include "config.h"
@@ -16,7 +16,7 @@
 #include <cmocka.h>
 
 #include "lib/stat/hist.h"
-#include "lib/stat/stats.h"
+#include "lib/stat/summary.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 

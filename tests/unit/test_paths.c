@@ -785,7 +785,7 @@ static void runkeys_copy(struct hrd_agg *from, struct hrd_agg *to,
 }
 
 /* The run file test in one format: sorted arrays (1) or events, with
- * mirrors saved as such (HRD_RUN_FORMAT). */
+ * mirrors saved as such (HRD_RUN_FORMAT_NEWEST). */
 static void run_file_as(int format)
 {
     struct fix *f = fix_new(), *g = fix_new(), *h = fix_new();
@@ -826,7 +826,7 @@ static void test_run_file(void **state)
 {
     (void)state;
     run_file_as(1);
-    run_file_as(HRD_RUN_FORMAT);
+    run_file_as(HRD_RUN_FORMAT_NEWEST);
 }
 
 static int cmp_u64(const void *pa, const void *pb)
@@ -933,7 +933,7 @@ static void test_run_key_contexts(void **state)
         /* Format 2 (first: the checks of format 1 sort the values fed):
          * the events as they arrived, pairs kept; the one
          * context of "a" says it holds the key's events. */
-        assert_int_equal(hrd_runkey_from(&f->agg, k, HRD_RUN_FORMAT, &m), 0);
+        assert_int_equal(hrd_runkey_from(&f->agg, k, HRD_RUN_FORMAT_NEWEST, &m), 0);
         assert_int_equal(m.n_inclusive + m.n_self, 0);
         if (strcmp(name, "a") == 0) {
             assert_int_equal(m.n_paths, 1);

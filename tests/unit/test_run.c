@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "lib/run/crc32c.h"
-#include "lib/run/journal.h"
+#include "lib/run/recfile.h"
 #include "lib/run/run.h"
 #include "lib/run/runkey.h"
 #include "lib/run/runload.h"
@@ -210,7 +210,7 @@ static void test_round_trip(void **state)
     int keys;
 
     (void)state;
-    write_run(path, HRD_RUN_FORMAT);
+    write_run(path, HRD_RUN_FORMAT_NEWEST);
     assert_int_equal(read_all(path, err, sizeof err, &keys), 0);
     assert_int_equal(keys, 3);
     /* No temporary file is left beside it. */
@@ -222,8 +222,8 @@ static void test_round_trip(void **state)
 static void test_packed_keys(void **state)
 {
     (void)state;
-    write_run_as(path, HRD_RUN_FORMAT, 0);
-    write_run_as(bad, HRD_RUN_FORMAT, 1);
+    write_run_as(path, HRD_RUN_FORMAT_NEWEST, 0);
+    write_run_as(bad, HRD_RUN_FORMAT_NEWEST, 1);
     assert_same_bytes(path, bad);
 }
 
@@ -301,7 +301,7 @@ static void test_records_of_every_size(void **state)
     exp = malloc(total + N * HRD_REC_HEADER + 4096);
     for (size_t i = 0; i < total; i++)
         src[i] = (unsigned char)(i * 131 + (i >> 9));
-    h.format = HRD_RUN_FORMAT;
+    h.format = HRD_RUN_FORMAT_NEWEST;
     h.host = "test";
     h.version = "0";
     assert_int_equal(hrd_run_create(&w, path, &h, err, sizeof err), 0);
@@ -411,7 +411,7 @@ static void write_keys(const char *p, const unsigned char *src,
     char err[512];
     size_t i = 0, off = 0;
 
-    h.format = HRD_RUN_FORMAT;
+    h.format = HRD_RUN_FORMAT_NEWEST;
     h.host = "test";
     h.version = "0";
     assert_int_equal(hrd_run_create(&w, p, &h, err, sizeof err), 0);
@@ -472,9 +472,9 @@ static void test_abort_keeps_target(void **state)
     char err[512];
 
     (void)state;
-    write_run(path, HRD_RUN_FORMAT);
+    write_run(path, HRD_RUN_FORMAT_NEWEST);
     nb = slurp(path, &before);
-    h.format = HRD_RUN_FORMAT;
+    h.format = HRD_RUN_FORMAT_NEWEST;
     h.host = "other";
     h.version = "0";
     assert_int_equal(hrd_run_create(&w, path, &h, err, sizeof err), 0);
@@ -496,7 +496,7 @@ static void test_every_truncation(void **state)
     int keys;
 
     (void)state;
-    write_run(path, HRD_RUN_FORMAT);
+    write_run(path, HRD_RUN_FORMAT_NEWEST);
     n = slurp(path, &buf);
     for (size_t len = 0; len < n; len++) {
         spill(bad, buf, len);
@@ -521,7 +521,7 @@ static void test_every_flipped_byte(void **state)
     int keys;
 
     (void)state;
-    write_run(path, HRD_RUN_FORMAT);
+    write_run(path, HRD_RUN_FORMAT_NEWEST);
     n = slurp(path, &buf);
     for (size_t at = 0; at < n; at++) {
         buf[at] ^= 0x10;
@@ -548,7 +548,7 @@ static void test_foreign_and_newer(void **state)
     assert_string_equal(err, want);
 
     /* A newer layout (the magic) and a newer format (the header). */
-    write_run(path, HRD_RUN_FORMAT);
+    write_run(path, HRD_RUN_FORMAT_NEWEST);
     n = slurp(path, &buf);
     buf[6] = '2';
     spill(bad, buf, n);
@@ -557,16 +557,16 @@ static void test_foreign_and_newer(void **state)
              "than this hostrange reads (1); use a newer hostrangectl", bad);
     assert_string_equal(err, want);
     free(buf);
-    write_run(bad, HRD_RUN_FORMAT + 1);
+    write_run(bad, HRD_RUN_FORMAT_NEWEST + 1);
     assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
     snprintf(want, sizeof want, "%s: written in run format %u, newer than "
              "those this hostrange reads (1 to %u); use a newer hostrangectl",
-             bad, HRD_RUN_FORMAT + 1, HRD_RUN_FORMAT);
+             bad, HRD_RUN_FORMAT_NEWEST + 1, HRD_RUN_FORMAT_NEWEST);
     assert_string_equal(err, want);
     write_run(bad, 0);
     assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
     snprintf(want, sizeof want, "%s: written in run format 0, not one this "
-             "hostrange reads (1 to %u)", bad, HRD_RUN_FORMAT);
+             "hostrange reads (1 to %u)", bad, HRD_RUN_FORMAT_NEWEST);
     assert_string_equal(err, want);
 }
 
@@ -590,7 +590,7 @@ static void test_load_keeps_every_path(void **state)
         snprintf(buf[i], sizeof buf[i], "r%d", i);
         names[i] = buf[i];
     }
-    harness_runfile_create(&f, path, HRD_RUN_FORMAT);
+    harness_runfile_create(&f, path, HRD_RUN_FORMAT_NEWEST);
     k = harness_runfile_key(&f, "n", HRP_PHASE_WARM, "r99");
     harness_runfile_add_path(&f, k, names, 100, 700, 300);
     harness_runfile_put(&f, k);

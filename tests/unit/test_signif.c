@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "lib/stat/signif.h"
-#include "lib/stat/stats.h"
+#include "lib/stat/summary.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 

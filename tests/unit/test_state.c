@@ -1,5 +1,5 @@
 /*
- * The state directory without a daemon (lib/run/journal.c, snapshot.c,
+ * The state directory without a daemon (lib/run/recfile.c, snapshot.c,
  * state.c): record files, snapshots that give back the same report and
  * client table (and the same bytes for a key sharing one histogram),
  * damage kept and moved aside, refusals, the lock, an unwritable
@@ -410,7 +410,7 @@ static uint8_t *run_keys(struct hrd_agg *a, size_t *len)
         size_t n;
 
         assert_int_equal(
-            hrd_runkey_from(a, a->keys[i], HRD_RUN_FORMAT, &m), 0);
+            hrd_runkey_from(a, a->keys[i], HRD_RUN_FORMAT_NEWEST, &m), 0);
         n = hostrange__run_key__get_packed_size(&m);
         buf = realloc(buf, *len + n);
         assert_non_null(buf);
