@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/util/atomic.h"
 #include "lib/view/flame.h"
 #include "lib/agg/observer.h"
 #include "proto/protocol.h"
@@ -255,10 +256,10 @@ int hrd_ctl_dump(const struct hrd_ctl_filter *flt,
                  const struct hrd_ctl_report *r)
 {
     const char *output = r->output;
-    char tmp[PATH_MAX + 32];
+    struct hrd_atomic file;
     struct stat st;
     FILE *f;
-    int rc, fd;
+    int rc;
 
     if (output != NULL && strcmp(output, "-") == 0)
         output = NULL;
@@ -278,34 +279,16 @@ int hrd_ctl_dump(const struct hrd_ctl_filter *flt,
             rc = -errno;
         return rc == 0 ? 0 : write_error(output, rc);
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", output);
-    fd = mkstemp(tmp);
-    if (fd < 0)
-        return write_error(output, -errno);
-    f = fdopen(fd, "w");
-    if (f == NULL) {
-        rc = -errno;
-        close(fd);
-        unlink(tmp);
+    rc = hrd_atomic_open(&file, output, 1);
+    if (rc != 0)
         return write_error(output, rc);
-    }
-    /* mkstemp makes the file 0600; a report gets the usual mode. */
-    {
-        mode_t mask = umask(0);
-        umask(mask);
-        fchmod(fd, 0666 & ~mask);
-    }
-    rc = fetch_all(f, flt, r);
-    if (rc == 0 && (fflush(f) != 0 || fsync(fd) != 0))
-        rc = -errno;
-    if (fclose(f) != 0 && rc == 0)
-        rc = -errno;
-    if (rc == 0 && rename(tmp, output) != 0)
-        rc = -errno;
-    if (rc != 0) {
-        unlink(tmp);
+    rc = fetch_all(file.f, flt, r);
+    if (rc == 0)
+        rc = hrd_atomic_commit(&file);
+    else
+        hrd_atomic_abort(&file);
+    if (rc != 0)
         return write_error(output, rc);
-    }
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/util/options.h"
 #include "lib/run/run.h"
 #include "lib/run/runmerge.h"
 #include "proto/protocol.h"
@@ -77,27 +78,14 @@ static void show_progress(void *ctx, uint64_t done, uint64_t size)
 
 static uint64_t parse_size(const char *v)
 {
-    unsigned long long n;
-    char *end;
-    int shift = 0;
+    uint64_t n;
 
-    errno = 0;
-    n = strtoull(v, &end, 10);
-    if (end != v && end[0] != '\0' && end[1] == '\0') {
-        switch (end[0]) {
-        case 'K': case 'k': shift = 10; end++; break;
-        case 'M': case 'm': shift = 20; end++; break;
-        case 'G': case 'g': shift = 30; end++; break;
-        default: break;
-        }
-    }
-    if (errno != 0 || end == v || *end != '\0' || v[0] < '0' || v[0] > '9' ||
-        n > (UINT64_MAX >> 1 >> shift) || (n << shift) < (1u << 20)) {
+    if (hrd_parse_size(v, 1, 1u << 20, UINT64_MAX >> 1, &n) != 0) {
         fprintf(stderr, "hostrangectl merge: bad --max-memory '%s' (a size "
                 "of at least 1M)\n", v);
         exit(2);
     }
-    return (uint64_t)n << shift;
+    return n;
 }
 
 /* Copies s (borrowed strings) to the end of the sources. */

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/util/atomic.h"
 #include "lib/view/flame.h"
 #include "lib/view/svg.h"
 #include "lib/run/run.h"
@@ -339,42 +340,25 @@ static const char usage_plot[] =
     "\n"
     "On a terminal, reading run files shows progress on stderr.\n";
 
-/* Writes the picture of `node` to path atomically. Returns 0 or -1. */
+/* Writes the picture of `node` to path atomically. Returns 0, or
+ * HRD_CTL_TOLD after printing why. */
 static int write_svg(const char *path, const struct hrd_ptree *t,
                      const char *node, int diff)
 {
-    char tmp[PATH_MAX + 32];
-    FILE *f;
-    int fd, rc;
+    struct hrd_atomic file;
+    int rc = hrd_atomic_open(&file, path, 1);
 
-    snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(tmp);
-    if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
-        fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
-                strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        return -1;
+    if (rc == 0) {
+        rc = hrd_svg_write(file.f, t, node, diff, NULL);
+        if (rc == 0)
+            rc = hrd_atomic_commit(&file);
+        else
+            hrd_atomic_abort(&file);
     }
-    {
-        mode_t mask = umask(0);
-        umask(mask);
-        fchmod(fd, 0666 & ~mask);
-    }
-    rc = hrd_svg_write(f, t, node, diff, NULL);
-    if (fflush(f) != 0)
-        rc = -1;
-    if (fclose(f) != 0)
-        rc = -1;
-    if (rc == 0 && rename(tmp, path) != 0)
-        rc = -1;
     if (rc != 0) {
         fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
-                strerror(errno));
-        unlink(tmp);
-        return -1;
+                strerror(rc < 0 ? -rc : EIO));
+        return HRD_CTL_TOLD;
     }
     return 0;
 }

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/util/options.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -92,10 +93,7 @@ void hrd_ctl_die_usage(const char *cmd, int c, const char *arg)
 
     /* An unknown short option may sit inside a word of several ("-xv",
      * "-t5"), where the word before it is not it: getopt names it. */
-    if (c == '?' && optopt > ' ' && optopt <= '~') {
-        snprintf(opt, sizeof opt, "-%c", optopt);
-        arg = opt;
-    }
+    arg = hrd_getopt_culprit(c, optopt, arg, opt);
     global = cmd != NULL ? global_option(arg) : NULL;
 
     if (global != NULL)

@@ -13,7 +13,7 @@ ctl_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 ctl_hostrangectl_CPPFLAGS = $(AM_CPPFLAGS) -DHR_LIBDIR='"$(libdir)"'
 # What hostrangectl links, highest layer first.
 HRCTL_LIBS = lib/view/libhrview.la lib/run/libhrrun.la lib/agg/libhragg.la \
-	lib/stat/libhrstat.la proto/libhrproto.la
+	lib/stat/libhrstat.la lib/util/libhrutil.la proto/libhrproto.la
 ctl_hostrangectl_LDADD = $(HRCTL_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS)
 # hostrangectl(1); tests/service/test_man.sh keeps it in step with --help.

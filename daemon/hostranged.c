@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/server.h"
+#include "lib/util/options.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -85,26 +86,11 @@ static void bad_value(const char *opt, const char *v, const char *what)
 static uint64_t parse_num(const char *opt, const char *v, int suffix,
                           uint64_t min, uint64_t max, const char *what)
 {
-    unsigned long long n;
-    char *end;
-    int shift = 0;
+    uint64_t n;
 
-    errno = 0;
-    if (v[0] < '0' || v[0] > '9')
+    if (hrd_parse_size(v, suffix, min, max, &n) != 0)
         bad_value(opt, v, what);
-    n = strtoull(v, &end, 10);
-    if (suffix && end[0] != '\0' && end[1] == '\0') {
-        switch (end[0]) {
-        case 'K': case 'k': shift = 10; end++; break;
-        case 'M': case 'm': shift = 20; end++; break;
-        case 'G': case 'g': shift = 30; end++; break;
-        default: break;
-        }
-    }
-    if (errno != 0 || end == v || *end != '\0' || n > (max >> shift) ||
-        (n << shift) < min)
-        bad_value(opt, v, what);
-    return (uint64_t)n << shift;
+    return n;
 }
 
 int main(int argc, char **argv)
@@ -202,18 +188,14 @@ int main(int argc, char **argv)
         case 'V':
             puts("hostranged " PACKAGE_VERSION);
             return 0;
-        default:
-            /* An unknown short option inside a word of several ("-qx"):
-             * getopt names it. */
-            if (c == '?' && optopt > ' ' && optopt <= '~')
-                fprintf(stderr, "hostranged: unknown option '-%c' (see "
-                        "--help)\n", optopt);
-            else
-                fprintf(stderr, "hostranged: %s '%s' (see --help)\n",
-                        c == ':' ? "missing value for option"
-                                 : "unknown option",
-                        argv[optind - 1]);
+        default: {
+            char buf[3];
+
+            fprintf(stderr, "hostranged: %s '%s' (see --help)\n",
+                    c == ':' ? "missing value for option" : "unknown option",
+                    hrd_getopt_culprit(c, optopt, argv[optind - 1], buf));
             return 2;
+        }
         }
     }
     if (optind < argc) {

@@ -69,7 +69,7 @@ static int string_ok(const char *s, int may_be_empty)
 {
     size_t n = strnlen(s, HRP_MAX_STRING + 1);
 
-    return n <= HRP_MAX_STRING && (may_be_empty || n > 0);
+    return (may_be_empty && n == 0) || hrp_name_ok(s, n);
 }
 
 /* One item of a sample stream (proto/stream.h). */

@@ -9,7 +9,8 @@ daemon_libhrdaemon_la_SOURCES = daemon/ingest.c daemon/ingest.h \
 daemon_libhrdaemon_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 # What a program linking the daemon's parts names, highest layer first.
 HRDAEMON_LIBS = daemon/libhrdaemon.la lib/run/libhrrun.la \
-	lib/agg/libhragg.la lib/stat/libhrstat.la proto/libhrproto.la
+	lib/agg/libhragg.la lib/stat/libhrstat.la lib/util/libhrutil.la \
+	proto/libhrproto.la
 
 bin_PROGRAMS += daemon/hostranged
 daemon_hostranged_SOURCES = daemon/hostranged.c daemon/server.c \

@@ -22,7 +22,8 @@ if FUZZING
 noinst_LTLIBRARIES += fuzz/libhrfuzz.la
 fuzz_libhrfuzz_la_SOURCES = $(daemon_libhrdaemon_la_SOURCES) \
 	$(lib_run_libhrrun_la_SOURCES) $(lib_agg_libhragg_la_SOURCES) \
-	$(lib_stat_libhrstat_la_SOURCES) proto/protocol.c client/encode.c \
+	$(lib_stat_libhrstat_la_SOURCES) $(lib_util_libhrutil_la_SOURCES) \
+	proto/protocol.c client/encode.c \
 	fuzz/common.c fuzz/common.h
 nodist_fuzz_libhrfuzz_la_SOURCES = proto/hostrange.pb-c.c
 fuzz_libhrfuzz_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(FUZZ_CFLAGS)

@@ -69,7 +69,7 @@ perf_bench_runs_diff_SOURCES = perf/bench_runs_diff.c \
 	tests/lib/harness_runfile.c tests/lib/harness_runfile.h
 perf_bench_runs_diff_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
 perf_bench_runs_diff_LDADD = lib/run/libhrrun.la lib/agg/libhragg.la \
-	lib/stat/libhrstat.la \
+	lib/stat/libhrstat.la lib/util/libhrutil.la \
 	$(perf_bench_daemon_ingest_LDADD)
 # merge's peak memory against --max-memory: 100 files of 1M events.
 BENCHES += perf/bench_runs_memory

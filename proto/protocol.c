@@ -67,3 +67,8 @@ unsigned hrp_metric_parse(const char *name)
     return name != NULL && strcmp(name, "self") == 0 ? HRP_METRIC_SELF
                                                      : HRP_METRIC_INCLUSIVE;
 }
+
+int hrp_name_ok(const char *s, size_t n)
+{
+    return n > 0 && n <= HRP_MAX_STRING && memchr(s, '\0', n) == NULL;
+}

@@ -71,6 +71,10 @@ const char *hrp_phase_name(unsigned phase);
 /* HRP_PHASE_COLD, HRP_PHASE_WARM, or 0 for an unknown name. */
 unsigned hrp_phase_parse(const char *name);
 
+/* A name both sides take (node id, operator, backend, range name, a
+ * calibration's label): 1 to HRP_MAX_STRING bytes, none of them NUL. */
+int hrp_name_ok(const char *s, size_t n);
+
 /* "self" for HRP_METRIC_SELF, else "inclusive": the report's names. */
 const char *hrp_metric_name(unsigned metric);
 

@@ -102,6 +102,7 @@ HARNESS_SEND_LIBS = tests/lib/libharness.a proto/libhrproto.la \
 # The daemon's parts, run files and views with every library under them.
 HRD_TEST_LIBS = tests/lib/libharness.a daemon/libhrdaemon.la lib/view/libhrview.la \
 	lib/run/libhrrun.la lib/agg/libhragg.la lib/stat/libhrstat.la \
+	lib/util/libhrutil.la \
 	proto/libhrproto.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
 HRD_STORE_TEST_LIBS = $(HRD_TEST_LIBS)
 OPS_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS)

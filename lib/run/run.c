@@ -63,8 +63,8 @@ static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
 {
     struct iovec iov = { w->out, w->out_len };
 
-    if (w->out_len != 0 && write_all(w->fd, &iov, 1) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", w->path,
+    if (w->out_len != 0 && write_all(w->file.fd, &iov, 1) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
                  strerror(errno));
         return -1;
     }
@@ -94,8 +94,8 @@ static int out_put(struct hrd_run_writer *w, const struct iovec *piece,
     iov[0].iov_base = w->out;
     iov[0].iov_len = w->out_len;
     memcpy(iov + 1, piece, (size_t)n * sizeof *piece);
-    if (write_all(w->fd, iov, n + 1) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", w->path,
+    if (write_all(w->file.fd, iov, n + 1) != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
                  strerror(errno));
         return -1;
     }
@@ -106,39 +106,25 @@ static int out_put(struct hrd_run_writer *w, const struct iovec *piece,
 int hrd_run_create(struct hrd_run_writer *w, const char *path,
                    const Hostrange__RunHeader *h, char *err, size_t errlen)
 {
-    size_t n = strlen(path), len;
-    mode_t mask;
-    int fd;
+    size_t len;
+    int rc;
 
     memset(w, 0, sizeof *w);
-    w->fd = -1;
-    w->path = strdup(path);
-    w->tmp = malloc(n + 16);
+    w->file.fd = -1;
     /* Its pages are made at once: one fault each would cost more. */
     w->out = mmap(NULL, OUT_CAP, PROT_READ | PROT_WRITE,
                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (w->out == MAP_FAILED)
+    if (w->out == MAP_FAILED) {
         w->out = NULL;
-    if (w->path == NULL || w->tmp == NULL || w->out == NULL) {
         snprintf(err, errlen, "%s: out of memory", path);
-        free(w->tmp);
-        w->tmp = NULL; /* no temporary file yet */
         goto fail;
     }
-    snprintf(w->tmp, n + 16, "%s.tmp.XXXXXX", path);
-    fd = mkstemp(w->tmp);
-    if (fd < 0) {
+    rc = hrd_atomic_open(&w->file, path, 0);
+    if (rc != 0) {
         snprintf(err, errlen, "%s: cannot create a temporary file next to "
-                 "it: %s", path, strerror(errno));
-        free(w->tmp);
-        w->tmp = NULL;
+                 "it: %s", path, strerror(-rc));
         goto fail;
     }
-    w->fd = fd;
-    /* mkstemp makes the file 0600; a run file gets the usual mode. */
-    mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
     memcpy(w->out, HRD_RUN_MAGIC, 8);
     w->out_len = 8;
     w->bytes = 8;
@@ -165,7 +151,7 @@ static int record_head_make(const struct hrd_run_writer *w, uint8_t *hd,
 
     if (len > RUN_REC_MAX) {
         snprintf(err, errlen, "%s: a record of %zu bytes is too large",
-                 w->path, len);
+                 w->file.path, len);
         return -1;
     }
     memcpy(hd, &l, 4);
@@ -218,7 +204,7 @@ static int room(struct hrd_run_writer *w, size_t len, char *err,
         return 0;
     p = realloc(w->buf, len);
     if (p == NULL) {
-        snprintf(err, errlen, "%s: out of memory", w->path);
+        snprintf(err, errlen, "%s: out of memory", w->file.path);
         return -1;
     }
     w->buf = p;
@@ -272,8 +258,8 @@ int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
             iov[k++] = key[i + j];
             bytes += HRD_REC_HEADER + key[i + j].iov_len;
         }
-        if (write_all(w->fd, iov, k) != 0) {
-            snprintf(err, errlen, "%s: cannot write: %s", w->path,
+        if (write_all(w->file.fd, iov, k) != 0) {
+            snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
                      strerror(errno));
             return -1;
         }
@@ -293,7 +279,7 @@ int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
 
     if (len > RUN_REC_MAX) {
         snprintf(err, errlen, "%s: a record of %zu bytes is too large",
-                 w->path, len);
+                 w->file.path, len);
         return -1;
     }
     crc = htole32(crc);
@@ -347,7 +333,7 @@ int hrd_run_put_agg_key(struct hrd_run_writer *w, struct hrd_agg *a,
             return hrd_run_put_packed(w, w->buf, b.len, err, errlen);
     }
     if (rc < 0 || hrd_runkey_from(a, k, format, &m) != 0) {
-        snprintf(err, errlen, "%s: out of memory", w->path);
+        snprintf(err, errlen, "%s: out of memory", w->file.path);
         return -1;
     }
     rc = hrd_run_put_key(w, &m, err, errlen);
@@ -370,7 +356,7 @@ int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
     int rc = 0;
 
     if (ks == NULL) {
-        snprintf(err, errlen, "%s: out of memory", w->path);
+        snprintf(err, errlen, "%s: out of memory", w->file.path);
         return -1;
     }
     if (a->nkeys != 0) /* (no key array yet in an empty aggregation) */
@@ -386,7 +372,7 @@ int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
                    char *err, size_t errlen)
 {
     size_t len;
-    int fd;
+    int rc;
 
     e->keys = w->keys;
     len = hostrange__run_end__get_packed_size(e);
@@ -396,25 +382,12 @@ int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
     if (put_record(w, 'E', w->buf, len, err, errlen) != 0 ||
         out_flush(w, err, errlen) != 0)
         goto fail;
-    fd = w->fd;
-    if (fsync(fd) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", w->path,
-                 strerror(errno));
+    rc = hrd_atomic_commit(&w->file);
+    if (rc != 0) {
+        snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
+                 strerror(-rc));
         goto fail;
     }
-    w->fd = -1;
-    if (close(fd) != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", w->path,
-                 strerror(errno));
-        goto fail;
-    }
-    if (rename(w->tmp, w->path) != 0) {
-        snprintf(err, errlen, "%s: cannot rename the temporary file over "
-                 "it: %s", w->path, strerror(errno));
-        goto fail;
-    }
-    free(w->tmp);
-    w->tmp = NULL;
     hrd_run_abort(w);
     return 0;
 fail:
@@ -424,19 +397,15 @@ fail:
 
 void hrd_run_abort(struct hrd_run_writer *w)
 {
-    /* A writer never created, or aborted, has no temporary file. */
-    if (w->tmp != NULL && w->fd >= 0)
-        close(w->fd);
-    if (w->tmp != NULL)
-        unlink(w->tmp);
-    free(w->tmp);
-    free(w->path);
+    /* A writer never created, committed or aborted has no temporary
+     * file. */
+    hrd_atomic_abort(&w->file);
     free(w->buf);
     if (w->out != NULL)
         munmap(w->out, OUT_CAP);
     hrd_runput_tmp_fini(&w->kt);
     memset(w, 0, sizeof *w);
-    w->fd = -1;
+    w->file.fd = -1;
 }
 
 /* --- reading -------------------------------------------------------------- */

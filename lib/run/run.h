@@ -22,6 +22,7 @@
 #include "lib/run/runkey.h"
 #include "lib/run/runload.h"
 #include "lib/run/runput.h"
+#include "lib/util/atomic.h"
 #include "proto/hostrange.pb-c.h"
 
 #define HRD_RUN_MAGIC "HRSRUN1\n"
@@ -31,9 +32,7 @@
  * time; a record larger than the buffer is written at once with what is
  * gathered before it (one system call, no copy of its bytes). */
 struct hrd_run_writer {
-    int fd;           /* -1 when closed */
-    char *path;
-    char *tmp;
+    struct hrd_atomic file; /* fd -1 when closed */
     uint64_t keys;
     uint64_t bytes;
     uint8_t *buf;     /* scratch for packing a record */

@@ -47,8 +47,7 @@ static int bad(char *why, size_t len, const char *fmt, ...)
 
 static int str_ok(const char *s)
 {
-    size_t n = strlen(s);
-    return n > 0 && n <= HRP_MAX_STRING;
+    return hrp_name_ok(s, strnlen(s, HRP_MAX_STRING + 1));
 }
 
 static int hist_ok(const Hostrange__RunHist *h, uint64_t n)

@@ -193,9 +193,8 @@ static int make_other(struct hrd_runmerge *m, const uint8_t *p, size_t len,
     s[3] = k->range;
     *serial = UINT32_MAX;
     for (int i = 0; i < 4; i++) {
-        size_t n = strlen(s[i]);
-
-        if (n == 0 || n > HRP_MAX_STRING || hrp_phase_name(k->phase) == NULL)
+        if (!hrp_name_ok(s[i], strnlen(s[i], HRP_MAX_STRING + 1)) ||
+            hrp_phase_name(k->phase) == NULL)
             goto out; /* loading it says what is wrong */
     }
     for (int i = 0; i < 4; i++) {
@@ -491,7 +490,7 @@ static int put_held(struct hrd_runmerge *m, struct hrd_run_writer *w,
                     struct hrd_key *k, char *err, size_t errlen)
 {
     if (fit(m, k) != 0) {
-        snprintf(err, errlen, "%s: out of memory", w->path);
+        snprintf(err, errlen, "%s: out of memory", w->file.path);
         return -1;
     }
     return hrd_run_put_agg_key(w, m->a, k, m->format, err, errlen);
@@ -532,7 +531,7 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
             s.rank_from != rec->rank_from || s.rank_to != rec->rank_to)
             simple = 0;
         else if (intern_paths(m, &s, &simple, ids) != 0) {
-            snprintf(err, errlen, "%s: out of memory", w->path);
+            snprintf(err, errlen, "%s: out of memory", w->file.path);
             return -1;
         }
     }
@@ -608,7 +607,7 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
     rc = hrd_run_put_packed(w, out.p, out.len, err, errlen);
     goto out;
 nomem:
-    snprintf(err, errlen, "%s: out of memory", w->path);
+    snprintf(err, errlen, "%s: out of memory", w->file.path);
     rc = -1;
 out:
     for (size_t i = 0; in != NULL && i < mk->count; i++)
@@ -628,7 +627,7 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
     int rc = 0;
 
     if (ks == NULL) {
-        snprintf(err, errlen, "%s: out of memory", w->path);
+        snprintf(err, errlen, "%s: out of memory", w->file.path);
         return -1;
     }
     if (a->nkeys != 0)

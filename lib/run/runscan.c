@@ -32,11 +32,13 @@ static int get_len(const uint8_t **pp, const uint8_t *end, const uint8_t **q,
     return 1;
 }
 
-/* A name a load takes as it is: 1 to HRP_MAX_STRING printable ASCII
- * bytes. */
+/* A name the scan takes as it is: a name (hrp_name_ok) of printable
+ * ASCII only. Any other key is left to the full decoder, which takes or
+ * refuses it as a load does, so this is the fast path's condition, not a
+ * second rule for names. */
 static int name_ok(const uint8_t *q, size_t n)
 {
-    if (n == 0 || n > HRP_MAX_STRING)
+    if (!hrp_name_ok((const char *)q, n))
         return 0;
     for (size_t i = 0; i < n; i++) {
         if (q[i] < 0x20 || q[i] > 0x7e)

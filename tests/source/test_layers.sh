@@ -3,7 +3,8 @@
 # CUDA and header files must name a file of a layer that folder may use.
 # Arrows point one way:
 #
-#   proto <- lib/stat <- lib/agg <- {lib/run, lib/view} <- {daemon, ctl}
+#   lib/util, proto <- lib/stat <- lib/agg <- {lib/run, lib/view}
+#                   <- {daemon, ctl}
 #   proto <- client (its public header: hostrange.h) <- nvtx, ops, demo
 #   ops <- bench, python; the benchmarks of perf/ may use the test library
 #
@@ -17,19 +18,20 @@ src=${srcdir:-.}
 # folder: the layers its files may include ("public" is hostrange.h).
 rules='
 proto: proto
+lib/util: lib/util
 client: client proto public
 lib/stat: lib/stat
 lib/agg: lib/agg lib/stat proto
 lib/view: lib/view lib/agg lib/stat proto
-lib/run: lib/run lib/agg lib/stat proto
-daemon: daemon lib/run lib/agg lib/stat proto
-ctl: ctl lib/view lib/run lib/agg lib/stat proto
+lib/run: lib/run lib/agg lib/stat lib/util proto
+daemon: daemon lib/run lib/agg lib/stat lib/util proto
+ctl: ctl lib/view lib/run lib/agg lib/stat lib/util proto
 nvtx: nvtx public
 ops: ops public
 demo: public
 bench: bench ops proto public
 python: python ops public
-perf: perf lib/run lib/agg lib/stat proto tests/lib public
+perf: perf lib/run lib/agg lib/stat lib/util proto tests/lib public
 '
 
 # check_tree ROOT: prints each include against the layers and returns 1 when

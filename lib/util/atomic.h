@@ -1,0 +1,36 @@
+/*
+ * Files written whole or not at all: the data goes to a temporary file
+ * beside the target (PATH.tmp.XXXXXX, with the mode a new file gets under
+ * the umask), which is flushed, synced and renamed over the target only
+ * when the writer commits. A writer that aborts, or a process that dies
+ * first, leaves the target as it was. Reports, pictures and run files are
+ * written this way.
+ */
+#ifndef HOSTRANGE_UTIL_ATOMIC_H
+#define HOSTRANGE_UTIL_ATOMIC_H
+
+#include <limits.h>
+#include <stdio.h>
+
+struct hrd_atomic {
+    char path[PATH_MAX];
+    char tmp[PATH_MAX + 16];
+    int fd;      /* the temporary file, or -1 */
+    FILE *f;     /* a stream on fd, when opened with a stream */
+};
+
+/*
+ * Creates the temporary file of target `path`; with `stream`, also a stdio
+ * stream on it (a->f). Returns 0, or a negative errno (a is then closed).
+ */
+int hrd_atomic_open(struct hrd_atomic *a, const char *path, int stream);
+
+/* Flushes, syncs and closes the file and renames it over the target.
+ * Returns 0 or a negative errno (the temporary file is then removed). */
+int hrd_atomic_commit(struct hrd_atomic *a);
+
+/* Closes and removes the temporary file; the target stays as it was. Does
+ * nothing on a writer that is closed already. */
+void hrd_atomic_abort(struct hrd_atomic *a);
+
+#endif
