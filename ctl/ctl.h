@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lib/agg/agg.h"
 #include "lib/view/report.h"
 #include "proto/hostrange.pb-c.h"
 
@@ -146,10 +147,6 @@ long hrd_ctl_parse_ms(const char *cmd, const char *what, const char *v);
 int hrd_ctl_ping_wait(int wait_ms, int quiet);
 
 /* The selection of keys shared by dump and reset (strings borrowed). */
-struct hrd_ctl_filter {
-    const char *node, *op, *backend, *range;
-    unsigned phase;
-};
 
 /* The help of the filters, shared by dump and reset. */
 #define HRD_CTL_FILTER_HELP                                                 \
@@ -201,13 +198,13 @@ struct hrd_ctl_report {
  * pointer may be NULL to parse only the other kind.
  */
 int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
-                          struct hrd_ctl_filter *f, struct hrd_ctl_report *r);
+                          struct hrd_filter *f, struct hrd_ctl_report *r);
 
 /* Makes q a paged dump request dq of the keys flt selects (strings
  * borrowed). */
 void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
                           Hostrange__DumpRequest *dq,
-                          const struct hrd_ctl_filter *flt);
+                          const struct hrd_filter *flt);
 
 /*
  * Dumps the report, page by page, to r->output (atomically: a temporary
@@ -218,16 +215,26 @@ void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
  * none, the observer fields are null and one line on stderr says so.
  * Returns 0, or 1 after printing a one-line error.
  */
-int hrd_ctl_dump(const struct hrd_ctl_filter *f,
+int hrd_ctl_dump(const struct hrd_filter *f,
                  const struct hrd_ctl_report *r);
 
+/*
+ * Loads run file `path` into agg (initialised here, whatever the result;
+ * the caller finis it) as every reader of run files does: nothing the
+ * file holds is dropped (hrd_runload_init_reader), and progress shows on a
+ * terminal. When end is not NULL, returns the file's end there (caller
+ * frees). Returns 0, or HRD_CTL_TOLD after printing why, the message
+ * starting "hostrangectl CMD: ".
+ */
+int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
+                     Hostrange__RunEnd **end);
 
 /*
  * The rows of run file r->from (ctl_from.c), as hrd_ctl_dump writes the
  * daemon's, to f. Returns 0; HRD_CTL_TOLD after printing why the file
  * cannot be read; or a negative errno of writing.
  */
-int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
+int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
                       const struct hrd_ctl_report *r);
 
 /*
@@ -236,7 +243,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
  * as one-element paths when it holds no paths), written to f. Returns 0,
  * HRD_CTL_TOLD after printing why, or a negative errno of writing.
  */
-int hrd_ctl_paths_view(FILE *f, const struct hrd_ctl_filter *flt,
+int hrd_ctl_paths_view(FILE *f, const struct hrd_filter *flt,
                        const struct hrd_ctl_report *r);
 
 /* The run file commands (ctl_save.c, ctl_merge.c, ctl_diff.c); argv[0] is

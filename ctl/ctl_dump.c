@@ -41,7 +41,7 @@ static int parse_fields(const char *v, unsigned *fields)
 }
 
 int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
-                          struct hrd_ctl_filter *f, struct hrd_ctl_report *r)
+                          struct hrd_filter *f, struct hrd_ctl_report *r)
 {
     if (r != NULL) {
         switch (c) {
@@ -194,7 +194,7 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
  * Asks for every page and writes it to f. Returns 0, HRD_CTL_TOLD after
  * printing the daemon's failure, or a negative errno of writing.
  */
-static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
+static int fetch_all(FILE *f, const struct hrd_filter *flt,
                      const struct hrd_ctl_report *r)
 {
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
@@ -239,7 +239,7 @@ static int write_error(const char *what, int rc)
 
 void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
                           Hostrange__DumpRequest *dq,
-                          const struct hrd_ctl_filter *flt)
+                          const struct hrd_filter *flt)
 {
     q->version = HRP_VERSION;
     q->body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
@@ -252,7 +252,7 @@ void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
     dq->paged = 1;
 }
 
-int hrd_ctl_dump(const struct hrd_ctl_filter *flt,
+int hrd_ctl_dump(const struct hrd_filter *flt,
                  const struct hrd_ctl_report *r)
 {
     const char *output = r->output;
@@ -376,7 +376,7 @@ static int run_dump(int argc, char **argv)
     };
     struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL,
                                   0, 0, 0 };
-    struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
+    struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
     int c;
 
     while ((c = getopt_long(argc, argv, ":f:n:o:h", longopts, NULL)) != -1) {

@@ -36,37 +36,52 @@ static int put_row(const struct hrd_row *row, void *arg)
     return hrd_writer_row(c->w, &r);
 }
 
-int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
-                      const struct hrd_ctl_report *r)
+int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
+                     Hostrange__RunEnd **end)
 {
-    struct hrd_filter hf = { flt->node, flt->op, flt->backend, flt->range,
-                             flt->phase };
-    struct hrd_cursor cur = { { 0 }, 0, 0 };
-    Hostrange__RunEnd *e = NULL;
-    struct hrd_calib cal;
+    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
     struct hrd_runload l;
-    struct hrd_writer w;
-    struct hrd_agg agg;
-    struct from_ctx ctx = { &w, NULL, 0, r->correct, 0 };
-    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, "dump", r->from };
-    unsigned fields = r->fields;
     char err[8400];
     int rc;
 
-    hrd_agg_init(&agg);
-    agg.max_bytes = SIZE_MAX / 2;
-    hrd_runload_init_reader(&l, &agg);
+    hrd_agg_init(agg);
+    agg->max_bytes = SIZE_MAX / 2;
+    hrd_runload_init_reader(&l, agg);
     hrd_ctl_progress_init(&rp.p);
-    rc = hrd_run_load(&l, r->from, NULL, &e, hrd_ctl_read_progress, &rp,
-                      err, sizeof err);
+    rc = hrd_run_load(&l, path, NULL, end, hrd_ctl_read_progress, &rp, err,
+                      sizeof err);
     hrd_ctl_progress_end(&rp.p);
-    if (rc != 0 || hrd_runload_finish(&l) != 0) {
-        if (rc == 0)
-            snprintf(err, sizeof err, "out of memory");
-        fprintf(stderr, "hostrangectl dump: %s\n", err);
-        rc = HRD_CTL_TOLD;
-        goto out;
+    if (rc == 0 && hrd_runload_finish(&l) != 0) {
+        snprintf(err, sizeof err, "out of memory");
+        rc = -ENOMEM;
+        if (end != NULL) {
+            hostrange__run_end__free_unpacked(*end, NULL);
+            *end = NULL;
+        }
     }
+    if (rc != 0) {
+        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
+        rc = HRD_CTL_TOLD;
+    }
+    hrd_runload_fini(&l);
+    return rc;
+}
+
+int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
+                      const struct hrd_ctl_report *r)
+{
+    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    Hostrange__RunEnd *e = NULL;
+    struct hrd_calib cal;
+    struct hrd_writer w;
+    struct hrd_agg agg;
+    struct from_ctx ctx = { &w, NULL, 0, r->correct, 0 };
+    unsigned fields = r->fields;
+    int rc;
+
+    rc = hrd_ctl_load_run("dump", r->from, &agg, &e);
+    if (rc != 0)
+        goto out;
     if (r->correct)
         fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
     if (fields & HRD_FIELDS_OBSERVER) {
@@ -93,7 +108,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
     }
     hrd_writer_init(&w, f, r->format, fields);
     ctx.flat = r->by_path && agg.npkeys == 0;
-    rc = hrd_agg_rows_page_by(&agg, &hf, &cur, 0, r->by_path && !ctx.flat,
+    rc = hrd_agg_rows_page_by(&agg, flt, &cur, 0, r->by_path && !ctx.flat,
                               put_row, &ctx);
     if (rc == 0)
         rc = hrd_writer_finish(&w);
@@ -101,7 +116,6 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
 out:
     if (e != NULL)
         hostrange__run_end__free_unpacked(e, NULL);
-    hrd_runload_fini(&l);
     hrd_agg_fini(&agg);
     return rc;
 }

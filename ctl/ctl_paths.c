@@ -41,43 +41,16 @@ static int gather_row(const struct hrd_row *r, void *arg)
     return hrd_ptree_row(g->t, r) != NULL ? 0 : -ENOMEM;
 }
 
-/* Loads run file `path` into agg (initialised here, caller finis).
- * Returns 0, or HRD_CTL_TOLD after printing why. */
-static int load_run(const char *cmd, const char *path, struct hrd_agg *agg)
-{
-    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
-    struct hrd_runload l;
-    char err[8400];
-    int rc = 0;
-
-    hrd_agg_init(agg);
-    agg->max_bytes = SIZE_MAX / 2;
-    hrd_runload_init_reader(&l, agg);
-    hrd_ctl_progress_init(&rp.p);
-    rc = hrd_run_load(&l, path, NULL, NULL, hrd_ctl_read_progress, &rp, err,
-                      sizeof err);
-    hrd_ctl_progress_end(&rp.p);
-    if (rc != 0 || hrd_runload_finish(&l) != 0) {
-        if (rc == 0)
-            snprintf(err, sizeof err, "out of memory");
-        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-        rc = HRD_CTL_TOLD;
-    }
-    hrd_runload_fini(&l);
-    return rc;
-}
 
 /* The tree of an aggregation's path keys; of its range keys as one-element
  * paths when it has none (a run file written before paths were kept). */
-static int tree_from_agg(struct hrd_agg *agg, const struct hrd_ctl_filter *flt,
+static int tree_from_agg(struct hrd_agg *agg, const struct hrd_filter *flt,
                          struct hrd_ptree *t)
 {
-    struct hrd_filter hf = { flt->node, flt->op, flt->backend, flt->range,
-                             flt->phase };
     struct hrd_cursor cur = { { 0 }, 0, 0 };
     struct gather g = { t, agg->npkeys == 0 };
 
-    return hrd_agg_rows_page_by(agg, &hf, &cur, 0, !g.flat, gather_row, &g);
+    return hrd_agg_rows_page_by(agg, flt, &cur, 0, !g.flat, gather_row, &g);
 }
 
 /* Adds the rows of one page to the tree t (ctx). Returns 0 or -ENOMEM. */
@@ -97,7 +70,7 @@ static int tree_page(const Hostrange__DumpReply *d, void *ctx)
 }
 
 /* The tree of the daemon's rows by path. Returns 0 or HRD_CTL_TOLD. */
-static int tree_from_daemon(const char *cmd, const struct hrd_ctl_filter *flt,
+static int tree_from_daemon(const char *cmd, const struct hrd_filter *flt,
                             struct hrd_ptree *t)
 {
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
@@ -114,7 +87,7 @@ static int tree_from_daemon(const char *cmd, const struct hrd_ctl_filter *flt,
     return rc;
 }
 
-static int tree_load(const char *cmd, const struct hrd_ctl_filter *flt,
+static int tree_load(const char *cmd, const struct hrd_filter *flt,
                      const char *from, struct hrd_ptree *t)
 {
     struct hrd_agg agg;
@@ -122,7 +95,7 @@ static int tree_load(const char *cmd, const struct hrd_ctl_filter *flt,
 
     if (from == NULL)
         return tree_from_daemon(cmd, flt, t);
-    if (load_run(cmd, from, &agg) != 0) {
+    if (hrd_ctl_load_run(cmd, from, &agg, NULL) != 0) {
         hrd_agg_fini(&agg);
         return HRD_CTL_TOLD;
     }
@@ -135,7 +108,7 @@ static int tree_load(const char *cmd, const struct hrd_ctl_filter *flt,
     return 0;
 }
 
-int hrd_ctl_paths_view(FILE *f, const struct hrd_ctl_filter *flt,
+int hrd_ctl_paths_view(FILE *f, const struct hrd_filter *flt,
                        const struct hrd_ctl_report *r)
 {
     struct hrd_ptree t;
@@ -415,7 +388,7 @@ static int run_plot(int argc, char **argv)
         HRD_CTL_FILTER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
+    struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
     const char *output = NULL, *from = NULL;
     const char **nodes = NULL;
     struct hrd_ptree t;
@@ -460,8 +433,8 @@ static int run_plot(int argc, char **argv)
 
         hrd_agg_init(&base);
         hrd_agg_init(&new);
-        ok = load_run("plot", argv[optind], &base) == 0 &&
-             load_run("plot", argv[optind + 1], &new) == 0;
+        ok = hrd_ctl_load_run("plot", argv[optind], &base, NULL) == 0 &&
+             hrd_ctl_load_run("plot", argv[optind + 1], &new, NULL) == 0;
 
         if (ok && tree_from_agg(&new, &f, &t) != 0)
             ok = 0;

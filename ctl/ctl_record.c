@@ -136,7 +136,7 @@ static int run_record(int argc, char **argv)
     };
     struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL,
                                   0, 0, 0 };
-    struct hrd_ctl_filter all = { NULL, NULL, NULL, NULL, 0 };
+    struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
     const char *tmpdir = getenv("TMPDIR");
     char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX];
     const char *nvtx_window = NULL;

@@ -26,7 +26,7 @@ static int run_reset(int argc, char **argv)
     };
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__ResetRequest rq = HOSTRANGE__RESET_REQUEST__INIT;
-    struct hrd_ctl_filter f = { NULL, NULL, NULL, NULL, 0 };
+    struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
     Hostrange__ControlReply *rep;
     int c;
 
