@@ -15,17 +15,45 @@
 
 /* --- writer --------------------------------------------------------------- */
 
+uint32_t hrd_rec_crc(uint8_t type, uint32_t len, const struct iovec *piece,
+                     int n)
+{
+    uint32_t l = htole32(len);
+    uint32_t crc = hrd_crc32c(0, &l, 4);
+
+    crc = hrd_crc32c(crc, &type, 1);
+    for (int i = 0; i < n; i++)
+        crc = hrd_crc32c(crc, piece[i].iov_base, piece[i].iov_len);
+    return crc;
+}
+
+void hrd_rec_head_put(uint8_t h[HRD_REC_HEADER], uint8_t type, uint32_t len,
+                      uint32_t crc)
+{
+    len = htole32(len);
+    crc = htole32(crc);
+    memcpy(h, &len, 4);
+    memcpy(h + 4, &crc, 4);
+    h[8] = type;
+}
+
+void hrd_rec_head_get(const uint8_t h[HRD_REC_HEADER], uint32_t *len,
+                      uint32_t *crc, uint8_t *type)
+{
+    memcpy(len, h, 4);
+    memcpy(crc, h + 4, 4);
+    *len = le32toh(*len);
+    *crc = le32toh(*crc);
+    *type = h[8];
+}
+
 static void header(uint8_t h[HRD_REC_HEADER], uint8_t type, const void *p,
                    size_t len)
 {
-    uint32_t l = htole32((uint32_t)len), crc;
+    struct iovec piece = { (void *)p, len };
 
-    memcpy(h, &l, 4);
-    h[8] = type;
-    crc = hrd_crc32c(0, h, 4);
-    crc = hrd_crc32c(crc, &type, 1);
-    crc = htole32(hrd_crc32c(crc, p, len));
-    memcpy(h + 4, &crc, 4);
+    hrd_rec_head_put(h, type, (uint32_t)len,
+                     hrd_rec_crc(type, (uint32_t)len, &piece, 1));
 }
 
 int hrd_recfile_open(struct hrd_recfile *f, int dirfd, const char *name,
@@ -236,8 +264,9 @@ int hrd_recreader_open(struct hrd_recreader *r, int dirfd, const char *name,
 int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
                        const uint8_t **data, size_t *len)
 {
-    uint8_t h[HRD_REC_HEADER];
-    uint32_t l, crc, want;
+    uint8_t h[HRD_REC_HEADER], t;
+    uint32_t l, want;
+    struct iovec piece;
     struct stat st;
     ssize_t n;
 
@@ -250,10 +279,7 @@ int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
         snprintf(r->why, sizeof r->why, "truncated record header");
         return -EBADMSG;
     }
-    memcpy(&l, h, 4);
-    memcpy(&want, h + 4, 4);
-    l = le32toh(l);
-    want = le32toh(want);
+    hrd_rec_head_get(h, &l, &want, &t);
     if (l > HRD_REC_MAX) {
         snprintf(r->why, sizeof r->why, "record length %u is too large",
                  (unsigned)l);
@@ -287,15 +313,14 @@ int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
                  "truncated record (%zd of %u bytes)", n, (unsigned)l);
         return -EBADMSG;
     }
-    crc = hrd_crc32c(0, h, 4);
-    crc = hrd_crc32c(crc, &h[8], 1);
-    crc = hrd_crc32c(crc, r->buf, l);
-    if (crc != want) {
+    piece.iov_base = r->buf;
+    piece.iov_len = l;
+    if (hrd_rec_crc(t, l, &piece, 1) != want) {
         snprintf(r->why, sizeof r->why, "checksum mismatch");
         return -EBADMSG;
     }
     r->offset += sizeof h + l;
-    *type = h[8];
+    *type = t;
     *data = r->buf;
     *len = l;
     return 1;

@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "lib/run/crc32c.h"
 
@@ -31,6 +32,24 @@
 #define HRD_REC_HEADER 9u
 /* No record is larger than this; a larger length is damage. */
 #define HRD_REC_MAX ((size_t)1 << 31)
+
+/*
+ * The framing of a record, the one rule of every record file (journal,
+ * snapshot, run file): 4 bytes of payload length and 4 of CRC-32C (both
+ * little-endian), then the type byte, then the payload. The checksum
+ * covers the length bytes, the type and the payload.
+ */
+/* The checksum of a record of `type` and payload length len, whose
+ * payload is the n pieces at piece (len bytes in all). */
+uint32_t hrd_rec_crc(uint8_t type, uint32_t len, const struct iovec *piece,
+                     int n);
+/* Writes the framing of a record of `type`, len and crc into h. */
+void hrd_rec_head_put(uint8_t h[HRD_REC_HEADER], uint8_t type, uint32_t len,
+                      uint32_t crc);
+/* Reads the framing at h: the payload length, the checksum it gives and
+ * the type. */
+void hrd_rec_head_get(const uint8_t h[HRD_REC_HEADER], uint32_t *len,
+                      uint32_t *crc, uint8_t *type);
 
 /* Journal record types. */
 #define HRD_REC_BATCH 'B' /* a Batch as received */

@@ -147,21 +147,13 @@ static int record_head_make(const struct hrd_run_writer *w, uint8_t *hd,
                             uint8_t type, const struct iovec *piece, int n,
                             size_t len, char *err, size_t errlen)
 {
-    uint32_t l = htole32((uint32_t)len), crc;
-
     if (len > RUN_REC_MAX) {
         snprintf(err, errlen, "%s: a record of %zu bytes is too large",
                  w->file.path, len);
         return -1;
     }
-    memcpy(hd, &l, 4);
-    hd[8] = type;
-    crc = hrd_crc32c(0, hd, 4);
-    crc = hrd_crc32c(crc, &hd[8], 1);
-    for (int i = 0; i < n; i++)
-        crc = hrd_crc32c(crc, piece[i].iov_base, piece[i].iov_len);
-    crc = htole32(crc);
-    memcpy(hd + 4, &crc, 4);
+    hrd_rec_head_put(hd, type, (uint32_t)len,
+                     hrd_rec_crc(type, (uint32_t)len, piece, n));
     return 0;
 }
 
@@ -275,17 +267,13 @@ int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
 {
     struct iovec piece[2];
     uint8_t hd[HRD_REC_HEADER];
-    uint32_t l = htole32((uint32_t)len);
 
     if (len > RUN_REC_MAX) {
         snprintf(err, errlen, "%s: a record of %zu bytes is too large",
                  w->file.path, len);
         return -1;
     }
-    crc = htole32(crc);
-    memcpy(hd, &l, 4);
-    memcpy(hd + 4, &crc, 4);
-    hd[8] = 'K';
+    hrd_rec_head_put(hd, 'K', (uint32_t)len, crc);
     piece[0].iov_base = hd;
     piece[0].iov_len = sizeof hd;
     piece[1].iov_base = (void *)p;
@@ -487,6 +475,7 @@ static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
     const uint8_t *p;
     ssize_t n = file_bytes(r, r->offset, HRD_REC_HEADER, ahead, &p);
     uint32_t l;
+    uint8_t type;
 
     if (n < 0) {
         read_error(r, err, errlen);
@@ -500,10 +489,7 @@ static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
         return -1;
     }
     memcpy(hd, p, HRD_REC_HEADER);
-    memcpy(&l, hd, 4);
-    memcpy(crc, hd + 4, 4);
-    l = le32toh(l);
-    *crc = le32toh(*crc);
+    hrd_rec_head_get(hd, &l, crc, &type);
     if (l > RUN_REC_MAX || r->offset + HRD_REC_HEADER + l > r->size) {
         snprintf(err, errlen, "%s: truncated at byte %llu (a record of "
                  "%u bytes does not fit in the file)", r->path,
@@ -523,6 +509,7 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
 {
     uint8_t hd[HRD_REC_HEADER];
     uint32_t l, crc, want;
+    struct iovec piece;
     ssize_t n;
     int rc = record_head(r, HRD_REC_HEADER + ahead, hd, &l, &crc, err,
                          errlen);
@@ -539,9 +526,9 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
         snprintf(err, errlen, "%s: cannot read: file shrank", r->path);
         return -1;
     }
-    want = hrd_crc32c(0, hd, 4);
-    want = hrd_crc32c(want, hd + 8, 1);
-    want = hrd_crc32c(want, *p, l);
+    piece.iov_base = (void *)*p;
+    piece.iov_len = l;
+    want = hrd_rec_crc(hd[8], l, &piece, 1);
     if (want != crc) {
         snprintf(err, errlen, "%s: damaged at byte %llu (checksum "
                  "mismatch)", r->path, (unsigned long long)r->offset);
