@@ -195,6 +195,13 @@ void hrd_agg_fini(struct hrd_agg *a)
     memset(a, 0, sizeof *a);
 }
 
+static uint32_t str_hash(const void *ctx, uint32_t id)
+{
+    const struct hrd_strtab *t = ctx;
+
+    return (uint32_t)hash_bytes(t->s[id - 1]);
+}
+
 uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
 {
     struct hrd_strtab *t = &a->str;
@@ -227,21 +234,8 @@ uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
         t->internal = ni;
         t->cap = cap;
     }
-    if (2 * (t->n + 1) >= t->slots) {
-        uint32_t slots = t->slots ? 2 * t->slots : 256;
-        uint32_t *idx = calloc(slots, sizeof *idx);
-        if (idx == NULL)
-            return 0;
-        for (uint32_t id = 1; id <= t->n; id++) {
-            uint32_t j = (uint32_t)hash_bytes(t->s[id - 1]) & (slots - 1);
-            while (idx[j] != 0)
-                j = (j + 1) & (slots - 1);
-            idx[j] = id;
-        }
-        free(t->index);
-        t->index = idx;
-        t->slots = slots;
-    }
+    if (hrd_agg_index_room(&t->index, &t->slots, t->n, str_hash, t) != 0)
+        return 0;
     t->s[t->n] = strdup(s);
     if (t->s[t->n] == NULL)
         return 0;
@@ -253,6 +247,31 @@ uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
         ;
     t->index[i] = ++t->n;
     return t->n;
+}
+
+int hrd_agg_index_room(uint32_t **index, uint32_t *slots, uint32_t n,
+                       uint32_t (*hash)(const void *ctx, uint32_t id),
+                       const void *ctx)
+{
+    uint32_t cap, *idx;
+
+    if (2 * (n + 1) < *slots)
+        return 0;
+    cap = *slots ? 2 * *slots : 256;
+    idx = calloc(cap, sizeof *idx);
+    if (idx == NULL)
+        return -ENOMEM;
+    for (uint32_t id = 1; id <= n; id++) {
+        uint32_t j = hash(ctx, id) & (cap - 1);
+
+        while (idx[j] != 0)
+            j = (j + 1) & (cap - 1);
+        idx[j] = id;
+    }
+    free(*index);
+    *index = idx;
+    *slots = cap;
+    return 0;
 }
 
 const char *hrd_agg_str_get(const struct hrd_agg *a, uint32_t id)

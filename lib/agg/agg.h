@@ -421,6 +421,17 @@ int hrd_agg_paths_reindex(struct hrd_agg *a);
 size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a);
 
 /*
+ * The open-addressing index of a table of ids 1..n (the strings', the
+ * paths'): makes room for one more id, rebuilding the index at twice its
+ * slots (256 at first) when it would be half full, each id at the slot of
+ * hash(ctx, id) or the next free one. Returns 0 or -ENOMEM (the index is
+ * then as it was).
+ */
+int hrd_agg_index_room(uint32_t **index, uint32_t *slots, uint32_t n,
+                       uint32_t (*hash)(const void *ctx, uint32_t id),
+                       const void *ctx);
+
+/*
  * As hrd_agg_rows_page, but with by_path set the rows are those of the
  * path keys of the matching range keys (row.path and row.depth set), the
  * path keys of one range key together, in creation order.

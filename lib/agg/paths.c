@@ -24,6 +24,13 @@ size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a)
            (size_t)a->path.slots * sizeof(uint32_t);
 }
 
+static uint32_t path_id_hash(const void *ctx, uint32_t id)
+{
+    const struct hrd_pathtab *t = ctx;
+
+    return path_hash(t->parent[id - 1], t->range[id - 1]);
+}
+
 static int pathtab_grow(struct hrd_agg *a)
 {
     struct hrd_pathtab *t = &a->path;
@@ -45,23 +52,8 @@ static int pathtab_grow(struct hrd_agg *a)
         t->depth = nd;
         t->cap = cap;
     }
-    if (2 * (t->n + 1) >= t->slots) {
-        uint32_t slots = t->slots ? 2 * t->slots : 256;
-        uint32_t *idx = calloc(slots, sizeof *idx);
-
-        if (idx == NULL)
-            return -ENOMEM;
-        for (uint32_t id = 1; id <= t->n; id++) {
-            uint32_t j = path_hash(t->parent[id - 1], t->range[id - 1]) &
-                         (slots - 1);
-            while (idx[j] != 0)
-                j = (j + 1) & (slots - 1);
-            idx[j] = id;
-        }
-        free(t->index);
-        t->index = idx;
-        t->slots = slots;
-    }
+    if (hrd_agg_index_room(&t->index, &t->slots, t->n, path_id_hash, t) != 0)
+        return -ENOMEM;
     a->bytes += hrd_agg_pathtab_bytes(a) - before;
     return 0;
 }
