@@ -33,14 +33,6 @@
 #define SHARED_EVENTS 120000u
 #define OWN_EVENTS 20000u /* 8 x 120,000 + 2 x 20,000 = 1,000,000 */
 
-static uint64_t next(uint64_t *rng)
-{
-    *rng ^= *rng << 13;
-    *rng ^= *rng >> 7;
-    *rng ^= *rng << 17;
-    return *rng;
-}
-
 /* Writes file i (run format 1), or with `small` a file of one key of 10
  * events. */
 static void write_input(const char *path, unsigned i, int small)
@@ -61,11 +53,8 @@ static void write_input(const char *path, unsigned i, int small)
             snprintf(node, sizeof node, "bench/memory::own[%03u]", i);
         snprintf(range, sizeof range, "layer.%u", k % 4);
         key = harness_runfile_key(&f, node, HRP_PHASE_WARM, range);
-        for (unsigned n = 0; n < events; n++) {
-            uint64_t u = next(&rng), v = 300 + (u >> 11) % (3000 + 2000 * k);
-
-            harness_runfile_add(&f, key, v, v / 2 + (u >> 40) % (v / 2 + 1));
-        }
+        harness_runfile_add_random(&f, key, events, 300, 3000 + 2000 * k,
+                                   &rng);
         harness_runfile_put(&f, key);
     }
     harness_runfile_commit(&f);

@@ -52,6 +52,22 @@ void harness_runfile_add(struct harness_runfile *f, struct hrd_key *k,
         die("out of memory");
 }
 
+void harness_runfile_add_random(struct harness_runfile *f, struct hrd_key *k,
+                                unsigned n, uint64_t lo, uint64_t spread,
+                                uint64_t *rng)
+{
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t u, v;
+
+        *rng ^= *rng << 13;
+        *rng ^= *rng >> 7;
+        *rng ^= *rng << 17;
+        u = *rng;
+        v = lo + (u >> 11) % spread;
+        harness_runfile_add(f, k, v, v / 2 + (u >> 40) % (v / 2 + 1));
+    }
+}
+
 void harness_runfile_add_path(struct harness_runfile *f, struct hrd_key *k,
                               const char *const *names, uint32_t depth,
                               uint64_t incl_ns, uint64_t self_ns)

@@ -35,6 +35,13 @@ struct hrd_key *harness_runfile_key(struct harness_runfile *f,
 void harness_runfile_add(struct harness_runfile *f, struct hrd_key *k,
                          uint64_t incl_ns, uint64_t self_ns);
 
+/* Adds n range events to key k, each of an inclusive time drawn from
+ * [lo, lo + spread) and a self time from its upper half, from the
+ * xorshift generator whose state is *rng (not 0). */
+void harness_runfile_add_random(struct harness_runfile *f, struct hrd_key *k,
+                                unsigned n, uint64_t lo, uint64_t spread,
+                                uint64_t *rng);
+
 /* Adds a range event to key k under the calling context made of the
  * `depth` range names in names (outermost first; the last is k's range),
  * which may be as deep as HRD_MAX_DEPTH_LIMIT. */

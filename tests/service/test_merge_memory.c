@@ -44,14 +44,6 @@
 
 static char dir[256];
 
-static uint64_t next(uint64_t *rng)
-{
-    *rng ^= *rng << 13;
-    *rng ^= *rng >> 7;
-    *rng ^= *rng << 17;
-    return *rng;
-}
-
 /* Writes input `i` in run format `format`: SHARED keys every input has and
  * OWN of its own, EVENTS range events each (of 0.5 to 20 us; self times
  * below). */
@@ -71,11 +63,7 @@ static void write_input(const char *path, int format, unsigned i)
             snprintf(node, sizeof node, "merge::own[%u.%u]", i, k);
         snprintf(range, sizeof range, "range.%u", k % 2);
         key = harness_runfile_key(&f, node, HRP_PHASE_WARM, range);
-        for (unsigned n = 0; n < EVENTS; n++) {
-            uint64_t u = next(&rng), v = 500 + (u >> 11) % 20000;
-
-            harness_runfile_add(&f, key, v, v / 2 + (u >> 40) % (v / 2 + 1));
-        }
+        harness_runfile_add_random(&f, key, EVENTS, 500, 20000, &rng);
         harness_runfile_put(&f, key);
     }
     harness_runfile_commit(&f);
