@@ -26,16 +26,6 @@ static int add_construct(const struct hrops__call *c, void **plan)
     return 0;
 }
 
-static int add_bind(const void *plan, const struct hrops__call *c,
-                    union hrops__args *args)
-{
-    (void)plan;
-    args->add.a = c->t[0]->data;
-    args->add.b = c->t[1]->data;
-    args->add.out = c->t[2]->data;
-    return 0;
-}
-
 static void add_destroy(void *plan)
 {
     free(plan);
@@ -95,7 +85,7 @@ ADD_LOOP(add_bf16, uint16_t, hrops__bf16_to_f32, hrops__f32_to_bf16)
 
 #define ADD_IMPL(dt, fn)                                                     \
     { "cpu.add", HROPS__OP_ADD, HROPS_DEVICE_CPU, dt, 0, add_construct,      \
-      add_bind, fn, add_destroy }
+      hrops__add_bind, fn, add_destroy }
 
 const struct hrops__impl hrops__cpu_add_impls[] = {
     ADD_IMPL(HROPS_FLOAT32, add_f32),

@@ -61,16 +61,6 @@ fail_layout:
     return rc;
 }
 
-static int add_bind(const void *plan, const struct hrops__call *c,
-                    union hrops__args *args)
-{
-    (void)plan;
-    args->add.a = c->t[0]->data;
-    args->add.b = c->t[1]->data;
-    args->add.out = c->t[2]->data;
-    return 0;
-}
-
 /* Frees the plan on the device it was made on, whichever is current. */
 static void add_destroy(void *plan)
 {
@@ -102,7 +92,7 @@ ADD_SUBMIT(submit_bf16, hrops__cuda_add_bf16)
 
 #define ADD_IMPL(dt, fn)                                                     \
     { "cuda.add", HROPS__OP_ADD, HROPS_DEVICE_CUDA, dt, 0, add_construct,    \
-      add_bind, fn, add_destroy }
+      hrops__add_bind, fn, add_destroy }
 
 const struct hrops__impl hrops__cuda_add_impls[] = {
     ADD_IMPL(HROPS_FLOAT32, submit_f32),

@@ -165,3 +165,13 @@ int hrops__gemm_layout_make(const struct hrops__call *c,
         return -EINVAL;
     return 0;
 }
+
+int hrops__add_bind(const void *plan, const struct hrops__call *c,
+                    union hrops__args *args)
+{
+    (void)plan;
+    args->add.a = c->t[0]->data;
+    args->add.b = c->t[1]->data;
+    args->add.out = c->t[2]->data;
+    return 0;
+}

@@ -115,6 +115,9 @@ struct hrops__add_layout {
 };
 int hrops__add_layout_make(const struct hrops__call *c,
                            struct hrops__add_layout *l);
+/* The bind step of every Add: the call's a, b and out tensors' data. */
+int hrops__add_bind(const void *plan, const struct hrops__call *c,
+                    union hrops__args *args);
 
 /* Batched GEMM: C[p](i, j) = sum over l of A[p](i, l) * B[p](l, j), with
  * op() already applied to the strides of A and B. Strides in elements:
