@@ -3,6 +3,7 @@
 
 #include "ctl/ctl.h"
 #include "lib/run/run.h"
+#include "lib/run/runfields.h"
 #include "proto/protocol.h"
 #include "proto/stream.h"
 
@@ -187,11 +188,13 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
         hrd_run_abort(w);
         return -1;
     }
-    /* ControlReply: its save (field 7) apart; in the save, its packed keys
-     * (field 4) apart. */
-    if (split(msg, n, 7, &save, &nsave, &capsave, &toprest, &toplen) != 0 ||
+    /* ControlReply: its save apart; in the save, its packed keys
+     * apart. */
+    if (split(msg, n, HRD_CONTROLREPLY_SAVE, &save, &nsave, &capsave,
+              &toprest, &toplen) != 0 ||
         nsave > 1 ||
-        (nsave == 1 && split(save[0].p, save[0].len, 4, &keys, &nkeys,
+        (nsave == 1 && split(save[0].p, save[0].len,
+                             HRD_SAVEREPLY_PACKED_KEYS, &keys, &nkeys,
                              &capkeys, &srest, &slen) != 0))
         bad = 1;
     else
