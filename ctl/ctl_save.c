@@ -7,6 +7,7 @@
 #include "proto/protocol.h"
 #include "proto/stream.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <nanomsg/nn.h>
 #include <stdio.h>
@@ -102,7 +103,7 @@ struct span {
  * fields (*rest, *restlen: a message of the same type without that field;
  * caller frees). So the bulk of a reply (the keys of a save page) is never
  * copied, while its other fields are decoded as usual from *rest. Returns
- * 0, or -1 when the message is malformed or memory runs out.
+ * 0, -EINVAL when the message is malformed, or -ENOMEM.
  */
 static int split(const uint8_t *p, size_t n, uint32_t field,
                  struct span **spans, size_t *nspans, size_t *capspans,
@@ -113,34 +114,34 @@ static int split(const uint8_t *p, size_t n, uint32_t field,
     *rest = malloc(n + 1);
     *restlen = 0;
     if (*rest == NULL)
-        return -1;
+        return -ENOMEM;
     while (p < end) {
         const uint8_t *start = p;
         uint64_t tag, v;
 
         if (hrp_get_varint(&p, end, &tag) != 0)
-            return -1;
+            return -EINVAL;
         switch (tag & 7) {
         case 0:
             if (hrp_get_varint(&p, end, &v) != 0)
-                return -1;
+                return -EINVAL;
             break;
         case 1:
         case 5:
             if ((size_t)(end - p) < ((tag & 7) == 1 ? 8u : 4u))
-                return -1;
+                return -EINVAL;
             p += (tag & 7) == 1 ? 8 : 4;
             break;
         case 2:
             if (hrp_get_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
-                return -1;
+                return -EINVAL;
             if (tag >> 3 == field) {
                 if (*nspans == *capspans) {
                     size_t cap = *capspans ? 2 * *capspans : 256;
                     struct span *ns = realloc(*spans, cap * sizeof *ns);
 
                     if (ns == NULL)
-                        return -1;
+                        return -ENOMEM;
                     *spans = ns;
                     *capspans = cap;
                 }
@@ -151,7 +152,7 @@ static int split(const uint8_t *p, size_t n, uint32_t field,
             p += v;
             break;
         default:
-            return -1;
+            return -EINVAL;
         }
         memcpy(*rest + *restlen, start, (size_t)(p - start));
         *restlen += (size_t)(p - start);
