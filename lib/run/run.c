@@ -636,13 +636,16 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
                  "not a run header)", path);
         goto fail;
     }
-    if ((*h)->format < 1 || (*h)->format > HRD_RUN_FORMAT_NEWEST) {
+    if ((*h)->format < HRD_RUN_FORMAT_SORTED ||
+        (*h)->format > HRD_RUN_FORMAT_NEWEST) {
         snprintf(err, errlen, "%s: written in run format %u, %s this "
                  "hostrange reads (1 to %u)%s", path, (*h)->format,
-                 (*h)->format > HRD_RUN_FORMAT_NEWEST ? "newer than those" : "not one",
+                 (*h)->format > HRD_RUN_FORMAT_NEWEST ? "newer than those"
+                                                      : "not one",
                  HRD_RUN_FORMAT_NEWEST,
-                 (*h)->format > HRD_RUN_FORMAT_NEWEST ? "; use a newer hostrangectl"
-                                               : "");
+                 (*h)->format > HRD_RUN_FORMAT_NEWEST
+                     ? "; use a newer hostrangectl"
+                     : "");
         hostrange__run_header__free_unpacked(*h, NULL);
         *h = NULL;
         goto fail;

@@ -355,7 +355,8 @@ static void decide(struct hrd_runmerge *m)
         }
         if (simple && k->count == 1)
             k->how = KEY_COPY;
-        else if (simple && m->format == 1 && bytes <= m->a->max_bytes / 4)
+        else if (simple && m->format == HRD_RUN_FORMAT_SORTED &&
+                 bytes <= m->a->max_bytes / 4)
             k->how = KEY_JOIN;
         else
             k->how = KEY_LOAD;
@@ -473,7 +474,8 @@ static int fit(struct hrd_runmerge *m, struct hrd_key *k)
 {
     struct hrd_agg *a = m->a;
 
-    if (m->format != 1 || hrd_runput_scratch(k) <= a->max_bytes / 2)
+    if (m->format != HRD_RUN_FORMAT_SORTED ||
+        hrd_runput_scratch(k) <= a->max_bytes / 2)
         return 0;
     if (hrd_agg_key_to_hist(a, k) != 0)
         return -ENOMEM;
@@ -589,7 +591,8 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
         in[n].p = copy;
         in[n].len = rec->len;
         if (simple &&
-            (!hrd_runscan_key(copy, rec->len, 1, &in[n].s) ||
+            (!hrd_runscan_key(copy, rec->len, HRD_RUN_FORMAT_SORTED,
+                              &in[n].s) ||
              (rec->deferred && (in[n].s.rank_from != rec->rank_from ||
                                 in[n].s.rank_to != rec->rank_to))))
             simple = 0;

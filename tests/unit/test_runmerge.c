@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "lib/run/run.h"
+#include "lib/run/runfields.h"
 #include "lib/run/runmerge.h"
 #include "lib/run/runscan.h"
 #include "proto/protocol.h"
@@ -571,7 +572,7 @@ static void test_names_given_twice(void **state)
     k.self = self;
     k.n_self = 2;
     len = hostrange__run_key__pack(&k, buf);
-    buf[len++] = 1u << 3 | 2u;
+    buf[len++] = HRD_RUNKEY_NODE_ID << 3 | 2u; /* node_id again */
     buf[len++] = 4;
     memcpy(buf + len, "last", 4);
     len += 4;
