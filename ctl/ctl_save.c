@@ -3,9 +3,11 @@
 
 #include "ctl/ctl.h"
 #include "lib/run/run.h"
+#include "lib/run/runfields.h"
 #include "proto/protocol.h"
 #include "proto/stream.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <nanomsg/nn.h>
 #include <stdio.h>
@@ -101,7 +103,7 @@ struct span {
  * fields (*rest, *restlen: a message of the same type without that field;
  * caller frees). So the bulk of a reply (the keys of a save page) is never
  * copied, while its other fields are decoded as usual from *rest. Returns
- * 0, or -1 when the message is malformed or memory runs out.
+ * 0, -EINVAL when the message is malformed, or -ENOMEM.
  */
 static int split(const uint8_t *p, size_t n, uint32_t field,
                  struct span **spans, size_t *nspans, size_t *capspans,
@@ -112,34 +114,34 @@ static int split(const uint8_t *p, size_t n, uint32_t field,
     *rest = malloc(n + 1);
     *restlen = 0;
     if (*rest == NULL)
-        return -1;
+        return -ENOMEM;
     while (p < end) {
         const uint8_t *start = p;
         uint64_t tag, v;
 
         if (hrp_get_varint(&p, end, &tag) != 0)
-            return -1;
+            return -EINVAL;
         switch (tag & 7) {
         case 0:
             if (hrp_get_varint(&p, end, &v) != 0)
-                return -1;
+                return -EINVAL;
             break;
         case 1:
         case 5:
             if ((size_t)(end - p) < ((tag & 7) == 1 ? 8u : 4u))
-                return -1;
+                return -EINVAL;
             p += (tag & 7) == 1 ? 8 : 4;
             break;
         case 2:
             if (hrp_get_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
-                return -1;
+                return -EINVAL;
             if (tag >> 3 == field) {
                 if (*nspans == *capspans) {
                     size_t cap = *capspans ? 2 * *capspans : 256;
                     struct span *ns = realloc(*spans, cap * sizeof *ns);
 
                     if (ns == NULL)
-                        return -1;
+                        return -ENOMEM;
                     *spans = ns;
                     *capspans = cap;
                 }
@@ -150,7 +152,7 @@ static int split(const uint8_t *p, size_t n, uint32_t field,
             p += v;
             break;
         default:
-            return -1;
+            return -EINVAL;
         }
         memcpy(*rest + *restlen, start, (size_t)(p - start));
         *restlen += (size_t)(p - start);
@@ -187,11 +189,13 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
         hrd_run_abort(w);
         return -1;
     }
-    /* ControlReply: its save (field 7) apart; in the save, its packed keys
-     * (field 4) apart. */
-    if (split(msg, n, 7, &save, &nsave, &capsave, &toprest, &toplen) != 0 ||
+    /* ControlReply: its save apart; in the save, its packed keys
+     * apart. */
+    if (split(msg, n, HRD_CONTROLREPLY_SAVE, &save, &nsave, &capsave,
+              &toprest, &toplen) != 0 ||
         nsave > 1 ||
-        (nsave == 1 && split(save[0].p, save[0].len, 4, &keys, &nkeys,
+        (nsave == 1 && split(save[0].p, save[0].len,
+                             HRD_SAVEREPLY_PACKED_KEYS, &keys, &nkeys,
                              &capkeys, &srest, &slen) != 0))
         bad = 1;
     else

@@ -4,6 +4,7 @@
 #include "daemon/control.h"
 #include "lib/agg/observer.h"
 #include "lib/run/pbuf.h"
+#include "lib/run/runfields.h"
 #include "daemon/save.h"
 #include "lib/run/runkey.h"
 #include "proto/hostrange.pb-c.h"
@@ -471,13 +472,13 @@ static void pack_save_direct(const struct hrd_control *ctl,
         free(klen);
         return;
     }
-    *p++ = 1 << 3 | 0; /* ControlReply.version, varint */
+    *p++ = HRD_CONTROLREPLY_VERSION << 3 | 0; /* varint */
     p = hrp_put_varint(p, m->version);
-    *p++ = 7 << 3 | 2; /* ControlReply.save, length-delimited */
+    *p++ = HRD_CONTROLREPLY_SAVE << 3 | 2; /* length-delimited */
     p = hrp_put_varint(p, save_len);
     p += hostrange__save_reply__pack(&small, p);
     for (size_t i = 0; i < r->n_keys; i++) {
-        *p++ = 4 << 3 | 2; /* SaveReply.packed_keys */
+        *p++ = HRD_SAVEREPLY_PACKED_KEYS << 3 | 2;
         p = hrp_put_varint(p, klen[i]);
         p += hostrange__run_key__pack(r->keys[i], p);
     }
@@ -506,9 +507,9 @@ static void pack_save_bytes(const struct hrd_control *ctl,
     *reply_len = 0;
     if (p == NULL)
         return;
-    *p++ = 1 << 3 | 0; /* ControlReply.version, varint */
+    *p++ = HRD_CONTROLREPLY_VERSION << 3 | 0; /* varint */
     p = hrp_put_varint(p, m->version);
-    *p++ = 7 << 3 | 2; /* ControlReply.save, length-delimited */
+    *p++ = HRD_CONTROLREPLY_SAVE << 3 | 2; /* length-delimited */
     p = hrp_put_varint(p, save_len);
     p += hostrange__save_reply__pack(r, p);
     if (keys->len != 0)

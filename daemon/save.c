@@ -4,6 +4,7 @@
 #include "daemon/save.h"
 #include "lib/agg/observer.h"
 #include "lib/run/pbuf.h"
+#include "lib/run/runfields.h"
 #include "lib/run/runkey.h"
 #include "lib/run/runput.h"
 #include "proto/protocol.h"
@@ -126,8 +127,8 @@ static void end_free(Hostrange__RunEnd *e)
     free(all);
 }
 
-/* Appends key k of a for run format `format` to out as field 4 of a
- * SaveReply (packed_keys): by hand where hrd_runput_key writes it, else
+/* Appends key k of a for run format `format` to out as a SaveReply's
+ * packed_keys field: by hand where hrd_runput_key writes it, else
  * packed by protobuf-c straight into out. Returns 0 or -ENOMEM. */
 static int page_put(struct hrd_agg *a, const struct hrd_key *k, int format,
                     struct hrd_pbuf *out, struct hrd_runput_tmp *t)
@@ -135,7 +136,7 @@ static int page_put(struct hrd_agg *a, const struct hrd_key *k, int format,
     Hostrange__RunKey m;
     size_t len;
     int rc = format < HRD_RUN_FORMAT_EVENTS
-                 ? hrd_runput_key(a, k, 4, out, t)
+                 ? hrd_runput_key(a, k, HRD_SAVEREPLY_PACKED_KEYS, out, t)
                  : 1;
 
     if (rc <= 0)
@@ -143,8 +144,10 @@ static int page_put(struct hrd_agg *a, const struct hrd_key *k, int format,
     if (hrd_runkey_from(a, k, format, &m) != 0)
         return -ENOMEM;
     len = hostrange__run_key__get_packed_size(&m);
-    if (hrd_pbuf_room(out, hrd_pb_bytes_size(4, len)) == 0) {
-        uint8_t *o = hrd_pb_len(out->p + out->len, 4, len);
+    if (hrd_pbuf_room(out, hrd_pb_bytes_size(HRD_SAVEREPLY_PACKED_KEYS,
+                                              len)) == 0) {
+        uint8_t *o = hrd_pb_len(out->p + out->len,
+                                HRD_SAVEREPLY_PACKED_KEYS, len);
 
         o += hostrange__run_key__pack(&m, o);
         out->len = (size_t)(o - out->p);

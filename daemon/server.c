@@ -282,14 +282,14 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
         rc = hrd_run_load(&l, o->load, NULL, NULL, NULL, NULL, err, errlen);
         if (rc == 0 && hrd_runload_finish(&l) != 0) {
             snprintf(err, errlen, "%s: out of memory", o->load);
-            rc = -1;
+            rc = -ENOMEM;
         }
         hrd_runload_fini(&l);
         if (rc != 0) {
             hrd_ingest_fini(&s->in);
             hrd_agg_fini(&s->agg);
             free(s);
-            return -EINVAL;
+            return rc;
         }
         logf_(s, "loaded %u keys from %s", s->agg.nkeys, o->load);
     }

@@ -380,13 +380,18 @@ static int string_id_ok(const struct hrd_agg *a, uint32_t id)
     return id >= 1 && id <= a->str.n;
 }
 
+/* Each load_* below takes one record into the loader's state. Returns 0,
+ * or -EBADMSG when the record is damaged or does not fit what came before
+ * (memory running out while it is taken reads the same: the load stops
+ * there either way, keeping what came before). */
+
 static int load_header(struct loader *l, struct dec *d)
 {
     uint32_t version = get_u32(d);
 
     if (l->have_header || version < FORMAT_VERSION_MIN ||
         version > FORMAT_VERSION)
-        return -1;
+        return -EBADMSG;
     l->version = version;
     l->out->covers = get_u64(d);
     l->a->node_ranks = get_u32(d);
@@ -400,7 +405,7 @@ static int load_header(struct loader *l, struct dec *d)
         l->npkeys = get_u32(d);
     }
     l->have_header = 1;
-    return d->bad ? -1 : 0;
+    return d->bad ? -EBADMSG : 0;
 }
 
 static int load_strings(struct loader *l, struct dec *d)
@@ -408,17 +413,17 @@ static int load_strings(struct loader *l, struct dec *d)
     uint32_t first = get_u32(d), n = get_u32(d);
 
     if (first != l->a->str.n + 1 || n > l->nstrings - l->a->str.n)
-        return -1;
+        return -EBADMSG;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t rank = get_u32(d);
         const char *s = get_str(d, l->s1);
         uint32_t id;
 
         if (d->bad)
-            return -1;
+            return -EBADMSG;
         id = hrd_agg_str(l->a, s);
         if (id != first + i)
-            return -1; /* a repeated string, or no memory */
+            return -EBADMSG; /* a repeated string, or no memory */
         l->a->str.rank[id - 1] = rank;
     }
     return 0;
@@ -438,10 +443,10 @@ static int load_client(struct loader *l, struct dec *d)
         v[i] = get_u64(d);
     nlost = get_u32(d);
     if (d->bad || hrd_ingest_client_find(l->in, pid, instance) != NULL)
-        return -1;
+        return -EBADMSG;
     c = hrd_ingest_client(l->in, pid, instance, label, clock);
     if (c == NULL)
-        return -1;
+        return -EBADMSG;
     c->max_seq = v[0];
     c->batches = v[1];
     c->events = v[2];
@@ -463,7 +468,7 @@ static int load_client(struct loader *l, struct dec *d)
             !string_id_ok(l->a, backend) || hrp_phase_name(phase) == NULL ||
             hrd_ingest_lost_set(l->in, c, node, op, backend, phase,
                                 count) != 0)
-            return -1;
+            return -EBADMSG;
     }
     l->out->clients++;
     return 0;
@@ -533,20 +538,20 @@ static int load_key(struct loader *l, struct dec *d)
         !string_id_ok(l->a, backend) || !string_id_ok(l->a, range) ||
         hrp_phase_name(phase) == NULL || exact > 1 ||
         l->a->nkeys >= l->nkeys)
-        return -1;
+        return -EBADMSG;
     k = hrd_agg_key(l->a, node, op, backend, phase, range);
     if (k == NULL || l->a->nkeys == before)
-        return -1; /* no memory, or the key came twice */
+        return -EBADMSG; /* no memory, or the key came twice */
     k->serial = serial;
     if (exact) {
         uint64_t len = get_u64(d);
         const uint8_t *p = get_bytes(d, len);
-        rc = p == NULL ? -1
+        rc = p == NULL ? -EBADMSG
                        : hrd_agg_key_set_exact(l->a, k, p, len, pairs, records);
     } else {
         struct hrd_hist *hi = load_hist(d), *hs = load_hist(d);
         rc = hi == NULL || hs == NULL
-                 ? -1
+                 ? -EBADMSG
                  : hrd_agg_key_set_hist(l->a, k, hi, hs, pairs, records);
         if (rc != 0) {
             hrd_hist_fini(hi);
@@ -557,7 +562,7 @@ static int load_key(struct loader *l, struct dec *d)
     }
     if (rc != 0) {
         hrd_agg_key_remove(l->a, k);
-        return -1;
+        return -EBADMSG;
     }
     k->children = children;
     k->descendants = descendants;
@@ -575,7 +580,7 @@ static int load_paths(struct loader *l, struct dec *d)
     int rc = 0;
 
     if (first != a->path.n + 1 || n > l->npaths - a->path.n)
-        return -1;
+        return -EBADMSG;
     /* The snapshot's paths are taken whatever the limits now. */
     a->max_paths = UINT32_MAX - 3;
     a->max_depth = HRD_MAX_DEPTH_LIMIT;
@@ -584,7 +589,7 @@ static int load_paths(struct loader *l, struct dec *d)
 
         if (d->bad || parent >= first + i || !string_id_ok(a, range) ||
             hrd_agg_path(a, parent, range) != first + i)
-            rc = -1; /* out of order, repeated, too deep, or no memory */
+            rc = -EBADMSG; /* out of order, repeated, too deep, or no memory */
     }
     a->max_paths = max_paths;
     a->max_depth = max_depth;
@@ -608,25 +613,25 @@ static int load_pkey(struct loader *l, struct dec *d)
         hrp_phase_name(phase) == NULL || exact > 1 || path == 0 ||
         path > a->path.n || a->path.range[path - 1] != range ||
         l->pkeys >= l->npkeys)
-        return -1;
+        return -EBADMSG;
     k = hrd_agg_key(a, node, op, backend, phase, range);
     if (k != NULL && a->nkeys != before) {
         hrd_agg_key_remove(a, k); /* made here: none came before */
-        return -1;
+        return -EBADMSG;
     }
     if (k == NULL || !k->has_scopes)
-        return -1; /* no range key of its own */
+        return -EBADMSG; /* no range key of its own */
     pk = hrd_agg_path_key(a, k, path);
     if (pk == NULL || a->npkeys == pbefore)
-        return -1; /* no memory, or the key came twice */
+        return -EBADMSG; /* no memory, or the key came twice */
     if (exact) {
         uint64_t len = get_u64(d);
         const uint8_t *p = get_bytes(d, len);
-        rc = p == NULL ? -1 : hrd_agg_path_set_exact(a, pk, p, len, pairs);
+        rc = p == NULL ? -EBADMSG : hrd_agg_path_set_exact(a, pk, p, len, pairs);
     } else {
         struct hrd_hist *hi = load_hist(d), *hs = load_hist(d);
         rc = hi == NULL || hs == NULL
-                 ? -1
+                 ? -EBADMSG
                  : hrd_agg_path_set_hist(a, pk, hi, hs, pairs);
         if (rc != 0) {
             hrd_hist_fini(hi);
@@ -636,7 +641,7 @@ static int load_pkey(struct loader *l, struct dec *d)
         }
     }
     if (rc != 0)
-        return -1; /* the empty path key stays: it holds nothing */
+        return -EBADMSG; /* the empty path key stays: it holds nothing */
     pk->children = children;
     pk->descendants = descendants;
     l->pkeys++;
@@ -662,7 +667,7 @@ int hrd_snapshot_load(struct hrd_recreader *r, struct hrd_agg *a,
     for (;;) {
         uint64_t at = r->offset;
         struct dec d;
-        int bad;
+        int bad; /* 0 or -EBADMSG, as the load_* functions return */
 
         rc = hrd_recreader_next(r, &type, &p, &len);
         if (rc == 0) {
@@ -680,7 +685,7 @@ int hrd_snapshot_load(struct hrd_recreader *r, struct hrd_agg *a,
         }
         d = (struct dec){ p, len, 0, 0 };
         if (!l->have_header && type != REC_HEADER) {
-            bad = -1;
+            bad = -EBADMSG;
         } else if (type == REC_HEADER) {
             bad = load_header(l, &d);
         } else if (type == REC_STRINGS) {
@@ -697,15 +702,17 @@ int hrd_snapshot_load(struct hrd_recreader *r, struct hrd_agg *a,
             uint32_t nkeys = get_u32(&d);
             uint64_t nclients = get_u64(&d);
             bad = d.bad || nkeys != out->keys || nclients != out->clients ||
-                  nkeys != l->nkeys || nclients != l->nclients ||
-                  l->pkeys != l->npkeys || l->a->path.n != l->npaths;
+                          nkeys != l->nkeys || nclients != l->nclients ||
+                          l->pkeys != l->npkeys || l->a->path.n != l->npaths
+                      ? -EBADMSG
+                      : 0;
             if (!bad) {
                 out->complete = 1;
                 rc = 0;
                 break;
             }
         } else {
-            bad = -1;
+            bad = -EBADMSG;
         }
         if (bad || d.pos != d.len) {
             snprintf(out->why, sizeof out->why,

@@ -35,7 +35,7 @@ static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
 static int room(struct hrd_run_writer *w, size_t len, char *err,
                 size_t errlen);
 
-/* Writes the n buffers of iov whole. Returns 0, or -1 with errno set. */
+/* Writes the n buffers of iov whole. Returns 0 or a negative errno. */
 static int write_all(int fd, struct iovec *iov, int n)
 {
     while (n > 0) {
@@ -44,7 +44,7 @@ static int write_all(int fd, struct iovec *iov, int n)
         if (done < 0 && errno == EINTR)
             continue;
         if (done < 0)
-            return -1;
+            return -errno;
         while (n > 0 && (size_t)done >= iov->iov_len) {
             done -= (ssize_t)iov->iov_len;
             iov++;
@@ -58,15 +58,16 @@ static int write_all(int fd, struct iovec *iov, int n)
     return 0;
 }
 
-/* Writes what is gathered. Returns 0, or -1 with err set. */
+/* Writes what is gathered. Returns 0, or a negative errno with err set. */
 static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
 {
     struct iovec iov = { w->out, w->out_len };
+    int rc = w->out_len != 0 ? write_all(w->file.fd, &iov, 1) : 0;
 
-    if (w->out_len != 0 && write_all(w->file.fd, &iov, 1) != 0) {
+    if (rc != 0) {
         snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
-                 strerror(errno));
-        return -1;
+                 strerror(-rc));
+        return rc;
     }
     w->out_len = 0;
     return 0;
@@ -74,15 +75,18 @@ static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
 
 /* Puts the n pieces of piece (total bytes in all) in the file after what
  * went before: gathered, or written at once with what is gathered when
- * they do not fit in the buffer. Returns 0, or -1 with err set. */
+ * they do not fit in the buffer. Returns 0, or a negative errno with err
+ * set. */
 static int out_put(struct hrd_run_writer *w, const struct iovec *piece,
                    int n, size_t total, char *err, size_t errlen)
 {
     struct iovec iov[OUT_PIECES + 1];
+    int rc;
 
     if (total <= OUT_CAP) {
-        if (w->out_len + total > OUT_CAP && out_flush(w, err, errlen) != 0)
-            return -1;
+        if (w->out_len + total > OUT_CAP &&
+            (rc = out_flush(w, err, errlen)) != 0)
+            return rc;
         for (int i = 0; i < n; i++) {
             if (piece[i].iov_len != 0)
                 memcpy(w->out + w->out_len, piece[i].iov_base,
@@ -94,10 +98,11 @@ static int out_put(struct hrd_run_writer *w, const struct iovec *piece,
     iov[0].iov_base = w->out;
     iov[0].iov_len = w->out_len;
     memcpy(iov + 1, piece, (size_t)n * sizeof *piece);
-    if (write_all(w->file.fd, iov, n + 1) != 0) {
+    rc = write_all(w->file.fd, iov, n + 1);
+    if (rc != 0) {
         snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
-                 strerror(errno));
-        return -1;
+                 strerror(-rc));
+        return rc;
     }
     w->out_len = 0;
     return 0;
@@ -117,6 +122,7 @@ int hrd_run_create(struct hrd_run_writer *w, const char *path,
     if (w->out == MAP_FAILED) {
         w->out = NULL;
         snprintf(err, errlen, "%s: out of memory", path);
+        rc = -ENOMEM;
         goto fail;
     }
     rc = hrd_atomic_open(&w->file, path, 0);
@@ -129,20 +135,20 @@ int hrd_run_create(struct hrd_run_writer *w, const char *path,
     w->out_len = 8;
     w->bytes = 8;
     len = hostrange__run_header__get_packed_size(h);
-    if (room(w, len + 1, err, errlen) != 0)
+    if ((rc = room(w, len + 1, err, errlen)) != 0)
         goto fail;
     hostrange__run_header__pack(h, w->buf);
-    if (put_record(w, 'H', w->buf, len, err, errlen) != 0)
+    if ((rc = put_record(w, 'H', w->buf, len, err, errlen)) != 0)
         goto fail;
     return 0;
 fail:
     hrd_run_abort(w);
-    return -1;
+    return rc;
 }
 
 /* The framing of a record of `type` whose payload is the n pieces at
- * piece (len bytes in all) into hd. Returns 0, or -1 with err set when the
- * record is too large. */
+ * piece (len bytes in all) into hd. Returns 0, or -EMSGSIZE with err set
+ * when the record is too large. */
 static int record_head_make(const struct hrd_run_writer *w, uint8_t *hd,
                             uint8_t type, const struct iovec *piece, int n,
                             size_t len, char *err, size_t errlen)
@@ -150,7 +156,7 @@ static int record_head_make(const struct hrd_run_writer *w, uint8_t *hd,
     if (len > RUN_REC_MAX) {
         snprintf(err, errlen, "%s: a record of %zu bytes is too large",
                  w->file.path, len);
-        return -1;
+        return -EMSGSIZE;
     }
     hrd_rec_head_put(hd, type, (uint32_t)len,
                      hrd_rec_crc(type, (uint32_t)len, piece, n));
@@ -158,21 +164,24 @@ static int record_head_make(const struct hrd_run_writer *w, uint8_t *hd,
 }
 
 /* Writes one record of `type` whose payload is the n pieces at piece
- * (len bytes in all; at most OUT_PIECES - 1 pieces). */
+ * (len bytes in all; at most OUT_PIECES - 1 pieces). Returns 0, or a
+ * negative errno with err set. */
 static int put_pieces(struct hrd_run_writer *w, uint8_t type,
                       const struct iovec *piece, int n, size_t len,
                       char *err, size_t errlen)
 {
     struct iovec all[OUT_PIECES];
     uint8_t hd[HRD_REC_HEADER];
+    int rc = record_head_make(w, hd, type, piece, n, len, err, errlen);
 
-    if (record_head_make(w, hd, type, piece, n, len, err, errlen) != 0)
-        return -1;
+    if (rc != 0)
+        return rc;
     all[0].iov_base = hd;
     all[0].iov_len = sizeof hd;
     memcpy(all + 1, piece, (size_t)n * sizeof *piece);
-    if (out_put(w, all, n + 1, sizeof hd + len, err, errlen) != 0)
-        return -1;
+    rc = out_put(w, all, n + 1, sizeof hd + len, err, errlen);
+    if (rc != 0)
+        return rc;
     w->bytes += sizeof hd + len;
     return 0;
 }
@@ -186,7 +195,8 @@ static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
     return put_pieces(w, type, &piece, 1, len, err, errlen);
 }
 
-/* Makes the writer's buffer hold len bytes. */
+/* Makes the writer's buffer hold len bytes. Returns 0, or -ENOMEM with err
+ * set. */
 static int room(struct hrd_run_writer *w, size_t len, char *err,
                 size_t errlen)
 {
@@ -197,7 +207,7 @@ static int room(struct hrd_run_writer *w, size_t len, char *err,
     p = realloc(w->buf, len);
     if (p == NULL) {
         snprintf(err, errlen, "%s: out of memory", w->file.path);
-        return -1;
+        return -ENOMEM;
     }
     w->buf = p;
     w->cap = len;
@@ -208,12 +218,14 @@ int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
                     char *err, size_t errlen)
 {
     size_t len = hostrange__run_key__get_packed_size(k);
+    int rc = room(w, len + 1, err, errlen);
 
-    if (room(w, len + 1, err, errlen) != 0)
-        return -1;
+    if (rc != 0)
+        return rc;
     hostrange__run_key__pack(k, w->buf);
-    if (put_record(w, 'K', w->buf, len, err, errlen) != 0)
-        return -1;
+    rc = put_record(w, 'K', w->buf, len, err, errlen);
+    if (rc != 0)
+        return rc;
     w->keys++;
     return 0;
 }
@@ -221,8 +233,10 @@ int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
 int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
                        char *err, size_t errlen)
 {
-    if (put_record(w, 'K', p, len, err, errlen) != 0)
-        return -1;
+    int rc = put_record(w, 'K', p, len, err, errlen);
+
+    if (rc != 0)
+        return rc;
     w->keys++;
     return 0;
 }
@@ -237,23 +251,25 @@ int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
 
     for (size_t i = 0; i < n; i += BATCH) {
         size_t m = n - i < BATCH ? n - i : BATCH, bytes = 0;
-        int k = 0;
+        int k = 0, rc;
 
         iov[k].iov_base = w->out;
         iov[k++].iov_len = w->out_len;
         for (size_t j = 0; j < m; j++) {
-            if (record_head_make(w, hd[j], 'K', &key[i + j], 1,
-                                 key[i + j].iov_len, err, errlen) != 0)
-                return -1;
+            rc = record_head_make(w, hd[j], 'K', &key[i + j], 1,
+                                  key[i + j].iov_len, err, errlen);
+            if (rc != 0)
+                return rc;
             iov[k].iov_base = hd[j];
             iov[k++].iov_len = HRD_REC_HEADER;
             iov[k++] = key[i + j];
             bytes += HRD_REC_HEADER + key[i + j].iov_len;
         }
-        if (write_all(w->file.fd, iov, k) != 0) {
+        rc = write_all(w->file.fd, iov, k);
+        if (rc != 0) {
             snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
-                     strerror(errno));
-            return -1;
+                     strerror(-rc));
+            return rc;
         }
         w->out_len = 0;
         w->bytes += bytes;
@@ -267,19 +283,21 @@ int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
 {
     struct iovec piece[2];
     uint8_t hd[HRD_REC_HEADER];
+    int rc;
 
     if (len > RUN_REC_MAX) {
         snprintf(err, errlen, "%s: a record of %zu bytes is too large",
                  w->file.path, len);
-        return -1;
+        return -EMSGSIZE;
     }
     hrd_rec_head_put(hd, 'K', (uint32_t)len, crc);
     piece[0].iov_base = hd;
     piece[0].iov_len = sizeof hd;
     piece[1].iov_base = (void *)p;
     piece[1].iov_len = len;
-    if (out_put(w, piece, 2, sizeof hd + len, err, errlen) != 0)
-        return -1;
+    rc = out_put(w, piece, 2, sizeof hd + len, err, errlen);
+    if (rc != 0)
+        return rc;
     w->bytes += sizeof hd + len;
     w->keys++;
     return 0;
@@ -295,10 +313,11 @@ int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
         { (void *)mid, midlen },
         { (void *)(b + to), len - to },
     };
+    int rc = put_pieces(w, 'K', piece, 3, from + midlen + (len - to), err,
+                        errlen);
 
-    if (put_pieces(w, 'K', piece, 3, from + midlen + (len - to), err,
-                   errlen) != 0)
-        return -1;
+    if (rc != 0)
+        return rc;
     w->keys++;
     return 0;
 }
@@ -322,7 +341,7 @@ int hrd_run_put_agg_key(struct hrd_run_writer *w, struct hrd_agg *a,
     }
     if (rc < 0 || hrd_runkey_from(a, k, format, &m) != 0) {
         snprintf(err, errlen, "%s: out of memory", w->file.path);
-        return -1;
+        return -ENOMEM;
     }
     rc = hrd_run_put_key(w, &m, err, errlen);
     hrd_runkey_clear(&m);
@@ -345,7 +364,7 @@ int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
 
     if (ks == NULL) {
         snprintf(err, errlen, "%s: out of memory", w->file.path);
-        return -1;
+        return -ENOMEM;
     }
     if (a->nkeys != 0) /* (no key array yet in an empty aggregation) */
         memcpy(ks, a->keys, a->nkeys * sizeof *ks);
@@ -364,11 +383,11 @@ int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
 
     e->keys = w->keys;
     len = hostrange__run_end__get_packed_size(e);
-    if (room(w, len + 1, err, errlen) != 0)
+    if ((rc = room(w, len + 1, err, errlen)) != 0)
         goto fail;
     hostrange__run_end__pack(e, w->buf);
-    if (put_record(w, 'E', w->buf, len, err, errlen) != 0 ||
-        out_flush(w, err, errlen) != 0)
+    if ((rc = put_record(w, 'E', w->buf, len, err, errlen)) != 0 ||
+        (rc = out_flush(w, err, errlen)) != 0)
         goto fail;
     rc = hrd_atomic_commit(&w->file);
     if (rc != 0) {
@@ -380,7 +399,7 @@ int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
     return 0;
 fail:
     hrd_run_abort(w);
-    return -1;
+    return rc;
 }
 
 void hrd_run_abort(struct hrd_run_writer *w)
@@ -410,8 +429,8 @@ void hrd_run_abort(struct hrd_run_writer *w)
  * Makes r->buf hold the file's bytes from offset off: at least need of
  * them, fewer only where the file ends first. When they are not all there
  * yet, want bytes (need at least) are read from off. Returns how many
- * bytes from off the buffer holds, with *p pointing at them; -1 with errno
- * set when reading fails or memory runs out.
+ * bytes from off the buffer holds, with *p pointing at them, or a
+ * negative errno when reading fails or memory runs out.
  */
 static ssize_t file_bytes(struct hrd_run_reader *r, uint64_t off, size_t need,
                           size_t want, const uint8_t **p)
@@ -428,10 +447,8 @@ static ssize_t file_bytes(struct hrd_run_reader *r, uint64_t off, size_t need,
     if (want + 1 > r->cap) {
         uint8_t *nb = realloc(r->buf, want + 1);
 
-        if (nb == NULL) {
-            errno = ENOMEM;
-            return -1;
-        }
+        if (nb == NULL)
+            return -ENOMEM;
         r->buf = nb;
         r->cap = want + 1;
     }
@@ -443,7 +460,7 @@ static ssize_t file_bytes(struct hrd_run_reader *r, uint64_t off, size_t need,
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            return -1;
+            return -errno;
         if (n == 0)
             break;
         got += (size_t)n;
@@ -454,20 +471,22 @@ static ssize_t file_bytes(struct hrd_run_reader *r, uint64_t off, size_t need,
     return (ssize_t)got;
 }
 
-/* The reason for a failed file_bytes, in err. */
-static void read_error(const struct hrd_run_reader *r, char *err,
-                       size_t errlen)
+/* The reason for file_bytes' failure rc, in err; returns rc. */
+static int read_error(const struct hrd_run_reader *r, int rc, char *err,
+                      size_t errlen)
 {
-    if (errno == ENOMEM)
+    if (rc == -ENOMEM)
         snprintf(err, errlen, "%s: out of memory", r->path);
     else
         snprintf(err, errlen, "%s: cannot read: %s", r->path,
-                 strerror(errno));
+                 strerror(-rc));
+    return rc;
 }
 
 /* Reads the framing of the record at r->offset into hd, asking for ahead
  * bytes from there: returns 1 with the payload's length in *len and the
- * checksum it gives in *crc, 0 at the end of the file, -1 with err set. */
+ * checksum it gives in *crc, 0 at the end of the file, or a negative errno
+ * with err set (-EINVAL: the file is cut short). */
 static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
                        uint32_t *len, uint32_t *crc, char *err,
                        size_t errlen)
@@ -477,16 +496,14 @@ static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
     uint32_t l;
     uint8_t type;
 
-    if (n < 0) {
-        read_error(r, err, errlen);
-        return -1;
-    }
+    if (n < 0)
+        return read_error(r, (int)n, err, errlen);
     if (n == 0)
         return 0;
     if (n < (ssize_t)HRD_REC_HEADER) {
         snprintf(err, errlen, "%s: truncated at byte %llu (a record "
                  "is cut short)", r->path, (unsigned long long)r->offset);
-        return -1;
+        return -EINVAL;
     }
     memcpy(hd, p, HRD_REC_HEADER);
     hrd_rec_head_get(hd, &l, crc, &type);
@@ -494,7 +511,7 @@ static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
         snprintf(err, errlen, "%s: truncated at byte %llu (a record of "
                  "%u bytes does not fit in the file)", r->path,
                  (unsigned long long)r->offset, l);
-        return -1;
+        return -EINVAL;
     }
     *len = l;
     return 1;
@@ -502,7 +519,8 @@ static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
 
 /* Reads the record at r->offset whole, asking for ahead bytes past its
  * framing. Returns 1 with its type and its payload (*len bytes at *p, in
- * r->buf), 0 at the end of the file, -1 with err set. */
+ * r->buf), 0 at the end of the file, or a negative errno with err set
+ * (-EINVAL: the record is damaged or cut short; -EIO: the file shrank). */
 static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
                        const uint8_t **p, size_t *len, char *err,
                        size_t errlen)
@@ -518,13 +536,11 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
         return rc;
     n = file_bytes(r, r->offset + HRD_REC_HEADER, l,
                    (size_t)l + (ahead > l ? ahead - l : READ_AHEAD), p);
-    if (n < 0) {
-        read_error(r, err, errlen);
-        return -1;
-    }
+    if (n < 0)
+        return read_error(r, (int)n, err, errlen);
     if ((size_t)n < l) {
         snprintf(err, errlen, "%s: cannot read: file shrank", r->path);
-        return -1;
+        return -EIO;
     }
     piece.iov_base = (void *)*p;
     piece.iov_len = l;
@@ -532,7 +548,7 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
     if (want != crc) {
         snprintf(err, errlen, "%s: damaged at byte %llu (checksum "
                  "mismatch)", r->path, (unsigned long long)r->offset);
-        return -1;
+        return -EINVAL;
     }
     r->offset += sizeof hd + l;
     r->whole_end = r->offset;
@@ -556,19 +572,26 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
     r->path = path;
     r->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (r->fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
+        rc = -errno;
+        snprintf(err, errlen, "%s: %s", path, strerror(-rc));
+        return rc;
     }
-    if (fstat(r->fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    rc = fstat(r->fd, &st) != 0 ? -errno : 0;
+    if (rc != 0 || !S_ISREG(st.st_mode)) {
         snprintf(err, errlen, "%s: not a regular file", path);
+        if (rc == 0)
+            rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
         goto fail;
     }
     r->size = (uint64_t)st.st_size;
     n = file_bytes(r, 0, 8, READ_AHEAD, &magic);
     if (n < 0) {
-        read_error(r, err, errlen);
+        rc = read_error(r, (int)n, err, errlen);
         goto fail;
     }
+    /* Not a run file, or of a layout or format this one does not read:
+     * -EINVAL, as for a damaged one. */
+    rc = -EINVAL;
     if (n < 6 || memcmp(magic, HRD_RUN_MAGIC, 6) != 0) {
         snprintf(err, errlen, "%s: not a hostrange run file%s", path,
                  n == 0 ? " (it is empty)" : "");
@@ -587,23 +610,29 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
     }
     r->offset = 8;
     rc = next_record(r, READ_AHEAD, &type, &p, &len, err, errlen);
-    if (rc == 0)
+    if (rc == 0) {
         snprintf(err, errlen, "%s: truncated at byte 8 (no header)", path);
-    if (rc <= 0)
+        rc = -EINVAL;
+    }
+    if (rc < 0)
         goto fail;
+    rc = -EINVAL;
     if (type != 'H' ||
         (*h = hostrange__run_header__unpack(NULL, len, p)) == NULL) {
         snprintf(err, errlen, "%s: damaged at byte 8 (its first record is "
                  "not a run header)", path);
         goto fail;
     }
-    if ((*h)->format < 1 || (*h)->format > HRD_RUN_FORMAT_NEWEST) {
+    if ((*h)->format < HRD_RUN_FORMAT_SORTED ||
+        (*h)->format > HRD_RUN_FORMAT_NEWEST) {
         snprintf(err, errlen, "%s: written in run format %u, %s this "
                  "hostrange reads (1 to %u)%s", path, (*h)->format,
-                 (*h)->format > HRD_RUN_FORMAT_NEWEST ? "newer than those" : "not one",
+                 (*h)->format > HRD_RUN_FORMAT_NEWEST ? "newer than those"
+                                                      : "not one",
                  HRD_RUN_FORMAT_NEWEST,
-                 (*h)->format > HRD_RUN_FORMAT_NEWEST ? "; use a newer hostrangectl"
-                                               : "");
+                 (*h)->format > HRD_RUN_FORMAT_NEWEST
+                     ? "; use a newer hostrangectl"
+                     : "");
         hostrange__run_header__free_unpacked(*h, NULL);
         *h = NULL;
         goto fail;
@@ -611,7 +640,7 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
     return 0;
 fail:
     hrd_run_close(r);
-    return -1;
+    return rc;
 }
 
 int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
@@ -624,11 +653,11 @@ int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
     int rc = next_record(r, READ_AHEAD, &type, &q, len, err, errlen);
 
     if (rc < 0)
-        return -1;
+        return rc;
     if (rc == 0) {
         snprintf(err, errlen, "%s: truncated at byte %llu (its final record "
                  "is missing)", r->path, (unsigned long long)at);
-        return -1;
+        return -EINVAL;
     }
     if (type == 'K') {
         *p = q;
@@ -643,7 +672,7 @@ int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
                          (unsigned long long)r->offset);
                 hostrange__run_end__free_unpacked(*e, NULL);
                 *e = NULL;
-                return -1;
+                return -EINVAL;
             }
             return 2;
         }
@@ -651,7 +680,7 @@ int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
     snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
              "0x%02x that does not decode)", r->path,
              (unsigned long long)at, type);
-    return -1;
+    return -EINVAL;
 }
 
 int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
@@ -664,7 +693,7 @@ int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
     snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
              "0x%02x that does not decode)", r->path,
              (unsigned long long)(r->offset - HRD_REC_HEADER - len), 'K');
-    return -1;
+    return -EINVAL;
 }
 
 int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
@@ -676,7 +705,8 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
 
     if (rc != 1)
         return rc;
-    return hrd_run_unpack_key(r, p, len, k, err, errlen) == 0 ? 1 : -1;
+    rc = hrd_run_unpack_key(r, p, len, k, err, errlen);
+    return rc == 0 ? 1 : rc;
 }
 
 /* The buffer a reader keeps after hrd_run_reader_trim. */
@@ -723,13 +753,11 @@ int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
         return rc;
     want = want < l ? want : l;
     n = file_bytes(r, r->offset + HRD_REC_HEADER, want, want, p);
-    if (n < 0) {
-        read_error(r, err, errlen);
-        return -1;
-    }
+    if (n < 0)
+        return read_error(r, (int)n, err, errlen);
     if ((size_t)n < want) {
         snprintf(err, errlen, "%s: cannot read: file shrank", r->path);
-        return -1;
+        return -EIO;
     }
     r->offset += HRD_REC_HEADER + l;
     r->crc = crc;
@@ -753,11 +781,11 @@ int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
                                                                 : len,
                      type, p, &n, err, errlen);
     if (rc < 0)
-        return -1;
+        return rc;
     if (rc == 0 || n != len || r->crc != crc) {
         snprintf(err, errlen, "%s: changed while it was read (the record "
                  "at byte %llu)", r->path, (unsigned long long)offset);
-        return -1;
+        return -EIO;
     }
     return 0;
 }
@@ -774,8 +802,9 @@ int hrd_run_load(struct hrd_runload *l, const char *path,
     char why[512];
     int rc;
 
-    if (hrd_run_open(&r, path, &h, err, errlen) != 0)
-        return -1;
+    rc = hrd_run_open(&r, path, &h, err, errlen);
+    if (rc != 0)
+        return rc;
     for (;;) {
         Hostrange__RunKey *k = NULL;
         uint64_t at = r.offset;
@@ -794,6 +823,7 @@ int hrd_run_load(struct hrd_runload *l, const char *path,
         }
         if (rc != 0) {
             snprintf(err, errlen, "%s: out of memory", path);
+            rc = -ENOMEM;
             goto fail;
         }
         keys++;
@@ -806,10 +836,12 @@ int hrd_run_load(struct hrd_runload *l, const char *path,
         snprintf(err, errlen, "%s: damaged (its end counts %llu keys, it "
                  "holds %llu)", path, (unsigned long long)e->keys,
                  (unsigned long long)keys);
+        rc = -EINVAL;
         goto fail;
     }
     if (hrd_runload_end(l, e) != 0) {
         snprintf(err, errlen, "%s: out of memory", path);
+        rc = -ENOMEM;
         goto fail;
     }
     if (progress != NULL)
@@ -830,7 +862,7 @@ fail:
         hostrange__run_header__free_unpacked(h, NULL);
     if (e != NULL)
         hostrange__run_end__free_unpacked(e, NULL);
-    return -1;
+    return rc;
 }
 
 void hrd_run_hostname(char *buf, size_t len)

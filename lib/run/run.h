@@ -10,6 +10,13 @@
  * not a run file, is of a newer format, is damaged (a checksum that does
  * not match, a record that does not decode) or is truncated (no RunEnd).
  * Every error message starts with the file's name.
+ *
+ * Each function that can fail returns 0 (or a count or kind it names), or
+ * a negative errno with a one-line reason in err: -EINVAL for a file that
+ * is not a run file, is of a newer layout or format, or is damaged or
+ * truncated; -EIO for a file that changed while it was read; -EMSGSIZE
+ * for a record too large to write; -ENOMEM; or the errno of the system
+ * call that failed (open, read, write, rename...).
  */
 #ifndef HOSTRANGE_RUN_H
 #define HOSTRANGE_RUN_H
@@ -42,12 +49,12 @@ struct hrd_run_writer {
     struct hrd_runput_tmp kt; /* hrd_run_put_agg_key's scratch */
 };
 
-/* Creates the temporary file and writes the magic and h. Returns 0, or -1
- * with a one-line reason in err. */
+/* Creates the temporary file and writes the magic and h. Returns 0, or a
+ * negative errno with a one-line reason in err. */
 int hrd_run_create(struct hrd_run_writer *w, const char *path,
                    const Hostrange__RunHeader *h, char *err, size_t errlen);
-/* Returns 0, or -1 with a reason in err (the writer must then be
- * aborted). */
+/* Returns 0, or a negative errno with a one-line reason in err (the
+ * writer must then be aborted). */
 int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
                     char *err, size_t errlen);
 /* The same for a key already packed (a RunKey message of len bytes at p,
@@ -70,16 +77,19 @@ int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
                         size_t midlen, char *err, size_t errlen);
 /* Writes key k of a, coded for run format `format` (runkey.h): the exact
  * keys of format 1 written by hand (hrd_runput_key), the others through
- * hrd_runkey_from. Returns 0 or -1 (err). */
+ * hrd_runkey_from. Returns 0, or a negative errno with a one-line reason
+ * in err. */
 int hrd_run_put_agg_key(struct hrd_run_writer *w, struct hrd_agg *a,
                         const struct hrd_key *k, int format, char *err,
                         size_t errlen);
 /* Writes every key of a, in creation order, coded for run format `format`
- * (runkey.h). Returns 0 or -1 (err). */
+ * (runkey.h). Returns 0, or a negative errno with a one-line reason in
+ * err. */
 int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
                     char *err, size_t errlen);
 /* Writes e (with e->keys set to the keys written), syncs, renames. Returns
- * 0, or -1 with a reason in err (the temporary file is removed then). */
+ * 0, or a negative errno with a one-line reason in err (the temporary
+ * file is removed then). */
 int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
                    char *err, size_t errlen);
 /* Removes the temporary file and frees the writer; accepts a committed or
@@ -104,13 +114,14 @@ struct hrd_run_reader {
 
 /*
  * Opens path and reads its header into *h (caller frees with
- * hostrange__run_header__free_unpacked). Returns 0, or -1 with a reason
- * (starting with the path) in err.
+ * hostrange__run_header__free_unpacked). Returns 0, or a negative errno
+ * with a one-line reason (starting with the path) in err.
  */
 int hrd_run_open(struct hrd_run_reader *r, const char *path,
                  Hostrange__RunHeader **h, char *err, size_t errlen);
 /* Reads the next record: returns 1 with a key in *k, 2 with the end in *e
- * (caller frees either), or -1 with a reason in err. */
+ * (caller frees either), or a negative errno with a one-line reason in
+ * err. */
 int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
                  Hostrange__RunEnd **e, char *err, size_t errlen);
 /*
@@ -118,7 +129,7 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
  * at *p, in the reader's buffer, valid until the next read), for the
  * caller to read in place (runscan.h) or to unpack with
  * hrd_run_unpack_key, which fails as hrd_run_next does on a key that does
- * not decode (0, or -1 with a reason in err).
+ * not decode (0, or -EINVAL with a one-line reason in err).
  */
 int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
                         size_t *len, Hostrange__RunEnd **e, char *err,
@@ -135,8 +146,9 @@ void hrd_run_reader_trim(struct hrd_run_reader *r);
 /*
  * Reads the next record as it is, its checksum checked: returns 1 with its
  * type and its payload (len bytes at *p, in the reader's buffer, valid
- * until the next read), 0 at the end of the file, or -1 with a reason in
- * err. The record started at r->offset before the call.
+ * until the next read), 0 at the end of the file, or a negative errno with
+ * a one-line reason in err. The record started at r->offset before the
+ * call.
  */
 int hrd_run_next_raw(struct hrd_run_reader *r, uint8_t *type,
                      const uint8_t **p, size_t *len, char *err,
@@ -152,8 +164,8 @@ int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
                  size_t errlen);
 /* Reads the record at `offset` whole, as hrd_run_next_raw (its checksum
  * checked; its type in *type), and checks that it is still the one of len
- * bytes and checksum crc seen there before. Returns 0, or -1 with a reason
- * in err. */
+ * bytes and checksum crc seen there before. Returns 0, or a negative errno
+ * with a one-line reason in err (-EIO when it is not the same record). */
 int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
                    uint32_t crc, uint8_t *type, const uint8_t **p,
                    char *err, size_t errlen);
@@ -164,8 +176,8 @@ typedef void (*hrd_run_progress_fn)(void *ctx, uint64_t done, uint64_t size);
 /*
  * Reads a whole run into l (its aggregation): every key, then its end. On
  * success returns 0 and, when h or e is not NULL, the header and the end
- * (caller frees). Returns -1 with a reason in err otherwise (the
- * aggregation may then hold part of the file).
+ * (caller frees). Returns a negative errno with a one-line reason in err
+ * otherwise (the aggregation may then hold part of the file).
  */
 int hrd_run_load(struct hrd_runload *l, const char *path,
                  Hostrange__RunHeader **h, Hostrange__RunEnd **e,

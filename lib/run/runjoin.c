@@ -4,6 +4,7 @@
 #include "lib/run/runjoin.h"
 #include "lib/agg/agg.h"
 #include "lib/run/pbuf.h"
+#include "lib/run/runfields.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -167,7 +168,7 @@ struct jpath {
 };
 
 /* Writes joined path `id` (first held by input in[first], path at) of
- * in[0..n) into field 17 of out. */
+ * in[0..n) into out as a RunKey's paths field. */
 static int put_path(const struct hrd_runjoin_in *in, size_t n,
                     const struct jpath *jp, struct hrd_pbuf *out,
                     struct hrd_pbuf *pb, struct hrd_pbuf *tmp,
@@ -184,7 +185,7 @@ static int put_path(const struct hrd_runjoin_in *in, size_t n,
 
     pb->len = 0;
     for (uint32_t d = 0; d < depth; d++) {
-        if (hrd_pbuf_put_bytes(pb, 1, names[d], lens[d]) != 0)
+        if (hrd_pbuf_put_bytes(pb, HRD_RUNPATH_PATH, names[d], lens[d]) != 0)
             return -ENOMEM;
     }
     for (size_t i = jp->first; i < n; i++) {
@@ -208,18 +209,20 @@ static int put_path(const struct hrd_runjoin_in *in, size_t n,
     /* A path of every record holding its key's very values (the key's
      * one context) has the key's joined values. */
     same &= na == n;
-    if (hrd_pbuf_put_field(pb, 2, pairs) != 0 ||
-        hrd_pbuf_put_field(pb, 3, children) != 0)
+    if (hrd_pbuf_put_field(pb, HRD_RUNPATH_PAIRS, pairs) != 0 ||
+        hrd_pbuf_put_field(pb, HRD_RUNPATH_CHILDREN, children) != 0)
         return -ENOMEM;
     if (same ? (pairs > 0 &&
-                (hrd_pbuf_put_bytes(pb, 4, kv[0].p, kv[0].len) != 0 ||
-                 hrd_pbuf_put_bytes(pb, 5, kv[1].p, kv[1].len) != 0))
-             : (merge_into(pb, 4, ai, na, tmp) != 0 ||
-                merge_into(pb, 5, as, na, tmp) != 0))
+                (hrd_pbuf_put_bytes(pb, HRD_RUNPATH_INCLUSIVE, kv[0].p,
+                                    kv[0].len) != 0 ||
+                 hrd_pbuf_put_bytes(pb, HRD_RUNPATH_SELF, kv[1].p,
+                                    kv[1].len) != 0))
+             : (merge_into(pb, HRD_RUNPATH_INCLUSIVE, ai, na, tmp) != 0 ||
+                merge_into(pb, HRD_RUNPATH_SELF, as, na, tmp) != 0))
         return -ENOMEM;
-    if (hrd_pbuf_put_field(pb, 8, descendants) != 0)
+    if (hrd_pbuf_put_field(pb, HRD_RUNPATH_DESCENDANTS, descendants) != 0)
         return -ENOMEM;
-    return hrd_pbuf_put_bytes(out, 17, pb->p, pb->len);
+    return hrd_pbuf_put_bytes(out, HRD_RUNKEY_PATHS, pb->p, pb->len);
 }
 
 int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
@@ -258,19 +261,22 @@ int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
                                             j };
         }
     }
-    if (hrd_pbuf_put_bytes(out, 1, s0->s[0], s0->n[0]) != 0 ||
-        hrd_pbuf_put_bytes(out, 2, s0->s[1], s0->n[1]) != 0 ||
-        hrd_pbuf_put_bytes(out, 3, s0->s[2], s0->n[2]) != 0 ||
-        hrd_pbuf_put_field(out, 4, s0->phase) != 0 ||
-        hrd_pbuf_put_bytes(out, 5, s0->s[3], s0->n[3]) != 0 ||
-        hrd_pbuf_put_field(out, 6, node_rank) != 0 ||
-        hrd_pbuf_put_field(out, 7, range_rank) != 0 ||
-        hrd_pbuf_put_field(out, 8, pairs) != 0 ||
-        hrd_pbuf_put_field(out, 9, records) != 0 ||
-        hrd_pbuf_put_field(out, 10, children) != 0 ||
-        merge_into(out, 11, ai, n, &kv[0]) != 0 ||
-        merge_into(out, 12, as, n, &kv[1]) != 0 ||
-        hrd_pbuf_put_field(out, 16, descendants) != 0)
+    if (hrd_pbuf_put_bytes(out, HRD_RUNKEY_NODE_ID, s0->s[0],
+                           s0->n[0]) != 0 ||
+        hrd_pbuf_put_bytes(out, HRD_RUNKEY_OPERATOR, s0->s[1],
+                           s0->n[1]) != 0 ||
+        hrd_pbuf_put_bytes(out, HRD_RUNKEY_BACKEND, s0->s[2],
+                           s0->n[2]) != 0 ||
+        hrd_pbuf_put_field(out, HRD_RUNKEY_PHASE, s0->phase) != 0 ||
+        hrd_pbuf_put_bytes(out, HRD_RUNKEY_RANGE, s0->s[3], s0->n[3]) != 0 ||
+        hrd_pbuf_put_field(out, HRD_RUNKEY_NODE_RANK, node_rank) != 0 ||
+        hrd_pbuf_put_field(out, HRD_RUNKEY_RANGE_RANK, range_rank) != 0 ||
+        hrd_pbuf_put_field(out, HRD_RUNKEY_PAIRS, pairs) != 0 ||
+        hrd_pbuf_put_field(out, HRD_RUNKEY_RECORDS, records) != 0 ||
+        hrd_pbuf_put_field(out, HRD_RUNKEY_CHILDREN, children) != 0 ||
+        merge_into(out, HRD_RUNKEY_INCLUSIVE, ai, n, &kv[0]) != 0 ||
+        merge_into(out, HRD_RUNKEY_SELF, as, n, &kv[1]) != 0 ||
+        hrd_pbuf_put_field(out, HRD_RUNKEY_DESCENDANTS, descendants) != 0)
         goto out;
     for (size_t k = 0; k < njp; k++) {
         if (put_path(in, n, &jp[k], out, &pb, &tmp, ai, as, kv) != 0)

@@ -232,9 +232,10 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
     struct hrd_runmerge_in *in = &m->in[i];
     struct hrd_run_reader *r = &in->r;
     uint64_t keys = 0, next_report = 0;
+    int rc = hrd_run_open(r, path, &in->h, err, errlen);
 
-    if (hrd_run_open(r, path, &in->h, err, errlen) != 0)
-        return -1;
+    if (rc != 0)
+        return rc;
     in->open = 1;
     m->l.run = (uint32_t)i;
     for (;;) {
@@ -244,19 +245,18 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
         const uint8_t *p;
         uint8_t type;
         size_t len, got;
-        int rc;
 
         /* A key is known by its first bytes; the rest waits for writing
          * (or loading). Anything else is read whole at once. */
         rec.offset = r->offset;
         rc = hrd_run_skim(r, SKIM_BYTES, &type, &len, &p, &got, err, errlen);
         if (rc < 0)
-            return -1;
+            return rc;
         if (rc == 0) {
             snprintf(err, errlen, "%s: truncated at byte %llu (its final "
                      "record is missing)", path,
                      (unsigned long long)rec.offset);
-            return -1;
+            return -EINVAL;
         }
         rec.file = (uint32_t)i;
         rec.next = 0;
@@ -267,9 +267,10 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
         if (rec.deferred) {
             rec.simple = 1;
         } else {
-            if (hrd_run_reread(r, rec.offset, len, rec.crc, &type, &p, err,
-                               errlen) != 0)
-                return -1;
+            rc = hrd_run_reread(r, rec.offset, len, rec.crc, &type, &p, err,
+                                errlen);
+            if (rc != 0)
+                return rc;
             if (type == 'E') {
                 in->e = hostrange__run_end__unpack(NULL, len, p);
                 if (in->e == NULL)
@@ -278,7 +279,7 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
                     snprintf(err, errlen, "%s: damaged at byte %llu (data "
                              "after the final record)", path,
                              (unsigned long long)r->offset);
-                    return -1;
+                    return -EINVAL;
                 }
                 break;
             }
@@ -309,13 +310,13 @@ undecodable:
         snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
                  "0x%02x that does not decode)", path,
                  (unsigned long long)rec.offset, type);
-        return -1;
+        return -EINVAL;
     }
     if (in->e->keys != keys) {
         snprintf(err, errlen, "%s: damaged (its end counts %llu keys, it "
                  "holds %llu)", path, (unsigned long long)in->e->keys,
                  (unsigned long long)keys);
-        return -1;
+        return -EINVAL;
     }
     if (hrd_runload_end(&m->l, in->e) != 0)
         goto nomem;
@@ -328,7 +329,7 @@ undecodable:
     return 0;
 nomem:
     snprintf(err, errlen, "%s: out of memory", path);
-    return -1;
+    return -ENOMEM;
 }
 
 /* How key serial is written (KEY_*). */
@@ -354,7 +355,8 @@ static void decide(struct hrd_runmerge *m)
         }
         if (simple && k->count == 1)
             k->how = KEY_COPY;
-        else if (simple && m->format == 1 && bytes <= m->a->max_bytes / 4)
+        else if (simple && m->format == HRD_RUN_FORMAT_SORTED &&
+                 bytes <= m->a->max_bytes / 4)
             k->how = KEY_JOIN;
         else
             k->how = KEY_LOAD;
@@ -375,7 +377,7 @@ static int names_key(const struct hrd_agg *a, const Hostrange__RunKey *k,
 /* Adds record rec (read, len bytes at p) to the aggregation; when want is
  * not NULL, the record must be a key of its names (as its first bytes
  * said when it was scanned). Returns 0, HRD_RUNMERGE_AGAIN when it is not,
- * or -1 with a reason in err. */
+ * or a negative errno with a one-line reason in err. */
 static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
                     const uint8_t *p, const struct hrd_key *want, char *err,
                     size_t errlen)
@@ -389,7 +391,7 @@ static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
         snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
                  "0x4b that does not decode)", path,
                  (unsigned long long)rec->offset);
-        return -1;
+        return -EINVAL;
     }
     if (want != NULL && !names_key(m->a, k, want)) {
         snprintf(err, errlen, "%s: a key at byte %llu gives its names "
@@ -403,11 +405,11 @@ static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
     if (rc == -EINVAL) {
         snprintf(err, errlen, "%s: damaged at byte %llu (%s)", path,
                  (unsigned long long)rec->offset, why);
-        return -1;
+        return -EINVAL;
     }
     if (rc != 0) {
         snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
+        return -ENOMEM;
     }
     return 0;
 }
@@ -421,7 +423,7 @@ int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
 
     if (by_serial == NULL) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return -ENOMEM;
     }
     for (uint32_t i = 0; i < a->nkeys; i++)
         by_serial[a->keys[i]->serial] = a->keys[i];
@@ -447,7 +449,7 @@ int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
     m->l.run = (uint32_t)m->nin;
     if (hrd_runload_finish(&m->l) != 0) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return -ENOMEM;
     }
     return 0;
 }
@@ -472,7 +474,8 @@ static int fit(struct hrd_runmerge *m, struct hrd_key *k)
 {
     struct hrd_agg *a = m->a;
 
-    if (m->format != 1 || hrd_runput_scratch(k) <= a->max_bytes / 2)
+    if (m->format != HRD_RUN_FORMAT_SORTED ||
+        hrd_runput_scratch(k) <= a->max_bytes / 2)
         return 0;
     if (hrd_agg_key_to_hist(a, k) != 0)
         return -ENOMEM;
@@ -484,20 +487,21 @@ static int fit(struct hrd_runmerge *m, struct hrd_key *k)
     return 0;
 }
 
-/* Saves key k, held in the aggregation, made to fit first. Returns 0, or
- * -1 with err. */
+/* Saves key k, held in the aggregation, made to fit first. Returns 0, or a
+ * negative errno with a one-line reason in err. */
 static int put_held(struct hrd_runmerge *m, struct hrd_run_writer *w,
                     struct hrd_key *k, char *err, size_t errlen)
 {
     if (fit(m, k) != 0) {
         snprintf(err, errlen, "%s: out of memory", w->file.path);
-        return -1;
+        return -ENOMEM;
     }
     return hrd_run_put_agg_key(w, m->a, k, m->format, err, errlen);
 }
 
 /* Saves key k, its records just loaded, from the aggregation, as if it
- * had been loaded with the others. Returns 0, or -1 with err. */
+ * had been loaded with the others. Returns 0, or a negative errno with a
+ * one-line reason in err. */
 static int put_loaded(struct hrd_runmerge *m, struct hrd_run_writer *w,
                       struct hrd_key *k, char *err, size_t errlen)
 {
@@ -508,7 +512,8 @@ static int put_loaded(struct hrd_runmerge *m, struct hrd_run_writer *w,
 
 /* Writes key k from its one record: as its bytes with its new ranks
  * when it is simple, else loaded and saved as any merged key. A deferred
- * record is checked here, whole. Returns 0, or -1 with a reason in err. */
+ * record is checked here, whole. Returns 0, HRD_RUNMERGE_AGAIN, or a
+ * negative errno with a one-line reason in err. */
 static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
                     struct hrd_key *k, char *err, size_t errlen)
 {
@@ -518,12 +523,14 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
     struct hrd_runscan s;
     const uint8_t *p;
     size_t n;
+    int rc;
 
     /* The very record scanned (same length and checksum). */
     use_reader(m, rec->file);
-    if (hrd_run_reread(r, rec->offset, rec->len, rec->crc, &type, &p, err,
-                       errlen) != 0)
-        return -1;
+    rc = hrd_run_reread(r, rec->offset, rec->len, rec->crc, &type, &p, err,
+                        errlen);
+    if (rc != 0)
+        return rc;
     if (rec->deferred) {
         uint32_t ids[HRD_RUNSCAN_PATHS];
 
@@ -532,12 +539,11 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
             simple = 0;
         else if (intern_paths(m, &s, &simple, ids) != 0) {
             snprintf(err, errlen, "%s: out of memory", w->file.path);
-            return -1;
+            return -ENOMEM;
         }
     }
     if (!simple) {
-        int rc = load_rec(m, rec, p, k, err, errlen);
-
+        rc = load_rec(m, rec, p, k, err, errlen);
         return rc != 0 ? rc : put_loaded(m, w, k, err, errlen);
     }
     n = hrd_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
@@ -552,8 +558,8 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
 }
 
 /* Writes key k, found in several inputs, from its records joined (or, when
- * one is not simple after all, loaded as the others). Returns 0, or -1
- * with a reason in err. */
+ * one is not simple after all, loaded as the others). Returns 0,
+ * HRD_RUNMERGE_AGAIN, or a negative errno with a one-line reason in err. */
 static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
                     struct hrd_key *k, char *err, size_t errlen)
 {
@@ -562,7 +568,7 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
     struct hrd_pbuf out = { NULL, 0, 0 };
     uint8_t simple = 1;
     size_t n = 0;
-    int rc = -1;
+    int rc;
 
     if (in == NULL)
         goto nomem;
@@ -574,8 +580,9 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
         uint8_t type, *copy;
 
         use_reader(m, rec->file);
-        if (hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
-                           rec->crc, &type, &p, err, errlen) != 0)
+        rc = hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
+                            rec->crc, &type, &p, err, errlen);
+        if (rc != 0)
             goto out;
         copy = malloc(rec->len + 1);
         if (copy == NULL)
@@ -584,7 +591,8 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
         in[n].p = copy;
         in[n].len = rec->len;
         if (simple &&
-            (!hrd_runscan_key(copy, rec->len, 1, &in[n].s) ||
+            (!hrd_runscan_key(copy, rec->len, HRD_RUN_FORMAT_SORTED,
+                              &in[n].s) ||
              (rec->deferred && (in[n].s.rank_from != rec->rank_from ||
                                 in[n].s.rank_to != rec->rank_to))))
             simple = 0;
@@ -608,7 +616,7 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
     goto out;
 nomem:
     snprintf(err, errlen, "%s: out of memory", w->file.path);
-    rc = -1;
+    rc = -ENOMEM;
 out:
     for (size_t i = 0; in != NULL && i < mk->count; i++)
         free((void *)in[i].p);
@@ -628,7 +636,7 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
 
     if (ks == NULL) {
         snprintf(err, errlen, "%s: out of memory", w->file.path);
-        return -1;
+        return -ENOMEM;
     }
     if (a->nkeys != 0)
         memcpy(ks, a->keys, a->nkeys * sizeof *ks);

@@ -67,8 +67,8 @@ void hrd_runmerge_fini(struct hrd_runmerge *m);
 
 /*
  * Scans input i (i-th call, in order) at path: returns 0 with its header
- * and end in *h and *e (kept by m, valid until fini), or -1 with a reason
- * starting with the path in err.
+ * and end in *h and *e (kept by m, valid until fini), or a negative errno
+ * (as run.h's) with a one-line reason starting with the path in err.
  */
 int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
                       Hostrange__RunHeader **h, Hostrange__RunEnd **e,
@@ -76,12 +76,13 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
                       size_t errlen);
 
 /* Loads the keys to merge and ranks names. Returns 0, HRD_RUNMERGE_AGAIN
- * (as hrd_runmerge_write), or -1 with a reason in err. */
+ * (as hrd_runmerge_write), or a negative errno with a one-line reason in
+ * err. */
 int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen);
 
 /* Writes every key, in order, calling progress (when not NULL) now and
  * then with the bytes written and the inputs' size. Returns 0,
- * HRD_RUNMERGE_AGAIN, or -1 with a reason in err. */
+ * HRD_RUNMERGE_AGAIN, or a negative errno with a one-line reason in err. */
 int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
                        hrd_run_progress_fn progress, void *ctx, char *err,
                        size_t errlen);

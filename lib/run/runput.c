@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/run/runput.h"
+#include "lib/run/runfields.h"
 #include "lib/stat/summary.h"
 
 #include <assert.h>
@@ -119,12 +120,12 @@ static size_t path_head_size(struct hrd_agg *a, const struct hrd_key *p)
 {
     const char *names[HRD_MAX_DEPTH_LIMIT];
     uint32_t depth = hrd_agg_path_names(a, p->path, names);
-    size_t n = hrd_pb_field_size(2, p->pairs) +
-               hrd_pb_field_size(3, p->children) +
-               hrd_pb_field_size(8, p->descendants);
+    size_t n = hrd_pb_field_size(HRD_RUNPATH_PAIRS, p->pairs) +
+               hrd_pb_field_size(HRD_RUNPATH_CHILDREN, p->children) +
+               hrd_pb_field_size(HRD_RUNPATH_DESCENDANTS, p->descendants);
 
     for (uint32_t i = 0; i < depth; i++)
-        n += hrd_pb_bytes_size(1, strlen(names[i]));
+        n += hrd_pb_bytes_size(HRD_RUNPATH_PATH, strlen(names[i]));
     return n;
 }
 
@@ -231,14 +232,18 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
     sorttmp = v + need;
     code_values(k, v, sorttmp, &kc);
     v += 2 * all;
-    size = hrd_pb_string_size(1, node) + hrd_pb_string_size(2, op) +
-           hrd_pb_string_size(3, backend) + hrd_pb_field_size(4, k->phase) +
-           hrd_pb_string_size(5, range) + hrd_pb_field_size(6, node_rank) +
-           hrd_pb_field_size(7, range_rank) +
-           hrd_pb_field_size(8, k->pairs) +
-           hrd_pb_field_size(9, k->records) +
-           hrd_pb_field_size(10, k->children) + coded_size(&kc, 11, 12) +
-           hrd_pb_field_size(16, k->descendants);
+    size = hrd_pb_string_size(HRD_RUNKEY_NODE_ID, node) +
+           hrd_pb_string_size(HRD_RUNKEY_OPERATOR, op) +
+           hrd_pb_string_size(HRD_RUNKEY_BACKEND, backend) +
+           hrd_pb_field_size(HRD_RUNKEY_PHASE, k->phase) +
+           hrd_pb_string_size(HRD_RUNKEY_RANGE, range) +
+           hrd_pb_field_size(HRD_RUNKEY_NODE_RANK, node_rank) +
+           hrd_pb_field_size(HRD_RUNKEY_RANGE_RANK, range_rank) +
+           hrd_pb_field_size(HRD_RUNKEY_PAIRS, k->pairs) +
+           hrd_pb_field_size(HRD_RUNKEY_RECORDS, k->records) +
+           hrd_pb_field_size(HRD_RUNKEY_CHILDREN, k->children) +
+           coded_size(&kc, HRD_RUNKEY_INCLUSIVE, HRD_RUNKEY_SELF) +
+           hrd_pb_field_size(HRD_RUNKEY_DESCENDANTS, k->descendants);
     np = 0;
     for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
         struct hrd_runput_path *tp = &t->paths[np++];
@@ -255,8 +260,10 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
             code_values(p, v, sorttmp, &tp->c);
             v += 2 * (p->pairs + p->records);
         }
-        tp->size = path_head_size(a, p) + coded_size(&tp->c, 4, 5);
-        size += hrd_pb_bytes_size(17, tp->size);
+        tp->size = path_head_size(a, p) +
+                   coded_size(&tp->c, HRD_RUNPATH_INCLUSIVE,
+                              HRD_RUNPATH_SELF);
+        size += hrd_pb_bytes_size(HRD_RUNKEY_PATHS, tp->size);
     }
     if (hrd_pbuf_room(out, size + (field ? hrd_pb_bytes_size(field, size)
                                           : 0)) != 0)
@@ -265,22 +272,22 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
     if (field)
         o = hrd_pb_len(o, field, size);
     key_at = o;
-    o = hrd_pb_string(o, 1, node);
-    o = hrd_pb_string(o, 2, op);
-    o = hrd_pb_string(o, 3, backend);
-    o = hrd_pb_field(o, 4, k->phase);
-    o = hrd_pb_string(o, 5, range);
-    o = hrd_pb_field(o, 6, node_rank);
-    o = hrd_pb_field(o, 7, range_rank);
-    o = hrd_pb_field(o, 8, k->pairs);
-    o = hrd_pb_field(o, 9, k->records);
-    o = hrd_pb_field(o, 10, k->children);
+    o = hrd_pb_string(o, HRD_RUNKEY_NODE_ID, node);
+    o = hrd_pb_string(o, HRD_RUNKEY_OPERATOR, op);
+    o = hrd_pb_string(o, HRD_RUNKEY_BACKEND, backend);
+    o = hrd_pb_field(o, HRD_RUNKEY_PHASE, k->phase);
+    o = hrd_pb_string(o, HRD_RUNKEY_RANGE, range);
+    o = hrd_pb_field(o, HRD_RUNKEY_NODE_RANK, node_rank);
+    o = hrd_pb_field(o, HRD_RUNKEY_RANGE_RANK, range_rank);
+    o = hrd_pb_field(o, HRD_RUNKEY_PAIRS, k->pairs);
+    o = hrd_pb_field(o, HRD_RUNKEY_RECORDS, k->records);
+    o = hrd_pb_field(o, HRD_RUNKEY_CHILDREN, k->children);
     {
         /* Where the key's values start, for its mirror's copy. */
         uint8_t *vals = o;
 
-        o = put_coded(o, &kc, 11, 12);
-        o = hrd_pb_field(o, 16, k->descendants);
+        o = put_coded(o, &kc, HRD_RUNKEY_INCLUSIVE, HRD_RUNKEY_SELF);
+        o = hrd_pb_field(o, HRD_RUNKEY_DESCENDANTS, k->descendants);
         np = 0;
         for (const struct hrd_key *pp = k->paths; pp != NULL;
              pp = pp->pnext) {
@@ -290,29 +297,33 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
             const char *names[HRD_MAX_DEPTH_LIMIT];
             uint32_t depth = hrd_agg_path_names(a, p->path, names);
 
-            o = hrd_pb_len(o, 17, tp->size);
+            o = hrd_pb_len(o, HRD_RUNKEY_PATHS, tp->size);
             for (uint32_t i = 0; i < depth; i++)
-                o = hrd_pb_bytes(o, 1, names[i], strlen(names[i]));
-            o = hrd_pb_field(o, 2, p->pairs);
-            o = hrd_pb_field(o, 3, p->children);
+                o = hrd_pb_bytes(o, HRD_RUNPATH_PATH, names[i],
+                                 strlen(names[i]));
+            o = hrd_pb_field(o, HRD_RUNPATH_PAIRS, p->pairs);
+            o = hrd_pb_field(o, HRD_RUNPATH_CHILDREN, p->children);
             if (tp->same) {
-                /* The key's fields 11 and 12 as fields 4 and 5: the
+                /* The key's inclusive and self fields as the path's: the
                  * same bytes past their tags. */
                 const uint8_t *src = vals;
 
                 if (kc.ni) {
-                    src += hrd_pb_bytes_size(11, kc.li) - kc.li;
-                    o = hrd_pb_bytes(o, 4, src, kc.li);
+                    src += hrd_pb_bytes_size(HRD_RUNKEY_INCLUSIVE, kc.li) -
+                           kc.li;
+                    o = hrd_pb_bytes(o, HRD_RUNPATH_INCLUSIVE, src, kc.li);
                     src += kc.li;
                 }
                 if (kc.ns) {
-                    src += hrd_pb_bytes_size(12, kc.ls) - kc.ls;
-                    o = hrd_pb_bytes(o, 5, src, kc.ls);
+                    src += hrd_pb_bytes_size(HRD_RUNKEY_SELF, kc.ls) -
+                           kc.ls;
+                    o = hrd_pb_bytes(o, HRD_RUNPATH_SELF, src, kc.ls);
                 }
             } else {
-                o = put_coded(o, &tp->c, 4, 5);
+                o = put_coded(o, &tp->c, HRD_RUNPATH_INCLUSIVE,
+                              HRD_RUNPATH_SELF);
             }
-            o = hrd_pb_field(o, 8, p->descendants);
+            o = hrd_pb_field(o, HRD_RUNPATH_DESCENDANTS, p->descendants);
         }
     }
     assert((size_t)(o - key_at) == size);

@@ -3,6 +3,7 @@
 
 #include "lib/run/runscan.h"
 #include "lib/agg/agg.h"
+#include "lib/run/runfields.h"
 #include "lib/run/runkey.h"
 #include "proto/protocol.h"
 #include "proto/stream.h"
@@ -177,36 +178,42 @@ static int path_read(const uint8_t *q, size_t n, struct path_fields *pf)
         if (!get_varint(&p, end, &tag) || tag > 0xffff)
             return 0;
         f = (unsigned)(tag >> 3);
-        if (!in_order(f, last, 1))
+        if (!in_order(f, last, HRD_RUNPATH_PATH))
             return 0;
         last = f;
         switch (f) {
-        case 1: case 4: case 5: case 9:
+        case HRD_RUNPATH_PATH:
+        case HRD_RUNPATH_INCLUSIVE:
+        case HRD_RUNPATH_SELF:
+        case HRD_RUNPATH_EVENTS:
             if ((tag & 7) != 2 || !get_len(&p, end, &b, &bl) || bl == 0)
                 return 0;
-            if (f == 1) {
+            if (f == HRD_RUNPATH_PATH) {
                 if (!name_ok(b, bl) || pf->depth == HRD_MAX_DEPTH_LIMIT)
                     return 0;
                 pf->depth++;
                 pf->last_name = b;
                 pf->last_len = bl;
                 pf->names_end = (size_t)(p - q);
-            } else if (f == 4) {
+            } else if (f == HRD_RUNPATH_INCLUSIVE) {
                 pf->incl = b, pf->li = bl;
-            } else if (f == 5) {
+            } else if (f == HRD_RUNPATH_SELF) {
                 pf->self = b, pf->ls = bl;
             } else {
                 pf->events = b, pf->le = bl;
             }
             break;
-        case 2: case 3: case 8: case 10:
+        case HRD_RUNPATH_PAIRS:
+        case HRD_RUNPATH_CHILDREN:
+        case HRD_RUNPATH_DESCENDANTS:
+        case HRD_RUNPATH_SAME_AS_KEY:
             if ((tag & 7) != 0 || !get_varint(&p, end, &v) || v == 0)
                 return 0;
-            if (f == 2)
+            if (f == HRD_RUNPATH_PAIRS)
                 pf->pairs = v;
-            else if (f == 3)
+            else if (f == HRD_RUNPATH_CHILDREN)
                 pf->children = v;
-            else if (f == 8)
+            else if (f == HRD_RUNPATH_DESCENDANTS)
                 pf->descendants = v;
             else if (v != 1)
                 return 0;
@@ -230,7 +237,7 @@ static int path_ok(const struct hrd_runscan *s, uint32_t i, int format,
     if (!path_read(s->path[i], s->path_len[i], &pf) ||
         pf.last_len != s->n[3] || memcmp(pf.last_name, s->s[3], s->n[3]))
         return 0;
-    if (format == 1) {
+    if (format == HRD_RUN_FORMAT_SORTED) {
         if (pf.events != NULL || pf.same)
             return 0;
         if (pf.pairs == 0)
@@ -259,9 +266,26 @@ static int path_ok(const struct hrd_runscan *s, uint32_t i, int format,
     return pf.events != NULL && events_ok(pf.events, pf.le, pf.pairs, 0);
 }
 
+/* The index in hrd_runscan.s of RunKey string field f. */
+static unsigned string_index(unsigned f)
+{
+    switch (f) {
+    case HRD_RUNKEY_NODE_ID:
+        return 0;
+    case HRD_RUNKEY_OPERATOR:
+        return 1;
+    case HRD_RUNKEY_BACKEND:
+        return 2;
+    default: /* HRD_RUNKEY_RANGE */
+        return 3;
+    }
+}
+
 /*
- * Reads fields 1 to 10 of a RunKey of len bytes whose first avail bytes
- * are at p: the key's identity, ranks and counts. Returns 1 with them in
+ * Reads the head of a RunKey of len bytes whose first avail bytes are at
+ * p, its fields up to and with children (HRD_RUNKEY_NODE_ID to
+ * HRD_RUNKEY_CHILDREN): the key's identity, ranks and counts. Returns 1
+ * with them in
  * *s (and the children's count), and in *stop the offset of the first
  * field past them (len when none), when they are whole within avail bytes,
  * canonical and check out; 0 otherwise.
@@ -297,44 +321,56 @@ static int scan_head(const uint8_t *p, size_t avail, size_t len,
         if (!in_order(f, last, 0))
             return 0;
         last = f;
-        if (f >= 6 && !from) {
+        /* The ranks are the fields node_rank and range_rank: from the
+         * first field at or past the one, to the first past the other. */
+        if (f >= HRD_RUNKEY_NODE_RANK && !from) {
             s->rank_from = (size_t)(at - p);
             from = 1;
         }
-        if (f >= 8 && !to) {
+        if (f > HRD_RUNKEY_RANGE_RANK && !to) {
             s->rank_to = (size_t)(at - p);
             to = 1;
         }
-        if (f > 10) {
+        if (f > HRD_RUNKEY_CHILDREN) {
             q = at;
             break;
         }
         switch (f) {
-        case 1: case 2: case 3: case 5:
+        case HRD_RUNKEY_NODE_ID:
+        case HRD_RUNKEY_OPERATOR:
+        case HRD_RUNKEY_BACKEND:
+        case HRD_RUNKEY_RANGE:
             if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) ||
                 !name_ok(b, bl))
                 return 0;
-            s->s[f == 5 ? 3 : f - 1] = b;
-            s->n[f == 5 ? 3 : f - 1] = (uint32_t)bl;
+            s->s[string_index(f)] = b;
+            s->n[string_index(f)] = (uint32_t)bl;
             break;
-        default: /* 4, 6 to 10 */
+        case HRD_RUNKEY_PHASE:
+        case HRD_RUNKEY_NODE_RANK:
+        case HRD_RUNKEY_RANGE_RANK:
+        case HRD_RUNKEY_PAIRS:
+        case HRD_RUNKEY_RECORDS:
+        case HRD_RUNKEY_CHILDREN:
             if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0)
                 return 0;
-            if (f <= 7 && v > UINT32_MAX)
-                return 0;
-            if (f == 4)
-                s->phase = (uint32_t)v;
-            else if (f == 6)
-                s->node_rank = (uint32_t)v;
-            else if (f == 7)
-                s->range_rank = (uint32_t)v;
-            else if (f == 8)
+            if (f == HRD_RUNKEY_PAIRS)
                 s->pairs = v;
-            else if (f == 9)
+            else if (f == HRD_RUNKEY_RECORDS)
                 s->records = v;
-            else
+            else if (f == HRD_RUNKEY_CHILDREN)
                 *children = v;
+            else if (v > UINT32_MAX) /* the uint32 fields */
+                return 0;
+            else if (f == HRD_RUNKEY_PHASE)
+                s->phase = (uint32_t)v;
+            else if (f == HRD_RUNKEY_NODE_RANK)
+                s->node_rank = (uint32_t)v;
+            else
+                s->range_rank = (uint32_t)v;
             break;
+        default:
+            return 0;
         }
     }
     *stop = (size_t)(q - p);
@@ -366,7 +402,7 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
     const uint8_t *incl = NULL, *self = NULL, *events = NULL;
     size_t li = 0, ls = 0, le = 0, stop;
     uint64_t children, descendants = 0;
-    unsigned last = 10;
+    unsigned last = HRD_RUNKEY_CHILDREN;
 
     if (!scan_head(p, len, len, s, &stop, &children))
         return 0;
@@ -379,26 +415,28 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
         if (!get_varint(&q, end, &tag) || tag > 0xffff)
             return 0;
         f = (unsigned)(tag >> 3);
-        if (!in_order(f, last, 17))
+        if (!in_order(f, last, HRD_RUNKEY_PATHS))
             return 0;
         last = f;
         switch (f) {
-        case 16:
+        case HRD_RUNKEY_DESCENDANTS:
             if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0)
                 return 0;
             descendants = v;
             break;
-        case 11: case 12: case 18:
+        case HRD_RUNKEY_INCLUSIVE:
+        case HRD_RUNKEY_SELF:
+        case HRD_RUNKEY_EVENTS:
             if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) || bl == 0)
                 return 0;
-            if (f == 11)
+            if (f == HRD_RUNKEY_INCLUSIVE)
                 incl = b, li = bl;
-            else if (f == 12)
+            else if (f == HRD_RUNKEY_SELF)
                 self = b, ls = bl;
             else
                 events = b, le = bl;
             break;
-        case 17:
+        case HRD_RUNKEY_PATHS:
             if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) ||
                 s->npaths == HRD_RUNSCAN_PATHS)
                 return 0;
@@ -409,7 +447,7 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
             return 0;
         }
     }
-    if (format == 1) {
+    if (format == HRD_RUN_FORMAT_SORTED) {
         if (events != NULL)
             return 0;
         if (s->pairs + s->records == 0) {
@@ -469,7 +507,8 @@ uint32_t hrd_runscan_path_names(const struct hrd_runscan *s, uint32_t i,
     uint32_t depth = 0;
 
     /* Checked by hrd_runscan_key: names come first. */
-    while (p < end && *p == (1u << 3 | 2u) && depth < HRD_MAX_DEPTH_LIMIT) {
+    while (p < end && *p == (HRD_RUNPATH_PATH << 3 | 2u) &&
+           depth < HRD_MAX_DEPTH_LIMIT) {
         const uint8_t *b;
         size_t bl;
 
@@ -500,11 +539,11 @@ size_t hrd_runscan_put_ranks(uint8_t *out, uint32_t node_rank,
     size_t n = 0;
 
     if (node_rank != 0) {
-        out[n++] = 6u << 3;
+        out[n++] = HRD_RUNKEY_NODE_RANK << 3;
         n += put_varint(out + n, node_rank);
     }
     if (range_rank != 0) {
-        out[n++] = 7u << 3;
+        out[n++] = HRD_RUNKEY_RANGE_RANK << 3;
         n += put_varint(out + n, range_rank);
     }
     return n;

@@ -42,8 +42,9 @@ struct hrd_runscan {
     uint32_t n[4];
     uint32_t phase, node_rank, range_rank;
     uint64_t pairs, records;
-    /* The bytes of fields 6 and 7 (the ranks), or where they go: a copy is
-     * the message's [0, rank_from), the new ranks, [rank_to, len). */
+    /* The bytes of the ranks (node_rank, range_rank), or where they go: a
+     * copy is the message's [0, rank_from), the new ranks, [rank_to,
+     * len). */
     size_t rank_from, rank_to;
     /* Its paths: each RunPath message's bytes. */
     uint32_t npaths;
@@ -63,7 +64,7 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
 
 /*
  * Reads the identity of a packed RunKey of len bytes from its first avail
- * bytes at p (fields 1 to 10: names, phase, ranks, counts; rank_from and
+ * bytes at p (node_id to children: names, phase, ranks, counts; rank_from and
  * rank_to too). Returns 1 when they are whole there, in the layout a
  * simple key has, and check out; 0 otherwise. It says nothing of the rest:
  * only hrd_runscan_key says a key is simple.
@@ -80,8 +81,9 @@ void hrd_runscan_path_values(const struct hrd_runscan *s, uint32_t i,
 uint32_t hrd_runscan_path_names(const struct hrd_runscan *s, uint32_t i,
                                 const uint8_t **names, uint32_t *lens);
 
-/* Writes fields 6 and 7 of a RunKey with these ranks (each omitted when 0)
- * to out (at least 12 bytes); returns the bytes written. */
+/* Writes the node_rank and range_rank fields of a RunKey with these ranks
+ * (each omitted when 0) to out (at least 12 bytes); returns the bytes
+ * written. */
 size_t hrd_runscan_put_ranks(uint8_t *out, uint32_t node_rank,
                              uint32_t range_rank);
 

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -125,24 +126,27 @@ static void write_run(const char *p, uint32_t format)
     write_run_as(p, format, 0);
 }
 
-/* Reads every record of p: 0, or -1 with the reason in err. */
+/* Reads every record of p: 0, or what the reader returned (a negative
+ * errno) with the reason in err. */
 static int read_all(const char *p, char *err, size_t errlen, int *keys)
 {
     struct hrd_run_reader r;
     Hostrange__RunHeader *h = NULL;
+    int rc;
 
     *keys = 0;
-    if (hrd_run_open(&r, p, &h, err, errlen) != 0)
-        return -1;
+    rc = hrd_run_open(&r, p, &h, err, errlen);
+    if (rc != 0)
+        return rc;
     hostrange__run_header__free_unpacked(h, NULL);
     for (;;) {
         Hostrange__RunKey *k = NULL;
         Hostrange__RunEnd *e = NULL;
-        int rc = hrd_run_next(&r, &k, &e, err, errlen);
 
+        rc = hrd_run_next(&r, &k, &e, err, errlen);
         if (rc < 0) {
             hrd_run_close(&r);
-            return -1;
+            return rc;
         }
         if (rc == 2) {
             assert_int_equal(e->keys, 3);
@@ -500,7 +504,7 @@ static void test_every_truncation(void **state)
     n = slurp(path, &buf);
     for (size_t len = 0; len < n; len++) {
         spill(bad, buf, len);
-        assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+        assert_int_equal(read_all(bad, err, sizeof err, &keys), -EINVAL);
         assert_names(err, bad);
         if (len == 0)
             assert_non_null(strstr(err, "not a hostrange run file (it is "
@@ -526,7 +530,7 @@ static void test_every_flipped_byte(void **state)
     for (size_t at = 0; at < n; at++) {
         buf[at] ^= 0x10;
         spill(bad, buf, n);
-        assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+        assert_int_equal(read_all(bad, err, sizeof err, &keys), -EINVAL);
         assert_names(err, bad);
         buf[at] ^= 0x10;
     }
@@ -543,7 +547,7 @@ static void test_foreign_and_newer(void **state)
 
     (void)state;
     spill(bad, (const unsigned char *)json, sizeof json - 1);
-    assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+    assert_int_equal(read_all(bad, err, sizeof err, &keys), -EINVAL);
     snprintf(want, sizeof want, "%s: not a hostrange run file", bad);
     assert_string_equal(err, want);
 
@@ -552,22 +556,59 @@ static void test_foreign_and_newer(void **state)
     n = slurp(path, &buf);
     buf[6] = '2';
     spill(bad, buf, n);
-    assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+    assert_int_equal(read_all(bad, err, sizeof err, &keys), -EINVAL);
     snprintf(want, sizeof want, "%s: written in run file layout 2, newer "
              "than this hostrange reads (1); use a newer hostrangectl", bad);
     assert_string_equal(err, want);
     free(buf);
     write_run(bad, HRD_RUN_FORMAT_NEWEST + 1);
-    assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+    assert_int_equal(read_all(bad, err, sizeof err, &keys), -EINVAL);
     snprintf(want, sizeof want, "%s: written in run format %u, newer than "
              "those this hostrange reads (1 to %u); use a newer hostrangectl",
              bad, HRD_RUN_FORMAT_NEWEST + 1, HRD_RUN_FORMAT_NEWEST);
     assert_string_equal(err, want);
     write_run(bad, 0);
-    assert_int_equal(read_all(bad, err, sizeof err, &keys), -1);
+    assert_int_equal(read_all(bad, err, sizeof err, &keys), -EINVAL);
     snprintf(want, sizeof want, "%s: written in run format 0, not one this "
              "hostrange reads (1 to %u)", bad, HRD_RUN_FORMAT_NEWEST);
     assert_string_equal(err, want);
+}
+
+/* A file that cannot be opened or created gives the errno of the system
+ * call, with the reason named after the file; a directory is not a run
+ * file. */
+static void test_system_errors(void **state)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__RunHeader *rh = NULL;
+    struct hrd_run_reader r;
+    struct hrd_run_writer w;
+    struct hrd_runload l;
+    struct hrd_agg a;
+    char err[512], want[512], missing[160];
+    int keys;
+
+    (void)state;
+    snprintf(missing, sizeof missing, "%s/none/run.hrs", dir);
+    assert_int_equal(read_all(bad, err, sizeof err, &keys), -ENOENT);
+    snprintf(want, sizeof want, "%s: %s", bad, strerror(ENOENT));
+    assert_string_equal(err, want);
+    assert_int_equal(hrd_run_open(&r, dir, &rh, err, sizeof err), -EISDIR);
+    snprintf(want, sizeof want, "%s: not a regular file", dir);
+    assert_string_equal(err, want);
+    hrd_agg_init(&a);
+    hrd_runload_init(&l, &a);
+    assert_int_equal(hrd_run_load(&l, bad, NULL, NULL, NULL, NULL, err,
+                                  sizeof err),
+                     -ENOENT);
+    assert_names(err, bad);
+    hrd_runload_fini(&l);
+    hrd_agg_fini(&a);
+    h.format = HRD_RUN_FORMAT_NEWEST;
+    assert_int_equal(hrd_run_create(&w, missing, &h, err, sizeof err),
+                     -ENOENT);
+    assert_names(err, missing);
+    assert_int_equal(entries(), 0);
 }
 
 /* A run file holds what its writer kept (a daemon, a merge of many): its
@@ -633,6 +674,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_every_truncation, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_every_flipped_byte, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_system_errors, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_foreign_and_newer, setup,
                                         teardown),

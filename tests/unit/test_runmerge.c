@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "lib/run/run.h"
+#include "lib/run/runfields.h"
 #include "lib/run/runmerge.h"
 #include "lib/run/runscan.h"
 #include "proto/protocol.h"
@@ -291,8 +292,8 @@ static void merge_by_loading(const char *out, int format, char **in,
 }
 
 /* The merge as it is, once (whole: reading every record whole when
- * scanning). Returns 0, HRD_RUNMERGE_AGAIN, or -1 with the reason in
- * err. */
+ * scanning). Returns 0, HRD_RUNMERGE_AGAIN, or a negative errno with the
+ * reason in err. */
 static int merge_once(const char *out, int format, char **in, size_t nin,
                       size_t max_bytes, int whole, char *err, size_t errlen)
 {
@@ -301,7 +302,7 @@ static int merge_once(const char *out, int format, char **in, size_t nin,
     struct hrd_run_writer w;
     struct hrd_runmerge m;
     struct hrd_agg a;
-    int rc = -1;
+    int rc = 0;
 
     hrd_agg_init(&a);
     a.exact_cap = UINT64_MAX;
@@ -312,8 +313,9 @@ static int merge_once(const char *out, int format, char **in, size_t nin,
         Hostrange__RunHeader *ih;
         Hostrange__RunEnd *ie;
 
-        if (hrd_runmerge_scan(&m, i, in[i], &ih, &ie, NULL, NULL, err,
-                              errlen) != 0)
+        rc = hrd_runmerge_scan(&m, i, in[i], &ih, &ie, NULL, NULL, err,
+                               errlen);
+        if (rc != 0)
             goto out;
     }
     rc = hrd_runmerge_load(&m, err, errlen);
@@ -334,7 +336,7 @@ out:
 }
 
 /* The merge as hostrangectl merge runs it: again, reading records whole,
- * when told to. Returns 0, or -1 with the reason in err. */
+ * when told to. Returns 0, or a negative errno with the reason in err. */
 static int merge_now(const char *out, int format, char **in, size_t nin,
                      size_t max_bytes, char *err, size_t errlen)
 {
@@ -466,7 +468,7 @@ static void test_damaged_key_refused(void **state)
         write_tkeys(b, format, also, 1);
         for (size_t nin = 1; nin <= 2; nin++) {
             assert_int_equal(merge_now(now, format, in, nin, (size_t)1 << 30,
-                                       err, sizeof err), -1);
+                                       err, sizeof err), -EINVAL);
             assert_int_equal(strncmp(err, a, strlen(a)), 0);
             assert_non_null(strstr(err, "damaged"));
             assert_int_equal(access(now, F_OK), -1);
@@ -509,7 +511,7 @@ static void test_flipped_bytes(void **state)
                 unlink(now);
                 assert_int_equal(merge_now(now, format, in, nin,
                                            (size_t)1 << 30, err, sizeof err),
-                                 -1);
+                                 -EINVAL);
                 assert_int_equal(strncmp(err, a, strlen(a)), 0);
                 assert_int_equal(access(now, F_OK), -1);
             }
@@ -570,7 +572,7 @@ static void test_names_given_twice(void **state)
     k.self = self;
     k.n_self = 2;
     len = hostrange__run_key__pack(&k, buf);
-    buf[len++] = 1u << 3 | 2u;
+    buf[len++] = HRD_RUNKEY_NODE_ID << 3 | 2u; /* node_id again */
     buf[len++] = 4;
     memcpy(buf + len, "last", 4);
     len += 4;

@@ -6,7 +6,8 @@
  * (a mirror) or several calling contexts, some parted from their mirror by
  * a record or a sample kept without a path, and histogram keys, which the
  * hand writer leaves to protobuf-c. A save page written as bytes is the
- * page of packed keys, key for key.
+ * page of packed keys, key for key. The field numbers those writers and
+ * the scanner use by name (lib/run/runfields.h) are the .proto's.
  */
 #include "config.h"
 
@@ -24,6 +25,7 @@
 #include "daemon/ingest.h"
 #include "daemon/save.h"
 #include "lib/run/pbuf.h"
+#include "lib/run/runfields.h"
 #include "lib/run/runkey.h"
 #include "lib/run/runput.h"
 #include "proto/hostrange.pb-c.h"
@@ -294,9 +296,116 @@ static void test_varint_size(void **state)
     }
 }
 
+/* A field number of runfields.h: its message and its name there. */
+struct named_field {
+    const ProtobufCMessageDescriptor *d;
+    const char *name;
+    unsigned id;
+};
+
+static const struct named_field named[] = {
+    { &hostrange__run_key__descriptor, "node_id", HRD_RUNKEY_NODE_ID },
+    { &hostrange__run_key__descriptor, "operator", HRD_RUNKEY_OPERATOR },
+    { &hostrange__run_key__descriptor, "backend", HRD_RUNKEY_BACKEND },
+    { &hostrange__run_key__descriptor, "phase", HRD_RUNKEY_PHASE },
+    { &hostrange__run_key__descriptor, "range", HRD_RUNKEY_RANGE },
+    { &hostrange__run_key__descriptor, "node_rank", HRD_RUNKEY_NODE_RANK },
+    { &hostrange__run_key__descriptor, "range_rank",
+      HRD_RUNKEY_RANGE_RANK },
+    { &hostrange__run_key__descriptor, "pairs", HRD_RUNKEY_PAIRS },
+    { &hostrange__run_key__descriptor, "records", HRD_RUNKEY_RECORDS },
+    { &hostrange__run_key__descriptor, "children", HRD_RUNKEY_CHILDREN },
+    { &hostrange__run_key__descriptor, "inclusive", HRD_RUNKEY_INCLUSIVE },
+    { &hostrange__run_key__descriptor, "self", HRD_RUNKEY_SELF },
+    { &hostrange__run_key__descriptor, "inclusive_hist",
+      HRD_RUNKEY_INCLUSIVE_HIST },
+    { &hostrange__run_key__descriptor, "self_hist", HRD_RUNKEY_SELF_HIST },
+    { &hostrange__run_key__descriptor, "descendants",
+      HRD_RUNKEY_DESCENDANTS },
+    { &hostrange__run_key__descriptor, "paths", HRD_RUNKEY_PATHS },
+    { &hostrange__run_key__descriptor, "events", HRD_RUNKEY_EVENTS },
+    { &hostrange__run_path__descriptor, "path", HRD_RUNPATH_PATH },
+    { &hostrange__run_path__descriptor, "pairs", HRD_RUNPATH_PAIRS },
+    { &hostrange__run_path__descriptor, "children", HRD_RUNPATH_CHILDREN },
+    { &hostrange__run_path__descriptor, "inclusive",
+      HRD_RUNPATH_INCLUSIVE },
+    { &hostrange__run_path__descriptor, "self", HRD_RUNPATH_SELF },
+    { &hostrange__run_path__descriptor, "inclusive_hist",
+      HRD_RUNPATH_INCLUSIVE_HIST },
+    { &hostrange__run_path__descriptor, "self_hist",
+      HRD_RUNPATH_SELF_HIST },
+    { &hostrange__run_path__descriptor, "descendants",
+      HRD_RUNPATH_DESCENDANTS },
+    { &hostrange__run_path__descriptor, "events", HRD_RUNPATH_EVENTS },
+    { &hostrange__run_path__descriptor, "same_as_key",
+      HRD_RUNPATH_SAME_AS_KEY },
+    { &hostrange__run_hist__descriptor, "n", HRD_RUNHIST_N },
+    { &hostrange__run_hist__descriptor, "min", HRD_RUNHIST_MIN },
+    { &hostrange__run_hist__descriptor, "max", HRD_RUNHIST_MAX },
+    { &hostrange__run_hist__descriptor, "sum_lo", HRD_RUNHIST_SUM_LO },
+    { &hostrange__run_hist__descriptor, "sum_hi", HRD_RUNHIST_SUM_HI },
+    { &hostrange__run_hist__descriptor, "sumsq_hi", HRD_RUNHIST_SUMSQ_HI },
+    { &hostrange__run_hist__descriptor, "sumsq_lo", HRD_RUNHIST_SUMSQ_LO },
+    { &hostrange__run_hist__descriptor, "buckets", HRD_RUNHIST_BUCKETS },
+    { &hostrange__run_hist__descriptor, "counts", HRD_RUNHIST_COUNTS },
+    { &hostrange__save_reply__descriptor, "keys", HRD_SAVEREPLY_KEYS },
+    { &hostrange__save_reply__descriptor, "next_cursor",
+      HRD_SAVEREPLY_NEXT_CURSOR },
+    { &hostrange__save_reply__descriptor, "end", HRD_SAVEREPLY_END },
+    { &hostrange__save_reply__descriptor, "packed_keys",
+      HRD_SAVEREPLY_PACKED_KEYS },
+    { &hostrange__control_reply__descriptor, "version",
+      HRD_CONTROLREPLY_VERSION },
+    { &hostrange__control_reply__descriptor, "save",
+      HRD_CONTROLREPLY_SAVE },
+};
+
+/* The messages whose every field runfields.h names. */
+static const ProtobufCMessageDescriptor *const whole[] = {
+    &hostrange__run_key__descriptor,
+    &hostrange__run_path__descriptor,
+    &hostrange__run_hist__descriptor,
+    &hostrange__save_reply__descriptor,
+};
+
+/* Each named field number is the one protobuf-c's descriptor (generated
+ * from the .proto) gives that field, and each field of the run file's
+ * messages and of SaveReply is named exactly once. */
+static void test_field_numbers(void **state)
+{
+    size_t nn = sizeof named / sizeof named[0];
+
+    (void)state;
+    for (size_t i = 0; i < nn; i++) {
+        const ProtobufCFieldDescriptor *f =
+            protobuf_c_message_descriptor_get_field_by_name(named[i].d,
+                                                            named[i].name);
+
+        if (f == NULL)
+            fail_msg("%s has no field %s", named[i].d->name, named[i].name);
+        if (f->id != named[i].id)
+            fail_msg("%s.%s is field %u in the .proto, %u in runfields.h",
+                     named[i].d->name, named[i].name, f->id, named[i].id);
+    }
+    for (size_t m = 0; m < sizeof whole / sizeof whole[0]; m++) {
+        for (unsigned j = 0; j < whole[m]->n_fields; j++) {
+            const char *name = whole[m]->fields[j].name;
+            int times = 0;
+
+            for (size_t i = 0; i < nn; i++)
+                times += named[i].d == whole[m] &&
+                         strcmp(named[i].name, name) == 0;
+            if (times != 1)
+                fail_msg("%s.%s is in the table above %d times, not once",
+                         whole[m]->name, name, times);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_field_numbers),
         cmocka_unit_test(test_varint_size),
         cmocka_unit_test(test_random_keys),
     };
