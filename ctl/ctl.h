@@ -63,8 +63,10 @@ extern int hrd_ctl_timeout_ms;
 /*
  * Sends a control request and waits for its reply. On success returns 0
  * and the decoded reply in *out (caller frees with
- * hostrange__control_reply__free_unpacked). On failure returns -1 with a
- * one-line reason in err.
+ * hostrange__control_reply__free_unpacked). On failure returns a negative
+ * errno (-ENOENT: no daemon there; -EACCES: not this user's; -ETIMEDOUT:
+ * no answer in time; -EPROTO: a reply that cannot be read; -EREMOTEIO:
+ * the daemon's error) with a one-line reason in err.
  */
 int hrd_ctl_request(const Hostrange__ControlRequest *q,
                     Hostrange__ControlReply **out, int timeout_ms, char *err,
@@ -72,7 +74,7 @@ int hrd_ctl_request(const Hostrange__ControlRequest *q,
 /* The same in two steps, for a reader of the reply's bytes: the reply as
  * received (*msg, *msglen; free with nn_freemsg), and the checks of a
  * decoded reply (NULL: it did not decode; a wrong version or an error
- * frees it). Both return 0, or -1 with a reason in err. */
+ * frees it). Both return 0, or a negative errno with a reason in err. */
 int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
                         size_t *msglen, int timeout_ms, char *err,
                         size_t errlen);

@@ -36,9 +36,10 @@ static int open_socket(int timeout_ms, char *err, size_t errlen)
     hrp_endpoint(url, sizeof url, hrd_ctl_dir, HRP_CONTROL_NAME);
     g_sock = nn_socket(AF_SP, NN_REQ);
     if (g_sock < 0) {
-        snprintf(err, errlen, "cannot open a socket: %s",
-                 nn_strerror(nn_errno()));
-        return -1;
+        int e = nn_errno();
+
+        snprintf(err, errlen, "cannot open a socket: %s", nn_strerror(e));
+        return -e;
     }
     nn_setsockopt(g_sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
     nn_setsockopt(g_sock, NN_SOL_SOCKET, NN_SNDTIMEO, &timeout_ms,
@@ -46,11 +47,13 @@ static int open_socket(int timeout_ms, char *err, size_t errlen)
     nn_setsockopt(g_sock, NN_SOL_SOCKET, NN_RCVTIMEO, &timeout_ms,
                   sizeof timeout_ms);
     if (nn_connect(g_sock, url) < 0) {
+        int e = nn_errno();
+
         snprintf(err, errlen, "cannot reach hostranged at %s: %s",
-                 hrd_ctl_dir, nn_strerror(nn_errno()));
+                 hrd_ctl_dir, nn_strerror(e));
         nn_close(g_sock);
         g_sock = -1;
-        return -1;
+        return -e;
     }
     return 0;
 }
@@ -83,20 +86,20 @@ int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
                  "your runtime directory (hostrangectl -r DIR, or "
                  "HOSTRANGE_RUNTIME_DIR)", hrd_ctl_dir, path,
                  strerror(EACCES));
-        return -1;
+        return -EACCES;
     }
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "no hostranged serves %s (%s does not exist)",
                  hrd_ctl_dir, path);
-        return -1;
+        return -ENOENT;
     }
-    if (g_sock < 0 && open_socket(timeout_ms, err, errlen) != 0)
-        return -1;
+    if (g_sock < 0 && (n = open_socket(timeout_ms, err, errlen)) != 0)
+        return n;
     len = hostrange__control_request__get_packed_size(q);
     buf = malloc(len ? len : 1);
     if (buf == NULL) {
         snprintf(err, errlen, "out of memory");
-        return -1;
+        return -ENOMEM;
     }
     hostrange__control_request__pack(q, buf);
     *msg = NULL;
@@ -110,7 +113,7 @@ int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
          * afresh next time. */
         hrd_ctl_close();
         free(buf);
-        return -1;
+        return -e;
     }
     free(buf);
     *msglen = (size_t)n;
@@ -123,9 +126,10 @@ int hrd_ctl_request(const Hostrange__ControlRequest *q,
 {
     void *msg;
     size_t n;
+    int rc = hrd_ctl_request_msg(q, &msg, &n, timeout_ms, err, errlen);
 
-    if (hrd_ctl_request_msg(q, &msg, &n, timeout_ms, err, errlen) != 0)
-        return -1;
+    if (rc != 0)
+        return rc;
     *out = hostrange__control_reply__unpack(NULL, n, msg);
     nn_freemsg(msg);
     return hrd_ctl_reply_check(out, err, errlen);
@@ -137,20 +141,20 @@ int hrd_ctl_reply_check(Hostrange__ControlReply **out, char *err,
     if (*out == NULL) {
         snprintf(err, errlen, "hostranged at %s sent a reply that cannot be "
                  "decoded", hrd_ctl_dir);
-        return -1;
+        return -EPROTO;
     }
     if ((*out)->version != HRP_VERSION) {
         snprintf(err, errlen, "hostranged at %s speaks protocol version %u, "
                  "this hostrangectl speaks %u", hrd_ctl_dir, (*out)->version,
                  HRP_VERSION);
         hostrange__control_reply__free_unpacked(*out, NULL);
-        return -1;
+        return -EPROTO;
     }
     if ((*out)->error[0] != '\0') {
         snprintf(err, errlen, "hostranged at %s: %s", hrd_ctl_dir,
                  (*out)->error);
         hostrange__control_reply__free_unpacked(*out, NULL);
-        return -1;
+        return -EREMOTEIO;
     }
     return 0;
 }
