@@ -241,11 +241,10 @@ int main(int argc, char **argv)
 
     /* Replies of a few megabytes (a page of a save or a dump) are built,
      * sent and freed one after another. By default the C library maps
-     * each of them afresh and unmaps it at its free, so every page was new
-     * memory to fault in and clear: three fifths of the daemon's CPU in a
-     * save. From the heap they reuse the same pages; a few megabytes more
-     * stay resident. (The keys' own large buffers are mappings of their
-     * own, agg.c, and unaffected.) */
+     * each of them afresh and unmaps it at its free, so that every page is
+     * new memory to fault in and clear. From the heap they reuse the same
+     * pages; a few megabytes more stay resident. (The keys' own large
+     * buffers are mappings of their own, agg.c, and unaffected.) */
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     switch (parse_options(argc, argv, &o)) {
