@@ -7,11 +7,10 @@
  * are. calibration.fan, 32 child scopes around about 100 ns of work
  * each, against calibration.flat, the same work without them, gives the
  * cost of a child scope where it has work around it: a wide fan-out of
- * short ranges, where that cost is multiplied most (fans of 8 children
- * around 350 ns measured a residue 1-3 ns above what fans of 32 to 64
- * children of 100-200 ns showed against their truth). The
- * cost of one read of the clock the client uses is measured here, as pairs
- * of back-to-back reads, and recorded as calibration.timer.
+ * short ranges, where that cost is multiplied most (a fan of fewer and
+ * longer children leaves a larger residue against its truth). The cost of
+ * one read of the clock the client uses is measured here, as pairs of
+ * back-to-back reads, and recorded as calibration.timer.
  */
 #include "config.h"
 

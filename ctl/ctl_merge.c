@@ -43,8 +43,8 @@ static const char usage_merge[] =
     "      --unsorted         write exact samples unsorted, in the order they\n"
     "                         came (run format 2, as save --unsorted): faster\n"
     "                         where inputs share keys (their events are joined\n"
-    "                         as they are), but up to 2.5x larger and two\n"
-    "                         fifths slower to diff; default: sorted\n"
+    "                         as they are), but larger and slower to diff;\n"
+    "                         default: sorted\n"
     "  -m, --meta=KEY=VALUE   note KEY=VALUE in OUT; may be given many times\n"
     "  -h, --help             show this help and exit\n"
     "\n"
@@ -74,31 +74,6 @@ static void show_progress(void *ctx, uint64_t done, uint64_t size)
                               "of %llu MiB", p->file + 1, p->files,
                               (unsigned long long)(done >> 20),
                               (unsigned long long)(size >> 20));
-}
-
-static uint64_t parse_size(const char *v)
-{
-    uint64_t n;
-
-    if (hrd_parse_size(v, 1, 1u << 20, UINT64_MAX >> 1, &n) != 0) {
-        fprintf(stderr, "hostrangectl merge: bad --max-memory '%s' (a size "
-                "of at least 1M)\n", v);
-        exit(2);
-    }
-    return n;
-}
-
-/* Copies s (borrowed strings) to the end of the sources. */
-static int add_source(Hostrange__RunSource ***src, size_t *n,
-                      Hostrange__RunSource *s)
-{
-    Hostrange__RunSource **ns = realloc(*src, (*n + 1) * sizeof *ns);
-
-    if (ns == NULL)
-        return -1;
-    *src = ns;
-    ns[(*n)++] = s;
-    return 0;
 }
 
 /* The largest block a merge under max_memory takes from the heap: a
@@ -139,188 +114,341 @@ struct merge_opts {
 };
 
 /*
- * Merges once; with `whole`, every record is read whole when the inputs
- * are scanned. Returns 0 (merged), 1 (refused, said on stderr) or 2 (a key
- * read by its first bytes turned out to name itself differently further
- * on: merge again with whole set; nothing was written).
+ * One merge, from the scan of the inputs to the output written: the
+ * aggregation the inputs are read into, each input's header and end (kept
+ * by rm), and the provenance of the output, one RunSource per run merged
+ * (borrowed from the inputs' headers, or made here for an input that has
+ * none of its own).
  */
-static int merge_once(const struct merge_opts *o, int whole)
-{
-    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
-    Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
-    Hostrange__RunHeader **hs = NULL;
-    Hostrange__RunEnd **es = NULL;
-    Hostrange__RunSource *own = NULL, **src = NULL;
-    Hostrange__RunNodeLost *lm = NULL;
+struct merge {
+    const struct merge_opts *o;
     struct hrd_agg agg;
     struct hrd_runmerge rm;
-    struct hrd_run_writer w;
-    struct progress pr = { { 0, 0, 0 }, 0, 0, NULL };
-    const char *output = o->output;
-    uint64_t *cal_time = NULL;
-    size_t nsrc = 0, nin = o->nin, ncl = 0, ncal = 0, nclk = 0;
-    char host[256], err[8400];
-    int rc = 1, wrc;
+    Hostrange__RunHeader **headers;
+    Hostrange__RunEnd **ends;
+    Hostrange__RunSource *own_sources;  /* [i]: input i as a source */
+    Hostrange__RunSource **sources;
+    size_t nsources;
+    struct progress pr;
+};
 
-    hrd_agg_init(&agg);
+/* Starts a merge of o's inputs, reading every record whole when `whole`.
+ * Returns 0 or -ENOMEM; merge_fini is due either way. */
+static int merge_init(struct merge *m, const struct merge_opts *o, int whole)
+{
+    memset(m, 0, sizeof *m);
+    m->o = o;
+    hrd_agg_init(&m->agg);
     /* Half the budget for the samples held, the other half for the room
      * to write the largest of them and to join keys (runmerge.c). */
-    agg.max_bytes = (size_t)(o->max_memory / 2);
-    if (hrd_runmerge_init(&rm, &agg, (int)o->format, nin) != 0)
-        goto nomem;
-    rm.whole = whole;
-    hs = calloc(nin, sizeof *hs);
-    es = calloc(nin, sizeof *es);
-    own = calloc(nin, sizeof *own);
-    if (hs == NULL || es == NULL || own == NULL)
-        goto nomem;
-    hrd_ctl_progress_init(&pr.p);
-    pr.files = nin;
-    for (size_t i = 0; i < nin; i++) {
-        const char *path = o->in[i];
-        pr.file = i;
-        if (hrd_runmerge_scan(&rm, i, path, &hs[i], &es[i], show_progress,
-                              &pr, err, sizeof err) != 0) {
-            struct rlimit rl;
+    m->agg.max_bytes = (size_t)(o->max_memory / 2);
+    if (hrd_runmerge_init(&m->rm, &m->agg, (int)o->format, o->nin) != 0)
+        return -ENOMEM;
+    m->rm.whole = whole;
+    m->headers = calloc(o->nin, sizeof *m->headers);
+    m->ends = calloc(o->nin, sizeof *m->ends);
+    m->own_sources = calloc(o->nin, sizeof *m->own_sources);
+    if (m->headers == NULL || m->ends == NULL || m->own_sources == NULL)
+        return -ENOMEM;
+    return 0;
+}
 
-            hrd_ctl_progress_end(&pr.p);
-            if (strstr(err, strerror(EMFILE)) != NULL &&
-                getrlimit(RLIMIT_NOFILE, &rl) == 0)
-                fprintf(stderr, "hostrangectl merge: %s (a merge holds its "
-                        "%zu inputs open at once; this process may open "
-                        "%llu files: raise the limit, ulimit -n, or merge "
-                        "in stages); %s not written\n", err, nin,
-                        (unsigned long long)rl.rlim_cur, output);
-            else
-                fprintf(stderr, "hostrangectl merge: %s; %s not written\n",
-                        err, output);
-            goto out;
-        }
-        if (hs[i]->n_sources > 0) {
-            for (size_t j = 0; j < hs[i]->n_sources; j++)
-                if (add_source(&src, &nsrc, hs[i]->sources[j]) != 0)
-                    goto nomem;
-        } else {
-            hostrange__run_source__init(&own[i]);
-            own[i].host = hs[i]->host;
-            own[i].time_ns = hs[i]->time_ns;
-            own[i].version = hs[i]->version;
-            own[i].meta = hs[i]->meta;
-            own[i].n_meta = hs[i]->n_meta;
-            own[i].file = (char *)path;
-            if (add_source(&src, &nsrc, &own[i]) != 0)
-                goto nomem;
-        }
-        ncl += es[i]->n_clients;
-        ncal += es[i]->n_calibrations;
-        nclk += es[i]->n_clocks;
-    }
-    hrd_ctl_progress_end(&pr.p);
-    wrc = hrd_runmerge_load(&rm, err, sizeof err);
-    if (wrc == HRD_RUNMERGE_AGAIN) {
-        rc = 2;
-        goto out;
-    }
-    if (wrc != 0) {
-        fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err,
-                output);
-        goto out;
-    }
-    /* The end: every client; per label the calibration of the input saved
-     * last; each clock once; the lost counts now in the aggregation. */
-    end.clients = calloc(ncl + 1, sizeof *end.clients);
-    end.calibrations = calloc(ncal + 1, sizeof *end.calibrations);
-    end.clocks = calloc(nclk + 1, sizeof *end.clocks);
-    lm = calloc(agg.str.n + 1, sizeof *lm);
-    cal_time = calloc(ncal + 1, sizeof *cal_time);
-    end.lost = calloc(agg.str.n + 1, sizeof *end.lost);
-    if (end.clients == NULL || end.calibrations == NULL ||
-        end.clocks == NULL || lm == NULL || end.lost == NULL ||
-        cal_time == NULL)
-        goto nomem;
-    for (size_t i = 0; i < nin; i++) {
-        for (size_t j = 0; j < es[i]->n_clients; j++)
-            end.clients[end.n_clients++] = es[i]->clients[j];
-        for (size_t j = 0; j < es[i]->n_clocks; j++) {
-            size_t k;
-            for (k = 0; k < end.n_clocks &&
-                        strcmp(end.clocks[k], es[i]->clocks[j]) != 0; k++)
-                ;
-            if (k == end.n_clocks)
-                end.clocks[end.n_clocks++] = es[i]->clocks[j];
-        }
-        for (size_t j = 0; j < es[i]->n_calibrations; j++) {
-            Hostrange__Calibration *cal = es[i]->calibrations[j];
-            size_t k;
+static void merge_fini(struct merge *m)
+{
+    free(m->headers);
+    free(m->ends);
+    free(m->own_sources);
+    free(m->sources);
+    hrd_runmerge_fini(&m->rm);
+    hrd_agg_fini(&m->agg);
+}
 
-            for (k = 0; k < end.n_calibrations &&
-                        strcmp(end.calibrations[k]->label, cal->label) != 0;
-                 k++)
-                ;
-            if (k == end.n_calibrations) {
-                cal_time[k] = hs[i]->time_ns;
-                end.calibrations[end.n_calibrations++] = cal;
-            } else if (hs[i]->time_ns >= cal_time[k]) {
-                cal_time[k] = hs[i]->time_ns; /* later inputs win ties */
-                end.calibrations[k] = cal;
-            }
-        }
-    }
-    for (uint32_t id = 1; id <= agg.str.n; id++) {
-        if (agg.str.lost[id - 1] == 0)
+/*
+ * Scans every input, in order. Returns 0; -EMFILE when an input could not
+ * be opened for the limit on open files; or -EIO for any other input that
+ * could not be read. err then says why (with the limit, for -EMFILE).
+ */
+static int scan_inputs(struct merge *m, char *err, size_t errlen)
+{
+    struct rlimit rl;
+    size_t len;
+
+    hrd_ctl_progress_init(&m->pr.p);
+    m->pr.files = m->o->nin;
+    for (size_t i = 0; i < m->o->nin; i++) {
+        m->pr.file = i;
+        if (hrd_runmerge_scan(&m->rm, i, m->o->in[i], &m->headers[i],
+                              &m->ends[i], show_progress, &m->pr, err,
+                              errlen) == 0)
             continue;
-        hostrange__run_node_lost__init(&lm[end.n_lost]);
-        lm[end.n_lost].node_id = agg.str.s[id - 1];
-        lm[end.n_lost].lost = agg.str.lost[id - 1];
-        end.lost[end.n_lost] = &lm[end.n_lost];
-        end.n_lost++;
+        if (strstr(err, strerror(EMFILE)) == NULL)
+            return -EIO;
+        len = strlen(err);
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+            snprintf(err + len, errlen - len, " (a merge holds its %zu "
+                     "inputs open at once; this process may open %llu "
+                     "files: raise the limit, ulimit -n, or merge in "
+                     "stages)", m->o->nin, (unsigned long long)rl.rlim_cur);
+        return -EMFILE;
     }
-    hrd_ctl_run_provenance(&h, o->format, host, sizeof host, o->meta,
-                           o->nmeta);
-    h.sources = src;
-    h.n_sources = nsrc;
-    pr.output = output;
-    if (hrd_run_create(&w, output, &h, err, sizeof err) != 0)
-        goto write_failed;
-    wrc = hrd_runmerge_write(&rm, &w, show_progress, &pr, err, sizeof err);
-    if (wrc == HRD_RUNMERGE_AGAIN) {
+    hrd_ctl_progress_end(&m->pr.p);
+    return 0;
+}
+
+/* Appends s (borrowed) to the output's sources. Returns 0 or -ENOMEM. */
+static int add_source(struct merge *m, Hostrange__RunSource *s)
+{
+    Hostrange__RunSource **ns;
+
+    ns = realloc(m->sources, (m->nsources + 1) * sizeof *ns);
+    if (ns == NULL)
+        return -ENOMEM;
+    m->sources = ns;
+    ns[m->nsources++] = s;
+    return 0;
+}
+
+/* The output's provenance: the sources of each input that has them (a
+ * merged run), else the input itself as one. Returns 0 or -ENOMEM. */
+static int collect_sources(struct merge *m)
+{
+    Hostrange__RunSource *own = m->own_sources;
+
+    for (size_t i = 0; i < m->o->nin; i++) {
+        const Hostrange__RunHeader *h = m->headers[i];
+
+        for (size_t j = 0; j < h->n_sources; j++) {
+            if (add_source(m, h->sources[j]) != 0)
+                return -ENOMEM;
+        }
+        if (h->n_sources > 0)
+            continue;
+        hostrange__run_source__init(&own[i]);
+        own[i].host = h->host;
+        own[i].time_ns = h->time_ns;
+        own[i].version = h->version;
+        own[i].meta = h->meta;
+        own[i].n_meta = h->n_meta;
+        own[i].file = m->o->in[i];
+        if (add_source(m, &own[i]) != 0)
+            return -ENOMEM;
+    }
+    return 0;
+}
+
+/* Loads the keys to merge. Returns 0; -EAGAIN when the merge is to be
+ * done again reading every record whole (hrd_runmerge_load); or -EIO with
+ * the reason in err. */
+static int load_keys(struct merge *m, char *err, size_t errlen)
+{
+    int rc = hrd_runmerge_load(&m->rm, err, errlen);
+
+    if (rc == HRD_RUNMERGE_AGAIN)
+        return -EAGAIN;
+    return rc == 0 ? 0 : -EIO;
+}
+
+/*
+ * The merged run's end: every client; each clock once; per label the
+ * calibration of the input saved last; the lost counts now in the
+ * aggregation. The clients, clocks and calibrations are borrowed from the
+ * inputs' ends and the node ids from the aggregation; merged_end_fini
+ * frees the arrays only.
+ */
+struct merged_end {
+    Hostrange__RunEnd end;
+    Hostrange__RunNodeLost *lost;  /* what end.lost points to */
+    uint64_t *cal_time_ns;         /* [k]: time of end.calibrations[k]'s
+                                      input */
+};
+
+static void merged_end_fini(struct merged_end *e)
+{
+    free(e->end.clients);
+    free(e->end.calibrations);
+    free(e->end.clocks);
+    free(e->end.lost);
+    free(e->lost);
+    free(e->cal_time_ns);
+}
+
+static void add_clock(Hostrange__RunEnd *end, char *clock)
+{
+    for (size_t k = 0; k < end->n_clocks; k++) {
+        if (strcmp(end->clocks[k], clock) == 0)
+            return;
+    }
+    end->clocks[end->n_clocks++] = clock;
+}
+
+/* Keeps cal, of an input saved at time_ns, unless the calibration of its
+ * label kept so far is of an input saved later (later inputs win ties). */
+static void add_calibration(struct merged_end *e, Hostrange__Calibration *cal,
+                            uint64_t time_ns)
+{
+    Hostrange__RunEnd *end = &e->end;
+    size_t k;
+
+    for (k = 0; k < end->n_calibrations &&
+                strcmp(end->calibrations[k]->label, cal->label) != 0;
+         k++)
+        ;
+    if (k == end->n_calibrations) {
+        e->cal_time_ns[k] = time_ns;
+        end->calibrations[end->n_calibrations++] = cal;
+    } else if (time_ns >= e->cal_time_ns[k]) {
+        e->cal_time_ns[k] = time_ns;
+        end->calibrations[k] = cal;
+    }
+}
+
+/* Notes the events lost under each node id of aggregation a. */
+static void add_lost(struct merged_end *e, const struct hrd_agg *a)
+{
+    Hostrange__RunEnd *end = &e->end;
+
+    for (uint32_t id = 1; id <= a->str.n; id++) {
+        Hostrange__RunNodeLost *l = &e->lost[end->n_lost];
+
+        if (a->str.lost[id - 1] == 0)
+            continue;
+        hostrange__run_node_lost__init(l);
+        l->node_id = a->str.s[id - 1];
+        l->lost = a->str.lost[id - 1];
+        end->lost[end->n_lost++] = l;
+    }
+}
+
+/* Builds e from the merge's inputs and aggregation. Returns 0 or -ENOMEM;
+ * merged_end_fini is due either way. */
+static int merged_end_build(struct merged_end *e, const struct merge *m)
+{
+    Hostrange__RunEnd *end = &e->end;
+    size_t nin = m->o->nin, nclients = 0, ncalibrations = 0, nclocks = 0;
+    uint32_t nnodes = m->agg.str.n;
+
+    memset(e, 0, sizeof *e);
+    hostrange__run_end__init(end);
+    for (size_t i = 0; i < nin; i++) {
+        nclients += m->ends[i]->n_clients;
+        ncalibrations += m->ends[i]->n_calibrations;
+        nclocks += m->ends[i]->n_clocks;
+    }
+    end->clients = calloc(nclients + 1, sizeof *end->clients);
+    end->calibrations = calloc(ncalibrations + 1,
+                               sizeof *end->calibrations);
+    end->clocks = calloc(nclocks + 1, sizeof *end->clocks);
+    end->lost = calloc(nnodes + 1, sizeof *end->lost);
+    e->lost = calloc(nnodes + 1, sizeof *e->lost);
+    e->cal_time_ns = calloc(ncalibrations + 1, sizeof *e->cal_time_ns);
+    if (end->clients == NULL || end->calibrations == NULL ||
+        end->clocks == NULL || end->lost == NULL || e->lost == NULL ||
+        e->cal_time_ns == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < nin; i++) {
+        const Hostrange__RunEnd *in = m->ends[i];
+
+        for (size_t j = 0; j < in->n_clients; j++)
+            end->clients[end->n_clients++] = in->clients[j];
+        for (size_t j = 0; j < in->n_clocks; j++)
+            add_clock(end, in->clocks[j]);
+        for (size_t j = 0; j < in->n_calibrations; j++)
+            add_calibration(e, in->calibrations[j], m->headers[i]->time_ns);
+    }
+    add_lost(e, &m->agg);
+    return 0;
+}
+
+/*
+ * Writes the output: a header with the merge's provenance, every key, and
+ * end, then renames it into place. Returns 0; -EAGAIN when the merge is to
+ * be done again reading every record whole (hrd_runmerge_write); or -EIO
+ * with the reason in err. Nothing is left of the output unless it returns 0.
+ */
+static int write_output(struct merge *m, Hostrange__RunEnd *end, char *err,
+                        size_t errlen)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    struct hrd_run_writer w;
+    char host[256];
+    int rc;
+
+    hrd_ctl_run_provenance(&h, m->o->format, host, sizeof host, m->o->meta,
+                           m->o->nmeta);
+    h.sources = m->sources;
+    h.n_sources = m->nsources;
+    m->pr.output = m->o->output;
+    if (hrd_run_create(&w, m->o->output, &h, err, errlen) != 0)
+        rc = -EIO;
+    else if ((rc = hrd_runmerge_write(&m->rm, &w, show_progress, &m->pr, err,
+                                      errlen)) != 0)
+        rc = rc == HRD_RUNMERGE_AGAIN ? -EAGAIN : -EIO;
+    else if (hrd_run_commit(&w, end, err, errlen) != 0)
+        rc = -EIO;
+    if (rc != 0)
         hrd_run_abort(&w);
-        rc = 2;
-        goto out;
-    }
-    if (wrc != 0 || hrd_run_commit(&w, &end, err, sizeof err) != 0)
-        goto write_failed;
-    hrd_ctl_progress_end(&pr.p);
-    printf("merged %zu files into %s: %u keys%s\n", nin, output, agg.nkeys,
-           agg.compacted ? " (some kept as histograms for --max-memory)"
-                         : "");
-    rc = 0;
-    goto out;
-write_failed:
-    hrd_run_abort(&w);
-    hrd_ctl_progress_end(&pr.p);
-    fprintf(stderr, "hostrangectl merge: %s; %s not written\n", err, output);
-    goto out;
-nomem:
-    fprintf(stderr, "hostrangectl merge: out of memory; %s not written\n",
-            output);
-out:
-    free(hs);
-    free(es);
-    free(own);
-    free(src);
-    free(end.clients);
-    free(end.calibrations);
-    free(end.clocks);
-    free(end.lost);
-    free(lm);
-    free(cal_time);
-    hrd_runmerge_fini(&rm);
-    hrd_agg_fini(&agg);
     return rc;
 }
 
-int hrd_ctl_merge(int argc, char **argv)
+/*
+ * Merges o's inputs into o->output once, reading every record whole when
+ * the inputs are scanned with `whole`, and says so on stdout. Returns 0;
+ * -EAGAIN when a key read by its first bytes turned out to name itself
+ * differently further on, so that the merge is to be done again with
+ * `whole` set (nothing was written, nothing said); or another negative
+ * errno, nothing written, with the reason in err (left alone for -ENOMEM).
+ */
+static int merge_once(const struct merge_opts *o, int whole, char *err,
+                      size_t errlen)
+{
+    struct merge m;
+    struct merged_end e;
+    int rc;
+
+    memset(&e, 0, sizeof e);
+    rc = merge_init(&m, o, whole);
+    if (rc == 0)
+        rc = scan_inputs(&m, err, errlen);
+    if (rc == 0)
+        rc = collect_sources(&m);
+    if (rc == 0)
+        rc = load_keys(&m, err, errlen);
+    if (rc == 0)
+        rc = merged_end_build(&e, &m);
+    if (rc == 0)
+        rc = write_output(&m, &e.end, err, errlen);
+    if (rc == 0) {
+        hrd_ctl_progress_end(&m.pr.p);
+        printf("merged %zu files into %s: %u keys%s\n", o->nin, o->output,
+               m.agg.nkeys, m.agg.compacted ? " (some kept as histograms "
+                                              "for --max-memory)"
+                                            : "");
+    } else if (rc != -EAGAIN) {
+        hrd_ctl_progress_end(&m.pr.p);
+    }
+    merged_end_fini(&e);
+    merge_fini(&m);
+    return rc;
+}
+
+/* --max-memory: a size of at least 1M into *n. Returns 0, or -EINVAL
+ * after saying why. */
+static int parse_max_memory(const char *v, uint64_t *n)
+{
+    if (hrd_parse_size(v, 1, 1u << 20, UINT64_MAX >> 1, n) == 0)
+        return 0;
+    fprintf(stderr, "hostrangectl merge: bad --max-memory '%s' (a size of "
+            "at least 1M)\n", v);
+    return -EINVAL;
+}
+
+/* What the command line asks for: a merge (o filled, its meta to be
+ * freed by hrd_ctl_meta_free), the help (shown), or nothing, after a usage
+ * error was said on stderr. */
+enum merge_request { MERGE_RUN, MERGE_HELP_SHOWN, MERGE_USAGE_ERROR };
+
+static enum merge_request parse_options(int argc, char **argv,
+                                        struct merge_opts *o)
 {
     enum { OPT_MEM = 256, OPT_UNSORTED };
     static const struct option longopts[] = {
@@ -331,50 +459,69 @@ int hrd_ctl_merge(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct merge_opts o = { NULL, NULL, 0, (uint64_t)1 << 30, 1, NULL, 0 };
-    int c, rc;
+    int c;
 
     while ((c = getopt_long(argc, argv, ":o:m:h", longopts, NULL)) != -1) {
         if (c == 'o')
-            o.output = optarg;
+            o->output = optarg;
         else if (c == 'm')
-            hrd_ctl_meta_add("merge", optarg, &o.meta, &o.nmeta);
-        else if (c == OPT_MEM)
-            o.max_memory = parse_size(optarg);
-        else if (c == OPT_UNSORTED)
-            o.format = HRD_RUN_FORMAT_EVENTS;
+            hrd_ctl_meta_add("merge", optarg, &o->meta, &o->nmeta);
+        else if (c == OPT_MEM) {
+            if (parse_max_memory(optarg, &o->max_memory) != 0)
+                return MERGE_USAGE_ERROR;
+        } else if (c == OPT_UNSORTED)
+            o->format = HRD_RUN_FORMAT_EVENTS;
         else if (c == 'h') {
             fputs(usage_merge, stdout);
-            return 0;
+            return MERGE_HELP_SHOWN;
         } else
             hrd_ctl_die_usage("merge", c, argv[optind - 1]);
     }
-    if (o.output == NULL || o.output[0] == '\0') {
+    if (o->output == NULL || o->output[0] == '\0') {
         fprintf(stderr, "hostrangectl merge: no output file (-o OUT; see "
                 "--help)\n");
-        return 2;
+        return MERGE_USAGE_ERROR;
     }
     if (optind >= argc) {
         fprintf(stderr, "hostrangectl merge: no input files (see --help)\n");
-        return 2;
+        return MERGE_USAGE_ERROR;
     }
-    o.in = argv + optind;
-    o.nin = (size_t)(argc - optind);
-    /* Unlike the other commands (see main), a merge is held to its budget:
-     * blocks above a sixteenth of it (a key's events as they grow, a
-     * key's values to write) are mappings of their own, given back when
-     * freed, and so is the top of the heap past that much, so that what
-     * was freed is not kept. Smaller blocks (a key read and decoded, over
-     * and over) are reused from the heap rather than mapped and faulted
-     * in anew each time. */
-    mallopt(M_MMAP_THRESHOLD, (int)merge_block(o.max_memory));
-    mallopt(M_TRIM_THRESHOLD, (int)merge_block(o.max_memory));
-    raise_open_files(o.nin);
-    rc = merge_once(&o, 0);
-    if (rc == 2)
-        rc = merge_once(&o, 1);
+    o->in = argv + optind;
+    o->nin = (size_t)(argc - optind);
+    return MERGE_RUN;
+}
+
+/* Exit status: 0 merged (or the help shown), 1 not merged (said why on
+ * stderr), 2 a usage error. */
+int hrd_ctl_merge(int argc, char **argv)
+{
+    struct merge_opts o = { NULL, NULL, 0, (uint64_t)1 << 30, 1, NULL, 0 };
+    enum merge_request req = parse_options(argc, argv, &o);
+    char err[8400];
+    int rc = 0;
+
+    if (req == MERGE_RUN) {
+        /* Unlike the other commands (see main), a merge is held to its
+         * budget: blocks above a sixteenth of it (a key's events as they
+         * grow, a key's values to write) are mappings of their own, given
+         * back when freed, and so is the top of the heap past that much,
+         * so that what was freed is not kept. Smaller blocks (a key read
+         * and decoded, over and over) are reused from the heap rather than
+         * mapped and faulted in anew each time. */
+        mallopt(M_MMAP_THRESHOLD, (int)merge_block(o.max_memory));
+        mallopt(M_TRIM_THRESHOLD, (int)merge_block(o.max_memory));
+        raise_open_files(o.nin);
+        rc = merge_once(&o, 0, err, sizeof err);
+        if (rc == -EAGAIN)
+            rc = merge_once(&o, 1, err, sizeof err);
+        if (rc != 0)
+            fprintf(stderr, "hostrangectl merge: %s; %s not written\n",
+                    rc == -ENOMEM ? "out of memory" : err, o.output);
+    }
     hrd_ctl_meta_free(o.meta, o.nmeta);
-    return rc;
+    if (req == MERGE_USAGE_ERROR)
+        return 2;
+    return rc == 0 ? 0 : 1;
 }
 
 const struct hrd_ctl_cmd hrd_ctl_cmd_merge = {

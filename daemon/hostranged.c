@@ -74,28 +74,112 @@ static const char usage[] =
     "Exit status: 0 after a clean stop, 1 on a runtime error, 2 on a usage\n"
     "error.\n";
 
-static void bad_value(const char *opt, const char *v, const char *what)
+/* The exit statuses --help gives. */
+enum exit_status {
+    STATUS_STOPPED = 0,      /* a clean stop, or --help, --version */
+    STATUS_RUNTIME_ERROR = 1,
+    STATUS_USAGE_ERROR = 2,
+};
+
+/* Says that v is no value for --opt (`what` says what is). Returns
+ * -EINVAL. */
+static int bad_value(const char *opt, const char *v, const char *what)
 {
     fprintf(stderr, "hostranged: bad value '%s' for --%s (%s; see --help)\n",
             v, opt, what);
-    exit(2);
+    return -EINVAL;
 }
 
-/* A whole number in [min, max] with an optional K/M/G suffix when
- * `suffix`; exits with status 2 otherwise. */
-static uint64_t parse_num(const char *opt, const char *v, int suffix,
-                          uint64_t min, uint64_t max, const char *what)
+/* A whole number in [min, max], with an optional K/M/G suffix when
+ * `suffix`, into *n. Returns 0, or -EINVAL after saying why. */
+static int parse_num(const char *opt, const char *v, int suffix, uint64_t min,
+                     uint64_t max, const char *what, uint64_t *n)
 {
+    if (hrd_parse_size(v, suffix, min, max, n) != 0)
+        return bad_value(opt, v, what);
+    return 0;
+}
+
+/* The long options without a short form. */
+enum { OPT_FSYNC = 256, OPT_SNAP, OPT_JMAX, OPT_CAP, OPT_MEM, OPT_PAGE };
+
+/* Sets option c of the server's, with its value v (NULL for --quiet), in
+ * o. Returns 0; -EINVAL after saying why v will not do; or -ENOENT when c
+ * is none of them (getopt_long's '?' or ':'). */
+static int set_option(struct hrd_server_opts *o, int c, const char *v)
+{
+    struct group *gr;
     uint64_t n;
 
-    if (hrd_parse_size(v, suffix, min, max, &n) != 0)
-        bad_value(opt, v, what);
-    return n;
+    switch (c) {
+    case 'r':
+        o->runtime_dir = v;
+        return 0;
+    case 'g':
+        if ((gr = getgrnam(v)) == NULL)
+            return bad_value("group", v, "no such group");
+        o->gid = gr->gr_gid;
+        return 0;
+    case 's':
+        if (v[0] == '\0')
+            return bad_value("state-dir", v, "a directory");
+        o->state_dir = v;
+        return 0;
+    case 'l':
+        o->load = v;
+        return 0;
+    case 'q':
+        o->quiet = 1;
+        return 0;
+    case OPT_FSYNC:
+        if (parse_num("fsync-interval", v, 0, 0, 3600000,
+                      "milliseconds, 0 to 3600000", &n) != 0)
+            return -EINVAL;
+        o->state.fsync_interval_ms = n;
+        return 0;
+    case OPT_SNAP:
+        if (parse_num("snapshot-interval", v, 0, 1, 604800,
+                      "seconds, 1 to 604800", &n) != 0)
+            return -EINVAL;
+        o->state.snapshot_interval_ms = 1000 * n;
+        return 0;
+    case OPT_JMAX:
+        if (parse_num("journal-max", v, 1, 4096, (uint64_t)1 << 40,
+                      "a size of at least 4K", &n) != 0)
+            return -EINVAL;
+        o->state.journal_max_bytes = n;
+        return 0;
+    case OPT_CAP:
+        if (parse_num("exact-cap", v, 0, 1, (uint64_t)1 << 40,
+                      "events, at least 1", &n) != 0)
+            return -EINVAL;
+        o->exact_cap = n;
+        return 0;
+    case OPT_MEM:
+        if (parse_num("max-memory", v, 1, 1u << 20, SIZE_MAX / 2,
+                      "a size of at least 1M", &n) != 0)
+            return -EINVAL;
+        o->max_memory = (size_t)n;
+        return 0;
+    case OPT_PAGE:
+        if (parse_num("dump-page", v, 0, 1, (uint64_t)1 << 40,
+                      "values, at least 1", &n) != 0)
+            return -EINVAL;
+        o->dump_page = n;
+        return 0;
+    default:
+        return -ENOENT;
+    }
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for: to serve (with o filled), nothing more
+ * (--help or --version was shown), or nothing at all (a usage error was
+ * said on stderr). */
+enum request { REQUEST_SERVE, REQUEST_SHOWN, REQUEST_USAGE_ERROR };
+
+static enum request parse_options(int argc, char **argv,
+                                  struct hrd_server_opts *o)
 {
-    enum { OPT_FSYNC = 256, OPT_SNAP, OPT_JMAX, OPT_CAP, OPT_MEM, OPT_PAGE };
     static const struct option longopts[] = {
         { "runtime-dir", required_argument, NULL, 'r' },
         { "group", required_argument, NULL, 'g' },
@@ -112,105 +196,68 @@ int main(int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_server_opts o = {
-        .gid = (gid_t)-1,
-        .state = { 1000, 300000, 256u << 20 },
-    };
-    struct group *gr;
-    char err[4400];
-    int c;
+    char buf[3];
+    int c, rc;
 
-    /* Replies of a few megabytes (a page of a save or a dump) are built,
-     * sent and freed one after another. By default the C library maps
-     * each of them afresh and unmaps it at its free, so every page was new
-     * memory to fault in and clear: three fifths of the daemon's CPU in a
-     * save. From the heap they reuse the same pages; a few megabytes more
-     * stay resident. (The keys' own large buffers are mappings of their
-     * own, agg.c, and unaffected.) */
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
-    mallopt(M_TRIM_THRESHOLD, 64 << 20);
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":r:g:s:l:qhV", longopts, NULL)) !=
            -1) {
-        switch (c) {
-        case 'r':
-            o.runtime_dir = optarg;
-            break;
-        case 'g':
-            gr = getgrnam(optarg);
-            if (gr == NULL)
-                bad_value("group", optarg, "no such group");
-            o.gid = gr->gr_gid;
-            break;
-        case 's':
-            if (optarg[0] == '\0')
-                bad_value("state-dir", optarg, "a directory");
-            o.state_dir = optarg;
-            break;
-        case OPT_FSYNC:
-            o.state.fsync_interval_ms =
-                parse_num("fsync-interval", optarg, 0, 0, 3600000,
-                          "milliseconds, 0 to 3600000");
-            break;
-        case OPT_SNAP:
-            o.state.snapshot_interval_ms =
-                1000 * parse_num("snapshot-interval", optarg, 0, 1, 604800,
-                                 "seconds, 1 to 604800");
-            break;
-        case OPT_JMAX:
-            o.state.journal_max_bytes =
-                parse_num("journal-max", optarg, 1, 4096, (uint64_t)1 << 40,
-                          "a size of at least 4K");
-            break;
-        case OPT_CAP:
-            o.exact_cap = parse_num("exact-cap", optarg, 0, 1,
-                                    (uint64_t)1 << 40,
-                                    "events, at least 1");
-            break;
-        case OPT_MEM:
-            o.max_memory = (size_t)parse_num("max-memory", optarg, 1,
-                                             1u << 20, SIZE_MAX / 2,
-                                             "a size of at least 1M");
-            break;
-        case OPT_PAGE:
-            o.dump_page = parse_num("dump-page", optarg, 0, 1,
-                                    (uint64_t)1 << 40, "values, at least 1");
-            break;
-        case 'l':
-            o.load = optarg;
-            break;
-        case 'q':
-            o.quiet = 1;
-            break;
-        case 'h':
+        if (c == 'h') {
             fputs(usage, stdout);
-            return 0;
-        case 'V':
+            return REQUEST_SHOWN;
+        }
+        if (c == 'V') {
             puts("hostranged " PACKAGE_VERSION);
-            return 0;
-        default: {
-            char buf[3];
-
+            return REQUEST_SHOWN;
+        }
+        rc = set_option(o, c, optarg);
+        if (rc == -ENOENT)
             fprintf(stderr, "hostranged: %s '%s' (see --help)\n",
                     c == ':' ? "missing value for option" : "unknown option",
                     hrd_getopt_culprit(c, optopt, argv[optind - 1], buf));
-            return 2;
-        }
-        }
+        if (rc != 0)
+            return REQUEST_USAGE_ERROR;
     }
     if (optind < argc) {
         fprintf(stderr, "hostranged: unexpected argument '%s' (see --help)\n",
                 argv[optind]);
-        return 2;
+        return REQUEST_USAGE_ERROR;
     }
-    if (o.load != NULL && o.state_dir != NULL) {
+    if (o->load != NULL && o->state_dir != NULL) {
         fprintf(stderr, "hostranged: --load and --state-dir cannot be used "
                 "together (see --help)\n");
-        return 2;
+        return REQUEST_USAGE_ERROR;
+    }
+    return REQUEST_SERVE;
+}
+
+int main(int argc, char **argv)
+{
+    struct hrd_server_opts o = {
+        .gid = (gid_t)-1,
+        .state = { 1000, 300000, 256u << 20 },
+    };
+    char err[4400];
+
+    /* Replies of a few megabytes (a page of a save or a dump) are built,
+     * sent and freed one after another. By default the C library maps
+     * each of them afresh and unmaps it at its free, so that every page is
+     * new memory to fault in and clear. From the heap they reuse the same
+     * pages; a few megabytes more stay resident. (The keys' own large
+     * buffers are mappings of their own, agg.c, and unaffected.) */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    switch (parse_options(argc, argv, &o)) {
+    case REQUEST_SHOWN:
+        return STATUS_STOPPED;
+    case REQUEST_USAGE_ERROR:
+        return STATUS_USAGE_ERROR;
+    case REQUEST_SERVE:
+        break;
     }
     if (hrd_server_run(&o, err, sizeof err) != 0) {
         fprintf(stderr, "hostranged: %s\n", err);
-        return 1;
+        return STATUS_RUNTIME_ERROR;
     }
-    return 0;
+    return STATUS_STOPPED;
 }

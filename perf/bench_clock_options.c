@@ -3,12 +3,11 @@
  * measured for its cost and for its bias against block timing.
  *
  * The work is a dependent chain of integer operations, from about 10 ns to
- * about 3 us. (At 10 us every option, CLOCK_MONOTONIC included, read about
- * 60 ns above the block timing on an AMD EPYC: a difference between the
- * work repeated in a block and the work run once, not a bias of a clock,
- * so the sizes stop at 3 us.) Its true duration is timed in blocks of many repetitions
- * between two reads of CLOCK_MONOTONIC (the clock's own cost is then
- * negligible). Each option then times single repetitions, one pair of reads
+ * about 3 us. (Longer work reads above the block timing with every option,
+ * CLOCK_MONOTONIC included: a difference between the work repeated in a
+ * block and the work run once, not a bias of a clock, so the sizes stop at
+ * 3 us.) Its true duration is timed in blocks of many repetitions between
+ * two reads of CLOCK_MONOTONIC (the clock's own cost is then negligible). Each option then times single repetitions, one pair of reads
  * around each, and its bias at that size is the mean of those readings
  * (trimmed of interruptions) less the truth. An option whose bias is the
  * same at every size can be corrected by a constant, which the calibration

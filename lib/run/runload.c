@@ -327,16 +327,13 @@ out:
     return rc;
 }
 
-int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
-                    char *why, size_t whylen)
+/* Checks key m's names, phase and counts, and that it holds its values one
+ * way (events, histograms, or delta-coded values) in the numbers its
+ * counts say. Returns 0 or -EINVAL (why). */
+static int runkey_ok(const Hostrange__RunKey *m, char *why, size_t whylen)
 {
-    struct hrd_agg *a = l->a;
-    uint64_t all = m->pairs + m->records, *incl = NULL, *self = NULL;
-    uint32_t node, op, backend, range;
-    struct hrd_key *k;
+    uint64_t all = m->pairs + m->records;
     int hist = m->inclusive_hist != NULL || m->self_hist != NULL;
-    int coded = m->events.len > 0, keep = 0;
-    int rc = 0;
 
     if (!str_ok(m->node_id) || !str_ok(m->operator_) ||
         !str_ok(m->backend) || !str_ok(m->range))
@@ -347,7 +344,7 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
     if (all < m->pairs)
         return bad(why, whylen, "key %s/%s has absurd counts", m->node_id,
                    m->range);
-    if (coded) {
+    if (m->events.len > 0) {
         uint64_t np, nr;
 
         if (hist || m->n_inclusive || m->n_self)
@@ -370,77 +367,117 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
             !hist_ok(m->self_hist, m->pairs))
             return bad(why, whylen, "key %s/%s has inconsistent histograms",
                        m->node_id, m->range);
-    } else {
-        if (m->n_inclusive != all || m->n_self != m->pairs)
-            return bad(why, whylen, "key %s/%s holds %zu inclusive and %zu "
-                       "self values for %llu events and %llu records",
-                       m->node_id, m->range, m->n_inclusive, m->n_self,
-                       (unsigned long long)m->pairs,
-                       (unsigned long long)m->records);
-        incl = malloc((all + 1) * sizeof *incl);
-        self = malloc((m->pairs + 1) * sizeof *self);
-        if (incl == NULL || self == NULL) {
-            rc = -ENOMEM;
-            goto out;
-        }
-        if (!undelta(m->inclusive, all, incl) ||
-            !undelta(m->self, m->pairs, self)) {
-            rc = bad(why, whylen, "key %s/%s has values beyond 2^64",
-                     m->node_id, m->range);
-            goto out;
-        }
-        for (uint64_t i = 0; i < m->pairs; i++) {
-            if (self[i] > incl[m->records + i]) {
-                rc = bad(why, whylen, "key %s/%s has self times above its "
-                         "inclusive times", m->node_id, m->range);
-                goto out;
-            }
-        }
+    } else if (m->n_inclusive != all || m->n_self != m->pairs) {
+        return bad(why, whylen, "key %s/%s holds %zu inclusive and %zu "
+                   "self values for %llu events and %llu records",
+                   m->node_id, m->range, m->n_inclusive, m->n_self,
+                   (unsigned long long)m->pairs,
+                   (unsigned long long)m->records);
     }
-    for (size_t i = 0; i < m->n_paths; i++) {
-        if ((rc = runpath_ok(m, m->paths[i], why, whylen)) != 0)
-            goto out;
+    return 0;
+}
+
+/* The values of a key that holds them delta-coded, decoded: the inclusive
+ * times of its records then of its events, and the self times of its
+ * events. */
+struct key_values {
+    uint64_t *incl;  /* [records + pairs] */
+    uint64_t *self;  /* [pairs] */
+};
+
+/*
+ * Decodes the values of key m (checked by runkey_ok, holding delta-coded
+ * values) into v and checks them: none beyond 2^64, no self time above
+ * its inclusive time. Returns 0, -EINVAL (why) or -ENOMEM; the caller
+ * frees v's arrays either way.
+ */
+static int runkey_values(const Hostrange__RunKey *m, struct key_values *v,
+                         char *why, size_t whylen)
+{
+    uint64_t all = m->pairs + m->records;
+
+    v->incl = malloc((all + 1) * sizeof *v->incl);
+    v->self = malloc((m->pairs + 1) * sizeof *v->self);
+    if (v->incl == NULL || v->self == NULL)
+        return -ENOMEM;
+    if (!undelta(m->inclusive, all, v->incl) ||
+        !undelta(m->self, m->pairs, v->self))
+        return bad(why, whylen, "key %s/%s has values beyond 2^64",
+                   m->node_id, m->range);
+    for (uint64_t i = 0; i < m->pairs; i++) {
+        if (v->self[i] > v->incl[m->records + i])
+            return bad(why, whylen, "key %s/%s has self times above its "
+                       "inclusive times", m->node_id, m->range);
     }
-    node = hrd_agg_str(a, m->node_id);
-    op = hrd_agg_str(a, m->operator_);
-    backend = hrd_agg_str(a, m->backend);
-    range = hrd_agg_str(a, m->range);
+    return 0;
+}
+
+/* The key of m's names in l's aggregation, made when missing, into *k;
+ * notes the ranks of its node id and range name. Returns 0 or -ENOMEM. */
+static int runkey_find(struct hrd_runload *l, const Hostrange__RunKey *m,
+                       struct hrd_key **k)
+{
+    struct hrd_agg *a = l->a;
+    uint32_t node = hrd_agg_str(a, m->node_id);
+    uint32_t op = hrd_agg_str(a, m->operator_);
+    uint32_t backend = hrd_agg_str(a, m->backend);
+    uint32_t range = hrd_agg_str(a, m->range);
+
     if (node == 0 || op == 0 || backend == 0 || range == 0 ||
         note_first(l, node, 0, m->node_rank) != 0 ||
         note_first(l, range, 1, m->range_rank) != 0 ||
-        (k = hrd_agg_key(a, node, op, backend, m->phase, range)) == NULL) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    /* A key whose one context holds all its events keeps them once: its
-     * path key is (or stays) a mirror when it has no other. */
-    if (m->n_paths == 1 && m->paths[0]->same_as_key) {
-        uint32_t id;
+        (*k = hrd_agg_key(a, node, op, backend, m->phase, range)) == NULL)
+        return -ENOMEM;
+    return 0;
+}
 
+/*
+ * A key whose one context holds all its events keeps them once: when m's
+ * one path is same_as_key and key k has no other path, k's path key is
+ * (or stays) a mirror of k, and *mirrored is set (the path then needs no
+ * loading of its own). Otherwise k's mirror, if any, becomes a path key
+ * of its own. Returns 0 or -ENOMEM.
+ */
+static int runkey_mirror(struct hrd_agg *a, struct hrd_key *k,
+                         const Hostrange__RunKey *m, int *mirrored)
+{
+    uint32_t id;
+    int rc;
+
+    *mirrored = 0;
+    if (m->n_paths == 1 && m->paths[0]->same_as_key) {
         if ((rc = path_intern(a, m->paths[0], &id)) < 0)
-            goto out;
+            return rc;
         if (rc == 0 && k->paths == NULL && k->pairs + k->records == 0) {
             struct hrd_key *pk = hrd_agg_path_key_live(a, k, id);
 
-            if (pk == NULL) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            keep = pk->mirror;
+            if (pk == NULL)
+                return -ENOMEM;
+            *mirrored = pk->mirror;
         } else if (rc == 0) {
-            keep = k->paths != NULL && k->paths->pnext == NULL &&
-                   k->paths->mirror && k->paths->path == id;
+            *mirrored = k->paths != NULL && k->paths->pnext == NULL &&
+                        k->paths->mirror && k->paths->path == id;
         }
-        rc = 0;
     }
-    if (!keep && hrd_agg_path_unmirror(a, k) != 0) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    if (coded) {
+    if (!*mirrored && hrd_agg_path_unmirror(a, k) != 0)
+        return -ENOMEM;
+    return 0;
+}
+
+/* Adds the values of key m (checked; v its decoded values when it holds
+ * delta-coded ones) to k: events as they are, a histogram by its buckets,
+ * values one by one. Returns 0 or -ENOMEM. */
+static int runkey_load_values(struct hrd_agg *a, struct hrd_key *k,
+                              const Hostrange__RunKey *m,
+                              const struct key_values *v)
+{
+    int hist = m->inclusive_hist != NULL || m->self_hist != NULL;
+    int rc = 0;
+
+    if (m->events.len > 0) {
         if ((rc = hrd_agg_key_add_exact(a, k, m->events.data, m->events.len,
                                         m->pairs, m->records)) != 0)
-            goto out;
+            return rc;
     } else if (hist && k->exact && k->pairs + k->records == 0) {
         struct hrd_hist *hi = hist_from_msg(m->inclusive_hist);
         struct hrd_hist *hs = hist_from_msg(m->self_hist);
@@ -451,17 +488,14 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
             hrd_hist_fini(hs);
             free(hi);
             free(hs);
-            rc = -ENOMEM;
-            goto out;
+            return -ENOMEM;
         }
     } else if (hist) {
         if (hrd_agg_key_to_hist(a, k) != 0 ||
             hrd_agg_key_unshare(a, k) != 0 ||
             hist_merge(a, k->incl, m->inclusive_hist) != 0 ||
-            hist_merge(a, k->self, m->self_hist) != 0) {
-            rc = -ENOMEM;
-            goto out;
-        }
+            hist_merge(a, k->self, m->self_hist) != 0)
+            return -ENOMEM;
         k->pairs += m->pairs;
         k->records += m->records;
         k->has_scopes |= m->pairs > 0;
@@ -470,23 +504,46 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
         /* The smallest inclusive values are taken as the records, the
          * others pair with the self values in order (runkey.h). */
         for (uint64_t i = 0; i < m->records && rc == 0; i++)
-            rc = hrd_agg_add_record(a, k, incl[i]);
+            rc = hrd_agg_add_record(a, k, v->incl[i]);
         for (uint64_t i = 0; i < m->pairs && rc == 0; i++)
-            rc = hrd_agg_add(a, k, incl[m->records + i], self[i]);
+            rc = hrd_agg_add(a, k, v->incl[m->records + i], v->self[i]);
         if (rc != 0)
-            goto out;
+            return rc;
     }
     k->children += m->children;
     k->descendants += m->descendants;
-    for (size_t i = keep; i < m->n_paths && rc == 0; i++)
-        rc = runpath_load(a, k, m, m->paths[i], why, whylen);
-    if (rc != 0)
-        goto out;
-    l->keys++;
-    hrd_agg_enforce(a);
-out:
-    free(incl);
-    free(self);
+    return 0;
+}
+
+int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
+                    char *why, size_t whylen)
+{
+    struct key_values v = { NULL, NULL };
+    int coded = m->events.len > 0;
+    int hist = m->inclusive_hist != NULL || m->self_hist != NULL;
+    struct hrd_key *k;
+    int mirrored = 0;
+    int rc = runkey_ok(m, why, whylen);
+
+    if (rc == 0 && !coded && !hist)
+        rc = runkey_values(m, &v, why, whylen);
+    for (size_t i = 0; i < m->n_paths && rc == 0; i++)
+        rc = runpath_ok(m, m->paths[i], why, whylen);
+    /* Checked: from here on the key is added. */
+    if (rc == 0)
+        rc = runkey_find(l, m, &k);
+    if (rc == 0)
+        rc = runkey_mirror(l->a, k, m, &mirrored);
+    if (rc == 0)
+        rc = runkey_load_values(l->a, k, m, &v);
+    for (size_t i = (size_t)mirrored; i < m->n_paths && rc == 0; i++)
+        rc = runpath_load(l->a, k, m, m->paths[i], why, whylen);
+    if (rc == 0) {
+        l->keys++;
+        hrd_agg_enforce(l->a);
+    }
+    free(v.incl);
+    free(v.self);
     return rc;
 }
 
