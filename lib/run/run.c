@@ -21,11 +21,9 @@
 /* --- writing -------------------------------------------------------------- */
 
 /* The bytes gathered before they are written. A write to a file costs
- * far more than its system call: about 11 us each here, besides the
- * copy, so that writing 16 MB as records of 36 KB took 9.6 ms of CPU and
- * in writes of 1 MB 3.8 ms; copying the records into this buffer costs
- * much less. A record that does not fit in it is written at once, with
- * what is gathered before it. */
+ * far more than its system call besides the copy, so records are copied
+ * into this buffer and written in large pieces. A record that does not fit
+ * in it is written at once, with what is gathered before it. */
 #define OUT_CAP ((size_t)1 << 20)
 /* The most pieces of one record. */
 #define OUT_PIECES 5
