@@ -8,8 +8,10 @@
  * Options: -n COUNT stops after COUNT values or calls (0: no limit); -s
  * SECONDS stops after that long; -S FILE stops once FILE exists; -e EVERY flushes after every EVERY values
  * (waiting up to -f MS milliseconds, default 30000, for the
- * acknowledgements) and prints the counters as `acked samples=S
- * delivered=D lost=L`; -p NS busy-waits NS nanoseconds
+ * acknowledgements) and prints `flushing values=V` before the flush and
+ * the counters after it as `acked samples=S delivered=D lost=L ...
+ * values=V flush=RC` (RC: what hr_flush returned); -p NS busy-waits NS
+ * nanoseconds
  * per value; -R makes range calls instead of records.
  *
  * After the library's own exit handling (its flush at exit), it prints the
@@ -143,11 +145,15 @@ int main(int argc, char **argv)
             spin(pace);
         }
         if (every != 0 && i % every == 0) {
+            int rc;
+
             if (ranges)
                 hr_window_end();
-            hr_flush(flush_ms);
+            printf("flushing values=%llu\n", i);
+            fflush(stdout);
+            rc = hr_flush(flush_ms);
             print_counters("acked");
-            printf(" values=%llu\n", i);
+            printf(" values=%llu flush=%d\n", i, rc);
             fflush(stdout);
             if (ranges)
                 hr_window_begin();
