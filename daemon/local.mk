@@ -1,8 +1,8 @@
 # hostranged (the daemon) and hostrangectl (its command-line client). The
 # pure logic lives in libhrd (no I/O), which the unit tests link
 # (tests/local.mk); the storage (record files, the state directory, the
-# runtime directory, snapshots and run files) in libhrdstore, which needs
-# libhrd after it.
+# runtime directory and its spool, snapshots and run files) in
+# libhrdstore, which needs libhrd after it.
 noinst_LTLIBRARIES += daemon/libhrd.la
 daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/paths.c daemon/rows.c \
 	daemon/rows.h daemon/hist.c daemon/hist.h daemon/stats.c \
@@ -22,7 +22,8 @@ noinst_LTLIBRARIES += daemon/libhrdstore.la
 daemon_libhrdstore_la_SOURCES = daemon/rundir.c daemon/rundir.h \
 	daemon/journal.c daemon/journal.h daemon/snapshot.c \
 	daemon/snapshot.h daemon/state.c daemon/state.h daemon/run.c \
-	daemon/run.h daemon/runmerge.c daemon/runmerge.h
+	daemon/run.h daemon/runmerge.c daemon/runmerge.h daemon/spool.c \
+	daemon/spool.h
 daemon_libhrdstore_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 # The daemon's libraries, storage first.
 HRD_LIBS = daemon/libhrdstore.la daemon/libhrd.la

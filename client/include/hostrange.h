@@ -107,6 +107,8 @@ typedef struct hr_counters {
     uint64_t label_in_window;  /* labels changed inside a window */
     uint64_t too_deep;         /* ranges nested deeper than the stack */
     uint64_t batches_sent;
+    uint64_t spooled;          /* samples left in the spool at exit for
+                                  the next daemon (see hr_flush) */
 } hr_counters;
 
 #ifndef HOSTRANGE_DISABLE
