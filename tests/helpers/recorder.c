@@ -15,7 +15,8 @@
  * per value; -R makes range calls instead of records.
  *
  * After the library's own exit handling (its flush at exit), it prints the
- * final counters as `final samples=S delivered=D lost=L batches=B`, with
+ * final counters as `final samples=S delivered=D lost=L batches=B
+ * spooled=P` (P: samples left in the spool for the next daemon), with
  * `exit_wait_ns=W` (the time from the return from main to then: what the
  * library's exit made the program wait) and `run_ns=R` (the time of the
  * main loop). With HOSTRANGE=0 nothing is collected: the baseline.
@@ -42,9 +43,11 @@ static void print_counters(const char *tag)
     hr_counters k;
 
     hr_counters_get(&k);
-    printf("%s samples=%llu delivered=%llu lost=%llu batches=%llu", tag,
-           (unsigned long long)k.samples, (unsigned long long)k.delivered,
-           (unsigned long long)k.lost, (unsigned long long)k.batches_sent);
+    printf("%s samples=%llu delivered=%llu lost=%llu batches=%llu "
+           "spooled=%llu", tag, (unsigned long long)k.samples,
+           (unsigned long long)k.delivered, (unsigned long long)k.lost,
+           (unsigned long long)k.batches_sent,
+           (unsigned long long)k.spooled);
 }
 
 /* Registered before the library's exit handler, so run after it. */
