@@ -285,7 +285,7 @@ tests_service_test_daemon_notify_LDADD = $(HARNESS_LIBS)
 # tools nobody here wrote (protoc, nanocat).
 FAULT_TESTS = tests/service/test_fault_client tests/service/test_fault_scale \
 	tests/service/test_fault_disk tests/service/test_fault_rundir \
-	tests/service/test_hostile
+	tests/service/test_fault_spool tests/service/test_hostile
 check_PROGRAMS += $(FAULT_TESTS)
 TESTS += $(FAULT_TESTS)
 tests_service_test_fault_client_SOURCES = tests/service/test_fault_client.c
@@ -300,6 +300,10 @@ tests_service_test_fault_disk_LDADD = $(HARNESS_LIBS)
 tests_service_test_fault_rundir_SOURCES = tests/service/test_fault_rundir.c
 tests_service_test_fault_rundir_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_fault_rundir_LDADD = $(HARNESS_LIBS)
+# A daemon restarted or away while its clients finish: the spool.
+tests_service_test_fault_spool_SOURCES = tests/service/test_fault_spool.c
+tests_service_test_fault_spool_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_fault_spool_LDADD = $(HARNESS_LIBS)
 tests_service_test_hostile_SOURCES = tests/service/test_hostile.c
 tests_service_test_hostile_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_hostile_LDADD = $(HARNESS_LIBS) client/libhrclient.la \
