@@ -113,7 +113,8 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
 	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
-	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput
+	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput \
+	tests/unit/test_spool
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -175,6 +176,12 @@ tests_unit_test_runmerge_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_runput_SOURCES = tests/unit/test_runput.c
 tests_unit_test_runput_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runput_LDADD = $(HRD_STORE_TEST_LIBS)
+
+# The spool: the client's writer and the daemon's reader (client/spool.c,
+# daemon/spool.c, proto/spool.c).
+tests_unit_test_spool_SOURCES = tests/unit/test_spool.c
+tests_unit_test_spool_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_spool_LDADD = client/libhrclient.la $(HRD_STORE_TEST_LIBS)
 
 # The operators (libhrops), checked against bench/ref.c.
 tests_unit_test_ops_half_SOURCES = tests/unit/test_ops_half.c
