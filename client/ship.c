@@ -255,11 +255,6 @@ static int queue_full(void)
     return queue_bytes >= queue_max;
 }
 
-/*
- * Seals the encoder's batch at the end of the queue. When the queue is
- * full, a live daemon makes it wait (-EAGAIN, the batch kept); otherwise
- * its events are dropped and counted as lost.
- */
 /* Fills h with the process's counters and lost counts per label set (ids
  * and counts: room for 1024 each), for batch number `number`. */
 static void header_fill(struct hr__batch_header *h, uint64_t number,
@@ -319,6 +314,11 @@ static struct pending *pending_new(void)
     return p;
 }
 
+/*
+ * Seals the encoder's batch at the end of the queue. When the queue is
+ * full, a live daemon makes it wait (-EAGAIN, the batch kept); otherwise
+ * its events are dropped and counted as lost.
+ */
 static int seal(int force)
 {
     struct hr__batch_header h;
@@ -794,7 +794,8 @@ static int daemon_unreachable(void)
     if (strlen(ingest_path) >= sizeof a.sun_path)
         return 0; /* nanomsg cannot reach it either; not ours to judge */
     memcpy(a.sun_path, ingest_path, strlen(ingest_path) + 1);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* Not blocking: a frozen daemon's full backlog is a listening one. */
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return 0;
     rc = connect(fd, (struct sockaddr *)&a, sizeof a);
@@ -824,8 +825,8 @@ static int wait_flushed(uint64_t gen, int timeout_ms)
         if (now >= deadline)
             return atomic_load(&answered_ms) >= start ? -ETIMEDOUT
                                                       : -ENOTCONN;
-        /* Looked at until a daemon is seen listening: a connection to it
-         * would be one more client for it to serve. */
+        /* Looked at once per wait: each look is a connection the daemon
+         * accepts. */
         if (!atomic_load(&reached) && !listening) {
             if (daemon_unreachable())
                 return -ENOTCONN;
@@ -862,17 +863,17 @@ int hr__ship_flush(int timeout_ms)
 /*
  * Writes what no daemon acknowledged to the spool (the shipper has
  * stopped): the queued batches up to spool_max bytes, and a last batch with
- * the final counts. What is not written is counted lost. Returns the
- * events written.
+ * the final counts. What is not written is counted lost.
  */
-static uint64_t spool_queue(void)
+static void spool_queue(void)
 {
     struct hr__batch_header h;
     struct hr__spool_batch *sb = NULL;
     struct hr__spool sp = { 0 };
     uint32_t ids[1024], n = 0, nq = 0;
     uint64_t counts[1024], events = 0;
-    size_t used = 0;
+    uint8_t *final = NULL;
+    size_t used = 0, final_len = 0;
     struct pending *p, *stop = NULL;
     hr_counters c;
     int rc = -ENOMEM;
@@ -918,10 +919,11 @@ static uint64_t spool_queue(void)
     sp.batches = sb;
     sp.nbatches = n;
     sp.label_get = label_get;
-    if (enc_ok && hr__enc_seal(&enc, &h, (uint8_t **)&sp.final_batch,
-                               &sp.final_len) == 0) {
+    if (enc_ok && hr__enc_seal(&enc, &h, &final, &final_len) == 0) {
+        sp.final_batch = final;
+        sp.final_len = final_len;
         rc = hr__spool_write(spool_dir, &sp);
-        free((void *)sp.final_batch);
+        free(final);
     }
 out:
     pthread_mutex_lock(&lock);
@@ -930,11 +932,9 @@ out:
     } else {
         for (p = queue_head; p != stop; p = p->next)
             count_batch_lost_locked(p);
-        events = 0;
     }
     pthread_mutex_unlock(&lock);
     free(sb);
-    return events;
 }
 
 void hr__ship_stop(int timeout_ms)
