@@ -437,9 +437,13 @@ static int final_amend(const Hostrange__SpoolInfo *info,
     if (ls == NULL || lsp == NULL || ll == NULL || lc == NULL ||
         b->n_lost_label != b->n_lost_by_label)
         goto out;
-    memcpy(lsp, b->labels, b->n_labels * sizeof *lsp);
-    memcpy(ll, b->lost_label, b->n_lost_label * sizeof *ll);
-    memcpy(lc, b->lost_by_label, b->n_lost_label * sizeof *lc);
+    /* An empty array may have no buffer. */
+    if (b->n_labels != 0)
+        memcpy(lsp, b->labels, b->n_labels * sizeof *lsp);
+    if (b->n_lost_label != 0) {
+        memcpy(ll, b->lost_label, b->n_lost_label * sizeof *ll);
+        memcpy(lc, b->lost_by_label, b->n_lost_label * sizeof *lc);
+    }
     m.labels = lsp;
     m.lost_label = ll;
     m.lost_by_label = lc;

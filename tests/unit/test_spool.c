@@ -394,6 +394,26 @@ static void test_bad_batches(void **state)
                      0);
 }
 
+/* The last batch of a process that lost nothing itself (no lost counts, no
+ * label sets) gets the losses of a batch that could not be taken. */
+static void test_losses_added(void **state)
+{
+    struct fix *f = *state;
+
+    free(f->b[3].buf);
+    batch_make(&f->b[3], PID, 4, 0, 0, 0);
+    free(f->b[2].buf);
+    f->b[2].buf = (uint8_t *)strdup("no batch at all");
+    f->b[2].len = strlen("no batch at all");
+    spool_write(f, PID, 0);
+    take_all(f);
+    assert_int_equal(events_of(f), 9);
+    assert_int_equal(lost_of(f, NODE_A), 0);
+    assert_int_equal(lost_of(f, NODE_B), 5);
+    assert_int_equal(f->sp.info.lost_events, 5);
+    assert_int_equal(hrd_ingest_client_find(&f->in, PID, INSTANCE)->lost, 5);
+}
+
 /* Files refused whole: nothing of them is taken. */
 static void test_refused_files(void **state)
 {
@@ -444,6 +464,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_journal_refuses, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_bad_batches, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_losses_added, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_files, setup, teardown),
     };
 
