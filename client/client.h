@@ -210,7 +210,8 @@ void hr__ship_kick(void);
 /* Asks the shipper to ship everything and waits; see hr_flush. */
 int hr__ship_flush(int timeout_ms);
 void hr__ship_stop(int timeout_ms);
-void hr__ship_counters(uint64_t *delivered, uint64_t *lost, uint64_t *batches);
+void hr__ship_counters(uint64_t *delivered, uint64_t *lost, uint64_t *batches,
+                       uint64_t *spooled);
 extern _Atomic int hr__g_ship_sleeping;
 void hr__fork_prepare(void);
 void hr__fork_parent(void);

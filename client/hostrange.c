@@ -505,7 +505,8 @@ void hr_counters_get(hr_counters *out)
     struct hr__thread *t;
 
     memset(out, 0, sizeof *out);
-    hr__ship_counters(&out->delivered, &out->lost, &out->batches_sent);
+    hr__ship_counters(&out->delivered, &out->lost, &out->batches_sent,
+                      &out->spooled);
     pthread_mutex_lock(&hr__g_reg_lock);
     for (t = hr__g_threads; t != NULL; t = t->next_thread) {
         /* A sample dropped after a ring wait too long was collected and

@@ -2,13 +2,14 @@
 # hostrange(3).
 include_HEADERS += client/include/hostrange.h
 dist_man_MANS += client/hostrange.3
-# The client's pure parts (the clock, the intern tables, the batch encoder),
-# built once: libhostrange, the unit tests and the fuzz seed generator link
-# them (their hr__ names are hidden outside libhostrange). The encoder needs
-# libhrproto after it.
+# The client's pure parts (the clock, the intern tables, the batch encoder,
+# the spool file's writer), built once: libhostrange, the unit tests and the
+# fuzz seed generator link them (their hr__ names are hidden outside
+# libhostrange). The encoder needs libhrproto after it.
 noinst_LTLIBRARIES += client/libhrclient.la
 client_libhrclient_la_SOURCES = client/client.h client/stack.h \
-	client/clock.c client/intern.c client/encode.c client/encode.h
+	client/clock.c client/intern.c client/encode.c client/encode.h \
+	client/spool.c client/spool.h
 client_libhrclient_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 lib_LTLIBRARIES += client/libhostrange.la
 client_libhostrange_la_SOURCES = client/hostrange.c client/client.h \

@@ -13,8 +13,15 @@
  * counted as lost, per label set; every later batch carries the counts.
  *
  * The program is never made to wait here except in hr_flush and at exit,
- * both bounded by a timeout; when the ingest socket does not exist at all
- * (no daemon), they give up at once.
+ * both bounded by a timeout, during which a daemon that is away (its socket
+ * missing, connections refused, or no answer) is tried again every
+ * HR__RETRY_MS: it may be restarting. A process that has never reached a
+ * daemon does not wait when none listens.
+ *
+ * At exit, what is still not acknowledged (the queue, and counts no
+ * acknowledged batch carried) goes to a spool file (client/spool.h) for the
+ * next daemon, up to HOSTRANGE_SPOOL_MB: the batches past it, and all of
+ * them when no file can be written, are counted lost.
  *
  * fork: the shipper parks (after waiting up to HR__PARK_WAIT_MS for the
  * answer to a batch in flight) and closes its socket before the fork (nanomsg
@@ -27,9 +34,11 @@
 
 #include "client/client.h"
 #include "client/encode.h"
+#include "client/spool.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/monotonic.h"
 #include "proto/protocol.h"
+#include "proto/spool.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -41,7 +50,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #define HR__RESEND_MS 1000u
@@ -51,13 +62,25 @@
  * looks for one this often. Otherwise it sleeps until it is woken. */
 #define HR__CADENCE_MS 20
 #define HR__ABSENT_MS 250
+/* While a flush waits for a daemon that is away, the shipper tries again
+ * this often (nanomsg reconnects within HR__RECONNECT_MAX_MS). */
+#define HR__RETRY_MS 20
+#define HR__RECONNECT_MS 20
+#define HR__RECONNECT_MAX_MS 200
 
+/* A sealed batch, with its events per label set (process ids; one
+ * allocation with the struct) and the cumulative counts it carries. */
 struct pending {
     struct pending *next;
     uint64_t seq;
     uint32_t events;
+    int sent;                  /* sent at least once */
+    uint64_t lost_at, marks_at;
     size_t len;
     uint8_t *buf;
+    uint32_t nlab;
+    uint32_t *lab;
+    uint64_t *lab_events;
 };
 
 _Atomic int hr__g_ship_sleeping;
@@ -72,6 +95,10 @@ static int efd = -1;
 static int stopping, parking, parked;  /* under lock */
 static uint64_t flush_asked, flush_done; /* generations, under lock */
 static uint64_t delivered, lost, batches; /* under lock */
+static uint64_t spooled;                  /* under lock */
+/* A daemon has answered this process, and when it last did. */
+static _Atomic int reached;
+static _Atomic uint64_t answered_ms;
 static uint64_t *lost_by_label;           /* label id -> count, under lock */
 static uint32_t lost_cap;
 static hr_counters retired;               /* under hr__g_reg_lock */
@@ -91,6 +118,10 @@ static int inflight;
 static uint64_t sent_at_ms, first_sent_ms, last_ack_ms;
 static uint64_t lost_reported; /* the lost count the last batch carried */
 static uint64_t marks_reported; /* the marks count the last batch carried */
+/* The counts the last acknowledged batch carried. */
+static uint64_t lost_acked, marks_acked;
+static char spool_dir[PATH_MAX];
+static size_t spool_max;
 
 
 void hr__ship_wake(void)
@@ -126,12 +157,13 @@ void hr__ship_retired(hr_counters *out)
     out->lost += retired.lost;
 }
 
-void hr__ship_counters(uint64_t *d, uint64_t *l, uint64_t *b)
+void hr__ship_counters(uint64_t *d, uint64_t *l, uint64_t *b, uint64_t *sp)
 {
     pthread_mutex_lock(&lock);
     *d = delivered;
     *l = lost;
     *b = batches;
+    *sp = spooled;
     pthread_mutex_unlock(&lock);
 }
 
@@ -160,9 +192,8 @@ static int label_get(uint32_t id, const char **node_id, const char **op,
 
 static const struct hr__namer namer = { range_name, label_get, hr__ctx_get };
 
-/* Counts the encoder's events as lost, per label set, and empties it (lock
- * held). */
-static void count_lost_locked(void)
+/* Makes room in lost_by_label for every label set (lock held). */
+static void lost_grow_locked(void)
 {
     uint32_t need = hr__label_count() + 1;
 
@@ -174,6 +205,24 @@ static void count_lost_locked(void)
             lost_cap = need;
         }
     }
+}
+
+/* Counts a sealed batch's events as lost, per label set (lock held). */
+static void count_batch_lost_locked(const struct pending *p)
+{
+    lost_grow_locked();
+    lost += p->events;
+    for (uint32_t i = 0; i < p->nlab; i++) {
+        if (p->lab[i] < lost_cap)
+            lost_by_label[p->lab[i]] += p->lab_events[i];
+    }
+}
+
+/* Counts the encoder's events as lost, per label set, and empties it (lock
+ * held). */
+static void count_lost_locked(void)
+{
+    lost_grow_locked();
     lost += enc.events;
     for (uint32_t i = 0; i < enc.lab.n; i++) {
         if (enc.lab.ids[i] < lost_cap)
@@ -206,6 +255,65 @@ static int queue_full(void)
     return queue_bytes >= queue_max;
 }
 
+/* Fills h with the process's counters and lost counts per label set (ids
+ * and counts: room for 1024 each), for batch number `number`. */
+static void header_fill(struct hr__batch_header *h, uint64_t number,
+                        uint32_t *ids, uint64_t *counts)
+{
+    hr_counters c;
+
+    memset(h, 0, sizeof *h);
+    hr_counters_get(&c);
+    h->pid = (uint32_t)getpid();
+    h->instance = instance;
+    h->process_label = process_label;
+    h->clock = hr_clock_name();
+    h->clock_order = hr__clock_order();
+    h->clock_step_ns = hr__clock_step();
+    h->lost_events = c.lost;
+    h->out_of_order = c.out_of_order;
+    h->open_at_window_end = c.open_at_window_end;
+    h->foreign_thread = c.foreign_thread;
+    h->label_in_window = c.label_in_window;
+    h->too_deep = c.too_deep;
+    h->contexts_dropped = hr__ctx_dropped();
+    h->marks = atomic_load_explicit(&hr__g_marks, memory_order_relaxed);
+    pthread_mutex_lock(&lock);
+    for (uint32_t i = 1; i < lost_cap && h->n_lost < 1024; i++) {
+        if (lost_by_label[i] != 0) {
+            ids[h->n_lost] = i;
+            counts[h->n_lost++] = lost_by_label[i];
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    h->lost_ids = ids;
+    h->lost_counts = counts;
+    h->seq = number;
+}
+
+/* A new pending batch with room for the encoder's label sets and their
+ * events (which it copies), or NULL. */
+static struct pending *pending_new(void)
+{
+    uint32_t n = 0;
+    struct pending *p;
+
+    for (uint32_t i = 0; i < enc.lab.n; i++)
+        n += enc.events_by[i] != 0;
+    p = calloc(1, sizeof *p + n * (sizeof *p->lab_events + sizeof *p->lab));
+    if (p == NULL)
+        return NULL;
+    p->lab_events = (uint64_t *)(p + 1);
+    p->lab = (uint32_t *)(p->lab_events + n);
+    for (uint32_t i = 0; i < enc.lab.n; i++) {
+        if (enc.events_by[i] != 0) {
+            p->lab[p->nlab] = enc.lab.ids[i];
+            p->lab_events[p->nlab++] = enc.events_by[i];
+        }
+    }
+    return p;
+}
+
 /*
  * Seals the encoder's batch at the end of the queue. When the queue is
  * full, a live daemon makes it wait (-EAGAIN, the batch kept); otherwise
@@ -213,10 +321,9 @@ static int queue_full(void)
  */
 static int seal(int force)
 {
-    struct hr__batch_header h = { 0 };
+    struct hr__batch_header h;
     uint32_t events = enc.events, ids[1024];
     uint64_t counts[1024];
-    hr_counters c;
     struct pending *p;
     int rc;
 
@@ -227,35 +334,10 @@ static int seal(int force)
             return -EAGAIN;
         goto drop;
     }
-    hr_counters_get(&c);
-    h.pid = (uint32_t)getpid();
-    h.instance = instance;
-    h.process_label = process_label;
-    h.clock = hr_clock_name();
-    h.clock_order = hr__clock_order();
-    h.clock_step_ns = hr__clock_step();
-    h.lost_events = c.lost;
-    h.out_of_order = c.out_of_order;
-    h.open_at_window_end = c.open_at_window_end;
-    h.foreign_thread = c.foreign_thread;
-    h.label_in_window = c.label_in_window;
-    h.too_deep = c.too_deep;
-    h.contexts_dropped = hr__ctx_dropped();
-    h.marks = atomic_load_explicit(&hr__g_marks, memory_order_relaxed);
-    pthread_mutex_lock(&lock);
-    for (uint32_t i = 1; i < lost_cap && h.n_lost < 1024; i++) {
-        if (lost_by_label[i] != 0) {
-            ids[h.n_lost] = i;
-            counts[h.n_lost++] = lost_by_label[i];
-        }
-    }
-    pthread_mutex_unlock(&lock);
-    h.lost_ids = ids;
-    h.lost_counts = counts;
+    header_fill(&h, seq + 1, ids, counts);
     lost_reported = h.lost_events;
     marks_reported = h.marks;
-    h.seq = seq + 1;
-    p = calloc(1, sizeof *p);
+    p = pending_new();
     if (p == NULL)
         goto drop;
     rc = hr__enc_seal(&enc, &h, &p->buf, &p->len);
@@ -265,6 +347,8 @@ static int seal(int force)
     }
     p->seq = ++seq;
     p->events = events;
+    p->lost_at = h.lost_events;
+    p->marks_at = h.marks;
     queue_bytes += p->len;
     if (queue_tail != NULL)
         queue_tail->next = p;
@@ -406,12 +490,16 @@ static int rings_empty(void)
 
 static void open_socket(void)
 {
-    int max = -1, resend = 3600000;
+    int max = -1, resend = 3600000, ivl = HR__RECONNECT_MS,
+        ivl_max = HR__RECONNECT_MAX_MS;
 
     sock = nn_socket(AF_SP, NN_REQ);
     if (sock < 0)
         return;
     nn_setsockopt(sock, NN_SOL_SOCKET, NN_RCVMAXSIZE, &max, sizeof max);
+    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RECONNECT_IVL, &ivl, sizeof ivl);
+    nn_setsockopt(sock, NN_SOL_SOCKET, NN_RECONNECT_IVL_MAX, &ivl_max,
+                  sizeof ivl_max);
     nn_setsockopt(sock, NN_REQ, NN_REQ_RESEND_IVL, &resend, sizeof resend);
     if (nn_connect(sock, ingest_url) < 0) {
         nn_close(sock);
@@ -453,6 +541,8 @@ static void on_ack(const uint8_t *buf, size_t len)
     if (v == HR__ACK_IGNORE)
         return; /* resent on time */
     last_ack_ms = hrp_mono_ms();
+    atomic_store(&answered_ms, last_ack_ms);
+    atomic_store(&reached, 1);
     if (v == HR__ACK_RETRY) {
         /* Still in flight as far as resending goes: sent again after
          * HR__RESEND_MS. */
@@ -460,10 +550,13 @@ static void on_ack(const uint8_t *buf, size_t len)
         return;
     }
     pthread_mutex_lock(&lock);
-    if (v == HR__ACK_REJECTED)
-        lost += p->events;
-    else
+    if (v == HR__ACK_REJECTED) {
+        count_batch_lost_locked(p);
+    } else {
         delivered += p->events;
+        lost_acked = p->lost_at;
+        marks_acked = p->marks_at;
+    }
     batches++;
     pthread_mutex_unlock(&lock);
     queue_head = p->next;
@@ -494,6 +587,7 @@ static void pump(void)
                         NN_DONTWAIT) < 0)
                 return;
             inflight = 1;
+            queue_head->sent = 1;
             sent_at_ms = hrp_mono_ms();
             if (first_sent_ms == 0)
                 first_sent_ms = sent_at_ms;
@@ -540,8 +634,9 @@ static void park(void)
 
 /* How long the shipper may sleep: 0 while a flush waits for rings it can
  * drain, the cadence while there is work, longer while batches wait for a
- * daemon that is not there, and with no limit (-1) when there is nothing
- * to do: no window open, every ring empty, nothing queued or in flight. */
+ * daemon that is not there (but HR__RETRY_MS while a flush waits for it),
+ * and with no limit (-1) when there is nothing to do: no window open,
+ * every ring empty, nothing queued or in flight. */
 static int sleep_ms(int flushing)
 {
     int empty = rings_empty();
@@ -549,7 +644,7 @@ static int sleep_ms(int flushing)
     if (flushing && !empty && !queue_full())
         return 0;
     if (queue_head != NULL && !inflight && (sock < 0 || daemon_absent()))
-        return HR__ABSENT_MS;
+        return flushing ? HR__RETRY_MS : HR__ABSENT_MS;
     if (!empty || queue_head != NULL || enc.events != 0 ||
         __atomic_load_n(&hr__active, __ATOMIC_SEQ_CST))
         return HR__CADENCE_MS;
@@ -644,14 +739,20 @@ int hr__ship_start(void)
         goto out;
     rc = hrp_runtime_dir(dir, sizeof dir, NULL);
     if (rc == 0 &&
-        strlen(dir) + sizeof "/" HRP_INGEST_NAME > sizeof ingest_path)
+        (strlen(dir) + sizeof "/" HRP_INGEST_NAME > sizeof ingest_path ||
+         strlen(dir) + sizeof "/" HRP_SPOOL_NAME > sizeof spool_dir))
         rc = -ENAMETOOLONG;
     if (rc != 0)
         goto out;
     snprintf(ingest_path, sizeof ingest_path, "%s/%s", dir, HRP_INGEST_NAME);
+    snprintf(spool_dir, sizeof spool_dir, "%s/%s", dir, HRP_SPOOL_NAME);
     hrp_endpoint(ingest_url, sizeof ingest_url, dir, HRP_INGEST_NAME);
     env = getenv("HOSTRANGE_BUFFER_MB");
     queue_max = (size_t)(env != NULL && atoi(env) > 0 ? atoi(env) : 64) << 20;
+    env = getenv("HOSTRANGE_SPOOL_MB");
+    spool_max = (size_t)(env != NULL && env[0] != '\0' && atoi(env) >= 0
+                             ? (unsigned)atoi(env)
+                             : HRP_SPOOL_MB_DEFAULT) << 20;
     env = getenv("HOSTRANGE_LABEL");
     snprintf(process_label, sizeof process_label, "%s",
              env != NULL ? env : program_invocation_short_name);
@@ -681,22 +782,56 @@ out:
     return rc;
 }
 
-/* Waits (lock held) until the shipper has shipped everything asked for by
- * flush generation `gen`, or until the deadline. Returns 0, -ETIMEDOUT or
- * -ENOTCONN. */
+/* 1 when nothing listens on the ingest socket: its path is missing, or a
+ * connection to it is refused (a daemon that died left it). */
+static int daemon_unreachable(void)
+{
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    int fd, rc;
+
+    if (daemon_absent())
+        return 1;
+    if (strlen(ingest_path) >= sizeof a.sun_path)
+        return 0; /* nanomsg cannot reach it either; not ours to judge */
+    memcpy(a.sun_path, ingest_path, strlen(ingest_path) + 1);
+    /* Not blocking: a frozen daemon's full backlog is a listening one. */
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return 0;
+    rc = connect(fd, (struct sockaddr *)&a, sizeof a);
+    rc = rc != 0 && (errno == ECONNREFUSED || errno == ENOENT);
+    close(fd);
+    return rc;
+}
+
+/*
+ * Waits (lock held) until the shipper has shipped everything asked for by
+ * flush generation `gen`, or until the deadline. A daemon that is away is
+ * waited for: the shipper tries again meanwhile. Returns 0; -ETIMEDOUT at
+ * the deadline when a daemon answered during the wait, -ENOTCONN when none
+ * did; and -ENOTCONN at once when no daemon ever answered this process and
+ * none listens now.
+ */
 static int wait_flushed(uint64_t gen, int timeout_ms)
 {
-    uint64_t deadline =
-        hrp_mono_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+    uint64_t start = hrp_mono_ms(),
+             deadline = start + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0);
+    int listening = 0;
 
     while (flush_done < gen) {
         struct timespec ts;
         uint64_t now = hrp_mono_ms(), until;
 
         if (now >= deadline)
-            return -ETIMEDOUT;
-        if (daemon_absent())
-            return -ENOTCONN;
+            return atomic_load(&answered_ms) >= start ? -ETIMEDOUT
+                                                      : -ENOTCONN;
+        /* Looked at once per wait: each look is a connection the daemon
+         * accepts. */
+        if (!atomic_load(&reached) && !listening) {
+            if (daemon_unreachable())
+                return -ENOTCONN;
+            listening = 1;
+        }
         until = now + 20 < deadline ? now + 20 : deadline;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += (long)(until - now) * 1000000L;
@@ -725,9 +860,86 @@ int hr__ship_flush(int timeout_ms)
     return rc;
 }
 
+/*
+ * Writes what no daemon acknowledged to the spool (the shipper has
+ * stopped): the queued batches up to spool_max bytes, and a last batch with
+ * the final counts. What is not written is counted lost.
+ */
+static void spool_queue(void)
+{
+    struct hr__batch_header h;
+    struct hr__spool_batch *sb = NULL;
+    struct hr__spool sp = { 0 };
+    uint32_t ids[1024], n = 0, nq = 0;
+    uint64_t counts[1024], events = 0;
+    uint8_t *final = NULL;
+    size_t used = 0, final_len = 0;
+    struct pending *p, *stop = NULL;
+    hr_counters c;
+    int rc = -ENOMEM;
+
+    for (p = queue_head; p != NULL; p = p->next)
+        nq++;
+    sb = calloc((size_t)nq + 1, sizeof *sb);
+    /* The batches that fit; those past the limit are lost, and the last
+     * batch counts them. */
+    for (p = queue_head; p != NULL; p = p->next) {
+        used += p->len + HRP_SPOOL_REC_HEADER;
+        if (used > spool_max || sb == NULL)
+            break;
+        sb[n].seq = p->seq;
+        sb[n].events = p->events;
+        sb[n].sent = p->sent;
+        sb[n].buf = p->buf;
+        sb[n].len = p->len;
+        sb[n].nlab = p->nlab;
+        sb[n].lab = p->lab;
+        sb[n].lab_events = p->lab_events;
+        sp.unacknowledged += p->sent ? p->events : 0;
+        events += p->events;
+        n++;
+    }
+    stop = p;
+    pthread_mutex_lock(&lock);
+    for (p = stop; p != NULL; p = p->next) {
+        count_batch_lost_locked(p);
+        sp.over_limit += p->events;
+    }
+    pthread_mutex_unlock(&lock);
+    if (sb == NULL)
+        goto out;
+    header_fill(&h, seq + 1, ids, counts);
+    hr_counters_get(&c);
+    sp.pid = h.pid;
+    sp.instance = instance;
+    sp.samples = c.samples;
+    sp.delivered = c.delivered;
+    sp.lost = c.lost;
+    sp.spooled = events;
+    sp.batches = sb;
+    sp.nbatches = n;
+    sp.label_get = label_get;
+    if (enc_ok && hr__enc_seal(&enc, &h, &final, &final_len) == 0) {
+        sp.final_batch = final;
+        sp.final_len = final_len;
+        rc = hr__spool_write(spool_dir, &sp);
+        free(final);
+    }
+out:
+    pthread_mutex_lock(&lock);
+    if (rc == 0) {
+        spooled += events;
+    } else {
+        for (p = queue_head; p != stop; p = p->next)
+            count_batch_lost_locked(p);
+    }
+    pthread_mutex_unlock(&lock);
+    free(sb);
+}
+
 void hr__ship_stop(int timeout_ms)
 {
-    struct pending *p;
+    hr_counters c;
 
     hr__ship_flush(timeout_ms);
     if (!hr__ship_started())
@@ -737,13 +949,17 @@ void hr__ship_stop(int timeout_ms)
     pthread_mutex_unlock(&lock);
     hr__ship_wake();
     pthread_join(thread, NULL);
-    /* What is still here was not acknowledged in time, or not even drained
-     * (the queue was held back). */
+    /* What was not even drained (the queue was held back) is lost. */
     pthread_mutex_lock(&lock);
-    for (p = queue_head; p != NULL; p = p->next)
-        lost += p->events;
     count_lost_locked();
     count_rings_lost_locked();
+    pthread_mutex_unlock(&lock);
+    /* What is still here was not acknowledged in time. */
+    hr_counters_get(&c);
+    if (queue_head != NULL || c.lost != lost_acked ||
+        atomic_load(&hr__g_marks) != marks_acked)
+        spool_queue();
+    pthread_mutex_lock(&lock);
     atomic_store(&started, 0);
     stopping = 0;
     pthread_mutex_unlock(&lock);
@@ -789,8 +1005,11 @@ void hr__fork_child(void)
     last_ack_ms = first_sent_ms = 0;
     lost_reported = 0;
     marks_reported = 0;
+    lost_acked = marks_acked = 0;
     atomic_store(&hr__g_marks, 0);
-    delivered = lost = batches = 0;
+    delivered = lost = batches = spooled = 0;
+    atomic_store(&reached, 0);
+    atomic_store(&answered_ms, 0);
     if (lost_by_label != NULL)
         memset(lost_by_label, 0, lost_cap * sizeof *lost_by_label);
     flush_asked = flush_done = 0;

@@ -3,8 +3,11 @@
 
 #include "ctl/ctl.h"
 #include "proto/protocol.h"
+#include "proto/spool.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
@@ -99,16 +102,28 @@ static int nvtx_tool_path(char *buf, size_t len)
     return access(buf, R_OK) == 0 ? 0 : -ENOENT;
 }
 
-/* Removes dir and whatever a daemon left in it. */
+/* Removes dir and whatever a daemon left in it, its spool folder too (a
+ * file a process left there after the report is of no use now). */
 static void remove_dir(const char *dir)
 {
     static const char *const names[] = { HRP_INGEST_NAME, HRP_CONTROL_NAME,
                                          HRP_LOCK_NAME };
     char p[4200];
+    struct dirent *e;
+    DIR *d;
 
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);
+    }
+    snprintf(p, sizeof p, "%s/%s", dir, HRP_SPOOL_NAME);
+    if ((d = opendir(p)) != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+                unlinkat(dirfd(d), e->d_name, 0);
+        }
+        closedir(d);
+        rmdir(p);
     }
     rmdir(dir);
 }

@@ -22,6 +22,12 @@ static const char usage_stats[] =
     "              (table_full)\n"
     "  state.*     the state directory: status (ok or degraded), journal and\n"
     "              snapshot counters, what the last start loaded\n"
+    "  spool.*     the spool folder (what processes left while no daemon\n"
+    "              answered): files taken, their batches and bytes, batches\n"
+    "              ingested, duplicates (held already) and rejected,\n"
+    "              rejected_files (damaged or foreign, set aside),\n"
+    "              lost_events (of batches not taken, counted lost in the\n"
+    "              report), files waiting\n"
     "  rejected.*  batches and requests refused, by reason\n"
     "  client.N.*  each client process: pid, label, clock, clock_order (how\n"
     "              its reads are ordered with the work), clock_step_ns (the\n"
@@ -58,6 +64,22 @@ static void print_state(const Hostrange__StateStats *st)
     P("loaded_clients", st->loaded_clients);
     P("replayed_records", st->replayed_records);
     P("load_problems", st->load_problems);
+#undef P
+}
+
+static void print_spool(const Hostrange__SpoolStats *sp)
+{
+#define P(name, v) printf("spool.%s %llu\n", name, (unsigned long long)(v))
+    printf("spool.dir %s\n", sp->dir);
+    P("files", sp->files);
+    P("batches", sp->batches);
+    P("bytes", sp->bytes);
+    P("ingested", sp->ingested);
+    P("duplicates", sp->duplicates);
+    P("rejected", sp->rejected);
+    P("rejected_files", sp->rejected_files);
+    P("lost_events", sp->lost_events);
+    P("waiting", sp->waiting);
 #undef P
 }
 
@@ -160,6 +182,8 @@ static int run_stats(int argc, char **argv)
 #undef P
     if (s->state != NULL)
         print_state(s->state);
+    if (s->spool != NULL)
+        print_spool(s->spool);
     for (size_t i = 0; i < s->n_rejections; i++)
         printf("rejected.%s %llu\n", s->rejections[i]->name,
                (unsigned long long)s->rejections[i]->value);

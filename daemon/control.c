@@ -238,6 +238,22 @@ static void fill_state(Hostrange__StateStats *st, const struct hrd_state_info *s
     st->load_problems = s->load_problems;
 }
 
+static void fill_spool(Hostrange__SpoolStats *st,
+                       const struct hrd_spool_info *s)
+{
+    hostrange__spool_stats__init(st);
+    st->dir = (char *)s->dir;
+    st->files = s->files;
+    st->batches = s->batches;
+    st->bytes = s->bytes;
+    st->ingested = s->ingested;
+    st->duplicates = s->duplicates;
+    st->rejected = s->rejected;
+    st->rejected_files = s->rejected_files;
+    st->lost_events = s->lost_events;
+    st->waiting = s->waiting;
+}
+
 /* The profiler's own work per node id, for the stats (owned by *w). */
 struct internal {
     Hostrange__NodeInternal *v;
@@ -274,6 +290,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
 {
     Hostrange__StatsReply s = HOSTRANGE__STATS_REPLY__INIT;
     Hostrange__StateStats st;
+    Hostrange__SpoolStats sp;
     struct hrd_ingest *in = ctl->ingest;
     struct hrd_agg *a = in->agg;
     Hostrange__Counter cnt[HRD_REJECT_COUNT + 1];
@@ -325,6 +342,10 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     if (ctl->state != NULL) {
         fill_state(&st, ctl->state);
         s.state = &st;
+    }
+    if (ctl->spool != NULL) {
+        fill_spool(&sp, ctl->spool);
+        s.spool = &sp;
     }
 
     cs = calloc(in->nclients + 1, sizeof *cs);

@@ -42,6 +42,20 @@ struct hrd_state_info {
     uint64_t load_problems;
 };
 
+/* What the daemon took from its spool folder (daemon/spool.h). */
+struct hrd_spool_info {
+    char dir[4200];
+    uint64_t files;          /* files taken: removed or set aside */
+    uint64_t batches;        /* batch records read */
+    uint64_t bytes;          /* bytes of the files taken */
+    uint64_t ingested;       /* batches aggregated */
+    uint64_t duplicates;     /* batches the daemon held already */
+    uint64_t rejected;       /* batches refused, damaged or foreign */
+    uint64_t rejected_files; /* files set aside */
+    uint64_t lost_events;    /* events of batches not taken, counted lost */
+    uint64_t waiting;        /* files in the folder at the last look */
+};
+
 struct hrd_control {
     struct hrd_ingest *ingest;
     uint32_t pid;
@@ -51,6 +65,7 @@ struct hrd_control {
     uint64_t control_rejected;
     uint64_t page_values; /* 0: HRD_PAGE_VALUES_DEFAULT */
     const struct hrd_state_info *state; /* NULL: no state directory */
+    const struct hrd_spool_info *spool; /* NULL: no spool folder */
     hrd_journal_fn journal_reset;       /* NULL: none */
     void *journal_ctx;
     /* Allocates a reply's bytes (NULL: malloc), so that the server can

@@ -7,6 +7,7 @@
 #include "daemon/ingest.h"
 #include "daemon/notify.h"
 #include "daemon/runtime_dir.h"
+#include "daemon/spool.h"
 #include "daemon/state.h"
 #include "proto/monotonic.h"
 #include "proto/protocol.h"
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
@@ -34,6 +36,11 @@ struct server {
     struct hrd_control ctl;
     struct hrd_state state;
     int have_state;
+    struct hrd_spool spool;
+    int have_spool;
+    uv_idle_t spool_idle;      /* runs while spool files wait */
+    uv_fs_event_t spool_event; /* the spool folder changed */
+    struct timespec spool_mtime; /* of the folder, at the last look */
     int quiet;
     uint64_t log_sec;        /* second of the last rejection logged */
     uint64_t log_suppressed; /* rejections not logged since */
@@ -158,12 +165,53 @@ static void on_control(uv_poll_t *h, int status, int events)
     }
 }
 
-static void on_tick(uv_timer_t *h)
+/* Spool batches taken per turn of the loop, so that the sockets are
+ * served in between. */
+#define SPOOL_BURST 4
+
+static void on_spool_idle(uv_idle_t *h)
 {
     struct server *s = h->data;
 
+    if (hrd_spool_step(&s->spool, SPOOL_BURST) == 0)
+        uv_idle_stop(h);
+}
+
+/* Looks at the spool folder again soon. */
+static void spool_wake(struct server *s)
+{
+    struct stat st;
+
+    if (fstat(s->spool.dirfd, &st) == 0)
+        s->spool_mtime = st.st_mtim;
+    hrd_spool_poke(&s->spool);
+    uv_idle_start(&s->spool_idle, on_spool_idle);
+}
+
+static void on_spool_event(uv_fs_event_t *h, const char *name, int events,
+                           int status)
+{
+    (void)name;
+    (void)events;
+    (void)status;
+    spool_wake(h->data);
+}
+
+static void on_tick(uv_timer_t *h)
+{
+    struct server *s = h->data;
+    struct stat st;
+
     if (s->have_state)
         hrd_state_tick(&s->state, hrp_mono_ns() / 1000000u);
+    /* A file the journal refused is tried again, and a change the folder
+     * watch missed is seen here. */
+    if (s->have_spool && !uv_is_active((uv_handle_t *)&s->spool_idle) &&
+        (s->spool.deferred ||
+         (fstat(s->spool.dirfd, &st) == 0 &&
+          (st.st_mtim.tv_sec != s->spool_mtime.tv_sec ||
+           st.st_mtim.tv_nsec != s->spool_mtime.tv_nsec))))
+        spool_wake(s);
 }
 
 /* Stops accepting: the request being handled has been answered (the loop
@@ -176,6 +224,10 @@ static void on_signal(uv_signal_t *h, int signum)
     hrd_notify_stopping();
     uv_poll_stop(&s->ingest_poll);
     uv_poll_stop(&s->control_poll);
+    if (s->have_spool) {
+        uv_idle_stop(&s->spool_idle);
+        uv_fs_event_stop(&s->spool_event);
+    }
     uv_stop(&s->loop);
 }
 
@@ -299,6 +351,12 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     rc = open_state(s, o, err, errlen);
     if (rc != 0)
         goto fail_state;
+    rc = hrd_spool_open(&s->spool, dir, o->gid, &s->in, state_log, s, err,
+                        errlen);
+    if (rc != 0)
+        goto fail_spool;
+    s->have_spool = 1;
+    s->ctl.spool = &s->spool.info;
     rc = uv_loop_init(&s->loop);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the event loop: %s",
@@ -320,6 +378,17 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     uv_timer_init(&s->loop, &s->tick);
     s->tick.data = s;
     uv_timer_start(&s->tick, on_tick, 1000, 1000);
+    /* The spool: what processes left while no daemon answered, taken now
+     * and whenever the folder changes. */
+    uv_idle_init(&s->loop, &s->spool_idle);
+    s->spool_idle.data = s;
+    uv_fs_event_init(&s->loop, &s->spool_event);
+    s->spool_event.data = s;
+    if (uv_fs_event_start(&s->spool_event, on_spool_event,
+                          s->spool.info.dir, 0) != 0)
+        logf_(s, "cannot watch %s; looking at it every second",
+              s->spool.info.dir);
+    spool_wake(s);
     snprintf(status, sizeof status, "serving %s", dir);
     logf_(s, "serving %s (pid %ld)", dir, (long)getpid());
     hrd_notify_ready(status);
@@ -336,6 +405,8 @@ fail_sockets:
     if (s->control >= 0)
         nn_close(s->control);
 fail_loop:
+    hrd_spool_close(&s->spool);
+fail_spool:
     /* A final snapshot that cannot be written is logged; the journals
      * stay and hold everything acknowledged. */
     if (s->have_state)

@@ -14,7 +14,8 @@
  * after a header and followed by an empty end; raw: the bytes after the
  * magic) loaded by hrd_run_load and written again, sorted (format 1) with
  * FUZZ_STATE_SORTED; otherwise it is a snapshot loaded by
- * hrd_snapshot_load.
+ * hrd_snapshot_load. fuzz_spool reads the same format (after the spool
+ * magic) as the spool file of process FUZZ_SPOOL_PID, FUZZ_SPOOL_INSTANCE.
  */
 #ifndef HOSTRANGE_FUZZ_COMMON_H
 #define HOSTRANGE_FUZZ_COMMON_H
@@ -29,6 +30,11 @@
 #define FUZZ_STATE_RAW 0x02u
 #define FUZZ_STATE_RUN 0x04u
 #define FUZZ_STATE_SORTED 0x08u
+
+/* The process whose spool file fuzz_spool reads (its seeds' batches are
+ * that process's). */
+#define FUZZ_SPOOL_PID 100u
+#define FUZZ_SPOOL_INSTANCE (0x1234u + FUZZ_SPOOL_PID)
 
 /* Aborts (a crash libFuzzer reports, with the input) when cond is false. */
 #define FUZZ_CHECK(cond)                                                    \

@@ -1,22 +1,25 @@
 /*
  * Writes the seed corpus of the libFuzzer targets into DIR/ingest,
- * DIR/control, DIR/state and DIR/ack: valid messages and files made by the
- * real encoders: batches by the client's encoder (hr__enc_*),
+ * DIR/control, DIR/state, DIR/ack and DIR/spool: valid messages and files
+ * made by the real encoders: batches by the client's encoder (hr__enc_*),
  * control requests and answers by protobuf-c, snapshots by
- * hrd_snapshot_write and journals of those batches, in fuzz_state's input
- * format (fuzz/common.h), and one damaged file.
+ * hrd_snapshot_write and journals of those batches, spool files by the
+ * client's writer (hr__spool_write), in fuzz_state's input format
+ * (fuzz/common.h), and one damaged file.
  *
  * Usage: fuzz_seeds DIR
  */
 #include "config.h"
 
 #include "client/encode.h"
+#include "client/spool.h"
 #include "daemon/control.h"
 #include "lib/run/run.h"
 #include "daemon/snapshot.h"
 #include "fuzz/common.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
+#include "proto/spool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -457,6 +460,101 @@ static void journal_seed(const char *dir)
     frame(dir, "journal", HRD_JOURNAL_MAGIC, FUZZ_STATE_JOURNAL, "journal");
 }
 
+/*
+ * Spool files of process FUZZ_SPOOL_PID from the client's writer, with
+ * `nb` batches of its (besides the last one), in both of fuzz_spool's
+ * input modes: the raw file after its magic, and its records to frame.
+ */
+static void spool_seed(const char *dir, uint32_t nb, const char *name)
+{
+    static const uint32_t label_one[1] = { 1 };
+    struct hr__spool_batch sb[3];
+    struct hr__spool s = { 0 };
+    uint8_t *final, *file, mode;
+    char path[4200], seed[64];
+    size_t final_len, len, at;
+    FILE *f;
+    long n;
+
+    for (uint32_t i = 0; i < nb; i++) {
+        memset(&sb[i], 0, sizeof sb[i]);
+        sb[i].seq = 1 + i;
+        sb[i].buf = batch(FUZZ_SPOOL_PID, 1 + i, 8 << i, 1, 0, 0, &sb[i].len);
+        sb[i].events = 8u << i;
+        sb[i].nlab = 1;
+        sb[i].lab = label_one;
+        sb[i].lab_events = &sb[i].events;
+        sb[i].sent = i == 0;
+        s.spooled += sb[i].events;
+    }
+    final = batch(FUZZ_SPOOL_PID, 1 + nb, 0, 2, 0, 1, &final_len);
+    s.pid = FUZZ_SPOOL_PID;
+    s.instance = FUZZ_SPOOL_INSTANCE;
+    s.samples = s.spooled + 14;
+    s.lost = 14;
+    s.batches = sb;
+    s.nbatches = nb;
+    s.final_batch = final;
+    s.final_len = final_len;
+    s.label_get = label_get;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+        die(dir);
+    if (hr__spool_write(dir, &s) != 0)
+        die("spool file");
+    if (hrp_spool_file_name(seed, sizeof seed, FUZZ_SPOOL_PID,
+                            FUZZ_SPOOL_INSTANCE, HRP_SPOOL_SUFFIX) != 0)
+        die("spool name");
+    snprintf(path, sizeof path, "%s/%s", dir, seed);
+    f = fopen(path, "rb");
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0)
+        die(path);
+    file = malloc((size_t)n + 1);
+    rewind(f);
+    if (file == NULL || fread(file, 1, (size_t)n, f) != (size_t)n)
+        die(path);
+    fclose(f);
+    unlink(path);
+    rmdir(dir);
+    /* Raw: the mode byte replaces the magic. */
+    len = (size_t)n;
+    mode = FUZZ_STATE_RAW;
+    memcpy(file + HRP_SPOOL_MAGIC_LEN - 1, &mode, 1);
+    snprintf(seed, sizeof seed, "%s-raw", name);
+    put("spool", seed, file + HRP_SPOOL_MAGIC_LEN - 1,
+        len - HRP_SPOOL_MAGIC_LEN + 1);
+    /* Framed: each record as type, 16-bit length, payload. */
+    {
+        uint8_t *out = malloc(len + 1);
+        size_t o = 0;
+
+        if (out == NULL)
+            die("memory");
+        out[o++] = 0;
+        for (at = HRP_SPOOL_MAGIC_LEN; at + HRP_SPOOL_REC_HEADER <= len;) {
+            uint8_t type;
+            uint32_t rl;
+            uint64_t check;
+
+            hrp_spool_rec_parse(file + at, &type, &rl, &check);
+            if (rl > 0xffff)
+                die("a spool record too large for a seed");
+            out[o++] = type;
+            out[o++] = (uint8_t)rl;
+            out[o++] = (uint8_t)(rl >> 8);
+            memcpy(out + o, file + at + HRP_SPOOL_REC_HEADER, rl);
+            o += rl;
+            at += HRP_SPOOL_REC_HEADER + rl;
+        }
+        snprintf(seed, sizeof seed, "%s-framed", name);
+        put("spool", seed, out, o);
+        free(out);
+    }
+    free(file);
+    free(final);
+    for (uint32_t i = 0; i < nb; i++)
+        free((void *)sb[i].buf);
+}
+
 int main(int argc, char **argv)
 {
     char tmp[4096];
@@ -480,6 +578,12 @@ int main(int argc, char **argv)
     run_seed(tmp, 1000000, 1, "run-sorted");
     run_seed(tmp, 8, HRD_RUN_FORMAT_NEWEST, "run-hist");
     journal_seed(tmp);
+    {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/spool", tmp);
+        spool_seed(p, 3, "spool-three");
+        spool_seed(p, 0, "spool-last-only");
+    }
     {
         /* Damage: a raw snapshot whose first record claims 2^31 - 1 bytes
          * (the reader must not allocate them before finding the file

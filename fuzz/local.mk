@@ -1,7 +1,7 @@
 # libFuzzer targets, built when configured with --enable-fuzzing (CC=clang):
 # the daemon's ingest path (decode, validate, aggregate), control requests,
-# the state directory's snapshot and journal loaders, and the client's
-# reading of the daemon's answers. The code under test is compiled again
+# the state directory's snapshot and journal loaders, the spool's reader,
+# and the client's reading of the daemon's answers. The code under test is compiled again
 # into fuzz/libhrfuzz.la with coverage, AddressSanitizer and UBSan; the seed
 # corpus (valid messages and files from the real encoders) is written by
 # fuzz/fuzz_seeds into fuzz/corpus.
@@ -11,7 +11,7 @@
 # and leaves the input in fuzz/artifacts. New inputs go to fuzz/found.
 EXTRA_DIST += fuzz/local.mk fuzz/common.h fuzz/common.c fuzz/fuzz_ingest.c \
 	fuzz/fuzz_control.c fuzz/fuzz_state.c fuzz/fuzz_ack.c fuzz/fuzz_seeds.c \
-	fuzz/run.sh
+	fuzz/fuzz_spool.c fuzz/run.sh
 
 FUZZ_SECONDS = 300
 # Extra libFuzzer options for make fuzz (for example -jobs=N or -dict=FILE).
@@ -23,13 +23,13 @@ noinst_LTLIBRARIES += fuzz/libhrfuzz.la
 fuzz_libhrfuzz_la_SOURCES = $(daemon_libhrdaemon_la_SOURCES) \
 	$(lib_run_libhrrun_la_SOURCES) $(lib_agg_libhragg_la_SOURCES) \
 	$(lib_stat_libhrstat_la_SOURCES) $(lib_util_libhrutil_la_SOURCES) \
-	proto/protocol.c client/encode.c \
+	proto/protocol.c proto/spool.c client/encode.c \
 	fuzz/common.c fuzz/common.h
 nodist_fuzz_libhrfuzz_la_SOURCES = proto/hostrange.pb-c.c
 fuzz_libhrfuzz_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(FUZZ_CFLAGS)
 
 noinst_PROGRAMS += fuzz/fuzz_ingest fuzz/fuzz_control fuzz/fuzz_state \
-	fuzz/fuzz_ack fuzz/fuzz_seeds
+	fuzz/fuzz_ack fuzz/fuzz_spool fuzz/fuzz_seeds
 FUZZ_LDADD = fuzz/libhrfuzz.la $(PROTOBUF_C_LIBS)
 fuzz_fuzz_ingest_SOURCES = fuzz/fuzz_ingest.c
 fuzz_fuzz_ingest_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(FUZZ_CFLAGS)
@@ -47,6 +47,10 @@ fuzz_fuzz_ack_SOURCES = fuzz/fuzz_ack.c
 fuzz_fuzz_ack_CFLAGS = $(fuzz_fuzz_ingest_CFLAGS)
 fuzz_fuzz_ack_LDFLAGS = $(FUZZ_LDFLAGS)
 fuzz_fuzz_ack_LDADD = $(FUZZ_LDADD)
+fuzz_fuzz_spool_SOURCES = fuzz/fuzz_spool.c
+fuzz_fuzz_spool_CFLAGS = $(fuzz_fuzz_ingest_CFLAGS)
+fuzz_fuzz_spool_LDFLAGS = $(FUZZ_LDFLAGS)
+fuzz_fuzz_spool_LDADD = $(FUZZ_LDADD)
 # The seed generator is an ordinary program on the ordinary libraries.
 fuzz_fuzz_seeds_SOURCES = fuzz/fuzz_seeds.c
 fuzz_fuzz_seeds_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
@@ -59,7 +63,8 @@ fuzz/corpus.stamp: fuzz/fuzz_seeds$(EXEEXT)
 CLEANFILES += fuzz/corpus.stamp
 
 fuzz: all
-	@$(MAKE) $(AM_MAKEFLAGS) fuzz-ingest fuzz-control fuzz-state fuzz-ack
+	@$(MAKE) $(AM_MAKEFLAGS) fuzz-ingest fuzz-control fuzz-state fuzz-ack \
+		fuzz-spool
 fuzz-ingest: fuzz/fuzz_ingest$(EXEEXT) fuzz/corpus.stamp
 	@$(FUZZ_RUN) ingest
 fuzz-control: fuzz/fuzz_control$(EXEEXT) fuzz/corpus.stamp
@@ -68,6 +73,8 @@ fuzz-state: fuzz/fuzz_state$(EXEEXT) fuzz/corpus.stamp
 	@$(FUZZ_RUN) state
 fuzz-ack: fuzz/fuzz_ack$(EXEEXT) fuzz/corpus.stamp
 	@$(FUZZ_RUN) ack
+fuzz-spool: fuzz/fuzz_spool$(EXEEXT) fuzz/corpus.stamp
+	@$(FUZZ_RUN) spool
 else
 fuzz:
 	@echo "make fuzz needs a build configured with --enable-fuzzing" \
@@ -77,4 +84,5 @@ endif
 clean-local: clean-fuzz
 clean-fuzz:
 	-rm -rf fuzz/corpus fuzz/found fuzz/artifacts fuzz/fuzz-*.log
-.PHONY: fuzz fuzz-ingest fuzz-control fuzz-state fuzz-ack clean-fuzz
+.PHONY: fuzz fuzz-ingest fuzz-control fuzz-state fuzz-ack fuzz-spool \
+	clean-fuzz

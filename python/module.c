@@ -332,7 +332,7 @@ static PyObject *m_counters(PyObject *self, PyObject *unused)
 
     hr_counters_get(&c);
     return Py_BuildValue(
-        "{sKsKsKsKsKsKsKsKsK}",
+        "{sKsKsKsKsKsKsKsKsKsK}",
         "samples", (unsigned long long)c.samples,
         "delivered", (unsigned long long)c.delivered,
         "lost", (unsigned long long)c.lost,
@@ -341,7 +341,8 @@ static PyObject *m_counters(PyObject *self, PyObject *unused)
         "foreign_thread", (unsigned long long)c.foreign_thread,
         "label_in_window", (unsigned long long)c.label_in_window,
         "too_deep", (unsigned long long)c.too_deep,
-        "batches_sent", (unsigned long long)c.batches_sent);
+        "batches_sent", (unsigned long long)c.batches_sent,
+        "spooled", (unsigned long long)c.spooled);
 }
 
 static PyMethodDef module_methods[] = {
@@ -377,12 +378,15 @@ static PyMethodDef module_methods[] = {
       "True, or False when collection is off." },
     { "flush", HRPY_METH(m_flush), METH_VARARGS | METH_KEYWORDS,
       "flush(timeout_ms=2000)\n--\n\n"
-      "Ships what was collected and waits for the daemon's acknowledgement.\n"
-      "Raises TimeoutError, or ConnectionError when no daemon answers (the\n"
-      "samples are kept for a later try)." },
+      "Ships what was collected and waits up to timeout_ms for the daemon's\n"
+      "acknowledgement, for a daemon that is away (restarting) too. Raises\n"
+      "TimeoutError when a daemon answered but not all in time, or\n"
+      "ConnectionError when none did (at once when this process never\n"
+      "reached a daemon and none listens); the samples are kept for a later\n"
+      "try." },
     { "counters", m_counters, METH_NOARGS,
       "counters()\n--\n\nThis process's counters (samples, delivered, lost, "
-      "errors), a dict." },
+      "spooled, errors), a dict." },
     { NULL, NULL, 0, NULL },
 };
 

@@ -117,7 +117,8 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
 	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
-	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput
+	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput \
+	tests/unit/test_spool
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -179,6 +180,12 @@ tests_unit_test_runmerge_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_runput_SOURCES = tests/unit/test_runput.c
 tests_unit_test_runput_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runput_LDADD = $(HRD_STORE_TEST_LIBS)
+
+# The spool: the client's writer and the daemon's reader (client/spool.c,
+# daemon/spool.c, proto/spool.c).
+tests_unit_test_spool_SOURCES = tests/unit/test_spool.c
+tests_unit_test_spool_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_spool_LDADD = client/libhrclient.la $(HRD_STORE_TEST_LIBS)
 
 # The operators (libhrops), checked against bench/ref.c.
 tests_unit_test_ops_half_SOURCES = tests/unit/test_ops_half.c
@@ -289,7 +296,7 @@ tests_service_test_daemon_notify_LDADD = $(HARNESS_LIBS)
 # tools nobody here wrote (protoc, nanocat).
 FAULT_TESTS = tests/service/test_fault_client tests/service/test_fault_scale \
 	tests/service/test_fault_disk tests/service/test_fault_rundir \
-	tests/service/test_hostile
+	tests/service/test_fault_spool tests/service/test_hostile
 check_PROGRAMS += $(FAULT_TESTS)
 TESTS += $(FAULT_TESTS)
 tests_service_test_fault_client_SOURCES = tests/service/test_fault_client.c
@@ -304,6 +311,10 @@ tests_service_test_fault_disk_LDADD = $(HARNESS_LIBS)
 tests_service_test_fault_rundir_SOURCES = tests/service/test_fault_rundir.c
 tests_service_test_fault_rundir_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_fault_rundir_LDADD = $(HARNESS_LIBS)
+# A daemon restarted or away while its clients finish: the spool.
+tests_service_test_fault_spool_SOURCES = tests/service/test_fault_spool.c
+tests_service_test_fault_spool_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_fault_spool_LDADD = $(HARNESS_LIBS)
 tests_service_test_hostile_SOURCES = tests/service/test_hostile.c
 tests_service_test_hostile_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_hostile_LDADD = $(HARNESS_LIBS) client/libhrclient.la \

@@ -33,9 +33,12 @@
  *   HOSTRANGE_CLOCK             tsc or monotonic (default: the TSC where it
  *                               is invariant, else CLOCK_MONOTONIC)
  *   HOSTRANGE_FLUSH_TIMEOUT_MS  how long a process waits at exit for its
- *                               batches to be acknowledged (default 2000)
+ *                               batches to be acknowledged, through a
+ *                               daemon's restart (default 2000)
  *   HOSTRANGE_BUFFER_MB         unacknowledged batches kept in memory
  *                               (default 64)
+ *   HOSTRANGE_SPOOL_MB          the most a process leaves in the spool at
+ *                               exit (default 64; 0: none)
  *   HOSTRANGE_LABEL             the process's name in `hostrangectl stats`
  *
  * Delivery and its bounds: samples go to a per-thread ring of 65,536
@@ -56,8 +59,12 @@
  * lost; a thread never waits more than 2 s at a time. While no daemon answers, what does not fit in the
  * buffer is dropped and counted (hr_counters_get, and `hostrangectl stats`
  * once a daemon is reached). At exit (return from main or exit()) a process
- * waits at most HOSTRANGE_FLUSH_TIMEOUT_MS for its last batches, and not at
- * all when no daemon's socket exists. A forked child starts with empty
+ * waits at most HOSTRANGE_FLUSH_TIMEOUT_MS for its last batches, as
+ * hr_flush does. What is still not acknowledged then goes to the spool
+ * folder of the runtime directory, with the process's final counters (at
+ * most HOSTRANGE_SPOOL_MB; the rest, or all of it when no daemon ever
+ * made the folder, is counted lost): the next daemon takes it, and the
+ * report's `lost` shows what was lost. A forked child starts with empty
  * state and its own identity; threads that exit deliver their samples.
  *
  * Every function returning int returns 0 on success or a negative errno. The
@@ -107,6 +114,8 @@ typedef struct hr_counters {
     uint64_t label_in_window;  /* labels changed inside a window */
     uint64_t too_deep;         /* ranges nested deeper than the stack */
     uint64_t batches_sent;
+    uint64_t spooled;          /* samples left in the spool at exit for
+                                  the next daemon (see hr_flush) */
 } hr_counters;
 
 #ifndef HOSTRANGE_DISABLE
@@ -187,8 +196,13 @@ HR_API int hr_record(hr_site *site, uint64_t value_ns);
 
 /*
  * Ships everything collected so far and waits up to timeout_ms for the
- * daemon to acknowledge it. Returns 0 when all is delivered, -ETIMEDOUT or
- * -ENOTCONN (with the undelivered samples still kept) otherwise.
+ * daemon to acknowledge it. The timeout is the whole wait: a daemon that is
+ * away meanwhile (its socket missing, connections refused, no answer, as
+ * while it restarts) is tried again until the deadline. Returns 0 when all
+ * is delivered; otherwise, with the undelivered samples still kept,
+ * -ETIMEDOUT when a daemon answered during the wait, -ENOTCONN when none
+ * did. A process that has never reached a daemon gets -ENOTCONN at once
+ * when none listens.
  */
 HR_API int hr_flush(int timeout_ms);
 

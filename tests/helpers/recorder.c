@@ -8,12 +8,15 @@
  * Options: -n COUNT stops after COUNT values or calls (0: no limit); -s
  * SECONDS stops after that long; -S FILE stops once FILE exists; -e EVERY flushes after every EVERY values
  * (waiting up to -f MS milliseconds, default 30000, for the
- * acknowledgements) and prints the counters as `acked samples=S
- * delivered=D lost=L`; -p NS busy-waits NS nanoseconds
+ * acknowledgements) and prints `flushing values=V` before the flush and
+ * the counters after it as `acked samples=S delivered=D lost=L ...
+ * values=V flush=RC` (RC: what hr_flush returned); -p NS busy-waits NS
+ * nanoseconds
  * per value; -R makes range calls instead of records.
  *
  * After the library's own exit handling (its flush at exit), it prints the
- * final counters as `final samples=S delivered=D lost=L batches=B`, with
+ * final counters as `final samples=S delivered=D lost=L batches=B
+ * spooled=P` (P: samples left in the spool for the next daemon), with
  * `exit_wait_ns=W` (the time from the return from main to then: what the
  * library's exit made the program wait) and `run_ns=R` (the time of the
  * main loop). With HOSTRANGE=0 nothing is collected: the baseline.
@@ -40,9 +43,11 @@ static void print_counters(const char *tag)
     hr_counters k;
 
     hr_counters_get(&k);
-    printf("%s samples=%llu delivered=%llu lost=%llu batches=%llu", tag,
-           (unsigned long long)k.samples, (unsigned long long)k.delivered,
-           (unsigned long long)k.lost, (unsigned long long)k.batches_sent);
+    printf("%s samples=%llu delivered=%llu lost=%llu batches=%llu "
+           "spooled=%llu", tag, (unsigned long long)k.samples,
+           (unsigned long long)k.delivered, (unsigned long long)k.lost,
+           (unsigned long long)k.batches_sent,
+           (unsigned long long)k.spooled);
 }
 
 /* Registered before the library's exit handler, so run after it. */
@@ -143,11 +148,15 @@ int main(int argc, char **argv)
             spin(pace);
         }
         if (every != 0 && i % every == 0) {
+            int rc;
+
             if (ranges)
                 hr_window_end();
-            hr_flush(flush_ms);
+            printf("flushing values=%llu\n", i);
+            fflush(stdout);
+            rc = hr_flush(flush_ms);
             print_counters("acked");
-            printf(" values=%llu\n", i);
+            printf(" values=%llu flush=%d\n", i, rc);
             fflush(stdout);
             if (ranges)
                 hr_window_begin();

@@ -423,6 +423,82 @@ char *harness_read_file(const char *path)
     return buf;
 }
 
+char *harness_wait_lines(const char *path, const char *tag, int n,
+                         int limit_s)
+{
+    for (int i = 0; i < limit_s * 100; i++) {
+        char *text;
+        int seen = 0;
+
+        if (access(path, R_OK) != 0) {
+            usleep(10000);
+            continue;
+        }
+        text = harness_read_file(path);
+        for (const char *p = text; (p = strstr(p, tag)) != NULL; p++)
+            seen += p == text || p[-1] == '\n';
+        if (seen >= n)
+            return text;
+        free(text);
+        usleep(10000);
+    }
+    fail_msg("%s: fewer than %d '%s' lines after %d s", path, n, tag,
+             limit_s);
+    return NULL;
+}
+
+const char *harness_recorder(void)
+{
+    static char path[4096];
+    const char *top = getenv("top_builddir");
+
+    snprintf(path, sizeof path, "%s/tests/helpers/recorder",
+             top != NULL ? top : ".");
+    return path;
+}
+
+unsigned long long harness_last_field(const char *text, const char *tag,
+                                      const char *key)
+{
+    const char *line = NULL, *p;
+    char pat[64];
+
+    for (p = text; (p = strstr(p, tag)) != NULL; p++) {
+        if (p == text || p[-1] == '\n')
+            line = p;
+    }
+    if (line == NULL)
+        fail_msg("no '%s' line in:\n%s", tag, text);
+    snprintf(pat, sizeof pat, " %s=", key);
+    p = strstr(line, pat);
+    if (p == NULL || (strchr(line, '\n') != NULL && p > strchr(line, '\n')))
+        fail_msg("no %s on the last '%s' line of:\n%s", key, tag, text);
+    return strtoull(p + strlen(pat), NULL, 10);
+}
+
+unsigned long long harness_client_events(const char *dir, pid_t pid)
+{
+    char *st = harness_stats(dir), key[64];
+    int ci = harness_stat_client(st, (long)pid);
+    unsigned long long v = 0;
+
+    if (ci != 0) {
+        snprintf(key, sizeof key, "client.%d.events", ci);
+        v = harness_stat(st, key);
+    }
+    free(st);
+    return v;
+}
+
+void harness_wait_events(const char *dir, pid_t pid)
+{
+    for (int i = 0; harness_client_events(dir, pid) == 0; i++) {
+        if (i == 6000)
+            fail_msg("no events from pid %ld", (long)pid);
+        usleep(10000);
+    }
+}
+
 void harness_write_file(const char *path, const void *data, size_t len)
 {
     FILE *f = fopen(path, "w");
@@ -609,6 +685,10 @@ int harness_counters(const char *text, const char *tag,
         return -1;
     snprintf(fmt, sizeof fmt, "%s samples=%%llu delivered=%%llu lost=%%llu",
              tag);
-    return sscanf(last, fmt, &c->samples, &c->delivered, &c->lost) == 3 ? 0
-                                                                        : -1;
+    if (sscanf(last, fmt, &c->samples, &c->delivered, &c->lost) != 3)
+        return -1;
+    p = strstr(last, " spooled=");
+    if (p != NULL && (strchr(last, '\n') == NULL || p < strchr(last, '\n')))
+        c->spooled = strtoull(p + strlen(" spooled="), NULL, 10);
+    return 0;
 }

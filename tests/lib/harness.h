@@ -124,6 +124,27 @@ void harness_rm_rf(const char *path);
 char *harness_read_file(const char *path);
 void harness_write_file(const char *path, const void *data, size_t len);
 
+/* Waits (a hang guard of limit_s seconds) until file `path` holds at least
+ * n lines that start with tag; returns its text (caller frees), or fails
+ * the test. */
+char *harness_wait_lines(const char *path, const char *tag, int n,
+                         int limit_s);
+
+/* The path of tests/helpers/recorder, the fault tests' instrumented
+ * program (under $top_builddir). */
+const char *harness_recorder(void);
+
+/* The number after ` key=` on the last line of text that starts with tag;
+ * fails the test when there is none. */
+unsigned long long harness_last_field(const char *text, const char *tag,
+                                      const char *key);
+
+/* The events the daemon on dir has taken from process pid (0 before any),
+ * from its stats; harness_wait_events waits (a hang guard) until there
+ * are some. */
+unsigned long long harness_client_events(const char *dir, pid_t pid);
+void harness_wait_events(const char *dir, pid_t pid);
+
 struct harness_daemon_opts {
     const char *const *extra; /* arguments after --runtime-dir DIR, or NULL */
     const char *log_path;     /* not NULL: no --quiet, stderr appended here */
@@ -155,9 +176,10 @@ unsigned long long harness_stat_rejected(const char *text);
 
 /* A client's counters as a program printed them on a line that starts
  * with `tag` and goes on `samples=S delivered=D lost=L` (the last such
- * line). Returns 0, or -1 when there is none. */
+ * line), and `spooled=P` further on that line when it says (0 when not).
+ * Returns 0, or -1 when there is none. */
 struct harness_counters {
-    unsigned long long samples, delivered, lost;
+    unsigned long long samples, delivered, lost, spooled;
 };
 int harness_counters(const char *text, const char *tag,
                      struct harness_counters *c);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -101,3 +102,26 @@ const char *flat_get(const struct flat *f, const char *key)
     return NULL;
 }
 
+
+unsigned long long flat_node_count(const struct flat *rows, int n,
+                                   const char *node)
+{
+    unsigned long long sum = 0;
+
+    for (int i = 0; i < n; i++) {
+        if (strcmp(flat_get(&rows[i], "nodeid"), node) == 0 &&
+            strcmp(flat_get(&rows[i], "metric"), "inclusive") == 0)
+            sum += strtoull(flat_get(&rows[i], "count"), NULL, 10);
+    }
+    return sum;
+}
+
+unsigned long long flat_node_lost(const struct flat *rows, int n,
+                                  const char *node)
+{
+    for (int i = 0; i < n; i++) {
+        if (strcmp(flat_get(&rows[i], "nodeid"), node) == 0)
+            return strtoull(flat_get(&rows[i], "lost"), NULL, 10);
+    }
+    return 0;
+}

@@ -24,4 +24,12 @@ int flat_parse_rows(const char *text, struct flat *rows, int max);
 /* The value of `key`; fails the running cmocka test when it is absent. */
 const char *flat_get(const struct flat *f, const char *key);
 
+/* Of report rows[0..n) (with --fields all for the second): the sum of the
+ * counts of node id `node`'s inclusive rows, and the events the clients
+ * lost under it (its rows' `lost`; 0 when it has no row). */
+unsigned long long flat_node_count(const struct flat *rows, int n,
+                                   const char *node);
+unsigned long long flat_node_lost(const struct flat *rows, int n,
+                                  const char *node);
+
 #endif

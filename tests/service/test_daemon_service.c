@@ -27,6 +27,7 @@
 
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
+#include "proto/spool.h"
 #include "tests/lib/harness_batch.h"
 #include "tests/lib/harness_send.h"
 #include "tests/lib/harness.h"
@@ -323,7 +324,8 @@ static void test_runtime_dir_refusals(void **state)
     assert_false(exists(d->dir, HRP_LOCK_NAME));
 }
 
-/* --group: the directory 0750 and the sockets 0660, both of the group. */
+/* --group: the directory 0750, the sockets 0660 and the spool folder
+ * 3730, all of the group. */
 static void test_group(void **state)
 {
     struct harness_daemon *d = *state;
@@ -346,6 +348,11 @@ static void test_group(void **state)
     snprintf(p, sizeof p, "%s/%s", d->dir, HRP_CONTROL_NAME);
     assert_int_equal(stat(p, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0660);
+    /* The spool: the group may add files, not list or remove others'. */
+    snprintf(p, sizeof p, "%s/%s", d->dir, HRP_SPOOL_NAME);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 07777, HRP_SPOOL_DIR_MODE_GROUP);
+    assert_int_equal(st.st_gid, getegid());
     assert_int_equal(send_batch(d->dir, 41, 1), HOSTRANGE__ACK__STATUS__OK);
 }
 
