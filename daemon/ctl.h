@@ -159,7 +159,8 @@ struct hrd_ctl_report {
                                 recent calibration */
     const char *from;        /* --from=FILE: a run file, no daemon */
     int by_path;             /* --by path: rows per calling context */
-    int view;                /* HRD_CTL_VIEW_* (--format folded|tree) */
+    int view;                /* HRD_CTL_VIEW_* (--format folded|tree|
+                                pprof) */
     int value;               /* --value: enum hrd_fvalue (flame.h) */
 };
 
@@ -167,6 +168,7 @@ struct hrd_ctl_report {
 #define HRD_CTL_VIEW_ROWS 0
 #define HRD_CTL_VIEW_FOLDED 1
 #define HRD_CTL_VIEW_TREE 2
+#define HRD_CTL_VIEW_PPROF 3
 
 /* The long options of the report options without a short form. */
 #define HRD_CTL_OPT_CORRECT 'C'
@@ -212,10 +214,11 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_ctl_filter *flt,
                       const struct hrd_ctl_report *r);
 
 /*
- * dump --format folded|tree (ctl_paths.c): the calling-context tree of the
- * daemon's rows by path, or of run file r->from (whose range rows are taken
- * as one-element paths when it holds no paths), written to f. Returns 0,
- * -1 after printing why, or a negative errno of writing.
+ * dump --format folded|tree|pprof (ctl_paths.c): the calling-context tree
+ * of the daemon's rows by path, or of run file r->from (whose range rows
+ * are taken as one-element paths when it holds no paths), written to f
+ * (pprof: a gzipped profile, pprof.h). Returns 0, -1 after printing why,
+ * or a negative errno of writing.
  */
 int hrd_ctl_paths_view(FILE *f, const struct hrd_ctl_filter *flt,
                        const struct hrd_ctl_report *r);

@@ -15,9 +15,9 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/paths.c daemon/rows.
 	daemon/runput.h daemon/runscan.c \
 	daemon/runscan.h daemon/runjoin.c daemon/runjoin.h daemon/pbuf.h \
 	daemon/flame.c daemon/flame.h daemon/svg.c daemon/svg.h \
-	daemon/events.c daemon/events.h
-daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
-daemon_libhrd_la_LIBADD = proto/libhrproto.la
+	daemon/events.c daemon/events.h daemon/pprof.c daemon/pprof.h
+daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
+daemon_libhrd_la_LIBADD = proto/libhrproto.la $(ZLIB_LIBS)
 noinst_LTLIBRARIES += daemon/libhrdstore.la
 daemon_libhrdstore_la_SOURCES = daemon/rundir.c daemon/rundir.h \
 	daemon/journal.c daemon/journal.h daemon/snapshot.c \

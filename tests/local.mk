@@ -113,7 +113,8 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
 	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
-	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput
+	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput \
+	tests/unit/test_pprof
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -162,6 +163,10 @@ tests_unit_test_signif_LDADD = $(HRD_TEST_LIBS)
 tests_unit_test_paths_SOURCES = tests/unit/test_paths.c
 tests_unit_test_paths_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_paths_LDADD = $(HRD_STORE_TEST_LIBS)
+# pprof profiles of the tree (daemon/pprof.c), read back and inflated.
+tests_unit_test_pprof_SOURCES = tests/unit/test_pprof.c
+tests_unit_test_pprof_CFLAGS = $(TEST_CFLAGS) $(ZLIB_CFLAGS)
+tests_unit_test_pprof_LDADD = $(HRD_TEST_LIBS) $(ZLIB_LIBS)
 tests_unit_test_run_SOURCES = tests/unit/test_run.c
 tests_unit_test_run_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_run_LDADD = $(HRD_STORE_TEST_LIBS)
@@ -230,6 +235,9 @@ tests_service_test_merge_memory_LDADD = $(HRD_STORE_TEST_LIBS) -lutil
 # plot's SVGs (well-formed, rendered; skipped without xmllint and
 # rsvg-convert).
 TESTS += tests/service/test_paths.sh tests/service/test_plot.sh
+# pprof profiles read by go tool pprof (skipped without go).
+TESTS += tests/service/test_pprof.sh
+EXTRA_DIST += tests/service/test_pprof.sh
 
 tests_service_test_integration_SOURCES = tests/service/test_integration.c
 tests_service_test_integration_CFLAGS = $(TEST_CFLAGS)
