@@ -22,6 +22,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "daemon/fingerprint.h"
 #include "daemon/report.h"
 #include "proto/hostrange.pb-c.h"
 
@@ -228,6 +229,35 @@ int hrd_ctl_paths_view(FILE *f, const struct hrd_ctl_filter *flt,
 int hrd_ctl_save(int argc, char **argv);
 int hrd_ctl_merge(int argc, char **argv);
 int hrd_ctl_diff(int argc, char **argv);
+
+/* The machine fingerprint of the daemon's run (ctl_fingerprint.c): this
+ * machine, and the clock of the daemon's clients (unknown when it does not
+ * answer). */
+void hrd_ctl_fingerprint(struct hrd_fingerprint *fp);
+
+/* One line on run h for people: its machine (hrd_fingerprint_format, or
+ * why it has none) and its --meta pairs. */
+void hrd_ctl_run_describe(const Hostrange__RunHeader *h, char *buf,
+                          size_t len);
+
+/*
+ * diff's check of the machines of runs BASE (header b) and NEW (n): when
+ * their fingerprints differ, or one has none, says so on stderr, as a
+ * warning or, with `strict`, as a refusal. Returns 0, or -1 when refused.
+ */
+int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
+                          const char *npath, const Hostrange__RunHeader *n,
+                          int strict);
+
+/*
+ * Saves what the daemon holds as run file `output` (ctl_save.c), for
+ * command cmd (save, record --save): run format `format`, the --meta pairs
+ * (borrowed), atomically (complete or untouched), with progress on a
+ * terminal and, when note is not NULL, the line "saved N keys to FILE"
+ * there. Returns 0, or 1 after printing why.
+ */
+int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
+                     Hostrange__RunMeta **meta, size_t nmeta, FILE *note);
 
 /* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
  * status 2 on a bad one); hrd_ctl_meta_free frees the array. */

@@ -221,6 +221,7 @@ static int merge_once(const struct merge_opts *o, int whole)
             own[i].meta = hs[i]->meta;
             own[i].n_meta = hs[i]->n_meta;
             own[i].file = (char *)path;
+            own[i].fingerprint = hs[i]->fingerprint;
             if (add_source(&src, &nsrc, &own[i]) != 0)
                 goto nomem;
         }
@@ -292,6 +293,7 @@ static int merge_once(const struct merge_opts *o, int whole)
                            o->nmeta);
     h.sources = src;
     h.n_sources = nsrc;
+    h.fingerprint = hrd_fingerprint_common(hs, nin);
     pr.output = output;
     if (hrd_run_create(&w, output, &h, err, sizeof err) != 0)
         goto write_failed;

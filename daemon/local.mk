@@ -15,14 +15,16 @@ daemon_libhrd_la_SOURCES = daemon/agg.c daemon/agg.h daemon/paths.c daemon/rows.
 	daemon/runput.h daemon/runscan.c \
 	daemon/runscan.h daemon/runjoin.c daemon/runjoin.h daemon/pbuf.h \
 	daemon/flame.c daemon/flame.h daemon/svg.c daemon/svg.h \
-	daemon/events.c daemon/events.h daemon/pprof.c daemon/pprof.h
+	daemon/events.c daemon/events.h daemon/pprof.c daemon/pprof.h \
+	daemon/limits.c daemon/limits.h
 daemon_libhrd_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
 daemon_libhrd_la_LIBADD = proto/libhrproto.la $(ZLIB_LIBS)
 noinst_LTLIBRARIES += daemon/libhrdstore.la
 daemon_libhrdstore_la_SOURCES = daemon/rundir.c daemon/rundir.h \
 	daemon/journal.c daemon/journal.h daemon/snapshot.c \
 	daemon/snapshot.h daemon/state.c daemon/state.h daemon/run.c \
-	daemon/run.h daemon/runmerge.c daemon/runmerge.h
+	daemon/run.h daemon/runmerge.c daemon/runmerge.h \
+	daemon/fingerprint.c daemon/fingerprint.h
 daemon_libhrdstore_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 # The daemon's libraries, storage first.
 HRD_LIBS = daemon/libhrdstore.la daemon/libhrd.la
@@ -48,7 +50,7 @@ daemon_hostrangectl_SOURCES = daemon/hostrangectl.c daemon/ctl.h \
 	daemon/ctl_reset.c daemon/ctl_ping.c daemon/ctl_record.c \
 	daemon/ctl_save.c daemon/ctl_merge.c daemon/ctl_diff.c \
 	daemon/ctl_diffside.c daemon/ctl_diffside.h daemon/ctl_from.c \
-	daemon/ctl_paths.c
+	daemon/ctl_paths.c daemon/ctl_fingerprint.c
 daemon_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 # Where record --nvtx finds the installed NVTX tool.

@@ -114,7 +114,7 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
 	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
 	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput \
-	tests/unit/test_pprof
+	tests/unit/test_pprof tests/unit/test_limits
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -167,6 +167,10 @@ tests_unit_test_paths_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_pprof_SOURCES = tests/unit/test_pprof.c
 tests_unit_test_pprof_CFLAGS = $(TEST_CFLAGS) $(ZLIB_CFLAGS)
 tests_unit_test_pprof_LDADD = $(HRD_TEST_LIBS) $(ZLIB_LIBS)
+# diff --fail-above's limits per range (daemon/limits.c).
+tests_unit_test_limits_SOURCES = tests/unit/test_limits.c
+tests_unit_test_limits_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_limits_LDADD = $(HRD_TEST_LIBS)
 tests_unit_test_run_SOURCES = tests/unit/test_run.c
 tests_unit_test_run_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_run_LDADD = $(HRD_STORE_TEST_LIBS)
@@ -238,6 +242,10 @@ TESTS += tests/service/test_paths.sh tests/service/test_plot.sh
 # pprof profiles read by go tool pprof (skipped without go).
 TESTS += tests/service/test_pprof.sh
 EXTRA_DIST += tests/service/test_pprof.sh
+# CI gates: record --save, machine fingerprints, diff's exit statuses and
+# its limits per range.
+TESTS += tests/service/test_gates.sh
+EXTRA_DIST += tests/service/test_gates.sh
 
 tests_service_test_integration_SOURCES = tests/service/test_integration.c
 tests_service_test_integration_CFLAGS = $(TEST_CFLAGS)
