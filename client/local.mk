@@ -1,6 +1,6 @@
-# libhostrange: the client library, its one public header and its man page
-# hostrange(3).
-include_HEADERS += client/include/hostrange.h
+# libhostrange: the client library, its public header (and the C++ face
+# over it, hostrange.hpp) and its man page hostrange(3).
+include_HEADERS += client/include/hostrange.h client/include/hostrange.hpp
 dist_man_MANS += client/hostrange.3
 # The client's pure parts (the clock, the intern tables, the batch encoder),
 # built once: libhostrange, the unit tests and the fuzz seed generator link

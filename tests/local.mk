@@ -43,6 +43,21 @@ tests_helpers_compiled_on_LDADD = client/libhostrange.la
 tests_helpers_compiled_off_SOURCES = tests/helpers/compiled_out.c
 tests_helpers_compiled_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
 
+# hostrange.hpp: the same C++ program with and without HOSTRANGE_DISABLE
+# (test_cxx.sh skips without a C++ compiler).
+if HAVE_CXX
+check_PROGRAMS += tests/helpers/cxx_scopes tests/helpers/cxx_scopes_off
+endif
+HR_TEST_CXXFLAGS = -std=c++11 -Wall -Wextra -pedantic
+tests_helpers_cxx_scopes_SOURCES = tests/helpers/cxx_scopes.cpp
+tests_helpers_cxx_scopes_CXXFLAGS = $(HR_TEST_CXXFLAGS)
+tests_helpers_cxx_scopes_LDADD = client/libhostrange.la
+tests_helpers_cxx_scopes_off_SOURCES = tests/helpers/cxx_scopes.cpp
+tests_helpers_cxx_scopes_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
+tests_helpers_cxx_scopes_off_CXXFLAGS = $(HR_TEST_CXXFLAGS)
+TESTS += tests/service/test_cxx.sh
+EXTRA_DIST += tests/service/test_cxx.sh
+
 # Programs marked with NVTX only (no hostrange.h), for the NVTX tool's
 # tests; the two shared objects are loaded by nvtx_prog with dlopen.
 if HAVE_NVTX
