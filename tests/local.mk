@@ -57,6 +57,15 @@ tests_helpers_cxx_scopes_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
 tests_helpers_cxx_scopes_off_CXXFLAGS = $(HR_TEST_CXXFLAGS)
 TESTS += tests/service/test_cxx.sh
 EXTRA_DIST += tests/service/test_cxx.sh
+# The CMake package and hostrange.pc of an installed, moved tree, used by a
+# CMake project (tests/cmake; skipped without cmake or a C++ compiler).
+TESTS += tests/service/test_cmake.sh
+EXTRA_DIST += tests/service/test_cmake.sh tests/cmake/CMakeLists.txt \
+	tests/cmake/consumer.cpp
+AM_TESTS_ENVIRONMENT += export HOSTRANGE_TEST_PREFIX='$(prefix)' \
+	HOSTRANGE_TEST_LIBDIR='$(libdir)' \
+	HOSTRANGE_TEST_INCLUDEDIR='$(includedir)' \
+	HOSTRANGE_TEST_CXX='$(CXX)' HOSTRANGE_TEST_LDFLAGS='$(LDFLAGS)';
 
 # Programs marked with NVTX only (no hostrange.h), for the NVTX tool's
 # tests; the two shared objects are loaded by nvtx_prog with dlopen.
