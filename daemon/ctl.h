@@ -5,7 +5,9 @@
  * report (ctl_dump.c), stats (ctl_stats.c), reset (ctl_reset.c), ping
  * (ctl_ping.c), record (ctl_record.c), and the run file commands save,
  * merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c; ctl_from.c reads
- * a run file's rows for dump --from, ctl_diffside.c its keys for diff).
+ * a run file's rows for dump --from, ctl_diffside.c its keys for diff,
+ * ctl_fingerprint.c the machine fingerprints save writes and diff
+ * compares).
  *
  * A command is a struct hrd_ctl_cmd: its name, the summary the main --help
  * lists, its own --help text, and the function that runs it. Adding a
