@@ -138,7 +138,8 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
 	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
 	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput \
-	tests/unit/test_pprof tests/unit/test_limits
+	tests/unit/test_pprof tests/unit/test_limits \
+	tests/unit/test_fingerprint
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -195,6 +196,10 @@ tests_unit_test_pprof_LDADD = $(HRD_TEST_LIBS) $(ZLIB_LIBS)
 tests_unit_test_limits_SOURCES = tests/unit/test_limits.c
 tests_unit_test_limits_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_limits_LDADD = $(HRD_TEST_LIBS)
+# Machine fingerprints of run files (daemon/fingerprint.c).
+tests_unit_test_fingerprint_SOURCES = tests/unit/test_fingerprint.c
+tests_unit_test_fingerprint_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_fingerprint_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_run_SOURCES = tests/unit/test_run.c
 tests_unit_test_run_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_run_LDADD = $(HRD_STORE_TEST_LIBS)
