@@ -5,7 +5,9 @@
  * report (ctl_dump.c), stats (ctl_stats.c), reset (ctl_reset.c), ping
  * (ctl_ping.c), record (ctl_record.c), and the run file commands save,
  * merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c; ctl_from.c reads
- * a run file's rows for dump --from, ctl_diffside.c its keys for diff).
+ * a run file's rows for dump --from, ctl_diffside.c its keys for diff,
+ * ctl_fingerprint.c the machine fingerprints save writes and diff
+ * compares).
  *
  * A command is a struct hrd_ctl_cmd: its name, the summary the main --help
  * lists, its own --help text, and the function that runs it. Adding a
@@ -23,6 +25,7 @@
 #include <stdio.h>
 
 #include "lib/agg/agg.h"
+#include "lib/run/fingerprint.h"
 #include "lib/view/report.h"
 #include "proto/hostrange.pb-c.h"
 
@@ -177,7 +180,8 @@ struct hrd_ctl_report {
                                 recent calibration */
     const char *from;        /* --from=FILE: a run file, no daemon */
     int by_path;             /* --by path: rows per calling context */
-    int view;                /* HRD_CTL_VIEW_* (--format folded|tree) */
+    int view;                /* HRD_CTL_VIEW_* (--format folded|tree|
+                                pprof) */
     int value;               /* --value: enum hrd_fvalue (flame.h) */
 };
 
@@ -185,6 +189,7 @@ struct hrd_ctl_report {
 #define HRD_CTL_VIEW_ROWS 0
 #define HRD_CTL_VIEW_FOLDED 1
 #define HRD_CTL_VIEW_TREE 2
+#define HRD_CTL_VIEW_PPROF 3
 
 /* The long options of the report options without a short form. */
 #define HRD_CTL_OPT_CORRECT 'C'
@@ -240,10 +245,11 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
                       const struct hrd_ctl_report *r);
 
 /*
- * dump --format folded|tree (ctl_paths.c): the calling-context tree of the
- * daemon's rows by path, or of run file r->from (whose range rows are taken
- * as one-element paths when it holds no paths), written to f. Returns 0,
- * HRD_CTL_TOLD after printing why, or a negative errno of writing.
+ * dump --format folded|tree|pprof (ctl_paths.c): the calling-context tree
+ * of the daemon's rows by path, or of run file r->from (whose range rows
+ * are taken as one-element paths when it holds no paths), written to f
+ * (pprof: a gzipped profile, pprof.h). Returns 0, HRD_CTL_TOLD after printing why,
+ * or a negative errno of writing.
  */
 int hrd_ctl_paths_view(FILE *f, const struct hrd_filter *flt,
                        const struct hrd_ctl_report *r);
@@ -253,6 +259,35 @@ int hrd_ctl_paths_view(FILE *f, const struct hrd_filter *flt,
 int hrd_ctl_save(int argc, char **argv);
 int hrd_ctl_merge(int argc, char **argv);
 int hrd_ctl_diff(int argc, char **argv);
+
+/* The machine fingerprint of the daemon's run (ctl_fingerprint.c): this
+ * machine, and the clock of the daemon's clients (unknown when it does not
+ * answer). */
+void hrd_ctl_fingerprint(struct hrd_fingerprint *fp);
+
+/* One line on run h for people: its machine (hrd_fingerprint_format, or
+ * why it has none) and its --meta pairs. */
+void hrd_ctl_run_describe(const Hostrange__RunHeader *h, char *buf,
+                          size_t len);
+
+/*
+ * diff's check of the machines of runs BASE (header b) and NEW (n): when
+ * their fingerprints differ, or one has none, says so on stderr, as a
+ * warning or, with `strict`, as a refusal. Returns 0, or -1 when refused.
+ */
+int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
+                          const char *npath, const Hostrange__RunHeader *n,
+                          int strict);
+
+/*
+ * Saves what the daemon holds as run file `output` (ctl_save.c), for
+ * command cmd (save, record --save): run format `format`, the --meta pairs
+ * (borrowed), atomically (complete or untouched), with progress on a
+ * terminal and, when note is not NULL, the line "saved N keys to FILE"
+ * there. Returns 0, or 1 after printing why.
+ */
+int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
+                     Hostrange__RunMeta **meta, size_t nmeta, FILE *note);
 
 /* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
  * status 2 on a bad one); hrd_ctl_meta_free frees the array. */

@@ -4,6 +4,7 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_diffside.h"
 #include "lib/stat/hist.h"
+#include "lib/stat/limits.h"
 #include "lib/agg/observer.h"
 #include "lib/run/run.h"
 #include "lib/stat/signif.h"
@@ -19,7 +20,8 @@
 
 static const char usage_diff[] =
     "Usage: hostrangectl diff [--alpha=P] [--threshold=PCT]\n"
-    "                         [--fail-above=PCT] [--format=FORMAT] BASE NEW\n"
+    "                         [--fail-above=LIMITS] [--strict]\n"
+    "                         [--format=FORMAT] BASE NEW\n"
     "Compare two run files (hostrangectl save, merge) key by key: node,\n"
     "operator, backend, phase, range and metric. Each row shows both\n"
     "medians, the change (the Hodges-Lehmann shift, the median of all\n"
@@ -35,17 +37,45 @@ static const char usage_diff[] =
     "or more of a median (from the file's calibration), and `resolution`\n"
     "when a median is within two steps of the clock (the smallest gap\n"
     "between the key's distinct values). Keys in one file only are listed.\n"
+    "The table and markdown end with the machine of each run (its\n"
+    "fingerprint: host, CPU model, cores, kernel, clock path and step,\n"
+    "hostrange version) and its --meta notes; when the two machines differ,\n"
+    "a warning on stderr says how.\n"
     "\n"
     "  -a, --alpha=P          significance level (default 0.01)\n"
     "  -T, --threshold=PCT    smallest change flagged, in % (default 5)\n"
-    "      --fail-above=PCT   exit 1 when a flagged slowdown exceeds PCT %\n"
+    "      --fail-above=LIMITS\n"
+    "                         exit 1 when a key is slower (p < ALPHA) by more\n"
+    "                         than its limit, and name each such key on\n"
+    "                         stderr (it is flagged whatever the threshold):\n"
+    "                         PCT for every range, or a comma-separated list\n"
+    "                         of GLOB=PCT, the first whose shell pattern\n"
+    "                         matches the range name applying (a range that\n"
+    "                         none matches has no limit), a plain PCT\n"
+    "                         standing for *=PCT: 'backend.*=3,*=10'\n"
+    "      --strict           refuse to compare runs of different machines\n"
+    "                         (or of an unknown one): exit 4\n"
     "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl\n"
     "                         or markdown (for a pull-request comment)\n"
     "  -h, --help             show this help and exit\n"
     "\n"
     "On a terminal, progress is shown on stderr.\n"
-    "Exit status: 0; 1 when --fail-above is exceeded; 2 on a usage error or\n"
-    "a file that cannot be read.\n";
+    "Exit status: 0 when no key is slower than allowed; 1 when one is\n"
+    "(--fail-above); 2 on a usage error; 3 when a run file cannot be read\n"
+    "(missing, unreadable, not a run file, damaged, truncated, of a newer\n"
+    "layout, or too large for memory); 4 when --strict refuses runs of\n"
+    "different machines; 5 when the comparison fails otherwise (out of\n"
+    "memory, or the output cannot be written).\n";
+
+/* diff's exit statuses, as its --help and hostrangectl(1) give them. */
+enum {
+    DIFF_OK = 0,
+    DIFF_SLOWER = 1,
+    DIFF_USAGE = 2,
+    DIFF_UNREADABLE = 3,
+    DIFF_MACHINES = 4,
+    DIFF_FAILED = 5,
+};
 
 enum fmt { FMT_TABLE, FMT_JSONL, FMT_MARKDOWN };
 
@@ -252,6 +282,7 @@ struct drow {
     struct hrd_signif s;
     double change;           /* % */
     const char *flag;        /* "slower", "faster" or NULL */
+    int over;                /* slower than its --fail-above limit */
     int unstable, resolution;
 };
 
@@ -388,76 +419,112 @@ static double parse_double(const char *what, const char *v, double min,
     if (errno != 0 || end == v || *end != '\0' || !(d >= min && d <= max)) {
         fprintf(stderr, "hostrangectl diff: bad %s '%s' (a number from %g "
                 "to %g)\n", what, v, min, max);
-        exit(2);
+        exit(DIFF_USAGE);
     }
     return d;
 }
 
-int hrd_ctl_diff(int argc, char **argv)
+/* What diff was asked to do. */
+struct diff_opts {
+    double alpha, threshold;
+    struct hrd_limits limits;   /* --fail-above */
+    enum fmt fmt;
+    int strict;
+    const char *base, *new;
+};
+
+/* Parses diff's arguments into o. Returns -1 to go on, or the status to
+ * exit with (0 after --help). */
+static int parse_options(int argc, char **argv, struct diff_opts *o)
 {
-    enum { OPT_FAIL = 256 };
+    enum { OPT_FAIL = 256, OPT_STRICT };
     static const struct option longopts[] = {
         { "alpha", required_argument, NULL, 'a' },
         { "threshold", required_argument, NULL, 'T' },
         { "fail-above", required_argument, NULL, OPT_FAIL },
+        { "strict", no_argument, NULL, OPT_STRICT },
         { "format", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    double alpha = 0.01, threshold = 5, fail_above = -1;
-    enum fmt fmt = FMT_TABLE;
-    struct hrd_diff_side base = { 0 }, new = { 0 };
-    struct hrd_ctl_progress progress;
-    struct waiting wait = { NULL, 0, 0 };
-    size_t *at = NULL;
-    struct drow *rows = NULL;
-    size_t nrows = 0, flagged = 0, worst_i = 0;
-    int c, rc = 2, colour, failed = 0, width = 3;
+    static const char *const formats[] = { "table", "jsonl", "markdown" };
+    int c;
 
     while ((c = getopt_long(argc, argv, ":a:T:f:h", longopts, NULL)) != -1) {
-        if (c == 'a') {
-            alpha = parse_double("--alpha", optarg, 0, 1);
-        } else if (c == 'T') {
-            threshold = parse_double("--threshold", optarg, 0, 1e9);
-        } else if (c == OPT_FAIL) {
-            fail_above = parse_double("--fail-above", optarg, 0, 1e9);
-        } else if (c == 'f') {
-            if (strcmp(optarg, "table") == 0)
-                fmt = FMT_TABLE;
-            else if (strcmp(optarg, "jsonl") == 0)
-                fmt = FMT_JSONL;
-            else if (strcmp(optarg, "markdown") == 0)
-                fmt = FMT_MARKDOWN;
-            else {
+        switch (c) {
+        case 'a':
+            o->alpha = parse_double("--alpha", optarg, 0, 1);
+            break;
+        case 'T':
+            o->threshold = parse_double("--threshold", optarg, 0, 1e9);
+            break;
+        case OPT_FAIL: {
+            char err[256];
+            int rc = hrd_limits_parse(&o->limits, optarg, err, sizeof err);
+
+            if (rc == -ENOMEM) {
+                fprintf(stderr, "hostrangectl diff: out of memory\n");
+                return DIFF_FAILED;
+            }
+            if (rc != 0) {
+                fprintf(stderr, "hostrangectl diff: bad --fail-above '%s': "
+                        "%s\n", optarg, err);
+                return DIFF_USAGE;
+            }
+            break;
+        }
+        case OPT_STRICT:
+            o->strict = 1;
+            break;
+        case 'f': {
+            size_t i;
+
+            for (i = 0; i < 3 && strcmp(optarg, formats[i]) != 0; i++)
+                ;
+            if (i == 3) {
                 fprintf(stderr, "hostrangectl diff: bad format '%s' (table, "
                         "jsonl or markdown)\n", optarg);
-                return 2;
+                return DIFF_USAGE;
             }
-        } else if (c == 'h') {
+            o->fmt = (enum fmt)i;
+            break;
+        }
+        case 'h':
             fputs(usage_diff, stdout);
-            return 0;
-        } else {
+            return DIFF_OK;
+        default:
             hrd_ctl_die_usage("diff", c, argv[optind - 1]);
         }
     }
     if (argc - optind != 2) {
         fprintf(stderr, "hostrangectl diff: give two run files, BASE and "
                 "NEW (see --help)\n");
-        return 2;
+        return DIFF_USAGE;
     }
-    if (hrd_diff_side_open(&base, argv[optind]) != 0 ||
-        hrd_diff_side_open(&new, argv[optind + 1]) != 0)
-        goto out;
+    o->base = argv[optind];
+    o->new = argv[optind + 1];
+    return -1;
+}
+
+/*
+ * Reads both run files a key at a time, in turn, comparing each population
+ * as soon as its counterpart is read (pair_up). Returns DIFF_OK,
+ * DIFF_UNREADABLE (said on stderr) or DIFF_FAILED (out of memory).
+ */
+static int read_sides(struct hrd_diff_side *base, struct hrd_diff_side *new,
+                      struct waiting *wait)
+{
+    struct hrd_diff_side *const sides[2] = { base, new };
+    struct hrd_ctl_progress progress;
+    unsigned long long total = (base->r.size + new->r.size) >> 20;
+
     hrd_ctl_progress_init(&progress);
-    while (!base.ended || !new.ended) {
-        struct hrd_diff_side *const sides[2] = { &base, &new };
-        uint64_t done = base.r.offset + new.r.offset;
+    while (!base->ended || !new->ended) {
+        uint64_t done = base->r.offset + new->r.offset;
 
         hrd_ctl_progress_show(&progress, done, 0, "diff: %llu of %llu MiB "
                               "read and compared",
-                              (unsigned long long)(done >> 20),
-                              (unsigned long long)((base.r.size +
-                                                    new.r.size) >> 20));
+                              (unsigned long long)(done >> 20), total);
         for (int which = 0; which < 2; which++) {
             size_t first = sides[which]->n;
             int got;
@@ -467,63 +534,92 @@ int hrd_ctl_diff(int argc, char **argv)
             got = hrd_diff_side_next(sides[which]);
             if (got < 0) {
                 hrd_ctl_progress_end(&progress);
-                goto out;
+                return DIFF_UNREADABLE;
             }
-            if (got > 0 && pair_up(sides, which, first, &wait) != 0) {
+            if (got > 0 && pair_up(sides, which, first, wait) != 0) {
                 hrd_ctl_progress_end(&progress);
                 fprintf(stderr, "hostrangectl diff: out of memory\n");
-                goto out;
+                return DIFF_FAILED;
             }
         }
     }
     hrd_ctl_progress_show(&progress, 0, 1, "diff: %llu of %llu MiB read "
-                          "and compared",
-                          (unsigned long long)((base.r.size +
-                                                new.r.size) >> 20),
-                          (unsigned long long)((base.r.size +
-                                                new.r.size) >> 20));
+                          "and compared", total, total);
     hrd_ctl_progress_end(&progress);
-    qsort(base.p, base.n, sizeof *base.p, cmp_report);
-    qsort(new.p, new.n, sizeof *new.p, cmp_report);
-    at = malloc((new.n + 1) * sizeof *at);
-    rows = calloc(base.n + new.n + 1, sizeof *rows);
-    if (at == NULL || rows == NULL) {
-        fprintf(stderr, "hostrangectl diff: out of memory\n");
-        goto out;
-    }
-    for (size_t i = 0; i < new.n; i++)
-        at[new.p[i].id] = i;
-    for (size_t i = 0; i < base.n; i++) {
-        struct hrd_diff_pop *b = &base.p[i];
-        struct drow *r = &rows[nrows++];
+    return DIFF_OK;
+}
 
-        r->b = b;
-        if (!b->matched)
+/* The outcome of a compared row: its change, its flag under the options
+ * (a key slower than its --fail-above limit is flagged too), and whether
+ * a median is within two steps of the clock. */
+static void judge(struct drow *r, const struct diff_opts *o,
+                  size_t *flagged)
+{
+    const struct hrd_diff_pop *b = r->b;
+    const struct hrd_limit *l = hrd_limits_find(&o->limits, b->range);
+
+    r->s = b->s;
+    r->change = b->median > 0 ? 100 * r->s.shift / b->median
+                              : (r->s.shift == 0 ? 0 : INFINITY);
+    r->over = l != NULL && r->s.p < o->alpha && r->change > l->pct;
+    if (r->over || (r->s.p < o->alpha && fabs(r->change) >= o->threshold)) {
+        r->flag = r->change > 0 ? "slower" : "faster";
+        (*flagged)++;
+    }
+    r->resolution = (isfinite(b->step) && b->median <= 2 * b->step) ||
+                    (isfinite(r->n->step) && r->n->median <= 2 * r->n->step);
+}
+
+/*
+ * The rows of the report, in report order: base's keys (compared with
+ * their counterpart, or base's only), then new's only. Returns 0, with the
+ * rows in *rows (caller frees), or -1 (out of memory).
+ */
+static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
+                     const struct diff_opts *o, struct drow **rows,
+                     size_t *nrows, size_t *flagged)
+{
+    size_t *at = malloc((new->n + 1) * sizeof *at);
+    struct drow *r = calloc(base->n + new->n + 1, sizeof *r);
+    size_t n = 0;
+
+    if (at == NULL || r == NULL) {
+        free(at);
+        free(r);
+        return -1;
+    }
+    qsort(base->p, base->n, sizeof *base->p, cmp_report);
+    qsort(new->p, new->n, sizeof *new->p, cmp_report);
+    for (size_t i = 0; i < new->n; i++)
+        at[new->p[i].id] = i;
+    *flagged = 0;
+    for (size_t i = 0; i < base->n; i++) {
+        struct drow *x = &r[n++];
+
+        x->b = &base->p[i];
+        if (!x->b->matched)
             continue;
-        r->n = &new.p[at[b->partner]];
-        r->s = b->s;
-        r->change = b->median > 0 ? 100 * r->s.shift / b->median
-                                  : (r->s.shift == 0 ? 0 : INFINITY);
-        if (r->s.p < alpha && fabs(r->change) >= threshold) {
-            r->flag = r->change > 0 ? "slower" : "faster";
-            flagged++;
-            if (r->change > 0 &&
-                (worst_i == 0 || r->change > rows[worst_i - 1].change))
-                worst_i = nrows;
-        }
-        r->unstable = unstable(b, base.cal) || unstable(r->n, new.cal);
-        r->resolution = (isfinite(b->step) && b->median <= 2 * b->step) ||
-                        (isfinite(r->n->step) &&
-                         r->n->median <= 2 * r->n->step);
+        x->n = &new->p[at[x->b->partner]];
+        judge(x, o, flagged);
+        x->unstable = unstable(x->b, base->cal) || unstable(x->n, new->cal);
     }
-    for (size_t i = 0; i < new.n; i++) {
-        if (!new.p[i].matched)
-            rows[nrows++].n = &new.p[i];
+    for (size_t i = 0; i < new->n; i++) {
+        if (!new->p[i].matched)
+            r[n++].n = &new->p[i];
     }
-    colour = fmt == FMT_TABLE && isatty(1);
-    /* The key column of a table is as wide as its widest key, from 3 to
-     * KEY_WIDTH_MAX characters (a wider key pushes its own row on). */
-    for (size_t i = 0; fmt == FMT_TABLE && i < nrows; i++) {
+    free(at);
+    *rows = r;
+    *nrows = n;
+    return 0;
+}
+
+/* The key column of a table: as wide as its widest key, from 3 to
+ * KEY_WIDTH_MAX characters (a wider key pushes its own row on). */
+static int key_width(const struct drow *rows, size_t nrows)
+{
+    int width = 3;
+
+    for (size_t i = 0; i < nrows; i++) {
         char key[4 * HRP_MAX_STRING + 64];
         int len;
 
@@ -532,38 +628,123 @@ int hrd_ctl_diff(int argc, char **argv)
         if (len > width)
             width = len < KEY_WIDTH_MAX ? len : KEY_WIDTH_MAX;
     }
-    if (fmt == FMT_MARKDOWN)
-        printf("| key | base median (us) | new median (us) | change | "
-               "shift ns [95%% CI] | p | flag |\n|---|---:|---:|---:|---:|"
-               "---:|---|\n");
-    else if (fmt == FMT_TABLE)
-        printf("%-*s %10s %10s %9s %10s\n", width, "key", "base us", "new us",
-               "change", "shift ns [95% CI]");
-    for (size_t i = 0; i < nrows; i++) {
-        if (fmt == FMT_JSONL)
-            write_jsonl(stdout, &rows[i]);
+    return width;
+}
+
+/* The machine and notes of each run, after a table or markdown. */
+static void write_machines(FILE *f, const struct diff_opts *o,
+                           const struct hrd_diff_side *base,
+                           const struct hrd_diff_side *new)
+{
+    const struct hrd_diff_side *sides[2] = { base, new };
+    char line[4096];
+
+    for (int i = 0; i < 2; i++) {
+        hrd_ctl_run_describe(sides[i]->header, line, sizeof line);
+        if (o->fmt == FMT_MARKDOWN)
+            fprintf(f, "%s- %s `%s`: %s\n", i == 0 ? "\n" : "",
+                    i == 0 ? "base" : "new", sides[i]->path, line);
         else
-            write_text(stdout, &rows[i], fmt, colour, width);
+            fprintf(f, "%s %s: %s\n", i == 0 ? "base" : "new",
+                    sides[i]->path, line);
     }
-    if (fmt != FMT_JSONL)
-        printf("%s%zu keys compared, %zu flagged (p < %g, |change| >= "
-               "%g%%)\n", fmt == FMT_MARKDOWN ? "\n" : "", nrows, flagged,
-               alpha, threshold);
-    if (fail_above >= 0 && worst_i > 0 &&
-        rows[worst_i - 1].change > fail_above) {
+}
+
+/* Writes the report of the rows to f in o's format. */
+static void write_report(FILE *f, const struct drow *rows, size_t nrows,
+                         size_t flagged, const struct diff_opts *o,
+                         const struct hrd_diff_side *base,
+                         const struct hrd_diff_side *new)
+{
+    int colour = o->fmt == FMT_TABLE && isatty(fileno(f));
+    int width = o->fmt == FMT_TABLE ? key_width(rows, nrows) : 3;
+
+    if (o->fmt == FMT_MARKDOWN)
+        fprintf(f, "| key | base median (us) | new median (us) | change | "
+                "shift ns [95%% CI] | p | flag |\n|---|---:|---:|---:|---:|"
+                "---:|---|\n");
+    else if (o->fmt == FMT_TABLE)
+        fprintf(f, "%-*s %10s %10s %9s %10s\n", width, "key", "base us",
+                "new us", "change", "shift ns [95% CI]");
+    for (size_t i = 0; i < nrows; i++) {
+        if (o->fmt == FMT_JSONL)
+            write_jsonl(f, &rows[i]);
+        else
+            write_text(f, &rows[i], o->fmt, colour, width);
+    }
+    if (o->fmt == FMT_JSONL)
+        return;
+    fprintf(f, "%s%zu keys compared, %zu flagged (p < %g, |change| >= "
+            "%g%%)\n", o->fmt == FMT_MARKDOWN ? "\n" : "", nrows, flagged,
+            o->alpha, o->threshold);
+    write_machines(f, o, base, new);
+}
+
+/* Names each key slower than its --fail-above limit on stderr. Returns
+ * how many there are. */
+static size_t check_limits(const struct drow *rows, size_t nrows,
+                           const struct diff_opts *o)
+{
+    size_t over = 0;
+
+    for (size_t i = 0; i < nrows; i++) {
+        const struct hrd_limit *l;
         char key[4 * HRP_MAX_STRING + 64];
 
-        key_text(key, sizeof key, rows[worst_i - 1].b);
-        fprintf(stderr, "hostrangectl diff: %s is %.2f%% slower, above "
-                "--fail-above %g%%\n", key, rows[worst_i - 1].change,
-                fail_above);
-        failed = 1;
+        if (!rows[i].over)
+            continue;
+        l = hrd_limits_find(&o->limits, rows[i].b->range);
+        key_text(key, sizeof key, rows[i].b);
+        if (strcmp(l->glob, "*") == 0)
+            fprintf(stderr, "hostrangectl diff: %s is %.2f%% slower, above "
+                    "--fail-above %g%%\n", key, rows[i].change, l->pct);
+        else
+            fprintf(stderr, "hostrangectl diff: %s is %.2f%% slower, above "
+                    "--fail-above %g%% (for %s)\n", key, rows[i].change,
+                    l->pct, l->glob);
+        over++;
     }
-    rc = fflush(stdout) != 0 ? 2 : failed;
+    return over;
+}
+
+int hrd_ctl_diff(int argc, char **argv)
+{
+    struct diff_opts o = { .alpha = 0.01, .threshold = 5, .fmt = FMT_TABLE };
+    struct hrd_diff_side base = { 0 }, new = { 0 };
+    struct waiting wait = { NULL, 0, 0 };
+    struct drow *rows = NULL;
+    size_t nrows = 0, flagged = 0;
+    int rc = parse_options(argc, argv, &o);
+
+    if (rc >= 0)
+        goto out;
+    rc = DIFF_UNREADABLE;
+    if (hrd_diff_side_open(&base, o.base) != 0 ||
+        hrd_diff_side_open(&new, o.new) != 0)
+        goto out;
+    rc = DIFF_MACHINES;
+    if (hrd_ctl_diff_machines(o.base, base.header, o.new, new.header,
+                              o.strict) != 0)
+        goto out;
+    rc = read_sides(&base, &new, &wait);
+    if (rc != DIFF_OK)
+        goto out;
+    rc = DIFF_FAILED;
+    if (make_rows(&base, &new, &o, &rows, &nrows, &flagged) != 0) {
+        fprintf(stderr, "hostrangectl diff: out of memory\n");
+        goto out;
+    }
+    write_report(stdout, rows, nrows, flagged, &o, &base, &new);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "hostrangectl diff: cannot write the report: %s\n",
+                strerror(errno));
+        goto out;
+    }
+    rc = check_limits(rows, nrows, &o) > 0 ? DIFF_SLOWER : DIFF_OK;
 out:
-    free(at);
     free(wait.s);
     free(rows);
+    hrd_limits_fini(&o.limits);
     hrd_diff_side_free(&base);
     hrd_diff_side_free(&new);
     return rc;

@@ -123,15 +123,13 @@ static int from_hist(struct hrd_diff_pop *p, const Hostrange__RunHist *m)
 
 int hrd_diff_side_open(struct hrd_diff_side *s, const char *path)
 {
-    Hostrange__RunHeader *h = NULL;
     char err[8400];
 
     s->path = path;
-    if (hrd_run_open(&s->r, path, &h, err, sizeof err) != 0) {
+    if (hrd_run_open(&s->r, path, &s->header, err, sizeof err) != 0) {
         fprintf(stderr, "hostrangectl diff: %s\n", err);
         return -1;
     }
-    hostrange__run_header__free_unpacked(h, NULL);
     s->open = 1;
     return 0;
 }
@@ -403,4 +401,6 @@ void hrd_diff_side_free(struct hrd_diff_side *s)
         hrd_run_close(&s->r);
     if (s->end != NULL)
         hostrange__run_end__free_unpacked(s->end, NULL);
+    if (s->header != NULL)
+        hostrange__run_header__free_unpacked(s->header, NULL);
 }

@@ -45,6 +45,7 @@ struct hrd_diff_side {
     struct hrd_diff_pop *p;
     size_t n, cap;
     const Hostrange__Calibration *cal;
+    Hostrange__RunHeader *header;
     Hostrange__RunEnd *end;
     struct hrd_run_reader r;
     int open, ended;

@@ -55,10 +55,14 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
                 r->view = HRD_CTL_VIEW_TREE;
                 return 1;
             }
+            if (strcmp(arg, "pprof") == 0 && strcmp(cmd, "dump") == 0) {
+                r->view = HRD_CTL_VIEW_PPROF;
+                return 1;
+            }
             if (hrd_format_parse(arg, &r->format) != 0) {
                 fprintf(stderr, "hostrangectl %s: bad format '%s' (jsonl, "
                         "csv or table%s)\n", cmd, arg,
-                        strcmp(cmd, "dump") == 0 ? ", folded or tree" : "");
+                        strcmp(cmd, "dump") == 0 ? ", folded, tree or pprof" : "");
                 exit(2);
             }
             return 1;
@@ -412,6 +416,12 @@ static int run_dump(int argc, char **argv)
         hrd_ctl_die_usage("dump", c, argv[optind - 1]);
     }
     hrd_ctl_no_arguments("dump", argc, argv);
+    if (rep.view == HRD_CTL_VIEW_PPROF && isatty(1) &&
+        (rep.output == NULL || strcmp(rep.output, "-") == 0)) {
+        fprintf(stderr, "hostrangectl dump: a pprof profile is binary: "
+                "write it to a file (-o FILE.pb.gz)\n");
+        return 2;
+    }
     return hrd_ctl_dump(&f, &rep);
 }
 

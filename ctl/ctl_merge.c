@@ -3,6 +3,7 @@
 
 #include "ctl/ctl.h"
 #include "lib/util/options.h"
+#include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
 #include "lib/run/runmerge.h"
 #include "proto/protocol.h"
@@ -230,6 +231,7 @@ static int collect_sources(struct merge *m)
         own[i].meta = h->meta;
         own[i].n_meta = h->n_meta;
         own[i].file = m->o->in[i];
+        own[i].fingerprint = h->fingerprint;
         if (add_source(m, &own[i]) != 0)
             return -ENOMEM;
     }
@@ -377,6 +379,7 @@ static int write_output(struct merge *m, Hostrange__RunEnd *end, char *err,
                            m->o->nmeta);
     h.sources = m->sources;
     h.n_sources = m->nsources;
+    h.fingerprint = hrd_fingerprint_common(m->headers, m->o->nin);
     m->pr.output = m->o->output;
     if (hrd_run_create(&w, m->o->output, &h, err, errlen) != 0)
         rc = -EIO;

@@ -1,7 +1,7 @@
 /*
  * hostrangectl's calling-context views (ctl.h): the rows of a dump by path
  * gathered into a calling-context tree (flame.h), from the daemon or a run
- * file; dump --format folded|tree; and the plot command (SVG pictures,
+ * file; dump --format folded|tree|pprof; and the plot command (SVG pictures,
  * one per node, with an index.html when there are several; plot --diff
  * colours each box by the significance of its change, signif.h).
  */
@@ -10,6 +10,7 @@
 #include "ctl/ctl.h"
 #include "lib/util/atomic.h"
 #include "lib/view/flame.h"
+#include "lib/view/pprof.h"
 #include "lib/view/svg.h"
 #include "lib/run/run.h"
 #include "lib/stat/signif.h"
@@ -121,6 +122,8 @@ int hrd_ctl_paths_view(FILE *f, const struct hrd_filter *flt,
     }
     if (r->view == HRD_CTL_VIEW_TREE)
         rc = hrd_tree_write(f, &t, 100);
+    else if (r->view == HRD_CTL_VIEW_PPROF)
+        rc = hrd_pprof_write(f, &t, "hostrange " PACKAGE_VERSION);
     else
         rc = hrd_folded_write(f, &t, r->value);
     hrd_ptree_free(&t);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/run/run.h"
 #include "proto/protocol.h"
 #include "proto/spool.h"
 
@@ -23,13 +24,15 @@ static const char usage_record[] =
     "\n"
     "                           [--correct-observer] [--calibration=LABEL]\n"
     "                           [--nvtx] [--nvtx-window=NAME]\n"
-    "                           -- COMMAND [ARG]...\n"
+    "                           [--save=FILE.hrs [--unsorted]\n"
+    "                           [--meta KEY=VALUE]...] -- COMMAND [ARG]...\n"
     "Run COMMAND under a private hostranged and write its report.\n"
     "\n"
     "Starts hostranged on a fresh temporary runtime directory (in $TMPDIR,\n"
     "else /tmp), runs COMMAND with HOSTRANGE_RUNTIME_DIR set to it (so every\n"
-    "process it starts reports there), waits for it, writes the report, stops\n"
-    "the daemon and removes the directory. Exits with COMMAND's exit status\n"
+    "process it starts reports there), waits for it, writes the report (and,\n"
+    "with --save, the run file, from the same samples), stops the daemon and\n"
+    "removes the directory. Exits with COMMAND's exit status\n"
     "(128+N when killed by signal N). The daemon is $HOSTRANGED when set,\n"
     "else the hostranged beside this program (or in ../daemon, as in the\n"
     "build tree), else the one on PATH. The\n"
@@ -50,10 +53,17 @@ static const char usage_record[] =
     "                       with --nvtx, collect only within the NVTX\n"
     "                       range NAME (DOMAIN:MESSAGE in a domain), not\n"
     "                       the whole run\n"
+    "      --save=FILE      also save the run as run file FILE (.hrs, as\n"
+    "                       hostrangectl save does: atomically, complete or\n"
+    "                       untouched), also when COMMAND fails\n"
+    "      --unsorted       with --save: run format 2 (see hostrangectl\n"
+    "                       save --help)\n"
+    "  -m, --meta=KEY=VALUE with --save: note KEY=VALUE in the run file; may\n"
+    "                       be given many times\n"
     "  -h, --help           show this help and exit\n"
     "\n"
-    "Exit status: COMMAND's; 1 when the daemon cannot be started or the\n"
-    "report cannot be written; 2 on a usage error.\n";
+    "Exit status: COMMAND's; 1 when the daemon cannot be started, or the\n"
+    "report or the run file cannot be written; 2 on a usage error.\n";
 
 /* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
  * build tree), or on PATH. */
@@ -137,61 +147,31 @@ static int exit_status(int status)
     return 1;
 }
 
-static int run_record(int argc, char **argv)
+/* What record is asked to do. */
+struct record_opts {
+    struct hrd_ctl_report rep;
+    int nvtx;
+    const char *nvtx_window;
+    const char *save;                /* --save FILE, or NULL */
+    unsigned format;                 /* of the run file */
+    Hostrange__RunMeta **meta;       /* --meta */
+    size_t nmeta;
+};
+
+/*
+ * Runs cmdv under a private daemon, then writes the report and, with
+ * --save, the run file, whatever the command's status. Returns the exit
+ * status of record.
+ */
+static int record(const struct record_opts *o, char **cmdv)
 {
-    static const struct option longopts[] = {
-        { "format", required_argument, NULL, 'f' },
-        { "fields", required_argument, NULL, 'F' },
-        { "output", required_argument, NULL, 'o' },
-        { "help", no_argument, NULL, 'h' },
-        { "nvtx", no_argument, NULL, 'N' },
-        { "nvtx-window", required_argument, NULL, 'W' },
-        HRD_CTL_OBSERVER_LONGOPTS,
-        { NULL, 0, NULL, 0 },
-    };
-    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL,
-                                  0, 0, 0 };
-    struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
+    static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
     const char *tmpdir = getenv("TMPDIR");
     char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX];
-    const char *nvtx_window = NULL;
-    int nvtx = 0;
     pid_t dpid, cpid;
-    int c, status, rc;
+    int status, rc, saved;
 
-    /* "+": stop at the first non-option, the command. */
-    while ((c = getopt_long(argc, argv, "+:f:o:h", longopts, NULL)) != -1) {
-        if (hrd_ctl_report_option("record", c, optarg, NULL, &rep))
-            continue;
-        if (c == 'h') {
-            fputs(usage_record, stdout);
-            return 0;
-        }
-        if (c == 'N') {
-            nvtx = 1;
-            continue;
-        }
-        if (c == 'W') {
-            if (optarg[0] == '\0') {
-                fprintf(stderr, "hostrangectl record: --nvtx-window needs "
-                        "a range name\n");
-                return 2;
-            }
-            nvtx_window = optarg;
-            continue;
-        }
-        hrd_ctl_die_usage("record", c, argv[optind - 1]);
-    }
-    if (nvtx_window != NULL && !nvtx) {
-        fprintf(stderr, "hostrangectl record: --nvtx-window needs --nvtx\n");
-        return 2;
-    }
-    if (optind >= argc) {
-        fprintf(stderr, "hostrangectl record: no command to run (see "
-                "--help)\n");
-        return 2;
-    }
-    if (nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
+    if (o->nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
         fprintf(stderr, "hostrangectl record: --nvtx: %s not found (was "
                 "hostrange built with the NVTX headers?)\n", tool);
         return 1;
@@ -232,14 +212,14 @@ static int run_record(int argc, char **argv)
         signal(SIGINT, SIG_DFL);
         signal(SIGQUIT, SIG_DFL);
         setenv("HOSTRANGE_RUNTIME_DIR", dir, 1);
-        if (nvtx) {
+        if (o->nvtx) {
             setenv("NVTX_INJECTION64_PATH", tool, 1);
-            if (nvtx_window != NULL)
-                setenv("HOSTRANGE_NVTX_WINDOW", nvtx_window, 1);
+            if (o->nvtx_window != NULL)
+                setenv("HOSTRANGE_NVTX_WINDOW", o->nvtx_window, 1);
         }
-        execvp(argv[optind], argv + optind);
+        execvp(cmdv[0], cmdv);
         fprintf(stderr, "hostrangectl record: cannot run %s: %s\n",
-                argv[optind], strerror(errno));
+                cmdv[0], strerror(errno));
         _exit(127);
     }
     status = 0;
@@ -251,13 +231,98 @@ static int run_record(int argc, char **argv)
         while (waitpid(cpid, &status, 0) < 0 && errno == EINTR)
             ;
     }
-    rc = hrd_ctl_dump(&all, &rep);
+    /* The report and the run file, whatever COMMAND's status. */
+    rc = hrd_ctl_dump(&all, &o->rep);
+    saved = o->save == NULL ? 0
+                            : hrd_ctl_save_run("record", o->save, o->format,
+                                               o->meta, o->nmeta, stderr);
     kill(dpid, SIGTERM);
     waitpid(dpid, NULL, 0);
     remove_dir(dir);
-    if (rc != 0)
+    if (rc != 0 || saved != 0)
         return 1;
     return exit_status(status);
+}
+
+/* The usage error of options that go together, or NULL. */
+static const char *check_options(const struct record_opts *o)
+{
+    if (o->nvtx_window != NULL && !o->nvtx)
+        return "--nvtx-window needs --nvtx";
+    if (o->save == NULL && o->nmeta > 0)
+        return "--meta needs --save";
+    if (o->save == NULL && o->format != 1)
+        return "--unsorted needs --save";
+    return NULL;
+}
+
+static int run_record(int argc, char **argv)
+{
+    enum { OPT_SAVE = 256, OPT_UNSORTED };
+    static const struct option longopts[] = {
+        { "format", required_argument, NULL, 'f' },
+        { "fields", required_argument, NULL, 'F' },
+        { "output", required_argument, NULL, 'o' },
+        { "help", no_argument, NULL, 'h' },
+        { "nvtx", no_argument, NULL, 'N' },
+        { "nvtx-window", required_argument, NULL, 'W' },
+        { "save", required_argument, NULL, OPT_SAVE },
+        { "unsorted", no_argument, NULL, OPT_UNSORTED },
+        { "meta", required_argument, NULL, 'm' },
+        HRD_CTL_OBSERVER_LONGOPTS,
+        { NULL, 0, NULL, 0 },
+    };
+    struct record_opts o = {
+        .rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL, 0, 0, 0 },
+        .format = 1,
+    };
+    const char *bad;
+    int c, rc;
+
+    /* "+": stop at the first non-option, the command. */
+    while ((c = getopt_long(argc, argv, "+:f:o:m:h", longopts, NULL)) != -1) {
+        if (hrd_ctl_report_option("record", c, optarg, NULL, &o.rep))
+            continue;
+        switch (c) {
+        case 'h':
+            fputs(usage_record, stdout);
+            hrd_ctl_meta_free(o.meta, o.nmeta);
+            return 0;
+        case 'N':
+            o.nvtx = 1;
+            continue;
+        case 'W':
+        case OPT_SAVE:
+            if (optarg[0] == '\0') {
+                fprintf(stderr, "hostrangectl record: %s needs %s\n",
+                        c == 'W' ? "--nvtx-window" : "--save",
+                        c == 'W' ? "a range name" : "a file name");
+                hrd_ctl_meta_free(o.meta, o.nmeta);
+                return 2;
+            }
+            *(c == 'W' ? &o.nvtx_window : &o.save) = optarg;
+            continue;
+        case OPT_UNSORTED:
+            o.format = HRD_RUN_FORMAT_EVENTS;
+            continue;
+        case 'm':
+            hrd_ctl_meta_add("record", optarg, &o.meta, &o.nmeta);
+            continue;
+        default:
+            hrd_ctl_die_usage("record", c, argv[optind - 1]);
+        }
+    }
+    bad = check_options(&o);
+    if (bad == NULL && optind >= argc)
+        bad = "no command to run (see --help)";
+    if (bad != NULL) {
+        fprintf(stderr, "hostrangectl record: %s\n", bad);
+        hrd_ctl_meta_free(o.meta, o.nmeta);
+        return 2;
+    }
+    rc = record(&o, argv + optind);
+    hrd_ctl_meta_free(o.meta, o.nmeta);
+    return rc;
 }
 
 const struct hrd_ctl_cmd hrd_ctl_cmd_record = {

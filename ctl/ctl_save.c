@@ -20,7 +20,9 @@ static const char usage_save[] =
     "Save what the daemon holds as a run file (.hrs): every key with its\n"
     "exact samples (or its histograms, where the daemon keeps one), the\n"
     "lost counts, the clients' counters, the calibrations, and where the\n"
-    "run comes from (host, time, the clocks used). The file is versioned,\n"
+    "run comes from (host, time, the clocks used, and the machine's\n"
+    "fingerprint: host name, CPU model, cores, clock path and step, kernel\n"
+    "and hostrange version, which diff compares). The file is versioned,\n"
     "checksummed and compact; it is written to a temporary file, synced and\n"
     "renamed, so FILE is complete or untouched. The daemon sends the run in\n"
     "pages, so a large one does not hold up the samples arriving.\n"
@@ -160,8 +162,10 @@ static int split(const uint8_t *p, size_t n, uint32_t field,
     return 0;
 }
 
-/* The save's progress on a terminal. */
+/* The save's progress on a terminal, and the command that saves (in its
+ * messages). */
 static struct hrd_ctl_progress progress;
+static const char *save_cmd = "save";
 
 /* One page of a save, asked for with q and written to w: its packed keys
  * straight from the reply's bytes. Returns 1 with the cursor of the next
@@ -184,8 +188,8 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
     if (hrd_ctl_request_msg(q, &msg, &n, hrd_ctl_timeout_ms, err,
                             sizeof err) != 0) {
         hrd_ctl_progress_end(&progress);
-        fprintf(stderr, "hostrangectl save: %s; %s not written\n", err,
-                output);
+        fprintf(stderr, "hostrangectl %s: %s; %s not written\n", save_cmd,
+                err, output);
         hrd_run_abort(w);
         return -1;
     }
@@ -205,8 +209,8 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
             snprintf(err, sizeof err, "hostranged at %s sent a reply that "
                      "cannot be decoded", hrd_ctl_dir);
         hrd_ctl_progress_end(&progress);
-        fprintf(stderr, "hostrangectl save: %s; %s not written\n", err,
-                output);
+        fprintf(stderr, "hostrangectl %s: %s; %s not written\n", save_cmd,
+                err, output);
         top = NULL;
         hrd_run_abort(w);
         goto out;
@@ -216,8 +220,8 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
     if (s == NULL || s->next_cursor.len > 16 ||
         (s->next_cursor.len == 0 && s->end == NULL)) {
         hrd_ctl_progress_end(&progress);
-        fprintf(stderr, "hostrangectl save: hostranged at %s sent no run; "
-                "%s not written\n", hrd_ctl_dir, output);
+        fprintf(stderr, "hostrangectl %s: hostranged at %s sent no run; "
+                "%s not written\n", save_cmd, hrd_ctl_dir, output);
         hrd_run_abort(w);
         goto out;
     }
@@ -240,7 +244,7 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
         bad = hrd_run_put_key(w, s->keys[i], err, sizeof err) != 0;
     if (bad) {
         hrd_ctl_progress_end(&progress);
-        fprintf(stderr, "hostrangectl save: %s\n", err);
+        fprintf(stderr, "hostrangectl %s: %s\n", save_cmd, err);
         hrd_run_abort(w);
         goto out;
     }
@@ -248,7 +252,7 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
         *saved = w->keys;
         if (hrd_run_commit(w, s->end, err, sizeof err) != 0) {
             hrd_ctl_progress_end(&progress);
-            fprintf(stderr, "hostrangectl save: %s\n", err);
+            fprintf(stderr, "hostrangectl %s: %s\n", save_cmd, err);
             goto out;
         }
         rc = 0;
@@ -271,6 +275,52 @@ out:
     return rc;
 }
 
+int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
+                     Hostrange__RunMeta **meta, size_t nmeta, FILE *note)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__SaveRequest sq = HOSTRANGE__SAVE_REQUEST__INIT;
+    struct hrd_run_writer w;
+    uint8_t cursor[16];
+    struct hrd_fingerprint fp;
+    char host[256], err[8400];
+
+    hrd_ctl_run_provenance(&h, format, host, sizeof host, meta, nmeta);
+    hrd_ctl_fingerprint(&fp);
+    h.fingerprint = &fp.m;
+    if (hrd_run_create(&w, output, &h, err, sizeof err) != 0) {
+        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
+        return 1;
+    }
+    q.version = HRP_VERSION;
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_SAVE;
+    q.save = &sq;
+    sq.packed = 1;
+    sq.format = format;
+    save_cmd = cmd;
+    hrd_ctl_progress_init(&progress);
+    for (;;) {
+        uint64_t saved = 0;
+        int page = save_page(&q, cursor, &w, output, &saved);
+
+        if (page < 0)
+            return 1;
+        hrd_ctl_progress_show(&progress, w.bytes, page == 0,
+                              "%s: %s, %llu keys, %llu MiB", cmd, output,
+                              (unsigned long long)(page == 0 ? saved
+                                                             : w.keys),
+                              (unsigned long long)(w.bytes >> 20));
+        if (page == 0) {
+            hrd_ctl_progress_end(&progress);
+            if (note != NULL)
+                fprintf(note, "saved %llu keys to %s\n",
+                        (unsigned long long)saved, output);
+            return 0;
+        }
+    }
+}
+
 int hrd_ctl_save(int argc, char **argv)
 {
     enum { OPT_UNSORTED = 256 };
@@ -281,17 +331,11 @@ int hrd_ctl_save(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
-    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
-    Hostrange__SaveRequest sq = HOSTRANGE__SAVE_REQUEST__INIT;
     Hostrange__RunMeta **meta = NULL;
-    struct hrd_run_writer w;
     const char *output = NULL;
-    uint8_t cursor[16];
-    char host[256], err[8400];
     size_t nmeta = 0;
     unsigned format = HRD_RUN_FORMAT_SORTED;
-    int c, rc = 1;
+    int c, rc;
 
     while ((c = getopt_long(argc, argv, ":o:m:h", longopts, NULL)) != -1) {
         if (c == 'o') {
@@ -317,37 +361,7 @@ int hrd_ctl_save(int argc, char **argv)
                 "--help)\n");
         return 2;
     }
-    hrd_ctl_run_provenance(&h, format, host, sizeof host, meta, nmeta);
-    if (hrd_run_create(&w, output, &h, err, sizeof err) != 0) {
-        fprintf(stderr, "hostrangectl save: %s\n", err);
-        goto out;
-    }
-    q.version = HRP_VERSION;
-    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_SAVE;
-    q.save = &sq;
-    sq.packed = 1;
-    sq.format = format;
-    hrd_ctl_progress_init(&progress);
-    for (;;) {
-        uint64_t saved = 0;
-        int page = save_page(&q, cursor, &w, output, &saved);
-
-        if (page < 0)
-            goto out;
-        hrd_ctl_progress_show(&progress, w.bytes, page == 0,
-                              "save: %s, %llu keys, %llu MiB", output,
-                              (unsigned long long)(page == 0 ? saved
-                                                             : w.keys),
-                              (unsigned long long)(w.bytes >> 20));
-        if (page == 0) {
-            hrd_ctl_progress_end(&progress);
-            printf("saved %llu keys to %s\n", (unsigned long long)saved,
-                   output);
-            rc = 0;
-            break;
-        }
-    }
-out:
+    rc = hrd_ctl_save_run("save", output, format, meta, nmeta, stdout);
     hrd_ctl_meta_free(meta, nmeta);
     return rc;
 }

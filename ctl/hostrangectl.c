@@ -51,7 +51,9 @@ static const char usage_tail[] =
     "\n"
     "Exit status: 0 on success, 1 when the daemon cannot be reached or fails,\n"
     "2 on a usage error; record exits with the command's status; diff\n"
-    "exits 1 when --fail-above is given and exceeded.\n";
+    "exits 1 when a key is slower than --fail-above allows, 3 when a run\n"
+    "file cannot be read, 4 when --strict refuses runs of different\n"
+    "machines, 5 on another failure (see hostrangectl diff --help).\n";
 
 
 /* The main --help: the commands come from the table. */

@@ -42,12 +42,20 @@ without a report)::
     pytest --host-range-compare base.hrs --host-range-compare-fail 10
 
 ``--host-range-save FILE`` saves what the daemon holds at the end of the
-session as a run file (``hostrangectl save -o FILE``).
+session as a run file (``hostrangectl save -o FILE``), as ``hostrangectl
+record --save`` does: atomically, with the machine's fingerprint, and also
+when tests failed; ``--host-range-meta KEY=VALUE`` (any number of times)
+notes KEY=VALUE in it (``save --meta``).
 ``--host-range-compare BASE`` saves the run (to FILE, or to a temporary file)
 and prints its comparison with the run file BASE in the terminal summary
 (``hostrangectl diff BASE NEW``: medians, change, shift with its interval,
-p-value, flag); ``--host-range-compare-fail PCT`` fails the session (exit
-status 1) when a key is flagged slower by more than PCT %. With pytest-xdist
+p-value, flag, and each run's machine); ``--host-range-compare-fail LIMITS``
+fails the session (exit status 1) when a key is slower (p < 0.01) by more
+than its limit: ``PCT`` for every range, or ``GLOB=PCT,...`` per range name
+as ``diff --fail-above`` takes them (``'backend.*=3,*=10'``). When the two
+runs' machine fingerprints differ, the summary says so;
+``--host-range-compare-strict`` then refuses to compare (exit status 3, as
+for a BASE that cannot be read: the summary says which). With pytest-xdist
 only the controller saves and compares, after every worker has finished.
 """
 
@@ -69,6 +77,12 @@ _BLOCK_STEPS = (1, 2, 5)
 _MIN_BLOCK_NS = 50000
 _FLUSH_TIMEOUT_MS = 30000
 _PING_TIMEOUT_MS = 2000
+# hostrangectl diff's exit statuses (hostrangectl(1)) that are no error: no
+# key slower than allowed, and one slower (--fail-above). The others (a run
+# file that cannot be read, --strict refusing runs of different machines,
+# a failure) end the session with an internal error that says which.
+_DIFF_OK = 0
+_DIFF_SLOWER = 1
 _START_WAIT_MS = 10000
 
 
@@ -106,9 +120,23 @@ def pytest_addoption(parser):
              "the run file BASE (hostrangectl diff BASE NEW: a change is "
              "flagged when p < 0.01 and |change| >= 5%%)")
     group.addoption(
-        "--host-range-compare-fail", metavar="PCT", type=float, default=None,
+        "--host-range-meta", metavar="KEY=VALUE", action="append",
+        default=None,
+        help="with --host-range-save: note KEY=VALUE in the run file "
+             "(hostrangectl save --meta); may be given many times")
+    group.addoption(
+        "--host-range-compare-fail", metavar="LIMITS", default=None,
         help="with --host-range-compare: fail the session (exit status 1) "
-             "when a key is flagged slower by more than PCT %%")
+             "when a key is slower (p < 0.01) by more than its limit: PCT "
+             "for every range, or GLOB=PCT,... per range name, the first "
+             "pattern that matches applying, e.g. 'backend.*=3,*=10' "
+             "(hostrangectl diff --fail-above)")
+    group.addoption(
+        "--host-range-compare-strict", action="store_true", default=False,
+        help="with --host-range-compare: refuse to compare runs whose "
+             "machine fingerprints differ (host, CPU model, cores, kernel, "
+             "clock path and step, hostrange version); by default the "
+             "summary warns")
 
 
 def _usage(message, option="--host-range-profile"):
@@ -129,12 +157,22 @@ def pytest_configure(config):
     save = config.getoption("host_range_save")
     base = config.getoption("host_range_compare")
     fail = config.getoption("host_range_compare_fail")
+    strict = config.getoption("host_range_compare_strict")
+    meta = config.getoption("host_range_meta") or []
     if fail is not None and base is None:
         raise pytest.UsageError(
             "--host-range-compare-fail needs --host-range-compare BASE")
-    if fail is not None and not fail >= 0:
+    if strict and base is None:
         raise pytest.UsageError(
-            "--host-range-compare-fail must be 0 or more (a percentage)")
+            "--host-range-compare-strict needs --host-range-compare BASE")
+    if fail is not None:
+        _check_limits(fail)
+    if meta and save is None:
+        raise pytest.UsageError("--host-range-meta needs --host-range-save")
+    for m in meta:
+        if m.partition("=")[0] == "" or "=" not in m:
+            raise pytest.UsageError(
+                "--host-range-meta: bad %r (KEY=VALUE)" % m)
     # The option named in the errors of the module and the daemon.
     option = ("--host-range-profile" if path is not None else
               "--host-range-save" if save is not None else
@@ -158,6 +196,8 @@ def pytest_configure(config):
     if not hostrange.enabled():
         raise _usage("collection is turned off (HOSTRANGE=0)", option)
     state = _Session(config, path, save, base, fail, option)
+    state.strict = strict
+    state.meta = meta
     config.stash[_STATE] = state
     config.add_cleanup(state.stop)
     if not _is_worker(config):
@@ -175,6 +215,24 @@ def pytest_configure(config):
                 "--host-range-save and --host-range-compare name the same "
                 "file (%s): the run would replace its base" % state.base)
         state.connect()
+
+
+def _check_limits(spec):
+    """Fails now on a --host-range-compare-fail that hostrangectl diff
+    --fail-above would refuse: PCT, or GLOB=PCT,... with PCT 0 or more."""
+    for item in spec.split(","):
+        glob, eq, pct = item.rpartition("=")
+        try:
+            value = float(pct)
+        except ValueError:
+            value = None
+        if value is not None and value < 0:
+            raise pytest.UsageError(
+                "--host-range-compare-fail must be 0 or more (a percentage)")
+        if value is None or value != value or (eq and not glob):
+            raise pytest.UsageError(
+                "--host-range-compare-fail: bad limit %r (PCT, or GLOB=PCT, "
+                "comma-separated, such as 'backend.*=3,*=10')" % item)
 
 
 def _check_output(path, option):
@@ -225,6 +283,8 @@ class _Session:
         self.dir = None
         self.daemon = None
         self.saved_env = None
+        self.strict = False
+        self.meta = []
         self.summary = []
         self.compared = []
 
@@ -325,7 +385,11 @@ class _Session:
             tmp = tempfile.mkdtemp(prefix="hostrange-compare-")
             run = os.path.join(tmp, "new.hrs")
         try:
-            r = self._ctl("--runtime-dir", self.dir, "save", "-o", run)
+            args = ["--runtime-dir", self.dir, "save", "-o", run]
+            if self.save is not None:
+                for m in self.meta:
+                    args += ["--meta", m]
+            r = self._ctl(*args)
             if r.returncode != 0:
                 return self._error("cannot save the run: %s"
                                    % _ctl_error(r.stderr))
@@ -358,24 +422,34 @@ class _Session:
         return None
 
     def _compare(self, run):
-        """hostrangectl diff BASE run: its table goes to the summary. Returns
-        None, TESTS_FAILED when a flagged slowdown exceeds
-        --host-range-compare-fail, or INTERNAL_ERROR when BASE (or the run)
-        cannot be read."""
+        """hostrangectl diff BASE run: its table goes to the summary, and so
+        do its warnings (machines that differ). Returns None,
+        TESTS_FAILED when a key is slower than --host-range-compare-fail
+        allows, or INTERNAL_ERROR when BASE (or the run) cannot be read or
+        --host-range-compare-strict refuses runs of different machines."""
         args = ["diff"]
         if self.fail is not None:
-            args += ["--fail-above", "%g" % self.fail]
+            args += ["--fail-above", self.fail]
+        if self.strict:
+            args += ["--strict"]
         r = self._ctl(*(args + [self.base, run]))
-        if r.returncode not in (0, 1):
-            return self._error("cannot compare: %s" % _ctl_error(r.stderr))
+        said = [_ctl_error(line).replace("--fail-above",
+                                         "--host-range-compare-fail")
+                                .replace("--strict",
+                                         "--host-range-compare-strict")
+                for line in r.stderr.splitlines() if line.strip()]
+        if r.returncode not in (_DIFF_OK, _DIFF_SLOWER):
+            return self._error("cannot compare: %s" % "; ".join(said))
         self.compared = r.stdout.splitlines()
-        if r.returncode == 0:
+        for line in said:
+            if line.startswith("warning: "):
+                self.summary.append("hostrange: " + line)
+        if r.returncode == _DIFF_OK:
             return None
-        self.summary.append(
-            "hostrange: %s (against %s)"
-            % (_ctl_error(r.stderr).replace("--fail-above",
-                                            "--host-range-compare-fail"),
-               self.base))
+        for line in said:
+            if not line.startswith("warning: "):
+                self.summary.append("hostrange: %s (against %s)"
+                                    % (line, self.base))
         return pytest.ExitCode.TESTS_FAILED
 
     def stop(self):

@@ -60,7 +60,7 @@ uninstall-local:
 	rm -rf '$(DESTDIR)$(hrpythondir)/__pycache__/hostrange_pytest.'*
 
 # What the test scripts need to know.
-check_DATA = python/check.env
+check_DATA += python/check.env
 python/check.env: Makefile
 	$(AM_V_GEN){ \
 	  echo "HR_PYTHON='$(HR_PYTHON)'"; \

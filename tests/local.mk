@@ -44,6 +44,46 @@ tests_helpers_compiled_on_LDADD = client/libhostrange.la
 tests_helpers_compiled_off_SOURCES = tests/helpers/compiled_out.c
 tests_helpers_compiled_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
 
+# hostrange.hpp: the same C++ program with and without HOSTRANGE_DISABLE
+# (test_cxx.sh skips without a C++ compiler).
+if HAVE_CXX
+check_PROGRAMS += tests/helpers/cxx_scopes tests/helpers/cxx_scopes_off
+endif
+HR_TEST_CXXFLAGS = -std=c++11 -Wall -Wextra -pedantic
+tests_helpers_cxx_scopes_SOURCES = tests/helpers/cxx_scopes.cpp
+tests_helpers_cxx_scopes_CXXFLAGS = $(HR_TEST_CXXFLAGS)
+tests_helpers_cxx_scopes_LDADD = client/libhostrange.la
+tests_helpers_cxx_scopes_off_SOURCES = tests/helpers/cxx_scopes.cpp
+tests_helpers_cxx_scopes_off_CPPFLAGS = $(AM_CPPFLAGS) -DHOSTRANGE_DISABLE
+tests_helpers_cxx_scopes_off_CXXFLAGS = $(HR_TEST_CXXFLAGS)
+TESTS += tests/service/test_cxx.sh
+EXTRA_DIST += tests/service/test_cxx.sh
+# The CMake package and hostrange.pc of an installed, moved tree, used by a
+# CMake project (tests/cmake; skipped without cmake or a C++ compiler).
+TESTS += tests/service/test_cmake.sh
+# The staged install it reads, made before any test runs: installing
+# relinks libraries in the build tree in place (libtool), which would pull
+# them from under tests running beside it.
+check_DATA += tests/cmake-stage.stamp
+tests/cmake-stage.stamp: $(check_PROGRAMS) $(check_LTLIBRARIES) \
+		$(check_LIBRARIES)
+	$(AM_V_GEN)rm -rf tests/cmake-stage && \
+	$(MAKE) $(AM_MAKEFLAGS) install \
+		DESTDIR='$(abs_top_builddir)/tests/cmake-stage' \
+		> tests/cmake-stage.log 2>&1 || \
+	  { tail -n 30 tests/cmake-stage.log; exit 1; }; touch $@
+CLEANFILES += tests/cmake-stage.stamp tests/cmake-stage.log
+clean-local: clean-cmake-stage
+clean-cmake-stage:
+	-rm -rf tests/cmake-stage
+.PHONY: clean-cmake-stage
+EXTRA_DIST += tests/service/test_cmake.sh tests/cmake/CMakeLists.txt \
+	tests/cmake/consumer.cpp
+AM_TESTS_ENVIRONMENT += export HOSTRANGE_TEST_PREFIX='$(prefix)' \
+	HOSTRANGE_TEST_LIBDIR='$(libdir)' \
+	HOSTRANGE_TEST_INCLUDEDIR='$(includedir)' \
+	HOSTRANGE_TEST_CXX='$(CXX)' HOSTRANGE_TEST_LDFLAGS='$(LDFLAGS)';
+
 # Programs marked with NVTX only (no hostrange.h), for the NVTX tool's
 # tests; the two shared objects are loaded by nvtx_prog with dlopen.
 if HAVE_NVTX
@@ -103,7 +143,7 @@ HARNESS_SEND_LIBS = tests/lib/libharness.a proto/libhrproto.la \
 HRD_TEST_LIBS = tests/lib/libharness.a daemon/libhrdaemon.la lib/view/libhrview.la \
 	lib/run/libhrrun.la lib/agg/libhragg.la lib/stat/libhrstat.la \
 	lib/util/libhrutil.la \
-	proto/libhrproto.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
+	proto/libhrproto.la $(CMOCKA_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
 HRD_STORE_TEST_LIBS = $(HRD_TEST_LIBS)
 OPS_TEST_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS)
 OPS_TEST_LIBS = ops/libhrops.la $(CMOCKA_LIBS)
@@ -118,7 +158,8 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_ops_cuda tests/unit/test_ops_symbols \
 	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
 	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput \
-	tests/unit/test_spool
+	tests/unit/test_spool tests/unit/test_pprof tests/unit/test_limits \
+	tests/unit/test_fingerprint
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 
@@ -167,6 +208,18 @@ tests_unit_test_signif_LDADD = $(HRD_TEST_LIBS)
 tests_unit_test_paths_SOURCES = tests/unit/test_paths.c
 tests_unit_test_paths_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_paths_LDADD = $(HRD_STORE_TEST_LIBS)
+# pprof profiles of the tree (lib/view/pprof.c), read back and inflated.
+tests_unit_test_pprof_SOURCES = tests/unit/test_pprof.c
+tests_unit_test_pprof_CFLAGS = $(TEST_CFLAGS) $(ZLIB_CFLAGS)
+tests_unit_test_pprof_LDADD = $(HRD_TEST_LIBS) $(ZLIB_LIBS)
+# diff --fail-above's limits per range (lib/stat/limits.c).
+tests_unit_test_limits_SOURCES = tests/unit/test_limits.c
+tests_unit_test_limits_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_limits_LDADD = $(HRD_TEST_LIBS)
+# Machine fingerprints of run files (lib/run/fingerprint.c).
+tests_unit_test_fingerprint_SOURCES = tests/unit/test_fingerprint.c
+tests_unit_test_fingerprint_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_fingerprint_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_run_SOURCES = tests/unit/test_run.c
 tests_unit_test_run_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_run_LDADD = $(HRD_STORE_TEST_LIBS)
@@ -241,6 +294,13 @@ tests_service_test_merge_memory_LDADD = $(HRD_STORE_TEST_LIBS) -lutil
 # plot's SVGs (well-formed, rendered; skipped without xmllint and
 # rsvg-convert).
 TESTS += tests/service/test_paths.sh tests/service/test_plot.sh
+# pprof profiles read by go tool pprof (skipped without go).
+TESTS += tests/service/test_pprof.sh
+EXTRA_DIST += tests/service/test_pprof.sh
+# CI gates: record --save, machine fingerprints, diff's exit statuses and
+# its limits per range.
+TESTS += tests/service/test_gates.sh
+EXTRA_DIST += tests/service/test_gates.sh
 
 tests_service_test_integration_SOURCES = tests/service/test_integration.c
 tests_service_test_integration_CFLAGS = $(TEST_CFLAGS)

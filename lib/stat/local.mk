@@ -1,7 +1,9 @@
 # lib/stat: summary statistics of samples (histograms, count, mean, exact
-# and bounded medians, percentiles) and the significance test of diff.
+# and bounded medians, percentiles), the significance test of diff and
+# its limits per range (--fail-above).
 # Pure logic: no I/O, no protocol.
 noinst_LTLIBRARIES += lib/stat/libhrstat.la
 lib_stat_libhrstat_la_SOURCES = lib/stat/hist.c lib/stat/hist.h \
-	lib/stat/summary.c lib/stat/summary.h lib/stat/signif.c lib/stat/signif.h
+	lib/stat/summary.c lib/stat/summary.h lib/stat/signif.c lib/stat/signif.h \
+	lib/stat/limits.c lib/stat/limits.h
 EXTRA_DIST += lib/stat/local.mk

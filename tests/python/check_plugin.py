@@ -3,8 +3,10 @@ run under --host-range-profile serially and with pytest-xdist (-n 2), with a
 private daemon and with one that is already running; the reports read back
 and compared key by key, with the reference's rows for every node and exact
 counts; saved runs (--host-range-save) read back with hostrangectl, merged
-shards and comparisons (--host-range-compare, --host-range-compare-fail)
-against a run made slower on purpose; the plugin's errors. Each run is a
+shards and comparisons (--host-range-compare, --host-range-compare-fail
+with one limit and per range, --host-range-compare-strict) against a run
+made slower on purpose or on another clock path; a run saved with its notes
+when a test fails; the plugin's errors. Each run is a
 separate pytest process."""
 
 import os
@@ -524,13 +526,106 @@ def test_compare_with_xdist(env, tmp_path):
     # The controller saved and compared once, after both workers finished:
     # the runs hold every node, whichever worker ran it.
     assert r.stdout.count("hostrange: saved ") == 1
-    assert r.stdout.count("above --host-range-compare-fail 50%") == 1
+    # Each key above the limit named once: one comparison.
+    assert r.stdout.count("above --host-range-compare-fail 50%") == \
+        len(SPIN_KEYS)
     rows, count = compared(r)
     assert slower(rows) == SPIN_KEYS
     for run in (base, new):
         assert {x["nodeid"] for x in from_run(run)} == {
             "test_spin.py::test_spin[%d]" % i for i in range(4)}
     assert private_dirs(env) == [] and compare_dirs(env) == []
+
+
+@needs_profiling
+def test_compare_limits_per_range(env, tmp_path):
+    base = tmp_path / "base.hrs"
+    r = slow_run(env, tmp_path, 100000, "--host-range-save", str(base))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    # Three times slower, end_to_end allowed 1000%, spin.* 50%: the session
+    # fails for the spin.body keys only, each named with its pattern.
+    r = slow_run(env, tmp_path, 300000, "--host-range-compare", str(base),
+                 "--host-range-compare-fail", "end_to_end=1000,spin.*=50")
+    assert r.returncode == 1, r.stdout + r.stderr
+    over = re.findall(r"^hostrange: (\S+) spin/cpu warm (\S+) (\S+) is "
+                      r"[0-9.]+% slower, above --host-range-compare-fail 50% "
+                      r"\(for spin\.\*\) \(against .+\)$", r.stdout, re.M)
+    assert {(n, "warm", rng, m) for n, rng, m in over} == {
+        k for k in SPIN_KEYS if k[2] == "spin.body"}, r.stdout
+    assert "end_to_end inclusive is" not in r.stdout
+
+    # A limit only for ranges that did not get slower: no failure.
+    r = slow_run(env, tmp_path, 300000, "--host-range-compare", str(base),
+                 "--host-range-compare-fail", "backend.*=3")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+@needs_profiling
+def test_save_when_tests_fail_with_meta(env, tmp_path):
+    (tmp_path / "test_fails.py").write_text(textwrap.dedent("""
+        import hostrange
+
+        @hostrange.scope("fails.body")
+        def work():
+            return 1
+
+        def test_fails(host_range):
+            host_range(work)
+
+        def test_broken():
+            assert False
+        """))
+    run = tmp_path / "run.hrs"
+    r = pytest_run(env, tmp_path, "--host-range-calls", "1",
+                   "--host-range-blocks", "3", "--host-range-save", str(run),
+                   "--host-range-meta", "commit=abc123",
+                   "--host-range-meta", "branch=main", "test_fails.py",
+                   suite=False)
+    # A test failed: the session says so, and the run is saved all the same.
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "hostrange: saved " in r.stdout
+    nodes = {x["nodeid"] for x in from_run(run)}
+    assert nodes == {"test_fails.py::test_fails"}
+    # The notes and the machine, as diff shows them after its table.
+    d = ctl(str(tmp_path), "diff", str(run), str(run))
+    assert d.returncode == 0, d.stderr
+    lines = [x for x in d.stdout.splitlines() if x.startswith("base ")]
+    assert len(lines) == 1, d.stdout
+    assert lines[0].endswith("; commit=abc123, branch=main"), lines[0]
+    assert " cores, " in lines[0] and "; hostrange " in lines[0], lines[0]
+
+
+@needs_profiling
+def test_compare_machines(env, tmp_path):
+    base = tmp_path / "base.hrs"
+    r = slow_run(env, tmp_path, 100000, "--host-range-save", str(base))
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    # The other clock path: a different fingerprint, which the summary
+    # names; with --host-range-compare-strict the comparison is refused.
+    e = dict(env)
+    e["HOSTRANGE_CLOCK"] = "ordered"
+    r = slow_run(e, tmp_path, 100000, "--host-range-compare", str(base))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"^hostrange: warning: the machine fingerprints of .* "
+                     r"differ: clock_path 'fast' vs 'ordered'(; .*)?$",
+                     r.stdout, re.M), r.stdout
+    r = slow_run(e, tmp_path, 100000, "--host-range-compare", str(base),
+                 "--host-range-compare-strict")
+    assert r.returncode == 3, r.stdout + r.stderr
+    assert re.search(r"^hostrange: cannot compare: the machine fingerprints "
+                     r"of .* differ: clock_path 'fast' vs 'ordered'(; .*)?: "
+                     r"refused \(--host-range-compare-strict\)$", r.stdout,
+                     re.M), \
+        r.stdout
+    assert "hostrange: this run against" not in r.stdout
+    # The same machine: no warning, and --host-range-compare-strict passes.
+    r = slow_run(env, tmp_path, 100000, "--host-range-compare", str(base),
+                 "--host-range-compare-strict")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "fingerprint" not in r.stdout
+    assert compare_dirs(env) == [] and private_dirs(env) == []
 
 
 def test_error_compare_options(env, tmp_path):
@@ -540,6 +635,20 @@ def test_error_compare_options(env, tmp_path):
     r = pytest_run(env, tmp_path, "--host-range-compare", "base.hrs",
                    "--host-range-compare-fail", "-1")
     usage_error(r, "--host-range-compare-fail must be 0 or more")
+    r = pytest_run(env, tmp_path, "--host-range-compare", "base.hrs",
+                   "--host-range-compare-fail", "backend.*=3,=4")
+    usage_error(r, "--host-range-compare-fail: bad limit '=4'")
+    r = pytest_run(env, tmp_path, "--host-range-compare", "base.hrs",
+                   "--host-range-compare-fail", "backend.*")
+    usage_error(r, "--host-range-compare-fail: bad limit 'backend.*'")
+    r = pytest_run(env, tmp_path, "--host-range-compare-strict")
+    usage_error(r, "--host-range-compare-strict needs --host-range-compare "
+                "BASE")
+    r = pytest_run(env, tmp_path, "--host-range-meta", "a=b")
+    usage_error(r, "--host-range-meta needs --host-range-save")
+    r = pytest_run(env, tmp_path, "--host-range-save", str(tmp_path / "x"),
+                   "--host-range-meta", "novalue")
+    usage_error(r, "--host-range-meta: bad 'novalue' (KEY=VALUE)")
     r = pytest_run(env, tmp_path, "--host-range-save", str(tmp_path / "x"),
                    "--host-range-blocks", "0")
     usage_error(r, "--host-range-blocks must be positive")

@@ -145,7 +145,7 @@ ls "$dir" | grep -q '^x.hrs' && fail "half-written output"
 "$HOSTRANGECTL" dump --from "$dir/a.live.jsonl" 2> "$dir/err" && fail foreign
 grep -q "a.live.jsonl: not a hostrange run file" "$dir/err" || fail "foreign"
 "$HOSTRANGECTL" diff "$dir/future.hrs" "$dir/a.hrs" 2> "$dir/err"
-[ $? -eq 2 ] || fail "future exit status"
+[ $? -eq 3 ] || fail "future exit status"
 grep -q "future.hrs: written in run file layout 9, newer" "$dir/err" ||
     fail "future msg"
 [ "$(wc -l < "$dir/err")" -eq 1 ] || fail "one line (future)"

@@ -1,0 +1,91 @@
+/*
+ * hostrangectl and machine fingerprints (fingerprint.h, ctl.h): the one a
+ * saved run carries, and diff's comparison of two runs' machines.
+ */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "lib/run/fingerprint.h"
+#include "proto/protocol.h"
+
+#include <stdio.h>
+#include <string.h>
+
+void hrd_ctl_fingerprint(struct hrd_fingerprint *fp)
+{
+    Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
+    Hostrange__StatsRequest sq = HOSTRANGE__STATS_REQUEST__INIT;
+    Hostrange__ControlReply *rep;
+
+    hrd_fingerprint_probe(fp);
+    q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_STATS;
+    q.stats = &sq;
+    /* A daemon that does not answer is said so by the save itself. */
+    if (hrd_ctl_ask(&q, &rep, 1) != 0)
+        return;
+    if (rep->body_case == HOSTRANGE__CONTROL_REPLY__BODY_STATS &&
+        rep->stats != NULL)
+        hrd_fingerprint_clients(fp, rep->stats->clients,
+                                rep->stats->n_clients);
+    /* The clients' texts are copied into fp; the reply can go. */
+    hostrange__control_reply__free_unpacked(rep, NULL);
+}
+
+/* Whether h is a merge of runs from machines that differ (its sources'
+ * fingerprints). */
+static int mixed_merge(const Hostrange__RunHeader *h)
+{
+    return h->fingerprint == NULL && h->n_sources > 1;
+}
+
+void hrd_ctl_run_describe(const Hostrange__RunHeader *h, char *buf,
+                          size_t len)
+{
+    size_t at;
+
+    if (h->fingerprint != NULL)
+        hrd_fingerprint_format(h->fingerprint, buf, len);
+    else if (mixed_merge(h))
+        snprintf(buf, len, "a merge of %zu runs from different machines",
+                 h->n_sources);
+    else
+        snprintf(buf, len, "%s: no machine fingerprint (hostrange %s)",
+                 h->host, h->version);
+    for (size_t i = 0; i < h->n_meta; i++) {
+        at = strlen(buf);
+        if (at + 1 < len)
+            snprintf(buf + at, len - at, "%s%s=%s", i == 0 ? "; " : ", ",
+                     h->meta[i]->key, h->meta[i]->value);
+    }
+}
+
+int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
+                          const char *npath, const Hostrange__RunHeader *n,
+                          int strict)
+{
+    const char *what = strict ? "" : "warning: ";
+    const char *tail = strict ? ": refused (--strict)" : "";
+    char why[2048];
+
+    for (int i = 0; i < 2; i++) {
+        const Hostrange__RunHeader *h = i == 0 ? b : n;
+        const char *path = i == 0 ? bpath : npath;
+
+        if (h->fingerprint != NULL)
+            continue;
+        if (mixed_merge(h))
+            fprintf(stderr, "hostrangectl diff: %s%s is a merge of runs "
+                    "from different machines%s\n", what, path, tail);
+        else
+            fprintf(stderr, "hostrangectl diff: %s%s has no machine "
+                    "fingerprint (saved by an older hostrange): its machine "
+                    "is unknown%s\n", what, path, tail);
+        return strict ? -1 : 0;
+    }
+    if (hrd_fingerprint_diff(b->fingerprint, n->fingerprint, why,
+                             sizeof why) == 0)
+        return 0;
+    fprintf(stderr, "hostrangectl diff: %sthe machine fingerprints of %s "
+            "and %s differ: %s%s\n", what, bpath, npath, why, tail);
+    return strict ? -1 : 0;
+}

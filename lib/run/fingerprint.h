@@ -1,0 +1,79 @@
+/*
+ * The machine fingerprint of a run (RunFingerprint in hostrange.proto):
+ * what a saved run was measured on, so that runs of different machines
+ * are not compared silently (hostrangectl diff warns, and refuses with
+ * --strict). It holds the host name, the CPU model, the CPUs online, the
+ * kernel, the hostrange version, and the clock: its path (fast or ordered,
+ * decided in one place, hrd_fingerprint_clock_path), how the clients
+ * ordered their reads, and the largest step they observed.
+ *
+ * The machine's part is probed where the run is saved (hostrangectl talks
+ * to a daemon on the same host); the clock's comes from the daemon's
+ * clients. Two fingerprints are the same when every text field is equal
+ * and the clock steps are within HRD_FINGERPRINT_STEP_TOLERANCE of each
+ * other (a step is measured, so it wobbles).
+ */
+#ifndef HOSTRANGE_FINGERPRINT_H
+#define HOSTRANGE_FINGERPRINT_H
+
+#include <stddef.h>
+
+#include "proto/hostrange.pb-c.h"
+
+/* Steps within 5% of each other are the same step. */
+#define HRD_FINGERPRINT_STEP_TOLERANCE 0.05
+
+/* The clock paths of HOSTRANGE_CLOCK; fast is the default. */
+#define HRD_CLOCK_PATH_FAST "fast"
+#define HRD_CLOCK_PATH_ORDERED "ordered"
+
+/* A fingerprint and the text its message points to. */
+struct hrd_fingerprint {
+    Hostrange__RunFingerprint m;
+    char host[256];
+    char cpu[256];
+    char kernel[256];
+    char clock_path[64];
+    char clock_order[1024];
+};
+
+/* Fills fp with this machine: host name, CPU model, CPUs online, kernel
+ * and version; the clock as no client has said anything of it
+ * (hrd_fingerprint_clients then fills it in). */
+void hrd_fingerprint_probe(struct hrd_fingerprint *fp);
+
+/* Sets fp's clock from the run's n clients (the daemon's stats): their
+ * clock path, their distinct clock orders, and their largest step. */
+void hrd_fingerprint_clients(struct hrd_fingerprint *fp,
+                             Hostrange__ClientStats *const *clients,
+                             size_t n);
+
+/*
+ * The clock path of a run, written to buf: the one its clients report
+ * when they report one; else $HOSTRANGE_CLOCK of this process (the run's
+ * own when hostrangectl record started it); else "fast", the default.
+ * Clients do not report a path of their own yet, so today it is the
+ * environment's or the default.
+ */
+void hrd_fingerprint_clock_path(Hostrange__ClientStats *const *clients,
+                                size_t n, char *buf, size_t len);
+
+/*
+ * Compares a with b. Returns the number of fields that differ, and writes
+ * them to buf ("cpu_model 'A' vs 'B'; cores 2 vs 4"; truncated to len).
+ */
+size_t hrd_fingerprint_diff(const Hostrange__RunFingerprint *a,
+                            const Hostrange__RunFingerprint *b, char *buf,
+                            size_t len);
+
+/* Writes f as one line: "HOST: CPU, N cores, KERNEL; clock PATH (ORDER,
+ * step S ns); hostrange VERSION". */
+void hrd_fingerprint_format(const Hostrange__RunFingerprint *f, char *buf,
+                            size_t len);
+
+/* The fingerprint the n runs of a merge share (headers h), or NULL when
+ * one has none or two differ. */
+Hostrange__RunFingerprint *hrd_fingerprint_common(Hostrange__RunHeader *const *h,
+                                                  size_t n);
+
+#endif

@@ -1,0 +1,161 @@
+/*
+ * Machine fingerprints (lib/run/fingerprint.c): this machine probed (host
+ * name, CPUs online, kernel, version as the system gives them); the clock
+ * of a run from its clients (distinct orders sorted, the largest step) and
+ * its path from HOSTRANGE_CLOCK, "fast" by default; two fingerprints
+ * compared field by field, steps within 5% the same; the one line diff
+ * prints; and the fingerprint a merge keeps.
+ */
+#include "config.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lib/run/fingerprint.h"
+
+static void test_probe(void **state)
+{
+    struct hrd_fingerprint fp;
+    struct utsname u;
+    char host[256], kernel[600];
+
+    (void)state;
+    unsetenv("HOSTRANGE_CLOCK");
+    hrd_fingerprint_probe(&fp);
+    assert_int_equal(gethostname(host, sizeof host), 0);
+    assert_string_equal(fp.m.host, host);
+    assert_int_equal(uname(&u), 0);
+    snprintf(kernel, sizeof kernel, "%s %s", u.sysname, u.release);
+    assert_string_equal(fp.m.kernel, kernel);
+    assert_int_equal(fp.m.cores, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+    assert_true(fp.m.cpu_model[0] != '\0');
+    assert_string_equal(fp.m.version, PACKAGE_VERSION);
+    /* No client has said anything of the clock. */
+    assert_string_equal(fp.m.clock_path, HRD_CLOCK_PATH_FAST);
+    assert_string_equal(fp.m.clock_order, "");
+    assert_true(fp.m.clock_step_ns == 0);
+}
+
+static void test_clients(void **state)
+{
+    Hostrange__ClientStats c[4];
+    Hostrange__ClientStats *cs[4] = { &c[0], &c[1], &c[2], &c[3] };
+    static const char *const orders[4] = { "vdso", "rdtsc;lfence..lfence;rdtsc",
+                                           "", "vdso" };
+    static const double steps[4] = { 10, 10.4, 0, 9.9 };
+    struct hrd_fingerprint fp;
+
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        hostrange__client_stats__init(&c[i]);
+        c[i].clock_order = (char *)orders[i];
+        c[i].clock_step_ns = steps[i];
+    }
+    hrd_fingerprint_probe(&fp);
+    setenv("HOSTRANGE_CLOCK", HRD_CLOCK_PATH_ORDERED, 1);
+    hrd_fingerprint_clients(&fp, cs, 4);
+    unsetenv("HOSTRANGE_CLOCK");
+    assert_string_equal(fp.m.clock_order, "rdtsc;lfence..lfence;rdtsc, vdso");
+    assert_true(fp.m.clock_step_ns == 10.4);
+    assert_string_equal(fp.m.clock_path, HRD_CLOCK_PATH_ORDERED);
+    hrd_fingerprint_clients(&fp, cs, 4);
+    assert_string_equal(fp.m.clock_path, HRD_CLOCK_PATH_FAST);
+}
+
+/* A fingerprint of made-up values. */
+static void made_up(Hostrange__RunFingerprint *f)
+{
+    hostrange__run_fingerprint__init(f);
+    f->host = "ci-1";
+    f->cpu_model = "AMD EPYC";
+    f->cores = 2;
+    f->clock_path = "fast";
+    f->clock_order = "rdtsc";
+    f->clock_step_ns = 10;
+    f->kernel = "Linux 6.1.0";
+    f->version = "0.1.0";
+}
+
+static void test_diff(void **state)
+{
+    Hostrange__RunFingerprint a, b;
+    char why[512];
+
+    (void)state;
+    made_up(&a);
+    made_up(&b);
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 0);
+    assert_string_equal(why, "");
+    /* A step within 5% is the same step; beyond, or unknown, it is not. */
+    b.clock_step_ns = 10.45;
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 0);
+    b.clock_step_ns = 10.6;
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
+    assert_string_equal(why, "clock_step_ns 10 vs 10.6");
+    b.clock_step_ns = 0;
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
+    b.clock_step_ns = 10;
+    b.host = "ci-2";
+    b.cores = 4;
+    b.clock_path = "ordered";
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 3);
+    assert_string_equal(why, "host 'ci-1' vs 'ci-2'; clock_path 'fast' vs "
+                        "'ordered'; cores 2 vs 4");
+    /* Truncated, still counted. */
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, 10), 3);
+    assert_int_equal(strlen(why), 9);
+}
+
+static void test_format_and_common(void **state)
+{
+    Hostrange__RunFingerprint a, b;
+    Hostrange__RunHeader h[3];
+    Hostrange__RunHeader *hs[3] = { &h[0], &h[1], &h[2] };
+    char line[512];
+
+    (void)state;
+    made_up(&a);
+    made_up(&b);
+    hrd_fingerprint_format(&a, line, sizeof line);
+    assert_string_equal(line, "ci-1: AMD EPYC, 2 cores, Linux 6.1.0; clock "
+                        "fast (rdtsc, step 10 ns); hostrange 0.1.0");
+    a.clock_order = "";
+    a.clock_step_ns = 0;
+    hrd_fingerprint_format(&a, line, sizeof line);
+    assert_string_equal(line, "ci-1: AMD EPYC, 2 cores, Linux 6.1.0; clock "
+                        "fast; hostrange 0.1.0");
+    made_up(&a);
+    for (int i = 0; i < 3; i++)
+        hostrange__run_header__init(&h[i]);
+    h[0].fingerprint = &a;
+    h[1].fingerprint = &b;
+    h[2].fingerprint = &a;
+    assert_ptr_equal(hrd_fingerprint_common(hs, 3), &a);
+    b.kernel = "Linux 6.2.0";
+    assert_null(hrd_fingerprint_common(hs, 3));
+    b.kernel = a.kernel;
+    h[1].fingerprint = NULL;
+    assert_null(hrd_fingerprint_common(hs, 3));
+    assert_null(hrd_fingerprint_common(hs, 0));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_probe),
+        cmocka_unit_test(test_clients),
+        cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_format_and_common),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
