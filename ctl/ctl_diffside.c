@@ -361,9 +361,9 @@ int hrd_diff_side_next(struct hrd_diff_side *s)
             s->cal = s->end->calibrations[0];
         return 0;
     }
-    /* Keys of run format 1 (sorted) are read in place, without unpacking their
-     * arrays; any other key (events, histograms, or one that is not in
-     * the layout runscan.h vouches for) is unpacked. */
+    /* Keys of run format 1 (sorted) are read in place, without unpacking
+     * their arrays; any other key (events, histograms, or one that is not
+     * in the layout runscan.h vouches for) is unpacked. */
     if (hrd_runscan_key(packed, len, HRD_RUN_FORMAT_SORTED, &sc)) {
         rc = key_scanned(s, &sc, err, sizeof err);
     } else {
