@@ -906,7 +906,8 @@ static void spool_queue(void)
         sp.over_limit += p->events;
     }
     pthread_mutex_unlock(&lock);
-    if (sb == NULL)
+    /* HOSTRANGE_SPOOL_MB=0: no file at all. */
+    if (sb == NULL || spool_max == 0)
         goto out;
     header_fill(&h, seq + 1, ids, counts);
     hr_counters_get(&c);

@@ -357,6 +357,10 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
         goto fail_spool;
     s->have_spool = 1;
     s->ctl.spool = &s->spool.info;
+    if (s->have_state) {
+        s->spool.sync = hrd_state_sync;
+        s->spool.sync_ctx = &s->state;
+    }
     rc = uv_loop_init(&s->loop);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the event loop: %s",

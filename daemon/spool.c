@@ -520,7 +520,8 @@ static int file_finish(struct hrd_spool *sp, struct hrd_spool_file *f)
         LOG(sp, "spool: %s: no memory to count its losses", f->name);
     free(msg);
     free(lost_by);
-    if (r == HRD_INGEST_RETRY)
+    if (r == HRD_INGEST_RETRY ||
+        (sp->sync != NULL && sp->sync(sp->sync_ctx) != 0))
         return -EAGAIN;
     if (r == HRD_INGEST_REJECTED)
         sp->info.rejected++;

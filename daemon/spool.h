@@ -18,10 +18,11 @@
  * after a crash changes nothing. The process's last batch comes last, with
  * the events of the batches that could not be taken (rejected, damaged)
  * added to its lost counts per label set: the report's `lost` then holds
- * them under their node ids. A file is removed once all of it is journaled;
- * a damaged or foreign one is renamed with HRP_SPOOL_ASIDE_SUFFIX and
- * counted. When the journal refuses a batch (ingest answers RETRY), the
- * file is left for a later look.
+ * them under their node ids. A file is removed once all of it is journaled
+ * and the journal synced (the sync hook); a damaged or foreign one is
+ * renamed with HRP_SPOOL_ASIDE_SUFFIX and counted. When the journal
+ * refuses a batch (ingest answers RETRY) or cannot be synced, the file is
+ * left for a later look.
  */
 #ifndef HOSTRANGE_DAEMON_SPOOL_H
 #define HOSTRANGE_DAEMON_SPOOL_H
@@ -51,6 +52,10 @@ struct hrd_spool {
     struct hrd_spool_file *cur; /* the file being taken, or NULL */
     int dirty;                  /* the folder changed since the last look */
     int deferred;               /* a file waits for the journal */
+    /* Makes what was journaled durable before a file's name goes (NULL:
+     * nothing to do). Returns 0 or a negative errno. */
+    int (*sync)(void *ctx);
+    void *sync_ctx;
 };
 
 /*

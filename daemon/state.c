@@ -366,6 +366,23 @@ static int journal_write(struct hrd_state *s, uint8_t type,
     return 0;
 }
 
+int hrd_state_sync(void *ctx)
+{
+    struct hrd_state *s = ctx;
+    int rc;
+
+    if (!s->dirty || s->journal.fd < 0)
+        return 0;
+    rc = hrd_recfile_sync(&s->journal);
+    if (rc != 0) {
+        trouble(s, -rc, "cannot sync the journal in %s", s->info.dir);
+        return rc;
+    }
+    s->dirty = 0;
+    s->last_sync_ms = hrp_mono_ms();
+    return 0;
+}
+
 int hrd_state_journal_batch(void *ctx, const uint8_t *msg, size_t len)
 {
     return journal_write(ctx, HRD_REC_BATCH, msg, len);

@@ -85,6 +85,11 @@ int hrd_state_open(struct hrd_state *s, const char *dir,
 int hrd_state_journal_batch(void *ctx, const uint8_t *msg, size_t len);
 int hrd_state_journal_reset(void *ctx, const uint8_t *msg, size_t len);
 
+/* Syncs what the journal holds now (ctx is the struct hrd_state): the
+ * spool's files are removed only after their batches are synced. Returns 0
+ * or a negative errno (the state then says why). */
+int hrd_state_sync(void *ctx);
+
 /* Housekeeping, to be called about once a second with the monotonic time:
  * syncs, reaps a finished compaction, starts one when due, reopens a
  * missing journal. */

@@ -374,7 +374,7 @@ tests_service_test_fault_rundir_LDADD = $(HARNESS_LIBS)
 # A daemon restarted or away while its clients finish: the spool.
 tests_service_test_fault_spool_SOURCES = tests/service/test_fault_spool.c
 tests_service_test_fault_spool_CFLAGS = $(TEST_CFLAGS)
-tests_service_test_fault_spool_LDADD = $(HARNESS_LIBS)
+tests_service_test_fault_spool_LDADD = $(HARNESS_LIBS) proto/libhrproto.la
 tests_service_test_hostile_SOURCES = tests/service/test_hostile.c
 tests_service_test_hostile_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_hostile_LDADD = $(HARNESS_LIBS) client/libhrclient.la \

@@ -362,17 +362,19 @@ static size_t read_bytes(const char *path, uint8_t **buf)
     return (size_t)st.st_size;
 }
 
-/* The offset and payload length of the last record of a spool file. */
-static size_t last_record(const uint8_t *b, size_t size, uint32_t *len)
+/* The offset, type and payload length of the last record of a spool
+ * file. */
+static size_t last_record(const uint8_t *b, size_t size, uint8_t *type,
+                          uint32_t *len)
 {
     size_t off = HRP_SPOOL_MAGIC_LEN, last = 0;
 
     while (off + HRP_SPOOL_REC_HEADER <= size) {
-        uint32_t n = (uint32_t)b[off] | (uint32_t)b[off + 1] << 8 |
-                     (uint32_t)b[off + 2] << 16 | (uint32_t)b[off + 3] << 24;
+        uint64_t check;
+
+        hrp_spool_rec_parse(b + off, type, len, &check);
         last = off;
-        *len = n;
-        off += HRP_SPOOL_REC_HEADER + n;
+        off += HRP_SPOOL_REC_HEADER + *len;
     }
     assert_int_equal(off, size);
     return last;
@@ -382,7 +384,7 @@ static void test_damaged_spool(void **state)
 {
     char path[600], other[600];
     unsigned long long files = CLIENTS + 2, lost;
-    uint8_t *b;
+    uint8_t *b, type;
     uint32_t len;
     size_t size, off;
     struct run r;
@@ -393,14 +395,14 @@ static void test_damaged_spool(void **state)
     /* Client 0's last batch gets a byte changed, client 1's file is cut in
      * the middle of its last batch. */
     size = read_bytes(spool_path(&r, 0, path, sizeof path), &b);
-    off = last_record(b, size, &len);
-    assert_int_equal(b[off + 12], HRP_SPOOL_REC_BATCH);
+    off = last_record(b, size, &type, &len);
+    assert_int_equal(type, HRP_SPOOL_REC_BATCH);
     b[off + HRP_SPOOL_REC_HEADER + len / 2] ^= 0x40;
     harness_write_file(path, b, size);
     free(b);
     size = read_bytes(spool_path(&r, 1, path, sizeof path), &b);
-    off = last_record(b, size, &len);
-    assert_int_equal(b[off + 12], HRP_SPOOL_REC_BATCH);
+    off = last_record(b, size, &type, &len);
+    assert_int_equal(type, HRP_SPOOL_REC_BATCH);
     harness_write_file(path, b, off + HRP_SPOOL_REC_HEADER + len / 2);
     free(b);
     /* No spool file at all, and a link. */

@@ -120,6 +120,15 @@ struct fix {
 };
 
 static int journal_fails; /* the journal hook refuses batches */
+static int sync_fails;    /* the sync hook fails */
+static int syncs;         /* calls of the sync hook */
+
+static int sync_hook(void *ctx)
+{
+    (void)ctx;
+    syncs++;
+    return sync_fails ? -EIO : 0;
+}
 
 static int journal(void *ctx, const uint8_t *msg, size_t len)
 {
@@ -139,11 +148,12 @@ static int setup(void **state)
     hrd_agg_init(&f->agg);
     hrd_ingest_init(&f->in, &f->agg);
     f->in.journal = journal;
-    journal_fails = 0;
+    journal_fails = sync_fails = syncs = 0;
     if (hrd_spool_open(&f->sp, f->dir, (gid_t)-1, &f->in, NULL, NULL, err,
                        sizeof err) != 0)
         fail_msg("%s", err);
     snprintf(f->spool, sizeof f->spool, "%s/%s", f->dir, HRP_SPOOL_NAME);
+    f->sp.sync = sync_hook;
     /* Batch 1: 3 events of A; 2: 2 of A, 4 of B; 3: 5 of B; the last one
      * no samples, and 7 lost under B. */
     batch_make(&f->b[0], PID, 1, 3, 0, 0);
@@ -313,6 +323,7 @@ static void test_taken(void **state)
     assert_int_equal(f->sp.info.lost_events, 0);
     assert_int_equal(f->sp.info.bytes, (uint64_t)st.st_size);
     assert_int_not_equal(access(path, F_OK), 0);
+    assert_int_equal(syncs, 1);
     /* Taken again (a crash before the file was removed): nothing twice. */
     spool_write(f, PID, 0);
     take_all(f);
@@ -345,8 +356,8 @@ static void test_duplicates(void **state)
     assert_int_equal(lost_of(f, NODE_B), 7);
 }
 
-/* A journal that refuses batches: the file waits, whole, and is taken once
- * the journal takes them. */
+/* A journal that refuses batches, or cannot be synced: the file waits, and
+ * is removed once its batches are journaled and synced. */
 static void test_journal_refuses(void **state)
 {
     struct fix *f = *state;
@@ -359,10 +370,18 @@ static void test_journal_refuses(void **state)
     assert_int_equal(events_of(f), 0);
     assert_int_equal(access(in_spool(f, "", path, sizeof path), F_OK), 0);
     journal_fails = 0;
+    /* Taken, but the journal cannot be synced: the file stays. */
+    sync_fails = 1;
+    take_all(f);
+    assert_int_equal(f->sp.deferred, 1);
+    assert_int_equal(events_of(f), 14);
+    assert_int_equal(access(path, F_OK), 0);
+    sync_fails = 0;
     take_all(f);
     assert_int_equal(f->sp.deferred, 0);
     assert_int_equal(events_of(f), 14);
     assert_int_equal(lost_of(f, NODE_B), 7);
+    assert_int_equal(f->sp.info.files, 1);
     assert_int_not_equal(access(path, F_OK), 0);
 }
 
