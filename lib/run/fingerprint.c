@@ -157,7 +157,7 @@ static int same_step(double a, double b)
         return 1;
     if (a <= 0 || b <= 0)
         return 0;
-    return fabs(a - b) <= HRD_FINGERPRINT_STEP_TOLERANCE * (a > b ? a : b);
+    return (a > b ? a / b : b / a) <= HRD_FINGERPRINT_STEP_FACTOR;
 }
 
 size_t hrd_fingerprint_diff(const Hostrange__RunFingerprint *a,

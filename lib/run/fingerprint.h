@@ -9,9 +9,12 @@
  *
  * The machine's part is probed where the run is saved (hostrangectl talks
  * to a daemon on the same host); the clock's comes from the daemon's
- * clients. Two fingerprints are the same when every text field is equal
- * and the clock steps are within HRD_FINGERPRINT_STEP_TOLERANCE of each
- * other (a step is measured, so it wobbles).
+ * clients. Two fingerprints are the same when every text field and the
+ * number of cores are equal and the clock steps are within a factor of
+ * HRD_FINGERPRINT_STEP_FACTOR of each other: a step is measured (the
+ * smallest gap a client saw between two readings of its clock), and the
+ * same clock on the same machine gives 5 ns in one run and 10 in the next;
+ * a clock of another kind differs by more.
  */
 #ifndef HOSTRANGE_FINGERPRINT_H
 #define HOSTRANGE_FINGERPRINT_H
@@ -20,8 +23,8 @@
 
 #include "proto/hostrange.pb-c.h"
 
-/* Steps within 5% of each other are the same step. */
-#define HRD_FINGERPRINT_STEP_TOLERANCE 0.05
+/* Steps within this factor of each other are the same step. */
+#define HRD_FINGERPRINT_STEP_FACTOR 4.0
 
 /* The clock paths of HOSTRANGE_CLOCK; fast is the default. */
 #define HRD_CLOCK_PATH_FAST "fast"

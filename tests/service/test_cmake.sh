@@ -1,8 +1,8 @@
 #!/bin/sh
 # The installed tree as its users meet it: make install into a staging
 # directory (DESTDIR, done by make check before the tests), the tree moved
-# elsewhere (so a prefix baked into a
-# file would show), then hostrange.pc gives the moved paths and a small
+# elsewhere (so a prefix baked into a file would show), then hostrange.pc
+# gives the moved paths and a small
 # CMake project (tests/cmake) finds the package with find_package(hostrange
 # CONFIG), builds a C++ program with hostrange::hostrange (hostrange.hpp
 # included) and runs it against a real daemon; a version the package does
