@@ -107,6 +107,10 @@ extern struct hr__thread *hr__g_threads;
 
 /* clock.c */
 extern int hr__g_tsc;
+/* The clock path (HOSTRANGE_CLOCK): 0 fast (plain reads, no fences), 1
+ * ordered (each read fenced with the work, and the scope's own work fenced
+ * at its outer edges). Set once by hr__clock_init, before any scope. */
+extern int hr__g_ordered;
 void hr__clock_init(void);
 /* Converts ticks of the clock in use to nanoseconds. */
 uint64_t hr__clock_ticks_to_ns(uint64_t ticks);
@@ -118,13 +122,14 @@ static inline uint64_t hr__ticks_ns(uint64_t ticks, uint64_t mult)
     return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
 }
 static inline uint64_t hr__clock_now(void);
-static inline uint64_t hr__clock_start(void);
-static inline uint64_t hr__clock_end(void);
+static inline uint64_t hr__clock_start(int ordered);
+static inline uint64_t hr__clock_end(int ordered);
 /* The smallest step of the clock observed, in ns (measured once, by the
  * shipper, when it calibrates the TSC; 0 before). */
 double hr__clock_step(void);
-/* How the reads are ordered with the work: "rdtsc;lfence..lfence;rdtsc"
- * (the TSC) or "vdso" (CLOCK_MONOTONIC, ordered by the kernel's code). */
+/* How the reads are ordered with the work: "rdtsc" (the TSC, fast path),
+ * "rdtsc;lfence..lfence;rdtsc" (the TSC, ordered path) or "vdso"
+ * (CLOCK_MONOTONIC, ordered by the kernel's code). */
 const char *hr__clock_order(void);
 
 /* intern.c: tables of names, label sets and calling contexts. */
@@ -249,48 +254,58 @@ static inline void hr__leave_out(struct hr__thread *t, uint64_t since)
 }
 
 /*
- * The reads that bound a range, ordered with the work they time: the start
- * read is followed by lfence (the range's work cannot begin before the
- * clock is read), the end read preceded by one (the clock is read only once
- * the work has completed). Their bias is then a constant (the calibration's
- * empty_ns) instead of depending on the work; hostrange.h says why this
- * pair was chosen. CLOCK_MONOTONIC's vDSO read is ordered already.
+ * The reads that bound a range. On the fast path (ordered 0) they are
+ * plain reads: the cheapest, but the processor may execute them out of
+ * order with the work they time, so their error depends a little on that
+ * work (hostrange.h). On the ordered path the start read is followed by
+ * lfence (the range's work cannot begin before the clock is read) and the
+ * end read preceded by one (the clock is read only once the work has
+ * completed): their bias is then a constant (the calibration's empty_ns).
+ * CLOCK_MONOTONIC's vDSO read is ordered already. `ordered` is a constant
+ * where these are inlined, so each path has its own code.
  */
-static inline uint64_t hr__clock_start(void)
+static inline uint64_t hr__clock_start(int ordered)
 {
 #if defined(__x86_64__) || defined(__i386__)
     if (HR__LIKELY(hr__g_tsc)) {
         uint64_t t = __rdtsc();
-        _mm_lfence();
+
+        if (ordered)
+            _mm_lfence();
         return t;
     }
 #endif
+    (void)ordered;
     return hr__clock_now();
 }
 
-static inline uint64_t hr__clock_end(void)
+static inline uint64_t hr__clock_end(int ordered)
 {
 #if defined(__x86_64__) || defined(__i386__)
     if (HR__LIKELY(hr__g_tsc)) {
-        _mm_lfence();
+        if (ordered)
+            _mm_lfence();
         return __rdtsc();
     }
 #endif
+    (void)ordered;
     return hr__clock_now();
 }
 
 /*
- * A fence around a scope's own work: at the start of hr_begin's work and
- * at the end of hr_end's, so that the program's work before and after a
- * scope cannot overlap it (out of order) and a scope costs its parent the
- * same in every context: the cost the calibration measures.
+ * The ordered path's fence around a scope's own work: at the start of
+ * hr_begin's work and at the end of hr_end's, so that the program's work
+ * before and after a scope cannot overlap it (out of order) and a scope
+ * costs its parent the same in every context: the cost the calibration
+ * measures. Nothing on the fast path.
  */
-static inline void hr__clock_fence(void)
+static inline void hr__clock_fence(int ordered)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (HR__LIKELY(hr__g_tsc))
+    if (ordered && HR__LIKELY(hr__g_tsc))
         _mm_lfence();
 #endif
+    (void)ordered;
 }
 
 /* Adds 1 to a counter written only by its owner. */

@@ -299,14 +299,19 @@ static inline void ring_put(struct hr__thread *t, uint32_t ctx_kind,
     ring_write(t, ctx_kind, label, nchild, ndesc, incl, child);
 }
 
-/* hr_begin inside a window. */
-static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
+/*
+ * hr_begin inside a window, on the path `ordered` (a constant where it is
+ * inlined: each path has its own code). The clock is read last, so that
+ * the bookkeeping is outside the range.
+ */
+static inline __attribute__((always_inline)) hr_scope
+begin_path(hr_site *site, int ordered)
 {
     hr_scope sc = { 0, 0, 0 };
     struct hr__thread *t = tls_thread;
     uint32_t id, ctx, d;
 
-    hr__clock_fence();
+    hr__clock_fence(ordered);
     if (HR__UNLIKELY(t == NULL) && (t = thread_attach()) == NULL)
         return sc;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -325,23 +330,34 @@ static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
         return sc;
     }
     sc.thread = t;
-    t->stack.f[sc.depth - 1].t0 = hr__clock_start();
+    t->stack.f[sc.depth - 1].t0 = hr__clock_start(ordered);
     return sc;
 }
 
+static __attribute__((noinline)) hr_scope begin_ordered(hr_site *site)
+{
+    return begin_path(site, 1);
+}
+
+/* The path is chosen once (hr__clock_init, before any window opens): the
+ * branch on it always goes the same way. */
 hr_scope hr__begin(hr_site *site)
 {
     if (HR__UNLIKELY(!__atomic_load_n(&hr__active, __ATOMIC_RELAXED))) {
         hr_scope sc = { 0, 0, 0 };
         return sc;
     }
-    return begin_active(site);
+    if (HR__UNLIKELY(hr__g_ordered))
+        return begin_ordered(site);
+    return begin_path(site, 0);
 }
 
-/* hr_end of a scope that was opened in a window. */
-static __attribute__((noinline)) void end_active(hr_scope sc)
+/* hr_end of a scope that was opened in a window, on the path `ordered`.
+ * The clock is read first, so that the bookkeeping is outside the range. */
+static inline __attribute__((always_inline)) void end_path(hr_scope sc,
+                                                           int ordered)
 {
-    uint64_t t1 = hr__clock_end(), incl, self;
+    uint64_t t1 = hr__clock_end(ordered), incl, self;
     struct hr__thread *t = tls_thread;
     uint32_t ctx, window, nchild, ndesc, abandoned;
 
@@ -373,13 +389,23 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
              hr__label_of(atomic_load_explicit(&hr__g_label,
                                                memory_order_relaxed), ctx),
              nchild, ndesc, incl, incl - self);
-    hr__clock_fence();
+    hr__clock_fence(ordered);
+}
+
+static __attribute__((noinline)) void end_ordered(hr_scope sc)
+{
+    end_path(sc, 1);
 }
 
 void hr__end(hr_scope sc)
 {
-    if (sc.thread != NULL)
-        end_active(sc);
+    if (HR__UNLIKELY(sc.thread == NULL))
+        return;
+    if (HR__UNLIKELY(hr__g_ordered)) {
+        end_ordered(sc);
+        return;
+    }
+    end_path(sc, 0);
 }
 
 int hr_labels_set(const char *node_id, const char *op, const char *backend,

@@ -54,6 +54,7 @@ static int collect_row(const struct hrd_row *r, void *arg)
     row->calls = r->calls;
     row->children = r->children;
     row->descendants = r->descendants;
+    row->clock_path = (char *)hrp_clock_path_name(r->clock_paths);
     if (r->depth > 0) {
         /* A row of a calling context: its names (the aggregation's). */
         row->path = malloc(r->depth * sizeof *row->path);
@@ -136,21 +137,8 @@ static int calibs_make(struct hrd_agg *a, struct calibs *cs)
     if (cs->m == NULL || cs->p == NULL)
         return -ENOMEM;
     for (size_t i = 0; i < cs->n; i++) {
-        Hostrange__Calibration *m = &cs->m[i];
-
-        hostrange__calibration__init(m);
-        m->label = (char *)cs->c[i].label;
-        m->clock = (char *)cs->c[i].clock;
-        m->child_ns = cs->c[i].child_ns;
-        m->residue_ns = cs->c[i].residue_ns;
-        m->empty_ns = cs->c[i].empty_ns;
-        m->timer_ns = cs->c[i].timer_ns;
-        m->calls = cs->c[i].calls;
-        m->child_err_ns = cs->c[i].child_err_ns;
-        m->residue_err_ns = cs->c[i].residue_err_ns;
-        m->empty_err_ns = cs->c[i].empty_err_ns;
-        m->step_ns = cs->c[i].step_ns;
-        cs->p[i] = m;
+        hrd_calib_to_message(&cs->m[i], &cs->c[i]);
+        cs->p[i] = &cs->m[i];
     }
     return 0;
 }

@@ -116,49 +116,100 @@ static const char *metric_name(unsigned m)
     return m == HRP_METRIC_SELF ? "self" : "inclusive";
 }
 
-/* The calibration a dump applies, copied out of the reply. */
-struct chosen {
-    int found;
-    struct hrd_calib cal;
-    char label[HRP_MAX_STRING + 1];
-    char clock[HRP_MAX_STRING + 1];
-};
-
-/* Picks the calibration labelled `want` (NULL: the first, the most
- * recent) from the reply; prints one line on stderr when there is none. */
-static void choose_calibration(const Hostrange__DumpReply *d,
-                               const char *want, int correct,
-                               struct chosen *ch)
+static void calibs_free_strs(struct hrd_ctl_calibs *cs)
 {
-    ch->found = 0;
-    for (size_t i = 0; i < d->n_calibrations; i++) {
-        const Hostrange__Calibration *c = d->calibrations[i];
+    for (size_t i = 0; cs->strs != NULL && i < 2 * cs->n; i++)
+        free(cs->strs[i]);
+    free(cs->strs);
+    cs->strs = NULL;
+}
 
-        if (want != NULL && strcmp(c->label, want) != 0)
-            continue;
-        snprintf(ch->label, sizeof ch->label, "%s", c->label);
-        snprintf(ch->clock, sizeof ch->clock, "%s", c->clock);
-        hrd_calib_from_message(&ch->cal, c);
-        ch->cal.label = ch->label;
-        ch->cal.clock = ch->clock;
-        ch->found = 1;
-        return;
+int hrd_ctl_calibs_init(struct hrd_ctl_calibs *cs,
+                        Hostrange__Calibration *const *m, size_t n,
+                        const char *want, const char *where, int correct)
+{
+    const char *null = correct ? " and nothing is corrected" : "";
+    size_t found = 0;
+
+    memset(cs, 0, sizeof *cs);
+    cs->want = want;
+    cs->where = where;
+    cs->correct = correct;
+    cs->cal = calloc(n + 1, sizeof *cs->cal);
+    cs->strs = calloc(2 * n + 1, sizeof *cs->strs);
+    if (cs->cal == NULL || cs->strs == NULL) {
+        hrd_ctl_calibs_fini(cs);
+        return -ENOMEM;
     }
-    if (want != NULL)
-        fprintf(stderr, "hostrangectl: warning: hostranged at %s holds no "
-                "calibration of label '%s': the observer fields are null%s\n",
-                hrd_ctl_dir, want, correct ? " and nothing is corrected" : "");
-    else
-        fprintf(stderr, "hostrangectl: warning: hostranged at %s holds no "
-                "calibration (run hostrange-bench --calibrate): the observer "
-                "fields are null%s\n", hrd_ctl_dir,
-                correct ? " and nothing is corrected" : "");
+    cs->n = n;
+    for (size_t i = 0; i < n; i++) {
+        hrd_calib_from_message(&cs->cal[i], m[i]);
+        cs->strs[2 * i] = strdup(m[i]->label);
+        cs->strs[2 * i + 1] = strdup(m[i]->clock);
+        if (cs->strs[2 * i] == NULL || cs->strs[2 * i + 1] == NULL) {
+            hrd_ctl_calibs_fini(cs);
+            return -ENOMEM;
+        }
+        cs->cal[i].label = cs->strs[2 * i];
+        cs->cal[i].clock = cs->strs[2 * i + 1];
+        found += want == NULL || strcmp(m[i]->label, want) == 0;
+    }
+    /* Said once here; a path without a calibration, when its rows come. */
+    if (found == 0 && want != NULL)
+        fprintf(stderr, "hostrangectl: warning: %s holds no calibration of "
+                "label '%s': the observer fields are null%s\n", where, want,
+                null);
+    else if (found == 0)
+        fprintf(stderr, "hostrangectl: warning: %s holds no calibration "
+                "(run hostrange-bench --calibrate): the observer fields are "
+                "null%s\n", where, null);
+    if (found == 0)
+        cs->warned = HRP_PATHS_ALL | 4u;
+    return 0;
+}
+
+void hrd_ctl_calibs_apply(struct hrd_ctl_calibs *cs, struct hrd_row *row)
+{
+    const struct hrd_calib *c;
+    unsigned paths = row->clock_paths != 0 ? row->clock_paths
+                                           : cs->run_paths;
+
+    row->clock_paths = paths;
+    c = hrd_calib_for(cs->cal, cs->n, cs->want, paths);
+    if (c == NULL && row->calls > 0 && paths == HRP_PATHS_ALL &&
+        !(cs->warned & 4u)) {
+        cs->warned |= 4u;
+        fprintf(stderr, "hostrangectl: warning: %s holds keys fed by clients "
+                "of both clock paths (fast and ordered): their observer "
+                "fields are null (clock_path mixed)%s\n", cs->where,
+                cs->correct ? " and they are not corrected" : "");
+    } else if (c == NULL && row->calls > 0 && paths != HRP_PATHS_ALL &&
+               paths != 0 && !(cs->warned & paths)) {
+        cs->warned |= paths;
+        fprintf(stderr, "hostrangectl: warning: %s holds no calibration of "
+                "the %s clock path%s%s%s (hostrange-bench --calibrate with "
+                "HOSTRANGE_CLOCK=%s): the observer fields of its rows are "
+                "null%s\n", cs->where, hrp_clock_path_name(paths),
+                cs->want != NULL ? " of label '" : "",
+                cs->want != NULL ? cs->want : "",
+                cs->want != NULL ? "'" : "", hrp_clock_path_name(paths),
+                cs->correct ? " and they are not corrected" : "");
+    }
+    hrd_observer_apply(row, c, cs->correct);
+}
+
+void hrd_ctl_calibs_fini(struct hrd_ctl_calibs *cs)
+{
+    calibs_free_strs(cs);
+    free(cs->cal);
+    cs->cal = NULL;
+    cs->n = 0;
 }
 
 /* Writes the rows of one page through the writer, with the observer fields
  * from ch when not NULL. Returns 0 or -errno. */
 static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
-                      const struct chosen *ch, int correct)
+                      struct hrd_ctl_calibs *ch)
 {
     int rc = 0;
 
@@ -187,11 +238,12 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
             .path = (const char *const *)r->path,
             .depth = (uint32_t)r->n_path,
             .sum = r->sum,
+            .clock_paths = hrp_clock_paths_parse(r->clock_path),
         };
         if (row.phase == NULL)
             row.phase = "?";
         if (ch != NULL)
-            hrd_observer_apply(&row, ch->found ? &ch->cal : NULL, correct);
+            hrd_ctl_calibs_apply(ch, &row);
         rc = hrd_writer_row(w, &row);
     }
     return rc;
@@ -208,9 +260,9 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
     uint8_t cursor[64];
     struct hrd_writer w;
-    struct chosen *ch = NULL;
+    struct hrd_ctl_calibs calibs, *ch = NULL;
     unsigned fields = r->fields;
-    char err[8400];
+    char err[8400], where[PATH_MAX + 32];
     int rc = 0;
 
     if (r->view != HRD_CTL_VIEW_ROWS)
@@ -221,12 +273,8 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     dq.by_path = r->by_path != 0;
     if (r->correct)
         fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
-    if (fields & HRD_FIELDS_OBSERVER) {
-        ch = calloc(1, sizeof *ch);
-        if (ch == NULL)
-            return -ENOMEM;
+    if (fields & HRD_FIELDS_OBSERVER)
         dq.calibrations = 1;
-    }
     hrd_writer_init(&w, f, r->format, fields);
     for (;;) {
         Hostrange__ControlReply *rep;
@@ -250,10 +298,16 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
         }
         if (dq.calibrations) {
             /* The first page brings the calibrations. */
-            choose_calibration(d, r->calibration, r->correct, ch);
+            snprintf(where, sizeof where, "hostranged at %s", hrd_ctl_dir);
+            rc = hrd_ctl_calibs_init(&calibs, d->calibrations,
+                                     d->n_calibrations, r->calibration,
+                                     where, r->correct);
+            if (rc == 0)
+                ch = &calibs;
             dq.calibrations = 0;
         }
-        rc = write_rows(&w, d, ch, r->correct);
+        if (rc == 0)
+            rc = write_rows(&w, d, ch);
         more = d->next_cursor.len > 0;
         if (more) {
             memcpy(cursor, d->next_cursor.data, d->next_cursor.len);
@@ -267,7 +321,8 @@ static int fetch_all(FILE *f, const struct hrd_ctl_filter *flt,
     if (rc == 0)
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
-    free(ch);
+    if (ch != NULL)
+        hrd_ctl_calibs_fini(ch);
     return rc;
 }
 

@@ -23,14 +23,17 @@ static const char usage_stats[] =
     "  state.*     the state directory: status (ok or degraded), journal and\n"
     "              snapshot counters, what the last start loaded\n"
     "  rejected.*  batches and requests refused, by reason\n"
-    "  client.N.*  each client process: pid, label, clock, clock_order (how\n"
+    "  client.N.*  each client process: pid, label, clock, clock_path\n"
+    "              (fast or ordered: HOSTRANGE_CLOCK), clock_order (how\n"
     "              its reads are ordered with the work), clock_step_ns (the\n"
     "              smallest step of its clock it observed), batches, events,\n"
     "              duplicates dropped, gaps in sequence numbers, batches\n"
     "              rejected, lost events and its range errors by kind\n"
     "  calibration.LABEL.*\n"
     "              each calibration (hostrange-bench --calibrate), the most\n"
-    "              recent first: clock, child_ns (the cost of one child\n"
+    "              recent first: clock, clock_path (the path it measured;\n"
+    "              a row is corrected only by a calibration of its own\n"
+    "              path), child_ns (the cost of one child\n"
     "              scope to its parent), residue_ns (the self time a parent\n"
     "              gains per child), empty_ns (the time inside an empty\n"
     "              scope), timer_ns (one clock read), calls, the standard\n"
@@ -68,6 +71,8 @@ static void print_client(size_t i, const Hostrange__ClientStats *c)
     P("pid", c->pid);
     printf("client.%zu.label %s\n", i, c->process_label);
     printf("client.%zu.clock %s\n", i, c->clock);
+    printf("client.%zu.clock_path %s\n", i,
+           c->clock_path[0] != '\0' ? c->clock_path : "unknown");
     printf("client.%zu.clock_order %s\n", i,
            c->clock_order[0] != '\0' ? c->clock_order : "unknown");
     printf("client.%zu.clock_step_ns %.3g\n", i, c->clock_step_ns);
@@ -99,6 +104,8 @@ static void print_number(const char *label, const char *name, double v)
 static void print_calibration(const Hostrange__Calibration *c)
 {
     printf("calibration.%s.clock %s\n", c->label, c->clock);
+    printf("calibration.%s.clock_path %s\n", c->label,
+           c->clock_path[0] != '\0' ? c->clock_path : "unknown");
     print_number(c->label, "child_ns", c->child_ns);
     print_number(c->label, "residue_ns", c->residue_ns);
     print_number(c->label, "empty_ns", c->empty_ns);

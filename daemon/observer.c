@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The keys of one (label, clock) pair under the calibration node. */
+/* The keys of one (label, clock) pair under the calibration node, and the
+ * clock paths of their clients. */
 struct group {
     uint32_t op, backend;
     const struct hrd_key *mid, *inner, *timer, *fan, *fan_child, *flat;
     uint32_t serial;
+    unsigned clock_paths;
 };
 
 enum { MID, INNER, TIMER, FAN, FAN_CHILD, FLAT, NONE };
@@ -274,6 +276,7 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
             x->flat = k;
         if (k->serial >= x->serial)
             x->serial = k->serial;
+        x->clock_paths |= k->clock_paths;
     }
     c = calloc(ng + 1, sizeof *c);
     if (c == NULL) {
@@ -307,6 +310,7 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
         c[nc].residue_err_ns = hypot(ms.err, is.err);
         c[nc].empty_err_ns = ii.err;
         c[nc].step_ns = ti.step;
+        c[nc].clock_paths = g[i].clock_paths;
         rc = fan_figures(a, &g[i], &c[nc], ii.mean);
         if (rc != 0)
             goto out;
@@ -339,6 +343,43 @@ void hrd_calib_from_message(struct hrd_calib *cal,
     cal->residue_err_ns = m->residue_err_ns;
     cal->empty_err_ns = m->empty_err_ns;
     cal->step_ns = m->step_ns;
+    cal->clock_paths = hrp_clock_paths_parse(m->clock_path);
+}
+
+void hrd_calib_to_message(Hostrange__Calibration *m,
+                          const struct hrd_calib *cal)
+{
+    hostrange__calibration__init(m);
+    m->label = (char *)cal->label;
+    m->clock = (char *)cal->clock;
+    m->child_ns = cal->child_ns;
+    m->residue_ns = cal->residue_ns;
+    m->empty_ns = cal->empty_ns;
+    m->timer_ns = cal->timer_ns;
+    m->calls = cal->calls;
+    m->child_err_ns = cal->child_err_ns;
+    m->residue_err_ns = cal->residue_err_ns;
+    m->empty_err_ns = cal->empty_err_ns;
+    m->step_ns = cal->step_ns;
+    m->clock_path = (char *)hrp_clock_path_name(cal->clock_paths);
+}
+
+const struct hrd_calib *hrd_calib_for(const struct hrd_calib *cal, size_t n,
+                                      const char *label, unsigned paths)
+{
+    paths &= HRP_PATHS_ALL;
+    if (paths == HRP_PATHS_ALL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (label != NULL && strcmp(cal[i].label, label) != 0)
+            continue;
+        if (cal[i].clock_paths != HRP_PATHS_ALL &&
+            (paths == 0 || cal[i].clock_paths == paths))
+            return &cal[i];
+        if (label != NULL)
+            return NULL; /* one calibration per label */
+    }
+    return NULL;
 }
 
 /* x less d, never below 0. */

@@ -27,6 +27,14 @@
  * the latest calibration are the newest; calibrations are ordered by their
  * newest key, the most recent first.
  *
+ * Clock paths. A calibration measures the clock path of the client that ran
+ * it (fast or ordered, hostrange.h), and a key knows the paths of the
+ * clients that fed it (agg.h). A row is corrected only by a calibration of
+ * its own path (hrd_calib_for); a row of both paths (mixed) by none: its
+ * observer fields are null and its clock_path says mixed. A row whose
+ * paths are not known (a state or a file from before paths were named)
+ * takes the calibration chosen as before, whatever its path.
+ *
  * Applied to a row with c direct children and d descendants per call (the
  * key's sums over its calls), the observer cost in its figures is
  * d x child_ns for an inclusive row (every descendant's scope is inside
@@ -76,6 +84,9 @@ struct hrd_calib {
     double residue_err_ns;
     double empty_err_ns;
     double step_ns;
+    /* The HRP_PATH_* bits of its keys' clients: one path; 0 when not known
+     * (a file from before paths were named); both: it applies to no row. */
+    unsigned clock_paths;
 };
 
 /*
@@ -91,6 +102,10 @@ void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
 void hrd_calib_from_message(struct hrd_calib *cal,
                             const Hostrange__Calibration *m);
 
+/* Initializes m with the figures of cal (strings borrowed from cal). */
+void hrd_calib_to_message(Hostrange__Calibration *m,
+                          const struct hrd_calib *cal);
+
 /*
  * Finds every complete calibration in a (mid, inner and timer keys with
  * values) and derives its figures. On success returns 0 with a new array
@@ -98,6 +113,18 @@ void hrd_calib_from_message(struct hrd_calib *cal,
  * first; their strings belong to a. Returns -ENOMEM otherwise.
  */
 int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n);
+
+/*
+ * The calibration of cal[0..n) (the most recent first) that applies to a
+ * row of clock paths `paths` (HRP_PATH_* bits): the most recent one of
+ * that path, or with `label` (not NULL) the one of that label if it is of
+ * that path. A row of both paths gets none; one whose paths are not known
+ * (0) gets the most recent one (or label's) whatever its path. A
+ * calibration of both paths applies to no row. Returns NULL when none
+ * applies.
+ */
+const struct hrd_calib *hrd_calib_for(const struct hrd_calib *cal, size_t n,
+                                      const char *label, unsigned paths);
 
 /*
  * Fills the observer fields of row (calls and children must be set) from

@@ -109,6 +109,7 @@ static void row_init(const struct hrd_agg *a, const struct hrd_key *k,
     row->calls = k->pairs;
     row->children = k->children;
     row->descendants = k->descendants;
+    row->clock_paths = k->clock_paths;
 }
 
 /* The exact sums of a key's values (inclusive, self), saturated. Right
@@ -158,9 +159,12 @@ static int emit_paths(struct hrd_agg *a, const struct hrd_key *k,
         row.path = names;
         row.depth = depth;
         row.sum = sumi;
+        /* A path key's clients are its range key's. */
+        row.clock_paths = k->clock_paths;
         rc = fn(&row, ctx);
         if (rc == 0) {
             row_init(a, p, "self", &ss, &row);
+            row.clock_paths = k->clock_paths;
             row.path = names;
             row.depth = depth;
             row.sum = sums;

@@ -315,17 +315,8 @@ static Hostrange__RunEnd *make_end(struct hrd_agg *a,
             e->clocks[e->n_clocks++] = clock;
     }
     for (i = 0; i < ncal; i++) {
-        Hostrange__Calibration *m = &all->cm[i];
-
-        hostrange__calibration__init(m);
-        m->label = (char *)cal[i].label;
-        m->clock = (char *)cal[i].clock;
-        m->child_ns = cal[i].child_ns;
-        m->residue_ns = cal[i].residue_ns;
-        m->empty_ns = cal[i].empty_ns;
-        m->timer_ns = cal[i].timer_ns;
-        m->calls = cal[i].calls;
-        e->calibrations[i] = m;
+        hrd_calib_to_message(&all->cm[i], &cal[i]);
+        e->calibrations[i] = &all->cm[i];
     }
     e->n_calibrations = ncal;
     for (uint32_t id = 1; id <= a->str.n; id++) {
