@@ -61,6 +61,18 @@ bench_bench_pipeline_LDADD = client/libhostrange.la proto/libhrproto.la \
 	$(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
 BENCHES += bench/bench_pipeline
 
+# hostrange against the reference design on the operators' nested ranges:
+# in-thread and total CPU per range, on both clock paths.
+noinst_PROGRAMS += bench/bench_reference
+bench_bench_reference_SOURCES = bench/bench_reference.c bench/bench_clock.h \
+	bench/bench_daemon_util.c bench/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+bench_bench_reference_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
+	$(PROTOBUF_C_CFLAGS)
+bench_bench_reference_LDADD = tests/lib/libharness_refd.la \
+	$(bench_bench_pipeline_LDADD)
+BENCHES += bench/bench_reference
+
 # Benchmarks (make bench): each prints JSON lines with a same-run baseline.
 BENCHES += bench/bench_daemon_ingest bench/bench_daemon_memory \
 	bench/bench_daemon_dump bench/bench_daemon_pause

@@ -334,11 +334,6 @@ begin_path(hr_site *site, int ordered)
     return sc;
 }
 
-static __attribute__((noinline)) hr_scope begin_ordered(hr_site *site)
-{
-    return begin_path(site, 1);
-}
-
 /* The path is chosen once (hr__clock_init, before any window opens): the
  * branch on it always goes the same way. */
 hr_scope hr__begin(hr_site *site)
@@ -348,7 +343,7 @@ hr_scope hr__begin(hr_site *site)
         return sc;
     }
     if (HR__UNLIKELY(hr__g_ordered))
-        return begin_ordered(site);
+        return begin_path(site, 1);
     return begin_path(site, 0);
 }
 
@@ -392,20 +387,14 @@ static inline __attribute__((always_inline)) void end_path(hr_scope sc,
     hr__clock_fence(ordered);
 }
 
-static __attribute__((noinline)) void end_ordered(hr_scope sc)
-{
-    end_path(sc, 1);
-}
-
 void hr__end(hr_scope sc)
 {
     if (HR__UNLIKELY(sc.thread == NULL))
         return;
-    if (HR__UNLIKELY(hr__g_ordered)) {
-        end_ordered(sc);
-        return;
-    }
-    end_path(sc, 0);
+    if (HR__UNLIKELY(hr__g_ordered))
+        end_path(sc, 1);
+    else
+        end_path(sc, 0);
 }
 
 int hr_labels_set(const char *node_id, const char *op, const char *backend,

@@ -25,6 +25,14 @@ EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/python/check_module.py tests/python/check_plugin.py \
 	tests/python/other_version_daemon.c tests/python/run_checks.sh
 
+# --- the reference design: the in-process profiler hostrange replaces, a
+# shared library as the reference's is, measured beside hostrange by
+# test_accuracy and bench_reference (tests/lib/harness_refdesign.h) -------
+noinst_LTLIBRARIES += tests/lib/libharness_refd.la
+tests_lib_libharness_refd_la_SOURCES = tests/lib/harness_refdesign.c \
+	tests/lib/harness_refdesign.h
+tests_lib_libharness_refd_la_LDFLAGS = -avoid-version -shared -rpath /nowhere
+
 # --- helpers: the instrumented programs the tests run --------------------
 check_PROGRAMS += tests/helpers/workload tests/helpers/recorder \
 	tests/helpers/pathtree

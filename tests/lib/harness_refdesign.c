@@ -7,28 +7,111 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-__thread struct harness_refd_thread harness_refd_tls;
+struct harness_refd_sample {
+    uint32_t name;
+    uint64_t incl_ns;
+    uint64_t self_ns;
+};
 
-int harness_refd_reserve(size_t samples)
+struct harness_refd_frame {
+    uint32_t name;
+    uint64_t t0;
+    uint64_t child_ns;
+};
+
+/* A thread's stack and samples: the reference's two thread-locals. */
+struct harness_refd_thread {
+    struct harness_refd_frame stack[HARNESS_REFD_DEPTH];
+    uint32_t depth;
+    struct harness_refd_sample *v;
+    size_t n, cap;
+    uint64_t dropped;
+};
+
+/* Not static: the library's default thread-local model applies, as to the
+ * reference's thread-locals, which the scope reaches from the operator
+ * library. */
+HARNESS_REFD_API __thread struct harness_refd_thread harness_refd_tls;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void harness_refd_begin(uint32_t name)
+{
+    struct harness_refd_thread *t = &harness_refd_tls;
+    struct harness_refd_frame *f;
+
+    if (t->depth >= HARNESS_REFD_DEPTH) {
+        t->dropped++;
+        t->depth++;
+        return;
+    }
+    f = &t->stack[t->depth++];
+    f->name = name;
+    f->child_ns = 0;
+    f->t0 = now_ns();
+}
+
+void harness_refd_end(void)
+{
+    uint64_t t1 = now_ns(), incl;
+    struct harness_refd_thread *t = &harness_refd_tls;
+    struct harness_refd_frame *f;
+    struct harness_refd_sample *s;
+
+    if (t->depth == 0)
+        return;
+    if (t->depth > HARNESS_REFD_DEPTH) {
+        t->depth--;
+        return;
+    }
+    f = &t->stack[--t->depth];
+    incl = t1 - f->t0;
+    if (t->depth > 0)
+        t->stack[t->depth - 1].child_ns += incl;
+    if (t->n == t->cap) {
+        t->dropped++;
+        return;
+    }
+    s = &t->v[t->n++];
+    s->name = f->name;
+    s->incl_ns = incl;
+    s->self_ns = incl > f->child_ns ? incl - f->child_ns : 0;
+}
+
+int harness_refd_reserve(size_t samples, int touch)
 {
     struct harness_refd_thread *t = &harness_refd_tls;
     struct harness_refd_sample *v;
 
     if (samples > t->cap) {
-        v = realloc(t->v, samples * sizeof *v);
+        free(t->v);
+        t->v = NULL;
+        t->cap = 0;
+        v = malloc(samples * sizeof *v);
         if (v == NULL)
             return -ENOMEM;
         t->v = v;
         t->cap = samples;
     }
-    /* A reserved vector's memory is written before the ranges are timed,
-     * as the reference's reserve() followed by its first use would. */
-    memset(t->v, 0, t->cap * sizeof *t->v);
+    if (touch)
+        memset(t->v, 0, t->cap * sizeof *t->v);
     t->n = 0;
     t->depth = 0;
     t->dropped = 0;
     return 0;
+}
+
+uint64_t harness_refd_dropped(void)
+{
+    return harness_refd_tls.dropped;
 }
 
 void harness_refd_free(void)
