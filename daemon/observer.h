@@ -20,7 +20,11 @@
  *   empty_ns   = inner inclusive: the time recorded inside an empty scope;
  *   timer_ns   = calibration.timer;
  *   step_ns    = the smallest gap between two distinct calibration.timer
- *                values: the clock's step as the calibration saw it.
+ *                values: the clock's step as the calibration saw it;
+ *   bias_ns    = what a range's pair of reads adds to the work it times:
+ *                empty_ns on the ordered path, whose bias is one constant;
+ *                on the fast path, whose plain reads overlap the work
+ *                around them (hostrange.h), the fan's (observer.c).
  *
  * A figure below 0 (noise) is taken as 0. One calibration is kept per label:
  * the benchmark resets its label's keys before it calibrates, so the keys of
@@ -39,10 +43,25 @@
  * key's sums over its calls), the observer cost in its figures is
  * d x child_ns for an inclusive row (every descendant's scope is inside
  * it) and c x residue_ns for a self row (observer_ns), and its share of
- * the median is observer_ns / median; a share of 10% or more marks the row
- * unstable. Corrected figures are the row's less observer_ns + empty_ns,
- * never below 0. A row whose median is under HRD_RESOLUTION_STEPS clock
- * steps is marked resolution_limited: a step is then 5% of it or more.
+ * the median is observer_ns / median.
+ *
+ * Ordered path: a share of HRD_OBSERVER_UNSTABLE or more marks the row
+ * unstable, and corrected figures are the row's less observer_ns +
+ * empty_ns (the bias of its own reads).
+ *
+ * Fast path: a child's cost to its parent, and the bias of a range's own
+ * plain reads, depend on the work around them (out-of-order execution
+ * hides part of a scope, and an end read may run ahead of the work it
+ * ends): measured here from none to the calibrated residue, and from
+ * about -20 to +10 ns for the bias, whose mean over those contexts is
+ * near 0. Corrected figures are the row's less observer_ns only, and the
+ * row is unstable when observer_ns plus the reads' uncertainty (the larger
+ * of empty_ns and |bias_ns|) is HRD_OBSERVER_UNSTABLE_FAST of its median
+ * or more: a correction is then uncertain by that much.
+ *
+ * Corrected figures are never below 0. A row whose median is under
+ * HRD_RESOLUTION_STEPS clock steps is marked resolution_limited: a step is
+ * then 5% of it or more.
  */
 #ifndef HOSTRANGE_OBSERVER_H
 #define HOSTRANGE_OBSERVER_H
@@ -55,8 +74,10 @@
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
-/* The share of a row's median at which it is marked unstable. */
+/* The share of a row's median at which it is marked unstable; on the fast
+ * clock path. */
 #define HRD_OBSERVER_UNSTABLE 0.10
+#define HRD_OBSERVER_UNSTABLE_FAST 0.05
 /* Rows whose median is under this many clock steps are resolution_limited. */
 #define HRD_RESOLUTION_STEPS 20
 /* The robust mean's cut: values above CUT x p90 + CUT_NS are dropped. */
@@ -84,6 +105,8 @@ struct hrd_calib {
     double residue_err_ns;
     double empty_err_ns;
     double step_ns;
+    double bias_ns;     /* 0: not known (empty_ns); below 0 where end
+                           reads ran ahead of the work */
     /* The HRP_PATH_* bits of its keys' clients: one path; 0 when not known
      * (a file from before paths were named); both: it applies to no row. */
     unsigned clock_paths;
@@ -101,6 +124,10 @@ void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
 /* The calibration a Calibration message holds (strings borrowed from m). */
 void hrd_calib_from_message(struct hrd_calib *cal,
                             const Hostrange__Calibration *m);
+
+/* cal's bias_ns, or its empty_ns where the bias was not kept (a file from
+ * before it was). */
+double hrd_calib_bias(const struct hrd_calib *cal);
 
 /* Initializes m with the figures of cal (strings borrowed from cal). */
 void hrd_calib_to_message(Hostrange__Calibration *m,

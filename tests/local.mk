@@ -272,13 +272,15 @@ tests_service_test_observer_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_observer_LDADD = client/libhostrange.la \
 	$(HARNESS_SEND_LIBS)
 
-# Corrected figures against the truth on the real clock: fan-outs, chains,
-# 100 ns to 10 us of work.
+# Raw and corrected figures against the truth and the reference design on
+# the real clock, on both clock paths: fan-outs, chains, short leaves,
+# 50 ns to 10 us of work.
 tests_service_test_accuracy_SOURCES = tests/service/test_accuracy.c
 tests_service_test_accuracy_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(OBSERVER_TEST_CPPFLAGS)
 tests_service_test_accuracy_CFLAGS = $(TEST_CFLAGS)
-tests_service_test_accuracy_LDADD = client/libhostrange.la $(HARNESS_LIBS)
+tests_service_test_accuracy_LDADD = client/libhostrange.la \
+	tests/lib/libharness_refd.la $(HARNESS_LIBS)
 
 # Readiness for systemd (sd_notify), when built with libsystemd.
 if HAVE_SYSTEMD
