@@ -330,7 +330,9 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
         c[nc].child_err_ns = hypot(mi.err, ii.err);
         c[nc].residue_err_ns = hypot(ms.err, is.err);
         c[nc].empty_err_ns = ii.err;
-        c[nc].step_ns = ti.step;
+        /* Back-to-back plain reads (the fast path) may all read the same
+         * gap: the empty scopes' then show the step. */
+        c[nc].step_ns = ti.step > 0 ? ti.step : ii.step;
         c[nc].clock_paths = g[i].clock_paths;
         c[nc].bias_ns = c[nc].empty_ns;
         rc = fan_figures(a, &g[i], &c[nc], ii.mean);

@@ -20,7 +20,8 @@
  *   empty_ns   = inner inclusive: the time recorded inside an empty scope;
  *   timer_ns   = calibration.timer;
  *   step_ns    = the smallest gap between two distinct calibration.timer
- *                values: the clock's step as the calibration saw it;
+ *                values (of calibration.inner's when the timer's are all
+ *                one): the clock's step as the calibration saw it;
  *   bias_ns    = what a range's pair of reads adds to the work it times:
  *                empty_ns on the ordered path, whose bias is one constant;
  *                on the fast path, whose plain reads overlap the work
