@@ -109,8 +109,11 @@ extern struct hr__thread *hr__g_threads;
 extern int hr__g_tsc;
 /* The clock path (HOSTRANGE_CLOCK): 0 fast (plain reads, no fences), 1
  * ordered (each read fenced with the work, and the scope's own work fenced
- * at its outer edges). Set once by hr__clock_init, before any scope. */
+ * at its outer edges). hr__g_fenced: the ordered path on the TSC, the one
+ * whose code differs (CLOCK_MONOTONIC's reads are ordered already). Set
+ * once by hr__clock_init, before any scope. */
 extern int hr__g_ordered;
+extern int hr__g_fenced;
 void hr__clock_init(void);
 /* Converts ticks of the clock in use to nanoseconds. */
 uint64_t hr__clock_ticks_to_ns(uint64_t ticks);
@@ -122,8 +125,8 @@ static inline uint64_t hr__ticks_ns(uint64_t ticks, uint64_t mult)
     return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
 }
 static inline uint64_t hr__clock_now(void);
-static inline uint64_t hr__clock_start(int ordered);
-static inline uint64_t hr__clock_end(int ordered);
+static inline uint64_t hr__clock_start(int fenced);
+static inline uint64_t hr__clock_end(int fenced);
 /* The smallest step of the clock observed, in ns (measured once, by the
  * shipper, when it calibrates the TSC; 0 before). */
 double hr__clock_step(void);
@@ -254,41 +257,40 @@ static inline void hr__leave_out(struct hr__thread *t, uint64_t since)
 }
 
 /*
- * The reads that bound a range. On the fast path (ordered 0) they are
+ * The reads that bound a range. On the fast path (fenced 0) they are
  * plain reads: the cheapest, but the processor may execute them out of
  * order with the work they time, so their error depends a little on that
- * work (hostrange.h). On the ordered path the start read is followed by
- * lfence (the range's work cannot begin before the clock is read) and the
- * end read preceded by one (the clock is read only once the work has
- * completed): their bias is then a constant (the calibration's empty_ns).
- * CLOCK_MONOTONIC's vDSO read is ordered already. `ordered` is a constant
+ * work (hostrange.h). On the ordered path with the TSC (fenced 1: only
+ * where hr__g_fenced is set) the start read is followed by lfence (the
+ * range's work cannot begin before the clock is read) and the end read
+ * preceded by one (the clock is read only once the work has completed):
+ * their bias is then a constant (the calibration's empty_ns).
+ * CLOCK_MONOTONIC's vDSO read is ordered already. `fenced` is a constant
  * where these are inlined, so each path has its own code.
  */
-static inline uint64_t hr__clock_start(int ordered)
+static inline uint64_t hr__clock_start(int fenced)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (HR__LIKELY(hr__g_tsc)) {
+    if (fenced) {
         uint64_t t = __rdtsc();
 
-        if (ordered)
-            _mm_lfence();
+        _mm_lfence();
         return t;
     }
 #endif
-    (void)ordered;
+    (void)fenced;
     return hr__clock_now();
 }
 
-static inline uint64_t hr__clock_end(int ordered)
+static inline uint64_t hr__clock_end(int fenced)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (HR__LIKELY(hr__g_tsc)) {
-        if (ordered)
-            _mm_lfence();
+    if (fenced) {
+        _mm_lfence();
         return __rdtsc();
     }
 #endif
-    (void)ordered;
+    (void)fenced;
     return hr__clock_now();
 }
 
@@ -299,13 +301,13 @@ static inline uint64_t hr__clock_end(int ordered)
  * costs its parent the same in every context: the cost the calibration
  * measures. Nothing on the fast path.
  */
-static inline void hr__clock_fence(int ordered)
+static inline void hr__clock_fence(int fenced)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (ordered && HR__LIKELY(hr__g_tsc))
+    if (fenced)
         _mm_lfence();
 #endif
-    (void)ordered;
+    (void)fenced;
 }
 
 /* Adds 1 to a counter written only by its owner. */

@@ -23,6 +23,7 @@
 
 int hr__g_tsc;
 int hr__g_ordered;
+int hr__g_fenced;
 
 static uint64_t cal_tsc0, cal_mono0;
 static pthread_once_t cal_once = PTHREAD_ONCE_INIT;
@@ -96,6 +97,7 @@ void hr__clock_init(void)
 #else
     hr__g_tsc = 0;
 #endif
+    hr__g_fenced = hr__g_tsc && hr__g_ordered;
 }
 
 /* The step of the clock in use, in its own units: the greatest common
@@ -119,7 +121,7 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b)
 
 static uint64_t clock_step_units(void)
 {
-    uint64_t g = 0, prev = hr__clock_end(1);
+    uint64_t g = 0, prev = hr__clock_end(hr__g_tsc);
     volatile unsigned spin;
 
     for (int i = 0; i < HR__STEP_READS && g != 1; i++) {
@@ -127,7 +129,7 @@ static uint64_t clock_step_units(void)
 
         for (spin = 0; spin < (unsigned)i % 7u; spin++)
             ;
-        t = hr__clock_end(1);
+        t = hr__clock_end(hr__g_tsc);
         if (t > prev)
             g = gcd_u64(t - prev, g);
         prev = t;

@@ -300,18 +300,18 @@ static inline void ring_put(struct hr__thread *t, uint32_t ctx_kind,
 }
 
 /*
- * hr_begin inside a window, on the path `ordered` (a constant where it is
- * inlined: each path has its own code). The clock is read last, so that
+ * hr_begin inside a window, fenced or not (the ordered path on the TSC; a
+ * constant where it is inlined: each path has its own code). The clock is read last, so that
  * the bookkeeping is outside the range.
  */
 static inline __attribute__((always_inline)) hr_scope
-begin_path(hr_site *site, int ordered)
+begin_path(hr_site *site, int fenced)
 {
     hr_scope sc = { 0, 0, 0 };
     struct hr__thread *t = tls_thread;
     uint32_t id, ctx, d;
 
-    hr__clock_fence(ordered);
+    hr__clock_fence(fenced);
     if (HR__UNLIKELY(t == NULL) && (t = thread_attach()) == NULL)
         return sc;
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
@@ -330,7 +330,7 @@ begin_path(hr_site *site, int ordered)
         return sc;
     }
     sc.thread = t;
-    t->stack.f[sc.depth - 1].t0 = hr__clock_start(ordered);
+    t->stack.f[sc.depth - 1].t0 = hr__clock_start(fenced);
     return sc;
 }
 
@@ -342,17 +342,17 @@ hr_scope hr__begin(hr_site *site)
         hr_scope sc = { 0, 0, 0 };
         return sc;
     }
-    if (HR__UNLIKELY(hr__g_ordered))
+    if (HR__UNLIKELY(hr__g_fenced))
         return begin_path(site, 1);
     return begin_path(site, 0);
 }
 
-/* hr_end of a scope that was opened in a window, on the path `ordered`.
- * The clock is read first, so that the bookkeeping is outside the range. */
+/* hr_end of a scope that was opened in a window, fenced or not. The clock
+ * is read first, so that the bookkeeping is outside the range. */
 static inline __attribute__((always_inline)) void end_path(hr_scope sc,
-                                                           int ordered)
+                                                           int fenced)
 {
-    uint64_t t1 = hr__clock_end(ordered), incl, self;
+    uint64_t t1 = hr__clock_end(fenced), incl, self;
     struct hr__thread *t = tls_thread;
     uint32_t ctx, window, nchild, ndesc, abandoned;
 
@@ -384,14 +384,14 @@ static inline __attribute__((always_inline)) void end_path(hr_scope sc,
              hr__label_of(atomic_load_explicit(&hr__g_label,
                                                memory_order_relaxed), ctx),
              nchild, ndesc, incl, incl - self);
-    hr__clock_fence(ordered);
+    hr__clock_fence(fenced);
 }
 
 void hr__end(hr_scope sc)
 {
     if (HR__UNLIKELY(sc.thread == NULL))
         return;
-    if (HR__UNLIKELY(hr__g_ordered))
+    if (HR__UNLIKELY(hr__g_fenced))
         end_path(sc, 1);
     else
         end_path(sc, 0);
