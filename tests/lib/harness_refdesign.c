@@ -21,21 +21,58 @@ struct harness_refd_frame {
     uint64_t child_ns;
 };
 
+/* What the reference's std::vector<T> is to these: data, size, capacity;
+ * push_back grows it (doubling) when full. */
+struct frames {
+    struct harness_refd_frame *data;
+    size_t size, cap;
+};
+struct samples {
+    struct harness_refd_sample *data;
+    size_t size, cap;
+};
+
 /* A thread's stack and samples: the reference's two thread-locals. */
 struct harness_refd_thread {
-    struct harness_refd_frame stack[HARNESS_REFD_DEPTH];
-    uint32_t depth;
-    struct harness_refd_sample *v;
-    size_t n, cap;
+    struct frames stack;
+    struct samples v;
     uint64_t dropped;
 };
 
-/* Not static: the library's default thread-local model applies, as to the
- * reference's thread-locals, which the scope reaches from the operator
- * library. */
+/*
+ * The thread-locals, and the guard of their initialization on the thread:
+ * a C++ thread_local of a type with a constructor is reached through a
+ * wrapper that tests such a guard at every use and constructs the object
+ * at the first. Not static: the library's default thread-local model
+ * applies, as to the reference's thread-locals, which the scope reaches
+ * from the operator library.
+ */
 HARNESS_REFD_API __thread struct harness_refd_thread harness_refd_tls;
+HARNESS_REFD_API __thread int harness_refd_tls_ready;
 
-static uint64_t now_ns(void)
+/* The stack's initial room, as a constructor would reserve it. */
+#define STACK_RESERVE 64u
+
+static __attribute__((noinline)) void thread_init(void)
+{
+    struct harness_refd_thread *t = &harness_refd_tls;
+
+    t->stack.data = malloc(STACK_RESERVE * sizeof *t->stack.data);
+    t->stack.cap = t->stack.data != NULL ? STACK_RESERVE : 0;
+    harness_refd_tls_ready = 1;
+}
+
+static inline struct harness_refd_thread *thread_state(void)
+{
+    if (__builtin_expect(!harness_refd_tls_ready, 0))
+        thread_init();
+    return &harness_refd_tls;
+}
+
+/* steady_clock::now(): a call into the library that holds it, which reads
+ * CLOCK_MONOTONIC. Exported, so that the scope calls it through the PLT
+ * as it calls the C++ library's. */
+HARNESS_REFD_API uint64_t harness_refd_now(void)
 {
     struct timespec ts;
 
@@ -43,83 +80,93 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static __attribute__((noinline)) int frames_grow(struct frames *s)
+{
+    size_t cap = s->cap ? 2 * s->cap : STACK_RESERVE;
+    struct harness_refd_frame *d = realloc(s->data, cap * sizeof *d);
+
+    if (d == NULL)
+        return -1;
+    s->data = d;
+    s->cap = cap;
+    return 0;
+}
+
 void harness_refd_begin(uint32_t name)
 {
-    struct harness_refd_thread *t = &harness_refd_tls;
+    struct harness_refd_thread *t = thread_state();
     struct harness_refd_frame *f;
 
-    if (t->depth >= HARNESS_REFD_DEPTH) {
+    if (t->stack.size == t->stack.cap && frames_grow(&t->stack) != 0) {
         t->dropped++;
-        t->depth++;
         return;
     }
-    f = &t->stack[t->depth++];
+    f = &t->stack.data[t->stack.size++];
     f->name = name;
     f->child_ns = 0;
-    f->t0 = now_ns();
+    f->t0 = harness_refd_now();
 }
 
 void harness_refd_end(void)
 {
-    uint64_t t1 = now_ns(), incl;
-    struct harness_refd_thread *t = &harness_refd_tls;
-    struct harness_refd_frame *f;
+    uint64_t t1 = harness_refd_now(), incl;
+    struct harness_refd_thread *t = thread_state();
+    struct harness_refd_frame f;
     struct harness_refd_sample *s;
 
-    if (t->depth == 0)
+    if (t->stack.size == 0)
         return;
-    if (t->depth > HARNESS_REFD_DEPTH) {
-        t->depth--;
-        return;
-    }
-    f = &t->stack[--t->depth];
-    incl = t1 - f->t0;
-    if (t->depth > 0)
-        t->stack[t->depth - 1].child_ns += incl;
-    if (t->n == t->cap) {
+    f = t->stack.data[--t->stack.size];
+    incl = t1 - f.t0;
+    if (t->stack.size > 0)
+        t->stack.data[t->stack.size - 1].child_ns += incl;
+    /* Reserved ahead: never full while ranges are timed. */
+    if (t->v.size == t->v.cap) {
         t->dropped++;
         return;
     }
-    s = &t->v[t->n++];
-    s->name = f->name;
+    s = &t->v.data[t->v.size++];
+    s->name = f.name;
     s->incl_ns = incl;
-    s->self_ns = incl > f->child_ns ? incl - f->child_ns : 0;
+    s->self_ns = incl > f.child_ns ? incl - f.child_ns : 0;
 }
 
 int harness_refd_reserve(size_t samples, int touch)
 {
-    struct harness_refd_thread *t = &harness_refd_tls;
+    struct harness_refd_thread *t = thread_state();
     struct harness_refd_sample *v;
 
-    if (samples > t->cap) {
-        free(t->v);
-        t->v = NULL;
-        t->cap = 0;
+    if (samples > t->v.cap) {
+        free(t->v.data);
+        t->v.data = NULL;
+        t->v.cap = 0;
         v = malloc(samples * sizeof *v);
         if (v == NULL)
             return -ENOMEM;
-        t->v = v;
-        t->cap = samples;
+        t->v.data = v;
+        t->v.cap = samples;
     }
     if (touch)
-        memset(t->v, 0, t->cap * sizeof *t->v);
-    t->n = 0;
-    t->depth = 0;
+        memset(t->v.data, 0, t->v.cap * sizeof *t->v.data);
+    t->v.size = 0;
+    t->stack.size = 0;
     t->dropped = 0;
     return 0;
 }
 
 uint64_t harness_refd_dropped(void)
 {
-    return harness_refd_tls.dropped;
+    return thread_state()->dropped;
 }
 
 void harness_refd_free(void)
 {
     struct harness_refd_thread *t = &harness_refd_tls;
 
-    free(t->v);
+    free(t->v.data);
+    free(t->stack.data);
     memset(t, 0, sizeof *t);
+    harness_refd_tls_ready = 0;
 }
 
 static void swap(uint64_t *a, uint64_t *b)
@@ -200,8 +247,8 @@ int harness_refd_report(struct harness_refd_stat *out, uint32_t names)
     if (names > HARNESS_REFD_NAMES)
         names = HARNESS_REFD_NAMES;
     memset(out, 0, 2 * names * sizeof *out);
-    incl = malloc((t->n + 1) * sizeof *incl);
-    self = malloc((t->n + 1) * sizeof *self);
+    incl = malloc((t->v.size + 1) * sizeof *incl);
+    self = malloc((t->v.size + 1) * sizeof *self);
     if (incl == NULL || self == NULL) {
         free(incl);
         free(self);
@@ -209,15 +256,15 @@ int harness_refd_report(struct harness_refd_stat *out, uint32_t names)
     }
     /* The samples grouped by name (a counting sort), then each group's
      * figures. */
-    for (size_t i = 0; i < t->n; i++)
-        if (t->v[i].name < names)
-            start[t->v[i].name + 1]++;
+    for (size_t i = 0; i < t->v.size; i++)
+        if (t->v.data[i].name < names)
+            start[t->v.data[i].name + 1]++;
     for (uint32_t k = 0; k < names; k++) {
         start[k + 1] += start[k];
         at[k] = start[k];
     }
-    for (size_t i = 0; i < t->n; i++) {
-        const struct harness_refd_sample *s = &t->v[i];
+    for (size_t i = 0; i < t->v.size; i++) {
+        const struct harness_refd_sample *s = &t->v.data[i];
 
         if (s->name >= names)
             continue;

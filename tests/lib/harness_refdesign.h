@@ -14,15 +14,19 @@
  * computed at the end.
  *
  * Here it is a shared library of its own (libharness_refd, built from
- * harness_refdesign.c with the shared library's default thread-local
- * model, as the reference's thread-locals are): harness_refd_begin and
- * harness_refd_end are the constructor and the destructor, called through
- * the PLT as the scope calls steady_clock::now and reaches its
- * thread-locals across the library boundary.
+ * harness_refdesign.c) that does what the C++ does, in C:
+ * harness_refd_begin and harness_refd_end are the constructor and the
+ * destructor; the thread-locals have the shared library's default model
+ * and a guard tested at each use (a C++ thread_local with a constructor is
+ * reached through such a wrapper); the stack and the samples are arrays
+ * with a size and a capacity that a push checks, as std::vector's
+ * push_back does; and the clock is read through a call into the library
+ * (harness_refd_now, through the PLT), as steady_clock::now is a call into
+ * the C++ library.
  *
  * Range names are small integers (0 .. HARNESS_REFD_NAMES - 1) that the
- * caller gives; a range nested deeper than HARNESS_REFD_DEPTH, or a sample
- * past the reserved room, is not kept (counted: harness_refd_dropped).
+ * caller gives; a sample past the reserved room is not kept (counted:
+ * harness_refd_dropped).
  */
 #ifndef HOSTRANGE_TESTS_HARNESS_REFDESIGN_H
 #define HOSTRANGE_TESTS_HARNESS_REFDESIGN_H
@@ -35,7 +39,9 @@
 #define HARNESS_REFD_API __attribute__((visibility("default")))
 
 #define HARNESS_REFD_NAMES 64u
-#define HARNESS_REFD_DEPTH 64u
+
+/* steady_clock::now(): CLOCK_MONOTONIC in ns. */
+HARNESS_REFD_API uint64_t harness_refd_now(void);
 
 /* The scope's constructor: opens range `name` on the calling thread. */
 HARNESS_REFD_API void harness_refd_begin(uint32_t name);
