@@ -213,10 +213,11 @@ HR_API const char *hr_clock_name(void);
  * fast (the default): a range's bounds are two plain reads of the clock
  * (rdtsc) with the scope's bookkeeping outside them: the least a scope
  * can cost. The processor may execute a plain rdtsc out of order with
- * the work it times, so its error depends a little on that work (about
- * -1 ns on 10 ns of work, -10 ns on 30 to 300 ns, on the machines
- * measured): a calibration's correction takes out most of the observer's
- * cost, not the last percent of a short range.
+ * the work it times, so its error depends on that work and the work
+ * around it (from about -20 to +10 ns on the machines measured), and so
+ * does a child scope's cost to its parent: a calibration's correction
+ * takes out most of the observer's cost, not the last percent of a short
+ * range (hostrangectl dump flags the rows where it cannot).
  *
  * ordered: the start read is rdtsc then lfence (the work cannot begin
  * before the clock is read), the end read lfence then rdtsc (the clock is
@@ -225,7 +226,8 @@ HR_API const char *hr_clock_name(void);
  * so that the program's work cannot overlap it and a child costs its
  * parent the same in every context. The error is then one constant
  * (within 1 ns from 10 ns to 1 us of work), which the calibration
- * measures and corrections take out, for about twice the cost of a scope.
+ * measures and corrections take out, for about three times the cost of a
+ * fast scope.
  * Choose it when corrected figures (hostrangectl dump --correct-observer)
  * of short ranges, or of parents of many short children, must be right to
  * a few percent. With CLOCK_MONOTONIC the two paths run the same code
