@@ -153,14 +153,21 @@ struct hr__thread;
  */
 uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
                       uint32_t parent);
-static inline uint32_t hr__ctx(struct hr__thread *t, hr_site *site,
-                               uint32_t id, uint32_t parent)
+/* The context of `site` under `parent` if it is the one the site was last
+ * entered in (one load), else 0. */
+static inline uint32_t hr__ctx_cached(const hr_site *site, uint32_t parent)
 {
     uint64_t c = __atomic_load_n(&site->ctx, __ATOMIC_ACQUIRE);
 
-    if (__builtin_expect((uint32_t)(c >> 32) == parent && (uint32_t)c != 0,
-                         1))
-        return (uint32_t)c;
+    return (uint32_t)(c >> 32) == parent ? (uint32_t)c : 0;
+}
+static inline uint32_t hr__ctx(struct hr__thread *t, hr_site *site,
+                               uint32_t id, uint32_t parent)
+{
+    uint32_t c = hr__ctx_cached(site, parent);
+
+    if (__builtin_expect(c != 0, 1))
+        return c;
     return hr__ctx_slow(t, site, id, parent);
 }
 /*

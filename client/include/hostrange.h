@@ -211,10 +211,12 @@ HR_API const char *hr_clock_name(void);
  * say).
  *
  * fast (the default): a range's bounds are two plain reads of the clock
- * (rdtsc) with the scope's bookkeeping outside them: the least a scope
- * can cost. The processor may execute a plain rdtsc out of order with
- * the work it times, so its error depends on that work and the work
- * around it (from about -20 to +10 ns on the machines measured), and so
+ * (rdtsc), no fence: the least a scope can cost. hr_begin reads the clock
+ * first and hr_end first, so that both reads run about equally far ahead
+ * of the work before them (the processor executes a plain rdtsc out of
+ * order with the work it times). Its error depends on that work and the
+ * work around it (from about -10 to +10 ns on the machines measured, -20
+ * ns at worst), and so
  * does a child scope's cost to its parent: a calibration's correction
  * takes out most of the observer's cost, not the last percent of a short
  * range (hostrangectl dump flags the rows where it cannot).
