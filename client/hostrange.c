@@ -308,13 +308,14 @@ static inline void ring_put(struct hr__thread *t, uint32_t ctx_kind,
  * as soon as the processor has decoded it, ahead of the work before it
  * still in flight, by about as much as the instructions between that work
  * and the read leave room for. hr_end reads the clock first, right after
- * the range's work; read after the push, the start read had the previous
- * range's end and this push before it, and ran less far ahead of its work
- * than the end read of its own: short ranges read up to 20 ns (two TSC
- * steps) short. Read first, the two reads run about as far ahead, and the
- * push, which does not depend on the range's work, executes beside it.
- * The library's own work before the range (a thread's first scope, a
- * site's or a calling path's first use) is left out by reading again.
+ * the range's work; a start read after the push would have the previous
+ * range's end and the push before it, and run less far ahead of the work
+ * before it than the end read does, so that a short range would read up
+ * to two clock steps short. Read first, the two reads run about as far
+ * ahead, and the push, which does not depend on the range's work, executes
+ * beside it. The library's own work before the range (a thread's first
+ * scope, a site's or a calling path's first use) is left out by reading
+ * again.
  */
 static inline __attribute__((always_inline)) hr_scope
 begin_path(hr_site *site, int fenced)
