@@ -107,6 +107,13 @@ extern struct hr__thread *hr__g_threads;
 
 /* clock.c */
 extern int hr__g_tsc;
+/* The clock path (HOSTRANGE_CLOCK): 0 fast (plain reads, no fences), 1
+ * ordered (each read fenced with the work, and the scope's own work fenced
+ * at its outer edges). hr__g_fenced: the ordered path on the TSC, the one
+ * whose code differs (CLOCK_MONOTONIC's reads are ordered already). Set
+ * once by hr__clock_init, before any scope. */
+extern int hr__g_ordered;
+extern int hr__g_fenced;
 void hr__clock_init(void);
 /* Converts ticks of the clock in use to nanoseconds. */
 uint64_t hr__clock_ticks_to_ns(uint64_t ticks);
@@ -118,13 +125,14 @@ static inline uint64_t hr__ticks_ns(uint64_t ticks, uint64_t mult)
     return (uint64_t)(((unsigned __int128)ticks * mult) >> 32);
 }
 static inline uint64_t hr__clock_now(void);
-static inline uint64_t hr__clock_start(void);
-static inline uint64_t hr__clock_end(void);
+static inline uint64_t hr__clock_start(int fenced);
+static inline uint64_t hr__clock_end(int fenced);
 /* The smallest step of the clock observed, in ns (measured once, by the
  * shipper, when it calibrates the TSC; 0 before). */
 double hr__clock_step(void);
-/* How the reads are ordered with the work: "rdtsc;lfence..lfence;rdtsc"
- * (the TSC) or "vdso" (CLOCK_MONOTONIC, ordered by the kernel's code). */
+/* How the reads are ordered with the work: "rdtsc" (the TSC, fast path),
+ * "rdtsc;lfence..lfence;rdtsc" (the TSC, ordered path) or "vdso"
+ * (CLOCK_MONOTONIC, ordered by the kernel's code). */
 const char *hr__clock_order(void);
 
 /* intern.c: tables of names, label sets and calling contexts. */
@@ -145,14 +153,21 @@ struct hr__thread;
  */
 uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
                       uint32_t parent);
-static inline uint32_t hr__ctx(struct hr__thread *t, hr_site *site,
-                               uint32_t id, uint32_t parent)
+/* The context of `site` under `parent` if it is the one the site was last
+ * entered in (one load), else 0. */
+static inline uint32_t hr__ctx_cached(const hr_site *site, uint32_t parent)
 {
     uint64_t c = __atomic_load_n(&site->ctx, __ATOMIC_ACQUIRE);
 
-    if (__builtin_expect((uint32_t)(c >> 32) == parent && (uint32_t)c != 0,
-                         1))
-        return (uint32_t)c;
+    return (uint32_t)(c >> 32) == parent ? (uint32_t)c : 0;
+}
+static inline uint32_t hr__ctx(struct hr__thread *t, hr_site *site,
+                               uint32_t id, uint32_t parent)
+{
+    uint32_t c = hr__ctx_cached(site, parent);
+
+    if (__builtin_expect(c != 0, 1))
+        return c;
     return hr__ctx_slow(t, site, id, parent);
 }
 /*
@@ -250,48 +265,57 @@ static inline void hr__leave_out(struct hr__thread *t, uint64_t since)
 }
 
 /*
- * The reads that bound a range, ordered with the work they time: the start
- * read is followed by lfence (the range's work cannot begin before the
- * clock is read), the end read preceded by one (the clock is read only once
- * the work has completed). Their bias is then a constant (the calibration's
- * empty_ns) instead of depending on the work; hostrange.h says why this
- * pair was chosen. CLOCK_MONOTONIC's vDSO read is ordered already.
+ * The reads that bound a range. On the fast path (fenced 0) they are
+ * plain reads: the cheapest, but the processor may execute them out of
+ * order with the work they time, so their error depends a little on that
+ * work (hostrange.h). On the ordered path with the TSC (fenced 1: only
+ * where hr__g_fenced is set) the start read is followed by lfence (the
+ * range's work cannot begin before the clock is read) and the end read
+ * preceded by one (the clock is read only once the work has completed):
+ * their bias is then a constant (the calibration's empty_ns).
+ * CLOCK_MONOTONIC's vDSO read is ordered already. `fenced` is a constant
+ * where these are inlined, so each path has its own code.
  */
-static inline uint64_t hr__clock_start(void)
+static inline uint64_t hr__clock_start(int fenced)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (HR__LIKELY(hr__g_tsc)) {
+    if (fenced) {
         uint64_t t = __rdtsc();
+
         _mm_lfence();
         return t;
     }
 #endif
+    (void)fenced;
     return hr__clock_now();
 }
 
-static inline uint64_t hr__clock_end(void)
+static inline uint64_t hr__clock_end(int fenced)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (HR__LIKELY(hr__g_tsc)) {
+    if (fenced) {
         _mm_lfence();
         return __rdtsc();
     }
 #endif
+    (void)fenced;
     return hr__clock_now();
 }
 
 /*
- * A fence around a scope's own work: at the start of hr_begin's work and
- * at the end of hr_end's, so that the program's work before and after a
- * scope cannot overlap it (out of order) and a scope costs its parent the
- * same in every context: the cost the calibration measures.
+ * The ordered path's fence around a scope's own work: at the start of
+ * hr_begin's work and at the end of hr_end's, so that the program's work
+ * before and after a scope cannot overlap it (out of order) and a scope
+ * costs its parent the same in every context: the cost the calibration
+ * measures. Nothing on the fast path.
  */
-static inline void hr__clock_fence(void)
+static inline void hr__clock_fence(int fenced)
 {
 #if defined(__x86_64__) || defined(__i386__)
-    if (HR__LIKELY(hr__g_tsc))
+    if (fenced)
         _mm_lfence();
 #endif
+    (void)fenced;
 }
 
 /* Adds 1 to a counter written only by its owner. */

@@ -1,7 +1,10 @@
 /*
  * The clock: the TSC where it is invariant (the CPU flags constant_tsc and
- * nonstop_tsc), otherwise CLOCK_MONOTONIC; HOSTRANGE_CLOCK=tsc|monotonic
- * overrides. Ranges are measured in ticks; the shipper converts them to
+ * nonstop_tsc), otherwise CLOCK_MONOTONIC, read on one of two paths: fast
+ * (plain reads, the default) or ordered (reads and the scope's own work
+ * fenced with the program's work). HOSTRANGE_CLOCK, a list of words
+ * separated by commas, overrides either: tsc or monotonic, fast or
+ * ordered. Ranges are measured in ticks; the shipper converts them to
  * nanoseconds with a ratio calibrated once per process against
  * CLOCK_MONOTONIC over at least HR__CALIBRATE_NS, measured from library
  * start, so that the program itself never waits for the calibration.
@@ -10,6 +13,7 @@
 
 #include "client/client.h"
 #include "proto/monotonic.h"
+#include "proto/protocol.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +22,8 @@
 #define HR__CALIBRATE_NS 20000000u /* 20 ms */
 
 int hr__g_tsc;
+int hr__g_ordered;
+int hr__g_fenced;
 
 static uint64_t cal_tsc0, cal_mono0;
 static pthread_once_t cal_once = PTHREAD_ONCE_INIT;
@@ -53,16 +59,36 @@ static int tsc_invariant(void)
 #endif
 }
 
+/* Reads HOSTRANGE_CLOCK's words: *tsc is 1 (tsc), 0 (monotonic) or -1
+ * (neither named: the default), *ordered 1 (ordered) or 0. Words it does
+ * not know are ignored. */
+static void parse_clock_env(const char *env, int *tsc, int *ordered)
+{
+    *tsc = -1;
+    *ordered = 0;
+    while (env != NULL && *env != '\0') {
+        size_t n = strcspn(env, ", ");
+
+        if (n == 3 && strncmp(env, "tsc", n) == 0)
+            *tsc = 1;
+        else if (n == 9 && strncmp(env, "monotonic", n) == 0)
+            *tsc = 0;
+        else if (n == 7 && strncmp(env, "ordered", n) == 0)
+            *ordered = 1;
+        else if (n == 4 && strncmp(env, "fast", n) == 0)
+            *ordered = 0;
+        env += n;
+        env += strspn(env, ", ");
+    }
+}
+
 void hr__clock_init(void)
 {
-    const char *env = getenv("HOSTRANGE_CLOCK");
+    int tsc, ordered;
 
-    if (env != NULL && strcmp(env, "monotonic") == 0)
-        hr__g_tsc = 0;
-    else if (env != NULL && strcmp(env, "tsc") == 0)
-        hr__g_tsc = 1;
-    else
-        hr__g_tsc = tsc_invariant();
+    parse_clock_env(getenv("HOSTRANGE_CLOCK"), &tsc, &ordered);
+    hr__g_tsc = tsc >= 0 ? tsc : tsc_invariant();
+    hr__g_ordered = ordered;
 #if defined(__x86_64__) || defined(__i386__)
     if (hr__g_tsc) {
         cal_mono0 = mono_ns();
@@ -71,13 +97,16 @@ void hr__clock_init(void)
 #else
     hr__g_tsc = 0;
 #endif
+    hr__g_fenced = hr__g_tsc && hr__g_ordered;
 }
 
 /* The step of the clock in use, in its own units: the greatest common
  * divisor of the differences between HR__STEP_READS consecutive reads,
  * some of them a few instructions apart. The smallest difference would be
  * the cost of a read where that is more than a step (an ordered read of a
- * fine TSC); the divisor is the step the readings advance by. */
+ * fine TSC); the divisor is the step the readings advance by. The reads
+ * are ordered ones on either path: plain reads of a TSC that advances in
+ * steps (AMD's, under KVM) were seen to differ by single ticks. */
 #define HR__STEP_READS 20000
 static uint64_t gcd_u64(uint64_t a, uint64_t b)
 {
@@ -92,7 +121,7 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b)
 
 static uint64_t clock_step_units(void)
 {
-    uint64_t g = 0, prev = hr__clock_end();
+    uint64_t g = 0, prev = hr__clock_end(hr__g_tsc);
     volatile unsigned spin;
 
     for (int i = 0; i < HR__STEP_READS && g != 1; i++) {
@@ -100,7 +129,7 @@ static uint64_t clock_step_units(void)
 
         for (spin = 0; spin < (unsigned)i % 7u; spin++)
             ;
-        t = hr__clock_end();
+        t = hr__clock_end(hr__g_tsc);
         if (t > prev)
             g = gcd_u64(t - prev, g);
         prev = t;
@@ -149,7 +178,14 @@ double hr__clock_step(void)
 
 const char *hr__clock_order(void)
 {
-    return hr__g_tsc ? "rdtsc;lfence..lfence;rdtsc" : "vdso";
+    if (!hr__g_tsc)
+        return "vdso";
+    return hr__g_ordered ? "rdtsc;lfence..lfence;rdtsc" : "rdtsc";
+}
+
+const char *hr_clock_path(void)
+{
+    return hr__g_ordered ? HRP_CLOCK_PATH_ORDERED : HRP_CLOCK_PATH_FAST;
 }
 
 uint64_t hr__clock_ticks_to_ns(uint64_t ticks)

@@ -338,6 +338,7 @@ int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
     m.clock = (char *)(h->clock ? h->clock : "");
     m.clock_order = (char *)(h->clock_order ? h->clock_order : "");
     m.clock_step_ns = h->clock_step_ns;
+    m.clock_path = (char *)(h->clock_path ? h->clock_path : "");
     m.lost_events = h->lost_events;
     m.errors_out_of_order = h->out_of_order;
     m.errors_open_at_window_end = h->open_at_window_end;

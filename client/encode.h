@@ -70,6 +70,7 @@ struct hr__batch_header {
     const char *clock;
     const char *clock_order;
     double clock_step_ns;
+    const char *clock_path;
     uint64_t lost_events;
     uint64_t out_of_order;
     uint64_t open_at_window_end;

@@ -305,49 +305,87 @@ static inline void ring_put(struct hr__thread *t, uint32_t ctx_kind,
     ring_write(t, ctx_kind, label, nchild, ndesc, incl, child);
 }
 
-/* hr_begin inside a window. */
-static __attribute__((noinline)) hr_scope begin_active(hr_site *site)
+/*
+ * hr_begin inside a window, fenced or not (the ordered path on the TSC; a
+ * constant where it is inlined: each path has its own code).
+ *
+ * Fenced, the clock is read last, so that the bookkeeping is outside the
+ * range. Plain (the fast path), it is read first: a plain read executes
+ * as soon as the processor has decoded it, ahead of the work before it
+ * still in flight, by about as much as the instructions between that work
+ * and the read leave room for. hr_end reads the clock first, right after
+ * the range's work; a start read after the push would have the previous
+ * range's end and the push before it, and run less far ahead of the work
+ * before it than the end read does, so that a short range would read up
+ * to two clock steps short. Read first, the two reads run about as far
+ * ahead, and the push, which does not depend on the range's work, executes
+ * beside it. The library's own work before the range (a thread's first
+ * scope, a site's or a calling path's first use) is left out by reading
+ * again.
+ */
+static inline __attribute__((always_inline)) hr_scope
+begin_path(hr_site *site, int fenced)
 {
     hr_scope sc = { 0, 0, 0 };
     struct hr__thread *t = tls_thread;
     uint32_t id, ctx, d;
+    uint64_t t0 = 0;
 
-    hr__clock_fence();
-    if (HR__UNLIKELY(t == NULL) && (t = thread_attach()) == NULL)
-        return sc;
+    hr__clock_fence(fenced);
+    if (!fenced)
+        t0 = hr__clock_now();
+    if (HR__UNLIKELY(t == NULL)) {
+        if ((t = thread_attach()) == NULL)
+            return sc;
+        t0 = hr__clock_now();
+    }
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
-    if (HR__UNLIKELY(id == 0) && (id = site_first_use(t, site)) == 0)
-        return sc;
+    if (HR__UNLIKELY(id == 0)) {
+        if ((id = site_first_use(t, site)) == 0)
+            return sc;
+        t0 = hr__clock_now();
+    }
     d = t->stack.depth;
-    ctx = hr__ctx(t, site, id, d != 0 ? t->stack.f[d - 1].range : 0);
-    if (HR__UNLIKELY(ctx == 0))
-        return sc;
+    ctx = hr__ctx_cached(site, d != 0 ? t->stack.f[d - 1].range : 0);
+    if (HR__UNLIKELY(ctx == 0)) {
+        ctx = hr__ctx_slow(t, site, id, d != 0 ? t->stack.f[d - 1].range : 0);
+        if (ctx == 0)
+            return sc;
+        t0 = hr__clock_now();
+    }
     sc.depth = hr__stack_push(&t->stack, ctx,
                               atomic_load_explicit(&hr__g_window,
                                                    memory_order_relaxed),
-                              0, &sc.gen);
+                              t0, &sc.gen);
     if (HR__UNLIKELY(sc.depth == 0)) {
         hr__bump(&t->c.too_deep);
         return sc;
     }
     sc.thread = t;
-    t->stack.f[sc.depth - 1].t0 = hr__clock_start();
+    if (fenced)
+        t->stack.f[sc.depth - 1].t0 = hr__clock_start(fenced);
     return sc;
 }
 
+/* The path is chosen once (hr__clock_init, before any window opens): the
+ * branch on it always goes the same way. */
 hr_scope hr__begin(hr_site *site)
 {
     if (HR__UNLIKELY(!__atomic_load_n(&hr__active, __ATOMIC_RELAXED))) {
         hr_scope sc = { 0, 0, 0 };
         return sc;
     }
-    return begin_active(site);
+    if (HR__UNLIKELY(hr__g_fenced))
+        return begin_path(site, 1);
+    return begin_path(site, 0);
 }
 
-/* hr_end of a scope that was opened in a window. */
-static __attribute__((noinline)) void end_active(hr_scope sc)
+/* hr_end of a scope that was opened in a window, fenced or not. The clock
+ * is read first, so that the bookkeeping is outside the range. */
+static inline __attribute__((always_inline)) void end_path(hr_scope sc,
+                                                           int fenced)
 {
-    uint64_t t1 = hr__clock_end(), incl, self;
+    uint64_t t1 = hr__clock_end(fenced), incl, self;
     struct hr__thread *t = tls_thread;
     uint32_t ctx, window, nchild, ndesc, abandoned;
 
@@ -379,13 +417,17 @@ static __attribute__((noinline)) void end_active(hr_scope sc)
              hr__label_of(atomic_load_explicit(&hr__g_label,
                                                memory_order_relaxed), ctx),
              nchild, ndesc, incl, incl - self);
-    hr__clock_fence();
+    hr__clock_fence(fenced);
 }
 
 void hr__end(hr_scope sc)
 {
-    if (sc.thread != NULL)
-        end_active(sc);
+    if (HR__UNLIKELY(sc.thread == NULL))
+        return;
+    if (HR__UNLIKELY(hr__g_fenced))
+        end_path(sc, 1);
+    else
+        end_path(sc, 0);
 }
 
 int hr_labels_set(const char *node_id, const char *op, const char *backend,

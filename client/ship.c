@@ -270,6 +270,7 @@ static void header_fill(struct hr__batch_header *h, uint64_t number,
     h->clock = hr_clock_name();
     h->clock_order = hr__clock_order();
     h->clock_step_ns = hr__clock_step();
+    h->clock_path = hr_clock_path();
     h->lost_events = c.lost;
     h->out_of_order = c.out_of_order;
     h->open_at_window_end = c.open_at_window_end;

@@ -217,10 +217,9 @@ void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
  * Dumps the report, page by page, to r->output (atomically: a temporary
  * file, then a rename; a device or a pipe is written in place) or standard
  * output. With the observer fields or --correct-observer, the first page
- * also brings the daemon's calibrations, and the chosen one (r->calibration,
- * else the most recent) is applied to every row (observer.h); when there is
- * none, the observer fields are null and one line on stderr says so.
- * Returns 0, or 1 after printing a one-line error.
+ * also brings the daemon's calibrations, and each row gets the one of its
+ * clock path (hrd_ctl_calibs). Returns 0, or 1 after printing a one-line
+ * error.
  */
 int hrd_ctl_dump(const struct hrd_filter *f,
                  const struct hrd_ctl_report *r);
@@ -235,6 +234,38 @@ int hrd_ctl_dump(const struct hrd_filter *f,
  */
 int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
                      Hostrange__RunEnd **end);
+
+/*
+ * The calibrations a report applies (ctl_dump.c), copied out of a reply or
+ * a file: each row gets the one of its clock path (hrd_calib_for, of
+ * label `want` when not NULL). What cannot be applied is said once on
+ * stderr, naming `where` (the daemon or the file): no calibration at all,
+ * none of label `want`, none of a row's path, rows of mixed paths.
+ * run_paths stands for the clock paths of rows whose own are not known
+ * (the clients of a run file; 0: not known either).
+ */
+struct hrd_calib;
+struct hrd_ctl_calibs {
+    struct hrd_calib *cal;
+    size_t n;
+    char **strs;          /* the copied labels and clocks */
+    const char *want;
+    const char *where;
+    int correct;
+    unsigned run_paths;
+    unsigned warned;      /* paths said to have no calibration; 4: mixed */
+};
+
+/* Copies m[0..n) (the most recent first) into cs and says on stderr when
+ * there is none to apply. Returns 0 or -ENOMEM. */
+int hrd_ctl_calibs_init(struct hrd_ctl_calibs *cs,
+                        Hostrange__Calibration *const *m, size_t n,
+                        const char *want, const char *where, int correct);
+/* Fills the observer fields of row (observer.h) from the calibration of its
+ * clock path, correcting it when cs->correct is set. */
+void hrd_ctl_calibs_apply(struct hrd_ctl_calibs *cs, struct hrd_row *row);
+void hrd_ctl_calibs_fini(struct hrd_ctl_calibs *cs);
+
 
 /*
  * The rows of run file r->from (ctl_from.c), as hrd_ctl_dump writes the

@@ -116,49 +116,100 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
     return 0;
 }
 
-/* The calibration a dump applies, copied out of the reply. */
-struct chosen {
-    int found;
-    struct hrd_calib cal;
-    char label[HRP_MAX_STRING + 1];
-    char clock[HRP_MAX_STRING + 1];
-};
-
-/* Picks the calibration labelled `want` (NULL: the first, the most
- * recent) from the reply; prints one line on stderr when there is none. */
-static void choose_calibration(const Hostrange__DumpReply *d,
-                               const char *want, int correct,
-                               struct chosen *ch)
+static void calibs_free_strs(struct hrd_ctl_calibs *cs)
 {
-    ch->found = 0;
-    for (size_t i = 0; i < d->n_calibrations; i++) {
-        const Hostrange__Calibration *c = d->calibrations[i];
+    for (size_t i = 0; cs->strs != NULL && i < 2 * cs->n; i++)
+        free(cs->strs[i]);
+    free(cs->strs);
+    cs->strs = NULL;
+}
 
-        if (want != NULL && strcmp(c->label, want) != 0)
-            continue;
-        snprintf(ch->label, sizeof ch->label, "%s", c->label);
-        snprintf(ch->clock, sizeof ch->clock, "%s", c->clock);
-        hrd_calib_from_message(&ch->cal, c);
-        ch->cal.label = ch->label;
-        ch->cal.clock = ch->clock;
-        ch->found = 1;
-        return;
+int hrd_ctl_calibs_init(struct hrd_ctl_calibs *cs,
+                        Hostrange__Calibration *const *m, size_t n,
+                        const char *want, const char *where, int correct)
+{
+    const char *null = correct ? " and nothing is corrected" : "";
+    size_t found = 0;
+
+    memset(cs, 0, sizeof *cs);
+    cs->want = want;
+    cs->where = where;
+    cs->correct = correct;
+    cs->cal = calloc(n + 1, sizeof *cs->cal);
+    cs->strs = calloc(2 * n + 1, sizeof *cs->strs);
+    if (cs->cal == NULL || cs->strs == NULL) {
+        hrd_ctl_calibs_fini(cs);
+        return -ENOMEM;
     }
-    if (want != NULL)
-        fprintf(stderr, "hostrangectl: warning: hostranged at %s holds no "
-                "calibration of label '%s': the observer fields are null%s\n",
-                hrd_ctl_dir, want, correct ? " and nothing is corrected" : "");
-    else
-        fprintf(stderr, "hostrangectl: warning: hostranged at %s holds no "
-                "calibration (run hostrange-bench --calibrate): the observer "
-                "fields are null%s\n", hrd_ctl_dir,
-                correct ? " and nothing is corrected" : "");
+    cs->n = n;
+    for (size_t i = 0; i < n; i++) {
+        hrd_calib_from_message(&cs->cal[i], m[i]);
+        cs->strs[2 * i] = strdup(m[i]->label);
+        cs->strs[2 * i + 1] = strdup(m[i]->clock);
+        if (cs->strs[2 * i] == NULL || cs->strs[2 * i + 1] == NULL) {
+            hrd_ctl_calibs_fini(cs);
+            return -ENOMEM;
+        }
+        cs->cal[i].label = cs->strs[2 * i];
+        cs->cal[i].clock = cs->strs[2 * i + 1];
+        found += want == NULL || strcmp(m[i]->label, want) == 0;
+    }
+    /* Said once here; a path without a calibration, when its rows come. */
+    if (found == 0 && want != NULL)
+        fprintf(stderr, "hostrangectl: warning: %s holds no calibration of "
+                "label '%s': the observer fields are null%s\n", where, want,
+                null);
+    else if (found == 0)
+        fprintf(stderr, "hostrangectl: warning: %s holds no calibration "
+                "(run hostrange-bench --calibrate): the observer fields are "
+                "null%s\n", where, null);
+    if (found == 0)
+        cs->warned = HRP_PATHS_ALL | 4u;
+    return 0;
+}
+
+void hrd_ctl_calibs_apply(struct hrd_ctl_calibs *cs, struct hrd_row *row)
+{
+    const struct hrd_calib *c;
+    unsigned paths = row->clock_paths != 0 ? row->clock_paths
+                                           : cs->run_paths;
+
+    row->clock_paths = paths;
+    c = hrd_calib_for(cs->cal, cs->n, cs->want, paths);
+    if (c == NULL && row->calls > 0 && paths == HRP_PATHS_ALL &&
+        !(cs->warned & 4u)) {
+        cs->warned |= 4u;
+        fprintf(stderr, "hostrangectl: warning: %s holds keys fed by clients "
+                "of both clock paths (fast and ordered): their observer "
+                "fields are null (clock_path mixed)%s\n", cs->where,
+                cs->correct ? " and they are not corrected" : "");
+    } else if (c == NULL && row->calls > 0 && paths != HRP_PATHS_ALL &&
+               paths != 0 && !(cs->warned & paths)) {
+        cs->warned |= paths;
+        fprintf(stderr, "hostrangectl: warning: %s holds no calibration of "
+                "the %s clock path%s%s%s (hostrange-bench --calibrate with "
+                "HOSTRANGE_CLOCK=%s): the observer fields of its rows are "
+                "null%s\n", cs->where, hrp_clock_path_name(paths),
+                cs->want != NULL ? " of label '" : "",
+                cs->want != NULL ? cs->want : "",
+                cs->want != NULL ? "'" : "", hrp_clock_path_name(paths),
+                cs->correct ? " and they are not corrected" : "");
+    }
+    hrd_observer_apply(row, c, cs->correct);
+}
+
+void hrd_ctl_calibs_fini(struct hrd_ctl_calibs *cs)
+{
+    calibs_free_strs(cs);
+    free(cs->cal);
+    cs->cal = NULL;
+    cs->n = 0;
 }
 
 /* Writes the rows of one page through the writer, with the observer fields
  * from ch when not NULL. Returns 0 or -errno. */
 static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
-                      const struct chosen *ch, int correct)
+                      struct hrd_ctl_calibs *ch)
 {
     int rc = 0;
 
@@ -168,16 +219,17 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
         /* A phase this version does not know is written as "?". */
         (void)hrd_row_from_message(&row, d->rows[i]);
         if (ch != NULL)
-            hrd_observer_apply(&row, ch->found ? &ch->cal : NULL, correct);
+            hrd_ctl_calibs_apply(ch, &row);
         rc = hrd_writer_row(w, &row);
     }
     return rc;
 }
 
-/* What each page of a dump does: its rows written through w. */
+/* What each page of a dump does: its rows written through w, with the
+ * calibrations the first page brings. */
 struct dump_pages {
     struct hrd_writer *w;
-    struct chosen *ch;
+    struct hrd_ctl_calibs calibs, *ch;
     Hostrange__DumpRequest *dq;
     const struct hrd_ctl_report *r;
 };
@@ -187,11 +239,20 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
     struct dump_pages *dp = ctx;
 
     if (dp->dq->calibrations) {
+        char where[PATH_MAX + 32];
+        int rc;
+
         /* The first page brings the calibrations. */
-        choose_calibration(d, dp->r->calibration, dp->r->correct, dp->ch);
+        snprintf(where, sizeof where, "hostranged at %s", hrd_ctl_dir);
         dp->dq->calibrations = 0;
+        rc = hrd_ctl_calibs_init(&dp->calibs, d->calibrations,
+                                 d->n_calibrations, dp->r->calibration,
+                                 where, dp->r->correct);
+        if (rc != 0)
+            return rc;
+        dp->ch = &dp->calibs;
     }
-    return write_rows(dp->w, d, dp->ch, dp->r->correct);
+    return write_rows(dp->w, d, dp->ch);
 }
 
 /*
@@ -204,8 +265,7 @@ static int fetch_all(FILE *f, const struct hrd_filter *flt,
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
     struct hrd_writer w;
-    struct chosen *ch = NULL;
-    struct dump_pages dp = { &w, NULL, &dq, r };
+    struct dump_pages dp;
     unsigned fields = r->fields;
     int rc;
 
@@ -217,19 +277,19 @@ static int fetch_all(FILE *f, const struct hrd_filter *flt,
     dq.by_path = r->by_path != 0;
     if (r->correct)
         fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
-    if (fields & HRD_FIELDS_OBSERVER) {
-        ch = calloc(1, sizeof *ch);
-        if (ch == NULL)
-            return -ENOMEM;
+    if (fields & HRD_FIELDS_OBSERVER)
         dq.calibrations = 1;
-    }
-    dp.ch = ch;
+    memset(&dp, 0, sizeof dp);
+    dp.w = &w;
+    dp.dq = &dq;
+    dp.r = r;
     hrd_writer_init(&w, f, r->format, fields);
     rc = hrd_ctl_dump_pages("dump", &q, &dq, dump_page, &dp);
     if (rc == 0)
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
-    free(ch);
+    if (dp.ch != NULL)
+        hrd_ctl_calibs_fini(dp.ch);
     return rc;
 }
 
@@ -340,19 +400,26 @@ static const char usage_dump[] =
     "                       row, children x the self time one leaves in its\n"
     "                       parent on a self row), observer_share\n"
     "                       (observer_ns / median), unstable (share of 10%\n"
-    "                       or more) and resolution_limited (a median under\n"
-    "                       20 steps of the clock). They are null on rows of\n"
-    "                       recorded values, and on every row, with a\n"
-    "                       warning, when there is no calibration.\n"
+    "                       or more; on the fast clock path, observer_ns and\n"
+    "                       the uncertainty of its plain reads 5% or more),\n"
+    "                       resolution_limited (a median under 20 steps of\n"
+    "                       the clock) and clock_path (fast, ordered, mixed\n"
+    "                       or unknown: the clock paths of the clients that\n"
+    "                       fed the key). A row is measured by a calibration\n"
+    "                       of its own clock path: the fields are null on\n"
+    "                       rows of recorded values, on rows of mixed paths\n"
+    "                       or of a path without a calibration, and on every\n"
+    "                       row when there is none, each with a warning.\n"
     "      --correct-observer\n"
     "                       subtract the calibrated cost from mean, median,\n"
-    "                       min, max, p90 and p99 (observer_ns + the time\n"
-    "                       inside an empty scope, never below 0); adds the\n"
-    "                       observer fields and \"corrected\" (true on each\n"
-    "                       row corrected)\n"
+    "                       min, max, p90 and p99 (observer_ns, and on the\n"
+    "                       ordered clock path the time inside an empty\n"
+    "                       scope; never below 0); adds the observer fields\n"
+    "                       and \"corrected\" (true on each row corrected)\n"
     "      --calibration=LABEL\n"
-    "                       use the calibration of process label LABEL\n"
-    "                       (default: the most recent one)\n"
+    "                       use the calibration of process label LABEL, on\n"
+    "                       the rows of its clock path (default: for each\n"
+    "                       row, the most recent one of the row's path)\n"
     HRD_CTL_FILTER_HELP
     "  -o, --output=FILE    write to FILE (atomically: a temporary file then a\n"
     "                       rename; a device or pipe is written in place; -\n"

@@ -4,6 +4,7 @@
 #include "ctl/ctl.h"
 #include "lib/agg/observer.h"
 #include "lib/run/run.h"
+#include "proto/protocol.h"
 
 #include <errno.h>
 #include <math.h>
@@ -13,9 +14,7 @@
 
 struct from_ctx {
     struct hrd_writer *w;
-    const struct hrd_calib *cal;
-    int observer;
-    int correct;
+    struct hrd_ctl_calibs *cal; /* NULL: no observer fields */
     int flat; /* --by path of a file without paths: one-element paths */
 };
 
@@ -31,8 +30,8 @@ static int put_row(const struct hrd_row *row, void *arg)
         r.depth = 1;
         r.sum = (uint64_t)llround(r.mean * (double)r.count);
     }
-    if (c->observer)
-        hrd_observer_apply(&r, c->cal, c->correct);
+    if (c->cal != NULL)
+        hrd_ctl_calibs_apply(c->cal, &r);
     return hrd_writer_row(c->w, &r);
 }
 
@@ -67,15 +66,32 @@ int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
     return rc;
 }
 
+/* The clock paths of a run file's clients (HRP_PATH_* bits), which stand
+ * for its keys' (a run file does not keep them per key); 0 when a client's
+ * is not known. */
+static unsigned run_paths(const Hostrange__RunEnd *e)
+{
+    unsigned paths = 0;
+
+    for (size_t i = 0; i < e->n_clients; i++) {
+        unsigned p = hrp_clock_paths_parse(e->clients[i]->clock_path);
+
+        if (p == 0)
+            return 0;
+        paths |= p;
+    }
+    return paths;
+}
+
 int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
                       const struct hrd_ctl_report *r)
 {
     struct hrd_cursor cur = { { 0 }, 0, 0 };
     Hostrange__RunEnd *e = NULL;
-    struct hrd_calib cal;
+    struct hrd_ctl_calibs cal;
     struct hrd_writer w;
     struct hrd_agg agg;
-    struct from_ctx ctx = { &w, NULL, 0, r->correct, 0 };
+    struct from_ctx ctx = { &w, NULL, 0 };
     unsigned fields = r->fields;
     int rc;
 
@@ -85,26 +101,12 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
     if (r->correct)
         fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
     if (fields & HRD_FIELDS_OBSERVER) {
-        ctx.observer = 1;
-        for (size_t i = 0; i < e->n_calibrations; i++) {
-            const Hostrange__Calibration *c = e->calibrations[i];
-
-            if (r->calibration != NULL && strcmp(c->label, r->calibration))
-                continue;
-            hrd_calib_from_message(&cal, c);
-            ctx.cal = &cal;
-            break;
-        }
-        if (ctx.cal == NULL && r->calibration != NULL)
-            fprintf(stderr, "hostrangectl: warning: %s holds no calibration "
-                    "of label '%s': the observer fields are null%s\n",
-                    r->from, r->calibration,
-                    r->correct ? " and nothing is corrected" : "");
-        else if (ctx.cal == NULL)
-            fprintf(stderr, "hostrangectl: warning: %s holds no calibration "
-                    "(run hostrange-bench --calibrate before saving): the "
-                    "observer fields are null%s\n", r->from,
-                    r->correct ? " and nothing is corrected" : "");
+        rc = hrd_ctl_calibs_init(&cal, e->calibrations, e->n_calibrations,
+                                 r->calibration, r->from, r->correct);
+        if (rc != 0)
+            goto out;
+        ctx.cal = &cal;
+        cal.run_paths = run_paths(e);
     }
     hrd_writer_init(&w, f, r->format, fields);
     ctx.flat = r->by_path && agg.npkeys == 0;
@@ -114,6 +116,8 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
 out:
+    if (ctx.cal != NULL)
+        hrd_ctl_calibs_fini(ctx.cal);
     if (e != NULL)
         hostrange__run_end__free_unpacked(e, NULL);
     hrd_agg_fini(&agg);

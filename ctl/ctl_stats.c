@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/agg/observer.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
@@ -29,19 +30,26 @@ static const char usage_stats[] =
     "              lost_events (of batches not taken, counted lost in the\n"
     "              report), files waiting\n"
     "  rejected.*  batches and requests refused, by reason\n"
-    "  client.N.*  each client process: pid, label, clock, clock_order (how\n"
+    "  client.N.*  each client process: pid, label, clock, clock_path\n"
+    "              (fast or ordered: HOSTRANGE_CLOCK), clock_order (how\n"
     "              its reads are ordered with the work), clock_step_ns (the\n"
     "              smallest step of its clock it observed), batches, events,\n"
     "              duplicates dropped, gaps in sequence numbers, batches\n"
     "              rejected, lost events and its range errors by kind\n"
     "  calibration.LABEL.*\n"
     "              each calibration (hostrange-bench --calibrate), the most\n"
-    "              recent first: clock, child_ns (the cost of one child\n"
-    "              scope to its parent), residue_ns (the self time a parent\n"
-    "              gains per child), empty_ns (the time inside an empty\n"
-    "              scope), timer_ns (one clock read), calls, the standard\n"
-    "              errors child_err_ns, residue_err_ns and empty_err_ns,\n"
-    "              and step_ns (the clock's smallest step it saw)\n"
+    "              recent first: clock, clock_path (the path it measured: a\n"
+    "              row is corrected only by a calibration of its own path),\n"
+    "              child_ns (the cost of one child scope to its parent),\n"
+    "              residue_ns (the self time a parent gains per child),\n"
+    "              empty_ns (the time inside an empty scope), bias_ns (what\n"
+    "              a range's reads add to the work they time: empty_ns on\n"
+    "              the ordered path; on the fast path, measured around\n"
+    "              short work, a bound of what corrections leave\n"
+    "              uncertain), timer_ns (one clock read), calls, the\n"
+    "              standard errors child_err_ns,\n"
+    "              residue_err_ns and empty_err_ns, and step_ns (the\n"
+    "              clock's smallest step it saw)\n"
     "  node.*      the profiler's own work under each node id that had any,\n"
     "              as `node.NAME VALUE NODEID`: stalls and stall_ns (waits\n"
     "              of a thread for room in its buffer), wakes and wake_ns\n"
@@ -90,6 +98,8 @@ static void print_client(size_t i, const Hostrange__ClientStats *c)
     P("pid", c->pid);
     printf("client.%zu.label %s\n", i, c->process_label);
     printf("client.%zu.clock %s\n", i, c->clock);
+    printf("client.%zu.clock_path %s\n", i,
+           c->clock_path[0] != '\0' ? c->clock_path : "unknown");
     printf("client.%zu.clock_order %s\n", i,
            c->clock_order[0] != '\0' ? c->clock_order : "unknown");
     printf("client.%zu.clock_step_ns %.3g\n", i, c->clock_step_ns);
@@ -120,10 +130,16 @@ static void print_number(const char *label, const char *name, double v)
 
 static void print_calibration(const Hostrange__Calibration *c)
 {
+    struct hrd_calib cal;
+
+    hrd_calib_from_message(&cal, c);
     printf("calibration.%s.clock %s\n", c->label, c->clock);
+    printf("calibration.%s.clock_path %s\n", c->label,
+           c->clock_path[0] != '\0' ? c->clock_path : "unknown");
     print_number(c->label, "child_ns", c->child_ns);
     print_number(c->label, "residue_ns", c->residue_ns);
     print_number(c->label, "empty_ns", c->empty_ns);
+    print_number(c->label, "bias_ns", hrd_calib_bias(&cal));
     print_number(c->label, "timer_ns", c->timer_ns);
     printf("calibration.%s.calls %llu\n", c->label,
            (unsigned long long)c->calls);

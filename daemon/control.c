@@ -55,6 +55,7 @@ static int collect_row(const struct hrd_row *r, void *arg)
     row->calls = r->calls;
     row->children = r->children;
     row->descendants = r->descendants;
+    row->clock_path = (char *)hrp_clock_path_name(r->clock_paths);
     if (r->depth > 0) {
         /* A row of a calling context: its names (the aggregation's). */
         row->path = malloc(r->depth * sizeof *row->path);

@@ -155,7 +155,8 @@ static int validate(const Hostrange__Batch *b)
         return HRD_REJECT_ARRAYS + 1;
     if (!string_ok(b->process_label, 1) || !string_ok(b->clock, 1) ||
         !string_ok(b->clock_order, 1) || !(b->clock_step_ns >= 0) ||
-        b->clock_step_ns > 1e9)
+        b->clock_step_ns > 1e9 ||
+        hrp_clock_path_bit(b->clock_path, b->clock_order) < 0)
         return HRD_REJECT_STRING + 1;
     for (size_t i = 0; i < b->n_labels; i++) {
         const Hostrange__LabelSet *l = b->labels[i];
@@ -285,6 +286,7 @@ void hrd_ingest_client_stats(Hostrange__ClientStats *x,
     x->marks = c->marks;
     x->clock_order = c->clock_order != NULL ? c->clock_order : (char *)"";
     x->clock_step_ns = c->clock_step_ns;
+    x->clock_path = (char *)hrp_clock_path_name(c->clock_path);
 }
 
 int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
@@ -327,6 +329,7 @@ int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
  * of its contexts (string ids). */
 struct names {
     uint32_t *node, *op, *backend, *range, *ctx_range;
+    unsigned clock_path; /* the batch's HRP_PATH_* bit, 0: not known */
 };
 
 static void names_free(struct names *n)
@@ -467,10 +470,15 @@ static struct hrd_key *path_key_of(struct hrd_agg *a,
 static struct hrd_key *find_key(struct hrd_agg *a, const Hostrange__Batch *b,
                                 const struct names *n, uint32_t l, uint32_t c)
 {
+    struct hrd_key *k;
+
     /* Nodes are ranked in the order their samples arrive. */
     hrd_agg_rank_node(a, n->node[l]);
-    return hrd_agg_key(a, n->node[l], n->op[l], n->backend[l],
-                       b->labels[l]->phase, n->ctx_range[c]);
+    k = hrd_agg_key(a, n->node[l], n->op[l], n->backend[l],
+                    b->labels[l]->phase, n->ctx_range[c]);
+    if (k != NULL)
+        k->clock_paths |= (uint8_t)n->clock_path;
+    return k;
 }
 
 static inline struct hrd_key *key_of(struct hrd_agg *a,
@@ -612,6 +620,8 @@ static int apply(struct hrd_ingest *in, struct hrd_client *c,
     ks = malloc(sizeof *ks);
     if (ks == NULL || names_intern(a, b, &n) != 0)
         goto out;
+    n.clock_path = (unsigned)hrp_clock_path_bit(b->clock_path,
+                                                b->clock_order);
     keys_init(in, b, ks);
     if (paths_init(in, b, ks) != 0 || apply_stream(a, b, &n, ks) != 0)
         goto out;
@@ -720,6 +730,8 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
     }
     if (b->clock_step_ns > 0)
         c->clock_step_ns = b->clock_step_ns;
+    c->clock_path = (unsigned)hrp_clock_path_bit(b->clock_path,
+                                                 b->clock_order);
     if (b->seq <= c->max_seq) {
         if (!in->replaying)
             c->duplicates++;

@@ -57,6 +57,8 @@ struct hrd_client {
     char *clock;
     char *clock_order;    /* as the latest batch said; NULL before */
     double clock_step_ns;
+    unsigned clock_path;  /* HRP_PATH_* as the latest batch said, 0: not
+                             known */
     uint64_t max_seq;
     uint64_t batches;
     uint64_t events;

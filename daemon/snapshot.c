@@ -18,8 +18,10 @@
  * strings) and 'Q' records of path keys (after the keys): the labels and
  * range of the range key a path key belongs to, its path id, then as a
  * key's from `exact` on (no records). Older snapshots load without
- * paths. */
-#define FORMAT_VERSION 4u
+ * paths. Version 5 added each key's clock paths (one byte of HRP_PATH_*
+ * bits) after its sum of descendants; older ones load with paths not
+ * known. */
+#define FORMAT_VERSION 5u
 #define FORMAT_VERSION_MIN 1u
 #define REC_HEADER 'H'
 #define REC_STRINGS 'S'
@@ -265,6 +267,7 @@ static void put_key(struct enc *e, const struct hrd_key *k)
     put_u64(e, k->records);
     put_u64(e, k->children);
     put_u64(e, k->descendants);
+    put_u8(e, k->clock_paths);
     put_values(e, k);
 }
 
@@ -530,6 +533,7 @@ static int load_key(struct loader *l, struct dec *d)
     uint64_t pairs = get_u64(d), records = get_u64(d);
     uint64_t children = l->version >= 2 ? get_u64(d) : 0;
     uint64_t descendants = l->version >= 3 ? get_u64(d) : 0;
+    uint8_t paths = l->version >= 5 ? get_u8(d) : 0;
     uint32_t before = l->a->nkeys;
     struct hrd_key *k;
     int rc;
@@ -537,7 +541,7 @@ static int load_key(struct loader *l, struct dec *d)
     if (d->bad || !string_id_ok(l->a, node) || !string_id_ok(l->a, op) ||
         !string_id_ok(l->a, backend) || !string_id_ok(l->a, range) ||
         hrp_phase_name(phase) == NULL || exact > 1 ||
-        l->a->nkeys >= l->nkeys)
+        (paths & ~HRP_PATHS_ALL) != 0 || l->a->nkeys >= l->nkeys)
         return -EBADMSG;
     k = hrd_agg_key(l->a, node, op, backend, phase, range);
     if (k == NULL || l->a->nkeys == before)
@@ -566,6 +570,7 @@ static int load_key(struct loader *l, struct dec *d)
     }
     k->children = children;
     k->descendants = descendants;
+    k->clock_paths = paths;
     if (serial >= l->a->next_serial)
         l->a->next_serial = serial + 1;
     l->out->keys++;

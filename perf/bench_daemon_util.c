@@ -5,6 +5,7 @@
 #include "proto/monotonic.h"
 #include "proto/protocol.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <libgen.h>
 #include <limits.h>
@@ -234,6 +235,73 @@ uint64_t bd_rss(pid_t pid)
     if (n != 2)
         bd_die("cannot read %s", path);
     return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* utime + stime of process pid, in seconds (clock ticks). */
+static double stat_cpu(pid_t pid)
+{
+    char path[64], buf[1024], *p;
+    unsigned long ut, st;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    f = fopen(path, "r");
+    if (f == NULL || fgets(buf, sizeof buf, f) == NULL)
+        bd_die("cannot read %s", path);
+    fclose(f);
+    p = strrchr(buf, ')');
+    /* After the name: state ppid pgrp session tty tpgid flags minflt
+     * cminflt majflt cmajflt utime stime. */
+    if (p == NULL ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+               &ut, &st) != 2)
+        bd_die("cannot parse %s", path);
+    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+double bd_proc_cpu(pid_t pid)
+{
+    char path[300];
+    struct dirent *e;
+    double ns = 0;
+    DIR *d;
+
+    snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+    d = opendir(path);
+    if (d == NULL)
+        bd_die("cannot read %s", path);
+    while ((e = readdir(d)) != NULL) {
+        unsigned long long run;
+        FILE *f;
+        int n;
+
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "/proc/%ld/task/%s/schedstat", (long)pid,
+                 e->d_name);
+        f = fopen(path, "r");
+        if (f == NULL) {
+            /* No schedstat in this kernel, or the thread exited. */
+            if (errno == ENOENT && access(path, F_OK) != 0 &&
+                e->d_name[0] != '\0') {
+                char task[300];
+
+                snprintf(task, sizeof task, "/proc/%ld/task/%s", (long)pid,
+                         e->d_name);
+                if (access(task, F_OK) == 0) {
+                    closedir(d);
+                    return stat_cpu(pid);
+                }
+            }
+            continue;
+        }
+        n = fscanf(f, "%llu", &run);
+        fclose(f);
+        if (n == 1)
+            ns += (double)run;
+    }
+    closedir(d);
+    return ns / 1e9;
 }
 
 static uint64_t next(uint64_t *rng)

@@ -62,6 +62,12 @@ double bd_send_batch(int sock, const struct db_batch *x);
 /* The resident memory of a process, in bytes. */
 uint64_t bd_rss(pid_t pid);
 
+/* The CPU time of a live process so far, in seconds: the sum of its
+ * threads' time on a processor (/proc/PID/task/T/schedstat, in ns), or its
+ * utime + stime (/proc/PID/stat, in clock ticks) where schedstat is not
+ * kept. Threads that exited are counted only by the latter. */
+double bd_proc_cpu(pid_t pid);
+
 /* Sends a control request to the daemon, returns its reply (caller frees
  * with hostrange__control_reply__free_unpacked). */
 Hostrange__ControlReply *bd_control(const struct bd_daemon *d,

@@ -2,9 +2,11 @@
  * The cost of the whole pipeline, as the measured program's machine sees
  * it: total CPU time per range event of the instrumented processes (every
  * thread, the shipper included; getrusage of the finished child) plus
- * hostranged (utime + stime from /proc/PID/stat), against the floor, two
- * reads of the clock in use as a scope reads it (bench_clock.h), measured
- * in the same run.
+ * hostranged (its threads' time on a processor, bd_proc_cpu), against the
+ * physical floor, two plain reads of the clock (bench_clock.h), measured
+ * in the same run; each line also gives the ratio to two fenced reads (the
+ * ordered path's floor: baseline_fenced, ratio_fenced), and the CPU of
+ * the threads that ran the scopes against the plain floor (scope_ratio).
  *
  *   pipeline.cpu_per_event.thread1_exact   one thread, 16 keys, each
  *                                          below its exact cap
@@ -13,6 +15,9 @@
  *   pipeline.cpu_per_event.threads2        two threads, 16 keys
  *   pipeline.cpu_per_event.procs2          two processes at once, 16 keys
  *                                          each
+ *   pipeline.cpu_per_event.*.ordered       the same four on the ordered
+ *                                          clock path (HOSTRANGE_CLOCK);
+ *                                          the others run the fast one
  *   wire.bytes_per_event     bytes the daemon received per event (the
  *                            1-thread exact run); baseline: the bytes of
  *                            one sample in the client's ring
@@ -113,28 +118,6 @@ static int worker(int threads, int nsites, long events, const char *node)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
-/* CPU seconds (user + system) of process pid so far. */
-static double proc_cpu(pid_t pid)
-{
-    char path[64], buf[1024], *p;
-    unsigned long ut, st;
-    FILE *f;
-
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    f = fopen(path, "r");
-    if (f == NULL || fgets(buf, sizeof buf, f) == NULL)
-        bd_die("cannot read %s", path);
-    fclose(f);
-    p = strrchr(buf, ')');
-    /* After the name: state ppid pgrp session tty tpgid flags minflt
-     * cminflt majflt cmajflt utime stime. */
-    if (p == NULL ||
-        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-               &ut, &st) != 2)
-        bd_die("cannot parse %s", path);
-    return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static const char *self_path;
 
 struct result {
@@ -175,7 +158,7 @@ static struct result run(int procs, int threads, int nsites, long events,
     snprintf(targ, sizeof targ, "%d", threads);
     snprintf(sarg, sizeof sarg, "%d", nsites);
     snprintf(earg, sizeof earg, "%ld", events / procs);
-    d0 = proc_cpu(d.pid);
+    d0 = bd_proc_cpu(d.pid);
     double w0 = bd_now();
     pid_t pids[8];
     FILE *outs[8];
@@ -216,7 +199,7 @@ static struct result run(int procs, int threads, int nsites, long events,
                   (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
     }
     (void)w0;
-    d1 = proc_cpu(d.pid);
+    d1 = bd_proc_cpu(d.pid);
     got = stat_u64(&d, 0);
     /* Each range event is two values (inclusive and self). */
     if (got != 2 * (uint64_t)(events / procs / threads * threads * procs))
@@ -246,15 +229,16 @@ static double median3(double *v)
     return v[RUNS / 2];
 }
 
-/* The floor is two reads of the clock as a scope reads it
- * (bench_clock.h); `inner` is the pair with only the fences on the work's
- * side, printed beside it (baseline_inner, ratio_inner) for comparison
- * with figures measured against that pair. */
-static double floor_inner;
+/* The floors (bench_clock.h): two plain reads of the clock, the physical
+ * one, and two fenced reads, the ordered path's. */
+static double floor_plain, floor_fenced;
 
-static void report_cpu(const char *name, struct result *r, double floor)
+/* One configuration's line: total CPU per event against the plain floor
+ * (ratio) and the fenced one (ratio_fenced), and the scope threads' CPU
+ * per event against the plain floor (scope_ratio). */
+static void report_cpu(const char *name, struct result *r)
 {
-    double tot[RUNS], cl[RUNS], pg[RUNS], sh[RUNS], dm[RUNS];
+    double tot[RUNS], cl[RUNS], pg[RUNS], sh[RUNS], dm[RUNS], t;
 
     for (int i = 0; i < RUNS; i++) {
         tot[i] = r[i].client_ns + r[i].daemon_ns;
@@ -263,15 +247,49 @@ static void report_cpu(const char *name, struct result *r, double floor)
         sh[i] = r[i].client_ns - r[i].program_ns;
         dm[i] = r[i].daemon_ns;
     }
+    t = median3(tot);
     printf("{\"bench\":\"%s\",\"value\":%.2f,\"unit\":\"ns\","
            "\"baseline\":%.2f,\"ratio\":%.3f,\"client_ns\":%.2f,"
-           "\"scope_threads_ns\":%.2f,\"client_rest_ns\":%.2f,"
-           "\"daemon_ns\":%.2f,\"baseline_inner\":%.2f,"
-           "\"ratio_inner\":%.3f}\n",
-           name, median3(tot), floor, median3(tot) / floor, median3(cl),
-           median3(pg), median3(sh), median3(dm), floor_inner,
-           median3(tot) / floor_inner);
+           "\"scope_threads_ns\":%.2f,\"scope_ratio\":%.3f,"
+           "\"client_rest_ns\":%.2f,\"daemon_ns\":%.2f,"
+           "\"baseline_fenced\":%.2f,\"ratio_fenced\":%.3f}\n",
+           name, t, floor_plain, t / floor_plain, median3(cl), median3(pg),
+           median3(pg) / floor_plain, median3(sh), median3(dm), floor_fenced,
+           t / floor_fenced);
     fflush(stdout);
+}
+
+/* The four configurations on the clock path `path` (fast or ordered: the
+ * workers' HOSTRANGE_CLOCK), their lines named prefix.CONFIG; the results
+ * of the first in first (for the wire and ingest figures). */
+static void configurations(const char *path, const char *suffix, long n,
+                           const char *const *exact,
+                           const char *const *hist, struct result *first)
+{
+    struct result r[RUNS];
+    char name[96];
+
+    setenv("HOSTRANGE_CLOCK", path, 1);
+    for (int i = 0; i < RUNS; i++)
+        first[i] = run(1, 1, 16, n, exact);
+    snprintf(name, sizeof name, "pipeline.cpu_per_event.thread1_exact%s",
+             suffix);
+    report_cpu(name, first);
+    for (int i = 0; i < RUNS; i++)
+        r[i] = run(1, 1, 1, n, hist);
+    snprintf(name, sizeof name, "pipeline.cpu_per_event.thread1_hist%s",
+             suffix);
+    report_cpu(name, r);
+    for (int i = 0; i < RUNS; i++)
+        r[i] = run(1, 2, 16, n, exact);
+    snprintf(name, sizeof name, "pipeline.cpu_per_event.threads2%s", suffix);
+    report_cpu(name, r);
+    for (int i = 0; i < RUNS; i++)
+        r[i] = run(2, 1, 16, n, exact);
+    snprintf(name, sizeof name, "pipeline.cpu_per_event.procs2%s", suffix);
+    report_cpu(name, r);
+    if (strcmp(path, "fast") == 0)
+        memcpy(first + RUNS, r, sizeof r);
 }
 
 int main(int argc, char **argv)
@@ -281,8 +299,8 @@ int main(int argc, char **argv)
      * 16 keys gets a sixteenth of the events, in each population). */
     static char capbuf[48];
     const char *exact[] = { capbuf, NULL };
-    struct result r[RUNS];
-    double fl[RUNS], floor, v[RUNS], base[RUNS];
+    struct result r[2 * RUNS], ro[2 * RUNS];
+    double fl[RUNS], v[RUNS], base[RUNS];
     long n = 20000000;
 
     if (argc == 6 && strcmp(argv[1], "--worker") == 0)
@@ -296,34 +314,24 @@ int main(int argc, char **argv)
     if (!hr_enabled())
         bd_die("collection is off (HOSTRANGE=0)");
     for (int i = 0; i < RUNS; i++)
-        fl[i] = bench_clock_pair_inner(10000000);
-    floor_inner = median3(fl);
+        fl[i] = bench_clock_pair_fenced(10000000);
+    floor_fenced = median3(fl);
     for (int i = 0; i < RUNS; i++)
         fl[i] = bench_clock_pair(10000000);
-    floor = median3(fl);
+    floor_plain = median3(fl);
 
-    for (int i = 0; i < RUNS; i++)
-        r[i] = run(1, 1, 16, n, exact);
-    report_cpu("pipeline.cpu_per_event.thread1_exact", r, floor);
+    configurations("fast", "", n, exact, hist, r);
     for (int i = 0; i < RUNS; i++)
         v[i] = r[i].bytes;
     bd_report("wire.bytes_per_event", median3(v), "bytes", RING_SAMPLE_BYTES);
     for (int i = 0; i < RUNS; i++)
         base[i] = r[i].daemon_eps;
-
-    for (int i = 0; i < RUNS; i++)
-        r[i] = run(1, 1, 1, n, hist);
-    report_cpu("pipeline.cpu_per_event.thread1_hist", r, floor);
-    for (int i = 0; i < RUNS; i++)
-        r[i] = run(1, 2, 16, n, exact);
-    report_cpu("pipeline.cpu_per_event.threads2", r, floor);
-    for (int i = 0; i < RUNS; i++)
-        r[i] = run(2, 1, 16, n, exact);
-    report_cpu("pipeline.cpu_per_event.procs2", r, floor);
+    configurations("ordered", ".ordered", n, exact, hist, ro);
+    setenv("HOSTRANGE_CLOCK", "fast", 1);
     bd_report("daemon.ingest.clients1", median3(base), "events/s",
               median3(base));
     for (int i = 0; i < RUNS; i++)
-        v[i] = r[i].daemon_eps;
+        v[i] = r[RUNS + i].daemon_eps;
     bd_report("daemon.ingest.clients2", median3(v), "events/s",
               median3(base));
     for (int i = 0; i < RUNS; i++)

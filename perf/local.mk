@@ -25,6 +25,18 @@ perf_bench_pipeline_LDADD = client/libhostrange.la proto/libhrproto.la \
 	$(NANOMSG_LIBS) $(PROTOBUF_C_LIBS)
 BENCHES += perf/bench_pipeline
 
+# hostrange against the reference design on the operators' nested ranges:
+# in-thread and total CPU per range, on both clock paths.
+noinst_PROGRAMS += perf/bench_reference
+perf_bench_reference_SOURCES = perf/bench_reference.c perf/bench_clock.h \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_reference_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
+	$(PROTOBUF_C_CFLAGS)
+perf_bench_reference_LDADD = tests/lib/libharness_refd.la \
+	$(perf_bench_pipeline_LDADD)
+BENCHES += perf/bench_reference
+
 # Benchmarks (make bench): each prints JSON lines with a same-run baseline.
 BENCHES += perf/bench_daemon_ingest perf/bench_daemon_memory \
 	perf/bench_daemon_dump perf/bench_daemon_pause

@@ -72,3 +72,42 @@ int hrp_name_ok(const char *s, size_t n)
 {
     return n > 0 && n <= HRP_MAX_STRING && memchr(s, '\0', n) == NULL;
 }
+
+unsigned hrp_clock_paths_parse(const char *name)
+{
+    if (name == NULL)
+        return 0;
+    if (strcmp(name, HRP_CLOCK_PATH_FAST) == 0)
+        return HRP_PATH_FAST;
+    if (strcmp(name, HRP_CLOCK_PATH_ORDERED) == 0)
+        return HRP_PATH_ORDERED;
+    if (strcmp(name, HRP_CLOCK_PATH_MIXED) == 0)
+        return HRP_PATHS_ALL;
+    return 0;
+}
+
+int hrp_clock_path_bit(const char *path, const char *clock_order)
+{
+    if (path != NULL && path[0] != '\0') {
+        unsigned p = hrp_clock_paths_parse(path);
+
+        return p == HRP_PATH_FAST || p == HRP_PATH_ORDERED ? (int)p : -1;
+    }
+    return clock_order != NULL && clock_order[0] != '\0'
+               ? (int)HRP_PATH_ORDERED
+               : 0;
+}
+
+const char *hrp_clock_path_name(unsigned paths)
+{
+    switch (paths & HRP_PATHS_ALL) {
+    case HRP_PATH_FAST:
+        return HRP_CLOCK_PATH_FAST;
+    case HRP_PATH_ORDERED:
+        return HRP_CLOCK_PATH_ORDERED;
+    case HRP_PATHS_ALL:
+        return HRP_CLOCK_PATH_MIXED;
+    default:
+        return HRP_CLOCK_PATH_UNKNOWN;
+    }
+}

@@ -46,6 +46,20 @@
 #define HRP_CALIB_FAN_CHILD "calibration.fan.child"
 #define HRP_CALIB_FLAT "calibration.flat"
 
+/*
+ * Clock paths (Batch.clock_path, hostrange.h's hr_clock_path): fast (plain
+ * reads) or ordered (fenced reads). Sets of them are bit masks: a key fed
+ * by clients of both paths is mixed, and none is not known (a client or a
+ * file from before paths were named). hr_clock_path returns these names.
+ */
+#define HRP_CLOCK_PATH_FAST "fast"
+#define HRP_CLOCK_PATH_ORDERED "ordered"
+#define HRP_CLOCK_PATH_MIXED "mixed"
+#define HRP_CLOCK_PATH_UNKNOWN "unknown"
+#define HRP_PATH_FAST 1u
+#define HRP_PATH_ORDERED 2u
+#define HRP_PATHS_ALL (HRP_PATH_FAST | HRP_PATH_ORDERED)
+
 #define HRP_INGEST_NAME "ingest"
 #define HRP_CONTROL_NAME "control"
 #define HRP_LOCK_NAME "hostranged.pid"
@@ -80,5 +94,21 @@ const char *hrp_metric_name(unsigned metric);
 
 /* HRP_METRIC_SELF for "self", else HRP_METRIC_INCLUSIVE. */
 unsigned hrp_metric_parse(const char *name);
+
+/*
+ * The path bit of a clock path as a batch names it: HRP_PATH_FAST or
+ * HRP_PATH_ORDERED. A batch that names none (a client from before paths
+ * were named, whose reads were all ordered) is HRP_PATH_ORDERED when it
+ * states a clock order, and 0 (not known) otherwise. Returns -1 for a name
+ * that is neither.
+ */
+int hrp_clock_path_bit(const char *path, const char *clock_order);
+
+/* The name of a set of paths: fast, ordered, mixed (both), or unknown (0). */
+const char *hrp_clock_path_name(unsigned paths);
+
+/* The set of paths a name names (as hrp_clock_path_name writes them); 0 for
+ * unknown, an empty name or any other. */
+unsigned hrp_clock_paths_parse(const char *name);
 
 #endif

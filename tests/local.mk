@@ -26,6 +26,14 @@ EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/python/check_module.py tests/python/check_plugin.py \
 	tests/python/other_version_daemon.c tests/python/run_checks.sh
 
+# --- the reference design: the in-process profiler hostrange replaces, a
+# shared library as the reference's is, measured beside hostrange by
+# test_accuracy and bench_reference (tests/lib/harness_refdesign.h) -------
+noinst_LTLIBRARIES += tests/lib/libharness_refd.la
+tests_lib_libharness_refd_la_SOURCES = tests/lib/harness_refdesign.c \
+	tests/lib/harness_refdesign.h
+tests_lib_libharness_refd_la_LDFLAGS = -avoid-version -shared -rpath /nowhere
+
 # --- helpers: the instrumented programs the tests run --------------------
 check_PROGRAMS += tests/helpers/workload tests/helpers/recorder \
 	tests/helpers/pathtree
@@ -335,13 +343,15 @@ tests_service_test_observer_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_observer_LDADD = client/libhostrange.la \
 	$(HARNESS_SEND_LIBS)
 
-# Corrected figures against the truth on the real clock: fan-outs, chains,
-# 100 ns to 10 us of work.
+# Raw and corrected figures against the truth and the reference design on
+# the real clock, on both clock paths: fan-outs, chains, short leaves,
+# 50 ns to 10 us of work.
 tests_service_test_accuracy_SOURCES = tests/service/test_accuracy.c
 tests_service_test_accuracy_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(OBSERVER_TEST_CPPFLAGS)
 tests_service_test_accuracy_CFLAGS = $(TEST_CFLAGS)
-tests_service_test_accuracy_LDADD = client/libhostrange.la $(HARNESS_LIBS)
+tests_service_test_accuracy_LDADD = client/libhostrange.la \
+	tests/lib/libharness_refd.la $(HARNESS_LIBS)
 
 # Readiness for systemd (sd_notify), when built with libsystemd.
 if HAVE_SYSTEMD

@@ -30,8 +30,11 @@
  *   HOSTRANGE=0                 turns collection off at run time
  *   HOSTRANGE_RUNTIME_DIR       the daemon's runtime directory (see
  *                               hostranged --help for the default)
- *   HOSTRANGE_CLOCK             tsc or monotonic (default: the TSC where it
- *                               is invariant, else CLOCK_MONOTONIC)
+ *   HOSTRANGE_CLOCK             the clock and its path, words separated
+ *                               by commas: tsc or monotonic (default: the
+ *                               TSC where it is invariant, else
+ *                               CLOCK_MONOTONIC); fast (the default) or
+ *                               ordered (see hr_clock_path)
  *   HOSTRANGE_FLUSH_TIMEOUT_MS  how long a process waits at exit for its
  *                               batches to be acknowledged, through a
  *                               daemon's restart (default 2000)
@@ -213,34 +216,46 @@ HR_API uint64_t hr_now_ns(void);
 /* 1 when collection is on (built in and not turned off by HOSTRANGE=0). */
 HR_API int hr_enabled(void);
 
-/*
- * The clock in use: "tsc" or "monotonic". A range's bounds are read in
- * order with the work between them: the start read is rdtsc then lfence
- * (the work cannot begin before the clock is read), the end read lfence
- * then rdtsc (the clock is read only once the work has completed). A plain
- * rdtsc is cheaper (about 10 ns against 16 ns per read on the machines
- * measured) but executes out of order with the work it times, so its error
- * depends on that work (-1 ns on 10 ns of work, -10 ns on 30 to 300 ns,
- * -6 ns on 3 us): no calibration can remove it. With the fences the error
- * is one constant (within 1 ns from 10 ns to 1 us of work), which the
- * calibration measures (empty_ns) and corrections take out. rdtscp;lfence
- * and CLOCK_MONOTONIC are as steady but cost about 23 ns per read.
- *
- * A scope also fences the outer edges of its own work (the start of
- * hr_begin, the end of hr_end), so that the program's work cannot overlap
- * it and a child costs its parent the same in every context. That is four
- * fences a scope: on an AMD EPYC (Zen 4) under KVM, 60 ns a scope against
- * 33 ns for the ordered pair of reads alone (47 ns for the four fences and
- * two reads with nothing else). Without the outer fences a scope cost 43
- * ns, but the corrected self times of parents of 40 to 64 short children
- * were off by 10 to 47%, against 1 to 20% with them. Each read is thus
- * fenced on both sides, lfence;rdtsc;lfence with the scope's bookkeeping
- * moved inside the outer fence: that read is the clock in use, and two of
- * them are the floor the benchmarks divide by (perf/bench_clock.h).
- * bench/bench_clock_options (make bench) measures every option on the
- * machine at hand, this one as lfence_rdtsc_lfence.
- */
+/* The clock in use: "tsc" or "monotonic". */
 HR_API const char *hr_clock_name(void);
+
+/*
+ * The clock path in use, "fast" or "ordered" (HOSTRANGE_CLOCK), chosen
+ * once when the library starts; valid after its first call (hr_enabled,
+ * say).
+ *
+ * fast (the default): a range's bounds are two plain reads of the clock
+ * (rdtsc), no fence: the least a scope can cost. hr_begin reads the clock
+ * first and hr_end first, so that both reads run about equally far ahead
+ * of the work before them (the processor executes a plain rdtsc out of
+ * order with the work it times). Its error depends on that work and the
+ * work around it (from about -10 to +10 ns on the machines measured, -20
+ * ns at worst), and so
+ * does a child scope's cost to its parent: a calibration's correction
+ * takes out most of the observer's cost, not the last percent of a short
+ * range (hostrangectl dump flags the rows where it cannot).
+ *
+ * ordered: the start read is rdtsc then lfence (the work cannot begin
+ * before the clock is read), the end read lfence then rdtsc (the clock is
+ * read only once the work has completed), and the scope also fences the
+ * outer edges of its own work (the start of hr_begin, the end of hr_end),
+ * so that the program's work cannot overlap it and a child costs its
+ * parent the same in every context. The error is then one constant
+ * (within 1 ns from 10 ns to 1 us of work), which the calibration
+ * measures and corrections take out, for about three times the cost of a
+ * fast scope.
+ * Choose it when corrected figures (hostrangectl dump --correct-observer)
+ * of short ranges, or of parents of many short children, must be right to
+ * a few percent. With CLOCK_MONOTONIC the two paths run the same code
+ * (the vDSO's read is ordered by the kernel's code), calibrated apart.
+ *
+ * A calibration (hostrange-bench --calibrate) measures the path it runs
+ * with; the daemon corrects each key with the calibration of the path
+ * its clients used (hostrangectl dump --fields observer names it).
+ * bench/bench_clock_options (make bench) measures every way of reading
+ * the clock on the machine at hand.
+ */
+HR_API const char *hr_clock_path(void);
 
 /* Copies this process's counters to *out. */
 HR_API void hr_counters_get(hr_counters *out);
@@ -288,6 +303,7 @@ HR__OFF uint64_t hr_now_ns(void)
 }
 HR__OFF int hr_enabled(void) { return 0; }
 HR__OFF const char *hr_clock_name(void) { return "none"; }
+HR__OFF const char *hr_clock_path(void) { return "none"; }
 HR__OFF void hr_counters_get(hr_counters *out)
 {
     __builtin_memset(out, 0, sizeof *out);

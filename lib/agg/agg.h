@@ -83,6 +83,8 @@ struct hrd_key {
     uint8_t has_scopes; /* fed by range samples (not only records) */
     uint8_t exact;      /* events kept exactly (else histograms) */
     uint8_t mapped;     /* buf is a mapping of its own (agg.c) */
+    uint8_t clock_paths; /* the HRP_PATH_* bits of the clients that fed it
+                            (0: not known; ingest.c, snapshot.c) */
     uint64_t pairs;     /* range events (an inclusive and a self time) */
     uint64_t records;   /* record values (inclusive only) */
     uint64_t children;  /* the sum of the range events' numbers of direct

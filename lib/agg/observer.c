@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The keys of one (label, clock) pair under the calibration node. */
+/* The keys of one (label, clock) pair under the calibration node, and the
+ * clock paths of their clients. */
 struct group {
     uint32_t op, backend;
     const struct hrd_key *mid, *inner, *timer, *fan, *fan_child, *flat;
     uint32_t serial;
+    unsigned clock_paths;
 };
 
 enum { MID, INNER, TIMER, FAN, FAN_CHILD, FLAT, NONE };
@@ -203,6 +205,8 @@ static int robust_of(struct hrd_agg *a, const struct hrd_key *k, int self,
  *
  *   child_ns   = (fan inclusive - flat inclusive) / k
  *   residue_ns = (fan self - empty_ns) / k
+ *   bias_ns    = (k x fan.child inclusive - flat inclusive) / (k - 1)
+ *                (fast path)
  *
  * (a child's inclusive time is its work and the bias of its pair of
  * reads; what its scope costs beyond is in its parent's self time, which
@@ -213,11 +217,21 @@ static int robust_of(struct hrd_agg *a, const struct hrd_key *k, int self,
  * interruption of a child's work does not touch: its uncertainty is about
  * a tenth of that difference of three. Without a fan (an older
  * calibration), the figures of the empty nesting stay.
+ *
+ * The bias: a child measures w + b and the flat range k w + b, b being what
+ * a pair of reads around work adds to it, so b = (k x child - flat) /
+ * (k - 1). On the ordered path b is empty_ns within a nanosecond (its
+ * reads are fenced), which stays; on the fast path plain reads overlap
+ * the work (the end read may run before the work is done): b, measured
+ * here around short children in a loop, is below 0 where empty_ns is the
+ * cost of a read, and it is about +10 ns for children between long runs
+ * of their parent's work. It is kept as a bound of what the fast path
+ * leaves uncertain (hrd_observer_apply).
  */
 static int fan_figures(struct hrd_agg *a, const struct group *g,
                        struct hrd_calib *c, double empty)
 {
-    struct robust fi, fs, li;
+    struct robust fi, fs, li, ci;
     double k;
 
     if (g->fan == NULL || g->fan_child == NULL || g->flat == NULL ||
@@ -233,6 +247,15 @@ static int fan_figures(struct hrd_agg *a, const struct group *g,
     c->child_err_ns = hypot(fi.err, li.err) / k;
     c->residue_ns = at_least_0((fs.mean - empty) / k);
     c->residue_err_ns = hypot(fs.err, c->empty_err_ns) / k;
+    if (c->clock_paths == HRP_PATH_FAST && k > 1) {
+        if (robust_of(a, g->fan_child, 0, &ci) != 0)
+            return -ENOMEM;
+        /* Below 0 where the end read runs ahead of the work; 0 would
+         * read as not known. */
+        c->bias_ns = (k * ci.mean - li.mean) / (k - 1);
+        if (c->bias_ns == 0)
+            c->bias_ns = 1e-9;
+    }
     return 0;
 }
 
@@ -274,6 +297,7 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
             x->flat = k;
         if (k->serial >= x->serial)
             x->serial = k->serial;
+        x->clock_paths |= k->clock_paths;
     }
     c = calloc(ng + 1, sizeof *c);
     if (c == NULL) {
@@ -306,7 +330,11 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
         c[nc].child_err_ns = hypot(mi.err, ii.err);
         c[nc].residue_err_ns = hypot(ms.err, is.err);
         c[nc].empty_err_ns = ii.err;
-        c[nc].step_ns = ti.step;
+        /* Back-to-back plain reads (the fast path) may all read the same
+         * gap: the empty scopes' then show the step. */
+        c[nc].step_ns = ti.step > 0 ? ti.step : ii.step;
+        c[nc].clock_paths = g[i].clock_paths;
+        c[nc].bias_ns = c[nc].empty_ns;
         rc = fan_figures(a, &g[i], &c[nc], ii.mean);
         if (rc != 0)
             goto out;
@@ -356,6 +384,50 @@ void hrd_calib_from_message(struct hrd_calib *cal,
     cal->residue_err_ns = m->residue_err_ns;
     cal->empty_err_ns = m->empty_err_ns;
     cal->step_ns = m->step_ns;
+    cal->clock_paths = hrp_clock_paths_parse(m->clock_path);
+    cal->bias_ns = m->bias_ns;
+}
+
+double hrd_calib_bias(const struct hrd_calib *cal)
+{
+    return cal->bias_ns != 0 ? cal->bias_ns : cal->empty_ns;
+}
+
+void hrd_calib_to_message(Hostrange__Calibration *m,
+                          const struct hrd_calib *cal)
+{
+    hostrange__calibration__init(m);
+    m->label = (char *)cal->label;
+    m->clock = (char *)cal->clock;
+    m->child_ns = cal->child_ns;
+    m->residue_ns = cal->residue_ns;
+    m->empty_ns = cal->empty_ns;
+    m->timer_ns = cal->timer_ns;
+    m->calls = cal->calls;
+    m->child_err_ns = cal->child_err_ns;
+    m->residue_err_ns = cal->residue_err_ns;
+    m->empty_err_ns = cal->empty_err_ns;
+    m->step_ns = cal->step_ns;
+    m->clock_path = (char *)hrp_clock_path_name(cal->clock_paths);
+    m->bias_ns = cal->bias_ns;
+}
+
+const struct hrd_calib *hrd_calib_for(const struct hrd_calib *cal, size_t n,
+                                      const char *label, unsigned paths)
+{
+    paths &= HRP_PATHS_ALL;
+    if (paths == HRP_PATHS_ALL)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (label != NULL && strcmp(cal[i].label, label) != 0)
+            continue;
+        if (cal[i].clock_paths != HRP_PATHS_ALL &&
+            (paths == 0 || cal[i].clock_paths == paths))
+            return &cal[i];
+        if (label != NULL)
+            return NULL; /* one calibration per label */
+    }
+    return NULL;
 }
 
 /* x less d, never below 0. */
@@ -368,7 +440,7 @@ void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
                         int correct)
 {
     double per_call, cost;
-    int self;
+    int self, fast;
 
     row->observer_known = 0;
     row->observer_ns = 0;
@@ -379,6 +451,7 @@ void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
     if (cal == NULL || row->calls == 0)
         return;
     self = hrp_metric_parse(row->metric) == HRP_METRIC_SELF;
+    fast = cal->clock_paths == HRP_PATH_FAST;
     /* A self time holds the residue of each direct child; an inclusive
      * time the whole cost of every descendant's scope (a grandchild's is
      * in its parent's inclusive time, and so in this one). Rows from
@@ -394,12 +467,24 @@ void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
     row->observer_share = row->median > 0 ? cost / row->median
                           : cost > 0      ? 1.0
                                           : 0.0;
-    row->unstable = row->observer_share >= HRD_OBSERVER_UNSTABLE;
+    if (fast) {
+        /* What the correction leaves uncertain (observer.h). */
+        double u = cost + fmax(cal->empty_ns, fabs(hrd_calib_bias(cal)));
+
+        row->unstable = row->median > 0
+                            ? u / row->median >= HRD_OBSERVER_UNSTABLE_FAST
+                            : u > 0;
+    } else {
+        row->unstable = row->observer_share >= HRD_OBSERVER_UNSTABLE;
+    }
     row->resolution_limited =
         cal->step_ns > 0 && row->median < HRD_RESOLUTION_STEPS * cal->step_ns;
     if (!correct)
         return;
-    cost += cal->empty_ns;
+    /* The reads' own bias: constant on the ordered path; about 0 on the
+     * fast one (observer.h). */
+    if (!fast)
+        cost += cal->empty_ns;
     row->mean = less(row->mean, cost);
     row->median = less(row->median, cost);
     row->min = less(row->min, cost);

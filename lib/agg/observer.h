@@ -20,21 +20,49 @@
  *   empty_ns   = inner inclusive: the time recorded inside an empty scope;
  *   timer_ns   = calibration.timer;
  *   step_ns    = the smallest gap between two distinct calibration.timer
- *                values: the clock's step as the calibration saw it.
+ *                values (of calibration.inner's when the timer's are all
+ *                one): the clock's step as the calibration saw it;
+ *   bias_ns    = what a range's pair of reads adds to the work it times:
+ *                empty_ns on the ordered path, whose bias is one constant;
+ *                on the fast path, whose plain reads overlap the work
+ *                around them (hostrange.h), the fan's (observer.c).
  *
  * A figure below 0 (noise) is taken as 0. One calibration is kept per label:
  * the benchmark resets its label's keys before it calibrates, so the keys of
  * the latest calibration are the newest; calibrations are ordered by their
  * newest key, the most recent first.
  *
+ * Clock paths. A calibration measures the clock path of the client that ran
+ * it (fast or ordered, hostrange.h), and a key knows the paths of the
+ * clients that fed it (agg.h). A row is corrected only by a calibration of
+ * its own path (hrd_calib_for); a row of both paths (mixed) by none: its
+ * observer fields are null and its clock_path says mixed. A row whose
+ * paths are not known (a state or a file from before paths were named)
+ * takes the calibration chosen as before, whatever its path.
+ *
  * Applied to a row with c direct children and d descendants per call (the
  * key's sums over its calls), the observer cost in its figures is
  * d x child_ns for an inclusive row (every descendant's scope is inside
  * it) and c x residue_ns for a self row (observer_ns), and its share of
- * the median is observer_ns / median; a share of 10% or more marks the row
- * unstable. Corrected figures are the row's less observer_ns + empty_ns,
- * never below 0. A row whose median is under HRD_RESOLUTION_STEPS clock
- * steps is marked resolution_limited: a step is then 5% of it or more.
+ * the median is observer_ns / median.
+ *
+ * Ordered path: a share of HRD_OBSERVER_UNSTABLE or more marks the row
+ * unstable, and corrected figures are the row's less observer_ns +
+ * empty_ns (the bias of its own reads).
+ *
+ * Fast path: a child's cost to its parent, and the bias of a range's own
+ * plain reads, depend on the work around them (out-of-order execution
+ * hides part of a scope, and an end read may run ahead of the work it
+ * ends): measured here from none to the calibrated residue, and from
+ * about -20 to +10 ns for the bias, whose mean over those contexts is
+ * near 0. Corrected figures are the row's less observer_ns only, and the
+ * row is unstable when observer_ns plus the reads' uncertainty (the larger
+ * of empty_ns and |bias_ns|) is HRD_OBSERVER_UNSTABLE_FAST of its median
+ * or more: a correction is then uncertain by that much.
+ *
+ * Corrected figures are never below 0. A row whose median is under
+ * HRD_RESOLUTION_STEPS clock steps is marked resolution_limited: a step is
+ * then 5% of it or more.
  */
 #ifndef HOSTRANGE_OBSERVER_H
 #define HOSTRANGE_OBSERVER_H
@@ -46,8 +74,10 @@
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
-/* The share of a row's median at which it is marked unstable. */
+/* The share of a row's median at which it is marked unstable; on the fast
+ * clock path. */
 #define HRD_OBSERVER_UNSTABLE 0.10
+#define HRD_OBSERVER_UNSTABLE_FAST 0.05
 /* Rows whose median is under this many clock steps are resolution_limited. */
 #define HRD_RESOLUTION_STEPS 20
 /* The robust mean's cut: values above CUT x p90 + CUT_NS are dropped. */
@@ -75,6 +105,11 @@ struct hrd_calib {
     double residue_err_ns;
     double empty_err_ns;
     double step_ns;
+    double bias_ns;     /* 0: not known (empty_ns); below 0 where end
+                           reads ran ahead of the work */
+    /* The HRP_PATH_* bits of its keys' clients: one path; 0 when not known
+     * (a file from before paths were named); both: it applies to no row. */
+    unsigned clock_paths;
 };
 
 /*
@@ -96,6 +131,14 @@ void hrd_calib_to_message(Hostrange__Calibration *m,
 void hrd_calib_from_message(struct hrd_calib *cal,
                             const Hostrange__Calibration *m);
 
+/* cal's bias_ns, or its empty_ns where the bias was not kept (a file from
+ * before it was). */
+double hrd_calib_bias(const struct hrd_calib *cal);
+
+/* Initializes m with the figures of cal (strings borrowed from cal). */
+void hrd_calib_to_message(Hostrange__Calibration *m,
+                          const struct hrd_calib *cal);
+
 /*
  * Finds every complete calibration in a (mid, inner and timer keys with
  * values) and derives its figures. On success returns 0 with a new array
@@ -103,6 +146,18 @@ void hrd_calib_from_message(struct hrd_calib *cal,
  * first; their strings belong to a. Returns -ENOMEM otherwise.
  */
 int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n);
+
+/*
+ * The calibration of cal[0..n) (the most recent first) that applies to a
+ * row of clock paths `paths` (HRP_PATH_* bits): the most recent one of
+ * that path, or with `label` (not NULL) the one of that label if it is of
+ * that path. A row of both paths gets none; one whose paths are not known
+ * (0) gets the most recent one (or label's) whatever its path. A
+ * calibration of both paths applies to no row. Returns NULL when none
+ * applies.
+ */
+const struct hrd_calib *hrd_calib_for(const struct hrd_calib *cal, size_t n,
+                                      const char *label, unsigned paths);
 
 /*
  * Fills the observer fields of row (calls and children must be set) from

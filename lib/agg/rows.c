@@ -110,6 +110,7 @@ static void row_init(const struct hrd_agg *a, const struct hrd_key *k,
     row->calls = k->pairs;
     row->children = k->children;
     row->descendants = k->descendants;
+    row->clock_paths = k->clock_paths;
 }
 
 /* The exact sums of a key's values (inclusive, self), saturated. Right
@@ -159,9 +160,12 @@ static int emit_paths(struct hrd_agg *a, const struct hrd_key *k,
         row.path = names;
         row.depth = depth;
         row.sum = sumi;
+        /* A path key's clients are its range key's. */
+        row.clock_paths = k->clock_paths;
         rc = fn(&row, ctx);
         if (rc == 0) {
             row_init(a, p, hrp_metric_name(HRP_METRIC_SELF), &ss, &row);
+            row.clock_paths = k->clock_paths;
             row.path = names;
             row.depth = depth;
             row.sum = sums;
@@ -280,6 +284,7 @@ int hrd_row_from_message(struct hrd_row *row, const struct Hostrange__Row *m)
         .path = (const char *const *)m->path,
         .depth = (uint32_t)m->n_path,
         .sum = m->sum,
+        .clock_paths = hrp_clock_paths_parse(m->clock_path),
     };
     return phase != NULL ? 0 : -EINVAL;
 }

@@ -35,6 +35,10 @@ struct hrd_row {
     /* The sum of their numbers of descendants (children, theirs, and so
      * on); 0 when not known (data from before it was kept). */
     uint64_t descendants;
+    /* The HRP_PATH_* bits of the clock paths of the clients that fed the
+     * key (0: not known); a row is corrected only by a calibration of its
+     * one path (observer.h). */
+    unsigned clock_paths;
     /* The calibration's smallest clock step, in ns (0: unknown), and
      * whether the row's median is under HRD_RESOLUTION_STEPS of them. */
     int resolution_limited;

@@ -3,6 +3,7 @@
 
 #include "lib/view/report.h"
 #include "lib/view/flame.h"
+#include "proto/protocol.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -223,6 +224,8 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
             fputs(",\"observer_ns\":null,\"observer_share\":null,"
                   "\"unstable\":null,\"resolution_limited\":null", f);
         }
+        fputs(",\"clock_path\":", f);
+        put_json_string(f, hrp_clock_path_name(r->clock_paths));
     }
     if (fields & HRD_FIELDS_CORRECTED)
         fputs(r->corrected ? ",\"corrected\":true" : ",\"corrected\":false",
@@ -265,7 +268,7 @@ static void write_csv_header(FILE *f, unsigned fields)
         fputs(",min,max,p90,p99,stddev,exact,lost", f);
     if (fields & HRD_FIELDS_OBSERVER)
         fputs(",children,descendants,observer_ns,observer_share,unstable,"
-              "resolution_limited", f);
+              "resolution_limited,clock_path", f);
     if (fields & HRD_FIELDS_CORRECTED)
         fputs(",corrected", f);
     putc('\n', f);
@@ -310,6 +313,8 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
         } else {
             fputs(",,,,", f);
         }
+        putc(',', f);
+        fputs(hrp_clock_path_name(r->clock_paths), f);
     }
     if (fields & HRD_FIELDS_CORRECTED)
         fputs(r->corrected ? ",true" : ",false", f);
@@ -392,13 +397,13 @@ static void free_rows(struct hrd_writer *w)
 enum { COL_RANGE, COL_METRIC, COL_COUNT, COL_MEAN, COL_MEDIAN, COL_MIN,
        COL_MAX, COL_P90, COL_P99, COL_STDDEV, COL_EXACT, COL_LOST,
        COL_CHILDREN, COL_DESCENDANTS, COL_OBSERVER, COL_SHARE, COL_UNSTABLE,
-       COL_RESOLUTION, COL_CORRECTED, NCOLS };
+       COL_RESOLUTION, COL_CLOCK_PATH, COL_CORRECTED, NCOLS };
 
 static const char *const col_name[NCOLS] = {
     "range", "metric", "count", "mean_us", "median_us", "min_us", "max_us",
     "p90_us", "p99_us", "stddev_us", "exact", "lost", "children",
     "descendants", "observer_us", "share", "unstable", "res_limited",
-    "corrected",
+    "clock_path", "corrected",
 };
 
 /* The columns a table of these fields shows, in order; returns how many. */
@@ -409,7 +414,7 @@ static int table_columns(unsigned fields, int *cols)
     for (int c = 0; c < NCOLS; c++) {
         if ((c >= COL_MIN && c <= COL_LOST &&
              !(fields & HRD_FIELDS_EXTENDED)) ||
-            (c >= COL_CHILDREN && c <= COL_RESOLUTION &&
+            (c >= COL_CHILDREN && c <= COL_CLOCK_PATH &&
              !(fields & HRD_FIELDS_OBSERVER)) ||
             (c == COL_CORRECTED && !(fields & HRD_FIELDS_CORRECTED)))
             continue;
@@ -422,7 +427,7 @@ static int left_aligned(int col)
 {
     return col == COL_RANGE || col == COL_METRIC || col == COL_EXACT ||
            col == COL_UNSTABLE || col == COL_RESOLUTION ||
-           col == COL_CORRECTED;
+           col == COL_CLOCK_PATH || col == COL_CORRECTED;
 }
 
 /* Returns the text of one table cell, formatted into buf where needed. */
@@ -469,6 +474,8 @@ static const char *cell(const struct hrd_row *r, int col, char *buf)
         return buf;
     case COL_UNSTABLE:
         return !r->observer_known ? "-" : r->unstable ? "yes" : "no";
+    case COL_CLOCK_PATH:
+        return hrp_clock_path_name(r->clock_paths);
     case COL_CORRECTED:
         return r->corrected ? "yes" : "no";
     case COL_MEAN:

@@ -107,9 +107,11 @@ static void test_threads(void **state)
     assert_int_equal(stat_value(d->dir, "client.1.errors.foreign_thread"), 0);
 }
 
-/* stats shows each client's clock, how its reads are ordered and its
- * step: the TSC's (ordered by fences; a step of a few ns at most on any
- * TSC this runs on) and CLOCK_MONOTONIC's (1 ns, read through the vDSO). */
+/* stats shows each client's clock, its clock path, how its reads are
+ * ordered and its step: the TSC's on the fast path (plain reads) and on
+ * the ordered one (ordered by fences; a step of a few ns at most on any
+ * TSC this runs on), and CLOCK_MONOTONIC's (1 ns, read through the vDSO),
+ * with the two words of HOSTRANGE_CLOCK together. */
 static void test_clock_stats(void **state)
 {
     struct harness_daemon *d = *state;
@@ -120,27 +122,44 @@ static void test_clock_stats(void **state)
 
     workload(d->dir, &r, "-n", "1", "-c", "10", NULL);
     harness_run_free(&r);
-    setenv("HOSTRANGE_CLOCK", "monotonic", 1);
+    setenv("HOSTRANGE_CLOCK", "ordered", 1);
+    workload(d->dir, &r, "-n", "1", "-c", "10", NULL);
+    harness_run_free(&r);
+    setenv("HOSTRANGE_CLOCK", "monotonic,ordered", 1);
     workload(d->dir, &r, "-n", "1", "-c", "10", NULL);
     unsetenv("HOSTRANGE_CLOCK");
     harness_run_free(&r);
     stats = harness_stats(d->dir);
+    assert_string_equal(harness_stat_str(stats, "client.1.clock_path", buf,
+                                         sizeof buf), "fast");
+    assert_string_equal(harness_stat_str(stats, "client.2.clock_path", buf,
+                                         sizeof buf), "ordered");
     clock = harness_stat_str(stats, "client.1.clock", buf, sizeof buf);
     if (strcmp(clock, "tsc") == 0) {
         assert_string_equal(harness_stat_str(stats, "client.1.clock_order",
                                              buf, sizeof buf),
+                            "rdtsc");
+        assert_string_equal(harness_stat_str(stats, "client.2.clock_order",
+                                             buf, sizeof buf),
                             "rdtsc;lfence..lfence;rdtsc");
-        step = strtod(harness_stat_str(stats, "client.1.clock_step_ns", buf,
-                                       sizeof buf), NULL);
-        assert_true(step > 0 && step <= 100);
+        for (int i = 1; i <= 2; i++) {
+            char key[64];
+
+            snprintf(key, sizeof key, "client.%d.clock_step_ns", i);
+            step = strtod(harness_stat_str(stats, key, buf, sizeof buf),
+                          NULL);
+            assert_true(step > 0 && step <= 100);
+        }
     } else {
         assert_string_equal(clock, "monotonic");
     }
-    assert_string_equal(harness_stat_str(stats, "client.2.clock", buf,
+    assert_string_equal(harness_stat_str(stats, "client.3.clock", buf,
                                          sizeof buf), "monotonic");
-    assert_string_equal(harness_stat_str(stats, "client.2.clock_order", buf,
+    assert_string_equal(harness_stat_str(stats, "client.3.clock_path", buf,
+                                         sizeof buf), "ordered");
+    assert_string_equal(harness_stat_str(stats, "client.3.clock_order", buf,
                                          sizeof buf), "vdso");
-    step = strtod(harness_stat_str(stats, "client.2.clock_step_ns", buf,
+    step = strtod(harness_stat_str(stats, "client.3.clock_step_ns", buf,
                                    sizeof buf), NULL);
     assert_true(step >= 1 && step <= 1000);
     free(stats);

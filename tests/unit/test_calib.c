@@ -605,8 +605,148 @@ static void test_calib_fan(void **state)
     assert_true(approx(c[0].empty_ns, 20.0));
     assert_true(c[0].step_ns == 0.0); /* one timer value: no gap */
     assert_true(c[0].child_err_ns > 0 && c[0].residue_err_ns > 0);
+    /* Not of the fast path: its bias is the empty scope's. */
+    assert_true(approx(c[0].bias_ns, 20.0));
+    free(c);
+    /* Of the fast path (its clients'), the bias of a child around work:
+     * (8 x 350 - 2610) / 7. */
+    for (uint32_t i = 0; i < a.nkeys; i++)
+        a.keys[i]->clock_paths = HRP_PATH_FAST;
+    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(c[0].clock_paths, HRP_PATH_FAST);
+    assert_true(approx(c[0].bias_ns, 190.0 / 7));
+    assert_true(approx(c[0].child_ns, 50.0) && approx(c[0].empty_ns, 20.0));
     free(c);
     hrd_agg_fini(&a);
+}
+
+/* Each path's batches mark their client and the keys they feed; a key fed
+ * by both paths is mixed; snapshots keep the keys' paths. */
+static void test_clock_paths(void **state)
+{
+    struct hrd_snapshot_load sl;
+    struct hrd_recreader r;
+    struct hrd_recfile f;
+    struct db_batch x;
+    struct mem a, b;
+    struct hrd_key *k;
+    char why[64];
+    int dfd = open(*state, O_RDONLY | O_DIRECTORY);
+
+    assert_true(dfd >= 0);
+    mem_init(&a);
+    body_batch(&x, 1, NULL, 0);
+    x.b.clock_path = HRP_CLOCK_PATH_FAST;
+    x.b.clock_order = "rdtsc";
+    assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
+    db_fini(&x);
+    k = find_key(&a.agg, "n1", HRP_PHASE_WARM, "binding.body");
+    assert_non_null(k);
+    assert_int_equal(k->clock_paths, HRP_PATH_FAST);
+    assert_int_equal(a.in.clients->clock_path, HRP_PATH_FAST);
+    /* A client of before paths were named, that states a clock order:
+     * its reads were ordered. Its key n1 is then mixed. */
+    db_init(&x, 4, 1);
+    db_sample(&x, 1, 0, 1000, 500);
+    x.b.clock_order = "rdtsc;lfence..lfence;rdtsc";
+    assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
+    db_fini(&x);
+    assert_int_equal(a.in.clients->clock_path, HRP_PATH_ORDERED);
+    assert_int_equal(k->clock_paths, HRP_PATHS_ALL);
+    /* One that states neither: not known, adds no path. */
+    db_init(&x, 5, 1);
+    db_sample(&x, 3, 1, 400, 400);
+    assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
+    db_fini(&x);
+    assert_int_equal(a.in.clients->clock_path, 0);
+    assert_int_equal(find_key(&a.agg, "n2", HRP_PHASE_WARM,
+                              "dispatch.call")->clock_paths, 0);
+    /* An ordered client feeds n2 too. */
+    db_init(&x, 6, 1);
+    db_sample(&x, 3, 1, 400, 400);
+    x.b.clock_path = HRP_CLOCK_PATH_ORDERED;
+    assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
+    db_fini(&x);
+    assert_int_equal(find_key(&a.agg, "n2", HRP_PHASE_WARM,
+                              "dispatch.call")->clock_paths,
+                     HRP_PATH_ORDERED);
+    /* A path that is neither: rejected, nothing taken. */
+    db_init(&x, 7, 1);
+    db_sample(&x, 3, 1, 400, 400);
+    x.b.clock_path = "mixed";
+    assert_int_equal(handle(&a.in, &x, why, sizeof why),
+                     HRD_INGEST_REJECTED);
+    db_fini(&x);
+    assert_string_equal(why, "rejected: string");
+    assert_int_equal(find_key(&a.agg, "n2", HRP_PHASE_WARM,
+                              "dispatch.call")->pairs, 2);
+
+    assert_int_equal(hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_write(&f, &a.agg, &a.in, 1), 0);
+    hrd_recfile_close(&f);
+    mem_init(&b);
+    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), 0);
+    hrd_recreader_close(&r);
+    assert_int_equal(find_key(&b.agg, "n1", HRP_PHASE_WARM,
+                              "binding.body")->clock_paths, HRP_PATHS_ALL);
+    assert_int_equal(find_key(&b.agg, "n2", HRP_PHASE_WARM,
+                              "dispatch.call")->clock_paths,
+                     HRP_PATH_ORDERED);
+    mem_fini(&b);
+    mem_fini(&a);
+    unlinkat(dfd, "snap", 0);
+    close(dfd);
+}
+
+/* The calibration each row gets: of its own path only. */
+static void test_calib_for(void **state)
+{
+    struct hrd_calib c[4];
+
+    (void)state;
+    /* The names of sets of paths, read back (protocol.h). */
+    for (unsigned p = 0; p <= HRP_PATHS_ALL; p++)
+        assert_int_equal(hrp_clock_paths_parse(hrp_clock_path_name(p)), p);
+    assert_string_equal(hrp_clock_path_name(HRP_PATHS_ALL), "mixed");
+    assert_int_equal(hrp_clock_paths_parse(""), 0);
+    assert_int_equal(hrp_clock_path_bit("fast", ""), (int)HRP_PATH_FAST);
+    assert_int_equal(hrp_clock_path_bit("ordered", "rdtsc"),
+                     (int)HRP_PATH_ORDERED);
+    assert_int_equal(hrp_clock_path_bit("", "vdso"), (int)HRP_PATH_ORDERED);
+    assert_int_equal(hrp_clock_path_bit("", ""), 0);
+    assert_int_equal(hrp_clock_path_bit("unknown", ""), -1);
+    memset(c, 0, sizeof c);
+    /* The most recent first: fast "x", ordered "y", fast "z", a mixed
+     * one "w". */
+    c[0].label = "w";
+    c[0].clock_paths = HRP_PATHS_ALL;
+    c[1].label = "x";
+    c[1].clock_paths = HRP_PATH_FAST;
+    c[2].label = "y";
+    c[2].clock_paths = HRP_PATH_ORDERED;
+    c[3].label = "z";
+    c[3].clock_paths = HRP_PATH_FAST;
+    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[1]);
+    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_ORDERED), &c[2]);
+    /* Mixed rows: none. A mixed calibration: for no row. */
+    assert_null(hrd_calib_for(c, 4, NULL, HRP_PATHS_ALL));
+    assert_null(hrd_calib_for(c, 4, "w", HRP_PATH_FAST));
+    /* A label: its calibration if it is of the row's path. */
+    assert_ptr_equal(hrd_calib_for(c, 4, "z", HRP_PATH_FAST), &c[3]);
+    assert_null(hrd_calib_for(c, 4, "z", HRP_PATH_ORDERED));
+    assert_null(hrd_calib_for(c, 4, "nothing", HRP_PATH_FAST));
+    /* Rows whose paths are not known: the most recent one that applies to
+     * any row, or the label's. */
+    assert_ptr_equal(hrd_calib_for(c, 4, NULL, 0), &c[1]);
+    assert_ptr_equal(hrd_calib_for(c, 4, "y", 0), &c[2]);
+    /* A calibration whose path is not known: for such rows only. */
+    c[1].clock_paths = 0;
+    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[3]);
+    assert_ptr_equal(hrd_calib_for(c, 4, NULL, 0), &c[1]);
 }
 
 static const struct hrd_calib g_cal = { "a", "tsc", 40.0, 30.0, 10.0, 16.0,
@@ -703,6 +843,41 @@ static void test_observer_apply(void **state)
     }
 }
 
+/* A calibration of the fast path: its corrections leave the reads' bias
+ * in, and a row is unstable when the correction and the reads'
+ * uncertainty (the larger of empty_ns and |bias_ns|) are 5% of it. */
+static void test_observer_fast(void **state)
+{
+    struct hrd_calib cal = g_cal;
+    struct hrd_row r;
+
+    (void)state;
+    cal.clock_paths = HRP_PATH_FAST;
+    cal.bias_ns = -15.0;
+    /* 80 + 15 of 2000 is 4.75%: stable; corrected by 80 only. */
+    r = row_of("inclusive", 3, 6, 2000);
+    hrd_observer_apply(&r, &cal, 1);
+    assert_true(r.observer_ns == 80.0 && r.observer_share == 0.04);
+    assert_false(r.unstable);
+    assert_true(r.median == 1920.0 && r.min == 920.0 && r.corrected);
+    /* 80 + 15 of 1900 is 5%: unstable, as 60 + 15 of 1000 is. */
+    r = row_of("inclusive", 3, 6, 1900);
+    hrd_observer_apply(&r, &cal, 0);
+    assert_true(r.unstable);
+    r = row_of("self", 3, 6, 1000);
+    hrd_observer_apply(&r, &cal, 1);
+    assert_true(r.observer_ns == 60.0 && r.unstable && r.median == 940.0);
+    /* A leaf: nothing to correct, but its reads' uncertainty (here
+     * empty_ns, 10, the larger) is 5% of 200. */
+    r = row_of("inclusive", 3, 0, 200);
+    hrd_observer_apply(&r, &cal, 1);
+    assert_true(r.observer_ns == 0.0 && r.unstable && r.median == 200.0);
+    cal.bias_ns = 5.0;
+    r = row_of("inclusive", 3, 0, 201);
+    hrd_observer_apply(&r, &cal, 0);
+    assert_false(r.unstable);
+}
+
 /* The rows through a writer of `format` and `fields`, as text (caller
  * frees). */
 static char *written(enum hrd_format format, unsigned fields,
@@ -731,6 +906,7 @@ static void test_report_fields(void **state)
     (void)state;
     rows[0] = row_of("inclusive", 3, 6, 2000);
     rows[0].range = "dispatch.call";
+    rows[0].clock_paths = HRP_PATH_ORDERED;
     hrd_observer_apply(&rows[0], &g_cal, 0);
     rows[1] = row_of("inclusive", 0, 0, 7000);
     rows[1].range = "end_to_end";
@@ -752,13 +928,13 @@ static void test_report_fields(void **state)
         "\"inclusive\",\"count\":3,\"unit\":\"ns\",\"mean\":2000.0,"
         "\"median\":2000.0,\"children\":2.0,\"descendants\":2.0,"
         "\"observer_ns\":80.0,\"observer_share\":0.04,\"unstable\":false,"
-        "\"resolution_limited\":false}\n"
+        "\"resolution_limited\":false,\"clock_path\":\"ordered\"}\n"
         "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
         "\"phase\":\"warm\",\"range\":\"end_to_end\",\"metric\":"
         "\"inclusive\",\"count\":1,\"unit\":\"ns\",\"mean\":7000.0,"
         "\"median\":7000.0,\"children\":null,\"descendants\":null,"
         "\"observer_ns\":null,\"observer_share\":null,\"unstable\":null,"
-        "\"resolution_limited\":null}\n");
+        "\"resolution_limited\":null,\"clock_path\":\"unknown\"}\n");
     free(t);
     hrd_observer_apply(&rows[0], &g_cal, 1);
     hrd_observer_apply(&rows[1], &g_cal, 1);
@@ -772,29 +948,33 @@ static void test_report_fields(void **state)
         "\"p99\":2890.0,\"stddev\":816.5,\"exact\":true,\"lost\":0,"
         "\"children\":2.0,\"descendants\":2.0,\"observer_ns\":80.0,"
         "\"observer_share\":0.04,\"unstable\":false,"
-        "\"resolution_limited\":false,\"corrected\":true}\n");
+        "\"resolution_limited\":false,\"clock_path\":\"ordered\","
+        "\"corrected\":true}\n");
     free(t);
     t = written(HRD_FORMAT_CSV, HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED,
                 rows, 2);
     assert_string_equal(t,
         "nodeid,operator,backend,phase,range,metric,count,unit,mean,median,"
         "children,descendants,observer_ns,observer_share,unstable,"
-        "resolution_limited,corrected\n"
+        "resolution_limited,clock_path,corrected\n"
         "t/obs,add,cpu,warm,dispatch.call,inclusive,3,ns,1910.0,1910.0,2.0,"
-        "2.0,80.0,0.04,false,false,true\n"
+        "2.0,80.0,0.04,false,false,ordered,true\n"
         "t/obs,add,cpu,warm,end_to_end,inclusive,1,ns,7000.0,7000.0,,,,,,,"
-        "false\n");
+        "unknown,false\n");
     free(t);
     t = written(HRD_FORMAT_TABLE, HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED,
                 rows, 2);
     assert_string_equal(t,
         "t/obs  add/cpu  warm\n"
         "  range          metric     count  mean_us  median_us  children  "
-        "descendants  observer_us  share  unstable  res_limited  corrected\n"
+        "descendants  observer_us  share  unstable  res_limited  clock_path  "
+        "corrected\n"
         "  dispatch.call  inclusive      3    1.910      1.910      2.00  "
-        "       2.00        0.080   4.0%  no        no           yes\n"
+        "       2.00        0.080   4.0%  no        no           ordered     "
+        "yes\n"
         "  end_to_end     inclusive      1    7.000      7.000         -  "
-        "          -            -      -  -         -            no\n");
+        "          -            -      -  -         -            unknown     "
+        "no\n");
     free(t);
 }
 
@@ -813,6 +993,10 @@ int main(void)
         cmocka_unit_test(test_calib_fan),
         cmocka_unit_test(test_observer_apply),
         cmocka_unit_test(test_report_fields),
+        cmocka_unit_test_setup_teardown(test_clock_paths, dir_setup,
+                                        dir_teardown),
+        cmocka_unit_test(test_calib_for),
+        cmocka_unit_test(test_observer_fast),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

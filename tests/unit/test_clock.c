@@ -1,6 +1,6 @@
 /*
  * The clock (client/clock.c): the TSC's calibration against
- * CLOCK_MONOTONIC, and the HOSTRANGE_CLOCK override.
+ * CLOCK_MONOTONIC, and HOSTRANGE_CLOCK: the clock and the clock path.
  */
 #include "config.h"
 
@@ -28,6 +28,44 @@ static void test_override(void **state)
     /* Monotonic ticks are nanoseconds already. */
     assert_int_equal(hr__clock_ticks_to_ns(123456789), 123456789);
     unsetenv("HOSTRANGE_CLOCK");
+}
+
+/* HOSTRANGE_CLOCK's words, in any order: the clock and the path. */
+static void test_paths(void **state)
+{
+    int tsc;
+
+    (void)state;
+    unsetenv("HOSTRANGE_CLOCK");
+    hr__clock_init();
+    tsc = hr__g_tsc;
+    assert_int_equal(hr__g_ordered, 0);
+    assert_string_equal(hr_clock_path(), "fast");
+    assert_string_equal(hr__clock_order(), tsc ? "rdtsc" : "vdso");
+    setenv("HOSTRANGE_CLOCK", "ordered", 1);
+    hr__clock_init();
+    assert_int_equal(hr__g_ordered, 1);
+    assert_int_equal(hr__g_tsc, tsc);
+    assert_string_equal(hr_clock_path(), "ordered");
+    assert_string_equal(hr__clock_order(),
+                        tsc ? "rdtsc;lfence..lfence;rdtsc" : "vdso");
+    setenv("HOSTRANGE_CLOCK", "monotonic,ordered", 1);
+    hr__clock_init();
+    assert_int_equal(hr__g_ordered, 1);
+    assert_int_equal(hr__g_tsc, 0);
+    assert_string_equal(hr__clock_order(), "vdso");
+    /* Words it does not know are ignored; the last of a pair wins. */
+    setenv("HOSTRANGE_CLOCK", "ordered, fast,bogus", 1);
+    hr__clock_init();
+    assert_int_equal(hr__g_ordered, 0);
+    assert_int_equal(hr__g_tsc, tsc);
+    setenv("HOSTRANGE_CLOCK", "fast,monotonic", 1);
+    hr__clock_init();
+    assert_int_equal(hr__g_ordered, 0);
+    assert_int_equal(hr__g_tsc, 0);
+    assert_string_equal(hr_clock_name(), "monotonic");
+    unsetenv("HOSTRANGE_CLOCK");
+    hr__clock_init();
 }
 
 static void test_tsc_matches_monotonic(void **state)
@@ -64,6 +102,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_override),
+        cmocka_unit_test(test_paths),
         cmocka_unit_test(test_tsc_matches_monotonic),
     };
 

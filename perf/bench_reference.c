@@ -1,0 +1,367 @@
+/*
+ * hostrange against the reference design (tests/lib/harness_refdesign.h:
+ * the in-process RAII profiler on CLOCK_MONOTONIC that hostrange
+ * replaces), on the example operators' nested workload: a call of 11
+ * ranges, binding.body over 3 x binding.tensor_conversion,
+ * binding.device_conversion and dispatch.call > operator.call >
+ * (cache.key, cache.lookup, operator.invoke > backend.submit), each with a
+ * little work of its own. Each way of measuring runs in a process of its
+ * own, CALLS calls in a loop, in interleaved rounds; every figure is the
+ * median over the rounds:
+ *
+ *   reference.thread_per_range          ns per range of the thread that
+ *                                       ran the calls (its processor time
+ *                                       in the loop), less the same loop
+ *                                       uninstrumented: hostrange on the
+ *                                       fast path; baseline: the reference
+ *                                       design
+ *   reference.cpu_per_range             ns per range of all the CPU the
+ *                                       measuring took: the process (every
+ *                                       thread, the shipper included, its
+ *                                       start and exit) and hostranged,
+ *                                       less the uninstrumented process;
+ *                                       the reference design's process
+ *                                       reserves its samples' room and
+ *                                       computes count, mean and median per
+ *                                       range and metric at the end;
+ *                                       baseline: the reference design
+ *   reference.thread_per_range.ordered  the same on the ordered path
+ *   reference.cpu_per_range.ordered
+ *   reference.floor                     the reference design's in-thread ns
+ *                                       per range; baseline: two plain
+ *                                       reads of the clock (bench_clock.h)
+ *
+ * The reference design reserves its samples' room and takes its pages on
+ * their first writes, inside its ranges, as the reference does; each line
+ * also gives the baseline of the reference design with that room written
+ * before the calls (baseline_touched, ratio_touched: its best case), the
+ * floor (floor_ns: two plain reads of the clock) and the value's ratio to
+ * it (floor_ratio). hostrange runs on a fresh private hostranged (as
+ * `hostrangectl record` runs it), and every range must reach it.
+ *
+ * Usage: bench_reference [CALLS] (default 300000). Internally,
+ * `bench_reference --worker MODE CALLS` is one measured process (MODE:
+ * bare, reference, reference-touched or hostrange).
+ */
+#include "config.h"
+
+#include "perf/bench_daemon_util.h"
+#include "tests/lib/harness_refdesign.h"
+
+#include "hostrange.h"
+#include "perf/bench_clock.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROUNDS 5
+#define RANGES_PER_CALL 11
+/* Steps of each range's own work (a dependent chain: a few ns). */
+#define OWN_STEPS 6u
+
+enum name {
+    N_BODY, N_TENSOR, N_DEVICE, N_DISPATCH, N_OPERATOR, N_KEY, N_LOOKUP,
+    N_INVOKE, N_SUBMIT, NNAMES
+};
+
+static hr_site sites[NNAMES] = {
+    HR_SITE_INIT("binding.body"),
+    HR_SITE_INIT("binding.tensor_conversion"),
+    HR_SITE_INIT("binding.device_conversion"),
+    HR_SITE_INIT("dispatch.call"),
+    HR_SITE_INIT("operator.call"),
+    HR_SITE_INIT("cache.key"),
+    HR_SITE_INIT("cache.lookup"),
+    HR_SITE_INIT("operator.invoke"),
+    HR_SITE_INIT("backend.submit"),
+};
+
+enum mode { BARE, REFERENCE, HOSTRANGE };
+
+static volatile uint64_t sink;
+
+static __attribute__((noinline)) void own_work(void)
+{
+    uint64_t x = sink;
+
+    for (unsigned i = 0; i < OWN_STEPS; i++) {
+        x = x * 0x9E3779B97F4A7C15ull + i;
+        __asm__ volatile("" : "+r"(x));
+    }
+    sink = x;
+}
+
+/* A range of the workload as each mode opens and closes it; `mode` is a
+ * constant where these are inlined, so each mode has its own code. */
+static inline __attribute__((always_inline)) hr_scope range_open(
+    enum mode mode, enum name n)
+{
+    hr_scope sc = { 0, 0, 0 };
+
+    if (mode == HOSTRANGE)
+        sc = hr_begin(&sites[n]);
+    else if (mode == REFERENCE)
+        harness_refd_begin(n);
+    return sc;
+}
+
+static inline __attribute__((always_inline)) void range_close(enum mode mode,
+                                                              hr_scope sc)
+{
+    if (mode == HOSTRANGE)
+        hr_end(sc);
+    else if (mode == REFERENCE)
+        harness_refd_end();
+}
+
+static inline __attribute__((always_inline)) void leaf(enum mode mode,
+                                                       enum name n)
+{
+    hr_scope sc = range_open(mode, n);
+
+    own_work();
+    range_close(mode, sc);
+}
+
+static inline __attribute__((always_inline)) void call(enum mode mode)
+{
+    hr_scope body = range_open(mode, N_BODY), dispatch, op, invoke;
+
+    own_work();
+    for (int i = 0; i < 3; i++)
+        leaf(mode, N_TENSOR);
+    leaf(mode, N_DEVICE);
+    dispatch = range_open(mode, N_DISPATCH);
+    own_work();
+    op = range_open(mode, N_OPERATOR);
+    own_work();
+    leaf(mode, N_KEY);
+    leaf(mode, N_LOOKUP);
+    invoke = range_open(mode, N_INVOKE);
+    own_work();
+    leaf(mode, N_SUBMIT);
+    range_close(mode, invoke);
+    range_close(mode, op);
+    range_close(mode, dispatch);
+    range_close(mode, body);
+}
+
+static __attribute__((noinline)) void calls_bare(long n)
+{
+    for (long i = 0; i < n; i++)
+        call(BARE);
+}
+
+static __attribute__((noinline)) void calls_reference(long n)
+{
+    for (long i = 0; i < n; i++)
+        call(REFERENCE);
+}
+
+static __attribute__((noinline)) void calls_hostrange(long n)
+{
+    for (long i = 0; i < n; i++)
+        call(HOSTRANGE);
+}
+
+static double thread_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* One measured process: CALLS calls in MODE. Prints the loop's thread
+ * processor time in ns. */
+static int worker(const char *mode, long calls)
+{
+    struct harness_refd_stat st[2 * NNAMES];
+    double t0, t;
+
+    if (strcmp(mode, "bare") == 0) {
+        t0 = thread_ns();
+        calls_bare(calls);
+        t = thread_ns() - t0;
+    } else if (strncmp(mode, "reference", 9) == 0) {
+        if (harness_refd_reserve((size_t)calls * RANGES_PER_CALL,
+                                 strcmp(mode, "reference-touched") == 0) != 0)
+            return 1;
+        t0 = thread_ns();
+        calls_reference(calls);
+        t = thread_ns() - t0;
+        /* The report the reference computes at the end, counted in its
+         * process's CPU. */
+        if (harness_refd_report(st, NNAMES) != 0 ||
+            harness_refd_dropped() != 0 ||
+            st[2 * N_TENSOR].count != 3 * (uint64_t)calls ||
+            st[2 * N_SUBMIT + 1].count != (uint64_t)calls)
+            return 1;
+        sink += (uint64_t)st[2 * N_BODY].median;
+        harness_refd_free();
+    } else if (strcmp(mode, "hostrange") == 0) {
+        hr_counters c;
+
+        if (hr_labels_set("bench/reference", "nested", "cpu",
+                          HR_PHASE_WARM) != 0 ||
+            hr_window_begin() != 0)
+            return 1;
+        t0 = thread_ns();
+        calls_hostrange(calls);
+        t = thread_ns() - t0;
+        hr_window_end();
+        if (hr_flush(600000) != 0)
+            return 1;
+        hr_counters_get(&c);
+        if (c.samples != (uint64_t)calls * RANGES_PER_CALL ||
+            c.delivered != c.samples)
+            return 1;
+    } else {
+        return 2;
+    }
+    printf("%.0f\n", t);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+static const char *self_path;
+
+/* What one measured process took: its loop's thread time and all its
+ * CPU with the daemon's, in ns. */
+struct took {
+    double thread_ns, cpu_ns;
+};
+
+/* Runs `self --worker MODE CALLS` with HOSTRANGE_CLOCK=path (NULL: the
+ * mode does not collect), against a fresh hostranged when path is set. */
+static struct took measure(const char *mode, const char *path, long calls)
+{
+    struct bd_daemon d;
+    struct took k = { 0, 0 };
+    struct rusage ru;
+    char carg[32];
+    double d0 = 0;
+    pid_t pid;
+    int fd[2], status;
+    FILE *out;
+
+    if (path != NULL) {
+        bd_daemon_start(&d, 0, NULL);
+        setenv("HOSTRANGE_RUNTIME_DIR", d.dir, 1);
+        setenv("HOSTRANGE_CLOCK", path, 1);
+        d0 = bd_proc_cpu(d.pid);
+    }
+    snprintf(carg, sizeof carg, "%ld", calls);
+    if (pipe(fd) != 0)
+        bd_die("pipe failed");
+    pid = fork();
+    if (pid < 0)
+        bd_die("fork failed");
+    if (pid == 0) {
+        close(fd[0]);
+        if (dup2(fd[1], STDOUT_FILENO) < 0)
+            _exit(127);
+        execl(self_path, self_path, "--worker", mode, carg, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    out = fdopen(fd[0], "r");
+    if (out == NULL || fscanf(out, "%lf", &k.thread_ns) != 1)
+        k.thread_ns = -1;
+    if (out != NULL)
+        fclose(out);
+    if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0 || k.thread_ns < 0)
+        bd_die("the %s worker failed", mode);
+    k.cpu_ns = ((double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+                (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6) *
+               1e9;
+    if (path != NULL) {
+        k.cpu_ns += (bd_proc_cpu(d.pid) - d0) * 1e9;
+        bd_daemon_stop(&d);
+        unsetenv("HOSTRANGE_CLOCK");
+    }
+    return k;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v)
+{
+    qsort(v, ROUNDS, sizeof *v, cmp_double);
+    return v[ROUNDS / 2];
+}
+
+static void print(const char *name, double value, double baseline,
+                  double touched, double floor)
+{
+    printf("{\"bench\":\"%s\",\"value\":%.2f,\"unit\":\"ns\","
+           "\"baseline\":%.2f,\"ratio\":%.3f,\"baseline_touched\":%.2f,"
+           "\"ratio_touched\":%.3f,\"floor_ns\":%.2f,"
+           "\"floor_ratio\":%.3f}\n",
+           name, value, baseline, value / baseline, touched,
+           value / touched, floor, value / floor);
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    enum { BARE_K, REF_K, TOUCHED_K, FAST_K, ORDERED_K, NK };
+    static const char *const mode[NK] = { "bare", "reference",
+                                          "reference-touched", "hostrange",
+                                          "hostrange" };
+    static const char *const path[NK] = { NULL, NULL, NULL, "fast",
+                                          "ordered" };
+    double th[NK][ROUNDS], cpu[NK][ROUNDS], fl[ROUNDS], floor;
+    long calls = 300000;
+    double ranges;
+
+    if (argc == 4 && strcmp(argv[1], "--worker") == 0)
+        return worker(argv[2], atol(argv[3]));
+    if (argc > 1)
+        calls = atol(argv[1]);
+    if (calls < 1000)
+        bd_die("CALLS must be at least 1000");
+    self_path = argv[0];
+    if (!hr_enabled())
+        bd_die("collection is off (HOSTRANGE=0)");
+    ranges = (double)calls * RANGES_PER_CALL;
+    for (int r = 0; r < ROUNDS; r++) {
+        fl[r] = bench_clock_pair(10000000);
+        for (int k = 0; k < NK; k++) {
+            struct took t = measure(mode[k], path[k], calls);
+
+            th[k][r] = t.thread_ns;
+            cpu[k][r] = t.cpu_ns;
+        }
+        /* Per range, less the uninstrumented process of the round. */
+        for (int k = NK - 1; k >= 0; k--) {
+            th[k][r] = (th[k][r] - th[BARE_K][r]) / ranges;
+            cpu[k][r] = (cpu[k][r] - cpu[BARE_K][r]) / ranges;
+        }
+    }
+    floor = median(fl);
+    {
+        double ref_th = median(th[REF_K]), ref_cpu = median(cpu[REF_K]);
+        double tch_th = median(th[TOUCHED_K]), tch_cpu = median(cpu[TOUCHED_K]);
+
+        print("reference.thread_per_range", median(th[FAST_K]), ref_th,
+              tch_th, floor);
+        print("reference.cpu_per_range", median(cpu[FAST_K]), ref_cpu,
+              tch_cpu, floor);
+        print("reference.thread_per_range.ordered", median(th[ORDERED_K]),
+              ref_th, tch_th, floor);
+        print("reference.cpu_per_range.ordered", median(cpu[ORDERED_K]),
+              ref_cpu, tch_cpu, floor);
+        print("reference.floor", ref_th, floor, tch_th, floor);
+    }
+    return 0;
+}
