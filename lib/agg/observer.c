@@ -352,23 +352,6 @@ out:
     return 0;
 }
 
-void hrd_calib_to_message(Hostrange__Calibration *m,
-                          const struct hrd_calib *cal)
-{
-    hostrange__calibration__init(m);
-    m->label = (char *)cal->label;
-    m->clock = (char *)cal->clock;
-    m->child_ns = cal->child_ns;
-    m->residue_ns = cal->residue_ns;
-    m->empty_ns = cal->empty_ns;
-    m->timer_ns = cal->timer_ns;
-    m->calls = cal->calls;
-    m->child_err_ns = cal->child_err_ns;
-    m->residue_err_ns = cal->residue_err_ns;
-    m->empty_err_ns = cal->empty_err_ns;
-    m->step_ns = cal->step_ns;
-}
-
 void hrd_calib_from_message(struct hrd_calib *cal,
                             const Hostrange__Calibration *m)
 {

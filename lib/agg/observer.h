@@ -135,9 +135,6 @@ void hrd_calib_from_message(struct hrd_calib *cal,
  * before it was). */
 double hrd_calib_bias(const struct hrd_calib *cal);
 
-/* Initializes m with the figures of cal (strings borrowed from cal). */
-void hrd_calib_to_message(Hostrange__Calibration *m,
-                          const struct hrd_calib *cal);
 
 /*
  * Finds every complete calibration in a (mid, inner and timer keys with

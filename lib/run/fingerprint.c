@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/run/fingerprint.h"
+#include "proto/protocol.h"
 #include "lib/run/run.h"
 
 #include <math.h>
@@ -75,17 +76,43 @@ void hrd_fingerprint_probe(struct hrd_fingerprint *fp)
     hrd_fingerprint_clients(fp, NULL, 0);
 }
 
+/* Whether `word` is one of the comma-separated words of list. */
+static int word_in(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+
+    for (const char *p = list; *p != '\0';) {
+        size_t l = strcspn(p, ",");
+
+        if (l == n && strncmp(p, word, n) == 0)
+            return 1;
+        p += l;
+        if (*p == ',')
+            p++;
+    }
+    return 0;
+}
+
 void hrd_fingerprint_clock_path(Hostrange__ClientStats *const *clients,
                                 size_t n, char *buf, size_t len)
 {
     const char *env = getenv("HOSTRANGE_CLOCK");
+    unsigned paths = 0;
 
-    /* The clients' own report of their path goes here once the protocol
-     * carries one (ClientStats); until then they say nothing of it. */
-    (void)clients;
-    (void)n;
+    /* The paths the clients report (both: mixed); a client from before
+     * paths were named says nothing and is left out. */
+    for (size_t i = 0; i < n; i++)
+        paths |= hrp_clock_paths_parse(clients[i]->clock_path);
+    if (paths != 0) {
+        snprintf(buf, len, "%s", hrp_clock_path_name(paths));
+        return;
+    }
+    /* Else the environment's: its words (HOSTRANGE_CLOCK) name the path,
+     * with a clock or not ("ordered", "tsc,ordered"); fast by default. */
     snprintf(buf, len, "%s",
-             env != NULL && env[0] != '\0' ? env : HRD_CLOCK_PATH_FAST);
+             env != NULL && word_in(env, HRP_CLOCK_PATH_ORDERED)
+                 ? HRP_CLOCK_PATH_ORDERED
+                 : HRP_CLOCK_PATH_FAST);
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -26,10 +26,6 @@
 /* Steps within this factor of each other are the same step. */
 #define HRD_FINGERPRINT_STEP_FACTOR 4.0
 
-/* The clock paths of HOSTRANGE_CLOCK; fast is the default. */
-#define HRD_CLOCK_PATH_FAST "fast"
-#define HRD_CLOCK_PATH_ORDERED "ordered"
-
 /* A fingerprint and the text its message points to. */
 struct hrd_fingerprint {
     Hostrange__RunFingerprint m;
@@ -53,10 +49,9 @@ void hrd_fingerprint_clients(struct hrd_fingerprint *fp,
 
 /*
  * The clock path of a run, written to buf: the one its clients report
- * when they report one; else $HOSTRANGE_CLOCK of this process (the run's
- * own when hostrangectl record started it); else "fast", the default.
- * Clients do not report a path of their own yet, so today it is the
- * environment's or the default.
+ * (fast, ordered, or mixed when they differ); else the one $HOSTRANGE_CLOCK
+ * of this process names (the run's own when hostrangectl record started
+ * it); else "fast", the default.
  */
 void hrd_fingerprint_clock_path(Hostrange__ClientStats *const *clients,
                                 size_t n, char *buf, size_t len);

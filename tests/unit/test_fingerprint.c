@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "lib/run/fingerprint.h"
+#include "proto/protocol.h"
 
 static void test_probe(void **state)
 {
@@ -40,7 +41,7 @@ static void test_probe(void **state)
     assert_true(fp.m.cpu_model[0] != '\0');
     assert_string_equal(fp.m.version, PACKAGE_VERSION);
     /* No client has said anything of the clock. */
-    assert_string_equal(fp.m.clock_path, HRD_CLOCK_PATH_FAST);
+    assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_FAST);
     assert_string_equal(fp.m.clock_order, "");
     assert_true(fp.m.clock_step_ns == 0);
 }
@@ -61,14 +62,28 @@ static void test_clients(void **state)
         c[i].clock_step_ns = steps[i];
     }
     hrd_fingerprint_probe(&fp);
-    setenv("HOSTRANGE_CLOCK", HRD_CLOCK_PATH_ORDERED, 1);
+    setenv("HOSTRANGE_CLOCK", HRP_CLOCK_PATH_ORDERED, 1);
     hrd_fingerprint_clients(&fp, cs, 4);
     unsetenv("HOSTRANGE_CLOCK");
     assert_string_equal(fp.m.clock_order, "rdtsc;lfence..lfence;rdtsc, vdso");
     assert_true(fp.m.clock_step_ns == 10.4);
-    assert_string_equal(fp.m.clock_path, HRD_CLOCK_PATH_ORDERED);
+    assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_ORDERED);
     hrd_fingerprint_clients(&fp, cs, 4);
-    assert_string_equal(fp.m.clock_path, HRD_CLOCK_PATH_FAST);
+    assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_FAST);
+    /* A clock named beside the path. */
+    setenv("HOSTRANGE_CLOCK", "tsc,ordered", 1);
+    hrd_fingerprint_clients(&fp, cs, 4);
+    unsetenv("HOSTRANGE_CLOCK");
+    assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_ORDERED);
+    /* The clients' own paths come first: one ordered, one fast, mixed. */
+    setenv("HOSTRANGE_CLOCK", HRP_CLOCK_PATH_ORDERED, 1);
+    c[1].clock_path = HRP_CLOCK_PATH_FAST;
+    hrd_fingerprint_clients(&fp, cs, 4);
+    assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_FAST);
+    c[3].clock_path = HRP_CLOCK_PATH_ORDERED;
+    hrd_fingerprint_clients(&fp, cs, 4);
+    unsetenv("HOSTRANGE_CLOCK");
+    assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_MIXED);
 }
 
 /* A fingerprint of made-up values. */
