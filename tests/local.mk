@@ -186,8 +186,8 @@ tests_unit_test_client_SOURCES = tests/unit/test_client.c
 tests_unit_test_client_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_client_LDADD = client/libhostrange.la $(HARNESS_LIBS)
 
-# The daemon's pure logic (libhrd), and its storage (test_state, and
-# test_calib's snapshots).
+# The daemon's parts and the libraries (test_state and test_calib's
+# snapshots among them).
 tests_unit_test_report_SOURCES = tests/unit/test_report.c
 tests_unit_test_report_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_report_LDADD = $(HRD_TEST_LIBS)

@@ -252,7 +252,7 @@ HR_API const char *hr_clock_name(void);
  * A calibration (hostrange-bench --calibrate) measures the path it runs
  * with; the daemon corrects each key with the calibration of the path
  * its clients used (hostrangectl dump --fields observer names it).
- * bench/bench_clock_options (make bench) measures every way of reading
+ * perf/bench_clock_options (make bench) measures every way of reading
  * the clock on the machine at hand.
  */
 HR_API const char *hr_clock_path(void);
