@@ -35,6 +35,8 @@
  */
 #include "config.h"
 
+#include "perf/bench_report.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,24 +59,10 @@ static double now_ns(void)
     return (double)hrp_mono_ns();
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
+/* The median of the REPS rounds of a figure. */
 static double median(double *v)
 {
-    qsort(v, REPS, sizeof *v, cmp_double);
-    return v[REPS / 2];
-}
-
-static void print(const char *name, double value, double baseline)
-{
-    printf("{\"bench\":\"%s\",\"value\":%.2f,\"unit\":\"ns\","
-           "\"baseline\":%.2f,\"ratio\":%.3f}\n",
-           name, value, baseline, value / baseline);
-    fflush(stdout);
+    return bench_median(v, REPS);
 }
 
 
@@ -235,33 +223,33 @@ int main(int argc, char **argv)
         b[r] = bench_clock_pair(n);
         v[r] = active(n, &l[r]);
     }
-    print("client.scope.active", median(v), median(b));
-    print("client.scope.active.loop", median(l), median(b));
+    bench_print("client.scope.active", median(v), median(b));
+    bench_print("client.scope.active.loop", median(l), median(b));
     for (int r = 0; r < REPS; r++) {
         b[r] = bench_clock_pair(n / 10);
         v[r] = hotpath(n / 10);
     }
-    print("client.scope.hotpath", median(v), median(b));
+    bench_print("client.scope.hotpath", median(v), median(b));
     for (int r = 0; r < REPS; r++) {
         b[r] = hotpath(n / 10);
         v[r] = context(n / 10);
     }
-    print("client.scope.context", median(v), median(b));
+    bench_print("client.scope.context", median(v), median(b));
     for (int r = 0; r < REPS; r++) {
         b[r] = bench_clock_pair(n);
         v[r] = nested3(n);
     }
-    print("client.scope.nested3", median(v), median(b));
+    bench_print("client.scope.nested3", median(v), median(b));
     for (int r = 0; r < REPS; r++) {
         b[r] = empty(n);
         v[r] = inactive(n);
     }
-    print("client.scope.inactive", median(v), median(b));
+    bench_print("client.scope.inactive", median(v), median(b));
     for (int r = 0; r < REPS; r++) {
         b[r] = threaded(1, n / 2);
         v[r] = threaded(2, n / 2);
     }
-    print("client.scope.threads2", median(v), median(b));
+    bench_print("client.scope.threads2", median(v), median(b));
     hr_counters_get(&c);
     if (c.lost != 0) {
         fprintf(stderr, "bench_client: %llu samples lost\n",

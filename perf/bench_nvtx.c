@@ -15,6 +15,8 @@
  */
 #include "config.h"
 
+#include "perf/bench_report.h"
+
 #include <nvToolsExt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,24 +38,10 @@ static double now_ns(void)
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
+/* The median of the REPS rounds of a figure. */
 static double median(double *v)
 {
-    qsort(v, REPS, sizeof *v, cmp_double);
-    return v[REPS / 2];
-}
-
-static void print(const char *name, double value, double baseline)
-{
-    printf("{\"bench\":\"%s\",\"value\":%.2f,\"unit\":\"ns\","
-           "\"baseline\":%.2f,\"ratio\":%.3f}\n",
-           name, value, baseline, value / baseline);
-    fflush(stdout);
+    return bench_median(v, REPS);
 }
 
 enum kind { HR, NVTX_ASCII, NVTX_REGISTERED };
@@ -129,7 +117,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < REPS; i++)
         h[i] = (h[i] + h2[i]) / 2;
-    print("nvtx.scope", median(a), median(h));
-    print("nvtx.scope.registered", median(r), median(h));
+    bench_print("nvtx.scope", median(a), median(h));
+    bench_print("nvtx.scope.registered", median(r), median(h));
     return 0;
 }

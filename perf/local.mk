@@ -4,7 +4,8 @@
 EXTRA_DIST += perf/local.mk
 # The client's cost per scope and per event.
 noinst_PROGRAMS += perf/bench_client
-perf_bench_client_SOURCES = perf/bench_client.c perf/bench_clock.h
+perf_bench_client_SOURCES = perf/bench_client.c perf/bench_clock.h \
+	perf/bench_report.c perf/bench_report.h
 perf_bench_client_LDADD = client/libhostrange.la
 BENCHES += perf/bench_client
 
@@ -95,10 +96,11 @@ perf_bench_runs_memory_LDADD = $(perf_bench_runs_diff_LDADD)
 
 # The NVTX tool's cost per range against hr_begin/hr_end (nvtx.scope); its
 # wrapper loads the tool of the build tree through NVTX_INJECTION64_PATH.
-EXTRA_DIST += perf/bench_nvtx.c
+EXTRA_DIST += perf/bench_nvtx.c perf/bench_report.c perf/bench_report.h
 if HAVE_NVTX
 noinst_PROGRAMS += perf/bench_nvtx
-perf_bench_nvtx_SOURCES = perf/bench_nvtx.c
+perf_bench_nvtx_SOURCES = perf/bench_nvtx.c perf/bench_report.c \
+	perf/bench_report.h
 perf_bench_nvtx_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CFLAGS)
 perf_bench_nvtx_LDADD = client/libhostrange.la
 BENCHES += perf/bench-nvtx

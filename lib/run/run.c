@@ -56,11 +56,12 @@ static int write_all(int fd, struct iovec *iov, int n)
     return 0;
 }
 
-/* Writes what is gathered. Returns 0, or a negative errno with err set. */
-static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
+/* Writes the n pieces of iov, the first of them what is gathered, which is
+ * then empty. Returns 0, or a negative errno with err set. */
+static int out_write(struct hrd_run_writer *w, struct iovec *iov, int n,
+                     char *err, size_t errlen)
 {
-    struct iovec iov = { w->out, w->out_len };
-    int rc = w->out_len != 0 ? write_all(w->file.fd, &iov, 1) : 0;
+    int rc = write_all(w->file.fd, iov, n);
 
     if (rc != 0) {
         snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
@@ -69,6 +70,14 @@ static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
     }
     w->out_len = 0;
     return 0;
+}
+
+/* Writes what is gathered. Returns 0, or a negative errno with err set. */
+static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
+{
+    struct iovec iov = { w->out, w->out_len };
+
+    return w->out_len != 0 ? out_write(w, &iov, 1, err, errlen) : 0;
 }
 
 /* Puts the n pieces of piece (total bytes in all) in the file after what
@@ -96,14 +105,7 @@ static int out_put(struct hrd_run_writer *w, const struct iovec *piece,
     iov[0].iov_base = w->out;
     iov[0].iov_len = w->out_len;
     memcpy(iov + 1, piece, (size_t)n * sizeof *piece);
-    rc = write_all(w->file.fd, iov, n + 1);
-    if (rc != 0) {
-        snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
-                 strerror(-rc));
-        return rc;
-    }
-    w->out_len = 0;
-    return 0;
+    return out_write(w, iov, n + 1, err, errlen);
 }
 
 int hrd_run_create(struct hrd_run_writer *w, const char *path,
