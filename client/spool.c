@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "client/spool.h"
+#include "proto/protocol.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/spool.h"
 
@@ -112,30 +113,6 @@ out:
     return rc;
 }
 
-/* Writes all of iov[0..n) (which it may change). Returns 0 or -errno. */
-static int write_all(int fd, struct iovec *iov, int n)
-{
-    while (n > 0) {
-        ssize_t w = writev(fd, iov, n);
-
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        while (n > 0 && (size_t)w >= iov->iov_len) {
-            w -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (uint8_t *)iov->iov_base + w;
-            iov->iov_len -= (size_t)w;
-        }
-    }
-    return 0;
-}
-
 /* Writes one record. Returns 0 or -errno. */
 static int put_record(int fd, uint8_t type, const void *p, size_t len)
 {
@@ -147,7 +124,7 @@ static int put_record(int fd, uint8_t type, const void *p, size_t len)
     iov[0].iov_len = sizeof h;
     iov[1].iov_base = (void *)p;
     iov[1].iov_len = len;
-    return write_all(fd, iov, len > 0 ? 2 : 1);
+    return hrp_write_all(fd, iov, len > 0 ? 2 : 1);
 }
 
 int hr__spool_write(const char *dir, const struct hr__spool *s)
@@ -183,7 +160,7 @@ int hr__spool_write(const char *dir, const struct hr__spool *s)
     }
     {
         struct iovec iov = { (void *)HRP_SPOOL_MAGIC, HRP_SPOOL_MAGIC_LEN };
-        rc = write_all(fd, &iov, 1);
+        rc = hrp_write_all(fd, &iov, 1);
     }
     if (rc == 0)
         rc = put_record(fd, HRP_SPOOL_REC_INFO, info, info_len);

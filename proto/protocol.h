@@ -79,6 +79,16 @@ int hrp_runtime_dir(char *buf, size_t len, const char *override);
  */
 int hrp_endpoint(char *buf, size_t len, const char *dir, const char *name);
 
+struct iovec;
+
+/*
+ * Writes the n pieces of iov to fd whole, through short writes and
+ * interruptions (iov is consumed). The one writer of record files: the
+ * spool's, the journal's and snapshots', and run files. Returns 0, or a
+ * negative errno (-ENOSPC when the file takes no more).
+ */
+int hrp_write_all(int fd, struct iovec *iov, int n);
+
 /* "cold", "warm", or NULL for a value that is neither. */
 const char *hrp_phase_name(unsigned phase);
 

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/run/recfile.h"
+#include "proto/protocol.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -89,32 +90,6 @@ int hrd_recfile_open(struct hrd_recfile *f, int dirfd, const char *name,
     return 0;
 }
 
-/* Writes all of iov; returns 0 or -errno (ENOSPC for a short write). */
-static int write_all(int fd, struct iovec *iov, int n)
-{
-    while (n > 0) {
-        ssize_t w = writev(fd, iov, n);
-
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (w == 0)
-            return -ENOSPC;
-        while (n > 0 && (size_t)w >= iov->iov_len) {
-            w -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (uint8_t *)iov->iov_base + w;
-            iov->iov_len -= (size_t)w;
-        }
-    }
-    return 0;
-}
-
 /* Writes iov at the end; on failure cuts the file back. */
 static int write_records(struct hrd_recfile *f, struct iovec *iov, int n,
                          size_t total)
@@ -123,7 +98,7 @@ static int write_records(struct hrd_recfile *f, struct iovec *iov, int n,
 
     if (f->fd < 0)
         return -EBADF;
-    rc = write_all(f->fd, iov, n);
+    rc = hrp_write_all(f->fd, iov, n);
     if (rc != 0) {
         if (ftruncate(f->fd, (off_t)f->size) != 0)
             return -EIO;

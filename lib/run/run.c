@@ -3,6 +3,7 @@
 
 #include "lib/run/run.h"
 #include "lib/run/recfile.h"
+#include "proto/protocol.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -33,35 +34,12 @@ static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
 static int room(struct hrd_run_writer *w, size_t len, char *err,
                 size_t errlen);
 
-/* Writes the n buffers of iov whole. Returns 0 or a negative errno. */
-static int write_all(int fd, struct iovec *iov, int n)
-{
-    while (n > 0) {
-        ssize_t done = writev(fd, iov, n);
-
-        if (done < 0 && errno == EINTR)
-            continue;
-        if (done < 0)
-            return -errno;
-        while (n > 0 && (size_t)done >= iov->iov_len) {
-            done -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (uint8_t *)iov->iov_base + done;
-            iov->iov_len -= (size_t)done;
-        }
-    }
-    return 0;
-}
-
 /* Writes the n pieces of iov, the first of them what is gathered, which is
  * then empty. Returns 0, or a negative errno with err set. */
 static int out_write(struct hrd_run_writer *w, struct iovec *iov, int n,
                      char *err, size_t errlen)
 {
-    int rc = write_all(w->file.fd, iov, n);
+    int rc = hrp_write_all(w->file.fd, iov, n);
 
     if (rc != 0) {
         snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
@@ -265,7 +243,7 @@ int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
             iov[k++] = key[i + j];
             bytes += HRD_REC_HEADER + key[i + j].iov_len;
         }
-        rc = write_all(w->file.fd, iov, k);
+        rc = hrp_write_all(w->file.fd, iov, k);
         if (rc != 0) {
             snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
                      strerror(-rc));
