@@ -273,7 +273,8 @@ void hrd_ctl_run_describe(const Hostrange__RunHeader *h, char *buf,
 /*
  * diff's check of the machines of runs BASE (header b) and NEW (n): when
  * their fingerprints differ, or one has none, says so on stderr, as a
- * warning or, with `strict`, as a refusal. Returns 0, or -1 when refused.
+ * warning or, with `strict`, as a refusal. Returns 0, or HRD_CTL_TOLD
+ * when refused.
  */
 int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
                           const char *npath, const Hostrange__RunHeader *n,
