@@ -220,7 +220,7 @@ void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
  * also brings the daemon's calibrations, and the chosen one (r->calibration,
  * else the most recent) is applied to every row (observer.h); when there is
  * none, the observer fields are null and one line on stderr says so.
- * Returns 0, or 1 after printing a one-line error.
+ * Returns 0, or HRD_CTL_TOLD after printing a one-line error.
  */
 int hrd_ctl_dump(const struct hrd_filter *f,
                  const struct hrd_ctl_report *r);
