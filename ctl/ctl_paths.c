@@ -376,8 +376,11 @@ static int write_index(const char *dir, const char *const *nodes, size_t n,
         fputs("\"></a>\n", f);
     }
     fputs("</body></html>\n", f);
-    if (fclose(f) != 0)
+    if (fclose(f) != 0) {
+        fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
+                strerror(errno));
         rc = -1;
+    }
     return rc;
 }
 
@@ -439,8 +442,10 @@ static int run_plot(int argc, char **argv)
         ok = hrd_ctl_load_run("plot", argv[optind], &base, NULL) == 0 &&
              hrd_ctl_load_run("plot", argv[optind + 1], &new, NULL) == 0;
 
-        if (ok && tree_from_agg(&new, &f, &t) != 0)
+        if (ok && tree_from_agg(&new, &f, &t) != 0) {
+            fprintf(stderr, "hostrangectl plot: out of memory\n");
             ok = 0;
+        }
         if (ok && new.npkeys == 0)
             fprintf(stderr, "hostrangectl plot: %s holds no calling "
                     "contexts: its ranges are drawn flat, uncompared\n",
