@@ -285,7 +285,7 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
  * command cmd (save, record --save): run format `format`, the --meta pairs
  * (borrowed), atomically (complete or untouched), with progress on a
  * terminal and, when note is not NULL, the line "saved N keys to FILE"
- * there. Returns 0, or 1 after printing why.
+ * there. Returns 0, or HRD_CTL_TOLD after printing why.
  */
 int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
                      Hostrange__RunMeta **meta, size_t nmeta, FILE *note);
