@@ -218,8 +218,8 @@ void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
  * file, then a rename; a device or a pipe is written in place) or standard
  * output. With the observer fields or --correct-observer, the first page
  * also brings the daemon's calibrations, and each row gets the one of its
- * clock path (hrd_ctl_calibs). Returns 0, or 1 after printing a one-line
- * error.
+ * clock path (hrd_ctl_calibs). Returns 0, or HRD_CTL_TOLD after printing a
+ * one-line error.
  */
 int hrd_ctl_dump(const struct hrd_filter *f,
                  const struct hrd_ctl_report *r);
@@ -304,7 +304,8 @@ void hrd_ctl_run_describe(const Hostrange__RunHeader *h, char *buf,
 /*
  * diff's check of the machines of runs BASE (header b) and NEW (n): when
  * their fingerprints differ, or one has none, says so on stderr, as a
- * warning or, with `strict`, as a refusal. Returns 0, or -1 when refused.
+ * warning or, with `strict`, as a refusal. Returns 0, or HRD_CTL_TOLD
+ * when refused.
  */
 int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
                           const char *npath, const Hostrange__RunHeader *n,
@@ -315,7 +316,7 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
  * command cmd (save, record --save): run format `format`, the --meta pairs
  * (borrowed), atomically (complete or untouched), with progress on a
  * terminal and, when note is not NULL, the line "saved N keys to FILE"
- * there. Returns 0, or 1 after printing why.
+ * there. Returns 0, or HRD_CTL_TOLD after printing why.
  */
 int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
                      Hostrange__RunMeta **meta, size_t nmeta, FILE *note);

@@ -169,7 +169,7 @@ static uint64_t pop_hash(const struct hrd_diff_pop *p)
 }
 
 /* Makes room: drops the removed entries, and doubles the table when more
- * than a quarter of it waits. */
+ * than a quarter of it waits. Returns 0 or -ENOMEM. */
 static int waiting_grow(struct waiting *t)
 {
     size_t live = 0, cap;
@@ -181,7 +181,7 @@ static int waiting_grow(struct waiting *t)
     ns = malloc(cap * sizeof *ns);
 
     if (ns == NULL)
-        return -1;
+        return -ENOMEM;
     for (size_t i = 0; i < cap; i++)
         ns[i].side = -1;
     t->used = 0;
@@ -203,19 +203,22 @@ static int waiting_grow(struct waiting *t)
 }
 
 /* Compares base population b with new population n and lets both give
- * back their values. Returns 0 or -1 (out of memory). */
+ * back their values. Returns 0 or -ENOMEM. */
 static int compare_pair(struct hrd_diff_pop *b, struct hrd_diff_pop *n)
 {
+    int rc;
+
     if (b->hist || n->hist) {
         bucket(b);
         bucket(n);
     }
-    if (hrd_signif_compare(&(struct hrd_wsample){ b->v, b->w, b->n,
-                                                  b->total },
-                           &(struct hrd_wsample){ n->v, n->w, n->n,
-                                                  n->total },
-                           &b->s) != 0)
-        return -1;
+    rc = hrd_signif_compare(&(struct hrd_wsample){ b->v, b->w, b->n,
+                                                   b->total },
+                            &(struct hrd_wsample){ n->v, n->w, n->n,
+                                                   n->total },
+                            &b->s);
+    if (rc != 0)
+        return rc;
     b->matched = n->matched = 1;
     b->partner = n->id;
     free(b->v);
@@ -229,11 +232,12 @@ static int compare_pair(struct hrd_diff_pop *b, struct hrd_diff_pop *n)
 
 /* Pairs the populations sides[which]->p[first..) with those waiting from
  * the other side (comparing each pair), and puts the others to wait.
- * Returns 0 or -1 (out of memory). */
+ * Returns 0 or -ENOMEM. */
 static int pair_up(struct hrd_diff_side *const sides[2], int which, size_t first,
                    struct waiting *t)
 {
     struct hrd_diff_side *s = sides[which], *o = sides[!which];
+    int rc;
 
     for (size_t i = first; i < s->n; i++) {
         struct hrd_diff_pop *p = &s->p[i];
@@ -257,14 +261,15 @@ static int pair_up(struct hrd_diff_side *const sides[2], int which, size_t first
             struct hrd_diff_pop *other = &o->p[t->s[at].idx];
 
             t->s[at].side = -2;
-            if (compare_pair(which ? other : p, which ? p : other) != 0)
-                return -1;
+            rc = compare_pair(which ? other : p, which ? p : other);
+            if (rc != 0)
+                return rc;
             continue;
         }
         if (free_at == SIZE_MAX) {
             if (2 * (t->used + 1) > t->cap) {
-                if (waiting_grow(t) != 0)
-                    return -1;
+                if ((rc = waiting_grow(t)) != 0)
+                    return rc;
                 for (at = h & (t->cap - 1); t->s[at].side != -1;
                      at = (at + 1) & (t->cap - 1))
                     ;
@@ -408,8 +413,10 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
             r->s.p, r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
 }
 
-static double parse_double(const char *what, const char *v, double min,
-                           double max)
+/* Option `what`'s value v, a number from min to max, into *out. Returns
+ * 0, or HRD_CTL_TOLD after printing why not. */
+static int parse_double(const char *what, const char *v, double min,
+                        double max, double *out)
 {
     char *end;
     double d;
@@ -419,9 +426,10 @@ static double parse_double(const char *what, const char *v, double min,
     if (errno != 0 || end == v || *end != '\0' || !(d >= min && d <= max)) {
         fprintf(stderr, "hostrangectl diff: bad %s '%s' (a number from %g "
                 "to %g)\n", what, v, min, max);
-        exit(DIFF_USAGE);
+        return HRD_CTL_TOLD;
     }
-    return d;
+    *out = d;
+    return 0;
 }
 
 /* What diff was asked to do. */
@@ -430,11 +438,12 @@ struct diff_opts {
     struct hrd_limits limits;   /* --fail-above */
     enum fmt fmt;
     int strict;
+    int help;                   /* --help: printed, nothing more to do */
     const char *base, *new;
 };
 
-/* Parses diff's arguments into o. Returns -1 to go on, or the status to
- * exit with (0 after --help). */
+/* Parses diff's arguments into o. Returns 0; HRD_CTL_TOLD after printing
+ * a usage error; or -ENOMEM. */
 static int parse_options(int argc, char **argv, struct diff_opts *o)
 {
     enum { OPT_FAIL = 256, OPT_STRICT };
@@ -448,28 +457,26 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         { NULL, 0, NULL, 0 },
     };
     static const char *const formats[] = { "table", "jsonl", "markdown" };
-    int c;
+    int c, rc = 0;
 
     while ((c = getopt_long(argc, argv, ":a:T:f:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
-            o->alpha = parse_double("--alpha", optarg, 0, 1);
+            rc = parse_double("--alpha", optarg, 0, 1, &o->alpha);
             break;
         case 'T':
-            o->threshold = parse_double("--threshold", optarg, 0, 1e9);
+            rc = parse_double("--threshold", optarg, 0, 1e9, &o->threshold);
             break;
         case OPT_FAIL: {
             char err[256];
-            int rc = hrd_limits_parse(&o->limits, optarg, err, sizeof err);
 
-            if (rc == -ENOMEM) {
-                fprintf(stderr, "hostrangectl diff: out of memory\n");
-                return DIFF_FAILED;
-            }
+            rc = hrd_limits_parse(&o->limits, optarg, err, sizeof err);
+            if (rc == -ENOMEM)
+                return rc;
             if (rc != 0) {
                 fprintf(stderr, "hostrangectl diff: bad --fail-above '%s': "
                         "%s\n", optarg, err);
-                return DIFF_USAGE;
+                return HRD_CTL_TOLD;
             }
             break;
         }
@@ -484,32 +491,35 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
             if (i == 3) {
                 fprintf(stderr, "hostrangectl diff: bad format '%s' (table, "
                         "jsonl or markdown)\n", optarg);
-                return DIFF_USAGE;
+                return HRD_CTL_TOLD;
             }
             o->fmt = (enum fmt)i;
             break;
         }
         case 'h':
             fputs(usage_diff, stdout);
-            return DIFF_OK;
+            o->help = 1;
+            return 0;
         default:
             hrd_ctl_die_usage("diff", c, argv[optind - 1]);
         }
+        if (rc != 0)
+            return rc;
     }
     if (argc - optind != 2) {
         fprintf(stderr, "hostrangectl diff: give two run files, BASE and "
                 "NEW (see --help)\n");
-        return DIFF_USAGE;
+        return HRD_CTL_TOLD;
     }
     o->base = argv[optind];
     o->new = argv[optind + 1];
-    return -1;
+    return 0;
 }
 
 /*
  * Reads both run files a key at a time, in turn, comparing each population
- * as soon as its counterpart is read (pair_up). Returns DIFF_OK,
- * DIFF_UNREADABLE (said on stderr) or DIFF_FAILED (out of memory).
+ * as soon as its counterpart is read (pair_up). Returns 0; HRD_CTL_TOLD
+ * after printing why a file cannot be read; or -ENOMEM.
  */
 static int read_sides(struct hrd_diff_side *base, struct hrd_diff_side *new,
                       struct waiting *wait)
@@ -527,26 +537,23 @@ static int read_sides(struct hrd_diff_side *base, struct hrd_diff_side *new,
                               (unsigned long long)(done >> 20), total);
         for (int which = 0; which < 2; which++) {
             size_t first = sides[which]->n;
-            int got;
+            int rc;
 
             if (sides[which]->ended)
                 continue;
-            got = hrd_diff_side_next(sides[which]);
-            if (got < 0) {
+            rc = hrd_diff_side_next(sides[which]);
+            if (rc == 0)
+                rc = pair_up(sides, which, first, wait);
+            if (rc != 0) {
                 hrd_ctl_progress_end(&progress);
-                return DIFF_UNREADABLE;
-            }
-            if (got > 0 && pair_up(sides, which, first, wait) != 0) {
-                hrd_ctl_progress_end(&progress);
-                fprintf(stderr, "hostrangectl diff: out of memory\n");
-                return DIFF_FAILED;
+                return rc;
             }
         }
     }
     hrd_ctl_progress_show(&progress, 0, 1, "diff: %llu of %llu MiB read "
                           "and compared", total, total);
     hrd_ctl_progress_end(&progress);
-    return DIFF_OK;
+    return 0;
 }
 
 /* The outcome of a compared row: its change, its flag under the options
@@ -573,7 +580,7 @@ static void judge(struct drow *r, const struct diff_opts *o,
 /*
  * The rows of the report, in report order: base's keys (compared with
  * their counterpart, or base's only), then new's only. Returns 0, with the
- * rows in *rows (caller frees), or -1 (out of memory).
+ * rows in *rows (caller frees), or -ENOMEM.
  */
 static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
                      const struct diff_opts *o, struct drow **rows,
@@ -586,7 +593,7 @@ static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
     if (at == NULL || r == NULL) {
         free(at);
         free(r);
-        return -1;
+        return -ENOMEM;
     }
     qsort(base->p, base->n, sizeof *base->p, cmp_report);
     qsort(new->p, new->n, sizeof *new->p, cmp_report);
@@ -650,8 +657,9 @@ static void write_machines(FILE *f, const struct diff_opts *o,
     }
 }
 
-/* Writes the report of the rows to f in o's format. */
-static void write_report(FILE *f, const struct drow *rows, size_t nrows,
+/* Writes the report of the rows to f in o's format, and flushes f.
+ * Returns 0, or a negative errno of writing. */
+static int write_report(FILE *f, const struct drow *rows, size_t nrows,
                          size_t flagged, const struct diff_opts *o,
                          const struct hrd_diff_side *base,
                          const struct hrd_diff_side *new)
@@ -672,12 +680,15 @@ static void write_report(FILE *f, const struct drow *rows, size_t nrows,
         else
             write_text(f, &rows[i], o->fmt, colour, width);
     }
-    if (o->fmt == FMT_JSONL)
-        return;
-    fprintf(f, "%s%zu keys compared, %zu flagged (p < %g, |change| >= "
-            "%g%%)\n", o->fmt == FMT_MARKDOWN ? "\n" : "", nrows, flagged,
-            o->alpha, o->threshold);
-    write_machines(f, o, base, new);
+    if (o->fmt != FMT_JSONL) {
+        fprintf(f, "%s%zu keys compared, %zu flagged (p < %g, |change| >= "
+                "%g%%)\n", o->fmt == FMT_MARKDOWN ? "\n" : "", nrows,
+                flagged, o->alpha, o->threshold);
+        write_machines(f, o, base, new);
+    }
+    if (fflush(f) != 0 || ferror(f))
+        return errno != 0 ? -errno : -EIO;
+    return 0;
 }
 
 /* Names each key slower than its --fail-above limit on stderr. Returns
@@ -707,6 +718,20 @@ static size_t check_limits(const struct drow *rows, size_t nrows,
     return over;
 }
 
+/* Says why diff failed, rc being a negative errno not yet told. Returns
+ * DIFF_FAILED. */
+static int failed(int rc)
+{
+    if (rc == -ENOMEM)
+        fprintf(stderr, "hostrangectl diff: out of memory\n");
+    else
+        fprintf(stderr, "hostrangectl diff: %s\n", strerror(-rc));
+    return DIFF_FAILED;
+}
+
+/* Each step returns 0, HRD_CTL_TOLD or a negative errno still to be told;
+ * here alone they become diff's exit status (but for an unknown option or
+ * a missing value, hrd_ctl_die_usage's 2). */
 int hrd_ctl_diff(int argc, char **argv)
 {
     struct diff_opts o = { .alpha = 0.01, .threshold = 5, .fmt = FMT_TABLE };
@@ -714,40 +739,48 @@ int hrd_ctl_diff(int argc, char **argv)
     struct waiting wait = { NULL, 0, 0 };
     struct drow *rows = NULL;
     size_t nrows = 0, flagged = 0;
-    int rc = parse_options(argc, argv, &o);
+    int status, rc = parse_options(argc, argv, &o);
 
-    if (rc >= 0)
+    if (rc != 0 || o.help) {
+        if (rc == 0)
+            status = DIFF_OK;
+        else
+            status = rc == HRD_CTL_TOLD ? DIFF_USAGE : failed(rc);
         goto out;
-    rc = DIFF_UNREADABLE;
+    }
+    status = DIFF_UNREADABLE;
     if (hrd_diff_side_open(&base, o.base) != 0 ||
         hrd_diff_side_open(&new, o.new) != 0)
         goto out;
-    rc = DIFF_MACHINES;
+    status = DIFF_MACHINES;
     if (hrd_ctl_diff_machines(o.base, base.header, o.new, new.header,
                               o.strict) != 0)
         goto out;
     rc = read_sides(&base, &new, &wait);
-    if (rc != DIFF_OK)
-        goto out;
-    rc = DIFF_FAILED;
-    if (make_rows(&base, &new, &o, &rows, &nrows, &flagged) != 0) {
-        fprintf(stderr, "hostrangectl diff: out of memory\n");
+    if (rc != 0) {
+        status = rc == HRD_CTL_TOLD ? DIFF_UNREADABLE : failed(rc);
         goto out;
     }
-    write_report(stdout, rows, nrows, flagged, &o, &base, &new);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
+    rc = make_rows(&base, &new, &o, &rows, &nrows, &flagged);
+    if (rc != 0) {
+        status = failed(rc);
+        goto out;
+    }
+    rc = write_report(stdout, rows, nrows, flagged, &o, &base, &new);
+    if (rc != 0) {
         fprintf(stderr, "hostrangectl diff: cannot write the report: %s\n",
-                strerror(errno));
+                strerror(-rc));
+        status = DIFF_FAILED;
         goto out;
     }
-    rc = check_limits(rows, nrows, &o) > 0 ? DIFF_SLOWER : DIFF_OK;
+    status = check_limits(rows, nrows, &o) > 0 ? DIFF_SLOWER : DIFF_OK;
 out:
     free(wait.s);
     free(rows);
     hrd_limits_fini(&o.limits);
     hrd_diff_side_free(&base);
     hrd_diff_side_free(&new);
-    return rc;
+    return status;
 }
 
 const struct hrd_ctl_cmd hrd_ctl_cmd_diff = {

@@ -2,23 +2,26 @@
 #include "config.h"
 
 #include "ctl/ctl_diffside.h"
+#include "ctl/ctl.h"
 #include "lib/stat/hist.h"
 #include "lib/run/runscan.h"
 #include "lib/stat/summary.h"
 #include "proto/stream.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Appends population p to s. Returns 0 or -ENOMEM. */
 static int pop_add(struct hrd_diff_side *s, struct hrd_diff_pop *p)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 256;
         struct hrd_diff_pop *np = realloc(s->p, cap * sizeof *np);
         if (np == NULL)
-            return -1;
+            return -ENOMEM;
         s->p = np;
         s->cap = cap;
     }
@@ -27,12 +30,12 @@ static int pop_add(struct hrd_diff_side *s, struct hrd_diff_pop *p)
     return 0;
 }
 
-/* Room for the distinct values of n values. Returns 0 or -1. */
+/* Room for the distinct values of n values. Returns 0 or -ENOMEM. */
 static int pop_room(struct hrd_diff_pop *p, size_t n)
 {
     p->v = malloc((n + 1) * sizeof *p->v);
     p->w = malloc((n + 1) * sizeof *p->w);
-    return p->v == NULL || p->w == NULL ? -1 : 0;
+    return p->v == NULL || p->w == NULL ? -ENOMEM : 0;
 }
 
 /* Completes a population of n values whose `distinct` distinct values
@@ -52,7 +55,8 @@ static void pop_done(struct hrd_diff_pop *p, size_t n, size_t distinct, uint64_t
  * or delta-coded (each value less the one before it; 1). Without
  * branches on the values: each value is written at the slot of its group
  * of equal values (the group's last one stays), with the count of values
- * so far, which a pass over the groups then turns into their counts. */
+ * so far, which a pass over the groups then turns into their counts.
+ * Returns 0 or -ENOMEM. */
 static inline int from_ascending(struct hrd_diff_pop *p, const uint64_t *a, size_t n,
                                  int deltas)
 {
@@ -60,9 +64,10 @@ static inline int from_ascending(struct hrd_diff_pop *p, const uint64_t *a, size
      * largest. */
     uint64_t v = 0, gap1 = UINT64_MAX;
     size_t at = 0;
+    int rc = pop_room(p, n);
 
-    if (pop_room(p, n) != 0)
-        return -1;
+    if (rc != 0)
+        return rc;
     if (n > 0) {
         v = a[0];
         p->v[0] = (double)v;
@@ -93,22 +98,27 @@ static int from_sorted(struct hrd_diff_pop *p, const uint64_t *v, size_t n)
     return from_ascending(p, v, n, 0);
 }
 
+/* The population of a saved histogram: its buckets' values. Returns 0,
+ * -ENOMEM, or -EINVAL (a bucket out of range, or given twice). */
 static int from_hist(struct hrd_diff_pop *p, const Hostrange__RunHist *m)
 {
     struct hrd_hist h;
     const double half = 0.5;
+    int rc;
 
     p->hist = 1;
     p->step = INFINITY;
     hrd_hist_init(&h);
-    if (pop_room(p, m->n_buckets) != 0)
-        return -1;
+    rc = pop_room(p, m->n_buckets);
+    if (rc != 0)
+        return rc;
     for (size_t i = 0; i < m->n_buckets; i++) {
         p->v[i] = hrd_hist_value(m->buckets[i]);
         p->w[i] = m->counts[i];
-        if (hrd_hist_set_bucket(&h, m->buckets[i], m->counts[i]) != 0) {
+        rc = hrd_hist_set_bucket(&h, m->buckets[i], m->counts[i]);
+        if (rc != 0) {
             hrd_hist_fini(&h);
-            return -1;
+            return rc;
         }
     }
     p->n = m->n_buckets;
@@ -128,14 +138,14 @@ int hrd_diff_side_open(struct hrd_diff_side *s, const char *path)
     s->path = path;
     if (hrd_run_open(&s->r, path, &s->header, err, sizeof err) != 0) {
         fprintf(stderr, "hostrangectl diff: %s\n", err);
-        return -1;
+        return HRD_CTL_TOLD;
     }
     s->open = 1;
     return 0;
 }
 
 /* Room for n values in each of the side's scratch arrays. Returns 0, or
- * -1 with why in err. */
+ * -ENOMEM with why in err. */
 static int side_room(struct hrd_diff_side *s, uint64_t n, char *err, size_t errlen)
 {
     if (n + 1 > s->vcap) {
@@ -149,7 +159,7 @@ static int side_room(struct hrd_diff_side *s, uint64_t n, char *err, size_t errl
         s->tmp = c ? c : s->tmp;
         if (c == NULL) {
             snprintf(err, errlen, "%s: out of memory", s->path);
-            return -1;
+            return -ENOMEM;
         }
         s->vcap = cap;
     }
@@ -157,18 +167,21 @@ static int side_room(struct hrd_diff_side *s, uint64_t n, char *err, size_t errl
 }
 
 /* Decodes a key's events (RunKey.events) into s->incl and s->self, each
- * sorted. Returns 0, or -1 with why in err. */
+ * sorted. Returns 0, or with why in err -ENOMEM or -EINVAL (events that do
+ * not match the key's counts). */
 static int coded_values(struct hrd_diff_side *s, const Hostrange__RunKey *k,
                         char *err, size_t errlen)
 {
     uint64_t all = k->pairs + k->records;
     size_t ni, ns;
+    int rc;
 
     if (all < k->pairs || all > k->events.len || k->n_inclusive ||
         k->n_self)
         goto damaged;
-    if (side_room(s, all, err, errlen) != 0)
-        return -1;
+    rc = side_room(s, all, err, errlen);
+    if (rc != 0)
+        return rc;
     if (hrd_agg_events_decode(k->events.data, k->events.len, s->incl, all,
                               &ni, s->self, k->pairs, &ns) != 0 ||
         ni != all || ns != k->pairs)
@@ -179,7 +192,7 @@ static int coded_values(struct hrd_diff_side *s, const Hostrange__RunKey *k,
 damaged:
     snprintf(err, errlen, "%s: damaged (key %s/%s holds events that do not "
              "match its counts)", s->path, k->node_id, k->range);
-    return -1;
+    return -EINVAL;
 }
 
 /* What a population takes from its key, from the key's message or read
@@ -193,8 +206,7 @@ struct keyhead {
 };
 
 /* Starts population `metric` (1 inclusive, 2 self) of key h: everything
- * but its values. Returns 0 or -1 (out of memory; pop_free frees what
- * was had). */
+ * but its values. Returns 0 or -ENOMEM (pop_free frees what was had). */
 static int pop_start(struct hrd_diff_pop *p, const struct keyhead *h, uint32_t metric,
                      uint32_t order)
 {
@@ -212,7 +224,7 @@ static int pop_start(struct hrd_diff_pop *p, const struct keyhead *h, uint32_t m
     p->calls = h->pairs;
     p->children = h->children;
     p->descendants = h->descendants;
-    return p->node && p->op && p->backend && p->range ? 0 : -1;
+    return p->node && p->op && p->backend && p->range ? 0 : -ENOMEM;
 }
 
 static void pop_free(struct hrd_diff_pop *p)
@@ -226,8 +238,8 @@ static void pop_free(struct hrd_diff_pop *p)
 }
 
 /* Appends population p, whose values were filled (`bad`: or not, out of
- * memory), to s when it has values; frees it otherwise. Returns 0, or -1
- * with why in err. */
+ * memory), to s when it has values; frees it otherwise. Returns 0, or
+ * -ENOMEM with why in err. */
 static int pop_keep(struct hrd_diff_side *s, struct hrd_diff_pop *p, int bad, char *err,
                     size_t errlen)
 {
@@ -239,7 +251,7 @@ static int pop_keep(struct hrd_diff_side *s, struct hrd_diff_pop *p, int bad, ch
     pop_free(p);
     if (bad) {
         snprintf(err, errlen, "%s: out of memory", s->path);
-        return -1;
+        return -ENOMEM;
     }
     return 0;
 }
@@ -259,7 +271,7 @@ static void get_varints(const uint8_t *q, size_t len, uint64_t *out, size_t n)
 
 /* The populations of a key of run format 1 read in place (sc, simple:
  * runscan.h), its delta-coded arrays decoded straight from the record's
- * bytes. Returns 0, or -1 with why in err. */
+ * bytes. Returns 0, or -ENOMEM with why in err. */
 static int key_scanned(struct hrd_diff_side *s, const struct hrd_runscan *sc,
                        char *err, size_t errlen)
 {
@@ -268,13 +280,15 @@ static int key_scanned(struct hrd_diff_side *s, const struct hrd_runscan *sc,
                          .children = sc->v.children,
                          .descendants = sc->v.descendants };
     uint64_t all = sc->pairs + sc->records;
+    int rc;
 
     for (int i = 0; i < 4; i++) {
         h.s[i] = (const char *)sc->s[i];
         h.n[i] = sc->n[i];
     }
-    if (side_room(s, all, err, errlen) != 0)
-        return -1;
+    rc = side_room(s, all, err, errlen);
+    if (rc != 0)
+        return rc;
     get_varints(sc->v.incl, sc->v.li, s->incl, all);
     get_varints(sc->v.self, sc->v.ls, s->self, sc->pairs);
     for (uint32_t metric = 1; metric <= 2; metric++) {
@@ -286,14 +300,16 @@ static int key_scanned(struct hrd_diff_side *s, const struct hrd_runscan *sc,
         bad = pop_start(&p, &h, metric, s->order) != 0 ||
               from_deltas(&p, metric == 1 ? s->incl : s->self,
                           metric == 1 ? all : sc->pairs) != 0;
-        if (pop_keep(s, &p, bad, err, errlen) != 0)
-            return -1;
+        rc = pop_keep(s, &p, bad, err, errlen);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }
 
-/* The populations of an unpacked key. Returns 0, or -1 with why in
- * err. */
+/* The populations of an unpacked key. Returns 0, or with why in err
+ * -ENOMEM or -EINVAL (values that do not match the key's counts). A
+ * histogram that cannot be read is told as out of memory. */
 static int key_unpacked(struct hrd_diff_side *s, const Hostrange__RunKey *k,
                         char *err, size_t errlen)
 {
@@ -303,13 +319,14 @@ static int key_unpacked(struct hrd_diff_side *s, const Hostrange__RunKey *k,
                          .descendants = k->descendants };
     const char *names[4] = { k->node_id, k->operator_, k->backend,
                              k->range };
+    int rc;
 
     for (int i = 0; i < 4; i++) {
         h.s[i] = names[i];
         h.n[i] = strlen(names[i]);
     }
-    if (k->events.len > 0 && coded_values(s, k, err, errlen) != 0)
-        return -1;
+    if (k->events.len > 0 && (rc = coded_values(s, k, err, errlen)) != 0)
+        return rc;
     for (uint32_t metric = 1; metric <= 2; metric++) {
         struct hrd_diff_pop p;
         int bad;
@@ -334,10 +351,11 @@ static int key_unpacked(struct hrd_diff_side *s, const Hostrange__RunKey *k,
                      "that do not match its counts)", s->path, k->node_id,
                      k->range);
             pop_free(&p);
-            return -1;
+            return -EINVAL;
         }
-        if (pop_keep(s, &p, bad, err, errlen) != 0)
-            return -1;
+        rc = pop_keep(s, &p, bad, err, errlen);
+        if (rc != 0)
+            return rc;
     }
     return 0;
 }
@@ -377,10 +395,10 @@ int hrd_diff_side_next(struct hrd_diff_side *s)
     if (rc != 0)
         goto fail;
     s->order++;
-    return 1;
+    return 0;
 fail:
     fprintf(stderr, "hostrangectl diff: %s\n", err);
-    return -1;
+    return HRD_CTL_TOLD;
 }
 
 void hrd_diff_side_free(struct hrd_diff_side *s)

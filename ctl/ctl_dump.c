@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Parses a comma-separated list of reference, all and observer. */
+/* Parses a comma-separated list of reference, all and observer into
+ * *fields. Returns 0, or -EINVAL on any other name. */
 static int parse_fields(const char *v, unsigned *fields)
 {
     unsigned f = 0;
@@ -31,7 +32,7 @@ static int parse_fields(const char *v, unsigned *fields)
         else if (n == 8 && strncmp(v, "observer", n) == 0)
             f |= HRD_FIELDS_OBSERVER;
         else
-            return -1;
+            return -EINVAL;
         if (v[n] == '\0')
             break;
         v += n + 1;
@@ -293,12 +294,14 @@ static int fetch_all(FILE *f, const struct hrd_filter *flt,
     return rc;
 }
 
+/* Tells why writing `what` failed when rc is a negative errno (not when
+ * it is HRD_CTL_TOLD, told already). Returns HRD_CTL_TOLD. */
 static int write_error(const char *what, int rc)
 {
     if (rc < 0)
         fprintf(stderr, "hostrangectl: cannot write %s: %s\n", what,
                 strerror(-rc));
-    return 1;
+    return HRD_CTL_TOLD;
 }
 
 void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
@@ -489,7 +492,7 @@ static int run_dump(int argc, char **argv)
                 "write it to a file (-o FILE.pb.gz)\n");
         return 2;
     }
-    return hrd_ctl_dump(&f, &rep);
+    return hrd_ctl_dump(&f, &rep) == 0 ? 0 : 1;
 }
 
 const struct hrd_ctl_cmd hrd_ctl_cmd_dump = {

@@ -80,12 +80,12 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
             fprintf(stderr, "hostrangectl diff: %s%s has no machine "
                     "fingerprint (saved by an older hostrange): its machine "
                     "is unknown%s\n", what, path, tail);
-        return strict ? -1 : 0;
+        return strict ? HRD_CTL_TOLD : 0;
     }
     if (hrd_fingerprint_diff(b->fingerprint, n->fingerprint, why,
                              sizeof why) == 0)
         return 0;
     fprintf(stderr, "hostrangectl diff: %sthe machine fingerprints of %s "
             "and %s differ: %s%s\n", what, bpath, npath, why, tail);
-    return strict ? -1 : 0;
+    return strict ? HRD_CTL_TOLD : 0;
 }

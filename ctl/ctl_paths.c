@@ -44,7 +44,8 @@ static int gather_row(const struct hrd_row *r, void *arg)
 
 
 /* The tree of an aggregation's path keys; of its range keys as one-element
- * paths when it has none (a run file written before paths were kept). */
+ * paths when it has none (a run file written before paths were kept).
+ * Returns 0 or -ENOMEM. */
 static int tree_from_agg(struct hrd_agg *agg, const struct hrd_filter *flt,
                          struct hrd_ptree *t)
 {
@@ -88,6 +89,8 @@ static int tree_from_daemon(const char *cmd, const struct hrd_filter *flt,
     return rc;
 }
 
+/* The tree of the daemon's rows by path, or of run file `from` when it is
+ * not NULL. Returns 0, or HRD_CTL_TOLD after printing why. */
 static int tree_load(const char *cmd, const struct hrd_filter *flt,
                      const char *from, struct hrd_ptree *t)
 {
@@ -339,20 +342,18 @@ static int write_svg(const char *path, const struct hrd_ptree *t,
     return 0;
 }
 
+/* Writes dir/index.html, the page of the n nodes' pictures. Returns 0,
+ * or HRD_CTL_TOLD after printing why. */
 static int write_index(const char *dir, const char *const *nodes, size_t n,
                        int diff)
 {
     char path[PATH_MAX + 32];
     FILE *f;
-    int rc = 0;
 
     snprintf(path, sizeof path, "%s/index.html", dir);
     f = fopen(path, "w");
-    if (f == NULL) {
-        fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
-                strerror(errno));
-        return -1;
-    }
+    if (f == NULL)
+        goto fail;
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             "<title>hostrange: where the time goes</title>\n<style>body{"
             "font-family:sans-serif;margin:1em}li{margin:.2em 0}img{"
@@ -376,8 +377,85 @@ static int write_index(const char *dir, const char *const *nodes, size_t n,
         fputs("\"></a>\n", f);
     }
     fputs("</body></html>\n", f);
-    if (fclose(f) != 0)
-        rc = -1;
+    if (fclose(f) == 0)
+        return 0;
+fail:
+    fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
+            strerror(errno));
+    return HRD_CTL_TOLD;
+}
+
+/* The tree of run NEW (npath), each path coloured by its change from run
+ * BASE (bpath). Returns 0, or HRD_CTL_TOLD after printing why. */
+static int diff_tree(const char *bpath, const char *npath,
+                     const struct hrd_filter *f, struct hrd_ptree *t)
+{
+    struct hrd_agg base, new;
+    int rc;
+
+    hrd_agg_init(&base);
+    hrd_agg_init(&new);
+    rc = hrd_ctl_load_run("plot", bpath, &base, NULL);
+    if (rc == 0)
+        rc = hrd_ctl_load_run("plot", npath, &new, NULL);
+    if (rc == 0)
+        rc = tree_from_agg(&new, f, t);
+    if (rc == 0 && new.npkeys == 0)
+        fprintf(stderr, "hostrangectl plot: %s holds no calling "
+                "contexts: its ranges are drawn flat, uncompared\n", npath);
+    else if (rc == 0)
+        rc = compare(&base, &new, t);
+    hrd_agg_fini(&base);
+    hrd_agg_fini(&new);
+    if (rc < 0) {
+        fprintf(stderr, "hostrangectl plot: out of memory\n");
+        rc = HRD_CTL_TOLD;
+    }
+    return rc;
+}
+
+/* Draws tree t to `output`, or, when it holds several nodes, to a
+ * directory of pictures and an index.html named after output. Returns 0,
+ * or HRD_CTL_TOLD after printing why. */
+static int draw(const char *output, const struct hrd_ptree *t,
+                const struct hrd_filter *f, int diff)
+{
+    const char **nodes;
+    size_t nn = 0;
+    int rc = HRD_CTL_TOLD;
+
+    nodes = hrd_ptree_nodes(t, &nn);
+    if (nn == 0) {
+        fprintf(stderr, "hostrangectl plot: nothing to plot (no range "
+                "samples%s)\n", f->node || f->op || f->backend || f->range ||
+                                        f->phase ? " match the filters" : "");
+    } else if (nn == 1) {
+        rc = write_svg(output, t, nodes[0], diff);
+    } else {
+        char dir[PATH_MAX], path[PATH_MAX + 32];
+        size_t len = strlen(output);
+
+        snprintf(dir, sizeof dir, "%s", output);
+        if (len > 4 && len < sizeof dir && strcmp(output + len - 4, ".svg") == 0)
+            dir[len - 4] = '\0';
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "hostrangectl plot: cannot make directory %s: "
+                    "%s\n", dir, strerror(errno));
+            goto out;
+        }
+        rc = 0;
+        for (size_t i = 0; i < nn && rc == 0; i++) {
+            snprintf(path, sizeof path, "%s/node-%03zu.svg", dir, i + 1);
+            rc = write_svg(path, t, nodes[i], diff);
+        }
+        if (rc == 0)
+            rc = write_index(dir, nodes, nn, diff);
+        if (rc == 0)
+            fprintf(stderr, "hostrangectl plot: %zu nodes: %s/index.html and "
+                    "%s/node-001.svg ... node-%03zu.svg\n", nn, dir, dir, nn);
+    }
+out:
+    free(nodes);
     return rc;
 }
 
@@ -393,10 +471,8 @@ static int run_plot(int argc, char **argv)
     };
     struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
     const char *output = NULL, *from = NULL;
-    const char **nodes = NULL;
     struct hrd_ptree t;
-    size_t nn = 0;
-    int c, diff = 0, rc = 1;
+    int c, diff = 0, rc;
 
     while ((c = getopt_long(argc, argv, ":n:o:h", longopts, NULL)) != -1) {
         if (hrd_ctl_report_option("plot", c, optarg, &f, NULL))
@@ -430,68 +506,14 @@ static int run_plot(int argc, char **argv)
     if (!diff)
         hrd_ctl_no_arguments("plot", argc, argv);
     hrd_ptree_init(&t);
-    if (diff) {
-        struct hrd_agg base, new;
-        int ok;
-
-        hrd_agg_init(&base);
-        hrd_agg_init(&new);
-        ok = hrd_ctl_load_run("plot", argv[optind], &base, NULL) == 0 &&
-             hrd_ctl_load_run("plot", argv[optind + 1], &new, NULL) == 0;
-
-        if (ok && tree_from_agg(&new, &f, &t) != 0)
-            ok = 0;
-        if (ok && new.npkeys == 0)
-            fprintf(stderr, "hostrangectl plot: %s holds no calling "
-                    "contexts: its ranges are drawn flat, uncompared\n",
-                    argv[optind + 1]);
-        else if (ok && compare(&base, &new, &t) != 0) {
-            fprintf(stderr, "hostrangectl plot: out of memory\n");
-            ok = 0;
-        }
-        hrd_agg_fini(&base);
-        hrd_agg_fini(&new);
-        if (!ok)
-            goto out;
-    } else if (tree_load("plot", &f, from, &t) != 0) {
-        goto out;
-    }
-    nodes = hrd_ptree_nodes(&t, &nn);
-    if (nn == 0) {
-        fprintf(stderr, "hostrangectl plot: nothing to plot (no range "
-                "samples%s)\n", f.node || f.op || f.backend || f.range ||
-                                        f.phase ? " match the filters" : "");
-        goto out;
-    }
-    if (nn == 1) {
-        rc = write_svg(output, &t, nodes[0], diff) == 0 ? 0 : 1;
-    } else {
-        char dir[PATH_MAX], path[PATH_MAX + 32];
-        size_t len = strlen(output);
-
-        snprintf(dir, sizeof dir, "%s", output);
-        if (len > 4 && len < sizeof dir && strcmp(output + len - 4, ".svg") == 0)
-            dir[len - 4] = '\0';
-        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-            fprintf(stderr, "hostrangectl plot: cannot make directory %s: "
-                    "%s\n", dir, strerror(errno));
-            goto out;
-        }
-        rc = 0;
-        for (size_t i = 0; i < nn && rc == 0; i++) {
-            snprintf(path, sizeof path, "%s/node-%03zu.svg", dir, i + 1);
-            rc = write_svg(path, &t, nodes[i], diff) == 0 ? 0 : 1;
-        }
-        if (rc == 0 && write_index(dir, nodes, nn, diff) != 0)
-            rc = 1;
-        if (rc == 0)
-            fprintf(stderr, "hostrangectl plot: %zu nodes: %s/index.html and "
-                    "%s/node-001.svg ... node-%03zu.svg\n", nn, dir, dir, nn);
-    }
-out:
-    free(nodes);
+    if (diff)
+        rc = diff_tree(argv[optind], argv[optind + 1], &f, &t);
+    else
+        rc = tree_load("plot", &f, from, &t);
+    if (rc == 0)
+        rc = draw(output, &t, &f, diff);
     hrd_ptree_free(&t);
-    return rc;
+    return rc == 0 ? 0 : 1;
 }
 
 const struct hrd_ctl_cmd hrd_ctl_cmd_plot = {

@@ -168,12 +168,13 @@ static struct hrd_ctl_progress progress;
 static const char *save_cmd = "save";
 
 /* One page of a save, asked for with q and written to w: its packed keys
- * straight from the reply's bytes. Returns 1 with the cursor of the next
- * page set in q (its bytes in cursor), 0 after the last page (w committed;
- * the keys written in *saved), or -1 after printing why (w aborted). */
+ * straight from the reply's bytes. Returns 0, either with the cursor of
+ * the next page set in q (its bytes in cursor) or, after the last page,
+ * with *last set (w committed; the keys written in *saved); or
+ * HRD_CTL_TOLD after printing why (w aborted). */
 static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
                      struct hrd_run_writer *w, const char *output,
-                     uint64_t *saved)
+                     uint64_t *saved, int *last)
 {
     Hostrange__ControlReply *top = NULL;
     Hostrange__SaveReply *s = NULL;
@@ -183,7 +184,7 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
     void *msg = NULL;
     size_t n;
     char err[8400];
-    int rc = -1, bad = 0;
+    int rc = HRD_CTL_TOLD, bad = 0;
 
     if (hrd_ctl_request_msg(q, &msg, &n, hrd_ctl_timeout_ms, err,
                             sizeof err) != 0) {
@@ -191,7 +192,7 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
         fprintf(stderr, "hostrangectl %s: %s; %s not written\n", save_cmd,
                 err, output);
         hrd_run_abort(w);
-        return -1;
+        return HRD_CTL_TOLD;
     }
     /* ControlReply: its save apart; in the save, its packed keys
      * apart. */
@@ -255,13 +256,14 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
             fprintf(stderr, "hostrangectl %s: %s\n", save_cmd, err);
             goto out;
         }
+        *last = 1;
         rc = 0;
         goto out;
     }
     memcpy(cursor, s->next_cursor.data, s->next_cursor.len);
     q->save->cursor.data = cursor;
     q->save->cursor.len = s->next_cursor.len;
-    rc = 1;
+    rc = 0;
 out:
     if (s != NULL)
         hostrange__save_reply__free_unpacked(s, NULL);
@@ -291,7 +293,7 @@ int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
     h.fingerprint = &fp.m;
     if (hrd_run_create(&w, output, &h, err, sizeof err) != 0) {
         fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-        return 1;
+        return HRD_CTL_TOLD;
     }
     q.version = HRP_VERSION;
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_SAVE;
@@ -302,16 +304,15 @@ int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
     hrd_ctl_progress_init(&progress);
     for (;;) {
         uint64_t saved = 0;
-        int page = save_page(&q, cursor, &w, output, &saved);
+        int last = 0;
 
-        if (page < 0)
-            return 1;
-        hrd_ctl_progress_show(&progress, w.bytes, page == 0,
+        if (save_page(&q, cursor, &w, output, &saved, &last) != 0)
+            return HRD_CTL_TOLD;
+        hrd_ctl_progress_show(&progress, w.bytes, last,
                               "%s: %s, %llu keys, %llu MiB", cmd, output,
-                              (unsigned long long)(page == 0 ? saved
-                                                             : w.keys),
+                              (unsigned long long)(last ? saved : w.keys),
                               (unsigned long long)(w.bytes >> 20));
-        if (page == 0) {
+        if (last) {
             hrd_ctl_progress_end(&progress);
             if (note != NULL)
                 fprintf(note, "saved %llu keys to %s\n",
@@ -363,7 +364,7 @@ int hrd_ctl_save(int argc, char **argv)
     }
     rc = hrd_ctl_save_run("save", output, format, meta, nmeta, stdout);
     hrd_ctl_meta_free(meta, nmeta);
-    return rc;
+    return rc == 0 ? 0 : 1;
 }
 
 const struct hrd_ctl_cmd hrd_ctl_cmd_save = {
