@@ -324,8 +324,6 @@ int hrd_ctl_dump(const struct hrd_filter *flt,
 {
     const char *output = r->output;
     struct hrd_atomic file;
-    struct stat st;
-    FILE *f;
     int rc;
 
     if (output != NULL && strcmp(output, "-") == 0)
@@ -335,16 +333,6 @@ int hrd_ctl_dump(const struct hrd_filter *flt,
         if (rc == 0 && fflush(stdout) != 0)
             rc = -errno;
         return rc == 0 ? 0 : write_error("the report", rc);
-    }
-    if (stat(output, &st) == 0 && !S_ISREG(st.st_mode)) {
-        /* A device or a pipe (/dev/null, /dev/stdout): written in place. */
-        f = fopen(output, "w");
-        if (f == NULL)
-            return write_error(output, -errno);
-        rc = fetch_all(f, flt, r);
-        if (fclose(f) != 0 && rc == 0)
-            rc = -errno;
-        return rc == 0 ? 0 : write_error(output, rc);
     }
     rc = hrd_atomic_open(&file, output, 1);
     if (rc != 0)

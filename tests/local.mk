@@ -167,6 +167,7 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_ops_align tests/unit/test_signif tests/unit/test_paths \
 	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput \
 	tests/unit/test_spool tests/unit/test_pprof tests/unit/test_limits \
+	tests/unit/test_util \
 	tests/unit/test_fingerprint
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
@@ -241,6 +242,11 @@ tests_unit_test_runmerge_LDADD = $(HRD_STORE_TEST_LIBS)
 tests_unit_test_runput_SOURCES = tests/unit/test_runput.c
 tests_unit_test_runput_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runput_LDADD = $(HRD_STORE_TEST_LIBS)
+
+# lib/util: atomic files (in place for a device or a pipe), sizes.
+tests_unit_test_util_SOURCES = tests/unit/test_util.c
+tests_unit_test_util_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_util_LDADD = lib/util/libhrutil.la $(CMOCKA_LIBS) -lpthread
 
 # The spool: the client's writer and the daemon's reader (client/spool.c,
 # daemon/spool.c, proto/spool.c).

@@ -4,6 +4,7 @@
 #include "lib/util/atomic.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -14,20 +15,33 @@ int hrd_atomic_open(struct hrd_atomic *a, const char *path, int stream)
     mode_t mask;
     int n;
 
+    struct stat st;
+
     a->fd = -1;
     a->f = NULL;
+    a->in_place = 0;
     n = snprintf(a->path, sizeof a->path, "%s", path);
     if (n < 0 || (size_t)n >= sizeof a->path)
         return -ENAMETOOLONG;
-    snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", path);
-    a->fd = mkstemp(a->tmp);
-    if (a->fd < 0)
-        return -errno;
-    /* mkstemp makes the file 0600; the target gets the usual mode. */
-    mask = umask(0);
-    umask(mask);
-    if (fchmod(a->fd, 0666 & ~mask) != 0)
-        goto fail;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return -EISDIR;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        a->in_place = 1;
+        a->tmp[0] = '\0';
+        a->fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (a->fd < 0)
+            return -errno;
+    } else {
+        snprintf(a->tmp, sizeof a->tmp, "%s.tmp.XXXXXX", path);
+        a->fd = mkstemp(a->tmp);
+        if (a->fd < 0)
+            return -errno;
+        /* mkstemp makes the file 0600; the target gets the usual mode. */
+        mask = umask(0);
+        umask(mask);
+        if (fchmod(a->fd, 0666 & ~mask) != 0)
+            goto fail;
+    }
     if (stream) {
         a->f = fdopen(a->fd, "w");
         if (a->f == NULL)
@@ -46,7 +60,9 @@ int hrd_atomic_commit(struct hrd_atomic *a)
 
     if (a->f != NULL && fflush(a->f) != 0)
         rc = -errno;
-    if (rc == 0 && fsync(a->fd) != 0)
+    /* A device or a pipe written in place has nothing to sync (fsync
+     * refuses it with EINVAL). */
+    if (rc == 0 && !a->in_place && fsync(a->fd) != 0)
         rc = -errno;
     if (a->f != NULL) {
         if (fclose(a->f) != 0 && rc == 0)
@@ -56,6 +72,8 @@ int hrd_atomic_commit(struct hrd_atomic *a)
     }
     a->f = NULL;
     a->fd = -1;
+    if (a->in_place)
+        return rc;
     if (rc == 0 && rename(a->tmp, a->path) != 0)
         rc = -errno;
     if (rc != 0)
@@ -73,5 +91,6 @@ void hrd_atomic_abort(struct hrd_atomic *a)
         close(a->fd);
     a->f = NULL;
     a->fd = -1;
-    unlink(a->tmp);
+    if (!a->in_place)
+        unlink(a->tmp);
 }

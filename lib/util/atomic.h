@@ -5,6 +5,10 @@
  * when the writer commits. A writer that aborts, or a process that dies
  * first, leaves the target as it was. Reports, pictures and run files are
  * written this way.
+ *
+ * A target that exists and is not a regular file (/dev/null, a pipe,
+ * /dev/stdout) is written in place instead: renaming over it would replace
+ * a device node with a file. A directory is refused (-EISDIR).
  */
 #ifndef HOSTRANGE_UTIL_ATOMIC_H
 #define HOSTRANGE_UTIL_ATOMIC_H
@@ -15,8 +19,9 @@
 struct hrd_atomic {
     char path[PATH_MAX];
     char tmp[PATH_MAX + 16];
-    int fd;      /* the temporary file, or -1 */
+    int fd;      /* the temporary file (or the target), or -1 */
     FILE *f;     /* a stream on fd, when opened with a stream */
+    int in_place; /* the target itself: not a regular file */
 };
 
 /*

@@ -1,0 +1,196 @@
+/*
+ * lib/util: files written whole or not at all (atomic.c), in place when the
+ * target is not a regular file; sizes with K/M/G and the option getopt
+ * stopped at (options.c).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "lib/util/atomic.h"
+#include "lib/util/options.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(dir, sizeof dir, "/tmp/hr-util-XXXXXX");
+    return mkdtemp(dir) != NULL ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static size_t slurp(const char *p, char *buf, size_t cap)
+{
+    FILE *f = fopen(p, "r");
+    size_t n;
+
+    assert_non_null(f);
+    n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return n;
+}
+
+/* Entries of dir besides . and .. */
+static int entries(void)
+{
+    char cmd[128];
+    FILE *p;
+    int n = 0, c;
+
+    snprintf(cmd, sizeof cmd, "ls -A '%s'", dir);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    while ((c = fgetc(p)) != EOF)
+        n += c == '\n';
+    pclose(p);
+    return n;
+}
+
+static void test_whole_or_nothing(void **state)
+{
+    struct hrd_atomic a;
+    char path[128], buf[64];
+
+    (void)state;
+    snprintf(path, sizeof path, "%s/out", dir);
+    /* A new file, committed. */
+    assert_int_equal(hrd_atomic_open(&a, path, 1), 0);
+    fputs("first", a.f);
+    assert_int_equal(entries(), 1); /* the temporary file only */
+    assert_int_equal(hrd_atomic_commit(&a), 0);
+    slurp(path, buf, sizeof buf);
+    assert_string_equal(buf, "first");
+    assert_int_equal(entries(), 1);
+    /* Written again and aborted: the target as it was, nothing left. */
+    assert_int_equal(hrd_atomic_open(&a, path, 1), 0);
+    fputs("second", a.f);
+    hrd_atomic_abort(&a);
+    hrd_atomic_abort(&a); /* twice: nothing more */
+    slurp(path, buf, sizeof buf);
+    assert_string_equal(buf, "first");
+    assert_int_equal(entries(), 1);
+    /* Through the descriptor only. */
+    assert_int_equal(hrd_atomic_open(&a, path, 0), 0);
+    assert_int_equal(write(a.fd, "third", 5), 5);
+    assert_int_equal(hrd_atomic_commit(&a), 0);
+    slurp(path, buf, sizeof buf);
+    assert_string_equal(buf, "third");
+    /* A directory is refused; a folder that does not exist too. */
+    assert_int_equal(hrd_atomic_open(&a, dir, 1), -EISDIR);
+    snprintf(path, sizeof path, "%s/none/out", dir);
+    assert_int_equal(hrd_atomic_open(&a, path, 1), -ENOENT);
+}
+
+struct reader {
+    char path[128];
+    char got[64];
+};
+
+static void *read_fifo(void *arg)
+{
+    struct reader *r = arg;
+
+    slurp(r->path, r->got, sizeof r->got);
+    return NULL;
+}
+
+/* A target that is not a regular file (here a FIFO, as /dev/null or a
+ * pipe would be) is written in place: it is still what it was after the
+ * commit, and its reader got the bytes. */
+static void test_in_place(void **state)
+{
+    struct reader r = { { 0 }, { 0 } };
+    struct hrd_atomic a;
+    struct stat st;
+    pthread_t t;
+
+    (void)state;
+    snprintf(r.path, sizeof r.path, "%s/fifo", dir);
+    assert_int_equal(mkfifo(r.path, 0600), 0);
+    assert_int_equal(pthread_create(&t, NULL, read_fifo, &r), 0);
+    assert_int_equal(hrd_atomic_open(&a, r.path, 1), 0);
+    assert_true(a.in_place);
+    fputs("report", a.f);
+    assert_int_equal(hrd_atomic_commit(&a), 0);
+    /* Checked before the reader is waited for: a FIFO renamed over would
+     * leave it waiting for ever. */
+    assert_int_equal(stat(r.path, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(entries(), 1);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_string_equal(r.got, "report");
+}
+
+static void test_sizes(void **state)
+{
+    uint64_t n = 7;
+
+    (void)state;
+    assert_int_equal(hrd_parse_size("4096", 1, 1, 1u << 20, &n), 0);
+    assert_int_equal(n, 4096);
+    assert_int_equal(hrd_parse_size("3k", 1, 1, 1u << 20, &n), 0);
+    assert_int_equal(n, 3u << 10);
+    assert_int_equal(hrd_parse_size("1G", 1, 1, UINT64_MAX, &n), 0);
+    assert_int_equal(n, 1u << 30);
+    assert_int_equal(hrd_parse_size("2M", 1, 1, UINT64_MAX, &n), 0);
+    assert_int_equal(n, 2u << 20);
+    n = 7;
+    /* No suffix where none is taken; nothing but digits first; one
+     * letter at most; within [min, max]. */
+    assert_int_equal(hrd_parse_size("2M", 0, 1, UINT64_MAX, &n), -EINVAL);
+    assert_int_equal(hrd_parse_size("-1", 1, 0, 10, &n), -EINVAL);
+    assert_int_equal(hrd_parse_size("", 1, 0, 10, &n), -EINVAL);
+    assert_int_equal(hrd_parse_size("1MB", 1, 0, UINT64_MAX, &n), -EINVAL);
+    assert_int_equal(hrd_parse_size("11", 0, 0, 10, &n), -ERANGE);
+    assert_int_equal(hrd_parse_size("1K", 1, 2048, UINT64_MAX, &n), -ERANGE);
+    assert_int_equal(hrd_parse_size("99999999999999999999", 0, 0, UINT64_MAX,
+                                    &n),
+                     -ERANGE);
+    assert_int_equal(n, 7); /* untouched on failure */
+}
+
+static void test_culprit(void **state)
+{
+    char buf[3];
+
+    (void)state;
+    assert_string_equal(hrd_getopt_culprit('?', 'x', "-qx", buf), "-x");
+    assert_string_equal(hrd_getopt_culprit('?', 0, "--nope", buf), "--nope");
+    assert_string_equal(hrd_getopt_culprit(':', 'o', "-o", buf), "-o");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_whole_or_nothing, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_in_place, setup, teardown),
+        cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_culprit),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
