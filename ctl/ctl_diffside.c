@@ -113,13 +113,14 @@ static int from_hist(struct hrd_diff_pop *p, const Hostrange__RunHist *m)
     if (rc != 0)
         return rc;
     for (size_t i = 0; i < m->n_buckets; i++) {
-        p->v[i] = hrd_hist_value(m->buckets[i]);
-        p->w[i] = m->counts[i];
+        /* The bucket is checked before its value is taken. */
         rc = hrd_hist_set_bucket(&h, m->buckets[i], m->counts[i]);
         if (rc != 0) {
             hrd_hist_fini(&h);
             return rc;
         }
+        p->v[i] = hrd_hist_value(m->buckets[i]);
+        p->w[i] = m->counts[i];
     }
     p->n = m->n_buckets;
     p->total = m->n;
@@ -237,19 +238,25 @@ static void pop_free(struct hrd_diff_pop *p)
     free(p->w);
 }
 
-/* Appends population p, whose values were filled (`bad`: or not, out of
- * memory), to s when it has values; frees it otherwise. Returns 0, or
- * -ENOMEM with why in err. */
+/* Appends population p, whose values were filled (`bad` non-zero: or not;
+ * -EINVAL: a damaged histogram, else out of memory), to s when it has
+ * values; frees it otherwise. Returns 0, or -EINVAL or -ENOMEM with why in
+ * err. */
 static int pop_keep(struct hrd_diff_side *s, struct hrd_diff_pop *p, int bad, char *err,
                     size_t errlen)
 {
-    if (!bad && p->total > 0) {
-        bad = pop_add(s, p) != 0;
-        if (!bad)
+    if (bad == 0 && p->total > 0) {
+        bad = pop_add(s, p);
+        if (bad == 0)
             return 0;
     }
     pop_free(p);
-    if (bad) {
+    if (bad == -EINVAL) {
+        snprintf(err, errlen, "%s: damaged (a histogram holds a bucket out "
+                 "of range, or one twice)", s->path);
+        return -EINVAL;
+    }
+    if (bad != 0) {
         snprintf(err, errlen, "%s: out of memory", s->path);
         return -ENOMEM;
     }
