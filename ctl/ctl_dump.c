@@ -233,6 +233,7 @@ struct dump_pages {
     struct hrd_ctl_calibs calibs, *ch;
     Hostrange__DumpRequest *dq;
     const struct hrd_ctl_report *r;
+    char where[PATH_MAX + 32]; /* the calibrations' source, which they keep */
 };
 
 static int dump_page(const Hostrange__DumpReply *d, void *ctx)
@@ -240,15 +241,15 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
     struct dump_pages *dp = ctx;
 
     if (dp->dq->calibrations) {
-        char where[PATH_MAX + 32];
         int rc;
 
         /* The first page brings the calibrations. */
-        snprintf(where, sizeof where, "hostranged at %s", hrd_ctl_dir);
+        snprintf(dp->where, sizeof dp->where, "hostranged at %s",
+                 hrd_ctl_dir);
         dp->dq->calibrations = 0;
         rc = hrd_ctl_calibs_init(&dp->calibs, d->calibrations,
                                  d->n_calibrations, dp->r->calibration,
-                                 where, dp->r->correct);
+                                 dp->where, dp->r->correct);
         if (rc != 0)
             return rc;
         dp->ch = &dp->calibs;
