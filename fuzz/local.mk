@@ -21,16 +21,18 @@ FUZZ_RUN = $(SHELL) $(srcdir)/fuzz/run.sh $(FUZZ_SECONDS) "$(FUZZ_FLAGS)"
 if FUZZING
 noinst_LTLIBRARIES += fuzz/libhrfuzz.la
 fuzz_libhrfuzz_la_SOURCES = $(daemon_libhrdaemon_la_SOURCES) \
-	$(lib_run_libhrrun_la_SOURCES) $(lib_agg_libhragg_la_SOURCES) \
+	$(lib_run_libhrrun_la_SOURCES) $(lib_view_libhrview_la_SOURCES) \
+	$(lib_agg_libhragg_la_SOURCES) \
 	$(lib_stat_libhrstat_la_SOURCES) $(lib_util_libhrutil_la_SOURCES) \
 	proto/protocol.c proto/spool.c client/encode.c \
 	fuzz/common.c fuzz/common.h
 nodist_fuzz_libhrfuzz_la_SOURCES = proto/hostrange.pb-c.c
-fuzz_libhrfuzz_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(FUZZ_CFLAGS)
+fuzz_libhrfuzz_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS) \
+	$(FUZZ_CFLAGS)
 
 noinst_PROGRAMS += fuzz/fuzz_ingest fuzz/fuzz_control fuzz/fuzz_state \
 	fuzz/fuzz_ack fuzz/fuzz_spool fuzz/fuzz_seeds
-FUZZ_LDADD = fuzz/libhrfuzz.la $(PROTOBUF_C_LIBS)
+FUZZ_LDADD = fuzz/libhrfuzz.la $(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
 fuzz_fuzz_ingest_SOURCES = fuzz/fuzz_ingest.c
 fuzz_fuzz_ingest_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(FUZZ_CFLAGS)
 fuzz_fuzz_ingest_LDFLAGS = $(FUZZ_LDFLAGS)
