@@ -63,7 +63,7 @@
 
 #define MAX_ROWS 64
 #define MAX_RANGES 8
-#define ATTEMPTS 5
+#define ATTEMPTS 8
 
 static char g_bench[4096];
 
