@@ -197,13 +197,29 @@ static int dir_teardown(void **state)
     return 0;
 }
 
+/* Writes a's state as snapshot "snap" in folder dfd and loads it into b
+ * (initialised here). */
+static void snapshot_round_trip(struct mem *a, struct mem *b, int dfd)
+{
+    struct hrd_snapshot_load sl;
+    struct hrd_recreader r;
+    struct hrd_recfile f;
+
+    assert_int_equal(hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_write(&f, &a->agg, &a->in, 1), 0);
+    hrd_recfile_close(&f);
+    mem_init(b);
+    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+                     0);
+    assert_int_equal(hrd_snapshot_load(&r, &b->agg, &b->in, &sl), 0);
+    hrd_recreader_close(&r);
+}
+
 /* Snapshots keep every key's children, in both modes. */
 static void test_snapshot_children(void **state)
 {
     uint32_t children[3] = { 1, 0, 7 };
-    struct hrd_snapshot_load sl;
-    struct hrd_recreader r;
-    struct hrd_recfile f;
     struct db_batch x;
     struct mem a, b;
     int dfd = open(*state, O_RDONLY | O_DIRECTORY);
@@ -224,16 +240,7 @@ static void test_snapshot_children(void **state)
                                                   HRP_PHASE_WARM,
                                                   "dispatch.call")),
                      0);
-    assert_int_equal(hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC),
-                     0);
-    assert_int_equal(hrd_snapshot_write(&f, &a.agg, &a.in, 1), 0);
-    hrd_recfile_close(&f);
-
-    mem_init(&b);
-    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
-                     0);
-    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), 0);
-    hrd_recreader_close(&r);
+    snapshot_round_trip(&a, &b, dfd);
     assert_int_equal(find_key(&b.agg, "n1", HRP_PHASE_WARM,
                               "binding.body")->children, 8);
     assert_int_equal(find_key(&b.agg, "n2", HRP_PHASE_WARM,
@@ -625,9 +632,6 @@ static void test_calib_fan(void **state)
  * by both paths is mixed; snapshots keep the keys' paths. */
 static void test_clock_paths(void **state)
 {
-    struct hrd_snapshot_load sl;
-    struct hrd_recreader r;
-    struct hrd_recfile f;
     struct db_batch x;
     struct mem a, b;
     struct hrd_key *k;
@@ -682,15 +686,7 @@ static void test_clock_paths(void **state)
     assert_int_equal(find_key(&a.agg, "n2", HRP_PHASE_WARM,
                               "dispatch.call")->pairs, 2);
 
-    assert_int_equal(hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC),
-                     0);
-    assert_int_equal(hrd_snapshot_write(&f, &a.agg, &a.in, 1), 0);
-    hrd_recfile_close(&f);
-    mem_init(&b);
-    assert_int_equal(hrd_recreader_open(&r, dfd, "snap", HRD_SNAPSHOT_MAGIC),
-                     0);
-    assert_int_equal(hrd_snapshot_load(&r, &b.agg, &b.in, &sl), 0);
-    hrd_recreader_close(&r);
+    snapshot_round_trip(&a, &b, dfd);
     assert_int_equal(find_key(&b.agg, "n1", HRP_PHASE_WARM,
                               "binding.body")->clock_paths, HRP_PATHS_ALL);
     assert_int_equal(find_key(&b.agg, "n2", HRP_PHASE_WARM,
