@@ -551,13 +551,23 @@ static double figure(const char *stats, const char *label, const char *name)
     return stat_num(stats, key);
 }
 
-/* The figures of calibration `label`, of clock path `path`. */
-static void check_figures(const char *dir, const char *label, int calls,
-                          int pairs, const char *path)
+/*
+ * The figures of calibration `label`, of clock path `path`. What follows
+ * from the counts and the arithmetic is asserted; the bounds that hold on
+ * a machine at rest (a child costs less than a fan's child, a figure is
+ * known to better than itself) are checked last, and a miss is returned
+ * as a message naming every figure (NULL: all held), for the caller to
+ * calibrate again: a busy machine skews a calibration of a few thousand
+ * calls.
+ */
+static const char *check_figures(const char *dir, const char *label,
+                                 int calls, int pairs, const char *path)
 {
     static struct flat rows[MAX_ROWS];
+    static char miss[1024];
     struct harness_run r;
     char key[128], buf[64], *stats;
+    const char *failed = NULL;
     int n;
 
     CTL(dir, 0, &r, "dump", "--node", "calibration", "--operator", label,
@@ -577,6 +587,11 @@ static void check_figures(const char *dir, const char *label, int calls,
 #define FIGURE(name) figure(stats, label, name)
 #define ROW(range, metric, field) \
     num(find(rows, n, label, range, metric), field)
+#define BOUND(cond)                  \
+    do {                             \
+        if (failed == NULL && !(cond)) \
+            failed = #cond;          \
+    } while (0)
     /* Robust means: never above a population's mean (only high values are
      * left out), never below its minimum. */
     assert_true(FIGURE("empty_ns") <=
@@ -587,40 +602,80 @@ static void check_figures(const char *dir, const char *label, int calls,
                     ROW("calibration.timer", "inclusive", "mean") + 1e-6 &&
                 FIGURE("timer_ns") >=
                     ROW("calibration.timer", "inclusive", "min") - 1e-6);
+    assert_true(FIGURE("calls") == calls);
+    assert_true(FIGURE("step_ns") >= 0 && FIGURE("residue_ns") >= 0 &&
+                FIGURE("child_err_ns") >= 0 && FIGURE("empty_err_ns") >= 0);
+    if (strcmp(path, "ordered") == 0)
+        assert_true(FIGURE("bias_ns") == FIGURE("empty_ns"));
     /* A child scope costs its parent something, less than the fan's own
-     * time per child; its residue is part of it. */
-    assert_true(FIGURE("child_ns") > 0 &&
-                FIGURE("child_ns") <
-                    ROW("calibration.fan", "inclusive", "mean") / 8);
+     * time per child. */
+    BOUND(FIGURE("child_ns") > 0 &&
+          FIGURE("child_ns") < ROW("calibration.fan", "inclusive", "mean") / 8);
     /* Its residue is part of it where the reads are ordered; plain reads
      * may end a child's time early (its bias below 0), which its parent's
      * self time keeps: there it is within a few reads of it. */
     if (strcmp(path, "ordered") == 0) {
-        assert_true(FIGURE("residue_ns") >= 0 &&
-                    FIGURE("residue_ns") <= FIGURE("child_ns"));
-        assert_true(FIGURE("bias_ns") == FIGURE("empty_ns"));
+        BOUND(FIGURE("residue_ns") <= FIGURE("child_ns"));
     } else {
-        assert_true(FIGURE("residue_ns") >= 0 &&
-                    FIGURE("residue_ns") <=
-                        FIGURE("child_ns") + 3 * FIGURE("timer_ns") + 10);
-        assert_true(fabs(FIGURE("bias_ns")) <= 3 * FIGURE("timer_ns") + 10);
+        BOUND(FIGURE("residue_ns") <=
+              FIGURE("child_ns") + 3 * FIGURE("timer_ns") + 10);
+        BOUND(fabs(FIGURE("bias_ns")) <= 3 * FIGURE("timer_ns") + 10);
     }
     /* Figures from hundreds of samples or more: each known to better than
      * itself (a fraction of a ns with the default 100000 calls on a
      * machine at rest; more under a sanitizer or load); a clock step. */
-    assert_true(FIGURE("child_err_ns") > 0 &&
-                FIGURE("child_err_ns") < FIGURE("child_ns"));
-    assert_true(FIGURE("empty_err_ns") > 0 &&
-                FIGURE("empty_err_ns") < FIGURE("empty_ns"));
-    assert_true(FIGURE("step_ns") > 0 && FIGURE("step_ns") < 1000);
-    assert_true(FIGURE("calls") == calls);
+    BOUND(FIGURE("child_err_ns") > 0 &&
+          FIGURE("child_err_ns") < FIGURE("child_ns"));
+    BOUND(FIGURE("empty_err_ns") > 0 &&
+          FIGURE("empty_err_ns") < FIGURE("empty_ns"));
+    BOUND(FIGURE("step_ns") > 0 && FIGURE("step_ns") < 1000);
+    /* A clock read takes some time, and far less than a microsecond. */
+    BOUND(FIGURE("timer_ns") < 1000.0);
+    if (failed != NULL)
+        snprintf(miss, sizeof miss,
+                 "%s (%s, %d calls): %s fails; child %.2f +- %.2f, residue "
+                 "%.2f, empty %.2f +- %.2f, bias %.2f, timer %.2f, step "
+                 "%.2f; fan mean %.2f",
+                 label, path, calls, failed, FIGURE("child_ns"),
+                 FIGURE("child_err_ns"), FIGURE("residue_ns"),
+                 FIGURE("empty_ns"), FIGURE("empty_err_ns"),
+                 FIGURE("bias_ns"), FIGURE("timer_ns"), FIGURE("step_ns"),
+                 ROW("calibration.fan", "inclusive", "mean"));
+#undef BOUND
 #undef ROW
 #undef FIGURE
-    snprintf(key, sizeof key, "calibration.%s.timer_ns", label);
-    /* A clock read takes some time, and far less than a microsecond. */
-    assert_true(stat_num(stats, key) < 1000.0);
     free(stats);
     harness_run_free(&r);
+    return failed != NULL ? miss : NULL;
+}
+
+/* `hostrange-bench --calibrate` as label `label` (the environment names
+ * the path), calls x blocks, until its figures hold their bounds (at most
+ * 4 times: a machine busy through them all fails, and says with what). */
+static void calibrate_until(const char *dir, const char *label, int calls,
+                            int blocks, const char *path)
+{
+    char ncalls[16], nblocks[16];
+    struct harness_run r;
+    const char *miss;
+
+    snprintf(ncalls, sizeof ncalls, "%d", calls);
+    snprintf(nblocks, sizeof nblocks, "%d", blocks);
+    setenv("HOSTRANGE_LABEL", label, 1);
+    for (int attempt = 1;; attempt++) {
+        BENCH(dir, 0, &r, "--calibrate", "--calls", ncalls, "--blocks",
+              nblocks);
+        assert_string_equal(r.out, "");
+        assert_non_null(strstr(r.err, label));
+        harness_run_free(&r);
+        miss = check_figures(dir, label, calls, blocks, path);
+        if (miss == NULL)
+            break;
+        if (attempt == 4)
+            fail_msg("%s", miss);
+        print_message("# %s: calibrated again\n", miss);
+    }
+    unsetenv("HOSTRANGE_LABEL");
 }
 
 static void test_calibrate(void **state)
@@ -633,23 +688,17 @@ static void test_calibrate(void **state)
     if (!BENCH_HAS_RANGES)
         skip();
 
+    /* A second calibration of a label replaces the first. */
     setenv("HOSTRANGE_LABEL", "obs-a", 1);
     BENCH(d->dir, 0, &r, "--calibrate", "--calls", "3000", "--blocks", "101");
     harness_run_free(&r);
-    BENCH(d->dir, 0, &r, "--calibrate", "--calls", "2000", "--blocks", "51");
-    assert_string_equal(r.out, "");
-    assert_non_null(strstr(r.err, "obs-a"));
-    harness_run_free(&r);
-    check_figures(d->dir, "obs-a", 2000, 51, "fast");
+    calibrate_until(d->dir, "obs-a", 2000, 51, "fast");
     /* On the ordered path: a calibration of its own. */
-    setenv("HOSTRANGE_LABEL", "obs-b", 1);
     setenv("HOSTRANGE_CLOCK", "ordered", 1);
-    BENCH(d->dir, 0, &r, "--calibrate", "--calls", "1000", "--blocks", "11");
-    harness_run_free(&r);
+    calibrate_until(d->dir, "obs-b", 1000, 11, "ordered");
     unsetenv("HOSTRANGE_CLOCK");
-    unsetenv("HOSTRANGE_LABEL");
-    check_figures(d->dir, "obs-b", 1000, 11, "ordered");
-    check_figures(d->dir, "obs-a", 2000, 51, "fast");
+    /* The first is kept as it was. */
+    assert_null(check_figures(d->dir, "obs-a", 2000, 51, "fast"));
     stats = harness_stats(d->dir);
     assert_true(strstr(stats, "calibration.obs-b.clock") <
                 strstr(stats, "calibration.obs-a.clock"));
@@ -660,21 +709,24 @@ static void test_calibrate(void **state)
     harness_run_free(&r);
 }
 
-static void test_accuracy(void **state)
+/*
+ * One run of the accuracy workload against calibration obs-accuracy: the
+ * busy-waits' own times in spun[], then its rows checked against them.
+ * Returns NULL when every bound held, else a message saying which missed
+ * and by how much; "busy" when the machine took the CPU from the
+ * busy-waits (their times are its, not theirs).
+ */
+static const char *accuracy_once(const char *dir)
 {
     static struct flat raw[MAX_ROWS], cor[MAX_ROWS];
     static const char *const ranges[3] = { "accuracy.inner", "accuracy.mid",
                                            "accuracy.outer" };
-    struct harness_daemon *d = *state;
+    static char miss[512];
     char self[4096], *argv[4], *stats;
     struct harness_run r;
     double spun[3], incl[3], own[3], child, residue, empty;
     ssize_t len;
     int nr, nc;
-
-    /* Built without the ranges, the benchmark has nothing to measure. */
-    if (!BENCH_HAS_RANGES)
-        skip();
 
     len = readlink("/proc/self/exe", self, sizeof self - 1);
     assert_true(len > 0);
@@ -683,46 +735,34 @@ static void test_accuracy(void **state)
     argv[1] = "--workload";
     argv[2] = "2000";
     argv[3] = NULL;
-    /*
-     * The busy-waits measure the machine: when another load takes the CPU
-     * from this process in most of them, their medians (and the ranges')
-     * are its, not theirs. The workload runs again, on fresh keys, until
-     * each busy-wait of X ns took at most X + 1% + 100 ns; a machine that
-     * never gives it that cannot check the numbers, and the test skips.
-     */
-    for (int attempt = 0;; attempt++) {
-        /* Calibrated in each attempt: a busy machine skews a calibration
-         * as much as the workload. */
-        setenv("HOSTRANGE_LABEL", "obs-accuracy", 1);
-        BENCH(d->dir, 0, &r, "--calibrate", "--calls", "20000");
-        harness_run_free(&r);
-        unsetenv("HOSTRANGE_LABEL");
-        stats = harness_stats(d->dir);
-        child = stat_num(stats, "calibration.obs-accuracy.child_ns");
-        residue = stat_num(stats, "calibration.obs-accuracy.residue_ns");
-        empty = stat_num(stats, "calibration.obs-accuracy.empty_ns");
-        free(stats);
-        harness_run(argv, d->dir, 120, &r);
-        assert_true(harness_exited(r.status, 0));
-        assert_int_equal(sscanf(r.out, "spin %lf %lf %lf", &spun[0],
-                                &spun[1], &spun[2]), 3);
-        harness_run_free(&r);
-        if (spun[0] <= INNER_NS * 1.01 + 100 &&
-            spun[1] <= MID_OWN_NS * 1.01 + 100 &&
-            spun[2] <= OUTER_OWN_NS * 1.01 + 100)
-            break;
-        print_message("busy-waits of %u, %u and %u ns took %.1f, %.1f and "
-                      "%.1f: the machine is too busy, again\n", INNER_NS,
-                      MID_OWN_NS, OUTER_OWN_NS, spun[0], spun[1], spun[2]);
-        if (attempt == 4)
-            skip();
-        CTL(d->dir, 0, &r, "reset", "--node", "tests/observer::accuracy");
-        harness_run_free(&r);
-    }
+    /* Calibrated each time: a busy machine skews a calibration as much as
+     * the workload. */
+    setenv("HOSTRANGE_LABEL", "obs-accuracy", 1);
+    BENCH(dir, 0, &r, "--calibrate", "--calls", "20000");
+    harness_run_free(&r);
+    unsetenv("HOSTRANGE_LABEL");
+    stats = harness_stats(dir);
+    child = stat_num(stats, "calibration.obs-accuracy.child_ns");
+    residue = stat_num(stats, "calibration.obs-accuracy.residue_ns");
+    empty = stat_num(stats, "calibration.obs-accuracy.empty_ns");
+    free(stats);
+    harness_run(argv, dir, 120, &r);
+    assert_true(harness_exited(r.status, 0));
+    assert_int_equal(sscanf(r.out, "spin %lf %lf %lf", &spun[0], &spun[1],
+                            &spun[2]), 3);
+    harness_run_free(&r);
     /* Each busy-wait lasts its nominal time and the overshoot of its last
-     * clock read (less the part of a read its bracket counts). */
+     * clock read (less the part of a read its bracket counts)... */
     assert_true(spun[0] >= INNER_NS - 100 && spun[1] >= MID_OWN_NS - 100 &&
                 spun[2] >= OUTER_OWN_NS - 100);
+    /* ...and at most 1% + 100 ns more on a machine that gives it the CPU. */
+    if (spun[0] > INNER_NS * 1.01 + 100 || spun[1] > MID_OWN_NS * 1.01 + 100 ||
+        spun[2] > OUTER_OWN_NS * 1.01 + 100) {
+        snprintf(miss, sizeof miss, "busy-waits of %u, %u and %u ns took "
+                 "%.1f, %.1f and %.1f: the machine is busy", INNER_NS,
+                 MID_OWN_NS, OUTER_OWN_NS, spun[0], spun[1], spun[2]);
+        return miss;
+    }
     /* The true durations: each scope's own busy-wait and its child's. */
     own[0] = incl[0] = spun[0];
     own[1] = spun[1];
@@ -730,11 +770,11 @@ static void test_accuracy(void **state)
     own[2] = spun[2];
     incl[2] = spun[2] + incl[1];
 
-    CTL(d->dir, 0, &r, "dump", "--fields", "observer", "--node",
+    CTL(dir, 0, &r, "dump", "--fields", "observer", "--node",
         "tests/observer::accuracy", "--calibration", "obs-accuracy");
     nr = flat_parse_rows(r.out, raw, MAX_ROWS);
     harness_run_free(&r);
-    CTL(d->dir, 0, &r, "dump", "--correct-observer", "--node",
+    CTL(dir, 0, &r, "dump", "--correct-observer", "--node",
         "tests/observer::accuracy", "--calibration", "obs-accuracy");
     nc = flat_parse_rows(r.out, cor, MAX_ROWS);
     harness_run_free(&r);
@@ -758,15 +798,56 @@ static void test_accuracy(void **state)
                         1e-9 * cost);
             assert_string_equal(flat_get(b, "corrected"), "true");
             assert_string_equal(flat_get(a, "unstable"), "false");
-            if (!(fabs(after - truth) <= tol))
-                fail_msg("%s %s corrected: median %.1f, true %.1f (+-%.1f)",
-                         ranges[k], metric, after, truth, tol);
-            if (!(before - truth >= -tol && before - truth <= cost + tol))
-                fail_msg("%s %s before correction: median %.1f, true %.1f, "
-                         "calibrated cost %.1f (+-%.1f)", ranges[k], metric,
-                         before, truth, cost, tol);
+            if (!(fabs(after - truth) <= tol)) {
+                snprintf(miss, sizeof miss, "%s %s corrected: median %.1f, "
+                         "true %.1f (+-%.1f)", ranges[k], metric, after,
+                         truth, tol);
+                return miss;
+            }
+            if (!(before - truth >= -tol && before - truth <= cost + tol)) {
+                snprintf(miss, sizeof miss, "%s %s before correction: "
+                         "median %.1f, true %.1f, calibrated cost %.1f "
+                         "(+-%.1f)", ranges[k], metric, before, truth, cost,
+                         tol);
+                return miss;
+            }
         }
     }
+    return NULL;
+}
+
+/*
+ * The accuracy workload, until one run of it on a machine that gives it
+ * the CPU (its busy-waits on time) holds every bound, 5 runs at most, on
+ * fresh keys each. Busy-waits late in every run: the machine cannot check
+ * the numbers, and the test skips. A bound missed by the last run on time
+ * fails, saying which.
+ */
+static void test_accuracy(void **state)
+{
+    struct harness_daemon *d = *state;
+    char missed[512] = "";
+    const char *miss;
+
+    /* Built without the ranges, the benchmark has nothing to measure. */
+    if (!BENCH_HAS_RANGES)
+        skip();
+
+    for (int attempt = 1; attempt <= 5; attempt++) {
+        struct harness_run r;
+
+        miss = accuracy_once(d->dir);
+        if (miss == NULL)
+            return;
+        if (strstr(miss, "the machine is busy") == NULL)
+            snprintf(missed, sizeof missed, "%s", miss);
+        print_message("# %s: again\n", miss);
+        CTL(d->dir, 0, &r, "reset", "--node", "tests/observer::accuracy");
+        harness_run_free(&r);
+    }
+    if (missed[0] == '\0')
+        skip();
+    fail_msg("%s", missed);
 }
 
 /* --control: one line per case, and the active rounds' samples under
