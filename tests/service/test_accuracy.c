@@ -15,7 +15,8 @@
  * depend on a clock. This program, run with --workload SHAPE CALLS, first
  * times every range's work without any instrumentation, in blocks (the
  * truth: each range's inclusive time, and its own time = inclusive less its
- * children's), then makes CALLS calls of the shape in a window, then as
+ * children's, timed as its own work with each child's call returning at
+ * once), then makes CALLS calls of the shape in a window, then as
  * many under the reference design (tests/lib/harness_refdesign.h, the
  * in-process profiler hostrange replaces). It prints the truths, the
  * reference design's medians and the share of the wall time it had the
@@ -26,7 +27,10 @@
  * and self:
  *   - raw (what dump prints by default): at least as close to its truth as
  *     the reference design's median of the same run (fanout, chain and
- *     leaves: the shapes of short ranges);
+ *     leaves: the shapes of short ranges), to within one step of the
+ *     clock: both medians are readings of a clock that advances in steps
+ *     (the calibration's step), so a distance to the truth is known to a
+ *     step and no better;
  *   - corrected (dump --correct-observer): within max(5%, 1.5 clock steps)
  *     of its truth, the step being the calibration's, or flagged unstable
  *     or resolution_limited.
@@ -159,15 +163,19 @@ static unsigned g_before[sizeof g_shapes / sizeof g_shapes[0]][MAX_RANGES];
 static unsigned g_after[sizeof g_shapes / sizeof g_shapes[0]][MAX_RANGES];
 
 /* How a range is measured: not at all (the truth), by hostrange, or by
- * the reference design. */
-enum inst { BARE, HOSTRANGE, REFERENCE };
+ * the reference design. HOLLOW: its own work only, each child called but
+ * returning at once (EMPTY), for the truth of its own time. */
+enum inst { BARE, HOSTRANGE, REFERENCE, HOLLOW, EMPTY };
 
 /* Range i of shape s, measured as inst says. */
 static void run_range(int s, int i, enum inst inst)
 {
     const struct rdef *d = &g_shapes[s].r[i];
+    enum inst below = inst == HOLLOW ? EMPTY : inst;
     hr_scope sc = { 0, 0, 0 };
 
+    if (inst == EMPTY)
+        return;
     if (inst == HOSTRANGE)
         sc = hr_begin(&g_sites[s][i]);
     else if (inst == REFERENCE)
@@ -175,7 +183,7 @@ static void run_range(int s, int i, enum inst inst)
     work(g_before[s][i]);
     for (int k = 0; k < d->nchild_kinds; k++) {
         for (int j = 0; j < d->repeat; j++)
-            run_range(s, d->child[k], inst);
+            run_range(s, d->child[k], below);
     }
     if (g_after[s][i] > 0)
         work(g_after[s][i]);
@@ -185,28 +193,55 @@ static void run_range(int s, int i, enum inst inst)
         harness_refd_end();
 }
 
-/* The time of range i of shape s without instrumentation: the shortest
- * of 15 blocks of about 1 ms (another process can only make a block
+/* The time of range i of shape s measured as inst says: the shortest of
+ * 15 blocks of about 1 ms (another process can only make a block
  * longer). */
-static double truth_incl(int s, int i)
+static double shortest(int s, int i, enum inst inst)
 {
     double best = 1e300, one;
     unsigned reps;
 
     one = now();
-    run_range(s, i, BARE);
+    run_range(s, i, inst);
     one = now() - one;
     reps = (unsigned)(1e6 / (one + 1)) + 5;
     for (int r = 0; r < 15; r++) {
         double t0 = now(), t;
 
         for (unsigned k = 0; k < reps; k++)
-            run_range(s, i, BARE);
+            run_range(s, i, inst);
         t = (now() - t0) / reps;
         if (t < best)
             best = t;
     }
     return best;
+}
+
+/* The time of range i of shape s without instrumentation. */
+static double truth_incl(int s, int i)
+{
+    return shortest(s, i, BARE);
+}
+
+/*
+ * Its own time: its inclusive time less its children's, measured
+ * directly, as its own work with each child called and returning at once,
+ * less those calls (a child's call is the child's, as in its inclusive
+ * truth). The difference of two inclusive truths would carry the noise
+ * of both, which on a parent of 12 us with 1 us of its own is a fifth of
+ * it.
+ */
+static double truth_own(int s, int i)
+{
+    const struct rdef *d = &g_shapes[s].r[i];
+    double own;
+
+    if (d->nchild_kinds == 0)
+        return truth_incl(s, i);
+    own = shortest(s, i, HOLLOW);
+    for (int k = 0; k < d->nchild_kinds; k++)
+        own -= d->repeat * shortest(s, d->child[k], EMPTY);
+    return own;
 }
 
 static int shape_index(const char *name)
@@ -263,7 +298,7 @@ static int workload(const char *name, int calls, int by_path)
 {
     int s = shape_index(name);
     const struct shape *sh;
-    double incl[MAX_RANGES], w0, c0, t;
+    double incl[MAX_RANGES], own[MAX_RANGES], w0, c0, t;
     char node[128];
 
     if (s < 0)
@@ -285,8 +320,10 @@ static int workload(const char *name, int calls, int by_path)
                             ? steps_for(sh->r[i].own_after_ns)
                             : 0;
     }
-    for (int i = 0; i < sh->n; i++)
+    for (int i = 0; i < sh->n; i++) {
         incl[i] = truth_incl(s, i);
+        own[i] = truth_own(s, i);
+    }
     snprintf(node, sizeof node, "tests/accuracy::%s%s",
              by_path ? "cold-" : "", name);
     if (by_path)
@@ -318,14 +355,8 @@ static int workload(const char *name, int calls, int by_path)
         t += now() - w1;
         c0 += cpu_now() - c1;
     }
-    for (int i = 0; i < sh->n; i++) {
-        const struct rdef *d = &sh->r[i];
-        double own = incl[i];
-
-        for (int k = 0; k < d->nchild_kinds; k++)
-            own -= d->repeat * incl[d->child[k]];
-        printf("truth %s %.2f %.2f\n", d->name, incl[i], own);
-    }
+    for (int i = 0; i < sh->n; i++)
+        printf("truth %s %.2f %.2f\n", sh->r[i].name, incl[i], own[i]);
     printf("cpu_share %.4f\n", c0 / t);
     return 0;
 }
@@ -416,7 +447,8 @@ struct path_check {
     const char *path;       /* HOSTRANGE_CLOCK of calibration and workload */
     const char *label;      /* the calibration's label */
     int raw_vs_reference;   /* raw medians at least as close to the truth
-                               as the reference design's */
+                               as the reference design's, to a clock
+                               step */
     int flagged_may_miss;   /* a corrected median out of bounds passes
                                when its row is flagged unstable or
                                resolution_limited */
@@ -509,10 +541,11 @@ static int attempt(const char *dir, const char *self, const char *name,
                 bad = 1;
             }
             if (g_check->raw_vs_reference &&
-                fabs(raw - truth[m]) > fabs(ref - truth[m])) {
+                fabs(raw - truth[m]) > fabs(ref - truth[m]) + step) {
                 print_message("%s %s: raw median %.1f ns, true %.1f ns: "
                               "farther than the reference design's %.1f "
-                              "ns\n", range, metric, raw, truth[m], ref);
+                              "ns by more than a clock step (%.1f ns)\n",
+                              range, metric, raw, truth[m], ref, step);
                 bad = 1;
             }
         }
