@@ -8,6 +8,7 @@
 #include "lib/agg/observer.h"
 #include "lib/run/run.h"
 #include "lib/stat/signif.h"
+#include "lib/view/report.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -291,21 +292,6 @@ struct drow {
     int unstable, resolution;
 };
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 static void num(FILE *f, double v)
 {
     char buf[32];
@@ -323,13 +309,13 @@ static void write_jsonl(FILE *f, const struct drow *r)
     const struct hrd_diff_pop *k = r->b ? r->b : r->n;
 
     fputs("{\"nodeid\":", f);
-    json_str(f, k->node);
+    hrd_json_string(f, k->node);
     fputs(",\"operator\":", f);
-    json_str(f, k->op);
+    hrd_json_string(f, k->op);
     fputs(",\"backend\":", f);
-    json_str(f, k->backend);
+    hrd_json_string(f, k->backend);
     fprintf(f, ",\"phase\":\"%s\",\"range\":", hrp_phase_name(k->phase));
-    json_str(f, k->range);
+    hrd_json_string(f, k->range);
     fprintf(f, ",\"metric\":\"%s\"", hrp_metric_name(k->metric));
     if (r->b == NULL || r->n == NULL) {
         fprintf(f, ",\"only\":\"%s\",\"count\":%llu,\"median\":",

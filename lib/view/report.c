@@ -84,9 +84,7 @@ static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
     return need + 1;
 }
 
-/* Writes s as a JSON string the way Python's json.dumps does with
- * ensure_ascii: everything outside printable ASCII is escaped. */
-static void put_json_string(FILE *f, const char *s)
+void hrd_json_string(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)str(s);
     uint32_t cp;
@@ -163,24 +161,24 @@ static double descendants_per_call(const struct hrd_row *r)
 static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
 {
     fputs("{\"nodeid\":", f);
-    put_json_string(f, r->node_id);
+    hrd_json_string(f, r->node_id);
     fputs(",\"operator\":", f);
-    put_json_string(f, r->op);
+    hrd_json_string(f, r->op);
     fputs(",\"backend\":", f);
-    put_json_string(f, r->backend);
+    hrd_json_string(f, r->backend);
     fputs(",\"phase\":", f);
-    put_json_string(f, r->phase);
+    hrd_json_string(f, r->phase);
     fputs(",\"range\":", f);
-    put_json_string(f, r->range);
+    hrd_json_string(f, r->range);
     if (r->depth > 0) {
         /* dump --by path: the calling context (flame.h). */
         char *path = hrd_path_join(r->path, r->depth);
         fputs(",\"path\":", f);
-        put_json_string(f, path != NULL ? path : "");
+        hrd_json_string(f, path != NULL ? path : "");
         free(path);
     }
     fputs(",\"metric\":", f);
-    put_json_string(f, r->metric);
+    hrd_json_string(f, r->metric);
     fprintf(f, ",\"count\":%" PRIu64 ",\"unit\":\"ns\",\"mean\":", r->count);
     put_json_number(f, r->mean);
     fputs(",\"median\":", f);
@@ -225,7 +223,7 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
                   "\"unstable\":null,\"resolution_limited\":null", f);
         }
         fputs(",\"clock_path\":", f);
-        put_json_string(f, hrp_clock_path_name(r->clock_paths));
+        hrd_json_string(f, hrp_clock_path_name(r->clock_paths));
     }
     if (fields & HRD_FIELDS_CORRECTED)
         fputs(r->corrected ? ",\"corrected\":true" : ",\"corrected\":false",

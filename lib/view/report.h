@@ -41,6 +41,15 @@ enum hrd_format {
 #define HRD_FIELDS_OBSERVER 0x2u
 #define HRD_FIELDS_CORRECTED 0x4u
 
+/*
+ * Writes s (NULL: "") as a JSON string, quoted, the way Python's json.dumps
+ * does with ensure_ascii: everything outside printable ASCII escaped, as
+ * \uXXXX (surrogate pairs above U+FFFF), and each byte that is not part of
+ * valid UTF-8 as U+FFFD. Every JSON string of a report or a diff is
+ * written by it.
+ */
+void hrd_json_string(FILE *f, const char *s);
+
 /* Parses "jsonl", "csv" or "table". Returns 0 and writes *out, or -EINVAL. */
 int hrd_format_parse(const char *name, enum hrd_format *out);
 

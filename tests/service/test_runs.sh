@@ -122,6 +122,24 @@ fi
 [ "$(grep -c '"shift_ns":0.0,.*"p":1.0,.*"flag":null' "$dir/aa.jsonl")" -eq 18 ] ||
     fail "A/A rows"
 
+# Names with a quote, a backslash, a tab, a non-ASCII letter and a byte
+# that is not UTF-8: diff writes each JSON string as the report does,
+# escaped the same way (valid JSON, ASCII only).
+odd=$(printf 'o\303\251"\\\t\377')
+shard c "$odd" 1
+"$HOSTRANGECTL" dump --from "$dir/c.hrs" > "$dir/c.jsonl" || fail "dump c"
+"$HOSTRANGECTL" diff -f jsonl "$dir/c.hrs" "$dir/c.hrs" > "$dir/cc.jsonl" ||
+    fail "diff c"
+want='"nodeid":"o\u00e9\"\\\t\ufffd::node[0]"'
+grep -qF "$want" "$dir/c.jsonl" || fail "dump's name: $(head -1 "$dir/c.jsonl")"
+grep -qF "$want" "$dir/cc.jsonl" || fail "diff's name: $(head -1 "$dir/cc.jsonl")"
+LC_ALL=C grep -q '[^ -~]' "$dir/cc.jsonl" && fail "diff wrote non-ASCII"
+if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    json.loads(line)' "$dir/cc.jsonl" || fail "diff's JSON does not parse"
+fi
+
 # A merge holds every input open: it lifts its soft limit on open files as
 # far as the hard one allows, and past that says what to do.
 set -- $(for i in $(seq 40); do echo "$dir/a.hrs"; done)
