@@ -745,8 +745,10 @@ static void test_calib_for(void **state)
     assert_ptr_equal(hrd_calib_for(c, 4, NULL, 0), &c[1]);
 }
 
-static const struct hrd_calib g_cal = { "a", "tsc", 40.0, 30.0, 10.0, 16.0,
-                                        3, 0, 0, 0, 0, 0 };
+static const struct hrd_calib g_cal = {
+    .label = "a", .clock = "tsc", .child_ns = 40.0, .residue_ns = 30.0,
+    .empty_ns = 10.0, .timer_ns = 16.0, .calls = 3,
+};
 
 static struct hrd_row row_of(const char *metric, uint64_t calls,
                              uint64_t children, double median)
