@@ -5,6 +5,7 @@
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 #include "proto/stream.h"
+#include "proto/unpack.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -689,6 +690,7 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
     Hostrange__Batch *b = NULL;
     struct hrd_client *c;
     enum hrd_ingest_result res = HRD_INGEST_REJECTED;
+    struct hrp_unpack u;
     uint64_t seq = 0;
     int bad;
 
@@ -698,7 +700,17 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
         *reason = HRD_REJECT_OVERSIZE;
         goto reject;
     }
-    b = hostrange__batch__unpack(NULL, len, msg);
+    hrp_unpack_init(&u);
+    b = hostrange__batch__unpack(&u.allocator, len, msg);
+    if (b == NULL && u.out_of_memory) {
+        /* Nothing of it is taken: the client keeps it and sends it again
+         * (the bytes may be fine; this daemon lacked the memory). */
+        in->retries++;
+        make_ack(seq, HOSTRANGE__ACK__STATUS__RETRY,
+                 "the daemon is out of memory; send it again later", ack,
+                 ack_len);
+        return HRD_INGEST_RETRY;
+    }
     if (b == NULL) {
         *reason = HRD_REJECT_MALFORMED;
         goto reject;

@@ -5,6 +5,7 @@
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 #include "proto/spool.h"
+#include "proto/unpack.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -277,12 +278,17 @@ static int string_ok(const char *s, int may_be_empty)
     return n <= HRP_MAX_STRING && (may_be_empty || n > 0);
 }
 
+/* What a file is told when memory ran out reading it: it is left where
+ * it is, for a later scan, never set aside. */
+static const char g_no_memory[] = "out of memory";
+
 /* Checks a SpoolInfo against the file's name. Returns NULL or what is
- * wrong. */
+ * wrong (g_no_memory: nothing is known to be wrong). */
 static const char *info_check(const Hostrange__SpoolInfo *m, uint32_t pid,
                               uint64_t instance)
 {
     const Hostrange__Batch *b;
+    struct hrp_unpack u;
     uint64_t last = 0;
     const char *why = NULL;
 
@@ -311,10 +317,12 @@ static const char *info_check(const Hostrange__SpoolInfo *m, uint32_t pid,
             return "bad batch entries";
         last = x->seq;
     }
-    b = hostrange__batch__unpack(NULL, m->final_batch.len,
+    hrp_unpack_init(&u);
+    b = hostrange__batch__unpack(&u.allocator, m->final_batch.len,
                                  m->final_batch.data);
     if (b == NULL)
-        return "its last batch cannot be read";
+        return u.out_of_memory ? g_no_memory
+                               : "its last batch cannot be read";
     if (b->pid != pid || b->instance != instance || b->seq <= last)
         why = "its last batch is not this process's last";
     hostrange__batch__free_unpacked((Hostrange__Batch *)b, NULL);
@@ -328,7 +336,8 @@ static struct hrd_spool_file *file_open(struct hrd_spool *sp,
 {
     struct hrd_spool_file *f = calloc(1, sizeof *f);
     uint8_t magic[HRP_SPOOL_MAGIC_LEN], type;
-    const char *why = "out of memory";
+    const char *why = g_no_memory;
+    struct hrp_unpack u;
     uint64_t instance;
     uint32_t pid;
     struct stat st;
@@ -363,11 +372,13 @@ static struct hrd_spool_file *file_open(struct hrd_spool *sp,
         memcmp(magic, HRP_SPOOL_MAGIC, sizeof magic) != 0)
         goto refuse;
     rc = read_record(f, &type, &len);
-    why = rc == -ENOMEM ? "out of memory" : "its first record is damaged";
+    why = rc == -ENOMEM ? g_no_memory : "its first record is damaged";
     if (rc != 1 || type != HRP_SPOOL_REC_INFO)
         goto refuse;
-    f->info = hostrange__spool_info__unpack(NULL, len, f->buf);
-    why = "its first record is not a SpoolInfo";
+    hrp_unpack_init(&u);
+    f->info = hostrange__spool_info__unpack(&u.allocator, len, f->buf);
+    why = u.out_of_memory ? g_no_memory
+                          : "its first record is not a SpoolInfo";
     if (f->info == NULL)
         goto refuse;
     if ((why = info_check(f->info, pid, instance)) != NULL)
@@ -378,6 +389,11 @@ static struct hrd_spool_file *file_open(struct hrd_spool *sp,
         goto refuse;
     return f;
 refuse:
+    if (why == g_no_memory) {
+        LOG(sp, "spool: %s left for later: out of memory", name);
+        file_free(f);
+        return NULL;
+    }
     set_aside(sp, name, why);
     sp->info.files++;
     sp->info.bytes += f->bytes;
@@ -419,16 +435,18 @@ static int final_amend(const Hostrange__SpoolInfo *info,
                        uint8_t **out, size_t *len)
 {
     Hostrange__Batch *b, m;
+    struct hrp_unpack u;
     Hostrange__LabelSet *ls = NULL, **lsp = NULL;
     uint32_t *ll = NULL;
     uint64_t *lc = NULL;
     size_t nl = info->n_labels, added = 0;
     int rc = -ENOMEM;
 
-    b = hostrange__batch__unpack(NULL, info->final_batch.len,
+    hrp_unpack_init(&u);
+    b = hostrange__batch__unpack(&u.allocator, info->final_batch.len,
                                  info->final_batch.data);
     if (b == NULL)
-        return -EBADMSG;
+        return u.out_of_memory ? -ENOMEM : -EBADMSG;
     m = *b;
     ls = calloc(nl + 1, sizeof *ls);
     lsp = malloc((b->n_labels + nl + 1) * sizeof *lsp);

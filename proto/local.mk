@@ -15,6 +15,6 @@ nodist_proto_libhrproto_la_SOURCES = proto/hostrange.pb-c.c \
 	proto/hostrange.pb-c.h
 proto_libhrproto_la_SOURCES = proto/protocol.c proto/protocol.h \
 	proto/spool.c proto/spool.h \
-	proto/stream.h proto/monotonic.h
+	proto/stream.h proto/monotonic.h proto/unpack.h
 proto_libhrproto_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) -fPIC
 proto_libhrproto_la_LIBADD = $(PROTOBUF_C_LIBS)

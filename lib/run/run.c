@@ -4,6 +4,7 @@
 #include "lib/run/run.h"
 #include "lib/run/recfile.h"
 #include "proto/protocol.h"
+#include "proto/unpack.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -536,6 +537,27 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
     return 1;
 }
 
+/* The decoders: each unpacks with an allocator that tells a failed
+ * allocation from bytes that do not decode. */
+#define HRD_RUN_DECODER(fn, type, unpack)                                 \
+    int fn(const uint8_t *p, size_t len, type **out)                      \
+    {                                                                     \
+        struct hrp_unpack u;                                              \
+                                                                          \
+        hrp_unpack_init(&u);                                              \
+        *out = unpack(&u.allocator, len, p);                              \
+        if (*out != NULL)                                                 \
+            return 0;                                                     \
+        return u.out_of_memory ? -ENOMEM : -EINVAL;                       \
+    }
+HRD_RUN_DECODER(hrd_run_decode_key, Hostrange__RunKey,
+                hostrange__run_key__unpack)
+HRD_RUN_DECODER(hrd_run_decode_end, Hostrange__RunEnd,
+                hostrange__run_end__unpack)
+HRD_RUN_DECODER(hrd_run_decode_header, Hostrange__RunHeader,
+                hostrange__run_header__unpack)
+#undef HRD_RUN_DECODER
+
 int hrd_run_open(struct hrd_run_reader *r, const char *path,
                  Hostrange__RunHeader **h, char *err, size_t errlen)
 {
@@ -594,13 +616,17 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
     }
     if (rc < 0)
         goto fail;
-    rc = -EINVAL;
-    if (type != 'H' ||
-        (*h = hostrange__run_header__unpack(NULL, len, p)) == NULL) {
+    rc = type == 'H' ? hrd_run_decode_header(p, len, h) : -EINVAL;
+    if (rc == -ENOMEM) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        goto fail;
+    }
+    if (rc != 0) {
         snprintf(err, errlen, "%s: damaged at byte 8 (its first record is "
                  "not a run header)", path);
         goto fail;
     }
+    rc = -EINVAL;
     if ((*h)->format < HRD_RUN_FORMAT_SORTED ||
         (*h)->format > HRD_RUN_FORMAT_NEWEST) {
         snprintf(err, errlen, "%s: written in run format %u, %s this "
@@ -642,8 +668,12 @@ int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
         return 1;
     }
     if (type == 'E') {
-        *e = hostrange__run_end__unpack(NULL, *len, q);
-        if (*e != NULL) {
+        rc = hrd_run_decode_end(q, *len, e);
+        if (rc == -ENOMEM) {
+            snprintf(err, errlen, "%s: out of memory", r->path);
+            return rc;
+        }
+        if (rc == 0) {
             if (r->offset != r->size) {
                 snprintf(err, errlen, "%s: damaged at byte %llu (data after "
                          "the final record)", r->path,
@@ -665,9 +695,14 @@ int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
                        size_t len, Hostrange__RunKey **k, char *err,
                        size_t errlen)
 {
-    *k = hostrange__run_key__unpack(NULL, len, p);
-    if (*k != NULL)
+    int rc = hrd_run_decode_key(p, len, k);
+
+    if (rc == 0)
         return 0;
+    if (rc == -ENOMEM) {
+        snprintf(err, errlen, "%s: out of memory", r->path);
+        return rc;
+    }
     snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
              "0x%02x that does not decode)", r->path,
              (unsigned long long)(r->offset - HRD_REC_HEADER - len), 'K');

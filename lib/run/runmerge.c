@@ -179,14 +179,14 @@ static int intern_paths(struct hrd_runmerge *m, const struct hrd_runscan *s,
 static int make_other(struct hrd_runmerge *m, const uint8_t *p, size_t len,
                       uint32_t *serial)
 {
-    Hostrange__RunKey *k = hostrange__run_key__unpack(NULL, len, p);
+    Hostrange__RunKey *k;
     const char *s[4];
     uint32_t id[4];
     struct hrd_key *key;
-    int rc = 0;
+    int rc = hrd_run_decode_key(p, len, &k);
 
-    if (k == NULL)
-        return -EINVAL;
+    if (rc != 0)
+        return rc;
     s[0] = k->node_id;
     s[1] = k->operator_;
     s[2] = k->backend;
@@ -272,8 +272,10 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
             if (rc != 0)
                 return rc;
             if (type == 'E') {
-                in->e = hostrange__run_end__unpack(NULL, len, p);
-                if (in->e == NULL)
+                rc = hrd_run_decode_end(p, len, &in->e);
+                if (rc == -ENOMEM)
+                    goto nomem;
+                if (rc != 0)
                     goto undecodable;
                 if (r->offset != r->size) {
                     snprintf(err, errlen, "%s: damaged at byte %llu (data "
@@ -383,11 +385,15 @@ static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
                     size_t errlen)
 {
     const char *path = m->in[rec->file].r.path;
-    Hostrange__RunKey *k = hostrange__run_key__unpack(NULL, rec->len, p);
+    Hostrange__RunKey *k;
     char why[512];
-    int rc;
+    int rc = hrd_run_decode_key(p, rec->len, &k);
 
-    if (k == NULL) {
+    if (rc == -ENOMEM) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return rc;
+    }
+    if (rc != 0) {
         snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
                  "0x4b that does not decode)", path,
                  (unsigned long long)rec->offset);

@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -42,6 +45,52 @@ int harness_valgrind(void)
     const char *v = getenv("HOSTRANGE_TEST_VALGRIND");
 
     return v != NULL && v[0] != '\0' && strcmp(v, "0") != 0;
+}
+
+int harness_short_of_memory(int (*fn)(void *ctx), void *ctx, size_t extra)
+{
+    const char *pre = getenv("LD_PRELOAD");
+    int status;
+    pid_t pid;
+
+#if defined(__SANITIZE_ADDRESS__)
+    return -1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+    return -1;
+#endif
+#endif
+    if (harness_valgrind() || (pre != NULL && strstr(pre, "vgpreload")))
+        return -1;
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        unsigned long pages = 0;
+        struct rlimit lim;
+        FILE *f;
+
+#ifdef __GLIBC__
+        /* Memory the process freed but malloc kept would be taken first,
+         * within its use at the start: given back, the limit is what it
+         * says. */
+        malloc_trim(0);
+#endif
+        f = fopen("/proc/self/statm", "r");
+
+        if (f == NULL || fscanf(f, "%lu", &pages) != 1)
+            _exit(127);
+        fclose(f);
+        lim.rlim_cur = lim.rlim_max =
+            (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (rlim_t)extra;
+        if (setrlimit(RLIMIT_AS, &lim) != 0)
+            _exit(127);
+        _exit(fn(ctx) & 0xff);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_not_equal(WEXITSTATUS(status), 127);
+    return WEXITSTATUS(status);
 }
 
 /* 1 when path is the program named by the environment variable var. */

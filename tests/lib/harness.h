@@ -111,6 +111,16 @@ int harness_wait(pid_t pid, int limit_s);
  */
 int harness_valgrind(void);
 
+/*
+ * Runs fn(ctx) in a child whose address space is limited to what it uses
+ * at the start plus `extra` bytes, so that an allocation past that fails
+ * (malloc returns NULL) as on a machine out of memory. Returns fn's value
+ * (the child's exit status, 0 to 255), or -1 where such a limit means
+ * nothing (AddressSanitizer and valgrind reserve address space of their
+ * own): the caller then skips.
+ */
+int harness_short_of_memory(int (*fn)(void *ctx), void *ctx, size_t extra);
+
 /* The path of program `name` on PATH (written to buf), or NULL. */
 const char *harness_tool(const char *name, char *buf, size_t len);
 

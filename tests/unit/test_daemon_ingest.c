@@ -21,6 +21,7 @@
 #include "daemon/ingest.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
+#include "tests/lib/harness.h"
 #include "tests/lib/harness_batch.h"
 
 /* Sends a batch; returns the result and checks the ack's status. */
@@ -472,6 +473,82 @@ static void test_reset_and_stats(void **state)
     assert_int_equal(f->in.nclients, 10);
 }
 
+struct oom_batch {
+    struct hrd_ingest *in;
+    const uint8_t *buf;
+    size_t len;
+};
+
+/* In the child short of memory: 0 when the batch was answered RETRY and
+ * counted as a retry, not as a rejection. */
+static int ingest_short_of_memory(void *ctx)
+{
+    const struct oom_batch *x = ctx;
+    enum hrd_reject why;
+    enum hrd_ingest_result res;
+    Hostrange__Ack *ack;
+    uint8_t *abuf;
+    size_t alen;
+    int rc = 0;
+
+    res = hrd_ingest_handle(x->in, x->buf, x->len, &abuf, &alen, &why);
+    if (res != HRD_INGEST_RETRY)
+        return 1;
+    if (x->in->retries != 1 || x->in->rejected[HRD_REJECT_MALFORMED] != 0)
+        return 2;
+    ack = hostrange__ack__unpack(NULL, alen, abuf);
+    if (ack == NULL || ack->status != HOSTRANGE__ACK__STATUS__RETRY)
+        rc = 3;
+    if (ack != NULL)
+        hostrange__ack__free_unpacked(ack, NULL);
+    free(abuf);
+    return rc;
+}
+
+/*
+ * A batch that decodes to more memory than the daemon has is not
+ * malformed: it is answered RETRY (nothing of it taken; the client sends
+ * it again), where it was rejected and lost. 3.5 Mi one-byte lost_label
+ * values, 14 MiB decoded, in a child limited to its use plus 8 MiB.
+ */
+static void test_out_of_memory_is_retry(void **state)
+{
+    enum { N = 7 << 19 };
+    struct fixture *f = *state;
+    Hostrange__Batch b = HOSTRANGE__BATCH__INIT, *back;
+    struct oom_batch x;
+    uint32_t *v = calloc(N, sizeof *v);
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    assert_non_null(v);
+    b.version = HRP_VERSION;
+    b.pid = 77;
+    b.seq = 1;
+    b.n_lost_label = N;
+    b.lost_label = v;
+    len = hostrange__batch__get_packed_size(&b);
+    assert_true(len <= HRP_MAX_INGEST_BYTES);
+    buf = malloc(len);
+    assert_non_null(buf);
+    assert_int_equal(hostrange__batch__pack(&b, buf), len);
+    free(v);
+    /* With memory, it decodes. */
+    back = hostrange__batch__unpack(NULL, len, buf);
+    assert_non_null(back);
+    assert_int_equal(back->n_lost_label, N);
+    hostrange__batch__free_unpacked(back, NULL);
+    x.in = &f->in;
+    x.buf = buf;
+    x.len = len;
+    rc = harness_short_of_memory(ingest_short_of_memory, &x, 8u << 20);
+    free(buf);
+    if (rc < 0)
+        skip();
+    assert_int_equal(rc, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -479,6 +556,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_memory_budget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_by_label, setup, teardown),
         cmocka_unit_test_setup_teardown(test_journal_retry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_memory_is_retry, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_paged_dump, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reset_and_stats, setup,
                                         teardown),

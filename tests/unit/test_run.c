@@ -25,6 +25,7 @@
 #include "lib/run/runkey.h"
 #include "lib/run/runload.h"
 #include "proto/protocol.h"
+#include "tests/lib/harness.h"
 #include "tests/lib/harness_runfile.h"
 
 static char dir[64], path[128], bad[128];
@@ -659,10 +660,81 @@ static void test_load_keeps_every_path(void **state)
     hrd_agg_fini(&a);
 }
 
+/*
+ * A key that does not decode is damage; a key that decodes but for which
+ * memory runs out is not: the reader says "out of memory" (-ENOMEM), not
+ * "damaged". The key: 4 Mi inclusive values of one byte each on the wire,
+ * 32 MiB once decoded, read in a child whose address space is limited to
+ * what it uses plus 16 MiB.
+ */
+struct oom_key {
+    const uint8_t *buf;
+    size_t len;
+};
+
+/* In the child short of memory: 0 when both readers said out of memory. */
+static int decode_short_of_memory(void *ctx)
+{
+    const struct oom_key *x = ctx;
+    Hostrange__RunKey *out = NULL;
+    struct hrd_run_reader r;
+    char err[256];
+    int rc;
+
+    if (hrd_run_decode_key(x->buf, x->len, &out) != -ENOMEM)
+        return 1;
+    memset(&r, 0, sizeof r);
+    r.path = "oom.hrs";
+    r.offset = x->len + HRD_REC_HEADER;
+    rc = hrd_run_unpack_key(&r, x->buf, x->len, &out, err, sizeof err);
+    if (rc != -ENOMEM || strcmp(err, "oom.hrs: out of memory") != 0)
+        return 2;
+    return 0;
+}
+
+static void test_out_of_memory_is_not_damage(void **state)
+{
+    enum { N = 4 << 20 };
+    Hostrange__RunKey k = HOSTRANGE__RUN_KEY__INIT, *out = NULL;
+    struct oom_key x;
+    uint64_t *v;
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    (void)state;
+    v = calloc(N, sizeof *v);
+    assert_non_null(v);
+    for (size_t i = 0; i < N; i++)
+        v[i] = 1;
+    k.node_id = "t/oom";
+    k.range = "r";
+    k.n_inclusive = N;
+    k.inclusive = v;
+    len = hostrange__run_key__get_packed_size(&k);
+    buf = malloc(len);
+    assert_non_null(buf);
+    assert_int_equal(hostrange__run_key__pack(&k, buf), len);
+    free(v);
+    /* With memory: it decodes. Cut short: damage. */
+    assert_int_equal(hrd_run_decode_key(buf, len, &out), 0);
+    assert_int_equal(out->n_inclusive, N);
+    hostrange__run_key__free_unpacked(out, NULL);
+    assert_int_equal(hrd_run_decode_key(buf, len - 1, &out), -EINVAL);
+    x.buf = buf;
+    x.len = len;
+    rc = harness_short_of_memory(decode_short_of_memory, &x, 16u << 20);
+    free(buf);
+    if (rc < 0)
+        skip();
+    assert_int_equal(rc, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test(test_out_of_memory_is_not_damage),
         cmocka_unit_test_setup_teardown(test_load_keeps_every_path, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_packed_keys, setup, teardown),
