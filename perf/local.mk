@@ -104,6 +104,8 @@ perf_bench_nvtx_SOURCES = perf/bench_nvtx.c perf/bench_report.c \
 perf_bench_nvtx_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CFLAGS)
 perf_bench_nvtx_LDADD = client/libhostrange.la
 BENCHES += perf/bench-nvtx
+# Made with the build, so that it can be run by hand as README shows.
+noinst_SCRIPTS += perf/bench-nvtx
 CLEANFILES += perf/bench-nvtx
 perf/bench-nvtx: Makefile
 	$(AM_V_GEN)$(MKDIR_P) perf && { \
