@@ -734,10 +734,13 @@ int hrd_ctl_diff(int argc, char **argv)
             status = rc == HRD_CTL_TOLD ? DIFF_USAGE : failed(rc);
         goto out;
     }
-    status = DIFF_UNREADABLE;
-    if (hrd_diff_side_open(&base, o.base) != 0 ||
-        hrd_diff_side_open(&new, o.new) != 0)
+    rc = hrd_diff_side_open(&base, o.base);
+    if (rc == 0)
+        rc = hrd_diff_side_open(&new, o.new);
+    if (rc != 0) {
+        status = rc == HRD_CTL_TOLD ? DIFF_UNREADABLE : failed(rc);
         goto out;
+    }
     status = DIFF_MACHINES;
     if (hrd_ctl_diff_machines(o.base, base.header, o.new, new.header,
                               o.strict) != 0)

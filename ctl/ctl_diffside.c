@@ -136,8 +136,13 @@ int hrd_diff_side_open(struct hrd_diff_side *s, const char *path)
 {
     char err[8400];
 
+    int rc;
+
     s->path = path;
-    if (hrd_run_open(&s->r, path, &s->header, err, sizeof err) != 0) {
+    rc = hrd_run_open(&s->r, path, &s->header, err, sizeof err);
+    if (rc == -ENOMEM)
+        return rc;
+    if (rc != 0) {
         fprintf(stderr, "hostrangectl diff: %s\n", err);
         return HRD_CTL_TOLD;
     }
@@ -404,6 +409,9 @@ int hrd_diff_side_next(struct hrd_diff_side *s)
     s->order++;
     return 0;
 fail:
+    /* Out of memory is not the file's fault: the caller says so. */
+    if (rc == -ENOMEM)
+        return rc;
     fprintf(stderr, "hostrangectl diff: %s\n", err);
     return HRD_CTL_TOLD;
 }

@@ -55,13 +55,15 @@ struct hrd_diff_side {
     size_t vcap;
 };
 
-/* Opens a side's run file (s zeroed by the caller). Returns 0, or
- * HRD_CTL_TOLD (ctl.h) after printing why. */
+/* Opens a side's run file (s zeroed by the caller). Returns 0, -ENOMEM
+ * (not printed: the caller says it), or HRD_CTL_TOLD (ctl.h) after
+ * printing why the file cannot be read. */
 int hrd_diff_side_open(struct hrd_diff_side *s, const char *path);
 
 /* Reads the next key of a side into populations (one or two, appended to
- * s->p), or, at the end of the file, its end (s->ended set). Returns 0, or
- * HRD_CTL_TOLD after printing why. */
+ * s->p), or, at the end of the file, its end (s->ended set). Returns 0,
+ * -ENOMEM (not printed), or HRD_CTL_TOLD after printing why the file
+ * cannot be read. */
 int hrd_diff_side_next(struct hrd_diff_side *s);
 
 /* Frees a side's populations, scratch and reader. */

@@ -8,6 +8,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -730,11 +731,59 @@ static void test_out_of_memory_is_not_damage(void **state)
     assert_int_equal(rc, 0);
 }
 
+/* In the child short of memory: hostrangectl diff of the run file at
+ * path against itself; its exit status, with stderr in bad. */
+static int diff_short_of_memory(void *ctx)
+{
+    const char *ctl = ctx;
+    int fd = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+    if (fd < 0 || dup2(fd, 2) < 0 || freopen("/dev/null", "w", stdout) == NULL)
+        return 126;
+    execl(ctl, ctl, "diff", path, path, (char *)NULL);
+    return 126;
+}
+
+/*
+ * The same through hostrangectl: diff of a run file whose key it must
+ * unpack (an --unsorted file), 4 Mi values, 32 MiB decoded, in a process
+ * allowed 16 MiB more address space than the test had: exit status 5
+ * (another failure: out of memory), not 3 (a file that cannot be read).
+ */
+static void test_diff_out_of_memory(void **state)
+{
+    const char *ctl = getenv("HOSTRANGECTL");
+    struct harness_runfile f;
+    struct hrd_key *k;
+    uint64_t rng = 7;
+    char *err;
+    int rc;
+
+    (void)state;
+    if (ctl == NULL)
+        skip();
+    harness_runfile_create(&f, path, HRD_RUN_FORMAT_EVENTS);
+    k = harness_runfile_key(&f, "t/oom", 1, "r");
+    harness_runfile_add_random(&f, k, 4u << 20, 100, 50, &rng);
+    harness_runfile_put(&f, k);
+    harness_runfile_commit(&f);
+    rc = harness_short_of_memory(diff_short_of_memory, (void *)ctl,
+                                 16u << 20);
+    if (rc < 0)
+        skip();
+    err = harness_read_file(bad);
+    if (rc != 5 || strstr(err, "hostrangectl diff: out of memory") == NULL)
+        fail_msg("diff short of memory: status %d, stderr: %s", rc, err);
+    free(err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
         cmocka_unit_test(test_out_of_memory_is_not_damage),
+        cmocka_unit_test_setup_teardown(test_diff_out_of_memory, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_load_keeps_every_path, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_packed_keys, setup, teardown),
