@@ -473,6 +473,76 @@ static void test_refused_files(void **state)
     assert_int_equal(access(other, F_OK), 0);
 }
 
+/* In the child short of memory: the spool run until it has nothing to
+ * do (no cmocka assertion here: a failure is the exit status). */
+static int scan_short_of_memory(void *ctx)
+{
+    struct fix *f = ctx;
+
+    hrd_spool_poke(&f->sp);
+    for (int i = 0; hrd_spool_step(&f->sp, 2) != 0; i++) {
+        if (i > 1000)
+            return 1;
+    }
+    return f->sp.info.rejected_files != 0 ? 2 : 0;
+}
+
+/*
+ * A spool file the daemon lacks the memory to read is not damaged: it is
+ * left under its name for a later scan, never renamed aside. Its last
+ * batch decodes to 14 MiB (3.5 Mi lost_label entries); the scan runs in a
+ * child limited to its use plus 8 MiB.
+ */
+static void test_out_of_memory_leaves_the_file(void **state)
+{
+    enum { N = 7 << 19 };
+    struct fix *f = *state;
+    Hostrange__Batch b = HOSTRANGE__BATCH__INIT;
+    struct hr__spool s = { 0 };
+    uint32_t *v = calloc(N, sizeof *v);
+    char path[600], aside[600];
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    assert_non_null(v);
+    b.version = HRP_VERSION;
+    b.pid = PID;
+    b.instance = INSTANCE;
+    b.seq = 4;
+    b.n_lost_label = N;
+    b.lost_label = v;
+    len = hostrange__batch__get_packed_size(&b);
+    buf = malloc(len);
+    assert_non_null(buf);
+    assert_int_equal(hostrange__batch__pack(&b, buf), len);
+    free(v);
+    s.pid = PID;
+    s.instance = INSTANCE;
+    s.final_batch = buf;
+    s.final_len = len;
+    s.label_get = label_get;
+    assert_int_equal(hr__spool_write(f->spool, &s), 0);
+    free(buf);
+    in_spool(f, "", path, sizeof path);
+    in_spool(f, HRP_SPOOL_ASIDE_SUFFIX, aside, sizeof aside);
+    rc = harness_short_of_memory(scan_short_of_memory, f, 8u << 20);
+    if (rc < 0)
+        skip();
+    assert_int_equal(rc, 0);
+    assert_int_equal(access(path, F_OK), 0);
+    assert_int_not_equal(access(aside, F_OK), 0);
+    /* With memory, the same scan reads it: its last batch, which holds
+     * lost labels and no counts for them, is rejected as a batch from a
+     * socket would be, and the file is done with (removed, not set
+     * aside). */
+    take_all(f);
+    assert_int_equal(f->sp.info.rejected_files, 0);
+    assert_int_equal(f->sp.info.rejected, 1);
+    assert_int_not_equal(access(aside, F_OK), 0);
+    assert_int_not_equal(access(path, F_OK), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +555,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_batches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_losses_added, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_out_of_memory_leaves_the_file,
+                                        setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
