@@ -135,7 +135,6 @@ static int from_hist(struct hrd_diff_pop *p, const Hostrange__RunHist *m)
 int hrd_diff_side_open(struct hrd_diff_side *s, const char *path)
 {
     char err[8400];
-
     int rc;
 
     s->path = path;

@@ -690,9 +690,8 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
     Hostrange__Batch *b = NULL;
     struct hrd_client *c;
     enum hrd_ingest_result res = HRD_INGEST_REJECTED;
-    struct hrp_unpack u;
     uint64_t seq = 0;
-    int bad;
+    int bad, rc;
 
     *ack = NULL;
     *ack_len = 0;
@@ -700,9 +699,8 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
         *reason = HRD_REJECT_OVERSIZE;
         goto reject;
     }
-    hrp_unpack_init(&u);
-    b = hostrange__batch__unpack(&u.allocator, len, msg);
-    if (b == NULL && u.out_of_memory) {
+    b = hrp_unpack(&hostrange__batch__descriptor, len, msg, &rc);
+    if (rc == -ENOMEM) {
         /* Nothing of it is taken: the client keeps it and sends it again
          * (the bytes may be fine; this daemon lacked the memory). */
         in->retries++;

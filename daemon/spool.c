@@ -288,9 +288,9 @@ static const char *info_check(const Hostrange__SpoolInfo *m, uint32_t pid,
                               uint64_t instance)
 {
     const Hostrange__Batch *b;
-    struct hrp_unpack u;
     uint64_t last = 0;
     const char *why = NULL;
+    int rc;
 
     if (m->version != HRP_SPOOL_VERSION)
         return "another spool version";
@@ -317,12 +317,11 @@ static const char *info_check(const Hostrange__SpoolInfo *m, uint32_t pid,
             return "bad batch entries";
         last = x->seq;
     }
-    hrp_unpack_init(&u);
-    b = hostrange__batch__unpack(&u.allocator, m->final_batch.len,
-                                 m->final_batch.data);
+    b = hrp_unpack(&hostrange__batch__descriptor, m->final_batch.len,
+                   m->final_batch.data, &rc);
     if (b == NULL)
-        return u.out_of_memory ? g_no_memory
-                               : "its last batch cannot be read";
+        return rc == -ENOMEM ? g_no_memory
+                             : "its last batch cannot be read";
     if (b->pid != pid || b->instance != instance || b->seq <= last)
         why = "its last batch is not this process's last";
     hostrange__batch__free_unpacked((Hostrange__Batch *)b, NULL);
@@ -337,7 +336,6 @@ static struct hrd_spool_file *file_open(struct hrd_spool *sp,
     struct hrd_spool_file *f = calloc(1, sizeof *f);
     uint8_t magic[HRP_SPOOL_MAGIC_LEN], type;
     const char *why = g_no_memory;
-    struct hrp_unpack u;
     uint64_t instance;
     uint32_t pid;
     struct stat st;
@@ -375,10 +373,10 @@ static struct hrd_spool_file *file_open(struct hrd_spool *sp,
     why = rc == -ENOMEM ? g_no_memory : "its first record is damaged";
     if (rc != 1 || type != HRP_SPOOL_REC_INFO)
         goto refuse;
-    hrp_unpack_init(&u);
-    f->info = hostrange__spool_info__unpack(&u.allocator, len, f->buf);
-    why = u.out_of_memory ? g_no_memory
-                          : "its first record is not a SpoolInfo";
+    f->info = hrp_unpack(&hostrange__spool_info__descriptor, len, f->buf,
+                         &rc);
+    why = rc == -ENOMEM ? g_no_memory
+                        : "its first record is not a SpoolInfo";
     if (f->info == NULL)
         goto refuse;
     if ((why = info_check(f->info, pid, instance)) != NULL)
@@ -435,18 +433,17 @@ static int final_amend(const Hostrange__SpoolInfo *info,
                        uint8_t **out, size_t *len)
 {
     Hostrange__Batch *b, m;
-    struct hrp_unpack u;
     Hostrange__LabelSet *ls = NULL, **lsp = NULL;
     uint32_t *ll = NULL;
     uint64_t *lc = NULL;
     size_t nl = info->n_labels, added = 0;
-    int rc = -ENOMEM;
+    int rc;
 
-    hrp_unpack_init(&u);
-    b = hostrange__batch__unpack(&u.allocator, info->final_batch.len,
-                                 info->final_batch.data);
+    b = hrp_unpack(&hostrange__batch__descriptor, info->final_batch.len,
+                   info->final_batch.data, &rc);
     if (b == NULL)
-        return u.out_of_memory ? -ENOMEM : -EBADMSG;
+        return rc == -ENOMEM ? -ENOMEM : -EBADMSG;
+    rc = -ENOMEM;
     m = *b;
     ls = calloc(nl + 1, sizeof *ls);
     lsp = malloc((b->n_labels + nl + 1) * sizeof *lsp);

@@ -537,27 +537,6 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
     return 1;
 }
 
-/* The decoders: each unpacks with an allocator that tells a failed
- * allocation from bytes that do not decode. */
-#define HRD_RUN_DECODER(fn, type, unpack)                                 \
-    int fn(const uint8_t *p, size_t len, type **out)                      \
-    {                                                                     \
-        struct hrp_unpack u;                                              \
-                                                                          \
-        hrp_unpack_init(&u);                                              \
-        *out = unpack(&u.allocator, len, p);                              \
-        if (*out != NULL)                                                 \
-            return 0;                                                     \
-        return u.out_of_memory ? -ENOMEM : -EINVAL;                       \
-    }
-HRD_RUN_DECODER(hrd_run_decode_key, Hostrange__RunKey,
-                hostrange__run_key__unpack)
-HRD_RUN_DECODER(hrd_run_decode_end, Hostrange__RunEnd,
-                hostrange__run_end__unpack)
-HRD_RUN_DECODER(hrd_run_decode_header, Hostrange__RunHeader,
-                hostrange__run_header__unpack)
-#undef HRD_RUN_DECODER
-
 int hrd_run_open(struct hrd_run_reader *r, const char *path,
                  Hostrange__RunHeader **h, char *err, size_t errlen)
 {
@@ -616,7 +595,9 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
     }
     if (rc < 0)
         goto fail;
-    rc = type == 'H' ? hrd_run_decode_header(p, len, h) : -EINVAL;
+    rc = -EINVAL;
+    if (type == 'H')
+        *h = hrp_unpack(&hostrange__run_header__descriptor, len, p, &rc);
     if (rc == -ENOMEM) {
         snprintf(err, errlen, "%s: out of memory", path);
         goto fail;
@@ -668,7 +649,7 @@ int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
         return 1;
     }
     if (type == 'E') {
-        rc = hrd_run_decode_end(q, *len, e);
+        *e = hrp_unpack(&hostrange__run_end__descriptor, *len, q, &rc);
         if (rc == -ENOMEM) {
             snprintf(err, errlen, "%s: out of memory", r->path);
             return rc;
@@ -695,7 +676,9 @@ int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
                        size_t len, Hostrange__RunKey **k, char *err,
                        size_t errlen)
 {
-    int rc = hrd_run_decode_key(p, len, k);
+    int rc;
+
+    *k = hrp_unpack(&hostrange__run_key__descriptor, len, p, &rc);
 
     if (rc == 0)
         return 0;

@@ -134,15 +134,6 @@ int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
 int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
                         size_t *len, Hostrange__RunEnd **e, char *err,
                         size_t errlen);
-/*
- * A record's payload decoded: 0 with the message in *out (caller frees it
- * with its free_unpacked(x, NULL)), -EINVAL when the bytes do not decode,
- * -ENOMEM when memory ran out decoding them (not the file's fault).
- */
-int hrd_run_decode_key(const uint8_t *p, size_t len, Hostrange__RunKey **out);
-int hrd_run_decode_end(const uint8_t *p, size_t len, Hostrange__RunEnd **out);
-int hrd_run_decode_header(const uint8_t *p, size_t len,
-                          Hostrange__RunHeader **out);
 int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
                        size_t len, Hostrange__RunKey **k, char *err,
                        size_t errlen);

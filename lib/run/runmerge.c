@@ -6,6 +6,7 @@
 #include "lib/run/runput.h"
 #include "lib/run/runscan.h"
 #include "proto/protocol.h"
+#include "proto/unpack.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -183,8 +184,9 @@ static int make_other(struct hrd_runmerge *m, const uint8_t *p, size_t len,
     const char *s[4];
     uint32_t id[4];
     struct hrd_key *key;
-    int rc = hrd_run_decode_key(p, len, &k);
+    int rc;
 
+    k = hrp_unpack(&hostrange__run_key__descriptor, len, p, &rc);
     if (rc != 0)
         return rc;
     s[0] = k->node_id;
@@ -272,7 +274,8 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
             if (rc != 0)
                 return rc;
             if (type == 'E') {
-                rc = hrd_run_decode_end(p, len, &in->e);
+                in->e = hrp_unpack(&hostrange__run_end__descriptor, len, p,
+                                   &rc);
                 if (rc == -ENOMEM)
                     goto nomem;
                 if (rc != 0)
@@ -387,8 +390,9 @@ static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
     const char *path = m->in[rec->file].r.path;
     Hostrange__RunKey *k;
     char why[512];
-    int rc = hrd_run_decode_key(p, rec->len, &k);
+    int rc;
 
+    k = hrp_unpack(&hostrange__run_key__descriptor, rec->len, p, &rc);
     if (rc == -ENOMEM) {
         snprintf(err, errlen, "%s: out of memory", path);
         return rc;

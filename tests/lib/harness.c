@@ -77,7 +77,6 @@ int harness_short_of_memory(int (*fn)(void *ctx), void *ctx, size_t extra)
         malloc_trim(0);
 #endif
         f = fopen("/proc/self/statm", "r");
-
         if (f == NULL || fscanf(f, "%lu", &pages) != 1)
             _exit(127);
         fclose(f);

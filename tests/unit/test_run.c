@@ -26,6 +26,7 @@
 #include "lib/run/runkey.h"
 #include "lib/run/runload.h"
 #include "proto/protocol.h"
+#include "proto/unpack.h"
 #include "tests/lib/harness.h"
 #include "tests/lib/harness_runfile.h"
 
@@ -682,7 +683,8 @@ static int decode_short_of_memory(void *ctx)
     char err[256];
     int rc;
 
-    if (hrd_run_decode_key(x->buf, x->len, &out) != -ENOMEM)
+    out = hrp_unpack(&hostrange__run_key__descriptor, x->len, x->buf, &rc);
+    if (out != NULL || rc != -ENOMEM)
         return 1;
     memset(&r, 0, sizeof r);
     r.path = "oom.hrs";
@@ -718,10 +720,14 @@ static void test_out_of_memory_is_not_damage(void **state)
     assert_int_equal(hostrange__run_key__pack(&k, buf), len);
     free(v);
     /* With memory: it decodes. Cut short: damage. */
-    assert_int_equal(hrd_run_decode_key(buf, len, &out), 0);
+    out = hrp_unpack(&hostrange__run_key__descriptor, len, buf, &rc);
+    assert_non_null(out);
+    assert_int_equal(rc, 0);
     assert_int_equal(out->n_inclusive, N);
     hostrange__run_key__free_unpacked(out, NULL);
-    assert_int_equal(hrd_run_decode_key(buf, len - 1, &out), -EINVAL);
+    assert_null(hrp_unpack(&hostrange__run_key__descriptor, len - 1, buf,
+                           &rc));
+    assert_int_equal(rc, -EINVAL);
     x.buf = buf;
     x.len = len;
     rc = harness_short_of_memory(decode_short_of_memory, &x, 16u << 20);
