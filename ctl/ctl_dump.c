@@ -31,6 +31,8 @@ static int parse_fields(const char *v, unsigned *fields)
             f |= HRD_FIELDS_EXTENDED;
         else if (n == 8 && strncmp(v, "observer", n) == 0)
             f |= HRD_FIELDS_OBSERVER;
+        else if (n == 6 && strncmp(v, "rounds", n) == 0)
+            f |= HRD_FIELDS_ROUNDS;
         else
             return -EINVAL;
         if (v[n] == '\0')

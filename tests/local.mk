@@ -405,3 +405,12 @@ soak: all tests/helpers/recorder$(EXEEXT)
 	HOSTRANGE_TEST_RECORDER=$(abs_top_builddir)/tests/helpers/recorder \
 	$(SHELL) $(srcdir)/tests/service/soak.sh
 .PHONY: soak
+
+# --- rounds (issue 39): the run-level test of diff on round medians
+# (lib/stat/rounds.c), and rounds end to end: record --rounds, merge as
+# rounds, diff at the run level, ab ---------------------------------------
+check_PROGRAMS += tests/unit/test_rounds
+TESTS += tests/unit/test_rounds
+tests_unit_test_rounds_SOURCES = tests/unit/test_rounds.c
+tests_unit_test_rounds_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_rounds_LDADD = $(HRD_TEST_LIBS)
