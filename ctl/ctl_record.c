@@ -395,7 +395,7 @@ static int run_record(int argc, char **argv)
             hrd_ctl_meta_add("record", optarg, &o.meta, &o.nmeta);
             continue;
         case OPT_ROUNDS:
-            o.rounds = hrd_ctl_parse_rounds("record", optarg);
+            o.rounds = hrd_ctl_parse_rounds("record", "--rounds", optarg);
             continue;
         default:
             hrd_ctl_die_usage("record", c, argv[optind - 1]);

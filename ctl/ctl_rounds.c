@@ -330,7 +330,8 @@ void hrd_ctl_rounds_put(const struct hrd_ctl_rounds *r,
     end->n_round_keys = r->n;
 }
 
-unsigned hrd_ctl_parse_rounds(const char *cmd, const char *v)
+unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
+                              const char *v)
 {
     char *end;
     unsigned long n;

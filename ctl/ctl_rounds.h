@@ -71,9 +71,10 @@ size_t hrd_ctl_round_medians(const struct hrd_ctl_round_index *x,
 /* The most rounds record and ab run. */
 #define HRD_CTL_ROUNDS_MAX 1000u
 
-/* --rounds N of command cmd: a number from 1 to HRD_CTL_ROUNDS_MAX; exits
+/* Option `what` (--rounds N) of command cmd: a number from 1 to HRD_CTL_ROUNDS_MAX; exits
  * with status 2 on anything else. */
-unsigned hrd_ctl_parse_rounds(const char *cmd, const char *v);
+unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
+                              const char *v);
 
 /*
  * Runs this program (hostrangectl) with args (args[0] its name), its

@@ -205,12 +205,16 @@ int hrd_rounds_compare(const double *x, size_t n, const double *y, size_t m,
         p = mwu_normal(x, n, y, m, &u);
     out->p = p;
     out->u = u;
-    for (size_t i = 0; i < n; i++) {
-        for (size_t j = 0; j < m; j++)
-            d[i * m + j] = log(y[j]) - log(x[i]);
-    }
-    qsort(d, n * m, sizeof *d, cmp_double);
     k = hrd_rounds_hl_k(n, m);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < m; j++) {
+            if (!(x[i] > 0 && y[j] > 0))
+                k = 0; /* no ratio of a median of 0 */
+            d[i * m + j] = log(y[j]) - log(x[i]);
+        }
+    }
+    if (k > 0)
+        qsort(d, n * m, sizeof *d, cmp_double);
     if (k == 0 || n * m == 0) {
         out->lo = -INFINITY;
         out->hi = INFINITY;
