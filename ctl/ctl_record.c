@@ -166,6 +166,7 @@ struct record_opts {
     size_t nmeta;
     unsigned rounds;                 /* --rounds */
     int quiet;                       /* a round: say nothing of the save */
+    int out_to_err;                  /* COMMAND's stdout goes to stderr */
 };
 
 /*
@@ -221,6 +222,8 @@ static int record(const struct record_opts *o, char **cmdv)
     if (cpid == 0) {
         signal(SIGINT, SIG_DFL);
         signal(SIGQUIT, SIG_DFL);
+        if (o->out_to_err)
+            dup2(STDERR_FILENO, STDOUT_FILENO);
         setenv("HOSTRANGE_RUNTIME_DIR", dir, 1);
         if (o->nvtx) {
             setenv("NVTX_INJECTION64_PATH", tool, 1);
@@ -253,6 +256,23 @@ static int record(const struct record_opts *o, char **cmdv)
     if (rc != 0 || saved != 0)
         return 1;
     return exit_status(status);
+}
+
+int hrd_ctl_record_round(char **cmdv, const char *save)
+{
+    struct record_opts o = {
+        .rep = { HRD_FORMAT_JSONL, 0, "/dev/null", 0, NULL, NULL, 0, 0, 0 },
+        .save = save,
+        .format = 1,
+        .rounds = 1,
+        .quiet = 1,
+        .out_to_err = 1,
+    };
+    int status = record(&o, cmdv);
+
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    return status;
 }
 
 /*

@@ -92,4 +92,12 @@ int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
                          Hostrange__RunMeta **meta, size_t nmeta,
                          char **in, size_t nin);
 
+/*
+ * One round of hostrangectl ab (ctl_record.c): cmdv under a private daemon,
+ * its standard output sent to standard error, the run saved to `save`.
+ * Returns the command's exit status (as record's), or 1 when the daemon
+ * or the save failed (said on stderr).
+ */
+int hrd_ctl_record_round(char **cmdv, const char *save);
+
 #endif
