@@ -56,8 +56,9 @@ static int ab_side(unsigned k)
 
 static int run_ab(int argc, char **argv)
 {
-    enum { OPT_SAVE_A = 256, OPT_SAVE_B, OPT_ALPHA, OPT_THRESHOLD,
-           OPT_FAIL, OPT_MIN_ROUNDS, OPT_STRICT, OPT_FORMAT };
+    enum { OPT_SAVE_A = 256, OPT_SAVE_B, OPT_FAIL, OPT_MIN_ROUNDS,
+           OPT_STRICT, OPT_ALPHA = 'a', OPT_THRESHOLD = 'T',
+           OPT_FORMAT = 'f' };
     static const struct option longopts[] = {
         { "rounds", required_argument, NULL, 'n' },
         { "save-a", required_argument, NULL, OPT_SAVE_A },
@@ -83,7 +84,7 @@ static int run_ab(int argc, char **argv)
         return 5;
     }
     dargv[0] = "diff";
-    while ((c = getopt_long(argc, argv, "+:n:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:n:a:T:f:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
             rounds = hrd_ctl_parse_rounds("ab", "--rounds", optarg);

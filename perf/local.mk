@@ -116,3 +116,9 @@ perf/bench-nvtx: Makefile
 	  echo '  exec "$$d/bench_nvtx" "$$@"'; \
 	} > $@ && chmod +x $@
 endif
+
+# Rounds (issue 39): ab's false alarms (A/A), its power on a synthetic +10%
+# in binding.body (A/B), and what rounds cost; a script, as it runs
+# hostrangectl ab.
+BENCHES += perf/bench_rounds.sh
+EXTRA_DIST += perf/bench_rounds.sh

@@ -414,3 +414,5 @@ TESTS += tests/unit/test_rounds
 tests_unit_test_rounds_SOURCES = tests/unit/test_rounds.c
 tests_unit_test_rounds_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_rounds_LDADD = $(HRD_TEST_LIBS)
+TESTS += tests/service/test_rounds.sh
+EXTRA_DIST += tests/service/test_rounds.sh
