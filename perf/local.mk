@@ -120,5 +120,5 @@ endif
 # Rounds (issue 39): ab's false alarms (A/A), its power on a synthetic +10%
 # in binding.body (A/B), and what rounds cost; a script, as it runs
 # hostrangectl ab.
-BENCHES += perf/bench_rounds.sh
-EXTRA_DIST += perf/bench_rounds.sh
+BENCHES += perf/gate_rounds.sh
+EXTRA_DIST += perf/gate_rounds.sh

@@ -15,7 +15,7 @@
 #                             rows (goal: no more than the A/A share)
 #   rounds.cost               wall time of ab --rounds N (2N runs) against
 #                             two single runs (baseline)
-# Usage: bench_rounds.sh [COMPARISONS [ROUNDS [SLOW_PCT]]] (default 10 5
+# Usage: gate_rounds.sh [COMPARISONS [ROUNDS [SLOW_PCT]]] (default 10 5
 # 10). With $BENCH_ROUNDS_KEEP set to a directory, each comparison's
 # report is kept there (aa-I.jsonl, ab-I.jsonl). hostrangectl and hostrange-bench: $HOSTRANGECTL and
 # $HOSTRANGE_BENCH, else those of the build tree this script is in.
