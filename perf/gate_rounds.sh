@@ -9,7 +9,9 @@
 #                             --fail-above '*=5' (goal 0)
 #   rounds.ab.target_hits     A/B comparisons in which the warm
 #                             binding.body inclusive row of every case is
-#                             flagged slower (goal >= 9 of 10)
+#                             flagged slower (goal >= 9 of 10), and of all
+#                             the cases compared, those flagged
+#                             (case_hits of cases)
 #   rounds.ab.other_share     flagged rows of the A/B comparisons outside
 #                             binding.body and end_to_end, of all their
 #                             rows (goal: no more than the A/A share)
@@ -33,19 +35,22 @@ unset HOSTRANGE_RUNTIME_DIR
 
 now() { date +%s.%N; }
 
-# count FILE: "ROWS FLAGGED TARGET OTHER" of an ab -f jsonl report.
+# count FILE: "ROWS FLAGGED TARGET OTHER CASES HIT" of an ab -f jsonl
+# report: TARGET 1 when the warm binding.body inclusive row of every case
+# is flagged slower, CASES and HIT how many cases there are and how many
+# of them are.
 count() {
     awk '/"flag":/ { rows++ }
          /"flag":"(slower|faster)"/ { flagged++
              if ($0 ~ /"range":"(binding\.body|end_to_end)"/) ; else other++ }
          /"phase":"warm","range":"binding\.body","metric":"inclusive"/ {
              cases++; if ($0 ~ /"flag":"slower"/) hit++ }
-         END { printf "%d %d %d %d\n", rows, flagged,
-               (cases > 0 && hit == cases), other }' "$1"
+         END { printf "%d %d %d %d %d %d\n", rows, flagged,
+               (cases > 0 && hit == cases), other, cases, hit }' "$1"
 }
 
 aa_rows=0 aa_flagged=0 aa_exit1=0
-ab_rows=0 ab_hits=0 ab_other=0 ab_time=0
+ab_rows=0 ab_hits=0 ab_other=0 ab_time=0 ab_cases=0 ab_case_hits=0
 i=0
 while [ "$i" -lt "$n" ]; do
     i=$((i + 1))
@@ -69,8 +74,9 @@ while [ "$i" -lt "$n" ]; do
     ab_time=$(echo "$ab_time $t0 $t1" | awk '{ print $1 + $3 - $2 }')
     set -- $(count "$dir/ab.jsonl")
     ab_rows=$((ab_rows + $1)) ab_hits=$((ab_hits + $3))
-    ab_other=$((ab_other + $4))
-    echo "A/B $i: target $3, $4 other rows of $1 flagged" >&2
+    ab_other=$((ab_other + $4)) ab_cases=$((ab_cases + $5))
+    ab_case_hits=$((ab_case_hits + $6))
+    echo "A/B $i: target $3 ($6 of $5 cases), $4 other rows of $1 flagged" >&2
     [ -n "${BENCH_ROUNDS_KEEP:-}" ] && cp "$dir/ab.jsonl" \
         "$BENCH_ROUNDS_KEEP/ab-$i.jsonl"
 done
@@ -82,7 +88,8 @@ t0=$(now)
 t1=$(now)
 awk -v aar="$aa_rows" -v aaf="$aa_flagged" -v aae="$aa_exit1" \
     -v abr="$ab_rows" -v abh="$ab_hits" -v abo="$ab_other" -v n="$n" \
-    -v abt="$ab_time" -v one="$t0 $t1" -v r="$rounds" 'BEGIN {
+    -v abt="$ab_time" -v one="$t0 $t1" -v r="$rounds" \
+    -v abc="$ab_cases" -v abch="$ab_case_hits" 'BEGIN {
     split(one, t, " "); base = t[2] - t[1]
     printf "{\"bench\":\"rounds.aa.flagged_share\",\"value\":%.4f," \
         "\"flagged\":%d,\"rows\":%d,\"comparisons\":%d,\"rounds\":%d}\n",
@@ -90,10 +97,11 @@ awk -v aar="$aa_rows" -v aaf="$aa_flagged" -v aae="$aa_exit1" \
     printf "{\"bench\":\"rounds.aa.exit1\",\"value\":%d,\"comparisons\":%d}\n",
         aae, n
     printf "{\"bench\":\"rounds.ab.target_hits\",\"value\":%d," \
-        "\"comparisons\":%d}\n", abh, n
+        "\"comparisons\":%d,\"case_hits\":%d,\"cases\":%d}\n", abh, n,
+        abch, abc
     printf "{\"bench\":\"rounds.ab.other_share\",\"value\":%.4f," \
         "\"flagged\":%d,\"rows\":%d}\n", abr ? abo / abr : 0, abo, abr
     printf "{\"bench\":\"rounds.cost\",\"value\":%.2f,\"unit\":\"s\"," \
         "\"baseline\":%.2f,\"ratio\":%.2f,\"rounds\":%d}\n",
-        abt / n, base, base > 0 ? abt / n / base : 0, r
+        abt / n, base, (base>0 ? abt / n / base : 0), r
 }'
