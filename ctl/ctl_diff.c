@@ -443,28 +443,26 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
         /* The interval of the ratio, in %. */
         if (fmt == FMT_MARKDOWN)
             fprintf(f, "| %s | %.3f | %.3f | %+.2f%% | [%+.1f%%, %+.1f%%] | "
-                    "%.3g | %s%s%s |\n", key, r->rc.base_median / 1000,
+                    "%.3g | %s%s%s%s |\n", key, r->rc.base_median / 1000,
                     r->rc.new_median / 1000, r->change, r->rc.lo, r->rc.hi,
                     r->rc.p, r->flag ? "**" : "", r->flag ? r->flag : "",
-                    r->flag ? "**" : "");
+                    r->flag ? "**" : "", r->flag ? marks : marks + 1);
         else
             fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% [%+.1f%%, %+.1f%%] "
                     "p=%.3g%s%s%s%s\n", on, width, key,
                     r->rc.base_median / 1000, r->rc.new_median / 1000,
                     r->change, r->rc.lo, r->rc.hi, r->rc.p,
                     r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
-        if (fmt == FMT_MARKDOWN)
-            fprintf(f, "|  | | | | | | %s |\n", marks + 1);
         return;
     }
     if (fmt == FMT_MARKDOWN) {
+        /* The marks (and the rounds) follow the flag in its cell. */
         fprintf(f, "| %s | %.3f | %.3f | %+.2f%% | %+.1f [%+.1f, %+.1f] | "
-                "%.3g | %s%s%s |\n", key, r->b->median / 1000,
+                "%.3g | %s%s%s%s |\n", key, r->b->median / 1000,
                 r->n->median / 1000, r->change, r->s.shift, r->s.lo,
                 r->s.hi, r->s.p, r->flag ? "**" : "",
-                r->flag ? r->flag : "", r->flag ? "**" : "");
-        if (marks[0])
-            fprintf(f, "|  | | | | | | %s |\n", marks + 1);
+                r->flag ? r->flag : "", r->flag ? "**" : "",
+                r->flag ? marks : marks + 1);
         return;
     }
     fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% %+10.1f [%+.1f, %+.1f] "
