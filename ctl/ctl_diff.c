@@ -817,7 +817,7 @@ static void write_rounds_line(FILE *f, const struct drow *rows, size_t nrows,
             *(rows[i].run_level ? &run : &sample) += 1;
     }
     fprintf(f, "%srounds %u/%u", o->fmt == FMT_MARKDOWN ? "**" : "", rb, rn);
-    if (sample == 0)
+    if (sample == 0 && run > 0)
         fprintf(f, ": p and interval from the round medians (exact "
                 "Mann-Whitney, %g%% interval of the ratio)", 95.0);
     else if (run == 0)

@@ -115,6 +115,13 @@ if ctl record -o "$dir/b.jsonl" -- "$bench" --op gemm --target-ms 5 \
     grep -q "round 1 (A: false) failed with status 1" "$dir/err" ||
         fail "ab said: $(cat "$dir/err")"
 fi
+# ab alternates A B B A A B, whatever the commands.
+ctl ab --rounds 3 -- sh -c "echo A >> '$dir/order'" ::: \
+    sh -c "echo B >> '$dir/order'" > "$dir/out" 2> "$dir/err" ||
+    fail "ab of two shell commands: $(cat "$dir/err")"
+[ "$(tr '\n' ' ' < "$dir/order")" = "A B B A A B " ] ||
+    fail "ab's order: $(cat "$dir/order")"
+grep -q "^0 keys compared" "$dir/out" || fail "ab of no keys: $(cat "$dir/out")"
 # Usage errors.
 ctl ab -- true > /dev/null 2>&1
 [ $? -eq 2 ] || fail "ab without ':::'"
