@@ -66,6 +66,11 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
  */
 #define HRD_CTL_TOLD 1
 
+/* A number defined in code, as text for --help: HRD_STR(HRD_X) is "10"
+ * when HRD_X is 10. */
+#define HRD_STR_(x) #x
+#define HRD_STR(x) HRD_STR_(x)
+
 /* The runtime directory in use and the answer timeout. */
 extern char hrd_ctl_dir[4096];
 extern int hrd_ctl_timeout_ms;

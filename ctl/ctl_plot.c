@@ -93,12 +93,11 @@ static void wpop_free(struct wpop *p)
     free(p->w);
 }
 
-#define PLOT_ALPHA 0.05
-
 /* Compares every path key of `new` with the same (labels, path) of `base`
- * and puts the outcome on the nodes of t. Returns 0 or -ENOMEM. */
+ * and puts the outcome on the nodes of t, a change being significant when
+ * p < alpha. Returns 0 or -ENOMEM. */
 static int compare(struct hrd_agg *base, struct hrd_agg *new,
-                   struct hrd_ptree *t)
+                   struct hrd_ptree *t, double alpha)
 {
     const char *names[HRD_MAX_DEPTH_LIMIT];
 
@@ -168,7 +167,7 @@ static int compare(struct hrd_agg *base, struct hrd_agg *new,
                 n->diff_shift = s.shift;
                 n->diff_base_median = bm;
                 n->diff_rel = bm > 0 ? s.shift / bm : 0;
-                n->diff = s.p < PLOT_ALPHA && s.shift != 0
+                n->diff = s.p < alpha && s.shift != 0
                               ? (s.shift > 0 ? 1 : -1)
                               : 0;
             }
@@ -185,7 +184,7 @@ static int compare(struct hrd_agg *base, struct hrd_agg *new,
 
 static const char usage_plot[] =
     "Usage: hostrangectl plot -o FILE.svg [FILTER]... [--from=RUN]\n"
-    "       hostrangectl plot -o FILE.svg [FILTER]... --diff BASE NEW\n"
+    "       hostrangectl plot -o FILE.svg [FILTER]... [--alpha=P] --diff BASE NEW\n"
     "Draw where the time goes: per node, a self-contained SVG picture (no\n"
     "script needed; every box has a tooltip) of its cold and warm calling\n"
     "contexts side by side, each an icicle whose box width is the inclusive\n"
@@ -202,9 +201,12 @@ static const char usage_plot[] =
     "      --diff           compare run file BASE with run file NEW (the two\n"
     "                       arguments): the boxes are NEW's, coloured by the\n"
     "                       change of their inclusive times (Mann-Whitney U,\n"
-    "                       p < 0.05): red slower, blue faster (deeper for a\n"
-    "                       larger shift), grey not significant or not in\n"
+    "                       p < ALPHA): red slower, blue faster (deeper for\n"
+    "                       a larger shift), grey not significant or not in\n"
     "                       BASE\n"
+    "  -a, --alpha=P        the significance level of --diff (default "
+    HRD_STR(HRD_SIGNIF_ALPHA) ",\n"
+    "                       as diff's)\n"
     HRD_CTL_FILTER_HELP
     "  -h, --help           show this help and exit\n"
     "\n"
@@ -279,7 +281,8 @@ fail:
 /* The tree of run NEW (npath), each path coloured by its change from run
  * BASE (bpath). Returns 0, or HRD_CTL_TOLD after printing why. */
 static int diff_tree(const char *bpath, const char *npath,
-                     const struct hrd_filter *f, struct hrd_ptree *t)
+                     const struct hrd_filter *f, double alpha,
+                     struct hrd_ptree *t)
 {
     struct hrd_agg base, new;
     int rc;
@@ -295,7 +298,7 @@ static int diff_tree(const char *bpath, const char *npath,
         fprintf(stderr, "hostrangectl plot: %s holds no calling "
                 "contexts: its ranges are drawn flat, uncompared\n", npath);
     else if (rc == 0)
-        rc = compare(&base, &new, t);
+        rc = compare(&base, &new, t, alpha);
     hrd_agg_fini(&base);
     hrd_agg_fini(&new);
     if (rc < 0) {
@@ -356,16 +359,19 @@ static int run_plot(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "from", required_argument, NULL, 'I' },
         { "diff", no_argument, NULL, 'D' },
+        { "alpha", required_argument, NULL, 'a' },
         { "help", no_argument, NULL, 'h' },
         HRD_CTL_FILTER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
     struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
     const char *output = NULL, *from = NULL;
+    double alpha = HRD_SIGNIF_ALPHA;
     struct hrd_ptree t;
+    char *end;
     int c, diff = 0, rc;
 
-    while ((c = getopt_long(argc, argv, ":n:o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":a:n:o:h", longopts, NULL)) != -1) {
         if (hrd_ctl_report_option("plot", c, optarg, &f, NULL))
             continue;
         switch (c) {
@@ -377,6 +383,14 @@ static int run_plot(int argc, char **argv)
             continue;
         case 'D':
             diff = 1;
+            continue;
+        case 'a':
+            alpha = strtod(optarg, &end);
+            if (end == optarg || *end != '\0' || !(alpha >= 0 && alpha <= 1)) {
+                fprintf(stderr, "hostrangectl plot: bad --alpha '%s' (a "
+                        "number from 0 to 1)\n", optarg);
+                return 2;
+            }
             continue;
         case 'h':
             fputs(usage_plot, stdout);
@@ -398,7 +412,7 @@ static int run_plot(int argc, char **argv)
         hrd_ctl_no_arguments("plot", argc, argv);
     hrd_ptree_init(&t);
     if (diff)
-        rc = diff_tree(argv[optind], argv[optind + 1], &f, &t);
+        rc = diff_tree(argv[optind], argv[optind + 1], &f, alpha, &t);
     else
         rc = hrd_ctl_tree_load("plot", &f, from, &t);
     if (rc == 0)

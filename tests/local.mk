@@ -405,3 +405,8 @@ soak: all tests/helpers/recorder$(EXEEXT)
 	HOSTRANGE_TEST_RECORDER=$(abs_top_builddir)/tests/helpers/recorder \
 	$(SHELL) $(srcdir)/tests/service/soak.sh
 .PHONY: soak
+
+# The numbers --help, the man pages and doc/ state (thresholds, steps, the
+# significance level) against the constants that define them.
+TESTS += tests/service/test_rules.sh
+EXTRA_DIST += tests/service/test_rules.sh
