@@ -410,3 +410,7 @@ soak: all tests/helpers/recorder$(EXEEXT)
 # significance level) against the constants that define them.
 TESTS += tests/service/test_rules.sh
 EXTRA_DIST += tests/service/test_rules.sh
+
+# Every doc/ page and man page README.md names exists.
+TESTS += tests/source/test_readme_links.sh
+EXTRA_DIST += tests/source/test_readme_links.sh
