@@ -34,16 +34,21 @@ static const char usage_diff[] =
     "values of a bucket count as ties at its value (resolution 0.1%).\n"
     "\n"
     "A change is flagged (slower or faster) when p < ALPHA and |change| >=\n"
-    "the threshold. Rows are marked `unstable` when the observer cost is 10%\n"
-    "or more of a median (from the file's calibration), and `resolution`\n"
-    "when a median is within two steps of the clock (the smallest gap\n"
-    "between the key's distinct values). Keys in one file only are listed.\n"
+    "the threshold. Rows are marked `unstable` when, by the file's\n"
+    "calibration, the observer cost is "
+    HRD_STR(HRD_OBSERVER_UNSTABLE_PCT) "% or more of a median (on the fast\n"
+    "clock path: the observer cost and the uncertainty of its plain reads,\n"
+    HRD_STR(HRD_OBSERVER_UNSTABLE_FAST_PCT) "% or more), and `quantized` "
+    "when a median is within " HRD_STR(HRD_QUANTIZED_STEPS) " steps\n"
+    "of the clock (the smallest gap between the key's distinct values).\n"
+    "Keys in one file only are listed.\n"
     "The table and markdown end with the machine of each run (its\n"
     "fingerprint: host, CPU model, cores, kernel, clock path and step,\n"
     "hostrange version) and its --meta notes; when the two machines differ,\n"
     "a warning on stderr says how.\n"
     "\n"
-    "  -a, --alpha=P          significance level (default 0.01)\n"
+    "  -a, --alpha=P          significance level (default "
+    HRD_STR(HRD_SIGNIF_ALPHA) ")\n"
     "  -T, --threshold=PCT    smallest change flagged, in % (default 5)\n"
     "      --fail-above=LIMITS\n"
     "                         exit 1 when a key is slower (p < ALPHA) by more\n"
@@ -117,7 +122,7 @@ static void bucket(struct hrd_diff_pop *p)
         p->n = hrd_hist_bucket_weighted(p->v, p->w, p->n);
 }
 
-/* Whether the observer cost is 10% or more of the population's median. */
+/* Whether the population's row is unstable (observer.h), by calibration c. */
 static int unstable(const struct hrd_diff_pop *p, const Hostrange__Calibration *c)
 {
     struct hrd_calib cal;
@@ -289,7 +294,7 @@ struct drow {
     double change;           /* % */
     const char *flag;        /* "slower", "faster" or NULL */
     int over;                /* slower than its --fail-above limit */
-    int unstable, resolution;
+    int unstable, quantized;
 };
 
 static void num(FILE *f, double v)
@@ -344,8 +349,8 @@ static void write_jsonl(FILE *f, const struct drow *r)
         fprintf(f, "\"%s\"", r->flag);
     else
         fputs("null", f);
-    fprintf(f, ",\"unstable\":%s,\"resolution\":%s}\n",
-            r->unstable ? "true" : "false", r->resolution ? "true" : "false");
+    fprintf(f, ",\"unstable\":%s,\"quantized\":%s}\n",
+            r->unstable ? "true" : "false", r->quantized ? "true" : "false");
 }
 
 static void key_text(char *buf, size_t len, const struct hrd_diff_pop *k)
@@ -368,8 +373,8 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
     key_text(key, sizeof key, k);
     if (r->unstable)
         strcat(marks, " unstable");
-    if (r->resolution)
-        strcat(marks, " resolution");
+    if (r->quantized)
+        strcat(marks, " quantized");
     if (r->b == NULL || r->n == NULL) {
         if (fmt == FMT_MARKDOWN)
             fprintf(f, "| %s | %s | %s | | | | only in %s |\n", key,
@@ -544,7 +549,7 @@ static int read_sides(struct hrd_diff_side *base, struct hrd_diff_side *new,
 
 /* The outcome of a compared row: its change, its flag under the options
  * (a key slower than its --fail-above limit is flagged too), and whether
- * a median is within two steps of the clock. */
+ * it is quantized (observer.h). */
 static void judge(struct drow *r, const struct diff_opts *o,
                   size_t *flagged)
 {
@@ -559,8 +564,10 @@ static void judge(struct drow *r, const struct diff_opts *o,
         r->flag = r->change > 0 ? "slower" : "faster";
         (*flagged)++;
     }
-    r->resolution = (isfinite(b->step) && b->median <= 2 * b->step) ||
-                    (isfinite(r->n->step) && r->n->median <= 2 * r->n->step);
+    r->quantized =
+        (isfinite(b->step) && b->median <= HRD_QUANTIZED_STEPS * b->step) ||
+        (isfinite(r->n->step) &&
+         r->n->median <= HRD_QUANTIZED_STEPS * r->n->step);
 }
 
 /*
@@ -720,7 +727,7 @@ static int failed(int rc)
  * a missing value, hrd_ctl_die_usage's 2). */
 int hrd_ctl_diff(int argc, char **argv)
 {
-    struct diff_opts o = { .alpha = 0.01, .threshold = 5, .fmt = FMT_TABLE };
+    struct diff_opts o = { .alpha = HRD_SIGNIF_ALPHA, .threshold = 5, .fmt = FMT_TABLE };
     struct hrd_diff_side base = { 0 }, new = { 0 };
     struct waiting wait = { NULL, 0, 0 };
     struct drow *rows = NULL;
