@@ -5,9 +5,9 @@
  * single-producer/single-consumer ring of samples. The owning thread writes
  * samples and publishes them by a release store of `head`; the shipper thread
  * (ship.c) reads them and publishes its progress by a release store of
- * `tail`. Neither side ever takes a lock for a sample. Threads are kept on a
- * registry list (under g_reg_lock) until their ring is drained after they
- * exit.
+ * `tail`. Neither side ever takes a lock for a sample. Threads are kept on
+ * the registry's list (registry.c, under its lock) until their ring is
+ * drained after they exit.
  *
  * Sites and label sets are interned (intern.c) into process-wide tables under
  * a mutex, on first use only; ids start at 1 and grow in the order of first
@@ -92,18 +92,50 @@ struct hr__thread {
 #define HR__RING_TOUCHED (64u * 1024u)
 #define HR__RING_READY_AT (HR__RING_TOUCHED / sizeof(struct hr__sample) / 2)
 
-/* Process-wide state (hostrange.c). */
-/* hr__active (hostrange.h): a window is open. */
+/* The window's state (hostrange.c), read on the hot path. */
 extern _Atomic uint32_t hr__g_window; /* generation of the current window */
 extern _Atomic uint32_t hr__g_label;  /* label set of the current window */
 /* With HR_PHASE_BY_PATH: the warm twin of hr__g_label (which is then the
  * cold one); 0 otherwise. */
 extern _Atomic uint32_t hr__g_label_warm;
-extern _Atomic uint64_t hr__g_label_in_window;
-extern _Atomic uint64_t hr__g_marks;  /* hr_marks_add */
 
-extern pthread_mutex_t hr__g_reg_lock;
-extern struct hr__thread *hr__g_threads;
+/*
+ * registry.c: the process's threads and counts, below hostrange.c and
+ * ship.c. hr__active (hostrange.h: a window is open) is defined there too.
+ * hr__reg_threads gives the head of the list of threads (newest first),
+ * to walk or to unlink from, with the lock held; hr__reg_retire unlinks
+ * *pp, adds its counters to those of the retired threads and frees it
+ * (lock held). hr__reg_counters adds the counters of every thread, live
+ * or retired, and label_in_window to *out (takes the lock).
+ */
+extern _Atomic uint64_t hr__g_label_in_window; /* labels set in a window */
+extern _Atomic uint64_t hr__g_marks;           /* hr_marks_add */
+void hr__reg_lock(void);
+void hr__reg_unlock(void);
+struct hr__thread **hr__reg_threads(void);
+void hr__reg_add(struct hr__thread *t);
+void hr__reg_retire(struct hr__thread **pp);
+void hr__reg_counters(hr_counters *out);
+
+/*
+ * fork. Each file resets its own state in its own hooks, which
+ * hostrange.c's pthread_atfork handlers call in this order: prepare, the
+ * shipper (parks it and takes its lock), the intern tables (their lock),
+ * the registry (its lock); parent and child, the other way round (the
+ * registry first). In the child, the registry keeps only `self`, the
+ * forking thread, emptied; the intern tables forget which calling
+ * contexts were seen (a child's first samples are cold); the shipper
+ * starts with no batches, counts or identity, and no thread.
+ */
+void hr__reg_fork_prepare(void);
+void hr__reg_fork_parent(void);
+void hr__reg_fork_child(struct hr__thread *self);
+void hr__intern_fork_prepare(void);
+void hr__intern_fork_parent(void);
+void hr__intern_fork_child(void);
+void hr__ship_fork_prepare(void);
+void hr__ship_fork_parent(void);
+void hr__ship_fork_child(void);
 
 /* clock.c */
 extern int hr__g_tsc;
@@ -225,19 +257,10 @@ void hr__ship_kick(void);
 /* Asks the shipper to ship everything and waits; see hr_flush. */
 int hr__ship_flush(int timeout_ms);
 void hr__ship_stop(int timeout_ms);
-void hr__ship_counters(uint64_t *delivered, uint64_t *lost, uint64_t *batches,
-                       uint64_t *spooled);
+/* The process's counters (hr_counters_get): the shipper's (delivered,
+ * lost, batches, spooled) and the registry's. */
+void hr__ship_counters(hr_counters *out);
 extern _Atomic int hr__g_ship_sleeping;
-void hr__fork_prepare(void);
-void hr__fork_parent(void);
-void hr__fork_child(void);
-
-/* hostrange.c: the calling thread's state, or NULL. */
-struct hr__thread *hr__thread_self(void);
-
-/* Adds the counters of threads already retired to *out (callers hold
- * hr__g_reg_lock). */
-void hr__ship_retired(hr_counters *out);
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>

@@ -173,6 +173,24 @@ void hr__intern_unlock(void)
     pthread_mutex_unlock(&lock);
 }
 
+void hr__intern_fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void hr__intern_fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+void hr__intern_fork_child(void)
+{
+    /* A child is a process of its own: its first samples are cold. The
+     * tables stay: ids already given stay valid in the child. */
+    memset(hr__g_ctx_seen, 0, sizeof hr__g_ctx_seen);
+    pthread_mutex_unlock(&lock);
+}
+
 const char *hr__site_name(uint32_t id)
 {
     return (id >= 1 && id <= sites.n) ? ((char **)sites.items)[id - 1] : NULL;

@@ -36,7 +36,7 @@ static const char usage_diff[] =
     "side of a key is a histogram, both sides are put in its buckets and the\n"
     "values of a bucket count as ties at its value (resolution 0.1%).\n"
     "\n"
-    "With 3 or more rounds a side for a key (record --rounds, ab, merge of\n"
+    "With " HRD_STR(HRD_ROUNDS_MIN) " or more rounds a side for a key (record --rounds, ab, merge of\n"
     "runs of the same keys), the key is tested at the run level instead:\n"
     "the change is the ratio of the medians of the round medians, the\n"
     "p-value the exact two-sided Mann-Whitney test of the round medians\n"
@@ -46,18 +46,23 @@ static const char usage_diff[] =
     "of one run share its whole-run shift, which the test cannot see.\n"
     "\n"
     "A change is flagged (slower or faster) when p < ALPHA and |change| >=\n"
-    "the threshold, and never when the medians differ by less than two\n"
-    "clock steps of the key (the run's clock step, else the smallest gap\n"
-    "between its values). Rows are marked `unstable` when the observer cost is 10%\n"
-    "or more of a median (from the file's calibration), and `resolution`\n"
-    "when a median is within two steps of the clock (the smallest gap\n"
-    "between the key's distinct values). Keys in one file only are listed.\n"
+    "the threshold, and never when the medians differ by less than\n"
+    HRD_STR(HRD_ROUNDS_MIN_STEPS) " clock steps of the key (the runs' clock step, else the\n"
+    "smallest gap between its values). Rows are marked `unstable` when, by\n"
+    "the file's calibration, the observer cost is "
+    HRD_STR(HRD_OBSERVER_UNSTABLE_PCT) "% or more of a median (on the fast\n"
+    "clock path: the observer cost and the uncertainty of its plain reads,\n"
+    HRD_STR(HRD_OBSERVER_UNSTABLE_FAST_PCT) "% or more), and `quantized` "
+    "when a median is within " HRD_STR(HRD_QUANTIZED_STEPS) " steps\n"
+    "of the clock (the smallest gap between the key's distinct values).\n"
+    "Keys in one file only are listed.\n"
     "The table and markdown end with the machine of each run (its\n"
     "fingerprint: host, CPU model, cores, kernel, clock path and step,\n"
     "hostrange version) and its --meta notes; when the two machines differ,\n"
     "a warning on stderr says how.\n"
     "\n"
-    "  -a, --alpha=P          significance level (default 0.01)\n"
+    "  -a, --alpha=P          significance level (default "
+    HRD_STR(HRD_SIGNIF_ALPHA) ")\n"
     "  -T, --threshold=PCT    smallest change flagged, in % (default 5)\n"
     "      --fail-above=LIMITS\n"
     "                         exit 1 when a key is slower (p < ALPHA) by more\n"
@@ -139,7 +144,7 @@ static void bucket(struct hrd_diff_pop *p)
         p->n = hrd_hist_bucket_weighted(p->v, p->w, p->n);
 }
 
-/* Whether the observer cost is 10% or more of the population's median. */
+/* Whether the population's row is unstable (observer.h), by calibration c. */
 static int unstable(const struct hrd_diff_pop *p, const Hostrange__Calibration *c)
 {
     struct hrd_calib cal;
@@ -311,7 +316,7 @@ struct drow {
     double change;           /* % */
     const char *flag;        /* "slower", "faster" or NULL */
     int over;                /* slower than its --fail-above limit */
-    int unstable, resolution;
+    int unstable, quantized;
     size_t rounds[2];        /* of base and new (1: a run of one round) */
     int run_level;           /* tested on round medians: rc */
     int refused;             /* fewer rounds than --min-rounds */
@@ -386,8 +391,8 @@ static void write_jsonl(FILE *f, const struct drow *r)
         fprintf(f, "\"%s\"", r->flag);
     else
         fputs("null", f);
-    fprintf(f, ",\"unstable\":%s,\"resolution\":%s",
-            r->unstable ? "true" : "false", r->resolution ? "true" : "false");
+    fprintf(f, ",\"unstable\":%s,\"quantized\":%s",
+            r->unstable ? "true" : "false", r->quantized ? "true" : "false");
     if (r->refused)
         fputs(",\"refused\":\"min-rounds\"", f);
     if (!r->run_level)
@@ -415,8 +420,8 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
     key_text(key, sizeof key, k);
     if (r->unstable)
         strcat(marks, " unstable");
-    if (r->resolution)
-        strcat(marks, " resolution");
+    if (r->quantized)
+        strcat(marks, " quantized");
     if (r->refused)
         strcat(marks, " not judged (--min-rounds)");
     if (r->b != NULL && r->n != NULL) {
@@ -645,9 +650,9 @@ static double key_step(const struct judging *j, const struct hrd_diff_pop *b,
 
 /* The outcome of a compared row: its change, its flag under the options
  * (a key slower than its --fail-above limit is flagged too), and whether
- * a median is within two steps of the clock. With HRD_ROUNDS_MIN rounds
- * or more a side, the test is the run-level one (rounds.h). No change of
- * less than two clock steps is flagged. Returns 0 or -ENOMEM. */
+ * it is quantized (observer.h). With HRD_ROUNDS_MIN rounds or more a
+ * side, the test is the run-level one (rounds.h). No change of less than
+ * HRD_ROUNDS_MIN_STEPS clock steps is flagged. Returns 0 or -ENOMEM. */
 static int judge(struct drow *r, const struct diff_opts *o,
                  struct judging *j, size_t *flagged)
 {
@@ -685,15 +690,17 @@ static int judge(struct drow *r, const struct diff_opts *o,
     }
     r->refused = o->min_rounds > 0 && (r->rounds[0] < o->min_rounds ||
                                        r->rounds[1] < o->min_rounds);
-    if (!r->refused && moved >= 2 * step) {
+    if (!r->refused && moved >= HRD_ROUNDS_MIN_STEPS * step) {
         r->over = l != NULL && p < o->alpha && r->change > l->pct;
         if (r->over || (p < o->alpha && fabs(r->change) >= o->threshold)) {
             r->flag = r->change > 0 ? "slower" : "faster";
             (*flagged)++;
         }
     }
-    r->resolution = (isfinite(b->step) && b->median <= 2 * b->step) ||
-                    (isfinite(r->n->step) && r->n->median <= 2 * r->n->step);
+    r->quantized =
+        (isfinite(b->step) && b->median <= HRD_QUANTIZED_STEPS * b->step) ||
+        (isfinite(r->n->step) &&
+         r->n->median <= HRD_QUANTIZED_STEPS * r->n->step);
     return 0;
 }
 
@@ -825,7 +832,7 @@ static void write_rounds_line(FILE *f, const struct drow *rows, size_t nrows,
                 "as independent; record --rounds or ab measure it)");
     else
         fprintf(f, ": %zu keys from the round medians; %zu with fewer than "
-                "%u rounds a side: " NOISE_UNMEASURED, run, sample,
+                "%d rounds a side: " NOISE_UNMEASURED, run, sample,
                 HRD_ROUNDS_MIN);
     fprintf(f, "%s\n", o->fmt == FMT_MARKDOWN ? "**\n" : "");
 }
@@ -924,7 +931,7 @@ static int failed(int rc)
  * a missing value, hrd_ctl_die_usage's 2). */
 int hrd_ctl_diff(int argc, char **argv)
 {
-    struct diff_opts o = { .alpha = 0.01, .threshold = 5, .fmt = FMT_TABLE };
+    struct diff_opts o = { .alpha = HRD_SIGNIF_ALPHA, .threshold = 5, .fmt = FMT_TABLE };
     struct hrd_diff_side base = { 0 }, new = { 0 };
     struct waiting wait = { NULL, 0, 0 };
     struct drow *rows = NULL;

@@ -21,9 +21,9 @@ EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/service/test_runs.sh tests/service/test_paths.sh \
 	tests/service/test_plot.sh \
 	tests/python/test_python_module.sh tests/python/test_python_plugin.sh \
-	tests/python/test_add.py tests/python/test_gemm.py \
-	tests/python/hr_arrays.py tests/python/hr_daemon.py \
-	tests/python/check_module.py tests/python/check_plugin.py \
+	tests/python/suite/test_add.py tests/python/suite/test_gemm.py \
+	tests/python/suite/hr_arrays.py tests/python/hr_daemon.py \
+	tests/python/test_module.py tests/python/test_plugin.py \
 	tests/python/other_version_daemon.c tests/python/run_checks.sh
 
 # --- the reference design: the in-process profiler hostrange replaces, a
@@ -159,7 +159,7 @@ OPS_TEST_LIBS = ops/libhrops.la $(CMOCKA_LIBS)
 # --- unit: one per module ----------------------------------------------
 UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_clock tests/unit/test_client tests/unit/test_report \
-	tests/unit/test_daemon_agg tests/unit/test_daemon_stats \
+	tests/unit/test_agg tests/unit/test_stat \
 	tests/unit/test_daemon_ingest tests/unit/test_state \
 	tests/unit/test_calib tests/unit/test_ops_half tests/unit/test_ops_add \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
@@ -192,12 +192,12 @@ tests_unit_test_client_LDADD = client/libhostrange.la $(HARNESS_LIBS)
 tests_unit_test_report_SOURCES = tests/unit/test_report.c
 tests_unit_test_report_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_report_LDADD = $(HRD_TEST_LIBS)
-tests_unit_test_daemon_agg_SOURCES = tests/unit/test_daemon_agg.c
-tests_unit_test_daemon_agg_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_daemon_agg_LDADD = $(HRD_TEST_LIBS)
-tests_unit_test_daemon_stats_SOURCES = tests/unit/test_daemon_stats.c
-tests_unit_test_daemon_stats_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_daemon_stats_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_agg_SOURCES = tests/unit/test_agg.c
+tests_unit_test_agg_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_agg_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_stat_SOURCES = tests/unit/test_stat.c
+tests_unit_test_stat_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_stat_LDADD = $(HRD_TEST_LIBS)
 tests_unit_test_daemon_ingest_SOURCES = tests/unit/test_daemon_ingest.c
 tests_unit_test_daemon_ingest_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_daemon_ingest_LDADD = $(HRD_TEST_LIBS)
@@ -405,6 +405,15 @@ soak: all tests/helpers/recorder$(EXEEXT)
 	HOSTRANGE_TEST_RECORDER=$(abs_top_builddir)/tests/helpers/recorder \
 	$(SHELL) $(srcdir)/tests/service/soak.sh
 .PHONY: soak
+
+# The numbers --help, the man pages and doc/ state (thresholds, steps, the
+# significance level) against the constants that define them.
+TESTS += tests/service/test_rules.sh
+EXTRA_DIST += tests/service/test_rules.sh
+
+# Every doc/ page and man page README.md names exists.
+TESTS += tests/source/test_readme_links.sh
+EXTRA_DIST += tests/source/test_readme_links.sh
 
 # --- rounds (issue 39): the run-level test of diff on round medians
 # (lib/stat/rounds.c), and rounds end to end: record --rounds, merge as

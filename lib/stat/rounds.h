@@ -34,8 +34,12 @@
 /* The most splits the exact test enumerates (C(20, 10) = 184756). */
 #define HRD_ROUNDS_EXACT_SPLITS 200000u
 
-/* The fewest rounds a side for the run-level test (diff --min-rounds). */
-#define HRD_ROUNDS_MIN 3u
+/* The fewest rounds a side for the run-level test. */
+#define HRD_ROUNDS_MIN 3
+
+/* diff flags no change smaller than this many clock steps of the key,
+ * whatever its p. */
+#define HRD_ROUNDS_MIN_STEPS 2
 
 /* The result of comparing the round medians of two runs. */
 struct hrd_rounds_cmp {

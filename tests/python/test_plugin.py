@@ -1,13 +1,13 @@
-"""Checks of the pytest plugin: the example suite (test_add.py, test_gemm.py)
-run under --host-range-profile serially and with pytest-xdist (-n 2), with a
-private daemon and with one that is already running; the reports read back
-and compared key by key, with the reference's rows for every node and exact
-counts; saved runs (--host-range-save) read back with hostrangectl, merged
-shards and comparisons (--host-range-compare, --host-range-compare-fail
-with one limit and per range, --host-range-compare-strict) against a run
-made slower on purpose or on another clock path; a run saved with its notes
-when a test fails; the plugin's errors. Each run is a
-separate pytest process."""
+"""Checks of the pytest plugin: the example suite (suite/test_add.py,
+suite/test_gemm.py) run under --host-range-profile serially and with
+pytest-xdist (-n 2), with a private daemon and with one that is already
+running; the reports read back and compared key by key, with the
+reference's rows for every node and exact counts; saved runs
+(--host-range-save) read back with hostrangectl, merged shards and
+comparisons (--host-range-compare, --host-range-compare-fail with one limit
+and per range, --host-range-compare-strict) against a run made slower on
+purpose or on another clock path; a run saved with its notes when a test
+fails; the plugin's errors. Each run is a separate pytest process."""
 
 import os
 import re
@@ -22,7 +22,7 @@ from hr_daemon import (LIMIT_S, PROFILING, ctl, daemon,  # noqa: F401
 
 SRCDIR = os.environ.get("HRPY_SRCDIR", os.path.join(os.path.dirname(
     os.path.abspath(__file__)), "..", ".."))
-SUITE = os.path.join(SRCDIR, "tests", "python")
+SUITE = os.path.join(SRCDIR, "tests", "python", "suite")
 CALLS, BLOCKS = 4, 3
 
 needs_profiling = pytest.mark.skipif(
