@@ -250,6 +250,8 @@ static int record(const struct record_opts *o, char **cmdv)
                             : hrd_ctl_save_run("record", o->save, o->format,
                                                o->meta, o->nmeta,
                                                o->quiet ? NULL : stderr);
+    /* The next round's daemon is another: no socket to this one stays. */
+    hrd_ctl_close();
     kill(dpid, SIGTERM);
     waitpid(dpid, NULL, 0);
     remove_dir(dir);
