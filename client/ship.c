@@ -993,6 +993,8 @@ void hr__ship_fork_child(void)
         (ssize_t)sizeof instance)
         instance = ((uint64_t)getpid() << 32) ^ (uint64_t)hrp_mono_ms();
     atomic_store(&started, 0);
+    atomic_store(&deep_sleep, 0);
+    atomic_store(&hr__g_ship_sleeping, 0);
     pthread_cond_init(&cond, NULL);
     pthread_mutex_unlock(&lock);
 }

@@ -12,9 +12,9 @@
  * machine fingerprints save writes and diff compares).
  *
  * Calls point one way: hostrangectl.c -> the command files (record also
- * calls dump's and save's) -> ctl_paths.c, ctl_from.c -> ctl_report.c ->
- * ctl_conn.c, ctl_options.c. No file calls a file that calls it back
- * (tests/source/test_layers.sh checks it).
+ * calls dump's and save's) -> ctl_paths.c, ctl_from.c -> the helpers
+ * (ctl_report.c, ctl_conn.c, ctl_options.c), which call no command. No
+ * file calls a file that calls it back (tests/source/test_layers.sh).
  *
  * A command is a struct hrd_ctl_cmd: its name, the summary the main --help
  * lists, its own --help text, and the function that runs it. Adding a

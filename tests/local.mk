@@ -414,3 +414,7 @@ EXTRA_DIST += tests/service/test_rules.sh
 # Every doc/ page and man page README.md names exists.
 TESTS += tests/source/test_readme_links.sh
 EXTRA_DIST += tests/source/test_readme_links.sh
+
+# Every variable of the client is reset by its file's fork hook or kept.
+TESTS += tests/source/test_fork_state.sh
+EXTRA_DIST += tests/source/test_fork_state.sh
