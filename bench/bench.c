@@ -115,6 +115,12 @@ static const char usage[] =
     "                      than the default one has .DTYPE-SHAPES after\n"
     "                      BACKEND)\n"
     "\n"
+    "Testing gates:\n"
+    "      --slow=RANGE=PCT  make RANGE (binding.body or backend.submit)\n"
+    "                      PCT percent slower, by spinning inside it at its\n"
+    "                      end for PCT% of the time spent in it so far\n"
+    "                      (hrops_slow); may be given for each\n"
+    "\n"
     "Report:\n"
     "  -o, --output=FILE   when a private daemon is started, write its report\n"
     "                      to FILE instead of standard output\n"
@@ -152,6 +158,23 @@ static void die_usage(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fputs(" (see --help)\n", stderr);
     exit(2);
+}
+
+/* --slow RANGE=PCT: sets the knob of hrops_slow; exits on a bad value. */
+static void parse_slow(const char *v)
+{
+    const char *eq = strrchr(v, '=');
+    char range[64], *end;
+    double pct;
+
+    if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof range)
+        die_usage("bad --slow '%s' (RANGE=PCT)", v);
+    memcpy(range, v, (size_t)(eq - v));
+    range[eq - v] = '\0';
+    pct = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end != '\0' || hrops_slow(range, pct) != 0)
+        die_usage("bad --slow '%s' (binding.body or backend.submit, and a "
+                  "percentage from 0 to 10000)", v);
 }
 
 static unsigned parse_count(const char *opt, const char *s, unsigned min)
@@ -453,7 +476,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_OP = 256, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_TRANS,
            OPT_CASES, OPT_TARGET, OPT_MAX, OPT_CALLS, OPT_BLOCKS, OPT_RAW,
-           OPT_LIST, OPT_CONTROL, OPT_CALIBRATE };
+           OPT_LIST, OPT_CONTROL, OPT_CALIBRATE, OPT_SLOW };
     static const struct option longopts[] = {
         { "op", required_argument, NULL, OPT_OP },
         { "backend", required_argument, NULL, OPT_BACKEND },
@@ -469,6 +492,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         { "list", no_argument, NULL, OPT_LIST },
         { "control", no_argument, NULL, OPT_CONTROL },
         { "calibrate", no_argument, NULL, OPT_CALIBRATE },
+        { "slow", required_argument, NULL, OPT_SLOW },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -527,6 +551,9 @@ static int parse_args(int argc, char **argv, struct args *a)
             break;
         case OPT_CALIBRATE:
             o->calibrate = 1;
+            break;
+        case OPT_SLOW:
+            parse_slow(optarg);
             break;
         case 'o':
             o->output = optarg;

@@ -31,6 +31,9 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
         (void)hrd_row_from_message(&row, d->rows[i]);
         if (ch != NULL)
             hrd_ctl_calibs_apply(ch, &row);
+        /* A daemon's run is one round. */
+        row.rounds = 1;
+        row.round_medians = &row.median;
         rc = hrd_writer_row(w, &row);
     }
     return rc;
@@ -199,6 +202,12 @@ static const char usage_dump[] =
     "                       rows of recorded values, on rows of mixed paths\n"
     "                       or of a path without a calibration, and on every\n"
     "                       row when there is none, each with a warning.\n"
+    "                       rounds (with --from, of a run of several rounds:\n"
+    "                       hostrangectl record --rounds, merge) adds\n"
+    "                       rounds, round_medians (the row's median in each\n"
+    "                       round) and round_spread ((max - min) / median\n"
+    "                       of the round medians, in %); the names join by\n"
+    "                       commas (all,rounds)\n"
     "      --correct-observer\n"
     "                       subtract the calibrated cost from mean, median,\n"
     "                       min, max, p90 and p99 (observer_ns, and on the\n"

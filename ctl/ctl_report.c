@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Parses a comma-separated list of reference, all and observer into
+/* Parses a comma-separated list of reference, all, observer and rounds into
  * *fields. Returns 0, or -EINVAL on any other name. */
 static int parse_fields(const char *v, unsigned *fields)
 {
@@ -32,6 +32,8 @@ static int parse_fields(const char *v, unsigned *fields)
             f |= HRD_FIELDS_EXTENDED;
         else if (n == 8 && strncmp(v, "observer", n) == 0)
             f |= HRD_FIELDS_OBSERVER;
+        else if (n == 6 && strncmp(v, "rounds", n) == 0)
+            f |= HRD_FIELDS_ROUNDS;
         else
             return -EINVAL;
         if (v[n] == '\0')

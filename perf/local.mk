@@ -116,3 +116,9 @@ perf/bench-nvtx: Makefile
 	  echo '  exec "$$d/bench_nvtx" "$$@"'; \
 	} > $@ && chmod +x $@
 endif
+
+# Rounds (issue 39): ab's false alarms (A/A), its power on a synthetic +10%
+# in binding.body (A/B), and what rounds cost; a script, as it runs
+# hostrangectl ab.
+BENCHES += perf/gate_rounds.sh
+EXTRA_DIST += perf/gate_rounds.sh

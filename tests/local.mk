@@ -418,3 +418,13 @@ EXTRA_DIST += tests/source/test_readme_links.sh
 # Every variable of the client is reset by its file's fork hook or kept.
 TESTS += tests/source/test_fork_state.sh
 EXTRA_DIST += tests/source/test_fork_state.sh
+# --- rounds (issue 39): the run-level test of diff on round medians
+# (lib/stat/rounds.c), and rounds end to end: record --rounds, merge as
+# rounds, diff at the run level, ab ---------------------------------------
+check_PROGRAMS += tests/unit/test_rounds
+TESTS += tests/unit/test_rounds
+tests_unit_test_rounds_SOURCES = tests/unit/test_rounds.c
+tests_unit_test_rounds_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_rounds_LDADD = $(HRD_TEST_LIBS)
+TESTS += tests/service/test_rounds.sh
+EXTRA_DIST += tests/service/test_rounds.sh

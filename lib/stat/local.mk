@@ -6,4 +6,6 @@ noinst_LTLIBRARIES += lib/stat/libhrstat.la
 lib_stat_libhrstat_la_SOURCES = lib/stat/hist.c lib/stat/hist.h \
 	lib/stat/summary.c lib/stat/summary.h lib/stat/signif.c lib/stat/signif.h \
 	lib/stat/limits.c lib/stat/limits.h
+# The run-level test of diff on round medians.
+lib_stat_libhrstat_la_SOURCES += lib/stat/rounds.c lib/stat/rounds.h
 EXTRA_DIST += lib/stat/local.mk

@@ -361,6 +361,11 @@ def compared(r):
              if line.startswith("-") and "hostrange: this run against" in line]
     assert len(heads) == 1, r.stdout
     table = lines[heads[0] + 1:]
+    # diff's first line: runs of one round each, not measured at the run
+    # level.
+    assert table[0].startswith(
+        "rounds 1/1: run-to-run noise not measured"), table[0]
+    table = table[1:]
     assert table[0].split()[:3] == ["key", "base", "us"], table[0]
     for end, line in enumerate(table):
         if re.match(r"\d+ keys compared, \d+ flagged", line):
