@@ -300,7 +300,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     struct calibs cal = { 0 };
     struct internal internal = { NULL, NULL };
     size_t ni;
-    char **clocks = NULL;
+    char **clocks = NULL, **nodes = NULL;
     struct hrd_client *c;
     size_t i = 0, nclocks = 0;
 
@@ -325,6 +325,8 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     s.path_depth_limit = a->max_depth;
     s.retries = in->retries;
     s.ingest_bytes = in->bytes;
+    s.refused_events = in->refused_events;
+    s.refused_memory_events = in->refused_memory_events;
     ni = internal_make(a, &internal);
     s.n_internal = ni;
     s.internal = internal.p;
@@ -352,7 +354,8 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     cs = calloc(in->nclients + 1, sizeof *cs);
     csp = calloc(in->nclients + 1, sizeof *csp);
     clocks = calloc(in->nclients + 1, sizeof *clocks);
-    if (cs == NULL || csp == NULL || clocks == NULL ||
+    nodes = calloc((in->nclients + 1) * HRD_CLIENT_NODES, sizeof *nodes);
+    if (cs == NULL || csp == NULL || clocks == NULL || nodes == NULL ||
         calibs_make(a, &cal) != 0) {
         m->error = "out of memory";
         goto pack;
@@ -364,6 +367,12 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     for (c = in->clients; c != NULL; c = c->next) {
         hrd_ingest_client_stats(&cs[--i], c);
         csp[i] = &cs[i];
+        cs[i].node_ids = &nodes[i * HRD_CLIENT_NODES];
+        for (uint32_t j = 0; j < c->nnodes; j++) {
+            if (c->nodes[j] >= 1 && c->nodes[j] <= a->str.n)
+                cs[i].node_ids[cs[i].n_node_ids++] =
+                    a->str.s[c->nodes[j] - 1];
+        }
     }
     for (i = 0; i < in->nclients; i++) {
         if (cs[i].clock[0] != '\0')
@@ -380,6 +389,7 @@ pack:
     free(cs);
     free(csp);
     free(clocks);
+    free(nodes);
     free(internal.v);
     free(internal.p);
     calibs_free(&cal);
