@@ -21,6 +21,8 @@
  *   op-long     the same with a 5,000-byte operator
  *   roots N     N distinct range names at the top of the stack (one
  *               scope each), then 100 x ok.range
+ *   names N NODE
+ *               N distinct range names, one scope each, under node NODE
  *   hang        100 x ok.range, flushed, then waits to be killed
  */
 #include "config.h"
@@ -109,6 +111,22 @@ int main(int argc, char **argv)
             hr_end(hr_begin(&sites[i]));
         }
         ok_ranges(100, NULL);
+        hr_window_end();
+    } else if (strcmp(mode, "names") == 0 && argc > 3) {
+        long n = atol(argv[2]);
+        hr_site *sites = calloc((size_t)n, sizeof *sites);
+
+        if (sites == NULL)
+            return 2;
+        hr_labels_set(argv[3], "op", "cpu", HR_PHASE_WARM);
+        hr_window_begin();
+        for (long i = 0; i < n; i++) {
+            char name[64];
+
+            snprintf(name, sizeof name, "%s.name.%ld", argv[3], i);
+            sites[i].name = strdup(name);
+            hr_end(hr_begin(&sites[i]));
+        }
         hr_window_end();
     } else if (strcmp(mode, "hang") == 0) {
         hr_labels_set("probe/hang", "op", "cpu", HR_PHASE_WARM);

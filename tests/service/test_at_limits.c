@@ -45,10 +45,10 @@ struct outcome {
 };
 
 static void run_limits(const char *dir, const char *mode, const char *arg,
-                       struct outcome *o)
+                       struct outcome *o, const char *arg2)
 {
     char *argv[] = { (char *)limits_helper(), (char *)mode, (char *)arg,
-                     NULL };
+                     (char *)arg2, NULL };
     struct harness_run r;
     const char *p;
 
@@ -125,7 +125,7 @@ static void test_site_too_long(void **state)
     struct harness_daemon *d = *state;
     struct outcome o;
 
-    run_limits(d->dir, "site-long", NULL, &o);
+    run_limits(d->dir, "site-long", NULL, &o, NULL);
     assert_int_equal(o.record, -ENAMETOOLONG);
     assert_int_equal(o.flush, 0);
     assert_int_equal(o.bad_name, 101);
@@ -145,7 +145,7 @@ static void test_site_empty(void **state)
     struct harness_daemon *d = *state;
     struct outcome o;
 
-    run_limits(d->dir, "site-empty", NULL, &o);
+    run_limits(d->dir, "site-empty", NULL, &o, NULL);
     assert_int_equal(o.record, -EINVAL);
     assert_int_equal(o.bad_name, 101);
     assert_int_equal(o.delivered, 100);
@@ -161,7 +161,7 @@ static void check_label_refused(const char *dir, const char *mode, int err)
 {
     struct outcome o;
 
-    run_limits(dir, mode, NULL, &o);
+    run_limits(dir, mode, NULL, &o, NULL);
     assert_int_equal(o.labels, err);
     assert_int_equal(o.window, err);
     assert_int_equal(o.bad_label, 1);
@@ -202,7 +202,7 @@ static void test_roots_full(void **state)
     /* The names past the table, and ok.range once. */
     const unsigned long long over = 100000 - 16384 + 1;
 
-    run_limits(d->dir, "roots", "100000", &o);
+    run_limits(d->dir, "roots", "100000", &o, NULL);
     assert_int_equal(o.flush, 0);
     assert_int_equal(o.samples, 100100);
     assert_int_equal(o.delivered, 100100);
@@ -212,6 +212,86 @@ static void test_roots_full(void **state)
     assert_int_equal(row_count(d->dir, "probe/ok", "step 0"), 1);
     assert_int_equal(row_count(d->dir, "probe/ok", "step 99999"), 1);
     assert_int_equal(client_stat(d->dir, "contexts_full"), over);
+}
+
+/* The sum of the inclusive counts of node `node` in the report, and the
+ * events its table says were lost under it (*lost), and refused for the
+ * memory budget in all (*memory). */
+static unsigned long long node_total(const char *dir, const char *node,
+                                     unsigned long long *lost,
+                                     unsigned long long *memory)
+{
+    static const char key[] = "\"metric\":\"inclusive\",\"count\":";
+    struct harness_run r;
+    unsigned long long n = 0;
+    const char *p;
+
+    harness_ctl(dir, &r, "-t", "120000", "dump", "--node", node,
+                (char *)NULL);
+    if (!harness_exited(r.status, 0))
+        fail_msg("dump: %s", r.err);
+    for (p = r.out; (p = strstr(p, key)) != NULL; p += sizeof key - 1)
+        n += strtoull(p + sizeof key - 1, NULL, 10);
+    harness_run_free(&r);
+    harness_ctl(dir, &r, "-t", "120000", "dump", "--format", "table",
+                "--node", node, "--range", "-", (char *)NULL);
+    if (!harness_exited(r.status, 0))
+        fail_msg("dump: %s", r.err);
+    *lost = *memory = 0;
+    for (p = r.out; *p != '\0'; p = strchr(p, '\n') + 1) {
+        unsigned long long v;
+        char name[256];
+
+        if (sscanf(p, "lost: %llu events of node %255[^\n]", &v, name) == 2
+            && strcmp(name, node) == 0)
+            *lost += v;
+        if (sscanf(p, "memory budget: %llu ", &v) == 1)
+            *memory = v;
+        if (strchr(p, '\n') == NULL)
+            break;
+    }
+    harness_run_free(&r);
+    return n;
+}
+
+/* A daemon with a small memory budget and three clients of 16,000
+ * distinct names each: what it refuses is counted lost under the node
+ * ids, so that the report's counts plus its lost are what was sent, and
+ * the table says what the budget refused. */
+static void test_memory_budget(void **state)
+{
+    static const char *const extra[] = { "--max-memory", "2M", NULL };
+    static const char *const nodes[] = { "node-a", "node-b", "node-c" };
+    struct harness_daemon d = { { 0 }, 0 };
+    unsigned long long refused = 0, memory = 0;
+    char *stats;
+
+    (void)state;
+    harness_mkdtemp(d.dir, sizeof d.dir, "limits");
+    harness_daemon_start_args(&d, extra);
+    for (int i = 0; i < 3; i++) {
+        struct outcome o;
+
+        run_limits(d.dir, "names", "16000", &o, nodes[i]);
+        assert_int_equal(o.samples, 16000);
+        assert_int_equal(o.delivered + o.lost, 16000);
+        refused += o.lost;
+    }
+    /* The budget refused some of it: the case at hand. */
+    assert_true(refused > 0);
+    for (int i = 0; i < 3; i++) {
+        unsigned long long lost, n = node_total(d.dir, nodes[i], &lost,
+                                                &memory);
+
+        assert_int_equal(n + lost, 16000);
+    }
+    assert_int_equal(memory, refused);
+    stats = harness_stats(d.dir);
+    assert_int_equal(harness_stat(stats, "daemon.refused_memory_events"),
+                     refused);
+    assert_true(harness_stat(stats, "rejected.memory_budget") > 0);
+    free(stats);
+    harness_daemon_stop(&d);
 }
 
 /* A client killed after its window is named unfinished, with its node. */
@@ -250,6 +330,7 @@ int main(void)
         HARNESS_DAEMON_TEST(test_operator_too_long),
         HARNESS_DAEMON_TEST(test_roots_full),
         HARNESS_DAEMON_TEST(test_killed_unfinished),
+        cmocka_unit_test(test_memory_budget),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
