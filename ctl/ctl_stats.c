@@ -8,9 +8,10 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char usage_stats[] =
-    "Usage: hostrangectl stats\n"
+    "Usage: hostrangectl stats [--losses]\n"
     "Print the daemon's counters, one `name value` pair per line:\n"
     "  daemon.*    pid, uptime, keys, events held, memory of samples and its\n"
     "              limit, resident memory, the exact cap and the keys kept in\n"
@@ -67,7 +68,10 @@ static const char usage_stats[] =
     "              of a thread for room in its buffer), wakes and wake_ns\n"
     "              (wake-ups of a shipper by a thread); never report rows\n"
     "\n"
-    "  -h, --help  show this help and exit\n";
+    "      --losses  print only what the session lost or refused, as\n"
+    "                hostrangectl record says it on stderr (nothing when\n"
+    "                all is well)\n"
+    "  -h, --help    show this help and exit\n";
 
 static void print_state(const Hostrange__StateStats *st)
 {
@@ -176,6 +180,8 @@ static int run_stats(int argc, char **argv)
     Hostrange__ControlReply *rep;
     const Hostrange__StatsReply *s;
 
+    if (argc == 2 && strcmp(argv[1], "--losses") == 0)
+        return hrd_ctl_losses(stdout) < 0 || fflush(stdout) != 0;
     hrd_ctl_no_options("stats", usage_stats, argc, argv);
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_STATS;
     q.stats = &sq;

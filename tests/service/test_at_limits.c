@@ -320,6 +320,38 @@ static void test_killed_unfinished(void **state)
     free(stats);
 }
 
+/* record says in one line on stderr what was refused, and exits 3 with
+ * --strict; a clean session says nothing and exits 0. */
+static void test_record_says(void **state)
+{
+    const char *ctl = harness_program("HOSTRANGECTL");
+    char *bad[] = { (char *)ctl, "record", "--strict", "-o", "/dev/null",
+                    "--", (char *)limits_helper(), "site-long", NULL };
+    char *loose[] = { (char *)ctl, "record", "-o", "/dev/null", "--",
+                      (char *)limits_helper(), "label-long", NULL };
+    char *clean[] = { (char *)ctl, "record", "--strict", "-o", "/dev/null",
+                      "--", (char *)limits_helper(), "names", "10", "n",
+                      NULL };
+    struct harness_run r;
+
+    (void)state;
+    harness_run(bad, NULL, 120, &r);
+    assert_true(harness_exited(r.status, 3));
+    assert_non_null(strstr(r.err, "hostrange: 101 scopes of range names "
+                                  "empty or over 4096 bytes not collected"));
+    assert_int_equal(strcmp(strchr(r.err, '\n'), "\n"), 0);
+    harness_run_free(&r);
+    harness_run(loose, NULL, 120, &r);
+    assert_true(harness_exited(r.status, 0));
+    assert_non_null(strstr(r.err, "hostrange: 1 window of refused labels "
+                                  "not collected\n"));
+    harness_run_free(&r);
+    harness_run(clean, NULL, 120, &r);
+    assert_true(harness_exited(r.status, 0));
+    assert_string_equal(r.err, "");
+    harness_run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +363,7 @@ int main(void)
         HARNESS_DAEMON_TEST(test_roots_full),
         HARNESS_DAEMON_TEST(test_killed_unfinished),
         cmocka_unit_test(test_memory_budget),
+        cmocka_unit_test(test_record_says),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
