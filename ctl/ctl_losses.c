@@ -3,8 +3,8 @@
  * lost and the batches the daemon refused, by reason; the scopes of
  * refused names and the windows of refused labels; contexts kept under
  * "(contexts full)"; and one line per client that ended without its final
- * counters. record prints it on stderr; so does `stats --losses`, for the
- * pytest plugin.
+ * counters and no longer runs. record prints it on stderr; so does
+ * `stats --losses`, for the pytest plugin.
  */
 #include "config.h"
 
@@ -12,9 +12,12 @@
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/types.h>
 
 /* Appends ", " then the formatted text to buf (of len bytes). */
 #define ADD(...)                                                              \
@@ -26,6 +29,13 @@
         if (u_ < sizeof buf)                                                  \
             snprintf(buf + u_, sizeof buf - u_, __VA_ARGS__);                 \
     } while (0)
+
+/* 1 when process pid still runs (the daemon's clients are on this host):
+ * it may yet send its final counters, as the asking process itself will. */
+static int running(uint32_t pid)
+{
+    return pid != 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
 
 static const char *plural(uint64_t n, const char *one, const char *many)
 {
@@ -87,7 +97,7 @@ int hrd_ctl_losses_say(const Hostrange__StatsReply *s, FILE *out)
     for (size_t i = 0; i < s->n_clients; i++) {
         const Hostrange__ClientStats *c = s->clients[i];
 
-        if (!c->unfinished)
+        if (!c->unfinished || running(c->pid))
             continue;
         fprintf(out, "hostrange: process %u (%s) ended without its final "
                 "counters (killed or crashed): its last events may be "
