@@ -108,6 +108,7 @@ extern _Atomic uint64_t hr__g_bad_label;
 /* Calling contexts kept under HR_CONTEXTS_FULL, and names under
  * HR__NAMES_FULL, for want of room in their tables (intern.c). */
 extern _Atomic uint64_t hr__g_contexts_full;
+extern _Atomic uint64_t hr__g_names_cut; /* hr__names_cut */
 extern _Atomic uint64_t hr__g_marks;  /* hr_marks_add */
 
 extern pthread_mutex_t hr__g_reg_lock;

@@ -349,6 +349,7 @@ int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
     m.errors_bad_name = h->bad_name;
     m.errors_bad_label = h->bad_label;
     m.contexts_full = h->contexts_full;
+    m.names_cut = h->names_cut;
     m.final_counters = h->final_counters != 0;
     m.marks = h->marks;
     m.n_labels = nl;

@@ -81,6 +81,7 @@ struct hr__batch_header {
     uint64_t bad_name;
     uint64_t bad_label;
     uint64_t contexts_full;
+    uint64_t names_cut;
     int final_counters; /* sent as the process exits */
     uint64_t marks;
     /* Cumulative lost events per label set: process label ids and counts,

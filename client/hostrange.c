@@ -36,6 +36,7 @@ _Atomic uint64_t hr__g_label_in_window;
 _Atomic int hr__g_labels_refused;
 _Atomic uint64_t hr__g_bad_label;
 _Atomic uint64_t hr__g_contexts_full;
+_Atomic uint64_t hr__g_names_cut;
 _Atomic uint64_t hr__g_marks;
 
 pthread_mutex_t hr__g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -608,6 +609,12 @@ void hr_counters_get(hr_counters *out)
     out->label_in_window = atomic_load(&hr__g_label_in_window);
     out->bad_label = atomic_load(&hr__g_bad_label);
     out->contexts_full = atomic_load(&hr__g_contexts_full);
+    out->names_cut = atomic_load(&hr__g_names_cut);
+}
+
+void hr__names_cut(uint64_t n)
+{
+    atomic_fetch_add_explicit(&hr__g_names_cut, n, memory_order_relaxed);
 }
 
 void hr_marks_add(uint64_t n)

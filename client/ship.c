@@ -289,6 +289,7 @@ static void header_fill(struct hr__batch_header *h, uint64_t number,
     h->bad_name = c.bad_name;
     h->bad_label = c.bad_label;
     h->contexts_full = c.contexts_full;
+    h->names_cut = c.names_cut;
     h->final_counters = atomic_load(&exiting);
     h->marks = atomic_load_explicit(&hr__g_marks, memory_order_relaxed);
     pthread_mutex_lock(&lock);
@@ -350,7 +351,8 @@ static int seal(int force)
     header_fill(&h, seq + 1, ids, counts);
     lost_reported = h.lost_events;
     marks_reported = h.marks;
-    refused_reported = h.bad_name + h.bad_label + h.contexts_full;
+    refused_reported = h.bad_name + h.bad_label + h.contexts_full +
+                       h.names_cut;
     final_sealed |= h.final_counters;
     p = pending_new();
     if (p == NULL)
@@ -703,8 +705,8 @@ static void *ship_main(void *arg)
             seal((atomic_load(&exiting) && !final_sealed) ||
                  c.lost != lost_reported ||
                  atomic_load(&hr__g_marks) != marks_reported ||
-                 c.bad_name + c.bad_label + c.contexts_full !=
-                     refused_reported);
+                 c.bad_name + c.bad_label + c.contexts_full +
+                         c.names_cut != refused_reported);
         } else if (queue_head == NULL && enc.events != 0) {
             /* Nothing in flight: what was drained goes now, so that a
              * batch grows with the rate of samples while one is sent. */
@@ -1081,6 +1083,7 @@ void hr__fork_child(void)
     atomic_store(&hr__g_label_in_window, 0);
     atomic_store(&hr__g_bad_label, 0);
     atomic_store(&hr__g_contexts_full, 0);
+    atomic_store(&hr__g_names_cut, 0);
     /* A child is a process of its own: its first samples are cold. */
     memset(hr__g_ctx_seen, 0, sizeof hr__g_ctx_seen);
     pthread_cond_init(&cond, NULL);

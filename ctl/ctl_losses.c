@@ -45,6 +45,7 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 int hrd_ctl_losses_say(const Hostrange__StatsReply *s, FILE *out)
 {
     uint64_t lost = 0, bad_name = 0, bad_label = 0, full = 0, batches = 0;
+    uint64_t cut = 0;
     char buf[1024] = "", why[512] = "";
     int any = 0;
 
@@ -55,6 +56,7 @@ int hrd_ctl_losses_say(const Hostrange__StatsReply *s, FILE *out)
         bad_name += c->errors_bad_name;
         bad_label += c->errors_bad_label;
         full += c->contexts_full;
+        cut += c->names_cut;
     }
     for (size_t i = 0; i < s->n_rejections; i++) {
         const Hostrange__Counter *r = s->rejections[i];
@@ -90,6 +92,9 @@ int hrd_ctl_losses_say(const Hostrange__StatsReply *s, FILE *out)
     if (full != 0)
         ADD("%llu calling %s kept under (contexts full)",
             (unsigned long long)full, plural(full, "context", "contexts"));
+    if (cut != 0)
+        ADD("%llu %s cut to %u bytes", (unsigned long long)cut,
+            plural(cut, "name", "names"), HRP_MAX_STRING);
     if (buf[0] != '\0') {
         fprintf(out, "hostrange: %s\n", buf);
         any = lost != 0 || batches != 0 || bad_name != 0 || bad_label != 0;

@@ -44,7 +44,8 @@ static const char usage_stats[] =
     "              4096 bytes, not collected), errors.bad_label (windows\n"
     "              not collected: their labels were refused),\n"
     "              contexts_full (calling contexts kept under `(contexts\n"
-    "              full)`: the process's table was full), refused_events\n"
+    "              full)`: the process's table was full), names_cut (NVTX\n"
+    "              names cut to 4096 bytes), refused_events\n"
     "              (of its batches refused, counted lost), unfinished (1:\n"
     "              it sent no final counters: killed, crashed, or still\n"
     "              running; its last events may be missing), and node (its\n"
@@ -133,6 +134,7 @@ static void print_client(size_t i, const Hostrange__ClientStats *c)
     P("errors.bad_name", c->errors_bad_name);
     P("errors.bad_label", c->errors_bad_label);
     P("contexts_full", c->contexts_full);
+    P("names_cut", c->names_cut);
     P("refused_events", c->refused_events);
     P("unfinished", c->unfinished);
     P("marks", c->marks);

@@ -291,6 +291,7 @@ void hrd_ingest_client_stats(Hostrange__ClientStats *x,
     x->errors_bad_name = c->bad_name;
     x->errors_bad_label = c->bad_label;
     x->contexts_full = c->contexts_full;
+    x->names_cut = c->names_cut;
     x->unfinished = !c->finished;
     x->refused_events = c->refused;
 }
@@ -692,6 +693,7 @@ static void account(struct hrd_client *c, const Hostrange__Batch *b)
     c->bad_name = b->errors_bad_name;
     c->bad_label = b->errors_bad_label;
     c->contexts_full = b->contexts_full;
+    c->names_cut = b->names_cut;
     c->finished |= b->final_counters;
 }
 

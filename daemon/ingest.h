@@ -76,7 +76,7 @@ struct hrd_client {
     /* As its latest batch said (not kept in snapshots): scopes of refused
      * range names, windows of refused labels, contexts kept under
      * "(contexts full)". */
-    uint64_t bad_name, bad_label, contexts_full;
+    uint64_t bad_name, bad_label, contexts_full, names_cut;
     int finished;             /* a batch carried its final counters (a
                                  client loaded from a snapshot counts as
                                  finished) */

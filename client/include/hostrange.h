@@ -126,6 +126,8 @@ typedef struct hr_counters {
                                   given to hr_labels_set were refused */
     uint64_t contexts_full;    /* calling contexts kept under
                                   HR_CONTEXTS_FULL: the table was full */
+    uint64_t names_cut;        /* names a layer on the client (the NVTX
+                                  tool) cut to HR_MAX_NAME bytes */
 } hr_counters;
 
 /*
@@ -175,6 +177,9 @@ HR_API HR__NOPLT void hr__end(hr_scope sc);
  * ranges as the library leaves out its own. */
 HR_API uint64_t hr__own_start(void);
 HR_API void hr__own_end(uint64_t since);
+/* Internal, for layers built on the client (the NVTX tool): counts n
+ * names the layer cut to HR_MAX_NAME bytes (hr_counters' names_cut). */
+HR_API void hr__names_cut(uint64_t n);
 
 /* Opens a range at `site`. Outside a window it costs one relaxed load and
  * a predictable branch. A site whose name is NULL, empty or longer than
@@ -347,6 +352,7 @@ HR__OFF void hr_marks_add(uint64_t n) { (void)n; }
 HR__OFF int hr_compiled(void) { return 0; }
 HR__OFF uint64_t hr__own_start(void) { return 0; }
 HR__OFF void hr__own_end(uint64_t since) { (void)since; }
+HR__OFF void hr__names_cut(uint64_t n) { (void)n; }
 
 #endif /* HOSTRANGE_DISABLE */
 
