@@ -352,6 +352,32 @@ static void test_record_says(void **state)
     harness_run_free(&r);
 }
 
+/* record names a process killed before its final counters, with its node
+ * ids, and --strict fails on it. */
+static void test_record_names_killed(void **state)
+{
+    char script[8192], tmp[256];
+    char *argv[] = { (char *)harness_program("HOSTRANGECTL"), "record",
+                     "--strict", "-o", "/dev/null", "--", "/bin/sh", "-c",
+                     script, NULL };
+    struct harness_run r;
+
+    (void)state;
+    harness_mkdtemp(tmp, sizeof tmp, "limits-kill");
+    snprintf(script, sizeof script,
+             "'%s' hang > '%s/out' & "
+             "until grep -q flushed '%s/out'; do sleep 0.05; done; "
+             "kill -9 $! && wait $!; exit 0",
+             limits_helper(), tmp, tmp);
+    harness_run(argv, NULL, 120, &r);
+    assert_true(harness_exited(r.status, 3));
+    assert_non_null(strstr(r.err, "ended without its final counters "
+                                  "(killed or crashed): its last events "
+                                  "may be missing; node ids: probe/hang\n"));
+    harness_run_free(&r);
+    harness_rm_rf(tmp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +390,7 @@ int main(void)
         HARNESS_DAEMON_TEST(test_killed_unfinished),
         cmocka_unit_test(test_memory_budget),
         cmocka_unit_test(test_record_says),
+        cmocka_unit_test(test_record_names_killed),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
