@@ -360,7 +360,7 @@ static PyObject *m_counters(PyObject *self, PyObject *unused)
 
     hr_counters_get(&c);
     return Py_BuildValue(
-        "{sKsKsKsKsKsKsKsKsKsK}",
+        "{sKsKsKsKsKsKsKsKsKsKsKsKsKsK}",
         "samples", (unsigned long long)c.samples,
         "delivered", (unsigned long long)c.delivered,
         "lost", (unsigned long long)c.lost,
@@ -370,7 +370,11 @@ static PyObject *m_counters(PyObject *self, PyObject *unused)
         "label_in_window", (unsigned long long)c.label_in_window,
         "too_deep", (unsigned long long)c.too_deep,
         "batches_sent", (unsigned long long)c.batches_sent,
-        "spooled", (unsigned long long)c.spooled);
+        "spooled", (unsigned long long)c.spooled,
+        "bad_name", (unsigned long long)c.bad_name,
+        "bad_label", (unsigned long long)c.bad_label,
+        "contexts_full", (unsigned long long)c.contexts_full,
+        "names_cut", (unsigned long long)c.names_cut);
 }
 
 static PyMethodDef module_methods[] = {

@@ -219,6 +219,9 @@ def test_window_and_label_errors():
                                            hostrange.window_begin)
         assert "non-empty" in raises(ValueError, hostrange.set_labels, "",
                                      "op", "cpu", "warm")
+        if compiled:
+            # Three refused windows, counted.
+            assert hostrange.counters()["bad_label"] == 3
         raises(TypeError, hostrange.scope("x"), 5)
         raises(OverflowError, hostrange.record, "end_to_end", -1)
         raises(TypeError, hostrange.record, "end_to_end", 1.5)
