@@ -301,6 +301,19 @@ static void seeds_ack(void)
         snprintf(name, sizeof name, "ack-%d", i);
         put("ack", name, buf, len);
     }
+    {
+        /* A refusal whose events the daemon counted lost. */
+        Hostrange__Ack a = HOSTRANGE__ACK__INIT;
+        size_t len;
+
+        a.version = HRP_VERSION;
+        a.seq = 1;
+        a.status = HOSTRANGE__ACK__STATUS__REJECTED;
+        a.error = "rejected: memory_budget";
+        a.counted_lost = 1;
+        len = hostrange__ack__pack(&a, buf);
+        put("ack", "ack-counted", buf, len);
+    }
 }
 
 /* --- snapshots and journals ---------------------------------------------- */
