@@ -702,7 +702,11 @@ static void *ship_main(void *arg)
             hr_counters_get(&c);
             /* A count of losses, marks or refusals that no batch has
              * carried yet travels in a batch of its own. */
-            seal((atomic_load(&exiting) && !final_sealed) ||
+            /* Exiting, the final counters go in a batch of their own
+             * to a daemon that answers; to the spool otherwise (its
+             * file carries them). */
+            seal((atomic_load(&exiting) && !final_sealed &&
+                  daemon_live()) ||
                  c.lost != lost_reported ||
                  atomic_load(&hr__g_marks) != marks_reported ||
                  c.bad_name + c.bad_label + c.contexts_full +
