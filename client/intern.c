@@ -317,16 +317,17 @@ uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
     uint64_t key = (uint64_t)parent << 32 | id;
     uint32_t slot = ctx_hash(parent, id) & (HR__CTX_CACHE - 1), ctx;
 
-    if (HR__UNLIKELY(id == HR__SITE_BAD)) {
-        /* A refused name: never cached, so every scope of it comes here,
-         * off the hot path of every other site. */
-        if (t != NULL)
-            hr__bump(&t->c.bad_name);
-        return 0;
-    }
     if (t != NULL && t->ctx_key[slot] == key && t->ctx_val[slot] != 0) {
         ctx = t->ctx_val[slot];
     } else {
+        if (HR__UNLIKELY(id == HR__SITE_BAD)) {
+            /* A refused name: never cached (no context has its id), so
+             * every scope of it comes here, past the thread's cache, and
+             * no other site's lookup pays for the check. */
+            if (t != NULL)
+                hr__bump(&t->c.bad_name);
+            return 0;
+        }
         /* Interning takes the lock, and the first contexts write pages of
          * the tables for the first time (a few us in all): the library's
          * own work, measured and left out of the thread's open ranges
