@@ -390,6 +390,11 @@ static void seal_message(const struct hr__enc *e,
     m->errors_label_in_window = h->label_in_window;
     m->errors_too_deep = h->too_deep;
     m->contexts_dropped = h->contexts_dropped;
+    m->errors_bad_name = h->bad_name;
+    m->errors_bad_label = h->bad_label;
+    m->contexts_full = h->contexts_full;
+    m->names_cut = h->names_cut;
+    m->final_counters = h->final_counters != 0;
     m->marks = h->marks;
     m->n_labels = nl;
     m->labels = sl->lsp;
@@ -460,7 +465,8 @@ enum hr__ack_verdict hr__ack_read(const uint8_t *buf, size_t len,
             v = HR__ACK_DELIVERED;
             break;
         case HOSTRANGE__ACK__STATUS__REJECTED:
-            v = HR__ACK_REJECTED;
+            v = ack->counted_lost ? HR__ACK_REJECTED_COUNTED
+                                  : HR__ACK_REJECTED;
             break;
         default:
             v = HR__ACK_RETRY;

@@ -25,6 +25,7 @@ static const char usage_record[] =
     "\n"
     "                           [--correct-observer] [--calibration=LABEL]\n"
     "                           [--nvtx] [--nvtx-window=NAME] [--rounds=N]\n"
+    "                           [--strict]\n"
     "                           [--save=FILE.hrs [--unsorted]\n"
     "                           [--meta KEY=VALUE]...] -- COMMAND [ARG]...\n"
     "Run COMMAND under a private hostranged and write its report.\n"
@@ -68,10 +69,20 @@ static const char usage_record[] =
     "                       save --help)\n"
     "  -m, --meta=KEY=VALUE with --save: note KEY=VALUE in the run file; may\n"
     "                       be given many times\n"
+    "      --strict         exit 3 when anything was lost or refused (see\n"
+    "                       below) and COMMAND succeeded\n"
     "  -h, --help           show this help and exit\n"
     "\n"
+    "When the session lost or refused anything (events lost, batches the\n"
+    "daemon refused, scopes of range names or windows of labels refused as\n"
+    "empty or over 4096 bytes, calling contexts kept under (contexts\n"
+    "full)), record says so in one line on stderr, `hostrange: ...`, and\n"
+    "names each process that ended without its final counters (killed or\n"
+    "crashed) with its node ids: its last events may be missing.\n"
+    "\n"
     "Exit status: COMMAND's; 1 when the daemon cannot be started, or the\n"
-    "report or the run file cannot be written; 2 on a usage error.\n";
+    "report or the run file cannot be written; 2 on a usage error; with\n"
+    "--strict, 3 when COMMAND succeeded and anything was lost or refused.\n";
 
 /* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
  * build tree), or on PATH. */
@@ -167,6 +178,7 @@ struct record_opts {
     unsigned rounds;                 /* --rounds */
     int quiet;                       /* a round: say nothing of the save */
     int out_to_err;                  /* COMMAND's stdout goes to stderr */
+    int strict;                      /* --strict */
 };
 
 /*
@@ -180,7 +192,7 @@ static int record(const struct record_opts *o, char **cmdv)
     const char *tmpdir = getenv("TMPDIR");
     char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX];
     pid_t dpid, cpid;
-    int status, rc, saved;
+    int status, rc, saved, lost;
 
     if (o->nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
         fprintf(stderr, "hostrangectl record: --nvtx: %s not found (was "
@@ -250,11 +262,15 @@ static int record(const struct record_opts *o, char **cmdv)
                             : hrd_ctl_save_run("record", o->save, o->format,
                                                o->meta, o->nmeta,
                                                o->quiet ? NULL : stderr);
+    /* What was lost or refused, said where the user looks. */
+    lost = hrd_ctl_losses(stderr);
     kill(dpid, SIGTERM);
     waitpid(dpid, NULL, 0);
     remove_dir(dir);
     if (rc != 0 || saved != 0)
         return 1;
+    if (o->strict && lost != 0 && exit_status(status) == 0)
+        return 3;
     return exit_status(status);
 }
 
@@ -362,7 +378,7 @@ static const char *check_options(const struct record_opts *o)
 
 static int run_record(int argc, char **argv)
 {
-    enum { OPT_SAVE = 256, OPT_UNSORTED, OPT_ROUNDS };
+    enum { OPT_SAVE = 256, OPT_UNSORTED, OPT_ROUNDS, OPT_STRICT };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },
         { "fields", required_argument, NULL, 'F' },
@@ -374,6 +390,7 @@ static int run_record(int argc, char **argv)
         { "unsorted", no_argument, NULL, OPT_UNSORTED },
         { "meta", required_argument, NULL, 'm' },
         { "rounds", required_argument, NULL, OPT_ROUNDS },
+        { "strict", no_argument, NULL, OPT_STRICT },
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
@@ -410,6 +427,9 @@ static int run_record(int argc, char **argv)
             continue;
         case OPT_UNSORTED:
             o.format = HRD_RUN_FORMAT_EVENTS;
+            continue;
+        case OPT_STRICT:
+            o.strict = 1;
             continue;
         case 'm':
             hrd_ctl_meta_add("record", optarg, &o.meta, &o.nmeta);

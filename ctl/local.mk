@@ -10,6 +10,8 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl.h \
 	ctl/ctl_plot.c ctl/ctl_options.c
 # Rounds (ctl_rounds.c: merge, record --rounds, diff) and ab.
 ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
+# What a session lost or refused, said where the user looks.
+ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
 ctl_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 # Where record --nvtx finds the installed NVTX tool.

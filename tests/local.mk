@@ -428,3 +428,13 @@ tests_unit_test_rounds_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_rounds_LDADD = $(HRD_TEST_LIBS)
 TESTS += tests/service/test_rounds.sh
 EXTRA_DIST += tests/service/test_rounds.sh
+# --- at the limits (doc/limits.md): names the daemon would refuse caught
+# where they enter, a full context table, refused batches counted lost,
+# unfinished clients named -------------------------------------------------
+check_PROGRAMS += tests/helpers/limits tests/service/test_at_limits
+TESTS += tests/service/test_at_limits
+tests_helpers_limits_SOURCES = tests/helpers/limits.c
+tests_helpers_limits_LDADD = client/libhostrange.la
+tests_service_test_at_limits_SOURCES = tests/service/test_at_limits.c
+tests_service_test_at_limits_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_at_limits_LDADD = $(HARNESS_LIBS)

@@ -255,6 +255,59 @@ def test_which_tests_are_profiled(env, tmp_path):
                           "test_demo.py::test_device_fixture[cpu]"}
 
 
+LONG_IDS = textwrap.dedent("""
+    import array
+    import pytest
+    import hostrange.ops as ops
+
+    @pytest.mark.parametrize("p", ["a" * 5000, "b" * 5000, "short"])
+    def test_long(host_range, p):
+        out = array.array("f", [0, 0])
+        host_range(ops.add, array.array("f", [1, 2]),
+                   array.array("f", [3, 4]), out)
+
+    def test_refused_labels():
+        import hostrange
+        with pytest.raises(ValueError, match="MAX_NAME"):
+            hostrange.set_labels("n" * 5000, "op", "cpu", "warm")
+        with pytest.raises(RuntimeError, match="refused"):
+            hostrange.window_begin()
+    """)
+
+
+@needs_profiling
+def test_node_ids_over_the_limit(env, tmp_path):
+    """A parametrized id over the daemon's limit is labelled with its first
+    bytes and a hash of the whole id: two such tests stay two nodes, the
+    label is the same in two sessions, the plugin warns once, and the
+    session loses nothing; a window of refused labels is said in one line
+    on stderr."""
+    import hashlib
+    import hostrange
+    (tmp_path / "test_long.py").write_text(LONG_IDS)
+    nodes = []
+    for i in range(2):
+        out = tmp_path / ("report%d.jsonl" % i)
+        r = pytest_run(env, tmp_path, "--host-range-calls", "2",
+                       "--host-range-blocks", "2", "test_long.py",
+                       suite=False, path=out)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.count("the node id of test_long[") == 1, r.stdout
+        assert r.stderr == ("hostrange: 1 window of refused labels not "
+                            "collected\n"), r.stderr
+        nodes.append(sorted({x["nodeid"] for x in read_rows(out)}))
+    assert nodes[0] == nodes[1]
+    assert len(nodes[0]) == 3
+    for p in ("a", "b"):
+        whole = "test_long.py::test_long[%s]" % (p * 5000)
+        tail = "\u2026" + hashlib.sha256(whole.encode()).hexdigest()[:16]
+        label = [n for n in nodes[0] if n.startswith("test_long.py::test_"
+                                                      "long[" + p)]
+        assert len(label) == 1 and label[0].endswith(tail)
+        assert len(label[0].encode()) == hostrange.MAX_NAME
+    assert "test_long.py::test_long[short]" in nodes[0]
+
+
 @needs_profiling
 def test_automatic_block_sizes(env, tmp_path):
     out = tmp_path / "report.jsonl"

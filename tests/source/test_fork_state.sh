@@ -11,7 +11,7 @@ src=${srcdir:-.}
 # Kept across fork, per file, and why.
 kept_clock='hr__g_tsc hr__g_ordered hr__g_fenced cal_tsc0 cal_mono0 cal_once
 cal_mult cal_step_ns'                  # the same clock, calibrated once
-kept_hostrange='hr__g_window hr__g_label hr__g_label_warm' # a window open at
+kept_hostrange='hr__g_window hr__g_label hr__g_label_warm hr__g_labels_refused' # a window open at
                                        # the fork is open in both processes
 kept_hostrange="$kept_hostrange tls_thread" # the forking thread's state,
                                        # which the registry's hook empties
