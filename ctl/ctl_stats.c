@@ -16,7 +16,9 @@ static const char usage_stats[] =
     "  daemon.*    pid, uptime, keys, events held, memory of samples and its\n"
     "              limit, resident memory, the exact cap and the keys kept in\n"
     "              histograms, the clocks the clients use, batches answered\n"
-    "              `retry`, refused_events (of batches refused for any\n"
+    "              `retry`, clients_unfinished (clients whose batches never\n"
+    "              carried their final counters: killed, crashed or still\n"
+    "              running), refused_events (of batches refused for any\n"
     "              reason, counted lost under their node ids) and\n"
     "              refused_memory_events (those refused for the memory\n"
     "              budget, --max-memory)\n"
@@ -211,6 +213,13 @@ static int run_stats(int argc, char **argv)
     P("over_budget", s->over_budget);
     P("retries", s->retries);
     P("clients", s->n_clients);
+    {
+        size_t unfinished = 0;
+
+        for (size_t i = 0; i < s->n_clients; i++)
+            unfinished += s->clients[i]->unfinished;
+        P("clients_unfinished", unfinished);
+    }
     P("refused_events", s->refused_events);
     P("refused_memory_events", s->refused_memory_events);
 #undef P

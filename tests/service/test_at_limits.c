@@ -314,6 +314,7 @@ static void test_killed_unfinished(void **state)
     assert_int_not_equal(n, 0);
     snprintf(buf, sizeof buf, "client.%d.unfinished", n);
     assert_int_equal(harness_stat(stats, buf), 1);
+    assert_int_equal(harness_stat(stats, "daemon.clients_unfinished"), 1);
     snprintf(buf, sizeof buf, "client.%d.node", n);
     assert_string_equal(harness_stat_str(stats, buf, buf, sizeof buf),
                         "probe/hang");
