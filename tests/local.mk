@@ -416,3 +416,8 @@ tests_unit_test_changepoint_LDADD = lib/stat/libhrstat.la $(CMOCKA_LIBS) -lm
 tests_unit_test_runid_SOURCES = tests/unit/test_runid.c
 tests_unit_test_runid_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runid_LDADD = $(HRD_STORE_TEST_LIBS)
+# Made-up run files of made-up machines, for the history's tests.
+check_PROGRAMS += tests/helpers/mkrun
+tests_helpers_mkrun_SOURCES = tests/helpers/mkrun.c
+tests_helpers_mkrun_CFLAGS = $(TEST_CFLAGS)
+tests_helpers_mkrun_LDADD = $(HRD_STORE_TEST_LIBS)
