@@ -421,3 +421,6 @@ check_PROGRAMS += tests/helpers/mkrun
 tests_helpers_mkrun_SOURCES = tests/helpers/mkrun.c
 tests_helpers_mkrun_CFLAGS = $(TEST_CFLAGS)
 tests_helpers_mkrun_LDADD = $(HRD_STORE_TEST_LIBS)
+# The history end to end, against SQLite and a real PostgreSQL server.
+TESTS += tests/service/test_history.sh
+EXTRA_DIST += tests/service/test_history.sh
