@@ -18,5 +18,5 @@ HRCTL_LIBS = lib/history/libhrhistory.la lib/view/libhrview.la lib/run/libhrrun.
 ctl_hostrangectl_LDADD = $(HRCTL_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
 # hostrangectl(1); tests/service/test_man.sh keeps it in step with --help.
-dist_man_MANS += ctl/hostrangectl.1
+dist_man_MANS += ctl/hostrangectl.1 ctl/hostrangectl-history.1
 EXTRA_DIST += ctl/local.mk
