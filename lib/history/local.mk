@@ -9,3 +9,5 @@ lib_history_libhrhistory_la_CFLAGS = $(AM_CFLAGS) $(SQLITE3_CFLAGS) \
 	$(PQ_CFLAGS)
 lib_history_libhrhistory_la_LIBADD = $(SQLITE3_LIBS) $(PQ_LIBS)
 EXTRA_DIST += lib/history/local.mk
+# The history's page.
+EXTRA_DIST += doc/history.md
