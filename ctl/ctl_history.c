@@ -436,6 +436,37 @@ static int history_add(int argc, char **argv)
     return status;
 }
 
+int hrd_ctl_history_add_run(const char *cmd, const char *db,
+                            const char *path, FILE *note)
+{
+    struct hrd_history *h;
+    struct hrd_ctl_hrun r;
+    char err[4096], name[1024];
+    int rc;
+
+    db = hrd_ctl_history_db(db);
+    hrd_history_name(db, name, sizeof name);
+    if ((rc = hrd_ctl_history_open(cmd, db, &h)) != 0)
+        return rc;
+    rc = hrd_ctl_hrun_load(cmd, path, NULL, 0, &r);
+    if (rc == 0) {
+        rc = hrd_history_add(h, &r.run, r.p, r.n, err, sizeof err);
+        if (rc >= 0 && note != NULL)
+            fprintf(note, rc == 0 ? "added run %s to the history %s\n"
+                                  : "run %s is stored already in the "
+                                    "history %s\n", r.id, name);
+        if (rc < 0)
+            fprintf(stderr, "hostrangectl %s: %s: %s; the run was not "
+                    "added\n", cmd, name, rc == -ENOMEM ? "out of memory"
+                                                         : err);
+        rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_HISTORY_UNREADABLE
+                                         : HRD_CTL_HISTORY_FAILED;
+    }
+    hrd_ctl_hrun_fini(&r);
+    hrd_history_close(h);
+    return rc;
+}
+
 /* Parses --db and --help only (list). */
 static int only_db(const char *cmd, const char *usage, int argc, char **argv,
                    const char **db)

@@ -25,7 +25,8 @@ static const char usage_record[] =
     "                           [--correct-observer] [--calibration=LABEL]\n"
     "                           [--nvtx] [--nvtx-window=NAME]\n"
     "                           [--save=FILE.hrs [--unsorted]\n"
-    "                           [--meta KEY=VALUE]...] -- COMMAND [ARG]...\n"
+    "                           [--meta KEY=VALUE]...] [--history=DB]\n"
+    "                           -- COMMAND [ARG]...\n"
     "Run COMMAND under a private hostranged and write its report.\n"
     "\n"
     "Starts hostranged on a fresh temporary runtime directory (in $TMPDIR,\n"
@@ -58,12 +59,16 @@ static const char usage_record[] =
     "                       untouched), also when COMMAND fails\n"
     "      --unsorted       with --save: run format 2 (see hostrangectl\n"
     "                       save --help)\n"
-    "  -m, --meta=KEY=VALUE with --save: note KEY=VALUE in the run file; may\n"
-    "                       be given many times\n"
+    "  -m, --meta=KEY=VALUE with --save or --history: note KEY=VALUE in the\n"
+    "                       run; may be given many times\n"
+    "      --history=DB     also add the run to the history DB (see\n"
+    "                       hostrangectl history add --help), also when\n"
+    "                       COMMAND fails\n"
     "  -h, --help           show this help and exit\n"
     "\n"
     "Exit status: COMMAND's; 1 when the daemon cannot be started, or the\n"
-    "report or the run file cannot be written; 2 on a usage error.\n";
+    "report or the run file cannot be written, or the run cannot be added\n"
+    "to the history; 2 on a usage error.\n";
 
 /* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
  * build tree), or on PATH. */
@@ -156,6 +161,7 @@ struct record_opts {
     unsigned format;                 /* of the run file */
     Hostrange__RunMeta **meta;       /* --meta */
     size_t nmeta;
+    const char *history;             /* --history DB, or NULL */
 };
 
 /*
@@ -167,7 +173,8 @@ static int record(const struct record_opts *o, char **cmdv)
 {
     static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
     const char *tmpdir = getenv("TMPDIR");
-    char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX];
+    char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX], run[PATH_MAX + 8];
+    const char *save;
     pid_t dpid, cpid;
     int status, rc, saved;
 
@@ -233,9 +240,16 @@ static int record(const struct record_opts *o, char **cmdv)
     }
     /* The report and the run file, whatever COMMAND's status. */
     rc = hrd_ctl_dump(&all, &o->rep);
-    saved = o->save == NULL ? 0
-                            : hrd_ctl_save_run("record", o->save, o->format,
-                                               o->meta, o->nmeta, stderr);
+    /* --history without --save: the run file in the runtime directory. */
+    snprintf(run, sizeof run, "%s/run.hrs", dir);
+    save = o->save != NULL ? o->save : o->history != NULL ? run : NULL;
+    saved = save == NULL ? 0
+                         : hrd_ctl_save_run("record", save, o->format,
+                                            o->meta, o->nmeta,
+                                            o->save != NULL ? stderr : NULL);
+    if (saved == 0 && o->history != NULL &&
+        hrd_ctl_history_add_run("record", o->history, save, stderr) != 0)
+        saved = 1;
     kill(dpid, SIGTERM);
     waitpid(dpid, NULL, 0);
     remove_dir(dir);
@@ -249,8 +263,8 @@ static const char *check_options(const struct record_opts *o)
 {
     if (o->nvtx_window != NULL && !o->nvtx)
         return "--nvtx-window needs --nvtx";
-    if (o->save == NULL && o->nmeta > 0)
-        return "--meta needs --save";
+    if (o->save == NULL && o->history == NULL && o->nmeta > 0)
+        return "--meta needs --save or --history";
     if (o->save == NULL && o->format != 1)
         return "--unsorted needs --save";
     return NULL;
@@ -258,7 +272,7 @@ static const char *check_options(const struct record_opts *o)
 
 static int run_record(int argc, char **argv)
 {
-    enum { OPT_SAVE = 256, OPT_UNSORTED };
+    enum { OPT_SAVE = 256, OPT_UNSORTED, OPT_HISTORY };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },
         { "fields", required_argument, NULL, 'F' },
@@ -269,6 +283,7 @@ static int run_record(int argc, char **argv)
         { "save", required_argument, NULL, OPT_SAVE },
         { "unsorted", no_argument, NULL, OPT_UNSORTED },
         { "meta", required_argument, NULL, 'm' },
+        { "history", required_argument, NULL, OPT_HISTORY },
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
@@ -307,6 +322,9 @@ static int run_record(int argc, char **argv)
             continue;
         case 'm':
             hrd_ctl_meta_add("record", optarg, &o.meta, &o.nmeta);
+            continue;
+        case OPT_HISTORY:
+            o.history = optarg;
             continue;
         default:
             hrd_ctl_die_usage("record", c, argv[optind - 1]);

@@ -243,6 +243,20 @@ for url in "postgresql://hostrange:s3cr3t@/nosuchdb?host=$pgdir" \
     grep -q s3cr3t "$dir/out" "$dir/err" && fail "the password shown: $(cat "$dir/err")"
     grep -q '\*\*\*' "$dir/err" || fail "no masked password: $(cat "$dir/err")"
 done
+# record --history: the run added when the command ends, failed or not,
+# with its --meta; with --save, the same run as the file.
+ctl record -o /dev/null --history "$dir/rec.db" --meta commit=rec1 -- \
+    "$HOSTRANGE_TEST_WORKLOAD" -n 1 -c 20 -r 1 -N rec > /dev/null 2>&1 ||
+    fail "record --history"
+ctl record -o /dev/null --history "$dir/rec.db" --save "$dir/rec.hrs" -- \
+    sh -c 'exit 3' > /dev/null 2>&1
+[ $? -eq 3 ] || fail "record --history: not the command's status"
+ctl history list --db "$dir/rec.db" > "$dir/out" || fail "list rec"
+[ "$(wc -l < "$dir/out")" -eq 2 ] || fail "record --history: $(cat "$dir/out")"
+grep -q "	rec1	.*	[1-9][0-9]*$" "$dir/out" || fail "record's meta: $(cat "$dir/out")"
+ctl history add --db "$dir/rec.db" "$dir/rec.hrs" | grep -q "stored already" ||
+    fail "record --save and --history: not the same run"
+
 # The default database: $HOSTRANGE_HISTORY.
 HOSTRANGE_HISTORY="$dir/env.db" ctl history add "$dir/a0.hrs" > /dev/null ||
     fail "add to \$HOSTRANGE_HISTORY"
