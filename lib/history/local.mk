@@ -7,7 +7,8 @@ lib_history_libhrhistory_la_SOURCES = lib/history/history.c \
 	lib/history/pg.c
 lib_history_libhrhistory_la_CFLAGS = $(AM_CFLAGS) $(SQLITE3_CFLAGS) \
 	$(PQ_CFLAGS)
-lib_history_libhrhistory_la_LIBADD = $(SQLITE3_LIBS) $(PQ_LIBS)
+# libpq is loaded when first needed (pg.c), not linked.
+lib_history_libhrhistory_la_LIBADD = $(SQLITE3_LIBS)
 EXTRA_DIST += lib/history/local.mk
 # The history's page.
 EXTRA_DIST += doc/history.md

@@ -6,6 +6,7 @@
 
 #include "lib/history/backend.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <libpq-fe.h>
 #include <stdio.h>
@@ -19,6 +20,79 @@
 #define PG_INT8OID 20
 #define PG_TEXTOID 25
 #define PG_FLOAT8OID 701
+
+/*
+ * libpq, loaded when a PostgreSQL database is first opened rather than
+ * linked: hostrangectl then starts without it and the libraries it brings
+ * (TLS, Kerberos, LDAP), which every other command would map for nothing.
+ */
+static struct {
+    void *lib;
+    PGconn *(*connectdb)(const char *conninfo);
+    ConnStatusType (*status)(const PGconn *conn);
+    char *(*errorMessage)(const PGconn *conn);
+    void (*finish)(PGconn *conn);
+    PQnoticeProcessor (*setNoticeProcessor)(PGconn *conn, PQnoticeProcessor proc, void *arg);
+    int (*sendQueryParams)(PGconn *conn, const char *command, int nParams,
+                           const Oid *paramTypes, const char *const *paramValues,
+                           const int *paramLengths, const int *paramFormats,
+                           int resultFormat);
+    int (*setSingleRowMode)(PGconn *conn);
+    PGresult *(*getResult)(PGconn *conn);
+    ExecStatusType (*resultStatus)(const PGresult *res);
+    int (*nfields)(const PGresult *res);
+    int (*getisnull)(const PGresult *res, int tup_num, int field_num);
+    char *(*getvalue)(const PGresult *res, int tup_num, int field_num);
+    void (*clear)(PGresult *res);
+    char *(*resultErrorField)(const PGresult *res, int fieldcode);
+    char *(*resultErrorMessage)(const PGresult *res);
+    PGresult *(*exec)(PGconn *conn, const char *query);
+} pq;
+
+/* The name of the library loaded: libpq's soname. */
+#define PQ_LIBRARY "libpq.so.5"
+
+static int pq_load(char *err, size_t errlen)
+{
+    static const char *const names[] = {
+        "PQconnectdb",
+        "PQstatus",
+        "PQerrorMessage",
+        "PQfinish",
+        "PQsetNoticeProcessor",
+        "PQsendQueryParams",
+        "PQsetSingleRowMode",
+        "PQgetResult",
+        "PQresultStatus",
+        "PQnfields",
+        "PQgetisnull",
+        "PQgetvalue",
+        "PQclear",
+        "PQresultErrorField",
+        "PQresultErrorMessage",
+        "PQexec",
+    };
+    void **slot = (void **)&pq.connectdb;
+    void *lib;
+
+    if (pq.lib != NULL)
+        return 0;
+    lib = dlopen(PQ_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (lib == NULL) {
+        snprintf(err, errlen, "PostgreSQL's client library cannot be "
+                 "loaded (%s; Debian's libpq5): %s", PQ_LIBRARY, dlerror());
+        return -ENOENT;
+    }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if ((slot[i] = dlsym(lib, names[i])) == NULL) {
+            snprintf(err, errlen, "%s has no %s", PQ_LIBRARY, names[i]);
+            dlclose(lib);
+            return -ENOENT;
+        }
+    }
+    pq.lib = lib;
+    return 0;
+}
 
 struct pdb {
     PGconn *c;
@@ -35,13 +109,13 @@ static void no_notices(void *arg, const char *message)
 static int fail(struct pdb *p, PGresult *r, const char *what, char *err,
                 size_t errlen)
 {
-    const char *state = r != NULL ? PQresultErrorField(r, PG_DIAG_SQLSTATE)
+    const char *state = r != NULL ? pq.resultErrorField(r, PG_DIAG_SQLSTATE)
                                   : NULL;
     char msg[1024];
     size_t n;
 
     snprintf(msg, sizeof msg, "%s",
-             r != NULL ? PQresultErrorMessage(r) : PQerrorMessage(p->c));
+             r != NULL ? pq.resultErrorMessage(r) : pq.errorMessage(p->c));
     n = strlen(msg);
     while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' '))
         msg[--n] = '\0';
@@ -50,7 +124,7 @@ static int fail(struct pdb *p, PGresult *r, const char *what, char *err,
             *q = ' ';
     }
     snprintf(err, errlen, "%s: %s", what, msg);
-    if (PQstatus(p->c) != CONNECTION_OK)
+    if (pq.status(p->c) != CONNECTION_OK)
         return -ECONNREFUSED;
     if (state == NULL)
         return -EIO;
@@ -93,26 +167,26 @@ static int p_query(void *db, const char *sql, const struct hrd_hval *v,
     }
     /* Rows one at a time (single-row mode), so that a long series is
      * never held whole. */
-    if (!PQsendQueryParams(p->c, sql, np, types, vals, NULL, NULL, 0))
+    if (!pq.sendQueryParams(p->c, sql, np, types, vals, NULL, NULL, 0))
         return fail(p, NULL, "a statement", err, errlen);
-    PQsetSingleRowMode(p->c);
-    while ((r = PQgetResult(p->c)) != NULL) {
-        st = PQresultStatus(r);
+    pq.setSingleRowMode(p->c);
+    while ((r = pq.getResult(p->c)) != NULL) {
+        st = pq.resultStatus(r);
         if (st == PGRES_SINGLE_TUPLE && fn != NULL && rc == 0) {
-            int n = PQnfields(r);
+            int n = pq.nfields(r);
 
             if (n > 32)
                 n = 32;
             for (int j = 0; j < n; j++)
-                col[j] = PQgetisnull(r, 0, j) ? NULL : PQgetvalue(r, 0, j);
+                col[j] = pq.getisnull(r, 0, j) ? NULL : pq.getvalue(r, 0, j);
             rc = fn(ctx, col, n);
         } else if (st != PGRES_SINGLE_TUPLE && st != PGRES_COMMAND_OK &&
                    st != PGRES_TUPLES_OK && rc == 0) {
             rc = fail(p, r, "a statement", err, errlen);
         }
-        PQclear(r);
+        pq.clear(r);
     }
-    if (rc == 0 && PQstatus(p->c) != CONNECTION_OK)
+    if (rc == 0 && pq.status(p->c) != CONNECTION_OK)
         rc = fail(p, NULL, "a statement", err, errlen);
     return rc;
 }
@@ -134,28 +208,30 @@ static void p_close(void *db)
 
     if (p == NULL)
         return;
-    PQfinish(p->c);
+    pq.finish(p->c);
     free(p);
 }
 
 static int p_open(const char *dsn, void **db, char *err, size_t errlen)
 {
-    struct pdb *p = calloc(1, sizeof *p);
+    struct pdb *p;
     int rc;
 
-    if (p == NULL)
+    if ((rc = pq_load(err, errlen)) != 0)
+        return rc;
+    if ((p = calloc(1, sizeof *p)) == NULL)
         return -ENOMEM;
-    p->c = PQconnectdb(dsn);
+    p->c = pq.connectdb(dsn);
     if (p->c == NULL) {
         free(p);
         return -ENOMEM;
     }
-    if (PQstatus(p->c) != CONNECTION_OK) {
+    if (pq.status(p->c) != CONNECTION_OK) {
         rc = fail(p, NULL, "cannot connect", err, errlen);
         p_close(p);
         return rc;
     }
-    PQsetNoticeProcessor(p->c, no_notices, NULL);
+    pq.setNoticeProcessor(p->c, no_notices, NULL);
     /* Reals as the shortest text that reads back the same (the default
      * of PostgreSQL 12 and later, asked for all the same). */
     if ((rc = exec(p, "SET extra_float_digits = 3", err, errlen)) != 0) {
@@ -195,8 +271,8 @@ static void p_rollback(void *db)
 
     if (!p->in_tx)
         return;
-    r = PQexec(p->c, "ROLLBACK");
-    PQclear(r);
+    r = pq.exec(p->c, "ROLLBACK");
+    pq.clear(r);
     p->in_tx = 0;
 }
 

@@ -209,6 +209,24 @@ for f in list odd csv check; do
     cmp -s "$dir/sqlite.$f" "$dir/pg.$f" || fail "$f differs between backends"
 done
 
+# The server going away in the middle of an add (its connection ended by a
+# trigger on the points, after the run's row was written): the add fails,
+# nothing of the run is stored, and the same add again completes.
+new_pg
+ctl history add --db "$db" "$dir/a0.hrs" > /dev/null || fail "add a0"
+pg "h$n_pg" "CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS
+    \$\$ BEGIN PERFORM pg_terminate_backend(pg_backend_pid()); RETURN NEW; END \$\$;
+    CREATE TRIGGER boom BEFORE INSERT ON hostrange_point
+    FOR EACH STATEMENT EXECUTE FUNCTION boom()" > /dev/null || fail "trigger"
+ctl history add --db "$db" "$dir/a1.hrs" > /dev/null 2> "$dir/err" &&
+    fail "added while the server went away"
+grep -q "a1.hrs not stored" "$dir/err" || fail "gone msg: $(cat "$dir/err")"
+[ "$(ctl history list --db "$db" | wc -l)" -eq 1 ] || fail "half-stored run"
+pg "h$n_pg" "DROP TRIGGER boom ON hostrange_point" > /dev/null || fail "drop"
+ctl history add --db "$db" "$dir/a1.hrs" | grep -q '^added ' ||
+    fail "the same add again"
+[ "$(ctl history list --db "$db" | wc -l)" -eq 2 ] || fail "not stored again"
+
 # A database of something else, and a newer schema: refused, exit 3.
 sqlite3 "$dir/other.db" 'CREATE TABLE t (x INTEGER)' || fail sqlite3
 new_pg
