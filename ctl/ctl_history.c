@@ -288,6 +288,7 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
         return HRD_CTL_HISTORY_UNREADABLE;
     }
     machine_of(h, r->machine, sizeof r->machine);
+    snprintf(r->host, sizeof r->host, "%s", h->host);
     r->parts = join_parts(h);
     rc = r->parts == NULL ? -ENOMEM : 0;
     for (size_t i = 0; rc == 0 && i < h->n_meta; i++)
@@ -318,7 +319,7 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
     commit = get_meta(r, "commit");
     r->run.commit = commit != NULL ? commit : "";
     r->run.machine = r->machine;
-    r->run.host = r->agg.nkeys > 0 ? "" : "";
+    r->run.host = r->host;
     r->run.file = path;
     r->run.parts = r->parts;
     r->run.meta_key = (const char *const *)r->meta_key;

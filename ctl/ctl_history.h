@@ -45,6 +45,7 @@ struct hrd_ctl_hrun {
     struct hrd_agg agg;
     char id[64];
     char machine[2048];
+    char host[256];
     char *parts;
     char **meta_key, **meta_value;
     size_t nmeta;

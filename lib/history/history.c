@@ -281,16 +281,146 @@ int hrd_history_has(struct hrd_history *h, const char *id, char *err,
     return rc != 0 ? rc : n > 0;
 }
 
-/* The id of the key of p, made when new. */
-static int key_id(struct hrd_history *h, const struct hrd_history_point *p,
-                  int64_t *id, char *err, size_t errlen)
+/*
+ * The keys of the history by name, read once per add (one query, not one
+ * per key: a round trip each to a PostgreSQL server): an open-addressing
+ * table of the six names, each with its length, and the key's id.
+ */
+struct keymap {
+    struct keyslot {
+        char *name; /* NULL: empty */
+        size_t len;
+        int64_t id;
+    } *slot;
+    size_t cap, n;
+};
+
+static void keymap_fini(struct keymap *m)
 {
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->slot[i].name);
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+/* The name of a key: each field's length, then its bytes. Returns its
+ * length in buf (of at least len bytes), or 0 when it does not fit. */
+static size_t key_name(const char *const *f, char *buf, size_t len)
+{
+    size_t n = 0;
+
+    for (int i = 0; i < 6; i++) {
+        size_t l = strlen(f[i]);
+        int w = snprintf(buf + n, len - n, "%zu:", l);
+
+        if (w < 0 || n + (size_t)w + l >= len)
+            return 0;
+        n += (size_t)w;
+        memcpy(buf + n, f[i], l);
+        n += l;
+    }
+    return n;
+}
+
+static uint64_t hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+    return h;
+}
+
+static struct keyslot *keymap_find(struct keymap *m, const char *name,
+                                   size_t len)
+{
+    size_t i = (size_t)hash(name, len) & (m->cap - 1);
+
+    while (m->slot[i].name != NULL &&
+           (m->slot[i].len != len || memcmp(m->slot[i].name, name, len) != 0))
+        i = (i + 1) & (m->cap - 1);
+    return &m->slot[i];
+}
+
+static int keymap_put(struct keymap *m, const char *name, size_t len,
+                      int64_t id)
+{
+    struct keyslot *s;
+
+    if (2 * (m->n + 1) > m->cap) {
+        struct keymap big = { NULL, m->cap ? 2 * m->cap : 1024, 0 };
+
+        if ((big.slot = calloc(big.cap, sizeof *big.slot)) == NULL)
+            return -ENOMEM;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->slot[i].name != NULL)
+                *keymap_find(&big, m->slot[i].name, m->slot[i].len) =
+                    m->slot[i];
+        }
+        big.n = m->n;
+        free(m->slot);
+        *m = big;
+    }
+    s = keymap_find(m, name, len);
+    if (s->name == NULL) {
+        if ((s->name = malloc(len + 1)) == NULL)
+            return -ENOMEM;
+        memcpy(s->name, name, len);
+        s->len = len;
+        m->n++;
+    }
+    s->id = id;
+    return 0;
+}
+
+static int key_row(void *ctx, const char *const *col, int n)
+{
+    char buf[8192];
+    size_t len;
+
+    if (n < 7 || col[0] == NULL)
+        return -EIO;
+    for (int i = 1; i < 7; i++) {
+        if (col[i] == NULL)
+            return -EIO;
+    }
+    len = key_name(col + 1, buf, sizeof buf);
+    if (len == 0)
+        return 0; /* too long a name: looked up by a query of its own */
+    return keymap_put(ctx, buf, len, strtoll(col[0], NULL, 10));
+}
+
+static int keymap_load(struct hrd_history *h, struct keymap *m, char *err,
+                       size_t errlen)
+{
+    return h->be->query(h->db, "SELECT id, node, operator, backend, phase, "
+                        "range, metric FROM hostrange_key", NULL, 0, key_row,
+                        m, err, errlen);
+}
+
+/* The id of the key of p, made when new. */
+static int key_id(struct hrd_history *h, struct keymap *m,
+                  const struct hrd_history_point *p, int64_t *id, char *err,
+                  size_t errlen)
+{
+    const char *f[6] = { p->node, p->op, p->backend, p->phase, p->range,
+                         p->metric };
     struct hrd_hval v[6] = { text(p->node), text(p->op), text(p->backend),
                              text(p->phase), text(p->range),
                              text(p->metric) };
+    char buf[8192];
+    size_t len = key_name(f, buf, sizeof buf);
     int rc;
 
     *id = 0;
+    if (len > 0) {
+        struct keyslot *s = keymap_find(m, buf, len);
+
+        if (s->name != NULL) {
+            *id = s->id;
+            return 0;
+        }
+    }
     rc = h->be->query(h->db, "SELECT id FROM hostrange_key WHERE node = $1 "
                       "AND operator = $2 AND backend = $3 AND phase = $4 "
                       "AND range = $5 AND metric = $6", v, 6, first_int, id,
@@ -300,6 +430,8 @@ static int key_id(struct hrd_history *h, const struct hrd_history_point *p,
                           "operator, backend, phase, range, metric) VALUES "
                           "($1, $2, $3, $4, $5, $6) RETURNING id", v, 6,
                           first_int, id, err, errlen);
+    if (rc == 0 && len > 0)
+        rc = keymap_put(m, buf, len, *id);
     return rc;
 }
 
@@ -346,8 +478,13 @@ static int add_points(struct hrd_history *h, int64_t run,
                       char *err, size_t errlen)
 {
     struct hrd_hval v[BATCH * POINT_COLS];
+    struct keymap m = { NULL, 0, 0 };
     size_t i = 0;
-    int rc = 0;
+    int rc = keymap_put(&m, "", 0, 0) == 0 ? 0 : -ENOMEM;
+
+    /* (The empty name, never a key's, makes the table.) */
+    if (rc == 0)
+        rc = keymap_load(h, &m, err, errlen);
 
     while (rc == 0 && i < n) {
         size_t k = n - i >= BATCH ? BATCH : 1;
@@ -357,7 +494,7 @@ static int add_points(struct hrd_history *h, int64_t run,
             struct hrd_hval *w = &v[j * POINT_COLS];
             int64_t key;
 
-            rc = key_id(h, q, &key, err, errlen);
+            rc = key_id(h, &m, q, &key, err, errlen);
             w[0] = integer(run);
             w[1] = integer(key);
             w[2] = integer((int64_t)q->count);
@@ -371,6 +508,7 @@ static int add_points(struct hrd_history *h, int64_t run,
                             err, errlen);
         i += k;
     }
+    keymap_fini(&m);
     return rc;
 }
 

@@ -10,6 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* How long to wait before trying again to turn a database to WAL. */
+#define WAL_RETRY_MS 10
 
 /* Statements kept prepared, by their text (copied). */
 #define CACHE 16
@@ -207,9 +211,16 @@ static int s_open(const char *dsn, void **db, char *err, size_t errlen)
     sqlite3_busy_timeout(s->db, HRD_HISTORY_BUSY_MS);
     /* WAL: readers never wait for the writer, and a write is one append.
      * The first statement reads the file: one that is not a database
-     * fails here. */
-    if ((rc = exec(s, "PRAGMA journal_mode=WAL", err, errlen)) != 0 ||
-        (rc = exec(s, "PRAGMA foreign_keys=ON", err, errlen)) != 0) {
+     * fails here. Turning a new database to WAL takes it whole, and SQLite
+     * does not wait for that lock (its busy handler is not called): it is
+     * tried again here, within the busy timeout. */
+    for (int waited = 0;; waited += WAL_RETRY_MS) {
+        rc = exec(s, "PRAGMA journal_mode=WAL", err, errlen);
+        if (rc != -EBUSY || waited >= HRD_HISTORY_BUSY_MS)
+            break;
+        usleep(WAL_RETRY_MS * 1000);
+    }
+    if (rc != 0 || (rc = exec(s, "PRAGMA foreign_keys=ON", err, errlen)) != 0) {
         s_close(s);
         return rc;
     }
