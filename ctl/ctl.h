@@ -58,6 +58,7 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_ab;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_history;
 
 /*
  * What the functions of hostrangectl return: 0 on success; a negative
@@ -344,6 +345,15 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
  */
 int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
                      Hostrange__RunMeta **meta, size_t nmeta, FILE *note);
+
+/*
+ * Adds run file `path` to the history db (ctl_history.c), for command
+ * cmd, as hostrangectl history add does; says so on note when not NULL.
+ * Returns 0 (added, or stored already), or the exit status of history add
+ * after saying why.
+ */
+int hrd_ctl_history_add_run(const char *cmd, const char *db,
+                            const char *path, FILE *note);
 
 /* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
  * status 2 on a bad one); hrd_ctl_meta_free frees the array. */

@@ -27,7 +27,8 @@ static const char usage_record[] =
     "                           [--nvtx] [--nvtx-window=NAME] [--rounds=N]\n"
     "                           [--strict]\n"
     "                           [--save=FILE.hrs [--unsorted]\n"
-    "                           [--meta KEY=VALUE]...] -- COMMAND [ARG]...\n"
+    "                           [--meta KEY=VALUE]...] [--history=DB]\n"
+    "                           -- COMMAND [ARG]...\n"
     "Run COMMAND under a private hostranged and write its report.\n"
     "\n"
     "Starts hostranged on a fresh temporary runtime directory (in $TMPDIR,\n"
@@ -67,8 +68,11 @@ static const char usage_record[] =
     "                       untouched), also when COMMAND fails\n"
     "      --unsorted       with --save: run format 2 (see hostrangectl\n"
     "                       save --help)\n"
-    "  -m, --meta=KEY=VALUE with --save: note KEY=VALUE in the run file; may\n"
-    "                       be given many times\n"
+    "  -m, --meta=KEY=VALUE with --save or --history: note KEY=VALUE in the\n"
+    "                       run; may be given many times\n"
+    "      --history=DB     also add the run to the history DB (see\n"
+    "                       hostrangectl history add --help), also when\n"
+    "                       COMMAND fails\n"
     "      --strict         exit 3 when anything was lost or refused (see\n"
     "                       below) and COMMAND succeeded\n"
     "  -h, --help           show this help and exit\n"
@@ -81,8 +85,9 @@ static const char usage_record[] =
     "crashed) with its node ids: its last events may be missing.\n"
     "\n"
     "Exit status: COMMAND's; 1 when the daemon cannot be started, or the\n"
-    "report or the run file cannot be written; 2 on a usage error; with\n"
-    "--strict, 3 when COMMAND succeeded and anything was lost or refused.\n";
+    "report or the run file cannot be written, or the run cannot be added\n"
+    "to the history; 2 on a usage error; with --strict, 3 when COMMAND\n"
+    "succeeded and anything was lost or refused.\n";
 
 /* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
  * build tree), or on PATH. */
@@ -179,6 +184,7 @@ struct record_opts {
     int quiet;                       /* a round: say nothing of the save */
     int out_to_err;                  /* COMMAND's stdout goes to stderr */
     int strict;                      /* --strict */
+    const char *history;             /* --history DB, or NULL */
 };
 
 /*
@@ -190,7 +196,8 @@ static int record(const struct record_opts *o, char **cmdv)
 {
     static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
     const char *tmpdir = getenv("TMPDIR");
-    char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX];
+    char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX], run[PATH_MAX + 8];
+    const char *save;
     pid_t dpid, cpid;
     int status, rc, saved, lost;
 
@@ -258,10 +265,18 @@ static int record(const struct record_opts *o, char **cmdv)
     }
     /* The report and the run file, whatever COMMAND's status. */
     rc = hrd_ctl_dump(&all, &o->rep);
-    saved = o->save == NULL ? 0
-                            : hrd_ctl_save_run("record", o->save, o->format,
-                                               o->meta, o->nmeta,
-                                               o->quiet ? NULL : stderr);
+    /* --history without --save: the run file in the runtime directory. */
+    snprintf(run, sizeof run, "%s/run.hrs", dir);
+    save = o->save != NULL ? o->save : o->history != NULL ? run : NULL;
+    saved = save == NULL ? 0
+                         : hrd_ctl_save_run("record", save, o->format,
+                                            o->meta, o->nmeta,
+                                            o->save != NULL && !o->quiet
+                                                ? stderr
+                                                : NULL);
+    if (saved == 0 && o->history != NULL &&
+        hrd_ctl_history_add_run("record", o->history, save, stderr) != 0)
+        saved = 1;
     /* What was lost or refused, said where the user looks. */
     lost = hrd_ctl_losses(stderr);
     kill(dpid, SIGTERM);
@@ -337,6 +352,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         ro.rep.fields = 0;
         ro.rep.correct = 0;
         ro.rep.calibration = NULL;
+        ro.history = NULL; /* the merged run is added, not each round */
         st = record(&ro, cmdv);
         if (access(files[k], R_OK) != 0)
             rc = 1;
@@ -352,6 +368,10 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         rep.from = o->save ? o->save : merged;
         rc = hrd_ctl_dump(&all, &rep) == 0 ? 0 : 1;
     }
+    if (rc == 0 && o->history != NULL &&
+        hrd_ctl_history_add_run("record", o->history,
+                                o->save ? o->save : merged, stderr) != 0)
+        rc = 1;
     for (unsigned k = 0; k < made; k++) {
         unlink(files[k]);
         free(files[k]);
@@ -367,8 +387,8 @@ static const char *check_options(const struct record_opts *o)
 {
     if (o->nvtx_window != NULL && !o->nvtx)
         return "--nvtx-window needs --nvtx";
-    if (o->save == NULL && o->nmeta > 0)
-        return "--meta needs --save";
+    if (o->save == NULL && o->history == NULL && o->nmeta > 0)
+        return "--meta needs --save or --history";
     if (o->save == NULL && o->format != 1)
         return "--unsorted needs --save";
     if (o->rounds == 1 && (o->rep.fields & HRD_FIELDS_ROUNDS))
@@ -378,7 +398,9 @@ static const char *check_options(const struct record_opts *o)
 
 static int run_record(int argc, char **argv)
 {
-    enum { OPT_SAVE = 256, OPT_UNSORTED, OPT_ROUNDS, OPT_STRICT };
+    enum {
+        OPT_SAVE = 256, OPT_UNSORTED, OPT_ROUNDS, OPT_STRICT, OPT_HISTORY
+    };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },
         { "fields", required_argument, NULL, 'F' },
@@ -391,6 +413,7 @@ static int run_record(int argc, char **argv)
         { "meta", required_argument, NULL, 'm' },
         { "rounds", required_argument, NULL, OPT_ROUNDS },
         { "strict", no_argument, NULL, OPT_STRICT },
+        { "history", required_argument, NULL, OPT_HISTORY },
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
@@ -436,6 +459,8 @@ static int run_record(int argc, char **argv)
             continue;
         case OPT_ROUNDS:
             o.rounds = hrd_ctl_parse_rounds("record", "--rounds", optarg);
+        case OPT_HISTORY:
+            o.history = optarg;
             continue;
         default:
             hrd_ctl_die_usage("record", c, argv[optind - 1]);

@@ -655,6 +655,53 @@ def test_save_when_tests_fail_with_meta(env, tmp_path):
 
 
 @needs_profiling
+def test_history(env, tmp_path):
+    """--host-range-history: each session's run added once (xdist
+    included), its commit that of the git work tree, and what history
+    check finds in the summary."""
+    (tmp_path / "test_hist.py").write_text(textwrap.dedent("""
+        import hostrange
+
+        @hostrange.scope("hist.body")
+        def work():
+            return 1
+
+        def test_one(host_range):
+            host_range(work)
+
+        def test_two(host_range):
+            host_range(work)
+        """))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["add", "test_hist.py"],
+                 ["commit", "-q", "-m", "tests"]):
+        subprocess.run(git + args, cwd=str(tmp_path), check=True,
+                       stdout=subprocess.DEVNULL)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=str(tmp_path),
+                          stdout=subprocess.PIPE, universal_newlines=True,
+                          check=True).stdout.strip()
+    db = tmp_path / "history.db"
+    runs = [[], ["-n", "2"] if has_xdist() else [],
+            ["--host-range-meta", "commit=given"]]
+    for extra in runs:
+        r = pytest_run(env, tmp_path, "--host-range-calls", "1",
+                       "--host-range-blocks", "3", "--host-range-history",
+                       str(db), "test_hist.py", *extra, suite=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "hostrange: history: added " in r.stdout, r.stdout
+        assert "hostrange: this run against its history" in r.stdout
+        assert re.search(r"checked \d+ keys of .* against the history of ",
+                         r.stdout), r.stdout
+    lines = ctl(str(tmp_path), "history", "list", "--db",
+                str(db)).stdout.splitlines()
+    assert len(lines) == 3, lines
+    assert [x.split("\t")[2] for x in lines] == [head, head, "given"]
+    # The same keys each time (the two tests' rows).
+    assert len({x.split("\t")[4] for x in lines}) == 1, lines
+    assert int(lines[0].split("\t")[4]) > 0, lines
+
+
+@needs_profiling
 def test_compare_machines(env, tmp_path):
     base = tmp_path / "base.hrs"
     r = slow_run(env, tmp_path, 100000, "--host-range-save", str(base))
