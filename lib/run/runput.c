@@ -279,6 +279,86 @@ size_t hrd_runput_scratch(const struct hrd_key *k)
            (np + 1) * sizeof(struct hrd_runput_path);
 }
 
+/*
+ * Codes the values of k's paths into t->paths (a mirror takes the key's
+ * own, kc), from v on, sorting in sorttmp, and gives each its size.
+ * Returns the bytes of the RunKey's paths fields.
+ */
+static size_t code_paths(struct hrd_agg *a, const struct hrd_key *k,
+                         const struct coded *kc, uint64_t *v,
+                         uint64_t *sorttmp, struct hrd_runput_tmp *t)
+{
+    size_t np = 0, size = 0;
+
+    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+        struct hrd_runput_path *tp = &t->paths[np++];
+        struct hrd_key view;
+        const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
+
+        /* A mirror holds its range key's very events (its only path, no
+         * record): the key's coded values. */
+        tp->same = pp->mirror && k->records == 0 && kc->ni == k->pairs &&
+                   kc->ns == k->pairs;
+        if (tp->same) {
+            tp->c = *kc;
+        } else {
+            code_values(p, v, sorttmp, &tp->c);
+            v += 2 * (p->pairs + p->records);
+        }
+        tp->size = path_head_size(a, p) +
+                   coded_size(&tp->c, HRD_RUNPATH_INCLUSIVE,
+                              HRD_RUNPATH_SELF);
+        size += hrd_pb_bytes_size(HRD_RUNKEY_PATHS, tp->size);
+    }
+    return size;
+}
+
+/*
+ * Writes k's paths fields at o, as code_paths coded and sized them; a
+ * mirror's values are the key's, whose inclusive and self fields start
+ * at vals (coded as kc). Returns the end of what it wrote.
+ */
+static uint8_t *put_paths(uint8_t *o, struct hrd_agg *a,
+                          const struct hrd_key *k, const struct coded *kc,
+                          const uint8_t *vals,
+                          const struct hrd_runput_tmp *t)
+{
+    size_t np = 0;
+
+    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+        const struct hrd_runput_path *tp = &t->paths[np++];
+        struct hrd_key view;
+        const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
+        const struct field pt = PATH_TAIL(p);
+        struct field f[PATH_HEAD_MAX];
+        size_t nf = path_head(a, p, f);
+
+        o = hrd_pb_len(o, HRD_RUNKEY_PATHS, tp->size);
+        o = fields_put(o, f, nf);
+        if (tp->same) {
+            /* The key's inclusive and self fields as the path's: the
+             * same bytes past their tags. */
+            const uint8_t *src = vals;
+
+            if (kc->ni) {
+                src += hrd_pb_bytes_size(HRD_RUNKEY_INCLUSIVE, kc->li) -
+                       kc->li;
+                o = hrd_pb_bytes(o, HRD_RUNPATH_INCLUSIVE, src, kc->li);
+                src += kc->li;
+            }
+            if (kc->ns) {
+                src += hrd_pb_bytes_size(HRD_RUNKEY_SELF, kc->ls) - kc->ls;
+                o = hrd_pb_bytes(o, HRD_RUNPATH_SELF, src, kc->ls);
+            }
+        } else {
+            o = put_coded(o, &tp->c, HRD_RUNPATH_INCLUSIVE,
+                          HRD_RUNPATH_SELF);
+        }
+        o = fields_put(o, &pt, 1);
+    }
+    return o;
+}
+
 int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
                    unsigned field, struct hrd_pbuf *out,
                    struct hrd_runput_tmp *t)
@@ -302,45 +382,22 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
     const size_t nhead = sizeof head / sizeof head[0];
     const size_t ntail = sizeof tail / sizeof tail[0];
     size_t all = k->pairs + k->records, need, most, np, size;
-    uint64_t *v, *sorttmp;
+    uint64_t *sorttmp;
     struct coded kc;
-    uint8_t *o, *key_at;
+    uint8_t *o, *key_at, *vals;
 
     /* Room: the key's values twice (inclusive and self) and each path's
-     * but a mirror's (below), and the sort's for the most values sorted
-     * at once. */
+     * but a mirror's, and the sort's for the most values sorted at once. */
     if (room_needed(k, &need, &most, &np) != 0)
         return 1;
     if (tmp_room(t, need + most + 1, np + 1) != 0)
         return -ENOMEM;
-    v = t->v;
-    sorttmp = v + need;
-    code_values(k, v, sorttmp, &kc);
-    v += 2 * all;
+    sorttmp = t->v + need;
+    code_values(k, t->v, sorttmp, &kc);
     size = fields_size(head, nhead) +
            coded_size(&kc, HRD_RUNKEY_INCLUSIVE, HRD_RUNKEY_SELF) +
-           fields_size(tail, ntail);
-    np = 0;
-    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
-        struct hrd_runput_path *tp = &t->paths[np++];
-        struct hrd_key view;
-        const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
-
-        /* A mirror holds its range key's very events (its only path, no
-         * record): the key's coded values. */
-        tp->same = pp->mirror && k->records == 0 && kc.ni == k->pairs &&
-                   kc.ns == k->pairs;
-        if (tp->same) {
-            tp->c = kc;
-        } else {
-            code_values(p, v, sorttmp, &tp->c);
-            v += 2 * (p->pairs + p->records);
-        }
-        tp->size = path_head_size(a, p) +
-                   coded_size(&tp->c, HRD_RUNPATH_INCLUSIVE,
-                              HRD_RUNPATH_SELF);
-        size += hrd_pb_bytes_size(HRD_RUNKEY_PATHS, tp->size);
-    }
+           fields_size(tail, ntail) +
+           code_paths(a, k, &kc, t->v + 2 * all, sorttmp, t);
     if (hrd_pbuf_room(out, size + (field ? hrd_pb_bytes_size(field, size)
                                           : 0)) != 0)
         return -ENOMEM;
@@ -349,50 +406,10 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
         o = hrd_pb_len(o, field, size);
     key_at = o;
     o = fields_put(o, head, nhead);
-    {
-        /* Where the key's values start, for its mirror's copy. */
-        uint8_t *vals = o;
-
-        o = put_coded(o, &kc, HRD_RUNKEY_INCLUSIVE, HRD_RUNKEY_SELF);
-        o = fields_put(o, tail, ntail);
-        np = 0;
-        for (const struct hrd_key *pp = k->paths; pp != NULL;
-             pp = pp->pnext) {
-            const struct hrd_runput_path *tp = &t->paths[np++];
-            struct hrd_key view;
-            const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
-            struct field f[PATH_HEAD_MAX];
-            size_t nf = path_head(a, p, f);
-
-            o = hrd_pb_len(o, HRD_RUNKEY_PATHS, tp->size);
-            o = fields_put(o, f, nf);
-            if (tp->same) {
-                /* The key's inclusive and self fields as the path's: the
-                 * same bytes past their tags. */
-                const uint8_t *src = vals;
-
-                if (kc.ni) {
-                    src += hrd_pb_bytes_size(HRD_RUNKEY_INCLUSIVE, kc.li) -
-                           kc.li;
-                    o = hrd_pb_bytes(o, HRD_RUNPATH_INCLUSIVE, src, kc.li);
-                    src += kc.li;
-                }
-                if (kc.ns) {
-                    src += hrd_pb_bytes_size(HRD_RUNKEY_SELF, kc.ls) -
-                           kc.ls;
-                    o = hrd_pb_bytes(o, HRD_RUNPATH_SELF, src, kc.ls);
-                }
-            } else {
-                o = put_coded(o, &tp->c, HRD_RUNPATH_INCLUSIVE,
-                              HRD_RUNPATH_SELF);
-            }
-            {
-                const struct field pt = PATH_TAIL(p);
-
-                o = fields_put(o, &pt, 1);
-            }
-        }
-    }
+    vals = o; /* where the key's values start, for its mirror's copy */
+    o = put_coded(o, &kc, HRD_RUNKEY_INCLUSIVE, HRD_RUNKEY_SELF);
+    o = fields_put(o, tail, ntail);
+    o = put_paths(o, a, k, &kc, vals, t);
     assert((size_t)(o - key_at) == size);
     out->len = (size_t)(o - out->p);
     return 0;
