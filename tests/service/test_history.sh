@@ -275,6 +275,16 @@ grep -q "	rec1	.*	[1-9][0-9]*$" "$dir/out" || fail "record's meta: $(cat "$dir/o
 ctl history add --db "$dir/rec.db" "$dir/rec.hrs" | grep -q "stored already" ||
     fail "record --save and --history: not the same run"
 
+# Usage errors: exit 2, nothing opened.
+for args in "" "nosuch" "detect --alpha 2" "detect --window 0" \
+            "detect --min-change -1" "detect --fail-above x=" \
+            "show --format xml" "check" "add" "add --meta time=yesterday x.hrs" \
+            "list extra"; do
+    ctl history $args --db "$dir/usage.db" > /dev/null 2>&1
+    [ $? -eq 2 ] || fail "history $args: not a usage error"
+done
+[ -e "$dir/usage.db" ] && fail "a usage error opened the database"
+
 # The default database: $HOSTRANGE_HISTORY.
 HOSTRANGE_HISTORY="$dir/env.db" ctl history add "$dir/a0.hrs" > /dev/null ||
     fail "add to \$HOSTRANGE_HISTORY"
