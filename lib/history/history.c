@@ -98,6 +98,54 @@ void hrd_history_name(const char *dsn, char *buf, size_t len)
     mask_password_pairs(buf, len);
 }
 
+/* The password of a connection string, if any: *len bytes at the
+ * returned pointer (a URL's user:password@, or password=VALUE). */
+static const char *password_of(const char *dsn, size_t *len)
+{
+    const char *p;
+
+    if (strstr(dsn, "://") != NULL) {
+        const char *user = strstr(dsn, "://") + 3;
+        const char *at = strchr(user, '@'), *slash = strchr(user, '/');
+        const char *colon = strchr(user, ':');
+
+        if (at != NULL && (slash == NULL || at < slash) && colon != NULL &&
+            colon < at) {
+            *len = (size_t)(at - colon - 1);
+            return colon + 1;
+        }
+    }
+    if ((p = strcasestr(dsn, "password")) != NULL) {
+        p += 8;
+        while (*p == ' ')
+            p++;
+        if (*p++ != '=')
+            return NULL;
+        while (*p == ' ' || *p == '\'')
+            p++;
+        *len = strcspn(p, " &'");
+        return p;
+    }
+    return NULL;
+}
+
+/* Replaces in s, as "***", every occurrence of the password of dsn (of 3
+ * bytes or more: a shorter one cannot be told from other text), whatever
+ * a library's message said of the connection string. */
+static void scrub_password(const char *dsn, char *s)
+{
+    size_t len = 0;
+    const char *pw = password_of(dsn, &len);
+    char *q;
+
+    if (pw == NULL || len < 3)
+        return;
+    while ((q = memmem(s, strlen(s), pw, len)) != NULL) {
+        memcpy(q, "***", 3);
+        memmove(q + 3, q + len, strlen(q + len) + 1);
+    }
+}
+
 /* Runs statement sql with no parameters. */
 static int put0(struct hrd_history *h, const char *sql, char *err,
                 size_t errlen)
@@ -234,6 +282,7 @@ int hrd_history_open(const char *dsn, struct hrd_history **out, char *err,
         else
             snprintf(err, errlen, "%s", why);
         mask_password_pairs(err, errlen);
+        scrub_password(dsn, err);
         hrd_history_close(h);
         return rc;
     }

@@ -255,7 +255,9 @@ sqlite3 "$db" .indexes | grep -q hostrange_run_order || fail "no index"
 # A password never appears: a URL and key=value pairs that fail.
 for url in "postgresql://hostrange:s3cr3t@/nosuchdb?host=$pgdir" \
            "postgres://hostrange:s3cr3t@localhost:1/h1" \
-           "host=$pgdir user=hostrange password=s3cr3t dbname=nosuchdb"; do
+           "host=$pgdir user=hostrange password=s3cr3t dbname=nosuchdb" \
+           "host=$pgdir user=hostrange password='s3cr3t x' dbname=nosuchdb" \
+           "postgresql://hostrange:s3cr3t%zz@/nosuchdb?host=$pgdir"; do
     ctl history list --db "$url" > "$dir/out" 2> "$dir/err"
     [ $? -eq 3 ] || fail "an unreachable database: exit status"
     grep -q s3cr3t "$dir/out" "$dir/err" && fail "the password shown: $(cat "$dir/err")"
