@@ -277,6 +277,18 @@ grep -q "	rec1	.*	[1-9][0-9]*$" "$dir/out" || fail "record's meta: $(cat "$dir/o
 ctl history add --db "$dir/rec.db" "$dir/rec.hrs" | grep -q "stored already" ||
     fail "record --save and --history: not the same run"
 
+# A run's place: its meta time as an ISO date (UTC) or Unix seconds, or
+# --meta time=... over it; else when it was saved.
+"$mkrun" -o "$dir/t1.hrs" -i "$(printf 'f%031x' 1)" -m time=2024-01-02T03:04:05Z \
+    -k n/r=1 || fail mkrun
+"$mkrun" -o "$dir/t2.hrs" -i "$(printf 'f%031x' 2)" -k n/r=1 || fail mkrun
+ctl history add --db "$dir/t.db" "$dir/t1.hrs" > /dev/null || fail "add t1"
+ctl history add --db "$dir/t.db" --meta time=1704164645.5 "$dir/t2.hrs" \
+    > /dev/null || fail "add t2"
+ctl history list --db "$dir/t.db" | cut -f 2 | tr '\n' ' ' |
+    grep -qx '2024-01-02T03:04:05Z 2024-01-02T03:04:05Z ' ||
+    fail "times: $(ctl history list --db "$dir/t.db")"
+
 # Usage errors: exit 2, nothing opened.
 for args in "" "nosuch" "detect --alpha 2" "detect --window 0" \
             "detect --min-change -1" "detect --fail-above x=" \
