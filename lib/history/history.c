@@ -231,15 +231,13 @@ static int schema(struct hrd_history *h, char *err, size_t errlen)
         rc = h->be->query(h->db, "SELECT max(version) FROM hostrange_schema",
                           NULL, 0, first_int, &version, why, sizeof why);
         if (rc != 0 || version < 1) {
-            snprintf(err, errlen, "%s: not a hostrange history (it holds "
-                     "%lld tables of something else)", h->name,
-                     (long long)tables);
+            snprintf(err, errlen, "not a hostrange history (it holds %lld "
+                     "tables of something else)", (long long)tables);
             rc = -EINVAL;
         } else if (version > HRD_HISTORY_SCHEMA) {
-            snprintf(err, errlen, "%s: a history of schema version %lld, "
-                     "newer than this hostrange's (%d): use a newer "
-                     "hostrangectl", h->name, (long long)version,
-                     HRD_HISTORY_SCHEMA);
+            snprintf(err, errlen, "a history of schema version %lld, newer "
+                     "than this hostrange's (%d): use a newer hostrangectl",
+                     (long long)version, HRD_HISTORY_SCHEMA);
             rc = -EINVAL;
         }
     }
@@ -275,12 +273,9 @@ int hrd_history_open(const char *dsn, struct hrd_history **out, char *err,
     if (rc == 0)
         rc = schema(h, why, sizeof why);
     if (rc != 0) {
-        /* SQLite's reasons start with the path; libpq's name no password
-         * (its own message), but say which database. */
-        if (h->be == &hrd_hbackend_pg)
-            snprintf(err, errlen, "%s: %s", h->name, why);
-        else
-            snprintf(err, errlen, "%s", why);
+        /* The reasons of the backends and of the schema do not name the
+         * database: its name (without a password) is said here. */
+        snprintf(err, errlen, "%s: %s", h->name, why);
         mask_password_pairs(err, errlen);
         scrub_password(dsn, err);
         hrd_history_close(h);

@@ -34,7 +34,7 @@ static int fail(struct sdb *s, int rc, const char *what, char *err,
 {
     int prim = rc & 0xff;
 
-    snprintf(err, errlen, "%s: %s: %s", s->path, what,
+    snprintf(err, errlen, "%s: %s", what,
              s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     switch (prim) {
     case SQLITE_NOTADB:

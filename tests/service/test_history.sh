@@ -277,6 +277,21 @@ grep -q "	rec1	.*	[1-9][0-9]*$" "$dir/out" || fail "record's meta: $(cat "$dir/o
 ctl history add --db "$dir/rec.db" "$dir/rec.hrs" | grep -q "stored already" ||
     fail "record --save and --history: not the same run"
 
+# A disk that fills during an add (a file size limit): exit 5, nothing
+# stored, and the same add again completes.
+"$mkrun" -o "$dir/big.hrs" -i "$(printf 'f%031x' 8)" -K 2000 || fail mkrun
+ctl history add --db "$dir/full.db" "$dir/a0.hrs" > /dev/null || fail "add"
+sh -c "trap '' XFSZ; ulimit -f 64; exec '$HOSTRANGECTL' history add \
+    --db '$dir/full.db' '$dir/big.hrs'" > /dev/null 2> "$dir/err"
+[ $? -eq 5 ] || fail "an add past the file size limit: $(cat "$dir/err")"
+grep -q "^hostrangectl history add: $dir/full.db: .*; $dir/big.hrs not stored$" \
+    "$dir/err" || fail "full msg: $(cat "$dir/err")"
+[ "$(ctl history list --db "$dir/full.db" | wc -l)" -eq 1 ] ||
+    fail "half-stored on a full disk"
+ctl history add --db "$dir/full.db" "$dir/big.hrs" | grep -q '^added ' ||
+    fail "the same add again"
+[ "$(ctl history list --db "$dir/full.db" | wc -l)" -eq 2 ] || fail "not stored"
+
 # A run's place: its meta time as an ISO date (UTC) or Unix seconds, or
 # --meta time=... over it; else when it was saved.
 "$mkrun" -o "$dir/t1.hrs" -i "$(printf 'f%031x' 1)" -m time=2024-01-02T03:04:05Z \
