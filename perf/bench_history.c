@@ -10,7 +10,8 @@
  *   (goal <= 0.01); each as {"value": share, "baseline": goal};
  * - what it costs: history add of a run of 2,000 keys into SQLite against
  *   reading the run with dump --from (CPU seconds, best of 3); the bytes
- *   of the database per run of 2,000 keys; detect's milliseconds per
+ *   of the database per run of 2,000 keys, SQLite and PostgreSQL (a
+ *   server started here, when one can be); detect's milliseconds per
  *   series for histories of 100 to 500 runs (of 200 keys each).
  */
 #include "config.h"
@@ -191,6 +192,67 @@ static double file_size(const char *path)
     return stat(path, &st) == 0 ? (double)st.st_size : 0;
 }
 
+/* The run of 2,000 keys every figure compares with. */
+static char run0_path[300];
+
+/*
+ * The bytes per run of 2,000 keys in PostgreSQL: a server started here as
+ * the tests start theirs (Debian's postgresql-15, as the postgres user when
+ * run as root, a Unix socket in a temporary directory), 20 runs added after
+ * a first, the database's size before and after (each after VACUUM).
+ * Says why on stderr, and reports nothing, when no server can be started.
+ */
+static void pg_bytes(const char *dir, const char *ctl)
+{
+    static const char script[] =
+        "set -u; pgbin=/usr/lib/postgresql/15/bin; d=$1; ctl=$2\n"
+        "[ -x $pgbin/initdb ] && command -v psql >/dev/null || exit 77\n"
+        "pg=$(mktemp -d ${TMPDIR:-/tmp}/hostrange-bench-pg-XXXXXX) || exit 1\n"
+        "as() { if [ $(id -u) -eq 0 ]; then runuser -u postgres -- \"$@\"; "
+        "else \"$@\"; fi; }\n"
+        "[ $(id -u) -eq 0 ] && chown postgres $pg\n"
+        "trap 'as $pgbin/pg_ctl -D $pg/data -m immediate stop >/dev/null "
+        "2>&1; rm -rf $pg' EXIT\n"
+        "as $pgbin/initdb -D $pg/data -A trust -U hostrange --no-locale "
+        "-E UTF8 --no-sync >/dev/null 2>&1 || exit 77\n"
+        "as $pgbin/pg_ctl -D $pg/data -w -l $pg/log -o \"-k $pg -c "
+        "listen_addresses= -F\" start >/dev/null 2>&1 || exit 77\n"
+        "db=\"host=$pg user=hostrange dbname=postgres\"\n"
+        "size() { psql -X -q \"$db\" -c VACUUM >/dev/null && psql -X -tA "
+        "\"$db\" -c \"SELECT pg_database_size('postgres')\"; }\n"
+        "$ctl history add --db \"$db\" $d/p0.hrs >/dev/null || exit 1\n"
+        "a=$(size) || exit 1\n"
+        "$ctl history add --db \"$db\" $d/p[1-9].hrs $d/p[1-9][0-9].hrs "
+        ">/dev/null || exit 1\n"
+        "b=$(size) || exit 1\n"
+        "echo $(( (b - a) / 20 )) > $d/pg.bytes\n";
+    char path[300], cmd[1200];
+    FILE *f;
+    double bytes;
+    int st;
+
+    for (unsigned r = 0; r <= 20; r++) {
+        snprintf(path, sizeof path, "%s/p%u.hrs", dir, r);
+        write_run(path, 2000, 1000, 5000 + r, 1700000000 + r);
+    }
+    snprintf(path, sizeof path, "%s/pg.sh", dir);
+    if ((f = fopen(path, "w")) == NULL || fputs(script, f) == EOF ||
+        fclose(f) != 0)
+        bd_die("cannot write %s", path);
+    snprintf(cmd, sizeof cmd, "sh '%s' '%s' '%s'", path, dir, ctl);
+    st = system(cmd);
+    snprintf(path, sizeof path, "%s/pg.bytes", dir);
+    if (st != 0 || (f = fopen(path, "r")) == NULL) {
+        fprintf(stderr, "history.bytes: no PostgreSQL server could be "
+                "started (postgresql-15): no figure\n");
+        return;
+    }
+    if (fscanf(f, "%lf", &bytes) == 1)
+        bd_report("history.postgresql_bytes_per_run_2000_keys", bytes, "B",
+                  file_size(run0_path));
+    fclose(f);
+}
+
 static void cost(void)
 {
     char *ctl = (char *)bd_hostrangectl();
@@ -201,6 +263,7 @@ static void cost(void)
     bd_tempdir(dir, sizeof dir, "history");
     rng_state = 7;
     snprintf(run0, sizeof run0, "%s/run0.hrs", dir);
+    snprintf(run0_path, sizeof run0_path, "%s", run0);
     write_run(run0, 2000, 1000, 1, 1700000000);
     for (int r = 0; r < 3; r++) {
         char *add[] = { ctl, "history", "add", "--db", db, run0, NULL };
@@ -236,6 +299,8 @@ static void cost(void)
     bd_report("history.sqlite_bytes_per_run_2000_keys",
               (file_size(db) - one) / (BYTES_RUNS - 1), "B",
               file_size(run0));
+
+    pg_bytes(dir, ctl);
 
     /* detect: ms per series as the history grows (a 5% step at run 50). */
     snprintf(db, sizeof db, "%s/detect.db", dir);

@@ -8,7 +8,7 @@
  * a NULL pointer.
  *
  * Each function returns 0, or a negative errno with a one-line reason in
- * err: -EINVAL for a database that is not one (a file of something else),
+ * err (which does not name the database; the caller does): -EINVAL for a database that is not one (a file of something else),
  * -ECONNREFUSED for a server that cannot be reached or went away, -EBUSY
  * for a lock not had within the busy timeout, -ENOSPC for a full disk,
  * -ENOMEM, or -EIO for any other failure.

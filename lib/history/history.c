@@ -98,6 +98,54 @@ void hrd_history_name(const char *dsn, char *buf, size_t len)
     mask_password_pairs(buf, len);
 }
 
+/* The password of a connection string, if any: *len bytes at the
+ * returned pointer (a URL's user:password@, or password=VALUE). */
+static const char *password_of(const char *dsn, size_t *len)
+{
+    const char *p;
+
+    if (strstr(dsn, "://") != NULL) {
+        const char *user = strstr(dsn, "://") + 3;
+        const char *at = strchr(user, '@'), *slash = strchr(user, '/');
+        const char *colon = strchr(user, ':');
+
+        if (at != NULL && (slash == NULL || at < slash) && colon != NULL &&
+            colon < at) {
+            *len = (size_t)(at - colon - 1);
+            return colon + 1;
+        }
+    }
+    if ((p = strcasestr(dsn, "password")) != NULL) {
+        p += 8;
+        while (*p == ' ')
+            p++;
+        if (*p++ != '=')
+            return NULL;
+        while (*p == ' ' || *p == '\'')
+            p++;
+        *len = strcspn(p, " &'");
+        return p;
+    }
+    return NULL;
+}
+
+/* Replaces in s, as "***", every occurrence of the password of dsn (of 3
+ * bytes or more: a shorter one cannot be told from other text), whatever
+ * a library's message said of the connection string. */
+static void scrub_password(const char *dsn, char *s)
+{
+    size_t len = 0;
+    const char *pw = password_of(dsn, &len);
+    char *q;
+
+    if (pw == NULL || len < 3)
+        return;
+    while ((q = memmem(s, strlen(s), pw, len)) != NULL) {
+        memcpy(q, "***", 3);
+        memmove(q + 3, q + len, strlen(q + len) + 1);
+    }
+}
+
 /* Runs statement sql with no parameters. */
 static int put0(struct hrd_history *h, const char *sql, char *err,
                 size_t errlen)
@@ -183,15 +231,13 @@ static int schema(struct hrd_history *h, char *err, size_t errlen)
         rc = h->be->query(h->db, "SELECT max(version) FROM hostrange_schema",
                           NULL, 0, first_int, &version, why, sizeof why);
         if (rc != 0 || version < 1) {
-            snprintf(err, errlen, "%s: not a hostrange history (it holds "
-                     "%lld tables of something else)", h->name,
-                     (long long)tables);
+            snprintf(err, errlen, "not a hostrange history (it holds %lld "
+                     "tables of something else)", (long long)tables);
             rc = -EINVAL;
         } else if (version > HRD_HISTORY_SCHEMA) {
-            snprintf(err, errlen, "%s: a history of schema version %lld, "
-                     "newer than this hostrange's (%d): use a newer "
-                     "hostrangectl", h->name, (long long)version,
-                     HRD_HISTORY_SCHEMA);
+            snprintf(err, errlen, "a history of schema version %lld, newer "
+                     "than this hostrange's (%d): use a newer hostrangectl",
+                     (long long)version, HRD_HISTORY_SCHEMA);
             rc = -EINVAL;
         }
     }
@@ -227,13 +273,11 @@ int hrd_history_open(const char *dsn, struct hrd_history **out, char *err,
     if (rc == 0)
         rc = schema(h, why, sizeof why);
     if (rc != 0) {
-        /* SQLite's reasons start with the path; libpq's name no password
-         * (its own message), but say which database. */
-        if (h->be == &hrd_hbackend_pg)
-            snprintf(err, errlen, "%s: %s", h->name, why);
-        else
-            snprintf(err, errlen, "%s", why);
+        /* The reasons of the backends and of the schema do not name the
+         * database: its name (without a password) is said here. */
+        snprintf(err, errlen, "%s: %s", h->name, why);
         mask_password_pairs(err, errlen);
+        scrub_password(dsn, err);
         hrd_history_close(h);
         return rc;
     }

@@ -16,7 +16,7 @@
 #define WAL_RETRY_MS 10
 
 /* Statements kept prepared, by their text (copied). */
-#define CACHE 16
+#define CACHE 64
 
 struct sdb {
     sqlite3 *db;
@@ -24,6 +24,7 @@ struct sdb {
     struct {
         char *sql;
         sqlite3_stmt *st;
+        int natural;
     } cache[CACHE];
     int in_tx;
 };
@@ -33,7 +34,7 @@ static int fail(struct sdb *s, int rc, const char *what, char *err,
 {
     int prim = rc & 0xff;
 
-    snprintf(err, errlen, "%s: %s: %s", s->path, what,
+    snprintf(err, errlen, "%s: %s", what,
              s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
     switch (prim) {
     case SQLITE_NOTADB:
@@ -55,14 +56,33 @@ static int fail(struct sdb *s, int rc, const char *what, char *err,
     }
 }
 
+/* Whether parameter k of st is named $k, for every k: then $k is bound
+ * by its number (a lookup by name scans the statement's names, which for
+ * the hundreds of a batch of points costs more than the insert). */
+static int natural_order(sqlite3_stmt *st)
+{
+    int n = sqlite3_bind_parameter_count(st);
+
+    for (int k = 1; k <= n; k++) {
+        const char *name = sqlite3_bind_parameter_name(st, k);
+        char want[16];
+
+        snprintf(want, sizeof want, "$%d", k);
+        if (name == NULL || strcmp(name, want) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 static int prepare(struct sdb *s, const char *sql, sqlite3_stmt **st,
-                   char *err, size_t errlen)
+                   int *natural, char *err, size_t errlen)
 {
     int rc, free_slot = -1;
 
     for (int i = 0; i < CACHE; i++) {
         if (s->cache[i].sql != NULL && strcmp(s->cache[i].sql, sql) == 0) {
             *st = s->cache[i].st;
+            *natural = s->cache[i].natural;
             sqlite3_reset(*st);
             sqlite3_clear_bindings(*st);
             return 0;
@@ -73,8 +93,11 @@ static int prepare(struct sdb *s, const char *sql, sqlite3_stmt **st,
     rc = sqlite3_prepare_v2(s->db, sql, -1, st, NULL);
     if (rc != SQLITE_OK)
         return fail(s, rc, "preparing a statement", err, errlen);
-    if (free_slot >= 0 && (s->cache[free_slot].sql = strdup(sql)) != NULL)
+    *natural = natural_order(*st);
+    if (free_slot >= 0 && (s->cache[free_slot].sql = strdup(sql)) != NULL) {
         s->cache[free_slot].st = *st;
+        s->cache[free_slot].natural = *natural;
+    }
     return 0;
 }
 
@@ -89,15 +112,21 @@ static void done(struct sdb *s, sqlite3_stmt *st)
     sqlite3_finalize(st);
 }
 
-static int bind(struct sdb *s, sqlite3_stmt *st, const struct hrd_hval *p,
-                int np, char *err, size_t errlen)
+static int bind(struct sdb *s, sqlite3_stmt *st, int natural,
+                const struct hrd_hval *p, int np, char *err, size_t errlen)
 {
+    int count = sqlite3_bind_parameter_count(st);
+
     for (int i = 0; i < np; i++) {
         char name[16];
         int idx, rc;
 
-        snprintf(name, sizeof name, "$%d", i + 1);
-        idx = sqlite3_bind_parameter_index(st, name);
+        if (natural) {
+            idx = i < count ? i + 1 : 0;
+        } else {
+            snprintf(name, sizeof name, "$%d", i + 1);
+            idx = sqlite3_bind_parameter_index(st, name);
+        }
         if (idx == 0)
             continue;
         if (p[i].type == HRD_HVAL_INT)
@@ -120,11 +149,11 @@ static int s_query(void *db, const char *sql, const struct hrd_hval *p,
     sqlite3_stmt *st;
     const char *col[32];
     char num[32][32];
-    int rc, stop = 0;
+    int rc, stop = 0, natural = 0;
 
-    if ((rc = prepare(s, sql, &st, err, errlen)) != 0)
+    if ((rc = prepare(s, sql, &st, &natural, err, errlen)) != 0)
         return rc;
-    if ((rc = bind(s, st, p, np, err, errlen)) != 0) {
+    if ((rc = bind(s, st, natural, p, np, err, errlen)) != 0) {
         done(s, st);
         return rc;
     }

@@ -255,7 +255,9 @@ sqlite3 "$db" .indexes | grep -q hostrange_run_order || fail "no index"
 # A password never appears: a URL and key=value pairs that fail.
 for url in "postgresql://hostrange:s3cr3t@/nosuchdb?host=$pgdir" \
            "postgres://hostrange:s3cr3t@localhost:1/h1" \
-           "host=$pgdir user=hostrange password=s3cr3t dbname=nosuchdb"; do
+           "host=$pgdir user=hostrange password=s3cr3t dbname=nosuchdb" \
+           "host=$pgdir user=hostrange password='s3cr3t x' dbname=nosuchdb" \
+           "postgresql://hostrange:s3cr3t%zz@/nosuchdb?host=$pgdir"; do
     ctl history list --db "$url" > "$dir/out" 2> "$dir/err"
     [ $? -eq 3 ] || fail "an unreachable database: exit status"
     grep -q s3cr3t "$dir/out" "$dir/err" && fail "the password shown: $(cat "$dir/err")"
@@ -274,6 +276,43 @@ ctl history list --db "$dir/rec.db" > "$dir/out" || fail "list rec"
 grep -q "	rec1	.*	[1-9][0-9]*$" "$dir/out" || fail "record's meta: $(cat "$dir/out")"
 ctl history add --db "$dir/rec.db" "$dir/rec.hrs" | grep -q "stored already" ||
     fail "record --save and --history: not the same run"
+
+# A disk that fills during an add (a file size limit): exit 5, nothing
+# stored, and the same add again completes.
+"$mkrun" -o "$dir/big.hrs" -i "$(printf 'f%031x' 8)" -K 2000 || fail mkrun
+ctl history add --db "$dir/full.db" "$dir/a0.hrs" > /dev/null || fail "add"
+sh -c "trap '' XFSZ; ulimit -f 64; exec '$HOSTRANGECTL' history add \
+    --db '$dir/full.db' '$dir/big.hrs'" > /dev/null 2> "$dir/err"
+[ $? -eq 5 ] || fail "an add past the file size limit: $(cat "$dir/err")"
+grep -q "^hostrangectl history add: $dir/full.db: .*; $dir/big.hrs not stored$" \
+    "$dir/err" || fail "full msg: $(cat "$dir/err")"
+[ "$(ctl history list --db "$dir/full.db" | wc -l)" -eq 1 ] ||
+    fail "half-stored on a full disk"
+ctl history add --db "$dir/full.db" "$dir/big.hrs" | grep -q '^added ' ||
+    fail "the same add again"
+[ "$(ctl history list --db "$dir/full.db" | wc -l)" -eq 2 ] || fail "not stored"
+
+# A run's place: its meta time as an ISO date (UTC) or Unix seconds, or
+# --meta time=... over it; else when it was saved.
+"$mkrun" -o "$dir/t1.hrs" -i "$(printf 'f%031x' 1)" -m time=2024-01-02T03:04:05Z \
+    -k n/r=1 || fail mkrun
+"$mkrun" -o "$dir/t2.hrs" -i "$(printf 'f%031x' 2)" -k n/r=1 || fail mkrun
+ctl history add --db "$dir/t.db" "$dir/t1.hrs" > /dev/null || fail "add t1"
+ctl history add --db "$dir/t.db" --meta time=1704164645.5 "$dir/t2.hrs" \
+    > /dev/null || fail "add t2"
+ctl history list --db "$dir/t.db" | cut -f 2 | tr '\n' ' ' |
+    grep -qx '2024-01-02T03:04:05Z 2024-01-02T03:04:05Z ' ||
+    fail "times: $(ctl history list --db "$dir/t.db")"
+
+# Usage errors: exit 2, nothing opened.
+for args in "" "nosuch" "detect --alpha 2" "detect --window 0" \
+            "detect --min-change -1" "detect --fail-above x=" \
+            "show --format xml" "check" "add" "add --meta time=yesterday x.hrs" \
+            "list extra"; do
+    ctl history $args --db "$dir/usage.db" > /dev/null 2>&1
+    [ $? -eq 2 ] || fail "history $args: not a usage error"
+done
+[ -e "$dir/usage.db" ] && fail "a usage error opened the database"
 
 # The default database: $HOSTRANGE_HISTORY.
 HOSTRANGE_HISTORY="$dir/env.db" ctl history add "$dir/a0.hrs" > /dev/null ||
