@@ -61,6 +61,7 @@ struct hr__counters {
     _Atomic uint64_t too_deep;
     _Atomic uint64_t lost; /* samples dropped after a ring wait too long */
     _Atomic uint64_t internal; /* ring entries of the library's own work */
+    _Atomic uint64_t bad_name; /* scopes of sites whose name is refused */
 };
 
 struct hr__thread {
@@ -98,6 +99,9 @@ extern _Atomic uint32_t hr__g_label;  /* label set of the current window */
 /* With HR_PHASE_BY_PATH: the warm twin of hr__g_label (which is then the
  * cold one); 0 otherwise. */
 extern _Atomic uint32_t hr__g_label_warm;
+/* 0, or the error of the labels last given to hr_labels_set (refused):
+ * windows are then not collected, and counted in hr__g_bad_label. */
+extern _Atomic int hr__g_labels_refused;
 
 /*
  * registry.c: the process's threads and counts, below hostrange.c and
@@ -110,6 +114,12 @@ extern _Atomic uint32_t hr__g_label_warm;
  */
 extern _Atomic uint64_t hr__g_label_in_window; /* labels set in a window */
 extern _Atomic uint64_t hr__g_marks;           /* hr_marks_add */
+/* Windows not collected for refused labels (hr__g_labels_refused). */
+extern _Atomic uint64_t hr__g_bad_label;
+/* Calling contexts kept under HR_CONTEXTS_FULL, and names under
+ * HR__NAMES_FULL, for want of room in their tables (intern.c). */
+extern _Atomic uint64_t hr__g_contexts_full;
+extern _Atomic uint64_t hr__g_names_cut; /* hr__names_cut */
 void hr__reg_lock(void);
 void hr__reg_unlock(void);
 struct hr__thread **hr__reg_threads(void);
@@ -168,12 +178,32 @@ double hr__clock_step(void);
 const char *hr__clock_order(void);
 
 /* intern.c: tables of names, label sets and calling contexts. */
+
+/* The id of a site whose name is refused (NULL, empty, or longer than
+ * HR_MAX_NAME): its scopes are inactive and counted (bad_name). It never
+ * reaches a context or a batch: hr__ctx_slow refuses it. */
+#define HR__SITE_BAD UINT32_MAX
+/* The most distinct range names a process keeps; past it, a new name's
+ * ranges are kept under the name HR__NAMES_FULL, and counted in
+ * contexts_full. */
+#define HR__MAX_SITES 262144u
+#define HR__NAMES_FULL "(names full)"
+/* The site's id, interned on first use: HR__SITE_BAD for a refused name,
+ * 0 on ENOMEM. */
 uint32_t hr__site_intern(hr_site *site);
+/* 0 when `name` is a range name the daemon takes, else -EINVAL (NULL or
+ * empty) or -ENAMETOOLONG. */
+int hr__name_check(const char *name);
 
 /* The most calling contexts a process keeps; past it, a range is kept under
  * the context of its name alone (at the top of a stack), and counted. */
 #define HR__MAX_CONTEXTS 65536u
-/* Contexts of names alone, besides: one per range name. */
+/* Contexts of names alone, besides: one per range name. Past it, a range
+ * at the top of a stack (or one that found the table full) is kept under
+ * an overflow context: HR_CONTEXTS_FULL, then its name. The overflow
+ * context of site s has id HR__CTX_OVER_BASE + s and no entry in the
+ * tables (hr__ctx_get computes it), so that its flat rows stay exact
+ * whatever the number of names; it is counted in hr__g_contexts_full. */
 #define HR__MAX_ROOT_CONTEXTS 16384u
 
 struct hr__thread;
@@ -208,7 +238,12 @@ static inline uint32_t hr__ctx(struct hr__thread *t, hr_site *site,
  * context, 0 for later ones; one relaxed load once the bit is set.
  */
 #define HR__CTX_CAP (HR__MAX_CONTEXTS + HR__MAX_ROOT_CONTEXTS)
-extern _Atomic uint64_t hr__g_ctx_seen[(HR__CTX_CAP + 63) / 64];
+/* Entries of the tables: HR__CTX_CAP and the root context of
+ * HR_CONTEXTS_FULL. Overflow contexts come after them. */
+#define HR__CTX_OVER_BASE (HR__CTX_CAP + 1u)
+#define HR__CTX_IDS (HR__CTX_OVER_BASE + HR__MAX_SITES)
+_Static_assert(HR__CTX_IDS <= HR__CTX_MASK, "context ids fit a sample");
+extern _Atomic uint64_t hr__g_ctx_seen[(HR__CTX_IDS + 63) / 64];
 static inline int hr__ctx_first(uint32_t ctx)
 {
     _Atomic uint64_t *w = &hr__g_ctx_seen[(ctx - 1) >> 6];

@@ -26,10 +26,12 @@
  * that the protocol never includes the public header. */
 _Static_assert(HR_PHASE_COLD == HRP_PHASE_COLD, "HR_PHASE_COLD");
 _Static_assert(HR_PHASE_WARM == HRP_PHASE_WARM, "HR_PHASE_WARM");
+_Static_assert(HR_MAX_NAME == HRP_MAX_STRING, "HR_MAX_NAME");
 
 _Atomic uint32_t hr__g_window;
 _Atomic uint32_t hr__g_label;
 _Atomic uint32_t hr__g_label_warm;
+_Atomic int hr__g_labels_refused;
 
 static __thread struct hr__thread *tls_thread
     __attribute__((tls_model("initial-exec")));
@@ -440,17 +442,40 @@ void hr__end(hr_scope sc)
         end_path(sc, 0);
 }
 
-int hr_labels_set(const char *node_id, const char *op, const char *backend,
-                  int phase)
+/* 0 when the labels are ones the daemon takes: a node id of 1 to
+ * HR_MAX_NAME bytes, an operator and backend of at most HR_MAX_NAME.
+ * Checked once here, where they enter, never per sample. */
+static int labels_check(const char *node_id, const char *op,
+                        const char *backend, int phase)
 {
-    uint32_t id, warm = 0;
+    int rc;
 
-    if (init() != 0)
-        return -ENOMEM;
     if (node_id == NULL || op == NULL || backend == NULL ||
         (phase != HR_PHASE_COLD && phase != HR_PHASE_WARM &&
          phase != HR_PHASE_BY_PATH))
         return -EINVAL;
+    if ((rc = hr__name_check(node_id)) != 0)
+        return rc;
+    if (strnlen(op, HRP_MAX_STRING + 1) > HRP_MAX_STRING ||
+        strnlen(backend, HRP_MAX_STRING + 1) > HRP_MAX_STRING)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+int hr_labels_set(const char *node_id, const char *op, const char *backend,
+                  int phase)
+{
+    uint32_t id, warm = 0;
+    int rc;
+
+    if (init() != 0)
+        return -ENOMEM;
+    if ((rc = labels_check(node_id, op, backend, phase)) != 0) {
+        /* Refused: the next windows are not collected (counted), rather
+         * than collected under the labels of earlier ones. */
+        atomic_store(&hr__g_labels_refused, rc);
+        return rc;
+    }
     if (__atomic_load_n(&hr__active, __ATOMIC_SEQ_CST)) {
         atomic_fetch_add(&hr__g_label_in_window, 1);
         return -EBUSY;
@@ -465,6 +490,7 @@ int hr_labels_set(const char *node_id, const char *op, const char *backend,
         return -ENOMEM;
     atomic_store(&hr__g_label_warm, warm);
     atomic_store(&hr__g_label, id);
+    atomic_store(&hr__g_labels_refused, 0);
     return 0;
 }
 
@@ -476,10 +502,17 @@ int hr_window_begin(void)
         return rc;
     if (!g_enabled)
         return -ECANCELED;
-    if (atomic_load(&hr__g_label) == 0)
-        return -EINVAL;
     if (__atomic_load_n(&hr__active, __ATOMIC_SEQ_CST))
         return -EBUSY;
+    if ((rc = atomic_load(&hr__g_labels_refused)) != 0) {
+        atomic_fetch_add(&hr__g_bad_label, 1);
+        /* The count travels with the next batch. */
+        hr__ship_start();
+        hr__ship_kick();
+        return rc;
+    }
+    if (atomic_load(&hr__g_label) == 0)
+        return -EINVAL;
     if ((rc = hr__ship_start()) != 0)
         return rc;
     if (tls_thread == NULL && thread_attach() == NULL)
@@ -519,6 +552,8 @@ int hr_record(hr_site *site, uint64_t value_ns)
         return rc;
     if (!g_enabled)
         return -ECANCELED;
+    if ((rc = atomic_load(&hr__g_labels_refused)) != 0)
+        return rc;
     label = atomic_load(&hr__g_label);
     if (label == 0)
         return -EINVAL;
@@ -530,6 +565,10 @@ int hr_record(hr_site *site, uint64_t value_ns)
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (id == 0 && (id = site_first_use(t, site)) == 0)
         return -ENOMEM;
+    if (id == HR__SITE_BAD) {
+        hr__bump(&t->c.bad_name);
+        return hr__name_check(site->name);
+    }
     ctx = hr__ctx(t, site, id, 0);
     if (ctx == 0)
         return -ENOMEM;

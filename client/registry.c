@@ -4,7 +4,8 @@
  * of which owns it: the list of the threads' states (struct hr__thread)
  * and its lock, the counters of threads already retired, and the
  * process-wide counts that travel with every batch (labels set inside a
- * window, marks).
+ * window, marks, windows of refused labels, contexts and names past their
+ * tables).
  *
  * A thread's state is put on the list by its owner when it first takes a
  * sample (hr__reg_add) and stays there after the thread exits, until the
@@ -26,6 +27,9 @@
 int hr__active;
 _Atomic uint64_t hr__g_label_in_window;
 _Atomic uint64_t hr__g_marks;
+_Atomic uint64_t hr__g_bad_label;
+_Atomic uint64_t hr__g_contexts_full;
+_Atomic uint64_t hr__g_names_cut;
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hr__thread *threads;   /* under reg_lock */
@@ -66,6 +70,7 @@ static void add_thread(hr_counters *out, const struct hr__thread *t)
     out->foreign_thread += atomic_load(&t->c.foreign_thread);
     out->too_deep += atomic_load(&t->c.too_deep);
     out->lost += atomic_load(&t->c.lost);
+    out->bad_name += atomic_load(&t->c.bad_name);
 }
 
 static void add_counters(hr_counters *out, const hr_counters *c)
@@ -76,6 +81,7 @@ static void add_counters(hr_counters *out, const hr_counters *c)
     out->foreign_thread += c->foreign_thread;
     out->too_deep += c->too_deep;
     out->lost += c->lost;
+    out->bad_name += c->bad_name;
 }
 
 void hr__reg_retire(struct hr__thread **pp)
@@ -99,6 +105,14 @@ void hr__reg_counters(hr_counters *out)
     add_counters(out, &retired);
     pthread_mutex_unlock(&reg_lock);
     out->label_in_window = atomic_load(&hr__g_label_in_window);
+    out->bad_label = atomic_load(&hr__g_bad_label);
+    out->contexts_full = atomic_load(&hr__g_contexts_full);
+    out->names_cut = atomic_load(&hr__g_names_cut);
+}
+
+void hr__names_cut(uint64_t n)
+{
+    atomic_fetch_add_explicit(&hr__g_names_cut, n, memory_order_relaxed);
 }
 
 void hr__reg_fork_prepare(void)
@@ -143,5 +157,8 @@ void hr__reg_fork_child(struct hr__thread *self)
     memset(&retired, 0, sizeof retired);
     atomic_store(&hr__g_label_in_window, 0);
     atomic_store(&hr__g_marks, 0);
+    atomic_store(&hr__g_bad_label, 0);
+    atomic_store(&hr__g_contexts_full, 0);
+    atomic_store(&hr__g_names_cut, 0);
     pthread_mutex_unlock(&reg_lock);
 }

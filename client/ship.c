@@ -117,6 +117,13 @@ static int inflight;
 static uint64_t sent_at_ms, first_sent_ms, last_ack_ms;
 static uint64_t lost_reported; /* the lost count the last batch carried */
 static uint64_t marks_reported; /* the marks count the last batch carried */
+/* The sum of the refusals (bad_name, bad_label, contexts_full) the last
+ * batch carried. */
+static uint64_t refused_reported;
+/* The process exits (hr__ship_stop): batches carry its final counters,
+ * and one is sent even when no count changed; final_sealed once one is. */
+static _Atomic int exiting;
+static int final_sealed;
 /* The counts the last acknowledged batch carried. */
 static uint64_t lost_acked, marks_acked;
 static char spool_dir[PATH_MAX];
@@ -269,6 +276,11 @@ static void header_fill(struct hr__batch_header *h, uint64_t number,
     h->label_in_window = c.label_in_window;
     h->too_deep = c.too_deep;
     h->contexts_dropped = hr__ctx_dropped();
+    h->bad_name = c.bad_name;
+    h->bad_label = c.bad_label;
+    h->contexts_full = c.contexts_full;
+    h->names_cut = c.names_cut;
+    h->final_counters = atomic_load(&exiting);
     h->marks = atomic_load_explicit(&hr__g_marks, memory_order_relaxed);
     pthread_mutex_lock(&lock);
     for (uint32_t i = 1; i < lost_cap && h->n_lost < 1024; i++) {
@@ -329,6 +341,9 @@ static int seal(int force)
     header_fill(&h, seq + 1, ids, counts);
     lost_reported = h.lost_events;
     marks_reported = h.marks;
+    refused_reported = h.bad_name + h.bad_label + h.contexts_full +
+                       h.names_cut;
+    final_sealed |= h.final_counters;
     p = pending_new();
     if (p == NULL)
         goto drop;
@@ -529,6 +544,9 @@ static void on_ack(const uint8_t *buf, size_t len)
     pthread_mutex_lock(&lock);
     if (v == HR__ACK_REJECTED) {
         count_batch_lost_locked(p);
+    } else if (v == HR__ACK_REJECTED_COUNTED) {
+        /* In the daemon's report already: the total only. */
+        lost += p->events;
     } else {
         delivered += p->events;
         lost_acked = p->lost_at;
@@ -656,10 +674,16 @@ static void *ship_main(void *arg)
         if (asked != flush_done || stop) {
             hr_counters c;
             hr__ship_counters(&c);
-            /* A count of losses or marks that no batch has carried yet
-             * travels in a batch of its own. */
-            seal(c.lost != lost_reported ||
-                 atomic_load(&hr__g_marks) != marks_reported);
+            /* A count of losses, marks or refusals that no batch has
+             * carried yet travels in a batch of its own. Exiting, the
+             * final counters go in a batch of their own to a daemon that
+             * answers; to the spool otherwise (its file carries them). */
+            seal((atomic_load(&exiting) && !final_sealed &&
+                  daemon_live()) ||
+                 c.lost != lost_reported ||
+                 atomic_load(&hr__g_marks) != marks_reported ||
+                 c.bad_name + c.bad_label + c.contexts_full +
+                         c.names_cut != refused_reported);
         } else if (queue_head == NULL && enc.events != 0) {
             /* Nothing in flight: what was drained goes now, so that a
              * batch grows with the rate of samples while one is sent. */
@@ -919,6 +943,8 @@ void hr__ship_stop(int timeout_ms)
 {
     hr_counters c;
 
+    if (hr__ship_started())
+        atomic_store(&exiting, 1);
     hr__ship_flush(timeout_ms);
     if (!hr__ship_started())
         return;
@@ -975,6 +1001,9 @@ void hr__ship_fork_child(void)
     last_ack_ms = first_sent_ms = 0;
     lost_reported = 0;
     marks_reported = 0;
+    refused_reported = 0;
+    atomic_store(&exiting, 0);
+    final_sealed = 0;
     lost_acked = marks_acked = 0;
     delivered = lost = batches = spooled = 0;
     atomic_store(&reached, 0);
@@ -993,6 +1022,8 @@ void hr__ship_fork_child(void)
         (ssize_t)sizeof instance)
         instance = ((uint64_t)getpid() << 32) ^ (uint64_t)hrp_mono_ms();
     atomic_store(&started, 0);
+    atomic_store(&deep_sleep, 0);
+    atomic_store(&hr__g_ship_sleeping, 0);
     pthread_cond_init(&cond, NULL);
     pthread_mutex_unlock(&lock);
 }

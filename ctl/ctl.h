@@ -12,9 +12,9 @@
  * machine fingerprints save writes and diff compares).
  *
  * Calls point one way: hostrangectl.c -> the command files (record also
- * calls dump's and save's) -> ctl_paths.c, ctl_from.c -> ctl_report.c ->
- * ctl_conn.c, ctl_options.c. No file calls a file that calls it back
- * (tests/source/test_layers.sh checks it).
+ * calls dump's and save's) -> ctl_paths.c, ctl_from.c -> the helpers
+ * (ctl_report.c, ctl_conn.c, ctl_options.c), which call no command. No
+ * file calls a file that calls it back (tests/source/test_layers.sh).
  *
  * A command is a struct hrd_ctl_cmd: its name, the summary the main --help
  * lists, its own --help text, and the function that runs it. Adding a
@@ -58,6 +58,7 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_ab;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_history;
 
 /*
  * What the functions of hostrangectl return: 0 on success; a negative
@@ -345,6 +346,15 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
 int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
                      Hostrange__RunMeta **meta, size_t nmeta, FILE *note);
 
+/*
+ * Adds run file `path` to the history db (ctl_history.c), for command
+ * cmd, as hostrangectl history add does; says so on note when not NULL.
+ * Returns 0 (added, or stored already), or the exit status of history add
+ * after saying why.
+ */
+int hrd_ctl_history_add_run(const char *cmd, const char *db,
+                            const char *path, FILE *note);
+
 /* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
  * status 2 on a bad one); hrd_ctl_meta_free frees the array. */
 int hrd_ctl_meta_add(const char *cmd, const char *arg,
@@ -356,5 +366,19 @@ void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n);
 void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,
                             char *host, size_t hostlen,
                             Hostrange__RunMeta **meta, size_t nmeta);
+
+/*
+ * What the session of stats s lost, said to out (ctl_losses.c): one line
+ * `hostrange: ...` when clients lost events, the daemon refused batches,
+ * or scopes of refused names, windows of refused labels or contexts kept
+ * under (contexts full) were counted; then one line per client that ended
+ * without its final counters (one that still runs may yet send them: not
+ * named). Nothing when all is well. Returns 1 when
+ * anything was lost or refused (full contexts alone lose no row: 0), else
+ * 0. hrd_ctl_losses asks the daemon first: 1, 0, or -1 after printing why
+ * it could not.
+ */
+int hrd_ctl_losses_say(const Hostrange__StatsReply *s, FILE *out);
+int hrd_ctl_losses(FILE *out);
 
 #endif

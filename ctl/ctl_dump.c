@@ -47,6 +47,7 @@ struct dump_pages {
     Hostrange__DumpRequest *dq;
     const struct hrd_ctl_report *r;
     char where[PATH_MAX + 32]; /* the calibrations' source, which they keep */
+    FILE *losses;              /* the table's closing lines, or NULL */
 };
 
 static int dump_page(const Hostrange__DumpReply *d, void *ctx)
@@ -67,6 +68,18 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
             return rc;
         dp->ch = &dp->calibs;
     }
+    /* The last page: the table closes with what was lost, by node id
+     * (nodes without rows too), and what the memory budget refused. */
+    if (dp->losses != NULL) {
+        for (size_t i = 0; i < d->n_lost; i++)
+            fprintf(dp->losses, "lost: %llu events of node %s\n",
+                    (unsigned long long)d->lost[i]->lost,
+                    d->lost[i]->node_id);
+        if (d->refused_memory_events != 0)
+            fprintf(dp->losses, "memory budget: %llu events refused "
+                    "(hostranged --max-memory), counted in lost\n",
+                    (unsigned long long)d->refused_memory_events);
+    }
     return write_rows(dp->w, d, dp->ch);
 }
 
@@ -82,6 +95,8 @@ static int fetch_all(FILE *f, const struct hrd_filter *flt,
     struct hrd_writer w;
     struct dump_pages dp;
     unsigned fields = r->fields;
+    char *losses = NULL;
+    size_t losses_len = 0;
     int rc;
 
     if (r->view != HRD_CTL_VIEW_ROWS)
@@ -98,11 +113,22 @@ static int fetch_all(FILE *f, const struct hrd_filter *flt,
     dp.w = &w;
     dp.dq = &dq;
     dp.r = r;
+    if (r->format == HRD_FORMAT_TABLE &&
+        (dp.losses = open_memstream(&losses, &losses_len)) == NULL)
+        return -errno;
     hrd_writer_init(&w, f, r->format, fields);
     rc = hrd_ctl_dump_pages("dump", &q, &dq, dump_page, &dp);
     if (rc == 0)
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
+    if (dp.losses != NULL) {
+        if (fclose(dp.losses) != 0 && rc == 0)
+            rc = -ENOMEM;
+        if (rc == 0 && losses_len != 0 &&
+            fwrite(losses, 1, losses_len, f) != losses_len)
+            rc = -errno;
+        free(losses);
+    }
     if (dp.ch != NULL)
         hrd_ctl_calibs_fini(dp.ch);
     return rc;

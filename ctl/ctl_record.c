@@ -25,8 +25,10 @@ static const char usage_record[] =
     "\n"
     "                           [--correct-observer] [--calibration=LABEL]\n"
     "                           [--nvtx] [--nvtx-window=NAME] [--rounds=N]\n"
+    "                           [--strict]\n"
     "                           [--save=FILE.hrs [--unsorted]\n"
-    "                           [--meta KEY=VALUE]...] -- COMMAND [ARG]...\n"
+    "                           [--meta KEY=VALUE]...] [--history=DB]\n"
+    "                           -- COMMAND [ARG]...\n"
     "Run COMMAND under a private hostranged and write its report.\n"
     "\n"
     "Starts hostranged on a fresh temporary runtime directory (in $TMPDIR,\n"
@@ -66,12 +68,26 @@ static const char usage_record[] =
     "                       untouched), also when COMMAND fails\n"
     "      --unsorted       with --save: run format 2 (see hostrangectl\n"
     "                       save --help)\n"
-    "  -m, --meta=KEY=VALUE with --save: note KEY=VALUE in the run file; may\n"
-    "                       be given many times\n"
+    "  -m, --meta=KEY=VALUE with --save or --history: note KEY=VALUE in the\n"
+    "                       run; may be given many times\n"
+    "      --history=DB     also add the run to the history DB (see\n"
+    "                       hostrangectl history add --help), also when\n"
+    "                       COMMAND fails\n"
+    "      --strict         exit 3 when anything was lost or refused (see\n"
+    "                       below) and COMMAND succeeded\n"
     "  -h, --help           show this help and exit\n"
     "\n"
+    "When the session lost or refused anything (events lost, batches the\n"
+    "daemon refused, scopes of range names or windows of labels refused as\n"
+    "empty or over 4096 bytes, calling contexts kept under (contexts\n"
+    "full)), record says so in one line on stderr, `hostrange: ...`, and\n"
+    "names each process that ended without its final counters (killed or\n"
+    "crashed) with its node ids: its last events may be missing.\n"
+    "\n"
     "Exit status: COMMAND's; 1 when the daemon cannot be started, or the\n"
-    "report or the run file cannot be written; 2 on a usage error.\n";
+    "report or the run file cannot be written, or the run cannot be added\n"
+    "to the history; 2 on a usage error; with --strict, 3 when COMMAND\n"
+    "succeeded and anything was lost or refused.\n";
 
 /* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
  * build tree), or on PATH. */
@@ -167,6 +183,8 @@ struct record_opts {
     unsigned rounds;                 /* --rounds */
     int quiet;                       /* a round: say nothing of the save */
     int out_to_err;                  /* COMMAND's stdout goes to stderr */
+    int strict;                      /* --strict */
+    const char *history;             /* --history DB, or NULL */
 };
 
 /*
@@ -178,9 +196,10 @@ static int record(const struct record_opts *o, char **cmdv)
 {
     static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
     const char *tmpdir = getenv("TMPDIR");
-    char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX];
+    char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX], run[PATH_MAX + 8];
+    const char *save;
     pid_t dpid, cpid;
-    int status, rc, saved;
+    int status, rc, saved, lost;
 
     if (o->nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
         fprintf(stderr, "hostrangectl record: --nvtx: %s not found (was "
@@ -246,10 +265,20 @@ static int record(const struct record_opts *o, char **cmdv)
     }
     /* The report and the run file, whatever COMMAND's status. */
     rc = hrd_ctl_dump(&all, &o->rep);
-    saved = o->save == NULL ? 0
-                            : hrd_ctl_save_run("record", o->save, o->format,
-                                               o->meta, o->nmeta,
-                                               o->quiet ? NULL : stderr);
+    /* --history without --save: the run file in the runtime directory. */
+    snprintf(run, sizeof run, "%s/run.hrs", dir);
+    save = o->save != NULL ? o->save : o->history != NULL ? run : NULL;
+    saved = save == NULL ? 0
+                         : hrd_ctl_save_run("record", save, o->format,
+                                            o->meta, o->nmeta,
+                                            o->save != NULL && !o->quiet
+                                                ? stderr
+                                                : NULL);
+    if (saved == 0 && o->history != NULL &&
+        hrd_ctl_history_add_run("record", o->history, save, stderr) != 0)
+        saved = 1;
+    /* What was lost or refused, said where the user looks. */
+    lost = hrd_ctl_losses(stderr);
     /* The next round's daemon is another: no socket to this one stays. */
     hrd_ctl_close();
     kill(dpid, SIGTERM);
@@ -257,6 +286,8 @@ static int record(const struct record_opts *o, char **cmdv)
     remove_dir(dir);
     if (rc != 0 || saved != 0)
         return 1;
+    if (o->strict && lost != 0 && exit_status(status) == 0)
+        return 3;
     return exit_status(status);
 }
 
@@ -323,6 +354,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         ro.rep.fields = 0;
         ro.rep.correct = 0;
         ro.rep.calibration = NULL;
+        ro.history = NULL; /* the merged run is added, not each round */
         st = record(&ro, cmdv);
         if (access(files[k], R_OK) != 0)
             rc = 1;
@@ -338,6 +370,10 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         rep.from = o->save ? o->save : merged;
         rc = hrd_ctl_dump(&all, &rep) == 0 ? 0 : 1;
     }
+    if (rc == 0 && o->history != NULL &&
+        hrd_ctl_history_add_run("record", o->history,
+                                o->save ? o->save : merged, stderr) != 0)
+        rc = 1;
     for (unsigned k = 0; k < made; k++) {
         unlink(files[k]);
         free(files[k]);
@@ -353,8 +389,8 @@ static const char *check_options(const struct record_opts *o)
 {
     if (o->nvtx_window != NULL && !o->nvtx)
         return "--nvtx-window needs --nvtx";
-    if (o->save == NULL && o->nmeta > 0)
-        return "--meta needs --save";
+    if (o->save == NULL && o->history == NULL && o->nmeta > 0)
+        return "--meta needs --save or --history";
     if (o->save == NULL && o->format != 1)
         return "--unsorted needs --save";
     if (o->rounds == 1 && (o->rep.fields & HRD_FIELDS_ROUNDS))
@@ -364,7 +400,9 @@ static const char *check_options(const struct record_opts *o)
 
 static int run_record(int argc, char **argv)
 {
-    enum { OPT_SAVE = 256, OPT_UNSORTED, OPT_ROUNDS };
+    enum {
+        OPT_SAVE = 256, OPT_UNSORTED, OPT_ROUNDS, OPT_STRICT, OPT_HISTORY
+    };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },
         { "fields", required_argument, NULL, 'F' },
@@ -376,6 +414,8 @@ static int run_record(int argc, char **argv)
         { "unsorted", no_argument, NULL, OPT_UNSORTED },
         { "meta", required_argument, NULL, 'm' },
         { "rounds", required_argument, NULL, OPT_ROUNDS },
+        { "strict", no_argument, NULL, OPT_STRICT },
+        { "history", required_argument, NULL, OPT_HISTORY },
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
@@ -413,11 +453,17 @@ static int run_record(int argc, char **argv)
         case OPT_UNSORTED:
             o.format = HRD_RUN_FORMAT_EVENTS;
             continue;
+        case OPT_STRICT:
+            o.strict = 1;
+            continue;
         case 'm':
             hrd_ctl_meta_add("record", optarg, &o.meta, &o.nmeta);
             continue;
         case OPT_ROUNDS:
             o.rounds = hrd_ctl_parse_rounds("record", "--rounds", optarg);
+            continue;
+        case OPT_HISTORY:
+            o.history = optarg;
             continue;
         default:
             hrd_ctl_die_usage("record", c, argv[optind - 1]);

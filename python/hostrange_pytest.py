@@ -57,16 +57,27 @@ runs' machine fingerprints differ, the summary says so;
 ``--host-range-compare-strict`` then refuses to compare (exit status 3, as
 for a BASE that cannot be read: the summary says which). With pytest-xdist
 only the controller saves and compares, after every worker has finished.
+
+``--host-range-history DB`` adds the session's run to the history DB
+(``hostrangectl history add``: a SQLite file, or a PostgreSQL database),
+once per session, xdist included, with the notes of ``--host-range-meta``;
+its commit is ``git rev-parse HEAD`` when the tests run in a git work tree
+and no ``commit`` note is given. Before adding it, the terminal summary shows
+what ``hostrangectl history check`` finds for the session's keys against
+their history on this machine.
 """
 
 import functools
+import hashlib
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import warnings
 
 import pytest
 
@@ -81,6 +92,11 @@ _PING_TIMEOUT_MS = 2000
 # key slower than allowed, and one slower (--fail-above). The others (a run
 # file that cannot be read, --strict refusing runs of different machines,
 # a failure) end the session with an internal error that says which.
+# A node id over the daemon's limit (hostrange.MAX_NAME bytes) is labelled
+# with its first bytes, _CUT_MARK and the first _HASH_HEX hex digits of the
+# SHA-256 of the whole id: unique, and the same from session to session.
+_CUT_MARK = "\u2026"
+_HASH_HEX = 16
 _DIFF_OK = 0
 _DIFF_SLOWER = 1
 _START_WAIT_MS = 10000
@@ -122,8 +138,16 @@ def pytest_addoption(parser):
     group.addoption(
         "--host-range-meta", metavar="KEY=VALUE", action="append",
         default=None,
-        help="with --host-range-save: note KEY=VALUE in the run file "
-             "(hostrangectl save --meta); may be given many times")
+        help="with --host-range-save or --host-range-history: note "
+             "KEY=VALUE in the run (hostrangectl save --meta); may be "
+             "given many times")
+    group.addoption(
+        "--host-range-history", metavar="DB", default=None,
+        help="profile as --host-range-profile does and, at the end of the "
+             "session, add the run to the history DB (hostrangectl history "
+             "add; its commit from git rev-parse HEAD unless "
+             "--host-range-meta commit=... is given), and show what "
+             "hostrangectl history check finds for it")
     group.addoption(
         "--host-range-compare-fail", metavar="LIMITS", default=None,
         help="with --host-range-compare: fail the session (exit status 1) "
@@ -159,6 +183,7 @@ def pytest_configure(config):
     fail = config.getoption("host_range_compare_fail")
     strict = config.getoption("host_range_compare_strict")
     meta = config.getoption("host_range_meta") or []
+    history = config.getoption("host_range_history")
     if fail is not None and base is None:
         raise pytest.UsageError(
             "--host-range-compare-fail needs --host-range-compare BASE")
@@ -167,8 +192,10 @@ def pytest_configure(config):
             "--host-range-compare-strict needs --host-range-compare BASE")
     if fail is not None:
         _check_limits(fail)
-    if meta and save is None:
-        raise pytest.UsageError("--host-range-meta needs --host-range-save")
+    if meta and save is None and history is None:
+        raise pytest.UsageError(
+            "--host-range-meta needs --host-range-save or "
+            "--host-range-history")
     for m in meta:
         if m.partition("=")[0] == "" or "=" not in m:
             raise pytest.UsageError(
@@ -176,8 +203,9 @@ def pytest_configure(config):
     # The option named in the errors of the module and the daemon.
     option = ("--host-range-profile" if path is not None else
               "--host-range-save" if save is not None else
+              "--host-range-history" if history is not None else
               "--host-range-compare")
-    if path is None and save is None and base is None:
+    if path is None and save is None and base is None and history is None:
         return
     for name in ("calls", "blocks", "max_calls", "target_ms"):
         value = config.getoption("host_range_" + name)
@@ -198,6 +226,7 @@ def pytest_configure(config):
     state = _Session(config, path, save, base, fail, option)
     state.strict = strict
     state.meta = meta
+    state.history = history
     config.stash[_STATE] = state
     config.add_cleanup(state.stop)
     if not _is_worker(config):
@@ -285,8 +314,11 @@ class _Session:
         self.saved_env = None
         self.strict = False
         self.meta = []
+        self.history = None
         self.summary = []
         self.compared = []
+        self.warned_long = False
+        self.checked = []
 
     def _find_ctl(self):
         import hostrange
@@ -373,11 +405,12 @@ class _Session:
         except (TimeoutError, ConnectionError) as e:
             return self._error(
                 "the samples of this process were not delivered: %s" % e)
+        self._say_losses()
         if self.path is not None:
             error = self._write_report()
             if error is not None:
                 return self._error(error)
-        if self.save is None and self.base is None:
+        if self.save is None and self.base is None and self.history is None:
             return None
         tmp = None
         run = self.save
@@ -386,8 +419,8 @@ class _Session:
             run = os.path.join(tmp, "new.hrs")
         try:
             args = ["--runtime-dir", self.dir, "save", "-o", run]
-            if self.save is not None:
-                for m in self.meta:
+            if self.save is not None or self.history is not None:
+                for m in self._meta():
                     args += ["--meta", m]
             r = self._ctl(*args)
             if r.returncode != 0:
@@ -395,12 +428,63 @@ class _Session:
                                    % _ctl_error(r.stderr))
             if self.save is not None:
                 self.summary.append("hostrange: " + r.stdout.strip())
+            status = None
             if self.base is not None:
-                return self._compare(run)
-            return None
+                status = self._compare(run)
+            if self.history is not None:
+                error = self._add_to_history(run)
+                if error is not None:
+                    return error
+            return status
         finally:
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
+
+    def _say_losses(self):
+        """What the session lost or refused, in hostrangectl's words
+        (stats --losses), on stderr and in the summary."""
+        r = self._ctl("--runtime-dir", self.dir, "stats", "--losses")
+        for line in r.stdout.splitlines():
+            sys.stderr.write(line + "\n")
+            self.summary.append(line)
+        sys.stderr.flush()
+
+    def _meta(self):
+        """The run's notes: --host-range-meta, and with
+        --host-range-history the commit of the git work tree when no
+        commit is noted."""
+        meta = list(self.meta)
+        if self.history is None or any(m.startswith("commit=")
+                                        for m in meta):
+            return meta
+        try:
+            r = subprocess.run(["git", "rev-parse", "HEAD"],
+                               stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL,
+                               universal_newlines=True,
+                               cwd=str(self.config.rootpath), timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return meta
+        if r.returncode == 0 and r.stdout.strip():
+            meta.append("commit=" + r.stdout.strip())
+        return meta
+
+    def _add_to_history(self, run):
+        """hostrangectl history check, then add, of the run: what check
+        finds goes to the summary. Returns None, or INTERNAL_ERROR when the
+        history cannot be read or the run added."""
+        r = self._ctl("history", "check", "--db", self.history, run)
+        if r.returncode not in (0, 1):
+            return self._error("cannot check the run against the history: "
+                               "%s" % _ctl_error(r.stderr))
+        self.checked = r.stdout.splitlines()
+        r = self._ctl("history", "add", "--db", self.history, run)
+        if r.returncode != 0:
+            return self._error("cannot add the run to the history: %s"
+                               % _ctl_error(r.stderr))
+        self.summary.append("hostrange: history: " + r.stdout.strip())
+        return None
 
     def _error(self, message):
         self.summary.append("hostrange: " + message)
@@ -472,6 +556,18 @@ class _Session:
             self.dir = None
 
 
+def node_label(nodeid, limit):
+    """The node id a test's rows are labelled with: its own when it fits
+    in `limit` bytes of UTF-8, else its first bytes (cut at a character),
+    _CUT_MARK and a hash of the whole id, `limit` bytes at most."""
+    raw = nodeid.encode("utf-8")
+    if len(raw) <= limit:
+        return nodeid
+    tail = _CUT_MARK + hashlib.sha256(raw).hexdigest()[:_HASH_HEX]
+    keep = limit - len(tail.encode("utf-8"))
+    return raw[:keep].decode("utf-8", errors="ignore") + tail
+
+
 def _ctl_error(stderr):
     """hostrangectl's error line without its "hostrangectl CMD: " prefix."""
     return re.sub(r"^hostrangectl( \w+)?: ", "", stderr.strip())
@@ -527,6 +623,12 @@ def pytest_terminal_summary(terminalreporter, config):
                 terminalreporter.write_line(line, red=True)
             else:
                 terminalreporter.write_line(line, green=True)
+    if state.checked:
+        terminalreporter.write_sep("-", "hostrange: this run against its "
+                                   "history (%s)" % state.history)
+        for line in state.checked:
+            terminalreporter.write_line(line, red=": slower by " in line,
+                                        green=": faster by " in line)
     for line in state.summary:
         terminalreporter.write_line(line)
 
@@ -613,7 +715,14 @@ class HostRange:
         import hostrange
         import hostrange.ops
         item = self._request.node
-        node = item.nodeid
+        node = node_label(item.nodeid, hostrange.MAX_NAME)
+        if node != item.nodeid and not state.warned_long:
+            state.warned_long = True
+            warnings.warn(pytest.PytestWarning(
+                "hostrange: the node id of %s is over %d bytes: its rows "
+                "are labelled %s (its first bytes and a hash of the whole "
+                "id, the same in every session)"
+                % (item.name, hostrange.MAX_NAME, node[-(_HASH_HEX + 8):])))
         operator = self._marker("operator", _operator_of(item))
         backend = self._marker("backend", _backend_of(self._device()))
         clear_cache = self._marker("clear_cache", hostrange.ops.clear_cache)

@@ -415,6 +415,9 @@ EXTRA_DIST += tests/service/test_rules.sh
 TESTS += tests/source/test_readme_links.sh
 EXTRA_DIST += tests/source/test_readme_links.sh
 
+# Every variable of the client is reset by its file's fork hook or kept.
+TESTS += tests/source/test_fork_state.sh
+EXTRA_DIST += tests/source/test_fork_state.sh
 # --- rounds (issue 39): the run-level test of diff on round medians
 # (lib/stat/rounds.c), and rounds end to end: record --rounds, merge as
 # rounds, diff at the run level, ab ---------------------------------------
@@ -425,3 +428,31 @@ tests_unit_test_rounds_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_rounds_LDADD = $(HRD_TEST_LIBS)
 TESTS += tests/service/test_rounds.sh
 EXTRA_DIST += tests/service/test_rounds.sh
+# --- at the limits (doc/limits.md): names the daemon would refuse caught
+# where they enter, a full context table, refused batches counted lost,
+# unfinished clients named -------------------------------------------------
+check_PROGRAMS += tests/helpers/limits tests/service/test_at_limits
+TESTS += tests/service/test_at_limits
+tests_helpers_limits_SOURCES = tests/helpers/limits.c
+tests_helpers_limits_LDADD = client/libhostrange.la
+tests_service_test_at_limits_SOURCES = tests/service/test_at_limits.c
+tests_service_test_at_limits_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_at_limits_LDADD = $(HARNESS_LIBS)
+# --- the run history (issue 33): change points, run ids ----------------
+HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid
+check_PROGRAMS += $(HISTORY_UNIT_TESTS)
+TESTS += $(HISTORY_UNIT_TESTS)
+tests_unit_test_changepoint_SOURCES = tests/unit/test_changepoint.c
+tests_unit_test_changepoint_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_changepoint_LDADD = lib/stat/libhrstat.la $(CMOCKA_LIBS) -lm
+tests_unit_test_runid_SOURCES = tests/unit/test_runid.c
+tests_unit_test_runid_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_runid_LDADD = $(HRD_STORE_TEST_LIBS)
+# Made-up run files of made-up machines, for the history's tests.
+check_PROGRAMS += tests/helpers/mkrun
+tests_helpers_mkrun_SOURCES = tests/helpers/mkrun.c
+tests_helpers_mkrun_CFLAGS = $(TEST_CFLAGS)
+tests_helpers_mkrun_LDADD = $(HRD_STORE_TEST_LIBS)
+# The history end to end, against SQLite and a real PostgreSQL server.
+TESTS += tests/service/test_history.sh
+EXTRA_DIST += tests/service/test_history.sh

@@ -1,6 +1,7 @@
 # lib/stat: summary statistics of samples (histograms, count, mean, exact
 # and bounded medians, percentiles), the significance test of diff and
-# its limits per range (--fail-above).
+# its limits per range (--fail-above), and the change points of a
+# history's series.
 # Pure logic: no I/O, no protocol.
 noinst_LTLIBRARIES += lib/stat/libhrstat.la
 lib_stat_libhrstat_la_SOURCES = lib/stat/hist.c lib/stat/hist.h \
@@ -8,4 +9,6 @@ lib_stat_libhrstat_la_SOURCES = lib/stat/hist.c lib/stat/hist.h \
 	lib/stat/limits.c lib/stat/limits.h
 # The run-level test of diff on round medians.
 lib_stat_libhrstat_la_SOURCES += lib/stat/rounds.c lib/stat/rounds.h
+# Change points of a series of run medians (the history).
+lib_stat_libhrstat_la_SOURCES += lib/stat/changepoint.c lib/stat/changepoint.h
 EXTRA_DIST += lib/stat/local.mk

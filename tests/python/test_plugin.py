@@ -255,6 +255,59 @@ def test_which_tests_are_profiled(env, tmp_path):
                           "test_demo.py::test_device_fixture[cpu]"}
 
 
+LONG_IDS = textwrap.dedent("""
+    import array
+    import pytest
+    import hostrange.ops as ops
+
+    @pytest.mark.parametrize("p", ["a" * 5000, "b" * 5000, "short"])
+    def test_long(host_range, p):
+        out = array.array("f", [0, 0])
+        host_range(ops.add, array.array("f", [1, 2]),
+                   array.array("f", [3, 4]), out)
+
+    def test_refused_labels():
+        import hostrange
+        with pytest.raises(ValueError, match="MAX_NAME"):
+            hostrange.set_labels("n" * 5000, "op", "cpu", "warm")
+        with pytest.raises(RuntimeError, match="refused"):
+            hostrange.window_begin()
+    """)
+
+
+@needs_profiling
+def test_node_ids_over_the_limit(env, tmp_path):
+    """A parametrized id over the daemon's limit is labelled with its first
+    bytes and a hash of the whole id: two such tests stay two nodes, the
+    label is the same in two sessions, the plugin warns once, and the
+    session loses nothing; a window of refused labels is said in one line
+    on stderr."""
+    import hashlib
+    import hostrange
+    (tmp_path / "test_long.py").write_text(LONG_IDS)
+    nodes = []
+    for i in range(2):
+        out = tmp_path / ("report%d.jsonl" % i)
+        r = pytest_run(env, tmp_path, "--host-range-calls", "2",
+                       "--host-range-blocks", "2", "test_long.py",
+                       suite=False, path=out)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.count("the node id of test_long[") == 1, r.stdout
+        assert r.stderr == ("hostrange: 1 window of refused labels not "
+                            "collected\n"), r.stderr
+        nodes.append(sorted({x["nodeid"] for x in read_rows(out)}))
+    assert nodes[0] == nodes[1]
+    assert len(nodes[0]) == 3
+    for p in ("a", "b"):
+        whole = "test_long.py::test_long[%s]" % (p * 5000)
+        tail = "\u2026" + hashlib.sha256(whole.encode()).hexdigest()[:16]
+        label = [n for n in nodes[0] if n.startswith("test_long.py::test_"
+                                                      "long[" + p)]
+        assert len(label) == 1 and label[0].endswith(tail)
+        assert len(label[0].encode()) == hostrange.MAX_NAME
+    assert "test_long.py::test_long[short]" in nodes[0]
+
+
 @needs_profiling
 def test_automatic_block_sizes(env, tmp_path):
     out = tmp_path / "report.jsonl"
@@ -599,6 +652,53 @@ def test_save_when_tests_fail_with_meta(env, tmp_path):
     assert len(lines) == 1, d.stdout
     assert lines[0].endswith("; commit=abc123, branch=main"), lines[0]
     assert " cores, " in lines[0] and "; hostrange " in lines[0], lines[0]
+
+
+@needs_profiling
+def test_history(env, tmp_path):
+    """--host-range-history: each session's run added once (xdist
+    included), its commit that of the git work tree, and what history
+    check finds in the summary."""
+    (tmp_path / "test_hist.py").write_text(textwrap.dedent("""
+        import hostrange
+
+        @hostrange.scope("hist.body")
+        def work():
+            return 1
+
+        def test_one(host_range):
+            host_range(work)
+
+        def test_two(host_range):
+            host_range(work)
+        """))
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    for args in (["init", "-q"], ["add", "test_hist.py"],
+                 ["commit", "-q", "-m", "tests"]):
+        subprocess.run(git + args, cwd=str(tmp_path), check=True,
+                       stdout=subprocess.DEVNULL)
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=str(tmp_path),
+                          stdout=subprocess.PIPE, universal_newlines=True,
+                          check=True).stdout.strip()
+    db = tmp_path / "history.db"
+    runs = [[], ["-n", "2"] if has_xdist() else [],
+            ["--host-range-meta", "commit=given"]]
+    for extra in runs:
+        r = pytest_run(env, tmp_path, "--host-range-calls", "1",
+                       "--host-range-blocks", "3", "--host-range-history",
+                       str(db), "test_hist.py", *extra, suite=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "hostrange: history: added " in r.stdout, r.stdout
+        assert "hostrange: this run against its history" in r.stdout
+        assert re.search(r"checked \d+ keys of .* against the history of ",
+                         r.stdout), r.stdout
+    lines = ctl(str(tmp_path), "history", "list", "--db",
+                str(db)).stdout.splitlines()
+    assert len(lines) == 3, lines
+    assert [x.split("\t")[2] for x in lines] == [head, head, "given"]
+    # The same keys each time (the two tests' rows).
+    assert len({x.split("\t")[4] for x in lines}) == 1, lines
+    assert int(lines[0].split("\t")[4]) > 0, lines
 
 
 @needs_profiling
