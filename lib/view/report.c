@@ -35,12 +35,7 @@ int hrd_format_parse(const char *name, enum hrd_format *out)
     return 0;
 }
 
-/*
- * Decodes one UTF-8 sequence at s into *cp and returns how many bytes it
- * took. An ill-formed sequence becomes U+FFFD and takes its maximal valid
- * prefix (at least one byte), as Python's "replace" error handler does.
- */
-static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+size_t hrd_utf8_decode(const unsigned char *s, uint32_t *cp)
 {
     unsigned char lo = 0x80, hi = 0xbf;
     size_t need, i;
@@ -91,7 +86,7 @@ void hrd_json_string(FILE *f, const char *s)
 
     putc('"', f);
     while (*p != '\0') {
-        p += utf8_decode(p, &cp);
+        p += hrd_utf8_decode(p, &cp);
         switch (cp) {
         case '"':
             fputs("\\\"", f);
