@@ -405,3 +405,9 @@ soak: all tests/helpers/recorder$(EXEEXT)
 	HOSTRANGE_TEST_RECORDER=$(abs_top_builddir)/tests/helpers/recorder \
 	$(SHELL) $(srcdir)/tests/service/soak.sh
 .PHONY: soak
+# A gate's result where CI and people look: diff --format junit read by
+# python3-junitparser and rendered by xunit-viewer (npm, tests/node),
+# --format markdown rendered by python3-markdown, --warn-above.
+TESTS += tests/service/test_ci_formats.sh
+EXTRA_DIST += tests/service/test_ci_formats.sh tests/node/package.json \
+	tests/node/package-lock.json
