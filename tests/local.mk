@@ -411,3 +411,9 @@ soak: all tests/helpers/recorder$(EXEEXT)
 TESTS += tests/service/test_ci_formats.sh
 EXTRA_DIST += tests/service/test_ci_formats.sh tests/node/package.json \
 	tests/node/package-lock.json
+# lib/view/gate.c: JUnit and Markdown of a gate's rows, hostile names.
+check_PROGRAMS += tests/unit/test_gate
+TESTS += tests/unit/test_gate
+tests_unit_test_gate_SOURCES = tests/unit/test_gate.c
+tests_unit_test_gate_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_gate_LDADD = $(HRD_TEST_LIBS)
