@@ -417,3 +417,16 @@ TESTS += tests/unit/test_gate
 tests_unit_test_gate_SOURCES = tests/unit/test_gate.c
 tests_unit_test_gate_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_gate_LDADD = $(HRD_TEST_LIBS)
+# The history page (lib/view/page.c) of a made-up history, written by
+# tests/helpers/pagegen and loaded in headless chromium: no console error,
+# a chart per series, the change points at their runs, a screenshot that
+# is not blank; and the size of a page of 2,000 series x 500 runs.
+check_PROGRAMS += tests/helpers/pagegen
+tests_helpers_pagegen_SOURCES = tests/helpers/pagegen.c
+tests_helpers_pagegen_LDADD = lib/view/libhrview.la lib/agg/libhragg.la \
+	lib/stat/libhrstat.la proto/libhrproto.la $(PROTOBUF_C_LIBS) \
+	$(ZLIB_LIBS) -lm
+TESTS += tests/service/test_page.sh
+EXTRA_DIST += tests/service/test_page.sh
+AM_TESTS_ENVIRONMENT += export \
+	HOSTRANGE_TEST_PAGEGEN='$(abs_top_builddir)/tests/helpers/pagegen';

@@ -79,7 +79,8 @@ size_t hrd_utf8_decode(const unsigned char *s, uint32_t *cp)
     return need + 1;
 }
 
-void hrd_json_string(FILE *f, const char *s)
+/* hrd_json_string, and with `html` '<', '>' and '&' escaped as well. */
+static void json_string(FILE *f, const char *s, int html)
 {
     const unsigned char *p = (const unsigned char *)str(s);
     uint32_t cp;
@@ -114,7 +115,8 @@ void hrd_json_string(FILE *f, const char *s)
                 cp -= 0x10000;
                 fprintf(f, "\\u%04x\\u%04x", 0xd800 + (unsigned)(cp >> 10),
                         0xdc00 + (unsigned)(cp & 0x3ff));
-            } else if (cp < 0x20 || cp >= 0x7f) {
+            } else if (cp < 0x20 || cp >= 0x7f ||
+                       (html && (cp == '<' || cp == '>' || cp == '&'))) {
                 fprintf(f, "\\u%04x", (unsigned)cp);
             } else {
                 putc((int)cp, f);
@@ -122,6 +124,16 @@ void hrd_json_string(FILE *f, const char *s)
         }
     }
     putc('"', f);
+}
+
+void hrd_json_string(FILE *f, const char *s)
+{
+    json_string(f, s, 0);
+}
+
+void hrd_json_string_html(FILE *f, const char *s)
+{
+    json_string(f, s, 1);
 }
 
 /* Writes a number as Python's json.dumps does: NaN and the infinities are

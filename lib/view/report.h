@@ -50,6 +50,11 @@ enum hrd_format {
  */
 void hrd_json_string(FILE *f, const char *s);
 
+/* hrd_json_string for a string inside an HTML <script>: '<', '>' and '&'
+ * escaped as well (\u003c, \u003e, \u0026), so that no name ends the
+ * script. */
+void hrd_json_string_html(FILE *f, const char *s);
+
 /*
  * Decodes one UTF-8 sequence at s (not at its terminating NUL) into *cp
  * and returns how many bytes it took. An ill-formed sequence becomes
