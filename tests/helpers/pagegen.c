@@ -154,5 +154,20 @@ int main(int argc, char **argv)
         perror(out);
         return 1;
     }
+    for (int k = 0; k < charts; k++) {
+        for (int m = 0; m < machines; m++) {
+            struct hrd_page_series *s = &series[k * machines + m];
+
+            free((void *)s->points);
+            free((void *)s->segments);
+            free((void *)s->machine);
+        }
+        free((void *)series[k * machines].node);
+        free((void *)series[k * machines].range);
+    }
+    for (int r = 0; r < runs; r++)
+        free(commits[r]);
+    free(commits);
+    free(series);
     return 0;
 }
