@@ -4,8 +4,9 @@
 # runs, names with < & " | ` ' a newline, a byte that is not UTF-8 and
 # </script>) loads with no console message, holds one chart per series
 # (node, phase, range and metric) with a legend line per machine, opens on
-# the most changed one, marks each change point at its run, and its
-# screenshot is not blank; it loads nothing from elsewhere. A page of
+# the most changed one, marks each change point at its run, shows a
+# point's figures on hover, and its screenshot is not blank; it loads
+# nothing from elsewhere. A page of
 # 2,000 series x 500 runs stays under 20 MB, and its first charts are
 # drawn (the time is printed, not judged).
 set -u
@@ -116,6 +117,31 @@ for c in charts:
         assert cp["change"] > 0
 assert set(cps) <= {c["name"] for c in charts}
 EOF
+
+# Hover (the DevTools protocol on a pipe, tests/service/page_hover.mjs):
+# point 20 of machine-A in the most changed chart (range.3, 4 us) shows
+# that run's commit, time, median, p10-p90 and count; leaving hides it.
+node "${srcdir:-.}/tests/service/page_hover.mjs" "$browser" \
+    "$dir/profile-hover" "file://$dir/index.html" 0 20 > "$dir/hover" ||
+    fail "hovering: $(cat "$dir/hover")"
+"$py" - "$dir/hover" <<'EOF2' || fail "hover: $(cat "$dir/hover")"
+import json, re, sys
+h = json.load(open(sys.argv[1]))
+assert h["shown"]["visible"] and h["shown"]["rings"] == 1, h
+assert not h["left"]["visible"] and h["left"]["rings"] == 0, h
+# pagegen: run r is commit %08x%032x of 0xc0ffee00 + r and r * 2654435761,
+# at 2026-01-01 00:00 UTC + r hours; p10 3% below the median, p90 4% above.
+lines = h["shown"]["text"].split("\n")
+commit = "%08x%032x" % (0xc0ffee00 + 20, (20 * 2654435761) % 2**32)
+assert lines[:3] == ["machine-A", "commit " + commit,
+                     "2026-01-01 20:00 UTC"], lines
+m = re.fullmatch(r"median ([0-9.]+) us", lines[3])
+r = re.fullmatch(r"p10-p90 ([0-9.]+) us - ([0-9.]+) us", lines[4])
+med, p10, p90 = float(m.group(1)), float(r.group(1)), float(r.group(2))
+assert 3.9 < med < 4.1, med
+assert abs(p10 / med - 0.97) < 0.001 and abs(p90 / med - 1.04) < 0.001, lines
+assert lines[5] == "count 20", lines
+EOF2
 
 # A screenshot that is not blank: many colours, a good share of pixels
 # not the background.
