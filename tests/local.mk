@@ -427,6 +427,6 @@ tests_helpers_pagegen_LDADD = lib/view/libhrview.la lib/agg/libhragg.la \
 	lib/stat/libhrstat.la proto/libhrproto.la $(PROTOBUF_C_LIBS) \
 	$(ZLIB_LIBS) -lm
 TESTS += tests/service/test_page.sh
-EXTRA_DIST += tests/service/test_page.sh tests/service/page_hover.mjs
+EXTRA_DIST += tests/service/test_page.sh tests/service/page_check.mjs
 AM_TESTS_ENVIRONMENT += export \
 	HOSTRANGE_TEST_PAGEGEN='$(abs_top_builddir)/tests/helpers/pagegen';

@@ -140,22 +140,18 @@ static void junit_case(FILE *f, const struct hrd_gate_row *r)
         fputs("/>\n", f);
 }
 
-/* Orders row indexes by node, first appearance first, then report order. */
-struct by_node {
-    const struct hrd_gate_row *rows;
-    size_t *first;  /* per row: the index of the first row of its node */
+/* A row's place: the index of the first row of its node, and its own. */
+struct place {
+    size_t first, idx;
 };
 
-static const struct by_node *sort_ctx;
-
-static int cmp_by_node(const void *pa, const void *pb)
+static int cmp_place(const void *pa, const void *pb)
 {
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    size_t fa = sort_ctx->first[a], fb = sort_ctx->first[b];
+    const struct place *a = pa, *b = pb;
 
-    if (fa != fb)
-        return fa < fb ? -1 : 1;
-    return a < b ? -1 : a > b;
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
 static uint64_t hash_str(const char *s)
@@ -174,16 +170,16 @@ static uint64_t hash_str(const char *s)
  */
 static int group_by_node(const struct hrd_gate *g, size_t **order)
 {
-    size_t cap = 16, *first, *slot, *idx;
-    struct by_node ctx;
+    size_t cap = 16, *slot, *idx;
+    struct place *pl;
 
     while (cap < 2 * g->n)
         cap *= 2;
-    first = malloc((g->n + 1) * sizeof *first);
+    pl = malloc((g->n + 1) * sizeof *pl);
     idx = malloc((g->n + 1) * sizeof *idx);
     slot = malloc(cap * sizeof *slot);
-    if (first == NULL || idx == NULL || slot == NULL) {
-        free(first);
+    if (pl == NULL || idx == NULL || slot == NULL) {
+        free(pl);
         free(idx);
         free(slot);
         return -ENOMEM;
@@ -199,16 +195,13 @@ static int group_by_node(const struct hrd_gate *g, size_t **order)
             at = (at + 1) & (cap - 1);
         if (slot[at] == SIZE_MAX)
             slot[at] = i;
-        first[i] = slot[at];
-        idx[i] = i;
+        pl[i] = (struct place){ slot[at], i };
     }
     free(slot);
-    ctx.rows = g->rows;
-    ctx.first = first;
-    sort_ctx = &ctx;
-    qsort(idx, g->n, sizeof *idx, cmp_by_node);
-    sort_ctx = NULL;
-    free(first);
+    qsort(pl, g->n, sizeof *pl, cmp_place);
+    for (size_t i = 0; i < g->n; i++)
+        idx[i] = pl[i].idx;
+    free(pl);
     *order = idx;
     return 0;
 }
@@ -238,7 +231,8 @@ int hrd_gate_junit(FILE *f, const struct hrd_gate *g)
         const char *node = str(g->rows[order[i]].node);
         size_t end = i, fail = 0, only = 0;
 
-        while (end < g->n && strcmp(str(g->rows[order[end]].node), node) == 0) {
+        while (end < g->n &&
+               strcmp(str(g->rows[order[end]].node), node) == 0) {
             fail += g->rows[order[end]].fail != 0;
             only += g->rows[order[end]].verdict == HRD_GATE_ONLY;
             end++;

@@ -49,7 +49,7 @@ struct hrd_gate_row {
     enum hrd_gate_verdict verdict;
     int fail;              /* slower than fail_pct allows: a failure */
     int warn;              /* slower than warn_pct (and not failing) */
-    const char *reason;    /* HRD_GATE_ONLY: why, e.g. "only in the base run" */
+    const char *reason;    /* HRD_GATE_ONLY: why ("only in the base run") */
 };
 
 /* A gate's result: its rows, in report order, and what the runs were. */

@@ -313,7 +313,8 @@ static int cmp_run(const void *pa, const void *pb)
 
 /* A chart: the series of one node, phase, range and metric. */
 struct chart {
-    size_t first, n;      /* its series: order[first..first+n) */
+    const struct hrd_page_series *const *s; /* its n series, in order */
+    size_t n;
     double change;        /* its largest relative step, % (signed) */
     double group_change;  /* the largest |change| of its node and phase */
 };
@@ -325,12 +326,10 @@ struct layout {
     size_t nruns;
     const char **machines;
     size_t nmachines;
-    size_t *order;        /* series indexes, grouped by chart */
+    const struct hrd_page_series **order; /* the series, grouped by chart */
     struct chart *charts;
     size_t ncharts;
 };
-
-static const struct layout *sort_layout;
 
 static int cmp_key(const struct hrd_page_series *a,
                    const struct hrd_page_series *b, int with_range)
@@ -347,15 +346,16 @@ static int cmp_key(const struct hrd_page_series *a,
     return strcmp(str(a->metric), str(b->metric));
 }
 
+/* Series by chart, then machine, then their place in the model. */
 static int cmp_series(const void *pa, const void *pb)
 {
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    const struct hrd_page_series *s = sort_layout->p->series;
-    int c = cmp_key(&s[a], &s[b], 1);
+    typedef const struct hrd_page_series *const *ref;
+    const struct hrd_page_series *a = *(ref)pa, *b = *(ref)pb;
+    int c = cmp_key(a, b, 1);
 
     if (c != 0)
         return c;
-    if ((c = strcmp(str(s[a].machine), str(s[b].machine))) != 0)
+    if ((c = strcmp(str(a->machine), str(b->machine))) != 0)
         return c;
     return a < b ? -1 : a > b;
 }
@@ -365,9 +365,7 @@ static int cmp_series(const void *pa, const void *pb)
 static int cmp_chart(const void *pa, const void *pb)
 {
     const struct chart *a = pa, *b = pb;
-    const struct hrd_page_series *s = sort_layout->p->series;
-    const struct hrd_page_series *x = &s[sort_layout->order[a->first]];
-    const struct hrd_page_series *y = &s[sort_layout->order[b->first]];
+    const struct hrd_page_series *x = a->s[0], *y = b->s[0];
     int c;
 
     if (a->group_change != b->group_change)
@@ -441,42 +439,41 @@ static int layout_init(struct layout *l, const struct hrd_page *p)
             ;
         if (m == l->nmachines)
             l->machines[l->nmachines++] = str(p->series[i].machine);
-        l->order[i] = i;
+        l->order[i] = &p->series[i];
     }
-    sort_layout = l;
     qsort(l->order, p->n, sizeof *l->order, cmp_series);
     for (size_t i = 0; i < p->n;) {
         struct chart *c = &l->charts[l->ncharts++];
 
-        c->first = i;
+        c->s = &l->order[i];
+        c->n = i;
         c->change = 0;
-        for (; i < p->n && cmp_key(&p->series[l->order[c->first]],
-                                   &p->series[l->order[i]], 1) == 0; i++) {
-            double ch = series_change(&p->series[l->order[i]]);
+        for (; i < p->n && cmp_key(c->s[0], l->order[i], 1) == 0; i++) {
+            double ch = series_change(l->order[i]);
 
             if (fabs(ch) > fabs(c->change))
                 c->change = ch;
         }
-        c->n = i - c->first;
+        c->n = i - c->n;
     }
     for (size_t i = 0; i < l->ncharts;) {
         size_t j;
         double g = 0;
 
         for (j = i; j < l->ncharts &&
-                    cmp_key(&p->series[l->order[l->charts[i].first]],
-                            &p->series[l->order[l->charts[j].first]], 0) == 0;
+                    cmp_key(l->charts[i].s[0], l->charts[j].s[0], 0) == 0;
              j++)
             g = fmax(g, fabs(l->charts[j].change));
         for (; i < j; i++)
             l->charts[i].group_change = g;
     }
     qsort(l->charts, l->ncharts, sizeof *l->charts, cmp_chart);
-    sort_layout = NULL;
     return 0;
 }
 
-static size_t run_index(const struct layout *l, const struct hrd_page_point *pt)
+/* The index of the run of point pt. */
+static size_t run_index(const struct layout *l,
+                        const struct hrd_page_point *pt)
 {
     struct run key = { pt->time, str(pt->commit) };
     const struct run *r = bsearch(&key, l->runs, l->nruns, sizeof *l->runs,
@@ -617,7 +614,7 @@ static void write_body(FILE *f, const struct layout *l)
             l->ncharts, p->n, l->nruns, l->nmachines);
     for (size_t c = 0; c < l->ncharts; c++) {
         const struct chart *ch = &l->charts[c];
-        const struct hrd_page_series *s = &p->series[l->order[ch->first]];
+        const struct hrd_page_series *s = ch->s[0];
 
         if (prev == NULL || cmp_key(prev, s, 0) != 0) {
             fputs(prev == NULL ? "" : "</div></section>\n", f);
@@ -671,7 +668,7 @@ static void write_data(FILE *f, const struct layout *l)
         fputs(c ? ",\n{\"lines\":[" : "{\"lines\":[", f);
         for (size_t i = 0; i < ch->n; i++) {
             fputs(i ? "," : "", f);
-            write_line(f, l, &l->p->series[l->order[ch->first + i]]);
+            write_line(f, l, ch->s[i]);
         }
         fputs("]}", f);
     }

@@ -119,7 +119,8 @@ int main(int argc, char **argv)
                       (1 + 0.005 * noise(&state));
                 pts[n++] = (struct hrd_page_point){
                     commits[r], 1767225600 + 3600 * (int64_t)r, med,
-                    med * 0.97, med * 1.04, (uint64_t)(m == 1 ? 20 + r % 3 : 20)
+                    med * 0.97, med * 1.04,
+                    (uint64_t)(m == 1 ? 20 + r % 3 : 20)
                 };
             }
             s->node = node;
