@@ -50,6 +50,7 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_save;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_history;
 
 /*
  * What the functions of hostrangectl return: 0 on success; a negative

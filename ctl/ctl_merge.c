@@ -5,6 +5,7 @@
 #include "lib/util/options.h"
 #include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
+#include "lib/run/runid.h"
 #include "lib/run/runmerge.h"
 #include "proto/protocol.h"
 
@@ -19,7 +20,7 @@
 
 static const char usage_merge[] =
     "Usage: hostrangectl merge -o OUT [--max-memory=SIZE] [--unsorted]\n"
-    "                          [--meta KEY=VALUE]... IN...\n"
+    "                          [--allow-duplicates] [--meta KEY=VALUE]... IN...\n"
     "Join run files (hostrangectl save), such as those of test shards run on\n"
     "several machines, into one: the exact union of their samples. Keys are\n"
     "matched by node, operator, backend, phase and range; exact samples are\n"
@@ -29,6 +30,12 @@ static const char usage_merge[] =
     "of the input saved last); clients, lost counts and each input's\n"
     "provenance are kept. OUT is written atomically (a temporary file, then\n"
     "a rename) or not at all, and may be one of the inputs.\n"
+    "\n"
+    "Every saved run carries an id, and a merged run the ids of its parts: an\n"
+    "input holding a run that an input before it holds already (the same\n"
+    "file given twice, a shard downloaded twice, a merge and one of its parts)\n"
+    "is refused, naming both files, with exit status 3. A file written before\n"
+    "ids were kept is known by the hash of its content.\n"
     "\n"
     "  -o, --output=FILE      the run file to write (required)\n"
     "      --max-memory=SIZE  bound the memory of the merge to SIZE and a few\n"
@@ -46,6 +53,8 @@ static const char usage_merge[] =
     "                         where inputs share keys (their events are joined\n"
     "                         as they are), but larger and slower to diff;\n"
     "                         default: sorted\n"
+    "      --allow-duplicates merge inputs holding the same run anyway (its\n"
+    "                         samples then count twice), and say so\n"
     "  -m, --meta=KEY=VALUE   note KEY=VALUE in OUT; may be given many times\n"
     "  -h, --help             show this help and exit\n"
     "\n"
@@ -112,6 +121,13 @@ struct merge_opts {
     unsigned format;
     Hostrange__RunMeta **meta;
     size_t nmeta;
+    int allow_duplicates;
+    /* The runs' identity (check_ids): each input's id, the ids of the runs
+     * the output holds (each once), and the output's id. */
+    char (*ids)[HRD_RUNID_LEN + 1];
+    char **parts;
+    size_t nparts;
+    char id[HRD_RUNID_LEN + 1];
 };
 
 /*
@@ -232,6 +248,7 @@ static int collect_sources(struct merge *m)
         own[i].n_meta = h->n_meta;
         own[i].file = m->o->in[i];
         own[i].fingerprint = h->fingerprint;
+        own[i].id = m->o->ids[i];
         if (add_source(m, &own[i]) != 0)
             return -ENOMEM;
     }
@@ -380,6 +397,9 @@ static int write_output(struct merge *m, Hostrange__RunEnd *end, char *err,
     h.sources = m->sources;
     h.n_sources = m->nsources;
     h.fingerprint = hrd_fingerprint_common(m->headers, m->o->nin);
+    h.id = (char *)m->o->id;
+    h.part_ids = m->o->parts;
+    h.n_part_ids = m->o->nparts;
     m->pr.output = m->o->output;
     if (hrd_run_create(&w, m->o->output, &h, err, errlen) != 0)
         rc = -EIO;
@@ -434,6 +454,102 @@ static int merge_once(const struct merge_opts *o, int whole, char *err,
     return rc;
 }
 
+/* The index of id among o's parts, or o->nparts. */
+static size_t find_part(const struct merge_opts *o, const char *id)
+{
+    size_t k;
+
+    for (k = 0; k < o->nparts && strcmp(o->parts[k], id) != 0; k++)
+        ;
+    return k;
+}
+
+/*
+ * Reads each input's id and parts (runid.h) into o, and the output's id.
+ * An input holding a run an input before it holds already is refused:
+ * returns -EEXIST with the reason in err (both files named), unless
+ * o->allow_duplicates, when it is said on stderr and the run is kept once.
+ * An input that cannot be read is left for the merge to report. Returns 0,
+ * -EEXIST or -ENOMEM; o->parts (each part borrowed from o->ids or from a
+ * header kept in *headers[i]) is freed by ids_fini.
+ */
+static int check_ids(struct merge_opts *o, Hostrange__RunHeader **headers,
+                     size_t **owner, char *err, size_t errlen)
+{
+    size_t cap = 0;
+
+    o->ids = calloc(o->nin, sizeof *o->ids);
+    *owner = NULL;
+    if (o->ids == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < o->nin; i++) {
+        struct hrd_run_reader r;
+        Hostrange__RunHeader *h;
+        char **mine;
+        size_t nmine;
+
+        if (hrd_run_open(&r, o->in[i], &h, err, errlen) != 0)
+            continue;
+        hrd_run_close(&r);
+        headers[i] = h;
+        if (hrd_runid_of_file(o->in[i], h, o->ids[i], err, errlen) != 0)
+            continue;
+        mine = h->n_part_ids > 0 ? h->part_ids : NULL;
+        nmine = h->n_part_ids > 0 ? h->n_part_ids : 1;
+        for (size_t j = 0; j < nmine; j++) {
+            char *id = mine != NULL ? mine[j] : o->ids[i];
+            size_t k = find_part(o, id);
+
+            if (k < o->nparts) {
+                const char *other = o->in[(*owner)[k]];
+
+                if (!o->allow_duplicates) {
+                    snprintf(err, errlen, "%s holds run %s, which %s holds "
+                             "already (the same run twice would count its "
+                             "samples twice; --allow-duplicates merges "
+                             "anyway)", o->in[i], id, other);
+                    return -EEXIST;
+                }
+                fprintf(stderr, "hostrangectl merge: %s holds run %s, which "
+                        "%s holds already: merged anyway "
+                        "(--allow-duplicates), its samples count twice\n",
+                        o->in[i], id, other);
+                continue;
+            }
+            if (o->nparts == cap) {
+                size_t ncap = cap ? 2 * cap : 16;
+                char **np = realloc(o->parts, ncap * sizeof *np);
+                size_t *no = realloc(*owner, ncap * sizeof *no);
+
+                if (np != NULL)
+                    o->parts = np;
+                if (no != NULL)
+                    *owner = no;
+                if (np == NULL || no == NULL)
+                    return -ENOMEM;
+                cap = ncap;
+            }
+            (*owner)[o->nparts] = i;
+            o->parts[o->nparts++] = id;
+        }
+    }
+    return 0;
+}
+
+/* The output's id: the hash of its parts (taken in a sorted copy, so
+ * that part_ids keep the order of the inputs). Returns 0 or -ENOMEM. */
+static int merged_id(struct merge_opts *o)
+{
+    char **sorted = malloc((o->nparts + 1) * sizeof *sorted);
+
+    if (sorted == NULL)
+        return -ENOMEM;
+    memcpy(sorted, o->parts, o->nparts * sizeof *sorted);
+    hrd_runid_of_parts(sorted, o->nparts, o->id);
+    free(sorted);
+    return 0;
+}
+
 /* --max-memory: a size of at least 1M into *n. Returns 0, or -EINVAL
  * after saying why. */
 static int parse_max_memory(const char *v, uint64_t *n)
@@ -453,11 +569,12 @@ enum merge_request { MERGE_RUN, MERGE_HELP_SHOWN, MERGE_USAGE_ERROR };
 static enum merge_request parse_options(int argc, char **argv,
                                         struct merge_opts *o)
 {
-    enum { OPT_MEM = 256, OPT_UNSORTED };
+    enum { OPT_MEM = 256, OPT_UNSORTED, OPT_ALLOW_DUPLICATES };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "max-memory", required_argument, NULL, OPT_MEM },
         { "unsorted", no_argument, NULL, OPT_UNSORTED },
+        { "allow-duplicates", no_argument, NULL, OPT_ALLOW_DUPLICATES },
         { "meta", required_argument, NULL, 'm' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -474,6 +591,8 @@ static enum merge_request parse_options(int argc, char **argv,
                 return MERGE_USAGE_ERROR;
         } else if (c == OPT_UNSORTED)
             o->format = HRD_RUN_FORMAT_EVENTS;
+        else if (c == OPT_ALLOW_DUPLICATES)
+            o->allow_duplicates = 1;
         else if (c == 'h') {
             fputs(usage_merge, stdout);
             return MERGE_HELP_SHOWN;
@@ -495,15 +614,28 @@ static enum merge_request parse_options(int argc, char **argv,
 }
 
 /* Exit status: 0 merged (or the help shown), 1 not merged (said why on
- * stderr), 2 a usage error. */
+ * stderr), 2 a usage error, 3 an input holding a run another holds. */
 int hrd_ctl_merge(int argc, char **argv)
 {
-    struct merge_opts o = { NULL, NULL, 0, (uint64_t)1 << 30, 1, NULL, 0 };
+    struct merge_opts o = { NULL, NULL, 0, (uint64_t)1 << 30, 1, NULL, 0,
+                            0, NULL, NULL, 0, "" };
     enum merge_request req = parse_options(argc, argv, &o);
+    Hostrange__RunHeader **headers = NULL;
+    size_t *owner = NULL;
     char err[8400];
     int rc = 0;
 
     if (req == MERGE_RUN) {
+        headers = calloc(o.nin, sizeof *headers);
+        rc = headers == NULL ? -ENOMEM
+                             : check_ids(&o, headers, &owner, err, sizeof err);
+        if (rc == 0)
+            rc = merged_id(&o);
+    }
+    if (req == MERGE_RUN && rc != 0) {
+        fprintf(stderr, "hostrangectl merge: %s; %s not written\n",
+                rc == -ENOMEM ? "out of memory" : err, o.output);
+    } else if (req == MERGE_RUN) {
         /* Unlike the other commands (see main), a merge is held to its
          * budget: blocks above a sixteenth of it (a key's events as they
          * grow, a key's values to write) are mappings of their own, given
@@ -522,9 +654,17 @@ int hrd_ctl_merge(int argc, char **argv)
                     rc == -ENOMEM ? "out of memory" : err, o.output);
     }
     hrd_ctl_meta_free(o.meta, o.nmeta);
+    for (size_t i = 0; headers != NULL && i < o.nin; i++) {
+        if (headers[i] != NULL)
+            hostrange__run_header__free_unpacked(headers[i], NULL);
+    }
+    free(headers);
+    free(owner);
+    free(o.parts);
+    free(o.ids);
     if (req == MERGE_USAGE_ERROR)
         return 2;
-    return rc == 0 ? 0 : 1;
+    return rc == 0 ? 0 : rc == -EEXIST ? 3 : 1;
 }
 
 const struct hrd_ctl_cmd hrd_ctl_cmd_merge = {

@@ -4,6 +4,7 @@
 #include "ctl/ctl.h"
 #include "lib/run/run.h"
 #include "lib/run/runfields.h"
+#include "lib/run/runid.h"
 #include "proto/protocol.h"
 #include "proto/stream.h"
 
@@ -286,11 +287,18 @@ int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
     struct hrd_run_writer w;
     uint8_t cursor[16];
     struct hrd_fingerprint fp;
-    char host[256], err[8400];
+    char host[256], err[8400], id[HRD_RUNID_LEN + 1];
+    int rc;
 
     hrd_ctl_run_provenance(&h, format, host, sizeof host, meta, nmeta);
     hrd_ctl_fingerprint(&fp);
     h.fingerprint = &fp.m;
+    if ((rc = hrd_runid_new(id)) != 0) {
+        fprintf(stderr, "hostrangectl %s: no random bytes for the run's id: "
+                "%s; %s not written\n", cmd, strerror(-rc), output);
+        return HRD_CTL_TOLD;
+    }
+    h.id = id;
     if (hrd_run_create(&w, output, &h, err, sizeof err) != 0) {
         fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
         return HRD_CTL_TOLD;

@@ -29,6 +29,7 @@ static const struct hrd_ctl_cmd *const commands[] = {
     &hrd_ctl_cmd_merge,
     &hrd_ctl_cmd_diff,
     &hrd_ctl_cmd_plot,
+    &hrd_ctl_cmd_history,
 };
 
 static const char usage_head[] =

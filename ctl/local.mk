@@ -6,16 +6,17 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl.h \
 	ctl/ctl_reset.c ctl/ctl_ping.c ctl/ctl_record.c \
 	ctl/ctl_save.c ctl/ctl_merge.c ctl/ctl_diff.c \
 	ctl/ctl_diffside.c ctl/ctl_diffside.h ctl/ctl_from.c \
-	ctl/ctl_paths.c ctl/ctl_fingerprint.c
+	ctl/ctl_paths.c ctl/ctl_fingerprint.c \
+	ctl/ctl_history.c ctl/ctl_history.h ctl/ctl_history_detect.c
 ctl_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 # Where record --nvtx finds the installed NVTX tool.
 ctl_hostrangectl_CPPFLAGS = $(AM_CPPFLAGS) -DHR_LIBDIR='"$(libdir)"'
 # What hostrangectl links, highest layer first.
-HRCTL_LIBS = lib/view/libhrview.la lib/run/libhrrun.la lib/agg/libhragg.la \
+HRCTL_LIBS = lib/history/libhrhistory.la lib/view/libhrview.la lib/run/libhrrun.la lib/agg/libhragg.la \
 	lib/stat/libhrstat.la lib/util/libhrutil.la proto/libhrproto.la
 ctl_hostrangectl_LDADD = $(HRCTL_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
 # hostrangectl(1); tests/service/test_man.sh keeps it in step with --help.
-dist_man_MANS += ctl/hostrangectl.1
+dist_man_MANS += ctl/hostrangectl.1 ctl/hostrangectl-history.1
 EXTRA_DIST += ctl/local.mk

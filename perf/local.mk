@@ -116,3 +116,14 @@ perf/bench-nvtx: Makefile
 	  echo '  exec "$$d/bench_nvtx" "$$@"'; \
 	} > $@ && chmod +x $@
 endif
+
+# The run history: the power of detect's method on synthetic series, and
+# what history add, its database and detect cost.
+noinst_PROGRAMS += perf/bench_history
+perf_bench_history_SOURCES = perf/bench_history.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h \
+	tests/lib/harness_runfile.c tests/lib/harness_runfile.h
+perf_bench_history_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_history_LDADD = $(perf_bench_runs_diff_LDADD)
+BENCHES += perf/bench_history

@@ -405,6 +405,26 @@ soak: all tests/helpers/recorder$(EXEEXT)
 	HOSTRANGE_TEST_RECORDER=$(abs_top_builddir)/tests/helpers/recorder \
 	$(SHELL) $(srcdir)/tests/service/soak.sh
 .PHONY: soak
+
+# --- the run history (issue 33): change points, run ids ----------------
+HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid
+check_PROGRAMS += $(HISTORY_UNIT_TESTS)
+TESTS += $(HISTORY_UNIT_TESTS)
+tests_unit_test_changepoint_SOURCES = tests/unit/test_changepoint.c
+tests_unit_test_changepoint_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_changepoint_LDADD = lib/stat/libhrstat.la $(CMOCKA_LIBS) -lm
+tests_unit_test_runid_SOURCES = tests/unit/test_runid.c
+tests_unit_test_runid_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_runid_LDADD = $(HRD_STORE_TEST_LIBS)
+# Made-up run files of made-up machines, for the history's tests.
+check_PROGRAMS += tests/helpers/mkrun
+tests_helpers_mkrun_SOURCES = tests/helpers/mkrun.c
+tests_helpers_mkrun_CFLAGS = $(TEST_CFLAGS)
+tests_helpers_mkrun_LDADD = $(HRD_STORE_TEST_LIBS)
+# The history end to end, against SQLite and a real PostgreSQL server.
+TESTS += tests/service/test_history.sh
+EXTRA_DIST += tests/service/test_history.sh
+
 # A gate's result where CI and people look: diff --format junit read by
 # python3-junitparser and rendered by xunit-viewer (npm, tests/node),
 # --format markdown rendered by python3-markdown, --warn-above.

@@ -102,6 +102,7 @@ static void row_init(const struct hrd_agg *a, const struct hrd_key *k,
     row->median = s->median;
     row->min = s->min;
     row->max = s->max;
+    row->p10 = s->p10;
     row->p90 = s->p90;
     row->p99 = s->p99;
     row->stddev = s->stddev;

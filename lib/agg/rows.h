@@ -23,6 +23,7 @@ struct hrd_row {
     /* Extended fields, written only with HRD_FIELDS_EXTENDED. */
     double min;
     double max;
+    double p10; /* not written by the report: history keeps it */
     double p90;
     double p99;
     double stddev;

@@ -8,6 +8,7 @@ lib_run_libhrrun_la_SOURCES = lib/run/crc32c.c lib/run/crc32c.h \
 	lib/run/runload.c lib/run/runload.h lib/run/runput.c \
 	lib/run/runput.h lib/run/runscan.c lib/run/runscan.h \
 	lib/run/runjoin.c lib/run/runjoin.h lib/run/runmerge.c \
-	lib/run/runmerge.h lib/run/fingerprint.c lib/run/fingerprint.h lib/run/runfields.h
+	lib/run/runmerge.h lib/run/fingerprint.c lib/run/fingerprint.h lib/run/runfields.h \
+	lib/run/runid.c lib/run/runid.h
 lib_run_libhrrun_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 EXTRA_DIST += lib/run/local.mk

@@ -1,9 +1,11 @@
 # lib/stat: summary statistics of samples (histograms, count, mean, exact
 # and bounded medians, percentiles), the significance test of diff and
-# its limits per range (--fail-above).
+# its limits per range (--fail-above), and the change points of a
+# history's series.
 # Pure logic: no I/O, no protocol.
 noinst_LTLIBRARIES += lib/stat/libhrstat.la
 lib_stat_libhrstat_la_SOURCES = lib/stat/hist.c lib/stat/hist.h \
 	lib/stat/summary.c lib/stat/summary.h lib/stat/signif.c lib/stat/signif.h \
-	lib/stat/limits.c lib/stat/limits.h
+	lib/stat/limits.c lib/stat/limits.h \
+	lib/stat/changepoint.c lib/stat/changepoint.h
 EXTRA_DIST += lib/stat/local.mk

@@ -193,6 +193,7 @@ void hrd_summary_sorted(const uint64_t *v, size_t n, struct hrd_summary *s)
     s->median = median_sorted(v, n);
     s->min = (double)v[0];
     s->max = (double)v[n - 1];
+    s->p10 = quantile(v, n, 0.10);
     s->p90 = quantile(v, n, 0.90);
     s->p99 = quantile(v, n, 0.99);
     s->stddev = stddev(v, n, sum, v[n - 1]);
@@ -200,8 +201,8 @@ void hrd_summary_sorted(const uint64_t *v, size_t n, struct hrd_summary *s)
 
 void hrd_summary_hist(const struct hrd_hist *h, struct hrd_summary *s)
 {
-    static const double q[3] = { 0.5, 0.90, 0.99 };
-    double out[3];
+    static const double q[4] = { 0.10, 0.5, 0.90, 0.99 };
+    double out[4];
     long double mean, var;
 
     memset(s, 0, sizeof *s);
@@ -209,14 +210,15 @@ void hrd_summary_hist(const struct hrd_hist *h, struct hrd_summary *s)
         return;
     mean = (long double)h->sum / (long double)h->n;
     var = hrd_hist_sumsq(h) / (long double)h->n - mean * mean;
-    hrd_hist_quantiles(h, q, 3, out);
+    hrd_hist_quantiles(h, q, 4, out);
     s->count = h->n;
     s->mean = (double)mean;
-    s->median = out[0];
+    s->median = out[1];
     s->min = (double)h->min;
     s->max = (double)h->max;
-    s->p90 = out[1];
-    s->p99 = out[2];
+    s->p10 = out[0];
+    s->p90 = out[2];
+    s->p99 = out[3];
     s->stddev = var > 0 ? (double)sqrtl(var) : 0.0;
 }
 

@@ -21,6 +21,7 @@ struct hrd_summary {
     double median;
     double min;
     double max;
+    double p10;
     double p90;
     double p99;
     double stddev;

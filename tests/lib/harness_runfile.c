@@ -16,16 +16,24 @@ void harness_runfile_create(struct harness_runfile *f, const char *path,
                             int format)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+
+    h.host = "harness";
+    harness_runfile_create_header(f, path, format, &h);
+}
+
+void harness_runfile_create_header(struct harness_runfile *f,
+                                   const char *path, int format,
+                                   Hostrange__RunHeader *h)
+{
     char err[8400];
 
     hrd_agg_init(&f->a);
     f->a.exact_cap = UINT64_MAX;
     f->a.max_depth = HRD_MAX_DEPTH_LIMIT;
     f->format = format;
-    h.format = (uint32_t)format;
-    h.host = "harness";
-    h.version = PACKAGE_VERSION;
-    if (hrd_run_create(&f->w, path, &h, err, sizeof err) != 0)
+    h->format = (uint32_t)format;
+    h->version = PACKAGE_VERSION;
+    if (hrd_run_create(&f->w, path, h, err, sizeof err) != 0)
         die(err);
 }
 

@@ -26,6 +26,12 @@ struct harness_runfile {
 void harness_runfile_create(struct harness_runfile *f, const char *path,
                             int format);
 
+/* The same with header h (its format and version set here), as a run
+ * saved on a machine: its id, fingerprint and meta. */
+void harness_runfile_create_header(struct harness_runfile *f,
+                                   const char *path, int format,
+                                   Hostrange__RunHeader *h);
+
 /* A new, empty key of node id `node`, phase and range name `range`. */
 struct hrd_key *harness_runfile_key(struct harness_runfile *f,
                                     const char *node, unsigned phase,

@@ -96,5 +96,26 @@ for e in $envs; do
     grep -q -w -F -e "$e" "$tmp/page" || bad "hostrange(3) lacks $e"
 done
 
+# hostrangectl-history(1): every option of each subcommand's --help in its
+# section, and the defaults the help states (named constants) in the page.
+hist=$src/ctl/hostrangectl-history.1
+render "$hist" 'HOSTRANGECTL-HISTORY(1)'
+plain "$hist" >"$tmp/page"
+for c in add list show detect check; do
+    awk -v c="$c" '/^\.S[HS] / { in_c = ($1 == ".SS" && $2 == c) } in_c' \
+        "$tmp/page" >"$tmp/section"
+    [ -s "$tmp/section" ] || { bad "hostrangectl-history(1) has no section $c"; continue; }
+    "$ctl" history "$c" --help >"$tmp/chelp"
+    check_options "$tmp/chelp" "$tmp/section" "hostrangectl-history(1), $c,"
+done
+"$ctl" history detect --help >"$tmp/chelp"
+for o in alpha window; do
+    d=$(sed -n "s/.*(default \([0-9.]*\)).*/\1/p" "$tmp/chelp" | head -n 1)
+    [ "$o" = window ] && d=$(grep -A1 -e '--window' "$tmp/chelp" |
+                             sed -n 's/.*(default \([0-9.]*\)).*/\1/p')
+    grep -A2 -e "--$o =" "$tmp/page" | grep -q "(default $d)" ||
+        bad "hostrangectl-history(1) does not give --$o's default $d"
+done
+
 [ "$fail" -eq 0 ] && echo "ok: the man pages render and match --help"
 exit "$fail"

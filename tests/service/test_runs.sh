@@ -76,6 +76,35 @@ for how in "u.hrs b.u.hrs" "u.hrs b.hrs --unsorted" "hrs b.u.hrs --unsorted"; do
         fail "merge $how differs"
 done
 
+# A run is counted once: the same file twice, a copy under another name,
+# or a merge and one of its parts are refused with both files named (exit
+# 3), and nothing is written; --allow-duplicates merges anyway and says so.
+# Two merges of the same parts carry the same id.
+cp "$dir/a.hrs" "$dir/a-copy.hrs"
+for pair in "a.hrs a.hrs" "a.hrs a-copy.hrs" "m.hrs a-copy.hrs" "b.hrs m.hrs"; do
+    set -- $pair
+    "$HOSTRANGECTL" merge -o "$dir/dup.hrs" "$dir/$1" "$dir/$2" \
+        > /dev/null 2> "$dir/err"
+    [ $? -eq 3 ] || fail "merge $pair: exit status"
+    grep -q "^hostrangectl merge: $dir/$2 holds run [0-9a-f]\{32\}, which $dir/$1 holds already" \
+        "$dir/err" || fail "merge $pair: $(cat "$dir/err")"
+    ls "$dir" | grep -q '^dup.hrs' && fail "merge $pair wrote its output"
+done
+"$HOSTRANGECTL" merge --allow-duplicates -o "$dir/dup.hrs" "$dir/a.hrs" \
+    "$dir/a-copy.hrs" > /dev/null 2> "$dir/err" || fail "--allow-duplicates"
+grep -q "a-copy.hrs holds run .* merged anyway (--allow-duplicates)" \
+    "$dir/err" || fail "--allow-duplicates said nothing"
+"$HOSTRANGECTL" dump --from "$dir/dup.hrs" |
+    grep -q '"nodeid":"t::node\[1\]".*"phase":"warm","range":"workload.outer","metric":"inclusive","count":400,' ||
+    fail "--allow-duplicates did not count twice"
+"$HOSTRANGECTL" merge -o "$dir/m2.hrs" "$dir/b.hrs" "$dir/a-copy.hrs" \
+    > /dev/null || fail "merge again"
+id_of() { LC_ALL=C grep -ao '[0-9a-f]\{32\}' "$1" | sort -u | tr '\n' ' '; }
+[ "$(id_of "$dir/m.hrs")" = "$(id_of "$dir/m2.hrs")" ] ||
+    fail "two merges of the same parts: $(id_of "$dir/m.hrs") vs $(id_of "$dir/m2.hrs")"
+[ "$(id_of "$dir/a.hrs" | wc -w)" -eq 1 ] || fail "a saved run has no id"
+[ "$(id_of "$dir/a.hrs")" != "$(id_of "$dir/b.hrs")" ] || fail "ids alike"
+
 # A daemon serving the merged run reports the same.
 export HOSTRANGE_RUNTIME_DIR="$dir/rt-load"
 timeout 60 "$HOSTRANGED" -q --load "$dir/m.hrs" & pid=$!
@@ -143,9 +172,10 @@ fi
 # A merge holds every input open: it lifts its soft limit on open files as
 # far as the hard one allows, and past that says what to do.
 set -- $(for i in $(seq 40); do echo "$dir/a.hrs"; done)
-( ulimit -Sn 30 && "$HOSTRANGECTL" merge -o "$dir/many.hrs" "$@" ) \
-    > /dev/null || fail "merge of 40 inputs under a soft limit of 30"
-( ulimit -n 30 && "$HOSTRANGECTL" merge -o "$dir/many2.hrs" "$@" ) \
+( ulimit -Sn 30 && "$HOSTRANGECTL" merge --allow-duplicates \
+    -o "$dir/many.hrs" "$@" ) > /dev/null 2>&1 || fail "merge of 40 inputs under a soft limit of 30"
+( ulimit -n 30 && "$HOSTRANGECTL" merge --allow-duplicates \
+    -o "$dir/many2.hrs" "$@" ) \
     2> "$dir/err" && fail "merged 40 inputs with 30 files"
 grep -q "a merge holds its 40 inputs open at once; this process may open 30 files" \
     "$dir/err" || fail "open files: $(cat "$dir/err")"

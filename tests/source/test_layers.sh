@@ -4,7 +4,7 @@
 # Arrows point one way:
 #
 #   lib/util, proto <- lib/stat <- lib/agg <- {lib/run, lib/view}
-#                   <- {daemon, ctl}
+#                   <- {daemon, ctl}; lib/run, lib/stat <- lib/history <- ctl
 #   proto <- client (its public header: hostrange.h) <- nvtx, ops, demo
 #   ops <- bench, python; the benchmarks of perf/ may use the test library
 #
@@ -25,7 +25,8 @@ lib/agg: lib/agg lib/stat proto
 lib/view: lib/view lib/agg lib/stat proto
 lib/run: lib/run lib/agg lib/stat lib/util proto
 daemon: daemon lib/run lib/agg lib/stat lib/util proto
-ctl: ctl lib/view lib/run lib/agg lib/stat lib/util proto
+lib/history: lib/history
+ctl: ctl lib/history lib/view lib/run lib/agg lib/stat lib/util proto
 nvtx: nvtx public
 ops: ops public
 demo: public
@@ -88,6 +89,12 @@ grep -q 'lib/agg/x.c: includes daemon/ingest.h' "$tmp/out" || {
     echo "FAIL: the checker did not name the wrong arrow:"; cat "$tmp/out"
     exit 1
 }
+
+# hostranged never links the history or its databases.
+if grep -n -E 'libhrhistory|SQLITE3_|PQ_' "$src/daemon/local.mk"; then
+    echo "FAIL: daemon/local.mk links the history (above)"
+    exit 1
+fi
 
 if check_tree "$src"; then
     echo "ok: every include follows the layers"

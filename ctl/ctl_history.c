@@ -1,0 +1,699 @@
+/* hostrangectl history: the run history (see ctl_history.h, history.h):
+ * the subcommand table, add, list and show. */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "ctl/ctl_history.h"
+#include "lib/history/history.h"
+#include "lib/run/fingerprint.h"
+#include "lib/run/run.h"
+#include "lib/run/runid.h"
+#include "lib/view/numfmt.h"
+#include "lib/view/report.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DB_HELP                                                             \
+    "      --db=DB          the history: a SQLite file, or a PostgreSQL\n"   \
+    "                       database (postgresql://..., postgres://... or\n" \
+    "                       libpq's key=value pairs); default\n"             \
+    "                       $" HRD_HISTORY_ENV ", else " HRD_HISTORY_DEFAULT "\n"
+
+static const char usage_add[] =
+    "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]... RUN.hrs...\n"
+    "Store each run in the history: per key (node, operator, backend, phase,\n"
+    "range, metric) its count, mean, median, p10 and p90, with the run's\n"
+    "machine and meta. Its place in the order is its meta 'time' (Unix\n"
+    "seconds, or YYYY-MM-DDTHH:MM:SS[Z], UTC), else when it was saved; its\n"
+    "commit is its meta 'commit'. A run is known by its id: one stored\n"
+    "already is not stored again. Each run is one transaction: a run that\n"
+    "cannot be read or stored leaves nothing.\n"
+    "\n"
+    DB_HELP
+    "  -m, --meta=KEY=VALUE note KEY=VALUE with each run (over the file's\n"
+    "                       own); may be given many times\n"
+    "  -h, --help           show this help and exit\n";
+
+static const char usage_list[] =
+    "Usage: hostrangectl history list [--db DB]\n"
+    "The stored runs in their order, one line each, tab-separated: id, time\n"
+    "(UTC), commit, machine, keys.\n"
+    "\n"
+    DB_HELP
+    "  -h, --help           show this help and exit\n";
+
+static const char usage_show[] =
+    "Usage: hostrangectl history show [--db DB] [FILTER]... [--machine GLOB]\n"
+    "                                 [--format table|jsonl|csv]\n"
+    "The series: one line per run and key, by key, machine and run order,\n"
+    "with the run's time, commit and id and the key's count, mean, median,\n"
+    "p10 and p90 (ns).\n"
+    "\n"
+    DB_HELP
+    HRD_CTL_FILTER_HELP
+    "      --machine=GLOB   only machines matching GLOB\n"
+    "  -f, --format=FORMAT  table (default), jsonl or csv\n"
+    "  -h, --help           show this help and exit\n";
+
+static const char usage_history[] =
+    "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]... RUN.hrs...\n"
+    "       hostrangectl history list [--db DB]\n"
+    "       hostrangectl history show [--db DB] [FILTER]... [--machine GLOB]\n"
+    "                                 [--format table|jsonl|csv]\n"
+    "       hostrangectl history detect [--db DB] [FILTER]... [--machine GLOB]\n"
+    "                                 [--alpha P] [--min-change PCT] [--window N]\n"
+    "                                 [--fail-above SPEC] [--format text|jsonl]\n"
+    "       hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
+    "                                 [--alpha P] [--window N]\n"
+    "                                 [--fail-above SPEC] [--format text|jsonl]\n"
+    "Remember every run (add) and find which commit made which range slower,\n"
+    "on which machine (detect), or whether a run is slower than its history\n"
+    "(check, a pull request's gate). See 'hostrangectl history SUBCOMMAND\n"
+    "--help' and hostrangectl-history(1).\n"
+    "\n"
+    "Exit status: 0 when nothing is slower than allowed; 1 when something is\n"
+    "(detect, check: --fail-above); 2 on a usage error; 3 when a database or\n"
+    "run file cannot be read; 5 on any other failure.\n";
+
+const char *hrd_ctl_history_db(const char *opt)
+{
+    const char *env = getenv(HRD_HISTORY_ENV);
+
+    if (opt != NULL && opt[0] != '\0')
+        return opt;
+    return env != NULL && env[0] != '\0' ? env : HRD_HISTORY_DEFAULT;
+}
+
+int hrd_ctl_history_open(const char *cmd, const char *db,
+                         struct hrd_history **h)
+{
+    char err[4096];
+    int rc = hrd_history_open(db, h, err, sizeof err);
+
+    if (rc == 0)
+        return 0;
+    fprintf(stderr, "hostrangectl %s: %s\n", cmd,
+            rc == -ENOMEM ? "out of memory" : err);
+    return rc == -ENOMEM ? HRD_CTL_HISTORY_FAILED
+                         : HRD_CTL_HISTORY_UNREADABLE;
+}
+
+static int glob(const char *pat, const char *s)
+{
+    return pat == NULL || fnmatch(pat, s != NULL ? s : "", 0) == 0;
+}
+
+int hrd_ctl_history_match(const struct hrd_filter *f, const char *machine,
+                          const struct hrd_history_point *p)
+{
+    if (f->phase != 0 && strcmp(hrp_phase_name(f->phase), p->phase) != 0)
+        return 0;
+    return glob(f->node, p->node) && glob(f->op, p->op) &&
+           glob(f->backend, p->backend) && glob(f->range, p->range) &&
+           glob(machine, p->machine);
+}
+
+void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len)
+{
+    time_t t = (time_t)(time_ns / 1000000000);
+    struct tm tm;
+
+    if (gmtime_r(&t, &tm) == NULL || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ",
+                                               &tm) == 0)
+        snprintf(buf, len, "%lld", (long long)time_ns);
+}
+
+/* A meta 'time': Unix seconds (a fraction allowed) or an ISO 8601 date
+ * and time, UTC. Returns 0 with *ns, or -EINVAL. */
+static int parse_time(const char *s, int64_t *ns)
+{
+    struct tm tm;
+    char *end;
+    double secs = strtod(s, &end);
+
+    if (end != s && *end == '\0' && secs >= 0 && secs < 9.2e9) {
+        *ns = (int64_t)(secs * 1e9);
+        return 0;
+    }
+    memset(&tm, 0, sizeof tm);
+    end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (end == NULL)
+        end = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
+    if (end == NULL || (*end != '\0' && strcmp(end, "Z") != 0 &&
+                        strcmp(end, "+00:00") != 0))
+        return -EINVAL;
+    *ns = (int64_t)timegm(&tm) * 1000000000;
+    return 0;
+}
+
+/* The machine of a run: its fingerprint, less what changes from run to
+ * run on one machine (the clock step measured, the hostrange version). */
+static void machine_of(const Hostrange__RunHeader *h, char *buf, size_t len)
+{
+    const Hostrange__RunFingerprint *f = h->fingerprint;
+
+    if (f == NULL)
+        snprintf(buf, len, "%s (no fingerprint)", h->host);
+    else
+        snprintf(buf, len, "%s: %s, %u cores, %s; clock %s", f->host,
+                 f->cpu_model, f->cores, f->kernel, f->clock_path);
+}
+
+static int set_meta(struct hrd_ctl_hrun *r, const char *key,
+                    const char *value)
+{
+    size_t i;
+    char **k, **v;
+
+    for (i = 0; i < r->nmeta && strcmp(r->meta_key[i], key) != 0; i++)
+        ;
+    if (i < r->nmeta) {
+        char *nv = strdup(value);
+
+        if (nv == NULL)
+            return -ENOMEM;
+        free(r->meta_value[i]);
+        r->meta_value[i] = nv;
+        return 0;
+    }
+    k = realloc(r->meta_key, (r->nmeta + 1) * sizeof *k);
+    if (k != NULL)
+        r->meta_key = k;
+    v = realloc(r->meta_value, (r->nmeta + 1) * sizeof *v);
+    if (v != NULL)
+        r->meta_value = v;
+    if (k == NULL || v == NULL)
+        return -ENOMEM;
+    k[r->nmeta] = strdup(key);
+    v[r->nmeta] = strdup(value);
+    if (k[r->nmeta] == NULL || v[r->nmeta] == NULL) {
+        free(k[r->nmeta]);
+        free(v[r->nmeta]);
+        return -ENOMEM;
+    }
+    r->nmeta++;
+    return 0;
+}
+
+static const char *get_meta(const struct hrd_ctl_hrun *r, const char *key)
+{
+    for (size_t i = 0; i < r->nmeta; i++) {
+        if (strcmp(r->meta_key[i], key) == 0)
+            return r->meta_value[i];
+    }
+    return NULL;
+}
+
+static int put_point(const struct hrd_row *row, void *arg)
+{
+    struct hrd_ctl_hrun *r = arg;
+    struct hrd_history_point *p;
+
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 256;
+        struct hrd_history_point *np = realloc(r->p, cap * sizeof *np);
+
+        if (np == NULL)
+            return -ENOMEM;
+        r->p = np;
+        r->cap = cap;
+    }
+    p = &r->p[r->n++];
+    memset(p, 0, sizeof *p);
+    p->node = row->node_id;
+    p->op = row->op;
+    p->backend = row->backend;
+    p->phase = row->phase;
+    p->range = row->range;
+    p->metric = row->metric;
+    p->count = row->count;
+    p->mean = row->mean;
+    p->median = row->median;
+    p->p10 = row->p10;
+    p->p90 = row->p90;
+    return 0;
+}
+
+/* The ids of a merged run's parts, comma-separated (caller frees). */
+static char *join_parts(const Hostrange__RunHeader *h)
+{
+    size_t len = 1;
+    char *s;
+
+    for (size_t i = 0; i < h->n_part_ids; i++)
+        len += strlen(h->part_ids[i]) + 1;
+    s = calloc(len, 1);
+    for (size_t i = 0; s != NULL && i < h->n_part_ids; i++) {
+        if (i > 0)
+            strcat(s, ",");
+        strcat(s, h->part_ids[i]);
+    }
+    return s;
+}
+
+int hrd_ctl_hrun_load(const char *cmd, const char *path,
+                      char *const *extra, size_t nextra,
+                      struct hrd_ctl_hrun *r)
+{
+    Hostrange__RunHeader *h = NULL;
+    struct hrd_run_reader rd;
+    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    const char *t, *commit;
+    char err[8400];
+    int rc;
+
+    memset(r, 0, sizeof *r);
+    hrd_agg_init(&r->agg);
+    if (hrd_run_open(&rd, path, &h, err, sizeof err) != 0) {
+        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
+        return HRD_CTL_HISTORY_UNREADABLE;
+    }
+    hrd_run_close(&rd);
+    hrd_agg_fini(&r->agg);
+    if (hrd_ctl_load_run(cmd, path, &r->agg, NULL) != 0) {
+        hostrange__run_header__free_unpacked(h, NULL);
+        return HRD_CTL_HISTORY_UNREADABLE;
+    }
+    rc = hrd_runid_of_file(path, h, r->id, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
+        hostrange__run_header__free_unpacked(h, NULL);
+        return HRD_CTL_HISTORY_UNREADABLE;
+    }
+    machine_of(h, r->machine, sizeof r->machine);
+    r->parts = join_parts(h);
+    rc = r->parts == NULL ? -ENOMEM : 0;
+    for (size_t i = 0; rc == 0 && i < h->n_meta; i++)
+        rc = set_meta(r, h->meta[i]->key, h->meta[i]->value);
+    for (size_t i = 0; rc == 0 && i < nextra; i++) {
+        char *eq = strchr(extra[i], '=');
+
+        *eq = '\0';
+        rc = set_meta(r, extra[i], eq + 1);
+        *eq = '=';
+    }
+    if (rc == 0)
+        rc = hrd_agg_rows_page_by(&r->agg, NULL, &cur, 0, 0, put_point, r);
+    r->run.id = r->id;
+    r->run.saved_ns = (int64_t)h->time_ns;
+    r->run.time_ns = (int64_t)h->time_ns;
+    hostrange__run_header__free_unpacked(h, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
+        return HRD_CTL_HISTORY_FAILED;
+    }
+    t = get_meta(r, "time");
+    if (t != NULL && parse_time(t, &r->run.time_ns) != 0) {
+        fprintf(stderr, "hostrangectl %s: %s: meta time '%s' is not a time "
+                "(Unix seconds, or YYYY-MM-DDTHH:MM:SS[Z])\n", cmd, path, t);
+        return HRD_CTL_HISTORY_UNREADABLE;
+    }
+    commit = get_meta(r, "commit");
+    r->run.commit = commit != NULL ? commit : "";
+    r->run.machine = r->machine;
+    r->run.host = r->agg.nkeys > 0 ? "" : "";
+    r->run.file = path;
+    r->run.parts = r->parts;
+    r->run.meta_key = (const char *const *)r->meta_key;
+    r->run.meta_value = (const char *const *)r->meta_value;
+    r->run.nmeta = r->nmeta;
+    return 0;
+}
+
+void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r)
+{
+    for (size_t i = 0; i < r->nmeta; i++) {
+        free(r->meta_key[i]);
+        free(r->meta_value[i]);
+    }
+    free(r->meta_key);
+    free(r->meta_value);
+    free(r->parts);
+    free(r->p);
+    hrd_agg_fini(&r->agg);
+}
+
+/* Options shared by the subcommands: --db and --help. */
+enum { OPT_DB = 256, OPT_MACHINE, OPT_ALPHA, OPT_MIN_CHANGE, OPT_WINDOW,
+       OPT_FAIL };
+
+static int history_add(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "db", required_argument, NULL, OPT_DB },
+        { "meta", required_argument, NULL, 'm' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *db = NULL;
+    char **extra = NULL, err[4096], name[1024];
+    size_t nextra = 0;
+    struct hrd_history *h;
+    int c, status = 0;
+
+    while ((c = getopt_long(argc, argv, ":m:h", longopts, NULL)) != -1) {
+        if (c == OPT_DB) {
+            db = optarg;
+        } else if (c == 'm') {
+            char **ne;
+
+            if (strchr(optarg, '=') == NULL || optarg[0] == '=') {
+                fprintf(stderr, "hostrangectl history add: bad --meta '%s' "
+                        "(KEY=VALUE)\n", optarg);
+                free(extra);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            if (strncmp(optarg, "time=", 5) == 0) {
+                int64_t ns;
+
+                if (parse_time(optarg + 5, &ns) != 0) {
+                    fprintf(stderr, "hostrangectl history add: bad --meta "
+                            "'%s' (a time: Unix seconds, or "
+                            "YYYY-MM-DDTHH:MM:SS[Z])\n", optarg);
+                    free(extra);
+                    return HRD_CTL_HISTORY_USAGE;
+                }
+            }
+            ne = realloc(extra, (nextra + 1) * sizeof *ne);
+            if (ne == NULL) {
+                free(extra);
+                return HRD_CTL_HISTORY_FAILED;
+            }
+            extra = ne;
+            extra[nextra++] = optarg;
+        } else if (c == 'h') {
+            fputs(usage_add, stdout);
+            free(extra);
+            return 0;
+        } else {
+            hrd_ctl_die_usage("history add", c, argv[optind - 1]);
+        }
+    }
+    if (optind >= argc) {
+        fprintf(stderr, "hostrangectl history add: no run file (see "
+                "--help)\n");
+        free(extra);
+        return HRD_CTL_HISTORY_USAGE;
+    }
+    db = hrd_ctl_history_db(db);
+    hrd_history_name(db, name, sizeof name);
+    if ((status = hrd_ctl_history_open("history add", db, &h)) != 0) {
+        free(extra);
+        return status;
+    }
+    for (int i = optind; i < argc; i++) {
+        struct hrd_ctl_hrun r;
+        int rc = hrd_ctl_hrun_load("history add", argv[i], extra, nextra,
+                                   &r);
+
+        if (rc == 0) {
+            rc = hrd_history_add(h, &r.run, r.p, r.n, err, sizeof err);
+            if (rc == 0)
+                printf("added %s: run %s, %zu keys\n", argv[i], r.id, r.n);
+            else if (rc == 1)
+                printf("%s: run %s is stored already; nothing changed\n",
+                       argv[i], r.id);
+            else
+                fprintf(stderr, "hostrangectl history add: %s: %s; %s not "
+                        "stored\n", name, rc == -ENOMEM ? "out of memory"
+                                                        : err, argv[i]);
+            rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_HISTORY_UNREADABLE
+                                             : HRD_CTL_HISTORY_FAILED;
+        }
+        if (rc > status)
+            status = rc;
+        hrd_ctl_hrun_fini(&r);
+    }
+    hrd_history_close(h);
+    free(extra);
+    return status;
+}
+
+/* Parses --db and --help only (list). */
+static int only_db(const char *cmd, const char *usage, int argc, char **argv,
+                   const char **db)
+{
+    static const struct option longopts[] = {
+        { "db", required_argument, NULL, OPT_DB },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == OPT_DB) {
+            *db = optarg;
+        } else if (c == 'h') {
+            fputs(usage, stdout);
+            return -1;
+        } else {
+            hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "hostrangectl %s: unexpected argument '%s'\n", cmd,
+                argv[optind]);
+        return HRD_CTL_HISTORY_USAGE;
+    }
+    return 0;
+}
+
+static int list_run(void *ctx, const struct hrd_history_runinfo *r)
+{
+    char t[64];
+
+    (void)ctx;
+    hrd_ctl_history_time(r->time_ns, t, sizeof t);
+    printf("%s\t%s\t%s\t%s\t%lld\n", r->id, t,
+           r->commit[0] != '\0' ? r->commit : "-", r->machine,
+           (long long)r->keys);
+    return 0;
+}
+
+/* Says a query failed. Returns the exit status. */
+static int query_failed(const char *cmd, const char *db, int rc,
+                        const char *err)
+{
+    char name[1024];
+
+    hrd_history_name(db, name, sizeof name);
+    fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name,
+            rc == -ENOMEM ? "out of memory" : err);
+    return rc == -ENOMEM ? HRD_CTL_HISTORY_FAILED : HRD_CTL_HISTORY_UNREADABLE;
+}
+
+static int history_list(int argc, char **argv)
+{
+    const char *db = NULL;
+    struct hrd_history *h;
+    char err[4096];
+    int rc = only_db("history list", usage_list, argc, argv, &db);
+
+    if (rc != 0)
+        return rc < 0 ? 0 : rc;
+    db = hrd_ctl_history_db(db);
+    if ((rc = hrd_ctl_history_open("history list", db, &h)) != 0)
+        return rc;
+    rc = hrd_history_runs(h, list_run, NULL, err, sizeof err);
+    hrd_history_close(h);
+    return rc == 0 ? 0 : query_failed("history list", db, rc, err);
+}
+
+/* show's output. */
+struct show {
+    const struct hrd_filter *f;
+    const char *machine;
+    enum hrd_format format;
+    int64_t key;     /* of the series shown last (table) */
+    char *last_machine;
+};
+
+static void csv_field(const char *s)
+{
+    if (strpbrk(s, ",\"\r\n") == NULL) {
+        fputs(s, stdout);
+        return;
+    }
+    putchar('"');
+    for (; *s != '\0'; s++) {
+        if (*s == '"')
+            putchar('"');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+static void number(double v)
+{
+    char b[40];
+
+    hrd_format_number(b, sizeof b, v);
+    fputs(b, stdout);
+}
+
+static int show_point(void *ctx, const struct hrd_history_point *p)
+{
+    struct show *s = ctx;
+    const char *str[10] = { p->node, p->op, p->backend, p->phase, p->range,
+                            p->metric, p->machine, NULL, p->commit, p->run };
+    static const char *const names[10] = { "node", "operator", "backend",
+                                           "phase", "range", "metric",
+                                           "machine", "time", "commit",
+                                           "run" };
+    double num[4] = { p->mean, p->median, p->p10, p->p90 };
+    static const char *const nnames[4] = { "mean", "median", "p10", "p90" };
+    char t[64];
+
+    if (!hrd_ctl_history_match(s->f, s->machine, p))
+        return 0;
+    hrd_ctl_history_time(p->time_ns, t, sizeof t);
+    str[7] = t;
+    if (s->format == HRD_FORMAT_JSONL) {
+        for (int i = 0; i < 10; i++) {
+            printf("%s\"%s\":", i ? "," : "{", names[i]);
+            hrd_json_string(stdout, str[i]);
+        }
+        printf(",\"count\":%llu", (unsigned long long)p->count);
+        for (int i = 0; i < 4; i++) {
+            printf(",\"%s\":", nnames[i]);
+            number(num[i]);
+        }
+        puts("}");
+    } else if (s->format == HRD_FORMAT_CSV) {
+        for (int i = 0; i < 10; i++) {
+            if (i)
+                putchar(',');
+            csv_field(str[i]);
+        }
+        printf(",%llu", (unsigned long long)p->count);
+        for (int i = 0; i < 4; i++) {
+            putchar(',');
+            number(num[i]);
+        }
+        putchar('\n');
+    } else {
+        if (p->key != s->key || s->last_machine == NULL ||
+            strcmp(s->last_machine, p->machine) != 0) {
+            free(s->last_machine);
+            s->last_machine = strdup(p->machine);
+            s->key = p->key;
+            printf("%s %s %s %s %s %s on %s\n", p->node, p->op, p->backend,
+                   p->phase, p->range, p->metric, p->machine);
+            printf("  %-20s  %-12s  %-12s  %10s  %12s  %12s  %12s  %12s\n",
+                   "time", "commit", "run", "count", "mean ns", "median ns",
+                   "p10 ns", "p90 ns");
+        }
+        printf("  %-20s  %-12.12s  %-12.12s  %10llu  %12.1f  %12.1f  %12.1f  "
+               "%12.1f\n", t, p->commit[0] ? p->commit : "-", p->run,
+               (unsigned long long)p->count, p->mean, p->median, p->p10,
+               p->p90);
+    }
+    return ferror(stdout) ? -EIO : 0;
+}
+
+static int history_show(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "db", required_argument, NULL, OPT_DB },
+        HRD_CTL_FILTER_LONGOPTS,
+        { "machine", required_argument, NULL, OPT_MACHINE },
+        { "format", required_argument, NULL, 'f' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
+    struct show s = { &f, NULL, HRD_FORMAT_TABLE, -1, NULL };
+    const char *db = NULL;
+    struct hrd_history *h;
+    char err[4096];
+    int c, rc;
+
+    while ((c = getopt_long(argc, argv, ":n:f:h", longopts, NULL)) != -1) {
+        if (c == OPT_DB)
+            db = optarg;
+        else if (c == OPT_MACHINE)
+            s.machine = optarg;
+        else if (c == 'f') {
+            if (hrd_format_parse(optarg, &s.format) != 0) {
+                fprintf(stderr, "hostrangectl history show: bad format '%s' "
+                        "(table, jsonl or csv)\n", optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+        } else if (c == 'h') {
+            fputs(usage_show, stdout);
+            return 0;
+        } else if (!hrd_ctl_report_option("history show", c, optarg, &f,
+                                          NULL)) {
+            hrd_ctl_die_usage("history show", c, argv[optind - 1]);
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "hostrangectl history show: unexpected argument "
+                "'%s'\n", argv[optind]);
+        return HRD_CTL_HISTORY_USAGE;
+    }
+    db = hrd_ctl_history_db(db);
+    if ((rc = hrd_ctl_history_open("history show", db, &h)) != 0)
+        return rc;
+    if (s.format == HRD_FORMAT_CSV)
+        puts("node,operator,backend,phase,range,metric,machine,time,commit,"
+             "run,count,mean,median,p10,p90");
+    rc = hrd_history_points(h, show_point, &s, err, sizeof err);
+    hrd_history_close(h);
+    free(s.last_machine);
+    if (rc == -EIO && ferror(stdout)) {
+        fprintf(stderr, "hostrangectl history show: cannot write the "
+                "output\n");
+        return HRD_CTL_HISTORY_FAILED;
+    }
+    return rc == 0 ? 0 : query_failed("history show", db, rc, err);
+}
+
+/* The subcommands. */
+static const struct {
+    const char *name;
+    const char *usage;
+    int (*run)(int argc, char **argv);
+} subs[] = {
+    { "add", usage_add, history_add },
+    { "list", usage_list, history_list },
+    { "show", usage_show, history_show },
+    { "detect", hrd_ctl_history_usage_detect, hrd_ctl_history_detect },
+    { "check", hrd_ctl_history_usage_check, hrd_ctl_history_check },
+};
+
+static int history(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "hostrangectl history: no subcommand (add, list, "
+                "show, detect or check; see --help)\n");
+        return HRD_CTL_HISTORY_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_history, stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        if (strcmp(argv[1], subs[i].name) == 0) {
+            optind = 0;
+            return subs[i].run(argc - 1, argv + 1);
+        }
+    }
+    fprintf(stderr, "hostrangectl history: unknown subcommand '%s' (add, "
+            "list, show, detect or check)\n", argv[1]);
+    return HRD_CTL_HISTORY_USAGE;
+}
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_history = {
+    "history",
+    "remember every run; find which commit made which range slower",
+    usage_history,
+    history,
+};

@@ -1,0 +1,71 @@
+/*
+ * hostrangectl history's parts: the subcommands add, list and show and
+ * what they share (ctl_history.c), detect and check (ctl_history_detect.c).
+ * A series is one key (node, operator, backend, phase, range, metric) on
+ * one machine, its points the medians of its runs in their order.
+ *
+ * Exit statuses, as every subcommand gives them: 0 nothing slower than
+ * allowed; 1 slower (detect, check, with --fail-above); 2 a usage error;
+ * 3 a database or run file that cannot be read; 5 any other failure.
+ */
+#ifndef HOSTRANGE_CTL_HISTORY_H
+#define HOSTRANGE_CTL_HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/agg/agg.h"
+#include "lib/history/history.h"
+
+#define HRD_CTL_HISTORY_SLOWER 1
+#define HRD_CTL_HISTORY_USAGE 2
+#define HRD_CTL_HISTORY_UNREADABLE 3
+#define HRD_CTL_HISTORY_FAILED 5
+
+/* The database a subcommand uses: --db, else $HOSTRANGE_HISTORY, else
+ * hostrange-history.db here. */
+const char *hrd_ctl_history_db(const char *opt);
+
+/* Opens the history for subcommand cmd. Returns 0, or the exit status
+ * after saying why. */
+int hrd_ctl_history_open(const char *cmd, const char *db,
+                         struct hrd_history **h);
+
+/* Whether point p passes filter f and machine pattern machine (NULL:
+ * any). */
+int hrd_ctl_history_match(const struct hrd_filter *f, const char *machine,
+                          const struct hrd_history_point *p);
+
+/* A run file read for the history: its id, order, commit, machine, and
+ * one point per key and metric (strings owned by the loaded run). */
+struct hrd_ctl_hrun {
+    struct hrd_history_run run;
+    struct hrd_history_point *p;
+    size_t n, cap;
+    struct hrd_agg agg;
+    char id[64];
+    char machine[2048];
+    char *parts;
+    char **meta_key, **meta_value;
+    size_t nmeta;
+};
+
+/* Reads run file path for subcommand cmd, its meta then extra[0..nextra)
+ * (KEY=VALUE, later ones winning). Returns 0, or the exit status after
+ * saying why; hrd_ctl_hrun_fini is due either way. */
+int hrd_ctl_hrun_load(const char *cmd, const char *path,
+                      char *const *extra, size_t nextra,
+                      struct hrd_ctl_hrun *r);
+void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r);
+
+/* The run's time "YYYY-MM-DDTHH:MM:SSZ" (UTC) of time_ns. */
+void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len);
+
+/* The subcommands; argv[0] is the subcommand's name. */
+int hrd_ctl_history_detect(int argc, char **argv);
+int hrd_ctl_history_check(int argc, char **argv);
+
+extern const char hrd_ctl_history_usage_detect[];
+extern const char hrd_ctl_history_usage_check[];
+
+#endif

@@ -1,0 +1,589 @@
+/* hostrangectl history detect and check: the change points of the
+ * history's series, and a run against the latest segment of each of its
+ * series (see ctl_history.h, lib/stat/changepoint.h). */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "ctl/ctl_history.h"
+#include "lib/history/history.h"
+#include "lib/stat/changepoint.h"
+#include "lib/stat/limits.h"
+#include "lib/view/numfmt.h"
+#include "lib/view/report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#define DETECT_OPTS_HELP                                                      \
+    "      --db=DB          the history (see hostrangectl history add --help)\n" \
+    HRD_CTL_FILTER_HELP                                                       \
+    "      --machine=GLOB   only machines matching GLOB (the machine of a\n"   \
+    "                       series as history list shows it)\n"               \
+    "  -a, --alpha=P        significance level (default " STR(HRD_CP_ALPHA_DEFAULT) ")\n" \
+    "  -w, --window=N       the fewest runs a level must last to be one\n"    \
+    "                       (default " STR(HRD_CP_WINDOW_DEFAULT) ")\n"
+
+const char hrd_ctl_history_usage_detect[] =
+    "Usage: hostrangectl history detect [--db DB] [FILTER]... [--machine GLOB]\n"
+    "                                 [--alpha P] [--min-change PCT] [--window N]\n"
+    "                                 [--fail-above SPEC] [--format text|jsonl]\n"
+    "Find the change points of each series: one key on one machine, a point\n"
+    "per run (its median), in the runs' order. A change is a level that\n"
+    "lasts at least --window runs and differs from the one before it\n"
+    "(p < ALPHA); a single outlying run is not one. Each is named by the\n"
+    "first run after it (its commit and id), with the medians of the two\n"
+    "segments, the change (after / before - 1) and p.\n"
+    "\n"
+    DETECT_OPTS_HELP
+    "      --min-change=PCT the smallest change reported, in % (default 0)\n"
+    "      --fail-above=SPEC\n"
+    "                       exit 1 when the newest run of a series lies in a\n"
+    "                       segment slower than the one before by more than\n"
+    "                       its limit (diff's syntax: PCT, or GLOB=PCT,...\n"
+    "                       per range), and name each on stderr\n"
+    "  -f, --format=FORMAT  text (default) or jsonl\n"
+    "  -h, --help           show this help and exit\n";
+
+const char hrd_ctl_history_usage_check[] =
+    "Usage: hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
+    "                                [--alpha P] [--window N]\n"
+    "                                [--fail-above SPEC] [--format text|jsonl]\n"
+    "Test each key of a run (one not stored, such as a pull request's)\n"
+    "against the latest segment of its series on the run's machine: whether\n"
+    "its median is slower than that segment's runs (p < ALPHA), with\n"
+    "detect's fields (commit: the run's own). Keys whose series has fewer\n"
+    "than 2 runs in its latest segment are not judged.\n"
+    "\n"
+    DETECT_OPTS_HELP
+    "      --fail-above=SPEC\n"
+    "                       exit 1 when a key is significantly slower by more\n"
+    "                       than its limit (diff's syntax), and name each on\n"
+    "                       stderr\n"
+    "  -f, --format=FORMAT  text (default) or jsonl\n"
+    "  -h, --help           show this help and exit\n";
+
+enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL };
+
+struct opts {
+    const char *db;
+    struct hrd_filter f;
+    const char *machine;
+    struct hrd_cp_opts cp;
+    struct hrd_limits limits;
+    int have_limits;
+    int jsonl;
+};
+
+/* A series being gathered: its key and machine (copied), and per run its
+ * median, commit, id and time. */
+struct series {
+    char *key[6];
+    char *machine;
+    int64_t keyid;
+    double *x;
+    char **commit, **run;
+    int64_t *time_ns;
+    size_t n, cap;
+};
+
+static void series_clear(struct series *s)
+{
+    for (int i = 0; i < 6; i++) {
+        free(s->key[i]);
+        s->key[i] = NULL;
+    }
+    free(s->machine);
+    s->machine = NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->commit[i]);
+        free(s->run[i]);
+    }
+    s->n = 0;
+}
+
+static void series_fini(struct series *s)
+{
+    series_clear(s);
+    free(s->x);
+    free(s->commit);
+    free(s->run);
+    free(s->time_ns);
+}
+
+static int series_same(const struct series *s,
+                       const struct hrd_history_point *p)
+{
+    return s->machine != NULL && s->keyid == p->key &&
+           strcmp(s->machine, p->machine) == 0;
+}
+
+static int series_start(struct series *s, const struct hrd_history_point *p)
+{
+    const char *k[6] = { p->node, p->op, p->backend, p->phase, p->range,
+                         p->metric };
+
+    series_clear(s);
+    for (int i = 0; i < 6; i++) {
+        if ((s->key[i] = strdup(k[i])) == NULL)
+            return -ENOMEM;
+    }
+    s->keyid = p->key;
+    return (s->machine = strdup(p->machine)) == NULL ? -ENOMEM : 0;
+}
+
+static int series_push(struct series *s, const struct hrd_history_point *p)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        double *x = realloc(s->x, cap * sizeof *x);
+        char **c = realloc(s->commit, cap * sizeof *c);
+        char **r = realloc(s->run, cap * sizeof *r);
+        int64_t *t = realloc(s->time_ns, cap * sizeof *t);
+
+        s->x = x != NULL ? x : s->x;
+        s->commit = c != NULL ? c : s->commit;
+        s->run = r != NULL ? r : s->run;
+        s->time_ns = t != NULL ? t : s->time_ns;
+        if (x == NULL || c == NULL || r == NULL || t == NULL)
+            return -ENOMEM;
+        s->cap = cap;
+    }
+    s->x[s->n] = p->median;
+    s->time_ns[s->n] = p->time_ns;
+    s->commit[s->n] = strdup(p->commit);
+    s->run[s->n] = strdup(p->run);
+    s->n++;
+    if (s->commit[s->n - 1] == NULL || s->run[s->n - 1] == NULL)
+        return -ENOMEM;
+    return 0;
+}
+
+static void number(double v)
+{
+    char b[40];
+
+    hrd_format_number(b, sizeof b, v);
+    fputs(b, stdout);
+}
+
+/* Writes one finding: a change point of series s at cp (detect), or run
+ * `run` of commit `commit` against it (check). */
+static void put_finding(const struct opts *o, const struct series *s,
+                        const char *commit, const char *run,
+                        const struct hrd_cp *cp)
+{
+    static const char *const names[6] = { "node", "operator", "backend",
+                                          "phase", "range", "metric" };
+    const char *dir = cp->change > 0 ? "slower" : "faster";
+
+    if (o->jsonl) {
+        for (int i = 0; i < 6; i++) {
+            printf("%s\"%s\":", i ? "," : "{", names[i]);
+            hrd_json_string(stdout, s->key[i]);
+        }
+        printf(",\"machine\":");
+        hrd_json_string(stdout, s->machine);
+        printf(",\"commit\":");
+        hrd_json_string(stdout, commit);
+        printf(",\"run\":");
+        hrd_json_string(stdout, run);
+        printf(",\"before\":");
+        number(cp->before);
+        printf(",\"after\":");
+        number(cp->after);
+        printf(",\"change\":");
+        number(cp->change);
+        printf(",\"p\":");
+        number(cp->p);
+        printf(",\"direction\":\"%s\"}\n", dir);
+        return;
+    }
+    printf("%s %s %s %s %s %s on %s: %s by %+.1f%% at commit %s (run %s): "
+           "median %.1f -> %.1f ns, p=%.2g\n", s->key[0], s->key[1],
+           s->key[2], s->key[3], s->key[4], s->key[5], s->machine, dir,
+           cp->change * 100, commit[0] != '\0' ? commit : "-", run,
+           cp->before, cp->after, cp->p);
+}
+
+/* Whether a slower change of series s goes beyond its --fail-above
+ * limit; names it on stderr when it does. */
+static int over_limit(const char *cmd, const struct opts *o,
+                      const struct series *s, const struct hrd_cp *cp)
+{
+    const struct hrd_limit *l;
+
+    if (!o->have_limits || cp->change <= 0)
+        return 0;
+    l = hrd_limits_find(&o->limits, s->key[4]);
+    if (l == NULL || cp->change * 100 <= l->pct)
+        return 0;
+    fprintf(stderr, "hostrangectl %s: %s %s %s %s %s %s on %s: %+.1f%% "
+            "slower, above --fail-above %g%%\n", cmd, s->key[0], s->key[1],
+            s->key[2], s->key[3], s->key[4], s->key[5], s->machine,
+            cp->change * 100, l->pct);
+    return 1;
+}
+
+/* The options of detect and check; check's run file is left in argv.
+ * Returns -1 with the help shown, 0, or a usage error's status. */
+static int parse(const char *cmd, const char *usage, int argc, char **argv,
+                 struct opts *o, int detect)
+{
+    static const struct option longopts[] = {
+        { "db", required_argument, NULL, OPT_DB },
+        HRD_CTL_FILTER_LONGOPTS,
+        { "machine", required_argument, NULL, OPT_MACHINE },
+        { "alpha", required_argument, NULL, 'a' },
+        { "window", required_argument, NULL, 'w' },
+        { "min-change", required_argument, NULL, OPT_MIN_CHANGE },
+        { "fail-above", required_argument, NULL, OPT_FAIL },
+        { "format", required_argument, NULL, 'f' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    char err[512], *end;
+    int c;
+
+    while ((c = getopt_long(argc, argv, ":n:a:w:f:h", longopts, NULL)) !=
+           -1) {
+        if (c == OPT_DB) {
+            o->db = optarg;
+        } else if (c == OPT_MACHINE) {
+            o->machine = optarg;
+        } else if (c == 'a') {
+            o->cp.alpha = strtod(optarg, &end);
+            if (*end != '\0' || end == optarg || !(o->cp.alpha > 0) ||
+                o->cp.alpha >= 1) {
+                fprintf(stderr, "hostrangectl %s: bad --alpha '%s' (a "
+                        "number between 0 and 1)\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+        } else if (c == 'w') {
+            long w = strtol(optarg, &end, 10);
+
+            if (*end != '\0' || end == optarg || w < 1 || w > 100000) {
+                fprintf(stderr, "hostrangectl %s: bad --window '%s' (a "
+                        "whole number of runs, at least 1)\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->cp.window = (size_t)w;
+        } else if (c == OPT_MIN_CHANGE && detect) {
+            double pct = strtod(optarg, &end);
+
+            if (*end != '\0' || end == optarg || !(pct >= 0)) {
+                fprintf(stderr, "hostrangectl %s: bad --min-change '%s' (a "
+                        "percentage, at least 0)\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->cp.min_change = pct / 100;
+        } else if (c == OPT_FAIL) {
+            if (hrd_limits_parse(&o->limits, optarg, err, sizeof err) != 0) {
+                fprintf(stderr, "hostrangectl %s: bad --fail-above '%s': "
+                        "%s\n", cmd, optarg, err);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->have_limits = 1;
+        } else if (c == 'f') {
+            if (strcmp(optarg, "jsonl") == 0) {
+                o->jsonl = 1;
+            } else if (strcmp(optarg, "text") == 0) {
+                o->jsonl = 0;
+            } else {
+                fprintf(stderr, "hostrangectl %s: bad format '%s' (text or "
+                        "jsonl)\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+        } else if (c == 'h') {
+            fputs(usage, stdout);
+            return -1;
+        } else if (c == OPT_MIN_CHANGE ||
+                   !hrd_ctl_report_option(cmd, c, optarg, &o->f, NULL)) {
+            hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
+        }
+    }
+    return 0;
+}
+
+/* detect: the series, each analysed when it is whole. */
+struct detect {
+    const struct opts *o;
+    struct series s;
+    int slower; /* a series' newest segment beyond its limit */
+    int rc;
+};
+
+static int detect_series(struct detect *d)
+{
+    struct hrd_cp *cp;
+    int n;
+
+    if (d->s.n == 0)
+        return 0;
+    cp = malloc(d->s.n * sizeof *cp);
+    if (cp == NULL)
+        return -ENOMEM;
+    n = hrd_cp_detect(d->s.x, d->s.n, &d->o->cp, cp, d->s.n);
+    for (int i = 0; i < n; i++)
+        put_finding(d->o, &d->s, d->s.commit[cp[i].at], d->s.run[cp[i].at],
+                    &cp[i]);
+    if (n > 0 && over_limit("history detect", d->o, &d->s, &cp[n - 1]))
+        d->slower = 1;
+    free(cp);
+    return n < 0 ? n : ferror(stdout) ? -EIO : 0;
+}
+
+static int detect_point(void *ctx, const struct hrd_history_point *p)
+{
+    struct detect *d = ctx;
+    int rc;
+
+    if (!hrd_ctl_history_match(&d->o->f, d->o->machine, p))
+        return 0;
+    if (!series_same(&d->s, p)) {
+        if ((rc = detect_series(d)) != 0 || (rc = series_start(&d->s, p)) != 0)
+            return rc;
+    }
+    return series_push(&d->s, p);
+}
+
+static void opts_init(struct opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->cp.alpha = HRD_CP_ALPHA_DEFAULT;
+    o->cp.window = HRD_CP_WINDOW_DEFAULT;
+    o->cp.min_change = HRD_CP_MIN_CHANGE_DEFAULT;
+}
+
+/* The status of a failed query or of the output. */
+static int failed(const char *cmd, const char *db, int rc, const char *err)
+{
+    char name[1024];
+
+    if (rc == -EIO && ferror(stdout)) {
+        fprintf(stderr, "hostrangectl %s: cannot write the output\n", cmd);
+        return HRD_CTL_HISTORY_FAILED;
+    }
+    if (rc == -ENOMEM) {
+        fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
+        return HRD_CTL_HISTORY_FAILED;
+    }
+    hrd_history_name(db, name, sizeof name);
+    fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name, err);
+    return HRD_CTL_HISTORY_UNREADABLE;
+}
+
+int hrd_ctl_history_detect(int argc, char **argv)
+{
+    struct opts o;
+    struct detect d;
+    struct hrd_history *h;
+    char err[4096];
+    int rc;
+
+    opts_init(&o);
+    rc = parse("history detect", hrd_ctl_history_usage_detect, argc, argv, &o,
+               1);
+    if (rc == 0 && optind < argc) {
+        fprintf(stderr, "hostrangectl history detect: unexpected argument "
+                "'%s'\n", argv[optind]);
+        rc = HRD_CTL_HISTORY_USAGE;
+    }
+    if (rc != 0) {
+        hrd_limits_fini(&o.limits);
+        return rc < 0 ? 0 : rc;
+    }
+    o.db = hrd_ctl_history_db(o.db);
+    if ((rc = hrd_ctl_history_open("history detect", o.db, &h)) != 0) {
+        hrd_limits_fini(&o.limits);
+        return rc;
+    }
+    memset(&d, 0, sizeof d);
+    d.o = &o;
+    rc = hrd_history_points(h, detect_point, &d, err, sizeof err);
+    if (rc == 0)
+        rc = detect_series(&d);
+    hrd_history_close(h);
+    series_fini(&d.s);
+    hrd_limits_fini(&o.limits);
+    if (rc == 0 && fflush(stdout) != 0)
+        rc = -EIO;
+    if (rc != 0)
+        return failed("history detect", o.db, rc, err);
+    return d.slower ? HRD_CTL_HISTORY_SLOWER : 0;
+}
+
+/* check: the run's points by key, looked up by each series. */
+struct check {
+    const struct opts *o;
+    struct hrd_ctl_hrun *r;
+    const char *exclude; /* the run's id, when it is stored */
+    struct series s;
+    size_t *order;       /* the run's points, sorted by key */
+    int slower;
+    size_t judged, unjudged, found;
+};
+
+static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
+{
+    const char *b[6] = { p->node, p->op, p->backend, p->phase, p->range,
+                         p->metric };
+
+    for (int i = 0; i < 6; i++) {
+        int c = strcmp(a[i], b[i]);
+        if (c != 0)
+            return c;
+    }
+    return 0;
+}
+
+static struct hrd_ctl_hrun *sort_run;
+
+static int cmp_points(const void *x, const void *y)
+{
+    const struct hrd_history_point *a = &sort_run->p[*(const size_t *)x];
+    const char *k[6] = { a->node, a->op, a->backend, a->phase, a->range,
+                         a->metric };
+
+    return key_cmp6(k, &sort_run->p[*(const size_t *)y]);
+}
+
+/* The run's point of series s's key, or NULL. */
+static const struct hrd_history_point *find_point(const struct check *c)
+{
+    size_t lo = 0, hi = c->r->n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int cmp = key_cmp6((const char *const *)c->s.key,
+                           &c->r->p[c->order[mid]]);
+
+        if (cmp == 0)
+            return &c->r->p[c->order[mid]];
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+static int check_series(struct check *c)
+{
+    const struct hrd_history_point *p;
+    struct hrd_cp *cp, res;
+    size_t from = 0;
+    int n;
+
+    if (c->s.n == 0 || (p = find_point(c)) == NULL)
+        return 0;
+    cp = malloc(c->s.n * sizeof *cp);
+    if (cp == NULL)
+        return -ENOMEM;
+    n = hrd_cp_detect(c->s.x, c->s.n, &c->o->cp, cp, c->s.n);
+    if (n > 0)
+        from = cp[n - 1].at;
+    free(cp);
+    if (n < 0)
+        return n;
+    if (hrd_cp_check(c->s.x + from, c->s.n - from, p->median, &res) != 0) {
+        c->unjudged++;
+        return 0;
+    }
+    c->judged++;
+    if (res.p > c->o->cp.alpha || res.change == 0)
+        return 0;
+    c->found++;
+    put_finding(c->o, &c->s, c->r->run.commit, c->r->id, &res);
+    if (over_limit("history check", c->o, &c->s, &res))
+        c->slower = 1;
+    return ferror(stdout) ? -EIO : 0;
+}
+
+static int check_point(void *ctx, const struct hrd_history_point *p)
+{
+    struct check *c = ctx;
+    int rc;
+
+    if (strcmp(p->machine, c->r->machine) != 0 ||
+        (c->exclude != NULL && strcmp(p->run, c->exclude) == 0) ||
+        !hrd_ctl_history_match(&c->o->f, c->o->machine, p))
+        return 0;
+    if (!series_same(&c->s, p)) {
+        if ((rc = check_series(c)) != 0 || (rc = series_start(&c->s, p)) != 0)
+            return rc;
+    }
+    return series_push(&c->s, p);
+}
+
+int hrd_ctl_history_check(int argc, char **argv)
+{
+    struct opts o;
+    struct check c;
+    struct hrd_ctl_hrun r;
+    struct hrd_history *h = NULL;
+    char err[4096];
+    int rc;
+
+    opts_init(&o);
+    rc = parse("history check", hrd_ctl_history_usage_check, argc, argv, &o,
+               0);
+    if (rc == 0 && optind != argc - 1) {
+        fprintf(stderr, "hostrangectl history check: %s (one run file; see "
+                "--help)\n", optind >= argc ? "no run file"
+                                            : "more than one run file");
+        rc = HRD_CTL_HISTORY_USAGE;
+    }
+    if (rc != 0) {
+        hrd_limits_fini(&o.limits);
+        return rc < 0 ? 0 : rc;
+    }
+    o.db = hrd_ctl_history_db(o.db);
+    memset(&c, 0, sizeof c);
+    rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, &r);
+    if (rc == 0)
+        rc = hrd_ctl_history_open("history check", o.db, &h);
+    if (rc != 0) {
+        hrd_ctl_hrun_fini(&r);
+        hrd_limits_fini(&o.limits);
+        return rc;
+    }
+    c.o = &o;
+    c.r = &r;
+    c.order = malloc((r.n + 1) * sizeof *c.order);
+    rc = c.order == NULL ? -ENOMEM : 0;
+    if (rc == 0) {
+        for (size_t i = 0; i < r.n; i++)
+            c.order[i] = i;
+        sort_run = &r;
+        qsort(c.order, r.n, sizeof *c.order, cmp_points);
+        rc = hrd_history_has(h, r.id, err, sizeof err);
+        c.exclude = rc == 1 ? r.id : NULL;
+        rc = rc < 0 ? rc : 0;
+    }
+    if (rc == 0)
+        rc = hrd_history_points(h, check_point, &c, err, sizeof err);
+    if (rc == 0)
+        rc = check_series(&c);
+    hrd_history_close(h);
+    if (rc == 0 && !o.jsonl)
+        printf("checked %zu keys of %s against the history of %s: %zu "
+               "differ (p < %g), %zu had too short a history\n", c.judged,
+               argv[optind], r.machine, c.found, o.cp.alpha,
+               r.n - c.judged);
+    series_fini(&c.s);
+    free(c.order);
+    hrd_ctl_hrun_fini(&r);
+    hrd_limits_fini(&o.limits);
+    if (rc == 0 && fflush(stdout) != 0)
+        rc = -EIO;
+    if (rc != 0)
+        return failed("history check", o.db, rc, err);
+    return c.slower ? HRD_CTL_HISTORY_SLOWER : 0;
+}

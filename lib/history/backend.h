@@ -1,0 +1,62 @@
+/*
+ * The backend table of the run history: what lib/history asks of a
+ * database, and nothing more, so that SQLite (sqlite.c) and PostgreSQL
+ * (pg.c) answer the same statements the same way. Statements are SQL that
+ * both read, their parameters written $1, $2... and always bound, never
+ * spliced into the text. A row comes back as text: integers in decimal,
+ * reals as the shortest text that reads back as the same double, NULL as
+ * a NULL pointer.
+ *
+ * Each function returns 0, or a negative errno with a one-line reason in
+ * err: -EINVAL for a database that is not one (a file of something else),
+ * -ECONNREFUSED for a server that cannot be reached or went away, -EBUSY
+ * for a lock not had within the busy timeout, -ENOSPC for a full disk,
+ * -ENOMEM, or -EIO for any other failure.
+ */
+#ifndef HOSTRANGE_HISTORY_BACKEND_H
+#define HOSTRANGE_HISTORY_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A bound parameter. */
+enum hrd_hval_type { HRD_HVAL_INT, HRD_HVAL_REAL, HRD_HVAL_TEXT };
+
+struct hrd_hval {
+    enum hrd_hval_type type;
+    int64_t i;
+    double d;
+    const char *s; /* borrowed; NUL-terminated */
+};
+
+/* Called with each row of a query (ncol texts, NULL for SQL NULL); a
+ * non-zero return stops the query, which then returns it. */
+typedef int (*hrd_hrow_fn)(void *ctx, const char *const *col, int ncol);
+
+struct hrd_hbackend {
+    const char *name;
+    /* The column type of a key made by the database as rows are inserted
+     * (read back with RETURNING). */
+    const char *serial_key;
+    /* A statement giving the number of tables the database holds (in its
+     * current schema), to tell a new database from another program's. */
+    const char *count_tables;
+    int (*open)(const char *dsn, void **db, char *err, size_t errlen);
+    void (*close)(void *db);
+    /* A transaction that writes: it holds the database's write lock from
+     * its start (adds are serialized; readers go on). */
+    int (*begin)(void *db, char *err, size_t errlen);
+    /* A statement with no rows, or with rows passed to fn (may be NULL). */
+    int (*put)(void *db, const char *sql, const struct hrd_hval *p, int np,
+               char *err, size_t errlen);
+    int (*query)(void *db, const char *sql, const struct hrd_hval *p, int np,
+                 hrd_hrow_fn fn, void *ctx, char *err, size_t errlen);
+    int (*commit)(void *db, char *err, size_t errlen);
+    /* Undoes an open transaction, if any. */
+    void (*rollback)(void *db);
+};
+
+extern const struct hrd_hbackend hrd_hbackend_sqlite;
+extern const struct hrd_hbackend hrd_hbackend_pg;
+
+#endif

@@ -1,0 +1,109 @@
+/*
+ * The run history: every run added, per key (node, operator, backend,
+ * phase, range, metric) its count, mean, median, p10 and p90, with the
+ * run's id, place in the order, commit, machine and meta, in a database:
+ * SQLite by default, PostgreSQL for a fleet (backend.h). Both hold the
+ * same schema, version HRD_HISTORY_SCHEMA, kept in table
+ * hostrange_schema: an older database is migrated when opened, inside a
+ * transaction; a newer one, or a database holding tables of something
+ * else, is refused.
+ *
+ * A run is stored once per id (lib/run/runid.h), in one transaction: all
+ * of it or nothing. Adds are serialized by the database; readers go on.
+ *
+ * Functions return 0 (or a count they name), or a negative errno with a
+ * one-line reason in err (backend.h's, and -EINVAL for a database that is
+ * not a hostrange history or of a newer schema). No reason holds a
+ * password of the connection string: the database is named by
+ * hrd_history_name.
+ */
+#ifndef HOSTRANGE_HISTORY_H
+#define HOSTRANGE_HISTORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HRD_HISTORY_SCHEMA 2
+/* How long SQLite waits for another writer's lock, in ms. */
+#define HRD_HISTORY_BUSY_MS 60000
+/* The database when none is named, and the variable that names one. */
+#define HRD_HISTORY_DEFAULT "hostrange-history.db"
+#define HRD_HISTORY_ENV "HOSTRANGE_HISTORY"
+
+struct hrd_history;
+
+/* A run to add (strings borrowed). */
+struct hrd_history_run {
+    const char *id;
+    int64_t time_ns;  /* its place in the order */
+    int64_t saved_ns; /* when it was saved */
+    const char *commit;
+    const char *machine;
+    const char *host;
+    const char *file;
+    const char *parts; /* the ids of its parts, comma-separated, or "" */
+    const char *const *meta_key;
+    const char *const *meta_value;
+    size_t nmeta;
+};
+
+/* A point: one key of one run (strings borrowed). */
+struct hrd_history_point {
+    const char *node, *op, *backend, *phase, *range, *metric;
+    uint64_t count;
+    double mean, median, p10, p90;
+    /* Filled by hrd_history_points: the series' run. */
+    const char *machine, *commit, *run;
+    int64_t time_ns;
+    int64_t key; /* the key's number in the history (series order) */
+};
+
+/* A stored run, as listed. */
+struct hrd_history_runinfo {
+    const char *id;
+    int64_t time_ns;
+    const char *commit;
+    const char *machine;
+    int64_t keys;
+};
+
+/* Whether dsn names a PostgreSQL database (a postgresql:// or postgres://
+ * URL, or libpq's key=value pairs) rather than a SQLite file. */
+int hrd_history_is_pg(const char *dsn);
+
+/* The database's name for messages: dsn with any password replaced by
+ * "***". */
+void hrd_history_name(const char *dsn, char *buf, size_t len);
+
+/* Opens (creating, or migrating, as needed) the history at dsn. Returns 0
+ * with *h (free with hrd_history_close), or a negative errno. */
+int hrd_history_open(const char *dsn, struct hrd_history **h, char *err,
+                     size_t errlen);
+void hrd_history_close(struct hrd_history *h);
+
+/* Adds run r and its n points in one transaction. Returns 0 when stored,
+ * 1 when a run of its id is stored already (nothing changed), or a
+ * negative errno (nothing stored). */
+int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
+                    const struct hrd_history_point *p, size_t n, char *err,
+                    size_t errlen);
+
+/* Whether a run of id `id` is stored: 1, 0, or a negative errno. */
+int hrd_history_has(struct hrd_history *h, const char *id, char *err,
+                    size_t errlen);
+
+/* Calls fn with each run, in the order (time, then as added). A non-zero
+ * return of fn stops and is returned. */
+int hrd_history_runs(struct hrd_history *h,
+                     int (*fn)(void *ctx, const struct hrd_history_runinfo *r),
+                     void *ctx, char *err, size_t errlen);
+
+/* Calls fn with every point, by key (in the order keys were first
+ * stored), then machine, then run order. A non-zero return of fn stops
+ * and is returned. */
+int hrd_history_points(struct hrd_history *h,
+                       int (*fn)(void *ctx,
+                                 const struct hrd_history_point *p),
+                       void *ctx, char *err, size_t errlen);
+
+#endif

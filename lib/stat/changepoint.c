@@ -1,0 +1,398 @@
+/* Change points of a series (see changepoint.h). */
+#include "config.h"
+
+#include "lib/stat/changepoint.h"
+
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+double hrd_cp_median(const double *x, size_t n, double *tmp)
+{
+    if (n == 0)
+        return 0.0;
+    memcpy(tmp, x, n * sizeof *tmp);
+    qsort(tmp, n, sizeof *tmp, cmp_double);
+    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+}
+
+/* The continued fraction of the incomplete beta function (Lentz). */
+static double betacf(double a, double b, double x)
+{
+    const double tiny = 1e-300;
+    double qab = a + b, qap = a + 1, qam = a - 1;
+    double c = 1, d = 1 - qab * x / qap, h;
+
+    if (fabs(d) < tiny)
+        d = tiny;
+    d = 1 / d;
+    h = d;
+    for (int m = 1; m <= 300; m++) {
+        int m2 = 2 * m;
+        double aa = m * (b - m) * x / ((qam + m2) * (a + m2)), del;
+
+        d = 1 + aa * d;
+        d = fabs(d) < tiny ? tiny : d;
+        c = 1 + aa / c;
+        c = fabs(c) < tiny ? tiny : c;
+        d = 1 / d;
+        h *= d * c;
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1 + aa * d;
+        d = fabs(d) < tiny ? tiny : d;
+        c = 1 + aa / c;
+        c = fabs(c) < tiny ? tiny : c;
+        d = 1 / d;
+        del = d * c;
+        h *= del;
+        if (fabs(del - 1) < 1e-15)
+            break;
+    }
+    return h;
+}
+
+/* The regularized incomplete beta function I_x(a, b). */
+static double betai(double a, double b, double x)
+{
+    double bt;
+
+    if (x <= 0)
+        return 0;
+    if (x >= 1)
+        return 1;
+    bt = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) +
+             b * log1p(-x));
+    if (x < (a + 1) / (a + b + 2))
+        return bt * betacf(a, b, x) / a;
+    return 1 - bt * betacf(b, a, 1 - x) / b;
+}
+
+double hrd_cp_student_cdf(double t, double df)
+{
+    double ib;
+
+    if (isnan(t))
+        return NAN;
+    if (isinf(t))
+        return t > 0 ? 1.0 : 0.0;
+    ib = betai(df / 2, 0.5, df / (df + t * t));
+    return t > 0 ? 1 - ib / 2 : ib / 2;
+}
+
+/*
+ * The exact two-sided p-value of a Mann-Whitney U of sides k and n (no
+ * ties): the number of arrangements with U at most u are the low
+ * coefficients of the Gaussian binomial [n + k, k], built a factor at a
+ * time. Returns -1 when out of memory.
+ */
+static double mw_exact(double u, size_t k, size_t n)
+{
+    size_t deg = k * n, lo;
+    double *c, below = 0, total = 0;
+
+    if (k > n) {
+        size_t t = k;
+        k = n;
+        n = t;
+    }
+    c = calloc(deg + 1, sizeof *c);
+    if (c == NULL)
+        return -1;
+    c[0] = 1;
+    for (size_t i = 1; i <= k; i++) {
+        size_t top = i * n; /* the degree of [n + i, i] */
+
+        /* Times (1 - q^(n+i)), then divided by (1 - q^i). */
+        for (size_t d = top; d >= n + i; d--)
+            c[d] -= c[d - (n + i)];
+        for (size_t d = i; d <= top; d++)
+            c[d] += c[d - i];
+    }
+    u = fmin(u, (double)deg - u);
+    lo = (size_t)floor(u + 1e-9);
+    for (size_t d = 0; d <= deg; d++) {
+        total += c[d];
+        if (d <= lo)
+            below += c[d];
+    }
+    free(c);
+    return fmin(1.0, 2 * below / total);
+}
+
+static int cmp_idx(const void *a, const void *b, void *ctx)
+{
+    const double *sort_x = ctx;
+    size_t i = *(const size_t *)a, j = *(const size_t *)b;
+
+    if (sort_x[i] != sort_x[j])
+        return sort_x[i] < sort_x[j] ? -1 : 1;
+    return i < j ? -1 : i > j; /* a total order: deterministic */
+}
+
+/* Midranks (from 1) of x[0..m) into r; idx is scratch of m. Returns the
+ * tie correction: the sum of t^3 - t over groups of t equal values. */
+static double midranks(const double *x, size_t m, double *r, size_t *idx)
+{
+    double ties = 0;
+
+    for (size_t i = 0; i < m; i++)
+        idx[i] = i;
+    qsort_r(idx, m, sizeof *idx, cmp_idx, (void *)x);
+    for (size_t i = 0; i < m;) {
+        size_t j = i;
+        double t;
+
+        while (j + 1 < m && x[idx[j + 1]] == x[idx[i]])
+            j++;
+        t = (double)(j - i + 1);
+        for (size_t k = i; k <= j; k++)
+            r[idx[k]] = (double)(i + j) / 2 + 1;
+        ties += t * t * t - t;
+        i = j + 1;
+    }
+    return ties;
+}
+
+/* The two-sided p-value of the Mann-Whitney test of r[0..nl) against
+ * r[nl..m) (midranks of the m points, ties their tie sum); -1 when out of
+ * memory. */
+static double mw_test(const double *r, size_t nl, size_t m, double ties)
+{
+    size_t nr = m - nl;
+    double rl = 0, u, mu, var, z;
+
+    for (size_t i = 0; i < nl; i++)
+        rl += r[i];
+    u = rl - (double)nl * (double)(nl + 1) / 2;
+    if (ties == 0 && (nl <= HRD_CP_EXACT_MAX || nr <= HRD_CP_EXACT_MAX))
+        return mw_exact(u, nl, nr);
+    mu = (double)nl * (double)nr / 2;
+    var = (double)nl * (double)nr / 12 *
+          ((double)(m + 1) - ties / ((double)m * (double)(m - 1)));
+    if (var <= 0)
+        return 1.0;
+    z = (fabs(u - mu) - 0.5) / sqrt(var);
+    return z <= 0 ? 1.0 : erfc(z / sqrt(2.0));
+}
+
+/*
+ * The split of a segment's ranks r[0..m) where the energy statistic
+ * (alpha 1) of the two sides is largest, each side at least w points: the
+ * index of the first point of the right side. O(m^2).
+ */
+static size_t ediv_split(const double *r, size_t m, size_t w)
+{
+    double wl = 0, wr = 0, b = 0, best = -DBL_MAX;
+    size_t at = w;
+
+    for (size_t i = 0; i < m; i++) {
+        for (size_t j = i + 1; j < m; j++)
+            wr += fabs(r[i] - r[j]);
+    }
+    for (size_t t = 1; t + w <= m; t++) {
+        /* Point t - 1 goes from the right side to the left. */
+        size_t p = t - 1;
+        double dl = 0, dr = 0, nl = (double)t, nr = (double)(m - t), q;
+
+        for (size_t i = 0; i < p; i++)
+            dl += fabs(r[p] - r[i]);
+        for (size_t j = p + 1; j < m; j++)
+            dr += fabs(r[p] - r[j]);
+        wl += dl;
+        wr -= dr;
+        b += dr - dl;
+        if (t < w)
+            continue;
+        q = 2 * b / (nl * nr);
+        if (nl > 1)
+            q -= 2 * wl / (nl * (nl - 1));
+        if (nr > 1)
+            q -= 2 * wr / (nr * (nr - 1));
+        q *= nl * nr / (double)m;
+        if (q > best) {
+            best = q;
+            at = t;
+        }
+    }
+    return at;
+}
+
+/*
+ * Places a split found at t (of a segment x[0..m), each side at least w
+ * points) where the two levels (the sides' medians) fit best: the split
+ * with the least sum of absolute deviations of the points from their
+ * level, a point of the later side charged LATE x the step besides (so
+ * that a run halfway between the levels stays with the old one: a step is
+ * placed at its run or the next rather than one early), the later split on
+ * a tie. Ranks say that the levels differ; the values say at which run.
+ * O(m).
+ */
+#define LATE 0.1
+
+static size_t refine(const double *x, size_t m, size_t w, size_t t,
+                     double *tmp)
+{
+    double before = hrd_cp_median(x, t, tmp);
+    double after = hrd_cp_median(x + t, m - t, tmp);
+    double extra = LATE * fabs(after - before), cost = 0, best;
+    size_t at = w;
+
+    /* cost(c): points before c at `before`, from c on at `after`. */
+    for (size_t i = 0; i < m; i++)
+        cost += i < w ? fabs(x[i] - before) : fabs(x[i] - after) + extra;
+    best = cost;
+    for (size_t c = w + 1; c + w <= m; c++) {
+        cost += fabs(x[c - 1] - before) - fabs(x[c - 1] - after) - extra;
+        if (cost <= best) {
+            best = cost;
+            at = c;
+        }
+    }
+    return at;
+}
+
+static double change_of(double before, double after)
+{
+    if (before == after)
+        return 0.0;
+    if (before <= 0)
+        return HUGE_VAL;
+    return after / before - 1;
+}
+
+static int cmp_cp(const void *a, const void *b)
+{
+    const struct hrd_cp *x = a, *y = b;
+
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
+                  struct hrd_cp *out, size_t cap)
+{
+    size_t w = o->window > 0 ? o->window : 1;
+    size_t *seg_a, *seg_b, *idx, nseg = 0, ncp = 0;
+    double *r, *tmp;
+    struct hrd_cp *cp;
+    int rc = -ENOMEM;
+
+    if (n < 2 * w)
+        return 0;
+    seg_a = malloc(n * sizeof *seg_a);
+    seg_b = malloc(n * sizeof *seg_b);
+    idx = malloc(n * sizeof *idx);
+    r = malloc(n * sizeof *r);
+    tmp = malloc(n * sizeof *tmp);
+    cp = malloc(n * sizeof *cp);
+    if (seg_a == NULL || seg_b == NULL || idx == NULL || r == NULL ||
+        tmp == NULL || cp == NULL)
+        goto out;
+    seg_a[0] = 0;
+    seg_b[0] = n;
+    nseg = 1;
+    while (nseg > 0) {
+        size_t a = seg_a[--nseg], b = seg_b[nseg], m = b - a, t;
+        double ties, p, before, after, change;
+
+        if (m < 2 * w)
+            continue;
+        ties = midranks(x + a, m, r, idx);
+        t = ediv_split(r, m, w);
+        p = mw_test(r, t, m, ties);
+        if (p >= 0 && p * (double)(m - 2 * w + 1) <= o->alpha) {
+            t = refine(x + a, m, w, t, tmp);
+            p = mw_test(r, t, m, ties);
+        }
+        if (p < 0)
+            goto out;
+        p = fmin(1.0, p * (double)(m - 2 * w + 1));
+        before = hrd_cp_median(x + a, t, tmp);
+        after = hrd_cp_median(x + a + t, m - t, tmp);
+        change = change_of(before, after);
+        if (p > o->alpha || fabs(change) < o->min_change || change == 0)
+            continue;
+        cp[ncp].at = a + t;
+        cp[ncp].p = p;
+        ncp++;
+        /* Right first, so that the left is searched first (order does
+         * not change the answer, only the work's). */
+        seg_a[nseg] = a + t;
+        seg_b[nseg++] = b;
+        seg_a[nseg] = a;
+        seg_b[nseg++] = a + t;
+    }
+    qsort(cp, ncp, sizeof *cp, cmp_cp);
+    for (size_t i = 0; i < ncp; i++) {
+        size_t a = i > 0 ? cp[i - 1].at : 0;
+        size_t b = i + 1 < ncp ? cp[i + 1].at : n;
+
+        cp[i].before = hrd_cp_median(x + a, cp[i].at - a, tmp);
+        cp[i].after = hrd_cp_median(x + cp[i].at, b - cp[i].at, tmp);
+        cp[i].change = change_of(cp[i].before, cp[i].after);
+        if (i < cap)
+            out[i] = cp[i];
+    }
+    rc = (int)ncp;
+out:
+    free(seg_a);
+    free(seg_b);
+    free(idx);
+    free(r);
+    free(tmp);
+    free(cp);
+    return rc;
+}
+
+int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out)
+{
+    double *l, *tmp, med, mad, scale, lx, t;
+    int rc = -ENOMEM;
+
+    if (m < 2)
+        return -EINVAL;
+    l = malloc(m * sizeof *l);
+    tmp = malloc(m * sizeof *tmp);
+    if (l == NULL || tmp == NULL)
+        goto out;
+    for (size_t i = 0; i < m; i++)
+        l[i] = log(seg[i] + 1);
+    med = hrd_cp_median(l, m, tmp);
+    for (size_t i = 0; i < m; i++)
+        tmp[i] = fabs(l[i] - med);
+    mad = hrd_cp_median(tmp, m, tmp);
+    scale = 1.4826 * mad;
+    if (scale == 0) {
+        double s = 0, mean = 0;
+
+        for (size_t i = 0; i < m; i++)
+            mean += l[i] / (double)m;
+        for (size_t i = 0; i < m; i++)
+            s += (l[i] - mean) * (l[i] - mean);
+        scale = sqrt(s / (double)(m - 1));
+    }
+    lx = log(x + 1);
+    out->at = 0;
+    out->before = hrd_cp_median(seg, m, tmp);
+    out->after = x;
+    out->change = change_of(out->before, x);
+    if (scale == 0) {
+        out->p = lx > med ? 0.0 : 1.0;
+    } else {
+        t = (lx - med) / (scale * sqrt(1 + M_PI / (2 * (double)m)));
+        out->p = 1 - hrd_cp_student_cdf(t, (double)(m - 1));
+    }
+    rc = 0;
+out:
+    free(l);
+    free(tmp);
+    return rc;
+}

@@ -1,0 +1,81 @@
+/*
+ * Change points of a series: where the level of a range's runs moved, and
+ * whether one new run is slower than the level of its series. A point is
+ * one run's median (run-to-run noise is what matters; the samples within
+ * a run are not counted). Pure logic, no I/O: the same series always gives
+ * the same answer.
+ *
+ * Detection is E-divisive means (Matteson and James, 2014) made robust by
+ * ranks: within a segment the points are replaced by their ranks, the
+ * split is where the energy statistic of the two sides (alpha 1) is
+ * largest, each side holding at least `window` points, and the split is
+ * kept when the two sides differ by a Mann-Whitney test (exact for a side
+ * of at most HRD_CP_EXACT_MAX points, the normal approximation with ties
+ * corrected otherwise) whose p-value, multiplied by the number of places
+ * the split could have been (Bonferroni), is at most alpha, and their
+ * medians differ by at least min_change. Kept splits are searched again on
+ * either side (binary segmentation) until none is kept. On ranks a single
+ * outlying run weighs as any run above the others, so a spike is no
+ * change; a step that lasts `window` runs can be one. Costs O(m^2) per
+ * segment of m points, O(k n^2) for a series of n points and k changes.
+ *
+ * A series shorter than 2 x window has no change point; a change smaller
+ * than the noise of the runs is not found.
+ */
+#ifndef HOSTRANGE_CHANGEPOINT_H
+#define HOSTRANGE_CHANGEPOINT_H
+
+#include <stddef.h>
+
+/* The defaults of hostrangectl history (its --help and man page state
+ * them; test_man.sh compares). */
+#define HRD_CP_ALPHA_DEFAULT 0.01
+#define HRD_CP_WINDOW_DEFAULT 3
+#define HRD_CP_MIN_CHANGE_DEFAULT 0.0
+/* The largest side for which the Mann-Whitney p-value is exact. */
+#define HRD_CP_EXACT_MAX 12
+
+struct hrd_cp_opts {
+    double alpha;      /* significance level of a split, in (0, 1] */
+    double min_change; /* the smallest |after / before - 1| kept (0: any) */
+    size_t window;     /* the fewest points on either side (at least 1) */
+};
+
+/* A change point: the series moves from before to after at point `at`
+ * (the first point after the change). before and after are the medians of
+ * the segments either side of it (of the final segmentation), change is
+ * after / before - 1, and p the Bonferroni-adjusted p-value of the test
+ * that kept it. */
+struct hrd_cp {
+    size_t at;
+    double before;
+    double after;
+    double change;
+    double p;
+};
+
+/*
+ * Finds the change points of x[0..n) (positive values, in run order) and
+ * writes at most cap of them to out, in series order. Returns their number
+ * (those beyond cap not written), or -ENOMEM.
+ */
+int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
+                  struct hrd_cp *out, size_t cap);
+
+/*
+ * Tests whether x is slower (larger) than the segment seg[0..m): the
+ * one-sided p-value of x under a Student's t prediction interval around
+ * the segment's median, its spread the median absolute deviation (scaled
+ * to a standard deviation), on the logarithms of the values. Fills out
+ * (at 0, before the segment's median, after x). Returns 0, or -EINVAL
+ * when m < 2 (no spread to judge by).
+ */
+int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out);
+
+/* The median of x[0..n) (sorted copy in tmp, n of them). */
+double hrd_cp_median(const double *x, size_t n, double *tmp);
+
+/* P(T <= t) for Student's t with df degrees of freedom. */
+double hrd_cp_student_cdf(double t, double df);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * Writes a made-up run file, as saved on a made-up machine, for the
+ * history's tests and benchmark:
+ *
+ *   mkrun -o FILE [-i ID] [-H HOST] [-m KEY=VALUE]... [-k NODE/RANGE=NS]...
+ *
+ * Each -k key (operator "op", backend "cpu", phase warm) gets five range
+ * events of NS - 2 .. NS + 2 ns, so that its median is NS, each with a
+ * self time of half that; -K N adds N keys "k0".."kN-1" of node "bulk",
+ * each at NS given by -v (default 1000). The machine is HOST (default
+ * "hostA") with a fixed CPU, core count, kernel and clock path.
+ */
+#include "config.h"
+
+#include "tests/lib/harness_runfile.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void key(struct harness_runfile *f, const char *node,
+                const char *range, uint64_t ns)
+{
+    struct hrd_key *k = harness_runfile_key(f, node, 2, range);
+
+    for (uint64_t d = 0; d < 5; d++)
+        harness_runfile_add(f, k, ns + d - 2, (ns + d - 2) / 2);
+    harness_runfile_put(f, k);
+}
+
+int main(int argc, char **argv)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    Hostrange__RunFingerprint fp = HOSTRANGE__RUN_FINGERPRINT__INIT;
+    Hostrange__RunMeta meta[16], *mp[16];
+    struct harness_runfile f;
+    const char *out = NULL, *keys[256];
+    size_t nkeys = 0, bulk = 0;
+    uint64_t value = 1000;
+    int c;
+
+    fp.host = "hostA";
+    fp.cpu_model = "Test CPU 3000";
+    fp.cores = 4;
+    fp.kernel = "Linux 6.1.0";
+    fp.clock_path = "fast";
+    fp.version = PACKAGE_VERSION;
+    h.fingerprint = &fp;
+    h.meta = mp;
+    h.time_ns = 1700000000000000000ull;
+    while ((c = getopt(argc, argv, "o:i:H:m:k:K:v:")) != -1) {
+        if (c == 'o') {
+            out = optarg;
+        } else if (c == 'i') {
+            h.id = optarg;
+        } else if (c == 'H') {
+            fp.host = optarg;
+        } else if (c == 'm' && h.n_meta < 16) {
+            char *eq = strchr(optarg, '=');
+
+            if (eq == NULL)
+                return 2;
+            *eq = '\0';
+            hostrange__run_meta__init(&meta[h.n_meta]);
+            meta[h.n_meta].key = optarg;
+            meta[h.n_meta].value = eq + 1;
+            mp[h.n_meta] = &meta[h.n_meta];
+            h.n_meta++;
+        } else if (c == 'k' && nkeys < 256) {
+            keys[nkeys++] = optarg;
+        } else if (c == 'K') {
+            bulk = strtoul(optarg, NULL, 10);
+        } else if (c == 'v') {
+            value = strtoull(optarg, NULL, 10);
+        } else {
+            return 2;
+        }
+    }
+    if (out == NULL)
+        return 2;
+    h.host = fp.host;
+    harness_runfile_create_header(&f, out, 1, &h);
+    for (size_t i = 0; i < nkeys; i++) {
+        char *k = strdup(keys[i]), *eq = strrchr(k, '='), *slash;
+
+        slash = eq != NULL ? strchr(k, '/') : NULL;
+        if (slash == NULL || slash > eq)
+            return 2;
+        *slash = '\0';
+        *eq = '\0';
+        key(&f, k, slash + 1, strtoull(eq + 1, NULL, 10));
+        free(k);
+    }
+    for (size_t i = 0; i < bulk; i++) {
+        char r[32];
+
+        snprintf(r, sizeof r, "k%zu", i);
+        key(&f, "bulk", r, value);
+    }
+    harness_runfile_commit(&f);
+    hrd_agg_fini(&f.a);
+    return 0;
+}

@@ -1,0 +1,250 @@
+#!/bin/sh
+# hostrangectl history end to end, the same checks against a SQLite file
+# and against a real PostgreSQL server (started here, as an unprivileged
+# user, on a Unix socket in a temporary directory; a server that cannot be
+# started fails the test): made-up runs of two machines added, listed,
+# shown; a step found at its commit on its machine only; a run checked
+# against its history; a run stored once; names with quotes, semicolons,
+# %, backslashes and non-ASCII stored byte for byte; a damaged run file, a
+# database of something else and a newer schema refused (exit 3) with
+# nothing stored; an older schema migrated; eight adds at once losing
+# nothing; both backends giving the same answers; a password never shown.
+# Also: a real run saved by a daemon added, and hostranged linking neither
+# database.
+set -u
+: "${HOSTRANGED:?}" "${HOSTRANGECTL:?}" "${HOSTRANGE_TEST_WORKLOAD:?}"
+mkrun=${top_builddir:-.}/tests/helpers/mkrun
+dir=$(mktemp -d) || exit 99
+pgdir=
+pid=
+cleanup() {
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+    [ -n "$pgdir" ] && as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -m immediate \
+        stop >/dev/null 2>&1
+    [ -n "$pgdir" ] && rm -rf "$pgdir"
+    rm -rf "$dir"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+ctl() { "$HOSTRANGECTL" "$@"; }
+
+# hostranged links neither database.
+if command -v ldd >/dev/null 2>&1; then
+    ldd "$HOSTRANGED" | grep -E 'sqlite|libpq' && fail "hostranged links a database"
+fi
+
+# --- PostgreSQL: a server of our own, as an unprivileged user --------------
+pgbin=/usr/lib/postgresql/15/bin
+[ -x "$pgbin/initdb" ] || fail "no PostgreSQL 15 ($pgbin/initdb; Debian's postgresql-15)"
+if [ "$(id -u)" -eq 0 ]; then
+    as_pg() { runuser -u postgres -- "$@"; }
+else
+    as_pg() { "$@"; }
+fi
+pgdir=$(mktemp -d "${TMPDIR:-/tmp}/hostrange-pg-XXXXXX") || exit 99
+[ "$(id -u)" -eq 0 ] && chown postgres "$pgdir"
+as_pg "$pgbin/initdb" -D "$pgdir/data" -A trust -U hostrange --no-locale \
+    -E UTF8 --no-sync > "$pgdir/initdb.log" 2>&1 ||
+    fail "initdb: $(cat "$pgdir/initdb.log")"
+as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -w -t 60 -l "$pgdir/log" \
+    -o "-k $pgdir -c listen_addresses= -F" start > /dev/null 2>&1 ||
+    fail "PostgreSQL did not start: $(cat "$pgdir/log")"
+pg() { "$pgbin/../bin/psql" -X -q -v ON_ERROR_STOP=1 "host=$pgdir user=hostrange dbname=$1" -c "$2"; }
+command -v psql >/dev/null 2>&1 && pg() { psql -X -q -v ON_ERROR_STOP=1 "host=$pgdir user=hostrange dbname=$1" -c "$2"; }
+n_pg=0
+# new_pg: a new, empty database; its connection string in $db.
+new_pg() {
+    n_pg=$((n_pg + 1))
+    pg postgres "CREATE DATABASE h$n_pg" || fail "CREATE DATABASE"
+    db="host=$pgdir user=hostrange dbname=h$n_pg"
+}
+n_sq=0
+new_sqlite() { n_sq=$((n_sq + 1)); db="$dir/h$n_sq.db"; }
+
+# --- runs: 30 of machine hostA (backend.submit 10% slower from run 20,
+# commit c20; cache.lookup steady), 30 of hostB at the slower level all
+# along, interleaved in time ----------------------------------------------
+odd=$(printf 'n\047q"x;%%\\\303\251')
+for i in $(seq 0 29); do
+    v=1000; [ "$i" -ge 20 ] && v=1100
+    t=$((1700000000 + i * 60))
+    "$mkrun" -o "$dir/a$i.hrs" -i "$(printf 'a%031x' "$i")" -H hostA \
+        -m time=$t -m commit=c$i -k "n1/backend.submit=$((v + (i * 7) % 11))" \
+        -k "n1/cache.lookup=$((500 + (i * 3) % 7))" -k "$odd/r%;\\=7" ||
+        fail mkrun
+    "$mkrun" -o "$dir/b$i.hrs" -i "$(printf 'b%031x' "$i")" -H hostB \
+        -m time=$((t + 30)) -m commit=c$i \
+        -k "n1/backend.submit=$((1100 + (i * 5) % 11))" || fail mkrun
+done
+# A pull request's runs: much slower, and at the newest level.
+"$mkrun" -o "$dir/pr-slow.hrs" -i "$(printf 'c%031x' 1)" -H hostA \
+    -m commit=pr1 -k "n1/backend.submit=1300" || fail mkrun
+"$mkrun" -o "$dir/pr-same.hrs" -i "$(printf 'c%031x' 2)" -H hostA \
+    -m commit=pr2 -k "n1/backend.submit=1104" || fail mkrun
+# Eight runs for adding at once, each of 40 keys.
+for i in 1 2 3 4 5 6 7 8; do
+    "$mkrun" -o "$dir/par$i.hrs" -i "$(printf 'd%031x' "$i")" -K 40 \
+        -v $((1000 + i)) || fail mkrun
+done
+head -c 200 "$dir/a0.hrs" > "$dir/cut.hrs"
+printf 'not a run\n' > "$dir/text.hrs"
+
+# A real run: a daemon, the workload, save.
+export HOSTRANGE_RUNTIME_DIR="$dir/rt"
+timeout 60 "$HOSTRANGED" -q & pid=$!
+ctl ping -w 10000 >/dev/null || fail "no daemon"
+timeout 60 "$HOSTRANGE_TEST_WORKLOAD" -n 1 -c 50 -r 2 -N real >/dev/null ||
+    fail workload
+ctl save -o "$dir/real.hrs" --meta commit=real1 >/dev/null || fail save
+kill "$pid"; wait "$pid"; pid=
+
+# suite KIND: every check against a new database of backend KIND.
+suite() {
+    kind=$1
+    new_$kind
+    echo "# $kind"
+    out=$dir/$kind
+    # add: 60 runs stored; each said once.
+    ctl history add --db "$db" "$dir"/a*.hrs "$dir"/b*.hrs > "$out.add" ||
+        fail "$kind: add"
+    [ "$(grep -c '^added ' "$out.add")" -eq 60 ] || fail "$kind: added $(cat "$out.add")"
+    # The same run again, under its name or another: stored once.
+    cp "$dir/a3.hrs" "$dir/again.hrs"
+    ctl history add --db "$db" "$dir/a3.hrs" "$dir/again.hrs" > "$out.again" ||
+        fail "$kind: add again"
+    [ "$(grep -c 'is stored already; nothing changed' "$out.again")" -eq 2 ] ||
+        fail "$kind: again: $(cat "$out.again")"
+    ctl history list --db "$db" > "$out.list" || fail "$kind: list"
+    [ "$(wc -l < "$out.list")" -eq 60 ] || fail "$kind: list has $(wc -l < "$out.list") runs"
+    # list: id, time, commit, machine, keys; in time order.
+    printf 'a0000000000000000000000000000000\t2023-11-14T22:13:20Z\tc0\thostA: Test CPU 3000, 4 cores, Linux 6.1.0; clock fast\t6\n' |
+        cmp -s - "$(head -1 "$out.list" > "$out.l1"; echo "$out.l1")" ||
+        fail "$kind: first line: $(head -1 "$out.list")"
+    sed -n 2p "$out.list" | grep -q '^b0000000000000000000000000000000	' ||
+        fail "$kind: order: $(sed -n 2p "$out.list")"
+
+    # detect: the step of hostA at c20, inclusive and self; not on hostB.
+    ctl history detect --db "$db" -f jsonl > "$out.detect" ||
+        fail "$kind: detect exit $?"
+    [ "$(wc -l < "$out.detect")" -eq 2 ] || fail "$kind: detect: $(cat "$out.detect")"
+    grep -q '^{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"inclusive","machine":"hostA: Test CPU 3000, 4 cores, Linux 6.1.0; clock fast","commit":"c20","run":"a0000000000000000000000000000014","before":1005.0,"after":1105.5,"change":0.1000000000000000[0-9],"p":0.000[0-9]*,"direction":"slower"}$' \
+        "$out.detect" || fail "$kind: detect line: $(head -1 "$out.detect")"
+    grep -q '"metric":"self",.*"commit":"c20",.*"direction":"slower"' \
+        "$out.detect" || fail "$kind: detect self"
+    ctl history detect --db "$db" --fail-above 5 > "$out.text" 2> "$out.err"
+    [ $? -eq 1 ] || fail "$kind: --fail-above 5 did not fail"
+    grep -q 'backend.submit inclusive on hostA.*+10.0% slower, above --fail-above 5%' \
+        "$out.err" || fail "$kind: --fail-above msg: $(cat "$out.err")"
+    grep -q 'slower by +10.0% at commit c20' "$out.text" || fail "$kind: text"
+    ctl history detect --db "$db" --fail-above 'backend.*=20,*=1' > /dev/null ||
+        fail "$kind: --fail-above 20 failed"
+    [ -z "$(ctl history detect --db "$db" --machine 'hostB*')" ] ||
+        fail "$kind: a change on hostB"
+    [ -z "$(ctl history detect --db "$db" --range cache.lookup)" ] ||
+        fail "$kind: a change of cache.lookup"
+
+    # check: a slower run fails, one at the newest level passes.
+    ctl history check --db "$db" -f jsonl --fail-above 5 "$dir/pr-slow.hrs" \
+        > "$out.check" 2> "$out.err"
+    [ $? -eq 1 ] || fail "$kind: check of a slower run"
+    grep -q '"range":"backend.submit","metric":"inclusive",.*"commit":"pr1","run":"c0000000000000000000000000000001","before":1105.5,"after":1300.0,.*"direction":"slower"}$' \
+        "$out.check" || fail "$kind: check line: $(cat "$out.check")"
+    ctl history check --db "$db" --fail-above 5 "$dir/pr-same.hrs" \
+        > "$out.check2" || fail "$kind: check of a run at the level"
+    grep -q '^checked 2 keys of .*pr-same.hrs against the history of hostA: Test CPU 3000, 4 cores, Linux 6.1.0; clock fast: 0 differ' \
+        "$out.check2" || fail "$kind: check summary: $(cat "$out.check2")"
+
+    # Names byte for byte, through jsonl and csv.
+    ctl history show --db "$db" -f jsonl --range 'r%;*' > "$out.odd" ||
+        fail "$kind: show"
+    [ "$(wc -l < "$out.odd")" -eq 60 ] || fail "$kind: show odd rows"
+    python3 -c 'import json, sys
+want = sys.argv[2]
+for line in open(sys.argv[1], encoding="ascii"):
+    r = json.loads(line)
+    assert r["node"].encode("utf-8") == want.encode("utf-8", "surrogateescape"), r["node"]
+    assert r["range"] == "r%;\\", r["range"]' "$out.odd" "$odd" ||
+        fail "$kind: names changed"
+    ctl history show --db "$db" -f csv --node "n'q\"x;%*" > "$out.csv" ||
+        fail "$kind: csv"
+    sed -n 2p "$out.csv" | grep -qF "\"n'q\"\"x;%\\$(printf '\303\251')\",op,cpu,warm,r%;\\,inclusive," ||
+        fail "$kind: csv line: $(sed -n 2p "$out.csv")"
+
+    # Bad input: exit 3, nothing stored.
+    for bad in cut text; do
+        ctl history add --db "$db" "$dir/$bad.hrs" > /dev/null 2> "$out.err"
+        [ $? -eq 3 ] || fail "$kind: add of $bad.hrs: exit status"
+        grep -q "^hostrangectl history add: .*$bad.hrs: " "$out.err" ||
+            fail "$kind: $bad msg: $(cat "$out.err")"
+    done
+    [ "$(ctl history list --db "$db" | wc -l)" -eq 60 ] ||
+        fail "$kind: a bad file stored something"
+
+    # The real run.
+    ctl history add --db "$db" "$dir/real.hrs" > /dev/null || fail "$kind: real"
+    ctl history list --db "$db" | grep -q "	real1	$(hostname 2>/dev/null || cat /proc/sys/kernel/hostname): .* cores, .*; clock [a-z]*	[1-9][0-9]*$" ||
+        fail "$kind: the real run: $(ctl history list --db "$db" | tail -1)"
+
+    # Eight adds at once: none fails, none lost.
+    new_$kind
+    for i in 1 2 3 4 5 6 7 8; do
+        ctl history add --db "$db" "$dir/par$i.hrs" > "$out.par$i" 2>&1 &
+        eval "p$i=\$!"
+    done
+    for i in 1 2 3 4 5 6 7 8; do
+        eval "wait \$p$i" || fail "$kind: concurrent add $i: $(cat "$out.par$i")"
+    done
+    [ "$(ctl history list --db "$db" | wc -l)" -eq 8 ] ||
+        fail "$kind: concurrent adds lost runs"
+    [ "$(ctl history show --db "$db" -f csv | wc -l)" -eq $((8 * 80 + 1)) ] ||
+        fail "$kind: concurrent adds lost keys"
+}
+
+suite sqlite
+cp "$dir/sqlite.detect" "$dir/sqlite.detect.keep"
+suite pg
+cmp -s "$dir/sqlite.detect.keep" "$dir/pg.detect" ||
+    fail "SQLite and PostgreSQL disagree: $(diff "$dir/sqlite.detect.keep" "$dir/pg.detect")"
+for f in list odd csv check; do
+    cmp -s "$dir/sqlite.$f" "$dir/pg.$f" || fail "$f differs between backends"
+done
+
+# A database of something else, and a newer schema: refused, exit 3.
+sqlite3 "$dir/other.db" 'CREATE TABLE t (x INTEGER)' || fail sqlite3
+new_pg
+pg "h$n_pg" 'CREATE TABLE t (x INTEGER)' || fail psql
+for other in "$dir/other.db" "$db" "$dir/text.hrs"; do
+    ctl history add --db "$other" "$dir/a0.hrs" > /dev/null 2> "$dir/err"
+    [ $? -eq 3 ] || fail "added into $other"
+    grep -q 'not a hostrange history\|file is not a database' "$dir/err" ||
+        fail "other database: $(cat "$dir/err")"
+done
+new_sqlite
+ctl history add --db "$db" "$dir/a0.hrs" > /dev/null || fail "add"
+sqlite3 "$db" 'UPDATE hostrange_schema SET version = 99' || fail sqlite3
+ctl history list --db "$db" > /dev/null 2> "$dir/err"
+[ $? -eq 3 ] || fail "a newer schema was opened"
+grep -q "a history of schema version 99, newer than this hostrange's (2)" \
+    "$dir/err" || fail "newer msg: $(cat "$dir/err")"
+# An older schema (version 1: no index of the runs' order) is migrated.
+sqlite3 "$db" 'UPDATE hostrange_schema SET version = 1; DROP INDEX hostrange_run_order' ||
+    fail sqlite3
+ctl history list --db "$db" | grep -q '^a0' || fail "list of a migrated history"
+[ "$(sqlite3 "$db" 'SELECT version FROM hostrange_schema')" = 2 ] ||
+    fail "not migrated"
+sqlite3 "$db" .indexes | grep -q hostrange_run_order || fail "no index"
+
+# A password never appears: a URL and key=value pairs that fail.
+for url in "postgresql://hostrange:s3cr3t@/nosuchdb?host=$pgdir" \
+           "postgres://hostrange:s3cr3t@localhost:1/h1" \
+           "host=$pgdir user=hostrange password=s3cr3t dbname=nosuchdb"; do
+    ctl history list --db "$url" > "$dir/out" 2> "$dir/err"
+    [ $? -eq 3 ] || fail "an unreachable database: exit status"
+    grep -q s3cr3t "$dir/out" "$dir/err" && fail "the password shown: $(cat "$dir/err")"
+    grep -q '\*\*\*' "$dir/err" || fail "no masked password: $(cat "$dir/err")"
+done
+# The default database: $HOSTRANGE_HISTORY.
+HOSTRANGE_HISTORY="$dir/env.db" ctl history add "$dir/a0.hrs" > /dev/null ||
+    fail "add to \$HOSTRANGE_HISTORY"
+[ -s "$dir/env.db" ] || fail "\$HOSTRANGE_HISTORY not used"
+exit 0
