@@ -450,3 +450,7 @@ TESTS += tests/service/test_page.sh
 EXTRA_DIST += tests/service/test_page.sh tests/service/page_check.mjs
 AM_TESTS_ENVIRONMENT += export \
 	HOSTRANGE_TEST_PAGEGEN='$(abs_top_builddir)/tests/helpers/pagegen';
+# history detect and check as JUnit (python3-junitparser) and Markdown
+# (python3-markdown).
+TESTS += tests/service/test_history_formats.sh
+EXTRA_DIST += tests/service/test_history_formats.sh

@@ -103,6 +103,10 @@ static void junit_name(FILE *f, const struct hrd_gate_row *r)
         hrd_xml_escape(f, str(r->backend));
         fputc(')', f);
     }
+    if (str(r->where)[0] != '\0') {
+        fputc(' ', f);
+        hrd_xml_escape(f, r->where);
+    }
 }
 
 static void junit_case(FILE *f, const struct hrd_gate_row *r)
@@ -327,9 +331,12 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
     part(f, &first, c.slower, "slower", 0);
     part(f, &first, c.faster, "faster", 0);
     part(f, &first, c.unchanged, "unchanged", 1);
-    part(f, &first, c.only, "in one run only", 0);
+    part(f, &first, c.only,
+         g->skipped != NULL ? g->skipped : "in one run only", 0);
     if (g->machines == NULL) {
         fputs("; machines match\n", f);
+    } else if (g->machines[0] == '\0') {
+        fputc('\n', f);
     } else {
         fputs("; machines differ: ", f);
         hrd_md_escape(f, g->machines);
@@ -367,6 +374,10 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
             fputc('/', f);
             hrd_md_escape(f, r->backend);
             fputc(')', f);
+        }
+        if (str(r->where)[0] != '\0') {
+            fputc(' ', f);
+            hrd_md_escape(f, r->where);
         }
         fputs(" | ", f);
         hrd_md_escape(f, r->metric);

@@ -50,6 +50,8 @@ struct hrd_gate_row {
     int fail;              /* slower than fail_pct allows: a failure */
     int warn;              /* slower than warn_pct (and not failing) */
     const char *reason;    /* HRD_GATE_ONLY: why ("only in the base run") */
+    const char *where;     /* NULL, or where the key was judged ("on
+                              MACHINE at commit C"), after its name */
 };
 
 /* A gate's result: its rows, in report order, and what the runs were. */
@@ -57,9 +59,11 @@ struct hrd_gate {
     const char *title;     /* what compared, e.g. "hostrangectl diff" */
     const struct hrd_gate_row *rows;
     size_t n;
-    const char *machines;  /* NULL when the runs' machines match, else how
-                              they differ */
+    const char *machines;  /* NULL when the runs' machines match, "" when
+                              not to be said, else how they differ */
     size_t limit;          /* Markdown: the most table rows */
+    const char *skipped;   /* the verdict's words for HRD_GATE_ONLY rows
+                              (NULL: "in one run only") */
 };
 
 /* The counts of a gate's rows by outcome. */
