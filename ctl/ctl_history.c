@@ -73,6 +73,7 @@ static const char usage_history[] =
     "       hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
     "                                 [--alpha P] [--window N]\n"
     "                                 [--fail-above SPEC] [--format text|jsonl]\n"
+    "       hostrangectl history plot [--db DB] -o DIR [FILTER]...\n"
     "Remember every run (add) and find which commit made which range slower,\n"
     "on which machine (detect), or whether a run is slower than its history\n"
     "(check, a pull request's gate). See 'hostrangectl history SUBCOMMAND\n"
@@ -667,13 +668,14 @@ static const struct {
     { "show", usage_show, history_show },
     { "detect", hrd_ctl_history_usage_detect, hrd_ctl_history_detect },
     { "check", hrd_ctl_history_usage_check, hrd_ctl_history_check },
+    { "plot", hrd_ctl_history_usage_plot, hrd_ctl_history_plot },
 };
 
 static int history(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "hostrangectl history: no subcommand (add, list, "
-                "show, detect or check; see --help)\n");
+                "show, detect, check or plot; see --help)\n");
         return HRD_CTL_HISTORY_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -687,7 +689,7 @@ static int history(int argc, char **argv)
         }
     }
     fprintf(stderr, "hostrangectl history: unknown subcommand '%s' (add, "
-            "list, show, detect or check)\n", argv[1]);
+            "list, show, detect, check or plot)\n", argv[1]);
     return HRD_CTL_HISTORY_USAGE;
 }
 

@@ -7,7 +7,8 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl.h \
 	ctl/ctl_save.c ctl/ctl_merge.c ctl/ctl_diff.c \
 	ctl/ctl_diffside.c ctl/ctl_diffside.h ctl/ctl_from.c \
 	ctl/ctl_paths.c ctl/ctl_fingerprint.c \
-	ctl/ctl_history.c ctl/ctl_history.h ctl/ctl_history_detect.c
+	ctl/ctl_history.c ctl/ctl_history.h ctl/ctl_history_detect.c \
+	ctl/ctl_history_plot.c
 ctl_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 # Where record --nvtx finds the installed NVTX tool.

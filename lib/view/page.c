@@ -605,13 +605,14 @@ static void write_body(FILE *f, const struct layout *l)
     fputs("<h1>", f);
     hrd_xml_escape(f, str(p->title));
     fprintf(f, "</h1>\n<p class=\"summary\">%zu charts of %zu series, %zu "
-            "runs, %zu machines. Each chart is one range of one node and "
+            "runs, %zu machine%s. Each chart is one range of one node and "
             "phase: its median run by run (the band is p10 to p90), the "
             "segments found as dashed steps, each change point marked with "
             "its change. Most changed first.</p>\n<p><input id=\"filter\" "
             "type=\"search\" placeholder=\"filter by node, phase, range, "
             "metric\" aria-label=\"filter\"><span id=\"shown\"></span></p>\n",
-            l->ncharts, p->n, l->nruns, l->nmachines);
+            l->ncharts, p->n, l->nruns, l->nmachines,
+            l->nmachines == 1 ? "" : "s");
     for (size_t c = 0; c < l->ncharts; c++) {
         const struct chart *ch = &l->charts[c];
         const struct hrd_page_series *s = ch->s[0];

@@ -120,4 +120,30 @@ assert lines[0] == ("0 keys slower than allowed, 2 slower, 2 unchanged, "
                     "2 not judged (too short a history)"), lines[0]
 assert p.tables == 1 and p.rows == 3, (p.tables, p.rows)
 EOF
+# history plot: the page of the same history, in headless chromium
+# (tests/service/page_check.mjs): no console message, a chart per key (one
+# machine), the most changed first, the change at c20 marked on both
+# backend.submit charts and nowhere else.
+browser=$(command -v chromium || command -v chromium-browser) ||
+    fail "chromium is needed (./bootstrap installs it)"
+ctl history plot --db "$db" -o "$dir/page" > "$dir/plot.out" 2> "$dir/err" ||
+    fail "history plot: $(cat "$dir/err")"
+grep -q "^wrote $dir/page/index.html: 6 series$" "$dir/plot.out" ||
+    fail "history plot said: $(cat "$dir/plot.out")"
+mkdir "$dir/seen" && node "${srcdir:-.}/tests/service/page_check.mjs" \
+    "$browser" "$dir/profile" "file://$dir/page/index.html" "$dir/seen" \
+    --all || fail "chromium on the history page"
+[ "$(cat "$dir/seen/console.json")" = "[]" ] ||
+    fail "console messages: $(cat "$dir/seen/console.json")"
+"$py" - "$dir/seen/dom.html" <<'EOF' || fail "the history page's DOM"
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+figs = re.findall(r'<figure class="chart[^"]*"[^>]*data-name="([^"]*)"', dom)
+assert len(figs) == 6, figs
+assert figs[0].startswith("n1 warm backend.submit (op/cpu) "), figs
+marks = re.findall(r'<g class="cp" data-run="\d+" data-commit="([^"]*)"', dom)
+assert marks == ["c20", "c20"], marks
+EOF
+ctl history plot --db "$db" > /dev/null 2>&1
+[ $? -eq 2 ] || fail "history plot without -o"
 echo "PASS"
