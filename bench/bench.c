@@ -115,6 +115,12 @@ static const char usage[] =
     "                      than the default one has .DTYPE-SHAPES after\n"
     "                      BACKEND)\n"
     "\n"
+    "Testing gates:\n"
+    "      --slow=RANGE=PCT  make RANGE (binding.body or backend.submit)\n"
+    "                      PCT percent slower, by spinning inside it at its\n"
+    "                      end for PCT% of the time spent in it so far\n"
+    "                      (hrops_slow); may be given for each\n"
+    "\n"
     "Report:\n"
     "  -o, --output=FILE   when a private daemon is started, write its report\n"
     "                      to FILE instead of standard output\n"
@@ -152,6 +158,23 @@ static void die_usage(const char *fmt, const char *arg)
     fprintf(stderr, fmt, arg);
     fputs(" (see --help)\n", stderr);
     exit(2);
+}
+
+/* --slow RANGE=PCT: sets the knob of hrops_slow; exits on a bad value. */
+static void parse_slow(const char *v)
+{
+    const char *eq = strrchr(v, '=');
+    char range[64], *end;
+    double pct;
+
+    if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof range)
+        die_usage("bad --slow '%s' (RANGE=PCT)", v);
+    memcpy(range, v, (size_t)(eq - v));
+    range[eq - v] = '\0';
+    pct = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end != '\0' || hrops_slow(range, pct) != 0)
+        die_usage("bad --slow '%s' (binding.body or backend.submit, and a "
+                  "percentage from 0 to 10000)", v);
 }
 
 static unsigned parse_count(const char *opt, const char *s, unsigned min)
@@ -436,11 +459,24 @@ static int read_cases(const char *path, struct bench_case *specs)
     return n;
 }
 
-int main(int argc, char **argv)
+/* What the command line asks for: the run's options and the cases'
+ * selection. */
+struct args {
+    struct options o;
+    const char *shape, *cases_file;
+    int op, backend, dtype, flags;
+};
+
+/*
+ * Parses the command line into *a; exits with status 2 on a usage error.
+ * Returns 0, or 1 when --help or --version was printed (the program then
+ * exits with 0).
+ */
+static int parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_OP = 256, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_TRANS,
            OPT_CASES, OPT_TARGET, OPT_MAX, OPT_CALLS, OPT_BLOCKS, OPT_RAW,
-           OPT_LIST, OPT_CONTROL, OPT_CALIBRATE };
+           OPT_LIST, OPT_CONTROL, OPT_CALIBRATE, OPT_SLOW };
     static const struct option longopts[] = {
         { "op", required_argument, NULL, OPT_OP },
         { "backend", required_argument, NULL, OPT_BACKEND },
@@ -456,77 +492,79 @@ int main(int argc, char **argv)
         { "list", no_argument, NULL, OPT_LIST },
         { "control", no_argument, NULL, OPT_CONTROL },
         { "calibrate", no_argument, NULL, OPT_CALIBRATE },
+        { "slow", required_argument, NULL, OPT_SLOW },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    static struct bench_case specs[MAX_CASES], cases[MAX_CASES];
-    struct options o = { 0, 0, 0, 0, 200, 10000, 0, 0, NULL };
-    const char *shape = NULL, *cases_file = NULL;
-    int op = 0, backend = BENCH_ANY, dtype = -1, flags = -1, c, n = 0;
-    int usage_error = 0, status = 0;
-    char err[256];
+    struct options *o = &a->o;
+    int c;
 
+    *a = (struct args){ { 0, 0, 0, 0, 200, 10000, 0, 0, NULL }, NULL, NULL,
+                        0, BENCH_ANY, -1, -1 };
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:hV", longopts, NULL)) != -1) {
         switch (c) {
         case OPT_OP:
-            if ((op = bench_op_parse(optarg)) < 0)
+            if ((a->op = bench_op_parse(optarg)) < 0)
                 die_usage("unknown op '%s'", optarg);
             break;
         case OPT_BACKEND:
-            if ((backend = bench_backend_parse(optarg)) < 0)
+            if ((a->backend = bench_backend_parse(optarg)) < 0)
                 die_usage("unknown backend '%s'", optarg);
             break;
         case OPT_DTYPE:
-            if ((dtype = bench_dtype_parse(optarg)) < 0)
+            if ((a->dtype = bench_dtype_parse(optarg)) < 0)
                 die_usage("unknown dtype '%s'", optarg);
             break;
         case OPT_SHAPE:
-            shape = optarg;
+            a->shape = optarg;
             break;
         case OPT_TRANS:
-            if ((flags = bench_trans_parse(optarg)) < 0)
+            if ((a->flags = bench_trans_parse(optarg)) < 0)
                 die_usage("bad transpose '%s' (none, a, b or ab)", optarg);
             break;
         case OPT_CASES:
-            cases_file = optarg;
+            a->cases_file = optarg;
             break;
         case OPT_TARGET:
-            o.target_ms = parse_count("--target-ms", optarg, 1);
+            o->target_ms = parse_count("--target-ms", optarg, 1);
             break;
         case OPT_MAX:
-            o.max_calls = parse_count("--max-calls", optarg, 1);
+            o->max_calls = parse_count("--max-calls", optarg, 1);
             break;
         case OPT_CALLS:
-            o.calls = parse_count("--calls", optarg, 1);
+            o->calls = parse_count("--calls", optarg, 1);
             break;
         case OPT_BLOCKS:
-            o.blocks = parse_count("--blocks", optarg, 1);
+            o->blocks = parse_count("--blocks", optarg, 1);
             break;
         case OPT_RAW:
-            o.raw = 1;
+            o->raw = 1;
             break;
         case OPT_LIST:
-            o.list = 1;
+            o->list = 1;
             break;
         case OPT_CONTROL:
-            o.control = 1;
+            o->control = 1;
             break;
         case OPT_CALIBRATE:
-            o.calibrate = 1;
+            o->calibrate = 1;
+            break;
+        case OPT_SLOW:
+            parse_slow(optarg);
             break;
         case 'o':
-            o.output = optarg;
+            o->output = optarg;
             break;
         case 'h':
             fputs(usage, stdout);
-            return 0;
+            return 1;
         case 'V':
             printf("hostrange-bench (%s) %s\n", PACKAGE_NAME,
                    PACKAGE_VERSION);
-            return 0;
+            return 1;
         case ':':
             die_usage("missing value for option '%s'", argv[optind - 1]);
             break;
@@ -543,62 +581,117 @@ int main(int argc, char **argv)
     }
     if (optind < argc)
         die_usage("unexpected argument '%s'", argv[optind]);
-    if (cases_file != NULL &&
-        (op != 0 || dtype >= 0 || shape != NULL || flags >= 0))
+    if (a->cases_file != NULL &&
+        (a->op != 0 || a->dtype >= 0 || a->shape != NULL || a->flags >= 0))
         die_usage("%s", "--cases excludes --op, --dtype, --shape and "
                   "--trans");
-    if (shape != NULL && op == 0)
+    if (a->shape != NULL && a->op == 0)
         die_usage("%s", "--shape needs --op");
-    if (o.calibrate && (o.control || o.raw || o.list || cases_file != NULL ||
-                        op != 0 || backend != BENCH_ANY || dtype >= 0 ||
-                        flags >= 0))
+    if (o->calibrate &&
+        (o->control || o->raw || o->list || a->cases_file != NULL ||
+         a->op != 0 || a->backend != BENCH_ANY || a->dtype >= 0 ||
+         a->flags >= 0))
         die_usage("%s", "--calibrate runs no case: it takes only --calls, "
                   "--blocks and -o");
-    if (o.control && o.raw)
+    if (o->control && o->raw)
         die_usage("%s", "--control and --raw are two different runs");
-    if (o.control && o.blocks != 0 && o.blocks < 7)
+    if (o->control && o->blocks != 0 && o->blocks < 7)
         die_usage("%s", "--control needs --blocks of 7 or more");
-    if (o.calibrate) {
-        if (bench_daemon_ensure(argc, argv, o.output) != 0 ||
-            bench_calibrate(o.calls ? o.calls : 100000,
-                            o.blocks ? o.blocks : 1001) != 0)
-            return 1;
-        if (hr_flush(10000) != 0) {
-            fprintf(stderr, "hostrange-bench: not every sample reached the "
-                    "daemon\n");
-            return 1;
+    return 0;
+}
+
+/* --calibrate: calibrates against the daemon (started when none answers)
+ * and waits for its samples to arrive. Returns the exit status. */
+static int run_calibrate(int argc, char **argv, const struct options *o)
+{
+    if (bench_daemon_ensure(argc, argv, o->output) != 0 ||
+        bench_calibrate(o->calls ? o->calls : 100000,
+                        o->blocks ? o->blocks : 1001) != 0)
+        return 1;
+    if (hr_flush(10000) != 0) {
+        fprintf(stderr, "hostrange-bench: not every sample reached the "
+                "daemon\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* The cases asked for, before they are expanded per backend: those of
+ * --cases, or the default case of each operator (or of --op) with
+ * --shape, --dtype and --trans applied. Returns their number, or -1 when
+ * the cases file cannot be read (said on stderr); exits with status 2 on
+ * a bad case. */
+static int asked_cases(const struct args *a, struct bench_case *specs)
+{
+    char err[256];
+    int n = 0;
+
+    if (a->cases_file != NULL)
+        return read_cases(a->cases_file, specs);
+    for (int k = BENCH_ADD; k <= BENCH_GEMM; k++) {
+        if (a->op != 0 && a->op != k)
+            continue;
+        bench_case_default(&specs[n], k);
+        if (a->shape != NULL && bench_case_shape(&specs[n], a->shape) != 0)
+            die_usage("bad shape '%s'", a->shape);
+        if (a->dtype >= 0 && a->dtype != specs[n].dtype) {
+            specs[n].dtype = a->dtype;
+            specs[n].is_default = 0;
         }
+        if (a->flags > 0) {
+            specs[n].flags = a->flags;
+            specs[n].is_default = 0;
+        }
+        if (bench_case_check(&specs[n], err, sizeof err) != 0)
+            die_usage("%s", err);
+        n++;
+    }
+    return n;
+}
+
+/* Runs the n cases against the daemon (started when none answers) and
+ * waits for their samples to arrive. Returns the exit status. */
+static int run_cases(int argc, char **argv, const struct bench_case *cases,
+                     int n, const struct options *o)
+{
+    int status = 0;
+
+    if (bench_daemon_ensure(argc, argv, o->output) != 0)
+        return 1;
+    if (o->control && (!hr_compiled() || !hr_enabled())) {
+        fprintf(stderr, "hostrange-bench: --control: collection is off "
+                "(HOSTRANGE=0, or built without the ranges): no active "
+                "condition to compare\n");
         return 0;
     }
-
-    if (cases_file != NULL) {
-        n = read_cases(cases_file, specs);
-        if (n < 0)
-            return 1;
-    } else {
-        for (int k = BENCH_ADD; k <= BENCH_GEMM; k++) {
-            if (op != 0 && op != k)
-                continue;
-            bench_case_default(&specs[n], k);
-            if (shape != NULL && bench_case_shape(&specs[n], shape) != 0)
-                die_usage("bad shape '%s'", shape);
-            if (dtype >= 0 && dtype != specs[n].dtype) {
-                specs[n].dtype = dtype;
-                specs[n].is_default = 0;
-            }
-            if (flags > 0) {
-                specs[n].flags = flags;
-                specs[n].is_default = 0;
-            }
-            if (bench_case_check(&specs[n], err, sizeof err) != 0)
-                die_usage("%s", err);
-            n++;
-        }
+    for (int i = 0; i < n; i++)
+        status |= run_case(&cases[i], o);
+    hrops_cache_clear();
+    if (hr_enabled() && hr_flush(10000) != 0) {
+        fprintf(stderr, "hostrange-bench: not every sample reached the "
+                "daemon\n");
+        status = 1;
     }
-    n = expand(specs, n, backend, cases, &usage_error);
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    static struct bench_case specs[MAX_CASES], cases[MAX_CASES];
+    struct args a;
+    int n, usage_error = 0;
+
+    if (parse_args(argc, argv, &a) != 0)
+        return 0;
+    if (a.o.calibrate)
+        return run_calibrate(argc, argv, &a.o);
+    n = asked_cases(&a, specs);
+    if (n < 0)
+        return 1;
+    n = expand(specs, n, a.backend, cases, &usage_error);
     if (n < 0)
         return usage_error ? 2 : 1;
-    if (o.list) {
+    if (a.o.list) {
         for (int i = 0; i < n; i++) {
             char node[256];
 
@@ -607,21 +700,5 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    if (bench_daemon_ensure(argc, argv, o.output) != 0)
-        return 1;
-    if (o.control && (!hr_compiled() || !hr_enabled())) {
-        fprintf(stderr, "hostrange-bench: --control: collection is off "
-                "(HOSTRANGE=0, or built without the ranges): no active "
-                "condition to compare\n");
-        return 0;
-    }
-    for (int i = 0; i < n; i++)
-        status |= run_case(&cases[i], &o);
-    hrops_cache_clear();
-    if (hr_enabled() && hr_flush(10000) != 0) {
-        fprintf(stderr, "hostrange-bench: not every sample reached the "
-                "daemon\n");
-        status = 1;
-    }
-    return status;
+    return run_cases(argc, argv, cases, n, &a.o);
 }

@@ -2,7 +2,7 @@
 # (cold, warm and end_to_end populations, calibration, the overhead
 # control), and the scripts that run it on a GPU machine. The programs of
 # `make bench` are in perf/, the demo in demo/.
-EXTRA_DIST += bench/local.mk bench/gpu-check bench/gpu-libs
+EXTRA_DIST += bench/local.mk bench/gpu-check bench/gpu-libs bench/gpu-python
 
 # hostrange-bench: cold, warm and end_to_end populations of the operators.
 bin_PROGRAMS += bench/hostrange-bench

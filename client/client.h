@@ -5,9 +5,9 @@
  * single-producer/single-consumer ring of samples. The owning thread writes
  * samples and publishes them by a release store of `head`; the shipper thread
  * (ship.c) reads them and publishes its progress by a release store of
- * `tail`. Neither side ever takes a lock for a sample. Threads are kept on a
- * registry list (under g_reg_lock) until their ring is drained after they
- * exit.
+ * `tail`. Neither side ever takes a lock for a sample. Threads are kept on
+ * the registry's list (registry.c, under its lock) until their ring is
+ * drained after they exit.
  *
  * Sites and label sets are interned (intern.c) into process-wide tables under
  * a mutex, on first use only; ids start at 1 and grow in the order of first
@@ -61,6 +61,7 @@ struct hr__counters {
     _Atomic uint64_t too_deep;
     _Atomic uint64_t lost; /* samples dropped after a ring wait too long */
     _Atomic uint64_t internal; /* ring entries of the library's own work */
+    _Atomic uint64_t bad_name; /* scopes of sites whose name is refused */
 };
 
 struct hr__thread {
@@ -92,18 +93,59 @@ struct hr__thread {
 #define HR__RING_TOUCHED (64u * 1024u)
 #define HR__RING_READY_AT (HR__RING_TOUCHED / sizeof(struct hr__sample) / 2)
 
-/* Process-wide state (hostrange.c). */
-/* hr__active (hostrange.h): a window is open. */
+/* The window's state (hostrange.c), read on the hot path. */
 extern _Atomic uint32_t hr__g_window; /* generation of the current window */
 extern _Atomic uint32_t hr__g_label;  /* label set of the current window */
 /* With HR_PHASE_BY_PATH: the warm twin of hr__g_label (which is then the
  * cold one); 0 otherwise. */
 extern _Atomic uint32_t hr__g_label_warm;
-extern _Atomic uint64_t hr__g_label_in_window;
-extern _Atomic uint64_t hr__g_marks;  /* hr_marks_add */
+/* 0, or the error of the labels last given to hr_labels_set (refused):
+ * windows are then not collected, and counted in hr__g_bad_label. */
+extern _Atomic int hr__g_labels_refused;
 
-extern pthread_mutex_t hr__g_reg_lock;
-extern struct hr__thread *hr__g_threads;
+/*
+ * registry.c: the process's threads and counts, below hostrange.c and
+ * ship.c. hr__active (hostrange.h: a window is open) is defined there too.
+ * hr__reg_threads gives the head of the list of threads (newest first),
+ * to walk or to unlink from, with the lock held; hr__reg_retire unlinks
+ * *pp, adds its counters to those of the retired threads and frees it
+ * (lock held). hr__reg_counters adds the counters of every thread, live
+ * or retired, and label_in_window to *out (takes the lock).
+ */
+extern _Atomic uint64_t hr__g_label_in_window; /* labels set in a window */
+extern _Atomic uint64_t hr__g_marks;           /* hr_marks_add */
+/* Windows not collected for refused labels (hr__g_labels_refused). */
+extern _Atomic uint64_t hr__g_bad_label;
+/* Calling contexts kept under HR_CONTEXTS_FULL, and names under
+ * HR__NAMES_FULL, for want of room in their tables (intern.c). */
+extern _Atomic uint64_t hr__g_contexts_full;
+extern _Atomic uint64_t hr__g_names_cut; /* hr__names_cut */
+void hr__reg_lock(void);
+void hr__reg_unlock(void);
+struct hr__thread **hr__reg_threads(void);
+void hr__reg_add(struct hr__thread *t);
+void hr__reg_retire(struct hr__thread **pp);
+void hr__reg_counters(hr_counters *out);
+
+/*
+ * fork. Each file resets its own state in its own hooks, which
+ * hostrange.c's pthread_atfork handlers call in this order: prepare, the
+ * shipper (parks it and takes its lock), the intern tables (their lock),
+ * the registry (its lock); parent and child, the other way round (the
+ * registry first). In the child, the registry keeps only `self`, the
+ * forking thread, emptied; the intern tables forget which calling
+ * contexts were seen (a child's first samples are cold); the shipper
+ * starts with no batches, counts or identity, and no thread.
+ */
+void hr__reg_fork_prepare(void);
+void hr__reg_fork_parent(void);
+void hr__reg_fork_child(struct hr__thread *self);
+void hr__intern_fork_prepare(void);
+void hr__intern_fork_parent(void);
+void hr__intern_fork_child(void);
+void hr__ship_fork_prepare(void);
+void hr__ship_fork_parent(void);
+void hr__ship_fork_child(void);
 
 /* clock.c */
 extern int hr__g_tsc;
@@ -136,12 +178,32 @@ double hr__clock_step(void);
 const char *hr__clock_order(void);
 
 /* intern.c: tables of names, label sets and calling contexts. */
+
+/* The id of a site whose name is refused (NULL, empty, or longer than
+ * HR_MAX_NAME): its scopes are inactive and counted (bad_name). It never
+ * reaches a context or a batch: hr__ctx_slow refuses it. */
+#define HR__SITE_BAD UINT32_MAX
+/* The most distinct range names a process keeps; past it, a new name's
+ * ranges are kept under the name HR__NAMES_FULL, and counted in
+ * contexts_full. */
+#define HR__MAX_SITES 262144u
+#define HR__NAMES_FULL "(names full)"
+/* The site's id, interned on first use: HR__SITE_BAD for a refused name,
+ * 0 on ENOMEM. */
 uint32_t hr__site_intern(hr_site *site);
+/* 0 when `name` is a range name the daemon takes, else -EINVAL (NULL or
+ * empty) or -ENAMETOOLONG. */
+int hr__name_check(const char *name);
 
 /* The most calling contexts a process keeps; past it, a range is kept under
  * the context of its name alone (at the top of a stack), and counted. */
 #define HR__MAX_CONTEXTS 65536u
-/* Contexts of names alone, besides: one per range name. */
+/* Contexts of names alone, besides: one per range name. Past it, a range
+ * at the top of a stack (or one that found the table full) is kept under
+ * an overflow context: HR_CONTEXTS_FULL, then its name. The overflow
+ * context of site s has id HR__CTX_OVER_BASE + s and no entry in the
+ * tables (hr__ctx_get computes it), so that its flat rows stay exact
+ * whatever the number of names; it is counted in hr__g_contexts_full. */
 #define HR__MAX_ROOT_CONTEXTS 16384u
 
 struct hr__thread;
@@ -176,7 +238,12 @@ static inline uint32_t hr__ctx(struct hr__thread *t, hr_site *site,
  * context, 0 for later ones; one relaxed load once the bit is set.
  */
 #define HR__CTX_CAP (HR__MAX_CONTEXTS + HR__MAX_ROOT_CONTEXTS)
-extern _Atomic uint64_t hr__g_ctx_seen[(HR__CTX_CAP + 63) / 64];
+/* Entries of the tables: HR__CTX_CAP and the root context of
+ * HR_CONTEXTS_FULL. Overflow contexts come after them. */
+#define HR__CTX_OVER_BASE (HR__CTX_CAP + 1u)
+#define HR__CTX_IDS (HR__CTX_OVER_BASE + HR__MAX_SITES)
+_Static_assert(HR__CTX_IDS <= HR__CTX_MASK, "context ids fit a sample");
+extern _Atomic uint64_t hr__g_ctx_seen[(HR__CTX_IDS + 63) / 64];
 static inline int hr__ctx_first(uint32_t ctx)
 {
     _Atomic uint64_t *w = &hr__g_ctx_seen[(ctx - 1) >> 6];
@@ -225,19 +292,10 @@ void hr__ship_kick(void);
 /* Asks the shipper to ship everything and waits; see hr_flush. */
 int hr__ship_flush(int timeout_ms);
 void hr__ship_stop(int timeout_ms);
-void hr__ship_counters(uint64_t *delivered, uint64_t *lost, uint64_t *batches,
-                       uint64_t *spooled);
+/* The process's counters (hr_counters_get): the shipper's (delivered,
+ * lost, batches, spooled) and the registry's. */
+void hr__ship_counters(hr_counters *out);
 extern _Atomic int hr__g_ship_sleeping;
-void hr__fork_prepare(void);
-void hr__fork_parent(void);
-void hr__fork_child(void);
-
-/* hostrange.c: the calling thread's state, or NULL. */
-struct hr__thread *hr__thread_self(void);
-
-/* Adds the counters of threads already retired to *out (callers hold
- * hr__g_reg_lock). */
-void hr__ship_retired(hr_counters *out);
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>

@@ -247,145 +247,204 @@ static uint32_t rank_of(const uint32_t *a, uint32_t n, uint32_t v)
     return (uint32_t)(p - a);
 }
 
-int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
-                 uint8_t **out, size_t *len)
+/* What sealing a batch builds besides the encoder's own arrays: its
+ * calling contexts, range names, label sets and counts per label set. */
+struct seal {
+    uint32_t nc, nl, nr, ni;   /* contexts, label sets, ranges, internal */
+    uint32_t *ranges, *cparent, *crange, *lost, *ilabel;
+    uint64_t *iv;              /* stalls, their ns, wakes, their ns */
+    Hostrange__LabelSet *ls, **lsp;
+    char **names;
+};
+
+static void seal_free(struct seal *sl)
 {
-    Hostrange__Batch m = HOSTRANGE__BATCH__INIT;
-    Hostrange__LabelSet *ls = NULL, **lsp = NULL;
-    uint32_t nc = e->ctx.n, nl, nr = 0, ni = 0;
-    uint32_t *ranges = NULL, *cparent = NULL, *crange = NULL, *lost = NULL;
-    uint32_t *ilabel = NULL;
-    uint64_t *iv = NULL;
-    char **names = NULL;
-    uint8_t *buf;
-    int rc = -ENOMEM;
+    free(sl->lost);
+    free(sl->ranges);
+    free(sl->cparent);
+    free(sl->crange);
+    free(sl->ls);
+    free(sl->lsp);
+    free(sl->ilabel);
+    free(sl->iv);
+    free(sl->names);
+}
 
-    if (e->failed)
-        goto out;
-    /* Label sets with losses belong to the batch too. */
-    lost = malloc((h->n_lost + 1) * sizeof *lost);
-    if (lost == NULL)
-        goto out;
+/* Allocates sl's arrays for e's contexts and label sets, the label sets
+ * with losses in h included (they belong to the batch too). Returns 0 or
+ * -ENOMEM; seal_free frees them either way. */
+static int seal_alloc(struct hr__enc *e, const struct hr__batch_header *h,
+                      struct seal *sl)
+{
+    memset(sl, 0, sizeof *sl);
+    sl->nc = e->ctx.n;
+    sl->lost = malloc((h->n_lost + 1) * sizeof *sl->lost);
+    if (sl->lost == NULL)
+        return -ENOMEM;
     for (uint32_t i = 0; i < h->n_lost; i++) {
-        if ((lost[i] = label_local(e, h->lost_ids[i])) == NONE)
-            goto out;
+        if ((sl->lost[i] = label_local(e, h->lost_ids[i])) == NONE)
+            return -ENOMEM;
     }
-    nl = e->lab.n;
-    ranges = malloc((nc + 1) * sizeof *ranges);
-    cparent = malloc((nc + 1) * sizeof *cparent);
-    crange = malloc((nc + 1) * sizeof *crange);
-    ls = calloc(nl + 1, sizeof *ls);
-    lsp = calloc(nl + 1, sizeof *lsp);
-    ilabel = malloc((nl + 1) * sizeof *ilabel);
-    iv = malloc(4 * ((size_t)nl + 1) * sizeof *iv);
-    if (ranges == NULL || cparent == NULL || crange == NULL || ls == NULL ||
-        lsp == NULL || ilabel == NULL || iv == NULL)
-        goto out;
+    sl->nl = e->lab.n;
+    sl->ranges = malloc((sl->nc + 1) * sizeof *sl->ranges);
+    sl->cparent = malloc((sl->nc + 1) * sizeof *sl->cparent);
+    sl->crange = malloc((sl->nc + 1) * sizeof *sl->crange);
+    sl->ls = calloc(sl->nl + 1, sizeof *sl->ls);
+    sl->lsp = calloc(sl->nl + 1, sizeof *sl->lsp);
+    sl->ilabel = malloc((sl->nl + 1) * sizeof *sl->ilabel);
+    sl->iv = malloc(4 * ((size_t)sl->nl + 1) * sizeof *sl->iv);
+    if (sl->ranges == NULL || sl->cparent == NULL || sl->crange == NULL ||
+        sl->ls == NULL || sl->lsp == NULL || sl->ilabel == NULL ||
+        sl->iv == NULL)
+        return -ENOMEM;
+    return 0;
+}
 
-    /* Range names in the process's order of first entry (its ids). */
+/* The batch's calling contexts (parent and range of each) and its range
+ * names, in the process's order of first entry (their ids). Returns 0,
+ * -ENOMEM, or -EINVAL for a range the namer does not know. */
+static int seal_contexts(struct hr__enc *e, struct seal *sl)
+{
+    uint32_t nc = sl->nc, nr = 0;
+
     for (uint32_t i = 0; i < nc; i++) {
         uint32_t parent;
-        e->namer->ctx_get(e->ctx.ids[i], &parent, &crange[i]);
-        cparent[i] = parent != 0 ? idmap_get(&e->ctx, parent, e->stamp) + 1
-                                 : 0;
-        ranges[i] = crange[i];
+        e->namer->ctx_get(e->ctx.ids[i], &parent, &sl->crange[i]);
+        sl->cparent[i] = parent != 0
+                             ? idmap_get(&e->ctx, parent, e->stamp) + 1
+                             : 0;
+        sl->ranges[i] = sl->crange[i];
     }
-    qsort(ranges, nc, sizeof *ranges, cmp_u32);
+    qsort(sl->ranges, nc, sizeof *sl->ranges, cmp_u32);
     for (uint32_t i = 0; i < nc; i++) {
-        if (nr == 0 || ranges[nr - 1] != ranges[i])
-            ranges[nr++] = ranges[i];
+        if (nr == 0 || sl->ranges[nr - 1] != sl->ranges[i])
+            sl->ranges[nr++] = sl->ranges[i];
     }
+    sl->nr = nr;
     for (uint32_t i = 0; i < nc; i++)
-        crange[i] = rank_of(ranges, nr, crange[i]);
-    names = calloc(nr + 1, sizeof *names);
-    if (names == NULL)
-        goto out;
-    rc = -EINVAL;
+        sl->crange[i] = rank_of(sl->ranges, nr, sl->crange[i]);
+    sl->names = calloc(nr + 1, sizeof *sl->names);
+    if (sl->names == NULL)
+        return -ENOMEM;
     for (uint32_t i = 0; i < nr; i++) {
-        names[i] = (char *)e->namer->range_name(ranges[i]);
-        if (names[i] == NULL)
-            goto out;
+        sl->names[i] = (char *)e->namer->range_name(sl->ranges[i]);
+        if (sl->names[i] == NULL)
+            return -EINVAL;
     }
+    return 0;
+}
+
+/* The batch's label sets, and the library's own work (stalls and
+ * wake-ups) of those that had some. Returns 0, or -EINVAL for a label
+ * set the namer does not know. */
+static int seal_labels(struct hr__enc *e, struct seal *sl)
+{
+    uint32_t nl = sl->nl;
+
     for (uint32_t i = 0; i < nl; i++) {
         const char *node, *op, *backend;
         unsigned phase;
 
         if (e->namer->label_get(e->lab.ids[i], &node, &op, &backend,
                                 &phase) != 0)
-            goto out;
-        hostrange__label_set__init(&ls[i]);
-        ls[i].node_id = (char *)node;
-        ls[i].operator_ = (char *)op;
-        ls[i].backend = (char *)backend;
-        ls[i].phase = phase;
-        ls[i].id = i;
-        lsp[i] = &ls[i];
+            return -EINVAL;
+        hostrange__label_set__init(&sl->ls[i]);
+        sl->ls[i].node_id = (char *)node;
+        sl->ls[i].operator_ = (char *)op;
+        sl->ls[i].backend = (char *)backend;
+        sl->ls[i].phase = phase;
+        sl->ls[i].id = i;
+        sl->lsp[i] = &sl->ls[i];
         if (e->stall_n[i] != 0 || e->wake_n[i] != 0) {
-            ilabel[ni] = i;
-            iv[ni] = e->stall_n[i];
-            iv[nl + 1 + ni] = e->stall_ns[i];
-            iv[2 * (nl + 1) + ni] = e->wake_n[i];
-            iv[3 * (nl + 1) + ni] = e->wake_ns[i];
-            ni++;
+            sl->ilabel[sl->ni] = i;
+            sl->iv[sl->ni] = e->stall_n[i];
+            sl->iv[nl + 1 + sl->ni] = e->stall_ns[i];
+            sl->iv[2 * (nl + 1) + sl->ni] = e->wake_n[i];
+            sl->iv[3 * (nl + 1) + sl->ni] = e->wake_ns[i];
+            sl->ni++;
         }
     }
+    return 0;
+}
 
-    m.version = HRP_VERSION;
-    m.pid = h->pid;
-    m.instance = h->instance;
-    m.process_label = (char *)(h->process_label ? h->process_label : "");
-    m.seq = h->seq;
-    m.clock = (char *)(h->clock ? h->clock : "");
-    m.clock_order = (char *)(h->clock_order ? h->clock_order : "");
-    m.clock_step_ns = h->clock_step_ns;
-    m.clock_path = (char *)(h->clock_path ? h->clock_path : "");
-    m.lost_events = h->lost_events;
-    m.errors_out_of_order = h->out_of_order;
-    m.errors_open_at_window_end = h->open_at_window_end;
-    m.errors_foreign_thread = h->foreign_thread;
-    m.errors_label_in_window = h->label_in_window;
-    m.errors_too_deep = h->too_deep;
-    m.contexts_dropped = h->contexts_dropped;
-    m.marks = h->marks;
-    m.n_labels = nl;
-    m.labels = lsp;
-    m.n_ranges = nr;
-    m.ranges = names;
-    m.n_context_parent = m.n_context_range = nc;
-    m.context_parent = cparent;
-    m.context_range = crange;
-    m.samples.data = e->buf;
-    m.samples.len = e->len;
-    m.events = e->events;
-    m.n_lost_label = m.n_lost_by_label = h->n_lost;
-    m.lost_label = lost;
-    m.lost_by_label = (uint64_t *)h->lost_counts;
-    m.n_internal_label = m.n_stall_count = m.n_stall_ns = m.n_wake_count =
-        m.n_wake_ns = ni;
-    m.internal_label = ilabel;
-    m.stall_count = iv;
-    m.stall_ns = iv + (nl + 1);
-    m.wake_count = iv + 2 * (nl + 1);
-    m.wake_ns = iv + 3 * (nl + 1);
+/* The batch message m of e, header h and sl (pointers borrowed). */
+static void seal_message(const struct hr__enc *e,
+                         const struct hr__batch_header *h,
+                         const struct seal *sl, Hostrange__Batch *m)
+{
+    uint32_t nl = sl->nl;
 
-    *len = hostrange__batch__get_packed_size(&m);
-    buf = malloc(*len ? *len : 1);
-    rc = -ENOMEM;
-    if (buf == NULL)
-        goto out;
-    hostrange__batch__pack(&m, buf);
-    *out = buf;
-    rc = 0;
-out:
-    free(lost);
-    free(ranges);
-    free(cparent);
-    free(crange);
-    free(ls);
-    free(lsp);
-    free(ilabel);
-    free(iv);
-    free(names);
+    m->version = HRP_VERSION;
+    m->pid = h->pid;
+    m->instance = h->instance;
+    m->process_label = (char *)(h->process_label ? h->process_label : "");
+    m->seq = h->seq;
+    m->clock = (char *)(h->clock ? h->clock : "");
+    m->clock_order = (char *)(h->clock_order ? h->clock_order : "");
+    m->clock_step_ns = h->clock_step_ns;
+    m->clock_path = (char *)(h->clock_path ? h->clock_path : "");
+    m->lost_events = h->lost_events;
+    m->errors_out_of_order = h->out_of_order;
+    m->errors_open_at_window_end = h->open_at_window_end;
+    m->errors_foreign_thread = h->foreign_thread;
+    m->errors_label_in_window = h->label_in_window;
+    m->errors_too_deep = h->too_deep;
+    m->contexts_dropped = h->contexts_dropped;
+    m->errors_bad_name = h->bad_name;
+    m->errors_bad_label = h->bad_label;
+    m->contexts_full = h->contexts_full;
+    m->names_cut = h->names_cut;
+    m->final_counters = h->final_counters != 0;
+    m->marks = h->marks;
+    m->n_labels = nl;
+    m->labels = sl->lsp;
+    m->n_ranges = sl->nr;
+    m->ranges = sl->names;
+    m->n_context_parent = m->n_context_range = sl->nc;
+    m->context_parent = sl->cparent;
+    m->context_range = sl->crange;
+    m->samples.data = e->buf;
+    m->samples.len = e->len;
+    m->events = e->events;
+    m->n_lost_label = m->n_lost_by_label = h->n_lost;
+    m->lost_label = sl->lost;
+    m->lost_by_label = (uint64_t *)h->lost_counts;
+    m->n_internal_label = m->n_stall_count = m->n_stall_ns =
+        m->n_wake_count = m->n_wake_ns = sl->ni;
+    m->internal_label = sl->ilabel;
+    m->stall_count = sl->iv;
+    m->stall_ns = sl->iv + (nl + 1);
+    m->wake_count = sl->iv + 2 * (nl + 1);
+    m->wake_ns = sl->iv + 3 * (nl + 1);
+}
+
+int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
+                 uint8_t **out, size_t *len)
+{
+    Hostrange__Batch m = HOSTRANGE__BATCH__INIT;
+    struct seal sl;
+    uint8_t *buf;
+    int rc;
+
+    if (e->failed)
+        return -ENOMEM;
+    rc = seal_alloc(e, h, &sl);
+    if (rc == 0)
+        rc = seal_contexts(e, &sl);
+    if (rc == 0)
+        rc = seal_labels(e, &sl);
+    if (rc == 0) {
+        seal_message(e, h, &sl, &m);
+        *len = hostrange__batch__get_packed_size(&m);
+        buf = malloc(*len ? *len : 1);
+        if (buf == NULL) {
+            rc = -ENOMEM;
+        } else {
+            hostrange__batch__pack(&m, buf);
+            *out = buf;
+        }
+    }
+    seal_free(&sl);
     if (rc == 0)
         hr__enc_clear(e);
     return rc;
@@ -406,7 +465,8 @@ enum hr__ack_verdict hr__ack_read(const uint8_t *buf, size_t len,
             v = HR__ACK_DELIVERED;
             break;
         case HOSTRANGE__ACK__STATUS__REJECTED:
-            v = HR__ACK_REJECTED;
+            v = ack->counted_lost ? HR__ACK_REJECTED_COUNTED
+                                  : HR__ACK_REJECTED;
             break;
         default:
             v = HR__ACK_RETRY;

@@ -78,6 +78,11 @@ struct hr__batch_header {
     uint64_t label_in_window;
     uint64_t too_deep;
     uint64_t contexts_dropped;
+    uint64_t bad_name;
+    uint64_t bad_label;
+    uint64_t contexts_full;
+    uint64_t names_cut;
+    int final_counters; /* sent as the process exits */
     uint64_t marks;
     /* Cumulative lost events per label set: process label ids and counts,
      * n_lost each. */
@@ -154,6 +159,8 @@ enum hr__ack_verdict {
     HR__ACK_IGNORE,    /* not an answer to that batch: keep waiting */
     HR__ACK_DELIVERED, /* taken (or already had): done */
     HR__ACK_REJECTED,  /* refused as invalid: count it lost */
+    HR__ACK_REJECTED_COUNTED, /* refused, and the daemon counted its
+                                 events lost under their node ids */
     HR__ACK_RETRY      /* not taken now: send it again later */
 };
 

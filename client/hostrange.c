@@ -26,16 +26,12 @@
  * that the protocol never includes the public header. */
 _Static_assert(HR_PHASE_COLD == HRP_PHASE_COLD, "HR_PHASE_COLD");
 _Static_assert(HR_PHASE_WARM == HRP_PHASE_WARM, "HR_PHASE_WARM");
+_Static_assert(HR_MAX_NAME == HRP_MAX_STRING, "HR_MAX_NAME");
 
-int hr__active;
 _Atomic uint32_t hr__g_window;
 _Atomic uint32_t hr__g_label;
 _Atomic uint32_t hr__g_label_warm;
-_Atomic uint64_t hr__g_label_in_window;
-_Atomic uint64_t hr__g_marks;
-
-pthread_mutex_t hr__g_reg_lock = PTHREAD_MUTEX_INITIALIZER;
-struct hr__thread *hr__g_threads;
+_Atomic int hr__g_labels_refused;
 
 static __thread struct hr__thread *tls_thread
     __attribute__((tls_model("initial-exec")));
@@ -44,11 +40,6 @@ static int g_enabled;          /* HOSTRANGE is not 0 */
 static pthread_key_t g_key;    /* to learn that a thread exits */
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_init_ok;
-
-struct hr__thread *hr__thread_self(void)
-{
-    return tls_thread;
-}
 
 /* A thread exits: the shipper delivers what its ring holds, then frees it. */
 static void thread_exit(void *arg)
@@ -69,6 +60,30 @@ static void at_exit(void)
     hr__ship_stop(timeout < 0 ? 0 : timeout);
 }
 
+/* fork: each file resets its own state in its own hooks, called in the
+ * order client.h gives. The window's state here is kept: a window open at
+ * the fork is open in both processes. */
+static void fork_prepare(void)
+{
+    hr__ship_fork_prepare();
+    hr__intern_fork_prepare();
+    hr__reg_fork_prepare();
+}
+
+static void fork_parent(void)
+{
+    hr__reg_fork_parent();
+    hr__intern_fork_parent();
+    hr__ship_fork_parent();
+}
+
+static void fork_child(void)
+{
+    hr__reg_fork_child(tls_thread);
+    hr__intern_fork_child();
+    hr__ship_fork_child();
+}
+
 static void init_once(void)
 {
     const char *env = getenv("HOSTRANGE");
@@ -83,7 +98,7 @@ static void init_once(void)
         atomic_fetch_or_explicit(&hr__g_ctx_seen[i], 0, memory_order_relaxed);
     if (pthread_key_create(&g_key, thread_exit) != 0)
         return;
-    pthread_atfork(hr__fork_prepare, hr__fork_parent, hr__fork_child);
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
     atexit(at_exit);
     g_init_ok = 1;
 }
@@ -164,10 +179,7 @@ static __attribute__((noinline)) struct hr__thread *thread_attach(void)
     touch_pages(t, sizeof *t);
     touch_pages(t->ring, HR__RING_TOUCHED);
     pthread_setspecific(g_key, t);
-    pthread_mutex_lock(&hr__g_reg_lock);
-    t->next_thread = hr__g_threads;
-    hr__g_threads = t;
-    pthread_mutex_unlock(&hr__g_reg_lock);
+    hr__reg_add(t);
     tls_thread = t;
     return t;
 }
@@ -430,17 +442,40 @@ void hr__end(hr_scope sc)
         end_path(sc, 0);
 }
 
-int hr_labels_set(const char *node_id, const char *op, const char *backend,
-                  int phase)
+/* 0 when the labels are ones the daemon takes: a node id of 1 to
+ * HR_MAX_NAME bytes, an operator and backend of at most HR_MAX_NAME.
+ * Checked once here, where they enter, never per sample. */
+static int labels_check(const char *node_id, const char *op,
+                        const char *backend, int phase)
 {
-    uint32_t id, warm = 0;
+    int rc;
 
-    if (init() != 0)
-        return -ENOMEM;
     if (node_id == NULL || op == NULL || backend == NULL ||
         (phase != HR_PHASE_COLD && phase != HR_PHASE_WARM &&
          phase != HR_PHASE_BY_PATH))
         return -EINVAL;
+    if ((rc = hr__name_check(node_id)) != 0)
+        return rc;
+    if (strnlen(op, HRP_MAX_STRING + 1) > HRP_MAX_STRING ||
+        strnlen(backend, HRP_MAX_STRING + 1) > HRP_MAX_STRING)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+int hr_labels_set(const char *node_id, const char *op, const char *backend,
+                  int phase)
+{
+    uint32_t id, warm = 0;
+    int rc;
+
+    if (init() != 0)
+        return -ENOMEM;
+    if ((rc = labels_check(node_id, op, backend, phase)) != 0) {
+        /* Refused: the next windows are not collected (counted), rather
+         * than collected under the labels of earlier ones. */
+        atomic_store(&hr__g_labels_refused, rc);
+        return rc;
+    }
     if (__atomic_load_n(&hr__active, __ATOMIC_SEQ_CST)) {
         atomic_fetch_add(&hr__g_label_in_window, 1);
         return -EBUSY;
@@ -455,6 +490,7 @@ int hr_labels_set(const char *node_id, const char *op, const char *backend,
         return -ENOMEM;
     atomic_store(&hr__g_label_warm, warm);
     atomic_store(&hr__g_label, id);
+    atomic_store(&hr__g_labels_refused, 0);
     return 0;
 }
 
@@ -466,10 +502,17 @@ int hr_window_begin(void)
         return rc;
     if (!g_enabled)
         return -ECANCELED;
-    if (atomic_load(&hr__g_label) == 0)
-        return -EINVAL;
     if (__atomic_load_n(&hr__active, __ATOMIC_SEQ_CST))
         return -EBUSY;
+    if ((rc = atomic_load(&hr__g_labels_refused)) != 0) {
+        atomic_fetch_add(&hr__g_bad_label, 1);
+        /* The count travels with the next batch. */
+        hr__ship_start();
+        hr__ship_kick();
+        return rc;
+    }
+    if (atomic_load(&hr__g_label) == 0)
+        return -EINVAL;
     if ((rc = hr__ship_start()) != 0)
         return rc;
     if (tls_thread == NULL && thread_attach() == NULL)
@@ -509,6 +552,8 @@ int hr_record(hr_site *site, uint64_t value_ns)
         return rc;
     if (!g_enabled)
         return -ECANCELED;
+    if ((rc = atomic_load(&hr__g_labels_refused)) != 0)
+        return rc;
     label = atomic_load(&hr__g_label);
     if (label == 0)
         return -EINVAL;
@@ -520,6 +565,10 @@ int hr_record(hr_site *site, uint64_t value_ns)
     id = __atomic_load_n(&site->id, __ATOMIC_ACQUIRE);
     if (id == 0 && (id = site_first_use(t, site)) == 0)
         return -ENOMEM;
+    if (id == HR__SITE_BAD) {
+        hr__bump(&t->c.bad_name);
+        return hr__name_check(site->name);
+    }
     ctx = hr__ctx(t, site, id, 0);
     if (ctx == 0)
         return -ENOMEM;
@@ -544,26 +593,7 @@ int hr_enabled(void)
 
 void hr_counters_get(hr_counters *out)
 {
-    struct hr__thread *t;
-
-    memset(out, 0, sizeof *out);
-    hr__ship_counters(&out->delivered, &out->lost, &out->batches_sent,
-                      &out->spooled);
-    pthread_mutex_lock(&hr__g_reg_lock);
-    for (t = hr__g_threads; t != NULL; t = t->next_thread) {
-        /* A sample dropped after a ring wait too long was collected and
-         * lost: it counts in both. */
-        out->samples += atomic_load(&t->head) - atomic_load(&t->c.internal) +
-                        atomic_load(&t->c.lost);
-        out->out_of_order += atomic_load(&t->c.out_of_order);
-        out->open_at_window_end += atomic_load(&t->c.open_at_window_end);
-        out->foreign_thread += atomic_load(&t->c.foreign_thread);
-        out->too_deep += atomic_load(&t->c.too_deep);
-        out->lost += atomic_load(&t->c.lost);
-    }
-    hr__ship_retired(out);
-    pthread_mutex_unlock(&hr__g_reg_lock);
-    out->label_in_window = atomic_load(&hr__g_label_in_window);
+    hr__ship_counters(out);
 }
 
 void hr_marks_add(uint64_t n)

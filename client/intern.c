@@ -7,7 +7,9 @@
 #include "config.h"
 
 #include "client/client.h"
+#include "proto/protocol.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,8 +91,11 @@ static uint64_t rehash_label(uint32_t id)
     return hash_label(l->node_id, l->op, l->backend, l->phase);
 }
 
-/* Returns the id of range name `name`, adding it when new; 0 on ENOMEM. */
-static uint32_t site_id_locked(const char *name)
+/* Returns the id of range name `name`, adding it when new; 0 on ENOMEM.
+ * Past HR__MAX_SITES - 2 names, a new one is given the id of
+ * HR__NAMES_FULL (counted), unless `reserved` (the two names of the
+ * library's own: HR__NAMES_FULL and HR_CONTEXTS_FULL). */
+static uint32_t site_id_locked(const char *name, int reserved)
 {
     uint64_t h = hash_str(0xcbf29ce484222325ull, name);
     char **names;
@@ -104,11 +109,29 @@ static uint32_t site_id_locked(const char *name)
         if (strcmp(names[sites.index[i] - 1], name) == 0)
             return sites.index[i];
     }
+    if (sites.n >= HR__MAX_SITES - (reserved ? 0 : 2)) {
+        if (reserved)
+            return 0;
+        atomic_fetch_add(&hr__g_contexts_full, 1);
+        return site_id_locked(HR__NAMES_FULL, 1);
+    }
     names[sites.n] = strdup(name);
     if (names[sites.n] == NULL)
         return 0;
     sites.index[i] = ++sites.n;
     return sites.n;
+}
+
+int hr__name_check(const char *name)
+{
+    size_t n;
+
+    if (name == NULL)
+        return -EINVAL;
+    n = strnlen(name, HRP_MAX_STRING + 1);
+    if (n > HRP_MAX_STRING)
+        return -ENAMETOOLONG;
+    return hrp_name_ok(name, n) ? 0 : -EINVAL;
 }
 
 uint32_t hr__site_intern(hr_site *site)
@@ -117,8 +140,12 @@ uint32_t hr__site_intern(hr_site *site)
 
     pthread_mutex_lock(&lock);
     id = __atomic_load_n(&site->id, __ATOMIC_RELAXED);
-    if (id == 0 && site->name != NULL) {
-        id = site_id_locked(site->name);
+    if (id == 0) {
+        /* The one check of a range name, at its first use: a refused
+         * name's scopes find HR__SITE_BAD and never reach the rings. */
+        id = hr__name_check(site->name) != 0
+                 ? HR__SITE_BAD
+                 : site_id_locked(site->name, 0);
         __atomic_store_n(&site->id, id, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
@@ -173,6 +200,24 @@ void hr__intern_unlock(void)
     pthread_mutex_unlock(&lock);
 }
 
+void hr__intern_fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void hr__intern_fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+void hr__intern_fork_child(void)
+{
+    /* A child is a process of its own: its first samples are cold. The
+     * tables stay: ids already given stay valid in the child. */
+    memset(hr__g_ctx_seen, 0, sizeof hr__g_ctx_seen);
+    pthread_mutex_unlock(&lock);
+}
+
 const char *hr__site_name(uint32_t id)
 {
     return (id >= 1 && id <= sites.n) ? ((char **)sites.items)[id - 1] : NULL;
@@ -216,8 +261,10 @@ int hr__label_get(uint32_t id, const char **node_id, const char **op,
 static uint32_t *ctx_parent, *ctx_site, *ctx_index;
 static _Atomic uint32_t ctx_n;
 static uint32_t ctx_roots;
+/* The root context of HR_CONTEXTS_FULL, made at the first overflow. */
+static _Atomic uint32_t ctx_full_root;
 static _Atomic uint64_t ctx_dropped;
-_Atomic uint64_t hr__g_ctx_seen[(HR__CTX_CAP + 63) / 64];
+_Atomic uint64_t hr__g_ctx_seen[(HR__CTX_IDS + 63) / 64];
 
 static uint32_t ctx_hash(uint32_t parent, uint32_t site)
 {
@@ -226,15 +273,16 @@ static uint32_t ctx_hash(uint32_t parent, uint32_t site)
     return (uint32_t)(h >> 40);
 }
 
-/* The context (parent, site), made when new and room is left; 0 when not
- * (lock held). */
-static uint32_t ctx_intern_locked(uint32_t parent, uint32_t site)
+/* The context (parent, site), made when new and room is left (or, with
+ * `force`, in the one entry kept for HR_CONTEXTS_FULL); 0 when not (lock
+ * held). */
+static uint32_t ctx_intern_locked(uint32_t parent, uint32_t site, int force)
 {
     uint32_t n = atomic_load_explicit(&ctx_n, memory_order_relaxed), i;
 
     if (ctx_index == NULL) {
-        ctx_parent = malloc(CTX_CAP * sizeof *ctx_parent);
-        ctx_site = malloc(CTX_CAP * sizeof *ctx_site);
+        ctx_parent = malloc(HR__CTX_OVER_BASE * sizeof *ctx_parent);
+        ctx_site = malloc(HR__CTX_OVER_BASE * sizeof *ctx_site);
         ctx_index = calloc(CTX_SLOTS, sizeof *ctx_index);
         if (ctx_parent == NULL || ctx_site == NULL || ctx_index == NULL) {
             free(ctx_parent);
@@ -250,8 +298,9 @@ static uint32_t ctx_intern_locked(uint32_t parent, uint32_t site)
         if (ctx_parent[id - 1] == parent && ctx_site[id - 1] == site)
             return id;
     }
-    if (parent != 0 ? n - ctx_roots >= HR__MAX_CONTEXTS
-                    : ctx_roots >= HR__MAX_ROOT_CONTEXTS)
+    if (force ? n >= HR__CTX_OVER_BASE
+              : parent != 0 ? n - ctx_roots >= HR__MAX_CONTEXTS
+                            : ctx_roots >= HR__MAX_ROOT_CONTEXTS)
         return 0;
     ctx_parent[n] = parent;
     ctx_site[n] = site;
@@ -259,6 +308,25 @@ static uint32_t ctx_intern_locked(uint32_t parent, uint32_t site)
     ctx_roots += parent == 0;
     atomic_store_explicit(&ctx_n, n + 1, memory_order_release);
     return n + 1;
+}
+
+/* The overflow context of site `id` (HR_CONTEXTS_FULL, then its name),
+ * counted; 0 when even that cannot be made (no memory). Lock held. */
+static uint32_t ctx_overflow_locked(uint32_t id)
+{
+    uint32_t root = atomic_load_explicit(&ctx_full_root, memory_order_relaxed);
+
+    if (ctx_index == NULL || id > HR__MAX_SITES)
+        return 0;
+    if (root == 0) {
+        uint32_t s = site_id_locked(HR_CONTEXTS_FULL, 1);
+
+        if (s == 0 || (root = ctx_intern_locked(0, s, 1)) == 0)
+            return 0;
+        atomic_store_explicit(&ctx_full_root, root, memory_order_release);
+    }
+    atomic_fetch_add(&hr__g_contexts_full, 1);
+    return HR__CTX_OVER_BASE + id;
 }
 
 uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
@@ -270,6 +338,14 @@ uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
     if (t != NULL && t->ctx_key[slot] == key && t->ctx_val[slot] != 0) {
         ctx = t->ctx_val[slot];
     } else {
+        if (HR__UNLIKELY(id == HR__SITE_BAD)) {
+            /* A refused name: never cached (no context has its id), so
+             * every scope of it comes here, past the thread's cache, and
+             * no other site's lookup pays for the check. */
+            if (t != NULL)
+                hr__bump(&t->c.bad_name);
+            return 0;
+        }
         /* Interning takes the lock, and the first contexts write pages of
          * the tables for the first time (a few us in all): the library's
          * own work, measured and left out of the thread's open ranges
@@ -278,12 +354,14 @@ uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
         uint64_t s0 = hr__clock_now();
 
         pthread_mutex_lock(&lock);
-        ctx = ctx_intern_locked(parent, id);
+        ctx = ctx_intern_locked(parent, id, 0);
         if (ctx == 0 && parent != 0) {
             /* No room: the range is kept under its name alone. */
             atomic_fetch_add(&ctx_dropped, 1);
-            ctx = ctx_intern_locked(0, id);
+            ctx = ctx_intern_locked(0, id, 0);
         }
+        if (ctx == 0)
+            ctx = ctx_overflow_locked(id);
         pthread_mutex_unlock(&lock);
         hr__leave_out(t, s0);
         if (ctx == 0)
@@ -299,6 +377,11 @@ uint32_t hr__ctx_slow(struct hr__thread *t, hr_site *site, uint32_t id,
 
 void hr__ctx_get(uint32_t ctx, uint32_t *parent, uint32_t *site)
 {
+    if (ctx > HR__CTX_OVER_BASE) {
+        *parent = atomic_load_explicit(&ctx_full_root, memory_order_acquire);
+        *site = ctx - HR__CTX_OVER_BASE;
+        return;
+    }
     *parent = ctx_parent[ctx - 1];
     *site = ctx_site[ctx - 1];
 }

@@ -13,7 +13,7 @@ client_libhrclient_la_SOURCES = client/client.h client/stack.h \
 client_libhrclient_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 lib_LTLIBRARIES += client/libhostrange.la
 client_libhostrange_la_SOURCES = client/hostrange.c client/client.h \
-	client/stack.h client/ship.c
+	client/stack.h client/ship.c client/registry.c
 client_libhostrange_la_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 client_libhostrange_la_LIBADD = client/libhrclient.la proto/libhrproto.la \

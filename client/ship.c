@@ -101,7 +101,6 @@ static _Atomic int reached;
 static _Atomic uint64_t answered_ms;
 static uint64_t *lost_by_label;           /* label id -> count, under lock */
 static uint32_t lost_cap;
-static hr_counters retired;               /* under hr__g_reg_lock */
 
 /* Owned by the shipper thread. */
 static struct pending *queue_head, *queue_tail;
@@ -118,6 +117,13 @@ static int inflight;
 static uint64_t sent_at_ms, first_sent_ms, last_ack_ms;
 static uint64_t lost_reported; /* the lost count the last batch carried */
 static uint64_t marks_reported; /* the marks count the last batch carried */
+/* The sum of the refusals (bad_name, bad_label, contexts_full) the last
+ * batch carried. */
+static uint64_t refused_reported;
+/* The process exits (hr__ship_stop): batches carry its final counters,
+ * and one is sent even when no count changed; final_sealed once one is. */
+static _Atomic int exiting;
+static int final_sealed;
 /* The counts the last acknowledged batch carried. */
 static uint64_t lost_acked, marks_acked;
 static char spool_dir[PATH_MAX];
@@ -147,24 +153,16 @@ int hr__ship_started(void)
     return atomic_load_explicit(&started, memory_order_acquire);
 }
 
-void hr__ship_retired(hr_counters *out)
+void hr__ship_counters(hr_counters *out)
 {
-    out->samples += retired.samples;
-    out->out_of_order += retired.out_of_order;
-    out->open_at_window_end += retired.open_at_window_end;
-    out->foreign_thread += retired.foreign_thread;
-    out->too_deep += retired.too_deep;
-    out->lost += retired.lost;
-}
-
-void hr__ship_counters(uint64_t *d, uint64_t *l, uint64_t *b, uint64_t *sp)
-{
+    memset(out, 0, sizeof *out);
     pthread_mutex_lock(&lock);
-    *d = delivered;
-    *l = lost;
-    *b = batches;
-    *sp = spooled;
+    out->delivered = delivered;
+    out->lost = lost;
+    out->batches_sent = batches;
+    out->spooled = spooled;
     pthread_mutex_unlock(&lock);
+    hr__reg_counters(out);
 }
 
 /* The namer of the encoder: the intern tables, read under their lock
@@ -263,7 +261,7 @@ static void header_fill(struct hr__batch_header *h, uint64_t number,
     hr_counters c;
 
     memset(h, 0, sizeof *h);
-    hr_counters_get(&c);
+    hr__ship_counters(&c);
     h->pid = (uint32_t)getpid();
     h->instance = instance;
     h->process_label = process_label;
@@ -278,6 +276,11 @@ static void header_fill(struct hr__batch_header *h, uint64_t number,
     h->label_in_window = c.label_in_window;
     h->too_deep = c.too_deep;
     h->contexts_dropped = hr__ctx_dropped();
+    h->bad_name = c.bad_name;
+    h->bad_label = c.bad_label;
+    h->contexts_full = c.contexts_full;
+    h->names_cut = c.names_cut;
+    h->final_counters = atomic_load(&exiting);
     h->marks = atomic_load_explicit(&hr__g_marks, memory_order_relaxed);
     pthread_mutex_lock(&lock);
     for (uint32_t i = 1; i < lost_cap && h->n_lost < 1024; i++) {
@@ -338,6 +341,9 @@ static int seal(int force)
     header_fill(&h, seq + 1, ids, counts);
     lost_reported = h.lost_events;
     marks_reported = h.marks;
+    refused_reported = h.bad_name + h.bad_label + h.contexts_full +
+                       h.names_cut;
+    final_sealed |= h.final_counters;
     p = pending_new();
     if (p == NULL)
         goto drop;
@@ -370,8 +376,8 @@ static void count_rings_lost_locked(void)
 {
     struct hr__thread *t;
 
-    pthread_mutex_lock(&hr__g_reg_lock);
-    for (t = hr__g_threads; t != NULL; t = t->next_thread) {
+    hr__reg_lock();
+    for (t = *hr__reg_threads(); t != NULL; t = t->next_thread) {
         uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
         uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 
@@ -387,21 +393,7 @@ static void count_rings_lost_locked(void)
         }
         atomic_store_explicit(&t->tail, tail, memory_order_release);
     }
-    pthread_mutex_unlock(&hr__g_reg_lock);
-}
-
-/* Retires an exited thread's state (hr__g_reg_lock held). */
-static void retire(struct hr__thread *t)
-{
-    retired.samples += atomic_load(&t->head) - atomic_load(&t->c.internal) +
-                       atomic_load(&t->c.lost);
-    retired.out_of_order += atomic_load(&t->c.out_of_order);
-    retired.open_at_window_end += atomic_load(&t->c.open_at_window_end);
-    retired.foreign_thread += atomic_load(&t->c.foreign_thread);
-    retired.too_deep += atomic_load(&t->c.too_deep);
-    retired.lost += atomic_load(&t->c.lost);
-    free(t->ring);
-    free(t);
+    hr__reg_unlock();
 }
 
 /* Encodes one ring sample. An encoder out of memory loses it (counted). */
@@ -444,8 +436,8 @@ static void drain(void)
 
     do {
         full = 0;
-        pthread_mutex_lock(&hr__g_reg_lock);
-        for (pp = &hr__g_threads; (t = *pp) != NULL;) {
+        hr__reg_lock();
+        for (pp = hr__reg_threads(); (t = *pp) != NULL;) {
             int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
             uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
             uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
@@ -466,13 +458,12 @@ static void drain(void)
             if (tail != head)
                 break;
             if (exited) {
-                *pp = t->next_thread;
-                retire(t);
+                hr__reg_retire(pp);
                 continue;
             }
             pp = &t->next_thread;
         }
-        pthread_mutex_unlock(&hr__g_reg_lock);
+        hr__reg_unlock();
     } while (full && seal(0) == 0);
 }
 
@@ -482,10 +473,10 @@ static int rings_empty(void)
     struct hr__thread *t;
     int empty = 1;
 
-    pthread_mutex_lock(&hr__g_reg_lock);
-    for (t = hr__g_threads; t != NULL && empty; t = t->next_thread)
+    hr__reg_lock();
+    for (t = *hr__reg_threads(); t != NULL && empty; t = t->next_thread)
         empty = atomic_load(&t->head) == atomic_load(&t->tail);
-    pthread_mutex_unlock(&hr__g_reg_lock);
+    hr__reg_unlock();
     return empty;
 }
 
@@ -553,6 +544,9 @@ static void on_ack(const uint8_t *buf, size_t len)
     pthread_mutex_lock(&lock);
     if (v == HR__ACK_REJECTED) {
         count_batch_lost_locked(p);
+    } else if (v == HR__ACK_REJECTED_COUNTED) {
+        /* In the daemon's report already: the total only. */
+        lost += p->events;
     } else {
         delivered += p->events;
         lost_acked = p->lost_at;
@@ -679,11 +673,17 @@ static void *ship_main(void *arg)
         drain();
         if (asked != flush_done || stop) {
             hr_counters c;
-            hr_counters_get(&c);
-            /* A count of losses or marks that no batch has carried yet
-             * travels in a batch of its own. */
-            seal(c.lost != lost_reported ||
-                 atomic_load(&hr__g_marks) != marks_reported);
+            hr__ship_counters(&c);
+            /* A count of losses, marks or refusals that no batch has
+             * carried yet travels in a batch of its own. Exiting, the
+             * final counters go in a batch of their own to a daemon that
+             * answers; to the spool otherwise (its file carries them). */
+            seal((atomic_load(&exiting) && !final_sealed &&
+                  daemon_live()) ||
+                 c.lost != lost_reported ||
+                 atomic_load(&hr__g_marks) != marks_reported ||
+                 c.bad_name + c.bad_label + c.contexts_full +
+                         c.names_cut != refused_reported);
         } else if (queue_head == NULL && enc.events != 0) {
             /* Nothing in flight: what was drained goes now, so that a
              * batch grows with the rate of samples while one is sent. */
@@ -911,7 +911,7 @@ static void spool_queue(void)
     if (sb == NULL || spool_max == 0)
         goto out;
     header_fill(&h, seq + 1, ids, counts);
-    hr_counters_get(&c);
+    hr__ship_counters(&c);
     sp.pid = h.pid;
     sp.instance = instance;
     sp.samples = c.samples;
@@ -943,6 +943,8 @@ void hr__ship_stop(int timeout_ms)
 {
     hr_counters c;
 
+    if (hr__ship_started())
+        atomic_store(&exiting, 1);
     hr__ship_flush(timeout_ms);
     if (!hr__ship_started())
         return;
@@ -957,7 +959,7 @@ void hr__ship_stop(int timeout_ms)
     count_rings_lost_locked();
     pthread_mutex_unlock(&lock);
     /* What is still here was not acknowledged in time. */
-    hr_counters_get(&c);
+    hr__ship_counters(&c);
     if (queue_head != NULL || c.lost != lost_acked ||
         atomic_load(&hr__g_marks) != marks_acked)
         spool_queue();
@@ -971,7 +973,7 @@ void hr__ship_stop(int timeout_ms)
     efd = -1;
 }
 
-void hr__fork_prepare(void)
+void hr__ship_fork_prepare(void)
 {
     pthread_mutex_lock(&lock);
     if (atomic_load(&started)) {
@@ -980,25 +982,17 @@ void hr__fork_prepare(void)
         while (!parked)
             pthread_cond_wait(&cond, &lock);
     }
-    pthread_mutex_unlock(&lock);
-    hr__intern_lock();
-    pthread_mutex_lock(&hr__g_reg_lock);
-    pthread_mutex_lock(&lock);
 }
 
-void hr__fork_parent(void)
+void hr__ship_fork_parent(void)
 {
     parking = 0;
     pthread_cond_broadcast(&cond);
     pthread_mutex_unlock(&lock);
-    pthread_mutex_unlock(&hr__g_reg_lock);
-    hr__intern_unlock();
 }
 
-void hr__fork_child(void)
+void hr__ship_fork_child(void)
 {
-    struct hr__thread *self = hr__thread_self(), *t, *next;
-
     /* The parent's batches and counts are the parent's. */
     queue_free();
     seq = 0;
@@ -1007,8 +1001,10 @@ void hr__fork_child(void)
     last_ack_ms = first_sent_ms = 0;
     lost_reported = 0;
     marks_reported = 0;
+    refused_reported = 0;
+    atomic_store(&exiting, 0);
+    final_sealed = 0;
     lost_acked = marks_acked = 0;
-    atomic_store(&hr__g_marks, 0);
     delivered = lost = batches = spooled = 0;
     atomic_store(&reached, 0);
     atomic_store(&answered_ms, 0);
@@ -1025,38 +1021,9 @@ void hr__fork_child(void)
     if (getrandom(&instance, sizeof instance, GRND_NONBLOCK) !=
         (ssize_t)sizeof instance)
         instance = ((uint64_t)getpid() << 32) ^ (uint64_t)hrp_mono_ms();
-    memset(&retired, 0, sizeof retired);
     atomic_store(&started, 0);
-
-    /* Only the forking thread lives on; it starts afresh, and the ranges it
-     * had open end silently. */
-    for (t = hr__g_threads; t != NULL; t = next) {
-        next = t->next_thread;
-        if (t != self) {
-            free(t->ring);
-            free(t);
-        }
-    }
-    hr__g_threads = self;
-    if (self != NULL) {
-        self->next_thread = NULL;
-        atomic_store(&self->head, 0);
-        atomic_store(&self->tail, 0);
-        self->next = self->check_at = self->tail_seen = 0;
-        /* Its ring's pages are the parent's, copied on write: it writes
-         * the first ones now (they are dead, head and tail being 0) and
-         * makes the rest its own as it would a new ring's. */
-        memset(self->ring, 0, HR__RING_TOUCHED);
-        self->ring_ready = 0;
-        memset(&self->c, 0, sizeof self->c);
-        for (uint32_t i = 0; i < self->stack.depth; i++)
-            self->stack.f[i].window = HR__WINDOW_COUNTED;
-    }
-    atomic_store(&hr__g_label_in_window, 0);
-    /* A child is a process of its own: its first samples are cold. */
-    memset(hr__g_ctx_seen, 0, sizeof hr__g_ctx_seen);
+    atomic_store(&deep_sleep, 0);
+    atomic_store(&hr__g_ship_sleeping, 0);
     pthread_cond_init(&cond, NULL);
     pthread_mutex_unlock(&lock);
-    pthread_mutex_unlock(&hr__g_reg_lock);
-    hr__intern_unlock();
 }

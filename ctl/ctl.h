@@ -1,13 +1,20 @@
 /*
- * hostrangectl's parts: the global options, the command table and the
- * option helpers (hostrangectl.c), the request/reply exchange with
- * hostranged (ctl_conn.c), and one file per command: dump and record's
- * report (ctl_dump.c), stats (ctl_stats.c), reset (ctl_reset.c), ping
- * (ctl_ping.c), record (ctl_record.c), and the run file commands save,
- * merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c; ctl_from.c reads
- * a run file's rows for dump --from, ctl_diffside.c its keys for diff,
- * ctl_fingerprint.c the machine fingerprints save writes and diff
- * compares).
+ * hostrangectl's parts. The global options and the command table
+ * (hostrangectl.c); the option and progress helpers (ctl_options.c); the
+ * request/reply exchange with hostranged (ctl_conn.c); the report helpers
+ * the commands share: report and filter options, calibrations, the dump
+ * request, loading a run file (ctl_report.c). One file per command: dump (ctl_dump.c; dump --from is
+ * ctl_from.c, and its calling-context views, which plot draws too,
+ * ctl_paths.c), stats (ctl_stats.c), reset (ctl_reset.c), ping
+ * (ctl_ping.c), record (ctl_record.c), plot (ctl_plot.c), and the run file
+ * commands save, merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c;
+ * ctl_diffside.c reads a run file's keys for diff, ctl_fingerprint.c the
+ * machine fingerprints save writes and diff compares).
+ *
+ * Calls point one way: hostrangectl.c -> the command files (record also
+ * calls dump's and save's) -> ctl_paths.c, ctl_from.c -> the helpers
+ * (ctl_report.c, ctl_conn.c, ctl_options.c), which call no command. No
+ * file calls a file that calls it back (tests/source/test_layers.sh).
  *
  * A command is a struct hrd_ctl_cmd: its name, the summary the main --help
  * lists, its own --help text, and the function that runs it. Adding a
@@ -51,6 +58,7 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_history;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_ab;
 
 /*
  * What the functions of hostrangectl return: 0 on success; a negative
@@ -59,6 +67,11 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_history;
  * Each command turns these into its exit status.
  */
 #define HRD_CTL_TOLD 1
+
+/* A number defined in code, as text for --help: HRD_STR(HRD_X) is "10"
+ * when HRD_X is 10. */
+#define HRD_STR_(x) #x
+#define HRD_STR(x) HRD_STR_(x)
 
 /* The runtime directory in use and the answer timeout. */
 extern char hrd_ctl_dir[4096];
@@ -237,7 +250,7 @@ int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
                      Hostrange__RunEnd **end);
 
 /*
- * The calibrations a report applies (ctl_dump.c), copied out of a reply or
+ * The calibrations a report applies (ctl_report.c), copied out of a reply or
  * a file: each row gets the one of its clock path (hrd_calib_for, of
  * label `want` when not NULL). What cannot be applied is said once on
  * stderr, naming `where` (the daemon or the file): no calibration at all,
@@ -286,6 +299,17 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
 int hrd_ctl_paths_view(FILE *f, const struct hrd_filter *flt,
                        const struct hrd_ctl_report *r);
 
+/* The calling-context tree t (flame.h) of run file `from`'s rows, or of
+ * the daemon's rows by path when from is NULL, for command cmd (dump,
+ * plot). Returns 0, or HRD_CTL_TOLD after printing why. */
+struct hrd_ptree;
+int hrd_ctl_tree_load(const char *cmd, const struct hrd_filter *flt,
+                      const char *from, struct hrd_ptree *t);
+/* The tree t of an aggregation's path keys; of its range keys as
+ * one-element paths when it has none. Returns 0 or -ENOMEM. */
+int hrd_ctl_tree_from_agg(struct hrd_agg *agg, const struct hrd_filter *flt,
+                          struct hrd_ptree *t);
+
 /* The run file commands (ctl_save.c, ctl_merge.c, ctl_diff.c); argv[0] is
  * the command. Return the exit status. */
 int hrd_ctl_save(int argc, char **argv);
@@ -333,5 +357,19 @@ void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n);
 void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,
                             char *host, size_t hostlen,
                             Hostrange__RunMeta **meta, size_t nmeta);
+
+/*
+ * What the session of stats s lost, said to out (ctl_losses.c): one line
+ * `hostrange: ...` when clients lost events, the daemon refused batches,
+ * or scopes of refused names, windows of refused labels or contexts kept
+ * under (contexts full) were counted; then one line per client that ended
+ * without its final counters (one that still runs may yet send them: not
+ * named). Nothing when all is well. Returns 1 when
+ * anything was lost or refused (full contexts alone lose no row: 0), else
+ * 0. hrd_ctl_losses asks the daemon first: 1, 0, or -1 after printing why
+ * it could not.
+ */
+int hrd_ctl_losses_say(const Hostrange__StatsReply *s, FILE *out);
+int hrd_ctl_losses(FILE *out);
 
 #endif

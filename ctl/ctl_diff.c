@@ -3,8 +3,10 @@
 
 #include "ctl/ctl.h"
 #include "ctl/ctl_diffside.h"
+#include "ctl/ctl_rounds.h"
 #include "lib/stat/hist.h"
 #include "lib/stat/limits.h"
+#include "lib/stat/rounds.h"
 #include "lib/agg/observer.h"
 #include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
@@ -24,8 +26,8 @@
 static const char usage_diff[] =
     "Usage: hostrangectl diff [--alpha=P] [--threshold=PCT]\n"
     "                         [--fail-above=LIMITS] [--warn-above=LIMITS]\n"
-    "                         [--strict] [--format=FORMAT] [--limit=N]\n"
-    "                         BASE NEW\n"
+    "                         [--min-rounds=N] [--strict] [--format=FORMAT]\n"
+    "                         [--limit=N] BASE NEW\n"
     "Compare two run files (hostrangectl save, merge) key by key: node,\n"
     "operator, backend, phase, range and metric. Each row shows both\n"
     "medians, the change (the Hodges-Lehmann shift, the median of all\n"
@@ -36,17 +38,33 @@ static const char usage_diff[] =
     "side of a key is a histogram, both sides are put in its buckets and the\n"
     "values of a bucket count as ties at its value (resolution 0.1%).\n"
     "\n"
+    "With " HRD_STR(HRD_ROUNDS_MIN) " or more rounds a side for a key (record --rounds, ab, merge of\n"
+    "runs of the same keys), the key is tested at the run level instead:\n"
+    "the change is the ratio of the medians of the round medians, the\n"
+    "p-value the exact two-sided Mann-Whitney test of the round medians\n"
+    "(by enumeration, ties included), the interval the Hodges-Lehmann 95%\n"
+    "interval of their log ratios, in %. With fewer, the row and the\n"
+    "header say `rounds 1/1: run-to-run noise not measured`: the samples\n"
+    "of one run share its whole-run shift, which the test cannot see.\n"
+    "\n"
     "A change is flagged (slower or faster) when p < ALPHA and |change| >=\n"
-    "the threshold. Rows are marked `unstable` when the observer cost is 10%\n"
-    "or more of a median (from the file's calibration), and `resolution`\n"
-    "when a median is within two steps of the clock (the smallest gap\n"
-    "between the key's distinct values). Keys in one file only are listed.\n"
+    "the threshold, and never when the medians differ by less than\n"
+    HRD_STR(HRD_ROUNDS_MIN_STEPS) " clock steps of the key (the runs' clock step, else the\n"
+    "smallest gap between its values). Rows are marked `unstable` when, by\n"
+    "the file's calibration, the observer cost is "
+    HRD_STR(HRD_OBSERVER_UNSTABLE_PCT) "% or more of a median (on the fast\n"
+    "clock path: the observer cost and the uncertainty of its plain reads,\n"
+    HRD_STR(HRD_OBSERVER_UNSTABLE_FAST_PCT) "% or more), and `quantized` "
+    "when a median is within " HRD_STR(HRD_QUANTIZED_STEPS) " steps\n"
+    "of the clock (the smallest gap between the key's distinct values).\n"
+    "Keys in one file only are listed.\n"
     "The table and markdown end with the machine of each run (its\n"
     "fingerprint: host, CPU model, cores, kernel, clock path and step,\n"
     "hostrange version) and its --meta notes; when the two machines differ,\n"
     "a warning on stderr says how.\n"
     "\n"
-    "  -a, --alpha=P          significance level (default 0.01)\n"
+    "  -a, --alpha=P          significance level (default "
+    HRD_STR(HRD_SIGNIF_ALPHA) ")\n"
     "  -T, --threshold=PCT    smallest change flagged, in % (default 5)\n"
     "      --fail-above=LIMITS\n"
     "                         exit 1 when a key is slower (p < ALPHA) by more\n"
@@ -62,6 +80,9 @@ static const char usage_diff[] =
     "                         its warning level (LIMITS as --fail-above) on\n"
     "                         stderr, and in the junit and markdown reports,\n"
     "                         without changing the exit status\n"
+    "      --min-rounds=N     refuse to judge a key with fewer than N rounds\n"
+    "                         a side: such keys are not flagged, and diff\n"
+    "                         exits 6\n"
     "      --strict           refuse to compare runs of different machines\n"
     "                         (or of an unknown one): exit 4\n"
     "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl,\n"
@@ -80,7 +101,8 @@ static const char usage_diff[] =
     "(missing, unreadable, not a run file, damaged, truncated, of a newer\n"
     "layout, or too large for memory); 4 when --strict refuses runs of\n"
     "different machines; 5 when the comparison fails otherwise (out of\n"
-    "memory, or the output cannot be written).\n";
+    "memory, or the output cannot be written); 6 when --min-rounds refuses\n"
+    "a key (and none is slower than allowed).\n";
 
 /* diff's exit statuses, as its --help and hostrangectl(1) give them. */
 enum {
@@ -90,7 +112,11 @@ enum {
     DIFF_UNREADABLE = 3,
     DIFF_MACHINES = 4,
     DIFF_FAILED = 5,
+    DIFF_FEW_ROUNDS = 6,
 };
+
+/* The row and header text of a comparison without run-to-run noise. */
+#define NOISE_UNMEASURED "run-to-run noise not measured"
 
 enum fmt { FMT_TABLE, FMT_JSONL, FMT_MARKDOWN, FMT_JUNIT };
 
@@ -131,7 +157,7 @@ static void bucket(struct hrd_diff_pop *p)
         p->n = hrd_hist_bucket_weighted(p->v, p->w, p->n);
 }
 
-/* Whether the observer cost is 10% or more of the population's median. */
+/* Whether the population's row is unstable (observer.h), by calibration c. */
 static int unstable(const struct hrd_diff_pop *p, const Hostrange__Calibration *c)
 {
     struct hrd_calib cal;
@@ -304,7 +330,11 @@ struct drow {
     const char *flag;        /* "slower", "faster" or NULL */
     int over;                /* slower than its --fail-above limit */
     int warn;                /* not over, but beyond --warn-above */
-    int unstable, resolution;
+    int unstable, quantized;
+    size_t rounds[2];        /* of base and new (1: a run of one round) */
+    int run_level;           /* tested on round medians: rc */
+    int refused;             /* fewer rounds than --min-rounds */
+    struct hrd_rounds_cmp rc;
 };
 
 static void num(FILE *f, double v)
@@ -341,26 +371,47 @@ static void write_jsonl(FILE *f, const struct drow *r)
     }
     fprintf(f, ",\"base_count\":%llu,\"new_count\":%llu,\"base_median\":",
             (unsigned long long)r->b->total, (unsigned long long)r->n->total);
-    num(f, r->b->median);
+    num(f, r->run_level ? r->rc.base_median : r->b->median);
     fputs(",\"new_median\":", f);
-    num(f, r->n->median);
+    num(f, r->run_level ? r->rc.new_median : r->n->median);
     fputs(",\"change_pct\":", f);
     num(f, r->change);
-    fputs(",\"shift_ns\":", f);
-    num(f, r->s.shift);
-    fputs(",\"shift_lo_ns\":", f);
-    num(f, r->s.lo);
-    fputs(",\"shift_hi_ns\":", f);
-    num(f, r->s.hi);
-    fputs(",\"p\":", f);
-    num(f, r->s.p);
-    fprintf(f, ",\"test\":\"%s\",\"flag\":", r->s.exact ? "exact" : "normal");
+    if (r->run_level) {
+        /* The medians of the round medians, and the interval of their
+         * ratio as ns of the base's. */
+        fputs(",\"shift_ns\":", f);
+        num(f, r->rc.new_median - r->rc.base_median);
+        fputs(",\"shift_lo_ns\":", f);
+        num(f, r->rc.base_median * r->rc.lo / 100);
+        fputs(",\"shift_hi_ns\":", f);
+        num(f, r->rc.base_median * r->rc.hi / 100);
+        fputs(",\"p\":", f);
+        num(f, r->rc.p);
+    } else {
+        fputs(",\"shift_ns\":", f);
+        num(f, r->s.shift);
+        fputs(",\"shift_lo_ns\":", f);
+        num(f, r->s.lo);
+        fputs(",\"shift_hi_ns\":", f);
+        num(f, r->s.hi);
+        fputs(",\"p\":", f);
+        num(f, r->s.p);
+    }
+    fprintf(f, ",\"test\":\"%s\",\"rounds\":[%zu,%zu],\"flag\":",
+            r->run_level ? (r->rc.exact ? "rounds-exact" : "rounds-normal")
+                         : (r->s.exact ? "exact" : "normal"),
+            r->rounds[0], r->rounds[1]);
     if (r->flag)
         fprintf(f, "\"%s\"", r->flag);
     else
         fputs("null", f);
-    fprintf(f, ",\"unstable\":%s,\"resolution\":%s}\n",
-            r->unstable ? "true" : "false", r->resolution ? "true" : "false");
+    fprintf(f, ",\"unstable\":%s,\"quantized\":%s",
+            r->unstable ? "true" : "false", r->quantized ? "true" : "false");
+    if (r->refused)
+        fputs(",\"refused\":\"min-rounds\"", f);
+    if (!r->run_level)
+        fputs(",\"noise\":\"" NOISE_UNMEASURED "\"", f);
+    fputs("}\n", f);
 }
 
 static void key_text(char *buf, size_t len, const struct hrd_diff_pop *k)
@@ -377,14 +428,23 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
                        int colour, int width)
 {
     const struct hrd_diff_pop *k = r->b ? r->b : r->n;
-    char key[4 * HRP_MAX_STRING + 64], marks[64] = "";
+    char key[4 * HRP_MAX_STRING + 64], marks[160] = "";
     const char *on = "", *off = "";
 
     key_text(key, sizeof key, k);
     if (r->unstable)
         strcat(marks, " unstable");
-    if (r->resolution)
-        strcat(marks, " resolution");
+    if (r->quantized)
+        strcat(marks, " quantized");
+    if (r->refused)
+        strcat(marks, " not judged (--min-rounds)");
+    if (r->b != NULL && r->n != NULL) {
+        size_t len = strlen(marks);
+
+        snprintf(marks + len, sizeof marks - len, " rounds %zu/%zu%s",
+                 r->rounds[0], r->rounds[1],
+                 r->run_level ? "" : ": " NOISE_UNMEASURED);
+    }
     if (r->b == NULL || r->n == NULL) {
         if (fmt == FMT_MARKDOWN)
             fprintf(f, "| %s | %s | %s | | | | only in %s |\n", key,
@@ -398,14 +458,30 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
         on = strcmp(r->flag, "slower") == 0 ? "\033[31m" : "\033[32m";
         off = "\033[0m";
     }
+    if (r->run_level) {
+        /* The interval of the ratio, in %. */
+        if (fmt == FMT_MARKDOWN)
+            fprintf(f, "| %s | %.3f | %.3f | %+.2f%% | [%+.1f%%, %+.1f%%] | "
+                    "%.3g | %s%s%s%s |\n", key, r->rc.base_median / 1000,
+                    r->rc.new_median / 1000, r->change, r->rc.lo, r->rc.hi,
+                    r->rc.p, r->flag ? "**" : "", r->flag ? r->flag : "",
+                    r->flag ? "**" : "", r->flag ? marks : marks + 1);
+        else
+            fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% [%+.1f%%, %+.1f%%] "
+                    "p=%.3g%s%s%s%s\n", on, width, key,
+                    r->rc.base_median / 1000, r->rc.new_median / 1000,
+                    r->change, r->rc.lo, r->rc.hi, r->rc.p,
+                    r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
+        return;
+    }
     if (fmt == FMT_MARKDOWN) {
+        /* The marks (and the rounds) follow the flag in its cell. */
         fprintf(f, "| %s | %.3f | %.3f | %+.2f%% | %+.1f [%+.1f, %+.1f] | "
-                "%.3g | %s%s%s |\n", key, r->b->median / 1000,
+                "%.3g | %s%s%s%s |\n", key, r->b->median / 1000,
                 r->n->median / 1000, r->change, r->s.shift, r->s.lo,
                 r->s.hi, r->s.p, r->flag ? "**" : "",
-                r->flag ? r->flag : "", r->flag ? "**" : "");
-        if (marks[0])
-            fprintf(f, "|  | | | | | | %s |\n", marks + 1);
+                r->flag ? r->flag : "", r->flag ? "**" : "",
+                r->flag ? marks : marks + 1);
         return;
     }
     fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% %+10.1f [%+.1f, %+.1f] "
@@ -441,6 +517,7 @@ struct diff_opts {
     size_t limit;               /* --limit: markdown rows */
     enum fmt fmt;
     int strict;
+    unsigned min_rounds;        /* --min-rounds (0: none) */
     int help;                   /* --help: printed, nothing more to do */
     const char *base, *new;
 };
@@ -449,7 +526,7 @@ struct diff_opts {
  * a usage error; or -ENOMEM. */
 static int parse_options(int argc, char **argv, struct diff_opts *o)
 {
-    enum { OPT_FAIL = 256, OPT_STRICT, OPT_WARN };
+    enum { OPT_FAIL = 256, OPT_STRICT, OPT_MIN_ROUNDS, OPT_WARN };
     static const struct option longopts[] = {
         { "alpha", required_argument, NULL, 'a' },
         { "threshold", required_argument, NULL, 'T' },
@@ -457,6 +534,7 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         { "warn-above", required_argument, NULL, OPT_WARN },
         { "limit", required_argument, NULL, 'n' },
         { "strict", no_argument, NULL, OPT_STRICT },
+        { "min-rounds", required_argument, NULL, OPT_MIN_ROUNDS },
         { "format", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -502,6 +580,9 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         }
         case OPT_STRICT:
             o->strict = 1;
+            break;
+        case OPT_MIN_ROUNDS:
+            o->min_rounds = hrd_ctl_parse_rounds("diff", "--min-rounds", optarg);
             break;
         case 'f': {
             size_t i;
@@ -576,28 +657,88 @@ static int read_sides(struct hrd_diff_side *base, struct hrd_diff_side *new,
     return 0;
 }
 
+/* What judging a row needs besides the options: each side's rounds and
+ * clock step (0: unknown), and room for a key's round medians. */
+struct judging {
+    struct hrd_ctl_round_index idx[2];
+    double step[2];
+    double *med[2];
+    size_t cap;
+};
+
+/* The clock step of a key: the runs' (the larger), else the smallest gap
+ * between the values of either side. */
+static double key_step(const struct judging *j, const struct hrd_diff_pop *b,
+                       const struct hrd_diff_pop *n)
+{
+    double st = j->step[0] > j->step[1] ? j->step[0] : j->step[1];
+
+    if (st > 0)
+        return st;
+    st = isfinite(b->step) ? b->step : 0;
+    if (isfinite(n->step) && (st == 0 || n->step < st))
+        st = n->step;
+    return st;
+}
+
 /* The outcome of a compared row: its change, its flag under the options
  * (a key slower than its --fail-above limit is flagged too), and whether
- * a median is within two steps of the clock. */
-static void judge(struct drow *r, const struct diff_opts *o,
-                  size_t *flagged)
+ * it is quantized (observer.h). With HRD_ROUNDS_MIN rounds or more a
+ * side, the test is the run-level one (rounds.h). No change of less than
+ * HRD_ROUNDS_MIN_STEPS clock steps is flagged. Returns 0 or -ENOMEM. */
+static int judge(struct drow *r, const struct diff_opts *o,
+                 struct judging *j, size_t *flagged)
 {
     const struct hrd_diff_pop *b = r->b;
     const struct hrd_limit *l = hrd_limits_find(&o->limits, b->range);
     const struct hrd_limit *w = hrd_limits_find(&o->warn, b->range);
+    double p, moved, step = key_step(j, b, r->n);
+    size_t nr[2];
 
-    r->s = b->s;
-    r->change = b->median > 0 ? 100 * r->s.shift / b->median
-                              : (r->s.shift == 0 ? 0 : INFINITY);
-    r->over = l != NULL && r->s.p < o->alpha && r->change > l->pct;
-    r->warn = !r->over && w != NULL && r->s.p < o->alpha &&
-              r->change > w->pct;
-    if (r->over || r->warn || (r->s.p < o->alpha && fabs(r->change) >= o->threshold)) {
-        r->flag = r->change > 0 ? "slower" : "faster";
-        (*flagged)++;
+    for (int i = 0; i < 2; i++) {
+        const struct hrd_diff_pop *k = i == 0 ? b : r->n;
+
+        nr[i] = hrd_ctl_round_medians(&j->idx[i], k->node, k->op,
+                                      k->backend, k->phase, k->range,
+                                      k->metric, j->med[i], j->cap);
+        r->rounds[i] = nr[i] > 0 ? nr[i] : 1;
     }
-    r->resolution = (isfinite(b->step) && b->median <= 2 * b->step) ||
-                    (isfinite(r->n->step) && r->n->median <= 2 * r->n->step);
+    r->s = b->s;
+    if (r->rounds[0] >= HRD_ROUNDS_MIN && r->rounds[1] >= HRD_ROUNDS_MIN) {
+        int rc = hrd_rounds_compare(j->med[0], nr[0], j->med[1], nr[1],
+                                    &r->rc);
+
+        if (rc != 0)
+            return rc;
+        r->run_level = 1;
+        r->change = r->rc.change;
+        p = r->rc.p;
+        moved = fabs(r->rc.new_median - r->rc.base_median);
+    } else {
+        r->change = b->median > 0 ? 100 * r->s.shift / b->median
+                                  : (r->s.shift == 0 ? 0 : INFINITY);
+        p = r->s.p;
+        moved = fabs(r->n->median - b->median);
+        if (fabs(r->s.shift) > moved)
+            moved = fabs(r->s.shift);
+    }
+    r->refused = o->min_rounds > 0 && (r->rounds[0] < o->min_rounds ||
+                                       r->rounds[1] < o->min_rounds);
+    if (!r->refused && moved >= HRD_ROUNDS_MIN_STEPS * step) {
+        r->over = l != NULL && p < o->alpha && r->change > l->pct;
+        r->warn = !r->over && w != NULL && p < o->alpha &&
+                  r->change > w->pct;
+        if (r->over || r->warn ||
+            (p < o->alpha && fabs(r->change) >= o->threshold)) {
+            r->flag = r->change > 0 ? "slower" : "faster";
+            (*flagged)++;
+        }
+    }
+    r->quantized =
+        (isfinite(b->step) && b->median <= HRD_QUANTIZED_STEPS * b->step) ||
+        (isfinite(r->n->step) &&
+         r->n->median <= HRD_QUANTIZED_STEPS * r->n->step);
+    return 0;
 }
 
 /*
@@ -611,12 +752,28 @@ static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
 {
     size_t *at = malloc((new->n + 1) * sizeof *at);
     struct drow *r = calloc(base->n + new->n + 1, sizeof *r);
+    struct hrd_diff_side *sides[2] = { base, new };
+    struct judging j;
     size_t n = 0;
+    int rc = 0;
 
-    if (at == NULL || r == NULL) {
-        free(at);
-        free(r);
-        return -ENOMEM;
+    memset(&j, 0, sizeof j);
+    for (int i = 0; i < 2; i++) {
+        const Hostrange__RunHeader *h = sides[i]->header;
+        size_t cap = sides[i]->end->rounds;
+
+        if (hrd_ctl_round_index_init(&j.idx[i], sides[i]->end) != 0)
+            rc = -ENOMEM;
+        j.step[i] = h->fingerprint ? h->fingerprint->clock_step_ns : 0;
+        if (cap > j.cap)
+            j.cap = cap;
+    }
+    for (int i = 0; i < 2; i++)
+        j.med[i] = malloc((j.cap + 1) * sizeof *j.med[i]);
+    if (at == NULL || r == NULL || j.med[0] == NULL || j.med[1] == NULL ||
+        rc != 0) {
+        rc = -ENOMEM;
+        goto out;
     }
     qsort(base->p, base->n, sizeof *base->p, cmp_report);
     qsort(new->p, new->n, sizeof *new->p, cmp_report);
@@ -630,17 +787,25 @@ static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
         if (!x->b->matched)
             continue;
         x->n = &new->p[at[x->b->partner]];
-        judge(x, o, flagged);
+        if ((rc = judge(x, o, &j, flagged)) != 0)
+            goto out;
         x->unstable = unstable(x->b, base->cal) || unstable(x->n, new->cal);
     }
     for (size_t i = 0; i < new->n; i++) {
         if (!new->p[i].matched)
             r[n++].n = &new->p[i];
     }
-    free(at);
     *rows = r;
     *nrows = n;
-    return 0;
+    r = NULL;
+out:
+    for (int i = 0; i < 2; i++) {
+        hrd_ctl_round_index_fini(&j.idx[i]);
+        free(j.med[i]);
+    }
+    free(at);
+    free(r);
+    return rc;
 }
 
 /* The key column of a table: as wide as its widest key, from 3 to
@@ -709,7 +874,7 @@ static int write_gate(FILE *f, const struct drow *rows, size_t nrows,
     struct hrd_gate gate = { "hostrangectl diff", g, nrows,
                              machines_differ(base->header, new->header, why,
                                              sizeof why),
-                             o->limit };
+                             o->limit, NULL };
     int rc;
 
     if (g == NULL)
@@ -725,6 +890,7 @@ static int write_gate(FILE *f, const struct drow *rows, size_t nrows,
             hrp_metric_name(k->metric), r->b ? r->b->median : NAN,
             r->n ? r->n->median : NAN, NAN, NAN, l ? l->pct : NAN,
             w ? w->pct : NAN, HRD_GATE_UNCHANGED, r->over, r->warn, NULL,
+            NULL,
         };
         if (r->b == NULL || r->n == NULL) {
             g[i].verdict = HRD_GATE_ONLY;
@@ -732,7 +898,7 @@ static int write_gate(FILE *f, const struct drow *rows, size_t nrows,
             continue;
         }
         g[i].change = r->change;
-        g[i].p = r->s.p;
+        g[i].p = r->run_level ? r->rc.p : r->s.p;
         if (r->flag != NULL)
             g[i].verdict = strcmp(r->flag, "slower") == 0 ? HRD_GATE_SLOWER
                                                            : HRD_GATE_FASTER;
@@ -741,6 +907,35 @@ static int write_gate(FILE *f, const struct drow *rows, size_t nrows,
                              : hrd_gate_markdown(f, &gate);
     free(g);
     return rc;
+}
+
+/* The first line of a table or markdown: the rounds of the runs, and
+ * which test the rows had. */
+static void write_rounds_line(FILE *f, const struct drow *rows, size_t nrows,
+                              const struct diff_opts *o,
+                              const struct hrd_diff_side *base,
+                              const struct hrd_diff_side *new)
+{
+    size_t run = 0, sample = 0;
+    unsigned rb = base->end->rounds > 1 ? base->end->rounds : 1;
+    unsigned rn = new->end->rounds > 1 ? new->end->rounds : 1;
+
+    for (size_t i = 0; i < nrows; i++) {
+        if (rows[i].b != NULL && rows[i].n != NULL)
+            *(rows[i].run_level ? &run : &sample) += 1;
+    }
+    fprintf(f, "%srounds %u/%u", o->fmt == FMT_MARKDOWN ? "**" : "", rb, rn);
+    if (sample == 0 && run > 0)
+        fprintf(f, ": p and interval from the round medians (exact "
+                "Mann-Whitney, %g%% interval of the ratio)", 95.0);
+    else if (run == 0)
+        fprintf(f, ": " NOISE_UNMEASURED " (p treats the samples of a run "
+                "as independent; record --rounds or ab measure it)");
+    else
+        fprintf(f, ": %zu keys from the round medians; %zu with fewer than "
+                "%d rounds a side: " NOISE_UNMEASURED, run, sample,
+                HRD_ROUNDS_MIN);
+    fprintf(f, "%s\n", o->fmt == FMT_MARKDOWN ? "**\n" : "");
 }
 
 /* Writes the report of the rows to f in o's format, and flushes f.
@@ -756,12 +951,17 @@ static int write_report(FILE *f, const struct drow *rows, size_t nrows,
     if (o->fmt == FMT_JUNIT || o->fmt == FMT_MARKDOWN) {
         int rc = write_gate(f, rows, nrows, o, base, new);
 
-        if (rc == 0 && o->fmt == FMT_MARKDOWN)
+        if (rc == 0 && o->fmt == FMT_MARKDOWN) {
+            fputc('\n', f);
+            write_rounds_line(f, rows, nrows, o, base, new);
             write_machines(f, o, base, new);
+        }
         if (rc == 0 && (fflush(f) != 0 || ferror(f)))
             rc = errno != 0 ? -errno : -EIO;
         return rc;
     }
+    if (o->fmt != FMT_JSONL)
+        write_rounds_line(f, rows, nrows, o, base, new);
     if (o->fmt == FMT_MARKDOWN)
         fprintf(f, "| key | base median (us) | new median (us) | change | "
                 "shift ns [95%% CI] | p | flag |\n|---|---:|---:|---:|---:|"
@@ -821,6 +1021,21 @@ static size_t check_limits(const struct drow *rows, size_t nrows,
     return over;
 }
 
+/* Says on stderr how many keys --min-rounds refused. Returns how many. */
+static size_t check_rounds(const struct drow *rows, size_t nrows,
+                           const struct diff_opts *o)
+{
+    size_t refused = 0;
+
+    for (size_t i = 0; i < nrows; i++)
+        refused += rows[i].refused;
+    if (refused > 0)
+        fprintf(stderr, "hostrangectl diff: %zu keys have fewer than %u "
+                "rounds a side: not judged (--min-rounds)\n", refused,
+                o->min_rounds);
+    return refused;
+}
+
 /* Says why diff failed, rc being a negative errno not yet told. Returns
  * DIFF_FAILED. */
 static int failed(int rc)
@@ -837,7 +1052,8 @@ static int failed(int rc)
  * a missing value, hrd_ctl_die_usage's 2). */
 int hrd_ctl_diff(int argc, char **argv)
 {
-    struct diff_opts o = { .alpha = 0.01, .threshold = 5, .fmt = FMT_TABLE,
+    struct diff_opts o = { .alpha = HRD_SIGNIF_ALPHA, .threshold = 5,
+                           .fmt = FMT_TABLE,
                            .limit = HRD_GATE_MARKDOWN_LIMIT };
     struct hrd_diff_side base = { 0 }, new = { 0 };
     struct waiting wait = { NULL, 0, 0 };
@@ -881,6 +1097,8 @@ int hrd_ctl_diff(int argc, char **argv)
         goto out;
     }
     status = check_limits(rows, nrows, &o) > 0 ? DIFF_SLOWER : DIFF_OK;
+    if (status == DIFF_OK && check_rounds(rows, nrows, &o) > 0)
+        status = DIFF_FEW_ROUNDS;
 out:
     free(wait.s);
     free(rows);

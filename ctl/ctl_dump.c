@@ -1,4 +1,5 @@
-/* hostrangectl dump: the report options and the paged dump (see ctl.h). */
+/* hostrangectl dump: the paged dump of the daemon's report (see ctl.h);
+ * dump --from is ctl_from.c, the calling-context views ctl_paths.c. */
 #include "config.h"
 
 #include "ctl/ctl.h"
@@ -16,197 +17,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Parses a comma-separated list of reference, all and observer into
- * *fields. Returns 0, or -EINVAL on any other name. */
-static int parse_fields(const char *v, unsigned *fields)
-{
-    unsigned f = 0;
-
-    for (;;) {
-        size_t n = strcspn(v, ",");
-
-        if (n == 9 && strncmp(v, "reference", n) == 0)
-            ;
-        else if (n == 3 && strncmp(v, "all", n) == 0)
-            f |= HRD_FIELDS_EXTENDED;
-        else if (n == 8 && strncmp(v, "observer", n) == 0)
-            f |= HRD_FIELDS_OBSERVER;
-        else
-            return -EINVAL;
-        if (v[n] == '\0')
-            break;
-        v += n + 1;
-    }
-    *fields = f;
-    return 0;
-}
-
-int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
-                          struct hrd_filter *f, struct hrd_ctl_report *r)
-{
-    if (r != NULL) {
-        switch (c) {
-        case 'f':
-            r->view = HRD_CTL_VIEW_ROWS;
-            if (strcmp(arg, "folded") == 0 && strcmp(cmd, "dump") == 0) {
-                r->view = HRD_CTL_VIEW_FOLDED;
-                return 1;
-            }
-            if (strcmp(arg, "tree") == 0 && strcmp(cmd, "dump") == 0) {
-                r->view = HRD_CTL_VIEW_TREE;
-                return 1;
-            }
-            if (strcmp(arg, "pprof") == 0 && strcmp(cmd, "dump") == 0) {
-                r->view = HRD_CTL_VIEW_PPROF;
-                return 1;
-            }
-            if (hrd_format_parse(arg, &r->format) != 0) {
-                fprintf(stderr, "hostrangectl %s: bad format '%s' (jsonl, "
-                        "csv or table%s)\n", cmd, arg,
-                        strcmp(cmd, "dump") == 0 ? ", folded, tree or pprof" : "");
-                exit(2);
-            }
-            return 1;
-        case 'F':
-            if (parse_fields(arg, &r->fields) != 0) {
-                fprintf(stderr, "hostrangectl %s: bad fields '%s' (reference, "
-                        "all, observer, or a list such as all,observer)\n",
-                        cmd, arg);
-                exit(2);
-            }
-            return 1;
-        case 'o':
-            r->output = arg;
-            return 1;
-        case HRD_CTL_OPT_CORRECT:
-            r->correct = 1;
-            return 1;
-        case HRD_CTL_OPT_CALIBRATION:
-            r->calibration = arg;
-            return 1;
-        default:
-            break;
-        }
-    }
-    if (f != NULL) {
-        switch (c) {
-        case 'n':
-            f->node = arg;
-            return 1;
-        case 'O':
-            f->op = arg;
-            return 1;
-        case 'B':
-            f->backend = arg;
-            return 1;
-        case 'R':
-            f->range = arg;
-            return 1;
-        case 'P':
-            f->phase = hrp_phase_parse(arg);
-            if (f->phase == 0) {
-                fprintf(stderr, "hostrangectl %s: bad phase '%s' (cold or "
-                        "warm)\n", cmd, arg);
-                exit(2);
-            }
-            return 1;
-        default:
-            break;
-        }
-    }
-    return 0;
-}
-
-static void calibs_free_strs(struct hrd_ctl_calibs *cs)
-{
-    for (size_t i = 0; cs->strs != NULL && i < 2 * cs->n; i++)
-        free(cs->strs[i]);
-    free(cs->strs);
-    cs->strs = NULL;
-}
-
-int hrd_ctl_calibs_init(struct hrd_ctl_calibs *cs,
-                        Hostrange__Calibration *const *m, size_t n,
-                        const char *want, const char *where, int correct)
-{
-    const char *null = correct ? " and nothing is corrected" : "";
-    size_t found = 0;
-
-    memset(cs, 0, sizeof *cs);
-    cs->want = want;
-    cs->where = where;
-    cs->correct = correct;
-    cs->cal = calloc(n + 1, sizeof *cs->cal);
-    cs->strs = calloc(2 * n + 1, sizeof *cs->strs);
-    if (cs->cal == NULL || cs->strs == NULL) {
-        hrd_ctl_calibs_fini(cs);
-        return -ENOMEM;
-    }
-    cs->n = n;
-    for (size_t i = 0; i < n; i++) {
-        hrd_calib_from_message(&cs->cal[i], m[i]);
-        cs->strs[2 * i] = strdup(m[i]->label);
-        cs->strs[2 * i + 1] = strdup(m[i]->clock);
-        if (cs->strs[2 * i] == NULL || cs->strs[2 * i + 1] == NULL) {
-            hrd_ctl_calibs_fini(cs);
-            return -ENOMEM;
-        }
-        cs->cal[i].label = cs->strs[2 * i];
-        cs->cal[i].clock = cs->strs[2 * i + 1];
-        found += want == NULL || strcmp(m[i]->label, want) == 0;
-    }
-    /* Said once here; a path without a calibration, when its rows come. */
-    if (found == 0 && want != NULL)
-        fprintf(stderr, "hostrangectl: warning: %s holds no calibration of "
-                "label '%s': the observer fields are null%s\n", where, want,
-                null);
-    else if (found == 0)
-        fprintf(stderr, "hostrangectl: warning: %s holds no calibration "
-                "(run hostrange-bench --calibrate): the observer fields are "
-                "null%s\n", where, null);
-    if (found == 0)
-        cs->warned = HRP_PATHS_ALL | 4u;
-    return 0;
-}
-
-void hrd_ctl_calibs_apply(struct hrd_ctl_calibs *cs, struct hrd_row *row)
-{
-    const struct hrd_calib *c;
-    unsigned paths = row->clock_paths != 0 ? row->clock_paths
-                                           : cs->run_paths;
-
-    row->clock_paths = paths;
-    c = hrd_calib_for(cs->cal, cs->n, cs->want, paths);
-    if (c == NULL && row->calls > 0 && paths == HRP_PATHS_ALL &&
-        !(cs->warned & 4u)) {
-        cs->warned |= 4u;
-        fprintf(stderr, "hostrangectl: warning: %s holds keys fed by clients "
-                "of both clock paths (fast and ordered): their observer "
-                "fields are null (clock_path mixed)%s\n", cs->where,
-                cs->correct ? " and they are not corrected" : "");
-    } else if (c == NULL && row->calls > 0 && paths != HRP_PATHS_ALL &&
-               paths != 0 && !(cs->warned & paths)) {
-        cs->warned |= paths;
-        fprintf(stderr, "hostrangectl: warning: %s holds no calibration of "
-                "the %s clock path%s%s%s (hostrange-bench --calibrate with "
-                "HOSTRANGE_CLOCK=%s): the observer fields of its rows are "
-                "null%s\n", cs->where, hrp_clock_path_name(paths),
-                cs->want != NULL ? " of label '" : "",
-                cs->want != NULL ? cs->want : "",
-                cs->want != NULL ? "'" : "", hrp_clock_path_name(paths),
-                cs->correct ? " and they are not corrected" : "");
-    }
-    hrd_observer_apply(row, c, cs->correct);
-}
-
-void hrd_ctl_calibs_fini(struct hrd_ctl_calibs *cs)
-{
-    calibs_free_strs(cs);
-    free(cs->cal);
-    cs->cal = NULL;
-    cs->n = 0;
-}
-
 /* Writes the rows of one page through the writer, with the observer fields
  * from ch when not NULL. Returns 0 or -errno. */
 static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
@@ -221,6 +31,9 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
         (void)hrd_row_from_message(&row, d->rows[i]);
         if (ch != NULL)
             hrd_ctl_calibs_apply(ch, &row);
+        /* A daemon's run is one round. */
+        row.rounds = 1;
+        row.round_medians = &row.median;
         rc = hrd_writer_row(w, &row);
     }
     return rc;
@@ -234,6 +47,7 @@ struct dump_pages {
     Hostrange__DumpRequest *dq;
     const struct hrd_ctl_report *r;
     char where[PATH_MAX + 32]; /* the calibrations' source, which they keep */
+    FILE *losses;              /* the table's closing lines, or NULL */
 };
 
 static int dump_page(const Hostrange__DumpReply *d, void *ctx)
@@ -254,6 +68,18 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
             return rc;
         dp->ch = &dp->calibs;
     }
+    /* The last page: the table closes with what was lost, by node id
+     * (nodes without rows too), and what the memory budget refused. */
+    if (dp->losses != NULL) {
+        for (size_t i = 0; i < d->n_lost; i++)
+            fprintf(dp->losses, "lost: %llu events of node %s\n",
+                    (unsigned long long)d->lost[i]->lost,
+                    d->lost[i]->node_id);
+        if (d->refused_memory_events != 0)
+            fprintf(dp->losses, "memory budget: %llu events refused "
+                    "(hostranged --max-memory), counted in lost\n",
+                    (unsigned long long)d->refused_memory_events);
+    }
     return write_rows(dp->w, d, dp->ch);
 }
 
@@ -269,6 +95,8 @@ static int fetch_all(FILE *f, const struct hrd_filter *flt,
     struct hrd_writer w;
     struct dump_pages dp;
     unsigned fields = r->fields;
+    char *losses = NULL;
+    size_t losses_len = 0;
     int rc;
 
     if (r->view != HRD_CTL_VIEW_ROWS)
@@ -285,11 +113,22 @@ static int fetch_all(FILE *f, const struct hrd_filter *flt,
     dp.w = &w;
     dp.dq = &dq;
     dp.r = r;
+    if (r->format == HRD_FORMAT_TABLE &&
+        (dp.losses = open_memstream(&losses, &losses_len)) == NULL)
+        return -errno;
     hrd_writer_init(&w, f, r->format, fields);
     rc = hrd_ctl_dump_pages("dump", &q, &dq, dump_page, &dp);
     if (rc == 0)
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
+    if (dp.losses != NULL) {
+        if (fclose(dp.losses) != 0 && rc == 0)
+            rc = -ENOMEM;
+        if (rc == 0 && losses_len != 0 &&
+            fwrite(losses, 1, losses_len, f) != losses_len)
+            rc = -errno;
+        free(losses);
+    }
     if (dp.ch != NULL)
         hrd_ctl_calibs_fini(dp.ch);
     return rc;
@@ -304,22 +143,6 @@ static int write_error(const char *what, int rc)
                 strerror(-rc));
     return HRD_CTL_TOLD;
 }
-
-void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
-                          Hostrange__DumpRequest *dq,
-                          const struct hrd_filter *flt)
-{
-    q->version = HRP_VERSION;
-    q->body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
-    q->dump = dq;
-    dq->node_glob = (char *)(flt->node ? flt->node : "");
-    dq->operator_glob = (char *)(flt->op ? flt->op : "");
-    dq->backend_glob = (char *)(flt->backend ? flt->backend : "");
-    dq->range_glob = (char *)(flt->range ? flt->range : "");
-    dq->phase = flt->phase;
-    dq->paged = 1;
-}
-
 int hrd_ctl_dump(const struct hrd_filter *flt,
                  const struct hrd_ctl_report *r)
 {
@@ -391,10 +214,13 @@ static const char usage_dump[] =
     "                       one child scope to its parent on an inclusive\n"
     "                       row, children x the self time one leaves in its\n"
     "                       parent on a self row), observer_share\n"
-    "                       (observer_ns / median), unstable (share of 10%\n"
+    "                       (observer_ns / median), unstable (share of "
+    HRD_STR(HRD_OBSERVER_UNSTABLE_PCT) "%\n"
     "                       or more; on the fast clock path, observer_ns and\n"
-    "                       the uncertainty of its plain reads 5% or more),\n"
-    "                       resolution_limited (a median under 20 steps of\n"
+    "                       the uncertainty of its plain reads "
+    HRD_STR(HRD_OBSERVER_UNSTABLE_FAST_PCT) "% or more),\n"
+    "                       resolution_limited (a median under "
+    HRD_STR(HRD_RESOLUTION_STEPS) " steps of\n"
     "                       the clock) and clock_path (fast, ordered, mixed\n"
     "                       or unknown: the clock paths of the clients that\n"
     "                       fed the key). A row is measured by a calibration\n"
@@ -402,6 +228,12 @@ static const char usage_dump[] =
     "                       rows of recorded values, on rows of mixed paths\n"
     "                       or of a path without a calibration, and on every\n"
     "                       row when there is none, each with a warning.\n"
+    "                       rounds (with --from, of a run of several rounds:\n"
+    "                       hostrangectl record --rounds, merge) adds\n"
+    "                       rounds, round_medians (the row's median in each\n"
+    "                       round) and round_spread ((max - min) / median\n"
+    "                       of the round medians, in %); the names join by\n"
+    "                       commas (all,rounds)\n"
     "      --correct-observer\n"
     "                       subtract the calibrated cost from mean, median,\n"
     "                       min, max, p90 and p99 (observer_ns, and on the\n"

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_rounds.h"
+#include "lib/stat/rounds.h"
 #include "lib/agg/observer.h"
 #include "lib/run/run.h"
 #include "proto/protocol.h"
@@ -16,6 +18,8 @@ struct from_ctx {
     struct hrd_writer *w;
     struct hrd_ctl_calibs *cal; /* NULL: no observer fields */
     int flat; /* --by path of a file without paths: one-element paths */
+    struct hrd_ctl_round_index *rounds; /* NULL: no rounds fields */
+    double *medians;                    /* room for a row's round medians */
 };
 
 static int put_row(const struct hrd_row *row, void *arg)
@@ -32,38 +36,25 @@ static int put_row(const struct hrd_row *row, void *arg)
     }
     if (c->cal != NULL)
         hrd_ctl_calibs_apply(c->cal, &r);
-    return hrd_writer_row(c->w, &r);
-}
+    if (c->rounds != NULL) {
+        size_t max = c->rounds->end->rounds;
+        double *tmp = c->medians + (max > 1 ? max : 1);
+        size_t n = hrd_ctl_round_medians(c->rounds, r.node_id, r.op,
+                                         r.backend, hrp_phase_parse(r.phase),
+                                         r.range, hrp_metric_parse(r.metric),
+                                         c->medians, max);
 
-int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
-                     Hostrange__RunEnd **end)
-{
-    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
-    struct hrd_runload l;
-    char err[8400];
-    int rc;
-
-    hrd_agg_init(agg);
-    agg->max_bytes = SIZE_MAX / 2;
-    hrd_runload_init_reader(&l, agg);
-    hrd_ctl_progress_init(&rp.p);
-    rc = hrd_run_load(&l, path, NULL, end, hrd_ctl_read_progress, &rp, err,
-                      sizeof err);
-    hrd_ctl_progress_end(&rp.p);
-    if (rc == 0 && hrd_runload_finish(&l) != 0) {
-        snprintf(err, sizeof err, "out of memory");
-        rc = -ENOMEM;
-        if (end != NULL) {
-            hostrange__run_end__free_unpacked(*end, NULL);
-            *end = NULL;
+        if (n == 0) {
+            /* One round: the pooled median is its median. */
+            c->medians[0] = r.median;
+            n = 1;
         }
+        r.rounds = (uint32_t)n;
+        r.round_medians = c->medians;
+        memcpy(tmp, c->medians, n * sizeof *tmp);
+        r.round_spread = hrd_rounds_spread(tmp, n);
     }
-    if (rc != 0) {
-        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-        rc = HRD_CTL_TOLD;
-    }
-    hrd_runload_fini(&l);
-    return rc;
+    return hrd_writer_row(c->w, &r);
 }
 
 /* The clock paths of a run file's clients (HRP_PATH_* bits), which stand
@@ -91,7 +82,8 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
     struct hrd_ctl_calibs cal;
     struct hrd_writer w;
     struct hrd_agg agg;
-    struct from_ctx ctx = { &w, NULL, 0 };
+    struct from_ctx ctx = { &w, NULL, 0, NULL, NULL };
+    struct hrd_ctl_round_index ridx = { NULL, NULL, 0 };
     unsigned fields = r->fields;
     int rc;
 
@@ -108,6 +100,17 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
         ctx.cal = &cal;
         cal.run_paths = run_paths(e);
     }
+    if (fields & HRD_FIELDS_ROUNDS) {
+        size_t max = e->rounds > 1 ? e->rounds : 1;
+
+        rc = hrd_ctl_round_index_init(&ridx, e);
+        ctx.medians = malloc(2 * max * sizeof *ctx.medians);
+        if (rc != 0 || ctx.medians == NULL) {
+            rc = -ENOMEM;
+            goto out;
+        }
+        ctx.rounds = &ridx;
+    }
     hrd_writer_init(&w, f, r->format, fields);
     ctx.flat = r->by_path && agg.npkeys == 0;
     rc = hrd_agg_rows_page_by(&agg, flt, &cur, 0, r->by_path && !ctx.flat,
@@ -116,6 +119,8 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
 out:
+    hrd_ctl_round_index_fini(&ridx);
+    free(ctx.medians);
     if (ctx.cal != NULL)
         hrd_ctl_calibs_fini(ctx.cal);
     if (e != NULL)

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_rounds.h"
 #include "lib/util/options.h"
 #include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
@@ -276,6 +277,7 @@ static int load_keys(struct merge *m, char *err, size_t errlen)
  */
 struct merged_end {
     Hostrange__RunEnd end;
+    struct hrd_ctl_rounds rounds;  /* what end.round_keys points to */
     Hostrange__RunNodeLost *lost;  /* what end.lost points to */
     uint64_t *cal_time_ns;         /* [k]: time of end.calibrations[k]'s
                                       input */
@@ -289,6 +291,7 @@ static void merged_end_fini(struct merged_end *e)
     free(e->end.lost);
     free(e->lost);
     free(e->cal_time_ns);
+    hrd_ctl_rounds_fini(&e->rounds);
 }
 
 static void add_clock(Hostrange__RunEnd *end, char *clock)
@@ -338,6 +341,25 @@ static void add_lost(struct merged_end *e, const struct hrd_agg *a)
     }
 }
 
+/* The merged run's rounds (ctl_rounds.h): each input is a round of the
+ * keys it shares with another, and an input's own rounds carry over; the
+ * inputs are read again only when they share keys. Returns 0, -ENOMEM,
+ * or -EIO after saying why. */
+static int merged_rounds(struct merged_end *e, const struct merge *m)
+{
+    int carried = 0, rc;
+
+    for (size_t i = 0; i < m->o->nin; i++)
+        carried |= m->ends[i]->n_round_keys > 0;
+    if (!carried && m->rm.nrec <= m->agg.nkeys)
+        return 0;
+    rc = hrd_ctl_rounds_build(&e->rounds, m->o->in, m->o->nin, m->ends,
+                              m->rm.nrec > m->agg.nkeys);
+    if (rc == 0)
+        hrd_ctl_rounds_put(&e->rounds, &e->end);
+    return rc == HRD_CTL_TOLD ? -EIO : rc;
+}
+
 /* Builds e from the merge's inputs and aggregation. Returns 0 or -ENOMEM;
  * merged_end_fini is due either way. */
 static int merged_end_build(struct merged_end *e, const struct merge *m)
@@ -375,7 +397,7 @@ static int merged_end_build(struct merged_end *e, const struct merge *m)
             add_calibration(e, in->calibrations[j], m->headers[i]->time_ns);
     }
     add_lost(e, &m->agg);
-    return 0;
+    return merged_rounds(e, m);
 }
 
 /*
@@ -436,16 +458,23 @@ static int merge_once(const struct merge_opts *o, int whole, char *err,
         rc = collect_sources(&m);
     if (rc == 0)
         rc = load_keys(&m, err, errlen);
-    if (rc == 0)
+    if (rc == 0) {
         rc = merged_end_build(&e, &m);
+        if (rc == -EIO)
+            snprintf(err, errlen, "an input could not be read again for "
+                     "its rounds");
+    }
     if (rc == 0)
         rc = write_output(&m, &e.end, err, errlen);
     if (rc == 0) {
         hrd_ctl_progress_end(&m.pr.p);
-        printf("merged %zu files into %s: %u keys%s\n", o->nin, o->output,
+        printf("merged %zu files into %s: %u keys%s", o->nin, o->output,
                m.agg.nkeys, m.agg.compacted ? " (some kept as histograms "
                                               "for --max-memory)"
                                             : "");
+        if (e.end.rounds > 1)
+            printf(", %u rounds", e.end.rounds);
+        putchar('\n');
     } else if (rc != -EAGAIN) {
         hrd_ctl_progress_end(&m.pr.p);
     }

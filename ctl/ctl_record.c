@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_rounds.h"
 #include "lib/run/run.h"
 #include "proto/protocol.h"
 #include "proto/spool.h"
@@ -23,7 +24,8 @@ static const char usage_record[] =
     "Usage: hostrangectl record [-o FILE] [--format=FORMAT] [--fields=FIELDS]"
     "\n"
     "                           [--correct-observer] [--calibration=LABEL]\n"
-    "                           [--nvtx] [--nvtx-window=NAME]\n"
+    "                           [--nvtx] [--nvtx-window=NAME] [--rounds=N]\n"
+    "                           [--strict]\n"
     "                           [--save=FILE.hrs [--unsorted]\n"
     "                           [--meta KEY=VALUE]...] -- COMMAND [ARG]...\n"
     "Run COMMAND under a private hostranged and write its report.\n"
@@ -41,8 +43,9 @@ static const char usage_record[] =
     "  -o, --output=FILE    write the report to FILE, atomically (default:\n"
     "                       standard output)\n"
     "  -f, --format=FORMAT  jsonl (default), csv or table\n"
-    "      --fields=FIELDS  reference (default), all, observer or\n"
-    "                       all,observer (see hostrangectl dump --help)\n"
+    "      --fields=FIELDS  reference (default), or a comma-separated list\n"
+    "                       of all, observer and rounds (see hostrangectl\n"
+    "                       dump --help)\n"
     "      --correct-observer\n"
     "      --calibration=LABEL\n"
     "                       as for hostrangectl dump\n"
@@ -53,6 +56,12 @@ static const char usage_record[] =
     "                       with --nvtx, collect only within the NVTX\n"
     "                       range NAME (DOMAIN:MESSAGE in a domain), not\n"
     "                       the whole run\n"
+    "      --rounds=N       run COMMAND N times (default 1), each a round\n"
+    "                       under a private daemon of its own; the report\n"
+    "                       pools the rounds' samples, and the run file\n"
+    "                       keeps each key's count and median per round\n"
+    "                       (--fields rounds shows them; hostrangectl diff\n"
+    "                       tests at the run level with 3 or more)\n"
     "      --save=FILE      also save the run as run file FILE (.hrs, as\n"
     "                       hostrangectl save does: atomically, complete or\n"
     "                       untouched), also when COMMAND fails\n"
@@ -60,10 +69,20 @@ static const char usage_record[] =
     "                       save --help)\n"
     "  -m, --meta=KEY=VALUE with --save: note KEY=VALUE in the run file; may\n"
     "                       be given many times\n"
+    "      --strict         exit 3 when anything was lost or refused (see\n"
+    "                       below) and COMMAND succeeded\n"
     "  -h, --help           show this help and exit\n"
     "\n"
+    "When the session lost or refused anything (events lost, batches the\n"
+    "daemon refused, scopes of range names or windows of labels refused as\n"
+    "empty or over 4096 bytes, calling contexts kept under (contexts\n"
+    "full)), record says so in one line on stderr, `hostrange: ...`, and\n"
+    "names each process that ended without its final counters (killed or\n"
+    "crashed) with its node ids: its last events may be missing.\n"
+    "\n"
     "Exit status: COMMAND's; 1 when the daemon cannot be started, or the\n"
-    "report or the run file cannot be written; 2 on a usage error.\n";
+    "report or the run file cannot be written; 2 on a usage error; with\n"
+    "--strict, 3 when COMMAND succeeded and anything was lost or refused.\n";
 
 /* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
  * build tree), or on PATH. */
@@ -156,6 +175,10 @@ struct record_opts {
     unsigned format;                 /* of the run file */
     Hostrange__RunMeta **meta;       /* --meta */
     size_t nmeta;
+    unsigned rounds;                 /* --rounds */
+    int quiet;                       /* a round: say nothing of the save */
+    int out_to_err;                  /* COMMAND's stdout goes to stderr */
+    int strict;                      /* --strict */
 };
 
 /*
@@ -169,7 +192,7 @@ static int record(const struct record_opts *o, char **cmdv)
     const char *tmpdir = getenv("TMPDIR");
     char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX];
     pid_t dpid, cpid;
-    int status, rc, saved;
+    int status, rc, saved, lost;
 
     if (o->nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
         fprintf(stderr, "hostrangectl record: --nvtx: %s not found (was "
@@ -211,6 +234,8 @@ static int record(const struct record_opts *o, char **cmdv)
     if (cpid == 0) {
         signal(SIGINT, SIG_DFL);
         signal(SIGQUIT, SIG_DFL);
+        if (o->out_to_err)
+            dup2(STDERR_FILENO, STDOUT_FILENO);
         setenv("HOSTRANGE_RUNTIME_DIR", dir, 1);
         if (o->nvtx) {
             setenv("NVTX_INJECTION64_PATH", tool, 1);
@@ -235,13 +260,106 @@ static int record(const struct record_opts *o, char **cmdv)
     rc = hrd_ctl_dump(&all, &o->rep);
     saved = o->save == NULL ? 0
                             : hrd_ctl_save_run("record", o->save, o->format,
-                                               o->meta, o->nmeta, stderr);
+                                               o->meta, o->nmeta,
+                                               o->quiet ? NULL : stderr);
+    /* What was lost or refused, said where the user looks. */
+    lost = hrd_ctl_losses(stderr);
     kill(dpid, SIGTERM);
     waitpid(dpid, NULL, 0);
     remove_dir(dir);
     if (rc != 0 || saved != 0)
         return 1;
+    if (o->strict && lost != 0 && exit_status(status) == 0)
+        return 3;
     return exit_status(status);
+}
+
+int hrd_ctl_record_round(char **cmdv, const char *save)
+{
+    struct record_opts o = {
+        .rep = { HRD_FORMAT_JSONL, 0, "/dev/null", 0, NULL, NULL, 0, 0, 0 },
+        .save = save,
+        .format = 1,
+        .rounds = 1,
+        .quiet = 1,
+        .out_to_err = 1,
+    };
+    int status = record(&o, cmdv);
+
+    signal(SIGINT, SIG_DFL);
+    signal(SIGQUIT, SIG_DFL);
+    return status;
+}
+
+/*
+ * record --rounds: o->rounds rounds of cmdv, each under a daemon of its
+ * own and saved to a file of its own, merged as rounds into o->save (or a
+ * temporary file), whose report is written then. Returns the exit status
+ * of record: the first failing round's, else 0.
+ */
+static int record_rounds(const struct record_opts *o, char **cmdv)
+{
+    static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
+    const char *tmpdir = getenv("TMPDIR");
+    char dir[PATH_MAX], merged[PATH_MAX + 32];
+    char **files = calloc(o->rounds, sizeof *files);
+    struct hrd_ctl_report rep = o->rep;
+    int status = 0, rc = 0;
+    unsigned made = 0;
+
+    if (tmpdir == NULL || tmpdir[0] == '\0')
+        tmpdir = "/tmp";
+    snprintf(dir, sizeof dir, "%s/hostrange-rounds-XXXXXX", tmpdir);
+    if (files == NULL || mkdtemp(dir) == NULL) {
+        fprintf(stderr, "hostrangectl record: cannot create a directory "
+                "in %s: %s\n", tmpdir, strerror(errno));
+        free(files);
+        return 1;
+    }
+    for (unsigned k = 0; k < o->rounds && rc == 0; k++) {
+        struct record_opts ro = *o;
+        int st;
+
+        if (asprintf(&files[k], "%s/round-%u.hrs", dir, k + 1) < 0) {
+            files[k] = NULL;
+            rc = 1;
+            break;
+        }
+        made++;
+        ro.rounds = 1;
+        ro.quiet = 1;
+        ro.save = files[k];
+        ro.format = 1;
+        ro.meta = NULL;
+        ro.nmeta = 0;
+        ro.rep.output = "/dev/null";
+        ro.rep.format = HRD_FORMAT_JSONL;
+        ro.rep.fields = 0;
+        ro.rep.correct = 0;
+        ro.rep.calibration = NULL;
+        st = record(&ro, cmdv);
+        if (access(files[k], R_OK) != 0)
+            rc = 1;
+        else if (st != 0 && status == 0)
+            status = st;
+    }
+    snprintf(merged, sizeof merged, "%s/merged.hrs", dir);
+    if (rc == 0)
+        rc = hrd_ctl_merge_rounds("record", o->save ? o->save : merged,
+                                  o->format, o->meta, o->nmeta, files,
+                                  made);
+    if (rc == 0) {
+        rep.from = o->save ? o->save : merged;
+        rc = hrd_ctl_dump(&all, &rep) == 0 ? 0 : 1;
+    }
+    for (unsigned k = 0; k < made; k++) {
+        unlink(files[k]);
+        free(files[k]);
+    }
+    free(files);
+    unlink(merged);
+    rmdir(dir);
+    return rc != 0 ? 1 : status;
 }
 
 /* The usage error of options that go together, or NULL. */
@@ -253,12 +371,14 @@ static const char *check_options(const struct record_opts *o)
         return "--meta needs --save";
     if (o->save == NULL && o->format != 1)
         return "--unsorted needs --save";
+    if (o->rounds == 1 && (o->rep.fields & HRD_FIELDS_ROUNDS))
+        return "--fields rounds needs --rounds N (N >= 2)";
     return NULL;
 }
 
 static int run_record(int argc, char **argv)
 {
-    enum { OPT_SAVE = 256, OPT_UNSORTED };
+    enum { OPT_SAVE = 256, OPT_UNSORTED, OPT_ROUNDS, OPT_STRICT };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },
         { "fields", required_argument, NULL, 'F' },
@@ -269,12 +389,15 @@ static int run_record(int argc, char **argv)
         { "save", required_argument, NULL, OPT_SAVE },
         { "unsorted", no_argument, NULL, OPT_UNSORTED },
         { "meta", required_argument, NULL, 'm' },
+        { "rounds", required_argument, NULL, OPT_ROUNDS },
+        { "strict", no_argument, NULL, OPT_STRICT },
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
     struct record_opts o = {
         .rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL, 0, 0, 0 },
         .format = 1,
+        .rounds = 1,
     };
     const char *bad;
     int c, rc;
@@ -305,8 +428,14 @@ static int run_record(int argc, char **argv)
         case OPT_UNSORTED:
             o.format = HRD_RUN_FORMAT_EVENTS;
             continue;
+        case OPT_STRICT:
+            o.strict = 1;
+            continue;
         case 'm':
             hrd_ctl_meta_add("record", optarg, &o.meta, &o.nmeta);
+            continue;
+        case OPT_ROUNDS:
+            o.rounds = hrd_ctl_parse_rounds("record", "--rounds", optarg);
             continue;
         default:
             hrd_ctl_die_usage("record", c, argv[optind - 1]);
@@ -320,7 +449,8 @@ static int run_record(int argc, char **argv)
         hrd_ctl_meta_free(o.meta, o.nmeta);
         return 2;
     }
-    rc = record(&o, argv + optind);
+    rc = o.rounds > 1 ? record_rounds(&o, argv + optind)
+                      : record(&o, argv + optind);
     hrd_ctl_meta_free(o.meta, o.nmeta);
     return rc;
 }

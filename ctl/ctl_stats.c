@@ -8,14 +8,18 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 static const char usage_stats[] =
-    "Usage: hostrangectl stats\n"
+    "Usage: hostrangectl stats [--losses]\n"
     "Print the daemon's counters, one `name value` pair per line:\n"
     "  daemon.*    pid, uptime, keys, events held, memory of samples and its\n"
     "              limit, resident memory, the exact cap and the keys kept in\n"
     "              histograms, the clocks the clients use, batches answered\n"
-    "              `retry`\n"
+    "              `retry`, refused_events (of batches refused for any\n"
+    "              reason, counted lost under their node ids) and\n"
+    "              refused_memory_events (those refused for the memory\n"
+    "              budget, --max-memory)\n"
     "  paths.*     calling contexts: paths interned (count) and the table's\n"
     "              limit, the depth cap, keys per (labels, path), and range\n"
     "              samples kept per range name only because their context\n"
@@ -35,7 +39,17 @@ static const char usage_stats[] =
     "              its reads are ordered with the work), clock_step_ns (the\n"
     "              smallest step of its clock it observed), batches, events,\n"
     "              duplicates dropped, gaps in sequence numbers, batches\n"
-    "              rejected, lost events and its range errors by kind\n"
+    "              rejected, lost events and its range errors by kind;\n"
+    "              errors.bad_name (scopes of range names empty or over\n"
+    "              4096 bytes, not collected), errors.bad_label (windows\n"
+    "              not collected: their labels were refused),\n"
+    "              contexts_full (calling contexts kept under `(contexts\n"
+    "              full)`: the process's table was full), names_cut (NVTX\n"
+    "              names cut to 4096 bytes), refused_events\n"
+    "              (of its batches refused, counted lost), unfinished (1:\n"
+    "              it sent no final counters: killed, crashed, or still\n"
+    "              running; its last events may be missing), and node (its\n"
+    "              first node ids, one a line)\n"
     "  calibration.LABEL.*\n"
     "              each calibration (hostrange-bench --calibrate), the most\n"
     "              recent first: clock, clock_path (the path it measured: a\n"
@@ -55,7 +69,10 @@ static const char usage_stats[] =
     "              of a thread for room in its buffer), wakes and wake_ns\n"
     "              (wake-ups of a shipper by a thread); never report rows\n"
     "\n"
-    "  -h, --help  show this help and exit\n";
+    "      --losses  print only what the session lost or refused, as\n"
+    "                hostrangectl record says it on stderr (nothing when\n"
+    "                all is well)\n"
+    "  -h, --help    show this help and exit\n";
 
 static void print_state(const Hostrange__StateStats *st)
 {
@@ -114,8 +131,17 @@ static void print_client(size_t i, const Hostrange__ClientStats *c)
     P("errors.foreign_thread", c->errors_foreign_thread);
     P("errors.label_in_window", c->errors_label_in_window);
     P("errors.too_deep", c->errors_too_deep);
+    P("errors.bad_name", c->errors_bad_name);
+    P("errors.bad_label", c->errors_bad_label);
+    P("contexts_full", c->contexts_full);
+    P("names_cut", c->names_cut);
+    P("refused_events", c->refused_events);
+    P("unfinished", c->unfinished);
     P("marks", c->marks);
 #undef P
+    /* Last: a node id may hold spaces. */
+    for (size_t j = 0; j < c->n_node_ids; j++)
+        printf("client.%zu.node %s\n", i, c->node_ids[j]);
 }
 
 /* Writes `name number` with the number in the report's style. */
@@ -156,6 +182,8 @@ static int run_stats(int argc, char **argv)
     Hostrange__ControlReply *rep;
     const Hostrange__StatsReply *s;
 
+    if (argc == 2 && strcmp(argv[1], "--losses") == 0)
+        return hrd_ctl_losses(stdout) < 0 || fflush(stdout) != 0;
     hrd_ctl_no_options("stats", usage_stats, argc, argv);
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_STATS;
     q.stats = &sq;
@@ -183,6 +211,8 @@ static int run_stats(int argc, char **argv)
     P("over_budget", s->over_budget);
     P("retries", s->retries);
     P("clients", s->n_clients);
+    P("refused_events", s->refused_events);
+    P("refused_memory_events", s->refused_memory_events);
 #undef P
     fputs("daemon.clock ", stdout);
     for (size_t i = 0; i < s->n_clocks; i++)

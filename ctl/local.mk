@@ -6,9 +6,14 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl.h \
 	ctl/ctl_reset.c ctl/ctl_ping.c ctl/ctl_record.c \
 	ctl/ctl_save.c ctl/ctl_merge.c ctl/ctl_diff.c \
 	ctl/ctl_diffside.c ctl/ctl_diffside.h ctl/ctl_from.c \
-	ctl/ctl_paths.c ctl/ctl_fingerprint.c \
+	ctl/ctl_paths.c ctl/ctl_fingerprint.c ctl/ctl_report.c \
+	ctl/ctl_plot.c ctl/ctl_options.c \
 	ctl/ctl_history.c ctl/ctl_history.h ctl/ctl_history_detect.c \
 	ctl/ctl_history_plot.c
+# Rounds (ctl_rounds.c: merge, record --rounds, diff) and ab.
+ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
+# What a session lost or refused, said where the user looks.
+ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
 ctl_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 # Where record --nvtx finds the installed NVTX tool.

@@ -13,6 +13,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,6 +152,31 @@ static void calibs_free(struct calibs *cs)
     free(cs->p);
 }
 
+/* The events lost under each node id matching glob (empty: any) that
+ * lost any, in string order: *lm (the messages) and *lp (pointers to
+ * them), n of them; the caller frees both. Returns 0 or -ENOMEM. */
+static int lost_make(const struct hrd_agg *a, const char *glob,
+                     Hostrange__RunNodeLost **lm, Hostrange__RunNodeLost ***lp,
+                     size_t *n)
+{
+    *n = 0;
+    *lm = calloc(a->str.n + 1, sizeof **lm);
+    *lp = calloc(a->str.n + 1, sizeof **lp);
+    if (*lm == NULL || *lp == NULL)
+        return -ENOMEM;
+    for (uint32_t id = 1; id <= a->str.n; id++) {
+        if (a->str.lost[id - 1] == 0 ||
+            (glob[0] != '\0' && fnmatch(glob, a->str.s[id - 1], 0) != 0))
+            continue;
+        hostrange__run_node_lost__init(&(*lm)[*n]);
+        (*lm)[*n].node_id = a->str.s[id - 1];
+        (*lm)[*n].lost = a->str.lost[id - 1];
+        (*lp)[*n] = &(*lm)[*n];
+        (*n)++;
+    }
+    return 0;
+}
+
 static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
                     Hostrange__ControlReply *m, uint8_t **reply,
                     size_t *reply_len)
@@ -164,6 +190,7 @@ static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
     struct calibs cs = { 0 };
     uint8_t next[CURSOR_BYTES];
     uint64_t budget = 0;
+    Hostrange__RunNodeLost *lm = NULL, **lp = NULL;
 
     if (q->phase != 0 && hrp_phase_name(q->phase) == NULL) {
         m->error = "bad phase in dump request";
@@ -202,6 +229,15 @@ static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
         d.n_calibrations = cs.n;
         d.calibrations = cs.p;
     }
+    if (!q->paged || cur.done) {
+        if (lost_make(ctl->ingest->agg, q->node_glob, &lm, &lp,
+                      &d.n_lost) != 0) {
+            m->error = "out of memory";
+            goto pack;
+        }
+        d.lost = lp;
+        d.refused_memory_events = ctl->ingest->refused_memory_events;
+    }
     m->body_case = HOSTRANGE__CONTROL_REPLY__BODY_DUMP;
     m->dump = &d;
 pack:
@@ -210,6 +246,8 @@ pack:
         free(dc.rows[i].path);
     free(dc.rows);
     free(ptrs);
+    free(lm);
+    free(lp);
     calibs_free(&cs);
 }
 
@@ -300,7 +338,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     struct calibs cal = { 0 };
     struct internal internal = { NULL, NULL };
     size_t ni;
-    char **clocks = NULL;
+    char **clocks = NULL, **nodes = NULL;
     struct hrd_client *c;
     size_t i = 0, nclocks = 0;
 
@@ -325,6 +363,8 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     s.path_depth_limit = a->max_depth;
     s.retries = in->retries;
     s.ingest_bytes = in->bytes;
+    s.refused_events = in->refused_events;
+    s.refused_memory_events = in->refused_memory_events;
     ni = internal_make(a, &internal);
     s.n_internal = ni;
     s.internal = internal.p;
@@ -352,7 +392,8 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     cs = calloc(in->nclients + 1, sizeof *cs);
     csp = calloc(in->nclients + 1, sizeof *csp);
     clocks = calloc(in->nclients + 1, sizeof *clocks);
-    if (cs == NULL || csp == NULL || clocks == NULL ||
+    nodes = calloc((in->nclients + 1) * HRD_CLIENT_NODES, sizeof *nodes);
+    if (cs == NULL || csp == NULL || clocks == NULL || nodes == NULL ||
         calibs_make(a, &cal) != 0) {
         m->error = "out of memory";
         goto pack;
@@ -364,6 +405,12 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     for (c = in->clients; c != NULL; c = c->next) {
         hrd_ingest_client_stats(&cs[--i], c);
         csp[i] = &cs[i];
+        cs[i].node_ids = &nodes[i * HRD_CLIENT_NODES];
+        for (uint32_t j = 0; j < c->nnodes; j++) {
+            if (c->nodes[j] >= 1 && c->nodes[j] <= a->str.n)
+                cs[i].node_ids[cs[i].n_node_ids++] =
+                    a->str.s[c->nodes[j] - 1];
+        }
     }
     for (i = 0; i < in->nclients; i++) {
         if (cs[i].clock[0] != '\0')
@@ -380,6 +427,7 @@ pack:
     free(cs);
     free(csp);
     free(clocks);
+    free(nodes);
     free(internal.v);
     free(internal.p);
     calibs_free(&cal);

@@ -288,6 +288,12 @@ void hrd_ingest_client_stats(Hostrange__ClientStats *x,
     x->clock_order = c->clock_order != NULL ? c->clock_order : (char *)"";
     x->clock_step_ns = c->clock_step_ns;
     x->clock_path = (char *)hrp_clock_path_name(c->clock_path);
+    x->errors_bad_name = c->bad_name;
+    x->errors_bad_label = c->bad_label;
+    x->contexts_full = c->contexts_full;
+    x->names_cut = c->names_cut;
+    x->unfinished = !c->finished;
+    x->refused_events = c->refused;
 }
 
 int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
@@ -609,6 +615,9 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
     return 0;
 }
 
+static void note_nodes(struct hrd_client *c, const Hostrange__Batch *b,
+                       const uint32_t *node);
+
 /* Aggregates a valid batch. Returns 0 or -ENOMEM (with part of it added). */
 static int apply(struct hrd_ingest *in, struct hrd_client *c,
                  const Hostrange__Batch *b)
@@ -637,6 +646,7 @@ static int apply(struct hrd_ingest *in, struct hrd_client *c,
         hrd_agg_internal_add(a, n.node[l], b->stall_count[i], b->stall_ns[i],
                              b->wake_count[i], b->wake_ns[i]);
     }
+    note_nodes(c, b, n.node);
     rc = 0;
 out:
     names_free(&n);
@@ -680,6 +690,81 @@ static void account(struct hrd_client *c, const Hostrange__Batch *b)
     c->foreign_thread = b->errors_foreign_thread;
     c->label_in_window = b->errors_label_in_window;
     c->too_deep = b->errors_too_deep;
+    c->bad_name = b->errors_bad_name;
+    c->bad_label = b->errors_bad_label;
+    c->contexts_full = b->contexts_full;
+    c->names_cut = b->names_cut;
+    c->finished |= b->final_counters;
+}
+
+/* Notes the node ids of a batch's label sets (string ids n->node) among
+ * the first HRD_CLIENT_NODES of client c. */
+static void note_nodes(struct hrd_client *c, const Hostrange__Batch *b,
+                       const uint32_t *node)
+{
+    for (size_t i = 0; i < b->n_labels && c->nnodes < HRD_CLIENT_NODES;
+         i++) {
+        uint32_t j;
+
+        for (j = 0; j < c->nnodes && c->nodes[j] != node[i]; j++)
+            ;
+        if (j == c->nnodes)
+            c->nodes[c->nnodes++] = node[i];
+    }
+}
+
+/*
+ * Counts the events of a refused batch b lost under the node ids of their
+ * label sets, wherever they can be read: the stream must read to its end,
+ * and a label set whose node id is refused counts nowhere. A batch
+ * already refused once (its seq, from the socket then from the spool) is
+ * not counted again. Returns 1 when its events are counted (now, or
+ * before for a batch refused again; the events counted now are in
+ * in->last_refused), 0 when they could not be read.
+ */
+static int count_refused(struct hrd_ingest *in, struct hrd_client *c,
+                              const Hostrange__Batch *b)
+{
+    const uint8_t *p = b->samples.data;
+    const uint8_t *end = p != NULL ? p + b->samples.len : p;
+    uint64_t *by, total = 0;
+    uint64_t label = UINT64_MAX;
+    struct item it;
+
+    if (c != NULL && b->seq != 0 && b->seq <= c->refused_seq)
+        return 1;
+    by = calloc(b->n_labels + 1, sizeof *by);
+    if (by == NULL)
+        return 0;
+    while (p < end) {
+        if (item_next(&p, end, &it) != 0) {
+            free(by);
+            return 0;
+        }
+        if (it.kind == HRP_ITEM_LABEL)
+            label = it.index;
+        else if (label < b->n_labels)
+            by[label]++;
+    }
+    for (size_t i = 0; i < b->n_labels; i++) {
+        uint32_t node;
+
+        if (by[i] == 0 || !string_ok(b->labels[i]->node_id, 0) ||
+            (node = hrd_agg_str(in->agg, b->labels[i]->node_id)) == 0)
+            continue;
+        hrd_agg_lost_add(in->agg, node, (int64_t)by[i]);
+        total += by[i];
+    }
+    free(by);
+    if (c != NULL) {
+        c->refused += total;
+        c->lost += total;
+        if (b->seq > c->refused_seq)
+            c->refused_seq = b->seq;
+    }
+    in->refused_events += total;
+    in->last_refused = total;
+    return 1;
 }
 
 enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
@@ -695,6 +780,8 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
 
     *ack = NULL;
     *ack_len = 0;
+    in->last_refused = 0;
+    in->last_counted = 0;
     if (len > HRP_MAX_INGEST_BYTES) {
         *reason = HRD_REJECT_OVERSIZE;
         goto reject;
@@ -749,8 +836,10 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
         res = HRD_INGEST_DUPLICATE;
         goto out;
     }
-    if (in->agg->over_budget && hrd_agg_enforce(in->agg) == 0 &&
-        in->agg->over_budget) {
+    /* A batch of counters alone (no events: losses, the final counters)
+     * is taken whatever the budget, so that losses reach the report. */
+    if (b->events != 0 && in->agg->over_budget &&
+        hrd_agg_enforce(in->agg) == 0 && in->agg->over_budget) {
         *reason = HRD_REJECT_MEMORY;
         goto reject;
     }
@@ -777,9 +866,32 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
 reject:
     in->rejected[*reason]++;
     {
+        Hostrange__Ack m = HOSTRANGE__ACK__INIT;
         char why[64];
+        int counted = 0;
+
+        /* The events of a batch that decodes are counted lost under its
+         * node ids, so that the report's lost column shows them. One
+         * that applied in part (no memory) is not: what it holds is
+         * partly in, and its client counts it. */
+        if (b != NULL && *reason != HRD_REJECT_NOMEM)
+            counted = count_refused(
+                in, hrd_ingest_client_find(in, b->pid, b->instance), b);
+        if (*reason == HRD_REJECT_MEMORY)
+            in->refused_memory_events += in->last_refused;
         snprintf(why, sizeof why, "rejected: %s", hrd_reject_name(*reason));
-        make_ack(seq, HOSTRANGE__ACK__STATUS__REJECTED, why, ack, ack_len);
+        m.version = HRP_VERSION;
+        m.seq = seq;
+        m.status = HOSTRANGE__ACK__STATUS__REJECTED;
+        m.error = why;
+        m.counted_lost = counted != 0;
+        in->last_counted = counted;
+        *ack_len = hostrange__ack__get_packed_size(&m);
+        *ack = malloc(*ack_len ? *ack_len : 1);
+        if (*ack == NULL)
+            *ack_len = 0;
+        else
+            hostrange__ack__pack(&m, *ack);
     }
 out:
     hostrange__batch__free_unpacked(b, NULL);

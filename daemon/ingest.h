@@ -73,6 +73,21 @@ struct hrd_client {
     uint64_t rejected;        /* its batches rejected as invalid */
     uint64_t contexts_dropped; /* calling contexts it could not keep */
     uint64_t marks;           /* marks it counted (not kept in snapshots) */
+    /* As its latest batch said (not kept in snapshots): scopes of refused
+     * range names, windows of refused labels, contexts kept under
+     * "(contexts full)". */
+    uint64_t bad_name, bad_label, contexts_full, names_cut;
+    int finished;             /* a batch carried its final counters (a
+                                 client loaded from a snapshot counts as
+                                 finished) */
+    uint64_t refused;         /* events of its refused batches, counted
+                                 lost under their node ids here */
+    uint64_t refused_seq;     /* the highest seq of those */
+    /* The first node ids of its batches (string ids), for naming an
+     * unfinished client. */
+#define HRD_CLIENT_NODES 4
+    uint32_t nodes[HRD_CLIENT_NODES];
+    uint32_t nnodes;
     struct hrd_lost *lost_by; /* per label set, in first-reported order */
     uint32_t nlost, caplost;
     struct hrd_client *next;
@@ -93,6 +108,14 @@ struct hrd_ingest {
     uint64_t rejected[HRD_REJECT_COUNT];
     uint64_t retries;           /* batches answered RETRY */
     uint64_t bytes;             /* bytes of the batches taken */
+    /* Events of refused batches counted lost under their node ids, in all
+     * and by the last call of hrd_ingest_handle (0 when it refused none or
+     * could not read them). */
+    uint64_t refused_events;
+    uint64_t refused_memory_events; /* those refused for the budget */
+    uint64_t last_refused;
+    int last_counted;           /* the last refused batch's events are
+                                   counted (now or when first refused) */
     hrd_journal_fn journal;     /* NULL: none */
     void *journal_ctx;
     int replaying;              /* set while a journal is replayed */
@@ -145,7 +168,7 @@ struct hrd_client *hrd_ingest_client(struct hrd_ingest *in, uint32_t pid,
                                      const char *clock);
 
 /* Fills x with the counters of client c, for stats and run files (x's
- * strings are c's: valid while c lives). */
+ * strings are c's: valid while c lives; node_ids is left empty). */
 void hrd_ingest_client_stats(Hostrange__ClientStats *x,
                              const struct hrd_client *c);
 

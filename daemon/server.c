@@ -295,23 +295,14 @@ static int open_state(struct server *s, const struct hrd_server_opts *o,
     return 0;
 }
 
-int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
+/* A server for options o, before anything is opened; NULL when out of
+ * memory. server_free frees it. */
+static struct server *server_new(const struct hrd_server_opts *o)
 {
-    struct server *s;
-    struct hrd_rundir rd;
-    char dir[4096], status[4200];
-    int rc;
+    struct server *s = calloc(1, sizeof *s);
 
-    rc = hrp_runtime_dir(dir, sizeof dir, o->runtime_dir);
-    if (rc != 0) {
-        snprintf(err, errlen, "runtime directory name too long");
-        return rc;
-    }
-    s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        snprintf(err, errlen, "out of memory");
-        return -ENOMEM;
-    }
+    if (s == NULL)
+        return NULL;
     s->quiet = o->quiet;
     s->ingest = s->control = -1;
     hrd_agg_init(&s->agg);
@@ -325,25 +316,108 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     s->ctl.start_ns = hrp_mono_ns();
     s->ctl.page_values = o->dump_page;
     s->ctl.reply_alloc = reply_alloc;
+    return s;
+}
+
+static void server_free(struct server *s)
+{
+    hrd_ingest_fini(&s->in);
+    hrd_agg_fini(&s->agg);
+    free(s);
+}
+
+/* --load: serves run file `path`. Returns 0, or a negative errno with the
+ * reason in err. */
+static int load_run(struct server *s, const char *path, char *err,
+                    size_t errlen)
+{
+    struct hrd_runload l;
+    int rc;
+
+    hrd_runload_init(&l, &s->agg);
+    rc = hrd_run_load(&l, path, NULL, NULL, NULL, NULL, err, errlen);
+    if (rc == 0 && hrd_runload_finish(&l) != 0) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        rc = -ENOMEM;
+    }
+    hrd_runload_fini(&l);
+    if (rc == 0)
+        logf_(s, "loaded %u keys from %s", s->agg.nkeys, path);
+    return rc;
+}
+
+/* Opens the ingest and control sockets in runtime directory rd. Returns
+ * 0, or a negative errno with the reason in err. */
+static int open_sockets(struct server *s, struct hrd_rundir *rd, char *err,
+                        size_t errlen)
+{
+    int rc = open_rep(s, rd, HRP_INGEST_NAME, &s->ingest, &s->ingest_poll,
+                      on_ingest, err, errlen);
+
+    if (rc == 0)
+        rc = open_rep(s, rd, HRP_CONTROL_NAME, &s->control,
+                      &s->control_poll, on_control, err, errlen);
+    return rc;
+}
+
+/* Starts what the loop watches besides the sockets: SIGTERM and SIGINT,
+ * the tick, and the spool (what processes left while no daemon answered,
+ * taken now and whenever the folder changes). */
+static void start_watchers(struct server *s)
+{
+    uv_signal_init(&s->loop, &s->sigterm);
+    uv_signal_init(&s->loop, &s->sigint);
+    s->sigterm.data = s->sigint.data = s;
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+    uv_timer_init(&s->loop, &s->tick);
+    s->tick.data = s;
+    uv_timer_start(&s->tick, on_tick, 1000, 1000);
+    uv_idle_init(&s->loop, &s->spool_idle);
+    s->spool_idle.data = s;
+    uv_fs_event_init(&s->loop, &s->spool_event);
+    s->spool_event.data = s;
+    if (uv_fs_event_start(&s->spool_event, on_spool_event,
+                          s->spool.info.dir, 0) != 0)
+        logf_(s, "cannot watch %s; looking at it every second",
+              s->spool.info.dir);
+    spool_wake(s);
+}
+
+/* Closes every handle of the loop, the loop and the sockets. */
+static void close_loop(struct server *s)
+{
+    uv_walk(&s->loop, close_walk, NULL);
+    uv_run(&s->loop, UV_RUN_DEFAULT);
+    uv_loop_close(&s->loop);
+    if (s->ingest >= 0)
+        nn_close(s->ingest);
+    if (s->control >= 0)
+        nn_close(s->control);
+}
+
+int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
+{
+    struct server *s;
+    struct hrd_rundir rd;
+    char dir[4096], status[4200];
+    int rc;
+
+    rc = hrp_runtime_dir(dir, sizeof dir, o->runtime_dir);
+    if (rc != 0) {
+        snprintf(err, errlen, "runtime directory name too long");
+        return rc;
+    }
+    s = server_new(o);
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
     signal(SIGPIPE, SIG_IGN);
-
     if (o->load != NULL) {
-        struct hrd_runload l;
-
-        hrd_runload_init(&l, &s->agg);
-        rc = hrd_run_load(&l, o->load, NULL, NULL, NULL, NULL, err, errlen);
-        if (rc == 0 && hrd_runload_finish(&l) != 0) {
-            snprintf(err, errlen, "%s: out of memory", o->load);
-            rc = -ENOMEM;
-        }
-        hrd_runload_fini(&l);
-        if (rc != 0) {
-            hrd_ingest_fini(&s->in);
-            hrd_agg_fini(&s->agg);
-            free(s);
-            return rc;
-        }
-        logf_(s, "loaded %u keys from %s", s->agg.nkeys, o->load);
+        rc = load_run(s, o->load, err, errlen);
+        if (rc != 0)
+            goto fail_load;
     }
     rc = hrd_runtime_dir_open(&rd, dir, o->gid, err, errlen);
     if (rc != 0)
@@ -367,32 +441,10 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
                  uv_strerror(rc));
         goto fail_loop;
     }
-    rc = open_rep(s, &rd, HRP_INGEST_NAME, &s->ingest, &s->ingest_poll,
-                  on_ingest, err, errlen);
-    if (rc == 0)
-        rc = open_rep(s, &rd, HRP_CONTROL_NAME, &s->control,
-                      &s->control_poll, on_control, err, errlen);
+    rc = open_sockets(s, &rd, err, errlen);
     if (rc != 0)
         goto fail_sockets;
-    uv_signal_init(&s->loop, &s->sigterm);
-    uv_signal_init(&s->loop, &s->sigint);
-    s->sigterm.data = s->sigint.data = s;
-    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
-    uv_signal_start(&s->sigint, on_signal, SIGINT);
-    uv_timer_init(&s->loop, &s->tick);
-    s->tick.data = s;
-    uv_timer_start(&s->tick, on_tick, 1000, 1000);
-    /* The spool: what processes left while no daemon answered, taken now
-     * and whenever the folder changes. */
-    uv_idle_init(&s->loop, &s->spool_idle);
-    s->spool_idle.data = s;
-    uv_fs_event_init(&s->loop, &s->spool_event);
-    s->spool_event.data = s;
-    if (uv_fs_event_start(&s->spool_event, on_spool_event,
-                          s->spool.info.dir, 0) != 0)
-        logf_(s, "cannot watch %s; looking at it every second",
-              s->spool.info.dir);
-    spool_wake(s);
+    start_watchers(s);
     snprintf(status, sizeof status, "serving %s", dir);
     logf_(s, "serving %s (pid %ld)", dir, (long)getpid());
     hrd_notify_ready(status);
@@ -401,13 +453,7 @@ int hrd_server_run(const struct hrd_server_opts *o, char *err, size_t errlen)
     rc = 0;
 
 fail_sockets:
-    uv_walk(&s->loop, close_walk, NULL);
-    uv_run(&s->loop, UV_RUN_DEFAULT);
-    uv_loop_close(&s->loop);
-    if (s->ingest >= 0)
-        nn_close(s->ingest);
-    if (s->control >= 0)
-        nn_close(s->control);
+    close_loop(s);
 fail_loop:
     hrd_spool_close(&s->spool);
 fail_spool:
@@ -418,8 +464,7 @@ fail_spool:
 fail_state:
     hrd_runtime_dir_close(&rd);
 fail_rundir:
-    hrd_ingest_fini(&s->in);
-    hrd_agg_fini(&s->agg);
-    free(s);
+fail_load:
+    server_free(s);
     return rc;
 }

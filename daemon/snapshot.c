@@ -462,6 +462,8 @@ static int load_client(struct loader *l, struct dec *d)
     c->label_in_window = v[9];
     c->too_deep = v[10];
     c->rejected = v[11];
+    /* Whether it sent its final counters is not kept: not accused. */
+    c->finished = 1;
     for (uint32_t i = 0; i < nlost; i++) {
         uint32_t node = get_u32(d), op = get_u32(d), backend = get_u32(d);
         uint32_t phase = get_u32(d);

@@ -607,7 +607,14 @@ static int file_step(struct hrd_spool *sp, struct hrd_spool_file *f,
             sp->info.duplicates++;
         else
             sp->info.rejected++;
-        f->taken[f->next++] = r == HRD_INGEST_OK || r == HRD_INGEST_DUPLICATE;
+        /* A refused batch whose events ingest counted lost under its node
+         * ids is not counted again by the file's last batch. */
+        if (r == HRD_INGEST_REJECTED && sp->in->last_counted)
+            sp->info.lost_events += x->events;
+        f->taken[f->next++] = r == HRD_INGEST_OK ||
+                              r == HRD_INGEST_DUPLICATE ||
+                              (r == HRD_INGEST_REJECTED &&
+                               sp->in->last_counted);
     }
     return 1;
 }

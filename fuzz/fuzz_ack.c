@@ -29,7 +29,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                  m->status == HOSTRANGE__ACK__STATUS__DUPLICATE)
             want = HR__ACK_DELIVERED;
         else if (m->status == HOSTRANGE__ACK__STATUS__REJECTED)
-            want = HR__ACK_REJECTED;
+            want = m->counted_lost ? HR__ACK_REJECTED_COUNTED
+                                   : HR__ACK_REJECTED;
         else
             want = HR__ACK_RETRY;
         FUZZ_CHECK(v == want);

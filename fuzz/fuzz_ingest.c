@@ -53,6 +53,8 @@ static enum hrd_ingest_result handle(struct hrd_ingest *in,
         FUZZ_CHECK(m->status == HOSTRANGE__ACK__STATUS__REJECTED);
         FUZZ_CHECK(why < HRD_REJECT_COUNT);
         FUZZ_CHECK(in->rejected[why] > 0);
+        /* The client is told when the daemon counted the events lost. */
+        FUZZ_CHECK(m->counted_lost == (in->last_counted != 0));
         break;
     default:
         FUZZ_CHECK(0);

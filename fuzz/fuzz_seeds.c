@@ -141,6 +141,67 @@ static uint8_t *batch(uint32_t pid, uint64_t seq, uint32_t n, uint32_t labels,
     return out;
 }
 
+/* A namer whose range name 2 is over HRP_MAX_STRING (`bad` 0) or whose
+ * node ids are empty (`bad` 1): what a client that does not check its
+ * strings (an old or hostile one) sends. */
+static int g_bad;
+
+static const char *bad_range_name(uint32_t id)
+{
+    static char big[HRP_MAX_STRING + 2];
+
+    if (g_bad == 0 && id == 2) {
+        memset(big, 'x', sizeof big - 1);
+        return big;
+    }
+    return range_name(id);
+}
+
+static int bad_label_get(uint32_t id, const char **node, const char **op,
+                         const char **backend, unsigned *phase)
+{
+    int rc = label_get(id, node, op, backend, phase);
+
+    if (rc == 0 && g_bad == 1 && id == 2)
+        *node = "";
+    return rc;
+}
+
+/* Batches of good samples with one bad string among them: the daemon
+ * refuses them, and counts their events lost under the node ids it can
+ * read. */
+static void seeds_bad_strings(void)
+{
+    static const struct hr__namer bad = { bad_range_name, bad_label_get,
+                                          ctx_get };
+
+    for (g_bad = 0; g_bad < 2; g_bad++) {
+        struct hr__enc e;
+        struct hr__batch_header h = { 0 };
+        uint8_t *out = NULL;
+        size_t len;
+        int rc = 0;
+        char name[32];
+
+        if (hr__enc_init(&e, &bad) != 0)
+            die("memory");
+        for (uint32_t i = 0; i < 40; i++)
+            rc |= hr__enc_sample(&e, 1 + i % 2, 1 + i % 8, 100 + i, 0, 0, 0,
+                                 0);
+        h.pid = 200;
+        h.instance = 0x5678;
+        h.process_label = "seed";
+        h.seq = 1;
+        h.clock = "tsc";
+        if (rc != 0 || hr__enc_seal(&e, &h, &out, &len) != 0)
+            die("encoding");
+        hr__enc_fini(&e);
+        snprintf(name, sizeof name, "bad-string-%d", g_bad);
+        put("ingest", name, out, len);
+        free(out);
+    }
+}
+
 static void seeds_ingest(void)
 {
     static const struct {
@@ -161,6 +222,7 @@ static void seeds_ingest(void)
         put("ingest", name, b, len);
         free(b);
     }
+    seeds_bad_strings();
 }
 
 /* --- control requests and answers --------------------------------------- */
@@ -238,6 +300,19 @@ static void seeds_ack(void)
         len = hostrange__ack__pack(&a, buf);
         snprintf(name, sizeof name, "ack-%d", i);
         put("ack", name, buf, len);
+    }
+    {
+        /* A refusal whose events the daemon counted lost. */
+        Hostrange__Ack a = HOSTRANGE__ACK__INIT;
+        size_t len;
+
+        a.version = HRP_VERSION;
+        a.seq = 1;
+        a.status = HOSTRANGE__ACK__STATUS__REJECTED;
+        a.error = "rejected: memory_budget";
+        a.counted_lost = 1;
+        len = hostrange__ack__pack(&a, buf);
+        put("ack", "ack-counted", buf, len);
     }
 }
 

@@ -48,7 +48,44 @@ int hrn_names_window(const char *name)
     return 0;
 }
 
-/* Makes the entry of (domain, msg) in slot i (lock held). */
+/* The marks of a name cut to HR_MAX_NAME bytes: "..." (U+2026), then the
+ * 16 hex digits of a hash of the whole name, so that two long names that
+ * share their first bytes stay two ranges, the same in every run. */
+#define CUT_MARK "\xe2\x80\xa6"
+#define CUT_TAIL (sizeof CUT_MARK - 1 + 16)
+
+/* FNV-1a of the n bytes of s: the same in every process. */
+static uint64_t stable_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+/* Cuts full (n bytes, NUL-terminated, room for HR_MAX_NAME + 1) to at most
+ * HR_MAX_NAME bytes when it is longer: at a UTF-8 character's boundary,
+ * then CUT_MARK and the hash of the whole name. Returns 1 when it cut. */
+static int cut_name(char *full, size_t n)
+{
+    size_t keep = HR_MAX_NAME - CUT_TAIL;
+    uint64_t h;
+
+    if (n <= HR_MAX_NAME)
+        return 0;
+    h = stable_hash(full, n);
+    /* Not inside a character: back off continuation bytes. */
+    while (keep > 0 && ((unsigned char)full[keep] & 0xc0) == 0x80)
+        keep--;
+    snprintf(full + keep, CUT_TAIL + 1, CUT_MARK "%016llx",
+             (unsigned long long)h);
+    return 1;
+}
+
+/* Makes the entry of (domain, msg) in slot i (lock held). Its range name
+ * is cut to HR_MAX_NAME bytes (counted) when longer, as the client takes
+ * no longer one; msg is kept whole for lookups. */
 static struct hrn_name *name_new(const struct hrn_domain *domain,
                                  const char *msg, size_t len, uint64_t h,
                                  uint32_t i)
@@ -71,11 +108,23 @@ static struct hrn_name *name_new(const struct hrn_domain *domain,
         full[dl - 1] = ':';
     }
     memcpy(full + dl, msg, len + 1);
+    e->msg = full + dl;
+    if (dl + len > HR_MAX_NAME) {
+        char *whole = strdup(msg);
+
+        if (whole == NULL) {
+            free(e);
+            free(full);
+            goto full;
+        }
+        e->msg = whole;
+        cut_name(full, dl + len);
+        hr__names_cut(1);
+    }
     e->site.name = full;
     e->domain = domain;
     e->hash = h;
     e->len = len;
-    e->msg = full + dl;
     e->window = window_name != NULL && strcmp(window_name, full) == 0;
     name_n++;
     atomic_store_explicit(&name_slot[i], e, memory_order_release);
@@ -92,7 +141,8 @@ struct hrn_name *hrn_name_get(const struct hrn_domain *domain,
     uint64_t h, since;
     uint32_t i;
 
-    if (msg == NULL)
+    /* The client takes no empty range name. */
+    if (msg == NULL || msg[0] == '\0')
         msg = "(unnamed)";
     len = strlen(msg);
     h = name_hash(domain, msg, len);

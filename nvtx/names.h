@@ -42,7 +42,10 @@ struct hrn_name {
 int hrn_names_window(const char *name);
 
 /* The entry of message `msg` in `domain` (NULL: the default domain); never
- * NULL (a NULL message is "(unnamed)"). */
+ * NULL (a NULL or empty message is "(unnamed)"). A range name over
+ * HR_MAX_NAME bytes ("DOMAIN:message" in a domain) is cut at a UTF-8
+ * character's boundary and ends in U+2026 and 16 hex digits of a hash of
+ * the whole name (counted: hostrangectl stats, client.N.names_cut). */
 struct hrn_name *hrn_name_get(const struct hrn_domain *domain,
                               const char *msg);
 /* The same for a wide-character message, converted to UTF-8. */

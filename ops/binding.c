@@ -11,6 +11,7 @@
 
 #include "hostrange.h"
 #include "ops/ops.h"
+#include "ops/slow.h"
 
 static hr_site s_body = HR_SITE_INIT("binding.body");
 static hr_site s_tensor = HR_SITE_INIT("binding.tensor_conversion");
@@ -35,16 +36,18 @@ int hrops_add(const hrops_array *a, const hrops_array *b,
               const hrops_array *out, const char *device, int impl)
 {
     HR_SCOPE(body, &s_body);
+    uint64_t t0 = hrops__slow_begin(HROPS__SLOW_BODY);
     struct hrops_tensor t[3];
     struct hrops_device d;
     int rc;
 
-    if ((rc = tensor_convert(a, &t[0])) != 0 ||
-        (rc = tensor_convert(b, &t[1])) != 0 ||
-        (rc = tensor_convert(out, &t[2])) != 0 ||
-        (rc = device_convert(device, &d)) != 0)
-        return rc;
-    return hrops_add_tensors(&t[0], &t[1], &t[2], &d, impl);
+    if ((rc = tensor_convert(a, &t[0])) == 0 &&
+        (rc = tensor_convert(b, &t[1])) == 0 &&
+        (rc = tensor_convert(out, &t[2])) == 0 &&
+        (rc = device_convert(device, &d)) == 0)
+        rc = hrops_add_tensors(&t[0], &t[1], &t[2], &d, impl);
+    hrops__slow_end(HROPS__SLOW_BODY, t0);
+    return rc;
 }
 
 int hrops_gemm(const hrops_array *a, const hrops_array *b,
@@ -52,19 +55,21 @@ int hrops_gemm(const hrops_array *a, const hrops_array *b,
                const char *device, int impl)
 {
     HR_SCOPE(body, &s_body);
+    uint64_t t0 = hrops__slow_begin(HROPS__SLOW_BODY);
     struct hrops_tensor t[3];
     struct hrops_device d;
     int rc;
 
     if (flags & ~(HROPS_TRANS_A | HROPS_TRANS_B))
-        return -EINVAL;
-    if ((rc = tensor_convert(a, &t[0])) != 0 ||
-        (rc = tensor_convert(b, &t[1])) != 0 ||
-        (rc = tensor_convert(cm, &t[2])) != 0 ||
-        (rc = device_convert(device, &d)) != 0)
-        return rc;
-    return hrops_gemm_tensors(&t[0], &t[1], &t[2], alpha, beta, flags, &d,
-                              impl);
+        rc = -EINVAL;
+    else if ((rc = tensor_convert(a, &t[0])) == 0 &&
+             (rc = tensor_convert(b, &t[1])) == 0 &&
+             (rc = tensor_convert(cm, &t[2])) == 0 &&
+             (rc = device_convert(device, &d)) == 0)
+        rc = hrops_gemm_tensors(&t[0], &t[1], &t[2], alpha, beta, flags, &d,
+                                impl);
+    hrops__slow_end(HROPS__SLOW_BODY, t0);
+    return rc;
 }
 
 /* Below the binding: the call's checks, then dispatch. */

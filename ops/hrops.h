@@ -167,6 +167,12 @@ HROPS_API int hrops_gemm_tensors(const hrops_tensor *a,
  * operator is cold again. */
 HROPS_API void hrops_cache_clear(void);
 
+/* For testing performance gates: makes range `range` (binding.body or
+ * backend.submit) slower by pct percent, spinning inside it at its end
+ * for pct% of the time spent in it so far (0: not slowed). Returns 0, or
+ * -EINVAL for another range or a pct outside 0 to 10000. */
+HROPS_API int hrops_slow(const char *range, double pct);
+
 /* The calling thread's cache counters, since the thread's first call. */
 typedef struct hrops_cache_stats {
     uint64_t lookups;     /* operator calls that looked an operator up */

@@ -19,6 +19,8 @@ ops_libhrops_la_SOURCES = ops/hrops.h ops/hrops_raw.h ops/ops.h ops/half.h \
 	ops/align.h ops/tensor.c \
 	ops/layout.c ops/binding.c ops/dispatch.c ops/operator.c ops/cache.c \
 	ops/cpu_add.c ops/cpu_gemm.c ops/memory.c ops/raw.c
+# hrops_slow: the knob of hostrange-bench --slow.
+ops_libhrops_la_SOURCES += ops/slow.c ops/slow.h
 ops_libhrops_la_CPPFLAGS = $(AM_CPPFLAGS) $(HROPS_PROFILING_CPPFLAGS) \
 	$(CUDA_CFLAGS)
 ops_libhrops_la_LIBADD = $(HROPS_PROFILING_LIBS)

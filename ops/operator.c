@@ -8,6 +8,7 @@
 
 #include "hostrange.h"
 #include "ops/ops.h"
+#include "ops/slow.h"
 
 static hr_site s_call = HR_SITE_INIT("operator.call");
 static hr_site s_key = HR_SITE_INIT("cache.key");
@@ -53,7 +54,10 @@ int hrops__operator_call(const struct hrops__impl *impl,
         rc = impl->bind(plan, c, &args);
         if (rc == 0) {
             HR_SCOPE(sub, &s_submit);
+            uint64_t t0 = hrops__slow_begin(HROPS__SLOW_SUBMIT);
+
             rc = impl->submit(plan, &args);
+            hrops__slow_end(HROPS__SLOW_SUBMIT, t0);
         }
     }
     return rc;

@@ -127,3 +127,8 @@ perf_bench_history_SOURCES = perf/bench_history.c \
 perf_bench_history_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
 perf_bench_history_LDADD = $(perf_bench_runs_diff_LDADD)
 BENCHES += perf/bench_history
+# Rounds (issue 39): ab's false alarms (A/A), its power on a synthetic +10%
+# in binding.body (A/B), and what rounds cost; a script, as it runs
+# hostrangectl ab.
+BENCHES += perf/gate_rounds.sh
+EXTRA_DIST += perf/gate_rounds.sh

@@ -64,13 +64,16 @@ than --host-range-compare-fail allows, skipped for a key of one run only.
 """
 
 import functools
+import hashlib
 import json
 import os
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import warnings
 
 import pytest
 
@@ -85,6 +88,11 @@ _PING_TIMEOUT_MS = 2000
 # key slower than allowed, and one slower (--fail-above). The others (a run
 # file that cannot be read, --strict refusing runs of different machines,
 # a failure) end the session with an internal error that says which.
+# A node id over the daemon's limit (hostrange.MAX_NAME bytes) is labelled
+# with its first bytes, _CUT_MARK and the first _HASH_HEX hex digits of the
+# SHA-256 of the whole id: unique, and the same from session to session.
+_CUT_MARK = "\u2026"
+_HASH_HEX = 16
 _DIFF_OK = 0
 _DIFF_SLOWER = 1
 _START_WAIT_MS = 10000
@@ -305,6 +313,7 @@ class _Session:
         self.meta = []
         self.summary = []
         self.compared = []
+        self.warned_long = False
 
     def _find_ctl(self):
         import hostrange
@@ -391,6 +400,7 @@ class _Session:
         except (TimeoutError, ConnectionError) as e:
             return self._error(
                 "the samples of this process were not delivered: %s" % e)
+        self._say_losses()
         if self.path is not None:
             error = self._write_report()
             if error is not None:
@@ -419,6 +429,15 @@ class _Session:
         finally:
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
+
+    def _say_losses(self):
+        """What the session lost or refused, in hostrangectl's words
+        (stats --losses), on stderr and in the summary."""
+        r = self._ctl("--runtime-dir", self.dir, "stats", "--losses")
+        for line in r.stdout.splitlines():
+            sys.stderr.write(line + "\n")
+            self.summary.append(line)
+        sys.stderr.flush()
 
     def _error(self, message):
         self.summary.append("hostrange: " + message)
@@ -511,6 +530,18 @@ class _Session:
             else:
                 os.environ["HOSTRANGE_RUNTIME_DIR"] = self.saved_env
             self.dir = None
+
+
+def node_label(nodeid, limit):
+    """The node id a test's rows are labelled with: its own when it fits
+    in `limit` bytes of UTF-8, else its first bytes (cut at a character),
+    _CUT_MARK and a hash of the whole id, `limit` bytes at most."""
+    raw = nodeid.encode("utf-8")
+    if len(raw) <= limit:
+        return nodeid
+    tail = _CUT_MARK + hashlib.sha256(raw).hexdigest()[:_HASH_HEX]
+    keep = limit - len(tail.encode("utf-8"))
+    return raw[:keep].decode("utf-8", errors="ignore") + tail
 
 
 def _ctl_error(stderr):
@@ -654,7 +685,14 @@ class HostRange:
         import hostrange
         import hostrange.ops
         item = self._request.node
-        node = item.nodeid
+        node = node_label(item.nodeid, hostrange.MAX_NAME)
+        if node != item.nodeid and not state.warned_long:
+            state.warned_long = True
+            warnings.warn(pytest.PytestWarning(
+                "hostrange: the node id of %s is over %d bytes: its rows "
+                "are labelled %s (its first bytes and a hash of the whole "
+                "id, the same in every session)"
+                % (item.name, hostrange.MAX_NAME, node[-(_HASH_HEX + 8):])))
         operator = self._marker("operator", _operator_of(item))
         backend = self._marker("backend", _backend_of(self._device()))
         clear_cache = self._marker("clear_cache", hostrange.ops.clear_cache)

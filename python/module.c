@@ -63,6 +63,12 @@ static struct site *site_new(PyObject *name)
                         "a range name must be non-empty and hold no NUL");
         return NULL;
     }
+    if ((size_t)len > HR_MAX_NAME) {
+        PyErr_Format(PyExc_ValueError, "a range name is at most %d bytes "
+                     "(hostrange.MAX_NAME) in UTF-8; this one is %zd",
+                     HR_MAX_NAME, len);
+        return NULL;
+    }
     s = PyMem_RawMalloc(sizeof *s + (size_t)len + 1);
     if (s == NULL) {
         PyErr_NoMemory();
@@ -177,7 +183,25 @@ static PyObject *m_set_labels(PyObject *self, PyObject *args, PyObject *kw)
         return NULL;
     if ((phase = phase_parse(phase_obj)) == 0)
         return NULL;
+    /* The library refuses them too (the next windows are then not
+     * collected); the check here names the limit, compiled out or not. */
     rc = hr_labels_set(node, op, backend, phase);
+    if (node[0] == '\0') {
+        PyErr_SetString(PyExc_ValueError,
+                        "set_labels: the node id must be non-empty");
+        return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        const char *v = i == 0 ? node : i == 1 ? op : backend;
+        size_t n = strlen(v);
+
+        if (n > HR_MAX_NAME) {
+            PyErr_Format(PyExc_ValueError, "set_labels: %s is %zu bytes in "
+                         "UTF-8, over the limit of %d (hostrange.MAX_NAME)",
+                         names[i], n, HR_MAX_NAME);
+            return NULL;
+        }
+    }
     if (rc == -EBUSY) {
         PyErr_SetString(PyExc_RuntimeError,
                         "set_labels: labels cannot change inside a window");
@@ -207,6 +231,10 @@ static int window_open(void)
     else if (rc == -EINVAL)
         PyErr_SetString(PyExc_RuntimeError,
                         "window_begin: set the labels first (set_labels)");
+    else if (rc == -ENAMETOOLONG)
+        PyErr_SetString(PyExc_RuntimeError,
+                        "window_begin: the labels last given to set_labels "
+                        "were refused (over hostrange.MAX_NAME bytes)");
     else
         hrpy_raise_errno(rc, "window_begin");
     return -1;
@@ -332,7 +360,7 @@ static PyObject *m_counters(PyObject *self, PyObject *unused)
 
     hr_counters_get(&c);
     return Py_BuildValue(
-        "{sKsKsKsKsKsKsKsKsKsK}",
+        "{sKsKsKsKsKsKsKsKsKsKsKsKsKsK}",
         "samples", (unsigned long long)c.samples,
         "delivered", (unsigned long long)c.delivered,
         "lost", (unsigned long long)c.lost,
@@ -342,7 +370,11 @@ static PyObject *m_counters(PyObject *self, PyObject *unused)
         "label_in_window", (unsigned long long)c.label_in_window,
         "too_deep", (unsigned long long)c.too_deep,
         "batches_sent", (unsigned long long)c.batches_sent,
-        "spooled", (unsigned long long)c.spooled);
+        "spooled", (unsigned long long)c.spooled,
+        "bad_name", (unsigned long long)c.bad_name,
+        "bad_label", (unsigned long long)c.bad_label,
+        "contexts_full", (unsigned long long)c.contexts_full,
+        "names_cut", (unsigned long long)c.names_cut);
 }
 
 static PyMethodDef module_methods[] = {
@@ -420,7 +452,8 @@ PyMODINIT_FUNC PyInit_hostrange(void)
     m = PyModule_Create(&module_def);
     if (m == NULL)
         return NULL;
-    if (PyModule_AddIntConstant(m, "COLD", HR_PHASE_COLD) != 0 ||
+    if (PyModule_AddIntConstant(m, "MAX_NAME", HR_MAX_NAME) != 0 ||
+        PyModule_AddIntConstant(m, "COLD", HR_PHASE_COLD) != 0 ||
         PyModule_AddIntConstant(m, "WARM", HR_PHASE_WARM) != 0 ||
         PyModule_AddStringConstant(m, "__version__", HRPY_VERSION) != 0 ||
         PyModule_AddStringConstant(m, "_bindir", HRPY_BINDIR) != 0 ||

@@ -21,9 +21,9 @@ EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/service/test_runs.sh tests/service/test_paths.sh \
 	tests/service/test_plot.sh \
 	tests/python/test_python_module.sh tests/python/test_python_plugin.sh \
-	tests/python/test_add.py tests/python/test_gemm.py \
-	tests/python/hr_arrays.py tests/python/hr_daemon.py \
-	tests/python/check_module.py tests/python/check_plugin.py \
+	tests/python/suite/test_add.py tests/python/suite/test_gemm.py \
+	tests/python/suite/hr_arrays.py tests/python/hr_daemon.py \
+	tests/python/test_module.py tests/python/test_plugin.py \
 	tests/python/other_version_daemon.c tests/python/run_checks.sh
 
 # --- the reference design: the in-process profiler hostrange replaces, a
@@ -159,7 +159,7 @@ OPS_TEST_LIBS = ops/libhrops.la $(CMOCKA_LIBS)
 # --- unit: one per module ----------------------------------------------
 UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_clock tests/unit/test_client tests/unit/test_report \
-	tests/unit/test_daemon_agg tests/unit/test_daemon_stats \
+	tests/unit/test_agg tests/unit/test_stat \
 	tests/unit/test_daemon_ingest tests/unit/test_state \
 	tests/unit/test_calib tests/unit/test_ops_half tests/unit/test_ops_add \
 	tests/unit/test_ops_gemm tests/unit/test_ops_cache \
@@ -192,12 +192,12 @@ tests_unit_test_client_LDADD = client/libhostrange.la $(HARNESS_LIBS)
 tests_unit_test_report_SOURCES = tests/unit/test_report.c
 tests_unit_test_report_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_report_LDADD = $(HRD_TEST_LIBS)
-tests_unit_test_daemon_agg_SOURCES = tests/unit/test_daemon_agg.c
-tests_unit_test_daemon_agg_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_daemon_agg_LDADD = $(HRD_TEST_LIBS)
-tests_unit_test_daemon_stats_SOURCES = tests/unit/test_daemon_stats.c
-tests_unit_test_daemon_stats_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_daemon_stats_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_agg_SOURCES = tests/unit/test_agg.c
+tests_unit_test_agg_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_agg_LDADD = $(HRD_TEST_LIBS)
+tests_unit_test_stat_SOURCES = tests/unit/test_stat.c
+tests_unit_test_stat_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_stat_LDADD = $(HRD_TEST_LIBS)
 tests_unit_test_daemon_ingest_SOURCES = tests/unit/test_daemon_ingest.c
 tests_unit_test_daemon_ingest_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_daemon_ingest_LDADD = $(HRD_TEST_LIBS)
@@ -454,3 +454,35 @@ AM_TESTS_ENVIRONMENT += export \
 # (python3-markdown).
 TESTS += tests/service/test_history_formats.sh
 EXTRA_DIST += tests/service/test_history_formats.sh
+# The numbers --help, the man pages and doc/ state (thresholds, steps, the
+# significance level) against the constants that define them.
+TESTS += tests/service/test_rules.sh
+EXTRA_DIST += tests/service/test_rules.sh
+
+# Every doc/ page and man page README.md names exists.
+TESTS += tests/source/test_readme_links.sh
+EXTRA_DIST += tests/source/test_readme_links.sh
+
+# Every variable of the client is reset by its file's fork hook or kept.
+TESTS += tests/source/test_fork_state.sh
+EXTRA_DIST += tests/source/test_fork_state.sh
+# --- rounds (issue 39): the run-level test of diff on round medians
+# (lib/stat/rounds.c), and rounds end to end: record --rounds, merge as
+# rounds, diff at the run level, ab ---------------------------------------
+check_PROGRAMS += tests/unit/test_rounds
+TESTS += tests/unit/test_rounds
+tests_unit_test_rounds_SOURCES = tests/unit/test_rounds.c
+tests_unit_test_rounds_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_rounds_LDADD = $(HRD_TEST_LIBS)
+TESTS += tests/service/test_rounds.sh
+EXTRA_DIST += tests/service/test_rounds.sh
+# --- at the limits (doc/limits.md): names the daemon would refuse caught
+# where they enter, a full context table, refused batches counted lost,
+# unfinished clients named -------------------------------------------------
+check_PROGRAMS += tests/helpers/limits tests/service/test_at_limits
+TESTS += tests/service/test_at_limits
+tests_helpers_limits_SOURCES = tests/helpers/limits.c
+tests_helpers_limits_LDADD = client/libhostrange.la
+tests_service_test_at_limits_SOURCES = tests/service/test_at_limits.c
+tests_service_test_at_limits_CFLAGS = $(TEST_CFLAGS)
+tests_service_test_at_limits_LDADD = $(HARNESS_LIBS)

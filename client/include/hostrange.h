@@ -119,7 +119,31 @@ typedef struct hr_counters {
     uint64_t batches_sent;
     uint64_t spooled;          /* samples left in the spool at exit for
                                   the next daemon (see hr_flush) */
+    uint64_t bad_name;         /* scopes and records not collected: their
+                                  site's name is empty or longer than
+                                  HR_MAX_NAME (see hr_begin) */
+    uint64_t bad_label;        /* windows not collected: the labels last
+                                  given to hr_labels_set were refused */
+    uint64_t contexts_full;    /* calling contexts kept under
+                                  HR_CONTEXTS_FULL: the table was full */
+    uint64_t names_cut;        /* names a layer on the client (the NVTX
+                                  tool) cut to HR_MAX_NAME bytes */
 } hr_counters;
+
+/*
+ * The longest name, in bytes, not counting the terminating NUL: a range
+ * name, node id, operator or backend. The daemon refuses longer ones (and
+ * empty range names and node ids); the library never sends them (see
+ * hr_begin and hr_labels_set).
+ */
+#define HR_MAX_NAME 4096
+
+/* The calling context under which a range is kept when the process's
+ * table of calling contexts is full (16,384 contexts at the top of a
+ * stack, 65,536 below): its path is HR_CONTEXTS_FULL then its range name,
+ * and its rows by range name stay exact. */
+#define HR_CONTEXTS_FULL "(contexts full)"
+
 
 #ifndef HOSTRANGE_DISABLE
 
@@ -153,9 +177,15 @@ HR_API HR__NOPLT void hr__end(hr_scope sc);
  * ranges as the library leaves out its own. */
 HR_API uint64_t hr__own_start(void);
 HR_API void hr__own_end(uint64_t since);
+/* Internal, for layers built on the client (the NVTX tool): counts n
+ * names the layer cut to HR_MAX_NAME bytes (hr_counters' names_cut). */
+HR_API void hr__names_cut(uint64_t n);
 
 /* Opens a range at `site`. Outside a window it costs one relaxed load and
- * a predictable branch. */
+ * a predictable branch. A site whose name is NULL, empty or longer than
+ * HR_MAX_NAME bytes gets no id: its scopes are inactive (hr_end does
+ * nothing), counted in hr_counters' bad_name, and the scopes around them
+ * are collected as usual. */
 static inline hr_scope hr_begin(hr_site *site)
 {
     if (__builtin_expect(!__atomic_load_n(&hr__active, __ATOMIC_RELAXED), 1)) {
@@ -178,12 +208,20 @@ static inline void hr_end(hr_scope sc)
  * first sample (range or record) of each calling path in the process is
  * cold and the later ones are warm (a forked child starts afresh). Inside a
  * window the call changes nothing, is counted and returns -EBUSY.
+ *
+ * A node id that is empty returns -EINVAL, and a node id, operator or
+ * backend longer than HR_MAX_NAME bytes -ENAMETOOLONG. The labels are then
+ * refused: the windows opened until labels are next set successfully are
+ * not collected (hr_window_begin returns the same error and counts the
+ * window in hr_counters' bad_label), and the labels of earlier windows
+ * stay as they were.
  */
 HR_API int hr_labels_set(const char *node_id, const char *op,
                          const char *backend, int phase);
 
 /* Opens a collection window (-EBUSY when one is open, -ECANCELED when
- * collection is off, -EINVAL before labels are set). */
+ * collection is off, -EINVAL before labels are set; after refused labels,
+ * their error, see hr_labels_set). */
 HR_API int hr_window_begin(void);
 
 /* Closes the window. Ranges still open on this thread are counted as errors
@@ -193,7 +231,9 @@ HR_API int hr_window_end(void);
 /*
  * Records a value measured by the program itself (e.g. end_to_end: a timed
  * block divided by its calls) as an inclusive-only sample of `site` under
- * the current labels. Works with or without an open window.
+ * the current labels. Works with or without an open window. A site whose
+ * name is empty or too long returns -EINVAL or -ENAMETOOLONG (counted in
+ * bad_name); after refused labels, their error.
  */
 HR_API int hr_record(hr_site *site, uint64_t value_ns);
 
@@ -312,6 +352,7 @@ HR__OFF void hr_marks_add(uint64_t n) { (void)n; }
 HR__OFF int hr_compiled(void) { return 0; }
 HR__OFF uint64_t hr__own_start(void) { return 0; }
 HR__OFF void hr__own_end(uint64_t since) { (void)since; }
+HR__OFF void hr__names_cut(uint64_t n) { (void)n; }
 
 #endif /* HOSTRANGE_DISABLE */
 

@@ -74,12 +74,26 @@
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
-/* The share of a row's median at which it is marked unstable; on the fast
- * clock path. */
-#define HRD_OBSERVER_UNSTABLE 0.10
-#define HRD_OBSERVER_UNSTABLE_FAST 0.05
-/* Rows whose median is under this many clock steps are resolution_limited. */
+/*
+ * The rules that --help, the man pages and doc/ state in words, each given
+ * once here and quoted there (tests/service/test_rules.sh compares them).
+ *
+ * A row is unstable when its observer share is HRD_OBSERVER_UNSTABLE_PCT
+ * percent of its median or more (the ordered clock path); on the fast
+ * path, when its observer cost and the uncertainty of its plain reads are
+ * HRD_OBSERVER_UNSTABLE_FAST_PCT percent of it or more.
+ */
+#define HRD_OBSERVER_UNSTABLE_PCT 10
+#define HRD_OBSERVER_UNSTABLE_FAST_PCT 5
+#define HRD_OBSERVER_UNSTABLE (HRD_OBSERVER_UNSTABLE_PCT / 100.0)
+#define HRD_OBSERVER_UNSTABLE_FAST (HRD_OBSERVER_UNSTABLE_FAST_PCT / 100.0)
+/* Rows whose median is under this many steps of the clock, as the
+ * calibration measured it, are resolution_limited. */
 #define HRD_RESOLUTION_STEPS 20
+/* diff marks a row quantized when a median is within this many steps of
+ * the clock as a run's data show it (the smallest gap between a key's
+ * distinct values): a rule of the data, not of the calibration. */
+#define HRD_QUANTIZED_STEPS 2
 /* The robust mean's cut: values above CUT x p90 + CUT_NS are dropped. */
 #define HRD_CALIB_CUT 4.0
 #define HRD_CALIB_CUT_NS 50.0

@@ -55,6 +55,11 @@ struct hrd_row {
     const char *const *path;
     uint32_t depth;
     uint64_t sum;
+    /* Rounds (report.h, HRD_FIELDS_ROUNDS): how many, the median in each
+     * (NULL in a row a table keeps), and their spread in %. */
+    uint32_t rounds;
+    const double *round_medians;
+    double round_spread;
 };
 
 struct Hostrange__Row;

@@ -226,6 +226,114 @@ static void use_reader(struct hrd_runmerge *m, uint32_t file)
     m->reading = file + 1;
 }
 
+/* Says in err that the record of type `type` at `offset` of `path` does
+ * not decode. Returns -EINVAL. */
+static int undecodable(const char *path, uint64_t offset, uint8_t type,
+                       char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
+             "0x%02x that does not decode)", path, (unsigned long long)offset,
+             type);
+    return -EINVAL;
+}
+
+/* Says in err that reading `path` ran out of memory. Returns -ENOMEM. */
+static int out_of_memory(const char *path, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: out of memory", path);
+    return -ENOMEM;
+}
+
+/* Decodes input in's end record (len bytes at p, at `offset`), which must
+ * be the last bytes of the file. Returns 0, or a negative errno with the
+ * reason in err. */
+static int scan_end(struct hrd_runmerge_in *in, const char *path,
+                    const uint8_t *p, size_t len, uint64_t offset, char *err,
+                    size_t errlen)
+{
+    struct hrd_run_reader *r = &in->r;
+    int rc;
+
+    in->e = hrp_unpack(&hostrange__run_end__descriptor, len, p, &rc);
+    if (rc == -ENOMEM)
+        return out_of_memory(path, err, errlen);
+    if (rc != 0)
+        return undecodable(path, offset, 'E', err, errlen);
+    if (r->offset != r->size) {
+        snprintf(err, errlen, "%s: damaged at byte %llu (data after the "
+                 "final record)", path, (unsigned long long)r->offset);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/*
+ * Reads the next record of input i (file `path`): a key, noted for the
+ * merge (by its first bytes only when it can wait: see hrd_runmerge_rec),
+ * or the end record, after which *end is set. Returns 0, or a negative
+ * errno with the reason in err.
+ */
+static int scan_record(struct hrd_runmerge *m, size_t i, const char *path,
+                       int *end, char *err, size_t errlen)
+{
+    struct hrd_run_reader *r = &m->in[i].r;
+    uint32_t ids[HRD_RUNSCAN_PATHS];
+    struct hrd_runmerge_rec rec;
+    struct hrd_runscan s;
+    const uint8_t *p;
+    uint8_t type;
+    size_t len, got;
+    int rc;
+
+    /* A key is known by its first bytes; the rest waits for writing (or
+     * loading). Anything else is read whole at once. */
+    rec.offset = r->offset;
+    rc = hrd_run_skim(r, SKIM_BYTES, &type, &len, &p, &got, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (rc == 0) {
+        snprintf(err, errlen, "%s: truncated at byte %llu (its final "
+                 "record is missing)", path, (unsigned long long)rec.offset);
+        return -EINVAL;
+    }
+    rec.file = (uint32_t)i;
+    rec.next = 0;
+    rec.len = (uint32_t)len;
+    rec.crc = r->crc;
+    rec.deferred = !m->whole && type == 'K' &&
+                   hrd_runscan_head(p, got, len, &s);
+    if (rec.deferred) {
+        rec.simple = 1;
+    } else {
+        rc = hrd_run_reread(r, rec.offset, len, rec.crc, &type, &p, err,
+                            errlen);
+        if (rc != 0)
+            return rc;
+        if (type == 'E') {
+            *end = 1;
+            return scan_end(&m->in[i], path, p, len, rec.offset, err,
+                            errlen);
+        }
+        if (type != 'K')
+            return undecodable(path, rec.offset, type, err, errlen);
+        rec.simple = (uint8_t)hrd_runscan_key(p, len, m->format, &s);
+    }
+    rec.rank_from = rec.simple ? (uint32_t)s.rank_from : 0;
+    rec.rank_to = rec.simple ? (uint32_t)s.rank_to : 0;
+    if (rec.simple) {
+        rc = make_key(m, &s, &rec.serial);
+        if (rc == 0 && !rec.deferred)
+            rc = intern_paths(m, &s, &rec.simple, ids);
+    } else {
+        rc = make_other(m, p, len, &rec.serial);
+    }
+    if (rc == -EINVAL)
+        return undecodable(path, rec.offset, type, err, errlen);
+    if (rc != 0 || note_rec(m, &rec) != 0)
+        return out_of_memory(path, err, errlen);
+    return 0;
+}
+
 int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
                       Hostrange__RunHeader **hp, Hostrange__RunEnd **ep,
                       hrd_run_progress_fn progress, void *ctx, char *err,
@@ -234,88 +342,23 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
     struct hrd_runmerge_in *in = &m->in[i];
     struct hrd_run_reader *r = &in->r;
     uint64_t keys = 0, next_report = 0;
-    int rc = hrd_run_open(r, path, &in->h, err, errlen);
+    int end = 0, rc = hrd_run_open(r, path, &in->h, err, errlen);
 
     if (rc != 0)
         return rc;
     in->open = 1;
     m->l.run = (uint32_t)i;
     for (;;) {
-        uint32_t ids[HRD_RUNSCAN_PATHS];
-        struct hrd_runmerge_rec rec;
-        struct hrd_runscan s;
-        const uint8_t *p;
-        uint8_t type;
-        size_t len, got;
-
-        /* A key is known by its first bytes; the rest waits for writing
-         * (or loading). Anything else is read whole at once. */
-        rec.offset = r->offset;
-        rc = hrd_run_skim(r, SKIM_BYTES, &type, &len, &p, &got, err, errlen);
-        if (rc < 0)
+        rc = scan_record(m, i, path, &end, err, errlen);
+        if (rc != 0)
             return rc;
-        if (rc == 0) {
-            snprintf(err, errlen, "%s: truncated at byte %llu (its final "
-                     "record is missing)", path,
-                     (unsigned long long)rec.offset);
-            return -EINVAL;
-        }
-        rec.file = (uint32_t)i;
-        rec.next = 0;
-        rec.len = (uint32_t)len;
-        rec.crc = r->crc;
-        rec.deferred = !m->whole && type == 'K' &&
-                       hrd_runscan_head(p, got, len, &s);
-        if (rec.deferred) {
-            rec.simple = 1;
-        } else {
-            rc = hrd_run_reread(r, rec.offset, len, rec.crc, &type, &p, err,
-                                errlen);
-            if (rc != 0)
-                return rc;
-            if (type == 'E') {
-                in->e = hrp_unpack(&hostrange__run_end__descriptor, len, p,
-                                   &rc);
-                if (rc == -ENOMEM)
-                    goto nomem;
-                if (rc != 0)
-                    goto undecodable;
-                if (r->offset != r->size) {
-                    snprintf(err, errlen, "%s: damaged at byte %llu (data "
-                             "after the final record)", path,
-                             (unsigned long long)r->offset);
-                    return -EINVAL;
-                }
-                break;
-            }
-            if (type != 'K')
-                goto undecodable;
-            rec.simple = (uint8_t)hrd_runscan_key(p, len, m->format, &s);
-        }
-        rec.rank_from = rec.simple ? (uint32_t)s.rank_from : 0;
-        rec.rank_to = rec.simple ? (uint32_t)s.rank_to : 0;
-        if (rec.simple) {
-            rc = make_key(m, &s, &rec.serial);
-            if (rc == 0 && !rec.deferred)
-                rc = intern_paths(m, &s, &rec.simple, ids);
-        } else {
-            rc = make_other(m, p, len, &rec.serial);
-        }
-        if (rc == -EINVAL)
-            goto undecodable;
-        if (rc != 0 || note_rec(m, &rec) != 0)
-            goto nomem;
+        if (end)
+            break;
         keys++;
         if (progress != NULL && r->offset >= next_report) {
             progress(ctx, r->offset, r->size);
             next_report = r->offset + (4u << 20);
         }
-        continue;
-undecodable:
-        snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
-                 "0x%02x that does not decode)", path,
-                 (unsigned long long)rec.offset, type);
-        return -EINVAL;
     }
     if (in->e->keys != keys) {
         snprintf(err, errlen, "%s: damaged (its end counts %llu keys, it "
@@ -324,7 +367,7 @@ undecodable:
         return -EINVAL;
     }
     if (hrd_runload_end(&m->l, in->e) != 0)
-        goto nomem;
+        return out_of_memory(path, err, errlen);
     hrd_run_reader_trim(r);
     if (progress != NULL)
         progress(ctx, r->size, r->size);
@@ -332,9 +375,6 @@ undecodable:
     *hp = in->h;
     *ep = in->e;
     return 0;
-nomem:
-    snprintf(err, errlen, "%s: out of memory", path);
-    return -ENOMEM;
 }
 
 /* How key serial is written (KEY_*). */

@@ -115,18 +115,91 @@ static uint8_t *put_coded(uint8_t *o, const struct coded *c, unsigned fi,
     return o;
 }
 
-/* The size of the RunPath of path key view p other than its values. */
-static size_t path_head_size(struct hrd_agg *a, const struct hrd_key *p)
+/*
+ * A field of a record, in the order it is written: a varint (nothing for
+ * 0), a proto3 string (nothing when empty) or bytes (always written).
+ * hrd_runput_key sizes a record and writes it from one table of these, so
+ * the size and the bytes cannot drift apart.
+ */
+enum field_kind { FIELD_VARINT, FIELD_STRING, FIELD_BYTES };
+struct field {
+    unsigned num;
+    enum field_kind kind;
+    uint64_t v;      /* FIELD_VARINT */
+    const char *s;   /* FIELD_STRING, FIELD_BYTES */
+};
+
+#define VARINT(num, v) { (num), FIELD_VARINT, (v), NULL }
+#define STRING(num, s) { (num), FIELD_STRING, 0, (s) }
+
+static size_t fields_size(const struct field *f, size_t n)
+{
+    size_t size = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        switch (f[i].kind) {
+        case FIELD_VARINT:
+            size += hrd_pb_field_size(f[i].num, f[i].v);
+            break;
+        case FIELD_STRING:
+            size += hrd_pb_string_size(f[i].num, f[i].s);
+            break;
+        case FIELD_BYTES:
+            size += hrd_pb_bytes_size(f[i].num, strlen(f[i].s));
+            break;
+        }
+    }
+    return size;
+}
+
+static uint8_t *fields_put(uint8_t *o, const struct field *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (f[i].kind) {
+        case FIELD_VARINT:
+            o = hrd_pb_field(o, f[i].num, f[i].v);
+            break;
+        case FIELD_STRING:
+            o = hrd_pb_string(o, f[i].num, f[i].s);
+            break;
+        case FIELD_BYTES:
+            o = hrd_pb_bytes(o, f[i].num, f[i].s, strlen(f[i].s));
+            break;
+        }
+    }
+    return o;
+}
+
+/* The most fields of a RunPath's head: its names, pairs and children. */
+#define PATH_HEAD_MAX (HRD_MAX_DEPTH_LIMIT + 2)
+
+/* The fields of the RunPath of path key view p before its values, into
+ * f[0..PATH_HEAD_MAX). Returns their number. */
+static size_t path_head(struct hrd_agg *a, const struct hrd_key *p,
+                        struct field *f)
 {
     const char *names[HRD_MAX_DEPTH_LIMIT];
     uint32_t depth = hrd_agg_path_names(a, p->path, names);
-    size_t n = hrd_pb_field_size(HRD_RUNPATH_PAIRS, p->pairs) +
-               hrd_pb_field_size(HRD_RUNPATH_CHILDREN, p->children) +
-               hrd_pb_field_size(HRD_RUNPATH_DESCENDANTS, p->descendants);
+    size_t n = 0;
 
     for (uint32_t i = 0; i < depth; i++)
-        n += hrd_pb_bytes_size(HRD_RUNPATH_PATH, strlen(names[i]));
+        f[n++] = (struct field){ HRD_RUNPATH_PATH, FIELD_BYTES, 0, names[i] };
+    f[n++] = (struct field)VARINT(HRD_RUNPATH_PAIRS, p->pairs);
+    f[n++] = (struct field)VARINT(HRD_RUNPATH_CHILDREN, p->children);
     return n;
+}
+
+/* The field of the RunPath of path key view p after its values. */
+#define PATH_TAIL(p) VARINT(HRD_RUNPATH_DESCENDANTS, (p)->descendants)
+
+/* The size of the RunPath of path key view p other than its values. */
+static size_t path_head_size(struct hrd_agg *a, const struct hrd_key *p)
+{
+    struct field f[PATH_HEAD_MAX];
+    const struct field t = PATH_TAIL(p);
+    size_t n = path_head(a, p, f);
+
+    return fields_size(f, n) + fields_size(&t, 1);
 }
 
 void hrd_runput_tmp_fini(struct hrd_runput_tmp *t)
@@ -210,12 +283,24 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
                    unsigned field, struct hrd_pbuf *out,
                    struct hrd_runput_tmp *t)
 {
-    const char *node = hrd_agg_str_get(a, k->node);
-    const char *op = hrd_agg_str_get(a, k->op);
-    const char *backend = hrd_agg_str_get(a, k->backend);
-    const char *range = hrd_agg_str_get(a, k->range);
-    uint32_t node_rank = a->str.rank[k->node - 1];
-    uint32_t range_rank = a->str.rank[k->range - 1];
+    /* The RunKey's fields before its values, and after them. */
+    const struct field head[] = {
+        STRING(HRD_RUNKEY_NODE_ID, hrd_agg_str_get(a, k->node)),
+        STRING(HRD_RUNKEY_OPERATOR, hrd_agg_str_get(a, k->op)),
+        STRING(HRD_RUNKEY_BACKEND, hrd_agg_str_get(a, k->backend)),
+        VARINT(HRD_RUNKEY_PHASE, k->phase),
+        STRING(HRD_RUNKEY_RANGE, hrd_agg_str_get(a, k->range)),
+        VARINT(HRD_RUNKEY_NODE_RANK, a->str.rank[k->node - 1]),
+        VARINT(HRD_RUNKEY_RANGE_RANK, a->str.rank[k->range - 1]),
+        VARINT(HRD_RUNKEY_PAIRS, k->pairs),
+        VARINT(HRD_RUNKEY_RECORDS, k->records),
+        VARINT(HRD_RUNKEY_CHILDREN, k->children),
+    };
+    const struct field tail[] = {
+        VARINT(HRD_RUNKEY_DESCENDANTS, k->descendants),
+    };
+    const size_t nhead = sizeof head / sizeof head[0];
+    const size_t ntail = sizeof tail / sizeof tail[0];
     size_t all = k->pairs + k->records, need, most, np, size;
     uint64_t *v, *sorttmp;
     struct coded kc;
@@ -232,18 +317,9 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
     sorttmp = v + need;
     code_values(k, v, sorttmp, &kc);
     v += 2 * all;
-    size = hrd_pb_string_size(HRD_RUNKEY_NODE_ID, node) +
-           hrd_pb_string_size(HRD_RUNKEY_OPERATOR, op) +
-           hrd_pb_string_size(HRD_RUNKEY_BACKEND, backend) +
-           hrd_pb_field_size(HRD_RUNKEY_PHASE, k->phase) +
-           hrd_pb_string_size(HRD_RUNKEY_RANGE, range) +
-           hrd_pb_field_size(HRD_RUNKEY_NODE_RANK, node_rank) +
-           hrd_pb_field_size(HRD_RUNKEY_RANGE_RANK, range_rank) +
-           hrd_pb_field_size(HRD_RUNKEY_PAIRS, k->pairs) +
-           hrd_pb_field_size(HRD_RUNKEY_RECORDS, k->records) +
-           hrd_pb_field_size(HRD_RUNKEY_CHILDREN, k->children) +
+    size = fields_size(head, nhead) +
            coded_size(&kc, HRD_RUNKEY_INCLUSIVE, HRD_RUNKEY_SELF) +
-           hrd_pb_field_size(HRD_RUNKEY_DESCENDANTS, k->descendants);
+           fields_size(tail, ntail);
     np = 0;
     for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
         struct hrd_runput_path *tp = &t->paths[np++];
@@ -272,37 +348,24 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
     if (field)
         o = hrd_pb_len(o, field, size);
     key_at = o;
-    o = hrd_pb_string(o, HRD_RUNKEY_NODE_ID, node);
-    o = hrd_pb_string(o, HRD_RUNKEY_OPERATOR, op);
-    o = hrd_pb_string(o, HRD_RUNKEY_BACKEND, backend);
-    o = hrd_pb_field(o, HRD_RUNKEY_PHASE, k->phase);
-    o = hrd_pb_string(o, HRD_RUNKEY_RANGE, range);
-    o = hrd_pb_field(o, HRD_RUNKEY_NODE_RANK, node_rank);
-    o = hrd_pb_field(o, HRD_RUNKEY_RANGE_RANK, range_rank);
-    o = hrd_pb_field(o, HRD_RUNKEY_PAIRS, k->pairs);
-    o = hrd_pb_field(o, HRD_RUNKEY_RECORDS, k->records);
-    o = hrd_pb_field(o, HRD_RUNKEY_CHILDREN, k->children);
+    o = fields_put(o, head, nhead);
     {
         /* Where the key's values start, for its mirror's copy. */
         uint8_t *vals = o;
 
         o = put_coded(o, &kc, HRD_RUNKEY_INCLUSIVE, HRD_RUNKEY_SELF);
-        o = hrd_pb_field(o, HRD_RUNKEY_DESCENDANTS, k->descendants);
+        o = fields_put(o, tail, ntail);
         np = 0;
         for (const struct hrd_key *pp = k->paths; pp != NULL;
              pp = pp->pnext) {
             const struct hrd_runput_path *tp = &t->paths[np++];
             struct hrd_key view;
             const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
-            const char *names[HRD_MAX_DEPTH_LIMIT];
-            uint32_t depth = hrd_agg_path_names(a, p->path, names);
+            struct field f[PATH_HEAD_MAX];
+            size_t nf = path_head(a, p, f);
 
             o = hrd_pb_len(o, HRD_RUNKEY_PATHS, tp->size);
-            for (uint32_t i = 0; i < depth; i++)
-                o = hrd_pb_bytes(o, HRD_RUNPATH_PATH, names[i],
-                                 strlen(names[i]));
-            o = hrd_pb_field(o, HRD_RUNPATH_PAIRS, p->pairs);
-            o = hrd_pb_field(o, HRD_RUNPATH_CHILDREN, p->children);
+            o = fields_put(o, f, nf);
             if (tp->same) {
                 /* The key's inclusive and self fields as the path's: the
                  * same bytes past their tags. */
@@ -323,7 +386,11 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
                 o = put_coded(o, &tp->c, HRD_RUNPATH_INCLUSIVE,
                               HRD_RUNPATH_SELF);
             }
-            o = hrd_pb_field(o, HRD_RUNPATH_DESCENDANTS, p->descendants);
+            {
+                const struct field pt = PATH_TAIL(p);
+
+                o = fields_put(o, &pt, 1);
+            }
         }
     }
     assert((size_t)(o - key_at) == size);

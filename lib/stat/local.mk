@@ -8,4 +8,6 @@ lib_stat_libhrstat_la_SOURCES = lib/stat/hist.c lib/stat/hist.h \
 	lib/stat/summary.c lib/stat/summary.h lib/stat/signif.c lib/stat/signif.h \
 	lib/stat/limits.c lib/stat/limits.h \
 	lib/stat/changepoint.c lib/stat/changepoint.h
+# The run-level test of diff on round medians.
+lib_stat_libhrstat_la_SOURCES += lib/stat/rounds.c lib/stat/rounds.h
 EXTRA_DIST += lib/stat/local.mk

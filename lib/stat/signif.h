@@ -51,6 +51,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The default significance level of hostrangectl diff and plot --diff:
+ * a change is significant when p is below it. */
+#define HRD_SIGNIF_ALPHA 0.01
+
 /* Samples smaller than this (both) without ties get exact p-values. */
 #define HRD_SIGNIF_EXACT_N 50u
 

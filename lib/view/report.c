@@ -235,6 +235,18 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
     if (fields & HRD_FIELDS_CORRECTED)
         fputs(r->corrected ? ",\"corrected\":true" : ",\"corrected\":false",
               f);
+    if (fields & HRD_FIELDS_ROUNDS) {
+        fprintf(f, ",\"rounds\":%" PRIu32 ",\"round_medians\":[",
+                r->rounds);
+        for (uint32_t i = 0; i < r->rounds && r->round_medians != NULL;
+             i++) {
+            if (i > 0)
+                putc(',', f);
+            put_json_number(f, r->round_medians[i]);
+        }
+        fputs("],\"round_spread\":", f);
+        put_json_number(f, r->round_spread);
+    }
     fputs("}\n", f);
 }
 
@@ -276,6 +288,8 @@ static void write_csv_header(FILE *f, unsigned fields)
               "resolution_limited,clock_path", f);
     if (fields & HRD_FIELDS_CORRECTED)
         fputs(",corrected", f);
+    if (fields & HRD_FIELDS_ROUNDS)
+        fputs(",rounds,round_medians,round_spread", f);
     putc('\n', f);
 }
 
@@ -323,6 +337,18 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
     }
     if (fields & HRD_FIELDS_CORRECTED)
         fputs(r->corrected ? ",true" : ",false", f);
+    if (fields & HRD_FIELDS_ROUNDS) {
+        /* The round medians joined by ';', one field. */
+        fprintf(f, ",%" PRIu32 ",", r->rounds);
+        for (uint32_t k = 0; k < r->rounds && r->round_medians != NULL;
+             k++) {
+            char buf[32];
+
+            hrd_format_number(buf, sizeof buf, r->round_medians[k]);
+            fprintf(f, "%s%s", k > 0 ? ";" : "", buf);
+        }
+        put_csv_number(f, r->round_spread);
+    }
     putc('\n', f);
 }
 
@@ -352,6 +378,7 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
     }
     r = &w->rows[w->nrows];
     *r = *row;
+    r->round_medians = NULL; /* a table shows rounds and spread only */
     text[0] = row->node_id;
     text[1] = row->op;
     text[2] = row->backend;
@@ -402,13 +429,14 @@ static void free_rows(struct hrd_writer *w)
 enum { COL_RANGE, COL_METRIC, COL_COUNT, COL_MEAN, COL_MEDIAN, COL_MIN,
        COL_MAX, COL_P90, COL_P99, COL_STDDEV, COL_EXACT, COL_LOST,
        COL_CHILDREN, COL_DESCENDANTS, COL_OBSERVER, COL_SHARE, COL_UNSTABLE,
-       COL_RESOLUTION, COL_CLOCK_PATH, COL_CORRECTED, NCOLS };
+       COL_RESOLUTION, COL_CLOCK_PATH, COL_CORRECTED, COL_ROUNDS,
+       COL_SPREAD, NCOLS };
 
 static const char *const col_name[NCOLS] = {
     "range", "metric", "count", "mean_us", "median_us", "min_us", "max_us",
     "p90_us", "p99_us", "stddev_us", "exact", "lost", "children",
     "descendants", "observer_us", "share", "unstable", "res_limited",
-    "clock_path", "corrected",
+    "clock_path", "corrected", "rounds", "spread",
 };
 
 /* The columns a table of these fields shows, in order; returns how many. */
@@ -421,7 +449,8 @@ static int table_columns(unsigned fields, int *cols)
              !(fields & HRD_FIELDS_EXTENDED)) ||
             (c >= COL_CHILDREN && c <= COL_CLOCK_PATH &&
              !(fields & HRD_FIELDS_OBSERVER)) ||
-            (c == COL_CORRECTED && !(fields & HRD_FIELDS_CORRECTED)))
+            (c == COL_CORRECTED && !(fields & HRD_FIELDS_CORRECTED)) ||
+            (c >= COL_ROUNDS && !(fields & HRD_FIELDS_ROUNDS)))
             continue;
         cols[n++] = c;
     }
@@ -483,6 +512,12 @@ static const char *cell(const struct hrd_row *r, int col, char *buf)
         return hrp_clock_path_name(r->clock_paths);
     case COL_CORRECTED:
         return r->corrected ? "yes" : "no";
+    case COL_ROUNDS:
+        snprintf(buf, CELL_MAX, "%" PRIu32, r->rounds);
+        return buf;
+    case COL_SPREAD:
+        snprintf(buf, CELL_MAX, "%.1f%%", r->round_spread);
+        return buf;
     case COL_MEAN:
         ns = r->mean;
         break;

@@ -40,6 +40,11 @@ enum hrd_format {
 #define HRD_FIELDS_EXTENDED 0x1u
 #define HRD_FIELDS_OBSERVER 0x2u
 #define HRD_FIELDS_CORRECTED 0x4u
+/* rounds (how many rounds fed the row; 1 for a run of one round),
+ * round_medians (the row's median in each of them) and round_spread
+ * ((max - min) / median of the round medians, in %); a table shows
+ * rounds and spread. */
+#define HRD_FIELDS_ROUNDS 0x8u
 
 /*
  * Writes s (NULL: "") as a JSON string, quoted, the way Python's json.dumps

@@ -18,6 +18,9 @@
  *   window N        N "before", then "step" around N "inside", then N
  *                   "after"
  *   plain N         N "plain" (prints "done" on stdout at the end)
+ *   long N          N times: "ok.outer" around two messages of 5,000 bytes
+ *                   (2,500 x U+00E9, and 2,499 of them then "xx"), over
+ *                   the limit of a name
  */
 #include <dlfcn.h>
 #include <nvToolsExt.h>
@@ -184,6 +187,25 @@ static void window(int n)
     }
 }
 
+static void long_names(int n)
+{
+    char a[5001], b[5001];
+
+    for (int i = 0; i < 2500; i++)
+        memcpy(a + 2 * i, "\xc3\xa9", 2);
+    a[5000] = '\0';
+    memcpy(b, a, 4998);
+    memcpy(b + 4998, "xx", 3);
+    for (int i = 0; i < n; i++) {
+        nvtxRangePushA("ok.outer");
+        nvtxRangePushA(a);
+        nvtxRangePop();
+        nvtxRangePushA(b);
+        nvtxRangePop();
+        nvtxRangePop();
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -207,6 +229,10 @@ int main(int argc, char **argv)
         window(n);
         return 0;
     }
+    if (strcmp(mode, "long") == 0) {
+        long_names(n);
+        return 0;
+    }
     if (strcmp(mode, "plain") == 0) {
         for (int i = 0; i < n; i++) {
             nvtxRangePushA("plain");
@@ -216,6 +242,6 @@ int main(int argc, char **argv)
         return 0;
     }
     fprintf(stderr, "usage: nvtx_prog nested|domains|threads|libs|fork|"
-            "window|plain [ARG]...\n");
+            "window|plain|long [ARG]...\n");
     return 2;
 }

@@ -13,7 +13,8 @@
  * the client's counters as `samples=S delivered=D lost=L`; -N PREFIX names
  * the nodes PREFIX::node[i] (default tests/workload); -P runs, for each
  * node, one window of 1 + CALLS calls under HR_PHASE_BY_PATH instead of a
- * cold and a warm one, and counts 3 marks (hr_marks_add).
+ * cold and a warm one, and counts 3 marks (hr_marks_add); -K forks with
+ * batches unsent and counters set (see fork_clean_mode).
  */
 #include "config.h"
 
@@ -30,6 +31,7 @@
 static hr_site s_outer = HR_SITE_INIT("workload.outer");
 static hr_site s_inner = HR_SITE_INIT("workload.inner");
 static hr_site s_forked = HR_SITE_INIT("workload.forked");
+static hr_site s_order = HR_SITE_INIT("workload.order");
 static hr_site s_e2e = HR_SITE_INIT("end_to_end");
 
 static int busy = 1;
@@ -127,6 +129,71 @@ static int fork_mode(int calls)
     return 0;
 }
 
+static void print_counters(const char *who, const hr_counters *c)
+{
+    printf("%s samples=%llu delivered=%llu lost=%llu batches=%llu "
+           "out_of_order=%llu label_in_window=%llu\n", who,
+           (unsigned long long)c->samples, (unsigned long long)c->delivered,
+           (unsigned long long)c->lost, (unsigned long long)c->batches_sent,
+           (unsigned long long)c->out_of_order,
+           (unsigned long long)c->label_in_window);
+    fflush(stdout);
+}
+
+/*
+ * -K: inside an open window of node fork-e, the parent takes one range
+ * ended out of order (workload.order, counted once), sets labels inside
+ * the window (refused and counted), counts 5 marks, makes `calls` calls
+ * and forks at once, its last samples not yet shipped. Each process
+ * prints its counters ("before", "child", "parent": right after the
+ * fork); the child makes `calls` calls in the window it inherited, and
+ * both flush and print them again ("child-end", "parent-end"). The parent
+ * waits for the child before it flushes.
+ */
+static int fork_clean_mode(int calls)
+{
+    hr_counters c;
+    hr_scope a, b;
+    pid_t pid;
+    int status;
+
+    hr_labels_set("tests/workload::fork-e", "synthetic", "cpu",
+                  HR_PHASE_WARM);
+    hr_window_begin();
+    a = hr_begin(&s_order);
+    b = hr_begin(&s_inner);
+    hr_end(a);
+    hr_end(b);
+    hr_labels_set("tests/workload::fork-x", "synthetic", "cpu",
+                  HR_PHASE_WARM);
+    hr_marks_add(5);
+    warm_calls(calls, 1);
+    hr_counters_get(&c);
+    pid = fork();
+    if (pid < 0)
+        return 1;
+    if (pid != 0)
+        print_counters("before", &c);
+    hr_counters_get(&c);
+    print_counters(pid == 0 ? "child" : "parent", &c);
+    if (pid == 0) {
+        warm_calls(calls, 1);
+        hr_window_end();
+        hr_flush(10000);
+        hr_counters_get(&c);
+        print_counters("child-end", &c);
+        return 0;
+    }
+    hr_window_end();
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        return 1;
+    hr_flush(10000);
+    hr_counters_get(&c);
+    print_counters("parent-end", &c);
+    return 0;
+}
+
 static void wait_for(const char *file)
 {
     char ready[4200];
@@ -144,11 +211,11 @@ static void wait_for(const char *file)
 int main(int argc, char **argv)
 {
     int calls = 1000, nodes = 2, records = 10, code = 0, threads = 1, c;
-    int fork_it = 0, print = 0, by_path = 0;
+    int fork_it = 0, fork_clean = 0, print = 0, by_path = 0;
     const char *wait_file = NULL, *prefix = "tests/workload";
     uint64_t t0, t1;
 
-    while ((c = getopt(argc, argv, "c:n:r:x:T:Fw:pqN:P")) != -1) {
+    while ((c = getopt(argc, argv, "c:n:r:x:T:FKw:pqN:P")) != -1) {
         switch (c) {
         case 'c':
             calls = atoi(optarg);
@@ -168,6 +235,9 @@ int main(int argc, char **argv)
         case 'F':
             fork_it = 1;
             break;
+        case 'K':
+            fork_clean = 1;
+            break;
         case 'w':
             wait_file = optarg;
             break;
@@ -185,7 +255,7 @@ int main(int argc, char **argv)
             break;
         default:
             fprintf(stderr, "usage: workload [-c CALLS] [-n NODES] "
-                    "[-r RECORDS] [-x EXIT_CODE] [-T THREADS] [-F] "
+                    "[-r RECORDS] [-x EXIT_CODE] [-T THREADS] [-F | -K] "
                     "[-w FILE] [-p] [-q] [-N PREFIX] [-P]\n");
             return 2;
         }
@@ -200,6 +270,8 @@ int main(int argc, char **argv)
 
     if (fork_it)
         return fork_mode(calls);
+    if (fork_clean)
+        return fork_clean_mode(calls);
     for (int n = 0; n < nodes; n++) {
         char node[256];
 

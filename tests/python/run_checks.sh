@@ -2,7 +2,7 @@
 # Runs one of the checks of tests/python (its file name is the argument)
 # with the interpreter configure chose and its pytest, against the build
 # tree. Exits 77 (skipped) when the module was not configured or that
-# interpreter has no pytest. Used by tests/python/test_python_*.sh.
+# interpreter has no pytest. Used by tests/python/test_python_*.sh (test_module.py, test_plugin.py).
 set -eu
 top=$(cd "${top_builddir:-.}" && pwd)
 src=$(cd "${srcdir:-.}" && pwd)

@@ -32,16 +32,20 @@
  *     (the calibration's step), so a distance to the truth is known to a
  *     step and no better;
  *   - corrected (dump --correct-observer): within max(5%, 1.5 clock steps)
- *     of its truth, the step being the calibration's, or flagged unstable
- *     or resolution_limited.
+ *     of its truth, the step being the calibration's; a row flagged
+ *     unstable or resolution_limited may miss that bound, but at most
+ *     FLAGGED_MISSES_MAX rows of a shape may (a flag excuses a few rows,
+ *     not a whole shape).
  * On the ordered path (HOSTRANGE_CLOCK=ordered, calibration and workload),
  * every corrected median must be within max(5%, 1.5 clock steps), flags or
  * not. Each attempt prints its figures (lines `accuracy ...`).
  *
  * A machine too busy to give the workload the processor makes figures
- * that are not the code's: an attempt that misses is run again, up to 5
- * times; the test then skips when an attempt lacked the processor (under
- * 95% of its wall time), and fails otherwise. Under valgrind or
+ * that are not the code's: an attempt that misses is run again, up to
+ * ATTEMPTS times; the test then skips when an attempt lacked the
+ * processor (under 95% of its wall time), and fails otherwise. A skip for
+ * a busy machine prints a line `hostrange-busy-skip: ...`, which .ci/run
+ * puts in CI's summary. Under valgrind or
  * AddressSanitizer it skips: their checks take part in every timing, so
  * the truth is theirs.
  */
@@ -68,6 +72,10 @@
 #define MAX_ROWS 64
 #define MAX_RANGES 8
 #define ATTEMPTS 8
+/* The most rows of a shape, on the fast path, whose corrected median may
+ * miss its bound because the row is flagged (unstable or
+ * resolution_limited); one more fails the attempt. */
+#define FLAGGED_MISSES_MAX 2
 
 static char g_bench[4096];
 
@@ -451,7 +459,8 @@ struct path_check {
                                step */
     int flagged_may_miss;   /* a corrected median out of bounds passes
                                when its row is flagged unstable or
-                               resolution_limited */
+                               resolution_limited, for up to
+                               FLAGGED_MISSES_MAX rows of a shape */
 };
 static const struct path_check *g_check;
 
@@ -496,7 +505,7 @@ static int attempt(const char *dir, const char *self, const char *name,
     static struct flat crows[MAX_ROWS], rrows[MAX_ROWS];
     char node[128];
     struct harness_run r;
-    int nc, nr, bad = 0, nt = 0;
+    int nc, nr, bad = 0, nt = 0, excused = 0;
 
     snprintf(node, sizeof node, "tests/accuracy::%s", name);
     run_workload(dir, self, "--workload", name, "3000", &r, share);
@@ -533,11 +542,21 @@ static int attempt(const char *dir, const char *self, const char *name,
                           flag_set(c, "resolution_limited")
                               ? " resolution_limited"
                               : "");
-            if (fabs(corr - truth[m]) > tol &&
-                !(g_check->flagged_may_miss && flagged)) {
+            if (fabs(corr - truth[m]) > tol && g_check->flagged_may_miss &&
+                flagged && excused < FLAGGED_MISSES_MAX) {
+                excused++;
                 print_message("%s %s: corrected median %.1f ns, true %.1f ns "
-                              "(bound %.1f)\n", range, metric, corr,
-                              truth[m], tol);
+                              "(bound %.1f): flagged, excused (%d of at most "
+                              "%d)\n", range, metric, corr, truth[m], tol,
+                              excused, FLAGGED_MISSES_MAX);
+            } else if (fabs(corr - truth[m]) > tol) {
+                print_message("%s %s: corrected median %.1f ns, true %.1f ns "
+                              "(bound %.1f)%s\n", range, metric, corr,
+                              truth[m], tol,
+                              flagged && g_check->flagged_may_miss
+                                  ? ": flagged, but past the rows a flag "
+                                    "excuses"
+                                  : "");
                 bad = 1;
             }
             if (g_check->raw_vs_reference &&
@@ -587,8 +606,15 @@ static void attempts(void **state, const char *label, const char *name,
         print_message("%s: attempt %d missed (the workload had %.0f%% of "
                       "the processor)\n", label, a + 1, 100 * share);
     }
-    if (min_share < 0.95)
+    if (min_share < 0.95) {
+        /* Said on stdout, in the test's log, where CI looks for it. */
+        printf("hostrange-busy-skip: test_accuracy: %s: skipped, the "
+               "machine was busy (the workload had %.0f%% of the processor "
+               "at worst in %d attempts)\n", label, 100 * min_share,
+               ATTEMPTS);
+        fflush(stdout);
         skip();
+    }
     fail_msg("%s: %s in %d attempts on a machine that gave the workload the "
              "processor", label, what, ATTEMPTS);
 }

@@ -193,6 +193,93 @@ static void test_fork(void **state)
     assert_int_equal(stat_value(d->dir, "client.2.duplicates"), 0);
 }
 
+/* The client's counters (hr_counters) that the workload prints. */
+struct counts {
+    unsigned long long samples, delivered, lost, batches_sent, out_of_order,
+        label_in_window;
+};
+
+/* The counters of line `who` of the workload's output (-K). */
+static struct counts counters_of(const char *out, const char *who)
+{
+    struct counts c;
+    char pat[32];
+    const char *p;
+
+    snprintf(pat, sizeof pat, "\n%s samples=", who);
+    p = strstr(out, pat);
+    if (p == NULL)
+        fail_msg("no line %s in:\n%s", who, out);
+    if (sscanf(p + 1 + strlen(who), " samples=%llu delivered=%llu lost=%llu "
+               "batches=%llu out_of_order=%llu label_in_window=%llu",
+               &c.samples, &c.delivered, &c.lost, &c.batches_sent,
+               &c.out_of_order, &c.label_in_window) != 6)
+        fail_msg("bad line %s in:\n%s", who, out);
+    return c;
+}
+
+/* A fork inside an open window, the parent's last samples unsent and its
+ * counters set: the child starts with every counter at 0 and ships only
+ * its own samples; the parent loses nothing and keeps its counts, which
+ * reach the daemon once (marks, errors). */
+static void test_fork_clean(void **state)
+{
+    struct harness_daemon *d = *state;
+    static struct flat rows[64];
+    struct harness_run r;
+    struct counts before, parent, child, pend, cend;
+    int n;
+
+    workload(d->dir, &r, "-K", "-c", "300", NULL);
+    before = counters_of(r.out, "before");
+    parent = counters_of(r.out, "parent");
+    child = counters_of(r.out, "child");
+    pend = counters_of(r.out, "parent-end");
+    cend = counters_of(r.out, "child-end");
+    harness_run_free(&r);
+    /* 300 calls of two ranges and the range ended out of order. */
+    assert_int_equal(before.samples, 601);
+    assert_true(before.delivered < before.samples); /* some were unsent */
+    assert_int_equal(before.out_of_order, 1);
+    assert_int_equal(before.label_in_window, 1);
+    /* The child starts clean. */
+    assert_int_equal(child.samples, 0);
+    assert_int_equal(child.delivered, 0);
+    assert_int_equal(child.lost, 0);
+    assert_int_equal(child.batches_sent, 0);
+    assert_int_equal(child.out_of_order, 0);
+    assert_int_equal(child.label_in_window, 0);
+    /* and ships its own samples only. */
+    assert_int_equal(cend.samples, 600);
+    assert_int_equal(cend.delivered, 600);
+    assert_int_equal(cend.lost, 0);
+    assert_int_equal(cend.out_of_order, 0);
+    /* The parent keeps its counters across the fork and delivers all. */
+    assert_int_equal(parent.samples, before.samples);
+    assert_int_equal(parent.out_of_order, 1);
+    assert_int_equal(parent.label_in_window, 1);
+    assert_true(parent.delivered >= before.delivered);
+    assert_int_equal(pend.samples, 601);
+    assert_int_equal(pend.delivered, 601);
+    assert_int_equal(pend.lost, 0);
+    /* The daemon has each sample once, and the counts once. */
+    n = dump(d->dir, rows, 64);
+    assert_int_equal(count_of(rows, n, "tests/workload::fork-e", "warm",
+                              "workload.outer"), 600);
+    assert_int_equal(count_of(rows, n, "tests/workload::fork-e", "warm",
+                              "workload.order"), 1);
+    assert_int_equal(stat_value(d->dir, "daemon.clients"), 2);
+    assert_int_equal(stat_value(d->dir, "client.1.marks") +
+                     stat_value(d->dir, "client.2.marks"), 5);
+    assert_int_equal(stat_value(d->dir, "client.1.errors.out_of_order") +
+                     stat_value(d->dir, "client.2.errors.out_of_order"), 1);
+    assert_int_equal(stat_value(d->dir, "client.1.errors.label_in_window") +
+                     stat_value(d->dir, "client.2.errors.label_in_window"),
+                     1);
+    assert_int_equal(stat_value(d->dir, "client.1.duplicates") +
+                     stat_value(d->dir, "client.2.duplicates"), 0);
+}
+
 /* HR_PHASE_BY_PATH: each calling path's first sample in the process is
  * cold, the later ones warm, whichever thread and window they come from;
  * records likewise. Marks reach stats. */
@@ -415,6 +502,7 @@ int main(void)
         HARNESS_DAEMON_TEST(test_threads),
         HARNESS_DAEMON_TEST(test_clock_stats),
         HARNESS_DAEMON_TEST(test_fork),
+        HARNESS_DAEMON_TEST(test_fork_clean),
         HARNESS_DAEMON_TEST(test_phase_by_path),
         HARNESS_DAEMON_TEST(test_exit_flush),
         cmocka_unit_test(test_late_daemon),

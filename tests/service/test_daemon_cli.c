@@ -181,7 +181,9 @@ static void test_formats(void **state)
         "  binding.body   self           4    0.750      0.750\n"
         "  dispatch.call  inclusive      2    0.200      0.200\n"
         "  dispatch.call  self           2    0.200      0.200\n"
-        "  end_to_end     inclusive      1    7.000      7.000\n");
+        "  end_to_end     inclusive      1    7.000      7.000\n"
+        /* The table closes with what was lost, by node id. */
+        "lost: 3 events of node t/fixed\n");
     free(out);
 
     out = CTL(d->dir, 0, "dump", "--format", "table", "--fields", "all",
@@ -193,7 +195,8 @@ static void test_formats(void **state)
         "  dispatch.call  inclusive      2    0.200      0.200   0.100   "
         "0.300   0.280   0.298      0.100  yes       3\n"
         "  dispatch.call  self           2    0.200      0.200   0.100   "
-        "0.300   0.280   0.298      0.100  yes       3\n");
+        "0.300   0.280   0.298      0.100  yes       3\n"
+        "lost: 3 events of node t/fixed\n");
     free(out);
 }
 

@@ -293,17 +293,33 @@ static void test_second_daemon_refused(void **state)
     harness_run_free(&r);
 }
 
+/* The default of HOSTRANGE_FLUSH_TIMEOUT_MS (hostrange(3)): the longest a
+ * program's exit waits for a daemon. */
+#define DEFAULT_FLUSH_TIMEOUT_MS 2000ull
+
+/* A program that never reached a daemon does not wait for one at exit:
+ * the recorder's exit, with the default timeout, waits under a quarter of
+ * it (an exit that waited the whole timeout fails). */
 static void test_no_daemon_does_not_hang(void **state)
 {
+    char *argv[] = { (char *)harness_recorder(), "-N",
+                     "tests/integration::alone", "-R", "-n", "1000", NULL };
     struct harness_run w;
+    unsigned long long wait_ns;
     char dir[256];
 
     (void)state;
     harness_mkdtemp(dir, sizeof dir, "empty");
-    run_workload(dir, "100", "0", &w);
+    unsetenv("HOSTRANGE_FLUSH_TIMEOUT_MS");
+    harness_run(argv, dir, 120, &w);
     assert_true(harness_exited(w.status, 0));
+    wait_ns = harness_last_field(w.out, "final", "exit_wait_ns");
+    print_message("no daemon: the exit waited %.1f ms (default timeout "
+                  "%llu ms)\n", (double)wait_ns / 1e6,
+                  DEFAULT_FLUSH_TIMEOUT_MS);
+    assert_true(wait_ns < DEFAULT_FLUSH_TIMEOUT_MS * 1000000ull / 4);
     harness_run_free(&w);
-    rmdir(dir);
+    harness_rm_rf(dir);
 }
 
 static void test_record(void **state)

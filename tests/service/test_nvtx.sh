@@ -95,6 +95,32 @@ row cold child inclusive 1
 row warm child inclusive 1
 rows 8
 
+# Messages over the limit of a name: cut at a character's boundary and
+# marked with U+2026 and a hash of the whole message, so that two long
+# messages stay two ranges; the good range around them is whole, and
+# record says how many names it cut.
+timeout 120 "$HOSTRANGECTL" record --nvtx -f csv -o "$dir/r.csv" -- \
+    "$prog" long 10 > "$dir/out" 2> "$dir/err" || fail "record long"
+row cold ok.outer inclusive 1
+row warm ok.outer inclusive 9
+row warm ok.outer self 9
+rows 12
+grep -qx 'hostrange: 2 names cut to 4096 bytes' "$dir/err" ||
+    fail "record did not say the names were cut: $(cat "$dir/err")"
+tail -n +2 "$dir/r.csv" | cut -d, -f5 | grep -v '^ok.outer$' | sort -u \
+    > "$dir/cut"
+[ "$(wc -l < "$dir/cut")" -eq 2 ] || fail "not two cut names"
+while read -r name; do
+    # 4096 bytes, or one less where that cut a character (U+00E9).
+    len=$(printf %s "$name" | wc -c)
+    [ "$len" -eq 4096 ] || [ "$len" -eq 4095 ] ||
+        fail "a cut name of $len bytes"
+    printf %s "$name" | grep -q "$(printf '\342\200\246')[0-9a-f]\{16\}\$" ||
+        fail "a cut name without its mark and hash"
+    printf %s "$name" | iconv -f UTF-8 -t UTF-8 > /dev/null 2>&1 ||
+        fail "a cut name that is not UTF-8"
+done < "$dir/cut"
+
 # --nvtx-window: only the extent of the named range is collected.
 record --nvtx-window=step -- "$prog" window 7
 row cold step inclusive 1

@@ -124,7 +124,7 @@ kill "$pid"; wait "$pid"; pid=
 # that the medians of every compared row end where the header's "new us"
 # ends.
 "$HOSTRANGECTL" diff "$dir/a.hrs" "$dir/b.hrs" > "$dir/d.txt" || fail "table"
-awk 'NR == 1 { end = index($0, "new us") + 5; next }
+awk '/^key +base us/ { end = index($0, "new us") + 5; next }
      / p=/ { rows++; k = substr($0, 1, end - 22)
              if (substr($0, end, 1) !~ /[0-9]/ ||
                  substr($0, end + 1, 1) != " ") bad++ }

@@ -188,6 +188,94 @@ static void test_memory_budget(void **state)
     db_fini(&x);
 }
 
+/* The events lost under node id `node` in the aggregation (0: none). */
+static uint64_t node_lost(struct fixture *f, const char *node)
+{
+    uint32_t id = hrd_agg_str(&f->agg, node);
+
+    return id != 0 ? f->agg.str.lost[id - 1] : 0;
+}
+
+/* Handles x; returns the Ack's counted_lost (the status must be
+ * REJECTED). */
+static int refused(struct fixture *f, const struct db_batch *x)
+{
+    enum hrd_reject why;
+    Hostrange__Ack *ack;
+    uint8_t *buf, *abuf;
+    size_t len, alen;
+    int counted;
+
+    buf = db_pack(x, &len);
+    assert_int_equal(hrd_ingest_handle(&f->in, buf, len, &abuf, &alen, &why),
+                     HRD_INGEST_REJECTED);
+    ack = hostrange__ack__unpack(NULL, alen, abuf);
+    assert_non_null(ack);
+    counted = ack->counted_lost;
+    hostrange__ack__free_unpacked(ack, NULL);
+    free(abuf);
+    free(buf);
+    return counted;
+}
+
+/* Every refused batch has its events counted lost under the node ids it
+ * carries, where they can be read, and the client is told so. */
+static void test_refused_counted_lost(void **state)
+{
+    struct fixture *f = *state;
+    struct db_batch x;
+    enum hrd_reject why;
+
+    memset(long_name, 'x', HRP_MAX_STRING + 1);
+    /* A range name over the limit: 4 events of n1, 2 of n2. */
+    db_init(&x, 7, 1);
+    for (int i = 0; i < 3; i++)
+        db_sample(&x, 0, 0, 900, 400);
+    db_sample(&x, 2, 1, 400, 400);
+    db_sample(&x, 3, 0, 400, 400);
+    db_record(&x, 1, 1234);
+    x.ranges[1] = long_name;
+    assert_int_equal(refused(f, &x), 1);
+    assert_int_equal(f->in.rejected[HRD_REJECT_STRING], 1);
+    assert_int_equal(node_lost(f, "n1"), 4);
+    assert_int_equal(node_lost(f, "n2"), 2);
+    assert_int_equal(f->in.refused_events, 6);
+    assert_int_equal(f->agg.events, 0);
+    /* An empty node id: its events count nowhere, the others do. */
+    x.ranges[1] = "dispatch.call";
+    x.l[2].node_id = "";
+    x.l[3].node_id = "";
+    x.b.seq = 2;
+    assert_int_equal(refused(f, &x), 1);
+    assert_int_equal(node_lost(f, "n1"), 8);
+    assert_int_equal(node_lost(f, "n2"), 2);
+    db_fini(&x);
+
+    /* The memory budget: the client's counts too, and a batch refused
+     * again (resent, or from the spool) is not counted twice. */
+    db_init(&x, 8, 1);
+    db_sample(&x, 2, 0, 10, 5);
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+    f->agg.max_bytes = 16;
+    f->agg.over_budget = 1;
+    x.b.seq = 2;
+    db_sample(&x, 2, 0, 10, 5);
+    assert_int_equal(refused(f, &x), 1);
+    assert_int_equal(refused(f, &x), 1);
+    assert_int_equal(f->in.rejected[HRD_REJECT_MEMORY], 2);
+    assert_int_equal(node_lost(f, "n2"), 4);
+    assert_int_equal(f->in.refused_memory_events, 2);
+    assert_int_equal(f->in.clients->refused, 2);
+    assert_int_equal(f->in.clients->lost, 2);
+    /* A batch of counters alone is taken over the budget. */
+    db_fini(&x);
+    db_init(&x, 8, 3);
+    x.b.final_counters = 1;
+    assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
+    assert_true(f->in.clients->finished);
+    db_fini(&x);
+}
+
 struct rows {
     int n;
     char text[128][128];
@@ -554,6 +642,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rejections, setup, teardown),
         cmocka_unit_test_setup_teardown(test_memory_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_counted_lost, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_lost_by_label, setup, teardown),
         cmocka_unit_test_setup_teardown(test_journal_retry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_out_of_memory_is_retry, setup,

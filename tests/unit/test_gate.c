@@ -63,24 +63,25 @@ static void test_xml_escape(void **state)
  * slower key; then A again (a node's rows need not be together). */
 static struct hrd_gate_row rows[] = {
     { "A", "", "", "warm", "gemm", "inclusive", 1000, 1500, 50, 1e-5, 10,
-      NAN, HRD_GATE_SLOWER, 1, 0, NULL },
+      NAN, HRD_GATE_SLOWER, 1, 0, NULL, NULL },
     { "A", "", "", "warm", "add", "self", 2000, 2300, 15, 1e-4, 20, 10,
-      HRD_GATE_SLOWER, 0, 1, NULL },
+      HRD_GATE_SLOWER, 0, 1, NULL, NULL },
     { "A", "", "", "warm", "copy", "self", 2000, 1000, -50, 1e-4, 10, NAN,
-      HRD_GATE_FASTER, 0, 0, NULL },
+      HRD_GATE_FASTER, 0, 0, NULL, NULL },
     { hostile, "op", "cpu", "cold", hostile, "self", NAN, 5, NAN, NAN, NAN,
-      NAN, HRD_GATE_ONLY, 0, 0, "only in the new run" },
+      NAN, HRD_GATE_ONLY, 0, 0, "only in the new run", NULL },
     { hostile, "", "", "warm", "x", "self", 100, 130, 30, 1e-3, NAN, NAN,
-      HRD_GATE_SLOWER, 0, 0, NULL },
+      HRD_GATE_SLOWER, 0, 0, NULL, NULL },
     { "A", "", "", "cold", "gemm", "inclusive", 1e6, 1e6, 0, 0.9, 10, NAN,
-      HRD_GATE_UNCHANGED, 0, 0, NULL },
+      HRD_GATE_UNCHANGED, 0, 0, NULL, NULL },
 };
 
 static char *written(int (*w)(FILE *, const struct hrd_gate *), size_t limit,
                      const char *machines)
 {
     struct hrd_gate g = { "hostrangectl diff", rows,
-                          sizeof rows / sizeof rows[0], machines, limit };
+                          sizeof rows / sizeof rows[0], machines, limit,
+                          NULL };
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -102,7 +103,8 @@ static size_t count(const char *s, const char *what)
 
 static void test_counts(void **state)
 {
-    struct hrd_gate g = { NULL, rows, sizeof rows / sizeof rows[0], NULL, 50 };
+    struct hrd_gate g = { NULL, rows, sizeof rows / sizeof rows[0], NULL, 50,
+                          NULL };
     struct hrd_gate_counts c;
 
     (void)state;

@@ -1,13 +1,13 @@
-"""Checks of the pytest plugin: the example suite (test_add.py, test_gemm.py)
-run under --host-range-profile serially and with pytest-xdist (-n 2), with a
-private daemon and with one that is already running; the reports read back
-and compared key by key, with the reference's rows for every node and exact
-counts; saved runs (--host-range-save) read back with hostrangectl, merged
-shards and comparisons (--host-range-compare, --host-range-compare-fail
-with one limit and per range, --host-range-compare-strict) against a run
-made slower on purpose or on another clock path; a run saved with its notes
-when a test fails; the plugin's errors. Each run is a
-separate pytest process."""
+"""Checks of the pytest plugin: the example suite (suite/test_add.py,
+suite/test_gemm.py) run under --host-range-profile serially and with
+pytest-xdist (-n 2), with a private daemon and with one that is already
+running; the reports read back and compared key by key, with the
+reference's rows for every node and exact counts; saved runs
+(--host-range-save) read back with hostrangectl, merged shards and
+comparisons (--host-range-compare, --host-range-compare-fail with one limit
+and per range, --host-range-compare-strict) against a run made slower on
+purpose or on another clock path; a run saved with its notes when a test
+fails; the plugin's errors. Each run is a separate pytest process."""
 
 import os
 import re
@@ -22,7 +22,7 @@ from hr_daemon import (LIMIT_S, PROFILING, ctl, daemon,  # noqa: F401
 
 SRCDIR = os.environ.get("HRPY_SRCDIR", os.path.join(os.path.dirname(
     os.path.abspath(__file__)), "..", ".."))
-SUITE = os.path.join(SRCDIR, "tests", "python")
+SUITE = os.path.join(SRCDIR, "tests", "python", "suite")
 CALLS, BLOCKS = 4, 3
 
 needs_profiling = pytest.mark.skipif(
@@ -255,6 +255,59 @@ def test_which_tests_are_profiled(env, tmp_path):
                           "test_demo.py::test_device_fixture[cpu]"}
 
 
+LONG_IDS = textwrap.dedent("""
+    import array
+    import pytest
+    import hostrange.ops as ops
+
+    @pytest.mark.parametrize("p", ["a" * 5000, "b" * 5000, "short"])
+    def test_long(host_range, p):
+        out = array.array("f", [0, 0])
+        host_range(ops.add, array.array("f", [1, 2]),
+                   array.array("f", [3, 4]), out)
+
+    def test_refused_labels():
+        import hostrange
+        with pytest.raises(ValueError, match="MAX_NAME"):
+            hostrange.set_labels("n" * 5000, "op", "cpu", "warm")
+        with pytest.raises(RuntimeError, match="refused"):
+            hostrange.window_begin()
+    """)
+
+
+@needs_profiling
+def test_node_ids_over_the_limit(env, tmp_path):
+    """A parametrized id over the daemon's limit is labelled with its first
+    bytes and a hash of the whole id: two such tests stay two nodes, the
+    label is the same in two sessions, the plugin warns once, and the
+    session loses nothing; a window of refused labels is said in one line
+    on stderr."""
+    import hashlib
+    import hostrange
+    (tmp_path / "test_long.py").write_text(LONG_IDS)
+    nodes = []
+    for i in range(2):
+        out = tmp_path / ("report%d.jsonl" % i)
+        r = pytest_run(env, tmp_path, "--host-range-calls", "2",
+                       "--host-range-blocks", "2", "test_long.py",
+                       suite=False, path=out)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert r.stdout.count("the node id of test_long[") == 1, r.stdout
+        assert r.stderr == ("hostrange: 1 window of refused labels not "
+                            "collected\n"), r.stderr
+        nodes.append(sorted({x["nodeid"] for x in read_rows(out)}))
+    assert nodes[0] == nodes[1]
+    assert len(nodes[0]) == 3
+    for p in ("a", "b"):
+        whole = "test_long.py::test_long[%s]" % (p * 5000)
+        tail = "\u2026" + hashlib.sha256(whole.encode()).hexdigest()[:16]
+        label = [n for n in nodes[0] if n.startswith("test_long.py::test_"
+                                                      "long[" + p)]
+        assert len(label) == 1 and label[0].endswith(tail)
+        assert len(label[0].encode()) == hostrange.MAX_NAME
+    assert "test_long.py::test_long[short]" in nodes[0]
+
+
 @needs_profiling
 def test_automatic_block_sizes(env, tmp_path):
     out = tmp_path / "report.jsonl"
@@ -361,6 +414,11 @@ def compared(r):
              if line.startswith("-") and "hostrange: this run against" in line]
     assert len(heads) == 1, r.stdout
     table = lines[heads[0] + 1:]
+    # diff's first line: runs of one round each, not measured at the run
+    # level.
+    assert table[0].startswith(
+        "rounds 1/1: run-to-run noise not measured"), table[0]
+    table = table[1:]
     assert table[0].split()[:3] == ["key", "base", "us"], table[0]
     for end, line in enumerate(table):
         if re.match(r"\d+ keys compared, \d+ flagged", line):

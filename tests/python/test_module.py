@@ -205,6 +205,23 @@ def test_window_and_label_errors():
         raises(TypeError, hostrange.set_labels, "n", "op", "cpu")
         raises(TypeError, hostrange.scope, 5)
         raises(ValueError, hostrange.scope, "")
+        # Over the daemon's limit: refused where they enter, naming it.
+        assert hostrange.MAX_NAME == 4096
+        assert "4096" in raises(ValueError, hostrange.scope, "x" * 4097)
+        hostrange.scope("x" * 4096)
+        for i in range(3):
+            labels = ["n", "op", "cpu"]
+            labels[i] = "v" * 4097
+            msg = raises(ValueError, hostrange.set_labels, *labels, "warm")
+            assert "4096" in msg and "MAX_NAME" in msg, msg
+            if compiled:
+                assert "refused" in raises(RuntimeError,
+                                           hostrange.window_begin)
+        assert "non-empty" in raises(ValueError, hostrange.set_labels, "",
+                                     "op", "cpu", "warm")
+        if compiled:
+            # Three refused windows, counted.
+            assert hostrange.counters()["bad_label"] == 3
         raises(TypeError, hostrange.scope("x"), 5)
         raises(OverflowError, hostrange.record, "end_to_end", -1)
         raises(TypeError, hostrange.record, "end_to_end", 1.5)

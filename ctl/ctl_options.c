@@ -1,0 +1,149 @@
+/*
+ * hostrangectl's option and progress helpers, which every command uses
+ * (ctl.h): usage errors (an option of hostrangectl itself given after the
+ * command is named as such), commands without options or arguments,
+ * durations in milliseconds, and progress lines on a terminal.
+ */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "lib/util/options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The global option (which goes before the command) that arg spells, in
+ * the way its usage shows it; NULL for any other argument. */
+static const char *global_option(const char *arg)
+{
+    static const struct {
+        char letter;
+        const char *name, *usage;
+    } globals[] = {
+        { 'r', "--runtime-dir", "-r DIR" },
+        { 't', "--timeout", "-t MS" },
+    };
+
+    for (size_t i = 0; i < sizeof globals / sizeof globals[0]; i++) {
+        size_t n = strlen(globals[i].name);
+
+        if ((arg[0] == '-' && arg[1] == globals[i].letter) ||
+            (strncmp(arg, globals[i].name, n) == 0 &&
+             (arg[n] == '\0' || arg[n] == '=')))
+            return globals[i].usage;
+    }
+    return NULL;
+}
+
+void hrd_ctl_die_usage(const char *cmd, int c, const char *arg)
+{
+    const char *global;
+    char opt[3];
+
+    /* An unknown short option may sit inside a word of several ("-xv",
+     * "-t5"), where the word before it is not it: getopt names it. */
+    arg = hrd_getopt_culprit(c, optopt, arg, opt);
+    global = cmd != NULL ? global_option(arg) : NULL;
+
+    if (global != NULL)
+        fprintf(stderr, "hostrangectl %s: '%s' is an option of hostrangectl "
+                "itself: give it before the command (hostrangectl %s %s "
+                "...)\n", cmd, arg, global, cmd);
+    else if (c == ':')
+        fprintf(stderr, "hostrangectl%s%s: missing value for option '%s' "
+                "(see --help)\n", cmd ? " " : "", cmd ? cmd : "", arg);
+    else
+        fprintf(stderr, "hostrangectl%s%s: unknown option '%s' (see --help)\n",
+                cmd ? " " : "", cmd ? cmd : "", arg);
+    exit(2);
+}
+
+void hrd_ctl_no_arguments(const char *cmd, int argc, char **argv)
+{
+    if (optind < argc) {
+        fprintf(stderr, "hostrangectl %s: unexpected argument '%s' (see "
+                "--help)\n", cmd, argv[optind]);
+        exit(2);
+    }
+}
+
+void hrd_ctl_no_options(const char *cmd, const char *help, int argc,
+                        char **argv)
+{
+    static const struct option longopts[] = {
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int c;
+
+    while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            fputs(help, stdout);
+            exit(0);
+        }
+        hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
+    }
+    hrd_ctl_no_arguments(cmd, argc, argv);
+}
+
+void hrd_ctl_progress_init(struct hrd_ctl_progress *p)
+{
+    p->on = isatty(2);
+    p->shown = 0;
+    p->next = 0;
+}
+
+void hrd_ctl_progress_show(struct hrd_ctl_progress *p, uint64_t done,
+                           int last, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (!p->on || (!last && done < p->next))
+        return;
+    fputc('\r', stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("   ", stderr);
+    fflush(stderr);
+    p->shown = 1;
+    p->next = done + ((uint64_t)4 << 20);
+}
+
+void hrd_ctl_progress_end(struct hrd_ctl_progress *p)
+{
+    if (p->shown)
+        fputc('\n', stderr);
+    p->shown = 0;
+}
+
+void hrd_ctl_read_progress(void *ctx, uint64_t done, uint64_t size)
+{
+    struct hrd_ctl_read_progress *r = ctx;
+
+    hrd_ctl_progress_show(&r->p, done, done >= size, "%s: reading %s, %llu "
+                          "of %llu MiB", r->cmd, r->path,
+                          (unsigned long long)(done >> 20),
+                          (unsigned long long)(size >> 20));
+}
+
+long hrd_ctl_parse_ms(const char *cmd, const char *what, const char *v)
+{
+    char *end;
+    long n;
+
+    errno = 0;
+    n = strtol(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || n < 0 || n > INT_MAX) {
+        fprintf(stderr, "hostrangectl%s%s: bad %s '%s' (milliseconds, a "
+                "whole number)\n", cmd ? " " : "", cmd ? cmd : "", what, v);
+        exit(2);
+    }
+    return n;
+}

@@ -1,0 +1,230 @@
+/* The run-level test of diff: round medians compared (see rounds.h). */
+#include "config.h"
+
+#include "lib/stat/rounds.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+double hrd_rounds_median(double *v, size_t n)
+{
+    if (n == 0)
+        return NAN;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double hrd_rounds_spread(double *v, size_t n)
+{
+    double med;
+
+    if (n < 2)
+        return 0;
+    med = hrd_rounds_median(v, n);
+    if (!(med > 0))
+        return 0;
+    return 100 * (v[n - 1] - v[0]) / med;
+}
+
+/* C(n, k) as a double (exact while it stays below 2^53). */
+static double choose(size_t n, size_t k)
+{
+    double c = 1;
+
+    if (k > n)
+        return 0;
+    if (k > n - k)
+        k = n - k;
+    for (size_t i = 1; i <= k; i++)
+        c = c * (double)(n - k + i) / (double)i;
+    return c;
+}
+
+/* The midranks (from 1) of the pooled values v[0..N) into r[]. */
+static void midranks(const double *v, size_t N, double *r)
+{
+    for (size_t i = 0; i < N; i++) {
+        double below = 0, equal = 0;
+
+        for (size_t j = 0; j < N; j++) {
+            below += v[j] < v[i];
+            equal += v[j] == v[i];
+        }
+        r[i] = below + (equal + 1) / 2;
+    }
+}
+
+double hrd_rounds_mwu_exact(const double *x, size_t n, const double *y,
+                            size_t m, double *u)
+{
+    size_t N = n + m;
+    double v[64], r[64], ry = 0, base, dev, hits = 0, total = 0;
+    uint64_t s, last;
+
+    if (n == 0 || m == 0 || N > 63 ||
+        choose(N, m) > (double)HRD_ROUNDS_EXACT_SPLITS)
+        return -1;
+    memcpy(v, x, n * sizeof *v);
+    memcpy(v + n, y, m * sizeof *v);
+    midranks(v, N, r);
+    base = (double)m * (double)(m + 1) / 2;
+    for (size_t j = n; j < N; j++)
+        ry += r[j];
+    if (u != NULL)
+        *u = ry - base;
+    dev = fabs(ry - base - (double)n * (double)m / 2) - 1e-9;
+    /* Every set of m of the N values as new's, in bit order (Gosper). */
+    last = ((1ull << m) - 1) << n;
+    for (s = (1ull << m) - 1;; ) {
+        double sum = 0;
+
+        for (uint64_t b = s; b != 0; b &= b - 1)
+            sum += r[__builtin_ctzll(b)];
+        total++;
+        hits += fabs(sum - base - (double)n * (double)m / 2) >= dev;
+        if (s == last)
+            break;
+        uint64_t c = s & -s, t = s + c;
+
+        s = (((t ^ s) >> 2) / c) | t;
+    }
+    return hits / total;
+}
+
+/*
+ * The normal approximation of the two-sided Mann-Whitney p-value, with the
+ * tie correction and a continuity correction of 1/2; U in *u.
+ */
+static double mwu_normal(const double *x, size_t n, const double *y,
+                         size_t m, double *u)
+{
+    size_t N = n + m;
+    double *v = malloc(N * sizeof *v), *r = malloc(N * sizeof *r);
+    double ry = 0, ties = 0, var, mean, z;
+
+    if (v == NULL || r == NULL) {
+        free(v);
+        free(r);
+        return NAN;
+    }
+    memcpy(v, x, n * sizeof *v);
+    memcpy(v + n, y, m * sizeof *v);
+    midranks(v, N, r);
+    for (size_t j = n; j < N; j++)
+        ry += r[j];
+    *u = ry - (double)m * (double)(m + 1) / 2;
+    qsort(v, N, sizeof *v, cmp_double);
+    for (size_t i = 0, j; i < N; i = j) {
+        for (j = i; j < N && v[j] == v[i]; j++)
+            ;
+        ties += (double)(j - i) * (double)(j - i) * (double)(j - i) -
+                (double)(j - i);
+    }
+    free(v);
+    free(r);
+    mean = (double)n * (double)m / 2;
+    var = (double)n * (double)m / 12 *
+          ((double)N + 1 - ties / ((double)N * ((double)N - 1)));
+    if (!(var > 0))
+        return 1;
+    z = (fabs(*u - mean) - 0.5) / sqrt(var);
+    if (z < 0)
+        z = 0;
+    return erfc(z / sqrt(2));
+}
+
+unsigned hrd_rounds_hl_k(size_t n, size_t m)
+{
+    /* The coefficients of the Gaussian binomial [n+m, n]_q: how many
+     * splits give each U, without ties. */
+    size_t top = n * m;
+    double *c = calloc(top + 1, sizeof *c), all = 0, cum = 0;
+    unsigned k = 0;
+
+    if (c == NULL || n == 0 || m == 0 || n > 64 || m > 64) {
+        free(c);
+        return 0;
+    }
+    c[0] = 1;
+    for (size_t i = 1; i <= n; i++) {
+        size_t a = m + i;
+
+        /* times (1 - q^(m+i)), then over (1 - q^i) */
+        for (size_t d = top; d >= a && d <= top; d--)
+            c[d] -= c[d - a];
+        for (size_t d = i; d <= top; d++)
+            c[d] += c[d - i];
+    }
+    for (size_t d = 0; d <= top; d++)
+        all += c[d];
+    for (size_t d = 0; d <= top; d++) {
+        cum += c[d];
+        if (cum / all > 0.025 + 1e-12)
+            break;
+        k = (unsigned)d + 1;
+    }
+    free(c);
+    return k;
+}
+
+int hrd_rounds_compare(const double *x, size_t n, const double *y, size_t m,
+                       struct hrd_rounds_cmp *out)
+{
+    double *a = malloc((n + m) * sizeof *a), *d = malloc(n * m * sizeof *d);
+    double u = 0, p;
+    unsigned k;
+
+    if (a == NULL || d == NULL) {
+        free(a);
+        free(d);
+        return -ENOMEM;
+    }
+    memset(out, 0, sizeof *out);
+    memcpy(a, x, n * sizeof *a);
+    out->base_median = hrd_rounds_median(a, n);
+    out->spread_base = hrd_rounds_spread(a, n);
+    memcpy(a, y, m * sizeof *a);
+    out->new_median = hrd_rounds_median(a, m);
+    out->spread_new = hrd_rounds_spread(a, m);
+    out->change = out->base_median > 0
+                      ? 100 * (out->new_median / out->base_median - 1)
+                      : 0;
+    p = hrd_rounds_mwu_exact(x, n, y, m, &u);
+    out->exact = p >= 0;
+    if (p < 0)
+        p = mwu_normal(x, n, y, m, &u);
+    out->p = p;
+    out->u = u;
+    k = hrd_rounds_hl_k(n, m);
+    for (size_t i = 0; i < n; i++) {
+        for (size_t j = 0; j < m; j++) {
+            if (!(x[i] > 0 && y[j] > 0))
+                k = 0; /* no ratio of a median of 0 */
+            d[i * m + j] = log(y[j]) - log(x[i]);
+        }
+    }
+    if (k > 0)
+        qsort(d, n * m, sizeof *d, cmp_double);
+    if (k == 0 || n * m == 0) {
+        out->lo = -INFINITY;
+        out->hi = INFINITY;
+    } else {
+        out->lo = 100 * expm1(d[k - 1]);
+        out->hi = 100 * expm1(d[n * m - k]);
+    }
+    free(a);
+    free(d);
+    if (isnan(p))
+        return -ENOMEM;
+    return 0;
+}

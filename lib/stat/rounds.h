@@ -1,0 +1,94 @@
+/*
+ * The run-level test of diff: two runs compared by their rounds, not by
+ * their samples. Pure logic, no I/O.
+ *
+ * A round is one independent repetition of the same work in its own
+ * processes (hostrangectl record --rounds, ab, or merge of runs of the
+ * same keys). Samples within a round share whatever made the whole round
+ * fast or slow (the machine's load, frequency, cache and memory layout),
+ * so they are not independent draws, and a test over thousands of them
+ * reads a whole-round shift as p ~ 1e-90. The rounds are: a key's round
+ * medians are the sample of the test.
+ *
+ * The change is the ratio of the medians of the round medians (new over
+ * base). The p-value is the exact two-sided Mann-Whitney test of the round
+ * medians, by enumerating every way to split the pooled round medians into
+ * groups of the two sizes (ties counted as one half, so it stays exact
+ * with ties, as clock-step medians have), when there are at most
+ * HRD_ROUNDS_EXACT_SPLITS ways; beyond that, the normal approximation of
+ * signif.h. The interval is the Hodges-Lehmann one on the logarithms of
+ * the round medians (the median of the pairwise log ratios), at 95%, its
+ * bounds the k-th smallest and k-th largest log ratios with k from U's
+ * exact distribution without ties; it is unbounded (-inf, +inf) when the
+ * rounds are too few for a 95% interval (3 a side).
+ *
+ * The smallest p the exact test can give is 2 / C(n+m, n): 0.1 with 3
+ * rounds a side, 0.029 with 4, 0.0079 with 5, 0.0022 with 6. At the
+ * default alpha of 0.01, at least 5 rounds a side are needed to flag.
+ */
+#ifndef HOSTRANGE_ROUNDS_H
+#define HOSTRANGE_ROUNDS_H
+
+#include <stddef.h>
+
+/* The most splits the exact test enumerates (C(20, 10) = 184756). */
+#define HRD_ROUNDS_EXACT_SPLITS 200000u
+
+/* The fewest rounds a side for the run-level test. */
+#define HRD_ROUNDS_MIN 3
+
+/* diff flags no change smaller than this many clock steps of the key,
+ * whatever its p. */
+#define HRD_ROUNDS_MIN_STEPS 2
+
+/* The result of comparing the round medians of two runs. */
+struct hrd_rounds_cmp {
+    double base_median;  /* the median of base's round medians */
+    double new_median;   /* the median of new's */
+    double change;       /* 100 * (new_median / base_median - 1), in % */
+    double u;            /* U of new over base (ties one half) */
+    double p;            /* two-sided p-value */
+    int exact;           /* p from the exact distribution */
+    double lo, hi;       /* 95% interval of the ratio, in % change
+                            (-inf, +inf when unbounded) */
+    double spread_base;  /* (max - min) / median of base's round medians,
+                            in % */
+    double spread_new;
+};
+
+/*
+ * The median of v[0..n) (the mean of the two middle values when n is
+ * even); v is sorted in place. NaN when n is 0.
+ */
+double hrd_rounds_median(double *v, size_t n);
+
+/* The spread of v[0..n) in %: (max - min) / median * 100 (0 when n < 2
+ * or the median is not positive); v is sorted in place. */
+double hrd_rounds_spread(double *v, size_t n);
+
+/*
+ * The exact two-sided Mann-Whitney p-value of x[0..n) against y[0..m):
+ * the share of the C(n+m, n) splits of the pooled values whose U is at
+ * least as far from nm/2 as the observed one. Returns it, and U (of y
+ * over x) in *u when u is not NULL; -1 when there are more splits than
+ * HRD_ROUNDS_EXACT_SPLITS or either side is empty.
+ */
+double hrd_rounds_mwu_exact(const double *x, size_t n, const double *y,
+                            size_t m, double *u);
+
+/*
+ * k for the 95% Hodges-Lehmann interval of n and m values: the largest k
+ * with P(U <= k - 1) <= 0.025 under U's exact distribution without ties
+ * (0: no such k, the interval is unbounded). n and m at most 64.
+ */
+unsigned hrd_rounds_hl_k(size_t n, size_t m);
+
+/*
+ * Compares the round medians of base (x, n of them) and new (y, m). Both
+ * must be positive values, n and m at least 1. Returns 0 and fills *out,
+ * or -ENOMEM.
+ */
+int hrd_rounds_compare(const double *x, size_t n, const double *y, size_t m,
+                       struct hrd_rounds_cmp *out);
+
+#endif

@@ -1,0 +1,132 @@
+#!/bin/sh
+# Rounds end to end, through real daemons and real runs: record --rounds
+# (one report pooling the rounds, one run file keeping each round's count
+# and median), merge of runs of the same keys as rounds and of shards as
+# shards, diff at the run level (rounds 3/3: exact p of the round medians)
+# and without rounds (every row says the noise is not measured),
+# --min-rounds, and hostrangectl ab on hostrange-bench made slower on
+# purpose (--slow).
+set -u
+: "${HOSTRANGED:?}" "${HOSTRANGECTL:?}" "${HOSTRANGE_TEST_WORKLOAD:?}"
+: "${top_builddir:?}"
+bench=$top_builddir/bench/hostrange-bench
+dir=$(mktemp -d) || exit 99
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+ctl() { "$HOSTRANGECTL" "$@"; }
+export TMPDIR="$dir"
+
+# record --rounds 3: the pooled count is three rounds' (50 warm calls a
+# round), each row has three round medians, and the run file reports the
+# same pooled rows.
+ctl record --rounds 3 --save "$dir/r.hrs" --fields rounds -- \
+    "$HOSTRANGE_TEST_WORKLOAD" -n 1 -c 50 -r 2 -N t \
+    > "$dir/r.out" 2> "$dir/err" || fail "record --rounds: $(cat "$dir/err")"
+# (the workload prints its timer's cost on stdout)
+grep '^{' "$dir/r.out" > "$dir/r.jsonl"
+[ -s "$dir/err" ] && fail "record --rounds said: $(cat "$dir/err")"
+grep -q '"phase":"warm","range":"workload.inner","metric":"inclusive","count":150,' \
+    "$dir/r.jsonl" || fail "pooled count: $(cat "$dir/r.jsonl")"
+rows=$(grep -c . "$dir/r.jsonl")
+[ "$(grep -c '"rounds":3,"round_medians":\[[0-9.e+]*,[0-9.e+]*,[0-9.e+]*\],"round_spread":' "$dir/r.jsonl")" -eq "$rows" ] ||
+    fail "round fields: $(cat "$dir/r.jsonl")"
+ctl dump --from "$dir/r.hrs" > "$dir/from.jsonl" || fail "dump --from"
+sed 's/,"rounds":.*}$/}/' "$dir/r.jsonl" | cmp -s - "$dir/from.jsonl" ||
+    fail "the run file's report differs from record's"
+# No round directories are left behind.
+[ -z "$(ls "$dir" | grep hostrange-)" ] || fail "left: $(ls "$dir")"
+
+# merge: the same keys twice are rounds (6); shards of other keys are
+# not (and their merge has no rounds).
+ctl merge -o "$dir/m.hrs" "$dir/r.hrs" "$dir/r.hrs" > "$dir/out" ||
+    fail "merge"
+grep -q ", 6 rounds$" "$dir/out" || fail "merge of rounds: $(cat "$dir/out")"
+ctl dump --from "$dir/m.hrs" --fields rounds | grep -q '"count":300,.*"rounds":6,' ||
+    fail "6 rounds not reported"
+ctl record --save "$dir/s1.hrs" -o /dev/null -- "$HOSTRANGE_TEST_WORKLOAD" \
+    -n 1 -c 50 -N s1 >/dev/null 2> /dev/null || fail "shard 1"
+ctl record --save "$dir/s2.hrs" -o /dev/null -- "$HOSTRANGE_TEST_WORKLOAD" \
+    -n 1 -c 50 -N s2 >/dev/null 2> /dev/null || fail "shard 2"
+ctl merge -o "$dir/s.hrs" "$dir/s1.hrs" "$dir/s2.hrs" > "$dir/out" ||
+    fail "merge of shards"
+grep -q "rounds" "$dir/out" && fail "shards became rounds: $(cat "$dir/out")"
+ctl dump --from "$dir/s.hrs" --fields rounds | grep -v '"rounds":1,' &&
+    fail "a shard's row has rounds"
+
+# diff without rounds: the header and every compared row say so, and the
+# JSON rows carry rounds [1,1].
+ctl diff "$dir/s1.hrs" "$dir/s1.hrs" > "$dir/d.txt" || fail "diff 1/1"
+head -n 1 "$dir/d.txt" | grep -q "^rounds 1/1: run-to-run noise not measured" ||
+    fail "header: $(head -n 1 "$dir/d.txt")"
+n=$(grep -c " p=" "$dir/d.txt")
+[ "$n" -gt 0 ] && [ "$(grep -c " p=.* rounds 1/1: run-to-run noise not measured$" "$dir/d.txt")" -eq "$n" ] ||
+    fail "rows: $(cat "$dir/d.txt")"
+ctl diff -f jsonl "$dir/s1.hrs" "$dir/s1.hrs" | grep -v '"rounds":\[1,1\].*"noise":"run-to-run noise not measured"}$' &&
+    fail "a JSON row without rounds [1,1]"
+# --min-rounds refuses to judge them: exit 6, each row marked.
+ctl diff --min-rounds 3 "$dir/s1.hrs" "$dir/s1.hrs" > "$dir/d.txt" \
+    2> "$dir/err"
+[ $? -eq 6 ] || fail "--min-rounds did not exit 6"
+grep -q "keys have fewer than 3 rounds a side: not judged" "$dir/err" ||
+    fail "--min-rounds said: $(cat "$dir/err")"
+[ "$(grep -c "not judged (--min-rounds)" "$dir/d.txt")" -eq "$n" ] ||
+    fail "--min-rounds rows: $(cat "$dir/d.txt")"
+
+# diff at the run level: a run against itself, 3 rounds a side: every key
+# tested on its round medians, no change, p = 1 (the two sets of round
+# medians are the same).
+ctl diff -f jsonl "$dir/r.hrs" "$dir/r.hrs" > "$dir/d.jsonl" || fail "diff 3/3"
+rows=$(grep -c . "$dir/d.jsonl")
+[ "$(grep -c '"change_pct":0.0,.*"p":1.0,"test":"rounds-exact","rounds":\[3,3\],"flag":null' "$dir/d.jsonl")" -eq "$rows" ] ||
+    fail "run level: $(cat "$dir/d.jsonl")"
+ctl diff "$dir/r.hrs" "$dir/r.hrs" | head -n 1 |
+    grep -q "^rounds 3/3: p and interval from the round medians" ||
+    fail "run-level header"
+ctl diff --min-rounds 3 "$dir/r.hrs" "$dir/r.hrs" > /dev/null ||
+    fail "--min-rounds 3 refused 3 rounds"
+
+# ab: hostrange-bench against itself with binding.body 50% slower, 3
+# rounds each: the warm binding.body self rows are apart in every round,
+# so p = 2/C(6,3) = 0.1 exactly, flagged at --alpha 0.2 and not at the
+# default 0.01. Both sides are saved with their rounds.
+if ctl record -o "$dir/b.jsonl" -- "$bench" --op gemm --target-ms 5 \
+        --max-calls 100 2> /dev/null && [ -s "$dir/b.jsonl" ]; then
+    ctl ab --rounds 3 --alpha 0.2 -f jsonl --save-a "$dir/a.hrs" \
+        --save-b "$dir/b.hrs" -- "$bench" --op gemm --target-ms 5 \
+        --max-calls 100 ::: "$bench" --op gemm --target-ms 5 \
+        --max-calls 100 --slow binding.body=50 > "$dir/ab.jsonl" \
+        2> "$dir/err" || fail "ab: $(cat "$dir/err")"
+    grep '"phase":"warm","range":"binding.body","metric":"self"' "$dir/ab.jsonl" |
+        grep -q '"p":0.1,"test":"rounds-exact","rounds":\[3,3\],"flag":"slower"' ||
+        fail "ab: $(cat "$dir/ab.jsonl")"
+    for s in a b; do
+        ctl dump --from "$dir/$s.hrs" --fields rounds |
+            grep -q '"phase":"warm","range":"binding.body","metric":"self",.*"rounds":3,' ||
+            fail "ab's side $s has no rounds"
+    done
+    ctl diff --alpha 0.2 "$dir/a.hrs" "$dir/b.hrs" |
+        grep -q "warm binding.body self .* p=0.1 slower rounds 3/3$" ||
+        fail "diff of ab's saves"
+    ctl diff "$dir/a.hrs" "$dir/b.hrs" | grep "warm binding.body self" |
+        grep -q slower && fail "flagged at p = 0.1 with --alpha 0.01"
+    # A failing command stops ab with 5.
+    ctl ab --rounds 1 -- false ::: true > /dev/null 2> "$dir/err"
+    [ $? -eq 5 ] || fail "ab of a failing command"
+    grep -q "round 1 (A: false) failed with status 1" "$dir/err" ||
+        fail "ab said: $(cat "$dir/err")"
+fi
+# ab alternates A B B A A B, whatever the commands.
+ctl ab --rounds 3 -- sh -c "echo A >> '$dir/order'" ::: \
+    sh -c "echo B >> '$dir/order'" > "$dir/out" 2> "$dir/err" ||
+    fail "ab of two shell commands: $(cat "$dir/err")"
+[ "$(tr '\n' ' ' < "$dir/order")" = "A B B A A B " ] ||
+    fail "ab's order: $(cat "$dir/order")"
+grep -q "^0 keys compared" "$dir/out" || fail "ab of no keys: $(cat "$dir/out")"
+# Usage errors.
+ctl ab -- true > /dev/null 2>&1
+[ $? -eq 2 ] || fail "ab without ':::'"
+ctl record --rounds 0 -- true > /dev/null 2>&1
+[ $? -eq 2 ] || fail "record --rounds 0"
+ctl record --fields rounds -- true > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--fields rounds without --rounds"
+exit 0
