@@ -459,6 +459,7 @@ static int run_record(int argc, char **argv)
             continue;
         case OPT_ROUNDS:
             o.rounds = hrd_ctl_parse_rounds("record", "--rounds", optarg);
+            continue;
         case OPT_HISTORY:
             o.history = optarg;
             continue;
