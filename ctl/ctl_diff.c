@@ -8,8 +8,10 @@
 #include "lib/stat/limits.h"
 #include "lib/stat/rounds.h"
 #include "lib/agg/observer.h"
+#include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
 #include "lib/stat/signif.h"
+#include "lib/view/gate.h"
 #include "lib/view/report.h"
 #include "proto/protocol.h"
 
@@ -23,9 +25,9 @@
 
 static const char usage_diff[] =
     "Usage: hostrangectl diff [--alpha=P] [--threshold=PCT]\n"
-    "                         [--fail-above=LIMITS] [--min-rounds=N]\n"
-    "                         [--strict]\n"
-    "                         [--format=FORMAT] BASE NEW\n"
+    "                         [--fail-above=LIMITS] [--warn-above=LIMITS]\n"
+    "                         [--min-rounds=N] [--strict] [--format=FORMAT]\n"
+    "                         [--limit=N] BASE NEW\n"
     "Compare two run files (hostrangectl save, merge) key by key: node,\n"
     "operator, backend, phase, range and metric. Each row shows both\n"
     "medians, the change (the Hodges-Lehmann shift, the median of all\n"
@@ -73,13 +75,24 @@ static const char usage_diff[] =
     "                         matches the range name applying (a range that\n"
     "                         none matches has no limit), a plain PCT\n"
     "                         standing for *=PCT: 'backend.*=3,*=10'\n"
+    "      --warn-above=LIMITS\n"
+    "                         name each key slower (p < ALPHA) by more than\n"
+    "                         its warning level (LIMITS as --fail-above) on\n"
+    "                         stderr, and in the junit and markdown reports,\n"
+    "                         without changing the exit status\n"
     "      --min-rounds=N     refuse to judge a key with fewer than N rounds\n"
     "                         a side: such keys are not flagged, and diff\n"
     "                         exits 6\n"
     "      --strict           refuse to compare runs of different machines\n"
     "                         (or of an unknown one): exit 4\n"
-    "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl\n"
-    "                         or markdown (for a pull-request comment)\n"
+    "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl,\n"
+    "                         junit (JUnit XML: a testsuite per node, a\n"
+    "                         testcase per key, a failure per key slower\n"
+    "                         than allowed, skipped for a key of one run)\n"
+    "                         or markdown (a verdict line and a table of\n"
+    "                         the changed keys, worst first: for a CI step\n"
+    "                         summary or a pull-request comment)\n"
+    "  -n, --limit=N          markdown: at most N rows (default 50)\n"
     "  -h, --help             show this help and exit\n"
     "\n"
     "On a terminal, progress is shown on stderr.\n"
@@ -105,7 +118,7 @@ enum {
 /* The row and header text of a comparison without run-to-run noise. */
 #define NOISE_UNMEASURED "run-to-run noise not measured"
 
-enum fmt { FMT_TABLE, FMT_JSONL, FMT_MARKDOWN };
+enum fmt { FMT_TABLE, FMT_JSONL, FMT_MARKDOWN, FMT_JUNIT };
 
 
 static int cmp_report(const void *pa, const void *pb)
@@ -316,6 +329,7 @@ struct drow {
     double change;           /* % */
     const char *flag;        /* "slower", "faster" or NULL */
     int over;                /* slower than its --fail-above limit */
+    int warn;                /* not over, but beyond --warn-above */
     int unstable, quantized;
     size_t rounds[2];        /* of base and new (1: a run of one round) */
     int run_level;           /* tested on round medians: rc */
@@ -499,6 +513,8 @@ static int parse_double(const char *what, const char *v, double min,
 struct diff_opts {
     double alpha, threshold;
     struct hrd_limits limits;   /* --fail-above */
+    struct hrd_limits warn;     /* --warn-above */
+    size_t limit;               /* --limit: markdown rows */
     enum fmt fmt;
     int strict;
     unsigned min_rounds;        /* --min-rounds (0: none) */
@@ -510,21 +526,24 @@ struct diff_opts {
  * a usage error; or -ENOMEM. */
 static int parse_options(int argc, char **argv, struct diff_opts *o)
 {
-    enum { OPT_FAIL = 256, OPT_STRICT, OPT_MIN_ROUNDS };
+    enum { OPT_FAIL = 256, OPT_STRICT, OPT_MIN_ROUNDS, OPT_WARN };
     static const struct option longopts[] = {
         { "alpha", required_argument, NULL, 'a' },
         { "threshold", required_argument, NULL, 'T' },
         { "fail-above", required_argument, NULL, OPT_FAIL },
+        { "warn-above", required_argument, NULL, OPT_WARN },
+        { "limit", required_argument, NULL, 'n' },
         { "strict", no_argument, NULL, OPT_STRICT },
         { "min-rounds", required_argument, NULL, OPT_MIN_ROUNDS },
         { "format", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    static const char *const formats[] = { "table", "jsonl", "markdown" };
+    static const char *const formats[] = { "table", "jsonl", "markdown",
+                                           "junit" };
     int c, rc = 0;
 
-    while ((c = getopt_long(argc, argv, ":a:T:f:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":a:T:f:n:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
             rc = parse_double("--alpha", optarg, 0, 1, &o->alpha);
@@ -532,17 +551,31 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         case 'T':
             rc = parse_double("--threshold", optarg, 0, 1e9, &o->threshold);
             break;
-        case OPT_FAIL: {
+        case OPT_FAIL:
+        case OPT_WARN: {
             char err[256];
 
-            rc = hrd_limits_parse(&o->limits, optarg, err, sizeof err);
+            rc = hrd_limits_parse(c == OPT_FAIL ? &o->limits : &o->warn,
+                                  optarg, err, sizeof err);
             if (rc == -ENOMEM)
                 return rc;
             if (rc != 0) {
-                fprintf(stderr, "hostrangectl diff: bad --fail-above '%s': "
-                        "%s\n", optarg, err);
+                fprintf(stderr, "hostrangectl diff: bad --%s-above '%s': "
+                        "%s\n", c == OPT_FAIL ? "fail" : "warn", optarg, err);
                 return HRD_CTL_TOLD;
             }
+            break;
+        }
+        case 'n': {
+            double n;
+
+            rc = parse_double("--limit", optarg, 0, 1e9, &n);
+            if (rc == 0 && n != floor(n)) {
+                fprintf(stderr, "hostrangectl diff: bad --limit '%s' (a "
+                        "whole number)\n", optarg);
+                rc = HRD_CTL_TOLD;
+            }
+            o->limit = (size_t)n;
             break;
         }
         case OPT_STRICT:
@@ -554,11 +587,11 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         case 'f': {
             size_t i;
 
-            for (i = 0; i < 3 && strcmp(optarg, formats[i]) != 0; i++)
+            for (i = 0; i < 4 && strcmp(optarg, formats[i]) != 0; i++)
                 ;
-            if (i == 3) {
+            if (i == 4) {
                 fprintf(stderr, "hostrangectl diff: bad format '%s' (table, "
-                        "jsonl or markdown)\n", optarg);
+                        "jsonl, markdown or junit)\n", optarg);
                 return HRD_CTL_TOLD;
             }
             o->fmt = (enum fmt)i;
@@ -658,6 +691,7 @@ static int judge(struct drow *r, const struct diff_opts *o,
 {
     const struct hrd_diff_pop *b = r->b;
     const struct hrd_limit *l = hrd_limits_find(&o->limits, b->range);
+    const struct hrd_limit *w = hrd_limits_find(&o->warn, b->range);
     double p, moved, step = key_step(j, b, r->n);
     size_t nr[2];
 
@@ -692,7 +726,10 @@ static int judge(struct drow *r, const struct diff_opts *o,
                                        r->rounds[1] < o->min_rounds);
     if (!r->refused && moved >= HRD_ROUNDS_MIN_STEPS * step) {
         r->over = l != NULL && p < o->alpha && r->change > l->pct;
-        if (r->over || (p < o->alpha && fabs(r->change) >= o->threshold)) {
+        r->warn = !r->over && w != NULL && p < o->alpha &&
+                  r->change > w->pct;
+        if (r->over || r->warn ||
+            (p < o->alpha && fabs(r->change) >= o->threshold)) {
             r->flag = r->change > 0 ? "slower" : "faster";
             (*flagged)++;
         }
@@ -808,6 +845,70 @@ static void write_machines(FILE *f, const struct diff_opts *o,
     }
 }
 
+/* NULL when the machines of both runs match, else how they differ (in
+ * why[0..len)). */
+static const char *machines_differ(const Hostrange__RunHeader *b,
+                                   const Hostrange__RunHeader *n, char *why,
+                                   size_t len)
+{
+    if (b->fingerprint == NULL || n->fingerprint == NULL) {
+        snprintf(why, len, "the machine of the %s run is unknown",
+                 b->fingerprint == NULL ? "base" : "new");
+        return why;
+    }
+    return hrd_fingerprint_diff(b->fingerprint, n->fingerprint, why, len) ==
+                   0
+               ? NULL
+               : why;
+}
+
+/* The report as a gate's result (lib/view/gate.h): JUnit or Markdown.
+ * Returns 0, -ENOMEM or -EIO. */
+static int write_gate(FILE *f, const struct drow *rows, size_t nrows,
+                      const struct diff_opts *o,
+                      const struct hrd_diff_side *base,
+                      const struct hrd_diff_side *new)
+{
+    struct hrd_gate_row *g = calloc(nrows + 1, sizeof *g);
+    char why[2048];
+    struct hrd_gate gate = { "hostrangectl diff", g, nrows,
+                             machines_differ(base->header, new->header, why,
+                                             sizeof why),
+                             o->limit, NULL };
+    int rc;
+
+    if (g == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < nrows; i++) {
+        const struct drow *r = &rows[i];
+        const struct hrd_diff_pop *k = r->b ? r->b : r->n;
+        const struct hrd_limit *l = hrd_limits_find(&o->limits, k->range);
+        const struct hrd_limit *w = hrd_limits_find(&o->warn, k->range);
+
+        g[i] = (struct hrd_gate_row){
+            k->node, k->op, k->backend, hrp_phase_name(k->phase), k->range,
+            hrp_metric_name(k->metric), r->b ? r->b->median : NAN,
+            r->n ? r->n->median : NAN, NAN, NAN, l ? l->pct : NAN,
+            w ? w->pct : NAN, HRD_GATE_UNCHANGED, r->over, r->warn, NULL,
+            NULL,
+        };
+        if (r->b == NULL || r->n == NULL) {
+            g[i].verdict = HRD_GATE_ONLY;
+            g[i].reason = r->b ? "only in the base run" : "only in the new run";
+            continue;
+        }
+        g[i].change = r->change;
+        g[i].p = r->run_level ? r->rc.p : r->s.p;
+        if (r->flag != NULL)
+            g[i].verdict = strcmp(r->flag, "slower") == 0 ? HRD_GATE_SLOWER
+                                                           : HRD_GATE_FASTER;
+    }
+    rc = o->fmt == FMT_JUNIT ? hrd_gate_junit(f, &gate)
+                             : hrd_gate_markdown(f, &gate);
+    free(g);
+    return rc;
+}
+
 /* The first line of a table or markdown: the rounds of the runs, and
  * which test the rows had. */
 static void write_rounds_line(FILE *f, const struct drow *rows, size_t nrows,
@@ -847,6 +948,18 @@ static int write_report(FILE *f, const struct drow *rows, size_t nrows,
     int colour = o->fmt == FMT_TABLE && isatty(fileno(f));
     int width = o->fmt == FMT_TABLE ? key_width(rows, nrows) : 3;
 
+    if (o->fmt == FMT_JUNIT || o->fmt == FMT_MARKDOWN) {
+        int rc = write_gate(f, rows, nrows, o, base, new);
+
+        if (rc == 0 && o->fmt == FMT_MARKDOWN) {
+            fputc('\n', f);
+            write_rounds_line(f, rows, nrows, o, base, new);
+            write_machines(f, o, base, new);
+        }
+        if (rc == 0 && (fflush(f) != 0 || ferror(f)))
+            rc = errno != 0 ? -errno : -EIO;
+        return rc;
+    }
     if (o->fmt != FMT_JSONL)
         write_rounds_line(f, rows, nrows, o, base, new);
     if (o->fmt == FMT_MARKDOWN)
@@ -873,8 +986,9 @@ static int write_report(FILE *f, const struct drow *rows, size_t nrows,
     return 0;
 }
 
-/* Names each key slower than its --fail-above limit on stderr. Returns
- * how many there are. */
+/* Names each key slower than its --fail-above limit on stderr, and each
+ * beyond its --warn-above level with a warning. Returns how many are
+ * slower than their --fail-above limit. */
 static size_t check_limits(const struct drow *rows, size_t nrows,
                            const struct diff_opts *o)
 {
@@ -884,6 +998,13 @@ static size_t check_limits(const struct drow *rows, size_t nrows,
         const struct hrd_limit *l;
         char key[4 * HRP_MAX_STRING + 64];
 
+        if (rows[i].warn) {
+            l = hrd_limits_find(&o->warn, rows[i].b->range);
+            key_text(key, sizeof key, rows[i].b);
+            fprintf(stderr, "hostrangectl diff: warning: %s is %.2f%% "
+                    "slower, above --warn-above %g%%\n", key,
+                    rows[i].change, l->pct);
+        }
         if (!rows[i].over)
             continue;
         l = hrd_limits_find(&o->limits, rows[i].b->range);
@@ -931,7 +1052,9 @@ static int failed(int rc)
  * a missing value, hrd_ctl_die_usage's 2). */
 int hrd_ctl_diff(int argc, char **argv)
 {
-    struct diff_opts o = { .alpha = HRD_SIGNIF_ALPHA, .threshold = 5, .fmt = FMT_TABLE };
+    struct diff_opts o = { .alpha = HRD_SIGNIF_ALPHA, .threshold = 5,
+                           .fmt = FMT_TABLE,
+                           .limit = HRD_GATE_MARKDOWN_LIMIT };
     struct hrd_diff_side base = { 0 }, new = { 0 };
     struct waiting wait = { NULL, 0, 0 };
     struct drow *rows = NULL;
@@ -980,6 +1103,7 @@ out:
     free(wait.s);
     free(rows);
     hrd_limits_fini(&o.limits);
+    hrd_limits_fini(&o.warn);
     hrd_diff_side_free(&base);
     hrd_diff_side_free(&new);
     return status;

@@ -1,5 +1,5 @@
 /* hostrangectl history: the run history (see ctl_history.h, history.h):
- * the subcommand table, add, list and show. */
+ * add, list and show, and the helpers the other subcommands share. */
 #include "config.h"
 
 #include "ctl/ctl.h"
@@ -26,7 +26,7 @@
     "                       libpq's key=value pairs); default\n"             \
     "                       $" HRD_HISTORY_ENV ", else " HRD_HISTORY_DEFAULT "\n"
 
-static const char usage_add[] =
+const char hrd_ctl_history_usage_add[] =
     "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]... RUN.hrs...\n"
     "Store each run in the history: per key (node, operator, backend, phase,\n"
     "range, metric) its count, mean, median, p10 and p90, with the run's\n"
@@ -41,7 +41,7 @@ static const char usage_add[] =
     "                       own); may be given many times\n"
     "  -h, --help           show this help and exit\n";
 
-static const char usage_list[] =
+const char hrd_ctl_history_usage_list[] =
     "Usage: hostrangectl history list [--db DB]\n"
     "The stored runs in their order, one line each, tab-separated: id, time\n"
     "(UTC), commit, machine, keys.\n"
@@ -49,7 +49,7 @@ static const char usage_list[] =
     DB_HELP
     "  -h, --help           show this help and exit\n";
 
-static const char usage_show[] =
+const char hrd_ctl_history_usage_show[] =
     "Usage: hostrangectl history show [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--format table|jsonl|csv]\n"
     "The series: one line per run and key, by key, machine and run order,\n"
@@ -61,26 +61,6 @@ static const char usage_show[] =
     "      --machine=GLOB   only machines matching GLOB\n"
     "  -f, --format=FORMAT  table (default), jsonl or csv\n"
     "  -h, --help           show this help and exit\n";
-
-static const char usage_history[] =
-    "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]... RUN.hrs...\n"
-    "       hostrangectl history list [--db DB]\n"
-    "       hostrangectl history show [--db DB] [FILTER]... [--machine GLOB]\n"
-    "                                 [--format table|jsonl|csv]\n"
-    "       hostrangectl history detect [--db DB] [FILTER]... [--machine GLOB]\n"
-    "                                 [--alpha P] [--min-change PCT] [--window N]\n"
-    "                                 [--fail-above SPEC] [--format text|jsonl]\n"
-    "       hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
-    "                                 [--alpha P] [--window N]\n"
-    "                                 [--fail-above SPEC] [--format text|jsonl]\n"
-    "Remember every run (add) and find which commit made which range slower,\n"
-    "on which machine (detect), or whether a run is slower than its history\n"
-    "(check, a pull request's gate). See 'hostrangectl history SUBCOMMAND\n"
-    "--help' and hostrangectl-history(1).\n"
-    "\n"
-    "Exit status: 0 when nothing is slower than allowed; 1 when something is\n"
-    "(detect, check: --fail-above); 2 on a usage error; 3 when a database or\n"
-    "run file cannot be read; 5 on any other failure.\n";
 
 const char *hrd_ctl_history_db(const char *opt)
 {
@@ -345,7 +325,7 @@ void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r)
 enum { OPT_DB = 256, OPT_MACHINE, OPT_ALPHA, OPT_MIN_CHANGE, OPT_WINDOW,
        OPT_FAIL };
 
-static int history_add(int argc, char **argv)
+int hrd_ctl_history_add(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "db", required_argument, NULL, OPT_DB },
@@ -390,7 +370,7 @@ static int history_add(int argc, char **argv)
             extra = ne;
             extra[nextra++] = optarg;
         } else if (c == 'h') {
-            fputs(usage_add, stdout);
+            fputs(hrd_ctl_history_usage_add, stdout);
             free(extra);
             return 0;
         } else {
@@ -521,12 +501,13 @@ static int query_failed(const char *cmd, const char *db, int rc,
     return rc == -ENOMEM ? HRD_CTL_HISTORY_FAILED : HRD_CTL_HISTORY_UNREADABLE;
 }
 
-static int history_list(int argc, char **argv)
+int hrd_ctl_history_list(int argc, char **argv)
 {
     const char *db = NULL;
     struct hrd_history *h;
     char err[4096];
-    int rc = only_db("history list", usage_list, argc, argv, &db);
+    int rc = only_db("history list", hrd_ctl_history_usage_list, argc, argv,
+                     &db);
 
     if (rc != 0)
         return rc < 0 ? 0 : rc;
@@ -630,7 +611,7 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
     return ferror(stdout) ? -EIO : 0;
 }
 
-static int history_show(int argc, char **argv)
+int hrd_ctl_history_show(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "db", required_argument, NULL, OPT_DB },
@@ -659,7 +640,7 @@ static int history_show(int argc, char **argv)
                 return HRD_CTL_HISTORY_USAGE;
             }
         } else if (c == 'h') {
-            fputs(usage_show, stdout);
+            fputs(hrd_ctl_history_usage_show, stdout);
             return 0;
         } else if (!hrd_ctl_report_option("history show", c, optarg, &f,
                                           NULL)) {
@@ -687,45 +668,3 @@ static int history_show(int argc, char **argv)
     }
     return rc == 0 ? 0 : query_failed("history show", db, rc, err);
 }
-
-/* The subcommands. */
-static const struct {
-    const char *name;
-    const char *usage;
-    int (*run)(int argc, char **argv);
-} subs[] = {
-    { "add", usage_add, history_add },
-    { "list", usage_list, history_list },
-    { "show", usage_show, history_show },
-    { "detect", hrd_ctl_history_usage_detect, hrd_ctl_history_detect },
-    { "check", hrd_ctl_history_usage_check, hrd_ctl_history_check },
-};
-
-static int history(int argc, char **argv)
-{
-    if (argc < 2) {
-        fprintf(stderr, "hostrangectl history: no subcommand (add, list, "
-                "show, detect or check; see --help)\n");
-        return HRD_CTL_HISTORY_USAGE;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage_history, stdout);
-        return 0;
-    }
-    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        if (strcmp(argv[1], subs[i].name) == 0) {
-            optind = 0;
-            return subs[i].run(argc - 1, argv + 1);
-        }
-    }
-    fprintf(stderr, "hostrangectl history: unknown subcommand '%s' (add, "
-            "list, show, detect or check)\n", argv[1]);
-    return HRD_CTL_HISTORY_USAGE;
-}
-
-const struct hrd_ctl_cmd hrd_ctl_cmd_history = {
-    "history",
-    "remember every run; find which commit made which range slower",
-    usage_history,
-    history,
-};

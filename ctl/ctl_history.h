@@ -63,10 +63,18 @@ void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r);
 void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len);
 
 /* The subcommands; argv[0] is the subcommand's name. */
+int hrd_ctl_history_add(int argc, char **argv);
+int hrd_ctl_history_list(int argc, char **argv);
+int hrd_ctl_history_show(int argc, char **argv);
 int hrd_ctl_history_detect(int argc, char **argv);
 int hrd_ctl_history_check(int argc, char **argv);
+int hrd_ctl_history_plot(int argc, char **argv);
 
+extern const char hrd_ctl_history_usage_add[];
+extern const char hrd_ctl_history_usage_list[];
+extern const char hrd_ctl_history_usage_show[];
 extern const char hrd_ctl_history_usage_detect[];
 extern const char hrd_ctl_history_usage_check[];
+extern const char hrd_ctl_history_usage_plot[];
 
 #endif

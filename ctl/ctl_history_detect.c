@@ -8,6 +8,7 @@
 #include "lib/history/history.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
+#include "lib/view/gate.h"
 #include "lib/view/numfmt.h"
 #include "lib/view/report.h"
 
@@ -30,10 +31,18 @@
     "  -w, --window=N       the fewest runs a level must last to be one\n"    \
     "                       (default " STR(HRD_CP_WINDOW_DEFAULT) ")\n"
 
+#define GATE_FORMAT_HELP(what)                                                \
+    "  -f, --format=FORMAT  text (default), jsonl, junit (JUnit XML: a\n"      \
+    "                       testsuite per node, a testcase per " what ",\n"  \
+    "                       a failure beyond --fail-above) or markdown (a\n" \
+    "                       verdict line and the changed keys, worst first)\n" \
+    "      --limit=N        markdown: at most N rows (default 50)\n"
+
 const char hrd_ctl_history_usage_detect[] =
     "Usage: hostrangectl history detect [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--alpha P] [--min-change PCT] [--window N]\n"
-    "                                 [--fail-above SPEC] [--format text|jsonl]\n"
+    "                                 [--fail-above SPEC] [--format FORMAT]\n"
+    "                                 [--limit N]\n"
     "Find the change points of each series: one key on one machine, a point\n"
     "per run (its median), in the runs' order. A change is a level that\n"
     "lasts at least --window runs and differs from the one before it\n"
@@ -48,13 +57,14 @@ const char hrd_ctl_history_usage_detect[] =
     "                       segment slower than the one before by more than\n"
     "                       its limit (diff's syntax: PCT, or GLOB=PCT,...\n"
     "                       per range), and name each on stderr\n"
-    "  -f, --format=FORMAT  text (default) or jsonl\n"
+    GATE_FORMAT_HELP("each series: its newest change")
     "  -h, --help           show this help and exit\n";
 
 const char hrd_ctl_history_usage_check[] =
     "Usage: hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
     "                                [--alpha P] [--window N]\n"
-    "                                [--fail-above SPEC] [--format text|jsonl]\n"
+    "                                [--fail-above SPEC] [--format FORMAT]\n"
+    "                                [--limit N]\n"
     "Test each key of a run (one not stored, such as a pull request's)\n"
     "against the latest segment of its series on the run's machine: whether\n"
     "its median is slower than that segment's runs (p < ALPHA), with\n"
@@ -66,10 +76,20 @@ const char hrd_ctl_history_usage_check[] =
     "                       exit 1 when a key is significantly slower by more\n"
     "                       than its limit (diff's syntax), and name each on\n"
     "                       stderr\n"
-    "  -f, --format=FORMAT  text (default) or jsonl\n"
+    GATE_FORMAT_HELP("each key judged; skipped: too short a history")
     "  -h, --help           show this help and exit\n";
 
-enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL };
+enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT };
+
+/* The gate formats (lib/view/gate.h): the judged keys, kept until the
+ * end, with copies of their strings. */
+enum { GATE_NONE, GATE_JUNIT, GATE_MARKDOWN };
+
+struct gate_rows {
+    struct hrd_gate_row *v;
+    char **strs;        /* every string of v, to free */
+    size_t n, cap, nstrs;
+};
 
 struct opts {
     const char *db;
@@ -79,7 +99,10 @@ struct opts {
     struct hrd_limits limits;
     int have_limits;
     int jsonl;
+    int gate;           /* GATE_NONE, GATE_JUNIT or GATE_MARKDOWN */
+    size_t limit;       /* --limit */
 };
+
 
 /* A series being gathered: its key and machine (copied), and per run its
  * median, commit, id and time. */
@@ -165,6 +188,96 @@ static int series_push(struct series *s, const struct hrd_history_point *p)
     return 0;
 }
 
+static char *keep(struct gate_rows *g, const char *s)
+{
+    char *c = strdup(s != NULL ? s : "");
+
+    if (c != NULL)
+        g->strs[g->nstrs++] = c;
+    return c;
+}
+
+/* Appends the row of series s to g: its key, where (machine, and commit
+ * when not NULL), and its verdict with cp's figures (cp NULL: unchanged,
+ * or with `reason` not judged). Returns 0 or -ENOMEM. */
+static int gate_add(struct gate_rows *g, const struct opts *o,
+                    const struct series *s, const char *commit,
+                    const struct hrd_cp *cp, int fail, const char *reason)
+{
+    struct hrd_gate_row *r;
+    const struct hrd_limit *l;
+    char where[4096];
+
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 64;
+        struct hrd_gate_row *v = realloc(g->v, cap * sizeof *v);
+        char **strs;
+
+        if (v == NULL)
+            return -ENOMEM;
+        g->v = v;
+        strs = realloc(g->strs, 8 * cap * sizeof *strs);
+        if (strs == NULL)
+            return -ENOMEM;
+        g->strs = strs;
+        g->cap = cap;
+    }
+    r = &g->v[g->n];
+    memset(r, 0, sizeof *r);
+    if (commit != NULL)
+        snprintf(where, sizeof where, "on %s at commit %s", s->machine,
+                 commit[0] != '\0' ? commit : "-");
+    else
+        snprintf(where, sizeof where, "on %s", s->machine);
+    r->node = keep(g, s->key[0]);
+    r->op = keep(g, s->key[1]);
+    r->backend = keep(g, s->key[2]);
+    r->phase = keep(g, s->key[3]);
+    r->range = keep(g, s->key[4]);
+    r->metric = keep(g, s->key[5]);
+    r->where = keep(g, where);
+    r->reason = reason;
+    if (r->node == NULL || r->op == NULL || r->backend == NULL ||
+        r->phase == NULL || r->range == NULL || r->metric == NULL ||
+        r->where == NULL)
+        return -ENOMEM;
+    l = o->have_limits ? hrd_limits_find(&o->limits, s->key[4]) : NULL;
+    r->fail_pct = l != NULL ? l->pct : NAN;
+    r->warn_pct = NAN;
+    r->before = r->after = r->change = r->p = NAN;
+    r->verdict = reason != NULL ? HRD_GATE_ONLY : HRD_GATE_UNCHANGED;
+    if (cp != NULL) {
+        r->before = cp->before;
+        r->after = cp->after;
+        r->change = cp->change * 100;
+        r->p = cp->p;
+        r->verdict = cp->change > 0 ? HRD_GATE_SLOWER : HRD_GATE_FASTER;
+        r->fail = fail;
+    }
+    g->n++;
+    return 0;
+}
+
+/* Writes g in o's gate format under title. Returns 0 or a negative
+ * errno. */
+static int gate_write(const struct gate_rows *g, const struct opts *o,
+                      const char *title)
+{
+    struct hrd_gate gate = { title, g->v, g->n, "", o->limit,
+                             "not judged (too short a history)" };
+
+    return o->gate == GATE_JUNIT ? hrd_gate_junit(stdout, &gate)
+                                 : hrd_gate_markdown(stdout, &gate);
+}
+
+static void gate_fini(struct gate_rows *g)
+{
+    for (size_t i = 0; i < g->nstrs; i++)
+        free(g->strs[i]);
+    free(g->strs);
+    free(g->v);
+}
+
 static void number(double v)
 {
     char b[40];
@@ -245,6 +358,7 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
         { "min-change", required_argument, NULL, OPT_MIN_CHANGE },
         { "fail-above", required_argument, NULL, OPT_FAIL },
         { "format", required_argument, NULL, 'f' },
+        { "limit", required_argument, NULL, OPT_LIMIT },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -291,15 +405,25 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
             }
             o->have_limits = 1;
         } else if (c == 'f') {
-            if (strcmp(optarg, "jsonl") == 0) {
-                o->jsonl = 1;
-            } else if (strcmp(optarg, "text") == 0) {
-                o->jsonl = 0;
-            } else {
-                fprintf(stderr, "hostrangectl %s: bad format '%s' (text or "
-                        "jsonl)\n", cmd, optarg);
+            o->jsonl = strcmp(optarg, "jsonl") == 0;
+            o->gate = strcmp(optarg, "junit") == 0      ? GATE_JUNIT
+                      : strcmp(optarg, "markdown") == 0 ? GATE_MARKDOWN
+                                                        : GATE_NONE;
+            if (!o->jsonl && o->gate == GATE_NONE &&
+                strcmp(optarg, "text") != 0) {
+                fprintf(stderr, "hostrangectl %s: bad format '%s' (text, "
+                        "jsonl, junit or markdown)\n", cmd, optarg);
                 return HRD_CTL_HISTORY_USAGE;
             }
+        } else if (c == OPT_LIMIT) {
+            long n = strtol(optarg, &end, 10);
+
+            if (*end != '\0' || end == optarg || n < 0) {
+                fprintf(stderr, "hostrangectl %s: bad --limit '%s' (a "
+                        "whole number, at least 0)\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->limit = (size_t)n;
         } else if (c == 'h') {
             fputs(usage, stdout);
             return -1;
@@ -317,12 +441,13 @@ struct detect {
     struct series s;
     int slower; /* a series' newest segment beyond its limit */
     int rc;
+    struct gate_rows g;
 };
 
 static int detect_series(struct detect *d)
 {
     struct hrd_cp *cp;
-    int n;
+    int n, over, rc = 0;
 
     if (d->s.n == 0)
         return 0;
@@ -330,13 +455,18 @@ static int detect_series(struct detect *d)
     if (cp == NULL)
         return -ENOMEM;
     n = hrd_cp_detect(d->s.x, d->s.n, &d->o->cp, cp, d->s.n);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && d->o->gate == GATE_NONE; i++)
         put_finding(d->o, &d->s, d->s.commit[cp[i].at], d->s.run[cp[i].at],
                     &cp[i]);
-    if (n > 0 && over_limit("history detect", d->o, &d->s, &cp[n - 1]))
+    over = n > 0 && over_limit("history detect", d->o, &d->s, &cp[n - 1]);
+    if (over)
         d->slower = 1;
+    if (n >= 0 && d->o->gate != GATE_NONE)
+        rc = gate_add(&d->g, d->o, &d->s, n > 0 ? d->s.commit[cp[n - 1].at]
+                                                : NULL,
+                      n > 0 ? &cp[n - 1] : NULL, over, NULL);
     free(cp);
-    return n < 0 ? n : ferror(stdout) ? -EIO : 0;
+    return n < 0 ? n : rc != 0 ? rc : ferror(stdout) ? -EIO : 0;
 }
 
 static int detect_point(void *ctx, const struct hrd_history_point *p)
@@ -359,6 +489,7 @@ static void opts_init(struct opts *o)
     o->cp.alpha = HRD_CP_ALPHA_DEFAULT;
     o->cp.window = HRD_CP_WINDOW_DEFAULT;
     o->cp.min_change = HRD_CP_MIN_CHANGE_DEFAULT;
+    o->limit = HRD_GATE_MARKDOWN_LIMIT;
 }
 
 /* The status of a failed query or of the output. */
@@ -409,6 +540,9 @@ int hrd_ctl_history_detect(int argc, char **argv)
     rc = hrd_history_points(h, detect_point, &d, err, sizeof err);
     if (rc == 0)
         rc = detect_series(&d);
+    if (rc == 0 && o.gate != GATE_NONE)
+        rc = gate_write(&d.g, &o, "hostrangectl history detect");
+    gate_fini(&d.g);
     hrd_history_close(h);
     series_fini(&d.s);
     hrd_limits_fini(&o.limits);
@@ -428,6 +562,7 @@ struct check {
     size_t *order;       /* the run's points, sorted by key */
     int slower;
     size_t judged, unjudged, found;
+    struct gate_rows g;
 };
 
 static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
@@ -479,7 +614,7 @@ static int check_series(struct check *c)
     const struct hrd_history_point *p;
     struct hrd_cp *cp, res;
     size_t from = 0;
-    int n;
+    int n, over;
 
     if (c->s.n == 0 || (p = find_point(c)) == NULL)
         return 0;
@@ -494,15 +629,26 @@ static int check_series(struct check *c)
         return n;
     if (hrd_cp_check(c->s.x + from, c->s.n - from, p->median, &res) != 0) {
         c->unjudged++;
+        if (c->o->gate != GATE_NONE)
+            return gate_add(&c->g, c->o, &c->s, NULL, NULL, 0,
+                            "too short a history: fewer than 2 runs in the "
+                            "latest segment");
         return 0;
     }
     c->judged++;
     if (res.p > c->o->cp.alpha || res.change == 0)
-        return 0;
+        return c->o->gate != GATE_NONE
+                   ? gate_add(&c->g, c->o, &c->s, NULL, NULL, 0, NULL)
+                   : 0;
     c->found++;
-    put_finding(c->o, &c->s, c->r->run.commit, c->r->id, &res);
-    if (over_limit("history check", c->o, &c->s, &res))
+    if (c->o->gate == GATE_NONE)
+        put_finding(c->o, &c->s, c->r->run.commit, c->r->id, &res);
+    over = over_limit("history check", c->o, &c->s, &res);
+    if (over)
         c->slower = 1;
+    if (c->o->gate != GATE_NONE &&
+        (n = gate_add(&c->g, c->o, &c->s, NULL, &res, over, NULL)) != 0)
+        return n;
     return ferror(stdout) ? -EIO : 0;
 }
 
@@ -572,7 +718,10 @@ int hrd_ctl_history_check(int argc, char **argv)
     if (rc == 0)
         rc = check_series(&c);
     hrd_history_close(h);
-    if (rc == 0 && !o.jsonl)
+    if (rc == 0 && o.gate != GATE_NONE)
+        rc = gate_write(&c.g, &o, "hostrangectl history check");
+    gate_fini(&c.g);
+    if (rc == 0 && !o.jsonl && o.gate == GATE_NONE)
         printf("checked %zu keys of %s against the history of %s: %zu "
                "differ (p < %g), %zu had too short a history\n", c.judged,
                argv[optind], r.machine, c.found, o.cp.alpha,

@@ -12,9 +12,11 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl.h \
 ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
 # What a session lost or refused, said where the user looks.
 ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
-# The run history (ctl_history.c; detect and check in ctl_history_detect.c).
-ctl_hostrangectl_SOURCES += ctl/ctl_history.c ctl/ctl_history.h \
-	ctl/ctl_history_detect.c
+# The run history: the subcommand table (ctl_history_cmd.c); add, list,
+# show and the helpers of the others (ctl_history.c); detect and check
+# (ctl_history_detect.c); plot (ctl_history_plot.c).
+ctl_hostrangectl_SOURCES += ctl/ctl_history_cmd.c ctl/ctl_history.c \
+	ctl/ctl_history.h ctl/ctl_history_detect.c ctl/ctl_history_plot.c
 ctl_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 # Where record --nvtx finds the installed NVTX tool.

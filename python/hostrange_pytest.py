@@ -65,6 +65,11 @@ its commit is ``git rev-parse HEAD`` when the tests run in a git work tree
 and no ``commit`` note is given. Before adding it, the terminal summary shows
 what ``hostrangectl history check`` finds for the session's keys against
 their history on this machine.
+
+``--host-range-junit FILE`` also writes the comparison to FILE as JUnit XML
+(``hostrangectl diff --format junit``), for a CI system's test report: one
+testsuite per test (node id), one testcase per key, a failure per key slower
+than --host-range-compare-fail allows, skipped for a key of one run only.
 """
 
 import functools
@@ -156,6 +161,12 @@ def pytest_addoption(parser):
              "pattern that matches applying, e.g. 'backend.*=3,*=10' "
              "(hostrangectl diff --fail-above)")
     group.addoption(
+        "--host-range-junit", metavar="FILE", default=None,
+        help="with --host-range-compare: also write the comparison to FILE "
+             "as JUnit XML (hostrangectl diff --format junit): a testcase "
+             "per key, a failure per key slower than "
+             "--host-range-compare-fail allows")
+    group.addoption(
         "--host-range-compare-strict", action="store_true", default=False,
         help="with --host-range-compare: refuse to compare runs whose "
              "machine fingerprints differ (host, CPU model, cores, kernel, "
@@ -187,6 +198,10 @@ def pytest_configure(config):
     if fail is not None and base is None:
         raise pytest.UsageError(
             "--host-range-compare-fail needs --host-range-compare BASE")
+    junit = config.getoption("host_range_junit")
+    if junit is not None and base is None:
+        raise pytest.UsageError(
+            "--host-range-junit needs --host-range-compare BASE")
     if strict and base is None:
         raise pytest.UsageError(
             "--host-range-compare-strict needs --host-range-compare BASE")
@@ -227,6 +242,7 @@ def pytest_configure(config):
     state.strict = strict
     state.meta = meta
     state.history = history
+    state.junit = None if junit is None else os.path.abspath(junit)
     config.stash[_STATE] = state
     config.add_cleanup(state.stop)
     if not _is_worker(config):
@@ -236,6 +252,8 @@ def pytest_configure(config):
             _check_output(state.save, "--host-range-save")
         if base is not None:
             _check_base(state.base)
+        if junit is not None:
+            _check_output(state.junit, "--host-range-junit")
         if save is not None and base is not None and (
                 state.save == state.base or (os.path.exists(state.save) and
                                              os.path.samefile(state.save,
@@ -313,6 +331,7 @@ class _Session:
         self.daemon = None
         self.saved_env = None
         self.strict = False
+        self.junit = None
         self.meta = []
         self.history = None
         self.summary = []
@@ -525,6 +544,10 @@ class _Session:
         if r.returncode not in (_DIFF_OK, _DIFF_SLOWER):
             return self._error("cannot compare: %s" % "; ".join(said))
         self.compared = r.stdout.splitlines()
+        if self.junit is not None:
+            error = self._write_junit(args, run)
+            if error is not None:
+                return self._error(error)
         for line in said:
             if line.startswith("warning: "):
                 self.summary.append("hostrange: " + line)
@@ -535,6 +558,25 @@ class _Session:
                 self.summary.append("hostrange: %s (against %s)"
                                     % (line, self.base))
         return pytest.ExitCode.TESTS_FAILED
+
+    def _write_junit(self, args, run):
+        """The comparison of run with BASE (diff with args) as JUnit XML to
+        --host-range-junit FILE, written whole or not at all. Returns None,
+        or what failed."""
+        r = self._ctl(*(args + ["--format", "junit", self.base, run]))
+        if r.returncode not in (_DIFF_OK, _DIFF_SLOWER):
+            return "cannot write %s: %s" % (self.junit,
+                                            _ctl_error(r.stderr))
+        tmp = self.junit + ".tmp"
+        try:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(r.stdout)
+            os.replace(tmp, self.junit)
+        except OSError as e:
+            return "cannot write %s: %s" % (self.junit, e.strerror)
+        self.summary.append("hostrange: the comparison written to %s (JUnit)"
+                            % self.junit)
+        return None
 
     def stop(self):
         """Stops the private daemon, removes its directory, restores the

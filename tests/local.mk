@@ -406,6 +406,35 @@ soak: all tests/helpers/recorder$(EXEEXT)
 	$(SHELL) $(srcdir)/tests/service/soak.sh
 .PHONY: soak
 
+# A gate's result where CI and people look: diff --format junit read by
+# python3-junitparser and rendered by xunit-viewer (npm, tests/node),
+# --format markdown rendered by python3-markdown, --warn-above.
+TESTS += tests/service/test_ci_formats.sh
+EXTRA_DIST += tests/service/test_ci_formats.sh tests/node/package.json \
+	tests/node/package-lock.json
+# lib/view/gate.c: JUnit and Markdown of a gate's rows, hostile names.
+check_PROGRAMS += tests/unit/test_gate
+TESTS += tests/unit/test_gate
+tests_unit_test_gate_SOURCES = tests/unit/test_gate.c
+tests_unit_test_gate_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_gate_LDADD = $(HRD_TEST_LIBS)
+# The history page (lib/view/page.c) of a made-up history, written by
+# tests/helpers/pagegen and loaded in headless chromium: no console error,
+# a chart per series, the change points at their runs, a screenshot that
+# is not blank; and the size of a page of 2,000 series x 500 runs.
+check_PROGRAMS += tests/helpers/pagegen
+tests_helpers_pagegen_SOURCES = tests/helpers/pagegen.c
+tests_helpers_pagegen_LDADD = lib/view/libhrview.la lib/agg/libhragg.la \
+	lib/stat/libhrstat.la proto/libhrproto.la $(PROTOBUF_C_LIBS) \
+	$(ZLIB_LIBS) -lm
+TESTS += tests/service/test_page.sh
+EXTRA_DIST += tests/service/test_page.sh tests/service/page_check.mjs
+AM_TESTS_ENVIRONMENT += export \
+	HOSTRANGE_TEST_PAGEGEN='$(abs_top_builddir)/tests/helpers/pagegen';
+# history detect and check as JUnit (python3-junitparser) and Markdown
+# (python3-markdown).
+TESTS += tests/service/test_history_formats.sh
+EXTRA_DIST += tests/service/test_history_formats.sh
 # The numbers --help, the man pages and doc/ state (thresholds, steps, the
 # significance level) against the constants that define them.
 TESTS += tests/service/test_rules.sh

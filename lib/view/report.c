@@ -35,12 +35,7 @@ int hrd_format_parse(const char *name, enum hrd_format *out)
     return 0;
 }
 
-/*
- * Decodes one UTF-8 sequence at s into *cp and returns how many bytes it
- * took. An ill-formed sequence becomes U+FFFD and takes its maximal valid
- * prefix (at least one byte), as Python's "replace" error handler does.
- */
-static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
+size_t hrd_utf8_decode(const unsigned char *s, uint32_t *cp)
 {
     unsigned char lo = 0x80, hi = 0xbf;
     size_t need, i;
@@ -84,14 +79,15 @@ static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
     return need + 1;
 }
 
-void hrd_json_string(FILE *f, const char *s)
+/* hrd_json_string, and with `html` '<', '>' and '&' escaped as well. */
+static void json_string(FILE *f, const char *s, int html)
 {
     const unsigned char *p = (const unsigned char *)str(s);
     uint32_t cp;
 
     putc('"', f);
     while (*p != '\0') {
-        p += utf8_decode(p, &cp);
+        p += hrd_utf8_decode(p, &cp);
         switch (cp) {
         case '"':
             fputs("\\\"", f);
@@ -119,7 +115,8 @@ void hrd_json_string(FILE *f, const char *s)
                 cp -= 0x10000;
                 fprintf(f, "\\u%04x\\u%04x", 0xd800 + (unsigned)(cp >> 10),
                         0xdc00 + (unsigned)(cp & 0x3ff));
-            } else if (cp < 0x20 || cp >= 0x7f) {
+            } else if (cp < 0x20 || cp >= 0x7f ||
+                       (html && (cp == '<' || cp == '>' || cp == '&'))) {
                 fprintf(f, "\\u%04x", (unsigned)cp);
             } else {
                 putc((int)cp, f);
@@ -127,6 +124,16 @@ void hrd_json_string(FILE *f, const char *s)
         }
     }
     putc('"', f);
+}
+
+void hrd_json_string(FILE *f, const char *s)
+{
+    json_string(f, s, 0);
+}
+
+void hrd_json_string_html(FILE *f, const char *s)
+{
+    json_string(f, s, 1);
 }
 
 /* Writes a number as Python's json.dumps does: NaN and the infinities are

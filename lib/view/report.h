@@ -55,6 +55,19 @@ enum hrd_format {
  */
 void hrd_json_string(FILE *f, const char *s);
 
+/* hrd_json_string for a string inside an HTML <script>: '<', '>' and '&'
+ * escaped as well (\u003c, \u003e, \u0026), so that no name ends the
+ * script. */
+void hrd_json_string_html(FILE *f, const char *s);
+
+/*
+ * Decodes one UTF-8 sequence at s (not at its terminating NUL) into *cp
+ * and returns how many bytes it took. An ill-formed sequence becomes
+ * U+FFFD and takes its maximal valid prefix (at least one byte), as
+ * Python's "replace" error handler does. Every writer of names uses it.
+ */
+size_t hrd_utf8_decode(const unsigned char *s, uint32_t *cp);
+
 /* Parses "jsonl", "csv" or "table". Returns 0 and writes *out, or -EINVAL. */
 int hrd_format_parse(const char *name, enum hrd_format *out);
 

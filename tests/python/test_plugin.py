@@ -534,9 +534,29 @@ def test_compare_fails_on_a_slowdown(env, tmp_path):
 
     # Three times slower: every warm key is flagged (40 samples a side;
     # a cold key has one, which no test can flag), and the session fails.
+    junit = tmp_path / "compare.xml"
     r = slow_run(env, tmp_path, 300000, "--host-range-compare", str(base),
-                 "--host-range-compare-fail", "50")
+                 "--host-range-compare-fail", "50", "--host-range-junit",
+                 str(junit))
     assert r.returncode == 1, r.stdout + r.stderr
+    assert "hostrange: the comparison written to %s (JUnit)" % junit \
+        in r.stdout, r.stdout
+    # The same comparison as JUnit, read by python3-junitparser: a suite
+    # per test, a testcase per key, a failure per key over the limit.
+    from junitparser import JUnitXml, Failure
+    xml = JUnitXml.fromfile(str(junit))
+    suites = list(xml)
+    assert sorted(s.name for s in suites) == [
+        "test_spin.py::test_spin[%d]" % i for i in range(4)]
+    assert xml.tests == 20 and xml.failures == 12 and xml.skipped == 0
+    failed = set()
+    for s in suites:
+        for c in s:
+            if any(isinstance(x, Failure) for x in c.result):
+                phase, rng, metric, labels = c.name.split(" ")
+                assert labels == "(spin/cpu)", c.name
+                failed.add((c.classname, phase, rng, metric))
+    assert failed == SPIN_KEYS
     assert len(passed(r)) == 4
     rows, count = compared(r)
     # Per node: spin.body cold and warm, inclusive and self; end_to_end.
@@ -565,6 +585,11 @@ def test_compare_fails_on_a_slowdown(env, tmp_path):
     assert r.returncode == 1, r.stdout + r.stderr
     rows, count = compared(r)
     assert len([x for x in rows if " only in base " in x]) == 5
+
+    # --host-range-junit alone is a usage error.
+    r = slow_run(env, tmp_path, 300000, "--host-range-junit", str(junit))
+    assert r.returncode == 4 and "--host-range-junit needs " \
+        "--host-range-compare BASE" in r.stderr, r.stdout + r.stderr
 
 
 @needs_profiling

@@ -101,7 +101,7 @@ done
 hist=$src/ctl/hostrangectl-history.1
 render "$hist" 'HOSTRANGECTL-HISTORY(1)'
 plain "$hist" >"$tmp/page"
-for c in add list show detect check; do
+for c in add list show detect check plot; do
     awk -v c="$c" '/^\.S[HS] / { in_c = ($1 == ".SS" && $2 == c) } in_c' \
         "$tmp/page" >"$tmp/section"
     [ -s "$tmp/section" ] || { bad "hostrangectl-history(1) has no section $c"; continue; }

@@ -36,9 +36,15 @@ sed 's/,"rounds":.*}$/}/' "$dir/r.jsonl" | cmp -s - "$dir/from.jsonl" ||
 # No round directories are left behind.
 [ -z "$(ls "$dir" | grep hostrange-)" ] || fail "left: $(ls "$dir")"
 
-# merge: the same keys twice are rounds (6); shards of other keys are
-# not (and their merge has no rounds).
-ctl merge -o "$dir/m.hrs" "$dir/r.hrs" "$dir/r.hrs" > "$dir/out" ||
+# merge: two runs of the same keys are rounds (3 + 3); shards of other
+# keys are not (and their merge has no rounds). The same run twice is
+# refused: a run is counted once.
+ctl record --rounds 3 --save "$dir/r2.hrs" -o /dev/null -- \
+    "$HOSTRANGE_TEST_WORKLOAD" -n 1 -c 50 -r 2 -N t > /dev/null 2>&1 ||
+    fail "record --rounds, second run"
+ctl merge -o "$dir/dup.hrs" "$dir/r.hrs" "$dir/r.hrs" > /dev/null 2>&1
+[ $? -eq 3 ] || fail "the same run merged twice was not refused"
+ctl merge -o "$dir/m.hrs" "$dir/r.hrs" "$dir/r2.hrs" > "$dir/out" ||
     fail "merge"
 grep -q ", 6 rounds$" "$dir/out" || fail "merge of rounds: $(cat "$dir/out")"
 ctl dump --from "$dir/m.hrs" --fields rounds | grep -q '"count":300,.*"rounds":6,' ||

@@ -18,7 +18,7 @@ kept_hostrange="$kept_hostrange tls_thread" # the forking thread's state,
 kept_hostrange="$kept_hostrange g_enabled g_key g_once g_init_ok" # set up
                                        # once per process image
 kept_intern='sites labels ctx_parent ctx_site ctx_index ctx_n ctx_roots
-ctx_dropped'                           # the tables: ids given stay valid
+ctx_dropped ctx_full_root'             # the tables: ids given stay valid
 kept_registry='hr__active'             # the window, as hostrange.c's
 kept_ship='thread'                     # no shipper in the child: started 0
 kept_ship="$kept_ship queue_head queue_tail queue_bytes" # queue_free

@@ -1,0 +1,77 @@
+/* hostrangectl history: the subcommand table, above the files of the
+ * subcommands (ctl_history.c: add, list, show; ctl_history_detect.c:
+ * detect, check; ctl_history_plot.c: plot), which it calls and which never
+ * call it. */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "ctl/ctl_history.h"
+#include "lib/history/history.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char usage_history[] =
+    "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]... RUN.hrs...\n"
+    "       hostrangectl history list [--db DB]\n"
+    "       hostrangectl history show [--db DB] [FILTER]... [--machine GLOB]\n"
+    "                                 [--format table|jsonl|csv]\n"
+    "       hostrangectl history detect [--db DB] [FILTER]... [--machine GLOB]\n"
+    "                                 [--alpha P] [--min-change PCT] [--window N]\n"
+    "                                 [--fail-above SPEC] [--format text|jsonl]\n"
+    "       hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
+    "                                 [--alpha P] [--window N]\n"
+    "                                 [--fail-above SPEC] [--format text|jsonl]\n"
+    "       hostrangectl history plot [--db DB] -o DIR [FILTER]...\n"
+    "Remember every run (add) and find which commit made which range slower,\n"
+    "on which machine (detect), or whether a run is slower than its history\n"
+    "(check, a pull request's gate). See 'hostrangectl history SUBCOMMAND\n"
+    "--help' and hostrangectl-history(1).\n"
+    "\n"
+    "Exit status: 0 when nothing is slower than allowed; 1 when something is\n"
+    "(detect, check: --fail-above); 2 on a usage error; 3 when a database or\n"
+    "run file cannot be read; 5 on any other failure.\n";
+
+/* The subcommands. */
+static const struct {
+    const char *name;
+    const char *usage;
+    int (*run)(int argc, char **argv);
+} subs[] = {
+    { "add", hrd_ctl_history_usage_add, hrd_ctl_history_add },
+    { "list", hrd_ctl_history_usage_list, hrd_ctl_history_list },
+    { "show", hrd_ctl_history_usage_show, hrd_ctl_history_show },
+    { "detect", hrd_ctl_history_usage_detect, hrd_ctl_history_detect },
+    { "check", hrd_ctl_history_usage_check, hrd_ctl_history_check },
+    { "plot", hrd_ctl_history_usage_plot, hrd_ctl_history_plot },
+};
+
+static int history(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "hostrangectl history: no subcommand (add, list, "
+                "show, detect, check or plot; see --help)\n");
+        return HRD_CTL_HISTORY_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_history, stdout);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        if (strcmp(argv[1], subs[i].name) == 0) {
+            optind = 0;
+            return subs[i].run(argc - 1, argv + 1);
+        }
+    }
+    fprintf(stderr, "hostrangectl history: unknown subcommand '%s' (add, "
+            "list, show, detect, check or plot)\n", argv[1]);
+    return HRD_CTL_HISTORY_USAGE;
+}
+
+const struct hrd_ctl_cmd hrd_ctl_cmd_history = {
+    "history",
+    "remember every run; find which commit made which range slower",
+    usage_history,
+    history,
+};

@@ -1,0 +1,399 @@
+/* A gate's result as JUnit XML and as Markdown (see gate.h). */
+#include "config.h"
+
+#include "lib/view/gate.h"
+#include "lib/view/report.h"
+#include "lib/view/svg.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *str(const char *s)
+{
+    return s != NULL ? s : "";
+}
+
+void hrd_gate_count(const struct hrd_gate *g, struct hrd_gate_counts *c)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < g->n; i++) {
+        const struct hrd_gate_row *r = &g->rows[i];
+
+        if (r->fail)
+            c->fail++;
+        else if (r->warn)
+            c->warn++;
+        else if (r->verdict == HRD_GATE_SLOWER)
+            c->slower++;
+        else if (r->verdict == HRD_GATE_FASTER)
+            c->faster++;
+        else if (r->verdict == HRD_GATE_ONLY)
+            c->only++;
+        else
+            c->unchanged++;
+    }
+}
+
+/* A duration of ns nanoseconds for people: "812.0 ns", "3.25 us", "-". */
+static void duration(char *buf, size_t len, double ns)
+{
+    double a = fabs(ns);
+
+    if (!isfinite(ns))
+        snprintf(buf, len, "-");
+    else if (a < 1e3)
+        snprintf(buf, len, "%.1f ns", ns);
+    else if (a < 1e6)
+        snprintf(buf, len, "%.2f us", ns / 1e3);
+    else if (a < 1e9)
+        snprintf(buf, len, "%.2f ms", ns / 1e6);
+    else
+        snprintf(buf, len, "%.2f s", ns / 1e9);
+}
+
+static void percent(char *buf, size_t len, double pct)
+{
+    if (isfinite(pct))
+        snprintf(buf, len, "%+.1f%%", pct);
+    else if (isnan(pct))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%s", pct > 0 ? "+inf%" : "-inf%");
+}
+
+static void pvalue(char *buf, size_t len, double p)
+{
+    if (isnan(p))
+        snprintf(buf, len, "-");
+    else
+        snprintf(buf, len, "%.2g", p);
+}
+
+/* The figures of a compared row, in words: "before 1.20 us, after 3.40 us,
+ * change +183.3%, p 0.0001". */
+static void figures(char *buf, size_t len, const struct hrd_gate_row *r)
+{
+    char b[32], a[32], c[32], p[32];
+
+    duration(b, sizeof b, r->before);
+    duration(a, sizeof a, r->after);
+    percent(c, sizeof c, r->change);
+    pvalue(p, sizeof p, r->p);
+    snprintf(buf, len, "before %s, after %s, change %s, p %s", b, a, c, p);
+}
+
+/* ---- JUnit ------------------------------------------------------------ */
+
+/* The testcase name of r: "warm backend.gemm self", with " (op/backend)"
+ * when the key has them. */
+static void junit_name(FILE *f, const struct hrd_gate_row *r)
+{
+    hrd_xml_escape(f, str(r->phase));
+    fputc(' ', f);
+    hrd_xml_escape(f, str(r->range));
+    fputc(' ', f);
+    hrd_xml_escape(f, str(r->metric));
+    if (str(r->op)[0] != '\0' || str(r->backend)[0] != '\0') {
+        fputs(" (", f);
+        hrd_xml_escape(f, str(r->op));
+        fputc('/', f);
+        hrd_xml_escape(f, str(r->backend));
+        fputc(')', f);
+    }
+    if (str(r->where)[0] != '\0') {
+        fputc(' ', f);
+        hrd_xml_escape(f, r->where);
+    }
+}
+
+static void junit_case(FILE *f, const struct hrd_gate_row *r)
+{
+    char fig[192];
+
+    fputs("    <testcase name=\"", f);
+    junit_name(f, r);
+    fputs("\" classname=\"", f);
+    hrd_xml_escape(f, str(r->node));
+    fputs("\" time=\"0\"", f);
+    if (r->verdict == HRD_GATE_ONLY) {
+        fputs(">\n      <skipped message=\"", f);
+        hrd_xml_escape(f, r->reason != NULL ? r->reason : "in one run only");
+        fputs("\"/>\n    </testcase>\n", f);
+        return;
+    }
+    figures(fig, sizeof fig, r);
+    if (r->fail) {
+        fprintf(f, ">\n      <failure type=\"slower\" message=\"slower than "
+                "allowed: %s, threshold %g%%\">", fig, r->fail_pct);
+        fprintf(f, "slower than allowed: %s, threshold %g%% (--fail-above)"
+                "</failure>\n    </testcase>\n", fig, r->fail_pct);
+        return;
+    }
+    if (r->warn)
+        fprintf(f, ">\n      <system-out>warning: slower than the warning "
+                "level: %s, threshold %g%% (--warn-above)</system-out>\n"
+                "    </testcase>\n", fig, r->warn_pct);
+    else if (r->verdict != HRD_GATE_UNCHANGED)
+        fprintf(f, ">\n      <system-out>%s: %s</system-out>\n"
+                "    </testcase>\n",
+                r->verdict == HRD_GATE_SLOWER ? "slower" : "faster", fig);
+    else
+        fputs("/>\n", f);
+}
+
+/* A row's place: the index of the first row of its node, and its own. */
+struct place {
+    size_t first, idx;
+};
+
+static int cmp_place(const void *pa, const void *pb)
+{
+    const struct place *a = pa, *b = pb;
+
+    if (a->first != b->first)
+        return a->first < b->first ? -1 : 1;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+/*
+ * The row indexes of g grouped by node (nodes in order of first
+ * appearance, rows in report order within one), in *order (caller frees).
+ * Returns 0 or -ENOMEM.
+ */
+static int group_by_node(const struct hrd_gate *g, size_t **order)
+{
+    size_t cap = 16, *slot, *idx;
+    struct place *pl;
+
+    while (cap < 2 * g->n)
+        cap *= 2;
+    pl = malloc((g->n + 1) * sizeof *pl);
+    idx = malloc((g->n + 1) * sizeof *idx);
+    slot = malloc(cap * sizeof *slot);
+    if (pl == NULL || idx == NULL || slot == NULL) {
+        free(pl);
+        free(idx);
+        free(slot);
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < cap; i++)
+        slot[i] = SIZE_MAX;
+    for (size_t i = 0; i < g->n; i++) {
+        const char *node = str(g->rows[i].node);
+        size_t at = hash_str(node) & (cap - 1);
+
+        while (slot[at] != SIZE_MAX &&
+               strcmp(str(g->rows[slot[at]].node), node) != 0)
+            at = (at + 1) & (cap - 1);
+        if (slot[at] == SIZE_MAX)
+            slot[at] = i;
+        pl[i] = (struct place){ slot[at], i };
+    }
+    free(slot);
+    qsort(pl, g->n, sizeof *pl, cmp_place);
+    for (size_t i = 0; i < g->n; i++)
+        idx[i] = pl[i].idx;
+    free(pl);
+    *order = idx;
+    return 0;
+}
+
+static int finish(FILE *f)
+{
+    if (fflush(f) != 0 || ferror(f))
+        return -EIO;
+    return 0;
+}
+
+int hrd_gate_junit(FILE *f, const struct hrd_gate *g)
+{
+    struct hrd_gate_counts all;
+    size_t *order;
+    int rc = group_by_node(g, &order);
+
+    if (rc != 0)
+        return rc;
+    hrd_gate_count(g, &all);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"",
+          f);
+    hrd_xml_escape(f, str(g->title));
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+            "skipped=\"%zu\" time=\"0\">\n", g->n, all.fail, all.only);
+    for (size_t i = 0; i < g->n;) {
+        const char *node = str(g->rows[order[i]].node);
+        size_t end = i, fail = 0, only = 0;
+
+        while (end < g->n &&
+               strcmp(str(g->rows[order[end]].node), node) == 0) {
+            fail += g->rows[order[end]].fail != 0;
+            only += g->rows[order[end]].verdict == HRD_GATE_ONLY;
+            end++;
+        }
+        fputs("  <testsuite name=\"", f);
+        hrd_xml_escape(f, node);
+        fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+                "skipped=\"%zu\" time=\"0\">\n", end - i, fail, only);
+        for (; i < end; i++)
+            junit_case(f, &g->rows[order[i]]);
+        fputs("  </testsuite>\n", f);
+    }
+    fputs("</testsuites>\n", f);
+    free(order);
+    return finish(f);
+}
+
+/* ---- Markdown --------------------------------------------------------- */
+
+void hrd_md_escape(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)str(s);
+
+    while (*p != '\0') {
+        uint32_t cp;
+        size_t n = hrd_utf8_decode(p, &cp);
+
+        switch (cp) {
+        case '\\': case '`': case '*': case '_': case '[': case ']':
+        case '|':
+            fputc('\\', f);
+            fputc((int)cp, f);
+            break;
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '~': fputs("&#126;", f); break;
+        case '\n': case '\t': case '\r': fputc(' ', f); break;
+        default:
+            if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
+                cp == 0xfffd)
+                fputs("\xef\xbf\xbd", f);
+            else
+                fwrite(p, 1, n, f);
+        }
+        p += n;
+    }
+}
+
+/* Worst first: failures, then warnings, then by change, largest first
+ * (the most slowed down first, the most sped up last). */
+static int cmp_worst(const void *pa, const void *pb)
+{
+    const struct hrd_gate_row *a = *(const struct hrd_gate_row *const *)pa;
+    const struct hrd_gate_row *b = *(const struct hrd_gate_row *const *)pb;
+
+    if (a->fail != b->fail)
+        return a->fail ? -1 : 1;
+    if (a->warn != b->warn)
+        return a->warn ? -1 : 1;
+    if (a->change != b->change)
+        return a->change > b->change ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* "N keys WHAT" for the first part of the verdict, ", N WHAT" after it;
+ * nothing for a zero count unless `always`. */
+static void part(FILE *f, int *first, size_t n, const char *what, int always)
+{
+    if (n == 0 && !always)
+        return;
+    if (*first)
+        fprintf(f, "%zu %s %s", n, n == 1 ? "key" : "keys", what);
+    else
+        fprintf(f, ", %zu %s", n, what);
+    *first = 0;
+}
+
+int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
+{
+    struct hrd_gate_counts c;
+    const struct hrd_gate_row **changed;
+    size_t nchanged = 0, shown;
+    int first = 1;
+
+    hrd_gate_count(g, &c);
+    changed = malloc((g->n + 1) * sizeof *changed);
+    if (changed == NULL)
+        return -ENOMEM;
+    part(f, &first, c.fail, "slower than allowed", 1);
+    part(f, &first, c.warn, "slower than the warning level", 0);
+    part(f, &first, c.slower, "slower", 0);
+    part(f, &first, c.faster, "faster", 0);
+    part(f, &first, c.unchanged, "unchanged", 1);
+    part(f, &first, c.only,
+         g->skipped != NULL ? g->skipped : "in one run only", 0);
+    if (g->machines == NULL) {
+        fputs("; machines match\n", f);
+    } else if (g->machines[0] == '\0') {
+        fputc('\n', f);
+    } else {
+        fputs("; machines differ: ", f);
+        hrd_md_escape(f, g->machines);
+        fputc('\n', f);
+    }
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->rows[i].verdict == HRD_GATE_SLOWER ||
+            g->rows[i].verdict == HRD_GATE_FASTER || g->rows[i].fail ||
+            g->rows[i].warn)
+            changed[nchanged++] = &g->rows[i];
+    }
+    qsort(changed, nchanged, sizeof *changed, cmp_worst);
+    shown = nchanged < g->limit ? nchanged : g->limit;
+    if (shown > 0)
+        fputs("\n| node | phase | range | metric | before | after | change "
+              "| p | verdict |\n|---|---|---|---|---:|---:|---:|---:|---|\n",
+              f);
+    for (size_t i = 0; i < shown; i++) {
+        const struct hrd_gate_row *r = changed[i];
+        char b[32], a[32], ch[32], p[32];
+
+        duration(b, sizeof b, r->before);
+        duration(a, sizeof a, r->after);
+        percent(ch, sizeof ch, r->change);
+        pvalue(p, sizeof p, r->p);
+        fputs("| ", f);
+        hrd_md_escape(f, r->node);
+        fputs(" | ", f);
+        hrd_md_escape(f, r->phase);
+        fputs(" | ", f);
+        hrd_md_escape(f, r->range);
+        if (str(r->op)[0] != '\0' || str(r->backend)[0] != '\0') {
+            fputs(" (", f);
+            hrd_md_escape(f, r->op);
+            fputc('/', f);
+            hrd_md_escape(f, r->backend);
+            fputc(')', f);
+        }
+        if (str(r->where)[0] != '\0') {
+            fputc(' ', f);
+            hrd_md_escape(f, r->where);
+        }
+        fputs(" | ", f);
+        hrd_md_escape(f, r->metric);
+        fprintf(f, " | %s | %s | %s | %s | ", b, a, ch, p);
+        if (r->fail)
+            fprintf(f, "**slower than allowed** (%g%%)", r->fail_pct);
+        else if (r->warn)
+            fprintf(f, "slower than the warning level (%g%%)", r->warn_pct);
+        else
+            fputs(r->verdict == HRD_GATE_SLOWER ? "slower" : "faster", f);
+        fputs(" |\n", f);
+    }
+    if (nchanged > shown)
+        fprintf(f, "\n%zu more changed %s not shown (--limit %zu).\n",
+                nchanged - shown, nchanged - shown == 1 ? "key" : "keys",
+                g->limit);
+    free(changed);
+    return finish(f);
+}

@@ -1,0 +1,93 @@
+/*
+ * A gate's result where CI systems and people look: the keys a comparison
+ * judged (hostrangectl diff, and the history's checks) written as JUnit
+ * XML for test-report viewers, or as Markdown for a pull-request comment
+ * or a CI step summary. Pure formatting: the writers take the judged rows
+ * and write to the FILE * they are given, and do no other I/O.
+ *
+ * JUnit: one <testsuite> per node id (in order of first appearance), one
+ * <testcase> per key, named by its phase, range and metric (with the
+ * operator and backend when a key has them) and classed by its node. A key
+ * slower than its failure limit is a <failure> whose message gives both
+ * medians, the change, p and the limit; a key of one run only is
+ * <skipped> with the reason; other keys pass, a flagged one (slower,
+ * faster, beyond the warning level) saying so in <system-out>. Every
+ * count attribute is the count of its elements. Names are written with
+ * hrd_xml_escape (svg.h), the one XML rule of lib/view.
+ *
+ * Markdown: a one-line verdict ("2 keys slower than allowed, 1 faster, 76
+ * unchanged; machines match"), then a GitHub-flavoured table of the
+ * changed keys, worst first, at most `limit` rows and a line saying how
+ * many more. Names are written with hrd_md_escape. The text ends with a
+ * newline, so that several reports appended to one file
+ * ($GITHUB_STEP_SUMMARY) stay apart.
+ */
+#ifndef HOSTRANGE_GATE_H
+#define HOSTRANGE_GATE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* The default of --limit: the most rows of a Markdown table. */
+#define HRD_GATE_MARKDOWN_LIMIT 50
+
+enum hrd_gate_verdict {
+    HRD_GATE_UNCHANGED,  /* compared: no change flagged */
+    HRD_GATE_FASTER,     /* flagged faster */
+    HRD_GATE_SLOWER,     /* flagged slower */
+    HRD_GATE_ONLY,       /* in one run only: no comparison */
+};
+
+/* One judged key. Strings are borrowed; op and backend may be NULL or "". */
+struct hrd_gate_row {
+    const char *node, *op, *backend, *phase, *range, *metric;
+    double before, after;  /* the medians, ns (NaN on a missing side) */
+    double change;         /* %, + slower (NaN for one run only) */
+    double p;              /* the comparison's p-value (NaN: none) */
+    double fail_pct;       /* the key's failure limit, % (NaN: none) */
+    double warn_pct;       /* the key's warning level, % (NaN: none) */
+    enum hrd_gate_verdict verdict;
+    int fail;              /* slower than fail_pct allows: a failure */
+    int warn;              /* slower than warn_pct (and not failing) */
+    const char *reason;    /* HRD_GATE_ONLY: why ("only in the base run") */
+    const char *where;     /* NULL, or where the key was judged ("on
+                              MACHINE at commit C"), after its name */
+};
+
+/* A gate's result: its rows, in report order, and what the runs were. */
+struct hrd_gate {
+    const char *title;     /* what compared, e.g. "hostrangectl diff" */
+    const struct hrd_gate_row *rows;
+    size_t n;
+    const char *machines;  /* NULL when the runs' machines match, "" when
+                              not to be said, else how they differ */
+    size_t limit;          /* Markdown: the most table rows */
+    const char *skipped;   /* the verdict's words for HRD_GATE_ONLY rows
+                              (NULL: "in one run only") */
+};
+
+/* The counts of a gate's rows by outcome. */
+struct hrd_gate_counts {
+    size_t fail, warn, slower, faster, unchanged, only;
+};
+
+/* Counts g's rows: fail and warn first (such a row counts there alone),
+ * then by verdict. */
+void hrd_gate_count(const struct hrd_gate *g, struct hrd_gate_counts *c);
+
+/* Writes g as a JUnit XML document. Returns 0, -ENOMEM or -EIO. */
+int hrd_gate_junit(FILE *f, const struct hrd_gate *g);
+
+/* Writes g as GitHub-flavoured Markdown. Returns 0, -ENOMEM or -EIO. */
+int hrd_gate_markdown(FILE *f, const struct hrd_gate *g);
+
+/*
+ * Writes s (NULL: "") as the text of a Markdown table cell that reads as
+ * s: \ ` * _ [ ] and | behind a backslash; & < > and ~ as character
+ * references (raw HTML and strike-through never start); a newline, tab or
+ * carriage return as a space; another control character, and each byte
+ * that is not part of valid UTF-8, as U+FFFD.
+ */
+void hrd_md_escape(FILE *f, const char *s);
+
+#endif

@@ -1,0 +1,153 @@
+// Loads the history page in headless chromium, driven over the DevTools
+// protocol on a pipe (--remote-debugging-pipe: no port), and writes what a
+// test checks into OUT_DIR:
+//
+//   console.json  every console message and uncaught exception, and every
+//                 log entry of the browser about the page (a list)
+//   dom.html      the DOM once the charts are drawn (with --all: every
+//                 chart; else the first ones)
+//   page.png      a screenshot of the top 1400 x 1000 pixels
+//   hover.json    with --hover CHART POINT: the tooltip after the pointer
+//                 moves onto point POINT of the first line of chart CHART,
+//                 and after it leaves the chart
+//
+//   node page_check.mjs CHROMIUM PROFILE_DIR URL OUT_DIR [--all]
+//                       [--hover CHART POINT]
+//
+// Exits 1 on an error of its own (the page's are in console.json).
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+
+const args = process.argv.slice(2);
+const [browser, profile, url, out] = args;
+const all = args.includes("--all");
+const hoverAt = args.indexOf("--hover");
+const child = spawn(browser, [
+  "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+  "--hide-scrollbars", "--user-data-dir=" + profile,
+  "--window-size=1400,1000", "--remote-debugging-pipe", "about:blank",
+], { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"] });
+const timer = setTimeout(() => fail("no answer in 120 s"), 120000);
+
+function fail(why) {
+  console.error("page_check: " + why);
+  child.kill();
+  process.exit(1);
+}
+
+// The protocol: JSON messages ending with a NUL, each way.
+let next = 1, buffer = "";
+const waiting = new Map(), said = [];
+child.stdio[4].on("data", (chunk) => {
+  buffer += chunk.toString("utf8");
+  let end;
+  while ((end = buffer.indexOf("\0")) >= 0) {
+    const msg = JSON.parse(buffer.slice(0, end));
+    buffer = buffer.slice(end + 1);
+    if (msg.id !== undefined && waiting.has(msg.id)) {
+      const { resolve, method } = waiting.get(msg.id);
+      waiting.delete(msg.id);
+      if (msg.error) fail(method + ": " + JSON.stringify(msg.error));
+      resolve(msg.result);
+    } else if (msg.method === "Runtime.consoleAPICalled") {
+      said.push({ console: msg.params.type,
+                  args: msg.params.args.map((a) => a.value ?? a.description) });
+    } else if (msg.method === "Runtime.exceptionThrown") {
+      said.push({ exception: msg.params.exceptionDetails });
+    } else if (msg.method === "Log.entryAdded") {
+      said.push({ log: msg.params.entry });
+    }
+  }
+});
+function send(method, params = {}, sessionId = undefined) {
+  const id = next++;
+  child.stdio[3].write(JSON.stringify({ id, method, params, sessionId }) +
+                       "\0");
+  return new Promise((resolve) => waiting.set(id, { resolve, method }));
+}
+async function evaluate(session, expression) {
+  const r = await send("Runtime.evaluate",
+                       { expression, awaitPromise: true, returnByValue: true },
+                       session);
+  if (r.exceptionDetails)
+    fail("evaluate: " + JSON.stringify(r.exceptionDetails));
+  return r.result.value;
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const { targetInfos } = await send("Target.getTargets");
+const page = targetInfos.find((t) => t.type === "page");
+if (!page) fail("no page");
+const { sessionId: s } = await send("Target.attachToTarget",
+                                    { targetId: page.targetId, flatten: true });
+await send("Runtime.enable", {}, s);
+await send("Log.enable", {}, s);
+await send("Page.enable", {}, s);
+await send("Page.navigate", { url }, s);
+
+// Drawn: the first charts (data-drawn-ms), or, with --all, every chart
+// (scrolled through, as a reader would).
+for (let i = 0; ; i++) {
+  const ok = await evaluate(s,
+      "document.readyState === 'complete' && " +
+      "document.documentElement.hasAttribute('data-drawn-ms')");
+  if (ok) break;
+  if (i > 600) fail("the page drew nothing");
+  await sleep(100);
+}
+if (all) {
+  for (let i = 0; ; i++) {
+    const left = await evaluate(s, `(() => {
+      const todo = [...document.querySelectorAll('figure.chart')]
+          .filter((f) => !f.querySelector('svg'));
+      if (todo.length) todo[0].scrollIntoView();
+      return todo.length;
+    })()`);
+    if (left === 0) break;
+    if (i > 600) fail(left + " charts not drawn");
+    await sleep(100);
+  }
+  await evaluate(s, "window.scrollTo(0, 0)");
+}
+writeFileSync(out + "/dom.html",
+              await evaluate(s, "document.documentElement.outerHTML"));
+const shot = await send("Page.captureScreenshot", {
+  format: "png", clip: { x: 0, y: 0, width: 1400, height: 1000, scale: 1 },
+}, s);
+writeFileSync(out + "/page.png", Buffer.from(shot.data, "base64"));
+
+if (hoverAt >= 0) {
+  const chart = +args[hoverAt + 1], point = +args[hoverAt + 2];
+  // The point's place on the screen: its dot in the line's "dots" path.
+  const at = await evaluate(s, `(() => {
+    const fig = document.querySelectorAll('figure.chart')[${chart}];
+    fig.scrollIntoView();
+    const svg = fig.querySelector('svg');
+    const dots = svg.querySelector('g.line path.dots').getAttribute('d');
+    const xy = [...dots.matchAll(/M([0-9.]+) ([0-9.]+)h0/g)][${point}];
+    const p = svg.createSVGPoint();
+    p.x = +xy[1];
+    p.y = +xy[2];
+    const q = p.matrixTransform(svg.getScreenCTM());
+    return { x: q.x, y: q.y };
+  })()`);
+  const tip = `(() => {
+    const tip = document.getElementById('tip');
+    return { text: tip.textContent, visible: tip.style.display === 'block',
+             rings: document.querySelectorAll('circle.hover').length };
+  })()`;
+  await send("Input.dispatchMouseEvent",
+             { type: "mouseMoved", x: at.x, y: at.y }, s);
+  await sleep(200);
+  const shown = await evaluate(s, tip);
+  await send("Input.dispatchMouseEvent", { type: "mouseMoved", x: 2, y: 2 },
+             s);
+  await sleep(200);
+  const left = await evaluate(s, tip);
+  writeFileSync(out + "/hover.json", JSON.stringify({ shown, left }));
+}
+writeFileSync(out + "/console.json", JSON.stringify(said, null, 1));
+clearTimeout(timer);
+await send("Browser.close");
+child.kill();
+process.exit(0);

@@ -1,0 +1,149 @@
+#!/bin/sh
+# history detect and check as a gate's result where CI and people look:
+# --format junit read by python3-junitparser, --format markdown rendered by
+# python3-markdown with its tables extension. A SQLite history of 30
+# made-up runs of one machine (tests/helpers/mkrun) where backend.submit
+# gets 10% slower from commit c20, cache.lookup stays, and rare is in the
+# last run only; a pull request's run 50% slower.
+set -u
+: "${HOSTRANGECTL:?}"
+mkrun=${top_builddir:-.}/tests/helpers/mkrun
+dir=$(mktemp -d) || exit 99
+cleanup() { rm -rf "$dir"; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+ctl() { "$HOSTRANGECTL" "$@"; }
+py=/usr/bin/python3
+"$py" -c 'import junitparser, markdown' ||
+    fail "python3-junitparser and python3-markdown are needed (./bootstrap)"
+
+for i in $(seq 0 29); do
+    v=1000; [ "$i" -ge 20 ] && v=1100
+    rare=; [ "$i" -eq 29 ] && rare="-k n1/rare=300"
+    "$mkrun" -o "$dir/a$i.hrs" -i "$(printf 'a%031x' "$i")" -H hostA \
+        -m time=$((1700000000 + i * 60)) -m commit=c$i \
+        -k "n1/backend.submit=$((v + (i * 7) % 11))" \
+        -k "n1/cache.lookup=$((500 + (i * 3) % 7))" $rare || fail mkrun
+done
+"$mkrun" -o "$dir/pr.hrs" -i "$(printf 'c%031x' 1)" -H hostA \
+    -m time=1800000000 -m commit=pr -k "n1/backend.submit=1650" \
+    -k "n1/cache.lookup=500" -k "n1/rare=300" || fail mkrun
+db=$dir/h.db
+ctl history add --db "$db" "$dir"/a*.hrs > /dev/null 2> "$dir/err" ||
+    fail "history add: $(cat "$dir/err")"
+
+ctl history detect --db "$db" --fail-above 5 --format junit \
+    > "$dir/detect.xml" 2> "$dir/detect.err"
+[ $? -eq 1 ] || fail "detect --fail-above 5: not 1: $(cat "$dir/detect.err")"
+ctl history detect --db "$db" --fail-above 5 --format markdown --limit 1 \
+    > "$dir/detect.md" 2> /dev/null
+[ $? -eq 1 ] || fail "detect --format markdown: not 1"
+ctl history check --db "$db" --fail-above 10 --format junit "$dir/pr.hrs" \
+    > "$dir/check.xml" 2> "$dir/check.err"
+[ $? -eq 1 ] || fail "check --fail-above 10: not 1: $(cat "$dir/check.err")"
+ctl history check --db "$db" --fail-above 100 --format markdown \
+    "$dir/pr.hrs" > "$dir/check.md" 2> /dev/null ||
+    fail "check within its limits: not 0"
+ctl history detect --db "$db" --format xml > /dev/null 2>&1
+[ $? -eq 2 ] || fail "--format xml accepted"
+
+"$py" - "$dir" <<'EOF' || fail "the reports"
+import re, sys
+from html.parser import HTMLParser
+import markdown
+from junitparser import JUnitXml, Failure, Skipped
+d = sys.argv[1]
+where = " on hostA: Test CPU 3000, 4 cores, Linux 6.1.0; clock fast"
+
+def cases(name):
+    xml = JUnitXml.fromfile("%s/%s" % (d, name))
+    suites = list(xml)
+    assert [s.name for s in suites] == ["n1"], [s.name for s in suites]
+    out = {}
+    for c in suites[0]:
+        kind = [type(r).__name__ for r in c.result]
+        out[c.name] = (kind, [r.message for r in c.result])
+        assert c.classname == "n1"
+    s = suites[0]
+    assert s.tests == len(out)
+    assert s.failures == sum(k == ["Failure"] for k, _ in out.values())
+    assert s.skipped == sum(k == ["Skipped"] for k, _ in out.values())
+    return out
+
+# detect: each series once, failing on its newest change, named by the
+# commit where it begins.
+got = cases("detect.xml")
+for metric in ("inclusive", "self"):
+    name = "warm backend.submit %s (op/cpu)%s at commit c20" % (metric, where)
+    assert got[name][0] == ["Failure"], got
+    assert re.fullmatch(r"slower than allowed: before [0-9.]+ (ns|us), after "
+                        r"[0-9.]+ (ns|us), change \+10\.\d%, p [0-9.e-]+, "
+                        r"threshold 5%", got[name][1][0]), got[name]
+    assert got["warm cache.lookup %s (op/cpu)%s" % (metric, where)] == \
+        ([], []), got
+    assert got["warm rare %s (op/cpu)%s" % (metric, where)] == ([], []), got
+assert len(got) == 6, got
+
+# check: the pull request's run against each series' latest segment; the
+# key with one run in its history skipped, saying why.
+got = cases("check.xml")
+for metric in ("inclusive", "self"):
+    assert got["warm backend.submit %s (op/cpu)%s" % (metric, where)][0] \
+        == ["Failure"], got
+    assert got["warm cache.lookup %s (op/cpu)%s" % (metric, where)] == \
+        ([], []), got
+    assert got["warm rare %s (op/cpu)%s" % (metric, where)] == (
+        ["Skipped"], ["too short a history: fewer than 2 runs in the latest "
+                      "segment"]), got
+assert len(got) == 6, got
+
+class Rows(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tables, self.rows = 0, 0
+    def handle_starttag(self, tag, attrs):
+        self.tables += tag == "table"
+        self.rows += tag == "tr"
+
+def render(name):
+    text = open("%s/%s" % (d, name), encoding="utf-8").read()
+    p = Rows()
+    p.feed(markdown.markdown(text, extensions=["tables"]))
+    return text.splitlines(), p
+
+lines, p = render("detect.md")
+assert lines[0] == "2 keys slower than allowed, 4 unchanged", lines[0]
+assert p.tables == 1 and p.rows == 2, (p.tables, p.rows)  # header + 1
+assert "1 more changed key not shown (--limit 1)." in lines, lines
+lines, p = render("check.md")
+assert lines[0] == ("0 keys slower than allowed, 2 slower, 2 unchanged, "
+                    "2 not judged (too short a history)"), lines[0]
+assert p.tables == 1 and p.rows == 3, (p.tables, p.rows)
+EOF
+# history plot: the page of the same history, in headless chromium
+# (tests/service/page_check.mjs): no console message, a chart per key (one
+# machine), the most changed first, the change at c20 marked on both
+# backend.submit charts and nowhere else.
+browser=$(command -v chromium || command -v chromium-browser) ||
+    fail "chromium is needed (./bootstrap installs it)"
+ctl history plot --db "$db" -o "$dir/page" > "$dir/plot.out" 2> "$dir/err" ||
+    fail "history plot: $(cat "$dir/err")"
+grep -q "^wrote $dir/page/index.html: 6 series$" "$dir/plot.out" ||
+    fail "history plot said: $(cat "$dir/plot.out")"
+mkdir "$dir/seen" && node "${srcdir:-.}/tests/service/page_check.mjs" \
+    "$browser" "$dir/profile" "file://$dir/page/index.html" "$dir/seen" \
+    --all || fail "chromium on the history page"
+[ "$(cat "$dir/seen/console.json")" = "[]" ] ||
+    fail "console messages: $(cat "$dir/seen/console.json")"
+"$py" - "$dir/seen/dom.html" <<'EOF' || fail "the history page's DOM"
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+figs = re.findall(r'<figure class="chart[^"]*"[^>]*data-name="([^"]*)"', dom)
+assert len(figs) == 6, figs
+assert figs[0].startswith("n1 warm backend.submit (op/cpu) "), figs
+marks = re.findall(r'<g class="cp" data-run="\d+" data-commit="([^"]*)"', dom)
+assert marks == ["c20", "c20"], marks
+EOF
+ctl history plot --db "$db" > /dev/null 2>&1
+[ $? -eq 2 ] || fail "history plot without -o"
+echo "PASS"
