@@ -423,9 +423,9 @@ static void key_text(char *buf, size_t len, const struct hrd_diff_pop *k)
 /* The widest key column of a table. */
 #define KEY_WIDTH_MAX 160
 
-/* width: of the key column of a table. */
-static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
-                       int colour, int width)
+/* A row of the table; width: of its key column. (JUnit and Markdown are
+ * written by lib/view/gate.c.) */
+static void write_text(FILE *f, const struct drow *r, int colour, int width)
 {
     const struct hrd_diff_pop *k = r->b ? r->b : r->n;
     char key[4 * HRP_MAX_STRING + 64], marks[160] = "";
@@ -446,12 +446,8 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
                  r->run_level ? "" : ": " NOISE_UNMEASURED);
     }
     if (r->b == NULL || r->n == NULL) {
-        if (fmt == FMT_MARKDOWN)
-            fprintf(f, "| %s | %s | %s | | | | only in %s |\n", key,
-                    r->b ? "" : "-", r->b ? "-" : "", r->b ? "base" : "new");
-        else
-            fprintf(f, "%-*s only in %s (median %.3f us)\n", width, key,
-                    r->b ? "base" : "new", k->median / 1000);
+        fprintf(f, "%-*s only in %s (median %.3f us)\n", width, key,
+                r->b ? "base" : "new", k->median / 1000);
         return;
     }
     if (colour && r->flag) {
@@ -460,28 +456,11 @@ static void write_text(FILE *f, const struct drow *r, enum fmt fmt,
     }
     if (r->run_level) {
         /* The interval of the ratio, in %. */
-        if (fmt == FMT_MARKDOWN)
-            fprintf(f, "| %s | %.3f | %.3f | %+.2f%% | [%+.1f%%, %+.1f%%] | "
-                    "%.3g | %s%s%s%s |\n", key, r->rc.base_median / 1000,
-                    r->rc.new_median / 1000, r->change, r->rc.lo, r->rc.hi,
-                    r->rc.p, r->flag ? "**" : "", r->flag ? r->flag : "",
-                    r->flag ? "**" : "", r->flag ? marks : marks + 1);
-        else
-            fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% [%+.1f%%, %+.1f%%] "
-                    "p=%.3g%s%s%s%s\n", on, width, key,
-                    r->rc.base_median / 1000, r->rc.new_median / 1000,
-                    r->change, r->rc.lo, r->rc.hi, r->rc.p,
-                    r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
-        return;
-    }
-    if (fmt == FMT_MARKDOWN) {
-        /* The marks (and the rounds) follow the flag in its cell. */
-        fprintf(f, "| %s | %.3f | %.3f | %+.2f%% | %+.1f [%+.1f, %+.1f] | "
-                "%.3g | %s%s%s%s |\n", key, r->b->median / 1000,
-                r->n->median / 1000, r->change, r->s.shift, r->s.lo,
-                r->s.hi, r->s.p, r->flag ? "**" : "",
-                r->flag ? r->flag : "", r->flag ? "**" : "",
-                r->flag ? marks : marks + 1);
+        fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% [%+.1f%%, %+.1f%%] "
+                "p=%.3g%s%s%s%s\n", on, width, key,
+                r->rc.base_median / 1000, r->rc.new_median / 1000,
+                r->change, r->rc.lo, r->rc.hi, r->rc.p,
+                r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
         return;
     }
     fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% %+10.1f [%+.1f, %+.1f] "
@@ -962,23 +941,18 @@ static int write_report(FILE *f, const struct drow *rows, size_t nrows,
     }
     if (o->fmt != FMT_JSONL)
         write_rounds_line(f, rows, nrows, o, base, new);
-    if (o->fmt == FMT_MARKDOWN)
-        fprintf(f, "| key | base median (us) | new median (us) | change | "
-                "shift ns [95%% CI] | p | flag |\n|---|---:|---:|---:|---:|"
-                "---:|---|\n");
-    else if (o->fmt == FMT_TABLE)
+    if (o->fmt == FMT_TABLE)
         fprintf(f, "%-*s %10s %10s %9s %10s\n", width, "key", "base us",
                 "new us", "change", "shift ns [95% CI]");
     for (size_t i = 0; i < nrows; i++) {
         if (o->fmt == FMT_JSONL)
             write_jsonl(f, &rows[i]);
         else
-            write_text(f, &rows[i], o->fmt, colour, width);
+            write_text(f, &rows[i], colour, width);
     }
     if (o->fmt != FMT_JSONL) {
-        fprintf(f, "%s%zu keys compared, %zu flagged (p < %g, |change| >= "
-                "%g%%)\n", o->fmt == FMT_MARKDOWN ? "\n" : "", nrows,
-                flagged, o->alpha, o->threshold);
+        fprintf(f, "%zu keys compared, %zu flagged (p < %g, |change| >= "
+                "%g%%)\n", nrows, flagged, o->alpha, o->threshold);
         write_machines(f, o, base, new);
     }
     if (fflush(f) != 0 || ferror(f))

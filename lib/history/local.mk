@@ -10,5 +10,3 @@ lib_history_libhrhistory_la_CFLAGS = $(AM_CFLAGS) $(SQLITE3_CFLAGS) \
 # libpq is loaded when first needed (pg.c), not linked.
 lib_history_libhrhistory_la_LIBADD = $(SQLITE3_LIBS)
 EXTRA_DIST += lib/history/local.mk
-# The history's page.
-EXTRA_DIST += doc/history.md
