@@ -5,6 +5,7 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/history.h"
+#include "lib/stat/changepoint.h"
 #include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
 #include "lib/run/runid.h"
@@ -667,4 +668,31 @@ int hrd_ctl_history_show(int argc, char **argv)
         return HRD_CTL_HISTORY_FAILED;
     }
     return rc == 0 ? 0 : query_failed("history show", db, rc, err);
+}
+
+int hrd_ctl_history_cp_option(const char *cmd, int c, const char *arg,
+                              struct hrd_cp_opts *cp)
+{
+    char *end;
+
+    if (c == 'a') {
+        double a = strtod(arg, &end);
+
+        if (*end != '\0' || end == arg || !(a > 0) || a >= 1) {
+            fprintf(stderr, "hostrangectl %s: bad --alpha '%s' (a number "
+                    "between 0 and 1)\n", cmd, arg);
+            return -EINVAL;
+        }
+        cp->alpha = a;
+    } else {
+        long w = strtol(arg, &end, 10);
+
+        if (*end != '\0' || end == arg || w < 1 || w > 100000) {
+            fprintf(stderr, "hostrangectl %s: bad --window '%s' (a whole "
+                    "number of runs, at least 1)\n", cmd, arg);
+            return -EINVAL;
+        }
+        cp->window = (size_t)w;
+    }
+    return 0;
 }

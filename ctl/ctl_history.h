@@ -62,6 +62,12 @@ void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r);
 /* The run's time "YYYY-MM-DDTHH:MM:SSZ" (UTC) of time_ns. */
 void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len);
 
+/* detect, check and plot's --alpha (c 'a') or --window (c 'w') from arg
+ * into *cp. Returns 0, or -EINVAL after saying why on stderr. */
+struct hrd_cp_opts;
+int hrd_ctl_history_cp_option(const char *cmd, int c, const char *arg,
+                              struct hrd_cp_opts *cp);
+
 /* The subcommands; argv[0] is the subcommand's name. */
 int hrd_ctl_history_add(int argc, char **argv);
 int hrd_ctl_history_list(int argc, char **argv);

@@ -371,23 +371,9 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
             o->db = optarg;
         } else if (c == OPT_MACHINE) {
             o->machine = optarg;
-        } else if (c == 'a') {
-            o->cp.alpha = strtod(optarg, &end);
-            if (*end != '\0' || end == optarg || !(o->cp.alpha > 0) ||
-                o->cp.alpha >= 1) {
-                fprintf(stderr, "hostrangectl %s: bad --alpha '%s' (a "
-                        "number between 0 and 1)\n", cmd, optarg);
+        } else if (c == 'a' || c == 'w') {
+            if (hrd_ctl_history_cp_option(cmd, c, optarg, &o->cp) != 0)
                 return HRD_CTL_HISTORY_USAGE;
-            }
-        } else if (c == 'w') {
-            long w = strtol(optarg, &end, 10);
-
-            if (*end != '\0' || end == optarg || w < 1 || w > 100000) {
-                fprintf(stderr, "hostrangectl %s: bad --window '%s' (a "
-                        "whole number of runs, at least 1)\n", cmd, optarg);
-                return HRD_CTL_HISTORY_USAGE;
-            }
-            o->cp.window = (size_t)w;
         } else if (c == OPT_MIN_CHANGE && detect) {
             double pct = strtod(optarg, &end);
 

@@ -222,7 +222,7 @@ int hrd_ctl_history_plot(int argc, char **argv)
     struct plot p;
     struct hrd_history *h;
     struct hrd_atomic a;
-    char err[4096], name[1024], title[1100], path[4096], *end;
+    char err[4096], name[1024], title[1100], path[4096];
     int c, rc;
 
     memset(&p, 0, sizeof p);
@@ -234,23 +234,9 @@ int hrd_ctl_history_plot(int argc, char **argv)
             out = optarg;
         } else if (c == OPT_MACHINE) {
             p.machine = optarg;
-        } else if (c == 'a') {
-            cp.alpha = strtod(optarg, &end);
-            if (*end != '\0' || end == optarg || !(cp.alpha > 0) ||
-                cp.alpha >= 1) {
-                fprintf(stderr, "hostrangectl %s: bad --alpha '%s' (a "
-                        "number between 0 and 1)\n", cmd, optarg);
+        } else if (c == 'a' || c == 'w') {
+            if (hrd_ctl_history_cp_option(cmd, c, optarg, &cp) != 0)
                 return HRD_CTL_HISTORY_USAGE;
-            }
-        } else if (c == 'w') {
-            long w = strtol(optarg, &end, 10);
-
-            if (*end != '\0' || end == optarg || w < 1 || w > 100000) {
-                fprintf(stderr, "hostrangectl %s: bad --window '%s' (a "
-                        "whole number of runs, at least 1)\n", cmd, optarg);
-                return HRD_CTL_HISTORY_USAGE;
-            }
-            cp.window = (size_t)w;
         } else if (c == 'h') {
             fputs(hrd_ctl_history_usage_plot, stdout);
             return 0;
