@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -383,4 +384,27 @@ double bd_send_batch(int sock, const struct db_batch *x)
     nn_freemsg(msg);
     free(buf);
     return t0;
+}
+
+double bd_run_cpu(char *const *argv, pid_t also, double *wall)
+{
+    double t0 = bd_now(), c0 = also != 0 ? bd_proc_cpu(also) : 0;
+    struct rusage ru;
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        if (freopen("/dev/null", "w", stdout) == NULL)
+            _exit(126);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        bd_die("%s %s failed", argv[0], argv[1] != NULL ? argv[1] : "");
+    if (wall != NULL)
+        *wall = bd_now() - t0;
+    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 +
+           (also != 0 ? bd_proc_cpu(also) - c0 : 0);
 }

@@ -68,6 +68,12 @@ uint64_t bd_rss(pid_t pid);
  * kept. Threads that exited are counted only by the latter. */
 double bd_proc_cpu(pid_t pid);
 
+/* Runs argv (a program and its arguments, its output to /dev/null) and dies
+ * unless it exits with 0. Returns the CPU seconds it took, with those of
+ * process `also` meanwhile (0: none), and its wall seconds in *wall unless
+ * wall is NULL. */
+double bd_run_cpu(char *const *argv, pid_t also, double *wall);
+
 /* Sends a control request to the daemon, returns its reply (caller frees
  * with hostrange__control_reply__free_unpacked). */
 Hostrange__ControlReply *bd_control(const struct bd_daemon *d,

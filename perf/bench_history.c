@@ -165,26 +165,6 @@ static void write_run(const char *path, size_t nkeys, double v, unsigned id,
     hrd_agg_fini(&f.a);
 }
 
-/* Runs argv, its output to /dev/null; returns its CPU seconds. */
-static double run(char *const *argv)
-{
-    struct rusage ru;
-    int status;
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        if (freopen("/dev/null", "w", stdout) == NULL)
-            _exit(126);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0)
-        bd_die("%s %s %s failed", argv[0], argv[1], argv[2]);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
-
 static double file_size(const char *path)
 {
     struct stat st;
@@ -271,9 +251,9 @@ static void cost(void)
         double t;
 
         snprintf(db, sizeof db, "%s/add%d.db", dir, r);
-        if ((t = run(add)) < best_add)
+        if ((t = bd_run_cpu(add, 0, NULL)) < best_add)
             best_add = t;
-        if ((t = run(dump)) < best_dump)
+        if ((t = bd_run_cpu(dump, 0, NULL)) < best_dump)
             best_dump = t;
     }
     fprintf(stderr, "history.add: a run of 2000 keys into SQLite %.3f CPU s, "
@@ -289,7 +269,7 @@ static void cost(void)
 
         snprintf(path, sizeof path, "%s/b%u.hrs", dir, r);
         write_run(path, 2000, 1000, 100 + r, 1700000000 + r);
-        run(add);
+        bd_run_cpu(add, 0, NULL);
         if (r == 0)
             one = file_size(db);
         unlink(path);
@@ -324,11 +304,11 @@ static void cost(void)
             add[k++] = files[r % 100];
         }
         add[k] = NULL;
-        run(add);
+        bd_run_cpu(add, 0, NULL);
         for (int i = 0; i < 100; i++)
             unlink(files[i]);
         for (int r = 0; r < 3; r++) {
-            if ((t = run(detect)) < best)
+            if ((t = bd_run_cpu(detect, 0, NULL)) < best)
                 best = t;
         }
         /* Two series (inclusive, self) per key. */

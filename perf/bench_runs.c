@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -67,64 +66,6 @@ static void feed(const struct bd_daemon *d, int first, uint64_t *rng)
     nn_close(sock);
 }
 
-/* CPU seconds of every thread of process pid so far (0 for pid 0). */
-static double proc_cpu(pid_t pid)
-{
-    char path[64];
-    struct dirent *e;
-    double sum = 0;
-    DIR *dir;
-
-    if (pid == 0)
-        return 0;
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    dir = opendir(path);
-    if (dir == NULL)
-        bd_die("cannot read %s", path);
-    while ((e = readdir(dir)) != NULL) {
-        char stat[400];
-        unsigned long long ns;
-        FILE *f;
-
-        if (e->d_name[0] == '.')
-            continue;
-        snprintf(stat, sizeof stat, "%s/%s/schedstat", path, e->d_name);
-        f = fopen(stat, "r");
-        if (f == NULL)
-            continue; /* a thread that has just ended */
-        if (fscanf(f, "%llu", &ns) == 1)
-            sum += (double)ns / 1e9;
-        fclose(f);
-    }
-    closedir(dir);
-    return sum;
-}
-
-/* Runs argv (a program and its arguments, output to /dev/null); returns
- * the CPU seconds it took, with those of process `also` meanwhile, and its
- * wall seconds in *wall. */
-static double run(char *const *argv, pid_t also, double *wall)
-{
-    double t0 = bd_now(), c0 = proc_cpu(also);
-    struct rusage ru;
-    int status;
-    pid_t pid = fork();
-
-    if (pid == 0) {
-        if (freopen("/dev/null", "w", stdout) == NULL)
-            _exit(126);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
-        WEXITSTATUS(status) != 0)
-        bd_die("%s %s failed", argv[0], argv[1]);
-    *wall = bd_now() - t0;
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-           (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 +
-           proc_cpu(also) - c0;
-}
-
 static double file_mb(const char *path)
 {
     struct stat st;
@@ -148,14 +89,14 @@ static void measure(const char *name, char *const *argv, pid_t also,
         /* Both write a new file: replacing one would count the freeing of
          * the old one's pages to one side only. */
         unlink(out);
-        t = run(argv, also, &w);
+        t = bd_run_cpu(argv, also, &w);
 
         if (t < best)
             best = t;
         if (w < wall)
             wall = w;
         unlink(copy);
-        t = run(cp, 0, &w);
+        t = bd_run_cpu(cp, 0, &w);
         if (t < best_cp)
             best_cp = t;
         if (w < wall_cp)
@@ -193,8 +134,8 @@ int main(void)
             measure("runs.save", save, d.pid, shard[i], copy);
             measure("runs.save.unsorted", usave, d.pid, ushard[i], copy);
         } else {
-            run(save, 0, &wall);
-            run(usave, 0, &wall);
+            bd_run_cpu(save, 0, &wall);
+            bd_run_cpu(usave, 0, &wall);
         }
         bd_daemon_stop(&d);
     }
