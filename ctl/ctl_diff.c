@@ -754,8 +754,11 @@ static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
         rc = -ENOMEM;
         goto out;
     }
-    qsort(base->p, base->n, sizeof *base->p, cmp_report);
-    qsort(new->p, new->n, sizeof *new->p, cmp_report);
+    /* A side with no keys has no array (qsort takes none). */
+    if (base->n > 1)
+        qsort(base->p, base->n, sizeof *base->p, cmp_report);
+    if (new->n > 1)
+        qsort(new->p, new->n, sizeof *new->p, cmp_report);
     for (size_t i = 0; i < new->n; i++)
         at[new->p[i].id] = i;
     *flagged = 0;

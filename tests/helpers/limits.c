@@ -49,6 +49,10 @@ static void ok_ranges(int n, hr_site *inner)
     }
 }
 
+/* The sites of the roots and names modes: the library keeps pointers to
+ * them until the process exits, so they stay reachable from here. */
+static hr_site *g_sites;
+
 static char *filled(size_t n, char c)
 {
     char *s = malloc(n + 1);
@@ -95,9 +99,10 @@ int main(int argc, char **argv)
             return 3;
         ok_ranges(100, NULL);
         hr_window_end();
+        free(big); /* hr_labels_set copies what it keeps */
     } else if (strcmp(mode, "roots") == 0 && argc > 2) {
         long n = atol(argv[2]);
-        hr_site *sites = calloc((size_t)n, sizeof *sites);
+        hr_site *sites = g_sites = calloc((size_t)n, sizeof *sites);
 
         if (sites == NULL)
             return 2;
@@ -114,7 +119,7 @@ int main(int argc, char **argv)
         hr_window_end();
     } else if (strcmp(mode, "names") == 0 && argc > 3) {
         long n = atol(argv[2]);
-        hr_site *sites = calloc((size_t)n, sizeof *sites);
+        hr_site *sites = g_sites = calloc((size_t)n, sizeof *sites);
 
         if (sites == NULL)
             return 2;
