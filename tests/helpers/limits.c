@@ -50,8 +50,9 @@ static void ok_ranges(int n, hr_site *inner)
 }
 
 /* The sites of the roots and names modes: the library keeps pointers to
- * them until the process exits, so they stay reachable from here. */
-static hr_site *g_sites;
+ * them until the process exits, so they stay reachable from here (not
+ * static: a store to a static nobody reads may be left out). */
+hr_site *limits_sites;
 
 static char *filled(size_t n, char c)
 {
@@ -102,7 +103,7 @@ int main(int argc, char **argv)
         free(big); /* hr_labels_set copies what it keeps */
     } else if (strcmp(mode, "roots") == 0 && argc > 2) {
         long n = atol(argv[2]);
-        hr_site *sites = g_sites = calloc((size_t)n, sizeof *sites);
+        hr_site *sites = limits_sites = calloc((size_t)n, sizeof *sites);
 
         if (sites == NULL)
             return 2;
@@ -119,7 +120,7 @@ int main(int argc, char **argv)
         hr_window_end();
     } else if (strcmp(mode, "names") == 0 && argc > 3) {
         long n = atol(argv[2]);
-        hr_site *sites = g_sites = calloc((size_t)n, sizeof *sites);
+        hr_site *sites = limits_sites = calloc((size_t)n, sizeof *sites);
 
         if (sites == NULL)
             return 2;
