@@ -162,6 +162,12 @@ void hrd_ctl_read_progress(void *ctx, uint64_t done, uint64_t size);
  * with status 2 on anything else. */
 long hrd_ctl_parse_ms(const char *cmd, const char *what, const char *v);
 
+/* Makes a private directory $TMPDIR/hostrange-KIND-XXXXXX (/tmp when
+ * TMPDIR is unset or empty) and writes its path to dir. Returns 0, or -1
+ * after saying on stderr "hostrangectl CMD: cannot create WHAT in ...". */
+int hrd_ctl_tempdir(const char *cmd, const char *kind, const char *what,
+                    char *dir, size_t len);
+
 /* Pings until the daemon answers or wait_ms pass. Returns 0 or 1. */
 int hrd_ctl_ping_wait(int wait_ms, int quiet);
 

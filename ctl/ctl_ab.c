@@ -72,7 +72,7 @@ static int run_ab(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *save[2] = { NULL, NULL }, *tmpdir = getenv("TMPDIR");
+    const char *save[2] = { NULL, NULL };
     char **dargv = calloc((size_t)argc + 4, sizeof *dargv);
     char **files[2] = { NULL, NULL }, tmp[2][PATH_MAX + 16] = { "", "" };
     char dir[PATH_MAX];
@@ -131,14 +131,14 @@ static int run_ab(int argc, char **argv)
         goto out;
     }
     argv[sep] = NULL;
-    if (tmpdir == NULL || tmpdir[0] == '\0')
-        tmpdir = "/tmp";
-    snprintf(dir, sizeof dir, "%s/hostrange-ab-XXXXXX", tmpdir);
     files[0] = calloc(rounds, sizeof *files[0]);
     files[1] = calloc(rounds, sizeof *files[1]);
-    if (files[0] == NULL || files[1] == NULL || mkdtemp(dir) == NULL) {
-        fprintf(stderr, "hostrangectl ab: cannot create a directory in %s: "
-                "%s\n", tmpdir, strerror(errno));
+    if (files[0] == NULL || files[1] == NULL) {
+        fprintf(stderr, "hostrangectl ab: out of memory\n");
+        status = 5;
+        goto out;
+    }
+    if (hrd_ctl_tempdir("ab", "ab", "a directory", dir, sizeof dir) != 0) {
         status = 5;
         goto out;
     }

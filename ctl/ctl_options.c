@@ -147,3 +147,19 @@ long hrd_ctl_parse_ms(const char *cmd, const char *what, const char *v)
     }
     return n;
 }
+
+int hrd_ctl_tempdir(const char *cmd, const char *kind, const char *what,
+                    char *dir, size_t len)
+{
+    const char *tmpdir = getenv("TMPDIR");
+
+    if (tmpdir == NULL || tmpdir[0] == '\0')
+        tmpdir = "/tmp";
+    snprintf(dir, len, "%s/hostrange-%s-XXXXXX", tmpdir, kind);
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "hostrangectl %s: cannot create %s in %s: %s\n", cmd,
+                what, tmpdir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}

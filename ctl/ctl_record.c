@@ -195,7 +195,6 @@ struct record_opts {
 static int record(const struct record_opts *o, char **cmdv)
 {
     static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
-    const char *tmpdir = getenv("TMPDIR");
     char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX], run[PATH_MAX + 8];
     const char *save;
     pid_t dpid, cpid;
@@ -206,14 +205,9 @@ static int record(const struct record_opts *o, char **cmdv)
                 "hostrange built with the NVTX headers?)\n", tool);
         return 1;
     }
-    if (tmpdir == NULL || tmpdir[0] == '\0')
-        tmpdir = "/tmp";
-    snprintf(dir, sizeof dir, "%s/hostrange-record-XXXXXX", tmpdir);
-    if (mkdtemp(dir) == NULL) {
-        fprintf(stderr, "hostrangectl record: cannot create a runtime "
-                "directory in %s: %s\n", tmpdir, strerror(errno));
+    if (hrd_ctl_tempdir("record", "record", "a runtime directory", dir,
+                        sizeof dir) != 0)
         return 1;
-    }
     snprintf(hrd_ctl_dir, sizeof hrd_ctl_dir, "%s", dir);
     daemon_path(daemon, sizeof daemon);
     dpid = fork();
@@ -317,19 +311,18 @@ int hrd_ctl_record_round(char **cmdv, const char *save)
 static int record_rounds(const struct record_opts *o, char **cmdv)
 {
     static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
-    const char *tmpdir = getenv("TMPDIR");
     char dir[PATH_MAX], merged[PATH_MAX + 32];
     char **files = calloc(o->rounds, sizeof *files);
     struct hrd_ctl_report rep = o->rep;
     int status = 0, rc = 0;
     unsigned made = 0;
 
-    if (tmpdir == NULL || tmpdir[0] == '\0')
-        tmpdir = "/tmp";
-    snprintf(dir, sizeof dir, "%s/hostrange-rounds-XXXXXX", tmpdir);
-    if (files == NULL || mkdtemp(dir) == NULL) {
-        fprintf(stderr, "hostrangectl record: cannot create a directory "
-                "in %s: %s\n", tmpdir, strerror(errno));
+    if (files == NULL) {
+        fprintf(stderr, "hostrangectl record: out of memory\n");
+        return 1;
+    }
+    if (hrd_ctl_tempdir("record", "rounds", "a directory", dir,
+                        sizeof dir) != 0) {
         free(files);
         return 1;
     }
