@@ -30,6 +30,17 @@
  *   reference.floor                     the reference design's in-thread ns
  *                                       per range; baseline: two plain
  *                                       reads of the clock (bench_clock.h)
+ *   reference.object.*                  the same four on the scope-object
+ *                                       shape: the same 11 ranges, each
+ *                                       opened and closed through a scope
+ *                                       object that a switch on the
+ *                                       profiler in use dispatches (out of
+ *                                       line, as a C++ profiler's scope
+ *                                       class with several back ends is),
+ *                                       the open scope stored in the
+ *                                       object in memory between its begin
+ *                                       and end, and about 300 ns of
+ *                                       backend work in backend.submit
  *
  * The reference design reserves its samples' room and takes its pages on
  * their first writes, inside its ranges, as the reference does; each line
@@ -40,8 +51,9 @@
  * `hostrangectl record` runs it), and every range must reach it.
  *
  * Usage: bench_reference [CALLS] (default 300000). Internally,
- * `bench_reference --worker MODE CALLS` is one measured process (MODE:
- * bare, reference, reference-touched or hostrange).
+ * `bench_reference --worker MODE CALLS SHAPE` is one measured process
+ * (MODE: bare, reference, reference-touched or hostrange; SHAPE: nested
+ * or object).
  */
 #include "config.h"
 
@@ -63,6 +75,9 @@
 #define RANGES_PER_CALL 11
 /* Steps of each range's own work (a dependent chain: a few ns). */
 #define OWN_STEPS 6u
+/* Steps of backend.submit's work in the scope-object shape (about 300 ns:
+ * a dependent chain of multiplications). */
+#define BACKEND_STEPS 100u
 
 enum name {
     N_BODY, N_TENSOR, N_DEVICE, N_DISPATCH, N_OPERATOR, N_KEY, N_LOOKUP,
@@ -151,6 +166,105 @@ static inline __attribute__((always_inline)) void call(enum mode mode)
     range_close(mode, body);
 }
 
+/*
+ * The scope-object shape. A profiler's scope object, as an operator
+ * library with several profilers behind one interface has it: the
+ * profiler in use is a field, each begin and end a switch on it, out of
+ * line, and the open scope is kept in the object (in memory) until its
+ * end. The objects live in the caller's frame.
+ */
+struct scope_obj {
+    enum mode kind;
+    hr_scope sc;
+};
+
+static __attribute__((noinline)) void obj_begin(struct scope_obj *o,
+                                                enum mode kind, enum name n)
+{
+    o->kind = kind;
+    switch (kind) {
+    case HOSTRANGE:
+        o->sc = hr_begin(&sites[n]);
+        break;
+    case REFERENCE:
+        harness_refd_begin(n);
+        break;
+    default:
+        break;
+    }
+}
+
+static __attribute__((noinline)) void obj_end(struct scope_obj *o)
+{
+    switch (o->kind) {
+    case HOSTRANGE:
+        hr_end(o->sc);
+        break;
+    case REFERENCE:
+        harness_refd_end();
+        break;
+    default:
+        break;
+    }
+}
+
+static __attribute__((noinline)) void backend_work(void)
+{
+    uint64_t x = sink;
+
+    for (unsigned i = 0; i < BACKEND_STEPS; i++) {
+        x = x * 0x9E3779B97F4A7C15ull + i;
+        __asm__ volatile("" : "+r"(x));
+    }
+    sink = x;
+}
+
+static __attribute__((noinline)) void obj_leaf(enum mode mode, enum name n,
+                                               struct scope_obj *o)
+{
+    obj_begin(o, mode, n);
+    if (n == N_SUBMIT)
+        backend_work();
+    else
+        own_work();
+    obj_end(o);
+}
+
+/* One call of the operators' shape through scope objects; `mode` is a
+ * variable here, as a profiler chosen at run time is. */
+static __attribute__((noinline)) void obj_call(enum mode mode)
+{
+    struct scope_obj o[RANGES_PER_CALL];
+
+    obj_begin(&o[0], mode, N_BODY);
+    own_work();
+    for (int i = 0; i < 3; i++)
+        obj_leaf(mode, N_TENSOR, &o[1 + i]);
+    obj_leaf(mode, N_DEVICE, &o[4]);
+    obj_begin(&o[5], mode, N_DISPATCH);
+    own_work();
+    obj_begin(&o[6], mode, N_OPERATOR);
+    own_work();
+    obj_leaf(mode, N_KEY, &o[7]);
+    obj_leaf(mode, N_LOOKUP, &o[8]);
+    obj_begin(&o[9], mode, N_INVOKE);
+    own_work();
+    obj_leaf(mode, N_SUBMIT, &o[10]);
+    obj_end(&o[9]);
+    obj_end(&o[6]);
+    obj_end(&o[5]);
+    obj_end(&o[0]);
+}
+
+static enum mode g_shape_mode;
+static int g_object;
+
+static __attribute__((noinline)) void calls_object(long n)
+{
+    for (long i = 0; i < n; i++)
+        obj_call(g_shape_mode);
+}
+
 static __attribute__((noinline)) void calls_bare(long n)
 {
     for (long i = 0; i < n; i++)
@@ -179,21 +293,33 @@ static double thread_ns(void)
 
 /* One measured process: CALLS calls in MODE. Prints the loop's thread
  * processor time in ns. */
-static int worker(const char *mode, long calls)
+static int worker(const char *mode, long calls, const char *shape)
 {
     struct harness_refd_stat st[2 * NNAMES];
     double t0, t;
 
+    if (strcmp(shape, "object") == 0)
+        g_object = 1;
+    else if (strcmp(shape, "nested") != 0)
+        return 2;
     if (strcmp(mode, "bare") == 0) {
+        g_shape_mode = BARE;
         t0 = thread_ns();
-        calls_bare(calls);
+        if (g_object)
+            calls_object(calls);
+        else
+            calls_bare(calls);
         t = thread_ns() - t0;
     } else if (strncmp(mode, "reference", 9) == 0) {
         if (harness_refd_reserve((size_t)calls * RANGES_PER_CALL,
                                  strcmp(mode, "reference-touched") == 0) != 0)
             return 1;
+        g_shape_mode = REFERENCE;
         t0 = thread_ns();
-        calls_reference(calls);
+        if (g_object)
+            calls_object(calls);
+        else
+            calls_reference(calls);
         t = thread_ns() - t0;
         /* The report the reference computes at the end, counted in its
          * process's CPU. */
@@ -211,8 +337,12 @@ static int worker(const char *mode, long calls)
                           HR_PHASE_WARM) != 0 ||
             hr_window_begin() != 0)
             return 1;
+        g_shape_mode = HOSTRANGE;
         t0 = thread_ns();
-        calls_hostrange(calls);
+        if (g_object)
+            calls_object(calls);
+        else
+            calls_hostrange(calls);
         t = thread_ns() - t0;
         hr_window_end();
         if (hr_flush(600000) != 0)
@@ -238,7 +368,8 @@ struct took {
 
 /* Runs `self --worker MODE CALLS` with HOSTRANGE_CLOCK=path (NULL: the
  * mode does not collect), against a fresh hostranged when path is set. */
-static struct took measure(const char *mode, const char *path, long calls)
+static struct took measure(const char *mode, const char *path, long calls,
+                           const char *shape)
 {
     struct bd_daemon d;
     struct took k = { 0, 0 };
@@ -265,7 +396,8 @@ static struct took measure(const char *mode, const char *path, long calls)
         close(fd[0]);
         if (dup2(fd[1], STDOUT_FILENO) < 0)
             _exit(127);
-        execl(self_path, self_path, "--worker", mode, carg, (char *)NULL);
+        execl(self_path, self_path, "--worker", mode, carg, shape,
+              (char *)NULL);
         _exit(127);
     }
     close(fd[1]);
@@ -320,12 +452,16 @@ int main(int argc, char **argv)
                                           "hostrange" };
     static const char *const path[NK] = { NULL, NULL, NULL, "fast",
                                           "ordered" };
-    double th[NK][ROUNDS], cpu[NK][ROUNDS], fl[ROUNDS], floor;
+    enum { NSHAPES = 2 };
+    static const char *const shape[NSHAPES] = { "nested", "object" };
+    static const char *const prefix[NSHAPES] = { "", "object." };
+    double th[NSHAPES][NK][ROUNDS], cpu[NSHAPES][NK][ROUNDS], fl[ROUNDS];
+    double floor;
     long calls = 300000;
     double ranges;
 
-    if (argc == 4 && strcmp(argv[1], "--worker") == 0)
-        return worker(argv[2], atol(argv[3]));
+    if (argc == 5 && strcmp(argv[1], "--worker") == 0)
+        return worker(argv[2], atol(argv[3]), argv[4]);
     if (argc > 1)
         calls = atol(argv[1]);
     if (calls < 1000)
@@ -336,32 +472,39 @@ int main(int argc, char **argv)
     ranges = (double)calls * RANGES_PER_CALL;
     for (int r = 0; r < ROUNDS; r++) {
         fl[r] = bench_clock_pair(10000000);
-        for (int k = 0; k < NK; k++) {
-            struct took t = measure(mode[k], path[k], calls);
+        for (int sh = 0; sh < NSHAPES; sh++) {
+            for (int k = 0; k < NK; k++) {
+                struct took t = measure(mode[k], path[k], calls, shape[sh]);
 
-            th[k][r] = t.thread_ns;
-            cpu[k][r] = t.cpu_ns;
-        }
-        /* Per range, less the uninstrumented process of the round. */
-        for (int k = NK - 1; k >= 0; k--) {
-            th[k][r] = (th[k][r] - th[BARE_K][r]) / ranges;
-            cpu[k][r] = (cpu[k][r] - cpu[BARE_K][r]) / ranges;
+                th[sh][k][r] = t.thread_ns;
+                cpu[sh][k][r] = t.cpu_ns;
+            }
+            /* Per range, less the uninstrumented process of the round. */
+            for (int k = NK - 1; k >= 0; k--) {
+                th[sh][k][r] = (th[sh][k][r] - th[sh][BARE_K][r]) / ranges;
+                cpu[sh][k][r] = (cpu[sh][k][r] - cpu[sh][BARE_K][r]) / ranges;
+            }
         }
     }
     floor = median(fl);
-    {
-        double ref_th = median(th[REF_K]), ref_cpu = median(cpu[REF_K]);
-        double tch_th = median(th[TOUCHED_K]), tch_cpu = median(cpu[TOUCHED_K]);
+    for (int sh = 0; sh < NSHAPES; sh++) {
+        double ref_th = median(th[sh][REF_K]), ref_cpu = median(cpu[sh][REF_K]);
+        double tch_th = median(th[sh][TOUCHED_K]);
+        double tch_cpu = median(cpu[sh][TOUCHED_K]);
+        char name[64];
 
-        print("reference.thread_per_range", median(th[FAST_K]), ref_th,
+#define NAME(what) (snprintf(name, sizeof name, "reference.%s%s", \
+                             prefix[sh], what), name)
+        print(NAME("thread_per_range"), median(th[sh][FAST_K]), ref_th,
               tch_th, floor);
-        print("reference.cpu_per_range", median(cpu[FAST_K]), ref_cpu,
+        print(NAME("cpu_per_range"), median(cpu[sh][FAST_K]), ref_cpu,
               tch_cpu, floor);
-        print("reference.thread_per_range.ordered", median(th[ORDERED_K]),
+        print(NAME("thread_per_range.ordered"), median(th[sh][ORDERED_K]),
               ref_th, tch_th, floor);
-        print("reference.cpu_per_range.ordered", median(cpu[ORDERED_K]),
+        print(NAME("cpu_per_range.ordered"), median(cpu[sh][ORDERED_K]),
               ref_cpu, tch_cpu, floor);
-        print("reference.floor", ref_th, floor, tch_th, floor);
+        print(NAME("floor"), ref_th, floor, tch_th, floor);
+#undef NAME
     }
     return 0;
 }
