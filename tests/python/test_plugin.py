@@ -55,6 +55,13 @@ def pytest_run(env, cwd, *args, suite=True, path=None):
             "-p", "no:cacheprovider", "-q", "-rp"]
     if path is not None:
         argv += ["--host-range-profile", str(path)]
+    if not any(a.startswith(("--host-range-target-ms", "--host-range-blocks",
+                             "--host-range-max-calls")) for a in args):
+        # What these tests check does not depend on how long each test's
+        # blocks take: 20 ms instead of the default 200 keeps the file's
+        # many pytest runs short (test_automatic_block_sizes checks the
+        # block sizes themselves).
+        argv += ["--host-range-target-ms", "20"]
     argv += list(args)
     if suite:
         argv += ["--rootdir", SUITE, os.path.join(SUITE, "test_add.py"),
