@@ -16,13 +16,20 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-double hrd_cp_median(const double *x, size_t n, double *tmp)
+/* The median of x[0..n), sorting x. */
+static double median_inplace(double *x, size_t n)
 {
     if (n == 0)
         return 0.0;
-    memcpy(tmp, x, n * sizeof *tmp);
-    qsort(tmp, n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+    qsort(x, n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+double hrd_cp_median(const double *x, size_t n, double *tmp)
+{
+    if (n > 0)
+        memcpy(tmp, x, n * sizeof *tmp);
+    return median_inplace(tmp, n);
 }
 
 /* The continued fraction of the incomplete beta function (Lentz). */
@@ -228,36 +235,97 @@ static size_t ediv_split(const double *r, size_t m, size_t w)
 
 /*
  * Places a split found at t (of a segment x[0..m), each side at least w
- * points) where the two levels (the sides' medians) fit best: the split
- * with the least sum of absolute deviations of the points from their
- * level, a point of the later side charged LATE x the step besides (so
- * that a run halfway between the levels stays with the old one: a step is
- * placed at its run or the next rather than one early), the later split on
- * a tie. Ranks say that the levels differ; the values say at which run.
- * O(m).
+ * points): ranks say that the levels differ; the values say at which run.
+ * On the logarithms l of the points, with the sides' medians as the two
+ * levels b and a and the noise s their points' median absolute deviation
+ * from their level (scaled to a standard deviation), the log-likelihood of
+ * a change at c against none is the sum over the points from c on of
+ * (a - b)(l_i - (a + b) / 2) / s^2, each l_i first clipped to within half
+ * the step plus PLACE_CLIP x s of the midpoint (a + b) / 2, so that one
+ * outlying run does not pull the split. The change is placed at the
+ * likeliest run when it holds at least 1 - PLACE_SURE of the likelihood,
+ * else at the later run c of the likeliest pair of neighbouring runs
+ * (c - 1, c): the step is at the named run or the one before it. The
+ * levels are taken again from the new split until the split stays (at most
+ * PLACE_ROUNDS times). O(m log m) per round. l is scratch of m points, tmp
+ * of m + 1.
  */
-#define LATE 0.1
+#define PLACE_CLIP 3.0
+#define PLACE_ROUNDS 3
+#define PLACE_SURE 0.01
 
-static size_t refine(const double *x, size_t m, size_t w, size_t t,
-                     double *tmp)
+static double place_noise(const double *l, size_t m, size_t t, double b,
+                          double a, double *tmp)
 {
-    double before = hrd_cp_median(x, t, tmp);
-    double after = hrd_cp_median(x + t, m - t, tmp);
-    double extra = LATE * fabs(after - before), cost = 0, best;
-    size_t at = w;
+    double s, mean = 0, ss = 0;
 
-    /* cost(c): points before c at `before`, from c on at `after`. */
     for (size_t i = 0; i < m; i++)
-        cost += i < w ? fabs(x[i] - before) : fabs(x[i] - after) + extra;
-    best = cost;
-    for (size_t c = w + 1; c + w <= m; c++) {
-        cost += fabs(x[c - 1] - before) - fabs(x[c - 1] - after) - extra;
-        if (cost <= best) {
-            best = cost;
-            at = c;
-        }
+        tmp[i] = fabs(l[i] - (i < t ? b : a));
+    s = 1.4826 * median_inplace(tmp, m);
+    if (s > 0 || m < 3)
+        return s;
+    for (size_t i = 0; i < m; i++)
+        mean += (l[i] - (i < t ? b : a)) / (double)m;
+    for (size_t i = 0; i < m; i++) {
+        double e = l[i] - (i < t ? b : a) - mean;
+
+        ss += e * e;
     }
-    return at;
+    return sqrt(ss / (double)(m - 2));
+}
+
+static size_t place(const double *x, size_t m, size_t w, size_t t, double *l,
+                    double *tmp)
+{
+    for (size_t i = 0; i < m; i++)
+        l[i] = log(x[i] + 1);
+    for (int round = 0; round < PLACE_ROUNDS; round++) {
+        double b = hrd_cp_median(l, t, tmp);
+        double a = hrd_cp_median(l + t, m - t, tmp);
+        double d = a - b, s = place_noise(l, m, t, b, a, tmp), lim;
+        double ll = 0, prev, best = -DBL_MAX, top = -DBL_MAX, total = 0;
+        size_t at = t, ml = w;
+
+        if (d == 0 || s == 0 || !isfinite(s))
+            break;
+        lim = fabs(d) / 2 + PLACE_CLIP * s;
+        /* tmp[c]: the log-likelihood of a change at c, for c in [0, m]. */
+        tmp[m] = 0;
+        for (size_t i = m; i-- > 0;) {
+            double e = fmax(-lim, fmin(lim, l[i] - (a + b) / 2));
+
+            ll += d * e / (s * s);
+            tmp[i] = ll;
+        }
+        /* The likeliest single run, and the log of the total. */
+        for (size_t c = w - 1; c + w <= m; c++)
+            top = fmax(top, tmp[c]);
+        for (size_t c = w - 1; c + w <= m; c++) {
+            total += exp(tmp[c] - top);
+            if (c >= w && tmp[c] > tmp[ml])
+                ml = c;
+        }
+        if (tmp[ml] - top - log(total) >= log1p(-PLACE_SURE)) {
+            at = ml;
+        } else {
+            prev = tmp[w - 1];
+            for (size_t c = w; c + w <= m; c++) {
+                /* log(exp(prev) + exp(tmp[c])), the pair (c - 1, c). */
+                double hi = fmax(prev, tmp[c]);
+                double pair = hi + log(exp(prev - hi) + exp(tmp[c] - hi));
+
+                if (pair > best) {
+                    best = pair;
+                    at = c;
+                }
+                prev = tmp[c];
+            }
+        }
+        if (at == t)
+            break;
+        t = at;
+    }
+    return t;
 }
 
 static double change_of(double before, double after)
@@ -281,7 +349,7 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
 {
     size_t w = o->window > 0 ? o->window : 1;
     size_t *seg_a, *seg_b, *idx, nseg = 0, ncp = 0;
-    double *r, *tmp;
+    double *r, *tmp, *l;
     struct hrd_cp *cp;
     int rc = -ENOMEM;
 
@@ -291,10 +359,11 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
     seg_b = malloc(n * sizeof *seg_b);
     idx = malloc(n * sizeof *idx);
     r = malloc(n * sizeof *r);
-    tmp = malloc(n * sizeof *tmp);
+    tmp = malloc((n + 1) * sizeof *tmp);
+    l = malloc(n * sizeof *l);
     cp = malloc(n * sizeof *cp);
     if (seg_a == NULL || seg_b == NULL || idx == NULL || r == NULL ||
-        tmp == NULL || cp == NULL)
+        tmp == NULL || l == NULL || cp == NULL)
         goto out;
     seg_a[0] = 0;
     seg_b[0] = n;
@@ -309,7 +378,7 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
         t = ediv_split(r, m, w);
         p = mw_test(r, t, m, ties);
         if (p >= 0 && p * (double)(m - 2 * w + 1) <= o->alpha) {
-            t = refine(x + a, m, w, t, tmp);
+            t = place(x + a, m, w, t, l, tmp);
             p = mw_test(r, t, m, ties);
         }
         if (p < 0)
@@ -331,6 +400,14 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
         seg_b[nseg++] = a + t;
     }
     qsort(cp, ncp, sizeof *cp, cmp_cp);
+    /* Each change placed again between its neighbours, whose levels are
+     * now single. */
+    for (size_t i = 0; i < ncp; i++) {
+        size_t a = i > 0 ? cp[i - 1].at : 0;
+        size_t b = i + 1 < ncp ? cp[i + 1].at : n;
+
+        cp[i].at = a + place(x + a, b - a, w, cp[i].at - a, l, tmp);
+    }
     for (size_t i = 0; i < ncp; i++) {
         size_t a = i > 0 ? cp[i - 1].at : 0;
         size_t b = i + 1 < ncp ? cp[i + 1].at : n;
@@ -348,6 +425,7 @@ out:
     free(idx);
     free(r);
     free(tmp);
+    free(l);
     free(cp);
     return rc;
 }
@@ -368,7 +446,7 @@ int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out)
     med = hrd_cp_median(l, m, tmp);
     for (size_t i = 0; i < m; i++)
         tmp[i] = fabs(l[i] - med);
-    mad = hrd_cp_median(tmp, m, tmp);
+    mad = median_inplace(tmp, m);
     scale = 1.4826 * mad;
     if (scale == 0) {
         double s = 0, mean = 0;

@@ -16,8 +16,18 @@
  * medians differ by at least min_change. Kept splits are searched again on
  * either side (binary segmentation) until none is kept. On ranks a single
  * outlying run weighs as any run above the others, so a spike is no
- * change; a step that lasts `window` runs can be one. Costs O(m^2) per
- * segment of m points, O(k n^2) for a series of n points and k changes.
+ * change; a step that lasts `window` runs can be one.
+ *
+ * Ranks say that the levels differ; the values say at which run. A kept
+ * split is placed on the logarithms of the values, by the likelihood of a
+ * step between two normal levels (the sides' medians, the noise their
+ * median absolute deviation, each run's weight clipped so that one
+ * outlier does not pull it): at the likeliest run when it holds 99% of the
+ * likelihood, else at the later run of the likeliest pair of neighbouring
+ * runs, so that the step is at the named run or the one before it. Once
+ * all changes are found, each is placed again between its neighbours.
+ * Costs O(m^2) per segment of m points, O(k n^2) for a series of n points
+ * and k changes.
  *
  * A series shorter than 2 x window has no change point; a change smaller
  * than the noise of the runs is not found.

@@ -1,6 +1,7 @@
 /*
  * Change points of a series (lib/stat/changepoint.c): a 5% step in 2%
- * noise found at its run, with the medians either side; noise alone and a
+ * noise found at its run or the next (in at least 86% of 200 series),
+ * with the medians either side; noise alone and a
  * single spike of +50% found nothing; a step lasting --window runs found,
  * a shorter one not; the same series gives the same answer; a new run
  * judged against a segment (check); Student's t distribution.
@@ -56,7 +57,9 @@ static void test_step_found(void **state)
     int found = 0;
 
     (void)state;
-    for (uint64_t seed = 1; seed <= 20; seed++) {
+    /* 200 series: the method places 179 at run 25 or 26; placing by the
+     * ranks' split and the sides' absolute deviations placed 164. */
+    for (uint64_t seed = 1; seed <= 200; seed++) {
         int n;
 
         series(x, 50, 0.02, 25, 0.05, seed);
@@ -72,7 +75,7 @@ static void test_step_found(void **state)
             assert_true(fabs(cp[i].after - 1050) < 25);
         }
     }
-    assert_true(found >= 15);
+    assert_true(found >= 172);
 }
 
 static void test_exact_values(void **state)
