@@ -4,6 +4,7 @@
 
 #include "ctl/ctl.h"
 #include "ctl/ctl_history.h"
+#include "ctl/ctl_rounds.h"
 #include "lib/history/history.h"
 #include "lib/stat/changepoint.h"
 #include "lib/run/fingerprint.h"
@@ -55,7 +56,7 @@ const char hrd_ctl_history_usage_show[] =
     "                                 [--format table|jsonl|csv]\n"
     "The series: one line per run and key, by key, machine and run order,\n"
     "with the run's time, commit and id and the key's count, mean, median,\n"
-    "p10 and p90 (ns).\n"
+    "p10 and p90 (ns), and its rounds and their medians (jsonl, csv).\n"
     "\n"
     DB_HELP
     HRD_CTL_FILTER_HELP
@@ -222,6 +223,34 @@ static int put_point(const struct hrd_row *row, void *arg)
     return 0;
 }
 
+/* The round medians of r's points from the run's end (none when the run
+ * has one round). Returns 0 or -ENOMEM. */
+static int put_rounds(struct hrd_ctl_hrun *r, const Hostrange__RunEnd *end)
+{
+    struct hrd_ctl_round_index idx;
+    size_t max = end != NULL ? end->rounds : 0;
+    int rc;
+
+    if (max < 2 || end->n_round_keys == 0 || r->n == 0)
+        return 0;
+    if ((r->rounds = malloc(r->n * max * sizeof *r->rounds)) == NULL)
+        return -ENOMEM;
+    if ((rc = hrd_ctl_round_index_init(&idx, end)) != 0)
+        return rc;
+    for (size_t i = 0; i < r->n; i++) {
+        struct hrd_history_point *p = &r->p[i];
+
+        p->rounds = r->rounds + i * max;
+        p->nrounds = hrd_ctl_round_medians(&idx, p->node, p->op, p->backend,
+                                           hrp_phase_parse(p->phase),
+                                           p->range,
+                                           hrp_metric_parse(p->metric),
+                                           r->rounds + i * max, max);
+    }
+    hrd_ctl_round_index_fini(&idx);
+    return 0;
+}
+
 /* The ids of a merged run's parts, comma-separated (caller frees). */
 static char *join_parts(const Hostrange__RunHeader *h)
 {
@@ -244,6 +273,7 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
                       struct hrd_ctl_hrun *r)
 {
     Hostrange__RunHeader *h = NULL;
+    Hostrange__RunEnd *end = NULL;
     struct hrd_run_reader rd;
     struct hrd_cursor cur = { { 0 }, 0, 0 };
     const char *t, *commit;
@@ -258,7 +288,7 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
     }
     hrd_run_close(&rd);
     hrd_agg_fini(&r->agg);
-    if (hrd_ctl_load_run(cmd, path, &r->agg, NULL) != 0) {
+    if (hrd_ctl_load_run(cmd, path, &r->agg, &end) != 0) {
         hostrange__run_header__free_unpacked(h, NULL);
         return HRD_CTL_HISTORY_UNREADABLE;
     }
@@ -283,6 +313,10 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
     }
     if (rc == 0)
         rc = hrd_agg_rows_page_by(&r->agg, NULL, &cur, 0, 0, put_point, r);
+    if (rc == 0)
+        rc = put_rounds(r, end);
+    if (end != NULL)
+        hostrange__run_end__free_unpacked(end, NULL);
     r->run.id = r->id;
     r->run.saved_ns = (int64_t)h->time_ns;
     r->run.time_ns = (int64_t)h->time_ns;
@@ -319,6 +353,7 @@ void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r)
     free(r->meta_value);
     free(r->parts);
     free(r->p);
+    free(r->rounds);
     hrd_agg_fini(&r->agg);
 }
 
@@ -579,7 +614,15 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
             printf(",\"%s\":", nnames[i]);
             number(num[i]);
         }
-        puts("}");
+        /* As dump --fields rounds: one round's median is the run's. */
+        printf(",\"rounds\":%zu,\"round_medians\":[",
+               p->nrounds > 0 ? p->nrounds : 1);
+        for (size_t i = 0; i < (p->nrounds > 0 ? p->nrounds : 1); i++) {
+            if (i > 0)
+                putchar(',');
+            number(p->nrounds > 0 ? p->rounds[i] : p->median);
+        }
+        puts("]}");
     } else if (s->format == HRD_FORMAT_CSV) {
         for (int i = 0; i < 10; i++) {
             if (i)
@@ -590,6 +633,13 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
         for (int i = 0; i < 4; i++) {
             putchar(',');
             number(num[i]);
+        }
+        /* The round medians joined by ';', one field, as dump's. */
+        printf(",%zu,", p->nrounds > 0 ? p->nrounds : 1);
+        for (size_t i = 0; i < (p->nrounds > 0 ? p->nrounds : 1); i++) {
+            if (i > 0)
+                putchar(';');
+            number(p->nrounds > 0 ? p->rounds[i] : p->median);
         }
         putchar('\n');
     } else {
@@ -658,7 +708,7 @@ int hrd_ctl_history_show(int argc, char **argv)
         return rc;
     if (s.format == HRD_FORMAT_CSV)
         puts("node,operator,backend,phase,range,metric,machine,time,commit,"
-             "run,count,mean,median,p10,p90");
+             "run,count,mean,median,p10,p90,rounds,round_medians");
     rc = hrd_history_points(h, show_point, &s, err, sizeof err);
     hrd_history_close(h);
     free(s.last_machine);

@@ -37,10 +37,12 @@ int hrd_ctl_history_match(const struct hrd_filter *f, const char *machine,
                           const struct hrd_history_point *p);
 
 /* A run file read for the history: its id, order, commit, machine, and
- * one point per key and metric (strings owned by the loaded run). */
+ * one point per key and metric, with its round medians when the run has
+ * rounds (strings and medians owned by the loaded run). */
 struct hrd_ctl_hrun {
     struct hrd_history_run run;
     struct hrd_history_point *p;
+    double *rounds;   /* the points' round medians, `rounds` slots each */
     size_t n, cap;
     struct hrd_agg agg;
     char id[64];

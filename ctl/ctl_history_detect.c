@@ -8,6 +8,7 @@
 #include "lib/history/history.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
+#include "lib/stat/rounds.h"
 #include "lib/view/gate.h"
 #include "lib/view/numfmt.h"
 #include "lib/view/report.h"
@@ -69,7 +70,10 @@ const char hrd_ctl_history_usage_check[] =
     "against the latest segment of its series on the run's machine: whether\n"
     "its median is slower than that segment's runs (p < ALPHA), with\n"
     "detect's fields (commit: the run's own). Keys whose series has fewer\n"
-    "than 2 runs in its latest segment are not judged.\n"
+    "than 2 runs in its latest segment are not judged. A key of 3 rounds or\n"
+    "more (record --rounds) is judged by its round medians against the\n"
+    "segment's (exact Mann-Whitney, one-sided), when the segment has 3\n"
+    "values or more.\n"
     "\n"
     DETECT_OPTS_HELP
     "      --fail-above=SPEC\n"
@@ -105,12 +109,15 @@ struct opts {
 
 
 /* A series being gathered: its key and machine (copied), and per run its
- * median, commit, id and time. */
+ * median, commit, id, time and round medians (NULL and 0 for a run of one
+ * round). */
 struct series {
     char *key[6];
     char *machine;
     int64_t keyid;
     double *x;
+    double **rounds;
+    size_t *nrounds;
     char **commit, **run;
     int64_t *time_ns;
     size_t n, cap;
@@ -127,6 +134,7 @@ static void series_clear(struct series *s)
     for (size_t i = 0; i < s->n; i++) {
         free(s->commit[i]);
         free(s->run[i]);
+        free(s->rounds[i]);
     }
     s->n = 0;
 }
@@ -138,6 +146,8 @@ static void series_fini(struct series *s)
     free(s->commit);
     free(s->run);
     free(s->time_ns);
+    free(s->rounds);
+    free(s->nrounds);
 }
 
 static int series_same(const struct series *s,
@@ -169,14 +179,28 @@ static int series_push(struct series *s, const struct hrd_history_point *p)
         char **c = realloc(s->commit, cap * sizeof *c);
         char **r = realloc(s->run, cap * sizeof *r);
         int64_t *t = realloc(s->time_ns, cap * sizeof *t);
+        double **rd = realloc(s->rounds, cap * sizeof *rd);
+        size_t *nr = realloc(s->nrounds, cap * sizeof *nr);
 
         s->x = x != NULL ? x : s->x;
         s->commit = c != NULL ? c : s->commit;
         s->run = r != NULL ? r : s->run;
         s->time_ns = t != NULL ? t : s->time_ns;
-        if (x == NULL || c == NULL || r == NULL || t == NULL)
+        s->rounds = rd != NULL ? rd : s->rounds;
+        s->nrounds = nr != NULL ? nr : s->nrounds;
+        if (x == NULL || c == NULL || r == NULL || t == NULL || rd == NULL ||
+            nr == NULL)
             return -ENOMEM;
         s->cap = cap;
+    }
+    s->rounds[s->n] = NULL;
+    s->nrounds[s->n] = 0;
+    if (p->nrounds > 0) {
+        s->rounds[s->n] = malloc(p->nrounds * sizeof **s->rounds);
+        if (s->rounds[s->n] == NULL)
+            return -ENOMEM;
+        memcpy(s->rounds[s->n], p->rounds, p->nrounds * sizeof **s->rounds);
+        s->nrounds[s->n] = p->nrounds;
     }
     s->x[s->n] = p->median;
     s->time_ns[s->n] = p->time_ns;
@@ -290,7 +314,7 @@ static void number(double v)
  * `run` of commit `commit` against it (check). */
 static void put_finding(const struct opts *o, const struct series *s,
                         const char *commit, const char *run,
-                        const struct hrd_cp *cp)
+                        const struct hrd_cp *cp, const char *note)
 {
     static const char *const names[6] = { "node", "operator", "backend",
                                           "phase", "range", "metric" };
@@ -319,10 +343,10 @@ static void put_finding(const struct opts *o, const struct series *s,
         return;
     }
     printf("%s %s %s %s %s %s on %s: %s by %+.1f%% at commit %s (run %s): "
-           "median %.1f -> %.1f ns, p=%.2g\n", s->key[0], s->key[1],
+           "median %.1f -> %.1f ns, p=%.2g%s\n", s->key[0], s->key[1],
            s->key[2], s->key[3], s->key[4], s->key[5], s->machine, dir,
            cp->change * 100, commit[0] != '\0' ? commit : "-", run,
-           cp->before, cp->after, cp->p);
+           cp->before, cp->after, cp->p, note);
 }
 
 /* Whether a slower change of series s goes beyond its --fail-above
@@ -443,7 +467,7 @@ static int detect_series(struct detect *d)
     n = hrd_cp_detect(d->s.x, d->s.n, &d->o->cp, cp, d->s.n);
     for (int i = 0; i < n && d->o->gate == GATE_NONE; i++)
         put_finding(d->o, &d->s, d->s.commit[cp[i].at], d->s.run[cp[i].at],
-                    &cp[i]);
+                    &cp[i], "");
     over = n > 0 && over_limit("history detect", d->o, &d->s, &cp[n - 1]);
     if (over)
         d->slower = 1;
@@ -547,7 +571,7 @@ struct check {
     struct series s;
     size_t *order;       /* the run's points, sorted by key */
     int slower;
-    size_t judged, unjudged, found;
+    size_t judged, unjudged, found, by_rounds;
     struct gate_rows g;
 };
 
@@ -595,12 +619,72 @@ static const struct hrd_history_point *find_point(const struct check *c)
     return NULL;
 }
 
+/*
+ * The run-level test of check (see hostrangectl-history(1)): the run's
+ * round medians p->rounds against the values of the segment of s from
+ * run `from` on (each run's round medians, or its median when it has one
+ * round), by the exact Mann-Whitney test of lib/stat/rounds.h, one-sided
+ * (slower): half its two-sided p when the run's rounds lie above, else
+ * 1 - half. Returns 1 with *out filled (and the base's number of values
+ * in *nbase), 0 when either side has fewer than HRD_ROUNDS_MIN values or
+ * a value that is not positive (the run not judged this way), or -ENOMEM.
+ */
+static int check_rounds(const struct series *s, size_t from,
+                        const struct hrd_history_point *p, struct hrd_cp *out,
+                        size_t *nbase)
+{
+    struct hrd_rounds_cmp cmp;
+    double *base;
+    size_t nb = 0;
+    int rc;
+
+    for (size_t i = from; i < s->n; i++)
+        nb += s->nrounds[i] > 0 ? s->nrounds[i] : 1;
+    if (p->nrounds < HRD_ROUNDS_MIN || nb < HRD_ROUNDS_MIN)
+        return 0;
+    /* The test's ratios need positive values (a self time may be 0). */
+    for (size_t k = 0; k < p->nrounds; k++) {
+        if (!(p->rounds[k] > 0))
+            return 0;
+    }
+    for (size_t i = from; i < s->n; i++) {
+        if (s->nrounds[i] == 0 && !(s->x[i] > 0))
+            return 0;
+        for (size_t k = 0; k < s->nrounds[i]; k++) {
+            if (!(s->rounds[i][k] > 0))
+                return 0;
+        }
+    }
+    if ((base = malloc(nb * sizeof *base)) == NULL)
+        return -ENOMEM;
+    nb = 0;
+    for (size_t i = from; i < s->n; i++) {
+        if (s->nrounds[i] == 0)
+            base[nb++] = s->x[i];
+        for (size_t k = 0; k < s->nrounds[i]; k++)
+            base[nb++] = s->rounds[i][k];
+    }
+    rc = hrd_rounds_compare(base, nb, p->rounds, p->nrounds, &cmp);
+    free(base);
+    if (rc != 0)
+        return rc;
+    out->at = 0;
+    out->before = cmp.base_median;
+    out->after = cmp.new_median;
+    out->change = cmp.change / 100;
+    out->p = cmp.u > (double)nb * (double)p->nrounds / 2 ? cmp.p / 2
+                                                          : 1 - cmp.p / 2;
+    *nbase = nb;
+    return 1;
+}
+
 static int check_series(struct check *c)
 {
     const struct hrd_history_point *p;
     struct hrd_cp *cp, res;
-    size_t from = 0;
-    int n, over;
+    size_t from = 0, nbase = 0;
+    char note[96] = "";
+    int n, over, by_rounds;
 
     if (c->s.n == 0 || (p = find_point(c)) == NULL)
         return 0;
@@ -613,7 +697,15 @@ static int check_series(struct check *c)
     free(cp);
     if (n < 0)
         return n;
-    if (hrd_cp_check(c->s.x + from, c->s.n - from, p->median, &res) != 0) {
+    by_rounds = check_rounds(&c->s, from, p, &res, &nbase);
+    if (by_rounds < 0)
+        return by_rounds;
+    if (by_rounds) {
+        c->by_rounds++;
+        snprintf(note, sizeof note, " (by rounds: %zu against %zu)",
+                 p->nrounds, nbase);
+    } else if (hrd_cp_check(c->s.x + from, c->s.n - from, p->median,
+                            &res) != 0) {
         c->unjudged++;
         if (c->o->gate != GATE_NONE)
             return gate_add(&c->g, c->o, &c->s, NULL, NULL, 0,
@@ -628,7 +720,7 @@ static int check_series(struct check *c)
                    : 0;
     c->found++;
     if (c->o->gate == GATE_NONE)
-        put_finding(c->o, &c->s, c->r->run.commit, c->r->id, &res);
+        put_finding(c->o, &c->s, c->r->run.commit, c->r->id, &res, note);
     over = over_limit("history check", c->o, &c->s, &res);
     if (over)
         c->slower = 1;
@@ -709,9 +801,9 @@ int hrd_ctl_history_check(int argc, char **argv)
     gate_fini(&c.g);
     if (rc == 0 && !o.jsonl && o.gate == GATE_NONE)
         printf("checked %zu keys of %s against the history of %s: %zu "
-               "differ (p < %g), %zu had too short a history\n", c.judged,
-               argv[optind], r.machine, c.found, o.cp.alpha,
-               r.n - c.judged);
+               "differ (p < %g), %zu had too short a history; %zu judged by "
+               "their rounds\n", c.judged, argv[optind], r.machine, c.found,
+               o.cp.alpha, r.n - c.judged, c.by_rounds);
     series_fini(&c.s);
     free(c.order);
     hrd_ctl_hrun_fini(&r);

@@ -7,7 +7,9 @@
  *   share of 5% steps (at a run drawn from 10 to 40) found at their run or
  *   the next (goal >= 0.95), the share of noise-only series reported
  *   changed (goal <= 0.01), and the same with one +50% spike per series
- *   (goal <= 0.01); each as {"value": share, "baseline": goal};
+ *   (goal <= 0.01); each as {"value": share, "baseline": goal}; and,
+ *   under normal noise, the share that an oracle knowing both levels and
+ *   the noise places at their run or the next, the bound of any method;
  * - what it costs: history add of a run of 2,000 keys into SQLite against
  *   reading the run with dump --from (CPU seconds, best of 3); the bytes
  *   of the database per run of 2,000 keys, SQLite and PostgreSQL (a
@@ -71,6 +73,36 @@ static void report(const char *what, double value, double goal)
     bd_report(name, value, "share", goal);
 }
 
+/*
+ * The bound no method can pass: the later run c of the likeliest pair of
+ * neighbouring runs (c - 1, c) for a step of the series x[0..RUNS), found
+ * by an oracle that knows both levels, the normal noise and that the step
+ * lies at a run from 10 to 40 (the exact posterior of the step's run).
+ */
+static size_t oracle(const double *x)
+{
+    double ll[RUNS + 1], acc = 0, best = -1e300;
+    size_t at = 10;
+
+    for (size_t i = RUNS; i-- > 0;) {
+        double z0 = (x[i] - 1000) / (1000 * NOISE);
+        double z1 = (x[i] - 1050) / (1050 * NOISE);
+
+        acc += (z0 * z0 - z1 * z1) / 2 - log(1.05);
+        ll[i] = acc;
+    }
+    for (size_t c = 10; c <= 41; c++) {
+        double a = c > 10 ? ll[c - 1] : -1e300, b = c <= 40 ? ll[c] : -1e300;
+        double hi = fmax(a, b), pair = hi + log(exp(a - hi) + exp(b - hi));
+
+        if (pair > best) {
+            best = pair;
+            at = c;
+        }
+    }
+    return at;
+}
+
 static void power(void)
 {
     const struct hrd_cp_opts o = { HRD_CP_ALPHA_DEFAULT,
@@ -79,6 +111,7 @@ static void power(void)
     struct hrd_cp cp[RUNS];
     double x[RUNS];
     size_t right = 0, near = 0, found = 0, fp = 0, spike_fp = 0, late = 0;
+    size_t bound = 0;
     double t0;
 
     rng_state = 42;
@@ -98,6 +131,7 @@ static void power(void)
         }
         right += hit;
         near += hit_near;
+        bound += oracle(x) - at <= 1; /* unsigned: at or at + 1 */
         /* The step in the last --window runs. */
         noise(x, RUNS);
         for (size_t i = RUNS - HRD_CP_WINDOW_DEFAULT; i < RUNS; i++)
@@ -117,6 +151,13 @@ static void power(void)
             uniform_noise ? "uniform +-" : "normal, sd", NOISE * 100,
             (bd_now() - t0) / (4.0 * SERIES) * 1e6, right, near, found,
             HRD_CP_WINDOW_DEFAULT, late, fp, spike_fp);
+    /* The oracle's likelihood is the normal noise's. */
+    if (!uniform_noise) {
+        fprintf(stderr, "history.power: an oracle knowing both levels and "
+                "the noise places %zu of the steps at their run or the "
+                "next\n", bound);
+        report("step5_at_run_or_next_oracle", (double)bound / SERIES, 0.95);
+    }
     report("step5_at_run_or_next", (double)right / SERIES, 0.95);
     report("step5_within_one_run", (double)near / SERIES, 0.95);
     report("step5_in_last_window", (double)late / SERIES, 0.95);

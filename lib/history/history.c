@@ -21,7 +21,7 @@ struct hrd_history {
 
 /* Points written by one statement. */
 #define BATCH 64
-#define POINT_COLS 7
+#define POINT_COLS 8
 
 int hrd_history_is_pg(const char *dsn)
 {
@@ -193,8 +193,16 @@ static const char *const migrate_1_2[] = {
     NULL,
 };
 
+/* Version 3: a point's round medians (rounds_text), '' for a run of one
+ * round, as every point stored before was. */
+static const char *const migrate_2_3[] = {
+    "ALTER TABLE hostrange_point ADD COLUMN rounds TEXT NOT NULL DEFAULT ''",
+    NULL,
+};
+
 static const char *const *const migrations[HRD_HISTORY_SCHEMA - 1] = {
     migrate_1_2,
+    migrate_2_3,
 };
 
 static int run_steps(struct hrd_history *h, const char *const *steps,
@@ -498,23 +506,85 @@ static int machine_id(struct hrd_history *h, const char *name, int64_t *id,
 /* The statement that writes n points (n is 1 or BATCH), made once. */
 static const char *points_sql(size_t n)
 {
-    static char one[512], batch[BATCH * 64 + 256];
+    static char one[512], batch[BATCH * 72 + 256];
     char *buf = n == 1 ? one : batch;
     size_t len, cap = n == 1 ? sizeof one : sizeof batch;
 
     if (buf[0] != '\0')
         return buf;
     len = (size_t)snprintf(buf, cap, "INSERT INTO hostrange_point (run, key, "
-                           "count, mean, median, p10, p90) VALUES ");
+                           "count, mean, median, p10, p90, rounds) VALUES ");
     for (size_t i = 0; i < n; i++) {
         size_t b = i * POINT_COLS;
 
         len += (size_t)snprintf(buf + len, cap - len,
-                                "%s($%zu, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu)",
-                                i ? ", " : "", b + 1, b + 2, b + 3, b + 4,
-                                b + 5, b + 6, b + 7);
+                                "%s($%zu, $%zu, $%zu, $%zu, $%zu, $%zu, $%zu, "
+                                "$%zu)", i ? ", " : "", b + 1, b + 2, b + 3,
+                                b + 4, b + 5, b + 6, b + 7, b + 8);
     }
     return buf;
+}
+
+/*
+ * A point's round medians as stored: each as "%.15g", or with more digits
+ * when that does not read back as the same double, separated by spaces;
+ * "" for none.
+ * Returns a string (free it), or NULL when out of memory.
+ */
+static char *rounds_text(const double *v, size_t n)
+{
+    char *s = malloc(n * 26 + 1);
+    size_t len = 0;
+
+    if (s == NULL)
+        return NULL;
+    s[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        int prec = 15;
+
+        /* The fewest digits from 15 that read back exactly (%g drops
+         * trailing zeros: 1000.5, not 1000.50000000000). */
+        for (; prec < 17; prec++) {
+            char b[32];
+
+            snprintf(b, sizeof b, "%.*g", prec, v[i]);
+            if (strtod(b, NULL) == v[i])
+                break;
+        }
+        len += (size_t)snprintf(s + len, 26, "%s%.*g", i ? " " : "", prec,
+                                v[i]);
+    }
+    return s;
+}
+
+/* Reads rounds_text's form into a new array (*v, free it) of *n values.
+ * Returns 0, -ENOMEM, or -EIO for text that is not a list of numbers. */
+static int rounds_parse(const char *s, double **v, size_t *n)
+{
+    size_t cap = 1;
+    char *end;
+
+    *v = NULL;
+    *n = 0;
+    for (const char *p = s; *p != '\0'; p++)
+        cap += *p == ' ';
+    if (*s == '\0')
+        return 0;
+    if ((*v = malloc(cap * sizeof **v)) == NULL)
+        return -ENOMEM;
+    while (*s != '\0') {
+        double d = strtod(s, &end);
+
+        if (end == s || (*end != ' ' && *end != '\0') || *n == cap) {
+            free(*v);
+            *v = NULL;
+            *n = 0;
+            return -EIO;
+        }
+        (*v)[(*n)++] = d;
+        s = *end == ' ' ? end + 1 : end;
+    }
+    return 0;
 }
 
 static int add_points(struct hrd_history *h, int64_t run,
@@ -522,6 +592,7 @@ static int add_points(struct hrd_history *h, int64_t run,
                       char *err, size_t errlen)
 {
     struct hrd_hval v[BATCH * POINT_COLS];
+    char *rtext[BATCH] = { NULL };
     struct keymap m = { NULL, 0, 0 };
     size_t i = 0;
     int rc = keymap_put(&m, "", 0, 0) == 0 ? 0 : -ENOMEM;
@@ -539,6 +610,10 @@ static int add_points(struct hrd_history *h, int64_t run,
             int64_t key;
 
             rc = key_id(h, &m, q, &key, err, errlen);
+            free(rtext[j]);
+            rtext[j] = rounds_text(q->rounds, q->nrounds);
+            if (rc == 0 && rtext[j] == NULL)
+                rc = -ENOMEM;
             w[0] = integer(run);
             w[1] = integer(key);
             w[2] = integer((int64_t)q->count);
@@ -546,12 +621,15 @@ static int add_points(struct hrd_history *h, int64_t run,
             w[4] = real(q->median);
             w[5] = real(q->p10);
             w[6] = real(q->p90);
+            w[7] = text(rtext[j]);
         }
         if (rc == 0)
             rc = h->be->put(h->db, points_sql(k), v, (int)(k * POINT_COLS),
                             err, errlen);
         i += k;
     }
+    for (size_t j = 0; j < BATCH; j++)
+        free(rtext[j]);
     keymap_fini(&m);
     return rc;
 }
@@ -643,8 +721,10 @@ static int point_row(void *arg, const char *const *col, int n)
 {
     struct points_ctx *c = arg;
     struct hrd_history_point p;
+    double *rounds;
+    int rc;
 
-    if (n < 16)
+    if (n < 17)
         return -EIO;
     p.key = strtoll(col[0], NULL, 10);
     p.node = col[1];
@@ -662,7 +742,13 @@ static int point_row(void *arg, const char *const *col, int n)
     p.median = strtod(col[13], NULL);
     p.p10 = strtod(col[14], NULL);
     p.p90 = strtod(col[15], NULL);
-    return c->fn(c->ctx, &p);
+    if ((rc = rounds_parse(col[16] != NULL ? col[16] : "", &rounds,
+                           &p.nrounds)) != 0)
+        return rc;
+    p.rounds = rounds;
+    rc = c->fn(c->ctx, &p);
+    free(rounds);
+    return rc;
 }
 
 int hrd_history_points(struct hrd_history *h,
@@ -675,7 +761,7 @@ int hrd_history_points(struct hrd_history *h,
     return h->be->query(h->db, "SELECT k.id, k.node, k.operator, k.backend, "
                         "k.phase, k.range, k.metric, m.name, r.time_ns, "
                         "r.commit_id, r.run_id, p.count, p.mean, p.median, "
-                        "p.p10, p.p90 FROM hostrange_point p "
+                        "p.p10, p.p90, p.rounds FROM hostrange_point p "
                         "JOIN hostrange_key k ON k.id = p.key "
                         "JOIN hostrange_run r ON r.id = p.run "
                         "JOIN hostrange_machine m ON m.id = r.machine "

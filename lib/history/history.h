@@ -1,7 +1,8 @@
 /*
  * The run history: every run added, per key (node, operator, backend,
  * phase, range, metric) its count, mean, median, p10 and p90, with the
- * run's id, place in the order, commit, machine and meta, in a database:
+ * run's id, place in the order, commit, machine and meta, and its round
+ * medians when the run has rounds (schema 3), in a database:
  * SQLite by default, PostgreSQL for a fleet (backend.h). Both hold the
  * same schema, version HRD_HISTORY_SCHEMA, kept in table
  * hostrange_schema: an older database is migrated when opened, inside a
@@ -23,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HRD_HISTORY_SCHEMA 2
+#define HRD_HISTORY_SCHEMA 3
 /* How long SQLite waits for another writer's lock, in ms. */
 #define HRD_HISTORY_BUSY_MS 60000
 /* The database when none is named, and the variable that names one. */
@@ -52,6 +53,10 @@ struct hrd_history_point {
     const char *node, *op, *backend, *phase, *range, *metric;
     uint64_t count;
     double mean, median, p10, p90;
+    /* The key's medians in the run's rounds that hold it, in round order
+     * (nrounds 0: a run of one round). */
+    const double *rounds;
+    size_t nrounds;
     /* Filled by hrd_history_points: the series' run. */
     const char *machine, *commit, *run;
     int64_t time_ns;

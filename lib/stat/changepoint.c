@@ -16,13 +16,20 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-double hrd_cp_median(const double *x, size_t n, double *tmp)
+/* The median of x[0..n), sorting x. */
+static double median_inplace(double *x, size_t n)
 {
     if (n == 0)
         return 0.0;
-    memcpy(tmp, x, n * sizeof *tmp);
-    qsort(tmp, n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : (tmp[n / 2 - 1] + tmp[n / 2]) / 2;
+    qsort(x, n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+}
+
+double hrd_cp_median(const double *x, size_t n, double *tmp)
+{
+    if (n > 0)
+        memcpy(tmp, x, n * sizeof *tmp);
+    return median_inplace(tmp, n);
 }
 
 /* The continued fraction of the incomplete beta function (Lentz). */
@@ -89,103 +96,61 @@ double hrd_cp_student_cdf(double t, double df)
 }
 
 /*
- * The exact two-sided p-value of a Mann-Whitney U of sides k and n (no
- * ties): the number of arrangements with U at most u are the low
- * coefficients of the Gaussian binomial [n + k, k], built a factor at a
- * time. Returns -1 when out of memory.
+ * The two-sided p-value of Student's t test (pooled variance) of v[0..nl)
+ * against v[nl..m): 0 when both sides are constant at different levels,
+ * 1 when they are constant at one.
  */
-static double mw_exact(double u, size_t k, size_t n)
+static double t_test(const double *v, size_t nl, size_t m)
 {
-    size_t deg = k * n, lo;
-    double *c, below = 0, total = 0;
-
-    if (k > n) {
-        size_t t = k;
-        k = n;
-        n = t;
-    }
-    c = calloc(deg + 1, sizeof *c);
-    if (c == NULL)
-        return -1;
-    c[0] = 1;
-    for (size_t i = 1; i <= k; i++) {
-        size_t top = i * n; /* the degree of [n + i, i] */
-
-        /* Times (1 - q^(n+i)), then divided by (1 - q^i). */
-        for (size_t d = top; d >= n + i; d--)
-            c[d] -= c[d - (n + i)];
-        for (size_t d = i; d <= top; d++)
-            c[d] += c[d - i];
-    }
-    u = fmin(u, (double)deg - u);
-    lo = (size_t)floor(u + 1e-9);
-    for (size_t d = 0; d <= deg; d++) {
-        total += c[d];
-        if (d <= lo)
-            below += c[d];
-    }
-    free(c);
-    return fmin(1.0, 2 * below / total);
-}
-
-static int cmp_idx(const void *a, const void *b, void *ctx)
-{
-    const double *sort_x = ctx;
-    size_t i = *(const size_t *)a, j = *(const size_t *)b;
-
-    if (sort_x[i] != sort_x[j])
-        return sort_x[i] < sort_x[j] ? -1 : 1;
-    return i < j ? -1 : i > j; /* a total order: deterministic */
-}
-
-/* Midranks (from 1) of x[0..m) into r; idx is scratch of m. Returns the
- * tie correction: the sum of t^3 - t over groups of t equal values. */
-static double midranks(const double *x, size_t m, double *r, size_t *idx)
-{
-    double ties = 0;
-
-    for (size_t i = 0; i < m; i++)
-        idx[i] = i;
-    qsort_r(idx, m, sizeof *idx, cmp_idx, (void *)x);
-    for (size_t i = 0; i < m;) {
-        size_t j = i;
-        double t;
-
-        while (j + 1 < m && x[idx[j + 1]] == x[idx[i]])
-            j++;
-        t = (double)(j - i + 1);
-        for (size_t k = i; k <= j; k++)
-            r[idx[k]] = (double)(i + j) / 2 + 1;
-        ties += t * t * t - t;
-        i = j + 1;
-    }
-    return ties;
-}
-
-/* The two-sided p-value of the Mann-Whitney test of r[0..nl) against
- * r[nl..m) (midranks of the m points, ties their tie sum); -1 when out of
- * memory. */
-static double mw_test(const double *r, size_t nl, size_t m, double ties)
-{
-    size_t nr = m - nl;
-    double rl = 0, u, mu, var, z;
+    double ml = 0, mr = 0, ss = 0, nr = (double)(m - nl), df, t;
 
     for (size_t i = 0; i < nl; i++)
-        rl += r[i];
-    u = rl - (double)nl * (double)(nl + 1) / 2;
-    if (ties == 0 && (nl <= HRD_CP_EXACT_MAX || nr <= HRD_CP_EXACT_MAX))
-        return mw_exact(u, nl, nr);
-    mu = (double)nl * (double)nr / 2;
-    var = (double)nl * (double)nr / 12 *
-          ((double)(m + 1) - ties / ((double)m * (double)(m - 1)));
-    if (var <= 0)
-        return 1.0;
-    z = (fabs(u - mu) - 0.5) / sqrt(var);
-    return z <= 0 ? 1.0 : erfc(z / sqrt(2.0));
+        ml += v[i];
+    for (size_t i = nl; i < m; i++)
+        mr += v[i];
+    ml /= (double)nl;
+    mr /= nr;
+    for (size_t i = 0; i < m; i++) {
+        double e = v[i] - (i < nl ? ml : mr);
+
+        ss += e * e;
+    }
+    df = (double)m - 2;
+    if (!(ss > 0))
+        return ml == mr ? 1.0 : 0.0;
+    t = (mr - ml) / sqrt(ss / df * (1 / (double)nl + 1 / nr));
+    return fmin(1.0, 2 * hrd_cp_student_cdf(-fabs(t), df));
 }
 
 /*
- * The split of a segment's ranks r[0..m) where the energy statistic
+ * The points a segment is searched and tested on: the logarithms of
+ * x[0..m) into v, each clipped to within WINSOR robust standard deviations
+ * (the median absolute deviation, scaled) of their median, so that one
+ * outlying run weighs as a run WINSOR deviations off and no more (none
+ * clipped when over half the points are equal, as clock-step medians can
+ * be). tmp is scratch of m.
+ */
+#define WINSOR 3.0
+
+static void winsorized_logs(const double *x, size_t m, double *v,
+                            double *tmp)
+{
+    double med, mad;
+
+    for (size_t i = 0; i < m; i++)
+        v[i] = log(x[i] + 1);
+    med = hrd_cp_median(v, m, tmp);
+    for (size_t i = 0; i < m; i++)
+        tmp[i] = fabs(v[i] - med);
+    mad = 1.4826 * median_inplace(tmp, m);
+    if (!(mad > 0))
+        return;
+    for (size_t i = 0; i < m; i++)
+        v[i] = fmax(med - WINSOR * mad, fmin(med + WINSOR * mad, v[i]));
+}
+
+/*
+ * The split of a segment's points r[0..m) where the energy statistic
  * (alpha 1) of the two sides is largest, each side at least w points: the
  * index of the first point of the right side. O(m^2).
  */
@@ -228,36 +193,119 @@ static size_t ediv_split(const double *r, size_t m, size_t w)
 
 /*
  * Places a split found at t (of a segment x[0..m), each side at least w
- * points) where the two levels (the sides' medians) fit best: the split
- * with the least sum of absolute deviations of the points from their
- * level, a point of the later side charged LATE x the step besides (so
- * that a run halfway between the levels stays with the old one: a step is
- * placed at its run or the next rather than one early), the later split on
- * a tie. Ranks say that the levels differ; the values say at which run.
- * O(m).
+ * points): the test says that the levels differ; the likelihood says at
+ * which run.
+ * On the logarithms l of the points, with the sides' medians as the two
+ * levels b and a and the noise s their points' median absolute deviation
+ * from their level (scaled to a standard deviation), the log-likelihood of
+ * a change at c against none is the sum over the points from c on of
+ * (a - b)(l_i - (a + b) / 2) / s^2, each l_i first clipped to within half
+ * the step plus PLACE_CLIP x s of the midpoint (a + b) / 2, so that one
+ * outlying run does not pull the split. The change is placed at the
+ * likeliest run when it holds at least 1 - PLACE_SURE of the likelihood,
+ * else at the later run c of the likeliest pair of neighbouring runs
+ * (c - 1, c): the step is at the named run or the one before it. The
+ * levels are taken again from the new split until the split stays (at most
+ * PLACE_ROUNDS times). O(m log m) per round. l is scratch of m points, tmp
+ * of m + 1.
  */
-#define LATE 0.1
+#define PLACE_CLIP 3.0
+#define PLACE_ROUNDS 3
+#define PLACE_SURE 0.01
 
-static size_t refine(const double *x, size_t m, size_t w, size_t t,
-                     double *tmp)
+static double place_noise(const double *l, size_t m, size_t t, double b,
+                          double a, double *tmp)
+{
+    double s, mean = 0, ss = 0;
+
+    for (size_t i = 0; i < m; i++)
+        tmp[i] = fabs(l[i] - (i < t ? b : a));
+    s = 1.4826 * median_inplace(tmp, m);
+    if (s > 0 || m < 3)
+        return s;
+    for (size_t i = 0; i < m; i++)
+        mean += (l[i] - (i < t ? b : a)) / (double)m;
+    for (size_t i = 0; i < m; i++) {
+        double e = l[i] - (i < t ? b : a) - mean;
+
+        ss += e * e;
+    }
+    return sqrt(ss / (double)(m - 2));
+}
+
+static size_t place(const double *x, size_t m, size_t w, size_t t, double *l,
+                    double *tmp)
+{
+    for (size_t i = 0; i < m; i++)
+        l[i] = log(x[i] + 1);
+    for (int round = 0; round < PLACE_ROUNDS; round++) {
+        double b = hrd_cp_median(l, t, tmp);
+        double a = hrd_cp_median(l + t, m - t, tmp);
+        double d = a - b, s = place_noise(l, m, t, b, a, tmp), lim;
+        double ll = 0, prev, best = -DBL_MAX, top = -DBL_MAX, total = 0;
+        size_t at = t, ml = w;
+
+        if (d == 0 || s == 0 || !isfinite(s))
+            break;
+        lim = fabs(d) / 2 + PLACE_CLIP * s;
+        /* tmp[c]: the log-likelihood of a change at c, for c in [0, m]. */
+        tmp[m] = 0;
+        for (size_t i = m; i-- > 0;) {
+            double e = fmax(-lim, fmin(lim, l[i] - (a + b) / 2));
+
+            ll += d * e / (s * s);
+            tmp[i] = ll;
+        }
+        /* The likeliest single run, and the log of the total. */
+        for (size_t c = w - 1; c + w <= m; c++)
+            top = fmax(top, tmp[c]);
+        for (size_t c = w - 1; c + w <= m; c++) {
+            total += exp(tmp[c] - top);
+            if (c >= w && tmp[c] > tmp[ml])
+                ml = c;
+        }
+        if (tmp[ml] - top - log(total) >= log1p(-PLACE_SURE)) {
+            at = ml;
+        } else {
+            prev = tmp[w - 1];
+            for (size_t c = w; c + w <= m; c++) {
+                /* log(exp(prev) + exp(tmp[c])), the pair (c - 1, c). */
+                double hi = fmax(prev, tmp[c]);
+                double pair = hi + log(exp(prev - hi) + exp(tmp[c] - hi));
+
+                if (pair > best) {
+                    best = pair;
+                    at = c;
+                }
+                prev = tmp[c];
+            }
+        }
+        if (at == t)
+            break;
+        t = at;
+    }
+    return t;
+}
+
+/*
+ * Whether the split at t of a segment x[0..m) has at least w points on
+ * each side that lie nearer that side's level (its median) than the other
+ * side's: a level that fewer than w runs hold (a spike, or a step of too
+ * few runs beside old-level runs) is no change. tmp is scratch of m.
+ */
+static int levels_held(const double *x, size_t m, size_t t, size_t w,
+                       double *tmp)
 {
     double before = hrd_cp_median(x, t, tmp);
     double after = hrd_cp_median(x + t, m - t, tmp);
-    double extra = LATE * fabs(after - before), cost = 0, best;
-    size_t at = w;
+    double mid = (before + after) / 2;
+    size_t nb = 0, na = 0;
 
-    /* cost(c): points before c at `before`, from c on at `after`. */
-    for (size_t i = 0; i < m; i++)
-        cost += i < w ? fabs(x[i] - before) : fabs(x[i] - after) + extra;
-    best = cost;
-    for (size_t c = w + 1; c + w <= m; c++) {
-        cost += fabs(x[c - 1] - before) - fabs(x[c - 1] - after) - extra;
-        if (cost <= best) {
-            best = cost;
-            at = c;
-        }
-    }
-    return at;
+    for (size_t i = 0; i < t; i++)
+        nb += before < after ? x[i] < mid : x[i] > mid;
+    for (size_t i = t; i < m; i++)
+        na += before < after ? x[i] > mid : x[i] < mid;
+    return nb >= w && na >= w;
 }
 
 static double change_of(double before, double after)
@@ -280,8 +328,8 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
                   struct hrd_cp *out, size_t cap)
 {
     size_t w = o->window > 0 ? o->window : 1;
-    size_t *seg_a, *seg_b, *idx, nseg = 0, ncp = 0;
-    double *r, *tmp;
+    size_t *seg_a, *seg_b, nseg = 0, ncp = 0;
+    double *r, *tmp, *l;
     struct hrd_cp *cp;
     int rc = -ENOMEM;
 
@@ -289,36 +337,35 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
         return 0;
     seg_a = malloc(n * sizeof *seg_a);
     seg_b = malloc(n * sizeof *seg_b);
-    idx = malloc(n * sizeof *idx);
     r = malloc(n * sizeof *r);
-    tmp = malloc(n * sizeof *tmp);
+    tmp = malloc((n + 1) * sizeof *tmp);
+    l = malloc(n * sizeof *l);
     cp = malloc(n * sizeof *cp);
-    if (seg_a == NULL || seg_b == NULL || idx == NULL || r == NULL ||
-        tmp == NULL || cp == NULL)
+    if (seg_a == NULL || seg_b == NULL || r == NULL || tmp == NULL ||
+        l == NULL || cp == NULL)
         goto out;
     seg_a[0] = 0;
     seg_b[0] = n;
     nseg = 1;
     while (nseg > 0) {
         size_t a = seg_a[--nseg], b = seg_b[nseg], m = b - a, t;
-        double ties, p, before, after, change;
+        double p, before, after, change;
 
         if (m < 2 * w)
             continue;
-        ties = midranks(x + a, m, r, idx);
+        winsorized_logs(x + a, m, r, tmp);
         t = ediv_split(r, m, w);
-        p = mw_test(r, t, m, ties);
-        if (p >= 0 && p * (double)(m - 2 * w + 1) <= o->alpha) {
-            t = refine(x + a, m, w, t, tmp);
-            p = mw_test(r, t, m, ties);
+        p = t_test(r, t, m);
+        if (p * (double)(m - 2 * w + 1) <= o->alpha) {
+            t = place(x + a, m, w, t, l, tmp);
+            p = t_test(r, t, m);
         }
-        if (p < 0)
-            goto out;
         p = fmin(1.0, p * (double)(m - 2 * w + 1));
         before = hrd_cp_median(x + a, t, tmp);
         after = hrd_cp_median(x + a + t, m - t, tmp);
         change = change_of(before, after);
-        if (p > o->alpha || fabs(change) < o->min_change || change == 0)
+        if (p > o->alpha || fabs(change) < o->min_change || change == 0 ||
+            !levels_held(x + a, m, t, w, tmp))
             continue;
         cp[ncp].at = a + t;
         cp[ncp].p = p;
@@ -331,6 +378,14 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
         seg_b[nseg++] = a + t;
     }
     qsort(cp, ncp, sizeof *cp, cmp_cp);
+    /* Each change placed again between its neighbours, whose levels are
+     * now single. */
+    for (size_t i = 0; i < ncp; i++) {
+        size_t a = i > 0 ? cp[i - 1].at : 0;
+        size_t b = i + 1 < ncp ? cp[i + 1].at : n;
+
+        cp[i].at = a + place(x + a, b - a, w, cp[i].at - a, l, tmp);
+    }
     for (size_t i = 0; i < ncp; i++) {
         size_t a = i > 0 ? cp[i - 1].at : 0;
         size_t b = i + 1 < ncp ? cp[i + 1].at : n;
@@ -345,9 +400,9 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
 out:
     free(seg_a);
     free(seg_b);
-    free(idx);
     free(r);
     free(tmp);
+    free(l);
     free(cp);
     return rc;
 }
@@ -368,7 +423,7 @@ int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out)
     med = hrd_cp_median(l, m, tmp);
     for (size_t i = 0; i < m; i++)
         tmp[i] = fabs(l[i] - med);
-    mad = hrd_cp_median(tmp, m, tmp);
+    mad = median_inplace(tmp, m);
     scale = 1.4826 * mad;
     if (scale == 0) {
         double s = 0, mean = 0;

@@ -5,19 +5,32 @@
  * a run are not counted). Pure logic, no I/O: the same series always gives
  * the same answer.
  *
- * Detection is E-divisive means (Matteson and James, 2014) made robust by
- * ranks: within a segment the points are replaced by their ranks, the
- * split is where the energy statistic of the two sides (alpha 1) is
- * largest, each side holding at least `window` points, and the split is
- * kept when the two sides differ by a Mann-Whitney test (exact for a side
- * of at most HRD_CP_EXACT_MAX points, the normal approximation with ties
- * corrected otherwise) whose p-value, multiplied by the number of places
- * the split could have been (Bonferroni), is at most alpha, and their
- * medians differ by at least min_change. Kept splits are searched again on
- * either side (binary segmentation) until none is kept. On ranks a single
- * outlying run weighs as any run above the others, so a spike is no
- * change; a step that lasts `window` runs can be one. Costs O(m^2) per
- * segment of m points, O(k n^2) for a series of n points and k changes.
+ * Detection is E-divisive means (Matteson and James, 2014) with Student's
+ * t test of significance, as Otava (formerly hunter) uses it, made robust
+ * by winsorizing: within a segment the points are the logarithms of the
+ * values, each clipped to within 3 robust standard deviations (the median
+ * absolute deviation, scaled) of the segment's median, so that one
+ * outlying run weighs as a run 3 deviations off; the split is where the
+ * energy statistic of the two sides (alpha 1) is largest, each side
+ * holding at least `window` points; it is kept when Student's t test of
+ * the two sides gives a p-value that, multiplied by the number of places
+ * the split could have been (Bonferroni), is at most alpha, their medians
+ * differ by at least min_change, and each side holds at least `window`
+ * points nearer its own level (median) than the other's: a level that
+ * fewer than `window` runs hold, a single spike first, is no change. Kept
+ * splits are searched again on either side (binary segmentation) until
+ * none is kept.
+ *
+ * The test says that the levels differ; the likelihood says at which run.
+ * A kept split is placed on the logarithms of the values, by the
+ * likelihood of a step between two normal levels (the sides' medians, the
+ * noise their median absolute deviation, each run's weight clipped so
+ * that one outlier does not pull it): at the likeliest run when it holds
+ * 99% of the likelihood, else at the later run of the likeliest pair of
+ * neighbouring runs, so that the step is at the named run or the one
+ * before it. Once all changes are found, each is placed again between its
+ * neighbours. Costs O(m^2) per segment of m points, O(k n^2) for a series
+ * of n points and k changes.
  *
  * A series shorter than 2 x window has no change point; a change smaller
  * than the noise of the runs is not found.
@@ -32,8 +45,6 @@
 #define HRD_CP_ALPHA_DEFAULT 0.01
 #define HRD_CP_WINDOW_DEFAULT 3
 #define HRD_CP_MIN_CHANGE_DEFAULT 0.0
-/* The largest side for which the Mann-Whitney p-value is exact. */
-#define HRD_CP_EXACT_MAX 12
 
 struct hrd_cp_opts {
     double alpha;      /* significance level of a split, in (0, 1] */
@@ -45,7 +56,7 @@ struct hrd_cp_opts {
  * (the first point after the change). before and after are the medians of
  * the segments either side of it (of the final segmentation), change is
  * after / before - 1, and p the Bonferroni-adjusted p-value of the test
- * that kept it. */
+ * that kept it (0 when both sides are constant). */
 struct hrd_cp {
     size_t at;
     double before;

@@ -9,6 +9,9 @@
 # database of something else and a newer schema refused (exit 3) with
 # nothing stored; an older schema migrated; eight adds at once losing
 # nothing; both backends giving the same answers; a password never shown.
+# Rounds: runs of record --rounds 3 stored with each key's round medians,
+# and check of such a run judged by its rounds; a database of schema 2
+# migrated.
 # Also: a real run saved by a daemon added, and hostranged linking neither
 # database.
 set -u
@@ -98,6 +101,24 @@ timeout 60 "$HOSTRANGE_TEST_WORKLOAD" -n 1 -c 50 -r 2 -N real >/dev/null ||
 ctl save -o "$dir/real.hrs" --meta commit=real1 >/dev/null || fail save
 kill "$pid"; wait "$pid"; pid=
 
+# Runs of rounds (rounds-NAME.hrs), each round under a daemon of its own
+# (record --rounds 3): hostrange-bench, then with binding.body 100% slower,
+# with 3 rounds and with 1.
+bench=${top_builddir:-.}/bench/hostrange-bench
+for r in base:3: slow:3:--slow=binding.body=100 slow1:1:--slow=binding.body=100; do
+    name=${r%%:*}; rest=${r#*:}; n=${rest%%:*}; knob=${rest#*:}
+    TMPDIR=$dir ctl record --rounds "$n" --save "$dir/rounds-$name.hrs" \
+        --meta commit="$name" -o /dev/null -- "$bench" --op gemm \
+        --target-ms 5 --max-calls 100 $knob > /dev/null 2> "$dir/err" ||
+        fail "record --rounds $n: $(cat "$dir/err")"
+done
+# The round medians of each key, as dump --fields rounds gives them.
+ctl dump --from "$dir/rounds-base.hrs" --fields rounds -f jsonl |
+    sed 's/^{"nodeid":\("[^"]*"\).*"phase":\("[^"]*"\),"range":\("[^"]*"\),"metric":\("[^"]*"\).*\("round_medians":\[[^]]*\]\).*/\1 \2 \3 \4 \5/' |
+    sort > "$dir/base.rounds"
+[ "$(grep -c '"round_medians":\[[0-9.e+]*,[0-9.e+]*,[0-9.e+]*\]$' "$dir/base.rounds")" -eq "$(wc -l < "$dir/base.rounds")" ] ||
+    fail "base.hrs: not 3 round medians a key: $(cat "$dir/base.rounds")"
+
 # suite KIND: every check against a new database of backend KIND.
 suite() {
     kind=$1
@@ -127,7 +148,7 @@ suite() {
     ctl history detect --db "$db" -f jsonl > "$out.detect" ||
         fail "$kind: detect exit $?"
     [ "$(wc -l < "$out.detect")" -eq 2 ] || fail "$kind: detect: $(cat "$out.detect")"
-    grep -q '^{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"inclusive","machine":"hostA: Test CPU 3000, 4 cores, Linux 6.1.0; clock fast","commit":"c20","run":"a0000000000000000000000000000014","before":1005.0,"after":1105.5,"change":0.1000000000000000[0-9],"p":0.000[0-9]*,"direction":"slower"}$' \
+    grep -q '^{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"inclusive","machine":"hostA: Test CPU 3000, 4 cores, Linux 6.1.0; clock fast","commit":"c20","run":"a0000000000000000000000000000014","before":1005.0,"after":1105.5,"change":0.1000000000000000[0-9],"p":1.535[0-9]*e-19,"direction":"slower"}$' \
         "$out.detect" || fail "$kind: detect line: $(head -1 "$out.detect")"
     grep -q '"metric":"self",.*"commit":"c20",.*"direction":"slower"' \
         "$out.detect" || fail "$kind: detect self"
@@ -184,6 +205,41 @@ for line in open(sys.argv[1], encoding="ascii"):
     ctl history add --db "$db" "$dir/real.hrs" > /dev/null || fail "$kind: real"
     ctl history list --db "$db" | grep -q "	real1	$(hostname 2>/dev/null || cat /proc/sys/kernel/hostname): .* cores, .*; clock [a-z]*	[1-9][0-9]*$" ||
         fail "$kind: the real run: $(ctl history list --db "$db" | tail -1)"
+
+    # Rounds: each key's round medians stored as the run file holds them;
+    # a run of one round shows its median as its one round.
+    ctl history add --db "$db" "$dir/rounds-base.hrs" > /dev/null || fail "$kind: add base"
+    ctl history show --db "$db" -f jsonl --node 'ops/*' |
+        sed 's/^{"node":\("[^"]*"\).*"phase":\("[^"]*"\),"range":\("[^"]*"\),"metric":\("[^"]*"\).*"rounds":3,\("round_medians":\[[^]]*\]\)}$/\1 \2 \3 \4 \5/' |
+        grep -v '^{' | sort > "$out.rounds"
+    cmp -s "$out.rounds" "$dir/base.rounds" ||
+        fail "$kind: round medians stored: $(diff "$out.rounds" "$dir/base.rounds")"
+    ctl history show --db "$db" -f jsonl --range cache.lookup | head -1 |
+        grep -q '"median":\([0-9.]*\),.*"rounds":1,"round_medians":\[\1\]}$' ||
+        fail "$kind: one round: $(ctl history show --db "$db" -f jsonl --range cache.lookup | head -1)"
+    ctl history show --db "$db" -f csv --range cache.lookup | head -2 | tail -1 |
+        grep -q ',\([0-9.]*\),[0-9.]*,[0-9.]*,1,\1$' ||
+        fail "$kind: one round, csv: $(ctl history show --db "$db" -f csv | head -2)"
+    # check of a run of 3 rounds against a history of one run of 3 rounds:
+    # judged by the rounds, binding.body apart in every round, so p = 1 /
+    # C(6, 3) = 0.05 exactly (one-sided): found at --alpha 0.1, not at the
+    # default 0.01. A run of one round against one run is not judged.
+    ctl history check --db "$db" --alpha 0.1 --phase warm --range binding.body \
+        "$dir/rounds-slow.hrs" > "$out.rcheck" || fail "$kind: check of rounds"
+    grep -q "warm binding.body self on .*: slower by +[0-9.]*% at commit slow (run [0-9a-f]*): median .* ns, p=0.05 (by rounds: 3 against 3)$" \
+        "$out.rcheck" || fail "$kind: check by rounds: $(cat "$out.rcheck")"
+    grep -q "^checked 2 keys of .*rounds-slow.hrs against .*: [12] differ (p < 0.1), [0-9]* had too short a history; 2 judged by their rounds$" \
+        "$out.rcheck" || fail "$kind: check by rounds: $(cat "$out.rcheck")"
+    ctl history check --db "$db" -f jsonl --alpha 0.1 --phase warm \
+        --range binding.body "$dir/rounds-slow.hrs" | grep '"metric":"self"' |
+        grep -q '"commit":"slow",.*"p":0.05,"direction":"slower"}$' ||
+        fail "$kind: check by rounds, jsonl"
+    ctl history check --db "$db" --phase warm --range binding.body \
+        "$dir/rounds-slow.hrs" | grep -q ": 0 differ (p < 0.01), [0-9]* had too short a history; 2 judged by their rounds$" ||
+        fail "$kind: flagged below the floor of 3 rounds against 3"
+    ctl history check --db "$db" --phase warm --range binding.body \
+        "$dir/rounds-slow1.hrs" | grep -q "^checked 0 keys .*: 0 differ (p < 0.01), [0-9]* had too short a history; 0 judged by their rounds$" ||
+        fail "$kind: a run of one round judged against one run"
 
     # Eight adds at once: none fails, none lost.
     new_$kind
@@ -242,15 +298,29 @@ ctl history add --db "$db" "$dir/a0.hrs" > /dev/null || fail "add"
 sqlite3 "$db" 'UPDATE hostrange_schema SET version = 99' || fail sqlite3
 ctl history list --db "$db" > /dev/null 2> "$dir/err"
 [ $? -eq 3 ] || fail "a newer schema was opened"
-grep -q "a history of schema version 99, newer than this hostrange's (2)" \
+grep -q "a history of schema version 99, newer than this hostrange's (3)" \
     "$dir/err" || fail "newer msg: $(cat "$dir/err")"
-# An older schema (version 1: no index of the runs' order) is migrated.
-sqlite3 "$db" 'UPDATE hostrange_schema SET version = 1; DROP INDEX hostrange_run_order' ||
-    fail sqlite3
+# An older schema (version 1: no index of the runs' order, no round
+# medians) is migrated.
+sqlite3 "$db" 'UPDATE hostrange_schema SET version = 1; DROP INDEX hostrange_run_order;
+    ALTER TABLE hostrange_point DROP COLUMN rounds' || fail sqlite3
 ctl history list --db "$db" | grep -q '^a0' || fail "list of a migrated history"
-[ "$(sqlite3 "$db" 'SELECT version FROM hostrange_schema')" = 2 ] ||
+[ "$(sqlite3 "$db" 'SELECT version FROM hostrange_schema')" = 3 ] ||
     fail "not migrated"
 sqlite3 "$db" .indexes | grep -q hostrange_run_order || fail "no index"
+# Version 2 (no round medians), holding a run: migrated when a run of
+# rounds is added; the old run shows one round, the new one its three.
+sqlite3 "$db" 'UPDATE hostrange_schema SET version = 2;
+    ALTER TABLE hostrange_point DROP COLUMN rounds' || fail sqlite3
+ctl history add --db "$db" "$dir/rounds-base.hrs" > /dev/null || fail "add to version 2"
+[ "$(sqlite3 "$db" 'SELECT version FROM hostrange_schema')" = 3 ] ||
+    fail "version 2 not migrated"
+ctl history show --db "$db" -f jsonl --range backend.submit --phase warm |
+    grep -c '"rounds":1,"round_medians":\[1[0-9]*.0\]}$' | grep -qx 1 ||
+    fail "the run of version 2: $(ctl history show --db "$db" -f jsonl)"
+ctl history show --db "$db" -f jsonl --node 'ops/*' | grep -c '"rounds":3,' |
+    grep -qx "$(wc -l < "$dir/base.rounds")" ||
+    fail "the run of rounds after migration"
 
 # A password never appears: a URL and key=value pairs that fail.
 for url in "postgresql://hostrange:s3cr3t@/nosuchdb?host=$pgdir" \
