@@ -425,6 +425,52 @@ static void take(const struct hr__sample *s, uint64_t mult)
     }
 }
 
+/*
+ * Encodes the leaves at the start of ring samples [tail, head) that the
+ * encoder's inline path takes (hr__enc_leaf: a range without children,
+ * under the batch's current label set, of a context the batch has), as
+ * long as the encoder is not full; returns the first sample it did not
+ * take. The same bytes as hr__enc_leaf one sample at a time, with the
+ * encoder's state in registers and the ring read ahead: the samples were
+ * written by another core, and each 64-byte line holds two.
+ */
+static uint64_t drain_leaves(const struct hr__thread *t, uint64_t tail,
+                             uint64_t head, uint64_t mult)
+{
+    const struct hr__sample *ring = t->ring;
+    const uint32_t *stamp = enc.ctx.stamp, *local = enc.ctx.local;
+    uint32_t label = enc.label, cap = enc.ctx.cap, st = enc.stamp, n = 0;
+    uint8_t *p = enc.buf + enc.len, *start = p, *stop;
+    uint64_t left;
+
+    if (label == 0 || hr__enc_full(&enc))
+        return tail;
+    /* Below these the encoder is not full (hr__enc_full). */
+    stop = enc.buf + (HR__BATCH_BYTES - enc.table_bytes);
+    left = HR__BATCH_EVENTS - enc.events;
+    if (head - tail < left)
+        left = head - tail;
+    for (; n < left && p < stop; n++) {
+        const struct hr__sample *s = &ring[(tail + n) & (HR__RING_SIZE - 1)];
+        uint32_t ctx = s->ctx;
+
+        __builtin_prefetch(&ring[(tail + n + 8) & (HR__RING_SIZE - 1)]);
+        /* A range (kind 0) has its context id as ctx. */
+        if (ctx >> HR__KIND_SHIFT != HR__KIND_RANGE || s->label != label ||
+            s->nchild != 0 || s->child != 0 || ctx >= cap ||
+            stamp[ctx] != st)
+            break;
+        p = hrp_put_varint(p, (uint64_t)local[ctx] << 2 | HRP_ITEM_LEAF);
+        p = hrp_put_varint(p, hr__ticks_ns(s->incl, mult));
+    }
+    if (n != 0) {
+        enc.len += (size_t)(p - start);
+        enc.events += n;
+        enc.events_by[enc.label_local] += n;
+    }
+    return tail + n;
+}
+
 /* Moves samples from the rings into the encoder, sealing full batches,
  * until the rings are empty or the queue holds them back. Frees the state
  * of exited threads once their ring is empty. */
@@ -442,7 +488,8 @@ static void drain(void)
             uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
             uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 
-            while (tail != head && !(full = hr__enc_full(&enc))) {
+            while ((tail = drain_leaves(t, tail, head, mult)) != head &&
+                   !(full = hr__enc_full(&enc))) {
                 const struct hr__sample *s =
                     &t->ring[tail & (HR__RING_SIZE - 1)];
                 /* Leaves of known contexts, the bulk of the samples,

@@ -105,6 +105,10 @@ static inline int item_next(const uint8_t **pp, const uint8_t *end,
     return 0;
 }
 
+/* The bits of an item's first byte that make it a leaf whose tag is that
+ * one byte: the varint's continuation bit and the kind. */
+#define LEAF_BYTE_MASK (0x80u | 3u)
+
 /* Checks a batch's sample stream. Returns 0 or the reason + 1. */
 static int validate_stream(const Hostrange__Batch *b)
 {
@@ -116,6 +120,18 @@ static int validate_stream(const Hostrange__Batch *b)
     struct item it;
 
     while (p < end) {
+        /* The common item first: a leaf whose tag and time take a byte
+         * each (as item_next reads it, with the same checks). */
+        if (end - p >= 2 && (p[0] & LEAF_BYTE_MASK) == HRP_ITEM_LEAF &&
+            p[1] < 0x80) {
+            if (!have_label)
+                return HRD_REJECT_STREAM + 1;
+            if ((size_t)(p[0] >> 2) >= b->n_context_range)
+                return HRD_REJECT_INDEX + 1;
+            events++;
+            p += 2;
+            continue;
+        }
         if (item_next(&p, end, &it) != 0)
             return HRD_REJECT_STREAM + 1;
         if (it.kind == HRP_ITEM_LABEL) {
@@ -572,16 +588,33 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
     /* An empty stream may have no buffer: NULL + 0 is not C. */
     const uint8_t *end = p != NULL ? p + b->samples.len : p;
     uint32_t label = 0;
+    size_t row = 0; /* label * contexts: the label's keys in the maps */
     struct item it;
     int nomem = 0;
 
     while (p < end) {
         struct hrd_key *k, *pk;
 
+        /* The common item first: a leaf whose tag and time take a byte
+         * each, of a (label, context) pair whose range and path keys the
+         * batch has found; the same as the general case below. */
+        if (ks->map != NULL && end - p >= 2 &&
+            (p[0] & LEAF_BYTE_MASK) == HRP_ITEM_LEAF && p[1] < 0x80 &&
+            (k = ks->map[row + (p[0] >> 2)]) != NULL &&
+            (pk = ks->pmap[row + (p[0] >> 2)]) != NULL) {
+            uint64_t incl = p[1];
+
+            if (hrd_agg_add(a, k, incl, incl) != 0 ||
+                (!pk->mirror && hrd_agg_path_add(a, pk, incl, incl) != 0))
+                return -ENOMEM;
+            p += 2;
+            continue;
+        }
         if (item_next(&p, end, &it) != 0)
             return -EINVAL; /* validated: never */
         if (it.kind == HRP_ITEM_LABEL) {
             label = (uint32_t)it.index;
+            row = (size_t)label * b->n_context_range;
             continue;
         }
         k = key_of(a, b, n, ks, label, (uint32_t)it.index);

@@ -389,6 +389,28 @@ void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k)
         hrd_agg_reset(a);
 }
 
+/*
+ * Makes the pages of buf[from..to) present, in one call: the events that
+ * will fill them would otherwise take a page fault each 4 KiB, which costs
+ * more than writing the page's events. The range is within the buffer's
+ * capacity, which the memory budget counts already. Best effort: a kernel
+ * without MADV_POPULATE_WRITE faults them in as they are written.
+ */
+static void populate(uint8_t *buf, size_t from, size_t to)
+{
+#ifdef MADV_POPULATE_WRITE
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+    from = from / page * page;
+    if (to > from)
+        (void)madvise(buf + from, to - from, MADV_POPULATE_WRITE);
+#else
+    (void)buf;
+    (void)from;
+    (void)to;
+#endif
+}
+
 /* Makes room for `more` bytes of entries, and one more entry, in an exact
  * key. */
 static int reserve_n(struct hrd_agg *a, struct hrd_key *k, size_t more)
@@ -423,6 +445,7 @@ static int reserve_n(struct hrd_agg *a, struct hrd_key *k, size_t more)
         }
         if (nb == MAP_FAILED)
             return -ENOMEM;
+        populate(nb, k->mapped ? k->cap : 0, cap);
         k->mapped = 1;
     }
     a->bytes += cap - k->cap;
