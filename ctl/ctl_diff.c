@@ -92,8 +92,8 @@ static const char usage_diff[] =
     "                         a round the machine made slower as a whole\n"
     "                         cancels out; the first line says how many keys\n"
     "                         were normalized, their rows say `normalized`\n"
-    "                         (JSON \"normalized\":RANGE); RANGE's own rows\n"
-    "                         are tested unnormalized\n"
+    "                         (JSON \"normalized\":RANGE); RANGE's own\n"
+    "                         inclusive rows are tested unnormalized\n"
     "      --strict           refuse to compare runs of different machines\n"
     "                         (or of an unknown one): exit 4\n"
     "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl,\n"
@@ -697,7 +697,7 @@ static double key_step(const struct judging *j, const struct hrd_diff_pop *b,
  * control range, scaled so that the base's median of them is the base's
  * median of its round medians (the new side then reads as ns at the
  * base's control speed). Only when both sides have the control in
- * HRD_ROUNDS_MIN rounds or more; the control's own rows stay as they are.
+ * HRD_ROUNDS_MIN rounds or more; the control's own row stays as it is.
  */
 static void normalize(struct drow *r, const struct diff_opts *o,
                       struct judging *j, size_t nr[2])
@@ -706,7 +706,8 @@ static void normalize(struct drow *r, const struct diff_opts *o,
     size_t nn[2];
     double raw, scaled;
 
-    if (o->normalize == NULL || strcmp(r->b->range, o->normalize) == 0)
+    if (o->normalize == NULL || (strcmp(r->b->range, o->normalize) == 0 &&
+                                 r->b->metric == HRP_METRIC_INCLUSIVE))
         return;
     for (int i = 0; i < 2; i++) {
         nn[i] = hrd_ctl_round_medians_normalized(
