@@ -136,9 +136,10 @@ def test_rounds_compared_at_the_run_level(env, tmp_path):
     r = run(env, tmp_path, 20000, "--host-range-rounds", "5",
             "--host-range-save", str(base))
     assert r.returncode == 0, r.stdout + r.stderr
-    # Twice as slow, 5 rounds: every round of new is beyond every round of
+    # Five times as slow (far beyond what a loaded machine adds to a
+    # 20 us spin), 5 rounds: every round of new is beyond every round of
     # base, so p is the exact test's floor, 2 / C(10, 5) = 0.0079.
-    r = run(env, tmp_path, 40000, "--host-range-rounds", "5",
+    r = run(env, tmp_path, 100000, "--host-range-rounds", "5",
             "--host-range-save", str(new), "--host-range-compare", str(base),
             "--host-range-compare-fail", "50")
     assert r.returncode == 1, r.stdout + r.stderr
@@ -154,13 +155,6 @@ def test_rounds_compared_at_the_run_level(env, tmp_path):
     assert len(flagged) == TESTS, "\n".join(table)
     assert "above --host-range-compare-fail 50%" in r.stdout
     assert "run-to-run noise not measured" not in r.stdout
-    # The same comparison with one round a side says the noise is not
-    # measured.
-    one = tmp_path / "one.hrs"
-    r = run(env, tmp_path, 20000, "--host-range-save", str(one),
-            "--host-range-compare", str(base))
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "rounds 5/1: run-to-run noise not measured" in r.stdout, r.stdout
     assert leftovers(env) == []
 
 
