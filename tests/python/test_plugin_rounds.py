@@ -21,6 +21,7 @@ needs_profiling = pytest.mark.skipif(
 
 BLOCKS = 8
 TESTS = 3
+ROUNDS = 5
 
 SPIN = textwrap.dedent("""
     import os
@@ -91,57 +92,52 @@ def leftovers(env):
 
 
 @needs_profiling
-def test_rounds_interleaved_saved_and_reported(env, tmp_path):
-    save, report = tmp_path / "run.hrs", tmp_path / "report.jsonl"
-    r = run(env, tmp_path, 20000, "--host-range-rounds", "3",
+def test_rounds_interleaved_saved_and_compared(env, tmp_path):
+    save, report = tmp_path / "base.hrs", tmp_path / "report.jsonl"
+    r = run(env, tmp_path, 20000, "--host-range-rounds", str(ROUNDS),
             "--host-range-save", str(save), "--host-range-profile",
             str(report))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "3 passed" in r.stdout
-    assert "hostrange: 3 rounds of 3 tests: merged 3 files into %s" % save \
-        in r.stdout, r.stdout
+    assert "%d passed" % TESTS in r.stdout
+    assert ("hostrange: %d rounds of %d tests: merged %d files into %s"
+            % (ROUNDS, TESTS, ROUNDS, save)) in r.stdout, r.stdout
     # The calls' order: each test's round 1 when it passed (its check call,
-    # its sizing block, cold, end_to_end, warm), then round 2 of every
-    # test, then round 3: the rounds of a test are apart, never back to
-    # back.
+    # cold, its sizing block, end_to_end, warm), then round 2 of every
+    # test, then round 3, ...: the rounds of a test are apart, never back
+    # to back.
     with open(env["HRPY_CALL_LOG"]) as f:
         order = [int(x) for x in f.read().split()]
     bursts = [c for i, c in enumerate(order) if i == 0 or order[i - 1] != c]
-    assert bursts == [0, 1, 2] * 3, bursts
+    assert bursts == list(range(TESTS)) * ROUNDS, bursts
     # Each round of a test: cold (1) + one untimed block (1) + end_to_end
     # and warm (BLOCKS each); round 1 has the check call too.
     per_case = [order.count(c) for c in range(TESTS)]
-    assert per_case == [3 * (2 + 2 * BLOCKS) + 1] * TESTS, per_case
-    # The report pools the rounds: 3 x BLOCKS warm samples, 3 cold.
+    assert per_case == [ROUNDS * (2 + 2 * BLOCKS) + 1] * TESTS, per_case
+    # The report pools the rounds: ROUNDS x BLOCKS warm samples, ROUNDS
+    # cold.
     rows = parse_rows(report.read_text())
     assert len({x["nodeid"] for x in rows}) == TESTS
     for x in rows:
-        want = 3 if x["phase"] == "cold" else 3 * BLOCKS
+        want = ROUNDS if x["phase"] == "cold" else ROUNDS * BLOCKS
         assert x["count"] == want, x
-    # The run file keeps 3 round medians for every key, and its pooled
+    # The run file keeps ROUNDS round medians for every key, and its pooled
     # rows are the report's.
     saved = dump_rounds(save)
     assert [{k: v for k, v in x.items() if not k.startswith("round")}
             for x in saved] == rows
     for x in saved:
-        assert x["rounds"] == 3 and len(x["round_medians"]) == 3, x
+        assert x["rounds"] == ROUNDS and len(x["round_medians"]) == ROUNDS, x
         if x["range"] == "spin.body":
             assert min(x["round_medians"]) >= 20000, x
     assert leftovers(env) == []
 
-
-@needs_profiling
-def test_rounds_compared_at_the_run_level(env, tmp_path):
-    base, new = tmp_path / "base.hrs", tmp_path / "new.hrs"
-    r = run(env, tmp_path, 20000, "--host-range-rounds", "5",
-            "--host-range-save", str(base))
-    assert r.returncode == 0, r.stdout + r.stderr
     # Five times as slow (far beyond what a loaded machine adds to a
     # 20 us spin), 5 rounds: every round of new is beyond every round of
-    # base, so p is the exact test's floor, 2 / C(10, 5) = 0.0079.
-    r = run(env, tmp_path, 100000, "--host-range-rounds", "5",
-            "--host-range-save", str(new), "--host-range-compare", str(base),
-            "--host-range-compare-fail", "50")
+    # base, so p is the exact test's floor, 2 / C(10, 5) = 0.0079, and the
+    # session fails (--host-range-compare-fail).
+    r = run(env, tmp_path, 100000, "--host-range-rounds", str(ROUNDS),
+            "--host-range-compare", str(save), "--host-range-compare-fail",
+            "50")
     assert r.returncode == 1, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     head = [i for i, x in enumerate(lines) if "hostrange: this run against" in x]
