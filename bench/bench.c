@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "hostrange.h"
 #include "bench/bench.h"
@@ -23,7 +24,61 @@
 #define MAX_CASES 256
 #define MIN_BLOCK_NS 50000u
 
+/* The ranges of the --spin-control records: a chain of dependent
+ * integer steps (bound by latency), and sweeps of an array with float
+ * multiply-adds (bound by throughput and the cache, as the operators'
+ * kernels are). */
+#define BENCH_SPIN_RANGE "control.spin"
+#define BENCH_STREAM_RANGE "control.stream"
+
+/* The array of control.stream (32 KiB) and how many sweeps of it. */
+#define STREAM_FLOATS 8192u
+#define STREAM_SWEEPS 4u
+
 static hr_site s_e2e = HR_SITE_INIT("end_to_end");
+static hr_site s_spin = HR_SITE_INIT(BENCH_SPIN_RANGE);
+static hr_site s_stream = HR_SITE_INIT(BENCH_STREAM_RANGE);
+
+/* The work of the --spin-control loop: this many dependent steps of a
+ * multiply-add, about 20 us on a 3 GHz core. */
+#define SPIN_STEPS 20000u
+
+/* Times SPIN_STEPS dependent multiply-adds (the same fixed work every
+ * time), in ns. */
+static uint64_t spin_control(void)
+{
+    struct timespec t0, t1;
+    volatile uint64_t sink;
+    uint64_t x = 88172645463325252ull;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned i = 0; i < SPIN_STEPS; i++)
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+    sink = x;
+    (void)sink;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+           (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+}
+
+/* Times STREAM_SWEEPS sweeps of a 32 KiB array of floats, each element
+ * multiplied and added into it (the same fixed work every time), in
+ * ns. */
+static uint64_t stream_control(void)
+{
+    static float a[STREAM_FLOATS];
+    struct timespec t0, t1;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned k = 0; k < STREAM_SWEEPS; k++) {
+        for (unsigned i = 0; i < STREAM_FLOATS; i++)
+            a[i] = a[i] * 0.5f + 1.0f;
+    }
+    __asm__ __volatile__("" : : "r"(a) : "memory");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    return (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000000u +
+           (uint64_t)t1.tv_nsec - (uint64_t)t0.tv_nsec;
+}
 
 static const char usage[] =
     "Usage: hostrange-bench [OPTION]...\n"
@@ -120,6 +175,14 @@ static const char usage[] =
     "                      PCT percent slower, by spinning inside it at its\n"
     "                      end for PCT% of the time spent in it so far\n"
     "                      (hrops_slow); may be given for each\n"
+    "      --spin-control  after each warm block, time two fixed loops, the\n"
+    "                      same work every time, and report each as a record\n"
+    "                      under the case's warm labels: control.spin (20000\n"
+    "                      dependent integer multiply-adds, bound by latency)\n"
+    "                      and control.stream (4 sweeps of a 32 KiB float\n"
+    "                      array, a multiply-add each, bound by throughput and\n"
+    "                      the cache): yardsticks of the machine's speed in\n"
+    "                      each round, for hostrangectl diff --normalize\n"
     "\n"
     "Report:\n"
     "  -o, --output=FILE   when a private daemon is started, write its report\n"
@@ -145,6 +208,7 @@ struct options {
     int list;
     int control;
     int calibrate;
+    int spin;                   /* --spin-control */
     unsigned target_ms;
     unsigned max_calls;
     unsigned calls;             /* 0: automatic */
@@ -271,13 +335,18 @@ static int measure(struct bench_run *r, const struct options *o,
         }
     }
 
-    /* Warm: the same calls inside one window. */
+    /* Warm: the same calls inside one window (with --spin-control, a
+     * timed spin after each block, as a record of the warm labels). */
     hr_window_begin();
     for (unsigned b = 0; b < blocks && rc == 0; b++) {
         for (unsigned i = 0; i < calls && rc == 0; i++)
             rc = bench_call(r);
         if (rc == 0)
             rc = hrops_sync(r->device);
+        if (rc == 0 && o->spin) {
+            hr_record(&s_spin, spin_control());
+            hr_record(&s_stream, stream_control());
+        }
     }
     hr_window_end();
     if (rc != 0)
@@ -476,7 +545,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_OP = 256, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_TRANS,
            OPT_CASES, OPT_TARGET, OPT_MAX, OPT_CALLS, OPT_BLOCKS, OPT_RAW,
-           OPT_LIST, OPT_CONTROL, OPT_CALIBRATE, OPT_SLOW };
+           OPT_LIST, OPT_CONTROL, OPT_CALIBRATE, OPT_SLOW, OPT_SPIN };
     static const struct option longopts[] = {
         { "op", required_argument, NULL, OPT_OP },
         { "backend", required_argument, NULL, OPT_BACKEND },
@@ -493,6 +562,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         { "control", no_argument, NULL, OPT_CONTROL },
         { "calibrate", no_argument, NULL, OPT_CALIBRATE },
         { "slow", required_argument, NULL, OPT_SLOW },
+        { "spin-control", no_argument, NULL, OPT_SPIN },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
@@ -501,7 +571,7 @@ static int parse_args(int argc, char **argv, struct args *a)
     struct options *o = &a->o;
     int c;
 
-    *a = (struct args){ { 0, 0, 0, 0, 200, 10000, 0, 0, NULL }, NULL, NULL,
+    *a = (struct args){ { 0, 0, 0, 0, 0, 200, 10000, 0, 0, NULL }, NULL, NULL,
                         0, BENCH_ANY, -1, -1 };
     opterr = 0;
     while ((c = getopt_long(argc, argv, ":o:hV", longopts, NULL)) != -1) {
@@ -554,6 +624,9 @@ static int parse_args(int argc, char **argv, struct args *a)
             break;
         case OPT_SLOW:
             parse_slow(optarg);
+            break;
+        case OPT_SPIN:
+            o->spin = 1;
             break;
         case 'o':
             o->output = optarg;

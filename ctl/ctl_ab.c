@@ -40,8 +40,8 @@ static const char usage_ab[] =
     "  -h, --help            show this help and exit\n"
     "\n"
     "DIFF OPTION: --alpha, --threshold, --fail-above, --min-rounds,\n"
-    "--strict and --format, as for hostrangectl diff, A the base and B the\n"
-    "new.\n"
+    "--normalize, --strict and --format, as for hostrangectl diff, A the\n"
+    "base and B the new.\n"
     "\n"
     "Exit status: diff's (0 none slower than allowed, 1 a key slower than\n"
     "--fail-above allows, 2 a usage error, 6 refused by --min-rounds); 5\n"
@@ -57,7 +57,7 @@ static int ab_side(unsigned k)
 static int run_ab(int argc, char **argv)
 {
     enum { OPT_SAVE_A = 256, OPT_SAVE_B, OPT_FAIL, OPT_MIN_ROUNDS,
-           OPT_STRICT, OPT_ALPHA = 'a', OPT_THRESHOLD = 'T',
+           OPT_STRICT, OPT_NORMALIZE, OPT_ALPHA = 'a', OPT_THRESHOLD = 'T',
            OPT_FORMAT = 'f' };
     static const struct option longopts[] = {
         { "rounds", required_argument, NULL, 'n' },
@@ -68,6 +68,7 @@ static int run_ab(int argc, char **argv)
         { "fail-above", required_argument, NULL, OPT_FAIL },
         { "min-rounds", required_argument, NULL, OPT_MIN_ROUNDS },
         { "strict", no_argument, NULL, OPT_STRICT },
+        { "normalize", required_argument, NULL, OPT_NORMALIZE },
         { "format", required_argument, NULL, OPT_FORMAT },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -98,6 +99,7 @@ static int run_ab(int argc, char **argv)
         case OPT_FAIL:
         case OPT_MIN_ROUNDS:
         case OPT_STRICT:
+        case OPT_NORMALIZE:
         case OPT_FORMAT: {
             /* Handed to diff as --NAME=VALUE. */
             const struct option *lo = longopts;

@@ -83,6 +83,18 @@ static const char usage_diff[] =
     "      --min-rounds=N     refuse to judge a key with fewer than N rounds\n"
     "                         a side: such keys are not flagged, and diff\n"
     "                         exits 6\n"
+    "      --normalize=RANGE  test each key at the run level on its round\n"
+    "                         medians divided by the same round's median of\n"
+    "                         RANGE (metric inclusive) of the same node,\n"
+    "                         operator, backend and phase: a control that\n"
+    "                         each round times for itself (hostrange-bench\n"
+    "                         --spin-control reports control.spin and\n"
+    "                         control.stream), so that a round the machine\n"
+    "                         made slower as a whole cancels out; the first\n"
+    "                         line says how many keys were normalized, their\n"
+    "                         rows say `normalized` (JSON\n"
+    "                         \"normalized\":RANGE); RANGE's own inclusive\n"
+    "                         row is tested unnormalized\n"
     "      --strict           refuse to compare runs of different machines\n"
     "                         (or of an unknown one): exit 4\n"
     "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl,\n"
@@ -333,6 +345,7 @@ struct drow {
     int unstable, quantized;
     size_t rounds[2];        /* of base and new (1: a run of one round) */
     int run_level;           /* tested on round medians: rc */
+    int normalized;          /* its round medians divided by --normalize's */
     int refused;             /* fewer rounds than --min-rounds */
     struct hrd_rounds_cmp rc;
 };
@@ -349,7 +362,8 @@ static void num(FILE *f, double v)
     fputs(buf, f);
 }
 
-static void write_jsonl(FILE *f, const struct drow *r)
+static void write_jsonl(FILE *f, const struct drow *r,
+                        const char *normalized_by)
 {
     const struct hrd_diff_pop *k = r->b ? r->b : r->n;
 
@@ -409,6 +423,10 @@ static void write_jsonl(FILE *f, const struct drow *r)
             r->unstable ? "true" : "false", r->quantized ? "true" : "false");
     if (r->refused)
         fputs(",\"refused\":\"min-rounds\"", f);
+    if (r->normalized) {
+        fputs(",\"normalized\":", f);
+        hrd_json_string(f, normalized_by);
+    }
     if (!r->run_level)
         fputs(",\"noise\":\"" NOISE_UNMEASURED "\"", f);
     fputs("}\n", f);
@@ -438,6 +456,8 @@ static void write_text(FILE *f, const struct drow *r, int colour, int width)
         strcat(marks, " quantized");
     if (r->refused)
         strcat(marks, " not judged (--min-rounds)");
+    if (r->normalized)
+        strcat(marks, " normalized");
     if (r->b != NULL && r->n != NULL) {
         size_t len = strlen(marks);
 
@@ -497,6 +517,7 @@ struct diff_opts {
     enum fmt fmt;
     int strict;
     unsigned min_rounds;        /* --min-rounds (0: none) */
+    const char *normalize;      /* --normalize: the control range */
     int help;                   /* --help: printed, nothing more to do */
     const char *base, *new;
 };
@@ -505,7 +526,8 @@ struct diff_opts {
  * a usage error; or -ENOMEM. */
 static int parse_options(int argc, char **argv, struct diff_opts *o)
 {
-    enum { OPT_FAIL = 256, OPT_STRICT, OPT_MIN_ROUNDS, OPT_WARN };
+    enum { OPT_FAIL = 256, OPT_STRICT, OPT_MIN_ROUNDS, OPT_WARN,
+           OPT_NORMALIZE };
     static const struct option longopts[] = {
         { "alpha", required_argument, NULL, 'a' },
         { "threshold", required_argument, NULL, 'T' },
@@ -514,6 +536,7 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         { "limit", required_argument, NULL, 'n' },
         { "strict", no_argument, NULL, OPT_STRICT },
         { "min-rounds", required_argument, NULL, OPT_MIN_ROUNDS },
+        { "normalize", required_argument, NULL, OPT_NORMALIZE },
         { "format", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -562,6 +585,14 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
             break;
         case OPT_MIN_ROUNDS:
             o->min_rounds = hrd_ctl_parse_rounds("diff", "--min-rounds", optarg);
+            break;
+        case OPT_NORMALIZE:
+            if (optarg[0] == '\0') {
+                fprintf(stderr, "hostrangectl diff: bad --normalize '' (a "
+                        "range name)\n");
+                return HRD_CTL_TOLD;
+            }
+            o->normalize = optarg;
             break;
         case 'f': {
             size_t i;
@@ -642,6 +673,7 @@ struct judging {
     struct hrd_ctl_round_index idx[2];
     double step[2];
     double *med[2];
+    double *norm[2];   /* --normalize: room for the normalized medians */
     size_t cap;
 };
 
@@ -658,6 +690,44 @@ static double key_step(const struct judging *j, const struct hrd_diff_pop *b,
     if (isfinite(n->step) && (st == 0 || n->step < st))
         st = n->step;
     return st;
+}
+
+/*
+ * --normalize: replaces the row's round medians (j->med, nr of them a
+ * side) by each round's median divided by the same round's median of the
+ * control range, scaled so that the base's median of them is the base's
+ * median of its round medians (the new side then reads as ns at the
+ * base's control speed). Only when both sides have the control in
+ * HRD_ROUNDS_MIN rounds or more; the control's own row stays as it is.
+ */
+static void normalize(struct drow *r, const struct diff_opts *o,
+                      struct judging *j, size_t nr[2])
+{
+    const struct hrd_diff_pop *k[2] = { r->b, r->n };
+    size_t nn[2];
+    double raw, scaled;
+
+    if (o->normalize == NULL || (strcmp(r->b->range, o->normalize) == 0 &&
+                                 r->b->metric == HRP_METRIC_INCLUSIVE))
+        return;
+    for (int i = 0; i < 2; i++) {
+        nn[i] = hrd_ctl_round_medians_normalized(
+            &j->idx[i], k[i]->node, k[i]->op, k[i]->backend, k[i]->phase,
+            k[i]->range, k[i]->metric, o->normalize, j->norm[i], j->cap);
+        if (nn[i] < HRD_ROUNDS_MIN)
+            return;
+    }
+    raw = hrd_rounds_median(j->med[0], nr[0]);
+    scaled = hrd_rounds_median(j->norm[0], nn[0]);
+    if (!(raw > 0) || !(scaled > 0))
+        return;
+    for (int i = 0; i < 2; i++) {
+        for (size_t m = 0; m < nn[i]; m++)
+            j->med[i][m] = j->norm[i][m] * raw / scaled;
+        nr[i] = nn[i];
+        r->rounds[i] = nn[i];
+    }
+    r->normalized = 1;
 }
 
 /* The outcome of a compared row: its change, its flag under the options
@@ -683,6 +753,8 @@ static int judge(struct drow *r, const struct diff_opts *o,
         r->rounds[i] = nr[i] > 0 ? nr[i] : 1;
     }
     r->s = b->s;
+    if (r->rounds[0] >= HRD_ROUNDS_MIN && r->rounds[1] >= HRD_ROUNDS_MIN)
+        normalize(r, o, j, nr);
     if (r->rounds[0] >= HRD_ROUNDS_MIN && r->rounds[1] >= HRD_ROUNDS_MIN) {
         int rc = hrd_rounds_compare(j->med[0], nr[0], j->med[1], nr[1],
                                     &r->rc);
@@ -747,10 +819,12 @@ static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
         if (cap > j.cap)
             j.cap = cap;
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 2; i++) {
         j.med[i] = malloc((j.cap + 1) * sizeof *j.med[i]);
+        j.norm[i] = malloc((j.cap + 1) * sizeof *j.norm[i]);
+    }
     if (at == NULL || r == NULL || j.med[0] == NULL || j.med[1] == NULL ||
-        rc != 0) {
+        j.norm[0] == NULL || j.norm[1] == NULL || rc != 0) {
         rc = -ENOMEM;
         goto out;
     }
@@ -784,6 +858,7 @@ out:
     for (int i = 0; i < 2; i++) {
         hrd_ctl_round_index_fini(&j.idx[i]);
         free(j.med[i]);
+        free(j.norm[i]);
     }
     free(at);
     free(r);
@@ -898,13 +973,14 @@ static void write_rounds_line(FILE *f, const struct drow *rows, size_t nrows,
                               const struct hrd_diff_side *base,
                               const struct hrd_diff_side *new)
 {
-    size_t run = 0, sample = 0;
+    size_t run = 0, sample = 0, normalized = 0;
     unsigned rb = base->end->rounds > 1 ? base->end->rounds : 1;
     unsigned rn = new->end->rounds > 1 ? new->end->rounds : 1;
 
     for (size_t i = 0; i < nrows; i++) {
         if (rows[i].b != NULL && rows[i].n != NULL)
             *(rows[i].run_level ? &run : &sample) += 1;
+        normalized += rows[i].normalized;
     }
     fprintf(f, "%srounds %u/%u", o->fmt == FMT_MARKDOWN ? "**" : "", rb, rn);
     if (sample == 0 && run > 0)
@@ -917,6 +993,14 @@ static void write_rounds_line(FILE *f, const struct drow *rows, size_t nrows,
         fprintf(f, ": %zu keys from the round medians; %zu with fewer than "
                 "%d rounds a side: " NOISE_UNMEASURED, run, sample,
                 HRD_ROUNDS_MIN);
+    if (o->normalize != NULL && normalized > 0)
+        fprintf(f, "; %zu keys normalized by %s (each round's median "
+                "divided by that round's %s median of the same node, "
+                "scaled to the base's)", normalized, o->normalize,
+                o->normalize);
+    else if (o->normalize != NULL)
+        fprintf(f, "; --normalize %s: not in %d rounds a side of both "
+                "runs, nothing normalized", o->normalize, HRD_ROUNDS_MIN);
     fprintf(f, "%s\n", o->fmt == FMT_MARKDOWN ? "**\n" : "");
 }
 
@@ -949,7 +1033,7 @@ static int write_report(FILE *f, const struct drow *rows, size_t nrows,
                 "new us", "change", "shift ns [95% CI]");
     for (size_t i = 0; i < nrows; i++) {
         if (o->fmt == FMT_JSONL)
-            write_jsonl(f, &rows[i]);
+            write_jsonl(f, &rows[i], o->normalize);
         else
             write_text(f, &rows[i], colour, width);
     }

@@ -5,6 +5,7 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_diffside.h"
 #include "ctl/ctl_rounds.h"
+#include "proto/protocol.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -146,6 +147,34 @@ void hrd_ctl_round_index_fini(struct hrd_ctl_round_index *x)
 }
 
 /* The RoundKey of a key and metric, or NULL. */
+static const Hostrange__RoundKey *
+find(const struct hrd_ctl_round_index *x, const char *node, const char *op,
+     const char *backend, uint32_t phase, const char *range,
+     uint32_t metric);
+
+size_t hrd_ctl_round_medians_normalized(
+    const struct hrd_ctl_round_index *x, const char *node, const char *op,
+    const char *backend, uint32_t phase, const char *range, uint32_t metric,
+    const char *control, double *v, size_t max)
+{
+    const Hostrange__RoundKey *k = find(x, node, op, backend, phase, range,
+                                        metric);
+    const Hostrange__RoundKey *c = NULL;
+    size_t n = 0;
+
+    if (k == NULL)
+        return 0;
+    c = find(x, node, op, backend, phase, control, HRP_METRIC_INCLUSIVE);
+    if (c == NULL)
+        return 0;
+    for (size_t i = 0; i < k->n_count && i < k->n_median && n < max; i++) {
+        if (k->count[i] > 0 && i < c->n_count && i < c->n_median &&
+            c->count[i] > 0 && c->median[i] > 0)
+            v[n++] = k->median[i] / c->median[i];
+    }
+    return n;
+}
+
 static const Hostrange__RoundKey *
 find(const struct hrd_ctl_round_index *x, const char *node, const char *op,
      const char *backend, uint32_t phase, const char *range, uint32_t metric)

@@ -68,6 +68,20 @@ size_t hrd_ctl_round_medians(const struct hrd_ctl_round_index *x,
                              const char *range, uint32_t metric, double *v,
                              size_t max);
 
+/*
+ * The round medians of a key and metric normalized by a control of the
+ * same node, operator, backend and phase (diff --normalize): each round's median
+ * divided by the same round's median of range `control`, metric
+ * inclusive, of the same phase.
+ * Writes those of the rounds that hold both (count > 0) to v[] (room for
+ * max) and returns how many; 0 when the run has no rounds for the key or
+ * the control.
+ */
+size_t hrd_ctl_round_medians_normalized(
+    const struct hrd_ctl_round_index *x, const char *node, const char *op,
+    const char *backend, uint32_t phase, const char *range, uint32_t metric,
+    const char *control, double *v, size_t max);
+
 /* The most rounds record and ab run. */
 #define HRD_CTL_ROUNDS_MAX 1000u
 

@@ -66,6 +66,26 @@ and no ``commit`` note is given. Before adding it, the terminal summary shows
 what ``hostrangectl history check`` finds for the session's keys against
 their history on this machine.
 
+``--host-range-rounds N`` measures each test in N rounds, so that
+``--host-range-compare`` tests at the run level (``hostrangectl diff`` on
+the round medians) instead of treating the samples of one session as
+independent. Round 1 is each test's profile as above, made when the test
+passes; rounds 2 to N replay every profiled test's call at the end of the
+session, round by round in the order the tests ran (test 1, test 2, ...,
+then test 1 again), so that the rounds of a test are apart, with the other
+tests between them, not back to back. Each replay profiles cold,
+``end_to_end`` and warm again, with the block size and count of round 1.
+The session then uses a private daemon of its own: after each round the
+plugin saves its samples and drops them (``hostrangectl save``, ``reset``),
+and at the end merges the N saves as rounds (``hostrangectl merge``) into
+the session's run: the report (``--host-range-profile``, the pooled
+samples), ``--host-range-save`` (a run file that keeps each key's
+per-round count and median), ``--host-range-compare`` and
+``--host-range-history`` all use that run. The replays run after the
+test's fixtures are torn down: the call and its arguments are kept alive,
+so it must not depend on what a fixture's teardown closes. With
+pytest-xdist it is refused (the calls live in the workers).
+
 ``--host-range-junit FILE`` also writes the comparison to FILE as JUnit XML
 (``hostrangectl diff --format junit``), for a CI system's test report: one
 testsuite per test (node id), one testcase per key, a failure per key slower
@@ -167,6 +187,15 @@ def pytest_addoption(parser):
              "per key, a failure per key slower than "
              "--host-range-compare-fail allows")
     group.addoption(
+        "--host-range-rounds", metavar="N", type=int, default=1,
+        help="measure each profiled test in N rounds (default 1): round 1 "
+             "when the test passes, rounds 2 to N by replaying every "
+             "test's call at the end of the session, interleaved (all the "
+             "tests, then all again); the run keeps each round, so that "
+             "--host-range-compare tests at the run level (hostrangectl "
+             "diff on the round medians); uses a private daemon; not with "
+             "pytest-xdist")
+    group.addoption(
         "--host-range-compare-strict", action="store_true", default=False,
         help="with --host-range-compare: refuse to compare runs whose "
              "machine fingerprints differ (host, CPU model, cores, kernel, "
@@ -220,8 +249,20 @@ def pytest_configure(config):
               "--host-range-save" if save is not None else
               "--host-range-history" if history is not None else
               "--host-range-compare")
+    rounds = config.getoption("host_range_rounds")
+    if rounds is None or rounds < 1:
+        raise pytest.UsageError("--host-range-rounds must be 1 or more")
     if path is None and save is None and base is None and history is None:
+        if rounds > 1:
+            raise pytest.UsageError(
+                "--host-range-rounds needs --host-range-profile, -save, "
+                "-compare or -history")
         return
+    if rounds > 1 and (_is_worker(config) or
+                       getattr(config.option, "numprocesses", None)):
+        raise pytest.UsageError(
+            "--host-range-rounds does not work with pytest-xdist (-n): "
+            "the calls it replays live in the workers")
     for name in ("calls", "blocks", "max_calls", "target_ms"):
         value = config.getoption("host_range_" + name)
         if value is not None and value <= 0:
@@ -243,6 +284,7 @@ def pytest_configure(config):
     state.meta = meta
     state.history = history
     state.junit = None if junit is None else os.path.abspath(junit)
+    state.rounds = rounds
     config.stash[_STATE] = state
     config.add_cleanup(state.stop)
     if not _is_worker(config):
@@ -338,6 +380,8 @@ class _Session:
         self.compared = []
         self.warned_long = False
         self.checked = []
+        self.rounds = 1
+        self.replay = []
 
     def _find_ctl(self):
         import hostrange
@@ -375,6 +419,10 @@ class _Session:
         HOSTRANGE_RUNTIME_DIR names it for this process and its children."""
         self.ctl = self._find_ctl()
         self.saved_env = os.environ.get("HOSTRANGE_RUNTIME_DIR")
+        if self.rounds > 1:
+            # Rounds reset the daemon: never one that others use.
+            self._start_private()
+            return
         r = self._ctl("--timeout", str(_PING_TIMEOUT_MS), "ping")
         if r.returncode == 0:
             m = re.search(r" serves (.+)$", r.stdout.strip())
@@ -415,38 +463,45 @@ class _Session:
         os.environ["HOSTRANGE_RUNTIME_DIR"] = self.dir
 
     def finish(self):
-        """The end of the session: writes the report, saves the run, compares
-        it with BASE. Returns None, or the exit status the session gets (with
-        the reason in the summary)."""
+        """The end of the session: with rounds, replays them; writes the
+        report, saves the run, compares it with BASE. Returns None, or the
+        exit status the session gets (with the reason in the summary)."""
         import hostrange
         try:
             hostrange.flush(timeout_ms=_FLUSH_TIMEOUT_MS)
         except (TimeoutError, ConnectionError) as e:
             return self._error(
                 "the samples of this process were not delivered: %s" % e)
-        self._say_losses()
-        if self.path is not None:
-            error = self._write_report()
-            if error is not None:
-                return self._error(error)
-        if self.save is None and self.base is None and self.history is None:
-            return None
         tmp = None
-        run = self.save
-        if run is None:
-            tmp = tempfile.mkdtemp(prefix="hostrange-compare-")
-            run = os.path.join(tmp, "new.hrs")
         try:
-            args = ["--runtime-dir", self.dir, "save", "-o", run]
-            if self.save is not None or self.history is not None:
-                for m in self._meta():
-                    args += ["--meta", m]
-            r = self._ctl(*args)
-            if r.returncode != 0:
-                return self._error("cannot save the run: %s"
-                                   % _ctl_error(r.stderr))
-            if self.save is not None:
-                self.summary.append("hostrange: " + r.stdout.strip())
+            run = None
+            if self.rounds > 1:
+                tmp = tempfile.mkdtemp(prefix="hostrange-rounds-")
+                run, error = self._rounds(tmp)
+                if error is not None:
+                    return self._error(error)
+            self._say_losses()
+            if self.path is not None:
+                error = self._write_report(run)
+                if error is not None:
+                    return self._error(error)
+            if (self.save is None and self.base is None and
+                    self.history is None):
+                return None
+            if run is None:
+                if self.save is None:
+                    tmp = tempfile.mkdtemp(prefix="hostrange-compare-")
+                run = self.save or os.path.join(tmp, "new.hrs")
+                args = ["--runtime-dir", self.dir, "save", "-o", run]
+                if self.save is not None or self.history is not None:
+                    for m in self._meta():
+                        args += ["--meta", m]
+                r = self._ctl(*args)
+                if r.returncode != 0:
+                    return self._error("cannot save the run: %s"
+                                       % _ctl_error(r.stderr))
+                if self.save is not None:
+                    self.summary.append("hostrange: " + r.stdout.strip())
             status = None
             if self.base is not None:
                 status = self._compare(run)
@@ -458,6 +513,53 @@ class _Session:
         finally:
             if tmp is not None:
                 shutil.rmtree(tmp, ignore_errors=True)
+
+    def _rounds(self, tmp):
+        """--host-range-rounds N: saves round 1 (what the tests made) and
+        drops it from the daemon, then replays every profiled test's call
+        once per round, the tests in the order they ran, saving and
+        dropping each round; merges the N saves as rounds into the run
+        (--host-range-save FILE, or one in tmp). Returns (the run's path,
+        None), or (None, what failed)."""
+        import hostrange
+        saves = []
+        for k in range(1, self.rounds + 1):
+            if k > 1:
+                for h in self.replay:
+                    try:
+                        h._profile(self, replay=True)
+                    except Exception as e:  # the test's call, whatever it is
+                        return None, ("round %d of %s failed: %s: %s"
+                                      % (k, h._request.node.nodeid,
+                                         type(e).__name__, e))
+                try:
+                    hostrange.flush(timeout_ms=_FLUSH_TIMEOUT_MS)
+                except (TimeoutError, ConnectionError) as e:
+                    return None, ("the samples of round %d were not "
+                                  "delivered: %s" % (k, e))
+            f = os.path.join(tmp, "round-%d.hrs" % k)
+            r = self._ctl("--runtime-dir", self.dir, "save", "-o", f)
+            if r.returncode != 0:
+                return None, ("cannot save round %d: %s"
+                              % (k, _ctl_error(r.stderr)))
+            saves.append(f)
+            r = self._ctl("--runtime-dir", self.dir, "reset")
+            if r.returncode != 0:
+                return None, ("cannot reset the daemon after round %d: %s"
+                              % (k, _ctl_error(r.stderr)))
+        run = self.save or os.path.join(tmp, "run.hrs")
+        args = ["merge", "-o", run]
+        if self.save is not None or self.history is not None:
+            for m in self._meta():
+                args += ["--meta", m]
+        r = self._ctl(*(args + ["--"] + saves))
+        if r.returncode != 0:
+            return None, "cannot merge the rounds: %s" % _ctl_error(r.stderr)
+        self.summary.append("hostrange: %d rounds of %d tests%s"
+                            % (self.rounds, len(self.replay),
+                               ": " + r.stdout.strip()
+                               if self.save is not None else ""))
+        return run, None
 
     def _say_losses(self):
         """What the session lost or refused, in hostrangectl's words
@@ -509,9 +611,13 @@ class _Session:
         self.summary.append("hostrange: " + message)
         return pytest.ExitCode.INTERNAL_ERROR
 
-    def _write_report(self):
-        """Writes the daemon's report to PATH. Returns None, or what failed."""
-        r = self._ctl("--runtime-dir", self.dir, "dump", "-o", self.path)
+    def _write_report(self, run=None):
+        """Writes the daemon's report (or the run file run's) to PATH.
+        Returns None, or what failed."""
+        if run is not None:
+            r = self._ctl("dump", "--from", run, "-o", self.path)
+        else:
+            r = self._ctl("--runtime-dir", self.dir, "dump", "-o", self.path)
         if r.returncode != 0:
             return "cannot write the report: %s" % r.stderr.strip()
         rows, nodes = 0, set()
@@ -707,6 +813,10 @@ class HostRange:
     def __init__(self, request):
         self._request = request
         self._call = None
+        self._calls = self._blocks = None
+        # (node, operator, backend, clear_cache, device), found in the
+        # first round: a replay runs after the test's teardown.
+        self._labels = None
 
     @property
     def profiling(self):
@@ -729,6 +839,8 @@ class HostRange:
         return default
 
     def _device(self):
+        if self._labels is not None:
+            return self._labels[4]
         return self._marker("device", _device_of(self._request.node))
 
     def _sync(self):
@@ -753,7 +865,9 @@ class HostRange:
         self._sync()
         return ns
 
-    def _profile(self, state):
+    def _find_labels(self, state):
+        """The labels of the test's rows, its cache clearer and its device:
+        (node, operator, backend, clear_cache, device)."""
         import hostrange
         import hostrange.ops
         item = self._request.node
@@ -766,8 +880,19 @@ class HostRange:
                 "id, the same in every session)"
                 % (item.name, hostrange.MAX_NAME, node[-(_HASH_HEX + 8):])))
         operator = self._marker("operator", _operator_of(item))
-        backend = self._marker("backend", _backend_of(self._device()))
+        device = self._device()
+        backend = self._marker("backend", _backend_of(device))
         clear_cache = self._marker("clear_cache", hostrange.ops.clear_cache)
+        return node, operator, backend, clear_cache, device
+
+    def _profile(self, state, replay=False):
+        """Profiles the call: cold, end_to_end, warm. A replay (a round
+        after the first, after the test's teardown) uses the first round's
+        labels, block size and count."""
+        import hostrange
+        if not replay:
+            self._labels = self._find_labels(state)
+        node, operator, backend, clear_cache, _ = self._labels
         call = self._call
 
         # Cold: the first call after the cache was cleared.
@@ -783,7 +908,11 @@ class HostRange:
 
         # The size of a block, and the number of blocks.
         calls = state.calls
-        if calls is None:
+        if replay:
+            # One block untimed, as the first round's sizing warmed it.
+            calls, blocks = self._calls, self._blocks
+            self._block(calls)
+        elif calls is None:
             scale = 1
             while calls is None:
                 for step in _BLOCK_STEPS:
@@ -795,10 +924,12 @@ class HostRange:
                 scale *= 10
         else:
             ns = self._block(calls)
-        blocks = state.blocks
-        if blocks is None:
-            by_time = int(state.target_ms * 1e6 / (ns + 1))
-            blocks = max(1, min(by_time, state.max_calls // calls))
+        if not replay:
+            blocks = state.blocks
+            if blocks is None:
+                by_time = int(state.target_ms * 1e6 / (ns + 1))
+                blocks = max(1, min(by_time, state.max_calls // calls))
+            self._calls, self._blocks = calls, blocks
 
         # end_to_end: collection inactive, recorded under the warm labels.
         hostrange.set_labels(node, operator, backend, "warm")
@@ -819,6 +950,8 @@ class HostRange:
         except (TimeoutError, ConnectionError) as e:
             raise RuntimeError("host_range: the samples of %s were not "
                                "delivered: %s" % (node, e))
+        if not replay and state.rounds > 1:
+            state.replay.append(self)
 
 
 @pytest.fixture

@@ -485,3 +485,8 @@ tests_helpers_mkrun_LDADD = $(HRD_STORE_TEST_LIBS)
 # The history end to end, against SQLite and a real PostgreSQL server.
 TESTS += tests/service/test_history.sh
 EXTRA_DIST += tests/service/test_history.sh
+
+# The pytest plugin's --host-range-rounds (skips, 77, without the module).
+TESTS += tests/python/test_python_plugin_rounds.sh
+EXTRA_DIST += tests/python/test_python_plugin_rounds.sh \
+	tests/python/test_plugin_rounds.py

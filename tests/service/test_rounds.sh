@@ -4,8 +4,8 @@
 # and median), merge of runs of the same keys as rounds and of shards as
 # shards, diff at the run level (rounds 3/3: exact p of the round medians)
 # and without rounds (every row says the noise is not measured),
-# --min-rounds, and hostrangectl ab on hostrange-bench made slower on
-# purpose (--slow).
+# --min-rounds, hostrangectl ab on hostrange-bench made slower on
+# purpose (--slow), and diff --normalize by a control each round times.
 set -u
 : "${HOSTRANGED:?}" "${HOSTRANGECTL:?}" "${HOSTRANGE_TEST_WORKLOAD:?}"
 : "${top_builddir:?}"
@@ -99,8 +99,9 @@ if ctl record -o "$dir/b.jsonl" -- "$bench" --op gemm --target-ms 5 \
         --max-calls 100 2> /dev/null && [ -s "$dir/b.jsonl" ]; then
     ctl ab --rounds 3 --alpha 0.2 -f jsonl --save-a "$dir/a.hrs" \
         --save-b "$dir/b.hrs" -- "$bench" --op gemm --target-ms 5 \
-        --max-calls 100 ::: "$bench" --op gemm --target-ms 5 \
-        --max-calls 100 --slow binding.body=50 > "$dir/ab.jsonl" \
+        --max-calls 100 --spin-control ::: "$bench" --op gemm \
+        --target-ms 5 --max-calls 100 --spin-control \
+        --slow binding.body=50 > "$dir/ab.jsonl" \
         2> "$dir/err" || fail "ab: $(cat "$dir/err")"
     grep '"phase":"warm","range":"binding.body","metric":"self"' "$dir/ab.jsonl" |
         grep -q '"p":0.1,"test":"rounds-exact","rounds":\[3,3\],"flag":"slower"' ||
@@ -115,6 +116,52 @@ if ctl record -o "$dir/b.jsonl" -- "$bench" --op gemm --target-ms 5 \
         fail "diff of ab's saves"
     ctl diff "$dir/a.hrs" "$dir/b.hrs" | grep "warm binding.body self" |
         grep -q slower && fail "flagged at p = 0.1 with --alpha 0.01"
+    # --normalize: the warm rows' round medians divided by the round's
+    # control. backend.submit is a leaf, so its self time is its inclusive
+    # time in every round: normalized by backend.submit, the self row is
+    # 1 in every round of both sides, scaled back to the base's median:
+    # no change, p = 1, whatever the raw rows say. The control's own
+    # inclusive rows stay as they are, and so do the rows of a phase
+    # without the control (control.spin is warm only).
+    grep -q '"phase":"warm","range":"control.spin","metric":"inclusive"' \
+        "$dir/ab.jsonl" || fail "no control.spin row: $(cat "$dir/ab.jsonl")"
+    ctl diff -f jsonl --alpha 0.2 --normalize backend.submit "$dir/a.hrs" \
+        "$dir/b.hrs" \
+        > "$dir/n.jsonl" || fail "diff --normalize"
+    ctl diff -f jsonl "$dir/a.hrs" "$dir/b.hrs" > "$dir/p.jsonl" ||
+        fail "diff"
+    row() { grep "\"phase\":\"$2\",\"range\":\"$3\",\"metric\":\"$4\"" "$1"; }
+    field() { sed -n "s/.*\"$1\":\([^,]*\),.*/\1/p"; }
+    self=$(row "$dir/n.jsonl" warm backend.submit self)
+    echo "$self" | grep -q '"change_pct":0.0,.*"p":1.0,"test":"rounds-exact","rounds":\[3,3\],"flag":null,.*"normalized":"backend.submit"}$' ||
+        fail "normalized leaf: $self"
+    [ "$(echo "$self" | field base_median)" = "$(row "$dir/p.jsonl" warm backend.submit self | field base_median)" ] ||
+        fail "normalized rows not scaled to the base's median: $self"
+    row "$dir/n.jsonl" warm backend.submit inclusive | grep -q normalized &&
+        fail "the control's own row was normalized"
+    ctl diff -f jsonl --normalize control.spin "$dir/a.hrs" "$dir/b.hrs" \
+        > "$dir/s.jsonl" || fail "diff --normalize control.spin"
+    row "$dir/s.jsonl" cold binding.body inclusive | grep -q normalized &&
+        fail "a cold row was normalized by a warm control"
+    row "$dir/s.jsonl" warm binding.body inclusive |
+        grep -q '"normalized":"control.spin"}$' ||
+        fail "not normalized by control.spin: $(cat "$dir/s.jsonl")"
+    row "$dir/n.jsonl" warm binding.body self |
+        grep -q '"flag":"slower",.*"normalized":"backend.submit"}$' ||
+        fail "normalized slowdown: $(row "$dir/n.jsonl" warm binding.body self)"
+    # Every row but the control's (cold and warm) is normalized, and the
+    # first line says so; a control that is not there normalizes nothing.
+    warm=$(($(grep -c . "$dir/n.jsonl") - 1))
+    [ "$(grep -c '"normalized":"backend.submit"' "$dir/n.jsonl")" -eq $((warm - 1)) ] ||
+        fail "normalized rows: $(cat "$dir/n.jsonl")"
+    ctl diff --normalize backend.submit "$dir/a.hrs" "$dir/b.hrs" |
+        head -n 1 | grep -q "; $((warm - 1)) keys normalized by backend.submit (each round's median divided by that round's backend.submit median of the same node" ||
+        fail "normalized header"
+    ctl diff --normalize no.such "$dir/a.hrs" "$dir/b.hrs" > "$dir/d.txt"
+    head -n 1 "$dir/d.txt" | grep -q "; --normalize no.such: not in 3 rounds a side of both runs, nothing normalized$" ||
+        fail "missing control: $(head -n 1 "$dir/d.txt")"
+    sed 1d "$dir/d.txt" | grep -q " normalized" &&
+        fail "normalized without a control: $(cat "$dir/d.txt")"
     # A failing command stops ab with 5.
     ctl ab --rounds 1 -- false ::: true > /dev/null 2> "$dir/err"
     [ $? -eq 5 ] || fail "ab of a failing command"
