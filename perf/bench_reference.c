@@ -100,15 +100,22 @@ enum mode { BARE, REFERENCE, HOSTRANGE };
 
 static volatile uint64_t sink;
 
-static __attribute__((noinline)) void own_work(void)
+/* `steps` steps of a dependent chain of multiplications; `steps` is a
+ * constant where it is inlined. */
+static inline __attribute__((always_inline)) void chain(unsigned steps)
 {
     uint64_t x = sink;
 
-    for (unsigned i = 0; i < OWN_STEPS; i++) {
+    for (unsigned i = 0; i < steps; i++) {
         x = x * 0x9E3779B97F4A7C15ull + i;
         __asm__ volatile("" : "+r"(x));
     }
     sink = x;
+}
+
+static __attribute__((noinline)) void own_work(void)
+{
+    chain(OWN_STEPS);
 }
 
 /* A range of the workload as each mode opens and closes it; `mode` is a
@@ -210,13 +217,7 @@ static __attribute__((noinline)) void obj_end(struct scope_obj *o)
 
 static __attribute__((noinline)) void backend_work(void)
 {
-    uint64_t x = sink;
-
-    for (unsigned i = 0; i < BACKEND_STEPS; i++) {
-        x = x * 0x9E3779B97F4A7C15ull + i;
-        __asm__ volatile("" : "+r"(x));
-    }
-    sink = x;
+    chain(BACKEND_STEPS);
 }
 
 static __attribute__((noinline)) void obj_leaf(enum mode mode, enum name n,
