@@ -23,6 +23,16 @@
 #include <time.h>
 #include <unistd.h>
 
+void bd_self_exe(char *buf, size_t len, const char *argv0)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+    if (n <= 0 || (size_t)n >= len - 1)
+        snprintf(buf, len, "%s", argv0);
+    else
+        buf[n] = '\0';
+}
+
 void bd_die(const char *fmt, ...)
 {
     va_list ap;

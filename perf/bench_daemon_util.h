@@ -82,6 +82,11 @@ Hostrange__ControlReply *bd_control(const struct bd_daemon *d,
 /* The daemon's stats (caller frees the reply). */
 Hostrange__ControlReply *bd_stats(const struct bd_daemon *d);
 
+/* The path of this program's own executable, for a benchmark that runs
+ * itself as workers: /proc/self/exe, so that a worker is the program and
+ * not a wrapper script that starts it (argv0 where that cannot be read). */
+void bd_self_exe(char *buf, size_t len, const char *argv0);
+
 /* Exits with a message. */
 void bd_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
                                                  noreturn));

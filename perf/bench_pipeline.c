@@ -313,14 +313,7 @@ int main(int argc, char **argv)
     if (n < 1000)
         bd_die("EVENTS must be at least 1000");
     snprintf(capbuf, sizeof capbuf, "--exact-cap=%ld", n / 16 * 2 + 1000);
-    {
-        ssize_t len = readlink("/proc/self/exe", self_path,
-                               sizeof self_path - 1);
-        if (len <= 0 || (size_t)len >= sizeof self_path - 1)
-            snprintf(self_path, sizeof self_path, "%s", argv[0]);
-        else
-            self_path[len] = '\0';
-    }
+    bd_self_exe(self_path, sizeof self_path, argv[0]);
     if (!hr_enabled())
         bd_die("collection is off (HOSTRANGE=0)");
     for (int i = 0; i < RUNS; i++)

@@ -359,7 +359,7 @@ static int worker(const char *mode, long calls, const char *shape)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
-static const char *self_path;
+static char self_path[4096];
 
 /* What one measured process took: its loop's thread time and all its
  * CPU with the daemon's, in ns. */
@@ -467,7 +467,7 @@ int main(int argc, char **argv)
         calls = atol(argv[1]);
     if (calls < 1000)
         bd_die("CALLS must be at least 1000");
-    self_path = argv[0];
+    bd_self_exe(self_path, sizeof self_path, argv[0]);
     if (!hr_enabled())
         bd_die("collection is off (HOSTRANGE=0)");
     ranges = (double)calls * RANGES_PER_CALL;
