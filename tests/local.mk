@@ -339,9 +339,14 @@ tests_service_test_ops_ranges_LDADD = $(HARNESS_LIBS) ops/libhrops.la
 # figures (a real daemon, hostrange-bench, and this test as the workload).
 if HOST_RANGE_PROFILING
 OBSERVER_TEST_CPPFLAGS = -DBENCH_HAS_RANGES=1
+BENCH_HAS_RANGES = 1
 else
 OBSERVER_TEST_CPPFLAGS = -DBENCH_HAS_RANGES=0
+BENCH_HAS_RANGES = 0
 endif
+# The same for the scripts: 1 when hostrange-bench has ranges, 0 when it
+# was built with --disable-host-range-profiling (it then reports nothing).
+AM_TESTS_ENVIRONMENT += export HOSTRANGE_TEST_BENCH_HAS_RANGES='$(BENCH_HAS_RANGES)';
 tests_service_test_observer_SOURCES = tests/service/test_observer.c
 tests_service_test_observer_CPPFLAGS = $(AM_CPPFLAGS) \
 	$(OBSERVER_TEST_CPPFLAGS)
