@@ -67,6 +67,16 @@ perf_bench_daemon_pause_SOURCES = perf/bench_daemon_pause.c \
 perf_bench_daemon_pause_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
 perf_bench_daemon_pause_LDADD = $(perf_bench_daemon_ingest_LDADD)
 
+# The daemon's exact store: huge pages against 4 KiB pages.
+BENCHES += perf/bench_agg_store
+noinst_PROGRAMS += perf/bench_agg_store
+perf_bench_agg_store_SOURCES = perf/bench_agg_store.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_agg_store_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_agg_store_LDADD = lib/agg/libhragg.la lib/stat/libhrstat.la \
+	lib/util/libhrutil.la $(perf_bench_daemon_ingest_LDADD)
+
 # Run files: save and merge against cp of the same bytes, diff of 10,000
 # keys x 10,000 samples.
 BENCHES += perf/bench_runs perf/bench_runs_diff

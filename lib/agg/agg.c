@@ -411,11 +411,82 @@ static void populate(uint8_t *buf, size_t from, size_t to)
 #endif
 }
 
+/*
+ * An exact buffer of HUGE bytes or more lives in huge pages where the
+ * kernel gives them (transparent huge pages, on madvise): its mapping
+ * starts on a HUGE boundary and its capacity is a multiple of HUGE, so
+ * that every part of it can be one page. The kernel then zeroes and maps
+ * its memory 2 MiB at a time, and filling it costs far less than in 4 KiB
+ * pages (bench_agg_store). The cost in memory: a capacity rounded up to
+ * 2 MiB, which the memory budget counts.
+ */
+#define HUGE ((size_t)2 << 20)
+
+/* A new mapping of cap bytes (a multiple of HUGE) on a HUGE boundary,
+ * advised for huge pages; MAP_FAILED when there is no room. */
+static void *huge_map(size_t cap)
+{
+    uint8_t *raw, *at;
+    size_t head;
+
+    raw = mmap(NULL, cap + HUGE, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED)
+        return MAP_FAILED;
+    head = (HUGE - (uintptr_t)raw % HUGE) % HUGE;
+    at = raw + head;
+    if (head != 0)
+        munmap(raw, head);
+    munmap(at + cap, HUGE - head);
+#ifdef MADV_HUGEPAGE
+    (void)madvise(at, cap, MADV_HUGEPAGE);
+#endif
+    return at;
+}
+
+/*
+ * Grows k's buffer to cap bytes (HUGE or more, a multiple of it) in huge
+ * pages: in place where the addresses after it are free, else into a new
+ * mapping that its pages move to (mremap moves page tables: nothing is
+ * copied) or, from the heap, are copied to. Returns the buffer, its first
+ * `*present` bytes present already, or MAP_FAILED.
+ */
+static void *grow_huge(struct hrd_key *k, size_t cap, size_t *present)
+{
+    void *nb;
+
+    *present = 0;
+    if (k->mapped && (uintptr_t)k->buf % HUGE == 0 && k->cap % HUGE == 0) {
+        nb = mremap(k->buf, k->cap, cap, 0);
+        if (nb != MAP_FAILED) {
+            *present = k->cap;
+            return nb;
+        }
+    }
+    nb = huge_map(cap);
+    if (nb == MAP_FAILED)
+        return MAP_FAILED;
+    if (k->mapped) {
+        if (mremap(k->buf, k->cap, k->cap, MREMAP_MAYMOVE | MREMAP_FIXED,
+                   nb) == MAP_FAILED) {
+            memcpy(nb, k->buf, k->len);
+            munmap(k->buf, k->cap);
+        } else {
+            *present = k->cap;
+        }
+    } else {
+        if (k->len != 0)
+            memcpy(nb, k->buf, k->len);
+        free(k->buf);
+    }
+    return nb;
+}
+
 /* Makes room for `more` bytes of entries, and one more entry, in an exact
  * key. */
 static int reserve_n(struct hrd_agg *a, struct hrd_key *k, size_t more)
 {
-    size_t cap, page;
+    size_t cap, page, present = 0;
     void *nb;
 
     if (k->len + more + SLACK <= k->cap)
@@ -429,6 +500,13 @@ static int reserve_n(struct hrd_agg *a, struct hrd_key *k, size_t more)
         nb = realloc(k->buf, cap);
         if (nb == NULL)
             return -ENOMEM;
+    } else if (cap >= HUGE && !a->small_pages) {
+        cap = (cap + HUGE - 1) / HUGE * HUGE;
+        nb = grow_huge(k, cap, &present);
+        if (nb == MAP_FAILED)
+            return -ENOMEM;
+        populate(nb, present, cap);
+        k->mapped = 1;
     } else {
         page = (size_t)sysconf(_SC_PAGESIZE);
         cap = (cap + page - 1) / page * page;

@@ -163,6 +163,8 @@ struct hrd_agg {
     /* Settings (hrd_agg_init sets the defaults). */
     uint64_t exact_cap;     /* events per key kept exactly */
     size_t max_bytes;       /* the memory budget */
+    int small_pages;        /* no huge pages for exact buffers (agg.c:
+                               huge; for the benchmark's baseline) */
     /* Counters. */
     uint64_t capped;        /* keys turned into histograms at exact_cap */
     uint64_t compacted;     /* keys turned into histograms for memory */

@@ -468,6 +468,77 @@ static void test_bytes_per_event(void **state)
     hrd_agg_fini(&a);
 }
 
+/*
+ * Exact buffers past 2 MiB, in huge pages (the default) and in 4 KiB
+ * pages: two keys filled in turn, so that a buffer cannot always grow in
+ * place and moves; every value comes back in order, a huge-page buffer
+ * starts on a 2 MiB boundary with a capacity that is a multiple of 2 MiB,
+ * and the memory count is the sum of the capacities.
+ */
+static void test_large_buffers(void **state)
+{
+    const uint64_t n = 2000000;
+    const size_t huge = (size_t)2 << 20;
+
+    (void)state;
+    for (int small = 0; small < 2; small++) {
+        struct hrd_agg a;
+        struct hrd_key *k[2];
+        uint64_t *incl, *self, seed;
+        size_t ni, ns;
+
+        hrd_agg_init(&a);
+        a.small_pages = small;
+        a.exact_cap = 2 * n + 10;
+        a.max_bytes = (size_t)1 << 30;
+        k[0] = key(&a, "n", HRP_PHASE_WARM, "first");
+        k[1] = key(&a, "n", HRP_PHASE_WARM, "second");
+        seed = rng;
+        for (uint64_t i = 0; i < n; i++) {
+            for (int j = 0; j < 2; j++) {
+                uint64_t in = 1000 + next() % 60000;
+                assert_int_equal(hrd_agg_add(&a, k[j], in, in - in / 3), 0);
+            }
+        }
+        incl = malloc(n * sizeof *incl);
+        self = malloc((n + 1) * sizeof *self);
+        assert_non_null(incl);
+        assert_non_null(self);
+        assert_true(a.bytes >= k[0]->cap + k[1]->cap);
+        assert_true(a.bytes <= k[0]->cap + k[1]->cap + 4096);
+        for (int j = 0; j < 2; j++) {
+            assert_true(k[j]->exact);
+            assert_true(k[j]->len > 2 * huge);
+            assert_true(k[j]->cap <= k[j]->len + k[j]->len / 4 + huge + 64);
+            if (!small) {
+                assert_int_equal((uintptr_t)k[j]->buf % huge, 0);
+                assert_int_equal(k[j]->cap % huge, 0);
+            }
+        }
+        for (int j = 0; j < 2; j++) {
+            uint64_t keep = rng;
+
+            hrd_agg_key_values(k[j], incl, &ni, self, &ns);
+            assert_int_equal(ni, n);
+            assert_int_equal(ns, n);
+            rng = seed;
+            for (uint64_t i = 0; i < n; i++) {
+                for (int m = 0; m < 2; m++) {
+                    uint64_t in = 1000 + next() % 60000;
+                    if (m != j)
+                        continue;
+                    assert_int_equal(incl[i], in);
+                    assert_int_equal(self[i], in - in / 3);
+                }
+            }
+            rng = keep;
+        }
+        free(incl);
+        free(self);
+        hrd_agg_fini(&a);
+    }
+}
+
 /* Past the cap a key keeps counting in histograms: count, mean, min, max
  * exact; quantiles within 0.1%; rows say exact = 0. */
 static void test_exact_cap(void **state)
@@ -1182,6 +1253,7 @@ int main(void)
         cmocka_unit_test(test_key_without_events),
         cmocka_unit_test(test_coded_events),
         cmocka_unit_test(test_bytes_per_event),
+        cmocka_unit_test(test_large_buffers),
         cmocka_unit_test(test_exact_cap),
         cmocka_unit_test(test_memory_budget),
         cmocka_unit_test(test_filters),
