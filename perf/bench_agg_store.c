@@ -4,7 +4,7 @@
  * counts) per event, 16 keys of 2,000,000 leaf events each (about 4 MiB
  * of exact buffer a key, 2 bytes an event), each key added to in turn as
  * a batch of many contexts arrives. Value: exact buffers in transparent
- * huge pages where the kernel allows them (the default, agg.c: huge);
+ * huge pages where the kernel allows them (the default, agg.c: HUGE);
  * baseline: the same in 4 KiB pages (small_pages). Also gives each way's
  * peak resident memory (rss_kib, baseline_rss_kib), which must not grow.
  *
@@ -87,35 +87,22 @@ static int measure(int small, long per_key, double *ns, long *rss_kib)
 /* Runs measure() in a child; its figures come back through a pipe. */
 static void in_child(int small, long per_key, double *ns, long *rss_kib)
 {
-    int fd[2], status;
-    pid_t pid;
+    FILE *f;
+    int status;
+    pid_t pid = bd_fork_piped(&f);
 
-    if (pipe(fd) != 0)
-        bd_die("pipe failed");
-    pid = fork();
-    if (pid < 0)
-        bd_die("fork failed");
     if (pid == 0) {
         double v;
         long m;
-        char line[64];
-        int len;
 
-        close(fd[0]);
         if (measure(small, per_key, &v, &m) != 0)
             _exit(1);
-        len = snprintf(line, sizeof line, "%.6f %ld\n", v, m);
-        _exit(write(fd[1], line, (size_t)len) == len ? 0 : 1);
+        printf("%.6f %ld\n", v, m);
+        _exit(fflush(stdout) == 0 ? 0 : 1);
     }
-    close(fd[1]);
-    {
-        FILE *f = fdopen(fd[0], "r");
-
-        if (f == NULL || fscanf(f, "%lf %ld", ns, rss_kib) != 2)
-            *ns = -1;
-        if (f != NULL)
-            fclose(f);
-    }
+    if (fscanf(f, "%lf %ld", ns, rss_kib) != 2)
+        *ns = -1;
+    fclose(f);
     if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0 || *ns < 0)
         bd_die("a round failed (events not kept exactly)");

@@ -33,6 +33,31 @@ void bd_self_exe(char *buf, size_t len, const char *argv0)
         buf[n] = '\0';
 }
 
+pid_t bd_fork_piped(FILE **out)
+{
+    int fd[2];
+    pid_t pid;
+
+    if (pipe(fd) != 0)
+        bd_die("pipe failed");
+    /* Nothing buffered here is written twice. */
+    fflush(stdout);
+    pid = fork();
+    if (pid < 0)
+        bd_die("fork failed");
+    if (pid == 0) {
+        close(fd[0]);
+        if (dup2(fd[1], STDOUT_FILENO) < 0)
+            _exit(127);
+        close(fd[1]);
+        return 0;
+    }
+    close(fd[1]);
+    if ((*out = fdopen(fd[0], "r")) == NULL)
+        bd_die("fdopen failed");
+    return pid;
+}
+
 void bd_die(const char *fmt, ...)
 {
     va_list ap;

@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "proto/hostrange.pb-c.h"
@@ -86,6 +87,12 @@ Hostrange__ControlReply *bd_stats(const struct bd_daemon *d);
  * itself as workers: /proc/self/exe, so that a worker is the program and
  * not a wrapper script that starts it (argv0 where that cannot be read). */
 void bd_self_exe(char *buf, size_t len, const char *argv0);
+
+/* Forks a child whose standard output is a pipe that *out reads in the
+ * parent, as benchmarks read their measured processes' figures. Returns
+ * the child's pid in the parent (with *out open) and 0 in the child;
+ * exits with a message when the pipe or the fork fails. */
+pid_t bd_fork_piped(FILE **out);
 
 /* Exits with a message. */
 void bd_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),

@@ -167,24 +167,13 @@ static struct result run(int procs, int threads, int nsites, long events,
     FILE *outs[8];
     for (int p = 0; p < procs; p++) {
         char node[32];
-        int fd[2];
         snprintf(node, sizeof node, "pipeline/%d", p);
-        if (pipe(fd) != 0)
-            bd_die("pipe failed");
-        pids[p] = fork();
-        if (pids[p] < 0)
-            bd_die("fork failed");
+        pids[p] = bd_fork_piped(&outs[p]);
         if (pids[p] == 0) {
-            close(fd[0]);
-            if (dup2(fd[1], STDOUT_FILENO) < 0)
-                _exit(127);
             execl(self_path, self_path, "--worker", targ, sarg, earg, node,
                   (char *)NULL);
             _exit(127);
         }
-        close(fd[1]);
-        if ((outs[p] = fdopen(fd[0], "r")) == NULL)
-            bd_die("fdopen failed");
     }
     for (int p = 0; p < procs; p++) {
         struct rusage ru;

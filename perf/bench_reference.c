@@ -378,7 +378,7 @@ static struct took measure(const char *mode, const char *path, long calls,
     char carg[32];
     double d0 = 0;
     pid_t pid;
-    int fd[2], status;
+    int status;
     FILE *out;
 
     if (path != NULL) {
@@ -388,25 +388,15 @@ static struct took measure(const char *mode, const char *path, long calls,
         d0 = bd_proc_cpu(d.pid);
     }
     snprintf(carg, sizeof carg, "%ld", calls);
-    if (pipe(fd) != 0)
-        bd_die("pipe failed");
-    pid = fork();
-    if (pid < 0)
-        bd_die("fork failed");
+    pid = bd_fork_piped(&out);
     if (pid == 0) {
-        close(fd[0]);
-        if (dup2(fd[1], STDOUT_FILENO) < 0)
-            _exit(127);
         execl(self_path, self_path, "--worker", mode, carg, shape,
               (char *)NULL);
         _exit(127);
     }
-    close(fd[1]);
-    out = fdopen(fd[0], "r");
-    if (out == NULL || fscanf(out, "%lf", &k.thread_ns) != 1)
+    if (fscanf(out, "%lf", &k.thread_ns) != 1)
         k.thread_ns = -1;
-    if (out != NULL)
-        fclose(out);
+    fclose(out);
     if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0 || k.thread_ns < 0)
         bd_die("the %s worker failed", mode);

@@ -164,7 +164,7 @@ struct hrd_agg {
     uint64_t exact_cap;     /* events per key kept exactly */
     size_t max_bytes;       /* the memory budget */
     int small_pages;        /* no huge pages for exact buffers (agg.c:
-                               huge; for the benchmark's baseline) */
+                               HUGE; for the benchmark's baseline) */
     /* Counters. */
     uint64_t capped;        /* keys turned into histograms at exact_cap */
     uint64_t compacted;     /* keys turned into histograms for memory */
