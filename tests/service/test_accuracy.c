@@ -28,14 +28,21 @@
  *   - raw (what dump prints by default): at least as close to its truth as
  *     the reference design's median of the same run (fanout, chain and
  *     leaves: the shapes of short ranges), to within one step of the
- *     clock: both medians are readings of a clock that advances in steps
- *     (the calibration's step), so a distance to the truth is known to a
- *     step and no better;
+ *     clock (both medians are readings of a clock that advances in steps,
+ *     the calibration's step, so a distance to the truth is known to a
+ *     step and no better) plus how far the calibration saw the plain end
+ *     reads run ahead of the work (-bias_ns when it is below 0): on a
+ *     processor that executes a plain read that far ahead of a dependent
+ *     chain, every plain read of that work reads low by as much, whatever
+ *     the library around it;
  *   - corrected (dump --correct-observer): within max(5%, 1.5 clock steps)
- *     of its truth, the step being the calibration's; a row flagged
- *     unstable or resolution_limited may miss that bound, but at most
- *     FLAGGED_MISSES_MAX rows of a shape may (a flag excuses a few rows,
- *     not a whole shape).
+ *     of its truth, the step being the calibration's. A row flagged
+ *     unstable or resolution_limited may miss that bound, but it must
+ *     then be within what the flag declares: the uncertainty the daemon
+ *     states for a fast-path correction (observer_ns plus the larger of
+ *     the calibration's empty_ns and |bias_ns|, lib/agg/observer.h) plus
+ *     1.5 clock steps. A flag widens a row's bound to the daemon's own
+ *     claim; it never excuses a row.
  * On the ordered path (HOSTRANGE_CLOCK=ordered, calibration and workload),
  * every corrected median must be within max(5%, 1.5 clock steps), flags or
  * not. Each attempt prints its figures (lines `accuracy ...`).
@@ -72,10 +79,6 @@
 #define MAX_ROWS 64
 #define MAX_RANGES 8
 #define ATTEMPTS 8
-/* The most rows of a shape, on the fast path, whose corrected median may
- * miss its bound because the row is flagged (unstable or
- * resolution_limited); one more fails the attempt. */
-#define FLAGGED_MISSES_MAX 2
 
 static char g_bench[4096];
 
@@ -457,12 +460,21 @@ struct path_check {
     int raw_vs_reference;   /* raw medians at least as close to the truth
                                as the reference design's, to a clock
                                step */
-    int flagged_may_miss;   /* a corrected median out of bounds passes
-                               when its row is flagged unstable or
-                               resolution_limited, for up to
-                               FLAGGED_MISSES_MAX rows of a shape */
+    int flagged_may_miss;   /* a row flagged unstable or
+                               resolution_limited is held to the
+                               uncertainty the daemon states for it (the
+                               fast path's) instead of 5% */
 };
 static const struct path_check *g_check;
+/* What the latest calibration says of the reads (calibrated_attempt): the
+ * larger of empty_ns and |bias_ns|, the reads' part of the uncertainty a
+ * fast-path correction is stated to have (lib/agg/observer.h). */
+static double g_reads_uncertainty_ns;
+/* How far the calibration saw plain end reads run ahead of the work they
+ * end (-bias_ns where bias_ns < 0, else 0): a raw median on the fast path
+ * reads low by about that much, a property of the processor, not of the
+ * library's code (doc/accuracy.md). */
+static double g_read_ahead_ns;
 
 /* The figure after `key NAME ` in out, for range name and column col (0:
  * inclusive, 1: self); NAN when missing. */
@@ -505,7 +517,7 @@ static int attempt(const char *dir, const char *self, const char *name,
     static struct flat crows[MAX_ROWS], rrows[MAX_ROWS];
     char node[128];
     struct harness_run r;
-    int nc, nr, bad = 0, nt = 0, excused = 0;
+    int nc, nr, bad = 0, nt = 0;
 
     snprintf(node, sizeof node, "tests/accuracy::%s", name);
     run_workload(dir, self, "--workload", name, "3000", &r, share);
@@ -542,29 +554,40 @@ static int attempt(const char *dir, const char *self, const char *name,
                           flag_set(c, "resolution_limited")
                               ? " resolution_limited"
                               : "");
-            if (fabs(corr - truth[m]) > tol && g_check->flagged_may_miss &&
-                flagged && excused < FLAGGED_MISSES_MAX) {
-                excused++;
-                print_message("%s %s: corrected median %.1f ns, true %.1f ns "
-                              "(bound %.1f): flagged, excused (%d of at most "
-                              "%d)\n", range, metric, corr, truth[m], tol,
-                              excused, FLAGGED_MISSES_MAX);
-            } else if (fabs(corr - truth[m]) > tol) {
-                print_message("%s %s: corrected median %.1f ns, true %.1f ns "
-                              "(bound %.1f)%s\n", range, metric, corr,
-                              truth[m], tol,
-                              flagged && g_check->flagged_may_miss
-                                  ? ": flagged, but past the rows a flag "
-                                    "excuses"
-                                  : "");
+            if (g_check->flagged_may_miss && flagged) {
+                /* The flag's claim: corrected to within observer_ns plus
+                 * the reads' uncertainty, read on a clock of steps. */
+                double stated = strtod(flat_get(c, "observer_ns"), NULL) +
+                                g_reads_uncertainty_ns + 1.5 * step;
+
+                if (fabs(corr - truth[m]) > tol)
+                    print_message("%s %s: corrected median %.1f ns, true "
+                                  "%.1f ns (bound %.1f): flagged, held to "
+                                  "its stated uncertainty %.1f ns: %s\n",
+                                  range, metric, corr, truth[m], tol,
+                                  stated,
+                                  fabs(corr - truth[m]) > fmax(tol, stated)
+                                      ? "missed"
+                                      : "within");
+                tol = fmax(tol, stated);
+            }
+            if (fabs(corr - truth[m]) > tol) {
+                if (!(g_check->flagged_may_miss && flagged))
+                    print_message("%s %s: corrected median %.1f ns, true "
+                                  "%.1f ns (bound %.1f)\n", range, metric,
+                                  corr, truth[m], tol);
                 bad = 1;
             }
             if (g_check->raw_vs_reference &&
-                fabs(raw - truth[m]) > fabs(ref - truth[m]) + step) {
+                fabs(raw - truth[m]) >
+                    fabs(ref - truth[m]) + step + g_read_ahead_ns) {
                 print_message("%s %s: raw median %.1f ns, true %.1f ns: "
                               "farther than the reference design's %.1f "
-                              "ns by more than a clock step (%.1f ns)\n",
-                              range, metric, raw, truth[m], ref, step);
+                              "ns by more than a clock step (%.1f ns) and "
+                              "the read-ahead the calibration measured "
+                              "(%.1f ns)\n",
+                              range, metric, raw, truth[m], ref, step,
+                              g_read_ahead_ns);
                 bad = 1;
             }
         }
@@ -641,6 +664,8 @@ static int calibrated_attempt(const char *dir, const char *self,
     (snprintf(key, sizeof key, "calibration.%s." field, g_check->label), \
      stat_num(stats, key))
     step = CAL("step_ns");
+    g_reads_uncertainty_ns = fmax(CAL("empty_ns"), fabs(CAL("bias_ns")));
+    g_read_ahead_ns = fmax(0.0, -CAL("bias_ns"));
     print_message("calibration (%s): child %.2f +- %.2f, residue %.2f +- "
                   "%.2f, empty %.2f +- %.2f, bias %.2f, step %.2f ns\n",
                   g_check->path, CAL("child_ns"), CAL("child_err_ns"),
