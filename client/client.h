@@ -156,6 +156,9 @@ extern int hr__g_tsc;
  * once by hr__clock_init, before any scope. */
 extern int hr__g_ordered;
 extern int hr__g_fenced;
+/* The fast path on the TSC (x86 only): hr__begin and hr__end take their
+ * leanest code (hostrange.c). */
+extern int hr__g_fast;
 void hr__clock_init(void);
 /* Converts ticks of the clock in use to nanoseconds. */
 uint64_t hr__clock_ticks_to_ns(uint64_t ticks);

@@ -24,6 +24,7 @@
 int hr__g_tsc;
 int hr__g_ordered;
 int hr__g_fenced;
+int hr__g_fast;
 
 static uint64_t cal_tsc0, cal_mono0;
 static pthread_once_t cal_once = PTHREAD_ONCE_INIT;
@@ -98,6 +99,9 @@ void hr__clock_init(void)
     hr__g_tsc = 0;
 #endif
     hr__g_fenced = hr__g_tsc && hr__g_ordered;
+#if defined(__x86_64__) || defined(__i386__)
+    hr__g_fast = hr__g_tsc && !hr__g_ordered;
+#endif
 }
 
 /* The step of the clock in use, in its own units: the greatest common

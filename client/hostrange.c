@@ -319,7 +319,8 @@ static inline void ring_put(struct hr__thread *t, uint32_t ctx_kind,
 
 /*
  * hr_begin inside a window, fenced or not (the ordered path on the TSC; a
- * constant where it is inlined: each path has its own code).
+ * constant where it is inlined: each path has its own code). `t0`, when
+ * `have_t0` is set, is the start read the fast path already took.
  *
  * Fenced, the clock is read last, so that the bookkeeping is outside the
  * range. Plain (the fast path), it is read first: a plain read executes
@@ -336,15 +337,14 @@ static inline void ring_put(struct hr__thread *t, uint32_t ctx_kind,
  * again.
  */
 static inline __attribute__((always_inline)) hr_scope
-begin_path(hr_site *site, int fenced)
+begin_path(hr_site *site, int fenced, uint64_t t0, int have_t0)
 {
     hr_scope sc = { 0, 0, 0 };
     struct hr__thread *t = tls_thread;
-    uint32_t id, ctx, d;
-    uint64_t t0 = 0;
+    uint32_t id, ctx, parent;
 
     hr__clock_fence(fenced);
-    if (!fenced)
+    if (!fenced && !have_t0)
         t0 = hr__clock_now();
     if (HR__UNLIKELY(t == NULL)) {
         if ((t = thread_attach()) == NULL)
@@ -357,10 +357,10 @@ begin_path(hr_site *site, int fenced)
             return sc;
         t0 = hr__clock_now();
     }
-    d = t->stack.depth;
-    ctx = hr__ctx_cached(site, d != 0 ? t->stack.f[d - 1].range : 0);
+    parent = t->stack.f[t->stack.depth].range;
+    ctx = hr__ctx_cached(site, parent);
     if (HR__UNLIKELY(ctx == 0)) {
-        ctx = hr__ctx_slow(t, site, id, d != 0 ? t->stack.f[d - 1].range : 0);
+        ctx = hr__ctx_slow(t, site, id, parent);
         if (ctx == 0)
             return sc;
         t0 = hr__clock_now();
@@ -375,31 +375,86 @@ begin_path(hr_site *site, int fenced)
     }
     sc.thread = t;
     if (fenced)
-        t->stack.f[sc.depth - 1].t0 = hr__clock_start(fenced);
+        t->stack.f[sc.depth].t0 = hr__clock_start(fenced);
     return sc;
 }
 
-/* The path is chosen once (hr__clock_init, before any window opens): the
- * branch on it always goes the same way. */
+/* The general cases of hr__begin, out of line so that its fast path keeps
+ * no registers of its own: everything but a cached context on an attached
+ * thread on the fast path (t0: its start read, 0 on the other paths), and
+ * the ordered path. */
+static __attribute__((noinline)) hr_scope begin_slow(hr_site *site,
+                                                     uint64_t t0, int have_t0)
+{
+    return begin_path(site, 0, t0, have_t0);
+}
+
+static __attribute__((noinline)) hr_scope begin_fenced(hr_site *site)
+{
+    return begin_path(site, 1, 0, 0);
+}
+
+/*
+ * The path is chosen once (hr__clock_init, before any window opens): the
+ * branch on it always goes the same way. The fast path on the TSC is the
+ * common case and has its own code: the read, then the thread, the
+ * site's cached calling context checked against the innermost open frame,
+ * and the push; anything else (the thread's first scope, a site's first
+ * use, a calling context not the site's last, a full stack) goes to
+ * begin_slow with the read already taken.
+ */
 hr_scope hr__begin(hr_site *site)
 {
     if (HR__UNLIKELY(!__atomic_load_n(&hr__active, __ATOMIC_RELAXED))) {
         hr_scope sc = { 0, 0, 0 };
         return sc;
     }
+#if defined(__x86_64__) || defined(__i386__)
+    if (HR__LIKELY(hr__g_fast)) {
+        uint64_t t0 = __rdtsc();
+        struct hr__thread *t = tls_thread;
+        uint64_t c = __atomic_load_n(&site->ctx, __ATOMIC_ACQUIRE);
+        struct hr__frame *f;
+        uint32_t d;
+        hr_scope sc;
+
+        if (HR__UNLIKELY(t == NULL))
+            return begin_slow(site, t0, 1);
+        d = t->stack.depth;
+        if (HR__UNLIKELY((uint32_t)(c >> 32) != t->stack.f[d].range ||
+                         (uint32_t)c == 0 || d == HR__MAX_DEPTH))
+            return begin_slow(site, t0, 1);
+        f = &t->stack.f[d + 1];
+        sc.gen = t->stack.serial + 1;
+        t->stack.serial = sc.gen;
+        f->t0 = t0;
+        f->child = 0;
+        f->range = (uint32_t)c;
+        f->serial = sc.gen;
+        f->window = atomic_load_explicit(&hr__g_window, memory_order_relaxed);
+        f->nchild = 0;
+        f->ndesc = 0;
+        t->stack.depth = d + 1;
+        sc.thread = t;
+        sc.depth = d + 1;
+        return sc;
+    }
+#endif
     if (HR__UNLIKELY(hr__g_fenced))
-        return begin_path(site, 1);
-    return begin_path(site, 0);
+        return begin_fenced(site);
+    return begin_slow(site, 0, 0);
 }
 
-/* hr_end of a scope that was opened in a window, fenced or not. The clock
- * is read first, so that the bookkeeping is outside the range. */
+/* hr_end of a scope that was opened in a window, fenced or not, its end
+ * read t1 taken. The clock is read first, so that the bookkeeping is
+ * outside the range. */
 static inline __attribute__((always_inline)) void end_path(hr_scope sc,
-                                                           int fenced)
+                                                           int fenced,
+                                                           uint64_t t1)
 {
-    uint64_t t1 = hr__clock_end(fenced), incl, self;
     struct hr__thread *t = tls_thread;
     uint32_t ctx, window, nchild, ndesc, abandoned;
+    uint64_t incl, self;
 
     if (HR__UNLIKELY(t != sc.thread)) {
         /* Only the owner writes a thread's counters: count it here. */
@@ -432,14 +487,80 @@ static inline __attribute__((always_inline)) void end_path(hr_scope sc,
     hr__clock_fence(fenced);
 }
 
+/* The general cases of hr__end, out of line (see begin_slow): the fast
+ * path's scopes that are not the innermost, not of the current window or
+ * whose sample must look at the shipper first (t1: their end read), and
+ * the other paths. */
+static __attribute__((noinline)) void end_slow(hr_scope sc, uint64_t t1)
+{
+    end_path(sc, 0, t1);
+}
+
+static __attribute__((noinline)) void end_other(hr_scope sc)
+{
+    if (hr__g_fenced)
+        end_path(sc, 1, hr__clock_end(1));
+    else
+        end_path(sc, 0, hr__clock_end(0));
+}
+
+/*
+ * The fast path on the TSC: the read, then the innermost frame of the
+ * scope's own thread popped, its parent (the sentinel frame at the top of
+ * the stack) told, and the sample written to the ring, with no other
+ * branch than the checks that send everything else to end_slow before
+ * anything is changed.
+ */
 void hr__end(hr_scope sc)
 {
     if (HR__UNLIKELY(sc.thread == NULL))
         return;
-    if (HR__UNLIKELY(hr__g_fenced))
-        end_path(sc, 1);
-    else
-        end_path(sc, 0);
+#if defined(__x86_64__) || defined(__i386__)
+    if (HR__LIKELY(hr__g_fast)) {
+        uint64_t t1 = __rdtsc(), in, child;
+        struct hr__thread *t = tls_thread;
+        uint32_t d = sc.depth;
+        struct hr__frame *f;
+
+        if (HR__UNLIKELY(t != sc.thread || d != t->stack.depth))
+            return end_slow(sc, t1);
+        f = &t->stack.f[d];
+        if (HR__UNLIKELY(f->serial != sc.gen ||
+                         f->window != atomic_load_explicit(
+                                          &hr__g_window,
+                                          memory_order_relaxed) ||
+                         !__atomic_load_n(&hr__active, __ATOMIC_RELAXED) ||
+                         t->next >= t->check_at))
+            return end_slow(sc, t1);
+        {
+            uint32_t label = atomic_load_explicit(&hr__g_label,
+                                                  memory_order_relaxed);
+            uint32_t warm = atomic_load_explicit(&hr__g_label_warm,
+                                                 memory_order_relaxed);
+
+            if (HR__UNLIKELY(warm != 0)) {
+                /* By path: warm once the context was seen; its first
+                 * sample, which sets the bit, takes end_slow. */
+                uint32_t c = f->range - 1;
+
+                if (!(atomic_load_explicit(&hr__g_ctx_seen[c >> 6],
+                                           memory_order_relaxed) &
+                      1ull << (c & 63)))
+                    return end_slow(sc, t1);
+                label = warm;
+            }
+            in = t1 > f->t0 ? t1 - f->t0 : 0;
+            child = f->child < in ? f->child : in;
+            ring_write(t, f->range, label, f->nchild, f->ndesc, in, child);
+            f[-1].child += in;
+            f[-1].nchild++;
+            f[-1].ndesc += f->ndesc + 1;
+            t->stack.depth = d - 1;
+        }
+        return;
+    }
+#endif
+    end_other(sc);
 }
 
 /* 0 when the labels are ones the daemon takes: a node id of 1 to

@@ -150,7 +150,7 @@ void hr__reg_fork_child(struct hr__thread *self)
         memset(self->ring, 0, HR__RING_TOUCHED);
         self->ring_ready = 0;
         memset(&self->c, 0, sizeof self->c);
-        for (uint32_t i = 0; i < self->stack.depth; i++)
+        for (uint32_t i = 1; i <= self->stack.depth; i++)
             self->stack.f[i].window = HR__WINDOW_COUNTED;
     }
     /* The parent's counts are the parent's. */

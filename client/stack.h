@@ -10,7 +10,13 @@
  * it began in. Times are in clock ticks; only differences are taken, so the
  * same code serves the TSC, CLOCK_MONOTONIC and a test's fake clock.
  *
- * Invariants: frames [0, depth) are open, innermost last; frame i's `child`
+ * Frame 0 is a sentinel that is never open: the parent of the ranges at
+ * the top of the stack, with range 0 (no calling context), so that a pop
+ * adds to its parent without asking whether there is one, and a push finds
+ * the parent context in f[depth] whatever the depth. What it accumulates
+ * is never read.
+ *
+ * Invariants: frames [1, depth] are open, innermost last; frame i's `child`
  * is the sum of the inclusive times, and `nchild` the number, of the ranges
  * that began and ended while frame i was the innermost open frame; `ndesc`
  * counts those and, recursively, their own descendants.
@@ -39,7 +45,7 @@ struct hr__frame {
 struct hr__stack {
     uint32_t depth;
     uint32_t serial;
-    struct hr__frame f[HR__MAX_DEPTH];
+    struct hr__frame f[HR__MAX_DEPTH + 1]; /* f[0]: the sentinel */
 };
 
 enum hr__pop_result {
@@ -61,7 +67,7 @@ static inline uint32_t hr__stack_push(struct hr__stack *s, uint32_t range,
 
     if (d == HR__MAX_DEPTH)
         return 0;
-    f = &s->f[d];
+    f = &s->f[d + 1];
     f->range = range;
     f->serial = ++s->serial;
     f->window = window;
@@ -88,14 +94,15 @@ hr__stack_pop(struct hr__stack *s, uint32_t depth, uint32_t serial,
               uint32_t *window, uint32_t *nchild, uint32_t *ndesc,
               uint32_t *abandoned)
 {
-    struct hr__frame *f;
+    struct hr__frame *f, *p;
     uint64_t in;
 
     *abandoned = 0;
-    if (depth == 0 || depth > s->depth || s->f[depth - 1].serial != serial)
+    if (depth == 0 || depth > s->depth || s->f[depth].serial != serial)
         return HR__POP_GONE;
     *abandoned = s->depth - depth;
-    f = &s->f[depth - 1];
+    f = &s->f[depth];
+    p = f - 1; /* the sentinel at the top of the stack */
     s->depth = depth - 1;
     in = t1 > f->t0 ? t1 - f->t0 : 0;
     *incl = in;
@@ -104,11 +111,9 @@ hr__stack_pop(struct hr__stack *s, uint32_t depth, uint32_t serial,
     *window = f->window;
     *nchild = f->nchild;
     *ndesc = f->ndesc;
-    if (depth > 1) {
-        s->f[depth - 2].child += in;
-        s->f[depth - 2].nchild++;
-        s->f[depth - 2].ndesc += f->ndesc + 1;
-    }
+    p->child += in;
+    p->nchild++;
+    p->ndesc += f->ndesc + 1;
     return HR__POP_OK;
 }
 
@@ -116,7 +121,7 @@ hr__stack_pop(struct hr__stack *s, uint32_t depth, uint32_t serial,
  * the library spent on its own work is left out of the user's ranges. */
 static inline void hr__stack_shift(struct hr__stack *s, uint64_t dt)
 {
-    for (uint32_t i = 0; i < s->depth; i++)
+    for (uint32_t i = 1; i <= s->depth; i++)
         s->f[i].t0 += dt;
 }
 
@@ -127,7 +132,7 @@ static inline uint32_t hr__stack_close_window(struct hr__stack *s,
 {
     uint32_t n = 0;
 
-    for (uint32_t i = 0; i < s->depth; i++) {
+    for (uint32_t i = 1; i <= s->depth; i++) {
         if (s->f[i].window == window) {
             s->f[i].window = HR__WINDOW_COUNTED;
             n++;

@@ -9,7 +9,7 @@ set -u
 src=${srcdir:-.}
 
 # Kept across fork, per file, and why.
-kept_clock='hr__g_tsc hr__g_ordered hr__g_fenced cal_tsc0 cal_mono0 cal_once
+kept_clock='hr__g_tsc hr__g_ordered hr__g_fenced hr__g_fast cal_tsc0 cal_mono0 cal_once
 cal_mult cal_step_ns'                  # the same clock, calibrated once
 kept_hostrange='hr__g_window hr__g_label hr__g_label_warm hr__g_labels_refused' # a window open at
                                        # the fork is open in both processes
