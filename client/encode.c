@@ -418,8 +418,9 @@ static void seal_message(const struct hr__enc *e,
     m->wake_ns = sl->iv + 3 * (nl + 1);
 }
 
-int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
-                 uint8_t **out, size_t *len)
+int hr__enc_seal_into(struct hr__enc *e, const struct hr__batch_header *h,
+                      uint8_t *spare, size_t spare_cap, uint8_t **out,
+                      size_t *len, size_t *cap)
 {
     Hostrange__Batch m = HOSTRANGE__BATCH__INIT;
     struct seal sl;
@@ -436,7 +437,13 @@ int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
     if (rc == 0) {
         seal_message(e, h, &sl, &m);
         *len = hostrange__batch__get_packed_size(&m);
-        buf = malloc(*len ? *len : 1);
+        *cap = *len ? *len : 1;
+        if (spare != NULL && spare_cap >= *cap) {
+            buf = spare;
+            *cap = spare_cap;
+        } else {
+            buf = malloc(*cap);
+        }
         if (buf == NULL) {
             rc = -ENOMEM;
         } else {
@@ -448,6 +455,14 @@ int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
     if (rc == 0)
         hr__enc_clear(e);
     return rc;
+}
+
+int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
+                 uint8_t **out, size_t *len)
+{
+    size_t cap;
+
+    return hr__enc_seal_into(e, h, NULL, 0, out, len, &cap);
 }
 
 enum hr__ack_verdict hr__ack_read(const uint8_t *buf, size_t len,

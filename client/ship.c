@@ -77,7 +77,9 @@ struct pending {
     int sent;                  /* sent at least once */
     uint64_t lost_at, marks_at;
     size_t len;
-    uint8_t *buf;
+    size_t cap;                /* the size of buf */
+    uint8_t *buf;              /* the spare buffer (below) when is_spare */
+    int is_spare;
     uint32_t nlab;
     uint32_t *lab;
     uint64_t *lab_events;
@@ -105,6 +107,47 @@ static uint32_t lost_cap;
 /* Owned by the shipper thread. */
 static struct pending *queue_head, *queue_tail;
 static size_t queue_bytes, queue_max;
+/* Buffers of HR__SPARE_BYTES, room for any batch the encoder seals,
+ * that batches are packed into (hr__enc_seal_into): at most HR__SPARES,
+ * made as needed and kept from one delivered batch to the next, so that
+ * the pages a batch is written to are mapped and cleared once rather
+ * than once per batch (a new allocation of a batch's size is often a new
+ * mapping, and memory given back is mapped again). spares[0..nspare) are
+ * free; spares_out are held by batches of the queue. A batch that finds
+ * none free gets a buffer of its own size. The free ones are given back
+ * when the shipper goes to sleep with nothing to do. */
+#define HR__SPARE_BYTES (HR__BATCH_BYTES + 65536u)
+#define HR__SPARES 4
+static uint8_t *spares[HR__SPARES];
+static int nspare, spares_out;
+
+/* A free spare buffer, or NULL. */
+static uint8_t *spare_take(void)
+{
+    if (nspare == 0 && spares_out < HR__SPARES &&
+        (spares[0] = malloc(HR__SPARE_BYTES)) != NULL)
+        nspare = 1;
+    return nspare > 0 ? spares[nspare - 1] : NULL;
+}
+
+/* Frees batch p, its buffer kept when it is a spare. */
+static void pending_free(struct pending *p)
+{
+    if (p->is_spare) {
+        spares[nspare++] = p->buf;
+        spares_out--;
+    } else {
+        free(p->buf);
+    }
+    free(p);
+}
+
+/* Frees the free spare buffers. */
+static void spares_free(void)
+{
+    while (nspare > 0)
+        free(spares[--nspare]);
+}
 static uint64_t seq;
 static struct hr__enc enc;
 static int enc_ok;
@@ -326,6 +369,7 @@ static struct pending *pending_new(void)
 static int seal(int force)
 {
     struct hr__batch_header h;
+    uint8_t *spare;
     uint32_t events = enc.events, ids[1024];
     uint64_t counts[1024];
     struct pending *p;
@@ -347,10 +391,18 @@ static int seal(int force)
     p = pending_new();
     if (p == NULL)
         goto drop;
-    rc = hr__enc_seal(&enc, &h, &p->buf, &p->len);
+    spare = spare_take();
+    rc = hr__enc_seal_into(&enc, &h, spare, spare != NULL ? HR__SPARE_BYTES
+                                                          : 0,
+                           &p->buf, &p->len, &p->cap);
     if (rc != 0) {
         free(p);
         goto drop;
+    }
+    if (spare != NULL && p->buf == spare) {
+        p->is_spare = 1;
+        nspare--;
+        spares_out++;
     }
     p->seq = ++seq;
     p->events = events;
@@ -553,11 +605,11 @@ static void queue_free(void)
 
     while ((p = queue_head) != NULL) {
         queue_head = p->next;
-        free(p->buf);
-        free(p);
+        pending_free(p);
     }
     queue_tail = NULL;
     queue_bytes = 0;
+    spares_free();
 }
 
 static void close_socket(void)
@@ -605,8 +657,7 @@ static void on_ack(const uint8_t *buf, size_t len)
     if (queue_head == NULL)
         queue_tail = NULL;
     queue_bytes -= p->len;
-    free(p->buf);
-    free(p);
+    pending_free(p);
     inflight = 0;
     first_sent_ms = 0;
 }
@@ -698,6 +749,8 @@ static int sleep_ms(int flushing)
         atomic_store(&deep_sleep, 0);
         return HR__CADENCE_MS;
     }
+    /* Nothing queued: the spare buffers go back until the next batch. */
+    spares_free();
     return -1;
 }
 

@@ -21,7 +21,8 @@ kept_intern='sites labels ctx_parent ctx_site ctx_index ctx_n ctx_roots
 ctx_dropped ctx_full_root'             # the tables: ids given stay valid
 kept_registry='hr__active'             # the window, as hostrange.c's
 kept_ship='thread'                     # no shipper in the child: started 0
-kept_ship="$kept_ship queue_head queue_tail queue_bytes" # queue_free
+kept_ship="$kept_ship queue_head queue_tail queue_bytes spares nspare spares_out"
+                                       # queue_free
 kept_ship="$kept_ship enc"             # hr__enc_clear
 kept_ship="$kept_ship queue_max spool_dir spool_max process_label
 ingest_path ingest_url enc_ok lost_cap" # settings read once, and sizes

@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -445,10 +446,55 @@ static void test_ack_read(void **state)
     assert_int_equal(hr__ack_read(buf, 0, 0), HR__ACK_IGNORE);
 }
 
+/* A batch sealed into a spare buffer that holds it is that buffer, with
+ * the bytes hr__enc_seal gives; one that does not fit gets its own, and
+ * the spare stays the caller's. */
+static void fill_n(struct hr__enc *e, int n)
+{
+    for (int i = 0; i < n; i++)
+        add(e, 1 + (uint32_t)(i & 1), 2 + (uint32_t)(i % 3),
+            100 + (uint64_t)i * 7, 100 + (uint64_t)i * 7);
+}
+
+static void test_seal_into(void **state)
+{
+    struct hr__enc e;
+    struct hr__batch_header h = header(3);
+    uint8_t *plain, *out, *spare = malloc(1 << 16), small[16];
+    size_t plain_len, len, cap;
+
+    (void)state;
+    assert_non_null(spare);
+    assert_int_equal(hr__enc_init(&e, &namer), 0);
+    fill_n(&e, 3000);
+    assert_int_equal(hr__enc_seal(&e, &h, &plain, &plain_len), 0);
+    fill_n(&e, 3000);
+    assert_int_equal(hr__enc_seal_into(&e, &h, spare, 1 << 16, &out, &len,
+                                       &cap),
+                     0);
+    assert_ptr_equal(out, spare);
+    assert_int_equal(cap, 1 << 16);
+    assert_int_equal(len, plain_len);
+    assert_memory_equal(out, plain, len);
+    fill_n(&e, 3000);
+    assert_int_equal(hr__enc_seal_into(&e, &h, small, sizeof small, &out,
+                                       &len, &cap),
+                     0);
+    assert_ptr_not_equal(out, small);
+    assert_int_equal(cap, len);
+    assert_memory_equal(out, plain, len);
+    free(out);
+
+    free(plain);
+    free(spare);
+    hr__enc_fini(&e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_seal_into),
         cmocka_unit_test(test_leaf_fast_path),
         cmocka_unit_test(test_ingest_and_dedup),
         cmocka_unit_test(test_rejections),
