@@ -451,8 +451,11 @@ void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
                           : cost > 0      ? 1.0
                                           : 0.0;
     if (fast) {
-        /* What the correction leaves uncertain (observer.h). */
-        double u = cost + fmax(cal->empty_ns, fabs(hrd_calib_bias(cal)));
+        /* What the correction leaves uncertain (observer.h): the
+         * correction, the plain reads, and the step of the clock a
+         * median of its readings is known to. */
+        double u = cost + fmax(cal->empty_ns, fabs(hrd_calib_bias(cal))) +
+                   (cal->step_ns > 0 ? cal->step_ns : 0.0);
 
         row->unstable = row->median > 0
                             ? u / row->median >= HRD_OBSERVER_UNSTABLE_FAST

@@ -57,8 +57,12 @@
  * about -20 to +10 ns for the bias, whose mean over those contexts is
  * near 0. Corrected figures are the row's less observer_ns only, and the
  * row is unstable when observer_ns plus the reads' uncertainty (the larger
- * of empty_ns and |bias_ns|) is HRD_OBSERVER_UNSTABLE_FAST of its median
- * or more: a correction is then uncertain by that much.
+ * of empty_ns and |bias_ns|, plus one step of the clock: a median of
+ * readings of a clock that advances in steps is known to a step) is
+ * HRD_OBSERVER_UNSTABLE_FAST of its median or more: a correction is then
+ * uncertain by that much. (Without the step, a leaf of 400 ns on a clock
+ * of 10 ns steps whose plain reads run 14 ns ahead, 3.5% of it, read 2
+ * steps low, beyond 5%, without a flag.)
  *
  * Corrected figures are never below 0. A row whose median is under
  * HRD_RESOLUTION_STEPS clock steps is marked resolution_limited: a step is

@@ -40,9 +40,10 @@
  *     unstable or resolution_limited may miss that bound, but it must
  *     then be within what the flag declares: the uncertainty the daemon
  *     states for a fast-path correction (observer_ns plus the larger of
- *     the calibration's empty_ns and |bias_ns|, lib/agg/observer.h) plus
- *     1.5 clock steps. A flag widens a row's bound to the daemon's own
- *     claim; it never excuses a row.
+ *     the calibration's empty_ns and |bias_ns| plus a clock step,
+ *     lib/agg/observer.h) and half a step more: 1.5 clock steps in all.
+ *     A flag widens a row's bound to the daemon's own claim; it never
+ *     excuses a row.
  * On the ordered path (HOSTRANGE_CLOCK=ordered, calibration and workload),
  * every corrected median must be within max(5%, 1.5 clock steps), flags or
  * not. Each attempt prints its figures (lines `accuracy ...`).

@@ -843,7 +843,8 @@ static void test_observer_apply(void **state)
 
 /* A calibration of the fast path: its corrections leave the reads' bias
  * in, and a row is unstable when the correction and the reads'
- * uncertainty (the larger of empty_ns and |bias_ns|) are 5% of it. */
+ * uncertainty (the larger of empty_ns and |bias_ns|, plus a clock step)
+ * are 5% of it. */
 static void test_observer_fast(void **state)
 {
     struct hrd_calib cal = g_cal;
@@ -874,6 +875,27 @@ static void test_observer_fast(void **state)
     r = row_of("inclusive", 3, 0, 201);
     hrd_observer_apply(&r, &cal, 0);
     assert_false(r.unstable);
+    /* On a clock of 10 ns steps a median is known to a step: a leaf whose
+     * reads run 14 ns ahead is unstable up to (14 + 10) / 5% = 480 ns,
+     * 24 ns being more than 5% of 400 (a leaf of 400 ns read 2 steps low
+     * there), and not a resolution_limited row past 20 steps. */
+    cal.bias_ns = -14.0;
+    cal.step_ns = 10.0;
+    r = row_of("inclusive", 3, 0, 400);
+    hrd_observer_apply(&r, &cal, 1);
+    assert_true(r.unstable && !r.resolution_limited && r.median == 400.0);
+    r = row_of("inclusive", 3, 0, 479);
+    hrd_observer_apply(&r, &cal, 0);
+    assert_true(r.unstable);
+    r = row_of("inclusive", 3, 0, 481);
+    hrd_observer_apply(&r, &cal, 0);
+    assert_false(r.unstable);
+    /* With a step, 80 + 15 + 10 of 2000 is 5.25%: unstable, where 80 + 15
+     * alone (above) was not. */
+    cal.bias_ns = -15.0;
+    r = row_of("inclusive", 3, 6, 2000);
+    hrd_observer_apply(&r, &cal, 0);
+    assert_true(r.unstable);
 }
 
 /* The rows through a writer of `format` and `fields`, as text (caller
