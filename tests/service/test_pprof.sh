@@ -89,9 +89,13 @@ grep -q 'phase:\[warm\]' "$dir/cold.txt" && fail "warm samples in --phase cold"
     -o "$dir/base.pb.gz" || fail "dump --from --format pprof"
 cmp -s "$dir/base.pb.gz" "$dir/run.pb.gz" || fail "--from differs from live"
 
-# -diff_base: a second run whose c spins three times as long.
+# -diff_base: a second run whose c spins 1 ms instead of 2 us, about 40 ms
+# more in all: more than a busy machine's preemption of another range in
+# either run can move that range's self total (a time slice is a few ms;
+# with c spinning three times as long, about 0.2 ms more, one preemption
+# in d's body put d first).
 "$HOSTRANGECTL" reset >/dev/null || fail reset
-timeout 60 "$HOSTRANGE_TEST_PATHTREE" -c 10 -s 6000 || fail "pathtree -s"
+timeout 60 "$HOSTRANGE_TEST_PATHTREE" -c 10 -s 1000000 || fail "pathtree -s"
 "$HOSTRANGECTL" dump --format pprof -o "$dir/new.pb.gz" || fail "new run"
 "$HOSTRANGECTL" dump --format folded > "$dir/new.folded" || fail folded
 pprof -top -unit=ns -diff_base "$dir/base.pb.gz" "$dir/new.pb.gz" \
