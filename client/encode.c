@@ -420,7 +420,7 @@ static void seal_message(const struct hr__enc *e,
 
 int hr__enc_seal_into(struct hr__enc *e, const struct hr__batch_header *h,
                       uint8_t *spare, size_t spare_cap, uint8_t **out,
-                      size_t *len, size_t *cap)
+                      size_t *len)
 {
     Hostrange__Batch m = HOSTRANGE__BATCH__INIT;
     struct seal sl;
@@ -437,13 +437,10 @@ int hr__enc_seal_into(struct hr__enc *e, const struct hr__batch_header *h,
     if (rc == 0) {
         seal_message(e, h, &sl, &m);
         *len = hostrange__batch__get_packed_size(&m);
-        *cap = *len ? *len : 1;
-        if (spare != NULL && spare_cap >= *cap) {
+        if (spare != NULL && spare_cap >= *len)
             buf = spare;
-            *cap = spare_cap;
-        } else {
-            buf = malloc(*cap);
-        }
+        else
+            buf = malloc(*len ? *len : 1);
         if (buf == NULL) {
             rc = -ENOMEM;
         } else {
@@ -460,9 +457,7 @@ int hr__enc_seal_into(struct hr__enc *e, const struct hr__batch_header *h,
 int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
                  uint8_t **out, size_t *len)
 {
-    size_t cap;
-
-    return hr__enc_seal_into(e, h, NULL, 0, out, len, &cap);
+    return hr__enc_seal_into(e, h, NULL, 0, out, len);
 }
 
 enum hr__ack_verdict hr__ack_read(const uint8_t *buf, size_t len,

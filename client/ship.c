@@ -77,7 +77,6 @@ struct pending {
     int sent;                  /* sent at least once */
     uint64_t lost_at, marks_at;
     size_t len;
-    size_t cap;                /* the size of buf */
     uint8_t *buf;              /* the spare buffer (below) when is_spare */
     int is_spare;
     uint32_t nlab;
@@ -394,7 +393,7 @@ static int seal(int force)
     spare = spare_take();
     rc = hr__enc_seal_into(&enc, &h, spare, spare != NULL ? HR__SPARE_BYTES
                                                           : 0,
-                           &p->buf, &p->len, &p->cap);
+                           &p->buf, &p->len);
     if (rc != 0) {
         free(p);
         goto drop;
