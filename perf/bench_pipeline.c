@@ -15,6 +15,15 @@
  *   pipeline.cpu_per_event.threads2        two threads, 16 keys
  *   pipeline.cpu_per_event.procs2          two processes at once, 16 keys
  *                                          each
+ *   pipeline.cpu_per_event.threads2_paced  threads2 and procs2 with each
+ *   pipeline.cpu_per_event.procs2_paced    producer pausing 400 us after
+ *                                          every 20,000 scopes, so that
+ *                                          the two producers leave part of
+ *                                          the two processors to the
+ *                                          shipper and the daemon (fast
+ *                                          path only): the same work as
+ *                                          the unpaced rows, without every
+ *                                          processor taken by a producer
  *   pipeline.cpu_per_event.*.ordered       the same four on the ordered
  *                                          clock path (HOSTRANGE_CLOCK);
  *                                          the others run the fast one
@@ -37,8 +46,9 @@
  * benchmark. Each figure is the median of 3 runs.
  *
  * Usage: bench_pipeline [EVENTS] (per configuration, default 20000000).
- * Internally, `bench_pipeline --worker THREADS SITES EVENTS NODE` is one
- * instrumented process.
+ * Internally, `bench_pipeline --worker THREADS SITES EVENTS NODE [BURST
+ * PAUSE_US]` is one instrumented process (its threads pausing PAUSE_US
+ * after every BURST scopes).
  */
 #include "config.h"
 
@@ -72,7 +82,15 @@ static hr_site sites[16] = {
 struct job {
     long events;
     int nsites;
+    long burst;    /* scopes between pauses; 0: no pauses */
+    long pause_us; /* each pause */
 };
+
+/* The paced configurations: each producer pauses PACE_PAUSE_US after
+ * every PACE_BURST scopes (about 0.5 ms of scopes, so that two producers
+ * use some 60% of two processors). */
+#define PACE_BURST 20000L
+#define PACE_PAUSE_US 400L
 
 /* CPU ns of the threads that ran scopes, summed (the rest of the
  * process's CPU is the library's shipper and the process's start). */
@@ -84,10 +102,18 @@ static void *scopes(void *arg)
     struct timespec ts;
     int k = 0;
 
-    for (long i = 0; i < j->events; i++) {
-        HR_SCOPE(sc, &sites[k]);
-        if (++k == j->nsites)
-            k = 0;
+    for (long i = 0, b = 0; i < j->events; i++) {
+        {
+            HR_SCOPE(sc, &sites[k]);
+            if (++k == j->nsites)
+                k = 0;
+        }
+        if (j->burst != 0 && ++b == j->burst) {
+            struct timespec pause = { 0, j->pause_us * 1000 };
+
+            b = 0;
+            nanosleep(&pause, NULL);
+        }
     }
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     scope_cpu_ns += (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -96,12 +122,14 @@ static void *scopes(void *arg)
 
 /* One instrumented process: THREADS threads of EVENTS / THREADS scopes in
  * one window, then a flush. */
-static int worker(int threads, int nsites, long events, const char *node)
+static int worker(int threads, int nsites, long events, const char *node,
+                  long burst, long pause_us)
 {
     pthread_t th[8];
-    struct job j = { events / threads, nsites };
+    struct job j = { events / threads, nsites, burst, pause_us };
 
-    if (threads < 1 || threads > 8)
+    if (threads < 1 || threads > 8 || burst < 0 || pause_us < 0 ||
+        pause_us >= 1000000)
         return 2;
     if (hr_labels_set(node, "pipeline", "cpu", HR_PHASE_WARM) != 0 ||
         hr_window_begin() != 0)
@@ -146,21 +174,24 @@ static uint64_t stat_u64(const struct bd_daemon *d, int bytes)
     return v;
 }
 
-/* Runs `procs` workers of `threads` threads at once on a fresh daemon. */
+/* Runs `procs` workers of `threads` threads at once on a fresh daemon,
+ * their threads paced (PACE_BURST, PACE_PAUSE_US) when `paced`. */
 static struct result run(int procs, int threads, int nsites, long events,
-                         const char *const *extra)
+                         const char *const *extra, int paced)
 {
     struct bd_daemon d;
     struct result res = { 0 };
     double d0, d1, client = 0, program = 0;
     uint64_t got;
-    char targ[16], sarg[16], earg[32];
+    char targ[16], sarg[16], earg[32], barg[32], parg[32];
 
     bd_daemon_start(&d, 0, extra);
     setenv("HOSTRANGE_RUNTIME_DIR", d.dir, 1);
     snprintf(targ, sizeof targ, "%d", threads);
     snprintf(sarg, sizeof sarg, "%d", nsites);
     snprintf(earg, sizeof earg, "%ld", events / procs);
+    snprintf(barg, sizeof barg, "%ld", paced ? PACE_BURST : 0L);
+    snprintf(parg, sizeof parg, "%ld", paced ? PACE_PAUSE_US : 0L);
     d0 = bd_proc_cpu(d.pid);
     double w0 = bd_now();
     pid_t pids[8];
@@ -171,7 +202,7 @@ static struct result run(int procs, int threads, int nsites, long events,
         pids[p] = bd_fork_piped(&outs[p]);
         if (pids[p] == 0) {
             execl(self_path, self_path, "--worker", targ, sarg, earg, node,
-                  (char *)NULL);
+                  barg, parg, (char *)NULL);
             _exit(127);
         }
     }
@@ -263,25 +294,32 @@ static void configurations(const char *path, const char *suffix, long n,
 
     setenv("HOSTRANGE_CLOCK", path, 1);
     for (int i = 0; i < RUNS; i++)
-        first[i] = run(1, 1, 16, n, exact);
+        first[i] = run(1, 1, 16, n, exact, 0);
     snprintf(name, sizeof name, "pipeline.cpu_per_event.thread1_exact%s",
              suffix);
     report_cpu(name, first);
     for (int i = 0; i < RUNS; i++)
-        r[i] = run(1, 1, 1, n, hist);
+        r[i] = run(1, 1, 1, n, hist, 0);
     snprintf(name, sizeof name, "pipeline.cpu_per_event.thread1_hist%s",
              suffix);
     report_cpu(name, r);
     for (int i = 0; i < RUNS; i++)
-        r[i] = run(1, 2, 16, n, exact);
+        r[i] = run(1, 2, 16, n, exact, 0);
     snprintf(name, sizeof name, "pipeline.cpu_per_event.threads2%s", suffix);
     report_cpu(name, r);
     for (int i = 0; i < RUNS; i++)
-        r[i] = run(2, 1, 16, n, exact);
+        r[i] = run(2, 1, 16, n, exact, 0);
     snprintf(name, sizeof name, "pipeline.cpu_per_event.procs2%s", suffix);
     report_cpu(name, r);
-    if (strcmp(path, "fast") == 0)
-        memcpy(first + RUNS, r, sizeof r);
+    if (strcmp(path, "fast") != 0)
+        return;
+    memcpy(first + RUNS, r, sizeof r);
+    for (int i = 0; i < RUNS; i++)
+        r[i] = run(1, 2, 16, n, exact, 1);
+    report_cpu("pipeline.cpu_per_event.threads2_paced", r);
+    for (int i = 0; i < RUNS; i++)
+        r[i] = run(2, 1, 16, n, exact, 1);
+    report_cpu("pipeline.cpu_per_event.procs2_paced", r);
 }
 
 int main(int argc, char **argv)
@@ -295,8 +333,10 @@ int main(int argc, char **argv)
     double fl[RUNS], v[RUNS], base[RUNS];
     long n = 20000000;
 
-    if (argc == 6 && strcmp(argv[1], "--worker") == 0)
-        return worker(atoi(argv[2]), atoi(argv[3]), atol(argv[4]), argv[5]);
+    if ((argc == 6 || argc == 8) && strcmp(argv[1], "--worker") == 0)
+        return worker(atoi(argv[2]), atoi(argv[3]), atol(argv[4]), argv[5],
+                      argc == 8 ? atol(argv[6]) : 0,
+                      argc == 8 ? atol(argv[7]) : 0);
     if (argc > 1)
         n = atol(argv[1]);
     if (n < 1000)
@@ -327,7 +367,7 @@ int main(int argc, char **argv)
     bd_report("daemon.ingest.clients2", median3(v), "events/s",
               median3(base));
     for (int i = 0; i < RUNS; i++)
-        v[i] = run(4, 1, 16, n, exact).daemon_eps;
+        v[i] = run(4, 1, 16, n, exact, 0).daemon_eps;
     bd_report("daemon.ingest.clients4", median3(v), "events/s",
               median3(base));
     return 0;
