@@ -15,15 +15,19 @@
  *   pipeline.cpu_per_event.threads2        two threads, 16 keys
  *   pipeline.cpu_per_event.procs2          two processes at once, 16 keys
  *                                          each
- *   pipeline.cpu_per_event.threads2_paced  threads2 and procs2 with each
- *   pipeline.cpu_per_event.procs2_paced    producer pausing 400 us after
- *                                          every 20,000 scopes, so that
- *                                          the two producers leave part of
- *                                          the two processors to the
- *                                          shipper and the daemon (fast
- *                                          path only): the same work as
- *                                          the unpaced rows, without every
- *                                          processor taken by a producer
+ *   pipeline.cpu_per_event.thread1_busy    thread1_exact beside a thread
+ *                                          of the same loop without the
+ *                                          library (two plain reads of
+ *                                          the clock and a 32-byte store
+ *                                          into a ring of 2 MiB) that runs
+ *                                          until the flush returns, its
+ *                                          CPU left out (fast path only):
+ *                                          one producer's events on a
+ *                                          machine as busy as two
+ *                                          producers make it, so that
+ *                                          threads2 less this row is what
+ *                                          a second producer costs the
+ *                                          profiler itself
  *   pipeline.cpu_per_event.*.ordered       the same four on the ordered
  *                                          clock path (HOSTRANGE_CLOCK);
  *                                          the others run the fast one
@@ -46,9 +50,9 @@
  * benchmark. Each figure is the median of 3 runs.
  *
  * Usage: bench_pipeline [EVENTS] (per configuration, default 20000000).
- * Internally, `bench_pipeline --worker THREADS SITES EVENTS NODE [BURST
- * PAUSE_US]` is one instrumented process (its threads pausing PAUSE_US
- * after every BURST scopes).
+ * Internally, `bench_pipeline --worker THREADS SITES EVENTS NODE [BUSY]`
+ * is one instrumented process (with BUSY threads of the uninstrumented
+ * loop beside its THREADS).
  */
 #include "config.h"
 
@@ -82,19 +86,51 @@ static hr_site sites[16] = {
 struct job {
     long events;
     int nsites;
-    long burst;    /* scopes between pauses; 0: no pauses */
-    long pause_us; /* each pause */
 };
-
-/* The paced configurations: each producer pauses PACE_PAUSE_US after
- * every PACE_BURST scopes (about 0.5 ms of scopes, so that two producers
- * use some 60% of two processors). */
-#define PACE_BURST 20000L
-#define PACE_PAUSE_US 400L
 
 /* CPU ns of the threads that ran scopes, summed (the rest of the
  * process's CPU is the library's shipper and the process's start). */
 static _Atomic long long scope_cpu_ns;
+
+/* The busy threads: their CPU ns, summed, and when to stop. */
+static _Atomic long long busy_cpu_ns;
+static _Atomic int busy_stop;
+
+/* What a producer's scopes do, without the library: two plain reads of
+ * the clock (bench_clock.h's floor) and a sample's 32 bytes stored into a
+ * ring of 65,536 (a thread's ring in libhostrange), in a loop. */
+static void *busy(void *arg)
+{
+    uint64_t(*ring)[4] = calloc(65536, sizeof *ring);
+    struct timespec ts;
+    uint64_t i = 0;
+
+    (void)arg;
+    if (ring == NULL)
+        bd_die("out of memory");
+    while (!busy_stop) {
+        for (int j = 0; j < 4096; j++, i++) {
+#if defined(__x86_64__) || defined(__i386__)
+            uint64_t a = __rdtsc();
+            uint64_t b = __rdtsc();
+#else
+            uint64_t a = hr_now_ns();
+            uint64_t b = hr_now_ns();
+#endif
+            uint64_t *s = ring[i & 65535];
+
+            s[0] = a;
+            s[1] = b - a;
+            s[2] = i;
+            s[3] = 0;
+        }
+    }
+    bench_clock_sink += ring[i & 65535][1];
+    free(ring);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    busy_cpu_ns += (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return NULL;
+}
 
 static void *scopes(void *arg)
 {
@@ -102,18 +138,10 @@ static void *scopes(void *arg)
     struct timespec ts;
     int k = 0;
 
-    for (long i = 0, b = 0; i < j->events; i++) {
-        {
-            HR_SCOPE(sc, &sites[k]);
-            if (++k == j->nsites)
-                k = 0;
-        }
-        if (j->burst != 0 && ++b == j->burst) {
-            struct timespec pause = { 0, j->pause_us * 1000 };
-
-            b = 0;
-            nanosleep(&pause, NULL);
-        }
+    for (long i = 0; i < j->events; i++) {
+        HR_SCOPE(sc, &sites[k]);
+        if (++k == j->nsites)
+            k = 0;
     }
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     scope_cpu_ns += (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -121,28 +149,37 @@ static void *scopes(void *arg)
 }
 
 /* One instrumented process: THREADS threads of EVENTS / THREADS scopes in
- * one window, then a flush. */
+ * one window, then a flush, with `nbusy` busy threads running from before
+ * the first scope until the flush returns. */
 static int worker(int threads, int nsites, long events, const char *node,
-                  long burst, long pause_us)
+                  int nbusy)
 {
-    pthread_t th[8];
-    struct job j = { events / threads, nsites, burst, pause_us };
+    pthread_t th[8], bt[8];
+    struct job j = { events / threads, nsites };
+    int rc = 0;
 
-    if (threads < 1 || threads > 8 || burst < 0 || pause_us < 0 ||
-        pause_us >= 1000000)
+    if (threads < 1 || threads > 8 || nbusy < 0 || nbusy > 8)
         return 2;
     if (hr_labels_set(node, "pipeline", "cpu", HR_PHASE_WARM) != 0 ||
         hr_window_begin() != 0)
         return 1;
+    for (int i = 0; i < nbusy; i++)
+        pthread_create(&bt[i], NULL, busy, NULL);
     for (int i = 0; i < threads; i++)
         pthread_create(&th[i], NULL, scopes, &j);
     for (int i = 0; i < threads; i++)
         pthread_join(th[i], NULL);
     hr_window_end();
     if (hr_flush(600000) != 0)
-        return 1;
-    /* The parent reads the scope threads' CPU from our standard output. */
-    printf("%lld\n", (long long)scope_cpu_ns);
+        rc = 1;
+    busy_stop = 1;
+    for (int i = 0; i < nbusy; i++)
+        pthread_join(bt[i], NULL);
+    if (rc != 0)
+        return rc;
+    /* The parent reads the scope and busy threads' CPU from our standard
+     * output. */
+    printf("%lld %lld\n", (long long)scope_cpu_ns, (long long)busy_cpu_ns);
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -175,23 +212,22 @@ static uint64_t stat_u64(const struct bd_daemon *d, int bytes)
 }
 
 /* Runs `procs` workers of `threads` threads at once on a fresh daemon,
- * their threads paced (PACE_BURST, PACE_PAUSE_US) when `paced`. */
+ * each with `nbusy` busy threads (whose CPU is left out). */
 static struct result run(int procs, int threads, int nsites, long events,
-                         const char *const *extra, int paced)
+                         const char *const *extra, int nbusy)
 {
     struct bd_daemon d;
     struct result res = { 0 };
     double d0, d1, client = 0, program = 0;
     uint64_t got;
-    char targ[16], sarg[16], earg[32], barg[32], parg[32];
+    char targ[16], sarg[16], earg[32], barg[16];
 
     bd_daemon_start(&d, 0, extra);
     setenv("HOSTRANGE_RUNTIME_DIR", d.dir, 1);
     snprintf(targ, sizeof targ, "%d", threads);
     snprintf(sarg, sizeof sarg, "%d", nsites);
     snprintf(earg, sizeof earg, "%ld", events / procs);
-    snprintf(barg, sizeof barg, "%ld", paced ? PACE_BURST : 0L);
-    snprintf(parg, sizeof parg, "%ld", paced ? PACE_PAUSE_US : 0L);
+    snprintf(barg, sizeof barg, "%d", nbusy);
     d0 = bd_proc_cpu(d.pid);
     double w0 = bd_now();
     pid_t pids[8];
@@ -202,24 +238,27 @@ static struct result run(int procs, int threads, int nsites, long events,
         pids[p] = bd_fork_piped(&outs[p]);
         if (pids[p] == 0) {
             execl(self_path, self_path, "--worker", targ, sarg, earg, node,
-                  barg, parg, (char *)NULL);
+                  barg, (char *)NULL);
             _exit(127);
         }
     }
     for (int p = 0; p < procs; p++) {
         struct rusage ru;
-        long long scope_ns = -1;
+        long long scope_ns = -1, busy_ns = -1;
         int status;
 
-        if (fscanf(outs[p], "%lld", &scope_ns) != 1 || scope_ns < 0)
+        if (fscanf(outs[p], "%lld %lld", &scope_ns, &busy_ns) != 2 ||
+            busy_ns < 0)
             scope_ns = -1;
         fclose(outs[p]);
         if (wait4(pids[p], &status, 0, &ru) < 0 || !WIFEXITED(status) ||
             WEXITSTATUS(status) != 0 || scope_ns < 0)
             bd_die("a worker failed");
         program += (double)scope_ns / 1e9;
+        /* The busy threads are not the profiler's. */
         client += (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-                  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+                  (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 -
+                  (double)busy_ns / 1e9;
     }
     (void)w0;
     d1 = bd_proc_cpu(d.pid);
@@ -315,11 +354,8 @@ static void configurations(const char *path, const char *suffix, long n,
         return;
     memcpy(first + RUNS, r, sizeof r);
     for (int i = 0; i < RUNS; i++)
-        r[i] = run(1, 2, 16, n, exact, 1);
-    report_cpu("pipeline.cpu_per_event.threads2_paced", r);
-    for (int i = 0; i < RUNS; i++)
-        r[i] = run(2, 1, 16, n, exact, 1);
-    report_cpu("pipeline.cpu_per_event.procs2_paced", r);
+        r[i] = run(1, 1, 16, n, exact, 1);
+    report_cpu("pipeline.cpu_per_event.thread1_busy", r);
 }
 
 int main(int argc, char **argv)
@@ -333,10 +369,9 @@ int main(int argc, char **argv)
     double fl[RUNS], v[RUNS], base[RUNS];
     long n = 20000000;
 
-    if ((argc == 6 || argc == 8) && strcmp(argv[1], "--worker") == 0)
+    if ((argc == 6 || argc == 7) && strcmp(argv[1], "--worker") == 0)
         return worker(atoi(argv[2]), atoi(argv[3]), atol(argv[4]), argv[5],
-                      argc == 8 ? atol(argv[6]) : 0,
-                      argc == 8 ? atol(argv[7]) : 0);
+                      argc == 7 ? atoi(argv[6]) : 0);
     if (argc > 1)
         n = atol(argv[1]);
     if (n < 1000)
