@@ -158,10 +158,10 @@ int hr__enc_seal(struct hr__enc *e, const struct hr__batch_header *h,
  * hr__enc_seal into `spare`, a buffer of the caller's of `spare_cap`
  * bytes, when it holds the batch: *out is then spare, given up by the
  * caller; otherwise into a newly allocated buffer, spare left to the
- * caller. A shipper that keeps the buffer of a
- * delivered batch for the next one writes each batch into memory it has
- * written before, rather than into pages the system must map and clear
- * again (a fresh allocation of a batch's size is often a new mapping).
+ * caller. A shipper that keeps the buffer of a delivered batch for the
+ * next one writes each batch into memory it has written before, rather
+ * than into pages the system must map and clear again (a fresh allocation
+ * of a batch's size is often a new mapping).
  */
 int hr__enc_seal_into(struct hr__enc *e, const struct hr__batch_header *h,
                       uint8_t *spare, size_t spare_cap, uint8_t **out,

@@ -96,12 +96,16 @@ static _Atomic long long scope_cpu_ns;
 static _Atomic long long busy_cpu_ns;
 static _Atomic int busy_stop;
 
+/* Samples in a busy thread's ring: as many as in a thread's ring in
+ * libhostrange (a power of two). */
+#define BUSY_RING 65536u
+
 /* What a producer's scopes do, without the library: two plain reads of
  * the clock (bench_clock.h's floor) and a sample's 32 bytes stored into a
- * ring of 65,536 (a thread's ring in libhostrange), in a loop. */
+ * ring of BUSY_RING, in a loop. */
 static void *busy(void *arg)
 {
-    uint64_t(*ring)[4] = calloc(65536, sizeof *ring);
+    uint64_t(*ring)[4] = calloc(BUSY_RING, sizeof *ring);
     struct timespec ts;
     uint64_t i = 0;
 
@@ -117,7 +121,7 @@ static void *busy(void *arg)
             uint64_t a = hr_now_ns();
             uint64_t b = hr_now_ns();
 #endif
-            uint64_t *s = ring[i & 65535];
+            uint64_t *s = ring[i & (BUSY_RING - 1)];
 
             s[0] = a;
             s[1] = b - a;
@@ -125,7 +129,7 @@ static void *busy(void *arg)
             s[3] = 0;
         }
     }
-    bench_clock_sink += ring[i & 65535][1];
+    bench_clock_sink += ring[i & (BUSY_RING - 1)][1];
     free(ring);
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     busy_cpu_ns += (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
