@@ -21,7 +21,7 @@
 
 static const char usage_ab[] =
     "Usage: hostrangectl ab [--rounds=N] [--save-a=FILE] [--save-b=FILE]\n"
-    "                       [DIFF OPTION]... -- COMMAND_A [ARG]... :::\n"
+    "                       [--machine=NAME] [DIFF OPTION]... -- COMMAND_A [ARG]... :::\n"
     "                       COMMAND_B [ARG]...\n"
     "Compare two commands (two builds of a program) on one machine, at the\n"
     "run level: run them in alternating rounds, A B B A A B B A ..., N\n"
@@ -37,6 +37,9 @@ static const char usage_ab[] =
     "                        are needed to flag at --alpha 0.01)\n"
     "      --save-a=FILE     keep A's run file (with its rounds) as FILE\n"
     "      --save-b=FILE     keep B's run file as FILE\n"
+    "      --machine=NAME    the machine's name, kept in both runs (see\n"
+    "                        hostrangectl save --help); default\n"
+    "                        $HOSTRANGE_MACHINE\n"
     "  -h, --help            show this help and exit\n"
     "\n"
     "DIFF OPTION: --alpha, --threshold, --fail-above, --min-rounds,\n"
@@ -57,12 +60,13 @@ static int ab_side(unsigned k)
 static int run_ab(int argc, char **argv)
 {
     enum { OPT_SAVE_A = 256, OPT_SAVE_B, OPT_FAIL, OPT_MIN_ROUNDS,
-           OPT_STRICT, OPT_NORMALIZE, OPT_ALPHA = 'a', OPT_THRESHOLD = 'T',
+           OPT_STRICT, OPT_NORMALIZE, OPT_MACHINE, OPT_ALPHA = 'a', OPT_THRESHOLD = 'T',
            OPT_FORMAT = 'f' };
     static const struct option longopts[] = {
         { "rounds", required_argument, NULL, 'n' },
         { "save-a", required_argument, NULL, OPT_SAVE_A },
         { "save-b", required_argument, NULL, OPT_SAVE_B },
+        { "machine", required_argument, NULL, OPT_MACHINE },
         { "alpha", required_argument, NULL, OPT_ALPHA },
         { "threshold", required_argument, NULL, OPT_THRESHOLD },
         { "fail-above", required_argument, NULL, OPT_FAIL },
@@ -94,6 +98,9 @@ static int run_ab(int argc, char **argv)
         case OPT_SAVE_B:
             save[c == OPT_SAVE_B] = optarg;
             break;
+        case OPT_MACHINE:
+            hrd_ctl_machine_option("ab", optarg);
+            break;
         case OPT_ALPHA:
         case OPT_THRESHOLD:
         case OPT_FAIL:
@@ -123,6 +130,7 @@ static int run_ab(int argc, char **argv)
             hrd_ctl_die_usage("ab", c, argv[optind - 1]);
         }
     }
+    hrd_ctl_machine_option("ab", NULL);
     for (sep = optind; sep < argc && strcmp(argv[sep], AB_SEPARATOR) != 0;
          sep++)
         ;

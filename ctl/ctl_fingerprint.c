@@ -6,9 +6,13 @@
 
 #include "ctl/ctl.h"
 #include "lib/run/fingerprint.h"
+#include "lib/view/report.h"
 #include "proto/protocol.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void hrd_ctl_fingerprint(struct hrd_fingerprint *fp)
@@ -29,6 +33,55 @@ void hrd_ctl_fingerprint(struct hrd_fingerprint *fp)
                                 rep->stats->n_clients);
     /* The clients' texts are copied into fp; the reply can go. */
     hostrange__control_reply__free_unpacked(rep, NULL);
+}
+
+int hrd_ctl_machine_bad(const char *name, char *err, size_t len)
+{
+    const unsigned char *p = (const unsigned char *)name;
+    size_t n = strlen(name);
+
+    if (n == 0 || n > HRD_MACHINE_MAX) {
+        snprintf(err, len, "a machine's name is 1 to %d bytes, not %zu",
+                 HRD_MACHINE_MAX, n);
+        return -EINVAL;
+    }
+    while (*p != '\0') {
+        uint32_t cp;
+        size_t k = hrd_utf8_decode(p, &cp);
+
+        if (cp == 0xfffd && !(k == 3 && p[0] == 0xef && p[1] == 0xbf &&
+                              p[2] == 0xbd)) {
+            snprintf(err, len, "a machine's name is UTF-8: byte %zu is not",
+                     (size_t)(p - (const unsigned char *)name) + 1);
+            return -EINVAL;
+        }
+        if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
+            snprintf(err, len, "a machine's name holds no control "
+                     "character: byte %zu is one",
+                     (size_t)(p - (const unsigned char *)name) + 1);
+            return -EINVAL;
+        }
+        p += k;
+    }
+    return 0;
+}
+
+void hrd_ctl_machine_option(const char *cmd, const char *arg)
+{
+    const char *name = arg != NULL ? arg : getenv(HRD_MACHINE_ENV);
+    char err[256];
+
+    if (name == NULL || (arg == NULL && name[0] == '\0'))
+        return;
+    if (hrd_ctl_machine_bad(name, err, sizeof err) != 0) {
+        fprintf(stderr, "hostrangectl %s: bad %s '%s': %s\n", cmd,
+                arg != NULL ? "--machine" : "$" HRD_MACHINE_ENV, name, err);
+        exit(2);
+    }
+    if (arg != NULL && setenv(HRD_MACHINE_ENV, arg, 1) != 0) {
+        fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
+        exit(5);
+    }
 }
 
 /* Whether h is a merge of runs from machines that differ (its sources'

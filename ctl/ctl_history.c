@@ -29,10 +29,14 @@
     "                       $" HRD_HISTORY_ENV ", else " HRD_HISTORY_DEFAULT "\n"
 
 const char hrd_ctl_history_usage_add[] =
-    "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]... RUN.hrs...\n"
+    "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]...\n"
+    "                                [--machine NAME] RUN.hrs...\n"
     "Store each run in the history: per key (node, operator, backend, phase,\n"
     "range, metric) its count, mean, median, p10 and p90, with the run's\n"
-    "machine and meta. Its place in the order is its meta 'time' (Unix\n"
+    "machine, host, kernel and meta. A series is one key on one machine:\n"
+    "the name the run was saved with (--machine, $HOSTRANGE_MACHINE), else\n"
+    "its CPU model, cores and clock path; never its host name or kernel,\n"
+    "which change under a machine (a CI runner's host name every job). Its place in the order is its meta 'time' (Unix\n"
     "seconds, or YYYY-MM-DDTHH:MM:SS[Z], UTC), else when it was saved; its\n"
     "commit is its meta 'commit'. A run is known by its id: one stored\n"
     "already is not stored again. Each run is one transaction: a run that\n"
@@ -41,12 +45,14 @@ const char hrd_ctl_history_usage_add[] =
     DB_HELP
     "  -m, --meta=KEY=VALUE note KEY=VALUE with each run (over the file's\n"
     "                       own); may be given many times\n"
+    "      --machine=NAME   store each run as measured on machine NAME (over\n"
+    "                       the name it was saved with, if any)\n"
     "  -h, --help           show this help and exit\n";
 
 const char hrd_ctl_history_usage_list[] =
     "Usage: hostrangectl history list [--db DB]\n"
     "The stored runs in their order, one line each, tab-separated: id, time\n"
-    "(UTC), commit, machine, keys.\n"
+    "(UTC), commit, machine, keys, host, kernel.\n"
     "\n"
     DB_HELP
     "  -h, --help           show this help and exit\n";
@@ -55,8 +61,9 @@ const char hrd_ctl_history_usage_show[] =
     "Usage: hostrangectl history show [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--format table|jsonl|csv]\n"
     "The series: one line per run and key, by key, machine and run order,\n"
-    "with the run's time, commit and id and the key's count, mean, median,\n"
-    "p10 and p90 (ns), and its rounds and their medians (jsonl, csv).\n"
+    "with the run's time, commit, id, host and kernel and the key's count,\n"
+    "mean, median, p10 and p90 (ns), and its rounds and their medians\n"
+    "(jsonl, csv).\n"
     "\n"
     DB_HELP
     HRD_CTL_FILTER_HELP
@@ -135,17 +142,19 @@ static int parse_time(const char *s, int64_t *ns)
     return 0;
 }
 
-/* The machine of a run: its fingerprint, less what changes from run to
- * run on one machine (the clock step measured, the hostrange version). */
-static void machine_of(const Hostrange__RunHeader *h, char *buf, size_t len)
+/* The machine, host and kernel of run h (see hrd_fingerprint_machine);
+ * a run saved before fingerprints were kept has only its host. */
+static void machine_of(const Hostrange__RunHeader *h, struct hrd_ctl_hrun *r)
 {
     const Hostrange__RunFingerprint *f = h->fingerprint;
 
     if (f == NULL)
-        snprintf(buf, len, "%s (no fingerprint)", h->host);
+        snprintf(r->machine, sizeof r->machine, "%s (no fingerprint)",
+                 h->host);
     else
-        snprintf(buf, len, "%s: %s, %u cores, %s; clock %s", f->host,
-                 f->cpu_model, f->cores, f->kernel, f->clock_path);
+        hrd_fingerprint_machine(f, r->machine, sizeof r->machine);
+    snprintf(r->host, sizeof r->host, "%s", f != NULL ? f->host : h->host);
+    snprintf(r->kernel, sizeof r->kernel, "%s", f != NULL ? f->kernel : "");
 }
 
 static int set_meta(struct hrd_ctl_hrun *r, const char *key,
@@ -269,7 +278,7 @@ static char *join_parts(const Hostrange__RunHeader *h)
 }
 
 int hrd_ctl_hrun_load(const char *cmd, const char *path,
-                      char *const *extra, size_t nextra,
+                      char *const *extra, size_t nextra, const char *machine,
                       struct hrd_ctl_hrun *r)
 {
     Hostrange__RunHeader *h = NULL;
@@ -298,8 +307,9 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
         hostrange__run_header__free_unpacked(h, NULL);
         return HRD_CTL_HISTORY_UNREADABLE;
     }
-    machine_of(h, r->machine, sizeof r->machine);
-    snprintf(r->host, sizeof r->host, "%s", h->host);
+    machine_of(h, r);
+    if (machine != NULL)
+        snprintf(r->machine, sizeof r->machine, "%s", machine);
     r->parts = join_parts(h);
     rc = r->parts == NULL ? -ENOMEM : 0;
     for (size_t i = 0; rc == 0 && i < h->n_meta; i++)
@@ -335,6 +345,7 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
     r->run.commit = commit != NULL ? commit : "";
     r->run.machine = r->machine;
     r->run.host = r->host;
+    r->run.kernel = r->kernel;
     r->run.file = path;
     r->run.parts = r->parts;
     r->run.meta_key = (const char *const *)r->meta_key;
@@ -366,10 +377,11 @@ int hrd_ctl_history_add(int argc, char **argv)
     static const struct option longopts[] = {
         { "db", required_argument, NULL, OPT_DB },
         { "meta", required_argument, NULL, 'm' },
+        { "machine", required_argument, NULL, OPT_MACHINE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *db = NULL;
+    const char *db = NULL, *machine = NULL;
     char **extra = NULL, err[4096], name[1024];
     size_t nextra = 0;
     struct hrd_history *h;
@@ -378,6 +390,14 @@ int hrd_ctl_history_add(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":m:h", longopts, NULL)) != -1) {
         if (c == OPT_DB) {
             db = optarg;
+        } else if (c == OPT_MACHINE) {
+            if (hrd_ctl_machine_bad(optarg, err, sizeof err) != 0) {
+                fprintf(stderr, "hostrangectl history add: bad --machine "
+                        "'%s': %s\n", optarg, err);
+                free(extra);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            machine = optarg;
         } else if (c == 'm') {
             char **ne;
 
@@ -428,7 +448,7 @@ int hrd_ctl_history_add(int argc, char **argv)
     for (int i = optind; i < argc; i++) {
         struct hrd_ctl_hrun r;
         int rc = hrd_ctl_hrun_load("history add", argv[i], extra, nextra,
-                                   &r);
+                                   machine, &r);
 
         if (rc == 0) {
             rc = hrd_history_add(h, &r.run, r.p, r.n, err, sizeof err);
@@ -465,7 +485,7 @@ int hrd_ctl_history_add_run(const char *cmd, const char *db,
     hrd_history_name(db, name, sizeof name);
     if ((rc = hrd_ctl_history_open(cmd, db, &h)) != 0)
         return rc;
-    rc = hrd_ctl_hrun_load(cmd, path, NULL, 0, &r);
+    rc = hrd_ctl_hrun_load(cmd, path, NULL, 0, NULL, &r);
     if (rc == 0) {
         rc = hrd_history_add(h, &r.run, r.p, r.n, err, sizeof err);
         if (rc >= 0 && note != NULL)
@@ -519,9 +539,10 @@ static int list_run(void *ctx, const struct hrd_history_runinfo *r)
 
     (void)ctx;
     hrd_ctl_history_time(r->time_ns, t, sizeof t);
-    printf("%s\t%s\t%s\t%s\t%lld\n", r->id, t,
+    printf("%s\t%s\t%s\t%s\t%lld\t%s\t%s\n", r->id, t,
            r->commit[0] != '\0' ? r->commit : "-", r->machine,
-           (long long)r->keys);
+           (long long)r->keys, r->host[0] != '\0' ? r->host : "-",
+           r->kernel[0] != '\0' ? r->kernel : "-");
     return 0;
 }
 
@@ -590,12 +611,13 @@ static void number(double v)
 static int show_point(void *ctx, const struct hrd_history_point *p)
 {
     struct show *s = ctx;
-    const char *str[10] = { p->node, p->op, p->backend, p->phase, p->range,
-                            p->metric, p->machine, NULL, p->commit, p->run };
-    static const char *const names[10] = { "node", "operator", "backend",
+    const char *str[12] = { p->node, p->op, p->backend, p->phase, p->range,
+                            p->metric, p->machine, NULL, p->commit, p->run,
+                            p->host, p->kernel };
+    static const char *const names[12] = { "node", "operator", "backend",
                                            "phase", "range", "metric",
                                            "machine", "time", "commit",
-                                           "run" };
+                                           "run", "host", "kernel" };
     double num[4] = { p->mean, p->median, p->p10, p->p90 };
     static const char *const nnames[4] = { "mean", "median", "p10", "p90" };
     char t[64];
@@ -605,7 +627,7 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
     hrd_ctl_history_time(p->time_ns, t, sizeof t);
     str[7] = t;
     if (s->format == HRD_FORMAT_JSONL) {
-        for (int i = 0; i < 10; i++) {
+        for (int i = 0; i < 12; i++) {
             printf("%s\"%s\":", i ? "," : "{", names[i]);
             hrd_json_string(stdout, str[i]);
         }
@@ -624,7 +646,7 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
         }
         puts("]}");
     } else if (s->format == HRD_FORMAT_CSV) {
-        for (int i = 0; i < 10; i++) {
+        for (int i = 0; i < 12; i++) {
             if (i)
                 putchar(',');
             csv_field(str[i]);
@@ -650,14 +672,15 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
             s->key = p->key;
             printf("%s %s %s %s %s %s on %s\n", p->node, p->op, p->backend,
                    p->phase, p->range, p->metric, p->machine);
-            printf("  %-20s  %-12s  %-12s  %10s  %12s  %12s  %12s  %12s\n",
-                   "time", "commit", "run", "count", "mean ns", "median ns",
-                   "p10 ns", "p90 ns");
+            printf("  %-20s  %-12s  %-12s  %10s  %12s  %12s  %12s  %12s  "
+                   "%s\n", "time", "commit", "run", "count", "mean ns",
+                   "median ns", "p10 ns", "p90 ns", "host, kernel");
         }
         printf("  %-20s  %-12.12s  %-12.12s  %10llu  %12.1f  %12.1f  %12.1f  "
-               "%12.1f\n", t, p->commit[0] ? p->commit : "-", p->run,
+               "%12.1f  %s, %s\n", t, p->commit[0] ? p->commit : "-", p->run,
                (unsigned long long)p->count, p->mean, p->median, p->p10,
-               p->p90);
+               p->p90, p->host[0] ? p->host : "-",
+               p->kernel[0] ? p->kernel : "-");
     }
     return ferror(stdout) ? -EIO : 0;
 }
@@ -708,7 +731,7 @@ int hrd_ctl_history_show(int argc, char **argv)
         return rc;
     if (s.format == HRD_FORMAT_CSV)
         puts("node,operator,backend,phase,range,metric,machine,time,commit,"
-             "run,count,mean,median,p10,p90,rounds,round_medians");
+             "run,host,kernel,count,mean,median,p10,p90,rounds,round_medians");
     rc = hrd_history_points(h, show_point, &s, err, sizeof err);
     hrd_history_close(h);
     free(s.last_machine);

@@ -6,7 +6,9 @@
  *
  * Exit statuses, as every subcommand gives them: 0 nothing slower than
  * allowed; 1 slower (detect, check, with --fail-above); 2 a usage error;
- * 3 a database or run file that cannot be read; 5 any other failure.
+ * 3 a database or run file that cannot be read; 5 any other failure; 6
+ * (check) a key with fewer runs of history than --min-history, and none
+ * slower than allowed.
  */
 #ifndef HOSTRANGE_CTL_HISTORY_H
 #define HOSTRANGE_CTL_HISTORY_H
@@ -21,6 +23,7 @@
 #define HRD_CTL_HISTORY_USAGE 2
 #define HRD_CTL_HISTORY_UNREADABLE 3
 #define HRD_CTL_HISTORY_FAILED 5
+#define HRD_CTL_HISTORY_FEW_RUNS 6
 
 /* The database a subcommand uses: --db, else $HOSTRANGE_HISTORY, else
  * hostrange-history.db here. */
@@ -48,16 +51,19 @@ struct hrd_ctl_hrun {
     char id[64];
     char machine[2048];
     char host[256];
+    char kernel[256];
     char *parts;
     char **meta_key, **meta_value;
     size_t nmeta;
 };
 
 /* Reads run file path for subcommand cmd, its meta then extra[0..nextra)
- * (KEY=VALUE, later ones winning). Returns 0, or the exit status after
- * saying why; hrd_ctl_hrun_fini is due either way. */
+ * (KEY=VALUE, later ones winning), as measured on machine `machine` when
+ * not NULL (else the machine its fingerprint names:
+ * hrd_fingerprint_machine). Returns 0, or the exit status after saying
+ * why; hrd_ctl_hrun_fini is due either way. */
 int hrd_ctl_hrun_load(const char *cmd, const char *path,
-                      char *const *extra, size_t nextra,
+                      char *const *extra, size_t nextra, const char *machine,
                       struct hrd_ctl_hrun *r);
 void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r);
 

@@ -63,27 +63,42 @@ const char hrd_ctl_history_usage_detect[] =
 
 const char hrd_ctl_history_usage_check[] =
     "Usage: hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
-    "                                [--alpha P] [--window N]\n"
+    "                                [--alpha P] [--window N] [--min-history N]\n"
     "                                [--fail-above SPEC] [--format FORMAT]\n"
     "                                [--limit N]\n"
     "Test each key of a run (one not stored, such as a pull request's)\n"
     "against the latest segment of its series on the run's machine: whether\n"
     "its median is slower than that segment's runs (p < ALPHA), with\n"
-    "detect's fields (commit: the run's own). Keys whose series has fewer\n"
-    "than 2 runs in its latest segment are not judged. A key of 3 rounds or\n"
-    "more (record --rounds) is judged by its round medians against the\n"
+    "detect's fields (commit: the run's own). A key of 3 rounds or more\n"
+    "(record --rounds) is judged by its round medians against the\n"
     "segment's (exact Mann-Whitney, one-sided), when the segment has 3\n"
     "values or more.\n"
+    "\n"
+    "Every key of the run that is not judged is listed, in every format,\n"
+    "with why: no history of this machine (the history holds no run of\n"
+    "it), a key the history lacks on this machine, fewer runs than\n"
+    "--min-history, or too short a history (fewer than 2 runs in the\n"
+    "latest segment). When no key is judged, stderr says so.\n"
     "\n"
     DETECT_OPTS_HELP
     "      --fail-above=SPEC\n"
     "                       exit 1 when a key is significantly slower by more\n"
     "                       than its limit (diff's syntax), and name each on\n"
     "                       stderr\n"
-    GATE_FORMAT_HELP("each key judged; skipped: too short a history")
-    "  -h, --help           show this help and exit\n";
+    "      --min-history=N  refuse to pass a key with fewer than N runs of\n"
+    "                       history on the run's machine: it is not judged,\n"
+    "                       and the exit status is 6 (unless one is slower\n"
+    "                       than allowed: 1)\n"
+    GATE_FORMAT_HELP("key; skipped: not judged, with why")
+    "  -h, --help           show this help and exit\n"
+    "\n"
+    "Exit status: 0 none slower than allowed; 1 a key slower than\n"
+    "--fail-above allows; 2 a usage error; 3 a history or run file that\n"
+    "cannot be read (a missing history included); 5 any other failure; 6\n"
+    "a key with fewer runs of history than --min-history.\n";
 
-enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT };
+enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
+       OPT_MIN_HISTORY };
 
 /* The gate formats (lib/view/gate.h): the judged keys, kept until the
  * end, with copies of their strings. */
@@ -105,6 +120,7 @@ struct opts {
     int jsonl;
     int gate;           /* GATE_NONE, GATE_JUNIT or GATE_MARKDOWN */
     size_t limit;       /* --limit */
+    size_t min_history; /* check's --min-history (0: none) */
 };
 
 
@@ -221,11 +237,12 @@ static char *keep(struct gate_rows *g, const char *s)
     return c;
 }
 
-/* Appends the row of series s to g: its key, where (machine, and commit
- * when not NULL), and its verdict with cp's figures (cp NULL: unchanged,
- * or with `reason` not judged). Returns 0 or -ENOMEM. */
+/* Appends the row of key `key` on machine `machine` to g: its key, where
+ * (machine, and commit when not NULL), and its verdict with cp's figures
+ * (cp NULL: unchanged, or with `reason` not judged). Returns 0 or
+ * -ENOMEM. */
 static int gate_add(struct gate_rows *g, const struct opts *o,
-                    const struct series *s, const char *commit,
+                    char *const *key, const char *machine, const char *commit,
                     const struct hrd_cp *cp, int fail, const char *reason)
 {
     struct hrd_gate_row *r;
@@ -249,23 +266,23 @@ static int gate_add(struct gate_rows *g, const struct opts *o,
     r = &g->v[g->n];
     memset(r, 0, sizeof *r);
     if (commit != NULL)
-        snprintf(where, sizeof where, "on %s at commit %s", s->machine,
+        snprintf(where, sizeof where, "on %s at commit %s", machine,
                  commit[0] != '\0' ? commit : "-");
     else
-        snprintf(where, sizeof where, "on %s", s->machine);
-    r->node = keep(g, s->key[0]);
-    r->op = keep(g, s->key[1]);
-    r->backend = keep(g, s->key[2]);
-    r->phase = keep(g, s->key[3]);
-    r->range = keep(g, s->key[4]);
-    r->metric = keep(g, s->key[5]);
+        snprintf(where, sizeof where, "on %s", machine);
+    r->node = keep(g, key[0]);
+    r->op = keep(g, key[1]);
+    r->backend = keep(g, key[2]);
+    r->phase = keep(g, key[3]);
+    r->range = keep(g, key[4]);
+    r->metric = keep(g, key[5]);
     r->where = keep(g, where);
-    r->reason = reason;
+    r->reason = reason != NULL ? keep(g, reason) : NULL;
     if (r->node == NULL || r->op == NULL || r->backend == NULL ||
         r->phase == NULL || r->range == NULL || r->metric == NULL ||
-        r->where == NULL)
+        r->where == NULL || (reason != NULL && r->reason == NULL))
         return -ENOMEM;
-    l = o->have_limits ? hrd_limits_find(&o->limits, s->key[4]) : NULL;
+    l = o->have_limits ? hrd_limits_find(&o->limits, key[4]) : NULL;
     r->fail_pct = l != NULL ? l->pct : NAN;
     r->warn_pct = NAN;
     r->before = r->after = r->change = r->p = NAN;
@@ -288,7 +305,7 @@ static int gate_write(const struct gate_rows *g, const struct opts *o,
                       const char *title)
 {
     struct hrd_gate gate = { title, g->v, g->n, "", o->limit,
-                             "not judged (too short a history)" };
+                             "not judged" };
 
     return o->gate == GATE_JUNIT ? hrd_gate_junit(stdout, &gate)
                                  : hrd_gate_markdown(stdout, &gate);
@@ -383,6 +400,7 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
         { "fail-above", required_argument, NULL, OPT_FAIL },
         { "format", required_argument, NULL, 'f' },
         { "limit", required_argument, NULL, OPT_LIMIT },
+        { "min-history", required_argument, NULL, OPT_MIN_HISTORY },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -407,6 +425,16 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
                 return HRD_CTL_HISTORY_USAGE;
             }
             o->cp.min_change = pct / 100;
+        } else if (c == OPT_MIN_HISTORY && !detect) {
+            long n = strtol(optarg, &end, 10);
+
+            if (*end != '\0' || end == optarg || n < 1 || n > 1000000) {
+                fprintf(stderr, "hostrangectl %s: bad --min-history '%s' "
+                        "(a whole number of runs, at least 1)\n", cmd,
+                        optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->min_history = (size_t)n;
         } else if (c == OPT_FAIL) {
             if (hrd_limits_parse(&o->limits, optarg, err, sizeof err) != 0) {
                 fprintf(stderr, "hostrangectl %s: bad --fail-above '%s': "
@@ -437,7 +465,7 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
         } else if (c == 'h') {
             fputs(usage, stdout);
             return -1;
-        } else if (c == OPT_MIN_CHANGE ||
+        } else if (c == OPT_MIN_CHANGE || c == OPT_MIN_HISTORY ||
                    !hrd_ctl_report_option(cmd, c, optarg, &o->f, NULL)) {
             hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
         }
@@ -472,8 +500,8 @@ static int detect_series(struct detect *d)
     if (over)
         d->slower = 1;
     if (n >= 0 && d->o->gate != GATE_NONE)
-        rc = gate_add(&d->g, d->o, &d->s, n > 0 ? d->s.commit[cp[n - 1].at]
-                                                : NULL,
+        rc = gate_add(&d->g, d->o, d->s.key, d->s.machine,
+                      n > 0 ? d->s.commit[cp[n - 1].at] : NULL,
                       n > 0 ? &cp[n - 1] : NULL, over, NULL);
     free(cp);
     return n < 0 ? n : rc != 0 ? rc : ferror(stdout) ? -EIO : 0;
@@ -570,10 +598,58 @@ struct check {
     const char *exclude; /* the run's id, when it is stored */
     struct series s;
     size_t *order;       /* the run's points, sorted by key */
+    unsigned char *seen; /* per run point: its series was found */
+    int machine_seen;    /* the history holds runs of the run's machine */
     int slower;
-    size_t judged, unjudged, found, by_rounds;
+    size_t judged, found, by_rounds;
+    size_t unjudged[4];  /* by reason (enum unjudged) */
+    char few_reason[96]; /* REASON_FEW's words with --min-history's N */
     struct gate_rows g;
 };
+
+/* Why check did not judge a key, worst first. */
+enum unjudged { NO_MACHINE, NO_KEY, FEW_RUNS, TOO_SHORT };
+
+static const char *const unjudged_words[4] = {
+    "no history of this machine",
+    "a key the history lacks on this machine",
+    NULL, /* few_reason */
+    "too short a history: fewer than 2 runs in the latest segment",
+};
+
+/* Says that the run's point p was not judged, and why, in o's format. */
+static int not_judged(struct check *c, const struct hrd_history_point *p,
+                      enum unjudged why)
+{
+    static const char *const names[6] = { "node", "operator", "backend",
+                                          "phase", "range", "metric" };
+    char *key[6] = { (char *)p->node, (char *)p->op, (char *)p->backend,
+                     (char *)p->phase, (char *)p->range, (char *)p->metric };
+    const char *reason = why == FEW_RUNS ? c->few_reason
+                                         : unjudged_words[why];
+
+    c->unjudged[why]++;
+    if (c->o->gate != GATE_NONE)
+        return gate_add(&c->g, c->o, key, c->r->machine, NULL, NULL, 0,
+                        reason);
+    if (c->o->jsonl) {
+        for (int i = 0; i < 6; i++) {
+            printf("%s\"%s\":", i ? "," : "{", names[i]);
+            hrd_json_string(stdout, key[i]);
+        }
+        printf(",\"machine\":");
+        hrd_json_string(stdout, c->r->machine);
+        printf(",\"run\":");
+        hrd_json_string(stdout, c->r->id);
+        printf(",\"not_judged\":");
+        hrd_json_string(stdout, reason);
+        puts("}");
+    } else {
+        printf("%s %s %s %s %s %s on %s: not judged (%s)\n", key[0], key[1],
+               key[2], key[3], key[4], key[5], c->r->machine, reason);
+    }
+    return ferror(stdout) ? -EIO : 0;
+}
 
 static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
 {
@@ -688,6 +764,9 @@ static int check_series(struct check *c)
 
     if (c->s.n == 0 || (p = find_point(c)) == NULL)
         return 0;
+    c->seen[p - c->r->p] = 1;
+    if (c->s.n < c->o->min_history)
+        return not_judged(c, p, FEW_RUNS);
     cp = malloc(c->s.n * sizeof *cp);
     if (cp == NULL)
         return -ENOMEM;
@@ -706,17 +785,13 @@ static int check_series(struct check *c)
                  p->nrounds, nbase);
     } else if (hrd_cp_check(c->s.x + from, c->s.n - from, p->median,
                             &res) != 0) {
-        c->unjudged++;
-        if (c->o->gate != GATE_NONE)
-            return gate_add(&c->g, c->o, &c->s, NULL, NULL, 0,
-                            "too short a history: fewer than 2 runs in the "
-                            "latest segment");
-        return 0;
+        return not_judged(c, p, TOO_SHORT);
     }
     c->judged++;
     if (res.p > c->o->cp.alpha || res.change == 0)
         return c->o->gate != GATE_NONE
-                   ? gate_add(&c->g, c->o, &c->s, NULL, NULL, 0, NULL)
+                   ? gate_add(&c->g, c->o, c->s.key, c->s.machine, NULL,
+                              NULL, 0, NULL)
                    : 0;
     c->found++;
     if (c->o->gate == GATE_NONE)
@@ -725,7 +800,8 @@ static int check_series(struct check *c)
     if (over)
         c->slower = 1;
     if (c->o->gate != GATE_NONE &&
-        (n = gate_add(&c->g, c->o, &c->s, NULL, &res, over, NULL)) != 0)
+        (n = gate_add(&c->g, c->o, c->s.key, c->s.machine, NULL, &res, over,
+                      NULL)) != 0)
         return n;
     return ferror(stdout) ? -EIO : 0;
 }
@@ -736,8 +812,10 @@ static int check_point(void *ctx, const struct hrd_history_point *p)
     int rc;
 
     if (strcmp(p->machine, c->r->machine) != 0 ||
-        (c->exclude != NULL && strcmp(p->run, c->exclude) == 0) ||
-        !hrd_ctl_history_match(&c->o->f, c->o->machine, p))
+        (c->exclude != NULL && strcmp(p->run, c->exclude) == 0))
+        return 0;
+    c->machine_seen = 1;
+    if (!hrd_ctl_history_match(&c->o->f, c->o->machine, p))
         return 0;
     if (!series_same(&c->s, p)) {
         if ((rc = check_series(c)) != 0 || (rc = series_start(&c->s, p)) != 0)
@@ -746,13 +824,55 @@ static int check_point(void *ctx, const struct hrd_history_point *p)
     return series_push(&c->s, p);
 }
 
+/* The run's points that check's filter keeps and no series judged or
+ * refused: each not judged, for want of history on the run's machine. */
+static int check_unseen(struct check *c)
+{
+    int rc = 0;
+
+    for (size_t k = 0; rc == 0 && k < c->r->n; k++) {
+        const struct hrd_history_point *p = &c->r->p[c->order[k]];
+
+        if (c->seen[c->order[k]] ||
+            !hrd_ctl_history_match(&c->o->f, c->o->machine, p))
+            continue;
+        rc = not_judged(c, p, c->machine_seen ? NO_KEY : NO_MACHINE);
+    }
+    return rc;
+}
+
+/* The words of check's summary for the keys not judged: "N not judged
+ * (A no history of this machine, B too short a history)". */
+static void unjudged_summary(const struct check *c, char *buf, size_t len)
+{
+    static const char *const short_words[4] = {
+        "no history of this machine", "a key the history lacks",
+        "fewer runs than --min-history", "too short a history",
+    };
+    size_t total = 0, at;
+
+    for (int i = 0; i < 4; i++)
+        total += c->unjudged[i];
+    at = (size_t)snprintf(buf, len, "%zu not judged", total);
+    for (int i = 0, first = 1; i < 4 && at < len; i++) {
+        if (c->unjudged[i] == 0)
+            continue;
+        at += (size_t)snprintf(buf + at, len - at, "%s%zu %s",
+                               first ? " (" : ", ", c->unjudged[i],
+                               short_words[i]);
+        first = 0;
+    }
+    if (total > 0 && at < len)
+        snprintf(buf + at, len - at, ")");
+}
+
 int hrd_ctl_history_check(int argc, char **argv)
 {
     struct opts o;
     struct check c;
     struct hrd_ctl_hrun r;
     struct hrd_history *h = NULL;
-    char err[4096];
+    char err[4096], summary[512];
     int rc;
 
     opts_init(&o);
@@ -770,7 +890,8 @@ int hrd_ctl_history_check(int argc, char **argv)
     }
     o.db = hrd_ctl_history_db(o.db);
     memset(&c, 0, sizeof c);
-    rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, &r);
+    rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, NULL,
+                           &r);
     if (rc == 0)
         rc = hrd_ctl_history_open("history check", o.db, &h);
     if (rc != 0) {
@@ -780,11 +901,17 @@ int hrd_ctl_history_check(int argc, char **argv)
     }
     c.o = &o;
     c.r = &r;
+    snprintf(c.few_reason, sizeof c.few_reason, "fewer than %zu runs of "
+             "history on this machine, --min-history %zu", o.min_history,
+             o.min_history);
     c.order = malloc((r.n + 1) * sizeof *c.order);
-    rc = c.order == NULL ? -ENOMEM : 0;
+    c.seen = calloc(r.n + 1, 1);
+    rc = c.order == NULL || c.seen == NULL ? -ENOMEM : 0;
     if (rc == 0) {
-        for (size_t i = 0; i < r.n; i++)
+        for (size_t i = 0; i < r.n; i++) {
             c.order[i] = i;
+            r.p[i].machine = r.machine;
+        }
         sort_run = &r;
         qsort(c.order, r.n, sizeof *c.order, cmp_points);
         rc = hrd_history_has(h, r.id, err, sizeof err);
@@ -796,21 +923,50 @@ int hrd_ctl_history_check(int argc, char **argv)
     if (rc == 0)
         rc = check_series(&c);
     hrd_history_close(h);
+    /* Keys of no series come last; with --min-history, each is refused. */
+    if (rc == 0 && o.min_history > 0) {
+        for (size_t k = 0; rc == 0 && k < r.n; k++) {
+            const struct hrd_history_point *p = &r.p[c.order[k]];
+
+            if (!c.seen[c.order[k]] &&
+                hrd_ctl_history_match(&o.f, o.machine, p)) {
+                c.seen[c.order[k]] = 1;
+                rc = not_judged(&c, p, FEW_RUNS);
+            }
+        }
+    }
+    if (rc == 0)
+        rc = check_unseen(&c);
     if (rc == 0 && o.gate != GATE_NONE)
         rc = gate_write(&c.g, &o, "hostrangectl history check");
     gate_fini(&c.g);
+    unjudged_summary(&c, summary, sizeof summary);
     if (rc == 0 && !o.jsonl && o.gate == GATE_NONE)
         printf("checked %zu keys of %s against the history of %s: %zu "
-               "differ (p < %g), %zu had too short a history; %zu judged by "
-               "their rounds\n", c.judged, argv[optind], r.machine, c.found,
-               o.cp.alpha, r.n - c.judged, c.by_rounds);
+               "differ (p < %g), %s; %zu judged by their rounds\n",
+               c.judged, argv[optind], r.machine, c.found, o.cp.alpha,
+               summary, c.by_rounds);
+    if (rc == 0 && c.judged == 0)
+        fprintf(stderr, "hostrangectl history check: %s: no key judged "
+                "against the history of %s: %s%s\n", argv[optind],
+                r.machine, summary,
+                o.min_history > 0 ? ""
+                                  : "; --min-history N makes this an error");
+    if (rc == 0 && c.unjudged[FEW_RUNS] > 0)
+        fprintf(stderr, "hostrangectl history check: %zu keys have fewer "
+                "than %zu runs of history on %s: not judged "
+                "(--min-history)\n", c.unjudged[FEW_RUNS], o.min_history,
+                r.machine);
     series_fini(&c.s);
     free(c.order);
+    free(c.seen);
     hrd_ctl_hrun_fini(&r);
     hrd_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -EIO;
     if (rc != 0)
         return failed("history check", o.db, rc, err);
-    return c.slower ? HRD_CTL_HISTORY_SLOWER : 0;
+    return c.slower ? HRD_CTL_HISTORY_SLOWER
+           : c.unjudged[FEW_RUNS] > 0 ? HRD_CTL_HISTORY_FEW_RUNS
+                                      : 0;
 }

@@ -25,9 +25,10 @@ const char hrd_ctl_history_usage_plot[] =
     "and phase a chart per range, its median run by run labelled with the\n"
     "short commit (the band is p10 to p90), a line per machine with a\n"
     "legend, and the segments detect finds as steps, each change point\n"
-    "marked with its change. Hovering a point shows its commit, time,\n"
-    "median, p10-p90 and count; a filter box narrows the charts by name.\n"
-    "The page opens on the most changed series.\n"
+    "marked with its change. Hovering a point shows its commit, time, host,\n"
+    "kernel, median, p10-p90 and count; where a line's kernel changes, a\n"
+    "dashed mark says from what to what. A filter box narrows the charts\n"
+    "by name. The page opens on the most changed series.\n"
     "\n"
     "      --db=DB          the history (see hostrangectl history add --help)\n"
     "  -o, --output=DIR     the directory to write index.html in (made when\n"
@@ -121,8 +122,14 @@ static int plot_point(void *ctx, const struct hrd_history_point *pt)
     }
     q = &p->pts[p->npts];
     q->commit = strdup(pt->commit);
-    if (q->commit == NULL)
+    q->host = strdup(pt->host);
+    q->kernel = strdup(pt->kernel);
+    if (q->commit == NULL || q->host == NULL || q->kernel == NULL) {
+        free((void *)q->commit);
+        free((void *)q->host);
+        free((void *)q->kernel);
         return -ENOMEM;
+    }
     q->time = pt->time_ns / 1000000000;
     q->median = pt->median;
     q->p10 = pt->p10;
@@ -190,8 +197,11 @@ static void plot_fini(struct plot *p)
     for (size_t i = 0; i < p->n; i++) {
         struct hrd_page_series *s = &p->s[i];
 
-        for (size_t j = 0; j < s->npoints; j++)
+        for (size_t j = 0; j < s->npoints; j++) {
             free((void *)s->points[j].commit);
+            free((void *)s->points[j].host);
+            free((void *)s->points[j].kernel);
+        }
         free((void *)s->points);
         free((void *)s->segments);
         free((void *)s->node);

@@ -28,6 +28,7 @@ static const char usage_record[] =
     "                           [--strict]\n"
     "                           [--save=FILE.hrs [--unsorted]\n"
     "                           [--meta KEY=VALUE]...] [--history=DB]\n"
+    "                           [--machine=NAME]\n"
     "                           -- COMMAND [ARG]...\n"
     "Run COMMAND under a private hostranged and write its report.\n"
     "\n"
@@ -73,6 +74,9 @@ static const char usage_record[] =
     "      --history=DB     also add the run to the history DB (see\n"
     "                       hostrangectl history add --help), also when\n"
     "                       COMMAND fails\n"
+    "      --machine=NAME   the machine's name, kept in the run (see\n"
+    "                       hostrangectl save --help); default\n"
+    "                       $HOSTRANGE_MACHINE\n"
     "      --strict         exit 3 when anything was lost or refused (see\n"
     "                       below) and COMMAND succeeded\n"
     "  -h, --help           show this help and exit\n"
@@ -394,7 +398,8 @@ static const char *check_options(const struct record_opts *o)
 static int run_record(int argc, char **argv)
 {
     enum {
-        OPT_SAVE = 256, OPT_UNSORTED, OPT_ROUNDS, OPT_STRICT, OPT_HISTORY
+        OPT_SAVE = 256, OPT_UNSORTED, OPT_ROUNDS, OPT_STRICT, OPT_HISTORY,
+        OPT_MACHINE
     };
     static const struct option longopts[] = {
         { "format", required_argument, NULL, 'f' },
@@ -409,6 +414,7 @@ static int run_record(int argc, char **argv)
         { "rounds", required_argument, NULL, OPT_ROUNDS },
         { "strict", no_argument, NULL, OPT_STRICT },
         { "history", required_argument, NULL, OPT_HISTORY },
+        { "machine", required_argument, NULL, OPT_MACHINE },
         HRD_CTL_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
@@ -458,10 +464,14 @@ static int run_record(int argc, char **argv)
         case OPT_HISTORY:
             o.history = optarg;
             continue;
+        case OPT_MACHINE:
+            hrd_ctl_machine_option("record", optarg);
+            continue;
         default:
             hrd_ctl_die_usage("record", c, argv[optind - 1]);
         }
     }
+    hrd_ctl_machine_option("record", NULL);
     bad = check_options(&o);
     if (bad == NULL && optind >= argc)
         bad = "no command to run (see --help)";

@@ -18,12 +18,14 @@
 
 static const char usage_save[] =
     "Usage: hostrangectl save -o FILE [--unsorted] [--meta KEY=VALUE]...\n"
+    "                        [--machine NAME]\n"
     "Save what the daemon holds as a run file (.hrs): every key with its\n"
     "exact samples (or its histograms, where the daemon keeps one), the\n"
     "lost counts, the clients' counters, the calibrations, and where the\n"
     "run comes from (host, time, the clocks used, and the machine's\n"
-    "fingerprint: host name, CPU model, cores, clock path and step, kernel\n"
-    "and hostrange version, which diff compares). The file is versioned,\n"
+    "fingerprint: host name, CPU model, cores, clock path and step, kernel,\n"
+    "hostrange version and the machine's name, if given; diff compares the\n"
+    "name, else the CPU and cores, and the clock). The file is versioned,\n"
     "checksummed and compact; it is written to a temporary file, synced and\n"
     "renamed, so FILE is complete or untouched. The daemon sends the run in\n"
     "pages, so a large one does not hold up the samples arriving.\n"
@@ -37,6 +39,11 @@ static const char usage_save[] =
     "                         and delta-coded (format 1)\n"
     "  -m, --meta=KEY=VALUE   note KEY=VALUE in the file (a commit id, a\n"
     "                         branch...); may be given many times\n"
+    "      --machine=NAME     the machine's name (default $HOSTRANGE_MACHINE):\n"
+    "                         runs of one name are compared with each other,\n"
+    "                         whatever their host, CPU or kernel (a pool of CI\n"
+    "                         runners); without one, the machine is the CPU\n"
+    "                         model, cores and clock path\n"
     "  -h, --help             show this help and exit\n"
     "\n"
     "On a terminal, progress is shown on stderr.\n";
@@ -332,16 +339,17 @@ int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
 
 int hrd_ctl_save(int argc, char **argv)
 {
-    enum { OPT_UNSORTED = 256 };
+    enum { OPT_UNSORTED = 256, OPT_MACHINE };
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "unsorted", no_argument, NULL, OPT_UNSORTED },
         { "meta", required_argument, NULL, 'm' },
+        { "machine", required_argument, NULL, OPT_MACHINE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     Hostrange__RunMeta **meta = NULL;
-    const char *output = NULL;
+    const char *output = NULL, *machine = NULL;
     size_t nmeta = 0;
     unsigned format = HRD_RUN_FORMAT_SORTED;
     int c, rc;
@@ -353,6 +361,8 @@ int hrd_ctl_save(int argc, char **argv)
             format = HRD_RUN_FORMAT_EVENTS;
         } else if (c == 'm') {
             hrd_ctl_meta_add("save", optarg, &meta, &nmeta);
+        } else if (c == OPT_MACHINE) {
+            machine = optarg;
         } else if (c == 'h') {
             fputs(usage_save, stdout);
             return 0;
@@ -370,6 +380,7 @@ int hrd_ctl_save(int argc, char **argv)
                 "--help)\n");
         return 2;
     }
+    hrd_ctl_machine_option("save", machine);
     rc = hrd_ctl_save_run("save", output, format, meta, nmeta, stdout);
     hrd_ctl_meta_free(meta, nmeta);
     return rc == 0 ? 0 : 1;

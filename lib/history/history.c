@@ -200,10 +200,20 @@ static const char *const migrate_2_3[] = {
     NULL,
 };
 
+/* Version 4: a run's kernel, and machines without host or kernel
+ * (rekey_machines). */
+static const char *const migrate_3_4[] = {
+    "ALTER TABLE hostrange_run ADD COLUMN kernel TEXT NOT NULL DEFAULT ''",
+    NULL,
+};
+
 static const char *const *const migrations[HRD_HISTORY_SCHEMA - 1] = {
     migrate_1_2,
     migrate_2_3,
+    migrate_3_4,
 };
+
+static int rekey_machines(struct hrd_history *h, char *err, size_t errlen);
 
 static int run_steps(struct hrd_history *h, const char *const *steps,
                      char *err, size_t errlen)
@@ -249,8 +259,11 @@ static int schema(struct hrd_history *h, char *err, size_t errlen)
             rc = -EINVAL;
         }
     }
-    for (; rc == 0 && version < HRD_HISTORY_SCHEMA; version++)
+    for (; rc == 0 && version < HRD_HISTORY_SCHEMA; version++) {
         rc = run_steps(h, migrations[version - 1], err, errlen);
+        if (rc == 0 && version == 3)
+            rc = rekey_machines(h, err, errlen);
+    }
     if (rc == 0) {
         struct hrd_hval v = { HRD_HVAL_INT, HRD_HISTORY_SCHEMA, 0, NULL };
 
@@ -503,6 +516,123 @@ static int machine_id(struct hrd_history *h, const char *name, int64_t *id,
     return rc;
 }
 
+/* The machines of a history, as read by rekey_machines. */
+struct machines {
+    int64_t *id;
+    char **name;
+    size_t n, cap;
+};
+
+static int machine_row(void *ctx, const char *const *col, int n)
+{
+    struct machines *m = ctx;
+
+    if (n < 2 || col[0] == NULL || col[1] == NULL)
+        return -EIO;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? 2 * m->cap : 16;
+        int64_t *id = realloc(m->id, cap * sizeof *id);
+        char **name;
+
+        if (id == NULL)
+            return -ENOMEM;
+        m->id = id;
+        if ((name = realloc(m->name, cap * sizeof *name)) == NULL)
+            return -ENOMEM;
+        m->name = name;
+        m->cap = cap;
+    }
+    if ((m->name[m->n] = strdup(col[1])) == NULL)
+        return -ENOMEM;
+    m->id[m->n++] = strtoll(col[0], NULL, 10);
+    return 0;
+}
+
+/* The last occurrence of needle in s[0..len), or NULL. */
+static const char *last_of(const char *s, size_t len, const char *needle)
+{
+    size_t n = strlen(needle);
+
+    for (size_t i = len >= n ? len - n + 1 : 0; i-- > 0;) {
+        if (memcmp(s + i, needle, n) == 0)
+            return s + i;
+    }
+    return NULL;
+}
+
+/*
+ * Splits a machine named as schemas 1 to 3 named one, "HOST: CPU, N
+ * cores, KERNEL; clock PATH", into its machine as schema 4 names it ("CPU,
+ * N cores; clock PATH") and its kernel. Returns 1 with both written, or 0
+ * for a name of another form (a machine without a fingerprint).
+ */
+static int old_machine(const char *name, char *machine, size_t mlen,
+                       char *kernel, size_t klen)
+{
+    const char *clock = last_of(name, strlen(name), "; clock ");
+    const char *cores, *comma, *colon;
+
+    if (clock == NULL ||
+        (cores = last_of(name, (size_t)(clock - name), " cores, ")) == NULL ||
+        (comma = last_of(name, (size_t)(cores - name), ", ")) == NULL ||
+        comma + 2 == cores ||
+        strspn(comma + 2, "0123456789") != (size_t)(cores - comma - 2) ||
+        (colon = strstr(name, ": ")) == NULL || colon >= comma)
+        return 0;
+    snprintf(machine, mlen, "%.*s%s", (int)(cores - colon - 2), colon + 2,
+             " cores");
+    snprintf(machine + strlen(machine), mlen - strlen(machine), "%s",
+             clock);
+    snprintf(kernel, klen, "%.*s", (int)(clock - cores - 8), cores + 8);
+    return 1;
+}
+
+/*
+ * Schema 4: every machine named with its host and kernel is renamed
+ * without them, the kernel kept with each of its runs; the runs of
+ * machines that become one (one machine's runs under several host names
+ * or kernels) are joined under one machine. Returns 0 or a negative
+ * errno.
+ */
+static int rekey_machines(struct hrd_history *h, char *err, size_t errlen)
+{
+    struct machines m = { NULL, NULL, 0, 0 };
+    char name[2048], kernel[512];
+    int rc = h->be->query(h->db, "SELECT id, name FROM hostrange_machine "
+                          "ORDER BY id", NULL, 0, machine_row, &m, err,
+                          errlen);
+
+    for (size_t i = 0; rc == 0 && i < m.n; i++) {
+        int64_t to = 0;
+
+        if (!old_machine(m.name[i], name, sizeof name, kernel,
+                         sizeof kernel))
+            continue;
+        {
+            struct hrd_hval v[2] = { text(kernel), integer(m.id[i]) };
+
+            rc = h->be->put(h->db, "UPDATE hostrange_run SET kernel = $1 "
+                            "WHERE machine = $2", v, 2, err, errlen);
+        }
+        if (rc == 0)
+            rc = machine_id(h, name, &to, err, errlen);
+        if (rc == 0 && to != m.id[i]) {
+            struct hrd_hval v[2] = { integer(to), integer(m.id[i]) };
+
+            rc = h->be->put(h->db, "UPDATE hostrange_run SET machine = $1 "
+                            "WHERE machine = $2", v, 2, err, errlen);
+            if (rc == 0)
+                rc = h->be->put(h->db, "DELETE FROM hostrange_machine "
+                                "WHERE id = $1", &v[1], 1, err, errlen);
+        }
+    }
+    for (size_t i = 0; i < m.n; i++)
+        free(m.name[i]);
+    free(m.name);
+    free(m.id);
+    return rc;
+}
+
 /* The statement that writes n points (n is 1 or BATCH), made once. */
 static const char *points_sql(size_t n)
 {
@@ -651,17 +781,17 @@ int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
     if (rc == 0)
         rc = machine_id(h, r->machine, &machine, err, errlen);
     if (rc == 0) {
-        struct hrd_hval v[9] = { text(r->id), integer(r->time_ns),
-                                 integer(r->saved_ns), text(r->commit),
-                                 integer(machine), text(r->host),
-                                 text(r->file), text(r->parts),
-                                 integer((int64_t)n) };
+        struct hrd_hval v[10] = { text(r->id), integer(r->time_ns),
+                                  integer(r->saved_ns), text(r->commit),
+                                  integer(machine), text(r->host),
+                                  text(r->file), text(r->parts),
+                                  integer((int64_t)n), text(r->kernel) };
 
         rc = h->be->query(h->db, "INSERT INTO hostrange_run (run_id, "
                           "time_ns, saved_ns, commit_id, machine, host, "
-                          "file, parts, nkeys) VALUES ($1, $2, $3, $4, $5, "
-                          "$6, $7, $8, $9) RETURNING id", v, 9, first_int,
-                          &run, err, errlen);
+                          "file, parts, nkeys, kernel) VALUES ($1, $2, $3, "
+                          "$4, $5, $6, $7, $8, $9, $10) RETURNING id", v, 10,
+                          first_int, &run, err, errlen);
     }
     for (size_t i = 0; rc == 0 && i < r->nmeta; i++) {
         struct hrd_hval v[3] = { integer(run), text(r->meta_key[i]),
@@ -689,13 +819,15 @@ static int run_row(void *arg, const char *const *col, int n)
     struct runs_ctx *c = arg;
     struct hrd_history_runinfo r;
 
-    if (n < 5)
+    if (n < 7)
         return -EIO;
     r.id = col[0];
     r.time_ns = strtoll(col[1], NULL, 10);
     r.commit = col[2];
     r.machine = col[3];
     r.keys = strtoll(col[4], NULL, 10);
+    r.host = col[5];
+    r.kernel = col[6];
     return c->fn(c->ctx, &r);
 }
 
@@ -706,7 +838,8 @@ int hrd_history_runs(struct hrd_history *h,
     struct runs_ctx c = { fn, ctx };
 
     return h->be->query(h->db, "SELECT r.run_id, r.time_ns, r.commit_id, "
-                        "m.name, r.nkeys FROM hostrange_run r JOIN "
+                        "m.name, r.nkeys, r.host, r.kernel FROM "
+                        "hostrange_run r JOIN "
                         "hostrange_machine m ON m.id = r.machine "
                         "ORDER BY r.time_ns, r.id", NULL, 0, run_row, &c,
                         err, errlen);
@@ -724,7 +857,7 @@ static int point_row(void *arg, const char *const *col, int n)
     double *rounds;
     int rc;
 
-    if (n < 17)
+    if (n < 19)
         return -EIO;
     p.key = strtoll(col[0], NULL, 10);
     p.node = col[1];
@@ -742,6 +875,8 @@ static int point_row(void *arg, const char *const *col, int n)
     p.median = strtod(col[13], NULL);
     p.p10 = strtod(col[14], NULL);
     p.p90 = strtod(col[15], NULL);
+    p.host = col[17];
+    p.kernel = col[18];
     if ((rc = rounds_parse(col[16] != NULL ? col[16] : "", &rounds,
                            &p.nrounds)) != 0)
         return rc;
@@ -761,7 +896,8 @@ int hrd_history_points(struct hrd_history *h,
     return h->be->query(h->db, "SELECT k.id, k.node, k.operator, k.backend, "
                         "k.phase, k.range, k.metric, m.name, r.time_ns, "
                         "r.commit_id, r.run_id, p.count, p.mean, p.median, "
-                        "p.p10, p.p90, p.rounds FROM hostrange_point p "
+                        "p.p10, p.p90, p.rounds, r.host, r.kernel "
+                        "FROM hostrange_point p "
                         "JOIN hostrange_key k ON k.id = p.key "
                         "JOIN hostrange_run r ON r.id = p.run "
                         "JOIN hostrange_machine m ON m.id = r.machine "

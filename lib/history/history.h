@@ -1,13 +1,20 @@
 /*
  * The run history: every run added, per key (node, operator, backend,
  * phase, range, metric) its count, mean, median, p10 and p90, with the
- * run's id, place in the order, commit, machine and meta, and its round
- * medians when the run has rounds (schema 3), in a database:
+ * run's id, place in the order, commit, machine, host, kernel and meta,
+ * and its round medians when the run has rounds (schema 3), in a database:
  * SQLite by default, PostgreSQL for a fleet (backend.h). Both hold the
  * same schema, version HRD_HISTORY_SCHEMA, kept in table
  * hostrange_schema: an older database is migrated when opened, inside a
  * transaction; a newer one, or a database holding tables of something
  * else, is refused.
+ *
+ * A series is one key on one machine. The machine is a name (the user's,
+ * or the CPU, cores and clock path: lib/run/fingerprint.h); host and
+ * kernel are kept with each run, never part of the machine. Schema 4 made
+ * them so: the machines of older databases, named "HOST: CPU, N cores,
+ * KERNEL; clock PATH", are re-keyed when opened (their host and kernel
+ * moved to their runs), so that one machine's series join up.
  *
  * A run is stored once per id (lib/run/runid.h), in one transaction: all
  * of it or nothing. Adds are serialized by the database; readers go on.
@@ -24,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HRD_HISTORY_SCHEMA 3
+#define HRD_HISTORY_SCHEMA 4
 /* How long SQLite waits for another writer's lock, in ms. */
 #define HRD_HISTORY_BUSY_MS 60000
 /* The database when none is named, and the variable that names one. */
@@ -41,6 +48,7 @@ struct hrd_history_run {
     const char *commit;
     const char *machine;
     const char *host;
+    const char *kernel;
     const char *file;
     const char *parts; /* the ids of its parts, comma-separated, or "" */
     const char *const *meta_key;
@@ -58,7 +66,7 @@ struct hrd_history_point {
     const double *rounds;
     size_t nrounds;
     /* Filled by hrd_history_points: the series' run. */
-    const char *machine, *commit, *run;
+    const char *machine, *commit, *run, *host, *kernel;
     int64_t time_ns;
     int64_t key; /* the key's number in the history (series order) */
 };
@@ -69,6 +77,8 @@ struct hrd_history_runinfo {
     int64_t time_ns;
     const char *commit;
     const char *machine;
+    const char *host;
+    const char *kernel;
     int64_t keys;
 };
 

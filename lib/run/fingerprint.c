@@ -56,6 +56,7 @@ void hrd_fingerprint_probe(struct hrd_fingerprint *fp)
 {
     struct utsname u;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    const char *name;
 
     memset(fp, 0, sizeof *fp);
     hostrange__run_fingerprint__init(&fp->m);
@@ -73,7 +74,21 @@ void hrd_fingerprint_probe(struct hrd_fingerprint *fp)
     fp->m.cores = cores > 0 ? (uint32_t)cores : 0;
     fp->m.kernel = fp->kernel;
     fp->m.version = PACKAGE_VERSION;
+    name = getenv(HRD_MACHINE_ENV);
+    if (name != NULL && strlen(name) <= HRD_MACHINE_MAX)
+        snprintf(fp->machine, sizeof fp->machine, "%s", name);
+    fp->m.machine = fp->machine;
     hrd_fingerprint_clients(fp, NULL, 0);
+}
+
+void hrd_fingerprint_machine(const Hostrange__RunFingerprint *f, char *buf,
+                             size_t len)
+{
+    if (f->machine != NULL && f->machine[0] != '\0')
+        snprintf(buf, len, "%s", f->machine);
+    else
+        snprintf(buf, len, "%s, %u cores; clock %s", f->cpu_model, f->cores,
+                 f->clock_path[0] != '\0' ? f->clock_path : "unknown");
 }
 
 /* Whether `word` is one of the comma-separated words of list. */
@@ -191,27 +206,29 @@ size_t hrd_fingerprint_diff(const Hostrange__RunFingerprint *a,
                             const Hostrange__RunFingerprint *b, char *buf,
                             size_t len)
 {
+    /* A named machine is its name: its CPU and cores are not compared
+     * (a pool of runners under one name). */
+    int named = a->machine[0] != '\0' || b->machine[0] != '\0';
     const struct {
         const char *name, *x, *y;
+        int compared;
     } text[] = {
-        { "host", a->host, b->host },
-        { "cpu_model", a->cpu_model, b->cpu_model },
-        { "kernel", a->kernel, b->kernel },
-        { "clock_path", a->clock_path, b->clock_path },
-        { "clock_order", a->clock_order, b->clock_order },
-        { "version", a->version, b->version },
+        { "machine", a->machine, b->machine, named },
+        { "cpu_model", a->cpu_model, b->cpu_model, !named },
+        { "clock_path", a->clock_path, b->clock_path, 1 },
+        { "clock_order", a->clock_order, b->clock_order, 1 },
     };
     size_t n = 0, at = 0;
 
     if (len > 0)
         buf[0] = '\0';
     for (size_t i = 0; i < sizeof text / sizeof text[0]; i++) {
-        if (strcmp(text[i].x, text[i].y) == 0)
+        if (!text[i].compared || strcmp(text[i].x, text[i].y) == 0)
             continue;
         append(buf, len, &at, "%s%s '%s' vs '%s'", n++ ? "; " : "",
                text[i].name, text[i].x, text[i].y);
     }
-    if (a->cores != b->cores)
+    if (!named && a->cores != b->cores)
         append(buf, len, &at, "%scores %u vs %u", n++ ? "; " : "", a->cores,
                b->cores);
     if (!same_step(a->clock_step_ns, b->clock_step_ns))
@@ -238,6 +255,8 @@ void hrd_fingerprint_format(const Hostrange__RunFingerprint *f, char *buf,
         append(buf, len, &at, ")");
     }
     append(buf, len, &at, "; hostrange %s", f->version);
+    if (f->machine[0] != '\0')
+        append(buf, len, &at, "; machine %s", f->machine);
 }
 
 Hostrange__RunFingerprint *hrd_fingerprint_common(Hostrange__RunHeader *const *h,

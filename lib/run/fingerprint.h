@@ -9,8 +9,16 @@
  *
  * The machine's part is probed where the run is saved (hostrangectl talks
  * to a daemon on the same host); the clock's comes from the daemon's
- * clients. Two fingerprints are the same when every text field and the
- * number of cores are equal and the clock steps are within a factor of
+ * clients. A user may name the machine ($HOSTRANGE_MACHINE, --machine):
+ * the name is kept in the fingerprint beside what was probed.
+ *
+ * What makes two runs comparable is their machine: the name the user
+ * gave, else the CPU model and the number of cores; and their clock: its
+ * path, how its reads were ordered, and its step. Never the host name,
+ * which a CI runner changes every job, nor the kernel or the hostrange
+ * version, which change under a machine every few weeks: those are kept
+ * and shown, never compared. Two fingerprints are the same when those
+ * fields are equal and the clock steps are within a factor of
  * HRD_FINGERPRINT_STEP_FACTOR of each other: a step is measured (the
  * smallest gap a client saw between two readings of its clock), and the
  * same clock on the same machine gives 5 ns in one run and 10 in the next;
@@ -26,6 +34,10 @@
 /* Steps within this factor of each other are the same step. */
 #define HRD_FINGERPRINT_STEP_FACTOR 4.0
 
+/* The variable that names the machine, and the longest name (bytes). */
+#define HRD_MACHINE_ENV "HOSTRANGE_MACHINE"
+#define HRD_MACHINE_MAX 255
+
 /* A fingerprint and the text its message points to. */
 struct hrd_fingerprint {
     Hostrange__RunFingerprint m;
@@ -34,11 +46,15 @@ struct hrd_fingerprint {
     char kernel[256];
     char clock_path[64];
     char clock_order[1024];
+    char machine[HRD_MACHINE_MAX + 1];
 };
 
 /* Fills fp with this machine: host name, CPU model, CPUs online, kernel
- * and version; the clock as no client has said anything of it
- * (hrd_fingerprint_clients then fills it in). */
+ * and version, and the name $HOSTRANGE_MACHINE gives (none when it is
+ * unset, empty or longer than HRD_MACHINE_MAX; hostrangectl refuses such
+ * a name before it saves anything); the clock as
+ * no client has said anything of it (hrd_fingerprint_clients then fills
+ * it in). */
 void hrd_fingerprint_probe(struct hrd_fingerprint *fp);
 
 /* Sets fp's clock from the run's n clients (the daemon's stats): their
@@ -57,7 +73,15 @@ void hrd_fingerprint_clock_path(Hostrange__ClientStats *const *clients,
                                 size_t n, char *buf, size_t len);
 
 /*
- * Compares a with b. Returns the number of fields that differ, and writes
+ * The machine of a run, as its series in the history are keyed, written
+ * to buf: the name the user gave, else "CPU, N cores; clock PATH" (the
+ * clock path is part of it: a series is never fed by two paths).
+ */
+void hrd_fingerprint_machine(const Hostrange__RunFingerprint *f, char *buf,
+                             size_t len);
+
+/*
+ * Compares a with b on what makes two runs comparable (see above). Returns the number of fields that differ, and writes
  * them to buf ("cpu_model 'A' vs 'B'; cores 2 vs 4"; truncated to len).
  */
 size_t hrd_fingerprint_diff(const Hostrange__RunFingerprint *a,
@@ -65,7 +89,8 @@ size_t hrd_fingerprint_diff(const Hostrange__RunFingerprint *a,
                             size_t len);
 
 /* Writes f as one line: "HOST: CPU, N cores, KERNEL; clock PATH (ORDER,
- * step S ns); hostrange VERSION". */
+ * step S ns); hostrange VERSION", with "; machine NAME" after it when the
+ * user named the machine. */
 void hrd_fingerprint_format(const Hostrange__RunFingerprint *f, char *buf,
                             size_t len);
 

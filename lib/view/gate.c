@@ -315,6 +315,45 @@ static void part(FILE *f, int *first, size_t n, const char *what, int always)
     *first = 0;
 }
 
+/* The reasons of g's rows that were not judged, one line each under the
+ * verdict, in the order they first appear: "not judged: 3 keys (no
+ * history of this machine)". */
+static void unjudged_lines(FILE *f, const struct hrd_gate *g)
+{
+    enum { MAX_REASONS = 16 };
+    const char *reason[MAX_REASONS];
+    size_t count[MAX_REASONS], n = 0, other = 0;
+    const char *what = g->skipped != NULL ? g->skipped : "in one run only";
+
+    for (size_t i = 0; i < g->n; i++) {
+        const char *r = str(g->rows[i].reason);
+        size_t k;
+
+        if (g->rows[i].verdict != HRD_GATE_ONLY)
+            continue;
+        for (k = 0; k < n && strcmp(reason[k], r) != 0; k++)
+            ;
+        if (k == n && n == MAX_REASONS) {
+            other++;
+            continue;
+        }
+        if (k == n) {
+            reason[n] = r;
+            count[n++] = 0;
+        }
+        count[k]++;
+    }
+    for (size_t k = 0; k < n; k++) {
+        fprintf(f, "\n%s: %zu %s (", what, count[k],
+                count[k] == 1 ? "key" : "keys");
+        hrd_md_escape(f, reason[k][0] != '\0' ? reason[k] : "no reason");
+        fputs(")\n", f);
+    }
+    if (other > 0)
+        fprintf(f, "\n%s: %zu %s for other reasons\n", what, other,
+                other == 1 ? "key" : "keys");
+}
+
 int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
 {
     struct hrd_gate_counts c;
@@ -342,6 +381,7 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
         hrd_md_escape(f, g->machines);
         fputc('\n', f);
     }
+    unjudged_lines(f, g);
     for (size_t i = 0; i < g->n; i++) {
         if (g->rows[i].verdict == HRD_GATE_SLOWER ||
             g->rows[i].verdict == HRD_GATE_FASTER || g->rows[i].fail ||

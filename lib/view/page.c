@@ -42,6 +42,8 @@ static const char style[] =
     "svg .cp circle{fill:#fff;stroke:#c0392b;stroke-width:2}\n"
     "svg .cp text{fill:#c0392b;font-weight:600}\n"
     "svg .hover{fill:none;stroke:#1d232a;stroke-width:1.5}\n"
+    "svg .kernel line{stroke:#7f8c8d;stroke-width:1;stroke-dasharray:2 3}\n"
+    "svg .kernel text{fill:#7f8c8d;font-size:10px}\n"
     ".legend{font-size:12px;color:#4a5560}\n"
     ".legend span{margin-right:14px;white-space:nowrap}\n"
     ".legend i{display:inline-block;width:14px;height:3px;"
@@ -145,11 +147,21 @@ static const char script[] =
     "   * segments as steps and each change point marked with its change. */\n"
     "  function line(s, l) {\n"
     "    var up = [], down = [], med = [], dots = [], steps = [], marks = [];\n"
-    "    var c = colour(l.machine), i;\n"
+    "    var c = colour(l.machine), i, last = null;\n"
     "    for (i = 0; i < l.m.length; i++) {\n"
     "      var p = point(l, i);\n"
     "      if (p === null) continue;\n"
     "      var x = s.x(p.run).toFixed(1), y = s.y(p.median).toFixed(1);\n"
+    "      /* A new kernel under the line: marked where it starts. */\n"
+    "      if (last !== null && runs.k[p.run] !== runs.k[last]) {\n"
+    "        var was = runs.k[last] || 'unknown', now = runs.k[p.run] || 'unknown';\n"
+    "        marks.push('<g class=\"kernel\" data-run=\"' + p.run + '\"><title>' +\n"
+    "                   esc('kernel ' + was + ' \u2192 ' + now) +\n"
+    "                   '</title><line x1=\"' + x + '\" x2=\"' + x + '\" y1=\"' + T +\n"
+    "                   '\" y2=\"' + (H - B) + '\"/><text x=\"' + x + '\" y=\"' +\n"
+    "                   (T + 8) + '\" text-anchor=\"middle\">kernel</text></g>');\n"
+    "      }\n"
+    "      last = p.run;\n"
     "      med.push((med.length ? 'L' : 'M') + x + ' ' + y);\n"
     "      dots.push('M' + x + ' ' + y + 'h0');\n"
     "      up.push(x + ' ' + s.y(p.p90).toFixed(1));\n"
@@ -232,6 +244,8 @@ static const char script[] =
     "    ring.setAttribute('cy', s.y(best.p.median));\n"
     "    tip.textContent = machines[best.l.machine] + '\\n' +\n"
     "        'commit ' + runs.c[best.p.run] + '\\n' + when(runs.t[best.p.run]) +\n"
+    "        '\\nhost ' + (runs.h[best.p.run] || '-') + ', kernel ' +\n"
+    "        (runs.k[best.p.run] || '-') +\n"
     "        '\\nmedian ' + duration(best.p.median) + '\\np10-p90 ' +\n"
     "        duration(best.p.p10) + ' - ' + duration(best.p.p90) +\n"
     "        '\\ncount ' + best.p.count;\n"
@@ -299,16 +313,20 @@ static const char *str(const char *s)
 /* A run of the history: a commit at a time. */
 struct run {
     int64_t time;
-    const char *commit;
+    const char *commit, *host, *kernel;
 };
 
 static int cmp_run(const void *pa, const void *pb)
 {
     const struct run *a = pa, *b = pb;
+    int c;
 
     if (a->time != b->time)
         return a->time < b->time ? -1 : 1;
-    return strcmp(a->commit, b->commit);
+    if ((c = strcmp(a->commit, b->commit)) != 0 ||
+        (c = strcmp(a->host, b->host)) != 0)
+        return c;
+    return strcmp(a->kernel, b->kernel);
 }
 
 /* A chart: the series of one node, phase, range and metric. */
@@ -423,7 +441,9 @@ static int layout_init(struct layout *l, const struct hrd_page *p)
     for (size_t i = 0; i < p->n; i++) {
         for (size_t j = 0; j < p->series[i].npoints; j++)
             l->runs[n++] = (struct run){ p->series[i].points[j].time,
-                                         str(p->series[i].points[j].commit) };
+                                         str(p->series[i].points[j].commit),
+                                         str(p->series[i].points[j].host),
+                                         str(p->series[i].points[j].kernel) };
     }
     qsort(l->runs, n, sizeof *l->runs, cmp_run);
     for (size_t i = 0; i < n; i++) {
@@ -475,7 +495,8 @@ static int layout_init(struct layout *l, const struct hrd_page *p)
 static size_t run_index(const struct layout *l,
                         const struct hrd_page_point *pt)
 {
-    struct run key = { pt->time, str(pt->commit) };
+    struct run key = { pt->time, str(pt->commit), str(pt->host),
+                       str(pt->kernel) };
     const struct run *r = bsearch(&key, l->runs, l->nruns, sizeof *l->runs,
                                   cmp_run);
 
@@ -657,6 +678,16 @@ static void write_data(FILE *f, const struct layout *l)
     fputs("],\"t\":[", f);
     for (size_t i = 0; i < l->nruns; i++)
         fprintf(f, "%s%lld", i ? "," : "", (long long)l->runs[i].time);
+    fputs("],\"h\":[", f);
+    for (size_t i = 0; i < l->nruns; i++) {
+        fputs(i ? "," : "", f);
+        hrd_json_string_html(f, l->runs[i].host);
+    }
+    fputs("],\"k\":[", f);
+    for (size_t i = 0; i < l->nruns; i++) {
+        fputs(i ? "," : "", f);
+        hrd_json_string_html(f, l->runs[i].kernel);
+    }
     fputs("]},\"machines\":[", f);
     for (size_t i = 0; i < l->nmachines; i++) {
         fputs(i ? "," : "", f);

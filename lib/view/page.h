@@ -16,7 +16,11 @@
  * consecutive segments of any of their lines), most first: the page opens
  * on the most changed series.
  *
- * Size: the runs (commit and time) are written once; each point is its
+ * A point's hover names its run's host and kernel; where a line's kernel
+ * changes between two of its runs, a dashed mark says from what to what
+ * (a kernel update can move a series without a commit to blame).
+ *
+ * Size: the runs (commit, time, host and kernel) are written once; each point is its
  * median, p10 and p90 as integers in a unit of the line (four significant
  * digits of its largest value), p10 and p90 as distances from the median,
  * and its count (once for a line whose counts are all equal). Names are
@@ -34,6 +38,8 @@
 /* One run's figures of a series. */
 struct hrd_page_point {
     const char *commit;  /* the run's commit (the page shows 10 characters) */
+    const char *host;    /* the run's host and kernel (may be NULL): shown */
+    const char *kernel;  /* on hover; a change of kernel is marked */
     int64_t time;        /* the run's time, seconds since the epoch */
     double median, p10, p90;  /* ns */
     uint64_t count;      /* samples */

@@ -2,13 +2,16 @@
  * Writes a made-up run file, as saved on a made-up machine, for the
  * history's tests and benchmark:
  *
- *   mkrun -o FILE [-i ID] [-H HOST] [-m KEY=VALUE]... [-k NODE/RANGE=NS]...
+ *   mkrun -o FILE [-i ID] [-H HOST] [-C CPU] [-N KERNEL] [-M MACHINE]
+ *         [-m KEY=VALUE]... [-k NODE/RANGE=NS]...
  *
  * Each -k key (operator "op", backend "cpu", phase warm) gets five range
  * events of NS - 2 .. NS + 2 ns, so that its median is NS, each with a
  * self time of half that; -K N adds N keys "k0".."kN-1" of node "bulk",
- * each at NS given by -v (default 1000). The machine is HOST (default
- * "hostA") with a fixed CPU, core count, kernel and clock path.
+ * each at NS given by -v (default 1000). The machine is host HOST
+ * (default "hostA") with CPU model CPU (default "Test CPU 3000"), 4 cores,
+ * kernel KERNEL (default "Linux 6.1.0") and the fast clock path, named
+ * MACHINE when -M is given.
  */
 #include "config.h"
 
@@ -49,13 +52,19 @@ int main(int argc, char **argv)
     h.fingerprint = &fp;
     h.meta = mp;
     h.time_ns = 1700000000000000000ull;
-    while ((c = getopt(argc, argv, "o:i:H:m:k:K:v:")) != -1) {
+    while ((c = getopt(argc, argv, "o:i:H:C:N:M:m:k:K:v:")) != -1) {
         if (c == 'o') {
             out = optarg;
         } else if (c == 'i') {
             h.id = optarg;
         } else if (c == 'H') {
             fp.host = optarg;
+        } else if (c == 'C') {
+            fp.cpu_model = optarg;
+        } else if (c == 'N') {
+            fp.kernel = optarg;
+        } else if (c == 'M') {
+            fp.machine = optarg;
         } else if (c == 'm' && h.n_meta < 16) {
             char *eq = strchr(optarg, '=');
 
