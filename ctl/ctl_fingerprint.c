@@ -74,8 +74,10 @@ void hrd_ctl_machine_option(const char *cmd, const char *arg)
     if (name == NULL || (arg == NULL && name[0] == '\0'))
         return;
     if (hrd_ctl_machine_bad(name, err, sizeof err) != 0) {
-        fprintf(stderr, "hostrangectl %s: bad %s '%s': %s\n", cmd,
-                arg != NULL ? "--machine" : "$" HRD_MACHINE_ENV, name, err);
+        /* The name itself is not written back: it may hold the very
+         * control bytes refused. */
+        fprintf(stderr, "hostrangectl %s: bad %s: %s\n", cmd,
+                arg != NULL ? "--machine" : "$" HRD_MACHINE_ENV, err);
         exit(2);
     }
     if (arg != NULL && setenv(HRD_MACHINE_ENV, arg, 1) != 0) {

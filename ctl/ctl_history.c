@@ -392,8 +392,8 @@ int hrd_ctl_history_add(int argc, char **argv)
             db = optarg;
         } else if (c == OPT_MACHINE) {
             if (hrd_ctl_machine_bad(optarg, err, sizeof err) != 0) {
-                fprintf(stderr, "hostrangectl history add: bad --machine "
-                        "'%s': %s\n", optarg, err);
+                fprintf(stderr, "hostrangectl history add: bad --machine: "
+                        "%s\n", err);
                 free(extra);
                 return HRD_CTL_HISTORY_USAGE;
             }

@@ -873,6 +873,7 @@ int hrd_ctl_history_check(int argc, char **argv)
     struct hrd_ctl_hrun r;
     struct hrd_history *h = NULL;
     char err[4096], summary[512];
+    size_t refused = 0;
     int rc;
 
     opts_init(&o);
@@ -923,20 +924,12 @@ int hrd_ctl_history_check(int argc, char **argv)
     if (rc == 0)
         rc = check_series(&c);
     hrd_history_close(h);
-    /* Keys of no series come last; with --min-history, each is refused. */
-    if (rc == 0 && o.min_history > 0) {
-        for (size_t k = 0; rc == 0 && k < r.n; k++) {
-            const struct hrd_history_point *p = &r.p[c.order[k]];
-
-            if (!c.seen[c.order[k]] &&
-                hrd_ctl_history_match(&o.f, o.machine, p)) {
-                c.seen[c.order[k]] = 1;
-                rc = not_judged(&c, p, FEW_RUNS);
-            }
-        }
-    }
     if (rc == 0)
         rc = check_unseen(&c);
+    /* With --min-history, a key of no series has too few runs too. */
+    if (o.min_history > 0)
+        refused = c.unjudged[FEW_RUNS] + c.unjudged[NO_KEY] +
+                  c.unjudged[NO_MACHINE];
     if (rc == 0 && o.gate != GATE_NONE)
         rc = gate_write(&c.g, &o, "hostrangectl history check");
     gate_fini(&c.g);
@@ -952,11 +945,10 @@ int hrd_ctl_history_check(int argc, char **argv)
                 r.machine, summary,
                 o.min_history > 0 ? ""
                                   : "; --min-history N makes this an error");
-    if (rc == 0 && c.unjudged[FEW_RUNS] > 0)
+    if (rc == 0 && refused > 0)
         fprintf(stderr, "hostrangectl history check: %zu keys have fewer "
                 "than %zu runs of history on %s: not judged "
-                "(--min-history)\n", c.unjudged[FEW_RUNS], o.min_history,
-                r.machine);
+                "(--min-history)\n", refused, o.min_history, r.machine);
     series_fini(&c.s);
     free(c.order);
     free(c.seen);
@@ -967,6 +959,6 @@ int hrd_ctl_history_check(int argc, char **argv)
     if (rc != 0)
         return failed("history check", o.db, rc, err);
     return c.slower ? HRD_CTL_HISTORY_SLOWER
-           : c.unjudged[FEW_RUNS] > 0 ? HRD_CTL_HISTORY_FEW_RUNS
-                                      : 0;
+           : refused > 0 ? HRD_CTL_HISTORY_FEW_RUNS
+                         : 0;
 }

@@ -45,7 +45,10 @@ without a report)::
 session as a run file (``hostrangectl save -o FILE``), as ``hostrangectl
 record --save`` does: atomically, with the machine's fingerprint, and also
 when tests failed; ``--host-range-meta KEY=VALUE`` (any number of times)
-notes KEY=VALUE in it (``save --meta``).
+notes KEY=VALUE in it (``save --meta``); ``--host-range-machine NAME``
+names the machine the run is measured on (``save --machine``, default
+``$HOSTRANGE_MACHINE``), so that a history keys its series by the name
+rather than by the CPU of whichever CI runner ran it.
 ``--host-range-compare BASE`` saves the run (to FILE, or to a temporary file)
 and prints its comparison with the run file BASE in the terminal summary
 (``hostrangectl diff BASE NEW``: medians, change, shift with its interval,
@@ -198,9 +201,34 @@ def pytest_addoption(parser):
     group.addoption(
         "--host-range-compare-strict", action="store_true", default=False,
         help="with --host-range-compare: refuse to compare runs whose "
-             "machine fingerprints differ (host, CPU model, cores, kernel, "
-             "clock path and step, hostrange version); by default the "
-             "summary warns")
+             "machines differ (the machine's name, else its CPU model and "
+             "cores, and the clock path and step); by default the summary "
+             "warns")
+    group.addoption(
+        "--host-range-machine", metavar="NAME", default=None,
+        help="the name of the machine the run is measured on, kept in "
+             "the run (hostrangectl save --machine; default "
+             "$HOSTRANGE_MACHINE): the history keys its series by it, "
+             "whatever the host name (a CI runner's changes every job)")
+
+
+def _check_machine(name):
+    """Refuses a machine name hostrangectl would refuse: 1 to 255 bytes
+    of UTF-8, no control character."""
+    raw = name.encode("utf-8", "surrogateescape")
+    if not 1 <= len(raw) <= 255:
+        raise pytest.UsageError(
+            "--host-range-machine: a machine's name is 1 to 255 bytes, "
+            "not %d" % len(raw))
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise pytest.UsageError(
+            "--host-range-machine: a machine's name is UTF-8") from None
+    if any(ord(c) < 0x20 or 0x7f <= ord(c) < 0xa0 for c in name):
+        raise pytest.UsageError(
+            "--host-range-machine: a machine's name holds no control "
+            "character")
 
 
 def _usage(message, option="--host-range-profile"):
@@ -224,6 +252,12 @@ def pytest_configure(config):
     strict = config.getoption("host_range_compare_strict")
     meta = config.getoption("host_range_meta") or []
     history = config.getoption("host_range_history")
+    machine = config.getoption("host_range_machine")
+    if machine is not None:
+        _check_machine(machine)
+        # Every hostrangectl the session starts (save, merge, history
+        # add) keeps the name in the runs it makes.
+        os.environ["HOSTRANGE_MACHINE"] = machine
     if fail is not None and base is None:
         raise pytest.UsageError(
             "--host-range-compare-fail needs --host-range-compare BASE")

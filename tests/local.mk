@@ -440,6 +440,11 @@ AM_TESTS_ENVIRONMENT += export \
 # (python3-markdown).
 TESTS += tests/service/test_history_formats.sh
 EXTRA_DIST += tests/service/test_history_formats.sh
+# A machine that survives hosted CI runners: a new host name every job
+# (unshare --uts), --machine and $HOSTRANGE_MACHINE, bad names, and a
+# history of schema 3 re-keyed.
+TESTS += tests/service/test_history_machines.sh
+EXTRA_DIST += tests/service/test_history_machines.sh
 # The numbers --help, the man pages and doc/ state (thresholds, steps, the
 # significance level) against the constants that define them.
 TESTS += tests/service/test_rules.sh

@@ -38,11 +38,11 @@
 /* One run's figures of a series. */
 struct hrd_page_point {
     const char *commit;  /* the run's commit (the page shows 10 characters) */
-    const char *host;    /* the run's host and kernel (may be NULL): shown */
-    const char *kernel;  /* on hover; a change of kernel is marked */
     int64_t time;        /* the run's time, seconds since the epoch */
     double median, p10, p90;  /* ns */
     uint64_t count;      /* samples */
+    const char *host;    /* the run's host and kernel (may be NULL): shown */
+    const char *kernel;  /* on hover; a change of kernel is marked */
 };
 
 /* A segment: points first..last (inclusive) of a series, and its median. */

@@ -120,7 +120,7 @@ int main(int argc, char **argv)
                 pts[n++] = (struct hrd_page_point){
                     commits[r], 1767225600 + 3600 * (int64_t)r, med,
                     med * 0.97, med * 1.04,
-                    (uint64_t)(m == 1 ? 20 + r % 3 : 20)
+                    (uint64_t)(m == 1 ? 20 + r % 3 : 20), NULL, NULL
                 };
             }
             s->node = node;

@@ -4,7 +4,9 @@
 # python3-markdown with its tables extension. A SQLite history of 30
 # made-up runs of one machine (tests/helpers/mkrun) where backend.submit
 # gets 10% slower from commit c20, cache.lookup stays, and rare is in the
-# last run only; a pull request's run 50% slower.
+# last run only; a pull request's run 50% slower, with a key the history
+# lacks; the same run of a machine the history lacks. Every key check
+# does not judge is listed, with why, in every format.
 set -u
 : "${HOSTRANGECTL:?}"
 mkrun=${top_builddir:-.}/tests/helpers/mkrun
@@ -25,9 +27,14 @@ for i in $(seq 0 29); do
         -k "n1/backend.submit=$((v + (i * 7) % 11))" \
         -k "n1/cache.lookup=$((500 + (i * 3) % 7))" $rare || fail mkrun
 done
-"$mkrun" -o "$dir/pr.hrs" -i "$(printf 'c%031x' 1)" -H hostA \
-    -m time=1800000000 -m commit=pr -k "n1/backend.submit=1650" \
-    -k "n1/cache.lookup=500" -k "n1/rare=300" || fail mkrun
+for m in pr:hostA:3000 other:hostZ:9999; do
+    name=${m%%:*}; rest=${m#*:}
+    "$mkrun" -o "$dir/$name.hrs" -i "$(printf 'c%031x' ${#name})" \
+        -H "${rest%%:*}" -C "Test CPU ${rest#*:}" \
+        -m time=1800000000 -m commit=pr -k "n1/backend.submit=1650" \
+        -k "n1/cache.lookup=500" -k "n1/rare=300" -k "n1/brand.new=40" ||
+        fail mkrun
+done
 db=$dir/h.db
 ctl history add --db "$db" "$dir"/a*.hrs > /dev/null 2> "$dir/err" ||
     fail "history add: $(cat "$dir/err")"
@@ -44,6 +51,37 @@ ctl history check --db "$db" --fail-above 10 --format junit "$dir/pr.hrs" \
 ctl history check --db "$db" --fail-above 100 --format markdown \
     "$dir/pr.hrs" > "$dir/check.md" 2> /dev/null ||
     fail "check within its limits: not 0"
+# A machine the history lacks: nothing judged, every key said so, and
+# --min-history refuses to pass it (exit 6) in every format.
+for f in junit markdown jsonl text; do
+    ctl history check --db "$db" --format $f "$dir/other.hrs" \
+        > "$dir/other.$f" 2> "$dir/other.err" ||
+        fail "check of another machine, $f: $(cat "$dir/other.err")"
+    grep -q "^hostrangectl history check: .*other.hrs: no key judged against the history of Test CPU 9999, 4 cores; clock fast: 8 not judged (8 no history of this machine); --min-history N makes this an error$" \
+        "$dir/other.err" || fail "no key judged, $f: $(cat "$dir/other.err")"
+    ctl history check --db "$db" --format $f --min-history 2 \
+        "$dir/other.hrs" > /dev/null 2> "$dir/other.err"
+    [ $? -eq 6 ] || fail "--min-history 2 of another machine, $f: not 6"
+    grep -q "^hostrangectl history check: 8 keys have fewer than 2 runs of history on Test CPU 9999, 4 cores; clock fast: not judged (--min-history)$" \
+        "$dir/other.err" || fail "--min-history msg: $(cat "$dir/other.err")"
+done
+[ "$(grep -c ': not judged (no history of this machine)$' "$dir/other.text")" -eq 8 ] ||
+    fail "text: $(cat "$dir/other.text")"
+grep -q "^checked 0 keys of .*other.hrs against the history of Test CPU 9999, 4 cores; clock fast: 0 differ (p < 0.01), 8 not judged (8 no history of this machine); 0 judged by their rounds$" \
+    "$dir/other.text" || fail "text summary: $(tail -1 "$dir/other.text")"
+# --min-history 31: more than the history holds on this machine, so no
+# key is judged, each refused (the key the history lacks saying so); 30
+# judges; a slower key still fails (1).
+ctl history check --db "$db" --min-history 31 -f jsonl "$dir/pr.hrs" \
+    > "$dir/min31.jsonl" 2> /dev/null
+[ $? -eq 6 ] || fail "--min-history 31: not 6"
+[ "$(grep -c '"not_judged":"fewer than 31 runs of history on this machine, --min-history 31"}$' "$dir/min31.jsonl")" -eq 6 ] ||
+    fail "--min-history 31: $(cat "$dir/min31.jsonl")"
+ctl history check --db "$db" --min-history 30 --fail-above 10 \
+    "$dir/pr.hrs" > "$dir/min30.txt" 2> /dev/null
+[ $? -eq 1 ] || fail "--min-history 30 --fail-above 10: not 1"
+grep -q "^checked 4 keys .* 2 differ (p < 0.01), 4 not judged (2 a key the history lacks, 2 fewer runs than --min-history); 0 judged by their rounds$" \
+    "$dir/min30.txt" || fail "--min-history 30: $(tail -1 "$dir/min30.txt")"
 ctl history detect --db "$db" --format xml > /dev/null 2>&1
 [ $? -eq 2 ] || fail "--format xml accepted"
 
@@ -53,7 +91,7 @@ from html.parser import HTMLParser
 import markdown
 from junitparser import JUnitXml, Failure, Skipped
 d = sys.argv[1]
-where = " on hostA: Test CPU 3000, 4 cores, Linux 6.1.0; clock fast"
+where = " on Test CPU 3000, 4 cores; clock fast"
 
 def cases(name):
     xml = JUnitXml.fromfile("%s/%s" % (d, name))
@@ -95,7 +133,15 @@ for metric in ("inclusive", "self"):
     assert got["warm rare %s (op/cpu)%s" % (metric, where)] == (
         ["Skipped"], ["too short a history: fewer than 2 runs in the latest "
                       "segment"]), got
-assert len(got) == 6, got
+    assert got["warm brand.new %s (op/cpu)%s" % (metric, where)] == (
+        ["Skipped"], ["a key the history lacks on this machine"]), got
+assert len(got) == 8, got
+# Another machine: every key a testcase, skipped, saying why.
+got = cases("other.junit")
+assert len(got) == 8, got
+for name, v in got.items():
+    assert name.endswith(" on Test CPU 9999, 4 cores; clock fast"), name
+    assert v == (["Skipped"], ["no history of this machine"]), (name, v)
 
 class Rows(HTMLParser):
     def __init__(self):
@@ -117,8 +163,22 @@ assert p.tables == 1 and p.rows == 2, (p.tables, p.rows)  # header + 1
 assert "1 more changed key not shown (--limit 1)." in lines, lines
 lines, p = render("check.md")
 assert lines[0] == ("0 keys slower than allowed, 2 slower, 2 unchanged, "
-                    "2 not judged (too short a history)"), lines[0]
+                    "4 not judged"), lines[0]
+assert lines[2:5] == [
+    "not judged: 2 keys (too short a history: fewer than 2 runs in the "
+    "latest segment)", "",
+    "not judged: 2 keys (a key the history lacks on this machine)"], lines
 assert p.tables == 1 and p.rows == 3, (p.tables, p.rows)
+lines, p = render("other.markdown")
+assert lines[0] == ("0 keys slower than allowed, 0 unchanged, 8 not judged"), \
+    lines[0]
+assert lines[2] == "not judged: 8 keys (no history of this machine)", lines
+assert p.tables == 0, p.tables
+import json
+rows = [json.loads(l) for l in open("%s/other.jsonl" % d, encoding="utf-8")]
+assert len(rows) == 8 and all(
+    r["not_judged"] == "no history of this machine" and
+    r["machine"] == "Test CPU 9999, 4 cores; clock fast" for r in rows), rows
 EOF
 # history plot: the page of the same history, in headless chromium
 # (tests/service/page_check.mjs): no console message, a chart per key (one

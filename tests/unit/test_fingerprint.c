@@ -125,15 +125,60 @@ static void test_diff(void **state)
     b.clock_step_ns = 0;
     assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
     b.clock_step_ns = 10;
+    /* Host, kernel and version change under a machine (a CI runner's host
+     * name every job): never compared. */
     b.host = "ci-2";
+    b.kernel = "Linux 6.2.0";
+    b.version = "0.2.0";
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 0);
+    assert_string_equal(why, "");
     b.cores = 4;
     b.clock_path = "ordered";
+    b.cpu_model = "Intel Xeon";
     assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 3);
-    assert_string_equal(why, "host 'ci-1' vs 'ci-2'; clock_path 'fast' vs "
-                        "'ordered'; cores 2 vs 4");
+    assert_string_equal(why, "cpu_model 'AMD EPYC' vs 'Intel Xeon'; "
+                        "clock_path 'fast' vs 'ordered'; cores 2 vs 4");
     /* Truncated, still counted. */
     assert_int_equal(hrd_fingerprint_diff(&a, &b, why, 10), 3);
     assert_int_equal(strlen(why), 9);
+    /* A named machine is its name: CPU and cores are not compared, the
+     * clock still is. */
+    b.clock_path = "fast";
+    a.machine = "ci-pool";
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
+    assert_string_equal(why, "machine 'ci-pool' vs ''");
+    b.machine = "ci-pool";
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 0);
+    b.machine = "ci-big";
+    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
+    assert_string_equal(why, "machine 'ci-pool' vs 'ci-big'");
+}
+
+static void test_machine(void **state)
+{
+    Hostrange__RunFingerprint a;
+    struct hrd_fingerprint fp;
+    char m[512];
+
+    (void)state;
+    made_up(&a);
+    hrd_fingerprint_machine(&a, m, sizeof m);
+    assert_string_equal(m, "AMD EPYC, 2 cores; clock fast");
+    a.machine = "ci-pool";
+    hrd_fingerprint_machine(&a, m, sizeof m);
+    assert_string_equal(m, "ci-pool");
+    /* The probe takes the name from the environment, when it fits. */
+    setenv(HRD_MACHINE_ENV, "lab-7", 1);
+    hrd_fingerprint_probe(&fp);
+    assert_string_equal(fp.m.machine, "lab-7");
+    memset(m, 'x', 256);
+    m[256] = '\0';
+    setenv(HRD_MACHINE_ENV, m, 1);
+    hrd_fingerprint_probe(&fp);
+    assert_string_equal(fp.m.machine, "");
+    unsetenv(HRD_MACHINE_ENV);
+    hrd_fingerprint_probe(&fp);
+    assert_string_equal(fp.m.machine, "");
 }
 
 static void test_format_and_common(void **state)
@@ -154,6 +199,10 @@ static void test_format_and_common(void **state)
     hrd_fingerprint_format(&a, line, sizeof line);
     assert_string_equal(line, "ci-1: AMD EPYC, 2 cores, Linux 6.1.0; clock "
                         "fast; hostrange 0.1.0");
+    a.machine = "ci-pool";
+    hrd_fingerprint_format(&a, line, sizeof line);
+    assert_string_equal(line, "ci-1: AMD EPYC, 2 cores, Linux 6.1.0; clock "
+                        "fast; hostrange 0.1.0; machine ci-pool");
     made_up(&a);
     for (int i = 0; i < 3; i++)
         hostrange__run_header__init(&h[i]);
@@ -162,8 +211,10 @@ static void test_format_and_common(void **state)
     h[2].fingerprint = &a;
     assert_ptr_equal(hrd_fingerprint_common(hs, 3), &a);
     b.kernel = "Linux 6.2.0";
+    assert_ptr_equal(hrd_fingerprint_common(hs, 3), &a);
+    b.cpu_model = "Intel Xeon";
     assert_null(hrd_fingerprint_common(hs, 3));
-    b.kernel = a.kernel;
+    b.cpu_model = a.cpu_model;
     h[1].fingerprint = NULL;
     assert_null(hrd_fingerprint_common(hs, 3));
     assert_null(hrd_fingerprint_common(hs, 0));
@@ -175,6 +226,7 @@ int main(void)
         cmocka_unit_test(test_probe),
         cmocka_unit_test(test_clients),
         cmocka_unit_test(test_diff),
+        cmocka_unit_test(test_machine),
         cmocka_unit_test(test_format_and_common),
     };
 

@@ -163,9 +163,10 @@ static void test_markdown(void **state)
     (void)state;
     assert_true(strncmp(m, "1 key slower than allowed, 1 slower than the "
                            "warning level, 1 slower, 1 faster, 1 unchanged, "
-                           "1 in one run only; machines match\n\n| node | "
+                           "1 in one run only; machines match\n\nin one run "
+                           "only: 1 key (only in the new run)\n\n| node | "
                            "phase | range | metric | before | after | "
-                           "change | p | verdict |\n|---|", 120) == 0);
+                           "change | p | verdict |\n|---|", 220) == 0);
     /* Four changed keys, worst first. */
     assert_int_equal(count(m, "\n| "), 5);
     fail = strstr(m, "| A | warm | gemm | inclusive | 1.00 us | 1.50 us | "
