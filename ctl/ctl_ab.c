@@ -44,10 +44,17 @@ static const char usage_ab[] =
     "--normalize, --strict and --format, as for hostrangectl diff, A the\n"
     "base and B the new.\n"
     "\n"
+    "When a round fails, or SIGINT, SIGTERM, SIGHUP or SIGPIPE stops ab (the\n"
+    "signal sent on to the round's command, as record does), nothing is\n"
+    "compared: each side's completed rounds are kept in --save-a and\n"
+    "--save-b (said on stderr; the round that failed or was cut short is\n"
+    "not one of them), the daemon is stopped and the temporary directories\n"
+    "removed.\n"
+    "\n"
     "Exit status: diff's (0 none slower than allowed, 1 a key slower than\n"
     "--fail-above allows, 2 a usage error, 6 refused by --min-rounds); 5\n"
     "when a round fails (its command exits non-zero, or its daemon or run\n"
-    "file fails), said on stderr.\n";
+    "file fails), said on stderr; 128+N when signal N stopped ab.\n";
 
 /* Which side's command round k (from 0) runs: A B B A A B B A ... */
 static int ab_side(unsigned k)

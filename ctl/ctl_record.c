@@ -82,10 +82,21 @@ static const char usage_record[] =
     "names each process that ended without its final counters (killed or\n"
     "crashed) with its node ids: its last events may be missing.\n"
     "\n"
-    "Exit status: COMMAND's; 1 when the daemon cannot be started, or the\n"
-    "report or the run file cannot be written, or the run cannot be added\n"
-    "to the history; 2 on a usage error; with --strict, 3 when COMMAND\n"
-    "succeeded and anything was lost or refused.\n";
+    "On SIGINT, SIGTERM, SIGHUP or SIGPIPE, record sends the signal on to\n"
+    "COMMAND (to its process group, its own unless record runs in the\n"
+    "foreground of a terminal, which signals COMMAND itself; a second signal\n"
+    "kills COMMAND), then keeps what was collected: it writes the report\n"
+    "and the run file (--save, --history), the run marked\n"
+    "stopped=SIGNAME, and says so on stderr (\"stopped by SIGTERM; the run\n"
+    "saved in FILE is partial\"). With --rounds, the round cut short is\n"
+    "left out and the completed rounds are kept. Either way the daemon is\n"
+    "stopped and the temporary directories removed.\n"
+    "\n"
+    "Exit status: COMMAND's; 128+N when signal N stopped record; 1 when the\n"
+    "daemon cannot be started, or the report or the run file cannot be\n"
+    "written, or the run cannot be added to the history; 2 on a usage\n"
+    "error; with --strict, 3 when COMMAND succeeded and anything was lost\n"
+    "or refused.\n";
 
 /* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
  * build tree), or on PATH. */
