@@ -9,7 +9,10 @@
  * (ctl_ping.c), record (ctl_record.c), plot (ctl_plot.c), and the run file
  * commands save, merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c;
  * ctl_diffside.c reads a run file's keys for diff, ctl_fingerprint.c the
- * machine fingerprints save writes and diff compares).
+ * machine fingerprints save writes and diff compares). record, record
+ * --rounds and ab register the processes they start and the directories
+ * they make with ctl_cleanup.c (ctl_cleanup.h), which stops and removes
+ * them on every way out, signals included.
  *
  * Calls point one way: hostrangectl.c -> the command files (record also
  * calls dump's and save's) -> ctl_paths.c, ctl_from.c -> the helpers

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_rounds.h"
 
 #include <errno.h>
@@ -46,15 +47,40 @@ static const char usage_ab[] =
     "--normalize, --strict and --format, as for hostrangectl diff, A the\n"
     "base and B the new.\n"
     "\n"
+    "When a round fails, or SIGINT, SIGTERM, SIGHUP or SIGPIPE stops ab (the\n"
+    "signal sent on to the round's command, as record does), nothing is\n"
+    "compared: each side's completed rounds are kept in --save-a and\n"
+    "--save-b (said on stderr; the round that failed or was cut short is\n"
+    "not one of them), the daemon is stopped and the temporary directories\n"
+    "removed.\n"
+    "\n"
     "Exit status: diff's (0 none slower than allowed, 1 a key slower than\n"
     "--fail-above allows, 2 a usage error, 6 refused by --min-rounds); 5\n"
     "when a round fails (its command exits non-zero, or its daemon or run\n"
-    "file fails), said on stderr.\n";
+    "file fails), said on stderr; 128+N when signal N stopped ab.\n";
 
 /* Which side's command round k (from 0) runs: A B B A A B B A ... */
 static int ab_side(unsigned k)
 {
     return (int)((k & 1) ^ ((k >> 1) & 1));
+}
+
+/*
+ * Keeps side i's n completed rounds, files[0..n), as run file `save` when
+ * one was asked for (--save-a, --save-b), and says so on stderr.
+ */
+static void keep_side(int i, const char *save, char **files, unsigned n)
+{
+    char side = i ? 'B' : 'A';
+
+    if (save == NULL)
+        return;
+    if (n == 0)
+        fprintf(stderr, "hostrangectl ab: no round of %c completed: %s not "
+                "written\n", side, save);
+    else if (hrd_ctl_merge_rounds("ab", save, 1, NULL, 0, files, n) == 0)
+        fprintf(stderr, "hostrangectl ab: the %u completed round%s of %c "
+                "saved in %s\n", n, n == 1 ? "" : "s", side, save);
 }
 
 static int run_ab(int argc, char **argv)
@@ -82,7 +108,7 @@ static int run_ab(int argc, char **argv)
     char **files[2] = { NULL, NULL }, tmp[2][PATH_MAX + 16] = { "", "" };
     char dir[PATH_MAX];
     unsigned rounds = AB_ROUNDS_DEFAULT, made[2] = { 0, 0 };
-    int dargc = 1, c, status = 0, sep;
+    int dargc = 1, c, status = 0, sep, sig = 0;
 
     if (dargv == NULL) {
         fprintf(stderr, "hostrangectl ab: out of memory\n");
@@ -148,7 +174,8 @@ static int run_ab(int argc, char **argv)
         status = 5;
         goto out;
     }
-    if (hrd_ctl_tempdir("ab", "ab", "a directory", dir, sizeof dir) != 0) {
+    if (hrd_ctl_cleanup_tempdir("ab", "ab", "a directory", dir,
+                                sizeof dir) != 0) {
         status = 5;
         goto out;
     }
@@ -156,7 +183,7 @@ static int run_ab(int argc, char **argv)
         int side = ab_side(k);
         char **cmdv = side == 0 ? argv + optind : argv + sep + 1;
         char *f;
-        int st;
+        int st, cut;
 
         if (asprintf(&f, "%s/%c-%u.hrs", dir, side ? 'b' : 'a',
                      made[side] + 1) < 0) {
@@ -164,15 +191,41 @@ static int run_ab(int argc, char **argv)
             status = 5;
             break;
         }
-        files[side][made[side]++] = f;
-        st = hrd_ctl_record_round(cmdv, f);
-        if (st != 0) {
-            fprintf(stderr, "hostrangectl ab: round %u (%c: %s) failed "
-                    "with status %d\n", k + 1, side ? 'B' : 'A', cmdv[0],
-                    st);
-            status = 5;
+        st = hrd_ctl_record_round(cmdv, f, &cut);
+        sig = hrd_ctl_cleanup_stopped();
+        /* A signal that came after the command ended leaves the round
+         * whole. */
+        if (!cut && sig != 0 && st == 128 + sig && access(f, R_OK) == 0)
+            st = 0;
+        if (cut || st != 0) {
+            /* Not a completed round: left out of the side's runs. */
+            if (cut) {
+                fprintf(stderr, "hostrangectl ab: stopped by %s in round "
+                        "%u (%c: %s)\n", hrd_ctl_cleanup_signame(sig),
+                        k + 1, side ? 'B' : 'A', cmdv[0]);
+            } else {
+                fprintf(stderr, "hostrangectl ab: round %u (%c: %s) failed "
+                        "with status %d\n", k + 1, side ? 'B' : 'A',
+                        cmdv[0], st);
+                status = 5;
+            }
+            unlink(f);
+            free(f);
             break;
         }
+        files[side][made[side]++] = f;
+        if (sig != 0) {
+            fprintf(stderr, "hostrangectl ab: stopped by %s after round "
+                    "%u\n", hrd_ctl_cleanup_signame(sig), k + 1);
+            break;
+        }
+    }
+    if (sig != 0 || status != 0) {
+        /* Stopped: the completed rounds are kept where asked. */
+        for (int i = 0; i < 2; i++)
+            keep_side(i, save[i], files[i], made[i]);
+        if (sig != 0)
+            status = 128 + sig;
     }
     for (int i = 0; i < 2 && status == 0; i++) {
         snprintf(tmp[i], sizeof tmp[i], "%s/%c.hrs", dir, i ? 'b' : 'a');
@@ -189,13 +242,13 @@ static int run_ab(int argc, char **argv)
         status = hrd_ctl_diff(dargc, dargv);
     }
     for (int i = 0; i < 2; i++) {
-        for (unsigned k = 0; k < made[i]; k++) {
-            unlink(files[i][k]);
+        for (unsigned k = 0; k < made[i]; k++)
             free(files[i][k]);
-        }
-        unlink(tmp[i]);
     }
-    rmdir(dir);
+    hrd_ctl_cleanup_rmdir(dir);
+    /* The report may have met a closed pipe (SIGPIPE) meanwhile. */
+    if (sig == 0 && (sig = hrd_ctl_cleanup_stopped()) != 0)
+        status = 128 + sig;
 out:
     free(files[0]);
     free(files[1]);

@@ -2,18 +2,15 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/run/run.h"
-#include "proto/protocol.h"
-#include "proto/spool.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,10 +85,21 @@ static const char usage_record[] =
     "names each process that ended without its final counters (killed or\n"
     "crashed) with its node ids: its last events may be missing.\n"
     "\n"
-    "Exit status: COMMAND's; 1 when the daemon cannot be started, or the\n"
-    "report or the run file cannot be written, or the run cannot be added\n"
-    "to the history; 2 on a usage error; with --strict, 3 when COMMAND\n"
-    "succeeded and anything was lost or refused.\n";
+    "On SIGINT, SIGTERM, SIGHUP or SIGPIPE, record sends the signal on to\n"
+    "COMMAND (to its process group, its own unless record runs in the\n"
+    "foreground of a terminal, which signals COMMAND itself; a second signal\n"
+    "kills COMMAND), then keeps what was collected: it writes the report\n"
+    "and the run file (--save, --history), the run marked\n"
+    "stopped=SIGNAME, and says so on stderr (\"stopped by SIGTERM; the run\n"
+    "saved in FILE is partial\"). With --rounds, the round cut short is\n"
+    "left out and the completed rounds are kept. Either way the daemon is\n"
+    "stopped and the temporary directories removed.\n"
+    "\n"
+    "Exit status: COMMAND's; 128+N when signal N stopped record; 1 when the\n"
+    "daemon cannot be started, or the report or the run file cannot be\n"
+    "written, or the run cannot be added to the history; 2 on a usage\n"
+    "error; with --strict, 3 when COMMAND succeeded and anything was lost\n"
+    "or refused.\n";
 
 /* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
  * build tree), or on PATH. */
@@ -140,32 +148,6 @@ static int nvtx_tool_path(char *buf, size_t len)
     return access(buf, R_OK) == 0 ? 0 : -ENOENT;
 }
 
-/* Removes dir and whatever a daemon left in it, its spool folder too (a
- * file a process left there after the report is of no use now). */
-static void remove_dir(const char *dir)
-{
-    static const char *const names[] = { HRP_INGEST_NAME, HRP_CONTROL_NAME,
-                                         HRP_LOCK_NAME };
-    char p[4200];
-    struct dirent *e;
-    DIR *d;
-
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    snprintf(p, sizeof p, "%s/%s", dir, HRP_SPOOL_NAME);
-    if ((d = opendir(p)) != NULL) {
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-                unlinkat(dirfd(d), e->d_name, 0);
-        }
-        closedir(d);
-        rmdir(p);
-    }
-    rmdir(dir);
-}
-
 static int exit_status(int status)
 {
     if (WIFEXITED(status))
@@ -192,29 +174,87 @@ struct record_opts {
 };
 
 /*
- * Runs cmdv under a private daemon, then writes the report and, with
- * --save, the run file, whatever the command's status. Returns the exit
- * status of record.
+ * The --meta pairs of a run and, when sig is not 0, the pair
+ * stopped=SIGNAME that marks it partial: a new array of the borrowed
+ * pairs (the caller frees the array only), *n their number. Returns NULL
+ * for want of memory.
  */
-static int record(const struct record_opts *o, char **cmdv)
+static Hostrange__RunMeta **meta_stopped(Hostrange__RunMeta **meta,
+                                         size_t nmeta, int sig,
+                                         Hostrange__RunMeta *pair, size_t *n)
+{
+    Hostrange__RunMeta **m = malloc((nmeta + 1) * sizeof *m);
+
+    if (m == NULL)
+        return NULL;
+    if (nmeta > 0)
+        memcpy(m, meta, nmeta * sizeof *m);
+    *n = nmeta;
+    if (sig != 0) {
+        hostrange__run_meta__init(pair);
+        pair->key = (char *)HRD_CTL_STOPPED_META;
+        pair->value = (char *)hrd_ctl_cleanup_signame(sig);
+        m[(*n)++] = pair;
+    }
+    return m;
+}
+
+/* Says on stderr what a record stopped by signal sig kept: the run
+ * (saved when saved is 0), or the report alone; partial when COMMAND was
+ * cut short (cut). */
+static void say_stopped(const struct record_opts *o, int sig, int cut,
+                        int saved)
+{
+    const char *name = hrd_ctl_cleanup_signame(sig);
+
+    if (o->quiet)
+        return;
+    if (!cut && o->save != NULL && saved == 0)
+        fprintf(stderr, "hostrangectl record: stopped by %s after COMMAND "
+                "ended; the run saved in %s is whole\n", name, o->save);
+    else if (!cut)
+        fprintf(stderr, "hostrangectl record: stopped by %s after COMMAND "
+                "ended\n", name);
+    else if (o->save != NULL && saved == 0)
+        fprintf(stderr, "hostrangectl record: stopped by %s; the run saved "
+                "in %s is partial\n", name, o->save);
+    else if (o->history != NULL && saved == 0)
+        fprintf(stderr, "hostrangectl record: stopped by %s; the run added "
+                "to the history %s is partial\n", name, o->history);
+    else
+        fprintf(stderr, "hostrangectl record: stopped by %s; the report is "
+                "partial\n", name);
+}
+
+/*
+ * Runs cmdv under a private daemon, then writes the report and, with
+ * --save, the run file, whatever the command's status, and stops the
+ * daemon and removes its directory (ctl_cleanup.h), whatever stops
+ * record. *cut is set when a signal stopped record before COMMAND ended
+ * (what was saved is partial). Returns the exit status of record.
+ */
+static int record(const struct record_opts *o, char **cmdv, int *cut)
 {
     static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
     char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX], run[PATH_MAX + 8];
+    Hostrange__RunMeta **meta, stopped;
     const char *save;
     pid_t dpid, cpid;
-    int status, rc, saved, lost;
+    int status, rc, saved, lost, sig;
+    size_t nmeta;
 
+    *cut = 0;
     if (o->nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
         fprintf(stderr, "hostrangectl record: --nvtx: %s not found (was "
                 "hostrange built with the NVTX headers?)\n", tool);
         return 1;
     }
-    if (hrd_ctl_tempdir("record", "record", "a runtime directory", dir,
-                        sizeof dir) != 0)
+    if (hrd_ctl_cleanup_tempdir("record", "record", "a runtime directory",
+                                dir, sizeof dir) != 0)
         return 1;
     snprintf(hrd_ctl_dir, sizeof hrd_ctl_dir, "%s", dir);
     daemon_path(daemon, sizeof daemon);
-    dpid = fork();
+    dpid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_DAEMON);
     if (dpid == 0) {
         execlp(daemon, daemon, "--quiet", "--runtime-dir", dir, (char *)NULL);
         fprintf(stderr, "hostrangectl record: cannot run %s: %s\n", daemon,
@@ -224,21 +264,29 @@ static int record(const struct record_opts *o, char **cmdv)
     if (dpid < 0 || hrd_ctl_ping_wait(10000, 1) != 0) {
         fprintf(stderr, "hostrangectl record: hostranged (%s) did not start "
                 "on %s\n", daemon, dir);
-        if (dpid > 0) {
-            kill(dpid, SIGTERM);
-            waitpid(dpid, NULL, 0);
-        }
-        remove_dir(dir);
+        hrd_ctl_close();
+        if (dpid > 0)
+            hrd_ctl_cleanup_stop(dpid);
+        hrd_ctl_cleanup_rmdir(dir);
         return 1;
     }
+    /* Stopped before COMMAND started: nothing was collected. */
+    if ((sig = hrd_ctl_cleanup_stopped()) != 0) {
+        *cut = 1;
+        if (!o->quiet)
+            fprintf(stderr, "hostrangectl record: stopped by %s before "
+                    "COMMAND started; nothing saved\n",
+                    hrd_ctl_cleanup_signame(sig));
+        hrd_ctl_close();
+        hrd_ctl_cleanup_stop(dpid);
+        hrd_ctl_cleanup_rmdir(dir);
+        return 128 + sig;
+    }
 
-    /* The command gets the terminal's signals; we stay to clean up. */
-    signal(SIGINT, SIG_IGN);
-    signal(SIGQUIT, SIG_IGN);
-    cpid = fork();
+    /* The command gets the terminal's signals, and those record gets
+     * (ctl_cleanup.h); record stays to save and clean up. */
+    cpid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_COMMAND);
     if (cpid == 0) {
-        signal(SIGINT, SIG_DFL);
-        signal(SIGQUIT, SIG_DFL);
         if (o->out_to_err)
             dup2(STDERR_FILENO, STDOUT_FILENO);
         setenv("HOSTRANGE_RUNTIME_DIR", dir, 1);
@@ -253,25 +301,32 @@ static int record(const struct record_opts *o, char **cmdv)
         _exit(127);
     }
     status = 0;
-    if (cpid < 0) {
-        fprintf(stderr, "hostrangectl record: cannot fork: %s\n",
-                strerror(errno));
+    if (cpid < 0 || hrd_ctl_cleanup_wait(cpid, &status) != 0) {
+        fprintf(stderr, "hostrangectl record: cannot %s %s: %s\n",
+                cpid < 0 ? "run" : "wait for", cmdv[0], strerror(errno));
         status = 1 << 8;
-    } else {
-        while (waitpid(cpid, &status, 0) < 0 && errno == EINTR)
-            ;
     }
-    /* The report and the run file, whatever COMMAND's status. */
+    sig = hrd_ctl_cleanup_stopped();
+    *cut = sig != 0;
+    /* The report and the run file, whatever COMMAND's status or a
+     * signal: what was collected is kept, marked partial. */
     rc = hrd_ctl_dump(&all, &o->rep);
     /* --history without --save: the run file in the runtime directory. */
     snprintf(run, sizeof run, "%s/run.hrs", dir);
     save = o->save != NULL ? o->save : o->history != NULL ? run : NULL;
-    saved = save == NULL ? 0
-                         : hrd_ctl_save_run("record", save, o->format,
-                                            o->meta, o->nmeta,
-                                            o->save != NULL && !o->quiet
-                                                ? stderr
-                                                : NULL);
+    meta = meta_stopped(o->meta, o->nmeta, sig, &stopped, &nmeta);
+    if (meta == NULL) {
+        fprintf(stderr, "hostrangectl record: out of memory\n");
+        saved = 1;
+    } else {
+        saved = save == NULL ? 0
+                             : hrd_ctl_save_run("record", save, o->format,
+                                                meta, nmeta,
+                                                o->save != NULL && !o->quiet
+                                                    ? stderr
+                                                    : NULL);
+    }
+    free(meta);
     if (saved == 0 && o->history != NULL &&
         hrd_ctl_history_add_run("record", o->history, save, stderr) != 0)
         saved = 1;
@@ -279,9 +334,14 @@ static int record(const struct record_opts *o, char **cmdv)
     lost = hrd_ctl_losses(stderr);
     /* The next round's daemon is another: no socket to this one stays. */
     hrd_ctl_close();
-    kill(dpid, SIGTERM);
-    waitpid(dpid, NULL, 0);
-    remove_dir(dir);
+    hrd_ctl_cleanup_stop(dpid);
+    hrd_ctl_cleanup_rmdir(dir);
+    /* A signal that came while the report was written (SIGPIPE) stops
+     * record too. */
+    if ((sig = hrd_ctl_cleanup_stopped()) != 0) {
+        say_stopped(o, sig, *cut, saved);
+        return 128 + sig;
+    }
     if (rc != 0 || saved != 0)
         return 1;
     if (o->strict && lost != 0 && exit_status(status) == 0)
@@ -289,7 +349,7 @@ static int record(const struct record_opts *o, char **cmdv)
     return exit_status(status);
 }
 
-int hrd_ctl_record_round(char **cmdv, const char *save)
+int hrd_ctl_record_round(char **cmdv, const char *save, int *cut)
 {
     struct record_opts o = {
         .rep = { HRD_FORMAT_JSONL, 0, "/dev/null", 0, NULL, NULL, 0, 0, 0 },
@@ -299,18 +359,17 @@ int hrd_ctl_record_round(char **cmdv, const char *save)
         .quiet = 1,
         .out_to_err = 1,
     };
-    int status = record(&o, cmdv);
 
-    signal(SIGINT, SIG_DFL);
-    signal(SIGQUIT, SIG_DFL);
-    return status;
+    return record(&o, cmdv, cut);
 }
 
 /*
  * record --rounds: o->rounds rounds of cmdv, each under a daemon of its
  * own and saved to a file of its own, merged as rounds into o->save (or a
- * temporary file), whose report is written then. Returns the exit status
- * of record: the first failing round's, else 0.
+ * temporary file), whose report is written then. A signal stops the
+ * rounds: the round it cut short is dropped, the completed ones are
+ * merged and reported. Returns the exit status of record: 128 + the
+ * signal, else the first failing round's, else 0.
  */
 static int record_rounds(const struct record_opts *o, char **cmdv)
 {
@@ -318,22 +377,27 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
     char dir[PATH_MAX], merged[PATH_MAX + 32];
     char **files = calloc(o->rounds, sizeof *files);
     struct hrd_ctl_report rep = o->rep;
-    int status = 0, rc = 0;
-    unsigned made = 0;
+    const char *out;
+    Hostrange__RunMeta **meta = NULL, stopped;
+    int status = 0, rc = 0, sig;
+    unsigned made = 0, done = 0, cut_in = 0;
+    size_t nmeta = 0;
 
     if (files == NULL) {
         fprintf(stderr, "hostrangectl record: out of memory\n");
         return 1;
     }
-    if (hrd_ctl_tempdir("record", "rounds", "a directory", dir,
-                        sizeof dir) != 0) {
+    if (hrd_ctl_cleanup_tempdir("record", "rounds", "a directory", dir,
+                                sizeof dir) != 0) {
         free(files);
         return 1;
     }
     for (unsigned k = 0; k < o->rounds && rc == 0; k++) {
         struct record_opts ro = *o;
-        int st;
+        int st, cut;
 
+        if (hrd_ctl_cleanup_stopped() != 0)
+            break;
         if (asprintf(&files[k], "%s/round-%u.hrs", dir, k + 1) < 0) {
             files[k] = NULL;
             rc = 1;
@@ -352,32 +416,67 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         ro.rep.correct = 0;
         ro.rep.calibration = NULL;
         ro.history = NULL; /* the merged run is added, not each round */
-        st = record(&ro, cmdv);
+        st = record(&ro, cmdv, &cut);
+        if (cut) {
+            /* A round a signal cut short is not one of the rounds. */
+            cut_in = k + 1;
+            break;
+        }
         if (access(files[k], R_OK) != 0)
             rc = 1;
         else if (st != 0 && status == 0)
             status = st;
+        if (rc == 0)
+            done++;
     }
+    sig = hrd_ctl_cleanup_stopped();
     snprintf(merged, sizeof merged, "%s/merged.hrs", dir);
-    if (rc == 0)
-        rc = hrd_ctl_merge_rounds("record", o->save ? o->save : merged,
-                                  o->format, o->meta, o->nmeta, files,
-                                  made);
+    out = o->save ? o->save : merged;
+    if (rc == 0 && done == 0) {
+        fprintf(stderr, "hostrangectl record: stopped by %s in round 1 of "
+                "%u; no round completed, nothing saved\n",
+                hrd_ctl_cleanup_signame(sig), o->rounds);
+        rc = 1;
+    }
     if (rc == 0) {
-        rep.from = o->save ? o->save : merged;
+        meta = meta_stopped(o->meta, o->nmeta, sig, &stopped, &nmeta);
+        rc = meta == NULL ? 1
+                          : hrd_ctl_merge_rounds("record", out, o->format,
+                                                 meta, nmeta, files, done);
+        free(meta);
+    }
+    if (rc == 0) {
+        rep.from = out;
         rc = hrd_ctl_dump(&all, &rep) == 0 ? 0 : 1;
     }
     if (rc == 0 && o->history != NULL &&
-        hrd_ctl_history_add_run("record", o->history,
-                                o->save ? o->save : merged, stderr) != 0)
+        hrd_ctl_history_add_run("record", o->history, out, stderr) != 0)
         rc = 1;
-    for (unsigned k = 0; k < made; k++) {
-        unlink(files[k]);
+    for (unsigned k = 0; k < made; k++)
         free(files[k]);
-    }
     free(files);
-    unlink(merged);
-    rmdir(dir);
+    hrd_ctl_cleanup_rmdir(dir);
+    /* The report may have met a closed pipe (SIGPIPE) meanwhile. */
+    if (sig == 0)
+        sig = hrd_ctl_cleanup_stopped();
+    if (sig != 0 && done > 0) {
+        char where[PATH_MAX + 64] = "the report";
+
+        if (o->save != NULL)
+            snprintf(where, sizeof where, "the run saved in %s", o->save);
+        if (cut_in != 0)
+            fprintf(stderr, "hostrangectl record: stopped by %s in round "
+                    "%u of %u; %s keeps the %u completed round%s\n",
+                    hrd_ctl_cleanup_signame(sig), cut_in, o->rounds, where,
+                    done, done == 1 ? "" : "s");
+        else
+            fprintf(stderr, "hostrangectl record: stopped by %s after "
+                    "round %u of %u; %s keeps the %u completed round%s\n",
+                    hrd_ctl_cleanup_signame(sig), done, o->rounds, where,
+                    done, done == 1 ? "" : "s");
+    }
+    if (sig != 0)
+        return 128 + sig;
     return rc != 0 ? 1 : status;
 }
 
@@ -424,7 +523,7 @@ static int run_record(int argc, char **argv)
         .rounds = 1,
     };
     const char *bad;
-    int c, rc;
+    int c, rc, cut;
 
     /* "+": stop at the first non-option, the command. */
     while ((c = getopt_long(argc, argv, "+:f:o:m:h", longopts, NULL)) != -1) {
@@ -480,8 +579,14 @@ static int run_record(int argc, char **argv)
         hrd_ctl_meta_free(o.meta, o.nmeta);
         return 2;
     }
+    if ((rc = hrd_ctl_cleanup_init()) != 0) {
+        fprintf(stderr, "hostrangectl record: cannot catch signals: %s\n",
+                strerror(-rc));
+        hrd_ctl_meta_free(o.meta, o.nmeta);
+        return 1;
+    }
     rc = o.rounds > 1 ? record_rounds(&o, argv + optind)
-                      : record(&o, argv + optind);
+                      : record(&o, argv + optind, &cut);
     hrd_ctl_meta_free(o.meta, o.nmeta);
     return rc;
 }

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_diffside.h"
 #include "ctl/ctl_rounds.h"
 #include "proto/protocol.h"
@@ -378,11 +379,12 @@ unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
 
 /*
  * Runs this program (hostrangectl) with args, its standard output thrown
- * away. Returns its exit status, or 1 when it cannot be run.
+ * away, as a helper of the command (ctl_cleanup.h: a signal lets it
+ * finish). Returns its exit status, or 1 when it cannot be run.
  */
 int hrd_ctl_run_self(char **args)
 {
-    pid_t pid = fork();
+    pid_t pid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_HELPER);
     int status;
 
     if (pid == 0) {
@@ -395,10 +397,8 @@ int hrd_ctl_run_self(char **args)
                 strerror(errno));
         _exit(127);
     }
-    if (pid < 0)
+    if (pid < 0 || hrd_ctl_cleanup_wait(pid, &status) != 0)
         return 1;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);

@@ -92,8 +92,8 @@ unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
 
 /*
  * Runs this program (hostrangectl) with args (args[0] its name), its
- * standard output thrown away. Returns its exit status, or 1 when it
- * cannot be run.
+ * standard output thrown away, as a helper child (ctl_cleanup.h).
+ * Returns its exit status, or 1 when it cannot be run.
  */
 int hrd_ctl_run_self(char **args);
 
@@ -109,9 +109,11 @@ int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
 /*
  * One round of hostrangectl ab (ctl_record.c): cmdv under a private daemon,
  * its standard output sent to standard error, the run saved to `save`.
- * Returns the command's exit status (as record's), or 1 when the daemon
- * or the save failed (said on stderr).
+ * Returns the command's exit status (as record's), 128 + N when signal N
+ * stopped record, or 1 when the daemon or the save failed (said on
+ * stderr). *cut is set when a signal stopped the round before its command
+ * ended: the round is not complete (ctl_cleanup.h).
  */
-int hrd_ctl_record_round(char **cmdv, const char *save);
+int hrd_ctl_record_round(char **cmdv, const char *save, int *cut);
 
 #endif

@@ -10,6 +10,9 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl.h \
 	ctl/ctl_plot.c ctl/ctl_options.c
 # Rounds (ctl_rounds.c: merge, record --rounds, diff) and ab.
 ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
+# What record, record --rounds and ab leave behind: nothing, whatever
+# stops them (the children and directories they made, the signals).
+ctl_hostrangectl_SOURCES += ctl/ctl_cleanup.c ctl/ctl_cleanup.h
 # What a session lost or refused, said where the user looks.
 ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
 # The run history: the subcommand table (ctl_history_cmd.c); add, list,
