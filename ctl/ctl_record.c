@@ -89,11 +89,12 @@ static const char usage_record[] =
     "COMMAND (to its process group, its own unless record runs in the\n"
     "foreground of a terminal, which signals COMMAND itself; a second signal\n"
     "kills COMMAND), then keeps what was collected: it writes the report\n"
-    "and the run file (--save, --history), the run marked\n"
-    "stopped=SIGNAME, and says so on stderr (\"stopped by SIGTERM; the run\n"
-    "saved in FILE is partial\"). With --rounds, the round cut short is\n"
-    "left out and the completed rounds are kept. Either way the daemon is\n"
-    "stopped and the temporary directories removed.\n"
+    "and the run file (--save), the run marked stopped=SIGNAME, and says\n"
+    "so on stderr (\"stopped by SIGTERM; the run saved in FILE is\n"
+    "partial\"); a partial run is not added to the history (--history).\n"
+    "With --rounds, the round cut short is left out and the completed\n"
+    "rounds are kept (and added). Either way the daemon is stopped and the\n"
+    "temporary directories removed.\n"
     "\n"
     "Exit status: COMMAND's; 128+N when signal N stopped record; 1 when the\n"
     "daemon cannot be started, or the report or the run file cannot be\n"
@@ -218,12 +219,13 @@ static void say_stopped(const struct record_opts *o, int sig, int cut,
     else if (o->save != NULL && saved == 0)
         fprintf(stderr, "hostrangectl record: stopped by %s; the run saved "
                 "in %s is partial\n", name, o->save);
-    else if (o->history != NULL && saved == 0)
-        fprintf(stderr, "hostrangectl record: stopped by %s; the run added "
-                "to the history %s is partial\n", name, o->history);
-    else
+    else if (o->history == NULL)
         fprintf(stderr, "hostrangectl record: stopped by %s; the report is "
                 "partial\n", name);
+    if (cut && o->history != NULL)
+        fprintf(stderr, "hostrangectl record: stopped by %s; the run, "
+                "partial, was not added to the history %s\n", name,
+                o->history);
 }
 
 /*
@@ -327,7 +329,9 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
                                                     : NULL);
     }
     free(meta);
-    if (saved == 0 && o->history != NULL &&
+    /* A run cut short is not added: a partial point would join a series
+     * as if its command had run whole. */
+    if (saved == 0 && o->history != NULL && !*cut &&
         hrd_ctl_history_add_run("record", o->history, save, stderr) != 0)
         saved = 1;
     /* What was lost or refused, said where the user looks. */

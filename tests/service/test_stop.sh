@@ -85,6 +85,15 @@ ctl record --history "$dir/h.db" -o /dev/null -- "$W" -n 1 -c 50 -N t \
 grep -q "^added run [0-9a-f]* to the history $dir/h.db" "$dir/err" ||
     fail "record --history said: $(cat "$dir/err")"
 left 1 "record --history"
+# Stopped while its command runs: the partial run is not added.
+ctl record --history "$dir/h.db" -o /dev/null -- sh -c "$(stopper TERM 1)" \
+    > /dev/null 2> "$dir/err"
+[ $? -eq 143 ] || fail "record --history stopped: exit: $(cat "$dir/err")"
+grep -qx "hostrangectl record: stopped by SIGTERM; the run, partial, was not added to the history $dir/h.db" \
+    "$dir/err" || fail "record --history stopped said: $(cat "$dir/err")"
+[ "$(ctl history list --db "$dir/h.db" | wc -l)" -eq 1 ] ||
+    fail "a partial run added: $(ctl history list --db "$dir/h.db")"
+left 1 "record --history stopped"
 
 # record --rounds 3 stopped in round 3: the two completed rounds are
 # merged and reported; the round cut short is not one of them.
