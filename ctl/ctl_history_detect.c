@@ -9,6 +9,7 @@
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
 #include "lib/stat/rounds.h"
+#include "lib/view/escape.h"
 #include "lib/view/gate.h"
 #include "lib/view/numfmt.h"
 #include "lib/view/report.h"
@@ -310,6 +311,18 @@ static void number(double v)
     fputs(b, stdout);
 }
 
+/* Writes series s's name as terminal text: "NODE OP BACKEND PHASE RANGE
+ * METRIC on MACHINE", each escaped. */
+static void series_name(FILE *f, const struct series *s)
+{
+    for (int i = 0; i < 6; i++) {
+        hrd_text_put(f, s->key[i]);
+        fputc(' ', f);
+    }
+    fputs("on ", f);
+    hrd_text_put(f, s->machine);
+}
+
 /* Writes one finding: a change point of series s at cp (detect), or run
  * `run` of commit `commit` against it (check). */
 static void put_finding(const struct opts *o, const struct series *s,
@@ -342,11 +355,13 @@ static void put_finding(const struct opts *o, const struct series *s,
         printf(",\"direction\":\"%s\"}\n", dir);
         return;
     }
-    printf("%s %s %s %s %s %s on %s: %s by %+.1f%% at commit %s (run %s): "
-           "median %.1f -> %.1f ns, p=%.2g%s\n", s->key[0], s->key[1],
-           s->key[2], s->key[3], s->key[4], s->key[5], s->machine, dir,
-           cp->change * 100, commit[0] != '\0' ? commit : "-", run,
-           cp->before, cp->after, cp->p, note);
+    series_name(stdout, s);
+    printf(": %s by %+.1f%% at commit ", dir, cp->change * 100);
+    hrd_text_put(stdout, commit[0] != '\0' ? commit : "-");
+    fputs(" (run ", stdout);
+    hrd_text_put(stdout, run);
+    printf("): median %.1f -> %.1f ns, p=%.2g%s\n", cp->before, cp->after,
+           cp->p, note);
 }
 
 /* Whether a slower change of series s goes beyond its --fail-above
@@ -361,9 +376,9 @@ static int over_limit(const char *cmd, const struct opts *o,
     l = hrd_limits_find(&o->limits, s->key[4]);
     if (l == NULL || cp->change * 100 <= l->pct)
         return 0;
-    fprintf(stderr, "hostrangectl %s: %s %s %s %s %s %s on %s: %+.1f%% "
-            "slower, above --fail-above %g%%\n", cmd, s->key[0], s->key[1],
-            s->key[2], s->key[3], s->key[4], s->key[5], s->machine,
+    fprintf(stderr, "hostrangectl %s: ", cmd);
+    series_name(stderr, s);
+    fprintf(stderr, ": %+.1f%% slower, above --fail-above %g%%\n",
             cp->change * 100, l->pct);
     return 1;
 }
@@ -799,11 +814,15 @@ int hrd_ctl_history_check(int argc, char **argv)
     if (rc == 0 && o.gate != GATE_NONE)
         rc = gate_write(&c.g, &o, "hostrangectl history check");
     gate_fini(&c.g);
-    if (rc == 0 && !o.jsonl && o.gate == GATE_NONE)
-        printf("checked %zu keys of %s against the history of %s: %zu "
-               "differ (p < %g), %zu had too short a history; %zu judged by "
-               "their rounds\n", c.judged, argv[optind], r.machine, c.found,
-               o.cp.alpha, r.n - c.judged, c.by_rounds);
+    if (rc == 0 && !o.jsonl && o.gate == GATE_NONE) {
+        printf("checked %zu keys of ", c.judged);
+        hrd_text_put(stdout, argv[optind]);
+        fputs(" against the history of ", stdout);
+        hrd_text_put(stdout, r.machine);
+        printf(": %zu differ (p < %g), %zu had too short a history; %zu "
+               "judged by their rounds\n", c.found, o.cp.alpha,
+               r.n - c.judged, c.by_rounds);
+    }
     series_fini(&c.s);
     free(c.order);
     hrd_ctl_hrun_fini(&r);
