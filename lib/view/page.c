@@ -350,7 +350,9 @@ static int cmp_key(const struct hrd_page_series *a,
         return c;
     if (!with_range)
         return 0;
-    if ((c = strcmp(str(a->range), str(b->range))) != 0)
+    if ((c = strcmp(str(a->range), str(b->range))) != 0 ||
+        (c = strcmp(str(a->op), str(b->op))) != 0 ||
+        (c = strcmp(str(a->backend), str(b->backend))) != 0)
         return c;
     return strcmp(str(a->metric), str(b->metric));
 }
@@ -594,7 +596,13 @@ static void write_line(FILE *f, const struct layout *l,
     fputs("]}", f);
 }
 
-/* The name of chart c as one line: "node phase range metric". */
+static int has_op(const struct hrd_page_series *s)
+{
+    return str(s->op)[0] != '\0' || str(s->backend)[0] != '\0';
+}
+
+/* The name of chart c as one line: "node phase range (op/backend)
+ * metric". */
 static void chart_name(FILE *f, const struct hrd_page_series *s)
 {
     hrd_html_escape(f, str(s->node));
@@ -602,6 +610,13 @@ static void chart_name(FILE *f, const struct hrd_page_series *s)
     hrd_html_escape(f, str(s->phase));
     fputc(' ', f);
     hrd_html_escape(f, str(s->range));
+    if (has_op(s)) {
+        fputs(" (", f);
+        hrd_html_escape(f, str(s->op));
+        fputc('/', f);
+        hrd_html_escape(f, str(s->backend));
+        fputc(')', f);
+    }
     fputc(' ', f);
     hrd_html_escape(f, str(s->metric));
 }
@@ -641,6 +656,13 @@ static void write_body(FILE *f, const struct layout *l)
         chart_name(f, s);
         fputs("\"><figcaption>", f);
         hrd_html_name(f, str(s->range));
+        if (has_op(s)) {
+            fputs(" (", f);
+            hrd_html_name(f, str(s->op));
+            fputc('/', f);
+            hrd_html_name(f, str(s->backend));
+            fputc(')', f);
+        }
         fputs(" <span class=\"metric\">", f);
         hrd_html_name(f, str(s->metric));
         fputs("</span>", f);

@@ -47,9 +47,11 @@ struct hrd_page_segment {
 };
 
 /* One series: a node, phase, range and metric on one machine. Strings and
- * arrays are borrowed. Points are in time order. */
+ * arrays are borrowed. Points are in time order. op and backend (NULL or
+ * "" when none) are shown after the range, as "RANGE (OP/BACKEND)". */
 struct hrd_page_series {
     const char *node, *phase, *range, *metric, *machine;
+    const char *op, *backend;
     const struct hrd_page_point *points;
     size_t npoints;
     const struct hrd_page_segment *segments;  /* in order; may be none */
