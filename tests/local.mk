@@ -444,6 +444,17 @@ TESTS += tests/service/test_page.sh
 EXTRA_DIST += tests/service/test_page.sh tests/service/page_check.mjs
 AM_TESTS_ENVIRONMENT += export \
 	HOSTRANGE_TEST_PAGEGEN='$(abs_top_builddir)/tests/helpers/pagegen';
+# Every output format against the shared hostile names
+# (tests/lib/harness_hostile.c, printed by tests/helpers/hostile), read by
+# python3-markdown, python3-junitparser and headless chromium.
+check_PROGRAMS += tests/helpers/hostile
+tests_helpers_hostile_SOURCES = tests/helpers/hostile.c
+tests_helpers_hostile_CFLAGS = $(TEST_CFLAGS)
+tests_helpers_hostile_LDADD = $(HARNESS_LIBS)
+TESTS += tests/service/test_hostile_names.sh
+EXTRA_DIST += tests/service/test_hostile_names.sh
+AM_TESTS_ENVIRONMENT += export \
+	HOSTRANGE_TEST_HOSTILE='$(abs_top_builddir)/tests/helpers/hostile';
 # history detect and check as JUnit (python3-junitparser) and Markdown
 # (python3-markdown).
 TESTS += tests/service/test_history_formats.sh
