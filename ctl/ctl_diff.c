@@ -11,6 +11,7 @@
 #include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
 #include "lib/stat/signif.h"
+#include "lib/view/escape.h"
 #include "lib/view/gate.h"
 #include "lib/view/report.h"
 #include "proto/protocol.h"
@@ -432,10 +433,23 @@ static void write_jsonl(FILE *f, const struct drow *r,
     fputs("}\n", f);
 }
 
-static void key_text(char *buf, size_t len, const struct hrd_diff_pop *k)
+/* The most bytes of a key's text: four names, each escaped. */
+#define KEY_TEXT_MAX (4 * HRD_TEXT_ESCAPE_MAX * HRP_MAX_STRING + 64)
+
+/* Writes k's name as terminal text into buf (KEY_TEXT_MAX bytes): "NODE
+ * OP/BACKEND PHASE RANGE METRIC", each name escaped (escape.h). */
+static void key_text(char *buf, const struct hrd_diff_pop *k)
 {
-    snprintf(buf, len, "%s %s/%s %s %s %s", k->node, k->op, k->backend,
-             hrp_phase_name(k->phase), k->range, hrp_metric_name(k->metric));
+    const char *part[6] = { k->node, k->op, k->backend,
+                            hrp_phase_name(k->phase), k->range,
+                            hrp_metric_name(k->metric) };
+    static const char sep[6] = { ' ', '/', ' ', ' ', ' ', '\0' };
+    size_t at = 0;
+
+    for (int i = 0; i < 6; i++) {
+        at += hrd_text_escape(buf + at, KEY_TEXT_MAX - at, part[i]);
+        buf[at++] = sep[i];
+    }
 }
 
 /* The widest key column of a table. */
@@ -446,10 +460,10 @@ static void key_text(char *buf, size_t len, const struct hrd_diff_pop *k)
 static void write_text(FILE *f, const struct drow *r, int colour, int width)
 {
     const struct hrd_diff_pop *k = r->b ? r->b : r->n;
-    char key[4 * HRP_MAX_STRING + 64], marks[160] = "";
+    char key[KEY_TEXT_MAX], marks[160] = "";
     const char *on = "", *off = "";
 
-    key_text(key, sizeof key, k);
+    key_text(key, k);
     if (r->unstable)
         strcat(marks, " unstable");
     if (r->quantized)
@@ -872,10 +886,10 @@ static int key_width(const struct drow *rows, size_t nrows)
     int width = 3;
 
     for (size_t i = 0; i < nrows; i++) {
-        char key[4 * HRP_MAX_STRING + 64];
+        char key[KEY_TEXT_MAX];
         int len;
 
-        key_text(key, sizeof key, rows[i].b ? rows[i].b : rows[i].n);
+        key_text(key, rows[i].b ? rows[i].b : rows[i].n);
         len = (int)strlen(key);
         if (len > width)
             width = len < KEY_WIDTH_MAX ? len : KEY_WIDTH_MAX;
@@ -891,14 +905,23 @@ static void write_machines(FILE *f, const struct diff_opts *o,
     const struct hrd_diff_side *sides[2] = { base, new };
     char line[4096];
 
+    /* Each run's file name, host and metadata are names: escaped by
+     * the format's rule. */
     for (int i = 0; i < 2; i++) {
         hrd_ctl_run_describe(sides[i]->header, line, sizeof line);
-        if (o->fmt == FMT_MARKDOWN)
-            fprintf(f, "%s- %s `%s`: %s\n", i == 0 ? "\n" : "",
-                    i == 0 ? "base" : "new", sides[i]->path, line);
-        else
-            fprintf(f, "%s %s: %s\n", i == 0 ? "base" : "new",
-                    sides[i]->path, line);
+        if (o->fmt == FMT_MARKDOWN) {
+            fprintf(f, "%s- %s ", i == 0 ? "\n" : "",
+                    i == 0 ? "base" : "new");
+            hrd_md_escape(f, sides[i]->path);
+            fputs(": ", f);
+            hrd_md_escape(f, line);
+        } else {
+            fprintf(f, "%s ", i == 0 ? "base" : "new");
+            hrd_text_put(f, sides[i]->path);
+            fputs(": ", f);
+            hrd_text_put(f, line);
+        }
+        fputc('\n', f);
     }
 }
 
@@ -1057,11 +1080,11 @@ static size_t check_limits(const struct drow *rows, size_t nrows,
 
     for (size_t i = 0; i < nrows; i++) {
         const struct hrd_limit *l;
-        char key[4 * HRP_MAX_STRING + 64];
+        char key[KEY_TEXT_MAX];
 
         if (rows[i].warn) {
             l = hrd_limits_find(&o->warn, rows[i].b->range);
-            key_text(key, sizeof key, rows[i].b);
+            key_text(key, rows[i].b);
             fprintf(stderr, "hostrangectl diff: warning: %s is %.2f%% "
                     "slower, above --warn-above %g%%\n", key,
                     rows[i].change, l->pct);
@@ -1069,14 +1092,17 @@ static size_t check_limits(const struct drow *rows, size_t nrows,
         if (!rows[i].over)
             continue;
         l = hrd_limits_find(&o->limits, rows[i].b->range);
-        key_text(key, sizeof key, rows[i].b);
+        key_text(key, rows[i].b);
         if (strcmp(l->glob, "*") == 0)
             fprintf(stderr, "hostrangectl diff: %s is %.2f%% slower, above "
                     "--fail-above %g%%\n", key, rows[i].change, l->pct);
         else
             fprintf(stderr, "hostrangectl diff: %s is %.2f%% slower, above "
-                    "--fail-above %g%% (for %s)\n", key, rows[i].change,
-                    l->pct, l->glob);
+                    "--fail-above %g%% (for ", key, rows[i].change, l->pct);
+        if (strcmp(l->glob, "*") != 0) {
+            hrd_text_put(stderr, l->glob);
+            fputs(")\n", stderr);
+        }
         over++;
     }
     return over;

@@ -4,6 +4,7 @@
 
 #include "ctl/ctl.h"
 #include "lib/util/atomic.h"
+#include "lib/view/escape.h"
 #include "lib/view/flame.h"
 #include "lib/agg/observer.h"
 #include "proto/protocol.h"
@@ -71,10 +72,12 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
     /* The last page: the table closes with what was lost, by node id
      * (nodes without rows too), and what the memory budget refused. */
     if (dp->losses != NULL) {
-        for (size_t i = 0; i < d->n_lost; i++)
-            fprintf(dp->losses, "lost: %llu events of node %s\n",
-                    (unsigned long long)d->lost[i]->lost,
-                    d->lost[i]->node_id);
+        for (size_t i = 0; i < d->n_lost; i++) {
+            fprintf(dp->losses, "lost: %llu events of node ",
+                    (unsigned long long)d->lost[i]->lost);
+            hrd_text_put(dp->losses, d->lost[i]->node_id);
+            fputc('\n', dp->losses);
+        }
         if (d->refused_memory_events != 0)
             fprintf(dp->losses, "memory budget: %llu events refused "
                     "(hostranged --max-memory), counted in lost\n",

@@ -6,7 +6,7 @@
 
 #include "ctl/ctl.h"
 #include "lib/run/fingerprint.h"
-#include "lib/view/report.h"
+#include "lib/view/escape.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -128,19 +128,26 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
 
         if (h->fingerprint != NULL)
             continue;
+        fprintf(stderr, "hostrangectl diff: %s", what);
+        hrd_text_put(stderr, path);
         if (mixed_merge(h))
-            fprintf(stderr, "hostrangectl diff: %s%s is a merge of runs "
-                    "from different machines%s\n", what, path, tail);
+            fprintf(stderr, " is a merge of runs from different machines"
+                    "%s\n", tail);
         else
-            fprintf(stderr, "hostrangectl diff: %s%s has no machine "
-                    "fingerprint (saved by an older hostrange): its machine "
-                    "is unknown%s\n", what, path, tail);
+            fprintf(stderr, " has no machine fingerprint (saved by an older "
+                    "hostrange): its machine is unknown%s\n", tail);
         return strict ? HRD_CTL_TOLD : 0;
     }
     if (hrd_fingerprint_diff(b->fingerprint, n->fingerprint, why,
                              sizeof why) == 0)
         return 0;
-    fprintf(stderr, "hostrangectl diff: %sthe machine fingerprints of %s "
-            "and %s differ: %s%s\n", what, bpath, npath, why, tail);
+    fprintf(stderr, "hostrangectl diff: %sthe machine fingerprints of ",
+            what);
+    hrd_text_put(stderr, bpath);
+    fputs(" and ", stderr);
+    hrd_text_put(stderr, npath);
+    fputs(" differ: ", stderr);
+    hrd_text_put(stderr, why);
+    fprintf(stderr, "%s\n", tail);
     return strict ? HRD_CTL_TOLD : 0;
 }

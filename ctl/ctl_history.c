@@ -11,6 +11,7 @@
 #include "lib/run/run.h"
 #include "lib/run/runid.h"
 #include "lib/view/numfmt.h"
+#include "lib/view/escape.h"
 #include "lib/view/report.h"
 #include "proto/protocol.h"
 
@@ -539,10 +540,18 @@ static int list_run(void *ctx, const struct hrd_history_runinfo *r)
 
     (void)ctx;
     hrd_ctl_history_time(r->time_ns, t, sizeof t);
-    printf("%s\t%s\t%s\t%s\t%lld\t%s\t%s\n", r->id, t,
-           r->commit[0] != '\0' ? r->commit : "-", r->machine,
-           (long long)r->keys, r->host[0] != '\0' ? r->host : "-",
-           r->kernel[0] != '\0' ? r->kernel : "-");
+    /* Terminal text: each field escaped (a tab or newline in a name
+     * cannot split the line's fields). */
+    hrd_text_put(stdout, r->id);
+    printf("\t%s\t", t);
+    hrd_text_put(stdout, r->commit[0] != '\0' ? r->commit : "-");
+    putchar('\t');
+    hrd_text_put(stdout, r->machine);
+    printf("\t%lld\t", (long long)r->keys);
+    hrd_text_put(stdout, r->host[0] != '\0' ? r->host : "-");
+    putchar('\t');
+    hrd_text_put(stdout, r->kernel[0] != '\0' ? r->kernel : "-");
+    putchar('\n');
     return 0;
 }
 
@@ -585,21 +594,6 @@ struct show {
     char *last_machine;
 };
 
-static void csv_field(const char *s)
-{
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, stdout);
-        return;
-    }
-    putchar('"');
-    for (; *s != '\0'; s++) {
-        if (*s == '"')
-            putchar('"');
-        putchar(*s);
-    }
-    putchar('"');
-}
-
 static void number(double v)
 {
     char b[40];
@@ -620,7 +614,7 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
                                            "run", "host", "kernel" };
     double num[4] = { p->mean, p->median, p->p10, p->p90 };
     static const char *const nnames[4] = { "mean", "median", "p10", "p90" };
-    char t[64];
+    char t[64], commit[13], run[13];
 
     if (!hrd_ctl_history_match(s->f, s->machine, p))
         return 0;
@@ -649,7 +643,7 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
         for (int i = 0; i < 12; i++) {
             if (i)
                 putchar(',');
-            csv_field(str[i]);
+            hrd_csv_field(stdout, str[i]);
         }
         printf(",%llu", (unsigned long long)p->count);
         for (int i = 0; i < 4; i++) {
@@ -670,17 +664,29 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
             free(s->last_machine);
             s->last_machine = strdup(p->machine);
             s->key = p->key;
-            printf("%s %s %s %s %s %s on %s\n", p->node, p->op, p->backend,
-                   p->phase, p->range, p->metric, p->machine);
+            for (int i = 0; i < 6; i++) {
+                hrd_text_put(stdout, str[i]);
+                putchar(' ');
+            }
+            fputs("on ", stdout);
+            hrd_text_put(stdout, p->machine);
+            putchar('\n');
             printf("  %-20s  %-12s  %-12s  %10s  %12s  %12s  %12s  %12s  "
                    "%s\n", "time", "commit", "run", "count", "mean ns",
                    "median ns", "p10 ns", "p90 ns", "host, kernel");
         }
-        printf("  %-20s  %-12.12s  %-12.12s  %10llu  %12.1f  %12.1f  %12.1f  "
-               "%12.1f  %s, %s\n", t, p->commit[0] ? p->commit : "-", p->run,
+        /* The first 12 bytes of each, escaped (hrd_text_escape cuts
+         * between characters and escapes). */
+        hrd_text_escape(commit, sizeof commit, p->commit[0] ? p->commit : "-");
+        hrd_text_escape(run, sizeof run, p->run);
+        printf("  %-20s  %-12s  %-12s  %10llu  %12.1f  %12.1f  %12.1f  "
+               "%12.1f  ", t, commit, run,
                (unsigned long long)p->count, p->mean, p->median, p->p10,
-               p->p90, p->host[0] ? p->host : "-",
-               p->kernel[0] ? p->kernel : "-");
+               p->p90);
+        hrd_text_put(stdout, p->host[0] ? p->host : "-");
+        fputs(", ", stdout);
+        hrd_text_put(stdout, p->kernel[0] ? p->kernel : "-");
+        putchar('\n');
     }
     return ferror(stdout) ? -EIO : 0;
 }

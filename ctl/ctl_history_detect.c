@@ -9,6 +9,7 @@
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
 #include "lib/stat/rounds.h"
+#include "lib/view/escape.h"
 #include "lib/view/gate.h"
 #include "lib/view/numfmt.h"
 #include "lib/view/report.h"
@@ -327,6 +328,24 @@ static void number(double v)
     fputs(b, stdout);
 }
 
+/* Writes key `key` on machine `machine` as terminal text: "NODE OP
+ * BACKEND PHASE RANGE METRIC on MACHINE", each escaped. */
+static void key_name(FILE *f, char *const *key, const char *machine)
+{
+    for (int i = 0; i < 6; i++) {
+        hrd_text_put(f, key[i]);
+        fputc(' ', f);
+    }
+    fputs("on ", f);
+    hrd_text_put(f, machine);
+}
+
+/* Writes series s's name as key_name does. */
+static void series_name(FILE *f, const struct series *s)
+{
+    key_name(f, s->key, s->machine);
+}
+
 /* Writes one finding: a change point of series s at cp (detect), or run
  * `run` of commit `commit` against it (check). */
 static void put_finding(const struct opts *o, const struct series *s,
@@ -359,11 +378,13 @@ static void put_finding(const struct opts *o, const struct series *s,
         printf(",\"direction\":\"%s\"}\n", dir);
         return;
     }
-    printf("%s %s %s %s %s %s on %s: %s by %+.1f%% at commit %s (run %s): "
-           "median %.1f -> %.1f ns, p=%.2g%s\n", s->key[0], s->key[1],
-           s->key[2], s->key[3], s->key[4], s->key[5], s->machine, dir,
-           cp->change * 100, commit[0] != '\0' ? commit : "-", run,
-           cp->before, cp->after, cp->p, note);
+    series_name(stdout, s);
+    printf(": %s by %+.1f%% at commit ", dir, cp->change * 100);
+    hrd_text_put(stdout, commit[0] != '\0' ? commit : "-");
+    fputs(" (run ", stdout);
+    hrd_text_put(stdout, run);
+    printf("): median %.1f -> %.1f ns, p=%.2g%s\n", cp->before, cp->after,
+           cp->p, note);
 }
 
 /* Whether a slower change of series s goes beyond its --fail-above
@@ -378,9 +399,9 @@ static int over_limit(const char *cmd, const struct opts *o,
     l = hrd_limits_find(&o->limits, s->key[4]);
     if (l == NULL || cp->change * 100 <= l->pct)
         return 0;
-    fprintf(stderr, "hostrangectl %s: %s %s %s %s %s %s on %s: %+.1f%% "
-            "slower, above --fail-above %g%%\n", cmd, s->key[0], s->key[1],
-            s->key[2], s->key[3], s->key[4], s->key[5], s->machine,
+    fprintf(stderr, "hostrangectl %s: ", cmd);
+    series_name(stderr, s);
+    fprintf(stderr, ": %+.1f%% slower, above --fail-above %g%%\n",
             cp->change * 100, l->pct);
     return 1;
 }
@@ -645,8 +666,8 @@ static int not_judged(struct check *c, const struct hrd_history_point *p,
         hrd_json_string(stdout, reason);
         puts("}");
     } else {
-        printf("%s %s %s %s %s %s on %s: not judged (%s)\n", key[0], key[1],
-               key[2], key[3], key[4], key[5], c->r->machine, reason);
+        key_name(stdout, key, c->r->machine);
+        printf(": not judged (%s)\n", reason);
     }
     return ferror(stdout) ? -EIO : 0;
 }
@@ -934,21 +955,29 @@ int hrd_ctl_history_check(int argc, char **argv)
         rc = gate_write(&c.g, &o, "hostrangectl history check");
     gate_fini(&c.g);
     unjudged_summary(&c, summary, sizeof summary);
-    if (rc == 0 && !o.jsonl && o.gate == GATE_NONE)
-        printf("checked %zu keys of %s against the history of %s: %zu "
-               "differ (p < %g), %s; %zu judged by their rounds\n",
-               c.judged, argv[optind], r.machine, c.found, o.cp.alpha,
-               summary, c.by_rounds);
-    if (rc == 0 && c.judged == 0)
-        fprintf(stderr, "hostrangectl history check: %s: no key judged "
-                "against the history of %s: %s%s\n", argv[optind],
-                r.machine, summary,
+    if (rc == 0 && !o.jsonl && o.gate == GATE_NONE) {
+        printf("checked %zu keys of ", c.judged);
+        hrd_text_put(stdout, argv[optind]);
+        fputs(" against the history of ", stdout);
+        hrd_text_put(stdout, r.machine);
+        printf(": %zu differ (p < %g), %s; %zu judged by their rounds\n",
+               c.found, o.cp.alpha, summary, c.by_rounds);
+    }
+    if (rc == 0 && c.judged == 0) {
+        fputs("hostrangectl history check: ", stderr);
+        hrd_text_put(stderr, argv[optind]);
+        fputs(": no key judged against the history of ", stderr);
+        hrd_text_put(stderr, r.machine);
+        fprintf(stderr, ": %s%s\n", summary,
                 o.min_history > 0 ? ""
                                   : "; --min-history N makes this an error");
-    if (rc == 0 && refused > 0)
+    }
+    if (rc == 0 && refused > 0) {
         fprintf(stderr, "hostrangectl history check: %zu keys have fewer "
-                "than %zu runs of history on %s: not judged "
-                "(--min-history)\n", refused, o.min_history, r.machine);
+                "than %zu runs of history on ", refused, o.min_history);
+        hrd_text_put(stderr, r.machine);
+        fputs(": not judged (--min-history)\n", stderr);
+    }
     series_fini(&c.s);
     free(c.order);
     free(c.seen);

@@ -64,20 +64,6 @@ static void plot_close_series(struct plot *p)
     p->npts = p->ptcap = 0;
 }
 
-static char *dup_range(const struct hrd_history_point *pt)
-{
-    size_t len = strlen(pt->range) + strlen(pt->op) + strlen(pt->backend) + 8;
-    char *r = malloc(len);
-
-    if (r == NULL)
-        return NULL;
-    if (pt->op[0] != '\0' || pt->backend[0] != '\0')
-        snprintf(r, len, "%s (%s/%s)", pt->range, pt->op, pt->backend);
-    else
-        snprintf(r, len, "%s", pt->range);
-    return r;
-}
-
 static int plot_point(void *ctx, const struct hrd_history_point *pt)
 {
     struct plot *p = ctx;
@@ -103,12 +89,15 @@ static int plot_point(void *ctx, const struct hrd_history_point *pt)
         memset(s, 0, sizeof *s);
         s->node = strdup(pt->node);
         s->phase = strdup(pt->phase);
-        s->range = dup_range(pt);
+        s->range = strdup(pt->range);
+        s->op = strdup(pt->op);
+        s->backend = strdup(pt->backend);
         s->metric = strdup(pt->metric);
         s->machine = p->last_machine = strdup(pt->machine);
         p->key = pt->key;
         if (s->node == NULL || s->phase == NULL || s->range == NULL ||
-            s->metric == NULL || s->machine == NULL)
+            s->op == NULL || s->backend == NULL || s->metric == NULL ||
+            s->machine == NULL)
             return -ENOMEM;
     }
     if (p->npts == p->ptcap) {
@@ -207,6 +196,8 @@ static void plot_fini(struct plot *p)
         free((void *)s->node);
         free((void *)s->phase);
         free((void *)s->range);
+        free((void *)s->op);
+        free((void *)s->backend);
         free((void *)s->metric);
         free((void *)s->machine);
     }

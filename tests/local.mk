@@ -140,7 +140,8 @@ tests_lib_libharness_a_SOURCES = tests/lib/harness.c tests/lib/harness.h \
 	tests/lib/harness_rows.c tests/lib/harness_rows.h \
 	tests/lib/harness_batch.c tests/lib/harness_batch.h \
 	tests/lib/harness_send.c tests/lib/harness_send.h \
-	tests/lib/harness_runfile.c tests/lib/harness_runfile.h
+	tests/lib/harness_runfile.c tests/lib/harness_runfile.h \
+	tests/lib/harness_hostile.c tests/lib/harness_hostile.h
 tests_lib_libharness_a_CFLAGS = $(TEST_CFLAGS) $(NANOMSG_CFLAGS)
 
 # What the tests link: the library first, then what it needs.
@@ -423,6 +424,13 @@ TESTS += tests/unit/test_gate
 tests_unit_test_gate_SOURCES = tests/unit/test_gate.c
 tests_unit_test_gate_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_gate_LDADD = $(HRD_TEST_LIBS)
+# lib/view/escape.c: each output format's rule over the hostile names of
+# tests/lib/harness_hostile.c.
+check_PROGRAMS += tests/unit/test_escape
+TESTS += tests/unit/test_escape
+tests_unit_test_escape_SOURCES = tests/unit/test_escape.c
+tests_unit_test_escape_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_escape_LDADD = $(HRD_TEST_LIBS)
 # The history page (lib/view/page.c) of a made-up history, written by
 # tests/helpers/pagegen and loaded in headless chromium: no console error,
 # a chart per series, the change points at their runs, a screenshot that
@@ -436,6 +444,17 @@ TESTS += tests/service/test_page.sh
 EXTRA_DIST += tests/service/test_page.sh tests/service/page_check.mjs
 AM_TESTS_ENVIRONMENT += export \
 	HOSTRANGE_TEST_PAGEGEN='$(abs_top_builddir)/tests/helpers/pagegen';
+# Every output format against the shared hostile names
+# (tests/lib/harness_hostile.c, printed by tests/helpers/hostile), read by
+# python3-markdown, python3-junitparser and headless chromium.
+check_PROGRAMS += tests/helpers/hostile
+tests_helpers_hostile_SOURCES = tests/helpers/hostile.c
+tests_helpers_hostile_CFLAGS = $(TEST_CFLAGS)
+tests_helpers_hostile_LDADD = $(HARNESS_LIBS)
+TESTS += tests/service/test_hostile_names.sh
+EXTRA_DIST += tests/service/test_hostile_names.sh
+AM_TESTS_ENVIRONMENT += export \
+	HOSTRANGE_TEST_HOSTILE='$(abs_top_builddir)/tests/helpers/hostile';
 # history detect and check as JUnit (python3-junitparser) and Markdown
 # (python3-markdown).
 TESTS += tests/service/test_history_formats.sh

@@ -256,36 +256,6 @@ int hrd_gate_junit(FILE *f, const struct hrd_gate *g)
 
 /* ---- Markdown --------------------------------------------------------- */
 
-void hrd_md_escape(FILE *f, const char *s)
-{
-    const unsigned char *p = (const unsigned char *)str(s);
-
-    while (*p != '\0') {
-        uint32_t cp;
-        size_t n = hrd_utf8_decode(p, &cp);
-
-        switch (cp) {
-        case '\\': case '`': case '*': case '_': case '[': case ']':
-        case '|':
-            fputc('\\', f);
-            fputc((int)cp, f);
-            break;
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '~': fputs("&#126;", f); break;
-        case '\n': case '\t': case '\r': fputc(' ', f); break;
-        default:
-            if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
-                cp == 0xfffd)
-                fputs("\xef\xbf\xbd", f);
-            else
-                fwrite(p, 1, n, f);
-        }
-        p += n;
-    }
-}
-
 /* Worst first: failures, then warnings, then by change, largest first
  * (the most slowed down first, the most sped up last). */
 static int cmp_worst(const void *pa, const void *pb)

@@ -13,12 +13,12 @@
  * <skipped> with the reason; other keys pass, a flagged one (slower,
  * faster, beyond the warning level) saying so in <system-out>. Every
  * count attribute is the count of its elements. Names are written with
- * hrd_xml_escape (svg.h), the one XML rule of lib/view.
+ * hrd_xml_escape (escape.h), the one XML rule of lib/view.
  *
  * Markdown: a one-line verdict ("2 keys slower than allowed, 1 faster, 76
  * unchanged; machines match"), then a GitHub-flavoured table of the
  * changed keys, worst first, at most `limit` rows and a line saying how
- * many more. Names are written with hrd_md_escape. The text ends with a
+ * many more. Names are written with hrd_md_escape (escape.h). The text ends with a
  * newline, so that several reports appended to one file
  * ($GITHUB_STEP_SUMMARY) stay apart.
  */
@@ -27,6 +27,8 @@
 
 #include <stddef.h>
 #include <stdio.h>
+
+#include "lib/view/escape.h"
 
 /* The default of --limit: the most rows of a Markdown table. */
 #define HRD_GATE_MARKDOWN_LIMIT 50
@@ -80,14 +82,5 @@ int hrd_gate_junit(FILE *f, const struct hrd_gate *g);
 
 /* Writes g as GitHub-flavoured Markdown. Returns 0, -ENOMEM or -EIO. */
 int hrd_gate_markdown(FILE *f, const struct hrd_gate *g);
-
-/*
- * Writes s (NULL: "") as the text of a Markdown table cell that reads as
- * s: \ ` * _ [ ] and | behind a backslash; & < > and ~ as character
- * references (raw HTML and strike-through never start); a newline, tab or
- * carriage return as a space; another control character, and each byte
- * that is not part of valid UTF-8, as U+FFFD.
- */
-void hrd_md_escape(FILE *f, const char *s);
 
 #endif

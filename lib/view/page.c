@@ -2,9 +2,9 @@
 #include "config.h"
 
 #include "lib/view/page.h"
+#include "lib/view/escape.h"
 #include "lib/view/numfmt.h"
 #include "lib/view/report.h"
-#include "lib/view/svg.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,9 +15,10 @@
 static const char style[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:0 24px 48px;"
     "color:#1d232a;background:#f6f7f9}\n"
-    "h1{font-size:20px;margin:18px 0 4px}\n"
+    "h1{font-size:20px;margin:18px 0 4px;overflow-wrap:anywhere}\n"
     "h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #ccd;"
-    "padding-bottom:4px}\n"
+    "padding-bottom:4px;overflow-wrap:anywhere}\n"
+    "bdi{unicode-bidi:isolate}\n"
     ".summary{color:#4a5560;margin:0 0 10px}\n"
     "#filter{font:inherit;width:28em;max-width:100%;padding:5px 8px;"
     "border:1px solid #aab;border-radius:4px}\n"
@@ -27,7 +28,7 @@ static const char style[] =
     "border-radius:6px;padding:8px 10px;width:740px;max-width:100%;"
     "min-height:250px;box-sizing:border-box}\n"
     "figure.chart.most{border:2px solid #c0392b}\n"
-    "figcaption{font-weight:600;word-break:break-all}\n"
+    "figcaption{font-weight:600;overflow-wrap:anywhere}\n"
     "figcaption .metric{font-weight:400;color:#4a5560}\n"
     "figcaption .change{float:right;font-weight:400}\n"
     "figcaption .tag{color:#c0392b;font-weight:600;margin-left:8px}\n"
@@ -44,13 +45,14 @@ static const char style[] =
     "svg .hover{fill:none;stroke:#1d232a;stroke-width:1.5}\n"
     "svg .kernel line{stroke:#7f8c8d;stroke-width:1;stroke-dasharray:2 3}\n"
     "svg .kernel text{fill:#7f8c8d;font-size:10px}\n"
-    ".legend{font-size:12px;color:#4a5560}\n"
-    ".legend span{margin-right:14px;white-space:nowrap}\n"
+    ".legend{font-size:12px;color:#4a5560;overflow-wrap:anywhere}\n"
+    ".legend span{margin-right:14px}\n"
     ".legend i{display:inline-block;width:14px;height:3px;"
     "vertical-align:middle;margin-right:4px}\n"
     "#tip{position:fixed;pointer-events:none;background:#1d232a;"
     "color:#fff;padding:6px 8px;border-radius:4px;font-size:12px;"
-    "white-space:pre;display:none;z-index:2}\n";
+    "white-space:pre-wrap;overflow-wrap:anywhere;max-width:40em;"
+    "display:none;z-index:2}\n";
 
 /* The page's script: draws each chart from the data, shows a point's
  * figures on hover, filters the charts by name. Written here, kept
@@ -68,10 +70,17 @@ static const char script[] =
     "    return m < palette.length ? palette[m]\n"
     "                              : 'hsl(' + (m * 137 % 360) + ',60%,40%)';\n"
     "  }\n"
+    "  /* HTML text: the rule of hrd_html_escape (escape.h) for names the\n"
+    "   * script writes; a name as element content goes in <bdi>. */\n"
     "  function esc(s) {\n"
     "    return String(s).replace(/[&<>\"']/g, function (c) {\n"
     "      return '&#' + c.charCodeAt(0) + ';';\n"
     "    });\n"
+    "  }\n"
+    "  function bdi(s) {\n"
+    "    var e = document.createElement('bdi');\n"
+    "    e.textContent = s;\n"
+    "    return e;\n"
     "  }\n"
     "  function duration(ns) {\n"
     "    var a = Math.abs(ns);\n"
@@ -206,7 +215,7 @@ static const char script[] =
     "              }).join('') + '</svg>';\n"
     "    var legend = chart.lines.map(function (l) {\n"
     "      return '<span><i style=\"background:' + colour(l.machine) +\n"
-    "             '\"></i>' + esc(machines[l.machine]) + '</span>';\n"
+    "             '\"></i><bdi>' + esc(machines[l.machine]) + '</bdi></span>';\n"
     "    }).join('');\n"
     "    fig.insertAdjacentHTML('beforeend', svg + '<div class=\"legend\">' +\n"
     "                           legend + '</div>');\n"
@@ -242,13 +251,13 @@ static const char script[] =
     "    }\n"
     "    ring.setAttribute('cx', s.x(best.p.run));\n"
     "    ring.setAttribute('cy', s.y(best.p.median));\n"
-    "    tip.textContent = machines[best.l.machine] + '\\n' +\n"
-    "        'commit ' + runs.c[best.p.run] + '\\n' + when(runs.t[best.p.run]) +\n"
-    "        '\\nhost ' + (runs.h[best.p.run] || '-') + ', kernel ' +\n"
-    "        (runs.k[best.p.run] || '-') +\n"
+    "    tip.replaceChildren(bdi(machines[best.l.machine]), '\\ncommit ',\n"
+    "        bdi(runs.c[best.p.run]), '\\n' + when(runs.t[best.p.run]) +\n"
+    "        '\\nhost ', bdi(runs.h[best.p.run] || '-'), ', kernel ',\n"
+    "        bdi(runs.k[best.p.run] || '-'),\n"
     "        '\\nmedian ' + duration(best.p.median) + '\\np10-p90 ' +\n"
     "        duration(best.p.p10) + ' - ' + duration(best.p.p90) +\n"
-    "        '\\ncount ' + best.p.count;\n"
+    "        '\\ncount ' + best.p.count);\n"
     "    tip.style.display = 'block';\n"
     "    tip.style.left = Math.min(ev.clientX + 14,\n"
     "                              window.innerWidth - tip.offsetWidth - 4) + 'px';\n"
@@ -359,7 +368,9 @@ static int cmp_key(const struct hrd_page_series *a,
         return c;
     if (!with_range)
         return 0;
-    if ((c = strcmp(str(a->range), str(b->range))) != 0)
+    if ((c = strcmp(str(a->range), str(b->range))) != 0 ||
+        (c = strcmp(str(a->op), str(b->op))) != 0 ||
+        (c = strcmp(str(a->backend), str(b->backend))) != 0)
         return c;
     return strcmp(str(a->metric), str(b->metric));
 }
@@ -606,16 +617,29 @@ static void write_line(FILE *f, const struct layout *l,
     fputs("]}", f);
 }
 
-/* The name of chart c as one line: "node phase range metric". */
+static int has_op(const struct hrd_page_series *s)
+{
+    return str(s->op)[0] != '\0' || str(s->backend)[0] != '\0';
+}
+
+/* The name of chart c as one line: "node phase range (op/backend)
+ * metric". */
 static void chart_name(FILE *f, const struct hrd_page_series *s)
 {
-    hrd_xml_escape(f, str(s->node));
+    hrd_html_escape(f, str(s->node));
     fputc(' ', f);
-    hrd_xml_escape(f, str(s->phase));
+    hrd_html_escape(f, str(s->phase));
     fputc(' ', f);
-    hrd_xml_escape(f, str(s->range));
+    hrd_html_escape(f, str(s->range));
+    if (has_op(s)) {
+        fputs(" (", f);
+        hrd_html_escape(f, str(s->op));
+        fputc('/', f);
+        hrd_html_escape(f, str(s->backend));
+        fputc(')', f);
+    }
     fputc(' ', f);
-    hrd_xml_escape(f, str(s->metric));
+    hrd_html_escape(f, str(s->metric));
 }
 
 static void write_body(FILE *f, const struct layout *l)
@@ -624,7 +648,7 @@ static void write_body(FILE *f, const struct layout *l)
     const struct hrd_page_series *prev = NULL;
 
     fputs("<h1>", f);
-    hrd_xml_escape(f, str(p->title));
+    hrd_html_name(f, str(p->title));
     fprintf(f, "</h1>\n<p class=\"summary\">%zu charts of %zu series, %zu "
             "runs, %zu machine%s. Each chart is one range of one node and "
             "phase: its median run by run (the band is p10 to p90), the "
@@ -641,9 +665,9 @@ static void write_body(FILE *f, const struct layout *l)
         if (prev == NULL || cmp_key(prev, s, 0) != 0) {
             fputs(prev == NULL ? "" : "</div></section>\n", f);
             fputs("<section class=\"group\"><h2>", f);
-            hrd_xml_escape(f, str(s->node));
+            hrd_html_name(f, str(s->node));
             fputs(" &#183; ", f);
-            hrd_xml_escape(f, str(s->phase));
+            hrd_html_name(f, str(s->phase));
             fputs("</h2><div class=\"charts\">\n", f);
         }
         prev = s;
@@ -652,9 +676,16 @@ static void write_body(FILE *f, const struct layout *l)
                 c, ch->change);
         chart_name(f, s);
         fputs("\"><figcaption>", f);
-        hrd_xml_escape(f, str(s->range));
+        hrd_html_name(f, str(s->range));
+        if (has_op(s)) {
+            fputs(" (", f);
+            hrd_html_name(f, str(s->op));
+            fputc('/', f);
+            hrd_html_name(f, str(s->backend));
+            fputc(')', f);
+        }
         fputs(" <span class=\"metric\">", f);
-        hrd_xml_escape(f, str(s->metric));
+        hrd_html_name(f, str(s->metric));
         fputs("</span>", f);
         if (c == 0 && ch->change != 0)
             fputs("<span class=\"tag\">most changed</span>", f);
@@ -717,7 +748,7 @@ int hrd_page_write(FILE *f, const struct hrd_page *p)
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "\n<meta name=\"viewport\" content=\"width=device-width\">\n"
           "<title>", f);
-    hrd_xml_escape(f, str(p->title));
+    hrd_html_escape(f, str(p->title));
     fprintf(f, "</title>\n<style>\n%s</style>\n</head><body>\n", style);
     write_body(f, &l);
     fputs("<div id=\"tip\"></div>\n", f);

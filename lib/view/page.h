@@ -24,8 +24,9 @@
  * median, p10 and p90 as integers in a unit of the line (four significant
  * digits of its largest value), p10 and p90 as distances from the median,
  * and its count (once for a line whose counts are all equal). Names are
- * written with hrd_xml_escape in the HTML and with hrd_json_string_html
- * in the data (report.h: a name cannot end the script).
+ * written with hrd_html_escape (escape.h), as content in <bdi> (a
+ * name's direction is its own), and with hrd_json_string_html in the data
+ * (a name cannot end the script); a long name wraps where it must.
  * Pure formatting: the writer writes to the FILE * it is given.
  */
 #ifndef HOSTRANGE_PAGE_H
@@ -52,9 +53,11 @@ struct hrd_page_segment {
 };
 
 /* One series: a node, phase, range and metric on one machine. Strings and
- * arrays are borrowed. Points are in time order. */
+ * arrays are borrowed. Points are in time order. op and backend (NULL or
+ * "" when none) are shown after the range, as "RANGE (OP/BACKEND)". */
 struct hrd_page_series {
     const char *node, *phase, *range, *metric, *machine;
+    const char *op, *backend;
     const struct hrd_page_point *points;
     size_t npoints;
     const struct hrd_page_segment *segments;  /* in order; may be none */

@@ -15,11 +15,6 @@
  * a cell holds at most DBL_MAX / 1000 written out in full (some 310 bytes). */
 #define CELL_MAX 320
 
-static const char *str(const char *s)
-{
-    return s != NULL ? s : "";
-}
-
 int hrd_format_parse(const char *name, enum hrd_format *out)
 {
     if (name == NULL)
@@ -33,107 +28,6 @@ int hrd_format_parse(const char *name, enum hrd_format *out)
     else
         return -EINVAL;
     return 0;
-}
-
-size_t hrd_utf8_decode(const unsigned char *s, uint32_t *cp)
-{
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t need, i;
-    uint32_t v;
-
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-        need = 1;
-        v = s[0] & 0x1fu;
-    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-        need = 2;
-        v = s[0] & 0x0fu;
-        if (s[0] == 0xe0)
-            lo = 0xa0;
-        else if (s[0] == 0xed)
-            hi = 0x9f;
-    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-        need = 3;
-        v = s[0] & 0x07u;
-        if (s[0] == 0xf0)
-            lo = 0x90;
-        else if (s[0] == 0xf4)
-            hi = 0x8f;
-    } else {
-        *cp = 0xfffd;
-        return 1;
-    }
-    for (i = 1; i <= need; i++) {
-        if (s[i] < lo || s[i] > hi) {
-            *cp = 0xfffd;
-            return i;
-        }
-        v = (v << 6) | (s[i] & 0x3fu);
-        lo = 0x80;
-        hi = 0xbf;
-    }
-    *cp = v;
-    return need + 1;
-}
-
-/* hrd_json_string, and with `html` '<', '>' and '&' escaped as well. */
-static void json_string(FILE *f, const char *s, int html)
-{
-    const unsigned char *p = (const unsigned char *)str(s);
-    uint32_t cp;
-
-    putc('"', f);
-    while (*p != '\0') {
-        p += hrd_utf8_decode(p, &cp);
-        switch (cp) {
-        case '"':
-            fputs("\\\"", f);
-            break;
-        case '\\':
-            fputs("\\\\", f);
-            break;
-        case '\n':
-            fputs("\\n", f);
-            break;
-        case '\r':
-            fputs("\\r", f);
-            break;
-        case '\t':
-            fputs("\\t", f);
-            break;
-        case '\b':
-            fputs("\\b", f);
-            break;
-        case '\f':
-            fputs("\\f", f);
-            break;
-        default:
-            if (cp >= 0x10000) {
-                cp -= 0x10000;
-                fprintf(f, "\\u%04x\\u%04x", 0xd800 + (unsigned)(cp >> 10),
-                        0xdc00 + (unsigned)(cp & 0x3ff));
-            } else if (cp < 0x20 || cp >= 0x7f ||
-                       (html && (cp == '<' || cp == '>' || cp == '&'))) {
-                fprintf(f, "\\u%04x", (unsigned)cp);
-            } else {
-                putc((int)cp, f);
-            }
-        }
-    }
-    putc('"', f);
-}
-
-void hrd_json_string(FILE *f, const char *s)
-{
-    json_string(f, s, 0);
-}
-
-void hrd_json_string_html(FILE *f, const char *s)
-{
-    json_string(f, s, 1);
 }
 
 /* Writes a number as Python's json.dumps does: NaN and the infinities are
@@ -250,24 +144,6 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
     fputs("}\n", f);
 }
 
-/* Writes one CSV field, quoted per RFC 4180 when it holds a comma, a quote,
- * CR or LF. */
-static void put_csv_field(FILE *f, const char *s)
-{
-    s = str(s);
-    if (strpbrk(s, ",\"\r\n") == NULL) {
-        fputs(s, f);
-        return;
-    }
-    putc('"', f);
-    for (; *s != '\0'; s++) {
-        if (*s == '"')
-            putc('"', f);
-        putc(*s, f);
-    }
-    putc('"', f);
-}
-
 static void put_csv_number(FILE *f, double v)
 {
     char buf[32];
@@ -302,7 +178,7 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
     for (i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
         if (i > 0)
             putc(',', f);
-        put_csv_field(f, text[i]);
+        hrd_csv_field(f, text[i]);
     }
     fprintf(f, ",%" PRIu64 ",ns", r->count);
     put_csv_number(f, r->mean);
@@ -391,15 +267,16 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
     dst[3] = &r->phase;
     dst[4] = &r->range;
     dst[5] = &r->metric;
+    /* A table is terminal text: its names are kept escaped. */
     for (i = 0; i < 6; i++) {
-        size[i] = strlen(str(text[i])) + 1;
+        size[i] = hrd_text_escape(NULL, 0, text[i]) + 1;
         total += size[i];
     }
     block = malloc(total);
     if (block == NULL)
         return -ENOMEM;
     for (i = 0; i < 6; i++) {
-        memcpy(block, str(text[i]), size[i]);
+        hrd_text_escape(block, size[i], text[i]);
         *dst[i] = block;
         block += size[i];
     }

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "lib/view/escape.h"
 #include "lib/view/numfmt.h"
 #include "lib/agg/rows.h"
 
@@ -46,27 +47,8 @@ enum hrd_format {
  * rounds and spread. */
 #define HRD_FIELDS_ROUNDS 0x8u
 
-/*
- * Writes s (NULL: "") as a JSON string, quoted, the way Python's json.dumps
- * does with ensure_ascii: everything outside printable ASCII escaped, as
- * \uXXXX (surrogate pairs above U+FFFF), and each byte that is not part of
- * valid UTF-8 as U+FFFD. Every JSON string of a report or a diff is
- * written by it.
- */
-void hrd_json_string(FILE *f, const char *s);
-
-/* hrd_json_string for a string inside an HTML <script>: '<', '>' and '&'
- * escaped as well (\u003c, \u003e, \u0026), so that no name ends the
- * script. */
-void hrd_json_string_html(FILE *f, const char *s);
-
-/*
- * Decodes one UTF-8 sequence at s (not at its terminating NUL) into *cp
- * and returns how many bytes it took. An ill-formed sequence becomes
- * U+FFFD and takes its maximal valid prefix (at least one byte), as
- * Python's "replace" error handler does. Every writer of names uses it.
- */
-size_t hrd_utf8_decode(const unsigned char *s, uint32_t *cp);
+/* JSON strings (hrd_json_string, hrd_json_string_html) and CSV fields
+ * (hrd_csv_field) are written by the rules of lib/view/escape.h. */
 
 /* Parses "jsonl", "csv" or "table". Returns 0 and writes *out, or -EINVAL. */
 int hrd_format_parse(const char *name, enum hrd_format *out);

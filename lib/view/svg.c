@@ -10,69 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The length of the valid UTF-8 sequence at p that XML 1.0 accepts, or 0. */
-static size_t xml_char(const unsigned char *p)
-{
-    uint32_t c;
-    size_t n;
-
-    if (p[0] < 0x80)
-        return (p[0] >= 0x20 || p[0] == '\t' || p[0] == '\n' ||
-                p[0] == '\r') && p[0] != 0x7f
-                   ? 1
-                   : 0;
-    if ((p[0] & 0xe0) == 0xc0) {
-        n = 2;
-        c = p[0] & 0x1f;
-    } else if ((p[0] & 0xf0) == 0xe0) {
-        n = 3;
-        c = p[0] & 0x0f;
-    } else if ((p[0] & 0xf8) == 0xf0) {
-        n = 4;
-        c = p[0] & 0x07;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        c = c << 6 | (p[i] & 0x3f);
-    }
-    if ((n == 2 && c < 0x80) || (n == 3 && c < 0x800) ||
-        (n == 4 && c < 0x10000) || c > 0x10ffff ||
-        (c >= 0xd800 && c <= 0xdfff) || c == 0xfffe || c == 0xffff ||
-        (c >= 0x7f && c <= 0x9f))
-        return 0;
-    return n;
-}
-
-void hrd_xml_escape(FILE *f, const char *name)
-{
-    const unsigned char *p = (const unsigned char *)name;
-
-    while (*p) {
-        size_t n = xml_char(p);
-
-        if (n == 0) {
-            fputc('?', f);
-            p++;
-            continue;
-        }
-        switch (*p) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        case '\n': fputs("&#10;", f); break;
-        case '\t': fputs(" ", f); break;
-        case '\r': fputs(" ", f); break;
-        default: fwrite(p, 1, n, f); break;
-        }
-        p += n;
-    }
-}
-
 #define SVG_W 1400
 #define PANEL_W 680
 #define PANEL_GAP 20

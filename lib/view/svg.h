@@ -12,13 +12,14 @@
  * change of their inclusive population instead: red slower, blue faster
  * (deeper for a larger relative shift), grey not significant (or not in
  * the base run). The picture needs no script and no external resource;
- * every name is XML-escaped, and bytes that XML cannot hold are replaced.
+ * every name is written by hrd_xml_escape (escape.h).
  */
 #ifndef HOSTRANGE_SVG_H
 #define HOSTRANGE_SVG_H
 
 #include <stdio.h>
 
+#include "lib/view/escape.h"
 #include "lib/view/flame.h"
 
 /* Writes the SVG picture of node id `node` (its groups in t); `diff` set
@@ -26,9 +27,5 @@
  * NULL). Returns 0 or -EIO. */
 int hrd_svg_write(FILE *f, const struct hrd_ptree *t, const char *node,
                   int diff, const char *subtitle);
-
-/* Writes name with the characters &, <, >, " and ' as XML entities and
- * bytes XML 1.0 cannot hold as '?' (invalid UTF-8 included). */
-void hrd_xml_escape(FILE *f, const char *name);
 
 #endif

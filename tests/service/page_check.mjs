@@ -2,17 +2,27 @@
 // protocol on a pipe (--remote-debugging-pipe: no port), and writes what a
 // test checks into OUT_DIR:
 //
-//   console.json  every console message and uncaught exception, and every
-//                 log entry of the browser about the page (a list)
+//   console.json  every console message and uncaught exception, every
+//                 log entry of the browser about the page, and every
+//                 dialog a script opened (alert: dismissed) (a list)
 //   dom.html      the DOM once the charts are drawn (with --all: every
 //                 chart; else the first ones)
 //   page.png      a screenshot of the top 1400 x 1000 pixels
 //   hover.json    with --hover CHART POINT: the tooltip after the pointer
 //                 moves onto point POINT of the first line of chart CHART,
 //                 and after it leaves the chart
+//   safety.json   what names must not do to a page: images (the count of
+//                 <img> elements), scripts (of <script> elements), wide
+//                 (whether the page scrolls sideways at 1400 pixels) and
+//                 unisolated (each text holding a bidirectional control
+//                 that shares its line's paragraph with other text, not
+//                 isolated: no <bdi> or unicode-bidi:isolate around it)
 //
 //   node page_check.mjs CHROMIUM PROFILE_DIR URL OUT_DIR [--all]
-//                       [--hover CHART POINT]
+//                       [--hover CHART POINT] [--static]
+//
+// --static: any HTML file (no charts to wait for), such as Markdown
+// rendered by python3-markdown.
 //
 // Exits 1 on an error of its own (the page's are in console.json).
 import { spawn } from "node:child_process";
@@ -21,6 +31,7 @@ import { writeFileSync } from "node:fs";
 const args = process.argv.slice(2);
 const [browser, profile, url, out] = args;
 const all = args.includes("--all");
+const isStatic = args.includes("--static");
 const hoverAt = args.indexOf("--hover");
 const child = spawn(browser, [
   "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
@@ -56,6 +67,9 @@ child.stdio[4].on("data", (chunk) => {
       said.push({ exception: msg.params.exceptionDetails });
     } else if (msg.method === "Log.entryAdded") {
       said.push({ log: msg.params.entry });
+    } else if (msg.method === "Page.javascriptDialogOpening") {
+      said.push({ dialog: msg.params.type, message: msg.params.message });
+      send("Page.handleJavaScriptDialog", { accept: false }, msg.sessionId);
     }
   }
 });
@@ -89,8 +103,8 @@ await send("Page.navigate", { url }, s);
 // (scrolled through, as a reader would).
 for (let i = 0; ; i++) {
   const ok = await evaluate(s,
-      "document.readyState === 'complete' && " +
-      "document.documentElement.hasAttribute('data-drawn-ms')");
+      "document.readyState === 'complete' && (" + isStatic + " || " +
+      "document.documentElement.hasAttribute('data-drawn-ms'))");
   if (ok) break;
   if (i > 600) fail("the page drew nothing");
   await sleep(100);
@@ -109,6 +123,39 @@ if (all) {
   }
   await evaluate(s, "window.scrollTo(0, 0)");
 }
+writeFileSync(out + "/safety.json", JSON.stringify(await evaluate(s, `(() => {
+  const bidi = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+  const svg = 'http://www.w3.org/2000/svg';
+  const unisolated = [];
+  const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  for (let t = walk.nextNode(); t !== null; t = walk.nextNode()) {
+    if (!bidi.test(t.data)) continue;
+    let ok = false;
+    for (let el = t.parentElement; el !== null; el = el.parentElement) {
+      const st = getComputedStyle(el);
+      // A paragraph of its own (a block, an SVG text): isolated when the
+      // text is all it holds. (A block's unicode-bidi does not isolate
+      // its inline parts from each other.)
+      const block = el.namespaceURI === svg ? el.localName === 'text'
+                                            : st.display !== 'inline';
+      if (block) {
+        ok = el.textContent.trim() === t.data.trim();
+        break;
+      }
+      if (/^(isolate|isolate-override|plaintext)$/.test(st.unicodeBidi)) {
+        ok = true;
+        break;
+      }
+    }
+    if (!ok) unisolated.push(t.data.slice(0, 80));
+  }
+  return {
+    images: document.images.length,
+    scripts: document.scripts.length,
+    wide: document.documentElement.scrollWidth > window.innerWidth,
+    unisolated,
+  };
+})()`)));
 writeFileSync(out + "/dom.html",
               await evaluate(s, "document.documentElement.outerHTML"));
 const shot = await send("Page.captureScreenshot", {

@@ -189,7 +189,7 @@ EOF
 # --warn-above alone: the keys beyond it named as warnings, status 0.
 ctl diff --warn-above 10 "$dir/base.hrs" "$dir/slow.hrs" > /dev/null \
     2> "$dir/err" || fail "--warn-above changed the status"
-# (The node's name holds a newline: each warning spans two lines.)
+# (The node's newline is written as \n: one line a warning.)
 grep -q "warm a inclusive is [0-9.]*% slower, above --warn-above 10%$" \
     "$dir/err" || fail "no warning for a: $(cat "$dir/err")"
 [ "$(grep -c '^hostrangectl diff: warning: ' "$dir/err")" = \

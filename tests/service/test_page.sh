@@ -134,14 +134,14 @@ assert not h["left"]["visible"] and h["left"]["rings"] == 0, h
 # at 2026-01-01 00:00 UTC + r hours; p10 3% below the median, p90 4% above.
 lines = h["shown"]["text"].split("\n")
 commit = "%08x%032x" % (0xc0ffee00 + 20, (20 * 2654435761) % 2**32)
-assert lines[:3] == ["machine-A", "commit " + commit,
-                     "2026-01-01 20:00 UTC"], lines
-m = re.fullmatch(r"median ([0-9.]+) us", lines[3])
-r = re.fullmatch(r"p10-p90 ([0-9.]+) us - ([0-9.]+) us", lines[4])
+assert lines[:4] == ["machine-A", "commit " + commit,
+                     "2026-01-01 20:00 UTC", "host -, kernel -"], lines
+m = re.fullmatch(r"median ([0-9.]+) us", lines[4])
+r = re.fullmatch(r"p10-p90 ([0-9.]+) us - ([0-9.]+) us", lines[5])
 med, p10, p90 = float(m.group(1)), float(r.group(1)), float(r.group(2))
 assert 3.9 < med < 4.1, med
 assert abs(p10 / med - 0.97) < 0.001 and abs(p90 / med - 1.04) < 0.001, lines
-assert lines[5] == "count 20", lines
+assert lines[6] == "count 20", lines
 EOF2
 
 # A screenshot that is not blank: many colours, a good share of pixels
