@@ -75,6 +75,7 @@ struct pending {
     uint64_t seq;
     uint32_t events;
     int sent;                  /* sent at least once */
+    int final;                 /* carries the final counters */
     uint64_t lost_at, marks_at;
     size_t len;
     uint8_t *buf;              /* the spare buffer (below) when is_spare */
@@ -163,9 +164,13 @@ static uint64_t marks_reported; /* the marks count the last batch carried */
  * batch carried. */
 static uint64_t refused_reported;
 /* The process exits (hr__ship_stop): batches carry its final counters,
- * and one is sent even when no count changed; final_sealed once one is. */
+ * and one is sent even when no count changed; final_sealed once one is,
+ * final_answered once a daemon has answered one. exit_listens: whether a
+ * daemon listens, looked at once per exit (-1: not yet; see
+ * final_to_daemon). */
 static _Atomic int exiting;
-static int final_sealed;
+static int final_sealed, final_answered;
+static int exit_listens = -1;
 /* The counts the last acknowledged batch carried. */
 static uint64_t lost_acked, marks_acked;
 static char spool_dir[PATH_MAX];
@@ -278,6 +283,28 @@ static int daemon_absent(void)
     return stat(ingest_path, &st) != 0;
 }
 
+/* 1 when nothing listens on the ingest socket: its path is missing, or a
+ * connection to it is refused (a daemon that died left it). */
+static int daemon_unreachable(void)
+{
+    struct sockaddr_un a = { .sun_family = AF_UNIX };
+    int fd, rc;
+
+    if (daemon_absent())
+        return 1;
+    if (strlen(ingest_path) >= sizeof a.sun_path)
+        return 0; /* nanomsg cannot reach it either; not ours to judge */
+    memcpy(a.sun_path, ingest_path, strlen(ingest_path) + 1);
+    /* Not blocking: a frozen daemon's full backlog is a listening one. */
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return 0;
+    rc = connect(fd, (struct sockaddr *)&a, sizeof a);
+    rc = rc != 0 && (errno == ECONNREFUSED || errno == ENOENT);
+    close(fd);
+    return rc;
+}
+
 /* 1 when a daemon answers: it acknowledged something within HR__LIVE_MS,
  * or its socket exists and the batch in flight was first sent less than
  * that long ago. */
@@ -288,6 +315,23 @@ static int daemon_live(void)
     if (last_ack_ms != 0 && now - last_ack_ms < HR__LIVE_MS)
         return 1;
     return inflight && now - first_sent_ms < HR__LIVE_MS && !daemon_absent();
+}
+
+/*
+ * Exiting: 1 when the final counters go to a daemon, in a batch of their
+ * own that the exit flush waits for; 0 when the spool carries them. They
+ * go to a daemon that answers (daemon_live) and, failing that, to one
+ * whose socket takes a connection: a process idle for longer than
+ * HR__LIVE_MS has had nothing for its daemon to answer, which is still
+ * there. The socket is looked at once per exit.
+ */
+static int final_to_daemon(void)
+{
+    if (daemon_live())
+        return 1;
+    if (exit_listens < 0)
+        exit_listens = !daemon_unreachable();
+    return exit_listens;
 }
 
 static int queue_full(void)
@@ -407,6 +451,7 @@ static int seal(int force)
     p->events = events;
     p->lost_at = h.lost_events;
     p->marks_at = h.marks;
+    p->final = h.final_counters;
     queue_bytes += p->len;
     if (queue_tail != NULL)
         queue_tail->next = p;
@@ -652,6 +697,7 @@ static void on_ack(const uint8_t *buf, size_t len)
     }
     batches++;
     pthread_mutex_unlock(&lock);
+    final_answered |= p->final;
     queue_head = p->next;
     if (queue_head == NULL)
         queue_tail = NULL;
@@ -776,9 +822,9 @@ static void *ship_main(void *arg)
             /* A count of losses, marks or refusals that no batch has
              * carried yet travels in a batch of its own. Exiting, the
              * final counters go in a batch of their own to a daemon that
-             * answers; to the spool otherwise (its file carries them). */
+             * listens; to the spool otherwise (its file carries them). */
             seal((atomic_load(&exiting) && !final_sealed &&
-                  daemon_live()) ||
+                  final_to_daemon()) ||
                  c.lost != lost_reported ||
                  atomic_load(&hr__g_marks) != marks_reported ||
                  c.bad_name + c.bad_label + c.contexts_full +
@@ -879,28 +925,6 @@ fail_thread:
     efd = -1;
 out:
     pthread_mutex_unlock(&lock);
-    return rc;
-}
-
-/* 1 when nothing listens on the ingest socket: its path is missing, or a
- * connection to it is refused (a daemon that died left it). */
-static int daemon_unreachable(void)
-{
-    struct sockaddr_un a = { .sun_family = AF_UNIX };
-    int fd, rc;
-
-    if (daemon_absent())
-        return 1;
-    if (strlen(ingest_path) >= sizeof a.sun_path)
-        return 0; /* nanomsg cannot reach it either; not ours to judge */
-    memcpy(a.sun_path, ingest_path, strlen(ingest_path) + 1);
-    /* Not blocking: a frozen daemon's full backlog is a listening one. */
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return 0;
-    rc = connect(fd, (struct sockaddr *)&a, sizeof a);
-    rc = rc != 0 && (errno == ECONNREFUSED || errno == ENOENT);
-    close(fd);
     return rc;
 }
 
@@ -1057,10 +1081,13 @@ void hr__ship_stop(int timeout_ms)
     count_lost_locked();
     count_rings_lost_locked();
     pthread_mutex_unlock(&lock);
-    /* What is still here was not acknowledged in time. */
+    /* What is still here was not acknowledged in time; and the final
+     * counters of a process a daemon knows, when no daemon answered them
+     * (none listened at exit), go to the next one. */
     hr__ship_counters(&c);
     if (queue_head != NULL || c.lost != lost_acked ||
-        atomic_load(&hr__g_marks) != marks_acked)
+        atomic_load(&hr__g_marks) != marks_acked ||
+        (atomic_load(&reached) && !final_answered))
         spool_queue();
     pthread_mutex_lock(&lock);
     atomic_store(&started, 0);
@@ -1102,7 +1129,8 @@ void hr__ship_fork_child(void)
     marks_reported = 0;
     refused_reported = 0;
     atomic_store(&exiting, 0);
-    final_sealed = 0;
+    final_sealed = final_answered = 0;
+    exit_listens = -1;
     lost_acked = marks_acked = 0;
     delivered = lost = batches = spooled = 0;
     atomic_store(&reached, 0);

@@ -486,10 +486,15 @@ tests_unit_test_rounds_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_rounds_LDADD = $(HRD_TEST_LIBS)
 TESTS += tests/service/test_rounds.sh
 EXTRA_DIST += tests/service/test_rounds.sh
-# Stopping record, record --rounds and ab (issue 46): signals, a failing
+# Stopping record, record --rounds and ab: signals, a failing
 # round, record stopped at random moments; nothing lost, nothing left.
 TESTS += tests/service/test_stop.sh
 EXTRA_DIST += tests/service/test_stop.sh
+# A clean exit is never a crash: programs idle 0 to 30 s before a normal
+# exit under record --strict deliver their final counters; a killed one is
+# named.
+TESTS += tests/service/test_clean_exit.sh
+EXTRA_DIST += tests/service/test_clean_exit.sh
 # --- at the limits (doc/limits.md): names the daemon would refuse caught
 # where they enter, a full context table, refused batches counted lost,
 # unfinished clients named -------------------------------------------------

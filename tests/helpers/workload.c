@@ -14,16 +14,20 @@
  * the nodes PREFIX::node[i] (default tests/workload); -P runs, for each
  * node, one window of 1 + CALLS calls under HR_PHASE_BY_PATH instead of a
  * cold and a warm one, and counts 3 marks (hr_marks_add); -K forks with
- * batches unsent and counters set (see fork_clean_mode).
+ * batches unsent and counters set (see fork_clean_mode); -I MS sleeps MS
+ * milliseconds after its work (and after -p's flush), idle, before it
+ * returns from main.
  */
 #include "config.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hostrange.h"
@@ -211,11 +215,11 @@ static void wait_for(const char *file)
 int main(int argc, char **argv)
 {
     int calls = 1000, nodes = 2, records = 10, code = 0, threads = 1, c;
-    int fork_it = 0, fork_clean = 0, print = 0, by_path = 0;
+    int fork_it = 0, fork_clean = 0, print = 0, by_path = 0, idle_ms = 0;
     const char *wait_file = NULL, *prefix = "tests/workload";
     uint64_t t0, t1;
 
-    while ((c = getopt(argc, argv, "c:n:r:x:T:FKw:pqN:P")) != -1) {
+    while ((c = getopt(argc, argv, "c:n:r:x:T:FKw:pqN:PI:")) != -1) {
         switch (c) {
         case 'c':
             calls = atoi(optarg);
@@ -253,10 +257,13 @@ int main(int argc, char **argv)
         case 'P':
             by_path = 1;
             break;
+        case 'I':
+            idle_ms = atoi(optarg);
+            break;
         default:
             fprintf(stderr, "usage: workload [-c CALLS] [-n NODES] "
                     "[-r RECORDS] [-x EXIT_CODE] [-T THREADS] [-F | -K] "
-                    "[-w FILE] [-p] [-q] [-N PREFIX] [-P]\n");
+                    "[-w FILE] [-p] [-q] [-N PREFIX] [-P] [-I MS]\n");
             return 2;
         }
     }
@@ -296,6 +303,13 @@ int main(int argc, char **argv)
         printf("flush=%d samples=%llu delivered=%llu lost=%llu\n", rc,
                (unsigned long long)k.samples,
                (unsigned long long)k.delivered, (unsigned long long)k.lost);
+        fflush(stdout);
+    }
+    if (idle_ms > 0) {
+        struct timespec left = { idle_ms / 1000, idle_ms % 1000 * 1000000L };
+
+        while (nanosleep(&left, &left) != 0 && errno == EINTR)
+            ;
     }
     return code;
 }
