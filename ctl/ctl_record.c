@@ -456,7 +456,7 @@ static int run_record(int argc, char **argv)
             o.rounds = hrd_ctl_parse_rounds("record", "--rounds", optarg);
             continue;
         case OPT_HISTORY:
-            o.history = optarg;
+            o.history = hrd_ctl_history_dsn("record", optarg);
             continue;
         default:
             hrd_ctl_die_usage("record", c, argv[optind - 1]);
