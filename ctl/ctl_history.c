@@ -51,6 +51,7 @@ const char hrd_ctl_history_usage_list[] =
     "(UTC), commit, machine, keys.\n"
     "\n"
     DB_HELP
+    HRD_CTL_HISTORY_READ_HELP
     "  -h, --help           show this help and exit\n";
 
 const char hrd_ctl_history_usage_show[] =
@@ -61,6 +62,7 @@ const char hrd_ctl_history_usage_show[] =
     "p10 and p90 (ns), and its rounds and their medians (jsonl, csv).\n"
     "\n"
     DB_HELP
+    HRD_CTL_HISTORY_READ_HELP
     HRD_CTL_FILTER_HELP
     "      --machine=GLOB   only machines matching GLOB\n"
     "  -f, --format=FORMAT  table (default), jsonl or csv\n"

@@ -22,6 +22,11 @@
 #define HRD_CTL_HISTORY_UNREADABLE 3
 #define HRD_CTL_HISTORY_FAILED 5
 
+/* The help's words under --db of the subcommands that only read. */
+#define HRD_CTL_HISTORY_READ_HELP                                          \
+    "                       (only read: a missing history is not made;\n" \
+    "                       exit 3)\n"
+
 /* The database a subcommand uses: --db, else $HOSTRANGE_HISTORY, else
  * hostrange-history.db here. */
 const char *hrd_ctl_history_db(const char *opt);

@@ -25,6 +25,7 @@
 
 #define DETECT_OPTS_HELP                                                      \
     "      --db=DB          the history (see hostrangectl history add --help)\n" \
+    HRD_CTL_HISTORY_READ_HELP                                                     \
     HRD_CTL_FILTER_HELP                                                       \
     "      --machine=GLOB   only machines matching GLOB (the machine of a\n"   \
     "                       series as history list shows it)\n"               \

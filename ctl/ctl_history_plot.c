@@ -30,6 +30,7 @@ const char hrd_ctl_history_usage_plot[] =
     "The page opens on the most changed series.\n"
     "\n"
     "      --db=DB          the history (see hostrangectl history add --help)\n"
+    HRD_CTL_HISTORY_READ_HELP
     "  -o, --output=DIR     the directory to write index.html in (made when\n"
     "                       missing)\n"
     HRD_CTL_FILTER_HELP
