@@ -248,15 +248,16 @@ static int immutable_uri(const char *path, char *buf, size_t len)
 {
     size_t n = (size_t)snprintf(buf, len, "file:%s", path[0] == '/' ? "//"
                                                                     : "");
+    const char *p = path;
 
-    for (const char *p = path; *p != '\0' && n + 4 < len; p++) {
+    for (; *p != '\0' && n + 4 < len; p++) {
         if (*p == '%' || *p == '?' || *p == '#')
             n += (size_t)snprintf(buf + n, len - n, "%%%02X",
                                   (unsigned char)*p);
         else
             buf[n++] = *p;
     }
-    if (n + sizeof "?immutable=1" > len)
+    if (*p != '\0' || n + sizeof "?immutable=1" > len)
         return -ENAMETOOLONG;
     memcpy(buf + n, "?immutable=1", sizeof "?immutable=1");
     return 0;
