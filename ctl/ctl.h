@@ -378,6 +378,13 @@ int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
 int hrd_ctl_history_add_run(const char *cmd, const char *db,
                             const char *path, FILE *note);
 
+/* The history named by --db (or record's --history) arg, for command
+ * cmd (ctl_history.c): a copy, kept until the next call. A password in
+ * arg is overwritten in arg itself (the process's command line, which ps
+ * shows), with a warning on stderr, the first time, that PGPASSWORD or
+ * ~/.pgpass is safer. */
+const char *hrd_ctl_history_dsn(const char *cmd, char *arg);
+
 /* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
  * status 2 on a bad one); hrd_ctl_meta_free frees the array. */
 int hrd_ctl_meta_add(const char *cmd, const char *arg,

@@ -27,7 +27,9 @@
     "      --db=DB          the history: a SQLite file, or a PostgreSQL\n"   \
     "                       database (postgresql://..., postgres://... or\n" \
     "                       libpq's key=value pairs); default\n"             \
-    "                       $" HRD_HISTORY_ENV ", else " HRD_HISTORY_DEFAULT "\n"
+    "                       $" HRD_HISTORY_ENV ", else " HRD_HISTORY_DEFAULT "\n" \
+    "                       (a password: PGPASSWORD, ~/.pgpass or\n"         \
+    "                       PGPASSFILE, not DB, which every user sees)\n"
 
 const char hrd_ctl_history_usage_add[] =
     "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]...\n"
@@ -37,8 +39,9 @@ const char hrd_ctl_history_usage_add[] =
     "machine, host, kernel and meta. A series is one key on one machine:\n"
     "the name the run was saved with (--machine, $HOSTRANGE_MACHINE), else\n"
     "its CPU model, cores and clock path; never its host name or kernel,\n"
-    "which change under a machine (a CI runner's host name every job). Its place in the order is its meta 'time' (Unix\n"
-    "seconds, or YYYY-MM-DDTHH:MM:SS[Z], UTC), else when it was saved; its\n"
+    "which change under a machine (a CI runner's host name every job).\n"
+    "Its place in the order is its meta 'time' (Unix seconds, or\n"
+    "YYYY-MM-DDTHH:MM:SS[Z], UTC), else when it was saved; its\n"
     "commit is its meta 'commit'. A run is known by its id: one stored\n"
     "already is not stored again. Each run is one transaction: a run that\n"
     "cannot be read or stored leaves nothing.\n"
@@ -56,6 +59,7 @@ const char hrd_ctl_history_usage_list[] =
     "(UTC), commit, machine, keys, host, kernel.\n"
     "\n"
     DB_HELP
+    HRD_CTL_HISTORY_READ_HELP
     "  -h, --help           show this help and exit\n";
 
 const char hrd_ctl_history_usage_show[] =
@@ -67,6 +71,7 @@ const char hrd_ctl_history_usage_show[] =
     "(jsonl, csv).\n"
     "\n"
     DB_HELP
+    HRD_CTL_HISTORY_READ_HELP
     HRD_CTL_FILTER_HELP
     "      --machine=GLOB   only machines matching GLOB\n"
     "  -f, --format=FORMAT  table (default), jsonl or csv\n"
@@ -81,18 +86,51 @@ const char *hrd_ctl_history_db(const char *opt)
     return env != NULL && env[0] != '\0' ? env : HRD_HISTORY_DEFAULT;
 }
 
-int hrd_ctl_history_open(const char *cmd, const char *db,
-                         struct hrd_history **h)
+const char *hrd_ctl_history_dsn(const char *cmd, char *arg)
 {
-    char err[4096];
-    int rc = hrd_history_open(db, h, err, sizeof err);
+    static char *copy;
+    static int warned;
+    size_t off, len;
+
+    free(copy);
+    if ((copy = strdup(arg)) == NULL) {
+        fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
+        exit(HRD_CTL_HISTORY_FAILED);
+    }
+    if (!hrd_history_is_pg(arg) || !hrd_history_password(arg, &off, &len))
+        return copy;
+    /* The argument is the process's own copy of its command line, which
+     * /proc/PID/cmdline (ps) reads. */
+    memset(arg + off, '*', len);
+    if (!warned)
+        fprintf(stderr, "hostrangectl %s: warning: a password on the "
+                "command line can be seen by other users; PGPASSWORD or "
+                "~/.pgpass is safer\n", cmd);
+    warned = 1;
+    return copy;
+}
+
+int hrd_ctl_history_open(const char *cmd, const char *db,
+                         enum hrd_history_mode mode, struct hrd_history **h)
+{
+    char err[4096], name[1024];
+    int rc = hrd_history_open(db, mode, h, err, sizeof err);
 
     if (rc == 0)
         return 0;
+    if (rc == -ENOENT) {
+        hrd_history_name(db, name, sizeof name);
+        fprintf(stderr, "hostrangectl %s: no history at %s (hostrangectl "
+                "history add makes one)\n", cmd, name);
+        return HRD_CTL_HISTORY_UNREADABLE;
+    }
     fprintf(stderr, "hostrangectl %s: %s\n", cmd,
             rc == -ENOMEM ? "out of memory" : err);
-    return rc == -ENOMEM ? HRD_CTL_HISTORY_FAILED
-                         : HRD_CTL_HISTORY_UNREADABLE;
+    /* A database that cannot be made or migrated for want of room is a
+     * full disk, not a database that cannot be read. */
+    return rc == -ENOMEM || rc == -ENOSPC || rc == -EFBIG
+               ? HRD_CTL_HISTORY_FAILED
+               : HRD_CTL_HISTORY_UNREADABLE;
 }
 
 static int glob(const char *pat, const char *s)
@@ -390,7 +428,7 @@ int hrd_ctl_history_add(int argc, char **argv)
 
     while ((c = getopt_long(argc, argv, ":m:h", longopts, NULL)) != -1) {
         if (c == OPT_DB) {
-            db = optarg;
+            db = hrd_ctl_history_dsn("history add", optarg);
         } else if (c == OPT_MACHINE) {
             if (hrd_ctl_machine_bad(optarg, err, sizeof err) != 0) {
                 fprintf(stderr, "hostrangectl history add: bad --machine: "
@@ -442,7 +480,8 @@ int hrd_ctl_history_add(int argc, char **argv)
     }
     db = hrd_ctl_history_db(db);
     hrd_history_name(db, name, sizeof name);
-    if ((status = hrd_ctl_history_open("history add", db, &h)) != 0) {
+    if ((status = hrd_ctl_history_open("history add", db, HRD_HISTORY_WRITE,
+                                       &h)) != 0) {
         free(extra);
         return status;
     }
@@ -484,7 +523,7 @@ int hrd_ctl_history_add_run(const char *cmd, const char *db,
 
     db = hrd_ctl_history_db(db);
     hrd_history_name(db, name, sizeof name);
-    if ((rc = hrd_ctl_history_open(cmd, db, &h)) != 0)
+    if ((rc = hrd_ctl_history_open(cmd, db, HRD_HISTORY_WRITE, &h)) != 0)
         return rc;
     rc = hrd_ctl_hrun_load(cmd, path, NULL, 0, NULL, &r);
     if (rc == 0) {
@@ -518,7 +557,7 @@ static int only_db(const char *cmd, const char *usage, int argc, char **argv,
 
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (c == OPT_DB) {
-            *db = optarg;
+            *db = hrd_ctl_history_dsn(cmd, optarg);
         } else if (c == 'h') {
             fputs(usage, stdout);
             return -1;
@@ -578,7 +617,8 @@ int hrd_ctl_history_list(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     db = hrd_ctl_history_db(db);
-    if ((rc = hrd_ctl_history_open("history list", db, &h)) != 0)
+    if ((rc = hrd_ctl_history_open("history list", db, HRD_HISTORY_READ,
+                                   &h)) != 0)
         return rc;
     rc = hrd_history_runs(h, list_run, NULL, err, sizeof err);
     hrd_history_close(h);
@@ -710,7 +750,7 @@ int hrd_ctl_history_show(int argc, char **argv)
 
     while ((c = getopt_long(argc, argv, ":n:f:h", longopts, NULL)) != -1) {
         if (c == OPT_DB)
-            db = optarg;
+            db = hrd_ctl_history_dsn("history show", optarg);
         else if (c == OPT_MACHINE)
             s.machine = optarg;
         else if (c == 'f') {
@@ -733,7 +773,8 @@ int hrd_ctl_history_show(int argc, char **argv)
         return HRD_CTL_HISTORY_USAGE;
     }
     db = hrd_ctl_history_db(db);
-    if ((rc = hrd_ctl_history_open("history show", db, &h)) != 0)
+    if ((rc = hrd_ctl_history_open("history show", db, HRD_HISTORY_READ,
+                                   &h)) != 0)
         return rc;
     if (s.format == HRD_FORMAT_CSV)
         puts("node,operator,backend,phase,range,metric,machine,time,commit,"

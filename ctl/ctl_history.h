@@ -25,14 +25,20 @@
 #define HRD_CTL_HISTORY_FAILED 5
 #define HRD_CTL_HISTORY_FEW_RUNS 6
 
+/* The help's words under --db of the subcommands that only read. */
+#define HRD_CTL_HISTORY_READ_HELP                                          \
+    "                       (only read: a missing history is not made;\n" \
+    "                       exit 3)\n"
+
 /* The database a subcommand uses: --db, else $HOSTRANGE_HISTORY, else
  * hostrange-history.db here. */
 const char *hrd_ctl_history_db(const char *opt);
 
-/* Opens the history for subcommand cmd. Returns 0, or the exit status
- * after saying why. */
+/* Opens the history for subcommand cmd, to read or to write (mode). A
+ * history to read that does not exist is said to be made by history
+ * add. Returns 0, or the exit status after saying why. */
 int hrd_ctl_history_open(const char *cmd, const char *db,
-                         struct hrd_history **h);
+                         enum hrd_history_mode mode, struct hrd_history **h);
 
 /* Whether point p passes filter f and machine pattern machine (NULL:
  * any). */

@@ -31,7 +31,8 @@ static const char usage_history[] =
     "\n"
     "Exit status: 0 when nothing is slower than allowed; 1 when something is\n"
     "(detect, check: --fail-above); 2 on a usage error; 3 when a database or\n"
-    "run file cannot be read; 5 on any other failure.\n";
+    "run file cannot be read (list, show, detect, check and plot only read,\n"
+    "and never make a history); 5 on any other failure.\n";
 
 /* The subcommands. */
 static const struct {

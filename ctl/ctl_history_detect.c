@@ -26,6 +26,7 @@
 
 #define DETECT_OPTS_HELP                                                      \
     "      --db=DB          the history (see hostrangectl history add --help)\n" \
+    HRD_CTL_HISTORY_READ_HELP                                                     \
     HRD_CTL_FILTER_HELP                                                       \
     "      --machine=GLOB   only machines matching GLOB (the machine of a\n"   \
     "                       series as history list shows it)\n"               \
@@ -431,7 +432,7 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
     while ((c = getopt_long(argc, argv, ":n:a:w:f:h", longopts, NULL)) !=
            -1) {
         if (c == OPT_DB) {
-            o->db = optarg;
+            o->db = hrd_ctl_history_dsn(cmd, optarg);
         } else if (c == OPT_MACHINE) {
             o->machine = optarg;
         } else if (c == 'a' || c == 'w') {
@@ -590,7 +591,8 @@ int hrd_ctl_history_detect(int argc, char **argv)
         return rc < 0 ? 0 : rc;
     }
     o.db = hrd_ctl_history_db(o.db);
-    if ((rc = hrd_ctl_history_open("history detect", o.db, &h)) != 0) {
+    if ((rc = hrd_ctl_history_open("history detect", o.db,
+                                   HRD_HISTORY_READ, &h)) != 0) {
         hrd_limits_fini(&o.limits);
         return rc;
     }
@@ -915,7 +917,8 @@ int hrd_ctl_history_check(int argc, char **argv)
     rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, NULL,
                            &r);
     if (rc == 0)
-        rc = hrd_ctl_history_open("history check", o.db, &h);
+        rc = hrd_ctl_history_open("history check", o.db, HRD_HISTORY_READ,
+                                  &h);
     if (rc != 0) {
         hrd_ctl_hrun_fini(&r);
         hrd_limits_fini(&o.limits);

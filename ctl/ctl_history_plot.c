@@ -31,6 +31,7 @@ const char hrd_ctl_history_usage_plot[] =
     "by name. The page opens on the most changed series.\n"
     "\n"
     "      --db=DB          the history (see hostrangectl history add --help)\n"
+    HRD_CTL_HISTORY_READ_HELP
     "  -o, --output=DIR     the directory to write index.html in (made when\n"
     "                       missing)\n"
     HRD_CTL_FILTER_HELP
@@ -230,7 +231,7 @@ int hrd_ctl_history_plot(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":o:n:a:w:h", longopts, NULL)) !=
            -1) {
         if (c == OPT_DB) {
-            db = optarg;
+            db = hrd_ctl_history_dsn(cmd, optarg);
         } else if (c == 'o') {
             out = optarg;
         } else if (c == OPT_MACHINE) {
@@ -252,14 +253,16 @@ int hrd_ctl_history_plot(int argc, char **argv)
         return HRD_CTL_HISTORY_USAGE;
     }
     snprintf(path, sizeof path, "%s/index.html", out);
+    /* The history first: a missing one makes no directory either. */
+    db = hrd_ctl_history_db(db);
+    if ((rc = hrd_ctl_history_open(cmd, db, HRD_HISTORY_READ, &h)) != 0)
+        return rc;
     if (mkdir(out, 0777) != 0 && errno != EEXIST) {
         fprintf(stderr, "hostrangectl %s: cannot make %s: %s\n", cmd, out,
                 strerror(errno));
+        hrd_history_close(h);
         return HRD_CTL_HISTORY_FAILED;
     }
-    db = hrd_ctl_history_db(db);
-    if ((rc = hrd_ctl_history_open(cmd, db, &h)) != 0)
-        return rc;
     rc = hrd_history_points(h, plot_point, &p, err, sizeof err);
     hrd_history_close(h);
     plot_close_series(&p);

@@ -565,7 +565,7 @@ static int run_record(int argc, char **argv)
             o.rounds = hrd_ctl_parse_rounds("record", "--rounds", optarg);
             continue;
         case OPT_HISTORY:
-            o.history = optarg;
+            o.history = hrd_ctl_history_dsn("record", optarg);
             continue;
         case OPT_MACHINE:
             hrd_ctl_machine_option("record", optarg);

@@ -626,19 +626,21 @@ class _Session:
         return meta
 
     def _add_to_history(self, run):
-        """hostrangectl history check, then add, of the run: what check
-        finds goes to the summary. Returns None, or INTERNAL_ERROR when the
-        history cannot be read or the run added."""
-        r = self._ctl("history", "check", "--db", self.history, run)
-        if r.returncode not in (0, 1):
-            return self._error("cannot check the run against the history: "
-                               "%s" % _ctl_error(r.stderr))
-        self.checked = r.stdout.splitlines()
+        """hostrangectl history add, then check, of the run (add makes the
+        history of the first session, which check, only reading, never
+        does; check leaves out the run itself): what check finds goes to
+        the summary. Returns None, or INTERNAL_ERROR when the run cannot
+        be added or the history read."""
         r = self._ctl("history", "add", "--db", self.history, run)
         if r.returncode != 0:
             return self._error("cannot add the run to the history: %s"
                                % _ctl_error(r.stderr))
         self.summary.append("hostrange: history: " + r.stdout.strip())
+        r = self._ctl("history", "check", "--db", self.history, run)
+        if r.returncode not in (0, 1):
+            return self._error("cannot check the run against the history: "
+                               "%s" % _ctl_error(r.stderr))
+        self.checked = r.stdout.splitlines()
         return None
 
     def _error(self, message):

@@ -522,7 +522,12 @@ tests_helpers_mkrun_CFLAGS = $(TEST_CFLAGS)
 tests_helpers_mkrun_LDADD = $(HRD_STORE_TEST_LIBS)
 # The history end to end, against SQLite and a real PostgreSQL server.
 TESTS += tests/service/test_history.sh
-EXTRA_DIST += tests/service/test_history.sh
+EXTRA_DIST += tests/service/test_history.sh tests/helpers/pgserver.sh
+# How the history is reached (issue 46): names not UTF-8, read-only and
+# missing histories, a server that never answers, a password in argv, a
+# full disk; SQLite and a real PostgreSQL server.
+TESTS += tests/service/test_history_access.sh
+EXTRA_DIST += tests/service/test_history_access.sh
 
 # The pytest plugin's --host-range-rounds (skips, 77, without the module).
 TESTS += tests/python/test_python_plugin_rounds.sh

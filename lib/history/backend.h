@@ -4,14 +4,25 @@
  * (pg.c) answer the same statements the same way. Statements are SQL that
  * both read, their parameters written $1, $2... and always bound, never
  * spliced into the text. A row comes back as text: integers in decimal,
- * reals as the shortest text that reads back as the same double, NULL as
- * a NULL pointer.
+ * reals as the shortest text that reads back as the same double, a name
+ * (a column of bytes) as its bytes, NULL as a NULL pointer.
+ *
+ * Names (of keys, machines, commits, hosts, files, meta) are bytes, never
+ * checked for an encoding: a backend whose text must be valid in an
+ * encoding (PostgreSQL's) keeps them in columns of bytes (to_bytes), one
+ * whose text holds any bytes (SQLite's) keeps them as text. Either gives
+ * back the bytes it was given.
  *
  * Each function returns 0, or a negative errno with a one-line reason in
- * err (which does not name the database; the caller does): -EINVAL for a database that is not one (a file of something else),
- * -ECONNREFUSED for a server that cannot be reached or went away, -EBUSY
- * for a lock not had within the busy timeout, -ENOSPC for a full disk,
- * -ENOMEM, or -EIO for any other failure.
+ * err (which does not name the database; the caller does): -ENOENT for
+ * a database opened to read that does not exist (open never makes one
+ * then), -EINVAL for a database that is not one (a file of something
+ * else), -EACCES for one that cannot be read or written as asked,
+ * -ECONNREFUSED for a server that cannot be reached, did not answer
+ * within its connect timeout, or went away (never tried again), -EBUSY
+ * for a lock not had within the busy timeout, -ENOSPC for a full disk
+ * (-EFBIG past a file size limit), -ENOMEM, or -EIO for any other
+ * failure.
  */
 #ifndef HOSTRANGE_HISTORY_BACKEND_H
 #define HOSTRANGE_HISTORY_BACKEND_H
@@ -19,8 +30,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A bound parameter. */
-enum hrd_hval_type { HRD_HVAL_INT, HRD_HVAL_REAL, HRD_HVAL_TEXT };
+/* A bound parameter: an integer, a real, text (ASCII: ids, numbers), or
+ * a name (bytes, as given). */
+enum hrd_hval_type { HRD_HVAL_INT, HRD_HVAL_REAL, HRD_HVAL_TEXT,
+                     HRD_HVAL_BYTES };
 
 struct hrd_hval {
     enum hrd_hval_type type;
@@ -41,7 +54,15 @@ struct hrd_hbackend {
     /* A statement giving the number of tables the database holds (in its
      * current schema), to tell a new database from another program's. */
     const char *count_tables;
-    int (*open)(const char *dsn, void **db, char *err, size_t errlen);
+    /* A statement that turns column %2$s of table %1$s, text, into a
+     * column of bytes (the same bytes), or NULL where text holds any
+     * bytes already. */
+    const char *to_bytes;
+    /* Opens dsn: to write (write 1; a SQLite file is made when missing),
+     * or only to read (write 0; nothing is ever made or changed, and a
+     * missing database is -ENOENT). */
+    int (*open)(const char *dsn, int write, void **db, char *err,
+                size_t errlen);
     void (*close)(void *db);
     /* A transaction that writes: it holds the database's write lock from
      * its start (adds are serialized; readers go on). */

@@ -17,6 +17,8 @@ struct hrd_history {
     void *db;
     char *dsn;
     char name[1024];
+    enum hrd_history_mode mode;
+    int64_t version; /* of the schema (older when read, not migrated) */
 };
 
 /* Points written by one statement. */
@@ -129,6 +131,18 @@ static const char *password_of(const char *dsn, size_t *len)
     return NULL;
 }
 
+int hrd_history_password(const char *dsn, size_t *off, size_t *len)
+{
+    size_t n = 0;
+    const char *pw = password_of(dsn, &n);
+
+    if (pw == NULL || n == 0)
+        return 0;
+    *off = (size_t)(pw - dsn);
+    *len = n;
+    return 1;
+}
+
 /* Replaces in s, as "***", every occurrence of the password of dsn (of 3
  * bytes or more: a shorter one cannot be told from other text), whatever
  * a library's message said of the connection string. */
@@ -200,20 +214,69 @@ static const char *const migrate_2_3[] = {
     NULL,
 };
 
-/* Version 4: a run's kernel, and machines without host or kernel
- * (rekey_machines). */
+/* Version 4: names are bytes in any encoding, or none. A backend whose
+ * text must be valid in the database's encoding turns these columns to
+ * bytes (backend.h's to_bytes); text holds any bytes in the others. */
+static const struct {
+    const char *table, *column;
+} name_columns[] = {
+    { "hostrange_machine", "name" },
+    { "hostrange_run", "commit_id" },
+    { "hostrange_run", "host" },
+    { "hostrange_run", "kernel" },
+    { "hostrange_run", "file" },
+    { "hostrange_meta", "key" },
+    { "hostrange_meta", "value" },
+    { "hostrange_key", "node" },
+    { "hostrange_key", "operator" },
+    { "hostrange_key", "backend" },
+    { "hostrange_key", "phase" },
+    { "hostrange_key", "range" },
+    { "hostrange_key", "metric" },
+};
+
+static int names_to_bytes(struct hrd_history *h, char *err, size_t errlen)
+{
+    char sql[512];
+    int rc = 0;
+
+    if (h->be->to_bytes == NULL)
+        return 0;
+    for (size_t i = 0; rc == 0 && i < sizeof name_columns /
+                                           sizeof name_columns[0]; i++) {
+        snprintf(sql, sizeof sql, h->be->to_bytes, name_columns[i].table,
+                 name_columns[i].column);
+        rc = put0(h, sql, err, errlen);
+    }
+    return rc;
+}
+
+static int rekey_machines(struct hrd_history *h, char *err, size_t errlen);
+
+/* Version 4 also keeps a run's kernel, and names a machine without its
+ * host or kernel (rekey_machines). */
 static const char *const migrate_3_4[] = {
     "ALTER TABLE hostrange_run ADD COLUMN kernel TEXT NOT NULL DEFAULT ''",
     NULL,
 };
 
-static const char *const *const migrations[HRD_HISTORY_SCHEMA - 1] = {
-    migrate_1_2,
-    migrate_2_3,
-    migrate_3_4,
-};
+static int to_v4(struct hrd_history *h, char *err, size_t errlen)
+{
+    int rc = names_to_bytes(h, err, errlen);
 
-static int rekey_machines(struct hrd_history *h, char *err, size_t errlen);
+    return rc != 0 ? rc : rekey_machines(h, err, errlen);
+}
+
+/* migrations[v - 1] takes version v to v + 1: statements, then a function
+ * where the backends differ or the data moves. */
+static const struct {
+    const char *const *steps;
+    int (*run)(struct hrd_history *h, char *err, size_t errlen);
+} migrations[HRD_HISTORY_SCHEMA - 1] = {
+    { migrate_1_2, NULL },
+    { migrate_2_3, NULL },
+    { migrate_3_4, to_v4 },
+};
 
 static int run_steps(struct hrd_history *h, const char *const *steps,
                      char *err, size_t errlen)
@@ -230,12 +293,58 @@ static int run_steps(struct hrd_history *h, const char *const *steps,
     return 0;
 }
 
+/* The schema version of a database holding `tables` tables (not 0) into
+ * *version. Returns 0, or -EINVAL for a database of something else or of
+ * a newer schema. */
+static int schema_version(struct hrd_history *h, int64_t tables,
+                          int64_t *version, char *err, size_t errlen)
+{
+    char why[512];
+    int rc;
+
+    *version = 0;
+    rc = h->be->query(h->db, "SELECT max(version) FROM hostrange_schema",
+                      NULL, 0, first_int, version, why, sizeof why);
+    if (rc == -ECONNREFUSED || rc == -ENOMEM) {
+        snprintf(err, errlen, "%s", why);
+        return rc;
+    }
+    if (rc != 0 || *version < 1) {
+        snprintf(err, errlen, "not a hostrange history (it holds %lld "
+                 "tables of something else)", (long long)tables);
+        return -EINVAL;
+    }
+    if (*version > HRD_HISTORY_SCHEMA) {
+        snprintf(err, errlen, "a history of schema version %lld, newer "
+                 "than this hostrange's (%d): use a newer hostrangectl",
+                 (long long)*version, HRD_HISTORY_SCHEMA);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* A history opened to read: its version, read and nothing else. A
+ * database without tables is no history (-ENOENT). */
+static int schema_read(struct hrd_history *h, char *err, size_t errlen)
+{
+    int64_t tables = 0;
+    int rc = h->be->query(h->db, h->be->count_tables, NULL, 0, first_int,
+                          &tables, err, errlen);
+
+    if (rc == 0 && tables == 0) {
+        snprintf(err, errlen, "it holds no history");
+        return -ENOENT;
+    }
+    if (rc == 0)
+        rc = schema_version(h, tables, &h->version, err, errlen);
+    return rc;
+}
+
 /* Reads the version, creating or migrating the schema as needed, in one
  * transaction. */
 static int schema(struct hrd_history *h, char *err, size_t errlen)
 {
     int64_t tables = 0, version = 0;
-    char why[512];
     int rc;
 
     if ((rc = h->be->begin(h->db, err, errlen)) != 0)
@@ -246,23 +355,13 @@ static int schema(struct hrd_history *h, char *err, size_t errlen)
         rc = run_steps(h, schema_v1, err, errlen);
         version = 1;
     } else if (rc == 0) {
-        rc = h->be->query(h->db, "SELECT max(version) FROM hostrange_schema",
-                          NULL, 0, first_int, &version, why, sizeof why);
-        if (rc != 0 || version < 1) {
-            snprintf(err, errlen, "not a hostrange history (it holds %lld "
-                     "tables of something else)", (long long)tables);
-            rc = -EINVAL;
-        } else if (version > HRD_HISTORY_SCHEMA) {
-            snprintf(err, errlen, "a history of schema version %lld, newer "
-                     "than this hostrange's (%d): use a newer hostrangectl",
-                     (long long)version, HRD_HISTORY_SCHEMA);
-            rc = -EINVAL;
-        }
+        rc = schema_version(h, tables, &version, err, errlen);
     }
     for (; rc == 0 && version < HRD_HISTORY_SCHEMA; version++) {
-        rc = run_steps(h, migrations[version - 1], err, errlen);
-        if (rc == 0 && version == 3)
-            rc = rekey_machines(h, err, errlen);
+        if (migrations[version - 1].steps != NULL)
+            rc = run_steps(h, migrations[version - 1].steps, err, errlen);
+        if (rc == 0 && migrations[version - 1].run != NULL)
+            rc = migrations[version - 1].run(h, err, errlen);
     }
     if (rc == 0) {
         struct hrd_hval v = { HRD_HVAL_INT, HRD_HISTORY_SCHEMA, 0, NULL };
@@ -274,11 +373,39 @@ static int schema(struct hrd_history *h, char *err, size_t errlen)
         rc = h->be->commit(h->db, err, errlen);
     if (rc != 0)
         h->be->rollback(h->db);
+    h->version = HRD_HISTORY_SCHEMA;
     return rc;
 }
 
-int hrd_history_open(const char *dsn, struct hrd_history **out, char *err,
-                     size_t errlen)
+/*
+ * A history of an older schema opened to read: migrated, as an add
+ * would, where this user may write it, so that its series read as an add
+ * would leave them (schema 4 re-keys machines); else read as it is (its
+ * machines named as its schema named them). Returns 0, or a negative
+ * errno with h closed.
+ */
+static int migrate_to_read(struct hrd_history *h, char *err, size_t errlen)
+{
+    char why[512];
+    int rc;
+
+    h->be->close(h->db);
+    h->db = NULL;
+    if (h->be->open(h->dsn, 1, &h->db, why, sizeof why) == 0 &&
+        schema(h, why, sizeof why) == 0) {
+        h->be->close(h->db);
+        h->db = NULL;
+    } else if (h->db != NULL) {
+        h->be->close(h->db);
+        h->db = NULL;
+    }
+    /* Reopened to read, at whatever version it now has. */
+    rc = h->be->open(h->dsn, 0, &h->db, err, errlen);
+    return rc != 0 ? rc : schema_read(h, err, errlen);
+}
+
+int hrd_history_open(const char *dsn, enum hrd_history_mode mode,
+                     struct hrd_history **out, char *err, size_t errlen)
 {
     struct hrd_history *h = calloc(1, sizeof *h);
     char why[2048];
@@ -289,10 +416,15 @@ int hrd_history_open(const char *dsn, struct hrd_history **out, char *err,
         return -ENOMEM;
     }
     h->be = hrd_history_is_pg(dsn) ? &hrd_hbackend_pg : &hrd_hbackend_sqlite;
+    h->mode = mode;
     hrd_history_name(dsn, h->name, sizeof h->name);
-    rc = h->be->open(h->dsn, &h->db, why, sizeof why);
+    rc = h->be->open(h->dsn, mode == HRD_HISTORY_WRITE, &h->db, why,
+                     sizeof why);
     if (rc == 0)
-        rc = schema(h, why, sizeof why);
+        rc = mode == HRD_HISTORY_WRITE ? schema(h, why, sizeof why)
+                                       : schema_read(h, why, sizeof why);
+    if (rc == 0 && h->version < HRD_HISTORY_SCHEMA)
+        rc = migrate_to_read(h, why, sizeof why);
     if (rc != 0) {
         /* The reasons of the backends and of the schema do not name the
          * database: its name (without a password) is said here. */
@@ -319,6 +451,13 @@ void hrd_history_close(struct hrd_history *h)
 static struct hrd_hval text(const char *s)
 {
     struct hrd_hval v = { HRD_HVAL_TEXT, 0, 0, s != NULL ? s : "" };
+    return v;
+}
+
+/* A name: bytes, stored as they are. */
+static struct hrd_hval bytes(const char *s)
+{
+    struct hrd_hval v = { HRD_HVAL_BYTES, 0, 0, s != NULL ? s : "" };
     return v;
 }
 
@@ -470,9 +609,9 @@ static int key_id(struct hrd_history *h, struct keymap *m,
 {
     const char *f[6] = { p->node, p->op, p->backend, p->phase, p->range,
                          p->metric };
-    struct hrd_hval v[6] = { text(p->node), text(p->op), text(p->backend),
-                             text(p->phase), text(p->range),
-                             text(p->metric) };
+    struct hrd_hval v[6] = { bytes(p->node), bytes(p->op),
+                             bytes(p->backend), bytes(p->phase),
+                             bytes(p->range), bytes(p->metric) };
     char buf[8192];
     size_t len = key_name(f, buf, sizeof buf);
     int rc;
@@ -503,7 +642,7 @@ static int key_id(struct hrd_history *h, struct keymap *m,
 static int machine_id(struct hrd_history *h, const char *name, int64_t *id,
                       char *err, size_t errlen)
 {
-    struct hrd_hval v = text(name);
+    struct hrd_hval v = bytes(name);
     int rc;
 
     *id = 0;
@@ -609,7 +748,7 @@ static int rekey_machines(struct hrd_history *h, char *err, size_t errlen)
                          sizeof kernel))
             continue;
         {
-            struct hrd_hval v[2] = { text(kernel), integer(m.id[i]) };
+            struct hrd_hval v[2] = { bytes(kernel), integer(m.id[i]) };
 
             rc = h->be->put(h->db, "UPDATE hostrange_run SET kernel = $1 "
                             "WHERE machine = $2", v, 2, err, errlen);
@@ -771,6 +910,10 @@ int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
     int64_t run = 0, machine = 0;
     int rc;
 
+    if (h->mode != HRD_HISTORY_WRITE) {
+        snprintf(err, errlen, "opened only to read");
+        return -EBADF;
+    }
     if ((rc = h->be->begin(h->db, err, errlen)) != 0)
         return rc;
     rc = hrd_history_has(h, r->id, err, errlen);
@@ -782,10 +925,10 @@ int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
         rc = machine_id(h, r->machine, &machine, err, errlen);
     if (rc == 0) {
         struct hrd_hval v[10] = { text(r->id), integer(r->time_ns),
-                                  integer(r->saved_ns), text(r->commit),
-                                  integer(machine), text(r->host),
-                                  text(r->file), text(r->parts),
-                                  integer((int64_t)n), text(r->kernel) };
+                                  integer(r->saved_ns), bytes(r->commit),
+                                  integer(machine), bytes(r->host),
+                                  bytes(r->file), text(r->parts),
+                                  integer((int64_t)n), bytes(r->kernel) };
 
         rc = h->be->query(h->db, "INSERT INTO hostrange_run (run_id, "
                           "time_ns, saved_ns, commit_id, machine, host, "
@@ -794,8 +937,8 @@ int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
                           first_int, &run, err, errlen);
     }
     for (size_t i = 0; rc == 0 && i < r->nmeta; i++) {
-        struct hrd_hval v[3] = { integer(run), text(r->meta_key[i]),
-                                 text(r->meta_value[i]) };
+        struct hrd_hval v[3] = { integer(run), bytes(r->meta_key[i]),
+                                 bytes(r->meta_value[i]) };
 
         rc = h->be->put(h->db, "INSERT INTO hostrange_meta (run, key, "
                         "value) VALUES ($1, $2, $3)", v, 3, err, errlen);
@@ -836,13 +979,15 @@ int hrd_history_runs(struct hrd_history *h,
                      void *ctx, char *err, size_t errlen)
 {
     struct runs_ctx c = { fn, ctx };
+    char sql[512];
 
-    return h->be->query(h->db, "SELECT r.run_id, r.time_ns, r.commit_id, "
-                        "m.name, r.nkeys, r.host, r.kernel FROM "
-                        "hostrange_run r JOIN "
-                        "hostrange_machine m ON m.id = r.machine "
-                        "ORDER BY r.time_ns, r.id", NULL, 0, run_row, &c,
-                        err, errlen);
+    /* A history read at schema 3 or older (not migrated) keeps no
+     * kernel. */
+    snprintf(sql, sizeof sql, "SELECT r.run_id, r.time_ns, r.commit_id, "
+             "m.name, r.nkeys, r.host, %s FROM hostrange_run r JOIN "
+             "hostrange_machine m ON m.id = r.machine ORDER BY r.time_ns, "
+             "r.id", h->version >= 4 ? "r.kernel" : "''");
+    return h->be->query(h->db, sql, NULL, 0, run_row, &c, err, errlen);
 }
 
 struct points_ctx {
@@ -892,15 +1037,20 @@ int hrd_history_points(struct hrd_history *h,
                        void *ctx, char *err, size_t errlen)
 {
     struct points_ctx c = { fn, ctx };
+    /* A history read at schema 1 or 2 (not migrated) has no round
+     * medians: every point is of one round. */
+    const char *rounds = h->version >= 3 ? "p.rounds" : "''";
+    /* Nor, before 4, a run's kernel. */
+    const char *kernel = h->version >= 4 ? "r.kernel" : "''";
+    char sql[1024];
 
-    return h->be->query(h->db, "SELECT k.id, k.node, k.operator, k.backend, "
-                        "k.phase, k.range, k.metric, m.name, r.time_ns, "
-                        "r.commit_id, r.run_id, p.count, p.mean, p.median, "
-                        "p.p10, p.p90, p.rounds, r.host, r.kernel "
-                        "FROM hostrange_point p "
-                        "JOIN hostrange_key k ON k.id = p.key "
-                        "JOIN hostrange_run r ON r.id = p.run "
-                        "JOIN hostrange_machine m ON m.id = r.machine "
-                        "ORDER BY k.id, r.machine, r.time_ns, r.id", NULL, 0,
-                        point_row, &c, err, errlen);
+    snprintf(sql, sizeof sql, "SELECT k.id, k.node, k.operator, k.backend, "
+             "k.phase, k.range, k.metric, m.name, r.time_ns, r.commit_id, "
+             "r.run_id, p.count, p.mean, p.median, p.p10, p.p90, %s, "
+             "r.host, %s FROM hostrange_point p "
+             "JOIN hostrange_key k ON k.id = p.key "
+             "JOIN hostrange_run r ON r.id = p.run "
+             "JOIN hostrange_machine m ON m.id = r.machine "
+             "ORDER BY k.id, r.machine, r.time_ns, r.id", rounds, kernel);
+    return h->be->query(h->db, sql, NULL, 0, point_row, &c, err, errlen);
 }

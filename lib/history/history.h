@@ -5,9 +5,13 @@
  * and its round medians when the run has rounds (schema 3), in a database:
  * SQLite by default, PostgreSQL for a fleet (backend.h). Both hold the
  * same schema, version HRD_HISTORY_SCHEMA, kept in table
- * hostrange_schema: an older database is migrated when opened, inside a
- * transaction; a newer one, or a database holding tables of something
- * else, is refused.
+ * hostrange_schema, and keep names (keys, machines, commits, hosts,
+ * files, meta) byte for byte, in any encoding or none (schema 4:
+ * PostgreSQL's name columns hold bytes). A history opened to write is
+ * made when missing, and an older one migrated, inside a transaction; a
+ * history opened to read is never made, migrated or written (an older
+ * one is read as it is). A newer one, or a database holding tables of
+ * something else, is refused.
  *
  * A series is one key on one machine. The machine is a name (the user's,
  * or the CPU, cores and clock path: lib/run/fingerprint.h); host and
@@ -37,6 +41,14 @@
 /* The database when none is named, and the variable that names one. */
 #define HRD_HISTORY_DEFAULT "hostrange-history.db"
 #define HRD_HISTORY_ENV "HOSTRANGE_HISTORY"
+/* How long a PostgreSQL server may take to accept a connection, in
+ * seconds, when neither the connection string (connect_timeout) nor
+ * PGCONNECT_TIMEOUT says. */
+#define HRD_HISTORY_PG_CONNECT_TIMEOUT 10
+
+/* What a history is opened for: to read only (list, show, detect, check,
+ * plot), or to write (add). */
+enum hrd_history_mode { HRD_HISTORY_READ, HRD_HISTORY_WRITE };
 
 struct hrd_history;
 
@@ -90,15 +102,24 @@ int hrd_history_is_pg(const char *dsn);
  * "***". */
 void hrd_history_name(const char *dsn, char *buf, size_t len);
 
-/* Opens (creating, or migrating, as needed) the history at dsn. Returns 0
- * with *h (free with hrd_history_close), or a negative errno. */
-int hrd_history_open(const char *dsn, struct hrd_history **h, char *err,
-                     size_t errlen);
+/* Where dsn holds a password (a URL's user:PASSWORD@, or
+ * password=PASSWORD): returns 1 with its offset and length in dsn, else
+ * 0. */
+int hrd_history_password(const char *dsn, size_t *off, size_t *len);
+
+/* Opens the history at dsn for mode: HRD_HISTORY_WRITE makes it when
+ * missing and migrates an older schema; HRD_HISTORY_READ changes nothing,
+ * and returns -ENOENT for a history that does not exist (no file, or a
+ * database without tables). Returns 0 with *h (free with
+ * hrd_history_close), or a negative errno. */
+int hrd_history_open(const char *dsn, enum hrd_history_mode mode,
+                     struct hrd_history **h, char *err, size_t errlen);
 void hrd_history_close(struct hrd_history *h);
 
-/* Adds run r and its n points in one transaction. Returns 0 when stored,
- * 1 when a run of its id is stored already (nothing changed), or a
- * negative errno (nothing stored). */
+/* Adds run r and its n points in one transaction, to a history opened to
+ * write. Returns 0 when stored, 1 when a run of its id is stored already
+ * (nothing changed), or a negative errno (nothing stored; -EBADF for a
+ * history opened to read). */
 int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
                     const struct hrd_history_point *p, size_t n, char *err,
                     size_t errlen);

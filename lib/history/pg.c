@@ -1,10 +1,15 @@
 /* The PostgreSQL backend of the run history (see backend.h), through
  * libpq: a connection string (a postgresql:// URL or key=value pairs) as
- * libpq reads it; every parameter bound with its type; adds serialized by
- * a transaction-scoped advisory lock. */
+ * libpq reads it, with a connect timeout of HRD_HISTORY_PG_CONNECT_TIMEOUT
+ * seconds unless it or PGCONNECT_TIMEOUT sets one; every parameter bound
+ * with its type, names as bytea (sent and read as their bytes); adds
+ * serialized by a transaction-scoped advisory lock. A database opened to
+ * read runs read-only transactions only (default_transaction_read_only). A
+ * connection lost is an error, never tried again. */
 #include "config.h"
 
 #include "lib/history/backend.h"
+#include "lib/history/history.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -16,7 +21,13 @@
 /* The advisory lock that serializes the history's writers. */
 #define PG_LOCK_KEY "7243583137"
 
+/* The default connect timeout as the text libpq reads. */
+#define TEXT_OF_(x) #x
+#define TEXT_OF(x) TEXT_OF_(x)
+#define CONNECT_TIMEOUT TEXT_OF(HRD_HISTORY_PG_CONNECT_TIMEOUT)
+
 /* Type OIDs of the parameters (pg_type.h). */
+#define PG_BYTEAOID 17
 #define PG_INT8OID 20
 #define PG_TEXTOID 25
 #define PG_FLOAT8OID 701
@@ -28,7 +39,8 @@
  */
 static struct {
     void *lib;
-    PGconn *(*connectdb)(const char *conninfo);
+    PGconn *(*connectdbParams)(const char *const *keywords,
+                               const char *const *values, int expand_dbname);
     ConnStatusType (*status)(const PGconn *conn);
     char *(*errorMessage)(const PGconn *conn);
     void (*finish)(PGconn *conn);
@@ -43,6 +55,8 @@ static struct {
     int (*nfields)(const PGresult *res);
     int (*getisnull)(const PGresult *res, int tup_num, int field_num);
     char *(*getvalue)(const PGresult *res, int tup_num, int field_num);
+    int (*getlength)(const PGresult *res, int tup_num, int field_num);
+    Oid (*ftype)(const PGresult *res, int field_num);
     void (*clear)(PGresult *res);
     char *(*resultErrorField)(const PGresult *res, int fieldcode);
     char *(*resultErrorMessage)(const PGresult *res);
@@ -55,7 +69,7 @@ static struct {
 static int pq_load(char *err, size_t errlen)
 {
     static const char *const names[] = {
-        "PQconnectdb",
+        "PQconnectdbParams",
         "PQstatus",
         "PQerrorMessage",
         "PQfinish",
@@ -67,12 +81,14 @@ static int pq_load(char *err, size_t errlen)
         "PQnfields",
         "PQgetisnull",
         "PQgetvalue",
+        "PQgetlength",
+        "PQftype",
         "PQclear",
         "PQresultErrorField",
         "PQresultErrorMessage",
         "PQexec",
     };
-    void **slot = (void **)&pq.connectdb;
+    void **slot = (void **)&pq.connectdbParams;
     void *lib;
 
     if (pq.lib != NULL)
@@ -97,6 +113,8 @@ static int pq_load(char *err, size_t errlen)
 struct pdb {
     PGconn *c;
     int in_tx;
+    char *bytes;      /* a row's bytea values, decoded */
+    size_t bytes_cap;
 };
 
 static void no_notices(void *arg, const char *message)
@@ -137,6 +155,69 @@ static int fail(struct pdb *p, PGresult *r, const char *what, char *err,
     return -EIO;
 }
 
+/* The value of a hex digit, or -1. */
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * The n columns of r's row into col: text as libpq gives it, bytea
+ * (hex: \x and two digits a byte, as bytea_output is set at open)
+ * decoded into p->bytes, NUL-terminated. Returns 0, -ENOMEM, or -EIO
+ * for a bytea value that is not hex.
+ */
+static int row(struct pdb *p, PGresult *r, const char **col, int n)
+{
+    size_t need = 0, at = 0;
+
+    for (int j = 0; j < n; j++) {
+        if (pq.ftype(r, j) == PG_BYTEAOID && !pq.getisnull(r, 0, j))
+            need += (size_t)pq.getlength(r, 0, j) / 2 + 1;
+    }
+    if (need > p->bytes_cap) {
+        char *b = realloc(p->bytes, need);
+
+        if (b == NULL)
+            return -ENOMEM;
+        p->bytes = b;
+        p->bytes_cap = need;
+    }
+    for (int j = 0; j < n; j++) {
+        const char *s;
+        char *out;
+
+        if (pq.getisnull(r, 0, j)) {
+            col[j] = NULL;
+            continue;
+        }
+        s = pq.getvalue(r, 0, j);
+        if (pq.ftype(r, j) != PG_BYTEAOID) {
+            col[j] = s;
+            continue;
+        }
+        if (s[0] != '\\' || s[1] != 'x')
+            return -EIO;
+        out = p->bytes + at;
+        for (s += 2; s[0] != '\0'; s += 2) {
+            int hi = hexval(s[0]), lo = hexval(s[1]);
+
+            if (hi < 0 || lo < 0)
+                return -EIO;
+            p->bytes[at++] = (char)(hi << 4 | lo);
+        }
+        p->bytes[at++] = '\0';
+        col[j] = out;
+    }
+    return 0;
+}
+
 static int p_query(void *db, const char *sql, const struct hrd_hval *v,
                    int np, hrd_hrow_fn fn, void *ctx, char *err,
                    size_t errlen)
@@ -144,6 +225,7 @@ static int p_query(void *db, const char *sql, const struct hrd_hval *v,
     struct pdb *p = db;
     const char *vals[1024];
     Oid types[1024];
+    int lens[1024], formats[1024];
     char num[1024][32];
     const char *col[32];
     PGresult *r;
@@ -152,6 +234,8 @@ static int p_query(void *db, const char *sql, const struct hrd_hval *v,
     if (np > 1024)
         return -E2BIG;
     for (int i = 0; i < np; i++) {
+        lens[i] = 0;
+        formats[i] = 0;
         if (v[i].type == HRD_HVAL_INT) {
             snprintf(num[i], sizeof num[i], "%lld", (long long)v[i].i);
             vals[i] = num[i];
@@ -160,6 +244,13 @@ static int p_query(void *db, const char *sql, const struct hrd_hval *v,
             snprintf(num[i], sizeof num[i], "%.17g", v[i].d);
             vals[i] = num[i];
             types[i] = PG_FLOAT8OID;
+        } else if (v[i].type == HRD_HVAL_BYTES) {
+            /* A name: its bytes as they are (binary bytea), never read
+             * as text of the client's encoding. */
+            vals[i] = v[i].s;
+            types[i] = PG_BYTEAOID;
+            lens[i] = (int)strlen(v[i].s);
+            formats[i] = 1;
         } else {
             vals[i] = v[i].s;
             types[i] = PG_TEXTOID;
@@ -167,7 +258,7 @@ static int p_query(void *db, const char *sql, const struct hrd_hval *v,
     }
     /* Rows one at a time (single-row mode), so that a long series is
      * never held whole. */
-    if (!pq.sendQueryParams(p->c, sql, np, types, vals, NULL, NULL, 0))
+    if (!pq.sendQueryParams(p->c, sql, np, types, vals, lens, formats, 0))
         return fail(p, NULL, "a statement", err, errlen);
     pq.setSingleRowMode(p->c);
     while ((r = pq.getResult(p->c)) != NULL) {
@@ -177,9 +268,9 @@ static int p_query(void *db, const char *sql, const struct hrd_hval *v,
 
             if (n > 32)
                 n = 32;
-            for (int j = 0; j < n; j++)
-                col[j] = pq.getisnull(r, 0, j) ? NULL : pq.getvalue(r, 0, j);
-            rc = fn(ctx, col, n);
+            rc = row(p, r, col, n);
+            if (rc == 0)
+                rc = fn(ctx, col, n);
         } else if (st != PGRES_SINGLE_TUPLE && st != PGRES_COMMAND_OK &&
                    st != PGRES_TUPLES_OK && rc == 0) {
             rc = fail(p, r, "a statement", err, errlen);
@@ -209,11 +300,19 @@ static void p_close(void *db)
     if (p == NULL)
         return;
     pq.finish(p->c);
+    free(p->bytes);
     free(p);
 }
 
-static int p_open(const char *dsn, void **db, char *err, size_t errlen)
+static int p_open(const char *dsn, int write, void **db, char *err,
+                  size_t errlen)
 {
+    /* The timeout first, dsn's own pairs after it: libpq keeps the last
+     * value of a key, so that a connect_timeout in dsn wins. */
+    const char *env = getenv("PGCONNECT_TIMEOUT");
+    const char *keys[] = { "connect_timeout", "dbname", NULL };
+    const char *vals[] = { CONNECT_TIMEOUT, dsn, NULL };
+    int skip = env != NULL && env[0] != '\0';
     struct pdb *p;
     int rc;
 
@@ -221,7 +320,7 @@ static int p_open(const char *dsn, void **db, char *err, size_t errlen)
         return rc;
     if ((p = calloc(1, sizeof *p)) == NULL)
         return -ENOMEM;
-    p->c = pq.connectdb(dsn);
+    p->c = pq.connectdbParams(keys + skip, vals + skip, 1);
     if (p->c == NULL) {
         free(p);
         return -ENOMEM;
@@ -233,8 +332,14 @@ static int p_open(const char *dsn, void **db, char *err, size_t errlen)
     }
     pq.setNoticeProcessor(p->c, no_notices, NULL);
     /* Reals as the shortest text that reads back the same (the default
-     * of PostgreSQL 12 and later, asked for all the same). */
-    if ((rc = exec(p, "SET extra_float_digits = 3", err, errlen)) != 0) {
+     * of PostgreSQL 12 and later, asked for all the same); bytea as hex,
+     * which row() decodes; a reader's transactions read-only. */
+    rc = exec(p, "SET extra_float_digits = 3", err, errlen);
+    if (rc == 0)
+        rc = exec(p, "SET bytea_output = 'hex'", err, errlen);
+    if (rc == 0 && !write)
+        rc = exec(p, "SET default_transaction_read_only = on", err, errlen);
+    if (rc != 0) {
         p_close(p);
         return rc;
     }
@@ -281,6 +386,11 @@ const struct hrd_hbackend hrd_hbackend_pg = {
     "BIGSERIAL PRIMARY KEY",
     "SELECT count(*) FROM information_schema.tables "
     "WHERE table_schema = current_schema()",
+    /* (A text default, such as a column added to rows that were there,
+     * cannot become bytes: it goes; every insert names every name.) */
+    "ALTER TABLE %1$s ALTER COLUMN %2$s DROP DEFAULT, "
+    "ALTER COLUMN %2$s TYPE BYTEA "
+    "USING convert_to(%2$s, pg_client_encoding())",
     p_open,
     p_close,
     p_begin,

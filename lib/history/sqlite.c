@@ -1,5 +1,7 @@
 /* The SQLite backend of the run history (see backend.h): a file, in WAL
- * mode, with a busy timeout; statements prepared once and kept. */
+ * mode, with a busy timeout; statements prepared once and kept. A
+ * database opened to read is opened read-only (SQLITE_OPEN_READONLY):
+ * it is never made, turned to WAL or written. */
 #include "config.h"
 
 #include "lib/history/backend.h"
@@ -10,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* How long to wait before trying again to turn a database to WAL. */
@@ -29,13 +32,28 @@ struct sdb {
     int in_tx;
 };
 
+/*
+ * The errno for SQLite's result rc, with the reason in err. A write that
+ * failed for want of room says so in the system's words: SQLITE_FULL,
+ * and an I/O error whose system errno is ENOSPC or EFBIG (a file size
+ * limit), are -ENOSPC and -EFBIG, not -EIO.
+ */
 static int fail(struct sdb *s, int rc, const char *what, char *err,
                 size_t errlen)
 {
     int prim = rc & 0xff;
+    int sys = s->db != NULL ? sqlite3_system_errno(s->db) : 0;
+    const char *msg = s->db != NULL ? sqlite3_errmsg(s->db)
+                                    : sqlite3_errstr(rc);
 
-    snprintf(err, errlen, "%s: %s", what,
-             s->db != NULL ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+    if (prim == SQLITE_FULL)
+        sys = ENOSPC;
+    if (prim == SQLITE_FULL ||
+        (prim == SQLITE_IOERR && (sys == ENOSPC || sys == EFBIG))) {
+        snprintf(err, errlen, "%s: %s (%s)", what, strerror(sys), msg);
+        return -sys;
+    }
+    snprintf(err, errlen, "%s: %s", what, msg);
     switch (prim) {
     case SQLITE_NOTADB:
     case SQLITE_CORRUPT:
@@ -221,7 +239,103 @@ static void s_close(void *db)
     free(s);
 }
 
-static int s_open(const char *dsn, void **db, char *err, size_t errlen)
+/*
+ * The URI of path opened as immutable (file:PATH?immutable=1, with the
+ * characters a URI gives meaning to escaped) into buf. Returns 0, or
+ * -ENAMETOOLONG.
+ */
+static int immutable_uri(const char *path, char *buf, size_t len)
+{
+    size_t n = (size_t)snprintf(buf, len, "file:%s", path[0] == '/' ? "//"
+                                                                    : "");
+    const char *p = path;
+
+    for (; *p != '\0' && n + 4 < len; p++) {
+        if (*p == '%' || *p == '?' || *p == '#')
+            n += (size_t)snprintf(buf + n, len - n, "%%%02X",
+                                  (unsigned char)*p);
+        else
+            buf[n++] = *p;
+    }
+    if (*p != '\0' || n + sizeof "?immutable=1" > len)
+        return -ENAMETOOLONG;
+    memcpy(buf + n, "?immutable=1", sizeof "?immutable=1");
+    return 0;
+}
+
+/* Whether the write-ahead log of path holds changes (a -wal file that is
+ * not empty). */
+static int wal_pending(const char *path)
+{
+    char wal[4096];
+    struct stat st;
+
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    return stat(wal, &st) == 0 && st.st_size > 0;
+}
+
+static int s_connect(struct sdb *s, const char *name, int flags, char *err,
+                     size_t errlen)
+{
+    int rc = sqlite3_open_v2(name, &s->db, flags | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+
+    if (rc != SQLITE_OK)
+        return fail(s, rc, "cannot open", err, errlen);
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, HRD_HISTORY_BUSY_MS);
+    return 0;
+}
+
+/*
+ * Opens path only to read. A reader of a database in WAL mode shares the
+ * WAL's index, a -shm file beside it, which it makes when missing: a
+ * reader that may not write the directory (a read-only history of another
+ * user) cannot, and SQLite refuses it. When no writer has left changes in
+ * the -wal file, the database file holds the whole history, and it is
+ * read as it stands (immutable=1, no index, no lock); else it is refused.
+ */
+static int open_read(struct sdb *s, const char *path, char *err,
+                     size_t errlen)
+{
+    struct stat st;
+    char uri[4200], why[512];
+    int rc;
+
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return errno == ENOENT ? -ENOENT : -EACCES;
+    }
+    rc = s_connect(s, path, SQLITE_OPEN_READONLY, err, errlen);
+    /* The first statement reads the file (and the WAL's index). */
+    if (rc == 0)
+        rc = exec(s, "SELECT count(*) FROM sqlite_master", why, sizeof why);
+    if (rc != -EACCES && rc != -EINVAL) {
+        if (rc != 0)
+            snprintf(err, errlen, "%s", why);
+        return rc;
+    }
+    sqlite3_close(s->db);
+    s->db = NULL;
+    if (wal_pending(path)) {
+        snprintf(err, errlen, "%s; its write-ahead log (%s-wal) holds "
+                 "changes that only a user who may write beside it can "
+                 "read", why, path);
+        return -EACCES;
+    }
+    if (immutable_uri(path, uri, sizeof uri) != 0) {
+        snprintf(err, errlen, "%s", why);
+        return -EACCES;
+    }
+    rc = s_connect(s, uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, err,
+                   errlen);
+    if (rc == 0)
+        rc = exec(s, "SELECT count(*) FROM sqlite_master", err, errlen);
+    return rc;
+}
+
+static int s_open(const char *dsn, int write, void **db, char *err,
+                  size_t errlen)
 {
     struct sdb *s = calloc(1, sizeof *s);
     int rc;
@@ -229,15 +343,19 @@ static int s_open(const char *dsn, void **db, char *err, size_t errlen)
     if (s == NULL)
         return -ENOMEM;
     s->path = dsn;
-    rc = sqlite3_open_v2(dsn, &s->db, SQLITE_OPEN_READWRITE |
-                         SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc != SQLITE_OK) {
-        rc = fail(s, rc, "cannot open", err, errlen);
+    if (!write) {
+        if ((rc = open_read(s, dsn, err, errlen)) != 0) {
+            s_close(s);
+            return rc;
+        }
+        *db = s;
+        return 0;
+    }
+    if ((rc = s_connect(s, dsn, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                        err, errlen)) != 0) {
         s_close(s);
         return rc;
     }
-    sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, HRD_HISTORY_BUSY_MS);
     /* WAL: readers never wait for the writer, and a write is one append.
      * The first statement reads the file: one that is not a database
      * fails here. Turning a new database to WAL takes it whole, and SQLite
@@ -291,6 +409,7 @@ const struct hrd_hbackend hrd_hbackend_sqlite = {
     "sqlite",
     "INTEGER PRIMARY KEY",
     "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
+    NULL,
     s_open,
     s_close,
     s_begin,

@@ -1,13 +1,14 @@
 #!/bin/sh
 # hostrangectl history end to end, the same checks against a SQLite file
-# and against a real PostgreSQL server (started here, as an unprivileged
-# user, on a Unix socket in a temporary directory; a server that cannot be
-# started fails the test): made-up runs of two machines added, listed,
+# and against a real PostgreSQL server (started here by
+# tests/helpers/pgserver.sh; a server that cannot be started fails the
+# test): made-up runs of two machines added, listed,
 # shown; a step found at its commit on its machine only; a run checked
 # against its history; a run stored once; names with quotes, semicolons,
 # %, backslashes and non-ASCII stored byte for byte; a damaged run file, a
 # database of something else and a newer schema refused (exit 3) with
-# nothing stored; an older schema migrated; eight adds at once losing
+# nothing stored; an older schema read as it is by list and show and
+# migrated by add; eight adds at once losing
 # nothing; both backends giving the same answers; a password never shown.
 # Rounds: runs of record --rounds 3 stored with each key's round medians,
 # and check of such a run judged by its rounds; a database of schema 2
@@ -18,13 +19,11 @@ set -u
 : "${HOSTRANGED:?}" "${HOSTRANGECTL:?}" "${HOSTRANGE_TEST_WORKLOAD:?}"
 mkrun=${top_builddir:-.}/tests/helpers/mkrun
 dir=$(mktemp -d) || exit 99
-pgdir=
+. "${srcdir:-.}/tests/helpers/pgserver.sh"
 pid=
 cleanup() {
     [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-    [ -n "$pgdir" ] && as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -m immediate \
-        stop >/dev/null 2>&1
-    [ -n "$pgdir" ] && rm -rf "$pgdir"
+    pg_stop
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -37,30 +36,7 @@ if command -v ldd >/dev/null 2>&1; then
 fi
 
 # --- PostgreSQL: a server of our own, as an unprivileged user --------------
-pgbin=/usr/lib/postgresql/15/bin
-[ -x "$pgbin/initdb" ] || fail "no PostgreSQL 15 ($pgbin/initdb; Debian's postgresql-15)"
-if [ "$(id -u)" -eq 0 ]; then
-    as_pg() { runuser -u postgres -- "$@"; }
-else
-    as_pg() { "$@"; }
-fi
-pgdir=$(mktemp -d "${TMPDIR:-/tmp}/hostrange-pg-XXXXXX") || exit 99
-[ "$(id -u)" -eq 0 ] && chown postgres "$pgdir"
-as_pg "$pgbin/initdb" -D "$pgdir/data" -A trust -U hostrange --no-locale \
-    -E UTF8 --no-sync > "$pgdir/initdb.log" 2>&1 ||
-    fail "initdb: $(cat "$pgdir/initdb.log")"
-as_pg "$pgbin/pg_ctl" -D "$pgdir/data" -w -t 60 -l "$pgdir/log" \
-    -o "-k $pgdir -c listen_addresses= -F" start > /dev/null 2>&1 ||
-    fail "PostgreSQL did not start: $(cat "$pgdir/log")"
-pg() { "$pgbin/../bin/psql" -X -q -v ON_ERROR_STOP=1 "host=$pgdir user=hostrange dbname=$1" -c "$2"; }
-command -v psql >/dev/null 2>&1 && pg() { psql -X -q -v ON_ERROR_STOP=1 "host=$pgdir user=hostrange dbname=$1" -c "$2"; }
-n_pg=0
-# new_pg: a new, empty database; its connection string in $db.
-new_pg() {
-    n_pg=$((n_pg + 1))
-    pg postgres "CREATE DATABASE h$n_pg" || fail "CREATE DATABASE"
-    db="host=$pgdir user=hostrange dbname=h$n_pg"
-}
+pg_start
 n_sq=0
 new_sqlite() { n_sq=$((n_sq + 1)); db="$dir/h$n_sq.db"; }
 
@@ -315,11 +291,17 @@ ctl history list --db "$db" > /dev/null 2> "$dir/err"
 grep -q "a history of schema version 99, newer than this hostrange's (4)" \
     "$dir/err" || fail "newer msg: $(cat "$dir/err")"
 # An older schema (version 1: no index of the runs' order, no round
-# medians) is migrated.
+# medians) is read as it is by the commands that only read, and migrated
+# by add (of a run stored already: nothing else changes).
 sqlite3 "$db" 'UPDATE hostrange_schema SET version = 1; DROP INDEX hostrange_run_order;
     ALTER TABLE hostrange_point DROP COLUMN rounds;
     ALTER TABLE hostrange_run DROP COLUMN kernel' || fail sqlite3
-ctl history list --db "$db" | grep -q '^a0' || fail "list of a migrated history"
+ctl history list --db "$db" | grep -q '^a0' || fail "list of a history of version 1"
+ctl history show --db "$db" -f jsonl --range cache.lookup | head -1 |
+    grep -q '"rounds":1,"round_medians":\[50[0-9].0\]}$' ||
+    fail "show of a history of version 1"
+ctl history add --db "$db" "$dir/a0.hrs" | grep -q 'stored already' ||
+    fail "add to version 1"
 [ "$(sqlite3 "$db" 'SELECT version FROM hostrange_schema')" = 4 ] ||
     fail "not migrated"
 sqlite3 "$db" .indexes | grep -q hostrange_run_order || fail "no index"

@@ -197,6 +197,21 @@ INSERT INTO hostrange_point VALUES (1, 1, 5, 100, 100, 99, 101, ''),
   (2, 1, 5, 101, 101, 99, 102, ''), (3, 1, 5, 102, 102, 99, 103, ''),
   (4, 1, 5, 200, 200, 199, 201, ''), (5, 1, 5, 300, 300, 299, 301, '');
 " || fail "a history of schema 3"
+# A user who may not write it reads it as it is: machines as schema 3
+# named them, no kernel; nothing changed.
+if [ "$(id -u)" -eq 0 ]; then
+    mkdir "$dir/ro" && cp "$old" "$dir/ro/old.db" || exit 99
+    chmod 711 "$dir" && chmod 755 "$dir/ro" && chmod 444 "$dir/ro/old.db" ||
+        exit 99
+    runuser -u nobody -- "$HOSTRANGECTL" history list --db "$dir/ro/old.db" \
+        > "$dir/ro.list" 2> "$dir/err" || fail "list as nobody: $(cat "$dir/err")"
+    grep -q '^r1	1970-01-01T00:00:01Z	c1	gh-1: AMD EPYC 7763 64-Core Processor, 4 cores, Linux 6.5.0-1025-azure; clock fast	1	gh-1	-$' \
+        "$dir/ro.list" || fail "read as it is: $(cat "$dir/ro.list")"
+    [ "$(sqlite3 "$dir/ro/old.db" 'SELECT version FROM hostrange_schema')" = 3 ] ||
+        fail "a reader who may not write migrated it"
+else
+    echo "# not root: no other user to read a history it may not write"
+fi
 ctl history list --db "$old" > "$dir/old.list" 2> "$dir/err" ||
     fail "list of schema 3: $(cat "$dir/err")"
 printf '%s\n' \
