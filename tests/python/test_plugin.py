@@ -670,7 +670,8 @@ def test_save_when_tests_fail_with_meta(env, tmp_path):
     r = pytest_run(env, tmp_path, "--host-range-calls", "1",
                    "--host-range-blocks", "3", "--host-range-save", str(run),
                    "--host-range-meta", "commit=abc123",
-                   "--host-range-meta", "branch=main", "test_fails.py",
+                   "--host-range-meta", "branch=main",
+                   "--host-range-machine", "ci pool 7", "test_fails.py",
                    suite=False)
     # A test failed: the session says so, and the run is saved all the same.
     assert r.returncode == 1, r.stdout + r.stderr
@@ -682,7 +683,8 @@ def test_save_when_tests_fail_with_meta(env, tmp_path):
     assert d.returncode == 0, d.stderr
     lines = [x for x in d.stdout.splitlines() if x.startswith("base ")]
     assert len(lines) == 1, d.stdout
-    assert lines[0].endswith("; commit=abc123, branch=main"), lines[0]
+    assert lines[0].endswith("; machine ci pool 7; commit=abc123, "
+                             "branch=main"), lines[0]
     assert " cores, " in lines[0] and "; hostrange " in lines[0], lines[0]
 
 
@@ -789,6 +791,14 @@ def test_error_compare_options(env, tmp_path):
     r = pytest_run(env, tmp_path, "--host-range-save", str(tmp_path / "x"),
                    "--host-range-blocks", "0")
     usage_error(r, "--host-range-blocks must be positive")
+    for bad, why in (("", "1 to 255 bytes, not 0"),
+                     ("x" * 256, "1 to 255 bytes, not 256"),
+                     ("a\tb", "holds no control character")):
+        r = pytest_run(env, tmp_path, "--host-range-save",
+                       str(tmp_path / "x"), "--host-range-machine", bad)
+        usage_error(r, "--host-range-machine: a machine's name is " + why
+                    if "bytes" in why else "--host-range-machine: a "
+                    "machine's name " + why)
 
 
 @needs_profiling
