@@ -7,12 +7,13 @@
 # error (exit 2) before anything runs; diff does not warn of another host
 # name; a history of schema 3, whose machines were keyed by host and
 # kernel, is re-keyed when opened (its series joined up, host and kernel
-# kept with each run).
+# kept with each run), read as it is by a user who may not write it, and
+# drawn with its kernel changes marked (headless chromium).
 set -u
 : "${HOSTRANGED:?}" "${HOSTRANGECTL:?}" "${HOSTRANGE_TEST_WORKLOAD:?}"
 mkrun=${top_builddir:-.}/tests/helpers/mkrun
 dir=$(mktemp -d) || exit 99
-cleanup() { rm -rf "$dir"; }
+cleanup() { rm -rf "$dir" 2>/dev/null || { sleep 1; rm -rf "$dir"; }; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 ctl() { "$HOSTRANGECTL" "$@"; }
@@ -231,4 +232,33 @@ ctl history show --db "$old" -f csv | grep -c ',"AMD EPYC 7763 64-Core Processor
 # Opened again: nothing changes.
 ctl history list --db "$old" | cmp -s - "$dir/old.list" ||
     fail "a second open changed the history"
+
+# The page of it, in headless chromium: the series of the AMD machine is
+# one line, and its kernel changes are marked where they happen (runs 2
+# and 3), nowhere else.
+browser=$(command -v chromium || command -v chromium-browser) ||
+    fail "chromium is needed (./bootstrap installs it)"
+ctl history plot --db "$old" -o "$dir/page" > /dev/null 2> "$dir/err" ||
+    fail "history plot: $(cat "$dir/err")"
+mkdir "$dir/seen" && node "${srcdir:-.}/tests/service/page_check.mjs" \
+    "$browser" "$dir/profile" "file://$dir/page/index.html" "$dir/seen" \
+    --all || fail "chromium on the history page"
+[ "$(cat "$dir/seen/console.json")" = "[]" ] ||
+    fail "console messages: $(cat "$dir/seen/console.json")"
+/usr/bin/python3 - "$dir/seen/dom.html" <<'EOF' || fail "the page's kernel marks"
+import re, sys
+dom = open(sys.argv[1], encoding="utf-8").read()
+# (The page's own script holds the same words: its names are not drawn.)
+lines = [l for l in re.findall(r'<g class="line" data-machine="([^"]*)"', dom)
+         if "esc(" not in l]
+assert sorted(lines) == sorted([
+    "AMD EPYC 7763 64-Core Processor, 4 cores; clock fast",
+    "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz, 4 cores; clock ordered",
+    "old-box (no fingerprint)"]), lines
+marks = re.findall(r'<g class="kernel" data-run="(\d+)"><title>([^<]*)</title>',
+                   dom)
+assert marks == [
+    ("1", "kernel Linux 6.5.0-1025-azure \u2192 Linux 6.8.0-1014-azure"),
+    ("2", "kernel Linux 6.8.0-1014-azure \u2192 Linux 6.5.0-1025-azure")], marks
+EOF
 exit 0
