@@ -486,6 +486,13 @@ tests_unit_test_rounds_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_rounds_LDADD = $(HRD_TEST_LIBS)
 TESTS += tests/service/test_rounds.sh
 EXTRA_DIST += tests/service/test_rounds.sh
+# The smallest change a run-level comparison could have shown
+# (lib/stat/detect.c).
+check_PROGRAMS += tests/unit/test_detect
+TESTS += tests/unit/test_detect
+tests_unit_test_detect_SOURCES = tests/unit/test_detect.c
+tests_unit_test_detect_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_detect_LDADD = $(HRD_TEST_LIBS)
 # Stopping record, record --rounds and ab: signals, a failing
 # round, record stopped at random moments; nothing lost, nothing left.
 TESTS += tests/service/test_stop.sh

@@ -26,6 +26,8 @@ void hrd_gate_count(const struct hrd_gate *g, struct hrd_gate_counts *c)
             c->fail++;
         else if (r->warn)
             c->warn++;
+        else if (r->not_judged)
+            c->not_judged++;
         else if (r->verdict == HRD_GATE_SLOWER)
             c->slower++;
         else if (r->verdict == HRD_GATE_FASTER)
@@ -125,6 +127,15 @@ static void junit_case(FILE *f, const struct hrd_gate_row *r)
         return;
     }
     figures(fig, sizeof fig, r);
+    if (r->not_judged && !r->fail) {
+        char det[32];
+
+        percent(det, sizeof det, r->detectable);
+        fprintf(f, ">\n      <skipped message=\"" HRD_GATE_NOT_JUDGED
+                ": detectable %s, limit %g%% (%s)\"/>\n    </testcase>\n",
+                det, r->fail_pct, fig);
+        return;
+    }
     if (r->fail) {
         fprintf(f, ">\n      <failure type=\"slower\" message=\"slower than "
                 "allowed: %s, threshold %g%%\">", fig, r->fail_pct);
@@ -238,7 +249,9 @@ int hrd_gate_junit(FILE *f, const struct hrd_gate *g)
         while (end < g->n &&
                strcmp(str(g->rows[order[end]].node), node) == 0) {
             fail += g->rows[order[end]].fail != 0;
-            only += g->rows[order[end]].verdict == HRD_GATE_ONLY;
+            only += g->rows[order[end]].verdict == HRD_GATE_ONLY ||
+                    (g->rows[order[end]].not_judged &&
+                     !g->rows[order[end]].fail);
             end++;
         }
         fputs("  <testsuite name=\"", f);
@@ -267,6 +280,8 @@ static int cmp_worst(const void *pa, const void *pb)
         return a->fail ? -1 : 1;
     if (a->warn != b->warn)
         return a->warn ? -1 : 1;
+    if (a->not_judged != b->not_judged)
+        return a->not_judged ? 1 : -1;
     if (a->change != b->change)
         return a->change > b->change ? -1 : 1;
     return a < b ? -1 : a > b;
@@ -329,7 +344,7 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
     struct hrd_gate_counts c;
     const struct hrd_gate_row **changed;
     size_t nchanged = 0, shown;
-    int first = 1;
+    int first = 1, with_det = 0;
 
     hrd_gate_count(g, &c);
     changed = malloc((g->n + 1) * sizeof *changed);
@@ -339,6 +354,7 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
     part(f, &first, c.warn, "slower than the warning level", 0);
     part(f, &first, c.slower, "slower", 0);
     part(f, &first, c.faster, "faster", 0);
+    part(f, &first, c.not_judged, HRD_GATE_NOT_JUDGED, 0);
     part(f, &first, c.unchanged, "unchanged", 1);
     part(f, &first, c.only,
          g->skipped != NULL ? g->skipped : "in one run only", 0);
@@ -355,18 +371,24 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
     for (size_t i = 0; i < g->n; i++) {
         if (g->rows[i].verdict == HRD_GATE_SLOWER ||
             g->rows[i].verdict == HRD_GATE_FASTER || g->rows[i].fail ||
-            g->rows[i].warn)
+            g->rows[i].warn || g->rows[i].not_judged)
             changed[nchanged++] = &g->rows[i];
     }
     qsort(changed, nchanged, sizeof *changed, cmp_worst);
     shown = nchanged < g->limit ? nchanged : g->limit;
-    if (shown > 0)
+    for (size_t i = 0; i < shown; i++)
+        with_det |= changed[i]->detectable != 0;
+    if (shown > 0 && with_det)
+        fputs("\n| node | phase | range | metric | before | after | change "
+              "| detectable | p | verdict |\n"
+              "|---|---|---|---|---:|---:|---:|---:|---:|---|\n", f);
+    else if (shown > 0)
         fputs("\n| node | phase | range | metric | before | after | change "
               "| p | verdict |\n|---|---|---|---|---:|---:|---:|---:|---|\n",
               f);
     for (size_t i = 0; i < shown; i++) {
         const struct hrd_gate_row *r = changed[i];
-        char b[32], a[32], ch[32], p[32];
+        char b[32], a[32], ch[32], p[32], det[32];
 
         duration(b, sizeof b, r->before);
         duration(a, sizeof a, r->after);
@@ -391,9 +413,21 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
         }
         fputs(" | ", f);
         hrd_md_escape(f, r->metric);
-        fprintf(f, " | %s | %s | %s | %s | ", b, a, ch, p);
+        fprintf(f, " | %s | %s | %s | ", b, a, ch);
+        if (with_det) {
+            if (isinf(r->detectable))
+                snprintf(det, sizeof det, "none");
+            else if (r->detectable != 0)
+                snprintf(det, sizeof det, "%.1f%%", r->detectable);
+            else
+                snprintf(det, sizeof det, "-");
+            fprintf(f, "%s | ", det);
+        }
+        fprintf(f, "%s | ", p);
         if (r->fail)
             fprintf(f, "**slower than allowed** (%g%%)", r->fail_pct);
+        else if (r->not_judged)
+            fprintf(f, HRD_GATE_NOT_JUDGED " (%g%%)", r->fail_pct);
         else if (r->warn)
             fprintf(f, "slower than the warning level (%g%%)", r->warn_pct);
         else
