@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "lib/agg/agg_impl.h"
 #include "daemon/control.h"
 #include "daemon/ingest.h"
 #include "proto/hostrange.pb-c.h"
