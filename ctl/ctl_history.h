@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/history/history.h"
 
 #define HRD_CTL_HISTORY_SLOWER 1

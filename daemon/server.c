@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/server.h"
+#include "lib/agg/agg_impl.h"
 #include "daemon/control.h"
 #include "lib/run/run.h"
 #include "daemon/ingest.h"

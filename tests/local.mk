@@ -12,14 +12,17 @@
 #                   report-row parser, the batch builder and the batch sender
 #   tests/python/   the Python module's and pytest plugin's checks
 #   tests/source/   checks of the source tree itself (the layers)
-#   tests/data/     the reference's reports
+#   tests/data/     the reference's reports, and a state directory of an
+#                   earlier daemon (state-v4)
 #
 # A test that needs something missing (a GPU, a tool) exits 77: skipped.
 EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/data/reference-gemm.jsonl tests/service/soak.sh \
 	tests/service/test_compiled_out.sh tests/service/test_man.sh \
 	tests/service/test_runs.sh tests/service/test_paths.sh \
-	tests/service/test_plot.sh \
+	tests/service/test_plot.sh tests/service/test_state_fixture.sh \
+	tests/data/state-v4/README tests/data/state-v4/snapshot \
+	tests/data/state-v4/dump.jsonl tests/data/state-v4/dump-by-path.jsonl \
 	tests/python/test_python_module.sh tests/python/test_python_plugin.sh \
 	tests/python/suite/test_add.py tests/python/suite/test_gemm.py \
 	tests/python/suite/hr_arrays.py tests/python/hr_daemon.py \
@@ -308,7 +311,8 @@ tests_service_test_merge_memory_LDADD = $(HRD_STORE_TEST_LIBS) -lutil
 # Calling contexts end to end: folded stacks, the tree, dump --by path; and
 # plot's SVGs (well-formed, rendered; skipped without xmllint and
 # rsvg-convert).
-TESTS += tests/service/test_paths.sh tests/service/test_plot.sh
+TESTS += tests/service/test_paths.sh tests/service/test_plot.sh \
+	tests/service/test_state_fixture.sh
 # pprof profiles read by go tool pprof (skipped without go).
 TESTS += tests/service/test_pprof.sh
 EXTRA_DIST += tests/service/test_pprof.sh
