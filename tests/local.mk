@@ -506,12 +506,19 @@ tests_service_test_at_limits_SOURCES = tests/service/test_at_limits.c
 tests_service_test_at_limits_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_at_limits_LDADD = $(HARNESS_LIBS)
 # --- the run history (issue 33): change points, run ids ----------------
-HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid
+HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid \
+	tests/unit/test_look
 check_PROGRAMS += $(HISTORY_UNIT_TESTS)
 TESTS += $(HISTORY_UNIT_TESTS)
 tests_unit_test_changepoint_SOURCES = tests/unit/test_changepoint.c
 tests_unit_test_changepoint_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_changepoint_LDADD = lib/stat/libhrstat.la $(CMOCKA_LIBS) -lm
+# One look at a suite's history: the rule over all series, findings.
+tests_unit_test_look_SOURCES = tests/unit/test_look.c \
+	tests/lib/harness_suite.c tests/lib/harness_suite.h
+tests_unit_test_look_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_look_LDADD = lib/history/libhrhistory.la lib/stat/libhrstat.la \
+	$(CMOCKA_LIBS) -lm
 tests_unit_test_runid_SOURCES = tests/unit/test_runid.c
 tests_unit_test_runid_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runid_LDADD = $(HRD_STORE_TEST_LIBS)
