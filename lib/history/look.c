@@ -2,7 +2,7 @@
  * gathered into findings (see look.h). */
 #include "config.h"
 
-#include "lib/history/look.h"
+#include "lib/history/look_impl.h"
 #include "lib/stat/fdr.h"
 
 #include <errno.h>
@@ -12,16 +12,20 @@
 
 enum { NODE = 0, RANGE = 4, METRIC = 5 };
 
-void hrd_history_look_init(struct hrd_history_look *l,
-                           const struct hrd_cp_opts *o)
+struct hrd_history_look *hrd_history_look_new(const struct hrd_cp_opts *o)
 {
-    memset(l, 0, sizeof *l);
+    struct hrd_history_look *l = calloc(1, sizeof *l);
+
+    if (l == NULL)
+        return NULL;
     l->o = *o;
     l->o.step = 0;
+    l->o.tail = 0;
     l->level = -1;
+    return l;
 }
 
-static void series_free(struct hrd_history_look_series *s)
+static void series_free(struct look_series *s)
 {
     for (int i = 0; i < 6; i++)
         free(s->key[i]);
@@ -29,7 +33,7 @@ static void series_free(struct hrd_history_look_series *s)
     free(s->pos);
 }
 
-void hrd_history_look_fini(struct hrd_history_look *l)
+void hrd_history_look_free(struct hrd_history_look *l)
 {
     if (l == NULL)
         return;
@@ -46,7 +50,7 @@ void hrd_history_look_fini(struct hrd_history_look *l)
     free(l->s);
     free(l->changes);
     free(l->findings);
-    memset(l, 0, sizeof *l);
+    free(l);
 }
 
 /* The index of machine `name`, added when new; (size_t)-1 when out of
@@ -90,14 +94,41 @@ static size_t machine_of(struct hrd_history_look *l, const char *name)
     return i;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* Whether the points of counts count[0..n) are medians of few samples
+ * (the median count below HRD_HISTORY_LOOK_FEW_SAMPLES). Returns 1, 0, or
+ * -ENOMEM. */
+static int few_samples(const uint64_t *count, size_t n)
+{
+    uint64_t *c;
+    int few;
+
+    if (count == NULL || n == 0)
+        return 0;
+    if ((c = malloc(n * sizeof *c)) == NULL)
+        return -ENOMEM;
+    memcpy(c, count, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_u64);
+    few = c[(n - 1) / 2] < HRD_HISTORY_LOOK_FEW_SAMPLES;
+    free(c);
+    return few;
+}
+
 int hrd_history_look_add(struct hrd_history_look *l, const char *const *key,
                          const char *machine, const double *x,
-                         const size_t *pos, size_t n)
+                         const uint64_t *count, const size_t *pos, size_t n)
 {
     size_t w = l->o.window > 0 ? l->o.window : 1, m = machine_of(l, machine);
-    struct hrd_history_look_series *s;
+    struct hrd_cp_opts o = l->o;
+    struct look_series *s;
     struct hrd_cp *cp;
-    int k;
+    int k, tail;
 
     if (m == (size_t)-1)
         return -ENOMEM;
@@ -107,15 +138,18 @@ int hrd_history_look_add(struct hrd_history_look *l, const char *const *key,
     if (n < 2 * w)
         return 0;
     l->tested++;
+    if ((tail = few_samples(count, n)) < 0)
+        return tail;
+    o.tail = tail;
     if ((cp = malloc(n * sizeof *cp)) == NULL)
         return -ENOMEM;
-    k = hrd_cp_detect(x, n, &l->o, cp, n);
+    k = hrd_cp_detect(x, n, &o, cp, n);
     free(cp);
     if (k <= 0)
         return k;
     if (l->ns == l->caps) {
         size_t cap = l->caps ? 2 * l->caps : 64;
-        struct hrd_history_look_series *v = realloc(l->s, cap * sizeof *v);
+        struct look_series *v = realloc(l->s, cap * sizeof *v);
 
         if (v == NULL)
             return -ENOMEM;
@@ -125,6 +159,7 @@ int hrd_history_look_add(struct hrd_history_look *l, const char *const *key,
     s = &l->s[l->ns];
     memset(s, 0, sizeof *s);
     s->machine = m;
+    s->tail = tail;
     s->n = n;
     s->p = 1;
     s->x = malloc(n * sizeof *s->x);
@@ -168,10 +203,10 @@ static int sort_field;
 
 static int cmp_by_field(const void *a, const void *b)
 {
-    const struct hrd_history_change *x = &sort_look->changes[*(const size_t *)a];
-    const struct hrd_history_change *y = &sort_look->changes[*(const size_t *)b];
-    const struct hrd_history_look_series *sx = &sort_look->s[x->series];
-    const struct hrd_history_look_series *sy = &sort_look->s[y->series];
+    const struct look_change *x = &sort_look->changes[*(const size_t *)a];
+    const struct look_change *y = &sort_look->changes[*(const size_t *)b];
+    const struct look_series *sx = &sort_look->s[x->series];
+    const struct look_series *sy = &sort_look->s[y->series];
     int c;
 
     if (sx->machine != sy->machine)
@@ -192,10 +227,10 @@ static void link_by(const struct hrd_history_look *l, int field,
     sort_field = field;
     qsort(order, l->nchanges, sizeof *order, cmp_by_field);
     for (size_t i = 1; i < l->nchanges; i++) {
-        const struct hrd_history_change *a = &l->changes[order[i - 1]];
-        const struct hrd_history_change *b = &l->changes[order[i]];
-        const struct hrd_history_look_series *sa = &l->s[a->series];
-        const struct hrd_history_look_series *sb = &l->s[b->series];
+        const struct look_change *a = &l->changes[order[i - 1]];
+        const struct look_change *b = &l->changes[order[i]];
+        const struct look_series *sa = &l->s[a->series];
+        const struct look_series *sb = &l->s[b->series];
 
         if (sa->machine == sb->machine &&
             strcmp(sa->key[field], sb->key[field]) == 0 &&
@@ -206,7 +241,7 @@ static void link_by(const struct hrd_history_look *l, int field,
 
 static int cmp_change(const void *a, const void *b)
 {
-    const struct hrd_history_change *x = a, *y = b;
+    const struct look_change *x = a, *y = b;
 
     if (x->finding != y->finding)
         return x->finding < y->finding ? -1 : 1;
@@ -214,23 +249,23 @@ static int cmp_change(const void *a, const void *b)
 }
 
 /* How far the change's median moved, in ns. */
-static double moved(const struct hrd_history_change *c)
+static double moved(const struct look_change *c)
 {
     return fabs(c->cp.after - c->cp.before);
 }
 
 /* Fills finding f from its changes (sorted by series). */
-static void describe(struct hrd_history_look *l, struct hrd_history_finding *f)
+static void describe(struct hrd_history_look *l, struct look_finding *f)
 {
-    const struct hrd_history_change *c = &l->changes[f->first];
+    const struct look_change *c = &l->changes[f->first];
     size_t best = 0, bestn = 0, self = (size_t)-1, incl = (size_t)-1;
 
     f->machine = l->s[c->series].machine;
     f->p = 1;
     f->nodes = 0;
     for (size_t i = 0; i < f->n; i++) {
-        const struct hrd_history_change *a = &c[i];
-        const struct hrd_history_look_series *s = &l->s[a->series];
+        const struct look_change *a = &c[i];
+        const struct look_series *s = &l->s[a->series];
         size_t same = 0, j;
 
         f->p = fmin(f->p, a->cp.p);
@@ -285,7 +320,7 @@ static int gather(struct hrd_history_look *l)
         goto out;
     l->nfindings = nf;
     for (size_t i = 0; i < l->nchanges; i++) {
-        struct hrd_history_finding *f = &l->findings[l->changes[i].finding];
+        struct look_finding *f = &l->findings[l->changes[i].finding];
 
         if (f->n == 0)
             f->first = i;
@@ -303,7 +338,7 @@ out:
 
 /* The change points of series s at o into *cp (n of them). Returns their
  * number or -ENOMEM. */
-static int changes_of(const struct hrd_history_look_series *s,
+static int changes_of(const struct look_series *s,
                       const struct hrd_cp_opts *o, struct hrd_cp *cp)
 {
     return hrd_cp_detect(s->x, s->n, o, cp, s->n);
@@ -326,11 +361,12 @@ int hrd_history_look_finish(struct hrd_history_look *l)
         goto out;
     /* Each candidate again, with its machine's clock step. */
     for (size_t i = 0; i < l->ns; i++) {
-        struct hrd_history_look_series *s = &l->s[i];
+        struct look_series *s = &l->s[i];
         struct hrd_cp_opts o = l->o;
         int k;
 
         o.step = l->step[s->machine];
+        o.tail = s->tail;
         if ((k = changes_of(s, &o, cp)) < 0) {
             rc = k;
             goto out;
@@ -343,14 +379,15 @@ int hrd_history_look_finish(struct hrd_history_look *l)
     l->level = hrd_fdr_level(ps, np, l->tested, l->o.alpha);
     /* The series that pass, at the rule's level. */
     for (size_t i = 0; i < l->ns && l->level >= 0; i++) {
-        struct hrd_history_look_series *s = &l->s[i];
+        struct look_series *s = &l->s[i];
         struct hrd_cp_opts o = l->o;
-        struct hrd_history_change *v;
+        struct look_change *v;
         int k;
 
         if (s->p > l->level)
             continue;
         o.step = l->step[s->machine];
+        o.tail = s->tail;
         o.alpha = l->level;
         k = changes_of(s, &o, cp);
         if (k == 0) {
@@ -372,6 +409,7 @@ int hrd_history_look_finish(struct hrd_history_look *l)
             v[l->nchanges].cp = cp[j];
             v[l->nchanges].pos = s->pos[cp[j].at];
             v[l->nchanges].finding = 0;
+            v[l->nchanges].newest = j == k - 1;
             l->nchanges++;
         }
     }
@@ -380,4 +418,58 @@ out:
     free(cp);
     free(ps);
     return rc;
+}
+
+size_t hrd_history_look_tested(const struct hrd_history_look *l)
+{
+    return l->tested;
+}
+
+double hrd_history_look_level(const struct hrd_history_look *l)
+{
+    return l->level;
+}
+
+double hrd_history_look_step(const struct hrd_history_look *l,
+                             const char *machine)
+{
+    for (size_t i = 0; i < l->nmachines; i++) {
+        if (strcmp(l->machine[i], machine) == 0)
+            return l->step != NULL ? l->step[i] : 0;
+    }
+    return 0;
+}
+
+size_t hrd_history_look_nfindings(const struct hrd_history_look *l)
+{
+    return l->nfindings;
+}
+
+void hrd_history_look_finding(const struct hrd_history_look *l, size_t i,
+                              struct hrd_history_finding *out)
+{
+    const struct look_finding *f = &l->findings[i];
+
+    out->machine = l->machine[f->machine];
+    out->pos = f->pos;
+    out->nchanges = f->n;
+    out->start = f->start - f->first;
+    out->nodes = f->nodes;
+    out->p = f->p;
+}
+
+void hrd_history_look_change(const struct hrd_history_look *l, size_t i,
+                             size_t j, struct hrd_history_change *out)
+{
+    const struct look_change *c = &l->changes[l->findings[i].first + j];
+    const struct look_series *s = &l->s[c->series];
+
+    out->key = (const char *const *)s->key;
+    out->machine = l->machine[s->machine];
+    out->cp = c->cp;
+    out->x = s->x;
+    out->xpos = s->pos;
+    out->n = s->n;
+    out->pos = c->pos;
+    out->newest = c->newest;
 }

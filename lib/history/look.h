@@ -4,10 +4,12 @@
  * logic, no I/O: the caller feeds the series and writes the findings.
  *
  * The series are fed one at a time (hrd_history_look_add), each with its
- * key, machine, values (run medians) and the place of each value's run
- * among its machine's runs. A series is kept only when lib/stat's change
- * points find a change in it at the look's alpha without the clock floor
- * (a candidate); the others count as tested. hrd_history_look_finish then:
+ * key, machine, values (run medians), their sample counts and the place
+ * of each value's run among its machine's runs. A series whose points are
+ * medians of few samples (a cold row) is judged with the tail check. A
+ * series is kept only when lib/stat's change points find a change in it
+ * at the look's alpha without the clock floor (a candidate); the others
+ * count as tested. hrd_history_look_finish then:
  *
  * - takes each machine's clock step from its values (hrd_cp_clock_step,
  *   over the first HRD_HISTORY_LOOK_STEP_SAMPLE values of the machine);
@@ -34,76 +36,87 @@
 #define HOSTRANGE_HISTORY_LOOK_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "lib/stat/changepoint.h"
 
 /* How many values of each machine its clock step is taken from. */
 #define HRD_HISTORY_LOOK_STEP_SAMPLE 65536
+/* A series whose points are medians of fewer samples than this (the
+ * median of their counts; a cold row: one sample a run) is judged with
+ * the tail check of lib/stat/changepoint.h. */
+#define HRD_HISTORY_LOOK_FEW_SAMPLES 3
 
-/* A series kept by the look (a candidate): its key (node, operator,
- * backend, phase, range, metric), machine (an index into the look's
- * machines), values and their runs' places. */
-struct hrd_history_look_series {
-    char *key[6];
-    size_t machine;
-    double *x;
-    size_t *pos;
-    size_t n;
-    double p; /* its strongest change's p (1: none) */
-};
+/* A look; its fields are private (look_impl.h). */
+struct hrd_history_look;
 
-/* A change point of a series: cp.at indexes the series' values. */
+/* A change point of a finding, as the look describes it. The strings and
+ * values are the look's, valid until it is freed. */
 struct hrd_history_change {
-    size_t series;
-    struct hrd_cp cp;
-    size_t pos;     /* the place of its run among its machine's runs */
-    size_t finding; /* the finding it belongs to */
+    const char *const *key; /* node, operator, backend, phase, range,
+                               metric */
+    const char *machine;
+    struct hrd_cp cp;       /* cp.at indexes x */
+    const double *x;        /* the series' values */
+    const size_t *xpos;     /* the place of each value's run */
+    size_t n;
+    size_t pos;             /* the place of the change's run */
+    int newest;             /* the newest change of its series: the
+                               series' newest run lies after it */
 };
 
-/* A finding: changes[first..first + n) of the look, in series order. */
+/* A finding, as the look describes it. */
 struct hrd_history_finding {
-    size_t machine;
-    size_t pos;    /* its run's place among its machine's runs */
-    size_t first, n;
-    size_t start;  /* the change it starts in (an index into changes) */
-    size_t nodes;  /* how many nodes it holds */
-    double p;      /* the smallest p of its changes */
+    const char *machine;
+    size_t pos;      /* its run's place among its machine's runs */
+    size_t nchanges; /* its change points (hrd_history_look_change) */
+    size_t start;    /* the one it starts in, an index below nchanges */
+    size_t nodes;    /* how many nodes it holds */
+    double p;        /* the smallest p of its changes */
 };
 
-struct hrd_history_look {
-    struct hrd_cp_opts o;
-    char **machine;              /* machine names, owned */
-    double **sample;             /* per machine: up to STEP_SAMPLE values */
-    size_t *nsample;
-    double *step;                /* per machine: its clock step (finish) */
-    size_t nmachines;
-    struct hrd_history_look_series *s;
-    size_t ns, caps;
-    size_t tested;               /* series of at least 2 x window points */
-    double level;                /* the rule's level (finish; -1: none) */
-    struct hrd_history_change *changes;
-    size_t nchanges;
-    struct hrd_history_finding *findings;
-    size_t nfindings;
-};
-
-/* Starts a look with options o (alpha is the false discovery rate; step
- * is ignored: each machine's is estimated). */
-void hrd_history_look_init(struct hrd_history_look *l,
-                           const struct hrd_cp_opts *o);
-void hrd_history_look_fini(struct hrd_history_look *l);
+/* A new look with options o (alpha is the false discovery rate; step and
+ * tail are ignored: each machine's step is estimated, each series' tail
+ * check decided by its counts). Returns NULL when out of memory; the
+ * caller frees it with hrd_history_look_free (NULL accepted). */
+struct hrd_history_look *hrd_history_look_new(const struct hrd_cp_opts *o);
+void hrd_history_look_free(struct hrd_history_look *l);
 
 /*
- * Feeds one series: key[0..6), its machine's name, its values x[0..n) and
- * the places pos[0..n) of their runs among the machine's runs (all
- * copied when kept). Returns 0 or -ENOMEM.
+ * Feeds one series: key[0..6), its machine's name, its values x[0..n),
+ * the sample count of each (count NULL: many) and the places pos[0..n)
+ * of their runs among the machine's runs (copied when kept). Returns 0 or
+ * -ENOMEM.
  */
 int hrd_history_look_add(struct hrd_history_look *l, const char *const *key,
                          const char *machine, const double *x,
-                         const size_t *pos, size_t n);
+                         const uint64_t *count, const size_t *pos, size_t n);
 
 /* Judges the series fed and gathers the findings (see above). Returns 0
  * or -ENOMEM. */
 int hrd_history_look_finish(struct hrd_history_look *l);
+
+/* How many series were tested (those of at least 2 x window points). */
+size_t hrd_history_look_tested(const struct hrd_history_look *l);
+
+/* The rule's level after finish: a series passes when its p is at most
+ * it (-1: none passes). */
+double hrd_history_look_level(const struct hrd_history_look *l);
+
+/* The clock step finish took for machine `machine`, ns (0: none, or a
+ * machine not fed). */
+double hrd_history_look_step(const struct hrd_history_look *l,
+                             const char *machine);
+
+/* How many findings finish gathered; finding i (below that), in the order
+ * of their first change. */
+size_t hrd_history_look_nfindings(const struct hrd_history_look *l);
+void hrd_history_look_finding(const struct hrd_history_look *l, size_t i,
+                              struct hrd_history_finding *out);
+
+/* Change j (below the finding's nchanges) of finding i, in series
+ * order. */
+void hrd_history_look_change(const struct hrd_history_look *l, size_t i,
+                             size_t j, struct hrd_history_change *out);
 
 #endif

@@ -497,8 +497,9 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
             winsorized_sides(x + a, m, t, l, tmp);
             p = t_test(l, t, m, qvar);
         }
-        p = fmin(1.0, fmax(p, tail_p(x + a, m, t, tmp)) *
-                          (double)(m - 2 * w + 1));
+        if (o->tail)
+            p = fmax(p, tail_p(x + a, m, t, tmp));
+        p = fmin(1.0, p * (double)(m - 2 * w + 1));
         before = hrd_cp_median(x + a, t, tmp);
         after = hrd_cp_median(x + a + t, m - t, tmp);
         change = change_of(before, after);

@@ -44,6 +44,16 @@
  * is at least the noise that rounding to the step adds (a uniform error of
  * one step, on the logarithms): two constant sides one or two steps apart
  * are no longer infinitely sure.
+ *
+ * The tail check (opts.tail, for a series whose points are single samples,
+ * as a cold row's are: one sample a run, now and then an outlier several
+ * times as slow). A split's p is then at least the chance that as many of
+ * its shorter side's points as do lie beyond a line a quarter of the way
+ * from the longer side's level to theirs would by outliers alone (the
+ * binomial tail, each point beyond with the share of the longer side's
+ * points beyond it, counted as (j + 1) / (n + 2) for j of n): a level of a
+ * few runs is no surer than its outliers are rare. Without it (a point
+ * that is a median of many samples), the t test alone judges.
  */
 #ifndef HOSTRANGE_CHANGEPOINT_H
 #define HOSTRANGE_CHANGEPOINT_H
@@ -64,6 +74,8 @@ struct hrd_cp_opts {
     double min_change; /* the smallest |after / before - 1| kept (0: any) */
     size_t window;     /* the fewest points on either side (at least 1) */
     double step;       /* the clock step of the series, ns (0: unknown) */
+    int tail;          /* its points are single samples: the tail
+                          check (see above) */
 };
 
 /* A change point: the series moves from before to after at point `at`
