@@ -44,23 +44,40 @@
 const char hrd_ctl_history_usage_detect[] =
     "Usage: hostrangectl history detect [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--alpha P] [--min-change PCT] [--window N]\n"
-    "                                 [--fail-above SPEC] [--format FORMAT]\n"
-    "                                 [--limit N]\n"
-    "Find the change points of each series: one key on one machine, a point\n"
-    "per run (its median), in the runs' order. A change is a level that\n"
-    "lasts at least --window runs and differs from the one before it\n"
-    "(p < ALPHA); a single outlying run is not one. Each is named by the\n"
-    "first run after it (its commit and id), with the medians of the two\n"
-    "segments, the change (after / before - 1) and p.\n"
+    "                                 [--series] [--fail-above SPEC]\n"
+    "                                 [--format FORMAT] [--limit N]\n"
+    "Find the change points of the history's series (a series: one key on one\n"
+    "machine, a point per run, its median, in the runs' order) and gather\n"
+    "them into findings. A change is a level that lasts at least --window\n"
+    "runs and differs from the one before it; a single outlying run is not\n"
+    "one. All series are judged at once: a change must move its series by\n"
+    "at least " STR(HRD_CP_MIN_STEPS) " clock steps of its machine (the step taken from the\n"
+    "machine's values), and the series reported changed must hold the\n"
+    "Benjamini-Hochberg false discovery rate at q = ALPHA over all the\n"
+    "series judged; a series of one sample a run (a cold row) also passes a\n"
+    "tail check. Change points at one run (or the next) on one machine that\n"
+    "share a node or a range are one finding, named by its machine, commit\n"
+    "and run, its nodes, and the layer it starts in (the self time that\n"
+    "moved most; else the inclusive time that moved least), its series\n"
+    "listed under it. Every report states this rule in its header.\n"
     "\n"
     DETECT_OPTS_HELP
     "      --min-change=PCT the smallest change reported, in % (default 0)\n"
+    "      --series         each series judged alone at ALPHA, as its own\n"
+    "                       line (no clock floor, no rule over all series)\n"
     "      --fail-above=SPEC\n"
     "                       exit 1 when the newest run of a series lies in a\n"
     "                       segment slower than the one before by more than\n"
     "                       its limit (diff's syntax: PCT, or GLOB=PCT,...\n"
-    "                       per range), and name each on stderr\n"
-    GATE_FORMAT_HELP("each series: its newest change")
+    "                       per range), and name each on stderr; a finding\n"
+    "                       with such a series fails\n"
+    "  -f, --format=FORMAT  text (default), jsonl (a line of the rule, then\n"
+    "                       one per finding, its series in it), junit (a\n"
+    "                       testcase per finding, its series listed; with\n"
+    "                       --series a testsuite per node, a testcase per\n"
+    "                       series) or markdown (the rule and a table of the\n"
+    "                       findings, worst first)\n"
+    "      --limit=N        markdown: at most N rows (default 50)\n"
     "  -h, --help           show this help and exit\n";
 
 const char hrd_ctl_history_usage_check[] =
@@ -100,7 +117,7 @@ const char hrd_ctl_history_usage_check[] =
     "a key with fewer runs of history than --min-history.\n";
 
 enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
-       OPT_MIN_HISTORY };
+       OPT_MIN_HISTORY, OPT_SERIES };
 
 /* The gate formats (lib/view/gate.h): the judged keys, kept until the
  * end, with copies of their strings. */
@@ -123,6 +140,7 @@ struct opts {
     int gate;           /* GATE_NONE, GATE_JUNIT or GATE_MARKDOWN */
     size_t limit;       /* --limit */
     size_t min_history; /* check's --min-history (0: none) */
+    int series;         /* detect --series: each series alone */
 };
 
 
@@ -423,6 +441,7 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
         { "format", required_argument, NULL, 'f' },
         { "limit", required_argument, NULL, OPT_LIMIT },
         { "min-history", required_argument, NULL, OPT_MIN_HISTORY },
+        { "series", no_argument, NULL, OPT_SERIES },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -435,6 +454,8 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
             o->db = hrd_ctl_history_dsn(cmd, optarg);
         } else if (c == OPT_MACHINE) {
             o->machine = optarg;
+        } else if (c == OPT_SERIES && detect) {
+            o->series = 1;
         } else if (c == 'a' || c == 'w') {
             if (hrd_ctl_history_cp_option(cmd, c, optarg, &o->cp) != 0)
                 return HRD_CTL_HISTORY_USAGE;
@@ -488,6 +509,7 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
             fputs(usage, stdout);
             return -1;
         } else if (c == OPT_MIN_CHANGE || c == OPT_MIN_HISTORY ||
+                   c == OPT_SERIES ||
                    !hrd_ctl_report_option(cmd, c, optarg, &o->f, NULL)) {
             hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
         }
@@ -598,11 +620,23 @@ int hrd_ctl_history_detect(int argc, char **argv)
     }
     memset(&d, 0, sizeof d);
     d.o = &o;
-    rc = hrd_history_points(h, detect_point, &d, err, sizeof err);
-    if (rc == 0)
-        rc = detect_series(&d);
-    if (rc == 0 && o.gate != GATE_NONE)
-        rc = gate_write(&d.g, &o, "hostrangectl history detect");
+    if (!o.series) {
+        struct hrd_ctl_look_opts lo = {
+            &o.f, o.machine, o.cp, o.have_limits ? &o.limits : NULL,
+            o.jsonl                    ? HRD_CTL_LOOK_JSONL
+            : o.gate == GATE_JUNIT     ? HRD_CTL_LOOK_JUNIT
+            : o.gate == GATE_MARKDOWN  ? HRD_CTL_LOOK_MARKDOWN
+                                       : HRD_CTL_LOOK_TEXT,
+            o.limit };
+
+        rc = hrd_ctl_history_look(&lo, h, &d.slower, err, sizeof err);
+    } else {
+        rc = hrd_history_points(h, detect_point, &d, err, sizeof err);
+        if (rc == 0)
+            rc = detect_series(&d);
+        if (rc == 0 && o.gate != GATE_NONE)
+            rc = gate_write(&d.g, &o, "hostrangectl history detect");
+    }
     gate_fini(&d.g);
     hrd_history_close(h);
     series_fini(&d.s);

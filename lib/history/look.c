@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -418,6 +419,13 @@ out:
     free(cp);
     free(ps);
     return rc;
+}
+
+void hrd_history_look_rule(char *buf, size_t len, double q, size_t nseries)
+{
+    snprintf(buf, len, "a change moves its series by at least %d clock "
+             "steps of its machine; Benjamini-Hochberg false discovery "
+             "rate q=%g over %zu series", HRD_CP_MIN_STEPS, q, nseries);
 }
 
 size_t hrd_history_look_tested(const struct hrd_history_look *l)

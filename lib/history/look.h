@@ -108,6 +108,10 @@ double hrd_history_look_level(const struct hrd_history_look *l);
 double hrd_history_look_step(const struct hrd_history_look *l,
                              const char *machine);
 
+/* The rule of a look over nseries series at rate q, in words, into buf
+ * (as --help, the man page and every report's header state it). */
+void hrd_history_look_rule(char *buf, size_t len, double q, size_t nseries);
+
 /* How many findings finish gathered; finding i (below that), in the order
  * of their first change. */
 size_t hrd_history_look_nfindings(const struct hrd_history_look *l);
