@@ -299,7 +299,7 @@ static int write_findings(struct look_ctx *c, int *slower)
         printf(",\"min_steps\":%d,\"findings\":%zu}\n", HRD_CP_MIN_STEPS, nf);
     } else {
         printf("history detect: %zu %s over %zu series (", nf,
-               nf == 1 ? "finding" : "findings", c->series);
+               nf == 1 ? "finding" : "findings", tested);
         fputs(rule, stdout);
         fputs(")\n", stdout);
     }
