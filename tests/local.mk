@@ -527,6 +527,17 @@ check_PROGRAMS += tests/helpers/mkrun
 tests_helpers_mkrun_SOURCES = tests/helpers/mkrun.c
 tests_helpers_mkrun_CFLAGS = $(TEST_CFLAGS)
 tests_helpers_mkrun_LDADD = $(HRD_STORE_TEST_LIBS)
+# A suite's history written straight through lib/history, and detect on
+# it: one finding per real step (issue 47).
+check_PROGRAMS += tests/helpers/mkhistory
+tests_helpers_mkhistory_SOURCES = tests/helpers/mkhistory.c \
+	tests/lib/harness_suite.c tests/lib/harness_suite.h \
+	tests/lib/harness_suite_db.c
+tests_helpers_mkhistory_CFLAGS = $(TEST_CFLAGS) $(SQLITE3_CFLAGS)
+tests_helpers_mkhistory_LDADD = lib/history/libhrhistory.la \
+	$(HRD_STORE_TEST_LIBS) -lm
+TESTS += tests/service/test_history_suite.sh
+EXTRA_DIST += tests/service/test_history_suite.sh
 # The history end to end, against SQLite and a real PostgreSQL server.
 TESTS += tests/service/test_history.sh
 EXTRA_DIST += tests/service/test_history.sh tests/helpers/pgserver.sh

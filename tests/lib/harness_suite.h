@@ -50,4 +50,16 @@ int harness_suite_each(const struct harness_suite *s,
                                  const double *x, size_t n),
                        void *ctx);
 
+/* The machine of the runs harness_suite_write writes. */
+#define HARNESS_SUITE_MACHINE "Test CPU 3000, 4 cores; clock fast"
+
+/*
+ * Writes suite s as a history at dsn (harness_suite_db.c, through
+ * lib/history): run r of id "s" and r in 31 hex digits, commit "cR", a
+ * minute after the run before, on HARNESS_SUITE_MACHINE; a cold point of
+ * count 1, a warm one of 1000. Returns 0, or non-zero with err filled.
+ */
+int harness_suite_write(const struct harness_suite *s, const char *dsn,
+                        char *err, size_t errlen);
+
 #endif
