@@ -213,6 +213,12 @@ assert lines[2] == "not judged: 8 keys (no history of this machine)", lines
 assert p.tables == 0, p.tables
 import json
 rows = [json.loads(l) for l in open("%s/other.jsonl" % d, encoding="utf-8")]
+# The last line: the counts and the rule over the keys judged (none).
+assert rows[-1] == {"rule": "a change moves its series by at least 2 clock "
+                    "steps of its machine; Benjamini-Hochberg false "
+                    "discovery rate q=0.01 over 0 series", "judged": 0,
+                    "differ": 0, "findings": 0, "not_judged": 8}, rows[-1]
+rows = rows[:-1]
 assert len(rows) == 8 and all(
     r["not_judged"] == "no history of this machine" and
     r["machine"] == "Test CPU 9999, 4 cores; clock fast" for r in rows), rows
