@@ -6,7 +6,9 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/history.h"
+#include "lib/history/look.h"
 #include "lib/stat/changepoint.h"
+#include "lib/stat/fdr.h"
 #include "lib/stat/limits.h"
 #include "lib/stat/rounds.h"
 #include "lib/view/escape.h"
@@ -44,23 +46,40 @@
 const char hrd_ctl_history_usage_detect[] =
     "Usage: hostrangectl history detect [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--alpha P] [--min-change PCT] [--window N]\n"
-    "                                 [--fail-above SPEC] [--format FORMAT]\n"
-    "                                 [--limit N]\n"
-    "Find the change points of each series: one key on one machine, a point\n"
-    "per run (its median), in the runs' order. A change is a level that\n"
-    "lasts at least --window runs and differs from the one before it\n"
-    "(p < ALPHA); a single outlying run is not one. Each is named by the\n"
-    "first run after it (its commit and id), with the medians of the two\n"
-    "segments, the change (after / before - 1) and p.\n"
+    "                                 [--series] [--fail-above SPEC]\n"
+    "                                 [--format FORMAT] [--limit N]\n"
+    "Find the change points of the history's series (a series: one key on one\n"
+    "machine, a point per run, its median, in the runs' order) and gather\n"
+    "them into findings. A change is a level that lasts at least --window\n"
+    "runs and differs from the one before it; a single outlying run is not\n"
+    "one. All series are judged at once: a change must move its series by\n"
+    "at least " STR(HRD_CP_MIN_STEPS) " clock steps of its machine (the step taken from the\n"
+    "machine's values), and the series reported changed must hold the\n"
+    "Benjamini-Hochberg false discovery rate at q = ALPHA over all the\n"
+    "series judged; a series of one sample a run (a cold row) also passes a\n"
+    "tail check. Change points at one run (or the next) on one machine that\n"
+    "share a node or a range are one finding, named by its machine, commit\n"
+    "and run, its nodes, and the layer it starts in (the self time that\n"
+    "moved most; else the inclusive time that moved least), its series\n"
+    "listed under it. Every report states this rule in its header.\n"
     "\n"
     DETECT_OPTS_HELP
     "      --min-change=PCT the smallest change reported, in % (default 0)\n"
+    "      --series         each series judged alone at ALPHA, as its own\n"
+    "                       line (no clock floor, no rule over all series)\n"
     "      --fail-above=SPEC\n"
     "                       exit 1 when the newest run of a series lies in a\n"
     "                       segment slower than the one before by more than\n"
     "                       its limit (diff's syntax: PCT, or GLOB=PCT,...\n"
-    "                       per range), and name each on stderr\n"
-    GATE_FORMAT_HELP("each series: its newest change")
+    "                       per range), and name each on stderr; a finding\n"
+    "                       with such a series fails\n"
+    "  -f, --format=FORMAT  text (default), jsonl (a line of the rule, then\n"
+    "                       one per finding, its series in it), junit (a\n"
+    "                       testcase per finding, its series listed; with\n"
+    "                       --series a testsuite per node, a testcase per\n"
+    "                       series) or markdown (the rule and a table of the\n"
+    "                       findings, worst first)\n"
+    "      --limit=N        markdown: at most N rows (default 50)\n"
     "  -h, --help           show this help and exit\n";
 
 const char hrd_ctl_history_usage_check[] =
@@ -75,6 +94,13 @@ const char hrd_ctl_history_usage_check[] =
     "(record --rounds) is judged by its round medians against the\n"
     "segment's (exact Mann-Whitney, one-sided), when the segment has 3\n"
     "values or more.\n"
+    "\n"
+    "The keys judged are held to detect's rule: a key differs when its\n"
+    "change moves by at least " STR(HRD_CP_MIN_STEPS) " clock steps of the machine and it passes\n"
+    "the Benjamini-Hochberg false discovery rate at q = ALPHA over all the\n"
+    "keys judged. Those that differ are gathered into findings (keys that\n"
+    "share a node or a range), each a line (text, JSONL) before its keys;\n"
+    "the last line counts them and states the rule.\n"
     "\n"
     "Every key of the run that is not judged is listed, in every format,\n"
     "with why: no history of this machine (the history holds no run of\n"
@@ -100,7 +126,7 @@ const char hrd_ctl_history_usage_check[] =
     "a key with fewer runs of history than --min-history.\n";
 
 enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
-       OPT_MIN_HISTORY };
+       OPT_MIN_HISTORY, OPT_SERIES };
 
 /* The gate formats (lib/view/gate.h): the judged keys, kept until the
  * end, with copies of their strings. */
@@ -123,6 +149,7 @@ struct opts {
     int gate;           /* GATE_NONE, GATE_JUNIT or GATE_MARKDOWN */
     size_t limit;       /* --limit */
     size_t min_history; /* check's --min-history (0: none) */
+    int series;         /* detect --series: each series alone */
 };
 
 
@@ -407,6 +434,18 @@ static int over_limit(const char *cmd, const struct opts *o,
     return 1;
 }
 
+/* over_limit's verdict, saying nothing. */
+static int over_limit_quiet(const struct opts *o, const struct series *s,
+                            const struct hrd_cp *cp)
+{
+    const struct hrd_limit *l;
+
+    if (!o->have_limits || cp->change <= 0)
+        return 0;
+    l = hrd_limits_find(&o->limits, s->key[4]);
+    return l != NULL && cp->change * 100 > l->pct;
+}
+
 /* The options of detect and check; check's run file is left in argv.
  * Returns -1 with the help shown, 0, or a usage error's status. */
 static int parse(const char *cmd, const char *usage, int argc, char **argv,
@@ -423,6 +462,7 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
         { "format", required_argument, NULL, 'f' },
         { "limit", required_argument, NULL, OPT_LIMIT },
         { "min-history", required_argument, NULL, OPT_MIN_HISTORY },
+        { "series", no_argument, NULL, OPT_SERIES },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -435,6 +475,8 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
             o->db = hrd_ctl_history_dsn(cmd, optarg);
         } else if (c == OPT_MACHINE) {
             o->machine = optarg;
+        } else if (c == OPT_SERIES && detect) {
+            o->series = 1;
         } else if (c == 'a' || c == 'w') {
             if (hrd_ctl_history_cp_option(cmd, c, optarg, &o->cp) != 0)
                 return HRD_CTL_HISTORY_USAGE;
@@ -488,6 +530,7 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
             fputs(usage, stdout);
             return -1;
         } else if (c == OPT_MIN_CHANGE || c == OPT_MIN_HISTORY ||
+                   c == OPT_SERIES ||
                    !hrd_ctl_report_option(cmd, c, optarg, &o->f, NULL)) {
             hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
         }
@@ -598,11 +641,23 @@ int hrd_ctl_history_detect(int argc, char **argv)
     }
     memset(&d, 0, sizeof d);
     d.o = &o;
-    rc = hrd_history_points(h, detect_point, &d, err, sizeof err);
-    if (rc == 0)
-        rc = detect_series(&d);
-    if (rc == 0 && o.gate != GATE_NONE)
-        rc = gate_write(&d.g, &o, "hostrangectl history detect");
+    if (!o.series) {
+        struct hrd_ctl_look_opts lo = {
+            &o.f, o.machine, o.cp, o.have_limits ? &o.limits : NULL,
+            o.jsonl                    ? HRD_CTL_LOOK_JSONL
+            : o.gate == GATE_JUNIT     ? HRD_CTL_LOOK_JUNIT
+            : o.gate == GATE_MARKDOWN  ? HRD_CTL_LOOK_MARKDOWN
+                                       : HRD_CTL_LOOK_TEXT,
+            o.limit };
+
+        rc = hrd_ctl_history_look(&lo, h, &d.slower, err, sizeof err);
+    } else {
+        rc = hrd_history_points(h, detect_point, &d, err, sizeof err);
+        if (rc == 0)
+            rc = detect_series(&d);
+        if (rc == 0 && o.gate != GATE_NONE)
+            rc = gate_write(&d.g, &o, "hostrangectl history detect");
+    }
     gate_fini(&d.g);
     hrd_history_close(h);
     series_fini(&d.s);
@@ -628,6 +683,22 @@ struct check {
     size_t unjudged[4];  /* by reason (enum unjudged) */
     char few_reason[96]; /* REASON_FEW's words with --min-history's N */
     struct gate_rows g;
+    /* The keys that differ at alpha (before the rule), kept until every
+     * key is judged; the machine's values, for its clock step. */
+    struct pending *pend;
+    size_t npend, cappend;
+    double *sample;
+    size_t nsample;
+    size_t findings;
+};
+
+/* A key that differs at alpha, its verdict deferred to the rule. */
+struct pending {
+    char *key[6];
+    struct hrd_cp res;
+    char note[96];
+    size_t up;      /* union-find: the finding it belongs to */
+    int keep;       /* passes the floor and the rule */
 };
 
 /* Why check did not judge a key, worst first. */
@@ -777,13 +848,41 @@ static int check_rounds(const struct series *s, size_t from,
     return 1;
 }
 
+/* Keeps series c->s's key, which differs at alpha by res, for the rule.
+ * Returns 0 or -ENOMEM. */
+static int pend_push(struct check *c, const struct hrd_cp *res,
+                     const char *note)
+{
+    struct pending *p;
+
+    if (c->npend == c->cappend) {
+        size_t cap = c->cappend ? 2 * c->cappend : 64;
+        struct pending *v = realloc(c->pend, cap * sizeof *v);
+
+        if (v == NULL)
+            return -ENOMEM;
+        c->pend = v;
+        c->cappend = cap;
+    }
+    p = &c->pend[c->npend];
+    memset(p, 0, sizeof *p);
+    c->npend++;
+    for (int i = 0; i < 6; i++) {
+        if ((p->key[i] = strdup(c->s.key[i])) == NULL)
+            return -ENOMEM;
+    }
+    p->res = *res;
+    snprintf(p->note, sizeof p->note, "%s", note);
+    return 0;
+}
+
 static int check_series(struct check *c)
 {
     const struct hrd_history_point *p;
     struct hrd_cp *cp, res;
     size_t from = 0, nbase = 0;
     char note[96] = "";
-    int n, over, by_rounds;
+    int n, by_rounds;
 
     if (c->s.n == 0 || (p = find_point(c)) == NULL)
         return 0;
@@ -811,22 +910,15 @@ static int check_series(struct check *c)
         return not_judged(c, p, TOO_SHORT);
     }
     c->judged++;
+    for (size_t i = 0; i < c->s.n && c->nsample < HRD_HISTORY_LOOK_STEP_SAMPLE;
+         i++)
+        c->sample[c->nsample++] = c->s.x[i];
     if (res.p > c->o->cp.alpha || res.change == 0)
         return c->o->gate != GATE_NONE
                    ? gate_add(&c->g, c->o, c->s.key, c->s.machine, NULL,
                               NULL, 0, NULL)
                    : 0;
-    c->found++;
-    if (c->o->gate == GATE_NONE)
-        put_finding(c->o, &c->s, c->r->run.commit, c->r->id, &res, note);
-    over = over_limit("history check", c->o, &c->s, &res);
-    if (over)
-        c->slower = 1;
-    if (c->o->gate != GATE_NONE &&
-        (n = gate_add(&c->g, c->o, c->s.key, c->s.machine, NULL, &res, over,
-                      NULL)) != 0)
-        return n;
-    return ferror(stdout) ? -EIO : 0;
+    return pend_push(c, &res, note);
 }
 
 static int check_point(void *ctx, const struct hrd_history_point *p)
@@ -889,6 +981,179 @@ static void unjudged_summary(const struct check *c, char *buf, size_t len)
         snprintf(buf + at, len - at, ")");
 }
 
+/* Union-find over the pending keys. */
+static size_t pend_root(struct pending *p, size_t i)
+{
+    while (p[i].up != i) {
+        p[i].up = p[p[i].up].up;
+        i = p[i].up;
+    }
+    return i;
+}
+
+/* The pending keys being sorted and the key field they are sorted by
+ * (qsort has no context). */
+static const struct pending *sort_pend;
+static int sort_pend_field;
+
+static int cmp_pend(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int k = strcmp(sort_pend[x].key[sort_pend_field],
+                   sort_pend[y].key[sort_pend_field]);
+
+    return k != 0 ? k : x < y ? -1 : x > y;
+}
+
+/* Joins the kept keys that share key field `field` (all are of one run:
+ * a node's layers, or one layer across nodes, are one finding). */
+static void pend_link(struct check *c, size_t *order, size_t n, int field)
+{
+    sort_pend = c->pend;
+    sort_pend_field = field;
+    qsort(order, n, sizeof *order, cmp_pend);
+    for (size_t i = 1; i < n; i++) {
+        if (strcmp(c->pend[order[i - 1]].key[field],
+                   c->pend[order[i]].key[field]) == 0) {
+            size_t a = pend_root(c->pend, order[i - 1]);
+            size_t b = pend_root(c->pend, order[i]);
+
+            if (a != b)
+                c->pend[a > b ? a : b].up = a < b ? a : b;
+        }
+    }
+}
+
+/* Whether pending key a is a better start of its finding than b: a self
+ * time that moved more in ns, else an inclusive time that moved less. */
+static int better_start(const struct pending *a, const struct pending *b)
+{
+    int sa = strcmp(a->key[5], "self") == 0, sb = strcmp(b->key[5], "self") == 0;
+    double ma = fabs(a->res.after - a->res.before);
+    double mb = fabs(b->res.after - b->res.before);
+
+    if (sa != sb)
+        return sa;
+    return sa ? ma > mb : ma < mb;
+}
+
+/* Writes pending key p as check's line of text or JSON. */
+static int put_pending(struct check *c, const struct pending *p)
+{
+    struct series s;
+
+    memset(&s, 0, sizeof s);
+    memcpy(s.key, p->key, sizeof s.key);
+    s.machine = (char *)c->r->machine;
+    if (c->o->gate == GATE_NONE)
+        put_finding(c->o, &s, c->r->run.commit, c->r->id, &p->res, p->note);
+    if (over_limit("history check", c->o, &s, &p->res))
+        c->slower = 1;
+    if (c->o->gate != GATE_NONE)
+        return gate_add(&c->g, c->o, s.key, s.machine, NULL, &p->res,
+                        over_limit_quiet(c->o, &s, &p->res), NULL);
+    return ferror(stdout) ? -EIO : 0;
+}
+
+/*
+ * The rule over all the keys check judged, as detect's: a key differs
+ * when its change moves by at least HRD_CP_MIN_STEPS clock steps of the
+ * machine (the step from the machine's values) and it passes Benjamini-
+ * Hochberg's false discovery rate at q = alpha over the keys judged. The
+ * keys that differ are gathered into findings (sharing a node or a range)
+ * and written, each finding a line before its keys (text and JSONL).
+ * Returns 0 or a negative errno.
+ */
+static int check_rule(struct check *c)
+{
+    double step = hrd_cp_clock_step(c->sample, c->nsample), level;
+    double *ps = malloc((c->npend + 1) * sizeof *ps);
+    size_t *order = malloc((c->npend + 1) * sizeof *order), np = 0, nk = 0;
+    int rc = 0;
+
+    if (ps == NULL || order == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < c->npend; i++) {
+        struct pending *p = &c->pend[i];
+
+        p->keep = fabs(p->res.after - p->res.before) >=
+                  HRD_CP_MIN_STEPS * step;
+        if (p->keep)
+            ps[np++] = p->res.p;
+    }
+    level = hrd_fdr_level(ps, np, c->judged, c->o->cp.alpha);
+    for (size_t i = 0; i < c->npend; i++) {
+        struct pending *p = &c->pend[i];
+
+        p->keep = p->keep && p->res.p <= level;
+        p->up = i;
+        if (p->keep)
+            order[nk++] = i;
+        else if (c->o->gate != GATE_NONE &&
+                 (rc = gate_add(&c->g, c->o, p->key, c->r->machine, NULL,
+                                NULL, 0, NULL)) != 0)
+            goto out;
+    }
+    c->found = nk;
+    pend_link(c, order, nk, 0);
+    pend_link(c, order, nk, 4);
+    /* Each finding (a root, in key order), its start, then its keys. */
+    for (size_t i = 0; i < c->npend && rc == 0; i++) {
+        size_t start = i, keys = 0, nodes = 0;
+
+        if (!c->pend[i].keep || pend_root(c->pend, i) != i)
+            continue;
+        c->findings++;
+        for (size_t j = i; j < c->npend; j++) {
+            size_t k;
+
+            if (!c->pend[j].keep || pend_root(c->pend, j) != i)
+                continue;
+            keys++;
+            for (k = i; k < j; k++) {
+                if (c->pend[k].keep && pend_root(c->pend, k) == i &&
+                    strcmp(c->pend[k].key[0], c->pend[j].key[0]) == 0)
+                    break;
+            }
+            nodes += k == j;
+            if (better_start(&c->pend[j], &c->pend[start]))
+                start = j;
+        }
+        if (c->o->jsonl) {
+            static const char *const names[6] = { "node", "operator",
+                                                  "backend", "phase",
+                                                  "range", "metric" };
+
+            printf("{\"finding\":%zu,\"machine\":", c->findings);
+            hrd_json_string(stdout, c->r->machine);
+            printf(",\"keys\":%zu,\"nodes\":%zu,\"start\":{", keys,
+                   nodes);
+            for (int k = 0; k < 6; k++) {
+                printf("%s\"%s\":", k ? "," : "", names[k]);
+                hrd_json_string(stdout, c->pend[start].key[k]);
+            }
+            printf("}}\n");
+        } else if (c->o->gate == GATE_NONE) {
+            printf("finding %zu: %s by %+.1f%%, starts in ", c->findings,
+                   c->pend[start].res.change > 0 ? "slower" : "faster",
+                   c->pend[start].res.change * 100);
+            key_name(stdout, c->pend[start].key, c->r->machine);
+            printf("; %zu %s of %zu %s\n", keys, keys == 1 ? "key" : "keys",
+                   nodes, nodes == 1 ? "node" : "nodes");
+        }
+        for (size_t j = i; j < c->npend && rc == 0; j++) {
+            if (c->pend[j].keep && pend_root(c->pend, j) == i)
+                rc = put_pending(c, &c->pend[j]);
+        }
+    }
+out:
+    free(ps);
+    free(order);
+    return rc;
+}
+
 int hrd_ctl_history_check(int argc, char **argv)
 {
     struct opts o;
@@ -931,7 +1196,8 @@ int hrd_ctl_history_check(int argc, char **argv)
              o.min_history);
     c.order = malloc((r.n + 1) * sizeof *c.order);
     c.seen = calloc(r.n + 1, 1);
-    rc = c.order == NULL || c.seen == NULL ? -ENOMEM : 0;
+    c.sample = malloc(HRD_HISTORY_LOOK_STEP_SAMPLE * sizeof *c.sample);
+    rc = c.order == NULL || c.seen == NULL || c.sample == NULL ? -ENOMEM : 0;
     if (rc == 0) {
         for (size_t i = 0; i < r.n; i++) {
             c.order[i] = i;
@@ -948,6 +1214,8 @@ int hrd_ctl_history_check(int argc, char **argv)
     if (rc == 0)
         rc = check_series(&c);
     hrd_history_close(h);
+    if (rc == 0)
+        rc = check_rule(&c);
     if (rc == 0)
         rc = check_unseen(&c);
     /* With --min-history, a key of no series has too few runs too. */
@@ -966,6 +1234,22 @@ int hrd_ctl_history_check(int argc, char **argv)
         printf(": %zu differ (p < %g), %s; %zu judged by their rounds\n",
                c.found, o.cp.alpha, summary, c.by_rounds);
     }
+    if (rc == 0 && o.gate == GATE_NONE) {
+        char rule[256];
+
+        hrd_history_look_rule(rule, sizeof rule, o.cp.alpha, c.judged);
+        if (o.jsonl) {
+            printf("{\"rule\":");
+            hrd_json_string(stdout, rule);
+            printf(",\"judged\":%zu,\"differ\":%zu,\"findings\":%zu,"
+                   "\"not_judged\":%zu}\n", c.judged, c.found, c.findings,
+                   c.unjudged[0] + c.unjudged[1] + c.unjudged[2] +
+                       c.unjudged[3]);
+        } else {
+            printf("%zu %s (%s)\n", c.findings,
+                   c.findings == 1 ? "finding" : "findings", rule);
+        }
+    }
     if (rc == 0 && c.judged == 0) {
         fputs("hostrangectl history check: ", stderr);
         hrd_text_put(stderr, argv[optind]);
@@ -982,6 +1266,12 @@ int hrd_ctl_history_check(int argc, char **argv)
         fputs(": not judged (--min-history)\n", stderr);
     }
     series_fini(&c.s);
+    for (size_t i = 0; i < c.npend; i++) {
+        for (int k = 0; k < 6; k++)
+            free(c.pend[i].key[k]);
+    }
+    free(c.pend);
+    free(c.sample);
     free(c.order);
     free(c.seen);
     hrd_ctl_hrun_fini(&r);

@@ -517,12 +517,19 @@ tests_service_test_at_limits_SOURCES = tests/service/test_at_limits.c
 tests_service_test_at_limits_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_at_limits_LDADD = $(HARNESS_LIBS)
 # --- the run history (issue 33): change points, run ids ----------------
-HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid
+HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid \
+	tests/unit/test_look
 check_PROGRAMS += $(HISTORY_UNIT_TESTS)
 TESTS += $(HISTORY_UNIT_TESTS)
 tests_unit_test_changepoint_SOURCES = tests/unit/test_changepoint.c
 tests_unit_test_changepoint_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_changepoint_LDADD = lib/stat/libhrstat.la $(CMOCKA_LIBS) -lm
+# One look at a suite's history: the rule over all series, findings.
+tests_unit_test_look_SOURCES = tests/unit/test_look.c \
+	tests/lib/harness_suite.c tests/lib/harness_suite.h
+tests_unit_test_look_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_look_LDADD = lib/history/libhrhistory.la lib/stat/libhrstat.la \
+	$(CMOCKA_LIBS) -lm
 tests_unit_test_runid_SOURCES = tests/unit/test_runid.c
 tests_unit_test_runid_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runid_LDADD = $(HRD_STORE_TEST_LIBS)
@@ -531,6 +538,17 @@ check_PROGRAMS += tests/helpers/mkrun
 tests_helpers_mkrun_SOURCES = tests/helpers/mkrun.c
 tests_helpers_mkrun_CFLAGS = $(TEST_CFLAGS)
 tests_helpers_mkrun_LDADD = $(HRD_STORE_TEST_LIBS)
+# A suite's history written straight through lib/history, and detect on
+# it: one finding per real step (issue 47).
+check_PROGRAMS += tests/helpers/mkhistory
+tests_helpers_mkhistory_SOURCES = tests/helpers/mkhistory.c \
+	tests/lib/harness_suite.c tests/lib/harness_suite.h \
+	tests/lib/harness_suite_db.c
+tests_helpers_mkhistory_CFLAGS = $(TEST_CFLAGS) $(SQLITE3_CFLAGS)
+tests_helpers_mkhistory_LDADD = lib/history/libhrhistory.la \
+	$(HRD_STORE_TEST_LIBS) -lm
+TESTS += tests/service/test_history_suite.sh
+EXTRA_DIST += tests/service/test_history_suite.sh
 # The history end to end, against SQLite and a real PostgreSQL server.
 TESTS += tests/service/test_history.sh
 EXTRA_DIST += tests/service/test_history.sh tests/helpers/pgserver.sh
