@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "ctl/ctl_history.h"
+#include "ctl/ctl_history_judge.h"
 #include "lib/history/look.h"
 #include "lib/view/escape.h"
 #include "lib/view/gate.h"
@@ -219,19 +220,9 @@ static void text_change(const struct hrd_history_change *ch,
                         const struct run *r)
 {
     fputs("  ", stdout);
-    for (int i = 0; i < 6; i++) {
-        hrd_text_put(stdout, ch->key[i]);
-        fputc(' ', stdout);
-    }
-    fputs("on ", stdout);
-    hrd_text_put(stdout, ch->machine);
-    printf(": %s by %+.1f%% at commit ",
-           ch->cp.change > 0 ? "slower" : "faster", ch->cp.change * 100);
-    hrd_text_put(stdout, r != NULL && r->commit[0] != '\0' ? r->commit : "-");
-    fputs(" (run ", stdout);
-    hrd_text_put(stdout, r != NULL ? r->id : "-");
-    printf("): median %.1f -> %.1f ns, p=%.2g\n", ch->cp.before,
-           ch->cp.after, ch->cp.p);
+    hrd_ctl_change_line((char *const *)ch->key, ch->machine, &ch->cp,
+                        r != NULL ? r->commit : "", r != NULL ? r->id : "-",
+                        "");
 }
 
 /* The gate formats: findings and their rows, with the strings they
