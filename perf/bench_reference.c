@@ -27,6 +27,12 @@
  *                                       baseline: the reference design
  *   reference.thread_per_range.ordered  the same on the ordered path
  *   reference.cpu_per_range.ordered
+ *   reference.*_per_range.plain         the fast path with plain rdtsc
+ *   reference.*_per_range.waiting       and with reads that wait for the
+ *                                       work before them (rdtscp): the
+ *                                       unnamed rows are the processor's
+ *                                       default, waiting on AMD's
+ *                                       processors, plain elsewhere
  *   reference.floor                     the reference design's in-thread ns
  *                                       per range; baseline: two plain
  *                                       reads of the clock (bench_clock.h)
@@ -437,12 +443,17 @@ static void print(const char *name, double value, double baseline,
 
 int main(int argc, char **argv)
 {
-    enum { BARE_K, REF_K, TOUCHED_K, FAST_K, ORDERED_K, NK };
+    enum { BARE_K, REF_K, TOUCHED_K, FAST_K, ORDERED_K, PLAIN_K, WAIT_K,
+           NK };
     static const char *const mode[NK] = { "bare", "reference",
                                           "reference-touched", "hostrange",
+                                          "hostrange", "hostrange",
                                           "hostrange" };
+    /* fast: the processor's default reads (waiting on AMD's, plain
+     * elsewhere: client/clock.c); then both kinds of read, named. */
     static const char *const path[NK] = { NULL, NULL, NULL, "fast",
-                                          "ordered" };
+                                          "ordered", "fast,plain",
+                                          "fast,waiting" };
     enum { NSHAPES = 2 };
     static const char *const shape[NSHAPES] = { "nested", "object" };
     static const char *const prefix[NSHAPES] = { "", "object." };
@@ -493,6 +504,14 @@ int main(int argc, char **argv)
         print(NAME("thread_per_range.ordered"), median(th[sh][ORDERED_K]),
               ref_th, tch_th, floor);
         print(NAME("cpu_per_range.ordered"), median(cpu[sh][ORDERED_K]),
+              ref_cpu, tch_cpu, floor);
+        print(NAME("thread_per_range.plain"), median(th[sh][PLAIN_K]),
+              ref_th, tch_th, floor);
+        print(NAME("cpu_per_range.plain"), median(cpu[sh][PLAIN_K]),
+              ref_cpu, tch_cpu, floor);
+        print(NAME("thread_per_range.waiting"), median(th[sh][WAIT_K]),
+              ref_th, tch_th, floor);
+        print(NAME("cpu_per_range.waiting"), median(cpu[sh][WAIT_K]),
               ref_cpu, tch_cpu, floor);
         print(NAME("floor"), ref_th, floor, tch_th, floor);
 #undef NAME
