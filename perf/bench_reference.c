@@ -493,26 +493,23 @@ int main(int argc, char **argv)
         double ref_th = median(th[sh][REF_K]), ref_cpu = median(cpu[sh][REF_K]);
         double tch_th = median(th[sh][TOUCHED_K]);
         double tch_cpu = median(cpu[sh][TOUCHED_K]);
-        char name[64];
+        char name[96];
 
 #define NAME(what) (snprintf(name, sizeof name, "reference.%s%s", \
                              prefix[sh], what), name)
-        print(NAME("thread_per_range"), median(th[sh][FAST_K]), ref_th,
-              tch_th, floor);
-        print(NAME("cpu_per_range"), median(cpu[sh][FAST_K]), ref_cpu,
-              tch_cpu, floor);
-        print(NAME("thread_per_range.ordered"), median(th[sh][ORDERED_K]),
-              ref_th, tch_th, floor);
-        print(NAME("cpu_per_range.ordered"), median(cpu[sh][ORDERED_K]),
-              ref_cpu, tch_cpu, floor);
-        print(NAME("thread_per_range.plain"), median(th[sh][PLAIN_K]),
-              ref_th, tch_th, floor);
-        print(NAME("cpu_per_range.plain"), median(cpu[sh][PLAIN_K]),
-              ref_cpu, tch_cpu, floor);
-        print(NAME("thread_per_range.waiting"), median(th[sh][WAIT_K]),
-              ref_th, tch_th, floor);
-        print(NAME("cpu_per_range.waiting"), median(cpu[sh][WAIT_K]),
-              ref_cpu, tch_cpu, floor);
+        /* Each hostrange kind: its rows' suffix ("": the default). */
+        for (int k = FAST_K; k < NK; k++) {
+            static const char *const suffix[NK] = {
+                [FAST_K] = "", [ORDERED_K] = ".ordered",
+                [PLAIN_K] = ".plain", [WAIT_K] = ".waiting"
+            };
+            char what[32];
+
+            snprintf(what, sizeof what, "thread_per_range%s", suffix[k]);
+            print(NAME(what), median(th[sh][k]), ref_th, tch_th, floor);
+            snprintf(what, sizeof what, "cpu_per_range%s", suffix[k]);
+            print(NAME(what), median(cpu[sh][k]), ref_cpu, tch_cpu, floor);
+        }
         print(NAME("floor"), ref_th, floor, tch_th, floor);
 #undef NAME
     }
