@@ -46,6 +46,12 @@ struct hrd_page_point {
     const char *kernel;  /* on hover; a change of kernel is marked */
 };
 
+/* A run of the history: a commit at a time, on a host and kernel. */
+struct hrd_page_run {
+    int64_t time;        /* seconds since the epoch */
+    const char *commit, *host, *kernel;
+};
+
 /* A segment: points first..last (inclusive) of a series, and its median. */
 struct hrd_page_segment {
     size_t first, last;

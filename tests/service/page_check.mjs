@@ -6,11 +6,15 @@
 //                 log entry of the browser about the page, and every
 //                 dialog a script opened (alert: dismissed) (a list)
 //   dom.html      the DOM once the charts are drawn (with --all: every
-//                 chart; else the first ones)
+//                 chart, and every chunk of a directory's page loaded;
+//                 else the first ones)
 //   page.png      a screenshot of the top 1400 x 1000 pixels
 //   hover.json    with --hover CHART POINT: the tooltip after the pointer
 //                 moves onto point POINT of the first line of chart CHART,
 //                 and after it leaves the chart
+//   filter.json   with --filter TEXT: after TEXT is typed into the filter
+//                 box, the charts shown ({name, drawn}, in page order)
+//                 and the filter's count line, once every one is drawn
 //   safety.json   what names must not do to a page: images (the count of
 //                 <img> elements), scripts (of <script> elements), wide
 //                 (whether the page scrolls sideways at 1400 pixels) and
@@ -19,7 +23,7 @@
 //                 isolated: no <bdi> or unicode-bidi:isolate around it)
 //
 //   node page_check.mjs CHROMIUM PROFILE_DIR URL OUT_DIR [--all]
-//                       [--hover CHART POINT] [--static]
+//                       [--hover CHART POINT] [--filter TEXT] [--static]
 //
 // --static: any HTML file (no charts to wait for), such as Markdown
 // rendered by python3-markdown.
@@ -33,6 +37,7 @@ const [browser, profile, url, out] = args;
 const all = args.includes("--all");
 const isStatic = args.includes("--static");
 const hoverAt = args.indexOf("--hover");
+const filterAt = args.indexOf("--filter");
 const child = spawn(browser, [
   "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
   "--hide-scrollbars", "--user-data-dir=" + profile,
@@ -112,8 +117,9 @@ for (let i = 0; ; i++) {
 if (all) {
   for (let i = 0; ; i++) {
     const left = await evaluate(s, `(() => {
-      const todo = [...document.querySelectorAll('figure.chart')]
-          .filter((f) => !f.querySelector('svg'));
+      const todo = [...document.querySelectorAll(
+          'figure.chart, section.chunk:not([data-loaded])')]
+          .filter((f) => f.localName !== 'figure' || !f.querySelector('svg'));
       if (todo.length) todo[0].scrollIntoView();
       return todo.length;
     })()`);
@@ -192,6 +198,29 @@ if (hoverAt >= 0) {
   await sleep(200);
   const left = await evaluate(s, tip);
   writeFileSync(out + "/hover.json", JSON.stringify({ shown, left }));
+}
+if (filterAt >= 0) {
+  const text = args[filterAt + 1];
+  await evaluate(s, `(() => {
+    const box = document.getElementById('filter');
+    box.value = ${JSON.stringify(text)};
+    box.dispatchEvent(new Event('input'));
+  })()`);
+  const shown = `(() => {
+    const figs = [...document.querySelectorAll('figure.chart')]
+        .filter((f) => f.offsetParent !== null);
+    return { charts: figs.map((f) => ({ name: f.getAttribute('data-name'),
+                                        drawn: !!f.querySelector('svg') })),
+             count: document.getElementById('shown').textContent };
+  })()`;
+  let seen;
+  for (let i = 0; ; i++) {
+    seen = await evaluate(s, shown);
+    if (seen.charts.every((c) => c.drawn)) break;
+    if (i > 600) fail("the filter's charts not drawn");
+    await sleep(100);
+  }
+  writeFileSync(out + "/filter.json", JSON.stringify(seen));
 }
 writeFileSync(out + "/console.json", JSON.stringify(said, null, 1));
 clearTimeout(timer);
