@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 const char hrd_ctl_history_usage_plot[] =
     "Usage: hostrangectl history plot [--db DB] -o DIR [FILTER]...\n"
@@ -40,8 +41,10 @@ const char hrd_ctl_history_usage_plot[] =
     "\n"
     "      --db=DB          the history (see hostrangectl history add --help)\n"
     HRD_CTL_HISTORY_READ_HELP
-    "  -o, --output=DIR     the directory to write index.html and data/ in\n"
-    "                       (made when missing)\n"
+    "  -o, --output=DIR     the directory to write in: DIR/index.html and\n"
+    "                       DIR/data/NNNNNN.js (made when missing; an\n"
+    "                       earlier page there is replaced, index.html\n"
+    "                       last, and other files are left as they are)\n"
     HRD_CTL_FILTER_HELP
     "      --machine=GLOB   only machines matching GLOB\n"
     "  -a, --alpha=P        detect's false discovery rate\n"
@@ -570,6 +573,20 @@ static int gather(const struct plot *p, struct hrd_page_finding **outf,
     return 0;
 }
 
+/* Removes the chunks an earlier page left in p->dir beyond the last one
+ * written now (data/NNNNNN.js from p->nchunks on, up to the first that
+ * is missing): what the new index.html does not name. */
+static void remove_stale(const struct plot *p)
+{
+    char path[4096];
+
+    for (size_t n = p->nchunks;; n++) {
+        snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_NAME, p->dir, n);
+        if (unlink(path) != 0)
+            break;
+    }
+}
+
 static void plot_fini(struct plot *p)
 {
     if (p->chunk_open)
@@ -653,6 +670,8 @@ static int plot_write(struct plot *p, struct hrd_history *h,
             rc = hrd_atomic_commit(&a);
         else
             hrd_atomic_abort(&a);
+        if (rc == 0)
+            remove_stale(p);
     }
     if (rc != 0 && rc != -ENOMEM) {
         snprintf(err, errlen, "cannot write %.3000s: %s", path,

@@ -549,6 +549,10 @@ tests_helpers_mkhistory_LDADD = lib/history/libhrhistory.la \
 	$(HRD_STORE_TEST_LIBS) -lm
 TESTS += tests/service/test_history_suite.sh
 EXTRA_DIST += tests/service/test_history_suite.sh
+# history plot of the same suite: the page opens on its finding, loads the
+# rest on demand, in headless chromium.
+TESTS += tests/service/test_history_suite_page.sh
+EXTRA_DIST += tests/service/test_history_suite_page.sh
 # The history end to end, against SQLite and a real PostgreSQL server.
 TESTS += tests/service/test_history.sh
 EXTRA_DIST += tests/service/test_history.sh tests/helpers/pgserver.sh

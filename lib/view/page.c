@@ -222,6 +222,35 @@ static long long units(double v, double u)
     return isfinite(q) ? llround(q) : 0;
 }
 
+/* Point i's p10 (hi: p90) as its distance from the median, in units u
+ * (0 at least). */
+static long long distance(const struct hrd_page_point *pt, double u, int hi)
+{
+    long long d = hi ? units(pt->p90, u) - units(pt->median, u)
+                     : units(pt->median, u) - units(pt->p10, u);
+
+    return d > 0 ? d : 0;
+}
+
+/* The distances of pts[0..n) (distance), as an array, or as one number
+ * when they are all the same (a series of one sample a run has no band). */
+static void spread(FILE *f, const struct hrd_page_point *pts, size_t n,
+                   double u, int hi)
+{
+    int same = 1;
+
+    for (size_t i = 1; i < n && same; i++)
+        same = distance(&pts[i], u, hi) == distance(&pts[0], u, hi);
+    if (same && n > 0) {
+        fprintf(f, "%lld", distance(&pts[0], u, hi));
+        return;
+    }
+    fputc('[', f);
+    for (size_t i = 0; i < n; i++)
+        fprintf(f, "%s%lld", i ? "," : "", distance(&pts[i], u, hi));
+    fputc(']', f);
+}
+
 void hrd_page_line(FILE *f, size_t m, const size_t *run,
                    const struct hrd_page_point *pts, size_t n,
                    const struct hrd_page_segment *seg, size_t nseg)
@@ -258,19 +287,11 @@ void hrd_page_line(FILE *f, size_t m, const size_t *run,
         else
             fprintf(f, "%snull", i ? "," : "");
     }
-    fputs("],\"lo\":[", f);
-    for (size_t i = 0; i < n; i++) {
-        long long d = units(pts[i].median, u) - units(pts[i].p10, u);
-
-        fprintf(f, "%s%lld", i ? "," : "", d > 0 ? d : 0);
-    }
-    fputs("],\"hi\":[", f);
-    for (size_t i = 0; i < n; i++) {
-        long long d = units(pts[i].p90, u) - units(pts[i].median, u);
-
-        fprintf(f, "%s%lld", i ? "," : "", d > 0 ? d : 0);
-    }
-    fputs("],\"n\":", f);
+    fputs("],\"lo\":", f);
+    spread(f, pts, n, u, 0);
+    fputs(",\"hi\":", f);
+    spread(f, pts, n, u, 1);
+    fputs(",\"n\":", f);
     if (same_count && n > 0) {
         fprintf(f, "%llu", (unsigned long long)pts[0].count);
     } else {

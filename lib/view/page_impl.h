@@ -5,7 +5,8 @@
  * as the script reads it: {"machine", "u" (the line's unit, ns), "r0" (the
  * run of its first point, when its runs are consecutive) or "r" (each
  * point's run), "m" (medians in units; null: none), "lo" and "hi" (p10 and
- * p90 as distances from the median), "n" (counts, or one count for all),
+ * p90 as distances from the median, or one distance for all), "n"
+ * (counts, or one count for all),
  * and, on the single page, "s" (segments: [first, last, median in units,
  * change from the previous segment in % or null])}.
  */
