@@ -74,9 +74,29 @@ static struct usage run(char *const *argv)
     return u;
 }
 
-/* A run file of ADD_NODES x ADD_RANGES keys, five events each. */
-static void write_big_run(const char *path)
+/* Runs fn(arg) in a child and waits for it; dies when it fails. The
+ * programs measured are started by this process, which must stay small:
+ * a child's peak resident set counts what it was forked from (its copy
+ * of this process's memory, up to its exec), so what makes a large input
+ * is done in a child of its own. */
+static void in_child(void (*fn)(const void *arg), const void *arg)
 {
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        fn(arg);
+        _exit(0);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        bd_die("making the bench's input failed");
+}
+
+/* A run file of ADD_NODES x ADD_RANGES keys, five events each. */
+static void write_big_run(const void *arg)
+{
+    const char *path = arg;
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunFingerprint fp = HOSTRANGE__RUN_FINGERPRINT__INIT;
     struct harness_runfile f;
@@ -115,7 +135,7 @@ static void add(const char *dir, char *ctl)
     struct usage base = { 1e30, 0 }, u = { 1e30, 0 };
 
     snprintf(path, sizeof path, "%s/big.hrs", dir);
-    write_big_run(path);
+    in_child(write_big_run, path);
     for (int i = 0; i < 3; i++) {
         struct usage d = run(dump), a;
 
@@ -177,19 +197,27 @@ static void plot(const char *dir, char *ctl, const char *db,
               total_mb);
 }
 
-static void detect(const char *dir, char *ctl)
+/* The suite's history, one real step, at db (a path). */
+static void write_suite(const void *db)
 {
     static const struct harness_suite_step step = { 1234, 7, 12, 0.3 };
     struct harness_suite s = { SUITE_NODES, SUITE_RUNS, 0.01, 1, &step, 1,
                                0 };
-    char db[300], err[4096];
+    char err[4096];
+
+    if (harness_suite_write(&s, db, err, sizeof err) != 0)
+        bd_die("writing the suite's history: %s", err);
+}
+
+static void detect(const char *dir, char *ctl)
+{
+    char db[300];
     char *look[] = { ctl, "history", "detect", "--db", db, NULL };
     char *alone[] = { ctl, "history", "detect", "--db", db, "--series", NULL };
     struct usage base, u;
 
     snprintf(db, sizeof db, "%s/suite.db", dir);
-    if (harness_suite_write(&s, db, err, sizeof err) != 0)
-        bd_die("writing the suite's history: %s", err);
+    in_child(write_suite, db);
     base = run(alone);
     u = run(look);
     fprintf(stderr, "history.suite.detect: %d series x %d runs (SQLite): "
