@@ -44,8 +44,9 @@ const char hrd_ctl_history_usage_plot[] =
     HRD_CTL_HISTORY_READ_HELP
     "  -o, --output=DIR     the directory to write in: DIR/index.html and\n"
     "                       DIR/data/NNNNNN.js (made when missing; an\n"
-    "                       earlier page there is replaced, index.html\n"
-    "                       last, and other files are left as they are)\n"
+    "                       earlier page there is replaced: its index.html\n"
+    "                       removed first and written last, other files\n"
+    "                       left as they are)\n"
     HRD_CTL_FILTER_HELP
     "      --machine=GLOB   only machines matching GLOB\n"
     "  -a, --alpha=P        detect's false discovery rate\n"
@@ -638,6 +639,17 @@ static int plot_write(struct plot *p, struct hrd_history *h,
     if ((rc = hrd_history_runs(h, add_run, p, err, errlen)) != 0 ||
         (rc = index_runs(p)) != 0)
         return rc;
+    /* An earlier page's index goes first: until the new one is written
+     * whole, the directory holds no page, never one showing another
+     * page's charts. */
+    snprintf(path, sizeof path, "%s/index.html", p->dir);
+    if (unlink(path) != 0 && errno != ENOENT) {
+        rc = -errno;
+        snprintf(err, errlen, "cannot replace %.3000s: %s", path,
+                 strerror(errno));
+        p->write_failed = 1;
+        return rc;
+    }
     snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_DIR, p->dir);
     if (mkdir(path, 0777) != 0 && errno != EEXIST) {
         rc = -errno;
@@ -705,6 +717,7 @@ int hrd_ctl_history_plot(int argc, char **argv)
     struct plot p;
     struct hrd_history *h;
     char err[4096], name[1024], title[1100], path[4096];
+    struct stat st;
     int c, rc;
 
     memset(&p, 0, sizeof p);
@@ -737,9 +750,10 @@ int hrd_ctl_history_plot(int argc, char **argv)
     db = hrd_ctl_history_db(db);
     if ((rc = hrd_ctl_history_open(cmd, db, HRD_HISTORY_READ, &h)) != 0)
         return rc;
-    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
+    if (mkdir(out, 0777) != 0 &&
+        (errno != EEXIST || stat(out, &st) != 0 || !S_ISDIR(st.st_mode))) {
         fprintf(stderr, "hostrangectl %s: cannot make %s: %s\n", cmd, out,
-                strerror(errno));
+                strerror(errno == EEXIST ? ENOTDIR : errno));
         hrd_history_close(h);
         return HRD_CTL_HISTORY_FAILED;
     }

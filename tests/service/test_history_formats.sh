@@ -258,11 +258,19 @@ cmp -s "$dir/plot.out" "$dir/plot2.out" ||
 [ "$(ls "$dir/page/data")" = "000000.js" ] ||
     fail "chunks after a second plot: $(ls "$dir/page/data")"
 [ "$(cat "$dir/page/notes.txt")" = notes ] || fail "another file touched"
+# A plot that fails there (its chunks cannot be written) leaves no page,
+# rather than the old index over new chunks.
+rm -r "$dir/page/data" && : > "$dir/page/data"
+ctl history plot --db "$db" -o "$dir/page" > /dev/null 2> "$dir/err"
+rc=$?
+[ $rc -eq 5 ] && grep -q "cannot write $dir/page/data/000000.js" \
+    "$dir/err" || fail "plot over a broken page: $rc $(cat "$dir/err")"
+[ ! -e "$dir/page/index.html" ] || fail "an index.html left to a failed plot"
 # A file where the directory should be: a clear error, exit 5.
 : > "$dir/file"
 ctl history plot --db "$db" -o "$dir/file" > /dev/null 2> "$dir/err"
 rc=$?
-[ $rc -eq 5 ] && grep -q "cannot make $dir/file/data: Not a directory" \
+[ $rc -eq 5 ] && grep -q "cannot make $dir/file: Not a directory" \
     "$dir/err" || fail "plot into a file: $rc $(cat "$dir/err")"
 ctl history plot --db "$db" > /dev/null 2>&1
 [ $? -eq 2 ] || fail "history plot without -o"
