@@ -29,13 +29,13 @@ void hrd_page_chunk_begin(FILE *f, size_t chunk)
 void hrd_page_chunk_chart(FILE *f, size_t i, const struct hrd_page_line *l,
                           size_t n)
 {
-    fputs(i ? ",\n{\"lines\":[" : "\n{\"lines\":[", f);
+    fputs(i ? ",\n[" : "\n[", f);
     for (size_t j = 0; j < n; j++) {
         fputs(j ? "," : "", f);
         hrd_page_line(f, l[j].machine, l[j].run, l[j].points, l[j].n, NULL,
                       0);
     }
-    fputs("]}", f);
+    fputc(']', f);
 }
 
 int hrd_page_chunk_end(FILE *f)

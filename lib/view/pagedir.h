@@ -10,8 +10,8 @@
  *
  * Charts are numbered in the order they are written, chunk by chunk; a
  * chunk is a run of consecutive charts (HRD_PAGE_CHUNK_NAME), written as
- * a call hrChunk(N, [chart, ...]) of the page's script, each chart
- * {"lines": [...]} (page_impl.h). The runs are numbered in the history's
+ * a call hrChunk(N, [chart, ...]) of the page's script, each chart the
+ * array of its lines (page_impl.h). The runs are numbered in the history's
  * order (time, then as added), the same for every line: a line's points
  * are given in run order, and a chart's lines share one axis of runs.
  *
