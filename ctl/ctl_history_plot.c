@@ -462,9 +462,8 @@ static int plot_point(void *ctx, const struct hrd_history_point *pt)
             return -ENOMEM;
         p->cappts = cap;
     }
-    p->pts[p->npts] = (struct hrd_page_point){ NULL, 0, pt->median, pt->p10,
-                                               pt->p90, pt->count, NULL,
-                                               NULL };
+    p->pts[p->npts] = (struct hrd_page_point){ pt->median, pt->p10, pt->p90,
+                                               pt->count };
     p->prun[p->npts] = run;
     p->ppos[p->npts] = p->run_pos[run];
     p->x[p->npts] = pt->median;

@@ -1,14 +1,11 @@
 /*
- * What the two writers of the history page share: the single page of
- * page.h and the directory of pagedir.h. Their style and script
- * (page_script.c), the head and tail of the page, and a line of a chart
- * as the script reads it: {"machine", "u" (the line's unit, ns), "r0" (the
- * run of its first point, when its runs are consecutive) or "r" (each
- * point's run), "m" (medians in units; null: none), "lo" and "hi" (p10 and
- * p90 as distances from the median, or one distance for all), "n"
- * (counts, or one count for all),
- * and, on the single page, "s" (segments: [first, last, median in units,
- * change from the previous segment in % or null])}.
+ * What the history page's writer (pagedir.c) takes from page.c: the
+ * style and script (page_script.c), the head and tail of the page, and a
+ * line of a chart as the script reads it: {"machine", "u" (the line's
+ * unit, ns), "r0" (the run of its first point, when its runs are
+ * consecutive) or "r" (each point's run), "m" (medians in units; null:
+ * none), "lo" and "hi" (p10 and p90 as distances from the median, or one
+ * distance for all), "n" (counts, or one count for all)}.
  */
 #ifndef HOSTRANGE_PAGE_IMPL_H
 #define HOSTRANGE_PAGE_IMPL_H
@@ -34,9 +31,8 @@ void hrd_page_runs(FILE *f, const struct hrd_page_run *runs, size_t n);
 void hrd_page_strings(FILE *f, const char *const *v, size_t n);
 
 /* Writes a line: machine m, points pts[0..n) at runs run[0..n) (in run
- * order), and with seg not NULL its nseg segments. */
+ * order). */
 void hrd_page_line(FILE *f, size_t m, const size_t *run,
-                   const struct hrd_page_point *pts, size_t n,
-                   const struct hrd_page_segment *seg, size_t nseg);
+                   const struct hrd_page_point *pts, size_t n);
 
 #endif

@@ -1,6 +1,6 @@
 /* The history page's style and script (page_impl.h): kept readable here,
- * written into every page by page.c and pagedir.c. The script loads
- * nothing but the page's own chunk files (data/NNNNNN.js, pagedir.h). */
+ * written into every page by pagedir.c. The script loads nothing but the
+ * page's own chunk files (data/NNNNNN.js, pagedir.h). */
 #include "config.h"
 
 #include "lib/view/page_impl.h"
@@ -40,16 +40,15 @@ const char hrd_page_style[] =
     ".legend i{display:inline-block;width:14px;height:3px;vertical-align:middle;margin-right:4px}\n"
     "#tip{position:fixed;pointer-events:none;background:#1d232a;color:#fff;padding:6px 8px;border-radius:4px;font-size:12px;white-space:pre-wrap;overflow-wrap:anywhere;max-width:40em;display:none;z-index:2}\n";
 
-/* The page's script: draws each chart from the data when it comes near the
- * window, shows a point's figures on hover, filters the charts by name; on
- * a directory's page, loads each chunk of charts as it is wanted and looks
- * up any chart by name in the index. */
+/* The page's script: loads each chunk of charts as it is wanted, draws
+ * each chart when it comes near the window, shows a point's figures on
+ * hover, and looks up any chart by name in the index. */
 const char hrd_page_script[] =
     "(function () {\n"
     "  'use strict';\n"
     "  var data = JSON.parse(document.getElementById('hr-data').textContent);\n"
     "  var runs = data.runs, machines = data.machines;\n"
-    "  var charts = data.charts || [], names = data.names || null;\n"
+    "  var charts = [], names = data.names;\n"
     "  var W = 720, H = 210, L = 66, R = 70, T = 14, B = 36;\n"
     "  var palette = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd',\n"
     "                 '#ff7f0e', '#8c564b', '#e377c2', '#17becf'];\n"
@@ -83,8 +82,8 @@ const char hrd_page_script[] =
     "  }\n"
     "  function percent(p) { return (p > 0 ? '+' : '') + p.toFixed(1) + '%'; }\n"
     "\n"
-    "  /* The charts of a page written as a directory are in its files\n"
-    "   * data/NNNNNN.js, a chunk of consecutive charts each, loaded once as a\n"
+    "  /* The charts are in the page's files data/NNNNNN.js, a chunk of\n"
+    "   * consecutive charts each, loaded once as a\n"
     "   * script when a chart of it is wanted (a page opened from file:// may\n"
     "   * load a script of its own directory, not fetch a file): each calls\n"
     "   * hrChunk with its number and its charts, each the array of its\n"
@@ -120,15 +119,14 @@ const char hrd_page_script[] =
     "  }\n"
     "\n"
     "  /* The change points of the findings, per chart and machine: [chart,\n"
-    "   * machine, run, before, after, change %]. A line of a chunk has no\n"
-    "   * segments of its own: they are drawn from these. */\n"
+    "   * machine, run, before, after, change %]. A line's segments, drawn\n"
+    "   * as steps, are worked out from these. */\n"
     "  var changes = {};\n"
     "  (data.changes || []).forEach(function (c) {\n"
     "    var k = c[0] + ' ' + c[1];\n"
     "    (changes[k] = changes[k] || []).push(c);\n"
     "  });\n"
     "  function segments(id, l) {\n"
-    "    if (l.s) return l.s;\n"
     "    var cs = (changes[id + ' ' + l.machine] || []).slice().sort(\n"
     "        function (a, b) { return a[2] - b[2]; });\n"
     "    var out = [], start = 0, n = l.m.length;\n"
@@ -405,7 +403,7 @@ const char hrd_page_script[] =
     "    });\n"
     "  }\n"
     "\n"
-    "  /* The rest of a directory's page: a section per chunk, filled with its\n"
+    "  /* The rest of the page: a section per chunk, filled with its\n"
     "   * charts (those of no finding) when it comes near the window. */\n"
     "  var shownElsewhere = {};\n"
     "  document.querySelectorAll('#findings figure.chart').forEach(function (f) {\n"
@@ -431,9 +429,9 @@ const char hrd_page_script[] =
     "    nearChunk.observe(sec);\n"
     "  });\n"
     "\n"
-    "  /* The filter: every word typed must be in a chart's name. On a page\n"
-    "   * of figures, it hides the others; on a directory's page, it looks\n"
-    "   * through the names of every chart and shows the first FOUND found. */\n"
+    "  /* The filter: every word typed must be in a chart's name. It looks\n"
+    "   * through the names of every chart, loaded or not, and shows the\n"
+    "   * first FOUND found in place of the findings and the rest. */\n"
     "  var FOUND = 60;\n"
     "  var figures = Array.prototype.slice.call(\n"
     "      document.querySelectorAll('figure.chart'));\n"
@@ -445,18 +443,6 @@ const char hrd_page_script[] =
     "  function filter() {\n"
     "    var words = document.getElementById('filter').value.toLowerCase()\n"
     "        .split(/\\s+/).filter(Boolean), n = 0;\n"
-    "    if (names === null) {\n"
-    "      figures.forEach(function (fig) {\n"
-    "        fig.hidden = !matches(words, fig.getAttribute('data-name'));\n"
-    "        n += !fig.hidden;\n"
-    "      });\n"
-    "      document.querySelectorAll('section.group').forEach(function (sec) {\n"
-    "        sec.hidden =\n"
-    "            sec.querySelector('figure.chart:not([hidden])') === null;\n"
-    "      });\n"
-    "      shown.textContent = n + ' of ' + figures.length + ' charts';\n"
-    "      return;\n"
-    "    }\n"
     "    var total = names.c.length / 2, found = document.getElementById('found');\n"
     "    var ids = [];\n"
     "    document.getElementById('findings').hidden = words.length > 0;\n"

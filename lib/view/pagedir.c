@@ -32,8 +32,7 @@ void hrd_page_chunk_chart(FILE *f, size_t i, const struct hrd_page_line *l,
     fputs(i ? ",\n[" : "\n[", f);
     for (size_t j = 0; j < n; j++) {
         fputs(j ? "," : "", f);
-        hrd_page_line(f, l[j].machine, l[j].run, l[j].points, l[j].n, NULL,
-                      0);
+        hrd_page_line(f, l[j].machine, l[j].run, l[j].points, l[j].n);
     }
     fputc(']', f);
 }
