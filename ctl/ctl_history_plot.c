@@ -15,6 +15,7 @@
 #include "lib/util/atomic.h"
 #include "lib/view/pagedir.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -574,18 +575,31 @@ static int gather(const struct plot *p, struct hrd_page_finding **outf,
     return 0;
 }
 
-/* Removes the chunks an earlier page left in p->dir beyond the last one
- * written now (data/NNNNNN.js from p->nchunks on, up to the first that
- * is missing): what the new index.html does not name. */
+/* Removes the chunks an earlier page left in p->dir that the new index
+ * does not name: each file data/NNNNNN.js of a number from p->nchunks
+ * on. */
 static void remove_stale(const struct plot *p)
 {
     char path[4096];
+    struct dirent *e;
+    DIR *d;
 
-    for (size_t n = p->nchunks;; n++) {
+    snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_DIR, p->dir);
+    if ((d = opendir(path)) == NULL)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        size_t n;
+        int end = 0;
+
+        if (strlen(e->d_name) != 9 ||
+            strspn(e->d_name, "0123456789") != 6 ||
+            sscanf(e->d_name, "%6zu.js%n", &n, &end) != 1 || end != 9 ||
+            n < p->nchunks)
+            continue;
         snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_NAME, p->dir, n);
-        if (unlink(path) != 0)
-            break;
+        unlink(path);
     }
+    closedir(d);
 }
 
 static void plot_fini(struct plot *p)

@@ -215,5 +215,24 @@ int main(int argc, char **argv)
         perror(path);
         return 1;
     }
-    return 0; /* (what it allocated goes with it) */
+    for (size_t i = 0; i < nc * nm; i++) {
+        free((void *)lines[i].run);
+        free((void *)lines[i].points);
+    }
+    for (size_t k = 0; k < nc; k++)
+        free((void *)kinds[k][1]);
+    for (size_t n = 0; n <= nnodes; n++)
+        free(nodes[n]);
+    for (size_t r = 0; r < nr; r++)
+        free((void *)run[r].commit);
+    free(run);
+    free(nodes);
+    free(kinds);
+    free(chart);
+    free(chunks);
+    free(ids);
+    free(lines);
+    free(fd);
+    free(ch);
+    return 0;
 }

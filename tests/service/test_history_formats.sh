@@ -247,9 +247,10 @@ assert figs[0].startswith("n1 warm backend.submit (op/cpu) "), figs
 marks = re.findall(r'<g class="cp" data-run="\d+" data-commit="([^"]*)"', dom)
 assert marks == ["c20", "c20"], marks
 EOF
-# Into the same directory again: the page replaced, a chunk it does not
-# name (left by a larger page) removed, any other file kept.
+# Into the same directory again: the page replaced, the chunks it does
+# not name (left by larger pages) removed, any other file kept.
 echo 'hrChunk(1,[]);' > "$dir/page/data/000001.js"
+echo 'hrChunk(7,[]);' > "$dir/page/data/000007.js"
 echo notes > "$dir/page/notes.txt"
 ctl history plot --db "$db" -o "$dir/page" > "$dir/plot2.out" 2> "$dir/err" ||
     fail "history plot again: $(cat "$dir/err")"
