@@ -13,6 +13,7 @@
 #include "lib/history/look.h"
 #include "lib/stat/changepoint.h"
 #include "lib/util/atomic.h"
+#include "lib/util/strset.h"
 #include "lib/view/pagedir.h"
 
 #include <dirent.h>
@@ -56,95 +57,6 @@ const char hrd_ctl_history_usage_plot[] =
 
 enum { OPT_DB = 256, OPT_MACHINE };
 
-/* A table of distinct strings, each copied once: string i is v[i]; slot
- * holds i + 1 of each string at its hash's place (open addressing, at
- * most half full), 0 where free. */
-struct strtab {
-    char **v;
-    size_t n, cap;
-    size_t *slot;
-    size_t nslot;
-};
-
-static size_t str_hash(const char *s)
-{
-    size_t h = 14695981039346656037ULL;
-
-    for (; *s != '\0'; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
-/* The slot of s in t: where it is, or the free one where it would go. */
-static size_t strtab_slot(const struct strtab *t, const char *s)
-{
-    size_t i = str_hash(s) & (t->nslot - 1);
-
-    while (t->slot[i] != 0 && strcmp(t->v[t->slot[i] - 1], s) != 0)
-        i = (i + 1) & (t->nslot - 1);
-    return i;
-}
-
-/* Sets *out to the number of s in t. Returns 0, or -ENOENT when t does
- * not hold it. */
-static int strtab_find(const struct strtab *t, const char *s, size_t *out)
-{
-    size_t i;
-
-    if (t->nslot == 0)
-        return -ENOENT;
-    i = strtab_slot(t, s);
-    if (t->slot[i] == 0)
-        return -ENOENT;
-    *out = t->slot[i] - 1;
-    return 0;
-}
-
-/* Sets *out to the number of s in t, adding a copy when t does not hold
- * it. Returns 0 or -ENOMEM. */
-static int strtab_add(struct strtab *t, const char *s, size_t *out)
-{
-    size_t i;
-
-    if (2 * (t->n + 1) > t->nslot) {
-        size_t nslot = t->nslot ? 2 * t->nslot : 64;
-        size_t *slot = calloc(nslot, sizeof *slot), *old = t->slot;
-
-        if (slot == NULL)
-            return -ENOMEM;
-        t->slot = slot;
-        t->nslot = nslot;
-        for (size_t k = 0; k < t->n; k++)
-            t->slot[strtab_slot(t, t->v[k])] = k + 1;
-        free(old);
-    }
-    i = strtab_slot(t, s);
-    if (t->slot[i] == 0) {
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? 2 * t->cap : 64;
-            char **v = realloc(t->v, cap * sizeof *v);
-
-            if (v == NULL)
-                return -ENOMEM;
-            t->v = v;
-            t->cap = cap;
-        }
-        if ((t->v[t->n] = strdup(s)) == NULL)
-            return -ENOMEM;
-        t->slot[i] = ++t->n;
-    }
-    *out = t->slot[i] - 1;
-    return 0;
-}
-
-static void strtab_fini(struct strtab *t)
-{
-    for (size_t i = 0; i < t->n; i++)
-        free(t->v[i]);
-    free(t->v);
-    free(t->slot);
-}
-
 /* Grows the array *v of *cap elements of size sz to hold n. Returns 0 or
  * -ENOMEM. */
 static int grow(void *v, size_t *cap, size_t n, size_t sz)
@@ -177,9 +89,9 @@ struct plot {
     struct hrd_filter f;
     const char *machine;      /* --machine */
     const char *dir;
-    struct strtab strs;       /* commits, hosts, kernels, key parts */
-    struct strtab ids;        /* run ids: id i is run i */
-    struct strtab machines, nodes, kinds, keys;
+    struct hrd_strset strs;   /* commits, hosts, kernels, key parts */
+    struct hrd_strset ids;    /* run ids: id i is run i */
+    struct hrd_strset machines, nodes, kinds, keys;
     struct hrd_page_run *runs; /* in the history's order */
     size_t nruns, caprun;
     size_t *run_machine, *run_pos;
@@ -225,11 +137,11 @@ static int add_run(void *ctx, const struct hrd_history_runinfo *r)
     int rc;
 
     if ((rc = GROW(p->runs, p->caprun, p->nruns + 1)) != 0 ||
-        (rc = strtab_add(&p->strs, r->commit, &c)) != 0 ||
-        (rc = strtab_add(&p->strs, r->host, &h)) != 0 ||
-        (rc = strtab_add(&p->strs, r->kernel, &k)) != 0 ||
-        (rc = strtab_add(&p->machines, r->machine, &m)) != 0 ||
-        (rc = strtab_add(&p->ids, r->id, &id)) != 0)
+        (rc = hrd_strset_add(&p->strs, r->commit, &c)) != 0 ||
+        (rc = hrd_strset_add(&p->strs, r->host, &h)) != 0 ||
+        (rc = hrd_strset_add(&p->strs, r->kernel, &k)) != 0 ||
+        (rc = hrd_strset_add(&p->machines, r->machine, &m)) != 0 ||
+        (rc = hrd_strset_add(&p->ids, r->id, &id)) != 0)
         return rc;
     if (id != p->nruns)
         return 0; /* a run listed twice: it is the first */
@@ -382,7 +294,7 @@ static int chart_open(struct plot *p, const struct hrd_history_point *pt)
     int rc;
 
     for (int i = 0; i < 6; i++) {
-        if ((rc = strtab_add(&p->strs, k[i], &idx[i])) != 0)
+        if ((rc = hrd_strset_add(&p->strs, k[i], &idx[i])) != 0)
             return rc;
         len += strlen(k[i]) + 1;
     }
@@ -394,9 +306,9 @@ static int chart_open(struct plot *p, const struct hrd_history_point *pt)
         return -ENOMEM;
     snprintf(joined, len + 1, "%s\037%s\037%s\037%s\037%s", pt->phase,
              pt->range, pt->op, pt->backend, pt->metric);
-    rc = strtab_add(&p->kinds, joined, &kind);
+    rc = hrd_strset_add(&p->kinds, joined, &kind);
     free(joined);
-    if (rc != 0 || (rc = strtab_add(&p->nodes, pt->node, &p->node)) != 0)
+    if (rc != 0 || (rc = hrd_strset_add(&p->nodes, pt->node, &p->node)) != 0)
         return rc;
     if (kind == nkinds) {
         if ((rc = GROW(p->kind, p->capkind, p->kinds.n)) != 0)
@@ -410,7 +322,7 @@ static int chart_open(struct plot *p, const struct hrd_history_point *pt)
     p->kindno = kind;
     snprintf(name, sizeof name, "%zu %zu", p->node, kind);
     if ((rc = GROW(p->charts, p->capchart, 2 * (p->ncharts + 1))) != 0 ||
-        (rc = strtab_add(&p->keys, name, &key)) != 0 ||
+        (rc = hrd_strset_add(&p->keys, name, &key)) != 0 ||
         (rc = GROW(p->chart_of, p->capkeyc, p->keys.n)) != 0)
         return rc;
     p->chart_of[key] = p->ncharts;
@@ -430,8 +342,8 @@ static int plot_point(void *ctx, const struct hrd_history_point *pt)
 
     if (!hrd_ctl_history_match(&p->f, p->machine, pt))
         return 0;
-    if (strtab_find(&p->ids, pt->run, &run) != 0 ||
-        strtab_find(&p->machines, pt->machine, &m) != 0)
+    if (hrd_strset_find(&p->ids, pt->run, &run) != 0 ||
+        hrd_strset_find(&p->machines, pt->machine, &m) != 0)
         return 0; /* a point of no listed run: none */
     if (!p->in_chart || p->key != pt->key) {
         if ((rc = chart_close(p)) != 0 || (rc = chart_open(p, pt)) != 0)
@@ -488,12 +400,12 @@ static int change_chart(const struct plot *p,
         return -ENOMEM;
     snprintf(joined, len + 1, "%s\037%s\037%s\037%s\037%s", k[3], k[4],
              k[1], k[2], k[5]);
-    rc = strtab_find(&p->kinds, joined, &kind);
+    rc = hrd_strset_find(&p->kinds, joined, &kind);
     free(joined);
-    if (rc != 0 || (rc = strtab_find(&p->nodes, k[0], &node)) != 0)
+    if (rc != 0 || (rc = hrd_strset_find(&p->nodes, k[0], &node)) != 0)
         return rc;
     snprintf(name, sizeof name, "%zu %zu", node, kind);
-    if ((rc = strtab_find(&p->keys, name, &key)) != 0)
+    if ((rc = hrd_strset_find(&p->keys, name, &key)) != 0)
         return rc;
     *out = p->chart_of[key];
     return 0;
@@ -541,7 +453,7 @@ static int gather(const struct plot *p, struct hrd_page_finding **outf,
 
         hrd_history_look_finding(p->look, i, &g);
         hrd_history_look_change(p->look, i, g.start, &st);
-        strtab_find(&p->machines, g.machine, &m);
+        hrd_strset_find(&p->machines, g.machine, &m);
         /* The layer it starts in first, then the others in series
          * order, each chart once. */
         for (size_t t = 0; t <= g.nchanges; t++) {
@@ -554,7 +466,7 @@ static int gather(const struct plot *p, struct hrd_page_finding **outf,
             hrd_history_look_change(p->look, i, j, &ch);
             if (change_chart(p, &ch, &chart) != 0)
                 continue;
-            strtab_find(&p->machines, ch.machine, &cm);
+            hrd_strset_find(&p->machines, ch.machine, &cm);
             c[nc++] = (struct hrd_page_change){
                 chart, cm, run_at(p, cm, ch.pos), ch.cp.before,
                 ch.cp.after, ch.cp.change * 100 };
@@ -606,12 +518,12 @@ static void plot_fini(struct plot *p)
 {
     if (p->chunk_open)
         hrd_atomic_abort(&p->chunk);
-    strtab_fini(&p->strs);
-    strtab_fini(&p->ids);
-    strtab_fini(&p->machines);
-    strtab_fini(&p->nodes);
-    strtab_fini(&p->kinds);
-    strtab_fini(&p->keys);
+    hrd_strset_fini(&p->strs);
+    hrd_strset_fini(&p->ids);
+    hrd_strset_fini(&p->machines);
+    hrd_strset_fini(&p->nodes);
+    hrd_strset_fini(&p->kinds);
+    hrd_strset_fini(&p->keys);
     free(p->runs);
     free(p->run_machine);
     free(p->run_pos);
