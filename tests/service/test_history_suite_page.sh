@@ -9,7 +9,7 @@
 #   starts in (n1234 layer7 self) with its change point at c12 or c13,
 #   with no console message, having loaded no chunk but the finding's;
 # - index.html, which names every chart and holds no point, is under
-#   INDEX_MB; the directory is more;
+#   INDEX_MB (the size of the whole directory is printed);
 # - hovering the finding's point of c12 names its commit, host and kernel;
 # - scrolling to a chunk in the middle loads it and draws its charts;
 # - the filter finds a chart of the last chunk, not loaded, and draws it;
