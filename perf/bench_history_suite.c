@@ -11,6 +11,10 @@
  *   harness_suite.h: 3,000 nodes x 40 series, one real step), a SQLite
  *   history, against detect --series of the same history (each series
  *   judged alone: the method without the rule);
+ * - history plot of the same history, against detect (the same look, and
+ *   the page written besides), and the page's size: index.html (what a
+ *   browser opens) against the whole directory (index.html and every
+ *   chunk of charts);
  * - the look's growth with the runs: lib/history/look.c over 4,000 series
  *   (100 nodes) of 20, 100 and 500 runs, CPU ms per series, against the
  *   figure of 20 runs.
@@ -22,10 +26,12 @@
 #include "tests/lib/harness_runfile.h"
 #include "tests/lib/harness_suite.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -68,9 +74,29 @@ static struct usage run(char *const *argv)
     return u;
 }
 
-/* A run file of ADD_NODES x ADD_RANGES keys, five events each. */
-static void write_big_run(const char *path)
+/* Runs fn(arg) in a child and waits for it; dies when it fails. The
+ * programs measured are started by this process, which must stay small:
+ * a child's peak resident set counts what it was forked from (its copy
+ * of this process's memory, up to its exec), so what makes a large input
+ * is done in a child of its own. */
+static void in_child(void (*fn)(const void *arg), const void *arg)
 {
+    int status;
+    pid_t pid = fork();
+
+    if (pid == 0) {
+        fn(arg);
+        _exit(0);
+    }
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        bd_die("making the bench's input failed");
+}
+
+/* A run file of ADD_NODES x ADD_RANGES keys, five events each. */
+static void write_big_run(const void *arg)
+{
+    const char *path = arg;
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunFingerprint fp = HOSTRANGE__RUN_FINGERPRINT__INIT;
     struct harness_runfile f;
@@ -109,7 +135,7 @@ static void add(const char *dir, char *ctl)
     struct usage base = { 1e30, 0 }, u = { 1e30, 0 };
 
     snprintf(path, sizeof path, "%s/big.hrs", dir);
-    write_big_run(path);
+    in_child(write_big_run, path);
     for (int i = 0; i < 3; i++) {
         struct usage d = run(dump), a;
 
@@ -126,18 +152,72 @@ static void add(const char *dir, char *ctl)
               base.rss_mb);
 }
 
-static void detect(const char *dir, char *ctl)
+/* The bytes of file path (0: none). */
+static double file_mb(const char *path)
+{
+    struct stat st;
+
+    return stat(path, &st) == 0 ? (double)st.st_size / 1e6 : 0;
+}
+
+/* The page of the suite's history db, against detect's usage look: the
+ * usage of plot, and the size of the page it writes in dir/page. */
+static void plot(const char *dir, char *ctl, const char *db,
+                 struct usage look)
+{
+    char page[300], path[600];
+    char *cmd[] = { ctl, "history", "plot", "--db", (char *)db, "-o", page,
+                    NULL };
+    double index_mb, total_mb;
+    struct dirent *e;
+    struct usage u;
+    DIR *d;
+
+    snprintf(page, sizeof page, "%s/page", dir);
+    u = run(cmd);
+    snprintf(path, sizeof path, "%s/index.html", page);
+    total_mb = index_mb = file_mb(path);
+    snprintf(path, sizeof path, "%s/data", page);
+    if ((d = opendir(path)) == NULL)
+        bd_die("no %s", path);
+    while ((e = readdir(d)) != NULL) {
+        snprintf(path, sizeof path, "%s/data/%s", page, e->d_name);
+        if (e->d_name[0] != '.')
+            total_mb += file_mb(path);
+    }
+    closedir(d);
+    fprintf(stderr, "history.suite.plot: %d series x %d runs (SQLite): %.2f "
+            "CPU s, %.0f MB; the page: index.html %.2f MB of %.1f MB\n",
+            SUITE_NODES * HARNESS_SUITE_SERIES, SUITE_RUNS, u.cpu, u.rss_mb,
+            index_mb, total_mb);
+    bd_report("history.suite.plot_120000x20_cpu_s", u.cpu, "s", look.cpu);
+    bd_report("history.suite.plot_120000x20_peak_mb", u.rss_mb, "MB",
+              look.rss_mb);
+    bd_report("history.suite.plot_120000x20_index_mb", index_mb, "MB",
+              total_mb);
+}
+
+/* The suite's history, one real step, at db (a path). */
+static void write_suite(const void *db)
 {
     static const struct harness_suite_step step = { 1234, 7, 12, 0.3 };
-    struct harness_suite s = { SUITE_NODES, SUITE_RUNS, 0.01, 1, &step, 1 };
-    char db[300], err[4096];
+    struct harness_suite s = { SUITE_NODES, SUITE_RUNS, 0.01, 1, &step, 1,
+                               0 };
+    char err[4096];
+
+    if (harness_suite_write(&s, db, err, sizeof err) != 0)
+        bd_die("writing the suite's history: %s", err);
+}
+
+static void detect(const char *dir, char *ctl)
+{
+    char db[300];
     char *look[] = { ctl, "history", "detect", "--db", db, NULL };
     char *alone[] = { ctl, "history", "detect", "--db", db, "--series", NULL };
     struct usage base, u;
 
     snprintf(db, sizeof db, "%s/suite.db", dir);
-    if (harness_suite_write(&s, db, err, sizeof err) != 0)
-        bd_die("writing the suite's history: %s", err);
+    in_child(write_suite, db);
     base = run(alone);
     u = run(look);
     fprintf(stderr, "history.suite.detect: %d series x %d runs (SQLite): "
@@ -147,6 +227,7 @@ static void detect(const char *dir, char *ctl)
     bd_report("history.suite.detect_120000x20_cpu_s", u.cpu, "s", base.cpu);
     bd_report("history.suite.detect_120000x20_peak_mb", u.rss_mb, "MB",
               base.rss_mb);
+    plot(dir, ctl, db, u);
 }
 
 struct feed {
@@ -180,7 +261,8 @@ static struct usage growth_one(size_t runs)
                                               HRD_CP_MIN_CHANGE_DEFAULT,
                                               HRD_CP_WINDOW_DEFAULT, 0, 0 };
         struct harness_suite_step st = step;
-        struct harness_suite s = { GROWTH_NODES, runs, 0.01, 7, &st, 1 };
+        struct harness_suite s = { GROWTH_NODES, runs, 0.01, 7, &st, 1,
+                                   0 };
         struct feed f;
 
         st.run = runs / 2;

@@ -435,10 +435,11 @@ TESTS += tests/unit/test_escape
 tests_unit_test_escape_SOURCES = tests/unit/test_escape.c
 tests_unit_test_escape_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_escape_LDADD = $(HRD_TEST_LIBS)
-# The history page (lib/view/page.c) of a made-up history, written by
+# The history page (lib/view/pagedir.c) of a made-up history, written by
 # tests/helpers/pagegen and loaded in headless chromium: no console error,
-# a chart per series, the change points at their runs, a screenshot that
-# is not blank; and the size of a page of 2,000 series x 500 runs.
+# a chart per series, the findings first, the change points at their runs,
+# a screenshot that is not blank; and the size of a page of 2,000 series x
+# 500 runs.
 check_PROGRAMS += tests/helpers/pagegen
 tests_helpers_pagegen_SOURCES = tests/helpers/pagegen.c
 tests_helpers_pagegen_LDADD = lib/view/libhrview.la lib/agg/libhragg.la \
@@ -549,6 +550,10 @@ tests_helpers_mkhistory_LDADD = lib/history/libhrhistory.la \
 	$(HRD_STORE_TEST_LIBS) -lm
 TESTS += tests/service/test_history_suite.sh
 EXTRA_DIST += tests/service/test_history_suite.sh
+# history plot of the same suite: the page opens on its finding, loads the
+# rest on demand, in headless chromium.
+TESTS += tests/service/test_history_suite_page.sh
+EXTRA_DIST += tests/service/test_history_suite_page.sh
 # The history end to end, against SQLite and a real PostgreSQL server.
 TESTS += tests/service/test_history.sh
 EXTRA_DIST += tests/service/test_history.sh tests/helpers/pgserver.sh

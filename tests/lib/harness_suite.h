@@ -38,6 +38,7 @@ struct harness_suite {
     uint64_t seed;
     const struct harness_suite_step *steps;
     size_t nsteps;
+    int64_t gap_ns;          /* between two runs' times; 0: a minute */
 };
 
 /*
@@ -55,9 +56,9 @@ int harness_suite_each(const struct harness_suite *s,
 
 /*
  * Writes suite s as a history at dsn (harness_suite_db.c, through
- * lib/history): run r of id "s" and r in 31 hex digits, commit "cR", a
- * minute after the run before, on HARNESS_SUITE_MACHINE; a cold point of
- * count 1, a warm one of 1000. Returns 0, or non-zero with err filled.
+ * lib/history): run r of id "s" and r in 31 hex digits, commit "cR",
+ * gap_ns (or a minute) after the run before, on HARNESS_SUITE_MACHINE; a
+ * cold point of count 1, a warm one of 1000. Returns 0, or non-zero with err filled.
  */
 int harness_suite_write(const struct harness_suite *s, const char *dsn,
                         char *err, size_t errlen);

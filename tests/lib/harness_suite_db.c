@@ -40,9 +40,11 @@ static int keep(void *ctx, const char *const *key, const double *x, size_t n)
     return 0;
 }
 
-/* Adds run r of suite a to h: its points (p, scratch of a->n). */
+/* Adds run r of suite a to h, gap_ns after run r - 1: its points (p,
+ * scratch of a->n). */
 static int add_run(struct hrd_history *h, const struct all *a, size_t r,
-                   struct hrd_history_point *p, char *err, size_t errlen)
+                   int64_t gap_ns, struct hrd_history_point *p, char *err,
+                   size_t errlen)
 {
     char id[40], commit[32];
     struct hrd_history_run run;
@@ -51,7 +53,7 @@ static int add_run(struct hrd_history *h, const struct all *a, size_t r,
     snprintf(id, sizeof id, "s%031zx", r);
     snprintf(commit, sizeof commit, "c%zu", r);
     run.id = id;
-    run.time_ns = (int64_t)(1700000000 + 60 * r) * 1000000000;
+    run.time_ns = (int64_t)1700000000 * 1000000000 + gap_ns * (int64_t)r;
     run.saved_ns = run.time_ns;
     run.commit = commit;
     run.machine = HARNESS_SUITE_MACHINE;
@@ -92,7 +94,8 @@ int harness_suite_write(const struct harness_suite *s, const char *dsn,
     if ((rc = hrd_history_open(dsn, HRD_HISTORY_WRITE, &h, err, errlen)) != 0)
         goto out;
     for (size_t r = 0; r < s->runs && rc >= 0; r++)
-        rc = add_run(h, &a, r, p, err, errlen);
+        rc = add_run(h, &a, r, s->gap_ns ? s->gap_ns : (int64_t)60000000000,
+                     p, err, errlen);
     rc = rc < 0 ? rc : 0;
 out:
     hrd_history_close(h);

@@ -6,11 +6,24 @@
 //                 log entry of the browser about the page, and every
 //                 dialog a script opened (alert: dismissed) (a list)
 //   dom.html      the DOM once the charts are drawn (with --all: every
-//                 chart; else the first ones)
+//                 chart, and every chunk of a directory's page loaded;
+//                 else the first ones)
 //   page.png      a screenshot of the top 1400 x 1000 pixels
 //   hover.json    with --hover CHART POINT: the tooltip after the pointer
 //                 moves onto point POINT of the first line of chart CHART,
 //                 and after it leaves the chart
+//   chunks.json   the chunk files of a directory's page (data/NNNNNN.js)
+//                 asked for once the first charts are drawn (with --all,
+//                 once every one is), in the order asked
+//   filter.json   with --filter TEXT: after TEXT is typed into the filter
+//                 box, the charts shown ({name, drawn}, in page order)
+//                 and the filter's count line, once every one is drawn
+//                 (each scrolled to), and the chunk files asked for by then
+//   scroll.json   with --scroll CHUNK: after scrolling to chunk CHUNK of a
+//                 directory's page (before --filter), once it is loaded
+//                 and its first chart drawn: its charts ({name, drawn}), the "d" of the
+//                 median path of every line drawn on the page, and the
+//                 chunk files asked for by then
 //   safety.json   what names must not do to a page: images (the count of
 //                 <img> elements), scripts (of <script> elements), wide
 //                 (whether the page scrolls sideways at 1400 pixels) and
@@ -19,7 +32,8 @@
 //                 isolated: no <bdi> or unicode-bidi:isolate around it)
 //
 //   node page_check.mjs CHROMIUM PROFILE_DIR URL OUT_DIR [--all]
-//                       [--hover CHART POINT] [--static]
+//                       [--hover CHART POINT] [--filter TEXT]
+//                       [--scroll CHUNK] [--static]
 //
 // --static: any HTML file (no charts to wait for), such as Markdown
 // rendered by python3-markdown.
@@ -33,6 +47,8 @@ const [browser, profile, url, out] = args;
 const all = args.includes("--all");
 const isStatic = args.includes("--static");
 const hoverAt = args.indexOf("--hover");
+const filterAt = args.indexOf("--filter");
+const scrollAt = args.indexOf("--scroll");
 const child = spawn(browser, [
   "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
   "--hide-scrollbars", "--user-data-dir=" + profile,
@@ -48,7 +64,7 @@ function fail(why) {
 
 // The protocol: JSON messages ending with a NUL, each way.
 let next = 1, buffer = "";
-const waiting = new Map(), said = [];
+const waiting = new Map(), said = [], requested = [];
 child.stdio[4].on("data", (chunk) => {
   buffer += chunk.toString("utf8");
   let end;
@@ -67,6 +83,9 @@ child.stdio[4].on("data", (chunk) => {
       said.push({ exception: msg.params.exceptionDetails });
     } else if (msg.method === "Log.entryAdded") {
       said.push({ log: msg.params.entry });
+    } else if (msg.method === "Network.requestWillBeSent") {
+      const m = msg.params.request.url.match(/data\/[0-9]+\.js$/);
+      if (m !== null) requested.push(m[0]);
     } else if (msg.method === "Page.javascriptDialogOpening") {
       said.push({ dialog: msg.params.type, message: msg.params.message });
       send("Page.handleJavaScriptDialog", { accept: false }, msg.sessionId);
@@ -97,6 +116,7 @@ const { sessionId: s } = await send("Target.attachToTarget",
 await send("Runtime.enable", {}, s);
 await send("Log.enable", {}, s);
 await send("Page.enable", {}, s);
+await send("Network.enable", {}, s);
 await send("Page.navigate", { url }, s);
 
 // Drawn: the first charts (data-drawn-ms), or, with --all, every chart
@@ -112,8 +132,9 @@ for (let i = 0; ; i++) {
 if (all) {
   for (let i = 0; ; i++) {
     const left = await evaluate(s, `(() => {
-      const todo = [...document.querySelectorAll('figure.chart')]
-          .filter((f) => !f.querySelector('svg'));
+      const todo = [...document.querySelectorAll(
+          'figure.chart, section.chunk:not([data-loaded])')]
+          .filter((f) => f.localName !== 'figure' || !f.querySelector('svg'));
       if (todo.length) todo[0].scrollIntoView();
       return todo.length;
     })()`);
@@ -123,6 +144,7 @@ if (all) {
   }
   await evaluate(s, "window.scrollTo(0, 0)");
 }
+writeFileSync(out + "/chunks.json", JSON.stringify(requested));
 writeFileSync(out + "/safety.json", JSON.stringify(await evaluate(s, `(() => {
   const bidi = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
   const svg = 'http://www.w3.org/2000/svg';
@@ -192,6 +214,57 @@ if (hoverAt >= 0) {
   await sleep(200);
   const left = await evaluate(s, tip);
   writeFileSync(out + "/hover.json", JSON.stringify({ shown, left }));
+}
+if (scrollAt >= 0) {
+  const n = +args[scrollAt + 1];
+  let seen;
+  for (let i = 0; ; i++) {
+    seen = await evaluate(s, `(() => {
+      const sec = document.querySelector('section.chunk[data-chunk="${n}"]');
+      if (sec === null) return null;
+      sec.scrollIntoView();
+      const figs = [...sec.querySelectorAll('figure.chart')];
+      return { loaded: sec.hasAttribute('data-loaded'),
+               charts: figs.map((f) => ({ name: f.getAttribute('data-name'),
+                                          drawn: !!f.querySelector('svg') })),
+               medians: [...document.querySelectorAll('path.median')]
+                   .map((p) => p.getAttribute('d')) };
+    })()`);
+    if (seen === null) fail("no chunk " + n);
+    if (seen.loaded && seen.charts.length > 0 && seen.charts[0].drawn) break;
+    if (i > 600) fail("chunk " + n + " not drawn");
+    await sleep(100);
+  }
+  seen.chunks = requested.slice();
+  writeFileSync(out + "/scroll.json", JSON.stringify(seen));
+}
+if (filterAt >= 0) {
+  const text = args[filterAt + 1];
+  await evaluate(s, `(() => {
+    const box = document.getElementById('filter');
+    box.value = ${JSON.stringify(text)};
+    box.dispatchEvent(new Event('input'));
+  })()`);
+  const shown = `(() => {
+    const figs = [...document.querySelectorAll('figure.chart')]
+        .filter((f) => f.offsetParent !== null);
+    return { charts: figs.map((f) => ({ name: f.getAttribute('data-name'),
+                                        drawn: !!f.querySelector('svg') })),
+             count: document.getElementById('shown').textContent };
+  })()`;
+  let seen;
+  for (let i = 0; ; i++) {
+    seen = await evaluate(s, shown);
+    if (seen.charts.every((c) => c.drawn)) break;
+    if (i > 600) fail("the filter's charts not drawn");
+    // The first not drawn, in view (a chart is drawn when near it).
+    await evaluate(s, `[...document.querySelectorAll('figure.chart')]
+        .filter((f) => f.offsetParent !== null && !f.querySelector('svg'))
+        .slice(0, 1).forEach((f) => f.scrollIntoView())`);
+    await sleep(100);
+  }
+  seen.chunks = requested.slice();
+  writeFileSync(out + "/filter.json", JSON.stringify(seen));
 }
 writeFileSync(out + "/console.json", JSON.stringify(said, null, 1));
 clearTimeout(timer);

@@ -231,7 +231,7 @@ browser=$(command -v chromium || command -v chromium-browser) ||
     fail "chromium is needed (./bootstrap installs it)"
 ctl history plot --db "$db" -o "$dir/page" > "$dir/plot.out" 2> "$dir/err" ||
     fail "history plot: $(cat "$dir/err")"
-grep -q "^wrote $dir/page/index.html: 6 series$" "$dir/plot.out" ||
+grep -q "^wrote $dir/page/index.html: 6 series, 1 finding$" "$dir/plot.out" ||
     fail "history plot said: $(cat "$dir/plot.out")"
 mkdir "$dir/seen" && node "${srcdir:-.}/tests/service/page_check.mjs" \
     "$browser" "$dir/profile" "file://$dir/page/index.html" "$dir/seen" \
@@ -247,6 +247,32 @@ assert figs[0].startswith("n1 warm backend.submit (op/cpu) "), figs
 marks = re.findall(r'<g class="cp" data-run="\d+" data-commit="([^"]*)"', dom)
 assert marks == ["c20", "c20"], marks
 EOF
+# Into the same directory again: the page replaced, the chunks it does
+# not name (left by larger pages) removed, any other file kept.
+echo 'hrChunk(1,[]);' > "$dir/page/data/000001.js"
+echo 'hrChunk(7,[]);' > "$dir/page/data/000007.js"
+echo notes > "$dir/page/notes.txt"
+ctl history plot --db "$db" -o "$dir/page" > "$dir/plot2.out" 2> "$dir/err" ||
+    fail "history plot again: $(cat "$dir/err")"
+cmp -s "$dir/plot.out" "$dir/plot2.out" ||
+    fail "history plot again said: $(cat "$dir/plot2.out")"
+[ "$(ls "$dir/page/data")" = "000000.js" ] ||
+    fail "chunks after a second plot: $(ls "$dir/page/data")"
+[ "$(cat "$dir/page/notes.txt")" = notes ] || fail "another file touched"
+# A plot that fails there (its chunks cannot be written) leaves no page,
+# rather than the old index over new chunks.
+rm -r "$dir/page/data" && : > "$dir/page/data"
+ctl history plot --db "$db" -o "$dir/page" > /dev/null 2> "$dir/err"
+rc=$?
+[ $rc -eq 5 ] && grep -q "cannot write $dir/page/data/000000.js" \
+    "$dir/err" || fail "plot over a broken page: $rc $(cat "$dir/err")"
+[ ! -e "$dir/page/index.html" ] || fail "an index.html left to a failed plot"
+# A file where the directory should be: a clear error, exit 5.
+: > "$dir/file"
+ctl history plot --db "$db" -o "$dir/file" > /dev/null 2> "$dir/err"
+rc=$?
+[ $rc -eq 5 ] && grep -q "cannot make $dir/file: Not a directory" \
+    "$dir/err" || fail "plot into a file: $rc $(cat "$dir/err")"
 ctl history plot --db "$db" > /dev/null 2>&1
 [ $? -eq 2 ] || fail "history plot without -o"
 echo "PASS"

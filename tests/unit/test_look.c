@@ -131,7 +131,7 @@ static void assert_finding(const struct hrd_history_look *l, size_t i,
 static void test_one_step(void **state)
 {
     static const struct harness_suite_step step = { 1234, 7, 12, 0.3 };
-    struct harness_suite s = { NODES, RUNS, 0.01, 1, &step, 1 };
+    struct harness_suite s = { NODES, RUNS, 0.01, 1, &step, 1, 0 };
     struct hrd_history_look *l;
     size_t alone;
 
@@ -149,7 +149,7 @@ static void test_two_steps(void **state)
 {
     static const struct harness_suite_step steps[2] = {
         { 1234, 7, 12, 0.3 }, { 77, 2, 8, 0.3 } };
-    struct harness_suite s = { NODES, RUNS, 0.01, 2, steps, 2 };
+    struct harness_suite s = { NODES, RUNS, 0.01, 2, steps, 2, 0 };
     struct hrd_history_look *l;
     size_t alone;
 
@@ -171,7 +171,7 @@ static void test_noise(void **state)
     for (int quiet = 0; quiet < 2; quiet++) {
         for (uint64_t seed = 10; seed < 15; seed++) {
             struct harness_suite s = { NODES, RUNS, quiet ? 0.002 : 0.01,
-                                       seed, NULL, 0 };
+                                       seed, NULL, 0, 0 };
             size_t alone;
             struct hrd_history_look *l = look(&s, &alone);
 

@@ -1,7 +1,7 @@
 /*
  * lib/util: files written whole or not at all (atomic.c), in place when the
  * target is not a regular file; sizes with K/M/G and the option getopt
- * stopped at (options.c).
+ * stopped at (options.c); a table of distinct strings (strset.c).
  */
 #include "config.h"
 
@@ -22,6 +22,7 @@
 
 #include "lib/util/atomic.h"
 #include "lib/util/options.h"
+#include "lib/util/strset.h"
 
 static char dir[64];
 
@@ -182,6 +183,46 @@ static void test_culprit(void **state)
     assert_string_equal(hrd_getopt_culprit(':', 'o', "-o", buf), "-o");
 }
 
+/* Each string once, numbered in the order first added, found again
+ * after the table has grown many times; one not added is not found; the
+ * addresses of the strings do not move. */
+static void test_strset(void **state)
+{
+    struct hrd_strset t;
+    char name[32];
+    const char *first;
+    size_t i, n;
+
+    (void)state;
+    memset(&t, 0, sizeof t);
+    assert_int_equal(hrd_strset_find(&t, "a", &i), -ENOENT);
+    assert_int_equal(hrd_strset_add(&t, "a", &i), 0);
+    assert_int_equal(i, 0);
+    first = t.v[0];
+    for (n = 0; n < 5000; n++) {
+        snprintf(name, sizeof name, "node-%zu", n);
+        assert_int_equal(hrd_strset_add(&t, name, &i), 0);
+        assert_int_equal(i, n + 1);
+    }
+    for (n = 0; n < 5000; n++) {
+        snprintf(name, sizeof name, "node-%zu", n);
+        assert_int_equal(hrd_strset_add(&t, name, &i), 0);
+        assert_int_equal(i, n + 1);
+        assert_int_equal(hrd_strset_find(&t, name, &i), 0);
+        assert_int_equal(i, n + 1);
+        assert_string_equal(t.v[i], name);
+    }
+    assert_int_equal(t.n, 5001);
+    assert_ptr_equal(t.v[0], first);
+    assert_int_equal(hrd_strset_find(&t, "node-5000", &i), -ENOENT);
+    assert_int_equal(hrd_strset_add(&t, "", &i), 0);
+    assert_int_equal(i, 5001);
+    hrd_strset_fini(&t);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(hrd_strset_find(&t, "a", &i), -ENOENT);
+    hrd_strset_fini(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +231,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_in_place, setup, teardown),
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_culprit),
+        cmocka_unit_test(test_strset),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
