@@ -73,6 +73,17 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
                       struct hrd_ctl_hrun *r);
 void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r);
 
+/* Adds the runs of file path, another tool's results in format fmt
+ * (lib/history/import.h), to history h (named db_name in messages), with
+ * extra[0..nextra) (--meta KEY=VALUE: commit and time over the file's)
+ * and machine (--machine, or NULL). Returns 0, or the exit status after
+ * saying why. */
+enum hrd_import_format;
+int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
+                             enum hrd_import_format fmt, const char *path,
+                             char *const *extra, size_t nextra,
+                             const char *machine);
+
 /* The run's time "YYYY-MM-DDTHH:MM:SSZ" (UTC) of time_ns. */
 void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len);
 

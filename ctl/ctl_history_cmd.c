@@ -14,6 +14,7 @@
 
 static const char usage_history[] =
     "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]... RUN.hrs...\n"
+    "       hostrangectl history add --from FORMAT [--db DB] FILE...\n"
     "       hostrangectl history list [--db DB]\n"
     "       hostrangectl history show [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--format table|jsonl|csv]\n"
