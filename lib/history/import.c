@@ -242,7 +242,8 @@ int hrd__import_run_finish(struct hrd_import *im, struct hrd_import_run *r,
         return -EINVAL;
     }
     hrd_runid_of_bytes(idbytes, idlen, r->id);
-    r->run.id = r->id;
+    /* A copy: the runs' array moves as runs are added. */
+    r->run.id = hrd__import_strdup(im, r->id);
     r->run.saved_ns = r->run.time_ns;
     r->run.commit = hrd__import_strdup(im, commit != NULL ? commit : "");
     r->run.machine = hrd__import_strdup(im, machine);
@@ -255,8 +256,9 @@ int hrd__import_run_finish(struct hrd_import *im, struct hrd_import_run *r,
     r->run.meta_key = o->meta_key;
     r->run.meta_value = o->meta_value;
     r->run.nmeta = o->nmeta;
-    if (r->run.commit == NULL || r->run.machine == NULL ||
-        r->run.host == NULL || r->run.kernel == NULL || r->run.file == NULL)
+    if (r->run.id == NULL || r->run.commit == NULL ||
+        r->run.machine == NULL || r->run.host == NULL ||
+        r->run.kernel == NULL || r->run.file == NULL)
         return -ENOMEM;
     return 0;
 }
