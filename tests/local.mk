@@ -559,3 +559,7 @@ EXTRA_DIST += tests/service/test_history_gbench.sh \
 	tests/service/test_history_pytest_benchmark.sh \
 	tests/service/test_history_csv.sh tests/data/import/bench_work.cc \
 	tests/data/import/test_work.py
+# dump for benchmark dashboards: Bencher Metric Format and
+# github-action-benchmark's list, read back by Python's json module.
+TESTS += tests/service/test_dump_dashboards.sh
+EXTRA_DIST += tests/service/test_dump_dashboards.sh

@@ -7,6 +7,7 @@ lib_view_libhrview_la_SOURCES = lib/view/report.c lib/view/report.h \
 	lib/view/numfmt.c lib/view/numfmt.h lib/view/flame.c \
 	lib/view/flame.h lib/view/svg.c lib/view/svg.h lib/view/pprof.c \
 	lib/view/pprof.h lib/view/gate.c lib/view/gate.h \
-	lib/view/page.c lib/view/page.h lib/view/escape.c lib/view/escape.h
+	lib/view/page.c lib/view/page.h lib/view/escape.c lib/view/escape.h \
+	lib/view/dashboard.c lib/view/dashboard.h
 lib_view_libhrview_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
 EXTRA_DIST += lib/view/local.mk
