@@ -563,3 +563,8 @@ EXTRA_DIST += tests/service/test_history_gbench.sh \
 # github-action-benchmark's list, read back by Python's json module.
 TESTS += tests/service/test_dump_dashboards.sh
 EXTRA_DIST += tests/service/test_dump_dashboards.sh
+# pip install . of the module and plugin into a virtual environment, the
+# example suite run from it against a real daemon, and python -m build's
+# sdist and wheel (skips, 77, without python3-venv or python3-build).
+TESTS += tests/python/test_python_pip.sh
+EXTRA_DIST += tests/python/test_python_pip.sh
