@@ -568,3 +568,8 @@ EXTRA_DIST += tests/service/test_dump_dashboards.sh
 # sdist and wheel (skips, 77, without python3-venv or python3-build).
 TESTS += tests/python/test_python_pip.sh
 EXTRA_DIST += tests/python/test_python_pip.sh
+# The Debian packages built, checked by lintian, installed, used by a
+# member of the hostrange group against the packaged daemon, and purged
+# leaving nothing (root; skips, 77, without dpkg-buildpackage or lintian).
+TESTS += tests/service/test_debian_package.sh
+EXTRA_DIST += tests/service/test_debian_package.sh
