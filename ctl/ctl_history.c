@@ -401,6 +401,7 @@ void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r)
     free(r->parts);
     free(r->p);
     free(r->rounds);
+    hrd_import_free(r->import);
     hrd_agg_fini(&r->agg);
 }
 

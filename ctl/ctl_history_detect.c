@@ -6,6 +6,7 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/history.h"
+#include "lib/history/import.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
 #include "lib/stat/rounds.h"
@@ -64,7 +65,8 @@ const char hrd_ctl_history_usage_detect[] =
     "  -h, --help           show this help and exit\n";
 
 const char hrd_ctl_history_usage_check[] =
-    "Usage: hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
+    "Usage: hostrangectl history check [--db DB] [--from FORMAT] RUN.hrs\n"
+    "                                [FILTER]...\n"
     "                                [--alpha P] [--window N] [--min-history N]\n"
     "                                [--fail-above SPEC] [--format FORMAT]\n"
     "                                [--limit N]\n"
@@ -91,6 +93,10 @@ const char hrd_ctl_history_usage_check[] =
     "                       history on the run's machine: it is not judged,\n"
     "                       and the exit status is 6 (unless one is slower\n"
     "                       than allowed: 1)\n"
+    "      --from=FORMAT    RUN.hrs is another tool's results, as history add\n"
+    "                       --from reads them (gbench, pytest-benchmark or\n"
+    "                       csv: one run); with it, --machine NAME names the\n"
+    "                       run's machine\n"
     GATE_FORMAT_HELP("key; skipped: not judged, with why")
     "  -h, --help           show this help and exit\n"
     "\n"
@@ -100,7 +106,7 @@ const char hrd_ctl_history_usage_check[] =
     "a key with fewer runs of history than --min-history.\n";
 
 enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
-       OPT_MIN_HISTORY };
+       OPT_MIN_HISTORY, OPT_FROM };
 
 /* The gate formats (lib/view/gate.h): the judged keys, kept until the
  * end, with copies of their strings. */
@@ -123,6 +129,8 @@ struct opts {
     int gate;           /* GATE_NONE, GATE_JUNIT or GATE_MARKDOWN */
     size_t limit;       /* --limit */
     size_t min_history; /* check's --min-history (0: none) */
+    int from;           /* check's --from: the run is another tool's */
+    enum hrd_import_format fmt;
 };
 
 
@@ -423,6 +431,7 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
         { "format", required_argument, NULL, 'f' },
         { "limit", required_argument, NULL, OPT_LIMIT },
         { "min-history", required_argument, NULL, OPT_MIN_HISTORY },
+        { "from", required_argument, NULL, OPT_FROM },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -447,6 +456,14 @@ static int parse(const char *cmd, const char *usage, int argc, char **argv,
                 return HRD_CTL_HISTORY_USAGE;
             }
             o->cp.min_change = pct / 100;
+        } else if (c == OPT_FROM && !detect) {
+            if (hrd_import_format_parse(optarg, &o->fmt) != 0) {
+                fprintf(stderr, "hostrangectl %s: bad --from '%s' ("
+                        HRD_IMPORT_NAME_GBENCH ", " HRD_IMPORT_NAME_PYTEST
+                        " or " HRD_IMPORT_NAME_CSV ")\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->from = 1;
         } else if (c == OPT_MIN_HISTORY && !detect) {
             long n = strtol(optarg, &end, 10);
 
@@ -914,8 +931,12 @@ int hrd_ctl_history_check(int argc, char **argv)
     }
     o.db = hrd_ctl_history_db(o.db);
     memset(&c, 0, sizeof c);
-    rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, NULL,
-                           &r);
+    if (o.from)
+        rc = hrd_ctl_hrun_import("history check", o.fmt, argv[optind],
+                                 o.machine, &r);
+    else
+        rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, NULL,
+                               &r);
     if (rc == 0)
         rc = hrd_ctl_history_open("history check", o.db, HRD_HISTORY_READ,
                                   &h);

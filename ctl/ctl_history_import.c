@@ -146,3 +146,45 @@ int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
     free(value);
     return status;
 }
+
+int hrd_ctl_hrun_import(const char *cmd, enum hrd_import_format fmt,
+                        const char *path, const char *machine,
+                        struct hrd_ctl_hrun *r)
+{
+    struct hrd_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
+    struct hrd_import *im = NULL;
+    char err[4096], *text = NULL;
+    size_t len = 0;
+    int rc;
+
+    memset(r, 0, sizeof *r);
+    hrd_agg_init(&r->agg);
+    rc = slurp(path, &text, &len, err, sizeof err);
+    if (rc == 0)
+        rc = hrd_import_read(fmt, path, text, len, &o, &im, err, sizeof err);
+    free(text);
+    if (rc == 0 && im->nruns != 1) {
+        snprintf(err, sizeof err, "%s: %zu runs in it (one is checked)",
+                 path, im->nruns);
+        rc = -EINVAL;
+    }
+    if (rc == 0 && (r->p = malloc((im->runs[0].n + 1) * sizeof *r->p)) ==
+                       NULL)
+        rc = -ENOMEM;
+    if (rc != 0) {
+        hrd_import_free(im);
+        fprintf(stderr, "hostrangectl %s: %s\n", cmd,
+                rc == -ENOMEM ? "out of memory" : err);
+        return rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_HISTORY_FAILED
+                                             : HRD_CTL_HISTORY_UNREADABLE;
+    }
+    r->import = im;
+    r->run = im->runs[0].run;
+    r->n = r->cap = im->runs[0].n;
+    memcpy(r->p, im->runs[0].p, r->n * sizeof *r->p);
+    snprintf(r->id, sizeof r->id, "%s", r->run.id);
+    snprintf(r->machine, sizeof r->machine, "%s", r->run.machine);
+    snprintf(r->host, sizeof r->host, "%s", r->run.host);
+    snprintf(r->kernel, sizeof r->kernel, "%s", r->run.kernel);
+    return 0;
+}

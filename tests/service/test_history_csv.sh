@@ -1,7 +1,8 @@
 #!/bin/sh
 # CSV results in the history (history add --from csv), as any tool can
 # write them: 8 commits of two benchmarks on one machine, one 20% slower
-# from c5; detect finds that step and nothing else; a file that grew adds
+# from c5; detect finds that step and nothing else; check --from judges a
+# pull request's file against it; a file that grew adds
 # only its new runs; --machine and --meta commit= win over the file's;
 # show reads the values back in ns; a bad line is refused (exit 3) with
 # nothing of the file stored.
@@ -38,6 +39,21 @@ ctl history detect --db "$db" -f jsonl > "$dir/detect" || fail "detect exit $?"
 [ "$(wc -l < "$dir/detect")" -eq 1 ] || fail "detect: $(cat "$dir/detect")"
 grep -q '^{"node":"csv","operator":"-","backend":"-","phase":"warm","range":"parse, \\"big\\"","metric":"time","machine":"ci-large","commit":"c5",.*"before":101000.0,"after":121000.0,.*"direction":"slower"}$' \
     "$dir/detect" || fail "no step at c5: $(cat "$dir/detect")"
+
+# check --from: a pull request's results against the history; --machine
+# names the run's machine.
+printf 'pr,1700009000,,"parse, ""big""",150,us\npr,1700009000,,"parse, ""big""",151,us\npr,1700009000,,"parse, ""big""",149,us\n' \
+    > "$dir/slow.csv"
+ctl history check --db "$db" --from csv --machine ci-large --fail-above 10 \
+    "$dir/slow.csv" > "$dir/check" 2> "$dir/err"
+[ $? -eq 1 ] || fail "check of a slower run: $(cat "$dir/check" "$dir/err")"
+grep -q 'parse, "big".* slower' "$dir/check" || fail "check said: $(cat "$dir/check")"
+sed 's/15[01]/121/; s/149/120/' "$dir/slow.csv" > "$dir/same.csv"
+ctl history check --db "$db" --from csv --machine ci-large --fail-above 10 \
+    "$dir/same.csv" > "$dir/check" 2> "$dir/err" ||
+    fail "check of a run at the level: $(cat "$dir/check" "$dir/err")"
+grep -q '^checked 1 keys of .*same.csv against the history of ci-large: 0 differ' \
+    "$dir/check" || fail "check said: $(cat "$dir/check")"
 
 # The options over the file: one run on machine m2 of commit pr1.
 printf 'x,1700009999,,a,5,ms\nx,1700009999,,a,7,ms\n' > "$dir/pr.csv"
