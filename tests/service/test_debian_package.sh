@@ -53,6 +53,7 @@ if [ -e "$src/.git" ] && command -v git >/dev/null 2>&1; then
 else
     cp -R "$src/." "$dir/hostrange/" || fail "cannot copy the tree"
 fi
+chmod -R u+w "$dir/hostrange"
 cd "$dir/hostrange" || exit 99
 dpkg-checkbuilddeps > "$dir/deps" 2>&1 || skip "$(cat "$dir/deps")"
 DEB_BUILD_OPTIONS="parallel=2 nocheck noautodbgsym" dpkg-buildpackage -us -uc -b \
@@ -117,8 +118,9 @@ runuser -u nobody -- env HOSTRANGE_RUNTIME_DIR=/run/hostrange /usr/bin/hostrange
     fail "record: $(cat "$dir/record.out")"
 grep -q '"operator":"gemm","backend":"cpu","phase":"warm","range":"operator.invoke","metric":"self"' \
     "$dir/utmp/rec.jsonl" || fail "record's report: $(head -3 "$dir/utmp/rec.jsonl")"
-# The Python module from its package, beside the daemon it finds.
-(cd / && env -u PYTHONPATH python3 -c 'import hostrange, hostrange_pytest
+# The Python module from its package, in Debian's interpreter, with the
+# programs of the package.
+(cd / && env -u PYTHONPATH /usr/bin/python3 -c 'import hostrange, hostrange_pytest
 assert hostrange.__file__.startswith("/usr/lib/python3/dist-packages/"), hostrange.__file__
 assert hostrange._bindir == "/usr/bin"') || fail "python3-hostrange"
 kill "$pid"; wait "$pid"; pid=
