@@ -62,7 +62,7 @@ cd "$dir" || exit 99
 for p in $pkgs; do
     ls "$dir/${p}_"*.deb > /dev/null 2>&1 || fail "no package $p"
 done
-lintian --fail-on error,warning "$dir"/hostrange_*.changes > "$dir/lintian" 2>&1 ||
+TMPDIR="$dir" lintian --fail-on error,warning "$dir"/hostrange_*.changes > "$dir/lintian" 2>&1 ||
     fail "lintian: $(cat "$dir/lintian")"
 grep -E '^[EW]: ' "$dir/lintian" && fail "lintian warns"
 
