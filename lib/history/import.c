@@ -53,7 +53,8 @@ int hrd_import_time(const char *s, int64_t *ns)
     const char *p = s;
 
     if (end != s && *end == '\0' && secs >= 0 && secs < 9.2e9 &&
-        s[0] >= '0' && s[0] <= '9') {
+        s[0] >= '0' && s[0] <= '9' &&
+        strspn(s, "0123456789.") == strlen(s)) {
         *ns = (int64_t)(secs * 1e9);
         return 0;
     }

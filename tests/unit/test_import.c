@@ -84,6 +84,8 @@ static void test_time(void **state)
     assert_int_equal(hrd_import_time("2023-13-14T22:13:20", &ns), -EINVAL);
     assert_int_equal(hrd_import_time("2023-11-14T22:13:20+2", &ns), -EINVAL);
     assert_int_equal(hrd_import_time("-5", &ns), -EINVAL);
+    assert_int_equal(hrd_import_time("0x10", &ns), -EINVAL);
+    assert_int_equal(hrd_import_time("1e9", &ns), -EINVAL);
     assert_int_equal(hrd_import_time("", &ns), -EINVAL);
 }
 
