@@ -88,9 +88,12 @@ def extension():
         flags = (pkg_config("--cflags", "--libs", "libprotobuf-c", "nanomsg")
                  or ["-lprotobuf-c", "-lnanomsg"]) + ["-lpthread"]
     else:
+        # The prefix is relative to the .pc file's own directory
+        # (${pcfiledir}/../..); the programs' directory is written out
+        # plainly.
         prefix = pkg_config("--variable=prefix", "hostrange")
         if prefix:
-            bindir = os.path.join(prefix[0], "bin")
+            bindir = os.path.realpath(os.path.join(prefix[0], "bin"))
     include_dirs = [HERE, os.path.join(HERE, "client", "include")]
     library_dirs, libraries, extra = [], [], []
     for w in flags:

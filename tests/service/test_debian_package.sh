@@ -7,7 +7,8 @@
 # /run/hostrange 0750, /var/lib/hostrange 0700), a user in the group
 # running /usr/bin/hostrange-bench against it and reading the report with
 # /usr/bin/hostrangectl, and hostrangectl record -- hostrange-bench from
-# /usr/bin; the Python module imported from its package; then dpkg
+# /usr/bin; the Python module imported from its package, and pip install
+# of the tree linking the packaged library (pkg-config); then dpkg
 # --purge of the four packages leaving none of their files, directories,
 # user, group or state behind. Needs root (it installs packages) and
 # skips (77) without dpkg-buildpackage, lintian or the build's
@@ -123,6 +124,21 @@ grep -q '"operator":"gemm","backend":"cpu","phase":"warm","range":"operator.invo
 (cd / && env -u PYTHONPATH /usr/bin/python3 -c 'import hostrange, hostrange_pytest
 assert hostrange.__file__.startswith("/usr/lib/python3/dist-packages/"), hostrange.__file__
 assert hostrange._bindir == "/usr/bin"') || fail "python3-hostrange"
+# pip install against the packaged library: pkg-config finds
+# libhostrange-dev, the module links libhostrange.so.0 and finds the
+# packaged programs (where python3-venv is installed).
+if /usr/bin/python3 -c 'import venv, ensurepip, setuptools' 2>/dev/null; then
+    /usr/bin/python3 -m venv --system-site-packages "$dir/venv" || fail venv
+    (cd "$dir" && env -u PYTHONPATH "$dir/venv/bin/python" -m pip install -q \
+        --no-build-isolation --no-index "$dir/hostrange") > "$dir/pip.log" 2>&1 ||
+        fail "pip install: $(tail -20 "$dir/pip.log")"
+    (cd / && env -u PYTHONPATH "$dir/venv/bin/python" -c 'import hostrange
+assert hostrange.__file__.startswith("'"$dir"'/venv/"), hostrange.__file__
+assert hostrange._bindir == "/usr/bin", hostrange._bindir
+print(hostrange.__file__)') > "$dir/pipmod" || fail "the pip-installed module"
+    ldd "$(cat "$dir/pipmod")" | grep -q 'libhostrange\.so\.0 => /usr/lib/' ||
+        fail "the pip-installed module does not link the packaged library"
+fi
 kill "$pid"; wait "$pid"; pid=
 
 installed=
