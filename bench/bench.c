@@ -171,10 +171,16 @@ static const char usage[] =
     "                      BACKEND)\n"
     "\n"
     "Testing gates:\n"
-    "      --slow=RANGE=PCT  make RANGE (binding.body or backend.submit)\n"
-    "                      PCT percent slower, by spinning inside it at its\n"
-    "                      end for PCT% of the time spent in it so far\n"
-    "                      (hrops_slow); may be given for each\n"
+    "      --slow=RANGE=PCT  make RANGE (binding.body, backend.submit or\n"
+    "                      dispatch.call) PCT percent slower, by spinning\n"
+    "                      inside it at its end for PCT% of the time spent\n"
+    "                      in it so far (hrops_slow); may be given for each\n"
+    "      --slow-ns=RANGE=NS\n"
+    "                      add about NS ns of fixed work at the start of RANGE\n"
+    "                      (as --slow): a chain of dependent multiply-adds,\n"
+    "                      its length calibrated at the start (hrops_slow_ns),\n"
+    "                      as a small regression in the code would; may be\n"
+    "                      given for each\n"
     "      --spin-control  after each warm block, time two fixed loops, the\n"
     "                      same work every time, and report each as a record\n"
     "                      under the case's warm labels: control.spin (20000\n"
@@ -224,6 +230,24 @@ static void die_usage(const char *fmt, const char *arg)
     exit(2);
 }
 
+/* --slow-ns RANGE=NS: sets the knob of hrops_slow_ns; exits on a bad
+ * value. */
+static void parse_slow_ns(const char *v)
+{
+    const char *eq = strrchr(v, '=');
+    char range[64], *end;
+    double ns;
+
+    if (eq == NULL || eq == v || (size_t)(eq - v) >= sizeof range)
+        die_usage("bad --slow-ns '%s' (RANGE=NS)", v);
+    memcpy(range, v, (size_t)(eq - v));
+    range[eq - v] = '\0';
+    ns = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end != '\0' || hrops_slow_ns(range, ns) != 0)
+        die_usage("bad --slow-ns '%s' (binding.body, backend.submit or "
+                  "dispatch.call, and ns from 0 to 1000000)", v);
+}
+
 /* --slow RANGE=PCT: sets the knob of hrops_slow; exits on a bad value. */
 static void parse_slow(const char *v)
 {
@@ -237,8 +261,8 @@ static void parse_slow(const char *v)
     range[eq - v] = '\0';
     pct = strtod(eq + 1, &end);
     if (end == eq + 1 || *end != '\0' || hrops_slow(range, pct) != 0)
-        die_usage("bad --slow '%s' (binding.body or backend.submit, and a "
-                  "percentage from 0 to 10000)", v);
+        die_usage("bad --slow '%s' (binding.body, backend.submit or "
+                  "dispatch.call, and a percentage from 0 to 10000)", v);
 }
 
 static unsigned parse_count(const char *opt, const char *s, unsigned min)
@@ -545,7 +569,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 {
     enum { OPT_OP = 256, OPT_BACKEND, OPT_DTYPE, OPT_SHAPE, OPT_TRANS,
            OPT_CASES, OPT_TARGET, OPT_MAX, OPT_CALLS, OPT_BLOCKS, OPT_RAW,
-           OPT_LIST, OPT_CONTROL, OPT_CALIBRATE, OPT_SLOW, OPT_SPIN };
+           OPT_LIST, OPT_CONTROL, OPT_CALIBRATE, OPT_SLOW, OPT_SPIN,
+           OPT_SLOW_NS };
     static const struct option longopts[] = {
         { "op", required_argument, NULL, OPT_OP },
         { "backend", required_argument, NULL, OPT_BACKEND },
@@ -562,6 +587,7 @@ static int parse_args(int argc, char **argv, struct args *a)
         { "control", no_argument, NULL, OPT_CONTROL },
         { "calibrate", no_argument, NULL, OPT_CALIBRATE },
         { "slow", required_argument, NULL, OPT_SLOW },
+        { "slow-ns", required_argument, NULL, OPT_SLOW_NS },
         { "spin-control", no_argument, NULL, OPT_SPIN },
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
@@ -624,6 +650,9 @@ static int parse_args(int argc, char **argv, struct args *a)
             break;
         case OPT_SLOW:
             parse_slow(optarg);
+            break;
+        case OPT_SLOW_NS:
+            parse_slow_ns(optarg);
             break;
         case OPT_SPIN:
             o->spin = 1;

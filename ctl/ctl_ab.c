@@ -55,7 +55,8 @@ static const char usage_ab[] =
     "removed.\n"
     "\n"
     "Exit status: diff's (0 none slower than allowed, 1 a key slower than\n"
-    "--fail-above allows, 2 a usage error, 6 refused by --min-rounds); 5\n"
+    "--fail-above allows, 2 a usage error, 6 refused by --min-rounds, 7 a\n"
+    "key not judged at its --fail-above limit); 5\n"
     "when a round fails (its command exits non-zero, or its daemon or run\n"
     "file fails), said on stderr; 128+N when signal N stopped ab.\n";
 

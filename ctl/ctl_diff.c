@@ -6,6 +6,7 @@
 #include "ctl/ctl_rounds.h"
 #include "lib/stat/hist.h"
 #include "lib/stat/limits.h"
+#include "lib/stat/detect.h"
 #include "lib/stat/rounds.h"
 #include "lib/agg/observer.h"
 #include "lib/run/fingerprint.h"
@@ -51,7 +52,17 @@ static const char usage_diff[] =
     "A change is flagged (slower or faster) when p < ALPHA and |change| >=\n"
     "the threshold, and never when the medians differ by less than\n"
     HRD_STR(HRD_ROUNDS_MIN_STEPS) " clock steps of the key (the runs' clock step, else the\n"
-    "smallest gap between its values). Rows are marked `unstable` when, by\n"
+    "smallest gap between its values; a change short of that by\n"
+    HRD_STR(HRD_ROUNDS_STEP_SLACK) " of a step counts as " HRD_STR(HRD_ROUNDS_MIN_STEPS) ").\n"
+    "A row tested at the run level states its detectable change (JSON\n"
+    "\"detectable\", in %; null or `none` when its rounds are too few for\n"
+    "p < ALPHA): the smallest change that the spread of its round medians\n"
+    "(the pooled standard deviation of their logarithms) and its numbers of\n"
+    "rounds would let the test flag with power " HRD_STR(HRD_DETECT_POWER) " at ALPHA, and\n"
+    "never less than " HRD_STR(HRD_ROUNDS_MIN_STEPS) " clock steps. A key whose detectable change\n"
+    "is above its --fail-above limit is `" HRD_GATE_NOT_JUDGED "` (JSON\n"
+    "\"judged\":\"" HRD_GATE_NOT_JUDGED "\"): the comparison could not have\n"
+    "seen it break the limit, so it has not passed. Rows are marked `unstable` when, by\n"
     "the file's calibration, the observer cost is "
     HRD_STR(HRD_OBSERVER_UNSTABLE_PCT) "% or more of a median (on the fast\n"
     "clock path: the observer cost and the uncertainty of its plain reads,\n"
@@ -115,7 +126,9 @@ static const char usage_diff[] =
     "layout, or too large for memory); 4 when --strict refuses runs of\n"
     "different machines; 5 when the comparison fails otherwise (out of\n"
     "memory, or the output cannot be written); 6 when --min-rounds refuses\n"
-    "a key (and none is slower than allowed).\n";
+    "a key (and none is slower than allowed); 7 when a key is not judged\n"
+    "at its --fail-above limit (and none is slower than allowed nor\n"
+    "refused).\n";
 
 /* diff's exit statuses, as its --help and hostrangectl(1) give them. */
 enum {
@@ -126,10 +139,15 @@ enum {
     DIFF_MACHINES = 4,
     DIFF_FAILED = 5,
     DIFF_FEW_ROUNDS = 6,
+    DIFF_NOT_JUDGED = 7,
 };
 
 /* The row and header text of a comparison without run-to-run noise. */
 #define NOISE_UNMEASURED "run-to-run noise not measured"
+
+/* The words of a key whose detectable change is above its --fail-above
+ * limit. */
+#define NOT_JUDGED HRD_GATE_NOT_JUDGED
 
 enum fmt { FMT_TABLE, FMT_JSONL, FMT_MARKDOWN, FMT_JUNIT };
 
@@ -349,6 +367,9 @@ struct drow {
     int normalized;          /* its round medians divided by --normalize's */
     int refused;             /* fewer rounds than --min-rounds */
     struct hrd_rounds_cmp rc;
+    double detectable;       /* run level: the smallest change flaggable
+                                (detect.h), % (NaN: not measured) */
+    int not_judged;          /* detectable above its --fail-above limit */
 };
 
 static void num(FILE *f, double v)
@@ -422,6 +443,13 @@ static void write_jsonl(FILE *f, const struct drow *r,
         fputs("null", f);
     fprintf(f, ",\"unstable\":%s,\"quantized\":%s",
             r->unstable ? "true" : "false", r->quantized ? "true" : "false");
+    if (r->run_level) {
+        /* +inf (no change detectable at this alpha) as null. */
+        fputs(",\"detectable\":", f);
+        num(f, r->detectable);
+    }
+    if (r->not_judged)
+        fputs(",\"judged\":\"" NOT_JUDGED "\"", f);
     if (r->refused)
         fputs(",\"refused\":\"min-rounds\"", f);
     if (r->normalized) {
@@ -470,6 +498,8 @@ static void write_text(FILE *f, const struct drow *r, int colour, int width)
         strcat(marks, " quantized");
     if (r->refused)
         strcat(marks, " not judged (--min-rounds)");
+    if (r->not_judged)
+        strcat(marks, " " NOT_JUDGED);
     if (r->normalized)
         strcat(marks, " normalized");
     if (r->b != NULL && r->n != NULL) {
@@ -489,11 +519,17 @@ static void write_text(FILE *f, const struct drow *r, int colour, int width)
         off = "\033[0m";
     }
     if (r->run_level) {
-        /* The interval of the ratio, in %. */
+        char det[32];
+
+        /* The interval of the ratio, in %, and the detectable change. */
+        if (isfinite(r->detectable))
+            snprintf(det, sizeof det, "%.1f%%", r->detectable);
+        else
+            snprintf(det, sizeof det, "none");
         fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% [%+.1f%%, %+.1f%%] "
-                "p=%.3g%s%s%s%s\n", on, width, key,
+                "detectable %s p=%.3g%s%s%s%s\n", on, width, key,
                 r->rc.base_median / 1000, r->rc.new_median / 1000,
-                r->change, r->rc.lo, r->rc.hi, r->rc.p,
+                r->change, r->rc.lo, r->rc.hi, det, r->rc.p,
                 r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
         return;
     }
@@ -689,7 +725,32 @@ struct judging {
     double *med[2];
     double *norm[2];   /* --normalize: room for the normalized medians */
     size_t cap;
+    size_t shift_n[2]; /* the rounds of the last detectable shift (0: none) */
+    double shift_sd;   /* its shift in standard deviations (detect.h) */
 };
+
+/*
+ * The smallest change the row's run-level test could have flagged, in %
+ * of the base: the change the rounds' noise lets the test see at alpha
+ * with HRD_DETECT_POWER (detect.h), and never less than
+ * HRD_ROUNDS_MIN_STEPS clock steps. NaN when out of memory.
+ */
+static double detectable(struct drow *r, const struct diff_opts *o,
+                         struct judging *j, const size_t nr[2], double step)
+{
+    double change, floor = 0;
+
+    if (j->shift_n[0] != nr[0] || j->shift_n[1] != nr[1]) {
+        j->shift_sd = hrd_detect_shift_sd(nr[0], nr[1], o->alpha);
+        j->shift_n[0] = nr[0];
+        j->shift_n[1] = nr[1];
+    }
+    change = hrd_detect_change(j->shift_sd, hrd_detect_log_sd(
+                                   j->med[0], nr[0], j->med[1], nr[1]));
+    if (step > 0 && r->rc.base_median > 0)
+        floor = 100 * HRD_ROUNDS_MIN_STEPS * step / r->rc.base_median;
+    return change > floor ? change : floor;
+}
 
 /* The clock step of a key: the runs' (the larger), else the smallest gap
  * between the values of either side. */
@@ -779,7 +840,9 @@ static int judge(struct drow *r, const struct diff_opts *o,
         r->change = r->rc.change;
         p = r->rc.p;
         moved = fabs(r->rc.new_median - r->rc.base_median);
+        r->detectable = detectable(r, o, j, nr, step);
     } else {
+        r->detectable = NAN;
         r->change = b->median > 0 ? 100 * r->s.shift / b->median
                                   : (r->s.shift == 0 ? 0 : INFINITY);
         p = r->s.p;
@@ -789,7 +852,7 @@ static int judge(struct drow *r, const struct diff_opts *o,
     }
     r->refused = o->min_rounds > 0 && (r->rounds[0] < o->min_rounds ||
                                        r->rounds[1] < o->min_rounds);
-    if (!r->refused && moved >= HRD_ROUNDS_MIN_STEPS * step) {
+    if (!r->refused && hrd_rounds_steps_enough(moved, step)) {
         r->over = l != NULL && p < o->alpha && r->change > l->pct;
         r->warn = !r->over && w != NULL && p < o->alpha &&
                   r->change > w->pct;
@@ -799,6 +862,9 @@ static int judge(struct drow *r, const struct diff_opts *o,
             (*flagged)++;
         }
     }
+    /* A limit the comparison could not have seen broken is not passed. */
+    r->not_judged = !r->refused && !r->over && l != NULL && r->run_level &&
+                    !(r->detectable <= l->pct);
     r->quantized =
         (isfinite(b->step) && b->median <= HRD_QUANTIZED_STEPS * b->step) ||
         (isfinite(r->n->step) &&
@@ -970,7 +1036,8 @@ static int write_gate(FILE *f, const struct drow *rows, size_t nrows,
             hrp_metric_name(k->metric), r->b ? r->b->median : NAN,
             r->n ? r->n->median : NAN, NAN, NAN, l ? l->pct : NAN,
             w ? w->pct : NAN, HRD_GATE_UNCHANGED, r->over, r->warn, NULL,
-            NULL,
+            NULL, r->run_level && !isnan(r->detectable) ? r->detectable : 0,
+            r->not_judged,
         };
         if (r->b == NULL || r->n == NULL) {
             g[i].verdict = HRD_GATE_ONLY;
@@ -1123,6 +1190,35 @@ static size_t check_rounds(const struct drow *rows, size_t nrows,
     return refused;
 }
 
+/* Says on stderr how many keys were not judged at their --fail-above
+ * limit, and the worst of them. Returns how many. */
+static size_t check_judged(const struct drow *rows, size_t nrows)
+{
+    size_t n = 0;
+    const struct drow *worst = NULL;
+
+    for (size_t i = 0; i < nrows; i++) {
+        if (!rows[i].not_judged)
+            continue;
+        n++;
+        if (worst == NULL || !(rows[i].detectable <= worst->detectable))
+            worst = &rows[i];
+    }
+    if (n > 0) {
+        char key[KEY_TEXT_MAX];
+
+        key_text(key, worst->b);
+        fprintf(stderr, "hostrangectl diff: %zu keys " NOT_JUDGED ": the "
+                "smallest change their rounds could show is above their "
+                "--fail-above limit (the most: %s, ", n, key);
+        if (isfinite(worst->detectable))
+            fprintf(stderr, "%.1f%%)\n", worst->detectable);
+        else
+            fputs("none at this --alpha)\n", stderr);
+    }
+    return n;
+}
+
 /* Says why diff failed, rc being a negative errno not yet told. Returns
  * DIFF_FAILED. */
 static int failed(int rc)
@@ -1186,6 +1282,8 @@ int hrd_ctl_diff(int argc, char **argv)
     status = check_limits(rows, nrows, &o) > 0 ? DIFF_SLOWER : DIFF_OK;
     if (status == DIFF_OK && check_rounds(rows, nrows, &o) > 0)
         status = DIFF_FEW_ROUNDS;
+    if (check_judged(rows, nrows) > 0 && status == DIFF_OK)
+        status = DIFF_NOT_JUDGED;
 out:
     free(wait.s);
     free(rows);

@@ -8,6 +8,7 @@
 
 #include "hostrange.h"
 #include "ops/ops.h"
+#include "ops/slow.h"
 
 static hr_site s_dispatch = HR_SITE_INIT("dispatch.call");
 
@@ -42,10 +43,14 @@ const struct hrops__impl *hrops__impl_find(int op, int device_kind,
 int hrops__dispatch(const struct hrops__call *c, int index)
 {
     HR_SCOPE(d, &s_dispatch);
+    uint64_t t0 = hrops__slow_begin(HROPS__SLOW_DISPATCH);
     const struct hrops__impl *impl;
+    int rc;
 
     impl = hrops__impl_find(c->op, c->device.kind, c->dtype, index);
     if (impl == NULL)
         return -ENOTSUP;
-    return hrops__operator_call(impl, c);
+    rc = hrops__operator_call(impl, c);
+    hrops__slow_end(HROPS__SLOW_DISPATCH, t0);
+    return rc;
 }

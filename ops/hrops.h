@@ -167,11 +167,18 @@ HROPS_API int hrops_gemm_tensors(const hrops_tensor *a,
  * operator is cold again. */
 HROPS_API void hrops_cache_clear(void);
 
-/* For testing performance gates: makes range `range` (binding.body or
- * backend.submit) slower by pct percent, spinning inside it at its end
+/* For testing performance gates: makes range `range` (binding.body,
+ * backend.submit or dispatch.call) slower by pct percent, spinning inside it at its end
  * for pct% of the time spent in it so far (0: not slowed). Returns 0, or
  * -EINVAL for another range or a pct outside 0 to 10000. */
 HROPS_API int hrops_slow(const char *range, double pct);
+
+/* For testing performance gates: adds about ns nanoseconds of fixed work
+ * (dependent multiply-adds, their count calibrated once, here) at the start
+ * of range `range` (binding.body, backend.submit or dispatch.call; 0: none),
+ * as a small regression in its code would. Returns 0, or -EINVAL for
+ * another range or an ns outside 0 to 1000000. */
+HROPS_API int hrops_slow_ns(const char *range, double ns);
 
 /* The calling thread's cache counters, since the thread's first call. */
 typedef struct hrops_cache_stats {

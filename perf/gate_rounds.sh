@@ -22,6 +22,17 @@
 #                                 outside binding.body and end_to_end, of
 #                                 all their rows (goal: no more than the
 #                                 A/A share)
+#   rounds.TEST.aa.warm_same      warm rows of the A/A comparisons whose
+#                                 95% interval lies inside +-10% ("same";
+#                                 goal >= 0.8), warm_detectable_10: those
+#                                 whose detectable change (diff's
+#                                 "detectable") is 10% or less, and
+#                                 not_judged: rows not judged at
+#                                 --fail-above '*=5' (exit 7)
+#   rounds.TEST.ab.target_detectable
+#                                 the median over the A/B comparisons of
+#                                 the warm binding.body inclusive rows'
+#                                 detectable change, in %
 #   rounds.cost                   wall time of ab --rounds N (2N runs)
 #                                 against two single runs (baseline)
 #   rounds.load                   the load average (1 min) at the start
@@ -46,20 +57,40 @@ unset HOSTRANGE_RUNTIME_DIR
 now() { date +%s.%N; }
 load() { cut -d' ' -f1 /proc/loadavg; }
 
-# count FILE: "ROWS FLAGGED TARGET OTHER CASES HIT SELF_HIT" of a diff -f
-# jsonl report: TARGET 1 when the warm binding.body inclusive row of every
-# case is flagged slower, CASES and HIT how many cases there are and how
-# many of them are, SELF_HIT how many of their self rows are.
+# count FILE: "ROWS FLAGGED TARGET OTHER CASES HIT SELF_HIT WARM SAME DET10
+# NOTJUDGED" of a diff -f jsonl report: TARGET 1 when the warm
+# binding.body inclusive row of every case is flagged slower, CASES and
+# HIT how many cases there are and how many of them are, SELF_HIT how many
+# of their self rows are; WARM the warm rows, SAME those whose interval
+# lies inside +-10%, DET10 those whose detectable change is 10% or less;
+# NOTJUDGED the rows not judged at their limit.
 count() {
-    awk '/"flag":/ { rows++ }
+    awk 'function num(name,   v) {
+             if (!match($0, "\"" name "\":[-0-9.e+]+")) return "x"
+             v = substr($0, RSTART, RLENGTH); sub(/.*:/, "", v); return v + 0 }
+         /"flag":/ && /"phase":"warm"/ { warm++
+             b = num("base_median"); lo = num("shift_lo_ns"); hi = num("shift_hi_ns")
+             if (b != "x" && lo != "x" && hi != "x" && b > 0 &&
+                 100 * lo / b > -10 && 100 * hi / b < 10) same++
+             d = num("detectable"); if (d != "x" && d <= 10) det10++ }
+         /"judged":"not judged at this limit"/ { notj++ }
+         /"flag":/ { rows++ }
          /"flag":"(slower|faster)"/ { flagged++
              if ($0 ~ /"range":"(binding\.body|end_to_end)"/) ; else other++ }
          /"phase":"warm","range":"binding\.body","metric":"inclusive"/ {
              cases++; if ($0 ~ /"flag":"slower"/) hit++ }
          /"phase":"warm","range":"binding\.body","metric":"self"/ {
              if ($0 ~ /"flag":"slower"/) self++ }
-         END { printf "%d %d %d %d %d %d %d\n", rows, flagged,
-               (cases > 0 && hit == cases), other, cases, hit, self }' "$1"
+         END { printf "%d %d %d %d %d %d %d %d %d %d %d\n", rows, flagged,
+               (cases > 0 && hit == cases), other, cases, hit, self, warm,
+               same, det10, notj }' "$1"
+}
+
+# detectables FILE: the detectable change of each warm binding.body
+# inclusive row of a diff -f jsonl report, one a line ("inf" for none).
+detectables() {
+    grep '"phase":"warm","range":"binding\.body","metric":"inclusive"' "$1" |
+        sed -n 's/.*"detectable":\([^,}]*\).*/\1/p' | sed 's/null/inf/'
 }
 
 # judge KIND I TEST [DIFF OPTION]...: diffs $dir/KIND-a.hrs and -b.hrs,
@@ -70,7 +101,9 @@ judge() {
     "$ctl" diff -f jsonl --fail-above '*=5' "$@" "$dir/$kind-a.hrs" \
         "$dir/$kind-b.hrs" > "$dir/$kind.$test.jsonl" 2> "$dir/diff.err"
     rc=$?
-    [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || { cat "$dir/diff.err" >&2; exit 1; }
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || [ "$rc" -eq 7 ] ||
+        { cat "$dir/diff.err" >&2; exit 1; }
+    [ "$kind" = ab ] && detectables "$dir/$kind.$test.jsonl" >> "$dir/det.$test"
     set -- $(count "$dir/$kind.$test.jsonl")
     eval "${kind}_${test}_rows=\$((\${${kind}_${test}_rows:-0} + $1))"
     eval "${kind}_${test}_flagged=\$((\${${kind}_${test}_flagged:-0} + $2))"
@@ -79,10 +112,16 @@ judge() {
     eval "${kind}_${test}_cases=\$((\${${kind}_${test}_cases:-0} + $5))"
     eval "${kind}_${test}_case_hits=\$((\${${kind}_${test}_case_hits:-0} + $6))"
     eval "${kind}_${test}_self=\$((\${${kind}_${test}_self:-0} + $7))"
+    eval "${kind}_${test}_warm=\$((\${${kind}_${test}_warm:-0} + $8))"
+    eval "${kind}_${test}_same=\$((\${${kind}_${test}_same:-0} + $9))"
+    eval "${kind}_${test}_det10=\$((\${${kind}_${test}_det10:-0} + ${10}))"
+    eval "${kind}_${test}_notj=\$((\${${kind}_${test}_notj:-0} + ${11}))"
     [ "$kind" = aa ] && [ "$rc" -eq 1 ] &&
         eval "aa_${test}_exit1=\$((\${aa_${test}_exit1:-0} + 1))"
     echo "$kind $i $test: $2 of $1 rows flagged, target $3 ($6 of $5" \
-        "cases, self $7), $4 other rows flagged, exit $rc" >&2
+        "cases, self $7), $4 other rows flagged, $9 of $8 warm rows" \
+        "same at +-10%, ${10} detectable at 10%, ${11} not judged at 5%," \
+        "exit $rc" >&2
     if [ -n "${BENCH_ROUNDS_KEEP:-}" ]; then
         suffix=
         [ "$test" = plain ] || suffix=.$test
@@ -99,7 +138,8 @@ while [ "$i" -lt "$n" ]; do
         --save-b "$dir/aa-b.hrs" -- "$bench" --spin-control \
         ::: "$bench" --spin-control > /dev/null 2> "$dir/ab.err"
     rc=$?
-    [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || { cat "$dir/ab.err" >&2; exit 1; }
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || [ "$rc" -eq 7 ] ||
+        { cat "$dir/ab.err" >&2; exit 1; }
     judge aa "$i" plain
     judge aa "$i" spin --normalize control.spin
     judge aa "$i" stream --normalize control.stream
@@ -111,7 +151,8 @@ while [ "$i" -lt "$n" ]; do
         > /dev/null 2> "$dir/ab.err"
     rc=$?
     t1=$(now)
-    [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || { cat "$dir/ab.err" >&2; exit 1; }
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || [ "$rc" -eq 7 ] ||
+        { cat "$dir/ab.err" >&2; exit 1; }
     ab_time=$(echo "$ab_time $t0 $t1" | awk '{ print $1 + $3 - $2 }')
     judge ab "$i" plain
     judge ab "$i" spin --normalize control.spin
@@ -130,9 +171,17 @@ for test in plain spin stream; do
     eval "abh=\${ab_${test}_hits:-0} abo=\${ab_${test}_other:-0}"
     eval "abc=\${ab_${test}_cases:-0} abch=\${ab_${test}_case_hits:-0}"
     eval "abs=\${ab_${test}_self:-0}"
+    eval "aaw=\${aa_${test}_warm:-0} aas=\${aa_${test}_same:-0}"
+    eval "aad=\${aa_${test}_det10:-0} aan=\${aa_${test}_notj:-0}"
+    tdet=$(sort -g "$dir/det.$test" 2>/dev/null |
+        awk '{ v[NR] = $1 } END { if (NR == 0) print "null";
+             else if (NR % 2) print v[(NR + 1) / 2];
+             else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+    [ "$tdet" = inf ] && tdet=null
     awk -v t="$test" -v aar="$aar" -v aaf="$aaf" -v aae="$aae" \
         -v abr="$abr" -v abh="$abh" -v abo="$abo" -v n="$n" -v r="$rounds" \
-        -v abc="$abc" -v abch="$abch" -v abs="$abs" 'BEGIN {
+        -v abc="$abc" -v abch="$abch" -v abs="$abs" -v aaw="$aaw" \
+        -v aas="$aas" -v aad="$aad" -v aan="$aan" -v tdet="$tdet" 'BEGIN {
     printf "{\"bench\":\"rounds.%s.aa.flagged_share\",\"value\":%.4f," \
         "\"flagged\":%d,\"rows\":%d,\"comparisons\":%d,\"rounds\":%d}\n",
         t, aar ? aaf / aar : 0, aaf, aar, n, r
@@ -143,6 +192,12 @@ for test in plain spin stream; do
         "\"self_hits\":%d}\n", t, abh, n, abch, abc, abs
     printf "{\"bench\":\"rounds.%s.ab.other_share\",\"value\":%.4f," \
         "\"flagged\":%d,\"rows\":%d}\n", t, abr ? abo / abr : 0, abo, abr
+    printf "{\"bench\":\"rounds.%s.aa.warm_same\",\"value\":%.4f," \
+        "\"same\":%d,\"warm_rows\":%d,\"warm_detectable_10\":%d," \
+        "\"not_judged\":%d,\"rows\":%d}\n", t, aaw ? aas / aaw : 0, aas, aaw,
+        aad, aan, aar
+    printf "{\"bench\":\"rounds.%s.ab.target_detectable\",\"value\":%s," \
+        "\"unit\":\"%%\"}\n", t, tdet
 }'
 done
 awk -v n="$n" -v abt="$ab_time" -v one="$t0 $t1" -v r="$rounds" \

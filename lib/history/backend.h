@@ -42,6 +42,32 @@ struct hrd_hval {
     const char *s; /* borrowed; NUL-terminated */
 };
 
+/* A parameter of each type: text (NULL: ""), a name (bytes, stored as
+ * they are; NULL: ""), an integer, a real. */
+static inline struct hrd_hval hrd_hval_text(const char *s)
+{
+    struct hrd_hval v = { HRD_HVAL_TEXT, 0, 0, s != NULL ? s : "" };
+    return v;
+}
+
+static inline struct hrd_hval hrd_hval_bytes(const char *s)
+{
+    struct hrd_hval v = { HRD_HVAL_BYTES, 0, 0, s != NULL ? s : "" };
+    return v;
+}
+
+static inline struct hrd_hval hrd_hval_int(int64_t i)
+{
+    struct hrd_hval v = { HRD_HVAL_INT, i, 0, NULL };
+    return v;
+}
+
+static inline struct hrd_hval hrd_hval_real(double d)
+{
+    struct hrd_hval v = { HRD_HVAL_REAL, 0, d, NULL };
+    return v;
+}
+
 /* Called with each row of a query (ncol texts, NULL for SQL NULL); a
  * non-zero return stops the query, which then returns it. */
 typedef int (*hrd_hrow_fn)(void *ctx, const char *const *col, int ncol);

@@ -1,407 +1,33 @@
-/* The run history's schema, adds and queries, on either backend (see
- * history.h, backend.h). */
+/* The run history's adds and queries, on either backend (see history.h,
+ * backend.h); its schema is schema.c's, its connection strings dsn.c's. */
 #include "config.h"
 
 #include "lib/history/history.h"
 #include "lib/history/backend.h"
+#include "lib/history/history_impl.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-struct hrd_history {
-    const struct hrd_hbackend *be;
-    void *db;
-    char *dsn;
-    char name[1024];
-    enum hrd_history_mode mode;
-    int64_t version; /* of the schema (older when read, not migrated) */
-};
 
 /* Points written by one statement. */
 #define BATCH 64
 #define POINT_COLS 8
 
-int hrd_history_is_pg(const char *dsn)
-{
-    const char *eq;
-
-    if (strncmp(dsn, "postgresql://", 13) == 0 ||
-        strncmp(dsn, "postgres://", 11) == 0)
-        return 1;
-    /* key=value: a word of letters and underscores, then '='. */
-    eq = strchr(dsn, '=');
-    if (eq == NULL || eq == dsn)
-        return 0;
-    for (const char *p = dsn; p < eq; p++) {
-        if (!isalpha((unsigned char)*p) && *p != '_' && *p != ' ')
-            return 0;
-    }
-    return 1;
-}
-
-/* Masks, in s, the value of every password=VALUE (a URL's parameter or a
- * key=value pair, quoted or not). */
-static void mask_password_pairs(char *s, size_t len)
-{
-    char *p = s;
-
-    while ((p = strcasestr(p, "password")) != NULL) {
-        char *v = p + 8, *end;
-
-        while (*v == ' ')
-            v++;
-        if (*v != '=') {
-            p += 8;
-            continue;
-        }
-        v++;
-        while (*v == ' ')
-            v++;
-        end = v;
-        if (*end == '\'') {
-            for (end++; *end != '\0' && *end != '\''; end++) {
-                if (*end == '\\' && end[1] != '\0')
-                    end++;
-            }
-            if (*end == '\'')
-                end++;
-        } else {
-            while (*end != '\0' && *end != ' ' && *end != '&')
-                end++;
-        }
-        if (strlen(s) - (size_t)(end - v) + 3 < len) {
-            memmove(v + 3, end, strlen(end) + 1);
-            memcpy(v, "***", 3);
-        }
-        p = v + 3;
-    }
-}
-
-void hrd_history_name(const char *dsn, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s", dsn);
-    if (!hrd_history_is_pg(dsn))
-        return;
-    if (strstr(buf, "://") != NULL) {
-        char *user = strstr(buf, "://") + 3;
-        char *at = strchr(user, '@'), *slash = strchr(user, '/');
-        char *colon = strchr(user, ':');
-
-        if (at != NULL && (slash == NULL || at < slash) && colon != NULL &&
-            colon < at) {
-            memmove(colon + 4, at, strlen(at) + 1);
-            memcpy(colon + 1, "***", 3);
-        }
-    }
-    mask_password_pairs(buf, len);
-}
-
-/* The password of a connection string, if any: *len bytes at the
- * returned pointer (a URL's user:password@, or password=VALUE). */
-static const char *password_of(const char *dsn, size_t *len)
-{
-    const char *p;
-
-    if (strstr(dsn, "://") != NULL) {
-        const char *user = strstr(dsn, "://") + 3;
-        const char *at = strchr(user, '@'), *slash = strchr(user, '/');
-        const char *colon = strchr(user, ':');
-
-        if (at != NULL && (slash == NULL || at < slash) && colon != NULL &&
-            colon < at) {
-            *len = (size_t)(at - colon - 1);
-            return colon + 1;
-        }
-    }
-    if ((p = strcasestr(dsn, "password")) != NULL) {
-        p += 8;
-        while (*p == ' ')
-            p++;
-        if (*p++ != '=')
-            return NULL;
-        while (*p == ' ' || *p == '\'')
-            p++;
-        *len = strcspn(p, " &'");
-        return p;
-    }
-    return NULL;
-}
-
-int hrd_history_password(const char *dsn, size_t *off, size_t *len)
-{
-    size_t n = 0;
-    const char *pw = password_of(dsn, &n);
-
-    if (pw == NULL || n == 0)
-        return 0;
-    *off = (size_t)(pw - dsn);
-    *len = n;
-    return 1;
-}
-
-/* Replaces in s, as "***", every occurrence of the password of dsn (of 3
- * bytes or more: a shorter one cannot be told from other text), whatever
- * a library's message said of the connection string. */
-static void scrub_password(const char *dsn, char *s)
-{
-    size_t len = 0;
-    const char *pw = password_of(dsn, &len);
-    char *q;
-
-    if (pw == NULL || len < 3)
-        return;
-    while ((q = memmem(s, strlen(s), pw, len)) != NULL) {
-        memcpy(q, "***", 3);
-        memmove(q + 3, q + len, strlen(q + len) + 1);
-    }
-}
-
 /* Runs statement sql with no parameters. */
-static int put0(struct hrd_history *h, const char *sql, char *err,
+int hrd_history__put0(struct hrd_history *h, const char *sql, char *err,
                 size_t errlen)
 {
     return h->be->put(h->db, sql, NULL, 0, err, errlen);
 }
 
 /* A row's first column as an integer, into *(int64_t *)ctx. */
-static int first_int(void *ctx, const char *const *col, int n)
+int hrd_history__first_int(void *ctx, const char *const *col, int n)
 {
     *(int64_t *)ctx = n > 0 && col[0] != NULL ? strtoll(col[0], NULL, 10)
                                                 : 0;
     return 0;
-}
-
-/* The schema: version 1's tables, then the migrations from each version
- * to the next (migrations[v - 1] takes version v to v + 1). %s is the
- * backend's serial key. */
-static const char *const schema_v1[] = {
-    "CREATE TABLE hostrange_schema (version INTEGER NOT NULL)",
-    "CREATE TABLE hostrange_machine (id %s, name TEXT NOT NULL UNIQUE)",
-    "CREATE TABLE hostrange_run (id %s, run_id TEXT NOT NULL UNIQUE, "
-    "time_ns BIGINT NOT NULL, saved_ns BIGINT NOT NULL, "
-    "commit_id TEXT NOT NULL, machine BIGINT NOT NULL REFERENCES "
-    "hostrange_machine (id), host TEXT NOT NULL, file TEXT NOT NULL, "
-    "parts TEXT NOT NULL, nkeys BIGINT NOT NULL)",
-    "CREATE TABLE hostrange_meta (run BIGINT NOT NULL REFERENCES "
-    "hostrange_run (id), key TEXT NOT NULL, value TEXT NOT NULL)",
-    "CREATE TABLE hostrange_key (id %s, node TEXT NOT NULL, "
-    "operator TEXT NOT NULL, backend TEXT NOT NULL, phase TEXT NOT NULL, "
-    "range TEXT NOT NULL, metric TEXT NOT NULL, UNIQUE (node, operator, "
-    "backend, phase, range, metric))",
-    "CREATE TABLE hostrange_point (run BIGINT NOT NULL REFERENCES "
-    "hostrange_run (id), key BIGINT NOT NULL REFERENCES hostrange_key (id), "
-    "count BIGINT NOT NULL, mean DOUBLE PRECISION NOT NULL, "
-    "median DOUBLE PRECISION NOT NULL, p10 DOUBLE PRECISION NOT NULL, "
-    "p90 DOUBLE PRECISION NOT NULL, PRIMARY KEY (key, run))",
-    "INSERT INTO hostrange_schema (version) VALUES (1)",
-    NULL,
-};
-
-/* Version 2: runs found in order by an index. */
-static const char *const migrate_1_2[] = {
-    "CREATE INDEX hostrange_run_order ON hostrange_run (time_ns, id)",
-    NULL,
-};
-
-/* Version 3: a point's round medians (rounds_text), '' for a run of one
- * round, as every point stored before was. */
-static const char *const migrate_2_3[] = {
-    "ALTER TABLE hostrange_point ADD COLUMN rounds TEXT NOT NULL DEFAULT ''",
-    NULL,
-};
-
-/* Version 4: names are bytes in any encoding, or none. A backend whose
- * text must be valid in the database's encoding turns these columns to
- * bytes (backend.h's to_bytes); text holds any bytes in the others. */
-static const struct {
-    const char *table, *column;
-} name_columns[] = {
-    { "hostrange_machine", "name" },
-    { "hostrange_run", "commit_id" },
-    { "hostrange_run", "host" },
-    { "hostrange_run", "kernel" },
-    { "hostrange_run", "file" },
-    { "hostrange_meta", "key" },
-    { "hostrange_meta", "value" },
-    { "hostrange_key", "node" },
-    { "hostrange_key", "operator" },
-    { "hostrange_key", "backend" },
-    { "hostrange_key", "phase" },
-    { "hostrange_key", "range" },
-    { "hostrange_key", "metric" },
-};
-
-static int names_to_bytes(struct hrd_history *h, char *err, size_t errlen)
-{
-    char sql[512];
-    int rc = 0;
-
-    if (h->be->to_bytes == NULL)
-        return 0;
-    for (size_t i = 0; rc == 0 && i < sizeof name_columns /
-                                           sizeof name_columns[0]; i++) {
-        snprintf(sql, sizeof sql, h->be->to_bytes, name_columns[i].table,
-                 name_columns[i].column);
-        rc = put0(h, sql, err, errlen);
-    }
-    return rc;
-}
-
-static int rekey_machines(struct hrd_history *h, char *err, size_t errlen);
-
-/* Version 4 also keeps a run's kernel, and names a machine without its
- * host or kernel (rekey_machines). */
-static const char *const migrate_3_4[] = {
-    "ALTER TABLE hostrange_run ADD COLUMN kernel TEXT NOT NULL DEFAULT ''",
-    NULL,
-};
-
-static int to_v4(struct hrd_history *h, char *err, size_t errlen)
-{
-    int rc = names_to_bytes(h, err, errlen);
-
-    return rc != 0 ? rc : rekey_machines(h, err, errlen);
-}
-
-/* migrations[v - 1] takes version v to v + 1: statements, then a function
- * where the backends differ or the data moves. */
-static const struct {
-    const char *const *steps;
-    int (*run)(struct hrd_history *h, char *err, size_t errlen);
-} migrations[HRD_HISTORY_SCHEMA - 1] = {
-    { migrate_1_2, NULL },
-    { migrate_2_3, NULL },
-    { migrate_3_4, to_v4 },
-};
-
-static int run_steps(struct hrd_history *h, const char *const *steps,
-                     char *err, size_t errlen)
-{
-    char sql[1024];
-    int rc;
-
-    for (size_t i = 0; steps[i] != NULL; i++) {
-        snprintf(sql, sizeof sql, steps[i], h->be->serial_key,
-                 h->be->serial_key, h->be->serial_key);
-        if ((rc = put0(h, sql, err, errlen)) != 0)
-            return rc;
-    }
-    return 0;
-}
-
-/* The schema version of a database holding `tables` tables (not 0) into
- * *version. Returns 0, or -EINVAL for a database of something else or of
- * a newer schema. */
-static int schema_version(struct hrd_history *h, int64_t tables,
-                          int64_t *version, char *err, size_t errlen)
-{
-    char why[512];
-    int rc;
-
-    *version = 0;
-    rc = h->be->query(h->db, "SELECT max(version) FROM hostrange_schema",
-                      NULL, 0, first_int, version, why, sizeof why);
-    if (rc == -ECONNREFUSED || rc == -ENOMEM) {
-        snprintf(err, errlen, "%s", why);
-        return rc;
-    }
-    if (rc != 0 || *version < 1) {
-        snprintf(err, errlen, "not a hostrange history (it holds %lld "
-                 "tables of something else)", (long long)tables);
-        return -EINVAL;
-    }
-    if (*version > HRD_HISTORY_SCHEMA) {
-        snprintf(err, errlen, "a history of schema version %lld, newer "
-                 "than this hostrange's (%d): use a newer hostrangectl",
-                 (long long)*version, HRD_HISTORY_SCHEMA);
-        return -EINVAL;
-    }
-    return 0;
-}
-
-/* A history opened to read: its version, read and nothing else. A
- * database without tables is no history (-ENOENT). */
-static int schema_read(struct hrd_history *h, char *err, size_t errlen)
-{
-    int64_t tables = 0;
-    int rc = h->be->query(h->db, h->be->count_tables, NULL, 0, first_int,
-                          &tables, err, errlen);
-
-    if (rc == 0 && tables == 0) {
-        snprintf(err, errlen, "it holds no history");
-        return -ENOENT;
-    }
-    if (rc == 0)
-        rc = schema_version(h, tables, &h->version, err, errlen);
-    return rc;
-}
-
-/* Reads the version, creating or migrating the schema as needed, in one
- * transaction. */
-static int schema(struct hrd_history *h, char *err, size_t errlen)
-{
-    int64_t tables = 0, version = 0;
-    int rc;
-
-    if ((rc = h->be->begin(h->db, err, errlen)) != 0)
-        return rc;
-    rc = h->be->query(h->db, h->be->count_tables, NULL, 0, first_int,
-                      &tables, err, errlen);
-    if (rc == 0 && tables == 0) {
-        rc = run_steps(h, schema_v1, err, errlen);
-        version = 1;
-    } else if (rc == 0) {
-        rc = schema_version(h, tables, &version, err, errlen);
-    }
-    for (; rc == 0 && version < HRD_HISTORY_SCHEMA; version++) {
-        if (migrations[version - 1].steps != NULL)
-            rc = run_steps(h, migrations[version - 1].steps, err, errlen);
-        if (rc == 0 && migrations[version - 1].run != NULL)
-            rc = migrations[version - 1].run(h, err, errlen);
-    }
-    if (rc == 0) {
-        struct hrd_hval v = { HRD_HVAL_INT, HRD_HISTORY_SCHEMA, 0, NULL };
-
-        rc = h->be->put(h->db, "UPDATE hostrange_schema SET version = $1",
-                        &v, 1, err, errlen);
-    }
-    if (rc == 0)
-        rc = h->be->commit(h->db, err, errlen);
-    if (rc != 0)
-        h->be->rollback(h->db);
-    h->version = HRD_HISTORY_SCHEMA;
-    return rc;
-}
-
-/*
- * A history of an older schema opened to read: migrated, as an add
- * would, where this user may write it, so that its series read as an add
- * would leave them (schema 4 re-keys machines); else read as it is (its
- * machines named as its schema named them). Returns 0, or a negative
- * errno with h closed.
- */
-static int migrate_to_read(struct hrd_history *h, char *err, size_t errlen)
-{
-    char why[512];
-    int rc;
-
-    h->be->close(h->db);
-    h->db = NULL;
-    if (h->be->open(h->dsn, 1, &h->db, why, sizeof why) == 0 &&
-        schema(h, why, sizeof why) == 0) {
-        h->be->close(h->db);
-        h->db = NULL;
-    } else if (h->db != NULL) {
-        h->be->close(h->db);
-        h->db = NULL;
-    }
-    /* Reopened to read, at whatever version it now has. */
-    rc = h->be->open(h->dsn, 0, &h->db, err, errlen);
-    return rc != 0 ? rc : schema_read(h, err, errlen);
 }
 
 int hrd_history_open(const char *dsn, enum hrd_history_mode mode,
@@ -421,16 +47,17 @@ int hrd_history_open(const char *dsn, enum hrd_history_mode mode,
     rc = h->be->open(h->dsn, mode == HRD_HISTORY_WRITE, &h->db, why,
                      sizeof why);
     if (rc == 0)
-        rc = mode == HRD_HISTORY_WRITE ? schema(h, why, sizeof why)
-                                       : schema_read(h, why, sizeof why);
+        rc = mode == HRD_HISTORY_WRITE
+                 ? hrd_history__schema(h, why, sizeof why)
+                 : hrd_history__schema_read(h, why, sizeof why);
     if (rc == 0 && h->version < HRD_HISTORY_SCHEMA)
-        rc = migrate_to_read(h, why, sizeof why);
+        rc = hrd_history__migrate_to_read(h, why, sizeof why);
     if (rc != 0) {
         /* The reasons of the backends and of the schema do not name the
          * database: its name (without a password) is said here. */
         snprintf(err, errlen, "%s: %s", h->name, why);
-        mask_password_pairs(err, errlen);
-        scrub_password(dsn, err);
+        hrd_history__mask_passwords(err, errlen);
+        hrd_history__scrub_password(dsn, err);
         hrd_history_close(h);
         return rc;
     }
@@ -448,39 +75,14 @@ void hrd_history_close(struct hrd_history *h)
     free(h);
 }
 
-static struct hrd_hval text(const char *s)
-{
-    struct hrd_hval v = { HRD_HVAL_TEXT, 0, 0, s != NULL ? s : "" };
-    return v;
-}
-
-/* A name: bytes, stored as they are. */
-static struct hrd_hval bytes(const char *s)
-{
-    struct hrd_hval v = { HRD_HVAL_BYTES, 0, 0, s != NULL ? s : "" };
-    return v;
-}
-
-static struct hrd_hval integer(int64_t i)
-{
-    struct hrd_hval v = { HRD_HVAL_INT, i, 0, NULL };
-    return v;
-}
-
-static struct hrd_hval real(double d)
-{
-    struct hrd_hval v = { HRD_HVAL_REAL, 0, d, NULL };
-    return v;
-}
-
 int hrd_history_has(struct hrd_history *h, const char *id, char *err,
                     size_t errlen)
 {
-    struct hrd_hval v = text(id);
+    struct hrd_hval v = hrd_hval_text(id);
     int64_t n = 0;
     int rc = h->be->query(h->db, "SELECT count(*) FROM hostrange_run "
-                          "WHERE run_id = $1", &v, 1, first_int, &n, err,
-                          errlen);
+                          "WHERE run_id = $1", &v, 1, hrd_history__first_int,
+                          &n, err, errlen);
 
     return rc != 0 ? rc : n > 0;
 }
@@ -609,9 +211,11 @@ static int key_id(struct hrd_history *h, struct keymap *m,
 {
     const char *f[6] = { p->node, p->op, p->backend, p->phase, p->range,
                          p->metric };
-    struct hrd_hval v[6] = { bytes(p->node), bytes(p->op),
-                             bytes(p->backend), bytes(p->phase),
-                             bytes(p->range), bytes(p->metric) };
+    struct hrd_hval v[6] = { hrd_hval_bytes(p->node), hrd_hval_bytes(p->op),
+                             hrd_hval_bytes(p->backend),
+                             hrd_hval_bytes(p->phase),
+                             hrd_hval_bytes(p->range),
+                             hrd_hval_bytes(p->metric) };
     char buf[8192];
     size_t len = key_name(f, buf, sizeof buf);
     int rc;
@@ -627,148 +231,31 @@ static int key_id(struct hrd_history *h, struct keymap *m,
     }
     rc = h->be->query(h->db, "SELECT id FROM hostrange_key WHERE node = $1 "
                       "AND operator = $2 AND backend = $3 AND phase = $4 "
-                      "AND range = $5 AND metric = $6", v, 6, first_int, id,
-                      err, errlen);
+                      "AND range = $5 AND metric = $6", v, 6,
+                      hrd_history__first_int, id, err, errlen);
     if (rc == 0 && *id == 0)
         rc = h->be->query(h->db, "INSERT INTO hostrange_key (node, "
                           "operator, backend, phase, range, metric) VALUES "
                           "($1, $2, $3, $4, $5, $6) RETURNING id", v, 6,
-                          first_int, id, err, errlen);
+                          hrd_history__first_int, id, err, errlen);
     if (rc == 0 && len > 0)
         rc = keymap_put(m, buf, len, *id);
     return rc;
 }
 
-static int machine_id(struct hrd_history *h, const char *name, int64_t *id,
-                      char *err, size_t errlen)
+int hrd_history__machine_id(struct hrd_history *h, const char *name,
+                            int64_t *id, char *err, size_t errlen)
 {
-    struct hrd_hval v = bytes(name);
+    struct hrd_hval v = hrd_hval_bytes(name);
     int rc;
 
     *id = 0;
     rc = h->be->query(h->db, "SELECT id FROM hostrange_machine WHERE name "
-                      "= $1", &v, 1, first_int, id, err, errlen);
+                      "= $1", &v, 1, hrd_history__first_int, id, err, errlen);
     if (rc == 0 && *id == 0)
         rc = h->be->query(h->db, "INSERT INTO hostrange_machine (name) "
-                          "VALUES ($1) RETURNING id", &v, 1, first_int, id,
-                          err, errlen);
-    return rc;
-}
-
-/* The machines of a history, as read by rekey_machines. */
-struct machines {
-    int64_t *id;
-    char **name;
-    size_t n, cap;
-};
-
-static int machine_row(void *ctx, const char *const *col, int n)
-{
-    struct machines *m = ctx;
-
-    if (n < 2 || col[0] == NULL || col[1] == NULL)
-        return -EIO;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 16;
-        int64_t *id = realloc(m->id, cap * sizeof *id);
-        char **name;
-
-        if (id == NULL)
-            return -ENOMEM;
-        m->id = id;
-        if ((name = realloc(m->name, cap * sizeof *name)) == NULL)
-            return -ENOMEM;
-        m->name = name;
-        m->cap = cap;
-    }
-    if ((m->name[m->n] = strdup(col[1])) == NULL)
-        return -ENOMEM;
-    m->id[m->n++] = strtoll(col[0], NULL, 10);
-    return 0;
-}
-
-/* The last occurrence of needle in s[0..len), or NULL. */
-static const char *last_of(const char *s, size_t len, const char *needle)
-{
-    size_t n = strlen(needle);
-
-    for (size_t i = len >= n ? len - n + 1 : 0; i-- > 0;) {
-        if (memcmp(s + i, needle, n) == 0)
-            return s + i;
-    }
-    return NULL;
-}
-
-/*
- * Splits a machine named as schemas 1 to 3 named one, "HOST: CPU, N
- * cores, KERNEL; clock PATH", into its machine as schema 4 names it ("CPU,
- * N cores; clock PATH") and its kernel. Returns 1 with both written, or 0
- * for a name of another form (a machine without a fingerprint).
- */
-static int old_machine(const char *name, char *machine, size_t mlen,
-                       char *kernel, size_t klen)
-{
-    const char *clock = last_of(name, strlen(name), "; clock ");
-    const char *cores, *comma, *colon;
-
-    if (clock == NULL ||
-        (cores = last_of(name, (size_t)(clock - name), " cores, ")) == NULL ||
-        (comma = last_of(name, (size_t)(cores - name), ", ")) == NULL ||
-        comma + 2 == cores ||
-        strspn(comma + 2, "0123456789") != (size_t)(cores - comma - 2) ||
-        (colon = strstr(name, ": ")) == NULL || colon >= comma)
-        return 0;
-    snprintf(machine, mlen, "%.*s%s", (int)(cores - colon - 2), colon + 2,
-             " cores");
-    snprintf(machine + strlen(machine), mlen - strlen(machine), "%s",
-             clock);
-    snprintf(kernel, klen, "%.*s", (int)(clock - cores - 8), cores + 8);
-    return 1;
-}
-
-/*
- * Schema 4: every machine named with its host and kernel is renamed
- * without them, the kernel kept with each of its runs; the runs of
- * machines that become one (one machine's runs under several host names
- * or kernels) are joined under one machine. Returns 0 or a negative
- * errno.
- */
-static int rekey_machines(struct hrd_history *h, char *err, size_t errlen)
-{
-    struct machines m = { NULL, NULL, 0, 0 };
-    char name[2048], kernel[512];
-    int rc = h->be->query(h->db, "SELECT id, name FROM hostrange_machine "
-                          "ORDER BY id", NULL, 0, machine_row, &m, err,
-                          errlen);
-
-    for (size_t i = 0; rc == 0 && i < m.n; i++) {
-        int64_t to = 0;
-
-        if (!old_machine(m.name[i], name, sizeof name, kernel,
-                         sizeof kernel))
-            continue;
-        {
-            struct hrd_hval v[2] = { bytes(kernel), integer(m.id[i]) };
-
-            rc = h->be->put(h->db, "UPDATE hostrange_run SET kernel = $1 "
-                            "WHERE machine = $2", v, 2, err, errlen);
-        }
-        if (rc == 0)
-            rc = machine_id(h, name, &to, err, errlen);
-        if (rc == 0 && to != m.id[i]) {
-            struct hrd_hval v[2] = { integer(to), integer(m.id[i]) };
-
-            rc = h->be->put(h->db, "UPDATE hostrange_run SET machine = $1 "
-                            "WHERE machine = $2", v, 2, err, errlen);
-            if (rc == 0)
-                rc = h->be->put(h->db, "DELETE FROM hostrange_machine "
-                                "WHERE id = $1", &v[1], 1, err, errlen);
-        }
-    }
-    for (size_t i = 0; i < m.n; i++)
-        free(m.name[i]);
-    free(m.name);
-    free(m.id);
+                          "VALUES ($1) RETURNING id", &v, 1,
+                          hrd_history__first_int, id, err, errlen);
     return rc;
 }
 
@@ -883,14 +370,14 @@ static int add_points(struct hrd_history *h, int64_t run,
             rtext[j] = rounds_text(q->rounds, q->nrounds);
             if (rc == 0 && rtext[j] == NULL)
                 rc = -ENOMEM;
-            w[0] = integer(run);
-            w[1] = integer(key);
-            w[2] = integer((int64_t)q->count);
-            w[3] = real(q->mean);
-            w[4] = real(q->median);
-            w[5] = real(q->p10);
-            w[6] = real(q->p90);
-            w[7] = text(rtext[j]);
+            w[0] = hrd_hval_int(run);
+            w[1] = hrd_hval_int(key);
+            w[2] = hrd_hval_int((int64_t)q->count);
+            w[3] = hrd_hval_real(q->mean);
+            w[4] = hrd_hval_real(q->median);
+            w[5] = hrd_hval_real(q->p10);
+            w[6] = hrd_hval_real(q->p90);
+            w[7] = hrd_hval_text(rtext[j]);
         }
         if (rc == 0)
             rc = h->be->put(h->db, points_sql(k), v, (int)(k * POINT_COLS),
@@ -922,23 +409,29 @@ int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
         return 1;
     }
     if (rc == 0)
-        rc = machine_id(h, r->machine, &machine, err, errlen);
+        rc = hrd_history__machine_id(h, r->machine, &machine, err, errlen);
     if (rc == 0) {
-        struct hrd_hval v[10] = { text(r->id), integer(r->time_ns),
-                                  integer(r->saved_ns), bytes(r->commit),
-                                  integer(machine), bytes(r->host),
-                                  bytes(r->file), text(r->parts),
-                                  integer((int64_t)n), bytes(r->kernel) };
+        struct hrd_hval v[10] = { hrd_hval_text(r->id),
+                                  hrd_hval_int(r->time_ns),
+                                  hrd_hval_int(r->saved_ns),
+                                  hrd_hval_bytes(r->commit),
+                                  hrd_hval_int(machine),
+                                  hrd_hval_bytes(r->host),
+                                  hrd_hval_bytes(r->file),
+                                  hrd_hval_text(r->parts),
+                                  hrd_hval_int((int64_t)n),
+                                  hrd_hval_bytes(r->kernel) };
 
         rc = h->be->query(h->db, "INSERT INTO hostrange_run (run_id, "
                           "time_ns, saved_ns, commit_id, machine, host, "
                           "file, parts, nkeys, kernel) VALUES ($1, $2, $3, "
                           "$4, $5, $6, $7, $8, $9, $10) RETURNING id", v, 10,
-                          first_int, &run, err, errlen);
+                          hrd_history__first_int, &run, err, errlen);
     }
     for (size_t i = 0; rc == 0 && i < r->nmeta; i++) {
-        struct hrd_hval v[3] = { integer(run), bytes(r->meta_key[i]),
-                                 bytes(r->meta_value[i]) };
+        struct hrd_hval v[3] = { hrd_hval_int(run),
+                                 hrd_hval_bytes(r->meta_key[i]),
+                                 hrd_hval_bytes(r->meta_value[i]) };
 
         rc = h->be->put(h->db, "INSERT INTO hostrange_meta (run, key, "
                         "value) VALUES ($1, $2, $3)", v, 3, err, errlen);

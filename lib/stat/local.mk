@@ -9,6 +9,10 @@ lib_stat_libhrstat_la_SOURCES = lib/stat/hist.c lib/stat/hist.h \
 	lib/stat/limits.c lib/stat/limits.h
 # The run-level test of diff on round medians.
 lib_stat_libhrstat_la_SOURCES += lib/stat/rounds.c lib/stat/rounds.h
+# The smallest change a run-level comparison could have shown.
+lib_stat_libhrstat_la_SOURCES += lib/stat/detect.c lib/stat/detect.h
 # Change points of a series of run medians (the history).
 lib_stat_libhrstat_la_SOURCES += lib/stat/changepoint.c lib/stat/changepoint.h
+# The false discovery rate over the series of one look at a history.
+lib_stat_libhrstat_la_SOURCES += lib/stat/fdr.c lib/stat/fdr.h
 EXTRA_DIST += lib/stat/local.mk

@@ -177,6 +177,12 @@ unsigned hrd_rounds_hl_k(size_t n, size_t m)
     return k;
 }
 
+int hrd_rounds_steps_enough(double moved, double step)
+{
+    return !(step > 0) ||
+           fabs(moved) >= (HRD_ROUNDS_MIN_STEPS - HRD_ROUNDS_STEP_SLACK) * step;
+}
+
 int hrd_rounds_compare(const double *x, size_t n, const double *y, size_t m,
                        struct hrd_rounds_cmp *out)
 {

@@ -41,6 +41,15 @@
  * whatever its p. */
 #define HRD_ROUNDS_MIN_STEPS 2
 
+/* The part of a step by which a change may fall short of
+ * HRD_ROUNDS_MIN_STEPS steps and still count as that many: a run's clock
+ * step is the largest step its clients observed (10.0149 ns on a TSC of
+ * 10 ns steps), and medians in whole ns move by whole nominal steps, so a
+ * change of exactly two steps (20 ns to 40 ns) reads as a little less
+ * than two measured steps. Half steps (a median of an even count) stay
+ * below the rule. */
+#define HRD_ROUNDS_STEP_SLACK 0.25
+
 /* The result of comparing the round medians of two runs. */
 struct hrd_rounds_cmp {
     double base_median;  /* the median of base's round medians */
@@ -82,6 +91,13 @@ double hrd_rounds_mwu_exact(const double *x, size_t n, const double *y,
  * (0: no such k, the interval is unbounded). n and m at most 64.
  */
 unsigned hrd_rounds_hl_k(size_t n, size_t m);
+
+/*
+ * Whether a change of `moved` (ns, its absolute value) is large enough to
+ * be flagged on a clock of `step` ns (0: unknown, any change is): at
+ * least HRD_ROUNDS_MIN_STEPS steps, less HRD_ROUNDS_STEP_SLACK of one.
+ */
+int hrd_rounds_steps_enough(double moved, double step);
 
 /*
  * Compares the round medians of base (x, n of them) and new (y, m). Both

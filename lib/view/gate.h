@@ -10,7 +10,8 @@
  * operator and backend when a key has them) and classed by its node. A key
  * slower than its failure limit is a <failure> whose message gives both
  * medians, the change, p and the limit; a key of one run only is
- * <skipped> with the reason; other keys pass, a flagged one (slower,
+ * <skipped> with the reason, and so is a key not judged at its limit;
+ * other keys pass, a flagged one (slower,
  * faster, beyond the warning level) saying so in <system-out>. Every
  * count attribute is the count of its elements. Names are written with
  * hrd_xml_escape (escape.h), the one XML rule of lib/view.
@@ -18,7 +19,10 @@
  * Markdown: a one-line verdict ("2 keys slower than allowed, 1 faster, 76
  * unchanged; machines match"), then a GitHub-flavoured table of the
  * changed keys, worst first, at most `limit` rows and a line saying how
- * many more. Names are written with hrd_md_escape (escape.h). The text ends with a
+ * many more; keys not judged at their limit (their detectable change
+ * above it) follow the changed ones, and the table has a column of the
+ * detectable change when any row states one. Names are written with
+ * hrd_md_escape (escape.h). The text ends with a
  * newline, so that several reports appended to one file
  * ($GITHUB_STEP_SUMMARY) stay apart.
  */
@@ -54,6 +58,10 @@ struct hrd_gate_row {
     const char *reason;    /* HRD_GATE_ONLY: why ("only in the base run") */
     const char *where;     /* NULL, or where the key was judged ("on
                               MACHINE at commit C"), after its name */
+    double detectable;     /* the smallest change the comparison could
+                              have flagged, % (0: not stated; +inf: none) */
+    int not_judged;        /* detectable above fail_pct: neither passed
+                              nor failed */
 };
 
 /* A gate's result: its rows, in report order, and what the runs were. */
@@ -68,13 +76,16 @@ struct hrd_gate {
                               (NULL: "in one run only") */
 };
 
+/* The words of a row not judged at its limit. */
+#define HRD_GATE_NOT_JUDGED "not judged at this limit"
+
 /* The counts of a gate's rows by outcome. */
 struct hrd_gate_counts {
-    size_t fail, warn, slower, faster, unchanged, only;
+    size_t fail, warn, slower, faster, unchanged, only, not_judged;
 };
 
 /* Counts g's rows: fail and warn first (such a row counts there alone),
- * then by verdict. */
+ * then not judged, then by verdict. */
 void hrd_gate_count(const struct hrd_gate *g, struct hrd_gate_counts *c);
 
 /* Writes g as a JUnit XML document. Returns 0, -ENOMEM or -EIO. */
@@ -82,5 +93,44 @@ int hrd_gate_junit(FILE *f, const struct hrd_gate *g);
 
 /* Writes g as GitHub-flavoured Markdown. Returns 0, -ENOMEM or -EIO. */
 int hrd_gate_markdown(FILE *f, const struct hrd_gate *g);
+
+/*
+ * A history's findings (hostrangectl history detect): each a group of
+ * change points at one commit that belong together (lib/history/look.h),
+ * its rows the series that moved, rows[0] the one its change starts in.
+ *
+ * JUnit: one <testsuite> of the findings, the rule as its property
+ * "rule", a <testcase> per finding named by where it starts ("finding 1:
+ * starts in warm layer7 self on MACHINE at commit C"), classed by the
+ * starting node, a <failure> when a series of it is slower than its limit,
+ * and its series listed, one a line, in <system-out>.
+ *
+ * Markdown: a line counting the findings, the rule's line, and a table of
+ * the findings, worst first (failing, then by the change of the series
+ * they start in, largest first), at most `limit` rows.
+ */
+struct hrd_gate_finding {
+    const char *where;   /* "on MACHINE at commit C (run R)" */
+    const struct hrd_gate_row *rows; /* its series; rows[0] its start */
+    size_t n;
+    size_t nodes;        /* how many nodes it holds */
+    double p;            /* the smallest p of its series */
+    int fail;            /* a series of it slower than its limit */
+};
+
+struct hrd_gate_findings {
+    const char *title;
+    const char *rule;    /* the rule over all series, in words */
+    const struct hrd_gate_finding *f;
+    size_t n;
+    size_t series;       /* how many series were looked at */
+    size_t limit;        /* Markdown: the most table rows */
+};
+
+/* Writes g as a JUnit XML document. Returns 0, -ENOMEM or -EIO. */
+int hrd_gate_findings_junit(FILE *f, const struct hrd_gate_findings *g);
+
+/* Writes g as GitHub-flavoured Markdown. Returns 0, -ENOMEM or -EIO. */
+int hrd_gate_findings_markdown(FILE *f, const struct hrd_gate_findings *g);
 
 #endif

@@ -91,6 +91,25 @@ ctl diff "$dir/r.hrs" "$dir/r.hrs" | head -n 1 |
 ctl diff --min-rounds 3 "$dir/r.hrs" "$dir/r.hrs" > /dev/null ||
     fail "--min-rounds 3 refused 3 rounds"
 
+# The detectable change: with 3 rounds a side the exact test cannot reach
+# p < 0.01 (its smallest p is 0.1), so no change is detectable (null,
+# `none`), every key with a --fail-above limit is not judged at it, and
+# diff exits 7; at --alpha 0.2 every row states a finite figure (a run
+# against itself: its rounds' own spread, at least two clock steps).
+ctl diff -f jsonl --fail-above '*=5' "$dir/r.hrs" "$dir/r.hrs" \
+    > "$dir/d.jsonl" 2> "$dir/err"
+[ $? -eq 7 ] || fail "not judged: exit $?, $(cat "$dir/err")"
+[ "$(grep -c '"detectable":null,"judged":"not judged at this limit"}$' "$dir/d.jsonl")" -eq "$rows" ] ||
+    fail "not judged rows: $(cat "$dir/d.jsonl")"
+grep -q "^hostrangectl diff: $rows keys not judged at this limit: " "$dir/err" ||
+    fail "not judged on stderr: $(cat "$dir/err")"
+[ "$(ctl diff "$dir/r.hrs" "$dir/r.hrs" | grep -c " detectable none p=1 ")" -eq "$rows" ] ||
+    fail "table: detectable none"
+ctl diff -f jsonl --alpha 0.2 "$dir/r.hrs" "$dir/r.hrs" > "$dir/d.jsonl" ||
+    fail "diff --alpha 0.2"
+[ "$(grep -c '"detectable":[0-9][0-9.e+-]*}$' "$dir/d.jsonl")" -eq "$rows" ] ||
+    fail "detectable at 0.2: $(cat "$dir/d.jsonl")"
+
 # ab: hostrange-bench against itself with binding.body 50% slower, 3
 # rounds each: the warm binding.body self rows are apart in every round,
 # so p = 2/C(6,3) = 0.1 exactly, flagged at --alpha 0.2 and not at the

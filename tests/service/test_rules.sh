@@ -7,6 +7,8 @@
 #   resolution_limited  HRD_RESOLUTION_STEPS (clock steps)
 #   quantized (diff)    HRD_QUANTIZED_STEPS (clock steps)
 #   --alpha defaults    HRD_SIGNIF_ALPHA (diff and plot --diff)
+#   detectable change   HRD_DETECT_POWER ("with power P")
+#   two-step rule       HRD_ROUNDS_STEP_SLACK ("by S of a step")
 # A test of this checker comes first: a text with a wrong number must fail.
 set -eu
 src=${srcdir:-.}
@@ -29,6 +31,8 @@ UF=$(define HRD_OBSERVER_UNSTABLE_FAST_PCT "$src/lib/agg/observer.h")
 R=$(define HRD_RESOLUTION_STEPS "$src/lib/agg/observer.h")
 Q=$(define HRD_QUANTIZED_STEPS "$src/lib/agg/observer.h")
 A=$(define HRD_SIGNIF_ALPHA "$src/lib/stat/signif.h")
+P=$(define HRD_DETECT_POWER "$src/lib/stat/detect.h")
+S=$(define HRD_ROUNDS_STEP_SLACK "$src/lib/stat/rounds.h")
 echo "constants: unstable ${U}% (fast path ${UF}%), resolution_limited" \
     "under $R steps, quantized within $Q steps, alpha $A"
 
@@ -45,7 +49,7 @@ flat() {
 # statements it saw.
 check() {
     flat "$2" | awk -v name="$1" -v U="$U" -v UF="$UF" -v R="$R" -v Q="$Q" \
-            -v A="$A" '
+            -v A="$A" -v P="$P" -v S="$S" '
         function fail(msg) {
             printf "FAIL: %s: %s\n", name, msg > "/dev/stderr"; bad = 1
         }
@@ -98,6 +102,20 @@ check() {
                 if (n + 0 != A + 0) fail("p < " n ", the code says " A)
                 s = substr(s, RSTART + RLENGTH)
             }
+            s = t
+            while (match(s, /with power [0-9.]+[0-9]/)) {
+                n = substr(s, RSTART + 11, RLENGTH - 11)
+                seen++
+                if (n + 0 != P + 0) fail("power " n ", the code says " P)
+                s = substr(s, RSTART + RLENGTH)
+            }
+            s = t
+            while (match(s, /by [0-9.]+ of a step/)) {
+                n = substr(s, RSTART + 3, RLENGTH - 13)
+                seen++
+                if (n + 0 != S + 0) fail("slack " n " of a step, the code says " S)
+                s = substr(s, RSTART + RLENGTH)
+            }
         }
         END { print seen + 0; exit bad }'
 }
@@ -122,9 +140,9 @@ expect() {
 "$ctl" diff --help >"$tmp/diff"
 "$ctl" plot --help >"$tmp/plot"
 expect "dump --help" "$tmp/dump" 2
-expect "diff --help" "$tmp/diff" 3
+expect "diff --help" "$tmp/diff" 5
 expect "plot --help" "$tmp/plot" 1
-expect hostrangectl.1 "$src/ctl/hostrangectl.1" 6
+expect hostrangectl.1 "$src/ctl/hostrangectl.1" 8
 for page in "$src"/doc/*.md; do
     [ -f "$page" ] || continue
     expect "doc/${page##*/}" "$page" 0

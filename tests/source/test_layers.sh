@@ -33,7 +33,7 @@ ops: ops public
 demo: public
 bench: bench ops proto public
 python: python ops public
-perf: perf lib/run lib/agg lib/stat lib/util proto tests/lib public
+perf: perf lib/history lib/run lib/agg lib/stat lib/util proto tests/lib public
 '
 
 # check_tree ROOT: prints each include against the layers and returns 1 when
