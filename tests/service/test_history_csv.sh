@@ -35,8 +35,13 @@ ctl history show --db "$db" -f csv --range steady > "$dir/show" || fail show
 grep -q '^csv,-,-,warm,steady,time,ci-large,2023-11-14T22:14:20Z,c1,c[0-9a-f]*,,,3,51.0,51.0,' \
     "$dir/show" || fail "show: $(head -2 "$dir/show")"
 
+# One finding, at c5; judged alone (--series), the step of that one series.
 ctl history detect --db "$db" -f jsonl > "$dir/detect" || fail "detect exit $?"
-[ "$(wc -l < "$dir/detect")" -eq 1 ] || fail "detect: $(cat "$dir/detect")"
+[ "$(wc -l < "$dir/detect")" -eq 2 ] && head -1 "$dir/detect" | grep -q '"findings":1}$' &&
+    sed -n 2p "$dir/detect" | grep -q '^{"finding":1,"machine":"ci-large","commit":"c5",.*"start":{"node":"csv",.*"range":"parse, \\"big\\"","metric":"time","commit":"c5",' ||
+    fail "detect: $(cat "$dir/detect")"
+ctl history detect --db "$db" --series -f jsonl > "$dir/detect" || fail "detect --series exit $?"
+[ "$(wc -l < "$dir/detect")" -eq 1 ] || fail "detect --series: $(cat "$dir/detect")"
 grep -q '^{"node":"csv","operator":"-","backend":"-","phase":"warm","range":"parse, \\"big\\"","metric":"time","machine":"ci-large","commit":"c5",.*"before":101000.0,"after":121000.0,.*"direction":"slower"}$' \
     "$dir/detect" || fail "no step at c5: $(cat "$dir/detect")"
 

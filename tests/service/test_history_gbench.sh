@@ -40,7 +40,13 @@ echo "$machine" | grep -q '^[0-9]* cpus, [0-9]* MHz$' || fail "machine '$machine
 [ "$(ctl history list --db "$db" | cut -f3 | tr '\n' ' ')" = "c1 c2 c3 c4 c5 c6 c7 c8 c9 c10 " ] ||
     fail "list: $(ctl history list --db "$db")"
 
+# One finding, at c6, its series cpu_time's (and real_time's where the
+# machine let it show); judged alone (--series), cpu_time's step.
 ctl history detect --db "$db" -f jsonl > "$dir/detect" || fail "detect exit $?"
+[ "$(wc -l < "$dir/detect")" -eq 2 ] && head -1 "$dir/detect" | grep -q '"findings":1}$' &&
+    sed -n 2p "$dir/detect" | grep -q "^{\"finding\":1,\"machine\":\"$machine\",\"commit\":\"c6\",.*\"series\":\[.*\"range\":\"BM_Work/20000\",\"metric\":\"cpu_time\",\"commit\":\"c6\"," ||
+    fail "detect: $(cat "$dir/detect")"
+ctl history detect --db "$db" --series -f jsonl > "$dir/detect" || fail "detect --series exit $?"
 # CPU time is judged: on a machine whose cores other jobs share, real
 # time is as noisy as the step itself, and detect may or may not find it.
 grep '"metric":"cpu_time"' "$dir/detect" > "$dir/cpu"
