@@ -6,6 +6,7 @@
 #include "ctl/ctl_history.h"
 #include "lib/history/history.h"
 #include "lib/history/import.h"
+#include "lib/view/escape.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -64,6 +65,28 @@ static int slurp(const char *path, char **text, size_t *len, char *err,
     return 0;
 }
 
+/* Whether a run of im is of a machine whose name hostrangectl refuses
+ * (hrd_ctl_machine_bad: the rules of --machine, whether the name came
+ * from the file or from --machine); says which for subcommand cmd. */
+static int machine_refused(const char *cmd, const char *path,
+                           const struct hrd_import *im)
+{
+    char err[256];
+
+    for (size_t i = 0; i < im->nruns; i++) {
+        const char *m = im->runs[i].run.machine;
+
+        if (hrd_ctl_machine_bad(m, err, sizeof err) == 0)
+            continue;
+        fprintf(stderr, "hostrangectl %s: %s: machine '", cmd, path);
+        hrd_text_put(stderr, m);
+        fprintf(stderr, "' of run %s: %s (--machine NAME names another)\n",
+                im->runs[i].id, err);
+        return 1;
+    }
+    return 0;
+}
+
 int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
                              enum hrd_import_format fmt, const char *path,
                              char *const *extra, size_t nextra,
@@ -117,6 +140,13 @@ int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
         status = rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_HISTORY_FAILED
                                                : HRD_CTL_HISTORY_UNREADABLE;
     }
+    if (rc == 0 && machine_refused("history add", path, im)) {
+        fprintf(stderr, "hostrangectl history add: nothing of %s stored\n",
+                path);
+        hrd_import_free(im);
+        im = NULL;
+        status = HRD_CTL_HISTORY_UNREADABLE;
+    }
     if (im != NULL && im->skipped > 0)
         printf("%s: %zu benchmarks reported an error and were left out\n",
                path, im->skipped);
@@ -167,6 +197,10 @@ int hrd_ctl_hrun_import(const char *cmd, enum hrd_import_format fmt,
         snprintf(err, sizeof err, "%s: %zu runs in it (one is checked)",
                  path, im->nruns);
         rc = -EINVAL;
+    }
+    if (rc == 0 && machine_refused(cmd, path, im)) {
+        hrd_import_free(im);
+        return HRD_CTL_HISTORY_UNREADABLE;
     }
     if (rc == 0 && (r->p = malloc((im->runs[0].n + 1) * sizeof *r->p)) ==
                        NULL)

@@ -4,8 +4,9 @@
 # from c5; detect finds that step and nothing else; check --from judges a
 # pull request's file against it; a file that grew adds
 # only its new runs; --machine and --meta commit= win over the file's;
-# show reads the values back in ns; a bad line is refused (exit 3) with
-# nothing of the file stored.
+# show reads the values back in ns; a bad line, or a machine's name that
+# --machine would refuse, is refused (exit 3) with nothing of the file
+# stored.
 set -u
 : "${HOSTRANGECTL:?}"
 dir=$(mktemp -d) || exit 99
@@ -75,6 +76,18 @@ ctl history add --db "$db" --from csv "$dir/bad.csv" 2> "$dir/err"
 grep -q "bad.csv: line 2: value 'five' is not a number of at least 0; nothing of it stored" \
     "$dir/err" || fail "bad: $(cat "$dir/err")"
 ctl history list --db "$db" | grep -q m3 && fail "a part of a bad file stored"
+# A machine's name held to --machine's rules, from the file as from
+# --machine: no control character (exit 3, nothing stored).
+printf 'z,1700010000,m4,a,5\nz,1700010001,m4\033[2J,a,5\n' > "$dir/esc.csv"
+ctl history add --db "$db" --from csv "$dir/esc.csv" > /dev/null 2> "$dir/err"
+[ $? -eq 3 ] || fail "a machine with ESC not refused with 3"
+grep -q "esc.csv: machine 'm4\\\\x1b\[2J' of run [0-9a-f]*: a machine's name holds no control character: byte 3 is one" \
+    "$dir/err" || fail "esc: $(cat "$dir/err")"
+ctl history list --db "$db" | grep -q m4 && fail "a part of a file of a bad machine stored"
+ctl history check --db "$db" --from csv --machine "$(printf 'ci\tlarge')" \
+    "$dir/same.csv" > /dev/null 2> "$dir/err"
+[ $? -eq 3 ] || fail "check --from --machine with a tab not refused with 3"
+grep -q "machine 'ci\\\\tlarge' of run" "$dir/err" || fail "check tab: $(cat "$dir/err")"
 ctl history add --db "$db" --from json "$dir/bad.csv" 2> /dev/null
 [ $? -eq 2 ] || fail "--from json not a usage error"
 echo ok
