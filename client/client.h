@@ -157,8 +157,13 @@ extern int hr__g_tsc;
 extern int hr__g_ordered;
 extern int hr__g_fenced;
 /* The fast path on the TSC (x86 only): hr__begin and hr__end take their
- * leanest code (hostrange.c). */
+ * leanest code (hostrange.c). Its value says how they read the clock
+ * (hr__fast_read): HR__READ_PLAIN, HR__READ_RDTSCP or HR__READ_LFENCE;
+ * 0 off the fast path. */
 extern int hr__g_fast;
+#define HR__READ_PLAIN 1  /* a plain rdtsc */
+#define HR__READ_RDTSCP 2 /* rdtscp: waits for the work before it */
+#define HR__READ_LFENCE 3 /* lfence; rdtsc, where rdtscp is missing */
 void hr__clock_init(void);
 /* Converts ticks of the clock in use to nanoseconds. */
 uint64_t hr__clock_ticks_to_ns(uint64_t ticks);
@@ -361,6 +366,36 @@ static inline uint64_t hr__clock_end(int fenced)
 #endif
     (void)fenced;
     return hr__clock_now();
+}
+
+/*
+ * The fast path's reads. A plain rdtsc may execute before the work in
+ * front of it has completed: on AMD's processors it runs ahead of a
+ * dependent chain by one or two 10 ns steps, so that an end read cuts the
+ * range's work short (a leaf of 100 ns read 80 ns) and a start read
+ * taken just after the parent's work counts that work's tail in the
+ * child (a leaf read 20 ns long once its end read waited). rdtscp (or
+ * lfence; rdtsc) reads the clock only once the work before it has
+ * executed: a range then reads the same whatever work comes before it
+ * (doc/accuracy.md). Which read is chosen once by hr__clock_init
+ * (processor, HOSTRANGE_CLOCK): the branch always goes the same way.
+ */
+static inline uint64_t hr__fast_read(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    if (hr__g_fast == HR__READ_RDTSCP) {
+        unsigned aux;
+
+        return __rdtscp(&aux);
+    }
+    if (hr__g_fast == HR__READ_LFENCE) {
+        _mm_lfence();
+        return __rdtsc();
+    }
+    return __rdtsc();
+#else
+    return hr__clock_now();
+#endif
 }
 
 /*

@@ -4,8 +4,10 @@
  * (plain reads, the default) or ordered (reads and the scope's own work
  * fenced with the program's work). HOSTRANGE_CLOCK, a list of words
  * separated by commas, overrides either: tsc or monotonic, fast or
- * ordered. Ranges are measured in ticks; the shipper converts them to
- * nanoseconds with a ratio calibrated once per process against
+ * ordered, and how the fast path reads the TSC: waiting (rdtscp, which
+ * waits for the work before it; the default on AMD's processors) or plain
+ * (rdtsc; the default elsewhere). Ranges are measured in ticks; the
+ * shipper converts them to nanoseconds with a ratio calibrated once per process against
  * CLOCK_MONOTONIC over at least HR__CALIBRATE_NS, measured from library
  * start, so that the program itself never waits for the calibration.
  */
@@ -36,37 +38,48 @@ static uint64_t mono_ns(void)
     return hrp_mono_ns();
 }
 
-/* 1 when /proc/cpuinfo lists both invariant-TSC flags. */
-static int tsc_invariant(void)
+/* What /proc/cpuinfo says of the first processor: both invariant-TSC
+ * flags (*invariant), rdtscp (*rdtscp), and whether its vendor is AMD or
+ * Hygon (*amd), whose plain rdtsc runs ahead of the work before it. */
+static void cpu_facts(int *invariant, int *rdtscp, int *amd)
 {
+    *invariant = *rdtscp = *amd = 0;
 #if defined(__x86_64__) || defined(__i386__)
     FILE *f = fopen("/proc/cpuinfo", "re");
     char line[4096];
     int constant = 0, nonstop = 0;
 
     if (f == NULL)
-        return 0;
+        return;
     while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "vendor_id", 9) == 0) {
+            *amd = strstr(line, "AuthenticAMD") != NULL ||
+                   strstr(line, "HygonGenuine") != NULL;
+            continue;
+        }
         if (strncmp(line, "flags", 5) != 0)
             continue;
         constant = strstr(line, " constant_tsc") != NULL;
         nonstop = strstr(line, " nonstop_tsc") != NULL;
+        *rdtscp = strstr(line, " rdtscp") != NULL;
         break;
     }
     fclose(f);
-    return constant && nonstop;
-#else
-    return 0;
+    *invariant = constant && nonstop;
 #endif
 }
 
 /* Reads HOSTRANGE_CLOCK's words: *tsc is 1 (tsc), 0 (monotonic) or -1
- * (neither named: the default), *ordered 1 (ordered) or 0. Words it does
- * not know are ignored. */
-static void parse_clock_env(const char *env, int *tsc, int *ordered)
+ * (neither named: the default), *ordered 1 (ordered) or 0, *waiting 1
+ * (waiting: the fast path's reads wait for the work before them), 0
+ * (plain) or -1 (the processor's default). Words it does not know are
+ * ignored. */
+static void parse_clock_env(const char *env, int *tsc, int *ordered,
+                            int *waiting)
 {
     *tsc = -1;
     *ordered = 0;
+    *waiting = -1;
     while (env != NULL && *env != '\0') {
         size_t n = strcspn(env, ", ");
 
@@ -78,6 +91,10 @@ static void parse_clock_env(const char *env, int *tsc, int *ordered)
             *ordered = 1;
         else if (n == 4 && strncmp(env, "fast", n) == 0)
             *ordered = 0;
+        else if (n == 7 && strncmp(env, "waiting", n) == 0)
+            *waiting = 1;
+        else if (n == 5 && strncmp(env, "plain", n) == 0)
+            *waiting = 0;
         env += n;
         env += strspn(env, ", ");
     }
@@ -85,10 +102,11 @@ static void parse_clock_env(const char *env, int *tsc, int *ordered)
 
 void hr__clock_init(void)
 {
-    int tsc, ordered;
+    int tsc, ordered, waiting, invariant, rdtscp, amd;
 
-    parse_clock_env(getenv("HOSTRANGE_CLOCK"), &tsc, &ordered);
-    hr__g_tsc = tsc >= 0 ? tsc : tsc_invariant();
+    parse_clock_env(getenv("HOSTRANGE_CLOCK"), &tsc, &ordered, &waiting);
+    cpu_facts(&invariant, &rdtscp, &amd);
+    hr__g_tsc = tsc >= 0 ? tsc : invariant;
     hr__g_ordered = ordered;
 #if defined(__x86_64__) || defined(__i386__)
     if (hr__g_tsc) {
@@ -100,7 +118,17 @@ void hr__clock_init(void)
 #endif
     hr__g_fenced = hr__g_tsc && hr__g_ordered;
 #if defined(__x86_64__) || defined(__i386__)
-    hr__g_fast = hr__g_tsc && !hr__g_ordered;
+    /* The fast path's reads wait for the work before them on AMD's
+     * processors (where plain ones were measured to run ahead of it), or
+     * where HOSTRANGE_CLOCK says waiting; plain elsewhere, or where it
+     * says plain. */
+    if (waiting < 0)
+        waiting = amd;
+    hr__g_fast = 0;
+    if (hr__g_tsc && !hr__g_ordered)
+        hr__g_fast = !waiting ? HR__READ_PLAIN
+                     : rdtscp ? HR__READ_RDTSCP
+                              : HR__READ_LFENCE;
 #endif
 }
 
@@ -184,7 +212,11 @@ const char *hr__clock_order(void)
 {
     if (!hr__g_tsc)
         return "vdso";
-    return hr__g_ordered ? "rdtsc;lfence..lfence;rdtsc" : "rdtsc";
+    if (hr__g_ordered)
+        return "rdtsc;lfence..lfence;rdtsc";
+    return hr__g_fast == HR__READ_RDTSCP   ? "rdtscp"
+           : hr__g_fast == HR__READ_LFENCE ? "lfence;rdtsc"
+                                           : "rdtsc";
 }
 
 const char *hr_clock_path(void)

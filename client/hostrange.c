@@ -411,7 +411,7 @@ hr_scope hr__begin(hr_site *site)
     }
 #if defined(__x86_64__) || defined(__i386__)
     if (HR__LIKELY(hr__g_fast)) {
-        uint64_t t0 = __rdtsc();
+        uint64_t t0 = hr__fast_read();
         struct hr__thread *t = tls_thread;
         uint64_t c = __atomic_load_n(&site->ctx, __ATOMIC_ACQUIRE);
         struct hr__frame *f;
@@ -517,7 +517,7 @@ void hr__end(hr_scope sc)
         return;
 #if defined(__x86_64__) || defined(__i386__)
     if (HR__LIKELY(hr__g_fast)) {
-        uint64_t t1 = __rdtsc(), in, child;
+        uint64_t t1 = hr__fast_read(), in, child;
         struct hr__thread *t = tls_thread;
         uint32_t d = sc.depth;
         struct hr__frame *f;

@@ -414,7 +414,8 @@ int hrd_ctl_history_look(const struct hrd_ctl_look_opts *o,
     rc = hrd_history_runs(h, add_run, &c, err, errlen);
     if (rc == 0) {
         /* Sorted by id for the points' look-ups; run_at scans. */
-        qsort(c.runs, c.nruns, sizeof *c.runs, cmp_run_id);
+        if (c.nruns > 1)
+            qsort(c.runs, c.nruns, sizeof *c.runs, cmp_run_id);
         rc = hrd_history_points(h, look_point, &c, err, errlen);
     }
     if (rc == 0)

@@ -27,6 +27,12 @@
  *                                       baseline: the reference design
  *   reference.thread_per_range.ordered  the same on the ordered path
  *   reference.cpu_per_range.ordered
+ *   reference.*_per_range.plain         the fast path with plain rdtsc
+ *   reference.*_per_range.waiting       and with reads that wait for the
+ *                                       work before them (rdtscp): the
+ *                                       unnamed rows are the processor's
+ *                                       default, waiting on AMD's
+ *                                       processors, plain elsewhere
  *   reference.floor                     the reference design's in-thread ns
  *                                       per range; baseline: two plain
  *                                       reads of the clock (bench_clock.h)
@@ -437,12 +443,17 @@ static void print(const char *name, double value, double baseline,
 
 int main(int argc, char **argv)
 {
-    enum { BARE_K, REF_K, TOUCHED_K, FAST_K, ORDERED_K, NK };
+    enum { BARE_K, REF_K, TOUCHED_K, FAST_K, ORDERED_K, PLAIN_K, WAIT_K,
+           NK };
     static const char *const mode[NK] = { "bare", "reference",
                                           "reference-touched", "hostrange",
+                                          "hostrange", "hostrange",
                                           "hostrange" };
+    /* fast: the processor's default reads (waiting on AMD's, plain
+     * elsewhere: client/clock.c); then both kinds of read, named. */
     static const char *const path[NK] = { NULL, NULL, NULL, "fast",
-                                          "ordered" };
+                                          "ordered", "fast,plain",
+                                          "fast,waiting" };
     enum { NSHAPES = 2 };
     static const char *const shape[NSHAPES] = { "nested", "object" };
     static const char *const prefix[NSHAPES] = { "", "object." };
@@ -482,18 +493,23 @@ int main(int argc, char **argv)
         double ref_th = median(th[sh][REF_K]), ref_cpu = median(cpu[sh][REF_K]);
         double tch_th = median(th[sh][TOUCHED_K]);
         double tch_cpu = median(cpu[sh][TOUCHED_K]);
-        char name[64];
+        char name[96];
 
 #define NAME(what) (snprintf(name, sizeof name, "reference.%s%s", \
                              prefix[sh], what), name)
-        print(NAME("thread_per_range"), median(th[sh][FAST_K]), ref_th,
-              tch_th, floor);
-        print(NAME("cpu_per_range"), median(cpu[sh][FAST_K]), ref_cpu,
-              tch_cpu, floor);
-        print(NAME("thread_per_range.ordered"), median(th[sh][ORDERED_K]),
-              ref_th, tch_th, floor);
-        print(NAME("cpu_per_range.ordered"), median(cpu[sh][ORDERED_K]),
-              ref_cpu, tch_cpu, floor);
+        /* Each hostrange kind: its rows' suffix ("": the default). */
+        for (int k = FAST_K; k < NK; k++) {
+            static const char *const suffix[NK] = {
+                [FAST_K] = "", [ORDERED_K] = ".ordered",
+                [PLAIN_K] = ".plain", [WAIT_K] = ".waiting"
+            };
+            char what[32];
+
+            snprintf(what, sizeof what, "thread_per_range%s", suffix[k]);
+            print(NAME(what), median(th[sh][k]), ref_th, tch_th, floor);
+            snprintf(what, sizeof what, "cpu_per_range%s", suffix[k]);
+            print(NAME(what), median(cpu[sh][k]), ref_cpu, tch_cpu, floor);
+        }
         print(NAME("floor"), ref_th, floor, tch_th, floor);
 #undef NAME
     }

@@ -34,7 +34,10 @@
  *                               by commas: tsc or monotonic (default: the
  *                               TSC where it is invariant, else
  *                               CLOCK_MONOTONIC); fast (the default) or
- *                               ordered (see hr_clock_path)
+ *                               ordered (see hr_clock_path); plain or
+ *                               waiting, how the fast path reads the TSC
+ *                               (default: waiting on AMD's processors,
+ *                               plain elsewhere)
  *   HOSTRANGE_FLUSH_TIMEOUT_MS  how long a process waits at exit for its
  *                               batches to be acknowledged, through a
  *                               daemon's restart (default 2000)
@@ -264,16 +267,25 @@ HR_API const char *hr_clock_name(void);
  * once when the library starts; valid after its first call (hr_enabled,
  * say).
  *
- * fast (the default): a range's bounds are two plain reads of the clock
- * (rdtsc), no fence: the least a scope can cost. hr_begin reads the clock
- * first and hr_end first, so that both reads run about equally far ahead
- * of the work before them (the processor executes a plain rdtsc out of
- * order with the work it times). Its error depends on that work and the
- * work around it (from about -10 to +10 ns on the machines measured, -20
- * ns at worst), and so
- * does a child scope's cost to its parent: a calibration's correction
- * takes out most of the observer's cost, not the last percent of a short
- * range (hostrangectl dump flags the rows where it cannot).
+ * fast (the default): a range's bounds are two reads of the clock, no
+ * fence around the scope's own work: hr_begin reads the clock first and
+ * hr_end first. How the TSC is read depends on the processor
+ * (HOSTRANGE_CLOCK's plain or waiting override it):
+ *   plain (the default except on AMD's processors): rdtsc, the least a
+ *   scope can cost. The processor executes a plain rdtsc out of order with
+ *   the work it times, so both reads run ahead of the work before them:
+ *   the error depends on that work and the work around it (from about -10
+ *   to +10 ns on the Intel machines measured; on AMD EPYC a leaf of 100 ns
+ *   read 80 to 90 ns).
+ *   waiting (the default on AMD's processors): rdtscp (lfence; rdtsc
+ *   where it is missing), which reads the clock only once the work before
+ *   it has executed: a range reads the same whatever work precedes it
+ *   (leaves of 100 ns and more within a 10 ns step of their truth on AMD
+ *   EPYC), for about 9 ns more per read there (doc/accuracy.md).
+ * Either way a child scope's cost to its parent depends on the work around
+ * it: a calibration's correction takes out most of the observer's cost,
+ * not the last percent of a short range (hostrangectl dump flags the rows
+ * where it cannot).
  *
  * ordered: the start read is rdtsc then lfence (the work cannot begin
  * before the clock is read), the end read lfence then rdtsc (the clock is

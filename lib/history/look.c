@@ -173,8 +173,10 @@ int hrd_history_look_add(struct hrd_history_look *l, const char *const *key,
         series_free(s);
         return -ENOMEM;
     }
-    memcpy(s->x, x, n * sizeof *x);
-    memcpy(s->pos, pos, n * sizeof *pos);
+    if (n > 0) {
+        memcpy(s->x, x, n * sizeof *x);
+        memcpy(s->pos, pos, n * sizeof *pos);
+    }
     l->ns++;
     return 0;
 }
@@ -226,7 +228,8 @@ static void link_by(const struct hrd_history_look *l, int field,
         order[i] = i;
     sort_look = l;
     sort_field = field;
-    qsort(order, l->nchanges, sizeof *order, cmp_by_field);
+    if (l->nchanges > 1)
+        qsort(order, l->nchanges, sizeof *order, cmp_by_field);
     for (size_t i = 1; i < l->nchanges; i++) {
         const struct look_change *a = &l->changes[order[i - 1]];
         const struct look_change *b = &l->changes[order[i]];
@@ -315,7 +318,8 @@ static int gather(struct hrd_history_look *l)
             id[i] = nf++;
         l->changes[i].finding = id[r];
     }
-    qsort(l->changes, l->nchanges, sizeof *l->changes, cmp_change);
+    if (l->nchanges > 1)
+        qsort(l->changes, l->nchanges, sizeof *l->changes, cmp_change);
     l->findings = calloc(nf + 1, sizeof *l->findings);
     if (l->findings == NULL)
         goto out;

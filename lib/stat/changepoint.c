@@ -517,7 +517,8 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
         seg_a[nseg] = a;
         seg_b[nseg++] = a + t;
     }
-    qsort(cp, ncp, sizeof *cp, cmp_cp);
+    if (ncp > 1)
+        qsort(cp, ncp, sizeof *cp, cmp_cp);
     /* Each change placed again between its neighbours, whose levels are
      * now single. */
     for (size_t i = 0; i < ncp; i++) {

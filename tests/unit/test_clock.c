@@ -30,6 +30,25 @@ static void test_override(void **state)
     unsetenv("HOSTRANGE_CLOCK");
 }
 
+/* 1 when /proc/cpuinfo names AMD's or Hygon's processors. */
+static int cpu_is_amd(void)
+{
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char line[4096];
+    int amd = 0;
+
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof line, f) != NULL)
+        if (strncmp(line, "vendor_id", 9) == 0) {
+            amd = strstr(line, "AuthenticAMD") != NULL ||
+                  strstr(line, "HygonGenuine") != NULL;
+            break;
+        }
+    fclose(f);
+    return amd;
+}
+
 /* HOSTRANGE_CLOCK's words, in any order: the clock and the path. */
 static void test_paths(void **state)
 {
@@ -41,7 +60,43 @@ static void test_paths(void **state)
     tsc = hr__g_tsc;
     assert_int_equal(hr__g_ordered, 0);
     assert_string_equal(hr_clock_path(), "fast");
-    assert_string_equal(hr__clock_order(), tsc ? "rdtsc" : "vdso");
+    /* The fast path's reads: waiting on AMD's processors, plain
+     * elsewhere, as /proc/cpuinfo says here. */
+    if (!tsc)
+        assert_string_equal(hr__clock_order(), "vdso");
+    else if (cpu_is_amd())
+        assert_true(strcmp(hr__clock_order(), "rdtscp") == 0 ||
+                    strcmp(hr__clock_order(), "lfence;rdtsc") == 0);
+    else
+        assert_string_equal(hr__clock_order(), "rdtsc");
+    if (tsc) {
+        /* plain and waiting override the processor's default, on the
+         * fast path only; the fast path's reads then advance like the
+         * clock. */
+        setenv("HOSTRANGE_CLOCK", "waiting", 1);
+        hr__clock_init();
+        assert_true(strcmp(hr__clock_order(), "rdtscp") == 0 ||
+                    strcmp(hr__clock_order(), "lfence;rdtsc") == 0);
+        assert_true(hr__g_fast == HR__READ_RDTSCP ||
+                    hr__g_fast == HR__READ_LFENCE);
+        {
+            uint64_t a = hr__fast_read(), b = hr__fast_read();
+
+            assert_true(b >= a);
+        }
+        setenv("HOSTRANGE_CLOCK", "fast,waiting,plain", 1);
+        hr__clock_init();
+        assert_string_equal(hr__clock_order(), "rdtsc");
+        assert_int_equal(hr__g_fast, HR__READ_PLAIN);
+        setenv("HOSTRANGE_CLOCK", "waiting,ordered", 1);
+        hr__clock_init();
+        assert_int_equal(hr__g_fast, 0);
+        assert_string_equal(hr__clock_order(), "rdtsc;lfence..lfence;rdtsc");
+        setenv("HOSTRANGE_CLOCK", "waiting,monotonic", 1);
+        hr__clock_init();
+        assert_int_equal(hr__g_fast, 0);
+        assert_string_equal(hr__clock_order(), "vdso");
+    }
     setenv("HOSTRANGE_CLOCK", "ordered", 1);
     hr__clock_init();
     assert_int_equal(hr__g_ordered, 1);
