@@ -6,6 +6,7 @@
 #include "ctl/ctl_history.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/history/history.h"
+#include "lib/history/import.h"
 #include "lib/stat/changepoint.h"
 #include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
@@ -34,6 +35,9 @@
 const char hrd_ctl_history_usage_add[] =
     "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]...\n"
     "                                [--machine NAME] RUN.hrs...\n"
+    "       hostrangectl history add --from FORMAT [--db DB]\n"
+    "                                [--meta KEY=VALUE]... [--machine NAME]\n"
+    "                                FILE...\n"
     "Store each run in the history: per key (node, operator, backend, phase,\n"
     "range, metric) its count, mean, median, p10 and p90, with the run's\n"
     "machine, host, kernel and meta. A series is one key on one machine:\n"
@@ -45,8 +49,16 @@ const char hrd_ctl_history_usage_add[] =
     "commit is its meta 'commit'. A run is known by its id: one stored\n"
     "already is not stored again. Each run is one transaction: a run that\n"
     "cannot be read or stored leaves nothing.\n"
+    "With --from, each FILE holds another tool's results: each benchmark\n"
+    "a key (node the format, range its name, metric the tool's measure),\n"
+    "the run's commit, time and machine from the file, or from --meta\n"
+    "commit=, --meta time= and --machine.\n"
     "\n"
     DB_HELP
+    "      --from=FORMAT    the files are " HRD_IMPORT_NAME_GBENCH " (Google Benchmark's JSON;\n"
+    "                       also " HRD_IMPORT_NAME_GBENCH_LONG "), " HRD_IMPORT_NAME_PYTEST "\n"
+    "                       (its --benchmark-json) or " HRD_IMPORT_NAME_CSV " (lines\n"
+    "                       commit,time,machine,name,value[,unit])\n"
     "  -m, --meta=KEY=VALUE note KEY=VALUE with each run (over the file's\n"
     "                       own); may be given many times\n"
     "      --machine=NAME   store each run as measured on machine NAME (over\n"
@@ -159,26 +171,11 @@ void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len)
 }
 
 /* A meta 'time': Unix seconds (a fraction allowed) or an ISO 8601 date
- * and time, UTC. Returns 0 with *ns, or -EINVAL. */
+ * and time, UTC or with an offset (lib/history/import.h). Returns 0 with
+ * *ns, or -EINVAL. */
 static int parse_time(const char *s, int64_t *ns)
 {
-    struct tm tm;
-    char *end;
-    double secs = strtod(s, &end);
-
-    if (end != s && *end == '\0' && secs >= 0 && secs < 9.2e9) {
-        *ns = (int64_t)(secs * 1e9);
-        return 0;
-    }
-    memset(&tm, 0, sizeof tm);
-    end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (end == NULL)
-        end = strptime(s, "%Y-%m-%d %H:%M:%S", &tm);
-    if (end == NULL || (*end != '\0' && strcmp(end, "Z") != 0 &&
-                        strcmp(end, "+00:00") != 0))
-        return -EINVAL;
-    *ns = (int64_t)timegm(&tm) * 1000000000;
-    return 0;
+    return hrd_import_time(s, ns);
 }
 
 /* The machine, host and kernel of run h (see hrd_fingerprint_machine);
@@ -404,12 +401,13 @@ void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r)
     free(r->parts);
     free(r->p);
     free(r->rounds);
+    hrd_import_free(r->import);
     hrd_agg_fini(&r->agg);
 }
 
 /* Options shared by the subcommands: --db and --help. */
 enum { OPT_DB = 256, OPT_MACHINE, OPT_ALPHA, OPT_MIN_CHANGE, OPT_WINDOW,
-       OPT_FAIL };
+       OPT_FAIL, OPT_FROM };
 
 int hrd_ctl_history_add(int argc, char **argv)
 {
@@ -417,6 +415,7 @@ int hrd_ctl_history_add(int argc, char **argv)
         { "db", required_argument, NULL, OPT_DB },
         { "meta", required_argument, NULL, 'm' },
         { "machine", required_argument, NULL, OPT_MACHINE },
+        { "from", required_argument, NULL, OPT_FROM },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -424,10 +423,21 @@ int hrd_ctl_history_add(int argc, char **argv)
     char **extra = NULL, err[4096], name[1024];
     size_t nextra = 0;
     struct hrd_history *h;
-    int c, status = 0;
+    enum hrd_import_format fmt = HRD_IMPORT_CSV;
+    int c, status = 0, from = 0;
 
     while ((c = getopt_long(argc, argv, ":m:h", longopts, NULL)) != -1) {
-        if (c == OPT_DB) {
+        if (c == OPT_FROM) {
+            if (hrd_import_format_parse(optarg, &fmt) != 0) {
+                fprintf(stderr, "hostrangectl history add: bad --from '%s' "
+                        "(" HRD_IMPORT_NAME_GBENCH ", "
+                        HRD_IMPORT_NAME_PYTEST " or " HRD_IMPORT_NAME_CSV
+                        ")\n", optarg);
+                free(extra);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            from = 1;
+        } else if (c == OPT_DB) {
             db = hrd_ctl_history_dsn("history add", optarg);
         } else if (c == OPT_MACHINE) {
             if (hrd_ctl_machine_bad(optarg, err, sizeof err) != 0) {
@@ -473,8 +483,8 @@ int hrd_ctl_history_add(int argc, char **argv)
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, "hostrangectl history add: no run file (see "
-                "--help)\n");
+        fprintf(stderr, "hostrangectl history add: no %s (see --help)\n",
+                from ? "file" : "run file");
         free(extra);
         return HRD_CTL_HISTORY_USAGE;
     }
@@ -485,7 +495,14 @@ int hrd_ctl_history_add(int argc, char **argv)
         free(extra);
         return status;
     }
-    for (int i = optind; i < argc; i++) {
+    for (int i = optind; from && i < argc; i++) {
+        int rc = hrd_ctl_history_add_from(h, name, fmt, argv[i], extra,
+                                          nextra, machine);
+
+        if (rc > status)
+            status = rc;
+    }
+    for (int i = optind; !from && i < argc; i++) {
         struct hrd_ctl_hrun r;
         int rc = hrd_ctl_hrun_load("history add", argv[i], extra, nextra,
                                    machine, &r);

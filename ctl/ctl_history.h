@@ -18,6 +18,7 @@
 
 #include "lib/agg/agg_impl.h"
 #include "lib/history/history.h"
+#include "lib/history/import.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
 
@@ -63,6 +64,7 @@ struct hrd_ctl_hrun {
     char *parts;
     char **meta_key, **meta_value;
     size_t nmeta;
+    struct hrd_import *import; /* another tool's results (hrun_import) */
 };
 
 /* Reads run file path for subcommand cmd, its meta then extra[0..nextra)
@@ -74,6 +76,24 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
                       char *const *extra, size_t nextra, const char *machine,
                       struct hrd_ctl_hrun *r);
 void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r);
+
+/* Reads file path, another tool's results in format fmt holding one run,
+ * as measured on machine `machine` when not NULL (else the file's), for
+ * subcommand cmd (check --from). Returns 0, or the exit status after
+ * saying why; hrd_ctl_hrun_fini is due either way. */
+int hrd_ctl_hrun_import(const char *cmd, enum hrd_import_format fmt,
+                        const char *path, const char *machine,
+                        struct hrd_ctl_hrun *r);
+
+/* Adds the runs of file path, another tool's results in format fmt
+ * (lib/history/import.h), to history h (named db_name in messages), with
+ * extra[0..nextra) (--meta KEY=VALUE: commit and time over the file's)
+ * and machine (--machine, or NULL). Returns 0, or the exit status after
+ * saying why. */
+int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
+                             enum hrd_import_format fmt, const char *path,
+                             char *const *extra, size_t nextra,
+                             const char *machine);
 
 /* The run's time "YYYY-MM-DDTHH:MM:SSZ" (UTC) of time_ns. */
 void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len);

@@ -23,7 +23,8 @@
 #include <string.h>
 
 const char hrd_ctl_history_usage_check[] =
-    "Usage: hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
+    "Usage: hostrangectl history check [--db DB] [--from FORMAT] RUN.hrs\n"
+    "                                [FILTER]...\n"
     "                                [--alpha P] [--window N] [--min-history N]\n"
     "                                [--fail-above SPEC] [--format FORMAT]\n"
     "                                [--limit N]\n"
@@ -57,6 +58,10 @@ const char hrd_ctl_history_usage_check[] =
     "                       history on the run's machine: it is not judged,\n"
     "                       and the exit status is 6 (unless one is slower\n"
     "                       than allowed: 1)\n"
+    "      --from=FORMAT    RUN.hrs is another tool's results, as history add\n"
+    "                       --from reads them (gbench, pytest-benchmark or\n"
+    "                       csv: one run); with it, --machine NAME names the\n"
+    "                       run's machine\n"
     GATE_FORMAT_HELP("key; skipped: not judged, with why")
     "  -h, --help           show this help and exit\n"
     "\n"
@@ -578,8 +583,12 @@ int hrd_ctl_history_check(int argc, char **argv)
     }
     o.db = hrd_ctl_history_db(o.db);
     memset(&c, 0, sizeof c);
-    rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, NULL,
-                           &r);
+    if (o.from)
+        rc = hrd_ctl_hrun_import("history check", o.fmt, argv[optind],
+                                 o.machine, &r);
+    else
+        rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, NULL,
+                               &r);
     if (rc == 0)
         rc = hrd_ctl_history_open("history check", o.db, HRD_HISTORY_READ,
                                   &h);

@@ -14,13 +14,15 @@
 
 static const char usage_history[] =
     "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]... RUN.hrs...\n"
+    "       hostrangectl history add --from FORMAT [--db DB] FILE...\n"
     "       hostrangectl history list [--db DB]\n"
     "       hostrangectl history show [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--format table|jsonl|csv]\n"
     "       hostrangectl history detect [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--alpha P] [--min-change PCT] [--window N]\n"
     "                                 [--fail-above SPEC] [--format text|jsonl]\n"
-    "       hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
+    "       hostrangectl history check [--db DB] [--from FORMAT] RUN.hrs\n"
+    "                                 [FILTER]...\n"
     "                                 [--alpha P] [--window N]\n"
     "                                 [--fail-above SPEC] [--format text|jsonl]\n"
     "       hostrangectl history plot [--db DB] -o DIR [FILTER]...\n"

@@ -15,7 +15,7 @@
 #include <string.h>
 
 enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
-       OPT_MIN_HISTORY, OPT_SERIES };
+       OPT_MIN_HISTORY, OPT_SERIES, OPT_FROM };
 
 static void series_clear(struct hrd_ctl_series *s)
 {
@@ -325,6 +325,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
         { "limit", required_argument, NULL, OPT_LIMIT },
         { "min-history", required_argument, NULL, OPT_MIN_HISTORY },
         { "series", no_argument, NULL, OPT_SERIES },
+        { "from", required_argument, NULL, OPT_FROM },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -351,6 +352,14 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
                 return HRD_CTL_HISTORY_USAGE;
             }
             o->cp.min_change = pct / 100;
+        } else if (c == OPT_FROM && !detect) {
+            if (hrd_import_format_parse(optarg, &o->fmt) != 0) {
+                fprintf(stderr, "hostrangectl %s: bad --from '%s' ("
+                        HRD_IMPORT_NAME_GBENCH ", " HRD_IMPORT_NAME_PYTEST
+                        " or " HRD_IMPORT_NAME_CSV ")\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->from = 1;
         } else if (c == OPT_MIN_HISTORY && !detect) {
             long n = strtol(optarg, &end, 10);
 
@@ -392,7 +401,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
             fputs(usage, stdout);
             return -1;
         } else if (c == OPT_MIN_CHANGE || c == OPT_MIN_HISTORY ||
-                   c == OPT_SERIES ||
+                   c == OPT_SERIES || c == OPT_FROM ||
                    !hrd_ctl_report_option(cmd, c, optarg, &o->f, NULL)) {
             hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
         }

@@ -10,6 +10,7 @@
 
 #include "ctl/ctl.h"
 #include "ctl/ctl_history.h"
+#include "lib/history/import.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
 #include "lib/view/gate.h"
@@ -60,6 +61,8 @@ struct hrd_ctl_judge_opts {
     size_t limit;       /* --limit */
     size_t min_history; /* check's --min-history (0: none) */
     int series;         /* detect --series: each series alone */
+    int from;           /* check --from: the run is another tool's */
+    enum hrd_import_format fmt;
 };
 
 

@@ -64,10 +64,15 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
                 r->view = HRD_CTL_VIEW_PPROF;
                 return 1;
             }
-            if (hrd_format_parse(arg, &r->format) != 0) {
+            if ((strcmp(cmd, "dump") == 0
+                     ? hrd_format_parse_dashboard(arg, &r->format)
+                     : hrd_format_parse(arg, &r->format)) != 0) {
                 fprintf(stderr, "hostrangectl %s: bad format '%s' (jsonl, "
                         "csv or table%s)\n", cmd, arg,
-                        strcmp(cmd, "dump") == 0 ? ", folded, tree or pprof" : "");
+                        strcmp(cmd, "dump") == 0
+                            ? ", folded, tree, pprof, " HRD_FORMAT_NAME_BMF
+                              " or " HRD_FORMAT_NAME_BENCHMARK_ACTION
+                            : "");
                 exit(2);
             }
             return 1;

@@ -19,11 +19,13 @@ ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
 # show and the helpers of the others (ctl_history.c); detect
 # (ctl_history_detect.c), its findings (ctl_history_look.c), check
 # (ctl_history_check.c) and what those two share (ctl_history_judge.c);
-# plot (ctl_history_plot.c).
+# plot (ctl_history_plot.c); add --from, other tools' results
+# (ctl_history_import.c).
 ctl_hostrangectl_SOURCES += ctl/ctl_history_cmd.c ctl/ctl_history.c \
 	ctl/ctl_history.h ctl/ctl_history_detect.c ctl/ctl_history_look.c \
 	ctl/ctl_history_check.c ctl/ctl_history_judge.c \
-	ctl/ctl_history_judge.h ctl/ctl_history_plot.c
+	ctl/ctl_history_judge.h ctl/ctl_history_plot.c \
+	ctl/ctl_history_import.c
 ctl_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 # Where record --nvtx finds the installed NVTX tool.

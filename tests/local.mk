@@ -567,3 +567,43 @@ EXTRA_DIST += tests/service/test_history_access.sh
 TESTS += tests/python/test_python_plugin_rounds.sh
 EXTRA_DIST += tests/python/test_python_plugin_rounds.sh \
 	tests/python/test_plugin_rounds.py
+
+# --- other tools' results in the history (issue 51) --------------------
+# The strict JSON reader, and the conversion of Google Benchmark,
+# pytest-benchmark and CSV results into runs.
+IMPORT_UNIT_TESTS = tests/unit/test_json tests/unit/test_import
+check_PROGRAMS += $(IMPORT_UNIT_TESTS)
+TESTS += $(IMPORT_UNIT_TESTS)
+tests_unit_test_json_SOURCES = tests/unit/test_json.c
+tests_unit_test_json_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_json_LDADD = lib/util/libhrutil.la $(CMOCKA_LIBS) -lm
+tests_unit_test_import_SOURCES = tests/unit/test_import.c
+tests_unit_test_import_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_import_LDADD = lib/history/libhrhistory.la \
+	lib/run/libhrrun.la lib/util/libhrutil.la proto/libhrproto.la \
+	$(CMOCKA_LIBS) $(PROTOBUF_C_LIBS) -lm
+# The same end to end, from the real producers: a Google Benchmark program
+# built against libbenchmark-dev and a pytest-benchmark suite, each over
+# commits with a known step, found by detect (each skips, 77, without its
+# tool); CSV as any tool writes it.
+TESTS += tests/service/test_history_gbench.sh \
+	tests/service/test_history_pytest_benchmark.sh \
+	tests/service/test_history_csv.sh
+EXTRA_DIST += tests/service/test_history_gbench.sh \
+	tests/service/test_history_pytest_benchmark.sh \
+	tests/service/test_history_csv.sh tests/data/import/bench_work.cc \
+	tests/data/import/test_work.py
+# dump for benchmark dashboards: Bencher Metric Format and
+# github-action-benchmark's list, read back by Python's json module.
+TESTS += tests/service/test_dump_dashboards.sh
+EXTRA_DIST += tests/service/test_dump_dashboards.sh
+# pip install . of the module and plugin into a virtual environment, the
+# example suite run from it against a real daemon, and python -m build's
+# sdist and wheel (skips, 77, without python3-venv or python3-build).
+TESTS += tests/python/test_python_pip.sh
+EXTRA_DIST += tests/python/test_python_pip.sh
+# The Debian packages built, checked by lintian, installed, used by a
+# member of the hostrange group against the packaged daemon, and purged
+# leaving nothing (root; skips, 77, without dpkg-buildpackage or lintian).
+TESTS += tests/service/test_debian_package.sh
+EXTRA_DIST += tests/service/test_debian_package.sh

@@ -1,12 +1,15 @@
 # lib/history: the run history (hostrangectl history): one backend table,
-# SQLite (the default, a file) and PostgreSQL (a server, for a fleet).
+# SQLite (the default, a file) and PostgreSQL (a server, for a fleet);
+# other tools' results turned into runs (import.c, import_json.c).
 # Used by hostrangectl only: hostranged never links it.
 noinst_LTLIBRARIES += lib/history/libhrhistory.la
 lib_history_libhrhistory_la_SOURCES = lib/history/history.c \
 	lib/history/history.h lib/history/history_impl.h \
 	lib/history/backend.h lib/history/schema.c lib/history/dsn.c \
 	lib/history/sqlite.c lib/history/pg.c lib/history/look.c \
-	lib/history/look.h lib/history/look_impl.h
+	lib/history/look.h lib/history/look_impl.h lib/history/import.c \
+	lib/history/import.h lib/history/import_priv.h \
+	lib/history/import_json.c
 lib_history_libhrhistory_la_CFLAGS = $(AM_CFLAGS) $(SQLITE3_CFLAGS) \
 	$(PQ_CFLAGS)
 # libpq is loaded when first needed (pg.c), not linked.

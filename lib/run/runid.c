@@ -89,6 +89,12 @@ void hrd_runid_of_parts(char **ids, size_t n, char *id)
         id[0] = '0';
 }
 
+void hrd_runid_of_bytes(const void *p, size_t n, char *id)
+{
+    hex128(fnv_add(FNV128_BASIS, p, n), id);
+    id[0] = HRD_RUNID_CONTENT;
+}
+
 int hrd_runid_of_file(const char *path, const Hostrange__RunHeader *h,
                       char *id, char *err, size_t errlen)
 {

@@ -8,8 +8,9 @@
  * when a run is saved; for a merge, the hash of its sorted part ids (the
  * same parts give the same id); for a file written before ids were kept,
  * "c" and 31 hexadecimal digits of the hash of the file's bytes (a 128-bit
- * FNV-1a), which no random id starts with. A run's parts are its part_ids
- * when it has them, else the run itself.
+ * FNV-1a), which no random id starts with; for a run imported from another
+ * tool's results, the same of the bytes that make it. A run's parts are
+ * its part_ids when it has them, else the run itself.
  */
 #ifndef HOSTRANGE_RUNID_H
 #define HOSTRANGE_RUNID_H
@@ -28,6 +29,10 @@ int hrd_runid_new(char *id);
 
 /* The id of a merge of the n parts ids[0..n) (sorted here), into id. */
 void hrd_runid_of_parts(char **ids, size_t n, char *id);
+
+/* The id made from the content p[0..n) (a run imported from another
+ * tool's file: lib/history/import.h), into id. */
+void hrd_runid_of_bytes(const void *p, size_t n, char *id);
 
 /*
  * The id of run file `path` whose header is h: h->id, or the hash of the

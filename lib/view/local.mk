@@ -9,6 +9,7 @@ lib_view_libhrview_la_SOURCES = lib/view/report.c lib/view/report.h \
 	lib/view/pprof.h lib/view/gate.c lib/view/gate.h \
 	lib/view/page.c lib/view/page.h lib/view/page_impl.h \
 	lib/view/page_script.c lib/view/pagedir.c lib/view/pagedir.h \
-	lib/view/escape.c lib/view/escape.h
+	lib/view/escape.c lib/view/escape.h \
+	lib/view/dashboard.c lib/view/dashboard.h
 lib_view_libhrview_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS) $(ZLIB_CFLAGS)
 EXTRA_DIST += lib/view/local.mk

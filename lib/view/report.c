@@ -1,7 +1,9 @@
-/* Report formatting: JSONL, CSV and an aligned terminal table. */
+/* Report formatting: JSONL, CSV and an aligned terminal table; the rows
+ * of the dashboards' formats are kept here and written by dashboard.c. */
 #include "config.h"
 
 #include "lib/view/report.h"
+#include "lib/view/dashboard.h"
 #include "lib/view/flame.h"
 #include "proto/protocol.h"
 
@@ -27,6 +29,18 @@ int hrd_format_parse(const char *name, enum hrd_format *out)
         *out = HRD_FORMAT_TABLE;
     else
         return -EINVAL;
+    return 0;
+}
+
+int hrd_format_parse_dashboard(const char *name, enum hrd_format *out)
+{
+    if (name != NULL && strcmp(name, HRD_FORMAT_NAME_BMF) == 0)
+        *out = HRD_FORMAT_BMF;
+    else if (name != NULL &&
+             strcmp(name, HRD_FORMAT_NAME_BENCHMARK_ACTION) == 0)
+        *out = HRD_FORMAT_BENCHMARK_ACTION;
+    else
+        return hrd_format_parse(name, out);
     return 0;
 }
 
@@ -231,7 +245,9 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
 /*
  * Keeps a copy of row at the end of w->rows. The six strings are copied
  * into one allocation that starts at the copy's node_id, so freeing
- * node_id frees them all. Returns 0 or -ENOMEM.
+ * node_id frees them all: escaped as terminal text for a table, as they
+ * are for the dashboards' formats (written as JSON later), whose range is
+ * a calling context's path (dump --by path) joined. Returns 0 or -ENOMEM.
  */
 static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
 {
@@ -239,7 +255,8 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
     const char **dst[6];
     size_t size[6], total = 0, i;
     struct hrd_row *rows, *r;
-    char *block;
+    char *block, *joined = NULL;
+    int table = w->format == HRD_FORMAT_TABLE;
 
     if (w->nrows == w->cap) {
         size_t cap = w->cap != 0 ? w->cap * 2 : 16;
@@ -261,6 +278,15 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
     text[3] = row->phase;
     text[4] = row->range;
     text[5] = row->metric;
+    if (!table && row->depth > 0) {
+        if ((joined = hrd_path_join(row->path, row->depth)) == NULL)
+            return -ENOMEM;
+        text[4] = joined;
+    }
+    if (!table) {
+        r->path = NULL;
+        r->depth = 0;
+    }
     dst[0] = &r->node_id;
     dst[1] = &r->op;
     dst[2] = &r->backend;
@@ -269,17 +295,24 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
     dst[5] = &r->metric;
     /* A table is terminal text: its names are kept escaped. */
     for (i = 0; i < 6; i++) {
-        size[i] = hrd_text_escape(NULL, 0, text[i]) + 1;
+        size[i] = (table ? hrd_text_escape(NULL, 0, text[i])
+                         : strlen(text[i])) + 1;
         total += size[i];
     }
     block = malloc(total);
-    if (block == NULL)
+    if (block == NULL) {
+        free(joined);
         return -ENOMEM;
+    }
     for (i = 0; i < 6; i++) {
-        hrd_text_escape(block, size[i], text[i]);
+        if (table)
+            hrd_text_escape(block, size[i], text[i]);
+        else
+            memcpy(block, text[i], size[i]);
         *dst[i] = block;
         block += size[i];
     }
+    free(joined);
     w->nrows++;
     return 0;
 }
@@ -534,6 +567,8 @@ int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row)
         write_csv(w->out, row, w->fields);
         break;
     case HRD_FORMAT_TABLE:
+    case HRD_FORMAT_BMF:
+    case HRD_FORMAT_BENCHMARK_ACTION:
         return keep_row(w, row);
     default:
         return -EINVAL;
@@ -544,12 +579,19 @@ int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row)
 
 int hrd_writer_finish(struct hrd_writer *w)
 {
+    int rc = 0;
+
     if (w->format == HRD_FORMAT_CSV && w->nrows == 0)
         write_csv_header(w->out, w->fields);
-    if (w->format == HRD_FORMAT_TABLE && w->rows != NULL) {
+    if (w->format == HRD_FORMAT_TABLE && w->rows != NULL)
         write_table(w);
-        free_rows(w);
-    }
+    if (w->format == HRD_FORMAT_BMF)
+        rc = hrd_bmf_write(w->out, w->rows, w->nrows);
+    if (w->format == HRD_FORMAT_BENCHMARK_ACTION)
+        rc = hrd_benchmark_action_write(w->out, w->rows, w->nrows);
+    free_rows(w);
+    if (rc != 0)
+        return rc;
     if (fflush(w->out) != 0 || ferror(w->out))
         return -EIO;
     return 0;

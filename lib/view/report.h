@@ -36,7 +36,13 @@ enum hrd_format {
     HRD_FORMAT_JSONL,
     HRD_FORMAT_CSV,
     HRD_FORMAT_TABLE,
+    /* The dashboards' formats (dashboard.h): the rows are kept and
+     * written whole by hrd_writer_finish. */
+    HRD_FORMAT_BMF,
+    HRD_FORMAT_BENCHMARK_ACTION,
 };
+#define HRD_FORMAT_NAME_BMF "bmf"
+#define HRD_FORMAT_NAME_BENCHMARK_ACTION "benchmark-action"
 
 #define HRD_FIELDS_EXTENDED 0x1u
 #define HRD_FIELDS_OBSERVER 0x2u
@@ -52,6 +58,9 @@ enum hrd_format {
 
 /* Parses "jsonl", "csv" or "table". Returns 0 and writes *out, or -EINVAL. */
 int hrd_format_parse(const char *name, enum hrd_format *out);
+
+/* hrd_format_parse, and "bmf" and "benchmark-action" (dump's formats). */
+int hrd_format_parse_dashboard(const char *name, enum hrd_format *out);
 
 /*
  * A report writer. JSONL and CSV rows are written as they come; the table
@@ -75,7 +84,8 @@ void hrd_writer_init(struct hrd_writer *w, FILE *out, enum hrd_format format,
  * Returns 0, or -ENOMEM / -EIO. */
 int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row);
 
-/* Writes what is kept (the table) and frees it. Returns 0 or -EIO. */
+/* Writes what is kept (a table, a dashboard's format) and frees it.
+ * Returns 0, -ENOMEM or -EIO. */
 int hrd_writer_finish(struct hrd_writer *w);
 
 /* Frees what the writer keeps without writing it; accepts a finished one. */

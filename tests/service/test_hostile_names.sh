@@ -5,8 +5,9 @@
 # names that hold markup and script, Markdown's punctuation, terminal
 # escapes, U+202E, control characters, bytes that are not UTF-8 and 4,096
 # bytes, in made-up runs (tests/helpers/mkrun) through diff (table,
-# markdown, junit, jsonl), dump --format table, history list, show (text,
-# csv), detect and check (text, junit, markdown) and plot.
+# markdown, junit, jsonl), dump --format table, bmf and benchmark-action,
+# history list, show (text, csv), detect and check (text, junit, markdown)
+# and plot.
 #   Text: no ESC, no other control but newline and tab, no bidirectional
 #   control, valid UTF-8; each name there as its visible escapes.
 #   Markdown: rendered by python3-markdown, then loaded in headless
@@ -71,6 +72,10 @@ ctl diff --format junit "$base" "$new" > "$o/diff.xml" 2> /dev/null
 ctl diff --format jsonl "$base" "$new" > "$o/diff.jsonl" 2> /dev/null
 ctl dump --from "$base" --format table > "$o/dump.txt" 2> "$o/dump.err" ||
     fail "dump: $(cat "$o/dump.err")"
+ctl dump --from "$base" --format bmf > "$o/dump-bmf.json" 2> "$dir/err" ||
+    fail "dump --format bmf: $(cat "$dir/err")"
+ctl dump --from "$base" --format benchmark-action > "$o/dump-action.json" \
+    2> "$dir/err" || fail "dump --format benchmark-action: $(cat "$dir/err")"
 db=$dir/h.db
 ctl history add --db "$db" --machine "$(name 5)" "$dir"/h*.run \
     > /dev/null 2> "$dir/err" ||
@@ -171,6 +176,19 @@ want = {b.decode("utf-8", "replace") for b in names}
 rows = [json.loads(l) for l in open(o + "/diff.jsonl")]
 assert want <= {r["nodeid"] for r in rows}, "jsonl nodes"
 assert want <= {r["range"] for r in rows}, "jsonl ranges"
+# The dashboards' JSON (dump --format bmf, benchmark-action): ASCII,
+# each name read back at the head (node) and the tail (range) of a
+# benchmark's name.
+for f in ("dump-bmf.json", "dump-action.json"):
+    raw = open("%s/%s" % (o, f), "rb").read()
+    assert all(0x20 <= c < 0x7f or c == 0x0a for c in raw), f
+bmf = list(json.loads(read("dump-bmf.json")))
+action = [d["name"].rsplit(" ", 1)[0]
+          for d in json.loads(read("dump-action.json"))]
+for w in want:
+    for f, got in (("bmf", bmf), ("benchmark-action", action)):
+        assert any(k.startswith(w + " ") for k in got), (f, w[:40])
+        assert any(k.endswith(" " + w) for k in got), (f, w[:40])
 got = list(csv.reader(io.StringIO(open(o + "/show.csv", encoding="utf-8",
                                        errors="replace", newline="").read())))
 assert want <= {r[0] for r in got[1:]} and want <= {r[4] for r in got[1:]}

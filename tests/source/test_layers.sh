@@ -4,7 +4,8 @@
 # Arrows point one way:
 #
 #   lib/util, proto <- lib/stat <- lib/agg <- {lib/run, lib/view}
-#                   <- {daemon, ctl}; lib/util, lib/stat <- lib/history <- ctl
+#                   <- {daemon, ctl}; lib/util, lib/run, lib/stat <- lib/history
+#                   <- ctl (the history: ids of runs; JSON of imported results)
 #   proto <- client (its public header: hostrange.h) <- nvtx, ops, demo
 #   ops <- bench, python; the benchmarks of perf/ may use the test library
 #
@@ -25,7 +26,7 @@ lib/agg: lib/agg lib/stat proto
 lib/view: lib/view lib/agg lib/stat proto
 lib/run: lib/run lib/agg lib/stat lib/util proto
 daemon: daemon lib/run lib/agg lib/stat lib/util proto
-lib/history: lib/history lib/stat lib/util
+lib/history: lib/history lib/run lib/stat lib/util
 ctl: ctl lib/history lib/view lib/run lib/agg lib/stat lib/util proto
 nvtx: nvtx public
 ops: ops public

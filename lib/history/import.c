@@ -1,0 +1,600 @@
+/* Other tools' results as runs of the history (import.h): what the
+ * readers share, times, and the CSV reader. The JSON readers are in
+ * import_json.c. */
+#include "config.h"
+
+#include "lib/history/import.h"
+#include "lib/history/import_priv.h"
+#include "lib/run/runid.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* The phase of every imported key: the tools measure after a warm-up. */
+#define IMPORT_PHASE "warm"
+
+int hrd_import_format_parse(const char *name, enum hrd_import_format *f)
+{
+    if (strcmp(name, HRD_IMPORT_NAME_GBENCH) == 0 ||
+        strcmp(name, HRD_IMPORT_NAME_GBENCH_LONG) == 0)
+        *f = HRD_IMPORT_GBENCH;
+    else if (strcmp(name, HRD_IMPORT_NAME_PYTEST) == 0)
+        *f = HRD_IMPORT_PYTEST_BENCHMARK;
+    else if (strcmp(name, HRD_IMPORT_NAME_CSV) == 0)
+        *f = HRD_IMPORT_CSV;
+    else
+        return -EINVAL;
+    return 0;
+}
+
+/* n decimal digits at *s into *v (and past them). Returns 0 or -1. */
+static int digits(const char **s, int n, int *v)
+{
+    *v = 0;
+    for (int i = 0; i < n; i++) {
+        if ((*s)[i] < '0' || (*s)[i] > '9')
+            return -1;
+        *v = *v * 10 + ((*s)[i] - '0');
+    }
+    *s += n;
+    return 0;
+}
+
+int hrd_import_time(const char *s, int64_t *ns)
+{
+    struct tm tm;
+    char *end;
+    double secs = strtod(s, &end), frac = 0;
+    int y, mo, d, h, mi, sec, off = 0;
+    const char *p = s;
+
+    if (end != s && *end == '\0' && secs >= 0 && secs < 9.2e9 &&
+        s[0] >= '0' && s[0] <= '9' &&
+        strspn(s, "0123456789.") == strlen(s)) {
+        *ns = (int64_t)(secs * 1e9);
+        return 0;
+    }
+    if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) ||
+        *p++ != '-' || digits(&p, 2, &d) || (*p != 'T' && *p != ' ') ||
+        (p++, digits(&p, 2, &h)) || *p++ != ':' || digits(&p, 2, &mi) ||
+        *p++ != ':' || digits(&p, 2, &sec))
+        return -EINVAL;
+    if (*p == '.') {
+        double scale = 0.1;
+
+        if (p[1] < '0' || p[1] > '9')
+            return -EINVAL;
+        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
+            frac += (*p - '0') * scale;
+    }
+    if (*p == 'Z') {
+        p++;
+    } else if (*p == '+' || *p == '-') {
+        int sign = *p == '-' ? -1 : 1, oh, om;
+
+        p++;
+        if (digits(&p, 2, &oh) || *p++ != ':' || digits(&p, 2, &om) ||
+            oh > 23 || om > 59)
+            return -EINVAL;
+        off = sign * (oh * 3600 + om * 60);
+    }
+    if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
+        mi > 59 || sec > 60)
+        return -EINVAL;
+    memset(&tm, 0, sizeof tm);
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = sec;
+    *ns = ((int64_t)timegm(&tm) - off) * 1000000000 +
+          (int64_t)llround(frac * 1e9);
+    return 0;
+}
+
+void *hrd__import_keep(struct hrd_import *im, void *p)
+{
+    void **no;
+
+    if (p == NULL)
+        return NULL;
+    if ((no = realloc(im->owned, (im->nowned + 1) * sizeof *no)) == NULL) {
+        free(p);
+        return NULL;
+    }
+    im->owned = no;
+    im->owned[im->nowned++] = p;
+    return p;
+}
+
+char *hrd__import_strndup(struct hrd_import *im, const char *s, size_t len)
+{
+    char *c = malloc(len + 1);
+
+    if (c != NULL) {
+        memcpy(c, s, len);
+        c[len] = '\0';
+    }
+    return hrd__import_keep(im, c);
+}
+
+char *hrd__import_strdup(struct hrd_import *im, const char *s)
+{
+    return hrd__import_strndup(im, s, strlen(s));
+}
+
+struct hrd_import_run *hrd__import_run_new(struct hrd_import *im)
+{
+    struct hrd_import_run *nr =
+        realloc(im->runs, (im->nruns + 1) * sizeof *nr);
+
+    if (nr == NULL)
+        return NULL;
+    im->runs = nr;
+    memset(&nr[im->nruns], 0, sizeof nr[im->nruns]);
+    return &nr[im->nruns++];
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return x < y ? -1 : x > y;
+}
+
+/* The q-quantile of sorted v[0..n). */
+static double quantile(const double *v, size_t n, double q)
+{
+    double rank = q * (double)(n - 1);
+    size_t lo = (size_t)rank;
+
+    if (lo + 1 >= n)
+        return v[n - 1];
+    return v[lo] + (v[lo + 1] - v[lo]) * (rank - (double)lo);
+}
+
+int hrd__import_stats_of(const double *v, size_t n,
+                         struct hrd__import_stats *s)
+{
+    double *c = malloc(n * sizeof *c), sum = 0;
+
+    if (c == NULL)
+        return -ENOMEM;
+    memcpy(c, v, n * sizeof *c);
+    qsort(c, n, sizeof *c, cmp_double);
+    for (size_t i = 0; i < n; i++)
+        sum += c[i];
+    s->count = n;
+    s->mean = sum / (double)n;
+    s->median = quantile(c, n, 0.5);
+    s->p10 = quantile(c, n, 0.1);
+    s->p90 = quantile(c, n, 0.9);
+    free(c);
+    return 0;
+}
+
+int hrd__import_point(struct hrd_import *im, struct hrd_import_run *r,
+                      const char *node, const char *op, const char *range,
+                      const char *metric, const struct hrd__import_stats *s,
+                      const double *rounds, size_t nrounds)
+{
+    struct hrd_history_point *np = realloc(r->p, (r->n + 1) * sizeof *np);
+    struct hrd_history_point *p;
+    double *rc = NULL;
+
+    if (np == NULL)
+        return -ENOMEM;
+    r->p = np;
+    p = &np[r->n];
+    memset(p, 0, sizeof *p);
+    if (nrounds > 1) {
+        rc = hrd__import_keep(im, malloc(nrounds * sizeof *rc));
+        if (rc == NULL)
+            return -ENOMEM;
+        memcpy(rc, rounds, nrounds * sizeof *rc);
+        p->rounds = rc;
+        p->nrounds = nrounds;
+    }
+    p->node = hrd__import_strdup(im, node);
+    p->op = hrd__import_strdup(im, op);
+    p->backend = HRD_IMPORT_NONE;
+    p->phase = IMPORT_PHASE;
+    p->range = hrd__import_strdup(im, range);
+    p->metric = metric;
+    if (p->node == NULL || p->op == NULL || p->range == NULL)
+        return -ENOMEM;
+    p->count = s->count;
+    p->mean = s->mean;
+    p->median = s->median;
+    p->p10 = s->p10;
+    p->p90 = s->p90;
+    r->n++;
+    return 0;
+}
+
+int hrd__import_run_finish(struct hrd_import *im, struct hrd_import_run *r,
+                           const char *file, const void *idbytes,
+                           size_t idlen, const struct hrd_import_opts *o,
+                           const struct hrd__import_said *said, char *err,
+                           size_t errlen)
+{
+    const char *machine = o->machine != NULL ? o->machine : said->machine;
+    const char *commit = o->commit != NULL ? o->commit : said->commit;
+    const char *t = o->time != NULL ? o->time : said->time;
+
+    if (machine == NULL || machine[0] == '\0') {
+        snprintf(err, errlen, "%s: no machine in the file (--machine NAME "
+                 "names it)", file);
+        return -EINVAL;
+    }
+    if (t == NULL || t[0] == '\0') {
+        snprintf(err, errlen, "%s: no time in the file (--meta time=T "
+                 "gives one)", file);
+        return -EINVAL;
+    }
+    if (hrd_import_time(t, &r->run.time_ns) != 0) {
+        snprintf(err, errlen, "%s: time '%.64s' is not a time (Unix "
+                 "seconds, or YYYY-MM-DDTHH:MM:SS[Z|+HH:MM])", file, t);
+        return -EINVAL;
+    }
+    hrd_runid_of_bytes(idbytes, idlen, r->id);
+    /* A copy: the runs' array moves as runs are added. */
+    r->run.id = hrd__import_strdup(im, r->id);
+    r->run.saved_ns = r->run.time_ns;
+    r->run.commit = hrd__import_strdup(im, commit != NULL ? commit : "");
+    r->run.machine = hrd__import_strdup(im, machine);
+    r->run.host = hrd__import_strdup(im, said->host != NULL ? said->host
+                                                             : "");
+    r->run.kernel = hrd__import_strdup(im, said->kernel != NULL
+                                               ? said->kernel : "");
+    r->run.file = hrd__import_strdup(im, file);
+    r->run.parts = "";
+    r->run.meta_key = o->meta_key;
+    r->run.meta_value = o->meta_value;
+    r->run.nmeta = o->nmeta;
+    if (r->run.id == NULL || r->run.commit == NULL ||
+        r->run.machine == NULL || r->run.host == NULL ||
+        r->run.kernel == NULL || r->run.file == NULL)
+        return -ENOMEM;
+    return 0;
+}
+
+/* --- CSV ------------------------------------------------------------ */
+
+/* The columns of a line. */
+enum { COL_COMMIT, COL_TIME, COL_MACHINE, COL_NAME, COL_VALUE, COL_UNIT,
+       NCOL };
+
+/* One line of the file. */
+struct line {
+    char *col[NCOL]; /* kept by the import */
+    size_t ncol;
+    size_t lineno;
+    int run;         /* its run's index */
+    double ns;
+};
+
+/* Splits the line at text[*pos..len) into cols (quotes as RFC 4180),
+ * moving *pos past its end. Returns the number of fields, or -EINVAL
+ * (a quote not closed, text after a closing quote, too many fields), or
+ * -ENOMEM. */
+static int csv_fields(struct hrd_import *im, const char *text, size_t len,
+                      size_t *pos, char **col)
+{
+    size_t n = 0, i = *pos;
+
+    for (;;) {
+        char *f = malloc(len - i + 1);
+        size_t fl = 0;
+
+        if (f == NULL)
+            return -ENOMEM;
+        if (i < len && text[i] == '"') {
+            for (i++;; i++) {
+                if (i >= len) {
+                    free(f);
+                    return -EINVAL;
+                }
+                if (text[i] == '"') {
+                    if (i + 1 < len && text[i + 1] == '"') {
+                        f[fl++] = '"';
+                        i++;
+                        continue;
+                    }
+                    i++;
+                    break;
+                }
+                f[fl++] = text[i];
+            }
+            if (i < len && text[i] != ',' && text[i] != '\n' &&
+                text[i] != '\r') {
+                free(f);
+                return -EINVAL;
+            }
+        } else {
+            while (i < len && text[i] != ',' && text[i] != '\n' &&
+                   text[i] != '\r') {
+                if (text[i] == '"') {
+                    free(f);
+                    return -EINVAL;
+                }
+                f[fl++] = text[i++];
+            }
+        }
+        f[fl] = '\0';
+        if (n == NCOL) {
+            free(f);
+            return -EINVAL;
+        }
+        if ((col[n++] = hrd__import_keep(im, f)) == NULL)
+            return -ENOMEM;
+        if (i < len && text[i] == ',') {
+            i++;
+            continue;
+        }
+        if (i < len && text[i] == '\r')
+            i++;
+        if (i < len && text[i] == '\n')
+            i++;
+        *pos = i;
+        return (int)n;
+    }
+}
+
+/* The ns in one unit (empty: ns), or 0 for a unit that is not a time. */
+static double unit_ns(const char *unit)
+{
+    static const struct {
+        const char *name;
+        double ns;
+    } units[] = { { "", 1 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 },
+                  { "s", 1e9 } };
+
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(unit, units[i].name) == 0)
+            return units[i].ns;
+    }
+    return 0;
+}
+
+/* Whether lines a and b belong to one run (with the options' values
+ * over the lines'). */
+static int same_run(const struct hrd_import_opts *o, const struct line *a,
+                    const struct line *b)
+{
+    return (o->commit != NULL ||
+            strcmp(a->col[COL_COMMIT], b->col[COL_COMMIT]) == 0) &&
+           (o->time != NULL ||
+            strcmp(a->col[COL_TIME], b->col[COL_TIME]) == 0) &&
+           (o->machine != NULL ||
+            strcmp(a->col[COL_MACHINE], b->col[COL_MACHINE]) == 0);
+}
+
+/* The bytes a run's id is made of: its lines' fields, each ended by a
+ * NUL, with the options' values over the lines'. Returns a buffer
+ * (caller frees) with *len, or NULL. */
+static char *csv_idbytes(const struct hrd_import_opts *o,
+                         const struct line *l, size_t nl, int run,
+                         size_t *len)
+{
+    size_t n = sizeof HRD_IMPORT_NAME_CSV, k = 0;
+    char *b;
+
+    for (size_t i = 0; i < nl; i++) {
+        for (size_t c = 0; l[i].run == run && c < NCOL; c++)
+            n += (c < l[i].ncol ? strlen(l[i].col[c]) : 0) + 1;
+    }
+    if ((b = malloc(n)) == NULL)
+        return NULL;
+    memcpy(b, HRD_IMPORT_NAME_CSV, sizeof HRD_IMPORT_NAME_CSV);
+    k = sizeof HRD_IMPORT_NAME_CSV;
+    for (size_t i = 0; i < nl; i++) {
+        for (size_t c = 0; l[i].run == run && c < NCOL; c++) {
+            const char *s = c < l[i].ncol ? l[i].col[c] : "";
+
+            if (c == COL_COMMIT && o->commit != NULL)
+                s = "";
+            if (c == COL_TIME && o->time != NULL)
+                s = "";
+            if (c == COL_MACHINE && o->machine != NULL)
+                s = "";
+            memcpy(b + k, s, strlen(s) + 1);
+            k += strlen(s) + 1;
+        }
+    }
+    *len = k;
+    return b;
+}
+
+/* The points of run `run` of the lines: a key per name in the order of
+ * first lines, its lines' values its rounds. */
+static int csv_points(struct hrd_import *im, struct hrd_import_run *r,
+                      struct line *l, size_t nl, int run)
+{
+    double *v = malloc(nl * sizeof *v);
+    int rc = 0;
+
+    if (v == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < nl; i++) {
+        struct hrd__import_stats s;
+        size_t n = 0;
+        int seen = 0;
+
+        if (l[i].run != run)
+            continue;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = l[j].run == run &&
+                   strcmp(l[j].col[COL_NAME], l[i].col[COL_NAME]) == 0;
+        if (seen)
+            continue;
+        for (size_t j = i; j < nl; j++) {
+            if (l[j].run == run &&
+                strcmp(l[j].col[COL_NAME], l[i].col[COL_NAME]) == 0)
+                v[n++] = l[j].ns;
+        }
+        rc = hrd__import_stats_of(v, n, &s);
+        if (rc == 0)
+            rc = hrd__import_point(im, r, HRD_IMPORT_NAME_CSV,
+                                   HRD_IMPORT_NONE, l[i].col[COL_NAME],
+                                   HRD_IMPORT_METRIC_TIME, &s, v, n);
+    }
+    free(v);
+    return rc;
+}
+
+static int import_csv(struct hrd_import *im, const char *file,
+                      const char *text, size_t len,
+                      const struct hrd_import_opts *o, char *err,
+                      size_t errlen)
+{
+    static char empty[] = "";
+    struct line *l = NULL;
+    size_t nl = 0, pos = 0, lineno = 0;
+    int nruns = 0, rc = 0;
+
+    while (pos < len && rc == 0) {
+        struct line x;
+        struct line *nx;
+        char *end;
+        double unit;
+        int n;
+
+        memset(&x, 0, sizeof x);
+        x.lineno = ++lineno;
+        n = csv_fields(im, text, len, &pos, x.col);
+        if (n == -ENOMEM) {
+            rc = -ENOMEM;
+            break;
+        }
+        if (n == 1 && x.col[0][0] == '\0')
+            continue; /* an empty line */
+        if (n < 0 || n < COL_UNIT || n > NCOL) {
+            snprintf(err, errlen, "%s: line %zu: not "
+                     "commit,time,machine,name,value[,unit]", file, x.lineno);
+            rc = -EINVAL;
+            break;
+        }
+        x.ncol = (size_t)n;
+        if (x.col[COL_UNIT] == NULL)
+            x.col[COL_UNIT] = empty;
+        if (x.lineno == 1 && strcmp(x.col[COL_COMMIT], "commit") == 0 &&
+            strcmp(x.col[COL_VALUE], "value") == 0)
+            continue; /* the columns' names */
+        if (x.col[COL_NAME][0] == '\0') {
+            snprintf(err, errlen, "%s: line %zu: no name", file, x.lineno);
+            rc = -EINVAL;
+            break;
+        }
+        x.ns = strtod(x.col[COL_VALUE], &end);
+        unit = unit_ns(x.col[COL_UNIT]);
+        if (end == x.col[COL_VALUE] || *end != '\0' || !isfinite(x.ns) ||
+            x.ns < 0) {
+            snprintf(err, errlen, "%s: line %zu: value '%.64s' is not a "
+                     "number of at least 0", file, x.lineno,
+                     x.col[COL_VALUE]);
+            rc = -EINVAL;
+            break;
+        }
+        if (unit == 0) {
+            snprintf(err, errlen, "%s: line %zu: unit '%.64s' is not a "
+                     "time (ns, us, ms or s)", file, x.lineno,
+                     x.col[COL_UNIT]);
+            rc = -EINVAL;
+            break;
+        }
+        x.ns *= unit;
+        x.run = -1;
+        for (size_t i = 0; i < nl && x.run < 0; i++) {
+            if (same_run(o, &l[i], &x))
+                x.run = l[i].run;
+        }
+        if (x.run < 0)
+            x.run = nruns++;
+        if ((nx = realloc(l, (nl + 1) * sizeof *nx)) == NULL) {
+            rc = -ENOMEM;
+            break;
+        }
+        l = nx;
+        l[nl++] = x;
+    }
+    for (int run = 0; rc == 0 && run < nruns; run++) {
+        struct hrd_import_run *r = hrd__import_run_new(im);
+        struct hrd__import_said said = { NULL, NULL, NULL, NULL, NULL };
+        size_t idlen;
+        char *id;
+
+        if (r == NULL) {
+            rc = -ENOMEM;
+            break;
+        }
+        for (size_t i = 0; i < nl; i++) {
+            if (l[i].run == run) {
+                said.commit = l[i].col[COL_COMMIT];
+                said.time = l[i].col[COL_TIME];
+                said.machine = l[i].col[COL_MACHINE];
+                break;
+            }
+        }
+        rc = csv_points(im, r, l, nl, run);
+        id = rc == 0 ? csv_idbytes(o, l, nl, run, &idlen) : NULL;
+        if (rc == 0 && id == NULL)
+            rc = -ENOMEM;
+        if (rc == 0)
+            rc = hrd__import_run_finish(im, r, file, id, idlen, o, &said,
+                                        err, errlen);
+        free(id);
+    }
+    if (rc == 0 && nruns == 0) {
+        snprintf(err, errlen, "%s: no results", file);
+        rc = -EINVAL;
+    }
+    if (rc == -ENOMEM)
+        snprintf(err, errlen, "out of memory");
+    free(l);
+    return rc;
+}
+
+int hrd_import_read(enum hrd_import_format f, const char *file,
+                    const char *text, size_t len,
+                    const struct hrd_import_opts *o, struct hrd_import **out,
+                    char *err, size_t errlen)
+{
+    struct hrd_import *im = calloc(1, sizeof *im);
+    int rc;
+
+    if (im == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return -ENOMEM;
+    }
+    if (f == HRD_IMPORT_GBENCH)
+        rc = hrd__import_gbench(im, file, text, len, o, err, errlen);
+    else if (f == HRD_IMPORT_PYTEST_BENCHMARK)
+        rc = hrd__import_pytest(im, file, text, len, o, err, errlen);
+    else
+        rc = import_csv(im, file, text, len, o, err, errlen);
+    if (rc != 0) {
+        hrd_import_free(im);
+        return rc;
+    }
+    *out = im;
+    return 0;
+}
+
+void hrd_import_free(struct hrd_import *im)
+{
+    if (im == NULL)
+        return;
+    for (size_t i = 0; i < im->nowned; i++)
+        free(im->owned[i]);
+    for (size_t i = 0; i < im->nruns; i++)
+        free(im->runs[i].p);
+    free(im->owned);
+    free(im->runs);
+    free(im);
+}
