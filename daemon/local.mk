@@ -4,7 +4,8 @@
 noinst_LTLIBRARIES += daemon/libhrdaemon.la
 daemon_libhrdaemon_la_SOURCES = daemon/ingest.c daemon/ingest.h \
 	daemon/control.c daemon/control.h daemon/snapshot.c \
-	daemon/snapshot.h daemon/state.c daemon/state.h daemon/runtime_dir.c daemon/runtime_dir.h \
+	daemon/snapshot.h daemon/snapshot_legacy.c daemon/state.c daemon/state.h \
+	daemon/runtime_dir.c daemon/runtime_dir.h \
 	daemon/save.c daemon/save.h daemon/spool.c daemon/spool.h
 daemon_libhrdaemon_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 # What a program linking the daemon's parts names, highest layer first.

@@ -22,11 +22,10 @@ static int cmp_serial(const void *pa, const void *pb)
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
 
-/* The RunEnd of a save: clients (oldest first), calibrations, clocks and
- * lost counts. Everything is in one allocation besides the calibrations'
- * strings, which a owns. */
-static Hostrange__RunEnd *make_end(struct hrd_agg *a,
-                                   const struct hrd_ingest *in, uint64_t keys)
+/* Everything is in one allocation besides the calibrations' strings,
+ * which a owns. */
+Hostrange__RunEnd *hrd_save_end(struct hrd_agg *a,
+                                const struct hrd_ingest *in, uint64_t keys)
 {
     struct hrd_calib *cal = NULL;
     size_t ncal = 0, nlost = 0, i;
@@ -106,9 +105,9 @@ fail:
     return NULL;
 }
 
-static void end_free(Hostrange__RunEnd *e)
+void hrd_save_end_free(Hostrange__RunEnd *e)
 {
-    /* e is the first member of its allocation (make_end). */
+    /* e is the first member of its allocation (hrd_save_end). */
     struct {
         Hostrange__RunEnd e;
         Hostrange__ClientStats *cs;
@@ -244,7 +243,7 @@ int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
     }
     if (used == n) {
         /* The key count of the file is the client's to fill in. */
-        r->end = make_end(a, in, 0);
+        r->end = hrd_save_end(a, in, 0);
         if (r->end == NULL)
             goto fail;
         *done = 1;
@@ -271,7 +270,7 @@ void hrd_save_page_free(Hostrange__SaveReply *r)
         free(r->keys[i]);
     }
     free(r->keys);
-    end_free(r->end);
+    hrd_save_end_free(r->end);
     r->keys = NULL;
     r->n_keys = 0;
     r->end = NULL;

@@ -32,4 +32,12 @@ int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
                     Hostrange__SaveReply *r, int *done);
 void hrd_save_page_free(Hostrange__SaveReply *r);
 
+/* The RunEnd of a save (of a snapshot too): the clients' counters (oldest
+ * first), the calibrations, the clocks and the lost counts, with `keys`
+ * keys. Returns it (free with hrd_save_end_free; it points into a and in)
+ * or NULL without memory. */
+Hostrange__RunEnd *hrd_save_end(struct hrd_agg *a,
+                                const struct hrd_ingest *in, uint64_t keys);
+void hrd_save_end_free(Hostrange__RunEnd *e);
+
 #endif

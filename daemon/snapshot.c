@@ -1,735 +1,243 @@
-/* Snapshots of the daemon's state (see snapshot.h). */
+/* Snapshots of the daemon's state as run files (see snapshot.h). */
 #include "config.h"
 
 #include "daemon/snapshot.h"
+#include "daemon/save.h"
 #include "lib/agg/agg_impl.h"
+#include "lib/run/runstate.h"
 #include "proto/protocol.h"
 
-#include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-/* Version 2 added each key's sum of children after its records, version 3
- * its sum of descendants after that; older snapshots still load, their
- * keys with no children (1) or no descendants (2). Version 4 added the
- * calling contexts (agg.h): the numbers of paths and path keys at the end
- * of the header, 'P' records of the path table in id order (after the
- * strings) and 'Q' records of path keys (after the keys): the labels and
- * range of the range key a path key belongs to, its path id, then as a
- * key's from `exact` on (no records). Older snapshots load without
- * paths. Version 5 added each key's clock paths (one byte of HRP_PATH_*
- * bits) after its sum of descendants; older ones load with paths not
- * known. */
-#define FORMAT_VERSION 5u
-#define FORMAT_VERSION_MIN 1u
-#define REC_HEADER 'H'
-#define REC_STRINGS 'S'
-#define REC_CLIENT 'C'
-#define REC_KEY 'K'
-#define REC_PATHS 'P'
-#define REC_PKEY 'Q'
-#define REC_END 'E'
-/* Strings per 'S' record. */
-#define STRINGS_PER_RECORD 1024u
-
-/* --- encoding ------------------------------------------------------------ */
-
-struct enc {
-    uint8_t *p;
-    size_t len, cap;
-    int err;
+/* The client table as StateClient messages, oldest first, pointing into
+ * in and a; everything in one allocation (free it with free). */
+struct table {
+    Hostrange__StateClient **ptr;
+    Hostrange__StateClient *sc;
+    Hostrange__ClientStats *cs;
+    Hostrange__StateLost **lptr;
+    Hostrange__StateLost *lost;
 };
 
-static void need(struct enc *e, size_t n)
+static int table_make(const struct hrd_agg *a, const struct hrd_ingest *in,
+                      struct table *t)
 {
-    if (e->err || e->len + n <= e->cap)
-        return;
-    size_t cap = e->cap ? e->cap : 4096;
-    while (cap < e->len + n)
-        cap *= 2;
-    uint8_t *np = realloc(e->p, cap);
-    if (np == NULL) {
-        e->err = -ENOMEM;
-        return;
-    }
-    e->p = np;
-    e->cap = cap;
-}
-
-static void put_bytes(struct enc *e, const void *p, size_t n)
-{
-    need(e, n);
-    if (e->err || n == 0)
-        return; /* an empty key's buffer may be NULL */
-    memcpy(e->p + e->len, p, n);
-    e->len += n;
-}
-
-static void put_u8(struct enc *e, uint8_t v)
-{
-    put_bytes(e, &v, 1);
-}
-
-static void put_u16(struct enc *e, uint16_t v)
-{
-    v = htole16(v);
-    put_bytes(e, &v, 2);
-}
-
-static void put_u32(struct enc *e, uint32_t v)
-{
-    v = htole32(v);
-    put_bytes(e, &v, 4);
-}
-
-static void put_u64(struct enc *e, uint64_t v)
-{
-    v = htole64(v);
-    put_bytes(e, &v, 8);
-}
-
-static void put_f64(struct enc *e, double d)
-{
-    uint64_t v;
-
-    memcpy(&v, &d, 8);
-    put_u64(e, v);
-}
-
-static void put_str(struct enc *e, const char *s)
-{
-    size_t n = strlen(s);
-
-    put_u32(e, (uint32_t)n);
-    put_bytes(e, s, n);
-}
-
-struct dec {
-    const uint8_t *p;
-    size_t len, pos;
-    int bad;
-};
-
-static const uint8_t *get_bytes(struct dec *d, size_t n)
-{
-    const uint8_t *p;
-
-    if (d->bad || d->len - d->pos < n) {
-        d->bad = 1;
-        return NULL;
-    }
-    p = d->p + d->pos;
-    d->pos += n;
-    return p;
-}
-
-static uint8_t get_u8(struct dec *d)
-{
-    const uint8_t *p = get_bytes(d, 1);
-    return p ? *p : 0;
-}
-
-/* An unsigned little-endian number of n bytes (0 past the end). */
-static uint64_t get_le(struct dec *d, size_t n)
-{
-    const uint8_t *p = get_bytes(d, n);
-    uint64_t v = 0;
-
-    for (size_t i = n; p != NULL && i-- > 0;)
-        v = v << 8 | p[i];
-    return v;
-}
-
-static uint16_t get_u16(struct dec *d)
-{
-    return (uint16_t)get_le(d, 2);
-}
-
-static uint32_t get_u32(struct dec *d)
-{
-    return (uint32_t)get_le(d, 4);
-}
-
-static uint64_t get_u64(struct dec *d)
-{
-    return get_le(d, 8);
-}
-
-static double get_f64(struct dec *d)
-{
-    uint64_t v = get_u64(d);
-    double x;
-
-    memcpy(&x, &v, 8);
-    return x;
-}
-
-/* A string of at most HRP_MAX_STRING bytes, copied into buf (which holds
- * HRP_MAX_STRING + 1). */
-static const char *get_str(struct dec *d, char *buf)
-{
-    uint32_t n = get_u32(d);
-    const uint8_t *p;
-
-    if (n > HRP_MAX_STRING) {
-        d->bad = 1;
-        return "";
-    }
-    p = get_bytes(d, n);
-    if (p == NULL)
-        return "";
-    memcpy(buf, p, n);
-    buf[n] = '\0';
-    if (strlen(buf) != n)
-        d->bad = 1; /* an embedded NUL */
-    return buf;
-}
-
-/* --- writing ------------------------------------------------------------ */
-
-static void put_hist(struct enc *e, const struct hrd_hist *h)
-{
-    long double rest, sumsq = hrd_hist_sumsq(h);
-    uint64_t cnt;
-    double hi;
-
-    put_u64(e, h->n);
-    put_u64(e, h->min);
-    put_u64(e, h->max);
-    put_u64(e, (uint64_t)h->sum);
-    put_u64(e, (uint64_t)(h->sum >> 64));
-    /* The long double sum of squares as two doubles, hi + lo. */
-    hi = (double)sumsq;
-    rest = sumsq - hi;
-    put_f64(e, hi);
-    put_f64(e, (double)rest);
-    put_u32(e, h->nb);
-    for (uint32_t b = hrd_hist_next(h, 0, &cnt); b < HRD_HIST_BUCKETS;
-         b = hrd_hist_next(h, b + 1, &cnt))
-        put_u16(e, (uint16_t)b);
-    for (uint32_t b = hrd_hist_next(h, 0, &cnt); b < HRD_HIST_BUCKETS;
-         b = hrd_hist_next(h, b + 1, &cnt))
-        put_u64(e, cnt);
-}
-
-static void put_client(struct enc *e, const struct hrd_client *c)
-{
-    put_u32(e, c->pid);
-    put_u64(e, c->instance);
-    put_str(e, c->label);
-    put_str(e, c->clock);
-    put_u64(e, c->max_seq);
-    put_u64(e, c->batches);
-    put_u64(e, c->events);
-    put_u64(e, c->duplicates);
-    put_u64(e, c->gaps);
-    put_u64(e, c->lost);
-    put_u64(e, c->out_of_order);
-    put_u64(e, c->open_at_window_end);
-    put_u64(e, c->foreign_thread);
-    put_u64(e, c->label_in_window);
-    put_u64(e, c->too_deep);
-    put_u64(e, c->rejected);
-    put_u32(e, c->nlost);
-    for (uint32_t i = 0; i < c->nlost; i++) {
-        const struct hrd_lost *l = &c->lost_by[i];
-        put_u32(e, l->node);
-        put_u32(e, l->op);
-        put_u32(e, l->backend);
-        put_u32(e, l->phase);
-        put_u64(e, l->count);
-    }
-}
-
-/* A key's values: its exact events, or its two histograms. */
-static void put_values(struct enc *e, const struct hrd_key *k)
-{
-    if (k->exact) {
-        put_u64(e, k->len);
-        put_bytes(e, k->buf, k->len);
-    } else {
-        put_hist(e, k->incl);
-        put_hist(e, k->self);
-    }
-}
-
-static void put_key(struct enc *e, const struct hrd_key *k)
-{
-    put_u32(e, k->node);
-    put_u32(e, k->op);
-    put_u32(e, k->backend);
-    put_u32(e, k->phase);
-    put_u32(e, k->range);
-    put_u32(e, k->serial);
-    put_u8(e, k->exact);
-    put_u64(e, k->pairs);
-    put_u64(e, k->records);
-    put_u64(e, k->children);
-    put_u64(e, k->descendants);
-    put_u8(e, k->clock_paths);
-    put_values(e, k);
-}
-
-static void put_pkey(struct enc *e, const struct hrd_key *k)
-{
-    put_u32(e, k->node);
-    put_u32(e, k->op);
-    put_u32(e, k->backend);
-    put_u32(e, k->phase);
-    put_u32(e, k->range);
-    put_u32(e, k->path);
-    put_u8(e, k->exact);
-    put_u64(e, k->pairs);
-    put_u64(e, k->children);
-    put_u64(e, k->descendants);
-    put_values(e, k);
-}
-
-/* Writes e as one record of `type` and empties it. */
-static int emit(struct hrd_recfile *f, struct enc *e, uint8_t type)
-{
-    int rc = e->err ? e->err : hrd_recfile_put(f, type, e->p, e->len);
-
-    e->len = 0;
-    return rc;
-}
-
-int hrd_snapshot_write(struct hrd_recfile *f, const struct hrd_agg *a,
-                       const struct hrd_ingest *in, uint64_t covers)
-{
-    struct enc e = { 0 };
+    size_t n = in->nclients, nlost = 0, i = n, j = 0;
     const struct hrd_client *c;
-    int rc;
 
-    put_u32(&e, FORMAT_VERSION);
-    put_u64(&e, covers);
-    put_u32(&e, a->node_ranks);
-    put_u32(&e, a->range_ranks);
-    put_u32(&e, a->next_serial);
-    put_u32(&e, a->str.n);
-    put_u32(&e, a->nkeys);
-    put_u64(&e, in->nclients);
-    put_u32(&e, a->path.n);
-    put_u32(&e, a->npkeys);
-    rc = emit(f, &e, REC_HEADER);
-    for (uint32_t i = 0; i < a->str.n && rc == 0; i += STRINGS_PER_RECORD) {
-        uint32_t n = a->str.n - i < STRINGS_PER_RECORD ? a->str.n - i
-                                                       : STRINGS_PER_RECORD;
-        put_u32(&e, i + 1);
-        put_u32(&e, n);
-        for (uint32_t j = i; j < i + n; j++) {
-            put_u32(&e, a->str.rank[j]);
-            put_str(&e, a->str.s[j]);
+    for (c = in->clients; c != NULL; c = c->next)
+        nlost += c->nlost;
+    t->ptr = calloc(n + 1, sizeof *t->ptr);
+    t->sc = calloc(n + 1, sizeof *t->sc);
+    t->cs = calloc(n + 1, sizeof *t->cs);
+    t->lptr = calloc(nlost + 1, sizeof *t->lptr);
+    t->lost = calloc(nlost + 1, sizeof *t->lost);
+    if (t->ptr == NULL || t->sc == NULL || t->cs == NULL ||
+        t->lptr == NULL || t->lost == NULL)
+        return -ENOMEM;
+    for (c = in->clients; c != NULL; c = c->next) {
+        Hostrange__StateClient *s = &t->sc[--i];
+
+        hostrange__state_client__init(s);
+        hrd_ingest_client_stats(&t->cs[i], c);
+        s->stats = &t->cs[i];
+        s->max_seq = c->max_seq;
+        s->lost = &t->lptr[j];
+        s->n_lost = c->nlost;
+        for (uint32_t k = 0; k < c->nlost; k++, j++) {
+            const struct hrd_lost *l = &c->lost_by[k];
+            Hostrange__StateLost *m = &t->lost[j];
+
+            hostrange__state_lost__init(m);
+            m->node_id = (char *)hrd_agg_str_get(a, l->node);
+            m->operator_ = (char *)hrd_agg_str_get(a, l->op);
+            m->backend = (char *)hrd_agg_str_get(a, l->backend);
+            m->phase = l->phase;
+            m->count = l->count;
+            t->lptr[j] = m;
         }
-        rc = emit(f, &e, REC_STRINGS);
-    }
-    for (uint32_t i = 0; i < a->path.n && rc == 0; i += STRINGS_PER_RECORD) {
-        uint32_t n = a->path.n - i < STRINGS_PER_RECORD ? a->path.n - i
-                                                        : STRINGS_PER_RECORD;
-        put_u32(&e, i + 1);
-        put_u32(&e, n);
-        for (uint32_t j = i; j < i + n; j++) {
-            put_u32(&e, a->path.parent[j]);
-            put_u32(&e, a->path.range[j]);
-        }
-        rc = emit(f, &e, REC_PATHS);
-    }
-    for (c = in->clients; c != NULL && rc == 0; c = c->next) {
-        put_client(&e, c);
-        rc = emit(f, &e, REC_CLIENT);
-    }
-    for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
-        put_key(&e, a->keys[i]);
-        rc = emit(f, &e, REC_KEY);
-    }
-    for (uint32_t i = 0; i < a->nkeys && rc == 0; i++) {
-        for (const struct hrd_key *p = a->keys[i]->paths; p != NULL && rc == 0;
-             p = p->pnext) {
-            struct hrd_key tmp;
-
-            put_pkey(&e, hrd_agg_path_view(a->keys[i], p, &tmp));
-            rc = emit(f, &e, REC_PKEY);
-        }
-    }
-    if (rc == 0) {
-        put_u32(&e, a->nkeys);
-        put_u64(&e, in->nclients);
-        rc = emit(f, &e, REC_END);
-    }
-    if (rc == 0)
-        rc = hrd_recfile_flush(f);
-    free(e.p);
-    return rc;
-}
-
-/* --- loading ------------------------------------------------------------ */
-
-struct loader {
-    struct hrd_agg *a;
-    struct hrd_ingest *in;
-    struct hrd_snapshot_load *out;
-    uint32_t version;          /* the header's format version */
-    uint32_t nstrings, nkeys;  /* announced by the header */
-    uint64_t nclients;
-    uint32_t npaths, npkeys;   /* likewise (version 4) */
-    uint32_t pkeys;            /* path keys loaded */
-    int have_header;
-    char s1[HRP_MAX_STRING + 1], s2[HRP_MAX_STRING + 1];
-};
-
-static int string_id_ok(const struct hrd_agg *a, uint32_t id)
-{
-    return id >= 1 && id <= a->str.n;
-}
-
-/* Each load_* below takes one record into the loader's state. Returns 0,
- * or -EBADMSG when the record is damaged or does not fit what came before
- * (memory running out while it is taken reads the same: the load stops
- * there either way, keeping what came before). */
-
-static int load_header(struct loader *l, struct dec *d)
-{
-    uint32_t version = get_u32(d);
-
-    if (l->have_header || version < FORMAT_VERSION_MIN ||
-        version > FORMAT_VERSION)
-        return -EBADMSG;
-    l->version = version;
-    l->out->covers = get_u64(d);
-    l->a->node_ranks = get_u32(d);
-    l->a->range_ranks = get_u32(d);
-    l->a->next_serial = get_u32(d);
-    l->nstrings = get_u32(d);
-    l->nkeys = get_u32(d);
-    l->nclients = get_u64(d);
-    if (version >= 4) {
-        l->npaths = get_u32(d);
-        l->npkeys = get_u32(d);
-    }
-    l->have_header = 1;
-    return d->bad ? -EBADMSG : 0;
-}
-
-static int load_strings(struct loader *l, struct dec *d)
-{
-    uint32_t first = get_u32(d), n = get_u32(d);
-
-    if (first != l->a->str.n + 1 || n > l->nstrings - l->a->str.n)
-        return -EBADMSG;
-    for (uint32_t i = 0; i < n; i++) {
-        uint32_t rank = get_u32(d);
-        const char *s = get_str(d, l->s1);
-        uint32_t id;
-
-        if (d->bad)
-            return -EBADMSG;
-        id = hrd_agg_str(l->a, s);
-        if (id != first + i)
-            return -EBADMSG; /* a repeated string, or no memory */
-        l->a->str.rank[id - 1] = rank;
+        t->ptr[i] = s;
     }
     return 0;
 }
 
-static int load_client(struct loader *l, struct dec *d)
+static void table_free(struct table *t)
 {
-    uint32_t pid = get_u32(d);
-    uint64_t instance = get_u64(d);
-    const char *label = get_str(d, l->s1);
-    const char *clock = get_str(d, l->s2);
-    struct hrd_client *c;
-    uint64_t v[12];
-    uint32_t nlost;
+    free(t->ptr);
+    free(t->sc);
+    free(t->cs);
+    free(t->lptr);
+    free(t->lost);
+}
 
-    for (int i = 0; i < 12; i++)
-        v[i] = get_u64(d);
-    nlost = get_u32(d);
-    if (d->bad || hrd_ingest_client_find(l->in, pid, instance) != NULL)
+int hrd_snapshot_write(const char *path, struct hrd_agg *a,
+                       const struct hrd_ingest *in, uint64_t covers,
+                       char *err, size_t errlen)
+{
+    struct table t = { 0 };
+    Hostrange__RunState s;
+    Hostrange__RunEnd *e = NULL;
+    int rc = hrd_runstate_fill(a, &s);
+
+    if (rc == 0 && (rc = table_make(a, in, &t)) == 0 &&
+        (e = hrd_save_end(a, in, 0)) == NULL)
+        rc = -ENOMEM;
+    if (rc == 0) {
+        s.covers = covers;
+        s.clients = t.ptr;
+        s.n_clients = in->nclients;
+        rc = hrd_runstate_write(path, a, &s, e, err, errlen);
+    } else {
+        snprintf(err, errlen, "%s: out of memory", path);
+    }
+    hrd_save_end_free(e);
+    table_free(&t);
+    hrd_runstate_clear(&s);
+    return rc;
+}
+
+/* The string id of a name the state's string table holds, or 0. */
+static uint32_t known(struct hrd_agg *a, const char *s, uint32_t nstrings)
+{
+    uint32_t id;
+
+    if (strlen(s) > HRP_MAX_STRING)
+        return 0;
+    id = hrd_agg_str(a, s);
+    return id <= nstrings ? id : 0;
+}
+
+/* Adds client m to in's table. Returns 0 or -EBADMSG (no memory reads
+ * the same: the load stops there, keeping what came before). */
+static int client_load(struct hrd_agg *a, struct hrd_ingest *in,
+                       const Hostrange__StateClient *m, uint32_t nstrings)
+{
+    const Hostrange__ClientStats *x = m->stats;
+    struct hrd_client *c;
+
+    if (x == NULL || strlen(x->process_label) > HRP_MAX_STRING ||
+        strlen(x->clock) > HRP_MAX_STRING ||
+        hrd_ingest_client_find(in, x->pid, x->instance) != NULL ||
+        (c = hrd_ingest_client(in, x->pid, x->instance, x->process_label,
+                               x->clock)) == NULL)
         return -EBADMSG;
-    c = hrd_ingest_client(l->in, pid, instance, label, clock);
-    if (c == NULL)
-        return -EBADMSG;
-    c->max_seq = v[0];
-    c->batches = v[1];
-    c->events = v[2];
-    c->duplicates = v[3];
-    c->gaps = v[4];
-    c->lost = v[5];
-    c->out_of_order = v[6];
-    c->open_at_window_end = v[7];
-    c->foreign_thread = v[8];
-    c->label_in_window = v[9];
-    c->too_deep = v[10];
-    c->rejected = v[11];
+    c->max_seq = m->max_seq;
+    c->batches = x->batches;
+    c->events = x->events;
+    c->duplicates = x->duplicates;
+    c->gaps = x->gaps;
+    c->lost = x->lost_events;
+    c->out_of_order = x->errors_out_of_order;
+    c->open_at_window_end = x->errors_open_at_window_end;
+    c->foreign_thread = x->errors_foreign_thread;
+    c->label_in_window = x->errors_label_in_window;
+    c->too_deep = x->errors_too_deep;
+    c->rejected = x->rejected;
+    c->refused = x->refused_events;
     /* Whether it sent its final counters is not kept: not accused. */
     c->finished = 1;
-    for (uint32_t i = 0; i < nlost; i++) {
-        uint32_t node = get_u32(d), op = get_u32(d), backend = get_u32(d);
-        uint32_t phase = get_u32(d);
-        uint64_t count = get_u64(d);
+    for (size_t i = 0; i < m->n_lost; i++) {
+        const Hostrange__StateLost *l = m->lost[i];
+        uint32_t node = known(a, l->node_id, nstrings);
+        uint32_t op = known(a, l->operator_, nstrings);
+        uint32_t backend = known(a, l->backend, nstrings);
 
-        if (d->bad || !string_id_ok(l->a, node) || !string_id_ok(l->a, op) ||
-            !string_id_ok(l->a, backend) || hrp_phase_name(phase) == NULL ||
-            hrd_ingest_lost_set(l->in, c, node, op, backend, phase,
-                                count) != 0)
+        if (node == 0 || op == 0 || backend == 0 ||
+            hrp_phase_name(l->phase) == NULL ||
+            hrd_ingest_lost_set(in, c, node, op, backend, l->phase,
+                                l->count) != 0)
             return -EBADMSG;
     }
-    l->out->clients++;
     return 0;
 }
 
-/* Reads a histogram into a new heap one. Returns it or NULL. */
-static struct hrd_hist *load_hist(struct dec *d)
+/* Loads a snapshot of the run format. */
+static int load_run(const char *path, struct hrd_agg *a,
+                    struct hrd_ingest *in, struct hrd_snapshot_loaded *out)
 {
-    struct hrd_hist *h = calloc(1, sizeof *h);
-    uint64_t lo, hi, total = 0;
-    double sq_hi, sq_lo;
-    uint16_t *idx = NULL;
-    uint32_t nb;
+    struct hrd_runstate_loaded got;
+    Hostrange__RunState *s = NULL;
+    Hostrange__RunEnd *e = NULL;
+    int rc = hrd_runstate_read(path, a, &s, &e, &got, out->why,
+                               sizeof out->why);
 
-    if (h == NULL)
-        return NULL;
-    h->n = get_u64(d);
-    h->min = get_u64(d);
-    h->max = get_u64(d);
-    lo = get_u64(d);
-    hi = get_u64(d);
-    h->sum = (unsigned __int128)hi << 64 | lo;
-    sq_hi = get_f64(d);
-    sq_lo = get_f64(d);
-    h->sumsq_big = (long double)sq_hi + (long double)sq_lo;
-    nb = get_u32(d);
-    if (d->bad || nb > HRD_HIST_BUCKETS || h->min > h->max)
-        goto fail;
-    idx = malloc((nb + 1) * sizeof *idx);
-    if (idx == NULL)
-        goto fail;
-    for (uint32_t i = 0; i < nb; i++) {
-        idx[i] = get_u16(d);
-        if (idx[i] >= HRD_HIST_BUCKETS || (i > 0 && idx[i] <= idx[i - 1]))
-            goto fail;
-    }
-    for (uint32_t i = 0; i < nb; i++) {
-        uint64_t cnt = get_u64(d);
-        if (d->bad || cnt == 0 || hrd_hist_set_bucket(h, idx[i], cnt) != 0)
-            goto fail;
-        total += cnt;
-    }
-    if (d->bad || total != h->n)
-        goto fail;
-    free(idx);
-    return h;
-fail:
-    free(idx);
-    hrd_hist_fini(h);
-    free(h);
-    return NULL;
-}
-
-static int load_key(struct loader *l, struct dec *d)
-{
-    uint32_t node = get_u32(d), op = get_u32(d), backend = get_u32(d);
-    uint32_t phase = get_u32(d), range = get_u32(d), serial = get_u32(d);
-    uint8_t exact = get_u8(d);
-    uint64_t pairs = get_u64(d), records = get_u64(d);
-    uint64_t children = l->version >= 2 ? get_u64(d) : 0;
-    uint64_t descendants = l->version >= 3 ? get_u64(d) : 0;
-    uint8_t paths = l->version >= 5 ? get_u8(d) : 0;
-    uint32_t before = l->a->nkeys;
-    struct hrd_key *k;
-    int rc;
-
-    if (d->bad || !string_id_ok(l->a, node) || !string_id_ok(l->a, op) ||
-        !string_id_ok(l->a, backend) || !string_id_ok(l->a, range) ||
-        hrp_phase_name(phase) == NULL || exact > 1 ||
-        (paths & ~HRP_PATHS_ALL) != 0 || l->a->nkeys >= l->nkeys)
-        return -EBADMSG;
-    k = hrd_agg_key(l->a, node, op, backend, phase, range);
-    if (k == NULL || l->a->nkeys == before)
-        return -EBADMSG; /* no memory, or the key came twice */
-    k->serial = serial;
-    if (exact) {
-        uint64_t len = get_u64(d);
-        const uint8_t *p = get_bytes(d, len);
-        rc = p == NULL ? -EBADMSG
-                       : hrd_agg_key_set_exact(l->a, k, p, len, pairs, records);
-    } else {
-        struct hrd_hist *hi = load_hist(d), *hs = load_hist(d);
-        rc = hi == NULL || hs == NULL
-                 ? -EBADMSG
-                 : hrd_agg_key_set_hist(l->a, k, hi, hs, pairs, records);
-        if (rc != 0) {
-            hrd_hist_fini(hi);
-            hrd_hist_fini(hs);
-            free(hi);
-            free(hs);
+    /* The clients are taken also when the keys were damaged: the
+     * journals replayed then are told from the batches already held. */
+    if (s != NULL) {
+        out->covers = s->covers;
+        for (size_t i = 0; i < s->n_clients; i++) {
+            if (client_load(a, in, s->clients[i], (uint32_t)s->n_strings)) {
+                snprintf(out->why, sizeof out->why, "%s: damaged (client "
+                         "%zu of its state does not hold together)", path,
+                         i + 1);
+                rc = -EBADMSG;
+                break;
+            }
+            out->clients++;
         }
+        hostrange__run_state__free_unpacked(s, NULL);
     }
-    if (rc != 0) {
-        hrd_agg_key_remove(l->a, k);
-        return -EBADMSG;
+    /* The lost counts per node id are those of the end, also those of
+     * batches refused, which no client's table holds. */
+    for (size_t i = 0; rc == 0 && e != NULL && i < e->n_lost; i++) {
+        uint32_t id = strlen(e->lost[i]->node_id) <= HRP_MAX_STRING
+                          ? hrd_agg_str(a, e->lost[i]->node_id)
+                          : 0;
+
+        if (id == 0) {
+            snprintf(out->why, sizeof out->why, "%s: damaged (a lost "
+                     "count of its end does not hold together)", path);
+            rc = -EBADMSG;
+            break;
+        }
+        hrd_agg_lost_add(a, id, (int64_t)e->lost[i]->lost -
+                                    (int64_t)a->str.lost[id - 1]);
     }
-    k->children = children;
-    k->descendants = descendants;
-    k->clock_paths = paths;
-    if (serial >= l->a->next_serial)
-        l->a->next_serial = serial + 1;
-    l->out->keys++;
-    return 0;
-}
-
-static int load_paths(struct loader *l, struct dec *d)
-{
-    struct hrd_agg *a = l->a;
-    uint32_t first = get_u32(d), n = get_u32(d);
-    uint32_t max_paths = a->max_paths, max_depth = a->max_depth;
-    int rc = 0;
-
-    if (first != a->path.n + 1 || n > l->npaths - a->path.n)
-        return -EBADMSG;
-    /* The snapshot's paths are taken whatever the limits now. */
-    a->max_paths = UINT32_MAX - 3;
-    a->max_depth = HRD_MAX_DEPTH_LIMIT;
-    for (uint32_t i = 0; i < n && rc == 0; i++) {
-        uint32_t parent = get_u32(d), range = get_u32(d);
-
-        if (d->bad || parent >= first + i || !string_id_ok(a, range) ||
-            hrd_agg_path(a, parent, range) != first + i)
-            rc = -EBADMSG; /* out of order, repeated, too deep, or no memory */
-    }
-    a->max_paths = max_paths;
-    a->max_depth = max_depth;
+    if (e != NULL)
+        hostrange__run_end__free_unpacked(e, NULL);
+    out->keys = got.keys;
+    if (rc == -EINVAL)
+        rc = -EBADMSG;
+    out->complete = rc == 0;
     return rc;
 }
 
-static int load_pkey(struct loader *l, struct dec *d)
+int hrd_snapshot_load(const char *path, struct hrd_agg *a,
+                      struct hrd_ingest *in, struct hrd_snapshot_loaded *out)
 {
-    struct hrd_agg *a = l->a;
-    uint32_t node = get_u32(d), op = get_u32(d), backend = get_u32(d);
-    uint32_t phase = get_u32(d), range = get_u32(d), path = get_u32(d);
-    uint8_t exact = get_u8(d);
-    uint64_t pairs = get_u64(d), children = get_u64(d);
-    uint64_t descendants = get_u64(d);
-    uint32_t before = a->nkeys, pbefore = a->npkeys;
-    struct hrd_key *k, *pk;
-    int rc;
-
-    if (d->bad || !string_id_ok(a, node) || !string_id_ok(a, op) ||
-        !string_id_ok(a, backend) || !string_id_ok(a, range) ||
-        hrp_phase_name(phase) == NULL || exact > 1 || path == 0 ||
-        path > a->path.n || a->path.range[path - 1] != range ||
-        l->pkeys >= l->npkeys)
-        return -EBADMSG;
-    k = hrd_agg_key(a, node, op, backend, phase, range);
-    if (k != NULL && a->nkeys != before) {
-        hrd_agg_key_remove(a, k); /* made here: none came before */
-        return -EBADMSG;
-    }
-    if (k == NULL || !k->has_scopes)
-        return -EBADMSG; /* no range key of its own */
-    pk = hrd_agg_path_key(a, k, path);
-    if (pk == NULL || a->npkeys == pbefore)
-        return -EBADMSG; /* no memory, or the key came twice */
-    if (exact) {
-        uint64_t len = get_u64(d);
-        const uint8_t *p = get_bytes(d, len);
-        rc = p == NULL ? -EBADMSG : hrd_agg_path_set_exact(a, pk, p, len, pairs);
-    } else {
-        struct hrd_hist *hi = load_hist(d), *hs = load_hist(d);
-        rc = hi == NULL || hs == NULL
-                 ? -EBADMSG
-                 : hrd_agg_path_set_hist(a, pk, hi, hs, pairs);
-        if (rc != 0) {
-            hrd_hist_fini(hi);
-            hrd_hist_fini(hs);
-            free(hi);
-            free(hs);
-        }
-    }
-    if (rc != 0)
-        return -EBADMSG; /* the empty path key stays: it holds nothing */
-    pk->children = children;
-    pk->descendants = descendants;
-    l->pkeys++;
-    return 0;
-}
-
-int hrd_snapshot_load(struct hrd_recreader *r, struct hrd_agg *a,
-                      struct hrd_ingest *in, struct hrd_snapshot_load *out)
-{
-    struct loader *l;
-    const uint8_t *p;
-    size_t len;
-    uint8_t type;
-    int rc;
+    struct hrd_recreader r;
+    char magic[8];
+    ssize_t n;
+    int fd, rc;
 
     memset(out, 0, sizeof *out);
-    l = calloc(1, sizeof *l);
-    if (l == NULL)
-        return -ENOMEM;
-    l->a = a;
-    l->in = in;
-    l->out = out;
-    for (;;) {
-        uint64_t at = r->offset;
-        struct dec d;
-        int bad; /* 0 or -EBADMSG, as the load_* functions return */
-
-        rc = hrd_recreader_next(r, &type, &p, &len);
-        if (rc == 0) {
-            snprintf(out->why, sizeof out->why,
-                     "ends at byte %llu without its final record",
-                     (unsigned long long)at);
-            rc = -EBADMSG;
-            break;
-        }
-        if (rc < 0) {
-            if (rc == -EBADMSG)
-                snprintf(out->why, sizeof out->why, "%s at byte %llu",
-                         r->why, (unsigned long long)at);
-            break;
-        }
-        d = (struct dec){ p, len, 0, 0 };
-        if (!l->have_header && type != REC_HEADER) {
-            bad = -EBADMSG;
-        } else if (type == REC_HEADER) {
-            bad = load_header(l, &d);
-        } else if (type == REC_STRINGS) {
-            bad = load_strings(l, &d);
-        } else if (type == REC_CLIENT) {
-            bad = load_client(l, &d);
-        } else if (type == REC_KEY) {
-            bad = load_key(l, &d);
-        } else if (type == REC_PATHS && l->version >= 4) {
-            bad = load_paths(l, &d);
-        } else if (type == REC_PKEY && l->version >= 4) {
-            bad = load_pkey(l, &d);
-        } else if (type == REC_END) {
-            uint32_t nkeys = get_u32(&d);
-            uint64_t nclients = get_u64(&d);
-            bad = d.bad || nkeys != out->keys || nclients != out->clients ||
-                          nkeys != l->nkeys || nclients != l->nclients ||
-                          l->pkeys != l->npkeys || l->a->path.n != l->npaths
-                      ? -EBADMSG
-                      : 0;
-            if (!bad) {
-                out->complete = 1;
-                rc = 0;
-                break;
-            }
-        } else {
-            bad = -EBADMSG;
-        }
-        if (bad || d.pos != d.len) {
-            snprintf(out->why, sizeof out->why,
-                     "inconsistent record '%c' at byte %llu", type,
-                     (unsigned long long)at);
-            rc = -EBADMSG;
-            break;
-        }
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        rc = -errno;
+        snprintf(out->why, sizeof out->why, "%s", strerror(-rc));
+        return rc;
     }
-    free(l);
+    n = read(fd, magic, sizeof magic);
+    close(fd);
+    if (n != (ssize_t)sizeof magic ||
+        memcmp(magic, HRD_SNAPSHOT_MAGIC, sizeof magic) != 0)
+        return load_run(path, a, in, out);
+    rc = hrd_recreader_open(&r, AT_FDCWD, path, HRD_SNAPSHOT_MAGIC);
+    if (rc == 0)
+        rc = hrd_snapshot_legacy_load(&r, a, in, out);
+    else
+        snprintf(out->why, sizeof out->why, "%s",
+                 rc == -EBADMSG ? r.why : strerror(-rc));
+    hrd_recreader_close(&r);
+    /* What was read (all of it, or the good part of a damaged file)
+     * shares the events of keys seen through one path, as it did before
+     * the snapshot was written. */
+    hrd_agg_paths_share(a);
+    out->legacy = 1;
     return rc;
 }

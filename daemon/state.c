@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #define SNAPSHOT "snapshot"
+/* The temporary files of snapshots being written (lib/util/atomic.h:
+ * snapshot.tmp.XXXXXX; snapshot.tmp in earlier releases). */
 #define SNAPSHOT_TMP "snapshot.tmp"
 #define LOCK "lock"
 #define JOURNAL_PREFIX "journal."
@@ -201,27 +203,44 @@ static void remove_covered(struct hrd_state *s, uint64_t covers)
     closedir(d);
 }
 
-/* Writes snapshot.tmp, syncs it and renames it over the snapshot. Used by
- * the daemon and by the compaction child. Returns 0 or a negative errno. */
-static int write_snapshot(struct hrd_state *s, uint64_t covers)
+/* Removes the temporary files of snapshots that were never renamed (their
+ * writer died). */
+static void remove_tmp(struct hrd_state *s)
 {
-    struct hrd_recfile f;
+    DIR *d;
+    struct dirent *e;
+    int fd = dup(s->dirfd);
+
+    if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    rewinddir(d);
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, SNAPSHOT_TMP, strlen(SNAPSHOT_TMP)) == 0)
+            unlinkat(s->dirfd, e->d_name, 0);
+    }
+    closedir(d);
+}
+
+/* Writes the snapshot beside the old one, syncs it, renames it over it
+ * and syncs the directory (so that the journals it covers can go). Used by
+ * the daemon and by the compaction child. Returns 0 or a negative errno
+ * (err says why). */
+static int write_snapshot(struct hrd_state *s, uint64_t covers, char *err,
+                          size_t errlen)
+{
+    char path[sizeof s->info.dir + sizeof SNAPSHOT + 1];
     int rc;
 
-    unlinkat(s->dirfd, SNAPSHOT_TMP, 0);
-    rc = hrd_recfile_open(&f, s->dirfd, SNAPSHOT_TMP, HRD_SNAPSHOT_MAGIC);
-    if (rc != 0)
-        return rc;
-    rc = hrd_snapshot_write(&f, s->agg, s->in, covers);
-    if (rc == 0 && fsync(f.fd) != 0)
+    snprintf(path, sizeof path, "%s/" SNAPSHOT, s->info.dir);
+    rc = hrd_snapshot_write(path, s->agg, s->in, covers, err, errlen);
+    if (rc == 0 && fsync(s->dirfd) != 0) {
         rc = -errno;
-    hrd_recfile_close(&f);
-    if (rc == 0 && renameat(s->dirfd, SNAPSHOT_TMP, s->dirfd, SNAPSHOT) != 0)
-        rc = -errno;
-    if (rc == 0 && fsync(s->dirfd) != 0)
-        rc = -errno;
-    if (rc != 0)
-        unlinkat(s->dirfd, SNAPSHOT_TMP, 0);
+        snprintf(err, errlen, "cannot sync the directory: %s",
+                 strerror(-rc));
+    }
     return rc;
 }
 
@@ -250,6 +269,7 @@ static void reap(struct hrd_state *s, int block)
 
 int hrd_state_snapshot_now(struct hrd_state *s)
 {
+    char err[600];
     uint64_t covers;
     int rc;
 
@@ -258,9 +278,10 @@ int hrd_state_snapshot_now(struct hrd_state *s)
     reap(s, 1);
     covers = s->gen;
     journal_close(s);
-    rc = write_snapshot(s, covers);
+    rc = write_snapshot(s, covers, err, sizeof err);
     if (rc != 0) {
-        trouble(s, -rc, "cannot write the snapshot in %s", s->info.dir);
+        trouble(s, -rc, "cannot write the snapshot in %s (%s)", s->info.dir,
+                err);
         journal_open(s);
         return rc;
     }
@@ -293,8 +314,10 @@ static void compact(struct hrd_state *s, uint64_t now_ms)
     s->info.journal_records = 0;
     s->last_snapshot_ms = now_ms;
     pid = fork();
-    if (pid == 0)
-        _exit(write_snapshot(s, covers) == 0 ? 0 : 1);
+    if (pid == 0) {
+        char err[600];
+        _exit(write_snapshot(s, covers, err, sizeof err) == 0 ? 0 : 1);
+    }
     if (pid < 0) {
         s->log(s->log_ctx, "state: cannot start a compaction: %s",
                strerror(errno));
@@ -439,6 +462,9 @@ static uint64_t *list_journals(struct hrd_state *s, size_t *n)
             close(fd);
         return NULL;
     }
+    /* The duplicate shares the directory's offset with s->dirfd, which an
+     * earlier listing left at its end. */
+    rewinddir(d);
     while ((e = readdir(d)) != NULL) {
         uint64_t gen = journal_gen(e->d_name);
         if (gen == 0)
@@ -512,36 +538,31 @@ static int replay(struct hrd_state *s, uint64_t gen)
  * should be written (something was replayed or damaged). */
 static int load(struct hrd_state *s)
 {
-    struct hrd_snapshot_load sl;
-    struct hrd_recreader r;
+    char path[sizeof s->info.dir + sizeof SNAPSHOT + 1];
+    struct hrd_snapshot_loaded sl;
     uint64_t *gens, covers = 0;
     size_t n;
     int rc, fresh = 0, damaged = 0;
 
-    rc = hrd_recreader_open(&r, s->dirfd, SNAPSHOT, HRD_SNAPSHOT_MAGIC);
-    if (rc == 0) {
-        rc = hrd_snapshot_load(&r, s->agg, s->in, &sl);
-        /* What was read (all of it, or the good part of a damaged file)
-         * shares the events of keys seen through one path, as it did
-         * before the snapshot was written. */
-        hrd_agg_paths_share(s->agg);
+    remove_tmp(s);
+    snprintf(path, sizeof path, "%s/" SNAPSHOT, s->info.dir);
+    rc = hrd_snapshot_load(path, s->agg, s->in, &sl);
+    if (rc != -ENOENT) {
         covers = sl.covers;
         s->info.loaded_keys = sl.keys;
         s->info.loaded_clients = sl.clients;
-        if (rc != 0) {
-            char why[200];
-            snprintf(why, sizeof why, "%s (%llu keys and %llu clients read)",
-                     rc == -EBADMSG ? sl.why : strerror(-rc),
-                     (unsigned long long)sl.keys,
-                     (unsigned long long)sl.clients);
-            move_aside(s, SNAPSHOT, why);
-            damaged = fresh = 1;
-        }
-    } else if (rc != -ENOENT) {
-        move_aside(s, SNAPSHOT, rc == -EBADMSG ? r.why : strerror(-rc));
+        /* A snapshot of an earlier release is written again at once in
+         * the run format (its journals, covered, then go). */
+        fresh = sl.legacy;
+    }
+    if (rc != 0 && rc != -ENOENT) {
+        char why[600];
+        snprintf(why, sizeof why, "%s (%llu keys and %llu clients read)",
+                 sl.why, (unsigned long long)sl.keys,
+                 (unsigned long long)sl.clients);
+        move_aside(s, SNAPSHOT, why);
         damaged = fresh = 1;
     }
-    hrd_recreader_close(&r);
 
     gens = list_journals(s, &n);
     s->in->replaying = 1;
@@ -622,15 +643,16 @@ int hrd_state_close(struct hrd_state *s)
     reap(s, 1);
     if (s->lockfd >= 0) {
         uint64_t covers = s->gen;
+        char err[600];
         journal_close(s);
-        rc = write_snapshot(s, covers);
+        rc = write_snapshot(s, covers, err, sizeof err);
         if (rc == 0) {
             remove_covered(s, covers);
             s->info.snapshots++;
         } else {
             s->log(s->log_ctx, "state: cannot write the snapshot in %s: %s; "
                    "the journals stay and are replayed at the next start",
-                   s->info.dir, strerror(-rc));
+                   s->info.dir, err);
         }
         close(s->lockfd);
     }

@@ -13,9 +13,12 @@
  * the machine can take.
  *
  * Compaction: a new journal generation is started, and a child process
- * (fork, so the daemon keeps serving) writes the snapshot to
- * `snapshot.tmp`, fsyncs it and renames it over `snapshot`; when it has
- * succeeded the journals it covers are removed. At a clean stop the
+ * (fork, so the daemon keeps serving) writes the snapshot to a temporary
+ * file beside it (`snapshot.tmp.XXXXXX`, removed at the next start when
+ * its writer died), fsyncs it, renames it over `snapshot` and fsyncs the
+ * directory; when it has succeeded the journals it covers are removed. A
+ * crash in between leaves journals the snapshot covers: they are not
+ * replayed. At a clean stop the
  * snapshot is written in the daemon itself and every journal removed.
  *
  * Damage found while loading (a corrupt or truncated snapshot or journal)

@@ -13,9 +13,12 @@
  * (each record's payload a key, type ignored, written by hrd_run_put_packed
  * after a header and followed by an empty end; raw: the bytes after the
  * magic) loaded by hrd_run_load and written again, sorted (format 1) with
- * FUZZ_STATE_SORTED; otherwise it is a snapshot loaded by
- * hrd_snapshot_load. fuzz_spool reads the same format (after the spool
- * magic) as the spool file of process FUZZ_SPOOL_PID, FUZZ_SPOOL_INSTANCE.
+ * FUZZ_STATE_SORTED; FUZZ_STATE_SNAPSHOT the bytes after the magic of a
+ * snapshot (a run file with the daemon's state, lib/run/runstate.h), raw;
+ * otherwise it is a snapshot of an earlier release's format (a record
+ * file). Either is loaded by hrd_snapshot_load. fuzz_spool reads the same
+ * format (after the spool magic) as the spool file of process
+ * FUZZ_SPOOL_PID, FUZZ_SPOOL_INSTANCE.
  */
 #ifndef HOSTRANGE_FUZZ_COMMON_H
 #define HOSTRANGE_FUZZ_COMMON_H
@@ -30,6 +33,7 @@
 #define FUZZ_STATE_RAW 0x02u
 #define FUZZ_STATE_RUN 0x04u
 #define FUZZ_STATE_SORTED 0x08u
+#define FUZZ_STATE_SNAPSHOT 0x10u
 
 /* The process whose spool file fuzz_spool reads (its seeds' batches are
  * that process's). */

@@ -5,9 +5,10 @@
  * control requests and answers by protobuf-c, snapshots by
  * hrd_snapshot_write and journals of those batches, spool files by the
  * client's writer (hr__spool_write), in fuzz_state's input format
- * (fuzz/common.h), and one damaged file.
+ * (fuzz/common.h), a snapshot of an earlier release's format (OLD_SNAPSHOT,
+ * tests/data/state-v4/snapshot) when given, and one damaged file.
  *
- * Usage: fuzz_seeds DIR
+ * Usage: fuzz_seeds DIR [OLD_SNAPSHOT]
  */
 #include "config.h"
 
@@ -370,52 +371,67 @@ static void feed_four(struct hrd_ingest *in)
 }
 
 /* A snapshot of a few batches, with keys exact (or in histograms when
- * exact_cap is small), framed; and the raw bytes of the file. */
+ * exact_cap is small): the bytes of the file after its magic. */
 static void snapshot_seed(const char *dir, uint64_t exact_cap,
                           const char *seed)
 {
     struct hrd_agg a;
     struct hrd_ingest in;
-    struct hrd_recfile f;
-    char raw[64], path[4096];
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    char path[4096], err[600];
+    FILE *fp;
+    uint8_t *buf;
+    long sz = 0;
 
     hrd_agg_init(&a);
     a.exact_cap = exact_cap;
     hrd_ingest_init(&in, &a);
     feed_four(&in);
-    unlinkat(dfd, "snap", 0);
-    if (dfd < 0 || hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC) != 0 ||
-        hrd_snapshot_write(&f, &a, &in, 3) != 0)
-        die("snapshot");
-    hrd_recfile_close(&f);
-    frame(dir, "snap", HRD_SNAPSHOT_MAGIC, 0, seed);
-    {
-        /* Raw: the file's bytes after its magic. */
-        FILE *fp;
-        char *buf;
-        long sz = 0;
-
-        snprintf(path, sizeof path, "%s/snap", dir);
-        fp = fopen(path, "r");
-        if (fp == NULL || fseek(fp, 0, SEEK_END) != 0)
-            die(path);
-        sz = ftell(fp);
-        if (sz < 8)
-            die(path);
-        buf = malloc((size_t)sz);
-        rewind(fp);
-        if (fread(buf, 1, (size_t)sz, fp) != (size_t)sz)
-            die(path);
-        fclose(fp);
-        buf[7] = FUZZ_STATE_RAW;
-        snprintf(raw, sizeof raw, "%s-raw", seed);
-        put("state", raw, buf + 7, (size_t)sz - 7);
-        free(buf);
-    }
-    close(dfd);
+    snprintf(path, sizeof path, "%s/snap", dir);
+    if (hrd_snapshot_write(path, &a, &in, 3, err, sizeof err) != 0)
+        die(err);
+    fp = fopen(path, "r");
+    if (fp == NULL || fseek(fp, 0, SEEK_END) != 0)
+        die(path);
+    sz = ftell(fp);
+    if (sz < 8)
+        die(path);
+    buf = malloc((size_t)sz);
+    rewind(fp);
+    if (buf == NULL || fread(buf, 1, (size_t)sz, fp) != (size_t)sz)
+        die(path);
+    fclose(fp);
+    buf[7] = FUZZ_STATE_SNAPSHOT | FUZZ_STATE_RAW;
+    put("state", seed, buf + 7, (size_t)sz - 7);
+    free(buf);
     hrd_ingest_fini(&in);
     hrd_agg_fini(&a);
+}
+
+/* A snapshot of an earlier release (a record file), framed and raw. */
+static void legacy_seed(const char *file, const char *seed)
+{
+    char dir[4096], name[4096], raw[64];
+    const char *slash = strrchr(file, '/');
+    FILE *fp;
+    uint8_t *buf;
+    long sz;
+
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) : 1,
+             slash ? file : ".");
+    snprintf(name, sizeof name, "%s", slash ? slash + 1 : file);
+    frame(dir, name, HRD_SNAPSHOT_MAGIC, 0, seed);
+    fp = fopen(file, "r");
+    if (fp == NULL || fseek(fp, 0, SEEK_END) != 0 || (sz = ftell(fp)) < 8)
+        die(file);
+    buf = malloc((size_t)sz);
+    rewind(fp);
+    if (buf == NULL || fread(buf, 1, (size_t)sz, fp) != (size_t)sz)
+        die(file);
+    fclose(fp);
+    buf[7] = FUZZ_STATE_RAW;
+    snprintf(raw, sizeof raw, "%s-raw", seed);
+    put("state", raw, buf + 7, (size_t)sz - 7);
+    free(buf);
 }
 
 /* Run files of the same batches as fuzz_state input: each key packed by
@@ -635,8 +651,8 @@ int main(int argc, char **argv)
 {
     char tmp[4096];
 
-    if (argc != 2) {
-        fprintf(stderr, "usage: fuzz_seeds DIR\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: fuzz_seeds DIR [OLD_SNAPSHOT]\n");
         return 2;
     }
     g_out = argv[1];
@@ -650,6 +666,8 @@ int main(int argc, char **argv)
     seeds_ack();
     snapshot_seed(tmp, 1000000, "snapshot-exact");
     snapshot_seed(tmp, 8, "snapshot-hist");
+    if (argc == 3)
+        legacy_seed(argv[2], "snapshot-legacy");
     run_seed(tmp, 1000000, HRD_RUN_FORMAT_NEWEST, "run-events");
     run_seed(tmp, 1000000, 1, "run-sorted");
     run_seed(tmp, 8, HRD_RUN_FORMAT_NEWEST, "run-hist");

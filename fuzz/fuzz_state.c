@@ -1,11 +1,12 @@
 /*
  * libFuzzer target: the loaders of the state directory, the snapshot
- * (hrd_snapshot_load) and the journal (replayed by hrd_state_open), on a
- * file made from the input as fuzz/common.h describes.
+ * (hrd_snapshot_load, of the run format or of an earlier release's) and
+ * the journal (replayed by hrd_state_open), on a file made from the input
+ * as fuzz/common.h describes.
  *
  * A snapshot that loads is then used: the report is written, a valid batch
- * is added to it, and it is written as a snapshot again and loaded back,
- * which must give the same report. A journal is replayed into a state
+ * is added to it, and it is written as a snapshot again (in the run
+ * format) and loaded back, which must give the same report. A journal is replayed into a state
  * directory that is then closed (which writes its snapshot) and opened
  * again: the same report again. A run file that loads (hrd_run_load, the
  * loader of merge, dump --from and hostranged --load) is written again and
@@ -154,37 +155,39 @@ static void fuzz_snapshot(uint8_t mode, const uint8_t *p, size_t n)
 {
     struct hrd_agg a, a2;
     struct hrd_ingest in, in2;
-    struct hrd_recreader r;
-    struct hrd_recfile f;
-    struct hrd_snapshot_load sl;
-    char *r1, *r2;
+    struct hrd_snapshot_loaded sl;
+    char path[300], again[300], err[600], *r1, *r2;
     int rc;
 
-    write_file("snapshot", HRD_SNAPSHOT_MAGIC, mode, p, n);
+    snprintf(path, sizeof path, "%s/snapshot", g_dir);
+    snprintf(again, sizeof again, "%s/again", g_dir);
+    if (mode & FUZZ_STATE_SNAPSHOT) {
+        int fd = openat(g_dirfd, "snapshot", O_WRONLY | O_CREAT | O_TRUNC,
+                        0600);
+
+        FUZZ_CHECK(fd >= 0);
+        FUZZ_CHECK(write(fd, HRD_RUN_MAGIC, 8) == 8);
+        FUZZ_CHECK(write(fd, p, n) == (ssize_t)n);
+        close(fd);
+    } else {
+        write_file("snapshot", HRD_SNAPSHOT_MAGIC, mode, p, n);
+    }
     hrd_agg_init(&a);
     hrd_ingest_init(&in, &a);
-    rc = hrd_recreader_open(&r, g_dirfd, "snapshot", HRD_SNAPSHOT_MAGIC);
-    FUZZ_CHECK(rc == 0);
-    hrd_snapshot_load(&r, &a, &in, &sl);
-    hrd_recreader_close(&r);
+    hrd_snapshot_load(path, &a, &in, &sl);
     free(fuzz_report(&a, NULL));
     add_batch(&in);
     r1 = fuzz_report(&a, NULL);
 
     /* What was loaded, written and loaded again, is the same. */
-    FUZZ_CHECK(hrd_recfile_open(&f, g_dirfd, "again", HRD_SNAPSHOT_MAGIC) ==
-               0);
-    FUZZ_CHECK(hrd_snapshot_write(&f, &a, &in, sl.covers) == 0);
-    hrd_recfile_close(&f);
+    FUZZ_CHECK(hrd_snapshot_write(again, &a, &in, sl.covers, err,
+                                  sizeof err) == 0);
     hrd_agg_init(&a2);
     hrd_ingest_init(&in2, &a2);
-    FUZZ_CHECK(hrd_recreader_open(&r, g_dirfd, "again", HRD_SNAPSHOT_MAGIC) ==
-               0);
-    rc = hrd_snapshot_load(&r, &a2, &in2, &sl);
-    hrd_recreader_close(&r);
+    rc = hrd_snapshot_load(again, &a2, &in2, &sl);
     if (rc != 0)
         fprintf(stderr, "reload: %s\n", sl.why);
-    FUZZ_CHECK(rc == 0 && sl.complete);
+    FUZZ_CHECK(rc == 0 && sl.complete && !sl.legacy);
     FUZZ_CHECK(a2.nkeys == a.nkeys && in2.nclients == in.nclients);
     r2 = fuzz_report(&a2, NULL);
     FUZZ_CHECK(strcmp(r1, r2) == 0);

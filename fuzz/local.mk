@@ -61,7 +61,8 @@ fuzz_fuzz_seeds_LDADD = client/libhrclient.la $(HRDAEMON_LIBS) $(PROTOBUF_C_LIBS
 noinst_DATA = fuzz/corpus.stamp
 fuzz/corpus.stamp: fuzz/fuzz_seeds$(EXEEXT)
 	$(AM_V_GEN)rm -rf fuzz/corpus && \
-	fuzz/fuzz_seeds$(EXEEXT) fuzz/corpus && touch $@
+	fuzz/fuzz_seeds$(EXEEXT) fuzz/corpus \
+	    $(srcdir)/tests/data/state-v4/snapshot && touch $@
 CLEANFILES += fuzz/corpus.stamp
 
 # Only the targets, their seed writer and the sources they include are

@@ -67,6 +67,16 @@ perf_bench_daemon_pause_SOURCES = perf/bench_daemon_pause.c \
 perf_bench_daemon_pause_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
 perf_bench_daemon_pause_LDADD = $(perf_bench_daemon_ingest_LDADD)
 
+# The state directory: the final snapshot's time and size, and a start
+# on it, against a save of the same keys and a start on an empty one.
+BENCHES += perf/bench_daemon_state
+noinst_PROGRAMS += perf/bench_daemon_state
+perf_bench_daemon_state_SOURCES = perf/bench_daemon_state.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_daemon_state_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_daemon_state_LDADD = $(perf_bench_daemon_ingest_LDADD)
+
 # The daemon's exact store: huge pages against 4 KiB pages.
 BENCHES += perf/bench_agg_store
 noinst_PROGRAMS += perf/bench_agg_store

@@ -1,6 +1,6 @@
 # lib/run: files of records (framing, checksums) and the run file format
 # (.hrs): writing keys, scanning, loading, joining and merging runs. Used by
-# the daemon (its journal, save) and by hostrangectl.
+# the daemon (its journal, its snapshot, save) and by hostrangectl.
 noinst_LTLIBRARIES += lib/run/libhrrun.la
 lib_run_libhrrun_la_SOURCES = lib/run/crc32c.c lib/run/crc32c.h \
 	lib/run/recfile.c lib/run/recfile.h lib/run/pbuf.h \
@@ -9,6 +9,6 @@ lib_run_libhrrun_la_SOURCES = lib/run/crc32c.c lib/run/crc32c.h \
 	lib/run/runput.h lib/run/runscan.c lib/run/runscan.h \
 	lib/run/runjoin.c lib/run/runjoin.h lib/run/runmerge.c \
 	lib/run/runmerge.h lib/run/fingerprint.c lib/run/fingerprint.h lib/run/runfields.h \
-	lib/run/runid.c lib/run/runid.h
+	lib/run/runid.c lib/run/runid.h lib/run/runstate.c lib/run/runstate.h
 lib_run_libhrrun_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 EXTRA_DIST += lib/run/local.mk

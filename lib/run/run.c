@@ -126,6 +126,18 @@ fail:
     return rc;
 }
 
+int hrd_run_put_state(struct hrd_run_writer *w, const Hostrange__RunState *s,
+                      char *err, size_t errlen)
+{
+    size_t len = hostrange__run_state__get_packed_size(s);
+    int rc = room(w, len + 1, err, errlen);
+
+    if (rc != 0)
+        return rc;
+    hostrange__run_state__pack(s, w->buf);
+    return put_record(w, HRD_RUN_REC_STATE, w->buf, len, err, errlen);
+}
+
 /* The framing of a record of `type` whose payload is the n pieces at
  * piece (len bytes in all) into hd. Returns 0, or -EMSGSIZE with err set
  * when the record is too large. */
@@ -629,6 +641,33 @@ fail:
     return rc;
 }
 
+int hrd_run_read_state(struct hrd_run_reader *r, Hostrange__RunState **s,
+                       char *err, size_t errlen)
+{
+    uint64_t at = r->offset;
+    const uint8_t *p;
+    uint8_t type;
+    size_t len;
+    int rc = next_record(r, READ_AHEAD, &type, &p, &len, err, errlen);
+
+    if (rc <= 0 || type != HRD_RUN_REC_STATE) {
+        if (rc >= 0)
+            r->offset = at; /* another record: left for the next read */
+        return rc < 0 ? rc : 0;
+    }
+    *s = hrp_unpack(&hostrange__run_state__descriptor, len, p, &rc);
+    if (rc == 0)
+        return 1;
+    if (rc == -ENOMEM) {
+        snprintf(err, errlen, "%s: out of memory", r->path);
+        return rc;
+    }
+    snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
+             "0x%02x that does not decode)", r->path,
+             (unsigned long long)at, HRD_RUN_REC_STATE);
+    return -EINVAL;
+}
+
 int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
                         size_t *len, Hostrange__RunEnd **e, char *err,
                         size_t errlen)
@@ -638,6 +677,11 @@ int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
     uint8_t type;
     int rc = next_record(r, READ_AHEAD, &type, &q, len, err, errlen);
 
+    while (rc > 0 && type == HRD_RUN_REC_STATE) {
+        /* A daemon's state: not part of the run. */
+        at = r->offset;
+        rc = next_record(r, READ_AHEAD, &type, &q, len, err, errlen);
+    }
     if (rc < 0)
         return rc;
     if (rc == 0) {

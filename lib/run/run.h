@@ -1,7 +1,8 @@
 /*
  * Run files (.hrs): writing and reading the layout documented in
  * proto/hostrange.proto (magic, checksummed records: RunHeader, RunKey...,
- * RunEnd).
+ * RunEnd; a daemon's snapshot has a RunState after the header, which the
+ * readers of runs skip).
  *
  * A writer writes to a temporary file next to the target (PATH.tmp.XXXXXX)
  * and, on commit, syncs it and renames it over the target, so the target is
@@ -33,6 +34,9 @@
 #include "proto/hostrange.pb-c.h"
 
 #define HRD_RUN_MAGIC "HRSRUN1\n"
+/* The record of a daemon's state (RunState), right after the header of a
+ * state directory's snapshot (runstate.h); readers of runs skip it. */
+#define HRD_RUN_REC_STATE 'S'
 /* HRD_RUN_FORMAT_NEWEST: runkey.h. */
 
 /* Records go out through out: gathered there and written a buffer at a
@@ -53,6 +57,11 @@ struct hrd_run_writer {
  * negative errno with a one-line reason in err. */
 int hrd_run_create(struct hrd_run_writer *w, const char *path,
                    const Hostrange__RunHeader *h, char *err, size_t errlen);
+/* Writes the daemon's state s (before any key). Returns 0, or a negative
+ * errno with a one-line reason in err (the writer must then be
+ * aborted). */
+int hrd_run_put_state(struct hrd_run_writer *w, const Hostrange__RunState *s,
+                      char *err, size_t errlen);
 /* Returns 0, or a negative errno with a one-line reason in err (the
  * writer must then be aborted). */
 int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
@@ -119,9 +128,17 @@ struct hrd_run_reader {
  */
 int hrd_run_open(struct hrd_run_reader *r, const char *path,
                  Hostrange__RunHeader **h, char *err, size_t errlen);
+/* Reads the daemon's state record when it is the next record (just after
+ * hrd_run_open): returns 1 with it in *s (caller frees with
+ * hostrange__run_state__free_unpacked), 0 when the next record is another
+ * (nothing is read then), or a negative errno with a one-line reason in
+ * err. */
+int hrd_run_read_state(struct hrd_run_reader *r, Hostrange__RunState **s,
+                       char *err, size_t errlen);
 /* Reads the next record: returns 1 with a key in *k, 2 with the end in *e
  * (caller frees either), or a negative errno with a one-line reason in
- * err. */
+ * err. A state record (HRD_RUN_REC_STATE) is skipped, here and by
+ * hrd_run_next_packed. */
 int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
                  Hostrange__RunEnd **e, char *err, size_t errlen);
 /*

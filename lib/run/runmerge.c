@@ -348,6 +348,16 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
     if (rc != 0)
         return rc;
     in->open = 1;
+    {
+        /* A daemon's state (its snapshot read as a run): not part of the
+         * run. */
+        Hostrange__RunState *st = NULL;
+
+        if ((rc = hrd_run_read_state(r, &st, err, errlen)) < 0)
+            return rc;
+        if (st != NULL)
+            hostrange__run_state__free_unpacked(st, NULL);
+    }
     m->l.run = (uint32_t)i;
     for (;;) {
         rc = scan_record(m, i, path, &end, err, errlen);

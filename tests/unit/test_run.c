@@ -79,6 +79,10 @@ static int entries(void)
 /* Writes a run of three exact keys to p, its header of `format`, each key
  * given as a message or, when packed, already packed (as a save gets them
  * from hostranged). */
+/* write_run_as's `packed` may add: a daemon's state record after the
+ * header. */
+#define WITH_STATE 2
+
 static void write_run_as(const char *p, uint32_t format, int packed)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
@@ -91,6 +95,12 @@ static void write_run_as(const char *p, uint32_t format, int packed)
     h.host = "test";
     h.version = "0";
     assert_int_equal(hrd_run_create(&w, p, &h, err, sizeof err), 0);
+    if (packed & WITH_STATE) {
+        Hostrange__RunState st = HOSTRANGE__RUN_STATE__INIT;
+
+        st.covers = 7;
+        assert_int_equal(hrd_run_put_state(&w, &st, err, sizeof err), 0);
+    }
     for (int i = 0; i < 3; i++) {
         Hostrange__RunKey k = HOSTRANGE__RUN_KEY__INIT;
 
@@ -108,7 +118,7 @@ static void write_run_as(const char *p, uint32_t format, int packed)
         k.n_inclusive = 4;
         k.self = self;
         k.n_self = 3;
-        if (packed) {
+        if (packed & 1) {
             uint8_t buf[256];
             size_t len = hostrange__run_key__get_packed_size(&k);
 
@@ -222,6 +232,45 @@ static void test_round_trip(void **state)
     assert_int_equal(keys, 3);
     /* No temporary file is left beside it. */
     assert_int_equal(entries(), 1);
+}
+
+/* A daemon's state record (a snapshot) is read by hrd_run_read_state
+ * just after the header and skipped by the readers of runs; a run without
+ * one gives 0 and reads on unchanged. */
+static void test_state_record(void **state)
+{
+    Hostrange__RunHeader *h = NULL;
+    Hostrange__RunState *st = NULL;
+    Hostrange__RunKey *k = NULL;
+    Hostrange__RunEnd *e = NULL;
+    struct hrd_run_reader r;
+    char err[512];
+    int keys;
+
+    (void)state;
+    write_run_as(path, HRD_RUN_FORMAT_NEWEST, WITH_STATE);
+    assert_int_equal(read_all(path, err, sizeof err, &keys), 0);
+    assert_int_equal(keys, 3);
+    assert_int_equal(hrd_run_open(&r, path, &h, err, sizeof err), 0);
+    hostrange__run_header__free_unpacked(h, NULL);
+    assert_int_equal(hrd_run_read_state(&r, &st, err, sizeof err), 1);
+    assert_int_equal(st->covers, 7);
+    hostrange__run_state__free_unpacked(st, NULL);
+    assert_int_equal(hrd_run_next(&r, &k, &e, err, sizeof err), 1);
+    assert_string_equal(k->node_id, "t::node[0]");
+    hostrange__run_key__free_unpacked(k, NULL);
+    hrd_run_close(&r);
+
+    write_run(path, HRD_RUN_FORMAT_NEWEST);
+    assert_int_equal(hrd_run_open(&r, path, &h, err, sizeof err), 0);
+    hostrange__run_header__free_unpacked(h, NULL);
+    st = NULL;
+    assert_int_equal(hrd_run_read_state(&r, &st, err, sizeof err), 0);
+    assert_null(st);
+    assert_int_equal(hrd_run_next(&r, &k, &e, err, sizeof err), 1);
+    assert_string_equal(k->node_id, "t::node[0]");
+    hostrange__run_key__free_unpacked(k, NULL);
+    hrd_run_close(&r);
 }
 
 /* Keys written packed make the same file, byte for byte, as keys written
@@ -787,6 +836,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_state_record, setup, teardown),
         cmocka_unit_test(test_out_of_memory_is_not_damage),
         cmocka_unit_test_setup_teardown(test_diff_out_of_memory, setup,
                                         teardown),
