@@ -234,3 +234,148 @@ int hrd_rounds_compare(const double *x, size_t n, const double *y, size_t m,
         return -ENOMEM;
     return 0;
 }
+
+size_t hrd_rounds_fast_count(size_t n)
+{
+    return (n + 1) / 2;
+}
+
+/* splitmix64: the next 64 bits of the sequence whose state is *s. */
+static uint64_t next64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* The seed of the random splits of the fastest-half test. */
+#define FAST_SEED 0x243f6a8885a308d3ull
+
+/*
+ * The fastest-half statistic of a split of the pooled values v[0..N),
+ * ascending: new's values are those whose bit is set in `mask`. The
+ * fastest hy of new's and hx of base's are the first ones met.
+ */
+static double fast_stat(const double *v, size_t N, uint64_t mask, size_t hx,
+                        size_t hy)
+{
+    double sx = 0, sy = 0;
+    size_t cx = 0, cy = 0;
+
+    for (size_t i = 0; i < N && (cx < hx || cy < hy); i++) {
+        if (mask >> i & 1) {
+            if (cy < hy) {
+                sy += v[i];
+                cy++;
+            }
+        } else if (cx < hx) {
+            sx += v[i];
+            cx++;
+        }
+    }
+    return sy / (double)hy - sx / (double)hx;
+}
+
+int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
+                         size_t m, struct hrd_rounds_fast *out)
+{
+    size_t N = n + m, hx = hrd_rounds_fast_count(n),
+           hy = hrd_rounds_fast_count(m);
+    double v[64], obs, hits = 0, total = 0;
+    uint64_t mask = 0;
+    /* The pooled logarithms, each marked base's or new's. */
+    struct { double v; int isnew; } e[64];
+
+    if (n == 0 || m == 0 || n > 31 || m > 31)
+        return -EINVAL;
+    for (size_t i = 0; i < N; i++) {
+        double a = i < n ? x[i] : y[i - n];
+
+        if (!(a > 0))
+            return -EINVAL;
+        e[i].v = log(a);
+        e[i].isnew = i >= n;
+    }
+    /* Insertion sort of the pooled logarithms: N is at most 62. */
+    for (size_t i = 1; i < N; i++) {
+        for (size_t j = i; j > 0 && e[j - 1].v > e[j].v; j--) {
+            double tv = e[j].v;
+            int tn = e[j].isnew;
+
+            e[j].v = e[j - 1].v;
+            e[j].isnew = e[j - 1].isnew;
+            e[j - 1].v = tv;
+            e[j - 1].isnew = tn;
+        }
+    }
+    for (size_t i = 0; i < N; i++) {
+        v[i] = e[i].v;
+        mask |= (uint64_t)e[i].isnew << i;
+    }
+    memset(out, 0, sizeof *out);
+    {
+        /* Each side's own mean, from the observed split. */
+        double sx = 0, sy = 0;
+        size_t cx = 0, cy = 0;
+
+        for (size_t i = 0; i < N; i++) {
+            if (mask >> i & 1) {
+                if (cy < hy) {
+                    sy += v[i];
+                    cy++;
+                }
+            } else if (cx < hx) {
+                sx += v[i];
+                cx++;
+            }
+        }
+        out->base_fast = exp(sx / (double)hx);
+        out->new_fast = exp(sy / (double)hy);
+    }
+    obs = fast_stat(v, N, mask, hx, hy);
+    out->change = 100 * expm1(obs);
+    obs = fabs(obs) - 1e-12;
+    if (choose(N, m) <= (double)HRD_ROUNDS_EXACT_SPLITS) {
+        /* Every set of m of the N positions as new's (Gosper). */
+        uint64_t s = (1ull << m) - 1, last = s << n;
+
+        for (;;) {
+            total++;
+            hits += fabs(fast_stat(v, N, s, hx, hy)) >= obs;
+            if (s == last)
+                break;
+            uint64_t c = s & -s, t = s + c;
+
+            s = (((t ^ s) >> 2) / c) | t;
+        }
+        out->exact = 1;
+        out->p = hits / total;
+        return 0;
+    }
+    {
+        uint64_t seed = FAST_SEED;
+        unsigned char lab[64];
+
+        for (unsigned d = 0; d < HRD_ROUNDS_FAST_DRAWS; d++) {
+            uint64_t s = 0;
+
+            /* m positions of N drawn without replacement (Fisher-Yates
+             * on the first m). */
+            for (size_t i = 0; i < N; i++)
+                lab[i] = (unsigned char)i;
+            for (size_t i = 0; i < m; i++) {
+                size_t j = i + (size_t)(next64(&seed) % (N - i));
+                unsigned char t = lab[i];
+
+                lab[i] = lab[j];
+                lab[j] = t;
+                s |= 1ull << lab[i];
+            }
+            hits += fabs(fast_stat(v, N, s, hx, hy)) >= obs;
+        }
+        out->p = (hits + 1) / (HRD_ROUNDS_FAST_DRAWS + 1.0);
+    }
+    return 0;
+}
