@@ -86,8 +86,8 @@ size_t hrd_decide_next_look(const struct hrd_decide_plan *plan,
  * decides giving the verdict. threshold is the key's, in % (its
  * --fail-above limit, else diff's --threshold); step its clock step in ns
  * (0: unknown). Values must be positive. Returns 0 and fills *out (a key
- * with no look yet is undecided with pairs 0), or -EINVAL (a value not
- * positive, more than 31 pairs).
+ * with no look yet is undecided with pairs 0), -EINVAL (a value not
+ * positive) or -ENOMEM.
  */
 int hrd_decide_key(const double *base, const double *new, size_t pairs,
                    double threshold, double step,

@@ -132,8 +132,8 @@ size_t hrd_rounds_fast_count(size_t n);
 
 /*
  * The fastest-half test of x[0..n) (base) against y[0..m) (new), all
- * positive, n and m from 1 to 31. Returns 0 and fills *out, -EINVAL on
- * other sizes or a value not positive.
+ * positive, n and m at least 1. Returns 0 and fills *out, -EINVAL (an
+ * empty side, a value not positive) or -ENOMEM.
  */
 int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
                          size_t m, struct hrd_rounds_fast *out);
