@@ -382,7 +382,9 @@ unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
  * away, as a helper of the command (ctl_cleanup.h: a signal lets it
  * finish). Returns its exit status, or 1 when it cannot be run.
  */
-int hrd_ctl_run_self(char **args)
+/* Runs this program with args, its standard output (and with `quiet`
+ * its standard error) thrown away. */
+static int run_self(char **args, int quiet)
 {
     pid_t pid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_HELPER);
     int status;
@@ -390,8 +392,11 @@ int hrd_ctl_run_self(char **args)
     if (pid == 0) {
         int fd = open("/dev/null", O_WRONLY);
 
-        if (fd >= 0)
+        if (fd >= 0) {
             dup2(fd, STDOUT_FILENO);
+            if (quiet)
+                dup2(fd, STDERR_FILENO);
+        }
         execv("/proc/self/exe", args);
         fprintf(stderr, "hostrangectl: cannot run itself: %s\n",
                 strerror(errno));
@@ -402,6 +407,16 @@ int hrd_ctl_run_self(char **args)
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int hrd_ctl_run_self(char **args)
+{
+    return run_self(args, 0);
+}
+
+int hrd_ctl_run_self_quiet(char **args)
+{
+    return run_self(args, 1);
 }
 
 int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,

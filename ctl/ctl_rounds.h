@@ -97,6 +97,10 @@ unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
  */
 int hrd_ctl_run_self(char **args);
 
+/* As hrd_ctl_run_self, its standard error thrown away too (the output
+ * and the exit status of its rows are all that is wanted). */
+int hrd_ctl_run_self_quiet(char **args);
+
 /*
  * Merges run files in[0..nin) into out as rounds (hostrangectl merge, run
  * as a process of its own), in run format `format`, with the meta pairs
