@@ -45,7 +45,7 @@ static const char usage_ab[] =
     "The comparison is sequential: after N pairs, and then after about\n"
     "sqrt 2 times as many each time up to M, ab looks at the rounds so far\n"
     "and stops once every gated key (those --fail-above names, else all)\n"
-    "is decided, as diff --max-rounds M --first-look N decides: slower or\n"
+    "is decided, as diff --max-rounds decides (see its --help): slower or\n"
     "faster (p below --alpha split over the looks planned, Bonferroni, and\n"
     "the change beyond the key's --fail-above limit, else --threshold),\n"
     "or same (the 95% interval of the change inside +-that threshold); a\n"
