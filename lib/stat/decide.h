@@ -29,8 +29,8 @@
 #include <stddef.h>
 
 /* The pairs of a plan when not given: the first look and the most. */
-#define HRD_DECIDE_FIRST_DEFAULT 5u
-#define HRD_DECIDE_MAX_DEFAULT 20u
+#define HRD_DECIDE_FIRST_DEFAULT 5
+#define HRD_DECIDE_MAX_DEFAULT 20
 
 /* The most looks a plan makes. */
 #define HRD_DECIDE_LOOKS_MAX 64u
