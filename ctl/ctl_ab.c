@@ -45,9 +45,8 @@ static const char usage_ab[] =
     "The comparison is sequential: after N pairs, and then after about\n"
     "sqrt 2 times as many each time up to M, ab looks at the rounds so far\n"
     "and stops once every gated key (those --fail-above names, else all)\n"
-    "is decided, or one is slower than --fail-above allows (exit 1, which\n"
-    "more rounds could not change), as diff --max-rounds decides (see its\n"
-    "--help): slower or faster (p below --alpha split over the looks\n"
+    "is decided, as diff --max-rounds decides (see its --help): slower or\n"
+    "faster (p below --alpha split over the looks\n"
     "planned, Bonferroni, and the change beyond the key's --fail-above\n"
     "limit, else --threshold), or same (the 95% interval of the change\n"
     "inside +-that threshold); a key still open after M pairs is\n"
@@ -173,13 +172,17 @@ static int round_try(char **argv, int optind_, int sep, int side, unsigned k,
 /*
  * A look of the sequential comparison: each side's made[] rounds so far
  * merged in dir, and diff run on them as a process of its own, quietly,
- * with the options dargv[1..dargc) and the plan. Returns diff's exit
- * status, or -1 when the rounds cannot be merged (said on stderr).
+ * with the options dargv[1..dargc), the plan and JSON rows. Returns 1
+ * when a gated key is undecided (a row with "gated":true and
+ * "verdict":"undecided"), 0 when none is, or -1 when the rounds cannot
+ * be merged or diff fails (said on stderr).
  */
 static int look(const char *dir, int dargc, char **dargv, char **files[2],
                 const unsigned made[2], const struct hrd_decide_plan *plan)
 {
-    char path[2][PATH_MAX + 16], first[32], max[32];
+    char path[3][PATH_MAX + 16], first[32], max[32], *line = NULL;
+    size_t cap = 0;
+    FILE *f;
     char **args = calloc((size_t)dargc + 8, sizeof *args);
     int n = 0, st;
 
@@ -204,12 +207,29 @@ static int look(const char *dir, int dargc, char **dargv, char **files[2],
         args[n++] = dargv[i];
     args[n++] = first;
     args[n++] = max;
+    args[n++] = "--format=jsonl";
     args[n++] = path[0];
     args[n++] = path[1];
-    st = hrd_ctl_run_self_quiet(args);
-    for (int i = 0; i < 2; i++)
-        unlink(path[i]);
+    snprintf(path[2], sizeof path[2], "%s/look.jsonl", dir);
+    st = hrd_ctl_run_self_quiet(args, path[2]);
     free(args);
+    /* diff's statuses of a comparison made: 0, 1, 6, 7 and 8. */
+    if (st != 0 && st != 1 && st != 6 && st != 7 && st != AB_DIFF_UNDECIDED) {
+        fprintf(stderr, "hostrangectl ab: the look after %u pairs failed "
+                "(diff exited %d)\n", made[0], st);
+        st = -1;
+    } else if ((f = fopen(path[2], "r")) == NULL) {
+        st = -1;
+    } else {
+        st = 0;
+        while (st == 0 && getline(&line, &cap, f) > 0)
+            st = strstr(line, "\"verdict\":\"undecided\"") != NULL &&
+                 strstr(line, "\"gated\":true") != NULL;
+        free(line);
+        fclose(f);
+    }
+    for (int i = 0; i < 3; i++)
+        unlink(path[i]);
     return st;
 }
 
@@ -376,7 +396,7 @@ static int run_ab(int argc, char **argv)
                 status = 5;
                 break;
             }
-            if (st != AB_DIFF_UNDECIDED) {
+            if (st == 0) {
                 fprintf(stderr, "hostrangectl ab: decided after %u pairs\n",
                         made[0]);
                 break;
