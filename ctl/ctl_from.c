@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/agg/agg_impl.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/stat/rounds.h"
 #include "lib/agg/observer.h"

@@ -16,8 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/history/history.h"
+#include "lib/stat/changepoint.h"
+#include "lib/stat/limits.h"
 
 #define HRD_CTL_HISTORY_SLOWER 1
 #define HRD_CTL_HISTORY_USAGE 2
@@ -96,5 +98,29 @@ extern const char hrd_ctl_history_usage_show[];
 extern const char hrd_ctl_history_usage_detect[];
 extern const char hrd_ctl_history_usage_check[];
 extern const char hrd_ctl_history_usage_plot[];
+
+/* detect's findings (ctl_history_look.c): its options. */
+enum { HRD_CTL_LOOK_TEXT, HRD_CTL_LOOK_JSONL, HRD_CTL_LOOK_JUNIT,
+       HRD_CTL_LOOK_MARKDOWN };
+
+struct hrd_ctl_look_opts {
+    const struct hrd_filter *f;
+    const char *machine;             /* a machine pattern, or NULL */
+    struct hrd_cp_opts cp;           /* alpha: the false discovery rate */
+    const struct hrd_limits *limits; /* --fail-above, or NULL */
+    int format;                      /* HRD_CTL_LOOK_* */
+    size_t limit;                    /* markdown's most rows */
+};
+
+/*
+ * Looks at every series of history h that o's filters keep, at once
+ * (lib/history/look.h), and writes its findings in o's format. Sets
+ * *slower when a series of a finding is slower than its --fail-above
+ * limit (its newest change), naming each on stderr. Returns 0, a negative
+ * errno (err filled for the history's), or -ENOMEM.
+ */
+int hrd_ctl_history_look(const struct hrd_ctl_look_opts *o,
+                         struct hrd_history *h, int *slower, char *err,
+                         size_t errlen);
 
 #endif

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/agg/agg_impl.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/util/options.h"
 #include "lib/run/fingerprint.h"

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/util/atomic.h"
 #include "lib/view/flame.h"
 #include "lib/view/svg.h"

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/agg/observer.h"
 #include "lib/run/run.h"
 #include "proto/protocol.h"

@@ -16,10 +16,14 @@ ctl_hostrangectl_SOURCES += ctl/ctl_cleanup.c ctl/ctl_cleanup.h
 # What a session lost or refused, said where the user looks.
 ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
 # The run history: the subcommand table (ctl_history_cmd.c); add, list,
-# show and the helpers of the others (ctl_history.c); detect and check
-# (ctl_history_detect.c); plot (ctl_history_plot.c).
+# show and the helpers of the others (ctl_history.c); detect
+# (ctl_history_detect.c), its findings (ctl_history_look.c), check
+# (ctl_history_check.c) and what those two share (ctl_history_judge.c);
+# plot (ctl_history_plot.c).
 ctl_hostrangectl_SOURCES += ctl/ctl_history_cmd.c ctl/ctl_history.c \
-	ctl/ctl_history.h ctl/ctl_history_detect.c ctl/ctl_history_plot.c
+	ctl/ctl_history.h ctl/ctl_history_detect.c ctl/ctl_history_look.c \
+	ctl/ctl_history_check.c ctl/ctl_history_judge.c \
+	ctl/ctl_history_judge.h ctl/ctl_history_plot.c
 ctl_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 	$(PROTOBUF_C_CFLAGS)
 # Where record --nvtx finds the installed NVTX tool.

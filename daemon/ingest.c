@@ -1,4 +1,5 @@
-/* Decoding, validation and aggregation of batches (see ingest.h). */
+/* Decoding and validation of batches, the client table and the
+ * acknowledgement (see ingest.h); lib/agg aggregates them (hrd_agg_feed). */
 #include "config.h"
 
 #include "daemon/ingest.h"
@@ -53,14 +54,8 @@ void hrd_ingest_fini(struct hrd_ingest *in)
         free(c);
     }
     free(in->cindex);
-    free(in->kmap);
-    free(in->pkmap);
-    free(in->ctx_path);
-    in->kmap = NULL;
-    in->pkmap = NULL;
-    in->ctx_path = NULL;
-    in->kmap_cap = 0;
-    in->ctx_path_cap = 0;
+    hrd_agg_feed_free(in->feed);
+    in->feed = NULL;
     in->clients = NULL;
     in->cindex = NULL;
     in->nclients = in->cslots = 0;
@@ -73,41 +68,6 @@ static int string_ok(const char *s, int may_be_empty)
     return (may_be_empty && n == 0) || hrp_name_ok(s, n);
 }
 
-/* One item of a sample stream (proto/stream.h). */
-struct item {
-    uint32_t kind;
-    uint64_t index;
-    uint64_t incl, child, nchild, extra;
-};
-
-/* Reads the item at *pp. Returns 0, or -1 when the stream is damaged. */
-static inline int item_next(const uint8_t **pp, const uint8_t *end,
-                            struct item *it)
-{
-    uint64_t tag;
-
-    if (hrp_get_varint(pp, end, &tag) != 0)
-        return -1;
-    it->kind = (uint32_t)(tag & 3u);
-    it->index = tag >> 2;
-    if (it->kind == HRP_ITEM_LABEL)
-        return 0;
-    if (hrp_get_varint(pp, end, &it->incl) != 0)
-        return -1;
-    if (it->kind != HRP_ITEM_PARENT) {
-        it->child = it->nchild = it->extra = 0;
-        return 0;
-    }
-    if (hrp_get_varint(pp, end, &it->child) != 0 ||
-        hrp_get_varint(pp, end, &it->nchild) != 0 ||
-        hrp_get_varint(pp, end, &it->extra) != 0)
-        return -1;
-    return 0;
-}
-
-/* The bits of an item's first byte that make it a leaf whose tag is that
- * one byte: the varint's continuation bit and the kind. */
-#define LEAF_BYTE_MASK (0x80u | 3u)
 
 /* Checks a batch's sample stream. Returns 0 or the reason + 1. */
 static int validate_stream(const Hostrange__Batch *b)
@@ -117,12 +77,12 @@ static int validate_stream(const Hostrange__Batch *b)
     const uint8_t *end = p != NULL ? p + b->samples.len : p;
     uint64_t events = 0;
     int have_label = 0;
-    struct item it;
+    struct hrp_item it;
 
     while (p < end) {
         /* The common item first: a leaf whose tag and time take a byte
          * each (as item_next reads it, with the same checks). */
-        if (end - p >= 2 && (p[0] & LEAF_BYTE_MASK) == HRP_ITEM_LEAF &&
+        if (end - p >= 2 && (p[0] & HRP_LEAF_BYTE_MASK) == HRP_ITEM_LEAF &&
             p[1] < 0x80) {
             if (!have_label)
                 return HRD_REJECT_STREAM + 1;
@@ -132,7 +92,7 @@ static int validate_stream(const Hostrange__Batch *b)
             p += 2;
             continue;
         }
-        if (item_next(&p, end, &it) != 0)
+        if (hrp_item_next(&p, end, &it) != 0)
             return HRD_REJECT_STREAM + 1;
         if (it.kind == HRP_ITEM_LABEL) {
             if (it.index >= b->n_labels)
@@ -348,344 +308,31 @@ int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
     return 0;
 }
 
-/* Interned strings of a batch's labels and ranges, and the range of each
- * of its contexts (string ids). */
-struct names {
-    uint32_t *node, *op, *backend, *range, *ctx_range;
-    unsigned clock_path; /* the batch's HRP_PATH_* bit, 0: not known */
-};
-
-static void names_free(struct names *n)
-{
-    free(n->node);
-    free(n->op);
-    free(n->backend);
-    free(n->range);
-    free(n->ctx_range);
-}
-
-static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
-                        struct names *n)
-{
-    n->node = calloc(b->n_labels + 1, sizeof *n->node);
-    n->op = calloc(b->n_labels + 1, sizeof *n->op);
-    n->backend = calloc(b->n_labels + 1, sizeof *n->backend);
-    n->range = calloc(b->n_ranges + 1, sizeof *n->range);
-    n->ctx_range = calloc(b->n_context_range + 1, sizeof *n->ctx_range);
-    if (n->node == NULL || n->op == NULL || n->backend == NULL ||
-        n->range == NULL || n->ctx_range == NULL)
-        return -ENOMEM;
-    for (size_t i = 0; i < b->n_ranges; i++) {
-        if ((n->range[i] = hrd_agg_str(a, b->ranges[i])) == 0)
-            return -ENOMEM;
-        hrd_agg_rank_range(a, n->range[i]);
-    }
-    for (size_t i = 0; i < b->n_context_range; i++)
-        n->ctx_range[i] = n->range[b->context_range[i]];
-    for (size_t i = 0; i < b->n_labels; i++) {
-        const Hostrange__LabelSet *l = b->labels[i];
-        if ((n->node[i] = hrd_agg_str(a, l->node_id)) == 0 ||
-            (n->op[i] = hrd_agg_str(a, l->operator_)) == 0 ||
-            (n->backend[i] = hrd_agg_str(a, l->backend)) == 0)
-            return -ENOMEM;
-    }
-    return 0;
-}
-
-/*
- * The keys of a batch's (label, context) pairs, found once per pair:
- * samples of nested ranges interleave, so consecutive samples rarely share
- * a key. A direct table when the batch has few enough pairs (as batches
- * do), else a small direct-mapped cache.
- */
-#define KMAP_MAX 65536u
-#define KCACHE 256u
-
-struct keys {
-    struct hrd_key **map;     /* label * n_contexts + context, or NULL */
-    struct hrd_key **pmap;    /* the same for path keys, or NULL */
-    uint32_t *path;           /* context -> path id (below) */
-    uint32_t label[KCACHE], ctx[KCACHE];
-    struct hrd_key *cache[KCACHE];
-};
-
-/* The path of a context not yet looked up, and of one whose path the path
- * table had no room for (besides HRD_PATH_TOO_DEEP). */
-#define PATH_UNKNOWN (UINT32_MAX - 2)
-#define PATH_FULL (UINT32_MAX - 1)
-/* Ancestors climbed at most to find a context's path: beyond any depth
- * cap, so a context this far from any known one is too deep. */
-#define PATH_CLIMB (HRD_MAX_DEPTH_LIMIT + 1)
-
-/*
- * The path id of context c of a valid batch (interned on first use, so
- * that contexts of records only take no room), HRD_PATH_TOO_DEEP or
- * PATH_FULL. Climbs iteratively: a hostile batch may chain any number of
- * contexts.
- */
-static uint32_t ctx_path(struct hrd_agg *a, const Hostrange__Batch *b,
-                         const struct names *n, uint32_t *path, uint32_t c)
-{
-    uint32_t chain[PATH_CLIMB], d = 0, x = c, base = 0;
-    int root = 0;
-
-    if (path[c] != PATH_UNKNOWN)
-        return path[c];
-    while (d < PATH_CLIMB && path[x] == PATH_UNKNOWN) {
-        chain[d++] = x;
-        if (b->context_parent[x] == 0) {
-            root = 1;
-            break;
-        }
-        x = b->context_parent[x] - 1;
-    }
-    if (!root && path[x] == PATH_UNKNOWN)
-        return path[c] = HRD_PATH_TOO_DEEP;
-    if (!root)
-        base = path[x];
-    while (d-- > 0) {
-        uint32_t id;
-
-        if (base == HRD_PATH_TOO_DEEP || base == PATH_FULL)
-            id = base;
-        else if ((id = hrd_agg_path(a, base, n->ctx_range[chain[d]])) == 0)
-            id = PATH_FULL;
-        path[chain[d]] = id;
-        base = id;
-    }
-    return path[c];
-}
-
-/* The path key of a sample of (label l, context c) whose range key is k;
- * NULL when the context's path is not kept (counted) or on ENOMEM (*nomem
- * set). */
-static struct hrd_key *path_key_of(struct hrd_agg *a,
-                                   const Hostrange__Batch *b,
-                                   const struct names *n, struct keys *ks,
-                                   struct hrd_key *k, uint32_t l, uint32_t c,
-                                   int *nomem)
-{
-    struct hrd_key **m = NULL, *pk;
-    uint32_t path;
-
-    if (ks->pmap != NULL) {
-        m = &ks->pmap[(size_t)l * b->n_context_range + c];
-        if (*m != NULL)
-            return *m;
-    }
-    path = ctx_path(a, b, n, ks->path, c);
-    if (path == HRD_PATH_TOO_DEEP) {
-        a->paths_too_deep++;
-        return NULL;
-    }
-    if (path == PATH_FULL) {
-        a->paths_table_full++;
-        return NULL;
-    }
-    pk = hrd_agg_path_key_live(a, k, path);
-    if (pk == NULL)
-        *nomem = 1;
-    else if (m != NULL)
-        *m = pk;
-    return pk;
-}
-
-static struct hrd_key *find_key(struct hrd_agg *a, const Hostrange__Batch *b,
-                                const struct names *n, uint32_t l, uint32_t c)
-{
-    struct hrd_key *k;
-
-    /* Nodes are ranked in the order their samples arrive. */
-    hrd_agg_rank_node(a, n->node[l]);
-    k = hrd_agg_key(a, n->node[l], n->op[l], n->backend[l],
-                    b->labels[l]->phase, n->ctx_range[c]);
-    if (k != NULL)
-        k->clock_paths |= (uint8_t)n->clock_path;
-    return k;
-}
-
-static inline struct hrd_key *key_of(struct hrd_agg *a,
-                                     const Hostrange__Batch *b,
-                                     const struct names *n, struct keys *ks,
-                                     uint32_t l, uint32_t c)
-{
-    struct hrd_key *k;
-    uint32_t slot;
-
-    if (ks->map != NULL) {
-        struct hrd_key **m = &ks->map[(size_t)l * b->n_context_range + c];
-        if (*m == NULL)
-            *m = find_key(a, b, n, l, c);
-        return *m;
-    }
-    slot = (l * 31u + c) & (KCACHE - 1);
-    if (ks->cache[slot] != NULL && ks->label[slot] == l && ks->ctx[slot] == c)
-        return ks->cache[slot];
-    k = find_key(a, b, n, l, c);
-    if (k != NULL) {
-        ks->label[slot] = l;
-        ks->ctx[slot] = c;
-        ks->cache[slot] = k;
-    }
-    return k;
-}
-
-/* Sets up the key table of a batch in the ingest's scratch. */
-static void keys_init(struct hrd_ingest *in, const Hostrange__Batch *b,
-                      struct keys *ks)
-{
-    size_t pairs = b->n_labels * b->n_context_range;
-
-    memset(ks->cache, 0, sizeof ks->cache);
-    ks->map = NULL;
-    ks->pmap = NULL;
-    if (pairs > KMAP_MAX)
-        return;
-    if (pairs > in->kmap_cap) {
-        struct hrd_key **m = realloc(in->kmap, pairs * sizeof *m);
-        if (m == NULL)
-            return;
-        in->kmap = m;
-        m = realloc(in->pkmap, pairs * sizeof *m);
-        if (m == NULL)
-            return;
-        in->pkmap = m;
-        in->kmap_cap = pairs;
-    }
-    if (pairs > 0) {
-        memset(in->kmap, 0, pairs * sizeof *in->kmap);
-        memset(in->pkmap, 0, pairs * sizeof *in->pkmap);
-    }
-    ks->map = in->kmap;
-    ks->pmap = in->pkmap;
-}
-
-/* Sets up the paths of a batch's contexts (all unknown) in the ingest's
- * scratch. Returns 0 or -ENOMEM. */
-static int paths_init(struct hrd_ingest *in, const Hostrange__Batch *b,
-                      struct keys *ks)
-{
-    size_t nc = b->n_context_range;
-
-    if (nc + 1 > in->ctx_path_cap) {
-        uint32_t *p = realloc(in->ctx_path, (nc + 1) * sizeof *p);
-        if (p == NULL)
-            return -ENOMEM;
-        in->ctx_path = p;
-        in->ctx_path_cap = nc + 1;
-    }
-    for (size_t i = 0; i < nc; i++)
-        in->ctx_path[i] = PATH_UNKNOWN;
-    ks->path = in->ctx_path;
-    return 0;
-}
-
-/* Aggregates the sample stream of a valid batch. Returns 0 or -ENOMEM. */
-static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
-                        const struct names *n, struct keys *ks)
-{
-    const uint8_t *p = b->samples.data;
-    /* An empty stream may have no buffer: NULL + 0 is not C. */
-    const uint8_t *end = p != NULL ? p + b->samples.len : p;
-    uint32_t label = 0;
-    size_t row = 0; /* label * contexts: the label's keys in the maps */
-    struct item it;
-    int nomem = 0;
-
-    while (p < end) {
-        struct hrd_key *k, *pk;
-
-        /* The common item first: a leaf whose tag and time take a byte
-         * each, of a (label, context) pair whose range and path keys the
-         * batch has found; the same as the general case below. */
-        if (ks->map != NULL && end - p >= 2 &&
-            (p[0] & LEAF_BYTE_MASK) == HRP_ITEM_LEAF && p[1] < 0x80 &&
-            (k = ks->map[row + (p[0] >> 2)]) != NULL &&
-            (pk = ks->pmap[row + (p[0] >> 2)]) != NULL) {
-            uint64_t incl = p[1];
-
-            if (hrd_agg_add(a, k, incl, incl) != 0 ||
-                (!pk->mirror && hrd_agg_path_add(a, pk, incl, incl) != 0))
-                return -ENOMEM;
-            p += 2;
-            continue;
-        }
-        if (item_next(&p, end, &it) != 0)
-            return -EINVAL; /* validated: never */
-        if (it.kind == HRP_ITEM_LABEL) {
-            label = (uint32_t)it.index;
-            row = (size_t)label * b->n_context_range;
-            continue;
-        }
-        k = key_of(a, b, n, ks, label, (uint32_t)it.index);
-        if (k == NULL)
-            return -ENOMEM;
-        if (it.kind == HRP_ITEM_RECORD) {
-            if (hrd_agg_add_record(a, k, it.incl) != 0)
-                return -ENOMEM;
-            continue;
-        }
-        /* The same sample in its calling context's population: found
-         * first, so that a sample kept without a path parts the key from
-         * its mirror before it is added. */
-        pk = path_key_of(a, b, n, ks, k, label, (uint32_t)it.index, &nomem);
-        if (pk == NULL &&
-            (nomem || hrd_agg_path_unmirror(a, k) != 0))
-            return -ENOMEM;
-        if (hrd_agg_add(a, k, it.incl, it.incl - it.child) != 0)
-            return -ENOMEM;
-        if (it.kind == HRP_ITEM_PARENT) {
-            k->children += it.nchild;
-            k->descendants += it.nchild + it.extra;
-        }
-        if (pk != NULL && !pk->mirror) {
-            if (hrd_agg_path_add(a, pk, it.incl, it.incl - it.child) != 0)
-                return -ENOMEM;
-            pk->children += it.nchild;
-            pk->descendants += it.nchild + it.extra;
-        }
-    }
-    return 0;
-}
-
 static void note_nodes(struct hrd_client *c, const Hostrange__Batch *b,
                        const uint32_t *node);
 
-/* Aggregates a valid batch. Returns 0 or -ENOMEM (with part of it added). */
+/* Aggregates a valid batch (hrd_agg_feed) and takes its lost counts into
+ * client c. Returns 0 or -ENOMEM (with part of it added). */
 static int apply(struct hrd_ingest *in, struct hrd_client *c,
                  const Hostrange__Batch *b)
 {
-    struct hrd_agg *a = in->agg;
-    struct names n = { 0 };
-    struct keys *ks = NULL;
-    int rc = -ENOMEM;
+    struct hrd_agg_fed fed;
 
-    ks = malloc(sizeof *ks);
-    if (ks == NULL || names_intern(a, b, &n) != 0)
-        goto out;
-    n.clock_path = (unsigned)hrp_clock_path_bit(b->clock_path,
-                                                b->clock_order);
-    keys_init(in, b, ks);
-    if (paths_init(in, b, ks) != 0 || apply_stream(a, b, &n, ks) != 0)
-        goto out;
+    if (in->feed == NULL && (in->feed = hrd_agg_feed_new(in->agg)) == NULL) {
+        hrd_agg_enforce(in->agg);
+        return -ENOMEM;
+    }
+    if (hrd_agg_feed(in->feed, b, &fed) != 0)
+        return -ENOMEM;
     for (size_t i = 0; i < b->n_lost_label; i++) {
         uint32_t l = b->lost_label[i];
-        if (hrd_ingest_lost_set(in, c, n.node[l], n.op[l], n.backend[l],
-                                b->labels[l]->phase, b->lost_by_label[i]) != 0)
-            goto out;
+        if (hrd_ingest_lost_set(in, c, fed.node[l], fed.op[l],
+                                fed.backend[l], b->labels[l]->phase,
+                                b->lost_by_label[i]) != 0)
+            return -ENOMEM;
     }
-    for (size_t i = 0; i < b->n_internal_label; i++) {
-        uint32_t l = b->internal_label[i];
-        hrd_agg_internal_add(a, n.node[l], b->stall_count[i], b->stall_ns[i],
-                             b->wake_count[i], b->wake_ns[i]);
-    }
-    note_nodes(c, b, n.node);
-    rc = 0;
-out:
-    names_free(&n);
-    free(ks);
-    hrd_agg_enforce(a);
-    return rc;
+    note_nodes(c, b, fed.node);
+    return 0;
 }
 
 static void make_ack(uint64_t seq, Hostrange__Ack__Status status,
@@ -762,7 +409,7 @@ static int count_refused(struct hrd_ingest *in, struct hrd_client *c,
     const uint8_t *end = p != NULL ? p + b->samples.len : p;
     uint64_t *by, total = 0;
     uint64_t label = UINT64_MAX;
-    struct item it;
+    struct hrp_item it;
 
     if (c != NULL && b->seq != 0 && b->seq <= c->refused_seq)
         return 1;
@@ -770,7 +417,7 @@ static int count_refused(struct hrd_ingest *in, struct hrd_client *c,
     if (by == NULL)
         return 0;
     while (p < end) {
-        if (item_next(&p, end, &it) != 0) {
+        if (hrp_item_next(&p, end, &it) != 0) {
             free(by);
             return 0;
         }
@@ -871,8 +518,7 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
     }
     /* A batch of counters alone (no events: losses, the final counters)
      * is taken whatever the budget, so that losses reach the report. */
-    if (b->events != 0 && in->agg->over_budget &&
-        hrd_agg_enforce(in->agg) == 0 && in->agg->over_budget) {
+    if (b->events != 0 && hrd_agg_full(in->agg)) {
         *reason = HRD_REJECT_MEMORY;
         goto reject;
     }

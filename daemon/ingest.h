@@ -1,6 +1,7 @@
 /*
- * Ingest: decoding, validation and aggregation of client batches, and the
- * table of clients. Pure logic: bytes in, an acknowledgement out.
+ * Ingest: decoding and validation of client batches, which lib/agg then
+ * aggregates (hrd_agg_feed), the table of clients and the acknowledgement.
+ * Pure logic: bytes in, an acknowledgement out.
  *
  * A client is identified by (pid, instance). Its batches are numbered 1, 2,
  * 3, ...; a batch whose number is not above the highest seen is a duplicate
@@ -119,15 +120,8 @@ struct hrd_ingest {
     hrd_journal_fn journal;     /* NULL: none */
     void *journal_ctx;
     int replaying;              /* set while a journal is replayed */
-    /* Scratch: the key of each (label, range) pair of the batch being
-     * aggregated, when there are few enough pairs (owned). */
-    struct hrd_key **kmap;
-    size_t kmap_cap;
-    /* Scratch: likewise the path key of each pair (agg.h), and the path of
-     * each context of the batch (owned). */
-    struct hrd_key **pkmap;
-    uint32_t *ctx_path;
-    size_t ctx_path_cap;
+    /* Feeding batches into agg (owned; made on the first batch). */
+    struct hrd_agg_feed *feed;
 };
 
 void hrd_ingest_init(struct hrd_ingest *in, struct hrd_agg *agg);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/save.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/agg/observer.h"
 #include "lib/run/pbuf.h"
 #include "lib/run/runfields.h"

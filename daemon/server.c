@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/server.h"
+#include "lib/agg/agg_impl.h"
 #include "daemon/control.h"
 #include "lib/run/run.h"
 #include "daemon/ingest.h"
@@ -29,6 +30,7 @@ struct server {
     uv_loop_t loop;
     uv_poll_t ingest_poll, control_poll;
     uv_signal_t sigterm, sigint;
+    int signals_started;        /* the watchers above were started */
     uv_timer_t tick;
     int ingest, control;
     struct hrd_agg agg;
@@ -370,6 +372,7 @@ static void start_watchers(struct server *s)
     s->sigterm.data = s->sigint.data = s;
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     uv_signal_start(&s->sigint, on_signal, SIGINT);
+    s->signals_started = 1;
     uv_timer_init(&s->loop, &s->tick);
     s->tick.data = s;
     uv_timer_start(&s->tick, on_tick, 1000, 1000);
@@ -384,9 +387,20 @@ static void start_watchers(struct server *s)
     spool_wake(s);
 }
 
-/* Closes every handle of the loop, the loop and the sockets. */
+/* Closes every handle of the loop, the loop and the sockets. The signal
+ * watchers close first, and SIGTERM and SIGINT are ignored from then on
+ * (closing them puts back the default, fatal action): a second signal,
+ * such as timeout(1) sends to the process and then to its group, or a
+ * second Ctrl-C, must not kill the daemon while it writes its final
+ * snapshot. */
 static void close_loop(struct server *s)
 {
+    if (s->signals_started) {
+        uv_close((uv_handle_t *)&s->sigterm, NULL);
+        uv_close((uv_handle_t *)&s->sigint, NULL);
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGINT, SIG_IGN);
+    }
     uv_walk(&s->loop, close_walk, NULL);
     uv_run(&s->loop, UV_RUN_DEFAULT);
     uv_loop_close(&s->loop);

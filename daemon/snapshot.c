@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/snapshot.h"
+#include "lib/agg/agg_impl.h"
 #include "proto/protocol.h"
 
 #include <endian.h>

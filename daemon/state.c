@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "daemon/state.h"
+#include "lib/agg/agg_impl.h"
 #include "daemon/snapshot.h"
 #include "proto/monotonic.h"
 

@@ -11,6 +11,7 @@
  */
 #include "config.h"
 
+#include "lib/agg/agg_impl.h"
 #include "daemon/control.h"
 #include "fuzz/common.h"
 #include "proto/hostrange.pb-c.h"

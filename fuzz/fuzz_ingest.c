@@ -16,6 +16,7 @@
  */
 #include "config.h"
 
+#include "lib/agg/agg_impl.h"
 #include "daemon/ingest.h"
 #include "fuzz/common.h"
 #include "proto/hostrange.pb-c.h"

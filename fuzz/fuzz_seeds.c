@@ -13,6 +13,7 @@
 
 #include "client/encode.h"
 #include "client/spool.h"
+#include "lib/agg/agg_impl.h"
 #include "daemon/control.h"
 #include "lib/run/run.h"
 #include "daemon/snapshot.h"

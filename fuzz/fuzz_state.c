@@ -17,6 +17,7 @@
  */
 #include "config.h"
 
+#include "lib/agg/agg_impl.h"
 #include "lib/run/run.h"
 #include "lib/run/runmerge.h"
 #include "daemon/snapshot.h"

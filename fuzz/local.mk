@@ -64,7 +64,9 @@ fuzz/corpus.stamp: fuzz/fuzz_seeds$(EXEEXT)
 	fuzz/fuzz_seeds$(EXEEXT) fuzz/corpus && touch $@
 CLEANFILES += fuzz/corpus.stamp
 
-fuzz: all
+# Only the targets, their seed writer and the sources they include are
+# built, not the whole tree.
+fuzz: $(BUILT_SOURCES)
 	@$(MAKE) $(AM_MAKEFLAGS) fuzz-ingest fuzz-control fuzz-state fuzz-ack \
 		fuzz-spool
 fuzz-ingest: fuzz/fuzz_ingest$(EXEEXT) fuzz/corpus.stamp

@@ -15,7 +15,7 @@
  */
 #include "config.h"
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "perf/bench_daemon_util.h"
 
 #include <stdio.h>

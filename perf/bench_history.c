@@ -105,9 +105,10 @@ static size_t oracle(const double *x)
 
 static void power(void)
 {
+    /* Series of real numbers: no clock step, no tail check. */
     const struct hrd_cp_opts o = { HRD_CP_ALPHA_DEFAULT,
                                    HRD_CP_MIN_CHANGE_DEFAULT,
-                                   HRD_CP_WINDOW_DEFAULT };
+                                   HRD_CP_WINDOW_DEFAULT, 0, 0 };
     struct hrd_cp cp[RUNS];
     double x[RUNS];
     size_t right = 0, near = 0, found = 0, fp = 0, spike_fp = 0, late = 0;

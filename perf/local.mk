@@ -147,3 +147,17 @@ perf_bench_history_SOURCES = perf/bench_history.c \
 perf_bench_history_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
 perf_bench_history_LDADD = $(perf_bench_runs_diff_LDADD)
 BENCHES += perf/bench_history
+# The history at a suite's size (issue 47): add of a 60,000-key run,
+# detect over 120,000 series, the look's growth to 500 runs; CPU and peak
+# memory.
+noinst_PROGRAMS += perf/bench_history_suite
+perf_bench_history_suite_SOURCES = perf/bench_history_suite.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h \
+	tests/lib/harness_runfile.c tests/lib/harness_runfile.h \
+	tests/lib/harness_suite.c tests/lib/harness_suite.h \
+	tests/lib/harness_suite_db.c
+perf_bench_history_suite_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_history_suite_LDADD = lib/history/libhrhistory.la \
+	$(perf_bench_runs_diff_LDADD) -lm
+BENCHES += perf/bench_history_suite

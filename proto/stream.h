@@ -64,4 +64,40 @@ static inline int hrp_get_varint(const uint8_t **pp, const uint8_t *end,
     return -1;
 }
 
+/* One item of a sample stream, as hrp_item_next reads it. */
+struct hrp_item {
+    uint32_t kind;
+    uint64_t index;
+    uint64_t incl, child, nchild, extra;
+};
+
+/* Reads the item at *pp. Returns 0, or -1 when the stream is damaged. */
+static inline int hrp_item_next(const uint8_t **pp, const uint8_t *end,
+                                struct hrp_item *it)
+{
+    uint64_t tag;
+
+    if (hrp_get_varint(pp, end, &tag) != 0)
+        return -1;
+    it->kind = (uint32_t)(tag & 3u);
+    it->index = tag >> 2;
+    if (it->kind == HRP_ITEM_LABEL)
+        return 0;
+    if (hrp_get_varint(pp, end, &it->incl) != 0)
+        return -1;
+    if (it->kind != HRP_ITEM_PARENT) {
+        it->child = it->nchild = it->extra = 0;
+        return 0;
+    }
+    if (hrp_get_varint(pp, end, &it->child) != 0 ||
+        hrp_get_varint(pp, end, &it->nchild) != 0 ||
+        hrp_get_varint(pp, end, &it->extra) != 0)
+        return -1;
+    return 0;
+}
+
+/* The bits of an item's first byte that make it a leaf whose tag is that
+ * one byte: the varint's continuation bit and the kind. */
+#define HRP_LEAF_BYTE_MASK (0x80u | 3u)
+
 #endif

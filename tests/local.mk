@@ -12,14 +12,17 @@
 #                   report-row parser, the batch builder and the batch sender
 #   tests/python/   the Python module's and pytest plugin's checks
 #   tests/source/   checks of the source tree itself (the layers)
-#   tests/data/     the reference's reports
+#   tests/data/     the reference's reports, and a state directory of an
+#                   earlier daemon (state-v4)
 #
 # A test that needs something missing (a GPU, a tool) exits 77: skipped.
 EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
 	tests/data/reference-gemm.jsonl tests/service/soak.sh \
 	tests/service/test_compiled_out.sh tests/service/test_man.sh \
 	tests/service/test_runs.sh tests/service/test_paths.sh \
-	tests/service/test_plot.sh \
+	tests/service/test_plot.sh tests/service/test_state_fixture.sh \
+	tests/data/state-v4/README tests/data/state-v4/snapshot \
+	tests/data/state-v4/dump.jsonl tests/data/state-v4/dump-by-path.jsonl \
 	tests/python/test_python_module.sh tests/python/test_python_plugin.sh \
 	tests/python/suite/test_add.py tests/python/suite/test_gemm.py \
 	tests/python/suite/hr_arrays.py tests/python/hr_daemon.py \
@@ -308,7 +311,8 @@ tests_service_test_merge_memory_LDADD = $(HRD_STORE_TEST_LIBS) -lutil
 # Calling contexts end to end: folded stacks, the tree, dump --by path; and
 # plot's SVGs (well-formed, rendered; skipped without xmllint and
 # rsvg-convert).
-TESTS += tests/service/test_paths.sh tests/service/test_plot.sh
+TESTS += tests/service/test_paths.sh tests/service/test_plot.sh \
+	tests/service/test_state_fixture.sh
 # pprof profiles read by go tool pprof (skipped without go).
 TESTS += tests/service/test_pprof.sh
 EXTRA_DIST += tests/service/test_pprof.sh
@@ -520,12 +524,19 @@ tests_service_test_at_limits_SOURCES = tests/service/test_at_limits.c
 tests_service_test_at_limits_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_at_limits_LDADD = $(HARNESS_LIBS)
 # --- the run history (issue 33): change points, run ids ----------------
-HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid
+HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid \
+	tests/unit/test_look
 check_PROGRAMS += $(HISTORY_UNIT_TESTS)
 TESTS += $(HISTORY_UNIT_TESTS)
 tests_unit_test_changepoint_SOURCES = tests/unit/test_changepoint.c
 tests_unit_test_changepoint_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_changepoint_LDADD = lib/stat/libhrstat.la $(CMOCKA_LIBS) -lm
+# One look at a suite's history: the rule over all series, findings.
+tests_unit_test_look_SOURCES = tests/unit/test_look.c \
+	tests/lib/harness_suite.c tests/lib/harness_suite.h
+tests_unit_test_look_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_look_LDADD = lib/history/libhrhistory.la lib/stat/libhrstat.la \
+	$(CMOCKA_LIBS) -lm
 tests_unit_test_runid_SOURCES = tests/unit/test_runid.c
 tests_unit_test_runid_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runid_LDADD = $(HRD_STORE_TEST_LIBS)
@@ -534,6 +545,17 @@ check_PROGRAMS += tests/helpers/mkrun
 tests_helpers_mkrun_SOURCES = tests/helpers/mkrun.c
 tests_helpers_mkrun_CFLAGS = $(TEST_CFLAGS)
 tests_helpers_mkrun_LDADD = $(HRD_STORE_TEST_LIBS)
+# A suite's history written straight through lib/history, and detect on
+# it: one finding per real step (issue 47).
+check_PROGRAMS += tests/helpers/mkhistory
+tests_helpers_mkhistory_SOURCES = tests/helpers/mkhistory.c \
+	tests/lib/harness_suite.c tests/lib/harness_suite.h \
+	tests/lib/harness_suite_db.c
+tests_helpers_mkhistory_CFLAGS = $(TEST_CFLAGS) $(SQLITE3_CFLAGS)
+tests_helpers_mkhistory_LDADD = lib/history/libhrhistory.la \
+	$(HRD_STORE_TEST_LIBS) -lm
+TESTS += tests/service/test_history_suite.sh
+EXTRA_DIST += tests/service/test_history_suite.sh
 # The history end to end, against SQLite and a real PostgreSQL server.
 TESTS += tests/service/test_history.sh
 EXTRA_DIST += tests/service/test_history.sh tests/helpers/pgserver.sh

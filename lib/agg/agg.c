@@ -1,7 +1,7 @@
 /* Aggregation of samples per key (see agg.h). */
 #include "config.h"
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/agg/events.h"
 #include "proto/protocol.h"
 
@@ -581,6 +581,12 @@ static int hist_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl,
     return rc;
 }
 
+int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+                uint64_t self_ns)
+{
+    return hrd_agg__add(a, k, incl_ns, self_ns);
+}
+
 static void after_add(struct hrd_agg *a, struct hrd_key *k)
 {
     if (k->exact && k->pairs + k->records >= a->exact_cap &&
@@ -664,7 +670,7 @@ int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
         int rec;
 
         p += hrd_ev_entry_at(p, (size_t)(end - p), &x, &d, &rec);
-        rc = rec ? hrd_agg_add_record(a, k, x) : hrd_agg_add(a, k, x, x - d);
+        rc = rec ? hrd_agg_add_record(a, k, x) : hrd_agg__add(a, k, x, x - d);
     }
     return rc;
 }
@@ -906,4 +912,9 @@ int hrd_agg_key_summaries(struct hrd_agg *a, const struct hrd_key *k,
         hrd_summary_hist(k->self, self);
     }
     return 0;
+}
+
+int hrd_agg_full(struct hrd_agg *a)
+{
+    return a->over_budget && hrd_agg_enforce(a) == 0 && a->over_budget;
 }

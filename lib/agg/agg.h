@@ -57,72 +57,31 @@
  * others. The price is the samples' memory twice; the budget holds it.
  * Records (values the program measured itself) have no calling context
  * and are kept per range name only.
+ *
+ * This header is lib/agg's door: what the daemon, run files and views
+ * call. The fields of its structs, the encoding's writers and the inline
+ * fast path of adding live in lib/agg/agg_impl.h, lib/agg's own; a batch
+ * a client sent is fed through hrd_agg_feed (feed.c), which keeps the
+ * name and key caches, calling paths, mirrors and child counts.
  */
 #ifndef HOSTRANGE_AGG_H
 #define HOSTRANGE_AGG_H
 
-#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "lib/stat/hist.h"
 #include "lib/agg/rows.h"
 #include "lib/stat/summary.h"
+#include "proto/hostrange.pb-c.h"
+
+/* The aggregation and its keys; their fields are lib/agg's (agg_impl.h). */
+struct hrd_agg;
+struct hrd_key;
 
 #define HRD_EXACT_CAP_DEFAULT 1000000u
 #define HRD_MAX_BYTES_DEFAULT ((size_t)1 << 30)
 
-struct hrd_key {
-    uint32_t node;    /* string id */
-    uint32_t op;      /* string id */
-    uint32_t backend; /* string id */
-    uint32_t phase;   /* HRP_PHASE_* */
-    uint32_t range;   /* string id */
-    uint32_t serial;  /* creation order */
-    uint8_t has_scopes; /* fed by range samples (not only records) */
-    uint8_t exact;      /* events kept exactly (else histograms) */
-    uint8_t mapped;     /* buf is a mapping of its own (agg.c) */
-    uint8_t clock_paths; /* the HRP_PATH_* bits of the clients that fed it
-                            (0: not known; ingest.c, snapshot.c) */
-    uint64_t pairs;     /* range events (an inclusive and a self time) */
-    uint64_t records;   /* record values (inclusive only) */
-    uint64_t children;  /* the sum of the range events' numbers of direct
-                           child ranges (kept exactly in both modes) */
-    uint64_t descendants; /* the same of all their descendants */
-    /* Exact mode: the encoded events (see above). */
-    uint8_t *buf;
-    size_t len;
-    size_t cap;
-    /* Histogram mode (self == incl: shared, see above). */
-    struct hrd_hist *incl;
-    struct hrd_hist *self;
-    /* Calling contexts (see above): a range key's path keys, in creation
-     * order; a path key's path id (0 on a range key) and the next path key
-     * of its range key. */
-    struct hrd_key *paths;
-    struct hrd_key *pnext;
-    uint32_t path;
-    /* A path key that mirrors its range key: it holds no event of its own,
-     * its events are the range key's (every sample of the range key so far
-     * came through this one path). Readers see it through
-     * hrd_agg_path_view; it is filled with a copy of the range key's
-     * events (hrd_agg_path_unmirror) once they part: a second path, a
-     * sample kept without a path, or a record. Only the first path key of
-     * a key that had no event when the key was made is one. */
-    uint8_t mirror;
-};
-
-/* The path table: path id - 1 -> its parent's id (0: none), its innermost
- * range (string id) and its depth (1 for a range at the top). */
-struct hrd_pathtab {
-    uint32_t *parent;
-    uint32_t *range;
-    uint8_t *depth;
-    uint32_t n, cap;
-    uint32_t *index;  /* open addressing: slot -> id */
-    uint32_t slots;
-};
 
 #define HRD_MAX_PATHS_DEFAULT 65536u
 #define HRD_MAX_DEPTH_DEFAULT 64u
@@ -139,50 +98,6 @@ struct hrd_internal {
     uint64_t stalls, stall_ns, wakes, wake_ns;
 };
 
-struct hrd_strtab {
-    char **s;         /* id - 1 -> string */
-    uint32_t *rank;   /* id - 1 -> node or range rank + 1 (0 = none) */
-    uint64_t *lost;   /* id - 1 -> events lost under this node id */
-    struct hrd_internal *internal; /* id - 1 -> the profiler's own work
-                                      under this node id */
-    uint32_t n, cap;
-    uint32_t *index;  /* open addressing: slot -> id */
-    uint32_t slots;
-};
-
-struct hrd_agg {
-    struct hrd_strtab str;
-    uint32_t node_ranks, range_ranks;
-    struct hrd_key **keys;  /* in creation order */
-    uint32_t nkeys, capkeys;
-    uint32_t *kindex;       /* open addressing: slot -> key index + 1 */
-    uint32_t kslots;
-    uint32_t next_serial;
-    uint64_t events;        /* samples held (inclusive + self + records) */
-    size_t bytes;           /* memory held by keys, samples, histograms */
-    /* Settings (hrd_agg_init sets the defaults). */
-    uint64_t exact_cap;     /* events per key kept exactly */
-    size_t max_bytes;       /* the memory budget */
-    int small_pages;        /* no huge pages for exact buffers (agg.c:
-                               HUGE; for the benchmark's baseline) */
-    /* Counters. */
-    uint64_t capped;        /* keys turned into histograms at exact_cap */
-    uint64_t compacted;     /* keys turned into histograms for memory */
-    int over_budget;        /* over max_bytes with nothing left to compact */
-    /* Scratch for decoding and sorting (owned). */
-    uint64_t *scratch;
-    size_t scratch_cap;
-    /* Calling contexts (paths.c): the path table, the index of path keys
-     * on (range key, path), their limits and counters. */
-    struct hrd_pathtab path;
-    struct hrd_key **pkindex;
-    uint32_t npkeys, pkslots;
-    uint32_t max_paths;      /* paths interned at most */
-    uint32_t max_depth;      /* the deepest path kept */
-    uint64_t paths_too_deep;   /* samples kept without their path: deeper
-                                  than max_depth */
-    uint64_t paths_table_full; /* ... the path table was full */
-};
 
 /* Which keys a dump or a reset applies to; NULL or "" (0 for the phase)
  * matches anything. Strings are shell patterns (fnmatch). */
@@ -230,13 +145,10 @@ struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
 void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k);
 
 /* Adds a range sample / a record to a key. Return 0 or -ENOMEM (the key is
- * then unchanged). hrd_agg_add is inline for the common cases: an exact key
- * with room, below its cap, and a key in histograms whose buckets for the
- * sample exist. */
-static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
-                              uint64_t incl_ns, uint64_t self_ns);
-int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
-                     uint64_t self_ns);
+ * then unchanged). Inside lib/agg, hrd_agg__add (agg_impl.h) is the same,
+ * inline for the common cases. */
+int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+                uint64_t self_ns);
 int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k,
                        uint64_t value_ns);
 
@@ -301,6 +213,10 @@ int hrd_agg_key_unshare(struct hrd_agg *a, struct hrd_key *k);
  * be met (and clears it when it is met).
  */
 uint32_t hrd_agg_enforce(struct hrd_agg *a);
+
+/* Whether a is over max_bytes with nothing left to compact, after trying
+ * once more (hrd_agg_enforce): then it takes no more samples. */
+int hrd_agg_full(struct hrd_agg *a);
 
 /* The exact values of a key, decoded: incl[0..*nincl) and self[0..*nself)
  * (unsorted). The arrays must hold k->pairs + k->records and k->pairs
@@ -416,25 +332,6 @@ int hrd_agg_path_set_hist(struct hrd_agg *a, struct hrd_key *pk,
                           struct hrd_hist *incl, struct hrd_hist *self,
                           uint64_t pairs);
 
-/* Frees range key k's path keys (agg.c, when k goes). */
-void hrd_agg_paths_free(struct hrd_agg *a, struct hrd_key *k);
-/* Rebuilds the index of path keys after keys were removed. Returns 0 or
- * -ENOMEM. */
-int hrd_agg_paths_reindex(struct hrd_agg *a);
-/* Bytes the path table takes (counted in a->bytes). */
-size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a);
-
-/*
- * The open-addressing index of a table of ids 1..n (the strings', the
- * paths'): makes room for one more id, rebuilding the index at twice its
- * slots (256 at first) when it would be half full, each id at the slot of
- * hash(ctx, id) or the next free one. Returns 0 or -ENOMEM (the index is
- * then as it was).
- */
-int hrd_agg_index_room(uint32_t **index, uint32_t *slots, uint32_t n,
-                       uint32_t (*hash)(const void *ctx, uint32_t id),
-                       const void *ctx);
-
 /*
  * As hrd_agg_rows_page, but with by_path set the rows are those of the
  * path keys of the matching range keys (row.path and row.depth set), the
@@ -444,76 +341,62 @@ int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
                          struct hrd_cursor *cur, uint64_t budget,
                          int by_path, hrd_row_fn fn, void *ctx);
 
-/* Room kept free at the end of an exact buffer: the widest entry (17
- * bytes) is written with two 8-byte stores, and a decoder reads 8 bytes
- * past the start of each value. */
-#define HRD_AGG_SLACK 33u
+/* --- Feeding a batch (feed.c) ------------------------------------------ */
 
-/* Bytes of x without its leading zero bytes (0 for 0). */
-static inline unsigned hrd_agg__width(uint64_t x)
-{
-    return x == 0 ? 0u : (unsigned)(71 - __builtin_clzll(x)) / 8u;
-}
+/*
+ * The scratch of feeding batches (the key and path key of each (label
+ * set, context) pair of a batch, the path of each context), kept from one
+ * batch to the next; heap-allocated, freed by hrd_agg_feed_free (NULL
+ * accepted).
+ */
+struct hrd_agg_feed;
 
-/* Stores x little-endian in the 8 bytes at p. */
-static inline void hrd_agg__put8(uint8_t *p, uint64_t x)
-{
-    x = htole64(x);
-    memcpy(p, &x, 8);
-}
+/* Returns a new feed for aggregation a, or NULL on ENOMEM. */
+struct hrd_agg_feed *hrd_agg_feed_new(struct hrd_agg *a);
+void hrd_agg_feed_free(struct hrd_agg_feed *f);
 
-/* Appends a range event's entry (inclusive time, children's time) to an
- * exact key with the room for it. */
-static inline void hrd_agg__put_pair(struct hrd_key *k, uint64_t incl_ns,
-                                     uint64_t diff)
-{
-    unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
-    uint8_t *p = k->buf + k->len;
+/*
+ * What feeding one batch did. The string ids of the batch's label sets
+ * (node[i], op[i], backend[i] for Batch.labels[i]) stay valid until the
+ * next hrd_agg_feed of the same feed.
+ */
+struct hrd_agg_fed {
+    uint64_t pairs;        /* range samples added */
+    uint64_t records;      /* records added */
+    uint64_t too_deep;     /* range samples kept without their path: deeper
+                              than the depth cap (also in the
+                              aggregation's paths_too_deep) */
+    uint64_t table_full;   /* ... the path table was full */
+    const uint32_t *node, *op, *backend;
+};
 
-    p[0] = (uint8_t)(w1 | w2 << 4);
-    hrd_agg__put8(p + 1, incl_ns);
-    hrd_agg__put8(p + 1 + w1, diff);
-    k->len += 1 + w1 + w2;
-}
+/*
+ * Feeds batch b, which must be valid (the daemon's ingest checks every
+ * field first): interns its names (ranking range names in the batch's
+ * order and node ids as their samples arrive), adds its samples to their
+ * keys and to the keys of their calling paths (mirroring, child counts),
+ * and the profiler's own work of its label sets; then keeps the memory
+ * budget (hrd_agg_enforce). Lost counts are the caller's (they are per
+ * client). Returns 0 with *out filled, or -ENOMEM with part of the batch
+ * added (*out then says how much).
+ */
+int hrd_agg_feed(struct hrd_agg_feed *f, const Hostrange__Batch *b,
+                 struct hrd_agg_fed *out);
 
-static inline int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k,
-                              uint64_t incl_ns, uint64_t self_ns)
-{
-    if (k->exact) {
-        if (k->len + HRD_AGG_SLACK <= k->cap && self_ns <= incl_ns &&
-            k->pairs + k->records + 1 < a->exact_cap) {
-            hrd_agg__put_pair(k, incl_ns, incl_ns - self_ns);
-            k->pairs++;
-            k->has_scopes = 1;
-            a->events += 2;
-            return 0;
-        }
-    } else if (k->self == k->incl) {
-        /* A shared histogram whose bucket exists, and a leaf: one bump. */
-        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
+/*
+ * Where the events of a run's key go when it joins key k (run files): a
+ * key whose events all came through one calling path `path` (0: not so,
+ * or not known) keeps them once, k's path key of `path` a mirror of k,
+ * when k has no event and no path yet, or when that mirror is all it has;
+ * then *mirrored is set (that path needs no events of its own). Otherwise
+ * k's mirror, if any, gets its own copy first. Returns 0 or -ENOMEM.
+ */
+int hrd_agg_key_join(struct hrd_agg *a, struct hrd_key *k, uint32_t path,
+                     int *mirrored);
 
-        if (si != NULL && self_ns == incl_ns) {
-            hrd_hist_bump(k->incl, si, incl_ns);
-            k->pairs++;
-            k->has_scopes = 1;
-            a->events += 2;
-            return 0;
-        }
-    } else if (self_ns <= incl_ns) {
-        /* Histograms whose buckets for both values exist: two bumps. */
-        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
-        uint64_t *ss = hrd_hist_slot(k->self, self_ns);
-
-        if (si != NULL && ss != NULL) {
-            hrd_hist_bump(k->incl, si, incl_ns);
-            hrd_hist_bump(k->self, ss, self_ns);
-            k->pairs++;
-            k->has_scopes = 1;
-            a->events += 2;
-            return 0;
-        }
-    }
-    return hrd_agg_add_slow(a, k, incl_ns, self_ns);
-}
+/* Counts n range samples kept without their calling path, whose path
+ * lookup (hrd_agg_path) gave `id` (HRD_PATH_TOO_DEEP, or 0: the table was
+ * full). */
+void hrd_agg_paths_skipped(struct hrd_agg *a, uint32_t id, uint64_t n);
 
 #endif

@@ -1,7 +1,7 @@
 /* Decoding and checking the exact encoding of events (see events.h). */
 #include "config.h"
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/agg/events.h"
 
 #include <errno.h>

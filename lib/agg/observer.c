@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/agg/observer.h"
+#include "lib/agg/agg_impl.h"
 #include "proto/protocol.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* Calling contexts: the path table and the path keys (see agg.h). */
 #include "config.h"
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -272,7 +272,7 @@ int hrd_agg_path_add(struct hrd_agg *a, struct hrd_key *pk, uint64_t incl_ns,
                      uint64_t self_ns)
 {
     uint64_t events = a->events, capped = a->capped;
-    int rc = hrd_agg_add(a, pk, incl_ns, self_ns);
+    int rc = hrd_agg__add(a, pk, incl_ns, self_ns);
 
     a->events = events;
     a->capped = capped;
@@ -309,4 +309,33 @@ int hrd_agg_path_set_hist(struct hrd_agg *a, struct hrd_key *pk,
 
     a->events = events;
     return rc;
+}
+
+int hrd_agg_key_join(struct hrd_agg *a, struct hrd_key *k, uint32_t path,
+                     int *mirrored)
+{
+    *mirrored = 0;
+    if (path != 0 && path != HRD_PATH_TOO_DEEP) {
+        if (k->paths == NULL && k->pairs + k->records == 0) {
+            struct hrd_key *pk = hrd_agg_path_key_live(a, k, path);
+
+            if (pk == NULL)
+                return -ENOMEM;
+            *mirrored = pk->mirror;
+        } else {
+            *mirrored = k->paths != NULL && k->paths->pnext == NULL &&
+                        k->paths->mirror && k->paths->path == path;
+        }
+    }
+    if (!*mirrored && hrd_agg_path_unmirror(a, k) != 0)
+        return -ENOMEM;
+    return 0;
+}
+
+void hrd_agg_paths_skipped(struct hrd_agg *a, uint32_t id, uint64_t n)
+{
+    if (id == 0)
+        a->paths_table_full += n;
+    else
+        a->paths_too_deep += n;
 }

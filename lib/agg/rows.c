@@ -1,7 +1,7 @@
 /* Report rows: their order, filters, pages and summaries (see agg.h). */
 #include "config.h"
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 

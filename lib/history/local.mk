@@ -5,7 +5,8 @@ noinst_LTLIBRARIES += lib/history/libhrhistory.la
 lib_history_libhrhistory_la_SOURCES = lib/history/history.c \
 	lib/history/history.h lib/history/history_impl.h \
 	lib/history/backend.h lib/history/schema.c lib/history/dsn.c \
-	lib/history/sqlite.c lib/history/pg.c
+	lib/history/sqlite.c lib/history/pg.c lib/history/look.c \
+	lib/history/look.h lib/history/look_impl.h
 lib_history_libhrhistory_la_CFLAGS = $(AM_CFLAGS) $(SQLITE3_CFLAGS) \
 	$(PQ_CFLAGS)
 # libpq is loaded when first needed (pg.c), not linked.

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/run/run.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/run/recfile.h"
 #include "proto/protocol.h"
 #include "proto/unpack.h"

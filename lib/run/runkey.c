@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/run/runkey.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/agg/observer.h"
 #include "lib/run/pbuf.h"
 #include "lib/run/runput.h"

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/run/runload.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/agg/observer.h"
 #include "proto/protocol.h"
 
@@ -252,10 +253,7 @@ static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
         return rc;
     if (rc > 0) {
         /* Kept per range name only, as the daemon does. */
-        if (id == 0)
-            a->paths_table_full += p->pairs;
-        else
-            a->paths_too_deep += p->pairs;
+        hrd_agg_paths_skipped(a, id, p->pairs);
         return 0;
     }
     if (given->same_as_key) {
@@ -432,36 +430,24 @@ static int runkey_find(struct hrd_runload *l, const Hostrange__RunKey *m,
 }
 
 /*
- * A key whose one context holds all its events keeps them once: when m's
- * one path is same_as_key and key k has no other path, k's path key is
- * (or stays) a mirror of k, and *mirrored is set (the path then needs no
- * loading of its own). Otherwise k's mirror, if any, becomes a path key
- * of its own. Returns 0 or -ENOMEM.
+ * A key whose one context holds all its events keeps them once (agg.h,
+ * hrd_agg_key_join): when m's one path is same_as_key, that path is k's
+ * to mirror, and *mirrored says whether it does (the path then needs no
+ * loading of its own). Returns 0 or -ENOMEM.
  */
 static int runkey_mirror(struct hrd_agg *a, struct hrd_key *k,
                          const Hostrange__RunKey *m, int *mirrored)
 {
-    uint32_t id;
+    uint32_t id = 0;
     int rc;
 
-    *mirrored = 0;
-    if (m->n_paths == 1 && m->paths[0]->same_as_key) {
-        if ((rc = path_intern(a, m->paths[0], &id)) < 0)
+    if (m->n_paths == 1 && m->paths[0]->same_as_key &&
+        (rc = path_intern(a, m->paths[0], &id)) != 0) {
+        if (rc < 0)
             return rc;
-        if (rc == 0 && k->paths == NULL && k->pairs + k->records == 0) {
-            struct hrd_key *pk = hrd_agg_path_key_live(a, k, id);
-
-            if (pk == NULL)
-                return -ENOMEM;
-            *mirrored = pk->mirror;
-        } else if (rc == 0) {
-            *mirrored = k->paths != NULL && k->paths->pnext == NULL &&
-                        k->paths->mirror && k->paths->path == id;
-        }
+        id = 0; /* not kept: nothing to mirror */
     }
-    if (!*mirrored && hrd_agg_path_unmirror(a, k) != 0)
-        return -ENOMEM;
-    return 0;
+    return hrd_agg_key_join(a, k, id, mirrored);
 }
 
 /* Adds the values of key m (checked; v its decoded values when it holds

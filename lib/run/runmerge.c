@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/run/runmerge.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/run/runjoin.h"
 #include "lib/run/runput.h"
 #include "lib/run/runscan.h"

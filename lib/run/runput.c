@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/run/runput.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/run/runfields.h"
 #include "lib/stat/summary.h"
 

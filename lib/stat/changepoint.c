@@ -97,10 +97,11 @@ double hrd_cp_student_cdf(double t, double df)
 
 /*
  * The two-sided p-value of Student's t test (pooled variance) of v[0..nl)
- * against v[nl..m): 0 when both sides are constant at different levels,
- * 1 when they are constant at one.
+ * against v[nl..m), the variance at least qvar (the rounding's): 0 when
+ * both sides are constant at different levels and qvar is 0, 1 when they
+ * are constant at one.
  */
-static double t_test(const double *v, size_t nl, size_t m)
+static double t_test(const double *v, size_t nl, size_t m, double qvar)
 {
     double ml = 0, mr = 0, ss = 0, nr = (double)(m - nl), df, t;
 
@@ -116,9 +117,12 @@ static double t_test(const double *v, size_t nl, size_t m)
         ss += e * e;
     }
     df = (double)m - 2;
+    if (ml == mr)
+        return 1.0;
+    ss = fmax(ss / df, qvar);
     if (!(ss > 0))
-        return ml == mr ? 1.0 : 0.0;
-    t = (mr - ml) / sqrt(ss / df * (1 / (double)nl + 1 / nr));
+        return 0.0;
+    t = (mr - ml) / sqrt(ss * (1 / (double)nl + 1 / nr));
     return fmin(1.0, 2 * hrd_cp_student_cdf(-fabs(t), df));
 }
 
@@ -147,6 +151,95 @@ static void winsorized_logs(const double *x, size_t m, double *v,
         return;
     for (size_t i = 0; i < m; i++)
         v[i] = fmax(med - WINSOR * mad, fmin(med + WINSOR * mad, v[i]));
+}
+
+/*
+ * The variance that rounding x[0..m) to a clock step of `step` ns adds to
+ * their logarithms: a uniform error within one step, (step / x)^2 / 12 on
+ * the logarithm of x, averaged over the points. 0 when step is 0.
+ */
+static double rounding_var(const double *x, size_t m, double step)
+{
+    double v = 0;
+
+    if (!(step > 0))
+        return 0;
+    for (size_t i = 0; i < m; i++) {
+        double e = step / (x[i] + 1);
+
+        v += e * e / 12;
+    }
+    return v / (double)m;
+}
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b != 0) {
+        int64_t t = a % b;
+
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+double hrd_cp_clock_step(const double *v, size_t n)
+{
+    size_t off = 0, odd = 0, used = 0;
+    int64_t g = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        double h = 2 * v[i];
+
+        if (!(h >= 0) || h > 9e15)
+            continue;
+        if (fabs(h - nearbyint(h)) > 1e-6) {
+            off++;
+            continue;
+        }
+        if ((int64_t)nearbyint(h) != 0)
+            g = gcd64((int64_t)nearbyint(h), g);
+    }
+    if (n == 0 || g == 0 || (double)off > 0.01 * (double)n)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        double h = 2 * v[i];
+
+        if (!(h >= 0) || h > 9e15 || fabs(h - nearbyint(h)) > 1e-6)
+            continue;
+        used++;
+        odd += ((int64_t)nearbyint(h) / g) % 2 != 0;
+    }
+    /* g is in half-ns: a step of g ns when the odd multiples of g / 2 ns
+     * are rare (half steps), else g / 2 ns. */
+    return 4 * odd < used ? (double)g : (double)g / 2;
+}
+
+/*
+ * The points a split at t of x[0..m) is tested on: the logarithms of the
+ * values into v, each side's clipped to within WINSOR robust standard
+ * deviations (the median absolute deviation of both sides from their own
+ * medians, scaled) of its own median, so that one outlying run weighs as
+ * a run WINSOR deviations off, and a step is not clipped. tmp is scratch
+ * of m.
+ */
+static void winsorized_sides(const double *x, size_t m, size_t t, double *v,
+                             double *tmp)
+{
+    double med[2], mad;
+
+    for (size_t i = 0; i < m; i++)
+        v[i] = log(x[i] + 1);
+    med[0] = hrd_cp_median(v, t, tmp);
+    med[1] = hrd_cp_median(v + t, m - t, tmp);
+    for (size_t i = 0; i < m; i++)
+        tmp[i] = fabs(v[i] - med[i >= t]);
+    mad = 1.4826 * median_inplace(tmp, m);
+    if (!(mad > 0))
+        return;
+    for (size_t i = 0; i < m; i++)
+        v[i] = fmax(med[i >= t] - WINSOR * mad,
+                    fmin(med[i >= t] + WINSOR * mad, v[i]));
 }
 
 /*
@@ -308,6 +401,47 @@ static int levels_held(const double *x, size_t m, size_t t, size_t w,
     return nb >= w && na >= w;
 }
 
+/*
+ * The tail check of a split at t of x[0..m): the chance that as many of
+ * the shorter side's k points as do lie beyond a line a quarter of the way
+ * from the longer side's median to theirs would, by outliers alone: the
+ * binomial tail P(X >= h), X of k points each beyond with chance pi, the
+ * share of the longer side's points beyond that line (counted as (j + 1)
+ * / (n + 2) for j of n, so never 0). A level of a few runs in a series of
+ * heavy tails (a cold row, one sample a run, now and then an outlier) is
+ * then no surer than its outliers are rare.
+ */
+static double tail_p(const double *x, size_t m, size_t t, double *tmp)
+{
+    double before = hrd_cp_median(x, t, tmp);
+    double after = hrd_cp_median(x + t, m - t, tmp);
+    int up = after > before, right_short = m - t <= t;
+    size_t a = right_short ? 0 : t, b = right_short ? t : m, j = 0, h = 0;
+    size_t k = right_short ? m - t : t;
+    double line = right_short ? before + (after - before) / 4
+                              : after + (before - after) / 4;
+    double pi, tail = 0, lc = 0;
+
+    for (size_t i = 0; i < m; i++) {
+        int beyond = up == right_short ? x[i] > line : x[i] < line;
+
+        if (i >= a && i < b)
+            j += beyond;
+        else
+            h += beyond;
+    }
+    pi = ((double)j + 1) / ((double)(b - a) + 2);
+    /* lc: log C(k, i), from i = 0 up. */
+    for (size_t i = 0; i <= k; i++) {
+        if (i > 0)
+            lc += log((double)(k - i + 1) / (double)i);
+        if (i >= h)
+            tail += exp(lc + (double)i * log(pi) +
+                        (double)(k - i) * log1p(-pi));
+    }
+    return fmin(1.0, tail);
+}
+
 static double change_of(double before, double after)
 {
     if (before == after)
@@ -349,22 +483,28 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
     nseg = 1;
     while (nseg > 0) {
         size_t a = seg_a[--nseg], b = seg_b[nseg], m = b - a, t;
-        double p, before, after, change;
+        double p, before, after, change, qvar;
 
         if (m < 2 * w)
             continue;
+        qvar = rounding_var(x + a, m, o->step);
         winsorized_logs(x + a, m, r, tmp);
         t = ediv_split(r, m, w);
-        p = t_test(r, t, m);
+        winsorized_sides(x + a, m, t, l, tmp);
+        p = t_test(l, t, m, qvar);
         if (p * (double)(m - 2 * w + 1) <= o->alpha) {
             t = place(x + a, m, w, t, l, tmp);
-            p = t_test(r, t, m);
+            winsorized_sides(x + a, m, t, l, tmp);
+            p = t_test(l, t, m, qvar);
         }
+        if (o->tail)
+            p = fmax(p, tail_p(x + a, m, t, tmp));
         p = fmin(1.0, p * (double)(m - 2 * w + 1));
         before = hrd_cp_median(x + a, t, tmp);
         after = hrd_cp_median(x + a + t, m - t, tmp);
         change = change_of(before, after);
         if (p > o->alpha || fabs(change) < o->min_change || change == 0 ||
+            fabs(after - before) < HRD_CP_MIN_STEPS * o->step ||
             !levels_held(x + a, m, t, w, tmp))
             continue;
         cp[ncp].at = a + t;

@@ -34,6 +34,26 @@
  *
  * A series shorter than 2 x window has no change point; a change smaller
  * than the noise of the runs is not found.
+ *
+ * The clock step. Run medians are read off a clock that counts in steps
+ * (10 ns on some machines), so a series of 20-30 ns self times moves by
+ * whole steps without any change of the code. Given the step of the
+ * series' machine (hrd_cp_clock_step estimates it from the machine's
+ * values), no change of fewer than HRD_CP_MIN_STEPS steps between the two
+ * medians is kept (the floor that diff has), and the noise of the t test
+ * is at least the noise that rounding to the step adds (a uniform error of
+ * one step, on the logarithms): two constant sides one or two steps apart
+ * are no longer infinitely sure.
+ *
+ * The tail check (opts.tail, for a series whose points are single samples,
+ * as a cold row's are: one sample a run, now and then an outlier several
+ * times as slow). A split's p is then at least the chance that as many of
+ * its shorter side's points as do lie beyond a line a quarter of the way
+ * from the longer side's level to theirs would by outliers alone (the
+ * binomial tail, each point beyond with the share of the longer side's
+ * points beyond it, counted as (j + 1) / (n + 2) for j of n): a level of a
+ * few runs is no surer than its outliers are rare. Without it (a point
+ * that is a median of many samples), the t test alone judges.
  */
 #ifndef HOSTRANGE_CHANGEPOINT_H
 #define HOSTRANGE_CHANGEPOINT_H
@@ -45,11 +65,17 @@
 #define HRD_CP_ALPHA_DEFAULT 0.01
 #define HRD_CP_WINDOW_DEFAULT 3
 #define HRD_CP_MIN_CHANGE_DEFAULT 0.0
+/* No change smaller than this many clock steps is kept (as diff's
+ * HRD_ROUNDS_MIN_STEPS). */
+#define HRD_CP_MIN_STEPS 2
 
 struct hrd_cp_opts {
     double alpha;      /* significance level of a split, in (0, 1] */
     double min_change; /* the smallest |after / before - 1| kept (0: any) */
     size_t window;     /* the fewest points on either side (at least 1) */
+    double step;       /* the clock step of the series, ns (0: unknown) */
+    int tail;          /* its points are single samples: the tail
+                          check (see above) */
 };
 
 /* A change point: the series moves from before to after at point `at`
@@ -82,6 +108,17 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
  * when m < 2 (no spread to judge by).
  */
 int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out);
+
+/*
+ * The clock step, in ns, that the values v[0..n) (run medians of one
+ * machine, in ns) were read with: the largest g such that every value is
+ * a whole multiple of g / 2 (a median of an even count is the mean of two
+ * steps), counted as g when fewer than a quarter of the values fall on
+ * the half steps, else g / 2 (values on a finer grid). Returns 0 when the
+ * values are on no grid of at least 0.5 ns (more than 1% of them off it),
+ * or n is 0.
+ */
+double hrd_cp_clock_step(const double *v, size_t n);
 
 /* The median of x[0..n) (sorted copy in tmp, n of them). */
 double hrd_cp_median(const double *x, size_t n, double *tmp);

@@ -455,3 +455,143 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
     free(changed);
     return finish(f);
 }
+
+/* ---- Findings --------------------------------------------------------- */
+
+/* A series of a finding in words, for JUnit's system-out: "NODE OP
+ * BACKEND PHASE RANGE METRIC: before ..., after ..., change ..., p ...". */
+static void finding_series_xml(FILE *f, const struct hrd_gate_row *r)
+{
+    const char *k[6] = { r->node, r->op, r->backend, r->phase, r->range,
+                         r->metric };
+    char fig[192];
+
+    for (int i = 0; i < 6; i++) {
+        if (str(k[i])[0] == '\0')
+            continue;
+        if (i > 0)
+            fputc(' ', f);
+        hrd_xml_escape(f, k[i]);
+    }
+    figures(fig, sizeof fig, r);
+    fprintf(f, ": %s\n", fig);
+}
+
+static size_t count_failing(const struct hrd_gate_findings *g)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < g->n; i++)
+        n += g->f[i].fail != 0;
+    return n;
+}
+
+int hrd_gate_findings_junit(FILE *f, const struct hrd_gate_findings *g)
+{
+    size_t fail = count_failing(g);
+
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"",
+          f);
+    hrd_xml_escape(f, str(g->title));
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
+            "skipped=\"0\" time=\"0\">\n  <testsuite name=\"findings\" "
+            "tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" "
+            "time=\"0\">\n    <properties>\n      <property name=\"rule\" "
+            "value=\"", g->n, fail, g->n, fail);
+    hrd_xml_escape(f, str(g->rule));
+    fprintf(f, "\"/>\n      <property name=\"series\" value=\"%zu\"/>\n"
+            "    </properties>\n", g->series);
+    for (size_t i = 0; i < g->n; i++) {
+        const struct hrd_gate_finding *x = &g->f[i];
+        const struct hrd_gate_row *s = &x->rows[0];
+        char fig[192];
+
+        fprintf(f, "    <testcase name=\"finding %zu: starts in ", i + 1);
+        junit_name(f, s);
+        fputc(' ', f);
+        hrd_xml_escape(f, str(x->where));
+        fputs("\" classname=\"", f);
+        hrd_xml_escape(f, str(s->node));
+        fputs("\" time=\"0\">\n", f);
+        figures(fig, sizeof fig, s);
+        if (x->fail)
+            fprintf(f, "      <failure type=\"slower\" message=\"slower "
+                    "than allowed: %zu series of %zu %s, starting %s\">"
+                    "a series slower than its --fail-above limit"
+                    "</failure>\n", x->n, x->nodes,
+                    x->nodes == 1 ? "node" : "nodes", fig);
+        fprintf(f, "      <system-out>%s: %zu series of %zu %s, p %.2g\n",
+                s->verdict == HRD_GATE_SLOWER ? "slower" : "faster", x->n,
+                x->nodes, x->nodes == 1 ? "node" : "nodes", x->p);
+        for (size_t j = 0; j < x->n; j++)
+            finding_series_xml(f, &x->rows[j]);
+        fputs("</system-out>\n    </testcase>\n", f);
+    }
+    fputs("  </testsuite>\n</testsuites>\n", f);
+    return finish(f);
+}
+
+/* Worst first: failing, then by the change of the series it starts in,
+ * largest first. */
+static int cmp_finding(const void *pa, const void *pb)
+{
+    const struct hrd_gate_finding *a =
+        *(const struct hrd_gate_finding *const *)pa;
+    const struct hrd_gate_finding *b =
+        *(const struct hrd_gate_finding *const *)pb;
+
+    if (a->fail != b->fail)
+        return a->fail ? -1 : 1;
+    if (a->rows[0].change != b->rows[0].change)
+        return a->rows[0].change > b->rows[0].change ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+int hrd_gate_findings_markdown(FILE *f, const struct hrd_gate_findings *g)
+{
+    const struct hrd_gate_finding **v = malloc((g->n + 1) * sizeof *v);
+    size_t fail = count_failing(g), shown;
+
+    if (v == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < g->n; i++)
+        v[i] = &g->f[i];
+    qsort(v, g->n, sizeof *v, cmp_finding);
+    fprintf(f, "%zu %s (%zu slower than allowed) over %zu series\n\n",
+            g->n, g->n == 1 ? "finding" : "findings", fail, g->series);
+    hrd_md_escape(f, str(g->rule));
+    fputc('\n', f);
+    shown = g->n < g->limit ? g->n : g->limit;
+    if (shown > 0)
+        fputs("\n| starts in | where | nodes | series | before | after "
+              "| change | p | verdict |\n"
+              "|---|---|---:|---:|---:|---:|---:|---:|---|\n", f);
+    for (size_t i = 0; i < shown; i++) {
+        const struct hrd_gate_row *r = &v[i]->rows[0];
+        char b[32], a[32], ch[32], p[32];
+
+        duration(b, sizeof b, r->before);
+        duration(a, sizeof a, r->after);
+        percent(ch, sizeof ch, r->change);
+        pvalue(p, sizeof p, v[i]->p);
+        fputs("| ", f);
+        hrd_md_escape(f, r->node);
+        fputc(' ', f);
+        hrd_md_escape(f, r->phase);
+        fputc(' ', f);
+        hrd_md_escape(f, r->range);
+        fputc(' ', f);
+        hrd_md_escape(f, r->metric);
+        fputs(" | ", f);
+        hrd_md_escape(f, str(v[i]->where));
+        fprintf(f, " | %zu | %zu | %s | %s | %s | %s | %s |\n",
+                v[i]->nodes, v[i]->n, b, a, ch, p,
+                v[i]->fail ? "**slower than allowed**"
+                : r->verdict == HRD_GATE_SLOWER ? "slower" : "faster");
+    }
+    if (g->n > shown)
+        fprintf(f, "\n%zu more %s not shown (--limit %zu).\n", g->n - shown,
+                g->n - shown == 1 ? "finding" : "findings", g->limit);
+    free(v);
+    return finish(f);
+}

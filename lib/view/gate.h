@@ -98,4 +98,43 @@ int hrd_gate_junit(FILE *f, const struct hrd_gate *g);
 /* Writes g as GitHub-flavoured Markdown. Returns 0, -ENOMEM or -EIO. */
 int hrd_gate_markdown(FILE *f, const struct hrd_gate *g);
 
+/*
+ * A history's findings (hostrangectl history detect): each a group of
+ * change points at one commit that belong together (lib/history/look.h),
+ * its rows the series that moved, rows[0] the one its change starts in.
+ *
+ * JUnit: one <testsuite> of the findings, the rule as its property
+ * "rule", a <testcase> per finding named by where it starts ("finding 1:
+ * starts in warm layer7 self on MACHINE at commit C"), classed by the
+ * starting node, a <failure> when a series of it is slower than its limit,
+ * and its series listed, one a line, in <system-out>.
+ *
+ * Markdown: a line counting the findings, the rule's line, and a table of
+ * the findings, worst first (failing, then by the change of the series
+ * they start in, largest first), at most `limit` rows.
+ */
+struct hrd_gate_finding {
+    const char *where;   /* "on MACHINE at commit C (run R)" */
+    const struct hrd_gate_row *rows; /* its series; rows[0] its start */
+    size_t n;
+    size_t nodes;        /* how many nodes it holds */
+    double p;            /* the smallest p of its series */
+    int fail;            /* a series of it slower than its limit */
+};
+
+struct hrd_gate_findings {
+    const char *title;
+    const char *rule;    /* the rule over all series, in words */
+    const struct hrd_gate_finding *f;
+    size_t n;
+    size_t series;       /* how many series were looked at */
+    size_t limit;        /* Markdown: the most table rows */
+};
+
+/* Writes g as a JUnit XML document. Returns 0, -ENOMEM or -EIO. */
+int hrd_gate_findings_junit(FILE *f, const struct hrd_gate_findings *g);
+
+/* Writes g as GitHub-flavoured Markdown. Returns 0, -ENOMEM or -EIO. */
+int hrd_gate_findings_markdown(FILE *f, const struct hrd_gate_findings *g);
+
 #endif

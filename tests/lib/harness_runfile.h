@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "lib/run/run.h"
 
 struct harness_runfile {

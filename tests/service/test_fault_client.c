@@ -276,6 +276,9 @@ static void test_daemon_vanishes(void **state)
  * stops the daemon cleanly, while they send (so a daemon that served only
  * the ingest socket would fail here). Then the clients count what the
  * stopped daemon no longer takes as lost, or leave it in the spool.
+ * Under valgrind two clients keep the daemon's socket as full as eight
+ * do otherwise (the daemon runs many times slower there), through the
+ * same paths, at a quarter of the processor time.
  */
 static void test_control_under_load(void **state)
 {
@@ -283,19 +286,19 @@ static void test_control_under_load(void **state)
     char out[LOADERS][300], node[LOADERS][64], stop[300], *text;
     struct harness_run r;
     pid_t pid[LOADERS];
-    int status;
+    int status, loaders = harness_valgrind() ? 2 : LOADERS;
 
     (void)state;
     harness_daemon_start(&d);
     snprintf(stop, sizeof stop, "%s.stop", d.dir);
-    for (int k = 0; k < LOADERS; k++) {
+    for (int k = 0; k < loaders; k++) {
         char *argv[] = { (char *)harness_recorder(), "-R", "-N", node[k],
                          "-S", stop, "-s", "600", NULL };
         snprintf(node[k], sizeof node[k], "tests/fault::load%d", k);
         snprintf(out[k], sizeof out[k], "%s.load%d", d.dir, k);
         pid[k] = harness_spawn(argv, d.dir, NULL, out[k]);
     }
-    for (int k = 0; k < LOADERS; k++)
+    for (int k = 0; k < loaders; k++)
         harness_wait_events(d.dir, pid[k]);
     /* Once a second for five seconds, a ping and a dump, each answered
      * while every client is still sending. */
@@ -308,18 +311,18 @@ static void test_control_under_load(void **state)
         assert_true(harness_exited(r.status, 0));
         assert_non_null(strstr(r.out, "\"range\":\"fault.inner\""));
         harness_run_free(&r);
-        for (int k = 0; k < LOADERS; k++) {
+        for (int k = 0; k < loaders; k++) {
             if (waitpid(pid[k], NULL, WNOHANG) != 0)
                 fail_msg("client %d ended before the daemon answered", k);
         }
     }
     status = harness_daemon_signal(&d, SIGTERM);
     assert_true(harness_exited(status, 0));
-    for (int k = 0; k < LOADERS; k++)
+    for (int k = 0; k < loaders; k++)
         assert_int_equal(waitpid(pid[k], NULL, WNOHANG), 0);
     harness_write_file(stop, "", 0);
 
-    for (int k = 0; k < LOADERS; k++) {
+    for (int k = 0; k < loaders; k++) {
         struct harness_counters c;
 
         assert_true(harness_exited(harness_wait(pid[k], 300), 0));

@@ -132,24 +132,37 @@ suite() {
     sed -n 2p "$out.list" | grep -q '^b0000000000000000000000000000000	' ||
         fail "$kind: order: $(sed -n 2p "$out.list")"
 
-    # detect: the step of hostA at c20, inclusive and self; not on hostB.
+    # detect: the step of hostA at c20, one finding: it starts in
+    # backend.submit's self time, its inclusive time moved with it; not on
+    # hostB. The first line states the rule over all series.
     ctl history detect --db "$db" -f jsonl > "$out.detect" ||
         fail "$kind: detect exit $?"
     [ "$(wc -l < "$out.detect")" -eq 2 ] || fail "$kind: detect: $(cat "$out.detect")"
-    grep -q '^{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"inclusive","machine":"Test CPU 3000, 4 cores; clock fast","commit":"c20","run":"a0000000000000000000000000000014","before":1005.0,"after":1105.5,"change":0.1000000000000000[0-9],"p":1.535[0-9]*e-19,"direction":"slower"}$' \
-        "$out.detect" || fail "$kind: detect line: $(head -1 "$out.detect")"
+    head -1 "$out.detect" | grep -q '^{"rule":"a change moves its series by at least 2 clock steps of its machine; Benjamini-Hochberg false discovery rate q=0.01 over [0-9]* series","series":[0-9]*,"alpha":0.01,"min_steps":2,"findings":1}$' ||
+        fail "$kind: detect rule: $(head -1 "$out.detect")"
+    sed -n 2p "$out.detect" | grep -q '^{"finding":1,"machine":"Test CPU 3000, 4 cores; clock fast","commit":"c20","run":"a0000000000000000000000000000014","nodes":1,"p":[0-9.e-]*,"start":{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"self",.*"series":\[.*"metric":"inclusive",.*\],"fail":false}$' ||
+        fail "$kind: detect finding: $(sed -n 2p "$out.detect")"
+    # --series: each series alone, a line each, as judged without the rule.
+    ctl history detect --db "$db" --series -f jsonl > "$out.series" ||
+        fail "$kind: detect --series exit $?"
+    [ "$(wc -l < "$out.series")" -eq 2 ] || fail "$kind: detect --series: $(cat "$out.series")"
+    grep -q '^{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"inclusive","machine":"Test CPU 3000, 4 cores; clock fast","commit":"c20","run":"a0000000000000000000000000000014","before":1005.0,"after":1105.5,"change":0.1000000000000000[0-9],"p":8.4325[0-9]*e-33,"direction":"slower"}$' \
+        "$out.series" || fail "$kind: detect --series line: $(head -1 "$out.series")"
     grep -q '"metric":"self",.*"commit":"c20",.*"direction":"slower"' \
-        "$out.detect" || fail "$kind: detect self"
+        "$out.series" || fail "$kind: detect self"
     ctl history detect --db "$db" --fail-above 5 > "$out.text" 2> "$out.err"
     [ $? -eq 1 ] || fail "$kind: --fail-above 5 did not fail"
     grep -q 'backend.submit inclusive on Test CPU 3000.*+10.0% slower, above --fail-above 5%' \
         "$out.err" || fail "$kind: --fail-above msg: $(cat "$out.err")"
-    grep -q 'slower by +10.0% at commit c20' "$out.text" || fail "$kind: text"
+    grep -q '^finding 1: slower by +[0-9.]*% on Test CPU 3000, 4 cores; clock fast at commit c20 (run a0000000000000000000000000000014), starts in n1 op cpu warm backend.submit self; 2 series of 1 node, p=' "$out.text" ||
+        fail "$kind: text: $(cat "$out.text")"
+    grep -q '^  n1 op cpu warm backend.submit inclusive on .*: slower by +10.0% at commit c20' "$out.text" || fail "$kind: text series"
     ctl history detect --db "$db" --fail-above 'backend.*=20,*=1' > /dev/null ||
         fail "$kind: --fail-above 20 failed"
-    [ -z "$(ctl history detect --db "$db" --machine 'Test CPU 4000*')" ] ||
-        fail "$kind: a change on machine B"
-    [ -z "$(ctl history detect --db "$db" --range cache.lookup)" ] ||
+    ctl history detect --db "$db" --machine 'Test CPU 4000*' > "$out.b"
+    grep -q '^history detect: 0 findings over [0-9]* series' "$out.b" &&
+        [ "$(wc -l < "$out.b")" -eq 1 ] || fail "$kind: a change on machine B: $(cat "$out.b")"
+    [ -z "$(ctl history detect --db "$db" --series --range cache.lookup)" ] ||
         fail "$kind: a change of cache.lookup"
 
     # check: a slower run fails, one at the newest level passes.

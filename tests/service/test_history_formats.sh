@@ -42,9 +42,16 @@ ctl history add --db "$db" "$dir"/a*.hrs > /dev/null 2> "$dir/err" ||
 ctl history detect --db "$db" --fail-above 5 --format junit \
     > "$dir/detect.xml" 2> "$dir/detect.err"
 [ $? -eq 1 ] || fail "detect --fail-above 5: not 1: $(cat "$dir/detect.err")"
-ctl history detect --db "$db" --fail-above 5 --format markdown --limit 1 \
+ctl history detect --db "$db" --fail-above 5 --format markdown \
     > "$dir/detect.md" 2> /dev/null
 [ $? -eq 1 ] || fail "detect --format markdown: not 1"
+# --series: each series alone, written as diff writes a gate.
+ctl history detect --db "$db" --series --fail-above 5 --format junit \
+    > "$dir/series.xml" 2> /dev/null
+[ $? -eq 1 ] || fail "detect --series --fail-above 5: not 1"
+ctl history detect --db "$db" --series --fail-above 5 --format markdown \
+    --limit 1 > "$dir/series.md" 2> /dev/null
+[ $? -eq 1 ] || fail "detect --series --format markdown: not 1"
 ctl history check --db "$db" --fail-above 10 --format junit "$dir/pr.hrs" \
     > "$dir/check.xml" 2> "$dir/check.err"
 [ $? -eq 1 ] || fail "check --fail-above 10: not 1: $(cat "$dir/check.err")"
@@ -108,9 +115,32 @@ def cases(name):
     assert s.skipped == sum(k == ["Skipped"] for k, _ in out.values())
     return out
 
-# detect: each series once, failing on its newest change, named by the
-# commit where it begins.
-got = cases("detect.xml")
+# detect: one finding, a testcase, starting in backend.submit's self time
+# at c20, failing (both its series are 10% slower), its series listed; the
+# rule a property of the suite.
+xml = JUnitXml.fromfile("%s/detect.xml" % d)
+suites = list(xml)
+assert [s.name for s in suites] == ["findings"], [s.name for s in suites]
+props = {p.name: p.value for p in suites[0].properties()}
+assert props["rule"] == ("a change moves its series by at least 2 clock "
+                         "steps of its machine; Benjamini-Hochberg false "
+                         "discovery rate q=0.01 over 4 series"), props
+tc = list(suites[0])
+assert len(tc) == 1 and suites[0].tests == 1 and suites[0].failures == 1
+assert re.fullmatch(r"finding 1: starts in warm backend.submit self "
+                    r"\(op/cpu\) on Test CPU 3000, 4 cores; clock fast at "
+                    r"commit c20 \(run a0+14\)", tc[0].name), tc[0].name
+assert tc[0].classname == "n1"
+assert [type(r).__name__ for r in tc[0].result] == ["Failure"], tc[0].result
+out = tc[0].system_out.splitlines()
+assert out[0].startswith("slower: 2 series of 1 node, p "), out
+assert [l.split(":")[0] for l in out[1:]] == [
+    "n1 op cpu warm backend.submit self",
+    "n1 op cpu warm backend.submit inclusive"], out
+
+# detect --series: each series once, failing on its newest change, named
+# by the commit where it begins.
+got = cases("series.xml")
 for metric in ("inclusive", "self"):
     name = "warm backend.submit %s (op/cpu)%s at commit c20" % (metric, where)
     assert got[name][0] == ["Failure"], got
@@ -158,6 +188,13 @@ def render(name):
     return text.splitlines(), p
 
 lines, p = render("detect.md")
+assert lines[0] == "1 finding (1 slower than allowed) over 4 series", lines
+assert lines[2] == props["rule"], lines
+assert p.tables == 1 and p.rows == 2, (p.tables, p.rows)  # header + 1
+assert lines[6].startswith("| n1 warm backend.submit self | on Test CPU "
+                           "3000, 4 cores; clock fast at commit c20 (run "), lines
+assert lines[6].endswith(" | **slower than allowed** |"), lines
+lines, p = render("series.md")
 assert lines[0] == "2 keys slower than allowed, 4 unchanged", lines[0]
 assert p.tables == 1 and p.rows == 2, (p.tables, p.rows)  # header + 1
 assert "1 more changed key not shown (--limit 1)." in lines, lines
@@ -176,6 +213,12 @@ assert lines[2] == "not judged: 8 keys (no history of this machine)", lines
 assert p.tables == 0, p.tables
 import json
 rows = [json.loads(l) for l in open("%s/other.jsonl" % d, encoding="utf-8")]
+# The last line: the counts and the rule over the keys judged (none).
+assert rows[-1] == {"rule": "a change moves its series by at least 2 clock "
+                    "steps of its machine; Benjamini-Hochberg false "
+                    "discovery rate q=0.01 over 0 series", "judged": 0,
+                    "differ": 0, "findings": 0, "not_judged": 8}, rows[-1]
+rows = rows[:-1]
 assert len(rows) == 8 and all(
     r["not_judged"] == "no history of this machine" and
     r["machine"] == "Test CPU 9999, 4 cores; clock fast" for r in rows), rows

@@ -84,6 +84,11 @@ ctl history detect --db "$db" --fail-above 5 > /dev/null \
     2> "$o/detect-fail.err"
 ctl history detect --db "$db" --format markdown > "$o/detect.md" 2> /dev/null
 ctl history detect --db "$db" --format junit > "$o/detect.xml" 2> /dev/null
+# --series: each series a row of diff's gate, every node a suite.
+ctl history detect --db "$db" --series --format markdown \
+    > "$o/detect-series.md" 2> /dev/null
+ctl history detect --db "$db" --series --format junit \
+    > "$o/detect-series.xml" 2> /dev/null
 ctl history check --db "$db" "$dir/h7.run" > "$o/check.txt" \
     2> "$o/check.err"
 ctl history check --db "$db" --format markdown "$dir/h7.run" \
@@ -93,7 +98,8 @@ ctl history check --db "$db" --format junit "$dir/h7.run" > "$o/check.xml" \
 ctl history plot --db "$db" -o "$dir/page" > "$o/plot.txt" 2> "$dir/err" ||
     fail "history plot: $(cat "$dir/err")"
 for f in diff.txt diff.md diff.xml diff.jsonl list.txt show.txt detect.txt \
-         detect.md detect.xml check.txt check.md check.xml; do
+         detect.md detect.xml detect-series.md detect-series.xml check.txt \
+         check.md check.xml; do
     [ -s "$o/$f" ] || fail "$f is empty"
 done
 
@@ -182,10 +188,16 @@ def xml_rule(b):
         else:
             out.append(" " if ch in "\t\r" else ch)
     return "".join(out)
-for f in ("diff.xml", "detect.xml", "check.xml"):
+for f in ("diff.xml", "detect-series.xml", "check.xml"):
     suites = {s.name for s in JUnitXml.fromfile("%s/%s" % (o, f))}
     want = {xml_rule(b) for b in names} | {"n"}
     assert suites == want, (f, suites ^ want)
+# detect's findings: one suite; every name in a finding's series listed.
+suites = list(JUnitXml.fromfile("%s/detect.xml" % o))
+assert [s.name for s in suites] == ["findings"], [s.name for s in suites]
+listed = "\n".join(c.system_out for c in suites[0])
+for b in names:
+    assert xml_rule(b) in listed, ("detect.xml", xml_rule(b)[:80])
 
 # Markdown: python3-markdown makes only the report's own elements; each
 # name reads back (a newline, tab or CR a space; a control, a
@@ -211,8 +223,8 @@ class Html(HTMLParser):
         if self.cell is not None:
             self.cell += data
 
-for f, named in (("diff.md", names), ("detect.md", names),
-                 ("check.md", [])):
+for f, named in (("diff.md", names), ("detect-series.md", names),
+                 ("detect.md", []), ("check.md", [])):
     html = markdown.markdown(read(f), extensions=["tables"])
     p = Html()
     p.feed(html)

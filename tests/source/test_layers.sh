@@ -4,7 +4,7 @@
 # Arrows point one way:
 #
 #   lib/util, proto <- lib/stat <- lib/agg <- {lib/run, lib/view}
-#                   <- {daemon, ctl}; lib/run, lib/stat <- lib/history <- ctl
+#                   <- {daemon, ctl}; lib/util, lib/stat <- lib/history <- ctl
 #   proto <- client (its public header: hostrange.h) <- nvtx, ops, demo
 #   ops <- bench, python; the benchmarks of perf/ may use the test library
 #
@@ -25,14 +25,14 @@ lib/agg: lib/agg lib/stat proto
 lib/view: lib/view lib/agg lib/stat proto
 lib/run: lib/run lib/agg lib/stat lib/util proto
 daemon: daemon lib/run lib/agg lib/stat lib/util proto
-lib/history: lib/history
+lib/history: lib/history lib/stat lib/util
 ctl: ctl lib/history lib/view lib/run lib/agg lib/stat lib/util proto
 nvtx: nvtx public
 ops: ops public
 demo: public
 bench: bench ops proto public
 python: python ops public
-perf: perf lib/run lib/agg lib/stat lib/util proto tests/lib public
+perf: perf lib/history lib/run lib/agg lib/stat lib/util proto tests/lib public
 '
 
 # check_tree ROOT: prints each include against the layers and returns 1 when

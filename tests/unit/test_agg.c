@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "proto/protocol.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;

@@ -22,7 +22,7 @@
 
 #include <cmocka.h>
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "daemon/ingest.h"
 #include "lib/run/recfile.h"
 #include "lib/agg/observer.h"

@@ -21,7 +21,8 @@
 #include "lib/stat/changepoint.h"
 
 static const struct hrd_cp_opts defaults = {
-    HRD_CP_ALPHA_DEFAULT, HRD_CP_MIN_CHANGE_DEFAULT, HRD_CP_WINDOW_DEFAULT
+    HRD_CP_ALPHA_DEFAULT, HRD_CP_MIN_CHANGE_DEFAULT, HRD_CP_WINDOW_DEFAULT, 0,
+    0
 };
 
 /* Standard normal draws from a xorshift generator (Box-Muller). */
@@ -95,7 +96,11 @@ static void test_exact_values(void **state)
     assert_true(fabs(cp[0].change - (110.045 / 100.045 - 1)) < 1e-9);
     /* Student's t of the logarithms (none clipped: the median absolute
      * deviation is half the step), 18 degrees of freedom, two-sided,
-     * times the 15 places the split could have been. */
+     * times the 15 places the split could have been. With the tail check
+     * (single samples), p is at least the chance of the ten runs after
+     * by outliers alone: none of the ten runs before lies beyond the line
+     * a quarter of the way up, so each run after does by chance (0 + 1) /
+     * (10 + 2), all ten (1/12)^10, times the 15 places. */
     {
         double ml = 0, mr = 0, ss = 0, t;
 
@@ -108,6 +113,14 @@ static void test_exact_values(void **state)
         assert_true(cp[0].p > 0);
         assert_true(fabs(cp[0].p / (15 * 2 * hrd_cp_student_cdf(-t, 18)) -
                          1) < 1e-9);
+        assert_true(2 * hrd_cp_student_cdf(-t, 18) < pow(1 / 12.0, 10));
+    }
+    {
+        struct hrd_cp_opts o = defaults;
+
+        o.tail = 1;
+        assert_int_equal(hrd_cp_detect(x, 20, &o, cp, 4), 1);
+        assert_true(fabs(cp[0].p / (15 * pow(1 / 12.0, 10)) - 1) < 1e-9);
     }
     /* min_change above the change: none. */
     {

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "client/encode.h"
+#include "lib/agg/agg_impl.h"
 #include "daemon/ingest.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"

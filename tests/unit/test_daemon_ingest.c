@@ -17,6 +17,7 @@
 
 #include <cmocka.h>
 
+#include "lib/agg/agg_impl.h"
 #include "daemon/control.h"
 #include "daemon/ingest.h"
 #include "proto/hostrange.pb-c.h"
@@ -74,6 +75,68 @@ static int teardown(void **state)
     hrd_agg_fini(&f->agg);
     free(f);
     return 0;
+}
+
+/* Feeds batch x straight into a (lib/agg's door, no ingest). */
+static int feed(struct hrd_agg *a, const struct db_batch *x,
+                struct hrd_agg_fed *fed)
+{
+    struct hrd_agg_feed *f = hrd_agg_feed_new(a);
+    Hostrange__Batch *b;
+    uint8_t *buf;
+    size_t len;
+    int rc;
+
+    assert_non_null(f);
+    buf = db_pack(x, &len);
+    b = hostrange__batch__unpack(NULL, len, buf);
+    assert_non_null(b);
+    rc = hrd_agg_feed(f, b, fed);
+    /* The label sets' ids outlive the feed call, not the feed. */
+    assert_string_equal(hrd_agg_str_get(a, fed->node[0]), "n1");
+    assert_string_equal(hrd_agg_str_get(a, fed->node[2]), "n2");
+    assert_string_equal(hrd_agg_str_get(a, fed->op[0]),
+                        hrd_agg_str_get(a, fed->op[1]));
+    hostrange__batch__free_unpacked(b, NULL);
+    free(buf);
+    hrd_agg_feed_free(f);
+    return rc;
+}
+
+/* The feed says what it added and what it kept without a calling path,
+ * and keeps the path counters of the aggregation: every sample of a
+ * batch fed under a depth cap of 0 is kept per range name only. */
+static void test_feed_counts(void **state)
+{
+    struct fixture *f = *state;
+    struct hrd_agg_fed fed;
+    struct hrd_agg shallow;
+    struct db_batch x;
+
+    db_init(&x, 7, 1);
+    db_sample(&x, 0, 0, 100, 60);
+    db_sample(&x, 0, 1, 40, 40);
+    db_sample(&x, 1, 0, 90, 50);
+    db_sample(&x, 2, 1, 30, 30);
+    db_record(&x, 3, 500);
+    assert_int_equal(feed(&f->agg, &x, &fed), 0);
+    assert_int_equal(fed.pairs, 4);
+    assert_int_equal(fed.records, 1);
+    assert_int_equal(fed.too_deep, 0);
+    assert_int_equal(fed.table_full, 0);
+    assert_int_equal(f->agg.events, 2 * 4 + 1);
+    assert_int_equal(f->agg.paths_too_deep, 0);
+
+    hrd_agg_init(&shallow);
+    shallow.max_depth = 0;
+    assert_int_equal(feed(&shallow, &x, &fed), 0);
+    assert_int_equal(fed.pairs, 4);
+    assert_int_equal(fed.records, 1);
+    assert_int_equal(fed.too_deep, 4);
+    assert_int_equal(shallow.paths_too_deep, 4);
+    assert_int_equal(shallow.npkeys, 0);
+    hrd_agg_fini(&shallow);
+    db_fini(&x);
 }
 
 /* Breaks a valid batch one way and expects one reason. */
@@ -649,6 +712,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_out_of_memory_is_retry, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_paged_dump, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_feed_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reset_and_stats, setup,
                                         teardown),
     };

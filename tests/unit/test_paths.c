@@ -25,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "lib/agg/agg_impl.h"
 #include "lib/view/flame.h"
 #include "daemon/ingest.h"
 #include "lib/run/runkey.h"

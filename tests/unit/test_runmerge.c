@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "lib/agg/agg_impl.h"
 #include "lib/run/run.h"
 #include "lib/run/runfields.h"
 #include "lib/run/runmerge.h"

@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "lib/agg/agg.h"
+#include "lib/agg/agg_impl.h"
 #include "daemon/ingest.h"
 #include "daemon/save.h"
 #include "lib/run/pbuf.h"

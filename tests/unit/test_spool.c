@@ -22,6 +22,7 @@
 
 #include "client/encode.h"
 #include "client/spool.h"
+#include "lib/agg/agg_impl.h"
 #include "daemon/spool.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"

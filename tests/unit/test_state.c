@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "lib/agg/agg_impl.h"
 #include "lib/view/report.h"
 #include "lib/run/runkey.h"
 #include "daemon/snapshot.h"

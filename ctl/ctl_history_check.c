@@ -1,0 +1,685 @@
+/* hostrangectl history check: a run against the latest segment of each
+ * of its series, its keys held to detect's rule and gathered into
+ * findings, every key not judged said with why (see
+ * ctl_history_judge.h). */
+#include "config.h"
+
+#include "ctl/ctl_history_judge.h"
+#include "lib/history/history.h"
+#include "lib/history/look.h"
+#include "lib/stat/changepoint.h"
+#include "lib/stat/fdr.h"
+#include "lib/stat/rounds.h"
+#include "lib/view/escape.h"
+#include "lib/view/gate.h"
+#include "lib/view/numfmt.h"
+#include "lib/view/report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char hrd_ctl_history_usage_check[] =
+    "Usage: hostrangectl history check [--db DB] RUN.hrs [FILTER]...\n"
+    "                                [--alpha P] [--window N] [--min-history N]\n"
+    "                                [--fail-above SPEC] [--format FORMAT]\n"
+    "                                [--limit N]\n"
+    "Test each key of a run (one not stored, such as a pull request's)\n"
+    "against the latest segment of its series on the run's machine: whether\n"
+    "its median is slower than that segment's runs (p < ALPHA), with\n"
+    "detect's fields (commit: the run's own). A key of 3 rounds or more\n"
+    "(record --rounds) is judged by its round medians against the\n"
+    "segment's (exact Mann-Whitney, one-sided), when the segment has 3\n"
+    "values or more.\n"
+    "\n"
+    "The keys judged are held to detect's rule: a key differs when its\n"
+    "change moves by at least " STR(HRD_CP_MIN_STEPS) " clock steps of the machine and it passes\n"
+    "the Benjamini-Hochberg false discovery rate at q = ALPHA over all the\n"
+    "keys judged. Those that differ are gathered into findings (keys that\n"
+    "share a node or a range), each a line (text, JSONL) before its keys;\n"
+    "the last line counts them and states the rule.\n"
+    "\n"
+    "Every key of the run that is not judged is listed, in every format,\n"
+    "with why: no history of this machine (the history holds no run of\n"
+    "it), a key the history lacks on this machine, fewer runs than\n"
+    "--min-history, or too short a history (fewer than 2 runs in the\n"
+    "latest segment). When no key is judged, stderr says so.\n"
+    "\n"
+    DETECT_OPTS_HELP
+    "      --fail-above=SPEC\n"
+    "                       exit 1 when a key is significantly slower by more\n"
+    "                       than its limit (diff's syntax), and name each on\n"
+    "                       stderr\n"
+    "      --min-history=N  refuse to pass a key with fewer than N runs of\n"
+    "                       history on the run's machine: it is not judged,\n"
+    "                       and the exit status is 6 (unless one is slower\n"
+    "                       than allowed: 1)\n"
+    GATE_FORMAT_HELP("key; skipped: not judged, with why")
+    "  -h, --help           show this help and exit\n"
+    "\n"
+    "Exit status: 0 none slower than allowed; 1 a key slower than\n"
+    "--fail-above allows; 2 a usage error; 3 a history or run file that\n"
+    "cannot be read (a missing history included); 5 any other failure; 6\n"
+    "a key with fewer runs of history than --min-history.\n";
+
+/* check: the run's points by key, looked up by each series. */
+struct check {
+    const struct hrd_ctl_judge_opts *o;
+    struct hrd_ctl_hrun *r;
+    const char *exclude; /* the run's id, when it is stored */
+    struct hrd_ctl_series s;
+    size_t *order;       /* the run's points, sorted by key */
+    unsigned char *seen; /* per run point: its series was found */
+    int machine_seen;    /* the history holds runs of the run's machine */
+    int slower;
+    size_t judged, found, by_rounds;
+    size_t unjudged[4];  /* by reason (enum unjudged) */
+    char few_reason[96]; /* REASON_FEW's words with --min-history's N */
+    struct hrd_ctl_gate_rows g;
+    /* The keys that differ at alpha (before the rule), kept until every
+     * key is judged; the machine's values, for its clock step. */
+    struct pending *pend;
+    size_t npend, cappend;
+    double *sample;
+    size_t nsample;
+    size_t findings;
+};
+
+/* A key that differs at alpha, its verdict deferred to the rule. */
+struct pending {
+    char *key[6];
+    struct hrd_cp res;
+    char note[96];
+    size_t up;      /* union-find: the finding it belongs to */
+    int keep;       /* passes the floor and the rule */
+};
+
+/* Why check did not judge a key, worst first. */
+enum unjudged { NO_MACHINE, NO_KEY, FEW_RUNS, TOO_SHORT };
+
+static const char *const unjudged_words[4] = {
+    "no history of this machine",
+    "a key the history lacks on this machine",
+    NULL, /* few_reason */
+    "too short a history: fewer than 2 runs in the latest segment",
+};
+
+/* Says that the run's point p was not judged, and why, in o's format. */
+static int not_judged(struct check *c, const struct hrd_history_point *p,
+                      enum unjudged why)
+{
+    static const char *const names[6] = { "node", "operator", "backend",
+                                          "phase", "range", "metric" };
+    char *key[6] = { (char *)p->node, (char *)p->op, (char *)p->backend,
+                     (char *)p->phase, (char *)p->range, (char *)p->metric };
+    const char *reason = why == FEW_RUNS ? c->few_reason
+                                         : unjudged_words[why];
+
+    c->unjudged[why]++;
+    if (c->o->gate != HRD_CTL_GATE_NONE)
+        return hrd_ctl_gate_add(&c->g, c->o, key, c->r->machine, NULL, NULL, 0,
+                                reason);
+    if (c->o->jsonl) {
+        for (int i = 0; i < 6; i++) {
+            printf("%s\"%s\":", i ? "," : "{", names[i]);
+            hrd_json_string(stdout, key[i]);
+        }
+        printf(",\"machine\":");
+        hrd_json_string(stdout, c->r->machine);
+        printf(",\"run\":");
+        hrd_json_string(stdout, c->r->id);
+        printf(",\"not_judged\":");
+        hrd_json_string(stdout, reason);
+        puts("}");
+    } else {
+        hrd_ctl_key_name(stdout, key, c->r->machine);
+        printf(": not judged (%s)\n", reason);
+    }
+    return ferror(stdout) ? -EIO : 0;
+}
+
+static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
+{
+    const char *b[6] = { p->node, p->op, p->backend, p->phase, p->range,
+                         p->metric };
+
+    for (int i = 0; i < 6; i++) {
+        int c = strcmp(a[i], b[i]);
+        if (c != 0)
+            return c;
+    }
+    return 0;
+}
+
+static struct hrd_ctl_hrun *sort_run;
+
+static int cmp_points(const void *x, const void *y)
+{
+    const struct hrd_history_point *a = &sort_run->p[*(const size_t *)x];
+    const char *k[6] = { a->node, a->op, a->backend, a->phase, a->range,
+                         a->metric };
+
+    return key_cmp6(k, &sort_run->p[*(const size_t *)y]);
+}
+
+/* The run's point of series s's key, or NULL. */
+static const struct hrd_history_point *find_point(const struct check *c)
+{
+    size_t lo = 0, hi = c->r->n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int cmp = key_cmp6((const char *const *)c->s.key,
+                           &c->r->p[c->order[mid]]);
+
+        if (cmp == 0)
+            return &c->r->p[c->order[mid]];
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+/*
+ * The run-level test of check (see hostrangectl-history(1)): the run's
+ * round medians p->rounds against the values of the segment of s from
+ * run `from` on (each run's round medians, or its median when it has one
+ * round), by the exact Mann-Whitney test of lib/stat/rounds.h, one-sided
+ * (slower): half its two-sided p when the run's rounds lie above, else
+ * 1 - half. Returns 1 with *out filled (and the base's number of values
+ * in *nbase), 0 when either side has fewer than HRD_ROUNDS_MIN values or
+ * a value that is not positive (the run not judged this way), or -ENOMEM.
+ */
+static int check_rounds(const struct hrd_ctl_series *s, size_t from,
+                        const struct hrd_history_point *p, struct hrd_cp *out,
+                        size_t *nbase)
+{
+    struct hrd_rounds_cmp cmp;
+    double *base;
+    size_t nb = 0;
+    int rc;
+
+    for (size_t i = from; i < s->n; i++)
+        nb += s->nrounds[i] > 0 ? s->nrounds[i] : 1;
+    if (p->nrounds < HRD_ROUNDS_MIN || nb < HRD_ROUNDS_MIN)
+        return 0;
+    /* The test's ratios need positive values (a self time may be 0). */
+    for (size_t k = 0; k < p->nrounds; k++) {
+        if (!(p->rounds[k] > 0))
+            return 0;
+    }
+    for (size_t i = from; i < s->n; i++) {
+        if (s->nrounds[i] == 0 && !(s->x[i] > 0))
+            return 0;
+        for (size_t k = 0; k < s->nrounds[i]; k++) {
+            if (!(s->rounds[i][k] > 0))
+                return 0;
+        }
+    }
+    if ((base = malloc(nb * sizeof *base)) == NULL)
+        return -ENOMEM;
+    nb = 0;
+    for (size_t i = from; i < s->n; i++) {
+        if (s->nrounds[i] == 0)
+            base[nb++] = s->x[i];
+        for (size_t k = 0; k < s->nrounds[i]; k++)
+            base[nb++] = s->rounds[i][k];
+    }
+    rc = hrd_rounds_compare(base, nb, p->rounds, p->nrounds, &cmp);
+    free(base);
+    if (rc != 0)
+        return rc;
+    out->at = 0;
+    out->before = cmp.base_median;
+    out->after = cmp.new_median;
+    out->change = cmp.change / 100;
+    out->p = cmp.u > (double)nb * (double)p->nrounds / 2 ? cmp.p / 2
+                                                          : 1 - cmp.p / 2;
+    *nbase = nb;
+    return 1;
+}
+
+/* Keeps series c->s's key, which differs at alpha by res, for the rule.
+ * Returns 0 or -ENOMEM. */
+static int pend_push(struct check *c, const struct hrd_cp *res,
+                     const char *note)
+{
+    struct pending *p;
+
+    if (c->npend == c->cappend) {
+        size_t cap = c->cappend ? 2 * c->cappend : 64;
+        struct pending *v = realloc(c->pend, cap * sizeof *v);
+
+        if (v == NULL)
+            return -ENOMEM;
+        c->pend = v;
+        c->cappend = cap;
+    }
+    p = &c->pend[c->npend];
+    memset(p, 0, sizeof *p);
+    c->npend++;
+    for (int i = 0; i < 6; i++) {
+        if ((p->key[i] = strdup(c->s.key[i])) == NULL)
+            return -ENOMEM;
+    }
+    p->res = *res;
+    snprintf(p->note, sizeof p->note, "%s", note);
+    return 0;
+}
+
+static int check_series(struct check *c)
+{
+    const struct hrd_history_point *p;
+    struct hrd_cp *cp, res;
+    size_t from = 0, nbase = 0;
+    char note[96] = "";
+    int n, by_rounds;
+
+    if (c->s.n == 0 || (p = find_point(c)) == NULL)
+        return 0;
+    c->seen[p - c->r->p] = 1;
+    if (c->s.n < c->o->min_history)
+        return not_judged(c, p, FEW_RUNS);
+    cp = malloc(c->s.n * sizeof *cp);
+    if (cp == NULL)
+        return -ENOMEM;
+    n = hrd_cp_detect(c->s.x, c->s.n, &c->o->cp, cp, c->s.n);
+    if (n > 0)
+        from = cp[n - 1].at;
+    free(cp);
+    if (n < 0)
+        return n;
+    by_rounds = check_rounds(&c->s, from, p, &res, &nbase);
+    if (by_rounds < 0)
+        return by_rounds;
+    if (by_rounds) {
+        c->by_rounds++;
+        snprintf(note, sizeof note, " (by rounds: %zu against %zu)",
+                 p->nrounds, nbase);
+    } else if (hrd_cp_check(c->s.x + from, c->s.n - from, p->median,
+                            &res) != 0) {
+        return not_judged(c, p, TOO_SHORT);
+    }
+    c->judged++;
+    for (size_t i = 0; i < c->s.n && c->nsample < HRD_HISTORY_LOOK_STEP_SAMPLE;
+         i++)
+        c->sample[c->nsample++] = c->s.x[i];
+    if (res.p > c->o->cp.alpha || res.change == 0)
+        return c->o->gate != HRD_CTL_GATE_NONE
+                   ? hrd_ctl_gate_add(&c->g, c->o, c->s.key, c->s.machine,
+                                      NULL, NULL, 0, NULL) : 0;
+    return pend_push(c, &res, note);
+}
+
+static int check_point(void *ctx, const struct hrd_history_point *p)
+{
+    struct check *c = ctx;
+    int rc;
+
+    if (strcmp(p->machine, c->r->machine) != 0 ||
+        (c->exclude != NULL && strcmp(p->run, c->exclude) == 0))
+        return 0;
+    c->machine_seen = 1;
+    if (!hrd_ctl_history_match(&c->o->f, c->o->machine, p))
+        return 0;
+    if (!hrd_ctl_series_same(&c->s, p)) {
+        if ((rc = check_series(c)) != 0 ||
+            (rc = hrd_ctl_series_start(&c->s, p)) != 0)
+            return rc;
+    }
+    return hrd_ctl_series_push(&c->s, p);
+}
+
+/* The run's points that check's filter keeps and no series judged or
+ * refused: each not judged, for want of history on the run's machine. */
+static int check_unseen(struct check *c)
+{
+    int rc = 0;
+
+    for (size_t k = 0; rc == 0 && k < c->r->n; k++) {
+        const struct hrd_history_point *p = &c->r->p[c->order[k]];
+
+        if (c->seen[c->order[k]] ||
+            !hrd_ctl_history_match(&c->o->f, c->o->machine, p))
+            continue;
+        rc = not_judged(c, p, c->machine_seen ? NO_KEY : NO_MACHINE);
+    }
+    return rc;
+}
+
+/* The words of check's summary for the keys not judged: "N not judged
+ * (A no history of this machine, B too short a history)". */
+static void unjudged_summary(const struct check *c, char *buf, size_t len)
+{
+    static const char *const short_words[4] = {
+        "no history of this machine", "a key the history lacks",
+        "fewer runs than --min-history", "too short a history",
+    };
+    size_t total = 0, at;
+
+    for (int i = 0; i < 4; i++)
+        total += c->unjudged[i];
+    at = (size_t)snprintf(buf, len, "%zu not judged", total);
+    for (int i = 0, first = 1; i < 4 && at < len; i++) {
+        if (c->unjudged[i] == 0)
+            continue;
+        at += (size_t)snprintf(buf + at, len - at, "%s%zu %s",
+                               first ? " (" : ", ", c->unjudged[i],
+                               short_words[i]);
+        first = 0;
+    }
+    if (total > 0 && at < len)
+        snprintf(buf + at, len - at, ")");
+}
+
+/* Union-find over the pending keys. */
+static size_t pend_root(struct pending *p, size_t i)
+{
+    while (p[i].up != i) {
+        p[i].up = p[p[i].up].up;
+        i = p[i].up;
+    }
+    return i;
+}
+
+/* The pending keys being sorted and the key field they are sorted by
+ * (qsort has no context). */
+static const struct pending *sort_pend;
+static int sort_pend_field;
+
+static int cmp_pend(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    int k = strcmp(sort_pend[x].key[sort_pend_field],
+                   sort_pend[y].key[sort_pend_field]);
+
+    return k != 0 ? k : x < y ? -1 : x > y;
+}
+
+/* Joins the kept keys that share key field `field` (all are of one run:
+ * a node's layers, or one layer across nodes, are one finding). */
+static void pend_link(struct check *c, size_t *order, size_t n, int field)
+{
+    sort_pend = c->pend;
+    sort_pend_field = field;
+    qsort(order, n, sizeof *order, cmp_pend);
+    for (size_t i = 1; i < n; i++) {
+        if (strcmp(c->pend[order[i - 1]].key[field],
+                   c->pend[order[i]].key[field]) == 0) {
+            size_t a = pend_root(c->pend, order[i - 1]);
+            size_t b = pend_root(c->pend, order[i]);
+
+            if (a != b)
+                c->pend[a > b ? a : b].up = a < b ? a : b;
+        }
+    }
+}
+
+/* Whether pending key a is a better start of its finding than b: a self
+ * time that moved more in ns, else an inclusive time that moved less. */
+static int better_start(const struct pending *a, const struct pending *b)
+{
+    int sa = strcmp(a->key[5], "self") == 0;
+    int sb = strcmp(b->key[5], "self") == 0;
+    double ma = fabs(a->res.after - a->res.before);
+    double mb = fabs(b->res.after - b->res.before);
+
+    if (sa != sb)
+        return sa;
+    return sa ? ma > mb : ma < mb;
+}
+
+/* Writes pending key p as check's line of text or JSON. */
+static int put_pending(struct check *c, const struct pending *p)
+{
+    struct hrd_ctl_series s;
+
+    memset(&s, 0, sizeof s);
+    memcpy(s.key, p->key, sizeof s.key);
+    s.machine = (char *)c->r->machine;
+    if (c->o->gate == HRD_CTL_GATE_NONE)
+        hrd_ctl_put_finding(c->o, &s, c->r->run.commit, c->r->id, &p->res,
+                            p->note);
+    if (hrd_ctl_over_limit("history check", c->o, &s, &p->res))
+        c->slower = 1;
+    if (c->o->gate != HRD_CTL_GATE_NONE)
+        return hrd_ctl_gate_add(&c->g, c->o, s.key, s.machine, NULL, &p->res,
+                                hrd_ctl_over_limit_quiet(c->o, &s, &p->res),
+            NULL);
+    return ferror(stdout) ? -EIO : 0;
+}
+
+/*
+ * The rule over all the keys check judged, as detect's: a key differs
+ * when its change moves by at least HRD_CP_MIN_STEPS clock steps of the
+ * machine (the step from the machine's values) and it passes Benjamini-
+ * Hochberg's false discovery rate at q = alpha over the keys judged. The
+ * keys that differ are gathered into findings (sharing a node or a range)
+ * and written, each finding a line before its keys (text and JSONL).
+ * Returns 0 or a negative errno.
+ */
+static int check_rule(struct check *c)
+{
+    double step = hrd_cp_clock_step(c->sample, c->nsample), level;
+    double *ps = malloc((c->npend + 1) * sizeof *ps);
+    size_t *order = malloc((c->npend + 1) * sizeof *order), np = 0, nk = 0;
+    int rc = 0;
+
+    if (ps == NULL || order == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < c->npend; i++) {
+        struct pending *p = &c->pend[i];
+
+        p->keep = fabs(p->res.after - p->res.before) >=
+                  HRD_CP_MIN_STEPS * step;
+        if (p->keep)
+            ps[np++] = p->res.p;
+    }
+    level = hrd_fdr_level(ps, np, c->judged, c->o->cp.alpha);
+    for (size_t i = 0; i < c->npend; i++) {
+        struct pending *p = &c->pend[i];
+
+        p->keep = p->keep && p->res.p <= level;
+        p->up = i;
+        if (p->keep)
+            order[nk++] = i;
+        else if (c->o->gate != HRD_CTL_GATE_NONE &&
+                 (rc = hrd_ctl_gate_add(&c->g, c->o, p->key, c->r->machine,
+                                        NULL, NULL, 0, NULL)) != 0)
+            goto out;
+    }
+    c->found = nk;
+    pend_link(c, order, nk, 0);
+    pend_link(c, order, nk, 4);
+    /* Each finding (a root, in key order), its start, then its keys. */
+    for (size_t i = 0; i < c->npend && rc == 0; i++) {
+        size_t start = i, keys = 0, nodes = 0;
+
+        if (!c->pend[i].keep || pend_root(c->pend, i) != i)
+            continue;
+        c->findings++;
+        for (size_t j = i; j < c->npend; j++) {
+            size_t k;
+
+            if (!c->pend[j].keep || pend_root(c->pend, j) != i)
+                continue;
+            keys++;
+            for (k = i; k < j; k++) {
+                if (c->pend[k].keep && pend_root(c->pend, k) == i &&
+                    strcmp(c->pend[k].key[0], c->pend[j].key[0]) == 0)
+                    break;
+            }
+            nodes += k == j;
+            if (better_start(&c->pend[j], &c->pend[start]))
+                start = j;
+        }
+        if (c->o->jsonl) {
+            static const char *const names[6] = { "node", "operator",
+                                                  "backend", "phase",
+                                                  "range", "metric" };
+
+            printf("{\"finding\":%zu,\"machine\":", c->findings);
+            hrd_json_string(stdout, c->r->machine);
+            printf(",\"keys\":%zu,\"nodes\":%zu,\"start\":{", keys,
+                   nodes);
+            for (int k = 0; k < 6; k++) {
+                printf("%s\"%s\":", k ? "," : "", names[k]);
+                hrd_json_string(stdout, c->pend[start].key[k]);
+            }
+            printf("}}\n");
+        } else if (c->o->gate == HRD_CTL_GATE_NONE) {
+            printf("finding %zu: %s by %+.1f%%, starts in ", c->findings,
+                   c->pend[start].res.change > 0 ? "slower" : "faster",
+                   c->pend[start].res.change * 100);
+            hrd_ctl_key_name(stdout, c->pend[start].key, c->r->machine);
+            printf("; %zu %s of %zu %s\n", keys, keys == 1 ? "key" : "keys",
+                   nodes, nodes == 1 ? "node" : "nodes");
+        }
+        for (size_t j = i; j < c->npend && rc == 0; j++) {
+            if (c->pend[j].keep && pend_root(c->pend, j) == i)
+                rc = put_pending(c, &c->pend[j]);
+        }
+    }
+out:
+    free(ps);
+    free(order);
+    return rc;
+}
+
+int hrd_ctl_history_check(int argc, char **argv)
+{
+    struct hrd_ctl_judge_opts o;
+    struct check c;
+    struct hrd_ctl_hrun r;
+    struct hrd_history *h = NULL;
+    char err[4096], summary[512];
+    size_t refused = 0;
+    int rc;
+
+    hrd_ctl_judge_opts_init(&o);
+    rc = hrd_ctl_judge_parse("history check", hrd_ctl_history_usage_check,
+                             argc, argv, &o, 0);
+    if (rc == 0 && optind != argc - 1) {
+        fprintf(stderr, "hostrangectl history check: %s (one run file; see "
+                "--help)\n", optind >= argc ? "no run file"
+                                            : "more than one run file");
+        rc = HRD_CTL_HISTORY_USAGE;
+    }
+    if (rc != 0) {
+        hrd_limits_fini(&o.limits);
+        return rc < 0 ? 0 : rc;
+    }
+    o.db = hrd_ctl_history_db(o.db);
+    memset(&c, 0, sizeof c);
+    rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, NULL,
+                           &r);
+    if (rc == 0)
+        rc = hrd_ctl_history_open("history check", o.db, HRD_HISTORY_READ,
+                                  &h);
+    if (rc != 0) {
+        hrd_ctl_hrun_fini(&r);
+        hrd_limits_fini(&o.limits);
+        return rc;
+    }
+    c.o = &o;
+    c.r = &r;
+    snprintf(c.few_reason, sizeof c.few_reason, "fewer than %zu runs of "
+             "history on this machine, --min-history %zu", o.min_history,
+             o.min_history);
+    c.order = malloc((r.n + 1) * sizeof *c.order);
+    c.seen = calloc(r.n + 1, 1);
+    c.sample = malloc(HRD_HISTORY_LOOK_STEP_SAMPLE * sizeof *c.sample);
+    rc = c.order == NULL || c.seen == NULL || c.sample == NULL ? -ENOMEM : 0;
+    if (rc == 0) {
+        for (size_t i = 0; i < r.n; i++) {
+            c.order[i] = i;
+            r.p[i].machine = r.machine;
+        }
+        sort_run = &r;
+        qsort(c.order, r.n, sizeof *c.order, cmp_points);
+        rc = hrd_history_has(h, r.id, err, sizeof err);
+        c.exclude = rc == 1 ? r.id : NULL;
+        rc = rc < 0 ? rc : 0;
+    }
+    if (rc == 0)
+        rc = hrd_history_points(h, check_point, &c, err, sizeof err);
+    if (rc == 0)
+        rc = check_series(&c);
+    hrd_history_close(h);
+    if (rc == 0)
+        rc = check_rule(&c);
+    if (rc == 0)
+        rc = check_unseen(&c);
+    /* With --min-history, a key of no series has too few runs too. */
+    if (o.min_history > 0)
+        refused = c.unjudged[FEW_RUNS] + c.unjudged[NO_KEY] +
+                  c.unjudged[NO_MACHINE];
+    if (rc == 0 && o.gate != HRD_CTL_GATE_NONE)
+        rc = hrd_ctl_gate_write(&c.g, &o, "hostrangectl history check");
+    hrd_ctl_gate_fini(&c.g);
+    unjudged_summary(&c, summary, sizeof summary);
+    if (rc == 0 && !o.jsonl && o.gate == HRD_CTL_GATE_NONE) {
+        printf("checked %zu keys of ", c.judged);
+        hrd_text_put(stdout, argv[optind]);
+        fputs(" against the history of ", stdout);
+        hrd_text_put(stdout, r.machine);
+        printf(": %zu differ (p < %g), %s; %zu judged by their rounds\n",
+               c.found, o.cp.alpha, summary, c.by_rounds);
+    }
+    if (rc == 0 && o.gate == HRD_CTL_GATE_NONE) {
+        char rule[256];
+
+        hrd_history_look_rule(rule, sizeof rule, o.cp.alpha, c.judged);
+        if (o.jsonl) {
+            printf("{\"rule\":");
+            hrd_json_string(stdout, rule);
+            printf(",\"judged\":%zu,\"differ\":%zu,\"findings\":%zu,"
+                   "\"not_judged\":%zu}\n", c.judged, c.found, c.findings,
+                   c.unjudged[0] + c.unjudged[1] + c.unjudged[2] +
+                       c.unjudged[3]);
+        } else {
+            printf("%zu %s (%s)\n", c.findings,
+                   c.findings == 1 ? "finding" : "findings", rule);
+        }
+    }
+    if (rc == 0 && c.judged == 0) {
+        fputs("hostrangectl history check: ", stderr);
+        hrd_text_put(stderr, argv[optind]);
+        fputs(": no key judged against the history of ", stderr);
+        hrd_text_put(stderr, r.machine);
+        fprintf(stderr, ": %s%s\n", summary,
+                o.min_history > 0 ? ""
+                                  : "; --min-history N makes this an error");
+    }
+    if (rc == 0 && refused > 0) {
+        fprintf(stderr, "hostrangectl history check: %zu keys have fewer "
+                "than %zu runs of history on ", refused, o.min_history);
+        hrd_text_put(stderr, r.machine);
+        fputs(": not judged (--min-history)\n", stderr);
+    }
+    hrd_ctl_series_fini(&c.s);
+    for (size_t i = 0; i < c.npend; i++) {
+        for (int k = 0; k < 6; k++)
+            free(c.pend[i].key[k]);
+    }
+    free(c.pend);
+    free(c.sample);
+    free(c.order);
+    free(c.seen);
+    hrd_ctl_hrun_fini(&r);
+    hrd_limits_fini(&o.limits);
+    if (rc == 0 && fflush(stdout) != 0)
+        rc = -EIO;
+    if (rc != 0)
+        return hrd_ctl_judge_failed("history check", o.db, rc, err);
+    return c.slower ? HRD_CTL_HISTORY_SLOWER
+           : refused > 0 ? HRD_CTL_HISTORY_FEW_RUNS
+                         : 0;
+}

@@ -1,0 +1,430 @@
+/* What history detect and check share (see ctl_history_judge.h). */
+#include "config.h"
+
+#include "ctl/ctl_history_judge.h"
+#include "lib/history/history.h"
+#include "lib/view/escape.h"
+#include "lib/view/numfmt.h"
+#include "lib/view/report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
+       OPT_MIN_HISTORY, OPT_SERIES };
+
+static void series_clear(struct hrd_ctl_series *s)
+{
+    for (int i = 0; i < 6; i++) {
+        free(s->key[i]);
+        s->key[i] = NULL;
+    }
+    free(s->machine);
+    s->machine = NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->commit[i]);
+        free(s->run[i]);
+        free(s->rounds[i]);
+    }
+    s->n = 0;
+}
+
+void hrd_ctl_series_fini(struct hrd_ctl_series *s)
+{
+    series_clear(s);
+    free(s->x);
+    free(s->commit);
+    free(s->run);
+    free(s->time_ns);
+    free(s->rounds);
+    free(s->nrounds);
+}
+
+int hrd_ctl_series_same(const struct hrd_ctl_series *s,
+                        const struct hrd_history_point *p)
+{
+    return s->machine != NULL && s->keyid == p->key &&
+           strcmp(s->machine, p->machine) == 0;
+}
+
+int hrd_ctl_series_start(struct hrd_ctl_series *s,
+                         const struct hrd_history_point *p)
+{
+    const char *k[6] = { p->node, p->op, p->backend, p->phase, p->range,
+                         p->metric };
+
+    series_clear(s);
+    for (int i = 0; i < 6; i++) {
+        if ((s->key[i] = strdup(k[i])) == NULL)
+            return -ENOMEM;
+    }
+    s->keyid = p->key;
+    return (s->machine = strdup(p->machine)) == NULL ? -ENOMEM : 0;
+}
+
+int hrd_ctl_series_push(struct hrd_ctl_series *s,
+                        const struct hrd_history_point *p)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        double *x = realloc(s->x, cap * sizeof *x);
+        char **c = realloc(s->commit, cap * sizeof *c);
+        char **r = realloc(s->run, cap * sizeof *r);
+        int64_t *t = realloc(s->time_ns, cap * sizeof *t);
+        double **rd = realloc(s->rounds, cap * sizeof *rd);
+        size_t *nr = realloc(s->nrounds, cap * sizeof *nr);
+
+        s->x = x != NULL ? x : s->x;
+        s->commit = c != NULL ? c : s->commit;
+        s->run = r != NULL ? r : s->run;
+        s->time_ns = t != NULL ? t : s->time_ns;
+        s->rounds = rd != NULL ? rd : s->rounds;
+        s->nrounds = nr != NULL ? nr : s->nrounds;
+        if (x == NULL || c == NULL || r == NULL || t == NULL || rd == NULL ||
+            nr == NULL)
+            return -ENOMEM;
+        s->cap = cap;
+    }
+    s->rounds[s->n] = NULL;
+    s->nrounds[s->n] = 0;
+    if (p->nrounds > 0) {
+        s->rounds[s->n] = malloc(p->nrounds * sizeof **s->rounds);
+        if (s->rounds[s->n] == NULL)
+            return -ENOMEM;
+        memcpy(s->rounds[s->n], p->rounds, p->nrounds * sizeof **s->rounds);
+        s->nrounds[s->n] = p->nrounds;
+    }
+    s->x[s->n] = p->median;
+    s->time_ns[s->n] = p->time_ns;
+    s->commit[s->n] = strdup(p->commit);
+    s->run[s->n] = strdup(p->run);
+    s->n++;
+    if (s->commit[s->n - 1] == NULL || s->run[s->n - 1] == NULL)
+        return -ENOMEM;
+    return 0;
+}
+
+static char *keep(struct hrd_ctl_gate_rows *g, const char *s)
+{
+    char *c = strdup(s != NULL ? s : "");
+
+    if (c != NULL)
+        g->strs[g->nstrs++] = c;
+    return c;
+}
+
+/* Appends the row of key `key` on machine `machine` to g: its key, where
+ * (machine, and commit when not NULL), and its verdict with cp's figures
+ * (cp NULL: unchanged, or with `reason` not judged). Returns 0 or
+ * -ENOMEM. */
+int hrd_ctl_gate_add(struct hrd_ctl_gate_rows *g,
+                     const struct hrd_ctl_judge_opts *o, char *const *key,
+                     const char *machine, const char *commit,
+                     const struct hrd_cp *cp, int fail, const char *reason)
+{
+    struct hrd_gate_row *r;
+    const struct hrd_limit *l;
+    char where[4096];
+
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 64;
+        struct hrd_gate_row *v = realloc(g->v, cap * sizeof *v);
+        char **strs;
+
+        if (v == NULL)
+            return -ENOMEM;
+        g->v = v;
+        strs = realloc(g->strs, 8 * cap * sizeof *strs);
+        if (strs == NULL)
+            return -ENOMEM;
+        g->strs = strs;
+        g->cap = cap;
+    }
+    r = &g->v[g->n];
+    memset(r, 0, sizeof *r);
+    if (commit != NULL)
+        snprintf(where, sizeof where, "on %s at commit %s", machine,
+                 commit[0] != '\0' ? commit : "-");
+    else
+        snprintf(where, sizeof where, "on %s", machine);
+    r->node = keep(g, key[0]);
+    r->op = keep(g, key[1]);
+    r->backend = keep(g, key[2]);
+    r->phase = keep(g, key[3]);
+    r->range = keep(g, key[4]);
+    r->metric = keep(g, key[5]);
+    r->where = keep(g, where);
+    r->reason = reason != NULL ? keep(g, reason) : NULL;
+    if (r->node == NULL || r->op == NULL || r->backend == NULL ||
+        r->phase == NULL || r->range == NULL || r->metric == NULL ||
+        r->where == NULL || (reason != NULL && r->reason == NULL))
+        return -ENOMEM;
+    l = o->have_limits ? hrd_limits_find(&o->limits, key[4]) : NULL;
+    r->fail_pct = l != NULL ? l->pct : NAN;
+    r->warn_pct = NAN;
+    r->before = r->after = r->change = r->p = NAN;
+    r->verdict = reason != NULL ? HRD_GATE_ONLY : HRD_GATE_UNCHANGED;
+    if (cp != NULL) {
+        r->before = cp->before;
+        r->after = cp->after;
+        r->change = cp->change * 100;
+        r->p = cp->p;
+        r->verdict = cp->change > 0 ? HRD_GATE_SLOWER : HRD_GATE_FASTER;
+        r->fail = fail;
+    }
+    g->n++;
+    return 0;
+}
+
+/* Writes g in o's gate format under title. Returns 0 or a negative
+ * errno. */
+int hrd_ctl_gate_write(const struct hrd_ctl_gate_rows *g,
+                       const struct hrd_ctl_judge_opts *o, const char *title)
+{
+    struct hrd_gate gate = { title, g->v, g->n, "", o->limit,
+                             "not judged" };
+
+    return o->gate == HRD_CTL_GATE_JUNIT ? hrd_gate_junit(stdout, &gate)
+                                 : hrd_gate_markdown(stdout, &gate);
+}
+
+void hrd_ctl_gate_fini(struct hrd_ctl_gate_rows *g)
+{
+    for (size_t i = 0; i < g->nstrs; i++)
+        free(g->strs[i]);
+    free(g->strs);
+    free(g->v);
+}
+
+void hrd_ctl_judge_number(double v)
+{
+    char b[40];
+
+    hrd_format_number(b, sizeof b, v);
+    fputs(b, stdout);
+}
+
+/* Writes key `key` on machine `machine` as terminal text: "NODE OP
+ * BACKEND PHASE RANGE METRIC on MACHINE", each escaped. */
+void hrd_ctl_key_name(FILE *f, char *const *key, const char *machine)
+{
+    for (int i = 0; i < 6; i++) {
+        hrd_text_put(f, key[i]);
+        fputc(' ', f);
+    }
+    fputs("on ", f);
+    hrd_text_put(f, machine);
+}
+
+/* Writes series s's name as key_name does. */
+void hrd_ctl_series_name(FILE *f, const struct hrd_ctl_series *s)
+{
+    hrd_ctl_key_name(f, s->key, s->machine);
+}
+
+/* Writes one finding: a change point of series s at cp (detect), or run
+ * `run` of commit `commit` against it (check). */
+void hrd_ctl_put_finding(const struct hrd_ctl_judge_opts *o,
+                         const struct hrd_ctl_series *s, const char *commit,
+                         const char *run, const struct hrd_cp *cp,
+                         const char *note)
+{
+    static const char *const names[6] = { "node", "operator", "backend",
+                                          "phase", "range", "metric" };
+    const char *dir = cp->change > 0 ? "slower" : "faster";
+
+    if (o->jsonl) {
+        for (int i = 0; i < 6; i++) {
+            printf("%s\"%s\":", i ? "," : "{", names[i]);
+            hrd_json_string(stdout, s->key[i]);
+        }
+        printf(",\"machine\":");
+        hrd_json_string(stdout, s->machine);
+        printf(",\"commit\":");
+        hrd_json_string(stdout, commit);
+        printf(",\"run\":");
+        hrd_json_string(stdout, run);
+        printf(",\"before\":");
+        hrd_ctl_judge_number(cp->before);
+        printf(",\"after\":");
+        hrd_ctl_judge_number(cp->after);
+        printf(",\"change\":");
+        hrd_ctl_judge_number(cp->change);
+        printf(",\"p\":");
+        hrd_ctl_judge_number(cp->p);
+        printf(",\"direction\":\"%s\"}\n", dir);
+        return;
+    }
+    hrd_ctl_change_line(s->key, s->machine, cp, commit, run, note);
+}
+
+void hrd_ctl_change_line(char *const *key, const char *machine,
+                         const struct hrd_cp *cp, const char *commit,
+                         const char *run, const char *note)
+{
+    hrd_ctl_key_name(stdout, key, machine);
+    printf(": %s by %+.1f%% at commit ", cp->change > 0 ? "slower" : "faster",
+           cp->change * 100);
+    hrd_text_put(stdout, commit[0] != '\0' ? commit : "-");
+    fputs(" (run ", stdout);
+    hrd_text_put(stdout, run);
+    printf("): median %.1f -> %.1f ns, p=%.2g%s\n", cp->before, cp->after,
+           cp->p, note);
+}
+
+/* Whether a slower change of series s goes beyond its --fail-above
+ * limit; names it on stderr when it does. */
+int hrd_ctl_over_limit(const char *cmd, const struct hrd_ctl_judge_opts *o,
+                       const struct hrd_ctl_series *s, const struct hrd_cp *cp)
+{
+    const struct hrd_limit *l;
+
+    if (!o->have_limits || cp->change <= 0)
+        return 0;
+    l = hrd_limits_find(&o->limits, s->key[4]);
+    if (l == NULL || cp->change * 100 <= l->pct)
+        return 0;
+    fprintf(stderr, "hostrangectl %s: ", cmd);
+    hrd_ctl_series_name(stderr, s);
+    fprintf(stderr, ": %+.1f%% slower, above --fail-above %g%%\n",
+            cp->change * 100, l->pct);
+    return 1;
+}
+
+/* over_limit's verdict, saying nothing. */
+int hrd_ctl_over_limit_quiet(const struct hrd_ctl_judge_opts *o,
+                             const struct hrd_ctl_series *s,
+                             const struct hrd_cp *cp)
+{
+    const struct hrd_limit *l;
+
+    if (!o->have_limits || cp->change <= 0)
+        return 0;
+    l = hrd_limits_find(&o->limits, s->key[4]);
+    return l != NULL && cp->change * 100 > l->pct;
+}
+
+/* The options of detect and check; check's run file is left in argv.
+ * Returns -1 with the help shown, 0, or a usage error's status. */
+int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
+                        char **argv, struct hrd_ctl_judge_opts *o, int detect)
+{
+    static const struct option longopts[] = {
+        { "db", required_argument, NULL, OPT_DB },
+        HRD_CTL_FILTER_LONGOPTS,
+        { "machine", required_argument, NULL, OPT_MACHINE },
+        { "alpha", required_argument, NULL, 'a' },
+        { "window", required_argument, NULL, 'w' },
+        { "min-change", required_argument, NULL, OPT_MIN_CHANGE },
+        { "fail-above", required_argument, NULL, OPT_FAIL },
+        { "format", required_argument, NULL, 'f' },
+        { "limit", required_argument, NULL, OPT_LIMIT },
+        { "min-history", required_argument, NULL, OPT_MIN_HISTORY },
+        { "series", no_argument, NULL, OPT_SERIES },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    char err[512], *end;
+    int c;
+
+    while ((c = getopt_long(argc, argv, ":n:a:w:f:h", longopts, NULL)) !=
+           -1) {
+        if (c == OPT_DB) {
+            o->db = hrd_ctl_history_dsn(cmd, optarg);
+        } else if (c == OPT_MACHINE) {
+            o->machine = optarg;
+        } else if (c == OPT_SERIES && detect) {
+            o->series = 1;
+        } else if (c == 'a' || c == 'w') {
+            if (hrd_ctl_history_cp_option(cmd, c, optarg, &o->cp) != 0)
+                return HRD_CTL_HISTORY_USAGE;
+        } else if (c == OPT_MIN_CHANGE && detect) {
+            double pct = strtod(optarg, &end);
+
+            if (*end != '\0' || end == optarg || !(pct >= 0)) {
+                fprintf(stderr, "hostrangectl %s: bad --min-change '%s' (a "
+                        "percentage, at least 0)\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->cp.min_change = pct / 100;
+        } else if (c == OPT_MIN_HISTORY && !detect) {
+            long n = strtol(optarg, &end, 10);
+
+            if (*end != '\0' || end == optarg || n < 1 || n > 1000000) {
+                fprintf(stderr, "hostrangectl %s: bad --min-history '%s' "
+                        "(a whole number of runs, at least 1)\n", cmd,
+                        optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->min_history = (size_t)n;
+        } else if (c == OPT_FAIL) {
+            if (hrd_limits_parse(&o->limits, optarg, err, sizeof err) != 0) {
+                fprintf(stderr, "hostrangectl %s: bad --fail-above '%s': "
+                        "%s\n", cmd, optarg, err);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->have_limits = 1;
+        } else if (c == 'f') {
+            o->jsonl = strcmp(optarg, "jsonl") == 0;
+            o->gate = strcmp(optarg, "junit") == 0      ? HRD_CTL_GATE_JUNIT
+                      : strcmp(optarg, "markdown") == 0 ? HRD_CTL_GATE_MARKDOWN
+                                                        : HRD_CTL_GATE_NONE;
+            if (!o->jsonl && o->gate == HRD_CTL_GATE_NONE &&
+                strcmp(optarg, "text") != 0) {
+                fprintf(stderr, "hostrangectl %s: bad format '%s' (text, "
+                        "jsonl, junit or markdown)\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+        } else if (c == OPT_LIMIT) {
+            long n = strtol(optarg, &end, 10);
+
+            if (*end != '\0' || end == optarg || n < 0) {
+                fprintf(stderr, "hostrangectl %s: bad --limit '%s' (a "
+                        "whole number, at least 0)\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->limit = (size_t)n;
+        } else if (c == 'h') {
+            fputs(usage, stdout);
+            return -1;
+        } else if (c == OPT_MIN_CHANGE || c == OPT_MIN_HISTORY ||
+                   c == OPT_SERIES ||
+                   !hrd_ctl_report_option(cmd, c, optarg, &o->f, NULL)) {
+            hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
+        }
+    }
+    return 0;
+}
+
+
+void hrd_ctl_judge_opts_init(struct hrd_ctl_judge_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->cp.alpha = HRD_CP_ALPHA_DEFAULT;
+    o->cp.window = HRD_CP_WINDOW_DEFAULT;
+    o->cp.min_change = HRD_CP_MIN_CHANGE_DEFAULT;
+    o->limit = HRD_GATE_MARKDOWN_LIMIT;
+}
+
+/* The status of a failed query or of the output. */
+int hrd_ctl_judge_failed(const char *cmd, const char *db, int rc,
+                         const char *err)
+{
+    char name[1024];
+
+    if (rc == -EIO && ferror(stdout)) {
+        fprintf(stderr, "hostrangectl %s: cannot write the output\n", cmd);
+        return HRD_CTL_HISTORY_FAILED;
+    }
+    if (rc == -ENOMEM) {
+        fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
+        return HRD_CTL_HISTORY_FAILED;
+    }
+    hrd_history_name(db, name, sizeof name);
+    fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name, err);
+    return HRD_CTL_HISTORY_UNREADABLE;
+}

@@ -1,0 +1,160 @@
+/*
+ * What hostrangectl history detect (ctl_history_detect.c) and check
+ * (ctl_history_check.c) share (ctl_history_judge.c): their options, a
+ * series as it is gathered from the history's points (one key on one
+ * machine, a point per run), the rows of the gate formats kept until the
+ * end, and the lines that say a change.
+ */
+#ifndef HOSTRANGE_CTL_HISTORY_JUDGE_H
+#define HOSTRANGE_CTL_HISTORY_JUDGE_H
+
+#include "ctl/ctl.h"
+#include "ctl/ctl_history.h"
+#include "lib/stat/changepoint.h"
+#include "lib/stat/limits.h"
+#include "lib/view/gate.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+#define DETECT_OPTS_HELP                                                      \
+    "      --db=DB          the history (see hostrangectl history add --help)\n" \
+    HRD_CTL_HISTORY_READ_HELP                                                 \
+    HRD_CTL_FILTER_HELP                                                       \
+    "      --machine=GLOB   only machines matching GLOB (the machine of a\n"   \
+    "                       series as history list shows it)\n"               \
+    "  -a, --alpha=P        significance level (default " STR(HRD_CP_ALPHA_DEFAULT) ")\n" \
+    "  -w, --window=N       the fewest runs a level must last to be one\n"    \
+    "                       (default " STR(HRD_CP_WINDOW_DEFAULT) ")\n"
+
+#define GATE_FORMAT_HELP(what)                                                \
+    "  -f, --format=FORMAT  text (default), jsonl, junit (JUnit XML: a\n"      \
+    "                       testsuite per node, a testcase per " what ",\n"  \
+    "                       a failure beyond --fail-above) or markdown (a\n" \
+    "                       verdict line and the changed keys, worst first)\n" \
+    "      --limit=N        markdown: at most N rows (default 50)\n"
+
+/* The gate formats (lib/view/gate.h): the judged keys, kept until the
+ * end, with copies of their strings. */
+enum { HRD_CTL_GATE_NONE, HRD_CTL_GATE_JUNIT, HRD_CTL_GATE_MARKDOWN };
+
+struct hrd_ctl_gate_rows {
+    struct hrd_gate_row *v;
+    char **strs;        /* every string of v, to free */
+    size_t n, cap, nstrs;
+};
+
+struct hrd_ctl_judge_opts {
+    const char *db;
+    struct hrd_filter f;
+    const char *machine;
+    struct hrd_cp_opts cp;
+    struct hrd_limits limits;
+    int have_limits;
+    int jsonl;
+    int gate;           /* HRD_CTL_GATE_NONE, _JUNIT or _MARKDOWN */
+    size_t limit;       /* --limit */
+    size_t min_history; /* check's --min-history (0: none) */
+    int series;         /* detect --series: each series alone */
+};
+
+
+/* A series being gathered: its key and machine (copied), and per run its
+ * median, commit, id, time and round medians (NULL and 0 for a run of one
+ * round). */
+struct hrd_ctl_series {
+    char *key[6];
+    char *machine;
+    int64_t keyid;
+    double *x;
+    double **rounds;
+    size_t *nrounds;
+    char **commit, **run;
+    int64_t *time_ns;
+    size_t n, cap;
+};
+
+/* A series' life: started with its first point p (its key and machine
+ * copied), each point of its runs pushed in order, tested with
+ * hrd_ctl_series_same for whether point p continues it; fini frees it.
+ * Each returns 0 or -ENOMEM. */
+void hrd_ctl_series_fini(struct hrd_ctl_series *s);
+
+int hrd_ctl_series_same(const struct hrd_ctl_series *s,
+                        const struct hrd_history_point *p);
+
+int hrd_ctl_series_start(struct hrd_ctl_series *s,
+                         const struct hrd_history_point *p);
+
+int hrd_ctl_series_push(struct hrd_ctl_series *s,
+                        const struct hrd_history_point *p);
+
+/* Appends the row of key `key` on machine `machine` to g: its key, where
+ * (machine, and commit when not NULL), and its verdict with cp's figures
+ * (cp NULL: unchanged, or with `reason` not judged). Returns 0 or
+ * -ENOMEM. */
+int hrd_ctl_gate_add(struct hrd_ctl_gate_rows *g,
+                     const struct hrd_ctl_judge_opts *o, char *const *key,
+                     const char *machine, const char *commit,
+                     const struct hrd_cp *cp, int fail, const char *reason);
+
+/* Writes g in o's gate format under title. Returns 0 or a negative
+ * errno. */
+int hrd_ctl_gate_write(const struct hrd_ctl_gate_rows *g,
+                       const struct hrd_ctl_judge_opts *o, const char *title);
+
+void hrd_ctl_gate_fini(struct hrd_ctl_gate_rows *g);
+
+/* Writes v to stdout as the reports write numbers (numfmt.h). */
+void hrd_ctl_judge_number(double v);
+
+/* Writes key `key` on machine `machine` as terminal text: "NODE OP
+ * BACKEND PHASE RANGE METRIC on MACHINE", each escaped. */
+void hrd_ctl_key_name(FILE *f, char *const *key, const char *machine);
+
+/* Writes series s's name as key_name does. */
+void hrd_ctl_series_name(FILE *f, const struct hrd_ctl_series *s);
+
+/* Writes one finding: a change point of series s at cp (detect), or run
+ * `run` of commit `commit` against it (check). */
+void hrd_ctl_put_finding(const struct hrd_ctl_judge_opts *o,
+                         const struct hrd_ctl_series *s, const char *commit,
+                         const char *run, const struct hrd_cp *cp,
+                         const char *note);
+
+/* Writes to stdout the line of a change cp of key `key` on machine
+ * `machine`, at commit `commit` ("" for none) and run `run`, with `note`
+ * after it: "KEY on MACHINE: slower by +10.0% at commit C (run R): median
+ * 1005.0 -> 1105.5 ns, p=1.5e-19NOTE". Every name escaped. */
+void hrd_ctl_change_line(char *const *key, const char *machine,
+                         const struct hrd_cp *cp, const char *commit,
+                         const char *run, const char *note);
+
+/* Whether a slower change of series s goes beyond its --fail-above
+ * limit; names it on stderr when it does. */
+int hrd_ctl_over_limit(const char *cmd, const struct hrd_ctl_judge_opts *o,
+                       const struct hrd_ctl_series *s,
+                       const struct hrd_cp *cp);
+
+/* over_limit's verdict, saying nothing. */
+int hrd_ctl_over_limit_quiet(const struct hrd_ctl_judge_opts *o,
+                             const struct hrd_ctl_series *s,
+                             const struct hrd_cp *cp);
+
+/* The options of detect and check; check's run file is left in argv.
+ * Returns -1 with the help shown, 0, or a usage error's status. */
+int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
+                        char **argv, struct hrd_ctl_judge_opts *o, int detect);
+
+/* o with every default (alpha, window, min-change, the Markdown limit). */
+void hrd_ctl_judge_opts_init(struct hrd_ctl_judge_opts *o);
+
+/* The status of a failed query or of the output. */
+int hrd_ctl_judge_failed(const char *cmd, const char *db, int rc,
+                         const char *err);
+
+#endif
