@@ -50,9 +50,13 @@ static const char usage_ab[] =
     "planned, Bonferroni, and the change beyond the key's --fail-above\n"
     "limit, else --threshold), or same (the 95% interval of the change\n"
     "inside +-that threshold); a key still open after M pairs is\n"
-    "undecided. With M equal to N, N pairs are run and diff judges them at\n"
-    "one look. The commands' standard output goes to standard error; the\n"
-    "report to standard output.\n"
+    "undecided. A key still open at a look but hopeless (diff's\n"
+    "\"decidable\":false: with the noise of its rounds so far, the change\n"
+    "detectable at M pairs is above its threshold, and its change so far\n"
+    "within that) does not keep ab going: it ends undecided, said so. With\n"
+    "M equal to N, N pairs are run and diff judges them at one look. The\n"
+    "commands' standard output goes to standard error; the report to\n"
+    "standard output.\n"
     "\n"
     "  -n, --rounds=N        pairs before the first look: rounds of each\n"
     "                        command at least (default "
@@ -83,7 +87,7 @@ static const char usage_ab[] =
     "Exit status: diff's (0 none slower than allowed, 1 a key slower than\n"
     "--fail-above allows, 2 a usage error, 6 refused by --min-rounds, 7 a\n"
     "key not judged at its --fail-above limit, with M equal to N; 8 a\n"
-    "gated key undecided after M pairs); 5 when a second pair is dropped,\n"
+    "gated key undecided, after M pairs or hopeless); 5 when a second pair is dropped,\n"
     "said on stderr; 128+N when signal N stopped ab.\n";
 
 /* Which side's command round k (from 0) runs: A B B A A B B A ... */
@@ -173,9 +177,10 @@ static int round_try(char **argv, int optind_, int sep, int side, unsigned k,
  * A look of the sequential comparison: each side's made[] rounds so far
  * merged in dir, and diff run on them as a process of its own, quietly,
  * with the options dargv[1..dargc), the plan and JSON rows. Returns 1
- * when a gated key is undecided (a row with "gated":true and
- * "verdict":"undecided"), 0 when none is, or -1 when the rounds cannot
- * be merged or diff fails (said on stderr).
+ * when a gated key is undecided and not hopeless (a row with
+ * "gated":true and "verdict":"undecided" but not "decidable":false), 0
+ * when none is, or -1 when the rounds cannot be merged or diff fails
+ * (said on stderr).
  */
 static int look(const char *dir, int dargc, char **dargv, char **files[2],
                 const unsigned made[2], const struct hrd_decide_plan *plan)
@@ -224,7 +229,8 @@ static int look(const char *dir, int dargc, char **dargv, char **files[2],
         st = 0;
         while (st == 0 && getline(&line, &cap, f) > 0)
             st = strstr(line, "\"verdict\":\"undecided\"") != NULL &&
-                 strstr(line, "\"gated\":true") != NULL;
+                 strstr(line, "\"gated\":true") != NULL &&
+                 strstr(line, "\"decidable\":false") == NULL;
         free(line);
         fclose(f);
     }
@@ -397,8 +403,8 @@ static int run_ab(int argc, char **argv)
                 break;
             }
             if (st == 0) {
-                fprintf(stderr, "hostrangectl ab: decided after %u pairs\n",
-                        made[0]);
+                fprintf(stderr, "hostrangectl ab: every gated key decided "
+                        "or hopeless after %u pairs\n", made[0]);
                 break;
             }
             fprintf(stderr, "hostrangectl ab: undecided after %u pairs: "

@@ -124,8 +124,16 @@ static const char usage_diff[] =
     "                         when the 95% interval lies inside +-threshold,\n"
     "                         else undecided; the first look that decides\n"
     "                         stands. Rows say the verdict and its pairs\n"
-    "                         (JSON \"verdict\", \"pairs\"); the gated keys\n"
-    "                         are those --fail-above names, else all\n"
+    "                         (JSON \"verdict\", \"pairs\", the interval\n"
+    "                         \"verdict_lo_pct\", \"verdict_hi_pct\"); the\n"
+    "                         gated keys are those --fail-above names, else\n"
+    "                         all. With fewer than M pairs, an undecided key\n"
+    "                         is hopeless when the change detectable at M\n"
+    "                         pairs with its noise so far is above its\n"
+    "                         threshold and its change so far within that\n"
+    "                         (JSON \"decidable\":false and\n"
+    "                         \"detectable_at_max\"; text: hopeless): more\n"
+    "                         pairs would likely leave it undecided\n"
     "      --first-look=N     the pairs of the first look (default "
     HRD_STR(HRD_DECIDE_FIRST_DEFAULT) ")\n"
     "      --strict           refuse to compare runs of different machines\n"
@@ -397,6 +405,10 @@ struct drow {
     int decided;             /* --max-rounds: dec holds its verdict */
     struct hrd_decide dec;
     int gated;               /* --max-rounds: a key that must be decided */
+    int hopeless;            /* --max-rounds: undecided, and too noisy to
+                                be decided by the plan's last look */
+    double at_max;           /* its detectable change at that look, in % */
+    size_t max_pairs;        /* the pairs of that look */
     int undecided;           /* a gated key undecided */
 };
 
@@ -485,7 +497,15 @@ static void write_jsonl(FILE *f, const struct drow *r,
         num(f, r->dec.change);
         fputs(",\"verdict_p\":", f);
         num(f, r->dec.p);
+        fputs(",\"verdict_lo_pct\":", f);
+        num(f, r->dec.lo);
+        fputs(",\"verdict_hi_pct\":", f);
+        num(f, r->dec.hi);
         fprintf(f, ",\"gated\":%s", r->gated ? "true" : "false");
+        if (r->hopeless) {
+            fputs(",\"decidable\":false,\"detectable_at_max\":", f);
+            num(f, r->at_max);
+        }
     }
     if (r->refused)
         fputs(",\"refused\":\"min-rounds\"", f);
@@ -525,7 +545,7 @@ static void key_text(char *buf, const struct hrd_diff_pop *k)
 static void write_text(FILE *f, const struct drow *r, int colour, int width)
 {
     const struct hrd_diff_pop *k = r->b ? r->b : r->n;
-    char key[KEY_TEXT_MAX], marks[160] = "";
+    char key[KEY_TEXT_MAX], marks[256] = "";
     const char *on = "", *off = "";
 
     key_text(key, k);
@@ -544,6 +564,21 @@ static void write_text(FILE *f, const struct drow *r, int colour, int width)
 
         snprintf(marks + len, sizeof marks - len, " %s after %zu pairs",
                  hrd_decide_name(r->dec.verdict), r->dec.pairs);
+        len = strlen(marks);
+        /* The interval reached, when not the row's own (of all its
+         * rounds). */
+        if (r->dec.verdict == HRD_DECIDE_UNDECIDED && r->dec.pairs > 0 &&
+            (r->dec.pairs < r->rounds[0] || r->dec.pairs < r->rounds[1]))
+            snprintf(marks + len, sizeof marks - len, " [%+.1f%%, %+.1f%%]",
+                     r->dec.lo, r->dec.hi);
+        len = strlen(marks);
+        if (r->hopeless && isfinite(r->at_max))
+            snprintf(marks + len, sizeof marks - len, " (hopeless: "
+                     "detectable %.1f%% at %zu pairs)", r->at_max,
+                     r->max_pairs);
+        else if (r->hopeless)
+            snprintf(marks + len, sizeof marks - len, " (hopeless: "
+                     "detectable none at %zu pairs)", r->max_pairs);
     }
     if (r->b != NULL && r->n != NULL) {
         size_t len = strlen(marks);
@@ -786,6 +821,8 @@ struct judging {
     size_t cap;
     size_t shift_n[2]; /* the rounds of the last detectable shift (0: none) */
     double shift_sd;   /* its shift in standard deviations (detect.h) */
+    double max_shift_sd; /* the shift at the plan's most pairs a side and
+                            its look's alpha (0: not yet computed) */
 };
 
 /*
@@ -874,12 +911,12 @@ static void normalize(struct drow *r, const struct diff_opts *o,
  * is no --fail-above. Returns 0 or a negative errno.
  */
 static int decide(struct drow *r, const struct diff_opts *o,
-                  const struct judging *j, const size_t nr[2], double step,
+                  struct judging *j, const size_t nr[2], double step,
                   const struct hrd_limit *l)
 {
     size_t pairs = nr[0] < nr[1] ? nr[0] : nr[1];
-    int rc = hrd_decide_key(j->med[0], j->med[1], pairs,
-                            l != NULL ? l->pct : o->threshold, step,
+    double threshold = l != NULL ? l->pct : o->threshold;
+    int rc = hrd_decide_key(j->med[0], j->med[1], pairs, threshold, step,
                             &o->plan, &r->dec);
 
     if (rc == -EINVAL) {
@@ -892,6 +929,31 @@ static int decide(struct drow *r, const struct diff_opts *o,
         return rc;
     r->decided = 1;
     r->gated = o->limits.n == 0 || l != NULL;
+    r->hopeless = 0;
+    r->at_max = NAN;
+    r->max_pairs = o->plan.max;
+    if (r->dec.verdict == HRD_DECIDE_UNDECIDED && r->dec.pairs > 0 &&
+        pairs < o->plan.max) {
+        /* Hopeless: the change the plan's last look could detect, with
+         * the noise of the rounds so far, exceeds the threshold (or two
+         * clock steps do), and the change so far lies within it: more
+         * pairs would likely leave it undecided. */
+        double sd = hrd_detect_log_sd(j->med[0], pairs, j->med[1], pairs);
+        double floor = 0;
+
+        if (j->max_shift_sd == 0)
+            j->max_shift_sd = hrd_detect_shift_sd(
+                o->plan.max, o->plan.max, hrd_decide_look_alpha(&o->plan));
+        if (isnan(j->max_shift_sd))
+            return -ENOMEM;
+        r->at_max = hrd_detect_change(j->max_shift_sd, sd);
+        if (step > 0 && r->rc.base_median > 0)
+            floor = 100 * HRD_ROUNDS_MIN_STEPS * step / r->rc.base_median;
+        if (r->at_max < floor)
+            r->at_max = floor;
+        r->hopeless = r->at_max > threshold &&
+                      fabs(r->dec.change) <= r->at_max;
+    }
     return 0;
 }
 

@@ -130,6 +130,18 @@ head -n 1 "$dir/d.txt" | grep -q "; sequential: looks at 3 pairs, each at p < 0.
     fail "undecided in the table: $(cat "$dir/d.txt")"
 ctl diff --max-rounds 3 "$dir/r.hrs" "$dir/r.hrs" > /dev/null 2> "$dir/err"
 [ $? -eq 2 ] || fail "--first-look 5 above --max-rounds 3 accepted"
+# Looks at 3 and 4 pairs, each at p < 0.005: 4 rounds a side cannot
+# reach it (their smallest p is 2/70), so after 3 pairs every key is
+# hopeless, nothing detectable at 4 pairs, and undecided (exit 8).
+ctl diff -f jsonl --max-rounds 4 --first-look 3 "$dir/r.hrs" "$dir/r.hrs" \
+    > "$dir/d.jsonl" 2> "$dir/err"
+[ $? -eq 8 ] || fail "hopeless: exit $?, $(cat "$dir/err")"
+[ "$(grep -c '"verdict":"undecided","pairs":3,.*"gated":true,"decidable":false,"detectable_at_max":null' "$dir/d.jsonl")" -eq "$rows" ] ||
+    fail "hopeless rows: $(cat "$dir/d.jsonl")"
+ctl diff --max-rounds 4 --first-look 3 "$dir/r.hrs" "$dir/r.hrs" \
+    > "$dir/d.txt" 2> "$dir/err"
+[ "$(grep -c " undecided after 3 pairs (hopeless: detectable none at 4 pairs) rounds 3/3$" "$dir/d.txt")" -eq "$rows" ] ||
+    fail "hopeless in the table: $(cat "$dir/d.txt")"
 
 # ab: hostrange-bench against itself with binding.body 50% slower, 3
 # rounds each: the warm binding.body self rows are apart in every round,
