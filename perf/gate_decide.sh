@@ -9,9 +9,10 @@
 #   decide.RULE.aa.flagged_share  flagged rows of all compared A/A rows
 #                                 (goal <= 0.01); exit1: A/A comparisons
 #                                 that exit 1 (goal 0)
-#   decide.RULE.aa.warm_same      warm A/A rows decided same at +-5% (seq)
-#                                 or whose interval lies inside +-10%
-#                                 (fixed) (goal >= 0.8)
+#   decide.RULE.aa.warm_same      warm A/A rows whose 95% interval lies
+#                                 inside +-10% (goal >= 0.8);
+#                                 decided_same_5: those decided same at
+#                                 +-5% (seq)
 #   decide.RULE.CASE.hits         comparisons in which the target row is
 #                                 found slower: CASE s10.add and s10.gemm
 #                                 (warm binding.body inclusive), s5.add,
@@ -114,7 +115,7 @@ for rule in seq fixed; do
     printf '{"bench":"decide.%s.aa.flagged_share","value":%s,"flagged":%d,"rows":%d,"comparisons":%d,"exit1":%d}\n' \
         "$rule" "$(awk -v f="$2" -v r="$1" 'BEGIN { printf "%.4f", r ? f / r : 0 }')" "$2" "$1" "$n" "$e1"
     printf '{"bench":"decide.%s.aa.warm_same","value":%s,"warm_rows":%d,"same_10":%d,"decided_same_5":%d}\n' \
-        "$rule" "$(awk -v s="$5" -v s10="$4" -v w="$3" -v r="$rule" 'BEGIN { printf "%.4f", w ? (r == "seq" ? s : s10) / w : 0 }')" "$3" "$4" "$5"
+        "$rule" "$(awk -v s10="$4" -v w="$3" 'BEGIN { printf "%.4f", w ? s10 / w : 0 }')" "$3" "$4" "$5"
     for c in s10.add s10.gemm s5.add ns20.add; do
         kind=${c%.*} node=${c#*.}
         eval "pat=\$$node"

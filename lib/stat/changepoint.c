@@ -547,6 +547,65 @@ out:
     return rc;
 }
 
+/* The t of P(T <= t) = q for Student's t with df degrees of freedom, q
+ * in (0, 1), by bisection. */
+static double student_quantile(double q, double df)
+{
+    double lo = -1e3, hi = 1e3;
+
+    for (int i = 0; i < 200 && hi - lo > 1e-10; i++) {
+        double mid = (lo + hi) / 2;
+
+        if (hrd_cp_student_cdf(mid, df) < q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
+                               double power)
+{
+    double *l, *tmp, med, scale, d;
+
+    if (m < 2 || !(alpha > 0 && alpha < 1) || !(power > 0 && power < 1))
+        return NAN;
+    l = malloc(m * sizeof *l);
+    tmp = malloc(m * sizeof *tmp);
+    if (l == NULL || tmp == NULL) {
+        free(l);
+        free(tmp);
+        return NAN;
+    }
+    /* The spread of hrd_cp_check: the scaled median absolute deviation
+     * of the logarithms, else their standard deviation. */
+    for (size_t i = 0; i < m; i++)
+        l[i] = log(seg[i] + 1);
+    med = hrd_cp_median(l, m, tmp);
+    for (size_t i = 0; i < m; i++)
+        tmp[i] = fabs(l[i] - med);
+    scale = 1.4826 * median_inplace(tmp, m);
+    if (scale == 0) {
+        double s = 0, mean = 0;
+
+        for (size_t i = 0; i < m; i++)
+            mean += l[i] / (double)m;
+        for (size_t i = 0; i < m; i++)
+            s += (l[i] - mean) * (l[i] - mean);
+        scale = sqrt(s / (double)(m - 1));
+    }
+    free(l);
+    free(tmp);
+    /* The shift of the log value at which p < alpha with the given
+     * power: the (1 - alpha) quantile of t plus its power quantile, in
+     * units of the prediction's spread. */
+    d = (student_quantile(1 - alpha, (double)(m - 1)) +
+         student_quantile(power, (double)(m - 1))) *
+        scale * sqrt(1 + M_PI / (2 * (double)m));
+    return 100 * expm1(d);
+}
+
 int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out)
 {
     double *l, *tmp, med, mad, scale, lx, t;

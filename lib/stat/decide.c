@@ -58,20 +58,21 @@ size_t hrd_decide_next_look(const struct hrd_decide_plan *plan,
     return 0;
 }
 
-/* The verdict of one look at n pairs; fills *out's figures. */
-static int look(const double *base, const double *new, size_t n,
-                double threshold, double step, double alpha,
-                struct hrd_decide *out)
+/* The verdict of one look at n rounds of base and m of new; fills
+ * *out's figures (pairs: m). */
+static int look2(const double *base, size_t n, const double *new, size_t m,
+                 double threshold, double step, double alpha,
+                 struct hrd_decide *out)
 {
     struct hrd_rounds_fast f;
     struct hrd_rounds_cmp c;
     int rc;
 
-    if ((rc = hrd_rounds_fast_half(base, n, new, n, &f)) != 0)
+    if ((rc = hrd_rounds_fast_half(base, n, new, m, &f)) != 0)
         return rc;
-    if ((rc = hrd_rounds_compare(base, n, new, n, &c)) != 0)
+    if ((rc = hrd_rounds_compare(base, n, new, m, &c)) != 0)
         return rc;
-    out->pairs = n;
+    out->pairs = m;
     out->change = f.change;
     out->p = f.p;
     out->lo = c.lo;
@@ -83,6 +84,30 @@ static int look(const double *base, const double *new, size_t n,
         out->verdict = HRD_DECIDE_SAME;
     else
         out->verdict = HRD_DECIDE_UNDECIDED;
+    return 0;
+}
+
+/* The verdict of one look at n pairs. */
+static int look(const double *base, const double *new, size_t n,
+                double threshold, double step, double alpha,
+                struct hrd_decide *out)
+{
+    return look2(base, n, new, n, threshold, step, alpha, out);
+}
+
+int hrd_decide_once(const double *base, size_t n, const double *new,
+                    size_t m, double threshold, double step, double alpha,
+                    struct hrd_decide *out)
+{
+    struct hrd_decide d;
+    int rc;
+
+    if (n == 0 || m == 0)
+        return -EINVAL;
+    memset(&d, 0, sizeof d);
+    if ((rc = look2(base, n, new, m, threshold, step, alpha, &d)) != 0)
+        return rc;
+    *out = d;
     return 0;
 }
 

@@ -94,4 +94,15 @@ int hrd_decide_key(const double *base, const double *new, size_t pairs,
                    const struct hrd_decide_plan *plan,
                    struct hrd_decide *out);
 
+/*
+ * One look without pairs: base's n values against new's m (a run's
+ * rounds against a history's segment), all positive, at alpha (no split:
+ * one look), with the rule of a look above. out->pairs is m. Returns 0
+ * and fills *out, -EINVAL (an empty side, a value not positive) or
+ * -ENOMEM.
+ */
+int hrd_decide_once(const double *base, size_t n, const double *new,
+                    size_t m, double threshold, double step, double alpha,
+                    struct hrd_decide *out);
+
 #endif

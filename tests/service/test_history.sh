@@ -169,12 +169,24 @@ suite() {
     ctl history check --db "$db" -f jsonl --fail-above 5 "$dir/pr-slow.hrs" \
         > "$out.check" 2> "$out.err"
     [ $? -eq 1 ] || fail "$kind: check of a slower run"
-    grep -q '"range":"backend.submit","metric":"inclusive",.*"commit":"pr1","run":"c0000000000000000000000000000001","before":1105.5,"after":1300.0,.*"direction":"slower"}$' \
+    grep -q '"range":"backend.submit","metric":"inclusive",.*"commit":"pr1","run":"c0000000000000000000000000000001","before":1105.5,"after":1300.0,.*"direction":"slower","detectable":[0-9.e+-]*}$' \
         "$out.check" || fail "$kind: check line: $(cat "$out.check")"
     ctl history check --db "$db" --fail-above 5 "$dir/pr-same.hrs" \
         > "$out.check2" || fail "$kind: check of a run at the level"
     grep -q '^checked 2 keys of .*pr-same.hrs against the history of Test CPU 3000, 4 cores; clock fast: 0 differ' \
         "$out.check2" || fail "$kind: check summary: $(cat "$out.check2")"
+    # Ten runs of the newest level, 1100 to 1110 ns: a change of 1% is
+    # below what they let check detect (about 1.3%), so at --fail-above 1
+    # both keys are not judged at this limit, neither passed nor failed.
+    ctl history check --db "$db" --fail-above 1 "$dir/pr-same.hrs" \
+        > "$out.check3" 2> "$out.err"
+    [ $? -eq 7 ] || fail "$kind: check at a limit below the detectable change"
+    [ "$(grep -c '^n1 op cpu warm backend.submit [a-z]* on .*: -0.1%, median .* ns, p=0.[0-9]*, detectable 1.[0-9]%; not judged at this limit$' "$out.check3")" -eq 2 ] ||
+        fail "$kind: not judged at this limit: $(cat "$out.check3")"
+    grep -q "; 2 not judged at this limit (detectable above --fail-above)$" \
+        "$out.check3" || fail "$kind: not judged summary: $(cat "$out.check3")"
+    grep -q "^hostrangectl history check: 2 keys not judged at their --fail-above limit" \
+        "$out.err" || fail "$kind: not judged said: $(cat "$out.err")"
 
     # Names byte for byte, through jsonl and csv.
     ctl history show --db "$db" -f jsonl --range 'r%;*' > "$out.odd" ||
@@ -228,16 +240,16 @@ for line in open(sys.argv[1], encoding="ascii"):
         # default 0.01. A run of one round against one run is not judged.
         ctl history check --db "$db" --alpha 0.1 --phase warm --range binding.body \
             "$dir/rounds-slow.hrs" > "$out.rcheck" || fail "$kind: check of rounds"
-        grep -q "warm binding.body self on .*: slower by +[0-9.]*% at commit slow (run [0-9a-f]*): median .* ns, p=0.05 (by rounds: 3 against 3)$" \
+        grep -q "warm binding.body self on .*: slower by +[0-9.]*% at commit slow (run [0-9a-f]*): median .* ns, p=0.05 (by rounds: 3 against 3); detectable none; undecided at +-5% \[.*\]$" \
             "$out.rcheck" || fail "$kind: check by rounds: $(cat "$out.rcheck")"
-        grep -q "^checked 2 keys of .*rounds-slow.hrs against .*: [12] differ (p < 0.1), [0-9]* not judged.*; 2 judged by their rounds$" \
+        grep -q "^checked 2 keys of .*rounds-slow.hrs against .*: [12] differ (p < 0.1), [0-9]* not judged.*; 2 judged by their rounds (0 slower, 0 faster, 0 same, 2 undecided)$" \
             "$out.rcheck" || fail "$kind: check by rounds: $(cat "$out.rcheck")"
         ctl history check --db "$db" -f jsonl --alpha 0.1 --phase warm \
             --range binding.body "$dir/rounds-slow.hrs" | grep '"metric":"self"' |
-            grep -q '"commit":"slow",.*"p":0.05,"direction":"slower"}$' ||
+            grep -q '"commit":"slow",.*"p":0.05,"direction":"slower","detectable":null,"verdict":"undecided","threshold_pct":5,.*"rounds":\[3,3\]}$' ||
             fail "$kind: check by rounds, jsonl"
         ctl history check --db "$db" --phase warm --range binding.body \
-            "$dir/rounds-slow.hrs" | grep -q ": 0 differ (p < 0.01), [0-9]* not judged.*; 2 judged by their rounds$" ||
+            "$dir/rounds-slow.hrs" | grep -q ": 0 differ (p < 0.01), [0-9]* not judged.*; 2 judged by their rounds (0 slower, 0 faster, 0 same, 2 undecided)$" ||
             fail "$kind: flagged below the floor of 3 rounds against 3"
         ctl history check --db "$db" --phase warm --range binding.body \
             "$dir/rounds-slow1.hrs" | grep -q "^checked 0 keys .*: 0 differ (p < 0.01), [0-9]* not judged (.*too short a history); 0 judged by their rounds$" ||

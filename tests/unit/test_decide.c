@@ -131,12 +131,48 @@ static void decide(void **state)
     assert_int_equal(d.pairs, 7);
 }
 
+/* One look without pairs: a run's 5 rounds against a segment of 12. */
+static void once(void **state)
+{
+    double seg[12], slow[5] = { 130, 131, 132, 133, 134 };
+    double near[5] = { 101, 102, 103, 104, 105 }, zero[1] = { 0 };
+    struct hrd_decide d;
+
+    (void)state;
+    for (int i = 0; i < 12; i++)
+        seg[i] = 100 + 0.5 * i;
+    /* Beyond every value of the segment: p at most 2 / C(17, 5), the
+     * change about +30%. */
+    assert_int_equal(hrd_decide_once(seg, 12, slow, 5, 10, 0, 0.01, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_SLOWER);
+    assert_int_equal(d.pairs, 5);
+    assert_true(d.p <= 2.0 / 6188 + 1e-12);
+    assert_true(d.change > 25 && d.change < 35);
+    /* The same, on a clock of 20 ns steps: less than two steps apart
+     * (the fastest halves about 102 and 131), not slower. */
+    assert_int_equal(hrd_decide_once(seg, 12, slow, 5, 10, 20, 0.01, &d), 0);
+    assert_int_not_equal(d.verdict, HRD_DECIDE_SLOWER);
+    /* Within the segment: the interval inside +-5%, same; at +-1%,
+     * undecided, with its interval. */
+    assert_int_equal(hrd_decide_once(seg, 12, near, 5, 5, 0, 0.01, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_SAME);
+    assert_true(d.lo > -5 && d.hi < 5 && d.lo < d.hi);
+    assert_int_equal(hrd_decide_once(seg, 12, near, 5, 1, 0, 0.01, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_UNDECIDED);
+    assert_true(d.lo <= -1 || d.hi >= 1);
+    assert_int_equal(hrd_decide_once(seg, 12, near, 0, 5, 0, 0.01, &d),
+                     -EINVAL);
+    assert_int_equal(hrd_decide_once(seg, 12, zero, 1, 5, 0, 0.01, &d),
+                     -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fast_half),
         cmocka_unit_test(looks),
         cmocka_unit_test(decide),
+        cmocka_unit_test(once),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
