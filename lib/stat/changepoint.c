@@ -564,6 +564,31 @@ static double student_quantile(double q, double df)
     return (lo + hi) / 2;
 }
 
+/* The sum of the two quantiles of hrd_cp_check_detectable for the last
+ * alpha and power, by degrees of freedom (0: not yet): a check judges
+ * many keys of few segment lengths. Not shared between threads: ctl
+ * only. */
+#define DETECT_Q_DF 512
+static double detect_q_alpha, detect_q_power, detect_q[DETECT_Q_DF + 1];
+
+static double detect_quantiles(size_t df, double alpha, double power)
+{
+    double q;
+
+    if (alpha != detect_q_alpha || power != detect_q_power) {
+        memset(detect_q, 0, sizeof detect_q);
+        detect_q_alpha = alpha;
+        detect_q_power = power;
+    }
+    if (df <= DETECT_Q_DF && detect_q[df] != 0)
+        return detect_q[df];
+    q = student_quantile(1 - alpha, (double)df) +
+        student_quantile(power, (double)df);
+    if (df <= DETECT_Q_DF)
+        detect_q[df] = q;
+    return q;
+}
+
 double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
                                double power)
 {
@@ -600,9 +625,8 @@ double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
     /* The shift of the log value at which p < alpha with the given
      * power: the (1 - alpha) quantile of t plus its power quantile, in
      * units of the prediction's spread. */
-    d = (student_quantile(1 - alpha, (double)(m - 1)) +
-         student_quantile(power, (double)(m - 1))) *
-        scale * sqrt(1 + M_PI / (2 * (double)m));
+    d = detect_quantiles(m - 1, alpha, power) * scale *
+        sqrt(1 + M_PI / (2 * (double)m));
     return 100 * expm1(d);
 }
 
