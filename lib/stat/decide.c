@@ -80,7 +80,11 @@ static int look2(const double *base, size_t n, const double *new, size_t m,
     if (f.p < alpha && fabs(f.change) >= threshold &&
         hrd_rounds_steps_enough(f.new_fast - f.base_fast, step))
         out->verdict = f.change > 0 ? HRD_DECIDE_SLOWER : HRD_DECIDE_FASTER;
-    else if (c.lo > -threshold && c.hi < threshold)
+    else if (c.lo > -threshold && c.hi < threshold &&
+             hrd_rounds_steps_enough(threshold / 100 * f.base_fast, step))
+        /* Same only where the clock could show a change of the
+         * threshold: on a 10 ns clock a 20 ns range whose rounds all
+         * read 20 has an interval of 0, but a change of 5% is 1 ns. */
         out->verdict = HRD_DECIDE_SAME;
     else
         out->verdict = HRD_DECIDE_UNDECIDED;

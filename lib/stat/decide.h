@@ -18,7 +18,9 @@
  *                     (hrd_rounds_steps_enough);
  *   same              when the 95% Hodges-Lehmann interval of the change
  *                     (rounds.h, all n rounds a side) lies inside
- *                     +-threshold;
+ *                     +-threshold, and the threshold of base's fastest
+ *                     half spans HRD_ROUNDS_MIN_STEPS clock steps (else
+ *                     the clock could not have shown such a change);
  * and undecided otherwise. The first look that decides a key decides it:
  * later rounds do not change its verdict. A key no look decides is
  * undecided, with the figures of its last look.

@@ -125,6 +125,12 @@ static void decide(void **state)
     assert_int_equal(d.verdict, HRD_DECIDE_SAME);
     assert_int_equal(d.pairs, 5);
     assert_true(d.lo > -5 && d.hi < 5);
+    /* On a clock of 5 ns steps 5% of 100 ns is one step: not same; on
+     * one of 2 ns steps, same. */
+    assert_int_equal(hrd_decide_key(a, c, 20, 5, 5, &p, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_UNDECIDED);
+    assert_int_equal(hrd_decide_key(a, c, 20, 5, 2, &p, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_SAME);
     /* Faster. */
     assert_int_equal(hrd_decide_key(b, a, 20, 5, 0, &p, &d), 0);
     assert_int_equal(d.verdict, HRD_DECIDE_FASTER);
