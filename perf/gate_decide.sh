@@ -137,6 +137,7 @@ for c in aa s10 s5 ns20; do
     paste "$dir/seq.$c.times" "$dir/fixed.$c.times" | awk -v c="$c" '
         { s += $1; p += $3; f += $4 } END {
         printf "{\"bench\":\"decide.cost.%s\",\"value\":%.2f,\"unit\":\"s\",\"fixed\":%.2f,\"ratio\":%.2f,\"pairs\":%.1f}\n",
-            c, s / NR, f / NR, f > 0 ? s / f : 0, p / NR }'
+            c, s / NR, f / NR, (f > 0 ? s / f : 0), p / NR }'
 done
+[ -n "${BENCH_DECIDE_KEEP:-}" ] && cp "$dir"/*.times "$BENCH_DECIDE_KEEP/"
 printf '{"bench":"decide.load","value":%s,"end":%s}\n' "$load0" "$load1"
