@@ -298,6 +298,46 @@ ctl history add --db "$db" "$dir/a1.hrs" | grep -q '^added ' ||
     fail "the same add again"
 [ "$(ctl history list --db "$db" | wc -l)" -eq 2 ] || fail "not stored again"
 
+# check's verdict by rounds: a history of 4 runs of 3 rounds each (merges
+# of mkrun's runs, 1000 to 1010 ns), against a run of 5 rounds at 1001 to
+# 1005 ns (its 95% interval inside +-5%: same) and one at 1301 to 1305 ns
+# (beyond every value of the segment, +30%: slower).
+vdb=$dir/verdict.db
+n=0
+for r in 1 2 3 4; do
+    for k in 1 2 3; do
+        n=$((n + 1))
+        "$mkrun" -o "$dir/hr$r-$k.hrs" -i "$(printf 'e%031x' "$n")" -H hostA \
+            -m time=$((1700000000 + n * 60)) -m commit=c$r \
+            -k "n1/backend.submit=$((1000 + (n * 7) % 11))" || fail mkrun
+    done
+    ctl merge -o "$dir/hr$r.hrs" "$dir/hr$r-1.hrs" "$dir/hr$r-2.hrs" \
+        "$dir/hr$r-3.hrs" > /dev/null || fail "merge of rounds $r"
+    ctl history add --db "$vdb" "$dir/hr$r.hrs" > /dev/null || fail "add hr$r"
+done
+for kind in same slow; do
+    base=1000; [ "$kind" = slow ] && base=1300
+    for k in 1 2 3 4 5; do
+        n=$((n + 1))
+        "$mkrun" -o "$dir/pr$kind-$k.hrs" -i "$(printf 'f%031x' "$n")" \
+            -H hostA -m commit=pr -k "n1/backend.submit=$((base + k))" ||
+            fail mkrun
+    done
+    ctl merge -o "$dir/pr$kind.hrs" "$dir"/pr$kind-[1-5].hrs > /dev/null ||
+        fail "merge of pr$kind"
+done
+ctl history check --db "$vdb" "$dir/prsame.hrs" > "$dir/vsame" ||
+    fail "check by rounds, same: $(cat "$dir/vsame")"
+grep -q "; 2 judged by their rounds (0 slower, 0 faster, 2 same, 0 undecided)$" \
+    "$dir/vsame" || fail "same by rounds: $(cat "$dir/vsame")"
+ctl history check --db "$vdb" -f jsonl --fail-above 'backend.submit=20' \
+    "$dir/prslow.hrs" > "$dir/vslow"
+[ $? -eq 1 ] || fail "check by rounds, slower: $(cat "$dir/vslow")"
+[ "$(grep -c '"direction":"slower","detectable":0\.[0-9]*,"verdict":"slower","threshold_pct":20,"verdict_lo_pct":2[0-9.]*,"verdict_hi_pct":3[0-9.]*,"rounds":\[12,5\]}$' "$dir/vslow")" -eq 2 ] ||
+    fail "slower by rounds: $(cat "$dir/vslow")"
+grep -q '"verdicts":{"slower":2,"faster":0,"same":0,"undecided":0},"not_judged_at_limit":0}$' \
+    "$dir/vslow" || fail "slower by rounds, counts: $(cat "$dir/vslow")"
+
 # A database of something else, and a newer schema: refused, exit 3.
 sqlite3 "$dir/other.db" 'CREATE TABLE t (x INTEGER)' || fail sqlite3
 new_pg
