@@ -425,8 +425,16 @@ static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
     if (c->o->gate != HRD_CTL_GATE_NONE) {
         rc = hrd_ctl_gate_add(&c->g, c->o, key, c->r->machine, NULL, NULL, 0,
                               NULL);
-        if (rc == 0)
+        if (rc == 0) {
+            /* Unchanged, with its figures. */
+            struct hrd_gate_row *r = &c->g.v[c->g.n - 1];
+
+            r->before = res->before;
+            r->after = res->after;
+            r->change = res->change * 100;
+            r->p = res->p;
             gate_judged(c, j, nj);
+        }
         return rc;
     }
     if (!nj && !(j->by_rounds && j->gated &&

@@ -187,6 +187,11 @@ suite() {
         "$out.check3" || fail "$kind: not judged summary: $(cat "$out.check3")"
     grep -q "^hostrangectl history check: 2 keys not judged at their --fail-above limit" \
         "$out.err" || fail "$kind: not judged said: $(cat "$out.err")"
+    ctl history check --db "$db" --fail-above 1 -f junit "$dir/pr-same.hrs" \
+        > "$out.check4" 2> /dev/null
+    [ $? -eq 7 ] || fail "$kind: junit check at a limit below the detectable change"
+    [ "$(grep -c '<skipped message="not judged at this limit: detectable +1\.[0-9]%, limit 1% (before 1\.1[01] us, after 1\.10 us, change -0\.1%, p 0\.[0-9]*)"/>' "$out.check4")" -eq 1 ] ||
+        fail "$kind: junit not judged: $(cat "$out.check4")"
 
     # Names byte for byte, through jsonl and csv.
     ctl history show --db "$db" -f jsonl --range 'r%;*' > "$out.odd" ||
