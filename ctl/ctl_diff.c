@@ -6,6 +6,7 @@
 #include "ctl/ctl_rounds.h"
 #include "lib/stat/hist.h"
 #include "lib/stat/limits.h"
+#include "lib/stat/decide.h"
 #include "lib/stat/detect.h"
 #include "lib/stat/rounds.h"
 #include "lib/agg/observer.h"
@@ -41,11 +42,15 @@ static const char usage_diff[] =
     "values of a bucket count as ties at its value (resolution 0.1%).\n"
     "\n"
     "With " HRD_STR(HRD_ROUNDS_MIN) " or more rounds a side for a key (record --rounds, ab, merge of\n"
-    "runs of the same keys), the key is tested at the run level instead:\n"
-    "the change is the ratio of the medians of the round medians, the\n"
-    "p-value the exact two-sided Mann-Whitney test of the round medians\n"
-    "(by enumeration, ties included), the interval the Hodges-Lehmann 95%\n"
-    "interval of their log ratios, in %. With fewer, the row and the\n"
+    "runs of the same keys), the key is tested at the run level instead,\n"
+    "by the fastest-half test, built for rounds that land on a fast or a\n"
+    "slow mode: the change is the ratio of the geometric means of the\n"
+    "fastest half of each side's round medians, the p-value the two-sided\n"
+    "permutation test of that ratio (every split of the pooled round\n"
+    "medians up to " HRD_STR(HRD_ROUNDS_EXACT_SPLITS) " splits, else " HRD_STR(HRD_ROUNDS_FAST_DRAWS) " fixed random ones), the\n"
+    "interval the Hodges-Lehmann 95% interval of the log ratios of all the\n"
+    "round medians, in %; the medians shown are the medians of the round\n"
+    "medians. With fewer, the row and the\n"
     "header say `rounds 1/1: run-to-run noise not measured`: the samples\n"
     "of one run share its whole-run shift, which the test cannot see.\n"
     "\n"
@@ -107,6 +112,30 @@ static const char usage_diff[] =
     "                         rows say `normalized` (JSON\n"
     "                         \"normalized\":RANGE); RANGE's own inclusive\n"
     "                         row is tested unnormalized\n"
+    "      --max-rounds=M     decide each key as a sequential comparison of\n"
+    "                         up to M pairs of rounds (ab --max-rounds; the\n"
+    "                         k-th rounds of base and new a pair): looks\n"
+    "                         after N pairs (--first-look), then about\n"
+    "                         sqrt 2 times as many each, and at M; at each,\n"
+    "                         a key is slower or faster when p < ALPHA / L\n"
+    "                         (L the looks planned: a Bonferroni split) and\n"
+    "                         its change is beyond its threshold (its\n"
+    "                         --fail-above limit, else --threshold), same\n"
+    "                         when the 95% interval lies inside +-threshold,\n"
+    "                         else undecided; the first look that decides\n"
+    "                         stands. Rows say the verdict and its pairs\n"
+    "                         (JSON \"verdict\", \"pairs\", the interval\n"
+    "                         \"verdict_lo_pct\", \"verdict_hi_pct\"); the\n"
+    "                         gated keys are those --fail-above names, else\n"
+    "                         all. With fewer than M pairs, an undecided key\n"
+    "                         is hopeless when the change detectable at M\n"
+    "                         pairs with its noise so far is above its\n"
+    "                         threshold and its change so far within that\n"
+    "                         (JSON \"decidable\":false and\n"
+    "                         \"detectable_at_max\"; text: hopeless): more\n"
+    "                         pairs would likely leave it undecided\n"
+    "      --first-look=N     the pairs of the first look (default "
+    HRD_STR(HRD_DECIDE_FIRST_DEFAULT) ")\n"
     "      --strict           refuse to compare runs of different machines\n"
     "                         (or of an unknown one): exit 4\n"
     "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl,\n"
@@ -128,7 +157,8 @@ static const char usage_diff[] =
     "memory, or the output cannot be written); 6 when --min-rounds refuses\n"
     "a key (and none is slower than allowed); 7 when a key is not judged\n"
     "at its --fail-above limit (and none is slower than allowed nor\n"
-    "refused).\n";
+    "refused); with --max-rounds, 8 when a gated key is undecided (and\n"
+    "none is slower than allowed nor refused) instead of 7.\n";
 
 /* diff's exit statuses, as its --help and hostrangectl(1) give them. */
 enum {
@@ -140,6 +170,7 @@ enum {
     DIFF_FAILED = 5,
     DIFF_FEW_ROUNDS = 6,
     DIFF_NOT_JUDGED = 7,
+    DIFF_UNDECIDED = 8,
 };
 
 /* The row and header text of a comparison without run-to-run noise. */
@@ -370,6 +401,15 @@ struct drow {
     double detectable;       /* run level: the smallest change flaggable
                                 (detect.h), % (NaN: not measured) */
     int not_judged;          /* detectable above its --fail-above limit */
+    struct hrd_rounds_fast fast; /* run level: the fastest-half test */
+    int decided;             /* --max-rounds: dec holds its verdict */
+    struct hrd_decide dec;
+    int gated;               /* --max-rounds: a key that must be decided */
+    int hopeless;            /* --max-rounds: undecided, and too noisy to
+                                be decided by the plan's last look */
+    double at_max;           /* its detectable change at that look, in % */
+    size_t max_pairs;        /* the pairs of that look */
+    int undecided;           /* a gated key undecided */
 };
 
 static void num(FILE *f, double v)
@@ -422,7 +462,7 @@ static void write_jsonl(FILE *f, const struct drow *r,
         fputs(",\"shift_hi_ns\":", f);
         num(f, r->rc.base_median * r->rc.hi / 100);
         fputs(",\"p\":", f);
-        num(f, r->rc.p);
+        num(f, r->fast.p);
     } else {
         fputs(",\"shift_ns\":", f);
         num(f, r->s.shift);
@@ -434,7 +474,8 @@ static void write_jsonl(FILE *f, const struct drow *r,
         num(f, r->s.p);
     }
     fprintf(f, ",\"test\":\"%s\",\"rounds\":[%zu,%zu],\"flag\":",
-            r->run_level ? (r->rc.exact ? "rounds-exact" : "rounds-normal")
+            r->run_level ? (r->fast.exact ? "rounds-fast-half"
+                                          : "rounds-fast-half-sampled")
                          : (r->s.exact ? "exact" : "normal"),
             r->rounds[0], r->rounds[1]);
     if (r->flag)
@@ -450,6 +491,22 @@ static void write_jsonl(FILE *f, const struct drow *r,
     }
     if (r->not_judged)
         fputs(",\"judged\":\"" NOT_JUDGED "\"", f);
+    if (r->decided) {
+        fprintf(f, ",\"verdict\":\"%s\",\"pairs\":%zu,\"verdict_change_pct\":",
+                hrd_decide_name(r->dec.verdict), r->dec.pairs);
+        num(f, r->dec.change);
+        fputs(",\"verdict_p\":", f);
+        num(f, r->dec.p);
+        fputs(",\"verdict_lo_pct\":", f);
+        num(f, r->dec.lo);
+        fputs(",\"verdict_hi_pct\":", f);
+        num(f, r->dec.hi);
+        fprintf(f, ",\"gated\":%s", r->gated ? "true" : "false");
+        if (r->hopeless) {
+            fputs(",\"decidable\":false,\"detectable_at_max\":", f);
+            num(f, r->at_max);
+        }
+    }
     if (r->refused)
         fputs(",\"refused\":\"min-rounds\"", f);
     if (r->normalized) {
@@ -488,7 +545,7 @@ static void key_text(char *buf, const struct hrd_diff_pop *k)
 static void write_text(FILE *f, const struct drow *r, int colour, int width)
 {
     const struct hrd_diff_pop *k = r->b ? r->b : r->n;
-    char key[KEY_TEXT_MAX], marks[160] = "";
+    char key[KEY_TEXT_MAX], marks[256] = "";
     const char *on = "", *off = "";
 
     key_text(key, k);
@@ -502,6 +559,27 @@ static void write_text(FILE *f, const struct drow *r, int colour, int width)
         strcat(marks, " " NOT_JUDGED);
     if (r->normalized)
         strcat(marks, " normalized");
+    if (r->decided) {
+        size_t len = strlen(marks);
+
+        snprintf(marks + len, sizeof marks - len, " %s after %zu pairs",
+                 hrd_decide_name(r->dec.verdict), r->dec.pairs);
+        len = strlen(marks);
+        /* The interval reached, when not the row's own (of all its
+         * rounds). */
+        if (r->dec.verdict == HRD_DECIDE_UNDECIDED && r->dec.pairs > 0 &&
+            (r->dec.pairs < r->rounds[0] || r->dec.pairs < r->rounds[1]))
+            snprintf(marks + len, sizeof marks - len, " [%+.1f%%, %+.1f%%]",
+                     r->dec.lo, r->dec.hi);
+        len = strlen(marks);
+        if (r->hopeless && isfinite(r->at_max))
+            snprintf(marks + len, sizeof marks - len, " (hopeless: "
+                     "detectable %.1f%% at %zu pairs)", r->at_max,
+                     r->max_pairs);
+        else if (r->hopeless)
+            snprintf(marks + len, sizeof marks - len, " (hopeless: "
+                     "detectable none at %zu pairs)", r->max_pairs);
+    }
     if (r->b != NULL && r->n != NULL) {
         size_t len = strlen(marks);
 
@@ -529,7 +607,7 @@ static void write_text(FILE *f, const struct drow *r, int colour, int width)
         fprintf(f, "%s%-*s %10.3f %10.3f %+8.2f%% [%+.1f%%, %+.1f%%] "
                 "detectable %s p=%.3g%s%s%s%s\n", on, width, key,
                 r->rc.base_median / 1000, r->rc.new_median / 1000,
-                r->change, r->rc.lo, r->rc.hi, det, r->rc.p,
+                r->change, r->rc.lo, r->rc.hi, det, r->fast.p,
                 r->flag ? " " : "", r->flag ? r->flag : "", marks, off);
         return;
     }
@@ -568,6 +646,7 @@ struct diff_opts {
     int strict;
     unsigned min_rounds;        /* --min-rounds (0: none) */
     const char *normalize;      /* --normalize: the control range */
+    struct hrd_decide_plan plan; /* --max-rounds (max 0: none) */
     int help;                   /* --help: printed, nothing more to do */
     const char *base, *new;
 };
@@ -577,7 +656,7 @@ struct diff_opts {
 static int parse_options(int argc, char **argv, struct diff_opts *o)
 {
     enum { OPT_FAIL = 256, OPT_STRICT, OPT_MIN_ROUNDS, OPT_WARN,
-           OPT_NORMALIZE };
+           OPT_NORMALIZE, OPT_MAX_ROUNDS, OPT_FIRST_LOOK };
     static const struct option longopts[] = {
         { "alpha", required_argument, NULL, 'a' },
         { "threshold", required_argument, NULL, 'T' },
@@ -587,6 +666,8 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         { "strict", no_argument, NULL, OPT_STRICT },
         { "min-rounds", required_argument, NULL, OPT_MIN_ROUNDS },
         { "normalize", required_argument, NULL, OPT_NORMALIZE },
+        { "max-rounds", required_argument, NULL, OPT_MAX_ROUNDS },
+        { "first-look", required_argument, NULL, OPT_FIRST_LOOK },
         { "format", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -636,6 +717,12 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         case OPT_MIN_ROUNDS:
             o->min_rounds = hrd_ctl_parse_rounds("diff", "--min-rounds", optarg);
             break;
+        case OPT_MAX_ROUNDS:
+            o->plan.max = hrd_ctl_parse_rounds("diff", "--max-rounds", optarg);
+            break;
+        case OPT_FIRST_LOOK:
+            o->plan.first = hrd_ctl_parse_rounds("diff", "--first-look", optarg);
+            break;
         case OPT_NORMALIZE:
             if (optarg[0] == '\0') {
                 fprintf(stderr, "hostrangectl diff: bad --normalize '' (a "
@@ -667,6 +754,12 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         if (rc != 0)
             return rc;
     }
+    if (o->plan.max > 0 && o->plan.first > o->plan.max) {
+        fprintf(stderr, "hostrangectl diff: --first-look %zu is above "
+                "--max-rounds %zu\n", o->plan.first, o->plan.max);
+        return HRD_CTL_TOLD;
+    }
+    o->plan.alpha = o->alpha;
     if (argc - optind != 2) {
         fprintf(stderr, "hostrangectl diff: give two run files, BASE and "
                 "NEW (see --help)\n");
@@ -724,9 +817,12 @@ struct judging {
     double step[2];
     double *med[2];
     double *norm[2];   /* --normalize: room for the normalized medians */
+    double *tmp;       /* room for a copy of a side's medians */
     size_t cap;
     size_t shift_n[2]; /* the rounds of the last detectable shift (0: none) */
     double shift_sd;   /* its shift in standard deviations (detect.h) */
+    double max_shift_sd; /* the shift at the plan's most pairs a side and
+                            its look's alpha (0: not yet computed) */
 };
 
 /*
@@ -792,8 +888,11 @@ static void normalize(struct drow *r, const struct diff_opts *o,
         if (nn[i] < HRD_ROUNDS_MIN)
             return;
     }
-    raw = hrd_rounds_median(j->med[0], nr[0]);
-    scaled = hrd_rounds_median(j->norm[0], nn[0]);
+    /* The medians of copies: the rounds keep their order (pairs). */
+    memcpy(j->tmp, j->med[0], nr[0] * sizeof *j->tmp);
+    raw = hrd_rounds_median(j->tmp, nr[0]);
+    memcpy(j->tmp, j->norm[0], nn[0] * sizeof *j->tmp);
+    scaled = hrd_rounds_median(j->tmp, nn[0]);
     if (!(raw > 0) || !(scaled > 0))
         return;
     for (int i = 0; i < 2; i++) {
@@ -803,6 +902,59 @@ static void normalize(struct drow *r, const struct diff_opts *o,
         r->rounds[i] = nn[i];
     }
     r->normalized = 1;
+}
+
+/*
+ * --max-rounds: the row's verdict as a sequential comparison of its
+ * rounds in pairs (decide.h), at its --fail-above limit l, else at
+ * --threshold. A key is gated when --fail-above names it, or when there
+ * is no --fail-above. Returns 0 or a negative errno.
+ */
+static int decide(struct drow *r, const struct diff_opts *o,
+                  struct judging *j, const size_t nr[2], double step,
+                  const struct hrd_limit *l)
+{
+    size_t pairs = nr[0] < nr[1] ? nr[0] : nr[1];
+    double threshold = l != NULL ? l->pct : o->threshold;
+    int rc = hrd_decide_key(j->med[0], j->med[1], pairs, threshold, step,
+                            &o->plan, &r->dec);
+
+    if (rc == -EINVAL) {
+        /* A round median of 0: undecided. */
+        memset(&r->dec, 0, sizeof r->dec);
+        r->dec.verdict = HRD_DECIDE_UNDECIDED;
+        rc = 0;
+    }
+    if (rc != 0)
+        return rc;
+    r->decided = 1;
+    r->gated = o->limits.n == 0 || l != NULL;
+    r->hopeless = 0;
+    r->at_max = NAN;
+    r->max_pairs = o->plan.max;
+    if (r->dec.verdict == HRD_DECIDE_UNDECIDED && r->dec.pairs > 0 &&
+        pairs < o->plan.max) {
+        /* Hopeless: the change the plan's last look could detect, with
+         * the noise of the rounds so far, exceeds the threshold (or two
+         * clock steps do), and the change so far lies within it: more
+         * pairs would likely leave it undecided. */
+        double sd = hrd_detect_log_sd(j->med[0], pairs, j->med[1], pairs);
+        double floor = 0;
+
+        if (j->max_shift_sd == 0)
+            j->max_shift_sd = hrd_detect_shift_sd(
+                o->plan.max, o->plan.max, hrd_decide_look_alpha(&o->plan));
+        if (isnan(j->max_shift_sd))
+            return -ENOMEM;
+        r->at_max = hrd_detect_change(j->max_shift_sd, sd);
+        if (step > 0 && r->rc.base_median > 0)
+            floor = 100 * HRD_ROUNDS_MIN_STEPS * step / r->rc.base_median;
+        if (r->at_max < floor)
+            r->at_max = floor;
+        r->hopeless = r->at_max > threshold &&
+                      fabs(r->dec.change) <= r->at_max;
+    }
+    return 0;
 }
 
 /* The outcome of a compared row: its change, its flag under the options
@@ -836,10 +988,25 @@ static int judge(struct drow *r, const struct diff_opts *o,
 
         if (rc != 0)
             return rc;
+        rc = hrd_rounds_fast_half(j->med[0], nr[0], j->med[1], nr[1],
+                                  &r->fast);
+        if (rc == -EINVAL) {
+            /* A round median of 0 has no logarithm: the medians' ratio
+             * and the Mann-Whitney test of the round medians instead. */
+            r->fast = (struct hrd_rounds_fast){ r->rc.base_median,
+                                                r->rc.new_median,
+                                                r->rc.change, r->rc.p,
+                                                r->rc.exact };
+            rc = 0;
+        }
+        if (rc != 0)
+            return rc;
         r->run_level = 1;
-        r->change = r->rc.change;
-        p = r->rc.p;
-        moved = fabs(r->rc.new_median - r->rc.base_median);
+        r->change = r->fast.change;
+        p = r->fast.p;
+        moved = fabs(r->fast.new_fast - r->fast.base_fast);
+        if (o->plan.max > 0 && (rc = decide(r, o, j, nr, step, l)) != 0)
+            return rc;
         r->detectable = detectable(r, o, j, nr, step);
     } else {
         r->detectable = NAN;
@@ -852,7 +1019,18 @@ static int judge(struct drow *r, const struct diff_opts *o,
     }
     r->refused = o->min_rounds > 0 && (r->rounds[0] < o->min_rounds ||
                                        r->rounds[1] < o->min_rounds);
-    if (!r->refused && hrd_rounds_steps_enough(moved, step)) {
+    if (r->decided) {
+        /* The verdict of the sequential comparison is the flag. */
+        int sl = r->dec.verdict == HRD_DECIDE_SLOWER;
+
+        if (!r->refused && (sl || r->dec.verdict == HRD_DECIDE_FASTER)) {
+            r->flag = sl ? "slower" : "faster";
+            (*flagged)++;
+        }
+        r->over = !r->refused && sl && l != NULL && r->dec.change > l->pct;
+        r->warn = !r->refused && !r->over && sl && w != NULL &&
+                  r->dec.change > w->pct;
+    } else if (!r->refused && hrd_rounds_steps_enough(moved, step)) {
         r->over = l != NULL && p < o->alpha && r->change > l->pct;
         r->warn = !r->over && w != NULL && p < o->alpha &&
                   r->change > w->pct;
@@ -864,7 +1042,9 @@ static int judge(struct drow *r, const struct diff_opts *o,
     }
     /* A limit the comparison could not have seen broken is not passed. */
     r->not_judged = !r->refused && !r->over && l != NULL && r->run_level &&
-                    !(r->detectable <= l->pct);
+                    !r->decided && !(r->detectable <= l->pct);
+    r->undecided = !r->refused && r->gated &&
+                   r->dec.verdict == HRD_DECIDE_UNDECIDED;
     r->quantized =
         (isfinite(b->step) && b->median <= HRD_QUANTIZED_STEPS * b->step) ||
         (isfinite(r->n->step) &&
@@ -903,7 +1083,9 @@ static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
         j.med[i] = malloc((j.cap + 1) * sizeof *j.med[i]);
         j.norm[i] = malloc((j.cap + 1) * sizeof *j.norm[i]);
     }
+    j.tmp = malloc((j.cap + 1) * sizeof *j.tmp);
     if (at == NULL || r == NULL || j.med[0] == NULL || j.med[1] == NULL ||
+        j.tmp == NULL ||
         j.norm[0] == NULL || j.norm[1] == NULL || rc != 0) {
         rc = -ENOMEM;
         goto out;
@@ -940,6 +1122,7 @@ out:
         free(j.med[i]);
         free(j.norm[i]);
     }
+    free(j.tmp);
     free(at);
     free(r);
     return rc;
@@ -1037,7 +1220,7 @@ static int write_gate(FILE *f, const struct drow *rows, size_t nrows,
             r->n ? r->n->median : NAN, NAN, NAN, l ? l->pct : NAN,
             w ? w->pct : NAN, HRD_GATE_UNCHANGED, r->over, r->warn, NULL,
             NULL, r->run_level && !isnan(r->detectable) ? r->detectable : 0,
-            r->not_judged,
+            r->not_judged, r->decided ? r->dec.pairs : 0, r->undecided,
         };
         if (r->b == NULL || r->n == NULL) {
             g[i].verdict = HRD_GATE_ONLY;
@@ -1045,7 +1228,7 @@ static int write_gate(FILE *f, const struct drow *rows, size_t nrows,
             continue;
         }
         g[i].change = r->change;
-        g[i].p = r->run_level ? r->rc.p : r->s.p;
+        g[i].p = r->run_level ? r->fast.p : r->s.p;
         if (r->flag != NULL)
             g[i].verdict = strcmp(r->flag, "slower") == 0 ? HRD_GATE_SLOWER
                                                            : HRD_GATE_FASTER;
@@ -1074,8 +1257,8 @@ static void write_rounds_line(FILE *f, const struct drow *rows, size_t nrows,
     }
     fprintf(f, "%srounds %u/%u", o->fmt == FMT_MARKDOWN ? "**" : "", rb, rn);
     if (sample == 0 && run > 0)
-        fprintf(f, ": p and interval from the round medians (exact "
-                "Mann-Whitney, %g%% interval of the ratio)", 95.0);
+        fprintf(f, ": p and interval from the round medians (fastest-half "
+                "test, %g%% interval of the ratio)", 95.0);
     else if (run == 0)
         fprintf(f, ": " NOISE_UNMEASURED " (p treats the samples of a run "
                 "as independent; record --rounds or ab measure it)");
@@ -1083,6 +1266,15 @@ static void write_rounds_line(FILE *f, const struct drow *rows, size_t nrows,
         fprintf(f, ": %zu keys from the round medians; %zu with fewer than "
                 "%d rounds a side: " NOISE_UNMEASURED, run, sample,
                 HRD_ROUNDS_MIN);
+    if (o->plan.max > 0) {
+        size_t at[HRD_DECIDE_LOOKS_MAX], k = hrd_decide_looks(&o->plan, at);
+
+        fprintf(f, "; sequential: looks at");
+        for (size_t i = 0; i < k; i++)
+            fprintf(f, "%s%zu", i ? ", " : " ", at[i]);
+        fprintf(f, " pairs, each at p < %.3g (alpha %g over %zu looks)",
+                hrd_decide_look_alpha(&o->plan), o->alpha, k);
+    }
     if (o->normalize != NULL && normalized > 0)
         fprintf(f, "; %zu keys normalized by %s (each round's median "
                 "divided by that round's %s median of the same node, "
@@ -1219,6 +1411,26 @@ static size_t check_judged(const struct drow *rows, size_t nrows)
     return n;
 }
 
+/* --max-rounds: says on stderr how many gated keys are undecided, and
+ * after how many pairs. Returns how many. */
+static size_t check_undecided(const struct drow *rows, size_t nrows,
+                              const struct diff_opts *o)
+{
+    size_t n = 0, pairs = 0;
+
+    for (size_t i = 0; i < nrows; i++) {
+        if (!rows[i].undecided)
+            continue;
+        n++;
+        if (rows[i].dec.pairs > pairs)
+            pairs = rows[i].dec.pairs;
+    }
+    if (n > 0)
+        fprintf(stderr, "hostrangectl diff: %zu gated keys undecided after "
+                "%zu pairs (--max-rounds %zu)\n", n, pairs, o->plan.max);
+    return n;
+}
+
 /* Says why diff failed, rc being a negative errno not yet told. Returns
  * DIFF_FAILED. */
 static int failed(int rc)
@@ -1237,6 +1449,7 @@ int hrd_ctl_diff(int argc, char **argv)
 {
     struct diff_opts o = { .alpha = HRD_SIGNIF_ALPHA, .threshold = 5,
                            .fmt = FMT_TABLE,
+                           .plan = { HRD_DECIDE_FIRST_DEFAULT, 0, 0 },
                            .limit = HRD_GATE_MARKDOWN_LIMIT };
     struct hrd_diff_side base = { 0 }, new = { 0 };
     struct waiting wait = { NULL, 0, 0 };
@@ -1284,6 +1497,8 @@ int hrd_ctl_diff(int argc, char **argv)
         status = DIFF_FEW_ROUNDS;
     if (check_judged(rows, nrows) > 0 && status == DIFF_OK)
         status = DIFF_NOT_JUDGED;
+    if (check_undecided(rows, nrows, &o) > 0 && status == DIFF_OK)
+        status = DIFF_UNDECIDED;
 out:
     free(wait.s);
     free(rows);

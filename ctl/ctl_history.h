@@ -27,6 +27,7 @@
 #define HRD_CTL_HISTORY_UNREADABLE 3
 #define HRD_CTL_HISTORY_FAILED 5
 #define HRD_CTL_HISTORY_FEW_RUNS 6
+#define HRD_CTL_HISTORY_NOT_JUDGED 7
 
 /* The help's words under --db of the subcommands that only read. */
 #define HRD_CTL_HISTORY_READ_HELP                                          \

@@ -8,6 +8,8 @@
 #include "lib/history/history.h"
 #include "lib/history/look.h"
 #include "lib/stat/changepoint.h"
+#include "lib/stat/decide.h"
+#include "lib/stat/detect.h"
 #include "lib/stat/fdr.h"
 #include "lib/stat/rounds.h"
 #include "lib/view/escape.h"
@@ -26,22 +28,36 @@ const char hrd_ctl_history_usage_check[] =
     "Usage: hostrangectl history check [--db DB] [--from FORMAT] RUN.hrs\n"
     "                                [FILTER]...\n"
     "                                [--alpha P] [--window N] [--min-history N]\n"
-    "                                [--fail-above SPEC] [--format FORMAT]\n"
-    "                                [--limit N]\n"
+    "                                [--fail-above SPEC] [--threshold PCT]\n"
+    "                                [--format FORMAT] [--limit N]\n"
     "Test each key of a run (one not stored, such as a pull request's)\n"
     "against the latest segment of its series on the run's machine: whether\n"
     "its median is slower than that segment's runs (p < ALPHA), with\n"
     "detect's fields (commit: the run's own). A key of 3 rounds or more\n"
     "(record --rounds) is judged by its round medians against the\n"
     "segment's (exact Mann-Whitney, one-sided), when the segment has 3\n"
-    "values or more.\n"
+    "values or more, and given the verdict of diff's decision rule at one\n"
+    "look (see diff --max-rounds): slower or faster (the fastest-half test\n"
+    "at p < ALPHA, the change beyond its threshold and two clock steps),\n"
+    "same (the 95% interval of the change inside +-its threshold) or\n"
+    "undecided; its threshold is its --fail-above limit, else --threshold.\n"
+    "\n"
+    "Every key judged states its detectable change: the change its test\n"
+    "would flag at ALPHA with 80% power, from the noise of the segment (and\n"
+    "of the run's rounds) and their numbers, never less than two clock\n"
+    "steps. A key whose detectable change is above its --fail-above limit\n"
+    "is not judged at this limit: neither passed nor failed.\n"
     "\n"
     "The keys judged are held to detect's rule: a key differs when its\n"
     "change moves by at least " STR(HRD_CP_MIN_STEPS) " clock steps of the machine and it passes\n"
     "the Benjamini-Hochberg false discovery rate at q = ALPHA over all the\n"
     "keys judged. Those that differ are gathered into findings (keys that\n"
     "share a node or a range), each a line (text, JSONL) before its keys;\n"
-    "the last line counts them and states the rule.\n"
+    "the last line counts them and states the rule. A key in no finding has\n"
+    "a line of its own when it is not judged at its limit, or undecided by\n"
+    "its rounds (those --fail-above names, else all); the others are\n"
+    "counted in the summary (text: the verdicts of the keys judged by\n"
+    "rounds; JSONL's last line: \"verdicts\" and \"not_judged_at_limit\").\n"
     "\n"
     "Every key of the run that is not judged is listed, in every format,\n"
     "with why: no history of this machine (the history holds no run of\n"
@@ -54,6 +70,9 @@ const char hrd_ctl_history_usage_check[] =
     "                       exit 1 when a key is significantly slower by more\n"
     "                       than its limit (diff's syntax), and name each on\n"
     "                       stderr\n"
+    "      --threshold=PCT  the threshold of a key that --fail-above does\n"
+    "                       not name, in % (default "
+    STR(HRD_CTL_CHECK_THRESHOLD_DEFAULT) ")\n"
     "      --min-history=N  refuse to pass a key with fewer than N runs of\n"
     "                       history on the run's machine: it is not judged,\n"
     "                       and the exit status is 6 (unless one is slower\n"
@@ -68,7 +87,25 @@ const char hrd_ctl_history_usage_check[] =
     "Exit status: 0 none slower than allowed; 1 a key slower than\n"
     "--fail-above allows; 2 a usage error; 3 a history or run file that\n"
     "cannot be read (a missing history included); 5 any other failure; 6\n"
-    "a key with fewer runs of history than --min-history.\n";
+    "a key with fewer runs of history than --min-history; 7 a key not\n"
+    "judged at its --fail-above limit (and none slower than allowed nor\n"
+    "refused).\n";
+
+/* What check says of a key it judged, beside its p: the change it could
+ * have detected, and with rounds the decision rule's verdict. */
+struct judged {
+    double detectable;   /* in % (+inf: none) */
+    double threshold;    /* the key's: its --fail-above limit, else
+                            --threshold */
+    int limited;         /* --fail-above names it */
+    int gated;           /* --fail-above names it, or there is none */
+    int by_rounds;
+    size_t rounds[2];    /* by rounds: the segment's values, the run's */
+    struct hrd_decide dec;
+};
+
+/* The verdicts of the keys judged by rounds, by enum hrd_decide_verdict. */
+#define CHECK_VERDICTS 4
 
 /* check: the run's points by key, looked up by each series. */
 struct check {
@@ -91,12 +128,17 @@ struct check {
     double *sample;
     size_t nsample;
     size_t findings;
+    size_t verdicts[CHECK_VERDICTS]; /* keys judged by rounds, by verdict */
+    size_t not_judged_limit; /* detectable above the --fail-above limit */
+    /* hrd_detect_shift_sd by the rounds of each side (0: not yet). */
+    double shift_sd[HRD_DETECT_MAX_ROUNDS + 1][HRD_DETECT_MAX_ROUNDS + 1];
 };
 
 /* A key that differs at alpha, its verdict deferred to the rule. */
 struct pending {
     char *key[6];
     struct hrd_cp res;
+    struct judged j;
     char note[96];
     size_t up;      /* union-find: the finding it belongs to */
     int keep;       /* passes the floor and the rule */
@@ -200,13 +242,14 @@ static const struct hrd_history_point *find_point(const struct check *c)
  * in *nbase), 0 when either side has fewer than HRD_ROUNDS_MIN values or
  * a value that is not positive (the run not judged this way), or -ENOMEM.
  */
-static int check_rounds(const struct hrd_ctl_series *s, size_t from,
-                        const struct hrd_history_point *p, struct hrd_cp *out,
-                        size_t *nbase)
+static int check_rounds(struct check *c, const struct hrd_ctl_series *s,
+                        size_t from, const struct hrd_history_point *p,
+                        double step, struct hrd_cp *out, size_t *nbase,
+                        struct judged *j)
 {
     struct hrd_rounds_cmp cmp;
-    double *base;
-    size_t nb = 0;
+    double *base, sd;
+    size_t nb = 0, k0, k1;
     int rc;
 
     for (size_t i = from; i < s->n; i++)
@@ -236,6 +279,28 @@ static int check_rounds(const struct hrd_ctl_series *s, size_t from,
             base[nb++] = s->rounds[i][k];
     }
     rc = hrd_rounds_compare(base, nb, p->rounds, p->nrounds, &cmp);
+    /* The decision rule of diff, at one look (decide.h), and the change
+     * the fastest-half test could detect with these rounds' noise. */
+    if (rc == 0)
+        rc = hrd_decide_once(base, nb, p->rounds, p->nrounds, j->threshold,
+                             step, c->o->cp.alpha, &j->dec);
+    k0 = nb < HRD_DETECT_MAX_ROUNDS ? nb : HRD_DETECT_MAX_ROUNDS;
+    k1 = p->nrounds < HRD_DETECT_MAX_ROUNDS ? p->nrounds
+                                            : HRD_DETECT_MAX_ROUNDS;
+    if (rc == 0 && c->shift_sd[k0][k1] == 0) {
+        c->shift_sd[k0][k1] = hrd_detect_shift_sd(k0, k1, c->o->cp.alpha);
+        if (isnan(c->shift_sd[k0][k1])) {
+            c->shift_sd[k0][k1] = 0;
+            rc = -ENOMEM;
+        }
+    }
+    if (rc == 0) {
+        sd = hrd_detect_log_sd(base, nb, p->rounds, p->nrounds);
+        j->detectable = hrd_detect_change(c->shift_sd[k0][k1], sd);
+        j->by_rounds = 1;
+        j->rounds[0] = nb;
+        j->rounds[1] = p->nrounds;
+    }
     free(base);
     if (rc != 0)
         return rc;
@@ -252,7 +317,7 @@ static int check_rounds(const struct hrd_ctl_series *s, size_t from,
 /* Keeps series c->s's key, which differs at alpha by res, for the rule.
  * Returns 0 or -ENOMEM. */
 static int pend_push(struct check *c, const struct hrd_cp *res,
-                     const char *note)
+                     const char *note, const struct judged *j)
 {
     struct pending *p;
 
@@ -273,16 +338,152 @@ static int pend_push(struct check *c, const struct hrd_cp *res,
             return -ENOMEM;
     }
     p->res = *res;
+    p->j = *j;
     snprintf(p->note, sizeof p->note, "%s", note);
     return 0;
+}
+
+/* Sets the gate row just added (g's last) from what check says of its
+ * key. */
+static void gate_judged(struct check *c, const struct judged *j, int nj)
+{
+    struct hrd_gate_row *r = &c->g.v[c->g.n - 1];
+
+    r->detectable = j->detectable;
+    r->not_judged = nj;
+    r->undecided = j->by_rounds && j->gated &&
+                   j->dec.verdict == HRD_DECIDE_UNDECIDED;
+    r->pairs = 0;
+}
+
+/* Counts what check says of a key j (not_judged: at its limit). */
+static void count_judged(struct check *c, const struct judged *j,
+                         int not_judged)
+{
+    if (j->by_rounds && (unsigned)j->dec.verdict < CHECK_VERDICTS)
+        c->verdicts[j->dec.verdict]++;
+    c->not_judged_limit += not_judged != 0;
+}
+
+/* The words after a key's line: its detectable change, its verdict by
+ * rounds, and whether it is not judged at its limit. */
+static void judged_words(const struct judged *j, int not_judged, char *buf,
+                         size_t len)
+{
+    size_t at;
+
+    if (isfinite(j->detectable))
+        at = (size_t)snprintf(buf, len, "; detectable %.1f%%",
+                              j->detectable);
+    else
+        at = (size_t)snprintf(buf, len, "; detectable none");
+    if (j->by_rounds && at < len)
+        at += (size_t)snprintf(buf + at, len - at, "; %s at +-%g%% "
+                               "[%+.1f%%, %+.1f%%]",
+                               hrd_decide_name(j->dec.verdict), j->threshold,
+                               j->dec.lo, j->dec.hi);
+    if (not_judged && at < len)
+        snprintf(buf + at, len - at, "; " HRD_GATE_NOT_JUDGED);
+}
+
+/* The JSON fields of the same. */
+static void judged_json(const struct judged *j, int not_judged, char *buf,
+                        size_t len)
+{
+    char num[3][32];
+    size_t at;
+
+    hrd_format_number(num[0], sizeof num[0], j->detectable);
+    at = (size_t)snprintf(buf, len, ",\"detectable\":%s",
+                          isfinite(j->detectable) ? num[0] : "null");
+    if (j->by_rounds && at < len) {
+        hrd_format_number(num[1], sizeof num[1], j->dec.lo);
+        hrd_format_number(num[2], sizeof num[2], j->dec.hi);
+        at += (size_t)snprintf(
+            buf + at, len - at, ",\"verdict\":\"%s\",\"threshold_pct\":%g,"
+            "\"verdict_lo_pct\":%s,\"verdict_hi_pct\":%s,"
+            "\"rounds\":[%zu,%zu]", hrd_decide_name(j->dec.verdict),
+            j->threshold, isfinite(j->dec.lo) ? num[1] : "null",
+            isfinite(j->dec.hi) ? num[2] : "null", j->rounds[0], j->rounds[1]);
+    }
+    if (not_judged && at < len)
+        snprintf(buf + at, len - at, ",\"judged\":\"" HRD_GATE_NOT_JUDGED
+                 "\"");
+}
+
+/*
+ * A key check judged that is in no finding (res: its figures): counted,
+ * a gate row, and in text and JSONL a line when it is not judged at its
+ * limit (its detectable change above it) or, gated, undecided by its
+ * rounds. Returns 0 or a negative errno.
+ */
+static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
+                  const struct judged *j)
+{
+    static const char *const names[6] = { "node", "operator", "backend",
+                                          "phase", "range", "metric" };
+    int nj = j->limited && !(j->detectable <= j->threshold);
+    char words[256];
+    int rc;
+
+    count_judged(c, j, nj);
+    if (c->o->gate != HRD_CTL_GATE_NONE) {
+        rc = hrd_ctl_gate_add(&c->g, c->o, key, c->r->machine, NULL, NULL, 0,
+                              NULL);
+        if (rc == 0) {
+            /* Unchanged, with its figures. */
+            struct hrd_gate_row *r = &c->g.v[c->g.n - 1];
+
+            r->before = res->before;
+            r->after = res->after;
+            r->change = res->change * 100;
+            r->p = res->p;
+            gate_judged(c, j, nj);
+        }
+        return rc;
+    }
+    if (!nj && !(j->by_rounds && j->gated &&
+                 j->dec.verdict == HRD_DECIDE_UNDECIDED))
+        return 0;
+    if (c->o->jsonl) {
+        for (int i = 0; i < 6; i++) {
+            printf("%s\"%s\":", i ? "," : "{", names[i]);
+            hrd_json_string(stdout, key[i]);
+        }
+        printf(",\"machine\":");
+        hrd_json_string(stdout, c->r->machine);
+        printf(",\"run\":");
+        hrd_json_string(stdout, c->r->id);
+        printf(",\"before\":");
+        hrd_ctl_judge_number(res->before);
+        printf(",\"after\":");
+        hrd_ctl_judge_number(res->after);
+        printf(",\"change\":");
+        hrd_ctl_judge_number(res->change);
+        printf(",\"p\":");
+        hrd_ctl_judge_number(res->p);
+        judged_json(j, nj, words, sizeof words);
+        printf("%s}\n", words);
+    } else {
+        hrd_ctl_key_name(stdout, key, c->r->machine);
+        judged_words(j, nj, words, sizeof words);
+        /* Without the leading "; ". */
+        printf(": %+.1f%%, median %.1f -> %.1f ns, p=%.2g, %s\n",
+               res->change * 100, res->before, res->after, res->p,
+               words + 2);
+    }
+    return ferror(stdout) ? -EIO : 0;
 }
 
 static int check_series(struct check *c)
 {
     const struct hrd_history_point *p;
+    const struct hrd_limit *l;
     struct hrd_cp *cp, res;
+    struct judged j;
     size_t from = 0, nbase = 0;
     char note[96] = "";
+    double step, floor;
     int n, by_rounds;
 
     if (c->s.n == 0 || (p = find_point(c)) == NULL)
@@ -299,7 +500,14 @@ static int check_series(struct check *c)
     free(cp);
     if (n < 0)
         return n;
-    by_rounds = check_rounds(&c->s, from, p, &res, &nbase);
+    memset(&j, 0, sizeof j);
+    l = c->o->have_limits ? hrd_limits_find(&c->o->limits, c->s.key[4])
+                          : NULL;
+    j.limited = l != NULL;
+    j.gated = !c->o->have_limits || l != NULL;
+    j.threshold = l != NULL ? l->pct : c->o->threshold;
+    step = hrd_cp_clock_step(c->s.x, c->s.n);
+    by_rounds = check_rounds(c, &c->s, from, p, step, &res, &nbase, &j);
     if (by_rounds < 0)
         return by_rounds;
     if (by_rounds) {
@@ -309,16 +517,24 @@ static int check_series(struct check *c)
     } else if (hrd_cp_check(c->s.x + from, c->s.n - from, p->median,
                             &res) != 0) {
         return not_judged(c, p, TOO_SHORT);
+    } else {
+        j.detectable = hrd_cp_check_detectable(
+            c->s.x + from, c->s.n - from, c->o->cp.alpha, HRD_DETECT_POWER);
+        if (isnan(j.detectable))
+            return -ENOMEM;
     }
+    /* Never less than the clock steps a change must move by. */
+    floor = step > 0 && res.before > 0
+                ? 100 * HRD_CP_MIN_STEPS * step / res.before : 0;
+    if (!(j.detectable >= floor))
+        j.detectable = floor;
     c->judged++;
     for (size_t i = 0; i < c->s.n && c->nsample < HRD_HISTORY_LOOK_STEP_SAMPLE;
          i++)
         c->sample[c->nsample++] = c->s.x[i];
     if (res.p > c->o->cp.alpha || res.change == 0)
-        return c->o->gate != HRD_CTL_GATE_NONE
-                   ? hrd_ctl_gate_add(&c->g, c->o, c->s.key, c->s.machine,
-                                      NULL, NULL, 0, NULL) : 0;
-    return pend_push(c, &res, note);
+        return settle(c, c->s.key, &res, &j);
+    return pend_push(c, &res, note, &j);
 }
 
 static int check_point(void *ctx, const struct hrd_history_point *p)
@@ -443,19 +659,33 @@ static int better_start(const struct pending *a, const struct pending *b)
 static int put_pending(struct check *c, const struct pending *p)
 {
     struct hrd_ctl_series s;
+    char note[384], extra[256];
+    int over, nj, rc;
 
     memset(&s, 0, sizeof s);
     memcpy(s.key, p->key, sizeof s.key);
     s.machine = (char *)c->r->machine;
-    if (c->o->gate == HRD_CTL_GATE_NONE)
+    over = hrd_ctl_over_limit_quiet(c->o, &s, &p->res);
+    /* A limit the check could not have seen broken is not passed. */
+    nj = p->j.limited && !over && !(p->j.detectable <= p->j.threshold);
+    count_judged(c, &p->j, nj);
+    if (c->o->gate == HRD_CTL_GATE_NONE) {
+        snprintf(note, sizeof note, "%s", p->note);
+        judged_words(&p->j, nj, note + strlen(note),
+                     sizeof note - strlen(note));
+        judged_json(&p->j, nj, extra, sizeof extra);
         hrd_ctl_put_finding(c->o, &s, c->r->run.commit, c->r->id, &p->res,
-                            p->note);
+                            note, extra);
+    }
     if (hrd_ctl_over_limit("history check", c->o, &s, &p->res))
         c->slower = 1;
-    if (c->o->gate != HRD_CTL_GATE_NONE)
-        return hrd_ctl_gate_add(&c->g, c->o, s.key, s.machine, NULL, &p->res,
-                                hrd_ctl_over_limit_quiet(c->o, &s, &p->res),
-            NULL);
+    if (c->o->gate != HRD_CTL_GATE_NONE) {
+        rc = hrd_ctl_gate_add(&c->g, c->o, s.key, s.machine, NULL, &p->res,
+                              over, NULL);
+        if (rc == 0)
+            gate_judged(c, &p->j, nj);
+        return rc;
+    }
     return ferror(stdout) ? -EIO : 0;
 }
 
@@ -495,9 +725,7 @@ static int check_rule(struct check *c)
         p->up = i;
         if (p->keep)
             order[nk++] = i;
-        else if (c->o->gate != HRD_CTL_GATE_NONE &&
-                 (rc = hrd_ctl_gate_add(&c->g, c->o, p->key, c->r->machine,
-                                        NULL, NULL, 0, NULL)) != 0)
+        else if ((rc = settle(c, p->key, &p->res, &p->j)) != 0)
             goto out;
     }
     c->found = nk;
@@ -639,8 +867,18 @@ int hrd_ctl_history_check(int argc, char **argv)
         hrd_text_put(stdout, argv[optind]);
         fputs(" against the history of ", stdout);
         hrd_text_put(stdout, r.machine);
-        printf(": %zu differ (p < %g), %s; %zu judged by their rounds\n",
+        printf(": %zu differ (p < %g), %s; %zu judged by their rounds",
                c.found, o.cp.alpha, summary, c.by_rounds);
+        if (c.by_rounds > 0)
+            printf(" (%zu slower, %zu faster, %zu same, %zu undecided)",
+                   c.verdicts[HRD_DECIDE_SLOWER],
+                   c.verdicts[HRD_DECIDE_FASTER],
+                   c.verdicts[HRD_DECIDE_SAME],
+                   c.verdicts[HRD_DECIDE_UNDECIDED]);
+        if (c.not_judged_limit > 0)
+            printf("; %zu " HRD_GATE_NOT_JUDGED " (detectable above "
+                   "--fail-above)", c.not_judged_limit);
+        putchar('\n');
     }
     if (rc == 0 && o.gate == HRD_CTL_GATE_NONE) {
         char rule[256];
@@ -650,9 +888,16 @@ int hrd_ctl_history_check(int argc, char **argv)
             printf("{\"rule\":");
             hrd_json_string(stdout, rule);
             printf(",\"judged\":%zu,\"differ\":%zu,\"findings\":%zu,"
-                   "\"not_judged\":%zu}\n", c.judged, c.found, c.findings,
+                   "\"not_judged\":%zu,\"by_rounds\":%zu,\"verdicts\":{"
+                   "\"slower\":%zu,\"faster\":%zu,\"same\":%zu,"
+                   "\"undecided\":%zu},\"not_judged_at_limit\":%zu}\n",
+                   c.judged, c.found, c.findings,
                    c.unjudged[0] + c.unjudged[1] + c.unjudged[2] +
-                       c.unjudged[3]);
+                       c.unjudged[3], c.by_rounds,
+                   c.verdicts[HRD_DECIDE_SLOWER],
+                   c.verdicts[HRD_DECIDE_FASTER],
+                   c.verdicts[HRD_DECIDE_SAME],
+                   c.verdicts[HRD_DECIDE_UNDECIDED], c.not_judged_limit);
         } else {
             printf("%zu %s (%s)\n", c.findings,
                    c.findings == 1 ? "finding" : "findings", rule);
@@ -667,6 +912,10 @@ int hrd_ctl_history_check(int argc, char **argv)
                 o.min_history > 0 ? ""
                                   : "; --min-history N makes this an error");
     }
+    if (rc == 0 && c.not_judged_limit > 0)
+        fprintf(stderr, "hostrangectl history check: %zu keys not judged at "
+                "their --fail-above limit (their detectable change above "
+                "it)\n", c.not_judged_limit);
     if (rc == 0 && refused > 0) {
         fprintf(stderr, "hostrangectl history check: %zu keys have fewer "
                 "than %zu runs of history on ", refused, o.min_history);
@@ -690,5 +939,6 @@ int hrd_ctl_history_check(int argc, char **argv)
         return hrd_ctl_judge_failed("history check", o.db, rc, err);
     return c.slower ? HRD_CTL_HISTORY_SLOWER
            : refused > 0 ? HRD_CTL_HISTORY_FEW_RUNS
-                         : 0;
+           : c.not_judged_limit > 0 ? HRD_CTL_HISTORY_NOT_JUDGED
+                                    : 0;
 }

@@ -76,7 +76,7 @@ static int detect_series(struct detect *d)
     n = hrd_cp_detect(d->s.x, d->s.n, &d->o->cp, cp, d->s.n);
     for (int i = 0; i < n && d->o->gate == HRD_CTL_GATE_NONE; i++)
         hrd_ctl_put_finding(d->o, &d->s, d->s.commit[cp[i].at],
-                            d->s.run[cp[i].at], &cp[i], "");
+                            d->s.run[cp[i].at], &cp[i], "", NULL);
     over = n > 0 &&
            hrd_ctl_over_limit("history detect", d->o, &d->s, &cp[n - 1]);
     if (over)

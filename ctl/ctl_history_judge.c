@@ -15,7 +15,7 @@
 #include <string.h>
 
 enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
-       OPT_MIN_HISTORY, OPT_SERIES, OPT_FROM };
+       OPT_MIN_HISTORY, OPT_SERIES, OPT_FROM, OPT_THRESHOLD };
 
 static void series_clear(struct hrd_ctl_series *s)
 {
@@ -231,7 +231,7 @@ void hrd_ctl_series_name(FILE *f, const struct hrd_ctl_series *s)
 void hrd_ctl_put_finding(const struct hrd_ctl_judge_opts *o,
                          const struct hrd_ctl_series *s, const char *commit,
                          const char *run, const struct hrd_cp *cp,
-                         const char *note)
+                         const char *note, const char *json_extra)
 {
     static const char *const names[6] = { "node", "operator", "backend",
                                           "phase", "range", "metric" };
@@ -256,7 +256,8 @@ void hrd_ctl_put_finding(const struct hrd_ctl_judge_opts *o,
         hrd_ctl_judge_number(cp->change);
         printf(",\"p\":");
         hrd_ctl_judge_number(cp->p);
-        printf(",\"direction\":\"%s\"}\n", dir);
+        printf(",\"direction\":\"%s\"%s}\n", dir,
+               json_extra != NULL ? json_extra : "");
         return;
     }
     hrd_ctl_change_line(s->key, s->machine, cp, commit, run, note);
@@ -324,6 +325,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
         { "format", required_argument, NULL, 'f' },
         { "limit", required_argument, NULL, OPT_LIMIT },
         { "min-history", required_argument, NULL, OPT_MIN_HISTORY },
+        { "threshold", required_argument, NULL, OPT_THRESHOLD },
         { "series", no_argument, NULL, OPT_SERIES },
         { "from", required_argument, NULL, OPT_FROM },
         { "help", no_argument, NULL, 'h' },
@@ -360,6 +362,15 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
                 return HRD_CTL_HISTORY_USAGE;
             }
             o->from = 1;
+        } else if (c == OPT_THRESHOLD && !detect) {
+            double pct = strtod(optarg, &end);
+
+            if (*end != '\0' || end == optarg || !(pct > 0 && pct <= 1e6)) {
+                fprintf(stderr, "hostrangectl %s: bad --threshold '%s' (a "
+                        "percentage, above 0)\n", cmd, optarg);
+                return HRD_CTL_HISTORY_USAGE;
+            }
+            o->threshold = pct;
         } else if (c == OPT_MIN_HISTORY && !detect) {
             long n = strtol(optarg, &end, 10);
 
@@ -401,7 +412,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
             fputs(usage, stdout);
             return -1;
         } else if (c == OPT_MIN_CHANGE || c == OPT_MIN_HISTORY ||
-                   c == OPT_SERIES || c == OPT_FROM ||
+                   c == OPT_SERIES || c == OPT_FROM || c == OPT_THRESHOLD ||
                    !hrd_ctl_report_option(cmd, c, optarg, &o->f, NULL)) {
             hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
         }
@@ -417,6 +428,7 @@ void hrd_ctl_judge_opts_init(struct hrd_ctl_judge_opts *o)
     o->cp.window = HRD_CP_WINDOW_DEFAULT;
     o->cp.min_change = HRD_CP_MIN_CHANGE_DEFAULT;
     o->limit = HRD_GATE_MARKDOWN_LIMIT;
+    o->threshold = HRD_CTL_CHECK_THRESHOLD_DEFAULT;
 }
 
 /* The status of a failed query or of the output. */

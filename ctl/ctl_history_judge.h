@@ -19,6 +19,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* check's --threshold when not given, in % (diff's). */
+#define HRD_CTL_CHECK_THRESHOLD_DEFAULT 5
+
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -60,6 +63,7 @@ struct hrd_ctl_judge_opts {
     int gate;           /* HRD_CTL_GATE_NONE, _JUNIT or _MARKDOWN */
     size_t limit;       /* --limit */
     size_t min_history; /* check's --min-history (0: none) */
+    double threshold;   /* check's --threshold, in % */
     int series;         /* detect --series: each series alone */
     int from;           /* check --from: the run is another tool's */
     enum hrd_import_format fmt;
@@ -123,11 +127,12 @@ void hrd_ctl_key_name(FILE *f, char *const *key, const char *machine);
 void hrd_ctl_series_name(FILE *f, const struct hrd_ctl_series *s);
 
 /* Writes one finding: a change point of series s at cp (detect), or run
- * `run` of commit `commit` against it (check). */
+ * `run` of commit `commit` against it (check); note ends its text line,
+ * json_extra (NULL: none) holds fields that end its JSON object. */
 void hrd_ctl_put_finding(const struct hrd_ctl_judge_opts *o,
                          const struct hrd_ctl_series *s, const char *commit,
                          const char *run, const struct hrd_cp *cp,
-                         const char *note);
+                         const char *note, const char *json_extra);
 
 /* Writes to stdout the line of a change cp of key `key` on machine
  * `machine`, at commit `commit` ("" for none) and run `run`, with `note`

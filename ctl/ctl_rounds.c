@@ -382,16 +382,22 @@ unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
  * away, as a helper of the command (ctl_cleanup.h: a signal lets it
  * finish). Returns its exit status, or 1 when it cannot be run.
  */
-int hrd_ctl_run_self(char **args)
+/* Runs this program with args, its standard output written to `out`
+ * (NULL: thrown away), and with `quiet` its standard error thrown away. */
+static int run_self(char **args, int quiet, const char *out)
 {
     pid_t pid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_HELPER);
     int status;
 
     if (pid == 0) {
         int fd = open("/dev/null", O_WRONLY);
+        int fo = out != NULL ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)
+                             : fd;
 
-        if (fd >= 0)
-            dup2(fd, STDOUT_FILENO);
+        if (fo >= 0)
+            dup2(fo, STDOUT_FILENO);
+        if (fd >= 0 && quiet)
+            dup2(fd, STDERR_FILENO);
         execv("/proc/self/exe", args);
         fprintf(stderr, "hostrangectl: cannot run itself: %s\n",
                 strerror(errno));
@@ -402,6 +408,16 @@ int hrd_ctl_run_self(char **args)
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+}
+
+int hrd_ctl_run_self(char **args)
+{
+    return run_self(args, 0, NULL);
+}
+
+int hrd_ctl_run_self_quiet(char **args, const char *out)
+{
+    return run_self(args, 1, out);
 }
 
 int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,

@@ -97,6 +97,10 @@ unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
  */
 int hrd_ctl_run_self(char **args);
 
+/* As hrd_ctl_run_self, its standard error thrown away too, its standard
+ * output written to the file `out` (created or truncated, mode 0600). */
+int hrd_ctl_run_self_quiet(char **args, const char *out);
+
 /*
  * Merges run files in[0..nin) into out as rounds (hostrangectl merge, run
  * as a process of its own), in run format `format`, with the meta pairs

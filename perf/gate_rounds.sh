@@ -134,7 +134,7 @@ ab_time=0
 i=0
 while [ "$i" -lt "$n" ]; do
     i=$((i + 1))
-    "$ctl" ab --rounds "$rounds" -f jsonl --save-a "$dir/aa-a.hrs" \
+    "$ctl" ab --rounds "$rounds" --max-rounds "$rounds" -f jsonl --save-a "$dir/aa-a.hrs" \
         --save-b "$dir/aa-b.hrs" -- "$bench" --spin-control \
         ::: "$bench" --spin-control > /dev/null 2> "$dir/ab.err"
     rc=$?
@@ -145,7 +145,7 @@ while [ "$i" -lt "$n" ]; do
     judge aa "$i" stream --normalize control.stream
 
     t0=$(now)
-    "$ctl" ab --rounds "$rounds" -f jsonl --save-a "$dir/ab-a.hrs" \
+    "$ctl" ab --rounds "$rounds" --max-rounds "$rounds" -f jsonl --save-a "$dir/ab-a.hrs" \
         --save-b "$dir/ab-b.hrs" -- "$bench" --spin-control \
         ::: "$bench" --spin-control --slow "binding.body=$pct" \
         > /dev/null 2> "$dir/ab.err"

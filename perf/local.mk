@@ -142,6 +142,11 @@ endif
 # hostrangectl ab.
 BENCHES += perf/gate_rounds.sh
 EXTRA_DIST += perf/gate_rounds.sh
+# The sequential comparison (issue 49): ab at its defaults (looks at 5 to
+# 20 pairs) against ab --rounds 5 --max-rounds 5, A/A and A/B, and what
+# each costs.
+BENCHES += perf/gate_decide.sh
+EXTRA_DIST += perf/gate_decide.sh
 # The run history: the power of detect's method on synthetic series, and
 # what history add, its database and detect cost.
 noinst_PROGRAMS += perf/bench_history

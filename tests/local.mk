@@ -498,6 +498,13 @@ TESTS += tests/unit/test_detect
 tests_unit_test_detect_SOURCES = tests/unit/test_detect.c
 tests_unit_test_detect_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_detect_LDADD = $(HRD_TEST_LIBS)
+# The fastest-half test and the decision of a sequential comparison
+# (lib/stat/rounds.c, lib/stat/decide.c).
+check_PROGRAMS += tests/unit/test_decide
+TESTS += tests/unit/test_decide
+tests_unit_test_decide_SOURCES = tests/unit/test_decide.c
+tests_unit_test_decide_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_decide_LDADD = $(HRD_TEST_LIBS)
 # Stopping record, record --rounds and ab: signals, a failing
 # round, record stopped at random moments; nothing lost, nothing left.
 TESTS += tests/service/test_stop.sh

@@ -548,6 +548,89 @@ out:
     return rc;
 }
 
+/* The t of P(T <= t) = q for Student's t with df degrees of freedom, q
+ * in (0, 1), by bisection. */
+static double student_quantile(double q, double df)
+{
+    double lo = -1e3, hi = 1e3;
+
+    for (int i = 0; i < 200 && hi - lo > 1e-10; i++) {
+        double mid = (lo + hi) / 2;
+
+        if (hrd_cp_student_cdf(mid, df) < q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* The sum of the two quantiles of hrd_cp_check_detectable for the last
+ * alpha and power, by degrees of freedom (0: not yet): a check judges
+ * many keys of few segment lengths. Not shared between threads: ctl
+ * only. */
+#define DETECT_Q_DF 512
+static double detect_q_alpha, detect_q_power, detect_q[DETECT_Q_DF + 1];
+
+static double detect_quantiles(size_t df, double alpha, double power)
+{
+    double q;
+
+    if (alpha != detect_q_alpha || power != detect_q_power) {
+        memset(detect_q, 0, sizeof detect_q);
+        detect_q_alpha = alpha;
+        detect_q_power = power;
+    }
+    if (df <= DETECT_Q_DF && detect_q[df] != 0)
+        return detect_q[df];
+    q = student_quantile(1 - alpha, (double)df) +
+        student_quantile(power, (double)df);
+    if (df <= DETECT_Q_DF)
+        detect_q[df] = q;
+    return q;
+}
+
+double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
+                               double power)
+{
+    double *l, *tmp, med, scale, d;
+
+    if (m < 2 || !(alpha > 0 && alpha < 1) || !(power > 0 && power < 1))
+        return NAN;
+    l = malloc(m * sizeof *l);
+    tmp = malloc(m * sizeof *tmp);
+    if (l == NULL || tmp == NULL) {
+        free(l);
+        free(tmp);
+        return NAN;
+    }
+    /* The spread of hrd_cp_check: the scaled median absolute deviation
+     * of the logarithms, else their standard deviation. */
+    for (size_t i = 0; i < m; i++)
+        l[i] = log(seg[i] + 1);
+    med = hrd_cp_median(l, m, tmp);
+    for (size_t i = 0; i < m; i++)
+        tmp[i] = fabs(l[i] - med);
+    scale = 1.4826 * median_inplace(tmp, m);
+    if (scale == 0) {
+        double s = 0, mean = 0;
+
+        for (size_t i = 0; i < m; i++)
+            mean += l[i] / (double)m;
+        for (size_t i = 0; i < m; i++)
+            s += (l[i] - mean) * (l[i] - mean);
+        scale = sqrt(s / (double)(m - 1));
+    }
+    free(l);
+    free(tmp);
+    /* The shift of the log value at which p < alpha with the given
+     * power: the (1 - alpha) quantile of t plus its power quantile, in
+     * units of the prediction's spread. */
+    d = detect_quantiles(m - 1, alpha, power) * scale *
+        sqrt(1 + M_PI / (2 * (double)m));
+    return 100 * expm1(d);
+}
+
 int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out)
 {
     double *l, *tmp, med, mad, scale, lx, t;

@@ -110,6 +110,18 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
 int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out);
 
 /*
+ * The change in % that hrd_cp_check on the segment seg[0..m) would flag
+ * (p < alpha) with probability `power`: the shift of the logarithm, in
+ * the test's own spread, by which the value's t reaches the (1 - alpha)
+ * quantile of Student's t with m - 1 degrees of freedom at the power's
+ * quantile (the value's noise taken as the segment's). 0 when the
+ * segment has no spread; NaN when m < 2, alpha or power is not in (0, 1),
+ * or out of memory.
+ */
+double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
+                               double power);
+
+/*
  * The clock step, in ns, that the values v[0..n) (run medians of one
  * machine, in ns) were read with: the largest g such that every value is
  * a whole multiple of g / 2 (a median of an even count is the mean of two

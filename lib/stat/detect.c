@@ -57,89 +57,72 @@ static double choose(size_t n, size_t k)
     return c;
 }
 
+/* The splits up to which the power is that of the permutation test
+ * itself, every split of every draw tested. */
+#define DETECT_EXACT_SPLITS 4000.0
+
+/* The draws of the power of the permutation test itself. */
+#define DETECT_EXACT_DRAWS 1000u
+
+/* The mean of the k smallest of v[0..n), v sorted ascending. */
+static double low_mean(const double *v, size_t k)
+{
+    double s = 0;
+
+    for (size_t i = 0; i < k; i++)
+        s += v[i];
+    return s / (double)k;
+}
+
+/* The statistic of a draw x (n values, then m), each side sorted. */
+static double draw_stat(const double *x, size_t n, size_t m, double d)
+{
+    return low_mean(x + n, hrd_rounds_fast_count(m)) + d -
+           low_mean(x, hrd_rounds_fast_count(n));
+}
+
 /*
- * The smallest U (pairs new above base) above nm/2 whose two-sided p under
- * the run-level test, without ties, is below alpha: exact (the Gaussian
- * binomial's coefficients) while the test enumerates, else its normal
- * approximation with a continuity correction of 1/2. n * m + 1 when there
- * is none; (size_t)-1 when out of memory.
+ * Whether the permutation test (rounds.h) flags draw x (n base values, m
+ * new, each side sorted) with its new side shifted by d, as slower, at
+ * alpha: by enumerating its splits (y + d in w[], n + m values).
  */
-static size_t critical_u(size_t n, size_t m, double alpha)
+static int flags(const double *x, size_t n, size_t m, double d, double alpha,
+                 double *w)
 {
-    size_t top = n * m, u;
+    struct hrd_rounds_fast f;
 
-    if (choose(n + m, m) > (double)HRD_ROUNDS_EXACT_SPLITS) {
-        double sd = sqrt((double)n * (double)m * (double)(n + m + 1) / 12);
-
-        for (u = top / 2 + 1; u <= top; u++) {
-            double z = (fabs((double)u - (double)top / 2) - 0.5) / sd;
-
-            if (z > 0 && erfc(z / sqrt(2)) < alpha)
-                break;
-        }
-        return u;
-    }
-    double *c = calloc(top + 1, sizeof *c), all = 0, tail = 0;
-
-    if (c == NULL)
-        return (size_t)-1;
-    c[0] = 1;
-    for (size_t i = 1; i <= n; i++) {
-        size_t a = m + i;
-
-        for (size_t d = top; d >= a && d <= top; d--)
-            c[d] -= c[d - a];
-        for (size_t d = i; d <= top; d++)
-            c[d] += c[d - i];
-    }
-    for (size_t d = 0; d <= top; d++)
-        all += c[d];
-    /* The distribution is symmetric: p(u) = 2 P(U >= u) for u > nm/2.
-     * Walk down from the top while the tail stays below alpha / 2. */
-    u = top + 1;
-    for (size_t d = top; 2 * d > top; d--) {
-        tail += c[d];
-        if (2 * tail / all >= alpha - 1e-12)
-            break;
-        u = d;
-    }
-    free(c);
-    return u;
+    for (size_t i = 0; i < m; i++)
+        w[i] = exp(x[n + i] + d);
+    for (size_t i = 0; i < n; i++)
+        w[m + i] = exp(x[i]);
+    return hrd_rounds_fast_half(w + m, n, w, m, &f) == 0 && f.p < alpha &&
+           f.change > 0;
 }
 
-/* U of y + d over x, both sorted ascending: the pairs with y_j + d > x_i. */
-static size_t count_u(const double *x, size_t n, const double *y, size_t m,
-                      double d)
-{
-    size_t u = 0, i = 0;
-
-    for (size_t j = 0; j < m; j++) {
-        while (i < n && x[i] < y[j] + d)
-            i++;
-        u += i;
-    }
-    return u;
-}
-
-/* The share of the draws whose U at shift d reaches ucrit. */
-static double power_at(const double *draws, size_t n, size_t m, size_t ucrit,
-                       double d)
+/* The share of draws[0..count) that the permutation test flags at d. */
+static double power_exact(const double *draws, size_t count, size_t n,
+                          size_t m, double d, double alpha, double *w)
 {
     size_t hits = 0;
 
-    for (size_t s = 0; s < HRD_DETECT_DRAWS; s++) {
-        const double *x = draws + s * (n + m);
+    for (size_t s = 0; s < count; s++)
+        hits += flags(draws + s * (n + m), n, m, d, alpha, w);
+    return (double)hits / (double)count;
+}
 
-        hits += count_u(x, n, x + n, m, d) >= ucrit;
-    }
-    return (double)hits / HRD_DETECT_DRAWS;
+/* The k-th smallest (from 0) of v[0..n), v sorted in place. */
+static double kth(double *v, size_t n, size_t k)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return v[k < n ? k : n - 1];
 }
 
 double hrd_detect_shift_sd(size_t n, size_t m, double alpha)
 {
-    size_t ucrit;
-    double *draws, lo = 0, hi = 1;
+    double *draws, *t, *w, lo = 0, hi = 1, splits, shift;
+    size_t count;
     uint64_t seed = DETECT_SEED;
+    int exact;
 
     if (n > HRD_DETECT_MAX_ROUNDS)
         n = HRD_DETECT_MAX_ROUNDS;
@@ -147,15 +130,23 @@ double hrd_detect_shift_sd(size_t n, size_t m, double alpha)
         m = HRD_DETECT_MAX_ROUNDS;
     if (n < 2 || m < 2 || !(alpha > 0))
         return INFINITY;
-    ucrit = critical_u(n, m, alpha);
-    if (ucrit == (size_t)-1)
-        return NAN;
-    if (ucrit > n * m)
+    splits = choose(n + m, m);
+    /* The smallest p of the exact test: the split and its mirror. */
+    if (splits <= (double)HRD_ROUNDS_EXACT_SPLITS &&
+        (n == m ? 2 : 1) / splits >= alpha)
         return INFINITY;
-    draws = malloc(HRD_DETECT_DRAWS * (n + m) * sizeof *draws);
-    if (draws == NULL)
+    exact = splits <= DETECT_EXACT_SPLITS;
+    count = exact ? DETECT_EXACT_DRAWS : HRD_DETECT_DRAWS;
+    draws = malloc(count * (n + m) * sizeof *draws);
+    t = malloc(count * sizeof *t);
+    w = malloc((n + m) * sizeof *w);
+    if (draws == NULL || t == NULL || w == NULL) {
+        free(draws);
+        free(t);
+        free(w);
         return NAN;
-    for (size_t s = 0; s < HRD_DETECT_DRAWS; s++) {
+    }
+    for (size_t s = 0; s < count; s++) {
         double *x = draws + s * (n + m);
 
         for (size_t i = 0; i < n + m; i++)
@@ -163,26 +154,51 @@ double hrd_detect_shift_sd(size_t n, size_t m, double alpha)
         qsort(x, n, sizeof *x, cmp_double);
         qsort(x + n, m, sizeof *x, cmp_double);
     }
-    /* The same draws at every shift: U of each draw only grows with the
-     * shift, so the power does too, and a bisection finds where it
-     * reaches HRD_DETECT_POWER. */
-    while (power_at(draws, n, m, ucrit, hi) < HRD_DETECT_POWER) {
+    if (!exact) {
+        /* The statistic's critical value under normal noise (the
+         * permutation test's, for many rounds): the (1 - alpha) quantile
+         * of |T| of unshifted draws; a shift d moves T by d, so the power
+         * reaches HRD_DETECT_POWER where T's (1 - power) quantile plus d
+         * meets it. */
+        double c;
+
+        for (size_t s = 0; s < count; s++)
+            t[s] = fabs(draw_stat(draws + s * (n + m), n, m, 0));
+        c = kth(t, count, (size_t)ceil((1 - alpha) * (double)count) - 1);
+        for (size_t s = 0; s < count; s++)
+            t[s] = draw_stat(draws + s * (n + m), n, m, 0);
+        shift = c - kth(t, count, (size_t)floor((1 - HRD_DETECT_POWER) *
+                                                (double)count));
+        free(draws);
+        free(t);
+        free(w);
+        return shift > DETECT_SHIFT_MAX ? INFINITY : shift;
+    }
+    /* Few splits: the test itself on every draw, the same draws at every
+     * shift, and a bisection on where the power reaches
+     * HRD_DETECT_POWER. */
+    while (power_exact(draws, count, n, m, hi, alpha, w) < HRD_DETECT_POWER) {
         lo = hi;
         hi *= 2;
         if (hi > DETECT_SHIFT_MAX) {
             free(draws);
+            free(t);
+            free(w);
             return INFINITY;
         }
     }
     while (hi - lo > DETECT_RESOLUTION) {
         double mid = (lo + hi) / 2;
 
-        if (power_at(draws, n, m, ucrit, mid) >= HRD_DETECT_POWER)
+        if (power_exact(draws, count, n, m, mid, alpha, w) >=
+            HRD_DETECT_POWER)
             hi = mid;
         else
             lo = mid;
     }
     free(draws);
+    free(t);
+    free(w);
     return hi;
 }
 

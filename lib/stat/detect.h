@@ -5,23 +5,26 @@
  * A key that diff does not flag may be unchanged, or too noisy (or
  * measured in too few rounds) for a change of the size that matters to
  * show. The detectable change tells the two apart: the change in % that
- * the run-level test of rounds.h (the two-sided Mann-Whitney test of the
- * round medians, exact by enumeration up to HRD_ROUNDS_EXACT_SPLITS
- * splits, else its normal approximation) would flag at the given alpha
+ * the run-level test of rounds.h (the fastest-half test of the round
+ * medians, hrd_rounds_fast_half) would flag as slower at the given alpha
  * with probability HRD_DETECT_POWER, given the comparison's own noise and
  * numbers of rounds.
  *
  * The noise is the pooled standard deviation of the logarithms of the
  * round medians, each side about its own mean (n + m - 2 degrees of
- * freedom): a minority of slow-mode rounds raises it, as it should, since
- * it lowers the test's power. The power is that of the test's own
- * rejection rule (p < alpha, new above base) on normal log round medians
- * shifted by d standard deviations, estimated from HRD_DETECT_DRAWS draws
- * of a fixed pseudo-random sequence (so the figure is the same on every
- * run and every machine) with the same draws at every d; the shift is the
- * smallest d, to 1/1024 of a standard deviation, at which the power
- * reaches HRD_DETECT_POWER. When the test cannot reach alpha at all with
- * n and m rounds (its smallest p, 2 / C(n+m, n), is not below alpha), no
+ * freedom): a minority of slow-mode rounds raises it, so the figure errs
+ * on the side of saying less is detectable. The power is estimated on
+ * normal log round medians shifted by d standard deviations, drawn from a
+ * fixed pseudo-random sequence (so the figure is the same on every run
+ * and every machine), the same draws at every d. With few splits (C(n+m,
+ * n) up to 4000: 7 a side) it is the test's own rejection rule, p <
+ * alpha by enumerating the splits of each of 1000 draws, and the shift is
+ * the smallest d, to 1/1024 of a standard deviation, at which the power
+ * reaches HRD_DETECT_POWER; beyond, it is the statistic's critical value
+ * under normal noise, its (1 - alpha) quantile in absolute value over
+ * HRD_DETECT_DRAWS unshifted draws, less its (1 - HRD_DETECT_POWER)
+ * quantile. When the test cannot reach alpha at all with n and m rounds
+ * (its smallest p, 2 / C(n+m, n) with n = m, is not below alpha), no
  * change is detectable: the figure is +inf.
  */
 #ifndef HOSTRANGE_DETECT_H
@@ -33,7 +36,7 @@
 #define HRD_DETECT_POWER 0.8
 
 /* The draws of the power's estimate. */
-#define HRD_DETECT_DRAWS 4000u
+#define HRD_DETECT_DRAWS 20000u
 
 /* The most rounds a side the estimate takes (more count as this many). */
 #define HRD_DETECT_MAX_ROUNDS 64u

@@ -11,6 +11,8 @@ lib_stat_libhrstat_la_SOURCES = lib/stat/hist.c lib/stat/hist.h \
 lib_stat_libhrstat_la_SOURCES += lib/stat/rounds.c lib/stat/rounds.h
 # The smallest change a run-level comparison could have shown.
 lib_stat_libhrstat_la_SOURCES += lib/stat/detect.c lib/stat/detect.h
+# The decision of a sequential comparison (ab --max-rounds).
+lib_stat_libhrstat_la_SOURCES += lib/stat/decide.c lib/stat/decide.h
 # Change points of a series of run medians (the history).
 lib_stat_libhrstat_la_SOURCES += lib/stat/changepoint.c lib/stat/changepoint.h
 # The false discovery rate over the series of one look at a history.

@@ -99,6 +99,45 @@ unsigned hrd_rounds_hl_k(size_t n, size_t m);
  */
 int hrd_rounds_steps_enough(double moved, double step);
 
+/* The random splits of the fastest-half test when there are more than
+ * HRD_ROUNDS_EXACT_SPLITS. */
+#define HRD_ROUNDS_FAST_DRAWS 20000u
+
+/*
+ * The fastest-half test: the test of diff's run-level flags, built for
+ * rounds that land on a fast or a slow mode (a process's layout, its
+ * neighbours): a minority of slow rounds on either side moves neither
+ * its statistic nor its change. The statistic is the mean of the
+ * logarithms of the fastest half of new's round medians (the
+ * ceil(m / 2) smallest) less that of base's (ceil(n / 2)); the change is
+ * its exponential, in %. The two-sided p-value is that of the
+ * permutation test of the statistic: the share of the C(n+m, n) splits of
+ * the pooled round medians whose statistic is at least as far from 0 as
+ * the observed one, every split when there are at most
+ * HRD_ROUNDS_EXACT_SPLITS (the smallest p is then 2 / C(n+m, n), as for
+ * the Mann-Whitney test), else HRD_ROUNDS_FAST_DRAWS splits drawn from a
+ * fixed pseudo-random sequence (the same p on every run), p = (hits + 1)
+ * / (draws + 1).
+ */
+struct hrd_rounds_fast {
+    double base_fast;    /* the geometric mean of base's fastest half */
+    double new_fast;     /* of new's */
+    double change;       /* 100 * (new_fast / base_fast - 1), in % */
+    double p;            /* two-sided permutation p-value */
+    int exact;           /* p by enumerating every split */
+};
+
+/* How many of n round medians are the fastest half: ceil(n / 2). */
+size_t hrd_rounds_fast_count(size_t n);
+
+/*
+ * The fastest-half test of x[0..n) (base) against y[0..m) (new), all
+ * positive, n and m at least 1. Returns 0 and fills *out, -EINVAL (an
+ * empty side, a value not positive) or -ENOMEM.
+ */
+int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
+                         size_t m, struct hrd_rounds_fast *out);
+
 /*
  * Compares the round medians of base (x, n of them) and new (y, m). Both
  * must be positive values, n and m at least 1. Returns 0 and fills *out,

@@ -28,6 +28,8 @@ void hrd_gate_count(const struct hrd_gate *g, struct hrd_gate_counts *c)
             c->warn++;
         else if (r->not_judged)
             c->not_judged++;
+        else if (r->undecided)
+            c->undecided++;
         else if (r->verdict == HRD_GATE_SLOWER)
             c->slower++;
         else if (r->verdict == HRD_GATE_FASTER)
@@ -127,6 +129,11 @@ static void junit_case(FILE *f, const struct hrd_gate_row *r)
         return;
     }
     figures(fig, sizeof fig, r);
+    if (r->undecided && !r->fail) {
+        fprintf(f, ">\n      <skipped message=\"undecided after %zu pairs "
+                "(%s)\"/>\n    </testcase>\n", r->pairs, fig);
+        return;
+    }
     if (r->not_judged && !r->fail) {
         char det[32];
 
@@ -250,7 +257,8 @@ int hrd_gate_junit(FILE *f, const struct hrd_gate *g)
                strcmp(str(g->rows[order[end]].node), node) == 0) {
             fail += g->rows[order[end]].fail != 0;
             only += g->rows[order[end]].verdict == HRD_GATE_ONLY ||
-                    (g->rows[order[end]].not_judged &&
+                    ((g->rows[order[end]].not_judged ||
+                      g->rows[order[end]].undecided) &&
                      !g->rows[order[end]].fail);
             end++;
         }
@@ -355,6 +363,7 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
     part(f, &first, c.slower, "slower", 0);
     part(f, &first, c.faster, "faster", 0);
     part(f, &first, c.not_judged, HRD_GATE_NOT_JUDGED, 0);
+    part(f, &first, c.undecided, "undecided", 0);
     part(f, &first, c.unchanged, "unchanged", 1);
     part(f, &first, c.only,
          g->skipped != NULL ? g->skipped : "in one run only", 0);
@@ -371,7 +380,8 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
     for (size_t i = 0; i < g->n; i++) {
         if (g->rows[i].verdict == HRD_GATE_SLOWER ||
             g->rows[i].verdict == HRD_GATE_FASTER || g->rows[i].fail ||
-            g->rows[i].warn || g->rows[i].not_judged)
+            g->rows[i].warn || g->rows[i].not_judged ||
+            g->rows[i].undecided)
             changed[nchanged++] = &g->rows[i];
     }
     qsort(changed, nchanged, sizeof *changed, cmp_worst);
@@ -430,8 +440,12 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
             fprintf(f, HRD_GATE_NOT_JUDGED " (%g%%)", r->fail_pct);
         else if (r->warn)
             fprintf(f, "slower than the warning level (%g%%)", r->warn_pct);
+        else if (r->undecided)
+            fputs("undecided", f);
         else
             fputs(r->verdict == HRD_GATE_SLOWER ? "slower" : "faster", f);
+        if (r->pairs > 0)
+            fprintf(f, " after %zu pairs", r->pairs);
         fputs(" |\n", f);
     }
     if (nchanged > shown)

@@ -62,6 +62,9 @@ struct hrd_gate_row {
                               have flagged, % (0: not stated; +inf: none) */
     int not_judged;        /* detectable above fail_pct: neither passed
                               nor failed */
+    size_t pairs;          /* a sequential comparison's: the pairs of
+                              rounds that decided it (0: not one) */
+    int undecided;         /* a key that had to be decided and was not */
 };
 
 /* A gate's result: its rows, in report order, and what the runs were. */
@@ -81,7 +84,8 @@ struct hrd_gate {
 
 /* The counts of a gate's rows by outcome. */
 struct hrd_gate_counts {
-    size_t fail, warn, slower, faster, unchanged, only, not_judged;
+    size_t fail, warn, slower, faster, unchanged, only, not_judged,
+        undecided;
 };
 
 /* Counts g's rows: fail and warn first (such a row counts there alone),

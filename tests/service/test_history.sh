@@ -169,12 +169,29 @@ suite() {
     ctl history check --db "$db" -f jsonl --fail-above 5 "$dir/pr-slow.hrs" \
         > "$out.check" 2> "$out.err"
     [ $? -eq 1 ] || fail "$kind: check of a slower run"
-    grep -q '"range":"backend.submit","metric":"inclusive",.*"commit":"pr1","run":"c0000000000000000000000000000001","before":1105.5,"after":1300.0,.*"direction":"slower"}$' \
+    grep -q '"range":"backend.submit","metric":"inclusive",.*"commit":"pr1","run":"c0000000000000000000000000000001","before":1105.5,"after":1300.0,.*"direction":"slower","detectable":[0-9.e+-]*}$' \
         "$out.check" || fail "$kind: check line: $(cat "$out.check")"
     ctl history check --db "$db" --fail-above 5 "$dir/pr-same.hrs" \
         > "$out.check2" || fail "$kind: check of a run at the level"
     grep -q '^checked 2 keys of .*pr-same.hrs against the history of Test CPU 3000, 4 cores; clock fast: 0 differ' \
         "$out.check2" || fail "$kind: check summary: $(cat "$out.check2")"
+    # Ten runs of the newest level, 1100 to 1110 ns: a change of 1% is
+    # below what they let check detect (about 1.3%), so at --fail-above 1
+    # both keys are not judged at this limit, neither passed nor failed.
+    ctl history check --db "$db" --fail-above 1 "$dir/pr-same.hrs" \
+        > "$out.check3" 2> "$out.err"
+    [ $? -eq 7 ] || fail "$kind: check at a limit below the detectable change"
+    [ "$(grep -c '^n1 op cpu warm backend.submit [a-z]* on .*: -0.1%, median .* ns, p=0.[0-9]*, detectable 1.[0-9]%; not judged at this limit$' "$out.check3")" -eq 2 ] ||
+        fail "$kind: not judged at this limit: $(cat "$out.check3")"
+    grep -q "; 2 not judged at this limit (detectable above --fail-above)$" \
+        "$out.check3" || fail "$kind: not judged summary: $(cat "$out.check3")"
+    grep -q "^hostrangectl history check: 2 keys not judged at their --fail-above limit" \
+        "$out.err" || fail "$kind: not judged said: $(cat "$out.err")"
+    ctl history check --db "$db" --fail-above 1 -f junit "$dir/pr-same.hrs" \
+        > "$out.check4" 2> /dev/null
+    [ $? -eq 7 ] || fail "$kind: junit check at a limit below the detectable change"
+    [ "$(grep -c '<skipped message="not judged at this limit: detectable +1\.[0-9]%, limit 1% (before 1\.1[01] us, after 1\.10 us, change -0\.1%, p 0\.[0-9]*)"/>' "$out.check4")" -eq 1 ] ||
+        fail "$kind: junit not judged: $(cat "$out.check4")"
 
     # Names byte for byte, through jsonl and csv.
     ctl history show --db "$db" -f jsonl --range 'r%;*' > "$out.odd" ||
@@ -228,16 +245,16 @@ for line in open(sys.argv[1], encoding="ascii"):
         # default 0.01. A run of one round against one run is not judged.
         ctl history check --db "$db" --alpha 0.1 --phase warm --range binding.body \
             "$dir/rounds-slow.hrs" > "$out.rcheck" || fail "$kind: check of rounds"
-        grep -q "warm binding.body self on .*: slower by +[0-9.]*% at commit slow (run [0-9a-f]*): median .* ns, p=0.05 (by rounds: 3 against 3)$" \
+        grep -q "warm binding.body self on .*: slower by +[0-9.]*% at commit slow (run [0-9a-f]*): median .* ns, p=0.05 (by rounds: 3 against 3); detectable none; undecided at +-5% \[.*\]$" \
             "$out.rcheck" || fail "$kind: check by rounds: $(cat "$out.rcheck")"
-        grep -q "^checked 2 keys of .*rounds-slow.hrs against .*: [12] differ (p < 0.1), [0-9]* not judged.*; 2 judged by their rounds$" \
+        grep -q "^checked 2 keys of .*rounds-slow.hrs against .*: [12] differ (p < 0.1), [0-9]* not judged.*; 2 judged by their rounds (0 slower, 0 faster, 0 same, 2 undecided)$" \
             "$out.rcheck" || fail "$kind: check by rounds: $(cat "$out.rcheck")"
         ctl history check --db "$db" -f jsonl --alpha 0.1 --phase warm \
             --range binding.body "$dir/rounds-slow.hrs" | grep '"metric":"self"' |
-            grep -q '"commit":"slow",.*"p":0.05,"direction":"slower"}$' ||
+            grep -q '"commit":"slow",.*"p":0.05,"direction":"slower","detectable":null,"verdict":"undecided","threshold_pct":5,.*"rounds":\[3,3\]}$' ||
             fail "$kind: check by rounds, jsonl"
         ctl history check --db "$db" --phase warm --range binding.body \
-            "$dir/rounds-slow.hrs" | grep -q ": 0 differ (p < 0.01), [0-9]* not judged.*; 2 judged by their rounds$" ||
+            "$dir/rounds-slow.hrs" | grep -q ": 0 differ (p < 0.01), [0-9]* not judged.*; 2 judged by their rounds (0 slower, 0 faster, 0 same, 2 undecided)$" ||
             fail "$kind: flagged below the floor of 3 rounds against 3"
         ctl history check --db "$db" --phase warm --range binding.body \
             "$dir/rounds-slow1.hrs" | grep -q "^checked 0 keys .*: 0 differ (p < 0.01), [0-9]* not judged (.*too short a history); 0 judged by their rounds$" ||
@@ -285,6 +302,46 @@ pg "h$n_pg" "DROP TRIGGER boom ON hostrange_point" > /dev/null || fail "drop"
 ctl history add --db "$db" "$dir/a1.hrs" | grep -q '^added ' ||
     fail "the same add again"
 [ "$(ctl history list --db "$db" | wc -l)" -eq 2 ] || fail "not stored again"
+
+# check's verdict by rounds: a history of 4 runs of 3 rounds each (merges
+# of mkrun's runs, 1000 to 1010 ns), against a run of 5 rounds at 1001 to
+# 1005 ns (its 95% interval inside +-5%: same) and one at 1301 to 1305 ns
+# (beyond every value of the segment, +30%: slower).
+vdb=$dir/verdict.db
+n=0
+for r in 1 2 3 4; do
+    for k in 1 2 3; do
+        n=$((n + 1))
+        "$mkrun" -o "$dir/hr$r-$k.hrs" -i "$(printf 'e%031x' "$n")" -H hostA \
+            -m time=$((1700000000 + n * 60)) -m commit=c$r \
+            -k "n1/backend.submit=$((1000 + (n * 7) % 11))" || fail mkrun
+    done
+    ctl merge -o "$dir/hr$r.hrs" "$dir/hr$r-1.hrs" "$dir/hr$r-2.hrs" \
+        "$dir/hr$r-3.hrs" > /dev/null || fail "merge of rounds $r"
+    ctl history add --db "$vdb" "$dir/hr$r.hrs" > /dev/null || fail "add hr$r"
+done
+for kind in same slow; do
+    base=1000; [ "$kind" = slow ] && base=1300
+    for k in 1 2 3 4 5; do
+        n=$((n + 1))
+        "$mkrun" -o "$dir/pr$kind-$k.hrs" -i "$(printf 'f%031x' "$n")" \
+            -H hostA -m commit=pr -k "n1/backend.submit=$((base + k))" ||
+            fail mkrun
+    done
+    ctl merge -o "$dir/pr$kind.hrs" "$dir"/pr$kind-[1-5].hrs > /dev/null ||
+        fail "merge of pr$kind"
+done
+ctl history check --db "$vdb" "$dir/prsame.hrs" > "$dir/vsame" ||
+    fail "check by rounds, same: $(cat "$dir/vsame")"
+grep -q "; 2 judged by their rounds (0 slower, 0 faster, 2 same, 0 undecided)$" \
+    "$dir/vsame" || fail "same by rounds: $(cat "$dir/vsame")"
+ctl history check --db "$vdb" -f jsonl --fail-above 'backend.submit=20' \
+    "$dir/prslow.hrs" > "$dir/vslow"
+[ $? -eq 1 ] || fail "check by rounds, slower: $(cat "$dir/vslow")"
+[ "$(grep -c '"direction":"slower","detectable":0\.[0-9]*,"verdict":"slower","threshold_pct":20,"verdict_lo_pct":2[0-9.]*,"verdict_hi_pct":3[0-9.]*,"rounds":\[12,5\]}$' "$dir/vslow")" -eq 2 ] ||
+    fail "slower by rounds: $(cat "$dir/vslow")"
+grep -q '"verdicts":{"slower":2,"faster":0,"same":0,"undecided":0},"not_judged_at_limit":0}$' \
+    "$dir/vslow" || fail "slower by rounds, counts: $(cat "$dir/vslow")"
 
 # A database of something else, and a newer schema: refused, exit 3.
 sqlite3 "$dir/other.db" 'CREATE TABLE t (x INTEGER)' || fail sqlite3

@@ -217,7 +217,10 @@ rows = [json.loads(l) for l in open("%s/other.jsonl" % d, encoding="utf-8")]
 assert rows[-1] == {"rule": "a change moves its series by at least 2 clock "
                     "steps of its machine; Benjamini-Hochberg false "
                     "discovery rate q=0.01 over 0 series", "judged": 0,
-                    "differ": 0, "findings": 0, "not_judged": 8}, rows[-1]
+                    "differ": 0, "findings": 0, "not_judged": 8,
+                    "by_rounds": 0, "verdicts": {"slower": 0, "faster": 0,
+                                                 "same": 0, "undecided": 0},
+                    "not_judged_at_limit": 0}, rows[-1]
 rows = rows[:-1]
 assert len(rows) == 8 and all(
     r["not_judged"] == "no history of this machine" and

@@ -83,7 +83,7 @@ grep -q "keys have fewer than 3 rounds a side: not judged" "$dir/err" ||
 # medians are the same).
 ctl diff -f jsonl "$dir/r.hrs" "$dir/r.hrs" > "$dir/d.jsonl" || fail "diff 3/3"
 rows=$(grep -c . "$dir/d.jsonl")
-[ "$(grep -c '"change_pct":0.0,.*"p":1.0,"test":"rounds-exact","rounds":\[3,3\],"flag":null' "$dir/d.jsonl")" -eq "$rows" ] ||
+[ "$(grep -c '"change_pct":0.0,.*"p":1.0,"test":"rounds-fast-half","rounds":\[3,3\],"flag":null' "$dir/d.jsonl")" -eq "$rows" ] ||
     fail "run level: $(cat "$dir/d.jsonl")"
 ctl diff "$dir/r.hrs" "$dir/r.hrs" | head -n 1 |
     grep -q "^rounds 3/3: p and interval from the round medians" ||
@@ -110,20 +110,53 @@ ctl diff -f jsonl --alpha 0.2 "$dir/r.hrs" "$dir/r.hrs" > "$dir/d.jsonl" ||
 [ "$(grep -c '"detectable":[0-9][0-9.e+-]*}$' "$dir/d.jsonl")" -eq "$rows" ] ||
     fail "detectable at 0.2: $(cat "$dir/d.jsonl")"
 
+# diff --max-rounds: a plan of one look at 3 pairs. The 95% interval of 3
+# rounds a side is unbounded, so no key is same, and none slower: every
+# key undecided after 3 pairs, exit 8; with --fail-above naming no range,
+# no key is gated, exit 0. A first look beyond --max-rounds is refused.
+ctl diff -f jsonl --max-rounds 3 --first-look 3 "$dir/r.hrs" "$dir/r.hrs" \
+    > "$dir/d.jsonl" 2> "$dir/err"
+[ $? -eq 8 ] || fail "undecided: exit $?, $(cat "$dir/err")"
+[ "$(grep -c '"verdict":"undecided","pairs":3,.*"gated":true' "$dir/d.jsonl")" -eq "$rows" ] ||
+    fail "undecided rows: $(cat "$dir/d.jsonl")"
+grep -qx "hostrangectl diff: $rows gated keys undecided after 3 pairs (--max-rounds 3)" \
+    "$dir/err" || fail "undecided on stderr: $(cat "$dir/err")"
+ctl diff --max-rounds 3 --first-look 3 --fail-above 'no.such=5' \
+    "$dir/r.hrs" "$dir/r.hrs" > "$dir/d.txt" 2> "$dir/err" ||
+    fail "ungated: exit $?, $(cat "$dir/err")"
+head -n 1 "$dir/d.txt" | grep -q "; sequential: looks at 3 pairs, each at p < 0.01 (alpha 0.01 over 1 looks)$" ||
+    fail "sequential header: $(head -n 1 "$dir/d.txt")"
+[ "$(grep -c " undecided after 3 pairs rounds 3/3$" "$dir/d.txt")" -eq "$rows" ] ||
+    fail "undecided in the table: $(cat "$dir/d.txt")"
+ctl diff --max-rounds 3 "$dir/r.hrs" "$dir/r.hrs" > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] || fail "--first-look 5 above --max-rounds 3 accepted"
+# Looks at 3 and 4 pairs, each at p < 0.005: 4 rounds a side cannot
+# reach it (their smallest p is 2/70), so after 3 pairs every key is
+# hopeless, nothing detectable at 4 pairs, and undecided (exit 8).
+ctl diff -f jsonl --max-rounds 4 --first-look 3 "$dir/r.hrs" "$dir/r.hrs" \
+    > "$dir/d.jsonl" 2> "$dir/err"
+[ $? -eq 8 ] || fail "hopeless: exit $?, $(cat "$dir/err")"
+[ "$(grep -c '"verdict":"undecided","pairs":3,.*"gated":true,"decidable":false,"detectable_at_max":null' "$dir/d.jsonl")" -eq "$rows" ] ||
+    fail "hopeless rows: $(cat "$dir/d.jsonl")"
+ctl diff --max-rounds 4 --first-look 3 "$dir/r.hrs" "$dir/r.hrs" \
+    > "$dir/d.txt" 2> "$dir/err"
+[ "$(grep -c " undecided after 3 pairs (hopeless: detectable none at 4 pairs) rounds 3/3$" "$dir/d.txt")" -eq "$rows" ] ||
+    fail "hopeless in the table: $(cat "$dir/d.txt")"
+
 # ab: hostrange-bench against itself with binding.body 50% slower, 3
 # rounds each: the warm binding.body self rows are apart in every round,
 # so p = 2/C(6,3) = 0.1 exactly, flagged at --alpha 0.2 and not at the
 # default 0.01. Both sides are saved with their rounds.
 if ctl record -o "$dir/b.jsonl" -- "$bench" --op gemm --target-ms 5 \
         --max-calls 100 2> /dev/null && [ -s "$dir/b.jsonl" ]; then
-    ctl ab --rounds 3 --alpha 0.2 -f jsonl --save-a "$dir/a.hrs" \
+    ctl ab --rounds 3 --max-rounds 3 --alpha 0.2 -f jsonl --save-a "$dir/a.hrs" \
         --save-b "$dir/b.hrs" -- "$bench" --op gemm --target-ms 5 \
         --max-calls 100 --spin-control ::: "$bench" --op gemm \
         --target-ms 5 --max-calls 100 --spin-control \
         --slow binding.body=50 > "$dir/ab.jsonl" \
         2> "$dir/err" || fail "ab: $(cat "$dir/err")"
     grep '"phase":"warm","range":"binding.body","metric":"self"' "$dir/ab.jsonl" |
-        grep -q '"p":0.1,"test":"rounds-exact","rounds":\[3,3\],"flag":"slower"' ||
+        grep -q '"p":0.1,"test":"rounds-fast-half","rounds":\[3,3\],"flag":"slower"' ||
         fail "ab: $(cat "$dir/ab.jsonl")"
     for s in a b; do
         ctl dump --from "$dir/$s.hrs" --fields rounds |
@@ -152,7 +185,7 @@ if ctl record -o "$dir/b.jsonl" -- "$bench" --op gemm --target-ms 5 \
     row() { grep "\"phase\":\"$2\",\"range\":\"$3\",\"metric\":\"$4\"" "$1"; }
     field() { sed -n "s/.*\"$1\":\([^,]*\),.*/\1/p"; }
     self=$(row "$dir/n.jsonl" warm backend.submit self)
-    echo "$self" | grep -q '"change_pct":0.0,.*"p":1.0,"test":"rounds-exact","rounds":\[3,3\],"flag":null,.*"normalized":"backend.submit"}$' ||
+    echo "$self" | grep -q '"change_pct":0.0,.*"p":1.0,"test":"rounds-fast-half","rounds":\[3,3\],"flag":null,.*"normalized":"backend.submit"}$' ||
         fail "normalized leaf: $self"
     [ "$(echo "$self" | field base_median)" = "$(row "$dir/p.jsonl" warm backend.submit self | field base_median)" ] ||
         fail "normalized rows not scaled to the base's median: $self"
@@ -181,11 +214,36 @@ if ctl record -o "$dir/b.jsonl" -- "$bench" --op gemm --target-ms 5 \
         fail "missing control: $(head -n 1 "$dir/d.txt")"
     sed 1d "$dir/d.txt" | grep -q " normalized" &&
         fail "normalized without a control: $(cat "$dir/d.txt")"
-    # A failing command stops ab with 5.
+    # Sequential: looks at 3 and 4 pairs, each at p < 0.2 / 2. The warm
+    # binding.body self rows are apart in every round: p = 0.1 at 3 pairs
+    # is not below 0.1, p = 2/70 at 4 is: slower after 4 pairs, and ab
+    # exits 1 (--fail-above).
+    ctl ab --rounds 3 --max-rounds 4 --alpha 0.2 -f jsonl \
+        --fail-above 'binding.body=5' -- "$bench" --op gemm --target-ms 5 \
+        --max-calls 100 ::: "$bench" --op gemm --target-ms 5 \
+        --max-calls 100 --slow binding.body=50 > "$dir/seq.jsonl" \
+        2> "$dir/err"
+    [ $? -eq 1 ] || fail "sequential ab: exit $?, $(cat "$dir/err")"
+    grep '"phase":"warm","range":"binding.body","metric":"self"' "$dir/seq.jsonl" |
+        grep -q '"rounds":\[4,4\],"flag":"slower",.*"verdict":"slower","pairs":4,' ||
+        fail "sequential ab: $(cat "$dir/seq.jsonl")"
+    grep -q "^hostrangectl ab: undecided after 3 pairs: going on to 4$" \
+        "$dir/err" || fail "sequential ab said: $(cat "$dir/err")"
+    # A command that always fails: each round run twice, each pair
+    # dropped (the second one with B's completed round); the second
+    # stops ab with 5.
     ctl ab --rounds 1 -- false ::: true > /dev/null 2> "$dir/err"
     [ $? -eq 5 ] || fail "ab of a failing command"
-    grep -q "round 1 (A: false) failed with status 1" "$dir/err" ||
-        fail "ab said: $(cat "$dir/err")"
+    grep -v '^timer_ns=' "$dir/err" > "$dir/said"
+    cat > "$dir/want" <<EOF
+hostrangectl ab: round 1 (A: false) failed with status 1; running it again
+hostrangectl ab: round 1 (A: false) failed with status 1
+hostrangectl ab: pair 1 dropped: round 1 (A: false) failed twice
+hostrangectl ab: round 4 (A: false) failed with status 1; running it again
+hostrangectl ab: round 4 (A: false) failed with status 1
+hostrangectl ab: pair 2 dropped: round 4 (A: false) failed twice; stopping
+EOF
+    cmp -s "$dir/said" "$dir/want" || fail "ab said: $(cat "$dir/err")"
 fi
 # ab alternates A B B A A B, whatever the commands.
 ctl ab --rounds 3 -- sh -c "echo A >> '$dir/order'" ::: \

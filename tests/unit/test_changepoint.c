@@ -261,10 +261,41 @@ static void test_student(void **state)
     assert_true(fabs(hrd_cp_student_cdf(-1.5, 3) - 0.1152919) < 1e-6);
 }
 
+/* The detectable change of check: at power 0.5 the value it names is
+ * exactly at p = alpha (the t quantile of 0.5 is 0); at 0.8 it lies
+ * beyond; a wider segment detects less. */
+static void test_check_detectable(void **state)
+{
+    double seg[20], wide[20], l[20], tmp[20], med, det, det8, x;
+    struct hrd_cp res;
+
+    (void)state;
+    for (int i = 0; i < 20; i++) {
+        seg[i] = 1000 + 10 * (i % 5);
+        wide[i] = 1000 + 50 * (i % 5);
+        l[i] = log(seg[i] + 1);
+    }
+    med = hrd_cp_median(l, 20, tmp);
+    det = hrd_cp_check_detectable(seg, 20, 0.01, 0.5);
+    assert_true(det > 0 && det < 10);
+    x = exp(med + log1p(det / 100)) - 1;
+    assert_int_equal(hrd_cp_check(seg, 20, x, &res), 0);
+    assert_true(fabs(res.p - 0.01) < 1e-6);
+    det8 = hrd_cp_check_detectable(seg, 20, 0.01, 0.8);
+    assert_true(det8 > det);
+    x = exp(med + log1p(det8 / 100)) - 1;
+    assert_int_equal(hrd_cp_check(seg, 20, x, &res), 0);
+    assert_true(res.p < 0.01);
+    assert_true(hrd_cp_check_detectable(wide, 20, 0.01, 0.8) > det8);
+    assert_true(isnan(hrd_cp_check_detectable(seg, 1, 0.01, 0.8)));
+    assert_true(isnan(hrd_cp_check_detectable(seg, 20, 0, 0.8)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_step_found),
+        cmocka_unit_test(test_check_detectable),
         cmocka_unit_test(test_exact_values),
         cmocka_unit_test(test_noise_is_no_change),
         cmocka_unit_test(test_spike_is_no_change),

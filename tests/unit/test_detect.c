@@ -29,13 +29,13 @@ static void unreachable(void **state)
 }
 
 /*
- * 5 a side at alpha 0.01: the exact test flags only U = 25, every new
- * round above every base round. For normal rounds shifted by d standard
- * deviations that takes min(y) - max(x) > 0, about N(d - 2.326, 0.95^2)
- * (the expected maximum of 5 normals is 1.163, its standard deviation
- * 0.669): 80% power at d = 2.326 + 0.842 * 0.946 = 3.12. The estimate
- * from 4000 draws is within 2% of it. At alpha 0.05 the test flags U = 24
- * too (2 * 3 / 252 = 0.024), and needs less.
+ * 5 a side at alpha 0.01: the fastest-half test flags only when its
+ * statistic is the farthest from 0 of all 252 splits but the mirror one
+ * (p = 2/252). Its power on every one of 1000 fixed normal draws reaches
+ * 80% at a shift of 3.250 standard deviations (the Mann-Whitney test,
+ * which also flags only the farthest split, needs 3.12 on the
+ * normal noise that favours it). At alpha 0.05 it flags more splits and
+ * needs less. At 6 a side and alpha 0.002 it cannot flag (2/924).
  */
 static void five_a_side(void **state)
 {
@@ -43,25 +43,28 @@ static void five_a_side(void **state)
     double d05 = hrd_detect_shift_sd(5, 5, 0.05);
 
     (void)state;
-    assert_true(fabs(d01 - 3.12) < 0.06);
+    assert_true(fabs(d01 - 3.250) < 0.001);
     assert_true(d05 < d01 - 0.2);
+    assert_true(isinf(hrd_detect_shift_sd(6, 6, 0.002)));
+    assert_true(fabs(hrd_detect_shift_sd(6, 6, 0.01) - 2.605) < 0.001);
     /* The same figure every time: the draws are a fixed sequence. */
     assert_true(hrd_detect_shift_sd(5, 5, 0.01) == d01);
 }
 
 /*
- * Many rounds: the normal approximation's rejection, and the asymptotic
- * shift of the Mann-Whitney test, (z(0.995) + z(0.8)) * sqrt(1/n + 1/m)
- * / sqrt(3 / pi) = (2.576 + 0.842) * sqrt(2 / 40) * 1.0233 = 0.782 for 40
- * a side; within 5%.
+ * Many rounds: the statistic's critical value under normal noise. 40 a
+ * side at alpha 0.01: 0.887 standard deviations, above the 0.782 of the
+ * Mann-Whitney test on normal noise (the fastest half leaves the slower
+ * half out: the price of not being moved by slow-mode rounds).
  */
 static void many_rounds(void **state)
 {
     double d = hrd_detect_shift_sd(40, 40, 0.01);
 
     (void)state;
-    assert_true(fabs(d - 0.782) < 0.04);
+    assert_true(fabs(d - 0.887) < 0.001);
     /* More rounds, a smaller shift. */
+    assert_true(fabs(hrd_detect_shift_sd(20, 20, 0.01) - 1.261) < 0.001);
     assert_true(hrd_detect_shift_sd(10, 10, 0.01) > d);
     assert_true(hrd_detect_shift_sd(10, 10, 0.01) <
                 hrd_detect_shift_sd(6, 6, 0.01));

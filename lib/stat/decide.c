@@ -1,0 +1,142 @@
+/* The decision of a sequential comparison (see decide.h). */
+#include "config.h"
+
+#include "lib/stat/decide.h"
+
+#include "lib/stat/rounds.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+const char *hrd_decide_name(enum hrd_decide_verdict v)
+{
+    switch (v) {
+    case HRD_DECIDE_SLOWER:
+        return "slower";
+    case HRD_DECIDE_FASTER:
+        return "faster";
+    case HRD_DECIDE_SAME:
+        return "same";
+    default:
+        return "undecided";
+    }
+}
+
+size_t hrd_decide_looks(const struct hrd_decide_plan *plan, size_t *at)
+{
+    size_t n = plan->first, k = 0;
+
+    if (n == 0 || n > plan->max)
+        return 0;
+    while (k < HRD_DECIDE_LOOKS_MAX - 1 && n < plan->max) {
+        size_t next = (size_t)lround((double)n * M_SQRT2);
+
+        at[k++] = n;
+        n = next > n + 1 ? next : n + 1;
+    }
+    at[k++] = plan->max;
+    return k;
+}
+
+double hrd_decide_look_alpha(const struct hrd_decide_plan *plan)
+{
+    size_t at[HRD_DECIDE_LOOKS_MAX], k = hrd_decide_looks(plan, at);
+
+    return k > 0 ? plan->alpha / (double)k : 0;
+}
+
+size_t hrd_decide_next_look(const struct hrd_decide_plan *plan,
+                            size_t pairs)
+{
+    size_t at[HRD_DECIDE_LOOKS_MAX], k = hrd_decide_looks(plan, at);
+
+    for (size_t i = 0; i < k; i++) {
+        if (at[i] > pairs)
+            return at[i];
+    }
+    return 0;
+}
+
+/* The verdict of one look at n rounds of base and m of new; fills
+ * *out's figures (pairs: m). */
+static int look2(const double *base, size_t n, const double *new, size_t m,
+                 double threshold, double step, double alpha,
+                 struct hrd_decide *out)
+{
+    struct hrd_rounds_fast f;
+    struct hrd_rounds_cmp c;
+    int rc;
+
+    if ((rc = hrd_rounds_fast_half(base, n, new, m, &f)) != 0)
+        return rc;
+    if ((rc = hrd_rounds_compare(base, n, new, m, &c)) != 0)
+        return rc;
+    out->pairs = m;
+    out->change = f.change;
+    out->p = f.p;
+    out->lo = c.lo;
+    out->hi = c.hi;
+    if (f.p < alpha && fabs(f.change) >= threshold &&
+        hrd_rounds_steps_enough(f.new_fast - f.base_fast, step))
+        out->verdict = f.change > 0 ? HRD_DECIDE_SLOWER : HRD_DECIDE_FASTER;
+    else if (c.lo > -threshold && c.hi < threshold &&
+             hrd_rounds_steps_enough(threshold / 100 * f.base_fast, step))
+        /* Same only where the clock could show a change of the
+         * threshold: on a 10 ns clock a 20 ns range whose rounds all
+         * read 20 has an interval of 0, but a change of 5% is 1 ns. */
+        out->verdict = HRD_DECIDE_SAME;
+    else
+        out->verdict = HRD_DECIDE_UNDECIDED;
+    return 0;
+}
+
+/* The verdict of one look at n pairs. */
+static int look(const double *base, const double *new, size_t n,
+                double threshold, double step, double alpha,
+                struct hrd_decide *out)
+{
+    return look2(base, n, new, n, threshold, step, alpha, out);
+}
+
+int hrd_decide_once(const double *base, size_t n, const double *new,
+                    size_t m, double threshold, double step, double alpha,
+                    struct hrd_decide *out)
+{
+    struct hrd_decide d;
+    int rc;
+
+    if (n == 0 || m == 0)
+        return -EINVAL;
+    memset(&d, 0, sizeof d);
+    if ((rc = look2(base, n, new, m, threshold, step, alpha, &d)) != 0)
+        return rc;
+    *out = d;
+    return 0;
+}
+
+int hrd_decide_key(const double *base, const double *new, size_t pairs,
+                   double threshold, double step,
+                   const struct hrd_decide_plan *plan,
+                   struct hrd_decide *out)
+{
+    size_t at[HRD_DECIDE_LOOKS_MAX], k = hrd_decide_looks(plan, at);
+    double alpha = hrd_decide_look_alpha(plan);
+    struct hrd_decide d;
+
+    memset(&d, 0, sizeof d);
+    d.verdict = HRD_DECIDE_UNDECIDED;
+    d.p = 1;
+    d.lo = -INFINITY;
+    d.hi = INFINITY;
+    for (size_t i = 0; i < k && at[i] <= pairs; i++) {
+        int rc = look(base, new, at[i], threshold, step, alpha, &d);
+
+        if (rc != 0)
+            return rc;
+        if (d.verdict != HRD_DECIDE_UNDECIDED)
+            break;
+    }
+    *out = d;
+    return 0;
+}
