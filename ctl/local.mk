@@ -15,6 +15,10 @@ ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
 ctl_hostrangectl_SOURCES += ctl/ctl_cleanup.c ctl/ctl_cleanup.h
 # What a session lost or refused, said where the user looks.
 ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
+# bisect: from a change between two commits to the commit (the search,
+# the answer, the state file; git, worktrees, builds and rounds).
+ctl_hostrangectl_SOURCES += ctl/ctl_bisect.c ctl/ctl_bisect_run.c \
+	ctl/ctl_bisect.h
 # The run history: the subcommand table (ctl_history_cmd.c); add, list,
 # show and the helpers of the others (ctl_history.c); detect and check
 # (ctl_history_detect.c); plot (ctl_history_plot.c).

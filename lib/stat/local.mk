@@ -15,4 +15,6 @@ lib_stat_libhrstat_la_SOURCES += lib/stat/detect.c lib/stat/detect.h
 lib_stat_libhrstat_la_SOURCES += lib/stat/decide.c lib/stat/decide.h
 # Change points of a series of run medians (the history).
 lib_stat_libhrstat_la_SOURCES += lib/stat/changepoint.c lib/stat/changepoint.h
+# The search of bisect: which commit next, what a measured one is.
+lib_stat_libhrstat_la_SOURCES += lib/stat/bisect.c lib/stat/bisect.h
 EXTRA_DIST += lib/stat/local.mk

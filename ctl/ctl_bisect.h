@@ -1,0 +1,104 @@
+/*
+ * hostrangectl bisect, private to its two files: ctl_bisect.c (options,
+ * the search, the answer in text, JSONL and Markdown, the state file) and
+ * ctl_bisect_run.c (git, a worktree per commit, builds, and the rounds of
+ * a step under private daemons).
+ *
+ * A bisect keeps one struct bisect_commit per commit of the line, the
+ * good end first and the bad end last; a commit's worktree is made and
+ * built at most once, on first use, under the bisect's temporary
+ * directory, and stays until the end (the ends are measured at every
+ * step).
+ */
+#ifndef HOSTRANGE_CTL_BISECT_H
+#define HOSTRANGE_CTL_BISECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/stat/bisect.h"
+#include "lib/stat/decide.h"
+
+/* A full commit hash's room (SHA-1 or SHA-256, and the NUL). */
+#define BISECT_HASH_MAX 65
+
+/* The environment variable that names the commit to the build and to
+ * the measured command. */
+#define BISECT_COMMIT_ENV "HOSTRANGE_BISECT_COMMIT"
+
+/* A commit's build: not yet tried, built, or failed. */
+enum bisect_build { BUILD_NONE = 0, BUILD_OK, BUILD_FAILED };
+
+struct bisect_commit {
+    char hash[BISECT_HASH_MAX];
+    char *dir;                  /* its worktree; NULL until made */
+    enum bisect_build build;
+    enum hrd_bisect_verdict verdict;
+    int step;                   /* the step that measured it (0: none) */
+    size_t pairs;               /* of that step */
+    double seconds;             /* of that step, the build included */
+    struct hrd_decide vs_good, vs_bad;
+    char *why;                  /* why it was skipped (owned) */
+};
+
+/* The key a bisect follows (strings owned). */
+struct bisect_key {
+    char *node, *op, *backend, *range;
+    uint32_t phase, metric;
+};
+
+/* What the rounds of a bisect share. */
+struct bisect_run {
+    const char *dir;            /* the temporary directory (absolute) */
+    char **cmdv;                /* the measured command */
+    const char *build;          /* the build command (sh -c) */
+    const char *node_glob;      /* --node, or NULL */
+    const char *range;
+    uint32_t phase, metric;
+    struct bisect_key key;      /* found in the first round */
+    int have_key;
+    double step_ns;             /* the clock step of the first round */
+    unsigned round;             /* rounds run so far (file names) */
+    int cwd;                    /* the working tree bisect started in */
+};
+
+/*
+ * Runs git with args (args[0] "git") in the current directory, its
+ * standard output into *out (caller frees; NULL for none: thrown away),
+ * its standard error thrown away when `quiet`. Returns git's exit status,
+ * or -1 when it cannot be run.
+ */
+int bisect_git(char **args, char **out, int quiet);
+
+/*
+ * Makes commit c's worktree and builds it (once: a second call returns
+ * what the first found). Returns 0 when it is built, 1 when the build
+ * failed (c->why says so; its output's end on stderr), -1 when the
+ * worktree cannot be made or a signal stopped the build (said).
+ */
+int bisect_prepare(struct bisect_run *r, struct bisect_commit *c);
+
+/*
+ * One round of commit c's command in its worktree, under a private
+ * daemon: the key's median into *v. Finds the key in the first round it
+ * reads (r->have_key then set). Returns 0; 1 when the command failed or
+ * its run lacks the key (said on stderr); -1 when the key cannot be
+ * chosen (said) or a signal stopped the round (*sig set).
+ */
+int bisect_round(struct bisect_run *r, struct bisect_commit *c, double *v,
+                 int *sig);
+
+/* The line of commits from good to bad (ends included), in order, as
+ * git rev-list --ancestry-path gives it. Returns 0 and fills *list and *n
+ * (caller frees), or -1 after saying why. */
+int bisect_line(const char *good, const char *bad,
+                struct bisect_commit **list, size_t *n);
+
+/* The subject line of a commit (caller frees; "" when unknown). */
+char *bisect_subject(const char *hash);
+
+/* Removes the worktrees (with the temporary directory) and prunes git's
+ * records of them. */
+void bisect_worktrees_remove(const char *dir);
+
+#endif
