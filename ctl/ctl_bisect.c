@@ -50,6 +50,8 @@ static const char usage_bisect[] =
     "                           [--node=GLOB] [--phase=warm|cold]\n"
     "                           [--metric=inclusive|self] [--build=CMD]\n"
     "                           [OPTION]... -- COMMAND [ARG]...\n"
+    "       hostrangectl bisect --from-detect='RANGE METRIC' [--db=DB]\n"
+    "                           [--node=GLOB] [OPTION]... -- COMMAND [ARG]...\n"
     "Find the first commit between a good and a bad commit that changed a\n"
     "key (a range of a node, phase and metric), in the git working tree of\n"
     "the current directory: each commit measured is checked out in a\n"
@@ -98,6 +100,14 @@ static const char usage_bisect[] =
     "  -T, --threshold=PCT    the smallest change between the ends that is\n"
     "                         searched for (default "
     HRD_STR(BISECT_THRESHOLD_DEFAULT) ")\n"
+    "      --from-detect='RANGE METRIC'\n"
+    "                         take the ends and the key from the newest\n"
+    "                         change point of RANGE and METRIC (inclusive\n"
+    "                         or self) that hostrangectl history detect\n"
+    "                         finds: the commits of the runs either side\n"
+    "                         of it (--good and --bad, when given, win)\n"
+    "      --db=DB            the history of --from-detect (see\n"
+    "                         hostrangectl history add --help)\n"
     "  -s, --state=FILE       keep the steps in FILE (JSON lines, as\n"
     "                         --format jsonl writes them) and, when FILE\n"
     "                         holds steps of the same ends and key, go on\n"
@@ -927,11 +937,15 @@ static int run_bisect(int argc, char **argv)
         { "alpha", required_argument, NULL, 'a' },
         { "threshold", required_argument, NULL, 'T' },
         { "state", required_argument, NULL, 's' },
+        { "from-detect", required_argument, NULL, 'D' },
+        { "db", required_argument, NULL, 'd' },
         { "format", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *good = NULL, *bad = NULL, *state = NULL;
+    const char *good = NULL, *bad = NULL, *state = NULL, *from = NULL;
+    const char *db = NULL;
+    struct bisect_from *fd = NULL;
     char hash[2][BISECT_HASH_MAX], dir[PATH_MAX], real[PATH_MAX];
     unsigned rounds = BISECT_ROUNDS_DEFAULT,
              max_rounds = BISECT_MAX_ROUNDS_DEFAULT;
@@ -999,6 +1013,12 @@ static int run_bisect(int argc, char **argv)
         case 's':
             state = optarg;
             break;
+        case 'D':
+            from = optarg;
+            break;
+        case 'd':
+            db = optarg;
+            break;
         case 'f':
             if (strcmp(optarg, "text") == 0) {
                 b.format = FORMAT_TEXT;
@@ -1019,9 +1039,10 @@ static int run_bisect(int argc, char **argv)
             hrd_ctl_die_usage("bisect", c, argv[optind - 1]);
         }
     }
-    if (good == NULL || bad == NULL || b.run.range == NULL) {
+    if ((from == NULL && (good == NULL || bad == NULL)) ||
+        (from == NULL) == (b.run.range == NULL)) {
         fprintf(stderr, "hostrangectl bisect: give --good, --bad and "
-                "--range (see --help)\n");
+                "--range, or --from-detect (see --help)\n");
         return 2;
     }
     if (optind >= argc) {
@@ -1056,20 +1077,58 @@ static int run_bisect(int argc, char **argv)
         return BISECT_EXIT_FAILED;
     }
     free(out);
-    if (resolve("--good", good, hash[0]) != 0 ||
-        resolve("--bad", bad, hash[1]) != 0)
+    if (hrd_ctl_cleanup_tempdir("bisect", "bisect", "a directory", dir,
+                                sizeof dir) != 0)
         return BISECT_EXIT_FAILED;
+    if (realpath(dir, real) == NULL)
+        snprintf(real, sizeof real, "%s", dir);
+    b.run.dir = real;
+    if (from != NULL) {
+        if ((fd = malloc(sizeof *fd)) == NULL) {
+            fprintf(stderr, "hostrangectl bisect: out of memory\n");
+            status = BISECT_EXIT_FAILED;
+            goto stop;
+        }
+        if ((status = bisect_from_detect(from, db, b.run.node_glob, real,
+                                         fd)) != 0)
+            goto stop;
+        good = good != NULL ? good : fd->good;
+        bad = bad != NULL ? bad : fd->bad;
+        b.run.range = fd->range;
+        b.run.metric = hrp_metric_parse(fd->metric);
+        b.run.phase = hrp_phase_parse(fd->phase);
+        b.run.node_glob = fd->node;
+        fputs("hostrangectl bisect: from the change point of ", stderr);
+        hrd_text_put(stderr, fd->range);
+        fprintf(stderr, " %s (", fd->metric);
+        hrd_text_put(stderr, fd->node);
+        fprintf(stderr, ", %s) on ", fd->phase);
+        hrd_text_put(stderr, fd->machine);
+        fputs(": ", stderr);
+        hrd_text_put(stderr, fd->good);
+        fputs(" to ", stderr);
+        hrd_text_put(stderr, fd->bad);
+        fputc('\n', stderr);
+    }
+    if (resolve("--good", good, hash[0]) != 0 ||
+        resolve("--bad", bad, hash[1]) != 0) {
+        status = BISECT_EXIT_FAILED;
+        goto stop;
+    }
     if (strcmp(hash[0], hash[1]) == 0) {
         fprintf(stderr, "hostrangectl bisect: the good and the bad end are "
                 "the same commit\n");
-        return 2;
+        status = 2;
+        goto stop;
     }
-    if (bisect_line(hash[0], hash[1], &b.c, &b.n) != 0)
-        return BISECT_EXIT_FAILED;
+    if (bisect_line(hash[0], hash[1], &b.c, &b.n) != 0) {
+        status = BISECT_EXIT_FAILED;
+        goto stop;
+    }
     if ((b.v = calloc(b.n, sizeof *b.v)) == NULL) {
         fprintf(stderr, "hostrangectl bisect: out of memory\n");
         status = BISECT_EXIT_FAILED;
-        goto out;
+        goto stop;
     }
     b.v[0] = HRD_BISECT_GOOD;
     b.v[b.n - 1] = HRD_BISECT_BAD;
@@ -1077,28 +1136,20 @@ static int run_bisect(int argc, char **argv)
         fprintf(stderr, "hostrangectl bisect: cannot open the working "
                 "directory: %s\n", strerror(errno));
         status = BISECT_EXIT_FAILED;
-        goto out;
+        goto stop;
     }
     if (state != NULL) {
         if ((loaded = state_load(&b, state)) < 0) {
             status = 2;
-            goto out;
+            goto stop;
         }
         if ((b.state = fopen(state, "a")) == NULL) {
             fprintf(stderr, "hostrangectl bisect: cannot write %s: %s\n",
                     state, strerror(errno));
             status = BISECT_EXIT_FAILED;
-            goto out;
+            goto stop;
         }
     }
-    if (hrd_ctl_cleanup_tempdir("bisect", "bisect", "a directory", dir,
-                                sizeof dir) != 0) {
-        status = BISECT_EXIT_FAILED;
-        goto out;
-    }
-    if (realpath(dir, real) == NULL)
-        snprintf(real, sizeof real, "%s", dir);
-    b.run.dir = real;
     fprintf(stderr, "hostrangectl bisect: %zu commits after the good end "
             "%.12s up to the bad end %.12s\n", b.n - 1, hash[0], hash[1]);
     if (b.have_ends) {
@@ -1148,8 +1199,8 @@ stop:
                 state != NULL ? "; the steps done are kept in " : "",
                 state != NULL ? state : "", "");
     bisect_worktrees_remove(real);
-out:
     bisect_free(&b);
+    free(fd);
     if (status == 0 && (sig = hrd_ctl_cleanup_stopped()) != 0)
         status = 128 + sig;
     return status;

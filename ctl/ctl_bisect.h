@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lib/stat/bisect.h"
 #include "lib/stat/decide.h"
@@ -96,6 +97,36 @@ int bisect_line(const char *good, const char *bad,
 
 /* The subject line of a commit (caller frees; "" when unknown). */
 char *bisect_subject(const char *hash);
+
+/* A change point of the history (bisect --from-detect): its ends, the
+ * commits of the runs either side of it, and its key. */
+struct bisect_from {
+    char good[256], bad[256];
+    char node[4096], phase[16], machine[4096], range[4096], metric[32];
+};
+
+/*
+ * The newest change point of range and metric `spec` ("RANGE METRIC") in
+ * history db (NULL: the default), in nodes matching node_glob (NULL:
+ * any), found by history detect run as a process of its own, its output
+ * in directory dir. Returns 0 and fills *out; 2 (a bad spec, or change
+ * points in several series: they are listed), 4 (none) or 5 (detect
+ * failed), after saying why.
+ */
+int bisect_from_detect(const char *spec, const char *db,
+                       const char *node_glob, const char *dir,
+                       struct bisect_from *out);
+
+/*
+ * history detect's hint: when the current directory is in a git working
+ * tree that knows commits good and bad, and more than one commit lies
+ * from good to bad, writes to f a line with their count and the bisect
+ * command line of the key (node, phase, range, metric). Returns 1 when
+ * it wrote it, else 0.
+ */
+int bisect_suggest(FILE *f, const char *good, const char *bad,
+                   const char *node, const char *phase, const char *range,
+                   const char *metric);
 
 /* Removes the worktrees (with the temporary directory) and prunes git's
  * records of them. */

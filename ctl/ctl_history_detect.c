@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_bisect.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/history.h"
 #include "lib/stat/changepoint.h"
@@ -51,7 +52,11 @@ const char hrd_ctl_history_usage_detect[] =
     "lasts at least --window runs and differs from the one before it\n"
     "(p < ALPHA); a single outlying run is not one. Each is named by the\n"
     "first run after it (its commit and id), with the medians of the two\n"
-    "segments, the change (after / before - 1) and p.\n"
+    "segments, the change (after / before - 1) and p. In a git working\n"
+    "tree that knows the commits of the runs either side of a change,\n"
+    "when more than one commit lies between them, a line gives their\n"
+    "count and the hostrangectl bisect command line that finds the\n"
+    "commit among them (see hostrangectl bisect --help).\n"
     "\n"
     DETECT_OPTS_HELP
     "      --min-change=PCT the smallest change reported, in % (default 0)\n"
@@ -348,10 +353,14 @@ static void series_name(FILE *f, const struct series *s)
 }
 
 /* Writes one finding: a change point of series s at cp (detect), or run
- * `run` of commit `commit` against it (check). */
+ * `run` of commit `commit` against it (check). `before` is the commit of
+ * the run before a change point (NULL: check): in JSONL its
+ * commit_before, in text the bisect command line from it to `commit`
+ * when they are commits of the working tree more than one apart. */
 static void put_finding(const struct opts *o, const struct series *s,
                         const char *commit, const char *run,
-                        const struct hrd_cp *cp, const char *note)
+                        const struct hrd_cp *cp, const char *note,
+                        const char *before)
 {
     static const char *const names[6] = { "node", "operator", "backend",
                                           "phase", "range", "metric" };
@@ -376,7 +385,12 @@ static void put_finding(const struct opts *o, const struct series *s,
         number(cp->change);
         printf(",\"p\":");
         number(cp->p);
-        printf(",\"direction\":\"%s\"}\n", dir);
+        printf(",\"direction\":\"%s\"", dir);
+        if (before != NULL) {
+            printf(",\"commit_before\":");
+            hrd_json_string(stdout, before);
+        }
+        printf("}\n");
         return;
     }
     series_name(stdout, s);
@@ -386,6 +400,9 @@ static void put_finding(const struct opts *o, const struct series *s,
     hrd_text_put(stdout, run);
     printf("): median %.1f -> %.1f ns, p=%.2g%s\n", cp->before, cp->after,
            cp->p, note);
+    if (before != NULL)
+        bisect_suggest(stdout, before, commit, s->key[0], s->key[3],
+                       s->key[4], s->key[5]);
 }
 
 /* Whether a slower change of series s goes beyond its --fail-above
@@ -517,7 +534,8 @@ static int detect_series(struct detect *d)
     n = hrd_cp_detect(d->s.x, d->s.n, &d->o->cp, cp, d->s.n);
     for (int i = 0; i < n && d->o->gate == GATE_NONE; i++)
         put_finding(d->o, &d->s, d->s.commit[cp[i].at], d->s.run[cp[i].at],
-                    &cp[i], "");
+                    &cp[i], "",
+                    cp[i].at > 0 ? d->s.commit[cp[i].at - 1] : NULL);
     over = n > 0 && over_limit("history detect", d->o, &d->s, &cp[n - 1]);
     if (over)
         d->slower = 1;
@@ -818,7 +836,8 @@ static int check_series(struct check *c)
                    : 0;
     c->found++;
     if (c->o->gate == GATE_NONE)
-        put_finding(c->o, &c->s, c->r->run.commit, c->r->id, &res, note);
+        put_finding(c->o, &c->s, c->r->run.commit, c->r->id, &res, note,
+                    NULL);
     over = over_limit("history check", c->o, &c->s, &res);
     if (over)
         c->slower = 1;

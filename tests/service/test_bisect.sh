@@ -179,6 +179,37 @@ head -n 1 "$dir/state2" | grep -q '^{"step":0,' || fail "state2: $(cat "$dir/sta
 [ "$(git worktree list | wc -l)" -eq 1 ] ||
     fail "worktrees left after SIGTERM: $(git worktree list)"
 
+# From the history: a run every few commits (c0, c4, ..., c32, c15 for
+# the broken c16), so that detect's change point of work.a spans c20 to
+# c24. detect prints the bisect command line for it, and bisect
+# --from-detect takes its ends and key from it.
+for i in 0 4 8 12 15 20 24 28 32; do
+    git worktree add -q --detach "$dir/wt" "c$i" || fail "worktree c$i"
+    (cd "$dir/wt" && sh -c "$build" > /dev/null 2>&1) || fail "build c$i"
+    HOSTRANGE_BISECT_COMMIT=x ctl record --save "$dir/run$i.hrs" -o /dev/null \
+        --meta commit="$(git rev-parse "c$i")" --meta time=$((1700000000 + i)) \
+        -- "$dir/wt/prog" > /dev/null 2>&1 || fail "record c$i"
+    ctl history add --db "$dir/h.db" "$dir/run$i.hrs" > /dev/null ||
+        fail "history add c$i"
+    git worktree remove --force "$dir/wt" || fail "worktree remove c$i"
+done
+ctl history detect --db "$dir/h.db" --range work.a > "$dir/detect" ||
+    fail "detect: $(cat "$dir/detect")"
+grep -q "slower by .* at commit $(git rev-parse c24) " "$dir/detect" ||
+    fail "detect: $(cat "$dir/detect")"
+grep -q "^  4 commits from $(git rev-parse c20) to $(git rev-parse c24): hostrangectl bisect --good $(git rev-parse c20) --bad $(git rev-parse c24) --range work.a --node bisect --phase warm --metric inclusive --build CMD -- COMMAND$" \
+    "$dir/detect" || fail "no bisect line: $(cat "$dir/detect")"
+ctl history detect --db "$dir/h.db" --range work.a -f jsonl |
+    grep -q "\"commit\":\"$(git rev-parse c24)\",.*,\"commit_before\":\"$(git rev-parse c20)\"}$" ||
+    fail "detect's commit_before"
+ctl bisect --from-detect 'work.a inclusive' --db "$dir/h.db" --build "$build" \
+    -- ./prog > "$dir/from" 2> "$dir/err5" ||
+    fail "bisect --from-detect exited $?: $(cat "$dir/err5")"
+grep -q "^first bad commit: $want commit 21$" "$dir/from" ||
+    fail "--from-detect: $(cat "$dir/from") $(cat "$dir/err5")"
+grep -q "^hostrangectl bisect: 4 commits after the good end" "$dir/err5" ||
+    fail "--from-detect's ends: $(cat "$dir/err5")"
+
 # Bad input: not a commit, a key no run has, no command.
 ctl bisect --good nosuch --bad c32 --range work.a -- ./prog 2> "$dir/e" >/dev/null
 [ $? -eq 5 ] && grep -q "is not a commit" "$dir/e" || fail "nosuch: $(cat "$dir/e")"

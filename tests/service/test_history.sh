@@ -136,7 +136,7 @@ suite() {
     ctl history detect --db "$db" -f jsonl > "$out.detect" ||
         fail "$kind: detect exit $?"
     [ "$(wc -l < "$out.detect")" -eq 2 ] || fail "$kind: detect: $(cat "$out.detect")"
-    grep -q '^{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"inclusive","machine":"Test CPU 3000, 4 cores; clock fast","commit":"c20","run":"a0000000000000000000000000000014","before":1005.0,"after":1105.5,"change":0.1000000000000000[0-9],"p":1.535[0-9]*e-19,"direction":"slower"}$' \
+    grep -q '^{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"inclusive","machine":"Test CPU 3000, 4 cores; clock fast","commit":"c20","run":"a0000000000000000000000000000014","before":1005.0,"after":1105.5,"change":0.1000000000000000[0-9],"p":1.535[0-9]*e-19,"direction":"slower","commit_before":"c19"}$' \
         "$out.detect" || fail "$kind: detect line: $(head -1 "$out.detect")"
     grep -q '"metric":"self",.*"commit":"c20",.*"direction":"slower"' \
         "$out.detect" || fail "$kind: detect self"
