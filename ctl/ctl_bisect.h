@@ -1,8 +1,11 @@
 /*
- * hostrangectl bisect, private to its two files: ctl_bisect.c (options,
- * the search, the answer in text, JSONL and Markdown, the state file) and
- * ctl_bisect_run.c (git, a worktree per commit, builds, and the rounds of
- * a step under private daemons).
+ * hostrangectl bisect, private to its files: ctl_bisect.c (options, the
+ * ends and the steps, the search), ctl_bisect_out.c (the answer in text,
+ * JSONL and Markdown, the state file), ctl_bisect_run.c (git, a worktree
+ * per commit, builds, and the rounds of a step under private daemons) and
+ * ctl_bisect_from.c (the ends of a change point of the history, and the
+ * command line history detect prints). history detect uses
+ * bisect_suggest.
  *
  * A bisect keeps one struct bisect_commit per commit of the line, the
  * good end first and the bad end last; a commit's worktree is made and
@@ -16,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "lib/stat/bisect.h"
 #include "lib/stat/decide.h"
@@ -97,6 +101,65 @@ int bisect_line(const char *good, const char *bad,
 
 /* The subject line of a commit (caller frees; "" when unknown). */
 char *bisect_subject(const char *hash);
+
+enum bisect_format { FORMAT_TEXT, FORMAT_JSONL, FORMAT_MARKDOWN };
+
+/* What one bisect holds. */
+struct bisect {
+    struct bisect_run run;
+    struct bisect_commit *c;
+    size_t n;
+    enum hrd_bisect_verdict *v;
+    struct hrd_decide_plan plan, ends_plan;
+    double threshold;           /* --threshold */
+    enum hrd_decide_verdict dir;
+    struct hrd_decide ends;     /* the bad end against the good end */
+    double ends_seconds;
+    double earlier;             /* the seconds of the steps of --state */
+    int have_ends;
+    int steps;
+    enum bisect_format format;
+    FILE *state;
+    double *rv[3];              /* round medians: good, commit, bad */
+    size_t rcap;
+    struct timespec t0;
+};
+
+/* What the searches found. */
+struct answer {
+    size_t lo, hi;      /* the first search: last like good, first not */
+    size_t lo2, hi2;    /* the second (two steps): last middle, first bad */
+    int two;
+    int skipped, unclear;
+};
+
+/*
+ * What ctl_bisect_out.c writes. A step's line (JSONL, and the state
+ * file's) and the ends' (step 0); bisect_ends_line and bisect_step_line
+ * take them as const void * for bisect_state_put, which appends one to
+ * the state file (when there is one) and writes it through.
+ */
+void bisect_put_ends(FILE *f, const struct bisect *b);
+void bisect_put_step(FILE *f, const struct bisect_commit *c);
+void bisect_ends_line(FILE *f, const void *b);
+void bisect_step_line(FILE *f, const void *c);
+void bisect_state_put(struct bisect *b, void (*put)(FILE *, const void *),
+                      const void *what);
+
+/* A change and its interval as text: "+10.2% [+9.8%, +10.6%]". */
+void bisect_text_change(FILE *f, const struct hrd_decide *d);
+
+/*
+ * Reads the state file's steps of the same ends and key into b (the key
+ * then known). Returns the steps read (0 when the file is empty or
+ * absent), or -1 after saying why the file does not fit.
+ */
+int bisect_state_load(struct bisect *b, const char *path);
+
+/* The answer in b's format; the ends not differing, likewise. */
+void bisect_answer(FILE *f, const struct bisect *b, const struct answer *a,
+                   double seconds);
+void bisect_no_change(FILE *f, const struct bisect *b, double seconds);
 
 /* A change point of the history (bisect --from-detect): its ends, the
  * commits of the runs either side of it, and its key. */

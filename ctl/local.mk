@@ -17,8 +17,8 @@ ctl_hostrangectl_SOURCES += ctl/ctl_cleanup.c ctl/ctl_cleanup.h
 ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
 # bisect: from a change between two commits to the commit (the search,
 # the answer, the state file; git, worktrees, builds and rounds).
-ctl_hostrangectl_SOURCES += ctl/ctl_bisect.c ctl/ctl_bisect_run.c \
-	ctl/ctl_bisect_from.c ctl/ctl_bisect.h
+ctl_hostrangectl_SOURCES += ctl/ctl_bisect.c ctl/ctl_bisect_out.c \
+	ctl/ctl_bisect_run.c ctl/ctl_bisect_from.c ctl/ctl_bisect.h
 # The run history: the subcommand table (ctl_history_cmd.c); add, list,
 # show and the helpers of the others (ctl_history.c); detect and check
 # (ctl_history_detect.c); plot (ctl_history_plot.c).

@@ -5,7 +5,8 @@
  * The commits are a line v[0..n): v[0] the good end, v[n-1] the bad end,
  * the others in order between them. A measured commit is compared with
  * both ends, by rounds paired with each (decide.h), at a threshold of
- * half the change between the ends; it is
+ * a part of the change between the ends (hostrangectl bisect: a third);
+ * it is
  *   like good  when it is the same as the good end (its interval against
  *              the good end inside +-threshold) and not the same as the
  *              bad end;
