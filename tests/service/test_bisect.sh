@@ -151,6 +151,39 @@ grep -q "^first bad commit: $want commit 21$" "$dir/text" ||
 grep -q "step [0-9]*:" "$dir/err2" && fail "a step measured again: $(cat "$dir/err2")"
 [ "$(grep -c . "$dir/state")" -eq $((steps + 1)) ] ||
     fail "state grew: $(cat "$dir/state")"
+# The same as Markdown (from the state, measuring nothing), read by
+# python3-markdown with its tables extension: the answer, and a row for
+# the ends and for each step.
+ctl bisect --good c0 --bad c32 --range work.a --state "$dir/state" \
+    --format markdown -- ./prog > "$dir/md" 2> /dev/null ||
+    fail "markdown exited $?"
+py=/usr/bin/python3
+if "$py" -c 'import markdown' 2>/dev/null; then
+    "$py" - "$dir/md" "$want" "$steps" <<'END' || fail "markdown: $(cat "$dir/md")"
+import sys, markdown
+from html.parser import HTMLParser
+text = open(sys.argv[1]).read()
+html = markdown.markdown(text, extensions=["tables"])
+class P(HTMLParser):
+    rows, cells, code = 0, [], []
+    in_code = False
+    def handle_starttag(self, tag, a):
+        if tag == "tr": self.rows += 1
+        if tag == "code": self.in_code = True
+    def handle_endtag(self, tag):
+        if tag == "code": self.in_code = False
+    def handle_data(self, d):
+        if self.in_code: self.code.append(d)
+p = P()
+p.feed(html)
+assert sys.argv[2] in p.code, p.code
+assert p.rows == int(sys.argv[3]) + 2, p.rows
+assert "<h3>bisect: work.a inclusive (bisect, warm)</h3>" in html, html
+END
+else
+    echo "no python3-markdown: the Markdown is not read back"
+fi
+
 # A state of other ends is refused.
 ctl bisect --good c1 --bad c32 --range work.a --state "$dir/state" \
     -- ./prog > /dev/null 2> "$dir/err3"
