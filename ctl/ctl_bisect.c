@@ -414,6 +414,7 @@ static int search(struct bisect *b, struct answer *a, int *sig)
         c = &b->c[i];
         if (step_measure(b, c, sig) != 0)
             return -1;
+        bisect_worktree_drop(c);
         b->v[i] = c->verdict;
         step_say(b, c);
         if (b->format == FORMAT_JSONL) {

@@ -10,8 +10,8 @@
  * A bisect keeps one struct bisect_commit per commit of the line, the
  * good end first and the bad end last; a commit's worktree is made and
  * built at most once, on first use, under the bisect's temporary
- * directory, and stays until the end (the ends are measured at every
- * step).
+ * directory. The ends' stay until the end (they are measured at every
+ * step); another commit's goes when its step ends.
  */
 #ifndef HOSTRANGE_CTL_BISECT_H
 #define HOSTRANGE_CTL_BISECT_H
@@ -190,6 +190,11 @@ int bisect_from_detect(const char *spec, const char *db,
 int bisect_suggest(FILE *f, const char *good, const char *bad,
                    const char *node, const char *phase, const char *range,
                    const char *metric);
+
+/* Removes commit c's worktree (git worktree remove --force) once it is
+ * measured: no step measures it again, and a project's build takes room.
+ * Its build state is kept. */
+void bisect_worktree_drop(struct bisect_commit *c);
 
 /* Removes the worktrees (with the temporary directory) and prunes git's
  * records of them. */

@@ -461,6 +461,19 @@ char *bisect_subject(const char *hash)
     return out;
 }
 
+void bisect_worktree_drop(struct bisect_commit *c)
+{
+    char *args[] = { "git", "worktree", "remove", "--force", c->dir, NULL };
+
+    if (c->dir == NULL)
+        return;
+    if (bisect_git(args, NULL, 1) != 0)
+        fprintf(stderr, "hostrangectl bisect: cannot remove the worktree of "
+                "%.*s (it goes at the end)\n", BISECT_SHORT, c->hash);
+    free(c->dir);
+    c->dir = NULL;
+}
+
 void bisect_worktrees_remove(const char *dir)
 {
     char *args[] = { "git", "worktree", "prune", NULL };
