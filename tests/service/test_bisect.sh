@@ -209,6 +209,8 @@ grep -q "stopped by SIGTERM; the steps done are kept in" "$dir/err4" ||
     fail "$(cat "$dir/err4")"
 head -n 1 "$dir/state2" | grep -q '^{"step":0,' || fail "state2: $(cat "$dir/state2")"
 [ -z "$(ls "$TMPDIR")" ] || fail "left after SIGTERM: $(ls "$TMPDIR")"
+ps -eo pid=,args= | grep -F -e "--runtime-dir $TMPDIR/" | grep -v grep &&
+    fail "a daemon left after SIGTERM"
 [ "$(git worktree list | wc -l)" -eq 1 ] ||
     fail "worktrees left after SIGTERM: $(git worktree list)"
 
