@@ -22,6 +22,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 ctl() { "$HOSTRANGECTL" "$@"; }
 export TMPDIR="$dir/tmp"
 mkdir "$TMPDIR"
+unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE
 
 # The repository: commit 0 is the good end, 32 the bad end; commit 8
 # makes work.b faster (20 us to 18 us), 16 breaks the build, 17 mends it,
@@ -245,7 +246,13 @@ grep -q "^first bad commit: $want commit 21$" "$dir/from" ||
 grep -q "^hostrangectl bisect: 4 commits after the good end" "$dir/err5" ||
     fail "--from-detect's ends: $(cat "$dir/err5")"
 
-# Bad input: not a commit, a key no run has, no command.
+# Bad input: not a git working tree, not a commit, a key no run has, no
+# command.
+(cd "$TMPDIR" && GIT_CEILING_DIRECTORIES=$dir "$HOSTRANGECTL" bisect \
+    --good c0 --bad c32 --range work.a \
+    -- ./prog 2> "$dir/e" > /dev/null)
+[ $? -eq 5 ] && grep -q "not in a git working tree" "$dir/e" ||
+    fail "outside a repository: $(cat "$dir/e")"
 ctl bisect --good nosuch --bad c32 --range work.a -- ./prog 2> "$dir/e" >/dev/null
 [ $? -eq 5 ] && grep -q "is not a commit" "$dir/e" || fail "nosuch: $(cat "$dir/e")"
 ctl bisect --good c0 --bad c32 --range work.a 2> "$dir/e" >/dev/null
