@@ -289,6 +289,16 @@ static int step_measure(struct bisect *b, struct bisect_commit *c, int *sig)
     int retried = 0, rc;
 
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* The ends are built by their own measure, or here on the first step
+     * of a bisect that goes on from --state. */
+    for (int i = 0; i < 2; i++) {
+        if ((rc = bisect_prepare(&b->run, ends[i])) != 0) {
+            if (rc > 0)
+                fprintf(stderr, "hostrangectl bisect: the %s end %.12s does "
+                        "not build\n", i ? "bad" : "good", ends[i]->hash);
+            return -1;
+        }
+    }
     c->step = ++b->steps;
     rc = bisect_prepare(&b->run, c);
     if (rc < 0)

@@ -212,6 +212,16 @@ head -n 1 "$dir/state2" | grep -q '^{"step":0,' || fail "state2: $(cat "$dir/sta
 [ -z "$(ls "$TMPDIR")" ] || fail "left after SIGTERM: $(ls "$TMPDIR")"
 ps -eo pid=,args= | grep -F -e "--runtime-dir $TMPDIR/" | grep -v grep &&
     fail "a daemon left after SIGTERM"
+# ... and resumed: the steps kept are not measured again, the answer the
+# same.
+ctl bisect --good c0 --bad c32 --range work.a --build "$build" \
+    --state "$dir/state2" -- ./prog > "$dir/text2" 2> "$dir/err6" ||
+    fail "resumed after SIGTERM: exited $?: $(cat "$dir/err6")"
+grep -q "^first bad commit: $want commit 21$" "$dir/text2" ||
+    fail "resumed after SIGTERM: $(cat "$dir/text2")"
+grep -q "step 1:" "$dir/err6" && fail "step 1 measured again: $(cat "$dir/err6")"
+grep -q "^hostrangectl bisect: going on from .*: the ends and [1-9]" "$dir/err6" ||
+    fail "not resumed: $(cat "$dir/err6")"
 [ "$(git worktree list | wc -l)" -eq 1 ] ||
     fail "worktrees left after SIGTERM: $(git worktree list)"
 
