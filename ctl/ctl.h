@@ -61,6 +61,7 @@ extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_ab;
+extern const struct hrd_ctl_cmd hrd_ctl_cmd_bisect;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_history;
 
 /*

@@ -3,7 +3,9 @@
  * alone (--series) (see ctl_history_judge.h, lib/stat/changepoint.h). */
 #include "config.h"
 
+#include "ctl/ctl_bisect.h"
 #include "ctl/ctl_history_judge.h"
+#include "lib/view/escape.h"
 #include "lib/history/history.h"
 #include "lib/history/look.h"
 #include "lib/view/gate.h"
@@ -74,9 +76,37 @@ static int detect_series(struct detect *d)
     if (cp == NULL)
         return -ENOMEM;
     n = hrd_cp_detect(d->s.x, d->s.n, &d->o->cp, cp, d->s.n);
-    for (int i = 0; i < n && d->o->gate == HRD_CTL_GATE_NONE; i++)
+    for (int i = 0; i < n && d->o->gate == HRD_CTL_GATE_NONE; i++) {
+        /* The commit of the run before the change: JSONL's
+         * commit_before, and in text the bisect command line between the
+         * two when more than one commit lies there. */
+        const char *before = cp[i].at > 0 ? d->s.commit[cp[i].at - 1] : NULL;
+        char *extra = NULL;
+        size_t len = 0;
+
+        if (before != NULL && d->o->jsonl) {
+            FILE *m = open_memstream(&extra, &len);
+
+            if (m == NULL) {
+                free(cp);
+                return -ENOMEM;
+            }
+            fputs(",\"commit_before\":", m);
+            hrd_json_string(m, before);
+            if (fclose(m) != 0) {
+                free(extra);
+                free(cp);
+                return -ENOMEM;
+            }
+        }
         hrd_ctl_put_finding(d->o, &d->s, d->s.commit[cp[i].at],
-                            d->s.run[cp[i].at], &cp[i], "", NULL);
+                            d->s.run[cp[i].at], &cp[i], "", extra);
+        free(extra);
+        if (before != NULL && !d->o->jsonl)
+            bisect_suggest(stdout, before, d->s.commit[cp[i].at],
+                           d->s.key[0], d->s.key[3], d->s.key[4],
+                           d->s.key[5]);
+    }
     over = n > 0 &&
            hrd_ctl_over_limit("history detect", d->o, &d->s, &cp[n - 1]);
     if (over)

@@ -3,6 +3,7 @@
  * JSONL, JUnit or Markdown (see ctl_history.h). */
 #include "config.h"
 
+#include "ctl/ctl_bisect.h"
 #include "ctl/ctl_history.h"
 #include "ctl/ctl_history_judge.h"
 #include "lib/history/look.h"
@@ -298,12 +299,15 @@ static int write_findings(struct look_ctx *c, int *slower)
     for (size_t i = 0; i < nf; i++) {
         struct hrd_history_finding f;
         struct hrd_history_change st;
-        const struct run *r;
+        const struct run *r, *rb;
         int fail = 0;
 
         hrd_history_look_finding(c->l, i, &f);
         hrd_history_look_change(c->l, i, f.start, &st);
         r = run_at(c, f.machine, f.pos);
+        /* The run before the finding's: its commit is where a bisect
+         * starts (commit_before; in text, the bisect command line). */
+        rb = f.pos > 0 ? run_at(c, f.machine, f.pos - 1) : NULL;
         if (g.f != NULL) {
             char w[4096];
             struct hrd_gate_row *rows = g.rows + total;
@@ -337,6 +341,10 @@ static int write_findings(struct look_ctx *c, int *slower)
             hrd_json_string(stdout, f.machine);
             printf(",\"commit\":");
             hrd_json_string(stdout, r != NULL ? r->commit : "");
+            if (rb != NULL) {
+                printf(",\"commit_before\":");
+                hrd_json_string(stdout, rb->commit);
+            }
             printf(",\"run\":");
             hrd_json_string(stdout, r != NULL ? r->id : "");
             printf(",\"nodes\":%zu,\"p\":", f.nodes);
@@ -362,6 +370,9 @@ static int write_findings(struct look_ctx *c, int *slower)
             }
             printf("; %zu series of %zu %s, p=%.2g\n", f.nchanges, f.nodes,
                    f.nodes == 1 ? "node" : "nodes", f.p);
+            if (rb != NULL && r != NULL)
+                bisect_suggest(stdout, rb->commit, r->commit, st.key[0],
+                               st.key[3], st.key[4], st.key[5]);
         }
         for (size_t j = 0; j < f.nchanges; j++) {
             struct hrd_history_change ch;

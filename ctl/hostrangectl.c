@@ -30,6 +30,7 @@ static const struct hrd_ctl_cmd *const commands[] = {
     &hrd_ctl_cmd_diff,
     &hrd_ctl_cmd_plot,
     &hrd_ctl_cmd_ab,
+    &hrd_ctl_cmd_bisect,
     &hrd_ctl_cmd_history,
 };
 

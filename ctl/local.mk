@@ -15,6 +15,10 @@ ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
 ctl_hostrangectl_SOURCES += ctl/ctl_cleanup.c ctl/ctl_cleanup.h
 # What a session lost or refused, said where the user looks.
 ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
+# bisect: from a change between two commits to the commit (the search,
+# the answer, the state file; git, worktrees, builds and rounds).
+ctl_hostrangectl_SOURCES += ctl/ctl_bisect.c ctl/ctl_bisect_out.c \
+	ctl/ctl_bisect_run.c ctl/ctl_bisect_from.c ctl/ctl_bisect.h
 # The run history: the subcommand table (ctl_history_cmd.c); add, list,
 # show and the helpers of the others (ctl_history.c); detect
 # (ctl_history_detect.c), its findings (ctl_history_look.c), check
@@ -36,5 +40,6 @@ HRCTL_LIBS = lib/history/libhrhistory.la lib/view/libhrview.la lib/run/libhrrun.
 ctl_hostrangectl_LDADD = $(HRCTL_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
 # hostrangectl(1); tests/service/test_man.sh keeps it in step with --help.
-dist_man_MANS += ctl/hostrangectl.1 ctl/hostrangectl-history.1
+dist_man_MANS += ctl/hostrangectl.1 ctl/hostrangectl-history.1 \
+	ctl/hostrangectl-bisect.1
 EXTRA_DIST += ctl/local.mk

@@ -614,3 +614,14 @@ EXTRA_DIST += tests/python/test_python_pip.sh
 # leaving nothing (root; skips, 77, without dpkg-buildpackage or lintian).
 TESTS += tests/service/test_debian_package.sh
 EXTRA_DIST += tests/service/test_debian_package.sh
+# bisect (issue 50): a real git repository of 33 commits of a small
+# program linked with libhostrange, built and measured commit by commit;
+# the search (lib/stat/bisect.c).
+TESTS += tests/service/test_bisect.sh
+EXTRA_DIST += tests/service/test_bisect.sh
+AM_TESTS_ENVIRONMENT += export HOSTRANGE_TEST_CC='$(CC)';
+check_PROGRAMS += tests/unit/test_bisect
+TESTS += tests/unit/test_bisect
+tests_unit_test_bisect_SOURCES = tests/unit/test_bisect.c
+tests_unit_test_bisect_CFLAGS = $(TEST_CFLAGS)
+tests_unit_test_bisect_LDADD = $(HRD_TEST_LIBS)

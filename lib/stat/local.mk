@@ -17,4 +17,6 @@ lib_stat_libhrstat_la_SOURCES += lib/stat/decide.c lib/stat/decide.h
 lib_stat_libhrstat_la_SOURCES += lib/stat/changepoint.c lib/stat/changepoint.h
 # The false discovery rate over the series of one look at a history.
 lib_stat_libhrstat_la_SOURCES += lib/stat/fdr.c lib/stat/fdr.h
+# The search of bisect: which commit next, what a measured one is.
+lib_stat_libhrstat_la_SOURCES += lib/stat/bisect.c lib/stat/bisect.h
 EXTRA_DIST += lib/stat/local.mk

@@ -140,13 +140,13 @@ suite() {
     [ "$(wc -l < "$out.detect")" -eq 2 ] || fail "$kind: detect: $(cat "$out.detect")"
     head -1 "$out.detect" | grep -q '^{"rule":"a change moves its series by at least 2 clock steps of its machine; Benjamini-Hochberg false discovery rate q=0.01 over [0-9]* series","series":[0-9]*,"alpha":0.01,"min_steps":2,"findings":1}$' ||
         fail "$kind: detect rule: $(head -1 "$out.detect")"
-    sed -n 2p "$out.detect" | grep -q '^{"finding":1,"machine":"Test CPU 3000, 4 cores; clock fast","commit":"c20","run":"a0000000000000000000000000000014","nodes":1,"p":[0-9.e-]*,"start":{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"self",.*"series":\[.*"metric":"inclusive",.*\],"fail":false}$' ||
+    sed -n 2p "$out.detect" | grep -q '^{"finding":1,"machine":"Test CPU 3000, 4 cores; clock fast","commit":"c20","commit_before":"c19","run":"a0000000000000000000000000000014","nodes":1,"p":[0-9.e-]*,"start":{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"self",.*"series":\[.*"metric":"inclusive",.*\],"fail":false}$' ||
         fail "$kind: detect finding: $(sed -n 2p "$out.detect")"
     # --series: each series alone, a line each, as judged without the rule.
     ctl history detect --db "$db" --series -f jsonl > "$out.series" ||
         fail "$kind: detect --series exit $?"
     [ "$(wc -l < "$out.series")" -eq 2 ] || fail "$kind: detect --series: $(cat "$out.series")"
-    grep -q '^{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"inclusive","machine":"Test CPU 3000, 4 cores; clock fast","commit":"c20","run":"a0000000000000000000000000000014","before":1005.0,"after":1105.5,"change":0.1000000000000000[0-9],"p":8.4325[0-9]*e-33,"direction":"slower"}$' \
+    grep -q '^{"node":"n1","operator":"op","backend":"cpu","phase":"warm","range":"backend.submit","metric":"inclusive","machine":"Test CPU 3000, 4 cores; clock fast","commit":"c20","run":"a0000000000000000000000000000014","before":1005.0,"after":1105.5,"change":0.1000000000000000[0-9],"p":8.4325[0-9]*e-33,"direction":"slower","commit_before":"c19"}$' \
         "$out.series" || fail "$kind: detect --series line: $(head -1 "$out.series")"
     grep -q '"metric":"self",.*"commit":"c20",.*"direction":"slower"' \
         "$out.series" || fail "$kind: detect self"

@@ -117,5 +117,22 @@ for o in alpha window; do
         bad "hostrangectl-history(1) does not give --$o's default $d"
 done
 
+# hostrangectl-bisect(1): every option of bisect's --help, and the
+# defaults the help states.
+bis=$src/ctl/hostrangectl-bisect.1
+render "$bis" 'HOSTRANGECTL-BISECT(1)'
+plain "$bis" >"$tmp/page"
+"$ctl" bisect --help >"$tmp/chelp"
+check_options "$tmp/chelp" "$tmp/page" "hostrangectl-bisect(1)"
+for o in rounds alpha threshold; do
+    d=$(grep -A1 -e "--$o=" "$tmp/chelp" | sed -n 's/.*(default \([0-9.]*\)).*/\1/p')
+    [ -n "$d" ] || { bad "bisect --help gives no default for --$o"; continue; }
+    grep -A3 -e "--$o =" "$tmp/page" | tr '\n' ' ' | grep -q "(default $d)" ||
+        bad "hostrangectl-bisect(1) does not give --$o's default $d"
+done
+d=$(grep -A1 -e "--max-rounds=" "$tmp/chelp" | sed -n 's/.*(default \([0-9]*\);.*/\1/p')
+grep -A4 -e "--max-rounds =" "$tmp/page" | tr '\n' ' ' | grep -q "(default $d;" ||
+    bad "hostrangectl-bisect(1) does not give --max-rounds's default $d"
+
 [ "$fail" -eq 0 ] && echo "ok: the man pages render and match --help"
 exit "$fail"

@@ -1,0 +1,483 @@
+/* hostrangectl bisect: git, a worktree per commit, builds and rounds (see
+ * ctl_bisect.h). */
+#include "config.h"
+
+#include "ctl/ctl.h"
+#include "ctl/ctl_bisect.h"
+#include "ctl/ctl_cleanup.h"
+#include "ctl/ctl_diffside.h"
+#include "ctl/ctl_rounds.h"
+#include "lib/view/escape.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The lines of a failed build's or round's output shown on stderr. */
+#define BISECT_TAIL_LINES 12
+
+/* The characters of a hash that name a commit's worktree and logs. */
+#define BISECT_SHORT 12
+
+int bisect_git(char **args, char **out, int quiet)
+{
+    int fd[2] = { -1, -1 }, status;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    pid_t pid;
+
+    if (out != NULL && pipe(fd) != 0)
+        return -1;
+    pid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_HELPER);
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+
+        if (out != NULL) {
+            dup2(fd[1], STDOUT_FILENO);
+            close(fd[0]);
+            close(fd[1]);
+        } else if (null >= 0) {
+            dup2(null, STDOUT_FILENO);
+        }
+        if (quiet && null >= 0)
+            dup2(null, STDERR_FILENO);
+        if (null >= 0)
+            dup2(null, STDIN_FILENO);
+        execvp("git", args);
+        fprintf(stderr, "hostrangectl bisect: cannot run git: %s\n",
+                strerror(errno));
+        _exit(127);
+    }
+    if (out != NULL)
+        close(fd[1]);
+    if (pid < 0) {
+        if (out != NULL)
+            close(fd[0]);
+        return -1;
+    }
+    while (out != NULL) {
+        ssize_t got;
+
+        if (len + 4096 + 1 > cap) {
+            char *nb = realloc(buf, cap = 2 * cap + 8192);
+
+            if (nb == NULL)
+                break;
+            buf = nb;
+        }
+        got = read(fd[0], buf + len, cap - len - 1);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break;
+        len += (size_t)got;
+    }
+    if (out != NULL)
+        close(fd[0]);
+    if (hrd_ctl_cleanup_wait(pid, &status) != 0) {
+        free(buf);
+        return -1;
+    }
+    if (out != NULL) {
+        if (buf == NULL && (buf = malloc(1)) == NULL)
+            return -1;
+        buf[len] = '\0';
+        *out = buf;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Shows the last BISECT_TAIL_LINES lines of file `path` on stderr, each
+ * behind "  | ". */
+static void show_tail(const char *path)
+{
+    char *lines[BISECT_TAIL_LINES] = { NULL }, *line = NULL;
+    size_t cap = 0, n = 0;
+    FILE *f = fopen(path, "r");
+
+    if (f == NULL)
+        return;
+    while (getline(&line, &cap, f) > 0) {
+        free(lines[n % BISECT_TAIL_LINES]);
+        lines[n % BISECT_TAIL_LINES] = line;
+        line = NULL;
+        cap = 0;
+        n++;
+    }
+    free(line);
+    fclose(f);
+    for (size_t i = n > BISECT_TAIL_LINES ? n - BISECT_TAIL_LINES : 0; i < n;
+         i++) {
+        char *l = lines[i % BISECT_TAIL_LINES];
+
+        l[strcspn(l, "\n")] = '\0';
+        fputs("  | ", stderr);
+        hrd_text_put(stderr, l);
+        fputc('\n', stderr);
+    }
+    for (size_t i = 0; i < BISECT_TAIL_LINES; i++)
+        free(lines[i]);
+}
+
+int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
+{
+    char log[PATH_MAX], *args[8];
+    int status, st, sig;
+    pid_t pid;
+
+    if (c->build == BUILD_OK)
+        return 0;
+    if (c->build == BUILD_FAILED)
+        return 1;
+    if (c->dir == NULL) {
+        if (asprintf(&c->dir, "%s/wt-%.*s", r->dir, BISECT_SHORT,
+                     c->hash) < 0) {
+            c->dir = NULL;
+            fprintf(stderr, "hostrangectl bisect: out of memory\n");
+            return -1;
+        }
+        args[0] = "git";
+        args[1] = "worktree";
+        args[2] = "add";
+        args[3] = "--detach";
+        args[4] = "--quiet";
+        args[5] = c->dir;
+        args[6] = c->hash;
+        args[7] = NULL;
+        if ((st = bisect_git(args, NULL, 0)) != 0) {
+            fprintf(stderr, "hostrangectl bisect: cannot check %.*s out in "
+                    "a worktree (git worktree add exited %d)\n",
+                    BISECT_SHORT, c->hash, st);
+            return -1;
+        }
+    }
+    snprintf(log, sizeof log, "%s/build-%.*s.log", r->dir, BISECT_SHORT,
+             c->hash);
+    pid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_COMMAND);
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+        if (fd < 0 || chdir(c->dir) != 0)
+            _exit(126);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        setenv(BISECT_COMMIT_ENV, c->hash, 1);
+        execl("/bin/sh", "sh", "-c", r->build, (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0 || hrd_ctl_cleanup_wait(pid, &status) != 0) {
+        fprintf(stderr, "hostrangectl bisect: cannot run the build: %s\n",
+                strerror(errno));
+        return -1;
+    }
+    if ((sig = hrd_ctl_cleanup_stopped()) != 0) {
+        fprintf(stderr, "hostrangectl bisect: stopped by %s while building "
+                "%.*s\n", hrd_ctl_cleanup_signame(sig), BISECT_SHORT,
+                c->hash);
+        return -1;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        c->build = BUILD_OK;
+        return 0;
+    }
+    c->build = BUILD_FAILED;
+    st = WIFEXITED(status) ? WEXITSTATUS(status)
+                           : 128 + (WIFSIGNALED(status) ? WTERMSIG(status)
+                                                        : 0);
+    if (asprintf(&c->why, "its build failed (status %d)", st) < 0)
+        c->why = NULL;
+    fprintf(stderr, "hostrangectl bisect: the build of %.*s failed (status "
+            "%d); its output ends:\n", BISECT_SHORT, c->hash, st);
+    show_tail(log);
+    return 1;
+}
+
+/* Whether population p is of the key the options name. */
+static int key_matches(const struct bisect_run *r,
+                       const struct hrd_diff_pop *p)
+{
+    return strcmp(p->range, r->range) == 0 && p->phase == r->phase &&
+           p->metric == r->metric &&
+           (r->node_glob == NULL || fnmatch(r->node_glob, p->node, 0) == 0);
+}
+
+/* Whether population p is the key r follows. */
+static int key_is(const struct bisect_key *k, const struct hrd_diff_pop *p)
+{
+    return strcmp(p->range, k->range) == 0 && p->phase == k->phase &&
+           p->metric == k->metric && strcmp(p->node, k->node) == 0 &&
+           strcmp(p->op, k->op) == 0 && strcmp(p->backend, k->backend) == 0;
+}
+
+/* Chooses the key among the populations of the first round: exactly one
+ * must match. Returns 0, or -1 after saying why. */
+static int key_choose(struct bisect_run *r, const struct hrd_diff_side *s)
+{
+    size_t found = 0, at = 0;
+
+    for (size_t i = 0; i < s->n; i++) {
+        if (key_matches(r, &s->p[i])) {
+            found++;
+            at = i;
+        }
+    }
+    if (found == 1) {
+        const struct hrd_diff_pop *p = &s->p[at];
+
+        r->key.node = strdup(p->node);
+        r->key.op = strdup(p->op);
+        r->key.backend = strdup(p->backend);
+        r->key.range = strdup(p->range);
+        r->key.phase = p->phase;
+        r->key.metric = p->metric;
+        if (r->key.node == NULL || r->key.op == NULL ||
+            r->key.backend == NULL || r->key.range == NULL) {
+            fprintf(stderr, "hostrangectl bisect: out of memory\n");
+            return -1;
+        }
+        r->have_key = 1;
+        r->step_ns = s->header != NULL && s->header->fingerprint != NULL
+                         ? s->header->fingerprint->clock_step_ns
+                         : 0;
+        return 0;
+    }
+    if (found == 0) {
+        fputs("hostrangectl bisect: the good end's run has no key of range '",
+              stderr);
+        hrd_text_put(stderr, r->range);
+        fprintf(stderr, "', %s, %s%s%s\n",
+                hrp_phase_name(r->phase), hrp_metric_name(r->metric),
+                r->node_glob ? " and a node matching --node" : "",
+                s->n > 0 ? "; its keys:" : " (it has no key)");
+    } else {
+        fprintf(stderr, "hostrangectl bisect: %zu keys match; name one with "
+                "--node (a node id or a pattern), --phase and --metric:\n",
+                found);
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const struct hrd_diff_pop *p = &s->p[i];
+        if (found > 0 && !key_matches(r, p))
+            continue;
+        fputs("  ", stderr);
+        hrd_text_put(stderr, p->node);
+        fprintf(stderr, " %s ", hrp_phase_name(p->phase));
+        hrd_text_put(stderr, p->range);
+        fprintf(stderr, " %s\n", hrp_metric_name(p->metric));
+    }
+    return -1;
+}
+
+/* Reads the key's median of the run file `path` into *v. Returns 0, 1
+ * when the run lacks the key (said), or -1 (said). */
+static int round_read(struct bisect_run *r, const char *path,
+                      const char *hash, double *v)
+{
+    struct hrd_diff_side s;
+    int rc = 0;
+
+    memset(&s, 0, sizeof s);
+    if ((rc = hrd_diff_side_open(&s, path)) != 0) {
+        if (rc == -ENOMEM)
+            fprintf(stderr, "hostrangectl bisect: out of memory\n");
+        hrd_diff_side_free(&s);
+        return 1;
+    }
+    while (!s.ended && rc == 0)
+        rc = hrd_diff_side_next(&s);
+    if (rc != 0) {
+        if (rc == -ENOMEM)
+            fprintf(stderr, "hostrangectl bisect: out of memory\n");
+        hrd_diff_side_free(&s);
+        return 1;
+    }
+    if (!r->have_key && key_choose(r, &s) != 0) {
+        hrd_diff_side_free(&s);
+        return -1;
+    }
+    rc = 1;
+    for (size_t i = 0; i < s.n; i++) {
+        if (key_is(&r->key, &s.p[i]) && s.p[i].median > 0) {
+            *v = s.p[i].median;
+            rc = 0;
+            break;
+        }
+    }
+    if (rc != 0)
+        fprintf(stderr, "hostrangectl bisect: the run of %.*s lacks the "
+                "key (or its median is 0)\n", BISECT_SHORT, hash);
+    hrd_diff_side_free(&s);
+    return rc;
+}
+
+int bisect_round(struct bisect_run *r, struct bisect_commit *c, double *v,
+                 int *sig)
+{
+    char file[PATH_MAX], log[PATH_MAX];
+    int err, fd, st, cut = 0, rc;
+
+    snprintf(file, sizeof file, "%s/round-%u.hrs", r->dir, ++r->round);
+    snprintf(log, sizeof log, "%s/round.log", r->dir);
+    /* The round's output (the command's, record's) goes to a log, shown
+     * when the round fails. */
+    fflush(stderr);
+    if ((err = dup(STDERR_FILENO)) < 0 ||
+        (fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0) {
+        if (err >= 0)
+            close(err);
+        fprintf(stderr, "hostrangectl bisect: cannot write %s: %s\n", log,
+                strerror(errno));
+        return -1;
+    }
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    setenv(BISECT_COMMIT_ENV, c->hash, 1);
+    if (chdir(c->dir) == 0) {
+        st = hrd_ctl_record_round(r->cmdv, file, &cut);
+        if (fchdir(r->cwd) != 0)
+            st = -1;
+    } else {
+        st = -1;
+    }
+    unsetenv(BISECT_COMMIT_ENV);
+    fflush(stderr);
+    dup2(err, STDERR_FILENO);
+    close(err);
+    *sig = hrd_ctl_cleanup_stopped();
+    if (cut || (*sig != 0 && st != 0)) {
+        unlink(file);
+        return -1;
+    }
+    if (st != 0) {
+        fprintf(stderr, "hostrangectl bisect: the command failed at %.*s "
+                "(status %d); its round's output ends:\n", BISECT_SHORT,
+                c->hash, st);
+        show_tail(log);
+        unlink(file);
+        return 1;
+    }
+    rc = round_read(r, file, c->hash, v);
+    unlink(file);
+    return rc;
+}
+
+/* Splits text into its lines (in place). Returns how many, the first
+ * `max` of them in line[]. */
+static size_t lines_split(char *text, char **line, size_t max)
+{
+    size_t n = 0;
+
+    for (char *s = strtok(text, "\n"); s != NULL; s = strtok(NULL, "\n")) {
+        if (n < max)
+            line[n] = s;
+        n++;
+    }
+    return n;
+}
+
+int bisect_line(const char *good, const char *bad,
+                struct bisect_commit **list, size_t *n)
+{
+    char range[2 * BISECT_HASH_MAX + 4], *out = NULL, **line;
+    char *args[8];
+    struct bisect_commit *l;
+    size_t k;
+    int st;
+
+    args[0] = "git";
+    args[1] = "merge-base";
+    args[2] = "--is-ancestor";
+    args[3] = (char *)good;
+    args[4] = (char *)bad;
+    args[5] = NULL;
+    if ((st = bisect_git(args, NULL, 1)) != 0) {
+        fprintf(stderr, "hostrangectl bisect: the good end %.*s is not an "
+                "ancestor of the bad end %.*s\n", BISECT_SHORT, good,
+                BISECT_SHORT, bad);
+        return -1;
+    }
+    snprintf(range, sizeof range, "%s..%s", good, bad);
+    args[0] = "git";
+    args[1] = "rev-list";
+    args[2] = "--reverse";
+    args[3] = "--topo-order";
+    args[4] = "--ancestry-path";
+    args[5] = range;
+    args[6] = NULL;
+    if ((st = bisect_git(args, &out, 0)) != 0) {
+        fprintf(stderr, "hostrangectl bisect: git rev-list %s failed\n",
+                range);
+        free(out);
+        return -1;
+    }
+    k = 0;
+    for (const char *c = out; *c != '\0'; c++)
+        k += *c == '\n';
+    if ((line = calloc(k + 1, sizeof *line)) == NULL) {
+        free(out);
+        fprintf(stderr, "hostrangectl bisect: out of memory\n");
+        return -1;
+    }
+    k = lines_split(out, line, k);
+    if (k == 0 || strcmp(line[k - 1], bad) != 0) {
+        fprintf(stderr, "hostrangectl bisect: no commit between the good "
+                "and the bad end\n");
+        free(line);
+        free(out);
+        return -1;
+    }
+    if ((l = calloc(k + 1, sizeof *l)) == NULL) {
+        free(line);
+        free(out);
+        fprintf(stderr, "hostrangectl bisect: out of memory\n");
+        return -1;
+    }
+    snprintf(l[0].hash, sizeof l[0].hash, "%s", good);
+    for (size_t i = 0; i < k; i++)
+        snprintf(l[i + 1].hash, sizeof l[i + 1].hash, "%s", line[i]);
+    free(line);
+    free(out);
+    *list = l;
+    *n = k + 1;
+    return 0;
+}
+
+char *bisect_subject(const char *hash)
+{
+    char *args[] = { "git", "log", "-1", "--format=%s", (char *)hash, NULL };
+    char *out = NULL;
+
+    if (bisect_git(args, &out, 1) != 0) {
+        free(out);
+        return strdup("");
+    }
+    out[strcspn(out, "\n")] = '\0';
+    return out;
+}
+
+void bisect_worktree_drop(struct bisect_commit *c)
+{
+    char *args[] = { "git", "worktree", "remove", "--force", c->dir, NULL };
+
+    if (c->dir == NULL)
+        return;
+    if (bisect_git(args, NULL, 1) != 0)
+        fprintf(stderr, "hostrangectl bisect: cannot remove the worktree of "
+                "%.*s (it goes at the end)\n", BISECT_SHORT, c->hash);
+    free(c->dir);
+    c->dir = NULL;
+}
+
+void bisect_worktrees_remove(const char *dir)
+{
+    char *args[] = { "git", "worktree", "prune", NULL };
+
+    hrd_ctl_cleanup_rmdir(dir);
+    bisect_git(args, NULL, 1);
+}
