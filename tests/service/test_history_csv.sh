@@ -43,7 +43,7 @@ ctl history detect --db "$db" -f jsonl > "$dir/detect" || fail "detect exit $?"
     fail "detect: $(cat "$dir/detect")"
 ctl history detect --db "$db" --series -f jsonl > "$dir/detect" || fail "detect --series exit $?"
 [ "$(wc -l < "$dir/detect")" -eq 1 ] || fail "detect --series: $(cat "$dir/detect")"
-grep -q '^{"node":"csv","operator":"-","backend":"-","phase":"warm","range":"parse, \\"big\\"","metric":"time","machine":"ci-large","commit":"c5",.*"before":101000.0,"after":121000.0,.*"direction":"slower"}$' \
+grep -q '^{"node":"csv","operator":"-","backend":"-","phase":"warm","range":"parse, \\"big\\"","metric":"time","machine":"ci-large","commit":"c5",.*"before":101000.0,"after":121000.0,.*"direction":"slower","commit_before":"c4"}$' \
     "$dir/detect" || fail "no step at c5: $(cat "$dir/detect")"
 
 # check --from: a pull request's results against the history; --machine

@@ -51,7 +51,7 @@ ctl history detect --db "$db" --series -f jsonl > "$dir/detect" || fail "detect 
 # time is as noisy as the step itself, and detect may or may not find it.
 grep '"metric":"cpu_time"' "$dir/detect" > "$dir/cpu"
 [ "$(wc -l < "$dir/cpu")" -eq 1 ] || fail "detect: $(cat "$dir/detect")"
-grep -q "^{\"node\":\"gbench\",\"operator\":\"bench_work\",\"backend\":\"-\",\"phase\":\"warm\",\"range\":\"BM_Work/20000\",\"metric\":\"cpu_time\",\"machine\":\"$machine\",\"commit\":\"c6\",.*\"change\":[1-9]\.[0-9]*,.*\"direction\":\"slower\"}$" \
+grep -q "^{\"node\":\"gbench\",\"operator\":\"bench_work\",\"backend\":\"-\",\"phase\":\"warm\",\"range\":\"BM_Work/20000\",\"metric\":\"cpu_time\",\"machine\":\"$machine\",\"commit\":\"c6\",.*\"change\":[1-9]\.[0-9]*,.*\"direction\":\"slower\",\"commit_before\":\"c5\"}$" \
     "$dir/cpu" || fail "no step at c6: $(cat "$dir/cpu")"
 
 # The same file again: stored already.

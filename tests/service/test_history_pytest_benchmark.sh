@@ -60,7 +60,7 @@ ctl history detect --db "$db" -f jsonl > "$dir/detect" || fail "detect exit $?"
     fail "detect: $(cat "$dir/detect")"
 ctl history detect --db "$db" --series -f jsonl > "$dir/detect" || fail "detect --series exit $?"
 [ "$(wc -l < "$dir/detect")" -eq 1 ] || fail "detect --series: $(cat "$dir/detect")"
-grep -q "^{\"node\":\"pytest-benchmark\",\"operator\":\"-\",\"backend\":\"-\",\"phase\":\"warm\",\"range\":\"test_work.py::test_work\",\"metric\":\"time\",\"machine\":\"$machine\",\"commit\":\"c5\",.*\"change\":[1-9]\.[0-9]*,.*\"direction\":\"slower\"}$" \
+grep -q "^{\"node\":\"pytest-benchmark\",\"operator\":\"-\",\"backend\":\"-\",\"phase\":\"warm\",\"range\":\"test_work.py::test_work\",\"metric\":\"time\",\"machine\":\"$machine\",\"commit\":\"c5\",.*\"change\":[1-9]\.[0-9]*,.*\"direction\":\"slower\",\"commit_before\":\"c4\"}$" \
     "$dir/detect" || fail "no step at c5: $(cat "$dir/detect")"
 # --fail-above gates on it as on any key.
 ctl history detect --db "$db" --fail-above 50 > /dev/null 2>&1
