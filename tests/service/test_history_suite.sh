@@ -22,7 +22,7 @@ ctl history detect --db "$dir/step.db" -f jsonl > "$dir/step.jsonl" \
     fail "not one finding: $(cut -c1-300 "$dir/step.jsonl")"
 head -1 "$dir/step.jsonl" | grep -q '"series":120000,"alpha":0.01,"min_steps":2,"findings":1}$' ||
     fail "rule line: $(head -1 "$dir/step.jsonl")"
-sed -n 2p "$dir/step.jsonl" | grep -q '^{"finding":1,"machine":"Test CPU 3000, 4 cores; clock fast","commit":"c1[23]","run":"s0*[cd]","nodes":1,"p":[0-9.e-]*,"start":{"node":"n1234","operator":"gemm","backend":"cpu","phase":"[a-z]*","range":"layer7","metric":"self",' ||
+sed -n 2p "$dir/step.jsonl" | grep -q '^{"finding":1,"machine":"Test CPU 3000, 4 cores; clock fast","commit":"c1[23]","commit_before":"c1[12]","run":"s0*[cd]","nodes":1,"p":[0-9.e-]*,"start":{"node":"n1234","operator":"gemm","backend":"cpu","phase":"[a-z]*","range":"layer7","metric":"self",' ||
     fail "the finding: $(sed -n 2p "$dir/step.jsonl" | cut -c1-400)"
 # Its series: the node's only, the warm inclusive times of layer0 to
 # layer7 among them.
