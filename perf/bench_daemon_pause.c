@@ -28,41 +28,6 @@
 
 static int sock;
 
-/* 100 batches of 1,000 nodes (warm), EVENTS events of one range each. */
-static void feed(void)
-{
-    static Hostrange__LabelSet labels[PER_BATCH_NODES];
-    static Hostrange__LabelSet *lp[PER_BATCH_NODES];
-    static char names[PER_BATCH_NODES][32];
-    static char *ranges[1] = { "dispatch.call" };
-
-    for (int b = 0; b < NODES / PER_BATCH_NODES; b++) {
-        struct db_batch x;
-
-        db_init(&x, 99, (uint64_t)b + 1);
-        for (int l = 0; l < PER_BATCH_NODES; l++) {
-            hostrange__label_set__init(&labels[l]);
-            snprintf(names[l], sizeof names[l], "pause/node[%06d]",
-                     b * PER_BATCH_NODES + l);
-            labels[l].node_id = names[l];
-            labels[l].operator_ = "add";
-            labels[l].backend = "cpu";
-            labels[l].phase = HRP_PHASE_WARM;
-            lp[l] = &labels[l];
-            for (int e = 0; e < EVENTS; e++) {
-                uint64_t in = 1000 + (uint64_t)(e * 37 + l);
-                db_sample(&x, (uint32_t)l, 0, in, in / 2);
-            }
-        }
-        x.b.instance = 99;
-        x.b.n_labels = PER_BATCH_NODES;
-        x.b.labels = lp;
-        x.b.n_ranges = 1;
-        x.b.ranges = ranges;
-        bd_send_batch(sock, &x);
-        db_fini(&x);
-    }
-}
 
 /* A small batch of another client, numbered seq. */
 static double probe(uint64_t seq)
@@ -89,7 +54,7 @@ int main(void)
 
     bd_daemon_start(&d, 0, NULL);
     sock = bd_ingest_connect(&d);
-    feed();
+    bd_feed_nodes(sock, "pause", NODES, PER_BATCH_NODES, EVENTS);
     rep = bd_stats(&d);
     if (rep->stats->keys != NODES + 0)
         bd_die("%llu keys, not %d", (unsigned long long)rep->stats->keys,

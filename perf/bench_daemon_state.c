@@ -30,41 +30,6 @@
 #define PER_BATCH_NODES 1000
 #define EVENTS 10
 
-/* 100 batches of 1,000 nodes (warm), EVENTS events of one range each. */
-static void feed(int sock)
-{
-    static Hostrange__LabelSet labels[PER_BATCH_NODES];
-    static Hostrange__LabelSet *lp[PER_BATCH_NODES];
-    static char names[PER_BATCH_NODES][32];
-    static char *ranges[1] = { "dispatch.call" };
-
-    for (int b = 0; b < NODES / PER_BATCH_NODES; b++) {
-        struct db_batch x;
-
-        db_init(&x, 99, (uint64_t)b + 1);
-        for (int l = 0; l < PER_BATCH_NODES; l++) {
-            hostrange__label_set__init(&labels[l]);
-            snprintf(names[l], sizeof names[l], "state/node[%06d]",
-                     b * PER_BATCH_NODES + l);
-            labels[l].node_id = names[l];
-            labels[l].operator_ = "add";
-            labels[l].backend = "cpu";
-            labels[l].phase = HRP_PHASE_WARM;
-            lp[l] = &labels[l];
-            for (int e = 0; e < EVENTS; e++) {
-                uint64_t in = 1000 + (uint64_t)(e * 37 + l);
-                db_sample(&x, (uint32_t)l, 0, in, in / 2);
-            }
-        }
-        x.b.instance = 99;
-        x.b.n_labels = PER_BATCH_NODES;
-        x.b.labels = lp;
-        x.b.n_ranges = 1;
-        x.b.ranges = ranges;
-        bd_send_batch(sock, &x);
-        db_fini(&x);
-    }
-}
 
 static double file_size(const char *path)
 {
@@ -114,7 +79,7 @@ int main(void)
     snprintf(snap, sizeof snap, "%s/snapshot", state);
     start_on(&d, state);
     sock = bd_ingest_connect(&d);
-    feed(sock);
+    bd_feed_nodes(sock, "state", NODES, PER_BATCH_NODES, EVENTS);
     nn_close(sock);
     {
         char *argv[] = { (char *)ctl, "--runtime-dir", d.dir, "--timeout",

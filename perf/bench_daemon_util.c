@@ -443,3 +443,41 @@ double bd_run_cpu(char *const *argv, pid_t also, double *wall)
            (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6 +
            (also != 0 ? bd_proc_cpu(also) - c0 : 0);
 }
+
+void bd_feed_nodes(int sock, const char *prefix, int nodes, int per_batch,
+                   int events)
+{
+    static Hostrange__LabelSet labels[1000];
+    static Hostrange__LabelSet *lp[1000];
+    static char names[1000][64];
+    static char *ranges[1] = { "dispatch.call" };
+
+    if (per_batch < 1 || per_batch > 1000)
+        bd_die("bd_feed_nodes: %d nodes a batch (1 to 1000)", per_batch);
+    for (int b = 0; b < nodes / per_batch; b++) {
+        struct db_batch x;
+
+        db_init(&x, 99, (uint64_t)b + 1);
+        for (int l = 0; l < per_batch; l++) {
+            hostrange__label_set__init(&labels[l]);
+            snprintf(names[l], sizeof names[l], "%s/node[%06d]", prefix,
+                     b * per_batch + l);
+            labels[l].node_id = names[l];
+            labels[l].operator_ = "add";
+            labels[l].backend = "cpu";
+            labels[l].phase = HRP_PHASE_WARM;
+            lp[l] = &labels[l];
+            for (int e = 0; e < events; e++) {
+                uint64_t in = 1000 + (uint64_t)(e * 37 + l);
+                db_sample(&x, (uint32_t)l, 0, in, in / 2);
+            }
+        }
+        x.b.instance = 99;
+        x.b.n_labels = (size_t)per_batch;
+        x.b.labels = lp;
+        x.b.n_ranges = 1;
+        x.b.ranges = ranges;
+        bd_send_batch(sock, &x);
+        db_fini(&x);
+    }
+}

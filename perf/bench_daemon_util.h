@@ -60,6 +60,12 @@ int bd_ingest_connect(const struct bd_daemon *d);
  * to the acknowledgement. */
 double bd_send_batch(int sock, const struct db_batch *x);
 
+/* Feeds sock nodes warm nodes "PREFIX/node[NNNNNN]" (add, cpu), per_batch
+ * (at most 1000) to a batch, each `events` samples of the one range
+ * dispatch.call. */
+void bd_feed_nodes(int sock, const char *prefix, int nodes, int per_batch,
+                   int events);
+
 /* The resident memory of a process, in bytes. */
 uint64_t bd_rss(pid_t pid);
 
