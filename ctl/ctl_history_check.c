@@ -154,12 +154,28 @@ static const char *const unjudged_words[4] = {
     "too short a history: fewer than 2 runs in the latest segment",
 };
 
+/* The names of a key's six fields, in JSON. */
+static const char *const key_names[6] = { "node", "operator", "backend",
+                                          "phase", "range", "metric" };
+
+/* Opens a JSON line with key's six fields, the machine and the run. */
+static void json_key_start(char *const *key, const char *machine,
+                           const char *run)
+{
+    for (int i = 0; i < 6; i++) {
+        printf("%s\"%s\":", i ? "," : "{", key_names[i]);
+        hrd_json_string(stdout, key[i]);
+    }
+    printf(",\"machine\":");
+    hrd_json_string(stdout, machine);
+    printf(",\"run\":");
+    hrd_json_string(stdout, run);
+}
+
 /* Says that the run's point p was not judged, and why, in o's format. */
 static int not_judged(struct check *c, const struct hrd_history_point *p,
                       enum unjudged why)
 {
-    static const char *const names[6] = { "node", "operator", "backend",
-                                          "phase", "range", "metric" };
     char *key[6] = { (char *)p->node, (char *)p->op, (char *)p->backend,
                      (char *)p->phase, (char *)p->range, (char *)p->metric };
     const char *reason = why == FEW_RUNS ? c->few_reason
@@ -170,14 +186,7 @@ static int not_judged(struct check *c, const struct hrd_history_point *p,
         return hrd_ctl_gate_add(&c->g, c->o, key, c->r->machine, NULL, NULL, 0,
                                 reason);
     if (c->o->jsonl) {
-        for (int i = 0; i < 6; i++) {
-            printf("%s\"%s\":", i ? "," : "{", names[i]);
-            hrd_json_string(stdout, key[i]);
-        }
-        printf(",\"machine\":");
-        hrd_json_string(stdout, c->r->machine);
-        printf(",\"run\":");
-        hrd_json_string(stdout, c->r->id);
+        json_key_start(key, c->r->machine, c->r->id);
         printf(",\"not_judged\":");
         hrd_json_string(stdout, reason);
         puts("}");
@@ -420,8 +429,6 @@ static void judged_json(const struct judged *j, int not_judged, char *buf,
 static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
                   const struct judged *j)
 {
-    static const char *const names[6] = { "node", "operator", "backend",
-                                          "phase", "range", "metric" };
     int nj = j->limited && !(j->detectable <= j->threshold);
     char words[256];
     int rc;
@@ -446,14 +453,7 @@ static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
                  j->dec.verdict == HRD_DECIDE_UNDECIDED))
         return 0;
     if (c->o->jsonl) {
-        for (int i = 0; i < 6; i++) {
-            printf("%s\"%s\":", i ? "," : "{", names[i]);
-            hrd_json_string(stdout, key[i]);
-        }
-        printf(",\"machine\":");
-        hrd_json_string(stdout, c->r->machine);
-        printf(",\"run\":");
-        hrd_json_string(stdout, c->r->id);
+        json_key_start(key, c->r->machine, c->r->id);
         printf(",\"before\":");
         hrd_ctl_judge_number(res->before);
         printf(",\"after\":");
@@ -754,16 +754,12 @@ static int check_rule(struct check *c)
                 start = j;
         }
         if (c->o->jsonl) {
-            static const char *const names[6] = { "node", "operator",
-                                                  "backend", "phase",
-                                                  "range", "metric" };
-
             printf("{\"finding\":%zu,\"machine\":", c->findings);
             hrd_json_string(stdout, c->r->machine);
             printf(",\"keys\":%zu,\"nodes\":%zu,\"start\":{", keys,
                    nodes);
             for (int k = 0; k < 6; k++) {
-                printf("%s\"%s\":", k ? "," : "", names[k]);
+                printf("%s\"%s\":", k ? "," : "", key_names[k]);
                 hrd_json_string(stdout, c->pend[start].key[k]);
             }
             printf("}}\n");
