@@ -1,9 +1,10 @@
 #!/bin/sh
 # A daemon started on a state directory written by an earlier hostranged
-# (tests/data/state-v4: snapshot format 4) comes up with the same report,
-# per range name and per calling context, writes its state again at once
-# as a run file (which hostrangectl reads as any run), and reports it again
-# the same after a stop and a start on the state it wrote itself.
+# (tests/data/state-v4: snapshot format 5, the last before the run file)
+# comes up with the same report, per range name and per calling context,
+# writes its state again at once as a run file (which hostrangectl reads
+# as any run), and reports it again the same after a stop and a start on
+# the state it wrote itself.
 set -u
 : "${HOSTRANGED:?}" "${HOSTRANGECTL:?}" "${srcdir:?}"
 data="$srcdir/tests/data/state-v4"
