@@ -89,7 +89,9 @@ for i in $(seq 0 32); do
     git add prog.c cost.h && git commit -q -m "commit $i" || fail "commit $i"
     git tag "c$i"
 done
-build="$cc -O1 -I'$inc' -o prog prog.c -L'$lib' -lhostrange -Wl,-rpath,'$lib'"
+# The build's linker flags too: a library built with the sanitizers needs
+# their runtime in the program that loads it.
+build="$cc -O1 -I'$inc' -o prog prog.c -L'$lib' -lhostrange -Wl,-rpath,'$lib' ${HOSTRANGE_TEST_LDFLAGS:-}"
 want=$(git rev-parse c21)
 
 # One bisect, in JSONL, its steps kept in a state file.
