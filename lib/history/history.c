@@ -229,15 +229,19 @@ static int key_id(struct hrd_history *h, struct keymap *m,
             return 0;
         }
     }
-    rc = h->be->query(h->db, "SELECT id FROM hostrange_key WHERE node = $1 "
-                      "AND operator = $2 AND backend = $3 AND phase = $4 "
-                      "AND range = $5 AND metric = $6", v, 6,
+    /* Not among the keys read at the start: made, or (another add's,
+     * since) found, by one statement; the update of a conflicting row
+     * changes nothing but makes RETURNING give its id. */
+    rc = h->be->query(h->db, "INSERT INTO hostrange_key (node, operator, "
+                      "backend, phase, range, metric) VALUES ($1, $2, $3, "
+                      "$4, $5, $6) ON CONFLICT (node, operator, backend, "
+                      "phase, range, metric) DO UPDATE SET node = "
+                      "excluded.node RETURNING id", v, 6,
                       hrd_history__first_int, id, err, errlen);
-    if (rc == 0 && *id == 0)
-        rc = h->be->query(h->db, "INSERT INTO hostrange_key (node, "
-                          "operator, backend, phase, range, metric) VALUES "
-                          "($1, $2, $3, $4, $5, $6) RETURNING id", v, 6,
-                          hrd_history__first_int, id, err, errlen);
+    if (rc == 0 && *id == 0) {
+        snprintf(err, errlen, "the history gave no id for a key");
+        rc = -EIO;
+    }
     if (rc == 0 && len > 0)
         rc = keymap_put(m, buf, len, *id);
     return rc;
