@@ -182,8 +182,12 @@ static void journal_close(struct hrd_state *s)
     s->dirty = 0;
 }
 
-/* Removes the journals of generations up to `covers`. */
-static void remove_covered(struct hrd_state *s, uint64_t covers)
+/* Removes the files of the state directory that `doomed` picks: a
+ * journal of a generation up to `covers`, or a snapshot's temporary file
+ * (covers 0). */
+static void remove_where(struct hrd_state *s,
+                         int (*doomed)(const char *name, uint64_t covers),
+                         uint64_t covers)
 {
     DIR *d;
     struct dirent *e;
@@ -196,32 +200,37 @@ static void remove_covered(struct hrd_state *s, uint64_t covers)
     }
     rewinddir(d);
     while ((e = readdir(d)) != NULL) {
-        uint64_t g = journal_gen(e->d_name);
-        if (g != 0 && g <= covers)
+        if (doomed(e->d_name, covers))
             unlinkat(s->dirfd, e->d_name, 0);
     }
     closedir(d);
 }
 
-/* Removes the temporary files of snapshots that were never renamed (their
- * writer died). */
+static int covered_journal(const char *name, uint64_t covers)
+{
+    uint64_t g = journal_gen(name);
+
+    return g != 0 && g <= covers;
+}
+
+/* A temporary file of a snapshot that was never renamed (its writer
+ * died). */
+static int snapshot_tmp(const char *name, uint64_t covers)
+{
+    (void)covers;
+    return strncmp(name, SNAPSHOT_TMP, strlen(SNAPSHOT_TMP)) == 0;
+}
+
+/* Removes the journals of generations up to `covers`. */
+static void remove_covered(struct hrd_state *s, uint64_t covers)
+{
+    remove_where(s, covered_journal, covers);
+}
+
+/* Removes the temporary files of snapshots whose writer died. */
 static void remove_tmp(struct hrd_state *s)
 {
-    DIR *d;
-    struct dirent *e;
-    int fd = dup(s->dirfd);
-
-    if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-        if (fd >= 0)
-            close(fd);
-        return;
-    }
-    rewinddir(d);
-    while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, SNAPSHOT_TMP, strlen(SNAPSHOT_TMP)) == 0)
-            unlinkat(s->dirfd, e->d_name, 0);
-    }
-    closedir(d);
+    remove_where(s, snapshot_tmp, 0);
 }
 
 /* Writes the snapshot beside the old one, syncs it, renames it over it
