@@ -387,6 +387,13 @@ static void start_watchers(struct server *s)
     spool_wake(s);
 }
 
+/* A guard's callback: never called (its loop never runs). */
+static void on_guard(uv_signal_t *h, int signum)
+{
+    (void)h;
+    (void)signum;
+}
+
 /* Closes every handle of the loop, the loop and the sockets. The signal
  * watchers close first, and SIGTERM and SIGINT are ignored from then on
  * (closing them puts back the default, fatal action): a second signal,
@@ -396,6 +403,20 @@ static void start_watchers(struct server *s)
 static void close_loop(struct server *s)
 {
     if (s->signals_started) {
+        /* Guards on a loop of their own, never run or closed, keep
+         * libuv's handler of SIGTERM and SIGINT in place while the
+         * watchers below close (the last watcher of a signal to close
+         * puts back its default action); the signals are then
+         * ignored. */
+        static uv_loop_t guard_loop;
+        static uv_signal_t guard[2];
+
+        if (uv_loop_init(&guard_loop) == 0 &&
+            uv_signal_init(&guard_loop, &guard[0]) == 0 &&
+            uv_signal_init(&guard_loop, &guard[1]) == 0) {
+            uv_signal_start(&guard[0], on_guard, SIGTERM);
+            uv_signal_start(&guard[1], on_guard, SIGINT);
+        }
         uv_close((uv_handle_t *)&s->sigterm, NULL);
         uv_close((uv_handle_t *)&s->sigint, NULL);
         signal(SIGTERM, SIG_IGN);
