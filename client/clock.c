@@ -214,9 +214,11 @@ const char *hr__clock_order(void)
         return "vdso";
     if (hr__g_ordered)
         return "rdtsc;lfence..lfence;rdtsc";
-    return hr__g_fast == HR__READ_RDTSCP   ? "rdtscp"
-           : hr__g_fast == HR__READ_LFENCE ? "lfence;rdtsc"
-                                           : "rdtsc";
+    /* The daemon tells plain reads from waiting ones by these
+     * (proto/protocol.h). */
+    return hr__g_fast == HR__READ_RDTSCP   ? HRP_CLOCK_ORDER_RDTSCP
+           : hr__g_fast == HR__READ_LFENCE ? HRP_CLOCK_ORDER_LFENCE
+                                           : HRP_CLOCK_ORDER_PLAIN;
 }
 
 const char *hr_clock_path(void)

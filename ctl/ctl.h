@@ -269,6 +269,9 @@ int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
  * (the clients of a run file; 0: not known either).
  */
 struct hrd_calib;
+/* A bit of hrd_ctl_calibs.warned beside the paths' (HRP_PATHS_ALL): the
+ * warning of mixed rows was given. */
+#define HRD_CTL_WARNED_MIXED 0x100u
 struct hrd_ctl_calibs {
     struct hrd_calib *cal;
     size_t n;
@@ -277,7 +280,8 @@ struct hrd_ctl_calibs {
     const char *where;
     int correct;
     unsigned run_paths;
-    unsigned warned;      /* paths said to have no calibration; 4: mixed */
+    unsigned warned;      /* paths said to have no calibration, and
+                             HRD_CTL_WARNED_MIXED */
 };
 
 /* Copies m[0..n) (the most recent first) into cs and says on stderr when

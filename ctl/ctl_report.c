@@ -174,7 +174,7 @@ int hrd_ctl_calibs_init(struct hrd_ctl_calibs *cs,
                 "(run hostrange-bench --calibrate): the observer fields are "
                 "null%s\n", where, null);
     if (found == 0)
-        cs->warned = HRP_PATHS_ALL | 4u;
+        cs->warned = HRP_PATHS_ALL | HRD_CTL_WARNED_MIXED;
     return 0;
 }
 
@@ -186,14 +186,14 @@ void hrd_ctl_calibs_apply(struct hrd_ctl_calibs *cs, struct hrd_row *row)
 
     row->clock_paths = paths;
     c = hrd_calib_for(cs->cal, cs->n, cs->want, paths);
-    if (c == NULL && row->calls > 0 && paths == HRP_PATHS_ALL &&
-        !(cs->warned & 4u)) {
-        cs->warned |= 4u;
+    if (c == NULL && row->calls > 0 && hrp_clock_paths_mixed(paths) &&
+        !(cs->warned & HRD_CTL_WARNED_MIXED)) {
+        cs->warned |= HRD_CTL_WARNED_MIXED;
         fprintf(stderr, "hostrangectl: warning: %s holds keys fed by clients "
-                "of both clock paths (fast and ordered): their observer "
-                "fields are null (clock_path mixed)%s\n", cs->where,
+                "of more than one clock path (fast, waiting, ordered): their "
+                "observer fields are null (clock_path mixed)%s\n", cs->where,
                 cs->correct ? " and they are not corrected" : "");
-    } else if (c == NULL && row->calls > 0 && paths != HRP_PATHS_ALL &&
+    } else if (c == NULL && row->calls > 0 && !hrp_clock_paths_mixed(paths) &&
                paths != 0 && !(cs->warned & paths)) {
         cs->warned |= paths;
         fprintf(stderr, "hostrangectl: warning: %s holds no calibration of "
@@ -202,7 +202,7 @@ void hrd_ctl_calibs_apply(struct hrd_ctl_calibs *cs, struct hrd_row *row)
                 "null%s\n", cs->where, hrp_clock_path_name(paths),
                 cs->want != NULL ? " of label '" : "",
                 cs->want != NULL ? cs->want : "",
-                cs->want != NULL ? "'" : "", hrp_clock_path_name(paths),
+                cs->want != NULL ? "'" : "", hrp_clock_path_env(paths),
                 cs->correct ? " and they are not corrected" : "");
     }
     hrd_observer_apply(row, c, cs->correct);

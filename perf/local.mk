@@ -38,6 +38,17 @@ perf_bench_reference_LDADD = tests/lib/libharness_refd.la \
 	$(perf_bench_pipeline_LDADD)
 BENCHES += perf/bench_reference
 
+# The same against the reference design on an operator call's shape: 11
+# ranges in the layer tree, each layer a function with a little real work,
+# the reference design interleaved in the same process.
+noinst_PROGRAMS += perf/bench_operator
+perf_bench_operator_SOURCES = perf/bench_operator.c perf/bench_clock.h \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_operator_CFLAGS = $(perf_bench_reference_CFLAGS)
+perf_bench_operator_LDADD = $(perf_bench_reference_LDADD)
+BENCHES += perf/bench_operator
+
 # Benchmarks (make bench): each prints JSON lines with a same-run baseline.
 BENCHES += perf/bench_daemon_ingest perf/bench_daemon_memory \
 	perf/bench_daemon_dump perf/bench_daemon_pause

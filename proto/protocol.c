@@ -82,8 +82,10 @@ unsigned hrp_clock_paths_parse(const char *name)
         return HRP_PATH_FAST;
     if (strcmp(name, HRP_CLOCK_PATH_ORDERED) == 0)
         return HRP_PATH_ORDERED;
+    if (strcmp(name, HRP_CLOCK_PATH_WAITING) == 0)
+        return HRP_PATH_WAITING;
     if (strcmp(name, HRP_CLOCK_PATH_MIXED) == 0)
-        return HRP_PATHS_ALL;
+        return HRP_PATH_FAST | HRP_PATH_ORDERED;
     return 0;
 }
 
@@ -92,7 +94,11 @@ int hrp_clock_path_bit(const char *path, const char *clock_order)
     if (path != NULL && path[0] != '\0') {
         unsigned p = hrp_clock_paths_parse(path);
 
-        return p == HRP_PATH_FAST || p == HRP_PATH_ORDERED ? (int)p : -1;
+        if (p == HRP_PATH_FAST && clock_order != NULL &&
+            (strcmp(clock_order, HRP_CLOCK_ORDER_RDTSCP) == 0 ||
+             strcmp(clock_order, HRP_CLOCK_ORDER_LFENCE) == 0))
+            return (int)HRP_PATH_WAITING;
+        return p != 0 && !hrp_clock_paths_mixed(p) ? (int)p : -1;
     }
     return clock_order != NULL && clock_order[0] != '\0'
                ? (int)HRP_PATH_ORDERED
@@ -102,14 +108,30 @@ int hrp_clock_path_bit(const char *path, const char *clock_order)
 const char *hrp_clock_path_name(unsigned paths)
 {
     switch (paths & HRP_PATHS_ALL) {
+    case 0:
+        return HRP_CLOCK_PATH_UNKNOWN;
     case HRP_PATH_FAST:
         return HRP_CLOCK_PATH_FAST;
     case HRP_PATH_ORDERED:
         return HRP_CLOCK_PATH_ORDERED;
-    case HRP_PATHS_ALL:
-        return HRP_CLOCK_PATH_MIXED;
+    case HRP_PATH_WAITING:
+        return HRP_CLOCK_PATH_WAITING;
     default:
-        return HRP_CLOCK_PATH_UNKNOWN;
+        return HRP_CLOCK_PATH_MIXED;
+    }
+}
+
+const char *hrp_clock_path_env(unsigned paths)
+{
+    switch (paths & HRP_PATHS_ALL) {
+    case HRP_PATH_FAST:
+        return "fast,plain";
+    case HRP_PATH_ORDERED:
+        return "ordered";
+    case HRP_PATH_WAITING:
+        return "fast,waiting";
+    default:
+        return NULL;
     }
 }
 

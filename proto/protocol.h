@@ -48,17 +48,28 @@
 
 /*
  * Clock paths (Batch.clock_path, hostrange.h's hr_clock_path): fast (plain
- * reads) or ordered (fenced reads). Sets of them are bit masks: a key fed
- * by clients of both paths is mixed, and none is not known (a client or a
- * file from before paths were named). hr_clock_path returns these names.
+ * reads), waiting (the fast path whose reads wait for the work before them:
+ * a batch says fast with a waiting clock order, HRP_CLOCK_ORDER_RDTSCP or
+ * HRP_CLOCK_ORDER_LFENCE) or ordered (fenced reads). Their biases differ,
+ * so that a calibration of one is not applied to another. Sets of them are
+ * bit masks: a key fed by clients of more than one path is mixed, and none
+ * is not known (a client or a file from before paths were named); a file
+ * from before waiting reads were told apart says fast for both. hr_clock_path
+ * returns fast or ordered; the daemon names waiting.
  */
 #define HRP_CLOCK_PATH_FAST "fast"
 #define HRP_CLOCK_PATH_ORDERED "ordered"
+#define HRP_CLOCK_PATH_WAITING "waiting"
 #define HRP_CLOCK_PATH_MIXED "mixed"
 #define HRP_CLOCK_PATH_UNKNOWN "unknown"
 #define HRP_PATH_FAST 1u
 #define HRP_PATH_ORDERED 2u
-#define HRP_PATHS_ALL (HRP_PATH_FAST | HRP_PATH_ORDERED)
+#define HRP_PATH_WAITING 4u
+#define HRP_PATHS_ALL (HRP_PATH_FAST | HRP_PATH_ORDERED | HRP_PATH_WAITING)
+/* The clock orders of the fast path's reads (Batch.clock_order). */
+#define HRP_CLOCK_ORDER_PLAIN "rdtsc"
+#define HRP_CLOCK_ORDER_RDTSCP "rdtscp"
+#define HRP_CLOCK_ORDER_LFENCE "lfence;rdtsc"
 
 #define HRP_INGEST_NAME "ingest"
 #define HRP_CONTROL_NAME "control"
@@ -106,19 +117,40 @@ const char *hrp_metric_name(unsigned metric);
 unsigned hrp_metric_parse(const char *name);
 
 /*
- * The path bit of a clock path as a batch names it: HRP_PATH_FAST or
+ * The path bit of a clock path as a batch names it: HRP_PATH_FAST,
+ * HRP_PATH_WAITING (fast with a waiting clock order, or waiting) or
  * HRP_PATH_ORDERED. A batch that names none (a client from before paths
  * were named, whose reads were all ordered) is HRP_PATH_ORDERED when it
  * states a clock order, and 0 (not known) otherwise. Returns -1 for a name
- * that is neither.
+ * that is none of them.
  */
 int hrp_clock_path_bit(const char *path, const char *clock_order);
 
-/* The name of a set of paths: fast, ordered, mixed (both), or unknown (0). */
+/* The name of a set of paths: fast, waiting, ordered, mixed (more than
+ * one), or unknown (0). */
 const char *hrp_clock_path_name(unsigned paths);
 
-/* The set of paths a name names (as hrp_clock_path_name writes them); 0 for
- * unknown, an empty name or any other. */
+/* The set of paths a name names (as hrp_clock_path_name writes them; mixed,
+ * as files from before waiting reads were told apart wrote it, is fast and
+ * ordered); 0 for unknown, an empty name or any other. */
 unsigned hrp_clock_paths_parse(const char *name);
+
+/* 1 when a set holds more than one path (mixed). */
+static inline int hrp_clock_paths_mixed(unsigned paths)
+{
+    paths &= HRP_PATHS_ALL;
+    return (paths & (paths - 1)) != 0;
+}
+
+/* 1 when a set is one of the fast path's: plain or waiting reads. */
+static inline int hrp_clock_paths_fast(unsigned paths)
+{
+    paths &= HRP_PATHS_ALL;
+    return paths == HRP_PATH_FAST || paths == HRP_PATH_WAITING;
+}
+
+/* The words of HOSTRANGE_CLOCK that choose a single path (fast,plain;
+ * fast,waiting; ordered); NULL for any other set. */
+const char *hrp_clock_path_env(unsigned paths);
 
 #endif

@@ -248,7 +248,7 @@ static int fan_figures(struct hrd_agg *a, const struct group *g,
     c->child_err_ns = hypot(fi.err, li.err) / k;
     c->residue_ns = at_least_0((fs.mean - empty) / k);
     c->residue_err_ns = hypot(fs.err, c->empty_err_ns) / k;
-    if (c->clock_paths == HRP_PATH_FAST && k > 1) {
+    if (hrp_clock_paths_fast(c->clock_paths) && k > 1) {
         if (robust_of(a, g->fan_child, 0, &ci) != 0)
             return -ENOMEM;
         /* Below 0 where the end read runs ahead of the work; 0 would
@@ -400,12 +400,12 @@ const struct hrd_calib *hrd_calib_for(const struct hrd_calib *cal, size_t n,
                                       const char *label, unsigned paths)
 {
     paths &= HRP_PATHS_ALL;
-    if (paths == HRP_PATHS_ALL)
+    if (hrp_clock_paths_mixed(paths))
         return NULL;
     for (size_t i = 0; i < n; i++) {
         if (label != NULL && strcmp(cal[i].label, label) != 0)
             continue;
-        if (cal[i].clock_paths != HRP_PATHS_ALL &&
+        if (!hrp_clock_paths_mixed(cal[i].clock_paths) &&
             (paths == 0 || cal[i].clock_paths == paths))
             return &cal[i];
         if (label != NULL)
@@ -435,7 +435,7 @@ void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
     if (cal == NULL || row->calls == 0)
         return;
     self = hrp_metric_parse(row->metric) == HRP_METRIC_SELF;
-    fast = cal->clock_paths == HRP_PATH_FAST;
+    fast = hrp_clock_paths_fast(cal->clock_paths);
     /* A self time holds the residue of each direct child; an inclusive
      * time the whole cost of every descendant's scope (a grandchild's is
      * in its parent's inclusive time, and so in this one). Rows from

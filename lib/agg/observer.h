@@ -33,10 +33,12 @@
  * newest key, the most recent first.
  *
  * Clock paths. A calibration measures the clock path of the client that ran
- * it (fast or ordered, hostrange.h), and a key knows the paths of the
- * clients that fed it (agg.h). A row is corrected only by a calibration of
- * its own path (hrd_calib_for); a row of both paths (mixed) by none: its
- * observer fields are null and its clock_path says mixed. A row whose
+ * it (fast, waiting or ordered, proto/protocol.h), and a key knows the
+ * paths of the clients that fed it (agg.h). A row is corrected only by a
+ * calibration of its own path (hrd_calib_for): a calibration taken with
+ * plain reads is not applied to rows of waiting ones, nor the other way
+ * round; a row of more than one path (mixed) by none: its observer fields
+ * are null and its clock_path says mixed. A row whose
  * paths are not known (a state or a file from before paths were named)
  * takes the calibration chosen as before, whatever its path.
  *
@@ -50,11 +52,12 @@
  * unstable, and corrected figures are the row's less observer_ns +
  * empty_ns (the bias of its own reads).
  *
- * Fast path: a child's cost to its parent, and the bias of a range's own
- * plain reads, depend on the work around them (out-of-order execution
- * hides part of a scope, and an end read may run ahead of the work it
- * ends): measured here from none to the calibrated residue, and from
- * about -20 to +10 ns for the bias, whose mean over those contexts is
+ * Fast path (plain or waiting reads): a child's cost to its parent, and
+ * the bias of a range's own reads, depend on the work around them
+ * (out-of-order execution hides part of a scope, and a plain end read may
+ * run ahead of the work it ends): measured here from none to the
+ * calibrated residue, and from about -20 to +10 ns for the bias of plain
+ * reads, whose mean over those contexts is
  * near 0. Corrected figures are the row's less observer_ns only, and the
  * row is unstable when observer_ns plus the reads' uncertainty (the larger
  * of empty_ns and |bias_ns|, plus one step of the clock: a median of

@@ -467,6 +467,10 @@ struct path_check {
                                fast path's) instead of 5% */
 };
 static const struct path_check *g_check;
+/* The path the daemon named the latest calibration's (calibrated_attempt):
+ * g_check's, or waiting for the fast path's waiting reads; the rows it
+ * corrects say the same. */
+static char g_daemon_path[16];
 /* What the latest calibration says of the reads (calibrated_attempt): the
  * larger of empty_ns and |bias_ns|, the reads' part of the uncertainty a
  * fast-path correction is stated to have (lib/agg/observer.h). */
@@ -542,7 +546,7 @@ static int attempt(const char *dir, const char *self, const char *name,
             assert_non_null(c);
             assert_non_null(w);
             assert_string_equal(flat_get(c, "corrected"), "true");
-            assert_string_equal(flat_get(c, "clock_path"), g_check->path);
+            assert_string_equal(flat_get(c, "clock_path"), g_daemon_path);
             corr = strtod(flat_get(c, "median"), NULL);
             raw = strtod(flat_get(w, "median"), NULL);
             ref = line_value(r.out, "ref", range, m);
@@ -676,9 +680,16 @@ static int calibrated_attempt(const char *dir, const char *self,
     snprintf(key, sizeof key, "calibration.%s.clock_path", g_check->label);
     {
         char buf[64];
+        const char *got = harness_stat_str(stats, key, buf, sizeof buf);
 
-        assert_string_equal(harness_stat_str(stats, key, buf, sizeof buf),
-                            g_check->path);
+        /* The fast path is named waiting where its reads wait for the
+         * work (the processor's default on AMD's); the workload's rows,
+         * on the same path, are corrected only by a calibration of the
+         * same name, which the corrected figures below need. */
+        snprintf(g_daemon_path, sizeof g_daemon_path, "%s", got);
+        if (strcmp(g_check->path, "fast") == 0 && strcmp(got, "waiting") == 0)
+            got = "fast";
+        assert_string_equal(got, g_check->path);
     }
     free(stats);
     assert_true(step > 0);

@@ -197,20 +197,23 @@ static double stat_num(const char *stats, const char *key)
     return strtod(harness_stat_str(stats, key, buf, sizeof buf), NULL);
 }
 
-/* A calibration of label `op` (client pid, on clock path `path`; NULL:
- * none named): mid (inclusive, self) pairs, inner pairs and timer records,
+/* A calibration of label `op` (client pid, on clock path `path` with
+ * clock order `order`; NULL: none said): mid (inclusive, self) pairs, inner pairs and timer records,
  * n of each. */
-static void send_calibration_on(const char *dir, uint32_t pid,
-                                const char *op, const char *path,
-                                const uint64_t (*mid)[2],
-                                const uint64_t (*inner)[2],
-                                const uint64_t *timer, int n)
+static void send_calibration_order(const char *dir, uint32_t pid,
+                                   const char *op, const char *path,
+                                   const char *order,
+                                   const uint64_t (*mid)[2],
+                                   const uint64_t (*inner)[2],
+                                   const uint64_t *timer, int n)
 {
     struct db_batch x;
 
     db_init(&x, pid, 1);
     if (path != NULL)
         x.b.clock_path = (char *)path;
+    if (order != NULL)
+        x.b.clock_order = (char *)order;
     x.ranges[0] = "calibration.mid";
     x.ranges[1] = "calibration.inner";
     x.ranges[2] = "calibration.timer";
@@ -227,6 +230,16 @@ static void send_calibration_on(const char *dir, uint32_t pid,
     db_fini(&x);
 }
 
+/* The same with no clock order said. */
+static void send_calibration_on(const char *dir, uint32_t pid,
+                                const char *op, const char *path,
+                                const uint64_t (*mid)[2],
+                                const uint64_t (*inner)[2],
+                                const uint64_t *timer, int n)
+{
+    send_calibration_order(dir, pid, op, path, NULL, mid, inner, timer, n);
+}
+
 static void send_calibration(const char *dir, uint32_t pid, const char *op,
                              const uint64_t (*mid)[2],
                              const uint64_t (*inner)[2],
@@ -235,15 +248,18 @@ static void send_calibration(const char *dir, uint32_t pid, const char *op,
     send_calibration_on(dir, pid, op, NULL, mid, inner, timer, n);
 }
 
-/* Node `node`, warm, from client pid on clock path `path`: binding.body
- * inclusive 2000, self 600, 2 children, three times. */
-static void send_body(const char *dir, uint32_t pid, const char *path,
-                      const char *node)
+/* Node `node`, warm, from client pid on clock path `path` with clock
+ * order `order` (NULL: none said): binding.body inclusive 2000, self 600,
+ * 2 children, three times. */
+static void send_body_order(const char *dir, uint32_t pid, const char *path,
+                            const char *order, const char *node)
 {
     struct db_batch x;
 
     db_init(&x, pid, 1);
     x.b.clock_path = (char *)path;
+    if (order != NULL)
+        x.b.clock_order = (char *)order;
     x.l[0].node_id = x.l[1].node_id = (char *)node;
     for (int i = 0; i < 3; i++) {
         db_sample(&x, 1, 0, 2000, 600);
@@ -252,6 +268,12 @@ static void send_body(const char *dir, uint32_t pid, const char *path,
     assert_int_equal(harness_send_batch(dir, &x, NULL, 0),
                      HOSTRANGE__ACK__STATUS__OK);
     db_fini(&x);
+}
+
+static void send_body(const char *dir, uint32_t pid, const char *path,
+                      const char *node)
+{
+    send_body_order(dir, pid, path, NULL, node);
 }
 
 /* Node t/obs, warm: binding.body inclusive 1000, 2000, 3000 with self 500,
@@ -484,7 +506,7 @@ static void test_dump_paths(void **state)
         "\"observer_ns\":null,\"observer_share\":null,\"unstable\":null,"
         "\"resolution_limited\":null,\"clock_path\":\"mixed\","
         "\"corrected\":false}"));
-    assert_non_null(strstr(r.err, "both clock paths"));
+    assert_non_null(strstr(r.err, "more than one clock path"));
     harness_run_free(&r);
     /* A named calibration: on the rows of its path only. */
     CTL(d->dir, 0, &r, "dump", "--correct-observer", "--range",
@@ -500,6 +522,80 @@ static void test_dump_paths(void **state)
         "--node", "t/fast");
     assert_non_null(strstr(r.out, "clock_path"));
     assert_non_null(strstr(r.out, " fast\n"));
+    harness_run_free(&r);
+}
+
+/* The fast path's plain and waiting reads are two paths: a batch says fast
+ * and its clock order says which (rdtscp or lfence;rdtsc: waiting). A
+ * calibration of one is applied to rows of that one alone, and a key fed by
+ * both is mixed. A calibration that says fast and no waiting order (one
+ * taken before waiting reads were told apart) stays the plain reads'. */
+static void test_dump_waiting(void **state)
+{
+    /* Waiting: child 80, residue 60, empty 20. Plain: child 40, residue
+     * 30, empty 10. */
+    static const uint64_t mid_w[1][2] = { { 100, 80 } };
+    static const uint64_t inner_w[1][2] = { { 20, 20 } };
+    static const uint64_t timer_w[1] = { 5 };
+    struct harness_daemon *d = *state;
+    struct harness_run r;
+    char *stats;
+
+    send_calibration_order(d->dir, 30, "lab-w", "fast", "rdtscp", mid_w,
+                           inner_w, timer_w, 1);
+    send_calibration_order(d->dir, 31, "lab-p", "fast", "rdtsc", g_mid_a,
+                           g_inner_a, g_timer_a, 3);
+    send_body_order(d->dir, 32, "fast", "rdtsc", "t/plain");
+    send_body_order(d->dir, 33, "fast", "lfence;rdtsc", "t/waiting");
+    send_body_order(d->dir, 34, "fast", "rdtsc", "t/both");
+    send_body_order(d->dir, 35, "fast", "rdtscp", "t/both");
+    stats = harness_stats(d->dir);
+    assert_non_null(strstr(stats, "calibration.lab-w.clock_path waiting\n"));
+    assert_non_null(strstr(stats, "calibration.lab-p.clock_path fast\n"));
+    assert_non_null(strstr(stats, "clock_path waiting\n"));
+    assert_non_null(strstr(stats, "clock_order lfence;rdtsc\n"));
+    free(stats);
+    /* Plain: 2 x 40 (lab-p); waiting: 2 x 80 (lab-w), each its reads'
+     * bias left in; both: neither. */
+    CTL(d->dir, 0, &r, "dump", "--correct-observer", "--range",
+        "binding.body");
+    assert_non_null(strstr(r.out,
+        "\"nodeid\":\"t/plain\",\"operator\":\"add\",\"backend\":\"cpu\","
+        "\"phase\":\"warm\",\"range\":\"binding.body\",\"metric\":"
+        "\"inclusive\",\"count\":3,\"unit\":\"ns\",\"mean\":1920.0,"
+        "\"median\":1920.0,\"children\":2.0,\"descendants\":2.0,"
+        "\"observer_ns\":80.0,"));
+    assert_non_null(strstr(r.out, "\"clock_path\":\"fast\","
+                                  "\"corrected\":true}"));
+    assert_non_null(strstr(r.out,
+        "\"nodeid\":\"t/waiting\",\"operator\":\"add\",\"backend\":"
+        "\"cpu\",\"phase\":\"warm\",\"range\":\"binding.body\","
+        "\"metric\":\"inclusive\",\"count\":3,\"unit\":\"ns\","
+        "\"mean\":1840.0,\"median\":1840.0,\"children\":2.0,"
+        "\"descendants\":2.0,\"observer_ns\":160.0,"));
+    assert_non_null(strstr(r.out, "\"clock_path\":\"waiting\","
+                                  "\"corrected\":true}"));
+    assert_non_null(strstr(r.out,
+        "\"nodeid\":\"t/both\",\"operator\":\"add\",\"backend\":\"cpu\","
+        "\"phase\":\"warm\",\"range\":\"binding.body\",\"metric\":"
+        "\"inclusive\",\"count\":6,\"unit\":\"ns\",\"mean\":2000.0,"
+        "\"median\":2000.0,\"children\":2.0,\"descendants\":2.0,"
+        "\"observer_ns\":null,"));
+    assert_non_null(strstr(r.out, "\"clock_path\":\"mixed\","
+                                  "\"corrected\":false}"));
+    assert_non_null(strstr(r.err, "more than one clock path"));
+    harness_run_free(&r);
+    /* The plain reads' calibration named: not on waiting rows, and the
+     * warning names the words that calibrate them. */
+    CTL(d->dir, 0, &r, "dump", "--correct-observer", "--range",
+        "binding.body", "--calibration", "lab-p", "--node", "t/waiting");
+    assert_non_null(strstr(r.out, "\"mean\":2000.0,\"median\":2000.0,"));
+    assert_non_null(strstr(r.out, "\"clock_path\":\"waiting\","
+                                  "\"corrected\":false}"));
+    assert_non_null(strstr(r.err, "no calibration of the waiting clock "
+                                  "path of label 'lab-p' (hostrange-bench "
+                                  "--calibrate with "
+                                  "HOSTRANGE_CLOCK=fast,waiting)"));
     harness_run_free(&r);
 }
 
@@ -582,6 +678,11 @@ static const char *check_figures(const char *dir, const char *label,
     assert_int_equal(num(find(rows, n, label, "calibration.timer",
                               "inclusive"), "count"), pairs);
     stats = harness_stats(dir);
+    /* Waiting reads are the TSC's: with CLOCK_MONOTONIC the path is fast. */
+    snprintf(key, sizeof key, "calibration.%s.clock", label);
+    if (strcmp(path, "waiting") == 0 &&
+        strcmp(harness_stat_str(stats, key, buf, sizeof buf), "tsc") != 0)
+        path = "fast";
     snprintf(key, sizeof key, "calibration.%s.clock_path", label);
     assert_string_equal(harness_stat_str(stats, key, buf, sizeof buf), path);
 #define FIGURE(name) figure(stats, label, name)
@@ -688,7 +789,8 @@ static void test_calibrate(void **state)
     if (!BENCH_HAS_RANGES)
         skip();
 
-    /* A second calibration of a label replaces the first. */
+    /* A second calibration of a label replaces the first (plain reads). */
+    setenv("HOSTRANGE_CLOCK", "fast,plain", 1);
     setenv("HOSTRANGE_LABEL", "obs-a", 1);
     BENCH(d->dir, 0, &r, "--calibrate", "--calls", "3000", "--blocks", "101");
     harness_run_free(&r);
@@ -696,12 +798,18 @@ static void test_calibrate(void **state)
     /* On the ordered path: a calibration of its own. */
     setenv("HOSTRANGE_CLOCK", "ordered", 1);
     calibrate_until(d->dir, "obs-b", 1000, 11, "ordered");
+    /* With waiting reads: one of its own too, the path the daemon names
+     * waiting (on the TSC; CLOCK_MONOTONIC's reads have no such choice). */
+    setenv("HOSTRANGE_CLOCK", "fast,waiting", 1);
+    calibrate_until(d->dir, "obs-c", 1000, 11, "waiting");
     unsetenv("HOSTRANGE_CLOCK");
     /* The first is kept as it was. */
     assert_null(check_figures(d->dir, "obs-a", 2000, 51, "fast"));
     stats = harness_stats(d->dir);
-    assert_true(strstr(stats, "calibration.obs-b.clock") <
-                strstr(stats, "calibration.obs-a.clock"));
+    assert_true(strstr(stats, "calibration.obs-c.clock") <
+                    strstr(stats, "calibration.obs-b.clock") &&
+                strstr(stats, "calibration.obs-b.clock") <
+                    strstr(stats, "calibration.obs-a.clock"));
     free(stats);
 
     BENCH(NULL, 2, &r, "--calibrate", "--op", "add");
@@ -905,6 +1013,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         HARNESS_DAEMON_TEST(test_dump_observer),
         HARNESS_DAEMON_TEST(test_dump_paths),
+        HARNESS_DAEMON_TEST(test_dump_waiting),
         HARNESS_DAEMON_TEST(test_children_state),
         HARNESS_DAEMON_TEST(test_calibrate),
         HARNESS_DAEMON_TEST(test_accuracy),

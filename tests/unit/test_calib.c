@@ -655,7 +655,7 @@ static void test_clock_paths(void **state)
     assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
     db_fini(&x);
     assert_int_equal(a.in.clients->clock_path, HRP_PATH_ORDERED);
-    assert_int_equal(k->clock_paths, HRP_PATHS_ALL);
+    assert_int_equal(k->clock_paths, HRP_PATH_FAST | HRP_PATH_ORDERED);
     /* One that states neither: not known, adds no path. */
     db_init(&x, 5, 1);
     db_sample(&x, 3, 1, 400, 400);
@@ -673,6 +673,29 @@ static void test_clock_paths(void **state)
     assert_int_equal(find_key(&a.agg, "n2", HRP_PHASE_WARM,
                               "dispatch.call")->clock_paths,
                      HRP_PATH_ORDERED);
+    /* The fast path with waiting reads (its clock order says so): a path
+     * of its own, kept apart from plain reads'. */
+    db_init(&x, 8, 1);
+    x.l[3].node_id = "n4";
+    db_sample(&x, 3, 1, 400, 400);
+    x.b.clock_path = HRP_CLOCK_PATH_FAST;
+    x.b.clock_order = HRP_CLOCK_ORDER_RDTSCP;
+    assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
+    db_fini(&x);
+    assert_int_equal(a.in.clients->clock_path, HRP_PATH_WAITING);
+    assert_int_equal(find_key(&a.agg, "n4", HRP_PHASE_WARM,
+                              "dispatch.call")->clock_paths,
+                     HRP_PATH_WAITING);
+    db_init(&x, 9, 1);
+    x.l[3].node_id = "n4";
+    db_sample(&x, 3, 1, 400, 400);
+    x.b.clock_path = HRP_CLOCK_PATH_FAST;
+    x.b.clock_order = HRP_CLOCK_ORDER_PLAIN;
+    assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
+    db_fini(&x);
+    assert_int_equal(find_key(&a.agg, "n4", HRP_PHASE_WARM,
+                              "dispatch.call")->clock_paths,
+                     HRP_PATH_FAST | HRP_PATH_WAITING);
     /* A path that is neither: rejected, nothing taken. */
     db_init(&x, 7, 1);
     db_sample(&x, 3, 1, 400, 400);
@@ -686,10 +709,14 @@ static void test_clock_paths(void **state)
 
     snapshot_round_trip(&a, &b, *state);
     assert_int_equal(find_key(&b.agg, "n1", HRP_PHASE_WARM,
-                              "binding.body")->clock_paths, HRP_PATHS_ALL);
+                              "binding.body")->clock_paths,
+                     HRP_PATH_FAST | HRP_PATH_ORDERED);
     assert_int_equal(find_key(&b.agg, "n2", HRP_PHASE_WARM,
                               "dispatch.call")->clock_paths,
                      HRP_PATH_ORDERED);
+    assert_int_equal(find_key(&b.agg, "n4", HRP_PHASE_WARM,
+                              "dispatch.call")->clock_paths,
+                     HRP_PATH_FAST | HRP_PATH_WAITING);
     mem_fini(&b);
     mem_fini(&a);
     unlinkat(dfd, "snap", 0);
@@ -703,11 +730,47 @@ static void test_calib_for(void **state)
 
     (void)state;
     /* The names of sets of paths, read back (protocol.h). */
+    static const unsigned one[] = { 0, HRP_PATH_FAST, HRP_PATH_ORDERED,
+                                    HRP_PATH_WAITING };
+
+    for (size_t i = 0; i < sizeof one / sizeof one[0]; i++) {
+        assert_int_equal(hrp_clock_paths_parse(hrp_clock_path_name(one[i])),
+                         one[i]);
+        assert_false(hrp_clock_paths_mixed(one[i]));
+    }
+    assert_string_equal(hrp_clock_path_name(HRP_PATH_WAITING), "waiting");
+    /* More than one: mixed, which reads back as files from before waiting
+     * reads were told apart wrote it (fast and ordered). */
     for (unsigned p = 0; p <= HRP_PATHS_ALL; p++)
-        assert_int_equal(hrp_clock_paths_parse(hrp_clock_path_name(p)), p);
+        assert_int_equal(strcmp(hrp_clock_path_name(p), "mixed") == 0,
+                         hrp_clock_paths_mixed(p));
     assert_string_equal(hrp_clock_path_name(HRP_PATHS_ALL), "mixed");
+    assert_int_equal(hrp_clock_paths_parse("mixed"),
+                     HRP_PATH_FAST | HRP_PATH_ORDERED);
+    assert_true(hrp_clock_paths_fast(HRP_PATH_FAST) &&
+                hrp_clock_paths_fast(HRP_PATH_WAITING) &&
+                !hrp_clock_paths_fast(HRP_PATH_ORDERED) &&
+                !hrp_clock_paths_fast(HRP_PATH_FAST | HRP_PATH_WAITING));
+    assert_string_equal(hrp_clock_path_env(HRP_PATH_FAST), "fast,plain");
+    assert_string_equal(hrp_clock_path_env(HRP_PATH_WAITING),
+                        "fast,waiting");
+    assert_string_equal(hrp_clock_path_env(HRP_PATH_ORDERED), "ordered");
+    assert_null(hrp_clock_path_env(HRP_PATHS_ALL));
     assert_int_equal(hrp_clock_paths_parse(""), 0);
     assert_int_equal(hrp_clock_path_bit("fast", ""), (int)HRP_PATH_FAST);
+    /* The fast path's waiting reads, by their clock order; a batch from
+     * before they were told apart (plain rdtsc, or none said) is fast. */
+    assert_int_equal(hrp_clock_path_bit("fast", "rdtscp"),
+                     (int)HRP_PATH_WAITING);
+    assert_int_equal(hrp_clock_path_bit("fast", "lfence;rdtsc"),
+                     (int)HRP_PATH_WAITING);
+    assert_int_equal(hrp_clock_path_bit("fast", "rdtsc"), (int)HRP_PATH_FAST);
+    assert_int_equal(hrp_clock_path_bit("fast", "vdso"), (int)HRP_PATH_FAST);
+    assert_int_equal(hrp_clock_path_bit("waiting", ""),
+                     (int)HRP_PATH_WAITING);
+    assert_int_equal(hrp_clock_path_bit("ordered", "rdtscp"),
+                     (int)HRP_PATH_ORDERED);
+    assert_int_equal(hrp_clock_path_bit("mixed", ""), -1);
     assert_int_equal(hrp_clock_path_bit("ordered", "rdtsc"),
                      (int)HRP_PATH_ORDERED);
     assert_int_equal(hrp_clock_path_bit("", "vdso"), (int)HRP_PATH_ORDERED);
@@ -726,8 +789,11 @@ static void test_calib_for(void **state)
     c[3].clock_paths = HRP_PATH_FAST;
     assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[1]);
     assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_ORDERED), &c[2]);
+    /* Waiting rows: no calibration of plain reads. */
+    assert_null(hrd_calib_for(c, 4, NULL, HRP_PATH_WAITING));
     /* Mixed rows: none. A mixed calibration: for no row. */
     assert_null(hrd_calib_for(c, 4, NULL, HRP_PATHS_ALL));
+    assert_null(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST | HRP_PATH_WAITING));
     assert_null(hrd_calib_for(c, 4, "w", HRP_PATH_FAST));
     /* A label: its calibration if it is of the row's path. */
     assert_ptr_equal(hrd_calib_for(c, 4, "z", HRP_PATH_FAST), &c[3]);
@@ -741,6 +807,11 @@ static void test_calib_for(void **state)
     c[1].clock_paths = 0;
     assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[3]);
     assert_ptr_equal(hrd_calib_for(c, 4, NULL, 0), &c[1]);
+    /* A waiting calibration: for waiting rows, not for plain ones. */
+    c[1].clock_paths = HRP_PATH_WAITING;
+    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_WAITING), &c[1]);
+    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[3]);
+    assert_null(hrd_calib_for(c, 4, "x", HRP_PATH_FAST));
 }
 
 static const struct hrd_calib g_cal = {
