@@ -391,12 +391,6 @@ const char *hrd_ctl_history_dsn(const char *cmd, char *arg);
 int hrd_ctl_meta_add(const char *cmd, const char *arg,
                      Hostrange__RunMeta ***meta, size_t *n);
 void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n);
-/* Sets a run header's provenance: format (HRD_RUN_FORMAT_SORTED, or _EVENTS with
- * --unsorted), this host (written to host[0..hostlen)), the time now, this
- * version, and the --meta pairs. */
-void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,
-                            char *host, size_t hostlen,
-                            Hostrange__RunMeta **meta, size_t nmeta);
 
 /*
  * What the session of stats s lost, said to out (ctl_losses.c): one line

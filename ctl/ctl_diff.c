@@ -813,7 +813,7 @@ static int read_sides(struct hrd_diff_side *base, struct hrd_diff_side *new,
 /* What judging a row needs besides the options: each side's rounds and
  * clock step (0: unknown), and room for a key's round medians. */
 struct judging {
-    struct hrd_ctl_round_index idx[2];
+    struct hrd_round_index idx[2];
     double step[2];
     double *med[2];
     double *norm[2];   /* --normalize: room for the normalized medians */
@@ -882,7 +882,7 @@ static void normalize(struct drow *r, const struct diff_opts *o,
                                  r->b->metric == HRP_METRIC_INCLUSIVE))
         return;
     for (int i = 0; i < 2; i++) {
-        nn[i] = hrd_ctl_round_medians_normalized(
+        nn[i] = hrd_round_medians_normalized(
             &j->idx[i], k[i]->node, k[i]->op, k[i]->backend, k[i]->phase,
             k[i]->range, k[i]->metric, o->normalize, j->norm[i], j->cap);
         if (nn[i] < HRD_ROUNDS_MIN)
@@ -974,7 +974,7 @@ static int judge(struct drow *r, const struct diff_opts *o,
     for (int i = 0; i < 2; i++) {
         const struct hrd_diff_pop *k = i == 0 ? b : r->n;
 
-        nr[i] = hrd_ctl_round_medians(&j->idx[i], k->node, k->op,
+        nr[i] = hrd_round_medians(&j->idx[i], k->node, k->op,
                                       k->backend, k->phase, k->range,
                                       k->metric, j->med[i], j->cap);
         r->rounds[i] = nr[i] > 0 ? nr[i] : 1;
@@ -1073,7 +1073,7 @@ static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
         const Hostrange__RunHeader *h = sides[i]->header;
         size_t cap = sides[i]->end->rounds;
 
-        if (hrd_ctl_round_index_init(&j.idx[i], sides[i]->end) != 0)
+        if (hrd_round_index_init(&j.idx[i], sides[i]->end) != 0)
             rc = -ENOMEM;
         j.step[i] = h->fingerprint ? h->fingerprint->clock_step_ns : 0;
         if (cap > j.cap)
@@ -1118,7 +1118,7 @@ static int make_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
     r = NULL;
 out:
     for (int i = 0; i < 2; i++) {
-        hrd_ctl_round_index_fini(&j.idx[i]);
+        hrd_round_index_fini(&j.idx[i]);
         free(j.med[i]);
         free(j.norm[i]);
     }

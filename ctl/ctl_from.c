@@ -19,7 +19,7 @@ struct from_ctx {
     struct hrd_writer *w;
     struct hrd_ctl_calibs *cal; /* NULL: no observer fields */
     int flat; /* --by path of a file without paths: one-element paths */
-    struct hrd_ctl_round_index *rounds; /* NULL: no rounds fields */
+    struct hrd_round_index *rounds; /* NULL: no rounds fields */
     double *medians;                    /* room for a row's round medians */
 };
 
@@ -40,7 +40,7 @@ static int put_row(const struct hrd_row *row, void *arg)
     if (c->rounds != NULL) {
         size_t max = c->rounds->end->rounds;
         double *tmp = c->medians + (max > 1 ? max : 1);
-        size_t n = hrd_ctl_round_medians(c->rounds, r.node_id, r.op,
+        size_t n = hrd_round_medians(c->rounds, r.node_id, r.op,
                                          r.backend, hrp_phase_parse(r.phase),
                                          r.range, hrp_metric_parse(r.metric),
                                          c->medians, max);
@@ -84,7 +84,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
     struct hrd_writer w;
     struct hrd_agg agg;
     struct from_ctx ctx = { &w, NULL, 0, NULL, NULL };
-    struct hrd_ctl_round_index ridx = { NULL, NULL, 0 };
+    struct hrd_round_index ridx = { NULL, NULL, 0 };
     unsigned fields = r->fields;
     int rc;
 
@@ -104,7 +104,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
     if (fields & HRD_FIELDS_ROUNDS) {
         size_t max = e->rounds > 1 ? e->rounds : 1;
 
-        rc = hrd_ctl_round_index_init(&ridx, e);
+        rc = hrd_round_index_init(&ridx, e);
         ctx.medians = malloc(2 * max * sizeof *ctx.medians);
         if (rc != 0 || ctx.medians == NULL) {
             rc = -ENOMEM;
@@ -120,7 +120,7 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
 out:
-    hrd_ctl_round_index_fini(&ridx);
+    hrd_round_index_fini(&ridx);
     free(ctx.medians);
     if (ctx.cal != NULL)
         hrd_ctl_calibs_fini(ctx.cal);

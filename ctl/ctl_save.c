@@ -84,22 +84,6 @@ void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n)
     free(meta);
 }
 
-void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,
-                            char *host, size_t hostlen,
-                            Hostrange__RunMeta **meta, size_t nmeta)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    hrd_run_hostname(host, hostlen);
-    h->format = format;
-    h->host = host;
-    h->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    h->version = PACKAGE_VERSION;
-    h->meta = meta;
-    h->n_meta = nmeta;
-}
-
 /* Bytes of a message that split() keeps in place. */
 struct span {
     const uint8_t *p;
@@ -297,7 +281,7 @@ int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
     char host[256], err[8400], id[HRD_RUNID_LEN + 1];
     int rc;
 
-    hrd_ctl_run_provenance(&h, format, host, sizeof host, meta, nmeta);
+    hrd_run_provenance(&h, format, host, sizeof host, meta, nmeta);
     hrd_ctl_fingerprint(&fp);
     h.fingerprint = &fp.m;
     if ((rc = hrd_runid_new(id)) != 0) {

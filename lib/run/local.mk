@@ -10,5 +10,11 @@ lib_run_libhrrun_la_SOURCES = lib/run/crc32c.c lib/run/crc32c.h \
 	lib/run/runjoin.c lib/run/runjoin.h lib/run/runmerge.c \
 	lib/run/runmerge.h lib/run/fingerprint.c lib/run/fingerprint.h lib/run/runfields.h \
 	lib/run/runid.c lib/run/runid.h lib/run/runstate.c lib/run/runstate.h
+# What diff and bisect read of a run: its keys as populations.
+lib_run_libhrrun_la_SOURCES += lib/run/runside.c lib/run/runside.h
+# Rounds: built for a merge, looked up by key.
+lib_run_libhrrun_la_SOURCES += lib/run/runrounds.c lib/run/runrounds.h
+# A merge of run files, from their ids to the output written.
+lib_run_libhrrun_la_SOURCES += lib/run/runmergefiles.c
 lib_run_libhrrun_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 EXTRA_DIST += lib/run/local.mk

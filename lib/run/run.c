@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* No record of a run file is larger than this. */
@@ -911,4 +912,20 @@ void hrd_run_hostname(char *buf, size_t len)
     if (gethostname(buf, len) != 0 || buf[0] == '\0')
         snprintf(buf, len, "unknown");
     buf[len - 1] = '\0';
+}
+
+void hrd_run_provenance(Hostrange__RunHeader *h, unsigned format, char *host,
+                        size_t hostlen, Hostrange__RunMeta **meta,
+                        size_t nmeta)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    hrd_run_hostname(host, hostlen);
+    h->format = format;
+    h->host = host;
+    h->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    h->version = PACKAGE_VERSION;
+    h->meta = meta;
+    h->n_meta = nmeta;
 }

@@ -204,4 +204,11 @@ int hrd_run_load(struct hrd_runload *l, const char *path,
 /* The host name, for headers ("unknown" when it cannot be had). */
 void hrd_run_hostname(char *buf, size_t len);
 
+/* Sets a run header's provenance: format (HRD_RUN_FORMAT_SORTED, or
+ * _EVENTS), this host (written to host[0..hostlen)), the time now, this
+ * version, and the meta pairs given (borrowed). */
+void hrd_run_provenance(Hostrange__RunHeader *h, unsigned format, char *host,
+                        size_t hostlen, Hostrange__RunMeta **meta,
+                        size_t nmeta);
+
 #endif
