@@ -16,5 +16,7 @@ lib_run_libhrrun_la_SOURCES += lib/run/runside.c lib/run/runside.h
 lib_run_libhrrun_la_SOURCES += lib/run/runrounds.c lib/run/runrounds.h
 # A merge of run files, from their ids to the output written.
 lib_run_libhrrun_la_SOURCES += lib/run/runmergefiles.c
+# Two runs compared key by key (diff): pairing, tests, judging.
+lib_run_libhrrun_la_SOURCES += lib/run/rundiff.c lib/run/rundiff.h
 lib_run_libhrrun_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 EXTRA_DIST += lib/run/local.mk
