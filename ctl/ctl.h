@@ -345,11 +345,6 @@ void hrd_ctl_machine_option(const char *cmd, const char *arg);
  * can. */
 int hrd_ctl_machine_bad(const char *name, char *err, size_t len);
 
-/* One line on run h for people: its machine (hrd_fingerprint_format, or
- * why it has none) and its --meta pairs. */
-void hrd_ctl_run_describe(const Hostrange__RunHeader *h, char *buf,
-                          size_t len);
-
 /*
  * diff's check of the machines of runs BASE (header b) and NEW (n): when
  * their fingerprints differ, or one has none, says so on stderr, as a

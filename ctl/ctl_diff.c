@@ -13,6 +13,7 @@
 #include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
 #include "lib/run/rundiff.h"
+#include "lib/run/runheader.h"
 #include "lib/stat/signif.h"
 #include "lib/view/escape.h"
 #include "lib/view/gate.h"
@@ -602,7 +603,7 @@ static void write_machines(FILE *f, const struct diff_opts *o,
     /* Each run's file name, host and metadata are names: escaped by
      * the format's rule. */
     for (int i = 0; i < 2; i++) {
-        hrd_ctl_run_describe(sides[i]->header, line, sizeof line);
+        hrd_run_describe(sides[i]->header, line, sizeof line);
         if (o->fmt == FMT_MARKDOWN) {
             fprintf(f, "%s- %s ", i == 0 ? "\n" : "",
                     i == 0 ? "base" : "new");
@@ -619,23 +620,6 @@ static void write_machines(FILE *f, const struct diff_opts *o,
     }
 }
 
-/* NULL when the machines of both runs match, else how they differ (in
- * why[0..len)). */
-static const char *machines_differ(const Hostrange__RunHeader *b,
-                                   const Hostrange__RunHeader *n, char *why,
-                                   size_t len)
-{
-    if (b->fingerprint == NULL || n->fingerprint == NULL) {
-        snprintf(why, len, "the machine of the %s run is unknown",
-                 b->fingerprint == NULL ? "base" : "new");
-        return why;
-    }
-    return hrd_fingerprint_diff(b->fingerprint, n->fingerprint, why, len) ==
-                   0
-               ? NULL
-               : why;
-}
-
 /* The report as a gate's result (lib/view/gate.h): JUnit or Markdown.
  * Returns 0, -ENOMEM or -EIO. */
 static int write_gate(FILE *f, const struct hrd_rundiff_row *rows, size_t nrows,
@@ -646,7 +630,7 @@ static int write_gate(FILE *f, const struct hrd_rundiff_row *rows, size_t nrows,
     struct hrd_gate_row *g = calloc(nrows + 1, sizeof *g);
     char why[2048];
     struct hrd_gate gate = { "hostrangectl diff", g, nrows,
-                             machines_differ(base->header, new->header, why,
+                             hrd_run_machines_differ(base->header, new->header, why,
                                              sizeof why),
                              o->limit, NULL };
     int rc;
@@ -692,8 +676,8 @@ static void write_rounds_line(FILE *f, const struct hrd_rundiff_row *rows, size_
                               const struct hrd_diff_side *new)
 {
     size_t run = 0, sample = 0, normalized = 0;
-    unsigned rb = base->end->rounds > 1 ? base->end->rounds : 1;
-    unsigned rn = new->end->rounds > 1 ? new->end->rounds : 1;
+    unsigned rb = hrd_run_rounds(base->end);
+    unsigned rn = hrd_run_rounds(new->end);
 
     for (size_t i = 0; i < nrows; i++) {
         if (rows[i].b != NULL && rows[i].n != NULL)

@@ -235,29 +235,16 @@ int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
                      Hostrange__RunEnd **end)
 {
     struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
-    struct hrd_runload l;
     char err[8400];
     int rc;
 
-    hrd_agg_init(agg);
-    agg->max_bytes = SIZE_MAX / 2;
-    hrd_runload_init_reader(&l, agg);
     hrd_ctl_progress_init(&rp.p);
-    rc = hrd_run_load(&l, path, NULL, end, hrd_ctl_read_progress, &rp, err,
+    rc = hrd_run_read(path, agg, end, hrd_ctl_read_progress, &rp, err,
                       sizeof err);
     hrd_ctl_progress_end(&rp.p);
-    if (rc == 0 && hrd_runload_finish(&l) != 0) {
-        snprintf(err, sizeof err, "out of memory");
-        rc = -ENOMEM;
-        if (end != NULL) {
-            hostrange__run_end__free_unpacked(*end, NULL);
-            *end = NULL;
-        }
-    }
     if (rc != 0) {
         fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
         rc = HRD_CTL_TOLD;
     }
-    hrd_runload_fini(&l);
     return rc;
 }

@@ -18,5 +18,7 @@ lib_run_libhrrun_la_SOURCES += lib/run/runrounds.c lib/run/runrounds.h
 lib_run_libhrrun_la_SOURCES += lib/run/runmergefiles.c
 # Two runs compared key by key (diff): pairing, tests, judging.
 lib_run_libhrrun_la_SOURCES += lib/run/rundiff.c lib/run/rundiff.h
+# What a run's header and end say of it, for those who print it.
+lib_run_libhrrun_la_SOURCES += lib/run/runheader.c lib/run/runheader.h
 lib_run_libhrrun_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 EXTRA_DIST += lib/run/local.mk

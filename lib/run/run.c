@@ -929,3 +929,26 @@ void hrd_run_provenance(Hostrange__RunHeader *h, unsigned format, char *host,
     h->meta = meta;
     h->n_meta = nmeta;
 }
+
+int hrd_run_read(const char *path, struct hrd_agg *agg,
+                 Hostrange__RunEnd **end, hrd_run_progress_fn progress,
+                 void *ctx, char *err, size_t errlen)
+{
+    struct hrd_runload l;
+    int rc;
+
+    hrd_agg_init(agg);
+    agg->max_bytes = SIZE_MAX / 2;
+    hrd_runload_init_reader(&l, agg);
+    rc = hrd_run_load(&l, path, NULL, end, progress, ctx, err, errlen);
+    if (rc == 0 && hrd_runload_finish(&l) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -ENOMEM;
+        if (end != NULL) {
+            hostrange__run_end__free_unpacked(*end, NULL);
+            *end = NULL;
+        }
+    }
+    hrd_runload_fini(&l);
+    return rc;
+}

@@ -201,6 +201,16 @@ int hrd_run_load(struct hrd_runload *l, const char *path,
                  hrd_run_progress_fn progress, void *ctx, char *err,
                  size_t errlen);
 
+/*
+ * Reads a whole run into agg, initialized here (caller finis it either
+ * way) without limits but those of the file (a reader's: dump --from,
+ * plot, the history), and, when end is not NULL, its end (caller frees).
+ * Returns 0, or a negative errno with a one-line reason in err.
+ */
+int hrd_run_read(const char *path, struct hrd_agg *agg,
+                 Hostrange__RunEnd **end, hrd_run_progress_fn progress,
+                 void *ctx, char *err, size_t errlen);
+
 /* The host name, for headers ("unknown" when it cannot be had). */
 void hrd_run_hostname(char *buf, size_t len);
 

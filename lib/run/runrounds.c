@@ -4,6 +4,7 @@
 
 #include "lib/run/runrounds.h"
 #include "lib/run/runside.h"
+#include "lib/stat/rounds.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -350,4 +351,29 @@ void hrd_runrounds_put(const struct hrd_runrounds *r, Hostrange__RunEnd *end)
     end->rounds = r->rounds;
     end->round_keys = r->keys;
     end->n_round_keys = r->n;
+}
+
+size_t hrd_round_row_room(const struct hrd_round_index *x)
+{
+    return 2 * (x->end->rounds > 1 ? x->end->rounds : 1);
+}
+
+void hrd_round_row(const struct hrd_round_index *x, struct hrd_row *r,
+                   double *medians)
+{
+    size_t max = x->end->rounds;
+    double *tmp = medians + (max > 1 ? max : 1);
+    size_t n = hrd_round_medians(x, r->node_id, r->op, r->backend,
+                                 hrp_phase_parse(r->phase), r->range,
+                                 hrp_metric_parse(r->metric), medians, max);
+
+    if (n == 0) {
+        /* One round: the pooled median is its median. */
+        medians[0] = r->median;
+        n = 1;
+    }
+    r->rounds = (uint32_t)n;
+    r->round_medians = medians;
+    memcpy(tmp, medians, n * sizeof *tmp);
+    r->round_spread = hrd_rounds_spread(tmp, n);
 }

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/agg/rows.h"
 #include "proto/hostrange.pb-c.h"
 
 /* The rounds of a merged run, owned here: the messages and their
@@ -79,5 +80,15 @@ size_t hrd_round_medians_normalized(
     const struct hrd_round_index *x, const char *node, const char *op,
     const char *backend, uint32_t phase, const char *range, uint32_t metric,
     const char *control, double *v, size_t max);
+
+/* The doubles a row's round medians need (hrd_round_row's medians), for
+ * an index of a run's end. */
+size_t hrd_round_row_room(const struct hrd_round_index *x);
+
+/* Sets row r's rounds fields (rounds, round_medians, round_spread; one
+ * round, its median, when the run has no rounds for it), its medians in
+ * medians[] (room from hrd_round_row_room). */
+void hrd_round_row(const struct hrd_round_index *x, struct hrd_row *r,
+                   double *medians);
 
 #endif
