@@ -61,6 +61,11 @@ version=$("$ctlbin" --version | sed 's/^hostrangectl //')
 [ -n "$version" ] || fail "no version"
 cd "$dir" || exit 99
 mkdir got || exit 99
+# Rewriting starts afresh: the expected outputs go, the inputs stay.
+if [ -n "$update" ]; then
+    find "$golden" -mindepth 1 -maxdepth 1 ! -name in -exec rm -rf {} + ||
+        fail "cannot clear $golden"
+fi
 failed=0
 
 # normalise: the version (a literal string; its dots matched as dots).
@@ -358,5 +363,12 @@ out bisect-no-git bisect --from-detect 'backend.submit inclusive' --db $db \
 unset GIT_DIR GIT_CEILING_DIRECTORIES
 
 [ -n "$update" ] && { echo "expected outputs rewritten in $golden"; exit 0; }
+# Every expected output was made (none left over from a command gone).
+(cd "$golden" && find . -type f ! -path './in/*' | LC_ALL=C sort) > want.list
+(cd got && find . -type f | LC_ALL=C sort) > got.list
+cmp -s want.list got.list || {
+    echo "FAIL: the outputs made are not those expected:"
+    diff -u want.list got.list; failed=$((failed + 1))
+}
 [ "$failed" -eq 0 ] || fail "$failed outputs differ from tests/data/golden"
 exit 0
