@@ -20,5 +20,7 @@ lib_run_libhrrun_la_SOURCES += lib/run/runmergefiles.c
 lib_run_libhrrun_la_SOURCES += lib/run/rundiff.c lib/run/rundiff.h
 # What a run's header and end say of it, for those who print it.
 lib_run_libhrrun_la_SOURCES += lib/run/runheader.c lib/run/runheader.h
+# A run file written from the pages of a daemon's save.
+lib_run_libhrrun_la_SOURCES += lib/run/runsave.c lib/run/runsave.h
 lib_run_libhrrun_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 EXTRA_DIST += lib/run/local.mk
