@@ -36,6 +36,7 @@
 
 #include "lib/agg/agg.h"
 #include "lib/run/fingerprint.h"
+#include "lib/run/runmeta.h"
 #include "lib/view/report.h"
 #include "proto/hostrange.pb-c.h"
 
@@ -346,16 +347,6 @@ void hrd_ctl_machine_option(const char *cmd, const char *arg);
 int hrd_ctl_machine_bad(const char *name, char *err, size_t len);
 
 /*
- * diff's check of the machines of runs BASE (header b) and NEW (n): when
- * their fingerprints differ, or one has none, says so on stderr, as a
- * warning or, with `strict`, as a refusal. Returns 0, or HRD_CTL_TOLD
- * when refused.
- */
-int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
-                          const char *npath, const Hostrange__RunHeader *n,
-                          int strict);
-
-/*
  * Saves what the daemon holds as run file `output` (ctl_save.c), for
  * command cmd (save, record --save): run format `format`, the --meta pairs
  * (borrowed), atomically (complete or untouched), with progress on a
@@ -363,7 +354,7 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
  * there. Returns 0, or HRD_CTL_TOLD after printing why.
  */
 int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
-                     Hostrange__RunMeta **meta, size_t nmeta, FILE *note);
+                     const struct hrd_run_meta *meta, FILE *note);
 
 /*
  * Adds run file `path` to the history db (ctl_history.c), for command
@@ -381,11 +372,10 @@ int hrd_ctl_history_add_run(const char *cmd, const char *db,
  * ~/.pgpass is safer. */
 const char *hrd_ctl_history_dsn(const char *cmd, char *arg);
 
-/* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
- * status 2 on a bad one); hrd_ctl_meta_free frees the array. */
+/* --meta KEY=VALUE options (ctl_save.c): adds the pair to *meta (exits
+ * with status 2 on a bad one); hrd_run_meta_fini frees them. */
 int hrd_ctl_meta_add(const char *cmd, const char *arg,
-                     Hostrange__RunMeta ***meta, size_t *n);
-void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n);
+                     struct hrd_run_meta *meta);
 
 /*
  * What the session of stats s lost, said to out (ctl_losses.c): one line

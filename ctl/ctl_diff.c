@@ -901,7 +901,7 @@ int hrd_ctl_diff(int argc, char **argv)
         goto out;
     }
     status = DIFF_MACHINES;
-    if (hrd_ctl_diff_machines(o.base, base.header, o.new, new.header,
+    if (hrd_ctl_diff_machines(o.base, &base, o.new, &new,
                               o.strict) != 0)
         goto out;
     rc = read_sides(&base, &new);

@@ -16,6 +16,16 @@ int hrd_diff_side_open(struct hrd_diff_side *s, const char *path);
  * HRD_CTL_TOLD after printing why the file cannot be read. */
 int hrd_diff_side_next(struct hrd_diff_side *s);
 
+/*
+ * diff's check of the machines of runs BASE (side b, its file bpath) and
+ * NEW (n, npath) (ctl_fingerprint.c): when their fingerprints differ, or
+ * one has none, says so on stderr, as a warning or, with `strict`, as a
+ * refusal. Returns 0, or HRD_CTL_TOLD when refused.
+ */
+int hrd_ctl_diff_machines(const char *bpath, const struct hrd_diff_side *b,
+                          const char *npath, const struct hrd_diff_side *n,
+                          int strict);
+
 /* hrd_runside_free. */
 void hrd_diff_side_free(struct hrd_diff_side *s);
 

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_diffside.h"
 #include "lib/run/fingerprint.h"
 #include "lib/run/runheader.h"
 #include "lib/view/escape.h"
@@ -87,8 +88,8 @@ void hrd_ctl_machine_option(const char *cmd, const char *arg)
     }
 }
 
-int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
-                          const char *npath, const Hostrange__RunHeader *n,
+int hrd_ctl_diff_machines(const char *bpath, const struct hrd_diff_side *b,
+                          const char *npath, const struct hrd_diff_side *n,
                           int strict)
 {
     const char *what = strict ? "" : "warning: ";
@@ -96,10 +97,10 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
     char why[2048];
 
     for (int i = 0; i < 2; i++) {
-        const Hostrange__RunHeader *h = i == 0 ? b : n;
+        const struct hrd_diff_side *s = i == 0 ? b : n;
         const char *path = i == 0 ? bpath : npath;
 
-        int unknown = hrd_run_machine_unknown(h);
+        int unknown = hrd_run_machine_unknown(s->header);
 
         if (unknown == HRD_RUN_MACHINE_KNOWN)
             continue;
@@ -113,7 +114,7 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
                     "hostrange): its machine is unknown%s\n", tail);
         return strict ? HRD_CTL_TOLD : 0;
     }
-    if (hrd_run_machines_diff(b, n, why, sizeof why) == 0)
+    if (hrd_run_machines_diff(b->header, n->header, why, sizeof why) == 0)
         return 0;
     fprintf(stderr, "hostrangectl diff: %sthe machine fingerprints of ",
             what);

@@ -177,7 +177,7 @@ static int parse_max_memory(const char *v, uint64_t *n)
 }
 
 /* What the command line asks for: a merge (o filled, its meta to be
- * freed by hrd_ctl_meta_free), the help (shown), or nothing, after a usage
+ * freed by hrd_run_meta_fini), the help (shown), or nothing, after a usage
  * error was said on stderr. */
 enum merge_request { MERGE_RUN, MERGE_HELP_SHOWN, MERGE_USAGE_ERROR };
 
@@ -200,7 +200,7 @@ static enum merge_request parse_options(int argc, char **argv,
         if (c == 'o')
             o->output = optarg;
         else if (c == 'm')
-            hrd_ctl_meta_add("merge", optarg, &o->meta, &o->nmeta);
+            hrd_ctl_meta_add("merge", optarg, &o->meta);
         else if (c == OPT_MEM) {
             if (parse_max_memory(optarg, &o->max_memory) != 0)
                 return MERGE_USAGE_ERROR;
@@ -265,7 +265,7 @@ int hrd_ctl_merge(int argc, char **argv)
             fprintf(stderr, "hostrangectl merge: %s; %s not written\n",
                     rc == -ENOMEM ? "out of memory" : err, o.output);
     }
-    hrd_ctl_meta_free(o.meta, o.nmeta);
+    hrd_run_meta_fini(&o.meta);
     hrd_runmerge_opts_fini(&o);
     if (req == MERGE_USAGE_ERROR)
         return 2;

@@ -77,9 +77,10 @@ int hrd_ctl_run_self_quiet(char **args, const char *out)
 }
 
 int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
-                         Hostrange__RunMeta **meta, size_t nmeta,
-                         char **in, size_t nin)
+                         const struct hrd_run_meta *meta, char **in,
+                         size_t nin)
 {
+    size_t nmeta = meta != NULL ? meta->n : 0;
     char **args = calloc(2 * nmeta + nin + 8, sizeof *args);
     char **kv = calloc(nmeta + 1, sizeof *kv);
     size_t n = 0;
@@ -96,7 +97,8 @@ int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
     if (format != 1)
         args[n++] = "--unsorted";
     for (size_t i = 0; i < nmeta; i++) {
-        if (asprintf(&kv[i], "%s=%s", meta[i]->key, meta[i]->value) < 0) {
+        if (asprintf(&kv[i], "%s=%s", hrd_run_meta_key(meta, i),
+                     hrd_run_meta_value(meta, i)) < 0) {
             kv[i] = NULL;
             fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
             goto out;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/run/runmeta.h"
 #include "lib/run/runrounds.h"
 
 /* The names the history and bisect call the lookups of runrounds.h by. */
@@ -40,11 +41,11 @@ int hrd_ctl_run_self_quiet(char **args, const char *out);
 /*
  * Merges run files in[0..nin) into out as rounds (hostrangectl merge, run
  * as a process of its own), in run format `format`, with the meta pairs
- * given. Returns 0, or 1 after merge said why on stderr.
+ * given (meta NULL: none). Returns 0, or 1 after merge said why on stderr.
  */
 int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
-                         Hostrange__RunMeta **meta, size_t nmeta,
-                         char **in, size_t nin);
+                         const struct hrd_run_meta *meta, char **in,
+                         size_t nin);
 
 /*
  * One round of hostrangectl ab (ctl_record.c): cmdv under a private daemon,

@@ -48,40 +48,21 @@ static const char usage_save[] =
     "\n"
     "On a terminal, progress is shown on stderr.\n";
 
-/* Parses KEY=VALUE options into an array of RunMeta (hrd_ctl_meta_free). */
 int hrd_ctl_meta_add(const char *cmd, const char *arg,
-                     Hostrange__RunMeta ***meta, size_t *n)
+                     struct hrd_run_meta *meta)
 {
     const char *eq = strchr(arg, '=');
-    Hostrange__RunMeta **nm, *m;
 
     if (eq == NULL || eq == arg) {
         fprintf(stderr, "hostrangectl %s: bad --meta '%s' (KEY=VALUE)\n", cmd,
                 arg);
         exit(2);
     }
-    nm = realloc(*meta, (*n + 1) * sizeof *nm);
-    m = malloc(sizeof *m);
-    if (nm == NULL || m == NULL) {
+    if (hrd_run_meta_add(meta, arg, (size_t)(eq - arg), eq + 1) != 0) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
         exit(1);
     }
-    *meta = nm;
-    hostrange__run_meta__init(m);
-    m->key = strndup(arg, (size_t)(eq - arg));
-    m->value = strdup(eq + 1);
-    nm[(*n)++] = m;
     return 0;
-}
-
-void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(meta[i]->key);
-        free(meta[i]->value);
-        free(meta[i]);
-    }
-    free(meta);
 }
 
 /* The save's progress on a terminal, and the command that saves (in its
@@ -170,27 +151,24 @@ out:
 }
 
 int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
-                     Hostrange__RunMeta **meta, size_t nmeta, FILE *note)
+                     const struct hrd_run_meta *meta, FILE *note)
 {
-    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__SaveRequest sq = HOSTRANGE__SAVE_REQUEST__INIT;
     struct hrd_run_writer w;
     uint8_t cursor[16];
     struct hrd_fingerprint fp;
-    char host[256], err[8400], id[HRD_RUNID_LEN + 1];
+    char err[8400], id[HRD_RUNID_LEN + 1];
     int rc;
 
-    hrd_run_provenance(&h, format, host, sizeof host, meta, nmeta);
     hrd_ctl_fingerprint(&fp);
-    h.fingerprint = &fp.m;
     if ((rc = hrd_runid_new(id)) != 0) {
         fprintf(stderr, "hostrangectl %s: no random bytes for the run's id: "
                 "%s; %s not written\n", cmd, strerror(-rc), output);
         return HRD_CTL_TOLD;
     }
-    h.id = id;
-    if (hrd_run_create(&w, output, &h, err, sizeof err) != 0) {
+    if (hrd_runsave_create(&w, output, format, meta, &fp, id, err,
+                           sizeof err) != 0) {
         fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
         return HRD_CTL_TOLD;
     }
@@ -232,9 +210,8 @@ int hrd_ctl_save(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    Hostrange__RunMeta **meta = NULL;
+    struct hrd_run_meta meta = { 0 };
     const char *output = NULL, *machine = NULL;
-    size_t nmeta = 0;
     unsigned format = HRD_RUN_FORMAT_SORTED;
     int c, rc;
 
@@ -244,7 +221,7 @@ int hrd_ctl_save(int argc, char **argv)
         } else if (c == OPT_UNSORTED) {
             format = HRD_RUN_FORMAT_EVENTS;
         } else if (c == 'm') {
-            hrd_ctl_meta_add("save", optarg, &meta, &nmeta);
+            hrd_ctl_meta_add("save", optarg, &meta);
         } else if (c == OPT_MACHINE) {
             machine = optarg;
         } else if (c == 'h') {
@@ -265,8 +242,8 @@ int hrd_ctl_save(int argc, char **argv)
         return 2;
     }
     hrd_ctl_machine_option("save", machine);
-    rc = hrd_ctl_save_run("save", output, format, meta, nmeta, stdout);
-    hrd_ctl_meta_free(meta, nmeta);
+    rc = hrd_ctl_save_run("save", output, format, &meta, stdout);
+    hrd_run_meta_fini(&meta);
     return rc == 0 ? 0 : 1;
 }
 

@@ -22,5 +22,7 @@ lib_run_libhrrun_la_SOURCES += lib/run/rundiff.c lib/run/rundiff.h
 lib_run_libhrrun_la_SOURCES += lib/run/runheader.c lib/run/runheader.h
 # A run file written from the pages of a daemon's save.
 lib_run_libhrrun_la_SOURCES += lib/run/runsave.c lib/run/runsave.h
+# A run's meta pairs, as the commands that write runs collect them.
+lib_run_libhrrun_la_SOURCES += lib/run/runmeta.c lib/run/runmeta.h
 lib_run_libhrrun_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 EXTRA_DIST += lib/run/local.mk

@@ -34,6 +34,7 @@
 
 #include "lib/run/run.h"
 #include "lib/run/runid.h"
+#include "lib/run/runmeta.h"
 
 struct hrd_runmerge_in;
 struct hrd_runmerge_rec;
@@ -110,8 +111,7 @@ struct hrd_runmerge_opts {
     size_t nin;
     uint64_t max_memory;
     unsigned format;
-    Hostrange__RunMeta **meta;
-    size_t nmeta;
+    struct hrd_run_meta meta;
     int allow_duplicates;
     /* Told (when not NULL) of input `file` holding run `id`, which input
      * `other` holds already, merged anyway (allow_duplicates). */

@@ -318,8 +318,8 @@ static int write_output(struct merge *m, Hostrange__RunEnd *end, char *err,
     char host[256];
     int rc;
 
-    hrd_run_provenance(&h, m->o->format, host, sizeof host, m->o->meta,
-                       m->o->nmeta);
+    hrd_run_provenance(&h, m->o->format, host, sizeof host,
+                       m->o->meta.pairs, m->o->meta.n);
     h.sources = m->sources;
     h.n_sources = m->nsources;
     h.fingerprint = hrd_fingerprint_common(m->headers, m->o->nin);

@@ -120,3 +120,17 @@ out:
         hostrange__save_reply__free_unpacked(s, NULL);
     return rc;
 }
+
+int hrd_runsave_create(struct hrd_run_writer *w, const char *output,
+                       unsigned format, const struct hrd_run_meta *meta,
+                       struct hrd_fingerprint *fp, char *id, char *err,
+                       size_t errlen)
+{
+    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
+    char host[256];
+
+    hrd_run_provenance(&h, format, host, sizeof host, meta->pairs, meta->n);
+    h.fingerprint = &fp->m;
+    h.id = id;
+    return hrd_run_create(w, output, &h, err, errlen) == 0 ? 0 : -EIO;
+}

@@ -9,7 +9,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
+#include "lib/run/runmeta.h"
+
+/*
+ * Creates the run file `output` of a save (hrd_run_create): a header of
+ * run format `format` with this host, the time now, this version, meta's
+ * pairs, the machine's fingerprint fp and the run's id. Returns 0, or
+ * -EIO with why in err.
+ */
+int hrd_runsave_create(struct hrd_run_writer *w, const char *output,
+                       unsigned format, const struct hrd_run_meta *meta,
+                       struct hrd_fingerprint *fp, char *id, char *err,
+                       size_t errlen);
 
 /* Bytes of a message that hrd_runsave_split keeps in place. */
 struct hrd_span {
