@@ -36,6 +36,7 @@
 
 #include "lib/agg/agg.h"
 #include "lib/run/fingerprint.h"
+#include "lib/run/run.h"
 #include "lib/run/runmeta.h"
 #include "lib/view/report.h"
 #include "proto/hostrange.pb-c.h"
@@ -259,6 +260,11 @@ int hrd_ctl_dump(const struct hrd_filter *f,
  */
 int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
                      Hostrange__RunEnd **end);
+
+/* hrd_ctl_load_run into r (hrd_run_whole_fini is due either way), its end
+ * in r->end. */
+int hrd_ctl_read_run(const char *cmd, const char *path,
+                     struct hrd_run_whole *r);
 
 /*
  * The calibrations a report applies (ctl_report.c), copied out of a reply or

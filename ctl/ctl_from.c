@@ -43,33 +43,34 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
                       const struct hrd_ctl_report *r)
 {
     struct hrd_cursor cur = { { 0 }, 0, 0 };
-    Hostrange__RunEnd *e = NULL;
+    struct hrd_agg agg;
+    struct hrd_run_whole run = { &agg, NULL };
     struct hrd_ctl_calibs cal;
     struct hrd_writer w;
-    struct hrd_agg agg;
     struct from_ctx ctx = { &w, NULL, 0, NULL, NULL };
     struct hrd_round_index ridx = { NULL, NULL, 0 };
     unsigned fields = r->fields;
     int rc;
 
-    rc = hrd_ctl_load_run("dump", r->from, &agg, &e);
+    rc = hrd_ctl_read_run("dump", r->from, &run);
     if (rc != 0)
         goto out;
     if (r->correct)
         fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
     if (fields & HRD_FIELDS_OBSERVER) {
         size_t ncal;
-        Hostrange__Calibration *const *cals = hrd_run_calibrations(e, &ncal);
+        Hostrange__Calibration *const *cals = hrd_run_calibrations(run.end,
+                                                                   &ncal);
 
         rc = hrd_ctl_calibs_init(&cal, cals, ncal, r->calibration, r->from,
                                  r->correct);
         if (rc != 0)
             goto out;
         ctx.cal = &cal;
-        cal.run_paths = hrd_run_clock_paths(e);
+        cal.run_paths = hrd_run_clock_paths(run.end);
     }
     if (fields & HRD_FIELDS_ROUNDS) {
-        rc = hrd_round_index_init(&ridx, e);
+        rc = hrd_round_index_init(&ridx, run.end);
         ctx.medians = rc != 0 ? NULL
                               : malloc(hrd_round_row_room(&ridx) *
                                        sizeof *ctx.medians);
@@ -91,7 +92,6 @@ out:
     free(ctx.medians);
     if (ctx.cal != NULL)
         hrd_ctl_calibs_fini(ctx.cal);
-    hrd_run_end_free(e);
-    hrd_agg_fini(&agg);
+    hrd_run_whole_fini(&run);
     return rc;
 }

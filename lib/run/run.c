@@ -952,3 +952,19 @@ int hrd_run_read(const char *path, struct hrd_agg *agg,
     hrd_runload_fini(&l);
     return rc;
 }
+
+int hrd_run_read_whole(struct hrd_run_whole *r, const char *path,
+                       hrd_run_progress_fn progress, void *ctx, char *err,
+                       size_t errlen)
+{
+    r->end = NULL;
+    return hrd_run_read(path, r->agg, &r->end, progress, ctx, err, errlen);
+}
+
+void hrd_run_whole_fini(struct hrd_run_whole *r)
+{
+    if (r->end != NULL)
+        hostrange__run_end__free_unpacked(r->end, NULL);
+    r->end = NULL;
+    hrd_agg_fini(r->agg);
+}

@@ -211,6 +211,21 @@ int hrd_run_read(const char *path, struct hrd_agg *agg,
                  Hostrange__RunEnd **end, hrd_run_progress_fn progress,
                  void *ctx, char *err, size_t errlen);
 
+/* A run read whole for a reader: its keys in an aggregation (the
+ * caller's), its end. */
+struct hrd_run_whole {
+    struct hrd_agg *agg;
+    Hostrange__RunEnd *end;
+};
+
+/* hrd_run_read into r (r->agg initialized here; hrd_run_whole_fini, which
+ * finis it and frees the end, is due either way). Returns 0, or a
+ * negative errno with why in err. */
+int hrd_run_read_whole(struct hrd_run_whole *r, const char *path,
+                       hrd_run_progress_fn progress, void *ctx, char *err,
+                       size_t errlen);
+void hrd_run_whole_fini(struct hrd_run_whole *r);
+
 /* The host name, for headers ("unknown" when it cannot be had). */
 void hrd_run_hostname(char *buf, size_t len);
 
