@@ -8,8 +8,14 @@
  * ctl_paths.c), stats (ctl_stats.c), reset (ctl_reset.c), ping
  * (ctl_ping.c), record (ctl_record.c), plot (ctl_plot.c), and the run file
  * commands save, merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c;
- * ctl_diffside.c reads a run file's keys for diff, ctl_fingerprint.c the
- * machine fingerprints save writes and diff compares). record, record
+ * ctl_diffside.c says why diff or bisect cannot read a run,
+ * ctl_fingerprint.c the machine fingerprints save writes and diff
+ * compares). The run files themselves are lib/run's: these files parse
+ * options, call it and print what it returns (reading a run's keys for a
+ * comparison, runside.h; diff's pairing and judging, rundiff.h; a merge,
+ * runmerge.h; rounds, runrounds.h; a save's pages, runsave.h; --meta,
+ * runmeta.h; what a header says, runheader.h), and no file here names a
+ * run's records (tests/source/test_layers.sh). record, record
  * --rounds and ab register the processes they start and the directories
  * they make with ctl_cleanup.c (ctl_cleanup.h), which stops and removes
  * them on every way out, signals included.

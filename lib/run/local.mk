@@ -1,6 +1,7 @@
 # lib/run: files of records (framing, checksums) and the run file format
-# (.hrs): writing keys, scanning, loading, joining and merging runs. Used by
-# the daemon (its journal, its snapshot, save) and by hostrangectl.
+# (.hrs): writing keys, scanning, loading, joining and merging runs, and
+# every reading of a run that hostrangectl prints. Used by the daemon (its
+# journal, its snapshot, save) and by hostrangectl.
 noinst_LTLIBRARIES += lib/run/libhrrun.la
 lib_run_libhrrun_la_SOURCES = lib/run/crc32c.c lib/run/crc32c.h \
 	lib/run/recfile.c lib/run/recfile.h lib/run/pbuf.h \
