@@ -18,7 +18,8 @@ lib_run_libhrrun_la_SOURCES += lib/run/runrounds.c lib/run/runrounds.h
 # A merge of run files, from their ids to the output written.
 lib_run_libhrrun_la_SOURCES += lib/run/runmergefiles.c
 # Two runs compared key by key (diff): pairing, tests, judging.
-lib_run_libhrrun_la_SOURCES += lib/run/rundiff.c lib/run/rundiff.h
+lib_run_libhrrun_la_SOURCES += lib/run/rundiff.c lib/run/rundiff.h \
+	lib/run/rundiffpaths.c
 # What a run's header and end say of it, for those who print it.
 lib_run_libhrrun_la_SOURCES += lib/run/runheader.c lib/run/runheader.h
 # A run file written from the pages of a daemon's save.

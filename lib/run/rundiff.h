@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/agg/agg.h"
 #include "lib/run/runrounds.h"
 #include "lib/run/runside.h"
 #include "lib/stat/decide.h"
@@ -81,5 +82,26 @@ int hrd_rundiff_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
                      const struct hrd_rundiff_opts *o,
                      struct hrd_rundiff_row **rows, size_t *nrows,
                      size_t *flagged);
+
+/*
+ * plot --diff: every path key of `new` compared with the same (labels,
+ * path) of `base` (signif.h, inclusive times). For each, want is asked
+ * whether the caller draws the path (the labels, the path's names
+ * names[0..depth)): NULL skips it; else put is given what want returned,
+ * the test's result and the base's median. A path the base lacks is left
+ * alone (base gains the empty key and path: it is the comparison's own).
+ * Returns 0 or -ENOMEM.
+ */
+typedef void *(*hrd_rundiff_path_want_fn)(void *ctx, const char *node,
+                                          const char *op, const char *backend,
+                                          uint32_t phase,
+                                          const char *const *names,
+                                          uint32_t depth);
+typedef void (*hrd_rundiff_path_put_fn)(void *ctx, void *at,
+                                        const struct hrd_signif *s,
+                                        double base_median);
+int hrd_rundiff_paths(struct hrd_agg *base, struct hrd_agg *new,
+                      hrd_rundiff_path_want_fn want,
+                      hrd_rundiff_path_put_fn put, void *ctx);
 
 #endif
