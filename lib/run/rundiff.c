@@ -266,7 +266,8 @@ struct judging {
  * with HRD_DETECT_POWER (detect.h), and never less than
  * HRD_ROUNDS_MIN_STEPS clock steps. NaN when out of memory.
  */
-static double detectable(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
+static double detectable(struct hrd_rundiff_row *r,
+                         const struct hrd_rundiff_opts *o,
                          struct judging *j, const size_t nr[2], double step)
 {
     double change, floor = 0;
@@ -306,7 +307,8 @@ static double key_step(const struct judging *j, const struct hrd_diff_pop *b,
  * base's control speed). Only when both sides have the control in
  * HRD_ROUNDS_MIN rounds or more; the control's own row stays as it is.
  */
-static void normalize(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
+static void normalize(struct hrd_rundiff_row *r,
+                      const struct hrd_rundiff_opts *o,
                       struct judging *j, size_t nr[2])
 {
     const struct hrd_diff_pop *k[2] = { r->b, r->n };

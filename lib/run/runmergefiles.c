@@ -53,7 +53,8 @@ static void show_progress(void *ctx, uint64_t done, uint64_t size)
 
 /* Starts a merge of o's inputs, reading every record whole when `whole`.
  * Returns 0 or -ENOMEM; merge_fini is due either way. */
-static int merge_init(struct merge *m, const struct hrd_runmerge_opts *o, int whole)
+static int merge_init(struct merge *m, const struct hrd_runmerge_opts *o,
+                      int whole)
 {
     memset(m, 0, sizeof *m);
     m->o = o;
