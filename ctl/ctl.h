@@ -8,8 +8,14 @@
  * ctl_paths.c), stats (ctl_stats.c), reset (ctl_reset.c), ping
  * (ctl_ping.c), record (ctl_record.c), plot (ctl_plot.c), and the run file
  * commands save, merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c;
- * ctl_diffside.c reads a run file's keys for diff, ctl_fingerprint.c the
- * machine fingerprints save writes and diff compares). record, record
+ * ctl_diffside.c says why diff or bisect cannot read a run,
+ * ctl_fingerprint.c the machine fingerprints save writes and diff
+ * compares). The run files themselves are lib/run's: these files parse
+ * options, call it and print what it returns (reading a run's keys for a
+ * comparison, runside.h; diff's pairing and judging, rundiff.h; a merge,
+ * runmerge.h; rounds, runrounds.h; a save's pages, runsave.h; --meta,
+ * runmeta.h; what a header says, runheader.h), and no file here names a
+ * run's records (tests/source/test_layers.sh). record, record
  * --rounds and ab register the processes they start and the directories
  * they make with ctl_cleanup.c (ctl_cleanup.h), which stops and removes
  * them on every way out, signals included.
@@ -36,6 +42,8 @@
 
 #include "lib/agg/agg.h"
 #include "lib/run/fingerprint.h"
+#include "lib/run/run.h"
+#include "lib/run/runmeta.h"
 #include "lib/view/report.h"
 #include "proto/hostrange.pb-c.h"
 
@@ -259,6 +267,11 @@ int hrd_ctl_dump(const struct hrd_filter *f,
 int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
                      Hostrange__RunEnd **end);
 
+/* hrd_ctl_load_run into r (hrd_run_whole_fini is due either way), its end
+ * in r->end. */
+int hrd_ctl_read_run(const char *cmd, const char *path,
+                     struct hrd_run_whole *r);
+
 /*
  * The calibrations a report applies (ctl_report.c), copied out of a reply or
  * a file: each row gets the one of its clock path (hrd_calib_for, of
@@ -349,21 +362,6 @@ void hrd_ctl_machine_option(const char *cmd, const char *arg);
  * can. */
 int hrd_ctl_machine_bad(const char *name, char *err, size_t len);
 
-/* One line on run h for people: its machine (hrd_fingerprint_format, or
- * why it has none) and its --meta pairs. */
-void hrd_ctl_run_describe(const Hostrange__RunHeader *h, char *buf,
-                          size_t len);
-
-/*
- * diff's check of the machines of runs BASE (header b) and NEW (n): when
- * their fingerprints differ, or one has none, says so on stderr, as a
- * warning or, with `strict`, as a refusal. Returns 0, or HRD_CTL_TOLD
- * when refused.
- */
-int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
-                          const char *npath, const Hostrange__RunHeader *n,
-                          int strict);
-
 /*
  * Saves what the daemon holds as run file `output` (ctl_save.c), for
  * command cmd (save, record --save): run format `format`, the --meta pairs
@@ -372,7 +370,7 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
  * there. Returns 0, or HRD_CTL_TOLD after printing why.
  */
 int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
-                     Hostrange__RunMeta **meta, size_t nmeta, FILE *note);
+                     const struct hrd_run_meta *meta, FILE *note);
 
 /*
  * Adds run file `path` to the history db (ctl_history.c), for command
@@ -390,17 +388,10 @@ int hrd_ctl_history_add_run(const char *cmd, const char *db,
  * ~/.pgpass is safer. */
 const char *hrd_ctl_history_dsn(const char *cmd, char *arg);
 
-/* --meta KEY=VALUE options (ctl_save.c): appends to *meta (exits with
- * status 2 on a bad one); hrd_ctl_meta_free frees the array. */
+/* --meta KEY=VALUE options (ctl_save.c): adds the pair to *meta (exits
+ * with status 2 on a bad one); hrd_run_meta_fini frees them. */
 int hrd_ctl_meta_add(const char *cmd, const char *arg,
-                     Hostrange__RunMeta ***meta, size_t *n);
-void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n);
-/* Sets a run header's provenance: format (HRD_RUN_FORMAT_SORTED, or _EVENTS with
- * --unsorted), this host (written to host[0..hostlen)), the time now, this
- * version, and the --meta pairs. */
-void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,
-                            char *host, size_t hostlen,
-                            Hostrange__RunMeta **meta, size_t nmeta);
+                     struct hrd_run_meta *meta);
 
 /*
  * What the session of stats s lost, said to out (ctl_losses.c): one line

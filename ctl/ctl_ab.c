@@ -109,7 +109,7 @@ static void keep_side(int i, const char *save, char **files, unsigned n)
     if (n == 0)
         fprintf(stderr, "hostrangectl ab: no round of %c completed: %s not "
                 "written\n", side, save);
-    else if (hrd_ctl_merge_rounds("ab", save, 1, NULL, 0, files, n) == 0)
+    else if (hrd_ctl_merge_rounds("ab", save, 1, NULL, files, n) == 0)
         fprintf(stderr, "hostrangectl ab: the %u completed round%s of %c "
                 "saved in %s\n", n, n == 1 ? "" : "s", side, save);
 }
@@ -198,7 +198,7 @@ static int look(const char *dir, int dargc, char **dargv, char **files[2],
     for (int i = 0; i < 2; i++) {
         snprintf(path[i], sizeof path[i], "%s/look-%c.hrs", dir,
                  i ? 'b' : 'a');
-        if (hrd_ctl_merge_rounds("ab", path[i], 1, NULL, 0, files[i],
+        if (hrd_ctl_merge_rounds("ab", path[i], 1, NULL, files[i],
                                  made[i]) != 0) {
             free(args);
             return -1;
@@ -428,7 +428,7 @@ static int run_ab(int argc, char **argv)
         snprintf(tmp[i], sizeof tmp[i], "%s/%c.hrs", dir, i ? 'b' : 'a');
         if (save[i] == NULL)
             save[i] = tmp[i];
-        if (hrd_ctl_merge_rounds("ab", save[i], 1, NULL, 0, files[i],
+        if (hrd_ctl_merge_rounds("ab", save[i], 1, NULL, files[i],
                                  made[i]) != 0)
             status = 5;
     }

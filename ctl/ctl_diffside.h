@@ -1,72 +1,32 @@
 /*
- * hostrangectl diff's reading of a run file (ctl_diff.c compares what it
- * reads): each key becomes one population per metric (inclusive, and self
- * when the key has range events), its values collected into distinct
- * values, ascending, with their counts (a histogram's: its buckets'
- * values), ready for lib/stat/signif.c. Keys of run format 1 that
- * hrd_runscan_key vouches for are read in place, their delta-coded
- * arrays decoded straight from the record; any other key is unpacked.
+ * diff's and bisect's reading of a run file, said on stderr: the calls of
+ * lib/run/runside.h, each failure but -ENOMEM told as "hostrangectl diff:
+ * WHY" and returned as HRD_CTL_TOLD (ctl.h).
  */
 #ifndef HOSTRANGE_CTL_DIFFSIDE_H
 #define HOSTRANGE_CTL_DIFFSIDE_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include "lib/run/runside.h"
 
-#include "lib/run/run.h"
-#include "lib/stat/signif.h"
-#include "proto/hostrange.pb-c.h"
-
-/* One population of one key of one file. */
-struct hrd_diff_pop {
-    char *node, *op, *backend, *range;
-    uint32_t phase, metric;
-    uint32_t node_rank, range_rank, order;
-    int scopes;
-    int hist;
-    double *v;
-    uint64_t *w;
-    size_t n;
-    uint64_t total;
-    double median;
-    double step;     /* smallest gap between distinct values (exact) */
-    uint64_t calls, children, descendants;
-    size_t id;       /* its place in the order read */
-    int matched;
-    /* A base population compared with new's population `partner` (an
-     * id): the test's result. */
-    size_t partner;
-    struct hrd_signif s;
-};
-
-/* One file of a diff, read a key at a time. */
-struct hrd_diff_side {
-    const char *path;
-    struct hrd_diff_pop *p;
-    size_t n, cap;
-    const Hostrange__Calibration *cal;
-    Hostrange__RunHeader *header;
-    Hostrange__RunEnd *end;
-    struct hrd_run_reader r;
-    int open, ended;
-    uint32_t order;
-    /* Scratch for a key's coded events: its values and the sort's. */
-    uint64_t *incl, *self, *tmp;
-    size_t vcap;
-};
-
-/* Opens a side's run file (s zeroed by the caller). Returns 0, -ENOMEM
- * (not printed: the caller says it), or HRD_CTL_TOLD (ctl.h) after
- * printing why the file cannot be read. */
+/* hrd_runside_open, said. Returns 0, -ENOMEM (not printed: the caller
+ * says it), or HRD_CTL_TOLD after printing why the file cannot be read. */
 int hrd_diff_side_open(struct hrd_diff_side *s, const char *path);
 
-/* Reads the next key of a side into populations (one or two, appended to
- * s->p), or, at the end of the file, its end (s->ended set). Returns 0,
- * -ENOMEM (not printed), or HRD_CTL_TOLD after printing why the file
- * cannot be read. */
+/* hrd_runside_next, said. Returns 0, -ENOMEM (not printed), or
+ * HRD_CTL_TOLD after printing why the file cannot be read. */
 int hrd_diff_side_next(struct hrd_diff_side *s);
 
-/* Frees a side's populations, scratch and reader. */
+/*
+ * diff's check of the machines of runs BASE (side b, its file bpath) and
+ * NEW (n, npath) (ctl_fingerprint.c): when their fingerprints differ, or
+ * one has none, says so on stderr, as a warning or, with `strict`, as a
+ * refusal. Returns 0, or HRD_CTL_TOLD when refused.
+ */
+int hrd_ctl_diff_machines(const char *bpath, const struct hrd_diff_side *b,
+                          const char *npath, const struct hrd_diff_side *n,
+                          int strict);
+
+/* hrd_runside_free. */
 void hrd_diff_side_free(struct hrd_diff_side *s);
 
 #endif

@@ -5,7 +5,9 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_diffside.h"
 #include "lib/run/fingerprint.h"
+#include "lib/run/runheader.h"
 #include "lib/view/escape.h"
 #include "proto/protocol.h"
 
@@ -86,36 +88,8 @@ void hrd_ctl_machine_option(const char *cmd, const char *arg)
     }
 }
 
-/* Whether h is a merge of runs from machines that differ (its sources'
- * fingerprints). */
-static int mixed_merge(const Hostrange__RunHeader *h)
-{
-    return h->fingerprint == NULL && h->n_sources > 1;
-}
-
-void hrd_ctl_run_describe(const Hostrange__RunHeader *h, char *buf,
-                          size_t len)
-{
-    size_t at;
-
-    if (h->fingerprint != NULL)
-        hrd_fingerprint_format(h->fingerprint, buf, len);
-    else if (mixed_merge(h))
-        snprintf(buf, len, "a merge of %zu runs from different machines",
-                 h->n_sources);
-    else
-        snprintf(buf, len, "%s: no machine fingerprint (hostrange %s)",
-                 h->host, h->version);
-    for (size_t i = 0; i < h->n_meta; i++) {
-        at = strlen(buf);
-        if (at + 1 < len)
-            snprintf(buf + at, len - at, "%s%s=%s", i == 0 ? "; " : ", ",
-                     h->meta[i]->key, h->meta[i]->value);
-    }
-}
-
-int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
-                          const char *npath, const Hostrange__RunHeader *n,
+int hrd_ctl_diff_machines(const char *bpath, const struct hrd_diff_side *b,
+                          const char *npath, const struct hrd_diff_side *n,
                           int strict)
 {
     const char *what = strict ? "" : "warning: ";
@@ -123,14 +97,16 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
     char why[2048];
 
     for (int i = 0; i < 2; i++) {
-        const Hostrange__RunHeader *h = i == 0 ? b : n;
+        const struct hrd_diff_side *s = i == 0 ? b : n;
         const char *path = i == 0 ? bpath : npath;
 
-        if (h->fingerprint != NULL)
+        int unknown = hrd_run_machine_unknown(s->header);
+
+        if (unknown == HRD_RUN_MACHINE_KNOWN)
             continue;
         fprintf(stderr, "hostrangectl diff: %s", what);
         hrd_text_put(stderr, path);
-        if (mixed_merge(h))
+        if (unknown == HRD_RUN_MACHINE_MIXED)
             fprintf(stderr, " is a merge of runs from different machines"
                     "%s\n", tail);
         else
@@ -138,8 +114,7 @@ int hrd_ctl_diff_machines(const char *bpath, const Hostrange__RunHeader *b,
                     "hostrange): its machine is unknown%s\n", tail);
         return strict ? HRD_CTL_TOLD : 0;
     }
-    if (hrd_fingerprint_diff(b->fingerprint, n->fingerprint, why,
-                             sizeof why) == 0)
+    if (hrd_run_machines_diff(b->header, n->header, why, sizeof why) == 0)
         return 0;
     fprintf(stderr, "hostrangectl diff: %sthe machine fingerprints of ",
             what);

@@ -3,11 +3,8 @@
 
 #include "ctl/ctl.h"
 #include "lib/agg/agg_impl.h"
-#include "ctl/ctl_rounds.h"
-#include "lib/stat/rounds.h"
-#include "lib/agg/observer.h"
-#include "lib/run/run.h"
-#include "proto/protocol.h"
+#include "lib/run/runheader.h"
+#include "lib/run/runrounds.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,7 +16,7 @@ struct from_ctx {
     struct hrd_writer *w;
     struct hrd_ctl_calibs *cal; /* NULL: no observer fields */
     int flat; /* --by path of a file without paths: one-element paths */
-    struct hrd_ctl_round_index *rounds; /* NULL: no rounds fields */
+    struct hrd_round_index *rounds; /* NULL: no rounds fields */
     double *medians;                    /* room for a row's round medians */
 };
 
@@ -37,75 +34,46 @@ static int put_row(const struct hrd_row *row, void *arg)
     }
     if (c->cal != NULL)
         hrd_ctl_calibs_apply(c->cal, &r);
-    if (c->rounds != NULL) {
-        size_t max = c->rounds->end->rounds;
-        double *tmp = c->medians + (max > 1 ? max : 1);
-        size_t n = hrd_ctl_round_medians(c->rounds, r.node_id, r.op,
-                                         r.backend, hrp_phase_parse(r.phase),
-                                         r.range, hrp_metric_parse(r.metric),
-                                         c->medians, max);
-
-        if (n == 0) {
-            /* One round: the pooled median is its median. */
-            c->medians[0] = r.median;
-            n = 1;
-        }
-        r.rounds = (uint32_t)n;
-        r.round_medians = c->medians;
-        memcpy(tmp, c->medians, n * sizeof *tmp);
-        r.round_spread = hrd_rounds_spread(tmp, n);
-    }
+    if (c->rounds != NULL)
+        hrd_round_row(c->rounds, &r, c->medians);
     return hrd_writer_row(c->w, &r);
-}
-
-/* The clock paths of a run file's clients (HRP_PATH_* bits), which stand
- * for its keys' (a run file does not keep them per key); 0 when a client's
- * is not known. */
-static unsigned run_paths(const Hostrange__RunEnd *e)
-{
-    unsigned paths = 0;
-
-    for (size_t i = 0; i < e->n_clients; i++) {
-        unsigned p = hrp_clock_paths_parse(e->clients[i]->clock_path);
-
-        if (p == 0)
-            return 0;
-        paths |= p;
-    }
-    return paths;
 }
 
 int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
                       const struct hrd_ctl_report *r)
 {
     struct hrd_cursor cur = { { 0 }, 0, 0 };
-    Hostrange__RunEnd *e = NULL;
+    struct hrd_agg agg;
+    struct hrd_run_whole run = { &agg, NULL };
     struct hrd_ctl_calibs cal;
     struct hrd_writer w;
-    struct hrd_agg agg;
     struct from_ctx ctx = { &w, NULL, 0, NULL, NULL };
-    struct hrd_ctl_round_index ridx = { NULL, NULL, 0 };
+    struct hrd_round_index ridx = { NULL, NULL, 0 };
     unsigned fields = r->fields;
     int rc;
 
-    rc = hrd_ctl_load_run("dump", r->from, &agg, &e);
+    rc = hrd_ctl_read_run("dump", r->from, &run);
     if (rc != 0)
         goto out;
     if (r->correct)
         fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
     if (fields & HRD_FIELDS_OBSERVER) {
-        rc = hrd_ctl_calibs_init(&cal, e->calibrations, e->n_calibrations,
-                                 r->calibration, r->from, r->correct);
+        size_t ncal;
+        Hostrange__Calibration *const *cals = hrd_run_calibrations(run.end,
+                                                                   &ncal);
+
+        rc = hrd_ctl_calibs_init(&cal, cals, ncal, r->calibration, r->from,
+                                 r->correct);
         if (rc != 0)
             goto out;
         ctx.cal = &cal;
-        cal.run_paths = run_paths(e);
+        cal.run_paths = hrd_run_clock_paths(run.end);
     }
     if (fields & HRD_FIELDS_ROUNDS) {
-        size_t max = e->rounds > 1 ? e->rounds : 1;
-
-        rc = hrd_ctl_round_index_init(&ridx, e);
-        ctx.medians = malloc(2 * max * sizeof *ctx.medians);
+        rc = hrd_round_index_init(&ridx, run.end);
+        ctx.medians = rc != 0 ? NULL
+                              : malloc(hrd_round_row_room(&ridx) *
+                                       sizeof *ctx.medians);
         if (rc != 0 || ctx.medians == NULL) {
             rc = -ENOMEM;
             goto out;
@@ -120,12 +88,10 @@ int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
         rc = hrd_writer_finish(&w);
     hrd_writer_fini(&w);
 out:
-    hrd_ctl_round_index_fini(&ridx);
+    hrd_round_index_fini(&ridx);
     free(ctx.medians);
     if (ctx.cal != NULL)
         hrd_ctl_calibs_fini(ctx.cal);
-    if (e != NULL)
-        hostrange__run_end__free_unpacked(e, NULL);
-    hrd_agg_fini(&agg);
+    hrd_run_whole_fini(&run);
     return rc;
 }

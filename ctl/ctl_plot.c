@@ -12,6 +12,7 @@
 #include "lib/view/flame.h"
 #include "lib/view/svg.h"
 #include "lib/run/run.h"
+#include "lib/run/rundiff.h"
 #include "lib/stat/signif.h"
 #include "proto/protocol.h"
 
@@ -27,158 +28,38 @@
 
 /* --- plot --diff: significance per path ---------------------------------- */
 
-/* A key's inclusive population as a weighted sample (signif.h), bucketed
- * like a histogram when `bucketed`. The arrays are allocated. */
-struct wpop {
-    double *v;
-    uint64_t *w;
-    size_t n;
-    uint64_t total;
-    int hist;
+/* The tree coloured by plot --diff, and its significance level. */
+struct coloured {
+    struct hrd_ptree *t;
+    double alpha;
 };
 
-static int wpop_of(struct hrd_agg *a, const struct hrd_key *k,
-                   struct wpop *p)
+/* hrd_rundiff_paths's question: the node of the tree for a path, or NULL
+ * when the tree does not hold it. */
+static void *path_want(void *ctx, const char *node, const char *op,
+                       const char *backend, uint32_t phase,
+                       const char *const *names, uint32_t depth)
 {
-    memset(p, 0, sizeof *p);
-    if (k->exact) {
-        size_t all = k->pairs + k->records, ni, ns;
-        uint64_t *incl = malloc((all + 1) * sizeof *incl);
-        uint64_t *self = malloc((k->pairs + 1) * sizeof *self);
-        uint64_t *tmp = malloc((all + 1) * sizeof *tmp);
+    const struct coloured *c = ctx;
 
-        p->v = malloc((all + 1) * sizeof *p->v);
-        p->w = malloc((all + 1) * sizeof *p->w);
-        if (incl == NULL || self == NULL || tmp == NULL || p->v == NULL ||
-            p->w == NULL) {
-            free(incl);
-            free(self);
-            free(tmp);
-            return -ENOMEM;
-        }
-        hrd_agg_key_values(k, incl, &ni, self, &ns);
-        hrd_sort_u64(incl, ni, tmp);
-        p->n = hrd_signif_collapse(incl, ni, p->v, p->w);
-        p->total = ni;
-        free(incl);
-        free(self);
-        free(tmp);
-        (void)a;
-        return 0;
-    }
-    p->hist = 1;
-    p->v = malloc((k->incl->nb + 1) * sizeof *p->v);
-    p->w = malloc((k->incl->nb + 1) * sizeof *p->w);
-    if (p->v == NULL || p->w == NULL)
-        return -ENOMEM;
-    for (uint32_t b = hrd_hist_next(k->incl, 0, &p->w[0]);
-         b < HRD_HIST_BUCKETS; b = hrd_hist_next(k->incl, b + 1, &p->w[p->n])) {
-        p->v[p->n++] = hrd_hist_value(b);
-    }
-    p->total = k->incl->n;
-    return 0;
+    return hrd_ptree_find(c->t, node, op, backend, phase, names, depth);
 }
 
-/* Puts an exact population's values into histogram buckets. */
-static void wpop_bucket(struct wpop *p)
+/* hrd_rundiff_paths's answer for node `at`: its change from the base,
+ * significant when p < alpha. */
+static void path_put(void *ctx, void *at, const struct hrd_signif *s,
+                     double bm)
 {
-    if (p->hist)
-        return;
-    p->n = hrd_hist_bucket_weighted(p->v, p->w, p->n);
-    p->hist = 1;
-}
+    const struct coloured *c = ctx;
+    struct hrd_pnode *n = at;
 
-static void wpop_free(struct wpop *p)
-{
-    free(p->v);
-    free(p->w);
-}
-
-/* Compares every path key of `new` with the same (labels, path) of `base`
- * and puts the outcome on the nodes of t, a change being significant when
- * p < alpha. Returns 0 or -ENOMEM. */
-static int compare(struct hrd_agg *base, struct hrd_agg *new,
-                   struct hrd_ptree *t, double alpha)
-{
-    const char *names[HRD_MAX_DEPTH_LIMIT];
-
-    for (uint32_t i = 0; i < new->nkeys; i++) {
-        const struct hrd_key *k = new->keys[i];
-
-        for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
-            struct hrd_key tmp;
-            const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
-            uint32_t depth = hrd_agg_path_names(new, p->path, names);
-            const char *node = hrd_agg_str_get(new, p->node);
-            const char *op = hrd_agg_str_get(new, p->op);
-            const char *be = hrd_agg_str_get(new, p->backend);
-            struct hrd_pnode *n = hrd_ptree_find(t, node, op, be, p->phase,
-                                                 names, depth);
-            uint32_t bn, bo, bb, br, id = 0;
-            struct hrd_key *bk, *bp;
-            struct wpop x, y;
-            struct hrd_signif s;
-            int rc;
-
-            if (n == NULL || p->pairs == 0)
-                continue;
-            /* The same key in the base (created empty when it has none:
-             * the base aggregation is this comparison's own). */
-            bn = hrd_agg_str(base, node);
-            bo = hrd_agg_str(base, op);
-            bb = hrd_agg_str(base, be);
-            br = hrd_agg_str(base, hrd_agg_str_get(new, p->range));
-            if (bn == 0 || bo == 0 || bb == 0 || br == 0)
-                return -ENOMEM;
-            bk = hrd_agg_key(base, bn, bo, bb, p->phase, br);
-            for (uint32_t j = 0; j < depth && id != HRD_PATH_TOO_DEEP; j++) {
-                uint32_t r = hrd_agg_str(base, names[j]);
-                if (r == 0)
-                    return -ENOMEM;
-                id = hrd_agg_path(base, id, r);
-                if (id == 0)
-                    return -ENOMEM;
-            }
-            if (bk == NULL || id == HRD_PATH_TOO_DEEP)
-                continue;
-            bp = hrd_agg_path_key(base, bk, id);
-            if (bp == NULL)
-                return -ENOMEM;
-            if (bp->pairs == 0)
-                continue; /* not in the base: grey */
-            memset(&y, 0, sizeof y);
-            if (wpop_of(base, bp, &x) != 0 || wpop_of(new, p, &y) != 0) {
-                wpop_free(&x);
-                wpop_free(&y);
-                return -ENOMEM;
-            }
-            if (x.hist || y.hist) {
-                wpop_bucket(&x);
-                wpop_bucket(&y);
-            }
-            rc = hrd_signif_compare(
-                &(struct hrd_wsample){ x.v, x.w, x.n, x.total },
-                &(struct hrd_wsample){ y.v, y.w, y.n, y.total }, &s);
-            if (rc == 0) {
-                double bm = hrd_signif_median(
-                    &(struct hrd_wsample){ x.v, x.w, x.n, x.total });
-
-                n->diff_known = 1;
-                n->diff_p = s.p;
-                n->diff_shift = s.shift;
-                n->diff_base_median = bm;
-                n->diff_rel = bm > 0 ? s.shift / bm : 0;
-                n->diff = s.p < alpha && s.shift != 0
-                              ? (s.shift > 0 ? 1 : -1)
-                              : 0;
-            }
-            wpop_free(&x);
-            wpop_free(&y);
-            if (rc != 0)
-                return rc;
-        }
-    }
-    return 0;
+    n->diff_known = 1;
+    n->diff_p = s->p;
+    n->diff_shift = s->shift;
+    n->diff_base_median = bm;
+    n->diff_rel = bm > 0 ? s->shift / bm : 0;
+    n->diff = s->p < c->alpha && s->shift != 0 ? (s->shift > 0 ? 1 : -1)
+                                               : 0;
 }
 
 /* --- plot ---------------------------------------------------------------- */
@@ -299,7 +180,8 @@ static int diff_tree(const char *bpath, const char *npath,
         fprintf(stderr, "hostrangectl plot: %s holds no calling "
                 "contexts: its ranges are drawn flat, uncompared\n", npath);
     else if (rc == 0)
-        rc = compare(&base, &new, t, alpha);
+        rc = hrd_rundiff_paths(&base, &new, path_want, path_put,
+                               &(struct coloured){ t, alpha });
     hrd_agg_fini(&base);
     hrd_agg_fini(&new);
     if (rc < 0) {

@@ -165,8 +165,7 @@ struct record_opts {
     const char *nvtx_window;
     const char *save;                /* --save FILE, or NULL */
     unsigned format;                 /* of the run file */
-    Hostrange__RunMeta **meta;       /* --meta */
-    size_t nmeta;
+    struct hrd_run_meta meta;        /* --meta */
     unsigned rounds;                 /* --rounds */
     int quiet;                       /* a round: say nothing of the save */
     int out_to_err;                  /* COMMAND's stdout goes to stderr */
@@ -176,28 +175,14 @@ struct record_opts {
 
 /*
  * The --meta pairs of a run and, when sig is not 0, the pair
- * stopped=SIGNAME that marks it partial: a new array of the borrowed
- * pairs (the caller frees the array only), *n their number. Returns NULL
- * for want of memory.
+ * stopped=SIGNAME that marks it partial, into *m (hrd_run_meta_with).
+ * Returns 0 or -ENOMEM.
  */
-static Hostrange__RunMeta **meta_stopped(Hostrange__RunMeta **meta,
-                                         size_t nmeta, int sig,
-                                         Hostrange__RunMeta *pair, size_t *n)
+static int meta_stopped(struct hrd_run_meta *m, const struct hrd_run_meta *meta,
+                        int sig)
 {
-    Hostrange__RunMeta **m = malloc((nmeta + 1) * sizeof *m);
-
-    if (m == NULL)
-        return NULL;
-    if (nmeta > 0)
-        memcpy(m, meta, nmeta * sizeof *m);
-    *n = nmeta;
-    if (sig != 0) {
-        hostrange__run_meta__init(pair);
-        pair->key = (char *)HRD_CTL_STOPPED_META;
-        pair->value = (char *)hrd_ctl_cleanup_signame(sig);
-        m[(*n)++] = pair;
-    }
-    return m;
+    return hrd_run_meta_with(m, meta, sig != 0 ? HRD_CTL_STOPPED_META : NULL,
+                             hrd_ctl_cleanup_signame(sig));
 }
 
 /* Says on stderr what a record stopped by signal sig kept: the run
@@ -239,11 +224,10 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
 {
     static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
     char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX], run[PATH_MAX + 8];
-    Hostrange__RunMeta **meta, stopped;
+    struct hrd_run_meta meta;
     const char *save;
     pid_t dpid, cpid;
     int status, rc, saved, lost, sig;
-    size_t nmeta;
 
     *cut = 0;
     if (o->nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
@@ -316,19 +300,18 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
     /* --history without --save: the run file in the runtime directory. */
     snprintf(run, sizeof run, "%s/run.hrs", dir);
     save = o->save != NULL ? o->save : o->history != NULL ? run : NULL;
-    meta = meta_stopped(o->meta, o->nmeta, sig, &stopped, &nmeta);
-    if (meta == NULL) {
+    if (meta_stopped(&meta, &o->meta, sig) != 0) {
         fprintf(stderr, "hostrangectl record: out of memory\n");
         saved = 1;
     } else {
         saved = save == NULL ? 0
                              : hrd_ctl_save_run("record", save, o->format,
-                                                meta, nmeta,
+                                                &meta,
                                                 o->save != NULL && !o->quiet
                                                     ? stderr
                                                     : NULL);
     }
-    free(meta);
+    hrd_run_meta_fini(&meta);
     /* A run cut short is not added: a partial point would join a series
      * as if its command had run whole. */
     if (saved == 0 && o->history != NULL && !*cut &&
@@ -382,10 +365,9 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
     char **files = calloc(o->rounds, sizeof *files);
     struct hrd_ctl_report rep = o->rep;
     const char *out;
-    Hostrange__RunMeta **meta = NULL, stopped;
+    struct hrd_run_meta meta;
     int status = 0, rc = 0, sig;
     unsigned made = 0, done = 0, cut_in = 0;
-    size_t nmeta = 0;
 
     if (files == NULL) {
         fprintf(stderr, "hostrangectl record: out of memory\n");
@@ -412,8 +394,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         ro.quiet = 1;
         ro.save = files[k];
         ro.format = 1;
-        ro.meta = NULL;
-        ro.nmeta = 0;
+        memset(&ro.meta, 0, sizeof ro.meta);
         ro.rep.output = "/dev/null";
         ro.rep.format = HRD_FORMAT_JSONL;
         ro.rep.fields = 0;
@@ -443,11 +424,11 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         rc = 1;
     }
     if (rc == 0) {
-        meta = meta_stopped(o->meta, o->nmeta, sig, &stopped, &nmeta);
-        rc = meta == NULL ? 1
-                          : hrd_ctl_merge_rounds("record", out, o->format,
-                                                 meta, nmeta, files, done);
-        free(meta);
+        rc = meta_stopped(&meta, &o->meta, sig) != 0
+                 ? 1
+                 : hrd_ctl_merge_rounds("record", out, o->format, &meta,
+                                        files, done);
+        hrd_run_meta_fini(&meta);
     }
     if (rc == 0) {
         rep.from = out;
@@ -489,7 +470,7 @@ static const char *check_options(const struct record_opts *o)
 {
     if (o->nvtx_window != NULL && !o->nvtx)
         return "--nvtx-window needs --nvtx";
-    if (o->save == NULL && o->history == NULL && o->nmeta > 0)
+    if (o->save == NULL && o->history == NULL && o->meta.n > 0)
         return "--meta needs --save or --history";
     if (o->save == NULL && o->format != 1)
         return "--unsorted needs --save";
@@ -536,7 +517,7 @@ static int run_record(int argc, char **argv)
         switch (c) {
         case 'h':
             fputs(usage_record, stdout);
-            hrd_ctl_meta_free(o.meta, o.nmeta);
+            hrd_run_meta_fini(&o.meta);
             return 0;
         case 'N':
             o.nvtx = 1;
@@ -547,7 +528,7 @@ static int run_record(int argc, char **argv)
                 fprintf(stderr, "hostrangectl record: %s needs %s\n",
                         c == 'W' ? "--nvtx-window" : "--save",
                         c == 'W' ? "a range name" : "a file name");
-                hrd_ctl_meta_free(o.meta, o.nmeta);
+                hrd_run_meta_fini(&o.meta);
                 return 2;
             }
             *(c == 'W' ? &o.nvtx_window : &o.save) = optarg;
@@ -559,7 +540,7 @@ static int run_record(int argc, char **argv)
             o.strict = 1;
             continue;
         case 'm':
-            hrd_ctl_meta_add("record", optarg, &o.meta, &o.nmeta);
+            hrd_ctl_meta_add("record", optarg, &o.meta);
             continue;
         case OPT_ROUNDS:
             o.rounds = hrd_ctl_parse_rounds("record", "--rounds", optarg);
@@ -580,18 +561,18 @@ static int run_record(int argc, char **argv)
         bad = "no command to run (see --help)";
     if (bad != NULL) {
         fprintf(stderr, "hostrangectl record: %s\n", bad);
-        hrd_ctl_meta_free(o.meta, o.nmeta);
+        hrd_run_meta_fini(&o.meta);
         return 2;
     }
     if ((rc = hrd_ctl_cleanup_init()) != 0) {
         fprintf(stderr, "hostrangectl record: cannot catch signals: %s\n",
                 strerror(-rc));
-        hrd_ctl_meta_free(o.meta, o.nmeta);
+        hrd_run_meta_fini(&o.meta);
         return 1;
     }
     rc = o.rounds > 1 ? record_rounds(&o, argv + optind)
                       : record(&o, argv + optind, &cut);
-    hrd_ctl_meta_free(o.meta, o.nmeta);
+    hrd_run_meta_fini(&o.meta);
     return rc;
 }
 

@@ -231,33 +231,41 @@ void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
     dq->paged = 1;
 }
 
-int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
-                     Hostrange__RunEnd **end)
+/* The progress and message of a run read whole (hrd_ctl_load_run,
+ * hrd_ctl_read_run): rc of hrd_run_read as ctl's. */
+static int read_told(const char *cmd, int rc, const char *err)
 {
-    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
-    struct hrd_runload l;
-    char err[8400];
-    int rc;
-
-    hrd_agg_init(agg);
-    agg->max_bytes = SIZE_MAX / 2;
-    hrd_runload_init_reader(&l, agg);
-    hrd_ctl_progress_init(&rp.p);
-    rc = hrd_run_load(&l, path, NULL, end, hrd_ctl_read_progress, &rp, err,
-                      sizeof err);
-    hrd_ctl_progress_end(&rp.p);
-    if (rc == 0 && hrd_runload_finish(&l) != 0) {
-        snprintf(err, sizeof err, "out of memory");
-        rc = -ENOMEM;
-        if (end != NULL) {
-            hostrange__run_end__free_unpacked(*end, NULL);
-            *end = NULL;
-        }
-    }
     if (rc != 0) {
         fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
         rc = HRD_CTL_TOLD;
     }
-    hrd_runload_fini(&l);
     return rc;
+}
+
+int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
+                     Hostrange__RunEnd **end)
+{
+    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
+    char err[8400];
+    int rc;
+
+    hrd_ctl_progress_init(&rp.p);
+    rc = hrd_run_read(path, agg, end, hrd_ctl_read_progress, &rp, err,
+                      sizeof err);
+    hrd_ctl_progress_end(&rp.p);
+    return read_told(cmd, rc, err);
+}
+
+int hrd_ctl_read_run(const char *cmd, const char *path,
+                     struct hrd_run_whole *r)
+{
+    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
+    char err[8400];
+    int rc;
+
+    hrd_ctl_progress_init(&rp.p);
+    rc = hrd_run_read_whole(r, path, hrd_ctl_read_progress, &rp, err,
+                            sizeof err);
+    hrd_ctl_progress_end(&rp.p);
+    return read_told(cmd, rc, err);
 }

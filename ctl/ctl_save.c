@@ -5,8 +5,8 @@
 #include "lib/run/run.h"
 #include "lib/run/runfields.h"
 #include "lib/run/runid.h"
+#include "lib/run/runsave.h"
 #include "proto/protocol.h"
-#include "proto/stream.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -48,124 +48,19 @@ static const char usage_save[] =
     "\n"
     "On a terminal, progress is shown on stderr.\n";
 
-/* Parses KEY=VALUE options into an array of RunMeta (hrd_ctl_meta_free). */
 int hrd_ctl_meta_add(const char *cmd, const char *arg,
-                     Hostrange__RunMeta ***meta, size_t *n)
+                     struct hrd_run_meta *meta)
 {
     const char *eq = strchr(arg, '=');
-    Hostrange__RunMeta **nm, *m;
 
     if (eq == NULL || eq == arg) {
         fprintf(stderr, "hostrangectl %s: bad --meta '%s' (KEY=VALUE)\n", cmd,
                 arg);
         exit(2);
     }
-    nm = realloc(*meta, (*n + 1) * sizeof *nm);
-    m = malloc(sizeof *m);
-    if (nm == NULL || m == NULL) {
+    if (hrd_run_meta_add(meta, arg, (size_t)(eq - arg), eq + 1) != 0) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
         exit(1);
-    }
-    *meta = nm;
-    hostrange__run_meta__init(m);
-    m->key = strndup(arg, (size_t)(eq - arg));
-    m->value = strdup(eq + 1);
-    nm[(*n)++] = m;
-    return 0;
-}
-
-void hrd_ctl_meta_free(Hostrange__RunMeta **meta, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(meta[i]->key);
-        free(meta[i]->value);
-        free(meta[i]);
-    }
-    free(meta);
-}
-
-void hrd_ctl_run_provenance(Hostrange__RunHeader *h, unsigned format,
-                            char *host, size_t hostlen,
-                            Hostrange__RunMeta **meta, size_t nmeta)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_REALTIME, &ts);
-    hrd_run_hostname(host, hostlen);
-    h->format = format;
-    h->host = host;
-    h->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-    h->version = PACKAGE_VERSION;
-    h->meta = meta;
-    h->n_meta = nmeta;
-}
-
-/* Bytes of a message that split() keeps in place. */
-struct span {
-    const uint8_t *p;
-    size_t len;
-};
-
-/*
- * Splits the protocol-buffer message p[0..n) in two without decoding it:
- * the values of every occurrence of the length-delimited field `field`
- * (pointers into p, appended to *spans), and a copy of all its other
- * fields (*rest, *restlen: a message of the same type without that field;
- * caller frees). So the bulk of a reply (the keys of a save page) is never
- * copied, while its other fields are decoded as usual from *rest. Returns
- * 0, -EINVAL when the message is malformed, or -ENOMEM.
- */
-static int split(const uint8_t *p, size_t n, uint32_t field,
-                 struct span **spans, size_t *nspans, size_t *capspans,
-                 uint8_t **rest, size_t *restlen)
-{
-    const uint8_t *end = p + n;
-
-    *rest = malloc(n + 1);
-    *restlen = 0;
-    if (*rest == NULL)
-        return -ENOMEM;
-    while (p < end) {
-        const uint8_t *start = p;
-        uint64_t tag, v;
-
-        if (hrp_get_varint(&p, end, &tag) != 0)
-            return -EINVAL;
-        switch (tag & 7) {
-        case 0:
-            if (hrp_get_varint(&p, end, &v) != 0)
-                return -EINVAL;
-            break;
-        case 1:
-        case 5:
-            if ((size_t)(end - p) < ((tag & 7) == 1 ? 8u : 4u))
-                return -EINVAL;
-            p += (tag & 7) == 1 ? 8 : 4;
-            break;
-        case 2:
-            if (hrp_get_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
-                return -EINVAL;
-            if (tag >> 3 == field) {
-                if (*nspans == *capspans) {
-                    size_t cap = *capspans ? 2 * *capspans : 256;
-                    struct span *ns = realloc(*spans, cap * sizeof *ns);
-
-                    if (ns == NULL)
-                        return -ENOMEM;
-                    *spans = ns;
-                    *capspans = cap;
-                }
-                (*spans)[(*nspans)++] = (struct span){ p, (size_t)v };
-                p += v;
-                continue;
-            }
-            p += v;
-            break;
-        default:
-            return -EINVAL;
-        }
-        memcpy(*rest + *restlen, start, (size_t)(p - start));
-        *restlen += (size_t)(p - start);
     }
     return 0;
 }
@@ -185,12 +80,11 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
                      uint64_t *saved, int *last)
 {
     Hostrange__ControlReply *top = NULL;
-    Hostrange__SaveReply *s = NULL;
-    struct span *save = NULL, *keys = NULL;
-    size_t nsave = 0, capsave = 0, nkeys = 0, capkeys = 0, toplen, slen;
+    struct hrd_span *save = NULL, *keys = NULL;
+    size_t nsave = 0, capsave = 0, nkeys = 0, capkeys = 0, toplen, slen = 0;
     uint8_t *toprest = NULL, *srest = NULL;
     void *msg = NULL;
-    size_t n;
+    size_t n, cursor_len = 0;
     char err[8400];
     int rc = HRD_CTL_TOLD, bad = 0;
 
@@ -204,12 +98,13 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
     }
     /* ControlReply: its save apart; in the save, its packed keys
      * apart. */
-    if (split(msg, n, HRD_CONTROLREPLY_SAVE, &save, &nsave, &capsave,
-              &toprest, &toplen) != 0 ||
+    if (hrd_runsave_split(msg, n, HRD_CONTROLREPLY_SAVE, &save, &nsave,
+                          &capsave, &toprest, &toplen) != 0 ||
         nsave > 1 ||
-        (nsave == 1 && split(save[0].p, save[0].len,
-                             HRD_SAVEREPLY_PACKED_KEYS, &keys, &nkeys,
-                             &capkeys, &srest, &slen) != 0))
+        (nsave == 1 && hrd_runsave_split(save[0].p, save[0].len,
+                                         HRD_SAVEREPLY_PACKED_KEYS, &keys,
+                                         &nkeys, &capkeys, &srest,
+                                         &slen) != 0))
         bad = 1;
     else
         top = hostrange__control_reply__unpack(NULL, toplen, toprest);
@@ -224,57 +119,27 @@ static int save_page(Hostrange__ControlRequest *q, uint8_t *cursor,
         hrd_run_abort(w);
         goto out;
     }
-    if (nsave == 1)
-        s = hostrange__save_reply__unpack(NULL, slen, srest);
-    if (s == NULL || s->next_cursor.len > 16 ||
-        (s->next_cursor.len == 0 && s->end == NULL)) {
+    rc = hrd_runsave_page(w, output, keys, nkeys,
+                          nsave == 1 ? srest : NULL, slen, cursor,
+                          &cursor_len, saved, last, err, sizeof err);
+    if (rc == HRD_RUNSAVE_NO_RUN) {
         hrd_ctl_progress_end(&progress);
         fprintf(stderr, "hostrangectl %s: hostranged at %s sent no run; "
                 "%s not written\n", save_cmd, hrd_ctl_dir, output);
-        hrd_run_abort(w);
+        rc = HRD_CTL_TOLD;
         goto out;
     }
-    /* Packed keys go to the file as they are, from the reply (a daemon
-     * from before they were sent packed sends messages). */
-    if (nkeys != 0) {
-        struct iovec *iov = malloc(nkeys * sizeof *iov);
-
-        for (size_t i = 0; iov != NULL && i < nkeys; i++) {
-            iov[i].iov_base = (void *)keys[i].p;
-            iov[i].iov_len = keys[i].len;
-        }
-        if (iov == NULL)
-            snprintf(err, sizeof err, "%s: out of memory", output);
-        bad = iov == NULL ||
-              hrd_run_put_packed_keys(w, iov, nkeys, err, sizeof err) != 0;
-        free(iov);
-    }
-    for (size_t i = 0; !bad && i < s->n_keys; i++)
-        bad = hrd_run_put_key(w, s->keys[i], err, sizeof err) != 0;
-    if (bad) {
+    if (rc != 0) {
         hrd_ctl_progress_end(&progress);
         fprintf(stderr, "hostrangectl %s: %s\n", save_cmd, err);
-        hrd_run_abort(w);
+        rc = HRD_CTL_TOLD;
         goto out;
     }
-    if (s->next_cursor.len == 0) {
-        *saved = w->keys;
-        if (hrd_run_commit(w, s->end, err, sizeof err) != 0) {
-            hrd_ctl_progress_end(&progress);
-            fprintf(stderr, "hostrangectl %s: %s\n", save_cmd, err);
-            goto out;
-        }
-        *last = 1;
-        rc = 0;
-        goto out;
+    if (!*last) {
+        q->save->cursor.data = cursor;
+        q->save->cursor.len = cursor_len;
     }
-    memcpy(cursor, s->next_cursor.data, s->next_cursor.len);
-    q->save->cursor.data = cursor;
-    q->save->cursor.len = s->next_cursor.len;
-    rc = 0;
 out:
-    if (s != NULL)
-        hostrange__save_reply__free_unpacked(s, NULL);
     if (top != NULL)
         hostrange__control_reply__free_unpacked(top, NULL);
     free(toprest);
@@ -286,27 +151,24 @@ out:
 }
 
 int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
-                     Hostrange__RunMeta **meta, size_t nmeta, FILE *note)
+                     const struct hrd_run_meta *meta, FILE *note)
 {
-    Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__SaveRequest sq = HOSTRANGE__SAVE_REQUEST__INIT;
     struct hrd_run_writer w;
     uint8_t cursor[16];
     struct hrd_fingerprint fp;
-    char host[256], err[8400], id[HRD_RUNID_LEN + 1];
+    char err[8400], id[HRD_RUNID_LEN + 1];
     int rc;
 
-    hrd_ctl_run_provenance(&h, format, host, sizeof host, meta, nmeta);
     hrd_ctl_fingerprint(&fp);
-    h.fingerprint = &fp.m;
     if ((rc = hrd_runid_new(id)) != 0) {
         fprintf(stderr, "hostrangectl %s: no random bytes for the run's id: "
                 "%s; %s not written\n", cmd, strerror(-rc), output);
         return HRD_CTL_TOLD;
     }
-    h.id = id;
-    if (hrd_run_create(&w, output, &h, err, sizeof err) != 0) {
+    if (hrd_runsave_create(&w, output, format, meta, &fp, id, err,
+                           sizeof err) != 0) {
         fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
         return HRD_CTL_TOLD;
     }
@@ -348,9 +210,8 @@ int hrd_ctl_save(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    Hostrange__RunMeta **meta = NULL;
+    struct hrd_run_meta meta = { 0 };
     const char *output = NULL, *machine = NULL;
-    size_t nmeta = 0;
     unsigned format = HRD_RUN_FORMAT_SORTED;
     int c, rc;
 
@@ -360,7 +221,7 @@ int hrd_ctl_save(int argc, char **argv)
         } else if (c == OPT_UNSORTED) {
             format = HRD_RUN_FORMAT_EVENTS;
         } else if (c == 'm') {
-            hrd_ctl_meta_add("save", optarg, &meta, &nmeta);
+            hrd_ctl_meta_add("save", optarg, &meta);
         } else if (c == OPT_MACHINE) {
             machine = optarg;
         } else if (c == 'h') {
@@ -381,8 +242,8 @@ int hrd_ctl_save(int argc, char **argv)
         return 2;
     }
     hrd_ctl_machine_option("save", machine);
-    rc = hrd_ctl_save_run("save", output, format, meta, nmeta, stdout);
-    hrd_ctl_meta_free(meta, nmeta);
+    rc = hrd_ctl_save_run("save", output, format, &meta, stdout);
+    hrd_run_meta_fini(&meta);
     return rc == 0 ? 0 : 1;
 }
 

@@ -8,7 +8,8 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl.h \
 	ctl/ctl_diffside.c ctl/ctl_diffside.h ctl/ctl_from.c \
 	ctl/ctl_paths.c ctl/ctl_fingerprint.c ctl/ctl_report.c \
 	ctl/ctl_plot.c ctl/ctl_options.c
-# Rounds (ctl_rounds.c: merge, record --rounds, diff) and ab.
+# What record --rounds, ab and bisect share (ctl_rounds.c: --rounds,
+# running hostrangectl itself, a merge of rounds), and ab.
 ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
 # What record, record --rounds and ab leave behind: nothing, whatever
 # stops them (the children and directories they made, the signals).

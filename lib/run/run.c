@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 /* No record of a run file is larger than this. */
@@ -911,4 +912,59 @@ void hrd_run_hostname(char *buf, size_t len)
     if (gethostname(buf, len) != 0 || buf[0] == '\0')
         snprintf(buf, len, "unknown");
     buf[len - 1] = '\0';
+}
+
+void hrd_run_provenance(Hostrange__RunHeader *h, unsigned format, char *host,
+                        size_t hostlen, Hostrange__RunMeta **meta,
+                        size_t nmeta)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_REALTIME, &ts);
+    hrd_run_hostname(host, hostlen);
+    h->format = format;
+    h->host = host;
+    h->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    h->version = PACKAGE_VERSION;
+    h->meta = meta;
+    h->n_meta = nmeta;
+}
+
+int hrd_run_read(const char *path, struct hrd_agg *agg,
+                 Hostrange__RunEnd **end, hrd_run_progress_fn progress,
+                 void *ctx, char *err, size_t errlen)
+{
+    struct hrd_runload l;
+    int rc;
+
+    hrd_agg_init(agg);
+    agg->max_bytes = SIZE_MAX / 2;
+    hrd_runload_init_reader(&l, agg);
+    rc = hrd_run_load(&l, path, NULL, end, progress, ctx, err, errlen);
+    if (rc == 0 && hrd_runload_finish(&l) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -ENOMEM;
+        if (end != NULL) {
+            hostrange__run_end__free_unpacked(*end, NULL);
+            *end = NULL;
+        }
+    }
+    hrd_runload_fini(&l);
+    return rc;
+}
+
+int hrd_run_read_whole(struct hrd_run_whole *r, const char *path,
+                       hrd_run_progress_fn progress, void *ctx, char *err,
+                       size_t errlen)
+{
+    r->end = NULL;
+    return hrd_run_read(path, r->agg, &r->end, progress, ctx, err, errlen);
+}
+
+void hrd_run_whole_fini(struct hrd_run_whole *r)
+{
+    if (r->end != NULL)
+        hostrange__run_end__free_unpacked(r->end, NULL);
+    r->end = NULL;
+    hrd_agg_fini(r->agg);
 }

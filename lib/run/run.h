@@ -201,7 +201,39 @@ int hrd_run_load(struct hrd_runload *l, const char *path,
                  hrd_run_progress_fn progress, void *ctx, char *err,
                  size_t errlen);
 
+/*
+ * Reads a whole run into agg, initialized here (caller finis it either
+ * way) without limits but those of the file (a reader's: dump --from,
+ * plot, the history), and, when end is not NULL, its end (caller frees).
+ * Returns 0, or a negative errno with a one-line reason in err.
+ */
+int hrd_run_read(const char *path, struct hrd_agg *agg,
+                 Hostrange__RunEnd **end, hrd_run_progress_fn progress,
+                 void *ctx, char *err, size_t errlen);
+
+/* A run read whole for a reader: its keys in an aggregation (the
+ * caller's), its end. */
+struct hrd_run_whole {
+    struct hrd_agg *agg;
+    Hostrange__RunEnd *end;
+};
+
+/* hrd_run_read into r (r->agg initialized here; hrd_run_whole_fini, which
+ * finis it and frees the end, is due either way). Returns 0, or a
+ * negative errno with why in err. */
+int hrd_run_read_whole(struct hrd_run_whole *r, const char *path,
+                       hrd_run_progress_fn progress, void *ctx, char *err,
+                       size_t errlen);
+void hrd_run_whole_fini(struct hrd_run_whole *r);
+
 /* The host name, for headers ("unknown" when it cannot be had). */
 void hrd_run_hostname(char *buf, size_t len);
+
+/* Sets a run header's provenance: format (HRD_RUN_FORMAT_SORTED, or
+ * _EVENTS), this host (written to host[0..hostlen)), the time now, this
+ * version, and the meta pairs given (borrowed). */
+void hrd_run_provenance(Hostrange__RunHeader *h, unsigned format, char *host,
+                        size_t hostlen, Hostrange__RunMeta **meta,
+                        size_t nmeta);
 
 #endif

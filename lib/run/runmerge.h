@@ -33,6 +33,8 @@
 #include <stdint.h>
 
 #include "lib/run/run.h"
+#include "lib/run/runid.h"
+#include "lib/run/runmeta.h"
 
 struct hrd_runmerge_in;
 struct hrd_runmerge_rec;
@@ -86,5 +88,84 @@ int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen);
 int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
                        hrd_run_progress_fn progress, void *ctx, char *err,
                        size_t errlen);
+
+/*
+ * A merge of run files as hostrangectl merge does it (runmergefiles.c):
+ * the inputs' ids checked, then the union written, its provenance, clients,
+ * clocks, calibrations, lost counts and rounds (runrounds.h) built from
+ * the inputs'.
+ */
+
+/* Where a merge is, for its progress. */
+enum hrd_runmerge_stage {
+    HRD_RUNMERGE_SCAN_START,  /* before the first input is scanned */
+    HRD_RUNMERGE_SCAN,        /* scanning input `file` */
+    HRD_RUNMERGE_SCAN_END,    /* every input scanned */
+    HRD_RUNMERGE_WRITE,       /* writing the output */
+};
+
+/* What a merge is asked to do; the fields from ids on are the merge's. */
+struct hrd_runmerge_opts {
+    const char *output;
+    char **in;
+    size_t nin;
+    uint64_t max_memory;
+    unsigned format;
+    struct hrd_run_meta meta;
+    int allow_duplicates;
+    /* Told (when not NULL) of input `file` holding run `id`, which input
+     * `other` holds already, merged anyway (allow_duplicates). */
+    void (*duplicate)(void *ctx, const char *file, const char *id,
+                      const char *other);
+    /* Told (when not NULL) how far the merge is: done of size bytes of
+     * input `file` (HRD_RUNMERGE_SCAN) or of the output (_WRITE). */
+    void (*progress)(void *ctx, enum hrd_runmerge_stage stage, size_t file,
+                     uint64_t done, uint64_t size);
+    void *ctx;
+    /* The runs' identity (hrd_runmerge_ids): each input's id and header,
+     * the ids of the runs the output holds (each once) and the input each
+     * came from, and the output's id. */
+    char (*ids)[HRD_RUNID_LEN + 1];
+    Hostrange__RunHeader **headers;
+    char **parts;
+    size_t *owner;
+    size_t nparts;
+    char id[HRD_RUNID_LEN + 1];
+};
+
+/* What a merge made: its keys, whether some were kept as histograms for
+ * max_memory, its rounds; rounds_unread when an input could not be read
+ * again for its rounds (-EIO, why in err). */
+struct hrd_runmerge_result {
+    uint32_t nkeys;
+    int compacted;
+    uint32_t rounds;
+    int rounds_unread;
+};
+
+/*
+ * Reads each input's id and parts (runid.h) into o, and the output's id.
+ * An input holding a run an input before it holds already is refused:
+ * returns -EEXIST with the reason in err (both files named), unless
+ * o->allow_duplicates, when o->duplicate is told and the run is kept
+ * once. An input that cannot be read is left for the merge to report.
+ * Returns 0, -EEXIST or -ENOMEM; hrd_runmerge_opts_fini is due either way.
+ */
+int hrd_runmerge_ids(struct hrd_runmerge_opts *o, char *err, size_t errlen);
+
+/*
+ * Merges o's inputs (their ids read) into o->output once, reading every
+ * record whole when the inputs are scanned with `whole`. Returns 0, *res
+ * filled; -EAGAIN when a key read by its first bytes turned out to name
+ * itself differently further on, so that the merge is to be done again
+ * with `whole` set (nothing written); or another negative errno, nothing
+ * written, with the reason in err (left alone for -ENOMEM).
+ */
+int hrd_runmerge_once(const struct hrd_runmerge_opts *o, int whole,
+                      struct hrd_runmerge_result *res, char *err,
+                      size_t errlen);
+
+/* Frees what hrd_runmerge_ids kept in o (not its meta). */
+void hrd_runmerge_opts_fini(struct hrd_runmerge_opts *o);
 
 #endif
