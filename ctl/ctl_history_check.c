@@ -110,9 +110,9 @@ struct judged {
 /* check: the run's points by key, looked up by each series. */
 struct check {
     const struct hrd_ctl_judge_opts *o;
-    struct hrd_ctl_hrun *r;
+    struct hrd_history_fromrun *r;
     const char *exclude; /* the run's id, when it is stored */
-    struct hrd_ctl_series s;
+    struct hrd_history_series s;
     size_t *order;       /* the run's points, sorted by key */
     unsigned char *seen; /* per run point: its series was found */
     int machine_seen;    /* the history holds runs of the run's machine */
@@ -210,7 +210,7 @@ static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
     return 0;
 }
 
-static struct hrd_ctl_hrun *sort_run;
+static struct hrd_history_fromrun *sort_run;
 
 static int cmp_points(const void *x, const void *y)
 {
@@ -251,7 +251,7 @@ static const struct hrd_history_point *find_point(const struct check *c)
  * in *nbase), 0 when either side has fewer than HRD_ROUNDS_MIN values or
  * a value that is not positive (the run not judged this way), or -ENOMEM.
  */
-static int check_rounds(struct check *c, const struct hrd_ctl_series *s,
+static int check_rounds(struct check *c, const struct hrd_history_series *s,
                         size_t from, const struct hrd_history_point *p,
                         double step, struct hrd_cp *out, size_t *nbase,
                         struct judged *j)
@@ -548,12 +548,12 @@ static int check_point(void *ctx, const struct hrd_history_point *p)
     c->machine_seen = 1;
     if (!hrd_ctl_history_match(&c->o->f, c->o->machine, p))
         return 0;
-    if (!hrd_ctl_series_same(&c->s, p)) {
+    if (!hrd_history_series_same(&c->s, p)) {
         if ((rc = check_series(c)) != 0 ||
-            (rc = hrd_ctl_series_start(&c->s, p)) != 0)
+            (rc = hrd_history_series_start(&c->s, p)) != 0)
             return rc;
     }
-    return hrd_ctl_series_push(&c->s, p);
+    return hrd_history_series_push(&c->s, p);
 }
 
 /* The run's points that check's filter keeps and no series judged or
@@ -658,7 +658,7 @@ static int better_start(const struct pending *a, const struct pending *b)
 /* Writes pending key p as check's line of text or JSON. */
 static int put_pending(struct check *c, const struct pending *p)
 {
-    struct hrd_ctl_series s;
+    struct hrd_history_series s;
     char note[384], extra[256];
     int over, nj, rc;
 
@@ -786,7 +786,7 @@ int hrd_ctl_history_check(int argc, char **argv)
 {
     struct hrd_ctl_judge_opts o;
     struct check c;
-    struct hrd_ctl_hrun r;
+    struct hrd_history_fromrun r;
     struct hrd_history *h = NULL;
     char err[4096], summary[512];
     size_t refused = 0;
@@ -817,7 +817,7 @@ int hrd_ctl_history_check(int argc, char **argv)
         rc = hrd_ctl_history_open("history check", o.db, HRD_HISTORY_READ,
                                   &h);
     if (rc != 0) {
-        hrd_ctl_hrun_fini(&r);
+        hrd_history_fromrun_fini(&r);
         hrd_limits_fini(&o.limits);
         return rc;
     }
@@ -918,7 +918,7 @@ int hrd_ctl_history_check(int argc, char **argv)
         hrd_text_put(stderr, r.machine);
         fputs(": not judged (--min-history)\n", stderr);
     }
-    hrd_ctl_series_fini(&c.s);
+    hrd_history_series_fini(&c.s);
     for (size_t i = 0; i < c.npend; i++) {
         for (int k = 0; k < 6; k++)
             free(c.pend[i].key[k]);
@@ -927,7 +927,7 @@ int hrd_ctl_history_check(int argc, char **argv)
     free(c.sample);
     free(c.order);
     free(c.seen);
-    hrd_ctl_hrun_fini(&r);
+    hrd_history_fromrun_fini(&r);
     hrd_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -EIO;

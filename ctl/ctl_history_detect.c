@@ -59,7 +59,7 @@ const char hrd_ctl_history_usage_detect[] =
 /* detect: the series, each analysed when it is whole. */
 struct detect {
     const struct hrd_ctl_judge_opts *o;
-    struct hrd_ctl_series s;
+    struct hrd_history_series s;
     int slower; /* a series' newest segment beyond its limit */
     int rc;
     struct hrd_ctl_gate_rows g;
@@ -126,12 +126,12 @@ static int detect_point(void *ctx, const struct hrd_history_point *p)
 
     if (!hrd_ctl_history_match(&d->o->f, d->o->machine, p))
         return 0;
-    if (!hrd_ctl_series_same(&d->s, p)) {
+    if (!hrd_history_series_same(&d->s, p)) {
         if ((rc = detect_series(d)) != 0 ||
-            (rc = hrd_ctl_series_start(&d->s, p)) != 0)
+            (rc = hrd_history_series_start(&d->s, p)) != 0)
             return rc;
     }
-    return hrd_ctl_series_push(&d->s, p);
+    return hrd_history_series_push(&d->s, p);
 }
 
 int hrd_ctl_history_detect(int argc, char **argv)
@@ -181,7 +181,7 @@ int hrd_ctl_history_detect(int argc, char **argv)
     }
     hrd_ctl_gate_fini(&d.g);
     hrd_history_close(h);
-    hrd_ctl_series_fini(&d.s);
+    hrd_history_series_fini(&d.s);
     hrd_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -EIO;

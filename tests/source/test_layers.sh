@@ -26,7 +26,7 @@ lib/agg: lib/agg lib/stat proto
 lib/view: lib/view lib/agg lib/stat proto
 lib/run: lib/run lib/agg lib/stat lib/util proto
 daemon: daemon lib/run lib/agg lib/stat lib/util proto
-lib/history: lib/history lib/run lib/stat lib/util
+lib/history: lib/history lib/run lib/agg lib/stat lib/util proto
 ctl: ctl lib/history lib/view lib/run lib/agg lib/stat lib/util proto
 nvtx: nvtx public
 ops: ops public
