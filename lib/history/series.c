@@ -97,3 +97,46 @@ int hrd_history_series_push(struct hrd_history_series *s,
         return -ENOMEM;
     return 0;
 }
+
+/* hrd_history_series_each's walk over the points. */
+struct each {
+    struct hrd_history_series s;
+    int (*keep)(void *ctx, const struct hrd_history_point *p);
+    int (*fn)(void *ctx, const struct hrd_history_series *s);
+    void *ctx;
+};
+
+static int each_point(void *ctx, const struct hrd_history_point *p)
+{
+    struct each *e = ctx;
+    int rc;
+
+    if (e->keep != NULL && !e->keep(e->ctx, p))
+        return 0;
+    if (!hrd_history_series_same(&e->s, p)) {
+        if ((e->s.n > 0 && (rc = e->fn(e->ctx, &e->s)) != 0) ||
+            (rc = hrd_history_series_start(&e->s, p)) != 0)
+            return rc;
+    }
+    return hrd_history_series_push(&e->s, p);
+}
+
+int hrd_history_series_each(
+    struct hrd_history *h,
+    int (*keep)(void *ctx, const struct hrd_history_point *p),
+    int (*fn)(void *ctx, const struct hrd_history_series *s), void *ctx,
+    char *err, size_t errlen)
+{
+    struct each e;
+    int rc;
+
+    memset(&e, 0, sizeof e);
+    e.keep = keep;
+    e.fn = fn;
+    e.ctx = ctx;
+    rc = hrd_history_points(h, each_point, &e, err, errlen);
+    if (rc == 0 && e.s.n > 0)
+        rc = fn(ctx, &e.s);
+    hrd_history_series_fini(&e.s);
+    return rc;
+}

@@ -41,4 +41,17 @@ int hrd_history_series_start(struct hrd_history_series *s,
 int hrd_history_series_push(struct hrd_history_series *s,
                             const struct hrd_history_point *p);
 
+/*
+ * Calls fn with each series of history h, whole, in the order of
+ * hrd_history_points (by key, then machine), made of the points keep
+ * (NULL: every one) keeps. A non-zero return of fn stops and is
+ * returned; else returns 0 or a negative errno (the history's with a
+ * reason in err, or -ENOMEM).
+ */
+int hrd_history_series_each(
+    struct hrd_history *h,
+    int (*keep)(void *ctx, const struct hrd_history_point *p),
+    int (*fn)(void *ctx, const struct hrd_history_series *s), void *ctx,
+    char *err, size_t errlen);
+
 #endif
