@@ -12,8 +12,9 @@
 #                   report-row parser, the batch builder and the batch sender
 #   tests/python/   the Python module's and pytest plugin's checks
 #   tests/source/   checks of the source tree itself (the layers)
-#   tests/data/     the reference's reports, and a state directory of an
-#                   earlier daemon (state-v4)
+#   tests/data/     the reference's reports, a state directory of an
+#                   earlier daemon (state-v4), and the expected outputs of
+#                   every command (golden)
 #
 # A test that needs something missing (a GPU, a tool) exits 77: skipped.
 EXTRA_DIST += tests/local.mk tests/data/reference-add.jsonl \
@@ -301,6 +302,11 @@ check_PROGRAMS += $(SERVICE_TESTS)
 TESTS += $(SERVICE_TESTS) tests/service/test_compiled_out.sh
 # Run files end to end: save, merge, dump --from, --load, diff.
 TESTS += tests/service/test_runs.sh
+# The output of every command that reads run files or a history, in each
+# format, byte for byte against tests/data/golden (made-up runs of
+# tests/helpers/mkrun, a daemon serving one).
+TESTS += tests/service/test_outputs_golden.sh
+EXTRA_DIST += tests/service/test_outputs_golden.sh tests/data/golden
 # merge of many files as a process: its peak memory within --max-memory,
 # every event kept, progress on a terminal.
 check_PROGRAMS += tests/service/test_merge_memory
