@@ -9,7 +9,13 @@
  * (ctl_ping.c), record (ctl_record.c), plot (ctl_plot.c), and the run file
  * commands save, merge and diff (ctl_save.c, ctl_merge.c, ctl_diff.c;
  * ctl_diffside.c reads a run file's keys for diff, ctl_fingerprint.c the
- * machine fingerprints save writes and diff compares). record, record
+ * machine fingerprints save writes and diff compares). history
+ * (ctl_history*.c, its table ctl_history_cmd.c; ctl_history.h) is
+ * options, calls into lib/history (a run read for the history, the
+ * series, check's judging, detect's look) and printing; bisect
+ * (ctl_bisect*.c; ctl_bisect.h) is options, the git, build and record
+ * processes of its steps, and printing, its search lib/stat/bisect.c.
+ * record, record
  * --rounds and ab register the processes they start and the directories
  * they make with ctl_cleanup.c (ctl_cleanup.h), which stops and removes
  * them on every way out, signals included.

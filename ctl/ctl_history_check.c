@@ -10,9 +10,6 @@
 #include "lib/history/look.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/decide.h"
-#include "lib/stat/detect.h"
-#include "lib/stat/fdr.h"
-#include "lib/stat/rounds.h"
 #include "lib/view/escape.h"
 #include "lib/view/gate.h"
 #include "lib/view/numfmt.h"
@@ -101,8 +98,6 @@ struct check {
     struct hrd_history_fromrun *r;
     const char *exclude; /* the run's id, when it is stored */
     struct hrd_history_judge jg; /* the judging, and the keys that differ */
-    size_t *order;       /* the run's points, sorted by key */
-    unsigned char *seen; /* per run point: its series was found */
     int machine_seen;    /* the history holds runs of the run's machine */
     int slower;
     size_t unjudged[4];  /* by reason (enum unjudged) */
@@ -164,51 +159,6 @@ static int not_judged(struct check *c, const struct hrd_history_point *p,
         printf(": not judged (%s)\n", reason);
     }
     return ferror(stdout) ? -EIO : 0;
-}
-
-static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
-{
-    const char *b[6] = { p->node, p->op, p->backend, p->phase, p->range,
-                         p->metric };
-
-    for (int i = 0; i < 6; i++) {
-        int c = strcmp(a[i], b[i]);
-        if (c != 0)
-            return c;
-    }
-    return 0;
-}
-
-static struct hrd_history_fromrun *sort_run;
-
-static int cmp_points(const void *x, const void *y)
-{
-    const struct hrd_history_point *a = &sort_run->p[*(const size_t *)x];
-    const char *k[6] = { a->node, a->op, a->backend, a->phase, a->range,
-                         a->metric };
-
-    return key_cmp6(k, &sort_run->p[*(const size_t *)y]);
-}
-
-/* The run's point of series s's key, or NULL. */
-static const struct hrd_history_point *
-find_point(const struct check *c, const struct hrd_history_series *s)
-{
-    size_t lo = 0, hi = c->r->n;
-
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int cmp = key_cmp6((const char *const *)s->key,
-                           &c->r->p[c->order[mid]]);
-
-        if (cmp == 0)
-            return &c->r->p[c->order[mid]];
-        if (cmp < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return NULL;
 }
 
 /* Sets the gate row just added (g's last) from what check says of its
@@ -343,9 +293,8 @@ static int check_series(void *ctx, const struct hrd_history_series *s)
     struct hrd_cp res;
     int rc;
 
-    if ((p = find_point(c, s)) == NULL)
+    if ((p = hrd_history_judge_find(&c->jg, s)) == NULL)
         return 0;
-    c->seen[p - c->r->p] = 1;
     rc = hrd_history_judge_point(&c->jg, s, p, &res, &j);
     if (rc == HRD_HISTORY_JUDGE_FEW)
         return not_judged(c, p, FEW_RUNS);
@@ -376,9 +325,9 @@ static int check_unseen(struct check *c)
     int rc = 0;
 
     for (size_t k = 0; rc == 0 && k < c->r->n; k++) {
-        const struct hrd_history_point *p = &c->r->p[c->order[k]];
+        const struct hrd_history_point *p = &c->r->p[c->jg.order[k]];
 
-        if (c->seen[c->order[k]] ||
+        if (c->jg.seen[c->jg.order[k]] ||
             !hrd_ctl_history_match(&c->o->f, c->o->machine, p))
             continue;
         rc = not_judged(c, p, c->machine_seen ? NO_KEY : NO_MACHINE);
@@ -548,20 +497,14 @@ int hrd_ctl_history_check(int argc, char **argv)
     snprintf(c.few_reason, sizeof c.few_reason, "fewer than %zu runs of "
              "history on this machine, --min-history %zu", o.min_history,
              o.min_history);
-    c.order = malloc((r.n + 1) * sizeof *c.order);
-    c.seen = calloc(r.n + 1, 1);
+    for (size_t i = 0; i < r.n; i++)
+        r.p[i].machine = r.machine;
     rc = hrd_history_judge_init(&c.jg, &o.cp, o.min_history,
                                 o.have_limits ? &o.limits : NULL,
                                 o.threshold);
-    if (rc == 0 && (c.order == NULL || c.seen == NULL))
-        rc = -ENOMEM;
+    if (rc == 0)
+        rc = hrd_history_judge_run(&c.jg, r.p, r.n);
     if (rc == 0) {
-        for (size_t i = 0; i < r.n; i++) {
-            c.order[i] = i;
-            r.p[i].machine = r.machine;
-        }
-        sort_run = &r;
-        qsort(c.order, r.n, sizeof *c.order, cmp_points);
         rc = hrd_history_has(h, r.id, err, sizeof err);
         c.exclude = rc == 1 ? r.id : NULL;
         rc = rc < 0 ? rc : 0;
@@ -643,8 +586,6 @@ int hrd_ctl_history_check(int argc, char **argv)
         fputs(": not judged (--min-history)\n", stderr);
     }
     hrd_history_judge_fini(&c.jg);
-    free(c.order);
-    free(c.seen);
     hrd_history_fromrun_fini(&r);
     hrd_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)

@@ -1,9 +1,8 @@
 /*
  * What hostrangectl history detect (ctl_history_detect.c) and check
- * (ctl_history_check.c) share (ctl_history_judge.c): their options, a
- * series as it is gathered from the history's points (one key on one
- * machine, a point per run), the rows of the gate formats kept until the
- * end, and the lines that say a change.
+ * (ctl_history_check.c) share (ctl_history_judge.c): their options, the
+ * rows of the gate formats kept until the end, and the lines that say a
+ * change (a series: lib/history/series.h).
  */
 #ifndef HOSTRANGE_CTL_HISTORY_JUDGE_H
 #define HOSTRANGE_CTL_HISTORY_JUDGE_H

@@ -34,7 +34,73 @@ void hrd_history_judge_fini(struct hrd_history_judge *jg)
     }
     free(jg->pend);
     free(jg->sample);
+    free(jg->order);
+    free(jg->seen);
     memset(jg, 0, sizeof *jg);
+}
+
+static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
+{
+    const char *b[6] = { p->node, p->op, p->backend, p->phase, p->range,
+                         p->metric };
+
+    for (int i = 0; i < 6; i++) {
+        int c = strcmp(a[i], b[i]);
+        if (c != 0)
+            return c;
+    }
+    return 0;
+}
+
+/* The points being sorted (qsort has no context). */
+static const struct hrd_history_point *sort_points;
+
+static int cmp_points(const void *x, const void *y)
+{
+    const struct hrd_history_point *a = &sort_points[*(const size_t *)x];
+    const char *k[6] = { a->node, a->op, a->backend, a->phase, a->range,
+                         a->metric };
+
+    return key_cmp6(k, &sort_points[*(const size_t *)y]);
+}
+
+int hrd_history_judge_run(struct hrd_history_judge *jg,
+                          const struct hrd_history_point *p, size_t n)
+{
+    jg->p = p;
+    jg->n = n;
+    jg->order = malloc((n + 1) * sizeof *jg->order);
+    jg->seen = calloc(n + 1, 1);
+    if (jg->order == NULL || jg->seen == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        jg->order[i] = i;
+    sort_points = p;
+    qsort(jg->order, n, sizeof *jg->order, cmp_points);
+    return 0;
+}
+
+const struct hrd_history_point *
+hrd_history_judge_find(struct hrd_history_judge *jg,
+                       const struct hrd_history_series *s)
+{
+    size_t lo = 0, hi = jg->n;
+
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int cmp = key_cmp6((const char *const *)s->key,
+                           &jg->p[jg->order[mid]]);
+
+        if (cmp == 0) {
+            jg->seen[jg->order[mid]] = 1;
+            return &jg->p[jg->order[mid]];
+        }
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
 }
 
 /*

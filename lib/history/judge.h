@@ -60,6 +60,12 @@ struct hrd_history_judge {
     size_t min_history;             /* 0: none */
     const struct hrd_limits *limits; /* NULL: none */
     double threshold;               /* in %, for keys of no limit */
+    /* The run's points, and their order by key; per point, whether its
+     * series was found. */
+    const struct hrd_history_point *p;
+    size_t n;
+    size_t *order;
+    unsigned char *seen;
     size_t judged, by_rounds;
     size_t found;                   /* keys that pass the rule */
     struct hrd_history_pending *pend;
@@ -78,6 +84,17 @@ int hrd_history_judge_init(struct hrd_history_judge *jg,
                            const struct hrd_limits *limits,
                            double threshold);
 void hrd_history_judge_fini(struct hrd_history_judge *jg);
+
+/* The run's points p[0..n) (kept by the caller), indexed by key for
+ * hrd_history_judge_find. Returns 0 or -ENOMEM. */
+int hrd_history_judge_run(struct hrd_history_judge *jg,
+                          const struct hrd_history_point *p, size_t n);
+
+/* The run's point of series s's key, marked seen; NULL when it has
+ * none. */
+const struct hrd_history_point *
+hrd_history_judge_find(struct hrd_history_judge *jg,
+                       const struct hrd_history_series *s);
 
 /*
  * Judges the run's point p against series s (its runs, the run left out):

@@ -4,8 +4,9 @@
 # Arrows point one way:
 #
 #   lib/util, proto <- lib/stat <- lib/agg <- {lib/run, lib/view}
-#                   <- {daemon, ctl}; lib/util, lib/run, lib/stat <- lib/history
-#                   <- ctl (the history: ids of runs; JSON of imported results)
+#                   <- {daemon, ctl}; lib/util, lib/run, lib/agg, lib/stat,
+#                   proto <- lib/history <- ctl (the history: runs read
+#                   from run files; JSON of imported results)
 #   proto <- client (its public header: hostrange.h) <- nvtx, ops, demo
 #   ops <- bench, python; the benchmarks of perf/ may use the test library
 #
