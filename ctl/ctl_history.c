@@ -15,7 +15,6 @@
 #include "proto/protocol.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,21 +140,6 @@ int hrd_ctl_history_open(const char *cmd, const char *db,
     return rc == -ENOMEM || rc == -ENOSPC || rc == -EFBIG
                ? HRD_CTL_HISTORY_FAILED
                : HRD_CTL_HISTORY_UNREADABLE;
-}
-
-static int glob(const char *pat, const char *s)
-{
-    return pat == NULL || fnmatch(pat, s != NULL ? s : "", 0) == 0;
-}
-
-int hrd_ctl_history_match(const struct hrd_filter *f, const char *machine,
-                          const struct hrd_history_point *p)
-{
-    if (f->phase != 0 && strcmp(hrp_phase_name(f->phase), p->phase) != 0)
-        return 0;
-    return glob(f->node, p->node) && glob(f->op, p->op) &&
-           glob(f->backend, p->backend) && glob(f->range, p->range) &&
-           glob(machine, p->machine);
 }
 
 void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len)
@@ -484,7 +468,7 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
     static const char *const nnames[4] = { "mean", "median", "p10", "p90" };
     char t[64], commit[13], run[13];
 
-    if (!hrd_ctl_history_match(s->f, s->machine, p))
+    if (!hrd_history_match(s->f, s->machine, p))
         return 0;
     hrd_ctl_history_time(p->time_ns, t, sizeof t);
     str[7] = t;

@@ -24,6 +24,7 @@
 #include "lib/history/fromrun.h"
 #include "lib/history/history.h"
 #include "lib/history/import.h"
+#include "lib/history/series.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
 
@@ -48,11 +49,6 @@ const char *hrd_ctl_history_db(const char *opt);
  * add. Returns 0, or the exit status after saying why. */
 int hrd_ctl_history_open(const char *cmd, const char *db,
                          enum hrd_history_mode mode, struct hrd_history **h);
-
-/* Whether point p passes filter f and machine pattern machine (NULL:
- * any). */
-int hrd_ctl_history_match(const struct hrd_filter *f, const char *machine,
-                          const struct hrd_history_point *p);
 
 /* Reads run file path for subcommand cmd (hrd_history_fromrun_load, with
  * its round medians and the progress of its read). Returns 0, or the exit

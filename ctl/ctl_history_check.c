@@ -315,7 +315,7 @@ static int check_keep(void *ctx, const struct hrd_history_point *p)
         (c->exclude != NULL && strcmp(p->run, c->exclude) == 0))
         return 0;
     c->machine_seen = 1;
-    return hrd_ctl_history_match(&c->o->f, c->o->machine, p);
+    return hrd_history_match(&c->o->f, c->o->machine, p);
 }
 
 /* The run's points that check's filter keeps and no series judged or
@@ -328,7 +328,7 @@ static int check_unseen(struct check *c)
         const struct hrd_history_point *p = &c->r->p[c->jg.order[k]];
 
         if (c->jg.seen[c->jg.order[k]] ||
-            !hrd_ctl_history_match(&c->o->f, c->o->machine, p))
+            !hrd_history_match(&c->o->f, c->o->machine, p))
             continue;
         rc = not_judged(c, p, c->machine_seen ? NO_KEY : NO_MACHINE);
     }

@@ -122,7 +122,7 @@ static int detect_keep(void *ctx, const struct hrd_history_point *p)
 {
     struct detect *d = ctx;
 
-    return hrd_ctl_history_match(&d->o->f, d->o->machine, p);
+    return hrd_history_match(&d->o->f, d->o->machine, p);
 }
 
 int hrd_ctl_history_detect(int argc, char **argv)

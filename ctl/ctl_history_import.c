@@ -41,43 +41,12 @@ int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
                              const char *machine)
 {
     struct hrd_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
-    const char **key = calloc(nextra + 1, sizeof *key);
-    const char **value = calloc(nextra + 1, sizeof *value);
     struct hrd_import *im = NULL;
     char err[4096];
     int rc, status = 0;
 
-    if (key == NULL || value == NULL) {
-        free(key);
-        free(value);
-        fprintf(stderr, "hostrangectl history add: out of memory\n");
-        return HRD_CTL_HISTORY_FAILED;
-    }
-    /* --meta as the other runs take it: commit and time over the file's,
-     * each one noted with the runs; a later one wins. */
-    for (size_t i = 0; i < nextra; i++) {
-        const char *eq = strchr(extra[i], '=');
-        size_t kl = (size_t)(eq - extra[i]), j;
-
-        for (j = 0; j < o.nmeta && (strlen(key[j]) != kl ||
-                                    strncmp(key[j], extra[i], kl) != 0);
-             j++)
-            ;
-        if (j == o.nmeta) {
-            if ((key[j] = strndup(extra[i], kl)) == NULL) {
-                status = HRD_CTL_HISTORY_FAILED;
-                break;
-            }
-            o.nmeta++;
-        }
-        value[j] = eq + 1;
-        if (kl == 6 && strncmp(extra[i], "commit", 6) == 0)
-            o.commit = eq + 1;
-        if (kl == 4 && strncmp(extra[i], "time", 4) == 0)
-            o.time = eq + 1;
-    }
-    o.meta_key = key;
-    o.meta_value = value;
+    if (hrd_history_import_meta(&o, extra, nextra) != 0)
+        status = HRD_CTL_HISTORY_FAILED;
     rc = status != 0 ? -ENOMEM
                      : hrd_history_import_file(fmt, path, &o, &im, err,
                                                sizeof err);
@@ -116,10 +85,7 @@ int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
             status = rc;
     }
     hrd_import_free(im);
-    for (size_t i = 0; i < o.nmeta; i++)
-        free((char *)key[i]);
-    free(key);
-    free(value);
+    hrd_history_import_meta_fini(&o);
     return status;
 }
 

@@ -29,7 +29,7 @@ static int keep_point(void *ctx, const struct hrd_history_point *p)
 {
     const struct hrd_ctl_look_opts *o = ctx;
 
-    return hrd_ctl_history_match(o->f, o->machine, p);
+    return hrd_history_match(o->f, o->machine, p);
 }
 
 /* The run at place pos among machine's runs. */

@@ -291,6 +291,49 @@ static int slurp(const char *path, char **text, size_t *len, char *err,
     return 0;
 }
 
+int hrd_history_import_meta(struct hrd_import_opts *o, char *const *extra,
+                            size_t nextra)
+{
+    const char **key = calloc(nextra + 1, sizeof *key);
+    const char **value = calloc(nextra + 1, sizeof *value);
+
+    o->meta_key = key;
+    o->meta_value = value;
+    o->nmeta = 0;
+    if (key == NULL || value == NULL)
+        return -ENOMEM;
+    for (size_t i = 0; i < nextra; i++) {
+        const char *eq = strchr(extra[i], '=');
+        size_t kl = (size_t)(eq - extra[i]), j;
+
+        for (j = 0; j < o->nmeta && (strlen(key[j]) != kl ||
+                                     strncmp(key[j], extra[i], kl) != 0);
+             j++)
+            ;
+        if (j == o->nmeta) {
+            if ((key[j] = strndup(extra[i], kl)) == NULL)
+                return -ENOMEM;
+            o->nmeta++;
+        }
+        value[j] = eq + 1;
+        if (kl == 6 && strncmp(extra[i], "commit", 6) == 0)
+            o->commit = eq + 1;
+        if (kl == 4 && strncmp(extra[i], "time", 4) == 0)
+            o->time = eq + 1;
+    }
+    return 0;
+}
+
+void hrd_history_import_meta_fini(struct hrd_import_opts *o)
+{
+    for (size_t i = 0; o->meta_key != NULL && i < o->nmeta; i++)
+        free((char *)o->meta_key[i]);
+    free((void *)o->meta_key);
+    free((void *)o->meta_value);
+    o->meta_key = o->meta_value = NULL;
+    o->nmeta = 0;
+}
+
 int hrd_history_import_file(enum hrd_import_format fmt, const char *path,
                             const struct hrd_import_opts *o,
                             struct hrd_import **out, char *err,

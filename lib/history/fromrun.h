@@ -74,6 +74,17 @@ int hrd_history_fromrun_rounds(struct hrd_history_fromrun *r,
                                hrd_history_round_fn fn, void *ctx);
 
 /*
+ * Sets o's meta from extra[0..nextra) (--meta KEY=VALUE, as the runs of
+ * run files take it: a later one of a key wins), and o's commit and time
+ * from the keys commit and time (over the file's). The values point into
+ * extra. Returns 0 or -ENOMEM; hrd_history_import_meta_fini is due
+ * either way.
+ */
+int hrd_history_import_meta(struct hrd_import_opts *o, char *const *extra,
+                            size_t nextra);
+void hrd_history_import_meta_fini(struct hrd_import_opts *o);
+
+/*
  * Reads file path, another tool's results in format fmt (import.h), with
  * options o, into *out (free with hrd_import_free). Returns 0, -EFBIG for
  * a file larger than 1 GiB, or an error as above.

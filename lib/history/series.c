@@ -2,8 +2,10 @@
 #include "config.h"
 
 #include "lib/history/series.h"
+#include "proto/protocol.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,6 +98,21 @@ int hrd_history_series_push(struct hrd_history_series *s,
     if (s->commit[s->n - 1] == NULL || s->run[s->n - 1] == NULL)
         return -ENOMEM;
     return 0;
+}
+
+static int glob(const char *pat, const char *s)
+{
+    return pat == NULL || fnmatch(pat, s != NULL ? s : "", 0) == 0;
+}
+
+int hrd_history_match(const struct hrd_filter *f, const char *machine,
+                      const struct hrd_history_point *p)
+{
+    if (f->phase != 0 && strcmp(hrp_phase_name(f->phase), p->phase) != 0)
+        return 0;
+    return glob(f->node, p->node) && glob(f->op, p->op) &&
+           glob(f->backend, p->backend) && glob(f->range, p->range) &&
+           glob(machine, p->machine);
 }
 
 /* hrd_history_series_each's walk over the points. */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/agg/agg.h"
 #include "lib/history/history.h"
 
 /* A series being gathered: its key and machine (copied), and per run its
@@ -40,6 +41,11 @@ int hrd_history_series_start(struct hrd_history_series *s,
 
 int hrd_history_series_push(struct hrd_history_series *s,
                             const struct hrd_history_point *p);
+
+/* Whether point p passes filter f (its globs, and its phase when not 0)
+ * and machine pattern machine (NULL: any). */
+int hrd_history_match(const struct hrd_filter *f, const char *machine,
+                      const struct hrd_history_point *p);
 
 /*
  * Calls fn with each series of history h, whole, in the order of
