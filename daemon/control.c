@@ -11,6 +11,7 @@
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 #include "proto/stream.h"
+#include "lib/util/grow.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -28,14 +29,8 @@ static int collect_row(const struct hrd_row *r, void *arg)
     struct dump_ctx *d = arg;
     Hostrange__Row *row;
 
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? 2 * d->cap : 256;
-        Hostrange__Row *nr = realloc(d->rows, cap * sizeof *nr);
-        if (nr == NULL)
-            return -ENOMEM;
-        d->rows = nr;
-        d->cap = cap;
-    }
+    if (hrd_grow(&d->rows, &d->cap, d->n + 1, sizeof *d->rows, 256) != 0)
+        return -ENOMEM;
     row = &d->rows[d->n++];
     hostrange__row__init(row);
     row->node_id = (char *)r->node_id;

@@ -7,6 +7,7 @@
 #include "proto/protocol.h"
 #include "proto/stream.h"
 #include "proto/unpack.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -288,14 +289,9 @@ int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
         }
     }
     if (l == NULL) {
-        if (c->nlost == c->caplost) {
-            uint32_t cap = c->caplost ? 2 * c->caplost : 4;
-            struct hrd_lost *nl = realloc(c->lost_by, cap * sizeof *nl);
-            if (nl == NULL)
-                return -ENOMEM;
-            c->lost_by = nl;
-            c->caplost = cap;
-        }
+        if (hrd_grow32(&c->lost_by, &c->caplost, (size_t)c->nlost + 1,
+                       sizeof *c->lost_by, 4) != 0)
+            return -ENOMEM;
         l = &c->lost_by[c->nlost++];
         l->node = node;
         l->op = op;

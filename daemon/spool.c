@@ -6,6 +6,7 @@
 #include "proto/protocol.h"
 #include "proto/spool.h"
 #include "proto/unpack.h"
+#include "lib/util/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -179,14 +180,9 @@ static void scan(struct hrd_spool *sp)
         struct stat st;
 
         if (hrp_spool_file_parse(e->d_name, &pid, &inst)) {
-            if (sp->nnames == cap) {
-                size_t c = cap ? 2 * cap : 16;
-                char **n = realloc(sp->names, c * sizeof *n);
-                if (n == NULL)
-                    break;
-                sp->names = n;
-                cap = c;
-            }
+            if (hrd_grow(&sp->names, &cap, sp->nnames + 1,
+                         sizeof *sp->names, 16) != 0)
+                break;
             if ((sp->names[sp->nnames] = strdup(e->d_name)) == NULL)
                 break;
             sp->nnames++;

@@ -5,6 +5,7 @@
 #include "lib/agg/agg_impl.h"
 #include "daemon/snapshot.h"
 #include "proto/monotonic.h"
+#include "lib/util/grow.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -459,7 +460,7 @@ static int cmp_u64(const void *a, const void *b)
 /* The generations of the journals present, ascending (caller frees). */
 static uint64_t *list_journals(struct hrd_state *s, size_t *n)
 {
-    uint64_t *g = NULL, *ng;
+    uint64_t *g = NULL;
     size_t cap = 0;
     struct dirent *e;
     int fd = dup(s->dirfd);
@@ -478,13 +479,8 @@ static uint64_t *list_journals(struct hrd_state *s, size_t *n)
         uint64_t gen = journal_gen(e->d_name);
         if (gen == 0)
             continue;
-        if (*n == cap) {
-            cap = cap ? 2 * cap : 16;
-            ng = realloc(g, cap * sizeof *g);
-            if (ng == NULL)
-                break;
-            g = ng;
-        }
+        if (hrd_grow(&g, &cap, *n + 1, sizeof *g, 16) != 0)
+            break;
         g[(*n)++] = gen;
     }
     closedir(d);

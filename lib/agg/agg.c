@@ -4,6 +4,7 @@
 #include "lib/agg/agg_impl.h"
 #include "lib/agg/events.h"
 #include "proto/protocol.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -215,24 +216,16 @@ uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
         }
     }
     if (t->n == t->cap) {
-        uint32_t cap = t->cap ? 2 * t->cap : 64;
-        char **ns = realloc(t->s, cap * sizeof *ns);
-        if (ns == NULL)
+        /* Four arrays side by side, each resized to the one new room. */
+        size_t cap = hrd_grow_room(t->cap, (size_t)t->n + 1,
+                                   sizeof(struct hrd_internal), 64);
+        if (cap == 0 || cap > UINT32_MAX ||
+            hrd_resize(&t->s, cap, sizeof *t->s) != 0 ||
+            hrd_resize(&t->rank, cap, sizeof *t->rank) != 0 ||
+            hrd_resize(&t->lost, cap, sizeof *t->lost) != 0 ||
+            hrd_resize(&t->internal, cap, sizeof *t->internal) != 0)
             return 0;
-        t->s = ns;
-        uint32_t *nr = realloc(t->rank, cap * sizeof *nr);
-        if (nr == NULL)
-            return 0;
-        t->rank = nr;
-        uint64_t *nl = realloc(t->lost, cap * sizeof *nl);
-        if (nl == NULL)
-            return 0;
-        t->lost = nl;
-        struct hrd_internal *ni = realloc(t->internal, cap * sizeof *ni);
-        if (ni == NULL)
-            return 0;
-        t->internal = ni;
-        t->cap = cap;
+        t->cap = (uint32_t)cap;
     }
     if (hrd_agg_index_room(&t->index, &t->slots, t->n, str_hash, t) != 0)
         return 0;
@@ -349,14 +342,9 @@ struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
             k->phase == phase && k->range == range)
             return k;
     }
-    if (a->nkeys == a->capkeys) {
-        uint32_t cap = a->capkeys ? 2 * a->capkeys : 256;
-        struct hrd_key **nk = realloc(a->keys, cap * sizeof *nk);
-        if (nk == NULL)
-            return NULL;
-        a->keys = nk;
-        a->capkeys = cap;
-    }
+    if (hrd_grow32(&a->keys, &a->capkeys, (size_t)a->nkeys + 1,
+                   sizeof *a->keys, 256) != 0)
+        return NULL;
     k = calloc(1, sizeof *k);
     if (k == NULL)
         return NULL;

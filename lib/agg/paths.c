@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/agg/agg_impl.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -37,20 +38,15 @@ static int pathtab_grow(struct hrd_agg *a)
     size_t before = hrd_agg_pathtab_bytes(a);
 
     if (t->n == t->cap) {
-        uint32_t cap = t->cap ? 2 * t->cap : 64;
-        uint32_t *np = realloc(t->parent, cap * sizeof *np);
-        if (np == NULL)
+        /* Three arrays side by side, each resized to the one new room. */
+        size_t cap = hrd_grow_room(t->cap, (size_t)t->n + 1,
+                                   sizeof *t->parent, 64);
+        if (cap == 0 || cap > UINT32_MAX ||
+            hrd_resize(&t->parent, cap, sizeof *t->parent) != 0 ||
+            hrd_resize(&t->range, cap, sizeof *t->range) != 0 ||
+            hrd_resize(&t->depth, cap, sizeof *t->depth) != 0)
             return -ENOMEM;
-        t->parent = np;
-        np = realloc(t->range, cap * sizeof *np);
-        if (np == NULL)
-            return -ENOMEM;
-        t->range = np;
-        uint8_t *nd = realloc(t->depth, cap);
-        if (nd == NULL)
-            return -ENOMEM;
-        t->depth = nd;
-        t->cap = cap;
+        t->cap = (uint32_t)cap;
     }
     if (hrd_agg_index_room(&t->index, &t->slots, t->n, path_id_hash, t) != 0)
         return -ENOMEM;

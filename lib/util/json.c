@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "lib/util/json.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -70,17 +71,8 @@ struct buf {
 
 static int put(struct buf *b, const void *p, size_t n)
 {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 32;
-        char *np;
-
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        if ((np = realloc(b->p, cap)) == NULL)
-            return -ENOMEM;
-        b->p = np;
-        b->cap = cap;
-    }
+    if (hrd_grow(&b->p, &b->cap, b->n + n + 1, 1, 32) != 0)
+        return -ENOMEM;
     memcpy(b->p + b->n, p, n);
     b->n += n;
     b->p[b->n] = '\0';

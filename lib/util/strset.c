@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/util/strset.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -58,15 +59,8 @@ int hrd_strset_add(struct hrd_strset *t, const char *s, size_t *out)
     }
     i = slot_of(t, s);
     if (t->slot[i] == 0) {
-        if (t->n == t->cap) {
-            size_t cap = t->cap ? 2 * t->cap : 64;
-            char **v = realloc(t->v, cap * sizeof *v);
-
-            if (v == NULL)
-                return -ENOMEM;
-            t->v = v;
-            t->cap = cap;
-        }
+        if (hrd_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v, 64) != 0)
+            return -ENOMEM;
         if ((t->v[t->n] = strdup(s)) == NULL)
             return -ENOMEM;
         t->slot[i] = ++t->n;

@@ -3,6 +3,7 @@
 
 #include "lib/view/pprof.h"
 #include "proto/protocol.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -60,21 +61,10 @@ struct wbuf {
 
 static void wb_reserve(struct wbuf *b, size_t more)
 {
-    size_t cap;
-    uint8_t *np;
-
     if (b->oom || b->len + more <= b->cap)
         return;
-    cap = b->cap ? b->cap : 256;
-    while (cap < b->len + more)
-        cap *= 2;
-    np = realloc(b->p, cap);
-    if (np == NULL) {
+    if (hrd_grow(&b->p, &b->cap, b->len + more, 1, 256) != 0)
         b->oom = 1;
-        return;
-    }
-    b->p = np;
-    b->cap = cap;
 }
 
 static void wb_raw(struct wbuf *b, const void *p, size_t n)
@@ -184,17 +174,12 @@ static int64_t strtab_get(struct strtab *t, const char *s)
             return t->hash[at] - 1;
     }
     if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 64;
-        const char **ns = realloc(t->s, cap * sizeof *ns);
-        uint32_t *nf;
+        /* Two arrays side by side, each resized to the one new room. */
+        size_t cap = hrd_grow_room(t->cap, t->n + 1, sizeof *t->s, 64);
 
-        if (ns == NULL)
+        if (cap == 0 || hrd_resize(&t->s, cap, sizeof *t->s) != 0 ||
+            hrd_resize(&t->func, cap, sizeof *t->func) != 0)
             return -ENOMEM;
-        t->s = ns;
-        nf = realloc(t->func, cap * sizeof *nf);
-        if (nf == NULL)
-            return -ENOMEM;
-        t->func = nf;
         t->cap = cap;
     }
     t->s[t->n] = s;

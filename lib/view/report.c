@@ -6,6 +6,7 @@
 #include "lib/view/dashboard.h"
 #include "lib/view/flame.h"
 #include "proto/protocol.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -254,21 +255,12 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
     const char *text[6];
     const char **dst[6];
     size_t size[6], total = 0, i;
-    struct hrd_row *rows, *r;
+    struct hrd_row *r;
     char *block, *joined = NULL;
     int table = w->format == HRD_FORMAT_TABLE;
 
-    if (w->nrows == w->cap) {
-        size_t cap = w->cap != 0 ? w->cap * 2 : 16;
-
-        if (cap > SIZE_MAX / sizeof(*rows))
-            return -ENOMEM;
-        rows = realloc(w->rows, cap * sizeof(*rows));
-        if (rows == NULL)
-            return -ENOMEM;
-        w->rows = rows;
-        w->cap = cap;
-    }
+    if (hrd_grow(&w->rows, &w->cap, w->nrows + 1, sizeof *w->rows, 16) != 0)
+        return -ENOMEM;
     r = &w->rows[w->nrows];
     *r = *row;
     r->round_medians = NULL; /* a table shows rounds and spread only */

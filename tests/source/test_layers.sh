@@ -4,6 +4,7 @@
 # Arrows point one way:
 #
 #   lib/util, proto <- lib/stat <- lib/agg <- {lib/run, lib/view}
+#                      (lib/util below every library: the growable array)
 #                   <- {daemon, ctl}; lib/util, lib/run, lib/agg, lib/stat,
 #                   proto <- lib/history <- ctl (the history: runs read
 #                   from run files; JSON of imported results)
@@ -22,9 +23,9 @@ rules='
 proto: proto
 lib/util: lib/util
 client: client proto public
-lib/stat: lib/stat
-lib/agg: lib/agg lib/stat proto
-lib/view: lib/view lib/agg lib/stat proto
+lib/stat: lib/stat lib/util
+lib/agg: lib/agg lib/stat lib/util proto
+lib/view: lib/view lib/agg lib/stat lib/util proto
 lib/run: lib/run lib/agg lib/stat lib/util proto
 daemon: daemon lib/run lib/agg lib/stat lib/util proto
 lib/history: lib/history lib/run lib/agg lib/stat lib/util proto

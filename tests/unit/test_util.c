@@ -1,7 +1,8 @@
 /*
  * lib/util: files written whole or not at all (atomic.c), in place when the
  * target is not a regular file; sizes with K/M/G and the option getopt
- * stopped at (options.c); a table of distinct strings (strset.c).
+ * stopped at (options.c); a table of distinct strings (strset.c); the
+ * growable array (grow.c).
  */
 #include "config.h"
 
@@ -21,6 +22,7 @@
 #include <cmocka.h>
 
 #include "lib/util/atomic.h"
+#include "lib/util/grow.h"
 #include "lib/util/options.h"
 #include "lib/util/strset.h"
 
@@ -223,6 +225,54 @@ static void test_strset(void **state)
     hrd_strset_fini(&t);
 }
 
+/* The growable array keeps what it held as it doubles, starts at its
+ * first room, does nothing when there is room, and refuses counts whose
+ * bytes would pass a size_t (or 32 bits) with the array as it was. */
+static void test_grow(void **state)
+{
+    int *v = NULL;
+    size_t cap = 0, i;
+    uint32_t cap32 = 0;
+    uint64_t *w = NULL;
+
+    (void)state;
+    assert_int_equal(hrd_grow(&v, &cap, 1, sizeof *v, 4), 0);
+    assert_int_equal(cap, 4);
+    for (i = 0; i < 1000; i++) {
+        assert_int_equal(hrd_grow(&v, &cap, i + 1, sizeof *v, 4), 0);
+        v[i] = (int)i;
+    }
+    assert_int_equal(cap, 1024);
+    for (i = 0; i < 1000; i++)
+        assert_int_equal(v[i], (int)i);
+    assert_int_equal(hrd_grow(&v, &cap, 1000, sizeof *v, 4), 0);
+    assert_int_equal(cap, 1024);
+    /* A jump past several doublings lands on the first power that fits. */
+    assert_int_equal(hrd_grow(&v, &cap, 5000, sizeof *v, 4), 0);
+    assert_int_equal(cap, 8192);
+    assert_int_equal(v[999], 999);
+    /* Bytes that would pass a size_t: refused, the array kept. */
+    assert_int_equal(hrd_grow(&v, &cap, SIZE_MAX / 2, sizeof *v, 4),
+                     -ENOMEM);
+    assert_int_equal(cap, 8192);
+    assert_int_equal(v[999], 999);
+    assert_int_equal(hrd_grow_room(0, 3, 8, 0), 4);
+    assert_int_equal(hrd_grow_room(16, 3, 8, 4), 16);
+    assert_int_equal(hrd_grow_room(1, SIZE_MAX, 1, 1), 0);
+    assert_int_equal(hrd_resize(&v, SIZE_MAX / 2, sizeof *v), -ENOMEM);
+    assert_int_equal(v[999], 999);
+    free(v);
+
+    assert_int_equal(hrd_grow32(&w, &cap32, 10, sizeof *w, 8), 0);
+    assert_int_equal(cap32, 16);
+    w[9] = 9;
+    assert_int_equal(hrd_grow32(&w, &cap32, (size_t)UINT32_MAX + 1,
+                                sizeof *w, 8), -ENOMEM);
+    assert_int_equal(cap32, 16);
+    assert_int_equal(w[9], 9);
+    free(w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -232,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_culprit),
         cmocka_unit_test(test_strset),
+        cmocka_unit_test(test_grow),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
