@@ -165,6 +165,15 @@ mk -o paths.hrs -i g000000000000000000000000000paths -m time=1700003000 \
     -p 'model/step;forward;add=400' -p 'model/step;backward=1500' \
     -p 'model/step;backward;odd name%=50' \
     -p 'data/load=700' -k 'data/flat=300'
+# The same, gemm under forward 20% slower (and so forward and step).
+mk -o paths2.hrs -i g00000000000000000000000000paths2 -m time=1700003060 \
+    -m commit=p2 \
+    -P 'model/init=9000' -P 'model/init;load=6000' \
+    -p 'model/step=5400' -p 'model/step;forward=3400' \
+    -p 'model/step;forward;gemm=2400,step;backward;gemm=1000' \
+    -p 'model/step;forward;add=400' -p 'model/step;backward=1500' \
+    -p 'model/step;backward;odd name%=50' \
+    -p 'data/load=700' -k 'data/flat=300'
 # A history: twelve runs of machine A, backend.submit 10% slower from
 # c8; four of machine B at its own level; a pull request's run, slower.
 for i in 0 1 2 3 4 5 6 7 8 9 10 11; do
@@ -211,6 +220,9 @@ out merge-unsorted merge --unsorted -o unsorted.hrs -m time=1700004120 \
 out dump-unsorted dump --from unsorted.hrs --fields all,rounds
 out merge-shards merge -o shards.hrs -m time=1700004180 base.hrs paths.hrs
 out merge-duplicate merge -o dup.hrs rb1.hrs rb1.hrs
+out merge-allow-duplicates merge --allow-duplicates --max-memory 64M \
+    -o dup.hrs -m time=1700004240 rb1.hrs rb1.hrs
+out dump-duplicates dump --from dup.hrs --fields all,rounds
 out dump-merged dump --from shards.hrs --fields all
 
 # --- dump --from: every format, every field set, by range and by path -----
@@ -281,6 +293,12 @@ out plot-diff plot --diff -o diff.svg base.hrs new.hrs
 keep_tree plot-diff diff
 out plot-diff-one plot --diff --node n1 -o diff1.svg base.hrs new.hrs
 keep_file plot-diff-one.svg diff1.svg
+out plot-diff-alpha plot --diff --alpha 0.001 --node n1 -o diff2.svg \
+    base.hrs new.hrs
+keep_file plot-diff-alpha.svg diff2.svg
+out plot-diff-paths plot --diff -o pdiff.svg paths.hrs paths2.hrs
+keep_tree plot-diff-paths pdiff
+out diff-paths diff paths.hrs paths2.hrs
 
 # --- history: add, list, show, detect, check, plot ------------------------
 db=h.db
@@ -308,6 +326,8 @@ for f in text jsonl junit markdown; do
     out "history-check-$f" history check --db $db --format "$f" pr.hrs
 done
 out history-check-fail history check --db $db --fail-above 10 pr.hrs
+out history-check-threshold history check --db $db --threshold 50 \
+    --alpha 0.05 --window 3 --format jsonl pr.hrs
 out history-check-min history check --db $db --min-history 20 pr.hrs
 out history-check-rounds history check --db $db --format jsonl rnew.hrs
 out history-plot history plot --db $db -o page
@@ -346,6 +366,8 @@ out live-dump-by-path dump --by path --fields all
 out live-dump-filter dump --node data --format csv
 out live-save save -o live.hrs -m time=1700005000
 out live-dump-saved dump --from live.hrs --fields all
+out live-save-unsorted save --unsorted -o live-u.hrs -m time=1700005060
+out live-dump-saved-unsorted dump --from live-u.hrs --by path --fields all
 out live-plot plot -o live.svg
 keep_tree live-plot live
 out live-reset reset --node data
