@@ -15,7 +15,12 @@
  * comparison, runside.h; diff's pairing and judging, rundiff.h; a merge,
  * runmerge.h; rounds, runrounds.h; a save's pages, runsave.h; --meta,
  * runmeta.h; what a header says, runheader.h), and no file here names a
- * run's records (tests/source/test_layers.sh). record, record
+ * run's records (tests/source/test_layers.sh). history (ctl_history*.c,
+ * its table ctl_history_cmd.c; ctl_history.h) is options, calls into
+ * lib/history (a run read for the history, the series, check's judging,
+ * detect's look) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
+ * options, the git, build and record processes of its steps, and
+ * printing, its search lib/stat/bisect.c. record, record
  * --rounds and ab register the processes they start and the directories
  * they make with ctl_cleanup.c (ctl_cleanup.h), which stops and removes
  * them on every way out, signals included.

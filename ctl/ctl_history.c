@@ -5,19 +5,16 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_history.h"
 #include "ctl/ctl_rounds.h"
+#include "lib/history/fromrun.h"
 #include "lib/history/history.h"
 #include "lib/history/import.h"
 #include "lib/stat/changepoint.h"
-#include "lib/run/fingerprint.h"
-#include "lib/run/run.h"
-#include "lib/run/runid.h"
 #include "lib/view/numfmt.h"
 #include "lib/view/escape.h"
 #include "lib/view/report.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
-#include <fnmatch.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,21 +142,6 @@ int hrd_ctl_history_open(const char *cmd, const char *db,
                : HRD_CTL_HISTORY_UNREADABLE;
 }
 
-static int glob(const char *pat, const char *s)
-{
-    return pat == NULL || fnmatch(pat, s != NULL ? s : "", 0) == 0;
-}
-
-int hrd_ctl_history_match(const struct hrd_filter *f, const char *machine,
-                          const struct hrd_history_point *p)
-{
-    if (f->phase != 0 && strcmp(hrp_phase_name(f->phase), p->phase) != 0)
-        return 0;
-    return glob(f->node, p->node) && glob(f->op, p->op) &&
-           glob(f->backend, p->backend) && glob(f->range, p->range) &&
-           glob(machine, p->machine);
-}
-
 void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len)
 {
     time_t t = (time_t)(time_ns / 1000000000);
@@ -178,231 +160,44 @@ static int parse_time(const char *s, int64_t *ns)
     return hrd_import_time(s, ns);
 }
 
-/* The machine, host and kernel of run h (see hrd_fingerprint_machine);
- * a run saved before fingerprints were kept has only its host. */
-static void machine_of(const Hostrange__RunHeader *h, struct hrd_ctl_hrun *r)
+/* A point's round medians, from the index over its run's end. */
+static size_t round_medians(void *ctx, const struct hrd_history_point *p,
+                            double *v, size_t max)
 {
-    const Hostrange__RunFingerprint *f = h->fingerprint;
-
-    if (f == NULL)
-        snprintf(r->machine, sizeof r->machine, "%s (no fingerprint)",
-                 h->host);
-    else
-        hrd_fingerprint_machine(f, r->machine, sizeof r->machine);
-    snprintf(r->host, sizeof r->host, "%s", f != NULL ? f->host : h->host);
-    snprintf(r->kernel, sizeof r->kernel, "%s", f != NULL ? f->kernel : "");
-}
-
-static int set_meta(struct hrd_ctl_hrun *r, const char *key,
-                    const char *value)
-{
-    size_t i;
-    char **k, **v;
-
-    for (i = 0; i < r->nmeta && strcmp(r->meta_key[i], key) != 0; i++)
-        ;
-    if (i < r->nmeta) {
-        char *nv = strdup(value);
-
-        if (nv == NULL)
-            return -ENOMEM;
-        free(r->meta_value[i]);
-        r->meta_value[i] = nv;
-        return 0;
-    }
-    k = realloc(r->meta_key, (r->nmeta + 1) * sizeof *k);
-    if (k != NULL)
-        r->meta_key = k;
-    v = realloc(r->meta_value, (r->nmeta + 1) * sizeof *v);
-    if (v != NULL)
-        r->meta_value = v;
-    if (k == NULL || v == NULL)
-        return -ENOMEM;
-    k[r->nmeta] = strdup(key);
-    v[r->nmeta] = strdup(value);
-    if (k[r->nmeta] == NULL || v[r->nmeta] == NULL) {
-        free(k[r->nmeta]);
-        free(v[r->nmeta]);
-        return -ENOMEM;
-    }
-    r->nmeta++;
-    return 0;
-}
-
-static const char *get_meta(const struct hrd_ctl_hrun *r, const char *key)
-{
-    for (size_t i = 0; i < r->nmeta; i++) {
-        if (strcmp(r->meta_key[i], key) == 0)
-            return r->meta_value[i];
-    }
-    return NULL;
-}
-
-static int put_point(const struct hrd_row *row, void *arg)
-{
-    struct hrd_ctl_hrun *r = arg;
-    struct hrd_history_point *p;
-
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 256;
-        struct hrd_history_point *np = realloc(r->p, cap * sizeof *np);
-
-        if (np == NULL)
-            return -ENOMEM;
-        r->p = np;
-        r->cap = cap;
-    }
-    p = &r->p[r->n++];
-    memset(p, 0, sizeof *p);
-    p->node = row->node_id;
-    p->op = row->op;
-    p->backend = row->backend;
-    p->phase = row->phase;
-    p->range = row->range;
-    p->metric = row->metric;
-    p->count = row->count;
-    p->mean = row->mean;
-    p->median = row->median;
-    p->p10 = row->p10;
-    p->p90 = row->p90;
-    return 0;
-}
-
-/* The round medians of r's points from the run's end (none when the run
- * has one round). Returns 0 or -ENOMEM. */
-static int put_rounds(struct hrd_ctl_hrun *r, const Hostrange__RunEnd *end)
-{
-    struct hrd_ctl_round_index idx;
-    size_t max = end != NULL ? end->rounds : 0;
-    int rc;
-
-    if (max < 2 || end->n_round_keys == 0 || r->n == 0)
-        return 0;
-    if ((r->rounds = malloc(r->n * max * sizeof *r->rounds)) == NULL)
-        return -ENOMEM;
-    if ((rc = hrd_ctl_round_index_init(&idx, end)) != 0)
-        return rc;
-    for (size_t i = 0; i < r->n; i++) {
-        struct hrd_history_point *p = &r->p[i];
-
-        p->rounds = r->rounds + i * max;
-        p->nrounds = hrd_ctl_round_medians(&idx, p->node, p->op, p->backend,
-                                           hrp_phase_parse(p->phase),
-                                           p->range,
-                                           hrp_metric_parse(p->metric),
-                                           r->rounds + i * max, max);
-    }
-    hrd_ctl_round_index_fini(&idx);
-    return 0;
-}
-
-/* The ids of a merged run's parts, comma-separated (caller frees). */
-static char *join_parts(const Hostrange__RunHeader *h)
-{
-    size_t len = 1;
-    char *s;
-
-    for (size_t i = 0; i < h->n_part_ids; i++)
-        len += strlen(h->part_ids[i]) + 1;
-    s = calloc(len, 1);
-    for (size_t i = 0; s != NULL && i < h->n_part_ids; i++) {
-        if (i > 0)
-            strcat(s, ",");
-        strcat(s, h->part_ids[i]);
-    }
-    return s;
+    return hrd_ctl_round_medians(ctx, p->node, p->op, p->backend,
+                                 hrp_phase_parse(p->phase), p->range,
+                                 hrp_metric_parse(p->metric), v, max);
 }
 
 int hrd_ctl_hrun_load(const char *cmd, const char *path,
                       char *const *extra, size_t nextra, const char *machine,
-                      struct hrd_ctl_hrun *r)
+                      struct hrd_history_fromrun *r)
 {
-    Hostrange__RunHeader *h = NULL;
-    Hostrange__RunEnd *end = NULL;
-    struct hrd_run_reader rd;
-    struct hrd_cursor cur = { { 0 }, 0, 0 };
-    const char *t, *commit;
+    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
+    struct hrd_ctl_round_index idx;
     char err[8400];
     int rc;
 
-    memset(r, 0, sizeof *r);
-    hrd_agg_init(&r->agg);
-    if (hrd_run_open(&rd, path, &h, err, sizeof err) != 0) {
-        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-        return HRD_CTL_HISTORY_UNREADABLE;
-    }
-    hrd_run_close(&rd);
-    hrd_agg_fini(&r->agg);
-    if (hrd_ctl_load_run(cmd, path, &r->agg, &end) != 0) {
-        hostrange__run_header__free_unpacked(h, NULL);
-        return HRD_CTL_HISTORY_UNREADABLE;
-    }
-    rc = hrd_runid_of_file(path, h, r->id, err, sizeof err);
-    if (rc != 0) {
-        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-        hostrange__run_header__free_unpacked(h, NULL);
-        return HRD_CTL_HISTORY_UNREADABLE;
-    }
-    machine_of(h, r);
-    if (machine != NULL)
-        snprintf(r->machine, sizeof r->machine, "%s", machine);
-    r->parts = join_parts(h);
-    rc = r->parts == NULL ? -ENOMEM : 0;
-    for (size_t i = 0; rc == 0 && i < h->n_meta; i++)
-        rc = set_meta(r, h->meta[i]->key, h->meta[i]->value);
-    for (size_t i = 0; rc == 0 && i < nextra; i++) {
-        char *eq = strchr(extra[i], '=');
-
-        *eq = '\0';
-        rc = set_meta(r, extra[i], eq + 1);
-        *eq = '=';
+    hrd_ctl_progress_init(&rp.p);
+    rc = hrd_history_fromrun_load(r, path, extra, nextra, machine,
+                                  hrd_ctl_read_progress, &rp, err,
+                                  sizeof err);
+    hrd_ctl_progress_end(&rp.p);
+    if (rc == 0 && r->end != NULL && r->end->rounds >= 2 &&
+        r->end->n_round_keys > 0 && r->n > 0) {
+        rc = hrd_ctl_round_index_init(&idx, r->end);
+        if (rc == 0) {
+            rc = hrd_history_fromrun_rounds(r, round_medians, &idx);
+            hrd_ctl_round_index_fini(&idx);
+        }
+        if (rc != 0)
+            snprintf(err, sizeof err, "out of memory");
     }
     if (rc == 0)
-        rc = hrd_agg_rows_page_by(&r->agg, NULL, &cur, 0, 0, put_point, r);
-    if (rc == 0)
-        rc = put_rounds(r, end);
-    if (end != NULL)
-        hostrange__run_end__free_unpacked(end, NULL);
-    r->run.id = r->id;
-    r->run.saved_ns = (int64_t)h->time_ns;
-    r->run.time_ns = (int64_t)h->time_ns;
-    hostrange__run_header__free_unpacked(h, NULL);
-    if (rc != 0) {
-        fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-        return HRD_CTL_HISTORY_FAILED;
-    }
-    t = get_meta(r, "time");
-    if (t != NULL && parse_time(t, &r->run.time_ns) != 0) {
-        fprintf(stderr, "hostrangectl %s: %s: meta time '%s' is not a time "
-                "(Unix seconds, or YYYY-MM-DDTHH:MM:SS[Z])\n", cmd, path, t);
-        return HRD_CTL_HISTORY_UNREADABLE;
-    }
-    commit = get_meta(r, "commit");
-    r->run.commit = commit != NULL ? commit : "";
-    r->run.machine = r->machine;
-    r->run.host = r->host;
-    r->run.kernel = r->kernel;
-    r->run.file = path;
-    r->run.parts = r->parts;
-    r->run.meta_key = (const char *const *)r->meta_key;
-    r->run.meta_value = (const char *const *)r->meta_value;
-    r->run.nmeta = r->nmeta;
-    return 0;
-}
-
-void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r)
-{
-    for (size_t i = 0; i < r->nmeta; i++) {
-        free(r->meta_key[i]);
-        free(r->meta_value[i]);
-    }
-    free(r->meta_key);
-    free(r->meta_value);
-    free(r->parts);
-    free(r->p);
-    free(r->rounds);
-    hrd_import_free(r->import);
-    hrd_agg_fini(&r->agg);
+        return 0;
+    fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
+    return rc == -ENOMEM && !r->unreadable ? HRD_CTL_HISTORY_FAILED
+                                           : HRD_CTL_HISTORY_UNREADABLE;
 }
 
 /* Options shared by the subcommands: --db and --help. */
@@ -503,7 +298,7 @@ int hrd_ctl_history_add(int argc, char **argv)
             status = rc;
     }
     for (int i = optind; !from && i < argc; i++) {
-        struct hrd_ctl_hrun r;
+        struct hrd_history_fromrun r;
         int rc = hrd_ctl_hrun_load("history add", argv[i], extra, nextra,
                                    machine, &r);
 
@@ -523,7 +318,7 @@ int hrd_ctl_history_add(int argc, char **argv)
         }
         if (rc > status)
             status = rc;
-        hrd_ctl_hrun_fini(&r);
+        hrd_history_fromrun_fini(&r);
     }
     hrd_history_close(h);
     free(extra);
@@ -534,7 +329,7 @@ int hrd_ctl_history_add_run(const char *cmd, const char *db,
                             const char *path, FILE *note)
 {
     struct hrd_history *h;
-    struct hrd_ctl_hrun r;
+    struct hrd_history_fromrun r;
     char err[4096], name[1024];
     int rc;
 
@@ -556,7 +351,7 @@ int hrd_ctl_history_add_run(const char *cmd, const char *db,
         rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_HISTORY_UNREADABLE
                                          : HRD_CTL_HISTORY_FAILED;
     }
-    hrd_ctl_hrun_fini(&r);
+    hrd_history_fromrun_fini(&r);
     hrd_history_close(h);
     return rc;
 }
@@ -673,7 +468,7 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
     static const char *const nnames[4] = { "mean", "median", "p10", "p90" };
     char t[64], commit[13], run[13];
 
-    if (!hrd_ctl_history_match(s->f, s->machine, p))
+    if (!hrd_history_match(s->f, s->machine, p))
         return 0;
     hrd_ctl_history_time(p->time_ns, t, sizeof t);
     str[7] = t;

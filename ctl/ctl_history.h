@@ -1,6 +1,10 @@
 /*
  * hostrangectl history's parts: the subcommands add, list and show and
- * what they share (ctl_history.c), detect and check (ctl_history_detect.c).
+ * what they share (ctl_history.c), detect (ctl_history_detect.c, its
+ * findings ctl_history_look.c), check (ctl_history_check.c), plot
+ * (ctl_history_plot.c), add --from (ctl_history_import.c): options, calls
+ * into lib/history (fromrun.h, series.h, judge.h, lookread.h) and
+ * printing.
  * A series is one key (node, operator, backend, phase, range, metric) on
  * one machine, its points the medians of its runs in their order.
  *
@@ -16,9 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lib/agg/agg_impl.h"
+#include "lib/agg/agg.h"
+#include "lib/history/fromrun.h"
 #include "lib/history/history.h"
 #include "lib/history/import.h"
+#include "lib/history/series.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
 
@@ -44,47 +50,20 @@ const char *hrd_ctl_history_db(const char *opt);
 int hrd_ctl_history_open(const char *cmd, const char *db,
                          enum hrd_history_mode mode, struct hrd_history **h);
 
-/* Whether point p passes filter f and machine pattern machine (NULL:
- * any). */
-int hrd_ctl_history_match(const struct hrd_filter *f, const char *machine,
-                          const struct hrd_history_point *p);
-
-/* A run file read for the history: its id, order, commit, machine, and
- * one point per key and metric, with its round medians when the run has
- * rounds (strings and medians owned by the loaded run). */
-struct hrd_ctl_hrun {
-    struct hrd_history_run run;
-    struct hrd_history_point *p;
-    double *rounds;   /* the points' round medians, `rounds` slots each */
-    size_t n, cap;
-    struct hrd_agg agg;
-    char id[64];
-    char machine[2048];
-    char host[256];
-    char kernel[256];
-    char *parts;
-    char **meta_key, **meta_value;
-    size_t nmeta;
-    struct hrd_import *import; /* another tool's results (hrun_import) */
-};
-
-/* Reads run file path for subcommand cmd, its meta then extra[0..nextra)
- * (KEY=VALUE, later ones winning), as measured on machine `machine` when
- * not NULL (else the machine its fingerprint names:
- * hrd_fingerprint_machine). Returns 0, or the exit status after saying
- * why; hrd_ctl_hrun_fini is due either way. */
+/* Reads run file path for subcommand cmd (hrd_history_fromrun_load, with
+ * its round medians and the progress of its read). Returns 0, or the exit
+ * status after saying why; hrd_history_fromrun_fini is due either way. */
 int hrd_ctl_hrun_load(const char *cmd, const char *path,
                       char *const *extra, size_t nextra, const char *machine,
-                      struct hrd_ctl_hrun *r);
-void hrd_ctl_hrun_fini(struct hrd_ctl_hrun *r);
+                      struct hrd_history_fromrun *r);
 
-/* Reads file path, another tool's results in format fmt holding one run,
- * as measured on machine `machine` when not NULL (else the file's), for
- * subcommand cmd (check --from). Returns 0, or the exit status after
- * saying why; hrd_ctl_hrun_fini is due either way. */
+/* Reads file path, another tool's results in format fmt holding one run
+ * (hrd_history_fromrun_import), for subcommand cmd (check --from).
+ * Returns 0, or the exit status after saying why;
+ * hrd_history_fromrun_fini is due either way. */
 int hrd_ctl_hrun_import(const char *cmd, enum hrd_import_format fmt,
                         const char *path, const char *machine,
-                        struct hrd_ctl_hrun *r);
+                        struct hrd_history_fromrun *r);
 
 /* Adds the runs of file path, another tool's results in format fmt
  * (lib/history/import.h), to history h (named db_name in messages), with

@@ -6,12 +6,10 @@
 
 #include "ctl/ctl_history_judge.h"
 #include "lib/history/history.h"
+#include "lib/history/judge.h"
 #include "lib/history/look.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/decide.h"
-#include "lib/stat/detect.h"
-#include "lib/stat/fdr.h"
-#include "lib/stat/rounds.h"
 #include "lib/view/escape.h"
 #include "lib/view/gate.h"
 #include "lib/view/numfmt.h"
@@ -91,57 +89,23 @@ const char hrd_ctl_history_usage_check[] =
     "judged at its --fail-above limit (and none slower than allowed nor\n"
     "refused).\n";
 
-/* What check says of a key it judged, beside its p: the change it could
- * have detected, and with rounds the decision rule's verdict. */
-struct judged {
-    double detectable;   /* in % (+inf: none) */
-    double threshold;    /* the key's: its --fail-above limit, else
-                            --threshold */
-    int limited;         /* --fail-above names it */
-    int gated;           /* --fail-above names it, or there is none */
-    int by_rounds;
-    size_t rounds[2];    /* by rounds: the segment's values, the run's */
-    struct hrd_decide dec;
-};
-
 /* The verdicts of the keys judged by rounds, by enum hrd_decide_verdict. */
 #define CHECK_VERDICTS 4
 
 /* check: the run's points by key, looked up by each series. */
 struct check {
     const struct hrd_ctl_judge_opts *o;
-    struct hrd_ctl_hrun *r;
+    struct hrd_history_fromrun *r;
     const char *exclude; /* the run's id, when it is stored */
-    struct hrd_ctl_series s;
-    size_t *order;       /* the run's points, sorted by key */
-    unsigned char *seen; /* per run point: its series was found */
+    struct hrd_history_judge jg; /* the judging, and the keys that differ */
     int machine_seen;    /* the history holds runs of the run's machine */
     int slower;
-    size_t judged, found, by_rounds;
     size_t unjudged[4];  /* by reason (enum unjudged) */
     char few_reason[96]; /* REASON_FEW's words with --min-history's N */
     struct hrd_ctl_gate_rows g;
-    /* The keys that differ at alpha (before the rule), kept until every
-     * key is judged; the machine's values, for its clock step. */
-    struct pending *pend;
-    size_t npend, cappend;
-    double *sample;
-    size_t nsample;
     size_t findings;
     size_t verdicts[CHECK_VERDICTS]; /* keys judged by rounds, by verdict */
     size_t not_judged_limit; /* detectable above the --fail-above limit */
-    /* hrd_detect_shift_sd by the rounds of each side (0: not yet). */
-    double shift_sd[HRD_DETECT_MAX_ROUNDS + 1][HRD_DETECT_MAX_ROUNDS + 1];
-};
-
-/* A key that differs at alpha, its verdict deferred to the rule. */
-struct pending {
-    char *key[6];
-    struct hrd_cp res;
-    struct judged j;
-    char note[96];
-    size_t up;      /* union-find: the finding it belongs to */
-    int keep;       /* passes the floor and the rule */
 };
 
 /* Why check did not judge a key, worst first. */
@@ -197,164 +161,10 @@ static int not_judged(struct check *c, const struct hrd_history_point *p,
     return ferror(stdout) ? -EIO : 0;
 }
 
-static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
-{
-    const char *b[6] = { p->node, p->op, p->backend, p->phase, p->range,
-                         p->metric };
-
-    for (int i = 0; i < 6; i++) {
-        int c = strcmp(a[i], b[i]);
-        if (c != 0)
-            return c;
-    }
-    return 0;
-}
-
-static struct hrd_ctl_hrun *sort_run;
-
-static int cmp_points(const void *x, const void *y)
-{
-    const struct hrd_history_point *a = &sort_run->p[*(const size_t *)x];
-    const char *k[6] = { a->node, a->op, a->backend, a->phase, a->range,
-                         a->metric };
-
-    return key_cmp6(k, &sort_run->p[*(const size_t *)y]);
-}
-
-/* The run's point of series s's key, or NULL. */
-static const struct hrd_history_point *find_point(const struct check *c)
-{
-    size_t lo = 0, hi = c->r->n;
-
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        int cmp = key_cmp6((const char *const *)c->s.key,
-                           &c->r->p[c->order[mid]]);
-
-        if (cmp == 0)
-            return &c->r->p[c->order[mid]];
-        if (cmp < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return NULL;
-}
-
-/*
- * The run-level test of check (see hostrangectl-history(1)): the run's
- * round medians p->rounds against the values of the segment of s from
- * run `from` on (each run's round medians, or its median when it has one
- * round), by the exact Mann-Whitney test of lib/stat/rounds.h, one-sided
- * (slower): half its two-sided p when the run's rounds lie above, else
- * 1 - half. Returns 1 with *out filled (and the base's number of values
- * in *nbase), 0 when either side has fewer than HRD_ROUNDS_MIN values or
- * a value that is not positive (the run not judged this way), or -ENOMEM.
- */
-static int check_rounds(struct check *c, const struct hrd_ctl_series *s,
-                        size_t from, const struct hrd_history_point *p,
-                        double step, struct hrd_cp *out, size_t *nbase,
-                        struct judged *j)
-{
-    struct hrd_rounds_cmp cmp;
-    double *base, sd;
-    size_t nb = 0, k0, k1;
-    int rc;
-
-    for (size_t i = from; i < s->n; i++)
-        nb += s->nrounds[i] > 0 ? s->nrounds[i] : 1;
-    if (p->nrounds < HRD_ROUNDS_MIN || nb < HRD_ROUNDS_MIN)
-        return 0;
-    /* The test's ratios need positive values (a self time may be 0). */
-    for (size_t k = 0; k < p->nrounds; k++) {
-        if (!(p->rounds[k] > 0))
-            return 0;
-    }
-    for (size_t i = from; i < s->n; i++) {
-        if (s->nrounds[i] == 0 && !(s->x[i] > 0))
-            return 0;
-        for (size_t k = 0; k < s->nrounds[i]; k++) {
-            if (!(s->rounds[i][k] > 0))
-                return 0;
-        }
-    }
-    if ((base = malloc(nb * sizeof *base)) == NULL)
-        return -ENOMEM;
-    nb = 0;
-    for (size_t i = from; i < s->n; i++) {
-        if (s->nrounds[i] == 0)
-            base[nb++] = s->x[i];
-        for (size_t k = 0; k < s->nrounds[i]; k++)
-            base[nb++] = s->rounds[i][k];
-    }
-    rc = hrd_rounds_compare(base, nb, p->rounds, p->nrounds, &cmp);
-    /* The decision rule of diff, at one look (decide.h), and the change
-     * the fastest-half test could detect with these rounds' noise. */
-    if (rc == 0)
-        rc = hrd_decide_once(base, nb, p->rounds, p->nrounds, j->threshold,
-                             step, c->o->cp.alpha, &j->dec);
-    k0 = nb < HRD_DETECT_MAX_ROUNDS ? nb : HRD_DETECT_MAX_ROUNDS;
-    k1 = p->nrounds < HRD_DETECT_MAX_ROUNDS ? p->nrounds
-                                            : HRD_DETECT_MAX_ROUNDS;
-    if (rc == 0 && c->shift_sd[k0][k1] == 0) {
-        c->shift_sd[k0][k1] = hrd_detect_shift_sd(k0, k1, c->o->cp.alpha);
-        if (isnan(c->shift_sd[k0][k1])) {
-            c->shift_sd[k0][k1] = 0;
-            rc = -ENOMEM;
-        }
-    }
-    if (rc == 0) {
-        sd = hrd_detect_log_sd(base, nb, p->rounds, p->nrounds);
-        j->detectable = hrd_detect_change(c->shift_sd[k0][k1], sd);
-        j->by_rounds = 1;
-        j->rounds[0] = nb;
-        j->rounds[1] = p->nrounds;
-    }
-    free(base);
-    if (rc != 0)
-        return rc;
-    out->at = 0;
-    out->before = cmp.base_median;
-    out->after = cmp.new_median;
-    out->change = cmp.change / 100;
-    out->p = cmp.u > (double)nb * (double)p->nrounds / 2 ? cmp.p / 2
-                                                          : 1 - cmp.p / 2;
-    *nbase = nb;
-    return 1;
-}
-
-/* Keeps series c->s's key, which differs at alpha by res, for the rule.
- * Returns 0 or -ENOMEM. */
-static int pend_push(struct check *c, const struct hrd_cp *res,
-                     const char *note, const struct judged *j)
-{
-    struct pending *p;
-
-    if (c->npend == c->cappend) {
-        size_t cap = c->cappend ? 2 * c->cappend : 64;
-        struct pending *v = realloc(c->pend, cap * sizeof *v);
-
-        if (v == NULL)
-            return -ENOMEM;
-        c->pend = v;
-        c->cappend = cap;
-    }
-    p = &c->pend[c->npend];
-    memset(p, 0, sizeof *p);
-    c->npend++;
-    for (int i = 0; i < 6; i++) {
-        if ((p->key[i] = strdup(c->s.key[i])) == NULL)
-            return -ENOMEM;
-    }
-    p->res = *res;
-    p->j = *j;
-    snprintf(p->note, sizeof p->note, "%s", note);
-    return 0;
-}
-
 /* Sets the gate row just added (g's last) from what check says of its
  * key. */
-static void gate_judged(struct check *c, const struct judged *j, int nj)
+static void gate_judged(struct check *c, const struct hrd_history_judged *j,
+                        int nj)
 {
     struct hrd_gate_row *r = &c->g.v[c->g.n - 1];
 
@@ -366,7 +176,7 @@ static void gate_judged(struct check *c, const struct judged *j, int nj)
 }
 
 /* Counts what check says of a key j (not_judged: at its limit). */
-static void count_judged(struct check *c, const struct judged *j,
+static void count_judged(struct check *c, const struct hrd_history_judged *j,
                          int not_judged)
 {
     if (j->by_rounds && (unsigned)j->dec.verdict < CHECK_VERDICTS)
@@ -376,8 +186,8 @@ static void count_judged(struct check *c, const struct judged *j,
 
 /* The words after a key's line: its detectable change, its verdict by
  * rounds, and whether it is not judged at its limit. */
-static void judged_words(const struct judged *j, int not_judged, char *buf,
-                         size_t len)
+static void judged_words(const struct hrd_history_judged *j, int not_judged,
+                         char *buf, size_t len)
 {
     size_t at;
 
@@ -396,8 +206,8 @@ static void judged_words(const struct judged *j, int not_judged, char *buf,
 }
 
 /* The JSON fields of the same. */
-static void judged_json(const struct judged *j, int not_judged, char *buf,
-                        size_t len)
+static void judged_json(const struct hrd_history_judged *j, int not_judged,
+                        char *buf, size_t len)
 {
     char num[3][32];
     size_t at;
@@ -427,7 +237,7 @@ static void judged_json(const struct judged *j, int not_judged, char *buf,
  * rounds. Returns 0 or a negative errno.
  */
 static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
-                  const struct judged *j)
+                  const struct hrd_history_judged *j)
 {
     int nj = j->limited && !(j->detectable <= j->threshold);
     char words[256];
@@ -475,85 +285,37 @@ static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
     return ferror(stdout) ? -EIO : 0;
 }
 
-static int check_series(struct check *c)
-{
-    const struct hrd_history_point *p;
-    const struct hrd_limit *l;
-    struct hrd_cp *cp, res;
-    struct judged j;
-    size_t from = 0, nbase = 0;
-    char note[96] = "";
-    double step, floor;
-    int n, by_rounds;
-
-    if (c->s.n == 0 || (p = find_point(c)) == NULL)
-        return 0;
-    c->seen[p - c->r->p] = 1;
-    if (c->s.n < c->o->min_history)
-        return not_judged(c, p, FEW_RUNS);
-    cp = malloc(c->s.n * sizeof *cp);
-    if (cp == NULL)
-        return -ENOMEM;
-    n = hrd_cp_detect(c->s.x, c->s.n, &c->o->cp, cp, c->s.n);
-    if (n > 0)
-        from = cp[n - 1].at;
-    free(cp);
-    if (n < 0)
-        return n;
-    memset(&j, 0, sizeof j);
-    l = c->o->have_limits ? hrd_limits_find(&c->o->limits, c->s.key[4])
-                          : NULL;
-    j.limited = l != NULL;
-    j.gated = !c->o->have_limits || l != NULL;
-    j.threshold = l != NULL ? l->pct : c->o->threshold;
-    step = hrd_cp_clock_step(c->s.x, c->s.n);
-    by_rounds = check_rounds(c, &c->s, from, p, step, &res, &nbase, &j);
-    if (by_rounds < 0)
-        return by_rounds;
-    if (by_rounds) {
-        c->by_rounds++;
-        snprintf(note, sizeof note, " (by rounds: %zu against %zu)",
-                 p->nrounds, nbase);
-    } else if (hrd_cp_check(c->s.x + from, c->s.n - from, p->median,
-                            &res) != 0) {
-        return not_judged(c, p, TOO_SHORT);
-    } else {
-        j.detectable = hrd_cp_check_detectable(
-            c->s.x + from, c->s.n - from, c->o->cp.alpha, HRD_DETECT_POWER);
-        if (isnan(j.detectable))
-            return -ENOMEM;
-    }
-    /* Never less than the clock steps a change must move by. */
-    floor = step > 0 && res.before > 0
-                ? 100 * HRD_CP_MIN_STEPS * step / res.before : 0;
-    if (!(j.detectable >= floor))
-        j.detectable = floor;
-    c->judged++;
-    for (size_t i = 0; i < c->s.n && c->nsample < HRD_HISTORY_LOOK_STEP_SAMPLE;
-         i++)
-        c->sample[c->nsample++] = c->s.x[i];
-    if (res.p > c->o->cp.alpha || res.change == 0)
-        return settle(c, c->s.key, &res, &j);
-    return pend_push(c, &res, note, &j);
-}
-
-static int check_point(void *ctx, const struct hrd_history_point *p)
+static int check_series(void *ctx, const struct hrd_history_series *s)
 {
     struct check *c = ctx;
+    const struct hrd_history_point *p;
+    struct hrd_history_judged j;
+    struct hrd_cp res;
     int rc;
+
+    if ((p = hrd_history_judge_find(&c->jg, s)) == NULL)
+        return 0;
+    rc = hrd_history_judge_point(&c->jg, s, p, &res, &j);
+    if (rc == HRD_HISTORY_JUDGE_FEW)
+        return not_judged(c, p, FEW_RUNS);
+    if (rc == HRD_HISTORY_JUDGE_SHORT)
+        return not_judged(c, p, TOO_SHORT);
+    if (rc == HRD_HISTORY_JUDGE_SAME)
+        return settle(c, s->key, &res, &j);
+    return rc < 0 ? rc : 0;
+}
+
+/* Whether the series check judges hold point p: of the run's machine,
+ * not of the run itself, kept by the filters. */
+static int check_keep(void *ctx, const struct hrd_history_point *p)
+{
+    struct check *c = ctx;
 
     if (strcmp(p->machine, c->r->machine) != 0 ||
         (c->exclude != NULL && strcmp(p->run, c->exclude) == 0))
         return 0;
     c->machine_seen = 1;
-    if (!hrd_ctl_history_match(&c->o->f, c->o->machine, p))
-        return 0;
-    if (!hrd_ctl_series_same(&c->s, p)) {
-        if ((rc = check_series(c)) != 0 ||
-            (rc = hrd_ctl_series_start(&c->s, p)) != 0)
-            return rc;
-    }
-    return hrd_ctl_series_push(&c->s, p);
+    return hrd_history_match(&c->o->f, c->o->machine, p);
 }
 
 /* The run's points that check's filter keeps and no series judged or
@@ -563,10 +325,10 @@ static int check_unseen(struct check *c)
     int rc = 0;
 
     for (size_t k = 0; rc == 0 && k < c->r->n; k++) {
-        const struct hrd_history_point *p = &c->r->p[c->order[k]];
+        const struct hrd_history_point *p = &c->r->p[c->jg.order[k]];
 
-        if (c->seen[c->order[k]] ||
-            !hrd_ctl_history_match(&c->o->f, c->o->machine, p))
+        if (c->jg.seen[c->jg.order[k]] ||
+            !hrd_history_match(&c->o->f, c->o->machine, p))
             continue;
         rc = not_judged(c, p, c->machine_seen ? NO_KEY : NO_MACHINE);
     }
@@ -598,67 +360,10 @@ static void unjudged_summary(const struct check *c, char *buf, size_t len)
         snprintf(buf + at, len - at, ")");
 }
 
-/* Union-find over the pending keys. */
-static size_t pend_root(struct pending *p, size_t i)
-{
-    while (p[i].up != i) {
-        p[i].up = p[p[i].up].up;
-        i = p[i].up;
-    }
-    return i;
-}
-
-/* The pending keys being sorted and the key field they are sorted by
- * (qsort has no context). */
-static const struct pending *sort_pend;
-static int sort_pend_field;
-
-static int cmp_pend(const void *a, const void *b)
-{
-    size_t x = *(const size_t *)a, y = *(const size_t *)b;
-    int k = strcmp(sort_pend[x].key[sort_pend_field],
-                   sort_pend[y].key[sort_pend_field]);
-
-    return k != 0 ? k : x < y ? -1 : x > y;
-}
-
-/* Joins the kept keys that share key field `field` (all are of one run:
- * a node's layers, or one layer across nodes, are one finding). */
-static void pend_link(struct check *c, size_t *order, size_t n, int field)
-{
-    sort_pend = c->pend;
-    sort_pend_field = field;
-    qsort(order, n, sizeof *order, cmp_pend);
-    for (size_t i = 1; i < n; i++) {
-        if (strcmp(c->pend[order[i - 1]].key[field],
-                   c->pend[order[i]].key[field]) == 0) {
-            size_t a = pend_root(c->pend, order[i - 1]);
-            size_t b = pend_root(c->pend, order[i]);
-
-            if (a != b)
-                c->pend[a > b ? a : b].up = a < b ? a : b;
-        }
-    }
-}
-
-/* Whether pending key a is a better start of its finding than b: a self
- * time that moved more in ns, else an inclusive time that moved less. */
-static int better_start(const struct pending *a, const struct pending *b)
-{
-    int sa = strcmp(a->key[5], "self") == 0;
-    int sb = strcmp(b->key[5], "self") == 0;
-    double ma = fabs(a->res.after - a->res.before);
-    double mb = fabs(b->res.after - b->res.before);
-
-    if (sa != sb)
-        return sa;
-    return sa ? ma > mb : ma < mb;
-}
-
 /* Writes pending key p as check's line of text or JSON. */
-static int put_pending(struct check *c, const struct pending *p)
+static int put_pending(struct check *c, const struct hrd_history_pending *p)
 {
-    struct hrd_ctl_series s;
+    struct hrd_history_series s;
     char note[384], extra[256];
     int over, nj, rc;
 
@@ -670,7 +375,11 @@ static int put_pending(struct check *c, const struct pending *p)
     nj = p->j.limited && !over && !(p->j.detectable <= p->j.threshold);
     count_judged(c, &p->j, nj);
     if (c->o->gate == HRD_CTL_GATE_NONE) {
-        snprintf(note, sizeof note, "%s", p->note);
+        if (p->j.by_rounds)
+            snprintf(note, sizeof note, " (by rounds: %zu against %zu)",
+                     p->j.rounds[1], p->j.rounds[0]);
+        else
+            note[0] = '\0';
         judged_words(&p->j, nj, note + strlen(note),
                      sizeof note - strlen(note));
         judged_json(&p->j, nj, extra, sizeof extra);
@@ -700,59 +409,24 @@ static int put_pending(struct check *c, const struct pending *p)
  */
 static int check_rule(struct check *c)
 {
-    double step = hrd_cp_clock_step(c->sample, c->nsample), level;
-    double *ps = malloc((c->npend + 1) * sizeof *ps);
-    size_t *order = malloc((c->npend + 1) * sizeof *order), np = 0, nk = 0;
-    int rc = 0;
+    struct hrd_history_judge *jg = &c->jg;
+    int rc = hrd_history_judge_rule(jg);
 
-    if (ps == NULL || order == NULL) {
-        rc = -ENOMEM;
-        goto out;
+    for (size_t i = 0; rc == 0 && i < jg->npend; i++) {
+        if (!jg->pend[i].keep)
+            rc = settle(c, jg->pend[i].key, &jg->pend[i].res,
+                        &jg->pend[i].j);
     }
-    for (size_t i = 0; i < c->npend; i++) {
-        struct pending *p = &c->pend[i];
-
-        p->keep = fabs(p->res.after - p->res.before) >=
-                  HRD_CP_MIN_STEPS * step;
-        if (p->keep)
-            ps[np++] = p->res.p;
-    }
-    level = hrd_fdr_level(ps, np, c->judged, c->o->cp.alpha);
-    for (size_t i = 0; i < c->npend; i++) {
-        struct pending *p = &c->pend[i];
-
-        p->keep = p->keep && p->res.p <= level;
-        p->up = i;
-        if (p->keep)
-            order[nk++] = i;
-        else if ((rc = settle(c, p->key, &p->res, &p->j)) != 0)
-            goto out;
-    }
-    c->found = nk;
-    pend_link(c, order, nk, 0);
-    pend_link(c, order, nk, 4);
     /* Each finding (a root, in key order), its start, then its keys. */
-    for (size_t i = 0; i < c->npend && rc == 0; i++) {
-        size_t start = i, keys = 0, nodes = 0;
+    for (size_t i = 0; i < jg->npend && rc == 0; i++) {
+        const struct hrd_history_pending *st;
+        size_t start, keys, nodes;
 
-        if (!c->pend[i].keep || pend_root(c->pend, i) != i)
+        if (!jg->pend[i].keep || hrd_history_judge_root(jg, i) != i)
             continue;
         c->findings++;
-        for (size_t j = i; j < c->npend; j++) {
-            size_t k;
-
-            if (!c->pend[j].keep || pend_root(c->pend, j) != i)
-                continue;
-            keys++;
-            for (k = i; k < j; k++) {
-                if (c->pend[k].keep && pend_root(c->pend, k) == i &&
-                    strcmp(c->pend[k].key[0], c->pend[j].key[0]) == 0)
-                    break;
-            }
-            nodes += k == j;
-            if (better_start(&c->pend[j], &c->pend[start]))
-                start = j;
-        }
+        hrd_history_judge_finding(jg, i, &keys, &nodes, &start);
+        st = &jg->pend[start];
         if (c->o->jsonl) {
             printf("{\"finding\":%zu,\"machine\":", c->findings);
             hrd_json_string(stdout, c->r->machine);
@@ -760,25 +434,22 @@ static int check_rule(struct check *c)
                    nodes);
             for (int k = 0; k < 6; k++) {
                 printf("%s\"%s\":", k ? "," : "", key_names[k]);
-                hrd_json_string(stdout, c->pend[start].key[k]);
+                hrd_json_string(stdout, st->key[k]);
             }
             printf("}}\n");
         } else if (c->o->gate == HRD_CTL_GATE_NONE) {
             printf("finding %zu: %s by %+.1f%%, starts in ", c->findings,
-                   c->pend[start].res.change > 0 ? "slower" : "faster",
-                   c->pend[start].res.change * 100);
-            hrd_ctl_key_name(stdout, c->pend[start].key, c->r->machine);
+                   st->res.change > 0 ? "slower" : "faster",
+                   st->res.change * 100);
+            hrd_ctl_key_name(stdout, st->key, c->r->machine);
             printf("; %zu %s of %zu %s\n", keys, keys == 1 ? "key" : "keys",
                    nodes, nodes == 1 ? "node" : "nodes");
         }
-        for (size_t j = i; j < c->npend && rc == 0; j++) {
-            if (c->pend[j].keep && pend_root(c->pend, j) == i)
-                rc = put_pending(c, &c->pend[j]);
+        for (size_t j = i; j < jg->npend && rc == 0; j++) {
+            if (jg->pend[j].keep && hrd_history_judge_root(jg, j) == i)
+                rc = put_pending(c, &jg->pend[j]);
         }
     }
-out:
-    free(ps);
-    free(order);
     return rc;
 }
 
@@ -786,7 +457,7 @@ int hrd_ctl_history_check(int argc, char **argv)
 {
     struct hrd_ctl_judge_opts o;
     struct check c;
-    struct hrd_ctl_hrun r;
+    struct hrd_history_fromrun r;
     struct hrd_history *h = NULL;
     char err[4096], summary[512];
     size_t refused = 0;
@@ -817,7 +488,7 @@ int hrd_ctl_history_check(int argc, char **argv)
         rc = hrd_ctl_history_open("history check", o.db, HRD_HISTORY_READ,
                                   &h);
     if (rc != 0) {
-        hrd_ctl_hrun_fini(&r);
+        hrd_history_fromrun_fini(&r);
         hrd_limits_fini(&o.limits);
         return rc;
     }
@@ -826,25 +497,21 @@ int hrd_ctl_history_check(int argc, char **argv)
     snprintf(c.few_reason, sizeof c.few_reason, "fewer than %zu runs of "
              "history on this machine, --min-history %zu", o.min_history,
              o.min_history);
-    c.order = malloc((r.n + 1) * sizeof *c.order);
-    c.seen = calloc(r.n + 1, 1);
-    c.sample = malloc(HRD_HISTORY_LOOK_STEP_SAMPLE * sizeof *c.sample);
-    rc = c.order == NULL || c.seen == NULL || c.sample == NULL ? -ENOMEM : 0;
+    for (size_t i = 0; i < r.n; i++)
+        r.p[i].machine = r.machine;
+    rc = hrd_history_judge_init(&c.jg, &o.cp, o.min_history,
+                                o.have_limits ? &o.limits : NULL,
+                                o.threshold);
+    if (rc == 0)
+        rc = hrd_history_judge_run(&c.jg, r.p, r.n);
     if (rc == 0) {
-        for (size_t i = 0; i < r.n; i++) {
-            c.order[i] = i;
-            r.p[i].machine = r.machine;
-        }
-        sort_run = &r;
-        qsort(c.order, r.n, sizeof *c.order, cmp_points);
         rc = hrd_history_has(h, r.id, err, sizeof err);
         c.exclude = rc == 1 ? r.id : NULL;
         rc = rc < 0 ? rc : 0;
     }
     if (rc == 0)
-        rc = hrd_history_points(h, check_point, &c, err, sizeof err);
-    if (rc == 0)
-        rc = check_series(&c);
+        rc = hrd_history_series_each(h, check_keep, check_series, &c, err,
+                                     sizeof err);
     hrd_history_close(h);
     if (rc == 0)
         rc = check_rule(&c);
@@ -859,13 +526,13 @@ int hrd_ctl_history_check(int argc, char **argv)
     hrd_ctl_gate_fini(&c.g);
     unjudged_summary(&c, summary, sizeof summary);
     if (rc == 0 && !o.jsonl && o.gate == HRD_CTL_GATE_NONE) {
-        printf("checked %zu keys of ", c.judged);
+        printf("checked %zu keys of ", c.jg.judged);
         hrd_text_put(stdout, argv[optind]);
         fputs(" against the history of ", stdout);
         hrd_text_put(stdout, r.machine);
         printf(": %zu differ (p < %g), %s; %zu judged by their rounds",
-               c.found, o.cp.alpha, summary, c.by_rounds);
-        if (c.by_rounds > 0)
+               c.jg.found, o.cp.alpha, summary, c.jg.by_rounds);
+        if (c.jg.by_rounds > 0)
             printf(" (%zu slower, %zu faster, %zu same, %zu undecided)",
                    c.verdicts[HRD_DECIDE_SLOWER],
                    c.verdicts[HRD_DECIDE_FASTER],
@@ -879,7 +546,7 @@ int hrd_ctl_history_check(int argc, char **argv)
     if (rc == 0 && o.gate == HRD_CTL_GATE_NONE) {
         char rule[256];
 
-        hrd_history_look_rule(rule, sizeof rule, o.cp.alpha, c.judged);
+        hrd_history_look_rule(rule, sizeof rule, o.cp.alpha, c.jg.judged);
         if (o.jsonl) {
             printf("{\"rule\":");
             hrd_json_string(stdout, rule);
@@ -887,9 +554,9 @@ int hrd_ctl_history_check(int argc, char **argv)
                    "\"not_judged\":%zu,\"by_rounds\":%zu,\"verdicts\":{"
                    "\"slower\":%zu,\"faster\":%zu,\"same\":%zu,"
                    "\"undecided\":%zu},\"not_judged_at_limit\":%zu}\n",
-                   c.judged, c.found, c.findings,
+                   c.jg.judged, c.jg.found, c.findings,
                    c.unjudged[0] + c.unjudged[1] + c.unjudged[2] +
-                       c.unjudged[3], c.by_rounds,
+                       c.unjudged[3], c.jg.by_rounds,
                    c.verdicts[HRD_DECIDE_SLOWER],
                    c.verdicts[HRD_DECIDE_FASTER],
                    c.verdicts[HRD_DECIDE_SAME],
@@ -899,7 +566,7 @@ int hrd_ctl_history_check(int argc, char **argv)
                    c.findings == 1 ? "finding" : "findings", rule);
         }
     }
-    if (rc == 0 && c.judged == 0) {
+    if (rc == 0 && c.jg.judged == 0) {
         fputs("hostrangectl history check: ", stderr);
         hrd_text_put(stderr, argv[optind]);
         fputs(": no key judged against the history of ", stderr);
@@ -918,16 +585,8 @@ int hrd_ctl_history_check(int argc, char **argv)
         hrd_text_put(stderr, r.machine);
         fputs(": not judged (--min-history)\n", stderr);
     }
-    hrd_ctl_series_fini(&c.s);
-    for (size_t i = 0; i < c.npend; i++) {
-        for (int k = 0; k < 6; k++)
-            free(c.pend[i].key[k]);
-    }
-    free(c.pend);
-    free(c.sample);
-    free(c.order);
-    free(c.seen);
-    hrd_ctl_hrun_fini(&r);
+    hrd_history_judge_fini(&c.jg);
+    hrd_history_fromrun_fini(&r);
     hrd_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -EIO;

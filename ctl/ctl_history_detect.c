@@ -59,28 +59,26 @@ const char hrd_ctl_history_usage_detect[] =
 /* detect: the series, each analysed when it is whole. */
 struct detect {
     const struct hrd_ctl_judge_opts *o;
-    struct hrd_ctl_series s;
     int slower; /* a series' newest segment beyond its limit */
     int rc;
     struct hrd_ctl_gate_rows g;
 };
 
-static int detect_series(struct detect *d)
+static int detect_series(void *ctx, const struct hrd_history_series *s)
 {
+    struct detect *d = ctx;
     struct hrd_cp *cp;
     int n, over, rc = 0;
 
-    if (d->s.n == 0)
-        return 0;
-    cp = malloc(d->s.n * sizeof *cp);
+    cp = malloc(s->n * sizeof *cp);
     if (cp == NULL)
         return -ENOMEM;
-    n = hrd_cp_detect(d->s.x, d->s.n, &d->o->cp, cp, d->s.n);
+    n = hrd_cp_detect(s->x, s->n, &d->o->cp, cp, s->n);
     for (int i = 0; i < n && d->o->gate == HRD_CTL_GATE_NONE; i++) {
         /* The commit of the run before the change: JSONL's
          * commit_before, and in text the bisect command line between the
          * two when more than one commit lies there. */
-        const char *before = cp[i].at > 0 ? d->s.commit[cp[i].at - 1] : NULL;
+        const char *before = cp[i].at > 0 ? s->commit[cp[i].at - 1] : NULL;
         char *extra = NULL;
         size_t len = 0;
 
@@ -99,39 +97,32 @@ static int detect_series(struct detect *d)
                 return -ENOMEM;
             }
         }
-        hrd_ctl_put_finding(d->o, &d->s, d->s.commit[cp[i].at],
-                            d->s.run[cp[i].at], &cp[i], "", extra);
+        hrd_ctl_put_finding(d->o, s, s->commit[cp[i].at],
+                            s->run[cp[i].at], &cp[i], "", extra);
         free(extra);
         if (before != NULL && !d->o->jsonl)
-            bisect_suggest(stdout, before, d->s.commit[cp[i].at],
-                           d->s.key[0], d->s.key[3], d->s.key[4],
-                           d->s.key[5]);
+            bisect_suggest(stdout, before, s->commit[cp[i].at],
+                           s->key[0], s->key[3], s->key[4],
+                           s->key[5]);
     }
     over = n > 0 &&
-           hrd_ctl_over_limit("history detect", d->o, &d->s, &cp[n - 1]);
+           hrd_ctl_over_limit("history detect", d->o, s, &cp[n - 1]);
     if (over)
         d->slower = 1;
     if (n >= 0 && d->o->gate != HRD_CTL_GATE_NONE)
-        rc = hrd_ctl_gate_add(&d->g, d->o, d->s.key, d->s.machine,
-                              n > 0 ? d->s.commit[cp[n - 1].at] : NULL,
+        rc = hrd_ctl_gate_add(&d->g, d->o, s->key, s->machine,
+                              n > 0 ? s->commit[cp[n - 1].at] : NULL,
                               n > 0 ? &cp[n - 1] : NULL, over, NULL);
     free(cp);
     return n < 0 ? n : rc != 0 ? rc : ferror(stdout) ? -EIO : 0;
 }
 
-static int detect_point(void *ctx, const struct hrd_history_point *p)
+/* Whether detect's filters keep point p. */
+static int detect_keep(void *ctx, const struct hrd_history_point *p)
 {
     struct detect *d = ctx;
-    int rc;
 
-    if (!hrd_ctl_history_match(&d->o->f, d->o->machine, p))
-        return 0;
-    if (!hrd_ctl_series_same(&d->s, p)) {
-        if ((rc = detect_series(d)) != 0 ||
-            (rc = hrd_ctl_series_start(&d->s, p)) != 0)
-            return rc;
-    }
-    return hrd_ctl_series_push(&d->s, p);
+    return hrd_history_match(&d->o->f, d->o->machine, p);
 }
 
 int hrd_ctl_history_detect(int argc, char **argv)
@@ -173,15 +164,13 @@ int hrd_ctl_history_detect(int argc, char **argv)
 
         rc = hrd_ctl_history_look(&lo, h, &d.slower, err, sizeof err);
     } else {
-        rc = hrd_history_points(h, detect_point, &d, err, sizeof err);
-        if (rc == 0)
-            rc = detect_series(&d);
+        rc = hrd_history_series_each(h, detect_keep, detect_series, &d, err,
+                                     sizeof err);
         if (rc == 0 && o.gate != HRD_CTL_GATE_NONE)
             rc = hrd_ctl_gate_write(&d.g, &o, "hostrangectl history detect");
     }
     hrd_ctl_gate_fini(&d.g);
     hrd_history_close(h);
-    hrd_ctl_series_fini(&d.s);
     hrd_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -EIO;

@@ -13,58 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The largest file read. */
-#define IMPORT_MAX_BYTES (1024L * 1024 * 1024)
-
-/* Reads the whole of file path. Returns 0 with *text (caller frees) and
- * *len, or a negative errno with a reason in err. */
-static int slurp(const char *path, char **text, size_t *len, char *err,
-                 size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    char *b = NULL;
-    size_t n = 0, cap = 0;
-    int e;
-
-    if (f == NULL) {
-        e = errno;
-        snprintf(err, errlen, "%s: %s", path, strerror(e));
-        return -e;
-    }
-    for (;;) {
-        size_t got;
-
-        if (n == cap) {
-            char *nb;
-
-            cap = cap ? 2 * cap : 65536;
-            if (cap > IMPORT_MAX_BYTES || (nb = realloc(b, cap)) == NULL) {
-                snprintf(err, errlen, "%s: %s", path,
-                         cap > IMPORT_MAX_BYTES ? "larger than 1 GiB"
-                                                : "out of memory");
-                free(b);
-                fclose(f);
-                return cap > IMPORT_MAX_BYTES ? -EFBIG : -ENOMEM;
-            }
-            b = nb;
-        }
-        got = fread(b + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    if (ferror(f)) {
-        snprintf(err, errlen, "%s: cannot be read", path);
-        free(b);
-        fclose(f);
-        return -EIO;
-    }
-    fclose(f);
-    *text = b;
-    *len = n;
-    return 0;
-}
-
 /* Whether a run of im is of a machine whose name hostrangectl refuses
  * (hrd_ctl_machine_bad: the rules of --machine, whether the name came
  * from the file or from --machine); says which for subcommand cmd. */
@@ -93,47 +41,15 @@ int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
                              const char *machine)
 {
     struct hrd_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
-    const char **key = calloc(nextra + 1, sizeof *key);
-    const char **value = calloc(nextra + 1, sizeof *value);
     struct hrd_import *im = NULL;
-    char err[4096], *text = NULL;
-    size_t len = 0;
+    char err[4096];
     int rc, status = 0;
 
-    if (key == NULL || value == NULL) {
-        free(key);
-        free(value);
-        fprintf(stderr, "hostrangectl history add: out of memory\n");
-        return HRD_CTL_HISTORY_FAILED;
-    }
-    /* --meta as the other runs take it: commit and time over the file's,
-     * each one noted with the runs; a later one wins. */
-    for (size_t i = 0; i < nextra; i++) {
-        const char *eq = strchr(extra[i], '=');
-        size_t kl = (size_t)(eq - extra[i]), j;
-
-        for (j = 0; j < o.nmeta && (strlen(key[j]) != kl ||
-                                    strncmp(key[j], extra[i], kl) != 0);
-             j++)
-            ;
-        if (j == o.nmeta) {
-            if ((key[j] = strndup(extra[i], kl)) == NULL) {
-                status = HRD_CTL_HISTORY_FAILED;
-                break;
-            }
-            o.nmeta++;
-        }
-        value[j] = eq + 1;
-        if (kl == 6 && strncmp(extra[i], "commit", 6) == 0)
-            o.commit = eq + 1;
-        if (kl == 4 && strncmp(extra[i], "time", 4) == 0)
-            o.time = eq + 1;
-    }
-    o.meta_key = key;
-    o.meta_value = value;
-    rc = status != 0 ? -ENOMEM : slurp(path, &text, &len, err, sizeof err);
-    if (rc == 0)
-        rc = hrd_import_read(fmt, path, text, len, &o, &im, err, sizeof err);
+    if (hrd_history_import_meta(&o, extra, nextra) != 0)
+        status = HRD_CTL_HISTORY_FAILED;
+    rc = status != 0 ? -ENOMEM
+                     : hrd_history_import_file(fmt, path, &o, &im, err,
+                                               sizeof err);
     if (rc != 0) {
         fprintf(stderr, "hostrangectl history add: %s; nothing of it "
                 "stored\n", rc == -ENOMEM ? "out of memory" : err);
@@ -169,56 +85,24 @@ int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
             status = rc;
     }
     hrd_import_free(im);
-    free(text);
-    for (size_t i = 0; i < o.nmeta; i++)
-        free((char *)key[i]);
-    free(key);
-    free(value);
+    hrd_history_import_meta_fini(&o);
     return status;
 }
 
 int hrd_ctl_hrun_import(const char *cmd, enum hrd_import_format fmt,
                         const char *path, const char *machine,
-                        struct hrd_ctl_hrun *r)
+                        struct hrd_history_fromrun *r)
 {
-    struct hrd_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
-    struct hrd_import *im = NULL;
-    char err[4096], *text = NULL;
-    size_t len = 0;
-    int rc;
+    char err[4096];
+    int rc = hrd_history_fromrun_import(r, fmt, path, machine, err,
+                                        sizeof err);
 
-    memset(r, 0, sizeof *r);
-    hrd_agg_init(&r->agg);
-    rc = slurp(path, &text, &len, err, sizeof err);
-    if (rc == 0)
-        rc = hrd_import_read(fmt, path, text, len, &o, &im, err, sizeof err);
-    free(text);
-    if (rc == 0 && im->nruns != 1) {
-        snprintf(err, sizeof err, "%s: %zu runs in it (one is checked)",
-                 path, im->nruns);
-        rc = -EINVAL;
-    }
-    if (rc == 0 && machine_refused(cmd, path, im)) {
-        hrd_import_free(im);
+    if (rc == 0 && machine_refused(cmd, path, r->import))
         return HRD_CTL_HISTORY_UNREADABLE;
-    }
-    if (rc == 0 && (r->p = malloc((im->runs[0].n + 1) * sizeof *r->p)) ==
-                       NULL)
-        rc = -ENOMEM;
-    if (rc != 0) {
-        hrd_import_free(im);
-        fprintf(stderr, "hostrangectl %s: %s\n", cmd,
-                rc == -ENOMEM ? "out of memory" : err);
-        return rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_HISTORY_FAILED
-                                             : HRD_CTL_HISTORY_UNREADABLE;
-    }
-    r->import = im;
-    r->run = im->runs[0].run;
-    r->n = r->cap = im->runs[0].n;
-    memcpy(r->p, im->runs[0].p, r->n * sizeof *r->p);
-    snprintf(r->id, sizeof r->id, "%s", r->run.id);
-    snprintf(r->machine, sizeof r->machine, "%s", r->run.machine);
-    snprintf(r->host, sizeof r->host, "%s", r->run.host);
-    snprintf(r->kernel, sizeof r->kernel, "%s", r->run.kernel);
-    return 0;
+    if (rc == 0)
+        return 0;
+    fprintf(stderr, "hostrangectl %s: %s\n", cmd,
+            rc == -ENOMEM ? "out of memory" : err);
+    return rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_HISTORY_FAILED
+                                         : HRD_CTL_HISTORY_UNREADABLE;
 }

@@ -17,97 +17,6 @@
 enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
        OPT_MIN_HISTORY, OPT_SERIES, OPT_FROM, OPT_THRESHOLD };
 
-static void series_clear(struct hrd_ctl_series *s)
-{
-    for (int i = 0; i < 6; i++) {
-        free(s->key[i]);
-        s->key[i] = NULL;
-    }
-    free(s->machine);
-    s->machine = NULL;
-    for (size_t i = 0; i < s->n; i++) {
-        free(s->commit[i]);
-        free(s->run[i]);
-        free(s->rounds[i]);
-    }
-    s->n = 0;
-}
-
-void hrd_ctl_series_fini(struct hrd_ctl_series *s)
-{
-    series_clear(s);
-    free(s->x);
-    free(s->commit);
-    free(s->run);
-    free(s->time_ns);
-    free(s->rounds);
-    free(s->nrounds);
-}
-
-int hrd_ctl_series_same(const struct hrd_ctl_series *s,
-                        const struct hrd_history_point *p)
-{
-    return s->machine != NULL && s->keyid == p->key &&
-           strcmp(s->machine, p->machine) == 0;
-}
-
-int hrd_ctl_series_start(struct hrd_ctl_series *s,
-                         const struct hrd_history_point *p)
-{
-    const char *k[6] = { p->node, p->op, p->backend, p->phase, p->range,
-                         p->metric };
-
-    series_clear(s);
-    for (int i = 0; i < 6; i++) {
-        if ((s->key[i] = strdup(k[i])) == NULL)
-            return -ENOMEM;
-    }
-    s->keyid = p->key;
-    return (s->machine = strdup(p->machine)) == NULL ? -ENOMEM : 0;
-}
-
-int hrd_ctl_series_push(struct hrd_ctl_series *s,
-                        const struct hrd_history_point *p)
-{
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        double *x = realloc(s->x, cap * sizeof *x);
-        char **c = realloc(s->commit, cap * sizeof *c);
-        char **r = realloc(s->run, cap * sizeof *r);
-        int64_t *t = realloc(s->time_ns, cap * sizeof *t);
-        double **rd = realloc(s->rounds, cap * sizeof *rd);
-        size_t *nr = realloc(s->nrounds, cap * sizeof *nr);
-
-        s->x = x != NULL ? x : s->x;
-        s->commit = c != NULL ? c : s->commit;
-        s->run = r != NULL ? r : s->run;
-        s->time_ns = t != NULL ? t : s->time_ns;
-        s->rounds = rd != NULL ? rd : s->rounds;
-        s->nrounds = nr != NULL ? nr : s->nrounds;
-        if (x == NULL || c == NULL || r == NULL || t == NULL || rd == NULL ||
-            nr == NULL)
-            return -ENOMEM;
-        s->cap = cap;
-    }
-    s->rounds[s->n] = NULL;
-    s->nrounds[s->n] = 0;
-    if (p->nrounds > 0) {
-        s->rounds[s->n] = malloc(p->nrounds * sizeof **s->rounds);
-        if (s->rounds[s->n] == NULL)
-            return -ENOMEM;
-        memcpy(s->rounds[s->n], p->rounds, p->nrounds * sizeof **s->rounds);
-        s->nrounds[s->n] = p->nrounds;
-    }
-    s->x[s->n] = p->median;
-    s->time_ns[s->n] = p->time_ns;
-    s->commit[s->n] = strdup(p->commit);
-    s->run[s->n] = strdup(p->run);
-    s->n++;
-    if (s->commit[s->n - 1] == NULL || s->run[s->n - 1] == NULL)
-        return -ENOMEM;
-    return 0;
-}
-
 static char *keep(struct hrd_ctl_gate_rows *g, const char *s)
 {
     char *c = strdup(s != NULL ? s : "");
@@ -221,7 +130,7 @@ void hrd_ctl_key_name(FILE *f, char *const *key, const char *machine)
 }
 
 /* Writes series s's name as key_name does. */
-void hrd_ctl_series_name(FILE *f, const struct hrd_ctl_series *s)
+void hrd_ctl_series_name(FILE *f, const struct hrd_history_series *s)
 {
     hrd_ctl_key_name(f, s->key, s->machine);
 }
@@ -229,8 +138,9 @@ void hrd_ctl_series_name(FILE *f, const struct hrd_ctl_series *s)
 /* Writes one finding: a change point of series s at cp (detect), or run
  * `run` of commit `commit` against it (check). */
 void hrd_ctl_put_finding(const struct hrd_ctl_judge_opts *o,
-                         const struct hrd_ctl_series *s, const char *commit,
-                         const char *run, const struct hrd_cp *cp,
+                         const struct hrd_history_series *s,
+                         const char *commit, const char *run,
+                         const struct hrd_cp *cp,
                          const char *note, const char *json_extra)
 {
     static const char *const names[6] = { "node", "operator", "backend",
@@ -280,7 +190,8 @@ void hrd_ctl_change_line(char *const *key, const char *machine,
 /* Whether a slower change of series s goes beyond its --fail-above
  * limit; names it on stderr when it does. */
 int hrd_ctl_over_limit(const char *cmd, const struct hrd_ctl_judge_opts *o,
-                       const struct hrd_ctl_series *s, const struct hrd_cp *cp)
+                       const struct hrd_history_series *s,
+                       const struct hrd_cp *cp)
 {
     const struct hrd_limit *l;
 
@@ -298,7 +209,7 @@ int hrd_ctl_over_limit(const char *cmd, const struct hrd_ctl_judge_opts *o,
 
 /* over_limit's verdict, saying nothing. */
 int hrd_ctl_over_limit_quiet(const struct hrd_ctl_judge_opts *o,
-                             const struct hrd_ctl_series *s,
+                             const struct hrd_history_series *s,
                              const struct hrd_cp *cp)
 {
     const struct hrd_limit *l;

@@ -1,9 +1,8 @@
 /*
  * What hostrangectl history detect (ctl_history_detect.c) and check
- * (ctl_history_check.c) share (ctl_history_judge.c): their options, a
- * series as it is gathered from the history's points (one key on one
- * machine, a point per run), the rows of the gate formats kept until the
- * end, and the lines that say a change.
+ * (ctl_history_check.c) share (ctl_history_judge.c): their options, the
+ * rows of the gate formats kept until the end, and the lines that say a
+ * change (a series: lib/history/series.h).
  */
 #ifndef HOSTRANGE_CTL_HISTORY_JUDGE_H
 #define HOSTRANGE_CTL_HISTORY_JUDGE_H
@@ -11,6 +10,7 @@
 #include "ctl/ctl.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/import.h"
+#include "lib/history/series.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
 #include "lib/view/gate.h"
@@ -70,36 +70,6 @@ struct hrd_ctl_judge_opts {
 };
 
 
-/* A series being gathered: its key and machine (copied), and per run its
- * median, commit, id, time and round medians (NULL and 0 for a run of one
- * round). */
-struct hrd_ctl_series {
-    char *key[6];
-    char *machine;
-    int64_t keyid;
-    double *x;
-    double **rounds;
-    size_t *nrounds;
-    char **commit, **run;
-    int64_t *time_ns;
-    size_t n, cap;
-};
-
-/* A series' life: started with its first point p (its key and machine
- * copied), each point of its runs pushed in order, tested with
- * hrd_ctl_series_same for whether point p continues it; fini frees it.
- * Each returns 0 or -ENOMEM. */
-void hrd_ctl_series_fini(struct hrd_ctl_series *s);
-
-int hrd_ctl_series_same(const struct hrd_ctl_series *s,
-                        const struct hrd_history_point *p);
-
-int hrd_ctl_series_start(struct hrd_ctl_series *s,
-                         const struct hrd_history_point *p);
-
-int hrd_ctl_series_push(struct hrd_ctl_series *s,
-                        const struct hrd_history_point *p);
-
 /* Appends the row of key `key` on machine `machine` to g: its key, where
  * (machine, and commit when not NULL), and its verdict with cp's figures
  * (cp NULL: unchanged, or with `reason` not judged). Returns 0 or
@@ -124,14 +94,15 @@ void hrd_ctl_judge_number(double v);
 void hrd_ctl_key_name(FILE *f, char *const *key, const char *machine);
 
 /* Writes series s's name as key_name does. */
-void hrd_ctl_series_name(FILE *f, const struct hrd_ctl_series *s);
+void hrd_ctl_series_name(FILE *f, const struct hrd_history_series *s);
 
 /* Writes one finding: a change point of series s at cp (detect), or run
  * `run` of commit `commit` against it (check); note ends its text line,
  * json_extra (NULL: none) holds fields that end its JSON object. */
 void hrd_ctl_put_finding(const struct hrd_ctl_judge_opts *o,
-                         const struct hrd_ctl_series *s, const char *commit,
-                         const char *run, const struct hrd_cp *cp,
+                         const struct hrd_history_series *s,
+                         const char *commit, const char *run,
+                         const struct hrd_cp *cp,
                          const char *note, const char *json_extra);
 
 /* Writes to stdout the line of a change cp of key `key` on machine
@@ -145,12 +116,12 @@ void hrd_ctl_change_line(char *const *key, const char *machine,
 /* Whether a slower change of series s goes beyond its --fail-above
  * limit; names it on stderr when it does. */
 int hrd_ctl_over_limit(const char *cmd, const struct hrd_ctl_judge_opts *o,
-                       const struct hrd_ctl_series *s,
+                       const struct hrd_history_series *s,
                        const struct hrd_cp *cp);
 
 /* over_limit's verdict, saying nothing. */
 int hrd_ctl_over_limit_quiet(const struct hrd_ctl_judge_opts *o,
-                             const struct hrd_ctl_series *s,
+                             const struct hrd_history_series *s,
                              const struct hrd_cp *cp);
 
 /* The options of detect and check; check's run file is left in argv.

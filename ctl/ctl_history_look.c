@@ -7,6 +7,7 @@
 #include "ctl/ctl_history.h"
 #include "ctl/ctl_history_judge.h"
 #include "lib/history/look.h"
+#include "lib/history/lookread.h"
 #include "lib/view/escape.h"
 #include "lib/view/gate.h"
 #include "lib/view/numfmt.h"
@@ -17,144 +18,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A stored run: its id, commit, machine and place among its machine's
- * runs. */
-struct run {
-    char *id, *commit, *machine;
-    size_t pos;
-};
-
 struct look_ctx {
     const struct hrd_ctl_look_opts *o;
     struct hrd_history_look *l;
-    struct run *runs;     /* in the history's order, then sorted by id */
-    size_t nruns, caprun;
-    struct run **by_pos;  /* per machine's run place: a run (by machine) */
-    /* The series being gathered. */
-    int64_t key;
-    char *machine;
-    char *k[6];
-    double *x;
-    uint64_t *count;
-    size_t *pos;
-    size_t n, cap;
-    size_t series;        /* series fed */
+    struct hrd_history_lookread rd;
 };
 
-static int add_run(void *ctx, const struct hrd_history_runinfo *r)
+/* Whether detect's filters keep point p. */
+static int keep_point(void *ctx, const struct hrd_history_point *p)
 {
-    struct look_ctx *c = ctx;
-    size_t pos = 0;
+    const struct hrd_ctl_look_opts *o = ctx;
 
-    if (c->nruns == c->caprun) {
-        size_t cap = c->caprun ? 2 * c->caprun : 64;
-        struct run *v = realloc(c->runs, cap * sizeof *v);
-
-        if (v == NULL)
-            return -ENOMEM;
-        c->runs = v;
-        c->caprun = cap;
-    }
-    for (size_t i = 0; i < c->nruns; i++)
-        pos += strcmp(c->runs[i].machine, r->machine) == 0;
-    c->runs[c->nruns].id = strdup(r->id);
-    c->runs[c->nruns].commit = strdup(r->commit);
-    c->runs[c->nruns].machine = strdup(r->machine);
-    c->runs[c->nruns].pos = pos;
-    c->nruns++;
-    if (c->runs[c->nruns - 1].id == NULL ||
-        c->runs[c->nruns - 1].commit == NULL ||
-        c->runs[c->nruns - 1].machine == NULL)
-        return -ENOMEM;
-    return 0;
-}
-
-static int cmp_run_id(const void *a, const void *b)
-{
-    return strcmp(((const struct run *)a)->id, ((const struct run *)b)->id);
-}
-
-static const struct run *find_run(const struct look_ctx *c, const char *id)
-{
-    struct run k = { (char *)id, NULL, NULL, 0 };
-
-    return bsearch(&k, c->runs, c->nruns, sizeof k, cmp_run_id);
+    return hrd_history_match(o->f, o->machine, p);
 }
 
 /* The run at place pos among machine's runs. */
-static const struct run *run_at(const struct look_ctx *c, const char *machine,
-                                size_t pos)
+static const struct hrd_history_lookrun *run_at(const struct look_ctx *c,
+                                                const char *machine,
+                                                size_t pos)
 {
-    for (size_t i = 0; i < c->nruns; i++) {
-        if (c->runs[i].pos == pos && strcmp(c->runs[i].machine, machine) == 0)
-            return &c->runs[i];
-    }
-    return NULL;
-}
-
-static void series_clear(struct look_ctx *c)
-{
-    for (int i = 0; i < 6; i++) {
-        free(c->k[i]);
-        c->k[i] = NULL;
-    }
-    free(c->machine);
-    c->machine = NULL;
-    c->n = 0;
-}
-
-static int flush_series(struct look_ctx *c)
-{
-    if (c->n == 0)
-        return 0;
-    c->series++;
-    return hrd_history_look_add(c->l, (const char *const *)c->k, c->machine,
-                                c->x, c->count, c->pos, c->n);
-}
-
-static int look_point(void *ctx, const struct hrd_history_point *p)
-{
-    struct look_ctx *c = ctx;
-    const struct run *r;
-    int rc;
-
-    if (!hrd_ctl_history_match(c->o->f, c->o->machine, p))
-        return 0;
-    if (c->machine == NULL || c->key != p->key ||
-        strcmp(c->machine, p->machine) != 0) {
-        const char *k[6] = { p->node, p->op, p->backend, p->phase,
-                             p->range, p->metric };
-
-        if ((rc = flush_series(c)) != 0)
-            return rc;
-        series_clear(c);
-        c->key = p->key;
-        if ((c->machine = strdup(p->machine)) == NULL)
-            return -ENOMEM;
-        for (int i = 0; i < 6; i++) {
-            if ((c->k[i] = strdup(k[i])) == NULL)
-                return -ENOMEM;
-        }
-    }
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 64;
-        double *x = realloc(c->x, cap * sizeof *x);
-        uint64_t *n = realloc(c->count, cap * sizeof *n);
-        size_t *pos = realloc(c->pos, cap * sizeof *pos);
-
-        c->x = x != NULL ? x : c->x;
-        c->count = n != NULL ? n : c->count;
-        c->pos = pos != NULL ? pos : c->pos;
-        if (x == NULL || n == NULL || pos == NULL)
-            return -ENOMEM;
-        c->cap = cap;
-    }
-    r = find_run(c, p->run);
-    c->x[c->n] = p->median;
-    c->count[c->n] = p->count;
-    c->pos[c->n] = r != NULL ? r->pos : c->n;
-    c->n++;
-    return 0;
+    return hrd_history_lookread_run_at(&c->rd, machine, pos);
 }
 
 static void number(double v)
@@ -195,7 +78,7 @@ static const char *const key_names[6] = { "node", "operator", "backend",
 
 /* One change as a JSON object's fields (no braces). */
 static void json_change(const struct hrd_history_change *ch,
-                        const struct run *r)
+                        const struct hrd_history_lookrun *r)
 {
     for (int i = 0; i < 6; i++) {
         printf("%s\"%s\":", i ? "," : "", key_names[i]);
@@ -218,7 +101,7 @@ static void json_change(const struct hrd_history_change *ch,
 
 /* One change as a line of text, as detect --series writes it. */
 static void text_change(const struct hrd_history_change *ch,
-                        const struct run *r)
+                        const struct hrd_history_lookrun *r)
 {
     fputs("  ", stdout);
     hrd_ctl_change_line((char *const *)ch->key, ch->machine, &ch->cp,
@@ -299,7 +182,7 @@ static int write_findings(struct look_ctx *c, int *slower)
     for (size_t i = 0; i < nf; i++) {
         struct hrd_history_finding f;
         struct hrd_history_change st;
-        const struct run *r, *rb;
+        const struct hrd_history_lookrun *r, *rb;
         int fail = 0;
 
         hrd_history_look_finding(c->l, i, &f);
@@ -376,7 +259,7 @@ static int write_findings(struct look_ctx *c, int *slower)
         }
         for (size_t j = 0; j < f.nchanges; j++) {
             struct hrd_history_change ch;
-            const struct run *cr;
+            const struct hrd_history_lookrun *cr;
 
             hrd_history_look_change(c->l, i, j, &ch);
             fail |= over_limit(o, &ch);
@@ -422,29 +305,11 @@ int hrd_ctl_history_look(const struct hrd_ctl_look_opts *o,
     *slower = 0;
     if ((c.l = hrd_history_look_new(&o->cp)) == NULL)
         return -ENOMEM;
-    rc = hrd_history_runs(h, add_run, &c, err, errlen);
-    if (rc == 0) {
-        /* Sorted by id for the points' look-ups; run_at scans. */
-        if (c.nruns > 1)
-            qsort(c.runs, c.nruns, sizeof *c.runs, cmp_run_id);
-        rc = hrd_history_points(h, look_point, &c, err, errlen);
-    }
-    if (rc == 0)
-        rc = flush_series(&c);
-    if (rc == 0)
-        rc = hrd_history_look_finish(c.l);
+    rc = hrd_history_lookread(&c.rd, c.l, h, keep_point, (void *)o, err,
+                              errlen);
     if (rc == 0)
         rc = write_findings(&c, slower);
-    series_clear(&c);
-    for (size_t i = 0; i < c.nruns; i++) {
-        free(c.runs[i].id);
-        free(c.runs[i].commit);
-        free(c.runs[i].machine);
-    }
-    free(c.runs);
-    free(c.x);
-    free(c.count);
-    free(c.pos);
+    hrd_history_lookread_fini(&c.rd);
     hrd_history_look_free(c.l);
     return rc;
 }

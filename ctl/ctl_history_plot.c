@@ -340,7 +340,7 @@ static int plot_point(void *ctx, const struct hrd_history_point *pt)
     size_t m, run;
     int rc;
 
-    if (!hrd_ctl_history_match(&p->f, p->machine, pt))
+    if (!hrd_history_match(&p->f, p->machine, pt))
         return 0;
     if (hrd_strset_find(&p->ids, pt->run, &run) != 0 ||
         hrd_strset_find(&p->machines, pt->machine, &m) != 0)

@@ -532,7 +532,7 @@ tests_service_test_at_limits_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_at_limits_LDADD = $(HARNESS_LIBS)
 # --- the run history (issue 33): change points, run ids ----------------
 HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid \
-	tests/unit/test_look
+	tests/unit/test_look tests/unit/test_history_fromrun
 check_PROGRAMS += $(HISTORY_UNIT_TESTS)
 TESTS += $(HISTORY_UNIT_TESTS)
 tests_unit_test_changepoint_SOURCES = tests/unit/test_changepoint.c
@@ -544,6 +544,11 @@ tests_unit_test_look_SOURCES = tests/unit/test_look.c \
 tests_unit_test_look_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_look_LDADD = lib/history/libhrhistory.la lib/stat/libhrstat.la \
 	$(CMOCKA_LIBS) -lm
+# A run read for the history in one pass, and a run judged against it.
+tests_unit_test_history_fromrun_SOURCES = tests/unit/test_history_fromrun.c
+tests_unit_test_history_fromrun_CFLAGS = $(TEST_CFLAGS) $(SQLITE3_CFLAGS)
+tests_unit_test_history_fromrun_LDADD = lib/history/libhrhistory.la \
+	$(HRD_STORE_TEST_LIBS) -lm
 tests_unit_test_runid_SOURCES = tests/unit/test_runid.c
 tests_unit_test_runid_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_runid_LDADD = $(HRD_STORE_TEST_LIBS)

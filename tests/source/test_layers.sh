@@ -5,8 +5,9 @@
 #
 #   lib/util, proto <- lib/stat <- lib/agg <- {lib/run, lib/view}
 #                      (lib/util below every library: the growable array)
-#                   <- {daemon, ctl}; lib/util, lib/run, lib/stat <- lib/history
-#                   <- ctl (the history: ids of runs; JSON of imported results)
+#                   <- {daemon, ctl}; lib/util, lib/run, lib/agg, lib/stat,
+#                   proto <- lib/history <- ctl (the history: runs read
+#                   from run files; JSON of imported results)
 #   proto <- client (its public header: hostrange.h) <- nvtx, ops, demo
 #   ops <- bench, python; the benchmarks of perf/ may use the test library
 #
@@ -27,7 +28,7 @@ lib/agg: lib/agg lib/stat lib/util proto
 lib/view: lib/view lib/agg lib/stat lib/util proto
 lib/run: lib/run lib/agg lib/stat lib/util proto
 daemon: daemon lib/run lib/agg lib/stat lib/util proto
-lib/history: lib/history lib/run lib/stat lib/util
+lib/history: lib/history lib/run lib/agg lib/stat lib/util proto
 ctl: ctl lib/history lib/view lib/run lib/agg lib/stat lib/util proto
 nvtx: nvtx public
 ops: ops public

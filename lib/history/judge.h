@@ -1,0 +1,124 @@
+/*
+ * A run judged against the history (hostrangectl history check): each
+ * key of the run against the latest segment of its series on the run's
+ * machine (the segment after its newest change point), by the run's
+ * rounds when both sides have enough of them (the exact Mann-Whitney test
+ * of lib/stat/rounds.h, one-sided, and the decision rule of decide.h),
+ * else by the run's median against the segment's values
+ * (hrd_cp_check); then the keys that differ held to detect's rule over all
+ * the keys judged (a change of at least HRD_CP_MIN_STEPS clock steps of
+ * the machine, Benjamini-Hochberg at q = alpha: look.h) and gathered into
+ * findings, keys that share a node or a range being one.
+ *
+ * Pure logic on what the caller read: functions return 0 (or what they
+ * name), or -ENOMEM.
+ */
+#ifndef HOSTRANGE_HISTORY_JUDGE_H
+#define HOSTRANGE_HISTORY_JUDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/history/history.h"
+#include "lib/history/series.h"
+#include "lib/stat/changepoint.h"
+#include "lib/stat/decide.h"
+#include "lib/stat/detect.h"
+#include "lib/stat/limits.h"
+
+/* What is said of a key judged, beside its p: the change it could have
+ * detected, and with rounds the decision rule's verdict. */
+struct hrd_history_judged {
+    double detectable;   /* in % (+inf: none) */
+    double threshold;    /* the key's: its limit, else the threshold */
+    int limited;         /* a limit names it */
+    int gated;           /* a limit names it, or there is none */
+    int by_rounds;
+    size_t rounds[2];    /* by rounds: the segment's values, the run's */
+    struct hrd_decide dec;
+};
+
+/* A key that differs at alpha, its verdict deferred to the rule. */
+struct hrd_history_pending {
+    char *key[6];
+    struct hrd_cp res;
+    struct hrd_history_judged j;
+    size_t up;      /* union-find: the finding it belongs to */
+    int keep;       /* passes the floor and the rule */
+};
+
+/* What hrd_history_judge_point says of a key. */
+enum hrd_history_judge_outcome {
+    HRD_HISTORY_JUDGE_FEW = 1, /* fewer runs than min_history */
+    HRD_HISTORY_JUDGE_SHORT,   /* fewer than 2 runs in the segment */
+    HRD_HISTORY_JUDGE_SAME,    /* judged: not different at alpha */
+    HRD_HISTORY_JUDGE_DIFFERS, /* judged: kept for the rule (pend) */
+};
+
+struct hrd_history_judge {
+    struct hrd_cp_opts cp;          /* alpha, window */
+    size_t min_history;             /* 0: none */
+    const struct hrd_limits *limits; /* NULL: none */
+    double threshold;               /* in %, for keys of no limit */
+    /* The run's points, and their order by key; per point, whether its
+     * series was found. */
+    const struct hrd_history_point *p;
+    size_t n;
+    size_t *order;
+    unsigned char *seen;
+    size_t judged, by_rounds;
+    size_t found;                   /* keys that pass the rule */
+    struct hrd_history_pending *pend;
+    size_t npend, cappend;
+    /* The machine's values, for its clock step. */
+    double *sample;
+    size_t nsample;
+    /* hrd_detect_shift_sd by the rounds of each side (0: not yet). */
+    double shift_sd[HRD_DETECT_MAX_ROUNDS + 1][HRD_DETECT_MAX_ROUNDS + 1];
+};
+
+/* Starts jg with alpha and window cp, min_history (0: none), limits (NULL:
+ * none) and threshold (in %). Returns 0 or -ENOMEM. */
+int hrd_history_judge_init(struct hrd_history_judge *jg,
+                           const struct hrd_cp_opts *cp, size_t min_history,
+                           const struct hrd_limits *limits,
+                           double threshold);
+void hrd_history_judge_fini(struct hrd_history_judge *jg);
+
+/* The run's points p[0..n) (kept by the caller), indexed by key for
+ * hrd_history_judge_find. Returns 0 or -ENOMEM. */
+int hrd_history_judge_run(struct hrd_history_judge *jg,
+                          const struct hrd_history_point *p, size_t n);
+
+/* The run's point of series s's key, marked seen; NULL when it has
+ * none. */
+const struct hrd_history_point *
+hrd_history_judge_find(struct hrd_history_judge *jg,
+                       const struct hrd_history_series *s);
+
+/*
+ * Judges the run's point p against series s (its runs, the run left out):
+ * returns an enum hrd_history_judge_outcome, with *res and *j filled when
+ * judged (a key that differs is kept in jg->pend, its key copied), or a
+ * negative errno.
+ */
+int hrd_history_judge_point(struct hrd_history_judge *jg,
+                            const struct hrd_history_series *s,
+                            const struct hrd_history_point *p,
+                            struct hrd_cp *res, struct hrd_history_judged *j);
+
+/* The rule over the keys judged: sets each pending key's keep, jg->found,
+ * and joins the kept ones into findings. Returns 0 or -ENOMEM. */
+int hrd_history_judge_rule(struct hrd_history_judge *jg);
+
+/* The finding of kept pending key i: its first key (the finding is
+ * listed there, its keys from there on). */
+size_t hrd_history_judge_root(struct hrd_history_judge *jg, size_t i);
+
+/* The finding whose root is i: its keys, its nodes, and its start (the
+ * pending key whose self time moved most, else whose inclusive time moved
+ * least). */
+void hrd_history_judge_finding(struct hrd_history_judge *jg, size_t i,
+                               size_t *keys, size_t *nodes, size_t *start);
+
+#endif

@@ -1,0 +1,159 @@
+/* A series gathered from the history's points (see series.h). */
+#include "config.h"
+
+#include "lib/history/series.h"
+#include "proto/protocol.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void series_clear(struct hrd_history_series *s)
+{
+    for (int i = 0; i < 6; i++) {
+        free(s->key[i]);
+        s->key[i] = NULL;
+    }
+    free(s->machine);
+    s->machine = NULL;
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->commit[i]);
+        free(s->run[i]);
+        free(s->rounds[i]);
+    }
+    s->n = 0;
+}
+
+void hrd_history_series_fini(struct hrd_history_series *s)
+{
+    series_clear(s);
+    free(s->x);
+    free(s->commit);
+    free(s->run);
+    free(s->time_ns);
+    free(s->rounds);
+    free(s->nrounds);
+}
+
+int hrd_history_series_same(const struct hrd_history_series *s,
+                            const struct hrd_history_point *p)
+{
+    return s->machine != NULL && s->keyid == p->key &&
+           strcmp(s->machine, p->machine) == 0;
+}
+
+int hrd_history_series_start(struct hrd_history_series *s,
+                             const struct hrd_history_point *p)
+{
+    const char *k[6] = { p->node, p->op, p->backend, p->phase, p->range,
+                         p->metric };
+
+    series_clear(s);
+    for (int i = 0; i < 6; i++) {
+        if ((s->key[i] = strdup(k[i])) == NULL)
+            return -ENOMEM;
+    }
+    s->keyid = p->key;
+    return (s->machine = strdup(p->machine)) == NULL ? -ENOMEM : 0;
+}
+
+int hrd_history_series_push(struct hrd_history_series *s,
+                            const struct hrd_history_point *p)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        double *x = realloc(s->x, cap * sizeof *x);
+        char **c = realloc(s->commit, cap * sizeof *c);
+        char **r = realloc(s->run, cap * sizeof *r);
+        int64_t *t = realloc(s->time_ns, cap * sizeof *t);
+        double **rd = realloc(s->rounds, cap * sizeof *rd);
+        size_t *nr = realloc(s->nrounds, cap * sizeof *nr);
+
+        s->x = x != NULL ? x : s->x;
+        s->commit = c != NULL ? c : s->commit;
+        s->run = r != NULL ? r : s->run;
+        s->time_ns = t != NULL ? t : s->time_ns;
+        s->rounds = rd != NULL ? rd : s->rounds;
+        s->nrounds = nr != NULL ? nr : s->nrounds;
+        if (x == NULL || c == NULL || r == NULL || t == NULL || rd == NULL ||
+            nr == NULL)
+            return -ENOMEM;
+        s->cap = cap;
+    }
+    s->rounds[s->n] = NULL;
+    s->nrounds[s->n] = 0;
+    if (p->nrounds > 0) {
+        s->rounds[s->n] = malloc(p->nrounds * sizeof **s->rounds);
+        if (s->rounds[s->n] == NULL)
+            return -ENOMEM;
+        memcpy(s->rounds[s->n], p->rounds, p->nrounds * sizeof **s->rounds);
+        s->nrounds[s->n] = p->nrounds;
+    }
+    s->x[s->n] = p->median;
+    s->time_ns[s->n] = p->time_ns;
+    s->commit[s->n] = strdup(p->commit);
+    s->run[s->n] = strdup(p->run);
+    s->n++;
+    if (s->commit[s->n - 1] == NULL || s->run[s->n - 1] == NULL)
+        return -ENOMEM;
+    return 0;
+}
+
+static int glob(const char *pat, const char *s)
+{
+    return pat == NULL || fnmatch(pat, s != NULL ? s : "", 0) == 0;
+}
+
+int hrd_history_match(const struct hrd_filter *f, const char *machine,
+                      const struct hrd_history_point *p)
+{
+    if (f->phase != 0 && strcmp(hrp_phase_name(f->phase), p->phase) != 0)
+        return 0;
+    return glob(f->node, p->node) && glob(f->op, p->op) &&
+           glob(f->backend, p->backend) && glob(f->range, p->range) &&
+           glob(machine, p->machine);
+}
+
+/* hrd_history_series_each's walk over the points. */
+struct each {
+    struct hrd_history_series s;
+    int (*keep)(void *ctx, const struct hrd_history_point *p);
+    int (*fn)(void *ctx, const struct hrd_history_series *s);
+    void *ctx;
+};
+
+static int each_point(void *ctx, const struct hrd_history_point *p)
+{
+    struct each *e = ctx;
+    int rc;
+
+    if (e->keep != NULL && !e->keep(e->ctx, p))
+        return 0;
+    if (!hrd_history_series_same(&e->s, p)) {
+        if ((e->s.n > 0 && (rc = e->fn(e->ctx, &e->s)) != 0) ||
+            (rc = hrd_history_series_start(&e->s, p)) != 0)
+            return rc;
+    }
+    return hrd_history_series_push(&e->s, p);
+}
+
+int hrd_history_series_each(
+    struct hrd_history *h,
+    int (*keep)(void *ctx, const struct hrd_history_point *p),
+    int (*fn)(void *ctx, const struct hrd_history_series *s), void *ctx,
+    char *err, size_t errlen)
+{
+    struct each e;
+    int rc;
+
+    memset(&e, 0, sizeof e);
+    e.keep = keep;
+    e.fn = fn;
+    e.ctx = ctx;
+    rc = hrd_history_points(h, each_point, &e, err, errlen);
+    if (rc == 0 && e.s.n > 0)
+        rc = fn(ctx, &e.s);
+    hrd_history_series_fini(&e.s);
+    return rc;
+}
