@@ -55,16 +55,18 @@ static const char usage_diff[] =
     "of one run share its whole-run shift, which the test cannot see.\n"
     "\n"
     "A change is flagged (slower or faster) when p < ALPHA and |change| >=\n"
-    "the threshold, and never when the medians differ by less than\n"
+    "the threshold, and never when it moved by less than\n"
     HRD_STR(HRD_ROUNDS_MIN_STEPS) " clock steps of the key (the runs' clock step, else the\n"
-    "smallest gap between its values; a change short of that by\n"
-    HRD_STR(HRD_ROUNDS_STEP_SLACK) " of a step counts as " HRD_STR(HRD_ROUNDS_MIN_STEPS) ").\n"
+    "smallest gap between its values): the fastest halves' or, when that is\n"
+    "larger, the medians' difference; a change short of that by\n"
+    HRD_STR(HRD_ROUNDS_STEP_SLACK) " of a step counts as " HRD_STR(HRD_ROUNDS_MIN_STEPS) ", so two whole steps are flagged.\n"
     "A row tested at the run level states its detectable change (JSON\n"
     "\"detectable\", in %; null or `none` when its rounds are too few for\n"
     "p < ALPHA): the smallest change that the spread of its round medians\n"
     "(the pooled standard deviation of their logarithms) and its numbers of\n"
     "rounds would let the test flag with power " HRD_STR(HRD_DETECT_POWER) " at ALPHA, and\n"
-    "never less than " HRD_STR(HRD_ROUNDS_MIN_STEPS) " clock steps. A key whose detectable change\n"
+    "never less than the smallest change that moves by " HRD_STR(HRD_ROUNDS_MIN_STEPS) " clock steps\n"
+    "(by the rule above). A key whose detectable change\n"
     "is above its --fail-above limit is `" HRD_GATE_NOT_JUDGED "` (JSON\n"
     "\"judged\":\"" HRD_GATE_NOT_JUDGED "\"): the comparison could not have\n"
     "seen it break the limit, so it has not passed. Rows are marked `unstable` when, by\n"
@@ -834,7 +836,7 @@ struct judging {
 static double detectable(struct drow *r, const struct diff_opts *o,
                          struct judging *j, const size_t nr[2], double step)
 {
-    double change, floor = 0;
+    double change, floor;
 
     if (j->shift_n[0] != nr[0] || j->shift_n[1] != nr[1]) {
         j->shift_sd = hrd_detect_shift_sd(nr[0], nr[1], o->alpha);
@@ -843,8 +845,7 @@ static double detectable(struct drow *r, const struct diff_opts *o,
     }
     change = hrd_detect_change(j->shift_sd, hrd_detect_log_sd(
                                    j->med[0], nr[0], j->med[1], nr[1]));
-    if (step > 0 && r->rc.base_median > 0)
-        floor = 100 * HRD_ROUNDS_MIN_STEPS * step / r->rc.base_median;
+    floor = hrd_rounds_steps_floor_pct(step, r->rc.base_median);
     return change > floor ? change : floor;
 }
 
@@ -932,27 +933,15 @@ static int decide(struct drow *r, const struct diff_opts *o,
     r->hopeless = 0;
     r->at_max = NAN;
     r->max_pairs = o->plan.max;
-    if (r->dec.verdict == HRD_DECIDE_UNDECIDED && r->dec.pairs > 0 &&
-        pairs < o->plan.max) {
-        /* Hopeless: the change the plan's last look could detect, with
-         * the noise of the rounds so far, exceeds the threshold (or two
-         * clock steps do), and the change so far lies within it: more
-         * pairs would likely leave it undecided. */
-        double sd = hrd_detect_log_sd(j->med[0], pairs, j->med[1], pairs);
-        double floor = 0;
+    if (r->dec.verdict == HRD_DECIDE_UNDECIDED) {
+        /* Hopeless: more pairs would likely leave it undecided. */
+        int h = hrd_decide_hopeless(j->med[0], j->med[1], pairs, threshold,
+                                    step, r->rc.base_median, &o->plan,
+                                    &r->dec, &j->max_shift_sd, &r->at_max);
 
-        if (j->max_shift_sd == 0)
-            j->max_shift_sd = hrd_detect_shift_sd(
-                o->plan.max, o->plan.max, hrd_decide_look_alpha(&o->plan));
-        if (isnan(j->max_shift_sd))
-            return -ENOMEM;
-        r->at_max = hrd_detect_change(j->max_shift_sd, sd);
-        if (step > 0 && r->rc.base_median > 0)
-            floor = 100 * HRD_ROUNDS_MIN_STEPS * step / r->rc.base_median;
-        if (r->at_max < floor)
-            r->at_max = floor;
-        r->hopeless = r->at_max > threshold &&
-                      fabs(r->dec.change) <= r->at_max;
+        if (h < 0)
+            return h;
+        r->hopeless = h;
     }
     return 0;
 }
@@ -1004,7 +993,7 @@ static int judge(struct drow *r, const struct diff_opts *o,
         r->run_level = 1;
         r->change = r->fast.change;
         p = r->fast.p;
-        moved = fabs(r->fast.new_fast - r->fast.base_fast);
+        moved = hrd_rounds_moved(&r->fast, &r->rc);
         if (o->plan.max > 0 && (rc = decide(r, o, j, nr, step, l)) != 0)
             return rc;
         r->detectable = detectable(r, o, j, nr, step);
