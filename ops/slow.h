@@ -3,8 +3,9 @@
  * hrops.h): a range made slower on purpose, either by spinning inside it,
  * at its end, for a share of the time spent in it so far, or by a fixed
  * amount of work at its start (a chain of dependent multiply-adds whose
- * length was calibrated to take a given number of nanoseconds), as a
- * small regression in the code would. Off, a range pays one load and a
+ * length was calibrated to take a given number of nanoseconds, and which
+ * the rest of the range waits for), as a small regression in the code
+ * would. Off, a range pays one load and a
  * predictable branch at each end.
  */
 #ifndef HROPS_SLOW_H

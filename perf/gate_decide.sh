@@ -64,7 +64,8 @@ one() {
     echo "$t0 $t1 $rc ${pairs:-0}" |
         awk '{ print $2 - $1, $3, $4 }' >> "$dir/$rule.$case.times"
     [ -n "${BENCH_DECIDE_KEEP:-}" ] && cp "$rep" "$BENCH_DECIDE_KEEP/"
-    echo "$rule $case $i: exit $rc, ${pairs:-0} pairs, load $(load)" >&2
+    echo "$rule $case $i: exit $rc, ${pairs:-0} pairs, $(echo "$t0 $t1" |
+        awk '{ printf "%.1f", $2 - $1 }') s, load $(load)" >&2
 }
 
 load0=$(load)

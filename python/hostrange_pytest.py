@@ -89,6 +89,23 @@ test's fixtures are torn down: the call and its arguments are kept alive,
 so it must not depend on what a fixture's teardown closes. With
 pytest-xdist it is refused (the calls live in the workers).
 
+``--host-range-max-rounds M`` makes the rounds sequential, as
+``hostrangectl ab --max-rounds`` does: N (``--host-range-rounds``) is the
+first look, and with ``--host-range-compare BASE`` the plugin merges the
+rounds so far and compares them with BASE (``hostrangectl diff
+--first-look N --max-rounds M``, the k-th rounds of BASE and of this
+session a pair); while a gated key (those ``--host-range-compare-fail``
+names, else all) is neither decided (slower, faster or same) nor
+hopeless, it replays the tests for more rounds, up to the next look
+(about sqrt 2 times as many, M at most). It stops early when BASE has no
+more rounds than the session (more rounds here would make no more
+pairs): a BASE for sequential comparisons is best saved with M rounds,
+which ``--host-range-max-rounds M`` without ``--host-range-compare``
+makes. The summary says after how many rounds it looked, and why it
+stopped; the comparison's table gives each key's verdict and the pairs
+that decided it. A gated key still undecided is said in the summary but
+does not fail the session (only a key slower than allowed does).
+
 ``--host-range-junit FILE`` also writes the comparison to FILE as JUnit XML
 (``hostrangectl diff --format junit``), for a CI system's test report: one
 testsuite per test (node id), one testcase per key, a failure per key slower
@@ -98,6 +115,7 @@ than --host-range-compare-fail allows, skipped for a key of one run only.
 import functools
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -127,6 +145,8 @@ _CUT_MARK = "\u2026"
 _HASH_HEX = 16
 _DIFF_OK = 0
 _DIFF_SLOWER = 1
+# ... and, with --host-range-max-rounds, a gated key undecided.
+_DIFF_UNDECIDED = 8
 _START_WAIT_MS = 10000
 
 
@@ -198,6 +218,16 @@ def pytest_addoption(parser):
              "--host-range-compare tests at the run level (hostrangectl "
              "diff on the round medians); uses a private daemon; not with "
              "pytest-xdist")
+    group.addoption(
+        "--host-range-max-rounds", metavar="M", type=int, default=None,
+        help="sequential rounds: with --host-range-compare, look after "
+             "--host-range-rounds N rounds, then after about sqrt 2 times "
+             "as many each time up to M, and stop once every gated key "
+             "(those --host-range-compare-fail names, else all) is "
+             "decided slower, faster or same, or hopeless, by hostrangectl "
+             "diff --first-look N --max-rounds M (a key still open after "
+             "M is undecided, said in the summary); without it, run M "
+             "rounds, a base for such comparisons")
     group.addoption(
         "--host-range-compare-strict", action="store_true", default=False,
         help="with --host-range-compare: refuse to compare runs whose "
@@ -286,6 +316,16 @@ def pytest_configure(config):
     rounds = config.getoption("host_range_rounds")
     if rounds is None or rounds < 1:
         raise pytest.UsageError("--host-range-rounds must be 1 or more")
+    max_rounds = config.getoption("host_range_max_rounds")
+    if max_rounds is not None:
+        if rounds < 2:
+            raise pytest.UsageError(
+                "--host-range-max-rounds needs --host-range-rounds N of 2 "
+                "or more (the first look)")
+        if max_rounds < rounds:
+            raise pytest.UsageError(
+                "--host-range-max-rounds %d is below --host-range-rounds %d"
+                % (max_rounds, rounds))
     if path is None and save is None and base is None and history is None:
         if rounds > 1:
             raise pytest.UsageError(
@@ -319,6 +359,7 @@ def pytest_configure(config):
     state.history = history
     state.junit = None if junit is None else os.path.abspath(junit)
     state.rounds = rounds
+    state.max_rounds = max_rounds
     config.stash[_STATE] = state
     config.add_cleanup(state.stop)
     if not _is_worker(config):
@@ -415,6 +456,7 @@ class _Session:
         self.warned_long = False
         self.checked = []
         self.rounds = 1
+        self.max_rounds = None
         self.replay = []
 
     def _find_ctl(self):
@@ -552,35 +594,60 @@ class _Session:
         """--host-range-rounds N: saves round 1 (what the tests made) and
         drops it from the daemon, then replays every profiled test's call
         once per round, the tests in the order they ran, saving and
-        dropping each round; merges the N saves as rounds into the run
-        (--host-range-save FILE, or one in tmp). Returns (the run's path,
-        None), or (None, what failed)."""
+        dropping each round; merges the saves as rounds into the run
+        (--host-range-save FILE, or one in tmp). With
+        --host-range-max-rounds M, N is the first look: while a look
+        (_look) finds a gated key open, rounds are added up to the next
+        look, M at most; without --host-range-compare, M rounds are made.
+        Returns (the run's path, None), or (None, what failed)."""
         import hostrange
-        saves = []
-        for k in range(1, self.rounds + 1):
-            if k > 1:
-                for h in self.replay:
+        saves, looked, why = [], [], ""
+        target = self.rounds
+        while True:
+            for k in range(len(saves) + 1, target + 1):
+                if k > 1:
+                    for h in self.replay:
+                        try:
+                            h._profile(self, replay=True)
+                        except Exception as e:  # the test's call
+                            return None, ("round %d of %s failed: %s: %s"
+                                          % (k, h._request.node.nodeid,
+                                             type(e).__name__, e))
                     try:
-                        h._profile(self, replay=True)
-                    except Exception as e:  # the test's call, whatever it is
-                        return None, ("round %d of %s failed: %s: %s"
-                                      % (k, h._request.node.nodeid,
-                                         type(e).__name__, e))
-                try:
-                    hostrange.flush(timeout_ms=_FLUSH_TIMEOUT_MS)
-                except (TimeoutError, ConnectionError) as e:
-                    return None, ("the samples of round %d were not "
-                                  "delivered: %s" % (k, e))
-            f = os.path.join(tmp, "round-%d.hrs" % k)
-            r = self._ctl("--runtime-dir", self.dir, "save", "-o", f)
+                        hostrange.flush(timeout_ms=_FLUSH_TIMEOUT_MS)
+                    except (TimeoutError, ConnectionError) as e:
+                        return None, ("the samples of round %d were not "
+                                      "delivered: %s" % (k, e))
+                f = os.path.join(tmp, "round-%d.hrs" % k)
+                r = self._ctl("--runtime-dir", self.dir, "save", "-o", f)
+                if r.returncode != 0:
+                    return None, ("cannot save round %d: %s"
+                                  % (k, _ctl_error(r.stderr)))
+                saves.append(f)
+                r = self._ctl("--runtime-dir", self.dir, "reset")
+                if r.returncode != 0:
+                    return None, ("cannot reset the daemon after round %d: "
+                                  "%s" % (k, _ctl_error(r.stderr)))
+            if self.max_rounds is None or target >= self.max_rounds:
+                break
+            if self.base is None:
+                target = self.max_rounds
+                continue
+            look = os.path.join(tmp, "look.hrs")
+            r = self._ctl(*(["merge", "-o", look, "--"] + saves))
             if r.returncode != 0:
-                return None, ("cannot save round %d: %s"
-                              % (k, _ctl_error(r.stderr)))
-            saves.append(f)
-            r = self._ctl("--runtime-dir", self.dir, "reset")
-            if r.returncode != 0:
-                return None, ("cannot reset the daemon after round %d: %s"
-                              % (k, _ctl_error(r.stderr)))
+                return None, ("cannot merge the rounds of the look after "
+                              "%d: %s" % (target, _ctl_error(r.stderr)))
+            looked.append(target)
+            open_, why = self._look(look, target)
+            if open_ is None:
+                return None, why
+            if not open_:
+                break
+            target = _next_look(target, self.max_rounds)
+        if looked and not why:
+            why = ("; %d rounds, the most (--host-range-max-rounds)"
+                   % len(saves))
         run = self.save or os.path.join(tmp, "run.hrs")
         args = ["merge", "-o", run]
         if self.save is not None or self.history is not None:
@@ -590,10 +657,53 @@ class _Session:
         if r.returncode != 0:
             return None, "cannot merge the rounds: %s" % _ctl_error(r.stderr)
         self.summary.append("hostrange: %d rounds of %d tests%s"
-                            % (self.rounds, len(self.replay),
+                            % (len(saves), len(self.replay),
                                ": " + r.stdout.strip()
                                if self.save is not None else ""))
+        if looked:
+            self.summary.append(
+                "hostrange: sequential rounds: looked after %s rounds%s"
+                % (", ".join(str(x) for x in looked), why))
         return run, None
+
+    def _diff_args(self):
+        """hostrangectl diff's options of the comparison with BASE."""
+        args = ["diff"]
+        if self.fail is not None:
+            args += ["--fail-above", self.fail]
+        if self.strict:
+            args += ["--strict"]
+        if self.max_rounds is not None:
+            args += ["--first-look", str(self.rounds),
+                     "--max-rounds", str(self.max_rounds)]
+        return args
+
+    def _look(self, run, made):
+        """A look of the sequential rounds: diff BASE run (its JSON rows)
+        after `made` rounds. Returns (True, "") when a gated key is
+        undecided and not hopeless and BASE has rounds for the next look,
+        (False, why it stops), or (None, what failed)."""
+        r = self._ctl(*(self._diff_args() + ["--format", "jsonl", self.base,
+                                             run]))
+        if r.returncode not in (_DIFF_OK, _DIFF_SLOWER, _DIFF_UNDECIDED):
+            return None, ("cannot compare the rounds after %d: %s"
+                          % (made, _ctl_error(r.stderr)))
+        open_, base_rounds = 0, 0
+        for line in r.stdout.splitlines():
+            row = json.loads(line)
+            rounds = row.get("rounds") or [0, 0]
+            base_rounds = max(base_rounds, rounds[0])
+            open_ += (row.get("gated") is True and
+                      row.get("verdict") == "undecided" and
+                      row.get("decidable") is not False)
+        if open_ == 0:
+            return False, ": every gated key decided or hopeless"
+        if base_rounds <= made:
+            # Pairs are the k-th rounds of each side: more rounds here
+            # make no more pairs.
+            return False, ("; %d gated keys open, but %s has %d rounds"
+                           % (open_, self.base, base_rounds))
+        return True, ""
 
     def _say_losses(self):
         """What the session lost or refused, in hostrangectl's words
@@ -668,22 +778,19 @@ class _Session:
 
     def _compare(self, run):
         """hostrangectl diff BASE run: its table goes to the summary, and so
-        do its warnings (machines that differ). Returns None,
+        do its warnings (machines that differ) and, with
+        --host-range-max-rounds, the gated keys left undecided. Returns None,
         TESTS_FAILED when a key is slower than --host-range-compare-fail
         allows, or INTERNAL_ERROR when BASE (or the run) cannot be read or
         --host-range-compare-strict refuses runs of different machines."""
-        args = ["diff"]
-        if self.fail is not None:
-            args += ["--fail-above", self.fail]
-        if self.strict:
-            args += ["--strict"]
+        args = self._diff_args()
         r = self._ctl(*(args + [self.base, run]))
         said = [_ctl_error(line).replace("--fail-above",
                                          "--host-range-compare-fail")
                                 .replace("--strict",
                                          "--host-range-compare-strict")
                 for line in r.stderr.splitlines() if line.strip()]
-        if r.returncode not in (_DIFF_OK, _DIFF_SLOWER):
+        if r.returncode not in (_DIFF_OK, _DIFF_SLOWER, _DIFF_UNDECIDED):
             return self._error("cannot compare: %s" % "; ".join(said))
         self.compared = r.stdout.splitlines()
         if self.junit is not None:
@@ -699,6 +806,10 @@ class _Session:
             if not line.startswith("warning: "):
                 self.summary.append("hostrange: %s (against %s)"
                                     % (line, self.base))
+        if r.returncode == _DIFF_UNDECIDED:
+            # Undecided is not slower: said, and the session's status left
+            # as the tests made it.
+            return None
         return pytest.ExitCode.TESTS_FAILED
 
     def _write_junit(self, args, run):
@@ -706,7 +817,7 @@ class _Session:
         --host-range-junit FILE, written whole or not at all. Returns None,
         or what failed."""
         r = self._ctl(*(args + ["--format", "junit", self.base, run]))
-        if r.returncode not in (_DIFF_OK, _DIFF_SLOWER):
+        if r.returncode not in (_DIFF_OK, _DIFF_SLOWER, _DIFF_UNDECIDED):
             return "cannot write %s: %s" % (self.junit,
                                             _ctl_error(r.stderr))
         tmp = self.junit + ".tmp"
@@ -750,6 +861,14 @@ def node_label(nodeid, limit):
     tail = _CUT_MARK + hashlib.sha256(raw).hexdigest()[:_HASH_HEX]
     keep = limit - len(tail.encode("utf-8"))
     return raw[:keep].decode("utf-8", errors="ignore") + tail
+
+
+def _next_look(made, most):
+    """The rounds of the look after one at `made`, as hostrangectl diff
+    --max-rounds plans them (lib/stat/decide.h): about sqrt 2 times as
+    many, one more at least, `most` at most."""
+    nxt = int(math.floor(made * math.sqrt(2) + 0.5))
+    return min(max(nxt, made + 1), most)
 
 
 def _ctl_error(stderr):

@@ -270,7 +270,7 @@ static double detectable(struct hrd_rundiff_row *r,
                          const struct hrd_rundiff_opts *o,
                          struct judging *j, const size_t nr[2], double step)
 {
-    double change, floor = 0;
+    double change, floor;
 
     if (j->shift_n[0] != nr[0] || j->shift_n[1] != nr[1]) {
         j->shift_sd = hrd_detect_shift_sd(nr[0], nr[1], o->alpha);
@@ -279,8 +279,7 @@ static double detectable(struct hrd_rundiff_row *r,
     }
     change = hrd_detect_change(j->shift_sd, hrd_detect_log_sd(
                                    j->med[0], nr[0], j->med[1], nr[1]));
-    if (step > 0 && r->rc.base_median > 0)
-        floor = 100 * HRD_ROUNDS_MIN_STEPS * step / r->rc.base_median;
+    floor = hrd_rounds_steps_floor_pct(step, r->rc.base_median);
     return change > floor ? change : floor;
 }
 
@@ -369,27 +368,15 @@ static int decide(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
     r->hopeless = 0;
     r->at_max = NAN;
     r->max_pairs = o->plan.max;
-    if (r->dec.verdict == HRD_DECIDE_UNDECIDED && r->dec.pairs > 0 &&
-        pairs < o->plan.max) {
-        /* Hopeless: the change the plan's last look could detect, with
-         * the noise of the rounds so far, exceeds the threshold (or two
-         * clock steps do), and the change so far lies within it: more
-         * pairs would likely leave it undecided. */
-        double sd = hrd_detect_log_sd(j->med[0], pairs, j->med[1], pairs);
-        double floor = 0;
+    if (r->dec.verdict == HRD_DECIDE_UNDECIDED) {
+        /* Hopeless: more pairs would likely leave it undecided. */
+        int h = hrd_decide_hopeless(j->med[0], j->med[1], pairs, threshold,
+                                    step, r->rc.base_median, &o->plan,
+                                    &r->dec, &j->max_shift_sd, &r->at_max);
 
-        if (j->max_shift_sd == 0)
-            j->max_shift_sd = hrd_detect_shift_sd(
-                o->plan.max, o->plan.max, hrd_decide_look_alpha(&o->plan));
-        if (isnan(j->max_shift_sd))
-            return -ENOMEM;
-        r->at_max = hrd_detect_change(j->max_shift_sd, sd);
-        if (step > 0 && r->rc.base_median > 0)
-            floor = 100 * HRD_ROUNDS_MIN_STEPS * step / r->rc.base_median;
-        if (r->at_max < floor)
-            r->at_max = floor;
-        r->hopeless = r->at_max > threshold &&
-                      fabs(r->dec.change) <= r->at_max;
+        if (h < 0)
+            return h;
+        r->hopeless = h;
     }
     return 0;
 }
@@ -441,7 +428,7 @@ static int judge(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
         r->run_level = 1;
         r->change = r->fast.change;
         p = r->fast.p;
-        moved = fabs(r->fast.new_fast - r->fast.base_fast);
+        moved = hrd_rounds_moved(&r->fast, &r->rc);
         if (o->plan.max > 0 && (rc = decide(r, o, j, nr, step, l)) != 0)
             return rc;
         r->detectable = detectable(r, o, j, nr, step);

@@ -3,10 +3,12 @@
 
 #include "lib/stat/decide.h"
 
+#include "lib/stat/detect.h"
 #include "lib/stat/rounds.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *hrd_decide_name(enum hrd_decide_verdict v)
@@ -66,19 +68,30 @@ static int look2(const double *base, size_t n, const double *new, size_t m,
 {
     struct hrd_rounds_fast f;
     struct hrd_rounds_cmp c;
+    double *tmp;
     int rc;
 
     if ((rc = hrd_rounds_fast_half(base, n, new, m, &f)) != 0)
         return rc;
-    if ((rc = hrd_rounds_compare(base, n, new, m, &c)) != 0)
+    /* The interval and the medians, without compare's Mann-Whitney
+     * test: the rule does not use it. */
+    memset(&c, 0, sizeof c);
+    if ((rc = hrd_rounds_interval(base, n, new, m, &c.lo, &c.hi)) != 0)
         return rc;
+    if ((tmp = malloc((n > m ? n : m) * sizeof *tmp)) == NULL)
+        return -ENOMEM;
+    memcpy(tmp, base, n * sizeof *tmp);
+    c.base_median = hrd_rounds_median(tmp, n);
+    memcpy(tmp, new, m * sizeof *tmp);
+    c.new_median = hrd_rounds_median(tmp, m);
+    free(tmp);
     out->pairs = m;
     out->change = f.change;
     out->p = f.p;
     out->lo = c.lo;
     out->hi = c.hi;
     if (f.p < alpha && fabs(f.change) >= threshold &&
-        hrd_rounds_steps_enough(f.new_fast - f.base_fast, step))
+        hrd_rounds_steps_enough(hrd_rounds_moved(&f, &c), step))
         out->verdict = f.change > 0 ? HRD_DECIDE_SLOWER : HRD_DECIDE_FASTER;
     else if (c.lo > -threshold && c.hi < threshold &&
              hrd_rounds_steps_enough(threshold / 100 * f.base_fast, step))
@@ -139,4 +152,29 @@ int hrd_decide_key(const double *base, const double *new, size_t pairs,
     }
     *out = d;
     return 0;
+}
+
+int hrd_decide_hopeless(const double *base, const double *new, size_t pairs,
+                        double threshold, double step, double level,
+                        const struct hrd_decide_plan *plan,
+                        const struct hrd_decide *d, double *shift_sd,
+                        double *at_max)
+{
+    double sd, floor;
+
+    *at_max = NAN;
+    if (d->verdict != HRD_DECIDE_UNDECIDED || d->pairs == 0 ||
+        pairs >= plan->max)
+        return 0;
+    if (*shift_sd == 0)
+        *shift_sd = hrd_detect_shift_sd(plan->max, plan->max,
+                                        hrd_decide_look_alpha(plan));
+    if (isnan(*shift_sd))
+        return -ENOMEM;
+    sd = hrd_detect_log_sd(base, pairs, new, pairs);
+    *at_max = hrd_detect_change(*shift_sd, sd);
+    floor = hrd_rounds_steps_floor_pct(step, level);
+    if (!(*at_max >= floor))
+        *at_max = floor;
+    return *at_max > threshold && fabs(d->change) < *at_max;
 }

@@ -13,9 +13,10 @@
  *                     Bonferroni split of alpha over the planned looks,
  *                     so that the chance of a false flag over all of them
  *                     stays below alpha), its change is at least the
- *                     key's threshold, and its fastest halves differ by
- *                     at least HRD_ROUNDS_MIN_STEPS clock steps
- *                     (hrd_rounds_steps_enough);
+ *                     key's threshold, and it moved by at least
+ *                     HRD_ROUNDS_MIN_STEPS clock steps (its fastest
+ *                     halves or its medians, hrd_rounds_moved, by
+ *                     hrd_rounds_steps_enough: two whole steps count);
  *   same              when the 95% Hodges-Lehmann interval of the change
  *                     (rounds.h, all n rounds a side) lies inside
  *                     +-threshold, and the threshold of base's fastest
@@ -106,5 +107,27 @@ int hrd_decide_key(const double *base, const double *new, size_t pairs,
 int hrd_decide_once(const double *base, size_t n, const double *new,
                     size_t m, double threshold, double step, double alpha,
                     struct hrd_decide *out);
+
+/*
+ * Whether a key that a look left undecided is hopeless: whether the
+ * looks left to the plan would most likely leave it undecided too, so
+ * that it need not keep the comparison going. d is the key's decision
+ * after `pairs` pairs (base[i], new[i] its round medians, as for
+ * hrd_decide_key), undecided and before the plan's last look. With the
+ * noise of its rounds so far (the pooled log standard deviation,
+ * detect.h), *at_max is the change the plan's last look could detect
+ * (plan->max pairs a side at the alpha of one look, 80% power), never
+ * less than hrd_rounds_steps_floor_pct of base's level `level`; the key
+ * is hopeless when *at_max is above its threshold and its change so far
+ * lies below *at_max. Stopping for it never flags a key, so the error
+ * rate held over the looks stays as it is. shift_sd caches
+ * hrd_detect_shift_sd for the plan's last look (0: not yet computed; the
+ * same for every key of a plan). Returns 1 (hopeless), 0, or -ENOMEM.
+ */
+int hrd_decide_hopeless(const double *base, const double *new, size_t pairs,
+                        double threshold, double step, double level,
+                        const struct hrd_decide_plan *plan,
+                        const struct hrd_decide *d, double *shift_sd,
+                        double *at_max);
 
 #endif

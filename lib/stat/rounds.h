@@ -99,6 +99,16 @@ unsigned hrd_rounds_hl_k(size_t n, size_t m);
  */
 int hrd_rounds_steps_enough(double moved, double step);
 
+/*
+ * The smallest change, in % of a level of `base` ns, that
+ * hrd_rounds_steps_enough lets through on a clock of `step` ns:
+ * 100 * (HRD_ROUNDS_MIN_STEPS - HRD_ROUNDS_STEP_SLACK) * step / base, so
+ * that a change of exactly two whole steps lies above it (0 when the step
+ * is unknown or base not positive). The floor of a detectable change:
+ * no change below it can be flagged, one of two whole steps can.
+ */
+double hrd_rounds_steps_floor_pct(double step, double base);
+
 /* The random splits of the fastest-half test when there are more than
  * HRD_ROUNDS_EXACT_SPLITS. */
 #define HRD_ROUNDS_FAST_DRAWS 20000u
@@ -137,6 +147,28 @@ size_t hrd_rounds_fast_count(size_t n);
  */
 int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
                          size_t m, struct hrd_rounds_fast *out);
+
+/*
+ * How far a key moved, in ns, for the two-step rule
+ * (hrd_rounds_steps_enough) of a run-level comparison: the difference of
+ * the fastest halves' geometric means (f), or of the medians of the round
+ * medians (c) when that is larger and in the same direction. Round
+ * medians move by whole clock steps, but a geometric mean over rounds
+ * that read 50 and 60 ns does not: a self row whose rounds went from 40
+ * ns to 60 ns in all but one round (its median two whole steps up) is
+ * two steps slower, not 1.7.
+ */
+double hrd_rounds_moved(const struct hrd_rounds_fast *f,
+                        const struct hrd_rounds_cmp *c);
+
+/*
+ * The 95% Hodges-Lehmann interval of hrd_rounds_compare alone, in %
+ * change, into *lo and *hi (-inf, +inf when unbounded), without the
+ * Mann-Whitney test (whose enumeration of the splits is most of
+ * compare's time). Values must be positive. Returns 0 or -ENOMEM.
+ */
+int hrd_rounds_interval(const double *x, size_t n, const double *y, size_t m,
+                        double *lo, double *hi);
 
 /*
  * Compares the round medians of base (x, n of them) and new (y, m). Both

@@ -172,6 +172,52 @@ def test_rounds_a_replay_that_fails(env, tmp_path):
     assert leftovers(env) == []
 
 
+@needs_profiling
+def test_rounds_sequential(env, tmp_path):
+    # The base: --host-range-max-rounds 7 without a comparison makes 7
+    # rounds, so that a later session has 7 pairs to look at.
+    save = tmp_path / "base.hrs"
+    r = run(env, tmp_path, 20000, "--host-range-rounds", "3",
+            "--host-range-max-rounds", "7", "--host-range-save", str(save))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ("hostrange: 7 rounds of %d tests: merged 7 files into %s"
+            % (TESTS, save)) in r.stdout, r.stdout
+    assert "sequential rounds" not in r.stdout
+    for x in dump_rounds(save):
+        assert x["rounds"] == 7, x
+
+    # Five times as slow, every key gated at 50%: looks after 3, 4, 6 and
+    # 7 rounds (the schedule of diff --max-rounds 7 --first-look 3), each
+    # at p < 0.01 / 4. Every round beyond every round of base gives p =
+    # 2 / C(2n, n): 0.1, 0.029, then 2 / 924 = 0.0022 at 6 pairs, below
+    # 0.0025: slower after 6 pairs, and the session stops there.
+    r = run(env, tmp_path, 100000, "--host-range-rounds", "3",
+            "--host-range-max-rounds", "7", "--host-range-compare",
+            str(save), "--host-range-compare-fail", "50")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "hostrange: 6 rounds of %d tests" % TESTS in r.stdout, r.stdout
+    assert ("hostrange: sequential rounds: looked after 3, 4, 6 rounds: "
+            "every gated key decided or hopeless") in r.stdout, r.stdout
+    slower = [x for x in r.stdout.splitlines()
+              if re.search(r" warm spin.body inclusive .*slower after 6 "
+                           r"pairs", x)]
+    assert len(slower) == TESTS, r.stdout
+    assert "above --host-range-compare-fail 50%" in r.stdout
+    assert leftovers(env) == []
+
+    # The same spin: no key slower, the session passes, whatever the
+    # verdict of each key (same, or undecided and said).
+    r = run(env, tmp_path, 20000, "--host-range-rounds", "3",
+            "--host-range-max-rounds", "7", "--host-range-compare",
+            str(save), "--host-range-compare-fail", "50")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "hostrange: sequential rounds: looked after 3" in r.stdout, \
+        r.stdout
+    assert not re.search(r" (slower|faster) after \d+ pairs", r.stdout), \
+        r.stdout
+    assert leftovers(env) == []
+
+
 def test_rounds_usage_errors(env, tmp_path):
     r = run(env, tmp_path, 1000, "--host-range-rounds", "0",
             "--host-range-profile", str(tmp_path / "r.jsonl"))
@@ -181,6 +227,17 @@ def test_rounds_usage_errors(env, tmp_path):
     assert r.returncode == pytest.ExitCode.USAGE_ERROR
     assert ("--host-range-rounds needs --host-range-profile, -save, "
             "-compare or -history") in r.stderr, r.stderr
+    r = run(env, tmp_path, 1000, "--host-range-max-rounds", "5",
+            "--host-range-profile", str(tmp_path / "r.jsonl"))
+    assert r.returncode == pytest.ExitCode.USAGE_ERROR
+    assert ("--host-range-max-rounds needs --host-range-rounds N of 2 or "
+            "more") in r.stderr, r.stderr
+    r = run(env, tmp_path, 1000, "--host-range-rounds", "5",
+            "--host-range-max-rounds", "3",
+            "--host-range-profile", str(tmp_path / "r.jsonl"))
+    assert r.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "--host-range-max-rounds 3 is below --host-range-rounds 5" in \
+        r.stderr, r.stderr
     has_xdist = subprocess.run([os.environ.get("HR_PYTHON", sys.executable),
                                 "-c", "import xdist"],
                                stderr=subprocess.DEVNULL).returncode == 0

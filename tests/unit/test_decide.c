@@ -137,6 +137,77 @@ static void decide(void **state)
     assert_int_equal(d.pairs, 7);
 }
 
+/* The two-step rule at its boundary, on a run's measured clock step of
+ * 10.0149 ns (a TSC of 10 ns steps): a change of exactly two whole steps
+ * is flagged once its p is low enough, and is not hopeless before. */
+static void two_steps(void **state)
+{
+    struct hrd_decide_plan p = { 5, 20, 0.01 };
+    double step = 10.0149, shift = 0, at_max;
+    double a20[7], a40[7], a50[7], a60[7], b60[7];
+    struct hrd_rounds_fast f;
+    struct hrd_rounds_cmp c;
+    struct hrd_decide d;
+
+    (void)state;
+    for (int i = 0; i < 7; i++) {
+        a20[i] = 20;
+        a40[i] = 40;
+        a50[i] = 50;
+        a60[i] = 60;
+        /* Two whole steps up in all but one round, one step in that. */
+        b60[i] = i == 2 ? 50 : 60;
+    }
+    /* The floor: 1.75 measured steps, below two whole ones. */
+    assert_true(fabs(hrd_rounds_steps_floor_pct(step, 40) -
+                     100 * 1.75 * step / 40) < 1e-9);
+    assert_true(hrd_rounds_steps_floor_pct(step, 40) < 50);
+    assert_true(hrd_rounds_steps_floor_pct(0, 40) == 0);
+    assert_true(hrd_rounds_steps_floor_pct(step, 0) == 0);
+    /* A self row from 20 to 40 ns: at 5 pairs p = 2/252 is above 0.002,
+     * undecided, but not hopeless (+100% is above the floor of 87.6%);
+     * at 7 pairs, p = 2/3432: slower. */
+    assert_int_equal(hrd_decide_key(a20, a40, 5, 5, step, &p, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_UNDECIDED);
+    assert_true(fabs(d.change - 100) < 1e-9);
+    assert_int_equal(hrd_decide_hopeless(a20, a40, 5, 5, step, 20, &p, &d,
+                                         &shift, &at_max), 0);
+    assert_true(fabs(at_max - 100 * 1.75 * step / 20) < 1e-9);
+    assert_int_equal(hrd_decide_key(a20, a40, 7, 5, step, &p, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_SLOWER);
+    assert_int_equal(d.pairs, 7);
+    assert_true(fabs(d.p - 2.0 / 3432) < 1e-12);
+    /* 40 to 60 ns: +50%, two whole steps, is not hopeless at 5 pairs
+     * (it was when the floor was two measured steps, 50.07%). */
+    assert_int_equal(hrd_decide_key(a40, a60, 5, 5, step, &p, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_UNDECIDED);
+    assert_int_equal(hrd_decide_hopeless(a40, a60, 5, 5, step, 40, &p, &d,
+                                         &shift, &at_max), 0);
+    assert_true(at_max < 50);
+    /* The same with one round a step short: the fastest halves' means
+     * differ by 1.73 steps, the medians by two whole ones: slower. */
+    assert_int_equal(hrd_rounds_fast_half(a40, 7, b60, 7, &f), 0);
+    assert_int_equal(hrd_rounds_compare(a40, 7, b60, 7, &c), 0);
+    assert_false(hrd_rounds_steps_enough(f.new_fast - f.base_fast, step));
+    assert_true(fabs(hrd_rounds_moved(&f, &c) - 20) < 1e-9);
+    assert_int_equal(hrd_decide_key(a40, b60, 7, 5, step, &p, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_SLOWER);
+    assert_int_equal(d.pairs, 7);
+    /* And faster, the other way. */
+    assert_int_equal(hrd_decide_key(b60, a40, 7, 5, step, &p, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_FASTER);
+    /* One step, 40 to 50 ns: never slower, and hopeless at the first
+     * look (+25%, below the floor of 43.8%). */
+    assert_int_equal(hrd_decide_key(a40, a50, 7, 5, step, &p, &d), 0);
+    assert_int_equal(d.verdict, HRD_DECIDE_UNDECIDED);
+    assert_int_equal(hrd_decide_key(a40, a50, 5, 5, step, &p, &d), 0);
+    assert_int_equal(hrd_decide_hopeless(a40, a50, 5, 5, step, 40, &p, &d,
+                                         &shift, &at_max), 1);
+    /* At the plan's last look nothing is hopeless: it is over. */
+    assert_int_equal(hrd_decide_hopeless(a40, a50, 20, 5, step, 40, &p, &d,
+                                         &shift, &at_max), 0);
+}
+
 /* One look without pairs: a run's 5 rounds against a segment of 12. */
 static void once(void **state)
 {
@@ -178,6 +249,7 @@ int main(void)
         cmocka_unit_test(fast_half),
         cmocka_unit_test(looks),
         cmocka_unit_test(decide),
+        cmocka_unit_test(two_steps),
         cmocka_unit_test(once),
     };
 
