@@ -53,9 +53,10 @@
 #include "proto/hostrange.pb-c.h"
 
 /*
- * A command: run gets the command's arguments (argv[0] is its name, getopt
- * restarted) and returns the exit status. summary may span lines, each
- * continuation indented by 11 spaces to the column of the first.
+ * A command or a subcommand (history's): run gets its arguments (argv[0]
+ * is its name, getopt restarted) and returns the exit status (ctl_exit.h).
+ * summary may span lines, each continuation indented by 11 spaces to the
+ * column of the first; usage is its --help.
  */
 struct hrd_ctl_cmd {
     const char *name;
@@ -63,6 +64,10 @@ struct hrd_ctl_cmd {
     const char *usage;
     int (*run)(int argc, char **argv);
 };
+
+/* The entry of table (n entries) named name, or NULL. */
+const struct hrd_ctl_cmd *hrd_ctl_cmd_find(const struct hrd_ctl_cmd *const *table,
+                                           size_t n, const char *name);
 
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_dump;
 extern const struct hrd_ctl_cmd hrd_ctl_cmd_stats;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/stat/decide.h"
@@ -273,7 +274,7 @@ static int run_ab(int argc, char **argv)
 
     if (dargv == NULL) {
         fprintf(stderr, "hostrangectl ab: out of memory\n");
-        return 5;
+        return HRD_CTL_EXIT_FAILED;
     }
     dargv[0] = "diff";
     while ((c = getopt_long(argc, argv, "+:n:a:T:f:h", longopts, NULL)) != -1) {

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "ctl/ctl_bisect.h"
 #include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_rounds.h"
@@ -39,11 +40,6 @@
  * third, so that a middle level halfway between the ends is beyond the
  * threshold from both. */
 #define BISECT_STEP_DIVISOR 3
-
-/* Exit statuses beyond 0 (a first bad commit named) and 2 (usage). */
-#define BISECT_EXIT_CANDIDATES 3 /* named among skipped or unclear ones */
-#define BISECT_EXIT_NO_CHANGE 4  /* the ends do not differ */
-#define BISECT_EXIT_FAILED 5     /* git, an end's build or rounds failed */
 
 static const char usage_bisect[] =
     "Usage: hostrangectl bisect --good=COMMIT --bad=COMMIT --range=NAME\n"
@@ -504,7 +500,7 @@ static int run_bisect(int argc, char **argv)
             if ((b.run.phase = hrp_phase_parse(optarg)) == 0) {
                 fprintf(stderr, "hostrangectl bisect: bad --phase '%s' "
                         "(warm or cold)\n", optarg);
-                return 2;
+                return HRD_CTL_EXIT_USAGE;
             }
             break;
         case 'M':
@@ -512,7 +508,7 @@ static int run_bisect(int argc, char **argv)
                 strcmp(optarg, "self") != 0) {
                 fprintf(stderr, "hostrangectl bisect: bad --metric '%s' "
                         "(inclusive or self)\n", optarg);
-                return 2;
+                return HRD_CTL_EXIT_USAGE;
             }
             b.run.metric = hrp_metric_parse(optarg);
             break;
@@ -551,7 +547,7 @@ static int run_bisect(int argc, char **argv)
             } else {
                 fprintf(stderr, "hostrangectl bisect: bad --format '%s' "
                         "(text, jsonl or markdown)\n", optarg);
-                return 2;
+                return HRD_CTL_EXIT_USAGE;
             }
             break;
         case 'h':
@@ -565,17 +561,17 @@ static int run_bisect(int argc, char **argv)
         (from == NULL) == (b.run.range == NULL)) {
         fprintf(stderr, "hostrangectl bisect: give --good, --bad and "
                 "--range, or --from-detect (see --help)\n");
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     if (optind >= argc) {
         fprintf(stderr, "hostrangectl bisect: give the command to measure "
                 "after -- (see --help)\n");
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     if (max_rounds < rounds) {
         fprintf(stderr, "hostrangectl bisect: --max-rounds %u is below "
                 "--rounds %u\n", max_rounds, rounds);
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     b.run.cmdv = argv + optind;
     b.run.build = b.run.build != NULL ? b.run.build : "true";
@@ -588,7 +584,7 @@ static int run_bisect(int argc, char **argv)
     b.ends_plan.alpha = alpha;
     if (hrd_ctl_cleanup_init() != 0) {
         fprintf(stderr, "hostrangectl bisect: cannot set up signals\n");
-        return BISECT_EXIT_FAILED;
+        return HRD_CTL_EXIT_FAILED;
     }
     clock_gettime(CLOCK_MONOTONIC, &b.t0);
     if (bisect_git(inside, &out, 1) != 0 || out == NULL ||
@@ -596,19 +592,19 @@ static int run_bisect(int argc, char **argv)
         fprintf(stderr, "hostrangectl bisect: not in a git working tree "
                 "(or git cannot be run)\n");
         free(out);
-        return BISECT_EXIT_FAILED;
+        return HRD_CTL_EXIT_FAILED;
     }
     free(out);
     if (hrd_ctl_cleanup_tempdir("bisect", "bisect", "a directory", dir,
                                 sizeof dir) != 0)
-        return BISECT_EXIT_FAILED;
+        return HRD_CTL_EXIT_FAILED;
     if (realpath(dir, real) == NULL)
         snprintf(real, sizeof real, "%s", dir);
     b.run.dir = real;
     if (from != NULL) {
         if ((fd = malloc(sizeof *fd)) == NULL) {
             fprintf(stderr, "hostrangectl bisect: out of memory\n");
-            status = BISECT_EXIT_FAILED;
+            status = HRD_CTL_EXIT_FAILED;
             goto stop;
         }
         if ((status = bisect_from_detect(from, db, b.run.node_glob, real,
@@ -634,7 +630,7 @@ static int run_bisect(int argc, char **argv)
     }
     if (resolve("--good", good, hash[0]) != 0 ||
         resolve("--bad", bad, hash[1]) != 0) {
-        status = BISECT_EXIT_FAILED;
+        status = HRD_CTL_EXIT_FAILED;
         goto stop;
     }
     if (strcmp(hash[0], hash[1]) == 0) {
@@ -644,12 +640,12 @@ static int run_bisect(int argc, char **argv)
         goto stop;
     }
     if (bisect_line(hash[0], hash[1], &b.c, &b.n) != 0) {
-        status = BISECT_EXIT_FAILED;
+        status = HRD_CTL_EXIT_FAILED;
         goto stop;
     }
     if ((b.v = calloc(b.n, sizeof *b.v)) == NULL) {
         fprintf(stderr, "hostrangectl bisect: out of memory\n");
-        status = BISECT_EXIT_FAILED;
+        status = HRD_CTL_EXIT_FAILED;
         goto stop;
     }
     b.v[0] = HRD_BISECT_GOOD;
@@ -657,7 +653,7 @@ static int run_bisect(int argc, char **argv)
     if ((b.run.cwd = open(".", O_RDONLY | O_DIRECTORY)) < 0) {
         fprintf(stderr, "hostrangectl bisect: cannot open the working "
                 "directory: %s\n", strerror(errno));
-        status = BISECT_EXIT_FAILED;
+        status = HRD_CTL_EXIT_FAILED;
         goto stop;
     }
     if (state != NULL) {
@@ -668,7 +664,7 @@ static int run_bisect(int argc, char **argv)
         if ((b.state = fopen(state, "a")) == NULL) {
             fprintf(stderr, "hostrangectl bisect: cannot write %s: %s\n",
                     state, strerror(errno));
-            status = BISECT_EXIT_FAILED;
+            status = HRD_CTL_EXIT_FAILED;
             goto stop;
         }
     }
@@ -680,7 +676,7 @@ static int run_bisect(int argc, char **argv)
     } else {
         if (ends_measure(&b, &sig) != 0) {
             sig = sig ? sig : hrd_ctl_cleanup_stopped();
-            status = sig ? 128 + sig : BISECT_EXIT_FAILED;
+            status = sig ? 128 + sig : HRD_CTL_EXIT_FAILED;
             goto stop;
         }
         if (b.format == FORMAT_JSONL) {
@@ -698,17 +694,17 @@ static int run_bisect(int argc, char **argv)
     if (b.ends.verdict != HRD_DECIDE_SLOWER &&
         b.ends.verdict != HRD_DECIDE_FASTER) {
         bisect_no_change(stdout, &b, seconds_since(&b.t0) + b.earlier);
-        status = BISECT_EXIT_NO_CHANGE;
+        status = HRD_CTL_EXIT_NO_CHANGE;
         goto stop;
     }
     b.dir = b.ends.verdict;
     if (search(&b, &a, &sig) != 0) {
         sig = sig ? sig : hrd_ctl_cleanup_stopped();
-        status = sig ? 128 + sig : BISECT_EXIT_FAILED;
+        status = sig ? 128 + sig : HRD_CTL_EXIT_FAILED;
         goto stop;
     }
     bisect_answer(stdout, &b, &a, seconds_since(&b.t0) + b.earlier);
-    status = a.hi == a.lo + 1 ? 0 : BISECT_EXIT_CANDIDATES;
+    status = a.hi == a.lo + 1 ? 0 : HRD_CTL_EXIT_CANDIDATES;
 stop:
     if (sig != 0)
         fprintf(stderr, "hostrangectl bisect: stopped by %s%s%s%s\n",

@@ -172,9 +172,10 @@ struct bisect_from {
  * The newest change point of range and metric `spec` ("RANGE METRIC") in
  * history db (NULL: the default), in nodes matching node_glob (NULL:
  * any), found by history detect run as a process of its own, its output
- * in directory dir. Returns 0 and fills *out; 2 (a bad spec, or change
- * points in several series: they are listed), 4 (none) or 5 (detect
- * failed), after saying why.
+ * in directory dir. Returns 0 and fills *out; HRD_CTL_EXIT_USAGE (a bad
+ * spec, or change points in several series: they are listed),
+ * HRD_CTL_EXIT_NO_CHANGE (none) or HRD_CTL_EXIT_FAILED (detect failed),
+ * after saying why (ctl_exit.h).
  */
 int bisect_from_detect(const char *spec, const char *db,
                        const char *node_glob, const char *dir,

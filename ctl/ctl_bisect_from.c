@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "ctl/ctl_bisect.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/view/escape.h"
@@ -70,7 +71,7 @@ int bisect_from_detect(const char *spec, const char *db,
         fprintf(stderr, "hostrangectl bisect: bad --from-detect '%s' (a "
                 "range and a metric: 'RANGE inclusive' or 'RANGE self')\n",
                 spec);
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     snprintf(path, sizeof path, "%s/detect.jsonl", dir);
     args[na++] = "hostrangectl";
@@ -94,12 +95,12 @@ int bisect_from_detect(const char *spec, const char *db,
         st != 1 /* a key beyond --fail-above: none given */) {
         fprintf(stderr, "hostrangectl bisect: history detect failed (exit "
                 "%d); run it alone to see why\n", st);
-        return 5;
+        return HRD_CTL_EXIT_FAILED;
     }
     if ((f = fopen(path, "r")) == NULL) {
         fprintf(stderr, "hostrangectl bisect: cannot read %s: %s\n", path,
                 strerror(errno));
-        return 5;
+        return HRD_CTL_EXIT_FAILED;
     }
     memset(&last, 0, sizeof last);
     while (getline(&line, &cap, f) > 0) {
@@ -142,10 +143,10 @@ int bisect_from_detect(const char *spec, const char *db,
         fprintf(stderr, "hostrangectl bisect: history detect finds no "
                 "change point of %s %s%s\n", range, metric,
                 node_glob != NULL ? " in a node matching --node" : "");
-        return 4;
+        return HRD_CTL_EXIT_NO_CHANGE;
     }
     if (series > 1)
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     *out = last;
     snprintf(out->range, sizeof out->range, "%s", range);
     snprintf(out->metric, sizeof out->metric, "%s", metric);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "ctl/ctl_diffside.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/stat/hist.h"
@@ -163,19 +164,6 @@ static const char usage_diff[] =
     "at its --fail-above limit (and none is slower than allowed nor\n"
     "refused); with --max-rounds, 8 when a gated key is undecided (and\n"
     "none is slower than allowed nor refused) instead of 7.\n";
-
-/* diff's exit statuses, as its --help and hostrangectl(1) give them. */
-enum {
-    DIFF_OK = 0,
-    DIFF_SLOWER = 1,
-    DIFF_USAGE = 2,
-    DIFF_UNREADABLE = 3,
-    DIFF_MACHINES = 4,
-    DIFF_FAILED = 5,
-    DIFF_FEW_ROUNDS = 6,
-    DIFF_NOT_JUDGED = 7,
-    DIFF_UNDECIDED = 8,
-};
 
 /* The row and header text of a comparison without run-to-run noise. */
 #define NOISE_UNMEASURED "run-to-run noise not measured"
@@ -863,14 +851,14 @@ static size_t check_undecided(const struct hrd_rundiff_row *rows, size_t nrows,
 }
 
 /* Says why diff failed, rc being a negative errno not yet told. Returns
- * DIFF_FAILED. */
+ * HRD_CTL_EXIT_FAILED. */
 static int failed(int rc)
 {
     if (rc == -ENOMEM)
         fprintf(stderr, "hostrangectl diff: out of memory\n");
     else
         fprintf(stderr, "hostrangectl diff: %s\n", strerror(-rc));
-    return DIFF_FAILED;
+    return HRD_CTL_EXIT_FAILED;
 }
 
 /* Each step returns 0, HRD_CTL_TOLD or a negative errno still to be told;
@@ -890,25 +878,25 @@ int hrd_ctl_diff(int argc, char **argv)
 
     if (rc != 0 || o.help) {
         if (rc == 0)
-            status = DIFF_OK;
+            status = HRD_CTL_EXIT_OK;
         else
-            status = rc == HRD_CTL_TOLD ? DIFF_USAGE : failed(rc);
+            status = rc == HRD_CTL_TOLD ? HRD_CTL_EXIT_USAGE : failed(rc);
         goto out;
     }
     rc = hrd_diff_side_open(&base, o.base);
     if (rc == 0)
         rc = hrd_diff_side_open(&new, o.new);
     if (rc != 0) {
-        status = rc == HRD_CTL_TOLD ? DIFF_UNREADABLE : failed(rc);
+        status = rc == HRD_CTL_TOLD ? HRD_CTL_EXIT_UNREADABLE : failed(rc);
         goto out;
     }
-    status = DIFF_MACHINES;
+    status = HRD_CTL_EXIT_MACHINES;
     if (hrd_ctl_diff_machines(o.base, &base, o.new, &new,
                               o.strict) != 0)
         goto out;
     rc = read_sides(&base, &new);
     if (rc != 0) {
-        status = rc == HRD_CTL_TOLD ? DIFF_UNREADABLE : failed(rc);
+        status = rc == HRD_CTL_TOLD ? HRD_CTL_EXIT_UNREADABLE : failed(rc);
         goto out;
     }
     rc = hrd_rundiff_rows(&base, &new, &o.d, &rows, &nrows, &flagged);
@@ -920,16 +908,16 @@ int hrd_ctl_diff(int argc, char **argv)
     if (rc != 0) {
         fprintf(stderr, "hostrangectl diff: cannot write the report: %s\n",
                 strerror(-rc));
-        status = DIFF_FAILED;
+        status = HRD_CTL_EXIT_FAILED;
         goto out;
     }
-    status = check_limits(rows, nrows, &o) > 0 ? DIFF_SLOWER : DIFF_OK;
-    if (status == DIFF_OK && check_rounds(rows, nrows, &o) > 0)
-        status = DIFF_FEW_ROUNDS;
-    if (check_judged(rows, nrows) > 0 && status == DIFF_OK)
-        status = DIFF_NOT_JUDGED;
-    if (check_undecided(rows, nrows, &o) > 0 && status == DIFF_OK)
-        status = DIFF_UNDECIDED;
+    status = check_limits(rows, nrows, &o) > 0 ? HRD_CTL_EXIT_SLOWER : HRD_CTL_EXIT_OK;
+    if (status == HRD_CTL_EXIT_OK && check_rounds(rows, nrows, &o) > 0)
+        status = HRD_CTL_EXIT_FEW_ROUNDS;
+    if (check_judged(rows, nrows) > 0 && status == HRD_CTL_EXIT_OK)
+        status = HRD_CTL_EXIT_NOT_JUDGED;
+    if (check_undecided(rows, nrows, &o) > 0 && status == HRD_CTL_EXIT_OK)
+        status = HRD_CTL_EXIT_UNDECIDED;
 out:
     free(rows);
     hrd_limits_fini(&o.d.limits);

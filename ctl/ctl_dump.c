@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "lib/util/atomic.h"
 #include "lib/view/escape.h"
 #include "lib/view/flame.h"
@@ -295,7 +296,7 @@ static int run_dump(int argc, char **argv)
             if (strcmp(optarg, "path") != 0 && strcmp(optarg, "range") != 0) {
                 fprintf(stderr, "hostrangectl dump: bad --by '%s' (range or "
                         "path)\n", optarg);
-                return 2;
+                return HRD_CTL_EXIT_USAGE;
             }
             rep.by_path = strcmp(optarg, "path") == 0;
             continue;
@@ -305,7 +306,7 @@ static int run_dump(int argc, char **argv)
             if (hrd_fvalue_parse(optarg, &v) != 0) {
                 fprintf(stderr, "hostrangectl dump: bad --value '%s' (total, "
                         "median or count)\n", optarg);
-                return 2;
+                return HRD_CTL_EXIT_USAGE;
             }
             rep.value = (int)v;
             continue;
@@ -321,7 +322,7 @@ static int run_dump(int argc, char **argv)
         (rep.output == NULL || strcmp(rep.output, "-") == 0)) {
         fprintf(stderr, "hostrangectl dump: a pprof profile is binary: "
                 "write it to a file (-o FILE.pb.gz)\n");
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     return hrd_ctl_dump(&f, &rep) == 0 ? 0 : 1;
 }

@@ -104,7 +104,7 @@ const char *hrd_ctl_history_dsn(const char *cmd, char *arg)
     free(copy);
     if ((copy = strdup(arg)) == NULL) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-        exit(HRD_CTL_HISTORY_FAILED);
+        exit(HRD_CTL_EXIT_FAILED);
     }
     if (!hrd_history_is_pg(arg) || !hrd_history_password(arg, &off, &len))
         return copy;
@@ -131,15 +131,15 @@ int hrd_ctl_history_open(const char *cmd, const char *db,
         hrd_history_name(db, name, sizeof name);
         fprintf(stderr, "hostrangectl %s: no history at %s (hostrangectl "
                 "history add makes one)\n", cmd, name);
-        return HRD_CTL_HISTORY_UNREADABLE;
+        return HRD_CTL_EXIT_UNREADABLE;
     }
     fprintf(stderr, "hostrangectl %s: %s\n", cmd,
             rc == -ENOMEM ? "out of memory" : err);
     /* A database that cannot be made or migrated for want of room is a
      * full disk, not a database that cannot be read. */
     return rc == -ENOMEM || rc == -ENOSPC || rc == -EFBIG
-               ? HRD_CTL_HISTORY_FAILED
-               : HRD_CTL_HISTORY_UNREADABLE;
+               ? HRD_CTL_EXIT_FAILED
+               : HRD_CTL_EXIT_UNREADABLE;
 }
 
 void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len)
@@ -196,8 +196,8 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
     if (rc == 0)
         return 0;
     fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-    return rc == -ENOMEM && !r->unreadable ? HRD_CTL_HISTORY_FAILED
-                                           : HRD_CTL_HISTORY_UNREADABLE;
+    return rc == -ENOMEM && !r->unreadable ? HRD_CTL_EXIT_FAILED
+                                           : HRD_CTL_EXIT_UNREADABLE;
 }
 
 /* Options shared by the subcommands: --db and --help. */
@@ -229,7 +229,7 @@ int hrd_ctl_history_add(int argc, char **argv)
                         HRD_IMPORT_NAME_PYTEST " or " HRD_IMPORT_NAME_CSV
                         ")\n", optarg);
                 free(extra);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
             from = 1;
         } else if (c == OPT_DB) {
@@ -239,7 +239,7 @@ int hrd_ctl_history_add(int argc, char **argv)
                 fprintf(stderr, "hostrangectl history add: bad --machine: "
                         "%s\n", err);
                 free(extra);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
             machine = optarg;
         } else if (c == 'm') {
@@ -249,7 +249,7 @@ int hrd_ctl_history_add(int argc, char **argv)
                 fprintf(stderr, "hostrangectl history add: bad --meta '%s' "
                         "(KEY=VALUE)\n", optarg);
                 free(extra);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
             if (strncmp(optarg, "time=", 5) == 0) {
                 int64_t ns;
@@ -259,13 +259,13 @@ int hrd_ctl_history_add(int argc, char **argv)
                             "'%s' (a time: Unix seconds, or "
                             "YYYY-MM-DDTHH:MM:SS[Z])\n", optarg);
                     free(extra);
-                    return HRD_CTL_HISTORY_USAGE;
+                    return HRD_CTL_EXIT_USAGE;
                 }
             }
             ne = realloc(extra, (nextra + 1) * sizeof *ne);
             if (ne == NULL) {
                 free(extra);
-                return HRD_CTL_HISTORY_FAILED;
+                return HRD_CTL_EXIT_FAILED;
             }
             extra = ne;
             extra[nextra++] = optarg;
@@ -281,7 +281,7 @@ int hrd_ctl_history_add(int argc, char **argv)
         fprintf(stderr, "hostrangectl history add: no %s (see --help)\n",
                 from ? "file" : "run file");
         free(extra);
-        return HRD_CTL_HISTORY_USAGE;
+        return HRD_CTL_EXIT_USAGE;
     }
     db = hrd_ctl_history_db(db);
     hrd_history_name(db, name, sizeof name);
@@ -313,8 +313,8 @@ int hrd_ctl_history_add(int argc, char **argv)
                 fprintf(stderr, "hostrangectl history add: %s: %s; %s not "
                         "stored\n", name, rc == -ENOMEM ? "out of memory"
                                                         : err, argv[i]);
-            rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_HISTORY_UNREADABLE
-                                             : HRD_CTL_HISTORY_FAILED;
+            rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_EXIT_UNREADABLE
+                                             : HRD_CTL_EXIT_FAILED;
         }
         if (rc > status)
             status = rc;
@@ -348,8 +348,8 @@ int hrd_ctl_history_add_run(const char *cmd, const char *db,
             fprintf(stderr, "hostrangectl %s: %s: %s; the run was not "
                     "added\n", cmd, name, rc == -ENOMEM ? "out of memory"
                                                          : err);
-        rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_HISTORY_UNREADABLE
-                                         : HRD_CTL_HISTORY_FAILED;
+        rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_EXIT_UNREADABLE
+                                         : HRD_CTL_EXIT_FAILED;
     }
     hrd_history_fromrun_fini(&r);
     hrd_history_close(h);
@@ -380,7 +380,7 @@ static int only_db(const char *cmd, const char *usage, int argc, char **argv,
     if (optind < argc) {
         fprintf(stderr, "hostrangectl %s: unexpected argument '%s'\n", cmd,
                 argv[optind]);
-        return HRD_CTL_HISTORY_USAGE;
+        return HRD_CTL_EXIT_USAGE;
     }
     return 0;
 }
@@ -415,7 +415,7 @@ static int query_failed(const char *cmd, const char *db, int rc,
     hrd_history_name(db, name, sizeof name);
     fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name,
             rc == -ENOMEM ? "out of memory" : err);
-    return rc == -ENOMEM ? HRD_CTL_HISTORY_FAILED : HRD_CTL_HISTORY_UNREADABLE;
+    return rc == -ENOMEM ? HRD_CTL_EXIT_FAILED : HRD_CTL_EXIT_UNREADABLE;
 }
 
 int hrd_ctl_history_list(int argc, char **argv)
@@ -569,7 +569,7 @@ int hrd_ctl_history_show(int argc, char **argv)
             if (hrd_format_parse(optarg, &s.format) != 0) {
                 fprintf(stderr, "hostrangectl history show: bad format '%s' "
                         "(table, jsonl or csv)\n", optarg);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
         } else if (c == 'h') {
             fputs(hrd_ctl_history_usage_show, stdout);
@@ -582,7 +582,7 @@ int hrd_ctl_history_show(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "hostrangectl history show: unexpected argument "
                 "'%s'\n", argv[optind]);
-        return HRD_CTL_HISTORY_USAGE;
+        return HRD_CTL_EXIT_USAGE;
     }
     db = hrd_ctl_history_db(db);
     if ((rc = hrd_ctl_history_open("history show", db, HRD_HISTORY_READ,
@@ -597,7 +597,7 @@ int hrd_ctl_history_show(int argc, char **argv)
     if (rc == -EIO && ferror(stdout)) {
         fprintf(stderr, "hostrangectl history show: cannot write the "
                 "output\n");
-        return HRD_CTL_HISTORY_FAILED;
+        return HRD_CTL_EXIT_FAILED;
     }
     return rc == 0 ? 0 : query_failed("history show", db, rc, err);
 }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ctl/ctl_exit.h"
 #include "lib/agg/agg.h"
 #include "lib/history/fromrun.h"
 #include "lib/history/history.h"
@@ -27,13 +28,6 @@
 #include "lib/history/series.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
-
-#define HRD_CTL_HISTORY_SLOWER 1
-#define HRD_CTL_HISTORY_USAGE 2
-#define HRD_CTL_HISTORY_UNREADABLE 3
-#define HRD_CTL_HISTORY_FAILED 5
-#define HRD_CTL_HISTORY_FEW_RUNS 6
-#define HRD_CTL_HISTORY_NOT_JUDGED 7
 
 /* The help's words under --db of the subcommands that only read. */
 #define HRD_CTL_HISTORY_READ_HELP                                          \

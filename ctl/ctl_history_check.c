@@ -470,7 +470,7 @@ int hrd_ctl_history_check(int argc, char **argv)
         fprintf(stderr, "hostrangectl history check: %s (one run file; see "
                 "--help)\n", optind >= argc ? "no run file"
                                             : "more than one run file");
-        rc = HRD_CTL_HISTORY_USAGE;
+        rc = HRD_CTL_EXIT_USAGE;
     }
     if (rc != 0) {
         hrd_limits_fini(&o.limits);
@@ -592,8 +592,8 @@ int hrd_ctl_history_check(int argc, char **argv)
         rc = -EIO;
     if (rc != 0)
         return hrd_ctl_judge_failed("history check", o.db, rc, err);
-    return c.slower ? HRD_CTL_HISTORY_SLOWER
-           : refused > 0 ? HRD_CTL_HISTORY_FEW_RUNS
-           : c.not_judged_limit > 0 ? HRD_CTL_HISTORY_NOT_JUDGED
+    return c.slower ? HRD_CTL_EXIT_SLOWER
+           : refused > 0 ? HRD_CTL_EXIT_FEW_RUNS
+           : c.not_judged_limit > 0 ? HRD_CTL_EXIT_NOT_JUDGED
                                     : 0;
 }

@@ -36,18 +36,33 @@ static const char usage_history[] =
     "run file cannot be read (list, show, detect, check and plot only read,\n"
     "and never make a history); 5 on any other failure.\n";
 
-/* The subcommands. */
-static const struct {
-    const char *name;
-    const char *usage;
-    int (*run)(int argc, char **argv);
-} subs[] = {
-    { "add", hrd_ctl_history_usage_add, hrd_ctl_history_add },
-    { "list", hrd_ctl_history_usage_list, hrd_ctl_history_list },
-    { "show", hrd_ctl_history_usage_show, hrd_ctl_history_show },
-    { "detect", hrd_ctl_history_usage_detect, hrd_ctl_history_detect },
-    { "check", hrd_ctl_history_usage_check, hrd_ctl_history_check },
-    { "plot", hrd_ctl_history_usage_plot, hrd_ctl_history_plot },
+/* The subcommands, commands of the same type as hostrangectl.c's. */
+static const struct hrd_ctl_cmd sub_add = {
+    "add", "remember runs (or other tools' results)",
+    hrd_ctl_history_usage_add, hrd_ctl_history_add,
+};
+static const struct hrd_ctl_cmd sub_list = {
+    "list", "the runs remembered",
+    hrd_ctl_history_usage_list, hrd_ctl_history_list,
+};
+static const struct hrd_ctl_cmd sub_show = {
+    "show", "the points of the series",
+    hrd_ctl_history_usage_show, hrd_ctl_history_show,
+};
+static const struct hrd_ctl_cmd sub_detect = {
+    "detect", "which commit made which range slower, on which machine",
+    hrd_ctl_history_usage_detect, hrd_ctl_history_detect,
+};
+static const struct hrd_ctl_cmd sub_check = {
+    "check", "whether a run is slower than its history",
+    hrd_ctl_history_usage_check, hrd_ctl_history_check,
+};
+static const struct hrd_ctl_cmd sub_plot = {
+    "plot", "the history's page",
+    hrd_ctl_history_usage_plot, hrd_ctl_history_plot,
+};
+static const struct hrd_ctl_cmd *const subs[] = {
+    &sub_add, &sub_list, &sub_show, &sub_detect, &sub_check, &sub_plot,
 };
 
 static int history(int argc, char **argv)
@@ -55,21 +70,21 @@ static int history(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr, "hostrangectl history: no subcommand (add, list, "
                 "show, detect, check or plot; see --help)\n");
-        return HRD_CTL_HISTORY_USAGE;
+        return HRD_CTL_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage_history, stdout);
         return 0;
     }
-    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
-        if (strcmp(argv[1], subs[i].name) == 0) {
-            optind = 0;
-            return subs[i].run(argc - 1, argv + 1);
-        }
+    const struct hrd_ctl_cmd *sub =
+        hrd_ctl_cmd_find(subs, sizeof subs / sizeof subs[0], argv[1]);
+    if (sub != NULL) {
+        optind = 0;
+        return sub->run(argc - 1, argv + 1);
     }
     fprintf(stderr, "hostrangectl history: unknown subcommand '%s' (add, "
             "list, show, detect, check or plot)\n", argv[1]);
-    return HRD_CTL_HISTORY_USAGE;
+    return HRD_CTL_EXIT_USAGE;
 }
 
 const struct hrd_ctl_cmd hrd_ctl_cmd_history = {

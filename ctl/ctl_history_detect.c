@@ -139,7 +139,7 @@ int hrd_ctl_history_detect(int argc, char **argv)
     if (rc == 0 && optind < argc) {
         fprintf(stderr, "hostrangectl history detect: unexpected argument "
                 "'%s'\n", argv[optind]);
-        rc = HRD_CTL_HISTORY_USAGE;
+        rc = HRD_CTL_EXIT_USAGE;
     }
     if (rc != 0) {
         hrd_limits_fini(&o.limits);
@@ -176,5 +176,5 @@ int hrd_ctl_history_detect(int argc, char **argv)
         rc = -EIO;
     if (rc != 0)
         return hrd_ctl_judge_failed("history detect", o.db, rc, err);
-    return d.slower ? HRD_CTL_HISTORY_SLOWER : 0;
+    return d.slower ? HRD_CTL_EXIT_SLOWER : 0;
 }

@@ -46,22 +46,22 @@ int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
     int rc, status = 0;
 
     if (hrd_history_import_meta(&o, extra, nextra) != 0)
-        status = HRD_CTL_HISTORY_FAILED;
+        status = HRD_CTL_EXIT_FAILED;
     rc = status != 0 ? -ENOMEM
                      : hrd_history_import_file(fmt, path, &o, &im, err,
                                                sizeof err);
     if (rc != 0) {
         fprintf(stderr, "hostrangectl history add: %s; nothing of it "
                 "stored\n", rc == -ENOMEM ? "out of memory" : err);
-        status = rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_HISTORY_FAILED
-                                               : HRD_CTL_HISTORY_UNREADABLE;
+        status = rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_EXIT_FAILED
+                                               : HRD_CTL_EXIT_UNREADABLE;
     }
     if (rc == 0 && machine_refused("history add", path, im)) {
         fprintf(stderr, "hostrangectl history add: nothing of %s stored\n",
                 path);
         hrd_import_free(im);
         im = NULL;
-        status = HRD_CTL_HISTORY_UNREADABLE;
+        status = HRD_CTL_EXIT_UNREADABLE;
     }
     if (im != NULL && im->skipped > 0)
         printf("%s: %zu benchmarks reported an error and were left out\n",
@@ -79,8 +79,8 @@ int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
             fprintf(stderr, "hostrangectl history add: %s: %s; run %s of %s "
                     "not stored\n", db_name,
                     rc == -ENOMEM ? "out of memory" : err, r->id, path);
-        rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_HISTORY_UNREADABLE
-                                         : HRD_CTL_HISTORY_FAILED;
+        rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_EXIT_UNREADABLE
+                                         : HRD_CTL_EXIT_FAILED;
         if (rc > status)
             status = rc;
     }
@@ -98,11 +98,11 @@ int hrd_ctl_hrun_import(const char *cmd, enum hrd_import_format fmt,
                                         sizeof err);
 
     if (rc == 0 && machine_refused(cmd, path, r->import))
-        return HRD_CTL_HISTORY_UNREADABLE;
+        return HRD_CTL_EXIT_UNREADABLE;
     if (rc == 0)
         return 0;
     fprintf(stderr, "hostrangectl %s: %s\n", cmd,
             rc == -ENOMEM ? "out of memory" : err);
-    return rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_HISTORY_FAILED
-                                         : HRD_CTL_HISTORY_UNREADABLE;
+    return rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_EXIT_FAILED
+                                         : HRD_CTL_EXIT_UNREADABLE;
 }

@@ -255,14 +255,14 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
             o->series = 1;
         } else if (c == 'a' || c == 'w') {
             if (hrd_ctl_history_cp_option(cmd, c, optarg, &o->cp) != 0)
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
         } else if (c == OPT_MIN_CHANGE && detect) {
             double pct = strtod(optarg, &end);
 
             if (*end != '\0' || end == optarg || !(pct >= 0)) {
                 fprintf(stderr, "hostrangectl %s: bad --min-change '%s' (a "
                         "percentage, at least 0)\n", cmd, optarg);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
             o->cp.min_change = pct / 100;
         } else if (c == OPT_FROM && !detect) {
@@ -270,7 +270,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
                 fprintf(stderr, "hostrangectl %s: bad --from '%s' ("
                         HRD_IMPORT_NAME_GBENCH ", " HRD_IMPORT_NAME_PYTEST
                         " or " HRD_IMPORT_NAME_CSV ")\n", cmd, optarg);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
             o->from = 1;
         } else if (c == OPT_THRESHOLD && !detect) {
@@ -279,7 +279,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
             if (*end != '\0' || end == optarg || !(pct > 0 && pct <= 1e6)) {
                 fprintf(stderr, "hostrangectl %s: bad --threshold '%s' (a "
                         "percentage, above 0)\n", cmd, optarg);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
             o->threshold = pct;
         } else if (c == OPT_MIN_HISTORY && !detect) {
@@ -289,14 +289,14 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
                 fprintf(stderr, "hostrangectl %s: bad --min-history '%s' "
                         "(a whole number of runs, at least 1)\n", cmd,
                         optarg);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
             o->min_history = (size_t)n;
         } else if (c == OPT_FAIL) {
             if (hrd_limits_parse(&o->limits, optarg, err, sizeof err) != 0) {
                 fprintf(stderr, "hostrangectl %s: bad --fail-above '%s': "
                         "%s\n", cmd, optarg, err);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
             o->have_limits = 1;
         } else if (c == 'f') {
@@ -308,7 +308,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
                 strcmp(optarg, "text") != 0) {
                 fprintf(stderr, "hostrangectl %s: bad format '%s' (text, "
                         "jsonl, junit or markdown)\n", cmd, optarg);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
         } else if (c == OPT_LIMIT) {
             long n = strtol(optarg, &end, 10);
@@ -316,7 +316,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
             if (*end != '\0' || end == optarg || n < 0) {
                 fprintf(stderr, "hostrangectl %s: bad --limit '%s' (a "
                         "whole number, at least 0)\n", cmd, optarg);
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
             }
             o->limit = (size_t)n;
         } else if (c == 'h') {
@@ -350,13 +350,13 @@ int hrd_ctl_judge_failed(const char *cmd, const char *db, int rc,
 
     if (rc == -EIO && ferror(stdout)) {
         fprintf(stderr, "hostrangectl %s: cannot write the output\n", cmd);
-        return HRD_CTL_HISTORY_FAILED;
+        return HRD_CTL_EXIT_FAILED;
     }
     if (rc == -ENOMEM) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-        return HRD_CTL_HISTORY_FAILED;
+        return HRD_CTL_EXIT_FAILED;
     }
     hrd_history_name(db, name, sizeof name);
     fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name, err);
-    return HRD_CTL_HISTORY_UNREADABLE;
+    return HRD_CTL_EXIT_UNREADABLE;
 }

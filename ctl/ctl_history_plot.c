@@ -656,7 +656,7 @@ int hrd_ctl_history_plot(int argc, char **argv)
             p.machine = optarg;
         } else if (c == 'a' || c == 'w') {
             if (hrd_ctl_history_cp_option(cmd, c, optarg, &cp) != 0)
-                return HRD_CTL_HISTORY_USAGE;
+                return HRD_CTL_EXIT_USAGE;
         } else if (c == 'h') {
             fputs(hrd_ctl_history_usage_plot, stdout);
             return 0;
@@ -668,7 +668,7 @@ int hrd_ctl_history_plot(int argc, char **argv)
         fprintf(stderr, "hostrangectl %s: %s (see --help)\n", cmd,
                 out == NULL ? "give the directory to write in, -o DIR"
                             : "unexpected argument");
-        return HRD_CTL_HISTORY_USAGE;
+        return HRD_CTL_EXIT_USAGE;
     }
     snprintf(path, sizeof path, "%s/index.html", out);
     /* The history first: a missing one makes no directory either. */
@@ -680,7 +680,7 @@ int hrd_ctl_history_plot(int argc, char **argv)
         fprintf(stderr, "hostrangectl %s: cannot make %s: %s\n", cmd, out,
                 strerror(errno == EEXIST ? ENOTDIR : errno));
         hrd_history_close(h);
-        return HRD_CTL_HISTORY_FAILED;
+        return HRD_CTL_EXIT_FAILED;
     }
     p.dir = out;
     hrd_history_name(db, name, sizeof name);
@@ -690,12 +690,12 @@ int hrd_ctl_history_plot(int argc, char **argv)
     plot_fini(&p);
     if (rc == -ENOMEM) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-        return HRD_CTL_HISTORY_FAILED;
+        return HRD_CTL_EXIT_FAILED;
     }
     if (rc != 0) {
         fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name, err);
-        return p.write_failed ? HRD_CTL_HISTORY_FAILED
-                              : HRD_CTL_HISTORY_UNREADABLE;
+        return p.write_failed ? HRD_CTL_EXIT_FAILED
+                              : HRD_CTL_EXIT_UNREADABLE;
     }
     printf("wrote %s: %zu series, %zu %s\n", path, p.nseries, p.nfindings,
            p.nfindings == 1 ? "finding" : "findings");

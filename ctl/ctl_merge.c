@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "lib/util/options.h"
 #include "lib/run/run.h"
 #include "lib/run/runmerge.h"
@@ -268,8 +269,9 @@ int hrd_ctl_merge(int argc, char **argv)
     hrd_run_meta_fini(&o.meta);
     hrd_runmerge_opts_fini(&o);
     if (req == MERGE_USAGE_ERROR)
-        return 2;
-    return rc == 0 ? 0 : rc == -EEXIST ? 3 : 1;
+        return HRD_CTL_EXIT_USAGE;
+    return rc == 0 ? HRD_CTL_EXIT_OK
+           : rc == -EEXIST ? HRD_CTL_EXIT_DUPLICATE : HRD_CTL_EXIT_NOT_MERGED;
 }
 
 const struct hrd_ctl_cmd hrd_ctl_cmd_merge = {

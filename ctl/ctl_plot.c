@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "lib/agg/agg_impl.h"
 #include "lib/util/atomic.h"
 #include "lib/view/flame.h"
@@ -272,7 +273,7 @@ static int run_plot(int argc, char **argv)
             if (end == optarg || *end != '\0' || !(alpha >= 0 && alpha <= 1)) {
                 fprintf(stderr, "hostrangectl plot: bad --alpha '%s' (a "
                         "number from 0 to 1)\n", optarg);
-                return 2;
+                return HRD_CTL_EXIT_USAGE;
             }
             continue;
         case 'h':
@@ -284,12 +285,12 @@ static int run_plot(int argc, char **argv)
     }
     if (output == NULL) {
         fprintf(stderr, "hostrangectl plot: no output file (-o FILE.svg)\n");
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     if (diff && (from != NULL || argc - optind != 2)) {
         fprintf(stderr, "hostrangectl plot: --diff takes two run files, "
                 "BASE and NEW (and no --from)\n");
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     if (!diff)
         hrd_ctl_no_arguments("plot", argc, argv);

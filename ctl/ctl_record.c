@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/run/run.h"
@@ -332,7 +333,7 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
     if (rc != 0 || saved != 0)
         return 1;
     if (o->strict && lost != 0 && exit_status(status) == 0)
-        return 3;
+        return HRD_CTL_EXIT_LOST;
     return exit_status(status);
 }
 
@@ -529,7 +530,7 @@ static int run_record(int argc, char **argv)
                         c == 'W' ? "--nvtx-window" : "--save",
                         c == 'W' ? "a range name" : "a file name");
                 hrd_run_meta_fini(&o.meta);
-                return 2;
+                return HRD_CTL_EXIT_USAGE;
             }
             *(c == 'W' ? &o.nvtx_window : &o.save) = optarg;
             continue;
@@ -562,7 +563,7 @@ static int run_record(int argc, char **argv)
     if (bad != NULL) {
         fprintf(stderr, "hostrangectl record: %s\n", bad);
         hrd_run_meta_fini(&o.meta);
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     if ((rc = hrd_ctl_cleanup_init()) != 0) {
         fprintf(stderr, "hostrangectl record: cannot catch signals: %s\n",

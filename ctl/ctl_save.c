@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "lib/run/run.h"
 #include "lib/run/runfields.h"
 #include "lib/run/runid.h"
@@ -234,12 +235,12 @@ int hrd_ctl_save(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "hostrangectl save: unexpected argument '%s' (see "
                 "--help)\n", argv[optind]);
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     if (output == NULL || output[0] == '\0') {
         fprintf(stderr, "hostrangectl save: no output file (-o FILE; see "
                 "--help)\n");
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     hrd_ctl_machine_option("save", machine);
     rc = hrd_ctl_save_run("save", output, format, &meta, stdout);

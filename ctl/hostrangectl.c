@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
 #include "lib/util/options.h"
 #include "proto/protocol.h"
 
@@ -59,6 +60,15 @@ static const char usage_tail[] =
     "machines, 5 on another failure (see hostrangectl diff --help).\n";
 
 
+const struct hrd_ctl_cmd *hrd_ctl_cmd_find(const struct hrd_ctl_cmd *const *table,
+                                           size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, table[i]->name) == 0)
+            return table[i];
+    return NULL;
+}
+
 /* The main --help: the commands come from the table. */
 static void print_usage(void)
 {
@@ -77,6 +87,7 @@ int main(int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
+    const struct hrd_ctl_cmd *found;
     const char *dir = NULL, *cmd;
     int c, rc;
 
@@ -110,23 +121,23 @@ int main(int argc, char **argv)
     }
     if (optind >= argc) {
         fprintf(stderr, "hostrangectl: no command (see --help)\n");
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     if (hrp_runtime_dir(hrd_ctl_dir, sizeof hrd_ctl_dir, dir) != 0) {
         fprintf(stderr, "hostrangectl: runtime directory name too long\n");
-        return 2;
+        return HRD_CTL_EXIT_USAGE;
     }
     cmd = argv[optind];
     argc -= optind;
     argv += optind;
     optind = 0; /* restart getopt for the command's own options */
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
-        if (strcmp(cmd, commands[i]->name) == 0) {
-            rc = commands[i]->run(argc, argv);
-            hrd_ctl_close();
-            return rc;
-        }
+    found = hrd_ctl_cmd_find(commands, sizeof commands / sizeof commands[0],
+                             cmd);
+    if (found != NULL) {
+        rc = found->run(argc, argv);
+        hrd_ctl_close();
+        return rc;
     }
     fprintf(stderr, "hostrangectl: unknown command '%s' (see --help)\n", cmd);
-    return 2;
+    return HRD_CTL_EXIT_USAGE;
 }
