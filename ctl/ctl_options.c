@@ -2,7 +2,8 @@
  * hostrangectl's option and progress helpers, which every command uses
  * (ctl.h): usage errors (an option of hostrangectl itself given after the
  * command is named as such), commands without options or arguments,
- * durations in milliseconds, and progress lines on a terminal.
+ * durations in milliseconds, progress lines on a terminal, and the lookup
+ * of a command (or a subcommand) in its table.
  */
 #include "config.h"
 
@@ -162,4 +163,13 @@ int hrd_ctl_tempdir(const char *cmd, const char *kind, const char *what,
         return -1;
     }
     return 0;
+}
+
+const struct hrd_ctl_cmd *hrd_ctl_cmd_find(const struct hrd_ctl_cmd *const *table,
+                                           size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(name, table[i]->name) == 0)
+            return table[i];
+    return NULL;
 }

@@ -60,15 +60,6 @@ static const char usage_tail[] =
     "machines, 5 on another failure (see hostrangectl diff --help).\n";
 
 
-const struct hrd_ctl_cmd *hrd_ctl_cmd_find(const struct hrd_ctl_cmd *const *table,
-                                           size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(name, table[i]->name) == 0)
-            return table[i];
-    return NULL;
-}
-
 /* The main --help: the commands come from the table. */
 static void print_usage(void)
 {
