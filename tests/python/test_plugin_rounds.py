@@ -190,14 +190,21 @@ def test_rounds_sequential(env, tmp_path):
     # 7 rounds (the schedule of diff --max-rounds 7 --first-look 3), each
     # at p < 0.01 / 4. Every round beyond every round of base gives p =
     # 2 / C(2n, n): 0.1, 0.029, then 2 / 924 = 0.0022 at 6 pairs, below
-    # 0.0025: slower after 6 pairs, and the session stops there.
+    # 0.0025: slower after 6 pairs. The session stops there unless another
+    # gated key (a cold or an end-to-end one, which a loaded machine may
+    # leave open) is still undecided; then it stops at 7, the most.
     r = run(env, tmp_path, 100000, "--host-range-rounds", "3",
             "--host-range-max-rounds", "7", "--host-range-compare",
             str(save), "--host-range-compare-fail", "50")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "hostrange: 6 rounds of %d tests" % TESTS in r.stdout, r.stdout
-    assert ("hostrange: sequential rounds: looked after 3, 4, 6 rounds: "
-            "every gated key decided or hopeless") in r.stdout, r.stdout
+    m = re.search(r"hostrange: (\d+) rounds of %d tests" % TESTS, r.stdout)
+    assert m is not None and m.group(1) in ("6", "7"), r.stdout
+    if m.group(1) == "6":
+        assert ("hostrange: sequential rounds: looked after 3, 4, 6 rounds: "
+                "every gated key decided or hopeless") in r.stdout, r.stdout
+    else:
+        assert ("hostrange: sequential rounds: looked after 3, 4, 6, 7 "
+                "rounds") in r.stdout, r.stdout
     slower = [x for x in r.stdout.splitlines()
               if re.search(r" warm spin.body inclusive .*slower after 6 "
                            r"pairs", x)]
