@@ -203,8 +203,8 @@ def test_rounds_sequential(env, tmp_path):
         assert ("hostrange: sequential rounds: looked after 3, 4, 6 rounds: "
                 "every gated key decided or hopeless") in r.stdout, r.stdout
     else:
-        assert ("hostrange: sequential rounds: looked after 3, 4, 6, 7 "
-                "rounds") in r.stdout, r.stdout
+        assert ("hostrange: sequential rounds: looked after 3, 4, 6 rounds; "
+                "7 rounds, the most") in r.stdout, r.stdout
     slower = [x for x in r.stdout.splitlines()
               if re.search(r" warm spin.body inclusive .*slower after 6 "
                            r"pairs", x)]
