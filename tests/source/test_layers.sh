@@ -5,9 +5,11 @@
 #
 #   lib/util, proto <- lib/stat <- lib/agg <- {lib/run, lib/view}
 #                      (lib/util below every library: the growable array)
-#                   <- {daemon, ctl}; lib/util, lib/run, lib/agg, lib/stat,
-#                   proto <- lib/history <- ctl (the history: runs read
-#                   from run files; JSON of imported results)
+#                   <- {daemon, ctl}; lib/util, lib/run, lib/view, lib/agg,
+#                   lib/stat, proto <- lib/history <- ctl (the history: runs
+#                   read from run files; JSON of imported results; its
+#                   page built into lib/view's page types, so that lib/view
+#                   stays formatting, linked and fuzzed without databases)
 #   proto <- client (its public header: hostrange.h) <- nvtx, ops, demo
 #   ops <- bench, python; the benchmarks of perf/ may use the test library
 #
@@ -28,7 +30,7 @@ lib/agg: lib/agg lib/stat lib/util proto
 lib/view: lib/view lib/agg lib/stat lib/util proto
 lib/run: lib/run lib/agg lib/stat lib/util proto
 daemon: daemon lib/run lib/agg lib/stat lib/util proto
-lib/history: lib/history lib/run lib/agg lib/stat lib/util proto
+lib/history: lib/history lib/view lib/run lib/agg lib/stat lib/util proto
 ctl: ctl lib/history lib/view lib/run lib/agg lib/stat lib/util proto
 nvtx: nvtx public
 ops: ops public
