@@ -20,7 +20,8 @@
  * lib/history (a run read for the history, the series, check's judging,
  * detect's look, plot's page) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
  * options, the git, build and record processes of its steps, and
- * printing, its search lib/stat/bisect.c. record, record
+ * printing, its search lib/stat/bisect.c, its state file's lines read
+ * back by lib/stat/bisectstate.c. record, record
  * --rounds and ab register the processes they start and the directories
  * they make with ctl_cleanup.c (ctl_cleanup.h), which stops and removes
  * them on every way out, signals included.
