@@ -111,10 +111,9 @@ fi
 # Run files are lib/run's: ctl/ keeps options, calls and printing, and no
 # file of ctl/ names a run file's records (the protobuf-c types, functions
 # and initializers of RunHeader, RunKey, RunEnd, RoundKey and the rest).
-# Left out, until they move to lib/history: the history's and bisect's
-# files, and hrd_ctl_load_run (ctl.h, ctl_report.c), which the history
-# calls for a run's end.
-records_allowed='ctl/ctl_history* ctl/ctl_bisect* ctl/ctl.h ctl/ctl_report.c'
+# Left out: hrd_ctl_load_run (ctl.h, ctl_report.c), which hands
+# hrd_ctl_read_run a run's end.
+records_allowed='ctl/ctl.h ctl/ctl_report.c'
 records_re='Hostrange__(Run|RoundKey)|hostrange__(run|round_key)_|HOSTRANGE__(RUN|ROUND_KEY)_'
 
 # check_records ROOT: prints each line of ROOT/ctl that names a run
@@ -142,12 +141,12 @@ check_records() {
 # The checker must see a run record named in ctl/.
 mkdir -p "$tmp/records/ctl"
 printf 'static void f(Hostrange__RunEnd *e)\n{\n}\n' >"$tmp/records/ctl/x.c"
-printf 'Hostrange__RunEnd *e;\n' >"$tmp/records/ctl/ctl_history_x.c"
+printf 'Hostrange__RunEnd *e;\n' >"$tmp/records/ctl/ctl_report.c"
 if check_records "$tmp/records" >"$tmp/out"; then
     echo "FAIL: the checker passed a ctl/ file that names a run record"
     exit 1
 fi
-grep -q '^ctl/x.c:1:' "$tmp/out" && ! grep -q ctl_history_x "$tmp/out" || {
+grep -q '^ctl/x.c:1:' "$tmp/out" && ! grep -q ctl_report "$tmp/out" || {
     echo "FAIL: the checker did not name the file:"; cat "$tmp/out"
     exit 1
 }
