@@ -18,7 +18,8 @@
  * run's records (tests/source/test_layers.sh). history (ctl_history*.c,
  * its table ctl_history_cmd.c; ctl_history.h) is options, calls into
  * lib/history (a run read for the history, the series, check's judging,
- * detect's look, plot's page) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
+ * detect's look, plot's page, the gate rows and the --fail-above
+ * verdict) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
  * options, the git, build and record processes of its steps, and
  * printing, its search lib/stat/bisect.c, its state file's lines read
  * back by lib/stat/bisectstate.c. record, record

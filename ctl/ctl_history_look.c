@@ -6,6 +6,7 @@
 #include "ctl/ctl_bisect.h"
 #include "ctl/ctl_history.h"
 #include "ctl/ctl_history_judge.h"
+#include "lib/history/gate.h"
 #include "lib/history/look.h"
 #include "lib/history/lookread.h"
 #include "lib/view/escape.h"
@@ -56,10 +57,8 @@ static int over_limit(const struct hrd_ctl_look_opts *o,
 {
     const struct hrd_limit *l;
 
-    if (o->limits == NULL || !ch->newest || ch->cp.change <= 0)
-        return 0;
-    l = hrd_limits_find(o->limits, ch->key[4]);
-    if (l == NULL || ch->cp.change * 100 <= l->pct)
+    if (!ch->newest ||
+        (l = hrd_history_over_limit(o->limits, ch->key[4], &ch->cp)) == NULL)
         return 0;
     fputs("hostrangectl history detect: ", stderr);
     for (int i = 0; i < 6; i++) {
