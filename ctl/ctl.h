@@ -267,12 +267,10 @@ int hrd_ctl_dump(const struct hrd_filter *f,
  * Loads run file `path` into agg (initialised here, whatever the result;
  * the caller finis it) as every reader of run files does: nothing the
  * file holds is dropped (hrd_runload_init_reader), and progress shows on a
- * terminal. When end is not NULL, returns the file's end there (caller
- * frees). Returns 0, or HRD_CTL_TOLD after printing why, the message
+ * terminal. Returns 0, or HRD_CTL_TOLD after printing why, the message
  * starting "hostrangectl CMD: ".
  */
-int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
-                     Hostrange__RunEnd **end);
+int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg);
 
 /* hrd_ctl_load_run into r (hrd_run_whole_fini is due either way), its end
  * in r->end. */

@@ -171,9 +171,9 @@ static int diff_tree(const char *bpath, const char *npath,
 
     hrd_agg_init(&base);
     hrd_agg_init(&new);
-    rc = hrd_ctl_load_run("plot", bpath, &base, NULL);
+    rc = hrd_ctl_load_run("plot", bpath, &base);
     if (rc == 0)
-        rc = hrd_ctl_load_run("plot", npath, &new, NULL);
+        rc = hrd_ctl_load_run("plot", npath, &new);
     if (rc == 0)
         rc = hrd_ctl_tree_from_agg(&new, f, t);
     if (rc == 0 && new.npkeys == 0)
