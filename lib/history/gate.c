@@ -91,6 +91,30 @@ void hrd_history_gate_fini(struct hrd_history_gate *g)
     free(g->v);
 }
 
+void hrd_history_gate_change(struct hrd_gate_row *g,
+                             const struct hrd_limits *limits,
+                             const struct hrd_history_change *ch, int fail)
+{
+    const struct hrd_limit *l =
+        limits != NULL ? hrd_limits_find(limits, ch->key[4]) : NULL;
+
+    memset(g, 0, sizeof *g);
+    g->node = ch->key[0];
+    g->op = ch->key[1];
+    g->backend = ch->key[2];
+    g->phase = ch->key[3];
+    g->range = ch->key[4];
+    g->metric = ch->key[5];
+    g->before = ch->cp.before;
+    g->after = ch->cp.after;
+    g->change = ch->cp.change * 100;
+    g->p = ch->cp.p;
+    g->fail_pct = l != NULL ? l->pct : NAN;
+    g->warn_pct = NAN;
+    g->verdict = ch->cp.change > 0 ? HRD_GATE_SLOWER : HRD_GATE_FASTER;
+    g->fail = fail;
+}
+
 const struct hrd_limit *hrd_history_over_limit(const struct hrd_limits *limits,
                                                const char *range,
                                                const struct hrd_cp *cp)
