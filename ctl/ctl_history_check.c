@@ -170,8 +170,7 @@ static void gate_judged(struct check *c, const struct hrd_history_judged *j,
 
     r->detectable = j->detectable;
     r->not_judged = nj;
-    r->undecided = j->by_rounds && j->gated &&
-                   j->dec.verdict == HRD_DECIDE_UNDECIDED;
+    r->undecided = hrd_history_judged_undecided(j);
     r->pairs = 0;
 }
 
@@ -239,7 +238,7 @@ static void judged_json(const struct hrd_history_judged *j, int not_judged,
 static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
                   const struct hrd_history_judged *j)
 {
-    int nj = j->limited && !(j->detectable <= j->threshold);
+    int nj = hrd_history_judged_at_limit(j, 0);
     char words[256];
     int rc;
 
@@ -259,8 +258,7 @@ static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
         }
         return rc;
     }
-    if (!nj && !(j->by_rounds && j->gated &&
-                 j->dec.verdict == HRD_DECIDE_UNDECIDED))
+    if (!nj && !hrd_history_judged_undecided(j))
         return 0;
     if (c->o->jsonl) {
         json_key_start(key, c->r->machine, c->r->id);
@@ -372,7 +370,7 @@ static int put_pending(struct check *c, const struct hrd_history_pending *p)
     s.machine = (char *)c->r->machine;
     over = hrd_ctl_over_limit_quiet(c->o, &s, &p->res);
     /* A limit the check could not have seen broken is not passed. */
-    nj = p->j.limited && !over && !(p->j.detectable <= p->j.threshold);
+    nj = hrd_history_judged_at_limit(&p->j, over);
     count_judged(c, &p->j, nj);
     if (c->o->gate == HRD_CTL_GATE_NONE) {
         if (p->j.by_rounds)
