@@ -18,9 +18,11 @@
  * run's records (tests/source/test_layers.sh). history (ctl_history*.c,
  * its table ctl_history_cmd.c; ctl_history.h) is options, calls into
  * lib/history (a run read for the history, the series, check's judging,
- * detect's look) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
+ * detect's look, plot's page, the gate rows and the --fail-above
+ * verdict) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
  * options, the git, build and record processes of its steps, and
- * printing, its search lib/stat/bisect.c. record, record
+ * printing, its search lib/stat/bisect.c, its state file's lines read
+ * back by lib/stat/bisectstate.c. record, record
  * --rounds and ab register the processes they start and the directories
  * they make with ctl_cleanup.c (ctl_cleanup.h), which stops and removes
  * them on every way out, signals included.
@@ -270,12 +272,10 @@ int hrd_ctl_dump(const struct hrd_filter *f,
  * Loads run file `path` into agg (initialised here, whatever the result;
  * the caller finis it) as every reader of run files does: nothing the
  * file holds is dropped (hrd_runload_init_reader), and progress shows on a
- * terminal. When end is not NULL, returns the file's end there (caller
- * frees). Returns 0, or HRD_CTL_TOLD after printing why, the message
+ * terminal. Returns 0, or HRD_CTL_TOLD after printing why, the message
  * starting "hostrangectl CMD: ".
  */
-int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
-                     Hostrange__RunEnd **end);
+int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg);
 
 /* hrd_ctl_load_run into r (hrd_run_whole_fini is due either way), its end
  * in r->end. */

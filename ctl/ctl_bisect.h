@@ -1,7 +1,8 @@
 /*
  * hostrangectl bisect, private to its files: ctl_bisect.c (options, the
  * ends and the steps, the search), ctl_bisect_out.c (the answer in text,
- * JSONL and Markdown, the state file), ctl_bisect_run.c (git, a worktree
+ * JSONL and Markdown, the state file written, and read back through
+ * lib/stat/bisectstate.h), ctl_bisect_run.c (git, a worktree
  * per commit, builds, and the rounds of a step under private daemons) and
  * ctl_bisect_from.c (the ends of a change point of the history, and the
  * command line history detect prints). history detect uses

@@ -4,6 +4,7 @@
 
 #include "ctl/ctl.h"
 #include "ctl/ctl_bisect.h"
+#include "lib/stat/bisectstate.h"
 #include "lib/view/escape.h"
 #include "lib/view/numfmt.h"
 #include "proto/protocol.h"
@@ -133,80 +134,16 @@ void bisect_step_line(FILE *f, const void *c)
 
 /* --- The state file ----------------------------------------------------- */
 
-/* The value after "name": in s (up to end, or the string's end), or NULL. */
-static const char *field(const char *s, const char *end, const char *name)
-{
-    char pat[64];
-    const char *at;
-
-    snprintf(pat, sizeof pat, "\"%s\":", name);
-    at = strstr(s, pat);
-    if (at == NULL || (end != NULL && at >= end))
-        return NULL;
-    return at + strlen(pat);
-}
-
-static double field_num(const char *s, const char *end, const char *name)
-{
-    const char *v = field(s, end, name);
-
-    if (v == NULL || strncmp(v, "null", 4) == 0)
-        return NAN;
-    return strtod(v, NULL);
-}
-
-/* A string field's value (no escapes: hashes and verdicts) into out. */
-static int field_str(const char *s, const char *end, const char *name,
-                     char *out, size_t len)
-{
-    const char *v = field(s, end, name);
-    size_t n;
-
-    if (v == NULL || *v != '"')
-        return -1;
-    n = strcspn(v + 1, "\"\\");
-    if (n >= len || v[1 + n] != '"')
-        return -1;
-    memcpy(out, v + 1, n);
-    out[n] = '\0';
-    return 0;
-}
-
-/* A decision written by json_decide: "name":{...}. */
-static int field_decide(const char *s, const char *name,
-                        struct hrd_decide *d)
-{
-    const char *o = field(s, NULL, name), *end;
-    char verdict[32];
-
-    if (o == NULL || *o != '{' || (end = strchr(o, '}')) == NULL ||
-        field_str(o, end, "verdict", verdict, sizeof verdict) != 0)
-        return -1;
-    d->verdict = strcmp(verdict, "slower") == 0   ? HRD_DECIDE_SLOWER
-                 : strcmp(verdict, "faster") == 0 ? HRD_DECIDE_FASTER
-                 : strcmp(verdict, "same") == 0   ? HRD_DECIDE_SAME
-                                                  : HRD_DECIDE_UNDECIDED;
-    d->pairs = (size_t)field_num(o, end, "pairs");
-    d->change = field_num(o, end, "change");
-    d->lo = field_num(o, end, "lo");
-    d->hi = field_num(o, end, "hi");
-    d->p = field_num(o, end, "p");
-    if (isnan(d->lo))
-        d->lo = -INFINITY;
-    if (isnan(d->hi))
-        d->hi = INFINITY;
-    return 0;
-}
-
 /*
  * Reads the state file's steps of the same ends and key into b (the key
  * then known). Returns the steps read (0 when the file is empty or
- * absent), or -1 after saying why the file does not fit.
+ * absent), or -1 after saying why the file does not fit. Its lines are
+ * read by lib/stat/bisectstate.h.
  */
 int bisect_state_load(struct bisect *b, const char *path)
 {
     FILE *f = fopen(path, "r");
-    char *line = NULL, hash[BISECT_HASH_MAX], verdict[32];
+    char *line = NULL;
     size_t cap = 0;
     int lines = 0, rc = 0;
 
@@ -216,93 +153,75 @@ int bisect_state_load(struct bisect *b, const char *path)
                                               strerror(errno)),
                                       -1);
     while (rc >= 0 && getline(&line, &cap, f) > 0) {
-        double step = field_num(line, NULL, "step");
+        struct hrd_bisect_state_step s;
 
         lines++;
         if (lines == 1) {
-            char good[BISECT_HASH_MAX];
-            char node[4096], op[4096], be[4096], range[4096], ph[16], me[16];
+            struct hrd_bisect_state_ends e;
 
             /* The ends must be this bisect's, and the key's range, phase
              * and metric those asked for; the key (its node, operator
              * and backend) becomes this bisect's. */
-            if (step != 0 || field_str(line, NULL, "good", good,
-                                       sizeof good) != 0 ||
-                field_str(line, NULL, "commit", hash, sizeof hash) != 0 ||
-                strcmp(good, b->c[0].hash) != 0 ||
-                strcmp(hash, b->c[b->n - 1].hash) != 0 ||
-                field_str(line, NULL, "verdict", verdict,
-                          sizeof verdict) != 0) {
+            if (hrd_bisect_state_ends(line, &e) != 0 ||
+                strcmp(e.good, b->c[0].hash) != 0 ||
+                strcmp(e.bad, b->c[b->n - 1].hash) != 0) {
                 fprintf(stderr, "hostrangectl bisect: %s holds the steps of "
                         "another bisect (other ends); remove it or name "
                         "another --state\n", path);
                 rc = -1;
                 break;
             }
-            if (field_str(line, NULL, "node", node, sizeof node) != 0 ||
-                field_str(line, NULL, "operator", op, sizeof op) != 0 ||
-                field_str(line, NULL, "backend", be, sizeof be) != 0 ||
-                field_str(line, NULL, "range", range, sizeof range) != 0 ||
-                field_str(line, NULL, "phase", ph, sizeof ph) != 0 ||
-                field_str(line, NULL, "metric", me, sizeof me) != 0 ||
-                strcmp(range, b->run.range) != 0 ||
-                hrp_phase_parse(ph) != b->run.phase ||
-                hrp_metric_parse(me) != b->run.metric ||
+            if (!e.have_key || strcmp(e.range, b->run.range) != 0 ||
+                hrp_phase_parse(e.phase) != b->run.phase ||
+                hrp_metric_parse(e.metric) != b->run.metric ||
                 (b->run.node_glob != NULL &&
-                 fnmatch(b->run.node_glob, node, 0) != 0)) {
+                 fnmatch(b->run.node_glob, e.node, 0) != 0)) {
                 fprintf(stderr, "hostrangectl bisect: %s holds the steps of "
                         "another key; remove it or name another --state\n",
                         path);
                 rc = -1;
                 break;
             }
-            b->run.key.node = strdup(node);
-            b->run.key.op = strdup(op);
-            b->run.key.backend = strdup(be);
-            b->run.key.range = strdup(range);
+            b->run.key.node = strdup(e.node);
+            b->run.key.op = strdup(e.op);
+            b->run.key.backend = strdup(e.backend);
+            b->run.key.range = strdup(e.range);
             b->run.key.phase = b->run.phase;
             b->run.key.metric = b->run.metric;
             b->run.have_key = 1;
-            b->run.step_ns = field_num(line, NULL, "clock_step_ns");
+            b->run.step_ns = e.step_ns;
             if (!(b->run.step_ns >= 0))
                 b->run.step_ns = 0;
-            b->ends.verdict = strcmp(verdict, "slower") == 0
-                                  ? HRD_DECIDE_SLOWER
-                                  : strcmp(verdict, "faster") == 0
-                                        ? HRD_DECIDE_FASTER
-                                        : HRD_DECIDE_UNDECIDED;
-            b->ends.pairs = (size_t)field_num(line, NULL, "pairs");
-            b->ends.change = field_num(line, NULL, "change");
-            b->ends.lo = field_num(line, NULL, "lo");
-            b->ends.hi = field_num(line, NULL, "hi");
-            b->ends.p = field_num(line, NULL, "p");
-            b->ends_seconds = field_num(line, NULL, "seconds");
+            b->ends = e.ends;
+            b->ends_seconds = e.seconds;
             b->earlier += b->ends_seconds;
             b->have_ends = 1;
             continue;
         }
-        if (!(step > 0) ||
-            field_str(line, NULL, "commit", hash, sizeof hash) != 0 ||
-            field_str(line, NULL, "verdict", verdict, sizeof verdict) != 0)
+        if (hrd_bisect_state_step(line, &s) != 0)
             continue;
         for (size_t i = 1; i + 1 < b->n; i++) {
             struct bisect_commit *c = &b->c[i];
-            int v = hrd_bisect_parse(verdict);
+            int v = s.verdict;
 
-            if (strcmp(c->hash, hash) != 0 || v <= HRD_BISECT_UNTESTED)
+            if (strcmp(c->hash, s.commit) != 0 || v <= HRD_BISECT_UNTESTED)
                 continue;
             c->verdict = (enum hrd_bisect_verdict)v;
             b->v[i] = c->verdict;
-            c->step = (int)step;
-            c->pairs = (size_t)field_num(line, NULL, "pairs");
-            c->seconds = field_num(line, NULL, "seconds");
+            c->step = (int)s.step;
+            c->pairs = s.pairs;
+            c->seconds = s.seconds;
             if (c->verdict == HRD_BISECT_SKIPPED) {
                 c->why = strdup("skipped in an earlier run");
-            } else if (field_decide(line, "vs_good", &c->vs_good) != 0 ||
-                       field_decide(line, "vs_bad", &c->vs_bad) != 0) {
+            } else if (!s.vs_good_ok || !s.vs_bad_ok) {
+                if (s.vs_good_ok)
+                    c->vs_good = s.vs_good;
                 c->verdict = HRD_BISECT_UNTESTED;
                 b->v[i] = c->verdict;
                 continue;
+            } else {
+                c->vs_good = s.vs_good;
+                c->vs_bad = s.vs_bad;
             }
             if (c->step > b->steps)
                 b->steps = c->step;

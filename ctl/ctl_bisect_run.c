@@ -243,9 +243,7 @@ static int key_choose(struct bisect_run *r, const struct hrd_diff_side *s)
             return -1;
         }
         r->have_key = 1;
-        r->step_ns = s->header != NULL && s->header->fingerprint != NULL
-                         ? s->header->fingerprint->clock_step_ns
-                         : 0;
+        r->step_ns = hrd_runside_clock_step(s);
         return 0;
     }
     if (found == 0) {

@@ -4,7 +4,6 @@
 
 #include "ctl/ctl.h"
 #include "ctl/ctl_history.h"
-#include "ctl/ctl_rounds.h"
 #include "lib/history/fromrun.h"
 #include "lib/history/history.h"
 #include "lib/history/import.h"
@@ -12,7 +11,6 @@
 #include "lib/view/numfmt.h"
 #include "lib/view/escape.h"
 #include "lib/view/report.h"
-#include "proto/protocol.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -160,21 +158,11 @@ static int parse_time(const char *s, int64_t *ns)
     return hrd_import_time(s, ns);
 }
 
-/* A point's round medians, from the index over its run's end. */
-static size_t round_medians(void *ctx, const struct hrd_history_point *p,
-                            double *v, size_t max)
-{
-    return hrd_ctl_round_medians(ctx, p->node, p->op, p->backend,
-                                 hrp_phase_parse(p->phase), p->range,
-                                 hrp_metric_parse(p->metric), v, max);
-}
-
 int hrd_ctl_hrun_load(const char *cmd, const char *path,
                       char *const *extra, size_t nextra, const char *machine,
                       struct hrd_history_fromrun *r)
 {
     struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
-    struct hrd_ctl_round_index idx;
     char err[8400];
     int rc;
 
@@ -183,16 +171,8 @@ int hrd_ctl_hrun_load(const char *cmd, const char *path,
                                   hrd_ctl_read_progress, &rp, err,
                                   sizeof err);
     hrd_ctl_progress_end(&rp.p);
-    if (rc == 0 && r->end != NULL && r->end->rounds >= 2 &&
-        r->end->n_round_keys > 0 && r->n > 0) {
-        rc = hrd_ctl_round_index_init(&idx, r->end);
-        if (rc == 0) {
-            rc = hrd_history_fromrun_rounds(r, round_medians, &idx);
-            hrd_ctl_round_index_fini(&idx);
-        }
-        if (rc != 0)
-            snprintf(err, sizeof err, "out of memory");
-    }
+    if (rc == 0 && (rc = hrd_history_fromrun_rounds(r)) != 0)
+        snprintf(err, sizeof err, "out of memory");
     if (rc == 0)
         return 0;
     fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);

@@ -3,8 +3,8 @@
  * what they share (ctl_history.c), detect (ctl_history_detect.c, its
  * findings ctl_history_look.c), check (ctl_history_check.c), plot
  * (ctl_history_plot.c), add --from (ctl_history_import.c): options, calls
- * into lib/history (fromrun.h, series.h, judge.h, lookread.h) and
- * printing.
+ * into lib/history (fromrun.h, series.h, judge.h, lookread.h, page.h,
+ * gate.h) and printing.
  * A series is one key (node, operator, backend, phase, range, metric) on
  * one machine, its points the medians of its runs in their order.
  *

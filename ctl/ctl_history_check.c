@@ -102,7 +102,7 @@ struct check {
     int slower;
     size_t unjudged[4];  /* by reason (enum unjudged) */
     char few_reason[96]; /* REASON_FEW's words with --min-history's N */
-    struct hrd_ctl_gate_rows g;
+    struct hrd_history_gate g;
     size_t findings;
     size_t verdicts[CHECK_VERDICTS]; /* keys judged by rounds, by verdict */
     size_t not_judged_limit; /* detectable above the --fail-above limit */
@@ -147,8 +147,8 @@ static int not_judged(struct check *c, const struct hrd_history_point *p,
 
     c->unjudged[why]++;
     if (c->o->gate != HRD_CTL_GATE_NONE)
-        return hrd_ctl_gate_add(&c->g, c->o, key, c->r->machine, NULL, NULL, 0,
-                                reason);
+        return hrd_history_gate_add(&c->g, HRD_CTL_JUDGE_LIMITS(c->o), key,
+                                    c->r->machine, NULL, NULL, 0, reason);
     if (c->o->jsonl) {
         json_key_start(key, c->r->machine, c->r->id);
         printf(",\"not_judged\":");
@@ -170,8 +170,7 @@ static void gate_judged(struct check *c, const struct hrd_history_judged *j,
 
     r->detectable = j->detectable;
     r->not_judged = nj;
-    r->undecided = j->by_rounds && j->gated &&
-                   j->dec.verdict == HRD_DECIDE_UNDECIDED;
+    r->undecided = hrd_history_judged_undecided(j);
     r->pairs = 0;
 }
 
@@ -239,14 +238,14 @@ static void judged_json(const struct hrd_history_judged *j, int not_judged,
 static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
                   const struct hrd_history_judged *j)
 {
-    int nj = j->limited && !(j->detectable <= j->threshold);
+    int nj = hrd_history_judged_at_limit(j, 0);
     char words[256];
     int rc;
 
     count_judged(c, j, nj);
     if (c->o->gate != HRD_CTL_GATE_NONE) {
-        rc = hrd_ctl_gate_add(&c->g, c->o, key, c->r->machine, NULL, NULL, 0,
-                              NULL);
+        rc = hrd_history_gate_add(&c->g, HRD_CTL_JUDGE_LIMITS(c->o), key,
+                                  c->r->machine, NULL, NULL, 0, NULL);
         if (rc == 0) {
             /* Unchanged, with its figures. */
             struct hrd_gate_row *r = &c->g.v[c->g.n - 1];
@@ -259,8 +258,7 @@ static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
         }
         return rc;
     }
-    if (!nj && !(j->by_rounds && j->gated &&
-                 j->dec.verdict == HRD_DECIDE_UNDECIDED))
+    if (!nj && !hrd_history_judged_undecided(j))
         return 0;
     if (c->o->jsonl) {
         json_key_start(key, c->r->machine, c->r->id);
@@ -372,7 +370,7 @@ static int put_pending(struct check *c, const struct hrd_history_pending *p)
     s.machine = (char *)c->r->machine;
     over = hrd_ctl_over_limit_quiet(c->o, &s, &p->res);
     /* A limit the check could not have seen broken is not passed. */
-    nj = p->j.limited && !over && !(p->j.detectable <= p->j.threshold);
+    nj = hrd_history_judged_at_limit(&p->j, over);
     count_judged(c, &p->j, nj);
     if (c->o->gate == HRD_CTL_GATE_NONE) {
         if (p->j.by_rounds)
@@ -389,8 +387,8 @@ static int put_pending(struct check *c, const struct hrd_history_pending *p)
     if (hrd_ctl_over_limit("history check", c->o, &s, &p->res))
         c->slower = 1;
     if (c->o->gate != HRD_CTL_GATE_NONE) {
-        rc = hrd_ctl_gate_add(&c->g, c->o, s.key, s.machine, NULL, &p->res,
-                              over, NULL);
+        rc = hrd_history_gate_add(&c->g, HRD_CTL_JUDGE_LIMITS(c->o), s.key,
+                                  s.machine, NULL, &p->res, over, NULL);
         if (rc == 0)
             gate_judged(c, &p->j, nj);
         return rc;
@@ -523,7 +521,7 @@ int hrd_ctl_history_check(int argc, char **argv)
                   c.unjudged[NO_MACHINE];
     if (rc == 0 && o.gate != HRD_CTL_GATE_NONE)
         rc = hrd_ctl_gate_write(&c.g, &o, "hostrangectl history check");
-    hrd_ctl_gate_fini(&c.g);
+    hrd_history_gate_fini(&c.g);
     unjudged_summary(&c, summary, sizeof summary);
     if (rc == 0 && !o.jsonl && o.gate == HRD_CTL_GATE_NONE) {
         printf("checked %zu keys of ", c.jg.judged);

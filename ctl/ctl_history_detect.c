@@ -61,7 +61,7 @@ struct detect {
     const struct hrd_ctl_judge_opts *o;
     int slower; /* a series' newest segment beyond its limit */
     int rc;
-    struct hrd_ctl_gate_rows g;
+    struct hrd_history_gate g;
 };
 
 static int detect_series(void *ctx, const struct hrd_history_series *s)
@@ -110,9 +110,10 @@ static int detect_series(void *ctx, const struct hrd_history_series *s)
     if (over)
         d->slower = 1;
     if (n >= 0 && d->o->gate != HRD_CTL_GATE_NONE)
-        rc = hrd_ctl_gate_add(&d->g, d->o, s->key, s->machine,
-                              n > 0 ? s->commit[cp[n - 1].at] : NULL,
-                              n > 0 ? &cp[n - 1] : NULL, over, NULL);
+        rc = hrd_history_gate_add(&d->g, HRD_CTL_JUDGE_LIMITS(d->o), s->key,
+                                  s->machine,
+                                  n > 0 ? s->commit[cp[n - 1].at] : NULL,
+                                  n > 0 ? &cp[n - 1] : NULL, over, NULL);
     free(cp);
     return n < 0 ? n : rc != 0 ? rc : ferror(stdout) ? -EIO : 0;
 }
@@ -169,7 +170,7 @@ int hrd_ctl_history_detect(int argc, char **argv)
         if (rc == 0 && o.gate != HRD_CTL_GATE_NONE)
             rc = hrd_ctl_gate_write(&d.g, &o, "hostrangectl history detect");
     }
-    hrd_ctl_gate_fini(&d.g);
+    hrd_history_gate_fini(&d.g);
     hrd_history_close(h);
     hrd_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)

@@ -17,81 +17,9 @@
 enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
        OPT_MIN_HISTORY, OPT_SERIES, OPT_FROM, OPT_THRESHOLD };
 
-static char *keep(struct hrd_ctl_gate_rows *g, const char *s)
-{
-    char *c = strdup(s != NULL ? s : "");
-
-    if (c != NULL)
-        g->strs[g->nstrs++] = c;
-    return c;
-}
-
-/* Appends the row of key `key` on machine `machine` to g: its key, where
- * (machine, and commit when not NULL), and its verdict with cp's figures
- * (cp NULL: unchanged, or with `reason` not judged). Returns 0 or
- * -ENOMEM. */
-int hrd_ctl_gate_add(struct hrd_ctl_gate_rows *g,
-                     const struct hrd_ctl_judge_opts *o, char *const *key,
-                     const char *machine, const char *commit,
-                     const struct hrd_cp *cp, int fail, const char *reason)
-{
-    struct hrd_gate_row *r;
-    const struct hrd_limit *l;
-    char where[4096];
-
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 64;
-        struct hrd_gate_row *v = realloc(g->v, cap * sizeof *v);
-        char **strs;
-
-        if (v == NULL)
-            return -ENOMEM;
-        g->v = v;
-        strs = realloc(g->strs, 8 * cap * sizeof *strs);
-        if (strs == NULL)
-            return -ENOMEM;
-        g->strs = strs;
-        g->cap = cap;
-    }
-    r = &g->v[g->n];
-    memset(r, 0, sizeof *r);
-    if (commit != NULL)
-        snprintf(where, sizeof where, "on %s at commit %s", machine,
-                 commit[0] != '\0' ? commit : "-");
-    else
-        snprintf(where, sizeof where, "on %s", machine);
-    r->node = keep(g, key[0]);
-    r->op = keep(g, key[1]);
-    r->backend = keep(g, key[2]);
-    r->phase = keep(g, key[3]);
-    r->range = keep(g, key[4]);
-    r->metric = keep(g, key[5]);
-    r->where = keep(g, where);
-    r->reason = reason != NULL ? keep(g, reason) : NULL;
-    if (r->node == NULL || r->op == NULL || r->backend == NULL ||
-        r->phase == NULL || r->range == NULL || r->metric == NULL ||
-        r->where == NULL || (reason != NULL && r->reason == NULL))
-        return -ENOMEM;
-    l = o->have_limits ? hrd_limits_find(&o->limits, key[4]) : NULL;
-    r->fail_pct = l != NULL ? l->pct : NAN;
-    r->warn_pct = NAN;
-    r->before = r->after = r->change = r->p = NAN;
-    r->verdict = reason != NULL ? HRD_GATE_ONLY : HRD_GATE_UNCHANGED;
-    if (cp != NULL) {
-        r->before = cp->before;
-        r->after = cp->after;
-        r->change = cp->change * 100;
-        r->p = cp->p;
-        r->verdict = cp->change > 0 ? HRD_GATE_SLOWER : HRD_GATE_FASTER;
-        r->fail = fail;
-    }
-    g->n++;
-    return 0;
-}
-
 /* Writes g in o's gate format under title. Returns 0 or a negative
  * errno. */
-int hrd_ctl_gate_write(const struct hrd_ctl_gate_rows *g,
+int hrd_ctl_gate_write(const struct hrd_history_gate *g,
                        const struct hrd_ctl_judge_opts *o, const char *title)
 {
     struct hrd_gate gate = { title, g->v, g->n, "", o->limit,
@@ -99,14 +27,6 @@ int hrd_ctl_gate_write(const struct hrd_ctl_gate_rows *g,
 
     return o->gate == HRD_CTL_GATE_JUNIT ? hrd_gate_junit(stdout, &gate)
                                  : hrd_gate_markdown(stdout, &gate);
-}
-
-void hrd_ctl_gate_fini(struct hrd_ctl_gate_rows *g)
-{
-    for (size_t i = 0; i < g->nstrs; i++)
-        free(g->strs[i]);
-    free(g->strs);
-    free(g->v);
 }
 
 void hrd_ctl_judge_number(double v)
@@ -193,12 +113,10 @@ int hrd_ctl_over_limit(const char *cmd, const struct hrd_ctl_judge_opts *o,
                        const struct hrd_history_series *s,
                        const struct hrd_cp *cp)
 {
-    const struct hrd_limit *l;
+    const struct hrd_limit *l =
+        hrd_history_over_limit(HRD_CTL_JUDGE_LIMITS(o), s->key[4], cp);
 
-    if (!o->have_limits || cp->change <= 0)
-        return 0;
-    l = hrd_limits_find(&o->limits, s->key[4]);
-    if (l == NULL || cp->change * 100 <= l->pct)
+    if (l == NULL)
         return 0;
     fprintf(stderr, "hostrangectl %s: ", cmd);
     hrd_ctl_series_name(stderr, s);
@@ -212,12 +130,8 @@ int hrd_ctl_over_limit_quiet(const struct hrd_ctl_judge_opts *o,
                              const struct hrd_history_series *s,
                              const struct hrd_cp *cp)
 {
-    const struct hrd_limit *l;
-
-    if (!o->have_limits || cp->change <= 0)
-        return 0;
-    l = hrd_limits_find(&o->limits, s->key[4]);
-    return l != NULL && cp->change * 100 > l->pct;
+    return hrd_history_over_limit(HRD_CTL_JUDGE_LIMITS(o), s->key[4],
+                                  cp) != NULL;
 }
 
 /* The options of detect and check; check's run file is left in argv.

@@ -1,14 +1,15 @@
 /*
  * What hostrangectl history detect (ctl_history_detect.c) and check
  * (ctl_history_check.c) share (ctl_history_judge.c): their options, the
- * rows of the gate formats kept until the end, and the lines that say a
- * change (a series: lib/history/series.h).
+ * rows of the gate formats (kept by lib/history/gate.h) written, and the
+ * lines that say a change (a series: lib/history/series.h).
  */
 #ifndef HOSTRANGE_CTL_HISTORY_JUDGE_H
 #define HOSTRANGE_CTL_HISTORY_JUDGE_H
 
 #include "ctl/ctl.h"
 #include "ctl/ctl_history.h"
+#include "lib/history/gate.h"
 #include "lib/history/import.h"
 #include "lib/history/series.h"
 #include "lib/stat/changepoint.h"
@@ -43,14 +44,8 @@
     "      --limit=N        markdown: at most N rows (default 50)\n"
 
 /* The gate formats (lib/view/gate.h): the judged keys, kept until the
- * end, with copies of their strings. */
+ * end in a struct hrd_history_gate (lib/history/gate.h). */
 enum { HRD_CTL_GATE_NONE, HRD_CTL_GATE_JUNIT, HRD_CTL_GATE_MARKDOWN };
-
-struct hrd_ctl_gate_rows {
-    struct hrd_gate_row *v;
-    char **strs;        /* every string of v, to free */
-    size_t n, cap, nstrs;
-};
 
 struct hrd_ctl_judge_opts {
     const char *db;
@@ -69,22 +64,13 @@ struct hrd_ctl_judge_opts {
     enum hrd_import_format fmt;
 };
 
-
-/* Appends the row of key `key` on machine `machine` to g: its key, where
- * (machine, and commit when not NULL), and its verdict with cp's figures
- * (cp NULL: unchanged, or with `reason` not judged). Returns 0 or
- * -ENOMEM. */
-int hrd_ctl_gate_add(struct hrd_ctl_gate_rows *g,
-                     const struct hrd_ctl_judge_opts *o, char *const *key,
-                     const char *machine, const char *commit,
-                     const struct hrd_cp *cp, int fail, const char *reason);
+/* o's --fail-above limits, or NULL when none were given. */
+#define HRD_CTL_JUDGE_LIMITS(o) ((o)->have_limits ? &(o)->limits : NULL)
 
 /* Writes g in o's gate format under title. Returns 0 or a negative
  * errno. */
-int hrd_ctl_gate_write(const struct hrd_ctl_gate_rows *g,
+int hrd_ctl_gate_write(const struct hrd_history_gate *g,
                        const struct hrd_ctl_judge_opts *o, const char *title);
-
-void hrd_ctl_gate_fini(struct hrd_ctl_gate_rows *g);
 
 /* Writes v to stdout as the reports write numbers (numfmt.h). */
 void hrd_ctl_judge_number(double v);

@@ -6,6 +6,7 @@
 #include "ctl/ctl_bisect.h"
 #include "ctl/ctl_history.h"
 #include "ctl/ctl_history_judge.h"
+#include "lib/history/gate.h"
 #include "lib/history/look.h"
 #include "lib/history/lookread.h"
 #include "lib/view/escape.h"
@@ -56,10 +57,8 @@ static int over_limit(const struct hrd_ctl_look_opts *o,
 {
     const struct hrd_limit *l;
 
-    if (o->limits == NULL || !ch->newest || ch->cp.change <= 0)
-        return 0;
-    l = hrd_limits_find(o->limits, ch->key[4]);
-    if (l == NULL || ch->cp.change * 100 <= l->pct)
+    if (!ch->newest ||
+        (l = hrd_history_over_limit(o->limits, ch->key[4], &ch->cp)) == NULL)
         return 0;
     fputs("hostrangectl history detect: ", stderr);
     for (int i = 0; i < 6; i++) {
@@ -116,29 +115,6 @@ struct gate_out {
     struct hrd_gate_row *rows;
     char **where;
 };
-
-static void gate_row(struct hrd_gate_row *g, const struct hrd_ctl_look_opts *o,
-                     const struct hrd_history_change *ch, int fail)
-{
-    const struct hrd_limit *l =
-        o->limits != NULL ? hrd_limits_find(o->limits, ch->key[4]) : NULL;
-
-    memset(g, 0, sizeof *g);
-    g->node = ch->key[0];
-    g->op = ch->key[1];
-    g->backend = ch->key[2];
-    g->phase = ch->key[3];
-    g->range = ch->key[4];
-    g->metric = ch->key[5];
-    g->before = ch->cp.before;
-    g->after = ch->cp.after;
-    g->change = ch->cp.change * 100;
-    g->p = ch->cp.p;
-    g->fail_pct = l != NULL ? l->pct : NAN;
-    g->warn_pct = NAN;
-    g->verdict = ch->cp.change > 0 ? HRD_GATE_SLOWER : HRD_GATE_FASTER;
-    g->fail = fail;
-}
 
 /* Writes the findings of look c in o's format; *slower set when one is
  * slower than allowed. Returns 0 or a negative errno. */
@@ -210,7 +186,8 @@ static int write_findings(struct look_ctx *c, int *slower)
                 hrd_history_look_change(c->l, i, j, &ch);
                 over = over_limit(o, &ch);
                 fail |= over;
-                gate_row(&rows[j == f.start ? 0 : k], o, &ch, over);
+                hrd_history_gate_change(&rows[j == f.start ? 0 : k],
+                                        o->limits, &ch, over);
                 k += j != f.start;
             }
             g.f[i] = (struct hrd_gate_finding){ g.where[i], rows, f.nchanges,

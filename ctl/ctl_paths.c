@@ -89,7 +89,7 @@ int hrd_ctl_tree_load(const char *cmd, const struct hrd_filter *flt,
 
     if (from == NULL)
         return tree_from_daemon(cmd, flt, t);
-    if (hrd_ctl_load_run(cmd, from, &agg, NULL) != 0) {
+    if (hrd_ctl_load_run(cmd, from, &agg) != 0) {
         hrd_agg_fini(&agg);
         return HRD_CTL_TOLD;
     }

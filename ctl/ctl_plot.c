@@ -1,8 +1,8 @@
 /*
  * hostrangectl plot (ctl.h): SVG pictures of the calling-context tree
- * (ctl_paths.c), one per node, with an index.html when there are several;
- * plot --diff colours each box by the significance of its change
- * (signif.h).
+ * (ctl_paths.c), one per node, with an index.html when there are several
+ * (lib/view/svg.h); plot --diff colours each box by the significance of
+ * its change (signif.h, hrd_pnode_compare of lib/view/flame.h).
  */
 #include "config.h"
 
@@ -52,15 +52,8 @@ static void path_put(void *ctx, void *at, const struct hrd_signif *s,
                      double bm)
 {
     const struct coloured *c = ctx;
-    struct hrd_pnode *n = at;
 
-    n->diff_known = 1;
-    n->diff_p = s->p;
-    n->diff_shift = s->shift;
-    n->diff_base_median = bm;
-    n->diff_rel = bm > 0 ? s->shift / bm : 0;
-    n->diff = s->p < c->alpha && s->shift != 0 ? (s->shift > 0 ? 1 : -1)
-                                               : 0;
+    hrd_pnode_compare(at, s, bm, c->alpha);
 }
 
 /* --- plot ---------------------------------------------------------------- */
@@ -125,36 +118,17 @@ static int write_index(const char *dir, const char *const *nodes, size_t n,
 {
     char path[PATH_MAX + 32];
     FILE *f;
+    int rc;
 
     snprintf(path, sizeof path, "%s/index.html", dir);
     f = fopen(path, "w");
     if (f == NULL)
         goto fail;
-    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            "<title>hostrange: where the time goes</title>\n<style>body{"
-            "font-family:sans-serif;margin:1em}li{margin:.2em 0}img{"
-            "max-width:100%%;border:1px solid #ccc;margin:.5em 0 2em}"
-            "</style></head><body>\n<h1>Where the time goes%s</h1>\n"
-            "<p>%zu nodes; each picture shows the cold and warm calling "
-            "contexts of one node (hover a box for its figures).</p>\n<ol>\n",
-            diff ? ": changes" : "", n);
-    for (size_t i = 0; i < n; i++) {
-        fprintf(f, "<li><a href=\"#n%zu\">", i + 1);
-        hrd_xml_escape(f, nodes[i]);
-        fputs("</a></li>\n", f);
-    }
-    fputs("</ol>\n", f);
-    for (size_t i = 0; i < n; i++) {
-        fprintf(f, "<h2 id=\"n%zu\">", i + 1);
-        hrd_xml_escape(f, nodes[i]);
-        fprintf(f, "</h2>\n<a href=\"node-%03zu.svg\"><img src=\"node-%03zu"
-                ".svg\" loading=\"lazy\" alt=\"", i + 1, i + 1);
-        hrd_xml_escape(f, nodes[i]);
-        fputs("\"></a>\n", f);
-    }
-    fputs("</body></html>\n", f);
-    if (fclose(f) == 0)
+    rc = hrd_svg_index_write(f, nodes, n, diff);
+    if (fclose(f) == 0 && rc == 0)
         return 0;
+    if (rc != 0)
+        errno = EIO;
 fail:
     fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
             strerror(errno));
@@ -172,9 +146,9 @@ static int diff_tree(const char *bpath, const char *npath,
 
     hrd_agg_init(&base);
     hrd_agg_init(&new);
-    rc = hrd_ctl_load_run("plot", bpath, &base, NULL);
+    rc = hrd_ctl_load_run("plot", bpath, &base);
     if (rc == 0)
-        rc = hrd_ctl_load_run("plot", npath, &new, NULL);
+        rc = hrd_ctl_load_run("plot", npath, &new);
     if (rc == 0)
         rc = hrd_ctl_tree_from_agg(&new, f, t);
     if (rc == 0 && new.npkeys == 0)

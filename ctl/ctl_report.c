@@ -242,15 +242,14 @@ static int read_told(const char *cmd, int rc, const char *err)
     return rc;
 }
 
-int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg,
-                     Hostrange__RunEnd **end)
+int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg)
 {
     struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
     char err[8400];
     int rc;
 
     hrd_ctl_progress_init(&rp.p);
-    rc = hrd_run_read(path, agg, end, hrd_ctl_read_progress, &rp, err,
+    rc = hrd_run_read(path, agg, NULL, hrd_ctl_read_progress, &rp, err,
                       sizeof err);
     hrd_ctl_progress_end(&rp.p);
     return read_told(cmd, rc, err);

@@ -12,13 +12,6 @@
 #include "lib/run/runmeta.h"
 #include "lib/run/runrounds.h"
 
-/* The names the history and bisect call the lookups of runrounds.h by. */
-#define hrd_ctl_round_index hrd_round_index
-#define hrd_ctl_round_index_init hrd_round_index_init
-#define hrd_ctl_round_index_fini hrd_round_index_fini
-#define hrd_ctl_round_medians hrd_round_medians
-#define hrd_ctl_round_medians_normalized hrd_round_medians_normalized
-
 /* The most rounds record and ab run. */
 #define HRD_CTL_ROUNDS_MAX 1000u
 

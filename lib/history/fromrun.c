@@ -8,6 +8,7 @@
 #include "lib/run/fingerprint.h"
 #include "lib/run/run.h"
 #include "lib/run/runid.h"
+#include "lib/run/runrounds.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -223,22 +224,31 @@ int hrd_history_fromrun_load(struct hrd_history_fromrun *r, const char *path,
     return 0;
 }
 
-int hrd_history_fromrun_rounds(struct hrd_history_fromrun *r,
-                               hrd_history_round_fn fn, void *ctx)
+int hrd_history_fromrun_rounds(struct hrd_history_fromrun *r)
 {
     const Hostrange__RunEnd *end = r->end;
     size_t max = end != NULL ? end->rounds : 0;
+    struct hrd_round_index idx;
+    int rc;
 
     if (max < 2 || end->n_round_keys == 0 || r->n == 0)
         return 0;
-    if ((r->rounds = malloc(r->n * max * sizeof *r->rounds)) == NULL)
+    if ((rc = hrd_round_index_init(&idx, end)) != 0)
+        return rc;
+    if ((r->rounds = malloc(r->n * max * sizeof *r->rounds)) == NULL) {
+        hrd_round_index_fini(&idx);
         return -ENOMEM;
+    }
     for (size_t i = 0; i < r->n; i++) {
         struct hrd_history_point *p = &r->p[i];
 
         p->rounds = r->rounds + i * max;
-        p->nrounds = fn(ctx, p, r->rounds + i * max, max);
+        p->nrounds = hrd_round_medians(&idx, p->node, p->op, p->backend,
+                                       hrp_phase_parse(p->phase), p->range,
+                                       hrp_metric_parse(p->metric),
+                                       r->rounds + i * max, max);
     }
+    hrd_round_index_fini(&idx);
     return 0;
 }
 

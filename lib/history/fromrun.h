@@ -62,16 +62,11 @@ int hrd_history_fromrun_load(struct hrd_history_fromrun *r, const char *path,
                              char *err, size_t errlen);
 
 /*
- * Puts the round medians of r's points, found by fn (ctx, the run's end,
- * a point, room for max medians at v; returns how many it wrote, 0 for a
- * run of one round) when the run has more than one round. Returns 0 or
- * -ENOMEM.
+ * Puts the round medians of r's points, looked up in the rounds of the
+ * run's end (lib/run/runrounds.h), when the run has more than one round.
+ * Returns 0 or -ENOMEM.
  */
-typedef size_t (*hrd_history_round_fn)(void *ctx,
-                                       const struct hrd_history_point *p,
-                                       double *v, size_t max);
-int hrd_history_fromrun_rounds(struct hrd_history_fromrun *r,
-                               hrd_history_round_fn fn, void *ctx);
+int hrd_history_fromrun_rounds(struct hrd_history_fromrun *r);
 
 /*
  * Sets o's meta from extra[0..nextra) (--meta KEY=VALUE, as the runs of

@@ -394,3 +394,14 @@ void hrd_history_judge_finding(struct hrd_history_judge *c, size_t i,
             *start = j;
     }
 }
+
+int hrd_history_judged_at_limit(const struct hrd_history_judged *j,
+                                int over)
+{
+    return j->limited && !over && !(j->detectable <= j->threshold);
+}
+
+int hrd_history_judged_undecided(const struct hrd_history_judged *j)
+{
+    return j->by_rounds && j->gated && j->dec.verdict == HRD_DECIDE_UNDECIDED;
+}

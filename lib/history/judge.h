@@ -121,4 +121,13 @@ size_t hrd_history_judge_root(struct hrd_history_judge *jg, size_t i);
 void hrd_history_judge_finding(struct hrd_history_judge *jg, size_t i,
                                size_t *keys, size_t *nodes, size_t *start);
 
+/* Whether key j is not judged at its limit: a limit names it, the change
+ * it showed is not beyond it (over 0), and the smallest change its runs
+ * could show is above it. */
+int hrd_history_judged_at_limit(const struct hrd_history_judged *j,
+                                int over);
+
+/* Whether key j, gated and judged by rounds, is undecided by them. */
+int hrd_history_judged_undecided(const struct hrd_history_judged *j);
+
 #endif

@@ -11,7 +11,9 @@ lib_history_libhrhistory_la_SOURCES = lib/history/history.c \
 	lib/history/import.h lib/history/import_priv.h \
 	lib/history/import_json.c lib/history/fromrun.c lib/history/fromrun.h \
 	lib/history/series.c lib/history/series.h lib/history/judge.c \
-	lib/history/judge.h lib/history/lookread.c lib/history/lookread.h
+	lib/history/judge.h lib/history/lookread.c lib/history/lookread.h \
+	lib/history/page.c lib/history/page.h lib/history/gate.c \
+	lib/history/gate.h
 lib_history_libhrhistory_la_CFLAGS = $(AM_CFLAGS) $(SQLITE3_CFLAGS) \
 	$(PQ_CFLAGS)
 # libpq is loaded when first needed (pg.c), not linked.

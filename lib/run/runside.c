@@ -429,3 +429,10 @@ void hrd_runside_free(struct hrd_diff_side *s)
     if (s->header != NULL)
         hostrange__run_header__free_unpacked(s->header, NULL);
 }
+
+double hrd_runside_clock_step(const struct hrd_diff_side *s)
+{
+    return s->header != NULL && s->header->fingerprint != NULL
+               ? s->header->fingerprint->clock_step_ns
+               : 0;
+}

@@ -69,4 +69,8 @@ int hrd_runside_next(struct hrd_diff_side *s, char *err, size_t errlen);
 /* Frees a side's populations, scratch and reader. */
 void hrd_runside_free(struct hrd_diff_side *s);
 
+/* The clock step of the machine the side's run was measured on, in ns,
+ * as its fingerprint gives it; 0 when its header has none. */
+double hrd_runside_clock_step(const struct hrd_diff_side *s);
+
 #endif

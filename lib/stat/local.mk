@@ -19,4 +19,6 @@ lib_stat_libhrstat_la_SOURCES += lib/stat/changepoint.c lib/stat/changepoint.h
 lib_stat_libhrstat_la_SOURCES += lib/stat/fdr.c lib/stat/fdr.h
 # The search of bisect: which commit next, what a measured one is.
 lib_stat_libhrstat_la_SOURCES += lib/stat/bisect.c lib/stat/bisect.h
+# The lines of bisect's state file read back.
+lib_stat_libhrstat_la_SOURCES += lib/stat/bisectstate.c lib/stat/bisectstate.h
 EXTRA_DIST += lib/stat/local.mk

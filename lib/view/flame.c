@@ -445,3 +445,16 @@ int hrd_tree_write(FILE *f, const struct hrd_ptree *t, int width)
     }
     return ferror(f) ? -EIO : 0;
 }
+
+void hrd_pnode_compare(struct hrd_pnode *n, const struct hrd_signif *s,
+                       double bm, double alpha)
+{
+    n->diff_known = 1;
+    n->diff_p = s->p;
+    n->diff_shift = s->shift;
+    n->diff_base_median = bm;
+    n->diff_rel = bm > 0 ? s->shift / bm : 0;
+    n->diff = s->p < alpha && s->shift != 0 ? (s->shift > 0 ? 1 : -1)
+                                             : 0;
+}
+

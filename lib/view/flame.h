@@ -36,6 +36,7 @@
 #include <stdio.h>
 
 #include "lib/agg/rows.h"
+#include "lib/stat/signif.h"
 
 struct hrd_pnode {
     char *name;                 /* the innermost range */
@@ -72,6 +73,12 @@ enum hrd_fvalue {
     HRD_FVALUE_MEDIAN,          /* self median, rounded */
     HRD_FVALUE_COUNT,           /* calls */
 };
+
+/* Sets node n's comparison (plot --diff) from the test s of its inclusive
+ * population against the base run's, whose median is bm: significant
+ * when p < alpha and it shifted. */
+void hrd_pnode_compare(struct hrd_pnode *n, const struct hrd_signif *s,
+                       double bm, double alpha);
 
 void hrd_ptree_init(struct hrd_ptree *t);
 void hrd_ptree_free(struct hrd_ptree *t);

@@ -396,3 +396,31 @@ int hrd_svg_write(FILE *f, const struct hrd_ptree *t, const char *node,
     fputs("</svg>\n", f);
     return ferror(f) ? -EIO : 0;
 }
+
+int hrd_svg_index_write(FILE *f, const char *const *nodes, size_t n, int diff)
+{
+    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            "<title>hostrange: where the time goes</title>\n<style>body{"
+            "font-family:sans-serif;margin:1em}li{margin:.2em 0}img{"
+            "max-width:100%%;border:1px solid #ccc;margin:.5em 0 2em}"
+            "</style></head><body>\n<h1>Where the time goes%s</h1>\n"
+            "<p>%zu nodes; each picture shows the cold and warm calling "
+            "contexts of one node (hover a box for its figures).</p>\n<ol>\n",
+            diff ? ": changes" : "", n);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "<li><a href=\"#n%zu\">", i + 1);
+        hrd_xml_escape(f, nodes[i]);
+        fputs("</a></li>\n", f);
+    }
+    fputs("</ol>\n", f);
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "<h2 id=\"n%zu\">", i + 1);
+        hrd_xml_escape(f, nodes[i]);
+        fprintf(f, "</h2>\n<a href=\"node-%03zu.svg\"><img src=\"node-%03zu"
+                ".svg\" loading=\"lazy\" alt=\"", i + 1, i + 1);
+        hrd_xml_escape(f, nodes[i]);
+        fputs("\"></a>\n", f);
+    }
+    fputs("</body></html>\n", f);
+    return ferror(f) ? -EIO : 0;
+}

@@ -28,4 +28,11 @@
 int hrd_svg_write(FILE *f, const struct hrd_ptree *t, const char *node,
                   int diff, const char *subtitle);
 
+/* Writes the HTML page of the pictures of nodes[0..n) (node-001.svg,
+ * ... beside it: hostrangectl plot of several nodes), a title, a list of
+ * the nodes and each picture; `diff` set when they carry a comparison.
+ * Returns 0 or -EIO. */
+int hrd_svg_index_write(FILE *f, const char *const *nodes, size_t n,
+                        int diff);
+
 #endif

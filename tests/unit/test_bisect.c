@@ -1,5 +1,6 @@
 /* The search of hostrangectl bisect (lib/stat/bisect.c): what a measured
- * commit is, and which commit comes next. */
+ * commit is, and which commit comes next; its state file's lines read
+ * back (lib/stat/bisectstate.c). */
 #include "config.h"
 
 #include <math.h>
@@ -11,6 +12,11 @@
 #include <cmocka.h>
 
 #include "lib/stat/bisect.h"
+#include "lib/stat/bisectstate.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
 
 #define U HRD_BISECT_UNTESTED
 #define G HRD_BISECT_GOOD
@@ -139,11 +145,90 @@ static void next(void **state)
     }
 }
 
+/* The lines bisect writes to its state file, read back; lines that are
+ * not the ends' or a step's refused. */
+static void state_lines(void **state)
+{
+    static const char ends[] =
+        "{\"step\":0,\"good\":\"aa11\",\"commit\":\"bb22\",\"key\":"
+        "{\"node\":\"ops/add\",\"operator\":\"add\",\"backend\":\"cpu\","
+        "\"phase\":\"warm\",\"range\":\"operator.call\",\"metric\":"
+        "\"wall\"},\"clock_step_ns\":25,\"verdict\":\"slower\",\"pairs\":"
+        "12,\"seconds\":3.5,\"change\":10.5,\"lo\":9,\"hi\":12,\"p\":"
+        "0.001}\n";
+    static const char step[] =
+        "{\"step\":2,\"commit\":\"cc33\",\"subject\":\"x\",\"verdict\":"
+        "\"like bad\",\"pairs\":8,\"seconds\":1.25,\"vs_good\":{\"verdict\":"
+        "\"slower\",\"pairs\":8,\"change\":10,\"lo\":null,\"hi\":11,\"p\":"
+        "0.01},\"vs_bad\":{\"verdict\":\"same\",\"pairs\":8,\"change\":0.5,"
+        "\"lo\":-1,\"hi\":2,\"p\":0.5}}\n";
+    struct hrd_bisect_state_ends e;
+    struct hrd_bisect_state_step s;
+
+    (void)state;
+    assert_int_equal(hrd_bisect_state_ends(ends, &e), 0);
+    assert_string_equal(e.good, "aa11");
+    assert_string_equal(e.bad, "bb22");
+    assert_true(e.have_key);
+    assert_string_equal(e.node, "ops/add");
+    assert_string_equal(e.op, "add");
+    assert_string_equal(e.backend, "cpu");
+    assert_string_equal(e.range, "operator.call");
+    assert_string_equal(e.phase, "warm");
+    assert_string_equal(e.metric, "wall");
+    assert_true(e.step_ns == 25);
+    assert_int_equal(e.ends.verdict, HRD_DECIDE_SLOWER);
+    assert_int_equal(e.ends.pairs, 12);
+    assert_true(e.ends.change == 10.5 && e.ends.lo == 9 && e.ends.hi == 12);
+    assert_true(e.seconds == 3.5);
+    /* A step's line is not the ends'; the ends' is not a step's. */
+    assert_int_equal(hrd_bisect_state_ends(step, &e), -EINVAL);
+    assert_int_equal(hrd_bisect_state_step(ends, &s), -EINVAL);
+    assert_int_equal(hrd_bisect_state_ends("{\"step\":0}", &e), -EINVAL);
+    /* An ends' line without its key's fields. */
+    assert_int_equal(hrd_bisect_state_ends("{\"step\":0,\"good\":\"a\","
+                                           "\"commit\":\"b\",\"verdict\":"
+                                           "\"faster\"}", &e), 0);
+    assert_false(e.have_key);
+    assert_int_equal(e.ends.verdict, HRD_DECIDE_FASTER);
+    assert_true(isnan(e.step_ns));
+
+    assert_int_equal(hrd_bisect_state_step(step, &s), 0);
+    assert_string_equal(s.commit, "cc33");
+    assert_true(s.step == 2);
+    assert_int_equal(s.verdict, HRD_BISECT_BAD);
+    assert_int_equal(s.pairs, 8);
+    assert_true(s.seconds == 1.25);
+    assert_true(s.vs_good_ok && s.vs_bad_ok);
+    assert_int_equal(s.vs_good.verdict, HRD_DECIDE_SLOWER);
+    assert_true(isinf(s.vs_good.lo) && s.vs_good.lo < 0);
+    assert_true(s.vs_good.hi == 11);
+    assert_int_equal(s.vs_bad.verdict, HRD_DECIDE_SAME);
+    assert_true(s.vs_bad.p == 0.5);
+    /* A step without its decisions, and one of an unknown verdict. */
+    assert_int_equal(hrd_bisect_state_step("{\"step\":3,\"commit\":\"dd\","
+                                           "\"verdict\":\"like good\"}", &s), 0);
+    assert_false(s.vs_good_ok);
+    assert_false(s.vs_bad_ok);
+    assert_int_equal(hrd_bisect_state_step("{\"step\":3,\"commit\":\"dd\","
+                                           "\"verdict\":\"odd\"}", &s), 0);
+    assert_int_equal(s.verdict, -1);
+    /* A hash too long for its room. */
+    {
+        char line[200];
+
+        snprintf(line, sizeof line, "{\"step\":1,\"commit\":\"%070d\","
+                 "\"verdict\":\"like good\"}", 0);
+        assert_int_equal(hrd_bisect_state_step(line, &s), -EINVAL);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(classify),
         cmocka_unit_test(next),
+        cmocka_unit_test(state_lines),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,130 @@
+/* What history detect and check judge as gate rows, and the
+ * --fail-above verdict (gate.h). */
+#include "config.h"
+
+#include "lib/history/gate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *keep(struct hrd_history_gate *g, const char *s)
+{
+    char *c = strdup(s != NULL ? s : "");
+
+    if (c != NULL)
+        g->strs[g->nstrs++] = c;
+    return c;
+}
+
+/* Appends the row of key `key` on machine `machine` to g: its key, where
+ * (machine, and commit when not NULL), and its verdict with cp's figures
+ * (cp NULL: unchanged, or with `reason` not judged). Returns 0 or
+ * -ENOMEM. */
+int hrd_history_gate_add(struct hrd_history_gate *g,
+                         const struct hrd_limits *limits, char *const *key,
+                         const char *machine, const char *commit,
+                         const struct hrd_cp *cp, int fail,
+                         const char *reason)
+{
+    struct hrd_gate_row *r;
+    const struct hrd_limit *l;
+    char where[4096];
+
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 64;
+        struct hrd_gate_row *v = realloc(g->v, cap * sizeof *v);
+        char **strs;
+
+        if (v == NULL)
+            return -ENOMEM;
+        g->v = v;
+        strs = realloc(g->strs, 8 * cap * sizeof *strs);
+        if (strs == NULL)
+            return -ENOMEM;
+        g->strs = strs;
+        g->cap = cap;
+    }
+    r = &g->v[g->n];
+    memset(r, 0, sizeof *r);
+    if (commit != NULL)
+        snprintf(where, sizeof where, "on %s at commit %s", machine,
+                 commit[0] != '\0' ? commit : "-");
+    else
+        snprintf(where, sizeof where, "on %s", machine);
+    r->node = keep(g, key[0]);
+    r->op = keep(g, key[1]);
+    r->backend = keep(g, key[2]);
+    r->phase = keep(g, key[3]);
+    r->range = keep(g, key[4]);
+    r->metric = keep(g, key[5]);
+    r->where = keep(g, where);
+    r->reason = reason != NULL ? keep(g, reason) : NULL;
+    if (r->node == NULL || r->op == NULL || r->backend == NULL ||
+        r->phase == NULL || r->range == NULL || r->metric == NULL ||
+        r->where == NULL || (reason != NULL && r->reason == NULL))
+        return -ENOMEM;
+    l = limits != NULL ? hrd_limits_find(limits, key[4]) : NULL;
+    r->fail_pct = l != NULL ? l->pct : NAN;
+    r->warn_pct = NAN;
+    r->before = r->after = r->change = r->p = NAN;
+    r->verdict = reason != NULL ? HRD_GATE_ONLY : HRD_GATE_UNCHANGED;
+    if (cp != NULL) {
+        r->before = cp->before;
+        r->after = cp->after;
+        r->change = cp->change * 100;
+        r->p = cp->p;
+        r->verdict = cp->change > 0 ? HRD_GATE_SLOWER : HRD_GATE_FASTER;
+        r->fail = fail;
+    }
+    g->n++;
+    return 0;
+}
+
+void hrd_history_gate_fini(struct hrd_history_gate *g)
+{
+    for (size_t i = 0; i < g->nstrs; i++)
+        free(g->strs[i]);
+    free(g->strs);
+    free(g->v);
+}
+
+void hrd_history_gate_change(struct hrd_gate_row *g,
+                             const struct hrd_limits *limits,
+                             const struct hrd_history_change *ch, int fail)
+{
+    const struct hrd_limit *l =
+        limits != NULL ? hrd_limits_find(limits, ch->key[4]) : NULL;
+
+    memset(g, 0, sizeof *g);
+    g->node = ch->key[0];
+    g->op = ch->key[1];
+    g->backend = ch->key[2];
+    g->phase = ch->key[3];
+    g->range = ch->key[4];
+    g->metric = ch->key[5];
+    g->before = ch->cp.before;
+    g->after = ch->cp.after;
+    g->change = ch->cp.change * 100;
+    g->p = ch->cp.p;
+    g->fail_pct = l != NULL ? l->pct : NAN;
+    g->warn_pct = NAN;
+    g->verdict = ch->cp.change > 0 ? HRD_GATE_SLOWER : HRD_GATE_FASTER;
+    g->fail = fail;
+}
+
+const struct hrd_limit *hrd_history_over_limit(const struct hrd_limits *limits,
+                                               const char *range,
+                                               const struct hrd_cp *cp)
+{
+    const struct hrd_limit *l;
+
+    if (limits == NULL || cp->change <= 0)
+        return NULL;
+    l = hrd_limits_find(limits, range);
+    if (l == NULL || cp->change * 100 <= l->pct)
+        return NULL;
+    return l;
+}

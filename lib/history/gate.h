@@ -1,0 +1,50 @@
+/*
+ * What history detect and check judge, as the rows of lib/view's gate
+ * formats (gate.h: JUnit, Markdown), kept until the end with copies of
+ * their strings, and the row of a change of a look; and the --fail-above
+ * limit a slower change goes beyond.
+ */
+#ifndef HOSTRANGE_HISTORY_GATE_H
+#define HOSTRANGE_HISTORY_GATE_H
+
+#include <stddef.h>
+
+#include "lib/history/look.h"
+#include "lib/stat/changepoint.h"
+#include "lib/stat/limits.h"
+#include "lib/view/gate.h"
+
+struct hrd_history_gate {
+    struct hrd_gate_row *v;
+    char **strs;        /* every string of v, to free */
+    size_t n, cap, nstrs;
+};
+
+/* Appends the row of key `key` on machine `machine` to g: its key, where
+ * (machine, and commit when not NULL), its --fail-above limit among
+ * limits (NULL: none given), and its verdict with cp's figures (cp NULL:
+ * unchanged, or with `reason` not judged; fail: beyond its limit).
+ * Returns 0 or -ENOMEM. */
+int hrd_history_gate_add(struct hrd_history_gate *g,
+                         const struct hrd_limits *limits, char *const *key,
+                         const char *machine, const char *commit,
+                         const struct hrd_cp *cp, int fail,
+                         const char *reason);
+
+void hrd_history_gate_fini(struct hrd_history_gate *g);
+
+/* Sets g to the row of change ch of a look (detect's findings; the row's
+ * strings borrowed from ch), its --fail-above limit among limits (NULL:
+ * none given), fail when it goes beyond it. */
+void hrd_history_gate_change(struct hrd_gate_row *g,
+                             const struct hrd_limits *limits,
+                             const struct hrd_history_change *ch, int fail);
+
+/* The limit among limits (NULL: none given) that change cp of a key of
+ * range `range` goes beyond, slower by more than its percentage; NULL
+ * when none. */
+const struct hrd_limit *hrd_history_over_limit(const struct hrd_limits *limits,
+                                               const char *range,
+                                               const struct hrd_cp *cp);
+
+#endif
