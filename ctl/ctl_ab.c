@@ -1,8 +1,10 @@
 /* hostrangectl ab: two commands in interleaved rounds, compared at the run
- * level (see ctl.h, ctl_rounds.h). */
+ * level (see ctl_cmd.h, ctl_rounds.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_fingerprint.h"
+#include "ctl/ctl_options.h"
 #include "ctl/ctl_exit.h"
 #include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_rounds.h"

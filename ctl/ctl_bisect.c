@@ -4,7 +4,8 @@
  * lib/stat/bisect.h, lib/stat/decide.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_options.h"
 #include "ctl/ctl_exit.h"
 #include "ctl/ctl_bisect.h"
 #include "ctl/ctl_cleanup.h"

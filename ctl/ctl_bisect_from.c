@@ -4,7 +4,6 @@
  * ctl_bisect.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
 #include "ctl/ctl_exit.h"
 #include "ctl/ctl_bisect.h"
 #include "ctl/ctl_rounds.h"

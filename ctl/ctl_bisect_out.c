@@ -2,7 +2,6 @@
  * state file (see ctl_bisect.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
 #include "ctl/ctl_bisect.h"
 #include "lib/stat/bisectstate.h"
 #include "lib/view/escape.h"

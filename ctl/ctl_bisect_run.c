@@ -2,7 +2,6 @@
  * ctl_bisect.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
 #include "ctl/ctl_bisect.h"
 #include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_diffside.h"

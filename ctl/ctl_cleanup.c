@@ -2,7 +2,7 @@
  * ctl_cleanup.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_options.h"
 #include "ctl/ctl_cleanup.h"
 
 #include <errno.h>

@@ -1,12 +1,13 @@
 /*
- * hostrangectl's connection to hostranged (see ctl.h): the one control
+ * hostrangectl's connection to hostranged (see ctl_conn.h): the one control
  * socket of the process, a request and its reply, and the reasons a
  * daemon cannot be reached, told apart (absent, not ours to open, not
  * answering, another protocol version).
  */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/monotonic.h"
 #include "proto/protocol.h"

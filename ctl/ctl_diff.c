@@ -1,7 +1,8 @@
-/* hostrangectl diff: two run files compared key by key (see ctl.h). */
+/* hostrangectl diff: two run files compared key by key (see ctl_cmd.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_options.h"
 #include "ctl/ctl_exit.h"
 #include "ctl/ctl_diffside.h"
 #include "ctl/ctl_rounds.h"

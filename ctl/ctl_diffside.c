@@ -2,7 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl_diffside.h"
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /*
  * diff's and bisect's reading of a run file, said on stderr: the calls of
  * lib/run/runside.h, each failure but -ENOMEM told as "hostrangectl diff:
- * WHY" and returned as HRD_CTL_TOLD (ctl.h).
+ * WHY" and returned as HRD_CTL_TOLD (ctl_cmd.h).
  */
 #ifndef HOSTRANGE_CTL_DIFFSIDE_H
 #define HOSTRANGE_CTL_DIFFSIDE_H

@@ -1,8 +1,12 @@
-/* hostrangectl dump: the paged dump of the daemon's report (see ctl.h);
+/* hostrangectl dump: the paged dump of the daemon's report (see ctl_report.h);
  * dump --from is ctl_from.c, the calling-context views ctl_paths.c. */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_options.h"
+#include "ctl/ctl_paths.h"
+#include "ctl/ctl_report.h"
 #include "ctl/ctl_exit.h"
 #include "lib/util/atomic.h"
 #include "lib/view/escape.h"

@@ -7,7 +7,7 @@
  * meaning has a name of its own here, so that a status is written by what
  * it says.
  *
- * Not an exit status: HRD_CTL_TOLD (ctl.h), what the shared helpers
+ * Not an exit status: HRD_CTL_TOLD (ctl_cmd.h), what the shared helpers
  * return when they have already told the user why they failed.
  */
 #ifndef HOSTRANGE_CTL_EXIT_H

@@ -1,10 +1,12 @@
 /*
- * hostrangectl and machine fingerprints (fingerprint.h, ctl.h): the one a
+ * hostrangectl and machine fingerprints (fingerprint.h, ctl_fingerprint.h): the one a
  * saved run carries, and diff's comparison of two runs' machines.
  */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_fingerprint.h"
 #include "ctl/ctl_diffside.h"
 #include "lib/run/fingerprint.h"
 #include "lib/run/runheader.h"

@@ -1,7 +1,8 @@
-/* hostrangectl dump --from: the report of a run file, no daemon (ctl.h). */
+/* hostrangectl dump --from: the report of a run file, no daemon (ctl_paths.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_paths.h"
+#include "ctl/ctl_report.h"
 #include "lib/agg/agg_impl.h"
 #include "lib/run/runheader.h"
 #include "lib/run/runrounds.h"

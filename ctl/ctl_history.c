@@ -2,7 +2,10 @@
  * add, list and show, and the helpers the other subcommands share. */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
+#include "ctl/ctl_fingerprint.h"
+#include "ctl/ctl_options.h"
+#include "ctl/ctl_report.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/fromrun.h"
 #include "lib/history/history.h"

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "ctl/ctl_exit.h"
 #include "lib/agg/agg.h"
@@ -116,5 +117,21 @@ struct hrd_ctl_look_opts {
 int hrd_ctl_history_look(const struct hrd_ctl_look_opts *o,
                          struct hrd_history *h, int *slower, char *err,
                          size_t errlen);
+
+/*
+ * Adds run file `path` to the history db (ctl_history.c), for command
+ * cmd, as hostrangectl history add does; says so on note when not NULL.
+ * Returns 0 (added, or stored already), or the exit status of history add
+ * after saying why.
+ */
+int hrd_ctl_history_add_run(const char *cmd, const char *db,
+                            const char *path, FILE *note);
+
+/* The history named by --db (or record's --history) arg, for command
+ * cmd (ctl_history.c): a copy, kept until the next call. A password in
+ * arg is overwritten in arg itself (the process's command line, which ps
+ * shows), with a warning on stderr, the first time, that PGPASSWORD or
+ * ~/.pgpass is safer. */
+const char *hrd_ctl_history_dsn(const char *cmd, char *arg);
 
 #endif

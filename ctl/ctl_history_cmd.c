@@ -4,7 +4,8 @@
  * call it. */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_exit.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/history.h"
 

@@ -2,7 +2,8 @@
  * conversion is lib/history/import.h's) and added to the history. */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
+#include "ctl/ctl_fingerprint.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/history.h"
 #include "lib/history/import.h"

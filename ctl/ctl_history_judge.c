@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "ctl/ctl_history_judge.h"
+#include "ctl/ctl_options.h"
 #include "lib/history/history.h"
 #include "lib/view/escape.h"
 #include "lib/view/numfmt.h"

@@ -7,7 +7,7 @@
 #ifndef HOSTRANGE_CTL_HISTORY_JUDGE_H
 #define HOSTRANGE_CTL_HISTORY_JUDGE_H
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_report.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/gate.h"
 #include "lib/history/import.h"

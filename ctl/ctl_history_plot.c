@@ -3,7 +3,9 @@
  * lib/history (page.h), and what it says. */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_exit.h"
+#include "ctl/ctl_options.h"
+#include "ctl/ctl_report.h"
 #include "ctl/ctl_history.h"
 #include "lib/history/history.h"
 #include "lib/history/page.h"

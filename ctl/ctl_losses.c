@@ -1,5 +1,5 @@
 /*
- * What a session lost, said in one line (see ctl.h): the events clients
+ * What a session lost, said in one line (see ctl_losses.h): the events clients
  * lost and the batches the daemon refused, by reason; the scopes of
  * refused names and the windows of refused labels; contexts kept under
  * "(contexts full)"; and one line per client that ended without its final
@@ -8,7 +8,8 @@
  */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_losses.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 

@@ -1,7 +1,9 @@
-/* hostrangectl merge: the exact union of run files (see ctl.h, run.h). */
+/* hostrangectl merge: the exact union of run files (see ctl_cmd.h, run.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_options.h"
+#include "ctl/ctl_save.h"
 #include "ctl/ctl_exit.h"
 #include "lib/util/options.h"
 #include "lib/run/run.h"

@@ -1,13 +1,14 @@
 /*
  * hostrangectl's option and progress helpers, which every command uses
- * (ctl.h): usage errors (an option of hostrangectl itself given after the
+ * (ctl_options.h): usage errors (an option of hostrangectl itself given after the
  * command is named as such), commands without options or arguments,
  * durations in milliseconds, progress lines on a terminal, and the lookup
  * of a command (or a subcommand) in its table.
  */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_options.h"
 #include "lib/util/options.h"
 
 #include <errno.h>

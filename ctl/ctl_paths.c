@@ -1,12 +1,15 @@
 /*
- * hostrangectl's calling-context tree (ctl.h): the rows of a dump by path
+ * hostrangectl's calling-context tree (ctl_paths.h): the rows of a dump by path
  * gathered into a calling-context tree (flame.h), from the daemon or a run
  * file, and dump --format folded|tree|pprof written from it. plot
  * (ctl_plot.c) draws the same tree.
  */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_paths.h"
+#include "ctl/ctl_report.h"
 #include "lib/agg/agg_impl.h"
 #include "lib/view/flame.h"
 #include "lib/view/pprof.h"

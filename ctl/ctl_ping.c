@@ -1,7 +1,9 @@
-/* hostrangectl ping: whether the daemon answers (see ctl.h). */
+/* hostrangectl ping: whether the daemon answers (see ctl_cmd.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_options.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 

@@ -1,12 +1,15 @@
 /*
- * hostrangectl plot (ctl.h): SVG pictures of the calling-context tree
+ * hostrangectl plot (ctl_cmd.h): SVG pictures of the calling-context tree
  * (ctl_paths.c), one per node, with an index.html when there are several
  * (lib/view/svg.h); plot --diff colours each box by the significance of
  * its change (signif.h, hrd_pnode_compare of lib/view/flame.h).
  */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_options.h"
+#include "ctl/ctl_paths.h"
+#include "ctl/ctl_report.h"
 #include "ctl/ctl_exit.h"
 #include "lib/agg/agg_impl.h"
 #include "lib/util/atomic.h"

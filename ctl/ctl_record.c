@@ -1,7 +1,14 @@
-/* hostrangectl record: a command under a private daemon (see ctl.h). */
+/* hostrangectl record: a command under a private daemon (see ctl_cmd.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_fingerprint.h"
+#include "ctl/ctl_history.h"
+#include "ctl/ctl_losses.h"
+#include "ctl/ctl_options.h"
+#include "ctl/ctl_report.h"
+#include "ctl/ctl_save.h"
 #include "ctl/ctl_exit.h"
 #include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_rounds.h"

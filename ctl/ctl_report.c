@@ -1,12 +1,14 @@
 /*
  * The report helpers that dump, record, reset, plot and dump --from share
- * (ctl.h): the report and filter options, the calibrations a report
+ * (ctl_report.h): the report and filter options, the calibrations a report
  * applies, the paged dump request, and the loading of a run file. This
  * file calls no command's file: the commands call it.
  */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_options.h"
+#include "ctl/ctl_report.h"
 #include "lib/agg/agg_impl.h"
 #include "lib/agg/observer.h"
 #include "lib/run/run.h"

@@ -1,7 +1,10 @@
-/* hostrangectl reset: drop samples (see ctl.h). */
+/* hostrangectl reset: drop samples (see ctl_cmd.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_options.h"
+#include "ctl/ctl_report.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 

@@ -2,7 +2,6 @@
  * program, a merge of rounds (see ctl_rounds.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
 #include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_rounds.h"
 #include "proto/protocol.h"

@@ -1,7 +1,11 @@
-/* hostrangectl save: the daemon's run to a .hrs file (see ctl.h, run.h). */
+/* hostrangectl save: the daemon's run to a .hrs file (see ctl_save.h, run.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_fingerprint.h"
+#include "ctl/ctl_options.h"
+#include "ctl/ctl_save.h"
 #include "ctl/ctl_exit.h"
 #include "lib/run/run.h"
 #include "lib/run/runfields.h"

@@ -1,8 +1,12 @@
-/* hostrangectl stats: the counters of the daemon and of its clients (see ctl.h). */
+/* hostrangectl stats: the counters of the daemon and of its clients (see ctl_cmd.h). */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_losses.h"
+#include "ctl/ctl_options.h"
 #include "lib/agg/observer.h"
+#include "lib/view/numfmt.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 

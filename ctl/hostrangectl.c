@@ -5,7 +5,9 @@
  */
 #include "config.h"
 
-#include "ctl/ctl.h"
+#include "ctl/ctl_cmd.h"
+#include "ctl/ctl_conn.h"
+#include "ctl/ctl_options.h"
 #include "ctl/ctl_exit.h"
 #include "lib/util/options.h"
 #include "proto/protocol.h"

@@ -1,7 +1,10 @@
 # ctl: hostrangectl, the command-line client: one file per command behind
 # the table in hostrangectl.c.
 bin_PROGRAMS += ctl/hostrangectl
-ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl.h \
+ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl_cmd.h ctl/ctl_conn.h \
+	ctl/ctl_options.h \
+	ctl/ctl_report.h ctl/ctl_paths.h ctl/ctl_fingerprint.h ctl/ctl_save.h \
+	ctl/ctl_losses.h ctl/ctl_exit.h \
 	ctl/ctl_conn.c ctl/ctl_dump.c ctl/ctl_stats.c \
 	ctl/ctl_reset.c ctl/ctl_ping.c ctl/ctl_record.c \
 	ctl/ctl_save.c ctl/ctl_merge.c ctl/ctl_diff.c \

@@ -1,0 +1,39 @@
+/* dump --from's rows (ctl_from.c) and the calling-context views of dump and plot (ctl_paths.c). */
+#ifndef HOSTRANGE_CTL_PATHS_H
+#define HOSTRANGE_CTL_PATHS_H
+
+#include <stdio.h>
+
+#include "ctl/ctl_report.h"
+#include "lib/agg/agg.h"
+
+/*
+ * The rows of run file r->from (ctl_from.c), as hrd_ctl_dump writes the
+ * daemon's, to f. Returns 0; HRD_CTL_TOLD after printing why the file
+ * cannot be read; or a negative errno of writing.
+ */
+int hrd_ctl_rows_from(FILE *f, const struct hrd_filter *flt,
+                      const struct hrd_ctl_report *r);
+
+/*
+ * dump --format folded|tree|pprof (ctl_paths.c): the calling-context tree
+ * of the daemon's rows by path, or of run file r->from (whose range rows
+ * are taken as one-element paths when it holds no paths), written to f
+ * (pprof: a gzipped profile, pprof.h). Returns 0, HRD_CTL_TOLD after printing why,
+ * or a negative errno of writing.
+ */
+int hrd_ctl_paths_view(FILE *f, const struct hrd_filter *flt,
+                       const struct hrd_ctl_report *r);
+
+/* The calling-context tree t (flame.h) of run file `from`'s rows, or of
+ * the daemon's rows by path when from is NULL, for command cmd (dump,
+ * plot). Returns 0, or HRD_CTL_TOLD after printing why. */
+struct hrd_ptree;
+int hrd_ctl_tree_load(const char *cmd, const struct hrd_filter *flt,
+                      const char *from, struct hrd_ptree *t);
+/* The tree t of an aggregation's path keys; of its range keys as
+ * one-element paths when it has none. Returns 0 or -ENOMEM. */
+int hrd_ctl_tree_from_agg(struct hrd_agg *agg, const struct hrd_filter *flt,
+                          struct hrd_ptree *t);
+
+#endif
