@@ -10,10 +10,11 @@
  * short ranges, where that cost is multiplied most (a fan of fewer and
  * longer children leaves a larger residue against its truth). The cost of
  * one read of the clock the client uses is measured here, as pairs of
- * back-to-back reads as the client's path reads them (hr_clock_path), and
- * recorded as calibration.timer. Everything runs on the clock path of this
- * process (HOSTRANGE_CLOCK), which the daemon learns from its batches: the
- * calibration is of that path.
+ * back-to-back reads as the client's path reads them (hr_clock_pair_ns:
+ * plain, waiting or ordered), and recorded as calibration.timer.
+ * Everything runs on the clock path of this process (HOSTRANGE_CLOCK),
+ * which the daemon learns from its batches: the calibration is of that
+ * path.
  */
 #include "config.h"
 
@@ -22,16 +23,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-
 #include "hostrange.h"
 #include "bench/bench.h"
 #include "proto/protocol.h"
-
-/* How long the TSC is compared with hr_now_ns to convert its ticks. */
-#define TSC_RATIO_NS 20000000u
 
 static hr_site s_outer = HR_SITE_INIT(HRP_CALIB_OUTER);
 static hr_site s_mid = HR_SITE_INIT(HRP_CALIB_MID);
@@ -101,51 +95,13 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/*
- * The time of `pairs` pairs of back-to-back reads of the clock the client
- * uses, in ns, into v. The TSC's ticks are converted with a ratio measured
- * against hr_now_ns (the clock the client calibrates the TSC against).
- */
+/* The time of `pairs` pairs of back-to-back reads of the clock as this
+ * process's ranges read it (hr_clock_pair_ns: plain, waiting or ordered),
+ * in ns, into v. */
 static void timer_pairs(uint64_t *v, unsigned pairs)
 {
-#if defined(__x86_64__) || defined(__i386__)
-    if (strcmp(hr_clock_name(), "tsc") == 0) {
-        uint64_t m0 = hr_now_ns(), t0 = __rdtsc(), m1, t1;
-        double ns_per_tick;
-
-        /* The reads a range's bounds use on this process's path
-         * (client.h: hr__clock_start, hr__clock_end). */
-        if (strcmp(hr_clock_path(), "ordered") == 0) {
-            for (unsigned i = 0; i < pairs; i++) {
-                uint64_t a = __rdtsc(), b;
-
-                _mm_lfence();
-                _mm_lfence();
-                b = __rdtsc();
-                v[i] = b - a;
-            }
-        } else {
-            for (unsigned i = 0; i < pairs; i++) {
-                uint64_t a = __rdtsc(), b = __rdtsc();
-
-                v[i] = b - a;
-            }
-        }
-        do {
-            m1 = hr_now_ns();
-            t1 = __rdtsc();
-        } while (m1 - m0 < TSC_RATIO_NS);
-        ns_per_tick = (double)(m1 - m0) / (double)(t1 - t0);
-        for (unsigned i = 0; i < pairs; i++)
-            v[i] = (uint64_t)((double)v[i] * ns_per_tick + 0.5);
-        return;
-    }
-#endif
-    for (unsigned i = 0; i < pairs; i++) {
-        uint64_t a = hr_now_ns(), b = hr_now_ns();
-
-        v[i] = b - a;
-    }
+    for (unsigned i = 0; i < pairs; i++)
+        v[i] = (uint64_t)(hr_clock_pair_ns() + 0.5);
 }
 
 int bench_calibrate(unsigned calls, unsigned pairs)

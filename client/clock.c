@@ -240,3 +240,23 @@ uint64_t hr_now_ns(void)
 {
     return mono_ns();
 }
+
+double hr_clock_pair_ns(void)
+{
+    uint64_t a, b;
+
+    /* The reads of hr__begin and hr__end on each path. */
+    if (hr__g_fast) {
+        a = hr__fast_read();
+        b = hr__fast_read();
+    } else if (hr__g_fenced) {
+        a = hr__clock_start(1);
+        b = hr__clock_end(1);
+    } else {
+        a = hr__clock_start(0);
+        b = hr__clock_end(0);
+    }
+    if (!hr__g_tsc)
+        return (double)(b - a);
+    return (double)(b - a) * (double)hr__clock_mult() / 4294967296.0;
+}

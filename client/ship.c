@@ -522,15 +522,16 @@ static void take(const struct hr__sample *s, uint64_t mult)
 }
 
 /*
- * Encodes the leaves at the start of ring samples [tail, head) that the
- * encoder's inline path takes (hr__enc_leaf: a range without children,
- * under the batch's current label set, of a context the batch has), as
- * long as the encoder is not full; returns the first sample it did not
- * take. The same bytes as hr__enc_leaf one sample at a time, with the
- * encoder's state in registers and the ring read ahead: the samples were
- * written by another core, and each 64-byte line holds two.
+ * Encodes the ranges at the start of ring samples [tail, head) under the
+ * batch's current label set and of contexts the batch has, leaves and
+ * parents, as long as the encoder is not full; returns the first sample
+ * it did not take. The same bytes as hr__enc_sample one sample at a time,
+ * with the encoder's state in registers and the ring read ahead: the
+ * samples were written by another core, and each 64-byte line holds two.
+ * Parents are taken too: a call's ranges alternate leaves and parents,
+ * and each one left to the general path costs its call and checks.
  */
-static uint64_t drain_leaves(const struct hr__thread *t, uint64_t tail,
+static uint64_t drain_ranges(const struct hr__thread *t, uint64_t tail,
                              uint64_t head, uint64_t mult)
 {
     const struct hr__sample *ring = t->ring;
@@ -551,13 +552,32 @@ static uint64_t drain_leaves(const struct hr__thread *t, uint64_t tail,
         uint32_t ctx = s->ctx;
 
         __builtin_prefetch(&ring[(tail + n + 8) & (HR__RING_SIZE - 1)]);
+        uint64_t incl, child;
+        uint32_t nchild;
+
         /* A range (kind 0) has its context id as ctx. */
         if (ctx >> HR__KIND_SHIFT != HR__KIND_RANGE || s->label != label ||
-            s->nchild != 0 || s->child != 0 || ctx >= cap ||
-            stamp[ctx] != st)
+            ctx >= cap || stamp[ctx] != st)
             break;
-        p = hrp_put_varint(p, (uint64_t)local[ctx] << 2 | HRP_ITEM_LEAF);
-        p = hrp_put_varint(p, hr__ticks_ns(s->incl, mult));
+        incl = hr__ticks_ns(s->incl, mult);
+        nchild = s->nchild;
+        if (nchild == 0 && s->child == 0) {
+            p = hrp_put_varint(p, (uint64_t)local[ctx] << 2 | HRP_ITEM_LEAF);
+            p = hrp_put_varint(p, incl);
+            continue;
+        }
+        /* A parent: as hr__enc_sample writes it. */
+        child = hr__ticks_ns(s->child, mult);
+        if (nchild == 0 && child == 0) {
+            p = hrp_put_varint(p, (uint64_t)local[ctx] << 2 | HRP_ITEM_LEAF);
+            p = hrp_put_varint(p, incl);
+            continue;
+        }
+        p = hrp_put_varint(p, (uint64_t)local[ctx] << 2 | HRP_ITEM_PARENT);
+        p = hrp_put_varint(p, incl);
+        p = hrp_put_varint(p, child <= incl ? child : incl);
+        p = hrp_put_varint(p, nchild);
+        p = hrp_put_varint(p, s->ndesc >= nchild ? s->ndesc - nchild : 0);
     }
     if (n != 0) {
         enc.len += (size_t)(p - start);
@@ -584,7 +604,7 @@ static void drain(void)
             uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
             uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
 
-            while ((tail = drain_leaves(t, tail, head, mult)) != head &&
+            while ((tail = drain_ranges(t, tail, head, mult)) != head &&
                    !(full = hr__enc_full(&enc))) {
                 const struct hr__sample *s =
                     &t->ring[tail & (HR__RING_SIZE - 1)];

@@ -81,16 +81,16 @@ static int validate_stream(const Hostrange__Batch *b)
     struct hrp_item it;
 
     while (p < end) {
-        /* The common item first: a leaf whose tag and time take a byte
-         * each (as item_next reads it, with the same checks). */
+        /* The common item first: a leaf whose tag takes a byte and its
+         * time one or two (as item_next reads it, with the same checks). */
         if (end - p >= 2 && (p[0] & HRP_LEAF_BYTE_MASK) == HRP_ITEM_LEAF &&
-            p[1] < 0x80) {
+            (p[1] < 0x80 || (end - p >= 3 && p[2] < 0x80))) {
             if (!have_label)
                 return HRD_REJECT_STREAM + 1;
             if ((size_t)(p[0] >> 2) >= b->n_context_range)
                 return HRD_REJECT_INDEX + 1;
             events++;
-            p += 2;
+            p += p[1] < 0x80 ? 2 : 3;
             continue;
         }
         if (hrp_item_next(&p, end, &it) != 0)

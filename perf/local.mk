@@ -88,6 +88,17 @@ perf_bench_daemon_state_SOURCES = perf/bench_daemon_state.c \
 perf_bench_daemon_state_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
 perf_bench_daemon_state_LDADD = $(perf_bench_daemon_ingest_LDADD)
 
+# The daemon's aggregation per event (unpack and feed), in process,
+# against unpacking alone.
+BENCHES += perf/bench_daemon_feed
+noinst_PROGRAMS += perf/bench_daemon_feed
+perf_bench_daemon_feed_SOURCES = perf/bench_daemon_feed.c \
+	perf/bench_daemon_util.c perf/bench_daemon_util.h \
+	tests/lib/harness_batch.c tests/lib/harness_batch.h
+perf_bench_daemon_feed_CFLAGS = $(perf_bench_daemon_ingest_CFLAGS)
+perf_bench_daemon_feed_LDADD = lib/agg/libhragg.la lib/stat/libhrstat.la \
+	lib/util/libhrutil.la $(perf_bench_daemon_ingest_LDADD)
+
 # The daemon's exact store: huge pages against 4 KiB pages.
 BENCHES += perf/bench_agg_store
 noinst_PROGRAMS += perf/bench_agg_store

@@ -41,9 +41,16 @@ static inline int hrp_get_varint(const uint8_t **pp, const uint8_t *end,
     const uint8_t *p = *pp;
     uint64_t x = 0;
 
+    /* One and two bytes, the common lengths (the loop below reads them
+     * the same). */
     if (p < end && *p < 0x80) {
         *v = *p;
         *pp = p + 1;
+        return 0;
+    }
+    if (end - p >= 2 && p[1] < 0x80) {
+        *v = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+        *pp = p + 2;
         return 0;
     }
     for (unsigned shift = 0; shift < 64; shift += 7) {

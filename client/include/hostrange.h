@@ -309,6 +309,17 @@ HR_API const char *hr_clock_name(void);
  */
 HR_API const char *hr_clock_path(void);
 
+/*
+ * Two reads of the clock back to back, read as a range's bounds are on
+ * this process's path (hr_begin's read, then hr_end's: plain or waiting
+ * reads of the TSC on the fast path, fenced ones on the ordered path, or
+ * CLOCK_MONOTONIC), and the time between them in ns: what one read of
+ * the clock costs a range. hostrange-bench --calibrate records it as
+ * calibration.timer. Valid after the library's first call, as
+ * hr_clock_path.
+ */
+HR_API double hr_clock_pair_ns(void);
+
 /* Copies this process's counters to *out. */
 HR_API void hr_counters_get(hr_counters *out);
 
@@ -356,6 +367,11 @@ HR__OFF uint64_t hr_now_ns(void)
 HR__OFF int hr_enabled(void) { return 0; }
 HR__OFF const char *hr_clock_name(void) { return "none"; }
 HR__OFF const char *hr_clock_path(void) { return "none"; }
+HR__OFF double hr_clock_pair_ns(void)
+{
+    uint64_t a = hr_now_ns(), b = hr_now_ns();
+    return (double)(b - a);
+}
 HR__OFF void hr_counters_get(hr_counters *out)
 {
     __builtin_memset(out, 0, sizeof *out);

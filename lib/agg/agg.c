@@ -575,6 +575,39 @@ int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
     return hrd_agg__add(a, k, incl_ns, self_ns);
 }
 
+int hrd_agg__add_more(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+                      uint64_t self_ns)
+{
+    if (k->exact) {
+        /* No room, at the cap, or self above incl: the general case. */
+    } else if (k->self == k->incl) {
+        /* A shared histogram whose bucket exists, and a leaf: one bump. */
+        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
+
+        if (si != NULL && self_ns == incl_ns) {
+            hrd_hist_bump(k->incl, si, incl_ns);
+            k->pairs++;
+            k->has_scopes = 1;
+            a->events += 2;
+            return 0;
+        }
+    } else if (self_ns <= incl_ns) {
+        /* Histograms whose buckets for both values exist: two bumps. */
+        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
+        uint64_t *ss = hrd_hist_slot(k->self, self_ns);
+
+        if (si != NULL && ss != NULL) {
+            hrd_hist_bump(k->incl, si, incl_ns);
+            hrd_hist_bump(k->self, ss, self_ns);
+            k->pairs++;
+            k->has_scopes = 1;
+            a->events += 2;
+            return 0;
+        }
+    }
+    return hrd_agg_add_slow(a, k, incl_ns, self_ns);
+}
+
 static void after_add(struct hrd_agg *a, struct hrd_key *k)
 {
     if (k->exact && k->pairs + k->records >= a->exact_cap &&

@@ -167,47 +167,27 @@ static inline void hrd_agg__put_pair(struct hrd_key *k, uint64_t incl_ns,
     k->len += 1 + w1 + w2;
 }
 
-/* hrd_agg_add, inline for the common cases: an exact key with room,
- * below its cap, and a key in histograms whose buckets for the sample
- * exist; else hrd_agg_add_slow (agg.c). */
-static inline int hrd_agg__add(struct hrd_agg *a, struct hrd_key *k,
-                               uint64_t incl_ns, uint64_t self_ns)
+/* hrd_agg__add's cases beyond an exact key with room (agg.c): a key in
+ * histograms, else hrd_agg_add_slow. */
+int hrd_agg__add_more(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+                      uint64_t self_ns);
+
+/* hrd_agg_add, inline for the common case, an exact key with room below
+ * its cap (the rest out of line: hrd_agg__add_more, then
+ * hrd_agg_add_slow). */
+static inline __attribute__((always_inline)) int
+hrd_agg__add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+             uint64_t self_ns)
 {
-    if (k->exact) {
-        if (k->len + HRD_AGG_SLACK <= k->cap && self_ns <= incl_ns &&
-            k->pairs + k->records + 1 < a->exact_cap) {
-            hrd_agg__put_pair(k, incl_ns, incl_ns - self_ns);
-            k->pairs++;
-            k->has_scopes = 1;
-            a->events += 2;
-            return 0;
-        }
-    } else if (k->self == k->incl) {
-        /* A shared histogram whose bucket exists, and a leaf: one bump. */
-        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
-
-        if (si != NULL && self_ns == incl_ns) {
-            hrd_hist_bump(k->incl, si, incl_ns);
-            k->pairs++;
-            k->has_scopes = 1;
-            a->events += 2;
-            return 0;
-        }
-    } else if (self_ns <= incl_ns) {
-        /* Histograms whose buckets for both values exist: two bumps. */
-        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
-        uint64_t *ss = hrd_hist_slot(k->self, self_ns);
-
-        if (si != NULL && ss != NULL) {
-            hrd_hist_bump(k->incl, si, incl_ns);
-            hrd_hist_bump(k->self, ss, self_ns);
-            k->pairs++;
-            k->has_scopes = 1;
-            a->events += 2;
-            return 0;
-        }
+    if (k->exact && k->len + HRD_AGG_SLACK <= k->cap && self_ns <= incl_ns &&
+        k->pairs + k->records + 1 < a->exact_cap) {
+        hrd_agg__put_pair(k, incl_ns, incl_ns - self_ns);
+        k->pairs++;
+        k->has_scopes = 1;
+        a->events += 2;
+        return 0;
     }
-    return hrd_agg_add_slow(a, k, incl_ns, self_ns);
+    return hrd_agg__add_more(a, k, incl_ns, self_ns);
 }
 
 #endif
