@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 /* The rounds a side when --rounds is not given: the first look. */
-#define AB_ROUNDS_DEFAULT HRD_DECIDE_FIRST_DEFAULT
+#define AB_ROUNDS_DEFAULT HRS_DECIDE_FIRST_DEFAULT
 
 /* The most pairs when --max-rounds is not given (or --rounds, if more). */
-#define AB_MAX_ROUNDS_DEFAULT HRD_DECIDE_MAX_DEFAULT
+#define AB_MAX_ROUNDS_DEFAULT HRS_DECIDE_MAX_DEFAULT
 
 /* The pairs dropped (a round failed twice) at which ab stops. */
 #define AB_DROPPED_MAX 2u
@@ -63,9 +63,9 @@ static const char usage_ab[] =
     "\n"
     "  -n, --rounds=N        pairs before the first look: rounds of each\n"
     "                        command at least (default "
-    HRD_STR(AB_ROUNDS_DEFAULT) ")\n"
+    HRC_STR(AB_ROUNDS_DEFAULT) ")\n"
     "      --max-rounds=M    the most pairs (default "
-    HRD_STR(AB_MAX_ROUNDS_DEFAULT) ", or N if more)\n"
+    HRC_STR(AB_MAX_ROUNDS_DEFAULT) ", or N if more)\n"
     "      --save-a=FILE     keep A's run file (with its rounds) as FILE\n"
     "      --save-b=FILE     keep B's run file as FILE\n"
     "      --machine=NAME    the machine's name, kept in both runs (see\n"
@@ -112,7 +112,7 @@ static void keep_side(int i, const char *save, char **files, unsigned n)
     if (n == 0)
         fprintf(stderr, "hostrangectl ab: no round of %c completed: %s not "
                 "written\n", side, save);
-    else if (hrd_ctl_merge_rounds("ab", save, 1, NULL, files, n) == 0)
+    else if (hrc_merge_rounds("ab", save, 1, NULL, files, n) == 0)
         fprintf(stderr, "hostrangectl ab: the %u completed round%s of %c "
                 "saved in %s\n", n, n == 1 ? "" : "s", side, save);
 }
@@ -142,15 +142,15 @@ static int round_try(char **argv, int optind_, int sep, int side, unsigned k,
             fprintf(stderr, "hostrangectl ab: out of memory\n");
             return 1;
         }
-        st = hrd_ctl_record_round(cmdv, f, &cut);
-        *sig = hrd_ctl_cleanup_stopped();
+        st = hrc_record_round(cmdv, f, &cut);
+        *sig = hrc_cleanup_stopped();
         /* A signal that came after the command ended leaves the round
          * whole. */
         if (!cut && *sig != 0 && st == 128 + *sig && access(f, R_OK) == 0)
             st = 0;
         if (cut) {
             fprintf(stderr, "hostrangectl ab: stopped by %s in round %u "
-                    "(%c: %s)\n", hrd_ctl_cleanup_signame(*sig), k + 1,
+                    "(%c: %s)\n", hrc_cleanup_signame(*sig), k + 1,
                     side ? 'B' : 'A', cmdv[0]);
             unlink(f);
             free(f);
@@ -160,7 +160,7 @@ static int round_try(char **argv, int optind_, int sep, int side, unsigned k,
             *file = f;
             if (*sig != 0)
                 fprintf(stderr, "hostrangectl ab: stopped by %s after round "
-                        "%u\n", hrd_ctl_cleanup_signame(*sig), k + 1);
+                        "%u\n", hrc_cleanup_signame(*sig), k + 1);
             return 0;
         }
         fprintf(stderr, "hostrangectl ab: round %u (%c: %s) failed with "
@@ -186,7 +186,7 @@ static int round_try(char **argv, int optind_, int sep, int side, unsigned k,
  * (said on stderr).
  */
 static int look(const char *dir, int dargc, char **dargv, char **files[2],
-                const unsigned made[2], const struct hrd_decide_plan *plan)
+                const unsigned made[2], const struct hrs_decide_plan *plan)
 {
     char path[3][PATH_MAX + 16], first[32], max[32], *line = NULL;
     size_t cap = 0;
@@ -201,7 +201,7 @@ static int look(const char *dir, int dargc, char **dargv, char **files[2],
     for (int i = 0; i < 2; i++) {
         snprintf(path[i], sizeof path[i], "%s/look-%c.hrs", dir,
                  i ? 'b' : 'a');
-        if (hrd_ctl_merge_rounds("ab", path[i], 1, NULL, files[i],
+        if (hrc_merge_rounds("ab", path[i], 1, NULL, files[i],
                                  made[i]) != 0) {
             free(args);
             return -1;
@@ -219,7 +219,7 @@ static int look(const char *dir, int dargc, char **dargv, char **files[2],
     args[n++] = path[0];
     args[n++] = path[1];
     snprintf(path[2], sizeof path[2], "%s/look.jsonl", dir);
-    st = hrd_ctl_run_self_quiet(args, path[2]);
+    st = hrc_run_self_quiet(args, path[2]);
     free(args);
     /* diff's statuses of a comparison made: 0, 1, 6, 7 and 8. */
     if (st != 0 && st != 1 && st != 6 && st != 7 && st != AB_DIFF_UNDECIDED) {
@@ -270,29 +270,29 @@ static int run_ab(int argc, char **argv)
     char dir[PATH_MAX];
     unsigned rounds = AB_ROUNDS_DEFAULT, max_rounds = 0, made[2] = { 0, 0 };
     unsigned dropped = 0;
-    struct hrd_decide_plan plan = { 0, 0, 0 };
+    struct hrs_decide_plan plan = { 0, 0, 0 };
     char *seq[2] = { NULL, NULL };
     int dargc = 1, c, status = 0, sep, sig = 0;
 
     if (dargv == NULL) {
         fprintf(stderr, "hostrangectl ab: out of memory\n");
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     }
     dargv[0] = "diff";
     while ((c = getopt_long(argc, argv, "+:n:a:T:f:h", longopts, NULL)) != -1) {
         switch (c) {
         case 'n':
-            rounds = hrd_ctl_parse_rounds("ab", "--rounds", optarg);
+            rounds = hrc_parse_rounds("ab", "--rounds", optarg);
             break;
         case OPT_MAX_ROUNDS:
-            max_rounds = hrd_ctl_parse_rounds("ab", "--max-rounds", optarg);
+            max_rounds = hrc_parse_rounds("ab", "--max-rounds", optarg);
             break;
         case OPT_SAVE_A:
         case OPT_SAVE_B:
             save[c == OPT_SAVE_B] = optarg;
             break;
         case OPT_MACHINE:
-            hrd_ctl_machine_option("ab", optarg);
+            hrc_machine_option("ab", optarg);
             break;
         case OPT_ALPHA:
         case OPT_THRESHOLD:
@@ -320,10 +320,10 @@ static int run_ab(int argc, char **argv)
             fputs(usage_ab, stdout);
             goto out;
         default:
-            hrd_ctl_die_usage("ab", c, argv[optind - 1]);
+            hrc_die_usage("ab", c, argv[optind - 1]);
         }
     }
-    hrd_ctl_machine_option("ab", NULL);
+    hrc_machine_option("ab", NULL);
     for (sep = optind; sep < argc && strcmp(argv[sep], AB_SEPARATOR) != 0;
          sep++)
         ;
@@ -352,7 +352,7 @@ static int run_ab(int argc, char **argv)
         status = 5;
         goto out;
     }
-    if (hrd_ctl_cleanup_tempdir("ab", "ab", "a directory", dir,
+    if (hrc_cleanup_tempdir("ab", "ab", "a directory", dir,
                                 sizeof dir) != 0) {
         status = 5;
         goto out;
@@ -398,7 +398,7 @@ static int run_ab(int argc, char **argv)
         /* A look, when the plan makes one at these pairs. */
         if (plan.max > plan.first && made[0] >= plan.first &&
             made[0] < plan.max &&
-            hrd_decide_next_look(&plan, made[0] - 1) == made[0]) {
+            hrs_decide_next_look(&plan, made[0] - 1) == made[0]) {
             int st = look(dir, dargc, dargv, files, made, &plan);
 
             if (st < 0) {
@@ -412,7 +412,7 @@ static int run_ab(int argc, char **argv)
             }
             fprintf(stderr, "hostrangectl ab: undecided after %u pairs: "
                     "going on to %zu\n", made[0],
-                    hrd_decide_next_look(&plan, made[0]));
+                    hrs_decide_next_look(&plan, made[0]));
         }
     }
     if (sig == 0 && status == 0 && (made[0] == 0 || made[1] == 0)) {
@@ -431,7 +431,7 @@ static int run_ab(int argc, char **argv)
         snprintf(tmp[i], sizeof tmp[i], "%s/%c.hrs", dir, i ? 'b' : 'a');
         if (save[i] == NULL)
             save[i] = tmp[i];
-        if (hrd_ctl_merge_rounds("ab", save[i], 1, NULL, files[i],
+        if (hrc_merge_rounds("ab", save[i], 1, NULL, files[i],
                                  made[i]) != 0)
             status = 5;
     }
@@ -449,16 +449,16 @@ static int run_ab(int argc, char **argv)
         dargv[dargc++] = (char *)save[0];
         dargv[dargc++] = (char *)save[1];
         optind = 0;
-        status = hrd_ctl_diff(dargc, dargv);
+        status = hrc_diff(dargc, dargv);
     }
 done:
     for (int i = 0; i < 2; i++) {
         for (unsigned k = 0; k < made[i]; k++)
             free(files[i][k]);
     }
-    hrd_ctl_cleanup_rmdir(dir);
+    hrc_cleanup_rmdir(dir);
     /* The report may have met a closed pipe (SIGPIPE) meanwhile. */
-    if (sig == 0 && (sig = hrd_ctl_cleanup_stopped()) != 0)
+    if (sig == 0 && (sig = hrc_cleanup_stopped()) != 0)
         status = 128 + sig;
 out:
     free(files[0]);
@@ -474,7 +474,7 @@ out:
     return status;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_ab = {
+const struct hrc_cmd hrc_cmd_ab = {
     "ab",
     "compare two commands in interleaved rounds, at the run level",
     usage_ab,

@@ -28,11 +28,11 @@
 #include <unistd.h>
 
 /* The pairs of a step's first look, and the most before it is retried. */
-#define BISECT_ROUNDS_DEFAULT HRD_DECIDE_FIRST_DEFAULT
+#define BISECT_ROUNDS_DEFAULT HRS_DECIDE_FIRST_DEFAULT
 #define BISECT_MAX_ROUNDS_DEFAULT 10
 
 /* The most pairs of the ends' comparison. */
-#define BISECT_ENDS_MAX HRD_DECIDE_MAX_DEFAULT
+#define BISECT_ENDS_MAX HRS_DECIDE_MAX_DEFAULT
 
 /* The smallest change between the ends that bisect follows, in %. */
 #define BISECT_THRESHOLD_DEFAULT 2
@@ -87,17 +87,17 @@ static const char usage_bisect[] =
     "  -B, --build=CMD        the build command, run by sh -c in each\n"
     "                         commit's worktree (default: none)\n"
     "      --rounds=N         pairs of a step's first look (default "
-    HRD_STR(BISECT_ROUNDS_DEFAULT) ")\n"
+    HRC_STR(BISECT_ROUNDS_DEFAULT) ")\n"
     "      --max-rounds=M     a step's most pairs before it is retried\n"
     "                         once up to 2M (default "
-    HRD_STR(BISECT_MAX_ROUNDS_DEFAULT) "; the ends: "
-    HRD_STR(BISECT_ENDS_MAX) ", or\n"
+    HRC_STR(BISECT_MAX_ROUNDS_DEFAULT) "; the ends: "
+    HRC_STR(BISECT_ENDS_MAX) ", or\n"
     "                         M if more)\n"
     "  -a, --alpha=ALPHA      the error rate of a comparison, split over\n"
-    "                         its looks (default " HRD_STR(HRD_SIGNIF_ALPHA) ")\n"
+    "                         its looks (default " HRC_STR(HRS_SIGNIF_ALPHA) ")\n"
     "  -T, --threshold=PCT    the smallest change between the ends that is\n"
     "                         searched for (default "
-    HRD_STR(BISECT_THRESHOLD_DEFAULT) ")\n"
+    HRC_STR(BISECT_THRESHOLD_DEFAULT) ")\n"
     "      --from-detect='RANGE METRIC'\n"
     "                         take the ends and the key from the newest\n"
     "                         change point of RANGE and METRIC (inclusive\n"
@@ -223,14 +223,14 @@ static int ends_measure(struct bisect *b, int *sig)
                 fprintf(stderr, "hostrangectl bisect: the %s end %.12s does "
                         "not build: nothing to compare it with\n",
                         i ? "bad" : "good", c->hash);
-            *sig = hrd_ctl_cleanup_stopped();
+            *sig = hrc_cleanup_stopped();
             return -1;
         }
     }
     if (rounds_room(b, b->ends_plan.max) != 0)
         return -1;
     memset(&b->ends, 0, sizeof b->ends);
-    b->ends.verdict = HRD_DECIDE_UNDECIDED;
+    b->ends.verdict = HRS_DECIDE_UNDECIDED;
     while (pairs < b->ends_plan.max) {
         for (int h = 0; h < 2; h++) {
             int side = (int)((pairs & 1) ^ (size_t)h);
@@ -240,14 +240,14 @@ static int ends_measure(struct bisect *b, int *sig)
                 return -1;
         }
         pairs++;
-        if (hrd_decide_next_look(&b->ends_plan, pairs - 1) != pairs)
+        if (hrs_decide_next_look(&b->ends_plan, pairs - 1) != pairs)
             continue;
-        if (hrd_decide_key(b->rv[0], b->rv[2], pairs, b->threshold,
+        if (hrs_decide_key(b->rv[0], b->rv[2], pairs, b->threshold,
                            b->run.step_ns, &b->ends_plan, &b->ends) != 0) {
             fprintf(stderr, "hostrangectl bisect: out of memory\n");
             return -1;
         }
-        if (b->ends.verdict != HRD_DECIDE_UNDECIDED)
+        if (b->ends.verdict != HRS_DECIDE_UNDECIDED)
             break;
     }
     b->ends_seconds = seconds_since(&t0);
@@ -259,8 +259,8 @@ static int ends_measure(struct bisect *b, int *sig)
 static void step_say(const struct bisect *b, const struct bisect_commit *c)
 {
     fprintf(stderr, "hostrangectl bisect: step %d: %.12s %s", c->step,
-            c->hash, hrd_bisect_name(c->verdict));
-    if (c->verdict == HRD_BISECT_SKIPPED) {
+            c->hash, hrs_bisect_name(c->verdict));
+    if (c->verdict == HRS_BISECT_SKIPPED) {
         fprintf(stderr, ": %s\n", c->why ? c->why : "");
         return;
     }
@@ -279,7 +279,7 @@ static void step_say(const struct bisect *b, const struct bisect_commit *c)
 static int step_measure(struct bisect *b, struct bisect_commit *c, int *sig)
 {
     struct bisect_commit *ends[2] = { &b->c[0], &b->c[b->n - 1] };
-    struct hrd_decide_plan plan = b->plan;
+    struct hrs_decide_plan plan = b->plan;
     double threshold = fabs(b->ends.change) / BISECT_STEP_DIVISOR;
     struct timespec t0;
     size_t pairs = 0;
@@ -301,13 +301,13 @@ static int step_measure(struct bisect *b, struct bisect_commit *c, int *sig)
     if (rc < 0)
         return -1;
     if (rc > 0) {
-        c->verdict = HRD_BISECT_SKIPPED;
+        c->verdict = HRS_BISECT_SKIPPED;
         c->seconds = seconds_since(&t0);
         return 0;
     }
     if (rounds_room(b, 2 * plan.max) != 0)
         return -1;
-    c->verdict = HRD_BISECT_UNCLEAR;
+    c->verdict = HRS_BISECT_UNCLEAR;
     while (pairs < plan.max) {
         /* good, commit, bad; then bad, commit, good. */
         for (int k = 0; k < 3; k++) {
@@ -318,7 +318,7 @@ static int step_measure(struct bisect *b, struct bisect_commit *c, int *sig)
             if (rc < 0)
                 return -1;
             if (rc > 0) {
-                c->verdict = HRD_BISECT_SKIPPED;
+                c->verdict = HRS_BISECT_SKIPPED;
                 free(c->why);
                 c->why = strdup("its command failed");
                 c->pairs = pairs;
@@ -327,17 +327,17 @@ static int step_measure(struct bisect *b, struct bisect_commit *c, int *sig)
             }
         }
         pairs++;
-        if (hrd_decide_next_look(&plan, pairs - 1) != pairs)
+        if (hrs_decide_next_look(&plan, pairs - 1) != pairs)
             continue;
-        if (hrd_decide_key(b->rv[0], b->rv[1], pairs, threshold,
+        if (hrs_decide_key(b->rv[0], b->rv[1], pairs, threshold,
                            b->run.step_ns, &plan, &c->vs_good) != 0 ||
-            hrd_decide_key(b->rv[2], b->rv[1], pairs, threshold,
+            hrs_decide_key(b->rv[2], b->rv[1], pairs, threshold,
                            b->run.step_ns, &plan, &c->vs_bad) != 0) {
             fprintf(stderr, "hostrangectl bisect: out of memory\n");
             return -1;
         }
-        c->verdict = hrd_bisect_classify(&c->vs_good, &c->vs_bad, b->dir);
-        if (c->verdict != HRD_BISECT_UNCLEAR)
+        c->verdict = hrs_bisect_classify(&c->vs_good, &c->vs_bad, b->dir);
+        if (c->verdict != HRS_BISECT_UNCLEAR)
             break;
         if (pairs == plan.max && !retried) {
             retried = 1;
@@ -370,7 +370,7 @@ static int resolve(const char *what, const char *name, char *out)
         strlen(hash) > BISECT_HASH_MAX) {
         fputs("hostrangectl bisect: ", stderr);
         fprintf(stderr, "%s ", what);
-        hrd_text_put(stderr, name);
+        hrv_text_put(stderr, name);
         fputs(" is not a commit of this repository\n", stderr);
         free(hash);
         return -1;
@@ -408,11 +408,11 @@ static int search(struct bisect *b, struct answer *a, int *sig)
     int second = 0;
 
     for (;;) {
-        size_t lo, hi, i = hrd_bisect_next(b->v, b->n, second, &lo, &hi);
+        size_t lo, hi, i = hrs_bisect_next(b->v, b->n, second, &lo, &hi);
         struct bisect_commit *c;
 
         if (i == b->n) {
-            if (!second && hrd_bisect_has_middle(b->v, b->n)) {
+            if (!second && hrs_bisect_has_middle(b->v, b->n)) {
                 second = 1;
                 continue;
             }
@@ -430,13 +430,13 @@ static int search(struct bisect *b, struct answer *a, int *sig)
         }
         bisect_state_put(b, bisect_step_line, c);
     }
-    hrd_bisect_next(b->v, b->n, 0, &a->lo, &a->hi);
-    a->two = hrd_bisect_has_middle(b->v, b->n);
+    hrs_bisect_next(b->v, b->n, 0, &a->lo, &a->hi);
+    a->two = hrs_bisect_has_middle(b->v, b->n);
     if (a->two)
-        hrd_bisect_next(b->v, b->n, 1, &a->lo2, &a->hi2);
+        hrs_bisect_next(b->v, b->n, 1, &a->lo2, &a->hi2);
     for (size_t i = 1; i + 1 < b->n; i++) {
-        a->skipped += b->v[i] == HRD_BISECT_SKIPPED;
-        a->unclear += b->v[i] == HRD_BISECT_UNCLEAR;
+        a->skipped += b->v[i] == HRS_BISECT_SKIPPED;
+        a->unclear += b->v[i] == HRS_BISECT_UNCLEAR;
     }
     return 0;
 }
@@ -468,7 +468,7 @@ static int run_bisect(int argc, char **argv)
     char hash[2][BISECT_HASH_MAX], dir[PATH_MAX], real[PATH_MAX];
     unsigned rounds = BISECT_ROUNDS_DEFAULT,
              max_rounds = BISECT_MAX_ROUNDS_DEFAULT;
-    double alpha = HRD_SIGNIF_ALPHA;
+    double alpha = HRS_SIGNIF_ALPHA;
     struct bisect b;
     struct answer a;
     int c, status = 0, sig = 0, loaded = 0;
@@ -501,7 +501,7 @@ static int run_bisect(int argc, char **argv)
             if ((b.run.phase = hrp_phase_parse(optarg)) == 0) {
                 fprintf(stderr, "hostrangectl bisect: bad --phase '%s' "
                         "(warm or cold)\n", optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             break;
         case 'M':
@@ -509,7 +509,7 @@ static int run_bisect(int argc, char **argv)
                 strcmp(optarg, "self") != 0) {
                 fprintf(stderr, "hostrangectl bisect: bad --metric '%s' "
                         "(inclusive or self)\n", optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             b.run.metric = hrp_metric_parse(optarg);
             break;
@@ -517,10 +517,10 @@ static int run_bisect(int argc, char **argv)
             b.run.build = optarg;
             break;
         case 'r':
-            rounds = hrd_ctl_parse_rounds("bisect", "--rounds", optarg);
+            rounds = hrc_parse_rounds("bisect", "--rounds", optarg);
             break;
         case 'm':
-            max_rounds = hrd_ctl_parse_rounds("bisect", "--max-rounds",
+            max_rounds = hrc_parse_rounds("bisect", "--max-rounds",
                                               optarg);
             break;
         case 'a':
@@ -548,31 +548,31 @@ static int run_bisect(int argc, char **argv)
             } else {
                 fprintf(stderr, "hostrangectl bisect: bad --format '%s' "
                         "(text, jsonl or markdown)\n", optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             break;
         case 'h':
             fputs(usage_bisect, stdout);
             return 0;
         default:
-            hrd_ctl_die_usage("bisect", c, argv[optind - 1]);
+            hrc_die_usage("bisect", c, argv[optind - 1]);
         }
     }
     if ((from == NULL && (good == NULL || bad == NULL)) ||
         (from == NULL) == (b.run.range == NULL)) {
         fprintf(stderr, "hostrangectl bisect: give --good, --bad and "
                 "--range, or --from-detect (see --help)\n");
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     if (optind >= argc) {
         fprintf(stderr, "hostrangectl bisect: give the command to measure "
                 "after -- (see --help)\n");
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     if (max_rounds < rounds) {
         fprintf(stderr, "hostrangectl bisect: --max-rounds %u is below "
                 "--rounds %u\n", max_rounds, rounds);
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     b.run.cmdv = argv + optind;
     b.run.build = b.run.build != NULL ? b.run.build : "true";
@@ -583,9 +583,9 @@ static int run_bisect(int argc, char **argv)
     b.ends_plan.max = max_rounds > BISECT_ENDS_MAX ? max_rounds
                                                    : BISECT_ENDS_MAX;
     b.ends_plan.alpha = alpha;
-    if (hrd_ctl_cleanup_init() != 0) {
+    if (hrc_cleanup_init() != 0) {
         fprintf(stderr, "hostrangectl bisect: cannot set up signals\n");
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     }
     clock_gettime(CLOCK_MONOTONIC, &b.t0);
     if (bisect_git(inside, &out, 1) != 0 || out == NULL ||
@@ -593,19 +593,19 @@ static int run_bisect(int argc, char **argv)
         fprintf(stderr, "hostrangectl bisect: not in a git working tree "
                 "(or git cannot be run)\n");
         free(out);
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     }
     free(out);
-    if (hrd_ctl_cleanup_tempdir("bisect", "bisect", "a directory", dir,
+    if (hrc_cleanup_tempdir("bisect", "bisect", "a directory", dir,
                                 sizeof dir) != 0)
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     if (realpath(dir, real) == NULL)
         snprintf(real, sizeof real, "%s", dir);
     b.run.dir = real;
     if (from != NULL) {
         if ((fd = malloc(sizeof *fd)) == NULL) {
             fprintf(stderr, "hostrangectl bisect: out of memory\n");
-            status = HRD_CTL_EXIT_FAILED;
+            status = HRC_EXIT_FAILED;
             goto stop;
         }
         if ((status = bisect_from_detect(from, db, b.run.node_glob, real,
@@ -618,20 +618,20 @@ static int run_bisect(int argc, char **argv)
         b.run.phase = hrp_phase_parse(fd->phase);
         b.run.node_glob = fd->node;
         fputs("hostrangectl bisect: from the change point of ", stderr);
-        hrd_text_put(stderr, fd->range);
+        hrv_text_put(stderr, fd->range);
         fprintf(stderr, " %s (", fd->metric);
-        hrd_text_put(stderr, fd->node);
+        hrv_text_put(stderr, fd->node);
         fprintf(stderr, ", %s) on ", fd->phase);
-        hrd_text_put(stderr, fd->machine);
+        hrv_text_put(stderr, fd->machine);
         fputs(": ", stderr);
-        hrd_text_put(stderr, fd->good);
+        hrv_text_put(stderr, fd->good);
         fputs(" to ", stderr);
-        hrd_text_put(stderr, fd->bad);
+        hrv_text_put(stderr, fd->bad);
         fputc('\n', stderr);
     }
     if (resolve("--good", good, hash[0]) != 0 ||
         resolve("--bad", bad, hash[1]) != 0) {
-        status = HRD_CTL_EXIT_FAILED;
+        status = HRC_EXIT_FAILED;
         goto stop;
     }
     if (strcmp(hash[0], hash[1]) == 0) {
@@ -641,20 +641,20 @@ static int run_bisect(int argc, char **argv)
         goto stop;
     }
     if (bisect_line(hash[0], hash[1], &b.c, &b.n) != 0) {
-        status = HRD_CTL_EXIT_FAILED;
+        status = HRC_EXIT_FAILED;
         goto stop;
     }
     if ((b.v = calloc(b.n, sizeof *b.v)) == NULL) {
         fprintf(stderr, "hostrangectl bisect: out of memory\n");
-        status = HRD_CTL_EXIT_FAILED;
+        status = HRC_EXIT_FAILED;
         goto stop;
     }
-    b.v[0] = HRD_BISECT_GOOD;
-    b.v[b.n - 1] = HRD_BISECT_BAD;
+    b.v[0] = HRS_BISECT_GOOD;
+    b.v[b.n - 1] = HRS_BISECT_BAD;
     if ((b.run.cwd = open(".", O_RDONLY | O_DIRECTORY)) < 0) {
         fprintf(stderr, "hostrangectl bisect: cannot open the working "
                 "directory: %s\n", strerror(errno));
-        status = HRD_CTL_EXIT_FAILED;
+        status = HRC_EXIT_FAILED;
         goto stop;
     }
     if (state != NULL) {
@@ -665,7 +665,7 @@ static int run_bisect(int argc, char **argv)
         if ((b.state = fopen(state, "a")) == NULL) {
             fprintf(stderr, "hostrangectl bisect: cannot write %s: %s\n",
                     state, strerror(errno));
-            status = HRD_CTL_EXIT_FAILED;
+            status = HRC_EXIT_FAILED;
             goto stop;
         }
     }
@@ -676,51 +676,51 @@ static int run_bisect(int argc, char **argv)
                 "and %d step%s\n", state, loaded, loaded == 1 ? "" : "s");
     } else {
         if (ends_measure(&b, &sig) != 0) {
-            sig = sig ? sig : hrd_ctl_cleanup_stopped();
-            status = sig ? 128 + sig : HRD_CTL_EXIT_FAILED;
+            sig = sig ? sig : hrc_cleanup_stopped();
+            status = sig ? 128 + sig : HRC_EXIT_FAILED;
             goto stop;
         }
         if (b.format == FORMAT_JSONL) {
             bisect_put_ends(stdout, &b);
             fflush(stdout);
         }
-        if (b.ends.verdict == HRD_DECIDE_SLOWER ||
-            b.ends.verdict == HRD_DECIDE_FASTER)
+        if (b.ends.verdict == HRS_DECIDE_SLOWER ||
+            b.ends.verdict == HRS_DECIDE_FASTER)
             bisect_state_put(&b, bisect_ends_line, &b);
     }
     fprintf(stderr, "hostrangectl bisect: the bad end is %s after %zu pairs: ",
-            hrd_decide_name(b.ends.verdict), b.ends.pairs);
+            hrs_decide_name(b.ends.verdict), b.ends.pairs);
     bisect_text_change(stderr, &b.ends);
     fputc('\n', stderr);
-    if (b.ends.verdict != HRD_DECIDE_SLOWER &&
-        b.ends.verdict != HRD_DECIDE_FASTER) {
+    if (b.ends.verdict != HRS_DECIDE_SLOWER &&
+        b.ends.verdict != HRS_DECIDE_FASTER) {
         bisect_no_change(stdout, &b, seconds_since(&b.t0) + b.earlier);
-        status = HRD_CTL_EXIT_NO_CHANGE;
+        status = HRC_EXIT_NO_CHANGE;
         goto stop;
     }
     b.dir = b.ends.verdict;
     if (search(&b, &a, &sig) != 0) {
-        sig = sig ? sig : hrd_ctl_cleanup_stopped();
-        status = sig ? 128 + sig : HRD_CTL_EXIT_FAILED;
+        sig = sig ? sig : hrc_cleanup_stopped();
+        status = sig ? 128 + sig : HRC_EXIT_FAILED;
         goto stop;
     }
     bisect_answer(stdout, &b, &a, seconds_since(&b.t0) + b.earlier);
-    status = a.hi == a.lo + 1 ? 0 : HRD_CTL_EXIT_CANDIDATES;
+    status = a.hi == a.lo + 1 ? 0 : HRC_EXIT_CANDIDATES;
 stop:
     if (sig != 0)
         fprintf(stderr, "hostrangectl bisect: stopped by %s%s%s%s\n",
-                hrd_ctl_cleanup_signame(sig),
+                hrc_cleanup_signame(sig),
                 state != NULL ? "; the steps done are kept in " : "",
                 state != NULL ? state : "", "");
     bisect_worktrees_remove(real);
     bisect_free(&b);
     free(fd);
-    if (status == 0 && (sig = hrd_ctl_cleanup_stopped()) != 0)
+    if (status == 0 && (sig = hrc_cleanup_stopped()) != 0)
         status = 128 + sig;
     return status;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_bisect = {
+const struct hrc_cmd hrc_cmd_bisect = {
     "bisect",
     "find the commit that changed a key, building and comparing commits",
     usage_bisect,

@@ -39,11 +39,11 @@ struct bisect_commit {
     char hash[BISECT_HASH_MAX];
     char *dir;                  /* its worktree; NULL until made */
     enum bisect_build build;
-    enum hrd_bisect_verdict verdict;
+    enum hrs_bisect_verdict verdict;
     int step;                   /* the step that measured it (0: none) */
     size_t pairs;               /* of that step */
     double seconds;             /* of that step, the build included */
-    struct hrd_decide vs_good, vs_bad;
+    struct hrs_decide vs_good, vs_bad;
     char *why;                  /* why it was skipped (owned) */
 };
 
@@ -110,11 +110,11 @@ struct bisect {
     struct bisect_run run;
     struct bisect_commit *c;
     size_t n;
-    enum hrd_bisect_verdict *v;
-    struct hrd_decide_plan plan, ends_plan;
+    enum hrs_bisect_verdict *v;
+    struct hrs_decide_plan plan, ends_plan;
     double threshold;           /* --threshold */
-    enum hrd_decide_verdict dir;
-    struct hrd_decide ends;     /* the bad end against the good end */
+    enum hrs_decide_verdict dir;
+    struct hrs_decide ends;     /* the bad end against the good end */
     double ends_seconds;
     double earlier;             /* the seconds of the steps of --state */
     int have_ends;
@@ -148,7 +148,7 @@ void bisect_state_put(struct bisect *b, void (*put)(FILE *, const void *),
                       const void *what);
 
 /* A change and its interval as text: "+10.2% [+9.8%, +10.6%]". */
-void bisect_text_change(FILE *f, const struct hrd_decide *d);
+void bisect_text_change(FILE *f, const struct hrs_decide *d);
 
 /*
  * Reads the state file's steps of the same ends and key into b (the key
@@ -173,9 +173,9 @@ struct bisect_from {
  * The newest change point of range and metric `spec` ("RANGE METRIC") in
  * history db (NULL: the default), in nodes matching node_glob (NULL:
  * any), found by history detect run as a process of its own, its output
- * in directory dir. Returns 0 and fills *out; HRD_CTL_EXIT_USAGE (a bad
+ * in directory dir. Returns 0 and fills *out; HRC_EXIT_USAGE (a bad
  * spec, or change points in several series: they are listed),
- * HRD_CTL_EXIT_NO_CHANGE (none) or HRD_CTL_EXIT_FAILED (detect failed),
+ * HRC_EXIT_NO_CHANGE (none) or HRC_EXIT_FAILED (detect failed),
  * after saying why (ctl_exit.h).
  */
 int bisect_from_detect(const char *spec, const char *db,

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A string field of a JSON line as hrd_json_string writes it, into out;
+/* A string field of a JSON line as hrv_json_string writes it, into out;
  * -1 when absent, too long, or escaped (a name bisect cannot take from
  * the line). */
 static int row_str(const char *line, const char *name, char *out,
@@ -44,13 +44,13 @@ static int row_str(const char *line, const char *name, char *out,
 static void bisect_from_say(const struct bisect_from *r)
 {
     fputs("  ", stderr);
-    hrd_text_put(stderr, r->node);
+    hrv_text_put(stderr, r->node);
     fprintf(stderr, " %s on ", r->phase);
-    hrd_text_put(stderr, r->machine);
+    hrv_text_put(stderr, r->machine);
     fputs(": ", stderr);
-    hrd_text_put(stderr, r->good);
+    hrv_text_put(stderr, r->good);
     fputs(" to ", stderr);
-    hrd_text_put(stderr, r->bad);
+    hrv_text_put(stderr, r->bad);
     fputc('\n', stderr);
 }
 
@@ -70,7 +70,7 @@ int bisect_from_detect(const char *spec, const char *db,
         fprintf(stderr, "hostrangectl bisect: bad --from-detect '%s' (a "
                 "range and a metric: 'RANGE inclusive' or 'RANGE self')\n",
                 spec);
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     snprintf(path, sizeof path, "%s/detect.jsonl", dir);
     args[na++] = "hostrangectl";
@@ -90,16 +90,16 @@ int bisect_from_detect(const char *spec, const char *db,
     args[na++] = "--format";
     args[na++] = "jsonl";
     args[na] = NULL;
-    if ((st = hrd_ctl_run_self_quiet(args, path)) != 0 &&
+    if ((st = hrc_run_self_quiet(args, path)) != 0 &&
         st != 1 /* a key beyond --fail-above: none given */) {
         fprintf(stderr, "hostrangectl bisect: history detect failed (exit "
                 "%d); run it alone to see why\n", st);
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     }
     if ((f = fopen(path, "r")) == NULL) {
         fprintf(stderr, "hostrangectl bisect: cannot read %s: %s\n", path,
                 strerror(errno));
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     }
     memset(&last, 0, sizeof last);
     while (getline(&line, &cap, f) > 0) {
@@ -142,10 +142,10 @@ int bisect_from_detect(const char *spec, const char *db,
         fprintf(stderr, "hostrangectl bisect: history detect finds no "
                 "change point of %s %s%s\n", range, metric,
                 node_glob != NULL ? " in a node matching --node" : "");
-        return HRD_CTL_EXIT_NO_CHANGE;
+        return HRC_EXIT_NO_CHANGE;
     }
     if (series > 1)
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     *out = last;
     snprintf(out->range, sizeof out->range, "%s", range);
     snprintf(out->metric, sizeof out->metric, "%s", metric);
@@ -210,7 +210,7 @@ static void shell_word(FILE *f, const char *s)
     if (s[0] != '\0' &&
         strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                   "0123456789._/:=+-@") == strlen(s)) {
-        hrd_text_put(f, s);
+        hrv_text_put(f, s);
         return;
     }
     fputc('\'', f);
@@ -220,7 +220,7 @@ static void shell_word(FILE *f, const char *s)
         if (*p == '\'')
             fputs("'\\''", f);
         else
-            hrd_text_put(f, one);
+            hrv_text_put(f, one);
     }
     fputc('\'', f);
 }
@@ -250,9 +250,9 @@ int bisect_suggest(FILE *f, const char *good, const char *bad,
     if (commits <= 1)
         return 0;
     fprintf(f, "  %ld commits from ", commits);
-    hrd_text_put(f, good);
+    hrv_text_put(f, good);
     fputs(" to ", f);
-    hrd_text_put(f, bad);
+    hrv_text_put(f, bad);
     fputs(": hostrangectl bisect --good ", f);
     shell_word(f, good);
     fputs(" --bad ", f);

@@ -23,7 +23,7 @@ static void json_num(FILE *f, double v)
 {
     char b[32];
 
-    if (!isfinite(v) || hrd_format_number(b, sizeof b, v) < 0)
+    if (!isfinite(v) || hrv_format_number(b, sizeof b, v) < 0)
         fputs("null", f);
     else
         fputs(b, f);
@@ -32,18 +32,18 @@ static void json_num(FILE *f, double v)
 static void json_key(FILE *f, const struct bisect_key *k)
 {
     fputs("{\"node\":", f);
-    hrd_json_string(f, k->node);
+    hrv_json_string(f, k->node);
     fputs(",\"operator\":", f);
-    hrd_json_string(f, k->op);
+    hrv_json_string(f, k->op);
     fputs(",\"backend\":", f);
-    hrd_json_string(f, k->backend);
+    hrv_json_string(f, k->backend);
     fprintf(f, ",\"phase\":\"%s\",\"range\":", hrp_phase_name(k->phase));
-    hrd_json_string(f, k->range);
+    hrv_json_string(f, k->range);
     fprintf(f, ",\"metric\":\"%s\"}", hrp_metric_name(k->metric));
 }
 
 /* The figures of a decision: "change":…,"lo":…,"hi":…,"p":… */
-static void json_figures(FILE *f, const struct hrd_decide *d)
+static void json_figures(FILE *f, const struct hrs_decide *d)
 {
     fputs("\"change\":", f);
     json_num(f, d->change);
@@ -55,10 +55,10 @@ static void json_figures(FILE *f, const struct hrd_decide *d)
     json_num(f, d->p);
 }
 
-static void json_decide(FILE *f, const char *name, const struct hrd_decide *d)
+static void json_decide(FILE *f, const char *name, const struct hrs_decide *d)
 {
     fprintf(f, ",\"%s\":{\"verdict\":\"%s\",\"pairs\":%zu,", name,
-            hrd_decide_name(d->verdict), d->pairs);
+            hrs_decide_name(d->verdict), d->pairs);
     json_figures(f, d);
     fputc('}', f);
 }
@@ -74,7 +74,7 @@ void bisect_put_ends(FILE *f, const struct bisect *b)
     fputs(",\"clock_step_ns\":", f);
     json_num(f, b->run.step_ns);
     fprintf(f, ",\"verdict\":\"%s\",\"pairs\":%zu,\"seconds\":",
-            hrd_decide_name(b->ends.verdict), b->ends.pairs);
+            hrs_decide_name(b->ends.verdict), b->ends.pairs);
     json_num(f, round(b->ends_seconds * 100) / 100);
     fputc(',', f);
     json_figures(f, &b->ends);
@@ -88,13 +88,13 @@ void bisect_put_step(FILE *f, const struct bisect_commit *c)
 
     fprintf(f, "{\"step\":%d,\"commit\":\"%s\",\"subject\":", c->step,
             c->hash);
-    hrd_json_string(f, subject);
+    hrv_json_string(f, subject);
     fprintf(f, ",\"verdict\":\"%s\",\"pairs\":%zu,\"seconds\":",
-            hrd_bisect_name(c->verdict), c->pairs);
+            hrs_bisect_name(c->verdict), c->pairs);
     json_num(f, round(c->seconds * 100) / 100);
-    if (c->verdict == HRD_BISECT_SKIPPED) {
+    if (c->verdict == HRS_BISECT_SKIPPED) {
         fputs(",\"why\":", f);
-        hrd_json_string(f, c->why);
+        hrv_json_string(f, c->why);
     } else {
         json_decide(f, "vs_good", &c->vs_good);
         json_decide(f, "vs_bad", &c->vs_bad);
@@ -104,7 +104,7 @@ void bisect_put_step(FILE *f, const struct bisect_commit *c)
 }
 
 /* A change as text: "+10.2% [+9.8%, +10.6%]". */
-void bisect_text_change(FILE *f, const struct hrd_decide *d)
+void bisect_text_change(FILE *f, const struct hrs_decide *d)
 {
     fprintf(f, "%+.1f%% [%+.1f%%, %+.1f%%]", d->change, d->lo, d->hi);
 }
@@ -152,16 +152,16 @@ int bisect_state_load(struct bisect *b, const char *path)
                                               strerror(errno)),
                                       -1);
     while (rc >= 0 && getline(&line, &cap, f) > 0) {
-        struct hrd_bisect_state_step s;
+        struct hrs_bisect_state_step s;
 
         lines++;
         if (lines == 1) {
-            struct hrd_bisect_state_ends e;
+            struct hrs_bisect_state_ends e;
 
             /* The ends must be this bisect's, and the key's range, phase
              * and metric those asked for; the key (its node, operator
              * and backend) becomes this bisect's. */
-            if (hrd_bisect_state_ends(line, &e) != 0 ||
+            if (hrs_bisect_state_ends(line, &e) != 0 ||
                 strcmp(e.good, b->c[0].hash) != 0 ||
                 strcmp(e.bad, b->c[b->n - 1].hash) != 0) {
                 fprintf(stderr, "hostrangectl bisect: %s holds the steps of "
@@ -197,25 +197,25 @@ int bisect_state_load(struct bisect *b, const char *path)
             b->have_ends = 1;
             continue;
         }
-        if (hrd_bisect_state_step(line, &s) != 0)
+        if (hrs_bisect_state_step(line, &s) != 0)
             continue;
         for (size_t i = 1; i + 1 < b->n; i++) {
             struct bisect_commit *c = &b->c[i];
             int v = s.verdict;
 
-            if (strcmp(c->hash, s.commit) != 0 || v <= HRD_BISECT_UNTESTED)
+            if (strcmp(c->hash, s.commit) != 0 || v <= HRS_BISECT_UNTESTED)
                 continue;
-            c->verdict = (enum hrd_bisect_verdict)v;
+            c->verdict = (enum hrs_bisect_verdict)v;
             b->v[i] = c->verdict;
             c->step = (int)s.step;
             c->pairs = s.pairs;
             c->seconds = s.seconds;
-            if (c->verdict == HRD_BISECT_SKIPPED) {
+            if (c->verdict == HRS_BISECT_SKIPPED) {
                 c->why = strdup("skipped in an earlier run");
             } else if (!s.vs_good_ok || !s.vs_bad_ok) {
                 if (s.vs_good_ok)
                     c->vs_good = s.vs_good;
-                c->verdict = HRD_BISECT_UNTESTED;
+                c->verdict = HRS_BISECT_UNTESTED;
                 b->v[i] = c->verdict;
                 continue;
             } else {
@@ -237,9 +237,9 @@ int bisect_state_load(struct bisect *b, const char *path)
 
 
 /* The change from the good end to commit i: its step's, or the ends'. */
-static const struct hrd_decide *change_at(const struct bisect *b, size_t i)
+static const struct hrs_decide *change_at(const struct bisect *b, size_t i)
 {
-    if (i == b->n - 1 || b->c[i].verdict == HRD_BISECT_UNTESTED)
+    if (i == b->n - 1 || b->c[i].verdict == HRS_BISECT_UNTESTED)
         return &b->ends;
     return &b->c[i].vs_good;
 }
@@ -250,13 +250,13 @@ static void answer_text(FILE *f, const struct bisect *b,
     char *subject = bisect_subject(b->c[a->hi].hash);
 
     fprintf(f, "first bad commit: %s ", b->c[a->hi].hash);
-    hrd_text_put(f, subject);
+    hrv_text_put(f, subject);
     fputc('\n', f);
     free(subject);
     fputs("  ", f);
-    hrd_text_put(f, b->run.key.range);
+    hrv_text_put(f, b->run.key.range);
     fprintf(f, " %s (", hrp_metric_name(b->run.key.metric));
-    hrd_text_put(f, b->run.key.node);
+    hrv_text_put(f, b->run.key.node);
     fprintf(f, ", %s): ", hrp_phase_name(b->run.key.phase));
     bisect_text_change(f, change_at(b, a->hi));
     fputs(" from the good end\n", f);
@@ -265,9 +265,9 @@ static void answer_text(FILE *f, const struct bisect *b,
                 a->hi - a->lo - 1);
         for (size_t i = a->lo + 1; i < a->hi; i++)
             fprintf(f, "    %s (%s)\n", b->c[i].hash,
-                    b->c[i].verdict == HRD_BISECT_SKIPPED && b->c[i].why
+                    b->c[i].verdict == HRS_BISECT_SKIPPED && b->c[i].why
                         ? b->c[i].why
-                        : hrd_bisect_name(b->c[i].verdict));
+                        : hrs_bisect_name(b->c[i].verdict));
     }
     if (a->two) {
         char *s2 = bisect_subject(b->c[a->hi2].hash);
@@ -275,7 +275,7 @@ static void answer_text(FILE *f, const struct bisect *b,
         fputs("the change came in two steps: the commits from it are "
               "neither like good nor like bad, up to\n", f);
         fprintf(f, "second bad commit: %s ", b->c[a->hi2].hash);
-        hrd_text_put(f, s2);
+        hrv_text_put(f, s2);
         fputs("\n  ", f);
         bisect_text_change(f, change_at(b, a->hi2));
         fputs(" from the good end\n", f);
@@ -289,10 +289,10 @@ static void answer_jsonl(FILE *f, const struct bisect *b,
                          const struct answer *a, double seconds)
 {
     char *subject = bisect_subject(b->c[a->hi].hash);
-    const struct hrd_decide *d = change_at(b, a->hi);
+    const struct hrs_decide *d = change_at(b, a->hi);
 
     fprintf(f, "{\"first_bad\":\"%s\",\"subject\":", b->c[a->hi].hash);
-    hrd_json_string(f, subject);
+    hrv_json_string(f, subject);
     free(subject);
     fprintf(f, ",\"certain\":%s,\"candidates\":[",
             a->hi == a->lo + 1 ? "true" : "false");
@@ -316,7 +316,7 @@ static void answer_jsonl(FILE *f, const struct bisect *b,
     fputs("}\n", f);
 }
 
-static void md_change(FILE *f, const struct hrd_decide *d)
+static void md_change(FILE *f, const struct hrs_decide *d)
 {
     fprintf(f, "%+.1f%% [%+.1f%%, %+.1f%%]", d->change, d->lo, d->hi);
 }
@@ -327,12 +327,12 @@ static void answer_markdown(FILE *f, const struct bisect *b,
     char *subject = bisect_subject(b->c[a->hi].hash);
 
     fputs("### bisect: ", f);
-    hrd_md_escape(f, b->run.key.range);
+    hrv_md_escape(f, b->run.key.range);
     fprintf(f, " %s (", hrp_metric_name(b->run.key.metric));
-    hrd_md_escape(f, b->run.key.node);
+    hrv_md_escape(f, b->run.key.node);
     fprintf(f, ", %s)\n\n", hrp_phase_name(b->run.key.phase));
     fprintf(f, "First bad commit: `%s` ", b->c[a->hi].hash);
-    hrd_md_escape(f, subject);
+    hrv_md_escape(f, subject);
     free(subject);
     fputs(": ", f);
     md_change(f, change_at(b, a->hi));
@@ -350,7 +350,7 @@ static void answer_markdown(FILE *f, const struct bisect *b,
     fputs("| step | commit | verdict | pairs | seconds | against good | "
           "against bad |\n|---:|---|---|---:|---:|---|---|\n", f);
     fprintf(f, "| 0 | `%.12s` (bad end) | %s | %zu | %.1f | ",
-            b->c[b->n - 1].hash, hrd_decide_name(b->ends.verdict),
+            b->c[b->n - 1].hash, hrs_decide_name(b->ends.verdict),
             b->ends.pairs, b->ends_seconds);
     md_change(f, &b->ends);
     fputs(" | |\n", f);
@@ -361,9 +361,9 @@ static void answer_markdown(FILE *f, const struct bisect *b,
             if (c->step != s)
                 continue;
             fprintf(f, "| %d | `%.12s` | %s | %zu | %.1f | ", s, c->hash,
-                    hrd_bisect_name(c->verdict), c->pairs, c->seconds);
-            if (c->verdict == HRD_BISECT_SKIPPED) {
-                hrd_md_escape(f, c->why);
+                    hrs_bisect_name(c->verdict), c->pairs, c->seconds);
+            if (c->verdict == HRS_BISECT_SKIPPED) {
+                hrv_md_escape(f, c->why);
                 fputs(" | |\n", f);
                 continue;
             }
@@ -392,7 +392,7 @@ void bisect_no_change(FILE *f, const struct bisect *b, double seconds)
     }
     fprintf(f, "%sthe ends do not differ by more than %g%% (%s after %zu "
             "pairs: ", b->format == FORMAT_MARKDOWN ? "No bisect: " : "",
-            b->threshold, hrd_decide_name(b->ends.verdict), b->ends.pairs);
+            b->threshold, hrs_decide_name(b->ends.verdict), b->ends.pairs);
     bisect_text_change(f, &b->ends);
     fputs("): nothing to search\n", f);
 }

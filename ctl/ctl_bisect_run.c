@@ -34,7 +34,7 @@ int bisect_git(char **args, char **out, int quiet)
 
     if (out != NULL && pipe(fd) != 0)
         return -1;
-    pid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_HELPER);
+    pid = hrc_cleanup_fork(HRC_CHILD_HELPER);
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
 
@@ -80,7 +80,7 @@ int bisect_git(char **args, char **out, int quiet)
     }
     if (out != NULL)
         close(fd[0]);
-    if (hrd_ctl_cleanup_wait(pid, &status) != 0) {
+    if (hrc_cleanup_wait(pid, &status) != 0) {
         free(buf);
         return -1;
     }
@@ -118,7 +118,7 @@ static void show_tail(const char *path)
 
         l[strcspn(l, "\n")] = '\0';
         fputs("  | ", stderr);
-        hrd_text_put(stderr, l);
+        hrv_text_put(stderr, l);
         fputc('\n', stderr);
     }
     for (size_t i = 0; i < BISECT_TAIL_LINES; i++)
@@ -159,7 +159,7 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
     }
     snprintf(log, sizeof log, "%s/build-%.*s.log", r->dir, BISECT_SHORT,
              c->hash);
-    pid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_COMMAND);
+    pid = hrc_cleanup_fork(HRC_CHILD_COMMAND);
     if (pid == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
@@ -171,14 +171,14 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
         execl("/bin/sh", "sh", "-c", r->build, (char *)NULL);
         _exit(127);
     }
-    if (pid < 0 || hrd_ctl_cleanup_wait(pid, &status) != 0) {
+    if (pid < 0 || hrc_cleanup_wait(pid, &status) != 0) {
         fprintf(stderr, "hostrangectl bisect: cannot run the build: %s\n",
                 strerror(errno));
         return -1;
     }
-    if ((sig = hrd_ctl_cleanup_stopped()) != 0) {
+    if ((sig = hrc_cleanup_stopped()) != 0) {
         fprintf(stderr, "hostrangectl bisect: stopped by %s while building "
-                "%.*s\n", hrd_ctl_cleanup_signame(sig), BISECT_SHORT,
+                "%.*s\n", hrc_cleanup_signame(sig), BISECT_SHORT,
                 c->hash);
         return -1;
     }
@@ -200,7 +200,7 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
 
 /* Whether population p is of the key the options name. */
 static int key_matches(const struct bisect_run *r,
-                       const struct hrd_diff_pop *p)
+                       const struct hrr_diff_pop *p)
 {
     return strcmp(p->range, r->range) == 0 && p->phase == r->phase &&
            p->metric == r->metric &&
@@ -208,7 +208,7 @@ static int key_matches(const struct bisect_run *r,
 }
 
 /* Whether population p is the key r follows. */
-static int key_is(const struct bisect_key *k, const struct hrd_diff_pop *p)
+static int key_is(const struct bisect_key *k, const struct hrr_diff_pop *p)
 {
     return strcmp(p->range, k->range) == 0 && p->phase == k->phase &&
            p->metric == k->metric && strcmp(p->node, k->node) == 0 &&
@@ -217,7 +217,7 @@ static int key_is(const struct bisect_key *k, const struct hrd_diff_pop *p)
 
 /* Chooses the key among the populations of the first round: exactly one
  * must match. Returns 0, or -1 after saying why. */
-static int key_choose(struct bisect_run *r, const struct hrd_diff_side *s)
+static int key_choose(struct bisect_run *r, const struct hrr_diff_side *s)
 {
     size_t found = 0, at = 0;
 
@@ -228,7 +228,7 @@ static int key_choose(struct bisect_run *r, const struct hrd_diff_side *s)
         }
     }
     if (found == 1) {
-        const struct hrd_diff_pop *p = &s->p[at];
+        const struct hrr_diff_pop *p = &s->p[at];
 
         r->key.node = strdup(p->node);
         r->key.op = strdup(p->op);
@@ -242,13 +242,13 @@ static int key_choose(struct bisect_run *r, const struct hrd_diff_side *s)
             return -1;
         }
         r->have_key = 1;
-        r->step_ns = hrd_runside_clock_step(s);
+        r->step_ns = hrr_runside_clock_step(s);
         return 0;
     }
     if (found == 0) {
         fputs("hostrangectl bisect: the good end's run has no key of range '",
               stderr);
-        hrd_text_put(stderr, r->range);
+        hrv_text_put(stderr, r->range);
         fprintf(stderr, "', %s, %s%s%s\n",
                 hrp_phase_name(r->phase), hrp_metric_name(r->metric),
                 r->node_glob ? " and a node matching --node" : "",
@@ -259,13 +259,13 @@ static int key_choose(struct bisect_run *r, const struct hrd_diff_side *s)
                 found);
     }
     for (size_t i = 0; i < s->n; i++) {
-        const struct hrd_diff_pop *p = &s->p[i];
+        const struct hrr_diff_pop *p = &s->p[i];
         if (found > 0 && !key_matches(r, p))
             continue;
         fputs("  ", stderr);
-        hrd_text_put(stderr, p->node);
+        hrv_text_put(stderr, p->node);
         fprintf(stderr, " %s ", hrp_phase_name(p->phase));
-        hrd_text_put(stderr, p->range);
+        hrv_text_put(stderr, p->range);
         fprintf(stderr, " %s\n", hrp_metric_name(p->metric));
     }
     return -1;
@@ -276,26 +276,26 @@ static int key_choose(struct bisect_run *r, const struct hrd_diff_side *s)
 static int round_read(struct bisect_run *r, const char *path,
                       const char *hash, double *v)
 {
-    struct hrd_diff_side s;
+    struct hrr_diff_side s;
     int rc = 0;
 
     memset(&s, 0, sizeof s);
-    if ((rc = hrd_diff_side_open(&s, path)) != 0) {
+    if ((rc = hrc_diff_side_open(&s, path)) != 0) {
         if (rc == -ENOMEM)
             fprintf(stderr, "hostrangectl bisect: out of memory\n");
-        hrd_diff_side_free(&s);
+        hrc_diff_side_free(&s);
         return 1;
     }
     while (!s.ended && rc == 0)
-        rc = hrd_diff_side_next(&s);
+        rc = hrc_diff_side_next(&s);
     if (rc != 0) {
         if (rc == -ENOMEM)
             fprintf(stderr, "hostrangectl bisect: out of memory\n");
-        hrd_diff_side_free(&s);
+        hrc_diff_side_free(&s);
         return 1;
     }
     if (!r->have_key && key_choose(r, &s) != 0) {
-        hrd_diff_side_free(&s);
+        hrc_diff_side_free(&s);
         return -1;
     }
     rc = 1;
@@ -309,7 +309,7 @@ static int round_read(struct bisect_run *r, const char *path,
     if (rc != 0)
         fprintf(stderr, "hostrangectl bisect: the run of %.*s lacks the "
                 "key (or its median is 0)\n", BISECT_SHORT, hash);
-    hrd_diff_side_free(&s);
+    hrc_diff_side_free(&s);
     return rc;
 }
 
@@ -336,7 +336,7 @@ int bisect_round(struct bisect_run *r, struct bisect_commit *c, double *v,
     close(fd);
     setenv(BISECT_COMMIT_ENV, c->hash, 1);
     if (chdir(c->dir) == 0) {
-        st = hrd_ctl_record_round(r->cmdv, file, &cut);
+        st = hrc_record_round(r->cmdv, file, &cut);
         if (fchdir(r->cwd) != 0)
             st = -1;
     } else {
@@ -346,7 +346,7 @@ int bisect_round(struct bisect_run *r, struct bisect_commit *c, double *v,
     fflush(stderr);
     dup2(err, STDERR_FILENO);
     close(err);
-    *sig = hrd_ctl_cleanup_stopped();
+    *sig = hrc_cleanup_stopped();
     if (cut || (*sig != 0 && st != 0)) {
         unlink(file);
         return -1;
@@ -475,6 +475,6 @@ void bisect_worktrees_remove(const char *dir)
 {
     char *args[] = { "git", "worktree", "prune", NULL };
 
-    hrd_ctl_cleanup_rmdir(dir);
+    hrc_cleanup_rmdir(dir);
     bisect_git(args, NULL, 1);
 }

@@ -31,7 +31,7 @@ static volatile sig_atomic_t g_signals;
 static volatile sig_atomic_t g_command;
 static volatile sig_atomic_t g_command_group;
 
-/* Set up once, in the process that called hrd_ctl_cleanup_init. */
+/* Set up once, in the process that called hrc_cleanup_init. */
 static int g_ready;
 static pid_t g_owner;
 static sigset_t g_set;
@@ -40,13 +40,13 @@ static sigset_t g_old_mask;
 /* The registry. */
 struct child {
     pid_t pid;
-    enum hrd_ctl_child kind;
+    enum hrc_child kind;
     int group; /* it leads a process group of its own */
 };
 
-static struct child g_children[HRD_CTL_CLEANUP_MAX];
+static struct child g_children[HRC_CLEANUP_MAX];
 static size_t g_nchildren;
-static char g_dirs[HRD_CTL_CLEANUP_MAX][PATH_MAX];
+static char g_dirs[HRC_CLEANUP_MAX][PATH_MAX];
 static size_t g_ndirs;
 
 /* Notes the signal and forwards it to the COMMAND child, if one runs:
@@ -72,7 +72,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
     errno = saved;
 }
 
-int hrd_ctl_cleanup_init(void)
+int hrc_cleanup_init(void)
 {
     struct sigaction sa, ign;
 
@@ -94,14 +94,14 @@ int hrd_ctl_cleanup_init(void)
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
     sigaction(SIGQUIT, &ign, NULL);
-    if (atexit(hrd_ctl_cleanup_all) != 0)
+    if (atexit(hrc_cleanup_all) != 0)
         return -ENOMEM;
     g_owner = getpid();
     g_ready = 1;
     return 0;
 }
 
-int hrd_ctl_cleanup_stopped(void)
+int hrc_cleanup_stopped(void)
 {
     sigset_t old;
 
@@ -113,7 +113,7 @@ int hrd_ctl_cleanup_stopped(void)
     return (int)g_signal;
 }
 
-const char *hrd_ctl_cleanup_signame(int sig)
+const char *hrc_cleanup_signame(int sig)
 {
     switch (sig) {
     case SIGINT:
@@ -129,18 +129,18 @@ const char *hrd_ctl_cleanup_signame(int sig)
     }
 }
 
-int hrd_ctl_cleanup_tempdir(const char *cmd, const char *kind,
+int hrc_cleanup_tempdir(const char *cmd, const char *kind,
                             const char *what, char *dir, size_t len)
 {
-    int rc = hrd_ctl_cleanup_init();
+    int rc = hrc_cleanup_init();
 
-    if (rc != 0 || g_ndirs == HRD_CTL_CLEANUP_MAX || len > PATH_MAX) {
+    if (rc != 0 || g_ndirs == HRC_CLEANUP_MAX || len > PATH_MAX) {
         fprintf(stderr, "hostrangectl %s: cannot create %s: %s\n", cmd,
                 what, strerror(rc != 0 ? -rc : EMFILE));
         return -1;
     }
     /* The signals are blocked: none ends the command between the two. */
-    if (hrd_ctl_tempdir(cmd, kind, what, dir, len) != 0)
+    if (hrc_tempdir(cmd, kind, what, dir, len) != 0)
         return -1;
     snprintf(g_dirs[g_ndirs++], PATH_MAX, "%s", dir);
     return 0;
@@ -163,7 +163,7 @@ static void remove_tree(const char *dir)
     nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
-void hrd_ctl_cleanup_rmdir(const char *dir)
+void hrc_cleanup_rmdir(const char *dir)
 {
     for (size_t i = 0; i < g_ndirs; i++) {
         if (strcmp(g_dirs[i], dir) != 0)
@@ -191,7 +191,7 @@ static void forget_child(pid_t pid)
 
     if (c == NULL)
         return;
-    if (c->kind == HRD_CTL_CHILD_COMMAND)
+    if (c->kind == HRC_CHILD_COMMAND)
         g_command = 0;
     *c = g_children[--g_nchildren];
 }
@@ -210,7 +210,7 @@ static int terminal_foreground(void)
 }
 
 /* A new child: its group, its signals, an empty registry. */
-static void child_setup(enum hrd_ctl_child kind, int group)
+static void child_setup(enum hrc_child kind, int group)
 {
     struct sigaction dfl;
     sigset_t mask = g_old_mask;
@@ -223,7 +223,7 @@ static void child_setup(enum hrd_ctl_child kind, int group)
         setpgid(0, 0);
     /* A daemon does not outlive the command, even one killed by
      * SIGKILL; one whose parent is gone already stops now. */
-    if (kind == HRD_CTL_CHILD_DAEMON &&
+    if (kind == HRC_CHILD_DAEMON &&
         (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != g_owner))
         _exit(1);
     memset(&dfl, 0, sizeof dfl);
@@ -236,20 +236,20 @@ static void child_setup(enum hrd_ctl_child kind, int group)
     sigprocmask(SIG_SETMASK, &mask, NULL);
 }
 
-pid_t hrd_ctl_cleanup_fork(enum hrd_ctl_child kind)
+pid_t hrc_cleanup_fork(enum hrc_child kind)
 {
-    int group, rc = hrd_ctl_cleanup_init();
+    int group, rc = hrc_cleanup_init();
     pid_t pid;
 
     if (rc != 0) {
         errno = -rc;
         return -1;
     }
-    if (g_nchildren == HRD_CTL_CLEANUP_MAX) {
+    if (g_nchildren == HRC_CLEANUP_MAX) {
         errno = EMFILE;
         return -1;
     }
-    group = kind != HRD_CTL_CHILD_COMMAND || !terminal_foreground();
+    group = kind != HRC_CHILD_COMMAND || !terminal_foreground();
     /* The signals are blocked: the child is registered before any
      * handler can run, and runs none of its own. */
     pid = fork();
@@ -267,7 +267,7 @@ pid_t hrd_ctl_cleanup_fork(enum hrd_ctl_child kind)
     g_children[g_nchildren].kind = kind;
     g_children[g_nchildren].group = group;
     g_nchildren++;
-    if (kind == HRD_CTL_CHILD_COMMAND) {
+    if (kind == HRC_CHILD_COMMAND) {
         g_command_group = group;
         g_command = pid;
     }
@@ -284,7 +284,7 @@ static int reap(pid_t pid, int *status)
     return 0;
 }
 
-int hrd_ctl_cleanup_wait(pid_t pid, int *status)
+int hrc_cleanup_wait(pid_t pid, int *status)
 {
     struct child *c = find_child(pid);
     siginfo_t si;
@@ -293,7 +293,7 @@ int hrd_ctl_cleanup_wait(pid_t pid, int *status)
 
     if (c == NULL)
         return -ECHILD;
-    if (c->kind == HRD_CTL_CHILD_COMMAND) {
+    if (c->kind == HRC_CHILD_COMMAND) {
         /* Signals are let in until it has ended; it is reaped only once
          * they are blocked again, so that none is forwarded to a pid
          * used again by then. */
@@ -308,7 +308,7 @@ int hrd_ctl_cleanup_wait(pid_t pid, int *status)
     return rc;
 }
 
-void hrd_ctl_cleanup_stop(pid_t pid)
+void hrc_cleanup_stop(pid_t pid)
 {
     int status;
 
@@ -319,7 +319,7 @@ void hrd_ctl_cleanup_stop(pid_t pid)
     forget_child(pid);
 }
 
-void hrd_ctl_cleanup_all(void)
+void hrc_cleanup_all(void)
 {
     int status;
 
@@ -329,7 +329,7 @@ void hrd_ctl_cleanup_all(void)
     while (g_nchildren > 0) {
         const struct child *c = &g_children[g_nchildren - 1];
 
-        if (c->kind == HRD_CTL_CHILD_COMMAND)
+        if (c->kind == HRC_CHILD_COMMAND)
             kill(c->group ? -c->pid : c->pid, SIGKILL);
         else
             kill(c->pid, SIGTERM);

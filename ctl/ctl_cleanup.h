@@ -5,15 +5,15 @@
  * daemons, the command it runs, the helpers it runs as processes of
  * their own) and the temporary directories it made; every way out (a
  * return, exit(), SIGINT, SIGTERM, SIGHUP, SIGPIPE) goes through
- * hrd_ctl_cleanup_all, which stops the children and removes the
+ * hrc_cleanup_all, which stops the children and removes the
  * directories.
  *
- * Signals. hrd_ctl_cleanup_init catches the four signals and keeps them
+ * Signals. hrc_cleanup_init catches the four signals and keeps them
  * blocked in the calling thread (and so in the threads it starts later),
  * so that no socket exchange or file write of the command is cut short:
  * they are let in only while a COMMAND child is waited for
- * (hrd_ctl_cleanup_wait) and when the command asks whether it was stopped
- * (hrd_ctl_cleanup_stopped). The handler notes the first signal and
+ * (hrc_cleanup_wait) and when the command asks whether it was stopped
+ * (hrc_cleanup_stopped). The handler notes the first signal and
  * forwards each one to the running COMMAND child (its process group when
  * it has one of its own); a second signal kills that child (SIGKILL). A
  * signal the terminal sent to the process group that the command shares
@@ -26,7 +26,7 @@
  * is the foreground group of a terminal (job control works as without
  * hostrangectl), else in a group of its own, so that a forwarded signal
  * reaches every process it started. A child gets the signal dispositions
- * and mask the command had before hrd_ctl_cleanup_init (SIGINT and
+ * and mask the command had before hrc_cleanup_init (SIGINT and
  * SIGQUIT: the default), and a DAEMON child is sent SIGTERM should the
  * command end without stopping it (even by SIGKILL).
  *
@@ -40,47 +40,47 @@
 #include <sys/types.h>
 
 /* What a child is: how it is started, stopped and signalled. */
-enum hrd_ctl_child {
-    HRD_CTL_CHILD_DAEMON,  /* stopped with SIGTERM when done */
-    HRD_CTL_CHILD_COMMAND, /* gets the signals the command gets */
-    HRD_CTL_CHILD_HELPER,  /* left to finish; SIGTERM on a sudden exit */
+enum hrc_child {
+    HRC_CHILD_DAEMON,  /* stopped with SIGTERM when done */
+    HRC_CHILD_COMMAND, /* gets the signals the command gets */
+    HRC_CHILD_HELPER,  /* left to finish; SIGTERM on a sudden exit */
 };
 
 /* The --meta key of a run saved after a signal stopped its command (its
- * value: the signal's name, as hrd_ctl_cleanup_signame gives it). */
-#define HRD_CTL_STOPPED_META "stopped"
+ * value: the signal's name, as hrc_cleanup_signame gives it). */
+#define HRC_STOPPED_META "stopped"
 
 /* The most children and directories registered at once. */
-#define HRD_CTL_CLEANUP_MAX 8
+#define HRC_CLEANUP_MAX 8
 
 /*
  * Installs the handlers of SIGINT, SIGTERM, SIGHUP and SIGPIPE, ignores
  * SIGQUIT (which the terminal sends COMMAND), blocks the four in this
- * thread, and has hrd_ctl_cleanup_all run at exit(). A second call does
+ * thread, and has hrc_cleanup_all run at exit(). A second call does
  * nothing. Returns 0, or a negative errno.
  */
-int hrd_ctl_cleanup_init(void);
+int hrc_cleanup_init(void);
 
 /*
  * Lets pending signals in (their handler runs) and blocks them again.
- * Returns the first signal caught since hrd_ctl_cleanup_init, or 0.
+ * Returns the first signal caught since hrc_cleanup_init, or 0.
  */
-int hrd_ctl_cleanup_stopped(void);
+int hrc_cleanup_stopped(void);
 
 /* "SIGINT", "SIGTERM", "SIGHUP", "SIGPIPE", or "a signal". */
-const char *hrd_ctl_cleanup_signame(int sig);
+const char *hrc_cleanup_signame(int sig);
 
 /*
- * Makes a private temporary directory (hrd_ctl_tempdir: cmd, kind and
+ * Makes a private temporary directory (hrc_tempdir: cmd, kind and
  * what as there) and registers it, to be removed with all it holds.
  * Returns 0, or -1 after saying why on stderr.
  */
-int hrd_ctl_cleanup_tempdir(const char *cmd, const char *kind,
+int hrc_cleanup_tempdir(const char *cmd, const char *kind,
                             const char *what, char *dir, size_t len);
 
 /* Removes registered directory dir and everything in it (no link is
  * followed), and forgets it. */
-void hrd_ctl_cleanup_rmdir(const char *dir);
+void hrc_cleanup_rmdir(const char *dir);
 
 /*
  * Forks a child of kind `kind` and registers it. Returns as fork() does:
@@ -88,23 +88,23 @@ void hrd_ctl_cleanup_rmdir(const char *dir);
  * signal dispositions and mask set as above, its registry empty), or -1
  * with errno set (-1 and EMFILE when the registry is full).
  */
-pid_t hrd_ctl_cleanup_fork(enum hrd_ctl_child kind);
+pid_t hrc_cleanup_fork(enum hrc_child kind);
 
 /*
  * Waits for registered child pid to end (signals let in meanwhile when it
  * is a COMMAND, so that they are forwarded to it), reaps it and forgets
  * it. Returns 0 with its wait status in *status, or a negative errno.
  */
-int hrd_ctl_cleanup_wait(pid_t pid, int *status);
+int hrc_cleanup_wait(pid_t pid, int *status);
 
 /* Sends registered child pid SIGTERM, reaps it and forgets it. */
-void hrd_ctl_cleanup_stop(pid_t pid);
+void hrc_cleanup_stop(pid_t pid);
 
 /*
  * Every way out: kills each registered COMMAND child (SIGKILL), sends the
  * others SIGTERM, reaps them all, and removes the registered directories,
  * the last made first. Runs at exit() too; does nothing in a child.
  */
-void hrd_ctl_cleanup_all(void);
+void hrc_cleanup_all(void);
 
 #endif

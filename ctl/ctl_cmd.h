@@ -1,7 +1,7 @@
 /*
  * hostrangectl's parts, and what a command is (this header). Each file
  * includes the header of each helper it uses: ctl_cmd.h (commands, their
- * table, HRD_CTL_TOLD), ctl_exit.h (exit statuses), ctl_options.h,
+ * table, HRC_TOLD), ctl_exit.h (exit statuses), ctl_options.h,
  * ctl_conn.h, ctl_report.h, ctl_paths.h, ctl_fingerprint.h, ctl_save.h,
  * ctl_losses.h, ctl_history.h, each of the file of its name. The global
  * options and the command table (hostrangectl.c); the option and progress
@@ -37,7 +37,7 @@
  * (ctl_report.c, ctl_conn.c, ctl_options.c), which call no command. No
  * file calls a file that calls it back (tests/source/test_layers.sh).
  *
- * A command is a struct hrd_ctl_cmd: its name, the summary the main --help
+ * A command is a struct hrc_cmd: its name, the summary the main --help
  * lists, its own --help text, and the function that runs it. Adding a
  * command is one file and one entry in the table of hostrangectl.c.
  *
@@ -56,7 +56,7 @@
  * summary may span lines, each continuation indented by 11 spaces to the
  * column of the first; usage is its --help.
  */
-struct hrd_ctl_cmd {
+struct hrc_cmd {
     const char *name;
     const char *summary;
     const char *usage;
@@ -64,39 +64,39 @@ struct hrd_ctl_cmd {
 };
 
 /* The entry of table (n entries) named name, or NULL. */
-const struct hrd_ctl_cmd *hrd_ctl_cmd_find(const struct hrd_ctl_cmd *const *table,
+const struct hrc_cmd *hrc_cmd_find(const struct hrc_cmd *const *table,
                                            size_t n, const char *name);
 
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_dump;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_stats;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_reset;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_ping;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_record;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_save;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_merge;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_diff;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_plot;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_ab;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_bisect;
-extern const struct hrd_ctl_cmd hrd_ctl_cmd_history;
+extern const struct hrc_cmd hrc_cmd_dump;
+extern const struct hrc_cmd hrc_cmd_stats;
+extern const struct hrc_cmd hrc_cmd_reset;
+extern const struct hrc_cmd hrc_cmd_ping;
+extern const struct hrc_cmd hrc_cmd_record;
+extern const struct hrc_cmd hrc_cmd_save;
+extern const struct hrc_cmd hrc_cmd_merge;
+extern const struct hrc_cmd hrc_cmd_diff;
+extern const struct hrc_cmd hrc_cmd_plot;
+extern const struct hrc_cmd hrc_cmd_ab;
+extern const struct hrc_cmd hrc_cmd_bisect;
+extern const struct hrc_cmd hrc_cmd_history;
 
 /*
  * What the functions of hostrangectl return: 0 on success; a negative
  * errno that the caller has still to report (writing a file, memory); or
- * HRD_CTL_TOLD when the failure was already told to the user on stderr.
+ * HRC_TOLD when the failure was already told to the user on stderr.
  * Each command turns these into its exit status.
  */
-#define HRD_CTL_TOLD 1
+#define HRC_TOLD 1
 
-/* A number defined in code, as text for --help: HRD_STR(HRD_X) is "10"
+/* A number defined in code, as text for --help: HRC_STR(HRD_X) is "10"
  * when HRD_X is 10. */
-#define HRD_STR_(x) #x
-#define HRD_STR(x) HRD_STR_(x)
+#define HRC_STR_(x) #x
+#define HRC_STR(x) HRC_STR_(x)
 
 /* The run file commands (ctl_save.c, ctl_merge.c, ctl_diff.c); argv[0] is
  * the command. Return the exit status. */
-int hrd_ctl_save(int argc, char **argv);
-int hrd_ctl_merge(int argc, char **argv);
-int hrd_ctl_diff(int argc, char **argv);
+int hrc_save(int argc, char **argv);
+int hrc_merge(int argc, char **argv);
+int hrc_diff(int argc, char **argv);
 
 #endif

@@ -23,8 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-char hrd_ctl_dir[4096];
-int hrd_ctl_timeout_ms = 5000;
+char hrc_dir[4096];
+int hrc_timeout_ms = 5000;
 
 /* The one control socket of this process, opened on first use. */
 static int g_sock = -1;
@@ -34,7 +34,7 @@ static int open_socket(int timeout_ms, char *err, size_t errlen)
     char url[4200];
     int max = -1;
 
-    hrp_endpoint(url, sizeof url, hrd_ctl_dir, HRP_CONTROL_NAME);
+    hrp_endpoint(url, sizeof url, hrc_dir, HRP_CONTROL_NAME);
     g_sock = nn_socket(AF_SP, NN_REQ);
     if (g_sock < 0) {
         int e = nn_errno();
@@ -51,7 +51,7 @@ static int open_socket(int timeout_ms, char *err, size_t errlen)
         int e = nn_errno();
 
         snprintf(err, errlen, "cannot reach hostranged at %s: %s",
-                 hrd_ctl_dir, nn_strerror(e));
+                 hrc_dir, nn_strerror(e));
         nn_close(g_sock);
         g_sock = -1;
         return -e;
@@ -59,14 +59,14 @@ static int open_socket(int timeout_ms, char *err, size_t errlen)
     return 0;
 }
 
-void hrd_ctl_close(void)
+void hrc_close(void)
 {
     if (g_sock >= 0)
         nn_close(g_sock);
     g_sock = -1;
 }
 
-int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
+int hrc_request_msg(const Hostrange__ControlRequest *q, void **msg,
                         size_t *msglen, int timeout_ms, char *err,
                         size_t errlen)
 {
@@ -76,7 +76,7 @@ int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
     size_t len;
     int n;
 
-    snprintf(path, sizeof path, "%s/%s", hrd_ctl_dir, HRP_CONTROL_NAME);
+    snprintf(path, sizeof path, "%s/%s", hrc_dir, HRP_CONTROL_NAME);
     /* A socket that exists but is not this user's to open is not an
      * absent daemon: say so, and name the ways out. */
     if ((stat(path, &st) != 0 && errno == EACCES) ||
@@ -85,13 +85,13 @@ int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
                  "connect (%s: %s): ask for the daemon to be started with "
                  "--group and a group of yours, or run your own daemon in "
                  "your runtime directory (hostrangectl -r DIR, or "
-                 "HOSTRANGE_RUNTIME_DIR)", hrd_ctl_dir, path,
+                 "HOSTRANGE_RUNTIME_DIR)", hrc_dir, path,
                  strerror(EACCES));
         return -EACCES;
     }
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "no hostranged serves %s (%s does not exist)",
-                 hrd_ctl_dir, path);
+                 hrc_dir, path);
         return -ENOENT;
     }
     if (g_sock < 0 && (n = open_socket(timeout_ms, err, errlen)) != 0)
@@ -108,11 +108,11 @@ int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
         (n = nn_recv(g_sock, msg, NN_MSG, 0)) < 0) {
         int e = nn_errno();
         snprintf(err, errlen, "cannot reach hostranged at %s: %s",
-                 hrd_ctl_dir,
+                 hrc_dir,
                  e == ETIMEDOUT ? "no answer in time" : nn_strerror(e));
         /* A REQ socket that timed out may get the late answer: start
          * afresh next time. */
-        hrd_ctl_close();
+        hrc_close();
         free(buf);
         return -e;
     }
@@ -121,38 +121,38 @@ int hrd_ctl_request_msg(const Hostrange__ControlRequest *q, void **msg,
     return 0;
 }
 
-int hrd_ctl_request(const Hostrange__ControlRequest *q,
+int hrc_request(const Hostrange__ControlRequest *q,
                     Hostrange__ControlReply **out, int timeout_ms, char *err,
                     size_t errlen)
 {
     void *msg;
     size_t n;
-    int rc = hrd_ctl_request_msg(q, &msg, &n, timeout_ms, err, errlen);
+    int rc = hrc_request_msg(q, &msg, &n, timeout_ms, err, errlen);
 
     if (rc != 0)
         return rc;
     *out = hostrange__control_reply__unpack(NULL, n, msg);
     nn_freemsg(msg);
-    return hrd_ctl_reply_check(out, err, errlen);
+    return hrc_reply_check(out, err, errlen);
 }
 
-int hrd_ctl_reply_check(Hostrange__ControlReply **out, char *err,
+int hrc_reply_check(Hostrange__ControlReply **out, char *err,
                         size_t errlen)
 {
     if (*out == NULL) {
         snprintf(err, errlen, "hostranged at %s sent a reply that cannot be "
-                 "decoded", hrd_ctl_dir);
+                 "decoded", hrc_dir);
         return -EPROTO;
     }
     if ((*out)->version != HRP_VERSION) {
         snprintf(err, errlen, "hostranged at %s speaks protocol version %u, "
-                 "this hostrangectl speaks %u", hrd_ctl_dir, (*out)->version,
+                 "this hostrangectl speaks %u", hrc_dir, (*out)->version,
                  HRP_VERSION);
         hostrange__control_reply__free_unpacked(*out, NULL);
         return -EPROTO;
     }
     if ((*out)->error[0] != '\0') {
-        snprintf(err, errlen, "hostranged at %s: %s", hrd_ctl_dir,
+        snprintf(err, errlen, "hostranged at %s: %s", hrc_dir,
                  (*out)->error);
         hostrange__control_reply__free_unpacked(*out, NULL);
         return -EREMOTEIO;
@@ -160,13 +160,13 @@ int hrd_ctl_reply_check(Hostrange__ControlReply **out, char *err,
     return 0;
 }
 
-int hrd_ctl_ask(Hostrange__ControlRequest *q, Hostrange__ControlReply **rep,
+int hrc_ask(Hostrange__ControlRequest *q, Hostrange__ControlReply **rep,
                 int quiet)
 {
     char err[8400];
 
     q->version = HRP_VERSION;
-    if (hrd_ctl_request(q, rep, hrd_ctl_timeout_ms, err, sizeof err) != 0) {
+    if (hrc_request(q, rep, hrc_timeout_ms, err, sizeof err) != 0) {
         if (!quiet)
             fprintf(stderr, "hostrangectl: %s\n", err);
         return 1;
@@ -174,7 +174,7 @@ int hrd_ctl_ask(Hostrange__ControlRequest *q, Hostrange__ControlReply **rep,
     return 0;
 }
 
-int hrd_ctl_ping_wait(int wait_ms, int quiet)
+int hrc_ping_wait(int wait_ms, int quiet)
 {
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__PingRequest pq = HOSTRANGE__PING_REQUEST__INIT;
@@ -185,10 +185,10 @@ int hrd_ctl_ping_wait(int wait_ms, int quiet)
     q.ping = &pq;
     for (;;) {
         int last = hrp_mono_ms() >= deadline;
-        if (hrd_ctl_ask(&q, &rep, quiet || !last) == 0) {
+        if (hrc_ask(&q, &rep, quiet || !last) == 0) {
             if (!quiet)
                 printf("hostranged pid %u serves %s\n",
-                       rep->ping ? rep->ping->daemon_pid : 0, hrd_ctl_dir);
+                       rep->ping ? rep->ping->daemon_pid : 0, hrc_dir);
             hostrange__control_reply__free_unpacked(rep, NULL);
             return 0;
         }
@@ -198,7 +198,7 @@ int hrd_ctl_ping_wait(int wait_ms, int quiet)
     }
 }
 
-int hrd_ctl_dump_pages(const char *cmd, Hostrange__ControlRequest *q,
+int hrc_dump_pages(const char *cmd, Hostrange__ControlRequest *q,
                        Hostrange__DumpRequest *dq,
                        int (*page)(const Hostrange__DumpReply *d, void *ctx),
                        void *ctx)
@@ -211,19 +211,19 @@ int hrd_ctl_dump_pages(const char *cmd, Hostrange__ControlRequest *q,
         const Hostrange__DumpReply *d;
         int more, rc;
 
-        if (hrd_ctl_request(q, &rep, hrd_ctl_timeout_ms, err,
+        if (hrc_request(q, &rep, hrc_timeout_ms, err,
                             sizeof err) != 0) {
             fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-            return HRD_CTL_TOLD;
+            return HRC_TOLD;
         }
         d = rep->body_case == HOSTRANGE__CONTROL_REPLY__BODY_DUMP ? rep->dump
                                                                  : NULL;
         if (d == NULL || d->next_cursor.len > sizeof cursor) {
             fprintf(stderr, "hostrangectl %s: hostranged at %s sent no "
-                    "report%s%s\n", cmd, hrd_ctl_dir,
+                    "report%s%s\n", cmd, hrc_dir,
                     rep->error[0] ? ": " : "", rep->error);
             hostrange__control_reply__free_unpacked(rep, NULL);
-            return HRD_CTL_TOLD;
+            return HRC_TOLD;
         }
         rc = page(d, ctx);
         more = d->next_cursor.len > 0;

@@ -45,13 +45,13 @@ static const char usage_diff[] =
     "side of a key is a histogram, both sides are put in its buckets and the\n"
     "values of a bucket count as ties at its value (resolution 0.1%).\n"
     "\n"
-    "With " HRD_STR(HRD_ROUNDS_MIN) " or more rounds a side for a key (record --rounds, ab, merge of\n"
+    "With " HRC_STR(HRS_ROUNDS_MIN) " or more rounds a side for a key (record --rounds, ab, merge of\n"
     "runs of the same keys), the key is tested at the run level instead,\n"
     "by the fastest-half test, built for rounds that land on a fast or a\n"
     "slow mode: the change is the ratio of the geometric means of the\n"
     "fastest half of each side's round medians, the p-value the two-sided\n"
     "permutation test of that ratio (every split of the pooled round\n"
-    "medians up to " HRD_STR(HRD_ROUNDS_EXACT_SPLITS) " splits, else " HRD_STR(HRD_ROUNDS_FAST_DRAWS) " fixed random ones), the\n"
+    "medians up to " HRC_STR(HRS_ROUNDS_EXACT_SPLITS) " splits, else " HRC_STR(HRS_ROUNDS_FAST_DRAWS) " fixed random ones), the\n"
     "interval the Hodges-Lehmann 95% interval of the log ratios of all the\n"
     "round medians, in %; the medians shown are the medians of the round\n"
     "medians. With fewer, the row and the\n"
@@ -60,25 +60,25 @@ static const char usage_diff[] =
     "\n"
     "A change is flagged (slower or faster) when p < ALPHA and |change| >=\n"
     "the threshold, and never when it moved by less than\n"
-    HRD_STR(HRD_ROUNDS_MIN_STEPS) " clock steps of the key (the runs' clock step, else the\n"
+    HRC_STR(HRS_ROUNDS_MIN_STEPS) " clock steps of the key (the runs' clock step, else the\n"
     "smallest gap between its values): the fastest halves' or, when that is\n"
     "larger, the medians' difference; a change short of that by\n"
-    HRD_STR(HRD_ROUNDS_STEP_SLACK) " of a step counts as " HRD_STR(HRD_ROUNDS_MIN_STEPS) ", so two whole steps are flagged.\n"
+    HRC_STR(HRS_ROUNDS_STEP_SLACK) " of a step counts as " HRC_STR(HRS_ROUNDS_MIN_STEPS) ", so two whole steps are flagged.\n"
     "A row tested at the run level states its detectable change (JSON\n"
     "\"detectable\", in %; null or `none` when its rounds are too few for\n"
     "p < ALPHA): the smallest change that the spread of its round medians\n"
     "(the pooled standard deviation of their logarithms) and its numbers of\n"
-    "rounds would let the test flag with power " HRD_STR(HRD_DETECT_POWER) " at ALPHA, and\n"
-    "never less than the smallest change that moves by " HRD_STR(HRD_ROUNDS_MIN_STEPS) " clock steps\n"
+    "rounds would let the test flag with power " HRC_STR(HRS_DETECT_POWER) " at ALPHA, and\n"
+    "never less than the smallest change that moves by " HRC_STR(HRS_ROUNDS_MIN_STEPS) " clock steps\n"
     "(by the rule above). A key whose detectable change\n"
-    "is above its --fail-above limit is `" HRD_GATE_NOT_JUDGED "` (JSON\n"
-    "\"judged\":\"" HRD_GATE_NOT_JUDGED "\"): the comparison could not have\n"
+    "is above its --fail-above limit is `" HRV_GATE_NOT_JUDGED "` (JSON\n"
+    "\"judged\":\"" HRV_GATE_NOT_JUDGED "\"): the comparison could not have\n"
     "seen it break the limit, so it has not passed. Rows are marked `unstable` when, by\n"
     "the file's calibration, the observer cost is "
-    HRD_STR(HRD_OBSERVER_UNSTABLE_PCT) "% or more of a median (on the fast\n"
+    HRC_STR(HRA_OBSERVER_UNSTABLE_PCT) "% or more of a median (on the fast\n"
     "clock path: the observer cost and the uncertainty of its plain reads,\n"
-    HRD_STR(HRD_OBSERVER_UNSTABLE_FAST_PCT) "% or more), and `quantized` "
-    "when a median is within " HRD_STR(HRD_QUANTIZED_STEPS) " steps\n"
+    HRC_STR(HRA_OBSERVER_UNSTABLE_FAST_PCT) "% or more), and `quantized` "
+    "when a median is within " HRC_STR(HRA_QUANTIZED_STEPS) " steps\n"
     "of the clock (the smallest gap between the key's distinct values).\n"
     "Keys in one file only are listed.\n"
     "The table and markdown end with the machine of each run (its\n"
@@ -87,7 +87,7 @@ static const char usage_diff[] =
     "a warning on stderr says how.\n"
     "\n"
     "  -a, --alpha=P          significance level (default "
-    HRD_STR(HRD_SIGNIF_ALPHA) ")\n"
+    HRC_STR(HRS_SIGNIF_ALPHA) ")\n"
     "  -T, --threshold=PCT    smallest change flagged, in % (default 5)\n"
     "      --fail-above=LIMITS\n"
     "                         exit 1 when a key is slower (p < ALPHA) by more\n"
@@ -141,7 +141,7 @@ static const char usage_diff[] =
     "                         \"detectable_at_max\"; text: hopeless): more\n"
     "                         pairs would likely leave it undecided\n"
     "      --first-look=N     the pairs of the first look (default "
-    HRD_STR(HRD_DECIDE_FIRST_DEFAULT) ")\n"
+    HRC_STR(HRS_DECIDE_FIRST_DEFAULT) ")\n"
     "      --strict           refuse to compare runs of different machines\n"
     "                         (or of an unknown one): exit 4\n"
     "  -f, --format=FORMAT    table (default; coloured on a terminal), jsonl,\n"
@@ -171,7 +171,7 @@ static const char usage_diff[] =
 
 /* The words of a key whose detectable change is above its --fail-above
  * limit. */
-#define NOT_JUDGED HRD_GATE_NOT_JUDGED
+#define NOT_JUDGED HRV_GATE_NOT_JUDGED
 
 enum fmt { FMT_TABLE, FMT_JSONL, FMT_MARKDOWN, FMT_JUNIT };
 
@@ -184,23 +184,23 @@ static void num(FILE *f, double v)
         fputs("null", f);
         return;
     }
-    hrd_format_number(buf, sizeof buf, v);
+    hrv_format_number(buf, sizeof buf, v);
     fputs(buf, f);
 }
 
-static void write_jsonl(FILE *f, const struct hrd_rundiff_row *r,
+static void write_jsonl(FILE *f, const struct hrr_rundiff_row *r,
                         const char *normalized_by)
 {
-    const struct hrd_diff_pop *k = r->b ? r->b : r->n;
+    const struct hrr_diff_pop *k = r->b ? r->b : r->n;
 
     fputs("{\"nodeid\":", f);
-    hrd_json_string(f, k->node);
+    hrv_json_string(f, k->node);
     fputs(",\"operator\":", f);
-    hrd_json_string(f, k->op);
+    hrv_json_string(f, k->op);
     fputs(",\"backend\":", f);
-    hrd_json_string(f, k->backend);
+    hrv_json_string(f, k->backend);
     fprintf(f, ",\"phase\":\"%s\",\"range\":", hrp_phase_name(k->phase));
-    hrd_json_string(f, k->range);
+    hrv_json_string(f, k->range);
     fprintf(f, ",\"metric\":\"%s\"", hrp_metric_name(k->metric));
     if (r->b == NULL || r->n == NULL) {
         fprintf(f, ",\"only\":\"%s\",\"count\":%llu,\"median\":",
@@ -257,7 +257,7 @@ static void write_jsonl(FILE *f, const struct hrd_rundiff_row *r,
         fputs(",\"judged\":\"" NOT_JUDGED "\"", f);
     if (r->decided) {
         fprintf(f, ",\"verdict\":\"%s\",\"pairs\":%zu,\"verdict_change_pct\":",
-                hrd_decide_name(r->dec.verdict), r->dec.pairs);
+                hrs_decide_name(r->dec.verdict), r->dec.pairs);
         num(f, r->dec.change);
         fputs(",\"verdict_p\":", f);
         num(f, r->dec.p);
@@ -275,7 +275,7 @@ static void write_jsonl(FILE *f, const struct hrd_rundiff_row *r,
         fputs(",\"refused\":\"min-rounds\"", f);
     if (r->normalized) {
         fputs(",\"normalized\":", f);
-        hrd_json_string(f, normalized_by);
+        hrv_json_string(f, normalized_by);
     }
     if (!r->run_level)
         fputs(",\"noise\":\"" NOISE_UNMEASURED "\"", f);
@@ -283,11 +283,11 @@ static void write_jsonl(FILE *f, const struct hrd_rundiff_row *r,
 }
 
 /* The most bytes of a key's text: four names, each escaped. */
-#define KEY_TEXT_MAX (4 * HRD_TEXT_ESCAPE_MAX * HRP_MAX_STRING + 64)
+#define KEY_TEXT_MAX (4 * HRV_TEXT_ESCAPE_MAX * HRP_MAX_STRING + 64)
 
 /* Writes k's name as terminal text into buf (KEY_TEXT_MAX bytes): "NODE
  * OP/BACKEND PHASE RANGE METRIC", each name escaped (escape.h). */
-static void key_text(char *buf, const struct hrd_diff_pop *k)
+static void key_text(char *buf, const struct hrr_diff_pop *k)
 {
     const char *part[6] = { k->node, k->op, k->backend,
                             hrp_phase_name(k->phase), k->range,
@@ -296,7 +296,7 @@ static void key_text(char *buf, const struct hrd_diff_pop *k)
     size_t at = 0;
 
     for (int i = 0; i < 6; i++) {
-        at += hrd_text_escape(buf + at, KEY_TEXT_MAX - at, part[i]);
+        at += hrv_text_escape(buf + at, KEY_TEXT_MAX - at, part[i]);
         buf[at++] = sep[i];
     }
 }
@@ -306,9 +306,9 @@ static void key_text(char *buf, const struct hrd_diff_pop *k)
 
 /* A row of the table; width: of its key column. (JUnit and Markdown are
  * written by lib/view/gate.c.) */
-static void write_text(FILE *f, const struct hrd_rundiff_row *r, int colour, int width)
+static void write_text(FILE *f, const struct hrr_rundiff_row *r, int colour, int width)
 {
-    const struct hrd_diff_pop *k = r->b ? r->b : r->n;
+    const struct hrr_diff_pop *k = r->b ? r->b : r->n;
     char key[KEY_TEXT_MAX], marks[256] = "";
     const char *on = "", *off = "";
 
@@ -327,11 +327,11 @@ static void write_text(FILE *f, const struct hrd_rundiff_row *r, int colour, int
         size_t len = strlen(marks);
 
         snprintf(marks + len, sizeof marks - len, " %s after %zu pairs",
-                 hrd_decide_name(r->dec.verdict), r->dec.pairs);
+                 hrs_decide_name(r->dec.verdict), r->dec.pairs);
         len = strlen(marks);
         /* The interval reached, when not the row's own (of all its
          * rounds). */
-        if (r->dec.verdict == HRD_DECIDE_UNDECIDED && r->dec.pairs > 0 &&
+        if (r->dec.verdict == HRS_DECIDE_UNDECIDED && r->dec.pairs > 0 &&
             (r->dec.pairs < r->rounds[0] || r->dec.pairs < r->rounds[1]))
             snprintf(marks + len, sizeof marks - len, " [%+.1f%%, %+.1f%%]",
                      r->dec.lo, r->dec.hi);
@@ -382,7 +382,7 @@ static void write_text(FILE *f, const struct hrd_rundiff_row *r, int colour, int
 }
 
 /* Option `what`'s value v, a number from min to max, into *out. Returns
- * 0, or HRD_CTL_TOLD after printing why not. */
+ * 0, or HRC_TOLD after printing why not. */
 static int parse_double(const char *what, const char *v, double min,
                         double max, double *out)
 {
@@ -394,7 +394,7 @@ static int parse_double(const char *what, const char *v, double min,
     if (errno != 0 || end == v || *end != '\0' || !(d >= min && d <= max)) {
         fprintf(stderr, "hostrangectl diff: bad %s '%s' (a number from %g "
                 "to %g)\n", what, v, min, max);
-        return HRD_CTL_TOLD;
+        return HRC_TOLD;
     }
     *out = d;
     return 0;
@@ -402,7 +402,7 @@ static int parse_double(const char *what, const char *v, double min,
 
 /* What diff was asked to do. */
 struct diff_opts {
-    struct hrd_rundiff_opts d;  /* what judging the rows is asked */
+    struct hrr_rundiff_opts d;  /* what judging the rows is asked */
     size_t limit;               /* --limit: markdown rows */
     enum fmt fmt;
     int strict;
@@ -410,7 +410,7 @@ struct diff_opts {
     const char *base, *new;
 };
 
-/* Parses diff's arguments into o. Returns 0; HRD_CTL_TOLD after printing
+/* Parses diff's arguments into o. Returns 0; HRC_TOLD after printing
  * a usage error; or -ENOMEM. */
 static int parse_options(int argc, char **argv, struct diff_opts *o)
 {
@@ -447,14 +447,14 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
         case OPT_WARN: {
             char err[256];
 
-            rc = hrd_limits_parse(c == OPT_FAIL ? &o->d.limits : &o->d.warn,
+            rc = hrs_limits_parse(c == OPT_FAIL ? &o->d.limits : &o->d.warn,
                                   optarg, err, sizeof err);
             if (rc == -ENOMEM)
                 return rc;
             if (rc != 0) {
                 fprintf(stderr, "hostrangectl diff: bad --%s-above '%s': "
                         "%s\n", c == OPT_FAIL ? "fail" : "warn", optarg, err);
-                return HRD_CTL_TOLD;
+                return HRC_TOLD;
             }
             break;
         }
@@ -465,7 +465,7 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
             if (rc == 0 && n != floor(n)) {
                 fprintf(stderr, "hostrangectl diff: bad --limit '%s' (a "
                         "whole number)\n", optarg);
-                rc = HRD_CTL_TOLD;
+                rc = HRC_TOLD;
             }
             o->limit = (size_t)n;
             break;
@@ -474,19 +474,19 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
             o->strict = 1;
             break;
         case OPT_MIN_ROUNDS:
-            o->d.min_rounds = hrd_ctl_parse_rounds("diff", "--min-rounds", optarg);
+            o->d.min_rounds = hrc_parse_rounds("diff", "--min-rounds", optarg);
             break;
         case OPT_MAX_ROUNDS:
-            o->d.plan.max = hrd_ctl_parse_rounds("diff", "--max-rounds", optarg);
+            o->d.plan.max = hrc_parse_rounds("diff", "--max-rounds", optarg);
             break;
         case OPT_FIRST_LOOK:
-            o->d.plan.first = hrd_ctl_parse_rounds("diff", "--first-look", optarg);
+            o->d.plan.first = hrc_parse_rounds("diff", "--first-look", optarg);
             break;
         case OPT_NORMALIZE:
             if (optarg[0] == '\0') {
                 fprintf(stderr, "hostrangectl diff: bad --normalize '' (a "
                         "range name)\n");
-                return HRD_CTL_TOLD;
+                return HRC_TOLD;
             }
             o->d.normalize = optarg;
             break;
@@ -498,7 +498,7 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
             if (i == 4) {
                 fprintf(stderr, "hostrangectl diff: bad format '%s' (table, "
                         "jsonl, markdown or junit)\n", optarg);
-                return HRD_CTL_TOLD;
+                return HRC_TOLD;
             }
             o->fmt = (enum fmt)i;
             break;
@@ -508,7 +508,7 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
             o->help = 1;
             return 0;
         default:
-            hrd_ctl_die_usage("diff", c, argv[optind - 1]);
+            hrc_die_usage("diff", c, argv[optind - 1]);
         }
         if (rc != 0)
             return rc;
@@ -516,58 +516,58 @@ static int parse_options(int argc, char **argv, struct diff_opts *o)
     if (o->d.plan.max > 0 && o->d.plan.first > o->d.plan.max) {
         fprintf(stderr, "hostrangectl diff: --first-look %zu is above "
                 "--max-rounds %zu\n", o->d.plan.first, o->d.plan.max);
-        return HRD_CTL_TOLD;
+        return HRC_TOLD;
     }
     o->d.plan.alpha = o->d.alpha;
     if (argc - optind != 2) {
         fprintf(stderr, "hostrangectl diff: give two run files, BASE and "
                 "NEW (see --help)\n");
-        return HRD_CTL_TOLD;
+        return HRC_TOLD;
     }
     o->base = argv[optind];
     o->new = argv[optind + 1];
     return 0;
 }
 
-/* diff's progress (hrd_rundiff_progress_fn): how much of both files is
+/* diff's progress (hrr_rundiff_progress_fn): how much of both files is
  * read and compared. */
 static void show_progress(void *ctx, uint64_t done, uint64_t size, int last)
 {
-    struct hrd_ctl_progress *p = ctx;
+    struct hrc_progress *p = ctx;
     unsigned long long total = size >> 20;
 
     if (last)
-        hrd_ctl_progress_show(p, 0, 1, "diff: %llu of %llu MiB read and "
+        hrc_progress_show(p, 0, 1, "diff: %llu of %llu MiB read and "
                               "compared", total, total);
     else
-        hrd_ctl_progress_show(p, done, 0, "diff: %llu of %llu MiB read and "
+        hrc_progress_show(p, done, 0, "diff: %llu of %llu MiB read and "
                               "compared", (unsigned long long)(done >> 20),
                               total);
 }
 
 /*
  * Reads both run files a key at a time, comparing as it goes
- * (hrd_rundiff_read), its progress shown. Returns 0; HRD_CTL_TOLD after
+ * (hrr_rundiff_read), its progress shown. Returns 0; HRC_TOLD after
  * printing why a file cannot be read; or -ENOMEM.
  */
-static int read_sides(struct hrd_diff_side *base, struct hrd_diff_side *new)
+static int read_sides(struct hrr_diff_side *base, struct hrr_diff_side *new)
 {
-    struct hrd_ctl_progress progress;
+    struct hrc_progress progress;
     char err[8400];
     int rc;
 
-    hrd_ctl_progress_init(&progress);
-    rc = hrd_rundiff_read(base, new, show_progress, &progress, err,
+    hrc_progress_init(&progress);
+    rc = hrr_rundiff_read(base, new, show_progress, &progress, err,
                           sizeof err);
     if (rc == -EIO)
         fprintf(stderr, "hostrangectl diff: %s\n", err);
-    hrd_ctl_progress_end(&progress);
-    return rc == -EIO ? HRD_CTL_TOLD : rc;
+    hrc_progress_end(&progress);
+    return rc == -EIO ? HRC_TOLD : rc;
 }
 
 /* The key column of a table: as wide as its widest key, from 3 to
  * KEY_WIDTH_MAX characters (a wider key pushes its own row on). */
-static int key_width(const struct hrd_rundiff_row *rows, size_t nrows)
+static int key_width(const struct hrr_rundiff_row *rows, size_t nrows)
 {
     int width = 3;
 
@@ -585,27 +585,27 @@ static int key_width(const struct hrd_rundiff_row *rows, size_t nrows)
 
 /* The machine and notes of each run, after a table or markdown. */
 static void write_machines(FILE *f, const struct diff_opts *o,
-                           const struct hrd_diff_side *base,
-                           const struct hrd_diff_side *new)
+                           const struct hrr_diff_side *base,
+                           const struct hrr_diff_side *new)
 {
-    const struct hrd_diff_side *sides[2] = { base, new };
+    const struct hrr_diff_side *sides[2] = { base, new };
     char line[4096];
 
     /* Each run's file name, host and metadata are names: escaped by
      * the format's rule. */
     for (int i = 0; i < 2; i++) {
-        hrd_run_describe(sides[i]->header, line, sizeof line);
+        hrr_describe(sides[i]->header, line, sizeof line);
         if (o->fmt == FMT_MARKDOWN) {
             fprintf(f, "%s- %s ", i == 0 ? "\n" : "",
                     i == 0 ? "base" : "new");
-            hrd_md_escape(f, sides[i]->path);
+            hrv_md_escape(f, sides[i]->path);
             fputs(": ", f);
-            hrd_md_escape(f, line);
+            hrv_md_escape(f, line);
         } else {
             fprintf(f, "%s ", i == 0 ? "base" : "new");
-            hrd_text_put(f, sides[i]->path);
+            hrv_text_put(f, sides[i]->path);
             fputs(": ", f);
-            hrd_text_put(f, line);
+            hrv_text_put(f, line);
         }
         fputc('\n', f);
     }
@@ -613,15 +613,15 @@ static void write_machines(FILE *f, const struct diff_opts *o,
 
 /* The report as a gate's result (lib/view/gate.h): JUnit or Markdown.
  * Returns 0, -ENOMEM or -EIO. */
-static int write_gate(FILE *f, const struct hrd_rundiff_row *rows, size_t nrows,
+static int write_gate(FILE *f, const struct hrr_rundiff_row *rows, size_t nrows,
                       const struct diff_opts *o,
-                      const struct hrd_diff_side *base,
-                      const struct hrd_diff_side *new)
+                      const struct hrr_diff_side *base,
+                      const struct hrr_diff_side *new)
 {
-    struct hrd_gate_row *g = calloc(nrows + 1, sizeof *g);
+    struct hrv_gate_row *g = calloc(nrows + 1, sizeof *g);
     char why[2048];
-    struct hrd_gate gate = { "hostrangectl diff", g, nrows,
-                             hrd_run_machines_differ(base->header, new->header, why,
+    struct hrv_gate gate = { "hostrangectl diff", g, nrows,
+                             hrr_machines_differ(base->header, new->header, why,
                                              sizeof why),
                              o->limit, NULL };
     int rc;
@@ -629,46 +629,46 @@ static int write_gate(FILE *f, const struct hrd_rundiff_row *rows, size_t nrows,
     if (g == NULL)
         return -ENOMEM;
     for (size_t i = 0; i < nrows; i++) {
-        const struct hrd_rundiff_row *r = &rows[i];
-        const struct hrd_diff_pop *k = r->b ? r->b : r->n;
-        const struct hrd_limit *l = hrd_limits_find(&o->d.limits, k->range);
-        const struct hrd_limit *w = hrd_limits_find(&o->d.warn, k->range);
+        const struct hrr_rundiff_row *r = &rows[i];
+        const struct hrr_diff_pop *k = r->b ? r->b : r->n;
+        const struct hrs_limit *l = hrs_limits_find(&o->d.limits, k->range);
+        const struct hrs_limit *w = hrs_limits_find(&o->d.warn, k->range);
 
-        g[i] = (struct hrd_gate_row){
+        g[i] = (struct hrv_gate_row){
             k->node, k->op, k->backend, hrp_phase_name(k->phase), k->range,
             hrp_metric_name(k->metric), r->b ? r->b->median : NAN,
             r->n ? r->n->median : NAN, NAN, NAN, l ? l->pct : NAN,
-            w ? w->pct : NAN, HRD_GATE_UNCHANGED, r->over, r->warn, NULL,
+            w ? w->pct : NAN, HRV_GATE_UNCHANGED, r->over, r->warn, NULL,
             NULL, r->run_level && !isnan(r->detectable) ? r->detectable : 0,
             r->not_judged, r->decided ? r->dec.pairs : 0, r->undecided,
         };
         if (r->b == NULL || r->n == NULL) {
-            g[i].verdict = HRD_GATE_ONLY;
+            g[i].verdict = HRV_GATE_ONLY;
             g[i].reason = r->b ? "only in the base run" : "only in the new run";
             continue;
         }
         g[i].change = r->change;
         g[i].p = r->run_level ? r->fast.p : r->s.p;
         if (r->flag != NULL)
-            g[i].verdict = strcmp(r->flag, "slower") == 0 ? HRD_GATE_SLOWER
-                                                           : HRD_GATE_FASTER;
+            g[i].verdict = strcmp(r->flag, "slower") == 0 ? HRV_GATE_SLOWER
+                                                           : HRV_GATE_FASTER;
     }
-    rc = o->fmt == FMT_JUNIT ? hrd_gate_junit(f, &gate)
-                             : hrd_gate_markdown(f, &gate);
+    rc = o->fmt == FMT_JUNIT ? hrv_gate_junit(f, &gate)
+                             : hrv_gate_markdown(f, &gate);
     free(g);
     return rc;
 }
 
 /* The first line of a table or markdown: the rounds of the runs, and
  * which test the rows had. */
-static void write_rounds_line(FILE *f, const struct hrd_rundiff_row *rows, size_t nrows,
+static void write_rounds_line(FILE *f, const struct hrr_rundiff_row *rows, size_t nrows,
                               const struct diff_opts *o,
-                              const struct hrd_diff_side *base,
-                              const struct hrd_diff_side *new)
+                              const struct hrr_diff_side *base,
+                              const struct hrr_diff_side *new)
 {
     size_t run = 0, sample = 0, normalized = 0;
-    unsigned rb = hrd_run_rounds(base->end);
-    unsigned rn = hrd_run_rounds(new->end);
+    unsigned rb = hrr_rounds(base->end);
+    unsigned rn = hrr_rounds(new->end);
 
     for (size_t i = 0; i < nrows; i++) {
         if (rows[i].b != NULL && rows[i].n != NULL)
@@ -685,15 +685,15 @@ static void write_rounds_line(FILE *f, const struct hrd_rundiff_row *rows, size_
     else
         fprintf(f, ": %zu keys from the round medians; %zu with fewer than "
                 "%d rounds a side: " NOISE_UNMEASURED, run, sample,
-                HRD_ROUNDS_MIN);
+                HRS_ROUNDS_MIN);
     if (o->d.plan.max > 0) {
-        size_t at[HRD_DECIDE_LOOKS_MAX], k = hrd_decide_looks(&o->d.plan, at);
+        size_t at[HRS_DECIDE_LOOKS_MAX], k = hrs_decide_looks(&o->d.plan, at);
 
         fprintf(f, "; sequential: looks at");
         for (size_t i = 0; i < k; i++)
             fprintf(f, "%s%zu", i ? ", " : " ", at[i]);
         fprintf(f, " pairs, each at p < %.3g (alpha %g over %zu looks)",
-                hrd_decide_look_alpha(&o->d.plan), o->d.alpha, k);
+                hrs_decide_look_alpha(&o->d.plan), o->d.alpha, k);
     }
     if (o->d.normalize != NULL && normalized > 0)
         fprintf(f, "; %zu keys normalized by %s (each round's median "
@@ -702,16 +702,16 @@ static void write_rounds_line(FILE *f, const struct hrd_rundiff_row *rows, size_
                 o->d.normalize);
     else if (o->d.normalize != NULL)
         fprintf(f, "; --normalize %s: not in %d rounds a side of both "
-                "runs, nothing normalized", o->d.normalize, HRD_ROUNDS_MIN);
+                "runs, nothing normalized", o->d.normalize, HRS_ROUNDS_MIN);
     fprintf(f, "%s\n", o->fmt == FMT_MARKDOWN ? "**\n" : "");
 }
 
 /* Writes the report of the rows to f in o's format, and flushes f.
  * Returns 0, or a negative errno of writing. */
-static int write_report(FILE *f, const struct hrd_rundiff_row *rows, size_t nrows,
+static int write_report(FILE *f, const struct hrr_rundiff_row *rows, size_t nrows,
                          size_t flagged, const struct diff_opts *o,
-                         const struct hrd_diff_side *base,
-                         const struct hrd_diff_side *new)
+                         const struct hrr_diff_side *base,
+                         const struct hrr_diff_side *new)
 {
     int colour = o->fmt == FMT_TABLE && isatty(fileno(f));
     int width = o->fmt == FMT_TABLE ? key_width(rows, nrows) : 3;
@@ -752,17 +752,17 @@ static int write_report(FILE *f, const struct hrd_rundiff_row *rows, size_t nrow
 /* Names each key slower than its --fail-above limit on stderr, and each
  * beyond its --warn-above level with a warning. Returns how many are
  * slower than their --fail-above limit. */
-static size_t check_limits(const struct hrd_rundiff_row *rows, size_t nrows,
+static size_t check_limits(const struct hrr_rundiff_row *rows, size_t nrows,
                            const struct diff_opts *o)
 {
     size_t over = 0;
 
     for (size_t i = 0; i < nrows; i++) {
-        const struct hrd_limit *l;
+        const struct hrs_limit *l;
         char key[KEY_TEXT_MAX];
 
         if (rows[i].warn) {
-            l = hrd_limits_find(&o->d.warn, rows[i].b->range);
+            l = hrs_limits_find(&o->d.warn, rows[i].b->range);
             key_text(key, rows[i].b);
             fprintf(stderr, "hostrangectl diff: warning: %s is %.2f%% "
                     "slower, above --warn-above %g%%\n", key,
@@ -770,7 +770,7 @@ static size_t check_limits(const struct hrd_rundiff_row *rows, size_t nrows,
         }
         if (!rows[i].over)
             continue;
-        l = hrd_limits_find(&o->d.limits, rows[i].b->range);
+        l = hrs_limits_find(&o->d.limits, rows[i].b->range);
         key_text(key, rows[i].b);
         if (strcmp(l->glob, "*") == 0)
             fprintf(stderr, "hostrangectl diff: %s is %.2f%% slower, above "
@@ -779,7 +779,7 @@ static size_t check_limits(const struct hrd_rundiff_row *rows, size_t nrows,
             fprintf(stderr, "hostrangectl diff: %s is %.2f%% slower, above "
                     "--fail-above %g%% (for ", key, rows[i].change, l->pct);
         if (strcmp(l->glob, "*") != 0) {
-            hrd_text_put(stderr, l->glob);
+            hrv_text_put(stderr, l->glob);
             fputs(")\n", stderr);
         }
         over++;
@@ -788,7 +788,7 @@ static size_t check_limits(const struct hrd_rundiff_row *rows, size_t nrows,
 }
 
 /* Says on stderr how many keys --min-rounds refused. Returns how many. */
-static size_t check_rounds(const struct hrd_rundiff_row *rows, size_t nrows,
+static size_t check_rounds(const struct hrr_rundiff_row *rows, size_t nrows,
                            const struct diff_opts *o)
 {
     size_t refused = 0;
@@ -804,10 +804,10 @@ static size_t check_rounds(const struct hrd_rundiff_row *rows, size_t nrows,
 
 /* Says on stderr how many keys were not judged at their --fail-above
  * limit, and the worst of them. Returns how many. */
-static size_t check_judged(const struct hrd_rundiff_row *rows, size_t nrows)
+static size_t check_judged(const struct hrr_rundiff_row *rows, size_t nrows)
 {
     size_t n = 0;
-    const struct hrd_rundiff_row *worst = NULL;
+    const struct hrr_rundiff_row *worst = NULL;
 
     for (size_t i = 0; i < nrows; i++) {
         if (!rows[i].not_judged)
@@ -833,7 +833,7 @@ static size_t check_judged(const struct hrd_rundiff_row *rows, size_t nrows)
 
 /* --max-rounds: says on stderr how many gated keys are undecided, and
  * after how many pairs. Returns how many. */
-static size_t check_undecided(const struct hrd_rundiff_row *rows, size_t nrows,
+static size_t check_undecided(const struct hrr_rundiff_row *rows, size_t nrows,
                               const struct diff_opts *o)
 {
     size_t n = 0, pairs = 0;
@@ -852,55 +852,55 @@ static size_t check_undecided(const struct hrd_rundiff_row *rows, size_t nrows,
 }
 
 /* Says why diff failed, rc being a negative errno not yet told. Returns
- * HRD_CTL_EXIT_FAILED. */
+ * HRC_EXIT_FAILED. */
 static int failed(int rc)
 {
     if (rc == -ENOMEM)
         fprintf(stderr, "hostrangectl diff: out of memory\n");
     else
         fprintf(stderr, "hostrangectl diff: %s\n", strerror(-rc));
-    return HRD_CTL_EXIT_FAILED;
+    return HRC_EXIT_FAILED;
 }
 
-/* Each step returns 0, HRD_CTL_TOLD or a negative errno still to be told;
+/* Each step returns 0, HRC_TOLD or a negative errno still to be told;
  * here alone they become diff's exit status (but for an unknown option or
- * a missing value, hrd_ctl_die_usage's 2). */
-int hrd_ctl_diff(int argc, char **argv)
+ * a missing value, hrc_die_usage's 2). */
+int hrc_diff(int argc, char **argv)
 {
-    struct diff_opts o = { .d = { .alpha = HRD_SIGNIF_ALPHA, .threshold = 5,
-                                  .plan = { HRD_DECIDE_FIRST_DEFAULT, 0,
+    struct diff_opts o = { .d = { .alpha = HRS_SIGNIF_ALPHA, .threshold = 5,
+                                  .plan = { HRS_DECIDE_FIRST_DEFAULT, 0,
                                             0 } },
                            .fmt = FMT_TABLE,
-                           .limit = HRD_GATE_MARKDOWN_LIMIT };
-    struct hrd_diff_side base = { 0 }, new = { 0 };
-    struct hrd_rundiff_row *rows = NULL;
+                           .limit = HRV_GATE_MARKDOWN_LIMIT };
+    struct hrr_diff_side base = { 0 }, new = { 0 };
+    struct hrr_rundiff_row *rows = NULL;
     size_t nrows = 0, flagged = 0;
     int status, rc = parse_options(argc, argv, &o);
 
     if (rc != 0 || o.help) {
         if (rc == 0)
-            status = HRD_CTL_EXIT_OK;
+            status = HRC_EXIT_OK;
         else
-            status = rc == HRD_CTL_TOLD ? HRD_CTL_EXIT_USAGE : failed(rc);
+            status = rc == HRC_TOLD ? HRC_EXIT_USAGE : failed(rc);
         goto out;
     }
-    rc = hrd_diff_side_open(&base, o.base);
+    rc = hrc_diff_side_open(&base, o.base);
     if (rc == 0)
-        rc = hrd_diff_side_open(&new, o.new);
+        rc = hrc_diff_side_open(&new, o.new);
     if (rc != 0) {
-        status = rc == HRD_CTL_TOLD ? HRD_CTL_EXIT_UNREADABLE : failed(rc);
+        status = rc == HRC_TOLD ? HRC_EXIT_UNREADABLE : failed(rc);
         goto out;
     }
-    status = HRD_CTL_EXIT_MACHINES;
-    if (hrd_ctl_diff_machines(o.base, &base, o.new, &new,
+    status = HRC_EXIT_MACHINES;
+    if (hrc_diff_machines(o.base, &base, o.new, &new,
                               o.strict) != 0)
         goto out;
     rc = read_sides(&base, &new);
     if (rc != 0) {
-        status = rc == HRD_CTL_TOLD ? HRD_CTL_EXIT_UNREADABLE : failed(rc);
+        status = rc == HRC_TOLD ? HRC_EXIT_UNREADABLE : failed(rc);
         goto out;
     }
-    rc = hrd_rundiff_rows(&base, &new, &o.d, &rows, &nrows, &flagged);
+    rc = hrr_rundiff_rows(&base, &new, &o.d, &rows, &nrows, &flagged);
     if (rc != 0) {
         status = failed(rc);
         goto out;
@@ -909,28 +909,28 @@ int hrd_ctl_diff(int argc, char **argv)
     if (rc != 0) {
         fprintf(stderr, "hostrangectl diff: cannot write the report: %s\n",
                 strerror(-rc));
-        status = HRD_CTL_EXIT_FAILED;
+        status = HRC_EXIT_FAILED;
         goto out;
     }
-    status = check_limits(rows, nrows, &o) > 0 ? HRD_CTL_EXIT_SLOWER : HRD_CTL_EXIT_OK;
-    if (status == HRD_CTL_EXIT_OK && check_rounds(rows, nrows, &o) > 0)
-        status = HRD_CTL_EXIT_FEW_ROUNDS;
-    if (check_judged(rows, nrows) > 0 && status == HRD_CTL_EXIT_OK)
-        status = HRD_CTL_EXIT_NOT_JUDGED;
-    if (check_undecided(rows, nrows, &o) > 0 && status == HRD_CTL_EXIT_OK)
-        status = HRD_CTL_EXIT_UNDECIDED;
+    status = check_limits(rows, nrows, &o) > 0 ? HRC_EXIT_SLOWER : HRC_EXIT_OK;
+    if (status == HRC_EXIT_OK && check_rounds(rows, nrows, &o) > 0)
+        status = HRC_EXIT_FEW_ROUNDS;
+    if (check_judged(rows, nrows) > 0 && status == HRC_EXIT_OK)
+        status = HRC_EXIT_NOT_JUDGED;
+    if (check_undecided(rows, nrows, &o) > 0 && status == HRC_EXIT_OK)
+        status = HRC_EXIT_UNDECIDED;
 out:
     free(rows);
-    hrd_limits_fini(&o.d.limits);
-    hrd_limits_fini(&o.d.warn);
-    hrd_diff_side_free(&base);
-    hrd_diff_side_free(&new);
+    hrs_limits_fini(&o.d.limits);
+    hrs_limits_fini(&o.d.warn);
+    hrc_diff_side_free(&base);
+    hrc_diff_side_free(&new);
     return status;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_diff = {
+const struct hrc_cmd hrc_cmd_diff = {
     "diff",
     "compare two run files key by key, with significance",
     usage_diff,
-    hrd_ctl_diff,
+    hrc_diff,
 };

@@ -13,24 +13,24 @@ static int told(int rc, const char *err)
     if (rc == 0 || rc == -ENOMEM)
         return rc;
     fprintf(stderr, "hostrangectl diff: %s\n", err);
-    return HRD_CTL_TOLD;
+    return HRC_TOLD;
 }
 
-int hrd_diff_side_open(struct hrd_diff_side *s, const char *path)
+int hrc_diff_side_open(struct hrr_diff_side *s, const char *path)
 {
     char err[8400];
 
-    return told(hrd_runside_open(s, path, err, sizeof err), err);
+    return told(hrr_runside_open(s, path, err, sizeof err), err);
 }
 
-int hrd_diff_side_next(struct hrd_diff_side *s)
+int hrc_diff_side_next(struct hrr_diff_side *s)
 {
     char err[8400];
 
-    return told(hrd_runside_next(s, err, sizeof err), err);
+    return told(hrr_runside_next(s, err, sizeof err), err);
 }
 
-void hrd_diff_side_free(struct hrd_diff_side *s)
+void hrc_diff_side_free(struct hrr_diff_side *s)
 {
-    hrd_runside_free(s);
+    hrr_runside_free(s);
 }

@@ -25,22 +25,22 @@
 
 /* Writes the rows of one page through the writer, with the observer fields
  * from ch when not NULL. Returns 0 or -errno. */
-static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
-                      struct hrd_ctl_calibs *ch)
+static int write_rows(struct hrv_writer *w, const Hostrange__DumpReply *d,
+                      struct hrc_calibs *ch)
 {
     int rc = 0;
 
     for (size_t i = 0; i < d->n_rows && rc == 0; i++) {
-        struct hrd_row row;
+        struct hra_row row;
 
         /* A phase this version does not know is written as "?". */
-        (void)hrd_row_from_message(&row, d->rows[i]);
+        (void)hra_row_from_message(&row, d->rows[i]);
         if (ch != NULL)
-            hrd_ctl_calibs_apply(ch, &row);
+            hrc_calibs_apply(ch, &row);
         /* A daemon's run is one round. */
         row.rounds = 1;
         row.round_medians = &row.median;
-        rc = hrd_writer_row(w, &row);
+        rc = hrv_writer_row(w, &row);
     }
     return rc;
 }
@@ -48,10 +48,10 @@ static int write_rows(struct hrd_writer *w, const Hostrange__DumpReply *d,
 /* What each page of a dump does: its rows written through w, with the
  * calibrations the first page brings. */
 struct dump_pages {
-    struct hrd_writer *w;
-    struct hrd_ctl_calibs calibs, *ch;
+    struct hrv_writer *w;
+    struct hrc_calibs calibs, *ch;
     Hostrange__DumpRequest *dq;
-    const struct hrd_ctl_report *r;
+    const struct hrc_report *r;
     char where[PATH_MAX + 32]; /* the calibrations' source, which they keep */
     FILE *losses;              /* the table's closing lines, or NULL */
 };
@@ -65,9 +65,9 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
 
         /* The first page brings the calibrations. */
         snprintf(dp->where, sizeof dp->where, "hostranged at %s",
-                 hrd_ctl_dir);
+                 hrc_dir);
         dp->dq->calibrations = 0;
-        rc = hrd_ctl_calibs_init(&dp->calibs, d->calibrations,
+        rc = hrc_calibs_init(&dp->calibs, d->calibrations,
                                  d->n_calibrations, dp->r->calibration,
                                  dp->where, dp->r->correct);
         if (rc != 0)
@@ -80,7 +80,7 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
         for (size_t i = 0; i < d->n_lost; i++) {
             fprintf(dp->losses, "lost: %llu events of node ",
                     (unsigned long long)d->lost[i]->lost);
-            hrd_text_put(dp->losses, d->lost[i]->node_id);
+            hrv_text_put(dp->losses, d->lost[i]->node_id);
             fputc('\n', dp->losses);
         }
         if (d->refused_memory_events != 0)
@@ -92,43 +92,43 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
 }
 
 /*
- * Asks for every page and writes it to f. Returns 0, HRD_CTL_TOLD after
+ * Asks for every page and writes it to f. Returns 0, HRC_TOLD after
  * printing the daemon's failure, or a negative errno of writing.
  */
-static int fetch_all(FILE *f, const struct hrd_filter *flt,
-                     const struct hrd_ctl_report *r)
+static int fetch_all(FILE *f, const struct hra_filter *flt,
+                     const struct hrc_report *r)
 {
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__DumpRequest dq = HOSTRANGE__DUMP_REQUEST__INIT;
-    struct hrd_writer w;
+    struct hrv_writer w;
     struct dump_pages dp;
     unsigned fields = r->fields;
     char *losses = NULL;
     size_t losses_len = 0;
     int rc;
 
-    if (r->view != HRD_CTL_VIEW_ROWS)
-        return hrd_ctl_paths_view(f, flt, r);
+    if (r->view != HRC_VIEW_ROWS)
+        return hrc_paths_view(f, flt, r);
     if (r->from != NULL)
-        return hrd_ctl_rows_from(f, flt, r);
-    hrd_ctl_dump_request(&q, &dq, flt);
+        return hrc_rows_from(f, flt, r);
+    hrc_dump_request(&q, &dq, flt);
     dq.by_path = r->by_path != 0;
     if (r->correct)
-        fields |= HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED;
-    if (fields & HRD_FIELDS_OBSERVER)
+        fields |= HRV_FIELDS_OBSERVER | HRV_FIELDS_CORRECTED;
+    if (fields & HRV_FIELDS_OBSERVER)
         dq.calibrations = 1;
     memset(&dp, 0, sizeof dp);
     dp.w = &w;
     dp.dq = &dq;
     dp.r = r;
-    if (r->format == HRD_FORMAT_TABLE &&
+    if (r->format == HRV_FORMAT_TABLE &&
         (dp.losses = open_memstream(&losses, &losses_len)) == NULL)
         return -errno;
-    hrd_writer_init(&w, f, r->format, fields);
-    rc = hrd_ctl_dump_pages("dump", &q, &dq, dump_page, &dp);
+    hrv_writer_init(&w, f, r->format, fields);
+    rc = hrc_dump_pages("dump", &q, &dq, dump_page, &dp);
     if (rc == 0)
-        rc = hrd_writer_finish(&w);
-    hrd_writer_fini(&w);
+        rc = hrv_writer_finish(&w);
+    hrv_writer_fini(&w);
     if (dp.losses != NULL) {
         if (fclose(dp.losses) != 0 && rc == 0)
             rc = -ENOMEM;
@@ -138,24 +138,24 @@ static int fetch_all(FILE *f, const struct hrd_filter *flt,
         free(losses);
     }
     if (dp.ch != NULL)
-        hrd_ctl_calibs_fini(dp.ch);
+        hrc_calibs_fini(dp.ch);
     return rc;
 }
 
 /* Tells why writing `what` failed when rc is a negative errno (not when
- * it is HRD_CTL_TOLD, told already). Returns HRD_CTL_TOLD. */
+ * it is HRC_TOLD, told already). Returns HRC_TOLD. */
 static int write_error(const char *what, int rc)
 {
     if (rc < 0)
         fprintf(stderr, "hostrangectl: cannot write %s: %s\n", what,
                 strerror(-rc));
-    return HRD_CTL_TOLD;
+    return HRC_TOLD;
 }
-int hrd_ctl_dump(const struct hrd_filter *flt,
-                 const struct hrd_ctl_report *r)
+int hrc_dump(const struct hra_filter *flt,
+                 const struct hrc_report *r)
 {
     const char *output = r->output;
-    struct hrd_atomic file;
+    struct hru_atomic file;
     int rc;
 
     if (output != NULL && strcmp(output, "-") == 0)
@@ -166,14 +166,14 @@ int hrd_ctl_dump(const struct hrd_filter *flt,
             rc = -errno;
         return rc == 0 ? 0 : write_error("the report", rc);
     }
-    rc = hrd_atomic_open(&file, output, 1);
+    rc = hru_atomic_open(&file, output, 1);
     if (rc != 0)
         return write_error(output, rc);
     rc = fetch_all(file.f, flt, r);
     if (rc == 0)
-        rc = hrd_atomic_commit(&file);
+        rc = hru_atomic_commit(&file);
     else
-        hrd_atomic_abort(&file);
+        hru_atomic_abort(&file);
     if (rc != 0)
         return write_error(output, rc);
     return 0;
@@ -228,12 +228,12 @@ static const char usage_dump[] =
     "                       row, children x the self time one leaves in its\n"
     "                       parent on a self row), observer_share\n"
     "                       (observer_ns / median), unstable (share of "
-    HRD_STR(HRD_OBSERVER_UNSTABLE_PCT) "%\n"
+    HRC_STR(HRA_OBSERVER_UNSTABLE_PCT) "%\n"
     "                       or more; on the fast clock path, observer_ns and\n"
     "                       the uncertainty of its plain reads "
-    HRD_STR(HRD_OBSERVER_UNSTABLE_FAST_PCT) "% or more),\n"
+    HRC_STR(HRA_OBSERVER_UNSTABLE_FAST_PCT) "% or more),\n"
     "                       resolution_limited (a median under "
-    HRD_STR(HRD_RESOLUTION_STEPS) " steps of\n"
+    HRC_STR(HRA_RESOLUTION_STEPS) " steps of\n"
     "                       the clock) and clock_path (fast, waiting,\n"
     "                       ordered, mixed or unknown: the clock paths of\n"
     "                       the clients that fed the key; waiting is the fast\n"
@@ -259,7 +259,7 @@ static const char usage_dump[] =
     "                       use the calibration of process label LABEL, on\n"
     "                       the rows of its clock path (default: for each\n"
     "                       row, the most recent one of the row's path)\n"
-    HRD_CTL_FILTER_HELP
+    HRC_FILTER_HELP
     "  -o, --output=FILE    write to FILE (atomically: a temporary file then a\n"
     "                       rename; a device or pipe is written in place; -\n"
     "                       is standard output) instead of standard output\n"
@@ -280,17 +280,17 @@ static int run_dump(int argc, char **argv)
         { "by", required_argument, NULL, 'Y' },
         { "value", required_argument, NULL, 'V' },
         { "help", no_argument, NULL, 'h' },
-        HRD_CTL_FILTER_LONGOPTS,
-        HRD_CTL_OBSERVER_LONGOPTS,
+        HRC_FILTER_LONGOPTS,
+        HRC_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_ctl_report rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL,
+    struct hrc_report rep = { HRV_FORMAT_JSONL, 0, NULL, 0, NULL, NULL,
                                   0, 0, 0 };
-    struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
+    struct hra_filter f = { NULL, NULL, NULL, NULL, 0 };
     int c;
 
     while ((c = getopt_long(argc, argv, ":f:n:o:h", longopts, NULL)) != -1) {
-        if (hrd_ctl_report_option("dump", c, optarg, &f, &rep))
+        if (hrc_report_option("dump", c, optarg, &f, &rep))
             continue;
         if (c == 'I') {
             rep.from = optarg;
@@ -300,17 +300,17 @@ static int run_dump(int argc, char **argv)
             if (strcmp(optarg, "path") != 0 && strcmp(optarg, "range") != 0) {
                 fprintf(stderr, "hostrangectl dump: bad --by '%s' (range or "
                         "path)\n", optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             rep.by_path = strcmp(optarg, "path") == 0;
             continue;
         }
         if (c == 'V') {
-            enum hrd_fvalue v;
-            if (hrd_fvalue_parse(optarg, &v) != 0) {
+            enum hrv_fvalue v;
+            if (hrv_fvalue_parse(optarg, &v) != 0) {
                 fprintf(stderr, "hostrangectl dump: bad --value '%s' (total, "
                         "median or count)\n", optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             rep.value = (int)v;
             continue;
@@ -319,19 +319,19 @@ static int run_dump(int argc, char **argv)
             fputs(usage_dump, stdout);
             return 0;
         }
-        hrd_ctl_die_usage("dump", c, argv[optind - 1]);
+        hrc_die_usage("dump", c, argv[optind - 1]);
     }
-    hrd_ctl_no_arguments("dump", argc, argv);
-    if (rep.view == HRD_CTL_VIEW_PPROF && isatty(1) &&
+    hrc_no_arguments("dump", argc, argv);
+    if (rep.view == HRC_VIEW_PPROF && isatty(1) &&
         (rep.output == NULL || strcmp(rep.output, "-") == 0)) {
         fprintf(stderr, "hostrangectl dump: a pprof profile is binary: "
                 "write it to a file (-o FILE.pb.gz)\n");
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
-    return hrd_ctl_dump(&f, &rep) == 0 ? 0 : 1;
+    return hrc_dump(&f, &rep) == 0 ? 0 : 1;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_dump = {
+const struct hrc_cmd hrc_cmd_dump = {
     "dump",
     "print the report: one row per key (node, operator, backend,\n"
     "           phase, range, metric) with count, mean and median",

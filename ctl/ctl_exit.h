@@ -7,45 +7,45 @@
  * meaning has a name of its own here, so that a status is written by what
  * it says.
  *
- * Not an exit status: HRD_CTL_TOLD (ctl_cmd.h), what the shared helpers
+ * Not an exit status: HRC_TOLD (ctl_cmd.h), what the shared helpers
  * return when they have already told the user why they failed.
  */
 #ifndef HOSTRANGE_CTL_EXIT_H
 #define HOSTRANGE_CTL_EXIT_H
 
-enum hrd_ctl_exit {
-    HRD_CTL_EXIT_OK = 0,
+enum hrc_exit {
+    HRC_EXIT_OK = 0,
     /* 1: the daemon cannot be reached or fails (dump, stats, reset, ping,
      * save, record); a key slower than --fail-above allows (diff, ab,
      * history detect and check); not merged (merge). */
-    HRD_CTL_EXIT_DAEMON = 1,
-    HRD_CTL_EXIT_SLOWER = 1,
-    HRD_CTL_EXIT_NOT_MERGED = 1,
+    HRC_EXIT_DAEMON = 1,
+    HRC_EXIT_SLOWER = 1,
+    HRC_EXIT_NOT_MERGED = 1,
     /* 2: a usage error, everywhere. */
-    HRD_CTL_EXIT_USAGE = 2,
+    HRC_EXIT_USAGE = 2,
     /* 3: a run file or a history that cannot be read (diff, history);
      * record --strict: something was lost or refused; merge: an input
      * holding a run another holds; bisect: the first bad commit named only
      * among skipped or unclear ones. */
-    HRD_CTL_EXIT_UNREADABLE = 3,
-    HRD_CTL_EXIT_LOST = 3,
-    HRD_CTL_EXIT_DUPLICATE = 3,
-    HRD_CTL_EXIT_CANDIDATES = 3,
+    HRC_EXIT_UNREADABLE = 3,
+    HRC_EXIT_LOST = 3,
+    HRC_EXIT_DUPLICATE = 3,
+    HRC_EXIT_CANDIDATES = 3,
     /* 4: diff --strict refused runs of different machines; bisect: the
      * ends do not differ. */
-    HRD_CTL_EXIT_MACHINES = 4,
-    HRD_CTL_EXIT_NO_CHANGE = 4,
+    HRC_EXIT_MACHINES = 4,
+    HRC_EXIT_NO_CHANGE = 4,
     /* 5: any other failure (diff, ab, history, bisect). */
-    HRD_CTL_EXIT_FAILED = 5,
+    HRC_EXIT_FAILED = 5,
     /* 6: refused by --min-rounds (diff, ab); too few runs in the history
      * (history check --min-history). */
-    HRD_CTL_EXIT_FEW_ROUNDS = 6,
-    HRD_CTL_EXIT_FEW_RUNS = 6,
+    HRC_EXIT_FEW_ROUNDS = 6,
+    HRC_EXIT_FEW_RUNS = 6,
     /* 7: a key not judged at its --fail-above limit (its detectable
      * change is larger). */
-    HRD_CTL_EXIT_NOT_JUDGED = 7,
+    HRC_EXIT_NOT_JUDGED = 7,
     /* 8: a gated key undecided after --max-rounds (diff, ab). */
-    HRD_CTL_EXIT_UNDECIDED = 8,
+    HRC_EXIT_UNDECIDED = 8,
 };
 
 #endif

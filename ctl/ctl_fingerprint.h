@@ -9,20 +9,20 @@
 /* The machine fingerprint of the daemon's run (ctl_fingerprint.c): this
  * machine, and the clock of the daemon's clients (unknown when it does not
  * answer). */
-void hrd_ctl_fingerprint(struct hrd_fingerprint *fp);
+void hrc_fingerprint(struct hrr_fingerprint *fp);
 
 /*
  * --machine NAME of command cmd (record, save, ab; NULL when not given):
  * the name of the machine the runs it saves are measured on, passed on in
  * $HOSTRANGE_MACHINE to the saves it makes and to every process it starts
  * (ctl_fingerprint.c). With arg NULL, a name $HOSTRANGE_MACHINE holds
- * already is checked. A name is 1 to HRD_MACHINE_MAX bytes of UTF-8 with
+ * already is checked. A name is 1 to HRR_MACHINE_MAX bytes of UTF-8 with
  * no control character: any other exits with status 2, saying why.
  */
-void hrd_ctl_machine_option(const char *cmd, const char *arg);
+void hrc_machine_option(const char *cmd, const char *arg);
 
 /* Writes why name cannot name a machine to err, or returns 0 when it
  * can. */
-int hrd_ctl_machine_bad(const char *name, char *err, size_t len);
+int hrc_machine_bad(const char *name, char *err, size_t len);
 
 #endif

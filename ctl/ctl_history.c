@@ -26,11 +26,11 @@
     "      --db=DB          the history: a SQLite file, or a PostgreSQL\n"   \
     "                       database (postgresql://..., postgres://... or\n" \
     "                       libpq's key=value pairs); default\n"             \
-    "                       $" HRD_HISTORY_ENV ", else " HRD_HISTORY_DEFAULT "\n" \
+    "                       $" HRH_ENV ", else " HRH_DEFAULT "\n" \
     "                       (a password: PGPASSWORD, ~/.pgpass or\n"         \
     "                       PGPASSFILE, not DB, which every user sees)\n"
 
-const char hrd_ctl_history_usage_add[] =
+const char hrc_history_usage_add[] =
     "Usage: hostrangectl history add [--db DB] [--meta KEY=VALUE]...\n"
     "                                [--machine NAME] RUN.hrs...\n"
     "       hostrangectl history add --from FORMAT [--db DB]\n"
@@ -53,9 +53,9 @@ const char hrd_ctl_history_usage_add[] =
     "commit=, --meta time= and --machine.\n"
     "\n"
     DB_HELP
-    "      --from=FORMAT    the files are " HRD_IMPORT_NAME_GBENCH " (Google Benchmark's JSON;\n"
-    "                       also " HRD_IMPORT_NAME_GBENCH_LONG "), " HRD_IMPORT_NAME_PYTEST "\n"
-    "                       (its --benchmark-json) or " HRD_IMPORT_NAME_CSV " (lines\n"
+    "      --from=FORMAT    the files are " HRH_IMPORT_NAME_GBENCH " (Google Benchmark's JSON;\n"
+    "                       also " HRH_IMPORT_NAME_GBENCH_LONG "), " HRH_IMPORT_NAME_PYTEST "\n"
+    "                       (its --benchmark-json) or " HRH_IMPORT_NAME_CSV " (lines\n"
     "                       commit,time,machine,name,value[,unit])\n"
     "  -m, --meta=KEY=VALUE note KEY=VALUE with each run (over the file's\n"
     "                       own); may be given many times\n"
@@ -63,16 +63,16 @@ const char hrd_ctl_history_usage_add[] =
     "                       the name it was saved with, if any)\n"
     "  -h, --help           show this help and exit\n";
 
-const char hrd_ctl_history_usage_list[] =
+const char hrc_history_usage_list[] =
     "Usage: hostrangectl history list [--db DB]\n"
     "The stored runs in their order, one line each, tab-separated: id, time\n"
     "(UTC), commit, machine, keys, host, kernel.\n"
     "\n"
     DB_HELP
-    HRD_CTL_HISTORY_READ_HELP
+    HRC_HISTORY_READ_HELP
     "  -h, --help           show this help and exit\n";
 
-const char hrd_ctl_history_usage_show[] =
+const char hrc_history_usage_show[] =
     "Usage: hostrangectl history show [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--format table|jsonl|csv]\n"
     "The series: one line per run and key, by key, machine and run order,\n"
@@ -81,22 +81,22 @@ const char hrd_ctl_history_usage_show[] =
     "(jsonl, csv).\n"
     "\n"
     DB_HELP
-    HRD_CTL_HISTORY_READ_HELP
-    HRD_CTL_FILTER_HELP
+    HRC_HISTORY_READ_HELP
+    HRC_FILTER_HELP
     "      --machine=GLOB   only machines matching GLOB\n"
     "  -f, --format=FORMAT  table (default), jsonl or csv\n"
     "  -h, --help           show this help and exit\n";
 
-const char *hrd_ctl_history_db(const char *opt)
+const char *hrc_history_db(const char *opt)
 {
-    const char *env = getenv(HRD_HISTORY_ENV);
+    const char *env = getenv(HRH_ENV);
 
     if (opt != NULL && opt[0] != '\0')
         return opt;
-    return env != NULL && env[0] != '\0' ? env : HRD_HISTORY_DEFAULT;
+    return env != NULL && env[0] != '\0' ? env : HRH_DEFAULT;
 }
 
-const char *hrd_ctl_history_dsn(const char *cmd, char *arg)
+const char *hrc_history_dsn(const char *cmd, char *arg)
 {
     static char *copy;
     static int warned;
@@ -105,9 +105,9 @@ const char *hrd_ctl_history_dsn(const char *cmd, char *arg)
     free(copy);
     if ((copy = strdup(arg)) == NULL) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-        exit(HRD_CTL_EXIT_FAILED);
+        exit(HRC_EXIT_FAILED);
     }
-    if (!hrd_history_is_pg(arg) || !hrd_history_password(arg, &off, &len))
+    if (!hrh_is_pg(arg) || !hrh_password(arg, &off, &len))
         return copy;
     /* The argument is the process's own copy of its command line, which
      * /proc/PID/cmdline (ps) reads. */
@@ -120,30 +120,30 @@ const char *hrd_ctl_history_dsn(const char *cmd, char *arg)
     return copy;
 }
 
-int hrd_ctl_history_open(const char *cmd, const char *db,
-                         enum hrd_history_mode mode, struct hrd_history **h)
+int hrc_history_open(const char *cmd, const char *db,
+                         enum hrh_mode mode, struct hrh_history **h)
 {
     char err[4096], name[1024];
-    int rc = hrd_history_open(db, mode, h, err, sizeof err);
+    int rc = hrh_open(db, mode, h, err, sizeof err);
 
     if (rc == 0)
         return 0;
     if (rc == -ENOENT) {
-        hrd_history_name(db, name, sizeof name);
+        hrh_name(db, name, sizeof name);
         fprintf(stderr, "hostrangectl %s: no history at %s (hostrangectl "
                 "history add makes one)\n", cmd, name);
-        return HRD_CTL_EXIT_UNREADABLE;
+        return HRC_EXIT_UNREADABLE;
     }
     fprintf(stderr, "hostrangectl %s: %s\n", cmd,
             rc == -ENOMEM ? "out of memory" : err);
     /* A database that cannot be made or migrated for want of room is a
      * full disk, not a database that cannot be read. */
     return rc == -ENOMEM || rc == -ENOSPC || rc == -EFBIG
-               ? HRD_CTL_EXIT_FAILED
-               : HRD_CTL_EXIT_UNREADABLE;
+               ? HRC_EXIT_FAILED
+               : HRC_EXIT_UNREADABLE;
 }
 
-void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len)
+void hrc_history_time(int64_t time_ns, char *buf, size_t len)
 {
     time_t t = (time_t)(time_ns / 1000000000);
     struct tm tm;
@@ -158,36 +158,36 @@ void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len)
  * *ns, or -EINVAL. */
 static int parse_time(const char *s, int64_t *ns)
 {
-    return hrd_import_time(s, ns);
+    return hrh_import_time(s, ns);
 }
 
-int hrd_ctl_hrun_load(const char *cmd, const char *path,
+int hrc_hrun_load(const char *cmd, const char *path,
                       char *const *extra, size_t nextra, const char *machine,
-                      struct hrd_history_fromrun *r)
+                      struct hrh_fromrun *r)
 {
-    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
+    struct hrc_read_progress rp = { { 0, 0, 0 }, cmd, path };
     char err[8400];
     int rc;
 
-    hrd_ctl_progress_init(&rp.p);
-    rc = hrd_history_fromrun_load(r, path, extra, nextra, machine,
-                                  hrd_ctl_read_progress, &rp, err,
+    hrc_progress_init(&rp.p);
+    rc = hrh_fromrun_load(r, path, extra, nextra, machine,
+                                  hrc_read_progress, &rp, err,
                                   sizeof err);
-    hrd_ctl_progress_end(&rp.p);
-    if (rc == 0 && (rc = hrd_history_fromrun_rounds(r)) != 0)
+    hrc_progress_end(&rp.p);
+    if (rc == 0 && (rc = hrh_fromrun_rounds(r)) != 0)
         snprintf(err, sizeof err, "out of memory");
     if (rc == 0)
         return 0;
     fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-    return rc == -ENOMEM && !r->unreadable ? HRD_CTL_EXIT_FAILED
-                                           : HRD_CTL_EXIT_UNREADABLE;
+    return rc == -ENOMEM && !r->unreadable ? HRC_EXIT_FAILED
+                                           : HRC_EXIT_UNREADABLE;
 }
 
 /* Options shared by the subcommands: --db and --help. */
 enum { OPT_DB = 256, OPT_MACHINE, OPT_ALPHA, OPT_MIN_CHANGE, OPT_WINDOW,
        OPT_FAIL, OPT_FROM };
 
-int hrd_ctl_history_add(int argc, char **argv)
+int hrc_history_add(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "db", required_argument, NULL, OPT_DB },
@@ -200,29 +200,29 @@ int hrd_ctl_history_add(int argc, char **argv)
     const char *db = NULL, *machine = NULL;
     char **extra = NULL, err[4096], name[1024];
     size_t nextra = 0;
-    struct hrd_history *h;
-    enum hrd_import_format fmt = HRD_IMPORT_CSV;
+    struct hrh_history *h;
+    enum hrh_import_format fmt = HRH_IMPORT_CSV;
     int c, status = 0, from = 0;
 
     while ((c = getopt_long(argc, argv, ":m:h", longopts, NULL)) != -1) {
         if (c == OPT_FROM) {
-            if (hrd_import_format_parse(optarg, &fmt) != 0) {
+            if (hrh_import_format_parse(optarg, &fmt) != 0) {
                 fprintf(stderr, "hostrangectl history add: bad --from '%s' "
-                        "(" HRD_IMPORT_NAME_GBENCH ", "
-                        HRD_IMPORT_NAME_PYTEST " or " HRD_IMPORT_NAME_CSV
+                        "(" HRH_IMPORT_NAME_GBENCH ", "
+                        HRH_IMPORT_NAME_PYTEST " or " HRH_IMPORT_NAME_CSV
                         ")\n", optarg);
                 free(extra);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             from = 1;
         } else if (c == OPT_DB) {
-            db = hrd_ctl_history_dsn("history add", optarg);
+            db = hrc_history_dsn("history add", optarg);
         } else if (c == OPT_MACHINE) {
-            if (hrd_ctl_machine_bad(optarg, err, sizeof err) != 0) {
+            if (hrc_machine_bad(optarg, err, sizeof err) != 0) {
                 fprintf(stderr, "hostrangectl history add: bad --machine: "
                         "%s\n", err);
                 free(extra);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             machine = optarg;
         } else if (c == 'm') {
@@ -232,7 +232,7 @@ int hrd_ctl_history_add(int argc, char **argv)
                 fprintf(stderr, "hostrangectl history add: bad --meta '%s' "
                         "(KEY=VALUE)\n", optarg);
                 free(extra);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             if (strncmp(optarg, "time=", 5) == 0) {
                 int64_t ns;
@@ -242,51 +242,51 @@ int hrd_ctl_history_add(int argc, char **argv)
                             "'%s' (a time: Unix seconds, or "
                             "YYYY-MM-DDTHH:MM:SS[Z])\n", optarg);
                     free(extra);
-                    return HRD_CTL_EXIT_USAGE;
+                    return HRC_EXIT_USAGE;
                 }
             }
             ne = realloc(extra, (nextra + 1) * sizeof *ne);
             if (ne == NULL) {
                 free(extra);
-                return HRD_CTL_EXIT_FAILED;
+                return HRC_EXIT_FAILED;
             }
             extra = ne;
             extra[nextra++] = optarg;
         } else if (c == 'h') {
-            fputs(hrd_ctl_history_usage_add, stdout);
+            fputs(hrc_history_usage_add, stdout);
             free(extra);
             return 0;
         } else {
-            hrd_ctl_die_usage("history add", c, argv[optind - 1]);
+            hrc_die_usage("history add", c, argv[optind - 1]);
         }
     }
     if (optind >= argc) {
         fprintf(stderr, "hostrangectl history add: no %s (see --help)\n",
                 from ? "file" : "run file");
         free(extra);
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
-    db = hrd_ctl_history_db(db);
-    hrd_history_name(db, name, sizeof name);
-    if ((status = hrd_ctl_history_open("history add", db, HRD_HISTORY_WRITE,
+    db = hrc_history_db(db);
+    hrh_name(db, name, sizeof name);
+    if ((status = hrc_history_open("history add", db, HRH_WRITE,
                                        &h)) != 0) {
         free(extra);
         return status;
     }
     for (int i = optind; from && i < argc; i++) {
-        int rc = hrd_ctl_history_add_from(h, name, fmt, argv[i], extra,
+        int rc = hrc_history_add_from(h, name, fmt, argv[i], extra,
                                           nextra, machine);
 
         if (rc > status)
             status = rc;
     }
     for (int i = optind; !from && i < argc; i++) {
-        struct hrd_history_fromrun r;
-        int rc = hrd_ctl_hrun_load("history add", argv[i], extra, nextra,
+        struct hrh_fromrun r;
+        int rc = hrc_hrun_load("history add", argv[i], extra, nextra,
                                    machine, &r);
 
         if (rc == 0) {
-            rc = hrd_history_add(h, &r.run, r.p, r.n, err, sizeof err);
+            rc = hrh_add(h, &r.run, r.p, r.n, err, sizeof err);
             if (rc == 0)
                 printf("added %s: run %s, %zu keys\n", argv[i], r.id, r.n);
             else if (rc == 1)
@@ -296,33 +296,33 @@ int hrd_ctl_history_add(int argc, char **argv)
                 fprintf(stderr, "hostrangectl history add: %s: %s; %s not "
                         "stored\n", name, rc == -ENOMEM ? "out of memory"
                                                         : err, argv[i]);
-            rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_EXIT_UNREADABLE
-                                             : HRD_CTL_EXIT_FAILED;
+            rc = rc >= 0 ? 0 : rc == -EINVAL ? HRC_EXIT_UNREADABLE
+                                             : HRC_EXIT_FAILED;
         }
         if (rc > status)
             status = rc;
-        hrd_history_fromrun_fini(&r);
+        hrh_fromrun_fini(&r);
     }
-    hrd_history_close(h);
+    hrh_close(h);
     free(extra);
     return status;
 }
 
-int hrd_ctl_history_add_run(const char *cmd, const char *db,
+int hrc_history_add_run(const char *cmd, const char *db,
                             const char *path, FILE *note)
 {
-    struct hrd_history *h;
-    struct hrd_history_fromrun r;
+    struct hrh_history *h;
+    struct hrh_fromrun r;
     char err[4096], name[1024];
     int rc;
 
-    db = hrd_ctl_history_db(db);
-    hrd_history_name(db, name, sizeof name);
-    if ((rc = hrd_ctl_history_open(cmd, db, HRD_HISTORY_WRITE, &h)) != 0)
+    db = hrc_history_db(db);
+    hrh_name(db, name, sizeof name);
+    if ((rc = hrc_history_open(cmd, db, HRH_WRITE, &h)) != 0)
         return rc;
-    rc = hrd_ctl_hrun_load(cmd, path, NULL, 0, NULL, &r);
+    rc = hrc_hrun_load(cmd, path, NULL, 0, NULL, &r);
     if (rc == 0) {
-        rc = hrd_history_add(h, &r.run, r.p, r.n, err, sizeof err);
+        rc = hrh_add(h, &r.run, r.p, r.n, err, sizeof err);
         if (rc >= 0 && note != NULL)
             fprintf(note, rc == 0 ? "added run %s to the history %s\n"
                                   : "run %s is stored already in the "
@@ -331,11 +331,11 @@ int hrd_ctl_history_add_run(const char *cmd, const char *db,
             fprintf(stderr, "hostrangectl %s: %s: %s; the run was not "
                     "added\n", cmd, name, rc == -ENOMEM ? "out of memory"
                                                          : err);
-        rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_EXIT_UNREADABLE
-                                         : HRD_CTL_EXIT_FAILED;
+        rc = rc >= 0 ? 0 : rc == -EINVAL ? HRC_EXIT_UNREADABLE
+                                         : HRC_EXIT_FAILED;
     }
-    hrd_history_fromrun_fini(&r);
-    hrd_history_close(h);
+    hrh_fromrun_fini(&r);
+    hrh_close(h);
     return rc;
 }
 
@@ -352,39 +352,39 @@ static int only_db(const char *cmd, const char *usage, int argc, char **argv,
 
     while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
         if (c == OPT_DB) {
-            *db = hrd_ctl_history_dsn(cmd, optarg);
+            *db = hrc_history_dsn(cmd, optarg);
         } else if (c == 'h') {
             fputs(usage, stdout);
             return -1;
         } else {
-            hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
+            hrc_die_usage(cmd, c, argv[optind - 1]);
         }
     }
     if (optind < argc) {
         fprintf(stderr, "hostrangectl %s: unexpected argument '%s'\n", cmd,
                 argv[optind]);
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     return 0;
 }
 
-static int list_run(void *ctx, const struct hrd_history_runinfo *r)
+static int list_run(void *ctx, const struct hrh_runinfo *r)
 {
     char t[64];
 
     (void)ctx;
-    hrd_ctl_history_time(r->time_ns, t, sizeof t);
+    hrc_history_time(r->time_ns, t, sizeof t);
     /* Terminal text: each field escaped (a tab or newline in a name
      * cannot split the line's fields). */
-    hrd_text_put(stdout, r->id);
+    hrv_text_put(stdout, r->id);
     printf("\t%s\t", t);
-    hrd_text_put(stdout, r->commit[0] != '\0' ? r->commit : "-");
+    hrv_text_put(stdout, r->commit[0] != '\0' ? r->commit : "-");
     putchar('\t');
-    hrd_text_put(stdout, r->machine);
+    hrv_text_put(stdout, r->machine);
     printf("\t%lld\t", (long long)r->keys);
-    hrd_text_put(stdout, r->host[0] != '\0' ? r->host : "-");
+    hrv_text_put(stdout, r->host[0] != '\0' ? r->host : "-");
     putchar('\t');
-    hrd_text_put(stdout, r->kernel[0] != '\0' ? r->kernel : "-");
+    hrv_text_put(stdout, r->kernel[0] != '\0' ? r->kernel : "-");
     putchar('\n');
     return 0;
 }
@@ -395,36 +395,36 @@ static int query_failed(const char *cmd, const char *db, int rc,
 {
     char name[1024];
 
-    hrd_history_name(db, name, sizeof name);
+    hrh_name(db, name, sizeof name);
     fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name,
             rc == -ENOMEM ? "out of memory" : err);
-    return rc == -ENOMEM ? HRD_CTL_EXIT_FAILED : HRD_CTL_EXIT_UNREADABLE;
+    return rc == -ENOMEM ? HRC_EXIT_FAILED : HRC_EXIT_UNREADABLE;
 }
 
-int hrd_ctl_history_list(int argc, char **argv)
+int hrc_history_list(int argc, char **argv)
 {
     const char *db = NULL;
-    struct hrd_history *h;
+    struct hrh_history *h;
     char err[4096];
-    int rc = only_db("history list", hrd_ctl_history_usage_list, argc, argv,
+    int rc = only_db("history list", hrc_history_usage_list, argc, argv,
                      &db);
 
     if (rc != 0)
         return rc < 0 ? 0 : rc;
-    db = hrd_ctl_history_db(db);
-    if ((rc = hrd_ctl_history_open("history list", db, HRD_HISTORY_READ,
+    db = hrc_history_db(db);
+    if ((rc = hrc_history_open("history list", db, HRH_READ,
                                    &h)) != 0)
         return rc;
-    rc = hrd_history_runs(h, list_run, NULL, err, sizeof err);
-    hrd_history_close(h);
+    rc = hrh_runs(h, list_run, NULL, err, sizeof err);
+    hrh_close(h);
     return rc == 0 ? 0 : query_failed("history list", db, rc, err);
 }
 
 /* show's output. */
 struct show {
-    const struct hrd_filter *f;
+    const struct hra_filter *f;
     const char *machine;
-    enum hrd_format format;
+    enum hrv_format format;
     int64_t key;     /* of the series shown last (table) */
     char *last_machine;
 };
@@ -433,11 +433,11 @@ static void number(double v)
 {
     char b[40];
 
-    hrd_format_number(b, sizeof b, v);
+    hrv_format_number(b, sizeof b, v);
     fputs(b, stdout);
 }
 
-static int show_point(void *ctx, const struct hrd_history_point *p)
+static int show_point(void *ctx, const struct hrh_point *p)
 {
     struct show *s = ctx;
     const char *str[12] = { p->node, p->op, p->backend, p->phase, p->range,
@@ -451,14 +451,14 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
     static const char *const nnames[4] = { "mean", "median", "p10", "p90" };
     char t[64], commit[13], run[13];
 
-    if (!hrd_history_match(s->f, s->machine, p))
+    if (!hrh_match(s->f, s->machine, p))
         return 0;
-    hrd_ctl_history_time(p->time_ns, t, sizeof t);
+    hrc_history_time(p->time_ns, t, sizeof t);
     str[7] = t;
-    if (s->format == HRD_FORMAT_JSONL) {
+    if (s->format == HRV_FORMAT_JSONL) {
         for (int i = 0; i < 12; i++) {
             printf("%s\"%s\":", i ? "," : "{", names[i]);
-            hrd_json_string(stdout, str[i]);
+            hrv_json_string(stdout, str[i]);
         }
         printf(",\"count\":%llu", (unsigned long long)p->count);
         for (int i = 0; i < 4; i++) {
@@ -474,11 +474,11 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
             number(p->nrounds > 0 ? p->rounds[i] : p->median);
         }
         puts("]}");
-    } else if (s->format == HRD_FORMAT_CSV) {
+    } else if (s->format == HRV_FORMAT_CSV) {
         for (int i = 0; i < 12; i++) {
             if (i)
                 putchar(',');
-            hrd_csv_field(stdout, str[i]);
+            hrv_csv_field(stdout, str[i]);
         }
         printf(",%llu", (unsigned long long)p->count);
         for (int i = 0; i < 4; i++) {
@@ -500,93 +500,93 @@ static int show_point(void *ctx, const struct hrd_history_point *p)
             s->last_machine = strdup(p->machine);
             s->key = p->key;
             for (int i = 0; i < 6; i++) {
-                hrd_text_put(stdout, str[i]);
+                hrv_text_put(stdout, str[i]);
                 putchar(' ');
             }
             fputs("on ", stdout);
-            hrd_text_put(stdout, p->machine);
+            hrv_text_put(stdout, p->machine);
             putchar('\n');
             printf("  %-20s  %-12s  %-12s  %10s  %12s  %12s  %12s  %12s  "
                    "%s\n", "time", "commit", "run", "count", "mean ns",
                    "median ns", "p10 ns", "p90 ns", "host, kernel");
         }
-        /* The first 12 bytes of each, escaped (hrd_text_escape cuts
+        /* The first 12 bytes of each, escaped (hrv_text_escape cuts
          * between characters and escapes). */
-        hrd_text_escape(commit, sizeof commit, p->commit[0] ? p->commit : "-");
-        hrd_text_escape(run, sizeof run, p->run);
+        hrv_text_escape(commit, sizeof commit, p->commit[0] ? p->commit : "-");
+        hrv_text_escape(run, sizeof run, p->run);
         printf("  %-20s  %-12s  %-12s  %10llu  %12.1f  %12.1f  %12.1f  "
                "%12.1f  ", t, commit, run,
                (unsigned long long)p->count, p->mean, p->median, p->p10,
                p->p90);
-        hrd_text_put(stdout, p->host[0] ? p->host : "-");
+        hrv_text_put(stdout, p->host[0] ? p->host : "-");
         fputs(", ", stdout);
-        hrd_text_put(stdout, p->kernel[0] ? p->kernel : "-");
+        hrv_text_put(stdout, p->kernel[0] ? p->kernel : "-");
         putchar('\n');
     }
     return ferror(stdout) ? -EIO : 0;
 }
 
-int hrd_ctl_history_show(int argc, char **argv)
+int hrc_history_show(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "db", required_argument, NULL, OPT_DB },
-        HRD_CTL_FILTER_LONGOPTS,
+        HRC_FILTER_LONGOPTS,
         { "machine", required_argument, NULL, OPT_MACHINE },
         { "format", required_argument, NULL, 'f' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
-    struct show s = { &f, NULL, HRD_FORMAT_TABLE, -1, NULL };
+    struct hra_filter f = { NULL, NULL, NULL, NULL, 0 };
+    struct show s = { &f, NULL, HRV_FORMAT_TABLE, -1, NULL };
     const char *db = NULL;
-    struct hrd_history *h;
+    struct hrh_history *h;
     char err[4096];
     int c, rc;
 
     while ((c = getopt_long(argc, argv, ":n:f:h", longopts, NULL)) != -1) {
         if (c == OPT_DB)
-            db = hrd_ctl_history_dsn("history show", optarg);
+            db = hrc_history_dsn("history show", optarg);
         else if (c == OPT_MACHINE)
             s.machine = optarg;
         else if (c == 'f') {
-            if (hrd_format_parse(optarg, &s.format) != 0) {
+            if (hrv_format_parse(optarg, &s.format) != 0) {
                 fprintf(stderr, "hostrangectl history show: bad format '%s' "
                         "(table, jsonl or csv)\n", optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
         } else if (c == 'h') {
-            fputs(hrd_ctl_history_usage_show, stdout);
+            fputs(hrc_history_usage_show, stdout);
             return 0;
-        } else if (!hrd_ctl_report_option("history show", c, optarg, &f,
+        } else if (!hrc_report_option("history show", c, optarg, &f,
                                           NULL)) {
-            hrd_ctl_die_usage("history show", c, argv[optind - 1]);
+            hrc_die_usage("history show", c, argv[optind - 1]);
         }
     }
     if (optind < argc) {
         fprintf(stderr, "hostrangectl history show: unexpected argument "
                 "'%s'\n", argv[optind]);
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
-    db = hrd_ctl_history_db(db);
-    if ((rc = hrd_ctl_history_open("history show", db, HRD_HISTORY_READ,
+    db = hrc_history_db(db);
+    if ((rc = hrc_history_open("history show", db, HRH_READ,
                                    &h)) != 0)
         return rc;
-    if (s.format == HRD_FORMAT_CSV)
+    if (s.format == HRV_FORMAT_CSV)
         puts("node,operator,backend,phase,range,metric,machine,time,commit,"
              "run,host,kernel,count,mean,median,p10,p90,rounds,round_medians");
-    rc = hrd_history_points(h, show_point, &s, err, sizeof err);
-    hrd_history_close(h);
+    rc = hrh_points(h, show_point, &s, err, sizeof err);
+    hrh_close(h);
     free(s.last_machine);
     if (rc == -EIO && ferror(stdout)) {
         fprintf(stderr, "hostrangectl history show: cannot write the "
                 "output\n");
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     }
     return rc == 0 ? 0 : query_failed("history show", db, rc, err);
 }
 
-int hrd_ctl_history_cp_option(const char *cmd, int c, const char *arg,
-                              struct hrd_cp_opts *cp)
+int hrc_history_cp_option(const char *cmd, int c, const char *arg,
+                              struct hrs_cp_opts *cp)
 {
     char *end;
 

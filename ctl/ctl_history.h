@@ -31,79 +31,79 @@
 #include "lib/stat/limits.h"
 
 /* The help's words under --db of the subcommands that only read. */
-#define HRD_CTL_HISTORY_READ_HELP                                          \
+#define HRC_HISTORY_READ_HELP                                          \
     "                       (only read: a missing history is not made;\n" \
     "                       exit 3)\n"
 
 /* The database a subcommand uses: --db, else $HOSTRANGE_HISTORY, else
  * hostrange-history.db here. */
-const char *hrd_ctl_history_db(const char *opt);
+const char *hrc_history_db(const char *opt);
 
 /* Opens the history for subcommand cmd, to read or to write (mode). A
  * history to read that does not exist is said to be made by history
  * add. Returns 0, or the exit status after saying why. */
-int hrd_ctl_history_open(const char *cmd, const char *db,
-                         enum hrd_history_mode mode, struct hrd_history **h);
+int hrc_history_open(const char *cmd, const char *db,
+                         enum hrh_mode mode, struct hrh_history **h);
 
-/* Reads run file path for subcommand cmd (hrd_history_fromrun_load, with
+/* Reads run file path for subcommand cmd (hrh_fromrun_load, with
  * its round medians and the progress of its read). Returns 0, or the exit
- * status after saying why; hrd_history_fromrun_fini is due either way. */
-int hrd_ctl_hrun_load(const char *cmd, const char *path,
+ * status after saying why; hrh_fromrun_fini is due either way. */
+int hrc_hrun_load(const char *cmd, const char *path,
                       char *const *extra, size_t nextra, const char *machine,
-                      struct hrd_history_fromrun *r);
+                      struct hrh_fromrun *r);
 
 /* Reads file path, another tool's results in format fmt holding one run
- * (hrd_history_fromrun_import), for subcommand cmd (check --from).
+ * (hrh_fromrun_import), for subcommand cmd (check --from).
  * Returns 0, or the exit status after saying why;
- * hrd_history_fromrun_fini is due either way. */
-int hrd_ctl_hrun_import(const char *cmd, enum hrd_import_format fmt,
+ * hrh_fromrun_fini is due either way. */
+int hrc_hrun_import(const char *cmd, enum hrh_import_format fmt,
                         const char *path, const char *machine,
-                        struct hrd_history_fromrun *r);
+                        struct hrh_fromrun *r);
 
 /* Adds the runs of file path, another tool's results in format fmt
  * (lib/history/import.h), to history h (named db_name in messages), with
  * extra[0..nextra) (--meta KEY=VALUE: commit and time over the file's)
  * and machine (--machine, or NULL). Returns 0, or the exit status after
  * saying why. */
-int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
-                             enum hrd_import_format fmt, const char *path,
+int hrc_history_add_from(struct hrh_history *h, const char *db_name,
+                             enum hrh_import_format fmt, const char *path,
                              char *const *extra, size_t nextra,
                              const char *machine);
 
 /* The run's time "YYYY-MM-DDTHH:MM:SSZ" (UTC) of time_ns. */
-void hrd_ctl_history_time(int64_t time_ns, char *buf, size_t len);
+void hrc_history_time(int64_t time_ns, char *buf, size_t len);
 
 /* detect, check and plot's --alpha (c 'a') or --window (c 'w') from arg
  * into *cp. Returns 0, or -EINVAL after saying why on stderr. */
-struct hrd_cp_opts;
-int hrd_ctl_history_cp_option(const char *cmd, int c, const char *arg,
-                              struct hrd_cp_opts *cp);
+struct hrs_cp_opts;
+int hrc_history_cp_option(const char *cmd, int c, const char *arg,
+                              struct hrs_cp_opts *cp);
 
 /* The subcommands; argv[0] is the subcommand's name. */
-int hrd_ctl_history_add(int argc, char **argv);
-int hrd_ctl_history_list(int argc, char **argv);
-int hrd_ctl_history_show(int argc, char **argv);
-int hrd_ctl_history_detect(int argc, char **argv);
-int hrd_ctl_history_check(int argc, char **argv);
-int hrd_ctl_history_plot(int argc, char **argv);
+int hrc_history_add(int argc, char **argv);
+int hrc_history_list(int argc, char **argv);
+int hrc_history_show(int argc, char **argv);
+int hrc_history_detect(int argc, char **argv);
+int hrc_history_check(int argc, char **argv);
+int hrc_history_plot(int argc, char **argv);
 
-extern const char hrd_ctl_history_usage_add[];
-extern const char hrd_ctl_history_usage_list[];
-extern const char hrd_ctl_history_usage_show[];
-extern const char hrd_ctl_history_usage_detect[];
-extern const char hrd_ctl_history_usage_check[];
-extern const char hrd_ctl_history_usage_plot[];
+extern const char hrc_history_usage_add[];
+extern const char hrc_history_usage_list[];
+extern const char hrc_history_usage_show[];
+extern const char hrc_history_usage_detect[];
+extern const char hrc_history_usage_check[];
+extern const char hrc_history_usage_plot[];
 
 /* detect's findings (ctl_history_look.c): its options. */
-enum { HRD_CTL_LOOK_TEXT, HRD_CTL_LOOK_JSONL, HRD_CTL_LOOK_JUNIT,
-       HRD_CTL_LOOK_MARKDOWN };
+enum { HRC_LOOK_TEXT, HRC_LOOK_JSONL, HRC_LOOK_JUNIT,
+       HRC_LOOK_MARKDOWN };
 
-struct hrd_ctl_look_opts {
-    const struct hrd_filter *f;
+struct hrc_look_opts {
+    const struct hra_filter *f;
     const char *machine;             /* a machine pattern, or NULL */
-    struct hrd_cp_opts cp;           /* alpha: the false discovery rate */
-    const struct hrd_limits *limits; /* --fail-above, or NULL */
-    int format;                      /* HRD_CTL_LOOK_* */
+    struct hrs_cp_opts cp;           /* alpha: the false discovery rate */
+    const struct hrs_limits *limits; /* --fail-above, or NULL */
+    int format;                      /* HRC_LOOK_* */
     size_t limit;                    /* markdown's most rows */
 };
 
@@ -114,8 +114,8 @@ struct hrd_ctl_look_opts {
  * limit (its newest change), naming each on stderr. Returns 0, a negative
  * errno (err filled for the history's), or -ENOMEM.
  */
-int hrd_ctl_history_look(const struct hrd_ctl_look_opts *o,
-                         struct hrd_history *h, int *slower, char *err,
+int hrc_history_look(const struct hrc_look_opts *o,
+                         struct hrh_history *h, int *slower, char *err,
                          size_t errlen);
 
 /*
@@ -124,7 +124,7 @@ int hrd_ctl_history_look(const struct hrd_ctl_look_opts *o,
  * Returns 0 (added, or stored already), or the exit status of history add
  * after saying why.
  */
-int hrd_ctl_history_add_run(const char *cmd, const char *db,
+int hrc_history_add_run(const char *cmd, const char *db,
                             const char *path, FILE *note);
 
 /* The history named by --db (or record's --history) arg, for command
@@ -132,6 +132,6 @@ int hrd_ctl_history_add_run(const char *cmd, const char *db,
  * arg is overwritten in arg itself (the process's command line, which ps
  * shows), with a warning on stderr, the first time, that PGPASSWORD or
  * ~/.pgpass is safer. */
-const char *hrd_ctl_history_dsn(const char *cmd, char *arg);
+const char *hrc_history_dsn(const char *cmd, char *arg);
 
 #endif

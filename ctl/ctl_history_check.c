@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char hrd_ctl_history_usage_check[] =
+const char hrc_history_usage_check[] =
     "Usage: hostrangectl history check [--db DB] [--from FORMAT] RUN.hrs\n"
     "                                [FILTER]...\n"
     "                                [--alpha P] [--window N] [--min-history N]\n"
@@ -47,7 +47,7 @@ const char hrd_ctl_history_usage_check[] =
     "is not judged at this limit: neither passed nor failed.\n"
     "\n"
     "The keys judged are held to detect's rule: a key differs when its\n"
-    "change moves by at least " STR(HRD_CP_MIN_STEPS) " clock steps of the machine and it passes\n"
+    "change moves by at least " STR(HRS_CP_MIN_STEPS) " clock steps of the machine and it passes\n"
     "the Benjamini-Hochberg false discovery rate at q = ALPHA over all the\n"
     "keys judged. Those that differ are gathered into findings (keys that\n"
     "share a node or a range), each a line (text, JSONL) before its keys;\n"
@@ -70,7 +70,7 @@ const char hrd_ctl_history_usage_check[] =
     "                       stderr\n"
     "      --threshold=PCT  the threshold of a key that --fail-above does\n"
     "                       not name, in % (default "
-    STR(HRD_CTL_CHECK_THRESHOLD_DEFAULT) ")\n"
+    STR(HRC_CHECK_THRESHOLD_DEFAULT) ")\n"
     "      --min-history=N  refuse to pass a key with fewer than N runs of\n"
     "                       history on the run's machine: it is not judged,\n"
     "                       and the exit status is 6 (unless one is slower\n"
@@ -89,20 +89,20 @@ const char hrd_ctl_history_usage_check[] =
     "judged at its --fail-above limit (and none slower than allowed nor\n"
     "refused).\n";
 
-/* The verdicts of the keys judged by rounds, by enum hrd_decide_verdict. */
+/* The verdicts of the keys judged by rounds, by enum hrs_decide_verdict. */
 #define CHECK_VERDICTS 4
 
 /* check: the run's points by key, looked up by each series. */
 struct check {
-    const struct hrd_ctl_judge_opts *o;
-    struct hrd_history_fromrun *r;
+    const struct hrc_judge_opts *o;
+    struct hrh_fromrun *r;
     const char *exclude; /* the run's id, when it is stored */
-    struct hrd_history_judge jg; /* the judging, and the keys that differ */
+    struct hrh_judge jg; /* the judging, and the keys that differ */
     int machine_seen;    /* the history holds runs of the run's machine */
     int slower;
     size_t unjudged[4];  /* by reason (enum unjudged) */
     char few_reason[96]; /* REASON_FEW's words with --min-history's N */
-    struct hrd_history_gate g;
+    struct hrh_gate g;
     size_t findings;
     size_t verdicts[CHECK_VERDICTS]; /* keys judged by rounds, by verdict */
     size_t not_judged_limit; /* detectable above the --fail-above limit */
@@ -128,16 +128,16 @@ static void json_key_start(char *const *key, const char *machine,
 {
     for (int i = 0; i < 6; i++) {
         printf("%s\"%s\":", i ? "," : "{", key_names[i]);
-        hrd_json_string(stdout, key[i]);
+        hrv_json_string(stdout, key[i]);
     }
     printf(",\"machine\":");
-    hrd_json_string(stdout, machine);
+    hrv_json_string(stdout, machine);
     printf(",\"run\":");
-    hrd_json_string(stdout, run);
+    hrv_json_string(stdout, run);
 }
 
 /* Says that the run's point p was not judged, and why, in o's format. */
-static int not_judged(struct check *c, const struct hrd_history_point *p,
+static int not_judged(struct check *c, const struct hrh_point *p,
                       enum unjudged why)
 {
     char *key[6] = { (char *)p->node, (char *)p->op, (char *)p->backend,
@@ -146,16 +146,16 @@ static int not_judged(struct check *c, const struct hrd_history_point *p,
                                          : unjudged_words[why];
 
     c->unjudged[why]++;
-    if (c->o->gate != HRD_CTL_GATE_NONE)
-        return hrd_history_gate_add(&c->g, HRD_CTL_JUDGE_LIMITS(c->o), key,
+    if (c->o->gate != HRC_GATE_NONE)
+        return hrh_gate_add(&c->g, HRC_JUDGE_LIMITS(c->o), key,
                                     c->r->machine, NULL, NULL, 0, reason);
     if (c->o->jsonl) {
         json_key_start(key, c->r->machine, c->r->id);
         printf(",\"not_judged\":");
-        hrd_json_string(stdout, reason);
+        hrv_json_string(stdout, reason);
         puts("}");
     } else {
-        hrd_ctl_key_name(stdout, key, c->r->machine);
+        hrc_key_name(stdout, key, c->r->machine);
         printf(": not judged (%s)\n", reason);
     }
     return ferror(stdout) ? -EIO : 0;
@@ -163,19 +163,19 @@ static int not_judged(struct check *c, const struct hrd_history_point *p,
 
 /* Sets the gate row just added (g's last) from what check says of its
  * key. */
-static void gate_judged(struct check *c, const struct hrd_history_judged *j,
+static void gate_judged(struct check *c, const struct hrh_judged *j,
                         int nj)
 {
-    struct hrd_gate_row *r = &c->g.v[c->g.n - 1];
+    struct hrv_gate_row *r = &c->g.v[c->g.n - 1];
 
     r->detectable = j->detectable;
     r->not_judged = nj;
-    r->undecided = hrd_history_judged_undecided(j);
+    r->undecided = hrh_judged_undecided(j);
     r->pairs = 0;
 }
 
 /* Counts what check says of a key j (not_judged: at its limit). */
-static void count_judged(struct check *c, const struct hrd_history_judged *j,
+static void count_judged(struct check *c, const struct hrh_judged *j,
                          int not_judged)
 {
     if (j->by_rounds && (unsigned)j->dec.verdict < CHECK_VERDICTS)
@@ -185,7 +185,7 @@ static void count_judged(struct check *c, const struct hrd_history_judged *j,
 
 /* The words after a key's line: its detectable change, its verdict by
  * rounds, and whether it is not judged at its limit. */
-static void judged_words(const struct hrd_history_judged *j, int not_judged,
+static void judged_words(const struct hrh_judged *j, int not_judged,
                          char *buf, size_t len)
 {
     size_t at;
@@ -198,34 +198,34 @@ static void judged_words(const struct hrd_history_judged *j, int not_judged,
     if (j->by_rounds && at < len)
         at += (size_t)snprintf(buf + at, len - at, "; %s at +-%g%% "
                                "[%+.1f%%, %+.1f%%]",
-                               hrd_decide_name(j->dec.verdict), j->threshold,
+                               hrs_decide_name(j->dec.verdict), j->threshold,
                                j->dec.lo, j->dec.hi);
     if (not_judged && at < len)
-        snprintf(buf + at, len - at, "; " HRD_GATE_NOT_JUDGED);
+        snprintf(buf + at, len - at, "; " HRV_GATE_NOT_JUDGED);
 }
 
 /* The JSON fields of the same. */
-static void judged_json(const struct hrd_history_judged *j, int not_judged,
+static void judged_json(const struct hrh_judged *j, int not_judged,
                         char *buf, size_t len)
 {
     char num[3][32];
     size_t at;
 
-    hrd_format_number(num[0], sizeof num[0], j->detectable);
+    hrv_format_number(num[0], sizeof num[0], j->detectable);
     at = (size_t)snprintf(buf, len, ",\"detectable\":%s",
                           isfinite(j->detectable) ? num[0] : "null");
     if (j->by_rounds && at < len) {
-        hrd_format_number(num[1], sizeof num[1], j->dec.lo);
-        hrd_format_number(num[2], sizeof num[2], j->dec.hi);
+        hrv_format_number(num[1], sizeof num[1], j->dec.lo);
+        hrv_format_number(num[2], sizeof num[2], j->dec.hi);
         at += (size_t)snprintf(
             buf + at, len - at, ",\"verdict\":\"%s\",\"threshold_pct\":%g,"
             "\"verdict_lo_pct\":%s,\"verdict_hi_pct\":%s,"
-            "\"rounds\":[%zu,%zu]", hrd_decide_name(j->dec.verdict),
+            "\"rounds\":[%zu,%zu]", hrs_decide_name(j->dec.verdict),
             j->threshold, isfinite(j->dec.lo) ? num[1] : "null",
             isfinite(j->dec.hi) ? num[2] : "null", j->rounds[0], j->rounds[1]);
     }
     if (not_judged && at < len)
-        snprintf(buf + at, len - at, ",\"judged\":\"" HRD_GATE_NOT_JUDGED
+        snprintf(buf + at, len - at, ",\"judged\":\"" HRV_GATE_NOT_JUDGED
                  "\"");
 }
 
@@ -235,20 +235,20 @@ static void judged_json(const struct hrd_history_judged *j, int not_judged,
  * limit (its detectable change above it) or, gated, undecided by its
  * rounds. Returns 0 or a negative errno.
  */
-static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
-                  const struct hrd_history_judged *j)
+static int settle(struct check *c, char *const *key, const struct hrs_cp *res,
+                  const struct hrh_judged *j)
 {
-    int nj = hrd_history_judged_at_limit(j, 0);
+    int nj = hrh_judged_at_limit(j, 0);
     char words[256];
     int rc;
 
     count_judged(c, j, nj);
-    if (c->o->gate != HRD_CTL_GATE_NONE) {
-        rc = hrd_history_gate_add(&c->g, HRD_CTL_JUDGE_LIMITS(c->o), key,
+    if (c->o->gate != HRC_GATE_NONE) {
+        rc = hrh_gate_add(&c->g, HRC_JUDGE_LIMITS(c->o), key,
                                   c->r->machine, NULL, NULL, 0, NULL);
         if (rc == 0) {
             /* Unchanged, with its figures. */
-            struct hrd_gate_row *r = &c->g.v[c->g.n - 1];
+            struct hrv_gate_row *r = &c->g.v[c->g.n - 1];
 
             r->before = res->before;
             r->after = res->after;
@@ -258,22 +258,22 @@ static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
         }
         return rc;
     }
-    if (!nj && !hrd_history_judged_undecided(j))
+    if (!nj && !hrh_judged_undecided(j))
         return 0;
     if (c->o->jsonl) {
         json_key_start(key, c->r->machine, c->r->id);
         printf(",\"before\":");
-        hrd_ctl_judge_number(res->before);
+        hrc_judge_number(res->before);
         printf(",\"after\":");
-        hrd_ctl_judge_number(res->after);
+        hrc_judge_number(res->after);
         printf(",\"change\":");
-        hrd_ctl_judge_number(res->change);
+        hrc_judge_number(res->change);
         printf(",\"p\":");
-        hrd_ctl_judge_number(res->p);
+        hrc_judge_number(res->p);
         judged_json(j, nj, words, sizeof words);
         printf("%s}\n", words);
     } else {
-        hrd_ctl_key_name(stdout, key, c->r->machine);
+        hrc_key_name(stdout, key, c->r->machine);
         judged_words(j, nj, words, sizeof words);
         /* Without the leading "; ". */
         printf(": %+.1f%%, median %.1f -> %.1f ns, p=%.2g, %s\n",
@@ -283,29 +283,29 @@ static int settle(struct check *c, char *const *key, const struct hrd_cp *res,
     return ferror(stdout) ? -EIO : 0;
 }
 
-static int check_series(void *ctx, const struct hrd_history_series *s)
+static int check_series(void *ctx, const struct hrh_series *s)
 {
     struct check *c = ctx;
-    const struct hrd_history_point *p;
-    struct hrd_history_judged j;
-    struct hrd_cp res;
+    const struct hrh_point *p;
+    struct hrh_judged j;
+    struct hrs_cp res;
     int rc;
 
-    if ((p = hrd_history_judge_find(&c->jg, s)) == NULL)
+    if ((p = hrh_judge_find(&c->jg, s)) == NULL)
         return 0;
-    rc = hrd_history_judge_point(&c->jg, s, p, &res, &j);
-    if (rc == HRD_HISTORY_JUDGE_FEW)
+    rc = hrh_judge_point(&c->jg, s, p, &res, &j);
+    if (rc == HRH_JUDGE_FEW)
         return not_judged(c, p, FEW_RUNS);
-    if (rc == HRD_HISTORY_JUDGE_SHORT)
+    if (rc == HRH_JUDGE_SHORT)
         return not_judged(c, p, TOO_SHORT);
-    if (rc == HRD_HISTORY_JUDGE_SAME)
+    if (rc == HRH_JUDGE_SAME)
         return settle(c, s->key, &res, &j);
     return rc < 0 ? rc : 0;
 }
 
 /* Whether the series check judges hold point p: of the run's machine,
  * not of the run itself, kept by the filters. */
-static int check_keep(void *ctx, const struct hrd_history_point *p)
+static int check_keep(void *ctx, const struct hrh_point *p)
 {
     struct check *c = ctx;
 
@@ -313,7 +313,7 @@ static int check_keep(void *ctx, const struct hrd_history_point *p)
         (c->exclude != NULL && strcmp(p->run, c->exclude) == 0))
         return 0;
     c->machine_seen = 1;
-    return hrd_history_match(&c->o->f, c->o->machine, p);
+    return hrh_match(&c->o->f, c->o->machine, p);
 }
 
 /* The run's points that check's filter keeps and no series judged or
@@ -323,10 +323,10 @@ static int check_unseen(struct check *c)
     int rc = 0;
 
     for (size_t k = 0; rc == 0 && k < c->r->n; k++) {
-        const struct hrd_history_point *p = &c->r->p[c->jg.order[k]];
+        const struct hrh_point *p = &c->r->p[c->jg.order[k]];
 
         if (c->jg.seen[c->jg.order[k]] ||
-            !hrd_history_match(&c->o->f, c->o->machine, p))
+            !hrh_match(&c->o->f, c->o->machine, p))
             continue;
         rc = not_judged(c, p, c->machine_seen ? NO_KEY : NO_MACHINE);
     }
@@ -359,20 +359,20 @@ static void unjudged_summary(const struct check *c, char *buf, size_t len)
 }
 
 /* Writes pending key p as check's line of text or JSON. */
-static int put_pending(struct check *c, const struct hrd_history_pending *p)
+static int put_pending(struct check *c, const struct hrh_pending *p)
 {
-    struct hrd_history_series s;
+    struct hrh_series s;
     char note[384], extra[256];
     int over, nj, rc;
 
     memset(&s, 0, sizeof s);
     memcpy(s.key, p->key, sizeof s.key);
     s.machine = (char *)c->r->machine;
-    over = hrd_ctl_over_limit_quiet(c->o, &s, &p->res);
+    over = hrc_over_limit_quiet(c->o, &s, &p->res);
     /* A limit the check could not have seen broken is not passed. */
-    nj = hrd_history_judged_at_limit(&p->j, over);
+    nj = hrh_judged_at_limit(&p->j, over);
     count_judged(c, &p->j, nj);
-    if (c->o->gate == HRD_CTL_GATE_NONE) {
+    if (c->o->gate == HRC_GATE_NONE) {
         if (p->j.by_rounds)
             snprintf(note, sizeof note, " (by rounds: %zu against %zu)",
                      p->j.rounds[1], p->j.rounds[0]);
@@ -381,13 +381,13 @@ static int put_pending(struct check *c, const struct hrd_history_pending *p)
         judged_words(&p->j, nj, note + strlen(note),
                      sizeof note - strlen(note));
         judged_json(&p->j, nj, extra, sizeof extra);
-        hrd_ctl_put_finding(c->o, &s, c->r->run.commit, c->r->id, &p->res,
+        hrc_put_finding(c->o, &s, c->r->run.commit, c->r->id, &p->res,
                             note, extra);
     }
-    if (hrd_ctl_over_limit("history check", c->o, &s, &p->res))
+    if (hrc_over_limit("history check", c->o, &s, &p->res))
         c->slower = 1;
-    if (c->o->gate != HRD_CTL_GATE_NONE) {
-        rc = hrd_history_gate_add(&c->g, HRD_CTL_JUDGE_LIMITS(c->o), s.key,
+    if (c->o->gate != HRC_GATE_NONE) {
+        rc = hrh_gate_add(&c->g, HRC_JUDGE_LIMITS(c->o), s.key,
                                   s.machine, NULL, &p->res, over, NULL);
         if (rc == 0)
             gate_judged(c, &p->j, nj);
@@ -398,7 +398,7 @@ static int put_pending(struct check *c, const struct hrd_history_pending *p)
 
 /*
  * The rule over all the keys check judged, as detect's: a key differs
- * when its change moves by at least HRD_CP_MIN_STEPS clock steps of the
+ * when its change moves by at least HRS_CP_MIN_STEPS clock steps of the
  * machine (the step from the machine's values) and it passes Benjamini-
  * Hochberg's false discovery rate at q = alpha over the keys judged. The
  * keys that differ are gathered into findings (sharing a node or a range)
@@ -407,8 +407,8 @@ static int put_pending(struct check *c, const struct hrd_history_pending *p)
  */
 static int check_rule(struct check *c)
 {
-    struct hrd_history_judge *jg = &c->jg;
-    int rc = hrd_history_judge_rule(jg);
+    struct hrh_judge *jg = &c->jg;
+    int rc = hrh_judge_rule(jg);
 
     for (size_t i = 0; rc == 0 && i < jg->npend; i++) {
         if (!jg->pend[i].keep)
@@ -417,77 +417,77 @@ static int check_rule(struct check *c)
     }
     /* Each finding (a root, in key order), its start, then its keys. */
     for (size_t i = 0; i < jg->npend && rc == 0; i++) {
-        const struct hrd_history_pending *st;
+        const struct hrh_pending *st;
         size_t start, keys, nodes;
 
-        if (!jg->pend[i].keep || hrd_history_judge_root(jg, i) != i)
+        if (!jg->pend[i].keep || hrh_judge_root(jg, i) != i)
             continue;
         c->findings++;
-        hrd_history_judge_finding(jg, i, &keys, &nodes, &start);
+        hrh_judge_finding(jg, i, &keys, &nodes, &start);
         st = &jg->pend[start];
         if (c->o->jsonl) {
             printf("{\"finding\":%zu,\"machine\":", c->findings);
-            hrd_json_string(stdout, c->r->machine);
+            hrv_json_string(stdout, c->r->machine);
             printf(",\"keys\":%zu,\"nodes\":%zu,\"start\":{", keys,
                    nodes);
             for (int k = 0; k < 6; k++) {
                 printf("%s\"%s\":", k ? "," : "", key_names[k]);
-                hrd_json_string(stdout, st->key[k]);
+                hrv_json_string(stdout, st->key[k]);
             }
             printf("}}\n");
-        } else if (c->o->gate == HRD_CTL_GATE_NONE) {
+        } else if (c->o->gate == HRC_GATE_NONE) {
             printf("finding %zu: %s by %+.1f%%, starts in ", c->findings,
                    st->res.change > 0 ? "slower" : "faster",
                    st->res.change * 100);
-            hrd_ctl_key_name(stdout, st->key, c->r->machine);
+            hrc_key_name(stdout, st->key, c->r->machine);
             printf("; %zu %s of %zu %s\n", keys, keys == 1 ? "key" : "keys",
                    nodes, nodes == 1 ? "node" : "nodes");
         }
         for (size_t j = i; j < jg->npend && rc == 0; j++) {
-            if (jg->pend[j].keep && hrd_history_judge_root(jg, j) == i)
+            if (jg->pend[j].keep && hrh_judge_root(jg, j) == i)
                 rc = put_pending(c, &jg->pend[j]);
         }
     }
     return rc;
 }
 
-int hrd_ctl_history_check(int argc, char **argv)
+int hrc_history_check(int argc, char **argv)
 {
-    struct hrd_ctl_judge_opts o;
+    struct hrc_judge_opts o;
     struct check c;
-    struct hrd_history_fromrun r;
-    struct hrd_history *h = NULL;
+    struct hrh_fromrun r;
+    struct hrh_history *h = NULL;
     char err[4096], summary[512];
     size_t refused = 0;
     int rc;
 
-    hrd_ctl_judge_opts_init(&o);
-    rc = hrd_ctl_judge_parse("history check", hrd_ctl_history_usage_check,
+    hrc_judge_opts_init(&o);
+    rc = hrc_judge_parse("history check", hrc_history_usage_check,
                              argc, argv, &o, 0);
     if (rc == 0 && optind != argc - 1) {
         fprintf(stderr, "hostrangectl history check: %s (one run file; see "
                 "--help)\n", optind >= argc ? "no run file"
                                             : "more than one run file");
-        rc = HRD_CTL_EXIT_USAGE;
+        rc = HRC_EXIT_USAGE;
     }
     if (rc != 0) {
-        hrd_limits_fini(&o.limits);
+        hrs_limits_fini(&o.limits);
         return rc < 0 ? 0 : rc;
     }
-    o.db = hrd_ctl_history_db(o.db);
+    o.db = hrc_history_db(o.db);
     memset(&c, 0, sizeof c);
     if (o.from)
-        rc = hrd_ctl_hrun_import("history check", o.fmt, argv[optind],
+        rc = hrc_hrun_import("history check", o.fmt, argv[optind],
                                  o.machine, &r);
     else
-        rc = hrd_ctl_hrun_load("history check", argv[optind], NULL, 0, NULL,
+        rc = hrc_hrun_load("history check", argv[optind], NULL, 0, NULL,
                                &r);
     if (rc == 0)
-        rc = hrd_ctl_history_open("history check", o.db, HRD_HISTORY_READ,
+        rc = hrc_history_open("history check", o.db, HRH_READ,
                                   &h);
     if (rc != 0) {
-        hrd_history_fromrun_fini(&r);
-        hrd_limits_fini(&o.limits);
+        hrh_fromrun_fini(&r);
+        hrs_limits_fini(&o.limits);
         return rc;
     }
     c.o = &o;
@@ -497,20 +497,20 @@ int hrd_ctl_history_check(int argc, char **argv)
              o.min_history);
     for (size_t i = 0; i < r.n; i++)
         r.p[i].machine = r.machine;
-    rc = hrd_history_judge_init(&c.jg, &o.cp, o.min_history,
+    rc = hrh_judge_init(&c.jg, &o.cp, o.min_history,
                                 o.have_limits ? &o.limits : NULL,
                                 o.threshold);
     if (rc == 0)
-        rc = hrd_history_judge_run(&c.jg, r.p, r.n);
+        rc = hrh_judge_run(&c.jg, r.p, r.n);
     if (rc == 0) {
-        rc = hrd_history_has(h, r.id, err, sizeof err);
+        rc = hrh_has(h, r.id, err, sizeof err);
         c.exclude = rc == 1 ? r.id : NULL;
         rc = rc < 0 ? rc : 0;
     }
     if (rc == 0)
-        rc = hrd_history_series_each(h, check_keep, check_series, &c, err,
+        rc = hrh_series_each(h, check_keep, check_series, &c, err,
                                      sizeof err);
-    hrd_history_close(h);
+    hrh_close(h);
     if (rc == 0)
         rc = check_rule(&c);
     if (rc == 0)
@@ -519,35 +519,35 @@ int hrd_ctl_history_check(int argc, char **argv)
     if (o.min_history > 0)
         refused = c.unjudged[FEW_RUNS] + c.unjudged[NO_KEY] +
                   c.unjudged[NO_MACHINE];
-    if (rc == 0 && o.gate != HRD_CTL_GATE_NONE)
-        rc = hrd_ctl_gate_write(&c.g, &o, "hostrangectl history check");
-    hrd_history_gate_fini(&c.g);
+    if (rc == 0 && o.gate != HRC_GATE_NONE)
+        rc = hrc_gate_write(&c.g, &o, "hostrangectl history check");
+    hrh_gate_fini(&c.g);
     unjudged_summary(&c, summary, sizeof summary);
-    if (rc == 0 && !o.jsonl && o.gate == HRD_CTL_GATE_NONE) {
+    if (rc == 0 && !o.jsonl && o.gate == HRC_GATE_NONE) {
         printf("checked %zu keys of ", c.jg.judged);
-        hrd_text_put(stdout, argv[optind]);
+        hrv_text_put(stdout, argv[optind]);
         fputs(" against the history of ", stdout);
-        hrd_text_put(stdout, r.machine);
+        hrv_text_put(stdout, r.machine);
         printf(": %zu differ (p < %g), %s; %zu judged by their rounds",
                c.jg.found, o.cp.alpha, summary, c.jg.by_rounds);
         if (c.jg.by_rounds > 0)
             printf(" (%zu slower, %zu faster, %zu same, %zu undecided)",
-                   c.verdicts[HRD_DECIDE_SLOWER],
-                   c.verdicts[HRD_DECIDE_FASTER],
-                   c.verdicts[HRD_DECIDE_SAME],
-                   c.verdicts[HRD_DECIDE_UNDECIDED]);
+                   c.verdicts[HRS_DECIDE_SLOWER],
+                   c.verdicts[HRS_DECIDE_FASTER],
+                   c.verdicts[HRS_DECIDE_SAME],
+                   c.verdicts[HRS_DECIDE_UNDECIDED]);
         if (c.not_judged_limit > 0)
-            printf("; %zu " HRD_GATE_NOT_JUDGED " (detectable above "
+            printf("; %zu " HRV_GATE_NOT_JUDGED " (detectable above "
                    "--fail-above)", c.not_judged_limit);
         putchar('\n');
     }
-    if (rc == 0 && o.gate == HRD_CTL_GATE_NONE) {
+    if (rc == 0 && o.gate == HRC_GATE_NONE) {
         char rule[256];
 
-        hrd_history_look_rule(rule, sizeof rule, o.cp.alpha, c.jg.judged);
+        hrh_look_rule(rule, sizeof rule, o.cp.alpha, c.jg.judged);
         if (o.jsonl) {
             printf("{\"rule\":");
-            hrd_json_string(stdout, rule);
+            hrv_json_string(stdout, rule);
             printf(",\"judged\":%zu,\"differ\":%zu,\"findings\":%zu,"
                    "\"not_judged\":%zu,\"by_rounds\":%zu,\"verdicts\":{"
                    "\"slower\":%zu,\"faster\":%zu,\"same\":%zu,"
@@ -555,10 +555,10 @@ int hrd_ctl_history_check(int argc, char **argv)
                    c.jg.judged, c.jg.found, c.findings,
                    c.unjudged[0] + c.unjudged[1] + c.unjudged[2] +
                        c.unjudged[3], c.jg.by_rounds,
-                   c.verdicts[HRD_DECIDE_SLOWER],
-                   c.verdicts[HRD_DECIDE_FASTER],
-                   c.verdicts[HRD_DECIDE_SAME],
-                   c.verdicts[HRD_DECIDE_UNDECIDED], c.not_judged_limit);
+                   c.verdicts[HRS_DECIDE_SLOWER],
+                   c.verdicts[HRS_DECIDE_FASTER],
+                   c.verdicts[HRS_DECIDE_SAME],
+                   c.verdicts[HRS_DECIDE_UNDECIDED], c.not_judged_limit);
         } else {
             printf("%zu %s (%s)\n", c.findings,
                    c.findings == 1 ? "finding" : "findings", rule);
@@ -566,9 +566,9 @@ int hrd_ctl_history_check(int argc, char **argv)
     }
     if (rc == 0 && c.jg.judged == 0) {
         fputs("hostrangectl history check: ", stderr);
-        hrd_text_put(stderr, argv[optind]);
+        hrv_text_put(stderr, argv[optind]);
         fputs(": no key judged against the history of ", stderr);
-        hrd_text_put(stderr, r.machine);
+        hrv_text_put(stderr, r.machine);
         fprintf(stderr, ": %s%s\n", summary,
                 o.min_history > 0 ? ""
                                   : "; --min-history N makes this an error");
@@ -580,18 +580,18 @@ int hrd_ctl_history_check(int argc, char **argv)
     if (rc == 0 && refused > 0) {
         fprintf(stderr, "hostrangectl history check: %zu keys have fewer "
                 "than %zu runs of history on ", refused, o.min_history);
-        hrd_text_put(stderr, r.machine);
+        hrv_text_put(stderr, r.machine);
         fputs(": not judged (--min-history)\n", stderr);
     }
-    hrd_history_judge_fini(&c.jg);
-    hrd_history_fromrun_fini(&r);
-    hrd_limits_fini(&o.limits);
+    hrh_judge_fini(&c.jg);
+    hrh_fromrun_fini(&r);
+    hrs_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -EIO;
     if (rc != 0)
-        return hrd_ctl_judge_failed("history check", o.db, rc, err);
-    return c.slower ? HRD_CTL_EXIT_SLOWER
-           : refused > 0 ? HRD_CTL_EXIT_FEW_RUNS
-           : c.not_judged_limit > 0 ? HRD_CTL_EXIT_NOT_JUDGED
+        return hrc_judge_failed("history check", o.db, rc, err);
+    return c.slower ? HRC_EXIT_SLOWER
+           : refused > 0 ? HRC_EXIT_FEW_RUNS
+           : c.not_judged_limit > 0 ? HRC_EXIT_NOT_JUDGED
                                     : 0;
 }

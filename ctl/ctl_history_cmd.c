@@ -38,31 +38,31 @@ static const char usage_history[] =
     "and never make a history); 5 on any other failure.\n";
 
 /* The subcommands, commands of the same type as hostrangectl.c's. */
-static const struct hrd_ctl_cmd sub_add = {
+static const struct hrc_cmd sub_add = {
     "add", "remember runs (or other tools' results)",
-    hrd_ctl_history_usage_add, hrd_ctl_history_add,
+    hrc_history_usage_add, hrc_history_add,
 };
-static const struct hrd_ctl_cmd sub_list = {
+static const struct hrc_cmd sub_list = {
     "list", "the runs remembered",
-    hrd_ctl_history_usage_list, hrd_ctl_history_list,
+    hrc_history_usage_list, hrc_history_list,
 };
-static const struct hrd_ctl_cmd sub_show = {
+static const struct hrc_cmd sub_show = {
     "show", "the points of the series",
-    hrd_ctl_history_usage_show, hrd_ctl_history_show,
+    hrc_history_usage_show, hrc_history_show,
 };
-static const struct hrd_ctl_cmd sub_detect = {
+static const struct hrc_cmd sub_detect = {
     "detect", "which commit made which range slower, on which machine",
-    hrd_ctl_history_usage_detect, hrd_ctl_history_detect,
+    hrc_history_usage_detect, hrc_history_detect,
 };
-static const struct hrd_ctl_cmd sub_check = {
+static const struct hrc_cmd sub_check = {
     "check", "whether a run is slower than its history",
-    hrd_ctl_history_usage_check, hrd_ctl_history_check,
+    hrc_history_usage_check, hrc_history_check,
 };
-static const struct hrd_ctl_cmd sub_plot = {
+static const struct hrc_cmd sub_plot = {
     "plot", "the history's page",
-    hrd_ctl_history_usage_plot, hrd_ctl_history_plot,
+    hrc_history_usage_plot, hrc_history_plot,
 };
-static const struct hrd_ctl_cmd *const subs[] = {
+static const struct hrc_cmd *const subs[] = {
     &sub_add, &sub_list, &sub_show, &sub_detect, &sub_check, &sub_plot,
 };
 
@@ -71,24 +71,24 @@ static int history(int argc, char **argv)
     if (argc < 2) {
         fprintf(stderr, "hostrangectl history: no subcommand (add, list, "
                 "show, detect, check or plot; see --help)\n");
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage_history, stdout);
         return 0;
     }
-    const struct hrd_ctl_cmd *sub =
-        hrd_ctl_cmd_find(subs, sizeof subs / sizeof subs[0], argv[1]);
+    const struct hrc_cmd *sub =
+        hrc_cmd_find(subs, sizeof subs / sizeof subs[0], argv[1]);
     if (sub != NULL) {
         optind = 0;
         return sub->run(argc - 1, argv + 1);
     }
     fprintf(stderr, "hostrangectl history: unknown subcommand '%s' (add, "
             "list, show, detect, check or plot)\n", argv[1]);
-    return HRD_CTL_EXIT_USAGE;
+    return HRC_EXIT_USAGE;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_history = {
+const struct hrc_cmd hrc_cmd_history = {
     "history",
     "remember every run; find which commit made which range slower",
     usage_history,

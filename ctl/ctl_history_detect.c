@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char hrd_ctl_history_usage_detect[] =
+const char hrc_history_usage_detect[] =
     "Usage: hostrangectl history detect [--db DB] [FILTER]... [--machine GLOB]\n"
     "                                 [--alpha P] [--min-change PCT] [--window N]\n"
     "                                 [--series] [--fail-above SPEC]\n"
@@ -26,7 +26,7 @@ const char hrd_ctl_history_usage_detect[] =
     "them into findings. A change is a level that lasts at least --window\n"
     "runs and differs from the one before it; a single outlying run is not\n"
     "one. All series are judged at once: a change must move its series by\n"
-    "at least " STR(HRD_CP_MIN_STEPS) " clock steps of its machine (the step taken from the\n"
+    "at least " STR(HRS_CP_MIN_STEPS) " clock steps of its machine (the step taken from the\n"
     "machine's values), and the series reported changed must hold the\n"
     "Benjamini-Hochberg false discovery rate at q = ALPHA over all the\n"
     "series judged; a series of one sample a run (a cold row) also passes a\n"
@@ -58,23 +58,23 @@ const char hrd_ctl_history_usage_detect[] =
 
 /* detect: the series, each analysed when it is whole. */
 struct detect {
-    const struct hrd_ctl_judge_opts *o;
+    const struct hrc_judge_opts *o;
     int slower; /* a series' newest segment beyond its limit */
     int rc;
-    struct hrd_history_gate g;
+    struct hrh_gate g;
 };
 
-static int detect_series(void *ctx, const struct hrd_history_series *s)
+static int detect_series(void *ctx, const struct hrh_series *s)
 {
     struct detect *d = ctx;
-    struct hrd_cp *cp;
+    struct hrs_cp *cp;
     int n, over, rc = 0;
 
     cp = malloc(s->n * sizeof *cp);
     if (cp == NULL)
         return -ENOMEM;
-    n = hrd_cp_detect(s->x, s->n, &d->o->cp, cp, s->n);
-    for (int i = 0; i < n && d->o->gate == HRD_CTL_GATE_NONE; i++) {
+    n = hrs_cp_detect(s->x, s->n, &d->o->cp, cp, s->n);
+    for (int i = 0; i < n && d->o->gate == HRC_GATE_NONE; i++) {
         /* The commit of the run before the change: JSONL's
          * commit_before, and in text the bisect command line between the
          * two when more than one commit lies there. */
@@ -90,14 +90,14 @@ static int detect_series(void *ctx, const struct hrd_history_series *s)
                 return -ENOMEM;
             }
             fputs(",\"commit_before\":", m);
-            hrd_json_string(m, before);
+            hrv_json_string(m, before);
             if (fclose(m) != 0) {
                 free(extra);
                 free(cp);
                 return -ENOMEM;
             }
         }
-        hrd_ctl_put_finding(d->o, s, s->commit[cp[i].at],
+        hrc_put_finding(d->o, s, s->commit[cp[i].at],
                             s->run[cp[i].at], &cp[i], "", extra);
         free(extra);
         if (before != NULL && !d->o->jsonl)
@@ -106,11 +106,11 @@ static int detect_series(void *ctx, const struct hrd_history_series *s)
                            s->key[5]);
     }
     over = n > 0 &&
-           hrd_ctl_over_limit("history detect", d->o, s, &cp[n - 1]);
+           hrc_over_limit("history detect", d->o, s, &cp[n - 1]);
     if (over)
         d->slower = 1;
-    if (n >= 0 && d->o->gate != HRD_CTL_GATE_NONE)
-        rc = hrd_history_gate_add(&d->g, HRD_CTL_JUDGE_LIMITS(d->o), s->key,
+    if (n >= 0 && d->o->gate != HRC_GATE_NONE)
+        rc = hrh_gate_add(&d->g, HRC_JUDGE_LIMITS(d->o), s->key,
                                   s->machine,
                                   n > 0 ? s->commit[cp[n - 1].at] : NULL,
                                   n > 0 ? &cp[n - 1] : NULL, over, NULL);
@@ -119,63 +119,63 @@ static int detect_series(void *ctx, const struct hrd_history_series *s)
 }
 
 /* Whether detect's filters keep point p. */
-static int detect_keep(void *ctx, const struct hrd_history_point *p)
+static int detect_keep(void *ctx, const struct hrh_point *p)
 {
     struct detect *d = ctx;
 
-    return hrd_history_match(&d->o->f, d->o->machine, p);
+    return hrh_match(&d->o->f, d->o->machine, p);
 }
 
-int hrd_ctl_history_detect(int argc, char **argv)
+int hrc_history_detect(int argc, char **argv)
 {
-    struct hrd_ctl_judge_opts o;
+    struct hrc_judge_opts o;
     struct detect d;
-    struct hrd_history *h;
+    struct hrh_history *h;
     char err[4096];
     int rc;
 
-    hrd_ctl_judge_opts_init(&o);
-    rc = hrd_ctl_judge_parse("history detect", hrd_ctl_history_usage_detect,
+    hrc_judge_opts_init(&o);
+    rc = hrc_judge_parse("history detect", hrc_history_usage_detect,
                              argc, argv, &o, 1);
     if (rc == 0 && optind < argc) {
         fprintf(stderr, "hostrangectl history detect: unexpected argument "
                 "'%s'\n", argv[optind]);
-        rc = HRD_CTL_EXIT_USAGE;
+        rc = HRC_EXIT_USAGE;
     }
     if (rc != 0) {
-        hrd_limits_fini(&o.limits);
+        hrs_limits_fini(&o.limits);
         return rc < 0 ? 0 : rc;
     }
-    o.db = hrd_ctl_history_db(o.db);
-    if ((rc = hrd_ctl_history_open("history detect", o.db,
-                                   HRD_HISTORY_READ, &h)) != 0) {
-        hrd_limits_fini(&o.limits);
+    o.db = hrc_history_db(o.db);
+    if ((rc = hrc_history_open("history detect", o.db,
+                                   HRH_READ, &h)) != 0) {
+        hrs_limits_fini(&o.limits);
         return rc;
     }
     memset(&d, 0, sizeof d);
     d.o = &o;
     if (!o.series) {
-        struct hrd_ctl_look_opts lo = {
+        struct hrc_look_opts lo = {
             &o.f, o.machine, o.cp, o.have_limits ? &o.limits : NULL,
-            o.jsonl                    ? HRD_CTL_LOOK_JSONL
-            : o.gate == HRD_CTL_GATE_JUNIT     ? HRD_CTL_LOOK_JUNIT
-            : o.gate == HRD_CTL_GATE_MARKDOWN  ? HRD_CTL_LOOK_MARKDOWN
-                                       : HRD_CTL_LOOK_TEXT,
+            o.jsonl                    ? HRC_LOOK_JSONL
+            : o.gate == HRC_GATE_JUNIT     ? HRC_LOOK_JUNIT
+            : o.gate == HRC_GATE_MARKDOWN  ? HRC_LOOK_MARKDOWN
+                                       : HRC_LOOK_TEXT,
             o.limit };
 
-        rc = hrd_ctl_history_look(&lo, h, &d.slower, err, sizeof err);
+        rc = hrc_history_look(&lo, h, &d.slower, err, sizeof err);
     } else {
-        rc = hrd_history_series_each(h, detect_keep, detect_series, &d, err,
+        rc = hrh_series_each(h, detect_keep, detect_series, &d, err,
                                      sizeof err);
-        if (rc == 0 && o.gate != HRD_CTL_GATE_NONE)
-            rc = hrd_ctl_gate_write(&d.g, &o, "hostrangectl history detect");
+        if (rc == 0 && o.gate != HRC_GATE_NONE)
+            rc = hrc_gate_write(&d.g, &o, "hostrangectl history detect");
     }
-    hrd_history_gate_fini(&d.g);
-    hrd_history_close(h);
-    hrd_limits_fini(&o.limits);
+    hrh_gate_fini(&d.g);
+    hrh_close(h);
+    hrs_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -EIO;
     if (rc != 0)
-        return hrd_ctl_judge_failed("history detect", o.db, rc, err);
-    return d.slower ? HRD_CTL_EXIT_SLOWER : 0;
+        return hrc_judge_failed("history detect", o.db, rc, err);
+    return d.slower ? HRC_EXIT_SLOWER : 0;
 }

@@ -15,20 +15,20 @@
 #include <string.h>
 
 /* Whether a run of im is of a machine whose name hostrangectl refuses
- * (hrd_ctl_machine_bad: the rules of --machine, whether the name came
+ * (hrc_machine_bad: the rules of --machine, whether the name came
  * from the file or from --machine); says which for subcommand cmd. */
 static int machine_refused(const char *cmd, const char *path,
-                           const struct hrd_import *im)
+                           const struct hrh_import *im)
 {
     char err[256];
 
     for (size_t i = 0; i < im->nruns; i++) {
         const char *m = im->runs[i].run.machine;
 
-        if (hrd_ctl_machine_bad(m, err, sizeof err) == 0)
+        if (hrc_machine_bad(m, err, sizeof err) == 0)
             continue;
         fprintf(stderr, "hostrangectl %s: %s: machine '", cmd, path);
-        hrd_text_put(stderr, m);
+        hrv_text_put(stderr, m);
         fprintf(stderr, "' of run %s: %s (--machine NAME names another)\n",
                 im->runs[i].id, err);
         return 1;
@@ -36,41 +36,41 @@ static int machine_refused(const char *cmd, const char *path,
     return 0;
 }
 
-int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
-                             enum hrd_import_format fmt, const char *path,
+int hrc_history_add_from(struct hrh_history *h, const char *db_name,
+                             enum hrh_import_format fmt, const char *path,
                              char *const *extra, size_t nextra,
                              const char *machine)
 {
-    struct hrd_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
-    struct hrd_import *im = NULL;
+    struct hrh_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
+    struct hrh_import *im = NULL;
     char err[4096];
     int rc, status = 0;
 
-    if (hrd_history_import_meta(&o, extra, nextra) != 0)
-        status = HRD_CTL_EXIT_FAILED;
+    if (hrh_import_meta(&o, extra, nextra) != 0)
+        status = HRC_EXIT_FAILED;
     rc = status != 0 ? -ENOMEM
-                     : hrd_history_import_file(fmt, path, &o, &im, err,
+                     : hrh_import_file(fmt, path, &o, &im, err,
                                                sizeof err);
     if (rc != 0) {
         fprintf(stderr, "hostrangectl history add: %s; nothing of it "
                 "stored\n", rc == -ENOMEM ? "out of memory" : err);
-        status = rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_EXIT_FAILED
-                                               : HRD_CTL_EXIT_UNREADABLE;
+        status = rc == -ENOMEM || rc == -EFBIG ? HRC_EXIT_FAILED
+                                               : HRC_EXIT_UNREADABLE;
     }
     if (rc == 0 && machine_refused("history add", path, im)) {
         fprintf(stderr, "hostrangectl history add: nothing of %s stored\n",
                 path);
-        hrd_import_free(im);
+        hrh_import_free(im);
         im = NULL;
-        status = HRD_CTL_EXIT_UNREADABLE;
+        status = HRC_EXIT_UNREADABLE;
     }
     if (im != NULL && im->skipped > 0)
         printf("%s: %zu benchmarks reported an error and were left out\n",
                path, im->skipped);
     for (size_t i = 0; im != NULL && i < im->nruns; i++) {
-        const struct hrd_import_run *r = &im->runs[i];
+        const struct hrh_import_run *r = &im->runs[i];
 
-        rc = hrd_history_add(h, &r->run, r->p, r->n, err, sizeof err);
+        rc = hrh_add(h, &r->run, r->p, r->n, err, sizeof err);
         if (rc == 0)
             printf("added %s: run %s, %zu keys\n", path, r->id, r->n);
         else if (rc == 1)
@@ -80,30 +80,30 @@ int hrd_ctl_history_add_from(struct hrd_history *h, const char *db_name,
             fprintf(stderr, "hostrangectl history add: %s: %s; run %s of %s "
                     "not stored\n", db_name,
                     rc == -ENOMEM ? "out of memory" : err, r->id, path);
-        rc = rc >= 0 ? 0 : rc == -EINVAL ? HRD_CTL_EXIT_UNREADABLE
-                                         : HRD_CTL_EXIT_FAILED;
+        rc = rc >= 0 ? 0 : rc == -EINVAL ? HRC_EXIT_UNREADABLE
+                                         : HRC_EXIT_FAILED;
         if (rc > status)
             status = rc;
     }
-    hrd_import_free(im);
-    hrd_history_import_meta_fini(&o);
+    hrh_import_free(im);
+    hrh_import_meta_fini(&o);
     return status;
 }
 
-int hrd_ctl_hrun_import(const char *cmd, enum hrd_import_format fmt,
+int hrc_hrun_import(const char *cmd, enum hrh_import_format fmt,
                         const char *path, const char *machine,
-                        struct hrd_history_fromrun *r)
+                        struct hrh_fromrun *r)
 {
     char err[4096];
-    int rc = hrd_history_fromrun_import(r, fmt, path, machine, err,
+    int rc = hrh_fromrun_import(r, fmt, path, machine, err,
                                         sizeof err);
 
     if (rc == 0 && machine_refused(cmd, path, r->import))
-        return HRD_CTL_EXIT_UNREADABLE;
+        return HRC_EXIT_UNREADABLE;
     if (rc == 0)
         return 0;
     fprintf(stderr, "hostrangectl %s: %s\n", cmd,
             rc == -ENOMEM ? "out of memory" : err);
-    return rc == -ENOMEM || rc == -EFBIG ? HRD_CTL_EXIT_FAILED
-                                         : HRD_CTL_EXIT_UNREADABLE;
+    return rc == -ENOMEM || rc == -EFBIG ? HRC_EXIT_FAILED
+                                         : HRC_EXIT_UNREADABLE;
 }

@@ -20,48 +20,48 @@ enum { OPT_DB = 256, OPT_MACHINE, OPT_MIN_CHANGE, OPT_FAIL, OPT_LIMIT,
 
 /* Writes g in o's gate format under title. Returns 0 or a negative
  * errno. */
-int hrd_ctl_gate_write(const struct hrd_history_gate *g,
-                       const struct hrd_ctl_judge_opts *o, const char *title)
+int hrc_gate_write(const struct hrh_gate *g,
+                       const struct hrc_judge_opts *o, const char *title)
 {
-    struct hrd_gate gate = { title, g->v, g->n, "", o->limit,
+    struct hrv_gate gate = { title, g->v, g->n, "", o->limit,
                              "not judged" };
 
-    return o->gate == HRD_CTL_GATE_JUNIT ? hrd_gate_junit(stdout, &gate)
-                                 : hrd_gate_markdown(stdout, &gate);
+    return o->gate == HRC_GATE_JUNIT ? hrv_gate_junit(stdout, &gate)
+                                 : hrv_gate_markdown(stdout, &gate);
 }
 
-void hrd_ctl_judge_number(double v)
+void hrc_judge_number(double v)
 {
     char b[40];
 
-    hrd_format_number(b, sizeof b, v);
+    hrv_format_number(b, sizeof b, v);
     fputs(b, stdout);
 }
 
 /* Writes key `key` on machine `machine` as terminal text: "NODE OP
  * BACKEND PHASE RANGE METRIC on MACHINE", each escaped. */
-void hrd_ctl_key_name(FILE *f, char *const *key, const char *machine)
+void hrc_key_name(FILE *f, char *const *key, const char *machine)
 {
     for (int i = 0; i < 6; i++) {
-        hrd_text_put(f, key[i]);
+        hrv_text_put(f, key[i]);
         fputc(' ', f);
     }
     fputs("on ", f);
-    hrd_text_put(f, machine);
+    hrv_text_put(f, machine);
 }
 
 /* Writes series s's name as key_name does. */
-void hrd_ctl_series_name(FILE *f, const struct hrd_history_series *s)
+void hrc_series_name(FILE *f, const struct hrh_series *s)
 {
-    hrd_ctl_key_name(f, s->key, s->machine);
+    hrc_key_name(f, s->key, s->machine);
 }
 
 /* Writes one finding: a change point of series s at cp (detect), or run
  * `run` of commit `commit` against it (check). */
-void hrd_ctl_put_finding(const struct hrd_ctl_judge_opts *o,
-                         const struct hrd_history_series *s,
+void hrc_put_finding(const struct hrc_judge_opts *o,
+                         const struct hrh_series *s,
                          const char *commit, const char *run,
-                         const struct hrd_cp *cp,
+                         const struct hrs_cp *cp,
                          const char *note, const char *json_extra)
 {
     static const char *const names[6] = { "node", "operator", "backend",
@@ -71,78 +71,78 @@ void hrd_ctl_put_finding(const struct hrd_ctl_judge_opts *o,
     if (o->jsonl) {
         for (int i = 0; i < 6; i++) {
             printf("%s\"%s\":", i ? "," : "{", names[i]);
-            hrd_json_string(stdout, s->key[i]);
+            hrv_json_string(stdout, s->key[i]);
         }
         printf(",\"machine\":");
-        hrd_json_string(stdout, s->machine);
+        hrv_json_string(stdout, s->machine);
         printf(",\"commit\":");
-        hrd_json_string(stdout, commit);
+        hrv_json_string(stdout, commit);
         printf(",\"run\":");
-        hrd_json_string(stdout, run);
+        hrv_json_string(stdout, run);
         printf(",\"before\":");
-        hrd_ctl_judge_number(cp->before);
+        hrc_judge_number(cp->before);
         printf(",\"after\":");
-        hrd_ctl_judge_number(cp->after);
+        hrc_judge_number(cp->after);
         printf(",\"change\":");
-        hrd_ctl_judge_number(cp->change);
+        hrc_judge_number(cp->change);
         printf(",\"p\":");
-        hrd_ctl_judge_number(cp->p);
+        hrc_judge_number(cp->p);
         printf(",\"direction\":\"%s\"%s}\n", dir,
                json_extra != NULL ? json_extra : "");
         return;
     }
-    hrd_ctl_change_line(s->key, s->machine, cp, commit, run, note);
+    hrc_change_line(s->key, s->machine, cp, commit, run, note);
 }
 
-void hrd_ctl_change_line(char *const *key, const char *machine,
-                         const struct hrd_cp *cp, const char *commit,
+void hrc_change_line(char *const *key, const char *machine,
+                         const struct hrs_cp *cp, const char *commit,
                          const char *run, const char *note)
 {
-    hrd_ctl_key_name(stdout, key, machine);
+    hrc_key_name(stdout, key, machine);
     printf(": %s by %+.1f%% at commit ", cp->change > 0 ? "slower" : "faster",
            cp->change * 100);
-    hrd_text_put(stdout, commit[0] != '\0' ? commit : "-");
+    hrv_text_put(stdout, commit[0] != '\0' ? commit : "-");
     fputs(" (run ", stdout);
-    hrd_text_put(stdout, run);
+    hrv_text_put(stdout, run);
     printf("): median %.1f -> %.1f ns, p=%.2g%s\n", cp->before, cp->after,
            cp->p, note);
 }
 
 /* Whether a slower change of series s goes beyond its --fail-above
  * limit; names it on stderr when it does. */
-int hrd_ctl_over_limit(const char *cmd, const struct hrd_ctl_judge_opts *o,
-                       const struct hrd_history_series *s,
-                       const struct hrd_cp *cp)
+int hrc_over_limit(const char *cmd, const struct hrc_judge_opts *o,
+                       const struct hrh_series *s,
+                       const struct hrs_cp *cp)
 {
-    const struct hrd_limit *l =
-        hrd_history_over_limit(HRD_CTL_JUDGE_LIMITS(o), s->key[4], cp);
+    const struct hrs_limit *l =
+        hrh_over_limit(HRC_JUDGE_LIMITS(o), s->key[4], cp);
 
     if (l == NULL)
         return 0;
     fprintf(stderr, "hostrangectl %s: ", cmd);
-    hrd_ctl_series_name(stderr, s);
+    hrc_series_name(stderr, s);
     fprintf(stderr, ": %+.1f%% slower, above --fail-above %g%%\n",
             cp->change * 100, l->pct);
     return 1;
 }
 
 /* over_limit's verdict, saying nothing. */
-int hrd_ctl_over_limit_quiet(const struct hrd_ctl_judge_opts *o,
-                             const struct hrd_history_series *s,
-                             const struct hrd_cp *cp)
+int hrc_over_limit_quiet(const struct hrc_judge_opts *o,
+                             const struct hrh_series *s,
+                             const struct hrs_cp *cp)
 {
-    return hrd_history_over_limit(HRD_CTL_JUDGE_LIMITS(o), s->key[4],
+    return hrh_over_limit(HRC_JUDGE_LIMITS(o), s->key[4],
                                   cp) != NULL;
 }
 
 /* The options of detect and check; check's run file is left in argv.
  * Returns -1 with the help shown, 0, or a usage error's status. */
-int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
-                        char **argv, struct hrd_ctl_judge_opts *o, int detect)
+int hrc_judge_parse(const char *cmd, const char *usage, int argc,
+                        char **argv, struct hrc_judge_opts *o, int detect)
 {
     static const struct option longopts[] = {
         { "db", required_argument, NULL, OPT_DB },
-        HRD_CTL_FILTER_LONGOPTS,
+        HRC_FILTER_LONGOPTS,
         { "machine", required_argument, NULL, OPT_MACHINE },
         { "alpha", required_argument, NULL, 'a' },
         { "window", required_argument, NULL, 'w' },
@@ -163,29 +163,29 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
     while ((c = getopt_long(argc, argv, ":n:a:w:f:h", longopts, NULL)) !=
            -1) {
         if (c == OPT_DB) {
-            o->db = hrd_ctl_history_dsn(cmd, optarg);
+            o->db = hrc_history_dsn(cmd, optarg);
         } else if (c == OPT_MACHINE) {
             o->machine = optarg;
         } else if (c == OPT_SERIES && detect) {
             o->series = 1;
         } else if (c == 'a' || c == 'w') {
-            if (hrd_ctl_history_cp_option(cmd, c, optarg, &o->cp) != 0)
-                return HRD_CTL_EXIT_USAGE;
+            if (hrc_history_cp_option(cmd, c, optarg, &o->cp) != 0)
+                return HRC_EXIT_USAGE;
         } else if (c == OPT_MIN_CHANGE && detect) {
             double pct = strtod(optarg, &end);
 
             if (*end != '\0' || end == optarg || !(pct >= 0)) {
                 fprintf(stderr, "hostrangectl %s: bad --min-change '%s' (a "
                         "percentage, at least 0)\n", cmd, optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             o->cp.min_change = pct / 100;
         } else if (c == OPT_FROM && !detect) {
-            if (hrd_import_format_parse(optarg, &o->fmt) != 0) {
+            if (hrh_import_format_parse(optarg, &o->fmt) != 0) {
                 fprintf(stderr, "hostrangectl %s: bad --from '%s' ("
-                        HRD_IMPORT_NAME_GBENCH ", " HRD_IMPORT_NAME_PYTEST
-                        " or " HRD_IMPORT_NAME_CSV ")\n", cmd, optarg);
-                return HRD_CTL_EXIT_USAGE;
+                        HRH_IMPORT_NAME_GBENCH ", " HRH_IMPORT_NAME_PYTEST
+                        " or " HRH_IMPORT_NAME_CSV ")\n", cmd, optarg);
+                return HRC_EXIT_USAGE;
             }
             o->from = 1;
         } else if (c == OPT_THRESHOLD && !detect) {
@@ -194,7 +194,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
             if (*end != '\0' || end == optarg || !(pct > 0 && pct <= 1e6)) {
                 fprintf(stderr, "hostrangectl %s: bad --threshold '%s' (a "
                         "percentage, above 0)\n", cmd, optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             o->threshold = pct;
         } else if (c == OPT_MIN_HISTORY && !detect) {
@@ -204,26 +204,26 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
                 fprintf(stderr, "hostrangectl %s: bad --min-history '%s' "
                         "(a whole number of runs, at least 1)\n", cmd,
                         optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             o->min_history = (size_t)n;
         } else if (c == OPT_FAIL) {
-            if (hrd_limits_parse(&o->limits, optarg, err, sizeof err) != 0) {
+            if (hrs_limits_parse(&o->limits, optarg, err, sizeof err) != 0) {
                 fprintf(stderr, "hostrangectl %s: bad --fail-above '%s': "
                         "%s\n", cmd, optarg, err);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             o->have_limits = 1;
         } else if (c == 'f') {
             o->jsonl = strcmp(optarg, "jsonl") == 0;
-            o->gate = strcmp(optarg, "junit") == 0      ? HRD_CTL_GATE_JUNIT
-                      : strcmp(optarg, "markdown") == 0 ? HRD_CTL_GATE_MARKDOWN
-                                                        : HRD_CTL_GATE_NONE;
-            if (!o->jsonl && o->gate == HRD_CTL_GATE_NONE &&
+            o->gate = strcmp(optarg, "junit") == 0      ? HRC_GATE_JUNIT
+                      : strcmp(optarg, "markdown") == 0 ? HRC_GATE_MARKDOWN
+                                                        : HRC_GATE_NONE;
+            if (!o->jsonl && o->gate == HRC_GATE_NONE &&
                 strcmp(optarg, "text") != 0) {
                 fprintf(stderr, "hostrangectl %s: bad format '%s' (text, "
                         "jsonl, junit or markdown)\n", cmd, optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
         } else if (c == OPT_LIMIT) {
             long n = strtol(optarg, &end, 10);
@@ -231,7 +231,7 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
             if (*end != '\0' || end == optarg || n < 0) {
                 fprintf(stderr, "hostrangectl %s: bad --limit '%s' (a "
                         "whole number, at least 0)\n", cmd, optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             o->limit = (size_t)n;
         } else if (c == 'h') {
@@ -239,39 +239,39 @@ int hrd_ctl_judge_parse(const char *cmd, const char *usage, int argc,
             return -1;
         } else if (c == OPT_MIN_CHANGE || c == OPT_MIN_HISTORY ||
                    c == OPT_SERIES || c == OPT_FROM || c == OPT_THRESHOLD ||
-                   !hrd_ctl_report_option(cmd, c, optarg, &o->f, NULL)) {
-            hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
+                   !hrc_report_option(cmd, c, optarg, &o->f, NULL)) {
+            hrc_die_usage(cmd, c, argv[optind - 1]);
         }
     }
     return 0;
 }
 
 
-void hrd_ctl_judge_opts_init(struct hrd_ctl_judge_opts *o)
+void hrc_judge_opts_init(struct hrc_judge_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->cp.alpha = HRD_CP_ALPHA_DEFAULT;
-    o->cp.window = HRD_CP_WINDOW_DEFAULT;
-    o->cp.min_change = HRD_CP_MIN_CHANGE_DEFAULT;
-    o->limit = HRD_GATE_MARKDOWN_LIMIT;
-    o->threshold = HRD_CTL_CHECK_THRESHOLD_DEFAULT;
+    o->cp.alpha = HRS_CP_ALPHA_DEFAULT;
+    o->cp.window = HRS_CP_WINDOW_DEFAULT;
+    o->cp.min_change = HRS_CP_MIN_CHANGE_DEFAULT;
+    o->limit = HRV_GATE_MARKDOWN_LIMIT;
+    o->threshold = HRC_CHECK_THRESHOLD_DEFAULT;
 }
 
 /* The status of a failed query or of the output. */
-int hrd_ctl_judge_failed(const char *cmd, const char *db, int rc,
+int hrc_judge_failed(const char *cmd, const char *db, int rc,
                          const char *err)
 {
     char name[1024];
 
     if (rc == -EIO && ferror(stdout)) {
         fprintf(stderr, "hostrangectl %s: cannot write the output\n", cmd);
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     }
     if (rc == -ENOMEM) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     }
-    hrd_history_name(db, name, sizeof name);
+    hrh_name(db, name, sizeof name);
     fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name, err);
-    return HRD_CTL_EXIT_UNREADABLE;
+    return HRC_EXIT_UNREADABLE;
 }

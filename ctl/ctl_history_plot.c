@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 
-const char hrd_ctl_history_usage_plot[] =
+const char hrc_history_usage_plot[] =
     "Usage: hostrangectl history plot [--db DB] -o DIR [FILTER]...\n"
     "                               [--machine GLOB] [--alpha P] [--window N]\n"
     "Write the history as a page, DIR/index.html, that opens in a browser\n"
@@ -36,13 +36,13 @@ const char hrd_ctl_history_usage_plot[] =
     "from what to what. The filter box finds any chart by name.\n"
     "\n"
     "      --db=DB          the history (see hostrangectl history add --help)\n"
-    HRD_CTL_HISTORY_READ_HELP
+    HRC_HISTORY_READ_HELP
     "  -o, --output=DIR     the directory to write in: DIR/index.html and\n"
     "                       DIR/data/NNNNNN.js (made when missing; an\n"
     "                       earlier page there is replaced: its index.html\n"
     "                       removed first and written last, other files\n"
     "                       left as they are)\n"
-    HRD_CTL_FILTER_HELP
+    HRC_FILTER_HELP
     "      --machine=GLOB   only machines matching GLOB\n"
     "  -a, --alpha=P        detect's false discovery rate\n"
     "  -w, --window=N       detect's fewest runs a level must last\n"
@@ -50,12 +50,12 @@ const char hrd_ctl_history_usage_plot[] =
 
 enum { OPT_DB = 256, OPT_MACHINE };
 
-int hrd_ctl_history_plot(int argc, char **argv)
+int hrc_history_plot(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "db", required_argument, NULL, OPT_DB },
         { "output", required_argument, NULL, 'o' },
-        HRD_CTL_FILTER_LONGOPTS,
+        HRC_FILTER_LONGOPTS,
         { "machine", required_argument, NULL, OPT_MACHINE },
         { "alpha", required_argument, NULL, 'a' },
         { "window", required_argument, NULL, 'w' },
@@ -63,14 +63,14 @@ int hrd_ctl_history_plot(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *cmd = "history plot", *db = NULL, *out = NULL;
-    struct hrd_cp_opts cp = { .alpha = HRD_CP_ALPHA_DEFAULT,
-                              .window = HRD_CP_WINDOW_DEFAULT,
-                              .min_change = HRD_CP_MIN_CHANGE_DEFAULT };
-    struct hrd_filter f;
+    struct hrs_cp_opts cp = { .alpha = HRS_CP_ALPHA_DEFAULT,
+                              .window = HRS_CP_WINDOW_DEFAULT,
+                              .min_change = HRS_CP_MIN_CHANGE_DEFAULT };
+    struct hra_filter f;
     const char *machine = NULL;
-    struct hrd_history_page_opts o;
-    struct hrd_history_page_result res;
-    struct hrd_history *h;
+    struct hrh_page_opts o;
+    struct hrh_page_result res;
+    struct hrh_history *h;
     char err[4096], name[1024], title[1100], path[4096];
     struct stat st;
     int c, rc;
@@ -79,52 +79,52 @@ int hrd_ctl_history_plot(int argc, char **argv)
     while ((c = getopt_long(argc, argv, ":o:n:a:w:h", longopts, NULL)) !=
            -1) {
         if (c == OPT_DB) {
-            db = hrd_ctl_history_dsn(cmd, optarg);
+            db = hrc_history_dsn(cmd, optarg);
         } else if (c == 'o') {
             out = optarg;
         } else if (c == OPT_MACHINE) {
             machine = optarg;
         } else if (c == 'a' || c == 'w') {
-            if (hrd_ctl_history_cp_option(cmd, c, optarg, &cp) != 0)
-                return HRD_CTL_EXIT_USAGE;
+            if (hrc_history_cp_option(cmd, c, optarg, &cp) != 0)
+                return HRC_EXIT_USAGE;
         } else if (c == 'h') {
-            fputs(hrd_ctl_history_usage_plot, stdout);
+            fputs(hrc_history_usage_plot, stdout);
             return 0;
-        } else if (!hrd_ctl_report_option(cmd, c, optarg, &f, NULL)) {
-            hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
+        } else if (!hrc_report_option(cmd, c, optarg, &f, NULL)) {
+            hrc_die_usage(cmd, c, argv[optind - 1]);
         }
     }
     if (out == NULL || optind < argc) {
         fprintf(stderr, "hostrangectl %s: %s (see --help)\n", cmd,
                 out == NULL ? "give the directory to write in, -o DIR"
                             : "unexpected argument");
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     snprintf(path, sizeof path, "%s/index.html", out);
     /* The history first: a missing one makes no directory either. */
-    db = hrd_ctl_history_db(db);
-    if ((rc = hrd_ctl_history_open(cmd, db, HRD_HISTORY_READ, &h)) != 0)
+    db = hrc_history_db(db);
+    if ((rc = hrc_history_open(cmd, db, HRH_READ, &h)) != 0)
         return rc;
     if (mkdir(out, 0777) != 0 &&
         (errno != EEXIST || stat(out, &st) != 0 || !S_ISDIR(st.st_mode))) {
         fprintf(stderr, "hostrangectl %s: cannot make %s: %s\n", cmd, out,
                 strerror(errno == EEXIST ? ENOTDIR : errno));
-        hrd_history_close(h);
-        return HRD_CTL_EXIT_FAILED;
+        hrh_close(h);
+        return HRC_EXIT_FAILED;
     }
-    hrd_history_name(db, name, sizeof name);
+    hrh_name(db, name, sizeof name);
     snprintf(title, sizeof title, "hostrange history: %s", name);
-    o = (struct hrd_history_page_opts){ &f, machine, out, &cp, title };
-    rc = hrd_history_page_write(h, &o, &res, err, sizeof err);
-    hrd_history_close(h);
+    o = (struct hrh_page_opts){ &f, machine, out, &cp, title };
+    rc = hrh_page_write(h, &o, &res, err, sizeof err);
+    hrh_close(h);
     if (rc == -ENOMEM) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-        return HRD_CTL_EXIT_FAILED;
+        return HRC_EXIT_FAILED;
     }
     if (rc != 0) {
         fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name, err);
-        return res.write_failed ? HRD_CTL_EXIT_FAILED
-                                : HRD_CTL_EXIT_UNREADABLE;
+        return res.write_failed ? HRC_EXIT_FAILED
+                                : HRC_EXIT_UNREADABLE;
     }
     printf("wrote %s: %zu series, %zu %s\n", path, res.nseries, res.nfindings,
            res.nfindings == 1 ? "finding" : "findings");

@@ -43,7 +43,7 @@ static const char *plural(uint64_t n, const char *one, const char *many)
     return n == 1 ? one : many;
 }
 
-int hrd_ctl_losses_say(const Hostrange__StatsReply *s, FILE *out)
+int hrc_losses_say(const Hostrange__StatsReply *s, FILE *out)
 {
     uint64_t lost = 0, bad_name = 0, bad_label = 0, full = 0, batches = 0;
     uint64_t cut = 0;
@@ -116,7 +116,7 @@ int hrd_ctl_losses_say(const Hostrange__StatsReply *s, FILE *out)
     return any;
 }
 
-int hrd_ctl_losses(FILE *out)
+int hrc_losses(FILE *out)
 {
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__StatsRequest sq = HOSTRANGE__STATS_REQUEST__INIT;
@@ -125,16 +125,16 @@ int hrd_ctl_losses(FILE *out)
 
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_STATS;
     q.stats = &sq;
-    if (hrd_ctl_ask(&q, &rep, 0) != 0)
+    if (hrc_ask(&q, &rep, 0) != 0)
         return -1;
     if (rep->body_case != HOSTRANGE__CONTROL_REPLY__BODY_STATS ||
         rep->stats == NULL) {
         fprintf(stderr, "hostrangectl: hostranged at %s sent no stats\n",
-                hrd_ctl_dir);
+                hrc_dir);
         hostrange__control_reply__free_unpacked(rep, NULL);
         return -1;
     }
-    any = hrd_ctl_losses_say(rep->stats, out);
+    any = hrc_losses_say(rep->stats, out);
     hostrange__control_reply__free_unpacked(rep, NULL);
     return any;
 }

@@ -14,10 +14,10 @@
  * without its final counters (one that still runs may yet send them: not
  * named). Nothing when all is well. Returns 1 when
  * anything was lost or refused (full contexts alone lose no row: 0), else
- * 0. hrd_ctl_losses asks the daemon first: 1, 0, or -1 after printing why
+ * 0. hrc_losses asks the daemon first: 1, 0, or -1 after printing why
  * it could not.
  */
-int hrd_ctl_losses_say(const Hostrange__StatsReply *s, FILE *out);
-int hrd_ctl_losses(FILE *out);
+int hrc_losses_say(const Hostrange__StatsReply *s, FILE *out);
+int hrc_losses(FILE *out);
 
 #endif

@@ -63,7 +63,7 @@ static const char usage_merge[] =
 
 /* The merge's progress. */
 struct progress {
-    struct hrd_ctl_progress p;
+    struct hrc_progress p;
     size_t file, files;
     const char *output;
 };
@@ -94,26 +94,26 @@ static void raise_open_files(size_t nin)
     (void)setrlimit(RLIMIT_NOFILE, &rl);
 }
 
-/* The merge's progress (hrd_runmerge_opts.progress): reading input `file`
+/* The merge's progress (hrr_runmerge_opts.progress): reading input `file`
  * of `files`, or writing `output`. The runs of the merge report at most
  * every 4 MiB, and each report is drawn. */
-static void show_progress(void *ctx, enum hrd_runmerge_stage stage,
+static void show_progress(void *ctx, enum hrr_runmerge_stage stage,
                           size_t file, uint64_t done, uint64_t size)
 {
     struct progress *p = ctx;
 
     p->file = file;
-    if (stage == HRD_RUNMERGE_SCAN_START)
-        hrd_ctl_progress_init(&p->p);
-    else if (stage == HRD_RUNMERGE_SCAN_END)
-        hrd_ctl_progress_end(&p->p);
-    else if (stage == HRD_RUNMERGE_WRITE)
-        hrd_ctl_progress_show(&p->p, done, 1, "merge: writing %s, %llu MiB "
+    if (stage == HRR_RUNMERGE_SCAN_START)
+        hrc_progress_init(&p->p);
+    else if (stage == HRR_RUNMERGE_SCAN_END)
+        hrc_progress_end(&p->p);
+    else if (stage == HRR_RUNMERGE_WRITE)
+        hrc_progress_show(&p->p, done, 1, "merge: writing %s, %llu MiB "
                               "(inputs: %llu MiB)", p->output,
                               (unsigned long long)(done >> 20),
                               (unsigned long long)(size >> 20));
     else
-        hrd_ctl_progress_show(&p->p, done, 1, "merge: file %zu of %zu, %llu "
+        hrc_progress_show(&p->p, done, 1, "merge: file %zu of %zu, %llu "
                               "of %llu MiB", p->file + 1, p->files,
                               (unsigned long long)(done >> 20),
                               (unsigned long long)(size >> 20));
@@ -130,16 +130,16 @@ static void say_duplicate(void *ctx, const char *file, const char *id,
 }
 
 /*
- * Merges o's inputs into o->output once (hrd_runmerge_once), reading
+ * Merges o's inputs into o->output once (hrr_runmerge_once), reading
  * every record whole with `whole`, and says so on stdout. Returns what
- * hrd_runmerge_once returns; when an input could not be read again for
+ * hrr_runmerge_once returns; when an input could not be read again for
  * its rounds, why is said on stderr and err says what failed.
  */
-static int merge_once(struct hrd_runmerge_opts *o, int whole, char *err,
+static int merge_once(struct hrr_runmerge_opts *o, int whole, char *err,
                       size_t errlen)
 {
     struct progress pr;
-    struct hrd_runmerge_result res;
+    struct hrr_runmerge_result res;
     int rc;
 
     memset(&pr, 0, sizeof pr);
@@ -147,14 +147,14 @@ static int merge_once(struct hrd_runmerge_opts *o, int whole, char *err,
     pr.output = o->output;
     o->progress = show_progress;
     o->ctx = &pr;
-    rc = hrd_runmerge_once(o, whole, &res, err, errlen);
+    rc = hrr_runmerge_once(o, whole, &res, err, errlen);
     if (rc != 0 && res.rounds_unread) {
         fprintf(stderr, "hostrangectl diff: %s\n", err);
         snprintf(err, errlen, "an input could not be read again for its "
                  "rounds");
     }
     if (rc == 0) {
-        hrd_ctl_progress_end(&pr.p);
+        hrc_progress_end(&pr.p);
         printf("merged %zu files into %s: %u keys%s", o->nin, o->output,
                res.nkeys, res.compacted ? " (some kept as histograms for "
                                           "--max-memory)"
@@ -163,7 +163,7 @@ static int merge_once(struct hrd_runmerge_opts *o, int whole, char *err,
             printf(", %u rounds", res.rounds);
         putchar('\n');
     } else if (rc != -EAGAIN) {
-        hrd_ctl_progress_end(&pr.p);
+        hrc_progress_end(&pr.p);
     }
     return rc;
 }
@@ -172,7 +172,7 @@ static int merge_once(struct hrd_runmerge_opts *o, int whole, char *err,
  * after saying why. */
 static int parse_max_memory(const char *v, uint64_t *n)
 {
-    if (hrd_parse_size(v, 1, 1u << 20, UINT64_MAX >> 1, n) == 0)
+    if (hru_parse_size(v, 1, 1u << 20, UINT64_MAX >> 1, n) == 0)
         return 0;
     fprintf(stderr, "hostrangectl merge: bad --max-memory '%s' (a size of "
             "at least 1M)\n", v);
@@ -180,12 +180,12 @@ static int parse_max_memory(const char *v, uint64_t *n)
 }
 
 /* What the command line asks for: a merge (o filled, its meta to be
- * freed by hrd_run_meta_fini), the help (shown), or nothing, after a usage
+ * freed by hrr_meta_fini), the help (shown), or nothing, after a usage
  * error was said on stderr. */
 enum merge_request { MERGE_RUN, MERGE_HELP_SHOWN, MERGE_USAGE_ERROR };
 
 static enum merge_request parse_options(int argc, char **argv,
-                                        struct hrd_runmerge_opts *o)
+                                        struct hrr_runmerge_opts *o)
 {
     enum { OPT_MEM = 256, OPT_UNSORTED, OPT_ALLOW_DUPLICATES };
     static const struct option longopts[] = {
@@ -203,19 +203,19 @@ static enum merge_request parse_options(int argc, char **argv,
         if (c == 'o')
             o->output = optarg;
         else if (c == 'm')
-            hrd_ctl_meta_add("merge", optarg, &o->meta);
+            hrc_meta_add("merge", optarg, &o->meta);
         else if (c == OPT_MEM) {
             if (parse_max_memory(optarg, &o->max_memory) != 0)
                 return MERGE_USAGE_ERROR;
         } else if (c == OPT_UNSORTED)
-            o->format = HRD_RUN_FORMAT_EVENTS;
+            o->format = HRR_FORMAT_EVENTS;
         else if (c == OPT_ALLOW_DUPLICATES)
             o->allow_duplicates = 1;
         else if (c == 'h') {
             fputs(usage_merge, stdout);
             return MERGE_HELP_SHOWN;
         } else
-            hrd_ctl_die_usage("merge", c, argv[optind - 1]);
+            hrc_die_usage("merge", c, argv[optind - 1]);
     }
     if (o->output == NULL || o->output[0] == '\0') {
         fprintf(stderr, "hostrangectl merge: no output file (-o OUT; see "
@@ -233,9 +233,9 @@ static enum merge_request parse_options(int argc, char **argv,
 
 /* Exit status: 0 merged (or the help shown), 1 not merged (said why on
  * stderr), 2 a usage error, 3 an input holding a run another holds. */
-int hrd_ctl_merge(int argc, char **argv)
+int hrc_merge(int argc, char **argv)
 {
-    struct hrd_runmerge_opts o;
+    struct hrr_runmerge_opts o;
     enum merge_request req;
     char err[8400];
     int rc = 0;
@@ -246,7 +246,7 @@ int hrd_ctl_merge(int argc, char **argv)
     o.duplicate = say_duplicate;
     req = parse_options(argc, argv, &o);
     if (req == MERGE_RUN)
-        rc = hrd_runmerge_ids(&o, err, sizeof err);
+        rc = hrr_runmerge_ids(&o, err, sizeof err);
     if (req == MERGE_RUN && rc != 0) {
         fprintf(stderr, "hostrangectl merge: %s; %s not written\n",
                 rc == -ENOMEM ? "out of memory" : err, o.output);
@@ -268,17 +268,17 @@ int hrd_ctl_merge(int argc, char **argv)
             fprintf(stderr, "hostrangectl merge: %s; %s not written\n",
                     rc == -ENOMEM ? "out of memory" : err, o.output);
     }
-    hrd_run_meta_fini(&o.meta);
-    hrd_runmerge_opts_fini(&o);
+    hrr_meta_fini(&o.meta);
+    hrr_runmerge_opts_fini(&o);
     if (req == MERGE_USAGE_ERROR)
-        return HRD_CTL_EXIT_USAGE;
-    return rc == 0 ? HRD_CTL_EXIT_OK
-           : rc == -EEXIST ? HRD_CTL_EXIT_DUPLICATE : HRD_CTL_EXIT_NOT_MERGED;
+        return HRC_EXIT_USAGE;
+    return rc == 0 ? HRC_EXIT_OK
+           : rc == -EEXIST ? HRC_EXIT_DUPLICATE : HRC_EXIT_NOT_MERGED;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_merge = {
+const struct hrc_cmd hrc_cmd_merge = {
     "merge",
     "join run files (CI shards, many hosts) into one",
     usage_merge,
-    hrd_ctl_merge,
+    hrc_merge,
 };

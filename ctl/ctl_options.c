@@ -43,14 +43,14 @@ static const char *global_option(const char *arg)
     return NULL;
 }
 
-void hrd_ctl_die_usage(const char *cmd, int c, const char *arg)
+void hrc_die_usage(const char *cmd, int c, const char *arg)
 {
     const char *global;
     char opt[3];
 
     /* An unknown short option may sit inside a word of several ("-xv",
      * "-t5"), where the word before it is not it: getopt names it. */
-    arg = hrd_getopt_culprit(c, optopt, arg, opt);
+    arg = hru_getopt_culprit(c, optopt, arg, opt);
     global = cmd != NULL ? global_option(arg) : NULL;
 
     if (global != NULL)
@@ -66,7 +66,7 @@ void hrd_ctl_die_usage(const char *cmd, int c, const char *arg)
     exit(2);
 }
 
-void hrd_ctl_no_arguments(const char *cmd, int argc, char **argv)
+void hrc_no_arguments(const char *cmd, int argc, char **argv)
 {
     if (optind < argc) {
         fprintf(stderr, "hostrangectl %s: unexpected argument '%s' (see "
@@ -75,7 +75,7 @@ void hrd_ctl_no_arguments(const char *cmd, int argc, char **argv)
     }
 }
 
-void hrd_ctl_no_options(const char *cmd, const char *help, int argc,
+void hrc_no_options(const char *cmd, const char *help, int argc,
                         char **argv)
 {
     static const struct option longopts[] = {
@@ -89,19 +89,19 @@ void hrd_ctl_no_options(const char *cmd, const char *help, int argc,
             fputs(help, stdout);
             exit(0);
         }
-        hrd_ctl_die_usage(cmd, c, argv[optind - 1]);
+        hrc_die_usage(cmd, c, argv[optind - 1]);
     }
-    hrd_ctl_no_arguments(cmd, argc, argv);
+    hrc_no_arguments(cmd, argc, argv);
 }
 
-void hrd_ctl_progress_init(struct hrd_ctl_progress *p)
+void hrc_progress_init(struct hrc_progress *p)
 {
     p->on = isatty(2);
     p->shown = 0;
     p->next = 0;
 }
 
-void hrd_ctl_progress_show(struct hrd_ctl_progress *p, uint64_t done,
+void hrc_progress_show(struct hrc_progress *p, uint64_t done,
                            int last, const char *fmt, ...)
 {
     va_list ap;
@@ -118,24 +118,24 @@ void hrd_ctl_progress_show(struct hrd_ctl_progress *p, uint64_t done,
     p->next = done + ((uint64_t)4 << 20);
 }
 
-void hrd_ctl_progress_end(struct hrd_ctl_progress *p)
+void hrc_progress_end(struct hrc_progress *p)
 {
     if (p->shown)
         fputc('\n', stderr);
     p->shown = 0;
 }
 
-void hrd_ctl_read_progress(void *ctx, uint64_t done, uint64_t size)
+void hrc_read_progress(void *ctx, uint64_t done, uint64_t size)
 {
-    struct hrd_ctl_read_progress *r = ctx;
+    struct hrc_read_progress *r = ctx;
 
-    hrd_ctl_progress_show(&r->p, done, done >= size, "%s: reading %s, %llu "
+    hrc_progress_show(&r->p, done, done >= size, "%s: reading %s, %llu "
                           "of %llu MiB", r->cmd, r->path,
                           (unsigned long long)(done >> 20),
                           (unsigned long long)(size >> 20));
 }
 
-long hrd_ctl_parse_ms(const char *cmd, const char *what, const char *v)
+long hrc_parse_ms(const char *cmd, const char *what, const char *v)
 {
     char *end;
     long n;
@@ -150,7 +150,7 @@ long hrd_ctl_parse_ms(const char *cmd, const char *what, const char *v)
     return n;
 }
 
-int hrd_ctl_tempdir(const char *cmd, const char *kind, const char *what,
+int hrc_tempdir(const char *cmd, const char *kind, const char *what,
                     char *dir, size_t len)
 {
     const char *tmpdir = getenv("TMPDIR");
@@ -166,7 +166,7 @@ int hrd_ctl_tempdir(const char *cmd, const char *kind, const char *what,
     return 0;
 }
 
-const struct hrd_ctl_cmd *hrd_ctl_cmd_find(const struct hrd_ctl_cmd *const *table,
+const struct hrc_cmd *hrc_cmd_find(const struct hrc_cmd *const *table,
                                            size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)

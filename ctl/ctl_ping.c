@@ -29,19 +29,19 @@ static int run_ping(int argc, char **argv)
 
     while ((c = getopt_long(argc, argv, ":w:h", longopts, NULL)) != -1) {
         if (c == 'w') {
-            wait_ms = (int)hrd_ctl_parse_ms("ping", "wait", optarg);
+            wait_ms = (int)hrc_parse_ms("ping", "wait", optarg);
         } else if (c == 'h') {
             fputs(usage_ping, stdout);
             return 0;
         } else {
-            hrd_ctl_die_usage("ping", c, argv[optind - 1]);
+            hrc_die_usage("ping", c, argv[optind - 1]);
         }
     }
-    hrd_ctl_no_arguments("ping", argc, argv);
-    return hrd_ctl_ping_wait(wait_ms, 0);
+    hrc_no_arguments("ping", argc, argv);
+    return hrc_ping_wait(wait_ms, 0);
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_ping = {
+const struct hrc_cmd hrc_cmd_ping = {
     "ping",
     "check that the daemon answers",
     usage_ping,

@@ -2,7 +2,7 @@
  * hostrangectl plot (ctl_cmd.h): SVG pictures of the calling-context tree
  * (ctl_paths.c), one per node, with an index.html when there are several
  * (lib/view/svg.h); plot --diff colours each box by the significance of
- * its change (signif.h, hrd_pnode_compare of lib/view/flame.h).
+ * its change (signif.h, hrv_pnode_compare of lib/view/flame.h).
  */
 #include "config.h"
 
@@ -34,11 +34,11 @@
 
 /* The tree coloured by plot --diff, and its significance level. */
 struct coloured {
-    struct hrd_ptree *t;
+    struct hrv_ptree *t;
     double alpha;
 };
 
-/* hrd_rundiff_paths's question: the node of the tree for a path, or NULL
+/* hrr_rundiff_paths's question: the node of the tree for a path, or NULL
  * when the tree does not hold it. */
 static void *path_want(void *ctx, const char *node, const char *op,
                        const char *backend, uint32_t phase,
@@ -46,17 +46,17 @@ static void *path_want(void *ctx, const char *node, const char *op,
 {
     const struct coloured *c = ctx;
 
-    return hrd_ptree_find(c->t, node, op, backend, phase, names, depth);
+    return hrv_ptree_find(c->t, node, op, backend, phase, names, depth);
 }
 
-/* hrd_rundiff_paths's answer for node `at`: its change from the base,
+/* hrr_rundiff_paths's answer for node `at`: its change from the base,
  * significant when p < alpha. */
-static void path_put(void *ctx, void *at, const struct hrd_signif *s,
+static void path_put(void *ctx, void *at, const struct hrs_signif *s,
                      double bm)
 {
     const struct coloured *c = ctx;
 
-    hrd_pnode_compare(at, s, bm, c->alpha);
+    hrv_pnode_compare(at, s, bm, c->alpha);
 }
 
 /* --- plot ---------------------------------------------------------------- */
@@ -84,38 +84,38 @@ static const char usage_plot[] =
     "                       a larger shift), grey not significant or not in\n"
     "                       BASE\n"
     "  -a, --alpha=P        the significance level of --diff (default "
-    HRD_STR(HRD_SIGNIF_ALPHA) ",\n"
+    HRC_STR(HRS_SIGNIF_ALPHA) ",\n"
     "                       as diff's)\n"
-    HRD_CTL_FILTER_HELP
+    HRC_FILTER_HELP
     "  -h, --help           show this help and exit\n"
     "\n"
     "On a terminal, reading run files shows progress on stderr.\n";
 
 /* Writes the picture of `node` to path atomically. Returns 0, or
- * HRD_CTL_TOLD after printing why. */
-static int write_svg(const char *path, const struct hrd_ptree *t,
+ * HRC_TOLD after printing why. */
+static int write_svg(const char *path, const struct hrv_ptree *t,
                      const char *node, int diff)
 {
-    struct hrd_atomic file;
-    int rc = hrd_atomic_open(&file, path, 1);
+    struct hru_atomic file;
+    int rc = hru_atomic_open(&file, path, 1);
 
     if (rc == 0) {
-        rc = hrd_svg_write(file.f, t, node, diff, NULL);
+        rc = hrv_svg_write(file.f, t, node, diff, NULL);
         if (rc == 0)
-            rc = hrd_atomic_commit(&file);
+            rc = hru_atomic_commit(&file);
         else
-            hrd_atomic_abort(&file);
+            hru_atomic_abort(&file);
     }
     if (rc != 0) {
         fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
                 strerror(rc < 0 ? -rc : EIO));
-        return HRD_CTL_TOLD;
+        return HRC_TOLD;
     }
     return 0;
 }
 
 /* Writes dir/index.html, the page of the n nodes' pictures. Returns 0,
- * or HRD_CTL_TOLD after printing why. */
+ * or HRC_TOLD after printing why. */
 static int write_index(const char *dir, const char *const *nodes, size_t n,
                        int diff)
 {
@@ -127,7 +127,7 @@ static int write_index(const char *dir, const char *const *nodes, size_t n,
     f = fopen(path, "w");
     if (f == NULL)
         goto fail;
-    rc = hrd_svg_index_write(f, nodes, n, diff);
+    rc = hrv_svg_index_write(f, nodes, n, diff);
     if (fclose(f) == 0 && rc == 0)
         return 0;
     if (rc != 0)
@@ -135,51 +135,51 @@ static int write_index(const char *dir, const char *const *nodes, size_t n,
 fail:
     fprintf(stderr, "hostrangectl plot: cannot write %s: %s\n", path,
             strerror(errno));
-    return HRD_CTL_TOLD;
+    return HRC_TOLD;
 }
 
 /* The tree of run NEW (npath), each path coloured by its change from run
- * BASE (bpath). Returns 0, or HRD_CTL_TOLD after printing why. */
+ * BASE (bpath). Returns 0, or HRC_TOLD after printing why. */
 static int diff_tree(const char *bpath, const char *npath,
-                     const struct hrd_filter *f, double alpha,
-                     struct hrd_ptree *t)
+                     const struct hra_filter *f, double alpha,
+                     struct hrv_ptree *t)
 {
-    struct hrd_agg base, new;
+    struct hra_agg base, new;
     int rc;
 
-    hrd_agg_init(&base);
-    hrd_agg_init(&new);
-    rc = hrd_ctl_load_run("plot", bpath, &base);
+    hra_init(&base);
+    hra_init(&new);
+    rc = hrc_load_run("plot", bpath, &base);
     if (rc == 0)
-        rc = hrd_ctl_load_run("plot", npath, &new);
+        rc = hrc_load_run("plot", npath, &new);
     if (rc == 0)
-        rc = hrd_ctl_tree_from_agg(&new, f, t);
+        rc = hrc_tree_from_agg(&new, f, t);
     if (rc == 0 && new.npkeys == 0)
         fprintf(stderr, "hostrangectl plot: %s holds no calling "
                 "contexts: its ranges are drawn flat, uncompared\n", npath);
     else if (rc == 0)
-        rc = hrd_rundiff_paths(&base, &new, path_want, path_put,
+        rc = hrr_rundiff_paths(&base, &new, path_want, path_put,
                                &(struct coloured){ t, alpha });
-    hrd_agg_fini(&base);
-    hrd_agg_fini(&new);
+    hra_fini(&base);
+    hra_fini(&new);
     if (rc < 0) {
         fprintf(stderr, "hostrangectl plot: out of memory\n");
-        rc = HRD_CTL_TOLD;
+        rc = HRC_TOLD;
     }
     return rc;
 }
 
 /* Draws tree t to `output`, or, when it holds several nodes, to a
  * directory of pictures and an index.html named after output. Returns 0,
- * or HRD_CTL_TOLD after printing why. */
-static int draw(const char *output, const struct hrd_ptree *t,
-                const struct hrd_filter *f, int diff)
+ * or HRC_TOLD after printing why. */
+static int draw(const char *output, const struct hrv_ptree *t,
+                const struct hra_filter *f, int diff)
 {
     const char **nodes;
     size_t nn = 0;
-    int rc = HRD_CTL_TOLD;
+    int rc = HRC_TOLD;
 
-    nodes = hrd_ptree_nodes(t, &nn);
+    nodes = hrv_ptree_nodes(t, &nn);
     if (nn == 0) {
         fprintf(stderr, "hostrangectl plot: nothing to plot (no range "
                 "samples%s)\n", f->node || f->op || f->backend || f->range ||
@@ -222,18 +222,18 @@ static int run_plot(int argc, char **argv)
         { "diff", no_argument, NULL, 'D' },
         { "alpha", required_argument, NULL, 'a' },
         { "help", no_argument, NULL, 'h' },
-        HRD_CTL_FILTER_LONGOPTS,
+        HRC_FILTER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
-    struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
+    struct hra_filter f = { NULL, NULL, NULL, NULL, 0 };
     const char *output = NULL, *from = NULL;
-    double alpha = HRD_SIGNIF_ALPHA;
-    struct hrd_ptree t;
+    double alpha = HRS_SIGNIF_ALPHA;
+    struct hrv_ptree t;
     char *end;
     int c, diff = 0, rc;
 
     while ((c = getopt_long(argc, argv, ":a:n:o:h", longopts, NULL)) != -1) {
-        if (hrd_ctl_report_option("plot", c, optarg, &f, NULL))
+        if (hrc_report_option("plot", c, optarg, &f, NULL))
             continue;
         switch (c) {
         case 'o':
@@ -250,39 +250,39 @@ static int run_plot(int argc, char **argv)
             if (end == optarg || *end != '\0' || !(alpha >= 0 && alpha <= 1)) {
                 fprintf(stderr, "hostrangectl plot: bad --alpha '%s' (a "
                         "number from 0 to 1)\n", optarg);
-                return HRD_CTL_EXIT_USAGE;
+                return HRC_EXIT_USAGE;
             }
             continue;
         case 'h':
             fputs(usage_plot, stdout);
             return 0;
         default:
-            hrd_ctl_die_usage("plot", c, argv[optind - 1]);
+            hrc_die_usage("plot", c, argv[optind - 1]);
         }
     }
     if (output == NULL) {
         fprintf(stderr, "hostrangectl plot: no output file (-o FILE.svg)\n");
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     if (diff && (from != NULL || argc - optind != 2)) {
         fprintf(stderr, "hostrangectl plot: --diff takes two run files, "
                 "BASE and NEW (and no --from)\n");
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     if (!diff)
-        hrd_ctl_no_arguments("plot", argc, argv);
-    hrd_ptree_init(&t);
+        hrc_no_arguments("plot", argc, argv);
+    hrv_ptree_init(&t);
     if (diff)
         rc = diff_tree(argv[optind], argv[optind + 1], &f, alpha, &t);
     else
-        rc = hrd_ctl_tree_load("plot", &f, from, &t);
+        rc = hrc_tree_load("plot", &f, from, &t);
     if (rc == 0)
         rc = draw(output, &t, &f, diff);
-    hrd_ptree_free(&t);
+    hrv_ptree_free(&t);
     return rc == 0 ? 0 : 1;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_plot = {
+const struct hrc_cmd hrc_cmd_plot = {
     "plot",
     "draw each node's calling contexts, cold and warm, as an SVG\n"
     "           picture (or their changes between two run files)",

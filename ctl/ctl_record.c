@@ -168,12 +168,12 @@ static int exit_status(int status)
 
 /* What record is asked to do. */
 struct record_opts {
-    struct hrd_ctl_report rep;
+    struct hrc_report rep;
     int nvtx;
     const char *nvtx_window;
     const char *save;                /* --save FILE, or NULL */
     unsigned format;                 /* of the run file */
-    struct hrd_run_meta meta;        /* --meta */
+    struct hrr_meta meta;        /* --meta */
     unsigned rounds;                 /* --rounds */
     int quiet;                       /* a round: say nothing of the save */
     int out_to_err;                  /* COMMAND's stdout goes to stderr */
@@ -183,14 +183,14 @@ struct record_opts {
 
 /*
  * The --meta pairs of a run and, when sig is not 0, the pair
- * stopped=SIGNAME that marks it partial, into *m (hrd_run_meta_with).
+ * stopped=SIGNAME that marks it partial, into *m (hrr_meta_with).
  * Returns 0 or -ENOMEM.
  */
-static int meta_stopped(struct hrd_run_meta *m, const struct hrd_run_meta *meta,
+static int meta_stopped(struct hrr_meta *m, const struct hrr_meta *meta,
                         int sig)
 {
-    return hrd_run_meta_with(m, meta, sig != 0 ? HRD_CTL_STOPPED_META : NULL,
-                             hrd_ctl_cleanup_signame(sig));
+    return hrr_meta_with(m, meta, sig != 0 ? HRC_STOPPED_META : NULL,
+                             hrc_cleanup_signame(sig));
 }
 
 /* Says on stderr what a record stopped by signal sig kept: the run
@@ -199,7 +199,7 @@ static int meta_stopped(struct hrd_run_meta *m, const struct hrd_run_meta *meta,
 static void say_stopped(const struct record_opts *o, int sig, int cut,
                         int saved)
 {
-    const char *name = hrd_ctl_cleanup_signame(sig);
+    const char *name = hrc_cleanup_signame(sig);
 
     if (o->quiet)
         return;
@@ -230,9 +230,9 @@ static void say_stopped(const struct record_opts *o, int sig, int cut,
  */
 static int record(const struct record_opts *o, char **cmdv, int *cut)
 {
-    static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
+    static const struct hra_filter all = { NULL, NULL, NULL, NULL, 0 };
     char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX], run[PATH_MAX + 8];
-    struct hrd_run_meta meta;
+    struct hrr_meta meta;
     const char *save;
     pid_t dpid, cpid;
     int status, rc, saved, lost, sig;
@@ -243,43 +243,43 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
                 "hostrange built with the NVTX headers?)\n", tool);
         return 1;
     }
-    if (hrd_ctl_cleanup_tempdir("record", "record", "a runtime directory",
+    if (hrc_cleanup_tempdir("record", "record", "a runtime directory",
                                 dir, sizeof dir) != 0)
         return 1;
-    snprintf(hrd_ctl_dir, sizeof hrd_ctl_dir, "%s", dir);
+    snprintf(hrc_dir, sizeof hrc_dir, "%s", dir);
     daemon_path(daemon, sizeof daemon);
-    dpid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_DAEMON);
+    dpid = hrc_cleanup_fork(HRC_CHILD_DAEMON);
     if (dpid == 0) {
         execlp(daemon, daemon, "--quiet", "--runtime-dir", dir, (char *)NULL);
         fprintf(stderr, "hostrangectl record: cannot run %s: %s\n", daemon,
                 strerror(errno));
         _exit(127);
     }
-    if (dpid < 0 || hrd_ctl_ping_wait(10000, 1) != 0) {
+    if (dpid < 0 || hrc_ping_wait(10000, 1) != 0) {
         fprintf(stderr, "hostrangectl record: hostranged (%s) did not start "
                 "on %s\n", daemon, dir);
-        hrd_ctl_close();
+        hrc_close();
         if (dpid > 0)
-            hrd_ctl_cleanup_stop(dpid);
-        hrd_ctl_cleanup_rmdir(dir);
+            hrc_cleanup_stop(dpid);
+        hrc_cleanup_rmdir(dir);
         return 1;
     }
     /* Stopped before COMMAND started: nothing was collected. */
-    if ((sig = hrd_ctl_cleanup_stopped()) != 0) {
+    if ((sig = hrc_cleanup_stopped()) != 0) {
         *cut = 1;
         if (!o->quiet)
             fprintf(stderr, "hostrangectl record: stopped by %s before "
                     "COMMAND started; nothing saved\n",
-                    hrd_ctl_cleanup_signame(sig));
-        hrd_ctl_close();
-        hrd_ctl_cleanup_stop(dpid);
-        hrd_ctl_cleanup_rmdir(dir);
+                    hrc_cleanup_signame(sig));
+        hrc_close();
+        hrc_cleanup_stop(dpid);
+        hrc_cleanup_rmdir(dir);
         return 128 + sig;
     }
 
     /* The command gets the terminal's signals, and those record gets
      * (ctl_cleanup.h); record stays to save and clean up. */
-    cpid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_COMMAND);
+    cpid = hrc_cleanup_fork(HRC_CHILD_COMMAND);
     if (cpid == 0) {
         if (o->out_to_err)
             dup2(STDERR_FILENO, STDOUT_FILENO);
@@ -295,16 +295,16 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
         _exit(127);
     }
     status = 0;
-    if (cpid < 0 || hrd_ctl_cleanup_wait(cpid, &status) != 0) {
+    if (cpid < 0 || hrc_cleanup_wait(cpid, &status) != 0) {
         fprintf(stderr, "hostrangectl record: cannot %s %s: %s\n",
                 cpid < 0 ? "run" : "wait for", cmdv[0], strerror(errno));
         status = 1 << 8;
     }
-    sig = hrd_ctl_cleanup_stopped();
+    sig = hrc_cleanup_stopped();
     *cut = sig != 0;
     /* The report and the run file, whatever COMMAND's status or a
      * signal: what was collected is kept, marked partial. */
-    rc = hrd_ctl_dump(&all, &o->rep);
+    rc = hrc_dump(&all, &o->rep);
     /* --history without --save: the run file in the runtime directory. */
     snprintf(run, sizeof run, "%s/run.hrs", dir);
     save = o->save != NULL ? o->save : o->history != NULL ? run : NULL;
@@ -313,41 +313,41 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
         saved = 1;
     } else {
         saved = save == NULL ? 0
-                             : hrd_ctl_save_run("record", save, o->format,
+                             : hrc_save_run("record", save, o->format,
                                                 &meta,
                                                 o->save != NULL && !o->quiet
                                                     ? stderr
                                                     : NULL);
     }
-    hrd_run_meta_fini(&meta);
+    hrr_meta_fini(&meta);
     /* A run cut short is not added: a partial point would join a series
      * as if its command had run whole. */
     if (saved == 0 && o->history != NULL && !*cut &&
-        hrd_ctl_history_add_run("record", o->history, save, stderr) != 0)
+        hrc_history_add_run("record", o->history, save, stderr) != 0)
         saved = 1;
     /* What was lost or refused, said where the user looks. */
-    lost = hrd_ctl_losses(stderr);
+    lost = hrc_losses(stderr);
     /* The next round's daemon is another: no socket to this one stays. */
-    hrd_ctl_close();
-    hrd_ctl_cleanup_stop(dpid);
-    hrd_ctl_cleanup_rmdir(dir);
+    hrc_close();
+    hrc_cleanup_stop(dpid);
+    hrc_cleanup_rmdir(dir);
     /* A signal that came while the report was written (SIGPIPE) stops
      * record too. */
-    if ((sig = hrd_ctl_cleanup_stopped()) != 0) {
+    if ((sig = hrc_cleanup_stopped()) != 0) {
         say_stopped(o, sig, *cut, saved);
         return 128 + sig;
     }
     if (rc != 0 || saved != 0)
         return 1;
     if (o->strict && lost != 0 && exit_status(status) == 0)
-        return HRD_CTL_EXIT_LOST;
+        return HRC_EXIT_LOST;
     return exit_status(status);
 }
 
-int hrd_ctl_record_round(char **cmdv, const char *save, int *cut)
+int hrc_record_round(char **cmdv, const char *save, int *cut)
 {
     struct record_opts o = {
-        .rep = { HRD_FORMAT_JSONL, 0, "/dev/null", 0, NULL, NULL, 0, 0, 0 },
+        .rep = { HRV_FORMAT_JSONL, 0, "/dev/null", 0, NULL, NULL, 0, 0, 0 },
         .save = save,
         .format = 1,
         .rounds = 1,
@@ -368,12 +368,12 @@ int hrd_ctl_record_round(char **cmdv, const char *save, int *cut)
  */
 static int record_rounds(const struct record_opts *o, char **cmdv)
 {
-    static const struct hrd_filter all = { NULL, NULL, NULL, NULL, 0 };
+    static const struct hra_filter all = { NULL, NULL, NULL, NULL, 0 };
     char dir[PATH_MAX], merged[PATH_MAX + 32];
     char **files = calloc(o->rounds, sizeof *files);
-    struct hrd_ctl_report rep = o->rep;
+    struct hrc_report rep = o->rep;
     const char *out;
-    struct hrd_run_meta meta;
+    struct hrr_meta meta;
     int status = 0, rc = 0, sig;
     unsigned made = 0, done = 0, cut_in = 0;
 
@@ -381,7 +381,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         fprintf(stderr, "hostrangectl record: out of memory\n");
         return 1;
     }
-    if (hrd_ctl_cleanup_tempdir("record", "rounds", "a directory", dir,
+    if (hrc_cleanup_tempdir("record", "rounds", "a directory", dir,
                                 sizeof dir) != 0) {
         free(files);
         return 1;
@@ -390,7 +390,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         struct record_opts ro = *o;
         int st, cut;
 
-        if (hrd_ctl_cleanup_stopped() != 0)
+        if (hrc_cleanup_stopped() != 0)
             break;
         if (asprintf(&files[k], "%s/round-%u.hrs", dir, k + 1) < 0) {
             files[k] = NULL;
@@ -404,7 +404,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         ro.format = 1;
         memset(&ro.meta, 0, sizeof ro.meta);
         ro.rep.output = "/dev/null";
-        ro.rep.format = HRD_FORMAT_JSONL;
+        ro.rep.format = HRV_FORMAT_JSONL;
         ro.rep.fields = 0;
         ro.rep.correct = 0;
         ro.rep.calibration = NULL;
@@ -422,36 +422,36 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         if (rc == 0)
             done++;
     }
-    sig = hrd_ctl_cleanup_stopped();
+    sig = hrc_cleanup_stopped();
     snprintf(merged, sizeof merged, "%s/merged.hrs", dir);
     out = o->save ? o->save : merged;
     if (rc == 0 && done == 0) {
         fprintf(stderr, "hostrangectl record: stopped by %s in round 1 of "
                 "%u; no round completed, nothing saved\n",
-                hrd_ctl_cleanup_signame(sig), o->rounds);
+                hrc_cleanup_signame(sig), o->rounds);
         rc = 1;
     }
     if (rc == 0) {
         rc = meta_stopped(&meta, &o->meta, sig) != 0
                  ? 1
-                 : hrd_ctl_merge_rounds("record", out, o->format, &meta,
+                 : hrc_merge_rounds("record", out, o->format, &meta,
                                         files, done);
-        hrd_run_meta_fini(&meta);
+        hrr_meta_fini(&meta);
     }
     if (rc == 0) {
         rep.from = out;
-        rc = hrd_ctl_dump(&all, &rep) == 0 ? 0 : 1;
+        rc = hrc_dump(&all, &rep) == 0 ? 0 : 1;
     }
     if (rc == 0 && o->history != NULL &&
-        hrd_ctl_history_add_run("record", o->history, out, stderr) != 0)
+        hrc_history_add_run("record", o->history, out, stderr) != 0)
         rc = 1;
     for (unsigned k = 0; k < made; k++)
         free(files[k]);
     free(files);
-    hrd_ctl_cleanup_rmdir(dir);
+    hrc_cleanup_rmdir(dir);
     /* The report may have met a closed pipe (SIGPIPE) meanwhile. */
     if (sig == 0)
-        sig = hrd_ctl_cleanup_stopped();
+        sig = hrc_cleanup_stopped();
     if (sig != 0 && done > 0) {
         char where[PATH_MAX + 64] = "the report";
 
@@ -460,12 +460,12 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         if (cut_in != 0)
             fprintf(stderr, "hostrangectl record: stopped by %s in round "
                     "%u of %u; %s keeps the %u completed round%s\n",
-                    hrd_ctl_cleanup_signame(sig), cut_in, o->rounds, where,
+                    hrc_cleanup_signame(sig), cut_in, o->rounds, where,
                     done, done == 1 ? "" : "s");
         else
             fprintf(stderr, "hostrangectl record: stopped by %s after "
                     "round %u of %u; %s keeps the %u completed round%s\n",
-                    hrd_ctl_cleanup_signame(sig), done, o->rounds, where,
+                    hrc_cleanup_signame(sig), done, o->rounds, where,
                     done, done == 1 ? "" : "s");
     }
     if (sig != 0)
@@ -482,7 +482,7 @@ static const char *check_options(const struct record_opts *o)
         return "--meta needs --save or --history";
     if (o->save == NULL && o->format != 1)
         return "--unsorted needs --save";
-    if (o->rounds == 1 && (o->rep.fields & HRD_FIELDS_ROUNDS))
+    if (o->rounds == 1 && (o->rep.fields & HRV_FIELDS_ROUNDS))
         return "--fields rounds needs --rounds N (N >= 2)";
     return NULL;
 }
@@ -507,11 +507,11 @@ static int run_record(int argc, char **argv)
         { "strict", no_argument, NULL, OPT_STRICT },
         { "history", required_argument, NULL, OPT_HISTORY },
         { "machine", required_argument, NULL, OPT_MACHINE },
-        HRD_CTL_OBSERVER_LONGOPTS,
+        HRC_OBSERVER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
     struct record_opts o = {
-        .rep = { HRD_FORMAT_JSONL, 0, NULL, 0, NULL, NULL, 0, 0, 0 },
+        .rep = { HRV_FORMAT_JSONL, 0, NULL, 0, NULL, NULL, 0, 0, 0 },
         .format = 1,
         .rounds = 1,
     };
@@ -520,12 +520,12 @@ static int run_record(int argc, char **argv)
 
     /* "+": stop at the first non-option, the command. */
     while ((c = getopt_long(argc, argv, "+:f:o:m:h", longopts, NULL)) != -1) {
-        if (hrd_ctl_report_option("record", c, optarg, NULL, &o.rep))
+        if (hrc_report_option("record", c, optarg, NULL, &o.rep))
             continue;
         switch (c) {
         case 'h':
             fputs(usage_record, stdout);
-            hrd_run_meta_fini(&o.meta);
+            hrr_meta_fini(&o.meta);
             return 0;
         case 'N':
             o.nvtx = 1;
@@ -536,55 +536,55 @@ static int run_record(int argc, char **argv)
                 fprintf(stderr, "hostrangectl record: %s needs %s\n",
                         c == 'W' ? "--nvtx-window" : "--save",
                         c == 'W' ? "a range name" : "a file name");
-                hrd_run_meta_fini(&o.meta);
-                return HRD_CTL_EXIT_USAGE;
+                hrr_meta_fini(&o.meta);
+                return HRC_EXIT_USAGE;
             }
             *(c == 'W' ? &o.nvtx_window : &o.save) = optarg;
             continue;
         case OPT_UNSORTED:
-            o.format = HRD_RUN_FORMAT_EVENTS;
+            o.format = HRR_FORMAT_EVENTS;
             continue;
         case OPT_STRICT:
             o.strict = 1;
             continue;
         case 'm':
-            hrd_ctl_meta_add("record", optarg, &o.meta);
+            hrc_meta_add("record", optarg, &o.meta);
             continue;
         case OPT_ROUNDS:
-            o.rounds = hrd_ctl_parse_rounds("record", "--rounds", optarg);
+            o.rounds = hrc_parse_rounds("record", "--rounds", optarg);
             continue;
         case OPT_HISTORY:
-            o.history = hrd_ctl_history_dsn("record", optarg);
+            o.history = hrc_history_dsn("record", optarg);
             continue;
         case OPT_MACHINE:
-            hrd_ctl_machine_option("record", optarg);
+            hrc_machine_option("record", optarg);
             continue;
         default:
-            hrd_ctl_die_usage("record", c, argv[optind - 1]);
+            hrc_die_usage("record", c, argv[optind - 1]);
         }
     }
-    hrd_ctl_machine_option("record", NULL);
+    hrc_machine_option("record", NULL);
     bad = check_options(&o);
     if (bad == NULL && optind >= argc)
         bad = "no command to run (see --help)";
     if (bad != NULL) {
         fprintf(stderr, "hostrangectl record: %s\n", bad);
-        hrd_run_meta_fini(&o.meta);
-        return HRD_CTL_EXIT_USAGE;
+        hrr_meta_fini(&o.meta);
+        return HRC_EXIT_USAGE;
     }
-    if ((rc = hrd_ctl_cleanup_init()) != 0) {
+    if ((rc = hrc_cleanup_init()) != 0) {
         fprintf(stderr, "hostrangectl record: cannot catch signals: %s\n",
                 strerror(-rc));
-        hrd_run_meta_fini(&o.meta);
+        hrr_meta_fini(&o.meta);
         return 1;
     }
     rc = o.rounds > 1 ? record_rounds(&o, argv + optind)
                       : record(&o, argv + optind, &cut);
-    hrd_run_meta_fini(&o.meta);
+    hrr_meta_fini(&o.meta);
     return rc;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_record = {
+const struct hrc_cmd hrc_cmd_record = {
     "record",
     "run a command under a private daemon and write its report",
     usage_record,

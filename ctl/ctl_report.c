@@ -32,11 +32,11 @@ static int parse_fields(const char *v, unsigned *fields)
         if (n == 9 && strncmp(v, "reference", n) == 0)
             ;
         else if (n == 3 && strncmp(v, "all", n) == 0)
-            f |= HRD_FIELDS_EXTENDED;
+            f |= HRV_FIELDS_EXTENDED;
         else if (n == 8 && strncmp(v, "observer", n) == 0)
-            f |= HRD_FIELDS_OBSERVER;
+            f |= HRV_FIELDS_OBSERVER;
         else if (n == 6 && strncmp(v, "rounds", n) == 0)
-            f |= HRD_FIELDS_ROUNDS;
+            f |= HRV_FIELDS_ROUNDS;
         else
             return -EINVAL;
         if (v[n] == '\0')
@@ -47,33 +47,33 @@ static int parse_fields(const char *v, unsigned *fields)
     return 0;
 }
 
-int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
-                          struct hrd_filter *f, struct hrd_ctl_report *r)
+int hrc_report_option(const char *cmd, int c, const char *arg,
+                          struct hra_filter *f, struct hrc_report *r)
 {
     if (r != NULL) {
         switch (c) {
         case 'f':
-            r->view = HRD_CTL_VIEW_ROWS;
+            r->view = HRC_VIEW_ROWS;
             if (strcmp(arg, "folded") == 0 && strcmp(cmd, "dump") == 0) {
-                r->view = HRD_CTL_VIEW_FOLDED;
+                r->view = HRC_VIEW_FOLDED;
                 return 1;
             }
             if (strcmp(arg, "tree") == 0 && strcmp(cmd, "dump") == 0) {
-                r->view = HRD_CTL_VIEW_TREE;
+                r->view = HRC_VIEW_TREE;
                 return 1;
             }
             if (strcmp(arg, "pprof") == 0 && strcmp(cmd, "dump") == 0) {
-                r->view = HRD_CTL_VIEW_PPROF;
+                r->view = HRC_VIEW_PPROF;
                 return 1;
             }
             if ((strcmp(cmd, "dump") == 0
-                     ? hrd_format_parse_dashboard(arg, &r->format)
-                     : hrd_format_parse(arg, &r->format)) != 0) {
+                     ? hrv_format_parse_dashboard(arg, &r->format)
+                     : hrv_format_parse(arg, &r->format)) != 0) {
                 fprintf(stderr, "hostrangectl %s: bad format '%s' (jsonl, "
                         "csv or table%s)\n", cmd, arg,
                         strcmp(cmd, "dump") == 0
-                            ? ", folded, tree, pprof, " HRD_FORMAT_NAME_BMF
-                              " or " HRD_FORMAT_NAME_BENCHMARK_ACTION
+                            ? ", folded, tree, pprof, " HRV_FORMAT_NAME_BMF
+                              " or " HRV_FORMAT_NAME_BENCHMARK_ACTION
                             : "");
                 exit(2);
             }
@@ -89,10 +89,10 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
         case 'o':
             r->output = arg;
             return 1;
-        case HRD_CTL_OPT_CORRECT:
+        case HRC_OPT_CORRECT:
             r->correct = 1;
             return 1;
-        case HRD_CTL_OPT_CALIBRATION:
+        case HRC_OPT_CALIBRATION:
             r->calibration = arg;
             return 1;
         default:
@@ -128,7 +128,7 @@ int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
     return 0;
 }
 
-static void calibs_free_strs(struct hrd_ctl_calibs *cs)
+static void calibs_free_strs(struct hrc_calibs *cs)
 {
     for (size_t i = 0; cs->strs != NULL && i < 2 * cs->n; i++)
         free(cs->strs[i]);
@@ -136,7 +136,7 @@ static void calibs_free_strs(struct hrd_ctl_calibs *cs)
     cs->strs = NULL;
 }
 
-int hrd_ctl_calibs_init(struct hrd_ctl_calibs *cs,
+int hrc_calibs_init(struct hrc_calibs *cs,
                         Hostrange__Calibration *const *m, size_t n,
                         const char *want, const char *where, int correct)
 {
@@ -150,16 +150,16 @@ int hrd_ctl_calibs_init(struct hrd_ctl_calibs *cs,
     cs->cal = calloc(n + 1, sizeof *cs->cal);
     cs->strs = calloc(2 * n + 1, sizeof *cs->strs);
     if (cs->cal == NULL || cs->strs == NULL) {
-        hrd_ctl_calibs_fini(cs);
+        hrc_calibs_fini(cs);
         return -ENOMEM;
     }
     cs->n = n;
     for (size_t i = 0; i < n; i++) {
-        hrd_calib_from_message(&cs->cal[i], m[i]);
+        hra_calib_from_message(&cs->cal[i], m[i]);
         cs->strs[2 * i] = strdup(m[i]->label);
         cs->strs[2 * i + 1] = strdup(m[i]->clock);
         if (cs->strs[2 * i] == NULL || cs->strs[2 * i + 1] == NULL) {
-            hrd_ctl_calibs_fini(cs);
+            hrc_calibs_fini(cs);
             return -ENOMEM;
         }
         cs->cal[i].label = cs->strs[2 * i];
@@ -176,21 +176,21 @@ int hrd_ctl_calibs_init(struct hrd_ctl_calibs *cs,
                 "(run hostrange-bench --calibrate): the observer fields are "
                 "null%s\n", where, null);
     if (found == 0)
-        cs->warned = HRP_PATHS_ALL | HRD_CTL_WARNED_MIXED;
+        cs->warned = HRP_PATHS_ALL | HRC_WARNED_MIXED;
     return 0;
 }
 
-void hrd_ctl_calibs_apply(struct hrd_ctl_calibs *cs, struct hrd_row *row)
+void hrc_calibs_apply(struct hrc_calibs *cs, struct hra_row *row)
 {
-    const struct hrd_calib *c;
+    const struct hra_calib *c;
     unsigned paths = row->clock_paths != 0 ? row->clock_paths
                                            : cs->run_paths;
 
     row->clock_paths = paths;
-    c = hrd_calib_for(cs->cal, cs->n, cs->want, paths);
+    c = hra_calib_for(cs->cal, cs->n, cs->want, paths);
     if (c == NULL && row->calls > 0 && hrp_clock_paths_mixed(paths) &&
-        !(cs->warned & HRD_CTL_WARNED_MIXED)) {
-        cs->warned |= HRD_CTL_WARNED_MIXED;
+        !(cs->warned & HRC_WARNED_MIXED)) {
+        cs->warned |= HRC_WARNED_MIXED;
         fprintf(stderr, "hostrangectl: warning: %s holds keys fed by clients "
                 "of more than one clock path (fast, waiting, ordered): their "
                 "observer fields are null (clock_path mixed)%s\n", cs->where,
@@ -207,10 +207,10 @@ void hrd_ctl_calibs_apply(struct hrd_ctl_calibs *cs, struct hrd_row *row)
                 cs->want != NULL ? "'" : "", hrp_clock_path_env(paths),
                 cs->correct ? " and they are not corrected" : "");
     }
-    hrd_observer_apply(row, c, cs->correct);
+    hra_observer_apply(row, c, cs->correct);
 }
 
-void hrd_ctl_calibs_fini(struct hrd_ctl_calibs *cs)
+void hrc_calibs_fini(struct hrc_calibs *cs)
 {
     calibs_free_strs(cs);
     free(cs->cal);
@@ -218,9 +218,9 @@ void hrd_ctl_calibs_fini(struct hrd_ctl_calibs *cs)
     cs->n = 0;
 }
 
-void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
+void hrc_dump_request(Hostrange__ControlRequest *q,
                           Hostrange__DumpRequest *dq,
-                          const struct hrd_filter *flt)
+                          const struct hra_filter *flt)
 {
     q->version = HRP_VERSION;
     q->body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
@@ -233,40 +233,40 @@ void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
     dq->paged = 1;
 }
 
-/* The progress and message of a run read whole (hrd_ctl_load_run,
- * hrd_ctl_read_run): rc of hrd_run_read as ctl's. */
+/* The progress and message of a run read whole (hrc_load_run,
+ * hrc_read_run): rc of hrr_read as ctl's. */
 static int read_told(const char *cmd, int rc, const char *err)
 {
     if (rc != 0) {
         fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
-        rc = HRD_CTL_TOLD;
+        rc = HRC_TOLD;
     }
     return rc;
 }
 
-int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg)
+int hrc_load_run(const char *cmd, const char *path, struct hra_agg *agg)
 {
-    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
+    struct hrc_read_progress rp = { { 0, 0, 0 }, cmd, path };
     char err[8400];
     int rc;
 
-    hrd_ctl_progress_init(&rp.p);
-    rc = hrd_run_read(path, agg, NULL, hrd_ctl_read_progress, &rp, err,
+    hrc_progress_init(&rp.p);
+    rc = hrr_read(path, agg, NULL, hrc_read_progress, &rp, err,
                       sizeof err);
-    hrd_ctl_progress_end(&rp.p);
+    hrc_progress_end(&rp.p);
     return read_told(cmd, rc, err);
 }
 
-int hrd_ctl_read_run(const char *cmd, const char *path,
-                     struct hrd_run_whole *r)
+int hrc_read_run(const char *cmd, const char *path,
+                     struct hrr_whole *r)
 {
-    struct hrd_ctl_read_progress rp = { { 0, 0, 0 }, cmd, path };
+    struct hrc_read_progress rp = { { 0, 0, 0 }, cmd, path };
     char err[8400];
     int rc;
 
-    hrd_ctl_progress_init(&rp.p);
-    rc = hrd_run_read_whole(r, path, hrd_ctl_read_progress, &rp, err,
+    hrc_progress_init(&rp.p);
+    rc = hrr_read_whole(r, path, hrc_read_progress, &rp, err,
                             sizeof err);
-    hrd_ctl_progress_end(&rp.p);
+    hrc_progress_end(&rp.p);
     return read_told(cmd, rc, err);
 }

@@ -12,7 +12,7 @@
 /* The selection of keys shared by dump and reset (strings borrowed). */
 
 /* The help of the filters, shared by dump and reset. */
-#define HRD_CTL_FILTER_HELP                                                 \
+#define HRC_FILTER_HELP                                                 \
     "  -n, --node=GLOB      only nodes whose id matches the shell pattern\n"  \
     "                       GLOB\n"                                           \
     "      --operator=GLOB  only operators matching GLOB\n"                   \
@@ -21,7 +21,7 @@
     "      --range=GLOB     only ranges matching GLOB\n"
 
 /* The long options of the filters; 'n' also has a short form. */
-#define HRD_CTL_FILTER_LONGOPTS                           \
+#define HRC_FILTER_LONGOPTS                           \
     { "node", required_argument, NULL, 'n' },             \
     { "operator", required_argument, NULL, 'O' },         \
     { "backend", required_argument, NULL, 'B' },          \
@@ -29,8 +29,8 @@
     { "range", required_argument, NULL, 'R' }
 
 /* The report options shared by dump and record. */
-struct hrd_ctl_report {
-    enum hrd_format format;
+struct hrc_report {
+    enum hrv_format format;
     unsigned fields;
     const char *output;      /* NULL or "-": standard output */
     int correct;             /* --correct-observer */
@@ -38,23 +38,23 @@ struct hrd_ctl_report {
                                 recent calibration */
     const char *from;        /* --from=FILE: a run file, no daemon */
     int by_path;             /* --by path: rows per calling context */
-    int view;                /* HRD_CTL_VIEW_* (--format folded|tree|
+    int view;                /* HRC_VIEW_* (--format folded|tree|
                                 pprof) */
-    int value;               /* --value: enum hrd_fvalue (flame.h) */
+    int value;               /* --value: enum hrv_fvalue (flame.h) */
 };
 
 /* dump's calling-context views (ctl_paths.c), besides the row formats. */
-#define HRD_CTL_VIEW_ROWS 0
-#define HRD_CTL_VIEW_FOLDED 1
-#define HRD_CTL_VIEW_TREE 2
-#define HRD_CTL_VIEW_PPROF 3
+#define HRC_VIEW_ROWS 0
+#define HRC_VIEW_FOLDED 1
+#define HRC_VIEW_TREE 2
+#define HRC_VIEW_PPROF 3
 
 /* The long options of the report options without a short form. */
-#define HRD_CTL_OPT_CORRECT 'C'
-#define HRD_CTL_OPT_CALIBRATION 'K'
-#define HRD_CTL_OBSERVER_LONGOPTS                                    \
-    { "correct-observer", no_argument, NULL, HRD_CTL_OPT_CORRECT },  \
-    { "calibration", required_argument, NULL, HRD_CTL_OPT_CALIBRATION }
+#define HRC_OPT_CORRECT 'C'
+#define HRC_OPT_CALIBRATION 'K'
+#define HRC_OBSERVER_LONGOPTS                                    \
+    { "correct-observer", no_argument, NULL, HRC_OPT_CORRECT },  \
+    { "calibration", required_argument, NULL, HRC_OPT_CALIBRATION }
 
 /*
  * Parses the filter options (n, O, B, P, R) into f and the report options
@@ -62,55 +62,55 @@ struct hrd_ctl_report {
  * one of them, 0 when not; exits with status 2 on a bad value. Either
  * pointer may be NULL to parse only the other kind.
  */
-int hrd_ctl_report_option(const char *cmd, int c, const char *arg,
-                          struct hrd_filter *f, struct hrd_ctl_report *r);
+int hrc_report_option(const char *cmd, int c, const char *arg,
+                          struct hra_filter *f, struct hrc_report *r);
 
 /* Makes q a paged dump request dq of the keys flt selects (strings
  * borrowed). */
-void hrd_ctl_dump_request(Hostrange__ControlRequest *q,
+void hrc_dump_request(Hostrange__ControlRequest *q,
                           Hostrange__DumpRequest *dq,
-                          const struct hrd_filter *flt);
+                          const struct hra_filter *flt);
 
 /*
  * Dumps the report, page by page, to r->output (atomically: a temporary
  * file, then a rename; a device or a pipe is written in place) or standard
  * output. With the observer fields or --correct-observer, the first page
  * also brings the daemon's calibrations, and each row gets the one of its
- * clock path (hrd_ctl_calibs). Returns 0, or HRD_CTL_TOLD after printing a
+ * clock path (hrc_calibs). Returns 0, or HRC_TOLD after printing a
  * one-line error.
  */
-int hrd_ctl_dump(const struct hrd_filter *f,
-                 const struct hrd_ctl_report *r);
+int hrc_dump(const struct hra_filter *f,
+                 const struct hrc_report *r);
 
 /*
  * Loads run file `path` into agg (initialised here, whatever the result;
  * the caller finis it) as every reader of run files does: nothing the
- * file holds is dropped (hrd_runload_init_reader), and progress shows on a
- * terminal. Returns 0, or HRD_CTL_TOLD after printing why, the message
+ * file holds is dropped (hrr_runload_init_reader), and progress shows on a
+ * terminal. Returns 0, or HRC_TOLD after printing why, the message
  * starting "hostrangectl CMD: ".
  */
-int hrd_ctl_load_run(const char *cmd, const char *path, struct hrd_agg *agg);
+int hrc_load_run(const char *cmd, const char *path, struct hra_agg *agg);
 
-/* hrd_ctl_load_run into r (hrd_run_whole_fini is due either way), its end
+/* hrc_load_run into r (hrr_whole_fini is due either way), its end
  * in r->end. */
-int hrd_ctl_read_run(const char *cmd, const char *path,
-                     struct hrd_run_whole *r);
+int hrc_read_run(const char *cmd, const char *path,
+                     struct hrr_whole *r);
 
 /*
  * The calibrations a report applies (ctl_report.c), copied out of a reply or
- * a file: each row gets the one of its clock path (hrd_calib_for, of
+ * a file: each row gets the one of its clock path (hra_calib_for, of
  * label `want` when not NULL). What cannot be applied is said once on
  * stderr, naming `where` (the daemon or the file): no calibration at all,
  * none of label `want`, none of a row's path, rows of mixed paths.
  * run_paths stands for the clock paths of rows whose own are not known
  * (the clients of a run file; 0: not known either).
  */
-struct hrd_calib;
-/* A bit of hrd_ctl_calibs.warned beside the paths' (HRP_PATHS_ALL): the
+struct hra_calib;
+/* A bit of hrc_calibs.warned beside the paths' (HRP_PATHS_ALL): the
  * warning of mixed rows was given. */
-#define HRD_CTL_WARNED_MIXED 0x100u
-struct hrd_ctl_calibs {
-    struct hrd_calib *cal;
+#define HRC_WARNED_MIXED 0x100u
+struct hrc_calibs {
+    struct hra_calib *cal;
     size_t n;
     char **strs;          /* the copied labels and clocks */
     const char *want;
@@ -118,17 +118,17 @@ struct hrd_ctl_calibs {
     int correct;
     unsigned run_paths;
     unsigned warned;      /* paths said to have no calibration, and
-                             HRD_CTL_WARNED_MIXED */
+                             HRC_WARNED_MIXED */
 };
 
 /* Copies m[0..n) (the most recent first) into cs and says on stderr when
  * there is none to apply. Returns 0 or -ENOMEM. */
-int hrd_ctl_calibs_init(struct hrd_ctl_calibs *cs,
+int hrc_calibs_init(struct hrc_calibs *cs,
                         Hostrange__Calibration *const *m, size_t n,
                         const char *want, const char *where, int correct);
 /* Fills the observer fields of row (observer.h) from the calibration of its
  * clock path, correcting it when cs->correct is set. */
-void hrd_ctl_calibs_apply(struct hrd_ctl_calibs *cs, struct hrd_row *row);
-void hrd_ctl_calibs_fini(struct hrd_ctl_calibs *cs);
+void hrc_calibs_apply(struct hrc_calibs *cs, struct hra_row *row);
+void hrc_calibs_fini(struct hrc_calibs *cs);
 
 #endif

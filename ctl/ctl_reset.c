@@ -17,32 +17,32 @@ static const char usage_reset[] =
     "filters must match). Client counters stay. With a state directory the\n"
     "reset is journaled, so a restart does not bring the samples back.\n"
     "\n"
-    HRD_CTL_FILTER_HELP
+    HRC_FILTER_HELP
     "  -h, --help           show this help and exit\n";
 
 static int run_reset(int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "help", no_argument, NULL, 'h' },
-        HRD_CTL_FILTER_LONGOPTS,
+        HRC_FILTER_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
     Hostrange__ControlRequest q = HOSTRANGE__CONTROL_REQUEST__INIT;
     Hostrange__ResetRequest rq = HOSTRANGE__RESET_REQUEST__INIT;
-    struct hrd_filter f = { NULL, NULL, NULL, NULL, 0 };
+    struct hra_filter f = { NULL, NULL, NULL, NULL, 0 };
     Hostrange__ControlReply *rep;
     int c;
 
     while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
-        if (hrd_ctl_report_option("reset", c, optarg, &f, NULL))
+        if (hrc_report_option("reset", c, optarg, &f, NULL))
             continue;
         if (c == 'h') {
             fputs(usage_reset, stdout);
             return 0;
         }
-        hrd_ctl_die_usage("reset", c, argv[optind - 1]);
+        hrc_die_usage("reset", c, argv[optind - 1]);
     }
-    hrd_ctl_no_arguments("reset", argc, argv);
+    hrc_no_arguments("reset", argc, argv);
     rq.node_glob = (char *)(f.node ? f.node : "");
     rq.operator_glob = (char *)(f.op ? f.op : "");
     rq.backend_glob = (char *)(f.backend ? f.backend : "");
@@ -50,7 +50,7 @@ static int run_reset(int argc, char **argv)
     rq.phase = f.phase;
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_RESET;
     q.reset = &rq;
-    if (hrd_ctl_ask(&q, &rep, 0) != 0)
+    if (hrc_ask(&q, &rep, 0) != 0)
         return 1;
     printf("dropped %llu keys\n",
            (unsigned long long)(rep->reset ? rep->reset->keys : 0));
@@ -58,7 +58,7 @@ static int run_reset(int argc, char **argv)
     return 0;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_reset = {
+const struct hrc_cmd hrc_cmd_reset = {
     "reset",
     "drop the samples of every key, or of the keys selected",
     usage_reset,

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
+unsigned hrc_parse_rounds(const char *cmd, const char *what,
                               const char *v)
 {
     char *end;
@@ -24,9 +24,9 @@ unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
     errno = 0;
     n = strtoul(v, &end, 10);
     if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || n < 1 ||
-        n > HRD_CTL_ROUNDS_MAX) {
+        n > HRC_ROUNDS_MAX) {
         fprintf(stderr, "hostrangectl %s: bad --rounds '%s' (a number from "
-                "1 to %u)\n", cmd, v, HRD_CTL_ROUNDS_MAX);
+                "1 to %u)\n", cmd, v, HRC_ROUNDS_MAX);
         exit(2);
     }
     return (unsigned)n;
@@ -41,7 +41,7 @@ unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
  * (NULL: thrown away), and with `quiet` its standard error thrown away. */
 static int run_self(char **args, int quiet, const char *out)
 {
-    pid_t pid = hrd_ctl_cleanup_fork(HRD_CTL_CHILD_HELPER);
+    pid_t pid = hrc_cleanup_fork(HRC_CHILD_HELPER);
     int status;
 
     if (pid == 0) {
@@ -58,25 +58,25 @@ static int run_self(char **args, int quiet, const char *out)
                 strerror(errno));
         _exit(127);
     }
-    if (pid < 0 || hrd_ctl_cleanup_wait(pid, &status) != 0)
+    if (pid < 0 || hrc_cleanup_wait(pid, &status) != 0)
         return 1;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
     return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-int hrd_ctl_run_self(char **args)
+int hrc_run_self(char **args)
 {
     return run_self(args, 0, NULL);
 }
 
-int hrd_ctl_run_self_quiet(char **args, const char *out)
+int hrc_run_self_quiet(char **args, const char *out)
 {
     return run_self(args, 1, out);
 }
 
-int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
-                         const struct hrd_run_meta *meta, char **in,
+int hrc_merge_rounds(const char *cmd, const char *out, unsigned format,
+                         const struct hrr_meta *meta, char **in,
                          size_t nin)
 {
     size_t nmeta = meta != NULL ? meta->n : 0;
@@ -96,8 +96,8 @@ int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
     if (format != 1)
         args[n++] = "--unsorted";
     for (size_t i = 0; i < nmeta; i++) {
-        if (asprintf(&kv[i], "%s=%s", hrd_run_meta_key(meta, i),
-                     hrd_run_meta_value(meta, i)) < 0) {
+        if (asprintf(&kv[i], "%s=%s", hrr_meta_key(meta, i),
+                     hrr_meta_value(meta, i)) < 0) {
             kv[i] = NULL;
             fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
             goto out;
@@ -108,7 +108,7 @@ int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
     args[n++] = "--";
     for (size_t i = 0; i < nin; i++)
         args[n++] = in[i];
-    rc = hrd_ctl_run_self(args) == 0 ? 0 : 1;
+    rc = hrc_run_self(args) == 0 ? 0 : 1;
 out:
     for (size_t i = 0; kv != NULL && i < nmeta; i++)
         free(kv[i]);

@@ -13,11 +13,11 @@
 #include "lib/run/runrounds.h"
 
 /* The most rounds record and ab run. */
-#define HRD_CTL_ROUNDS_MAX 1000u
+#define HRC_ROUNDS_MAX 1000u
 
-/* Option `what` (--rounds N) of command cmd: a number from 1 to HRD_CTL_ROUNDS_MAX; exits
+/* Option `what` (--rounds N) of command cmd: a number from 1 to HRC_ROUNDS_MAX; exits
  * with status 2 on anything else. */
-unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
+unsigned hrc_parse_rounds(const char *cmd, const char *what,
                               const char *v);
 
 /*
@@ -25,19 +25,19 @@ unsigned hrd_ctl_parse_rounds(const char *cmd, const char *what,
  * standard output thrown away, as a helper child (ctl_cleanup.h).
  * Returns its exit status, or 1 when it cannot be run.
  */
-int hrd_ctl_run_self(char **args);
+int hrc_run_self(char **args);
 
-/* As hrd_ctl_run_self, its standard error thrown away too, its standard
+/* As hrc_run_self, its standard error thrown away too, its standard
  * output written to the file `out` (created or truncated, mode 0600). */
-int hrd_ctl_run_self_quiet(char **args, const char *out);
+int hrc_run_self_quiet(char **args, const char *out);
 
 /*
  * Merges run files in[0..nin) into out as rounds (hostrangectl merge, run
  * as a process of its own), in run format `format`, with the meta pairs
  * given (meta NULL: none). Returns 0, or 1 after merge said why on stderr.
  */
-int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
-                         const struct hrd_run_meta *meta, char **in,
+int hrc_merge_rounds(const char *cmd, const char *out, unsigned format,
+                         const struct hrr_meta *meta, char **in,
                          size_t nin);
 
 /*
@@ -48,6 +48,6 @@ int hrd_ctl_merge_rounds(const char *cmd, const char *out, unsigned format,
  * stderr). *cut is set when a signal stopped the round before its command
  * ended: the round is not complete (ctl_cleanup.h).
  */
-int hrd_ctl_record_round(char **cmdv, const char *save, int *cut);
+int hrc_record_round(char **cmdv, const char *save, int *cut);
 
 #endif

@@ -11,14 +11,14 @@
  * command cmd (save, record --save): run format `format`, the --meta pairs
  * (borrowed), atomically (complete or untouched), with progress on a
  * terminal and, when note is not NULL, the line "saved N keys to FILE"
- * there. Returns 0, or HRD_CTL_TOLD after printing why.
+ * there. Returns 0, or HRC_TOLD after printing why.
  */
-int hrd_ctl_save_run(const char *cmd, const char *output, unsigned format,
-                     const struct hrd_run_meta *meta, FILE *note);
+int hrc_save_run(const char *cmd, const char *output, unsigned format,
+                     const struct hrr_meta *meta, FILE *note);
 
 /* --meta KEY=VALUE options (ctl_save.c): adds the pair to *meta (exits
- * with status 2 on a bad one); hrd_run_meta_fini frees them. */
-int hrd_ctl_meta_add(const char *cmd, const char *arg,
-                     struct hrd_run_meta *meta);
+ * with status 2 on a bad one); hrr_meta_fini frees them. */
+int hrc_meta_add(const char *cmd, const char *arg,
+                     struct hrr_meta *meta);
 
 #endif

@@ -157,23 +157,23 @@ static void print_number(const char *label, const char *name, double v)
 {
     char buf[32];
 
-    if (hrd_format_number(buf, sizeof buf, v) < 0)
+    if (hrv_format_number(buf, sizeof buf, v) < 0)
         snprintf(buf, sizeof buf, "%g", v);
     printf("calibration.%s.%s %s\n", label, name, buf);
 }
 
 static void print_calibration(const Hostrange__Calibration *c)
 {
-    struct hrd_calib cal;
+    struct hra_calib cal;
 
-    hrd_calib_from_message(&cal, c);
+    hra_calib_from_message(&cal, c);
     printf("calibration.%s.clock %s\n", c->label, c->clock);
     printf("calibration.%s.clock_path %s\n", c->label,
            c->clock_path[0] != '\0' ? c->clock_path : "unknown");
     print_number(c->label, "child_ns", c->child_ns);
     print_number(c->label, "residue_ns", c->residue_ns);
     print_number(c->label, "empty_ns", c->empty_ns);
-    print_number(c->label, "bias_ns", hrd_calib_bias(&cal));
+    print_number(c->label, "bias_ns", hra_calib_bias(&cal));
     print_number(c->label, "timer_ns", c->timer_ns);
     printf("calibration.%s.calls %llu\n", c->label,
            (unsigned long long)c->calls);
@@ -191,16 +191,16 @@ static int run_stats(int argc, char **argv)
     const Hostrange__StatsReply *s;
 
     if (argc == 2 && strcmp(argv[1], "--losses") == 0)
-        return hrd_ctl_losses(stdout) < 0 || fflush(stdout) != 0;
-    hrd_ctl_no_options("stats", usage_stats, argc, argv);
+        return hrc_losses(stdout) < 0 || fflush(stdout) != 0;
+    hrc_no_options("stats", usage_stats, argc, argv);
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_STATS;
     q.stats = &sq;
-    if (hrd_ctl_ask(&q, &rep, 0) != 0)
+    if (hrc_ask(&q, &rep, 0) != 0)
         return 1;
     s = rep->stats;
     if (rep->body_case != HOSTRANGE__CONTROL_REPLY__BODY_STATS || s == NULL) {
         fprintf(stderr, "hostrangectl: hostranged at %s sent no stats\n",
-                hrd_ctl_dir);
+                hrc_dir);
         hostrange__control_reply__free_unpacked(rep, NULL);
         return 1;
     }
@@ -269,7 +269,7 @@ static int run_stats(int argc, char **argv)
     return fflush(stdout) == 0 ? 0 : 1;
 }
 
-const struct hrd_ctl_cmd hrd_ctl_cmd_stats = {
+const struct hrc_cmd hrc_cmd_stats = {
     "stats",
     "print the daemon's counters and those of every client",
     usage_stats,

@@ -22,19 +22,19 @@
 #include <string.h>
 #include <unistd.h>
 
-static const struct hrd_ctl_cmd *const commands[] = {
-    &hrd_ctl_cmd_dump,
-    &hrd_ctl_cmd_stats,
-    &hrd_ctl_cmd_reset,
-    &hrd_ctl_cmd_ping,
-    &hrd_ctl_cmd_record,
-    &hrd_ctl_cmd_save,
-    &hrd_ctl_cmd_merge,
-    &hrd_ctl_cmd_diff,
-    &hrd_ctl_cmd_plot,
-    &hrd_ctl_cmd_ab,
-    &hrd_ctl_cmd_bisect,
-    &hrd_ctl_cmd_history,
+static const struct hrc_cmd *const commands[] = {
+    &hrc_cmd_dump,
+    &hrc_cmd_stats,
+    &hrc_cmd_reset,
+    &hrc_cmd_ping,
+    &hrc_cmd_record,
+    &hrc_cmd_save,
+    &hrc_cmd_merge,
+    &hrc_cmd_diff,
+    &hrc_cmd_plot,
+    &hrc_cmd_ab,
+    &hrc_cmd_bisect,
+    &hrc_cmd_history,
 };
 
 static const char usage_head[] =
@@ -80,7 +80,7 @@ int main(int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    const struct hrd_ctl_cmd *found;
+    const struct hrc_cmd *found;
     const char *dir = NULL, *cmd;
     int c, rc;
 
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
             dir = optarg;
             break;
         case 't':
-            hrd_ctl_timeout_ms = (int)hrd_ctl_parse_ms(NULL, "timeout",
+            hrc_timeout_ms = (int)hrc_parse_ms(NULL, "timeout",
                                                       optarg);
             break;
         case 'h':
@@ -109,28 +109,28 @@ int main(int argc, char **argv)
             puts("hostrangectl " PACKAGE_VERSION);
             return 0;
         default:
-            hrd_ctl_die_usage(NULL, c, argv[optind - 1]);
+            hrc_die_usage(NULL, c, argv[optind - 1]);
         }
     }
     if (optind >= argc) {
         fprintf(stderr, "hostrangectl: no command (see --help)\n");
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
-    if (hrp_runtime_dir(hrd_ctl_dir, sizeof hrd_ctl_dir, dir) != 0) {
+    if (hrp_runtime_dir(hrc_dir, sizeof hrc_dir, dir) != 0) {
         fprintf(stderr, "hostrangectl: runtime directory name too long\n");
-        return HRD_CTL_EXIT_USAGE;
+        return HRC_EXIT_USAGE;
     }
     cmd = argv[optind];
     argc -= optind;
     argv += optind;
     optind = 0; /* restart getopt for the command's own options */
-    found = hrd_ctl_cmd_find(commands, sizeof commands / sizeof commands[0],
+    found = hrc_cmd_find(commands, sizeof commands / sizeof commands[0],
                              cmd);
     if (found != NULL) {
         rc = found->run(argc, argv);
-        hrd_ctl_close();
+        hrc_close();
         return rc;
     }
     fprintf(stderr, "hostrangectl: unknown command '%s' (see --help)\n", cmd);
-    return HRD_CTL_EXIT_USAGE;
+    return HRC_EXIT_USAGE;
 }

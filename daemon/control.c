@@ -24,12 +24,12 @@ struct dump_ctx {
     size_t n, cap;
 };
 
-static int collect_row(const struct hrd_row *r, void *arg)
+static int collect_row(const struct hra_row *r, void *arg)
 {
     struct dump_ctx *d = arg;
     Hostrange__Row *row;
 
-    if (hrd_grow(&d->rows, &d->cap, d->n + 1, sizeof *d->rows, 256) != 0)
+    if (hru_grow(&d->rows, &d->cap, d->n + 1, sizeof *d->rows, 256) != 0)
         return -ENOMEM;
     row = &d->rows[d->n++];
     hostrange__row__init(row);
@@ -92,7 +92,7 @@ static void pack_reply(const struct hrd_control *ctl,
 /* The cursor on the wire: the five order numbers, little-endian. */
 #define CURSOR_BYTES 20
 
-static int cursor_decode(const ProtobufCBinaryData *b, struct hrd_cursor *c)
+static int cursor_decode(const ProtobufCBinaryData *b, struct hra_cursor *c)
 {
     memset(c, 0, sizeof *c);
     if (b->len == 0)
@@ -108,7 +108,7 @@ static int cursor_decode(const ProtobufCBinaryData *b, struct hrd_cursor *c)
     return 0;
 }
 
-static void cursor_encode(const struct hrd_cursor *c, uint8_t *out)
+static void cursor_encode(const struct hra_cursor *c, uint8_t *out)
 {
     for (int i = 0; i < 5; i++) {
         uint32_t v = htole32(c->pos[i]);
@@ -119,23 +119,23 @@ static void cursor_encode(const struct hrd_cursor *c, uint8_t *out)
 /* The calibrations of the aggregation as reply messages, the most recent
  * first (observer.h): arrays the caller frees with calibs_free. */
 struct calibs {
-    struct hrd_calib *c;
+    struct hra_calib *c;
     Hostrange__Calibration *m;
     Hostrange__Calibration **p;
     size_t n;
 };
 
-static int calibs_make(struct hrd_agg *a, struct calibs *cs)
+static int calibs_make(struct hra_agg *a, struct calibs *cs)
 {
     memset(cs, 0, sizeof *cs);
-    if (hrd_calib_collect(a, &cs->c, &cs->n) != 0)
+    if (hra_calib_collect(a, &cs->c, &cs->n) != 0)
         return -ENOMEM;
     cs->m = calloc(cs->n + 1, sizeof *cs->m);
     cs->p = calloc(cs->n + 1, sizeof *cs->p);
     if (cs->m == NULL || cs->p == NULL)
         return -ENOMEM;
     for (size_t i = 0; i < cs->n; i++) {
-        hrd_calib_to_message(&cs->m[i], &cs->c[i]);
+        hra_calib_to_message(&cs->m[i], &cs->c[i]);
         cs->p[i] = &cs->m[i];
     }
     return 0;
@@ -151,7 +151,7 @@ static void calibs_free(struct calibs *cs)
 /* The events lost under each node id matching glob (empty: any) that
  * lost any, in string order: *lm (the messages) and *lp (pointers to
  * them), n of them; the caller frees both. Returns 0 or -ENOMEM. */
-static int lost_make(const struct hrd_agg *a, const char *glob,
+static int lost_make(const struct hra_agg *a, const char *glob,
                      Hostrange__RunNodeLost **lm, Hostrange__RunNodeLost ***lp,
                      size_t *n)
 {
@@ -180,9 +180,9 @@ static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
     Hostrange__DumpReply d = HOSTRANGE__DUMP_REPLY__INIT;
     Hostrange__Row **ptrs = NULL;
     struct dump_ctx dc = { 0 };
-    struct hrd_filter f = { q->node_glob, q->operator_glob, q->backend_glob,
+    struct hra_filter f = { q->node_glob, q->operator_glob, q->backend_glob,
                             q->range_glob, q->phase };
-    struct hrd_cursor cur;
+    struct hra_cursor cur;
     struct calibs cs = { 0 };
     uint8_t next[CURSOR_BYTES];
     uint64_t budget = 0;
@@ -198,7 +198,7 @@ static void do_dump(struct hrd_control *ctl, const Hostrange__DumpRequest *q,
     }
     if (q->paged)
         budget = ctl->page_values ? ctl->page_values : HRD_PAGE_VALUES_DEFAULT;
-    if (hrd_agg_rows_page_by(ctl->ingest->agg, &f, &cur, budget, q->by_path,
+    if (hra_rows_page_by(ctl->ingest->agg, &f, &cur, budget, q->by_path,
                              collect_row, &dc) != 0) {
         m->error = "out of memory";
         goto pack;
@@ -295,7 +295,7 @@ struct internal {
     Hostrange__NodeInternal **p;
 };
 
-static size_t internal_make(const struct hrd_agg *a, struct internal *w)
+static size_t internal_make(const struct hra_agg *a, struct internal *w)
 {
     size_t n = 0;
 
@@ -304,7 +304,7 @@ static size_t internal_make(const struct hrd_agg *a, struct internal *w)
     if (w->v == NULL || w->p == NULL)
         return 0;
     for (uint32_t i = 0; i < a->str.n; i++) {
-        const struct hrd_internal *x = &a->str.internal[i];
+        const struct hra_internal *x = &a->str.internal[i];
 
         if (x->stalls == 0 && x->wakes == 0)
             continue;
@@ -327,7 +327,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     Hostrange__StateStats st;
     Hostrange__SpoolStats sp;
     struct hrd_ingest *in = ctl->ingest;
-    struct hrd_agg *a = in->agg;
+    struct hra_agg *a = in->agg;
     Hostrange__Counter cnt[HRD_REJECT_COUNT + 1];
     Hostrange__Counter *cptr[HRD_REJECT_COUNT + 1];
     Hostrange__ClientStats *cs = NULL, **csp = NULL;
@@ -429,22 +429,22 @@ pack:
     calibs_free(&cal);
 }
 
-static uint32_t reset_filtered(struct hrd_agg *agg,
+static uint32_t reset_filtered(struct hra_agg *agg,
                                const Hostrange__ResetRequest *q)
 {
-    struct hrd_filter f = { q->node_glob, q->operator_glob, q->backend_glob,
+    struct hra_filter f = { q->node_glob, q->operator_glob, q->backend_glob,
                             q->range_glob, q->phase };
 
     if (f.node[0] == '\0' && f.op[0] == '\0' && f.backend[0] == '\0' &&
         f.range[0] == '\0' && f.phase == 0) {
         uint32_t n = agg->nkeys;
-        hrd_agg_reset(agg);
+        hra_reset(agg);
         return n;
     }
-    return hrd_agg_reset_filtered(agg, &f);
+    return hra_reset_filtered(agg, &f);
 }
 
-int64_t hrd_control_apply_reset(struct hrd_agg *agg, const uint8_t *msg,
+int64_t hrd_control_apply_reset(struct hra_agg *agg, const uint8_t *msg,
                                 size_t len)
 {
     Hostrange__ResetRequest *q;
@@ -538,13 +538,13 @@ static void pack_save_direct(const struct hrd_control *ctl,
         free(klen);
         return;
     }
-    *p++ = HRD_CONTROLREPLY_VERSION << 3 | 0; /* varint */
+    *p++ = HRR_CONTROLREPLY_VERSION << 3 | 0; /* varint */
     p = hrp_put_varint(p, m->version);
-    *p++ = HRD_CONTROLREPLY_SAVE << 3 | 2; /* length-delimited */
+    *p++ = HRR_CONTROLREPLY_SAVE << 3 | 2; /* length-delimited */
     p = hrp_put_varint(p, save_len);
     p += hostrange__save_reply__pack(&small, p);
     for (size_t i = 0; i < r->n_keys; i++) {
-        *p++ = HRD_SAVEREPLY_PACKED_KEYS << 3 | 2;
+        *p++ = HRR_SAVEREPLY_PACKED_KEYS << 3 | 2;
         p = hrp_put_varint(p, klen[i]);
         p += hostrange__run_key__pack(r->keys[i], p);
     }
@@ -561,7 +561,7 @@ static void pack_save_direct(const struct hrd_control *ctl,
 static void pack_save_bytes(const struct hrd_control *ctl,
                             const Hostrange__ControlReply *m,
                             const Hostrange__SaveReply *r,
-                            const struct hrd_pbuf *keys, uint8_t **reply,
+                            const struct hrr_pbuf *keys, uint8_t **reply,
                             size_t *reply_len)
 {
     size_t ssize = hostrange__save_reply__get_packed_size(r);
@@ -573,9 +573,9 @@ static void pack_save_bytes(const struct hrd_control *ctl,
     *reply_len = 0;
     if (p == NULL)
         return;
-    *p++ = HRD_CONTROLREPLY_VERSION << 3 | 0; /* varint */
+    *p++ = HRR_CONTROLREPLY_VERSION << 3 | 0; /* varint */
     p = hrp_put_varint(p, m->version);
-    *p++ = HRD_CONTROLREPLY_SAVE << 3 | 2; /* length-delimited */
+    *p++ = HRR_CONTROLREPLY_SAVE << 3 | 2; /* length-delimited */
     p = hrp_put_varint(p, save_len);
     p += hostrange__save_reply__pack(r, p);
     if (keys->len != 0)
@@ -593,16 +593,16 @@ static void do_save(struct hrd_control *ctl, const Hostrange__SaveRequest *q,
     uint32_t cursor = 0, le;
     uint8_t next[4];
     int done = 0, made = 0;
-    int format = q->format < HRD_RUN_FORMAT_NEWEST ? (int)q->format
-                                            : (int)HRD_RUN_FORMAT_NEWEST;
+    int format = q->format < HRR_FORMAT_NEWEST ? (int)q->format
+                                            : (int)HRR_FORMAT_NEWEST;
     /* Keys coded as events point into the aggregation: a packed page of
      * them is packed straight from the messages (pack_save_direct). Sorted
      * keys are written one by one as their bytes instead (by hand where
      * they can be, runkey.h), so that the page holds their bytes rather
      * than their arrays of values (pack_save_bytes). */
-    int direct = q->packed && format >= HRD_RUN_FORMAT_EVENTS;
+    int direct = q->packed && format >= HRR_FORMAT_EVENTS;
     int bytes = q->packed && !direct;
-    struct hrd_pbuf keys = { NULL, 0, 0 };
+    struct hrr_pbuf keys = { NULL, 0, 0 };
 
     if (q->cursor.len != 0 && q->cursor.len != sizeof cursor) {
         m->error = "bad cursor in save request";

@@ -86,7 +86,7 @@ void hrd_control_handle(struct hrd_control *ctl, const uint8_t *msg,
 /* Drops the keys a ResetRequest (its bytes) selects, as a reset request or
  * a journal replay does. Returns the number of keys dropped, or -EINVAL
  * when the bytes are not a ResetRequest. */
-int64_t hrd_control_apply_reset(struct hrd_agg *agg, const uint8_t *msg,
+int64_t hrd_control_apply_reset(struct hra_agg *agg, const uint8_t *msg,
                                 size_t len);
 
 #endif

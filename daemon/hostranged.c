@@ -99,7 +99,7 @@ static int bad_value(const char *opt, const char *v, const char *what)
 static int parse_num(const char *opt, const char *v, int suffix, uint64_t min,
                      uint64_t max, const char *what, uint64_t *n)
 {
-    if (hrd_parse_size(v, suffix, min, max, n) != 0)
+    if (hru_parse_size(v, suffix, min, max, n) != 0)
         return bad_value(opt, v, what);
     return 0;
 }
@@ -218,7 +218,7 @@ static enum request parse_options(int argc, char **argv,
         if (rc == -ENOENT)
             fprintf(stderr, "hostranged: %s '%s' (see --help)\n",
                     c == ':' ? "missing value for option" : "unknown option",
-                    hrd_getopt_culprit(c, optopt, argv[optind - 1], buf));
+                    hru_getopt_culprit(c, optopt, argv[optind - 1], buf));
         if (rc != 0)
             return REQUEST_USAGE_ERROR;
     }

@@ -1,5 +1,5 @@
 /* Decoding and validation of batches, the client table and the
- * acknowledgement (see ingest.h); lib/agg aggregates them (hrd_agg_feed). */
+ * acknowledgement (see ingest.h); lib/agg aggregates them (hra_feed). */
 #include "config.h"
 
 #include "daemon/ingest.h"
@@ -34,7 +34,7 @@ const char *hrd_reject_name(enum hrd_reject r)
     return r < HRD_REJECT_COUNT ? reject_names[r] : "unknown";
 }
 
-void hrd_ingest_init(struct hrd_ingest *in, struct hrd_agg *agg)
+void hrd_ingest_init(struct hrd_ingest *in, struct hra_agg *agg)
 {
     memset(in, 0, sizeof *in);
     in->agg = agg;
@@ -55,7 +55,7 @@ void hrd_ingest_fini(struct hrd_ingest *in)
         free(c);
     }
     free(in->cindex);
-    hrd_agg_feed_free(in->feed);
+    hra_feed_free(in->feed);
     in->feed = NULL;
     in->clients = NULL;
     in->cindex = NULL;
@@ -289,7 +289,7 @@ int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
         }
     }
     if (l == NULL) {
-        if (hrd_grow32(&c->lost_by, &c->caplost, (size_t)c->nlost + 1,
+        if (hru_grow32(&c->lost_by, &c->caplost, (size_t)c->nlost + 1,
                        sizeof *c->lost_by, 4) != 0)
             return -ENOMEM;
         l = &c->lost_by[c->nlost++];
@@ -299,7 +299,7 @@ int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
         l->phase = phase;
         l->count = 0;
     }
-    hrd_agg_lost_add(in->agg, node, (int64_t)(count - l->count));
+    hra_lost_add(in->agg, node, (int64_t)(count - l->count));
     l->count = count;
     return 0;
 }
@@ -307,18 +307,18 @@ int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,
 static void note_nodes(struct hrd_client *c, const Hostrange__Batch *b,
                        const uint32_t *node);
 
-/* Aggregates a valid batch (hrd_agg_feed) and takes its lost counts into
+/* Aggregates a valid batch (hra_feed) and takes its lost counts into
  * client c. Returns 0 or -ENOMEM (with part of it added). */
 static int apply(struct hrd_ingest *in, struct hrd_client *c,
                  const Hostrange__Batch *b)
 {
-    struct hrd_agg_fed fed;
+    struct hra_fed fed;
 
-    if (in->feed == NULL && (in->feed = hrd_agg_feed_new(in->agg)) == NULL) {
-        hrd_agg_enforce(in->agg);
+    if (in->feed == NULL && (in->feed = hra_feed_new(in->agg)) == NULL) {
+        hra_enforce(in->agg);
         return -ENOMEM;
     }
-    if (hrd_agg_feed(in->feed, b, &fed) != 0)
+    if (hra_feed(in->feed, b, &fed) != 0)
         return -ENOMEM;
     for (size_t i = 0; i < b->n_lost_label; i++) {
         uint32_t l = b->lost_label[i];
@@ -426,9 +426,9 @@ static int count_refused(struct hrd_ingest *in, struct hrd_client *c,
         uint32_t node;
 
         if (by[i] == 0 || !string_ok(b->labels[i]->node_id, 0) ||
-            (node = hrd_agg_str(in->agg, b->labels[i]->node_id)) == 0)
+            (node = hra_str(in->agg, b->labels[i]->node_id)) == 0)
             continue;
-        hrd_agg_lost_add(in->agg, node, (int64_t)by[i]);
+        hra_lost_add(in->agg, node, (int64_t)by[i]);
         total += by[i];
     }
     free(by);
@@ -514,7 +514,7 @@ enum hrd_ingest_result hrd_ingest_handle(struct hrd_ingest *in,
     }
     /* A batch of counters alone (no events: losses, the final counters)
      * is taken whatever the budget, so that losses reach the report. */
-    if (b->events != 0 && hrd_agg_full(in->agg)) {
+    if (b->events != 0 && hra_full(in->agg)) {
         *reason = HRD_REJECT_MEMORY;
         goto reject;
     }

@@ -1,6 +1,6 @@
 /*
  * Ingest: decoding and validation of client batches, which lib/agg then
- * aggregates (hrd_agg_feed), the table of clients and the acknowledgement.
+ * aggregates (hra_feed), the table of clients and the acknowledgement.
  * Pure logic: bytes in, an acknowledgement out.
  *
  * A client is identified by (pid, instance). Its batches are numbered 1, 2,
@@ -16,7 +16,7 @@
  *
  * Clients report cumulative lost-event counts per label set; the latest
  * count of each (client, label set) is kept, and their sum per node id is
- * kept in the aggregation (hrd_agg_lost_add) for the report.
+ * kept in the aggregation (hra_lost_add) for the report.
  */
 #ifndef HOSTRANGE_INGEST_H
 #define HOSTRANGE_INGEST_H
@@ -101,7 +101,7 @@ struct hrd_client {
 typedef int (*hrd_journal_fn)(void *ctx, const uint8_t *msg, size_t len);
 
 struct hrd_ingest {
-    struct hrd_agg *agg;
+    struct hra_agg *agg;
     struct hrd_client *clients; /* newest first */
     uint64_t nclients;
     struct hrd_client **cindex; /* open addressing on (pid, instance) */
@@ -121,10 +121,10 @@ struct hrd_ingest {
     void *journal_ctx;
     int replaying;              /* set while a journal is replayed */
     /* Feeding batches into agg (owned; made on the first batch). */
-    struct hrd_agg_feed *feed;
+    struct hra_feed *feed;
 };
 
-void hrd_ingest_init(struct hrd_ingest *in, struct hrd_agg *agg);
+void hrd_ingest_init(struct hrd_ingest *in, struct hra_agg *agg);
 void hrd_ingest_fini(struct hrd_ingest *in);
 
 const char *hrd_reject_name(enum hrd_reject r);

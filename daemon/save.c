@@ -16,18 +16,18 @@
 
 static int cmp_serial(const void *pa, const void *pb)
 {
-    const struct hrd_key *x = *(struct hrd_key *const *)pa;
-    const struct hrd_key *y = *(struct hrd_key *const *)pb;
+    const struct hra_key *x = *(struct hra_key *const *)pa;
+    const struct hra_key *y = *(struct hra_key *const *)pb;
 
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
 
 /* Everything is in one allocation besides the calibrations' strings,
  * which a owns. */
-Hostrange__RunEnd *hrd_save_end(struct hrd_agg *a,
+Hostrange__RunEnd *hrd_save_end(struct hra_agg *a,
                                 const struct hrd_ingest *in, uint64_t keys)
 {
-    struct hrd_calib *cal = NULL;
+    struct hra_calib *cal = NULL;
     size_t ncal = 0, nlost = 0, i;
     const struct hrd_client *c;
     Hostrange__RunEnd *e;
@@ -38,7 +38,7 @@ Hostrange__RunEnd *hrd_save_end(struct hrd_agg *a,
         Hostrange__RunNodeLost *lm;
     } *all;
 
-    if (hrd_calib_collect(a, &cal, &ncal) != 0)
+    if (hra_calib_collect(a, &cal, &ncal) != 0)
         return NULL;
     for (uint32_t id = 1; id <= a->str.n; id++)
         nlost += a->str.lost[id - 1] != 0;
@@ -75,7 +75,7 @@ Hostrange__RunEnd *hrd_save_end(struct hrd_agg *a,
             e->clocks[e->n_clocks++] = clock;
     }
     for (i = 0; i < ncal; i++) {
-        hrd_calib_to_message(&all->cm[i], &cal[i]);
+        hra_calib_to_message(&all->cm[i], &cal[i]);
         e->calibrations[i] = &all->cm[i];
     }
     e->n_calibrations = ncal;
@@ -128,26 +128,26 @@ void hrd_save_end_free(Hostrange__RunEnd *e)
 }
 
 /* Appends key k of a for run format `format` to out as a SaveReply's
- * packed_keys field: by hand where hrd_runput_key writes it, else
+ * packed_keys field: by hand where hrr_runput_key writes it, else
  * packed by protobuf-c straight into out. Returns 0 or -ENOMEM. */
-static int page_put(struct hrd_agg *a, const struct hrd_key *k, int format,
-                    struct hrd_pbuf *out, struct hrd_runput_tmp *t)
+static int page_put(struct hra_agg *a, const struct hra_key *k, int format,
+                    struct hrr_pbuf *out, struct hrr_runput_tmp *t)
 {
     Hostrange__RunKey m;
     size_t len;
-    int rc = format < HRD_RUN_FORMAT_EVENTS
-                 ? hrd_runput_key(a, k, HRD_SAVEREPLY_PACKED_KEYS, out, t)
+    int rc = format < HRR_FORMAT_EVENTS
+                 ? hrr_runput_key(a, k, HRR_SAVEREPLY_PACKED_KEYS, out, t)
                  : 1;
 
     if (rc <= 0)
         return rc;
-    if (hrd_runkey_from(a, k, format, &m) != 0)
+    if (hrr_runkey_from(a, k, format, &m) != 0)
         return -ENOMEM;
     len = hostrange__run_key__get_packed_size(&m);
-    if (hrd_pbuf_room(out, hrd_pb_bytes_size(HRD_SAVEREPLY_PACKED_KEYS,
+    if (hrr_pbuf_room(out, hrr_pb_bytes_size(HRR_SAVEREPLY_PACKED_KEYS,
                                               len)) == 0) {
-        uint8_t *o = hrd_pb_len(out->p + out->len,
-                                HRD_SAVEREPLY_PACKED_KEYS, len);
+        uint8_t *o = hrr_pb_len(out->p + out->len,
+                                HRR_SAVEREPLY_PACKED_KEYS, len);
 
         o += hostrange__run_key__pack(&m, o);
         out->len = (size_t)(o - out->p);
@@ -155,17 +155,17 @@ static int page_put(struct hrd_agg *a, const struct hrd_key *k, int format,
     } else {
         rc = -ENOMEM;
     }
-    hrd_runkey_clear(&m);
+    hrr_runkey_clear(&m);
     return rc;
 }
 
-int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
+int hrd_save_page(struct hra_agg *a, const struct hrd_ingest *in,
                     uint32_t *cursor, uint64_t budget, int packed,
-                    int format, struct hrd_pbuf *out,
+                    int format, struct hrr_pbuf *out,
                     Hostrange__SaveReply *r, int *done)
 {
-    struct hrd_key **ks;
-    struct hrd_runput_tmp t = { NULL, 0, NULL, 0 };
+    struct hra_key **ks;
+    struct hrr_runput_tmp t = { NULL, 0, NULL, 0 };
     size_t n = 0, used = 0;
     uint64_t values = 0;
 
@@ -179,7 +179,7 @@ int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
 
         out->len = 0;
         if (budget != 0 &&
-            hrd_pbuf_room(out, guess < (16u << 20) ? guess : 16u << 20) != 0)
+            hrr_pbuf_room(out, guess < (16u << 20) ? guess : 16u << 20) != 0)
             goto fail;
     }
     else if (packed)
@@ -195,7 +195,7 @@ int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
     }
     qsort(ks, n, sizeof *ks, cmp_serial);
     while (used < n && (used == 0 || budget == 0 || values < budget)) {
-        const struct hrd_key *k = ks[used];
+        const struct hra_key *k = ks[used];
         Hostrange__RunKey *m;
 
         if (out != NULL) {
@@ -204,7 +204,7 @@ int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
             goto next;
         }
         m = malloc(sizeof *m);
-        if (m == NULL || hrd_runkey_from(a, k, format, m) != 0) {
+        if (m == NULL || hrr_runkey_from(a, k, format, m) != 0) {
             free(m);
             goto fail;
         }
@@ -219,7 +219,7 @@ int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
                 hostrange__run_key__pack(m, b->data);
                 r->n_packed_keys++;
             }
-            hrd_runkey_clear(m);
+            hrr_runkey_clear(m);
             free(m);
             if (b->data == NULL)
                 goto fail;
@@ -229,10 +229,10 @@ int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
     next:
         values += 64 + (k->exact ? 2 * k->pairs + k->records
                                  : 2 * (uint64_t)(k->incl->nb + k->self->nb));
-        for (const struct hrd_key *pp = k->paths; pp != NULL;
+        for (const struct hra_key *pp = k->paths; pp != NULL;
              pp = pp->pnext) {
-            struct hrd_key tmp;
-            const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
+            struct hra_key tmp;
+            const struct hra_key *p = hra_path_view(k, pp, &tmp);
 
             values += 64 + (p->exact ? 2 * p->pairs
                                      : 2 * (uint64_t)(p->incl->nb +
@@ -249,11 +249,11 @@ int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
         *done = 1;
     }
     free(ks);
-    hrd_runput_tmp_fini(&t);
+    hrr_runput_tmp_fini(&t);
     return 0;
 fail:
     free(ks);
-    hrd_runput_tmp_fini(&t);
+    hrr_runput_tmp_fini(&t);
     hrd_save_page_free(r);
     return -ENOMEM;
 }
@@ -266,7 +266,7 @@ void hrd_save_page_free(Hostrange__SaveReply *r)
     r->packed_keys = NULL;
     r->n_packed_keys = 0;
     for (size_t i = 0; i < r->n_keys; i++) {
-        hrd_runkey_clear(r->keys[i]);
+        hrr_runkey_clear(r->keys[i]);
         free(r->keys[i]);
     }
     free(r->keys);

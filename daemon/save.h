@@ -21,14 +21,14 @@
  * one key; 0: no limit), as messages in r->keys or, when `packed`, as
  * packed messages in r->packed_keys, or, when out is not NULL, as the
  * bytes of SaveReply.packed_keys fields in out (emptied first; the
- * caller's to free), each written in one pass (hrd_runput_key) where it
+ * caller's to free), each written in one pass (hrr_runput_key) where it
  * can be. Fills r (initialised here; free with hrd_save_page_free); sets
  * *cursor past the last serial sent, and *done, with r->end filled from
  * in and the calibrations, when no key is left. Returns 0 or -ENOMEM.
  */
-int hrd_save_page(struct hrd_agg *a, const struct hrd_ingest *in,
+int hrd_save_page(struct hra_agg *a, const struct hrd_ingest *in,
                     uint32_t *cursor, uint64_t budget, int packed,
-                    int format, struct hrd_pbuf *out,
+                    int format, struct hrr_pbuf *out,
                     Hostrange__SaveReply *r, int *done);
 void hrd_save_page_free(Hostrange__SaveReply *r);
 
@@ -36,7 +36,7 @@ void hrd_save_page_free(Hostrange__SaveReply *r);
  * first), the calibrations, the clocks and the lost counts, with `keys`
  * keys. Returns it (free with hrd_save_end_free; it points into a and in)
  * or NULL without memory. */
-Hostrange__RunEnd *hrd_save_end(struct hrd_agg *a,
+Hostrange__RunEnd *hrd_save_end(struct hra_agg *a,
                                 const struct hrd_ingest *in, uint64_t keys);
 void hrd_save_end_free(Hostrange__RunEnd *e);
 

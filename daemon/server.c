@@ -33,7 +33,7 @@ struct server {
     int signals_started;        /* the watchers above were started */
     uv_timer_t tick;
     int ingest, control;
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
     struct hrd_control ctl;
     struct hrd_state state;
@@ -307,7 +307,7 @@ static struct server *server_new(const struct hrd_server_opts *o)
         return NULL;
     s->quiet = o->quiet;
     s->ingest = s->control = -1;
-    hrd_agg_init(&s->agg);
+    hra_init(&s->agg);
     if (o->exact_cap != 0)
         s->agg.exact_cap = o->exact_cap;
     if (o->max_memory != 0)
@@ -324,7 +324,7 @@ static struct server *server_new(const struct hrd_server_opts *o)
 static void server_free(struct server *s)
 {
     hrd_ingest_fini(&s->in);
-    hrd_agg_fini(&s->agg);
+    hra_fini(&s->agg);
     free(s);
 }
 
@@ -333,16 +333,16 @@ static void server_free(struct server *s)
 static int load_run(struct server *s, const char *path, char *err,
                     size_t errlen)
 {
-    struct hrd_runload l;
+    struct hrr_runload l;
     int rc;
 
-    hrd_runload_init(&l, &s->agg);
-    rc = hrd_run_load(&l, path, NULL, NULL, NULL, NULL, err, errlen);
-    if (rc == 0 && hrd_runload_finish(&l) != 0) {
+    hrr_runload_init(&l, &s->agg);
+    rc = hrr_load(&l, path, NULL, NULL, NULL, NULL, err, errlen);
+    if (rc == 0 && hrr_runload_finish(&l) != 0) {
         snprintf(err, errlen, "%s: out of memory", path);
         rc = -ENOMEM;
     }
-    hrd_runload_fini(&l);
+    hrr_runload_fini(&l);
     if (rc == 0)
         logf_(s, "loaded %u keys from %s", s->agg.nkeys, path);
     return rc;

@@ -24,7 +24,7 @@ struct table {
     Hostrange__StateLost *lost;
 };
 
-static int table_make(const struct hrd_agg *a, const struct hrd_ingest *in,
+static int table_make(const struct hra_agg *a, const struct hrd_ingest *in,
                       struct table *t)
 {
     size_t n = in->nclients, nlost = 0, i = n, j = 0;
@@ -54,9 +54,9 @@ static int table_make(const struct hrd_agg *a, const struct hrd_ingest *in,
             Hostrange__StateLost *m = &t->lost[j];
 
             hostrange__state_lost__init(m);
-            m->node_id = (char *)hrd_agg_str_get(a, l->node);
-            m->operator_ = (char *)hrd_agg_str_get(a, l->op);
-            m->backend = (char *)hrd_agg_str_get(a, l->backend);
+            m->node_id = (char *)hra_str_get(a, l->node);
+            m->operator_ = (char *)hra_str_get(a, l->op);
+            m->backend = (char *)hra_str_get(a, l->backend);
             m->phase = l->phase;
             m->count = l->count;
             t->lptr[j] = m;
@@ -75,14 +75,14 @@ static void table_free(struct table *t)
     free(t->lost);
 }
 
-int hrd_snapshot_write(const char *path, struct hrd_agg *a,
+int hrd_snapshot_write(const char *path, struct hra_agg *a,
                        const struct hrd_ingest *in, uint64_t covers,
                        char *err, size_t errlen)
 {
     struct table t = { 0 };
     Hostrange__RunState s;
     Hostrange__RunEnd *e = NULL;
-    int rc = hrd_runstate_fill(a, &s);
+    int rc = hrr_runstate_fill(a, &s);
 
     if (rc == 0 && (rc = table_make(a, in, &t)) == 0 &&
         (e = hrd_save_end(a, in, 0)) == NULL)
@@ -91,30 +91,30 @@ int hrd_snapshot_write(const char *path, struct hrd_agg *a,
         s.covers = covers;
         s.clients = t.ptr;
         s.n_clients = in->nclients;
-        rc = hrd_runstate_write(path, a, &s, e, err, errlen);
+        rc = hrr_runstate_write(path, a, &s, e, err, errlen);
     } else {
         snprintf(err, errlen, "%s: out of memory", path);
     }
     hrd_save_end_free(e);
     table_free(&t);
-    hrd_runstate_clear(&s);
+    hrr_runstate_clear(&s);
     return rc;
 }
 
 /* The string id of a name the state's string table holds, or 0. */
-static uint32_t known(struct hrd_agg *a, const char *s, uint32_t nstrings)
+static uint32_t known(struct hra_agg *a, const char *s, uint32_t nstrings)
 {
     uint32_t id;
 
     if (strlen(s) > HRP_MAX_STRING)
         return 0;
-    id = hrd_agg_str(a, s);
+    id = hra_str(a, s);
     return id <= nstrings ? id : 0;
 }
 
 /* Adds client m to in's table. Returns 0 or -EBADMSG (no memory reads
  * the same: the load stops there, keeping what came before). */
-static int client_load(struct hrd_agg *a, struct hrd_ingest *in,
+static int client_load(struct hra_agg *a, struct hrd_ingest *in,
                        const Hostrange__StateClient *m, uint32_t nstrings)
 {
     const Hostrange__ClientStats *x = m->stats;
@@ -157,13 +157,13 @@ static int client_load(struct hrd_agg *a, struct hrd_ingest *in,
 }
 
 /* Loads a snapshot of the run format. */
-static int load_run(const char *path, struct hrd_agg *a,
+static int load_run(const char *path, struct hra_agg *a,
                     struct hrd_ingest *in, struct hrd_snapshot_loaded *out)
 {
-    struct hrd_runstate_loaded got;
+    struct hrr_runstate_loaded got;
     Hostrange__RunState *s = NULL;
     Hostrange__RunEnd *e = NULL;
-    int rc = hrd_runstate_read(path, a, &s, &e, &got, out->why,
+    int rc = hrr_runstate_read(path, a, &s, &e, &got, out->why,
                                sizeof out->why);
 
     /* The clients are taken also when the keys were damaged: the
@@ -186,7 +186,7 @@ static int load_run(const char *path, struct hrd_agg *a,
      * batches refused, which no client's table holds. */
     for (size_t i = 0; rc == 0 && e != NULL && i < e->n_lost; i++) {
         uint32_t id = strlen(e->lost[i]->node_id) <= HRP_MAX_STRING
-                          ? hrd_agg_str(a, e->lost[i]->node_id)
+                          ? hra_str(a, e->lost[i]->node_id)
                           : 0;
 
         if (id == 0) {
@@ -195,7 +195,7 @@ static int load_run(const char *path, struct hrd_agg *a,
             rc = -EBADMSG;
             break;
         }
-        hrd_agg_lost_add(a, id, (int64_t)e->lost[i]->lost -
+        hra_lost_add(a, id, (int64_t)e->lost[i]->lost -
                                     (int64_t)a->str.lost[id - 1]);
     }
     if (e != NULL)
@@ -207,10 +207,10 @@ static int load_run(const char *path, struct hrd_agg *a,
     return rc;
 }
 
-int hrd_snapshot_load(const char *path, struct hrd_agg *a,
+int hrd_snapshot_load(const char *path, struct hra_agg *a,
                       struct hrd_ingest *in, struct hrd_snapshot_loaded *out)
 {
-    struct hrd_recreader r;
+    struct hrr_recreader r;
     char magic[8];
     ssize_t n;
     int fd, rc;
@@ -225,19 +225,19 @@ int hrd_snapshot_load(const char *path, struct hrd_agg *a,
     n = read(fd, magic, sizeof magic);
     close(fd);
     if (n != (ssize_t)sizeof magic ||
-        memcmp(magic, HRD_SNAPSHOT_MAGIC, sizeof magic) != 0)
+        memcmp(magic, HRR_SNAPSHOT_MAGIC, sizeof magic) != 0)
         return load_run(path, a, in, out);
-    rc = hrd_recreader_open(&r, AT_FDCWD, path, HRD_SNAPSHOT_MAGIC);
+    rc = hrr_recreader_open(&r, AT_FDCWD, path, HRR_SNAPSHOT_MAGIC);
     if (rc == 0)
         rc = hrd_snapshot_legacy_load(&r, a, in, out);
     else
         snprintf(out->why, sizeof out->why, "%s",
                  rc == -EBADMSG ? r.why : strerror(-rc));
-    hrd_recreader_close(&r);
+    hrr_recreader_close(&r);
     /* What was read (all of it, or the good part of a damaged file)
      * shares the events of keys seen through one path, as it did before
      * the snapshot was written. */
-    hrd_agg_paths_share(a);
+    hra_paths_share(a);
     out->legacy = 1;
     return rc;
 }

@@ -29,7 +29,7 @@
  * generation `covers`. Returns 0, or a negative errno with a one-line
  * reason in err.
  */
-int hrd_snapshot_write(const char *path, struct hrd_agg *a,
+int hrd_snapshot_write(const char *path, struct hra_agg *a,
                        const struct hrd_ingest *in, uint64_t covers,
                        char *err, size_t errlen);
 
@@ -50,13 +50,13 @@ struct hrd_snapshot_loaded {
  * read before the damage stays loaded; out->why says what and where);
  * another negative errno on a read error (out->why says it too).
  */
-int hrd_snapshot_load(const char *path, struct hrd_agg *a,
+int hrd_snapshot_load(const char *path, struct hra_agg *a,
                       struct hrd_ingest *in, struct hrd_snapshot_loaded *out);
 
 /* The same for a snapshot of an earlier release, opened as r
- * (HRD_SNAPSHOT_MAGIC): returns 0, -EBADMSG or another negative errno
+ * (HRR_SNAPSHOT_MAGIC): returns 0, -EBADMSG or another negative errno
  * (snapshot_legacy.c). */
-int hrd_snapshot_legacy_load(struct hrd_recreader *r, struct hrd_agg *a,
+int hrd_snapshot_legacy_load(struct hrr_recreader *r, struct hra_agg *a,
                              struct hrd_ingest *in,
                              struct hrd_snapshot_loaded *out);
 

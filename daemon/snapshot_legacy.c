@@ -134,7 +134,7 @@ static const char *get_str(struct dec *d, char *buf)
 /* --- loading ------------------------------------------------------------ */
 
 struct loader {
-    struct hrd_agg *a;
+    struct hra_agg *a;
     struct hrd_ingest *in;
     struct hrd_snapshot_loaded *out;
     uint32_t version;          /* the header's format version */
@@ -146,7 +146,7 @@ struct loader {
     char s1[HRP_MAX_STRING + 1], s2[HRP_MAX_STRING + 1];
 };
 
-static int string_id_ok(const struct hrd_agg *a, uint32_t id)
+static int string_id_ok(const struct hra_agg *a, uint32_t id)
 {
     return id >= 1 && id <= a->str.n;
 }
@@ -192,7 +192,7 @@ static int load_strings(struct loader *l, struct dec *d)
 
         if (d->bad)
             return -EBADMSG;
-        id = hrd_agg_str(l->a, s);
+        id = hra_str(l->a, s);
         if (id != first + i)
             return -EBADMSG; /* a repeated string, or no memory */
         l->a->str.rank[id - 1] = rank;
@@ -248,9 +248,9 @@ static int load_client(struct loader *l, struct dec *d)
 }
 
 /* Reads a histogram into a new heap one. Returns it or NULL. */
-static struct hrd_hist *load_hist(struct dec *d)
+static struct hrs_hist *load_hist(struct dec *d)
 {
-    struct hrd_hist *h = calloc(1, sizeof *h);
+    struct hrs_hist *h = calloc(1, sizeof *h);
     uint64_t lo, hi, total = 0;
     double sq_hi, sq_lo;
     uint16_t *idx = NULL;
@@ -268,19 +268,19 @@ static struct hrd_hist *load_hist(struct dec *d)
     sq_lo = get_f64(d);
     h->sumsq_big = (long double)sq_hi + (long double)sq_lo;
     nb = get_u32(d);
-    if (d->bad || nb > HRD_HIST_BUCKETS || h->min > h->max)
+    if (d->bad || nb > HRS_HIST_BUCKETS || h->min > h->max)
         goto fail;
     idx = malloc((nb + 1) * sizeof *idx);
     if (idx == NULL)
         goto fail;
     for (uint32_t i = 0; i < nb; i++) {
         idx[i] = get_u16(d);
-        if (idx[i] >= HRD_HIST_BUCKETS || (i > 0 && idx[i] <= idx[i - 1]))
+        if (idx[i] >= HRS_HIST_BUCKETS || (i > 0 && idx[i] <= idx[i - 1]))
             goto fail;
     }
     for (uint32_t i = 0; i < nb; i++) {
         uint64_t cnt = get_u64(d);
-        if (d->bad || cnt == 0 || hrd_hist_set_bucket(h, idx[i], cnt) != 0)
+        if (d->bad || cnt == 0 || hrs_hist_set_bucket(h, idx[i], cnt) != 0)
             goto fail;
         total += cnt;
     }
@@ -290,7 +290,7 @@ static struct hrd_hist *load_hist(struct dec *d)
     return h;
 fail:
     free(idx);
-    hrd_hist_fini(h);
+    hrs_hist_fini(h);
     free(h);
     return NULL;
 }
@@ -305,7 +305,7 @@ static int load_key(struct loader *l, struct dec *d)
     uint64_t descendants = l->version >= 3 ? get_u64(d) : 0;
     uint8_t paths = l->version >= 5 ? get_u8(d) : 0;
     uint32_t before = l->a->nkeys;
-    struct hrd_key *k;
+    struct hra_key *k;
     int rc;
 
     if (d->bad || !string_id_ok(l->a, node) || !string_id_ok(l->a, op) ||
@@ -313,7 +313,7 @@ static int load_key(struct loader *l, struct dec *d)
         hrp_phase_name(phase) == NULL || exact > 1 ||
         (paths & ~HRP_PATHS_ALL) != 0 || l->a->nkeys >= l->nkeys)
         return -EBADMSG;
-    k = hrd_agg_key(l->a, node, op, backend, phase, range);
+    k = hra_agg_key(l->a, node, op, backend, phase, range);
     if (k == NULL || l->a->nkeys == before)
         return -EBADMSG; /* no memory, or the key came twice */
     k->serial = serial;
@@ -321,21 +321,21 @@ static int load_key(struct loader *l, struct dec *d)
         uint64_t len = get_u64(d);
         const uint8_t *p = get_bytes(d, len);
         rc = p == NULL ? -EBADMSG
-                       : hrd_agg_key_set_exact(l->a, k, p, len, pairs, records);
+                       : hra_key_set_exact(l->a, k, p, len, pairs, records);
     } else {
-        struct hrd_hist *hi = load_hist(d), *hs = load_hist(d);
+        struct hrs_hist *hi = load_hist(d), *hs = load_hist(d);
         rc = hi == NULL || hs == NULL
                  ? -EBADMSG
-                 : hrd_agg_key_set_hist(l->a, k, hi, hs, pairs, records);
+                 : hra_key_set_hist(l->a, k, hi, hs, pairs, records);
         if (rc != 0) {
-            hrd_hist_fini(hi);
-            hrd_hist_fini(hs);
+            hrs_hist_fini(hi);
+            hrs_hist_fini(hs);
             free(hi);
             free(hs);
         }
     }
     if (rc != 0) {
-        hrd_agg_key_remove(l->a, k);
+        hra_key_remove(l->a, k);
         return -EBADMSG;
     }
     k->children = children;
@@ -349,7 +349,7 @@ static int load_key(struct loader *l, struct dec *d)
 
 static int load_paths(struct loader *l, struct dec *d)
 {
-    struct hrd_agg *a = l->a;
+    struct hra_agg *a = l->a;
     uint32_t first = get_u32(d), n = get_u32(d);
     uint32_t max_paths = a->max_paths, max_depth = a->max_depth;
     int rc = 0;
@@ -358,12 +358,12 @@ static int load_paths(struct loader *l, struct dec *d)
         return -EBADMSG;
     /* The snapshot's paths are taken whatever the limits now. */
     a->max_paths = UINT32_MAX - 3;
-    a->max_depth = HRD_MAX_DEPTH_LIMIT;
+    a->max_depth = HRA_MAX_DEPTH_LIMIT;
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         uint32_t parent = get_u32(d), range = get_u32(d);
 
         if (d->bad || parent >= first + i || !string_id_ok(a, range) ||
-            hrd_agg_path(a, parent, range) != first + i)
+            hra_path(a, parent, range) != first + i)
             rc = -EBADMSG; /* out of order, repeated, too deep, or no memory */
     }
     a->max_paths = max_paths;
@@ -373,14 +373,14 @@ static int load_paths(struct loader *l, struct dec *d)
 
 static int load_pkey(struct loader *l, struct dec *d)
 {
-    struct hrd_agg *a = l->a;
+    struct hra_agg *a = l->a;
     uint32_t node = get_u32(d), op = get_u32(d), backend = get_u32(d);
     uint32_t phase = get_u32(d), range = get_u32(d), path = get_u32(d);
     uint8_t exact = get_u8(d);
     uint64_t pairs = get_u64(d), children = get_u64(d);
     uint64_t descendants = get_u64(d);
     uint32_t before = a->nkeys, pbefore = a->npkeys;
-    struct hrd_key *k, *pk;
+    struct hra_key *k, *pk;
     int rc;
 
     if (d->bad || !string_id_ok(a, node) || !string_id_ok(a, op) ||
@@ -389,28 +389,28 @@ static int load_pkey(struct loader *l, struct dec *d)
         path > a->path.n || a->path.range[path - 1] != range ||
         l->pkeys >= l->npkeys)
         return -EBADMSG;
-    k = hrd_agg_key(a, node, op, backend, phase, range);
+    k = hra_agg_key(a, node, op, backend, phase, range);
     if (k != NULL && a->nkeys != before) {
-        hrd_agg_key_remove(a, k); /* made here: none came before */
+        hra_key_remove(a, k); /* made here: none came before */
         return -EBADMSG;
     }
     if (k == NULL || !k->has_scopes)
         return -EBADMSG; /* no range key of its own */
-    pk = hrd_agg_path_key(a, k, path);
+    pk = hra_path_key(a, k, path);
     if (pk == NULL || a->npkeys == pbefore)
         return -EBADMSG; /* no memory, or the key came twice */
     if (exact) {
         uint64_t len = get_u64(d);
         const uint8_t *p = get_bytes(d, len);
-        rc = p == NULL ? -EBADMSG : hrd_agg_path_set_exact(a, pk, p, len, pairs);
+        rc = p == NULL ? -EBADMSG : hra_path_set_exact(a, pk, p, len, pairs);
     } else {
-        struct hrd_hist *hi = load_hist(d), *hs = load_hist(d);
+        struct hrs_hist *hi = load_hist(d), *hs = load_hist(d);
         rc = hi == NULL || hs == NULL
                  ? -EBADMSG
-                 : hrd_agg_path_set_hist(a, pk, hi, hs, pairs);
+                 : hra_path_set_hist(a, pk, hi, hs, pairs);
         if (rc != 0) {
-            hrd_hist_fini(hi);
-            hrd_hist_fini(hs);
+            hrs_hist_fini(hi);
+            hrs_hist_fini(hs);
             free(hi);
             free(hs);
         }
@@ -423,7 +423,7 @@ static int load_pkey(struct loader *l, struct dec *d)
     return 0;
 }
 
-int hrd_snapshot_legacy_load(struct hrd_recreader *r, struct hrd_agg *a,
+int hrd_snapshot_legacy_load(struct hrr_recreader *r, struct hra_agg *a,
                              struct hrd_ingest *in,
                              struct hrd_snapshot_loaded *out)
 {
@@ -446,7 +446,7 @@ int hrd_snapshot_legacy_load(struct hrd_recreader *r, struct hrd_agg *a,
         struct dec d;
         int bad; /* 0 or -EBADMSG, as the load_* functions return */
 
-        rc = hrd_recreader_next(r, &type, &p, &len);
+        rc = hrr_recreader_next(r, &type, &p, &len);
         if (rc == 0) {
             snprintf(out->why, sizeof out->why,
                      "ends at byte %llu without its final record",

@@ -180,7 +180,7 @@ static void scan(struct hrd_spool *sp)
         struct stat st;
 
         if (hrp_spool_file_parse(e->d_name, &pid, &inst)) {
-            if (hrd_grow(&sp->names, &cap, sp->nnames + 1,
+            if (hru_grow(&sp->names, &cap, sp->nnames + 1,
                          sizeof *sp->names, 16) != 0)
                 break;
             if ((sp->names[sp->nnames] = strdup(e->d_name)) == NULL)

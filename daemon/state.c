@@ -165,7 +165,7 @@ static int journal_open(struct hrd_state *s)
         s->lockfd = fd;
     }
     journal_name(name, sizeof name, s->gen);
-    rc = hrd_recfile_open(&s->journal, s->dirfd, name, HRD_JOURNAL_MAGIC);
+    rc = hrr_recfile_open(&s->journal, s->dirfd, name, HRR_JOURNAL_MAGIC);
     if (rc != 0) {
         trouble(s, -rc, "cannot open %s/%s", s->info.dir, name);
         return rc;
@@ -178,8 +178,8 @@ static int journal_open(struct hrd_state *s)
 static void journal_close(struct hrd_state *s)
 {
     if (s->journal.fd >= 0 && s->dirty)
-        hrd_recfile_sync(&s->journal);
-    hrd_recfile_close(&s->journal);
+        hrr_recfile_sync(&s->journal);
+    hrr_recfile_close(&s->journal);
     s->dirty = 0;
 }
 
@@ -306,7 +306,7 @@ int hrd_state_snapshot_now(struct hrd_state *s)
 /* Starts a compaction in a child process. */
 static void compact(struct hrd_state *s, uint64_t now_ms)
 {
-    struct hrd_recfile old = s->journal;
+    struct hrr_recfile old = s->journal;
     uint64_t covers = s->gen;
     pid_t pid;
 
@@ -318,8 +318,8 @@ static void compact(struct hrd_state *s, uint64_t now_ms)
         return;
     }
     if (s->dirty)
-        hrd_recfile_sync(&old);
-    hrd_recfile_close(&old);
+        hrr_recfile_sync(&old);
+    hrr_recfile_close(&old);
     s->dirty = 0;
     s->info.journal_records = 0;
     s->last_snapshot_ms = now_ms;
@@ -345,7 +345,7 @@ void hrd_state_tick(struct hrd_state *s, uint64_t now_ms)
         return;
     }
     if (s->dirty && now_ms - s->last_sync_ms >= s->opts.fsync_interval_ms) {
-        int rc = hrd_recfile_sync(&s->journal);
+        int rc = hrr_recfile_sync(&s->journal);
         if (rc != 0 && rc != -EBADF)
             trouble(s, -rc, "cannot sync the journal in %s", s->info.dir);
         s->dirty = 0;
@@ -372,14 +372,14 @@ static int journal_write(struct hrd_state *s, uint8_t type,
     if (s->journal.fd < 0 &&
         (hrp_mono_ms() - s->last_open_ms < REOPEN_MS || journal_open(s) != 0))
         return -EAGAIN;
-    rc = hrd_recfile_append(&s->journal, type, msg, len);
+    rc = hrr_recfile_append(&s->journal, type, msg, len);
     if (rc != 0) {
         journal_name(name, sizeof name, s->gen);
         trouble(s, -rc, "cannot write %s/%s", s->info.dir, name);
         /* Reopened later (at most once a second). When the file could not
          * be cut back to whole records, it is left as it is (a load
          * reports its damaged tail) and the next generation starts. */
-        hrd_recfile_close(&s->journal);
+        hrr_recfile_close(&s->journal);
         s->last_open_ms = hrp_mono_ms();
         if (rc == -EIO)
             s->gen++;
@@ -388,7 +388,7 @@ static int journal_write(struct hrd_state *s, uint8_t type,
     s->info.journal_records++;
     s->info.journal_bytes = s->journal.size;
     if (s->opts.fsync_interval_ms == 0) {
-        rc = hrd_recfile_sync(&s->journal);
+        rc = hrr_recfile_sync(&s->journal);
         if (rc != 0) {
             trouble(s, -rc, "cannot sync the journal in %s", s->info.dir);
             return rc;
@@ -407,7 +407,7 @@ int hrd_state_sync(void *ctx)
 
     if (!s->dirty || s->journal.fd < 0)
         return 0;
-    rc = hrd_recfile_sync(&s->journal);
+    rc = hrr_recfile_sync(&s->journal);
     if (rc != 0) {
         trouble(s, -rc, "cannot sync the journal in %s", s->info.dir);
         return rc;
@@ -419,12 +419,12 @@ int hrd_state_sync(void *ctx)
 
 int hrd_state_journal_batch(void *ctx, const uint8_t *msg, size_t len)
 {
-    return journal_write(ctx, HRD_REC_BATCH, msg, len);
+    return journal_write(ctx, HRR_REC_BATCH, msg, len);
 }
 
 int hrd_state_journal_reset(void *ctx, const uint8_t *msg, size_t len)
 {
-    return journal_write(ctx, HRD_REC_RESET, msg, len);
+    return journal_write(ctx, HRR_REC_RESET, msg, len);
 }
 
 /* --- loading ------------------------------------------------------------- */
@@ -479,7 +479,7 @@ static uint64_t *list_journals(struct hrd_state *s, size_t *n)
         uint64_t gen = journal_gen(e->d_name);
         if (gen == 0)
             continue;
-        if (hrd_grow(&g, &cap, *n + 1, sizeof *g, 16) != 0)
+        if (hru_grow(&g, &cap, *n + 1, sizeof *g, 16) != 0)
             break;
         g[(*n)++] = gen;
     }
@@ -492,7 +492,7 @@ static uint64_t *list_journals(struct hrd_state *s, size_t *n)
 /* Replays one journal. Returns 1 when it was damaged. */
 static int replay(struct hrd_state *s, uint64_t gen)
 {
-    struct hrd_recreader r;
+    struct hrr_recreader r;
     char name[64], why[200] = "";
     const uint8_t *p;
     uint8_t type;
@@ -500,23 +500,23 @@ static int replay(struct hrd_state *s, uint64_t gen)
     int rc;
 
     journal_name(name, sizeof name, gen);
-    rc = hrd_recreader_open(&r, s->dirfd, name, HRD_JOURNAL_MAGIC);
+    rc = hrr_recreader_open(&r, s->dirfd, name, HRR_JOURNAL_MAGIC);
     if (rc == -EBADMSG)
         snprintf(why, sizeof why, "%s", r.why);
     while (rc == 0) {
         uint64_t at = r.offset;
 
-        rc = hrd_recreader_next(&r, &type, &p, &len);
+        rc = hrr_recreader_next(&r, &type, &p, &len);
         if (rc == 0)
             break; /* the end */
-        if (rc == 1 && type == HRD_REC_BATCH) {
+        if (rc == 1 && type == HRR_REC_BATCH) {
             uint8_t *ack;
             size_t ack_len;
             enum hrd_reject why_not;
             hrd_ingest_handle(s->in, p, len, &ack, &ack_len, &why_not);
             free(ack);
             rc = 0;
-        } else if (rc == 1 && type == HRD_REC_RESET &&
+        } else if (rc == 1 && type == HRR_REC_RESET &&
                    hrd_control_apply_reset(s->agg, p, len) >= 0) {
             rc = 0;
         } else if (rc == 1) {
@@ -530,7 +530,7 @@ static int replay(struct hrd_state *s, uint64_t gen)
         if (rc == 0)
             s->info.replayed_records++;
     }
-    hrd_recreader_close(&r);
+    hrr_recreader_close(&r);
     if (rc == 0 || rc == -ENOENT)
         return 0;
     if (rc != -EBADMSG)
@@ -590,7 +590,7 @@ static int load(struct hrd_state *s)
 }
 
 int hrd_state_open(struct hrd_state *s, const char *dir,
-                   const struct hrd_state_opts *opts, struct hrd_agg *agg,
+                   const struct hrd_state_opts *opts, struct hra_agg *agg,
                    struct hrd_ingest *in, hrd_log_fn log, void *log_ctx,
                    char *err, size_t errlen)
 {
@@ -661,7 +661,7 @@ int hrd_state_close(struct hrd_state *s)
         }
         close(s->lockfd);
     }
-    hrd_recfile_close(&s->journal);
+    hrr_recfile_close(&s->journal);
     close(s->dirfd);
     s->dirfd = s->lockfd = -1;
     return rc;

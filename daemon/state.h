@@ -54,13 +54,13 @@ struct hrd_state_opts {
 struct hrd_state {
     struct hrd_state_info info;   /* for stats */
     struct hrd_state_opts opts;
-    struct hrd_agg *agg;
+    struct hra_agg *agg;
     struct hrd_ingest *in;
     hrd_log_fn log;
     void *log_ctx;
     int dirfd;
     int lockfd;
-    struct hrd_recfile journal;   /* fd -1 when there is none */
+    struct hrr_recfile journal;   /* fd -1 when there is none */
     uint64_t gen;                 /* of the current journal */
     int dirty;                    /* written since the last sync */
     uint64_t last_sync_ms;
@@ -79,7 +79,7 @@ struct hrd_state {
  * (another daemon uses it).
  */
 int hrd_state_open(struct hrd_state *s, const char *dir,
-                   const struct hrd_state_opts *opts, struct hrd_agg *agg,
+                   const struct hrd_state_opts *opts, struct hra_agg *agg,
                    struct hrd_ingest *in, hrd_log_fn log, void *log_ctx,
                    char *err, size_t errlen);
 

@@ -14,27 +14,27 @@ void fuzz_fail(const char *what, const char *file, int line)
 }
 
 struct collect {
-    struct hrd_writer *w;
+    struct hrv_writer *w;
     uint64_t count;
     size_t rows;
 };
 
-static int collect_row(const struct hrd_row *row, void *arg)
+static int collect_row(const struct hra_row *row, void *arg)
 {
     struct collect *c = arg;
 
     if (strcmp(row->metric, "inclusive") == 0)
         c->count += row->count;
     c->rows++;
-    return c->w != NULL ? hrd_writer_row(c->w, row) : 0;
+    return c->w != NULL ? hrv_writer_row(c->w, row) : 0;
 }
 
-char *fuzz_report(struct hrd_agg *a, uint64_t *count)
+char *fuzz_report(struct hra_agg *a, uint64_t *count)
 {
     static FILE *devnull;
-    struct hrd_writer w;
+    struct hrv_writer w;
     struct collect c = { 0 };
-    struct hrd_cursor cur = { 0 };
+    struct hra_cursor cur = { 0 };
     char *text = NULL;
     size_t len = 0, paged = 0;
     FILE *f;
@@ -44,27 +44,27 @@ char *fuzz_report(struct hrd_agg *a, uint64_t *count)
     FUZZ_CHECK(devnull != NULL);
     f = open_memstream(&text, &len);
     FUZZ_CHECK(f != NULL);
-    hrd_writer_init(&w, f, HRD_FORMAT_JSONL, 0);
+    hrv_writer_init(&w, f, HRV_FORMAT_JSONL, 0);
     c.w = &w;
-    FUZZ_CHECK(hrd_agg_rows(a, NULL, collect_row, &c) == 0);
-    FUZZ_CHECK(hrd_writer_finish(&w) == 0);
-    hrd_writer_fini(&w);
+    FUZZ_CHECK(hra_rows(a, NULL, collect_row, &c) == 0);
+    FUZZ_CHECK(hrv_writer_finish(&w) == 0);
+    hrv_writer_fini(&w);
     fclose(f);
     if (count != NULL)
         *count = c.count;
 
-    for (int format = HRD_FORMAT_CSV; format <= HRD_FORMAT_TABLE; format++) {
+    for (int format = HRV_FORMAT_CSV; format <= HRV_FORMAT_TABLE; format++) {
         struct collect x = { &w, 0, 0 };
-        hrd_writer_init(&w, devnull, (enum hrd_format)format,
-                        HRD_FIELDS_EXTENDED);
-        FUZZ_CHECK(hrd_agg_rows(a, NULL, collect_row, &x) == 0);
-        hrd_writer_finish(&w);
-        hrd_writer_fini(&w);
+        hrv_writer_init(&w, devnull, (enum hrv_format)format,
+                        HRV_FIELDS_EXTENDED);
+        FUZZ_CHECK(hra_rows(a, NULL, collect_row, &x) == 0);
+        hrv_writer_finish(&w);
+        hrv_writer_fini(&w);
     }
     /* Paged: the same rows, a few keys at a time. */
     do {
         struct collect x = { NULL, 0, 0 };
-        FUZZ_CHECK(hrd_agg_rows_page(a, NULL, &cur, 64, collect_row, &x) ==
+        FUZZ_CHECK(hra_rows_page(a, NULL, &cur, 64, collect_row, &x) ==
                    0);
         paged += x.rows;
     } while (!cur.done);

@@ -10,9 +10,9 @@
  * the payload), so that the fuzzer reaches the loaders behind the
  * checksums. FUZZ_STATE_JOURNAL makes the file the journal `journal.1` of
  * a state directory opened by hrd_state_open; FUZZ_STATE_RUN a run file
- * (each record's payload a key, type ignored, written by hrd_run_put_packed
+ * (each record's payload a key, type ignored, written by hrr_put_packed
  * after a header and followed by an empty end; raw: the bytes after the
- * magic) loaded by hrd_run_load and written again, sorted (format 1) with
+ * magic) loaded by hrr_load and written again, sorted (format 1) with
  * FUZZ_STATE_SORTED; FUZZ_STATE_SNAPSHOT the bytes after the magic of a
  * snapshot (a run file with the daemon's state, lib/run/runstate.h), raw;
  * otherwise it is a snapshot of an earlier release's format (a record
@@ -56,6 +56,6 @@ void fuzz_fail(const char *what, const char *file, int line)
  * report (caller frees), and the sum of the inclusive rows' counts in
  * *count when count is not NULL.
  */
-char *fuzz_report(struct hrd_agg *a, uint64_t *count);
+char *fuzz_report(struct hra_agg *a, uint64_t *count);
 
 #endif

@@ -128,7 +128,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct hrd_state_info info = { "/fuzz/state", 1, "disk full",
                                           10, 2, 1, 1, 0, 0, 0, 0 };
-    struct hrd_agg a;
+    struct hra_agg a;
     struct hrd_ingest in;
     struct hrd_control ctl;
     Hostrange__ControlReply *m;
@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint8_t *msg, *ack, *reply;
     size_t len, ack_len, reply_len;
 
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = 5; /* some keys in histograms */
     hrd_ingest_init(&in, &a);
     msg = preload(&len);
@@ -164,6 +164,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     hrd_control_apply_reset(&a, data, size);
     free(fuzz_report(&a, NULL));
     hrd_ingest_fini(&in);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
     return 0;
 }

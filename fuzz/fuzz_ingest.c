@@ -104,14 +104,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     for (int tiny = 0; tiny < 2; tiny++) {
-        struct hrd_agg a;
+        struct hra_agg a;
         struct hrd_ingest in;
         uint64_t events, values, count, samples, records;
         enum hrd_ingest_result res;
         enum hrd_reject why;
         char *r1, *r2;
 
-        hrd_agg_init(&a);
+        hra_init(&a);
         if (tiny) {
             a.exact_cap = 4;
             a.max_bytes = 2048;
@@ -152,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(fuzz_report(&a, NULL));
         }
         hrd_ingest_fini(&in);
-        hrd_agg_fini(&a);
+        hra_fini(&a);
     }
     return 0;
 }

@@ -324,17 +324,17 @@ static void seeds_ack(void)
 static void frame(const char *dir, const char *name, const char *magic,
                   uint8_t mode, const char *seed)
 {
-    struct hrd_recreader r;
+    struct hrr_recreader r;
     const uint8_t *p;
     uint8_t type, *out = NULL;
     size_t len, n = 1;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY), rc;
 
-    if (dfd < 0 || hrd_recreader_open(&r, dfd, name, magic) != 0)
+    if (dfd < 0 || hrr_recreader_open(&r, dfd, name, magic) != 0)
         die(name);
     out = malloc(1);
     out[0] = mode;
-    while ((rc = hrd_recreader_next(&r, &type, &p, &len)) == 1) {
+    while ((rc = hrr_recreader_next(&r, &type, &p, &len)) == 1) {
         if (len > 0xffff)
             continue; /* too long for the frame: left out */
         out = realloc(out, n + 3 + len);
@@ -348,7 +348,7 @@ static void frame(const char *dir, const char *name, const char *magic,
     }
     if (rc != 0)
         die("reading back");
-    hrd_recreader_close(&r);
+    hrr_recreader_close(&r);
     close(dfd);
     put("state", seed, out, n);
     free(out);
@@ -375,14 +375,14 @@ static void feed_four(struct hrd_ingest *in)
 static void snapshot_seed(const char *dir, uint64_t exact_cap,
                           const char *seed)
 {
-    struct hrd_agg a;
+    struct hra_agg a;
     struct hrd_ingest in;
     char path[4096], err[600];
     FILE *fp;
     uint8_t *buf;
     long sz = 0;
 
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = exact_cap;
     hrd_ingest_init(&in, &a);
     feed_four(&in);
@@ -404,7 +404,7 @@ static void snapshot_seed(const char *dir, uint64_t exact_cap,
     put("state", seed, buf + 7, (size_t)sz - 7);
     free(buf);
     hrd_ingest_fini(&in);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* A snapshot of an earlier release (a record file), framed and raw. */
@@ -419,7 +419,7 @@ static void legacy_seed(const char *file, const char *seed)
     snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - file) : 1,
              slash ? file : ".");
     snprintf(name, sizeof name, "%s", slash ? slash + 1 : file);
-    frame(dir, name, HRD_SNAPSHOT_MAGIC, 0, seed);
+    frame(dir, name, HRR_SNAPSHOT_MAGIC, 0, seed);
     fp = fopen(file, "r");
     if (fp == NULL || fseek(fp, 0, SEEK_END) != 0 || (sz = ftell(fp)) < 8)
         die(file);
@@ -435,20 +435,20 @@ static void legacy_seed(const char *file, const char *seed)
 }
 
 /* Run files of the same batches as fuzz_state input: each key packed by
- * hrd_runkey_from in `format` (exact, or histograms when exact_cap is
+ * hrr_runkey_from in `format` (exact, or histograms when exact_cap is
  * small), framed; and, for format 2, the raw bytes of the whole file as
- * hrd_run_put_agg writes it. Besides: a key's events alone, for the
+ * hrr_put_agg writes it. Besides: a key's events alone, for the
  * decoders that fuzz_run also runs on its input. */
 static void run_seed(const char *dir, uint64_t exact_cap, int format,
                      const char *seed)
 {
-    struct hrd_agg a;
+    struct hra_agg a;
     struct hrd_ingest in;
     uint8_t *out = malloc(1);
     size_t n = 1;
     char path[4200], err[8400];
 
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = exact_cap;
     hrd_ingest_init(&in, &a);
     feed_four(&in);
@@ -459,7 +459,7 @@ static void run_seed(const char *dir, uint64_t exact_cap, int format,
         Hostrange__RunKey m;
         size_t len;
 
-        if (hrd_runkey_from(&a, a.keys[i], format, &m) != 0)
+        if (hrr_runkey_from(&a, a.keys[i], format, &m) != 0)
             die("memory");
         len = hostrange__run_key__get_packed_size(&m);
         if (len <= 0xffff) {
@@ -483,26 +483,26 @@ static void run_seed(const char *dir, uint64_t exact_cap, int format,
             put("state", path, ev, m.events.len + 1);
             free(ev);
         }
-        hrd_runkey_clear(&m);
+        hrr_runkey_clear(&m);
     }
     put("state", seed, out, n);
     free(out);
-    if (format == HRD_RUN_FORMAT_NEWEST) {
+    if (format == HRR_FORMAT_NEWEST) {
         Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
         Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-        struct hrd_run_writer w;
+        struct hrr_writer w;
         FILE *fp;
         char *buf, raw[64];
         long sz;
 
         snprintf(path, sizeof path, "%s/run.hrs", dir);
-        h.format = HRD_RUN_FORMAT_NEWEST;
+        h.format = HRR_FORMAT_NEWEST;
         h.host = "seed";
-        if (hrd_run_create(&w, path, &h, err, sizeof err) != 0 ||
-            hrd_run_put_agg(&w, &a, format, err, sizeof err) != 0 ||
-            hrd_run_commit(&w, &e, err, sizeof err) != 0)
+        if (hrr_create(&w, path, &h, err, sizeof err) != 0 ||
+            hrr_put_agg(&w, &a, format, err, sizeof err) != 0 ||
+            hrr_commit(&w, &e, err, sizeof err) != 0)
             die(err);
-        hrd_run_abort(&w);
+        hrr_abort(&w);
         fp = fopen(path, "r");
         if (fp == NULL || fseek(fp, 0, SEEK_END) != 0 || (sz = ftell(fp)) < 8)
             die(path);
@@ -518,12 +518,12 @@ static void run_seed(const char *dir, uint64_t exact_cap, int format,
         free(buf);
     }
     hrd_ingest_fini(&in);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 static void journal_seed(const char *dir)
 {
-    struct hrd_recfile f;
+    struct hrr_recfile f;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY);
     Hostrange__ResetRequest r = HOSTRANGE__RESET_REQUEST__INIT;
     uint8_t rb[64];
@@ -531,25 +531,25 @@ static void journal_seed(const char *dir)
 
     unlinkat(dfd, "journal", 0);
     if (dfd < 0 ||
-        hrd_recfile_open(&f, dfd, "journal", HRD_JOURNAL_MAGIC) != 0)
+        hrr_recfile_open(&f, dfd, "journal", HRR_JOURNAL_MAGIC) != 0)
         die("journal");
     for (uint32_t i = 0; i < 5; i++) {
         size_t len;
         uint8_t *b = batch(300 + i % 2, 1 + i / 2, 20 + i, 1 + i % 3, i % 2,
                            i == 4, &len);
-        if (hrd_recfile_append(&f, HRD_REC_BATCH, b, len) != 0)
+        if (hrr_recfile_append(&f, HRR_REC_BATCH, b, len) != 0)
             die("journal");
         free(b);
         if (i == 2) {
             r.node_glob = "ops/add*";
             rlen = hostrange__reset_request__pack(&r, rb);
-            if (hrd_recfile_append(&f, HRD_REC_RESET, rb, rlen) != 0)
+            if (hrr_recfile_append(&f, HRR_REC_RESET, rb, rlen) != 0)
                 die("journal");
         }
     }
-    hrd_recfile_close(&f);
+    hrr_recfile_close(&f);
     close(dfd);
-    frame(dir, "journal", HRD_JOURNAL_MAGIC, FUZZ_STATE_JOURNAL, "journal");
+    frame(dir, "journal", HRR_JOURNAL_MAGIC, FUZZ_STATE_JOURNAL, "journal");
 }
 
 /*
@@ -668,9 +668,9 @@ int main(int argc, char **argv)
     snapshot_seed(tmp, 8, "snapshot-hist");
     if (argc == 3)
         legacy_seed(argv[2], "snapshot-legacy");
-    run_seed(tmp, 1000000, HRD_RUN_FORMAT_NEWEST, "run-events");
+    run_seed(tmp, 1000000, HRR_FORMAT_NEWEST, "run-events");
     run_seed(tmp, 1000000, 1, "run-sorted");
-    run_seed(tmp, 8, HRD_RUN_FORMAT_NEWEST, "run-hist");
+    run_seed(tmp, 8, HRR_FORMAT_NEWEST, "run-hist");
     journal_seed(tmp);
     {
         char p[4200];

@@ -121,7 +121,7 @@ static int spool_files(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
     struct hrd_spool sp;
     char err[512];
@@ -130,7 +130,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     dir_ready();
-    hrd_agg_init(&agg);
+    hra_init(&agg);
     hrd_ingest_init(&in, &agg);
     FUZZ_CHECK(hrd_spool_open(&sp, g_dir, (gid_t)-1, &in, NULL, NULL, err,
                               sizeof err) == 0);
@@ -145,6 +145,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(fuzz_report(&agg, NULL));
     hrd_spool_close(&sp);
     hrd_ingest_fini(&in);
-    hrd_agg_fini(&agg);
+    hra_fini(&agg);
     return 0;
 }

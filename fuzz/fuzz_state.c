@@ -8,7 +8,7 @@
  * is added to it, and it is written as a snapshot again (in the run
  * format) and loaded back, which must give the same report. A journal is replayed into a state
  * directory that is then closed (which writes its snapshot) and opened
- * again: the same report again. A run file that loads (hrd_run_load, the
+ * again: the same report again. A run file that loads (hrr_load, the
  * loader of merge, dump --from and hostranged --load) is written again and
  * loaded back: the same report; merged alone and with itself as
  * hostrangectl merge does (keys copied, joined or loaded), it is refused
@@ -84,9 +84,9 @@ static void dir_ready(void)
 static void write_file(const char *name, const char *magic, uint8_t mode,
                        const uint8_t *p, size_t n)
 {
-    struct hrd_recfile f;
+    struct hrr_recfile f;
 
-    FUZZ_CHECK(hrd_recfile_open(&f, g_dirfd, name, magic) == 0);
+    FUZZ_CHECK(hrr_recfile_open(&f, g_dirfd, name, magic) == 0);
     if (mode & FUZZ_STATE_RAW) {
         FUZZ_CHECK(write(f.fd, p, n) == (ssize_t)n);
     } else {
@@ -98,12 +98,12 @@ static void write_file(const char *name, const char *magic, uint8_t mode,
             n -= 3;
             if (len > n)
                 len = n;
-            FUZZ_CHECK(hrd_recfile_append(&f, type, p, len) == 0);
+            FUZZ_CHECK(hrr_recfile_append(&f, type, p, len) == 0);
             p += len;
             n -= len;
         }
     }
-    hrd_recfile_close(&f);
+    hrr_recfile_close(&f);
 }
 
 /* A valid batch of a client of its own, added to what was loaded: two
@@ -153,7 +153,7 @@ static void add_batch(struct hrd_ingest *in)
 
 static void fuzz_snapshot(uint8_t mode, const uint8_t *p, size_t n)
 {
-    struct hrd_agg a, a2;
+    struct hra_agg a, a2;
     struct hrd_ingest in, in2;
     struct hrd_snapshot_loaded sl;
     char path[300], again[300], err[600], *r1, *r2;
@@ -166,13 +166,13 @@ static void fuzz_snapshot(uint8_t mode, const uint8_t *p, size_t n)
                         0600);
 
         FUZZ_CHECK(fd >= 0);
-        FUZZ_CHECK(write(fd, HRD_RUN_MAGIC, 8) == 8);
+        FUZZ_CHECK(write(fd, HRR_MAGIC, 8) == 8);
         FUZZ_CHECK(write(fd, p, n) == (ssize_t)n);
         close(fd);
     } else {
-        write_file("snapshot", HRD_SNAPSHOT_MAGIC, mode, p, n);
+        write_file("snapshot", HRR_SNAPSHOT_MAGIC, mode, p, n);
     }
-    hrd_agg_init(&a);
+    hra_init(&a);
     hrd_ingest_init(&in, &a);
     hrd_snapshot_load(path, &a, &in, &sl);
     free(fuzz_report(&a, NULL));
@@ -182,7 +182,7 @@ static void fuzz_snapshot(uint8_t mode, const uint8_t *p, size_t n)
     /* What was loaded, written and loaded again, is the same. */
     FUZZ_CHECK(hrd_snapshot_write(again, &a, &in, sl.covers, err,
                                   sizeof err) == 0);
-    hrd_agg_init(&a2);
+    hra_init(&a2);
     hrd_ingest_init(&in2, &a2);
     rc = hrd_snapshot_load(again, &a2, &in2, &sl);
     if (rc != 0)
@@ -194,9 +194,9 @@ static void fuzz_snapshot(uint8_t mode, const uint8_t *p, size_t n)
     free(r1);
     free(r2);
     hrd_ingest_fini(&in2);
-    hrd_agg_fini(&a2);
+    hra_fini(&a2);
     hrd_ingest_fini(&in);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 static void log_nothing(void *ctx, const char *fmt, ...)
@@ -211,18 +211,18 @@ static char *open_state(void)
 {
     static const struct hrd_state_opts opts = { 1000, 300000, 256u << 20 };
     struct hrd_state s;
-    struct hrd_agg a;
+    struct hra_agg a;
     struct hrd_ingest in;
     char err[256], *rep;
 
-    hrd_agg_init(&a);
+    hra_init(&a);
     hrd_ingest_init(&in, &a);
     FUZZ_CHECK(hrd_state_open(&s, g_dir, &opts, &a, &in, log_nothing, NULL,
                               err, sizeof err) == 0);
     rep = fuzz_report(&a, NULL);
     hrd_state_close(&s);
     hrd_ingest_fini(&in);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
     return rep;
 }
 
@@ -230,7 +230,7 @@ static void fuzz_journal(uint8_t mode, const uint8_t *p, size_t n)
 {
     char *r1, *r2;
 
-    write_file("journal.1", HRD_JOURNAL_MAGIC, mode, p, n);
+    write_file("journal.1", HRR_JOURNAL_MAGIC, mode, p, n);
     r1 = open_state();
     r2 = open_state();
     FUZZ_CHECK(strcmp(r1, r2) == 0);
@@ -240,24 +240,24 @@ static void fuzz_journal(uint8_t mode, const uint8_t *p, size_t n)
 
 /* The decoders of coded events on any bytes: the check and the checking
  * decoder accept the same inputs, with the same counts, and what they
- * accept the daemon's own decoder (hrd_agg_key_values, on a copy with the
+ * accept the daemon's own decoder (hra_key_values, on a copy with the
  * slack it reads into) reads as the same values. */
 static void coded_events(const uint8_t *p, size_t n)
 {
     uint64_t np, nr, *i1, *s1, *i2, *s2;
     size_t ni, ns, ni2, ns2;
-    int ok = hrd_agg_events_check(p, n, &np, &nr) == 0;
+    int ok = hra_events_check(p, n, &np, &nr) == 0;
 
     i1 = malloc((n + 1) * sizeof *i1);
     s1 = malloc((n + 1) * sizeof *s1);
     i2 = malloc((n + 1) * sizeof *i2);
     s2 = malloc((n + 1) * sizeof *s2);
     FUZZ_CHECK(i1 != NULL && s1 != NULL && i2 != NULL && s2 != NULL);
-    FUZZ_CHECK((hrd_agg_events_decode(p, n, i1, n, &ni, s1, n, &ns) == 0) ==
+    FUZZ_CHECK((hra_events_decode(p, n, i1, n, &ni, s1, n, &ns) == 0) ==
                ok);
     if (ok) {
-        struct hrd_key k = { 0 };
-        uint8_t *copy = calloc(n + HRD_AGG_SLACK, 1);
+        struct hra_key k = { 0 };
+        uint8_t *copy = calloc(n + HRA_SLACK, 1);
 
         FUZZ_CHECK(copy != NULL);
         FUZZ_CHECK(ni == np + nr && ns == np);
@@ -265,7 +265,7 @@ static void coded_events(const uint8_t *p, size_t n)
             memcpy(copy, p, n);
         k.buf = copy;
         k.len = n;
-        hrd_agg_key_values(&k, i2, &ni2, s2, &ns2);
+        hra_key_values(&k, i2, &ni2, s2, &ns2);
         FUZZ_CHECK(ni2 == ni && ns2 == ns);
         FUZZ_CHECK(memcmp(i1, i2, ni * sizeof *i1) == 0);
         FUZZ_CHECK(memcmp(s1, s2, ns * sizeof *s1) == 0);
@@ -282,16 +282,16 @@ static void coded_events(const uint8_t *p, size_t n)
 static char *load_run(const char *path, int format)
 {
     Hostrange__RunEnd *e = NULL;
-    struct hrd_runload l;
-    struct hrd_agg a;
+    struct hrr_runload l;
+    struct hra_agg a;
     char err[8400], *rep = NULL;
 
-    hrd_agg_init(&a);
-    hrd_runload_init(&l, &a);
-    if (hrd_run_load(&l, path, NULL, &e, NULL, NULL, err, sizeof err) == 0 &&
-        hrd_runload_finish(&l) == 0) {
+    hra_init(&a);
+    hrr_runload_init(&l, &a);
+    if (hrr_load(&l, path, NULL, &e, NULL, NULL, err, sizeof err) == 0 &&
+        hrr_runload_finish(&l) == 0) {
         char again[300];
-        struct hrd_run_writer w;
+        struct hrr_writer w;
         Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
         Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
 
@@ -301,15 +301,15 @@ static char *load_run(const char *path, int format)
         snprintf(again, sizeof again, "%s/again.hrs", g_dir);
         h.format = (uint32_t)format;
         h.host = "fuzz";
-        FUZZ_CHECK(hrd_run_create(&w, again, &h, err, sizeof err) == 0);
-        FUZZ_CHECK(hrd_run_put_agg(&w, &a, format, err, sizeof err) == 0);
-        FUZZ_CHECK(hrd_run_commit(&w, &end, err, sizeof err) == 0);
-        hrd_run_abort(&w);
+        FUZZ_CHECK(hrr_create(&w, again, &h, err, sizeof err) == 0);
+        FUZZ_CHECK(hrr_put_agg(&w, &a, format, err, sizeof err) == 0);
+        FUZZ_CHECK(hrr_commit(&w, &end, err, sizeof err) == 0);
+        hrr_abort(&w);
     }
     if (e != NULL)
         hostrange__run_end__free_unpacked(e, NULL);
-    hrd_runload_fini(&l);
-    hrd_agg_fini(&a);
+    hrr_runload_fini(&l);
+    hra_fini(&a);
     return rep;
 }
 
@@ -317,21 +317,21 @@ static char *load_run(const char *path, int format)
  * returns its report (caller frees) or NULL. */
 static char *load_twice(const char *path)
 {
-    struct hrd_runload l;
-    struct hrd_agg a;
+    struct hrr_runload l;
+    struct hra_agg a;
     char err[8400], *rep = NULL;
 
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = UINT64_MAX;
-    hrd_runload_init(&l, &a);
-    if (hrd_run_load(&l, path, NULL, NULL, NULL, NULL, err, sizeof err) ==
+    hrr_runload_init(&l, &a);
+    if (hrr_load(&l, path, NULL, NULL, NULL, NULL, err, sizeof err) ==
             0 &&
-        hrd_run_load(&l, path, NULL, NULL, NULL, NULL, err, sizeof err) ==
+        hrr_load(&l, path, NULL, NULL, NULL, NULL, err, sizeof err) ==
             0 &&
-        hrd_runload_finish(&l) == 0)
+        hrr_runload_finish(&l) == 0)
         rep = fuzz_report(&a, NULL);
-    hrd_runload_fini(&l);
-    hrd_agg_fini(&a);
+    hrr_runload_fini(&l);
+    hra_fini(&a);
     return rep;
 }
 
@@ -343,66 +343,66 @@ static char *merge_runs(char **paths, size_t n, int format, int whole)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
-    struct hrd_runmerge m;
-    struct hrd_agg a;
+    struct hrr_writer w;
+    struct hrr_runmerge m;
+    struct hra_agg a;
     char out[300], err[8400], *rep = NULL;
     int ok = 1;
 
     memset(&w, 0, sizeof w); /* (aborting a writer never made is a no-op) */
     snprintf(out, sizeof out, "%s/merged.hrs", g_dir);
     unlink(out);
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = UINT64_MAX;
-    FUZZ_CHECK(hrd_runmerge_init(&m, &a, format, n) == 0);
+    FUZZ_CHECK(hrr_runmerge_init(&m, &a, format, n) == 0);
     m.whole = whole;
     for (size_t i = 0; i < n && ok; i++) {
         Hostrange__RunHeader *ih;
         Hostrange__RunEnd *ie;
 
-        ok = hrd_runmerge_scan(&m, i, paths[i], &ih, &ie, NULL, NULL, err,
+        ok = hrr_runmerge_scan(&m, i, paths[i], &ih, &ie, NULL, NULL, err,
                                sizeof err) == 0;
     }
     if (ok) {
-        int rc = hrd_runmerge_load(&m, err, sizeof err);
+        int rc = hrr_runmerge_load(&m, err, sizeof err);
 
         if (rc == 0) {
             h.format = (uint32_t)format;
             h.host = "fuzz";
-            FUZZ_CHECK(hrd_run_create(&w, out, &h, err, sizeof err) == 0);
-            rc = hrd_runmerge_write(&m, &w, NULL, NULL, err, sizeof err);
+            FUZZ_CHECK(hrr_create(&w, out, &h, err, sizeof err) == 0);
+            rc = hrr_runmerge_write(&m, &w, NULL, NULL, err, sizeof err);
             if (rc != 0)
-                hrd_run_abort(&w);
+                hrr_abort(&w);
         }
-        if (rc == HRD_RUNMERGE_AGAIN) {
+        if (rc == HRR_RUNMERGE_AGAIN) {
             /* Again, reading records whole (as merge does). */
             FUZZ_CHECK(!whole);
-            hrd_runmerge_fini(&m);
-            hrd_agg_fini(&a);
+            hrr_runmerge_fini(&m);
+            hra_fini(&a);
             return merge_runs(paths, n, format, 1);
         }
         ok = rc == 0;
         if (ok)
-            FUZZ_CHECK(hrd_run_commit(&w, &end, err, sizeof err) == 0);
-        hrd_run_abort(&w);
+            FUZZ_CHECK(hrr_commit(&w, &end, err, sizeof err) == 0);
+        hrr_abort(&w);
     }
     /* Refused with the name of a file, or merged. */
     FUZZ_CHECK(ok || strncmp(err, g_dir, strlen(g_dir)) == 0);
     FUZZ_CHECK(ok || access(out, F_OK) != 0);
-    hrd_runmerge_fini(&m);
-    hrd_agg_fini(&a);
+    hrr_runmerge_fini(&m);
+    hra_fini(&a);
     if (ok) {
-        struct hrd_runload l;
-        struct hrd_agg b;
+        struct hrr_runload l;
+        struct hra_agg b;
 
-        hrd_agg_init(&b);
-        hrd_runload_init(&l, &b);
-        FUZZ_CHECK(hrd_run_load(&l, out, NULL, NULL, NULL, NULL, err,
+        hra_init(&b);
+        hrr_runload_init(&l, &b);
+        FUZZ_CHECK(hrr_load(&l, out, NULL, NULL, NULL, NULL, err,
                                 sizeof err) == 0);
-        FUZZ_CHECK(hrd_runload_finish(&l) == 0);
+        FUZZ_CHECK(hrr_runload_finish(&l) == 0);
         rep = fuzz_report(&b, NULL);
-        hrd_runload_fini(&l);
-        hrd_agg_fini(&b);
+        hrr_runload_fini(&l);
+        hra_fini(&b);
     }
     return rep;
 }
@@ -417,17 +417,17 @@ static void fuzz_run(uint8_t mode, const uint8_t *p, size_t n)
         int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
         FUZZ_CHECK(fd >= 0);
-        FUZZ_CHECK(write(fd, HRD_RUN_MAGIC, 8) == 8);
+        FUZZ_CHECK(write(fd, HRR_MAGIC, 8) == 8);
         FUZZ_CHECK(write(fd, p, n) == (ssize_t)n);
         close(fd);
     } else {
         Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
         Hostrange__RunEnd end = HOSTRANGE__RUN_END__INIT;
-        struct hrd_run_writer w;
+        struct hrr_writer w;
 
-        h.format = HRD_RUN_FORMAT_NEWEST;
+        h.format = HRR_FORMAT_NEWEST;
         h.host = "fuzz";
-        FUZZ_CHECK(hrd_run_create(&w, path, &h, err, sizeof err) == 0);
+        FUZZ_CHECK(hrr_create(&w, path, &h, err, sizeof err) == 0);
         while (n >= 3) {
             size_t len = (size_t)p[1] | (size_t)p[2] << 8;
 
@@ -435,16 +435,16 @@ static void fuzz_run(uint8_t mode, const uint8_t *p, size_t n)
             n -= 3;
             if (len > n)
                 len = n;
-            FUZZ_CHECK(hrd_run_put_packed(&w, p, len, err, sizeof err) == 0);
+            FUZZ_CHECK(hrr_put_packed(&w, p, len, err, sizeof err) == 0);
             p += len;
             n -= len;
         }
-        FUZZ_CHECK(hrd_run_commit(&w, &end, err, sizeof err) == 0);
-        hrd_run_abort(&w);
+        FUZZ_CHECK(hrr_commit(&w, &end, err, sizeof err) == 0);
+        hrr_abort(&w);
     }
     /* What loaded, written again (sorted or not, as the mode says) and
      * loaded back, is the same. */
-    r1 = load_run(path, mode & FUZZ_STATE_SORTED ? 1 : HRD_RUN_FORMAT_NEWEST);
+    r1 = load_run(path, mode & FUZZ_STATE_SORTED ? 1 : HRR_FORMAT_NEWEST);
     /* Merged alone (its keys copied) it is refused or kept as loading
      * it does; merged with itself (every key joined or loaded), the same
      * way, and the same as loading it twice. */
@@ -468,7 +468,7 @@ static void fuzz_run(uint8_t mode, const uint8_t *p, size_t n)
     if (r1 == NULL)
         return;
     snprintf(path, sizeof path, "%s/again.hrs", g_dir);
-    r2 = load_run(path, HRD_RUN_FORMAT_NEWEST);
+    r2 = load_run(path, HRR_FORMAT_NEWEST);
     FUZZ_CHECK(r2 != NULL && strcmp(r1, r2) == 0);
     free(r1);
     free(r2);

@@ -34,13 +34,13 @@
  * in exactly. */
 static int measure(int small, long per_key, double *ns, long *rss_kib)
 {
-    struct hrd_agg a;
-    struct hrd_key *k[KEYS];
+    struct hra_agg a;
+    struct hra_key *k[KEYS];
     struct rusage r0, r1;
     uint64_t x = 0x9E3779B97F4A7C15ull;
     char name[32];
 
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.small_pages = small;
     a.exact_cap = (uint64_t)per_key * 2 + 1000;
     a.max_bytes = (size_t)16 << 30;
@@ -48,12 +48,12 @@ static int measure(int small, long per_key, double *ns, long *rss_kib)
         uint32_t n, r;
 
         snprintf(name, sizeof name, "range.%d", i);
-        n = hrd_agg_str(&a, "bench/agg");
-        r = hrd_agg_str(&a, name);
-        hrd_agg_rank_node(&a, n);
-        hrd_agg_rank_range(&a, r);
-        k[i] = hrd_agg_key(&a, n, hrd_agg_str(&a, "op"),
-                           hrd_agg_str(&a, "cpu"), 2, r);
+        n = hra_str(&a, "bench/agg");
+        r = hra_str(&a, name);
+        hra_rank_node(&a, n);
+        hra_rank_range(&a, r);
+        k[i] = hra_agg_key(&a, n, hra_str(&a, "op"),
+                           hra_str(&a, "cpu"), 2, r);
         if (k[i] == NULL)
             return -1;
     }
@@ -66,7 +66,7 @@ static int measure(int small, long per_key, double *ns, long *rss_kib)
 
                 x = x * 6364136223846793005ull + 1442695040888963407ull;
                 v = 10 + (x >> 59);
-                if (hrd_agg_add(&a, k[i], v, v) != 0)
+                if (hra_add(&a, k[i], v, v) != 0)
                     return -1;
             }
         }

@@ -5,7 +5,7 @@
  * values), kept exactly.
  *
  * Baseline: sorting the same samples once, each population on its own,
- * with the sort the daemon uses (hrd_sort_u64), in this process. Each
+ * with the sort the daemon uses (hrs_sort_u64), in this process. Each
  * figure is the best of 3. Goal: ratio <= 2.
  */
 #include "config.h"
@@ -136,8 +136,8 @@ static double sort_once(uint64_t *work, uint64_t *tmp)
         memcpy(work, incl + k * EVENTS, EVENTS * sizeof *work);
         memcpy(work + EVENTS, self + k * EVENTS, EVENTS * sizeof *work);
         t0 = bd_now();
-        hrd_sort_u64(work, EVENTS, tmp);
-        hrd_sort_u64(work + EVENTS, EVENTS, tmp);
+        hrs_sort_u64(work, EVENTS, tmp);
+        hrs_sort_u64(work + EVENTS, EVENTS, tmp);
         t += bd_now() - t0;
     }
     return t;

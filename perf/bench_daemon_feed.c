@@ -1,6 +1,6 @@
 /*
  * daemon.feed_cpu_per_event: the processor time per range event to
- * unpack a client's batches and aggregate them (hrd_agg_feed: the keys'
+ * unpack a client's batches and aggregate them (hra_feed: the keys'
  * lookups, the exact store), in this process, with no socket and no other
  * process: the largest part of hostranged's cost per event that depends
  * on its own code, measured where the machine's load moves it least (the
@@ -44,27 +44,27 @@ static double cpu_ns(void)
  * aggregate. */
 static double feed_round(void)
 {
-    struct hrd_agg a;
-    struct hrd_agg_feed *f;
+    struct hra_agg a;
+    struct hra_feed *f;
     double t0, t;
 
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = UINT32_MAX;
-    f = hrd_agg_feed_new(&a);
+    f = hra_feed_new(&a);
     if (f == NULL)
         bd_die("out of memory");
     t0 = cpu_ns();
     for (int i = 0; i < BATCHES; i++) {
         Hostrange__Batch *b = hostrange__batch__unpack(NULL, len[i], buf[i]);
-        struct hrd_agg_fed out;
+        struct hra_fed out;
 
-        if (b == NULL || hrd_agg_feed(f, b, &out) != 0)
+        if (b == NULL || hra_feed(f, b, &out) != 0)
             bd_die("batch %d not taken", i);
         hostrange__batch__free_unpacked(b, NULL);
     }
     t = (cpu_ns() - t0) / (double)events;
-    hrd_agg_feed_free(f);
-    hrd_agg_fini(&a);
+    hra_feed_free(f);
+    hra_fini(&a);
     return t;
 }
 

@@ -106,10 +106,10 @@ static size_t oracle(const double *x)
 static void power(void)
 {
     /* Series of real numbers: no clock step, no tail check. */
-    const struct hrd_cp_opts o = { HRD_CP_ALPHA_DEFAULT,
-                                   HRD_CP_MIN_CHANGE_DEFAULT,
-                                   HRD_CP_WINDOW_DEFAULT, 0, 0 };
-    struct hrd_cp cp[RUNS];
+    const struct hrs_cp_opts o = { HRS_CP_ALPHA_DEFAULT,
+                                   HRS_CP_MIN_CHANGE_DEFAULT,
+                                   HRS_CP_WINDOW_DEFAULT, 0, 0 };
+    struct hrs_cp cp[RUNS];
     double x[RUNS];
     size_t right = 0, near = 0, found = 0, fp = 0, spike_fp = 0, late = 0;
     size_t bound = 0;
@@ -124,7 +124,7 @@ static void power(void)
         noise(x, RUNS);
         for (size_t i = at; i < RUNS; i++)
             x[i] *= 1.05;
-        n = (size_t)hrd_cp_detect(x, RUNS, &o, cp, RUNS);
+        n = (size_t)hrs_cp_detect(x, RUNS, &o, cp, RUNS);
         found += n > 0;
         for (size_t i = 0; i < n; i++) {
             hit |= cp[i].at == at || cp[i].at == at + 1;
@@ -135,15 +135,15 @@ static void power(void)
         bound += oracle(x) - at <= 1; /* unsigned: at or at + 1 */
         /* The step in the last --window runs. */
         noise(x, RUNS);
-        for (size_t i = RUNS - HRD_CP_WINDOW_DEFAULT; i < RUNS; i++)
+        for (size_t i = RUNS - HRS_CP_WINDOW_DEFAULT; i < RUNS; i++)
             x[i] *= 1.05;
-        n = (size_t)hrd_cp_detect(x, RUNS, &o, cp, RUNS);
-        late += n > 0 && cp[n - 1].at >= RUNS - HRD_CP_WINDOW_DEFAULT;
+        n = (size_t)hrs_cp_detect(x, RUNS, &o, cp, RUNS);
+        late += n > 0 && cp[n - 1].at >= RUNS - HRS_CP_WINDOW_DEFAULT;
         noise(x, RUNS);
-        fp += hrd_cp_detect(x, RUNS, &o, cp, RUNS) > 0;
+        fp += hrs_cp_detect(x, RUNS, &o, cp, RUNS) > 0;
         noise(x, RUNS);
         x[(size_t)(uniform() * RUNS)] *= 1.5;
-        spike_fp += hrd_cp_detect(x, RUNS, &o, cp, RUNS) > 0;
+        spike_fp += hrs_cp_detect(x, RUNS, &o, cp, RUNS) > 0;
     }
     fprintf(stderr, "history.power: %d series of %d runs, %s %.0f%% noise, "
             "%.1f us per series: step 5%% at its run or the next %zu, "
@@ -151,7 +151,7 @@ static void power(void)
             "noise only %zu; one +50%% spike %zu\n", SERIES, RUNS,
             uniform_noise ? "uniform +-" : "normal, sd", NOISE * 100,
             (bd_now() - t0) / (4.0 * SERIES) * 1e6, right, near, found,
-            HRD_CP_WINDOW_DEFAULT, late, fp, spike_fp);
+            HRS_CP_WINDOW_DEFAULT, late, fp, spike_fp);
     /* The oracle's likelihood is the normal noise's. */
     if (!uniform_noise) {
         fprintf(stderr, "history.power: an oracle knowing both levels and "
@@ -194,7 +194,7 @@ static void write_run(const char *path, size_t nkeys, double v, unsigned id,
     harness_runfile_create_header(&f, path, 1, &h);
     for (size_t k = 0; k < nkeys; k++) {
         uint64_t ns = (uint64_t)(v * (1 + NOISE * gauss()));
-        struct hrd_key *key;
+        struct hra_key *key;
 
         snprintf(node, sizeof node, "tests/test_%zu.py::case", k / 10);
         snprintf(range, sizeof range, "layer%zu.call", k % 10);
@@ -204,7 +204,7 @@ static void write_run(const char *path, size_t nkeys, double v, unsigned id,
         harness_runfile_put(&f, key);
     }
     harness_runfile_commit(&f);
-    hrd_agg_fini(&f.a);
+    hra_fini(&f.a);
 }
 
 static double file_size(const char *path)

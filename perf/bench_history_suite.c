@@ -114,7 +114,7 @@ static void write_big_run(const void *arg)
     for (size_t n = 0; n < ADD_NODES; n++) {
         snprintf(node, sizeof node, "tests/test_gemm.py::case[%zu]", n);
         for (size_t r = 0; r < ADD_RANGES; r++) {
-            struct hrd_key *k;
+            struct hra_key *k;
 
             snprintf(range, sizeof range, "layer%zu", r);
             k = harness_runfile_key(&f, node, 2, range);
@@ -124,7 +124,7 @@ static void write_big_run(const void *arg)
         }
     }
     harness_runfile_commit(&f);
-    hrd_agg_fini(&f.a);
+    hra_fini(&f.a);
 }
 
 static void add(const char *dir, char *ctl)
@@ -231,7 +231,7 @@ static void detect(const char *dir, char *ctl)
 }
 
 struct feed {
-    struct hrd_history_look *l;
+    struct hrh_look *l;
     size_t *pos;
     uint64_t *one, *many;
 };
@@ -240,7 +240,7 @@ static int feed(void *ctx, const char *const *key, const double *x, size_t n)
 {
     struct feed *f = ctx;
 
-    return hrd_history_look_add(f->l, key, HARNESS_SUITE_MACHINE, x,
+    return hrh_look_add(f->l, key, HARNESS_SUITE_MACHINE, x,
                                 strcmp(key[3], "cold") == 0 ? f->one
                                                             : f->many,
                                 f->pos, n);
@@ -257,16 +257,16 @@ static struct usage growth_one(size_t runs)
     pid_t pid = fork();
 
     if (pid == 0) {
-        static const struct hrd_cp_opts o = { HRD_CP_ALPHA_DEFAULT,
-                                              HRD_CP_MIN_CHANGE_DEFAULT,
-                                              HRD_CP_WINDOW_DEFAULT, 0, 0 };
+        static const struct hrs_cp_opts o = { HRS_CP_ALPHA_DEFAULT,
+                                              HRS_CP_MIN_CHANGE_DEFAULT,
+                                              HRS_CP_WINDOW_DEFAULT, 0, 0 };
         struct harness_suite_step st = step;
         struct harness_suite s = { GROWTH_NODES, runs, 0.01, 7, &st, 1,
                                    0 };
         struct feed f;
 
         st.run = runs / 2;
-        f.l = hrd_history_look_new(&o);
+        f.l = hrh_look_new(&o);
         f.pos = malloc(runs * sizeof *f.pos);
         f.one = malloc(runs * sizeof *f.one);
         f.many = malloc(runs * sizeof *f.many);
@@ -278,10 +278,10 @@ static struct usage growth_one(size_t runs)
             f.many[r] = 1000;
         }
         if (harness_suite_each(&s, feed, &f) != 0 ||
-            hrd_history_look_finish(f.l) != 0)
+            hrh_look_finish(f.l) != 0)
             _exit(1);
         fprintf(stderr, "history.suite.look: %zu runs, one step: %zu "
-                "findings\n", runs, hrd_history_look_nfindings(f.l));
+                "findings\n", runs, hrh_look_nfindings(f.l));
         _exit(0);
     }
     if (pid < 0 || wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||

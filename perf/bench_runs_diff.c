@@ -58,7 +58,7 @@ static void write_run(const char *path, int format, uint64_t seed,
     for (size_t k = 0; k < RUNKEYS; k++) {
         size_t node_i = k / (PHASES * RANGES), r = k % RANGES;
         uint64_t median = 300 + 1000 * r + 7 * node_i;
-        struct hrd_key *key;
+        struct hra_key *key;
 
         if (k % 10 == 0)
             median += median * slow / 1000;
@@ -179,7 +179,7 @@ int main(void)
 
     bd_tempdir(dir, sizeof dir, "runs-diff");
     measure("runs.diff", dir, 1);
-    measure("runs.diff.unsorted", dir, HRD_RUN_FORMAT_NEWEST);
+    measure("runs.diff.unsorted", dir, HRR_FORMAT_NEWEST);
     bd_rmdir(dir);
     return 0;
 }

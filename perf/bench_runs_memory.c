@@ -43,7 +43,7 @@ static void write_input(const char *path, unsigned i, int small)
 
     harness_runfile_create(&f, path, 1);
     for (unsigned k = 0; k < (small ? 1u : SHARED + OWN); k++) {
-        struct hrd_key *key;
+        struct hra_key *key;
         unsigned events = small ? 10 : k < SHARED ? SHARED_EVENTS
                                                   : OWN_EVENTS;
 

@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#define SLACK HRD_AGG_SLACK
+#define SLACK HRA_SLACK
 
 static uint64_t hash_bytes(const char *s)
 {
@@ -37,13 +37,13 @@ static uint64_t hash_key(uint32_t node, uint32_t op, uint32_t backend,
     return h;
 }
 
-void hrd_agg_init(struct hrd_agg *a)
+void hra_init(struct hra_agg *a)
 {
     memset(a, 0, sizeof *a);
-    a->exact_cap = HRD_EXACT_CAP_DEFAULT;
-    a->max_bytes = HRD_MAX_BYTES_DEFAULT;
-    a->max_paths = HRD_MAX_PATHS_DEFAULT;
-    a->max_depth = HRD_MAX_DEPTH_DEFAULT;
+    a->exact_cap = HRA_EXACT_CAP_DEFAULT;
+    a->max_bytes = HRA_MAX_BYTES_DEFAULT;
+    a->max_paths = HRA_MAX_PATHS_DEFAULT;
+    a->max_depth = HRA_MAX_DEPTH_DEFAULT;
 }
 
 /*
@@ -53,7 +53,7 @@ void hrd_agg_init(struct hrd_agg *a)
  */
 #define MAP_MIN ((size_t)256 << 10)
 
-static void buf_free(struct hrd_key *k)
+static void buf_free(struct hra_key *k)
 {
     if (k->mapped)
         munmap(k->buf, k->cap);
@@ -64,56 +64,56 @@ static void buf_free(struct hrd_key *k)
 }
 
 /* Frees a key's events (its buffer or histograms), not its counts. */
-static void key_data_free(struct hrd_agg *a, struct hrd_key *k)
+static void key_data_free(struct hra_agg *a, struct hra_key *k)
 {
     a->bytes -= k->cap;
     buf_free(k);
     k->len = k->cap = 0;
     if (k->self != NULL && k->self != k->incl) {
-        a->bytes -= sizeof *k->self + hrd_hist_bytes(k->self);
-        hrd_hist_fini(k->self);
+        a->bytes -= sizeof *k->self + hrs_hist_bytes(k->self);
+        hrs_hist_fini(k->self);
         free(k->self);
     }
     k->self = NULL;
     if (k->incl != NULL) {
-        a->bytes -= sizeof *k->incl + hrd_hist_bytes(k->incl);
-        hrd_hist_fini(k->incl);
+        a->bytes -= sizeof *k->incl + hrs_hist_bytes(k->incl);
+        hrs_hist_fini(k->incl);
         free(k->incl);
         k->incl = NULL;
     }
 }
 
 /* Bytes of a key's histograms, a shared one once. */
-static size_t hists_bytes(const struct hrd_key *k)
+static size_t hists_bytes(const struct hra_key *k)
 {
-    size_t n = sizeof *k->incl + hrd_hist_bytes(k->incl);
+    size_t n = sizeof *k->incl + hrs_hist_bytes(k->incl);
 
     if (k->self != k->incl)
-        n += sizeof *k->self + hrd_hist_bytes(k->self);
+        n += sizeof *k->self + hrs_hist_bytes(k->self);
     return n;
 }
 
-int hrd_agg_key_unshare(struct hrd_agg *a, struct hrd_key *k)
+int hra_key_unshare(struct hra_agg *a, struct hra_key *k)
 {
-    struct hrd_hist *h;
+    struct hrs_hist *h;
 
     if (k->exact || k->self != k->incl)
         return 0;
     h = malloc(sizeof *h);
     if (h == NULL)
         return -ENOMEM;
-    if (hrd_hist_copy(h, k->incl) != 0) {
+    if (hrs_hist_copy(h, k->incl) != 0) {
         free(h);
         return -ENOMEM;
     }
     k->self = h;
-    a->bytes += sizeof *h + hrd_hist_bytes(h);
+    a->bytes += sizeof *h + hrs_hist_bytes(h);
     return 0;
 }
 
-static void key_free(struct hrd_agg *a, struct hrd_key *k)
+static void key_free(struct hra_agg *a, struct hra_key *k)
 {
-    hrd_agg_paths_free(a, k);
+    hra_paths_free(a, k);
     a->bytes -= sizeof *k;
     key_data_free(a, k);
     if (k->path == 0) /* path keys' samples are counted by range keys */
@@ -121,12 +121,12 @@ static void key_free(struct hrd_agg *a, struct hrd_key *k)
     free(k);
 }
 
-uint32_t hrd_agg_paths_share(struct hrd_agg *a)
+uint32_t hra_paths_share(struct hra_agg *a)
 {
     uint32_t shared = 0;
 
     for (uint32_t i = 0; i < a->nkeys; i++) {
-        struct hrd_key *k = a->keys[i], *p = k->paths;
+        struct hra_key *k = a->keys[i], *p = k->paths;
 
         if (p == NULL || p->pnext != NULL || p->mirror || k->records != 0 ||
             p->pairs != k->pairs || p->exact != k->exact ||
@@ -134,8 +134,8 @@ uint32_t hrd_agg_paths_share(struct hrd_agg *a)
             continue;
         if (k->exact ? p->len != k->len ||
                            (k->len != 0 && memcmp(p->buf, k->buf, k->len))
-                     : !hrd_hist_equal(p->incl, k->incl) ||
-                           !hrd_hist_equal(p->self, k->self))
+                     : !hrs_hist_equal(p->incl, k->incl) ||
+                           !hrs_hist_equal(p->self, k->self))
             continue;
         key_data_free(a, p);
         p->pairs = p->children = p->descendants = 0;
@@ -147,9 +147,9 @@ uint32_t hrd_agg_paths_share(struct hrd_agg *a)
     return shared;
 }
 
-void hrd_agg_paths_free(struct hrd_agg *a, struct hrd_key *k)
+void hra_paths_free(struct hra_agg *a, struct hra_key *k)
 {
-    struct hrd_key *p, *next;
+    struct hra_key *p, *next;
 
     for (p = k->paths; p != NULL; p = next) {
         next = p->pnext;
@@ -159,7 +159,7 @@ void hrd_agg_paths_free(struct hrd_agg *a, struct hrd_key *k)
     k->paths = NULL;
 }
 
-void hrd_agg_reset(struct hrd_agg *a)
+void hra_reset(struct hra_agg *a)
 {
     for (uint32_t i = 0; i < a->nkeys; i++)
         key_free(a, a->keys[i]);
@@ -172,15 +172,15 @@ void hrd_agg_reset(struct hrd_agg *a)
     a->pkindex = NULL;
     a->npkeys = a->pkslots = 0;
     a->events = 0;
-    a->bytes = hrd_agg_pathtab_bytes(a); /* the path table stays */
+    a->bytes = hra_pathtab_bytes(a); /* the path table stays */
     a->over_budget = 0;
 }
 
-void hrd_agg_fini(struct hrd_agg *a)
+void hra_fini(struct hra_agg *a)
 {
     if (a == NULL)
         return;
-    hrd_agg_reset(a);
+    hra_reset(a);
     for (uint32_t i = 0; i < a->str.n; i++)
         free(a->str.s[i]);
     free(a->str.s);
@@ -198,14 +198,14 @@ void hrd_agg_fini(struct hrd_agg *a)
 
 static uint32_t str_hash(const void *ctx, uint32_t id)
 {
-    const struct hrd_strtab *t = ctx;
+    const struct hra_strtab *t = ctx;
 
     return (uint32_t)hash_bytes(t->s[id - 1]);
 }
 
-uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
+uint32_t hra_str(struct hra_agg *a, const char *s)
 {
-    struct hrd_strtab *t = &a->str;
+    struct hra_strtab *t = &a->str;
     uint32_t i;
 
     if (t->slots != 0) {
@@ -217,17 +217,17 @@ uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
     }
     if (t->n == t->cap) {
         /* Four arrays side by side, each resized to the one new room. */
-        size_t cap = hrd_grow_room(t->cap, (size_t)t->n + 1,
-                                   sizeof(struct hrd_internal), 64);
+        size_t cap = hru_grow_room(t->cap, (size_t)t->n + 1,
+                                   sizeof(struct hra_internal), 64);
         if (cap == 0 || cap > UINT32_MAX ||
-            hrd_resize(&t->s, cap, sizeof *t->s) != 0 ||
-            hrd_resize(&t->rank, cap, sizeof *t->rank) != 0 ||
-            hrd_resize(&t->lost, cap, sizeof *t->lost) != 0 ||
-            hrd_resize(&t->internal, cap, sizeof *t->internal) != 0)
+            hru_resize(&t->s, cap, sizeof *t->s) != 0 ||
+            hru_resize(&t->rank, cap, sizeof *t->rank) != 0 ||
+            hru_resize(&t->lost, cap, sizeof *t->lost) != 0 ||
+            hru_resize(&t->internal, cap, sizeof *t->internal) != 0)
             return 0;
         t->cap = (uint32_t)cap;
     }
-    if (hrd_agg_index_room(&t->index, &t->slots, t->n, str_hash, t) != 0)
+    if (hra_index_room(&t->index, &t->slots, t->n, str_hash, t) != 0)
         return 0;
     t->s[t->n] = strdup(s);
     if (t->s[t->n] == NULL)
@@ -242,7 +242,7 @@ uint32_t hrd_agg_str(struct hrd_agg *a, const char *s)
     return t->n;
 }
 
-int hrd_agg_index_room(uint32_t **index, uint32_t *slots, uint32_t n,
+int hra_index_room(uint32_t **index, uint32_t *slots, uint32_t n,
                        uint32_t (*hash)(const void *ctx, uint32_t id),
                        const void *ctx)
 {
@@ -267,33 +267,33 @@ int hrd_agg_index_room(uint32_t **index, uint32_t *slots, uint32_t n,
     return 0;
 }
 
-const char *hrd_agg_str_get(const struct hrd_agg *a, uint32_t id)
+const char *hra_str_get(const struct hra_agg *a, uint32_t id)
 {
     return (id >= 1 && id <= a->str.n) ? a->str.s[id - 1] : "";
 }
 
-void hrd_agg_rank_node(struct hrd_agg *a, uint32_t id)
+void hra_rank_node(struct hra_agg *a, uint32_t id)
 {
     if (a->str.rank[id - 1] == 0)
         a->str.rank[id - 1] = ++a->node_ranks;
 }
 
-void hrd_agg_rank_range(struct hrd_agg *a, uint32_t id)
+void hra_rank_range(struct hra_agg *a, uint32_t id)
 {
     if (a->str.rank[id - 1] == 0)
         a->str.rank[id - 1] = ++a->range_ranks;
 }
 
-void hrd_agg_lost_add(struct hrd_agg *a, uint32_t id, int64_t delta)
+void hra_lost_add(struct hra_agg *a, uint32_t id, int64_t delta)
 {
     if (id >= 1 && id <= a->str.n)
         a->str.lost[id - 1] += (uint64_t)delta;
 }
 
-void hrd_agg_internal_add(struct hrd_agg *a, uint32_t id, uint64_t stalls,
+void hra_internal_add(struct hra_agg *a, uint32_t id, uint64_t stalls,
                           uint64_t stall_ns, uint64_t wakes, uint64_t wake_ns)
 {
-    struct hrd_internal *w;
+    struct hra_internal *w;
 
     if (id < 1 || id > a->str.n)
         return;
@@ -304,14 +304,14 @@ void hrd_agg_internal_add(struct hrd_agg *a, uint32_t id, uint64_t stalls,
     w->wake_ns += wake_ns;
 }
 
-static int kindex_build(struct hrd_agg *a, uint32_t slots)
+static int kindex_build(struct hra_agg *a, uint32_t slots)
 {
     uint32_t *idx = calloc(slots, sizeof *idx);
 
     if (idx == NULL)
         return -ENOMEM;
     for (uint32_t k = 0; k < a->nkeys; k++) {
-        const struct hrd_key *key = a->keys[k];
+        const struct hra_key *key = a->keys[k];
         uint32_t j = (uint32_t)hash_key(key->node, key->op, key->backend,
                                         key->phase, key->range) &
                      (slots - 1);
@@ -325,11 +325,11 @@ static int kindex_build(struct hrd_agg *a, uint32_t slots)
     return 0;
 }
 
-struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
+struct hra_key *hra_agg_key(struct hra_agg *a, uint32_t node, uint32_t op,
                             uint32_t backend, uint32_t phase, uint32_t range)
 {
     uint64_t h = hash_key(node, op, backend, phase, range);
-    struct hrd_key *k;
+    struct hra_key *k;
     uint32_t i;
 
     if (2 * (a->nkeys + 1) >= a->kslots &&
@@ -342,7 +342,7 @@ struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
             k->phase == phase && k->range == range)
             return k;
     }
-    if (hrd_grow32(&a->keys, &a->capkeys, (size_t)a->nkeys + 1,
+    if (hru_grow32(&a->keys, &a->capkeys, (size_t)a->nkeys + 1,
                    sizeof *a->keys, 256) != 0)
         return NULL;
     k = calloc(1, sizeof *k);
@@ -361,7 +361,7 @@ struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
     return k;
 }
 
-void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k)
+void hra_key_remove(struct hra_agg *a, struct hra_key *k)
 {
     uint32_t kept = 0;
 
@@ -373,8 +373,8 @@ void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k)
         return;
     a->nkeys = kept;
     key_free(a, k);
-    if (kindex_build(a, a->kslots) != 0 || hrd_agg_paths_reindex(a) != 0)
-        hrd_agg_reset(a);
+    if (kindex_build(a, a->kslots) != 0 || hra_paths_reindex(a) != 0)
+        hra_reset(a);
 }
 
 /*
@@ -439,7 +439,7 @@ static void *huge_map(size_t cap)
  * copied) or, from the heap, are copied to. Returns the buffer, its first
  * `*present` bytes present already, or MAP_FAILED.
  */
-static void *grow_huge(struct hrd_key *k, size_t cap, size_t *present)
+static void *grow_huge(struct hra_key *k, size_t cap, size_t *present)
 {
     void *nb;
 
@@ -472,7 +472,7 @@ static void *grow_huge(struct hrd_key *k, size_t cap, size_t *present)
 
 /* Makes room for `more` bytes of entries, and one more entry, in an exact
  * key. */
-static int reserve_n(struct hrd_agg *a, struct hrd_key *k, size_t more)
+static int reserve_n(struct hra_agg *a, struct hra_key *k, size_t more)
 {
     size_t cap, page, present = 0;
     void *nb;
@@ -521,7 +521,7 @@ static int reserve_n(struct hrd_agg *a, struct hrd_key *k, size_t more)
 }
 
 /* Makes room for one more entry in an exact key. */
-static int reserve(struct hrd_agg *a, struct hrd_key *k)
+static int reserve(struct hra_agg *a, struct hra_key *k)
 {
     return reserve_n(a, k, 0);
 }
@@ -529,7 +529,7 @@ static int reserve(struct hrd_agg *a, struct hrd_key *k)
 /* Adds to histograms: a range event (self != NULL) or a record. Room is
  * made first, so that either both values go in or neither does. A shared
  * histogram takes a leaf event once; anything else parts the two first. */
-static int hist_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl,
+static int hist_add(struct hra_agg *a, struct hra_key *k, uint64_t incl,
                     const uint64_t *self)
 {
     size_t before;
@@ -538,54 +538,54 @@ static int hist_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl,
 
     if (k->self == k->incl) {
         if (self != NULL && *self == incl) {
-            before = hrd_hist_bytes(k->incl);
-            rc = hrd_hist_add(k->incl, incl);
-            a->bytes += hrd_hist_bytes(k->incl) - before;
+            before = hrs_hist_bytes(k->incl);
+            rc = hrs_hist_add(k->incl, incl);
+            a->bytes += hrs_hist_bytes(k->incl) - before;
             return rc;
         }
-        if (hrd_agg_key_unshare(a, k) != 0)
+        if (hra_key_unshare(a, k) != 0)
             return -ENOMEM;
     }
     before = k->incl->bytes + k->self->bytes;
-    si = hrd_hist_slot(k->incl, incl);
-    ss = self != NULL ? hrd_hist_slot(k->self, *self) : NULL;
+    si = hrs_hist_slot(k->incl, incl);
+    ss = self != NULL ? hrs_hist_slot(k->self, *self) : NULL;
 
     /* Both buckets' chunks exist (nearly always): two increments. */
     if (si != NULL && (self == NULL || ss != NULL)) {
-        hrd_hist_bump(k->incl, si, incl);
+        hrs_hist_bump(k->incl, si, incl);
         if (self != NULL)
-            hrd_hist_bump(k->self, ss, *self);
+            hrs_hist_bump(k->self, ss, *self);
         return 0;
     }
-    if (hrd_hist_reserve(k->incl, incl) != 0 ||
-        (self != NULL && hrd_hist_reserve(k->self, *self) != 0)) {
+    if (hrs_hist_reserve(k->incl, incl) != 0 ||
+        (self != NULL && hrs_hist_reserve(k->self, *self) != 0)) {
         rc = -ENOMEM;
     } else {
-        hrd_hist_add(k->incl, incl);
+        hrs_hist_add(k->incl, incl);
         if (self != NULL)
-            hrd_hist_add(k->self, *self);
+            hrs_hist_add(k->self, *self);
     }
     a->bytes += k->incl->bytes + k->self->bytes - before;
     return rc;
 }
 
-int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+int hra_add(struct hra_agg *a, struct hra_key *k, uint64_t incl_ns,
                 uint64_t self_ns)
 {
-    return hrd_agg__add(a, k, incl_ns, self_ns);
+    return hra__add(a, k, incl_ns, self_ns);
 }
 
-int hrd_agg__add_more(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+int hra__add_more(struct hra_agg *a, struct hra_key *k, uint64_t incl_ns,
                       uint64_t self_ns)
 {
     if (k->exact) {
         /* No room, at the cap, or self above incl: the general case. */
     } else if (k->self == k->incl) {
         /* A shared histogram whose bucket exists, and a leaf: one bump. */
-        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
+        uint64_t *si = hrs_hist_slot(k->incl, incl_ns);
 
         if (si != NULL && self_ns == incl_ns) {
-            hrd_hist_bump(k->incl, si, incl_ns);
+            hrs_hist_bump(k->incl, si, incl_ns);
             k->pairs++;
             k->has_scopes = 1;
             a->events += 2;
@@ -593,29 +593,29 @@ int hrd_agg__add_more(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
         }
     } else if (self_ns <= incl_ns) {
         /* Histograms whose buckets for both values exist: two bumps. */
-        uint64_t *si = hrd_hist_slot(k->incl, incl_ns);
-        uint64_t *ss = hrd_hist_slot(k->self, self_ns);
+        uint64_t *si = hrs_hist_slot(k->incl, incl_ns);
+        uint64_t *ss = hrs_hist_slot(k->self, self_ns);
 
         if (si != NULL && ss != NULL) {
-            hrd_hist_bump(k->incl, si, incl_ns);
-            hrd_hist_bump(k->self, ss, self_ns);
+            hrs_hist_bump(k->incl, si, incl_ns);
+            hrs_hist_bump(k->self, ss, self_ns);
             k->pairs++;
             k->has_scopes = 1;
             a->events += 2;
             return 0;
         }
     }
-    return hrd_agg_add_slow(a, k, incl_ns, self_ns);
+    return hra_add_slow(a, k, incl_ns, self_ns);
 }
 
-static void after_add(struct hrd_agg *a, struct hrd_key *k)
+static void after_add(struct hra_agg *a, struct hra_key *k)
 {
     if (k->exact && k->pairs + k->records >= a->exact_cap &&
-        hrd_agg_key_to_hist(a, k) == 0)
+        hra_key_to_hist(a, k) == 0)
         a->capped++;
 }
 
-int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+int hra_add_slow(struct hra_agg *a, struct hra_key *k, uint64_t incl_ns,
                      uint64_t self_ns)
 {
     uint64_t diff = incl_ns - self_ns;
@@ -628,7 +628,7 @@ int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
     } else {
         if (reserve(a, k) != 0)
             return -ENOMEM;
-        hrd_agg__put_pair(k, incl_ns, diff);
+        hra__put_pair(k, incl_ns, diff);
     }
     k->pairs++;
     k->has_scopes = 1;
@@ -637,23 +637,23 @@ int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
     return 0;
 }
 
-int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k, uint64_t value_ns)
+int hra_add_record(struct hra_agg *a, struct hra_key *k, uint64_t value_ns)
 {
     /* Records have no path: they part a key from its mirror. */
-    if (hrd_agg_path_unmirror(a, k) != 0)
+    if (hra_path_unmirror(a, k) != 0)
         return -ENOMEM;
     if (!k->exact) {
         if (hist_add(a, k, value_ns, NULL) != 0)
             return -ENOMEM;
     } else {
-        unsigned w1 = hrd_agg__width(value_ns);
+        unsigned w1 = hra__width(value_ns);
         uint8_t *p;
 
         if (reserve(a, k) != 0)
             return -ENOMEM;
         p = k->buf + k->len;
-        p[0] = (uint8_t)(w1 | HRD_EV_RECORD_MARK << 4);
-        hrd_agg__put8(p + 1, value_ns);
+        p[0] = (uint8_t)(w1 | HRA_EV_RECORD_MARK << 4);
+        hra__put8(p + 1, value_ns);
         k->len += 1 + w1;
     }
     k->records++;
@@ -662,14 +662,14 @@ int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k, uint64_t value_ns)
     return 0;
 }
 
-int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
+int hra_key_add_exact(struct hra_agg *a, struct hra_key *k,
                           const uint8_t *buf, size_t len, uint64_t pairs,
                           uint64_t records)
 {
     const uint8_t *p = buf, *end = buf + len;
     int rc = 0;
 
-    if (records != 0 && hrd_agg_path_unmirror(a, k) != 0)
+    if (records != 0 && hra_path_unmirror(a, k) != 0)
         return -ENOMEM;
     /* Below the cap, the entries are appended as they are. */
     if (k->exact && k->pairs + k->records + pairs + records < a->exact_cap) {
@@ -690,20 +690,20 @@ int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
         uint64_t x, d;
         int rec;
 
-        p += hrd_ev_entry_at(p, (size_t)(end - p), &x, &d, &rec);
-        rc = rec ? hrd_agg_add_record(a, k, x) : hrd_agg__add(a, k, x, x - d);
+        p += hra_ev_entry_at(p, (size_t)(end - p), &x, &d, &rec);
+        rc = rec ? hra_add_record(a, k, x) : hra__add(a, k, x, x - d);
     }
     return rc;
 }
 
-int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
+int hra_key_set_exact(struct hra_agg *a, struct hra_key *k,
                           const uint8_t *buf, size_t len, uint64_t pairs,
                           uint64_t records)
 {
     uint64_t np, nr;
 
     if (!k->exact || k->pairs + k->records != 0 ||
-        hrd_agg_events_check(buf, len, &np, &nr) != 0 || np != pairs ||
+        hra_events_check(buf, len, &np, &nr) != 0 || np != pairs ||
         nr != records)
         return -EINVAL;
     k->buf = malloc(len + SLACK);
@@ -721,8 +721,8 @@ int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
     return 0;
 }
 
-int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
-                         struct hrd_hist *incl, struct hrd_hist *self,
+int hra_key_set_hist(struct hra_agg *a, struct hra_key *k,
+                         struct hrs_hist *incl, struct hrs_hist *self,
                          uint64_t pairs, uint64_t records)
 {
     if (!k->exact || k->pairs + k->records != 0 ||
@@ -734,10 +734,10 @@ int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
     /* Two histograms holding the same values (a key of leaves: with no
      * self time above its inclusive time, equal sums mean every event was
      * one) become one. */
-    if (self != incl && records == 0 && hrd_hist_equal(incl, self) &&
+    if (self != incl && records == 0 && hrs_hist_equal(incl, self) &&
         incl->sumsq_small == self->sumsq_small &&
         incl->sumsq_big == self->sumsq_big) {
-        hrd_hist_fini(self);
+        hrs_hist_fini(self);
         free(self);
         k->self = incl;
     }
@@ -750,7 +750,7 @@ int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
 }
 
 /* Makes the scratch hold at least n values. */
-static int scratch(struct hrd_agg *a, size_t n)
+static int scratch(struct hra_agg *a, size_t n)
 {
     uint64_t *s;
 
@@ -766,7 +766,7 @@ static int scratch(struct hrd_agg *a, size_t n)
 
 /* Decodes and sorts a key's values into the scratch: incl at *incl, self
  * at *self. Returns 0 or -ENOMEM. */
-static int sorted_values(struct hrd_agg *a, const struct hrd_key *k,
+static int sorted_values(struct hra_agg *a, const struct hra_key *k,
                          uint64_t **incl, size_t *ni, uint64_t **self,
                          size_t *ns)
 {
@@ -776,15 +776,15 @@ static int sorted_values(struct hrd_agg *a, const struct hrd_key *k,
         return -ENOMEM;
     *incl = a->scratch;
     *self = a->scratch + all;
-    hrd_agg_key_values(k, *incl, ni, *self, ns);
-    hrd_sort_u64(*incl, *ni, *self + *ns);
-    hrd_sort_u64(*self, *ns, *self + *ns);
+    hra_key_values(k, *incl, ni, *self, ns);
+    hrs_sort_u64(*incl, *ni, *self + *ns);
+    hrs_sort_u64(*self, *ns, *self + *ns);
     return 0;
 }
 
-int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
+int hra_key_to_hist(struct hra_agg *a, struct hra_key *k)
 {
-    struct hrd_hist *hi = NULL, *hs = NULL;
+    struct hrs_hist *hi = NULL, *hs = NULL;
     const uint8_t *p = k->buf, *end = p != NULL ? p + k->len : p;
     int leaves = 1;
 
@@ -800,29 +800,29 @@ int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
     for (const uint8_t *q = p; q < end && leaves;) {
         unsigned w1 = q[0] & 15u, w2 = q[0] >> 4;
 
-        leaves = w2 != HRD_EV_RECORD_MARK &&
-                 (hrd_ev_get8(q + 1 + w1) & hrd_ev_mask(w2)) == 0;
-        q += 1 + w1 + (w2 == HRD_EV_RECORD_MARK ? 0 : w2);
+        leaves = w2 != HRA_EV_RECORD_MARK &&
+                 (hra_ev_get8(q + 1 + w1) & hra_ev_mask(w2)) == 0;
+        q += 1 + w1 + (w2 == HRA_EV_RECORD_MARK ? 0 : w2);
     }
     hi = malloc(sizeof *hi);
     hs = leaves ? hi : malloc(sizeof *hs);
     if (hi == NULL || hs == NULL)
         goto fail;
-    hrd_hist_init(hi);
-    hrd_hist_init(hs);
+    hrs_hist_init(hi);
+    hrs_hist_init(hs);
     while (p < end) {
         unsigned w1 = p[0] & 15u, w2 = p[0] >> 4;
-        uint64_t x = hrd_ev_get8(p + 1) & hrd_ev_mask(w1);
+        uint64_t x = hra_ev_get8(p + 1) & hra_ev_mask(w1);
 
-        if (hrd_hist_add(hi, x) != 0)
+        if (hrs_hist_add(hi, x) != 0)
             goto fail;
-        if (w2 == HRD_EV_RECORD_MARK) {
+        if (w2 == HRA_EV_RECORD_MARK) {
             p += 1 + w1;
             continue;
         }
         if (!leaves &&
-            hrd_hist_add(hs, x - (hrd_ev_get8(p + 1 + w1) &
-                                  hrd_ev_mask(w2))) != 0)
+            hrs_hist_add(hs, x - (hra_ev_get8(p + 1 + w1) &
+                                  hra_ev_mask(w2))) != 0)
             goto fail;
         p += 1 + w1 + w2;
     }
@@ -836,18 +836,18 @@ int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k)
     return 0;
 fail:
     if (hs != hi) {
-        hrd_hist_fini(hs);
+        hrs_hist_fini(hs);
         free(hs);
     }
-    hrd_hist_fini(hi);
+    hrs_hist_fini(hi);
     free(hi);
     return -ENOMEM;
 }
 
 static int cmp_size_desc(const void *pa, const void *pb)
 {
-    const struct hrd_key *x = *(struct hrd_key *const *)pa;
-    const struct hrd_key *y = *(struct hrd_key *const *)pb;
+    const struct hra_key *x = *(struct hra_key *const *)pa;
+    const struct hra_key *y = *(struct hra_key *const *)pb;
 
     return (x->cap < y->cap) - (x->cap > y->cap);
 }
@@ -856,9 +856,9 @@ static int cmp_size_desc(const void *pa, const void *pb)
  * be smaller. */
 #define COMPACT_MIN_EVENTS 4096u
 
-uint32_t hrd_agg_enforce(struct hrd_agg *a)
+uint32_t hra_enforce(struct hra_agg *a)
 {
-    struct hrd_key **big;
+    struct hra_key **big;
     uint32_t n = 0, done = 0;
     size_t target = a->max_bytes - a->max_bytes / 8;
 
@@ -869,18 +869,18 @@ uint32_t hrd_agg_enforce(struct hrd_agg *a)
     big = malloc(((size_t)a->nkeys + a->npkeys + 1) * sizeof *big);
     if (big != NULL) {
         for (uint32_t i = 0; i < a->nkeys; i++) {
-            struct hrd_key *k = a->keys[i];
+            struct hra_key *k = a->keys[i];
             if (k->exact && k->pairs + k->records >= COMPACT_MIN_EVENTS)
                 big[n++] = k;
             /* Path keys (paths.c) are compacted like the others. */
-            for (struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
+            for (struct hra_key *p = k->paths; p != NULL; p = p->pnext) {
                 if (p->exact && p->pairs >= COMPACT_MIN_EVENTS)
                     big[n++] = p;
             }
         }
         qsort(big, n, sizeof *big, cmp_size_desc);
         for (uint32_t i = 0; i < n && a->bytes > target; i++) {
-            if (hrd_agg_key_to_hist(a, big[i]) == 0)
+            if (hra_key_to_hist(a, big[i]) == 0)
                 done++;
         }
         free(big);
@@ -890,35 +890,35 @@ uint32_t hrd_agg_enforce(struct hrd_agg *a)
     return done;
 }
 
-uint32_t hrd_agg_reset_filtered(struct hrd_agg *a, const struct hrd_filter *f)
+uint32_t hra_reset_filtered(struct hra_agg *a, const struct hra_filter *f)
 {
-    struct hrd_match m;
+    struct hra_match m;
     uint32_t kept = 0, dropped;
 
-    if (hrd_match_init(&m, a, f) != 0)
+    if (hra_match_init(&m, a, f) != 0)
         return 0;
     for (uint32_t i = 0; i < a->nkeys; i++) {
-        struct hrd_key *k = a->keys[i];
-        if (hrd_match_key(&m, a, k))
+        struct hra_key *k = a->keys[i];
+        if (hra_match_key(&m, a, k))
             key_free(a, k);
         else
             a->keys[kept++] = k;
     }
-    hrd_match_fini(&m);
+    hra_match_fini(&m);
     dropped = a->nkeys - kept;
     a->nkeys = kept;
     if (dropped > 0 && (kindex_build(a, a->kslots) != 0 ||
-                        hrd_agg_paths_reindex(a) != 0)) {
+                        hra_paths_reindex(a) != 0)) {
         /* Without an index no key can be found: fall back to none. */
-        hrd_agg_reset(a);
+        hra_reset(a);
     }
     if (a->bytes <= a->max_bytes)
         a->over_budget = 0;
     return dropped;
 }
 
-int hrd_agg_key_summaries(struct hrd_agg *a, const struct hrd_key *k,
-                          struct hrd_summary *incl, struct hrd_summary *self)
+int hra_key_summaries(struct hra_agg *a, const struct hra_key *k,
+                          struct hrs_summary *incl, struct hrs_summary *self)
 {
     if (k->exact) {
         uint64_t *vi, *vs;
@@ -926,16 +926,16 @@ int hrd_agg_key_summaries(struct hrd_agg *a, const struct hrd_key *k,
 
         if (sorted_values(a, k, &vi, &ni, &vs, &ns) != 0)
             return -ENOMEM;
-        hrd_summary_sorted(vi, ni, incl);
-        hrd_summary_sorted(vs, ns, self);
+        hrs_summary_sorted(vi, ni, incl);
+        hrs_summary_sorted(vs, ns, self);
     } else {
-        hrd_summary_hist(k->incl, incl);
-        hrd_summary_hist(k->self, self);
+        hrs_summary_hist(k->incl, incl);
+        hrs_summary_hist(k->self, self);
     }
     return 0;
 }
 
-int hrd_agg_full(struct hrd_agg *a)
+int hra_full(struct hra_agg *a)
 {
-    return a->over_budget && hrd_agg_enforce(a) == 0 && a->over_budget;
+    return a->over_budget && hra_enforce(a) == 0 && a->over_budget;
 }

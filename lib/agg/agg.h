@@ -31,7 +31,7 @@
  * and it has no record, its two populations are equal and share one
  * histogram (incl == self): an event then costs one add, and the memory of
  * one histogram. The first event that is not a leaf, or a record, gives
- * self a copy of its own (hrd_agg_key_unshare). Readers see two equal
+ * self a copy of its own (hra_key_unshare). Readers see two equal
  * histograms either way.
  *
  * Rows (rows.c) come out ordered by node rank, phase (cold before warm),
@@ -61,7 +61,7 @@
  * This header is lib/agg's door: what the daemon, run files and views
  * call. The fields of its structs, the encoding's writers and the inline
  * fast path of adding live in lib/agg/agg_impl.h, lib/agg's own; a batch
- * a client sent is fed through hrd_agg_feed (feed.c), which keeps the
+ * a client sent is fed through hra_feed (feed.c), which keeps the
  * name and key caches, calling paths, mirrors and child counts.
  */
 #ifndef HOSTRANGE_AGG_H
@@ -76,32 +76,32 @@
 #include "proto/hostrange.pb-c.h"
 
 /* The aggregation and its keys; their fields are lib/agg's (agg_impl.h). */
-struct hrd_agg;
-struct hrd_key;
+struct hra_agg;
+struct hra_key;
 
-#define HRD_EXACT_CAP_DEFAULT 1000000u
-#define HRD_MAX_BYTES_DEFAULT ((size_t)1 << 30)
+#define HRA_EXACT_CAP_DEFAULT 1000000u
+#define HRA_MAX_BYTES_DEFAULT ((size_t)1 << 30)
 
 
-#define HRD_MAX_PATHS_DEFAULT 65536u
-#define HRD_MAX_DEPTH_DEFAULT 64u
+#define HRA_MAX_PATHS_DEFAULT 65536u
+#define HRA_MAX_DEPTH_DEFAULT 64u
 /* The depth cap cannot be set above this. */
-#define HRD_MAX_DEPTH_LIMIT 255u
-/* The most paths a table can hold (ids 0 and HRD_PATH_TOO_DEEP, and the
+#define HRA_MAX_DEPTH_LIMIT 255u
+/* The most paths a table can hold (ids 0 and HRA_PATH_TOO_DEEP, and the
  * room the table needs to grow, are not paths). */
-#define HRD_MAX_PATHS_LIMIT (UINT32_MAX - 3)
+#define HRA_MAX_PATHS_LIMIT (UINT32_MAX - 3)
 
 /* The profiler's own work the clients reported under a node id: waits for
  * room in their buffers (stalls) and wake-ups of their shippers. Kept in
  * memory since the daemon started (not in its state). */
-struct hrd_internal {
+struct hra_internal {
     uint64_t stalls, stall_ns, wakes, wake_ns;
 };
 
 
 /* Which keys a dump or a reset applies to; NULL or "" (0 for the phase)
  * matches anything. Strings are shell patterns (fnmatch). */
-struct hrd_filter {
+struct hra_filter {
     const char *node;
     const char *op;
     const char *backend;
@@ -110,46 +110,46 @@ struct hrd_filter {
 };
 
 /* Where a paged dump stands: the order of the last key it emitted. */
-struct hrd_cursor {
+struct hra_cursor {
     uint32_t pos[5];
     int started;
     int done;
 };
 
-void hrd_agg_init(struct hrd_agg *a);
-void hrd_agg_fini(struct hrd_agg *a);
+void hra_init(struct hra_agg *a);
+void hra_fini(struct hra_agg *a);
 /* Drops every key and sample (string tables, ranks and lost counts stay). */
-void hrd_agg_reset(struct hrd_agg *a);
+void hra_reset(struct hra_agg *a);
 /* Drops the keys that match f. Returns how many were dropped. */
-uint32_t hrd_agg_reset_filtered(struct hrd_agg *a, const struct hrd_filter *f);
+uint32_t hra_reset_filtered(struct hra_agg *a, const struct hra_filter *f);
 
 /* Interns a string; returns its id (>= 1) or 0 on ENOMEM. */
-uint32_t hrd_agg_str(struct hrd_agg *a, const char *s);
-const char *hrd_agg_str_get(const struct hrd_agg *a, uint32_t id);
+uint32_t hra_str(struct hra_agg *a, const char *s);
+const char *hra_str_get(const struct hra_agg *a, uint32_t id);
 
 /* Gives node id string `id` a rank when it has none. */
-void hrd_agg_rank_node(struct hrd_agg *a, uint32_t id);
+void hra_rank_node(struct hra_agg *a, uint32_t id);
 /* Gives range name string `id` a rank when it has none. */
-void hrd_agg_rank_range(struct hrd_agg *a, uint32_t id);
+void hra_rank_range(struct hra_agg *a, uint32_t id);
 /* Adds delta (which may be negative) to the events lost under node `id`. */
-void hrd_agg_lost_add(struct hrd_agg *a, uint32_t id, int64_t delta);
+void hra_lost_add(struct hra_agg *a, uint32_t id, int64_t delta);
 /* Adds to the profiler's own work under node `id`. */
-void hrd_agg_internal_add(struct hrd_agg *a, uint32_t id, uint64_t stalls,
+void hra_internal_add(struct hra_agg *a, uint32_t id, uint64_t stalls,
                           uint64_t stall_ns, uint64_t wakes, uint64_t wake_ns);
 
 /* Finds or creates the key. Returns NULL on ENOMEM. */
-struct hrd_key *hrd_agg_key(struct hrd_agg *a, uint32_t node, uint32_t op,
+struct hra_key *hra_agg_key(struct hra_agg *a, uint32_t node, uint32_t op,
                             uint32_t backend, uint32_t phase, uint32_t range);
 
 /* Removes a key and its samples. */
-void hrd_agg_key_remove(struct hrd_agg *a, struct hrd_key *k);
+void hra_key_remove(struct hra_agg *a, struct hra_key *k);
 
 /* Adds a range sample / a record to a key. Return 0 or -ENOMEM (the key is
- * then unchanged). Inside lib/agg, hrd_agg__add (agg_impl.h) is the same,
+ * then unchanged). Inside lib/agg, hra__add (agg_impl.h) is the same,
  * inline for the common cases. */
-int hrd_agg_add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+int hra_add(struct hra_agg *a, struct hra_key *k, uint64_t incl_ns,
                 uint64_t self_ns);
-int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k,
+int hra_add_record(struct hra_agg *a, struct hra_key *k,
                        uint64_t value_ns);
 
 /*
@@ -161,50 +161,50 @@ int hrd_agg_add_record(struct hrd_agg *a, struct hrd_key *k,
  * count pairs + records values, self pairs). Return 0, -EINVAL when the
  * data does not check out, or -ENOMEM.
  */
-int hrd_agg_key_set_exact(struct hrd_agg *a, struct hrd_key *k,
+int hra_key_set_exact(struct hra_agg *a, struct hra_key *k,
                           const uint8_t *buf, size_t len, uint64_t pairs,
                           uint64_t records);
-int hrd_agg_key_set_hist(struct hrd_agg *a, struct hrd_key *k,
-                         struct hrd_hist *incl, struct hrd_hist *self,
+int hra_key_set_hist(struct hra_agg *a, struct hra_key *k,
+                         struct hrs_hist *incl, struct hrs_hist *self,
                          uint64_t pairs, uint64_t records);
 
 /* Checks an exact encoding (len bytes at buf, no slack needed past them):
  * every entry whole and valid, self times not above inclusive ones.
  * Returns 0 with the numbers of range events and records it holds, or
  * -EINVAL. */
-int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
+int hra_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
                          uint64_t *records);
 
 /* The values of an exact encoding (no slack needed past it), in order,
- * in one pass that also checks it (as hrd_agg_events_check):
+ * in one pass that also checks it (as hra_events_check):
  * incl[0..*nincl) and self[0..*nself); the arrays hold maxi and maxs
  * values (self one more, for a record's scratch value). Returns 0, or
  * -EINVAL for an invalid encoding or more values than room. */
-int hrd_agg_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
+int hra_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
                           size_t maxi, size_t *nincl, uint64_t *self,
                           size_t maxs, size_t *nself);
 
 /*
- * Adds events in the exact encoding (checked by hrd_agg_events_check:
+ * Adds events in the exact encoding (checked by hra_events_check:
  * `pairs` range events and `records` records) to a key, in their order: an
  * exact key that stays below its cap takes the bytes as they are; else
  * they are added one by one as arriving samples are (the cap and
  * histograms apply). Records part the key from its mirror first. Returns 0
  * or -ENOMEM (the key may then hold part of the events).
  */
-int hrd_agg_key_add_exact(struct hrd_agg *a, struct hrd_key *k,
+int hra_key_add_exact(struct hra_agg *a, struct hra_key *k,
                           const uint8_t *buf, size_t len, uint64_t pairs,
                           uint64_t records);
 
 /* Moves a key's events into histograms. Returns 0 or -ENOMEM (the key is
  * then unchanged). */
-int hrd_agg_key_to_hist(struct hrd_agg *a, struct hrd_key *k);
+int hra_key_to_hist(struct hra_agg *a, struct hra_key *k);
 
 /* Gives a key in histograms whose populations share one (see above) a
  * self histogram of its own, as any change to one population alone needs
  * first; nothing to do for other keys. Returns 0 or -ENOMEM (the key is
  * then unchanged). */
-int hrd_agg_key_unshare(struct hrd_agg *a, struct hrd_key *k);
+int hra_key_unshare(struct hra_agg *a, struct hra_key *k);
 
 /*
  * Keeps memory within max_bytes: when over, turns the largest exact keys
@@ -212,41 +212,41 @@ int hrd_agg_key_unshare(struct hrd_agg *a, struct hrd_key *k);
  * Returns how many keys it turned; sets over_budget when the budget cannot
  * be met (and clears it when it is met).
  */
-uint32_t hrd_agg_enforce(struct hrd_agg *a);
+uint32_t hra_enforce(struct hra_agg *a);
 
 /* Whether a is over max_bytes with nothing left to compact, after trying
- * once more (hrd_agg_enforce): then it takes no more samples. */
-int hrd_agg_full(struct hrd_agg *a);
+ * once more (hra_enforce): then it takes no more samples. */
+int hra_full(struct hra_agg *a);
 
 /* The exact values of a key, decoded: incl[0..*nincl) and self[0..*nself)
  * (unsorted). The arrays must hold k->pairs + k->records and k->pairs
  * values. Only for a key in exact mode. */
-void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
+void hra_key_values(const struct hra_key *k, uint64_t *incl,
                         size_t *nincl, uint64_t *self, size_t *nself);
 
 /* The summaries of a key's populations (self is empty for a key of
  * records only). Returns 0 or -ENOMEM. */
-int hrd_agg_key_summaries(struct hrd_agg *a, const struct hrd_key *k,
-                          struct hrd_summary *incl, struct hrd_summary *self);
+int hra_key_summaries(struct hra_agg *a, const struct hra_key *k,
+                          struct hrs_summary *incl, struct hrs_summary *self);
 
 /*
  * Matching keys against a filter (rows.c): each pattern is tried on each
  * string once per match, not once per key. init returns 0 or -ENOMEM;
- * hrd_match_key returns 1 when k matches.
+ * hra_match_key returns 1 when k matches.
  */
-struct hrd_match {
-    const struct hrd_filter *f;
+struct hra_match {
+    const struct hra_filter *f;
     uint8_t *bits;
 };
 
-int hrd_match_init(struct hrd_match *m, const struct hrd_agg *a,
-                   const struct hrd_filter *f);
-int hrd_match_key(struct hrd_match *m, const struct hrd_agg *a,
-                  const struct hrd_key *k);
-void hrd_match_fini(struct hrd_match *m);
+int hra_match_init(struct hra_match *m, const struct hra_agg *a,
+                   const struct hra_filter *f);
+int hra_match_key(struct hra_match *m, const struct hra_agg *a,
+                  const struct hra_key *k);
+void hra_match_fini(struct hra_match *m);
 
 /* Called with each row, in report order; a non-zero return stops. */
-typedef int (*hrd_row_fn)(const struct hrd_row *row, void *ctx);
+typedef int (*hra_row_fn)(const struct hra_row *row, void *ctx);
 
 /*
  * Produces the rows of the keys that match f (NULL for all) and come after
@@ -256,111 +256,111 @@ typedef int (*hrd_row_fn)(const struct hrd_row *row, void *ctx);
  * *cur; cur->done is set when no key is left. Returns 0, the callback's
  * non-zero value, or -ENOMEM.
  */
-int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
-                      struct hrd_cursor *cur, uint64_t budget, hrd_row_fn fn,
+int hra_rows_page(struct hra_agg *a, const struct hra_filter *f,
+                      struct hra_cursor *cur, uint64_t budget, hra_row_fn fn,
                       void *ctx);
 
 /* Every row of the keys whose node id matches node_glob (NULL or "" for
  * all). Returns 0, the callback's non-zero value, or -ENOMEM. */
-int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
+int hra_rows(struct hra_agg *a, const char *node_glob, hra_row_fn fn,
                  void *ctx);
 
 /* --- Calling contexts (paths.c) ---------------------------------------- */
 
-/* What hrd_agg_path gives for a context deeper than max_depth (a child of
+/* What hra_path gives for a context deeper than max_depth (a child of
  * such a context is one too); 0 is a context the table had no room for. */
-#define HRD_PATH_TOO_DEEP UINT32_MAX
+#define HRA_PATH_TOO_DEEP UINT32_MAX
 
 /*
  * The id of the path (parent, range): parent 0 for a range at the top of
- * its stack, HRD_PATH_TOO_DEEP or 0 propagate (the child of a path not kept
- * is not kept either). Returns the id, HRD_PATH_TOO_DEEP, or 0 (the table
+ * its stack, HRA_PATH_TOO_DEEP or 0 propagate (the child of a path not kept
+ * is not kept either). Returns the id, HRA_PATH_TOO_DEEP, or 0 (the table
  * is full, or ENOMEM).
  */
-uint32_t hrd_agg_path(struct hrd_agg *a, uint32_t parent, uint32_t range);
+uint32_t hra_path(struct hra_agg *a, uint32_t parent, uint32_t range);
 
 /* Writes the range names of path id, outermost first, to names[0..depth)
- * and returns the depth (names must hold HRD_MAX_DEPTH_LIMIT). */
-uint32_t hrd_agg_path_names(const struct hrd_agg *a, uint32_t id,
+ * and returns the depth (names must hold HRA_MAX_DEPTH_LIMIT). */
+uint32_t hra_path_names(const struct hra_agg *a, uint32_t id,
                             const char **names);
 
 /* The path key of range key k and path id (whose innermost range is
  * k->range), found or created; NULL on ENOMEM. */
-struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
+struct hra_key *hra_path_key(struct hra_agg *a, struct hra_key *k,
                                  uint32_t path);
 
 /*
- * As hrd_agg_path_key, for the samples of a live daemon: the first path key
+ * As hra_path_key, for the samples of a live daemon: the first path key
  * of a range key with no event yet is made a mirror of it (see struct
- * hrd_key), which costs no work per sample while the key has one path.
+ * hra_key), which costs no work per sample while the key has one path.
  * Making a second path key first fills the mirror with its own copy.
  */
-struct hrd_key *hrd_agg_path_key_live(struct hrd_agg *a, struct hrd_key *k,
+struct hra_key *hra_path_key_live(struct hra_agg *a, struct hra_key *k,
                                       uint32_t path);
 
 /* Gives range key k's mirror path key (if it has one) its own copy of k's
  * events, so that k may take events the path does not. Returns 0 or
  * -ENOMEM (k and its path key are then unchanged). */
-int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k);
+int hra_path_unmirror(struct hra_agg *a, struct hra_key *k);
 
 /* Makes mirrors of the path keys that hold the same events as their range
  * keys, as a key seen through one path has after a snapshot or a run file
  * was loaded. Returns how many it made. */
-uint32_t hrd_agg_paths_share(struct hrd_agg *a);
+uint32_t hra_paths_share(struct hra_agg *a);
 
 /* Path key p of range key k as readers must see it: p itself, or, for a
  * mirror, *tmp filled as a shallow copy of k's events under p's path. */
-const struct hrd_key *hrd_agg_path_view(const struct hrd_key *k,
-                                        const struct hrd_key *p,
-                                        struct hrd_key *tmp);
+const struct hra_key *hra_path_view(const struct hra_key *k,
+                                        const struct hra_key *p,
+                                        struct hra_key *tmp);
 
-/* Adds a range sample to a path key (as hrd_agg_add; a->events counts the
+/* Adds a range sample to a path key (as hra_add; a->events counts the
  * samples once, by their range keys). Returns 0 or -ENOMEM. */
-int hrd_agg_path_add(struct hrd_agg *a, struct hrd_key *pk, uint64_t incl_ns,
+int hra_path_add(struct hra_agg *a, struct hra_key *pk, uint64_t incl_ns,
                      uint64_t self_ns);
 
 /* Adds range events in the exact encoding to a path key (as
- * hrd_agg_key_add_exact, no records; a->events as hrd_agg_path_add). */
-int hrd_agg_path_add_exact(struct hrd_agg *a, struct hrd_key *pk,
+ * hra_key_add_exact, no records; a->events as hra_path_add). */
+int hra_path_add_exact(struct hra_agg *a, struct hra_key *pk,
                            const uint8_t *buf, size_t len, uint64_t pairs);
 
-/* Fills a new, empty path key as hrd_agg_key_set_exact / _hist do (pairs
+/* Fills a new, empty path key as hra_key_set_exact / _hist do (pairs
  * only). */
-int hrd_agg_path_set_exact(struct hrd_agg *a, struct hrd_key *pk,
+int hra_path_set_exact(struct hra_agg *a, struct hra_key *pk,
                            const uint8_t *buf, size_t len, uint64_t pairs);
-int hrd_agg_path_set_hist(struct hrd_agg *a, struct hrd_key *pk,
-                          struct hrd_hist *incl, struct hrd_hist *self,
+int hra_path_set_hist(struct hra_agg *a, struct hra_key *pk,
+                          struct hrs_hist *incl, struct hrs_hist *self,
                           uint64_t pairs);
 
 /*
- * As hrd_agg_rows_page, but with by_path set the rows are those of the
+ * As hra_rows_page, but with by_path set the rows are those of the
  * path keys of the matching range keys (row.path and row.depth set), the
  * path keys of one range key together, in creation order.
  */
-int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
-                         struct hrd_cursor *cur, uint64_t budget,
-                         int by_path, hrd_row_fn fn, void *ctx);
+int hra_rows_page_by(struct hra_agg *a, const struct hra_filter *f,
+                         struct hra_cursor *cur, uint64_t budget,
+                         int by_path, hra_row_fn fn, void *ctx);
 
 /* --- Feeding a batch (feed.c) ------------------------------------------ */
 
 /*
  * The scratch of feeding batches (the key and path key of each (label
  * set, context) pair of a batch, the path of each context), kept from one
- * batch to the next; heap-allocated, freed by hrd_agg_feed_free (NULL
+ * batch to the next; heap-allocated, freed by hra_feed_free (NULL
  * accepted).
  */
-struct hrd_agg_feed;
+struct hra_feed;
 
 /* Returns a new feed for aggregation a, or NULL on ENOMEM. */
-struct hrd_agg_feed *hrd_agg_feed_new(struct hrd_agg *a);
-void hrd_agg_feed_free(struct hrd_agg_feed *f);
+struct hra_feed *hra_feed_new(struct hra_agg *a);
+void hra_feed_free(struct hra_feed *f);
 
 /*
  * What feeding one batch did. The string ids of the batch's label sets
  * (node[i], op[i], backend[i] for Batch.labels[i]) stay valid until the
- * next hrd_agg_feed of the same feed.
+ * next hra_feed of the same feed.
  */
-struct hrd_agg_fed {
+struct hra_fed {
     uint64_t pairs;        /* range samples added */
     uint64_t records;      /* records added */
     uint64_t too_deep;     /* range samples kept without their path: deeper
@@ -376,12 +376,12 @@ struct hrd_agg_fed {
  * order and node ids as their samples arrive), adds its samples to their
  * keys and to the keys of their calling paths (mirroring, child counts),
  * and the profiler's own work of its label sets; then keeps the memory
- * budget (hrd_agg_enforce). Lost counts are the caller's (they are per
+ * budget (hra_enforce). Lost counts are the caller's (they are per
  * client). Returns 0 with *out filled, or -ENOMEM with part of the batch
  * added (*out then says how much).
  */
-int hrd_agg_feed(struct hrd_agg_feed *f, const Hostrange__Batch *b,
-                 struct hrd_agg_fed *out);
+int hra_feed(struct hra_feed *f, const Hostrange__Batch *b,
+                 struct hra_fed *out);
 
 /*
  * Where the events of a run's key go when it joins key k (run files): a
@@ -391,12 +391,12 @@ int hrd_agg_feed(struct hrd_agg_feed *f, const Hostrange__Batch *b,
  * then *mirrored is set (that path needs no events of its own). Otherwise
  * k's mirror, if any, gets its own copy first. Returns 0 or -ENOMEM.
  */
-int hrd_agg_key_join(struct hrd_agg *a, struct hrd_key *k, uint32_t path,
+int hra_key_join(struct hra_agg *a, struct hra_key *k, uint32_t path,
                      int *mirrored);
 
 /* Counts n range samples kept without their calling path, whose path
- * lookup (hrd_agg_path) gave `id` (HRD_PATH_TOO_DEEP, or 0: the table was
+ * lookup (hra_path) gave `id` (HRA_PATH_TOO_DEEP, or 0: the table was
  * full). */
-void hrd_agg_paths_skipped(struct hrd_agg *a, uint32_t id, uint64_t n);
+void hra_paths_skipped(struct hra_agg *a, uint32_t id, uint64_t n);
 
 #endif

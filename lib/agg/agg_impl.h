@@ -17,7 +17,7 @@
 #include "lib/agg/agg.h"
 #include "lib/stat/hist.h"
 
-struct hrd_key {
+struct hra_key {
     uint32_t node;    /* string id */
     uint32_t op;      /* string id */
     uint32_t backend; /* string id */
@@ -39,19 +39,19 @@ struct hrd_key {
     size_t len;
     size_t cap;
     /* Histogram mode (self == incl: shared, see above). */
-    struct hrd_hist *incl;
-    struct hrd_hist *self;
+    struct hrs_hist *incl;
+    struct hrs_hist *self;
     /* Calling contexts (see above): a range key's path keys, in creation
      * order; a path key's path id (0 on a range key) and the next path key
      * of its range key. */
-    struct hrd_key *paths;
-    struct hrd_key *pnext;
+    struct hra_key *paths;
+    struct hra_key *pnext;
     uint32_t path;
     /* A path key that mirrors its range key: it holds no event of its own,
      * its events are the range key's (every sample of the range key so far
      * came through this one path). Readers see it through
-     * hrd_agg_path_view; it is filled with a copy of the range key's
-     * events (hrd_agg_path_unmirror) once they part: a second path, a
+     * hra_path_view; it is filled with a copy of the range key's
+     * events (hra_path_unmirror) once they part: a second path, a
      * sample kept without a path, or a record. Only the first path key of
      * a key that had no event when the key was made is one. */
     uint8_t mirror;
@@ -59,7 +59,7 @@ struct hrd_key {
 
 /* The path table: path id - 1 -> its parent's id (0: none), its innermost
  * range (string id) and its depth (1 for a range at the top). */
-struct hrd_pathtab {
+struct hra_pathtab {
     uint32_t *parent;
     uint32_t *range;
     uint8_t *depth;
@@ -68,28 +68,28 @@ struct hrd_pathtab {
     uint32_t slots;
 };
 
-struct hrd_strtab {
+struct hra_strtab {
     char **s;         /* id - 1 -> string */
     uint32_t *rank;   /* id - 1 -> node or range rank + 1 (0 = none) */
     uint64_t *lost;   /* id - 1 -> events lost under this node id */
-    struct hrd_internal *internal; /* id - 1 -> the profiler's own work
+    struct hra_internal *internal; /* id - 1 -> the profiler's own work
                                       under this node id */
     uint32_t n, cap;
     uint32_t *index;  /* open addressing: slot -> id */
     uint32_t slots;
 };
 
-struct hrd_agg {
-    struct hrd_strtab str;
+struct hra_agg {
+    struct hra_strtab str;
     uint32_t node_ranks, range_ranks;
-    struct hrd_key **keys;  /* in creation order */
+    struct hra_key **keys;  /* in creation order */
     uint32_t nkeys, capkeys;
     uint32_t *kindex;       /* open addressing: slot -> key index + 1 */
     uint32_t kslots;
     uint32_t next_serial;
     uint64_t events;        /* samples held (inclusive + self + records) */
     size_t bytes;           /* memory held by keys, samples, histograms */
-    /* Settings (hrd_agg_init sets the defaults). */
+    /* Settings (hra_init sets the defaults). */
     uint64_t exact_cap;     /* events per key kept exactly */
     size_t max_bytes;       /* the memory budget */
     int small_pages;        /* no huge pages for exact buffers (agg.c:
@@ -103,8 +103,8 @@ struct hrd_agg {
     size_t scratch_cap;
     /* Calling contexts (paths.c): the path table, the index of path keys
      * on (range key, path), their limits and counters. */
-    struct hrd_pathtab path;
-    struct hrd_key **pkindex;
+    struct hra_pathtab path;
+    struct hra_key **pkindex;
     uint32_t npkeys, pkslots;
     uint32_t max_paths;      /* paths interned at most */
     uint32_t max_depth;      /* the deepest path kept */
@@ -113,16 +113,16 @@ struct hrd_agg {
     uint64_t paths_table_full; /* ... the path table was full */
 };
 
-int hrd_agg_add_slow(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+int hra_add_slow(struct hra_agg *a, struct hra_key *k, uint64_t incl_ns,
                      uint64_t self_ns);
 
 /* Frees range key k's path keys (agg.c, when k goes). */
-void hrd_agg_paths_free(struct hrd_agg *a, struct hrd_key *k);
+void hra_paths_free(struct hra_agg *a, struct hra_key *k);
 /* Rebuilds the index of path keys after keys were removed. Returns 0 or
  * -ENOMEM. */
-int hrd_agg_paths_reindex(struct hrd_agg *a);
+int hra_paths_reindex(struct hra_agg *a);
 /* Bytes the path table takes (counted in a->bytes). */
-size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a);
+size_t hra_pathtab_bytes(const struct hra_agg *a);
 
 /*
  * The open-addressing index of a table of ids 1..n (the strings', the
@@ -131,23 +131,23 @@ size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a);
  * hash(ctx, id) or the next free one. Returns 0 or -ENOMEM (the index is
  * then as it was).
  */
-int hrd_agg_index_room(uint32_t **index, uint32_t *slots, uint32_t n,
+int hra_index_room(uint32_t **index, uint32_t *slots, uint32_t n,
                        uint32_t (*hash)(const void *ctx, uint32_t id),
                        const void *ctx);
 
 /* Room kept free at the end of an exact buffer: the widest entry (17
  * bytes) is written with two 8-byte stores, and a decoder reads 8 bytes
  * past the start of each value. */
-#define HRD_AGG_SLACK 33u
+#define HRA_SLACK 33u
 
 /* Bytes of x without its leading zero bytes (0 for 0). */
-static inline unsigned hrd_agg__width(uint64_t x)
+static inline unsigned hra__width(uint64_t x)
 {
     return x == 0 ? 0u : (unsigned)(71 - __builtin_clzll(x)) / 8u;
 }
 
 /* Stores x little-endian in the 8 bytes at p. */
-static inline void hrd_agg__put8(uint8_t *p, uint64_t x)
+static inline void hra__put8(uint8_t *p, uint64_t x)
 {
     x = htole64(x);
     memcpy(p, &x, 8);
@@ -155,39 +155,39 @@ static inline void hrd_agg__put8(uint8_t *p, uint64_t x)
 
 /* Appends a range event's entry (inclusive time, children's time) to an
  * exact key with the room for it. */
-static inline void hrd_agg__put_pair(struct hrd_key *k, uint64_t incl_ns,
+static inline void hra__put_pair(struct hra_key *k, uint64_t incl_ns,
                                      uint64_t diff)
 {
-    unsigned w1 = hrd_agg__width(incl_ns), w2 = hrd_agg__width(diff);
+    unsigned w1 = hra__width(incl_ns), w2 = hra__width(diff);
     uint8_t *p = k->buf + k->len;
 
     p[0] = (uint8_t)(w1 | w2 << 4);
-    hrd_agg__put8(p + 1, incl_ns);
-    hrd_agg__put8(p + 1 + w1, diff);
+    hra__put8(p + 1, incl_ns);
+    hra__put8(p + 1 + w1, diff);
     k->len += 1 + w1 + w2;
 }
 
-/* hrd_agg__add's cases beyond an exact key with room (agg.c): a key in
- * histograms, else hrd_agg_add_slow. */
-int hrd_agg__add_more(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+/* hra__add's cases beyond an exact key with room (agg.c): a key in
+ * histograms, else hra_add_slow. */
+int hra__add_more(struct hra_agg *a, struct hra_key *k, uint64_t incl_ns,
                       uint64_t self_ns);
 
-/* hrd_agg_add, inline for the common case, an exact key with room below
- * its cap (the rest out of line: hrd_agg__add_more, then
- * hrd_agg_add_slow). */
+/* hra_add, inline for the common case, an exact key with room below
+ * its cap (the rest out of line: hra__add_more, then
+ * hra_add_slow). */
 static inline __attribute__((always_inline)) int
-hrd_agg__add(struct hrd_agg *a, struct hrd_key *k, uint64_t incl_ns,
+hra__add(struct hra_agg *a, struct hra_key *k, uint64_t incl_ns,
              uint64_t self_ns)
 {
-    if (k->exact && k->len + HRD_AGG_SLACK <= k->cap && self_ns <= incl_ns &&
+    if (k->exact && k->len + HRA_SLACK <= k->cap && self_ns <= incl_ns &&
         k->pairs + k->records + 1 < a->exact_cap) {
-        hrd_agg__put_pair(k, incl_ns, incl_ns - self_ns);
+        hra__put_pair(k, incl_ns, incl_ns - self_ns);
         k->pairs++;
         k->has_scopes = 1;
         a->events += 2;
         return 0;
     }
-    return hrd_agg__add_more(a, k, incl_ns, self_ns);
+    return hra__add_more(a, k, incl_ns, self_ns);
 }
 
 #endif

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
+void hra_key_values(const struct hra_key *k, uint64_t *incl,
                         size_t *nincl, uint64_t *self, size_t *nself)
 {
     /* A key without events may have no buffer: NULL + 0 is not C. */
@@ -17,14 +17,14 @@ void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
 
     while (p < end) {
         unsigned w1 = p[0] & 15u, w2 = p[0] >> 4;
-        uint64_t x = hrd_ev_get8(p + 1) & hrd_ev_mask(w1);
+        uint64_t x = hra_ev_get8(p + 1) & hra_ev_mask(w1);
 
         incl[ni++] = x;
-        if (w2 == HRD_EV_RECORD_MARK) {
+        if (w2 == HRA_EV_RECORD_MARK) {
             p += 1 + w1;
             continue;
         }
-        self[ns++] = x - (hrd_ev_get8(p + 1 + w1) & hrd_ev_mask(w2));
+        self[ns++] = x - (hra_ev_get8(p + 1 + w1) & hra_ev_mask(w2));
         p += 1 + w1 + w2;
     }
     *nincl = ni;
@@ -42,7 +42,7 @@ void hrd_agg_key_values(const struct hrd_key *k, uint64_t *incl,
  * most 30, for walks that have not yet found where entries start.
  */
 #define HDR_W1(h) ((h) & 15u)
-#define HDR_W2(h) ((h) >> 4 == HRD_EV_RECORD_MARK ? 0u : (h) >> 4)
+#define HDR_W2(h) ((h) >> 4 == HRA_EV_RECORD_MARK ? 0u : (h) >> 4)
 #define HDR_BAD(h) (HDR_W1(h) > 8u || HDR_W2(h) > 8u)
 #define HDR_MASK(w) ((w) >= 8u ? ~0ull : (1ull << (8u * ((w) & 7u))) - 1u)
 #define HDR_XMASK(h) (HDR_BAD(h) ? 0ull : HDR_MASK(HDR_W1(h)))
@@ -80,12 +80,12 @@ static const uint8_t hdr_step[256] = { HDR_256(HDR_STEP) };
 #define WALK_STEP(p, bad, rec)                                              \
     do {                                                                    \
         unsigned h_ = (p)[0];                                               \
-        uint64_t x_ = hrd_ev_get8((p) + 1) & hdr_xmask[h_];                 \
-        uint64_t d_ = hrd_ev_get8((p) + hdr_doff[h_]) & hdr_dmask[h_];      \
+        uint64_t x_ = hra_ev_get8((p) + 1) & hdr_xmask[h_];                 \
+        uint64_t d_ = hra_ev_get8((p) + hdr_doff[h_]) & hdr_dmask[h_];      \
                                                                             \
         if (__builtin_expect(d_ > x_, 0))                                   \
             (bad) = (p);                                                    \
-        (rec) += h_ >= HRD_EV_RECORD_MARK << 4;                             \
+        (rec) += h_ >= HRA_EV_RECORD_MARK << 4;                             \
         (p) += hdr_step[h_];                                                \
     } while (0)
 
@@ -108,7 +108,7 @@ static int walk_entries(const uint8_t **pp, const uint8_t *stop, uint64_t *n,
     return 0;
 }
 
-/* A walk of part of a buffer (see hrd_agg_events_check). */
+/* A walk of part of a buffer (see hra_events_check). */
 struct walker {
     const uint8_t *start; /* where it began: a guess, but for the first */
     const uint8_t *p;     /* its entry; at the end, the first at or past stop */
@@ -200,7 +200,7 @@ static int walk_join(const struct walker *w, const uint8_t **t, uint64_t *n,
             if (walk_entries(t, *t + 1, n, rec) != 0)
                 return -EINVAL;
         } else if (before < WALK_RESYNC && q < w->stop) {
-            rec_before += q[0] >= HRD_EV_RECORD_MARK << 4;
+            rec_before += q[0] >= HRA_EV_RECORD_MARK << 4;
             before++;
             q += hdr_step[q[0]];
         } else {
@@ -210,7 +210,7 @@ static int walk_join(const struct walker *w, const uint8_t **t, uint64_t *n,
     return walk_entries(t, w->stop, n, rec);
 }
 
-int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
+int hra_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
                          uint64_t *records)
 {
     const uint8_t *t = buf;
@@ -258,9 +258,9 @@ int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
         uint64_t x, d;
         int r;
 
-        if (!hrd_ev_entry_ok(buf[pos], len - pos))
+        if (!hra_ev_entry_ok(buf[pos], len - pos))
             return -EINVAL;
-        pos += hrd_ev_entry_at(buf + pos, len - pos, &x, &d, &r);
+        pos += hra_ev_entry_at(buf + pos, len - pos, &x, &d, &r);
         if (d > x)
             return -EINVAL;
         n++;
@@ -271,7 +271,7 @@ int hrd_agg_events_check(const uint8_t *buf, size_t len, uint64_t *pairs,
     return 0;
 }
 
-int hrd_agg_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
+int hra_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
                           size_t maxi, size_t *nincl, uint64_t *self,
                           size_t maxs, size_t *nself)
 {
@@ -282,9 +282,9 @@ int hrd_agg_events_decode(const uint8_t *buf, size_t len, uint64_t *incl,
         uint64_t x, d;
         int rec;
 
-        if (!hrd_ev_entry_ok(buf[pos], len - pos))
+        if (!hra_ev_entry_ok(buf[pos], len - pos))
             return -EINVAL;
-        pos += hrd_ev_entry_at(buf + pos, len - pos, &x, &d, &rec);
+        pos += hra_ev_entry_at(buf + pos, len - pos, &x, &d, &rec);
         if (ni == maxi || (!rec && ns == maxs))
             return -EINVAL;
         incl[ni++] = x;

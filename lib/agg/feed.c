@@ -1,5 +1,5 @@
 /*
- * Feeding a decoded batch into the aggregation (agg.h, hrd_agg_feed): its
+ * Feeding a decoded batch into the aggregation (agg.h, hra_feed): its
  * names interned, the key and path key of each (label set, context) pair
  * found once per batch, the calling path of each context, and its samples
  * added to both (a path key that mirrors its range key takes nothing of
@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct hrd_agg_feed {
-    struct hrd_agg *a;
+struct hra_feed {
+    struct hra_agg *a;
     /* The key of each (label set, context) pair of the batch being fed,
      * when there are few enough pairs, and likewise its path key. */
-    struct hrd_key **kmap;
-    struct hrd_key **pkmap;
+    struct hra_key **kmap;
+    struct hra_key **pkmap;
     size_t kmap_cap;
     /* The path of each context of the batch. */
     uint32_t *ctx_path;
@@ -36,7 +36,7 @@ struct names {
     unsigned clock_path; /* the batch's HRP_PATH_* bit, 0: not known */
 };
 
-static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
+static int names_intern(struct hra_agg *a, const Hostrange__Batch *b,
                         struct names *n)
 {
     n->node = calloc(b->n_labels + 1, sizeof *n->node);
@@ -48,17 +48,17 @@ static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
         n->range == NULL || n->ctx_range == NULL)
         return -ENOMEM;
     for (size_t i = 0; i < b->n_ranges; i++) {
-        if ((n->range[i] = hrd_agg_str(a, b->ranges[i])) == 0)
+        if ((n->range[i] = hra_str(a, b->ranges[i])) == 0)
             return -ENOMEM;
-        hrd_agg_rank_range(a, n->range[i]);
+        hra_rank_range(a, n->range[i]);
     }
     for (size_t i = 0; i < b->n_context_range; i++)
         n->ctx_range[i] = n->range[b->context_range[i]];
     for (size_t i = 0; i < b->n_labels; i++) {
         const Hostrange__LabelSet *l = b->labels[i];
-        if ((n->node[i] = hrd_agg_str(a, l->node_id)) == 0 ||
-            (n->op[i] = hrd_agg_str(a, l->operator_)) == 0 ||
-            (n->backend[i] = hrd_agg_str(a, l->backend)) == 0)
+        if ((n->node[i] = hra_str(a, l->node_id)) == 0 ||
+            (n->op[i] = hra_str(a, l->operator_)) == 0 ||
+            (n->backend[i] = hra_str(a, l->backend)) == 0)
             return -ENOMEM;
     }
     return 0;
@@ -74,28 +74,28 @@ static int names_intern(struct hrd_agg *a, const Hostrange__Batch *b,
 #define KCACHE 256u
 
 struct keys {
-    struct hrd_key **map;     /* label * n_contexts + context, or NULL */
-    struct hrd_key **pmap;    /* the same for path keys, or NULL */
+    struct hra_key **map;     /* label * n_contexts + context, or NULL */
+    struct hra_key **pmap;    /* the same for path keys, or NULL */
     uint32_t *path;           /* context -> path id (below) */
     uint32_t label[KCACHE], ctx[KCACHE];
-    struct hrd_key *cache[KCACHE];
+    struct hra_key *cache[KCACHE];
 };
 
 /* The path of a context not yet looked up, and of one whose path the path
- * table had no room for (besides HRD_PATH_TOO_DEEP). */
+ * table had no room for (besides HRA_PATH_TOO_DEEP). */
 #define PATH_UNKNOWN (UINT32_MAX - 2)
 #define PATH_FULL (UINT32_MAX - 1)
 /* Ancestors climbed at most to find a context's path: beyond any depth
  * cap, so a context this far from any known one is too deep. */
-#define PATH_CLIMB (HRD_MAX_DEPTH_LIMIT + 1)
+#define PATH_CLIMB (HRA_MAX_DEPTH_LIMIT + 1)
 
 /*
  * The path id of context c of a valid batch (interned on first use, so
- * that contexts of records only take no room), HRD_PATH_TOO_DEEP or
+ * that contexts of records only take no room), HRA_PATH_TOO_DEEP or
  * PATH_FULL. Climbs iteratively: a hostile batch may chain any number of
  * contexts.
  */
-static uint32_t ctx_path(struct hrd_agg *a, const Hostrange__Batch *b,
+static uint32_t ctx_path(struct hra_agg *a, const Hostrange__Batch *b,
                          const struct names *n, uint32_t *path, uint32_t c)
 {
     uint32_t chain[PATH_CLIMB], d = 0, x = c, base = 0;
@@ -112,15 +112,15 @@ static uint32_t ctx_path(struct hrd_agg *a, const Hostrange__Batch *b,
         x = b->context_parent[x] - 1;
     }
     if (!root && path[x] == PATH_UNKNOWN)
-        return path[c] = HRD_PATH_TOO_DEEP;
+        return path[c] = HRA_PATH_TOO_DEEP;
     if (!root)
         base = path[x];
     while (d-- > 0) {
         uint32_t id;
 
-        if (base == HRD_PATH_TOO_DEEP || base == PATH_FULL)
+        if (base == HRA_PATH_TOO_DEEP || base == PATH_FULL)
             id = base;
-        else if ((id = hrd_agg_path(a, base, n->ctx_range[chain[d]])) == 0)
+        else if ((id = hra_path(a, base, n->ctx_range[chain[d]])) == 0)
             id = PATH_FULL;
         path[chain[d]] = id;
         base = id;
@@ -131,13 +131,13 @@ static uint32_t ctx_path(struct hrd_agg *a, const Hostrange__Batch *b,
 /* The path key of a sample of (label l, context c) whose range key is k;
  * NULL when the context's path is not kept (counted) or on ENOMEM (*nomem
  * set). */
-static struct hrd_key *path_key_of(struct hrd_agg *a,
+static struct hra_key *path_key_of(struct hra_agg *a,
                                    const Hostrange__Batch *b,
                                    const struct names *n, struct keys *ks,
-                                   struct hrd_key *k, uint32_t l, uint32_t c,
-                                   struct hrd_agg_fed *out, int *nomem)
+                                   struct hra_key *k, uint32_t l, uint32_t c,
+                                   struct hra_fed *out, int *nomem)
 {
-    struct hrd_key **m = NULL, *pk;
+    struct hra_key **m = NULL, *pk;
     uint32_t path;
 
     if (ks->pmap != NULL) {
@@ -146,7 +146,7 @@ static struct hrd_key *path_key_of(struct hrd_agg *a,
             return *m;
     }
     path = ctx_path(a, b, n, ks->path, c);
-    if (path == HRD_PATH_TOO_DEEP) {
+    if (path == HRA_PATH_TOO_DEEP) {
         a->paths_too_deep++;
         out->too_deep++;
         return NULL;
@@ -156,7 +156,7 @@ static struct hrd_key *path_key_of(struct hrd_agg *a,
         out->table_full++;
         return NULL;
     }
-    pk = hrd_agg_path_key_live(a, k, path);
+    pk = hra_path_key_live(a, k, path);
     if (pk == NULL)
         *nomem = 1;
     else if (m != NULL)
@@ -164,30 +164,30 @@ static struct hrd_key *path_key_of(struct hrd_agg *a,
     return pk;
 }
 
-static struct hrd_key *find_key(struct hrd_agg *a, const Hostrange__Batch *b,
+static struct hra_key *find_key(struct hra_agg *a, const Hostrange__Batch *b,
                                 const struct names *n, uint32_t l, uint32_t c)
 {
-    struct hrd_key *k;
+    struct hra_key *k;
 
     /* Nodes are ranked in the order their samples arrive. */
-    hrd_agg_rank_node(a, n->node[l]);
-    k = hrd_agg_key(a, n->node[l], n->op[l], n->backend[l],
+    hra_rank_node(a, n->node[l]);
+    k = hra_agg_key(a, n->node[l], n->op[l], n->backend[l],
                     b->labels[l]->phase, n->ctx_range[c]);
     if (k != NULL)
         k->clock_paths |= (uint8_t)n->clock_path;
     return k;
 }
 
-static inline struct hrd_key *key_of(struct hrd_agg *a,
+static inline struct hra_key *key_of(struct hra_agg *a,
                                      const Hostrange__Batch *b,
                                      const struct names *n, struct keys *ks,
                                      uint32_t l, uint32_t c)
 {
-    struct hrd_key *k;
+    struct hra_key *k;
     uint32_t slot;
 
     if (ks->map != NULL) {
-        struct hrd_key **m = &ks->map[(size_t)l * b->n_context_range + c];
+        struct hra_key **m = &ks->map[(size_t)l * b->n_context_range + c];
         if (*m == NULL)
             *m = find_key(a, b, n, l, c);
         return *m;
@@ -205,7 +205,7 @@ static inline struct hrd_key *key_of(struct hrd_agg *a,
 }
 
 /* Sets up the key table of a batch in the feed's scratch. */
-static void keys_init(struct hrd_agg_feed *in, const Hostrange__Batch *b,
+static void keys_init(struct hra_feed *in, const Hostrange__Batch *b,
                       struct keys *ks)
 {
     size_t pairs = b->n_labels * b->n_context_range;
@@ -216,7 +216,7 @@ static void keys_init(struct hrd_agg_feed *in, const Hostrange__Batch *b,
     if (pairs > KMAP_MAX)
         return;
     if (pairs > in->kmap_cap) {
-        struct hrd_key **m = realloc(in->kmap, pairs * sizeof *m);
+        struct hra_key **m = realloc(in->kmap, pairs * sizeof *m);
         if (m == NULL)
             return;
         in->kmap = m;
@@ -236,7 +236,7 @@ static void keys_init(struct hrd_agg_feed *in, const Hostrange__Batch *b,
 
 /* Sets up the paths of a batch's contexts (all unknown) in the feed's
  * scratch. Returns 0 or -ENOMEM. */
-static int paths_init(struct hrd_agg_feed *in, const Hostrange__Batch *b,
+static int paths_init(struct hra_feed *in, const Hostrange__Batch *b,
                       struct keys *ks)
 {
     size_t nc = b->n_context_range;
@@ -256,9 +256,9 @@ static int paths_init(struct hrd_agg_feed *in, const Hostrange__Batch *b,
 
 /* Aggregates the sample stream of a valid batch, counting in *out.
  * Returns 0 or -ENOMEM. */
-static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
+static int apply_stream(struct hra_agg *a, const Hostrange__Batch *b,
                         const struct names *n, struct keys *ks,
-                        struct hrd_agg_fed *out)
+                        struct hra_fed *out)
 {
     const uint8_t *p = b->samples.data;
     /* An empty stream may have no buffer: NULL + 0 is not C. */
@@ -270,7 +270,7 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
     int nomem = 0, rc = 0;
 
     while (p < end) {
-        struct hrd_key *k, *pk;
+        struct hra_key *k, *pk;
 
         /* The common item first: a leaf whose tag and time take a byte
          * each, of a (label, context) pair whose range and path keys the
@@ -281,8 +281,8 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
             (pk = ks->pmap[row + (p[0] >> 2)]) != NULL) {
             uint64_t incl = p[1];
 
-            if (hrd_agg__add(a, k, incl, incl) != 0 ||
-                (!pk->mirror && hrd_agg_path_add(a, pk, incl, incl) != 0))
+            if (hra__add(a, k, incl, incl) != 0 ||
+                (!pk->mirror && hra_path_add(a, pk, incl, incl) != 0))
                 goto nomem;
             pairs++;
             p += 2;
@@ -295,8 +295,8 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
             (pk = ks->pmap[row + (p[0] >> 2)]) != NULL) {
             uint64_t incl = (uint64_t)(p[1] & 0x7f) | (uint64_t)p[2] << 7;
 
-            if (hrd_agg__add(a, k, incl, incl) != 0 ||
-                (!pk->mirror && hrd_agg_path_add(a, pk, incl, incl) != 0))
+            if (hra__add(a, k, incl, incl) != 0 ||
+                (!pk->mirror && hra_path_add(a, pk, incl, incl) != 0))
                 goto nomem;
             pairs++;
             p += 3;
@@ -315,7 +315,7 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
         if (k == NULL)
             goto nomem;
         if (it.kind == HRP_ITEM_RECORD) {
-            if (hrd_agg_add_record(a, k, it.incl) != 0)
+            if (hra_add_record(a, k, it.incl) != 0)
                 goto nomem;
             records++;
             continue;
@@ -326,16 +326,16 @@ static int apply_stream(struct hrd_agg *a, const Hostrange__Batch *b,
         pk = path_key_of(a, b, n, ks, k, label, (uint32_t)it.index, out,
                          &nomem);
         if (pk == NULL &&
-            (nomem || hrd_agg_path_unmirror(a, k) != 0))
+            (nomem || hra_path_unmirror(a, k) != 0))
             goto nomem;
-        if (hrd_agg__add(a, k, it.incl, it.incl - it.child) != 0)
+        if (hra__add(a, k, it.incl, it.incl - it.child) != 0)
             goto nomem;
         if (it.kind == HRP_ITEM_PARENT) {
             k->children += it.nchild;
             k->descendants += it.nchild + it.extra;
         }
         if (pk != NULL && !pk->mirror) {
-            if (hrd_agg_path_add(a, pk, it.incl, it.incl - it.child) != 0)
+            if (hra_path_add(a, pk, it.incl, it.incl - it.child) != 0)
                 goto nomem;
             pk->children += it.nchild;
             pk->descendants += it.nchild + it.extra;
@@ -351,9 +351,9 @@ nomem:
     return -ENOMEM;
 }
 
-struct hrd_agg_feed *hrd_agg_feed_new(struct hrd_agg *a)
+struct hra_feed *hra_feed_new(struct hra_agg *a)
 {
-    struct hrd_agg_feed *f = calloc(1, sizeof *f);
+    struct hra_feed *f = calloc(1, sizeof *f);
 
     if (f != NULL)
         f->a = a;
@@ -361,7 +361,7 @@ struct hrd_agg_feed *hrd_agg_feed_new(struct hrd_agg *a)
 }
 
 /* Frees the string ids of the last batch's label sets. */
-static void feed_labels_free(struct hrd_agg_feed *f)
+static void feed_labels_free(struct hra_feed *f)
 {
     free(f->node);
     free(f->op);
@@ -369,7 +369,7 @@ static void feed_labels_free(struct hrd_agg_feed *f)
     f->node = f->op = f->backend = NULL;
 }
 
-void hrd_agg_feed_free(struct hrd_agg_feed *f)
+void hra_feed_free(struct hra_feed *f)
 {
     if (f == NULL)
         return;
@@ -380,10 +380,10 @@ void hrd_agg_feed_free(struct hrd_agg_feed *f)
     free(f);
 }
 
-int hrd_agg_feed(struct hrd_agg_feed *f, const Hostrange__Batch *b,
-                 struct hrd_agg_fed *out)
+int hra_feed(struct hra_feed *f, const Hostrange__Batch *b,
+                 struct hra_fed *out)
 {
-    struct hrd_agg *a = f->a;
+    struct hra_agg *a = f->a;
     struct names n = { 0 };
     struct keys *ks = NULL;
     int rc = -ENOMEM;
@@ -401,7 +401,7 @@ int hrd_agg_feed(struct hrd_agg_feed *f, const Hostrange__Batch *b,
         goto out;
     for (size_t i = 0; i < b->n_internal_label; i++) {
         uint32_t l = b->internal_label[i];
-        hrd_agg_internal_add(a, n.node[l], b->stall_count[i], b->stall_ns[i],
+        hra_internal_add(a, n.node[l], b->stall_count[i], b->stall_ns[i],
                              b->wake_count[i], b->wake_ns[i]);
     }
     rc = 0;
@@ -416,6 +416,6 @@ out:
     free(n.range);
     free(n.ctx_range);
     free(ks);
-    hrd_agg_enforce(a);
+    hra_enforce(a);
     return rc;
 }

@@ -14,7 +14,7 @@
  * clock paths of their clients. */
 struct group {
     uint32_t op, backend;
-    const struct hrd_key *mid, *inner, *timer, *fan, *fan_child, *flat;
+    const struct hra_key *mid, *inner, *timer, *fan, *fan_child, *flat;
     uint32_t serial;
     unsigned clock_paths;
 };
@@ -60,7 +60,7 @@ static double at_least_0(double x)
 
 static int cmp_recent(const void *pa, const void *pb)
 {
-    const struct hrd_calib *x = pa, *y = pb;
+    const struct hra_calib *x = pa, *y = pb;
 
     return (x->serial < y->serial) - (x->serial > y->serial);
 }
@@ -68,8 +68,8 @@ static int cmp_recent(const void *pa, const void *pb)
 /*
  * A population's robust mean, the standard error of that mean, and the
  * smallest gap between two of its distinct values. Exact keys: the mean of
- * the values up to HRD_CALIB_CUT x the 90th percentile plus
- * HRD_CALIB_CUT_NS (what lies beyond is an interruption, not the cost
+ * the values up to HRA_CALIB_CUT x the 90th percentile plus
+ * HRA_CALIB_CUT_NS (what lies beyond is an interruption, not the cost
  * measured). Because the clock's phase at a scope's start is random, the
  * mean of many readings resolves a fraction of the clock's step where a
  * median cannot. A key kept in a histogram gives its median, with an
@@ -89,7 +89,7 @@ static int cmp_u64(const void *pa, const void *pb)
 
 /*
  * The standard error of the mean of the values of v[0..n) up to cut, in
- * arrival order, from the spread of the means of HRD_CALIB_BLOCKS
+ * arrival order, from the spread of the means of HRA_CALIB_BLOCKS
  * consecutive blocks of them: what a drift of the machine during the
  * calibration (its clock rate, a neighbour) does to the mean, which the
  * spread of single values, taken as independent, does not show. 0 with
@@ -97,13 +97,13 @@ static int cmp_u64(const void *pa, const void *pb)
  */
 static double block_err(const uint64_t *v, size_t n, double cut)
 {
-    double m[HRD_CALIB_BLOCKS], all = 0, ss = 0;
+    double m[HRA_CALIB_BLOCKS], all = 0, ss = 0;
 
-    if (n < HRD_CALIB_BLOCKS * HRD_CALIB_BLOCK_MIN)
+    if (n < HRA_CALIB_BLOCKS * HRA_CALIB_BLOCK_MIN)
         return 0;
-    for (size_t b = 0; b < HRD_CALIB_BLOCKS; b++) {
-        size_t lo = n * b / HRD_CALIB_BLOCKS;
-        size_t hi = n * (b + 1) / HRD_CALIB_BLOCKS, k = 0;
+    for (size_t b = 0; b < HRA_CALIB_BLOCKS; b++) {
+        size_t lo = n * b / HRA_CALIB_BLOCKS;
+        size_t hi = n * (b + 1) / HRA_CALIB_BLOCKS, k = 0;
         double s = 0;
 
         for (size_t i = lo; i < hi; i++) {
@@ -117,13 +117,13 @@ static double block_err(const uint64_t *v, size_t n, double cut)
         m[b] = s / (double)k;
         all += m[b];
     }
-    all /= HRD_CALIB_BLOCKS;
-    for (size_t b = 0; b < HRD_CALIB_BLOCKS; b++)
+    all /= HRA_CALIB_BLOCKS;
+    for (size_t b = 0; b < HRA_CALIB_BLOCKS; b++)
         ss += (m[b] - all) * (m[b] - all);
-    return sqrt(ss / (HRD_CALIB_BLOCKS - 1) / HRD_CALIB_BLOCKS);
+    return sqrt(ss / (HRA_CALIB_BLOCKS - 1) / HRA_CALIB_BLOCKS);
 }
 
-void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
+void hra_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
                       double *step)
 {
     double s = 0, ss = 0, cut, drift = 0;
@@ -136,13 +136,13 @@ void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
     /* The blocks need the arrival order: sorted is a copy when there are
      * enough values for them (without memory, the error of single values
      * alone). */
-    if (n >= HRD_CALIB_BLOCKS * HRD_CALIB_BLOCK_MIN &&
+    if (n >= HRA_CALIB_BLOCKS * HRA_CALIB_BLOCK_MIN &&
         (sorted = malloc(n * sizeof *sorted)) != NULL)
         memcpy(sorted, v, n * sizeof *v);
     else
         sorted = v;
     qsort(sorted, n, sizeof *sorted, cmp_u64);
-    cut = HRD_CALIB_CUT * (double)sorted[n * 9 / 10] + HRD_CALIB_CUT_NS;
+    cut = HRA_CALIB_CUT * (double)sorted[n * 9 / 10] + HRA_CALIB_CUT_NS;
     if (sorted != v) {
         drift = block_err(v, n, cut);
         memcpy(v, sorted, n * sizeof *v);
@@ -166,16 +166,16 @@ void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
 }
 
 /* The robust figures of key k's inclusive (self = 0) or self times. */
-static int robust_of(struct hrd_agg *a, const struct hrd_key *k, int self,
+static int robust_of(struct hra_agg *a, const struct hra_key *k, int self,
                      struct robust *r)
 {
-    struct hrd_summary si, ss;
+    struct hrs_summary si, ss;
     size_t ni, ns;
     uint64_t *incl, *selfv;
 
     memset(r, 0, sizeof *r);
     if (!k->exact) {
-        if (hrd_agg_key_summaries(a, k, &si, &ss) != 0)
+        if (hra_key_summaries(a, k, &si, &ss) != 0)
             return -ENOMEM;
         r->mean = self ? ss.median : si.median;
         r->n = self ? ss.count : si.count;
@@ -188,11 +188,11 @@ static int robust_of(struct hrd_agg *a, const struct hrd_key *k, int self,
         free(selfv);
         return -ENOMEM;
     }
-    hrd_agg_key_values(k, incl, &ni, selfv, &ns);
+    hra_key_values(k, incl, &ni, selfv, &ns);
     if (self)
-        hrd_calib_robust(selfv, ns, &r->mean, &r->err, &r->step);
+        hra_calib_robust(selfv, ns, &r->mean, &r->err, &r->step);
     else
-        hrd_calib_robust(incl, ni, &r->mean, &r->err, &r->step);
+        hra_calib_robust(incl, ni, &r->mean, &r->err, &r->step);
     r->n = self ? ns : ni;
     free(incl);
     free(selfv);
@@ -227,10 +227,10 @@ static int robust_of(struct hrd_agg *a, const struct hrd_key *k, int self,
  * here around short children in a loop, is below 0 where empty_ns is the
  * cost of a read, and it is about +10 ns for children between long runs
  * of their parent's work. It is kept as a bound of what the fast path
- * leaves uncertain (hrd_observer_apply).
+ * leaves uncertain (hra_observer_apply).
  */
-static int fan_figures(struct hrd_agg *a, const struct group *g,
-                       struct hrd_calib *c, double empty)
+static int fan_figures(struct hra_agg *a, const struct group *g,
+                       struct hra_calib *c, double empty)
 {
     struct robust fi, fs, li, ci;
     double k;
@@ -260,10 +260,10 @@ static int fan_figures(struct hrd_agg *a, const struct group *g,
     return 0;
 }
 
-int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
+int hra_calib_collect(struct hra_agg *a, struct hra_calib **out, size_t *n)
 {
     struct group *g;
-    struct hrd_calib *c = NULL;
+    struct hra_calib *c = NULL;
     size_t ng = 0, nc = 0;
     int rc = 0;
 
@@ -273,14 +273,14 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
     if (g == NULL)
         return -ENOMEM;
     for (uint32_t i = 0; i < a->nkeys; i++) {
-        const struct hrd_key *k = a->keys[i];
+        const struct hra_key *k = a->keys[i];
         struct group *x;
         int role;
 
         if (k->phase != HRP_PHASE_WARM ||
-            strcmp(hrd_agg_str_get(a, k->node), HRP_CALIB_NODE) != 0)
+            strcmp(hra_str_get(a, k->node), HRP_CALIB_NODE) != 0)
             continue;
-        role = range_role(hrd_agg_str_get(a, k->range));
+        role = range_role(hra_str_get(a, k->range));
         if (role == NONE)
             continue;
         x = group_of(g, &ng, k->op, k->backend);
@@ -320,8 +320,8 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n)
             rc = -ENOMEM;
             goto out;
         }
-        c[nc].label = hrd_agg_str_get(a, g[i].op);
-        c[nc].clock = hrd_agg_str_get(a, g[i].backend);
+        c[nc].label = hra_str_get(a, g[i].op);
+        c[nc].clock = hra_str_get(a, g[i].backend);
         c[nc].child_ns = at_least_0(mi.mean - ii.mean);
         c[nc].residue_ns = at_least_0(ms.mean - is.mean);
         c[nc].empty_ns = at_least_0(ii.mean);
@@ -353,7 +353,7 @@ out:
     return 0;
 }
 
-void hrd_calib_from_message(struct hrd_calib *cal,
+void hra_calib_from_message(struct hra_calib *cal,
                             const Hostrange__Calibration *m)
 {
     memset(cal, 0, sizeof *cal);
@@ -372,13 +372,13 @@ void hrd_calib_from_message(struct hrd_calib *cal,
     cal->bias_ns = m->bias_ns;
 }
 
-double hrd_calib_bias(const struct hrd_calib *cal)
+double hra_calib_bias(const struct hra_calib *cal)
 {
     return cal->bias_ns != 0 ? cal->bias_ns : cal->empty_ns;
 }
 
-void hrd_calib_to_message(Hostrange__Calibration *m,
-                          const struct hrd_calib *cal)
+void hra_calib_to_message(Hostrange__Calibration *m,
+                          const struct hra_calib *cal)
 {
     hostrange__calibration__init(m);
     m->label = (char *)cal->label;
@@ -396,7 +396,7 @@ void hrd_calib_to_message(Hostrange__Calibration *m,
     m->bias_ns = cal->bias_ns;
 }
 
-const struct hrd_calib *hrd_calib_for(const struct hrd_calib *cal, size_t n,
+const struct hra_calib *hra_calib_for(const struct hra_calib *cal, size_t n,
                                       const char *label, unsigned paths)
 {
     paths &= HRP_PATHS_ALL;
@@ -420,7 +420,7 @@ static double less(double x, double d)
     return x > d ? x - d : 0.0;
 }
 
-void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
+void hra_observer_apply(struct hra_row *row, const struct hra_calib *cal,
                         int correct)
 {
     double per_call, cost;
@@ -455,17 +455,17 @@ void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
         /* What the correction leaves uncertain (observer.h): the
          * correction, the plain reads, and the step of the clock a
          * median of its readings is known to. */
-        double u = cost + fmax(cal->empty_ns, fabs(hrd_calib_bias(cal))) +
+        double u = cost + fmax(cal->empty_ns, fabs(hra_calib_bias(cal))) +
                    (cal->step_ns > 0 ? cal->step_ns : 0.0);
 
         row->unstable = row->median > 0
-                            ? u / row->median >= HRD_OBSERVER_UNSTABLE_FAST
+                            ? u / row->median >= HRA_OBSERVER_UNSTABLE_FAST
                             : u > 0;
     } else {
-        row->unstable = row->observer_share >= HRD_OBSERVER_UNSTABLE;
+        row->unstable = row->observer_share >= HRA_OBSERVER_UNSTABLE;
     }
     row->resolution_limited =
-        cal->step_ns > 0 && row->median < HRD_RESOLUTION_STEPS * cal->step_ns;
+        cal->step_ns > 0 && row->median < HRA_RESOLUTION_STEPS * cal->step_ns;
     if (!correct)
         return;
     /* The reads' own bias: constant on the ordered path; about 0 on the

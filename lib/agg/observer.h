@@ -8,8 +8,8 @@
  * (calibration.outer, containing calibration.mid, containing
  * calibration.inner) and records of calibration.timer (the cost of one clock
  * read, measured by the program itself). From their robust means (the mean
- * of the values up to HRD_CALIB_CUT x the 90th percentile plus
- * HRD_CALIB_CUT_NS, which resolves a fraction of the clock's step where a
+ * of the values up to HRA_CALIB_CUT x the 90th percentile plus
+ * HRA_CALIB_CUT_NS, which resolves a fraction of the clock's step where a
  * median is stuck on whole steps), each with its standard error:
  *
  *   child_ns   = mid inclusive - inner inclusive: the complete cost of one
@@ -35,7 +35,7 @@
  * Clock paths. A calibration measures the clock path of the client that ran
  * it (fast, waiting or ordered, proto/protocol.h), and a key knows the
  * paths of the clients that fed it (agg.h). A row is corrected only by a
- * calibration of its own path (hrd_calib_for): a calibration taken with
+ * calibration of its own path (hra_calib_for): a calibration taken with
  * plain reads is not applied to rows of waiting ones, nor the other way
  * round; a row of more than one path (mixed) by none: its observer fields
  * are null and its clock_path says mixed. A row whose
@@ -48,7 +48,7 @@
  * it) and c x residue_ns for a self row (observer_ns), and its share of
  * the median is observer_ns / median.
  *
- * Ordered path: a share of HRD_OBSERVER_UNSTABLE or more marks the row
+ * Ordered path: a share of HRA_OBSERVER_UNSTABLE or more marks the row
  * unstable, and corrected figures are the row's less observer_ns +
  * empty_ns (the bias of its own reads).
  *
@@ -62,13 +62,13 @@
  * row is unstable when observer_ns plus the reads' uncertainty (the larger
  * of empty_ns and |bias_ns|, plus one step of the clock: a median of
  * readings of a clock that advances in steps is known to a step) is
- * HRD_OBSERVER_UNSTABLE_FAST of its median or more: a correction is then
+ * HRA_OBSERVER_UNSTABLE_FAST of its median or more: a correction is then
  * uncertain by that much. (Without the step, a leaf of 400 ns on a clock
  * of 10 ns steps whose plain reads run 14 ns ahead, 3.5% of it, read 2
  * steps low, beyond 5%, without a flag.)
  *
  * Corrected figures are never below 0. A row whose median is under
- * HRD_RESOLUTION_STEPS clock steps is marked resolution_limited: a step is
+ * HRA_RESOLUTION_STEPS clock steps is marked resolution_limited: a step is
  * then 5% of it or more.
  */
 #ifndef HOSTRANGE_OBSERVER_H
@@ -85,33 +85,33 @@
  * The rules that --help, the man pages and doc/ state in words, each given
  * once here and quoted there (tests/service/test_rules.sh compares them).
  *
- * A row is unstable when its observer share is HRD_OBSERVER_UNSTABLE_PCT
+ * A row is unstable when its observer share is HRA_OBSERVER_UNSTABLE_PCT
  * percent of its median or more (the ordered clock path); on the fast
  * path, when its observer cost and the uncertainty of its plain reads are
- * HRD_OBSERVER_UNSTABLE_FAST_PCT percent of it or more.
+ * HRA_OBSERVER_UNSTABLE_FAST_PCT percent of it or more.
  */
-#define HRD_OBSERVER_UNSTABLE_PCT 10
-#define HRD_OBSERVER_UNSTABLE_FAST_PCT 5
-#define HRD_OBSERVER_UNSTABLE (HRD_OBSERVER_UNSTABLE_PCT / 100.0)
-#define HRD_OBSERVER_UNSTABLE_FAST (HRD_OBSERVER_UNSTABLE_FAST_PCT / 100.0)
+#define HRA_OBSERVER_UNSTABLE_PCT 10
+#define HRA_OBSERVER_UNSTABLE_FAST_PCT 5
+#define HRA_OBSERVER_UNSTABLE (HRA_OBSERVER_UNSTABLE_PCT / 100.0)
+#define HRA_OBSERVER_UNSTABLE_FAST (HRA_OBSERVER_UNSTABLE_FAST_PCT / 100.0)
 /* Rows whose median is under this many steps of the clock, as the
  * calibration measured it, are resolution_limited. */
-#define HRD_RESOLUTION_STEPS 20
+#define HRA_RESOLUTION_STEPS 20
 /* diff marks a row quantized when a median is within this many steps of
  * the clock as a run's data show it (the smallest gap between a key's
  * distinct values): a rule of the data, not of the calibration. */
-#define HRD_QUANTIZED_STEPS 2
+#define HRA_QUANTIZED_STEPS 2
 /* The robust mean's cut: values above CUT x p90 + CUT_NS are dropped. */
-#define HRD_CALIB_CUT 4.0
-#define HRD_CALIB_CUT_NS 50.0
+#define HRA_CALIB_CUT 4.0
+#define HRA_CALIB_CUT_NS 50.0
 /* The standard error of a robust mean is also taken from the spread of
- * the means of HRD_CALIB_BLOCKS consecutive blocks of the values (in the
- * order they came; at least HRD_CALIB_BLOCK_MIN values each), when that is
+ * the means of HRA_CALIB_BLOCKS consecutive blocks of the values (in the
+ * order they came; at least HRA_CALIB_BLOCK_MIN values each), when that is
  * the larger: a drift of the machine during a calibration. */
-#define HRD_CALIB_BLOCKS 8u
-#define HRD_CALIB_BLOCK_MIN 64u
+#define HRA_CALIB_BLOCKS 8u
+#define HRA_CALIB_BLOCK_MIN 64u
 
-struct hrd_calib {
+struct hra_calib {
     const char *label;  /* borrowed: the aggregation's or a reply's */
     const char *clock;
     double child_ns;
@@ -139,7 +139,7 @@ struct hrd_calib {
  * and that of block means, above) and the smallest gap between two
  * distinct values kept (0 when all are equal).
  */
-void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
+void hra_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
                       double *step);
 
 /*
@@ -147,14 +147,14 @@ void hrd_calib_robust(uint64_t *v, size_t n, double *mean, double *err,
  * files): every field both ways. to_message: m (initialised here) borrows
  * cal's strings. from_message: cal borrows m's.
  */
-void hrd_calib_to_message(Hostrange__Calibration *m,
-                          const struct hrd_calib *cal);
-void hrd_calib_from_message(struct hrd_calib *cal,
+void hra_calib_to_message(Hostrange__Calibration *m,
+                          const struct hra_calib *cal);
+void hra_calib_from_message(struct hra_calib *cal,
                             const Hostrange__Calibration *m);
 
 /* cal's bias_ns, or its empty_ns where the bias was not kept (a file from
  * before it was). */
-double hrd_calib_bias(const struct hrd_calib *cal);
+double hra_calib_bias(const struct hra_calib *cal);
 
 
 /*
@@ -163,7 +163,7 @@ double hrd_calib_bias(const struct hrd_calib *cal);
  * in *out (caller frees; NULL when none) of *n entries, the most recent
  * first; their strings belong to a. Returns -ENOMEM otherwise.
  */
-int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n);
+int hra_calib_collect(struct hra_agg *a, struct hra_calib **out, size_t *n);
 
 /*
  * The calibration of cal[0..n) (the most recent first) that applies to a
@@ -174,7 +174,7 @@ int hrd_calib_collect(struct hrd_agg *a, struct hrd_calib **out, size_t *n);
  * calibration of both paths applies to no row. Returns NULL when none
  * applies.
  */
-const struct hrd_calib *hrd_calib_for(const struct hrd_calib *cal, size_t n,
+const struct hra_calib *hra_calib_for(const struct hra_calib *cal, size_t n,
                                       const char *label, unsigned paths);
 
 /*
@@ -184,7 +184,7 @@ const struct hrd_calib *hrd_calib_for(const struct hrd_calib *cal, size_t n,
  * subtracts the calibrated cost from the row's mean, median, min, max, p90
  * and p99 (never below 0) and sets row->corrected.
  */
-void hrd_observer_apply(struct hrd_row *row, const struct hrd_calib *cal,
+void hra_observer_apply(struct hra_row *row, const struct hra_calib *cal,
                         int correct);
 
 #endif

@@ -19,7 +19,7 @@ static uint32_t path_hash(uint32_t parent, uint32_t range)
     return (uint32_t)mix(mix(0x9e3779b97f4a7c15ull ^ parent) ^ range);
 }
 
-size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a)
+size_t hra_pathtab_bytes(const struct hra_agg *a)
 {
     return (size_t)a->path.cap * (2 * sizeof(uint32_t) + 1) +
            (size_t)a->path.slots * sizeof(uint32_t);
@@ -27,43 +27,43 @@ size_t hrd_agg_pathtab_bytes(const struct hrd_agg *a)
 
 static uint32_t path_id_hash(const void *ctx, uint32_t id)
 {
-    const struct hrd_pathtab *t = ctx;
+    const struct hra_pathtab *t = ctx;
 
     return path_hash(t->parent[id - 1], t->range[id - 1]);
 }
 
-static int pathtab_grow(struct hrd_agg *a)
+static int pathtab_grow(struct hra_agg *a)
 {
-    struct hrd_pathtab *t = &a->path;
-    size_t before = hrd_agg_pathtab_bytes(a);
+    struct hra_pathtab *t = &a->path;
+    size_t before = hra_pathtab_bytes(a);
 
     if (t->n == t->cap) {
         /* Three arrays side by side, each resized to the one new room. */
-        size_t cap = hrd_grow_room(t->cap, (size_t)t->n + 1,
+        size_t cap = hru_grow_room(t->cap, (size_t)t->n + 1,
                                    sizeof *t->parent, 64);
         if (cap == 0 || cap > UINT32_MAX ||
-            hrd_resize(&t->parent, cap, sizeof *t->parent) != 0 ||
-            hrd_resize(&t->range, cap, sizeof *t->range) != 0 ||
-            hrd_resize(&t->depth, cap, sizeof *t->depth) != 0)
+            hru_resize(&t->parent, cap, sizeof *t->parent) != 0 ||
+            hru_resize(&t->range, cap, sizeof *t->range) != 0 ||
+            hru_resize(&t->depth, cap, sizeof *t->depth) != 0)
             return -ENOMEM;
         t->cap = (uint32_t)cap;
     }
-    if (hrd_agg_index_room(&t->index, &t->slots, t->n, path_id_hash, t) != 0)
+    if (hra_index_room(&t->index, &t->slots, t->n, path_id_hash, t) != 0)
         return -ENOMEM;
-    a->bytes += hrd_agg_pathtab_bytes(a) - before;
+    a->bytes += hra_pathtab_bytes(a) - before;
     return 0;
 }
 
-uint32_t hrd_agg_path(struct hrd_agg *a, uint32_t parent, uint32_t range)
+uint32_t hra_path(struct hra_agg *a, uint32_t parent, uint32_t range)
 {
-    struct hrd_pathtab *t = &a->path;
+    struct hra_pathtab *t = &a->path;
     uint32_t depth, i;
 
-    if (parent == HRD_PATH_TOO_DEEP)
-        return HRD_PATH_TOO_DEEP;
+    if (parent == HRA_PATH_TOO_DEEP)
+        return HRA_PATH_TOO_DEEP;
     depth = parent == 0 ? 1u : t->depth[parent - 1] + 1u;
-    if (depth > a->max_depth || depth > HRD_MAX_DEPTH_LIMIT)
-        return HRD_PATH_TOO_DEEP;
+    if (depth > a->max_depth || depth > HRA_MAX_DEPTH_LIMIT)
+        return HRA_PATH_TOO_DEEP;
     if (t->slots != 0) {
         for (i = path_hash(parent, range) & (t->slots - 1); t->index[i] != 0;
              i = (i + 1) & (t->slots - 1)) {
@@ -84,7 +84,7 @@ uint32_t hrd_agg_path(struct hrd_agg *a, uint32_t parent, uint32_t range)
     return t->n;
 }
 
-uint32_t hrd_agg_path_names(const struct hrd_agg *a, uint32_t id,
+uint32_t hra_path_names(const struct hra_agg *a, uint32_t id,
                             const char **names)
 {
     uint32_t d;
@@ -93,20 +93,20 @@ uint32_t hrd_agg_path_names(const struct hrd_agg *a, uint32_t id,
         return 0;
     d = a->path.depth[id - 1];
     for (uint32_t i = d; i-- > 0 && id != 0;) {
-        names[i] = hrd_agg_str_get(a, a->path.range[id - 1]);
+        names[i] = hra_str_get(a, a->path.range[id - 1]);
         id = a->path.parent[id - 1];
     }
     return d;
 }
 
 /* The index of path keys: open addressing on (range key, path). */
-static uint32_t pk_hash(const struct hrd_key *owner, uint32_t path)
+static uint32_t pk_hash(const struct hra_key *owner, uint32_t path)
 {
     return (uint32_t)mix(mix((uint64_t)(uintptr_t)owner) ^ path);
 }
 
-static void pk_insert(struct hrd_key **idx, uint32_t slots,
-                      const struct hrd_key *owner, struct hrd_key *pk)
+static void pk_insert(struct hra_key **idx, uint32_t slots,
+                      const struct hra_key *owner, struct hra_key *pk)
 {
     uint32_t j = pk_hash(owner, pk->path) & (slots - 1);
 
@@ -115,14 +115,14 @@ static void pk_insert(struct hrd_key **idx, uint32_t slots,
     idx[j] = pk;
 }
 
-static int pk_build(struct hrd_agg *a, uint32_t slots)
+static int pk_build(struct hra_agg *a, uint32_t slots)
 {
-    struct hrd_key **idx = calloc(slots, sizeof *idx);
+    struct hra_key **idx = calloc(slots, sizeof *idx);
 
     if (idx == NULL)
         return -ENOMEM;
     for (uint32_t i = 0; i < a->nkeys; i++) {
-        for (struct hrd_key *p = a->keys[i]->paths; p != NULL; p = p->pnext)
+        for (struct hra_key *p = a->keys[i]->paths; p != NULL; p = p->pnext)
             pk_insert(idx, slots, a->keys[i], p);
     }
     a->bytes -= (size_t)a->pkslots * sizeof *idx;
@@ -133,7 +133,7 @@ static int pk_build(struct hrd_agg *a, uint32_t slots)
     return 0;
 }
 
-int hrd_agg_paths_reindex(struct hrd_agg *a)
+int hra_paths_reindex(struct hra_agg *a)
 {
     if (a->pkslots == 0)
         return 0;
@@ -143,10 +143,10 @@ int hrd_agg_paths_reindex(struct hrd_agg *a)
 /* A path key's owner is found through its index slot: the key's fields
  * are its owner's labels, so (node, op, backend, phase, range) and path
  * identify it; the owner pointer only spreads the hash. */
-static struct hrd_key *path_key(struct hrd_agg *a, struct hrd_key *k,
+static struct hra_key *path_key(struct hra_agg *a, struct hra_key *k,
                                 uint32_t path, int live)
 {
-    struct hrd_key *pk, **tail;
+    struct hra_key *pk, **tail;
     uint32_t i;
 
     if (2 * (a->npkeys + 1) >= a->pkslots &&
@@ -161,7 +161,7 @@ static struct hrd_key *path_key(struct hrd_agg *a, struct hrd_key *k,
             return pk;
     }
     /* A new path parts a mirror from its range key. */
-    if (hrd_agg_path_unmirror(a, k) != 0)
+    if (hra_path_unmirror(a, k) != 0)
         return NULL;
     pk = calloc(1, sizeof *pk);
     if (pk == NULL)
@@ -184,39 +184,39 @@ static struct hrd_key *path_key(struct hrd_agg *a, struct hrd_key *k,
     return pk;
 }
 
-struct hrd_key *hrd_agg_path_key(struct hrd_agg *a, struct hrd_key *k,
+struct hra_key *hra_path_key(struct hra_agg *a, struct hra_key *k,
                                  uint32_t path)
 {
     return path_key(a, k, path, 0);
 }
 
-struct hrd_key *hrd_agg_path_key_live(struct hrd_agg *a, struct hrd_key *k,
+struct hra_key *hra_path_key_live(struct hra_agg *a, struct hra_key *k,
                                       uint32_t path)
 {
     return path_key(a, k, path, 1);
 }
 
 /* A new histogram holding src's values, or NULL (ENOMEM). */
-static struct hrd_hist *hist_dup(const struct hrd_hist *src)
+static struct hrs_hist *hist_dup(const struct hrs_hist *src)
 {
-    struct hrd_hist *h = malloc(sizeof *h);
+    struct hrs_hist *h = malloc(sizeof *h);
 
-    if (h != NULL && hrd_hist_copy(h, src) != 0) {
+    if (h != NULL && hrs_hist_copy(h, src) != 0) {
         free(h);
         h = NULL;
     }
     return h;
 }
 
-static void hist_drop(struct hrd_hist *h)
+static void hist_drop(struct hrs_hist *h)
 {
-    hrd_hist_fini(h);
+    hrs_hist_fini(h);
     free(h);
 }
 
-int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k)
+int hra_path_unmirror(struct hra_agg *a, struct hra_key *k)
 {
-    struct hrd_key *p = k->paths;
+    struct hra_key *p = k->paths;
     int rc;
 
     if (p == NULL || !p->mirror)
@@ -224,14 +224,14 @@ int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k)
     /* A mirror's range key has no record (a record parts them). */
     p->mirror = 0;
     if (k->exact) {
-        rc = hrd_agg_path_set_exact(a, p, k->buf, k->len, k->pairs);
+        rc = hra_path_set_exact(a, p, k->buf, k->len, k->pairs);
     } else {
         /* A shared histogram (agg.h) stays shared in the copy. */
-        struct hrd_hist *hi = hist_dup(k->incl);
-        struct hrd_hist *hs = k->self == k->incl ? hi : hist_dup(k->self);
+        struct hrs_hist *hi = hist_dup(k->incl);
+        struct hrs_hist *hs = k->self == k->incl ? hi : hist_dup(k->self);
 
         rc = hi != NULL && hs != NULL
-                 ? hrd_agg_path_set_hist(a, p, hi, hs, k->pairs)
+                 ? hra_path_set_hist(a, p, hi, hs, k->pairs)
                  : -ENOMEM;
         if (rc != 0) {
             if (hs != hi)
@@ -249,9 +249,9 @@ int hrd_agg_path_unmirror(struct hrd_agg *a, struct hrd_key *k)
     return 0;
 }
 
-const struct hrd_key *hrd_agg_path_view(const struct hrd_key *k,
-                                        const struct hrd_key *p,
-                                        struct hrd_key *tmp)
+const struct hra_key *hra_path_view(const struct hra_key *k,
+                                        const struct hra_key *p,
+                                        struct hra_key *tmp)
 {
     if (!p->mirror)
         return p;
@@ -264,56 +264,56 @@ const struct hrd_key *hrd_agg_path_view(const struct hrd_key *k,
     return tmp;
 }
 
-int hrd_agg_path_add(struct hrd_agg *a, struct hrd_key *pk, uint64_t incl_ns,
+int hra_path_add(struct hra_agg *a, struct hra_key *pk, uint64_t incl_ns,
                      uint64_t self_ns)
 {
     uint64_t events = a->events, capped = a->capped;
-    int rc = hrd_agg__add(a, pk, incl_ns, self_ns);
+    int rc = hra__add(a, pk, incl_ns, self_ns);
 
     a->events = events;
     a->capped = capped;
     return rc;
 }
 
-int hrd_agg_path_add_exact(struct hrd_agg *a, struct hrd_key *pk,
+int hra_path_add_exact(struct hra_agg *a, struct hra_key *pk,
                            const uint8_t *buf, size_t len, uint64_t pairs)
 {
     uint64_t events = a->events, capped = a->capped;
-    int rc = hrd_agg_key_add_exact(a, pk, buf, len, pairs, 0);
+    int rc = hra_key_add_exact(a, pk, buf, len, pairs, 0);
 
     a->events = events;
     a->capped = capped;
     return rc;
 }
 
-int hrd_agg_path_set_exact(struct hrd_agg *a, struct hrd_key *pk,
+int hra_path_set_exact(struct hra_agg *a, struct hra_key *pk,
                            const uint8_t *buf, size_t len, uint64_t pairs)
 {
     uint64_t events = a->events;
-    int rc = hrd_agg_key_set_exact(a, pk, buf, len, pairs, 0);
+    int rc = hra_key_set_exact(a, pk, buf, len, pairs, 0);
 
     a->events = events;
     return rc;
 }
 
-int hrd_agg_path_set_hist(struct hrd_agg *a, struct hrd_key *pk,
-                          struct hrd_hist *incl, struct hrd_hist *self,
+int hra_path_set_hist(struct hra_agg *a, struct hra_key *pk,
+                          struct hrs_hist *incl, struct hrs_hist *self,
                           uint64_t pairs)
 {
     uint64_t events = a->events;
-    int rc = hrd_agg_key_set_hist(a, pk, incl, self, pairs, 0);
+    int rc = hra_key_set_hist(a, pk, incl, self, pairs, 0);
 
     a->events = events;
     return rc;
 }
 
-int hrd_agg_key_join(struct hrd_agg *a, struct hrd_key *k, uint32_t path,
+int hra_key_join(struct hra_agg *a, struct hra_key *k, uint32_t path,
                      int *mirrored)
 {
     *mirrored = 0;
-    if (path != 0 && path != HRD_PATH_TOO_DEEP) {
+    if (path != 0 && path != HRA_PATH_TOO_DEEP) {
         if (k->paths == NULL && k->pairs + k->records == 0) {
-            struct hrd_key *pk = hrd_agg_path_key_live(a, k, path);
+            struct hra_key *pk = hra_path_key_live(a, k, path);
 
             if (pk == NULL)
                 return -ENOMEM;
@@ -323,12 +323,12 @@ int hrd_agg_key_join(struct hrd_agg *a, struct hrd_key *k, uint32_t path,
                         k->paths->mirror && k->paths->path == path;
         }
     }
-    if (!*mirrored && hrd_agg_path_unmirror(a, k) != 0)
+    if (!*mirrored && hra_path_unmirror(a, k) != 0)
         return -ENOMEM;
     return 0;
 }
 
-void hrd_agg_paths_skipped(struct hrd_agg *a, uint32_t id, uint64_t n)
+void hra_paths_skipped(struct hra_agg *a, uint32_t id, uint64_t n)
 {
     if (id == 0)
         a->paths_table_full += n;

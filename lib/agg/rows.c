@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void key_pos(const struct hrd_agg *a, const struct hrd_key *k,
+static void key_pos(const struct hra_agg *a, const struct hra_key *k,
                     uint32_t pos[5])
 {
     pos[0] = a->str.rank[k->node - 1];
@@ -31,17 +31,17 @@ static int cmp_pos(const uint32_t x[5], const uint32_t y[5])
 
 static int cmp_keys(const void *pa, const void *pb, void *arg)
 {
-    const struct hrd_agg *a = arg;
+    const struct hra_agg *a = arg;
     uint32_t x[5], y[5];
 
-    key_pos(a, *(struct hrd_key *const *)pa, x);
-    key_pos(a, *(struct hrd_key *const *)pb, y);
+    key_pos(a, *(struct hra_key *const *)pa, x);
+    key_pos(a, *(struct hra_key *const *)pb, y);
     return cmp_pos(x, y);
 }
 
 /* Filter results per string, so each pattern meets each string once:
  * bit 2f is "checked", bit 2f + 1 "matches" for field f. */
-static int field_match(const struct hrd_agg *a, struct hrd_match *m, int field,
+static int field_match(const struct hra_agg *a, struct hra_match *m, int field,
                        const char *pattern, uint32_t id)
 {
     uint8_t *b;
@@ -51,16 +51,16 @@ static int field_match(const struct hrd_agg *a, struct hrd_match *m, int field,
     b = &m->bits[id];
     if (!(*b & (1u << (2 * field)))) {
         *b |= (uint8_t)(1u << (2 * field));
-        if (fnmatch(pattern, hrd_agg_str_get(a, id), 0) == 0)
+        if (fnmatch(pattern, hra_str_get(a, id), 0) == 0)
             *b |= (uint8_t)(1u << (2 * field + 1));
     }
     return (*b >> (2 * field + 1)) & 1u;
 }
 
-int hrd_match_key(struct hrd_match *m, const struct hrd_agg *a,
-                  const struct hrd_key *k)
+int hra_match_key(struct hra_match *m, const struct hra_agg *a,
+                  const struct hra_key *k)
 {
-    const struct hrd_filter *f = m->f;
+    const struct hra_filter *f = m->f;
 
     if (f == NULL)
         return 1;
@@ -72,30 +72,30 @@ int hrd_match_key(struct hrd_match *m, const struct hrd_agg *a,
            field_match(a, m, 3, f->range, k->range);
 }
 
-int hrd_match_init(struct hrd_match *m, const struct hrd_agg *a,
-                   const struct hrd_filter *f)
+int hra_match_init(struct hra_match *m, const struct hra_agg *a,
+                   const struct hra_filter *f)
 {
     m->f = f;
     m->bits = calloc(a->str.n + 1, 1);
     return m->bits == NULL ? -ENOMEM : 0;
 }
 
-void hrd_match_fini(struct hrd_match *m)
+void hra_match_fini(struct hra_match *m)
 {
     free(m->bits);
     m->bits = NULL;
 }
 
-static void row_init(const struct hrd_agg *a, const struct hrd_key *k,
-                     const char *metric, const struct hrd_summary *s,
-                     struct hrd_row *row)
+static void row_init(const struct hra_agg *a, const struct hra_key *k,
+                     const char *metric, const struct hrs_summary *s,
+                     struct hra_row *row)
 {
     memset(row, 0, sizeof *row);
-    row->node_id = hrd_agg_str_get(a, k->node);
-    row->op = hrd_agg_str_get(a, k->op);
-    row->backend = hrd_agg_str_get(a, k->backend);
+    row->node_id = hra_str_get(a, k->node);
+    row->op = hra_str_get(a, k->op);
+    row->backend = hra_str_get(a, k->backend);
     row->phase = hrp_phase_name(k->phase);
-    row->range = hrd_agg_str_get(a, k->range);
+    row->range = hra_str_get(a, k->range);
     row->metric = metric;
     row->count = s->count;
     row->mean = s->mean;
@@ -115,9 +115,9 @@ static void row_init(const struct hrd_agg *a, const struct hrd_key *k,
 }
 
 /* The exact sums of a key's values (inclusive, self), saturated. Right
- * after hrd_agg_key_summaries of an exact key, the scratch holds its values
+ * after hra_key_summaries of an exact key, the scratch holds its values
  * (agg.c: inclusive first, then self). */
-static void key_sums(const struct hrd_agg *a, const struct hrd_key *k,
+static void key_sums(const struct hra_agg *a, const struct hra_key *k,
                      uint64_t *si, uint64_t *ss)
 {
     unsigned __int128 x = 0, y = 0;
@@ -138,25 +138,25 @@ static void key_sums(const struct hrd_agg *a, const struct hrd_key *k,
 
 /* Emits the rows of the path keys of k. Returns 0, the callback's value
  * or -ENOMEM. */
-static int emit_paths(struct hrd_agg *a, const struct hrd_key *k,
-                      hrd_row_fn fn, void *ctx)
+static int emit_paths(struct hra_agg *a, const struct hra_key *k,
+                      hra_row_fn fn, void *ctx)
 {
-    const char *names[HRD_MAX_DEPTH_LIMIT];
-    struct hrd_summary si, ss;
-    struct hrd_row row;
+    const char *names[HRA_MAX_DEPTH_LIMIT];
+    struct hrs_summary si, ss;
+    struct hra_row row;
     uint64_t sumi, sums;
     uint32_t depth;
     int rc = 0;
 
-    for (const struct hrd_key *pp = k->paths; pp != NULL && rc == 0;
+    for (const struct hra_key *pp = k->paths; pp != NULL && rc == 0;
          pp = pp->pnext) {
-        struct hrd_key tmp;
-        const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
+        struct hra_key tmp;
+        const struct hra_key *p = hra_path_view(k, pp, &tmp);
 
-        if (hrd_agg_key_summaries(a, p, &si, &ss) != 0)
+        if (hra_key_summaries(a, p, &si, &ss) != 0)
             return -ENOMEM;
         key_sums(a, p, &sumi, &sums);
-        depth = hrd_agg_path_names(a, p->path, names);
+        depth = hra_path_names(a, p->path, names);
         row_init(a, p, hrp_metric_name(HRP_METRIC_INCLUSIVE), &si, &row);
         row.path = names;
         row.depth = depth;
@@ -177,14 +177,14 @@ static int emit_paths(struct hrd_agg *a, const struct hrd_key *k,
 }
 
 /* Emits the rows of one key. Returns 0, the callback's value or -ENOMEM. */
-static int emit_key(struct hrd_agg *a, const struct hrd_key *k,
-                    hrd_row_fn fn, void *ctx)
+static int emit_key(struct hra_agg *a, const struct hra_key *k,
+                    hra_row_fn fn, void *ctx)
 {
-    struct hrd_summary si, ss;
-    struct hrd_row row;
+    struct hrs_summary si, ss;
+    struct hra_row row;
     int rc;
 
-    if (hrd_agg_key_summaries(a, k, &si, &ss) != 0)
+    if (hra_key_summaries(a, k, &si, &ss) != 0)
         return -ENOMEM;
     row_init(a, k, hrp_metric_name(HRP_METRIC_INCLUSIVE), &si, &row);
     rc = fn(&row, ctx);
@@ -195,19 +195,19 @@ static int emit_key(struct hrd_agg *a, const struct hrd_key *k,
     return rc;
 }
 
-int hrd_agg_rows_page(struct hrd_agg *a, const struct hrd_filter *f,
-                      struct hrd_cursor *cur, uint64_t budget, hrd_row_fn fn,
+int hra_rows_page(struct hra_agg *a, const struct hra_filter *f,
+                      struct hra_cursor *cur, uint64_t budget, hra_row_fn fn,
                       void *ctx)
 {
-    return hrd_agg_rows_page_by(a, f, cur, budget, 0, fn, ctx);
+    return hra_rows_page_by(a, f, cur, budget, 0, fn, ctx);
 }
 
-int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
-                         struct hrd_cursor *cur, uint64_t budget,
-                         int by_path, hrd_row_fn fn, void *ctx)
+int hra_rows_page_by(struct hra_agg *a, const struct hra_filter *f,
+                         struct hra_cursor *cur, uint64_t budget,
+                         int by_path, hra_row_fn fn, void *ctx)
 {
-    struct hrd_key **order;
-    struct hrd_match m;
+    struct hra_key **order;
+    struct hra_match m;
     uint64_t work = 0;
     uint32_t n = 0, i;
     int rc = 0;
@@ -215,12 +215,12 @@ int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
     if (cur->done)
         return 0;
     order = malloc((a->nkeys + 1) * sizeof *order);
-    if (order == NULL || hrd_match_init(&m, a, f) != 0) {
+    if (order == NULL || hra_match_init(&m, a, f) != 0) {
         free(order);
         return -ENOMEM;
     }
     for (i = 0; i < a->nkeys; i++) {
-        struct hrd_key *k = a->keys[i];
+        struct hra_key *k = a->keys[i];
         uint32_t pos[5];
 
         key_pos(a, k, pos);
@@ -228,10 +228,10 @@ int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
             continue;
         if (by_path && k->paths == NULL)
             continue;
-        if (hrd_match_key(&m, a, k))
+        if (hra_match_key(&m, a, k))
             order[n++] = k;
     }
-    hrd_match_fini(&m);
+    hra_match_fini(&m);
     qsort_r(order, n, sizeof *order, cmp_keys, a);
     for (i = 0; i < n && rc == 0; i++) {
         if (budget != 0 && i > 0 && work >= budget)
@@ -249,20 +249,20 @@ int hrd_agg_rows_page_by(struct hrd_agg *a, const struct hrd_filter *f,
     return rc;
 }
 
-int hrd_agg_rows(struct hrd_agg *a, const char *node_glob, hrd_row_fn fn,
+int hra_rows(struct hra_agg *a, const char *node_glob, hra_row_fn fn,
                  void *ctx)
 {
-    struct hrd_filter f = { node_glob, NULL, NULL, NULL, 0 };
-    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    struct hra_filter f = { node_glob, NULL, NULL, NULL, 0 };
+    struct hra_cursor cur = { { 0 }, 0, 0 };
 
-    return hrd_agg_rows_page(a, &f, &cur, 0, fn, ctx);
+    return hra_rows_page(a, &f, &cur, 0, fn, ctx);
 }
 
-int hrd_row_from_message(struct hrd_row *row, const struct Hostrange__Row *m)
+int hra_row_from_message(struct hra_row *row, const struct Hostrange__Row *m)
 {
     const char *phase = hrp_phase_name(m->phase);
 
-    *row = (struct hrd_row){
+    *row = (struct hra_row){
         .node_id = m->node_id,
         .op = m->operator_,
         .backend = m->backend,

@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-struct hrd_row {
+struct hra_row {
     const char *node_id;
     const char *op;
     const char *backend;
@@ -20,7 +20,7 @@ struct hrd_row {
     uint64_t count;
     double mean;
     double median;
-    /* Extended fields, written only with HRD_FIELDS_EXTENDED. */
+    /* Extended fields, written only with HRV_FIELDS_EXTENDED. */
     double min;
     double max;
     double p10; /* not written by the report: history keeps it */
@@ -41,21 +41,21 @@ struct hrd_row {
      * one path (observer.h). */
     unsigned clock_paths;
     /* The calibration's smallest clock step, in ns (0: unknown), and
-     * whether the row's median is under HRD_RESOLUTION_STEPS of them. */
+     * whether the row's median is under HRA_RESOLUTION_STEPS of them. */
     int resolution_limited;
-    /* Observer fields (HRD_FIELDS_OBSERVER), set by hrd_observer_apply. */
+    /* Observer fields (HRV_FIELDS_OBSERVER), set by hra_observer_apply. */
     int observer_known;     /* 0: observer_ns, share and unstable are null */
     double observer_ns;
     double observer_share;
     int unstable;
-    int corrected;          /* HRD_FIELDS_CORRECTED */
+    int corrected;          /* HRV_FIELDS_CORRECTED */
     /* A row of a calling context (dump --by path): its ranges, outermost
      * first, `range` last (depth 0: a row per range name); and the exact
      * sum of its values in ns (saturated), set on those rows only. */
     const char *const *path;
     uint32_t depth;
     uint64_t sum;
-    /* Rounds (report.h, HRD_FIELDS_ROUNDS): how many, the median in each
+    /* Rounds (report.h, HRV_FIELDS_ROUNDS): how many, the median in each
      * (NULL in a row a table keeps), and their spread in %. */
     uint32_t rounds;
     const double *round_medians;
@@ -69,6 +69,6 @@ struct Hostrange__Row;
  * borrows m's strings. Returns 0, or -EINVAL when the phase is not one
  * this version knows (row->phase is then "?").
  */
-int hrd_row_from_message(struct hrd_row *row, const struct Hostrange__Row *m);
+int hra_row_from_message(struct hra_row *row, const struct Hostrange__Row *m);
 
 #endif

@@ -32,11 +32,11 @@
 
 /* A bound parameter: an integer, a real, text (ASCII: ids, numbers), or
  * a name (bytes, as given). */
-enum hrd_hval_type { HRD_HVAL_INT, HRD_HVAL_REAL, HRD_HVAL_TEXT,
-                     HRD_HVAL_BYTES };
+enum hrh_hval_type { HRH_HVAL_INT, HRH_HVAL_REAL, HRH_HVAL_TEXT,
+                     HRH_HVAL_BYTES };
 
-struct hrd_hval {
-    enum hrd_hval_type type;
+struct hrh_hval {
+    enum hrh_hval_type type;
     int64_t i;
     double d;
     const char *s; /* borrowed; NUL-terminated */
@@ -44,35 +44,35 @@ struct hrd_hval {
 
 /* A parameter of each type: text (NULL: ""), a name (bytes, stored as
  * they are; NULL: ""), an integer, a real. */
-static inline struct hrd_hval hrd_hval_text(const char *s)
+static inline struct hrh_hval hrh_hval_text(const char *s)
 {
-    struct hrd_hval v = { HRD_HVAL_TEXT, 0, 0, s != NULL ? s : "" };
+    struct hrh_hval v = { HRH_HVAL_TEXT, 0, 0, s != NULL ? s : "" };
     return v;
 }
 
-static inline struct hrd_hval hrd_hval_bytes(const char *s)
+static inline struct hrh_hval hrh_hval_bytes(const char *s)
 {
-    struct hrd_hval v = { HRD_HVAL_BYTES, 0, 0, s != NULL ? s : "" };
+    struct hrh_hval v = { HRH_HVAL_BYTES, 0, 0, s != NULL ? s : "" };
     return v;
 }
 
-static inline struct hrd_hval hrd_hval_int(int64_t i)
+static inline struct hrh_hval hrh_hval_int(int64_t i)
 {
-    struct hrd_hval v = { HRD_HVAL_INT, i, 0, NULL };
+    struct hrh_hval v = { HRH_HVAL_INT, i, 0, NULL };
     return v;
 }
 
-static inline struct hrd_hval hrd_hval_real(double d)
+static inline struct hrh_hval hrh_hval_real(double d)
 {
-    struct hrd_hval v = { HRD_HVAL_REAL, 0, d, NULL };
+    struct hrh_hval v = { HRH_HVAL_REAL, 0, d, NULL };
     return v;
 }
 
 /* Called with each row of a query (ncol texts, NULL for SQL NULL); a
  * non-zero return stops the query, which then returns it. */
-typedef int (*hrd_hrow_fn)(void *ctx, const char *const *col, int ncol);
+typedef int (*hrh_hrow_fn)(void *ctx, const char *const *col, int ncol);
 
-struct hrd_hbackend {
+struct hrh_hbackend {
     const char *name;
     /* The column type of a key made by the database as rows are inserted
      * (read back with RETURNING). */
@@ -94,16 +94,16 @@ struct hrd_hbackend {
      * its start (adds are serialized; readers go on). */
     int (*begin)(void *db, char *err, size_t errlen);
     /* A statement with no rows, or with rows passed to fn (may be NULL). */
-    int (*put)(void *db, const char *sql, const struct hrd_hval *p, int np,
+    int (*put)(void *db, const char *sql, const struct hrh_hval *p, int np,
                char *err, size_t errlen);
-    int (*query)(void *db, const char *sql, const struct hrd_hval *p, int np,
-                 hrd_hrow_fn fn, void *ctx, char *err, size_t errlen);
+    int (*query)(void *db, const char *sql, const struct hrh_hval *p, int np,
+                 hrh_hrow_fn fn, void *ctx, char *err, size_t errlen);
     int (*commit)(void *db, char *err, size_t errlen);
     /* Undoes an open transaction, if any. */
     void (*rollback)(void *db);
 };
 
-extern const struct hrd_hbackend hrd_hbackend_sqlite;
-extern const struct hrd_hbackend hrd_hbackend_pg;
+extern const struct hrh_hbackend hrh_hbackend_sqlite;
+extern const struct hrh_hbackend hrh_hbackend_pg;
 
 #endif

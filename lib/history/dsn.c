@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-int hrd_history_is_pg(const char *dsn)
+int hrh_is_pg(const char *dsn)
 {
     const char *eq;
 
@@ -31,7 +31,7 @@ int hrd_history_is_pg(const char *dsn)
 
 /* Masks, in s, the value of every password=VALUE (a URL's parameter or a
  * key=value pair, quoted or not). */
-void hrd_history__mask_passwords(char *s, size_t len)
+void hrh__mask_passwords(char *s, size_t len)
 {
     char *p = s;
 
@@ -67,10 +67,10 @@ void hrd_history__mask_passwords(char *s, size_t len)
     }
 }
 
-void hrd_history_name(const char *dsn, char *buf, size_t len)
+void hrh_name(const char *dsn, char *buf, size_t len)
 {
     snprintf(buf, len, "%s", dsn);
-    if (!hrd_history_is_pg(dsn))
+    if (!hrh_is_pg(dsn))
         return;
     if (strstr(buf, "://") != NULL) {
         char *user = strstr(buf, "://") + 3;
@@ -83,7 +83,7 @@ void hrd_history_name(const char *dsn, char *buf, size_t len)
             memcpy(colon + 1, "***", 3);
         }
     }
-    hrd_history__mask_passwords(buf, len);
+    hrh__mask_passwords(buf, len);
 }
 
 /* The password of a connection string, if any: *len bytes at the
@@ -117,7 +117,7 @@ static const char *password_of(const char *dsn, size_t *len)
     return NULL;
 }
 
-int hrd_history_password(const char *dsn, size_t *off, size_t *len)
+int hrh_password(const char *dsn, size_t *off, size_t *len)
 {
     size_t n = 0;
     const char *pw = password_of(dsn, &n);
@@ -132,7 +132,7 @@ int hrd_history_password(const char *dsn, size_t *off, size_t *len)
 /* Replaces in s, as "***", every occurrence of the password of dsn (of 3
  * bytes or more: a shorter one cannot be told from other text), whatever
  * a library's message said of the connection string. */
-void hrd_history__scrub_password(const char *dsn, char *s)
+void hrh__scrub_password(const char *dsn, char *s)
 {
     size_t len = 0;
     const char *pw = password_of(dsn, &len);

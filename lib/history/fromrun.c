@@ -20,10 +20,10 @@
 /* The largest file of another tool's results read. */
 #define IMPORT_MAX_BYTES (1024L * 1024 * 1024)
 
-/* The machine, host and kernel of run h (see hrd_fingerprint_machine);
+/* The machine, host and kernel of run h (see hrr_fingerprint_machine);
  * a run saved before fingerprints were kept has only its host. */
 static void machine_of(const Hostrange__RunHeader *h,
-                       struct hrd_history_fromrun *r)
+                       struct hrh_fromrun *r)
 {
     const Hostrange__RunFingerprint *f = h->fingerprint;
 
@@ -31,12 +31,12 @@ static void machine_of(const Hostrange__RunHeader *h,
         snprintf(r->machine, sizeof r->machine, "%s (no fingerprint)",
                  h->host);
     else
-        hrd_fingerprint_machine(f, r->machine, sizeof r->machine);
+        hrr_fingerprint_machine(f, r->machine, sizeof r->machine);
     snprintf(r->host, sizeof r->host, "%s", f != NULL ? f->host : h->host);
     snprintf(r->kernel, sizeof r->kernel, "%s", f != NULL ? f->kernel : "");
 }
 
-static int set_meta(struct hrd_history_fromrun *r, const char *key,
+static int set_meta(struct hrh_fromrun *r, const char *key,
                     const char *value)
 {
     size_t i;
@@ -72,7 +72,7 @@ static int set_meta(struct hrd_history_fromrun *r, const char *key,
     return 0;
 }
 
-static const char *get_meta(const struct hrd_history_fromrun *r,
+static const char *get_meta(const struct hrh_fromrun *r,
                             const char *key)
 {
     for (size_t i = 0; i < r->nmeta; i++) {
@@ -82,14 +82,14 @@ static const char *get_meta(const struct hrd_history_fromrun *r,
     return NULL;
 }
 
-static int put_point(const struct hrd_row *row, void *arg)
+static int put_point(const struct hra_row *row, void *arg)
 {
-    struct hrd_history_fromrun *r = arg;
-    struct hrd_history_point *p;
+    struct hrh_fromrun *r = arg;
+    struct hrh_point *p;
 
     if (r->n == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 256;
-        struct hrd_history_point *np = realloc(r->p, cap * sizeof *np);
+        struct hrh_point *np = realloc(r->p, cap * sizeof *np);
 
         if (np == NULL)
             return -ENOMEM;
@@ -132,26 +132,26 @@ static char *join_parts(const Hostrange__RunHeader *h)
 /* Reads run file path whole into r->agg, its header into *h and its end
  * into r->end. Returns 0, or a negative errno with err (r->unreadable
  * set). */
-static int load(struct hrd_history_fromrun *r, const char *path,
-                Hostrange__RunHeader **h, hrd_run_progress_fn progress,
+static int load(struct hrh_fromrun *r, const char *path,
+                Hostrange__RunHeader **h, hrr_progress_fn progress,
                 void *ctx, char *err, size_t errlen)
 {
-    struct hrd_runload l;
+    struct hrr_runload l;
     int rc;
 
     if ((r->agg = malloc(sizeof *r->agg)) == NULL) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    hrd_agg_init(r->agg);
+    hra_init(r->agg);
     r->agg->max_bytes = SIZE_MAX / 2;
-    hrd_runload_init_reader(&l, r->agg);
-    rc = hrd_run_load(&l, path, h, &r->end, progress, ctx, err, errlen);
-    if (rc == 0 && hrd_runload_finish(&l) != 0) {
+    hrr_runload_init_reader(&l, r->agg);
+    rc = hrr_load(&l, path, h, &r->end, progress, ctx, err, errlen);
+    if (rc == 0 && hrr_runload_finish(&l) != 0) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
     }
-    hrd_runload_fini(&l);
+    hrr_runload_fini(&l);
     if (rc != 0) {
         r->unreadable = 1;
         if (*h != NULL) {
@@ -162,21 +162,21 @@ static int load(struct hrd_history_fromrun *r, const char *path,
     return rc;
 }
 
-int hrd_history_fromrun_load(struct hrd_history_fromrun *r, const char *path,
+int hrh_fromrun_load(struct hrh_fromrun *r, const char *path,
                              char *const *extra, size_t nextra,
                              const char *machine,
-                             hrd_run_progress_fn progress, void *ctx,
+                             hrr_progress_fn progress, void *ctx,
                              char *err, size_t errlen)
 {
     Hostrange__RunHeader *h = NULL;
-    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    struct hra_cursor cur = { { 0 }, 0, 0 };
     const char *t, *commit;
     int rc;
 
     memset(r, 0, sizeof *r);
     if ((rc = load(r, path, &h, progress, ctx, err, errlen)) != 0)
         return rc;
-    if ((rc = hrd_runid_of_file(path, h, r->id, err, errlen)) != 0) {
+    if ((rc = hrr_runid_of_file(path, h, r->id, err, errlen)) != 0) {
         r->unreadable = 1;
         hostrange__run_header__free_unpacked(h, NULL);
         return rc;
@@ -196,7 +196,7 @@ int hrd_history_fromrun_load(struct hrd_history_fromrun *r, const char *path,
         *eq = '=';
     }
     if (rc == 0)
-        rc = hrd_agg_rows_page_by(r->agg, NULL, &cur, 0, 0, put_point, r);
+        rc = hra_rows_page_by(r->agg, NULL, &cur, 0, 0, put_point, r);
     r->run.id = r->id;
     r->run.saved_ns = (int64_t)h->time_ns;
     r->run.time_ns = (int64_t)h->time_ns;
@@ -206,7 +206,7 @@ int hrd_history_fromrun_load(struct hrd_history_fromrun *r, const char *path,
         return -ENOMEM;
     }
     t = get_meta(r, "time");
-    if (t != NULL && hrd_import_time(t, &r->run.time_ns) != 0) {
+    if (t != NULL && hrh_import_time(t, &r->run.time_ns) != 0) {
         snprintf(err, errlen, "%s: meta time '%s' is not a time (Unix "
                  "seconds, or YYYY-MM-DDTHH:MM:SS[Z])", path, t);
         return -EINVAL;
@@ -224,31 +224,31 @@ int hrd_history_fromrun_load(struct hrd_history_fromrun *r, const char *path,
     return 0;
 }
 
-int hrd_history_fromrun_rounds(struct hrd_history_fromrun *r)
+int hrh_fromrun_rounds(struct hrh_fromrun *r)
 {
     const Hostrange__RunEnd *end = r->end;
     size_t max = end != NULL ? end->rounds : 0;
-    struct hrd_round_index idx;
+    struct hrr_round_index idx;
     int rc;
 
     if (max < 2 || end->n_round_keys == 0 || r->n == 0)
         return 0;
-    if ((rc = hrd_round_index_init(&idx, end)) != 0)
+    if ((rc = hrr_round_index_init(&idx, end)) != 0)
         return rc;
     if ((r->rounds = malloc(r->n * max * sizeof *r->rounds)) == NULL) {
-        hrd_round_index_fini(&idx);
+        hrr_round_index_fini(&idx);
         return -ENOMEM;
     }
     for (size_t i = 0; i < r->n; i++) {
-        struct hrd_history_point *p = &r->p[i];
+        struct hrh_point *p = &r->p[i];
 
         p->rounds = r->rounds + i * max;
-        p->nrounds = hrd_round_medians(&idx, p->node, p->op, p->backend,
+        p->nrounds = hrr_round_medians(&idx, p->node, p->op, p->backend,
                                        hrp_phase_parse(p->phase), p->range,
                                        hrp_metric_parse(p->metric),
                                        r->rounds + i * max, max);
     }
-    hrd_round_index_fini(&idx);
+    hrr_round_index_fini(&idx);
     return 0;
 }
 
@@ -301,7 +301,7 @@ static int slurp(const char *path, char **text, size_t *len, char *err,
     return 0;
 }
 
-int hrd_history_import_meta(struct hrd_import_opts *o, char *const *extra,
+int hrh_import_meta(struct hrh_import_opts *o, char *const *extra,
                             size_t nextra)
 {
     const char **key = calloc(nextra + 1, sizeof *key);
@@ -334,7 +334,7 @@ int hrd_history_import_meta(struct hrd_import_opts *o, char *const *extra,
     return 0;
 }
 
-void hrd_history_import_meta_fini(struct hrd_import_opts *o)
+void hrh_import_meta_fini(struct hrh_import_opts *o)
 {
     for (size_t i = 0; o->meta_key != NULL && i < o->nmeta; i++)
         free((char *)o->meta_key[i]);
@@ -344,9 +344,9 @@ void hrd_history_import_meta_fini(struct hrd_import_opts *o)
     o->nmeta = 0;
 }
 
-int hrd_history_import_file(enum hrd_import_format fmt, const char *path,
-                            const struct hrd_import_opts *o,
-                            struct hrd_import **out, char *err,
+int hrh_import_file(enum hrh_import_format fmt, const char *path,
+                            const struct hrh_import_opts *o,
+                            struct hrh_import **out, char *err,
                             size_t errlen)
 {
     char *text = NULL;
@@ -355,21 +355,21 @@ int hrd_history_import_file(enum hrd_import_format fmt, const char *path,
 
     *out = NULL;
     if (rc == 0)
-        rc = hrd_import_read(fmt, path, text, len, o, out, err, errlen);
+        rc = hrh_import_read(fmt, path, text, len, o, out, err, errlen);
     free(text);
     return rc;
 }
 
-int hrd_history_fromrun_import(struct hrd_history_fromrun *r,
-                               enum hrd_import_format fmt, const char *path,
+int hrh_fromrun_import(struct hrh_fromrun *r,
+                               enum hrh_import_format fmt, const char *path,
                                const char *machine, char *err, size_t errlen)
 {
-    struct hrd_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
-    struct hrd_import *im = NULL;
+    struct hrh_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
+    struct hrh_import *im = NULL;
     int rc;
 
     memset(r, 0, sizeof *r);
-    rc = hrd_history_import_file(fmt, path, &o, &im, err, errlen);
+    rc = hrh_import_file(fmt, path, &o, &im, err, errlen);
     if (rc == 0 && im->nruns != 1) {
         snprintf(err, errlen, "%s: %zu runs in it (one is checked)", path,
                  im->nruns);
@@ -393,7 +393,7 @@ int hrd_history_fromrun_import(struct hrd_history_fromrun *r,
     return 0;
 }
 
-void hrd_history_fromrun_fini(struct hrd_history_fromrun *r)
+void hrh_fromrun_fini(struct hrh_fromrun *r)
 {
     for (size_t i = 0; i < r->nmeta; i++) {
         free(r->meta_key[i]);
@@ -406,9 +406,9 @@ void hrd_history_fromrun_fini(struct hrd_history_fromrun *r)
     free(r->rounds);
     if (r->end != NULL)
         hostrange__run_end__free_unpacked(r->end, NULL);
-    hrd_import_free(r->import);
+    hrh_import_free(r->import);
     if (r->agg != NULL) {
-        hrd_agg_fini(r->agg);
+        hra_fini(r->agg);
         free(r->agg);
     }
     memset(r, 0, sizeof *r);

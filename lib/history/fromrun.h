@@ -22,16 +22,16 @@
 #include "lib/history/import.h"
 #include "lib/run/run.h"
 
-struct hrd_agg;
+struct hra_agg;
 
 /* A run read for the history, its points' strings owned here. */
-struct hrd_history_fromrun {
-    struct hrd_history_run run;
-    struct hrd_history_point *p;
+struct hrh_fromrun {
+    struct hrh_run run;
+    struct hrh_point *p;
     size_t n, cap;
     double *rounds;          /* the points' round medians */
     Hostrange__RunEnd *end;  /* the run's end (its rounds), or NULL */
-    struct hrd_agg *agg;     /* the run's keys, or NULL */
+    struct hra_agg *agg;     /* the run's keys, or NULL */
     char id[64];
     char machine[2048];
     char host[256];
@@ -39,7 +39,7 @@ struct hrd_history_fromrun {
     char *parts;
     char **meta_key, **meta_value;
     size_t nmeta;
-    struct hrd_import *import; /* another tool's results */
+    struct hrh_import *import; /* another tool's results */
     /* Set when the file could not be read (err says why), as against a
      * failure after it was read. */
     int unreadable;
@@ -48,17 +48,17 @@ struct hrd_history_fromrun {
 /*
  * Reads run file path into r: its meta, then extra[0..nextra) (KEY=VALUE,
  * later ones winning), as measured on machine `machine` when not NULL
- * (else the machine its fingerprint names: hrd_fingerprint_machine), its
- * order its meta 'time' (hrd_import_time) else when it was saved, its
+ * (else the machine its fingerprint names: hrr_fingerprint_machine), its
+ * order its meta 'time' (hrh_import_time) else when it was saved, its
  * commit its meta 'commit'. progress (may be NULL) is called as the file
- * is read (hrd_run_load). The points have no round medians yet:
- * hrd_history_fromrun_rounds puts them. hrd_history_fromrun_fini is due
+ * is read (hrr_load). The points have no round medians yet:
+ * hrh_fromrun_rounds puts them. hrh_fromrun_fini is due
  * either way.
  */
-int hrd_history_fromrun_load(struct hrd_history_fromrun *r, const char *path,
+int hrh_fromrun_load(struct hrh_fromrun *r, const char *path,
                              char *const *extra, size_t nextra,
                              const char *machine,
-                             hrd_run_progress_fn progress, void *ctx,
+                             hrr_progress_fn progress, void *ctx,
                              char *err, size_t errlen);
 
 /*
@@ -66,40 +66,40 @@ int hrd_history_fromrun_load(struct hrd_history_fromrun *r, const char *path,
  * run's end (lib/run/runrounds.h), when the run has more than one round.
  * Returns 0 or -ENOMEM.
  */
-int hrd_history_fromrun_rounds(struct hrd_history_fromrun *r);
+int hrh_fromrun_rounds(struct hrh_fromrun *r);
 
 /*
  * Sets o's meta from extra[0..nextra) (--meta KEY=VALUE, as the runs of
  * run files take it: a later one of a key wins), and o's commit and time
  * from the keys commit and time (over the file's). The values point into
- * extra. Returns 0 or -ENOMEM; hrd_history_import_meta_fini is due
+ * extra. Returns 0 or -ENOMEM; hrh_import_meta_fini is due
  * either way.
  */
-int hrd_history_import_meta(struct hrd_import_opts *o, char *const *extra,
+int hrh_import_meta(struct hrh_import_opts *o, char *const *extra,
                             size_t nextra);
-void hrd_history_import_meta_fini(struct hrd_import_opts *o);
+void hrh_import_meta_fini(struct hrh_import_opts *o);
 
 /*
  * Reads file path, another tool's results in format fmt (import.h), with
- * options o, into *out (free with hrd_import_free). Returns 0, -EFBIG for
+ * options o, into *out (free with hrh_import_free). Returns 0, -EFBIG for
  * a file larger than 1 GiB, or an error as above.
  */
-int hrd_history_import_file(enum hrd_import_format fmt, const char *path,
-                            const struct hrd_import_opts *o,
-                            struct hrd_import **out, char *err,
+int hrh_import_file(enum hrh_import_format fmt, const char *path,
+                            const struct hrh_import_opts *o,
+                            struct hrh_import **out, char *err,
                             size_t errlen);
 
 /*
  * Reads file path, another tool's results in format fmt holding one run,
  * as measured on machine `machine` when not NULL (else the file's), into
- * r (history check --from). Returns as hrd_history_import_file, -EINVAL
- * for a file of more runs than one; hrd_history_fromrun_fini is due
+ * r (history check --from). Returns as hrh_import_file, -EINVAL
+ * for a file of more runs than one; hrh_fromrun_fini is due
  * either way.
  */
-int hrd_history_fromrun_import(struct hrd_history_fromrun *r,
-                               enum hrd_import_format fmt, const char *path,
+int hrh_fromrun_import(struct hrh_fromrun *r,
+                               enum hrh_import_format fmt, const char *path,
                                const char *machine, char *err, size_t errlen);
 
-void hrd_history_fromrun_fini(struct hrd_history_fromrun *r);
+void hrh_fromrun_fini(struct hrh_fromrun *r);
 
 #endif

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *keep(struct hrd_history_gate *g, const char *s)
+static char *keep(struct hrh_gate *g, const char *s)
 {
     char *c = strdup(s != NULL ? s : "");
 
@@ -23,19 +23,19 @@ static char *keep(struct hrd_history_gate *g, const char *s)
  * (machine, and commit when not NULL), and its verdict with cp's figures
  * (cp NULL: unchanged, or with `reason` not judged). Returns 0 or
  * -ENOMEM. */
-int hrd_history_gate_add(struct hrd_history_gate *g,
-                         const struct hrd_limits *limits, char *const *key,
+int hrh_gate_add(struct hrh_gate *g,
+                         const struct hrs_limits *limits, char *const *key,
                          const char *machine, const char *commit,
-                         const struct hrd_cp *cp, int fail,
+                         const struct hrs_cp *cp, int fail,
                          const char *reason)
 {
-    struct hrd_gate_row *r;
-    const struct hrd_limit *l;
+    struct hrv_gate_row *r;
+    const struct hrs_limit *l;
     char where[4096];
 
     if (g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 64;
-        struct hrd_gate_row *v = realloc(g->v, cap * sizeof *v);
+        struct hrv_gate_row *v = realloc(g->v, cap * sizeof *v);
         char **strs;
 
         if (v == NULL)
@@ -66,24 +66,24 @@ int hrd_history_gate_add(struct hrd_history_gate *g,
         r->phase == NULL || r->range == NULL || r->metric == NULL ||
         r->where == NULL || (reason != NULL && r->reason == NULL))
         return -ENOMEM;
-    l = limits != NULL ? hrd_limits_find(limits, key[4]) : NULL;
+    l = limits != NULL ? hrs_limits_find(limits, key[4]) : NULL;
     r->fail_pct = l != NULL ? l->pct : NAN;
     r->warn_pct = NAN;
     r->before = r->after = r->change = r->p = NAN;
-    r->verdict = reason != NULL ? HRD_GATE_ONLY : HRD_GATE_UNCHANGED;
+    r->verdict = reason != NULL ? HRV_GATE_ONLY : HRV_GATE_UNCHANGED;
     if (cp != NULL) {
         r->before = cp->before;
         r->after = cp->after;
         r->change = cp->change * 100;
         r->p = cp->p;
-        r->verdict = cp->change > 0 ? HRD_GATE_SLOWER : HRD_GATE_FASTER;
+        r->verdict = cp->change > 0 ? HRV_GATE_SLOWER : HRV_GATE_FASTER;
         r->fail = fail;
     }
     g->n++;
     return 0;
 }
 
-void hrd_history_gate_fini(struct hrd_history_gate *g)
+void hrh_gate_fini(struct hrh_gate *g)
 {
     for (size_t i = 0; i < g->nstrs; i++)
         free(g->strs[i]);
@@ -91,12 +91,12 @@ void hrd_history_gate_fini(struct hrd_history_gate *g)
     free(g->v);
 }
 
-void hrd_history_gate_change(struct hrd_gate_row *g,
-                             const struct hrd_limits *limits,
-                             const struct hrd_history_change *ch, int fail)
+void hrh_gate_change(struct hrv_gate_row *g,
+                             const struct hrs_limits *limits,
+                             const struct hrh_change *ch, int fail)
 {
-    const struct hrd_limit *l =
-        limits != NULL ? hrd_limits_find(limits, ch->key[4]) : NULL;
+    const struct hrs_limit *l =
+        limits != NULL ? hrs_limits_find(limits, ch->key[4]) : NULL;
 
     memset(g, 0, sizeof *g);
     g->node = ch->key[0];
@@ -111,19 +111,19 @@ void hrd_history_gate_change(struct hrd_gate_row *g,
     g->p = ch->cp.p;
     g->fail_pct = l != NULL ? l->pct : NAN;
     g->warn_pct = NAN;
-    g->verdict = ch->cp.change > 0 ? HRD_GATE_SLOWER : HRD_GATE_FASTER;
+    g->verdict = ch->cp.change > 0 ? HRV_GATE_SLOWER : HRV_GATE_FASTER;
     g->fail = fail;
 }
 
-const struct hrd_limit *hrd_history_over_limit(const struct hrd_limits *limits,
+const struct hrs_limit *hrh_over_limit(const struct hrs_limits *limits,
                                                const char *range,
-                                               const struct hrd_cp *cp)
+                                               const struct hrs_cp *cp)
 {
-    const struct hrd_limit *l;
+    const struct hrs_limit *l;
 
     if (limits == NULL || cp->change <= 0)
         return NULL;
-    l = hrd_limits_find(limits, range);
+    l = hrs_limits_find(limits, range);
     if (l == NULL || cp->change * 100 <= l->pct)
         return NULL;
     return l;

@@ -14,8 +14,8 @@
 #include "lib/stat/limits.h"
 #include "lib/view/gate.h"
 
-struct hrd_history_gate {
-    struct hrd_gate_row *v;
+struct hrh_gate {
+    struct hrv_gate_row *v;
     char **strs;        /* every string of v, to free */
     size_t n, cap, nstrs;
 };
@@ -25,26 +25,26 @@ struct hrd_history_gate {
  * limits (NULL: none given), and its verdict with cp's figures (cp NULL:
  * unchanged, or with `reason` not judged; fail: beyond its limit).
  * Returns 0 or -ENOMEM. */
-int hrd_history_gate_add(struct hrd_history_gate *g,
-                         const struct hrd_limits *limits, char *const *key,
+int hrh_gate_add(struct hrh_gate *g,
+                         const struct hrs_limits *limits, char *const *key,
                          const char *machine, const char *commit,
-                         const struct hrd_cp *cp, int fail,
+                         const struct hrs_cp *cp, int fail,
                          const char *reason);
 
-void hrd_history_gate_fini(struct hrd_history_gate *g);
+void hrh_gate_fini(struct hrh_gate *g);
 
 /* Sets g to the row of change ch of a look (detect's findings; the row's
  * strings borrowed from ch), its --fail-above limit among limits (NULL:
  * none given), fail when it goes beyond it. */
-void hrd_history_gate_change(struct hrd_gate_row *g,
-                             const struct hrd_limits *limits,
-                             const struct hrd_history_change *ch, int fail);
+void hrh_gate_change(struct hrv_gate_row *g,
+                             const struct hrs_limits *limits,
+                             const struct hrh_change *ch, int fail);
 
 /* The limit among limits (NULL: none given) that change cp of a key of
  * range `range` goes beyond, slower by more than its percentage; NULL
  * when none. */
-const struct hrd_limit *hrd_history_over_limit(const struct hrd_limits *limits,
+const struct hrs_limit *hrh_over_limit(const struct hrs_limits *limits,
                                                const char *range,
-                                               const struct hrd_cp *cp);
+                                               const struct hrs_cp *cp);
 
 #endif

@@ -16,24 +16,24 @@
 #define POINT_COLS 8
 
 /* Runs statement sql with no parameters. */
-int hrd_history__put0(struct hrd_history *h, const char *sql, char *err,
+int hrh__put0(struct hrh_history *h, const char *sql, char *err,
                 size_t errlen)
 {
     return h->be->put(h->db, sql, NULL, 0, err, errlen);
 }
 
 /* A row's first column as an integer, into *(int64_t *)ctx. */
-int hrd_history__first_int(void *ctx, const char *const *col, int n)
+int hrh__first_int(void *ctx, const char *const *col, int n)
 {
     *(int64_t *)ctx = n > 0 && col[0] != NULL ? strtoll(col[0], NULL, 10)
                                                 : 0;
     return 0;
 }
 
-int hrd_history_open(const char *dsn, enum hrd_history_mode mode,
-                     struct hrd_history **out, char *err, size_t errlen)
+int hrh_open(const char *dsn, enum hrh_mode mode,
+                     struct hrh_history **out, char *err, size_t errlen)
 {
-    struct hrd_history *h = calloc(1, sizeof *h);
+    struct hrh_history *h = calloc(1, sizeof *h);
     char why[2048];
     int rc;
 
@@ -41,31 +41,31 @@ int hrd_history_open(const char *dsn, enum hrd_history_mode mode,
         free(h);
         return -ENOMEM;
     }
-    h->be = hrd_history_is_pg(dsn) ? &hrd_hbackend_pg : &hrd_hbackend_sqlite;
+    h->be = hrh_is_pg(dsn) ? &hrh_hbackend_pg : &hrh_hbackend_sqlite;
     h->mode = mode;
-    hrd_history_name(dsn, h->name, sizeof h->name);
-    rc = h->be->open(h->dsn, mode == HRD_HISTORY_WRITE, &h->db, why,
+    hrh_name(dsn, h->name, sizeof h->name);
+    rc = h->be->open(h->dsn, mode == HRH_WRITE, &h->db, why,
                      sizeof why);
     if (rc == 0)
-        rc = mode == HRD_HISTORY_WRITE
-                 ? hrd_history__schema(h, why, sizeof why)
-                 : hrd_history__schema_read(h, why, sizeof why);
-    if (rc == 0 && h->version < HRD_HISTORY_SCHEMA)
-        rc = hrd_history__migrate_to_read(h, why, sizeof why);
+        rc = mode == HRH_WRITE
+                 ? hrh__schema(h, why, sizeof why)
+                 : hrh__schema_read(h, why, sizeof why);
+    if (rc == 0 && h->version < HRH_SCHEMA)
+        rc = hrh__migrate_to_read(h, why, sizeof why);
     if (rc != 0) {
         /* The reasons of the backends and of the schema do not name the
          * database: its name (without a password) is said here. */
         snprintf(err, errlen, "%s: %s", h->name, why);
-        hrd_history__mask_passwords(err, errlen);
-        hrd_history__scrub_password(dsn, err);
-        hrd_history_close(h);
+        hrh__mask_passwords(err, errlen);
+        hrh__scrub_password(dsn, err);
+        hrh_close(h);
         return rc;
     }
     *out = h;
     return 0;
 }
 
-void hrd_history_close(struct hrd_history *h)
+void hrh_close(struct hrh_history *h)
 {
     if (h == NULL)
         return;
@@ -75,13 +75,13 @@ void hrd_history_close(struct hrd_history *h)
     free(h);
 }
 
-int hrd_history_has(struct hrd_history *h, const char *id, char *err,
+int hrh_has(struct hrh_history *h, const char *id, char *err,
                     size_t errlen)
 {
-    struct hrd_hval v = hrd_hval_text(id);
+    struct hrh_hval v = hrh_hval_text(id);
     int64_t n = 0;
     int rc = h->be->query(h->db, "SELECT count(*) FROM hostrange_run "
-                          "WHERE run_id = $1", &v, 1, hrd_history__first_int,
+                          "WHERE run_id = $1", &v, 1, hrh__first_int,
                           &n, err, errlen);
 
     return rc != 0 ? rc : n > 0;
@@ -196,7 +196,7 @@ static int key_row(void *ctx, const char *const *col, int n)
     return keymap_put(ctx, buf, len, strtoll(col[0], NULL, 10));
 }
 
-static int keymap_load(struct hrd_history *h, struct keymap *m, char *err,
+static int keymap_load(struct hrh_history *h, struct keymap *m, char *err,
                        size_t errlen)
 {
     return h->be->query(h->db, "SELECT id, node, operator, backend, phase, "
@@ -205,17 +205,17 @@ static int keymap_load(struct hrd_history *h, struct keymap *m, char *err,
 }
 
 /* The id of the key of p, made when new. */
-static int key_id(struct hrd_history *h, struct keymap *m,
-                  const struct hrd_history_point *p, int64_t *id, char *err,
+static int key_id(struct hrh_history *h, struct keymap *m,
+                  const struct hrh_point *p, int64_t *id, char *err,
                   size_t errlen)
 {
     const char *f[6] = { p->node, p->op, p->backend, p->phase, p->range,
                          p->metric };
-    struct hrd_hval v[6] = { hrd_hval_bytes(p->node), hrd_hval_bytes(p->op),
-                             hrd_hval_bytes(p->backend),
-                             hrd_hval_bytes(p->phase),
-                             hrd_hval_bytes(p->range),
-                             hrd_hval_bytes(p->metric) };
+    struct hrh_hval v[6] = { hrh_hval_bytes(p->node), hrh_hval_bytes(p->op),
+                             hrh_hval_bytes(p->backend),
+                             hrh_hval_bytes(p->phase),
+                             hrh_hval_bytes(p->range),
+                             hrh_hval_bytes(p->metric) };
     char buf[8192];
     size_t len = key_name(f, buf, sizeof buf);
     int rc;
@@ -237,7 +237,7 @@ static int key_id(struct hrd_history *h, struct keymap *m,
                       "$4, $5, $6) ON CONFLICT (node, operator, backend, "
                       "phase, range, metric) DO UPDATE SET node = "
                       "excluded.node RETURNING id", v, 6,
-                      hrd_history__first_int, id, err, errlen);
+                      hrh__first_int, id, err, errlen);
     if (rc == 0 && *id == 0) {
         snprintf(err, errlen, "the history gave no id for a key");
         rc = -EIO;
@@ -247,19 +247,19 @@ static int key_id(struct hrd_history *h, struct keymap *m,
     return rc;
 }
 
-int hrd_history__machine_id(struct hrd_history *h, const char *name,
+int hrh__machine_id(struct hrh_history *h, const char *name,
                             int64_t *id, char *err, size_t errlen)
 {
-    struct hrd_hval v = hrd_hval_bytes(name);
+    struct hrh_hval v = hrh_hval_bytes(name);
     int rc;
 
     *id = 0;
     rc = h->be->query(h->db, "SELECT id FROM hostrange_machine WHERE name "
-                      "= $1", &v, 1, hrd_history__first_int, id, err, errlen);
+                      "= $1", &v, 1, hrh__first_int, id, err, errlen);
     if (rc == 0 && *id == 0)
         rc = h->be->query(h->db, "INSERT INTO hostrange_machine (name) "
                           "VALUES ($1) RETURNING id", &v, 1,
-                          hrd_history__first_int, id, err, errlen);
+                          hrh__first_int, id, err, errlen);
     return rc;
 }
 
@@ -347,11 +347,11 @@ static int rounds_parse(const char *s, double **v, size_t *n)
     return 0;
 }
 
-static int add_points(struct hrd_history *h, int64_t run,
-                      const struct hrd_history_point *p, size_t n,
+static int add_points(struct hrh_history *h, int64_t run,
+                      const struct hrh_point *p, size_t n,
                       char *err, size_t errlen)
 {
-    struct hrd_hval v[BATCH * POINT_COLS];
+    struct hrh_hval v[BATCH * POINT_COLS];
     char *rtext[BATCH] = { NULL };
     struct keymap m = { NULL, 0, 0 };
     size_t i = 0;
@@ -365,8 +365,8 @@ static int add_points(struct hrd_history *h, int64_t run,
         size_t k = n - i >= BATCH ? BATCH : 1;
 
         for (size_t j = 0; j < k && rc == 0; j++) {
-            const struct hrd_history_point *q = &p[i + j];
-            struct hrd_hval *w = &v[j * POINT_COLS];
+            const struct hrh_point *q = &p[i + j];
+            struct hrh_hval *w = &v[j * POINT_COLS];
             int64_t key;
 
             rc = key_id(h, &m, q, &key, err, errlen);
@@ -374,14 +374,14 @@ static int add_points(struct hrd_history *h, int64_t run,
             rtext[j] = rounds_text(q->rounds, q->nrounds);
             if (rc == 0 && rtext[j] == NULL)
                 rc = -ENOMEM;
-            w[0] = hrd_hval_int(run);
-            w[1] = hrd_hval_int(key);
-            w[2] = hrd_hval_int((int64_t)q->count);
-            w[3] = hrd_hval_real(q->mean);
-            w[4] = hrd_hval_real(q->median);
-            w[5] = hrd_hval_real(q->p10);
-            w[6] = hrd_hval_real(q->p90);
-            w[7] = hrd_hval_text(rtext[j]);
+            w[0] = hrh_hval_int(run);
+            w[1] = hrh_hval_int(key);
+            w[2] = hrh_hval_int((int64_t)q->count);
+            w[3] = hrh_hval_real(q->mean);
+            w[4] = hrh_hval_real(q->median);
+            w[5] = hrh_hval_real(q->p10);
+            w[6] = hrh_hval_real(q->p90);
+            w[7] = hrh_hval_text(rtext[j]);
         }
         if (rc == 0)
             rc = h->be->put(h->db, points_sql(k), v, (int)(k * POINT_COLS),
@@ -394,48 +394,48 @@ static int add_points(struct hrd_history *h, int64_t run,
     return rc;
 }
 
-int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
-                    const struct hrd_history_point *p, size_t n, char *err,
+int hrh_add(struct hrh_history *h, const struct hrh_run *r,
+                    const struct hrh_point *p, size_t n, char *err,
                     size_t errlen)
 {
     int64_t run = 0, machine = 0;
     int rc;
 
-    if (h->mode != HRD_HISTORY_WRITE) {
+    if (h->mode != HRH_WRITE) {
         snprintf(err, errlen, "opened only to read");
         return -EBADF;
     }
     if ((rc = h->be->begin(h->db, err, errlen)) != 0)
         return rc;
-    rc = hrd_history_has(h, r->id, err, errlen);
+    rc = hrh_has(h, r->id, err, errlen);
     if (rc == 1) {
         h->be->rollback(h->db);
         return 1;
     }
     if (rc == 0)
-        rc = hrd_history__machine_id(h, r->machine, &machine, err, errlen);
+        rc = hrh__machine_id(h, r->machine, &machine, err, errlen);
     if (rc == 0) {
-        struct hrd_hval v[10] = { hrd_hval_text(r->id),
-                                  hrd_hval_int(r->time_ns),
-                                  hrd_hval_int(r->saved_ns),
-                                  hrd_hval_bytes(r->commit),
-                                  hrd_hval_int(machine),
-                                  hrd_hval_bytes(r->host),
-                                  hrd_hval_bytes(r->file),
-                                  hrd_hval_text(r->parts),
-                                  hrd_hval_int((int64_t)n),
-                                  hrd_hval_bytes(r->kernel) };
+        struct hrh_hval v[10] = { hrh_hval_text(r->id),
+                                  hrh_hval_int(r->time_ns),
+                                  hrh_hval_int(r->saved_ns),
+                                  hrh_hval_bytes(r->commit),
+                                  hrh_hval_int(machine),
+                                  hrh_hval_bytes(r->host),
+                                  hrh_hval_bytes(r->file),
+                                  hrh_hval_text(r->parts),
+                                  hrh_hval_int((int64_t)n),
+                                  hrh_hval_bytes(r->kernel) };
 
         rc = h->be->query(h->db, "INSERT INTO hostrange_run (run_id, "
                           "time_ns, saved_ns, commit_id, machine, host, "
                           "file, parts, nkeys, kernel) VALUES ($1, $2, $3, "
                           "$4, $5, $6, $7, $8, $9, $10) RETURNING id", v, 10,
-                          hrd_history__first_int, &run, err, errlen);
+                          hrh__first_int, &run, err, errlen);
     }
     for (size_t i = 0; rc == 0 && i < r->nmeta; i++) {
-        struct hrd_hval v[3] = { hrd_hval_int(run),
-                                 hrd_hval_bytes(r->meta_key[i]),
-                                 hrd_hval_bytes(r->meta_value[i]) };
+        struct hrh_hval v[3] = { hrh_hval_int(run),
+                                 hrh_hval_bytes(r->meta_key[i]),
+                                 hrh_hval_bytes(r->meta_value[i]) };
 
         rc = h->be->put(h->db, "INSERT INTO hostrange_meta (run, key, "
                         "value) VALUES ($1, $2, $3)", v, 3, err, errlen);
@@ -450,14 +450,14 @@ int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
 }
 
 struct runs_ctx {
-    int (*fn)(void *ctx, const struct hrd_history_runinfo *r);
+    int (*fn)(void *ctx, const struct hrh_runinfo *r);
     void *ctx;
 };
 
 static int run_row(void *arg, const char *const *col, int n)
 {
     struct runs_ctx *c = arg;
-    struct hrd_history_runinfo r;
+    struct hrh_runinfo r;
 
     if (n < 7)
         return -EIO;
@@ -471,8 +471,8 @@ static int run_row(void *arg, const char *const *col, int n)
     return c->fn(c->ctx, &r);
 }
 
-int hrd_history_runs(struct hrd_history *h,
-                     int (*fn)(void *ctx, const struct hrd_history_runinfo *r),
+int hrh_runs(struct hrh_history *h,
+                     int (*fn)(void *ctx, const struct hrh_runinfo *r),
                      void *ctx, char *err, size_t errlen)
 {
     struct runs_ctx c = { fn, ctx };
@@ -488,14 +488,14 @@ int hrd_history_runs(struct hrd_history *h,
 }
 
 struct points_ctx {
-    int (*fn)(void *ctx, const struct hrd_history_point *p);
+    int (*fn)(void *ctx, const struct hrh_point *p);
     void *ctx;
 };
 
 static int point_row(void *arg, const char *const *col, int n)
 {
     struct points_ctx *c = arg;
-    struct hrd_history_point p;
+    struct hrh_point p;
     double *rounds;
     int rc;
 
@@ -528,9 +528,9 @@ static int point_row(void *arg, const char *const *col, int n)
     return rc;
 }
 
-int hrd_history_points(struct hrd_history *h,
+int hrh_points(struct hrh_history *h,
                        int (*fn)(void *ctx,
-                                 const struct hrd_history_point *p),
+                                 const struct hrh_point *p),
                        void *ctx, char *err, size_t errlen)
 {
     struct points_ctx c = { fn, ctx };

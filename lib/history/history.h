@@ -4,7 +4,7 @@
  * run's id, place in the order, commit, machine, host, kernel and meta,
  * and its round medians when the run has rounds (schema 3), in a database:
  * SQLite by default, PostgreSQL for a fleet (backend.h). Both hold the
- * same schema, version HRD_HISTORY_SCHEMA, kept in table
+ * same schema, version HRH_SCHEMA, kept in table
  * hostrange_schema, and keep names (keys, machines, commits, hosts,
  * files, meta) byte for byte, in any encoding or none (schema 4:
  * PostgreSQL's name columns hold bytes). A history opened to write is
@@ -27,7 +27,7 @@
  * one-line reason in err (backend.h's, and -EINVAL for a database that is
  * not a hostrange history or of a newer schema). No reason holds a
  * password of the connection string: the database is named by
- * hrd_history_name.
+ * hrh_name.
  */
 #ifndef HOSTRANGE_HISTORY_H
 #define HOSTRANGE_HISTORY_H
@@ -35,25 +35,25 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HRD_HISTORY_SCHEMA 4
+#define HRH_SCHEMA 4
 /* How long SQLite waits for another writer's lock, in ms. */
-#define HRD_HISTORY_BUSY_MS 60000
+#define HRH_BUSY_MS 60000
 /* The database when none is named, and the variable that names one. */
-#define HRD_HISTORY_DEFAULT "hostrange-history.db"
-#define HRD_HISTORY_ENV "HOSTRANGE_HISTORY"
+#define HRH_DEFAULT "hostrange-history.db"
+#define HRH_ENV "HOSTRANGE_HISTORY"
 /* How long a PostgreSQL server may take to accept a connection, in
  * seconds, when neither the connection string (connect_timeout) nor
  * PGCONNECT_TIMEOUT says. */
-#define HRD_HISTORY_PG_CONNECT_TIMEOUT 10
+#define HRH_PG_CONNECT_TIMEOUT 10
 
 /* What a history is opened for: to read only (list, show, detect, check,
  * plot), or to write (add). */
-enum hrd_history_mode { HRD_HISTORY_READ, HRD_HISTORY_WRITE };
+enum hrh_mode { HRH_READ, HRH_WRITE };
 
-struct hrd_history;
+struct hrh_history;
 
 /* A run to add (strings borrowed). */
-struct hrd_history_run {
+struct hrh_run {
     const char *id;
     int64_t time_ns;  /* its place in the order */
     int64_t saved_ns; /* when it was saved */
@@ -69,7 +69,7 @@ struct hrd_history_run {
 };
 
 /* A point: one key of one run (strings borrowed). */
-struct hrd_history_point {
+struct hrh_point {
     const char *node, *op, *backend, *phase, *range, *metric;
     uint64_t count;
     double mean, median, p10, p90;
@@ -77,14 +77,14 @@ struct hrd_history_point {
      * (nrounds 0: a run of one round). */
     const double *rounds;
     size_t nrounds;
-    /* Filled by hrd_history_points: the series' run. */
+    /* Filled by hrh_points: the series' run. */
     const char *machine, *commit, *run, *host, *kernel;
     int64_t time_ns;
     int64_t key; /* the key's number in the history (series order) */
 };
 
 /* A stored run, as listed. */
-struct hrd_history_runinfo {
+struct hrh_runinfo {
     const char *id;
     int64_t time_ns;
     const char *commit;
@@ -96,50 +96,50 @@ struct hrd_history_runinfo {
 
 /* Whether dsn names a PostgreSQL database (a postgresql:// or postgres://
  * URL, or libpq's key=value pairs) rather than a SQLite file. */
-int hrd_history_is_pg(const char *dsn);
+int hrh_is_pg(const char *dsn);
 
 /* The database's name for messages: dsn with any password replaced by
  * "***". */
-void hrd_history_name(const char *dsn, char *buf, size_t len);
+void hrh_name(const char *dsn, char *buf, size_t len);
 
 /* Where dsn holds a password (a URL's user:PASSWORD@, or
  * password=PASSWORD): returns 1 with its offset and length in dsn, else
  * 0. */
-int hrd_history_password(const char *dsn, size_t *off, size_t *len);
+int hrh_password(const char *dsn, size_t *off, size_t *len);
 
-/* Opens the history at dsn for mode: HRD_HISTORY_WRITE makes it when
- * missing and migrates an older schema; HRD_HISTORY_READ changes nothing,
+/* Opens the history at dsn for mode: HRH_WRITE makes it when
+ * missing and migrates an older schema; HRH_READ changes nothing,
  * and returns -ENOENT for a history that does not exist (no file, or a
  * database without tables). Returns 0 with *h (free with
- * hrd_history_close), or a negative errno. */
-int hrd_history_open(const char *dsn, enum hrd_history_mode mode,
-                     struct hrd_history **h, char *err, size_t errlen);
-void hrd_history_close(struct hrd_history *h);
+ * hrh_close), or a negative errno. */
+int hrh_open(const char *dsn, enum hrh_mode mode,
+                     struct hrh_history **h, char *err, size_t errlen);
+void hrh_close(struct hrh_history *h);
 
 /* Adds run r and its n points in one transaction, to a history opened to
  * write. Returns 0 when stored, 1 when a run of its id is stored already
  * (nothing changed), or a negative errno (nothing stored; -EBADF for a
  * history opened to read). */
-int hrd_history_add(struct hrd_history *h, const struct hrd_history_run *r,
-                    const struct hrd_history_point *p, size_t n, char *err,
+int hrh_add(struct hrh_history *h, const struct hrh_run *r,
+                    const struct hrh_point *p, size_t n, char *err,
                     size_t errlen);
 
 /* Whether a run of id `id` is stored: 1, 0, or a negative errno. */
-int hrd_history_has(struct hrd_history *h, const char *id, char *err,
+int hrh_has(struct hrh_history *h, const char *id, char *err,
                     size_t errlen);
 
 /* Calls fn with each run, in the order (time, then as added). A non-zero
  * return of fn stops and is returned. */
-int hrd_history_runs(struct hrd_history *h,
-                     int (*fn)(void *ctx, const struct hrd_history_runinfo *r),
+int hrh_runs(struct hrh_history *h,
+                     int (*fn)(void *ctx, const struct hrh_runinfo *r),
                      void *ctx, char *err, size_t errlen);
 
 /* Calls fn with every point, by key (in the order keys were first
  * stored), then machine, then run order. A non-zero return of fn stops
  * and is returned. */
-int hrd_history_points(struct hrd_history *h,
+int hrh_points(struct hrh_history *h,
                        int (*fn)(void *ctx,
-                                 const struct hrd_history_point *p),
+                                 const struct hrh_point *p),
                        void *ctx, char *err, size_t errlen);
 
 #endif

@@ -17,15 +17,15 @@
 /* The phase of every imported key: the tools measure after a warm-up. */
 #define IMPORT_PHASE "warm"
 
-int hrd_import_format_parse(const char *name, enum hrd_import_format *f)
+int hrh_import_format_parse(const char *name, enum hrh_import_format *f)
 {
-    if (strcmp(name, HRD_IMPORT_NAME_GBENCH) == 0 ||
-        strcmp(name, HRD_IMPORT_NAME_GBENCH_LONG) == 0)
-        *f = HRD_IMPORT_GBENCH;
-    else if (strcmp(name, HRD_IMPORT_NAME_PYTEST) == 0)
-        *f = HRD_IMPORT_PYTEST_BENCHMARK;
-    else if (strcmp(name, HRD_IMPORT_NAME_CSV) == 0)
-        *f = HRD_IMPORT_CSV;
+    if (strcmp(name, HRH_IMPORT_NAME_GBENCH) == 0 ||
+        strcmp(name, HRH_IMPORT_NAME_GBENCH_LONG) == 0)
+        *f = HRH_IMPORT_GBENCH;
+    else if (strcmp(name, HRH_IMPORT_NAME_PYTEST) == 0)
+        *f = HRH_IMPORT_PYTEST_BENCHMARK;
+    else if (strcmp(name, HRH_IMPORT_NAME_CSV) == 0)
+        *f = HRH_IMPORT_CSV;
     else
         return -EINVAL;
     return 0;
@@ -44,7 +44,7 @@ static int digits(const char **s, int n, int *v)
     return 0;
 }
 
-int hrd_import_time(const char *s, int64_t *ns)
+int hrh_import_time(const char *s, int64_t *ns)
 {
     struct tm tm;
     char *end;
@@ -97,7 +97,7 @@ int hrd_import_time(const char *s, int64_t *ns)
     return 0;
 }
 
-void *hrd__import_keep(struct hrd_import *im, void *p)
+void *hrh__import_keep(struct hrh_import *im, void *p)
 {
     void **no;
 
@@ -112,7 +112,7 @@ void *hrd__import_keep(struct hrd_import *im, void *p)
     return p;
 }
 
-char *hrd__import_strndup(struct hrd_import *im, const char *s, size_t len)
+char *hrh__import_strndup(struct hrh_import *im, const char *s, size_t len)
 {
     char *c = malloc(len + 1);
 
@@ -120,17 +120,17 @@ char *hrd__import_strndup(struct hrd_import *im, const char *s, size_t len)
         memcpy(c, s, len);
         c[len] = '\0';
     }
-    return hrd__import_keep(im, c);
+    return hrh__import_keep(im, c);
 }
 
-char *hrd__import_strdup(struct hrd_import *im, const char *s)
+char *hrh__import_strdup(struct hrh_import *im, const char *s)
 {
-    return hrd__import_strndup(im, s, strlen(s));
+    return hrh__import_strndup(im, s, strlen(s));
 }
 
-struct hrd_import_run *hrd__import_run_new(struct hrd_import *im)
+struct hrh_import_run *hrh__import_run_new(struct hrh_import *im)
 {
-    struct hrd_import_run *nr =
+    struct hrh_import_run *nr =
         realloc(im->runs, (im->nruns + 1) * sizeof *nr);
 
     if (nr == NULL)
@@ -158,8 +158,8 @@ static double quantile(const double *v, size_t n, double q)
     return v[lo] + (v[lo + 1] - v[lo]) * (rank - (double)lo);
 }
 
-int hrd__import_stats_of(const double *v, size_t n,
-                         struct hrd__import_stats *s)
+int hrh__import_stats_of(const double *v, size_t n,
+                         struct hrh__import_stats *s)
 {
     double *c = malloc(n * sizeof *c), sum = 0;
 
@@ -178,13 +178,13 @@ int hrd__import_stats_of(const double *v, size_t n,
     return 0;
 }
 
-int hrd__import_point(struct hrd_import *im, struct hrd_import_run *r,
+int hrh__import_point(struct hrh_import *im, struct hrh_import_run *r,
                       const char *node, const char *op, const char *range,
-                      const char *metric, const struct hrd__import_stats *s,
+                      const char *metric, const struct hrh__import_stats *s,
                       const double *rounds, size_t nrounds)
 {
-    struct hrd_history_point *np = realloc(r->p, (r->n + 1) * sizeof *np);
-    struct hrd_history_point *p;
+    struct hrh_point *np = realloc(r->p, (r->n + 1) * sizeof *np);
+    struct hrh_point *p;
     double *rc = NULL;
 
     if (np == NULL)
@@ -193,18 +193,18 @@ int hrd__import_point(struct hrd_import *im, struct hrd_import_run *r,
     p = &np[r->n];
     memset(p, 0, sizeof *p);
     if (nrounds > 1) {
-        rc = hrd__import_keep(im, malloc(nrounds * sizeof *rc));
+        rc = hrh__import_keep(im, malloc(nrounds * sizeof *rc));
         if (rc == NULL)
             return -ENOMEM;
         memcpy(rc, rounds, nrounds * sizeof *rc);
         p->rounds = rc;
         p->nrounds = nrounds;
     }
-    p->node = hrd__import_strdup(im, node);
-    p->op = hrd__import_strdup(im, op);
-    p->backend = HRD_IMPORT_NONE;
+    p->node = hrh__import_strdup(im, node);
+    p->op = hrh__import_strdup(im, op);
+    p->backend = HRH_IMPORT_NONE;
     p->phase = IMPORT_PHASE;
-    p->range = hrd__import_strdup(im, range);
+    p->range = hrh__import_strdup(im, range);
     p->metric = metric;
     if (p->node == NULL || p->op == NULL || p->range == NULL)
         return -ENOMEM;
@@ -217,10 +217,10 @@ int hrd__import_point(struct hrd_import *im, struct hrd_import_run *r,
     return 0;
 }
 
-int hrd__import_run_finish(struct hrd_import *im, struct hrd_import_run *r,
+int hrh__import_run_finish(struct hrh_import *im, struct hrh_import_run *r,
                            const char *file, const void *idbytes,
-                           size_t idlen, const struct hrd_import_opts *o,
-                           const struct hrd__import_said *said, char *err,
+                           size_t idlen, const struct hrh_import_opts *o,
+                           const struct hrh__import_said *said, char *err,
                            size_t errlen)
 {
     const char *machine = o->machine != NULL ? o->machine : said->machine;
@@ -237,22 +237,22 @@ int hrd__import_run_finish(struct hrd_import *im, struct hrd_import_run *r,
                  "gives one)", file);
         return -EINVAL;
     }
-    if (hrd_import_time(t, &r->run.time_ns) != 0) {
+    if (hrh_import_time(t, &r->run.time_ns) != 0) {
         snprintf(err, errlen, "%s: time '%.64s' is not a time (Unix "
                  "seconds, or YYYY-MM-DDTHH:MM:SS[Z|+HH:MM])", file, t);
         return -EINVAL;
     }
-    hrd_runid_of_bytes(idbytes, idlen, r->id);
+    hrr_runid_of_bytes(idbytes, idlen, r->id);
     /* A copy: the runs' array moves as runs are added. */
-    r->run.id = hrd__import_strdup(im, r->id);
+    r->run.id = hrh__import_strdup(im, r->id);
     r->run.saved_ns = r->run.time_ns;
-    r->run.commit = hrd__import_strdup(im, commit != NULL ? commit : "");
-    r->run.machine = hrd__import_strdup(im, machine);
-    r->run.host = hrd__import_strdup(im, said->host != NULL ? said->host
+    r->run.commit = hrh__import_strdup(im, commit != NULL ? commit : "");
+    r->run.machine = hrh__import_strdup(im, machine);
+    r->run.host = hrh__import_strdup(im, said->host != NULL ? said->host
                                                              : "");
-    r->run.kernel = hrd__import_strdup(im, said->kernel != NULL
+    r->run.kernel = hrh__import_strdup(im, said->kernel != NULL
                                                ? said->kernel : "");
-    r->run.file = hrd__import_strdup(im, file);
+    r->run.file = hrh__import_strdup(im, file);
     r->run.parts = "";
     r->run.meta_key = o->meta_key;
     r->run.meta_value = o->meta_value;
@@ -283,7 +283,7 @@ struct line {
  * moving *pos past its end. Returns the number of fields, or -EINVAL
  * (a quote not closed, text after a closing quote, too many fields), or
  * -ENOMEM. */
-static int csv_fields(struct hrd_import *im, const char *text, size_t len,
+static int csv_fields(struct hrh_import *im, const char *text, size_t len,
                       size_t *pos, char **col)
 {
     size_t n = 0, i = *pos;
@@ -331,7 +331,7 @@ static int csv_fields(struct hrd_import *im, const char *text, size_t len,
             free(f);
             return -EINVAL;
         }
-        if ((col[n++] = hrd__import_keep(im, f)) == NULL)
+        if ((col[n++] = hrh__import_keep(im, f)) == NULL)
             return -ENOMEM;
         if (i < len && text[i] == ',') {
             i++;
@@ -364,7 +364,7 @@ static double unit_ns(const char *unit)
 
 /* Whether lines a and b belong to one run (with the options' values
  * over the lines'). */
-static int same_run(const struct hrd_import_opts *o, const struct line *a,
+static int same_run(const struct hrh_import_opts *o, const struct line *a,
                     const struct line *b)
 {
     return (o->commit != NULL ||
@@ -378,11 +378,11 @@ static int same_run(const struct hrd_import_opts *o, const struct line *a,
 /* The bytes a run's id is made of: its lines' fields, each ended by a
  * NUL, with the options' values over the lines'. Returns a buffer
  * (caller frees) with *len, or NULL. */
-static char *csv_idbytes(const struct hrd_import_opts *o,
+static char *csv_idbytes(const struct hrh_import_opts *o,
                          const struct line *l, size_t nl, int run,
                          size_t *len)
 {
-    size_t n = sizeof HRD_IMPORT_NAME_CSV, k = 0;
+    size_t n = sizeof HRH_IMPORT_NAME_CSV, k = 0;
     char *b;
 
     for (size_t i = 0; i < nl; i++) {
@@ -391,8 +391,8 @@ static char *csv_idbytes(const struct hrd_import_opts *o,
     }
     if ((b = malloc(n)) == NULL)
         return NULL;
-    memcpy(b, HRD_IMPORT_NAME_CSV, sizeof HRD_IMPORT_NAME_CSV);
-    k = sizeof HRD_IMPORT_NAME_CSV;
+    memcpy(b, HRH_IMPORT_NAME_CSV, sizeof HRH_IMPORT_NAME_CSV);
+    k = sizeof HRH_IMPORT_NAME_CSV;
     for (size_t i = 0; i < nl; i++) {
         for (size_t c = 0; l[i].run == run && c < NCOL; c++) {
             const char *s = c < l[i].ncol ? l[i].col[c] : "";
@@ -413,7 +413,7 @@ static char *csv_idbytes(const struct hrd_import_opts *o,
 
 /* The points of run `run` of the lines: a key per name in the order of
  * first lines, its lines' values its rounds. */
-static int csv_points(struct hrd_import *im, struct hrd_import_run *r,
+static int csv_points(struct hrh_import *im, struct hrh_import_run *r,
                       struct line *l, size_t nl, int run)
 {
     double *v = malloc(nl * sizeof *v);
@@ -422,7 +422,7 @@ static int csv_points(struct hrd_import *im, struct hrd_import_run *r,
     if (v == NULL)
         return -ENOMEM;
     for (size_t i = 0; rc == 0 && i < nl; i++) {
-        struct hrd__import_stats s;
+        struct hrh__import_stats s;
         size_t n = 0;
         int seen = 0;
 
@@ -438,19 +438,19 @@ static int csv_points(struct hrd_import *im, struct hrd_import_run *r,
                 strcmp(l[j].col[COL_NAME], l[i].col[COL_NAME]) == 0)
                 v[n++] = l[j].ns;
         }
-        rc = hrd__import_stats_of(v, n, &s);
+        rc = hrh__import_stats_of(v, n, &s);
         if (rc == 0)
-            rc = hrd__import_point(im, r, HRD_IMPORT_NAME_CSV,
-                                   HRD_IMPORT_NONE, l[i].col[COL_NAME],
-                                   HRD_IMPORT_METRIC_TIME, &s, v, n);
+            rc = hrh__import_point(im, r, HRH_IMPORT_NAME_CSV,
+                                   HRH_IMPORT_NONE, l[i].col[COL_NAME],
+                                   HRH_IMPORT_METRIC_TIME, &s, v, n);
     }
     free(v);
     return rc;
 }
 
-static int import_csv(struct hrd_import *im, const char *file,
+static int import_csv(struct hrh_import *im, const char *file,
                       const char *text, size_t len,
-                      const struct hrd_import_opts *o, char *err,
+                      const struct hrh_import_opts *o, char *err,
                       size_t errlen)
 {
     static char empty[] = "";
@@ -524,8 +524,8 @@ static int import_csv(struct hrd_import *im, const char *file,
         l[nl++] = x;
     }
     for (int run = 0; rc == 0 && run < nruns; run++) {
-        struct hrd_import_run *r = hrd__import_run_new(im);
-        struct hrd__import_said said = { NULL, NULL, NULL, NULL, NULL };
+        struct hrh_import_run *r = hrh__import_run_new(im);
+        struct hrh__import_said said = { NULL, NULL, NULL, NULL, NULL };
         size_t idlen;
         char *id;
 
@@ -546,7 +546,7 @@ static int import_csv(struct hrd_import *im, const char *file,
         if (rc == 0 && id == NULL)
             rc = -ENOMEM;
         if (rc == 0)
-            rc = hrd__import_run_finish(im, r, file, id, idlen, o, &said,
+            rc = hrh__import_run_finish(im, r, file, id, idlen, o, &said,
                                         err, errlen);
         free(id);
     }
@@ -560,33 +560,33 @@ static int import_csv(struct hrd_import *im, const char *file,
     return rc;
 }
 
-int hrd_import_read(enum hrd_import_format f, const char *file,
+int hrh_import_read(enum hrh_import_format f, const char *file,
                     const char *text, size_t len,
-                    const struct hrd_import_opts *o, struct hrd_import **out,
+                    const struct hrh_import_opts *o, struct hrh_import **out,
                     char *err, size_t errlen)
 {
-    struct hrd_import *im = calloc(1, sizeof *im);
+    struct hrh_import *im = calloc(1, sizeof *im);
     int rc;
 
     if (im == NULL) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
-    if (f == HRD_IMPORT_GBENCH)
-        rc = hrd__import_gbench(im, file, text, len, o, err, errlen);
-    else if (f == HRD_IMPORT_PYTEST_BENCHMARK)
-        rc = hrd__import_pytest(im, file, text, len, o, err, errlen);
+    if (f == HRH_IMPORT_GBENCH)
+        rc = hrh__import_gbench(im, file, text, len, o, err, errlen);
+    else if (f == HRH_IMPORT_PYTEST_BENCHMARK)
+        rc = hrh__import_pytest(im, file, text, len, o, err, errlen);
     else
         rc = import_csv(im, file, text, len, o, err, errlen);
     if (rc != 0) {
-        hrd_import_free(im);
+        hrh_import_free(im);
         return rc;
     }
     *out = im;
     return 0;
 }
 
-void hrd_import_free(struct hrd_import *im)
+void hrh_import_free(struct hrh_import *im)
 {
     if (im == NULL)
         return;

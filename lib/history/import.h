@@ -28,7 +28,7 @@
  * Every key is node the format's name (gbench, pytest-benchmark, csv),
  * operator the program (Google Benchmark's executable), pytest-benchmark's
  * group, or "-", backend "-", phase warm, range the benchmark's name;
- * every value is in ns. A run's id is made from the bytes it came from (hrd_runid_of_bytes:
+ * every value is in ns. A run's id is made from the bytes it came from (hrr_runid_of_bytes:
  * the file, or the CSV's lines of the run), so a file added twice, or a
  * CSV that grew, stores each run once. The options' machine, commit and
  * time win over the file's.
@@ -43,45 +43,45 @@
 
 #include "lib/history/history.h"
 
-enum hrd_import_format {
-    HRD_IMPORT_GBENCH,
-    HRD_IMPORT_PYTEST_BENCHMARK,
-    HRD_IMPORT_CSV,
+enum hrh_import_format {
+    HRH_IMPORT_GBENCH,
+    HRH_IMPORT_PYTEST_BENCHMARK,
+    HRH_IMPORT_CSV,
 };
 
 /* The formats' names, as --from takes them ("google-benchmark" is also
  * taken for gbench), and the node of their keys. */
-#define HRD_IMPORT_NAME_GBENCH "gbench"
-#define HRD_IMPORT_NAME_GBENCH_LONG "google-benchmark"
-#define HRD_IMPORT_NAME_PYTEST "pytest-benchmark"
-#define HRD_IMPORT_NAME_CSV "csv"
+#define HRH_IMPORT_NAME_GBENCH "gbench"
+#define HRH_IMPORT_NAME_GBENCH_LONG "google-benchmark"
+#define HRH_IMPORT_NAME_PYTEST "pytest-benchmark"
+#define HRH_IMPORT_NAME_CSV "csv"
 /* The metrics of the imported keys. */
-#define HRD_IMPORT_METRIC_REAL "real_time"
-#define HRD_IMPORT_METRIC_CPU "cpu_time"
-#define HRD_IMPORT_METRIC_TIME "time"
+#define HRH_IMPORT_METRIC_REAL "real_time"
+#define HRH_IMPORT_METRIC_CPU "cpu_time"
+#define HRH_IMPORT_METRIC_TIME "time"
 /* The operator and backend of keys that have none. */
-#define HRD_IMPORT_NONE "-"
+#define HRH_IMPORT_NONE "-"
 
 /* What the command line says over the file (NULL: the file's). */
-struct hrd_import_opts {
+struct hrh_import_opts {
     const char *machine;
     const char *commit;
-    const char *time; /* as hrd_import_time reads it */
+    const char *time; /* as hrh_import_time reads it */
     const char *const *meta_key; /* noted with each run */
     const char *const *meta_value;
     size_t nmeta;
 };
 
 /* The runs read from one file, owning every string and point of them. */
-struct hrd_import_run {
-    struct hrd_history_run run;
-    struct hrd_history_point *p;
+struct hrh_import_run {
+    struct hrh_run run;
+    struct hrh_point *p;
     size_t n;
     char id[64];
 };
 
-struct hrd_import {
-    struct hrd_import_run *runs;
+struct hrh_import {
+    struct hrh_import_run *runs;
     size_t nruns;
     size_t skipped; /* benchmarks left out (errors) */
     /* Private: what the runs point into. */
@@ -90,7 +90,7 @@ struct hrd_import {
 };
 
 /* The format named `name`: 0 with *f, or -EINVAL. */
-int hrd_import_format_parse(const char *name, enum hrd_import_format *f);
+int hrh_import_format_parse(const char *name, enum hrh_import_format *f);
 
 /*
  * A time: Unix seconds (a fraction allowed), or an ISO 8601 date and time
@@ -98,19 +98,19 @@ int hrd_import_format_parse(const char *name, enum hrd_import_format *f);
  * allowed) in UTC, or followed by Z or an offset +HH:MM / -HH:MM. Returns
  * 0 with *ns (since the epoch), or -EINVAL.
  */
-int hrd_import_time(const char *s, int64_t *ns);
+int hrh_import_time(const char *s, int64_t *ns);
 
 /*
  * Reads text[0..len), the content of file `file`, in format f. Returns 0
- * with *out (free with hrd_import_free), or -EINVAL with a one-line
+ * with *out (free with hrh_import_free), or -EINVAL with a one-line
  * reason in err (a line and column where there is one), or -ENOMEM.
  */
-int hrd_import_read(enum hrd_import_format f, const char *file,
+int hrh_import_read(enum hrh_import_format f, const char *file,
                     const char *text, size_t len,
-                    const struct hrd_import_opts *o, struct hrd_import **out,
+                    const struct hrh_import_opts *o, struct hrh_import **out,
                     char *err, size_t errlen);
 
 /* Frees im; NULL is allowed. */
-void hrd_import_free(struct hrd_import *im);
+void hrh_import_free(struct hrh_import *im);
 
 #endif

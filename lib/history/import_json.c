@@ -14,18 +14,18 @@
 
 /* Reads the document, naming the file in a reason. */
 static int parse(const char *file, const char *text, size_t len,
-                 struct hrd_json **root, char *err, size_t errlen)
+                 struct hru_json **root, char *err, size_t errlen)
 {
     char why[512];
-    int rc = hrd_json_parse(text, len, root, why, sizeof why);
+    int rc = hru_json_parse(text, len, root, why, sizeof why);
 
     if (rc != 0) {
         snprintf(err, errlen, "%s: not JSON: %s", file, why);
         return rc;
     }
-    if ((*root)->type != HRD_JSON_OBJECT) {
+    if ((*root)->type != HRU_JSON_OBJECT) {
         snprintf(err, errlen, "%s: not an object", file);
-        hrd_json_free(*root);
+        hru_json_free(*root);
         return -EINVAL;
     }
     return 0;
@@ -48,10 +48,10 @@ static char *idbytes(const char *format, const char *text, size_t len,
 }
 
 /* Finishes run r with its id made from the file's bytes. */
-static int finish(struct hrd_import *im, struct hrd_import_run *r,
+static int finish(struct hrh_import *im, struct hrh_import_run *r,
                   const char *format, const char *file, const char *text,
-                  size_t len, const struct hrd_import_opts *o,
-                  const struct hrd__import_said *said, char *err,
+                  size_t len, const struct hrh_import_opts *o,
+                  const struct hrh__import_said *said, char *err,
                   size_t errlen)
 {
     size_t n;
@@ -60,7 +60,7 @@ static int finish(struct hrd_import *im, struct hrd_import_run *r,
 
     if (b == NULL)
         return -ENOMEM;
-    rc = hrd__import_run_finish(im, r, file, b, n, o, said, err, errlen);
+    rc = hrh__import_run_finish(im, r, file, b, n, o, said, err, errlen);
     free(b);
     return rc;
 }
@@ -131,32 +131,32 @@ static int gkey_put(struct gkey *g, double real, double cpu)
 
 /* Reads benchmark b (the i-th) into the keys. Returns 0, 1 when it is
  * left out (it reported an error), or a negative errno. */
-static int gbench_one(const struct hrd_json *b, size_t i, struct gkey **k,
+static int gbench_one(const struct hru_json *b, size_t i, struct gkey **k,
                       size_t *nk, const char *file, char *err,
                       size_t errlen)
 {
-    const char *name = hrd_json_get_str(b, "run_name");
-    const char *type = hrd_json_get_str(b, "run_type");
-    const struct hrd_json *e = hrd_json_get(b, "error_occurred");
+    const char *name = hru_json_get_str(b, "run_name");
+    const char *type = hru_json_get_str(b, "run_type");
+    const struct hru_json *e = hru_json_get(b, "error_occurred");
     double unit, real, cpu, reps;
     struct gkey *g;
 
     if (name == NULL)
-        name = hrd_json_get_str(b, "name");
-    if (b->type != HRD_JSON_OBJECT || name == NULL) {
+        name = hru_json_get_str(b, "name");
+    if (b->type != HRU_JSON_OBJECT || name == NULL) {
         snprintf(err, errlen, "%s: benchmark %zu has no name", file, i);
         return -EINVAL;
     }
-    if (e != NULL && e->type == HRD_JSON_TRUE)
+    if (e != NULL && e->type == HRU_JSON_TRUE)
         return 1;
-    unit = gbench_unit(hrd_json_get_str(b, "time_unit"));
+    unit = gbench_unit(hru_json_get_str(b, "time_unit"));
     if (unit == 0) {
         snprintf(err, errlen, "%s: benchmark %s: unknown time_unit", file,
                  name);
         return -EINVAL;
     }
     if (type != NULL && strcmp(type, "aggregate") == 0) {
-        const char *agg = hrd_json_get_str(b, "aggregate_name");
+        const char *agg = hru_json_get_str(b, "aggregate_name");
 
         /* The median of the repetitions stands for them where they were
          * not reported (--benchmark_report_aggregates_only); the other
@@ -164,8 +164,8 @@ static int gbench_one(const struct hrd_json *b, size_t i, struct gkey **k,
         if (agg == NULL || strcmp(agg, "median") != 0)
             return 0;
     }
-    if (hrd_json_get_num(b, "real_time", &real) != 0 ||
-        hrd_json_get_num(b, "cpu_time", &cpu) != 0 || !isfinite(real) ||
+    if (hru_json_get_num(b, "real_time", &real) != 0 ||
+        hru_json_get_num(b, "cpu_time", &cpu) != 0 || !isfinite(real) ||
         !isfinite(cpu) || real < 0 || cpu < 0) {
         snprintf(err, errlen, "%s: benchmark %s: no real_time and cpu_time",
                  file, name);
@@ -177,7 +177,7 @@ static int gbench_one(const struct hrd_json *b, size_t i, struct gkey **k,
         g->has_med = 1;
         g->med_real = real * unit;
         g->med_cpu = cpu * unit;
-        g->reps = hrd_json_get_num(b, "repetitions", &reps) == 0 &&
+        g->reps = hru_json_get_num(b, "repetitions", &reps) == 0 &&
                           reps >= 1 && reps < 1e9
                       ? (uint64_t)reps
                       : 1;
@@ -187,58 +187,58 @@ static int gbench_one(const struct hrd_json *b, size_t i, struct gkey **k,
 }
 
 /* The points of key g: real_time, then cpu_time. */
-static int gbench_points(struct hrd_import *im, struct hrd_import_run *r,
+static int gbench_points(struct hrh_import *im, struct hrh_import_run *r,
                          const char *op, const struct gkey *g)
 {
-    struct hrd__import_stats s;
+    struct hrh__import_stats s;
     int rc;
 
     if (g->n == 0) {
         s.count = g->reps;
         s.mean = s.median = s.p10 = s.p90 = g->med_real;
-        rc = hrd__import_point(im, r, HRD_IMPORT_NAME_GBENCH, op, g->name,
-                               HRD_IMPORT_METRIC_REAL, &s, NULL, 0);
+        rc = hrh__import_point(im, r, HRH_IMPORT_NAME_GBENCH, op, g->name,
+                               HRH_IMPORT_METRIC_REAL, &s, NULL, 0);
         s.mean = s.median = s.p10 = s.p90 = g->med_cpu;
-        return rc != 0 ? rc : hrd__import_point(im, r, HRD_IMPORT_NAME_GBENCH,
+        return rc != 0 ? rc : hrh__import_point(im, r, HRH_IMPORT_NAME_GBENCH,
                                                 op, g->name,
-                                                HRD_IMPORT_METRIC_CPU, &s,
+                                                HRH_IMPORT_METRIC_CPU, &s,
                                                 NULL, 0);
     }
-    if ((rc = hrd__import_stats_of(g->real, g->n, &s)) != 0 ||
-        (rc = hrd__import_point(im, r, HRD_IMPORT_NAME_GBENCH, op, g->name,
-                                HRD_IMPORT_METRIC_REAL, &s, g->real,
+    if ((rc = hrh__import_stats_of(g->real, g->n, &s)) != 0 ||
+        (rc = hrh__import_point(im, r, HRH_IMPORT_NAME_GBENCH, op, g->name,
+                                HRH_IMPORT_METRIC_REAL, &s, g->real,
                                 g->n)) != 0 ||
-        (rc = hrd__import_stats_of(g->cpu, g->n, &s)) != 0)
+        (rc = hrh__import_stats_of(g->cpu, g->n, &s)) != 0)
         return rc;
-    return hrd__import_point(im, r, HRD_IMPORT_NAME_GBENCH, op, g->name,
-                             HRD_IMPORT_METRIC_CPU, &s, g->cpu, g->n);
+    return hrh__import_point(im, r, HRH_IMPORT_NAME_GBENCH, op, g->name,
+                             HRH_IMPORT_METRIC_CPU, &s, g->cpu, g->n);
 }
 
-int hrd__import_gbench(struct hrd_import *im, const char *file,
+int hrh__import_gbench(struct hrh_import *im, const char *file,
                        const char *text, size_t len,
-                       const struct hrd_import_opts *o, char *err,
+                       const struct hrh_import_opts *o, char *err,
                        size_t errlen)
 {
-    struct hrd__import_said said = { NULL, NULL, NULL, NULL, NULL };
-    const struct hrd_json *ctx, *bs;
-    struct hrd_import_run *r;
-    struct hrd_json *root;
+    struct hrh__import_said said = { NULL, NULL, NULL, NULL, NULL };
+    const struct hru_json *ctx, *bs;
+    struct hrh_import_run *r;
+    struct hru_json *root;
     struct gkey *k = NULL;
     size_t nk = 0;
-    const char *exe, *op = HRD_IMPORT_NONE;
+    const char *exe, *op = HRH_IMPORT_NONE;
     char machine[256];
     double cpus, mhz;
     int rc = parse(file, text, len, &root, err, errlen);
 
     if (rc != 0)
         return rc;
-    ctx = hrd_json_get(root, "context");
-    bs = hrd_json_get(root, "benchmarks");
-    if (ctx == NULL || ctx->type != HRD_JSON_OBJECT || bs == NULL ||
-        bs->type != HRD_JSON_ARRAY) {
+    ctx = hru_json_get(root, "context");
+    bs = hru_json_get(root, "benchmarks");
+    if (ctx == NULL || ctx->type != HRU_JSON_OBJECT || bs == NULL ||
+        bs->type != HRU_JSON_ARRAY) {
         snprintf(err, errlen, "%s: not Google Benchmark's JSON (no context "
                  "and benchmarks)", file);
-        hrd_json_free(root);
+        hru_json_free(root);
         return -EINVAL;
     }
     for (size_t i = 0; i < bs->n; i++) {
@@ -254,28 +254,28 @@ int hrd__import_gbench(struct hrd_import *im, const char *file,
         snprintf(err, errlen, "%s: no benchmark results", file);
         rc = -EINVAL;
     }
-    exe = hrd_json_get_str(ctx, "executable");
+    exe = hru_json_get_str(ctx, "executable");
     if (exe != NULL && strrchr(exe, '/') != NULL)
         exe = strrchr(exe, '/') + 1;
     if (exe != NULL && exe[0] != '\0')
         op = exe;
-    r = rc == 0 ? hrd__import_run_new(im) : NULL;
+    r = rc == 0 ? hrh__import_run_new(im) : NULL;
     if (rc == 0 && r == NULL)
         rc = -ENOMEM;
     for (size_t i = 0; rc == 0 && i < nk; i++)
         rc = gbench_points(im, r, op, &k[i]);
     if (rc == 0) {
-        if (hrd_json_get_num(ctx, "num_cpus", &cpus) == 0 &&
-            hrd_json_get_num(ctx, "mhz_per_cpu", &mhz) == 0 &&
+        if (hru_json_get_num(ctx, "num_cpus", &cpus) == 0 &&
+            hru_json_get_num(ctx, "mhz_per_cpu", &mhz) == 0 &&
             cpus >= 1 && cpus < 1e6 && mhz >= 0 && mhz < 1e7) {
             snprintf(machine, sizeof machine, "%.0f cpus, %.0f MHz", cpus,
                      mhz);
             said.machine = machine;
         }
-        said.time = hrd_json_get_str(ctx, "date");
-        said.commit = hrd_json_get_str(ctx, "commit");
-        said.host = hrd_json_get_str(ctx, "host_name");
-        rc = finish(im, r, HRD_IMPORT_NAME_GBENCH, file, text, len, o, &said,
+        said.time = hru_json_get_str(ctx, "date");
+        said.commit = hru_json_get_str(ctx, "commit");
+        said.host = hru_json_get_str(ctx, "host_name");
+        rc = finish(im, r, HRH_IMPORT_NAME_GBENCH, file, text, len, o, &said,
                     err, errlen);
     }
     if (rc == -ENOMEM)
@@ -285,7 +285,7 @@ int hrd__import_gbench(struct hrd_import *im, const char *file,
         free(k[i].cpu);
     }
     free(k);
-    hrd_json_free(root);
+    hru_json_free(root);
     return rc;
 }
 
@@ -295,34 +295,34 @@ int hrd__import_gbench(struct hrd_import *im, const char *file,
 #define NS_PER_S 1e9
 
 /* The point of benchmark b (the i-th). */
-static int pytest_one(struct hrd_import *im, struct hrd_import_run *r,
-                      const struct hrd_json *b, size_t i, const char *file,
+static int pytest_one(struct hrh_import *im, struct hrh_import_run *r,
+                      const struct hru_json *b, size_t i, const char *file,
                       char *err, size_t errlen)
 {
-    const char *name = hrd_json_get_str(b, "fullname");
-    const char *group = hrd_json_get_str(b, "group");
-    const struct hrd_json *st = hrd_json_get(b, "stats");
-    const struct hrd_json *data = hrd_json_get(st, "data");
-    struct hrd__import_stats s;
+    const char *name = hru_json_get_str(b, "fullname");
+    const char *group = hru_json_get_str(b, "group");
+    const struct hru_json *st = hru_json_get(b, "stats");
+    const struct hru_json *data = hru_json_get(st, "data");
+    struct hrh__import_stats s;
     double rounds, q1, q3;
     int rc;
 
     if (name == NULL)
-        name = hrd_json_get_str(b, "name");
-    if (name == NULL || st == NULL || st->type != HRD_JSON_OBJECT) {
+        name = hru_json_get_str(b, "name");
+    if (name == NULL || st == NULL || st->type != HRU_JSON_OBJECT) {
         snprintf(err, errlen, "%s: benchmark %zu has no fullname and stats",
                  file, i);
         return -EINVAL;
     }
     if (group == NULL || group[0] == '\0')
-        group = HRD_IMPORT_NONE;
-    if (data != NULL && data->type == HRD_JSON_ARRAY && data->n > 0) {
+        group = HRH_IMPORT_NONE;
+    if (data != NULL && data->type == HRU_JSON_ARRAY && data->n > 0) {
         double *v = malloc(data->n * sizeof *v);
 
         if (v == NULL)
             return -ENOMEM;
         for (size_t j = 0; j < data->n; j++) {
-            if (data->item[j]->type != HRD_JSON_NUMBER ||
+            if (data->item[j]->type != HRU_JSON_NUMBER ||
                 !isfinite(data->item[j]->num)) {
                 snprintf(err, errlen, "%s: benchmark %s: data point %zu is "
                          "not a number", file, name, j);
@@ -331,16 +331,16 @@ static int pytest_one(struct hrd_import *im, struct hrd_import_run *r,
             }
             v[j] = data->item[j]->num * NS_PER_S;
         }
-        rc = hrd__import_stats_of(v, data->n, &s);
+        rc = hrh__import_stats_of(v, data->n, &s);
         free(v);
         if (rc != 0)
             return rc;
     } else {
-        if (hrd_json_get_num(st, "rounds", &rounds) != 0 ||
-            hrd_json_get_num(st, "mean", &s.mean) != 0 ||
-            hrd_json_get_num(st, "median", &s.median) != 0 ||
-            hrd_json_get_num(st, "q1", &q1) != 0 ||
-            hrd_json_get_num(st, "q3", &q3) != 0 || !(rounds >= 1) ||
+        if (hru_json_get_num(st, "rounds", &rounds) != 0 ||
+            hru_json_get_num(st, "mean", &s.mean) != 0 ||
+            hru_json_get_num(st, "median", &s.median) != 0 ||
+            hru_json_get_num(st, "q1", &q1) != 0 ||
+            hru_json_get_num(st, "q3", &q3) != 0 || !(rounds >= 1) ||
             rounds > 1e15 || !isfinite(s.mean) || !isfinite(s.median) ||
             !isfinite(q1) || !isfinite(q3)) {
             snprintf(err, errlen, "%s: benchmark %s: stats without rounds, "
@@ -353,19 +353,19 @@ static int pytest_one(struct hrd_import *im, struct hrd_import_run *r,
         s.p10 = q1 * NS_PER_S;
         s.p90 = q3 * NS_PER_S;
     }
-    return hrd__import_point(im, r, HRD_IMPORT_NAME_PYTEST, group, name,
-                             HRD_IMPORT_METRIC_TIME, &s, NULL, 0);
+    return hrh__import_point(im, r, HRH_IMPORT_NAME_PYTEST, group, name,
+                             HRH_IMPORT_METRIC_TIME, &s, NULL, 0);
 }
 
-int hrd__import_pytest(struct hrd_import *im, const char *file,
+int hrh__import_pytest(struct hrh_import *im, const char *file,
                        const char *text, size_t len,
-                       const struct hrd_import_opts *o, char *err,
+                       const struct hrh_import_opts *o, char *err,
                        size_t errlen)
 {
-    struct hrd__import_said said = { NULL, NULL, NULL, NULL, NULL };
-    const struct hrd_json *mi, *cpu, *bs;
-    struct hrd_import_run *r;
-    struct hrd_json *root;
+    struct hrh__import_said said = { NULL, NULL, NULL, NULL, NULL };
+    const struct hru_json *mi, *cpu, *bs;
+    struct hrh_import_run *r;
+    struct hru_json *root;
     const char *brand;
     char machine[512];
     double count;
@@ -373,34 +373,34 @@ int hrd__import_pytest(struct hrd_import *im, const char *file,
 
     if (rc != 0)
         return rc;
-    mi = hrd_json_get(root, "machine_info");
-    bs = hrd_json_get(root, "benchmarks");
-    if (bs == NULL || bs->type != HRD_JSON_ARRAY) {
+    mi = hru_json_get(root, "machine_info");
+    bs = hru_json_get(root, "benchmarks");
+    if (bs == NULL || bs->type != HRU_JSON_ARRAY) {
         snprintf(err, errlen, "%s: not pytest-benchmark's JSON (no "
                  "benchmarks)", file);
-        hrd_json_free(root);
+        hru_json_free(root);
         return -EINVAL;
     }
     if (bs->n == 0) {
         snprintf(err, errlen, "%s: no benchmark results", file);
-        hrd_json_free(root);
+        hru_json_free(root);
         return -EINVAL;
     }
-    if ((r = hrd__import_run_new(im)) == NULL)
+    if ((r = hrh__import_run_new(im)) == NULL)
         rc = -ENOMEM;
     for (size_t i = 0; rc == 0 && i < bs->n; i++)
         rc = pytest_one(im, r, bs->item[i], i, file, err, errlen);
     if (rc == 0) {
-        cpu = hrd_json_get(mi, "cpu");
-        brand = hrd_json_get_str(cpu, "brand_raw");
+        cpu = hru_json_get(mi, "cpu");
+        brand = hru_json_get_str(cpu, "brand_raw");
         if (brand == NULL || brand[0] == '\0')
-            brand = hrd_json_get_str(cpu, "brand"); /* py-cpuinfo < 7 */
+            brand = hru_json_get_str(cpu, "brand"); /* py-cpuinfo < 7 */
         if (brand == NULL || brand[0] == '\0')
-            brand = hrd_json_get_str(mi, "processor");
+            brand = hru_json_get_str(mi, "processor");
         if (brand == NULL || brand[0] == '\0')
-            brand = hrd_json_get_str(mi, "machine");
+            brand = hru_json_get_str(mi, "machine");
         if (brand != NULL && brand[0] != '\0') {
-            if (hrd_json_get_num(cpu, "count", &count) == 0 && count >= 1 &&
+            if (hru_json_get_num(cpu, "count", &count) == 0 && count >= 1 &&
                 count < 1e6)
                 snprintf(machine, sizeof machine, "%s, %.0f cores", brand,
                          count);
@@ -408,19 +408,19 @@ int hrd__import_pytest(struct hrd_import *im, const char *file,
                 snprintf(machine, sizeof machine, "%s", brand);
             said.machine = machine;
         }
-        said.time = hrd_json_get_str(root, "datetime");
-        said.commit = hrd_json_get_str(hrd_json_get(root, "commit_info"),
+        said.time = hru_json_get_str(root, "datetime");
+        said.commit = hru_json_get_str(hru_json_get(root, "commit_info"),
                                        "id");
         /* Its word for a run outside a repository. */
         if (said.commit != NULL && strcmp(said.commit, "unversioned") == 0)
             said.commit = NULL;
-        said.host = hrd_json_get_str(mi, "node");
-        said.kernel = hrd_json_get_str(mi, "release");
-        rc = finish(im, r, HRD_IMPORT_NAME_PYTEST, file, text, len, o, &said,
+        said.host = hru_json_get_str(mi, "node");
+        said.kernel = hru_json_get_str(mi, "release");
+        rc = finish(im, r, HRH_IMPORT_NAME_PYTEST, file, text, len, o, &said,
                     err, errlen);
     }
     if (rc == -ENOMEM)
         snprintf(err, errlen, "out of memory");
-    hrd_json_free(root);
+    hru_json_free(root);
     return rc;
 }

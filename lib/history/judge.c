@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hrd_history_judge_init(struct hrd_history_judge *jg,
-                           const struct hrd_cp_opts *cp, size_t min_history,
-                           const struct hrd_limits *limits,
+int hrh_judge_init(struct hrh_judge *jg,
+                           const struct hrs_cp_opts *cp, size_t min_history,
+                           const struct hrs_limits *limits,
                            double threshold)
 {
     memset(jg, 0, sizeof *jg);
@@ -22,11 +22,11 @@ int hrd_history_judge_init(struct hrd_history_judge *jg,
     jg->min_history = min_history;
     jg->limits = limits;
     jg->threshold = threshold;
-    jg->sample = malloc(HRD_HISTORY_LOOK_STEP_SAMPLE * sizeof *jg->sample);
+    jg->sample = malloc(HRH_LOOK_STEP_SAMPLE * sizeof *jg->sample);
     return jg->sample == NULL ? -ENOMEM : 0;
 }
 
-void hrd_history_judge_fini(struct hrd_history_judge *jg)
+void hrh_judge_fini(struct hrh_judge *jg)
 {
     for (size_t i = 0; i < jg->npend; i++) {
         for (int k = 0; k < 6; k++)
@@ -39,7 +39,7 @@ void hrd_history_judge_fini(struct hrd_history_judge *jg)
     memset(jg, 0, sizeof *jg);
 }
 
-static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
+static int key_cmp6(const char *const *a, const struct hrh_point *p)
 {
     const char *b[6] = { p->node, p->op, p->backend, p->phase, p->range,
                          p->metric };
@@ -53,19 +53,19 @@ static int key_cmp6(const char *const *a, const struct hrd_history_point *p)
 }
 
 /* The points being sorted (qsort has no context). */
-static const struct hrd_history_point *sort_points;
+static const struct hrh_point *sort_points;
 
 static int cmp_points(const void *x, const void *y)
 {
-    const struct hrd_history_point *a = &sort_points[*(const size_t *)x];
+    const struct hrh_point *a = &sort_points[*(const size_t *)x];
     const char *k[6] = { a->node, a->op, a->backend, a->phase, a->range,
                          a->metric };
 
     return key_cmp6(k, &sort_points[*(const size_t *)y]);
 }
 
-int hrd_history_judge_run(struct hrd_history_judge *jg,
-                          const struct hrd_history_point *p, size_t n)
+int hrh_judge_run(struct hrh_judge *jg,
+                          const struct hrh_point *p, size_t n)
 {
     jg->p = p;
     jg->n = n;
@@ -80,9 +80,9 @@ int hrd_history_judge_run(struct hrd_history_judge *jg,
     return 0;
 }
 
-const struct hrd_history_point *
-hrd_history_judge_find(struct hrd_history_judge *jg,
-                       const struct hrd_history_series *s)
+const struct hrh_point *
+hrh_judge_find(struct hrh_judge *jg,
+                       const struct hrh_series *s)
 {
     size_t lo = 0, hi = jg->n;
 
@@ -110,23 +110,23 @@ hrd_history_judge_find(struct hrd_history_judge *jg,
  * round), by the exact Mann-Whitney test of lib/stat/rounds.h, one-sided
  * (slower): half its two-sided p when the run's rounds lie above, else
  * 1 - half. Returns 1 with *out filled (and the base's number of values
- * in *nbase), 0 when either side has fewer than HRD_ROUNDS_MIN values or
+ * in *nbase), 0 when either side has fewer than HRS_ROUNDS_MIN values or
  * a value that is not positive (the run not judged this way), or -ENOMEM.
  */
-static int judge_rounds(struct hrd_history_judge *c,
-                        const struct hrd_history_series *s, size_t from,
-                        const struct hrd_history_point *p,
-                        double step, struct hrd_cp *out, size_t *nbase,
-                        struct hrd_history_judged *j)
+static int judge_rounds(struct hrh_judge *c,
+                        const struct hrh_series *s, size_t from,
+                        const struct hrh_point *p,
+                        double step, struct hrs_cp *out, size_t *nbase,
+                        struct hrh_judged *j)
 {
-    struct hrd_rounds_cmp cmp;
+    struct hrs_rounds_cmp cmp;
     double *base, sd;
     size_t nb = 0, k0, k1;
     int rc;
 
     for (size_t i = from; i < s->n; i++)
         nb += s->nrounds[i] > 0 ? s->nrounds[i] : 1;
-    if (p->nrounds < HRD_ROUNDS_MIN || nb < HRD_ROUNDS_MIN)
+    if (p->nrounds < HRS_ROUNDS_MIN || nb < HRS_ROUNDS_MIN)
         return 0;
     /* The test's ratios need positive values (a self time may be 0). */
     for (size_t k = 0; k < p->nrounds; k++) {
@@ -150,25 +150,25 @@ static int judge_rounds(struct hrd_history_judge *c,
         for (size_t k = 0; k < s->nrounds[i]; k++)
             base[nb++] = s->rounds[i][k];
     }
-    rc = hrd_rounds_compare(base, nb, p->rounds, p->nrounds, &cmp);
+    rc = hrs_rounds_compare(base, nb, p->rounds, p->nrounds, &cmp);
     /* The decision rule of diff, at one look (decide.h), and the change
      * the fastest-half test could detect with these rounds' noise. */
     if (rc == 0)
-        rc = hrd_decide_once(base, nb, p->rounds, p->nrounds, j->threshold,
+        rc = hrs_decide_once(base, nb, p->rounds, p->nrounds, j->threshold,
                              step, c->cp.alpha, &j->dec);
-    k0 = nb < HRD_DETECT_MAX_ROUNDS ? nb : HRD_DETECT_MAX_ROUNDS;
-    k1 = p->nrounds < HRD_DETECT_MAX_ROUNDS ? p->nrounds
-                                            : HRD_DETECT_MAX_ROUNDS;
+    k0 = nb < HRS_DETECT_MAX_ROUNDS ? nb : HRS_DETECT_MAX_ROUNDS;
+    k1 = p->nrounds < HRS_DETECT_MAX_ROUNDS ? p->nrounds
+                                            : HRS_DETECT_MAX_ROUNDS;
     if (rc == 0 && c->shift_sd[k0][k1] == 0) {
-        c->shift_sd[k0][k1] = hrd_detect_shift_sd(k0, k1, c->cp.alpha);
+        c->shift_sd[k0][k1] = hrs_detect_shift_sd(k0, k1, c->cp.alpha);
         if (isnan(c->shift_sd[k0][k1])) {
             c->shift_sd[k0][k1] = 0;
             rc = -ENOMEM;
         }
     }
     if (rc == 0) {
-        sd = hrd_detect_log_sd(base, nb, p->rounds, p->nrounds);
-        j->detectable = hrd_detect_change(c->shift_sd[k0][k1], sd);
+        sd = hrs_detect_log_sd(base, nb, p->rounds, p->nrounds);
+        j->detectable = hrs_detect_change(c->shift_sd[k0][k1], sd);
         j->by_rounds = 1;
         j->rounds[0] = nb;
         j->rounds[1] = p->nrounds;
@@ -188,16 +188,16 @@ static int judge_rounds(struct hrd_history_judge *c,
 
 /* Keeps series s's key, which differs at alpha by res, for the rule.
  * Returns 0 or -ENOMEM. */
-static int pend_push(struct hrd_history_judge *c,
-                     const struct hrd_history_series *s,
-                     const struct hrd_cp *res,
-                     const struct hrd_history_judged *j)
+static int pend_push(struct hrh_judge *c,
+                     const struct hrh_series *s,
+                     const struct hrs_cp *res,
+                     const struct hrh_judged *j)
 {
-    struct hrd_history_pending *p;
+    struct hrh_pending *p;
 
     if (c->npend == c->cappend) {
         size_t cap = c->cappend ? 2 * c->cappend : 64;
-        struct hrd_history_pending *v = realloc(c->pend, cap * sizeof *v);
+        struct hrh_pending *v = realloc(c->pend, cap * sizeof *v);
 
         if (v == NULL)
             return -ENOMEM;
@@ -216,64 +216,64 @@ static int pend_push(struct hrd_history_judge *c,
     return 0;
 }
 
-int hrd_history_judge_point(struct hrd_history_judge *c,
-                            const struct hrd_history_series *s,
-                            const struct hrd_history_point *p,
-                            struct hrd_cp *res, struct hrd_history_judged *j)
+int hrh_judge_point(struct hrh_judge *c,
+                            const struct hrh_series *s,
+                            const struct hrh_point *p,
+                            struct hrs_cp *res, struct hrh_judged *j)
 {
-    const struct hrd_limit *l;
-    struct hrd_cp *cp;
+    const struct hrs_limit *l;
+    struct hrs_cp *cp;
     size_t from = 0, nbase = 0;
     double step, floor;
     int n, by_rounds;
 
     if (s->n < c->min_history)
-        return HRD_HISTORY_JUDGE_FEW;
+        return HRH_JUDGE_FEW;
     cp = malloc(s->n * sizeof *cp);
     if (cp == NULL)
         return -ENOMEM;
-    n = hrd_cp_detect(s->x, s->n, &c->cp, cp, s->n);
+    n = hrs_cp_detect(s->x, s->n, &c->cp, cp, s->n);
     if (n > 0)
         from = cp[n - 1].at;
     free(cp);
     if (n < 0)
         return n;
     memset(j, 0, sizeof *j);
-    l = c->limits != NULL ? hrd_limits_find(c->limits, s->key[4]) : NULL;
+    l = c->limits != NULL ? hrs_limits_find(c->limits, s->key[4]) : NULL;
     j->limited = l != NULL;
     j->gated = c->limits == NULL || l != NULL;
     j->threshold = l != NULL ? l->pct : c->threshold;
-    step = hrd_cp_clock_step(s->x, s->n);
+    step = hrs_cp_clock_step(s->x, s->n);
     by_rounds = judge_rounds(c, s, from, p, step, res, &nbase, j);
     if (by_rounds < 0)
         return by_rounds;
     if (by_rounds) {
         c->by_rounds++;
-    } else if (hrd_cp_check(s->x + from, s->n - from, p->median, res) != 0) {
-        return HRD_HISTORY_JUDGE_SHORT;
+    } else if (hrs_cp_check(s->x + from, s->n - from, p->median, res) != 0) {
+        return HRH_JUDGE_SHORT;
     } else {
-        j->detectable = hrd_cp_check_detectable(
-            s->x + from, s->n - from, c->cp.alpha, HRD_DETECT_POWER);
+        j->detectable = hrs_cp_check_detectable(
+            s->x + from, s->n - from, c->cp.alpha, HRS_DETECT_POWER);
         if (isnan(j->detectable))
             return -ENOMEM;
     }
     /* Never less than the clock steps a change must move by. */
     floor = step > 0 && res->before > 0
-                ? 100 * HRD_CP_MIN_STEPS * step / res->before : 0;
+                ? 100 * HRS_CP_MIN_STEPS * step / res->before : 0;
     if (!(j->detectable >= floor))
         j->detectable = floor;
     c->judged++;
-    for (size_t i = 0; i < s->n && c->nsample < HRD_HISTORY_LOOK_STEP_SAMPLE;
+    for (size_t i = 0; i < s->n && c->nsample < HRH_LOOK_STEP_SAMPLE;
          i++)
         c->sample[c->nsample++] = s->x[i];
     if (res->p > c->cp.alpha || res->change == 0)
-        return HRD_HISTORY_JUDGE_SAME;
+        return HRH_JUDGE_SAME;
     n = pend_push(c, s, res, j);
-    return n != 0 ? n : HRD_HISTORY_JUDGE_DIFFERS;
+    return n != 0 ? n : HRH_JUDGE_DIFFERS;
 }
 
 /* Union-find over the pending keys. */
-static size_t pend_root(struct hrd_history_pending *p, size_t i)
+static size_t pend_root(struct hrh_pending *p, size_t i)
 {
     while (p[i].up != i) {
         p[i].up = p[p[i].up].up;
@@ -284,7 +284,7 @@ static size_t pend_root(struct hrd_history_pending *p, size_t i)
 
 /* The pending keys being sorted and the key field they are sorted by
  * (qsort has no context). */
-static const struct hrd_history_pending *sort_pend;
+static const struct hrh_pending *sort_pend;
 static int sort_pend_field;
 
 static int cmp_pend(const void *a, const void *b)
@@ -298,7 +298,7 @@ static int cmp_pend(const void *a, const void *b)
 
 /* Joins the kept keys that share key field `field` (all are of one run:
  * a node's layers, or one layer across nodes, are one finding). */
-static void pend_link(struct hrd_history_judge *c, size_t *order, size_t n,
+static void pend_link(struct hrh_judge *c, size_t *order, size_t n,
                       int field)
 {
     sort_pend = c->pend;
@@ -318,8 +318,8 @@ static void pend_link(struct hrd_history_judge *c, size_t *order, size_t n,
 
 /* Whether pending key a is a better start of its finding than b: a self
  * time that moved more in ns, else an inclusive time that moved less. */
-static int better_start(const struct hrd_history_pending *a,
-                        const struct hrd_history_pending *b)
+static int better_start(const struct hrh_pending *a,
+                        const struct hrh_pending *b)
 {
     int sa = strcmp(a->key[5], "self") == 0;
     int sb = strcmp(b->key[5], "self") == 0;
@@ -331,9 +331,9 @@ static int better_start(const struct hrd_history_pending *a,
     return sa ? ma > mb : ma < mb;
 }
 
-int hrd_history_judge_rule(struct hrd_history_judge *c)
+int hrh_judge_rule(struct hrh_judge *c)
 {
-    double step = hrd_cp_clock_step(c->sample, c->nsample), level;
+    double step = hrs_cp_clock_step(c->sample, c->nsample), level;
     double *ps = malloc((c->npend + 1) * sizeof *ps);
     size_t *order = malloc((c->npend + 1) * sizeof *order), np = 0, nk = 0;
     int rc = 0;
@@ -343,16 +343,16 @@ int hrd_history_judge_rule(struct hrd_history_judge *c)
         goto out;
     }
     for (size_t i = 0; i < c->npend; i++) {
-        struct hrd_history_pending *p = &c->pend[i];
+        struct hrh_pending *p = &c->pend[i];
 
         p->keep = fabs(p->res.after - p->res.before) >=
-                  HRD_CP_MIN_STEPS * step;
+                  HRS_CP_MIN_STEPS * step;
         if (p->keep)
             ps[np++] = p->res.p;
     }
-    level = hrd_fdr_level(ps, np, c->judged, c->cp.alpha);
+    level = hrs_fdr_level(ps, np, c->judged, c->cp.alpha);
     for (size_t i = 0; i < c->npend; i++) {
-        struct hrd_history_pending *p = &c->pend[i];
+        struct hrh_pending *p = &c->pend[i];
 
         p->keep = p->keep && p->res.p <= level;
         p->up = i;
@@ -368,12 +368,12 @@ out:
     return rc;
 }
 
-size_t hrd_history_judge_root(struct hrd_history_judge *jg, size_t i)
+size_t hrh_judge_root(struct hrh_judge *jg, size_t i)
 {
     return pend_root(jg->pend, i);
 }
 
-void hrd_history_judge_finding(struct hrd_history_judge *c, size_t i,
+void hrh_judge_finding(struct hrh_judge *c, size_t i,
                                size_t *keys, size_t *nodes, size_t *start)
 {
     *keys = *nodes = 0;
@@ -395,13 +395,13 @@ void hrd_history_judge_finding(struct hrd_history_judge *c, size_t i,
     }
 }
 
-int hrd_history_judged_at_limit(const struct hrd_history_judged *j,
+int hrh_judged_at_limit(const struct hrh_judged *j,
                                 int over)
 {
     return j->limited && !over && !(j->detectable <= j->threshold);
 }
 
-int hrd_history_judged_undecided(const struct hrd_history_judged *j)
+int hrh_judged_undecided(const struct hrh_judged *j)
 {
-    return j->by_rounds && j->gated && j->dec.verdict == HRD_DECIDE_UNDECIDED;
+    return j->by_rounds && j->gated && j->dec.verdict == HRS_DECIDE_UNDECIDED;
 }

@@ -13,9 +13,9 @@
 
 enum { NODE = 0, RANGE = 4, METRIC = 5 };
 
-struct hrd_history_look *hrd_history_look_new(const struct hrd_cp_opts *o)
+struct hrh_look *hrh_look_new(const struct hrs_cp_opts *o)
 {
-    struct hrd_history_look *l = calloc(1, sizeof *l);
+    struct hrh_look *l = calloc(1, sizeof *l);
 
     if (l == NULL)
         return NULL;
@@ -34,7 +34,7 @@ static void series_free(struct look_series *s)
     free(s->pos);
 }
 
-void hrd_history_look_free(struct hrd_history_look *l)
+void hrh_look_free(struct hrh_look *l)
 {
     if (l == NULL)
         return;
@@ -56,7 +56,7 @@ void hrd_history_look_free(struct hrd_history_look *l)
 
 /* The index of machine `name`, added when new; (size_t)-1 when out of
  * memory. */
-static size_t machine_of(struct hrd_history_look *l, const char *name)
+static size_t machine_of(struct hrh_look *l, const char *name)
 {
     size_t i = l->nmachines;
     char **m;
@@ -82,7 +82,7 @@ static size_t machine_of(struct hrd_history_look *l, const char *name)
         l->step = st;
     if (m == NULL || sm == NULL || ns == NULL || st == NULL)
         return (size_t)-1;
-    l->sample[i] = malloc(HRD_HISTORY_LOOK_STEP_SAMPLE * sizeof **sm);
+    l->sample[i] = malloc(HRH_LOOK_STEP_SAMPLE * sizeof **sm);
     l->machine[i] = strdup(name);
     if (l->sample[i] == NULL || l->machine[i] == NULL) {
         free(l->sample[i]);
@@ -103,7 +103,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Whether the points of counts count[0..n) are medians of few samples
- * (the median count below HRD_HISTORY_LOOK_FEW_SAMPLES). Returns 1, 0, or
+ * (the median count below HRH_LOOK_FEW_SAMPLES). Returns 1, 0, or
  * -ENOMEM. */
 static int few_samples(const uint64_t *count, size_t n)
 {
@@ -116,24 +116,24 @@ static int few_samples(const uint64_t *count, size_t n)
         return -ENOMEM;
     memcpy(c, count, n * sizeof *c);
     qsort(c, n, sizeof *c, cmp_u64);
-    few = c[(n - 1) / 2] < HRD_HISTORY_LOOK_FEW_SAMPLES;
+    few = c[(n - 1) / 2] < HRH_LOOK_FEW_SAMPLES;
     free(c);
     return few;
 }
 
-int hrd_history_look_add(struct hrd_history_look *l, const char *const *key,
+int hrh_look_add(struct hrh_look *l, const char *const *key,
                          const char *machine, const double *x,
                          const uint64_t *count, const size_t *pos, size_t n)
 {
     size_t w = l->o.window > 0 ? l->o.window : 1, m = machine_of(l, machine);
-    struct hrd_cp_opts o = l->o;
+    struct hrs_cp_opts o = l->o;
     struct look_series *s;
-    struct hrd_cp *cp;
+    struct hrs_cp *cp;
     int k, tail;
 
     if (m == (size_t)-1)
         return -ENOMEM;
-    for (size_t i = 0; i < n && l->nsample[m] < HRD_HISTORY_LOOK_STEP_SAMPLE;
+    for (size_t i = 0; i < n && l->nsample[m] < HRH_LOOK_STEP_SAMPLE;
          i++)
         l->sample[m][l->nsample[m]++] = x[i];
     if (n < 2 * w)
@@ -144,7 +144,7 @@ int hrd_history_look_add(struct hrd_history_look *l, const char *const *key,
     o.tail = tail;
     if ((cp = malloc(n * sizeof *cp)) == NULL)
         return -ENOMEM;
-    k = hrd_cp_detect(x, n, &o, cp, n);
+    k = hrs_cp_detect(x, n, &o, cp, n);
     free(cp);
     if (k <= 0)
         return k;
@@ -201,7 +201,7 @@ static void join(size_t *up, size_t a, size_t b)
 
 /* The look being sorted, and the key field the changes are sorted by
  * (qsort has no context). */
-static const struct hrd_history_look *sort_look;
+static const struct hrh_look *sort_look;
 static int sort_field;
 
 static int cmp_by_field(const void *a, const void *b)
@@ -221,7 +221,7 @@ static int cmp_by_field(const void *a, const void *b)
 
 /* Joins the changes that share key field `field` on one machine at runs
  * at most one apart. order is scratch of nchanges. */
-static void link_by(const struct hrd_history_look *l, int field,
+static void link_by(const struct hrh_look *l, int field,
                     size_t *order, size_t *up)
 {
     for (size_t i = 0; i < l->nchanges; i++)
@@ -259,7 +259,7 @@ static double moved(const struct look_change *c)
 }
 
 /* Fills finding f from its changes (sorted by series). */
-static void describe(struct hrd_history_look *l, struct look_finding *f)
+static void describe(struct hrh_look *l, struct look_finding *f)
 {
     const struct look_change *c = &l->changes[f->first];
     size_t best = 0, bestn = 0, self = (size_t)-1, incl = (size_t)-1;
@@ -296,7 +296,7 @@ static void describe(struct hrd_history_look *l, struct look_finding *f)
 }
 
 /* Gathers the changes into findings. Returns 0 or -ENOMEM. */
-static int gather(struct hrd_history_look *l)
+static int gather(struct hrh_look *l)
 {
     size_t *up, *order, *id, nf = 0;
     int rc = -ENOMEM;
@@ -344,20 +344,20 @@ out:
 /* The change points of series s at o into *cp (n of them). Returns their
  * number or -ENOMEM. */
 static int changes_of(const struct look_series *s,
-                      const struct hrd_cp_opts *o, struct hrd_cp *cp)
+                      const struct hrs_cp_opts *o, struct hrs_cp *cp)
 {
-    return hrd_cp_detect(s->x, s->n, o, cp, s->n);
+    return hrs_cp_detect(s->x, s->n, o, cp, s->n);
 }
 
-int hrd_history_look_finish(struct hrd_history_look *l)
+int hrh_look_finish(struct hrh_look *l)
 {
-    struct hrd_cp *cp = NULL;
+    struct hrs_cp *cp = NULL;
     double *ps = NULL;
     size_t np = 0, maxn = 0;
     int rc = -ENOMEM;
 
     for (size_t m = 0; m < l->nmachines; m++)
-        l->step[m] = hrd_cp_clock_step(l->sample[m], l->nsample[m]);
+        l->step[m] = hrs_cp_clock_step(l->sample[m], l->nsample[m]);
     for (size_t i = 0; i < l->ns; i++)
         maxn = l->s[i].n > maxn ? l->s[i].n : maxn;
     cp = malloc((maxn + 1) * sizeof *cp);
@@ -367,7 +367,7 @@ int hrd_history_look_finish(struct hrd_history_look *l)
     /* Each candidate again, with its machine's clock step. */
     for (size_t i = 0; i < l->ns; i++) {
         struct look_series *s = &l->s[i];
-        struct hrd_cp_opts o = l->o;
+        struct hrs_cp_opts o = l->o;
         int k;
 
         o.step = l->step[s->machine];
@@ -381,11 +381,11 @@ int hrd_history_look_finish(struct hrd_history_look *l)
         if (k > 0)
             ps[np++] = s->p;
     }
-    l->level = hrd_fdr_level(ps, np, l->tested, l->o.alpha);
+    l->level = hrs_fdr_level(ps, np, l->tested, l->o.alpha);
     /* The series that pass, at the rule's level. */
     for (size_t i = 0; i < l->ns && l->level >= 0; i++) {
         struct look_series *s = &l->s[i];
-        struct hrd_cp_opts o = l->o;
+        struct hrs_cp_opts o = l->o;
         struct look_change *v;
         int k;
 
@@ -425,24 +425,24 @@ out:
     return rc;
 }
 
-void hrd_history_look_rule(char *buf, size_t len, double q, size_t nseries)
+void hrh_look_rule(char *buf, size_t len, double q, size_t nseries)
 {
     snprintf(buf, len, "a change moves its series by at least %d clock "
              "steps of its machine; Benjamini-Hochberg false discovery "
-             "rate q=%g over %zu series", HRD_CP_MIN_STEPS, q, nseries);
+             "rate q=%g over %zu series", HRS_CP_MIN_STEPS, q, nseries);
 }
 
-size_t hrd_history_look_tested(const struct hrd_history_look *l)
+size_t hrh_look_tested(const struct hrh_look *l)
 {
     return l->tested;
 }
 
-double hrd_history_look_level(const struct hrd_history_look *l)
+double hrh_look_level(const struct hrh_look *l)
 {
     return l->level;
 }
 
-double hrd_history_look_step(const struct hrd_history_look *l,
+double hrh_look_step(const struct hrh_look *l,
                              const char *machine)
 {
     for (size_t i = 0; i < l->nmachines; i++) {
@@ -452,13 +452,13 @@ double hrd_history_look_step(const struct hrd_history_look *l,
     return 0;
 }
 
-size_t hrd_history_look_nfindings(const struct hrd_history_look *l)
+size_t hrh_look_nfindings(const struct hrh_look *l)
 {
     return l->nfindings;
 }
 
-void hrd_history_look_finding(const struct hrd_history_look *l, size_t i,
-                              struct hrd_history_finding *out)
+void hrh_look_finding(const struct hrh_look *l, size_t i,
+                              struct hrh_finding *out)
 {
     const struct look_finding *f = &l->findings[i];
 
@@ -470,8 +470,8 @@ void hrd_history_look_finding(const struct hrd_history_look *l, size_t i,
     out->p = f->p;
 }
 
-void hrd_history_look_change(const struct hrd_history_look *l, size_t i,
-                             size_t j, struct hrd_history_change *out)
+void hrh_look_change(const struct hrh_look *l, size_t i,
+                             size_t j, struct hrh_change *out)
 {
     const struct look_change *c = &l->changes[l->findings[i].first + j];
     const struct look_series *s = &l->s[c->series];

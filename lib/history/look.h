@@ -3,18 +3,18 @@
  * the change points that belong together gathered into findings. Pure
  * logic, no I/O: the caller feeds the series and writes the findings.
  *
- * The series are fed one at a time (hrd_history_look_add), each with its
+ * The series are fed one at a time (hrh_look_add), each with its
  * key, machine, values (run medians), their sample counts and the place
  * of each value's run among its machine's runs. A series whose points are
  * medians of few samples (a cold row) is judged with the tail check. A
  * series is kept only when lib/stat's change points find a change in it
  * at the look's alpha without the clock floor (a candidate); the others
- * count as tested. hrd_history_look_finish then:
+ * count as tested. hrh_look_finish then:
  *
- * - takes each machine's clock step from its values (hrd_cp_clock_step,
- *   over the first HRD_HISTORY_LOOK_STEP_SAMPLE values of the machine);
+ * - takes each machine's clock step from its values (hrs_cp_clock_step,
+ *   over the first HRH_LOOK_STEP_SAMPLE values of the machine);
  * - judges each candidate again with that step (no change of fewer than
- *   HRD_CP_MIN_STEPS steps; the rounding's noise in its test): its p is its
+ *   HRS_CP_MIN_STEPS steps; the rounding's noise in its test): its p is its
  *   strongest change's;
  * - holds the false discovery rate over all the series tested at alpha
  *   (Benjamini-Hochberg, lib/stat/fdr.h) and finds the change points of
@@ -41,22 +41,22 @@
 #include "lib/stat/changepoint.h"
 
 /* How many values of each machine its clock step is taken from. */
-#define HRD_HISTORY_LOOK_STEP_SAMPLE 65536
+#define HRH_LOOK_STEP_SAMPLE 65536
 /* A series whose points are medians of fewer samples than this (the
  * median of their counts; a cold row: one sample a run) is judged with
  * the tail check of lib/stat/changepoint.h. */
-#define HRD_HISTORY_LOOK_FEW_SAMPLES 3
+#define HRH_LOOK_FEW_SAMPLES 3
 
 /* A look; its fields are private (look_impl.h). */
-struct hrd_history_look;
+struct hrh_look;
 
 /* A change point of a finding, as the look describes it. The strings and
  * values are the look's, valid until it is freed. */
-struct hrd_history_change {
+struct hrh_change {
     const char *const *key; /* node, operator, backend, phase, range,
                                metric */
     const char *machine;
-    struct hrd_cp cp;       /* cp.at indexes x */
+    struct hrs_cp cp;       /* cp.at indexes x */
     const double *x;        /* the series' values */
     const size_t *xpos;     /* the place of each value's run */
     size_t n;
@@ -66,10 +66,10 @@ struct hrd_history_change {
 };
 
 /* A finding, as the look describes it. */
-struct hrd_history_finding {
+struct hrh_finding {
     const char *machine;
     size_t pos;      /* its run's place among its machine's runs */
-    size_t nchanges; /* its change points (hrd_history_look_change) */
+    size_t nchanges; /* its change points (hrh_look_change) */
     size_t start;    /* the one it starts in, an index below nchanges */
     size_t nodes;    /* how many nodes it holds */
     double p;        /* the smallest p of its changes */
@@ -78,9 +78,9 @@ struct hrd_history_finding {
 /* A new look with options o (alpha is the false discovery rate; step and
  * tail are ignored: each machine's step is estimated, each series' tail
  * check decided by its counts). Returns NULL when out of memory; the
- * caller frees it with hrd_history_look_free (NULL accepted). */
-struct hrd_history_look *hrd_history_look_new(const struct hrd_cp_opts *o);
-void hrd_history_look_free(struct hrd_history_look *l);
+ * caller frees it with hrh_look_free (NULL accepted). */
+struct hrh_look *hrh_look_new(const struct hrs_cp_opts *o);
+void hrh_look_free(struct hrh_look *l);
 
 /*
  * Feeds one series: key[0..6), its machine's name, its values x[0..n),
@@ -88,39 +88,39 @@ void hrd_history_look_free(struct hrd_history_look *l);
  * of their runs among the machine's runs (copied when kept). Returns 0 or
  * -ENOMEM.
  */
-int hrd_history_look_add(struct hrd_history_look *l, const char *const *key,
+int hrh_look_add(struct hrh_look *l, const char *const *key,
                          const char *machine, const double *x,
                          const uint64_t *count, const size_t *pos, size_t n);
 
 /* Judges the series fed and gathers the findings (see above). Returns 0
  * or -ENOMEM. */
-int hrd_history_look_finish(struct hrd_history_look *l);
+int hrh_look_finish(struct hrh_look *l);
 
 /* How many series were tested (those of at least 2 x window points). */
-size_t hrd_history_look_tested(const struct hrd_history_look *l);
+size_t hrh_look_tested(const struct hrh_look *l);
 
 /* The rule's level after finish: a series passes when its p is at most
  * it (-1: none passes). */
-double hrd_history_look_level(const struct hrd_history_look *l);
+double hrh_look_level(const struct hrh_look *l);
 
 /* The clock step finish took for machine `machine`, ns (0: none, or a
  * machine not fed). */
-double hrd_history_look_step(const struct hrd_history_look *l,
+double hrh_look_step(const struct hrh_look *l,
                              const char *machine);
 
 /* The rule of a look over nseries series at rate q, in words, into buf
  * (as --help, the man page and every report's header state it). */
-void hrd_history_look_rule(char *buf, size_t len, double q, size_t nseries);
+void hrh_look_rule(char *buf, size_t len, double q, size_t nseries);
 
 /* How many findings finish gathered; finding i (below that), in the order
  * of their first change. */
-size_t hrd_history_look_nfindings(const struct hrd_history_look *l);
-void hrd_history_look_finding(const struct hrd_history_look *l, size_t i,
-                              struct hrd_history_finding *out);
+size_t hrh_look_nfindings(const struct hrh_look *l);
+void hrh_look_finding(const struct hrh_look *l, size_t i,
+                              struct hrh_finding *out);
 
 /* Change j (below the finding's nchanges) of finding i, in series
  * order. */
-void hrd_history_look_change(const struct hrd_history_look *l, size_t i,
-                             size_t j, struct hrd_history_change *out);
+void hrh_look_change(const struct hrh_look *l, size_t i,
+                             size_t j, struct hrh_change *out);
 
 #endif

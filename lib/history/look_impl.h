@@ -26,7 +26,7 @@ struct look_series {
 /* A change point of a series: cp.at indexes the series' values. */
 struct look_change {
     size_t series;
-    struct hrd_cp cp;
+    struct hrs_cp cp;
     size_t pos;     /* the place of its run among its machine's runs */
     size_t finding; /* the finding it belongs to */
     int newest;     /* the series' newest change */
@@ -41,8 +41,8 @@ struct look_finding {
     double p;      /* the smallest p of its changes */
 };
 
-struct hrd_history_look {
-    struct hrd_cp_opts o;
+struct hrh_look {
+    struct hrs_cp_opts o;
     char **machine;              /* machine names, owned */
     double **sample;             /* per machine: up to STEP_SAMPLE values */
     size_t *nsample;

@@ -7,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int add_run(void *ctx, const struct hrd_history_runinfo *r)
+static int add_run(void *ctx, const struct hrh_runinfo *r)
 {
-    struct hrd_history_lookread *c = ctx;
+    struct hrh_lookread *c = ctx;
     size_t pos = 0;
 
     if (c->nruns == c->caprun) {
         size_t cap = c->caprun ? 2 * c->caprun : 64;
-        struct hrd_history_lookrun *v = realloc(c->runs, cap * sizeof *v);
+        struct hrh_lookrun *v = realloc(c->runs, cap * sizeof *v);
 
         if (v == NULL)
             return -ENOMEM;
@@ -37,21 +37,21 @@ static int add_run(void *ctx, const struct hrd_history_runinfo *r)
 
 static int cmp_run_id(const void *a, const void *b)
 {
-    const struct hrd_history_lookrun *x = a, *y = b;
+    const struct hrh_lookrun *x = a, *y = b;
 
     return strcmp(x->id, y->id);
 }
 
-static const struct hrd_history_lookrun *
-find_run(const struct hrd_history_lookread *c, const char *id)
+static const struct hrh_lookrun *
+find_run(const struct hrh_lookread *c, const char *id)
 {
-    struct hrd_history_lookrun k = { (char *)id, NULL, NULL, 0 };
+    struct hrh_lookrun k = { (char *)id, NULL, NULL, 0 };
 
     return bsearch(&k, c->runs, c->nruns, sizeof k, cmp_run_id);
 }
 
-const struct hrd_history_lookrun *
-hrd_history_lookread_run_at(const struct hrd_history_lookread *c,
+const struct hrh_lookrun *
+hrh_lookread_run_at(const struct hrh_lookread *c,
                             const char *machine, size_t pos)
 {
     for (size_t i = 0; i < c->nruns; i++) {
@@ -61,7 +61,7 @@ hrd_history_lookread_run_at(const struct hrd_history_lookread *c,
     return NULL;
 }
 
-static void series_clear(struct hrd_history_lookread *c)
+static void series_clear(struct hrh_lookread *c)
 {
     for (int i = 0; i < 6; i++) {
         free(c->k[i]);
@@ -72,19 +72,19 @@ static void series_clear(struct hrd_history_lookread *c)
     c->n = 0;
 }
 
-static int flush_series(struct hrd_history_lookread *c)
+static int flush_series(struct hrh_lookread *c)
 {
     if (c->n == 0)
         return 0;
     c->series++;
-    return hrd_history_look_add(c->l, (const char *const *)c->k, c->machine,
+    return hrh_look_add(c->l, (const char *const *)c->k, c->machine,
                                 c->x, c->count, c->pos, c->n);
 }
 
-static int look_point(void *ctx, const struct hrd_history_point *p)
+static int look_point(void *ctx, const struct hrh_point *p)
 {
-    struct hrd_history_lookread *c = ctx;
-    const struct hrd_history_lookrun *r;
+    struct hrh_lookread *c = ctx;
+    const struct hrh_lookrun *r;
     int rc;
 
     if (c->keep != NULL && !c->keep(c->ctx, p))
@@ -126,10 +126,10 @@ static int look_point(void *ctx, const struct hrd_history_point *p)
     return 0;
 }
 
-int hrd_history_lookread(struct hrd_history_lookread *r,
-                         struct hrd_history_look *l, struct hrd_history *h,
+int hrh_lookread(struct hrh_lookread *r,
+                         struct hrh_look *l, struct hrh_history *h,
                          int (*keep)(void *ctx,
-                                     const struct hrd_history_point *p),
+                                     const struct hrh_point *p),
                          void *ctx, char *err, size_t errlen)
 {
     int rc;
@@ -138,21 +138,21 @@ int hrd_history_lookread(struct hrd_history_lookread *r,
     r->l = l;
     r->keep = keep;
     r->ctx = ctx;
-    rc = hrd_history_runs(h, add_run, r, err, errlen);
+    rc = hrh_runs(h, add_run, r, err, errlen);
     if (rc == 0) {
         /* Sorted by id for the points' look-ups; run_at scans. */
         if (r->nruns > 1)
             qsort(r->runs, r->nruns, sizeof *r->runs, cmp_run_id);
-        rc = hrd_history_points(h, look_point, r, err, errlen);
+        rc = hrh_points(h, look_point, r, err, errlen);
     }
     if (rc == 0)
         rc = flush_series(r);
     if (rc == 0)
-        rc = hrd_history_look_finish(l);
+        rc = hrh_look_finish(l);
     return rc;
 }
 
-void hrd_history_lookread_fini(struct hrd_history_lookread *r)
+void hrh_lookread_fini(struct hrh_lookread *r)
 {
     series_clear(r);
     for (size_t i = 0; i < r->nruns; i++) {

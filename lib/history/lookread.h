@@ -20,19 +20,19 @@
 
 /* A stored run: its id, commit, machine and place among its machine's
  * runs. */
-struct hrd_history_lookrun {
+struct hrh_lookrun {
     char *id, *commit, *machine;
     size_t pos;
 };
 
-struct hrd_history_lookread {
-    struct hrd_history_lookrun *runs; /* sorted by id once read */
+struct hrh_lookread {
+    struct hrh_lookrun *runs; /* sorted by id once read */
     size_t nruns, caprun;
     size_t series;                    /* series fed to the look */
     /* Private: the series being gathered, and the filter. */
-    int (*keep)(void *ctx, const struct hrd_history_point *p);
+    int (*keep)(void *ctx, const struct hrh_point *p);
     void *ctx;
-    struct hrd_history_look *l;
+    struct hrh_look *l;
     int64_t key;
     char *machine;
     char *k[6];
@@ -45,20 +45,20 @@ struct hrd_history_lookread {
 /*
  * Reads the runs of history h, then every point that keep (NULL: every
  * one) keeps, into look l, series by series, and finishes the look
- * (hrd_history_look_finish). r is zeroed here; hrd_history_lookread_fini
+ * (hrh_look_finish). r is zeroed here; hrh_lookread_fini
  * is due either way.
  */
-int hrd_history_lookread(struct hrd_history_lookread *r,
-                         struct hrd_history_look *l, struct hrd_history *h,
+int hrh_lookread(struct hrh_lookread *r,
+                         struct hrh_look *l, struct hrh_history *h,
                          int (*keep)(void *ctx,
-                                     const struct hrd_history_point *p),
+                                     const struct hrh_point *p),
                          void *ctx, char *err, size_t errlen);
 
 /* The run at place pos among machine's runs, or NULL. */
-const struct hrd_history_lookrun *
-hrd_history_lookread_run_at(const struct hrd_history_lookread *r,
+const struct hrh_lookrun *
+hrh_lookread_run_at(const struct hrh_lookread *r,
                             const char *machine, size_t pos);
 
-void hrd_history_lookread_fini(struct hrd_history_lookread *r);
+void hrh_lookread_fini(struct hrh_lookread *r);
 
 #endif

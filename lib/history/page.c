@@ -49,13 +49,13 @@ struct plot_run {
 };
 
 struct plot {
-    const struct hrd_filter *f;
+    const struct hra_filter *f;
     const char *machine;      /* --machine */
     const char *dir;
-    struct hrd_strset strs;   /* commits, hosts, kernels, key parts */
-    struct hrd_strset ids;    /* run ids: id i is run i */
-    struct hrd_strset machines, nodes, kinds, keys;
-    struct hrd_page_run *runs; /* in the history's order */
+    struct hru_strset strs;   /* commits, hosts, kernels, key parts */
+    struct hru_strset ids;    /* run ids: id i is run i */
+    struct hru_strset machines, nodes, kinds, keys;
+    struct hrv_page_run *runs; /* in the history's order */
     size_t nruns, caprun;
     size_t *run_machine, *run_pos;
     size_t caprm;
@@ -69,7 +69,7 @@ struct plot {
     size_t capkeyc;
     size_t *chunks;           /* first chart of each */
     size_t nchunks, capchunk;
-    struct hrd_atomic chunk;  /* the chunk being written, when open */
+    struct hru_atomic chunk;  /* the chunk being written, when open */
     int chunk_open;
     size_t chunk_series, chunk_charts, chunk_node;
     /* The chart being read: its lines' points, runs and values. */
@@ -77,39 +77,39 @@ struct plot {
     int in_chart;
     size_t node, kindno;
     const char *k[6];         /* node, op, backend, phase, range, metric */
-    struct hrd_page_point *pts;
+    struct hrv_page_point *pts;
     size_t *prun, *ppos;
     double *x;
     uint64_t *count;
     size_t npts, cappts;
-    struct hrd_page_line *lines;
+    struct hrv_page_line *lines;
     size_t *lfirst;           /* each line's first point */
     size_t nlines, caplines, caplfirst;
     size_t nseries;
-    struct hrd_history_look *look;
+    struct hrh_look *look;
     size_t nfindings;
     int write_failed;         /* the error is a file's, not the history's */
     char *err;
     size_t errlen;
 };
 
-static int add_run(void *ctx, const struct hrd_history_runinfo *r)
+static int add_run(void *ctx, const struct hrh_runinfo *r)
 {
     struct plot *p = ctx;
     size_t c, h, k, id, m;
     int rc;
 
     if ((rc = GROW(p->runs, p->caprun, p->nruns + 1)) != 0 ||
-        (rc = hrd_strset_add(&p->strs, r->commit, &c)) != 0 ||
-        (rc = hrd_strset_add(&p->strs, r->host, &h)) != 0 ||
-        (rc = hrd_strset_add(&p->strs, r->kernel, &k)) != 0 ||
-        (rc = hrd_strset_add(&p->machines, r->machine, &m)) != 0 ||
-        (rc = hrd_strset_add(&p->ids, r->id, &id)) != 0)
+        (rc = hru_strset_add(&p->strs, r->commit, &c)) != 0 ||
+        (rc = hru_strset_add(&p->strs, r->host, &h)) != 0 ||
+        (rc = hru_strset_add(&p->strs, r->kernel, &k)) != 0 ||
+        (rc = hru_strset_add(&p->machines, r->machine, &m)) != 0 ||
+        (rc = hru_strset_add(&p->ids, r->id, &id)) != 0)
         return rc;
     if (id != p->nruns)
         return 0; /* a run listed twice: it is the first */
     /* A string's address stays as it is while strs grows. */
-    p->runs[p->nruns] = (struct hrd_page_run){ r->time_ns / 1000000000,
+    p->runs[p->nruns] = (struct hrv_page_run){ r->time_ns / 1000000000,
                                                p->strs.v[c], p->strs.v[h],
                                                p->strs.v[k] };
     if ((rc = GROW(p->run_machine, p->caprm, p->nruns + 1)) != 0)
@@ -150,10 +150,10 @@ static int chunk_close(struct plot *p)
     if (!p->chunk_open)
         return 0;
     p->chunk_open = 0;
-    if ((rc = hrd_page_chunk_end(p->chunk.f)) != 0)
-        hrd_atomic_abort(&p->chunk);
+    if ((rc = hrv_page_chunk_end(p->chunk.f)) != 0)
+        hru_atomic_abort(&p->chunk);
     else
-        rc = hrd_atomic_commit(&p->chunk);
+        rc = hru_atomic_commit(&p->chunk);
     if (rc != 0) {
         snprintf(p->err, p->errlen, "cannot write chunk %zu: %s",
                  p->nchunks - 1, strerror(-rc));
@@ -166,7 +166,7 @@ static int chunk_close(struct plot *p)
  * Returns 0 or -ENOMEM. */
 static int line_close(struct plot *p)
 {
-    struct hrd_page_line *l;
+    struct hrv_page_line *l;
     size_t first;
 
     if (p->nlines == 0)
@@ -178,7 +178,7 @@ static int line_close(struct plot *p)
      * backwards whatever it gives). */
     for (size_t i = first + 1; i < p->npts; i++) {
         for (size_t j = i; j > first && p->prun[j - 1] > p->prun[j]; j--) {
-            struct hrd_page_point t = p->pts[j];
+            struct hrv_page_point t = p->pts[j];
             size_t r = p->prun[j], q = p->ppos[j];
             double x = p->x[j];
             uint64_t c = p->count[j];
@@ -196,7 +196,7 @@ static int line_close(struct plot *p)
         }
     }
     p->nseries++;
-    return hrd_history_look_add(p->look, p->k,
+    return hrh_look_add(p->look, p->k,
                                 p->machines.v[l->machine], p->x + first,
                                 p->count + first, p->ppos + first, l->n);
 }
@@ -219,26 +219,26 @@ static int chart_close(struct plot *p)
         p->lines[i].points = p->pts + p->lfirst[i];
         p->lines[i].run = p->prun + p->lfirst[i];
     }
-    if (p->chunk_open && p->chunk_series >= HRD_PAGE_CHUNK_SERIES &&
+    if (p->chunk_open && p->chunk_series >= HRV_PAGE_CHUNK_SERIES &&
         p->node != p->chunk_node && (rc = chunk_close(p)) != 0)
         return rc;
     if (!p->chunk_open) {
         if ((rc = GROW(p->chunks, p->capchunk, p->nchunks + 2)) != 0)
             return rc;
-        snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_NAME, p->dir,
+        snprintf(path, sizeof path, "%s/" HRV_PAGE_CHUNK_NAME, p->dir,
                  p->nchunks);
-        if ((rc = hrd_atomic_open(&p->chunk, path, 1)) != 0) {
+        if ((rc = hru_atomic_open(&p->chunk, path, 1)) != 0) {
             snprintf(p->err, p->errlen, "cannot write %s: %s", path,
                      strerror(-rc));
             p->write_failed = 1;
             return rc;
         }
         p->chunk_open = 1;
-        hrd_page_chunk_begin(p->chunk.f, p->nchunks);
+        hrv_page_chunk_begin(p->chunk.f, p->nchunks);
         p->chunks[p->nchunks++] = p->ncharts - 1;
         p->chunk_series = p->chunk_charts = 0;
     }
-    hrd_page_chunk_chart(p->chunk.f, p->chunk_charts++, p->lines, p->nlines);
+    hrv_page_chunk_chart(p->chunk.f, p->chunk_charts++, p->lines, p->nlines);
     p->chunk_series += p->nlines;
     p->chunk_node = p->node;
     p->npts = p->nlines = 0;
@@ -246,7 +246,7 @@ static int chart_close(struct plot *p)
 }
 
 /* Begins the chart of point pt's key. Returns 0 or -ENOMEM. */
-static int chart_open(struct plot *p, const struct hrd_history_point *pt)
+static int chart_open(struct plot *p, const struct hrh_point *pt)
 {
     const char *k[6] = { pt->node, pt->op, pt->backend, pt->phase,
                          pt->range, pt->metric };
@@ -257,7 +257,7 @@ static int chart_open(struct plot *p, const struct hrd_history_point *pt)
     int rc;
 
     for (int i = 0; i < 6; i++) {
-        if ((rc = hrd_strset_add(&p->strs, k[i], &idx[i])) != 0)
+        if ((rc = hru_strset_add(&p->strs, k[i], &idx[i])) != 0)
             return rc;
         len += strlen(k[i]) + 1;
     }
@@ -269,9 +269,9 @@ static int chart_open(struct plot *p, const struct hrd_history_point *pt)
         return -ENOMEM;
     snprintf(joined, len + 1, "%s\037%s\037%s\037%s\037%s", pt->phase,
              pt->range, pt->op, pt->backend, pt->metric);
-    rc = hrd_strset_add(&p->kinds, joined, &kind);
+    rc = hru_strset_add(&p->kinds, joined, &kind);
     free(joined);
-    if (rc != 0 || (rc = hrd_strset_add(&p->nodes, pt->node, &p->node)) != 0)
+    if (rc != 0 || (rc = hru_strset_add(&p->nodes, pt->node, &p->node)) != 0)
         return rc;
     if (kind == nkinds) {
         if ((rc = GROW(p->kind, p->capkind, p->kinds.n)) != 0)
@@ -285,7 +285,7 @@ static int chart_open(struct plot *p, const struct hrd_history_point *pt)
     p->kindno = kind;
     snprintf(name, sizeof name, "%zu %zu", p->node, kind);
     if ((rc = GROW(p->charts, p->capchart, 2 * (p->ncharts + 1))) != 0 ||
-        (rc = hrd_strset_add(&p->keys, name, &key)) != 0 ||
+        (rc = hru_strset_add(&p->keys, name, &key)) != 0 ||
         (rc = GROW(p->chart_of, p->capkeyc, p->keys.n)) != 0)
         return rc;
     p->chart_of[key] = p->ncharts;
@@ -297,16 +297,16 @@ static int chart_open(struct plot *p, const struct hrd_history_point *pt)
     return 0;
 }
 
-static int plot_point(void *ctx, const struct hrd_history_point *pt)
+static int plot_point(void *ctx, const struct hrh_point *pt)
 {
     struct plot *p = ctx;
     size_t m, run;
     int rc;
 
-    if (!hrd_history_match(p->f, p->machine, pt))
+    if (!hrh_match(p->f, p->machine, pt))
         return 0;
-    if (hrd_strset_find(&p->ids, pt->run, &run) != 0 ||
-        hrd_strset_find(&p->machines, pt->machine, &m) != 0)
+    if (hru_strset_find(&p->ids, pt->run, &run) != 0 ||
+        hru_strset_find(&p->machines, pt->machine, &m) != 0)
         return 0; /* a point of no listed run: none */
     if (!p->in_chart || p->key != pt->key) {
         if ((rc = chart_close(p)) != 0 || (rc = chart_open(p, pt)) != 0)
@@ -318,12 +318,12 @@ static int plot_point(void *ctx, const struct hrd_history_point *pt)
             (rc = GROW(p->lfirst, p->caplfirst, p->nlines + 1)) != 0)
             return rc;
         /* Its points' addresses: set by chart_close. */
-        p->lines[p->nlines] = (struct hrd_page_line){ m, NULL, NULL, 0 };
+        p->lines[p->nlines] = (struct hrv_page_line){ m, NULL, NULL, 0 };
         p->lfirst[p->nlines++] = p->npts;
     }
     if (p->npts == p->cappts) {
         size_t cap = p->cappts ? 2 * p->cappts : 64;
-        struct hrd_page_point *v = realloc(p->pts, cap * sizeof *v);
+        struct hrv_page_point *v = realloc(p->pts, cap * sizeof *v);
         size_t *r = v ? realloc(p->prun, cap * sizeof *r) : NULL;
         size_t *q = r ? realloc(p->ppos, cap * sizeof *q) : NULL;
         double *x = q ? realloc(p->x, cap * sizeof *x) : NULL;
@@ -338,7 +338,7 @@ static int plot_point(void *ctx, const struct hrd_history_point *pt)
             return -ENOMEM;
         p->cappts = cap;
     }
-    p->pts[p->npts] = (struct hrd_page_point){ pt->median, pt->p10, pt->p90,
+    p->pts[p->npts] = (struct hrv_page_point){ pt->median, pt->p10, pt->p90,
                                                pt->count };
     p->prun[p->npts] = run;
     p->ppos[p->npts] = p->run_pos[run];
@@ -350,7 +350,7 @@ static int plot_point(void *ctx, const struct hrd_history_point *pt)
 
 /* The chart of change ch, or -ENOENT. */
 static int change_chart(const struct plot *p,
-                        const struct hrd_history_change *ch, size_t *out)
+                        const struct hrh_change *ch, size_t *out)
 {
     const char *const *k = ch->key;
     size_t node, kind, key, len = 0;
@@ -363,12 +363,12 @@ static int change_chart(const struct plot *p,
         return -ENOMEM;
     snprintf(joined, len + 1, "%s\037%s\037%s\037%s\037%s", k[3], k[4],
              k[1], k[2], k[5]);
-    rc = hrd_strset_find(&p->kinds, joined, &kind);
+    rc = hru_strset_find(&p->kinds, joined, &kind);
     free(joined);
-    if (rc != 0 || (rc = hrd_strset_find(&p->nodes, k[0], &node)) != 0)
+    if (rc != 0 || (rc = hru_strset_find(&p->nodes, k[0], &node)) != 0)
         return rc;
     snprintf(name, sizeof name, "%zu %zu", node, kind);
-    if ((rc = hrd_strset_find(&p->keys, name, &key)) != 0)
+    if ((rc = hru_strset_find(&p->keys, name, &key)) != 0)
         return rc;
     *out = p->chart_of[key];
     return 0;
@@ -385,19 +385,19 @@ static size_t run_at(const struct plot *p, size_t m, size_t pos)
 
 /* The findings of the look and their changes, for the page; the
  * findings' charts in *fcharts. Returns 0 or -ENOMEM. */
-static int gather(const struct plot *p, struct hrd_page_finding **outf,
-                  struct hrd_page_change **outc, size_t **fcharts,
+static int gather(const struct plot *p, struct hrv_page_finding **outf,
+                  struct hrv_page_change **outc, size_t **fcharts,
                   size_t *nchanges)
 {
-    size_t nf = hrd_history_look_nfindings(p->look), total = 0, nc = 0;
-    struct hrd_page_finding *f;
-    struct hrd_page_change *c;
+    size_t nf = hrh_look_nfindings(p->look), total = 0, nc = 0;
+    struct hrv_page_finding *f;
+    struct hrv_page_change *c;
     size_t *fc;
 
     for (size_t i = 0; i < nf; i++) {
-        struct hrd_history_finding g;
+        struct hrh_finding g;
 
-        hrd_history_look_finding(p->look, i, &g);
+        hrh_look_finding(p->look, i, &g);
         total += g.nchanges;
     }
     f = calloc(nf + 1, sizeof *f);
@@ -410,27 +410,27 @@ static int gather(const struct plot *p, struct hrd_page_finding **outf,
         return -ENOMEM;
     }
     for (size_t i = 0; i < nf; i++) {
-        struct hrd_history_finding g;
-        struct hrd_history_change st;
+        struct hrh_finding g;
+        struct hrh_change st;
         size_t m = 0, *charts = fc + nc, n = 0;
 
-        hrd_history_look_finding(p->look, i, &g);
-        hrd_history_look_change(p->look, i, g.start, &st);
-        hrd_strset_find(&p->machines, g.machine, &m);
+        hrh_look_finding(p->look, i, &g);
+        hrh_look_change(p->look, i, g.start, &st);
+        hru_strset_find(&p->machines, g.machine, &m);
         /* The layer it starts in first, then the others in series
          * order, each chart once. */
         for (size_t t = 0; t <= g.nchanges; t++) {
-            struct hrd_history_change ch;
+            struct hrh_change ch;
             size_t j = t == 0 ? g.start : t - 1, chart, cm = 0;
             int dup = 0;
 
             if (t > 0 && j == g.start)
                 continue;
-            hrd_history_look_change(p->look, i, j, &ch);
+            hrh_look_change(p->look, i, j, &ch);
             if (change_chart(p, &ch, &chart) != 0)
                 continue;
-            hrd_strset_find(&p->machines, ch.machine, &cm);
-            c[nc++] = (struct hrd_page_change){
+            hru_strset_find(&p->machines, ch.machine, &cm);
+            c[nc++] = (struct hrv_page_change){
                 chart, cm, run_at(p, cm, ch.pos), ch.cp.before,
                 ch.cp.after, ch.cp.change * 100 };
             for (size_t q = 0; q < n; q++)
@@ -438,7 +438,7 @@ static int gather(const struct plot *p, struct hrd_page_finding **outf,
             if (!dup)
                 charts[n++] = chart;
         }
-        f[i] = (struct hrd_page_finding){ m, run_at(p, m, g.pos), g.nodes,
+        f[i] = (struct hrv_page_finding){ m, run_at(p, m, g.pos), g.nodes,
                                           g.nchanges, g.p,
                                           st.cp.change * 100, charts, n };
     }
@@ -459,7 +459,7 @@ static void remove_stale(const struct plot *p)
     struct dirent *e;
     DIR *d;
 
-    snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_DIR, p->dir);
+    snprintf(path, sizeof path, "%s/" HRV_PAGE_CHUNK_DIR, p->dir);
     if ((d = opendir(path)) == NULL)
         return;
     while ((e = readdir(d)) != NULL) {
@@ -471,7 +471,7 @@ static void remove_stale(const struct plot *p)
             sscanf(e->d_name, "%6zu.js%n", &n, &end) != 1 || end != 9 ||
             n < p->nchunks)
             continue;
-        snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_NAME, p->dir, n);
+        snprintf(path, sizeof path, "%s/" HRV_PAGE_CHUNK_NAME, p->dir, n);
         unlink(path);
     }
     closedir(d);
@@ -480,13 +480,13 @@ static void remove_stale(const struct plot *p)
 static void plot_fini(struct plot *p)
 {
     if (p->chunk_open)
-        hrd_atomic_abort(&p->chunk);
-    hrd_strset_fini(&p->strs);
-    hrd_strset_fini(&p->ids);
-    hrd_strset_fini(&p->machines);
-    hrd_strset_fini(&p->nodes);
-    hrd_strset_fini(&p->kinds);
-    hrd_strset_fini(&p->keys);
+        hru_atomic_abort(&p->chunk);
+    hru_strset_fini(&p->strs);
+    hru_strset_fini(&p->ids);
+    hru_strset_fini(&p->machines);
+    hru_strset_fini(&p->nodes);
+    hru_strset_fini(&p->kinds);
+    hru_strset_fini(&p->keys);
     free(p->runs);
     free(p->run_machine);
     free(p->run_pos);
@@ -503,28 +503,28 @@ static void plot_fini(struct plot *p)
     free(p->count);
     free(p->lines);
     free(p->lfirst);
-    hrd_history_look_free(p->look);
+    hrh_look_free(p->look);
 }
 
 /* Reads history h into directory p->dir's chunks and writes its index,
  * index.html, titled title. Returns 0, a negative errno (err filled for
  * the history's or a file's), or -ENOMEM. */
-static int plot_write(struct plot *p, struct hrd_history *h,
-                      const struct hrd_cp_opts *cp, const char *title,
+static int plot_write(struct plot *p, struct hrh_history *h,
+                      const struct hrs_cp_opts *cp, const char *title,
                       char *err, size_t errlen)
 {
-    struct hrd_page_finding *f = NULL;
-    struct hrd_page_change *c = NULL;
+    struct hrv_page_finding *f = NULL;
+    struct hrv_page_change *c = NULL;
     size_t *fc = NULL, nc = 0;
-    struct hrd_atomic a;
+    struct hru_atomic a;
     char path[4096], rule[256];
     int rc;
 
     p->err = err;
     p->errlen = errlen;
-    if ((p->look = hrd_history_look_new(cp)) == NULL)
+    if ((p->look = hrh_look_new(cp)) == NULL)
         return -ENOMEM;
-    if ((rc = hrd_history_runs(h, add_run, p, err, errlen)) != 0 ||
+    if ((rc = hrh_runs(h, add_run, p, err, errlen)) != 0 ||
         (rc = index_runs(p)) != 0)
         return rc;
     /* An earlier page's index goes first: until the new one is written
@@ -538,39 +538,39 @@ static int plot_write(struct plot *p, struct hrd_history *h,
         p->write_failed = 1;
         return rc;
     }
-    snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_DIR, p->dir);
+    snprintf(path, sizeof path, "%s/" HRV_PAGE_CHUNK_DIR, p->dir);
     if (mkdir(path, 0777) != 0 && errno != EEXIST) {
         rc = -errno;
         snprintf(err, errlen, "cannot make %.3000s: %s", path, strerror(errno));
         p->write_failed = 1;
         return rc;
     }
-    if ((rc = hrd_history_points(h, plot_point, p, err, errlen)) != 0 ||
+    if ((rc = hrh_points(h, plot_point, p, err, errlen)) != 0 ||
         (rc = chart_close(p)) != 0 || (rc = chunk_close(p)) != 0)
         return rc;
     if ((rc = GROW(p->chunks, p->capchunk, p->nchunks + 1)) != 0)
         return rc;
     p->chunks[p->nchunks] = p->ncharts;
-    if ((rc = hrd_history_look_finish(p->look)) != 0 ||
+    if ((rc = hrh_look_finish(p->look)) != 0 ||
         (rc = gather(p, &f, &c, &fc, &nc)) != 0)
         return rc;
-    hrd_history_look_rule(rule, sizeof rule, cp->alpha,
-                          hrd_history_look_tested(p->look));
+    hrh_look_rule(rule, sizeof rule, cp->alpha,
+                          hrh_look_tested(p->look));
     snprintf(path, sizeof path, "%s/index.html", p->dir);
-    if ((rc = hrd_atomic_open(&a, path, 1)) == 0) {
-        struct hrd_page_dir d = {
-            title, rule, hrd_history_look_tested(p->look), p->runs,
+    if ((rc = hru_atomic_open(&a, path, 1)) == 0) {
+        struct hrv_page_dir d = {
+            title, rule, hrh_look_tested(p->look), p->runs,
             p->nruns, (const char *const *)p->machines.v, p->machines.n,
             (const char *const *)p->nodes.v, p->nodes.n,
             (const char *const (*)[5])p->kind, p->kinds.n, p->charts,
             p->ncharts, p->chunks, p->nchunks, f,
-            hrd_history_look_nfindings(p->look), c, nc };
+            hrh_look_nfindings(p->look), c, nc };
 
-        rc = hrd_page_dir_write(a.f, &d);
+        rc = hrv_page_dir_write(a.f, &d);
         if (rc == 0)
-            rc = hrd_atomic_commit(&a);
+            rc = hru_atomic_commit(&a);
         else
-            hrd_atomic_abort(&a);
+            hru_atomic_abort(&a);
         if (rc == 0)
             remove_stale(p);
     }
@@ -579,16 +579,16 @@ static int plot_write(struct plot *p, struct hrd_history *h,
                  strerror(-rc));
         p->write_failed = 1;
     }
-    p->nfindings = hrd_history_look_nfindings(p->look);
+    p->nfindings = hrh_look_nfindings(p->look);
     free(f);
     free(c);
     free(fc);
     return rc;
 }
 
-int hrd_history_page_write(struct hrd_history *h,
-                           const struct hrd_history_page_opts *o,
-                           struct hrd_history_page_result *r, char *err,
+int hrh_page_write(struct hrh_history *h,
+                           const struct hrh_page_opts *o,
+                           struct hrh_page_result *r, char *err,
                            size_t errlen)
 {
     struct plot p;

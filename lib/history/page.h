@@ -19,17 +19,17 @@
 /* What to draw: the keys filter keeps on the machines matching machine
  * (NULL: every one), written in directory dir (which exists), the page
  * titled title, the look's rule cp. */
-struct hrd_history_page_opts {
-    const struct hrd_filter *filter;
+struct hrh_page_opts {
+    const struct hra_filter *filter;
     const char *machine;
     const char *dir;
-    const struct hrd_cp_opts *cp;
+    const struct hrs_cp_opts *cp;
     const char *title;
 };
 
 /* What was drawn: the series and the look's findings; write_failed when
  * the error was a file's, not the history's. */
-struct hrd_history_page_result {
+struct hrh_page_result {
     size_t nseries, nfindings;
     int write_failed;
 };
@@ -40,9 +40,9 @@ struct hrd_history_page_result {
  * new index does not name removed last. Returns 0, -ENOMEM, or a negative
  * errno with a reason in err (the history's, or a file's: r->write_failed).
  */
-int hrd_history_page_write(struct hrd_history *h,
-                           const struct hrd_history_page_opts *o,
-                           struct hrd_history_page_result *r, char *err,
+int hrh_page_write(struct hrh_history *h,
+                           const struct hrh_page_opts *o,
+                           struct hrh_page_result *r, char *err,
                            size_t errlen);
 
 #endif

@@ -1,6 +1,6 @@
 /* The PostgreSQL backend of the run history (see backend.h), through
  * libpq: a connection string (a postgresql:// URL or key=value pairs) as
- * libpq reads it, with a connect timeout of HRD_HISTORY_PG_CONNECT_TIMEOUT
+ * libpq reads it, with a connect timeout of HRH_PG_CONNECT_TIMEOUT
  * seconds unless it or PGCONNECT_TIMEOUT sets one; every parameter bound
  * with its type, names as bytea (sent and read as their bytes); adds
  * serialized by a transaction-scoped advisory lock. A database opened to
@@ -24,7 +24,7 @@
 /* The default connect timeout as the text libpq reads. */
 #define TEXT_OF_(x) #x
 #define TEXT_OF(x) TEXT_OF_(x)
-#define CONNECT_TIMEOUT TEXT_OF(HRD_HISTORY_PG_CONNECT_TIMEOUT)
+#define CONNECT_TIMEOUT TEXT_OF(HRH_PG_CONNECT_TIMEOUT)
 
 /* Type OIDs of the parameters (pg_type.h). */
 #define PG_BYTEAOID 17
@@ -218,8 +218,8 @@ static int row(struct pdb *p, PGresult *r, const char **col, int n)
     return 0;
 }
 
-static int p_query(void *db, const char *sql, const struct hrd_hval *v,
-                   int np, hrd_hrow_fn fn, void *ctx, char *err,
+static int p_query(void *db, const char *sql, const struct hrh_hval *v,
+                   int np, hrh_hrow_fn fn, void *ctx, char *err,
                    size_t errlen)
 {
     struct pdb *p = db;
@@ -236,15 +236,15 @@ static int p_query(void *db, const char *sql, const struct hrd_hval *v,
     for (int i = 0; i < np; i++) {
         lens[i] = 0;
         formats[i] = 0;
-        if (v[i].type == HRD_HVAL_INT) {
+        if (v[i].type == HRH_HVAL_INT) {
             snprintf(num[i], sizeof num[i], "%lld", (long long)v[i].i);
             vals[i] = num[i];
             types[i] = PG_INT8OID;
-        } else if (v[i].type == HRD_HVAL_REAL) {
+        } else if (v[i].type == HRH_HVAL_REAL) {
             snprintf(num[i], sizeof num[i], "%.17g", v[i].d);
             vals[i] = num[i];
             types[i] = PG_FLOAT8OID;
-        } else if (v[i].type == HRD_HVAL_BYTES) {
+        } else if (v[i].type == HRH_HVAL_BYTES) {
             /* A name: its bytes as they are (binary bytea), never read
              * as text of the client's encoding. */
             vals[i] = v[i].s;
@@ -282,7 +282,7 @@ static int p_query(void *db, const char *sql, const struct hrd_hval *v,
     return rc;
 }
 
-static int p_put(void *db, const char *sql, const struct hrd_hval *v, int np,
+static int p_put(void *db, const char *sql, const struct hrh_hval *v, int np,
                  char *err, size_t errlen)
 {
     return p_query(db, sql, v, np, NULL, NULL, err, errlen);
@@ -381,7 +381,7 @@ static void p_rollback(void *db)
     p->in_tx = 0;
 }
 
-const struct hrd_hbackend hrd_hbackend_pg = {
+const struct hrh_hbackend hrh_hbackend_pg = {
     "postgresql",
     "BIGSERIAL PRIMARY KEY",
     "SELECT count(*) FROM information_schema.tables "

@@ -72,7 +72,7 @@ static const struct {
     { "hostrange_key", "metric" },
 };
 
-static int names_to_bytes(struct hrd_history *h, char *err, size_t errlen)
+static int names_to_bytes(struct hrh_history *h, char *err, size_t errlen)
 {
     char sql[512];
     int rc = 0;
@@ -83,12 +83,12 @@ static int names_to_bytes(struct hrd_history *h, char *err, size_t errlen)
                                            sizeof name_columns[0]; i++) {
         snprintf(sql, sizeof sql, h->be->to_bytes, name_columns[i].table,
                  name_columns[i].column);
-        rc = hrd_history__put0(h, sql, err, errlen);
+        rc = hrh__put0(h, sql, err, errlen);
     }
     return rc;
 }
 
-static int rekey_machines(struct hrd_history *h, char *err, size_t errlen);
+static int rekey_machines(struct hrh_history *h, char *err, size_t errlen);
 
 /* Version 4 also keeps a run's kernel, and names a machine without its
  * host or kernel (rekey_machines). */
@@ -97,7 +97,7 @@ static const char *const migrate_3_4[] = {
     NULL,
 };
 
-static int to_v4(struct hrd_history *h, char *err, size_t errlen)
+static int to_v4(struct hrh_history *h, char *err, size_t errlen)
 {
     int rc = names_to_bytes(h, err, errlen);
 
@@ -108,14 +108,14 @@ static int to_v4(struct hrd_history *h, char *err, size_t errlen)
  * where the backends differ or the data moves. */
 static const struct {
     const char *const *steps;
-    int (*run)(struct hrd_history *h, char *err, size_t errlen);
-} migrations[HRD_HISTORY_SCHEMA - 1] = {
+    int (*run)(struct hrh_history *h, char *err, size_t errlen);
+} migrations[HRH_SCHEMA - 1] = {
     { migrate_1_2, NULL },
     { migrate_2_3, NULL },
     { migrate_3_4, to_v4 },
 };
 
-static int run_steps(struct hrd_history *h, const char *const *steps,
+static int run_steps(struct hrh_history *h, const char *const *steps,
                      char *err, size_t errlen)
 {
     char sql[1024];
@@ -124,7 +124,7 @@ static int run_steps(struct hrd_history *h, const char *const *steps,
     for (size_t i = 0; steps[i] != NULL; i++) {
         snprintf(sql, sizeof sql, steps[i], h->be->serial_key,
                  h->be->serial_key, h->be->serial_key);
-        if ((rc = hrd_history__put0(h, sql, err, errlen)) != 0)
+        if ((rc = hrh__put0(h, sql, err, errlen)) != 0)
             return rc;
     }
     return 0;
@@ -133,7 +133,7 @@ static int run_steps(struct hrd_history *h, const char *const *steps,
 /* The schema version of a database holding `tables` tables (not 0) into
  * *version. Returns 0, or -EINVAL for a database of something else or of
  * a newer schema. */
-static int schema_version(struct hrd_history *h, int64_t tables,
+static int schema_version(struct hrh_history *h, int64_t tables,
                           int64_t *version, char *err, size_t errlen)
 {
     char why[512];
@@ -141,7 +141,7 @@ static int schema_version(struct hrd_history *h, int64_t tables,
 
     *version = 0;
     rc = h->be->query(h->db, "SELECT max(version) FROM hostrange_schema",
-                      NULL, 0, hrd_history__first_int, version, why,
+                      NULL, 0, hrh__first_int, version, why,
                       sizeof why);
     if (rc == -ECONNREFUSED || rc == -ENOMEM) {
         snprintf(err, errlen, "%s", why);
@@ -152,10 +152,10 @@ static int schema_version(struct hrd_history *h, int64_t tables,
                  "tables of something else)", (long long)tables);
         return -EINVAL;
     }
-    if (*version > HRD_HISTORY_SCHEMA) {
+    if (*version > HRH_SCHEMA) {
         snprintf(err, errlen, "a history of schema version %lld, newer "
                  "than this hostrange's (%d): use a newer hostrangectl",
-                 (long long)*version, HRD_HISTORY_SCHEMA);
+                 (long long)*version, HRH_SCHEMA);
         return -EINVAL;
     }
     return 0;
@@ -163,11 +163,11 @@ static int schema_version(struct hrd_history *h, int64_t tables,
 
 /* A history opened to read: its version, read and nothing else. A
  * database without tables is no history (-ENOENT). */
-int hrd_history__schema_read(struct hrd_history *h, char *err, size_t errlen)
+int hrh__schema_read(struct hrh_history *h, char *err, size_t errlen)
 {
     int64_t tables = 0;
     int rc = h->be->query(h->db, h->be->count_tables, NULL, 0,
-                          hrd_history__first_int, &tables, err, errlen);
+                          hrh__first_int, &tables, err, errlen);
 
     if (rc == 0 && tables == 0) {
         snprintf(err, errlen, "it holds no history");
@@ -180,7 +180,7 @@ int hrd_history__schema_read(struct hrd_history *h, char *err, size_t errlen)
 
 /* Reads the version, creating or migrating the schema as needed, in one
  * transaction. */
-int hrd_history__schema(struct hrd_history *h, char *err, size_t errlen)
+int hrh__schema(struct hrh_history *h, char *err, size_t errlen)
 {
     int64_t tables = 0, version = 0;
     int rc;
@@ -188,21 +188,21 @@ int hrd_history__schema(struct hrd_history *h, char *err, size_t errlen)
     if ((rc = h->be->begin(h->db, err, errlen)) != 0)
         return rc;
     rc = h->be->query(h->db, h->be->count_tables, NULL, 0,
-                      hrd_history__first_int, &tables, err, errlen);
+                      hrh__first_int, &tables, err, errlen);
     if (rc == 0 && tables == 0) {
         rc = run_steps(h, schema_v1, err, errlen);
         version = 1;
     } else if (rc == 0) {
         rc = schema_version(h, tables, &version, err, errlen);
     }
-    for (; rc == 0 && version < HRD_HISTORY_SCHEMA; version++) {
+    for (; rc == 0 && version < HRH_SCHEMA; version++) {
         if (migrations[version - 1].steps != NULL)
             rc = run_steps(h, migrations[version - 1].steps, err, errlen);
         if (rc == 0 && migrations[version - 1].run != NULL)
             rc = migrations[version - 1].run(h, err, errlen);
     }
     if (rc == 0) {
-        struct hrd_hval v = { HRD_HVAL_INT, HRD_HISTORY_SCHEMA, 0, NULL };
+        struct hrh_hval v = { HRH_HVAL_INT, HRH_SCHEMA, 0, NULL };
 
         rc = h->be->put(h->db, "UPDATE hostrange_schema SET version = $1",
                         &v, 1, err, errlen);
@@ -211,7 +211,7 @@ int hrd_history__schema(struct hrd_history *h, char *err, size_t errlen)
         rc = h->be->commit(h->db, err, errlen);
     if (rc != 0)
         h->be->rollback(h->db);
-    h->version = HRD_HISTORY_SCHEMA;
+    h->version = HRH_SCHEMA;
     return rc;
 }
 
@@ -222,7 +222,7 @@ int hrd_history__schema(struct hrd_history *h, char *err, size_t errlen)
  * machines named as its schema named them). Returns 0, or a negative
  * errno (h->db then closed, or NULL).
  */
-int hrd_history__migrate_to_read(struct hrd_history *h, char *err,
+int hrh__migrate_to_read(struct hrh_history *h, char *err,
                                  size_t errlen)
 {
     char why[512];
@@ -231,7 +231,7 @@ int hrd_history__migrate_to_read(struct hrd_history *h, char *err,
     h->be->close(h->db);
     h->db = NULL;
     if (h->be->open(h->dsn, 1, &h->db, why, sizeof why) == 0 &&
-        hrd_history__schema(h, why, sizeof why) == 0) {
+        hrh__schema(h, why, sizeof why) == 0) {
         h->be->close(h->db);
         h->db = NULL;
     } else if (h->db != NULL) {
@@ -240,7 +240,7 @@ int hrd_history__migrate_to_read(struct hrd_history *h, char *err,
     }
     /* Reopened to read, at whatever version it now has. */
     rc = h->be->open(h->dsn, 0, &h->db, err, errlen);
-    return rc != 0 ? rc : hrd_history__schema_read(h, err, errlen);
+    return rc != 0 ? rc : hrh__schema_read(h, err, errlen);
 }
 
 /* The machines of a history, as read by rekey_machines. */
@@ -321,7 +321,7 @@ static int old_machine(const char *name, char *machine, size_t mlen,
  * or kernels) are joined under one machine. Returns 0 or a negative
  * errno.
  */
-static int rekey_machines(struct hrd_history *h, char *err, size_t errlen)
+static int rekey_machines(struct hrh_history *h, char *err, size_t errlen)
 {
     struct machines m = { NULL, NULL, 0, 0 };
     char name[2048], kernel[512];
@@ -336,16 +336,16 @@ static int rekey_machines(struct hrd_history *h, char *err, size_t errlen)
                          sizeof kernel))
             continue;
         {
-            struct hrd_hval v[2] = { hrd_hval_bytes(kernel),
-                                     hrd_hval_int(m.id[i]) };
+            struct hrh_hval v[2] = { hrh_hval_bytes(kernel),
+                                     hrh_hval_int(m.id[i]) };
 
             rc = h->be->put(h->db, "UPDATE hostrange_run SET kernel = $1 "
                             "WHERE machine = $2", v, 2, err, errlen);
         }
         if (rc == 0)
-            rc = hrd_history__machine_id(h, name, &to, err, errlen);
+            rc = hrh__machine_id(h, name, &to, err, errlen);
         if (rc == 0 && to != m.id[i]) {
-            struct hrd_hval v[2] = { hrd_hval_int(to), hrd_hval_int(m.id[i]) };
+            struct hrh_hval v[2] = { hrh_hval_int(to), hrh_hval_int(m.id[i]) };
 
             rc = h->be->put(h->db, "UPDATE hostrange_run SET machine = $1 "
                             "WHERE machine = $2", v, 2, err, errlen);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void series_clear(struct hrd_history_series *s)
+static void series_clear(struct hrh_series *s)
 {
     for (int i = 0; i < 6; i++) {
         free(s->key[i]);
@@ -25,7 +25,7 @@ static void series_clear(struct hrd_history_series *s)
     s->n = 0;
 }
 
-void hrd_history_series_fini(struct hrd_history_series *s)
+void hrh_series_fini(struct hrh_series *s)
 {
     series_clear(s);
     free(s->x);
@@ -36,15 +36,15 @@ void hrd_history_series_fini(struct hrd_history_series *s)
     free(s->nrounds);
 }
 
-int hrd_history_series_same(const struct hrd_history_series *s,
-                            const struct hrd_history_point *p)
+int hrh_series_same(const struct hrh_series *s,
+                            const struct hrh_point *p)
 {
     return s->machine != NULL && s->keyid == p->key &&
            strcmp(s->machine, p->machine) == 0;
 }
 
-int hrd_history_series_start(struct hrd_history_series *s,
-                             const struct hrd_history_point *p)
+int hrh_series_start(struct hrh_series *s,
+                             const struct hrh_point *p)
 {
     const char *k[6] = { p->node, p->op, p->backend, p->phase, p->range,
                          p->metric };
@@ -58,8 +58,8 @@ int hrd_history_series_start(struct hrd_history_series *s,
     return (s->machine = strdup(p->machine)) == NULL ? -ENOMEM : 0;
 }
 
-int hrd_history_series_push(struct hrd_history_series *s,
-                            const struct hrd_history_point *p)
+int hrh_series_push(struct hrh_series *s,
+                            const struct hrh_point *p)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 64;
@@ -105,8 +105,8 @@ static int glob(const char *pat, const char *s)
     return pat == NULL || fnmatch(pat, s != NULL ? s : "", 0) == 0;
 }
 
-int hrd_history_match(const struct hrd_filter *f, const char *machine,
-                      const struct hrd_history_point *p)
+int hrh_match(const struct hra_filter *f, const char *machine,
+                      const struct hrh_point *p)
 {
     if (f->phase != 0 && strcmp(hrp_phase_name(f->phase), p->phase) != 0)
         return 0;
@@ -115,33 +115,33 @@ int hrd_history_match(const struct hrd_filter *f, const char *machine,
            glob(machine, p->machine);
 }
 
-/* hrd_history_series_each's walk over the points. */
+/* hrh_series_each's walk over the points. */
 struct each {
-    struct hrd_history_series s;
-    int (*keep)(void *ctx, const struct hrd_history_point *p);
-    int (*fn)(void *ctx, const struct hrd_history_series *s);
+    struct hrh_series s;
+    int (*keep)(void *ctx, const struct hrh_point *p);
+    int (*fn)(void *ctx, const struct hrh_series *s);
     void *ctx;
 };
 
-static int each_point(void *ctx, const struct hrd_history_point *p)
+static int each_point(void *ctx, const struct hrh_point *p)
 {
     struct each *e = ctx;
     int rc;
 
     if (e->keep != NULL && !e->keep(e->ctx, p))
         return 0;
-    if (!hrd_history_series_same(&e->s, p)) {
+    if (!hrh_series_same(&e->s, p)) {
         if ((e->s.n > 0 && (rc = e->fn(e->ctx, &e->s)) != 0) ||
-            (rc = hrd_history_series_start(&e->s, p)) != 0)
+            (rc = hrh_series_start(&e->s, p)) != 0)
             return rc;
     }
-    return hrd_history_series_push(&e->s, p);
+    return hrh_series_push(&e->s, p);
 }
 
-int hrd_history_series_each(
-    struct hrd_history *h,
-    int (*keep)(void *ctx, const struct hrd_history_point *p),
-    int (*fn)(void *ctx, const struct hrd_history_series *s), void *ctx,
+int hrh_series_each(
+    struct hrh_history *h,
+    int (*keep)(void *ctx, const struct hrh_point *p),
+    int (*fn)(void *ctx, const struct hrh_series *s), void *ctx,
     char *err, size_t errlen)
 {
     struct each e;
@@ -151,9 +151,9 @@ int hrd_history_series_each(
     e.keep = keep;
     e.fn = fn;
     e.ctx = ctx;
-    rc = hrd_history_points(h, each_point, &e, err, errlen);
+    rc = hrh_points(h, each_point, &e, err, errlen);
     if (rc == 0 && e.s.n > 0)
         rc = fn(ctx, &e.s);
-    hrd_history_series_fini(&e.s);
+    hrh_series_fini(&e.s);
     return rc;
 }

@@ -131,7 +131,7 @@ static void done(struct sdb *s, sqlite3_stmt *st)
 }
 
 static int bind(struct sdb *s, sqlite3_stmt *st, int natural,
-                const struct hrd_hval *p, int np, char *err, size_t errlen)
+                const struct hrh_hval *p, int np, char *err, size_t errlen)
 {
     int count = sqlite3_bind_parameter_count(st);
 
@@ -147,9 +147,9 @@ static int bind(struct sdb *s, sqlite3_stmt *st, int natural,
         }
         if (idx == 0)
             continue;
-        if (p[i].type == HRD_HVAL_INT)
+        if (p[i].type == HRH_HVAL_INT)
             rc = sqlite3_bind_int64(st, idx, p[i].i);
-        else if (p[i].type == HRD_HVAL_REAL)
+        else if (p[i].type == HRH_HVAL_REAL)
             rc = sqlite3_bind_double(st, idx, p[i].d);
         else
             rc = sqlite3_bind_text(st, idx, p[i].s, -1, SQLITE_STATIC);
@@ -159,8 +159,8 @@ static int bind(struct sdb *s, sqlite3_stmt *st, int natural,
     return 0;
 }
 
-static int s_query(void *db, const char *sql, const struct hrd_hval *p,
-                   int np, hrd_hrow_fn fn, void *ctx, char *err,
+static int s_query(void *db, const char *sql, const struct hrh_hval *p,
+                   int np, hrh_hrow_fn fn, void *ctx, char *err,
                    size_t errlen)
 {
     struct sdb *s = db;
@@ -211,7 +211,7 @@ static int s_query(void *db, const char *sql, const struct hrd_hval *p,
     return 0;
 }
 
-static int s_put(void *db, const char *sql, const struct hrd_hval *p, int np,
+static int s_put(void *db, const char *sql, const struct hrh_hval *p, int np,
                  char *err, size_t errlen)
 {
     return s_query(db, sql, p, np, NULL, NULL, err, errlen);
@@ -283,7 +283,7 @@ static int s_connect(struct sdb *s, const char *name, int flags, char *err,
     if (rc != SQLITE_OK)
         return fail(s, rc, "cannot open", err, errlen);
     sqlite3_extended_result_codes(s->db, 1);
-    sqlite3_busy_timeout(s->db, HRD_HISTORY_BUSY_MS);
+    sqlite3_busy_timeout(s->db, HRH_BUSY_MS);
     return 0;
 }
 
@@ -363,7 +363,7 @@ static int s_open(const char *dsn, int write, void **db, char *err,
      * tried again here, within the busy timeout. */
     for (int waited = 0;; waited += WAL_RETRY_MS) {
         rc = exec(s, "PRAGMA journal_mode=WAL", err, errlen);
-        if (rc != -EBUSY || waited >= HRD_HISTORY_BUSY_MS)
+        if (rc != -EBUSY || waited >= HRH_BUSY_MS)
             break;
         usleep(WAL_RETRY_MS * 1000);
     }
@@ -405,7 +405,7 @@ static void s_rollback(void *db)
     s->in_tx = 0;
 }
 
-const struct hrd_hbackend hrd_hbackend_sqlite = {
+const struct hrh_hbackend hrh_hbackend_sqlite = {
     "sqlite",
     "INTEGER PRIMARY KEY",
     "SELECT count(*) FROM sqlite_master WHERE type = 'table'",

@@ -187,7 +187,7 @@ static int have_hw(void)
 }
 #endif
 
-uint32_t hrd_crc32c(uint32_t crc, const void *buf, size_t len)
+uint32_t hrr_crc32c(uint32_t crc, const void *buf, size_t len)
 {
     static int hw = -1;
 

@@ -9,6 +9,6 @@
 #include <stdint.h>
 
 /* CRC-32C (Castagnoli) of buf, continuing from crc (0 to start). */
-uint32_t hrd_crc32c(uint32_t crc, const void *buf, size_t len);
+uint32_t hrr_crc32c(uint32_t crc, const void *buf, size_t len);
 
 #endif

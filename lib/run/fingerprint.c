@@ -52,7 +52,7 @@ static void cpu_model(char *buf, size_t len, const char *machine)
     fclose(f);
 }
 
-void hrd_fingerprint_probe(struct hrd_fingerprint *fp)
+void hrr_fingerprint_probe(struct hrr_fingerprint *fp)
 {
     struct utsname u;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -60,7 +60,7 @@ void hrd_fingerprint_probe(struct hrd_fingerprint *fp)
 
     memset(fp, 0, sizeof *fp);
     hostrange__run_fingerprint__init(&fp->m);
-    hrd_run_hostname(fp->host, sizeof fp->host);
+    hrr_hostname(fp->host, sizeof fp->host);
     if (uname(&u) == 0) {
         snprintf(fp->kernel, sizeof fp->kernel, "%s %s", u.sysname,
                  u.release);
@@ -74,14 +74,14 @@ void hrd_fingerprint_probe(struct hrd_fingerprint *fp)
     fp->m.cores = cores > 0 ? (uint32_t)cores : 0;
     fp->m.kernel = fp->kernel;
     fp->m.version = PACKAGE_VERSION;
-    name = getenv(HRD_MACHINE_ENV);
-    if (name != NULL && strlen(name) <= HRD_MACHINE_MAX)
+    name = getenv(HRR_MACHINE_ENV);
+    if (name != NULL && strlen(name) <= HRR_MACHINE_MAX)
         snprintf(fp->machine, sizeof fp->machine, "%s", name);
     fp->m.machine = fp->machine;
-    hrd_fingerprint_clients(fp, NULL, 0);
+    hrr_fingerprint_clients(fp, NULL, 0);
 }
 
-void hrd_fingerprint_machine(const Hostrange__RunFingerprint *f, char *buf,
+void hrr_fingerprint_machine(const Hostrange__RunFingerprint *f, char *buf,
                              size_t len)
 {
     if (f->machine != NULL && f->machine[0] != '\0')
@@ -108,7 +108,7 @@ static int word_in(const char *list, const char *word)
     return 0;
 }
 
-void hrd_fingerprint_clock_path(Hostrange__ClientStats *const *clients,
+void hrr_fingerprint_clock_path(Hostrange__ClientStats *const *clients,
                                 size_t n, char *buf, size_t len)
 {
     const char *env = getenv("HOSTRANGE_CLOCK");
@@ -135,7 +135,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-void hrd_fingerprint_clients(struct hrd_fingerprint *fp,
+void hrr_fingerprint_clients(struct hrr_fingerprint *fp,
                              Hostrange__ClientStats *const *clients,
                              size_t n)
 {
@@ -143,7 +143,7 @@ void hrd_fingerprint_clients(struct hrd_fingerprint *fp,
     size_t no = 0, at = 0;
     double step = 0;
 
-    hrd_fingerprint_clock_path(clients, n, fp->clock_path,
+    hrr_fingerprint_clock_path(clients, n, fp->clock_path,
                                sizeof fp->clock_path);
     fp->clock_order[0] = '\0';
     for (size_t i = 0; i < n; i++) {
@@ -199,10 +199,10 @@ static int same_step(double a, double b)
         return 1;
     if (a <= 0 || b <= 0)
         return 0;
-    return (a > b ? a / b : b / a) <= HRD_FINGERPRINT_STEP_FACTOR;
+    return (a > b ? a / b : b / a) <= HRR_FINGERPRINT_STEP_FACTOR;
 }
 
-size_t hrd_fingerprint_diff(const Hostrange__RunFingerprint *a,
+size_t hrr_fingerprint_diff(const Hostrange__RunFingerprint *a,
                             const Hostrange__RunFingerprint *b, char *buf,
                             size_t len)
 {
@@ -237,7 +237,7 @@ size_t hrd_fingerprint_diff(const Hostrange__RunFingerprint *a,
     return n;
 }
 
-void hrd_fingerprint_format(const Hostrange__RunFingerprint *f, char *buf,
+void hrr_fingerprint_format(const Hostrange__RunFingerprint *f, char *buf,
                             size_t len)
 {
     size_t at = 0;
@@ -259,7 +259,7 @@ void hrd_fingerprint_format(const Hostrange__RunFingerprint *f, char *buf,
         append(buf, len, &at, "; machine %s", f->machine);
 }
 
-Hostrange__RunFingerprint *hrd_fingerprint_common(Hostrange__RunHeader *const *h,
+Hostrange__RunFingerprint *hrr_fingerprint_common(Hostrange__RunHeader *const *h,
                                                   size_t n)
 {
     char scratch[8];
@@ -267,7 +267,7 @@ Hostrange__RunFingerprint *hrd_fingerprint_common(Hostrange__RunHeader *const *h
     for (size_t i = 0; i < n; i++) {
         if (h[i]->fingerprint == NULL)
             return NULL;
-        if (i > 0 && hrd_fingerprint_diff(h[0]->fingerprint,
+        if (i > 0 && hrr_fingerprint_diff(h[0]->fingerprint,
                                           h[i]->fingerprint, scratch,
                                           sizeof scratch) != 0)
             return NULL;

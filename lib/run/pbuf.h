@@ -7,10 +7,10 @@
  * (runkey.c saving, runjoin.c merging), so that every value is coded once
  * instead of protobuf-c's sizing pass and packing pass over it.
  *
- * A struct hrd_pbuf is a growing buffer: bytes p[0..len) written, cap
- * allocated; its memory is its owner's to free. The hrd_pbuf_put_*
- * functions grow it as needed; the hrd_pb_* ones write at a pointer into
- * room made before (hrd_pbuf_room with the size the hrd_pb_*_size
+ * A struct hrr_pbuf is a growing buffer: bytes p[0..len) written, cap
+ * allocated; its memory is its owner's to free. The hrr_pbuf_put_*
+ * functions grow it as needed; the hrr_pb_* ones write at a pointer into
+ * room made before (hrr_pbuf_room with the size the hrr_pb_*_size
  * functions give) and return the pointer past what they wrote.
  */
 #ifndef HOSTRANGE_PBUF_H
@@ -24,13 +24,13 @@
 
 #include "proto/stream.h"
 
-struct hrd_pbuf {
+struct hrr_pbuf {
     uint8_t *p;
     size_t len, cap;
 };
 
 /* Bytes of v as a varint (1 to 10). */
-static inline size_t hrd_pb_varint_size(uint64_t v)
+static inline size_t hrr_pb_varint_size(uint64_t v)
 {
     /* 7 bits a byte: (bits + 6) / 7, with bits = 1 for 0. */
     unsigned bits = 64u - (unsigned)__builtin_clzll(v | 1);
@@ -39,29 +39,29 @@ static inline size_t hrd_pb_varint_size(uint64_t v)
 }
 
 /* Bytes of varint field `field` holding v (none for 0). */
-static inline size_t hrd_pb_field_size(unsigned field, uint64_t v)
+static inline size_t hrr_pb_field_size(unsigned field, uint64_t v)
 {
     return v == 0 ? 0
-                  : hrd_pb_varint_size((uint64_t)field << 3) +
-                        hrd_pb_varint_size(v);
+                  : hrr_pb_varint_size((uint64_t)field << 3) +
+                        hrr_pb_varint_size(v);
 }
 
 /* Bytes of length-delimited field `field` holding n bytes. */
-static inline size_t hrd_pb_bytes_size(unsigned field, size_t n)
+static inline size_t hrr_pb_bytes_size(unsigned field, size_t n)
 {
-    return hrd_pb_varint_size((uint64_t)field << 3 | 2u) +
-           hrd_pb_varint_size(n) + n;
+    return hrr_pb_varint_size((uint64_t)field << 3 | 2u) +
+           hrr_pb_varint_size(n) + n;
 }
 
 /* Bytes of proto3 string field `field` holding s (none when empty). */
-static inline size_t hrd_pb_string_size(unsigned field, const char *s)
+static inline size_t hrr_pb_string_size(unsigned field, const char *s)
 {
     return s == NULL || s[0] == '\0' ? 0
-                                     : hrd_pb_bytes_size(field, strlen(s));
+                                     : hrr_pb_bytes_size(field, strlen(s));
 }
 
 /* Writes varint field `field` holding v (nothing for 0) at o. */
-static inline uint8_t *hrd_pb_field(uint8_t *o, unsigned field, uint64_t v)
+static inline uint8_t *hrr_pb_field(uint8_t *o, unsigned field, uint64_t v)
 {
     if (v == 0)
         return o;
@@ -71,32 +71,32 @@ static inline uint8_t *hrd_pb_field(uint8_t *o, unsigned field, uint64_t v)
 
 /* Writes the tag and length of a length-delimited field of n bytes at o
  * (the n bytes are the caller's to write next). */
-static inline uint8_t *hrd_pb_len(uint8_t *o, unsigned field, size_t n)
+static inline uint8_t *hrr_pb_len(uint8_t *o, unsigned field, size_t n)
 {
     o = hrp_put_varint(o, (uint64_t)field << 3 | 2u);
     return hrp_put_varint(o, n);
 }
 
 /* Writes length-delimited field `field` holding the n bytes at p. */
-static inline uint8_t *hrd_pb_bytes(uint8_t *o, unsigned field,
+static inline uint8_t *hrr_pb_bytes(uint8_t *o, unsigned field,
                                     const void *p, size_t n)
 {
-    o = hrd_pb_len(o, field, n);
+    o = hrr_pb_len(o, field, n);
     if (n != 0)
         memcpy(o, p, n);
     return o + n;
 }
 
 /* Writes proto3 string field `field` holding s (nothing when empty). */
-static inline uint8_t *hrd_pb_string(uint8_t *o, unsigned field,
+static inline uint8_t *hrr_pb_string(uint8_t *o, unsigned field,
                                      const char *s)
 {
     return s == NULL || s[0] == '\0' ? o
-                                     : hrd_pb_bytes(o, field, s, strlen(s));
+                                     : hrr_pb_bytes(o, field, s, strlen(s));
 }
 
 /* Makes room for `more` bytes past b's end. Returns 0 or -ENOMEM. */
-static inline int hrd_pbuf_room(struct hrd_pbuf *b, size_t more)
+static inline int hrr_pbuf_room(struct hrr_pbuf *b, size_t more)
 {
     size_t cap = b->cap ? b->cap : 4096;
     uint8_t *p;
@@ -113,9 +113,9 @@ static inline int hrd_pbuf_room(struct hrd_pbuf *b, size_t more)
     return 0;
 }
 
-static inline int hrd_pbuf_put_varint(struct hrd_pbuf *b, uint64_t v)
+static inline int hrr_pbuf_put_varint(struct hrr_pbuf *b, uint64_t v)
 {
-    if (hrd_pbuf_room(b, 10) != 0)
+    if (hrr_pbuf_room(b, 10) != 0)
         return -ENOMEM;
     b->len = (size_t)(hrp_put_varint(b->p + b->len, v) - b->p);
     return 0;
@@ -123,23 +123,23 @@ static inline int hrd_pbuf_put_varint(struct hrd_pbuf *b, uint64_t v)
 
 /* Appends varint field `field` holding v (nothing for 0). Returns 0 or
  * -ENOMEM. */
-static inline int hrd_pbuf_put_field(struct hrd_pbuf *b, unsigned field,
+static inline int hrr_pbuf_put_field(struct hrr_pbuf *b, unsigned field,
                                      uint64_t v)
 {
-    if (hrd_pbuf_room(b, 20) != 0)
+    if (hrr_pbuf_room(b, 20) != 0)
         return -ENOMEM;
-    b->len = (size_t)(hrd_pb_field(b->p + b->len, field, v) - b->p);
+    b->len = (size_t)(hrr_pb_field(b->p + b->len, field, v) - b->p);
     return 0;
 }
 
 /* Appends length-delimited field `field` holding the n bytes at p.
  * Returns 0 or -ENOMEM. */
-static inline int hrd_pbuf_put_bytes(struct hrd_pbuf *b, unsigned field,
+static inline int hrr_pbuf_put_bytes(struct hrr_pbuf *b, unsigned field,
                                      const void *p, size_t n)
 {
-    if (hrd_pbuf_room(b, 20 + n) != 0)
+    if (hrr_pbuf_room(b, 20 + n) != 0)
         return -ENOMEM;
-    b->len = (size_t)(hrd_pb_bytes(b->p + b->len, field, p, n) - b->p);
+    b->len = (size_t)(hrr_pb_bytes(b->p + b->len, field, p, n) - b->p);
     return 0;
 }
 

@@ -16,19 +16,19 @@
 
 /* --- writer --------------------------------------------------------------- */
 
-uint32_t hrd_rec_crc(uint8_t type, uint32_t len, const struct iovec *piece,
+uint32_t hrr_rec_crc(uint8_t type, uint32_t len, const struct iovec *piece,
                      int n)
 {
     uint32_t l = htole32(len);
-    uint32_t crc = hrd_crc32c(0, &l, 4);
+    uint32_t crc = hrr_crc32c(0, &l, 4);
 
-    crc = hrd_crc32c(crc, &type, 1);
+    crc = hrr_crc32c(crc, &type, 1);
     for (int i = 0; i < n; i++)
-        crc = hrd_crc32c(crc, piece[i].iov_base, piece[i].iov_len);
+        crc = hrr_crc32c(crc, piece[i].iov_base, piece[i].iov_len);
     return crc;
 }
 
-void hrd_rec_head_put(uint8_t h[HRD_REC_HEADER], uint8_t type, uint32_t len,
+void hrr_rec_head_put(uint8_t h[HRR_REC_HEADER], uint8_t type, uint32_t len,
                       uint32_t crc)
 {
     len = htole32(len);
@@ -38,7 +38,7 @@ void hrd_rec_head_put(uint8_t h[HRD_REC_HEADER], uint8_t type, uint32_t len,
     h[8] = type;
 }
 
-void hrd_rec_head_get(const uint8_t h[HRD_REC_HEADER], uint32_t *len,
+void hrr_rec_head_get(const uint8_t h[HRR_REC_HEADER], uint32_t *len,
                       uint32_t *crc, uint8_t *type)
 {
     memcpy(len, h, 4);
@@ -48,16 +48,16 @@ void hrd_rec_head_get(const uint8_t h[HRD_REC_HEADER], uint32_t *len,
     *type = h[8];
 }
 
-static void header(uint8_t h[HRD_REC_HEADER], uint8_t type, const void *p,
+static void header(uint8_t h[HRR_REC_HEADER], uint8_t type, const void *p,
                    size_t len)
 {
     struct iovec piece = { (void *)p, len };
 
-    hrd_rec_head_put(h, type, (uint32_t)len,
-                     hrd_rec_crc(type, (uint32_t)len, &piece, 1));
+    hrr_rec_head_put(h, type, (uint32_t)len,
+                     hrr_rec_crc(type, (uint32_t)len, &piece, 1));
 }
 
-int hrd_recfile_open(struct hrd_recfile *f, int dirfd, const char *name,
+int hrr_recfile_open(struct hrr_recfile *f, int dirfd, const char *name,
                      const char *magic)
 {
     struct stat st;
@@ -91,7 +91,7 @@ int hrd_recfile_open(struct hrd_recfile *f, int dirfd, const char *name,
 }
 
 /* Writes iov at the end; on failure cuts the file back. */
-static int write_records(struct hrd_recfile *f, struct iovec *iov, int n,
+static int write_records(struct hrr_recfile *f, struct iovec *iov, int n,
                          size_t total)
 {
     int rc;
@@ -108,7 +108,7 @@ static int write_records(struct hrd_recfile *f, struct iovec *iov, int n,
     return 0;
 }
 
-int hrd_recfile_flush(struct hrd_recfile *f)
+int hrr_recfile_flush(struct hrr_recfile *f)
 {
     struct iovec iov = { f->buf, f->len };
     int rc;
@@ -120,16 +120,16 @@ int hrd_recfile_flush(struct hrd_recfile *f)
     return rc;
 }
 
-int hrd_recfile_append(struct hrd_recfile *f, uint8_t type, const void *p,
+int hrr_recfile_append(struct hrr_recfile *f, uint8_t type, const void *p,
                        size_t len)
 {
-    uint8_t h[HRD_REC_HEADER];
+    uint8_t h[HRR_REC_HEADER];
     struct iovec iov[2];
     int rc;
 
-    if (len > HRD_REC_MAX)
+    if (len > HRR_REC_MAX)
         return -EFBIG;
-    if ((rc = hrd_recfile_flush(f)) != 0)
+    if ((rc = hrr_recfile_flush(f)) != 0)
         return rc;
     header(h, type, p, len);
     iov[0].iov_base = h;
@@ -144,18 +144,18 @@ int hrd_recfile_append(struct hrd_recfile *f, uint8_t type, const void *p,
 
 #define PUT_BUFFER (1u << 20)
 
-int hrd_recfile_put(struct hrd_recfile *f, uint8_t type, const void *p,
+int hrr_recfile_put(struct hrr_recfile *f, uint8_t type, const void *p,
                     size_t len)
 {
     int rc;
 
-    if (len > HRD_REC_MAX)
+    if (len > HRR_REC_MAX)
         return -EFBIG;
-    if (f->len + HRD_REC_HEADER + len > PUT_BUFFER &&
-        (rc = hrd_recfile_flush(f)) != 0)
+    if (f->len + HRR_REC_HEADER + len > PUT_BUFFER &&
+        (rc = hrr_recfile_flush(f)) != 0)
         return rc;
-    if (HRD_REC_HEADER + len > PUT_BUFFER)
-        return hrd_recfile_append(f, type, p, len);
+    if (HRR_REC_HEADER + len > PUT_BUFFER)
+        return hrr_recfile_append(f, type, p, len);
     if (f->cap < PUT_BUFFER) {
         uint8_t *nb = realloc(f->buf, PUT_BUFFER);
         if (nb == NULL)
@@ -164,20 +164,20 @@ int hrd_recfile_put(struct hrd_recfile *f, uint8_t type, const void *p,
         f->cap = PUT_BUFFER;
     }
     header(f->buf + f->len, type, p, len);
-    memcpy(f->buf + f->len + HRD_REC_HEADER, p, len);
-    f->len += HRD_REC_HEADER + len;
+    memcpy(f->buf + f->len + HRR_REC_HEADER, p, len);
+    f->len += HRR_REC_HEADER + len;
     f->records++;
     return 0;
 }
 
-int hrd_recfile_sync(struct hrd_recfile *f)
+int hrr_recfile_sync(struct hrr_recfile *f)
 {
     if (f->fd < 0)
         return -EBADF;
     return fdatasync(f->fd) == 0 ? 0 : -errno;
 }
 
-void hrd_recfile_close(struct hrd_recfile *f)
+void hrr_recfile_close(struct hrr_recfile *f)
 {
     if (f == NULL)
         return;
@@ -211,7 +211,7 @@ static ssize_t read_full(int fd, void *buf, size_t n)
     return (ssize_t)got;
 }
 
-int hrd_recreader_open(struct hrd_recreader *r, int dirfd, const char *name,
+int hrr_recreader_open(struct hrr_recreader *r, int dirfd, const char *name,
                        const char *magic)
 {
     char m[8];
@@ -224,7 +224,7 @@ int hrd_recreader_open(struct hrd_recreader *r, int dirfd, const char *name,
     n = read_full(r->fd, m, 8);
     if (n < 0) {
         int e = (int)-n;
-        hrd_recreader_close(r);
+        hrr_recreader_close(r);
         return -e;
     }
     if (n != 8 || memcmp(m, magic, 8) != 0) {
@@ -236,10 +236,10 @@ int hrd_recreader_open(struct hrd_recreader *r, int dirfd, const char *name,
     return 0;
 }
 
-int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
+int hrr_recreader_next(struct hrr_recreader *r, uint8_t *type,
                        const uint8_t **data, size_t *len)
 {
-    uint8_t h[HRD_REC_HEADER], t;
+    uint8_t h[HRR_REC_HEADER], t;
     uint32_t l, want;
     struct iovec piece;
     struct stat st;
@@ -254,8 +254,8 @@ int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
         snprintf(r->why, sizeof r->why, "truncated record header");
         return -EBADMSG;
     }
-    hrd_rec_head_get(h, &l, &want, &t);
-    if (l > HRD_REC_MAX) {
+    hrr_rec_head_get(h, &l, &want, &t);
+    if (l > HRR_REC_MAX) {
         snprintf(r->why, sizeof r->why, "record length %u is too large",
                  (unsigned)l);
         return -EBADMSG;
@@ -290,7 +290,7 @@ int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
     }
     piece.iov_base = r->buf;
     piece.iov_len = l;
-    if (hrd_rec_crc(t, l, &piece, 1) != want) {
+    if (hrr_rec_crc(t, l, &piece, 1) != want) {
         snprintf(r->why, sizeof r->why, "checksum mismatch");
         return -EBADMSG;
     }
@@ -301,7 +301,7 @@ int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
     return 1;
 }
 
-void hrd_recreader_close(struct hrd_recreader *r)
+void hrr_recreader_close(struct hrr_recreader *r)
 {
     if (r == NULL)
         return;

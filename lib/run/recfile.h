@@ -13,8 +13,8 @@
  * ends before its length says is damage: a reader reports where and why,
  * and everything before it is good.
  *
- * The writer appends whole records with one write each (hrd_recfile_append)
- * or collects them in a buffer first (hrd_recfile_put, for snapshots). When
+ * The writer appends whole records with one write each (hrr_recfile_append)
+ * or collects them in a buffer first (hrr_recfile_put, for snapshots). When
  * a write fails, the file is cut back to its last whole record, so the
  * file stays a sequence of whole records as far as the kernel will let us.
  */
@@ -27,11 +27,11 @@
 
 #include "lib/run/crc32c.h"
 
-#define HRD_JOURNAL_MAGIC "HRJRNL1\n"
-#define HRD_SNAPSHOT_MAGIC "HRSNAP1\n"
-#define HRD_REC_HEADER 9u
+#define HRR_JOURNAL_MAGIC "HRJRNL1\n"
+#define HRR_SNAPSHOT_MAGIC "HRSNAP1\n"
+#define HRR_REC_HEADER 9u
 /* No record is larger than this; a larger length is damage. */
-#define HRD_REC_MAX ((size_t)1 << 31)
+#define HRR_REC_MAX ((size_t)1 << 31)
 
 /*
  * The framing of a record, the one rule of every record file (journal,
@@ -41,25 +41,25 @@
  */
 /* The checksum of a record of `type` and payload length len, whose
  * payload is the n pieces at piece (len bytes in all). */
-uint32_t hrd_rec_crc(uint8_t type, uint32_t len, const struct iovec *piece,
+uint32_t hrr_rec_crc(uint8_t type, uint32_t len, const struct iovec *piece,
                      int n);
 /* Writes the framing of a record of `type`, len and crc into h. */
-void hrd_rec_head_put(uint8_t h[HRD_REC_HEADER], uint8_t type, uint32_t len,
+void hrr_rec_head_put(uint8_t h[HRR_REC_HEADER], uint8_t type, uint32_t len,
                       uint32_t crc);
 /* Reads the framing at h: the payload length, the checksum it gives and
  * the type. */
-void hrd_rec_head_get(const uint8_t h[HRD_REC_HEADER], uint32_t *len,
+void hrr_rec_head_get(const uint8_t h[HRR_REC_HEADER], uint32_t *len,
                       uint32_t *crc, uint8_t *type);
 
 /* Journal record types. */
-#define HRD_REC_BATCH 'B' /* a Batch as received */
-#define HRD_REC_RESET 'X' /* a ResetRequest */
+#define HRR_REC_BATCH 'B' /* a Batch as received */
+#define HRR_REC_RESET 'X' /* a ResetRequest */
 
-struct hrd_recfile {
+struct hrr_recfile {
     int fd;
     uint64_t size;    /* bytes of whole records (and the magic) written */
     uint64_t records;
-    uint8_t *buf;     /* hrd_recfile_put's buffer */
+    uint8_t *buf;     /* hrr_recfile_put's buffer */
     size_t len, cap;
 };
 
@@ -68,30 +68,30 @@ struct hrd_recfile {
  * when missing or empty. An existing file is appended to after its last
  * byte (the caller has checked it). Returns 0 or a negative errno.
  */
-int hrd_recfile_open(struct hrd_recfile *f, int dirfd, const char *name,
+int hrr_recfile_open(struct hrr_recfile *f, int dirfd, const char *name,
                      const char *magic);
 
 /* Appends one record with one write. Returns 0, or a negative errno with
  * the file cut back to what it was (-EIO when even that failed). */
-int hrd_recfile_append(struct hrd_recfile *f, uint8_t type, const void *p,
+int hrr_recfile_append(struct hrr_recfile *f, uint8_t type, const void *p,
                        size_t len);
 
 /* Adds one record to the buffer, writing the buffer out when it is large.
  * Returns 0 or a negative errno. */
-int hrd_recfile_put(struct hrd_recfile *f, uint8_t type, const void *p,
+int hrr_recfile_put(struct hrr_recfile *f, uint8_t type, const void *p,
                     size_t len);
 
 /* Writes out the buffer. Returns 0 or a negative errno. */
-int hrd_recfile_flush(struct hrd_recfile *f);
+int hrr_recfile_flush(struct hrr_recfile *f);
 
 /* fdatasync. Returns 0 or a negative errno. */
-int hrd_recfile_sync(struct hrd_recfile *f);
+int hrr_recfile_sync(struct hrr_recfile *f);
 
 /* Closes the file and frees the buffer (unwritten records are lost);
  * accepts a closed one. */
-void hrd_recfile_close(struct hrd_recfile *f);
+void hrr_recfile_close(struct hrr_recfile *f);
 
-struct hrd_recreader {
+struct hrr_recreader {
     int fd;
     uint64_t offset;  /* of the next record */
     uint8_t *buf;
@@ -101,7 +101,7 @@ struct hrd_recreader {
 
 /* Opens dirfd/name for reading and checks its magic. Returns 0, -ENOENT,
  * -EBADMSG (not this kind of file; why says so) or another negative errno. */
-int hrd_recreader_open(struct hrd_recreader *r, int dirfd, const char *name,
+int hrr_recreader_open(struct hrr_recreader *r, int dirfd, const char *name,
                        const char *magic);
 
 /*
@@ -109,9 +109,9 @@ int hrd_recreader_open(struct hrd_recreader *r, int dirfd, const char *name,
  * the next call), 0 at the end of the file, or -EBADMSG at damage (why says
  * what; r->offset is where the good part ends) or another negative errno.
  */
-int hrd_recreader_next(struct hrd_recreader *r, uint8_t *type,
+int hrr_recreader_next(struct hrr_recreader *r, uint8_t *type,
                        const uint8_t **data, size_t *len);
 
-void hrd_recreader_close(struct hrd_recreader *r);
+void hrr_recreader_close(struct hrr_recreader *r);
 
 #endif

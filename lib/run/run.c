@@ -32,14 +32,14 @@
 /* The most pieces of one record. */
 #define OUT_PIECES 5
 
-static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
+static int put_record(struct hrr_writer *w, uint8_t type, const void *p,
                       size_t len, char *err, size_t errlen);
-static int room(struct hrd_run_writer *w, size_t len, char *err,
+static int room(struct hrr_writer *w, size_t len, char *err,
                 size_t errlen);
 
 /* Writes the n pieces of iov, the first of them what is gathered, which is
  * then empty. Returns 0, or a negative errno with err set. */
-static int out_write(struct hrd_run_writer *w, struct iovec *iov, int n,
+static int out_write(struct hrr_writer *w, struct iovec *iov, int n,
                      char *err, size_t errlen)
 {
     int rc = hrp_write_all(w->file.fd, iov, n);
@@ -54,7 +54,7 @@ static int out_write(struct hrd_run_writer *w, struct iovec *iov, int n,
 }
 
 /* Writes what is gathered. Returns 0, or a negative errno with err set. */
-static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
+static int out_flush(struct hrr_writer *w, char *err, size_t errlen)
 {
     struct iovec iov = { w->out, w->out_len };
 
@@ -65,7 +65,7 @@ static int out_flush(struct hrd_run_writer *w, char *err, size_t errlen)
  * went before: gathered, or written at once with what is gathered when
  * they do not fit in the buffer. Returns 0, or a negative errno with err
  * set. */
-static int out_put(struct hrd_run_writer *w, const struct iovec *piece,
+static int out_put(struct hrr_writer *w, const struct iovec *piece,
                    int n, size_t total, char *err, size_t errlen)
 {
     struct iovec iov[OUT_PIECES + 1];
@@ -89,7 +89,7 @@ static int out_put(struct hrd_run_writer *w, const struct iovec *piece,
     return out_write(w, iov, n + 1, err, errlen);
 }
 
-int hrd_run_create(struct hrd_run_writer *w, const char *path,
+int hrr_create(struct hrr_writer *w, const char *path,
                    const Hostrange__RunHeader *h, char *err, size_t errlen)
 {
     size_t len;
@@ -106,13 +106,13 @@ int hrd_run_create(struct hrd_run_writer *w, const char *path,
         rc = -ENOMEM;
         goto fail;
     }
-    rc = hrd_atomic_open(&w->file, path, 0);
+    rc = hru_atomic_open(&w->file, path, 0);
     if (rc != 0) {
         snprintf(err, errlen, "%s: cannot create a temporary file next to "
                  "it: %s", path, strerror(-rc));
         goto fail;
     }
-    memcpy(w->out, HRD_RUN_MAGIC, 8);
+    memcpy(w->out, HRR_MAGIC, 8);
     w->out_len = 8;
     w->bytes = 8;
     len = hostrange__run_header__get_packed_size(h);
@@ -123,11 +123,11 @@ int hrd_run_create(struct hrd_run_writer *w, const char *path,
         goto fail;
     return 0;
 fail:
-    hrd_run_abort(w);
+    hrr_abort(w);
     return rc;
 }
 
-int hrd_run_put_state(struct hrd_run_writer *w, const Hostrange__RunState *s,
+int hrr_put_state(struct hrr_writer *w, const Hostrange__RunState *s,
                       char *err, size_t errlen)
 {
     size_t len = hostrange__run_state__get_packed_size(s);
@@ -136,13 +136,13 @@ int hrd_run_put_state(struct hrd_run_writer *w, const Hostrange__RunState *s,
     if (rc != 0)
         return rc;
     hostrange__run_state__pack(s, w->buf);
-    return put_record(w, HRD_RUN_REC_STATE, w->buf, len, err, errlen);
+    return put_record(w, HRR_REC_STATE, w->buf, len, err, errlen);
 }
 
 /* The framing of a record of `type` whose payload is the n pieces at
  * piece (len bytes in all) into hd. Returns 0, or -EMSGSIZE with err set
  * when the record is too large. */
-static int record_head_make(const struct hrd_run_writer *w, uint8_t *hd,
+static int record_head_make(const struct hrr_writer *w, uint8_t *hd,
                             uint8_t type, const struct iovec *piece, int n,
                             size_t len, char *err, size_t errlen)
 {
@@ -151,20 +151,20 @@ static int record_head_make(const struct hrd_run_writer *w, uint8_t *hd,
                  w->file.path, len);
         return -EMSGSIZE;
     }
-    hrd_rec_head_put(hd, type, (uint32_t)len,
-                     hrd_rec_crc(type, (uint32_t)len, piece, n));
+    hrr_rec_head_put(hd, type, (uint32_t)len,
+                     hrr_rec_crc(type, (uint32_t)len, piece, n));
     return 0;
 }
 
 /* Writes one record of `type` whose payload is the n pieces at piece
  * (len bytes in all; at most OUT_PIECES - 1 pieces). Returns 0, or a
  * negative errno with err set. */
-static int put_pieces(struct hrd_run_writer *w, uint8_t type,
+static int put_pieces(struct hrr_writer *w, uint8_t type,
                       const struct iovec *piece, int n, size_t len,
                       char *err, size_t errlen)
 {
     struct iovec all[OUT_PIECES];
-    uint8_t hd[HRD_REC_HEADER];
+    uint8_t hd[HRR_REC_HEADER];
     int rc = record_head_make(w, hd, type, piece, n, len, err, errlen);
 
     if (rc != 0)
@@ -180,7 +180,7 @@ static int put_pieces(struct hrd_run_writer *w, uint8_t type,
 }
 
 /* Writes one record of `type` holding len bytes at p. */
-static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
+static int put_record(struct hrr_writer *w, uint8_t type, const void *p,
                       size_t len, char *err, size_t errlen)
 {
     struct iovec piece = { (void *)p, len };
@@ -190,7 +190,7 @@ static int put_record(struct hrd_run_writer *w, uint8_t type, const void *p,
 
 /* Makes the writer's buffer hold len bytes. Returns 0, or -ENOMEM with err
  * set. */
-static int room(struct hrd_run_writer *w, size_t len, char *err,
+static int room(struct hrr_writer *w, size_t len, char *err,
                 size_t errlen)
 {
     uint8_t *p;
@@ -207,7 +207,7 @@ static int room(struct hrd_run_writer *w, size_t len, char *err,
     return 0;
 }
 
-int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
+int hrr_put_key(struct hrr_writer *w, const Hostrange__RunKey *k,
                     char *err, size_t errlen)
 {
     size_t len = hostrange__run_key__get_packed_size(k);
@@ -223,7 +223,7 @@ int hrd_run_put_key(struct hrd_run_writer *w, const Hostrange__RunKey *k,
     return 0;
 }
 
-int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
+int hrr_put_packed(struct hrr_writer *w, const void *p, size_t len,
                        char *err, size_t errlen)
 {
     int rc = put_record(w, 'K', p, len, err, errlen);
@@ -234,12 +234,12 @@ int hrd_run_put_packed(struct hrd_run_writer *w, const void *p, size_t len,
     return 0;
 }
 
-int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
+int hrr_put_packed_keys(struct hrr_writer *w, const struct iovec *key,
                             size_t n, char *err, size_t errlen)
 {
     /* Keys a write takes: two pieces each, and what is gathered. */
     enum { BATCH = 256 };
-    uint8_t hd[BATCH][HRD_REC_HEADER];
+    uint8_t hd[BATCH][HRR_REC_HEADER];
     struct iovec iov[2 * BATCH + 1];
 
     for (size_t i = 0; i < n; i += BATCH) {
@@ -254,9 +254,9 @@ int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
             if (rc != 0)
                 return rc;
             iov[k].iov_base = hd[j];
-            iov[k++].iov_len = HRD_REC_HEADER;
+            iov[k++].iov_len = HRR_REC_HEADER;
             iov[k++] = key[i + j];
-            bytes += HRD_REC_HEADER + key[i + j].iov_len;
+            bytes += HRR_REC_HEADER + key[i + j].iov_len;
         }
         rc = hrp_write_all(w->file.fd, iov, k);
         if (rc != 0) {
@@ -271,11 +271,11 @@ int hrd_run_put_packed_keys(struct hrd_run_writer *w, const struct iovec *key,
     return 0;
 }
 
-int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
+int hrr_put_copied(struct hrr_writer *w, const void *p, size_t len,
                        uint32_t crc, char *err, size_t errlen)
 {
     struct iovec piece[2];
-    uint8_t hd[HRD_REC_HEADER];
+    uint8_t hd[HRR_REC_HEADER];
     int rc;
 
     if (len > RUN_REC_MAX) {
@@ -283,7 +283,7 @@ int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
                  w->file.path, len);
         return -EMSGSIZE;
     }
-    hrd_rec_head_put(hd, 'K', (uint32_t)len, crc);
+    hrr_rec_head_put(hd, 'K', (uint32_t)len, crc);
     piece[0].iov_base = hd;
     piece[0].iov_len = sizeof hd;
     piece[1].iov_base = (void *)p;
@@ -296,7 +296,7 @@ int hrd_run_put_copied(struct hrd_run_writer *w, const void *p, size_t len,
     return 0;
 }
 
-int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
+int hrr_put_spliced(struct hrr_writer *w, const void *p, size_t len,
                         size_t from, size_t to, const void *mid,
                         size_t midlen, char *err, size_t errlen)
 {
@@ -315,44 +315,44 @@ int hrd_run_put_spliced(struct hrd_run_writer *w, const void *p, size_t len,
     return 0;
 }
 
-int hrd_run_put_agg_key(struct hrd_run_writer *w, struct hrd_agg *a,
-                        const struct hrd_key *k, int format, char *err,
+int hrr_put_agg_key(struct hrr_writer *w, struct hra_agg *a,
+                        const struct hra_key *k, int format, char *err,
                         size_t errlen)
 {
     Hostrange__RunKey m;
     int rc = 1;
 
-    if (format < HRD_RUN_FORMAT_EVENTS) {
+    if (format < HRR_FORMAT_EVENTS) {
         /* Written into the writer's buffer. */
-        struct hrd_pbuf b = { w->buf, 0, w->cap };
+        struct hrr_pbuf b = { w->buf, 0, w->cap };
 
-        rc = hrd_runput_key(a, k, 0, &b, &w->kt);
+        rc = hrr_runput_key(a, k, 0, &b, &w->kt);
         w->buf = b.p;
         w->cap = b.cap;
         if (rc == 0)
-            return hrd_run_put_packed(w, w->buf, b.len, err, errlen);
+            return hrr_put_packed(w, w->buf, b.len, err, errlen);
     }
-    if (rc < 0 || hrd_runkey_from(a, k, format, &m) != 0) {
+    if (rc < 0 || hrr_runkey_from(a, k, format, &m) != 0) {
         snprintf(err, errlen, "%s: out of memory", w->file.path);
         return -ENOMEM;
     }
-    rc = hrd_run_put_key(w, &m, err, errlen);
-    hrd_runkey_clear(&m);
+    rc = hrr_put_key(w, &m, err, errlen);
+    hrr_runkey_clear(&m);
     return rc;
 }
 
 static int cmp_serial(const void *pa, const void *pb)
 {
-    const struct hrd_key *x = *(struct hrd_key *const *)pa;
-    const struct hrd_key *y = *(struct hrd_key *const *)pb;
+    const struct hra_key *x = *(struct hra_key *const *)pa;
+    const struct hra_key *y = *(struct hra_key *const *)pb;
 
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
 
-int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
+int hrr_put_agg(struct hrr_writer *w, struct hra_agg *a, int format,
                     char *err, size_t errlen)
 {
-    struct hrd_key **ks = malloc((a->nkeys + 1) * sizeof *ks);
+    struct hra_key **ks = malloc((a->nkeys + 1) * sizeof *ks);
     int rc = 0;
 
     if (ks == NULL) {
@@ -363,12 +363,12 @@ int hrd_run_put_agg(struct hrd_run_writer *w, struct hrd_agg *a, int format,
         memcpy(ks, a->keys, a->nkeys * sizeof *ks);
     qsort(ks, a->nkeys, sizeof *ks, cmp_serial);
     for (uint32_t i = 0; i < a->nkeys && rc == 0; i++)
-        rc = hrd_run_put_agg_key(w, a, ks[i], format, err, errlen);
+        rc = hrr_put_agg_key(w, a, ks[i], format, err, errlen);
     free(ks);
     return rc;
 }
 
-int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
+int hrr_commit(struct hrr_writer *w, Hostrange__RunEnd *e,
                    char *err, size_t errlen)
 {
     size_t len;
@@ -382,28 +382,28 @@ int hrd_run_commit(struct hrd_run_writer *w, Hostrange__RunEnd *e,
     if ((rc = put_record(w, 'E', w->buf, len, err, errlen)) != 0 ||
         (rc = out_flush(w, err, errlen)) != 0)
         goto fail;
-    rc = hrd_atomic_commit(&w->file);
+    rc = hru_atomic_commit(&w->file);
     if (rc != 0) {
         snprintf(err, errlen, "%s: cannot write: %s", w->file.path,
                  strerror(-rc));
         goto fail;
     }
-    hrd_run_abort(w);
+    hrr_abort(w);
     return 0;
 fail:
-    hrd_run_abort(w);
+    hrr_abort(w);
     return rc;
 }
 
-void hrd_run_abort(struct hrd_run_writer *w)
+void hrr_abort(struct hrr_writer *w)
 {
     /* A writer never created, committed or aborted has no temporary
      * file. */
-    hrd_atomic_abort(&w->file);
+    hru_atomic_abort(&w->file);
     free(w->buf);
     if (w->out != NULL)
         munmap(w->out, OUT_CAP);
-    hrd_runput_tmp_fini(&w->kt);
+    hrr_runput_tmp_fini(&w->kt);
     memset(w, 0, sizeof *w);
     w->file.fd = -1;
 }
@@ -425,7 +425,7 @@ void hrd_run_abort(struct hrd_run_writer *w)
  * bytes from off the buffer holds, with *p pointing at them, or a
  * negative errno when reading fails or memory runs out.
  */
-static ssize_t file_bytes(struct hrd_run_reader *r, uint64_t off, size_t need,
+static ssize_t file_bytes(struct hrr_reader *r, uint64_t off, size_t need,
                           size_t want, const uint8_t **p)
 {
     size_t got = 0;
@@ -465,7 +465,7 @@ static ssize_t file_bytes(struct hrd_run_reader *r, uint64_t off, size_t need,
 }
 
 /* The reason for file_bytes' failure rc, in err; returns rc. */
-static int read_error(const struct hrd_run_reader *r, int rc, char *err,
+static int read_error(const struct hrr_reader *r, int rc, char *err,
                       size_t errlen)
 {
     if (rc == -ENOMEM)
@@ -480,12 +480,12 @@ static int read_error(const struct hrd_run_reader *r, int rc, char *err,
  * bytes from there: returns 1 with the payload's length in *len and the
  * checksum it gives in *crc, 0 at the end of the file, or a negative errno
  * with err set (-EINVAL: the file is cut short). */
-static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
+static int record_head(struct hrr_reader *r, size_t ahead, uint8_t *hd,
                        uint32_t *len, uint32_t *crc, char *err,
                        size_t errlen)
 {
     const uint8_t *p;
-    ssize_t n = file_bytes(r, r->offset, HRD_REC_HEADER, ahead, &p);
+    ssize_t n = file_bytes(r, r->offset, HRR_REC_HEADER, ahead, &p);
     uint32_t l;
     uint8_t type;
 
@@ -493,14 +493,14 @@ static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
         return read_error(r, (int)n, err, errlen);
     if (n == 0)
         return 0;
-    if (n < (ssize_t)HRD_REC_HEADER) {
+    if (n < (ssize_t)HRR_REC_HEADER) {
         snprintf(err, errlen, "%s: truncated at byte %llu (a record "
                  "is cut short)", r->path, (unsigned long long)r->offset);
         return -EINVAL;
     }
-    memcpy(hd, p, HRD_REC_HEADER);
-    hrd_rec_head_get(hd, &l, crc, &type);
-    if (l > RUN_REC_MAX || r->offset + HRD_REC_HEADER + l > r->size) {
+    memcpy(hd, p, HRR_REC_HEADER);
+    hrr_rec_head_get(hd, &l, crc, &type);
+    if (l > RUN_REC_MAX || r->offset + HRR_REC_HEADER + l > r->size) {
         snprintf(err, errlen, "%s: truncated at byte %llu (a record of "
                  "%u bytes does not fit in the file)", r->path,
                  (unsigned long long)r->offset, l);
@@ -514,20 +514,20 @@ static int record_head(struct hrd_run_reader *r, size_t ahead, uint8_t *hd,
  * framing. Returns 1 with its type and its payload (*len bytes at *p, in
  * r->buf), 0 at the end of the file, or a negative errno with err set
  * (-EINVAL: the record is damaged or cut short; -EIO: the file shrank). */
-static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
+static int next_record(struct hrr_reader *r, size_t ahead, uint8_t *type,
                        const uint8_t **p, size_t *len, char *err,
                        size_t errlen)
 {
-    uint8_t hd[HRD_REC_HEADER];
+    uint8_t hd[HRR_REC_HEADER];
     uint32_t l, crc, want;
     struct iovec piece;
     ssize_t n;
-    int rc = record_head(r, HRD_REC_HEADER + ahead, hd, &l, &crc, err,
+    int rc = record_head(r, HRR_REC_HEADER + ahead, hd, &l, &crc, err,
                          errlen);
 
     if (rc <= 0)
         return rc;
-    n = file_bytes(r, r->offset + HRD_REC_HEADER, l,
+    n = file_bytes(r, r->offset + HRR_REC_HEADER, l,
                    (size_t)l + (ahead > l ? ahead - l : READ_AHEAD), p);
     if (n < 0)
         return read_error(r, (int)n, err, errlen);
@@ -537,7 +537,7 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
     }
     piece.iov_base = (void *)*p;
     piece.iov_len = l;
-    want = hrd_rec_crc(hd[8], l, &piece, 1);
+    want = hrr_rec_crc(hd[8], l, &piece, 1);
     if (want != crc) {
         snprintf(err, errlen, "%s: damaged at byte %llu (checksum "
                  "mismatch)", r->path, (unsigned long long)r->offset);
@@ -551,7 +551,7 @@ static int next_record(struct hrd_run_reader *r, size_t ahead, uint8_t *type,
     return 1;
 }
 
-int hrd_run_open(struct hrd_run_reader *r, const char *path,
+int hrr_open(struct hrr_reader *r, const char *path,
                  Hostrange__RunHeader **h, char *err, size_t errlen)
 {
     const uint8_t *magic, *p;
@@ -585,7 +585,7 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
     /* Not a run file, or of a layout or format this one does not read:
      * -EINVAL, as for a damaged one. */
     rc = -EINVAL;
-    if (n < 6 || memcmp(magic, HRD_RUN_MAGIC, 6) != 0) {
+    if (n < 6 || memcmp(magic, HRR_MAGIC, 6) != 0) {
         snprintf(err, errlen, "%s: not a hostrange run file%s", path,
                  n == 0 ? " (it is empty)" : "");
         goto fail;
@@ -595,7 +595,7 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
                  "first 8 bytes are not a run file's)", path);
         goto fail;
     }
-    if (memcmp(magic, HRD_RUN_MAGIC, 8) != 0) {
+    if (memcmp(magic, HRR_MAGIC, 8) != 0) {
         snprintf(err, errlen, "%s: written in run file layout %c, newer "
                  "than this hostrange reads (1); use a newer hostrangectl",
                  path, magic[6]);
@@ -622,14 +622,14 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
         goto fail;
     }
     rc = -EINVAL;
-    if ((*h)->format < HRD_RUN_FORMAT_SORTED ||
-        (*h)->format > HRD_RUN_FORMAT_NEWEST) {
+    if ((*h)->format < HRR_FORMAT_SORTED ||
+        (*h)->format > HRR_FORMAT_NEWEST) {
         snprintf(err, errlen, "%s: written in run format %u, %s this "
                  "hostrange reads (1 to %u)%s", path, (*h)->format,
-                 (*h)->format > HRD_RUN_FORMAT_NEWEST ? "newer than those"
+                 (*h)->format > HRR_FORMAT_NEWEST ? "newer than those"
                                                       : "not one",
-                 HRD_RUN_FORMAT_NEWEST,
-                 (*h)->format > HRD_RUN_FORMAT_NEWEST
+                 HRR_FORMAT_NEWEST,
+                 (*h)->format > HRR_FORMAT_NEWEST
                      ? "; use a newer hostrangectl"
                      : "");
         hostrange__run_header__free_unpacked(*h, NULL);
@@ -638,11 +638,11 @@ int hrd_run_open(struct hrd_run_reader *r, const char *path,
     }
     return 0;
 fail:
-    hrd_run_close(r);
+    hrr_close(r);
     return rc;
 }
 
-int hrd_run_read_state(struct hrd_run_reader *r, Hostrange__RunState **s,
+int hrr_read_state(struct hrr_reader *r, Hostrange__RunState **s,
                        char *err, size_t errlen)
 {
     uint64_t at = r->offset;
@@ -651,7 +651,7 @@ int hrd_run_read_state(struct hrd_run_reader *r, Hostrange__RunState **s,
     size_t len;
     int rc = next_record(r, READ_AHEAD, &type, &p, &len, err, errlen);
 
-    if (rc <= 0 || type != HRD_RUN_REC_STATE) {
+    if (rc <= 0 || type != HRR_REC_STATE) {
         if (rc >= 0)
             r->offset = at; /* another record: left for the next read */
         return rc < 0 ? rc : 0;
@@ -665,11 +665,11 @@ int hrd_run_read_state(struct hrd_run_reader *r, Hostrange__RunState **s,
     }
     snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
              "0x%02x that does not decode)", r->path,
-             (unsigned long long)at, HRD_RUN_REC_STATE);
+             (unsigned long long)at, HRR_REC_STATE);
     return -EINVAL;
 }
 
-int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
+int hrr_next_packed(struct hrr_reader *r, const uint8_t **p,
                         size_t *len, Hostrange__RunEnd **e, char *err,
                         size_t errlen)
 {
@@ -678,7 +678,7 @@ int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
     uint8_t type;
     int rc = next_record(r, READ_AHEAD, &type, &q, len, err, errlen);
 
-    while (rc > 0 && type == HRD_RUN_REC_STATE) {
+    while (rc > 0 && type == HRR_REC_STATE) {
         /* A daemon's state: not part of the run. */
         at = r->offset;
         rc = next_record(r, READ_AHEAD, &type, &q, len, err, errlen);
@@ -718,7 +718,7 @@ int hrd_run_next_packed(struct hrd_run_reader *r, const uint8_t **p,
     return -EINVAL;
 }
 
-int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
+int hrr_unpack_key(const struct hrr_reader *r, const uint8_t *p,
                        size_t len, Hostrange__RunKey **k, char *err,
                        size_t errlen)
 {
@@ -734,27 +734,27 @@ int hrd_run_unpack_key(const struct hrd_run_reader *r, const uint8_t *p,
     }
     snprintf(err, errlen, "%s: damaged at byte %llu (a record of type "
              "0x%02x that does not decode)", r->path,
-             (unsigned long long)(r->offset - HRD_REC_HEADER - len), 'K');
+             (unsigned long long)(r->offset - HRR_REC_HEADER - len), 'K');
     return -EINVAL;
 }
 
-int hrd_run_next(struct hrd_run_reader *r, Hostrange__RunKey **k,
+int hrr_next(struct hrr_reader *r, Hostrange__RunKey **k,
                  Hostrange__RunEnd **e, char *err, size_t errlen)
 {
     const uint8_t *p;
     size_t len;
-    int rc = hrd_run_next_packed(r, &p, &len, e, err, errlen);
+    int rc = hrr_next_packed(r, &p, &len, e, err, errlen);
 
     if (rc != 1)
         return rc;
-    rc = hrd_run_unpack_key(r, p, len, k, err, errlen);
+    rc = hrr_unpack_key(r, p, len, k, err, errlen);
     return rc == 0 ? 1 : rc;
 }
 
-/* The buffer a reader keeps after hrd_run_reader_trim. */
+/* The buffer a reader keeps after hrr_reader_trim. */
 #define READER_KEEP (4u << 10)
 
-void hrd_run_reader_trim(struct hrd_run_reader *r)
+void hrr_reader_trim(struct hrr_reader *r)
 {
     if (r->cap > READER_KEEP) {
         free(r->buf);
@@ -763,7 +763,7 @@ void hrd_run_reader_trim(struct hrd_run_reader *r)
     }
 }
 
-void hrd_run_close(struct hrd_run_reader *r)
+void hrr_close(struct hrr_reader *r)
 {
     /* A reader never opened has no path. */
     if (r->path != NULL && r->fd >= 0)
@@ -774,34 +774,34 @@ void hrd_run_close(struct hrd_run_reader *r)
     r->cap = r->buf_len = 0;
 }
 
-int hrd_run_next_raw(struct hrd_run_reader *r, uint8_t *type,
+int hrr_next_raw(struct hrr_reader *r, uint8_t *type,
                      const uint8_t **p, size_t *len, char *err,
                      size_t errlen)
 {
     return next_record(r, READ_AHEAD, type, p, len, err, errlen);
 }
 
-int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
+int hrr_skim(struct hrr_reader *r, size_t want, uint8_t *type,
                  size_t *len, const uint8_t **p, size_t *got, char *err,
                  size_t errlen)
 {
-    uint8_t hd[HRD_REC_HEADER];
+    uint8_t hd[HRR_REC_HEADER];
     uint32_t l, crc;
     ssize_t n;
-    int rc = record_head(r, HRD_REC_HEADER + want, hd, &l, &crc, err,
+    int rc = record_head(r, HRR_REC_HEADER + want, hd, &l, &crc, err,
                          errlen);
 
     if (rc <= 0)
         return rc;
     want = want < l ? want : l;
-    n = file_bytes(r, r->offset + HRD_REC_HEADER, want, want, p);
+    n = file_bytes(r, r->offset + HRR_REC_HEADER, want, want, p);
     if (n < 0)
         return read_error(r, (int)n, err, errlen);
     if ((size_t)n < want) {
         snprintf(err, errlen, "%s: cannot read: file shrank", r->path);
         return -EIO;
     }
-    r->offset += HRD_REC_HEADER + l;
+    r->offset += HRR_REC_HEADER + l;
     r->crc = crc;
     *type = hd[8];
     *len = l;
@@ -809,7 +809,7 @@ int hrd_run_skim(struct hrd_run_reader *r, size_t want, uint8_t *type,
     return 1;
 }
 
-int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
+int hrr_reread(struct hrr_reader *r, uint64_t offset, size_t len,
                    uint32_t crc, uint8_t *type, const uint8_t **p,
                    char *err, size_t errlen)
 {
@@ -832,31 +832,31 @@ int hrd_run_reread(struct hrd_run_reader *r, uint64_t offset, size_t len,
     return 0;
 }
 
-int hrd_run_load(struct hrd_runload *l, const char *path,
+int hrr_load(struct hrr_runload *l, const char *path,
                  Hostrange__RunHeader **hp, Hostrange__RunEnd **ep,
-                 hrd_run_progress_fn progress, void *ctx, char *err,
+                 hrr_progress_fn progress, void *ctx, char *err,
                  size_t errlen)
 {
-    struct hrd_run_reader r;
+    struct hrr_reader r;
     Hostrange__RunHeader *h = NULL;
     Hostrange__RunEnd *e = NULL;
     uint64_t keys = 0, next_report = 0;
     char why[512];
     int rc;
 
-    rc = hrd_run_open(&r, path, &h, err, errlen);
+    rc = hrr_open(&r, path, &h, err, errlen);
     if (rc != 0)
         return rc;
     for (;;) {
         Hostrange__RunKey *k = NULL;
         uint64_t at = r.offset;
 
-        rc = hrd_run_next(&r, &k, &e, err, errlen);
+        rc = hrr_next(&r, &k, &e, err, errlen);
         if (rc < 0)
             goto fail;
         if (rc == 2)
             break;
-        rc = hrd_runload_key(l, k, why, sizeof why);
+        rc = hrr_runload_key(l, k, why, sizeof why);
         hostrange__run_key__free_unpacked(k, NULL);
         if (rc == -EINVAL) {
             snprintf(err, errlen, "%s: damaged at byte %llu (%s)", path,
@@ -881,14 +881,14 @@ int hrd_run_load(struct hrd_runload *l, const char *path,
         rc = -EINVAL;
         goto fail;
     }
-    if (hrd_runload_end(l, e) != 0) {
+    if (hrr_runload_end(l, e) != 0) {
         snprintf(err, errlen, "%s: out of memory", path);
         rc = -ENOMEM;
         goto fail;
     }
     if (progress != NULL)
         progress(ctx, r.size, r.size);
-    hrd_run_close(&r);
+    hrr_close(&r);
     if (hp != NULL)
         *hp = h;
     else
@@ -899,7 +899,7 @@ int hrd_run_load(struct hrd_runload *l, const char *path,
         hostrange__run_end__free_unpacked(e, NULL);
     return 0;
 fail:
-    hrd_run_close(&r);
+    hrr_close(&r);
     if (h != NULL)
         hostrange__run_header__free_unpacked(h, NULL);
     if (e != NULL)
@@ -907,21 +907,21 @@ fail:
     return rc;
 }
 
-void hrd_run_hostname(char *buf, size_t len)
+void hrr_hostname(char *buf, size_t len)
 {
     if (gethostname(buf, len) != 0 || buf[0] == '\0')
         snprintf(buf, len, "unknown");
     buf[len - 1] = '\0';
 }
 
-void hrd_run_provenance(Hostrange__RunHeader *h, unsigned format, char *host,
+void hrr_provenance(Hostrange__RunHeader *h, unsigned format, char *host,
                         size_t hostlen, Hostrange__RunMeta **meta,
                         size_t nmeta)
 {
     struct timespec ts;
 
     clock_gettime(CLOCK_REALTIME, &ts);
-    hrd_run_hostname(host, hostlen);
+    hrr_hostname(host, hostlen);
     h->format = format;
     h->host = host;
     h->time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
@@ -930,18 +930,18 @@ void hrd_run_provenance(Hostrange__RunHeader *h, unsigned format, char *host,
     h->n_meta = nmeta;
 }
 
-int hrd_run_read(const char *path, struct hrd_agg *agg,
-                 Hostrange__RunEnd **end, hrd_run_progress_fn progress,
+int hrr_read(const char *path, struct hra_agg *agg,
+                 Hostrange__RunEnd **end, hrr_progress_fn progress,
                  void *ctx, char *err, size_t errlen)
 {
-    struct hrd_runload l;
+    struct hrr_runload l;
     int rc;
 
-    hrd_agg_init(agg);
+    hra_init(agg);
     agg->max_bytes = SIZE_MAX / 2;
-    hrd_runload_init_reader(&l, agg);
-    rc = hrd_run_load(&l, path, NULL, end, progress, ctx, err, errlen);
-    if (rc == 0 && hrd_runload_finish(&l) != 0) {
+    hrr_runload_init_reader(&l, agg);
+    rc = hrr_load(&l, path, NULL, end, progress, ctx, err, errlen);
+    if (rc == 0 && hrr_runload_finish(&l) != 0) {
         snprintf(err, errlen, "out of memory");
         rc = -ENOMEM;
         if (end != NULL) {
@@ -949,22 +949,22 @@ int hrd_run_read(const char *path, struct hrd_agg *agg,
             *end = NULL;
         }
     }
-    hrd_runload_fini(&l);
+    hrr_runload_fini(&l);
     return rc;
 }
 
-int hrd_run_read_whole(struct hrd_run_whole *r, const char *path,
-                       hrd_run_progress_fn progress, void *ctx, char *err,
+int hrr_read_whole(struct hrr_whole *r, const char *path,
+                       hrr_progress_fn progress, void *ctx, char *err,
                        size_t errlen)
 {
     r->end = NULL;
-    return hrd_run_read(path, r->agg, &r->end, progress, ctx, err, errlen);
+    return hrr_read(path, r->agg, &r->end, progress, ctx, err, errlen);
 }
 
-void hrd_run_whole_fini(struct hrd_run_whole *r)
+void hrr_whole_fini(struct hrr_whole *r)
 {
     if (r->end != NULL)
         hostrange__run_end__free_unpacked(r->end, NULL);
     r->end = NULL;
-    hrd_agg_fini(r->agg);
+    hra_fini(r->agg);
 }

@@ -16,7 +16,7 @@
 
 static int cmp_report(const void *pa, const void *pb)
 {
-    const struct hrd_diff_pop *x = pa, *y = pb;
+    const struct hrr_diff_pop *x = pa, *y = pb;
     uint32_t a[6] = { x->node_rank, x->phase, !x->scopes, x->range_rank,
                       x->order, x->metric };
     uint32_t b[6] = { y->node_rank, y->phase, !y->scopes, y->range_rank,
@@ -29,7 +29,7 @@ static int cmp_report(const void *pa, const void *pb)
     return 0;
 }
 
-static int cmp_name(const struct hrd_diff_pop *x, const struct hrd_diff_pop *y)
+static int cmp_name(const struct hrr_diff_pop *x, const struct hrr_diff_pop *y)
 {
     int c;
 
@@ -44,27 +44,27 @@ static int cmp_name(const struct hrd_diff_pop *x, const struct hrd_diff_pop *y)
 }
 
 /* Puts a population's distinct values into histogram buckets. */
-static void bucket(struct hrd_diff_pop *p)
+static void bucket(struct hrr_diff_pop *p)
 {
     if (!p->hist)
-        p->n = hrd_hist_bucket_weighted(p->v, p->w, p->n);
+        p->n = hrs_hist_bucket_weighted(p->v, p->w, p->n);
 }
 
 /* Whether the population's row is unstable (observer.h), by calibration c. */
-static int unstable(const struct hrd_diff_pop *p, const Hostrange__Calibration *c)
+static int unstable(const struct hrr_diff_pop *p, const Hostrange__Calibration *c)
 {
-    struct hrd_calib cal;
-    struct hrd_row row = { 0 };
+    struct hra_calib cal;
+    struct hra_row row = { 0 };
 
     if (c == NULL)
         return 0;
-    hrd_calib_from_message(&cal, c);
+    hra_calib_from_message(&cal, c);
     row.metric = hrp_metric_name(p->metric);
     row.median = p->median;
     row.calls = p->metric == HRP_METRIC_INCLUSIVE && !p->scopes ? 0 : p->calls;
     row.children = p->children;
     row.descendants = p->descendants;
-    hrd_observer_apply(&row, &cal, 0);
+    hra_observer_apply(&row, &cal, 0);
     return row.observer_known && row.unstable;
 }
 
@@ -91,7 +91,7 @@ static uint64_t hash_str(uint64_t h, const char *s)
     return (h ^ 0xff) * 0x100000001b3ull;
 }
 
-static uint64_t pop_hash(const struct hrd_diff_pop *p)
+static uint64_t pop_hash(const struct hrr_diff_pop *p)
 {
     uint64_t h = 0xcbf29ce484222325ull;
 
@@ -138,7 +138,7 @@ static int waiting_grow(struct waiting *t)
 
 /* Compares base population b with new population n and lets both give
  * back their values. Returns 0 or -ENOMEM. */
-static int compare_pair(struct hrd_diff_pop *b, struct hrd_diff_pop *n)
+static int compare_pair(struct hrr_diff_pop *b, struct hrr_diff_pop *n)
 {
     int rc;
 
@@ -146,9 +146,9 @@ static int compare_pair(struct hrd_diff_pop *b, struct hrd_diff_pop *n)
         bucket(b);
         bucket(n);
     }
-    rc = hrd_signif_compare(&(struct hrd_wsample){ b->v, b->w, b->n,
+    rc = hrs_signif_compare(&(struct hrs_wsample){ b->v, b->w, b->n,
                                                    b->total },
-                            &(struct hrd_wsample){ n->v, n->w, n->n,
+                            &(struct hrs_wsample){ n->v, n->w, n->n,
                                                    n->total },
                             &b->s);
     if (rc != 0)
@@ -167,14 +167,14 @@ static int compare_pair(struct hrd_diff_pop *b, struct hrd_diff_pop *n)
 /* Pairs the populations sides[which]->p[first..) with those waiting from
  * the other side (comparing each pair), and puts the others to wait.
  * Returns 0 or -ENOMEM. */
-static int pair_up(struct hrd_diff_side *const sides[2], int which, size_t first,
+static int pair_up(struct hrr_diff_side *const sides[2], int which, size_t first,
                    struct waiting *t)
 {
-    struct hrd_diff_side *s = sides[which], *o = sides[!which];
+    struct hrr_diff_side *s = sides[which], *o = sides[!which];
     int rc;
 
     for (size_t i = first; i < s->n; i++) {
-        struct hrd_diff_pop *p = &s->p[i];
+        struct hrr_diff_pop *p = &s->p[i];
         uint64_t h = pop_hash(p);
         size_t at, free_at = SIZE_MAX;
 
@@ -192,7 +192,7 @@ static int pair_up(struct hrd_diff_side *const sides[2], int which, size_t first
                 break;
         }
         if (t->cap > 0 && t->s[at].side != -1) {
-            struct hrd_diff_pop *other = &o->p[t->s[at].idx];
+            struct hrr_diff_pop *other = &o->p[t->s[at].idx];
 
             t->s[at].side = -2;
             rc = compare_pair(which ? other : p, which ? p : other);
@@ -218,11 +218,11 @@ static int pair_up(struct hrd_diff_side *const sides[2], int which, size_t first
 
 
 
-int hrd_rundiff_read(struct hrd_diff_side *base, struct hrd_diff_side *new,
-                     hrd_rundiff_progress_fn progress, void *ctx, char *err,
+int hrr_rundiff_read(struct hrr_diff_side *base, struct hrr_diff_side *new,
+                     hrr_rundiff_progress_fn progress, void *ctx, char *err,
                      size_t errlen)
 {
-    struct hrd_diff_side *const sides[2] = { base, new };
+    struct hrr_diff_side *const sides[2] = { base, new };
     uint64_t size = base->r.size + new->r.size;
     struct waiting wait = { NULL, 0, 0 };
     int rc = 0;
@@ -234,7 +234,7 @@ int hrd_rundiff_read(struct hrd_diff_side *base, struct hrd_diff_side *new,
 
             if (sides[which]->ended)
                 continue;
-            rc = hrd_runside_next(sides[which], err, errlen);
+            rc = hrr_runside_next(sides[which], err, errlen);
             if (rc == 0)
                 rc = pair_up(sides, which, first, &wait);
         }
@@ -248,7 +248,7 @@ int hrd_rundiff_read(struct hrd_diff_side *base, struct hrd_diff_side *new,
 /* What judging a row needs besides the options: each side's rounds and
  * clock step (0: unknown), and room for a key's round medians. */
 struct judging {
-    struct hrd_round_index idx[2];
+    struct hrr_round_index idx[2];
     double step[2];
     double *med[2];
     double *norm[2];   /* --normalize: room for the normalized medians */
@@ -263,30 +263,30 @@ struct judging {
 /*
  * The smallest change the row's run-level test could have flagged, in %
  * of the base: the change the rounds' noise lets the test see at alpha
- * with HRD_DETECT_POWER (detect.h), and never less than
- * HRD_ROUNDS_MIN_STEPS clock steps. NaN when out of memory.
+ * with HRS_DETECT_POWER (detect.h), and never less than
+ * HRS_ROUNDS_MIN_STEPS clock steps. NaN when out of memory.
  */
-static double detectable(struct hrd_rundiff_row *r,
-                         const struct hrd_rundiff_opts *o,
+static double detectable(struct hrr_rundiff_row *r,
+                         const struct hrr_rundiff_opts *o,
                          struct judging *j, const size_t nr[2], double step)
 {
     double change, floor;
 
     if (j->shift_n[0] != nr[0] || j->shift_n[1] != nr[1]) {
-        j->shift_sd = hrd_detect_shift_sd(nr[0], nr[1], o->alpha);
+        j->shift_sd = hrs_detect_shift_sd(nr[0], nr[1], o->alpha);
         j->shift_n[0] = nr[0];
         j->shift_n[1] = nr[1];
     }
-    change = hrd_detect_change(j->shift_sd, hrd_detect_log_sd(
+    change = hrs_detect_change(j->shift_sd, hrs_detect_log_sd(
                                    j->med[0], nr[0], j->med[1], nr[1]));
-    floor = hrd_rounds_steps_floor_pct(step, r->rc.base_median);
+    floor = hrs_rounds_steps_floor_pct(step, r->rc.base_median);
     return change > floor ? change : floor;
 }
 
 /* The clock step of a key: the runs' (the larger), else the smallest gap
  * between the values of either side. */
-static double key_step(const struct judging *j, const struct hrd_diff_pop *b,
-                       const struct hrd_diff_pop *n)
+static double key_step(const struct judging *j, const struct hrr_diff_pop *b,
+                       const struct hrr_diff_pop *n)
 {
     double st = j->step[0] > j->step[1] ? j->step[0] : j->step[1];
 
@@ -304,13 +304,13 @@ static double key_step(const struct judging *j, const struct hrd_diff_pop *b,
  * control range, scaled so that the base's median of them is the base's
  * median of its round medians (the new side then reads as ns at the
  * base's control speed). Only when both sides have the control in
- * HRD_ROUNDS_MIN rounds or more; the control's own row stays as it is.
+ * HRS_ROUNDS_MIN rounds or more; the control's own row stays as it is.
  */
-static void normalize(struct hrd_rundiff_row *r,
-                      const struct hrd_rundiff_opts *o,
+static void normalize(struct hrr_rundiff_row *r,
+                      const struct hrr_rundiff_opts *o,
                       struct judging *j, size_t nr[2])
 {
-    const struct hrd_diff_pop *k[2] = { r->b, r->n };
+    const struct hrr_diff_pop *k[2] = { r->b, r->n };
     size_t nn[2];
     double raw, scaled;
 
@@ -318,17 +318,17 @@ static void normalize(struct hrd_rundiff_row *r,
                                  r->b->metric == HRP_METRIC_INCLUSIVE))
         return;
     for (int i = 0; i < 2; i++) {
-        nn[i] = hrd_round_medians_normalized(
+        nn[i] = hrr_round_medians_normalized(
             &j->idx[i], k[i]->node, k[i]->op, k[i]->backend, k[i]->phase,
             k[i]->range, k[i]->metric, o->normalize, j->norm[i], j->cap);
-        if (nn[i] < HRD_ROUNDS_MIN)
+        if (nn[i] < HRS_ROUNDS_MIN)
             return;
     }
     /* The medians of copies: the rounds keep their order (pairs). */
     memcpy(j->tmp, j->med[0], nr[0] * sizeof *j->tmp);
-    raw = hrd_rounds_median(j->tmp, nr[0]);
+    raw = hrs_rounds_median(j->tmp, nr[0]);
     memcpy(j->tmp, j->norm[0], nn[0] * sizeof *j->tmp);
-    scaled = hrd_rounds_median(j->tmp, nn[0]);
+    scaled = hrs_rounds_median(j->tmp, nn[0]);
     if (!(raw > 0) || !(scaled > 0))
         return;
     for (int i = 0; i < 2; i++) {
@@ -346,19 +346,19 @@ static void normalize(struct hrd_rundiff_row *r,
  * --threshold. A key is gated when --fail-above names it, or when there
  * is no --fail-above. Returns 0 or a negative errno.
  */
-static int decide(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
+static int decide(struct hrr_rundiff_row *r, const struct hrr_rundiff_opts *o,
                   struct judging *j, const size_t nr[2], double step,
-                  const struct hrd_limit *l)
+                  const struct hrs_limit *l)
 {
     size_t pairs = nr[0] < nr[1] ? nr[0] : nr[1];
     double threshold = l != NULL ? l->pct : o->threshold;
-    int rc = hrd_decide_key(j->med[0], j->med[1], pairs, threshold, step,
+    int rc = hrs_decide_key(j->med[0], j->med[1], pairs, threshold, step,
                             &o->plan, &r->dec);
 
     if (rc == -EINVAL) {
         /* A round median of 0: undecided. */
         memset(&r->dec, 0, sizeof r->dec);
-        r->dec.verdict = HRD_DECIDE_UNDECIDED;
+        r->dec.verdict = HRS_DECIDE_UNDECIDED;
         rc = 0;
     }
     if (rc != 0)
@@ -368,9 +368,9 @@ static int decide(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
     r->hopeless = 0;
     r->at_max = NAN;
     r->max_pairs = o->plan.max;
-    if (r->dec.verdict == HRD_DECIDE_UNDECIDED) {
+    if (r->dec.verdict == HRS_DECIDE_UNDECIDED) {
         /* Hopeless: more pairs would likely leave it undecided. */
-        int h = hrd_decide_hopeless(j->med[0], j->med[1], pairs, threshold,
+        int h = hrs_decide_hopeless(j->med[0], j->med[1], pairs, threshold,
                                     step, r->rc.base_median, &o->plan,
                                     &r->dec, &j->max_shift_sd, &r->at_max);
 
@@ -383,41 +383,41 @@ static int decide(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
 
 /* The outcome of a compared row: its change, its flag under the options
  * (a key slower than its --fail-above limit is flagged too), and whether
- * it is quantized (observer.h). With HRD_ROUNDS_MIN rounds or more a
+ * it is quantized (observer.h). With HRS_ROUNDS_MIN rounds or more a
  * side, the test is the run-level one (rounds.h). No change of less than
- * HRD_ROUNDS_MIN_STEPS clock steps is flagged. Returns 0 or -ENOMEM. */
-static int judge(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
+ * HRS_ROUNDS_MIN_STEPS clock steps is flagged. Returns 0 or -ENOMEM. */
+static int judge(struct hrr_rundiff_row *r, const struct hrr_rundiff_opts *o,
                  struct judging *j, size_t *flagged)
 {
-    const struct hrd_diff_pop *b = r->b;
-    const struct hrd_limit *l = hrd_limits_find(&o->limits, b->range);
-    const struct hrd_limit *w = hrd_limits_find(&o->warn, b->range);
+    const struct hrr_diff_pop *b = r->b;
+    const struct hrs_limit *l = hrs_limits_find(&o->limits, b->range);
+    const struct hrs_limit *w = hrs_limits_find(&o->warn, b->range);
     double p, moved, step = key_step(j, b, r->n);
     size_t nr[2];
 
     for (int i = 0; i < 2; i++) {
-        const struct hrd_diff_pop *k = i == 0 ? b : r->n;
+        const struct hrr_diff_pop *k = i == 0 ? b : r->n;
 
-        nr[i] = hrd_round_medians(&j->idx[i], k->node, k->op,
+        nr[i] = hrr_round_medians(&j->idx[i], k->node, k->op,
                                       k->backend, k->phase, k->range,
                                       k->metric, j->med[i], j->cap);
         r->rounds[i] = nr[i] > 0 ? nr[i] : 1;
     }
     r->s = b->s;
-    if (r->rounds[0] >= HRD_ROUNDS_MIN && r->rounds[1] >= HRD_ROUNDS_MIN)
+    if (r->rounds[0] >= HRS_ROUNDS_MIN && r->rounds[1] >= HRS_ROUNDS_MIN)
         normalize(r, o, j, nr);
-    if (r->rounds[0] >= HRD_ROUNDS_MIN && r->rounds[1] >= HRD_ROUNDS_MIN) {
-        int rc = hrd_rounds_compare(j->med[0], nr[0], j->med[1], nr[1],
+    if (r->rounds[0] >= HRS_ROUNDS_MIN && r->rounds[1] >= HRS_ROUNDS_MIN) {
+        int rc = hrs_rounds_compare(j->med[0], nr[0], j->med[1], nr[1],
                                     &r->rc);
 
         if (rc != 0)
             return rc;
-        rc = hrd_rounds_fast_half(j->med[0], nr[0], j->med[1], nr[1],
+        rc = hrs_rounds_fast_half(j->med[0], nr[0], j->med[1], nr[1],
                                   &r->fast);
         if (rc == -EINVAL) {
             /* A round median of 0 has no logarithm: the medians' ratio
              * and the Mann-Whitney test of the round medians instead. */
-            r->fast = (struct hrd_rounds_fast){ r->rc.base_median,
+            r->fast = (struct hrs_rounds_fast){ r->rc.base_median,
                                                 r->rc.new_median,
                                                 r->rc.change, r->rc.p,
                                                 r->rc.exact };
@@ -428,7 +428,7 @@ static int judge(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
         r->run_level = 1;
         r->change = r->fast.change;
         p = r->fast.p;
-        moved = hrd_rounds_moved(&r->fast, &r->rc);
+        moved = hrs_rounds_moved(&r->fast, &r->rc);
         if (o->plan.max > 0 && (rc = decide(r, o, j, nr, step, l)) != 0)
             return rc;
         r->detectable = detectable(r, o, j, nr, step);
@@ -445,16 +445,16 @@ static int judge(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
                                        r->rounds[1] < o->min_rounds);
     if (r->decided) {
         /* The verdict of the sequential comparison is the flag. */
-        int sl = r->dec.verdict == HRD_DECIDE_SLOWER;
+        int sl = r->dec.verdict == HRS_DECIDE_SLOWER;
 
-        if (!r->refused && (sl || r->dec.verdict == HRD_DECIDE_FASTER)) {
+        if (!r->refused && (sl || r->dec.verdict == HRS_DECIDE_FASTER)) {
             r->flag = sl ? "slower" : "faster";
             (*flagged)++;
         }
         r->over = !r->refused && sl && l != NULL && r->dec.change > l->pct;
         r->warn = !r->refused && !r->over && sl && w != NULL &&
                   r->dec.change > w->pct;
-    } else if (!r->refused && hrd_rounds_steps_enough(moved, step)) {
+    } else if (!r->refused && hrs_rounds_steps_enough(moved, step)) {
         r->over = l != NULL && p < o->alpha && r->change > l->pct;
         r->warn = !r->over && w != NULL && p < o->alpha &&
                   r->change > w->pct;
@@ -468,22 +468,22 @@ static int judge(struct hrd_rundiff_row *r, const struct hrd_rundiff_opts *o,
     r->not_judged = !r->refused && !r->over && l != NULL && r->run_level &&
                     !r->decided && !(r->detectable <= l->pct);
     r->undecided = !r->refused && r->gated &&
-                   r->dec.verdict == HRD_DECIDE_UNDECIDED;
+                   r->dec.verdict == HRS_DECIDE_UNDECIDED;
     r->quantized =
-        (isfinite(b->step) && b->median <= HRD_QUANTIZED_STEPS * b->step) ||
+        (isfinite(b->step) && b->median <= HRA_QUANTIZED_STEPS * b->step) ||
         (isfinite(r->n->step) &&
-         r->n->median <= HRD_QUANTIZED_STEPS * r->n->step);
+         r->n->median <= HRA_QUANTIZED_STEPS * r->n->step);
     return 0;
 }
 
-int hrd_rundiff_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
-                     const struct hrd_rundiff_opts *o,
-                     struct hrd_rundiff_row **rows, size_t *nrows,
+int hrr_rundiff_rows(struct hrr_diff_side *base, struct hrr_diff_side *new,
+                     const struct hrr_rundiff_opts *o,
+                     struct hrr_rundiff_row **rows, size_t *nrows,
                      size_t *flagged)
 {
     size_t *at = malloc((new->n + 1) * sizeof *at);
-    struct hrd_rundiff_row *r = calloc(base->n + new->n + 1, sizeof *r);
-    struct hrd_diff_side *sides[2] = { base, new };
+    struct hrr_rundiff_row *r = calloc(base->n + new->n + 1, sizeof *r);
+    struct hrr_diff_side *sides[2] = { base, new };
     struct judging j;
     size_t n = 0;
     int rc = 0;
@@ -493,7 +493,7 @@ int hrd_rundiff_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
         const Hostrange__RunHeader *h = sides[i]->header;
         size_t cap = sides[i]->end->rounds;
 
-        if (hrd_round_index_init(&j.idx[i], sides[i]->end) != 0)
+        if (hrr_round_index_init(&j.idx[i], sides[i]->end) != 0)
             rc = -ENOMEM;
         j.step[i] = h->fingerprint ? h->fingerprint->clock_step_ns : 0;
         if (cap > j.cap)
@@ -519,7 +519,7 @@ int hrd_rundiff_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
         at[new->p[i].id] = i;
     *flagged = 0;
     for (size_t i = 0; i < base->n; i++) {
-        struct hrd_rundiff_row *x = &r[n++];
+        struct hrr_rundiff_row *x = &r[n++];
 
         x->b = &base->p[i];
         if (!x->b->matched)
@@ -538,7 +538,7 @@ int hrd_rundiff_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
     r = NULL;
 out:
     for (int i = 0; i < 2; i++) {
-        hrd_round_index_fini(&j.idx[i]);
+        hrr_round_index_fini(&j.idx[i]);
         free(j.med[i]);
         free(j.norm[i]);
     }

@@ -21,19 +21,19 @@
 #include "lib/stat/signif.h"
 
 /* What judging the rows is asked to do. */
-struct hrd_rundiff_opts {
+struct hrr_rundiff_opts {
     double alpha, threshold;
-    struct hrd_limits limits;   /* --fail-above */
-    struct hrd_limits warn;     /* --warn-above */
+    struct hrs_limits limits;   /* --fail-above */
+    struct hrs_limits warn;     /* --warn-above */
     unsigned min_rounds;        /* --min-rounds (0: none) */
     const char *normalize;      /* --normalize: the control range */
-    struct hrd_decide_plan plan; /* --max-rounds (max 0: none) */
+    struct hrs_decide_plan plan; /* --max-rounds (max 0: none) */
 };
 
 /* One row of the report: a key and metric of either side or both. */
-struct hrd_rundiff_row {
-    const struct hrd_diff_pop *b, *n; /* either may be NULL: one side only */
-    struct hrd_signif s;
+struct hrr_rundiff_row {
+    const struct hrr_diff_pop *b, *n; /* either may be NULL: one side only */
+    struct hrs_signif s;
     double change;           /* % */
     const char *flag;        /* "slower", "faster" or NULL */
     int over;                /* slower than its --fail-above limit */
@@ -43,13 +43,13 @@ struct hrd_rundiff_row {
     int run_level;           /* tested on round medians: rc */
     int normalized;          /* its round medians divided by --normalize's */
     int refused;             /* fewer rounds than --min-rounds */
-    struct hrd_rounds_cmp rc;
+    struct hrs_rounds_cmp rc;
     double detectable;       /* run level: the smallest change flaggable
                                 (detect.h), % (NaN: not measured) */
     int not_judged;          /* detectable above its --fail-above limit */
-    struct hrd_rounds_fast fast; /* run level: the fastest-half test */
+    struct hrs_rounds_fast fast; /* run level: the fastest-half test */
     int decided;             /* --max-rounds: dec holds its verdict */
-    struct hrd_decide dec;
+    struct hrs_decide dec;
     int gated;               /* --max-rounds: a key that must be decided */
     int hopeless;            /* --max-rounds: undecided, and too noisy to
                                 be decided by the plan's last look */
@@ -60,7 +60,7 @@ struct hrd_rundiff_row {
 
 /* Told now and then while both sides are read: bytes read of size, and
  * last set once when all is read. */
-typedef void (*hrd_rundiff_progress_fn)(void *ctx, uint64_t done,
+typedef void (*hrr_rundiff_progress_fn)(void *ctx, uint64_t done,
                                         uint64_t size, int last);
 
 /*
@@ -68,8 +68,8 @@ typedef void (*hrd_rundiff_progress_fn)(void *ctx, uint64_t done,
  * population as soon as its counterpart is read. Returns 0, -ENOMEM (err
  * left alone), or -EIO with why a file cannot be read in err.
  */
-int hrd_rundiff_read(struct hrd_diff_side *base, struct hrd_diff_side *new,
-                     hrd_rundiff_progress_fn progress, void *ctx, char *err,
+int hrr_rundiff_read(struct hrr_diff_side *base, struct hrr_diff_side *new,
+                     hrr_rundiff_progress_fn progress, void *ctx, char *err,
                      size_t errlen);
 
 /*
@@ -78,9 +78,9 @@ int hrd_rundiff_read(struct hrd_diff_side *base, struct hrd_diff_side *new,
  * or base's only), then new's only. Returns 0, with the rows in *rows
  * (caller frees), or -ENOMEM.
  */
-int hrd_rundiff_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
-                     const struct hrd_rundiff_opts *o,
-                     struct hrd_rundiff_row **rows, size_t *nrows,
+int hrr_rundiff_rows(struct hrr_diff_side *base, struct hrr_diff_side *new,
+                     const struct hrr_rundiff_opts *o,
+                     struct hrr_rundiff_row **rows, size_t *nrows,
                      size_t *flagged);
 
 /*
@@ -92,16 +92,16 @@ int hrd_rundiff_rows(struct hrd_diff_side *base, struct hrd_diff_side *new,
  * alone (base gains the empty key and path: it is the comparison's own).
  * Returns 0 or -ENOMEM.
  */
-typedef void *(*hrd_rundiff_path_want_fn)(void *ctx, const char *node,
+typedef void *(*hrr_rundiff_path_want_fn)(void *ctx, const char *node,
                                           const char *op, const char *backend,
                                           uint32_t phase,
                                           const char *const *names,
                                           uint32_t depth);
-typedef void (*hrd_rundiff_path_put_fn)(void *ctx, void *at,
-                                        const struct hrd_signif *s,
+typedef void (*hrr_rundiff_path_put_fn)(void *ctx, void *at,
+                                        const struct hrs_signif *s,
                                         double base_median);
-int hrd_rundiff_paths(struct hrd_agg *base, struct hrd_agg *new,
-                      hrd_rundiff_path_want_fn want,
-                      hrd_rundiff_path_put_fn put, void *ctx);
+int hrr_rundiff_paths(struct hra_agg *base, struct hra_agg *new,
+                      hrr_rundiff_path_want_fn want,
+                      hrr_rundiff_path_put_fn put, void *ctx);
 
 #endif

@@ -20,7 +20,7 @@ struct wpop {
     int hist;
 };
 
-static int wpop_of(struct hrd_agg *a, const struct hrd_key *k,
+static int wpop_of(struct hra_agg *a, const struct hra_key *k,
                    struct wpop *p)
 {
     memset(p, 0, sizeof *p);
@@ -39,9 +39,9 @@ static int wpop_of(struct hrd_agg *a, const struct hrd_key *k,
             free(tmp);
             return -ENOMEM;
         }
-        hrd_agg_key_values(k, incl, &ni, self, &ns);
-        hrd_sort_u64(incl, ni, tmp);
-        p->n = hrd_signif_collapse(incl, ni, p->v, p->w);
+        hra_key_values(k, incl, &ni, self, &ns);
+        hrs_sort_u64(incl, ni, tmp);
+        p->n = hrs_signif_collapse(incl, ni, p->v, p->w);
         p->total = ni;
         free(incl);
         free(self);
@@ -54,9 +54,9 @@ static int wpop_of(struct hrd_agg *a, const struct hrd_key *k,
     p->w = malloc((k->incl->nb + 1) * sizeof *p->w);
     if (p->v == NULL || p->w == NULL)
         return -ENOMEM;
-    for (uint32_t b = hrd_hist_next(k->incl, 0, &p->w[0]);
-         b < HRD_HIST_BUCKETS; b = hrd_hist_next(k->incl, b + 1, &p->w[p->n])) {
-        p->v[p->n++] = hrd_hist_value(b);
+    for (uint32_t b = hrs_hist_next(k->incl, 0, &p->w[0]);
+         b < HRS_HIST_BUCKETS; b = hrs_hist_next(k->incl, b + 1, &p->w[p->n])) {
+        p->v[p->n++] = hrs_hist_value(b);
     }
     p->total = k->incl->n;
     return 0;
@@ -67,7 +67,7 @@ static void wpop_bucket(struct wpop *p)
 {
     if (p->hist)
         return;
-    p->n = hrd_hist_bucket_weighted(p->v, p->w, p->n);
+    p->n = hrs_hist_bucket_weighted(p->v, p->w, p->n);
     p->hist = 1;
 }
 
@@ -77,51 +77,51 @@ static void wpop_free(struct wpop *p)
     free(p->w);
 }
 
-int hrd_rundiff_paths(struct hrd_agg *base, struct hrd_agg *new,
-                      hrd_rundiff_path_want_fn want,
-                      hrd_rundiff_path_put_fn put, void *ctx)
+int hrr_rundiff_paths(struct hra_agg *base, struct hra_agg *new,
+                      hrr_rundiff_path_want_fn want,
+                      hrr_rundiff_path_put_fn put, void *ctx)
 {
-    const char *names[HRD_MAX_DEPTH_LIMIT];
+    const char *names[HRA_MAX_DEPTH_LIMIT];
 
     for (uint32_t i = 0; i < new->nkeys; i++) {
-        const struct hrd_key *k = new->keys[i];
+        const struct hra_key *k = new->keys[i];
 
-        for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
-            struct hrd_key tmp;
-            const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
-            uint32_t depth = hrd_agg_path_names(new, p->path, names);
-            const char *node = hrd_agg_str_get(new, p->node);
-            const char *op = hrd_agg_str_get(new, p->op);
-            const char *be = hrd_agg_str_get(new, p->backend);
+        for (const struct hra_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+            struct hra_key tmp;
+            const struct hra_key *p = hra_path_view(k, pp, &tmp);
+            uint32_t depth = hra_path_names(new, p->path, names);
+            const char *node = hra_str_get(new, p->node);
+            const char *op = hra_str_get(new, p->op);
+            const char *be = hra_str_get(new, p->backend);
             void *n = want(ctx, node, op, be, p->phase, names, depth);
             uint32_t bn, bo, bb, br, id = 0;
-            struct hrd_key *bk, *bp;
+            struct hra_key *bk, *bp;
             struct wpop x, y;
-            struct hrd_signif s;
+            struct hrs_signif s;
             int rc;
 
             if (n == NULL || p->pairs == 0)
                 continue;
             /* The same key in the base (created empty when it has none:
              * the base aggregation is this comparison's own). */
-            bn = hrd_agg_str(base, node);
-            bo = hrd_agg_str(base, op);
-            bb = hrd_agg_str(base, be);
-            br = hrd_agg_str(base, hrd_agg_str_get(new, p->range));
+            bn = hra_str(base, node);
+            bo = hra_str(base, op);
+            bb = hra_str(base, be);
+            br = hra_str(base, hra_str_get(new, p->range));
             if (bn == 0 || bo == 0 || bb == 0 || br == 0)
                 return -ENOMEM;
-            bk = hrd_agg_key(base, bn, bo, bb, p->phase, br);
-            for (uint32_t j = 0; j < depth && id != HRD_PATH_TOO_DEEP; j++) {
-                uint32_t r = hrd_agg_str(base, names[j]);
+            bk = hra_agg_key(base, bn, bo, bb, p->phase, br);
+            for (uint32_t j = 0; j < depth && id != HRA_PATH_TOO_DEEP; j++) {
+                uint32_t r = hra_str(base, names[j]);
                 if (r == 0)
                     return -ENOMEM;
-                id = hrd_agg_path(base, id, r);
+                id = hra_path(base, id, r);
                 if (id == 0)
                     return -ENOMEM;
             }
-            if (bk == NULL || id == HRD_PATH_TOO_DEEP)
+            if (bk == NULL || id == HRA_PATH_TOO_DEEP)
                 continue;
-            bp = hrd_agg_path_key(base, bk, id);
+            bp = hra_path_key(base, bk, id);
             if (bp == NULL)
                 return -ENOMEM;
             if (bp->pairs == 0)
@@ -136,11 +136,11 @@ int hrd_rundiff_paths(struct hrd_agg *base, struct hrd_agg *new,
                 wpop_bucket(&x);
                 wpop_bucket(&y);
             }
-            rc = hrd_signif_compare(
-                &(struct hrd_wsample){ x.v, x.w, x.n, x.total },
-                &(struct hrd_wsample){ y.v, y.w, y.n, y.total }, &s);
+            rc = hrs_signif_compare(
+                &(struct hrs_wsample){ x.v, x.w, x.n, x.total },
+                &(struct hrs_wsample){ y.v, y.w, y.n, y.total }, &s);
             if (rc == 0)
-                put(ctx, n, &s, hrd_signif_median(&(struct hrd_wsample){
+                put(ctx, n, &s, hrs_signif_median(&(struct hrs_wsample){
                                     x.v, x.w, x.n, x.total }));
             wpop_free(&x);
             wpop_free(&y);

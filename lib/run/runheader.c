@@ -9,20 +9,20 @@
 #include <stdio.h>
 #include <string.h>
 
-int hrd_run_machine_unknown(const Hostrange__RunHeader *h)
+int hrr_machine_unknown(const Hostrange__RunHeader *h)
 {
     if (h->fingerprint != NULL)
-        return HRD_RUN_MACHINE_KNOWN;
-    return h->n_sources > 1 ? HRD_RUN_MACHINE_MIXED : HRD_RUN_MACHINE_NONE;
+        return HRR_MACHINE_KNOWN;
+    return h->n_sources > 1 ? HRR_MACHINE_MIXED : HRR_MACHINE_NONE;
 }
 
-void hrd_run_describe(const Hostrange__RunHeader *h, char *buf, size_t len)
+void hrr_describe(const Hostrange__RunHeader *h, char *buf, size_t len)
 {
     size_t at;
 
     if (h->fingerprint != NULL)
-        hrd_fingerprint_format(h->fingerprint, buf, len);
-    else if (hrd_run_machine_unknown(h) == HRD_RUN_MACHINE_MIXED)
+        hrr_fingerprint_format(h->fingerprint, buf, len);
+    else if (hrr_machine_unknown(h) == HRR_MACHINE_MIXED)
         snprintf(buf, len, "a merge of %zu runs from different machines",
                  h->n_sources);
     else
@@ -36,14 +36,14 @@ void hrd_run_describe(const Hostrange__RunHeader *h, char *buf, size_t len)
     }
 }
 
-size_t hrd_run_machines_diff(const Hostrange__RunHeader *b,
+size_t hrr_machines_diff(const Hostrange__RunHeader *b,
                              const Hostrange__RunHeader *n, char *why,
                              size_t len)
 {
-    return hrd_fingerprint_diff(b->fingerprint, n->fingerprint, why, len);
+    return hrr_fingerprint_diff(b->fingerprint, n->fingerprint, why, len);
 }
 
-const char *hrd_run_machines_differ(const Hostrange__RunHeader *b,
+const char *hrr_machines_differ(const Hostrange__RunHeader *b,
                                     const Hostrange__RunHeader *n, char *why,
                                     size_t len)
 {
@@ -52,15 +52,15 @@ const char *hrd_run_machines_differ(const Hostrange__RunHeader *b,
                  b->fingerprint == NULL ? "base" : "new");
         return why;
     }
-    return hrd_run_machines_diff(b, n, why, len) == 0 ? NULL : why;
+    return hrr_machines_diff(b, n, why, len) == 0 ? NULL : why;
 }
 
-unsigned hrd_run_rounds(const Hostrange__RunEnd *e)
+unsigned hrr_rounds(const Hostrange__RunEnd *e)
 {
     return e->rounds > 1 ? e->rounds : 1;
 }
 
-unsigned hrd_run_clock_paths(const Hostrange__RunEnd *e)
+unsigned hrr_clock_paths(const Hostrange__RunEnd *e)
 {
     unsigned paths = 0;
 
@@ -74,14 +74,14 @@ unsigned hrd_run_clock_paths(const Hostrange__RunEnd *e)
     return paths;
 }
 
-Hostrange__Calibration *const *hrd_run_calibrations(const Hostrange__RunEnd *e,
+Hostrange__Calibration *const *hrr_calibrations(const Hostrange__RunEnd *e,
                                                     size_t *n)
 {
     *n = e->n_calibrations;
     return e->calibrations;
 }
 
-void hrd_run_end_free(Hostrange__RunEnd *e)
+void hrr_end_free(Hostrange__RunEnd *e)
 {
     if (e != NULL)
         hostrange__run_end__free_unpacked(e, NULL);

@@ -35,11 +35,11 @@ static void hex(const uint8_t *b, char *id)
 {
     static const char digits[] = "0123456789abcdef";
 
-    for (size_t i = 0; i < HRD_RUNID_LEN / 2; i++) {
+    for (size_t i = 0; i < HRR_RUNID_LEN / 2; i++) {
         id[2 * i] = digits[b[i] >> 4];
         id[2 * i + 1] = digits[b[i] & 15];
     }
-    id[HRD_RUNID_LEN] = '\0';
+    id[HRR_RUNID_LEN] = '\0';
 }
 
 static void hex128(u128 h, char *id)
@@ -53,9 +53,9 @@ static void hex128(u128 h, char *id)
     hex(b, id);
 }
 
-int hrd_runid_new(char *id)
+int hrr_runid_new(char *id)
 {
-    uint8_t b[HRD_RUNID_LEN / 2];
+    uint8_t b[HRR_RUNID_LEN / 2];
     size_t got = 0;
 
     while (got < sizeof b) {
@@ -76,7 +76,7 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-void hrd_runid_of_parts(char **ids, size_t n, char *id)
+void hrr_runid_of_parts(char **ids, size_t n, char *id)
 {
     u128 h = FNV128_BASIS;
 
@@ -85,17 +85,17 @@ void hrd_runid_of_parts(char **ids, size_t n, char *id)
         h = fnv_add(h, ids[i], strlen(ids[i]) + 1);
     hex128(h, id);
     /* Never of the form of a content id. */
-    if (id[0] == HRD_RUNID_CONTENT)
+    if (id[0] == HRR_RUNID_CONTENT)
         id[0] = '0';
 }
 
-void hrd_runid_of_bytes(const void *p, size_t n, char *id)
+void hrr_runid_of_bytes(const void *p, size_t n, char *id)
 {
     hex128(fnv_add(FNV128_BASIS, p, n), id);
-    id[0] = HRD_RUNID_CONTENT;
+    id[0] = HRR_RUNID_CONTENT;
 }
 
-int hrd_runid_of_file(const char *path, const Hostrange__RunHeader *h,
+int hrr_runid_of_file(const char *path, const Hostrange__RunHeader *h,
                       char *id, char *err, size_t errlen)
 {
     u128 hash = FNV128_BASIS;
@@ -104,7 +104,7 @@ int hrd_runid_of_file(const char *path, const Hostrange__RunHeader *h,
     int fd, e;
 
     if (h != NULL && h->id != NULL && h->id[0] != '\0') {
-        snprintf(id, HRD_RUNID_LEN + 1, "%s", h->id);
+        snprintf(id, HRR_RUNID_LEN + 1, "%s", h->id);
         return 0;
     }
     fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -126,17 +126,17 @@ int hrd_runid_of_file(const char *path, const Hostrange__RunHeader *h,
     }
     close(fd);
     hex128(hash, id);
-    id[0] = HRD_RUNID_CONTENT;
+    id[0] = HRR_RUNID_CONTENT;
     return 0;
 }
 
-int hrd_runid_valid(const char *s)
+int hrr_runid_valid(const char *s)
 {
     size_t n = strlen(s);
 
-    if (n != HRD_RUNID_LEN)
+    if (n != HRR_RUNID_LEN)
         return 0;
-    for (size_t i = s[0] == HRD_RUNID_CONTENT ? 1 : 0; i < n; i++) {
+    for (size_t i = s[0] == HRR_RUNID_CONTENT ? 1 : 0; i < n; i++) {
         if (strchr("0123456789abcdef", s[i]) == NULL)
             return 0;
     }

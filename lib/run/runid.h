@@ -4,7 +4,7 @@
  * counted once: merge refuses an input it holds already, and the history
  * stores a run once whatever its file's name.
  *
- * An id is HRD_RUNID_LEN characters: 32 hexadecimal digits drawn at random
+ * An id is HRR_RUNID_LEN characters: 32 hexadecimal digits drawn at random
  * when a run is saved; for a merge, the hash of its sorted part ids (the
  * same parts give the same id); for a file written before ids were kept,
  * "c" and 31 hexadecimal digits of the hash of the file's bytes (a 128-bit
@@ -19,30 +19,30 @@
 
 #include "proto/hostrange.pb-c.h"
 
-#define HRD_RUNID_LEN 32
+#define HRR_RUNID_LEN 32
 /* The first character of an id made from a file's content. */
-#define HRD_RUNID_CONTENT 'c'
+#define HRR_RUNID_CONTENT 'c'
 
-/* A new random id into id[0..HRD_RUNID_LEN], NUL-terminated. Returns 0, or
+/* A new random id into id[0..HRR_RUNID_LEN], NUL-terminated. Returns 0, or
  * a negative errno when the system gives no random bytes. */
-int hrd_runid_new(char *id);
+int hrr_runid_new(char *id);
 
 /* The id of a merge of the n parts ids[0..n) (sorted here), into id. */
-void hrd_runid_of_parts(char **ids, size_t n, char *id);
+void hrr_runid_of_parts(char **ids, size_t n, char *id);
 
 /* The id made from the content p[0..n) (a run imported from another
  * tool's file: lib/history/import.h), into id. */
-void hrd_runid_of_bytes(const void *p, size_t n, char *id);
+void hrr_runid_of_bytes(const void *p, size_t n, char *id);
 
 /*
  * The id of run file `path` whose header is h: h->id, or the hash of the
  * file's bytes when it has none (read here). Returns 0, or a negative
  * errno with a one-line reason (starting with the path) in err.
  */
-int hrd_runid_of_file(const char *path, const Hostrange__RunHeader *h,
+int hrr_runid_of_file(const char *path, const Hostrange__RunHeader *h,
                       char *id, char *err, size_t errlen);
 
 /* Whether s has the form of an id (either kind). */
-int hrd_runid_valid(const char *s);
+int hrr_runid_valid(const char *s);
 
 #endif

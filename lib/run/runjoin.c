@@ -63,7 +63,7 @@ static void sift(struct arr **h, size_t n, size_t i)
 /* Merges two sorted arrays (their first values read, `total` values in
  * all; b none when b_live is 0) into tmp, delta-coded: the common case,
  * without a heap. */
-static int merge2(struct hrd_pbuf *tmp, struct arr *a, struct arr *b,
+static int merge2(struct hrr_pbuf *tmp, struct arr *a, struct arr *b,
                   int b_live, uint64_t total)
 {
     uint64_t prev = 0;
@@ -72,7 +72,7 @@ static int merge2(struct hrd_pbuf *tmp, struct arr *a, struct arr *b,
     for (uint64_t t = 0; t < total;) {
         uint64_t chunk = total - t < 4096 ? total - t : 4096;
 
-        if (hrd_pbuf_room(tmp, 10 * (size_t)chunk) != 0)
+        if (hrr_pbuf_room(tmp, 10 * (size_t)chunk) != 0)
             return -ENOMEM;
         for (uint64_t c = 0; c < chunk; c++) {
             int take_a = !b_live || (a_live && a->v <= b->v);
@@ -100,8 +100,8 @@ static int merge2(struct hrd_pbuf *tmp, struct arr *a, struct arr *b,
  * into field `field` of b, delta-coded again; nothing when they are all
  * empty. Returns 0 or -ENOMEM.
  */
-static int merge_into(struct hrd_pbuf *b, unsigned field,
-                      struct arr *a, size_t n, struct hrd_pbuf *tmp)
+static int merge_into(struct hrr_pbuf *b, unsigned field,
+                      struct arr *a, size_t n, struct hrr_pbuf *tmp)
 {
     struct arr **h = malloc((n + 1) * sizeof *h);
     uint64_t total = 0, prev = 0;
@@ -133,7 +133,7 @@ static int merge_into(struct hrd_pbuf *b, unsigned field,
 
         /* Room for the values of this array up to the next one's (at
          * most 10 bytes each), in one check. */
-        if (hrd_pbuf_room(tmp, 10 * (size_t)(m->left < 4096 ? m->left + 1
+        if (hrr_pbuf_room(tmp, 10 * (size_t)(m->left < 4096 ? m->left + 1
                                                              : 4096)) != 0) {
             rc = -ENOMEM;
             goto out;
@@ -154,7 +154,7 @@ static int merge_into(struct hrd_pbuf *b, unsigned field,
         sift(h, live, 0);
     }
     if (rc == 0 && total > 0)
-        rc = hrd_pbuf_put_bytes(b, field, tmp->p, tmp->len);
+        rc = hrr_pbuf_put_bytes(b, field, tmp->p, tmp->len);
 out:
     free(h);
     return rc;
@@ -169,32 +169,32 @@ struct jpath {
 
 /* Writes joined path `id` (first held by input in[first], path at) of
  * in[0..n) into out as a RunKey's paths field. */
-static int put_path(const struct hrd_runjoin_in *in, size_t n,
-                    const struct jpath *jp, struct hrd_pbuf *out,
-                    struct hrd_pbuf *pb, struct hrd_pbuf *tmp,
+static int put_path(const struct hrr_runjoin_in *in, size_t n,
+                    const struct jpath *jp, struct hrr_pbuf *out,
+                    struct hrr_pbuf *pb, struct hrr_pbuf *tmp,
                     struct arr *ai, struct arr *as,
-                    const struct hrd_pbuf *kv)
+                    const struct hrr_pbuf *kv)
 {
     int same = 1;
-    const uint8_t *names[HRD_MAX_DEPTH_LIMIT];
-    uint32_t lens[HRD_MAX_DEPTH_LIMIT];
+    const uint8_t *names[HRA_MAX_DEPTH_LIMIT];
+    uint32_t lens[HRA_MAX_DEPTH_LIMIT];
     uint64_t pairs = 0, children = 0, descendants = 0;
-    uint32_t depth = hrd_runscan_path_names(&in[jp->first].s, jp->at, names,
+    uint32_t depth = hrr_runscan_path_names(&in[jp->first].s, jp->at, names,
                                             lens);
     size_t na = 0;
 
     pb->len = 0;
     for (uint32_t d = 0; d < depth; d++) {
-        if (hrd_pbuf_put_bytes(pb, HRD_RUNPATH_PATH, names[d], lens[d]) != 0)
+        if (hrr_pbuf_put_bytes(pb, HRR_RUNPATH_PATH, names[d], lens[d]) != 0)
             return -ENOMEM;
     }
     for (size_t i = jp->first; i < n; i++) {
         for (uint32_t j = 0; j < in[i].s.npaths; j++) {
-            struct hrd_runscan_values v;
+            struct hrr_runscan_values v;
 
             if (in[i].path_id[j] != jp->id)
                 continue;
-            hrd_runscan_path_values(&in[i].s, j, &v);
+            hrr_runscan_path_values(&in[i].s, j, &v);
             same &= in[i].s.records == 0 && v.pairs == in[i].s.pairs &&
                     v.li == in[i].s.v.li && v.ls == in[i].s.v.ls &&
                     (v.li == 0 || !memcmp(v.incl, in[i].s.v.incl, v.li)) &&
@@ -209,33 +209,33 @@ static int put_path(const struct hrd_runjoin_in *in, size_t n,
     /* A path of every record holding its key's very values (the key's
      * one context) has the key's joined values. */
     same &= na == n;
-    if (hrd_pbuf_put_field(pb, HRD_RUNPATH_PAIRS, pairs) != 0 ||
-        hrd_pbuf_put_field(pb, HRD_RUNPATH_CHILDREN, children) != 0)
+    if (hrr_pbuf_put_field(pb, HRR_RUNPATH_PAIRS, pairs) != 0 ||
+        hrr_pbuf_put_field(pb, HRR_RUNPATH_CHILDREN, children) != 0)
         return -ENOMEM;
     if (same ? (pairs > 0 &&
-                (hrd_pbuf_put_bytes(pb, HRD_RUNPATH_INCLUSIVE, kv[0].p,
+                (hrr_pbuf_put_bytes(pb, HRR_RUNPATH_INCLUSIVE, kv[0].p,
                                     kv[0].len) != 0 ||
-                 hrd_pbuf_put_bytes(pb, HRD_RUNPATH_SELF, kv[1].p,
+                 hrr_pbuf_put_bytes(pb, HRR_RUNPATH_SELF, kv[1].p,
                                     kv[1].len) != 0))
-             : (merge_into(pb, HRD_RUNPATH_INCLUSIVE, ai, na, tmp) != 0 ||
-                merge_into(pb, HRD_RUNPATH_SELF, as, na, tmp) != 0))
+             : (merge_into(pb, HRR_RUNPATH_INCLUSIVE, ai, na, tmp) != 0 ||
+                merge_into(pb, HRR_RUNPATH_SELF, as, na, tmp) != 0))
         return -ENOMEM;
-    if (hrd_pbuf_put_field(pb, HRD_RUNPATH_DESCENDANTS, descendants) != 0)
+    if (hrr_pbuf_put_field(pb, HRR_RUNPATH_DESCENDANTS, descendants) != 0)
         return -ENOMEM;
-    return hrd_pbuf_put_bytes(out, HRD_RUNKEY_PATHS, pb->p, pb->len);
+    return hrr_pbuf_put_bytes(out, HRR_RUNKEY_PATHS, pb->p, pb->len);
 }
 
-int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
+int hrr_runjoin(const struct hrr_runjoin_in *in, size_t n,
                 uint32_t node_rank, uint32_t range_rank,
-                struct hrd_pbuf *out)
+                struct hrr_pbuf *out)
 {
-    const struct hrd_runscan *s0 = &in[0].s;
-    struct hrd_pbuf tmp = { NULL, 0, 0 }, pb = { NULL, 0, 0 };
-    struct hrd_pbuf kv[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
+    const struct hrr_runscan *s0 = &in[0].s;
+    struct hrr_pbuf tmp = { NULL, 0, 0 }, pb = { NULL, 0, 0 };
+    struct hrr_pbuf kv[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
     uint64_t pairs = 0, records = 0, children = 0, descendants = 0;
-    struct arr *ai = calloc(n * HRD_RUNSCAN_PATHS + 1, sizeof *ai);
-    struct arr *as = calloc(n * HRD_RUNSCAN_PATHS + 1, sizeof *as);
-    struct jpath *jp = calloc(n * HRD_RUNSCAN_PATHS + 1, sizeof *jp);
+    struct arr *ai = calloc(n * HRR_RUNSCAN_PATHS + 1, sizeof *ai);
+    struct arr *as = calloc(n * HRR_RUNSCAN_PATHS + 1, sizeof *as);
+    struct jpath *jp = calloc(n * HRR_RUNSCAN_PATHS + 1, sizeof *jp);
     size_t njp = 0;
     int rc = -ENOMEM;
 
@@ -243,7 +243,7 @@ int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
     if (ai == NULL || as == NULL || jp == NULL)
         goto out;
     for (size_t i = 0; i < n; i++) {
-        const struct hrd_runscan *s = &in[i].s;
+        const struct hrr_runscan *s = &in[i].s;
 
         pairs += s->pairs;
         records += s->records;
@@ -261,22 +261,22 @@ int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
                                             j };
         }
     }
-    if (hrd_pbuf_put_bytes(out, HRD_RUNKEY_NODE_ID, s0->s[0],
+    if (hrr_pbuf_put_bytes(out, HRR_RUNKEY_NODE_ID, s0->s[0],
                            s0->n[0]) != 0 ||
-        hrd_pbuf_put_bytes(out, HRD_RUNKEY_OPERATOR, s0->s[1],
+        hrr_pbuf_put_bytes(out, HRR_RUNKEY_OPERATOR, s0->s[1],
                            s0->n[1]) != 0 ||
-        hrd_pbuf_put_bytes(out, HRD_RUNKEY_BACKEND, s0->s[2],
+        hrr_pbuf_put_bytes(out, HRR_RUNKEY_BACKEND, s0->s[2],
                            s0->n[2]) != 0 ||
-        hrd_pbuf_put_field(out, HRD_RUNKEY_PHASE, s0->phase) != 0 ||
-        hrd_pbuf_put_bytes(out, HRD_RUNKEY_RANGE, s0->s[3], s0->n[3]) != 0 ||
-        hrd_pbuf_put_field(out, HRD_RUNKEY_NODE_RANK, node_rank) != 0 ||
-        hrd_pbuf_put_field(out, HRD_RUNKEY_RANGE_RANK, range_rank) != 0 ||
-        hrd_pbuf_put_field(out, HRD_RUNKEY_PAIRS, pairs) != 0 ||
-        hrd_pbuf_put_field(out, HRD_RUNKEY_RECORDS, records) != 0 ||
-        hrd_pbuf_put_field(out, HRD_RUNKEY_CHILDREN, children) != 0 ||
-        merge_into(out, HRD_RUNKEY_INCLUSIVE, ai, n, &kv[0]) != 0 ||
-        merge_into(out, HRD_RUNKEY_SELF, as, n, &kv[1]) != 0 ||
-        hrd_pbuf_put_field(out, HRD_RUNKEY_DESCENDANTS, descendants) != 0)
+        hrr_pbuf_put_field(out, HRR_RUNKEY_PHASE, s0->phase) != 0 ||
+        hrr_pbuf_put_bytes(out, HRR_RUNKEY_RANGE, s0->s[3], s0->n[3]) != 0 ||
+        hrr_pbuf_put_field(out, HRR_RUNKEY_NODE_RANK, node_rank) != 0 ||
+        hrr_pbuf_put_field(out, HRR_RUNKEY_RANGE_RANK, range_rank) != 0 ||
+        hrr_pbuf_put_field(out, HRR_RUNKEY_PAIRS, pairs) != 0 ||
+        hrr_pbuf_put_field(out, HRR_RUNKEY_RECORDS, records) != 0 ||
+        hrr_pbuf_put_field(out, HRR_RUNKEY_CHILDREN, children) != 0 ||
+        merge_into(out, HRR_RUNKEY_INCLUSIVE, ai, n, &kv[0]) != 0 ||
+        merge_into(out, HRR_RUNKEY_SELF, as, n, &kv[1]) != 0 ||
+        hrr_pbuf_put_field(out, HRR_RUNKEY_DESCENDANTS, descendants) != 0)
         goto out;
     for (size_t k = 0; k < njp; k++) {
         if (put_path(in, n, &jp[k], out, &pb, &tmp, ai, as, kv) != 0)

@@ -20,11 +20,11 @@
 
 /* One record to join: a simple key of run format 1 (scanned into s), the
  * len bytes at p, and the ids of its paths (distinct), in its order. */
-struct hrd_runjoin_in {
+struct hrr_runjoin_in {
     const uint8_t *p;
     size_t len;
-    struct hrd_runscan s;
-    uint32_t path_id[HRD_RUNSCAN_PATHS];
+    struct hrr_runscan s;
+    uint32_t path_id[HRR_RUNSCAN_PATHS];
 };
 
 /*
@@ -32,8 +32,8 @@ struct hrd_runjoin_in {
  * (emptied first; its memory is the caller's to free), with these ranks.
  * Returns 0 or -ENOMEM.
  */
-int hrd_runjoin(const struct hrd_runjoin_in *in, size_t n,
+int hrr_runjoin(const struct hrr_runjoin_in *in, size_t n,
                 uint32_t node_rank, uint32_t range_rank,
-                struct hrd_pbuf *out);
+                struct hrr_pbuf *out);
 
 #endif

@@ -15,7 +15,7 @@
 
 /* --- saving --------------------------------------------------------------- */
 
-static Hostrange__RunHist *hist_to_msg(const struct hrd_hist *h)
+static Hostrange__RunHist *hist_to_msg(const struct hrs_hist *h)
 {
     Hostrange__RunHist *m = malloc(sizeof *m);
 
@@ -35,16 +35,16 @@ static Hostrange__RunHist *hist_to_msg(const struct hrd_hist *h)
     m->max = h->max;
     m->sum_lo = (uint64_t)h->sum;
     m->sum_hi = (uint64_t)(h->sum >> 64);
-    m->sumsq_hi = (double)hrd_hist_sumsq(h);
-    m->sumsq_lo = (double)(hrd_hist_sumsq(h) - (long double)m->sumsq_hi);
+    m->sumsq_hi = (double)hrs_hist_sumsq(h);
+    m->sumsq_lo = (double)(hrs_hist_sumsq(h) - (long double)m->sumsq_hi);
     m->n_buckets = m->n_counts = h->nb;
     {
         uint64_t cnt;
         uint32_t i = 0;
 
-        for (uint32_t b = hrd_hist_next(h, 0, &cnt);
-             b < HRD_HIST_BUCKETS && i < h->nb;
-             b = hrd_hist_next(h, b + 1, &cnt), i++) {
+        for (uint32_t b = hrs_hist_next(h, 0, &cnt);
+             b < HRS_HIST_BUCKETS && i < h->nb;
+             b = hrs_hist_next(h, b + 1, &cnt), i++) {
             m->buckets[i] = b;
             m->counts[i] = cnt;
         }
@@ -65,7 +65,7 @@ static void hist_msg_free(Hostrange__RunHist *m)
  * before. */
 static void delta_code(uint64_t *v, size_t n, uint64_t *tmp)
 {
-    hrd_sort_u64(v, n, tmp);
+    hrs_sort_u64(v, n, tmp);
     for (size_t i = n; i-- > 1;)
         v[i] -= v[i - 1];
 }
@@ -75,12 +75,12 @@ static void delta_code(uint64_t *v, size_t n, uint64_t *tmp)
  * range key (a mirror's view), already coded in m, the values are copied
  * from m rather than sorted again. Returns 0 or -ENOMEM (p then holds
  * what it holds; runpath_clear frees it). */
-static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
+static int runpath_from(struct hra_agg *a, const struct hra_key *pk,
                         const Hostrange__RunKey *m, int format, int mirror,
                         Hostrange__RunPath *p)
 {
-    const char *names[HRD_MAX_DEPTH_LIMIT];
-    uint32_t depth = hrd_agg_path_names(a, pk->path, names);
+    const char *names[HRA_MAX_DEPTH_LIMIT];
+    uint32_t depth = hra_path_names(a, pk->path, names);
 
     hostrange__run_path__init(p);
     p->path = malloc((depth + 1) * sizeof *p->path);
@@ -92,11 +92,11 @@ static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
     p->pairs = pk->pairs;
     p->children = pk->children;
     p->descendants = pk->descendants;
-    if (format >= HRD_RUN_FORMAT_EVENTS && mirror) {
+    if (format >= HRR_FORMAT_EVENTS && mirror) {
         p->same_as_key = 1;
         return 0;
     }
-    if (format >= HRD_RUN_FORMAT_EVENTS && pk->exact) {
+    if (format >= HRR_FORMAT_EVENTS && pk->exact) {
         /* Borrowed from the key (runkey.h). */
         p->events.data = pk->buf;
         p->events.len = pk->len;
@@ -117,7 +117,7 @@ static int runpath_from(struct hrd_agg *a, const struct hrd_key *pk,
             memcpy(p->inclusive, m->inclusive, ni * sizeof *p->inclusive);
             memcpy(p->self, m->self, ns * sizeof *p->self);
         } else {
-            hrd_agg_key_values(pk, p->inclusive, &ni, p->self, &ns);
+            hra_key_values(pk, p->inclusive, &ni, p->self, &ns);
             delta_code(p->inclusive, ni, tmp);
             delta_code(p->self, ns, tmp);
         }
@@ -143,22 +143,22 @@ static void runpath_clear(Hostrange__RunPath *p)
 }
 
 /* Fills m->paths from k's path keys. Returns 0 or -ENOMEM. */
-static int runkey_paths(struct hrd_agg *a, const struct hrd_key *k,
+static int runkey_paths(struct hra_agg *a, const struct hra_key *k,
                         int format, Hostrange__RunKey *m)
 {
     size_t n = 0;
 
-    for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext)
+    for (const struct hra_key *p = k->paths; p != NULL; p = p->pnext)
         n++;
     if (n == 0)
         return 0;
     m->paths = calloc(n, sizeof *m->paths);
     if (m->paths == NULL)
         return -ENOMEM;
-    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+    for (const struct hra_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
         Hostrange__RunPath *x = calloc(1, sizeof *x);
-        struct hrd_key tmp;
-        const struct hrd_key *p = hrd_agg_path_view(k, pp, &tmp);
+        struct hra_key tmp;
+        const struct hra_key *p = hra_path_view(k, pp, &tmp);
         /* A mirror holds its range key's very events (its only path, no
          * record), already coded in m. */
         int same = pp->mirror && k->exact && m->n_inclusive == k->pairs &&
@@ -173,34 +173,34 @@ static int runkey_paths(struct hrd_agg *a, const struct hrd_key *k,
     return 0;
 }
 
-int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k, int format,
+int hrr_runkey_from(struct hra_agg *a, const struct hra_key *k, int format,
                     Hostrange__RunKey *m)
 {
-    int rc = hrd_runkey_from_range(a, k, format, m);
+    int rc = hrr_runkey_from_range(a, k, format, m);
 
     if (rc == 0 && runkey_paths(a, k, format, m) != 0) {
-        hrd_runkey_clear(m);
+        hrr_runkey_clear(m);
         rc = -ENOMEM;
     }
     return rc;
 }
 
-int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
+int hrr_runkey_from_range(struct hra_agg *a, const struct hra_key *k,
                           int format, Hostrange__RunKey *m)
 {
     hostrange__run_key__init(m);
-    m->node_id = (char *)hrd_agg_str_get(a, k->node);
-    m->operator_ = (char *)hrd_agg_str_get(a, k->op);
-    m->backend = (char *)hrd_agg_str_get(a, k->backend);
+    m->node_id = (char *)hra_str_get(a, k->node);
+    m->operator_ = (char *)hra_str_get(a, k->op);
+    m->backend = (char *)hra_str_get(a, k->backend);
     m->phase = k->phase;
-    m->range = (char *)hrd_agg_str_get(a, k->range);
+    m->range = (char *)hra_str_get(a, k->range);
     m->node_rank = a->str.rank[k->node - 1];
     m->range_rank = a->str.rank[k->range - 1];
     m->pairs = k->pairs;
     m->records = k->records;
     m->children = k->children;
     m->descendants = k->descendants;
-    if (k->exact && format >= HRD_RUN_FORMAT_EVENTS) {
+    if (k->exact && format >= HRR_FORMAT_EVENTS) {
         /* Borrowed from the key (runkey.h). */
         m->events.data = k->buf;
         m->events.len = k->len;
@@ -214,10 +214,10 @@ int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
         m->self = malloc((k->pairs + 1) * sizeof *m->self);
         if (tmp == NULL || m->inclusive == NULL || m->self == NULL) {
             free(tmp);
-            hrd_runkey_clear(m);
+            hrr_runkey_clear(m);
             return -ENOMEM;
         }
-        hrd_agg_key_values(k, m->inclusive, &ni, m->self, &ns);
+        hra_key_values(k, m->inclusive, &ni, m->self, &ns);
         delta_code(m->inclusive, ni, tmp);
         delta_code(m->self, ns, tmp);
         m->n_inclusive = ni;
@@ -228,13 +228,13 @@ int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
     m->inclusive_hist = hist_to_msg(k->incl);
     m->self_hist = hist_to_msg(k->self);
     if (m->inclusive_hist == NULL || m->self_hist == NULL) {
-        hrd_runkey_clear(m);
+        hrr_runkey_clear(m);
         return -ENOMEM;
     }
     return 0;
 }
 
-void hrd_runkey_clear(Hostrange__RunKey *m)
+void hrr_runkey_clear(Hostrange__RunKey *m)
 {
     m->events.data = NULL; /* borrowed */
     m->events.len = 0;

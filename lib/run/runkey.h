@@ -29,21 +29,21 @@
  * delta-coded); EVENTS, what they write with --unsorted, the first that
  * holds exact keys as their events; NEWEST, the newest this version
  * reads. */
-#define HRD_RUN_FORMAT_SORTED 1
-#define HRD_RUN_FORMAT_EVENTS 2
-#define HRD_RUN_FORMAT_NEWEST HRD_RUN_FORMAT_EVENTS
+#define HRR_FORMAT_SORTED 1
+#define HRR_FORMAT_EVENTS 2
+#define HRR_FORMAT_NEWEST HRR_FORMAT_EVENTS
 
 /*
  * Fills m (initialised here) from key k of a, coded for run format
- * `format` (HRD_RUN_FORMAT_SORTED or _EVENTS). The arrays and histograms it points to
- * are allocated; hrd_runkey_clear frees them (strings and events are
+ * `format` (HRR_FORMAT_SORTED or _EVENTS). The arrays and histograms it points to
+ * are allocated; hrr_runkey_clear frees them (strings and events are
  * borrowed from a). Returns 0 or -ENOMEM.
  */
-int hrd_runkey_from(struct hrd_agg *a, const struct hrd_key *k, int format,
+int hrr_runkey_from(struct hra_agg *a, const struct hra_key *k, int format,
                     Hostrange__RunKey *m);
 /* The same without the key's calling contexts (RunKey.paths). */
-int hrd_runkey_from_range(struct hrd_agg *a, const struct hrd_key *k,
+int hrr_runkey_from_range(struct hra_agg *a, const struct hra_key *k,
                           int format, Hostrange__RunKey *m);
-void hrd_runkey_clear(Hostrange__RunKey *m);
+void hrr_runkey_clear(Hostrange__RunKey *m);
 
 #endif

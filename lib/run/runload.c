@@ -12,22 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-void hrd_runload_init(struct hrd_runload *l, struct hrd_agg *a)
+void hrr_runload_init(struct hrr_runload *l, struct hra_agg *a)
 {
     memset(l, 0, sizeof *l);
     l->a = a;
 }
 
-void hrd_runload_init_reader(struct hrd_runload *l, struct hrd_agg *a)
+void hrr_runload_init_reader(struct hrr_runload *l, struct hra_agg *a)
 {
-    hrd_runload_init(l, a);
+    hrr_runload_init(l, a);
     /* The file holds what its writer kept: nothing of it is dropped. */
     a->exact_cap = UINT64_MAX;
-    a->max_depth = HRD_MAX_DEPTH_LIMIT;
-    a->max_paths = HRD_MAX_PATHS_LIMIT;
+    a->max_depth = HRA_MAX_DEPTH_LIMIT;
+    a->max_paths = HRA_MAX_PATHS_LIMIT;
 }
 
-void hrd_runload_fini(struct hrd_runload *l)
+void hrr_runload_fini(struct hrr_runload *l)
 {
     free(l->first);
     l->first = NULL;
@@ -56,10 +56,10 @@ static int hist_ok(const Hostrange__RunHist *h, uint64_t n)
     uint64_t total = 0;
 
     if (h->n != n || h->n_buckets != h->n_counts ||
-        h->n_buckets > HRD_HIST_BUCKETS || (n > 0 && h->min > h->max))
+        h->n_buckets > HRS_HIST_BUCKETS || (n > 0 && h->min > h->max))
         return 0;
     for (size_t i = 0; i < h->n_buckets; i++) {
-        if (h->buckets[i] >= HRD_HIST_BUCKETS ||
+        if (h->buckets[i] >= HRS_HIST_BUCKETS ||
             (i > 0 && h->buckets[i] <= h->buckets[i - 1]) ||
             h->counts[i] == 0 || h->counts[i] > n - total)
             return 0;
@@ -82,16 +82,16 @@ static int undelta(const uint64_t *d, size_t n, uint64_t *out)
     return 1;
 }
 
-static struct hrd_hist *hist_from_msg(const Hostrange__RunHist *m)
+static struct hrs_hist *hist_from_msg(const Hostrange__RunHist *m)
 {
-    struct hrd_hist *h = calloc(1, sizeof *h);
+    struct hrs_hist *h = calloc(1, sizeof *h);
 
     if (h == NULL)
         return NULL;
-    hrd_hist_init(h);
+    hrs_hist_init(h);
     for (size_t i = 0; i < m->n_buckets; i++) {
-        if (hrd_hist_set_bucket(h, m->buckets[i], m->counts[i]) != 0) {
-            hrd_hist_fini(h);
+        if (hrs_hist_set_bucket(h, m->buckets[i], m->counts[i]) != 0) {
+            hrs_hist_fini(h);
             free(h);
             return NULL;
         }
@@ -105,18 +105,18 @@ static struct hrd_hist *hist_from_msg(const Hostrange__RunHist *m)
 }
 
 /* Adds the histogram m to h (keeping count, sum, min and max exact). */
-static int hist_merge(struct hrd_agg *a, struct hrd_hist *h,
+static int hist_merge(struct hra_agg *a, struct hrs_hist *h,
                       const Hostrange__RunHist *m)
 {
-    size_t before = hrd_hist_bytes(h);
+    size_t before = hrs_hist_bytes(h);
     uint64_t n0 = h->n, min0 = h->min, max0 = h->max;
     unsigned __int128 sum0 = h->sum;
     unsigned __int128 sq_small0 = h->sumsq_small;
     long double sq_big0 = h->sumsq_big;
 
     for (size_t i = 0; i < m->n_buckets; i++) {
-        uint64_t v = (uint64_t)hrd_hist_value(m->buckets[i]);
-        if (hrd_hist_add_n(h, v, m->counts[i]) != 0)
+        uint64_t v = (uint64_t)hrs_hist_value(m->buckets[i]);
+        if (hrs_hist_add_n(h, v, m->counts[i]) != 0)
             return -ENOMEM;
     }
     if (m->n > 0) {
@@ -128,13 +128,13 @@ static int hist_merge(struct hrd_agg *a, struct hrd_hist *h,
         h->min = n0 > 0 && min0 < m->min ? min0 : m->min;
         h->max = n0 > 0 && max0 > m->max ? max0 : m->max;
     }
-    a->bytes += hrd_hist_bytes(h) - before;
+    a->bytes += hrs_hist_bytes(h) - before;
     return 0;
 }
 
 /* Notes the first run and rank of string id in slot 2 * (id - 1) + which
  * (0: as a node id, 1: as a range name). */
-static int note_first(struct hrd_runload *l, uint32_t id, int which,
+static int note_first(struct hrr_runload *l, uint32_t id, int which,
                       uint32_t rank)
 {
     uint64_t v;
@@ -169,7 +169,7 @@ static int runpath_ok(const Hostrange__RunKey *m, const Hostrange__RunPath *p,
     int hist = p->inclusive_hist != NULL || p->self_hist != NULL;
     int coded = p->events.len > 0;
 
-    if (p->n_path == 0 || p->n_path > HRD_MAX_DEPTH_LIMIT ||
+    if (p->n_path == 0 || p->n_path > HRA_MAX_DEPTH_LIMIT ||
         strcmp(p->path[p->n_path - 1], m->range) != 0)
         return bad(why, whylen, "key %s/%s has a path that does not end "
                    "with its range", m->node_id, m->range);
@@ -187,7 +187,7 @@ static int runpath_ok(const Hostrange__RunKey *m, const Hostrange__RunPath *p,
         uint64_t np, nr;
 
         if (hist || p->n_inclusive || p->n_self ||
-            hrd_agg_events_check(p->events.data, p->events.len, &np,
+            hra_events_check(p->events.data, p->events.len, &np,
                                  &nr) != 0 ||
             np != p->pairs || nr != 0)
             return bad(why, whylen, "key %s/%s has a path whose events do "
@@ -218,18 +218,18 @@ static int runpath_ok(const Hostrange__RunKey *m, const Hostrange__RunPath *p,
 }
 
 /* Interns p's path into *id: 0 with the id, 1 when the path cannot be
- * kept (*id is then 0 or HRD_PATH_TOO_DEEP), -ENOMEM. */
-static int path_intern(struct hrd_agg *a, const Hostrange__RunPath *p,
+ * kept (*id is then 0 or HRA_PATH_TOO_DEEP), -ENOMEM. */
+static int path_intern(struct hra_agg *a, const Hostrange__RunPath *p,
                        uint32_t *id)
 {
     *id = 0;
     for (size_t i = 0; i < p->n_path; i++) {
-        uint32_t r = hrd_agg_str(a, p->path[i]);
+        uint32_t r = hra_str(a, p->path[i]);
 
         if (r == 0)
             return -ENOMEM;
-        *id = hrd_agg_path(a, *id, r);
-        if (*id == HRD_PATH_TOO_DEEP || *id == 0)
+        *id = hra_path(a, *id, r);
+        if (*id == HRA_PATH_TOO_DEEP || *id == 0)
             return 1;
     }
     return 0;
@@ -237,7 +237,7 @@ static int path_intern(struct hrd_agg *a, const Hostrange__RunPath *p,
 
 /* Adds RunPath p to range key k (checked by runpath_ok). Returns 0,
  * -EINVAL (why) or -ENOMEM. */
-static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
+static int runpath_load(struct hra_agg *a, struct hra_key *k,
                         const Hostrange__RunKey *m,
                         const Hostrange__RunPath *given, char *why,
                         size_t whylen)
@@ -246,14 +246,14 @@ static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
     const Hostrange__RunPath *p = given;
     uint64_t *incl = NULL, *self = NULL;
     uint32_t id;
-    struct hrd_key *pk;
+    struct hra_key *pk;
     int rc = path_intern(a, p, &id);
 
     if (rc < 0)
         return rc;
     if (rc > 0) {
         /* Kept per range name only, as the daemon does. */
-        hrd_agg_paths_skipped(a, id, p->pairs);
+        hra_paths_skipped(a, id, p->pairs);
         return 0;
     }
     if (given->same_as_key) {
@@ -272,27 +272,27 @@ static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
         same.self_hist = m->self_hist;
         p = &same;
     }
-    if ((pk = hrd_agg_path_key(a, k, id)) == NULL)
+    if ((pk = hra_path_key(a, k, id)) == NULL)
         return -ENOMEM;
     if (p->events.len > 0) {
-        if (hrd_agg_path_add_exact(a, pk, p->events.data, p->events.len,
+        if (hra_path_add_exact(a, pk, p->events.data, p->events.len,
                                    p->pairs) != 0)
             return -ENOMEM;
     } else if (p->inclusive_hist != NULL && pk->exact && pk->pairs == 0) {
-        struct hrd_hist *hi = hist_from_msg(p->inclusive_hist);
-        struct hrd_hist *hs = hist_from_msg(p->self_hist);
+        struct hrs_hist *hi = hist_from_msg(p->inclusive_hist);
+        struct hrs_hist *hs = hist_from_msg(p->self_hist);
 
         if (hi == NULL || hs == NULL ||
-            hrd_agg_path_set_hist(a, pk, hi, hs, p->pairs) != 0) {
-            hrd_hist_fini(hi);
-            hrd_hist_fini(hs);
+            hra_path_set_hist(a, pk, hi, hs, p->pairs) != 0) {
+            hrs_hist_fini(hi);
+            hrs_hist_fini(hs);
             free(hi);
             free(hs);
             return -ENOMEM;
         }
     } else if (p->inclusive_hist != NULL) {
-        if (hrd_agg_key_to_hist(a, pk) != 0 ||
-            hrd_agg_key_unshare(a, pk) != 0 ||
+        if (hra_key_to_hist(a, pk) != 0 ||
+            hra_key_unshare(a, pk) != 0 ||
             hist_merge(a, pk->incl, p->inclusive_hist) != 0 ||
             hist_merge(a, pk->self, p->self_hist) != 0)
             return -ENOMEM;
@@ -314,7 +314,7 @@ static int runpath_load(struct hrd_agg *a, struct hrd_key *k,
         /* The i-th smallest self time pairs with the i-th smallest
          * inclusive time (runkey.h). */
         for (uint64_t i = 0; i < p->pairs && rc == 0; i++)
-            rc = hrd_agg_path_add(a, pk, incl[i],
+            rc = hra_path_add(a, pk, incl[i],
                                   self[i] <= incl[i] ? self[i] : incl[i]);
     }
     pk->children += p->children;
@@ -348,7 +348,7 @@ static int runkey_ok(const Hostrange__RunKey *m, char *why, size_t whylen)
         if (hist || m->n_inclusive || m->n_self)
             return bad(why, whylen, "key %s/%s holds both events and other "
                        "values", m->node_id, m->range);
-        if (hrd_agg_events_check(m->events.data, m->events.len, &np,
+        if (hra_events_check(m->events.data, m->events.len, &np,
                                  &nr) != 0)
             return bad(why, whylen, "key %s/%s has events that do not "
                        "decode", m->node_id, m->range);
@@ -412,30 +412,30 @@ static int runkey_values(const Hostrange__RunKey *m, struct key_values *v,
 
 /* The key of m's names in l's aggregation, made when missing, into *k;
  * notes the ranks of its node id and range name. Returns 0 or -ENOMEM. */
-static int runkey_find(struct hrd_runload *l, const Hostrange__RunKey *m,
-                       struct hrd_key **k)
+static int runkey_find(struct hrr_runload *l, const Hostrange__RunKey *m,
+                       struct hra_key **k)
 {
-    struct hrd_agg *a = l->a;
-    uint32_t node = hrd_agg_str(a, m->node_id);
-    uint32_t op = hrd_agg_str(a, m->operator_);
-    uint32_t backend = hrd_agg_str(a, m->backend);
-    uint32_t range = hrd_agg_str(a, m->range);
+    struct hra_agg *a = l->a;
+    uint32_t node = hra_str(a, m->node_id);
+    uint32_t op = hra_str(a, m->operator_);
+    uint32_t backend = hra_str(a, m->backend);
+    uint32_t range = hra_str(a, m->range);
 
     if (node == 0 || op == 0 || backend == 0 || range == 0 ||
         note_first(l, node, 0, m->node_rank) != 0 ||
         note_first(l, range, 1, m->range_rank) != 0 ||
-        (*k = hrd_agg_key(a, node, op, backend, m->phase, range)) == NULL)
+        (*k = hra_agg_key(a, node, op, backend, m->phase, range)) == NULL)
         return -ENOMEM;
     return 0;
 }
 
 /*
  * A key whose one context holds all its events keeps them once (agg.h,
- * hrd_agg_key_join): when m's one path is same_as_key, that path is k's
+ * hra_key_join): when m's one path is same_as_key, that path is k's
  * to mirror, and *mirrored says whether it does (the path then needs no
  * loading of its own). Returns 0 or -ENOMEM.
  */
-static int runkey_mirror(struct hrd_agg *a, struct hrd_key *k,
+static int runkey_mirror(struct hra_agg *a, struct hra_key *k,
                          const Hostrange__RunKey *m, int *mirrored)
 {
     uint32_t id = 0;
@@ -447,13 +447,13 @@ static int runkey_mirror(struct hrd_agg *a, struct hrd_key *k,
             return rc;
         id = 0; /* not kept: nothing to mirror */
     }
-    return hrd_agg_key_join(a, k, id, mirrored);
+    return hra_key_join(a, k, id, mirrored);
 }
 
 /* Adds the values of key m (checked; v its decoded values when it holds
  * delta-coded ones) to k: events as they are, a histogram by its buckets,
  * values one by one. Returns 0 or -ENOMEM. */
-static int runkey_load_values(struct hrd_agg *a, struct hrd_key *k,
+static int runkey_load_values(struct hra_agg *a, struct hra_key *k,
                               const Hostrange__RunKey *m,
                               const struct key_values *v)
 {
@@ -461,24 +461,24 @@ static int runkey_load_values(struct hrd_agg *a, struct hrd_key *k,
     int rc = 0;
 
     if (m->events.len > 0) {
-        if ((rc = hrd_agg_key_add_exact(a, k, m->events.data, m->events.len,
+        if ((rc = hra_key_add_exact(a, k, m->events.data, m->events.len,
                                         m->pairs, m->records)) != 0)
             return rc;
     } else if (hist && k->exact && k->pairs + k->records == 0) {
-        struct hrd_hist *hi = hist_from_msg(m->inclusive_hist);
-        struct hrd_hist *hs = hist_from_msg(m->self_hist);
+        struct hrs_hist *hi = hist_from_msg(m->inclusive_hist);
+        struct hrs_hist *hs = hist_from_msg(m->self_hist);
 
         if (hi == NULL || hs == NULL ||
-            hrd_agg_key_set_hist(a, k, hi, hs, m->pairs, m->records) != 0) {
-            hrd_hist_fini(hi);
-            hrd_hist_fini(hs);
+            hra_key_set_hist(a, k, hi, hs, m->pairs, m->records) != 0) {
+            hrs_hist_fini(hi);
+            hrs_hist_fini(hs);
             free(hi);
             free(hs);
             return -ENOMEM;
         }
     } else if (hist) {
-        if (hrd_agg_key_to_hist(a, k) != 0 ||
-            hrd_agg_key_unshare(a, k) != 0 ||
+        if (hra_key_to_hist(a, k) != 0 ||
+            hra_key_unshare(a, k) != 0 ||
             hist_merge(a, k->incl, m->inclusive_hist) != 0 ||
             hist_merge(a, k->self, m->self_hist) != 0)
             return -ENOMEM;
@@ -490,9 +490,9 @@ static int runkey_load_values(struct hrd_agg *a, struct hrd_key *k,
         /* The smallest inclusive values are taken as the records, the
          * others pair with the self values in order (runkey.h). */
         for (uint64_t i = 0; i < m->records && rc == 0; i++)
-            rc = hrd_agg_add_record(a, k, v->incl[i]);
+            rc = hra_add_record(a, k, v->incl[i]);
         for (uint64_t i = 0; i < m->pairs && rc == 0; i++)
-            rc = hrd_agg_add(a, k, v->incl[m->records + i], v->self[i]);
+            rc = hra_add(a, k, v->incl[m->records + i], v->self[i]);
         if (rc != 0)
             return rc;
     }
@@ -501,13 +501,13 @@ static int runkey_load_values(struct hrd_agg *a, struct hrd_key *k,
     return 0;
 }
 
-int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
+int hrr_runload_key(struct hrr_runload *l, const Hostrange__RunKey *m,
                     char *why, size_t whylen)
 {
     struct key_values v = { NULL, NULL };
     int coded = m->events.len > 0;
     int hist = m->inclusive_hist != NULL || m->self_hist != NULL;
-    struct hrd_key *k;
+    struct hra_key *k;
     int mirrored = 0;
     int rc = runkey_ok(m, why, whylen);
 
@@ -526,14 +526,14 @@ int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
         rc = runpath_load(l->a, k, m, m->paths[i], why, whylen);
     if (rc == 0) {
         l->keys++;
-        hrd_agg_enforce(l->a);
+        hra_enforce(l->a);
     }
     free(v.incl);
     free(v.self);
     return rc;
 }
 
-int hrd_runload_note(struct hrd_runload *l, uint32_t node, uint32_t node_rank,
+int hrr_runload_note(struct hrr_runload *l, uint32_t node, uint32_t node_rank,
                      uint32_t range, uint32_t range_rank)
 {
     if (note_first(l, node, 0, node_rank) != 0 ||
@@ -542,17 +542,17 @@ int hrd_runload_note(struct hrd_runload *l, uint32_t node, uint32_t node_rank,
     return 0;
 }
 
-int hrd_runload_end(struct hrd_runload *l, const Hostrange__RunEnd *e)
+int hrr_runload_end(struct hrr_runload *l, const Hostrange__RunEnd *e)
 {
     for (size_t i = 0; e != NULL && i < e->n_lost; i++) {
         uint32_t id;
 
         if (!str_ok(e->lost[i]->node_id))
             continue;
-        id = hrd_agg_str(l->a, e->lost[i]->node_id);
+        id = hra_str(l->a, e->lost[i]->node_id);
         if (id == 0)
             return -ENOMEM;
-        hrd_agg_lost_add(l->a, id, (int64_t)e->lost[i]->lost);
+        hra_lost_add(l->a, id, (int64_t)e->lost[i]->lost);
     }
     l->run++;
     return 0;
@@ -572,13 +572,13 @@ static int cmp_ranked(const void *pa, const void *pb)
     return (x->id > y->id) - (x->id < y->id);
 }
 
-int hrd_runload_finish(struct hrd_runload *l)
+int hrr_runload_finish(struct hrr_runload *l)
 {
     struct ranked *r = malloc((l->cap / 2 + 1) * sizeof *r);
 
     if (r == NULL)
         return -ENOMEM;
-    hrd_agg_paths_share(l->a);
+    hra_paths_share(l->a);
     for (int which = 0; which < 2; which++) {
         size_t n = 0;
 
@@ -589,9 +589,9 @@ int hrd_runload_finish(struct hrd_runload *l)
         qsort(r, n, sizeof *r, cmp_ranked);
         for (size_t i = 0; i < n; i++) {
             if (which == 0)
-                hrd_agg_rank_node(l->a, r[i].id);
+                hra_rank_node(l->a, r[i].id);
             else
-                hrd_agg_rank_range(l->a, r[i].id);
+                hra_rank_range(l->a, r[i].id);
         }
     }
     free(r);

@@ -6,17 +6,17 @@
  * skipped, as in ingest).
  *
  * Loading (hostrangectl merge, dump --from and diff; hostranged --load): a
- * hrd_runload adds the keys of one or more runs to an aggregation, checking
+ * hrr_runload adds the keys of one or more runs to an aggregation, checking
  * every field first (a bad key changes nothing). A key gets the file's
  * events added: coded events as they are while the key stays exact below
  * its cap, else one by one (so the aggregation's exact cap and histograms
  * apply as to arriving samples), a histogram by adding its buckets (the
  * key becomes a histogram first). A key whose one path is same_as_key
  * keeps (or gets) a mirror path key when it has no other path. After each key
- * the aggregation's memory budget is enforced (hrd_agg_enforce): over
+ * the aggregation's memory budget is enforced (hra_enforce): over
  * max_bytes, its largest keys become histograms. Ranks: a node id or range
  * name is ranked by the first run that has it and its rank there; they are
- * assigned when the last run has been added (hrd_runload_finish).
+ * assigned when the last run has been added (hrr_runload_finish).
  */
 #ifndef HOSTRANGE_RUNLOAD_H
 #define HOSTRANGE_RUNLOAD_H
@@ -27,8 +27,8 @@
 #include "lib/agg/agg.h"
 #include "proto/hostrange.pb-c.h"
 
-struct hrd_runload {
-    struct hrd_agg *a;
+struct hrr_runload {
+    struct hra_agg *a;
     uint32_t run;        /* the run being added, from 0 */
     uint64_t *first;     /* string id - 1 -> (run << 32 | rank) + 1 */
     uint32_t cap;
@@ -36,33 +36,33 @@ struct hrd_runload {
 };
 
 /* Starts loading runs into a, within a's limits (a daemon's --load). */
-void hrd_runload_init(struct hrd_runload *l, struct hrd_agg *a);
+void hrr_runload_init(struct hrr_runload *l, struct hra_agg *a);
 /* The same for the readers of run files (dump --from, plot, merge): lifts
  * a's limits on exact values, path depth and number of paths, so that they
  * keep all a file holds (what its daemon or merge kept). a's byte budget
  * stays the caller's. */
-void hrd_runload_init_reader(struct hrd_runload *l, struct hrd_agg *a);
-void hrd_runload_fini(struct hrd_runload *l);
+void hrr_runload_init_reader(struct hrr_runload *l, struct hra_agg *a);
+void hrr_runload_fini(struct hrr_runload *l);
 
 /*
  * Adds one RunKey to the aggregation. Returns 0; -EINVAL when the key does
  * not check out (why says what; nothing was added); -ENOMEM.
  */
-int hrd_runload_key(struct hrd_runload *l, const Hostrange__RunKey *m,
+int hrr_runload_key(struct hrr_runload *l, const Hostrange__RunKey *m,
                     char *why, size_t whylen);
 
 /* Notes node id `node` and range name `range` (string ids) as seen in
  * the run being added with these ranks there, as adding a key of theirs
  * does (for a key added otherwise). Returns 0 or -ENOMEM. */
-int hrd_runload_note(struct hrd_runload *l, uint32_t node, uint32_t node_rank,
+int hrr_runload_note(struct hrr_runload *l, uint32_t node, uint32_t node_rank,
                      uint32_t range, uint32_t range_rank);
 
 /* Adds a run's lost counts (RunEnd.lost) and moves on to the next run.
  * Returns 0 or -ENOMEM. */
-int hrd_runload_end(struct hrd_runload *l, const Hostrange__RunEnd *e);
+int hrr_runload_end(struct hrr_runload *l, const Hostrange__RunEnd *e);
 
 /* Ranks the node ids and range names that have none. Returns 0 or
  * -ENOMEM. */
-int hrd_runload_finish(struct hrd_runload *l);
+int hrr_runload_finish(struct hrr_runload *l);
 
 #endif

@@ -13,15 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct hrd_runmerge_in {
-    struct hrd_run_reader r;
+struct hrr_runmerge_in {
+    struct hrr_reader r;
     Hostrange__RunHeader *h;
     Hostrange__RunEnd *e;
     int open;
 };
 
 /* A key's record in an input. */
-struct hrd_runmerge_rec {
+struct hrr_runmerge_rec {
     uint64_t offset;
     uint32_t file;
     uint32_t serial;   /* its key's, or UINT32_MAX: none made (it does not
@@ -39,32 +39,32 @@ struct hrd_runmerge_rec {
 enum { KEY_LOAD, KEY_COPY, KEY_JOIN };
 
 /* A key's records. */
-struct hrd_runmerge_key {
+struct hrr_runmerge_key {
     uint32_t first, last; /* records + 1 */
     uint32_t count;
-    uint8_t how;          /* KEY_* (set by hrd_runmerge_load) */
+    uint8_t how;          /* KEY_* (set by hrr_runmerge_load) */
 };
 
 /* The bytes of a key read to know it (its identity) when scanning. */
 #define SKIM_BYTES 1024u
 
-int hrd_runmerge_init(struct hrd_runmerge *m, struct hrd_agg *a, int format,
+int hrr_runmerge_init(struct hrr_runmerge *m, struct hra_agg *a, int format,
                       size_t nin)
 {
     memset(m, 0, sizeof *m);
     m->a = a;
     m->format = format;
     m->nin = nin;
-    hrd_runload_init_reader(&m->l, a);
+    hrr_runload_init_reader(&m->l, a);
     m->in = calloc(nin + 1, sizeof *m->in);
     return m->in == NULL ? -ENOMEM : 0;
 }
 
-void hrd_runmerge_fini(struct hrd_runmerge *m)
+void hrr_runmerge_fini(struct hrr_runmerge *m)
 {
     for (size_t i = 0; i < m->nin && m->in != NULL; i++) {
         if (m->in[i].open)
-            hrd_run_close(&m->in[i].r);
+            hrr_close(&m->in[i].r);
         if (m->in[i].h != NULL)
             hostrange__run_header__free_unpacked(m->in[i].h, NULL);
         if (m->in[i].e != NULL)
@@ -73,26 +73,26 @@ void hrd_runmerge_fini(struct hrd_runmerge *m)
     free(m->in);
     free(m->rec);
     free(m->keys);
-    hrd_runload_fini(&m->l);
+    hrr_runload_fini(&m->l);
     memset(m, 0, sizeof *m);
 }
 
 /* Interns n bytes at s. Returns the string id, or 0 on ENOMEM. */
-static uint32_t intern(struct hrd_agg *a, const uint8_t *s, uint32_t n)
+static uint32_t intern(struct hra_agg *a, const uint8_t *s, uint32_t n)
 {
     char buf[HRP_MAX_STRING + 1];
 
     memcpy(buf, s, n);
     buf[n] = '\0';
-    return hrd_agg_str(a, buf);
+    return hra_str(a, buf);
 }
 
 /* Notes record r as one of key serial's. Returns 0 or -ENOMEM. */
-static int note_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *r)
+static int note_rec(struct hrr_runmerge *m, const struct hrr_runmerge_rec *r)
 {
     if (m->nrec == m->caprec) {
         size_t cap = m->caprec ? 2 * m->caprec : 1024;
-        struct hrd_runmerge_rec *nr = realloc(m->rec, cap * sizeof *nr);
+        struct hrr_runmerge_rec *nr = realloc(m->rec, cap * sizeof *nr);
 
         if (nr == NULL || m->nrec >= UINT32_MAX - 1)
             return -ENOMEM;
@@ -100,11 +100,11 @@ static int note_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *r)
         m->caprec = cap;
     }
     if (r->serial != UINT32_MAX) {
-        struct hrd_runmerge_key *k;
+        struct hrr_runmerge_key *k;
 
         if (r->serial >= m->capkeys) {
             uint32_t cap = m->capkeys ? m->capkeys : 1024;
-            struct hrd_runmerge_key *nk;
+            struct hrr_runmerge_key *nk;
 
             while (cap <= r->serial)
                 cap *= 2;
@@ -128,20 +128,20 @@ static int note_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *r)
 
 /* Makes the key named by s (its identity read) and notes its ranks;
  * sets *serial. Returns 0 or -ENOMEM. */
-static int make_key(struct hrd_runmerge *m, const struct hrd_runscan *s,
+static int make_key(struct hrr_runmerge *m, const struct hrr_runscan *s,
                     uint32_t *serial)
 {
-    struct hrd_agg *a = m->a;
+    struct hra_agg *a = m->a;
     uint32_t id[4];
-    struct hrd_key *k;
+    struct hra_key *k;
 
     for (int i = 0; i < 4; i++) {
         if ((id[i] = intern(a, s->s[i], s->n[i])) == 0)
             return -ENOMEM;
     }
-    if (hrd_runload_note(&m->l, id[0], s->node_rank, id[3],
+    if (hrr_runload_note(&m->l, id[0], s->node_rank, id[3],
                          s->range_rank) != 0 ||
-        (k = hrd_agg_key(a, id[0], id[1], id[2], s->phase, id[3])) == NULL)
+        (k = hra_agg_key(a, id[0], id[1], id[2], s->phase, id[3])) == NULL)
         return -ENOMEM;
     *serial = k->serial;
     return 0;
@@ -150,25 +150,25 @@ static int make_key(struct hrd_runmerge *m, const struct hrd_runscan *s,
 /* Interns the paths of simple key s, their ids into seen[0..npaths);
  * clears *simple when a load would not keep them as they are (too deep,
  * no room, one twice). Returns 0 or -ENOMEM. */
-static int intern_paths(struct hrd_runmerge *m, const struct hrd_runscan *s,
+static int intern_paths(struct hrr_runmerge *m, const struct hrr_runscan *s,
                         uint8_t *simple, uint32_t *seen)
 {
 
     for (uint32_t i = 0; i < s->npaths; i++) {
-        const uint8_t *names[HRD_MAX_DEPTH_LIMIT];
-        uint32_t lens[HRD_MAX_DEPTH_LIMIT], path = 0;
-        uint32_t depth = hrd_runscan_path_names(s, i, names, lens);
+        const uint8_t *names[HRA_MAX_DEPTH_LIMIT];
+        uint32_t lens[HRA_MAX_DEPTH_LIMIT], path = 0;
+        uint32_t depth = hrr_runscan_path_names(s, i, names, lens);
 
         for (uint32_t d = 0; d < depth; d++) {
             uint32_t r = intern(m->a, names[d], lens[d]);
 
             if (r == 0)
                 return -ENOMEM;
-            path = hrd_agg_path(m->a, path, r);
-            if (path == HRD_PATH_TOO_DEEP || path == 0)
+            path = hra_path(m->a, path, r);
+            if (path == HRA_PATH_TOO_DEEP || path == 0)
                 break;
         }
-        if (path == HRD_PATH_TOO_DEEP || path == 0)
+        if (path == HRA_PATH_TOO_DEEP || path == 0)
             *simple = 0;
         for (uint32_t j = 0; j < i && *simple; j++)
             *simple = seen[j] != path;
@@ -178,13 +178,13 @@ static int intern_paths(struct hrd_runmerge *m, const struct hrd_runscan *s,
 }
 
 /* Makes the key of a record that is not simple, when it names one. */
-static int make_other(struct hrd_runmerge *m, const uint8_t *p, size_t len,
+static int make_other(struct hrr_runmerge *m, const uint8_t *p, size_t len,
                       uint32_t *serial)
 {
     Hostrange__RunKey *k;
     const char *s[4];
     uint32_t id[4];
-    struct hrd_key *key;
+    struct hra_key *key;
     int rc;
 
     k = hrp_unpack(&hostrange__run_key__descriptor, len, p, &rc);
@@ -201,12 +201,12 @@ static int make_other(struct hrd_runmerge *m, const uint8_t *p, size_t len,
             goto out; /* loading it says what is wrong */
     }
     for (int i = 0; i < 4; i++) {
-        if ((id[i] = hrd_agg_str(m->a, s[i])) == 0) {
+        if ((id[i] = hra_str(m->a, s[i])) == 0) {
             rc = -ENOMEM;
             goto out;
         }
     }
-    key = hrd_agg_key(m->a, id[0], id[1], id[2], k->phase, id[3]);
+    key = hra_agg_key(m->a, id[0], id[1], id[2], k->phase, id[3]);
     if (key == NULL)
         rc = -ENOMEM;
     else
@@ -220,10 +220,10 @@ out:
  * its buffer (which may hold a large record, or the records after it read
  * ahead), so that of all the inputs, only the one being read keeps more
  * than a small buffer. */
-static void use_reader(struct hrd_runmerge *m, uint32_t file)
+static void use_reader(struct hrr_runmerge *m, uint32_t file)
 {
     if (m->reading != 0 && m->reading - 1 != file)
-        hrd_run_reader_trim(&m->in[m->reading - 1].r);
+        hrr_reader_trim(&m->in[m->reading - 1].r);
     m->reading = file + 1;
 }
 
@@ -248,11 +248,11 @@ static int out_of_memory(const char *path, char *err, size_t errlen)
 /* Decodes input in's end record (len bytes at p, at `offset`), which must
  * be the last bytes of the file. Returns 0, or a negative errno with the
  * reason in err. */
-static int scan_end(struct hrd_runmerge_in *in, const char *path,
+static int scan_end(struct hrr_runmerge_in *in, const char *path,
                     const uint8_t *p, size_t len, uint64_t offset, char *err,
                     size_t errlen)
 {
-    struct hrd_run_reader *r = &in->r;
+    struct hrr_reader *r = &in->r;
     int rc;
 
     in->e = hrp_unpack(&hostrange__run_end__descriptor, len, p, &rc);
@@ -270,17 +270,17 @@ static int scan_end(struct hrd_runmerge_in *in, const char *path,
 
 /*
  * Reads the next record of input i (file `path`): a key, noted for the
- * merge (by its first bytes only when it can wait: see hrd_runmerge_rec),
+ * merge (by its first bytes only when it can wait: see hrr_runmerge_rec),
  * or the end record, after which *end is set. Returns 0, or a negative
  * errno with the reason in err.
  */
-static int scan_record(struct hrd_runmerge *m, size_t i, const char *path,
+static int scan_record(struct hrr_runmerge *m, size_t i, const char *path,
                        int *end, char *err, size_t errlen)
 {
-    struct hrd_run_reader *r = &m->in[i].r;
-    uint32_t ids[HRD_RUNSCAN_PATHS];
-    struct hrd_runmerge_rec rec;
-    struct hrd_runscan s;
+    struct hrr_reader *r = &m->in[i].r;
+    uint32_t ids[HRR_RUNSCAN_PATHS];
+    struct hrr_runmerge_rec rec;
+    struct hrr_runscan s;
     const uint8_t *p;
     uint8_t type;
     size_t len, got;
@@ -289,7 +289,7 @@ static int scan_record(struct hrd_runmerge *m, size_t i, const char *path,
     /* A key is known by its first bytes; the rest waits for writing (or
      * loading). Anything else is read whole at once. */
     rec.offset = r->offset;
-    rc = hrd_run_skim(r, SKIM_BYTES, &type, &len, &p, &got, err, errlen);
+    rc = hrr_skim(r, SKIM_BYTES, &type, &len, &p, &got, err, errlen);
     if (rc < 0)
         return rc;
     if (rc == 0) {
@@ -302,11 +302,11 @@ static int scan_record(struct hrd_runmerge *m, size_t i, const char *path,
     rec.len = (uint32_t)len;
     rec.crc = r->crc;
     rec.deferred = !m->whole && type == 'K' &&
-                   hrd_runscan_head(p, got, len, &s);
+                   hrr_runscan_head(p, got, len, &s);
     if (rec.deferred) {
         rec.simple = 1;
     } else {
-        rc = hrd_run_reread(r, rec.offset, len, rec.crc, &type, &p, err,
+        rc = hrr_reread(r, rec.offset, len, rec.crc, &type, &p, err,
                             errlen);
         if (rc != 0)
             return rc;
@@ -317,7 +317,7 @@ static int scan_record(struct hrd_runmerge *m, size_t i, const char *path,
         }
         if (type != 'K')
             return undecodable(path, rec.offset, type, err, errlen);
-        rec.simple = (uint8_t)hrd_runscan_key(p, len, m->format, &s);
+        rec.simple = (uint8_t)hrr_runscan_key(p, len, m->format, &s);
     }
     rec.rank_from = rec.simple ? (uint32_t)s.rank_from : 0;
     rec.rank_to = rec.simple ? (uint32_t)s.rank_to : 0;
@@ -335,15 +335,15 @@ static int scan_record(struct hrd_runmerge *m, size_t i, const char *path,
     return 0;
 }
 
-int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
+int hrr_runmerge_scan(struct hrr_runmerge *m, size_t i, const char *path,
                       Hostrange__RunHeader **hp, Hostrange__RunEnd **ep,
-                      hrd_run_progress_fn progress, void *ctx, char *err,
+                      hrr_progress_fn progress, void *ctx, char *err,
                       size_t errlen)
 {
-    struct hrd_runmerge_in *in = &m->in[i];
-    struct hrd_run_reader *r = &in->r;
+    struct hrr_runmerge_in *in = &m->in[i];
+    struct hrr_reader *r = &in->r;
     uint64_t keys = 0, next_report = 0;
-    int end = 0, rc = hrd_run_open(r, path, &in->h, err, errlen);
+    int end = 0, rc = hrr_open(r, path, &in->h, err, errlen);
 
     if (rc != 0)
         return rc;
@@ -353,7 +353,7 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
          * run. */
         Hostrange__RunState *st = NULL;
 
-        if ((rc = hrd_run_read_state(r, &st, err, errlen)) < 0)
+        if ((rc = hrr_read_state(r, &st, err, errlen)) < 0)
             return rc;
         if (st != NULL)
             hostrange__run_state__free_unpacked(st, NULL);
@@ -377,9 +377,9 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
                  (unsigned long long)keys);
         return -EINVAL;
     }
-    if (hrd_runload_end(&m->l, in->e) != 0)
+    if (hrr_runload_end(&m->l, in->e) != 0)
         return out_of_memory(path, err, errlen);
-    hrd_run_reader_trim(r);
+    hrr_reader_trim(r);
     if (progress != NULL)
         progress(ctx, r->size, r->size);
     m->size += r->size;
@@ -389,7 +389,7 @@ int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
 }
 
 /* How key serial is written (KEY_*). */
-static int key_how(const struct hrd_runmerge *m, uint32_t serial)
+static int key_how(const struct hrr_runmerge *m, uint32_t serial)
 {
     return serial < m->capkeys ? m->keys[serial].how : KEY_LOAD;
 }
@@ -398,10 +398,10 @@ static int key_how(const struct hrd_runmerge *m, uint32_t serial)
  * joined when found several times, all simple, for run format 1, and
  * small enough to hold its records at once under the memory budget;
  * else loaded. */
-static void decide(struct hrd_runmerge *m)
+static void decide(struct hrr_runmerge *m)
 {
     for (uint32_t serial = 0; serial < m->capkeys; serial++) {
-        struct hrd_runmerge_key *k = &m->keys[serial];
+        struct hrr_runmerge_key *k = &m->keys[serial];
         uint64_t bytes = 0;
         int simple = k->count > 0;
 
@@ -411,7 +411,7 @@ static void decide(struct hrd_runmerge *m)
         }
         if (simple && k->count == 1)
             k->how = KEY_COPY;
-        else if (simple && m->format == HRD_RUN_FORMAT_SORTED &&
+        else if (simple && m->format == HRR_FORMAT_SORTED &&
                  bytes <= m->a->max_bytes / 4)
             k->how = KEY_JOIN;
         else
@@ -420,22 +420,22 @@ static void decide(struct hrd_runmerge *m)
 }
 
 /* Whether unpacked key k names key `want`. */
-static int names_key(const struct hrd_agg *a, const Hostrange__RunKey *k,
-                     const struct hrd_key *want)
+static int names_key(const struct hra_agg *a, const Hostrange__RunKey *k,
+                     const struct hra_key *want)
 {
     return k->phase == want->phase &&
-           strcmp(k->node_id, hrd_agg_str_get(a, want->node)) == 0 &&
-           strcmp(k->operator_, hrd_agg_str_get(a, want->op)) == 0 &&
-           strcmp(k->backend, hrd_agg_str_get(a, want->backend)) == 0 &&
-           strcmp(k->range, hrd_agg_str_get(a, want->range)) == 0;
+           strcmp(k->node_id, hra_str_get(a, want->node)) == 0 &&
+           strcmp(k->operator_, hra_str_get(a, want->op)) == 0 &&
+           strcmp(k->backend, hra_str_get(a, want->backend)) == 0 &&
+           strcmp(k->range, hra_str_get(a, want->range)) == 0;
 }
 
 /* Adds record rec (read, len bytes at p) to the aggregation; when want is
  * not NULL, the record must be a key of its names (as its first bytes
- * said when it was scanned). Returns 0, HRD_RUNMERGE_AGAIN when it is not,
+ * said when it was scanned). Returns 0, HRR_RUNMERGE_AGAIN when it is not,
  * or a negative errno with a one-line reason in err. */
-static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
-                    const uint8_t *p, const struct hrd_key *want, char *err,
+static int load_rec(struct hrr_runmerge *m, const struct hrr_runmerge_rec *rec,
+                    const uint8_t *p, const struct hra_key *want, char *err,
                     size_t errlen)
 {
     const char *path = m->in[rec->file].r.path;
@@ -458,10 +458,10 @@ static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
         snprintf(err, errlen, "%s: a key at byte %llu gives its names "
                  "twice", path, (unsigned long long)rec->offset);
         hostrange__run_key__free_unpacked(k, NULL);
-        return HRD_RUNMERGE_AGAIN;
+        return HRR_RUNMERGE_AGAIN;
     }
     m->l.run = rec->file;
-    rc = hrd_runload_key(&m->l, k, why, sizeof why);
+    rc = hrr_runload_key(&m->l, k, why, sizeof why);
     hostrange__run_key__free_unpacked(k, NULL);
     if (rc == -EINVAL) {
         snprintf(err, errlen, "%s: damaged at byte %llu (%s)", path,
@@ -475,10 +475,10 @@ static int load_rec(struct hrd_runmerge *m, const struct hrd_runmerge_rec *rec,
     return 0;
 }
 
-int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
+int hrr_runmerge_load(struct hrr_runmerge *m, char *err, size_t errlen)
 {
-    struct hrd_agg *a = m->a;
-    struct hrd_key **by_serial = calloc(a->next_serial + 1,
+    struct hra_agg *a = m->a;
+    struct hra_key **by_serial = calloc(a->next_serial + 1,
                                         sizeof *by_serial);
     int rc = 0;
 
@@ -490,14 +490,14 @@ int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
         by_serial[a->keys[i]->serial] = a->keys[i];
     decide(m);
     for (size_t i = 0; i < m->nrec && rc == 0; i++) {
-        const struct hrd_runmerge_rec *rec = &m->rec[i];
+        const struct hrr_runmerge_rec *rec = &m->rec[i];
         const uint8_t *p;
         uint8_t type;
 
         if (rec->serial != UINT32_MAX && key_how(m, rec->serial) != KEY_LOAD)
             continue;
         use_reader(m, rec->file);
-        rc = hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
+        rc = hrr_reread(&m->in[rec->file].r, rec->offset, rec->len,
                             rec->crc, &type, &p, err, errlen);
         if (rc == 0)
             rc = load_rec(m, rec, p,
@@ -508,7 +508,7 @@ int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
     if (rc != 0)
         return rc;
     m->l.run = (uint32_t)m->nin;
-    if (hrd_runload_finish(&m->l) != 0) {
+    if (hrr_runload_finish(&m->l) != 0) {
         snprintf(err, errlen, "out of memory");
         return -ENOMEM;
     }
@@ -517,8 +517,8 @@ int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen)
 
 static int cmp_serial(const void *pa, const void *pb)
 {
-    const struct hrd_key *x = *(struct hrd_key *const *)pa;
-    const struct hrd_key *y = *(struct hrd_key *const *)pb;
+    const struct hra_key *x = *(struct hra_key *const *)pa;
+    const struct hra_key *y = *(struct hra_key *const *)pb;
 
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
@@ -526,22 +526,22 @@ static int cmp_serial(const void *pa, const void *pb)
 /*
  * Makes key k fit the memory budget for writing: in run format 1 its
  * values are decoded and sorted to be written, which takes about six
- * times the room they take held (hrd_runput_scratch). A key that would
+ * times the room they take held (hrr_runput_scratch). A key that would
  * take more than half the budget (a quarter of --max-memory; the held
  * samples have the other half) becomes a histogram first, its paths with
  * it, as the largest keys held do. Returns 0 or -ENOMEM.
  */
-static int fit(struct hrd_runmerge *m, struct hrd_key *k)
+static int fit(struct hrr_runmerge *m, struct hra_key *k)
 {
-    struct hrd_agg *a = m->a;
+    struct hra_agg *a = m->a;
 
-    if (m->format != HRD_RUN_FORMAT_SORTED ||
-        hrd_runput_scratch(k) <= a->max_bytes / 2)
+    if (m->format != HRR_FORMAT_SORTED ||
+        hrr_runput_scratch(k) <= a->max_bytes / 2)
         return 0;
-    if (hrd_agg_key_to_hist(a, k) != 0)
+    if (hra_key_to_hist(a, k) != 0)
         return -ENOMEM;
-    for (struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
-        if (!p->mirror && hrd_agg_key_to_hist(a, p) != 0)
+    for (struct hra_key *p = k->paths; p != NULL; p = p->pnext) {
+        if (!p->mirror && hra_key_to_hist(a, p) != 0)
             return -ENOMEM;
     }
     a->compacted++;
@@ -550,52 +550,52 @@ static int fit(struct hrd_runmerge *m, struct hrd_key *k)
 
 /* Saves key k, held in the aggregation, made to fit first. Returns 0, or a
  * negative errno with a one-line reason in err. */
-static int put_held(struct hrd_runmerge *m, struct hrd_run_writer *w,
-                    struct hrd_key *k, char *err, size_t errlen)
+static int put_held(struct hrr_runmerge *m, struct hrr_writer *w,
+                    struct hra_key *k, char *err, size_t errlen)
 {
     if (fit(m, k) != 0) {
         snprintf(err, errlen, "%s: out of memory", w->file.path);
         return -ENOMEM;
     }
-    return hrd_run_put_agg_key(w, m->a, k, m->format, err, errlen);
+    return hrr_put_agg_key(w, m->a, k, m->format, err, errlen);
 }
 
 /* Saves key k, its records just loaded, from the aggregation, as if it
  * had been loaded with the others. Returns 0, or a negative errno with a
  * one-line reason in err. */
-static int put_loaded(struct hrd_runmerge *m, struct hrd_run_writer *w,
-                      struct hrd_key *k, char *err, size_t errlen)
+static int put_loaded(struct hrr_runmerge *m, struct hrr_writer *w,
+                      struct hra_key *k, char *err, size_t errlen)
 {
     /* A lone path holding its key's events is shared as then. */
-    hrd_agg_paths_share(m->a);
+    hra_paths_share(m->a);
     return put_held(m, w, k, err, errlen);
 }
 
 /* Writes key k from its one record: as its bytes with its new ranks
  * when it is simple, else loaded and saved as any merged key. A deferred
- * record is checked here, whole. Returns 0, HRD_RUNMERGE_AGAIN, or a
+ * record is checked here, whole. Returns 0, HRR_RUNMERGE_AGAIN, or a
  * negative errno with a one-line reason in err. */
-static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
-                    struct hrd_key *k, char *err, size_t errlen)
+static int put_copy(struct hrr_runmerge *m, struct hrr_writer *w,
+                    struct hra_key *k, char *err, size_t errlen)
 {
-    const struct hrd_runmerge_rec *rec = &m->rec[m->keys[k->serial].first - 1];
-    struct hrd_run_reader *r = &m->in[rec->file].r;
+    const struct hrr_runmerge_rec *rec = &m->rec[m->keys[k->serial].first - 1];
+    struct hrr_reader *r = &m->in[rec->file].r;
     uint8_t mid[16], type, simple = 1;
-    struct hrd_runscan s;
+    struct hrr_runscan s;
     const uint8_t *p;
     size_t n;
     int rc;
 
     /* The very record scanned (same length and checksum). */
     use_reader(m, rec->file);
-    rc = hrd_run_reread(r, rec->offset, rec->len, rec->crc, &type, &p, err,
+    rc = hrr_reread(r, rec->offset, rec->len, rec->crc, &type, &p, err,
                         errlen);
     if (rc != 0)
         return rc;
     if (rec->deferred) {
-        uint32_t ids[HRD_RUNSCAN_PATHS];
+        uint32_t ids[HRR_RUNSCAN_PATHS];
 
-        if (!hrd_runscan_key(p, rec->len, m->format, &s) ||
+        if (!hrr_runscan_key(p, rec->len, m->format, &s) ||
             s.rank_from != rec->rank_from || s.rank_to != rec->rank_to)
             simple = 0;
         else if (intern_paths(m, &s, &simple, ids) != 0) {
@@ -607,26 +607,26 @@ static int put_copy(struct hrd_runmerge *m, struct hrd_run_writer *w,
         rc = load_rec(m, rec, p, k, err, errlen);
         return rc != 0 ? rc : put_loaded(m, w, k, err, errlen);
     }
-    n = hrd_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
+    n = hrr_runscan_put_ranks(mid, m->a->str.rank[k->node - 1],
                               m->a->str.rank[k->range - 1]);
     /* Ranks that stay as they were leave the record, and its checksum
      * (checked as it was read again), as they were. */
     if (n == rec->rank_to - rec->rank_from &&
         memcmp(mid, p + rec->rank_from, n) == 0)
-        return hrd_run_put_copied(w, p, rec->len, rec->crc, err, errlen);
-    return hrd_run_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
+        return hrr_put_copied(w, p, rec->len, rec->crc, err, errlen);
+    return hrr_put_spliced(w, p, rec->len, rec->rank_from, rec->rank_to,
                                mid, n, err, errlen);
 }
 
 /* Writes key k, found in several inputs, from its records joined (or, when
  * one is not simple after all, loaded as the others). Returns 0,
- * HRD_RUNMERGE_AGAIN, or a negative errno with a one-line reason in err. */
-static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
-                    struct hrd_key *k, char *err, size_t errlen)
+ * HRR_RUNMERGE_AGAIN, or a negative errno with a one-line reason in err. */
+static int put_join(struct hrr_runmerge *m, struct hrr_writer *w,
+                    struct hra_key *k, char *err, size_t errlen)
 {
-    const struct hrd_runmerge_key *mk = &m->keys[k->serial];
-    struct hrd_runjoin_in *in = calloc(mk->count, sizeof *in);
-    struct hrd_pbuf out = { NULL, 0, 0 };
+    const struct hrr_runmerge_key *mk = &m->keys[k->serial];
+    struct hrr_runjoin_in *in = calloc(mk->count, sizeof *in);
+    struct hrr_pbuf out = { NULL, 0, 0 };
     uint8_t simple = 1;
     size_t n = 0;
     int rc;
@@ -636,12 +636,12 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
     /* Each record read whole and checked, and kept (a reader's buffer
      * holds one record). */
     for (uint32_t r = mk->first; r != 0; r = m->rec[r - 1].next, n++) {
-        const struct hrd_runmerge_rec *rec = &m->rec[r - 1];
+        const struct hrr_runmerge_rec *rec = &m->rec[r - 1];
         const uint8_t *p;
         uint8_t type, *copy;
 
         use_reader(m, rec->file);
-        rc = hrd_run_reread(&m->in[rec->file].r, rec->offset, rec->len,
+        rc = hrr_reread(&m->in[rec->file].r, rec->offset, rec->len,
                             rec->crc, &type, &p, err, errlen);
         if (rc != 0)
             goto out;
@@ -652,7 +652,7 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
         in[n].p = copy;
         in[n].len = rec->len;
         if (simple &&
-            (!hrd_runscan_key(copy, rec->len, HRD_RUN_FORMAT_SORTED,
+            (!hrr_runscan_key(copy, rec->len, HRR_FORMAT_SORTED,
                               &in[n].s) ||
              (rec->deferred && (in[n].s.rank_from != rec->rank_from ||
                                 in[n].s.rank_to != rec->rank_to))))
@@ -670,10 +670,10 @@ static int put_join(struct hrd_runmerge *m, struct hrd_run_writer *w,
         rc = put_loaded(m, w, k, err, errlen);
         goto out;
     }
-    if (hrd_runjoin(in, n, m->a->str.rank[k->node - 1],
+    if (hrr_runjoin(in, n, m->a->str.rank[k->node - 1],
                     m->a->str.rank[k->range - 1], &out) != 0)
         goto nomem;
-    rc = hrd_run_put_packed(w, out.p, out.len, err, errlen);
+    rc = hrr_put_packed(w, out.p, out.len, err, errlen);
     goto out;
 nomem:
     snprintf(err, errlen, "%s: out of memory", w->file.path);
@@ -686,13 +686,13 @@ out:
     return rc;
 }
 
-int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
-                       hrd_run_progress_fn progress, void *ctx, char *err,
+int hrr_runmerge_write(struct hrr_runmerge *m, struct hrr_writer *w,
+                       hrr_progress_fn progress, void *ctx, char *err,
                        size_t errlen)
 {
     uint64_t next_report = 0;
-    struct hrd_agg *a = m->a;
-    struct hrd_key **ks = malloc((a->nkeys + 1) * sizeof *ks);
+    struct hra_agg *a = m->a;
+    struct hra_key **ks = malloc((a->nkeys + 1) * sizeof *ks);
     int rc = 0;
 
     if (ks == NULL) {

@@ -3,17 +3,17 @@
  * and the merged run written from it, without decoding what needs no
  * change.
  *
- * Three passes. Scanning (hrd_runmerge_scan, per input in order) reads
+ * Three passes. Scanning (hrr_runmerge_scan, per input in order) reads
  * every record's framing; each key is made in the aggregation (so keys
  * keep the order of their first appearance over the inputs) and noted
  * with where it lies. A key is known by its first bytes when they name it
  * in the layout of a simple key (runscan.h): its names and ranks are
  * interned and noted, and the rest of it is left for later. Any other
  * record is read whole (its checksum checked) and unpacked, or scanned
- * whole. Loading (hrd_runmerge_load) then adds every key that is neither
- * copied nor joined (below) to the aggregation from its records, as hrd_run_load does (checking them,
+ * whole. Loading (hrr_runmerge_load) then adds every key that is neither
+ * copied nor joined (below) to the aggregation from its records, as hrr_load does (checking them,
  * enforcing the memory budget), and ranks names. Writing
- * (hrd_runmerge_write) writes the keys in order: a key found once is read
+ * (hrr_runmerge_write) writes the keys in order: a key found once is read
  * whole (it must be the very record scanned: same length and checksum),
  * its checksum and values checked as a load checks them, and written as
  * its bytes with its new ranks, or, when it is not simple after all,
@@ -36,19 +36,19 @@
 #include "lib/run/runid.h"
 #include "lib/run/runmeta.h"
 
-struct hrd_runmerge_in;
-struct hrd_runmerge_rec;
-struct hrd_runmerge_key;
+struct hrr_runmerge_in;
+struct hrr_runmerge_rec;
+struct hrr_runmerge_key;
 
-struct hrd_runmerge {
-    struct hrd_agg *a;
-    struct hrd_runload l;
+struct hrr_runmerge {
+    struct hra_agg *a;
+    struct hrr_runload l;
     int format;                  /* of the output */
     size_t nin;
-    struct hrd_runmerge_in *in;  /* the inputs, open */
-    struct hrd_runmerge_rec *rec; /* key records, in input order */
+    struct hrr_runmerge_in *in;  /* the inputs, open */
+    struct hrr_runmerge_rec *rec; /* key records, in input order */
     size_t nrec, caprec;
-    struct hrd_runmerge_key *keys; /* by key serial */
+    struct hrr_runmerge_key *keys; /* by key serial */
     uint32_t capkeys;
     uint64_t size;               /* of the inputs scanned */
     int whole;                   /* read every record whole when scanning
@@ -56,37 +56,37 @@ struct hrd_runmerge {
     uint32_t reading;            /* the input read last + 1 (0: none) */
 };
 
-/* What hrd_runmerge_write returns when a key known by its first bytes
+/* What hrr_runmerge_write returns when a key known by its first bytes
  * names itself differently further on (a field given twice, the last one
  * counting): merge again from the start with `whole` set. */
-#define HRD_RUNMERGE_AGAIN 2
+#define HRR_RUNMERGE_AGAIN 2
 
 /* For an output of run format `format` from nin inputs into aggregation
  * a. Returns 0 or -ENOMEM. */
-int hrd_runmerge_init(struct hrd_runmerge *m, struct hrd_agg *a, int format,
+int hrr_runmerge_init(struct hrr_runmerge *m, struct hra_agg *a, int format,
                       size_t nin);
-void hrd_runmerge_fini(struct hrd_runmerge *m);
+void hrr_runmerge_fini(struct hrr_runmerge *m);
 
 /*
  * Scans input i (i-th call, in order) at path: returns 0 with its header
  * and end in *h and *e (kept by m, valid until fini), or a negative errno
  * (as run.h's) with a one-line reason starting with the path in err.
  */
-int hrd_runmerge_scan(struct hrd_runmerge *m, size_t i, const char *path,
+int hrr_runmerge_scan(struct hrr_runmerge *m, size_t i, const char *path,
                       Hostrange__RunHeader **h, Hostrange__RunEnd **e,
-                      hrd_run_progress_fn progress, void *ctx, char *err,
+                      hrr_progress_fn progress, void *ctx, char *err,
                       size_t errlen);
 
-/* Loads the keys to merge and ranks names. Returns 0, HRD_RUNMERGE_AGAIN
- * (as hrd_runmerge_write), or a negative errno with a one-line reason in
+/* Loads the keys to merge and ranks names. Returns 0, HRR_RUNMERGE_AGAIN
+ * (as hrr_runmerge_write), or a negative errno with a one-line reason in
  * err. */
-int hrd_runmerge_load(struct hrd_runmerge *m, char *err, size_t errlen);
+int hrr_runmerge_load(struct hrr_runmerge *m, char *err, size_t errlen);
 
 /* Writes every key, in order, calling progress (when not NULL) now and
  * then with the bytes written and the inputs' size. Returns 0,
- * HRD_RUNMERGE_AGAIN, or a negative errno with a one-line reason in err. */
-int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
-                       hrd_run_progress_fn progress, void *ctx, char *err,
+ * HRR_RUNMERGE_AGAIN, or a negative errno with a one-line reason in err. */
+int hrr_runmerge_write(struct hrr_runmerge *m, struct hrr_writer *w,
+                       hrr_progress_fn progress, void *ctx, char *err,
                        size_t errlen);
 
 /*
@@ -97,46 +97,46 @@ int hrd_runmerge_write(struct hrd_runmerge *m, struct hrd_run_writer *w,
  */
 
 /* Where a merge is, for its progress. */
-enum hrd_runmerge_stage {
-    HRD_RUNMERGE_SCAN_START,  /* before the first input is scanned */
-    HRD_RUNMERGE_SCAN,        /* scanning input `file` */
-    HRD_RUNMERGE_SCAN_END,    /* every input scanned */
-    HRD_RUNMERGE_WRITE,       /* writing the output */
+enum hrr_runmerge_stage {
+    HRR_RUNMERGE_SCAN_START,  /* before the first input is scanned */
+    HRR_RUNMERGE_SCAN,        /* scanning input `file` */
+    HRR_RUNMERGE_SCAN_END,    /* every input scanned */
+    HRR_RUNMERGE_WRITE,       /* writing the output */
 };
 
 /* What a merge is asked to do; the fields from ids on are the merge's. */
-struct hrd_runmerge_opts {
+struct hrr_runmerge_opts {
     const char *output;
     char **in;
     size_t nin;
     uint64_t max_memory;
     unsigned format;
-    struct hrd_run_meta meta;
+    struct hrr_meta meta;
     int allow_duplicates;
     /* Told (when not NULL) of input `file` holding run `id`, which input
      * `other` holds already, merged anyway (allow_duplicates). */
     void (*duplicate)(void *ctx, const char *file, const char *id,
                       const char *other);
     /* Told (when not NULL) how far the merge is: done of size bytes of
-     * input `file` (HRD_RUNMERGE_SCAN) or of the output (_WRITE). */
-    void (*progress)(void *ctx, enum hrd_runmerge_stage stage, size_t file,
+     * input `file` (HRR_RUNMERGE_SCAN) or of the output (_WRITE). */
+    void (*progress)(void *ctx, enum hrr_runmerge_stage stage, size_t file,
                      uint64_t done, uint64_t size);
     void *ctx;
-    /* The runs' identity (hrd_runmerge_ids): each input's id and header,
+    /* The runs' identity (hrr_runmerge_ids): each input's id and header,
      * the ids of the runs the output holds (each once) and the input each
      * came from, and the output's id. */
-    char (*ids)[HRD_RUNID_LEN + 1];
+    char (*ids)[HRR_RUNID_LEN + 1];
     Hostrange__RunHeader **headers;
     char **parts;
     size_t *owner;
     size_t nparts;
-    char id[HRD_RUNID_LEN + 1];
+    char id[HRR_RUNID_LEN + 1];
 };
 
 /* What a merge made: its keys, whether some were kept as histograms for
  * max_memory, its rounds; rounds_unread when an input could not be read
  * again for its rounds (-EIO, why in err). */
-struct hrd_runmerge_result {
+struct hrr_runmerge_result {
     uint32_t nkeys;
     int compacted;
     uint32_t rounds;
@@ -149,9 +149,9 @@ struct hrd_runmerge_result {
  * returns -EEXIST with the reason in err (both files named), unless
  * o->allow_duplicates, when o->duplicate is told and the run is kept
  * once. An input that cannot be read is left for the merge to report.
- * Returns 0, -EEXIST or -ENOMEM; hrd_runmerge_opts_fini is due either way.
+ * Returns 0, -EEXIST or -ENOMEM; hrr_runmerge_opts_fini is due either way.
  */
-int hrd_runmerge_ids(struct hrd_runmerge_opts *o, char *err, size_t errlen);
+int hrr_runmerge_ids(struct hrr_runmerge_opts *o, char *err, size_t errlen);
 
 /*
  * Merges o's inputs (their ids read) into o->output once, reading every
@@ -161,11 +161,11 @@ int hrd_runmerge_ids(struct hrd_runmerge_opts *o, char *err, size_t errlen);
  * with `whole` set (nothing written); or another negative errno, nothing
  * written, with the reason in err (left alone for -ENOMEM).
  */
-int hrd_runmerge_once(const struct hrd_runmerge_opts *o, int whole,
-                      struct hrd_runmerge_result *res, char *err,
+int hrr_runmerge_once(const struct hrr_runmerge_opts *o, int whole,
+                      struct hrr_runmerge_result *res, char *err,
                       size_t errlen);
 
-/* Frees what hrd_runmerge_ids kept in o (not its meta). */
-void hrd_runmerge_opts_fini(struct hrd_runmerge_opts *o);
+/* Frees what hrr_runmerge_ids kept in o (not its meta). */
+void hrr_runmerge_opts_fini(struct hrr_runmerge_opts *o);
 
 #endif

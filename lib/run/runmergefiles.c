@@ -23,20 +23,20 @@
  * none of its own).
  */
 struct merge {
-    const struct hrd_runmerge_opts *o;
-    struct hrd_agg agg;
-    struct hrd_runmerge rm;
+    const struct hrr_runmerge_opts *o;
+    struct hra_agg agg;
+    struct hrr_runmerge rm;
     Hostrange__RunHeader **headers;
     Hostrange__RunEnd **ends;
     Hostrange__RunSource *own_sources;  /* [i]: input i as a source */
     Hostrange__RunSource **sources;
     size_t nsources;
-    enum hrd_runmerge_stage stage;  /* of the progress told */
+    enum hrr_runmerge_stage stage;  /* of the progress told */
     size_t file;                    /* the input scanned */
 };
 
 /* Tells o's progress, when asked for, at stage `stage` of the merge. */
-static void tell(struct merge *m, enum hrd_runmerge_stage stage,
+static void tell(struct merge *m, enum hrr_runmerge_stage stage,
                  uint64_t done, uint64_t size)
 {
     if (m->o->progress != NULL)
@@ -53,16 +53,16 @@ static void show_progress(void *ctx, uint64_t done, uint64_t size)
 
 /* Starts a merge of o's inputs, reading every record whole when `whole`.
  * Returns 0 or -ENOMEM; merge_fini is due either way. */
-static int merge_init(struct merge *m, const struct hrd_runmerge_opts *o,
+static int merge_init(struct merge *m, const struct hrr_runmerge_opts *o,
                       int whole)
 {
     memset(m, 0, sizeof *m);
     m->o = o;
-    hrd_agg_init(&m->agg);
+    hra_init(&m->agg);
     /* Half the budget for the samples held, the other half for the room
      * to write the largest of them and to join keys (runmerge.c). */
     m->agg.max_bytes = (size_t)(o->max_memory / 2);
-    if (hrd_runmerge_init(&m->rm, &m->agg, (int)o->format, o->nin) != 0)
+    if (hrr_runmerge_init(&m->rm, &m->agg, (int)o->format, o->nin) != 0)
         return -ENOMEM;
     m->rm.whole = whole;
     m->headers = calloc(o->nin, sizeof *m->headers);
@@ -79,8 +79,8 @@ static void merge_fini(struct merge *m)
     free(m->ends);
     free(m->own_sources);
     free(m->sources);
-    hrd_runmerge_fini(&m->rm);
-    hrd_agg_fini(&m->agg);
+    hrr_runmerge_fini(&m->rm);
+    hra_fini(&m->agg);
 }
 
 /*
@@ -93,11 +93,11 @@ static int scan_inputs(struct merge *m, char *err, size_t errlen)
     struct rlimit rl;
     size_t len;
 
-    tell(m, HRD_RUNMERGE_SCAN_START, 0, 0);
-    m->stage = HRD_RUNMERGE_SCAN;
+    tell(m, HRR_RUNMERGE_SCAN_START, 0, 0);
+    m->stage = HRR_RUNMERGE_SCAN;
     for (size_t i = 0; i < m->o->nin; i++) {
         m->file = i;
-        if (hrd_runmerge_scan(&m->rm, i, m->o->in[i], &m->headers[i],
+        if (hrr_runmerge_scan(&m->rm, i, m->o->in[i], &m->headers[i],
                               &m->ends[i], show_progress, m, err,
                               errlen) == 0)
             continue;
@@ -111,7 +111,7 @@ static int scan_inputs(struct merge *m, char *err, size_t errlen)
                      "stages)", m->o->nin, (unsigned long long)rl.rlim_cur);
         return -EMFILE;
     }
-    tell(m, HRD_RUNMERGE_SCAN_END, 0, 0);
+    tell(m, HRR_RUNMERGE_SCAN_END, 0, 0);
     return 0;
 }
 
@@ -159,13 +159,13 @@ static int collect_sources(struct merge *m)
 }
 
 /* Loads the keys to merge. Returns 0; -EAGAIN when the merge is to be
- * done again reading every record whole (hrd_runmerge_load); or -EIO with
+ * done again reading every record whole (hrr_runmerge_load); or -EIO with
  * the reason in err. */
 static int load_keys(struct merge *m, char *err, size_t errlen)
 {
-    int rc = hrd_runmerge_load(&m->rm, err, errlen);
+    int rc = hrr_runmerge_load(&m->rm, err, errlen);
 
-    if (rc == HRD_RUNMERGE_AGAIN)
+    if (rc == HRR_RUNMERGE_AGAIN)
         return -EAGAIN;
     return rc == 0 ? 0 : -EIO;
 }
@@ -179,7 +179,7 @@ static int load_keys(struct merge *m, char *err, size_t errlen)
  */
 struct merged_end {
     Hostrange__RunEnd end;
-    struct hrd_runrounds rounds;   /* what end.round_keys points to */
+    struct hrr_runrounds rounds;   /* what end.round_keys points to */
     Hostrange__RunNodeLost *lost;  /* what end.lost points to */
     uint64_t *cal_time_ns;         /* [k]: time of end.calibrations[k]'s
                                       input */
@@ -193,7 +193,7 @@ static void merged_end_fini(struct merged_end *e)
     free(e->end.lost);
     free(e->lost);
     free(e->cal_time_ns);
-    hrd_runrounds_fini(&e->rounds);
+    hrr_runrounds_fini(&e->rounds);
 }
 
 static void add_clock(Hostrange__RunEnd *end, char *clock)
@@ -227,7 +227,7 @@ static void add_calibration(struct merged_end *e, Hostrange__Calibration *cal,
 }
 
 /* Notes the events lost under each node id of aggregation a. */
-static void add_lost(struct merged_end *e, const struct hrd_agg *a)
+static void add_lost(struct merged_end *e, const struct hra_agg *a)
 {
     Hostrange__RunEnd *end = &e->end;
 
@@ -256,10 +256,10 @@ static int merged_rounds(struct merged_end *e, const struct merge *m,
         carried |= m->ends[i]->n_round_keys > 0;
     if (!carried && m->rm.nrec <= m->agg.nkeys)
         return 0;
-    rc = hrd_runrounds_build(&e->rounds, m->o->in, m->o->nin, m->ends,
+    rc = hrr_runrounds_build(&e->rounds, m->o->in, m->o->nin, m->ends,
                              m->rm.nrec > m->agg.nkeys, err, errlen);
     if (rc == 0)
-        hrd_runrounds_put(&e->rounds, &e->end);
+        hrr_runrounds_put(&e->rounds, &e->end);
     return rc;
 }
 
@@ -308,40 +308,40 @@ static int merged_end_build(struct merged_end *e, const struct merge *m,
 /*
  * Writes the output: a header with the merge's provenance, every key, and
  * end, then renames it into place. Returns 0; -EAGAIN when the merge is to
- * be done again reading every record whole (hrd_runmerge_write); or -EIO
+ * be done again reading every record whole (hrr_runmerge_write); or -EIO
  * with the reason in err. Nothing is left of the output unless it returns 0.
  */
 static int write_output(struct merge *m, Hostrange__RunEnd *end, char *err,
                         size_t errlen)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
-    struct hrd_run_writer w;
+    struct hrr_writer w;
     char host[256];
     int rc;
 
-    hrd_run_provenance(&h, m->o->format, host, sizeof host,
+    hrr_provenance(&h, m->o->format, host, sizeof host,
                        m->o->meta.pairs, m->o->meta.n);
     h.sources = m->sources;
     h.n_sources = m->nsources;
-    h.fingerprint = hrd_fingerprint_common(m->headers, m->o->nin);
+    h.fingerprint = hrr_fingerprint_common(m->headers, m->o->nin);
     h.id = (char *)m->o->id;
     h.part_ids = m->o->parts;
     h.n_part_ids = m->o->nparts;
-    m->stage = HRD_RUNMERGE_WRITE;
-    if (hrd_run_create(&w, m->o->output, &h, err, errlen) != 0)
+    m->stage = HRR_RUNMERGE_WRITE;
+    if (hrr_create(&w, m->o->output, &h, err, errlen) != 0)
         rc = -EIO;
-    else if ((rc = hrd_runmerge_write(&m->rm, &w, show_progress, m, err,
+    else if ((rc = hrr_runmerge_write(&m->rm, &w, show_progress, m, err,
                                       errlen)) != 0)
-        rc = rc == HRD_RUNMERGE_AGAIN ? -EAGAIN : -EIO;
-    else if (hrd_run_commit(&w, end, err, errlen) != 0)
+        rc = rc == HRR_RUNMERGE_AGAIN ? -EAGAIN : -EIO;
+    else if (hrr_commit(&w, end, err, errlen) != 0)
         rc = -EIO;
     if (rc != 0)
-        hrd_run_abort(&w);
+        hrr_abort(&w);
     return rc;
 }
 
-int hrd_runmerge_once(const struct hrd_runmerge_opts *o, int whole,
-                     struct hrd_runmerge_result *res, char *err,
+int hrr_runmerge_once(const struct hrr_runmerge_opts *o, int whole,
+                     struct hrr_runmerge_result *res, char *err,
                      size_t errlen)
 {
     struct merge m;
@@ -374,7 +374,7 @@ int hrd_runmerge_once(const struct hrd_runmerge_opts *o, int whole,
 }
 
 /* The index of id among o's parts, or o->nparts. */
-static size_t find_part(const struct hrd_runmerge_opts *o, const char *id)
+static size_t find_part(const struct hrr_runmerge_opts *o, const char *id)
 {
     size_t k;
 
@@ -385,9 +385,9 @@ static size_t find_part(const struct hrd_runmerge_opts *o, const char *id)
 
 /*
  * Reads each input's id and parts (runid.h) into o. Returns 0, -EEXIST or
- * -ENOMEM (see hrd_runmerge_ids).
+ * -ENOMEM (see hrr_runmerge_ids).
  */
-static int check_ids(struct hrd_runmerge_opts *o, char *err, size_t errlen)
+static int check_ids(struct hrr_runmerge_opts *o, char *err, size_t errlen)
 {
     Hostrange__RunHeader **headers;
     size_t **owner = &o->owner;
@@ -399,16 +399,16 @@ static int check_ids(struct hrd_runmerge_opts *o, char *err, size_t errlen)
         return -ENOMEM;
     headers = o->headers;
     for (size_t i = 0; i < o->nin; i++) {
-        struct hrd_run_reader r;
+        struct hrr_reader r;
         Hostrange__RunHeader *h;
         char **mine;
         size_t nmine;
 
-        if (hrd_run_open(&r, o->in[i], &h, err, errlen) != 0)
+        if (hrr_open(&r, o->in[i], &h, err, errlen) != 0)
             continue;
-        hrd_run_close(&r);
+        hrr_close(&r);
         headers[i] = h;
-        if (hrd_runid_of_file(o->in[i], h, o->ids[i], err, errlen) != 0)
+        if (hrr_runid_of_file(o->in[i], h, o->ids[i], err, errlen) != 0)
             continue;
         mine = h->n_part_ids > 0 ? h->part_ids : NULL;
         nmine = h->n_part_ids > 0 ? h->n_part_ids : 1;
@@ -452,26 +452,26 @@ static int check_ids(struct hrd_runmerge_opts *o, char *err, size_t errlen)
 
 /* The output's id: the hash of its parts (taken in a sorted copy, so
  * that part_ids keep the order of the inputs). Returns 0 or -ENOMEM. */
-static int merged_id(struct hrd_runmerge_opts *o)
+static int merged_id(struct hrr_runmerge_opts *o)
 {
     char **sorted = malloc((o->nparts + 1) * sizeof *sorted);
 
     if (sorted == NULL)
         return -ENOMEM;
     memcpy(sorted, o->parts, o->nparts * sizeof *sorted);
-    hrd_runid_of_parts(sorted, o->nparts, o->id);
+    hrr_runid_of_parts(sorted, o->nparts, o->id);
     free(sorted);
     return 0;
 }
 
-int hrd_runmerge_ids(struct hrd_runmerge_opts *o, char *err, size_t errlen)
+int hrr_runmerge_ids(struct hrr_runmerge_opts *o, char *err, size_t errlen)
 {
     int rc = check_ids(o, err, errlen);
 
     return rc == 0 ? merged_id(o) : rc;
 }
 
-void hrd_runmerge_opts_fini(struct hrd_runmerge_opts *o)
+void hrr_runmerge_opts_fini(struct hrr_runmerge_opts *o)
 {
     for (size_t i = 0; o->headers != NULL && i < o->nin; i++) {
         if (o->headers[i] != NULL)

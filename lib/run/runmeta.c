@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int hrd_run_meta_add(struct hrd_run_meta *m, const char *key, size_t keylen,
+int hrr_meta_add(struct hrr_meta *m, const char *key, size_t keylen,
                      const char *value)
 {
     Hostrange__RunMeta **nm = realloc(m->pairs, (m->n + 1) * sizeof *nm);
@@ -30,7 +30,7 @@ int hrd_run_meta_add(struct hrd_run_meta *m, const char *key, size_t keylen,
     return 0;
 }
 
-int hrd_run_meta_with(struct hrd_run_meta *to, const struct hrd_run_meta *from,
+int hrr_meta_with(struct hrr_meta *to, const struct hrr_meta *from,
                       const char *key, const char *value)
 {
     memset(to, 0, sizeof *to);
@@ -50,17 +50,17 @@ int hrd_run_meta_with(struct hrd_run_meta *to, const struct hrd_run_meta *from,
     return 0;
 }
 
-const char *hrd_run_meta_key(const struct hrd_run_meta *m, size_t i)
+const char *hrr_meta_key(const struct hrr_meta *m, size_t i)
 {
     return m->pairs[i]->key;
 }
 
-const char *hrd_run_meta_value(const struct hrd_run_meta *m, size_t i)
+const char *hrr_meta_value(const struct hrr_meta *m, size_t i)
 {
     return m->pairs[i]->value;
 }
 
-void hrd_run_meta_fini(struct hrd_run_meta *m)
+void hrr_meta_fini(struct hrr_meta *m)
 {
     if (m == NULL)
         return;

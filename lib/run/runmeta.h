@@ -9,10 +9,10 @@
 
 #include "proto/hostrange.pb-c.h"
 
-/* Pairs, zeroed to start. Those added with hrd_run_meta_add are its own;
- * hrd_run_meta_with's are borrowed but for the one it adds (its strings
+/* Pairs, zeroed to start. Those added with hrr_meta_add are its own;
+ * hrr_meta_with's are borrowed but for the one it adds (its strings
  * borrowed). */
-struct hrd_run_meta {
+struct hrr_meta {
     Hostrange__RunMeta **pairs;
     size_t n;
     Hostrange__RunMeta extra;
@@ -20,19 +20,19 @@ struct hrd_run_meta {
 };
 
 /* Adds the pair key[0..keylen)=value. Returns 0 or -ENOMEM. */
-int hrd_run_meta_add(struct hrd_run_meta *m, const char *key, size_t keylen,
+int hrr_meta_add(struct hrr_meta *m, const char *key, size_t keylen,
                      const char *value);
 
 /* Makes *to from's pairs (borrowed) and, when key is not NULL, the pair
  * key=value after them (the strings borrowed). Returns 0 or -ENOMEM. */
-int hrd_run_meta_with(struct hrd_run_meta *to, const struct hrd_run_meta *from,
+int hrr_meta_with(struct hrr_meta *to, const struct hrr_meta *from,
                       const char *key, const char *value);
 
 /* The key and value of pair i. */
-const char *hrd_run_meta_key(const struct hrd_run_meta *m, size_t i);
-const char *hrd_run_meta_value(const struct hrd_run_meta *m, size_t i);
+const char *hrr_meta_key(const struct hrr_meta *m, size_t i);
+const char *hrr_meta_value(const struct hrr_meta *m, size_t i);
 
 /* Frees m's own (NULL: nothing). */
-void hrd_run_meta_fini(struct hrd_run_meta *m);
+void hrr_meta_fini(struct hrr_meta *m);
 
 #endif

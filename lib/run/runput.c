@@ -21,7 +21,7 @@ struct coded {
 };
 
 /* A path of the key being written: its values, and its RunPath's size. */
-struct hrd_runput_path {
+struct hrr_runput_path {
     struct coded c;
     size_t size;
     int same;             /* a mirror: c is the key's */
@@ -34,13 +34,13 @@ static size_t delta_size(uint64_t *v, size_t n, uint64_t *tmp)
     uint64_t prev = 0;
     size_t len = 0;
 
-    hrd_sort_u64(v, n, tmp);
+    hrs_sort_u64(v, n, tmp);
     for (size_t i = 0; i < n; i++) {
         uint64_t x = v[i];
 
         v[i] = x - prev;
         prev = x;
-        len += hrd_pb_varint_size(v[i]);
+        len += hrr_pb_varint_size(v[i]);
     }
     return len;
 }
@@ -49,12 +49,12 @@ static size_t delta_size(uint64_t *v, size_t n, uint64_t *tmp)
  * 2 * (pairs + records)), tmp as delta_size's. Events that are all leaves
  * have the same self and inclusive values: those are sorted and coded
  * once. */
-static void code_values(const struct hrd_key *k, uint64_t *v, uint64_t *tmp,
+static void code_values(const struct hra_key *k, uint64_t *v, uint64_t *tmp,
                         struct coded *c)
 {
     c->incl = v;
     c->self = v + k->pairs + k->records;
-    hrd_agg_key_values(k, c->incl, &c->ni, c->self, &c->ns);
+    hra_key_values(k, c->incl, &c->ni, c->self, &c->ns);
     c->self_is_incl = c->ni == c->ns &&
                       memcmp(c->incl, c->self, c->ni * sizeof *v) == 0;
     c->li = delta_size(c->incl, c->ni, tmp);
@@ -69,8 +69,8 @@ static void code_values(const struct hrd_key *k, uint64_t *v, uint64_t *tmp,
 /* The bytes of c's two packed fields (numbers fi and fs). */
 static size_t coded_size(const struct coded *c, unsigned fi, unsigned fs)
 {
-    return (c->ni ? hrd_pb_bytes_size(fi, c->li) : 0) +
-           (c->ns ? hrd_pb_bytes_size(fs, c->ls) : 0);
+    return (c->ni ? hrr_pb_bytes_size(fi, c->li) : 0) +
+           (c->ns ? hrr_pb_bytes_size(fs, c->ls) : 0);
 }
 
 static uint8_t *put_values(uint8_t *o, const uint64_t *v, size_t n)
@@ -100,12 +100,12 @@ static uint8_t *put_coded(uint8_t *o, const struct coded *c, unsigned fi,
     const uint8_t *ib = NULL;
 
     if (c->ni) {
-        o = hrd_pb_len(o, fi, c->li);
+        o = hrr_pb_len(o, fi, c->li);
         ib = o;
         o = put_values(o, c->incl, c->ni);
     }
     if (c->ns) {
-        o = hrd_pb_len(o, fs, c->ls);
+        o = hrr_pb_len(o, fs, c->ls);
         if (c->self_is_incl) {
             memcpy(o, ib, c->ls);
             o += c->ls;
@@ -119,7 +119,7 @@ static uint8_t *put_coded(uint8_t *o, const struct coded *c, unsigned fi,
 /*
  * A field of a record, in the order it is written: a varint (nothing for
  * 0), a proto3 string (nothing when empty) or bytes (always written).
- * hrd_runput_key sizes a record and writes it from one table of these, so
+ * hrr_runput_key sizes a record and writes it from one table of these, so
  * the size and the bytes cannot drift apart.
  */
 enum field_kind { FIELD_VARINT, FIELD_STRING, FIELD_BYTES };
@@ -140,13 +140,13 @@ static size_t fields_size(const struct field *f, size_t n)
     for (size_t i = 0; i < n; i++) {
         switch (f[i].kind) {
         case FIELD_VARINT:
-            size += hrd_pb_field_size(f[i].num, f[i].v);
+            size += hrr_pb_field_size(f[i].num, f[i].v);
             break;
         case FIELD_STRING:
-            size += hrd_pb_string_size(f[i].num, f[i].s);
+            size += hrr_pb_string_size(f[i].num, f[i].s);
             break;
         case FIELD_BYTES:
-            size += hrd_pb_bytes_size(f[i].num, strlen(f[i].s));
+            size += hrr_pb_bytes_size(f[i].num, strlen(f[i].s));
             break;
         }
     }
@@ -158,13 +158,13 @@ static uint8_t *fields_put(uint8_t *o, const struct field *f, size_t n)
     for (size_t i = 0; i < n; i++) {
         switch (f[i].kind) {
         case FIELD_VARINT:
-            o = hrd_pb_field(o, f[i].num, f[i].v);
+            o = hrr_pb_field(o, f[i].num, f[i].v);
             break;
         case FIELD_STRING:
-            o = hrd_pb_string(o, f[i].num, f[i].s);
+            o = hrr_pb_string(o, f[i].num, f[i].s);
             break;
         case FIELD_BYTES:
-            o = hrd_pb_bytes(o, f[i].num, f[i].s, strlen(f[i].s));
+            o = hrr_pb_bytes(o, f[i].num, f[i].s, strlen(f[i].s));
             break;
         }
     }
@@ -172,29 +172,29 @@ static uint8_t *fields_put(uint8_t *o, const struct field *f, size_t n)
 }
 
 /* The most fields of a RunPath's head: its names, pairs and children. */
-#define PATH_HEAD_MAX (HRD_MAX_DEPTH_LIMIT + 2)
+#define PATH_HEAD_MAX (HRA_MAX_DEPTH_LIMIT + 2)
 
 /* The fields of the RunPath of path key view p before its values, into
  * f[0..PATH_HEAD_MAX). Returns their number. */
-static size_t path_head(struct hrd_agg *a, const struct hrd_key *p,
+static size_t path_head(struct hra_agg *a, const struct hra_key *p,
                         struct field *f)
 {
-    const char *names[HRD_MAX_DEPTH_LIMIT];
-    uint32_t depth = hrd_agg_path_names(a, p->path, names);
+    const char *names[HRA_MAX_DEPTH_LIMIT];
+    uint32_t depth = hra_path_names(a, p->path, names);
     size_t n = 0;
 
     for (uint32_t i = 0; i < depth; i++)
-        f[n++] = (struct field){ HRD_RUNPATH_PATH, FIELD_BYTES, 0, names[i] };
-    f[n++] = (struct field)VARINT(HRD_RUNPATH_PAIRS, p->pairs);
-    f[n++] = (struct field)VARINT(HRD_RUNPATH_CHILDREN, p->children);
+        f[n++] = (struct field){ HRR_RUNPATH_PATH, FIELD_BYTES, 0, names[i] };
+    f[n++] = (struct field)VARINT(HRR_RUNPATH_PAIRS, p->pairs);
+    f[n++] = (struct field)VARINT(HRR_RUNPATH_CHILDREN, p->children);
     return n;
 }
 
 /* The field of the RunPath of path key view p after its values. */
-#define PATH_TAIL(p) VARINT(HRD_RUNPATH_DESCENDANTS, (p)->descendants)
+#define PATH_TAIL(p) VARINT(HRR_RUNPATH_DESCENDANTS, (p)->descendants)
 
 /* The size of the RunPath of path key view p other than its values. */
-static size_t path_head_size(struct hrd_agg *a, const struct hrd_key *p)
+static size_t path_head_size(struct hra_agg *a, const struct hra_key *p)
 {
     struct field f[PATH_HEAD_MAX];
     const struct field t = PATH_TAIL(p);
@@ -203,7 +203,7 @@ static size_t path_head_size(struct hrd_agg *a, const struct hrd_key *p)
     return fields_size(f, n) + fields_size(&t, 1);
 }
 
-void hrd_runput_tmp_fini(struct hrd_runput_tmp *t)
+void hrr_runput_tmp_fini(struct hrr_runput_tmp *t)
 {
     free(t->v);
     free(t->paths);
@@ -229,7 +229,7 @@ static int scratch_room(void **p, size_t *cap, size_t n, size_t size)
 }
 
 /* Makes t hold n values and np paths. Returns 0 or -ENOMEM. */
-static int tmp_room(struct hrd_runput_tmp *t, size_t n, size_t np)
+static int tmp_room(struct hrr_runput_tmp *t, size_t n, size_t np)
 {
     void *v = t->v, *paths = t->paths;
     int rc = scratch_room(&v, &t->cap, n, sizeof *t->v);
@@ -241,11 +241,11 @@ static int tmp_room(struct hrd_runput_tmp *t, size_t n, size_t np)
     return rc;
 }
 
-/* The values hrd_runput_key decodes at once for key k (its values twice,
+/* The values hrr_runput_key decodes at once for key k (its values twice,
  * inclusive and self, and each path's but a mirror's) into *need, and the
  * most it sorts at once into *most; *np: its paths. Returns 0, or 1 for a
  * key it does not write. */
-static int room_needed(const struct hrd_key *k, size_t *need, size_t *most,
+static int room_needed(const struct hra_key *k, size_t *need, size_t *most,
                        size_t *np)
 {
     size_t all = k->pairs + k->records;
@@ -255,9 +255,9 @@ static int room_needed(const struct hrd_key *k, size_t *need, size_t *most,
     *need = 2 * all;
     *most = all;
     *np = 0;
-    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
-        struct hrd_key view;
-        const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
+    for (const struct hra_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+        struct hra_key view;
+        const struct hra_key *p = hra_path_view(k, pp, &view);
 
         if (!p->exact || (pp->mirror && p->pairs != k->pairs))
             return 1;
@@ -270,14 +270,14 @@ static int room_needed(const struct hrd_key *k, size_t *need, size_t *most,
     return 0;
 }
 
-size_t hrd_runput_scratch(const struct hrd_key *k)
+size_t hrr_runput_scratch(const struct hra_key *k)
 {
     size_t need, most, np;
 
     if (room_needed(k, &need, &most, &np) != 0)
         return 0;
     return (need + most + 1) * sizeof(uint64_t) +
-           (np + 1) * sizeof(struct hrd_runput_path);
+           (np + 1) * sizeof(struct hrr_runput_path);
 }
 
 /*
@@ -285,16 +285,16 @@ size_t hrd_runput_scratch(const struct hrd_key *k)
  * own, kc), from v on, sorting in sorttmp, and gives each its size.
  * Returns the bytes of the RunKey's paths fields.
  */
-static size_t code_paths(struct hrd_agg *a, const struct hrd_key *k,
+static size_t code_paths(struct hra_agg *a, const struct hra_key *k,
                          const struct coded *kc, uint64_t *v,
-                         uint64_t *sorttmp, struct hrd_runput_tmp *t)
+                         uint64_t *sorttmp, struct hrr_runput_tmp *t)
 {
     size_t np = 0, size = 0;
 
-    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
-        struct hrd_runput_path *tp = &t->paths[np++];
-        struct hrd_key view;
-        const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
+    for (const struct hra_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+        struct hrr_runput_path *tp = &t->paths[np++];
+        struct hra_key view;
+        const struct hra_key *p = hra_path_view(k, pp, &view);
 
         /* A mirror holds its range key's very events (its only path, no
          * record): the key's coded values. */
@@ -307,9 +307,9 @@ static size_t code_paths(struct hrd_agg *a, const struct hrd_key *k,
             v += 2 * (p->pairs + p->records);
         }
         tp->size = path_head_size(a, p) +
-                   coded_size(&tp->c, HRD_RUNPATH_INCLUSIVE,
-                              HRD_RUNPATH_SELF);
-        size += hrd_pb_bytes_size(HRD_RUNKEY_PATHS, tp->size);
+                   coded_size(&tp->c, HRR_RUNPATH_INCLUSIVE,
+                              HRR_RUNPATH_SELF);
+        size += hrr_pb_bytes_size(HRR_RUNKEY_PATHS, tp->size);
     }
     return size;
 }
@@ -319,22 +319,22 @@ static size_t code_paths(struct hrd_agg *a, const struct hrd_key *k,
  * mirror's values are the key's, whose inclusive and self fields start
  * at vals (coded as kc). Returns the end of what it wrote.
  */
-static uint8_t *put_paths(uint8_t *o, struct hrd_agg *a,
-                          const struct hrd_key *k, const struct coded *kc,
+static uint8_t *put_paths(uint8_t *o, struct hra_agg *a,
+                          const struct hra_key *k, const struct coded *kc,
                           const uint8_t *vals,
-                          const struct hrd_runput_tmp *t)
+                          const struct hrr_runput_tmp *t)
 {
     size_t np = 0;
 
-    for (const struct hrd_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
-        const struct hrd_runput_path *tp = &t->paths[np++];
-        struct hrd_key view;
-        const struct hrd_key *p = hrd_agg_path_view(k, pp, &view);
+    for (const struct hra_key *pp = k->paths; pp != NULL; pp = pp->pnext) {
+        const struct hrr_runput_path *tp = &t->paths[np++];
+        struct hra_key view;
+        const struct hra_key *p = hra_path_view(k, pp, &view);
         const struct field pt = PATH_TAIL(p);
         struct field f[PATH_HEAD_MAX];
         size_t nf = path_head(a, p, f);
 
-        o = hrd_pb_len(o, HRD_RUNKEY_PATHS, tp->size);
+        o = hrr_pb_len(o, HRR_RUNKEY_PATHS, tp->size);
         o = fields_put(o, f, nf);
         if (tp->same) {
             /* The key's inclusive and self fields as the path's: the
@@ -342,43 +342,43 @@ static uint8_t *put_paths(uint8_t *o, struct hrd_agg *a,
             const uint8_t *src = vals;
 
             if (kc->ni) {
-                src += hrd_pb_bytes_size(HRD_RUNKEY_INCLUSIVE, kc->li) -
+                src += hrr_pb_bytes_size(HRR_RUNKEY_INCLUSIVE, kc->li) -
                        kc->li;
-                o = hrd_pb_bytes(o, HRD_RUNPATH_INCLUSIVE, src, kc->li);
+                o = hrr_pb_bytes(o, HRR_RUNPATH_INCLUSIVE, src, kc->li);
                 src += kc->li;
             }
             if (kc->ns) {
-                src += hrd_pb_bytes_size(HRD_RUNKEY_SELF, kc->ls) - kc->ls;
-                o = hrd_pb_bytes(o, HRD_RUNPATH_SELF, src, kc->ls);
+                src += hrr_pb_bytes_size(HRR_RUNKEY_SELF, kc->ls) - kc->ls;
+                o = hrr_pb_bytes(o, HRR_RUNPATH_SELF, src, kc->ls);
             }
         } else {
-            o = put_coded(o, &tp->c, HRD_RUNPATH_INCLUSIVE,
-                          HRD_RUNPATH_SELF);
+            o = put_coded(o, &tp->c, HRR_RUNPATH_INCLUSIVE,
+                          HRR_RUNPATH_SELF);
         }
         o = fields_put(o, &pt, 1);
     }
     return o;
 }
 
-int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
-                   unsigned field, struct hrd_pbuf *out,
-                   struct hrd_runput_tmp *t)
+int hrr_runput_key(struct hra_agg *a, const struct hra_key *k,
+                   unsigned field, struct hrr_pbuf *out,
+                   struct hrr_runput_tmp *t)
 {
     /* The RunKey's fields before its values, and after them. */
     const struct field head[] = {
-        STRING(HRD_RUNKEY_NODE_ID, hrd_agg_str_get(a, k->node)),
-        STRING(HRD_RUNKEY_OPERATOR, hrd_agg_str_get(a, k->op)),
-        STRING(HRD_RUNKEY_BACKEND, hrd_agg_str_get(a, k->backend)),
-        VARINT(HRD_RUNKEY_PHASE, k->phase),
-        STRING(HRD_RUNKEY_RANGE, hrd_agg_str_get(a, k->range)),
-        VARINT(HRD_RUNKEY_NODE_RANK, a->str.rank[k->node - 1]),
-        VARINT(HRD_RUNKEY_RANGE_RANK, a->str.rank[k->range - 1]),
-        VARINT(HRD_RUNKEY_PAIRS, k->pairs),
-        VARINT(HRD_RUNKEY_RECORDS, k->records),
-        VARINT(HRD_RUNKEY_CHILDREN, k->children),
+        STRING(HRR_RUNKEY_NODE_ID, hra_str_get(a, k->node)),
+        STRING(HRR_RUNKEY_OPERATOR, hra_str_get(a, k->op)),
+        STRING(HRR_RUNKEY_BACKEND, hra_str_get(a, k->backend)),
+        VARINT(HRR_RUNKEY_PHASE, k->phase),
+        STRING(HRR_RUNKEY_RANGE, hra_str_get(a, k->range)),
+        VARINT(HRR_RUNKEY_NODE_RANK, a->str.rank[k->node - 1]),
+        VARINT(HRR_RUNKEY_RANGE_RANK, a->str.rank[k->range - 1]),
+        VARINT(HRR_RUNKEY_PAIRS, k->pairs),
+        VARINT(HRR_RUNKEY_RECORDS, k->records),
+        VARINT(HRR_RUNKEY_CHILDREN, k->children),
     };
     const struct field tail[] = {
-        VARINT(HRD_RUNKEY_DESCENDANTS, k->descendants),
+        VARINT(HRR_RUNKEY_DESCENDANTS, k->descendants),
     };
     const size_t nhead = sizeof head / sizeof head[0];
     const size_t ntail = sizeof tail / sizeof tail[0];
@@ -396,19 +396,19 @@ int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
     sorttmp = t->v + need;
     code_values(k, t->v, sorttmp, &kc);
     size = fields_size(head, nhead) +
-           coded_size(&kc, HRD_RUNKEY_INCLUSIVE, HRD_RUNKEY_SELF) +
+           coded_size(&kc, HRR_RUNKEY_INCLUSIVE, HRR_RUNKEY_SELF) +
            fields_size(tail, ntail) +
            code_paths(a, k, &kc, t->v + 2 * all, sorttmp, t);
-    if (hrd_pbuf_room(out, size + (field ? hrd_pb_bytes_size(field, size)
+    if (hrr_pbuf_room(out, size + (field ? hrr_pb_bytes_size(field, size)
                                           : 0)) != 0)
         return -ENOMEM;
     o = out->p + out->len;
     if (field)
-        o = hrd_pb_len(o, field, size);
+        o = hrr_pb_len(o, field, size);
     key_at = o;
     o = fields_put(o, head, nhead);
     vals = o; /* where the key's values start, for its mirror's copy */
-    o = put_coded(o, &kc, HRD_RUNKEY_INCLUSIVE, HRD_RUNKEY_SELF);
+    o = put_coded(o, &kc, HRR_RUNKEY_INCLUSIVE, HRR_RUNKEY_SELF);
     o = fields_put(o, tail, ntail);
     o = put_paths(o, a, k, &kc, vals, t);
     assert((size_t)(o - key_at) == size);

@@ -1,7 +1,7 @@
 /*
  * Exact keys of run format 1 (proto/hostrange.proto, RunKey) written by
  * hand, without protobuf-c: the very bytes protobuf-c packs the message
- * hrd_runkey_from (runkey.h) fills into, for the default save and every
+ * hrr_runkey_from (runkey.h) fills into, for the default save and every
  * file of format 1 written from an aggregation. Each array of values is
  * decoded from the key's events, sorted, delta-coded and sized in one
  * pass over the values, then written in another, straight into the
@@ -19,32 +19,32 @@
 #include "lib/agg/agg.h"
 #include "lib/run/pbuf.h"
 
-/* Scratch memory of hrd_runput_key, kept from key to key (zeroed to
- * start; hrd_runput_tmp_fini frees it). */
-struct hrd_runput_path;
-struct hrd_runput_tmp {
+/* Scratch memory of hrr_runput_key, kept from key to key (zeroed to
+ * start; hrr_runput_tmp_fini frees it). */
+struct hrr_runput_path;
+struct hrr_runput_tmp {
     uint64_t *v;
     size_t cap;
-    struct hrd_runput_path *paths;
+    struct hrr_runput_path *paths;
     size_t pcap;
 };
 
-void hrd_runput_tmp_fini(struct hrd_runput_tmp *t);
+void hrr_runput_tmp_fini(struct hrr_runput_tmp *t);
 
 /*
  * Appends exact key k of a, coded for run format 1, to out: the bytes
- * protobuf-c packs hrd_runkey_from's message into, written in one pass
+ * protobuf-c packs hrr_runkey_from's message into, written in one pass
  * (each array sorted and coded once; a mirror path's arrays are a copy of
  * its key's bytes), as length-delimited field `field` of an enclosing
  * message, or bare for field 0. Returns 0, 1 for a key it does not write
  * (a histogram key or path: nothing written), or -ENOMEM.
  */
-int hrd_runput_key(struct hrd_agg *a, const struct hrd_key *k,
-                   unsigned field, struct hrd_pbuf *out,
-                   struct hrd_runput_tmp *t);
+int hrr_runput_key(struct hra_agg *a, const struct hra_key *k,
+                   unsigned field, struct hrr_pbuf *out,
+                   struct hrr_runput_tmp *t);
 
-/* The bytes of scratch hrd_runput_key takes to write key k (0 for a key
+/* The bytes of scratch hrr_runput_key takes to write key k (0 for a key
  * it does not write): its values decoded, and room to sort them. */
-size_t hrd_runput_scratch(const struct hrd_key *k);
+size_t hrr_runput_scratch(const struct hra_key *k);
 
 #endif

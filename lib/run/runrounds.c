@@ -117,7 +117,7 @@ static int cmp_rk(const void *pa, const void *pb)
                      b->backend, b->phase, b->range, b->metric);
 }
 
-int hrd_round_index_init(struct hrd_round_index *x,
+int hrr_round_index_init(struct hrr_round_index *x,
                          const Hostrange__RunEnd *end)
 {
     memset(x, 0, sizeof *x);
@@ -134,7 +134,7 @@ int hrd_round_index_init(struct hrd_round_index *x,
     return 0;
 }
 
-void hrd_round_index_fini(struct hrd_round_index *x)
+void hrr_round_index_fini(struct hrr_round_index *x)
 {
     free(x->sorted);
     x->sorted = NULL;
@@ -143,12 +143,12 @@ void hrd_round_index_fini(struct hrd_round_index *x)
 
 /* The RoundKey of a key and metric, or NULL. */
 static const Hostrange__RoundKey *
-find(const struct hrd_round_index *x, const char *node, const char *op,
+find(const struct hrr_round_index *x, const char *node, const char *op,
      const char *backend, uint32_t phase, const char *range,
      uint32_t metric);
 
-size_t hrd_round_medians_normalized(
-    const struct hrd_round_index *x, const char *node, const char *op,
+size_t hrr_round_medians_normalized(
+    const struct hrr_round_index *x, const char *node, const char *op,
     const char *backend, uint32_t phase, const char *range, uint32_t metric,
     const char *control, double *v, size_t max)
 {
@@ -171,7 +171,7 @@ size_t hrd_round_medians_normalized(
 }
 
 static const Hostrange__RoundKey *
-find(const struct hrd_round_index *x, const char *node, const char *op,
+find(const struct hrr_round_index *x, const char *node, const char *op,
      const char *backend, uint32_t phase, const char *range, uint32_t metric)
 {
     size_t lo = 0, hi = x->n;
@@ -193,7 +193,7 @@ find(const struct hrd_round_index *x, const char *node, const char *op,
     return NULL;
 }
 
-size_t hrd_round_medians(const struct hrd_round_index *x, const char *node,
+size_t hrr_round_medians(const struct hrr_round_index *x, const char *node,
                          const char *op, const char *backend, uint32_t phase,
                          const char *range, uint32_t metric, double *v,
                          size_t max)
@@ -215,19 +215,19 @@ size_t hrd_round_medians(const struct hrd_round_index *x, const char *node,
  * not cover (idx) as one round, `round`. Returns 0, -ENOMEM, or -EIO with
  * why in err. */
 static int read_input(struct ents *t, const char *path,
-                      const struct hrd_round_index *idx, uint32_t round,
+                      const struct hrr_round_index *idx, uint32_t round,
                       char *err, size_t errlen)
 {
-    struct hrd_diff_side s;
+    struct hrr_diff_side s;
     size_t done = 0;
     int rc;
 
     memset(&s, 0, sizeof s);
-    rc = hrd_runside_open(&s, path, err, errlen);
+    rc = hrr_runside_open(&s, path, err, errlen);
     while (rc == 0 && !s.ended) {
-        rc = hrd_runside_next(&s, err, errlen);
+        rc = hrr_runside_next(&s, err, errlen);
         for (; rc == 0 && done < s.n; done++) {
-            struct hrd_diff_pop *p = &s.p[done];
+            struct hrr_diff_pop *p = &s.p[done];
             free(p->v);
             free(p->w);
             p->v = NULL;
@@ -240,7 +240,7 @@ static int read_input(struct ents *t, const char *path,
                           p->metric, round, p->total, p->median);
         }
     }
-    hrd_runside_free(&s);
+    hrr_runside_free(&s);
     return rc;
 }
 
@@ -275,7 +275,7 @@ static Hostrange__RoundKey *make_key(const struct ent *e, size_t n,
     return k;
 }
 
-int hrd_runrounds_build(struct hrd_runrounds *r, char *const *in,
+int hrr_runrounds_build(struct hrr_runrounds *r, char *const *in,
                         size_t nin, Hostrange__RunEnd *const *ends, int read,
                         char *err, size_t errlen)
 {
@@ -287,7 +287,7 @@ int hrd_runrounds_build(struct hrd_runrounds *r, char *const *in,
     for (size_t i = 0; i < nin && rc == 0; i++) {
         const Hostrange__RunEnd *e = ends[i];
         uint32_t own = e->rounds > 1 && e->n_round_keys > 0 ? e->rounds : 1;
-        struct hrd_round_index idx;
+        struct hrr_round_index idx;
 
         for (size_t j = 0; own > 1 && j < e->n_round_keys && rc == 0; j++) {
             const Hostrange__RoundKey *k = e->round_keys[j];
@@ -302,10 +302,10 @@ int hrd_runrounds_build(struct hrd_runrounds *r, char *const *in,
             }
         }
         if (rc == 0 && read) {
-            rc = hrd_round_index_init(&idx, e);
+            rc = hrr_round_index_init(&idx, e);
             if (rc == 0)
                 rc = read_input(&t, in[i], &idx, base, err, errlen);
-            hrd_round_index_fini(&idx);
+            hrr_round_index_fini(&idx);
         }
         base += own;
     }
@@ -334,11 +334,11 @@ int hrd_runrounds_build(struct hrd_runrounds *r, char *const *in,
     if (rc == 0 && r->n > 0)
         r->rounds = base;
     if (rc != 0)
-        hrd_runrounds_fini(r);
+        hrr_runrounds_fini(r);
     return rc;
 }
 
-void hrd_runrounds_fini(struct hrd_runrounds *r)
+void hrr_runrounds_fini(struct hrr_runrounds *r)
 {
     for (size_t i = 0; i < r->n; i++)
         hostrange__round_key__free_unpacked(r->keys[i], NULL);
@@ -346,24 +346,24 @@ void hrd_runrounds_fini(struct hrd_runrounds *r)
     memset(r, 0, sizeof *r);
 }
 
-void hrd_runrounds_put(const struct hrd_runrounds *r, Hostrange__RunEnd *end)
+void hrr_runrounds_put(const struct hrr_runrounds *r, Hostrange__RunEnd *end)
 {
     end->rounds = r->rounds;
     end->round_keys = r->keys;
     end->n_round_keys = r->n;
 }
 
-size_t hrd_round_row_room(const struct hrd_round_index *x)
+size_t hrr_round_row_room(const struct hrr_round_index *x)
 {
     return 2 * (x->end->rounds > 1 ? x->end->rounds : 1);
 }
 
-void hrd_round_row(const struct hrd_round_index *x, struct hrd_row *r,
+void hrr_round_row(const struct hrr_round_index *x, struct hra_row *r,
                    double *medians)
 {
     size_t max = x->end->rounds;
     double *tmp = medians + (max > 1 ? max : 1);
-    size_t n = hrd_round_medians(x, r->node_id, r->op, r->backend,
+    size_t n = hrr_round_medians(x, r->node_id, r->op, r->backend,
                                  hrp_phase_parse(r->phase), r->range,
                                  hrp_metric_parse(r->metric), medians, max);
 
@@ -375,5 +375,5 @@ void hrd_round_row(const struct hrd_round_index *x, struct hrd_row *r,
     r->rounds = (uint32_t)n;
     r->round_medians = medians;
     memcpy(tmp, medians, n * sizeof *tmp);
-    r->round_spread = hrd_rounds_spread(tmp, n);
+    r->round_spread = hrs_rounds_spread(tmp, n);
 }

@@ -21,7 +21,7 @@
 
 /* The rounds of a merged run, owned here: the messages and their
  * strings. */
-struct hrd_runrounds {
+struct hrr_runrounds {
     uint32_t rounds;
     Hostrange__RoundKey **keys;
     size_t n;
@@ -34,27 +34,27 @@ struct hrd_runrounds {
  * carry are kept. Returns 0, -ENOMEM, or -EIO with why an input cannot
  * be read in err.
  */
-int hrd_runrounds_build(struct hrd_runrounds *r, char *const *in,
+int hrr_runrounds_build(struct hrr_runrounds *r, char *const *in,
                         size_t nin, Hostrange__RunEnd *const *ends, int read,
                         char *err, size_t errlen);
-void hrd_runrounds_fini(struct hrd_runrounds *r);
+void hrr_runrounds_fini(struct hrr_runrounds *r);
 
 /* Puts r's rounds into end (borrowed: r outlives end's use). */
-void hrd_runrounds_put(const struct hrd_runrounds *r, Hostrange__RunEnd *end);
+void hrr_runrounds_put(const struct hrr_runrounds *r, Hostrange__RunEnd *end);
 
 /*
  * A run's round medians, found by key: an index over end's RoundKeys.
  */
-struct hrd_round_index {
+struct hrr_round_index {
     const Hostrange__RunEnd *end;
     Hostrange__RoundKey **sorted;
     size_t n;
 };
 
 /* Returns 0 or -ENOMEM; end may be NULL (no rounds). */
-int hrd_round_index_init(struct hrd_round_index *x,
+int hrr_round_index_init(struct hrr_round_index *x,
                          const Hostrange__RunEnd *end);
-void hrd_round_index_fini(struct hrd_round_index *x);
+void hrr_round_index_fini(struct hrr_round_index *x);
 
 /*
  * The round medians of a key and metric (phase, metric: HRP_PHASE_*,
@@ -62,7 +62,7 @@ void hrd_round_index_fini(struct hrd_round_index *x);
  * v[] (room for max) and returns how many; 0 when the run has no rounds
  * for it (a run of one round), v[] untouched then.
  */
-size_t hrd_round_medians(const struct hrd_round_index *x, const char *node,
+size_t hrr_round_medians(const struct hrr_round_index *x, const char *node,
                          const char *op, const char *backend, uint32_t phase,
                          const char *range, uint32_t metric, double *v,
                          size_t max);
@@ -76,19 +76,19 @@ size_t hrd_round_medians(const struct hrd_round_index *x, const char *node,
  * max) and returns how many; 0 when the run has no rounds for the key or
  * the control.
  */
-size_t hrd_round_medians_normalized(
-    const struct hrd_round_index *x, const char *node, const char *op,
+size_t hrr_round_medians_normalized(
+    const struct hrr_round_index *x, const char *node, const char *op,
     const char *backend, uint32_t phase, const char *range, uint32_t metric,
     const char *control, double *v, size_t max);
 
-/* The doubles a row's round medians need (hrd_round_row's medians), for
+/* The doubles a row's round medians need (hrr_round_row's medians), for
  * an index of a run's end. */
-size_t hrd_round_row_room(const struct hrd_round_index *x);
+size_t hrr_round_row_room(const struct hrr_round_index *x);
 
 /* Sets row r's rounds fields (rounds, round_medians, round_spread; one
  * round, its median, when the run has no rounds for it), its medians in
- * medians[] (room from hrd_round_row_room). */
-void hrd_round_row(const struct hrd_round_index *x, struct hrd_row *r,
+ * medians[] (room from hrr_round_row_room). */
+void hrr_round_row(const struct hrr_round_index *x, struct hra_row *r,
                    double *medians);
 
 #endif

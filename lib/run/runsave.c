@@ -11,8 +11,8 @@
 #include <string.h>
 #include <sys/uio.h>
 
-int hrd_runsave_split(const uint8_t *p, size_t n, uint32_t field,
-                      struct hrd_span **spans, size_t *nspans,
+int hrr_runsave_split(const uint8_t *p, size_t n, uint32_t field,
+                      struct hrr_span **spans, size_t *nspans,
                       size_t *capspans, uint8_t **rest, size_t *restlen)
 {
     const uint8_t *end = p + n;
@@ -44,14 +44,14 @@ int hrd_runsave_split(const uint8_t *p, size_t n, uint32_t field,
             if (tag >> 3 == field) {
                 if (*nspans == *capspans) {
                     size_t cap = *capspans ? 2 * *capspans : 256;
-                    struct hrd_span *ns = realloc(*spans, cap * sizeof *ns);
+                    struct hrr_span *ns = realloc(*spans, cap * sizeof *ns);
 
                     if (ns == NULL)
                         return -ENOMEM;
                     *spans = ns;
                     *capspans = cap;
                 }
-                (*spans)[(*nspans)++] = (struct hrd_span){ p, (size_t)v };
+                (*spans)[(*nspans)++] = (struct hrr_span){ p, (size_t)v };
                 p += v;
                 continue;
             }
@@ -66,8 +66,8 @@ int hrd_runsave_split(const uint8_t *p, size_t n, uint32_t field,
     return 0;
 }
 
-int hrd_runsave_page(struct hrd_run_writer *w, const char *output,
-                     const struct hrd_span *keys, size_t nkeys,
+int hrr_runsave_page(struct hrr_writer *w, const char *output,
+                     const struct hrr_span *keys, size_t nkeys,
                      const uint8_t *save, size_t savelen, uint8_t cursor[16],
                      size_t *cursor_len, uint64_t *saved, int *last,
                      char *err, size_t errlen)
@@ -79,8 +79,8 @@ int hrd_runsave_page(struct hrd_run_writer *w, const char *output,
         s = hostrange__save_reply__unpack(NULL, savelen, save);
     if (s == NULL || s->next_cursor.len > 16 ||
         (s->next_cursor.len == 0 && s->end == NULL)) {
-        hrd_run_abort(w);
-        rc = HRD_RUNSAVE_NO_RUN;
+        hrr_abort(w);
+        rc = HRR_RUNSAVE_NO_RUN;
         goto out;
     }
     /* Packed keys go to the file as they are, from the reply (a daemon
@@ -95,18 +95,18 @@ int hrd_runsave_page(struct hrd_run_writer *w, const char *output,
         if (iov == NULL)
             snprintf(err, errlen, "%s: out of memory", output);
         bad = iov == NULL ||
-              hrd_run_put_packed_keys(w, iov, nkeys, err, errlen) != 0;
+              hrr_put_packed_keys(w, iov, nkeys, err, errlen) != 0;
         free(iov);
     }
     for (size_t i = 0; !bad && i < s->n_keys; i++)
-        bad = hrd_run_put_key(w, s->keys[i], err, errlen) != 0;
+        bad = hrr_put_key(w, s->keys[i], err, errlen) != 0;
     if (bad) {
-        hrd_run_abort(w);
+        hrr_abort(w);
         goto out;
     }
     if (s->next_cursor.len == 0) {
         *saved = w->keys;
-        if (hrd_run_commit(w, s->end, err, errlen) != 0)
+        if (hrr_commit(w, s->end, err, errlen) != 0)
             goto out;
         *last = 1;
         rc = 0;
@@ -121,16 +121,16 @@ out:
     return rc;
 }
 
-int hrd_runsave_create(struct hrd_run_writer *w, const char *output,
-                       unsigned format, const struct hrd_run_meta *meta,
-                       struct hrd_fingerprint *fp, char *id, char *err,
+int hrr_runsave_create(struct hrr_writer *w, const char *output,
+                       unsigned format, const struct hrr_meta *meta,
+                       struct hrr_fingerprint *fp, char *id, char *err,
                        size_t errlen)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     char host[256];
 
-    hrd_run_provenance(&h, format, host, sizeof host, meta->pairs, meta->n);
+    hrr_provenance(&h, format, host, sizeof host, meta->pairs, meta->n);
     h.fingerprint = &fp->m;
     h.id = id;
-    return hrd_run_create(w, output, &h, err, errlen) == 0 ? 0 : -EIO;
+    return hrr_create(w, output, &h, err, errlen) == 0 ? 0 : -EIO;
 }

@@ -143,7 +143,7 @@ static int events_ok(const uint8_t *q, size_t n, uint64_t pairs,
 {
     uint64_t np, nr;
 
-    return hrd_agg_events_check(q, n, &np, &nr) == 0 && np == pairs &&
+    return hra_events_check(q, n, &np, &nr) == 0 && np == pairs &&
            nr == records;
 }
 
@@ -178,42 +178,42 @@ static int path_read(const uint8_t *q, size_t n, struct path_fields *pf)
         if (!get_varint(&p, end, &tag) || tag > 0xffff)
             return 0;
         f = (unsigned)(tag >> 3);
-        if (!in_order(f, last, HRD_RUNPATH_PATH))
+        if (!in_order(f, last, HRR_RUNPATH_PATH))
             return 0;
         last = f;
         switch (f) {
-        case HRD_RUNPATH_PATH:
-        case HRD_RUNPATH_INCLUSIVE:
-        case HRD_RUNPATH_SELF:
-        case HRD_RUNPATH_EVENTS:
+        case HRR_RUNPATH_PATH:
+        case HRR_RUNPATH_INCLUSIVE:
+        case HRR_RUNPATH_SELF:
+        case HRR_RUNPATH_EVENTS:
             if ((tag & 7) != 2 || !get_len(&p, end, &b, &bl) || bl == 0)
                 return 0;
-            if (f == HRD_RUNPATH_PATH) {
-                if (!name_ok(b, bl) || pf->depth == HRD_MAX_DEPTH_LIMIT)
+            if (f == HRR_RUNPATH_PATH) {
+                if (!name_ok(b, bl) || pf->depth == HRA_MAX_DEPTH_LIMIT)
                     return 0;
                 pf->depth++;
                 pf->last_name = b;
                 pf->last_len = bl;
                 pf->names_end = (size_t)(p - q);
-            } else if (f == HRD_RUNPATH_INCLUSIVE) {
+            } else if (f == HRR_RUNPATH_INCLUSIVE) {
                 pf->incl = b, pf->li = bl;
-            } else if (f == HRD_RUNPATH_SELF) {
+            } else if (f == HRR_RUNPATH_SELF) {
                 pf->self = b, pf->ls = bl;
             } else {
                 pf->events = b, pf->le = bl;
             }
             break;
-        case HRD_RUNPATH_PAIRS:
-        case HRD_RUNPATH_CHILDREN:
-        case HRD_RUNPATH_DESCENDANTS:
-        case HRD_RUNPATH_SAME_AS_KEY:
+        case HRR_RUNPATH_PAIRS:
+        case HRR_RUNPATH_CHILDREN:
+        case HRR_RUNPATH_DESCENDANTS:
+        case HRR_RUNPATH_SAME_AS_KEY:
             if ((tag & 7) != 0 || !get_varint(&p, end, &v) || v == 0)
                 return 0;
-            if (f == HRD_RUNPATH_PAIRS)
+            if (f == HRR_RUNPATH_PAIRS)
                 pf->pairs = v;
-            else if (f == HRD_RUNPATH_CHILDREN)
+            else if (f == HRR_RUNPATH_CHILDREN)
                 pf->children = v;
-            else if (f == HRD_RUNPATH_DESCENDANTS)
+            else if (f == HRR_RUNPATH_DESCENDANTS)
                 pf->descendants = v;
             else if (v != 1)
                 return 0;
@@ -228,7 +228,7 @@ static int path_read(const uint8_t *q, size_t n, struct path_fields *pf)
 }
 
 /* Whether path i of key s (whose own fields are given) is simple. */
-static int path_ok(const struct hrd_runscan *s, uint32_t i, int format,
+static int path_ok(const struct hrr_runscan *s, uint32_t i, int format,
                    const uint8_t *incl, size_t li, const uint8_t *self,
                    size_t ls, uint64_t children, uint64_t descendants)
 {
@@ -237,7 +237,7 @@ static int path_ok(const struct hrd_runscan *s, uint32_t i, int format,
     if (!path_read(s->path[i], s->path_len[i], &pf) ||
         pf.last_len != s->n[3] || memcmp(pf.last_name, s->s[3], s->n[3]))
         return 0;
-    if (format == HRD_RUN_FORMAT_SORTED) {
+    if (format == HRR_FORMAT_SORTED) {
         if (pf.events != NULL || pf.same)
             return 0;
         if (pf.pairs == 0)
@@ -266,32 +266,32 @@ static int path_ok(const struct hrd_runscan *s, uint32_t i, int format,
     return pf.events != NULL && events_ok(pf.events, pf.le, pf.pairs, 0);
 }
 
-/* The index in hrd_runscan.s of RunKey string field f. */
+/* The index in hrr_runscan.s of RunKey string field f. */
 static unsigned string_index(unsigned f)
 {
     switch (f) {
-    case HRD_RUNKEY_NODE_ID:
+    case HRR_RUNKEY_NODE_ID:
         return 0;
-    case HRD_RUNKEY_OPERATOR:
+    case HRR_RUNKEY_OPERATOR:
         return 1;
-    case HRD_RUNKEY_BACKEND:
+    case HRR_RUNKEY_BACKEND:
         return 2;
-    default: /* HRD_RUNKEY_RANGE */
+    default: /* HRR_RUNKEY_RANGE */
         return 3;
     }
 }
 
 /*
  * Reads the head of a RunKey of len bytes whose first avail bytes are at
- * p, its fields up to and with children (HRD_RUNKEY_NODE_ID to
- * HRD_RUNKEY_CHILDREN): the key's identity, ranks and counts. Returns 1
+ * p, its fields up to and with children (HRR_RUNKEY_NODE_ID to
+ * HRR_RUNKEY_CHILDREN): the key's identity, ranks and counts. Returns 1
  * with them in
  * *s (and the children's count), and in *stop the offset of the first
  * field past them (len when none), when they are whole within avail bytes,
  * canonical and check out; 0 otherwise.
  */
 static int scan_head(const uint8_t *p, size_t avail, size_t len,
-                     struct hrd_runscan *s, size_t *stop,
+                     struct hrr_runscan *s, size_t *stop,
                      uint64_t *children)
 {
     const uint8_t *q = p, *end = p + avail;
@@ -323,48 +323,48 @@ static int scan_head(const uint8_t *p, size_t avail, size_t len,
         last = f;
         /* The ranks are the fields node_rank and range_rank: from the
          * first field at or past the one, to the first past the other. */
-        if (f >= HRD_RUNKEY_NODE_RANK && !from) {
+        if (f >= HRR_RUNKEY_NODE_RANK && !from) {
             s->rank_from = (size_t)(at - p);
             from = 1;
         }
-        if (f > HRD_RUNKEY_RANGE_RANK && !to) {
+        if (f > HRR_RUNKEY_RANGE_RANK && !to) {
             s->rank_to = (size_t)(at - p);
             to = 1;
         }
-        if (f > HRD_RUNKEY_CHILDREN) {
+        if (f > HRR_RUNKEY_CHILDREN) {
             q = at;
             break;
         }
         switch (f) {
-        case HRD_RUNKEY_NODE_ID:
-        case HRD_RUNKEY_OPERATOR:
-        case HRD_RUNKEY_BACKEND:
-        case HRD_RUNKEY_RANGE:
+        case HRR_RUNKEY_NODE_ID:
+        case HRR_RUNKEY_OPERATOR:
+        case HRR_RUNKEY_BACKEND:
+        case HRR_RUNKEY_RANGE:
             if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) ||
                 !name_ok(b, bl))
                 return 0;
             s->s[string_index(f)] = b;
             s->n[string_index(f)] = (uint32_t)bl;
             break;
-        case HRD_RUNKEY_PHASE:
-        case HRD_RUNKEY_NODE_RANK:
-        case HRD_RUNKEY_RANGE_RANK:
-        case HRD_RUNKEY_PAIRS:
-        case HRD_RUNKEY_RECORDS:
-        case HRD_RUNKEY_CHILDREN:
+        case HRR_RUNKEY_PHASE:
+        case HRR_RUNKEY_NODE_RANK:
+        case HRR_RUNKEY_RANGE_RANK:
+        case HRR_RUNKEY_PAIRS:
+        case HRR_RUNKEY_RECORDS:
+        case HRR_RUNKEY_CHILDREN:
             if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0)
                 return 0;
-            if (f == HRD_RUNKEY_PAIRS)
+            if (f == HRR_RUNKEY_PAIRS)
                 s->pairs = v;
-            else if (f == HRD_RUNKEY_RECORDS)
+            else if (f == HRR_RUNKEY_RECORDS)
                 s->records = v;
-            else if (f == HRD_RUNKEY_CHILDREN)
+            else if (f == HRR_RUNKEY_CHILDREN)
                 *children = v;
             else if (v > UINT32_MAX) /* the uint32 fields */
                 return 0;
-            else if (f == HRD_RUNKEY_PHASE)
+            else if (f == HRR_RUNKEY_PHASE)
                 s->phase = (uint32_t)v;
-            else if (f == HRD_RUNKEY_NODE_RANK)
+            else if (f == HRR_RUNKEY_NODE_RANK)
                 s->node_rank = (uint32_t)v;
             else
                 s->range_rank = (uint32_t)v;
@@ -386,8 +386,8 @@ static int scan_head(const uint8_t *p, size_t avail, size_t len,
            s->pairs + s->records >= s->pairs;
 }
 
-int hrd_runscan_head(const uint8_t *p, size_t avail, size_t len,
-                     struct hrd_runscan *s)
+int hrr_runscan_head(const uint8_t *p, size_t avail, size_t len,
+                     struct hrr_runscan *s)
 {
     uint64_t children;
     size_t stop;
@@ -395,14 +395,14 @@ int hrd_runscan_head(const uint8_t *p, size_t avail, size_t len,
     return avail <= len && scan_head(p, avail, len, s, &stop, &children);
 }
 
-int hrd_runscan_key(const uint8_t *p, size_t len, int format,
-                    struct hrd_runscan *s)
+int hrr_runscan_key(const uint8_t *p, size_t len, int format,
+                    struct hrr_runscan *s)
 {
     const uint8_t *q, *end = p + len;
     const uint8_t *incl = NULL, *self = NULL, *events = NULL;
     size_t li = 0, ls = 0, le = 0, stop;
     uint64_t children, descendants = 0;
-    unsigned last = HRD_RUNKEY_CHILDREN;
+    unsigned last = HRR_RUNKEY_CHILDREN;
 
     if (!scan_head(p, len, len, s, &stop, &children))
         return 0;
@@ -415,30 +415,30 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
         if (!get_varint(&q, end, &tag) || tag > 0xffff)
             return 0;
         f = (unsigned)(tag >> 3);
-        if (!in_order(f, last, HRD_RUNKEY_PATHS))
+        if (!in_order(f, last, HRR_RUNKEY_PATHS))
             return 0;
         last = f;
         switch (f) {
-        case HRD_RUNKEY_DESCENDANTS:
+        case HRR_RUNKEY_DESCENDANTS:
             if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0)
                 return 0;
             descendants = v;
             break;
-        case HRD_RUNKEY_INCLUSIVE:
-        case HRD_RUNKEY_SELF:
-        case HRD_RUNKEY_EVENTS:
+        case HRR_RUNKEY_INCLUSIVE:
+        case HRR_RUNKEY_SELF:
+        case HRR_RUNKEY_EVENTS:
             if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) || bl == 0)
                 return 0;
-            if (f == HRD_RUNKEY_INCLUSIVE)
+            if (f == HRR_RUNKEY_INCLUSIVE)
                 incl = b, li = bl;
-            else if (f == HRD_RUNKEY_SELF)
+            else if (f == HRR_RUNKEY_SELF)
                 self = b, ls = bl;
             else
                 events = b, le = bl;
             break;
-        case HRD_RUNKEY_PATHS:
+        case HRR_RUNKEY_PATHS:
             if ((tag & 7) != 2 || !get_len(&q, end, &b, &bl) ||
-                s->npaths == HRD_RUNSCAN_PATHS)
+                s->npaths == HRR_RUNSCAN_PATHS)
                 return 0;
             s->path[s->npaths] = b;
             s->path_len[s->npaths++] = (uint32_t)bl;
@@ -447,7 +447,7 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
             return 0;
         }
     }
-    if (format == HRD_RUN_FORMAT_SORTED) {
+    if (format == HRR_FORMAT_SORTED) {
         if (events != NULL)
             return 0;
         if (s->pairs + s->records == 0) {
@@ -457,7 +457,7 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
                    !arrays_ok(incl, li, self, ls, s->records, s->pairs)) {
             return 0;
         }
-    } else if (format == HRD_RUN_FORMAT_EVENTS) {
+    } else if (format == HRR_FORMAT_EVENTS) {
         if (incl != NULL || self != NULL)
             return 0;
         if (s->pairs + s->records == 0 ? events != NULL
@@ -484,8 +484,8 @@ int hrd_runscan_key(const uint8_t *p, size_t len, int format,
     return 1;
 }
 
-void hrd_runscan_path_values(const struct hrd_runscan *s, uint32_t i,
-                             struct hrd_runscan_values *v)
+void hrr_runscan_path_values(const struct hrr_runscan *s, uint32_t i,
+                             struct hrr_runscan_values *v)
 {
     struct path_fields pf;
 
@@ -500,15 +500,15 @@ void hrd_runscan_path_values(const struct hrd_runscan *s, uint32_t i,
     v->names_end = pf.names_end;
 }
 
-uint32_t hrd_runscan_path_names(const struct hrd_runscan *s, uint32_t i,
+uint32_t hrr_runscan_path_names(const struct hrr_runscan *s, uint32_t i,
                                 const uint8_t **names, uint32_t *lens)
 {
     const uint8_t *p = s->path[i], *end = p + s->path_len[i];
     uint32_t depth = 0;
 
-    /* Checked by hrd_runscan_key: names come first. */
-    while (p < end && *p == (HRD_RUNPATH_PATH << 3 | 2u) &&
-           depth < HRD_MAX_DEPTH_LIMIT) {
+    /* Checked by hrr_runscan_key: names come first. */
+    while (p < end && *p == (HRR_RUNPATH_PATH << 3 | 2u) &&
+           depth < HRA_MAX_DEPTH_LIMIT) {
         const uint8_t *b;
         size_t bl;
 
@@ -533,17 +533,17 @@ static size_t put_varint(uint8_t *out, uint64_t v)
     return n;
 }
 
-size_t hrd_runscan_put_ranks(uint8_t *out, uint32_t node_rank,
+size_t hrr_runscan_put_ranks(uint8_t *out, uint32_t node_rank,
                              uint32_t range_rank)
 {
     size_t n = 0;
 
     if (node_rank != 0) {
-        out[n++] = HRD_RUNKEY_NODE_RANK << 3;
+        out[n++] = HRR_RUNKEY_NODE_RANK << 3;
         n += put_varint(out + n, node_rank);
     }
     if (range_rank != 0) {
-        out[n++] = HRD_RUNKEY_RANGE_RANK << 3;
+        out[n++] = HRR_RUNKEY_RANGE_RANK << 3;
         n += put_varint(out + n, range_rank);
     }
     return n;

@@ -14,11 +14,11 @@
 #include <string.h>
 
 /* Appends population p to s. Returns 0 or -ENOMEM. */
-static int pop_add(struct hrd_diff_side *s, struct hrd_diff_pop *p)
+static int pop_add(struct hrr_diff_side *s, struct hrr_diff_pop *p)
 {
     if (s->n == s->cap) {
         size_t cap = s->cap ? 2 * s->cap : 256;
-        struct hrd_diff_pop *np = realloc(s->p, cap * sizeof *np);
+        struct hrr_diff_pop *np = realloc(s->p, cap * sizeof *np);
         if (np == NULL)
             return -ENOMEM;
         s->p = np;
@@ -30,7 +30,7 @@ static int pop_add(struct hrd_diff_side *s, struct hrd_diff_pop *p)
 }
 
 /* Room for the distinct values of n values. Returns 0 or -ENOMEM. */
-static int pop_room(struct hrd_diff_pop *p, size_t n)
+static int pop_room(struct hrr_diff_pop *p, size_t n)
 {
     p->v = malloc((n + 1) * sizeof *p->v);
     p->w = malloc((n + 1) * sizeof *p->w);
@@ -40,13 +40,13 @@ static int pop_room(struct hrd_diff_pop *p, size_t n)
 /* Completes a population of n values whose `distinct` distinct values
  * are in p->v / p->w: the smallest gap between them (`gap`, when `any`),
  * the total and the median. */
-static void pop_done(struct hrd_diff_pop *p, size_t n, size_t distinct, uint64_t any,
+static void pop_done(struct hrr_diff_pop *p, size_t n, size_t distinct, uint64_t any,
                      uint64_t gap)
 {
     p->n = distinct;
     p->step = any ? (double)gap : INFINITY;
     p->total = n;
-    p->median = hrd_signif_median(&(struct hrd_wsample){ p->v, p->w, p->n,
+    p->median = hrs_signif_median(&(struct hrs_wsample){ p->v, p->w, p->n,
                                                          p->total });
 }
 
@@ -56,7 +56,7 @@ static void pop_done(struct hrd_diff_pop *p, size_t n, size_t distinct, uint64_t
  * of equal values (the group's last one stays), with the count of values
  * so far, which a pass over the groups then turns into their counts.
  * Returns 0 or -ENOMEM. */
-static inline int from_ascending(struct hrd_diff_pop *p, const uint64_t *a, size_t n,
+static inline int from_ascending(struct hrr_diff_pop *p, const uint64_t *a, size_t n,
                                  int deltas)
 {
     /* The smallest gap less 1: a gap of 0 (equal values) wraps to the
@@ -87,38 +87,38 @@ static inline int from_ascending(struct hrd_diff_pop *p, const uint64_t *a, size
     return 0;
 }
 
-static int from_deltas(struct hrd_diff_pop *p, const uint64_t *d, size_t n)
+static int from_deltas(struct hrr_diff_pop *p, const uint64_t *d, size_t n)
 {
     return from_ascending(p, d, n, 1);
 }
 
-static int from_sorted(struct hrd_diff_pop *p, const uint64_t *v, size_t n)
+static int from_sorted(struct hrr_diff_pop *p, const uint64_t *v, size_t n)
 {
     return from_ascending(p, v, n, 0);
 }
 
 /* The population of a saved histogram: its buckets' values. Returns 0,
  * -ENOMEM, or -EINVAL (a bucket out of range, or given twice). */
-static int from_hist(struct hrd_diff_pop *p, const Hostrange__RunHist *m)
+static int from_hist(struct hrr_diff_pop *p, const Hostrange__RunHist *m)
 {
-    struct hrd_hist h;
+    struct hrs_hist h;
     const double half = 0.5;
     int rc;
 
     p->hist = 1;
     p->step = INFINITY;
-    hrd_hist_init(&h);
+    hrs_hist_init(&h);
     rc = pop_room(p, m->n_buckets);
     if (rc != 0)
         return rc;
     for (size_t i = 0; i < m->n_buckets; i++) {
         /* The bucket is checked before its value is taken. */
-        rc = hrd_hist_set_bucket(&h, m->buckets[i], m->counts[i]);
+        rc = hrs_hist_set_bucket(&h, m->buckets[i], m->counts[i]);
         if (rc != 0) {
-            hrd_hist_fini(&h);
+            hrs_hist_fini(&h);
             return rc;
         }
-        p->v[i] = hrd_hist_value(m->buckets[i]);
+        p->v[i] = hrs_hist_value(m->buckets[i]);
         p->w[i] = m->counts[i];
     }
     p->n = m->n_buckets;
@@ -126,18 +126,18 @@ static int from_hist(struct hrd_diff_pop *p, const Hostrange__RunHist *m)
     h.n = m->n;
     h.min = m->min;
     h.max = m->max;
-    hrd_hist_quantiles(&h, &half, 1, &p->median);
-    hrd_hist_fini(&h);
+    hrs_hist_quantiles(&h, &half, 1, &p->median);
+    hrs_hist_fini(&h);
     return 0;
 }
 
-int hrd_runside_open(struct hrd_diff_side *s, const char *path, char *err,
+int hrr_runside_open(struct hrr_diff_side *s, const char *path, char *err,
                      size_t errlen)
 {
     int rc;
 
     s->path = path;
-    rc = hrd_run_open(&s->r, path, &s->header, err, errlen);
+    rc = hrr_open(&s->r, path, &s->header, err, errlen);
     if (rc == -ENOMEM)
         return rc;
     if (rc != 0)
@@ -148,7 +148,7 @@ int hrd_runside_open(struct hrd_diff_side *s, const char *path, char *err,
 
 /* Room for n values in each of the side's scratch arrays. Returns 0, or
  * -ENOMEM with why in err. */
-static int side_room(struct hrd_diff_side *s, uint64_t n, char *err, size_t errlen)
+static int side_room(struct hrr_diff_side *s, uint64_t n, char *err, size_t errlen)
 {
     if (n + 1 > s->vcap) {
         size_t cap = (size_t)n + 1;
@@ -171,7 +171,7 @@ static int side_room(struct hrd_diff_side *s, uint64_t n, char *err, size_t errl
 /* Decodes a key's events (RunKey.events) into s->incl and s->self, each
  * sorted. Returns 0, or with why in err -ENOMEM or -EINVAL (events that do
  * not match the key's counts). */
-static int coded_values(struct hrd_diff_side *s, const Hostrange__RunKey *k,
+static int coded_values(struct hrr_diff_side *s, const Hostrange__RunKey *k,
                         char *err, size_t errlen)
 {
     uint64_t all = k->pairs + k->records;
@@ -184,12 +184,12 @@ static int coded_values(struct hrd_diff_side *s, const Hostrange__RunKey *k,
     rc = side_room(s, all, err, errlen);
     if (rc != 0)
         return rc;
-    if (hrd_agg_events_decode(k->events.data, k->events.len, s->incl, all,
+    if (hra_events_decode(k->events.data, k->events.len, s->incl, all,
                               &ni, s->self, k->pairs, &ns) != 0 ||
         ni != all || ns != k->pairs)
         goto damaged;
-    hrd_sort_u64(s->incl, ni, s->tmp);
-    hrd_sort_u64(s->self, ns, s->tmp);
+    hrs_sort_u64(s->incl, ni, s->tmp);
+    hrs_sort_u64(s->self, ns, s->tmp);
     return 0;
 damaged:
     snprintf(err, errlen, "%s: damaged (key %s/%s holds events that do not "
@@ -209,10 +209,10 @@ struct keyhead {
 
 /* Starts population `metric` (1 inclusive, 2 self) of key h: everything
  * but its values. Returns 0 or -ENOMEM (pop_free frees what was had). */
-static int pop_start(struct hrd_diff_pop *p, const struct keyhead *h, uint32_t metric,
+static int pop_start(struct hrr_diff_pop *p, const struct keyhead *h, uint32_t metric,
                      uint32_t order)
 {
-    *p = (struct hrd_diff_pop){ 0 };
+    *p = (struct hrr_diff_pop){ 0 };
     p->node = strndup(h->s[0], h->n[0]);
     p->op = strndup(h->s[1], h->n[1]);
     p->backend = strndup(h->s[2], h->n[2]);
@@ -229,7 +229,7 @@ static int pop_start(struct hrd_diff_pop *p, const struct keyhead *h, uint32_t m
     return p->node && p->op && p->backend && p->range ? 0 : -ENOMEM;
 }
 
-static void pop_free(struct hrd_diff_pop *p)
+static void pop_free(struct hrr_diff_pop *p)
 {
     free(p->node);
     free(p->op);
@@ -243,7 +243,7 @@ static void pop_free(struct hrd_diff_pop *p)
  * -EINVAL: a damaged histogram, else out of memory), to s when it has
  * values; frees it otherwise. Returns 0, or -EINVAL or -ENOMEM with why in
  * err. */
-static int pop_keep(struct hrd_diff_side *s, struct hrd_diff_pop *p, int bad, char *err,
+static int pop_keep(struct hrr_diff_side *s, struct hrr_diff_pop *p, int bad, char *err,
                     size_t errlen)
 {
     if (bad == 0 && p->total > 0) {
@@ -264,7 +264,7 @@ static int pop_keep(struct hrd_diff_side *s, struct hrd_diff_pop *p, int bad, ch
     return 0;
 }
 
-/* Decodes n varints, which hrd_runscan_key checked, at q into out. */
+/* Decodes n varints, which hrr_runscan_key checked, at q into out. */
 static void get_varints(const uint8_t *q, size_t len, uint64_t *out, size_t n)
 {
     const uint8_t *end = q + len;
@@ -280,7 +280,7 @@ static void get_varints(const uint8_t *q, size_t len, uint64_t *out, size_t n)
 /* The populations of a key of run format 1 read in place (sc, simple:
  * runscan.h), its delta-coded arrays decoded straight from the record's
  * bytes. Returns 0, or -ENOMEM with why in err. */
-static int key_scanned(struct hrd_diff_side *s, const struct hrd_runscan *sc,
+static int key_scanned(struct hrr_diff_side *s, const struct hrr_runscan *sc,
                        char *err, size_t errlen)
 {
     struct keyhead h = { .phase = sc->phase, .node_rank = sc->node_rank,
@@ -300,7 +300,7 @@ static int key_scanned(struct hrd_diff_side *s, const struct hrd_runscan *sc,
     get_varints(sc->v.incl, sc->v.li, s->incl, all);
     get_varints(sc->v.self, sc->v.ls, s->self, sc->pairs);
     for (uint32_t metric = 1; metric <= 2; metric++) {
-        struct hrd_diff_pop p;
+        struct hrr_diff_pop p;
         int bad;
 
         if (metric == 2 && sc->pairs == 0)
@@ -318,7 +318,7 @@ static int key_scanned(struct hrd_diff_side *s, const struct hrd_runscan *sc,
 /* The populations of an unpacked key. Returns 0, or with why in err
  * -ENOMEM or -EINVAL (values that do not match the key's counts). A
  * histogram that cannot be read is told as out of memory. */
-static int key_unpacked(struct hrd_diff_side *s, const Hostrange__RunKey *k,
+static int key_unpacked(struct hrr_diff_side *s, const Hostrange__RunKey *k,
                         char *err, size_t errlen)
 {
     struct keyhead h = { .phase = k->phase, .node_rank = k->node_rank,
@@ -336,7 +336,7 @@ static int key_unpacked(struct hrd_diff_side *s, const Hostrange__RunKey *k,
     if (k->events.len > 0 && (rc = coded_values(s, k, err, errlen)) != 0)
         return rc;
     for (uint32_t metric = 1; metric <= 2; metric++) {
-        struct hrd_diff_pop p;
+        struct hrr_diff_pop p;
         int bad;
 
         if (metric == 2 && k->pairs == 0)
@@ -368,18 +368,18 @@ static int key_unpacked(struct hrd_diff_side *s, const Hostrange__RunKey *k,
     return 0;
 }
 
-int hrd_runside_next(struct hrd_diff_side *s, char *err, size_t errlen)
+int hrr_runside_next(struct hrr_diff_side *s, char *err, size_t errlen)
 {
     const uint8_t *packed;
     size_t len;
-    struct hrd_runscan sc;
-    int rc = hrd_run_next_packed(&s->r, &packed, &len, &s->end, err,
+    struct hrr_runscan sc;
+    int rc = hrr_next_packed(&s->r, &packed, &len, &s->end, err,
                                  errlen);
 
     if (rc < 0)
         goto fail;
     if (rc == 2) {
-        hrd_run_close(&s->r);
+        hrr_close(&s->r);
         s->open = 0;
         s->ended = 1;
         if (s->end->n_calibrations > 0)
@@ -389,12 +389,12 @@ int hrd_runside_next(struct hrd_diff_side *s, char *err, size_t errlen)
     /* Keys of run format 1 (sorted) are read in place, without unpacking
      * their arrays; any other key (events, histograms, or one that is not
      * in the layout runscan.h vouches for) is unpacked. */
-    if (hrd_runscan_key(packed, len, HRD_RUN_FORMAT_SORTED, &sc)) {
+    if (hrr_runscan_key(packed, len, HRR_FORMAT_SORTED, &sc)) {
         rc = key_scanned(s, &sc, err, errlen);
     } else {
         Hostrange__RunKey *k = NULL;
 
-        rc = hrd_run_unpack_key(&s->r, packed, len, &k, err, errlen);
+        rc = hrr_unpack_key(&s->r, packed, len, &k, err, errlen);
         if (rc == 0)
             rc = key_unpacked(s, k, err, errlen);
         hostrange__run_key__free_unpacked(k, NULL);
@@ -408,7 +408,7 @@ fail:
     return rc == -ENOMEM ? rc : -EIO;
 }
 
-void hrd_runside_free(struct hrd_diff_side *s)
+void hrr_runside_free(struct hrr_diff_side *s)
 {
     for (size_t i = 0; i < s->n; i++) {
         free(s->p[i].node);
@@ -423,14 +423,14 @@ void hrd_runside_free(struct hrd_diff_side *s)
     free(s->self);
     free(s->tmp);
     if (s->open)
-        hrd_run_close(&s->r);
+        hrr_close(&s->r);
     if (s->end != NULL)
         hostrange__run_end__free_unpacked(s->end, NULL);
     if (s->header != NULL)
         hostrange__run_header__free_unpacked(s->header, NULL);
 }
 
-double hrd_runside_clock_step(const struct hrd_diff_side *s)
+double hrr_runside_clock_step(const struct hrr_diff_side *s)
 {
     return s->header != NULL && s->header->fingerprint != NULL
                ? s->header->fingerprint->clock_step_ns

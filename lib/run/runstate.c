@@ -15,15 +15,15 @@
 
 static int cmp_serial(const void *pa, const void *pb)
 {
-    const struct hrd_key *x = *(struct hrd_key *const *)pa;
-    const struct hrd_key *y = *(struct hrd_key *const *)pb;
+    const struct hra_key *x = *(struct hra_key *const *)pa;
+    const struct hra_key *y = *(struct hra_key *const *)pb;
 
     return (x->serial > y->serial) - (x->serial < y->serial);
 }
 
-int hrd_runstate_fill(struct hrd_agg *a, Hostrange__RunState *s)
+int hrr_runstate_fill(struct hra_agg *a, Hostrange__RunState *s)
 {
-    struct hrd_key **ks = malloc((a->nkeys + 1) * sizeof *ks);
+    struct hra_key **ks = malloc((a->nkeys + 1) * sizeof *ks);
 
     hostrange__run_state__init(s);
     s->node_ranks = a->node_ranks;
@@ -36,11 +36,11 @@ int hrd_runstate_fill(struct hrd_agg *a, Hostrange__RunState *s)
     s->n_path_parent = a->path.n;
     s->path_range = a->path.range;
     s->n_path_range = a->path.n;
-    /* The keys go to the file in creation order (hrd_run_put_agg). */
+    /* The keys go to the file in creation order (hrr_put_agg). */
     s->key_clock_paths = malloc((a->nkeys + 1) * sizeof *s->key_clock_paths);
     if (ks == NULL || s->key_clock_paths == NULL) {
         free(ks);
-        hrd_runstate_clear(s);
+        hrr_runstate_clear(s);
         return -ENOMEM;
     }
     if (a->nkeys != 0)
@@ -53,30 +53,30 @@ int hrd_runstate_fill(struct hrd_agg *a, Hostrange__RunState *s)
     return 0;
 }
 
-void hrd_runstate_clear(Hostrange__RunState *s)
+void hrr_runstate_clear(Hostrange__RunState *s)
 {
     free(s->key_clock_paths);
     s->key_clock_paths = NULL;
     s->n_key_clock_paths = 0;
 }
 
-int hrd_runstate_write(const char *path, struct hrd_agg *a,
+int hrr_runstate_write(const char *path, struct hra_agg *a,
                        const Hostrange__RunState *s, Hostrange__RunEnd *e,
                        char *err, size_t errlen)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
-    struct hrd_run_writer w;
+    struct hrr_writer w;
     struct timespec now;
     char host[256];
     int rc;
 
-    hrd_run_hostname(host, sizeof host);
+    hrr_hostname(host, sizeof host);
     clock_gettime(CLOCK_REALTIME, &now);
-    h.format = HRD_RUN_FORMAT_EVENTS;
+    h.format = HRR_FORMAT_EVENTS;
     h.host = host;
     h.time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
     h.version = PACKAGE_VERSION;
-    rc = hrd_run_create(&w, path, &h, err, errlen);
+    rc = hrr_create(&w, path, &h, err, errlen);
     if (rc != 0)
         return rc;
     /* The daemon's own, as its journals are. */
@@ -84,16 +84,16 @@ int hrd_runstate_write(const char *path, struct hrd_agg *a,
         rc = -errno;
         snprintf(err, errlen, "%s: cannot set its mode: %s", path,
                  strerror(-rc));
-        hrd_run_abort(&w);
+        hrr_abort(&w);
         return rc;
     }
-    if ((rc = hrd_run_put_state(&w, s, err, errlen)) != 0 ||
-        (rc = hrd_run_put_agg(&w, a, HRD_RUN_FORMAT_EVENTS, err,
+    if ((rc = hrr_put_state(&w, s, err, errlen)) != 0 ||
+        (rc = hrr_put_agg(&w, a, HRR_FORMAT_EVENTS, err,
                               errlen)) != 0) {
-        hrd_run_abort(&w);
+        hrr_abort(&w);
         return rc;
     }
-    return hrd_run_commit(&w, e, err, errlen);
+    return hrr_commit(&w, e, err, errlen);
 }
 
 /* The limits of an aggregation, lifted while a snapshot is read. */
@@ -105,7 +105,7 @@ struct limits {
 
 /* Makes a's string and path tables and ranks those of s (a is empty).
  * Returns 0, or -EINVAL (err) when s does not hold together, -ENOMEM. */
-static int tables(struct hrd_agg *a, const Hostrange__RunState *s,
+static int tables(struct hra_agg *a, const Hostrange__RunState *s,
                   const char *path, char *err, size_t errlen)
 {
     if (s->n_ranks != s->n_strings || s->n_path_range != s->n_path_parent) {
@@ -121,7 +121,7 @@ static int tables(struct hrd_agg *a, const Hostrange__RunState *s,
                      "too long)", path, i + 1);
             return -EINVAL;
         }
-        if ((id = hrd_agg_str(a, s->strings[i])) == 0)
+        if ((id = hra_str(a, s->strings[i])) == 0)
             goto nomem;
         if (id != i + 1) {
             snprintf(err, errlen, "%s: damaged (string %zu of its state "
@@ -141,7 +141,7 @@ static int tables(struct hrd_agg *a, const Hostrange__RunState *s,
                      "out of order)", path, i + 1);
             return -EINVAL;
         }
-        id = hrd_agg_path(a, parent, range);
+        id = hra_path(a, parent, range);
         if (id == 0)
             goto nomem;
         if (id != i + 1) {
@@ -158,11 +158,11 @@ nomem:
 
 /* Reads the keys and the end of r into l's aggregation, each key given
  * its clock paths from s. Returns 0 or a negative errno (err). */
-static int keys(struct hrd_run_reader *r, struct hrd_runload *l,
+static int keys(struct hrr_reader *r, struct hrr_runload *l,
                 const Hostrange__RunState *s, Hostrange__RunEnd **ep,
-                struct hrd_runstate_loaded *out, char *err, size_t errlen)
+                struct hrr_runstate_loaded *out, char *err, size_t errlen)
 {
-    struct hrd_agg *a = l->a;
+    struct hra_agg *a = l->a;
     Hostrange__RunEnd *e = NULL;
     Hostrange__RunKey *k;
     char why[300];
@@ -172,12 +172,12 @@ static int keys(struct hrd_run_reader *r, struct hrd_runload *l,
         uint32_t before = a->nkeys;
 
         k = NULL;
-        rc = hrd_run_next(r, &k, &e, err, errlen);
+        rc = hrr_next(r, &k, &e, err, errlen);
         if (rc < 0)
             return rc;
         if (rc == 2)
             break;
-        rc = hrd_runload_key(l, k, why, sizeof why);
+        rc = hrr_runload_key(l, k, why, sizeof why);
         hostrange__run_key__free_unpacked(k, NULL);
         if (rc == -EINVAL || (rc == 0 && a->nkeys != before + 1)) {
             snprintf(err, errlen, "%s: damaged (key %llu: %s)", r->path,
@@ -208,50 +208,50 @@ static int keys(struct hrd_run_reader *r, struct hrd_runload *l,
     return 0;
 }
 
-int hrd_runstate_read(const char *path, struct hrd_agg *a,
+int hrr_runstate_read(const char *path, struct hra_agg *a,
                       Hostrange__RunState **s, Hostrange__RunEnd **e,
-                      struct hrd_runstate_loaded *out, char *err,
+                      struct hrr_runstate_loaded *out, char *err,
                       size_t errlen)
 {
     struct limits was = { a->exact_cap, a->max_bytes, a->max_paths,
                           a->max_depth };
     Hostrange__RunHeader *h = NULL;
-    struct hrd_run_reader r;
-    struct hrd_runload l;
+    struct hrr_reader r;
+    struct hrr_runload l;
     int rc;
 
     memset(out, 0, sizeof *out);
     *s = NULL;
     *e = NULL;
-    rc = hrd_run_open(&r, path, &h, err, errlen);
+    rc = hrr_open(&r, path, &h, err, errlen);
     if (rc != 0)
         return rc;
     hostrange__run_header__free_unpacked(h, NULL);
-    rc = hrd_run_read_state(&r, s, err, errlen);
+    rc = hrr_read_state(&r, s, err, errlen);
     if (rc == 0) {
         snprintf(err, errlen, "%s: a run without a daemon's state", path);
         rc = -EINVAL;
     }
     if (rc < 0) {
-        hrd_run_close(&r);
+        hrr_close(&r);
         return rc;
     }
     /* The file holds what was kept under the limits it was written with:
      * all of it is taken whatever the limits now. */
-    hrd_runload_init_reader(&l, a);
+    hrr_runload_init_reader(&l, a);
     a->max_bytes = SIZE_MAX;
     rc = tables(a, *s, path, err, errlen);
     if (rc == 0)
         rc = keys(&r, &l, *s, e, out, err, errlen);
     /* What was read shares the events of keys seen through one path, as
      * it did before it was written. */
-    hrd_agg_paths_share(a);
-    hrd_runload_fini(&l);
+    hra_paths_share(a);
+    hrr_runload_fini(&l);
     a->exact_cap = was.exact_cap;
     a->max_bytes = was.max_bytes;
     a->max_paths = was.max_paths;
     a->max_depth = was.max_depth;
-    hrd_run_close(&r);
+    hrr_close(&r);
     out->complete = rc == 0;
     return rc;
 }

@@ -26,11 +26,11 @@
 /*
  * Fills the aggregation's part of s (initialised here): its string and
  * path tables, ranks and the keys' clock paths. s points into a, which
- * must not change until hrd_runstate_clear(s). Returns 0 or -ENOMEM.
+ * must not change until hrr_runstate_clear(s). Returns 0 or -ENOMEM.
  */
-int hrd_runstate_fill(struct hrd_agg *a, Hostrange__RunState *s);
-/* Frees what hrd_runstate_fill allocated (not s's clients). */
-void hrd_runstate_clear(Hostrange__RunState *s);
+int hrr_runstate_fill(struct hra_agg *a, Hostrange__RunState *s);
+/* Frees what hrr_runstate_fill allocated (not s's clients). */
+void hrr_runstate_clear(Hostrange__RunState *s);
 
 /*
  * Writes a as a snapshot at path (atomically: a temporary file beside it,
@@ -38,12 +38,12 @@ void hrd_runstate_clear(Hostrange__RunState *s);
  * order, and e (its keys count set here). Returns 0, or a negative errno
  * with a one-line reason in err.
  */
-int hrd_runstate_write(const char *path, struct hrd_agg *a,
+int hrr_runstate_write(const char *path, struct hra_agg *a,
                        const Hostrange__RunState *s, Hostrange__RunEnd *e,
                        char *err, size_t errlen);
 
 /* What a load found. */
-struct hrd_runstate_loaded {
+struct hrr_runstate_loaded {
     uint64_t keys;     /* keys loaded */
     int complete;      /* the RunEnd was read and matched */
 };
@@ -58,9 +58,9 @@ struct hrd_runstate_loaded {
  * negative errno (-EINVAL: not a snapshot, damaged or truncated) with a
  * one-line reason in err.
  */
-int hrd_runstate_read(const char *path, struct hrd_agg *a,
+int hrr_runstate_read(const char *path, struct hra_agg *a,
                       Hostrange__RunState **s, Hostrange__RunEnd **e,
-                      struct hrd_runstate_loaded *out, char *err,
+                      struct hrr_runstate_loaded *out, char *err,
                       size_t errlen);
 
 #endif

@@ -6,22 +6,22 @@
 #include <string.h>
 
 static const char *const names[] = {
-    [HRD_BISECT_UNTESTED] = "untested",
-    [HRD_BISECT_GOOD] = "like good",
-    [HRD_BISECT_BAD] = "like bad",
-    [HRD_BISECT_MIDDLE] = "middle",
-    [HRD_BISECT_UNCLEAR] = "unclear",
-    [HRD_BISECT_SKIPPED] = "skipped",
+    [HRS_BISECT_UNTESTED] = "untested",
+    [HRS_BISECT_GOOD] = "like good",
+    [HRS_BISECT_BAD] = "like bad",
+    [HRS_BISECT_MIDDLE] = "middle",
+    [HRS_BISECT_UNCLEAR] = "unclear",
+    [HRS_BISECT_SKIPPED] = "skipped",
 };
 
-const char *hrd_bisect_name(enum hrd_bisect_verdict v)
+const char *hrs_bisect_name(enum hrs_bisect_verdict v)
 {
     if ((size_t)v >= sizeof names / sizeof names[0])
         return "untested";
     return names[v];
 }
 
-int hrd_bisect_parse(const char *s)
+int hrs_bisect_parse(const char *s)
 {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(s, names[i]) == 0)
@@ -30,36 +30,36 @@ int hrd_bisect_parse(const char *s)
     return -1;
 }
 
-enum hrd_bisect_verdict hrd_bisect_classify(const struct hrd_decide *vs_good,
-                                            const struct hrd_decide *vs_bad,
-                                            enum hrd_decide_verdict dir)
+enum hrs_bisect_verdict hrs_bisect_classify(const struct hrs_decide *vs_good,
+                                            const struct hrs_decide *vs_bad,
+                                            enum hrs_decide_verdict dir)
 {
-    enum hrd_decide_verdict g = vs_good->verdict, b = vs_bad->verdict;
-    enum hrd_decide_verdict back = dir == HRD_DECIDE_SLOWER
-                                       ? HRD_DECIDE_FASTER
-                                       : HRD_DECIDE_SLOWER;
+    enum hrs_decide_verdict g = vs_good->verdict, b = vs_bad->verdict;
+    enum hrs_decide_verdict back = dir == HRS_DECIDE_SLOWER
+                                       ? HRS_DECIDE_FASTER
+                                       : HRS_DECIDE_SLOWER;
 
-    if (g == HRD_DECIDE_SAME && b != HRD_DECIDE_SAME)
-        return HRD_BISECT_GOOD;
-    if (b == HRD_DECIDE_SAME && g != HRD_DECIDE_SAME)
-        return HRD_BISECT_BAD;
+    if (g == HRS_DECIDE_SAME && b != HRS_DECIDE_SAME)
+        return HRS_BISECT_GOOD;
+    if (b == HRS_DECIDE_SAME && g != HRS_DECIDE_SAME)
+        return HRS_BISECT_BAD;
     if (g == dir && b == back)
-        return HRD_BISECT_MIDDLE;
-    return HRD_BISECT_UNCLEAR;
+        return HRS_BISECT_MIDDLE;
+    return HRS_BISECT_UNCLEAR;
 }
 
 /* Whether commit verdict v counts as bad, or as good, in a search. */
-static int counts_bad(enum hrd_bisect_verdict v, int second)
+static int counts_bad(enum hrs_bisect_verdict v, int second)
 {
-    return v == HRD_BISECT_BAD || (v == HRD_BISECT_MIDDLE && !second);
+    return v == HRS_BISECT_BAD || (v == HRS_BISECT_MIDDLE && !second);
 }
 
-static int counts_good(enum hrd_bisect_verdict v, int second)
+static int counts_good(enum hrs_bisect_verdict v, int second)
 {
-    return v == HRD_BISECT_GOOD || (v == HRD_BISECT_MIDDLE && second);
+    return v == HRS_BISECT_GOOD || (v == HRS_BISECT_MIDDLE && second);
 }
 
-size_t hrd_bisect_next(const enum hrd_bisect_verdict *v, size_t n,
+size_t hrs_bisect_next(const enum hrs_bisect_verdict *v, size_t n,
                        int second, size_t *lo, size_t *hi)
 {
     size_t h = n - 1, l = 0, best = n;
@@ -83,7 +83,7 @@ size_t hrd_bisect_next(const enum hrd_bisect_verdict *v, size_t n,
     for (size_t i = l + 1; i < h; i++) {
         double d = (double)i > mid ? (double)i - mid : mid - (double)i;
 
-        if (v[i] == HRD_BISECT_UNTESTED && (best == n || d < gap)) {
+        if (v[i] == HRS_BISECT_UNTESTED && (best == n || d < gap)) {
             best = i;
             gap = d;
         }
@@ -91,10 +91,10 @@ size_t hrd_bisect_next(const enum hrd_bisect_verdict *v, size_t n,
     return best;
 }
 
-int hrd_bisect_has_middle(const enum hrd_bisect_verdict *v, size_t n)
+int hrs_bisect_has_middle(const enum hrs_bisect_verdict *v, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
-        if (v[i] == HRD_BISECT_MIDDLE)
+        if (v[i] == HRS_BISECT_MIDDLE)
             return 1;
     }
     return 0;

@@ -33,33 +33,33 @@
 
 #include "lib/stat/decide.h"
 
-enum hrd_bisect_verdict {
-    HRD_BISECT_UNTESTED = 0,
-    HRD_BISECT_GOOD,
-    HRD_BISECT_BAD,
-    HRD_BISECT_MIDDLE,
-    HRD_BISECT_UNCLEAR,
-    HRD_BISECT_SKIPPED,
+enum hrs_bisect_verdict {
+    HRS_BISECT_UNTESTED = 0,
+    HRS_BISECT_GOOD,
+    HRS_BISECT_BAD,
+    HRS_BISECT_MIDDLE,
+    HRS_BISECT_UNCLEAR,
+    HRS_BISECT_SKIPPED,
 };
 
 /* The verdict's words: "untested", "like good", "like bad", "middle",
  * "unclear", "skipped". */
-const char *hrd_bisect_name(enum hrd_bisect_verdict v);
+const char *hrs_bisect_name(enum hrs_bisect_verdict v);
 
-/* The verdict whose words are s (as hrd_bisect_name gives them); -1 when
+/* The verdict whose words are s (as hrs_bisect_name gives them); -1 when
  * none. */
-int hrd_bisect_parse(const char *s);
+int hrs_bisect_parse(const char *s);
 
 /*
  * A commit's verdict from its decisions against the good end (vs_good:
  * the ends' rounds as base, the commit's as new) and against the bad end
- * (vs_bad), where the bad end is `dir` (HRD_DECIDE_SLOWER or
- * HRD_DECIDE_FASTER) than the good end. HRD_BISECT_UNCLEAR when the
+ * (vs_bad), where the bad end is `dir` (HRS_DECIDE_SLOWER or
+ * HRS_DECIDE_FASTER) than the good end. HRS_BISECT_UNCLEAR when the
  * decisions so far say none of like good, like bad and middle.
  */
-enum hrd_bisect_verdict hrd_bisect_classify(const struct hrd_decide *vs_good,
-                                            const struct hrd_decide *vs_bad,
-                                            enum hrd_decide_verdict dir);
+enum hrs_bisect_verdict hrs_bisect_classify(const struct hrs_decide *vs_good,
+                                            const struct hrs_decide *vs_bad,
+                                            enum hrs_decide_verdict dir);
 
 /*
  * Where a search stands. `second` picks the search: 0 the first (the
@@ -71,10 +71,10 @@ enum hrd_bisect_verdict hrd_bisect_classify(const struct hrd_decide *vs_good,
  * (*hi is then the first bad commit, and the commits between *lo and *hi
  * are all skipped or unclear: any of them may be it).
  */
-size_t hrd_bisect_next(const enum hrd_bisect_verdict *v, size_t n,
+size_t hrs_bisect_next(const enum hrs_bisect_verdict *v, size_t n,
                        int second, size_t *lo, size_t *hi);
 
 /* Whether a middle commit is among v[0..n). */
-int hrd_bisect_has_middle(const enum hrd_bisect_verdict *v, size_t n);
+int hrs_bisect_has_middle(const enum hrs_bisect_verdict *v, size_t n);
 
 #endif

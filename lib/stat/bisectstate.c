@@ -50,7 +50,7 @@ static int field_str(const char *s, const char *end, const char *name,
 
 /* A decision written by json_decide: "name":{...}. */
 static int field_decide(const char *s, const char *name,
-                        struct hrd_decide *d)
+                        struct hrs_decide *d)
 {
     const char *o = field(s, NULL, name), *end;
     char verdict[32];
@@ -58,10 +58,10 @@ static int field_decide(const char *s, const char *name,
     if (o == NULL || *o != '{' || (end = strchr(o, '}')) == NULL ||
         field_str(o, end, "verdict", verdict, sizeof verdict) != 0)
         return -1;
-    d->verdict = strcmp(verdict, "slower") == 0   ? HRD_DECIDE_SLOWER
-                 : strcmp(verdict, "faster") == 0 ? HRD_DECIDE_FASTER
-                 : strcmp(verdict, "same") == 0   ? HRD_DECIDE_SAME
-                                                  : HRD_DECIDE_UNDECIDED;
+    d->verdict = strcmp(verdict, "slower") == 0   ? HRS_DECIDE_SLOWER
+                 : strcmp(verdict, "faster") == 0 ? HRS_DECIDE_FASTER
+                 : strcmp(verdict, "same") == 0   ? HRS_DECIDE_SAME
+                                                  : HRS_DECIDE_UNDECIDED;
     d->pairs = (size_t)field_num(o, end, "pairs");
     d->change = field_num(o, end, "change");
     d->lo = field_num(o, end, "lo");
@@ -74,7 +74,7 @@ static int field_decide(const char *s, const char *name,
     return 0;
 }
 
-int hrd_bisect_state_ends(const char *line, struct hrd_bisect_state_ends *e)
+int hrs_bisect_state_ends(const char *line, struct hrs_bisect_state_ends *e)
 {
     char verdict[32];
 
@@ -92,9 +92,9 @@ int hrd_bisect_state_ends(const char *line, struct hrd_bisect_state_ends *e)
         field_str(line, NULL, "phase", e->phase, sizeof e->phase) == 0 &&
         field_str(line, NULL, "metric", e->metric, sizeof e->metric) == 0;
     e->step_ns = field_num(line, NULL, "clock_step_ns");
-    e->ends.verdict = strcmp(verdict, "slower") == 0   ? HRD_DECIDE_SLOWER
-                      : strcmp(verdict, "faster") == 0 ? HRD_DECIDE_FASTER
-                                                       : HRD_DECIDE_UNDECIDED;
+    e->ends.verdict = strcmp(verdict, "slower") == 0   ? HRS_DECIDE_SLOWER
+                      : strcmp(verdict, "faster") == 0 ? HRS_DECIDE_FASTER
+                                                       : HRS_DECIDE_UNDECIDED;
     e->ends.pairs = (size_t)field_num(line, NULL, "pairs");
     e->ends.change = field_num(line, NULL, "change");
     e->ends.lo = field_num(line, NULL, "lo");
@@ -104,7 +104,7 @@ int hrd_bisect_state_ends(const char *line, struct hrd_bisect_state_ends *e)
     return 0;
 }
 
-int hrd_bisect_state_step(const char *line, struct hrd_bisect_state_step *s)
+int hrs_bisect_state_step(const char *line, struct hrs_bisect_state_step *s)
 {
     char verdict[32];
 
@@ -114,7 +114,7 @@ int hrd_bisect_state_step(const char *line, struct hrd_bisect_state_step *s)
         field_str(line, NULL, "commit", s->commit, sizeof s->commit) != 0 ||
         field_str(line, NULL, "verdict", verdict, sizeof verdict) != 0)
         return -EINVAL;
-    s->verdict = hrd_bisect_parse(verdict);
+    s->verdict = hrs_bisect_parse(verdict);
     s->pairs = (size_t)field_num(line, NULL, "pairs");
     s->seconds = field_num(line, NULL, "seconds");
     s->vs_good_ok = field_decide(line, "vs_good", &s->vs_good) == 0;

@@ -14,39 +14,39 @@
 #include "lib/stat/decide.h"
 
 /* A full commit hash's room (SHA-1 or SHA-256, and the NUL). */
-#define HRD_BISECT_STATE_HASH 65
+#define HRS_BISECT_STATE_HASH 65
 
 /* The ends' line: its ends, its key (when have_key), the ends' decision
  * and the seconds it took. */
-struct hrd_bisect_state_ends {
-    char good[HRD_BISECT_STATE_HASH], bad[HRD_BISECT_STATE_HASH];
+struct hrs_bisect_state_ends {
+    char good[HRS_BISECT_STATE_HASH], bad[HRS_BISECT_STATE_HASH];
     int have_key;
     char node[4096], op[4096], backend[4096], range[4096];
     char phase[16], metric[16];
     double step_ns;             /* NaN when absent */
-    struct hrd_decide ends;
+    struct hrs_decide ends;
     double seconds;
 };
 
 /* A step's line. vs_good_ok and vs_bad_ok: which decisions it holds
  * (vs_bad is read only after vs_good); none for a skipped commit. */
-struct hrd_bisect_state_step {
-    char commit[HRD_BISECT_STATE_HASH];
+struct hrs_bisect_state_step {
+    char commit[HRS_BISECT_STATE_HASH];
     double step;
-    int verdict;                /* hrd_bisect_parse's: -1 when unknown */
+    int verdict;                /* hrs_bisect_parse's: -1 when unknown */
     size_t pairs;
     double seconds;
     int vs_good_ok, vs_bad_ok;
-    struct hrd_decide vs_good, vs_bad;
+    struct hrs_decide vs_good, vs_bad;
 };
 
 /* Reads the ends' line. Returns 0, or -EINVAL when line is not one (no
  * step 0, good, commit or verdict). A key whose fields are not all
  * there: have_key 0. */
-int hrd_bisect_state_ends(const char *line, struct hrd_bisect_state_ends *e);
+int hrs_bisect_state_ends(const char *line, struct hrs_bisect_state_ends *e);
 
 /* Reads a step's line. Returns 0, or -EINVAL when line is not one (no
  * step above 0, commit or verdict). */
-int hrd_bisect_state_step(const char *line, struct hrd_bisect_state_step *s);
+int hrs_bisect_state_step(const char *line, struct hrs_bisect_state_step *s);
 
 #endif

@@ -25,7 +25,7 @@ static double median_inplace(double *x, size_t n)
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
 }
 
-double hrd_cp_median(const double *x, size_t n, double *tmp)
+double hrs_cp_median(const double *x, size_t n, double *tmp)
 {
     if (n > 0)
         memcpy(tmp, x, n * sizeof *tmp);
@@ -83,7 +83,7 @@ static double betai(double a, double b, double x)
     return 1 - bt * betacf(b, a, 1 - x) / b;
 }
 
-double hrd_cp_student_cdf(double t, double df)
+double hrs_cp_student_cdf(double t, double df)
 {
     double ib;
 
@@ -123,7 +123,7 @@ static double t_test(const double *v, size_t nl, size_t m, double qvar)
     if (!(ss > 0))
         return 0.0;
     t = (mr - ml) / sqrt(ss * (1 / (double)nl + 1 / nr));
-    return fmin(1.0, 2 * hrd_cp_student_cdf(-fabs(t), df));
+    return fmin(1.0, 2 * hrs_cp_student_cdf(-fabs(t), df));
 }
 
 /*
@@ -143,7 +143,7 @@ static void winsorized_logs(const double *x, size_t m, double *v,
 
     for (size_t i = 0; i < m; i++)
         v[i] = log(x[i] + 1);
-    med = hrd_cp_median(v, m, tmp);
+    med = hrs_cp_median(v, m, tmp);
     for (size_t i = 0; i < m; i++)
         tmp[i] = fabs(v[i] - med);
     mad = 1.4826 * median_inplace(tmp, m);
@@ -183,7 +183,7 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a;
 }
 
-double hrd_cp_clock_step(const double *v, size_t n)
+double hrs_cp_clock_step(const double *v, size_t n)
 {
     size_t off = 0, odd = 0, used = 0;
     int64_t g = 0;
@@ -230,8 +230,8 @@ static void winsorized_sides(const double *x, size_t m, size_t t, double *v,
 
     for (size_t i = 0; i < m; i++)
         v[i] = log(x[i] + 1);
-    med[0] = hrd_cp_median(v, t, tmp);
-    med[1] = hrd_cp_median(v + t, m - t, tmp);
+    med[0] = hrs_cp_median(v, t, tmp);
+    med[1] = hrs_cp_median(v + t, m - t, tmp);
     for (size_t i = 0; i < m; i++)
         tmp[i] = fabs(v[i] - med[i >= t]);
     mad = 1.4826 * median_inplace(tmp, m);
@@ -332,8 +332,8 @@ static size_t place(const double *x, size_t m, size_t w, size_t t, double *l,
     for (size_t i = 0; i < m; i++)
         l[i] = log(x[i] + 1);
     for (int round = 0; round < PLACE_ROUNDS; round++) {
-        double b = hrd_cp_median(l, t, tmp);
-        double a = hrd_cp_median(l + t, m - t, tmp);
+        double b = hrs_cp_median(l, t, tmp);
+        double a = hrs_cp_median(l + t, m - t, tmp);
         double d = a - b, s = place_noise(l, m, t, b, a, tmp), lim;
         double ll = 0, prev, best = -DBL_MAX, top = -DBL_MAX, total = 0;
         size_t at = t, ml = w;
@@ -389,8 +389,8 @@ static size_t place(const double *x, size_t m, size_t w, size_t t, double *l,
 static int levels_held(const double *x, size_t m, size_t t, size_t w,
                        double *tmp)
 {
-    double before = hrd_cp_median(x, t, tmp);
-    double after = hrd_cp_median(x + t, m - t, tmp);
+    double before = hrs_cp_median(x, t, tmp);
+    double after = hrs_cp_median(x + t, m - t, tmp);
     double mid = (before + after) / 2;
     size_t nb = 0, na = 0;
 
@@ -413,8 +413,8 @@ static int levels_held(const double *x, size_t m, size_t t, size_t w,
  */
 static double tail_p(const double *x, size_t m, size_t t, double *tmp)
 {
-    double before = hrd_cp_median(x, t, tmp);
-    double after = hrd_cp_median(x + t, m - t, tmp);
+    double before = hrs_cp_median(x, t, tmp);
+    double after = hrs_cp_median(x + t, m - t, tmp);
     int up = after > before, right_short = m - t <= t;
     size_t a = right_short ? 0 : t, b = right_short ? t : m, j = 0, h = 0;
     size_t k = right_short ? m - t : t;
@@ -453,18 +453,18 @@ static double change_of(double before, double after)
 
 static int cmp_cp(const void *a, const void *b)
 {
-    const struct hrd_cp *x = a, *y = b;
+    const struct hrs_cp *x = a, *y = b;
 
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
-int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
-                  struct hrd_cp *out, size_t cap)
+int hrs_cp_detect(const double *x, size_t n, const struct hrs_cp_opts *o,
+                  struct hrs_cp *out, size_t cap)
 {
     size_t w = o->window > 0 ? o->window : 1;
     size_t *seg_a, *seg_b, nseg = 0, ncp = 0;
     double *r, *tmp, *l;
-    struct hrd_cp *cp;
+    struct hrs_cp *cp;
     int rc = -ENOMEM;
 
     if (n < 2 * w)
@@ -500,11 +500,11 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
         if (o->tail)
             p = fmax(p, tail_p(x + a, m, t, tmp));
         p = fmin(1.0, p * (double)(m - 2 * w + 1));
-        before = hrd_cp_median(x + a, t, tmp);
-        after = hrd_cp_median(x + a + t, m - t, tmp);
+        before = hrs_cp_median(x + a, t, tmp);
+        after = hrs_cp_median(x + a + t, m - t, tmp);
         change = change_of(before, after);
         if (p > o->alpha || fabs(change) < o->min_change || change == 0 ||
-            fabs(after - before) < HRD_CP_MIN_STEPS * o->step ||
+            fabs(after - before) < HRS_CP_MIN_STEPS * o->step ||
             !levels_held(x + a, m, t, w, tmp))
             continue;
         cp[ncp].at = a + t;
@@ -531,8 +531,8 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
         size_t a = i > 0 ? cp[i - 1].at : 0;
         size_t b = i + 1 < ncp ? cp[i + 1].at : n;
 
-        cp[i].before = hrd_cp_median(x + a, cp[i].at - a, tmp);
-        cp[i].after = hrd_cp_median(x + cp[i].at, b - cp[i].at, tmp);
+        cp[i].before = hrs_cp_median(x + a, cp[i].at - a, tmp);
+        cp[i].after = hrs_cp_median(x + cp[i].at, b - cp[i].at, tmp);
         cp[i].change = change_of(cp[i].before, cp[i].after);
         if (i < cap)
             out[i] = cp[i];
@@ -557,7 +557,7 @@ static double student_quantile(double q, double df)
     for (int i = 0; i < 200 && hi - lo > 1e-10; i++) {
         double mid = (lo + hi) / 2;
 
-        if (hrd_cp_student_cdf(mid, df) < q)
+        if (hrs_cp_student_cdf(mid, df) < q)
             lo = mid;
         else
             hi = mid;
@@ -565,7 +565,7 @@ static double student_quantile(double q, double df)
     return (lo + hi) / 2;
 }
 
-/* The sum of the two quantiles of hrd_cp_check_detectable for the last
+/* The sum of the two quantiles of hrs_cp_check_detectable for the last
  * alpha and power, by degrees of freedom (0: not yet): a check judges
  * many keys of few segment lengths. Not shared between threads: ctl
  * only. */
@@ -590,7 +590,7 @@ static double detect_quantiles(size_t df, double alpha, double power)
     return q;
 }
 
-double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
+double hrs_cp_check_detectable(const double *seg, size_t m, double alpha,
                                double power)
 {
     double *l, *tmp, med, scale, d;
@@ -604,11 +604,11 @@ double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
         free(tmp);
         return NAN;
     }
-    /* The spread of hrd_cp_check: the scaled median absolute deviation
+    /* The spread of hrs_cp_check: the scaled median absolute deviation
      * of the logarithms, else their standard deviation. */
     for (size_t i = 0; i < m; i++)
         l[i] = log(seg[i] + 1);
-    med = hrd_cp_median(l, m, tmp);
+    med = hrs_cp_median(l, m, tmp);
     for (size_t i = 0; i < m; i++)
         tmp[i] = fabs(l[i] - med);
     scale = 1.4826 * median_inplace(tmp, m);
@@ -631,7 +631,7 @@ double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
     return 100 * expm1(d);
 }
 
-int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out)
+int hrs_cp_check(const double *seg, size_t m, double x, struct hrs_cp *out)
 {
     double *l, *tmp, med, mad, scale, lx, t;
     int rc = -ENOMEM;
@@ -644,7 +644,7 @@ int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out)
         goto out;
     for (size_t i = 0; i < m; i++)
         l[i] = log(seg[i] + 1);
-    med = hrd_cp_median(l, m, tmp);
+    med = hrs_cp_median(l, m, tmp);
     for (size_t i = 0; i < m; i++)
         tmp[i] = fabs(l[i] - med);
     mad = median_inplace(tmp, m);
@@ -660,14 +660,14 @@ int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out)
     }
     lx = log(x + 1);
     out->at = 0;
-    out->before = hrd_cp_median(seg, m, tmp);
+    out->before = hrs_cp_median(seg, m, tmp);
     out->after = x;
     out->change = change_of(out->before, x);
     if (scale == 0) {
         out->p = lx > med ? 0.0 : 1.0;
     } else {
         t = (lx - med) / (scale * sqrt(1 + M_PI / (2 * (double)m)));
-        out->p = 1 - hrd_cp_student_cdf(t, (double)(m - 1));
+        out->p = 1 - hrs_cp_student_cdf(t, (double)(m - 1));
     }
     rc = 0;
 out:

@@ -38,8 +38,8 @@
  * The clock step. Run medians are read off a clock that counts in steps
  * (10 ns on some machines), so a series of 20-30 ns self times moves by
  * whole steps without any change of the code. Given the step of the
- * series' machine (hrd_cp_clock_step estimates it from the machine's
- * values), no change of fewer than HRD_CP_MIN_STEPS steps between the two
+ * series' machine (hrs_cp_clock_step estimates it from the machine's
+ * values), no change of fewer than HRS_CP_MIN_STEPS steps between the two
  * medians is kept (the floor that diff has), and the noise of the t test
  * is at least the noise that rounding to the step adds (a uniform error of
  * one step, on the logarithms): two constant sides one or two steps apart
@@ -62,14 +62,14 @@
 
 /* The defaults of hostrangectl history (its --help and man page state
  * them; test_man.sh compares). */
-#define HRD_CP_ALPHA_DEFAULT 0.01
-#define HRD_CP_WINDOW_DEFAULT 3
-#define HRD_CP_MIN_CHANGE_DEFAULT 0.0
+#define HRS_CP_ALPHA_DEFAULT 0.01
+#define HRS_CP_WINDOW_DEFAULT 3
+#define HRS_CP_MIN_CHANGE_DEFAULT 0.0
 /* No change smaller than this many clock steps is kept (as diff's
- * HRD_ROUNDS_MIN_STEPS). */
-#define HRD_CP_MIN_STEPS 2
+ * HRS_ROUNDS_MIN_STEPS). */
+#define HRS_CP_MIN_STEPS 2
 
-struct hrd_cp_opts {
+struct hrs_cp_opts {
     double alpha;      /* significance level of a split, in (0, 1] */
     double min_change; /* the smallest |after / before - 1| kept (0: any) */
     size_t window;     /* the fewest points on either side (at least 1) */
@@ -83,7 +83,7 @@ struct hrd_cp_opts {
  * the segments either side of it (of the final segmentation), change is
  * after / before - 1, and p the Bonferroni-adjusted p-value of the test
  * that kept it (0 when both sides are constant). */
-struct hrd_cp {
+struct hrs_cp {
     size_t at;
     double before;
     double after;
@@ -96,8 +96,8 @@ struct hrd_cp {
  * writes at most cap of them to out, in series order. Returns their number
  * (those beyond cap not written), or -ENOMEM.
  */
-int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
-                  struct hrd_cp *out, size_t cap);
+int hrs_cp_detect(const double *x, size_t n, const struct hrs_cp_opts *o,
+                  struct hrs_cp *out, size_t cap);
 
 /*
  * Tests whether x is slower (larger) than the segment seg[0..m): the
@@ -107,10 +107,10 @@ int hrd_cp_detect(const double *x, size_t n, const struct hrd_cp_opts *o,
  * (at 0, before the segment's median, after x). Returns 0, or -EINVAL
  * when m < 2 (no spread to judge by).
  */
-int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out);
+int hrs_cp_check(const double *seg, size_t m, double x, struct hrs_cp *out);
 
 /*
- * The change in % that hrd_cp_check on the segment seg[0..m) would flag
+ * The change in % that hrs_cp_check on the segment seg[0..m) would flag
  * (p < alpha) with probability `power`: the shift of the logarithm, in
  * the test's own spread, by which the value's t reaches the (1 - alpha)
  * quantile of Student's t with m - 1 degrees of freedom at the power's
@@ -118,7 +118,7 @@ int hrd_cp_check(const double *seg, size_t m, double x, struct hrd_cp *out);
  * segment has no spread; NaN when m < 2, alpha or power is not in (0, 1),
  * or out of memory.
  */
-double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
+double hrs_cp_check_detectable(const double *seg, size_t m, double alpha,
                                double power);
 
 /*
@@ -130,12 +130,12 @@ double hrd_cp_check_detectable(const double *seg, size_t m, double alpha,
  * values are on no grid of at least 0.5 ns (more than 1% of them off it),
  * or n is 0.
  */
-double hrd_cp_clock_step(const double *v, size_t n);
+double hrs_cp_clock_step(const double *v, size_t n);
 
 /* The median of x[0..n) (sorted copy in tmp, n of them). */
-double hrd_cp_median(const double *x, size_t n, double *tmp);
+double hrs_cp_median(const double *x, size_t n, double *tmp);
 
 /* P(T <= t) for Student's t with df degrees of freedom. */
-double hrd_cp_student_cdf(double t, double df);
+double hrs_cp_student_cdf(double t, double df);
 
 #endif

@@ -11,27 +11,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *hrd_decide_name(enum hrd_decide_verdict v)
+const char *hrs_decide_name(enum hrs_decide_verdict v)
 {
     switch (v) {
-    case HRD_DECIDE_SLOWER:
+    case HRS_DECIDE_SLOWER:
         return "slower";
-    case HRD_DECIDE_FASTER:
+    case HRS_DECIDE_FASTER:
         return "faster";
-    case HRD_DECIDE_SAME:
+    case HRS_DECIDE_SAME:
         return "same";
     default:
         return "undecided";
     }
 }
 
-size_t hrd_decide_looks(const struct hrd_decide_plan *plan, size_t *at)
+size_t hrs_decide_looks(const struct hrs_decide_plan *plan, size_t *at)
 {
     size_t n = plan->first, k = 0;
 
     if (n == 0 || n > plan->max)
         return 0;
-    while (k < HRD_DECIDE_LOOKS_MAX - 1 && n < plan->max) {
+    while (k < HRS_DECIDE_LOOKS_MAX - 1 && n < plan->max) {
         size_t next = (size_t)lround((double)n * M_SQRT2);
 
         at[k++] = n;
@@ -41,17 +41,17 @@ size_t hrd_decide_looks(const struct hrd_decide_plan *plan, size_t *at)
     return k;
 }
 
-double hrd_decide_look_alpha(const struct hrd_decide_plan *plan)
+double hrs_decide_look_alpha(const struct hrs_decide_plan *plan)
 {
-    size_t at[HRD_DECIDE_LOOKS_MAX], k = hrd_decide_looks(plan, at);
+    size_t at[HRS_DECIDE_LOOKS_MAX], k = hrs_decide_looks(plan, at);
 
     return k > 0 ? plan->alpha / (double)k : 0;
 }
 
-size_t hrd_decide_next_look(const struct hrd_decide_plan *plan,
+size_t hrs_decide_next_look(const struct hrs_decide_plan *plan,
                             size_t pairs)
 {
-    size_t at[HRD_DECIDE_LOOKS_MAX], k = hrd_decide_looks(plan, at);
+    size_t at[HRS_DECIDE_LOOKS_MAX], k = hrs_decide_looks(plan, at);
 
     for (size_t i = 0; i < k; i++) {
         if (at[i] > pairs)
@@ -64,26 +64,26 @@ size_t hrd_decide_next_look(const struct hrd_decide_plan *plan,
  * *out's figures (pairs: m). */
 static int look2(const double *base, size_t n, const double *new, size_t m,
                  double threshold, double step, double alpha,
-                 struct hrd_decide *out)
+                 struct hrs_decide *out)
 {
-    struct hrd_rounds_fast f;
-    struct hrd_rounds_cmp c;
+    struct hrs_rounds_fast f;
+    struct hrs_rounds_cmp c;
     double *tmp;
     int rc;
 
-    if ((rc = hrd_rounds_fast_half(base, n, new, m, &f)) != 0)
+    if ((rc = hrs_rounds_fast_half(base, n, new, m, &f)) != 0)
         return rc;
     /* The interval and the medians, without compare's Mann-Whitney
      * test: the rule does not use it. */
     memset(&c, 0, sizeof c);
-    if ((rc = hrd_rounds_interval(base, n, new, m, &c.lo, &c.hi)) != 0)
+    if ((rc = hrs_rounds_interval(base, n, new, m, &c.lo, &c.hi)) != 0)
         return rc;
     if ((tmp = malloc((n > m ? n : m) * sizeof *tmp)) == NULL)
         return -ENOMEM;
     memcpy(tmp, base, n * sizeof *tmp);
-    c.base_median = hrd_rounds_median(tmp, n);
+    c.base_median = hrs_rounds_median(tmp, n);
     memcpy(tmp, new, m * sizeof *tmp);
-    c.new_median = hrd_rounds_median(tmp, m);
+    c.new_median = hrs_rounds_median(tmp, m);
     free(tmp);
     out->pairs = m;
     out->change = f.change;
@@ -91,32 +91,32 @@ static int look2(const double *base, size_t n, const double *new, size_t m,
     out->lo = c.lo;
     out->hi = c.hi;
     if (f.p < alpha && fabs(f.change) >= threshold &&
-        hrd_rounds_steps_enough(hrd_rounds_moved(&f, &c), step))
-        out->verdict = f.change > 0 ? HRD_DECIDE_SLOWER : HRD_DECIDE_FASTER;
+        hrs_rounds_steps_enough(hrs_rounds_moved(&f, &c), step))
+        out->verdict = f.change > 0 ? HRS_DECIDE_SLOWER : HRS_DECIDE_FASTER;
     else if (c.lo > -threshold && c.hi < threshold &&
-             hrd_rounds_steps_enough(threshold / 100 * f.base_fast, step))
+             hrs_rounds_steps_enough(threshold / 100 * f.base_fast, step))
         /* Same only where the clock could show a change of the
          * threshold: on a 10 ns clock a 20 ns range whose rounds all
          * read 20 has an interval of 0, but a change of 5% is 1 ns. */
-        out->verdict = HRD_DECIDE_SAME;
+        out->verdict = HRS_DECIDE_SAME;
     else
-        out->verdict = HRD_DECIDE_UNDECIDED;
+        out->verdict = HRS_DECIDE_UNDECIDED;
     return 0;
 }
 
 /* The verdict of one look at n pairs. */
 static int look(const double *base, const double *new, size_t n,
                 double threshold, double step, double alpha,
-                struct hrd_decide *out)
+                struct hrs_decide *out)
 {
     return look2(base, n, new, n, threshold, step, alpha, out);
 }
 
-int hrd_decide_once(const double *base, size_t n, const double *new,
+int hrs_decide_once(const double *base, size_t n, const double *new,
                     size_t m, double threshold, double step, double alpha,
-                    struct hrd_decide *out)
+                    struct hrs_decide *out)
 {
-    struct hrd_decide d;
+    struct hrs_decide d;
     int rc;
 
     if (n == 0 || m == 0)
@@ -128,17 +128,17 @@ int hrd_decide_once(const double *base, size_t n, const double *new,
     return 0;
 }
 
-int hrd_decide_key(const double *base, const double *new, size_t pairs,
+int hrs_decide_key(const double *base, const double *new, size_t pairs,
                    double threshold, double step,
-                   const struct hrd_decide_plan *plan,
-                   struct hrd_decide *out)
+                   const struct hrs_decide_plan *plan,
+                   struct hrs_decide *out)
 {
-    size_t at[HRD_DECIDE_LOOKS_MAX], k = hrd_decide_looks(plan, at);
-    double alpha = hrd_decide_look_alpha(plan);
-    struct hrd_decide d;
+    size_t at[HRS_DECIDE_LOOKS_MAX], k = hrs_decide_looks(plan, at);
+    double alpha = hrs_decide_look_alpha(plan);
+    struct hrs_decide d;
 
     memset(&d, 0, sizeof d);
-    d.verdict = HRD_DECIDE_UNDECIDED;
+    d.verdict = HRS_DECIDE_UNDECIDED;
     d.p = 1;
     d.lo = -INFINITY;
     d.hi = INFINITY;
@@ -147,33 +147,33 @@ int hrd_decide_key(const double *base, const double *new, size_t pairs,
 
         if (rc != 0)
             return rc;
-        if (d.verdict != HRD_DECIDE_UNDECIDED)
+        if (d.verdict != HRS_DECIDE_UNDECIDED)
             break;
     }
     *out = d;
     return 0;
 }
 
-int hrd_decide_hopeless(const double *base, const double *new, size_t pairs,
+int hrs_decide_hopeless(const double *base, const double *new, size_t pairs,
                         double threshold, double step, double level,
-                        const struct hrd_decide_plan *plan,
-                        const struct hrd_decide *d, double *shift_sd,
+                        const struct hrs_decide_plan *plan,
+                        const struct hrs_decide *d, double *shift_sd,
                         double *at_max)
 {
     double sd, floor;
 
     *at_max = NAN;
-    if (d->verdict != HRD_DECIDE_UNDECIDED || d->pairs == 0 ||
+    if (d->verdict != HRS_DECIDE_UNDECIDED || d->pairs == 0 ||
         pairs >= plan->max)
         return 0;
     if (*shift_sd == 0)
-        *shift_sd = hrd_detect_shift_sd(plan->max, plan->max,
-                                        hrd_decide_look_alpha(plan));
+        *shift_sd = hrs_detect_shift_sd(plan->max, plan->max,
+                                        hrs_decide_look_alpha(plan));
     if (isnan(*shift_sd))
         return -ENOMEM;
-    sd = hrd_detect_log_sd(base, pairs, new, pairs);
-    *at_max = hrd_detect_change(*shift_sd, sd);
-    floor = hrd_rounds_steps_floor_pct(step, level);
+    sd = hrs_detect_log_sd(base, pairs, new, pairs);
+    *at_max = hrs_detect_change(*shift_sd, sd);
+    floor = hrs_rounds_steps_floor_pct(step, level);
     if (!(*at_max >= floor))
         *at_max = floor;
     return *at_max > threshold && fabs(d->change) < *at_max;

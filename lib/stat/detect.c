@@ -77,8 +77,8 @@ static double low_mean(const double *v, size_t k)
 /* The statistic of a draw x (n values, then m), each side sorted. */
 static double draw_stat(const double *x, size_t n, size_t m, double d)
 {
-    return low_mean(x + n, hrd_rounds_fast_count(m)) + d -
-           low_mean(x, hrd_rounds_fast_count(n));
+    return low_mean(x + n, hrs_rounds_fast_count(m)) + d -
+           low_mean(x, hrs_rounds_fast_count(n));
 }
 
 /*
@@ -89,13 +89,13 @@ static double draw_stat(const double *x, size_t n, size_t m, double d)
 static int flags(const double *x, size_t n, size_t m, double d, double alpha,
                  double *w)
 {
-    struct hrd_rounds_fast f;
+    struct hrs_rounds_fast f;
 
     for (size_t i = 0; i < m; i++)
         w[i] = exp(x[n + i] + d);
     for (size_t i = 0; i < n; i++)
         w[m + i] = exp(x[i]);
-    return hrd_rounds_fast_half(w + m, n, w, m, &f) == 0 && f.p < alpha &&
+    return hrs_rounds_fast_half(w + m, n, w, m, &f) == 0 && f.p < alpha &&
            f.change > 0;
 }
 
@@ -117,26 +117,26 @@ static double kth(double *v, size_t n, size_t k)
     return v[k < n ? k : n - 1];
 }
 
-double hrd_detect_shift_sd(size_t n, size_t m, double alpha)
+double hrs_detect_shift_sd(size_t n, size_t m, double alpha)
 {
     double *draws, *t, *w, lo = 0, hi = 1, splits, shift;
     size_t count;
     uint64_t seed = DETECT_SEED;
     int exact;
 
-    if (n > HRD_DETECT_MAX_ROUNDS)
-        n = HRD_DETECT_MAX_ROUNDS;
-    if (m > HRD_DETECT_MAX_ROUNDS)
-        m = HRD_DETECT_MAX_ROUNDS;
+    if (n > HRS_DETECT_MAX_ROUNDS)
+        n = HRS_DETECT_MAX_ROUNDS;
+    if (m > HRS_DETECT_MAX_ROUNDS)
+        m = HRS_DETECT_MAX_ROUNDS;
     if (n < 2 || m < 2 || !(alpha > 0))
         return INFINITY;
     splits = choose(n + m, m);
     /* The smallest p of the exact test: the split and its mirror. */
-    if (splits <= (double)HRD_ROUNDS_EXACT_SPLITS &&
+    if (splits <= (double)HRS_ROUNDS_EXACT_SPLITS &&
         (n == m ? 2 : 1) / splits >= alpha)
         return INFINITY;
     exact = splits <= DETECT_EXACT_SPLITS;
-    count = exact ? DETECT_EXACT_DRAWS : HRD_DETECT_DRAWS;
+    count = exact ? DETECT_EXACT_DRAWS : HRS_DETECT_DRAWS;
     draws = malloc(count * (n + m) * sizeof *draws);
     t = malloc(count * sizeof *t);
     w = malloc((n + m) * sizeof *w);
@@ -158,7 +158,7 @@ double hrd_detect_shift_sd(size_t n, size_t m, double alpha)
         /* The statistic's critical value under normal noise (the
          * permutation test's, for many rounds): the (1 - alpha) quantile
          * of |T| of unshifted draws; a shift d moves T by d, so the power
-         * reaches HRD_DETECT_POWER where T's (1 - power) quantile plus d
+         * reaches HRS_DETECT_POWER where T's (1 - power) quantile plus d
          * meets it. */
         double c;
 
@@ -167,7 +167,7 @@ double hrd_detect_shift_sd(size_t n, size_t m, double alpha)
         c = kth(t, count, (size_t)ceil((1 - alpha) * (double)count) - 1);
         for (size_t s = 0; s < count; s++)
             t[s] = draw_stat(draws + s * (n + m), n, m, 0);
-        shift = c - kth(t, count, (size_t)floor((1 - HRD_DETECT_POWER) *
+        shift = c - kth(t, count, (size_t)floor((1 - HRS_DETECT_POWER) *
                                                 (double)count));
         free(draws);
         free(t);
@@ -176,8 +176,8 @@ double hrd_detect_shift_sd(size_t n, size_t m, double alpha)
     }
     /* Few splits: the test itself on every draw, the same draws at every
      * shift, and a bisection on where the power reaches
-     * HRD_DETECT_POWER. */
-    while (power_exact(draws, count, n, m, hi, alpha, w) < HRD_DETECT_POWER) {
+     * HRS_DETECT_POWER. */
+    while (power_exact(draws, count, n, m, hi, alpha, w) < HRS_DETECT_POWER) {
         lo = hi;
         hi *= 2;
         if (hi > DETECT_SHIFT_MAX) {
@@ -191,7 +191,7 @@ double hrd_detect_shift_sd(size_t n, size_t m, double alpha)
         double mid = (lo + hi) / 2;
 
         if (power_exact(draws, count, n, m, mid, alpha, w) >=
-            HRD_DETECT_POWER)
+            HRS_DETECT_POWER)
             hi = mid;
         else
             lo = mid;
@@ -202,7 +202,7 @@ double hrd_detect_shift_sd(size_t n, size_t m, double alpha)
     return hi;
 }
 
-double hrd_detect_log_sd(const double *x, size_t n, const double *y,
+double hrs_detect_log_sd(const double *x, size_t n, const double *y,
                          size_t m)
 {
     const double *side[2] = { x, y };
@@ -230,7 +230,7 @@ double hrd_detect_log_sd(const double *x, size_t n, const double *y,
     return sqrt(ss / (double)(n + m - 2));
 }
 
-double hrd_detect_change(double shift_sd, double sd)
+double hrs_detect_change(double shift_sd, double sd)
 {
     if (isnan(sd) || isnan(shift_sd))
         return NAN;

@@ -6,8 +6,8 @@
  * measured in too few rounds) for a change of the size that matters to
  * show. The detectable change tells the two apart: the change in % that
  * the run-level test of rounds.h (the fastest-half test of the round
- * medians, hrd_rounds_fast_half) would flag as slower at the given alpha
- * with probability HRD_DETECT_POWER, given the comparison's own noise and
+ * medians, hrs_rounds_fast_half) would flag as slower at the given alpha
+ * with probability HRS_DETECT_POWER, given the comparison's own noise and
  * numbers of rounds.
  *
  * The noise is the pooled standard deviation of the logarithms of the
@@ -20,9 +20,9 @@
  * n) up to 4000: 7 a side) it is the test's own rejection rule, p <
  * alpha by enumerating the splits of each of 1000 draws, and the shift is
  * the smallest d, to 1/1024 of a standard deviation, at which the power
- * reaches HRD_DETECT_POWER; beyond, it is the statistic's critical value
+ * reaches HRS_DETECT_POWER; beyond, it is the statistic's critical value
  * under normal noise, its (1 - alpha) quantile in absolute value over
- * HRD_DETECT_DRAWS unshifted draws, less its (1 - HRD_DETECT_POWER)
+ * HRS_DETECT_DRAWS unshifted draws, less its (1 - HRS_DETECT_POWER)
  * quantile. When the test cannot reach alpha at all with n and m rounds
  * (its smallest p, 2 / C(n+m, n) with n = m, is not below alpha), no
  * change is detectable: the figure is +inf.
@@ -33,36 +33,36 @@
 #include <stddef.h>
 
 /* The power at which a change counts as detectable. */
-#define HRD_DETECT_POWER 0.8
+#define HRS_DETECT_POWER 0.8
 
 /* The draws of the power's estimate. */
-#define HRD_DETECT_DRAWS 20000u
+#define HRS_DETECT_DRAWS 20000u
 
 /* The most rounds a side the estimate takes (more count as this many). */
-#define HRD_DETECT_MAX_ROUNDS 64u
+#define HRS_DETECT_MAX_ROUNDS 64u
 
 /*
  * The shift of the log round medians, in standard deviations, that the
- * run-level test flags as slower with power HRD_DETECT_POWER at alpha,
+ * run-level test flags as slower with power HRS_DETECT_POWER at alpha,
  * with n base and m new rounds: +inf when the test cannot reach alpha, or
  * n or m is below 2; NaN when out of memory.
  */
-double hrd_detect_shift_sd(size_t n, size_t m, double alpha);
+double hrs_detect_shift_sd(size_t n, size_t m, double alpha);
 
 /*
  * The pooled standard deviation of the logarithms of x[0..n) and y[0..m),
  * each about its own mean. All values must be positive; NaN when n + m < 3
  * or a value is not positive.
  */
-double hrd_detect_log_sd(const double *x, size_t n, const double *y,
+double hrs_detect_log_sd(const double *x, size_t n, const double *y,
                          size_t m);
 
 /*
  * The detectable change in % for a key whose round medians (base x, new y)
  * have log standard deviation sd and whose test shift is shift_sd (from
- * hrd_detect_shift_sd): 100 * (exp(shift_sd * sd) - 1); +inf when
+ * hrs_detect_shift_sd): 100 * (exp(shift_sd * sd) - 1); +inf when
  * shift_sd is; NaN when sd is.
  */
-double hrd_detect_change(double shift_sd, double sd);
+double hrs_detect_change(double shift_sd, double sd);
 
 #endif

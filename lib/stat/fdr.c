@@ -12,7 +12,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-double hrd_fdr_level(double *p, size_t np, size_t ntests, double q)
+double hrs_fdr_level(double *p, size_t np, size_t ntests, double q)
 {
     double level = -1;
 

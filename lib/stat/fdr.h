@@ -21,6 +21,6 @@
  * p-value is at or below). A series passes when its p is at most the
  * level.
  */
-double hrd_fdr_level(double *p, size_t np, size_t ntests, double q);
+double hrs_fdr_level(double *p, size_t np, size_t ntests, double q);
 
 #endif

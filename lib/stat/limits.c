@@ -23,18 +23,18 @@ static int parse_pct(const char *s, size_t n, double *pct)
     errno = 0;
     d = strtod(buf, &end);
     if (errno != 0 || end == buf || *end != '\0' || !(d >= 0) ||
-        d > HRD_LIMIT_MAX_PCT)
+        d > HRS_LIMIT_MAX_PCT)
         return -1;
     *pct = d;
     return 0;
 }
 
-int hrd_limits_parse(struct hrd_limits *l, const char *spec, char *err,
+int hrs_limits_parse(struct hrs_limits *l, const char *spec, char *err,
                      size_t errlen)
 {
     size_t first = l->n, items = 1;
     const char *item = spec;
-    struct hrd_limit *nv;
+    struct hrs_limit *nv;
 
     for (const char *p = spec; *p; p++)
         items += *p == ',';
@@ -45,7 +45,7 @@ int hrd_limits_parse(struct hrd_limits *l, const char *spec, char *err,
     for (;;) {
         size_t n = strcspn(item, ",");
         const char *eq = NULL;
-        struct hrd_limit *x = &l->v[l->n];
+        struct hrs_limit *x = &l->v[l->n];
 
         /* The last '=' of the entry: a pattern may hold one, a number not. */
         for (size_t i = 0; i < n; i++) {
@@ -57,7 +57,7 @@ int hrd_limits_parse(struct hrd_limits *l, const char *spec, char *err,
                                     &x->pct) != 0) {
             snprintf(err, errlen, "bad limit '%.*s' (PCT, or GLOB=PCT with "
                      "PCT a number from 0 to %g)", (int)n, item,
-                     HRD_LIMIT_MAX_PCT);
+                     HRS_LIMIT_MAX_PCT);
             goto bad;
         }
         x->glob = eq ? strndup(item, (size_t)(eq - item)) : strdup("*");
@@ -77,7 +77,7 @@ bad:
     return -EINVAL;
 }
 
-const struct hrd_limit *hrd_limits_find(const struct hrd_limits *l,
+const struct hrs_limit *hrs_limits_find(const struct hrs_limits *l,
                                         const char *range)
 {
     for (size_t i = 0; i < l->n; i++) {
@@ -87,7 +87,7 @@ const struct hrd_limit *hrd_limits_find(const struct hrd_limits *l,
     return NULL;
 }
 
-void hrd_limits_fini(struct hrd_limits *l)
+void hrs_limits_fini(struct hrs_limits *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->v[i].glob);

@@ -13,15 +13,15 @@
 #include <stddef.h>
 
 /* The largest limit, in %. */
-#define HRD_LIMIT_MAX_PCT 1e9
+#define HRS_LIMIT_MAX_PCT 1e9
 
-struct hrd_limit {
+struct hrs_limit {
     char *glob;
     double pct;
 };
 
-struct hrd_limits {
-    struct hrd_limit *v;  /* in the order given */
+struct hrs_limits {
+    struct hrs_limit *v;  /* in the order given */
     size_t n;
 };
 
@@ -29,14 +29,14 @@ struct hrd_limits {
  * Appends the limits of spec to l (zeroed, or holding earlier ones).
  * Returns 0; -EINVAL with why in err (l unchanged); or -ENOMEM.
  */
-int hrd_limits_parse(struct hrd_limits *l, const char *spec, char *err,
+int hrs_limits_parse(struct hrs_limits *l, const char *spec, char *err,
                      size_t errlen);
 
 /* The limit of range name `range`, or NULL when it has none. */
-const struct hrd_limit *hrd_limits_find(const struct hrd_limits *l,
+const struct hrs_limit *hrs_limits_find(const struct hrs_limits *l,
                                         const char *range);
 
 /* Frees l's limits; l is then empty. */
-void hrd_limits_fini(struct hrd_limits *l);
+void hrs_limits_fini(struct hrs_limits *l);
 
 #endif

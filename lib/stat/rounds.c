@@ -16,7 +16,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-double hrd_rounds_median(double *v, size_t n)
+double hrs_rounds_median(double *v, size_t n)
 {
     if (n == 0)
         return NAN;
@@ -24,13 +24,13 @@ double hrd_rounds_median(double *v, size_t n)
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-double hrd_rounds_spread(double *v, size_t n)
+double hrs_rounds_spread(double *v, size_t n)
 {
     double med;
 
     if (n < 2)
         return 0;
-    med = hrd_rounds_median(v, n);
+    med = hrs_rounds_median(v, n);
     if (!(med > 0))
         return 0;
     return 100 * (v[n - 1] - v[0]) / med;
@@ -64,7 +64,7 @@ static void midranks(const double *v, size_t N, double *r)
     }
 }
 
-double hrd_rounds_mwu_exact(const double *x, size_t n, const double *y,
+double hrs_rounds_mwu_exact(const double *x, size_t n, const double *y,
                             size_t m, double *u)
 {
     size_t N = n + m;
@@ -72,7 +72,7 @@ double hrd_rounds_mwu_exact(const double *x, size_t n, const double *y,
     uint64_t s, last;
 
     if (n == 0 || m == 0 || N > 63 ||
-        choose(N, m) > (double)HRD_ROUNDS_EXACT_SPLITS)
+        choose(N, m) > (double)HRS_ROUNDS_EXACT_SPLITS)
         return -1;
     memcpy(v, x, n * sizeof *v);
     memcpy(v + n, y, m * sizeof *v);
@@ -143,7 +143,7 @@ static double mwu_normal(const double *x, size_t n, const double *y,
     return erfc(z / sqrt(2));
 }
 
-unsigned hrd_rounds_hl_k(size_t n, size_t m)
+unsigned hrs_rounds_hl_k(size_t n, size_t m)
 {
     /* The coefficients of the Gaussian binomial [n+m, n]_q: how many
      * splits give each U, without ties. */
@@ -177,22 +177,22 @@ unsigned hrd_rounds_hl_k(size_t n, size_t m)
     return k;
 }
 
-int hrd_rounds_steps_enough(double moved, double step)
+int hrs_rounds_steps_enough(double moved, double step)
 {
     return !(step > 0) ||
-           fabs(moved) >= (HRD_ROUNDS_MIN_STEPS - HRD_ROUNDS_STEP_SLACK) * step;
+           fabs(moved) >= (HRS_ROUNDS_MIN_STEPS - HRS_ROUNDS_STEP_SLACK) * step;
 }
 
-double hrd_rounds_steps_floor_pct(double step, double base)
+double hrs_rounds_steps_floor_pct(double step, double base)
 {
     if (!(step > 0) || !(base > 0))
         return 0;
-    return 100 * (HRD_ROUNDS_MIN_STEPS - HRD_ROUNDS_STEP_SLACK) * step /
+    return 100 * (HRS_ROUNDS_MIN_STEPS - HRS_ROUNDS_STEP_SLACK) * step /
            base;
 }
 
-double hrd_rounds_moved(const struct hrd_rounds_fast *f,
-                        const struct hrd_rounds_cmp *c)
+double hrs_rounds_moved(const struct hrs_rounds_fast *f,
+                        const struct hrs_rounds_cmp *c)
 {
     double fast = f->new_fast - f->base_fast;
     double med = c->new_median - c->base_median;
@@ -202,11 +202,11 @@ double hrd_rounds_moved(const struct hrd_rounds_fast *f,
     return fabs(fast);
 }
 
-int hrd_rounds_interval(const double *x, size_t n, const double *y, size_t m,
+int hrs_rounds_interval(const double *x, size_t n, const double *y, size_t m,
                         double *lo, double *hi)
 {
     double *d = malloc((n * m + 1) * sizeof *d);
-    unsigned k = hrd_rounds_hl_k(n, m);
+    unsigned k = hrs_rounds_hl_k(n, m);
 
     if (d == NULL)
         return -ENOMEM;
@@ -230,8 +230,8 @@ int hrd_rounds_interval(const double *x, size_t n, const double *y, size_t m,
     return 0;
 }
 
-int hrd_rounds_compare(const double *x, size_t n, const double *y, size_t m,
-                       struct hrd_rounds_cmp *out)
+int hrs_rounds_compare(const double *x, size_t n, const double *y, size_t m,
+                       struct hrs_rounds_cmp *out)
 {
     double *a = malloc((n + m) * sizeof *a);
     double u = 0, p;
@@ -240,21 +240,21 @@ int hrd_rounds_compare(const double *x, size_t n, const double *y, size_t m,
         return -ENOMEM;
     memset(out, 0, sizeof *out);
     memcpy(a, x, n * sizeof *a);
-    out->base_median = hrd_rounds_median(a, n);
-    out->spread_base = hrd_rounds_spread(a, n);
+    out->base_median = hrs_rounds_median(a, n);
+    out->spread_base = hrs_rounds_spread(a, n);
     memcpy(a, y, m * sizeof *a);
-    out->new_median = hrd_rounds_median(a, m);
-    out->spread_new = hrd_rounds_spread(a, m);
+    out->new_median = hrs_rounds_median(a, m);
+    out->spread_new = hrs_rounds_spread(a, m);
     out->change = out->base_median > 0
                       ? 100 * (out->new_median / out->base_median - 1)
                       : 0;
-    p = hrd_rounds_mwu_exact(x, n, y, m, &u);
+    p = hrs_rounds_mwu_exact(x, n, y, m, &u);
     out->exact = p >= 0;
     if (p < 0)
         p = mwu_normal(x, n, y, m, &u);
     out->p = p;
     out->u = u;
-    if (hrd_rounds_interval(x, n, y, m, &out->lo, &out->hi) != 0) {
+    if (hrs_rounds_interval(x, n, y, m, &out->lo, &out->hi) != 0) {
         free(a);
         return -ENOMEM;
     }
@@ -264,7 +264,7 @@ int hrd_rounds_compare(const double *x, size_t n, const double *y, size_t m,
     return 0;
 }
 
-size_t hrd_rounds_fast_count(size_t n)
+size_t hrs_rounds_fast_count(size_t n)
 {
     return (n + 1) / 2;
 }
@@ -339,11 +339,11 @@ static double fast_stat(const double *v, size_t N, const unsigned char *isnew,
     return sy / (double)hy - sx / (double)hx;
 }
 
-int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
-                         size_t m, struct hrd_rounds_fast *out)
+int hrs_rounds_fast_half(const double *x, size_t n, const double *y,
+                         size_t m, struct hrs_rounds_fast *out)
 {
-    size_t N = n + m, hx = hrd_rounds_fast_count(n),
-           hy = hrd_rounds_fast_count(m);
+    size_t N = n + m, hx = hrs_rounds_fast_count(n),
+           hy = hrs_rounds_fast_count(m);
     struct fast_ent *e;
     double *v, obs, hits = 0, total = 0, sx = 0, sy = 0;
     unsigned char *lab;
@@ -387,7 +387,7 @@ int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
     obs = sy / (double)hy - sx / (double)hx;
     out->change = 100 * expm1(obs);
     obs = fabs(obs) - 1e-12;
-    if (N <= 63 && choose(N, m) <= (double)HRD_ROUNDS_EXACT_SPLITS) {
+    if (N <= 63 && choose(N, m) <= (double)HRS_ROUNDS_EXACT_SPLITS) {
         /* Every set of m of the N positions as new's (Gosper). */
         uint64_t s = (1ull << m) - 1, last = s << n;
 
@@ -405,7 +405,7 @@ int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
     } else {
         uint64_t seed = FAST_SEED;
 
-        for (unsigned d = 0; d < HRD_ROUNDS_FAST_DRAWS; d++) {
+        for (unsigned d = 0; d < HRS_ROUNDS_FAST_DRAWS; d++) {
             /* A uniform split: the labels shuffled (Fisher-Yates). */
             for (size_t i = N - 1; i > 0; i--) {
                 size_t j = (size_t)(next64(&seed) % (i + 1));
@@ -416,7 +416,7 @@ int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
             }
             hits += fabs(fast_stat(v, N, lab, 0, hx, hy)) >= obs;
         }
-        out->p = (hits + 1) / (HRD_ROUNDS_FAST_DRAWS + 1.0);
+        out->p = (hits + 1) / (HRS_ROUNDS_FAST_DRAWS + 1.0);
     }
     free(e);
     free(v);

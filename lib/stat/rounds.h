@@ -15,7 +15,7 @@
  * medians, by enumerating every way to split the pooled round medians into
  * groups of the two sizes (ties counted as one half, so it stays exact
  * with ties, as clock-step medians have), when there are at most
- * HRD_ROUNDS_EXACT_SPLITS ways; beyond that, the normal approximation of
+ * HRS_ROUNDS_EXACT_SPLITS ways; beyond that, the normal approximation of
  * signif.h. The interval is the Hodges-Lehmann one on the logarithms of
  * the round medians (the median of the pairwise log ratios), at 95%, its
  * bounds the k-th smallest and k-th largest log ratios with k from U's
@@ -32,26 +32,26 @@
 #include <stddef.h>
 
 /* The most splits the exact test enumerates (C(20, 10) = 184756). */
-#define HRD_ROUNDS_EXACT_SPLITS 200000u
+#define HRS_ROUNDS_EXACT_SPLITS 200000u
 
 /* The fewest rounds a side for the run-level test. */
-#define HRD_ROUNDS_MIN 3
+#define HRS_ROUNDS_MIN 3
 
 /* diff flags no change smaller than this many clock steps of the key,
  * whatever its p. */
-#define HRD_ROUNDS_MIN_STEPS 2
+#define HRS_ROUNDS_MIN_STEPS 2
 
 /* The part of a step by which a change may fall short of
- * HRD_ROUNDS_MIN_STEPS steps and still count as that many: a run's clock
+ * HRS_ROUNDS_MIN_STEPS steps and still count as that many: a run's clock
  * step is the largest step its clients observed (10.0149 ns on a TSC of
  * 10 ns steps), and medians in whole ns move by whole nominal steps, so a
  * change of exactly two steps (20 ns to 40 ns) reads as a little less
  * than two measured steps. Half steps (a median of an even count) stay
  * below the rule. */
-#define HRD_ROUNDS_STEP_SLACK 0.25
+#define HRS_ROUNDS_STEP_SLACK 0.25
 
 /* The result of comparing the round medians of two runs. */
-struct hrd_rounds_cmp {
+struct hrs_rounds_cmp {
     double base_median;  /* the median of base's round medians */
     double new_median;   /* the median of new's */
     double change;       /* 100 * (new_median / base_median - 1), in % */
@@ -69,20 +69,20 @@ struct hrd_rounds_cmp {
  * The median of v[0..n) (the mean of the two middle values when n is
  * even); v is sorted in place. NaN when n is 0.
  */
-double hrd_rounds_median(double *v, size_t n);
+double hrs_rounds_median(double *v, size_t n);
 
 /* The spread of v[0..n) in %: (max - min) / median * 100 (0 when n < 2
  * or the median is not positive); v is sorted in place. */
-double hrd_rounds_spread(double *v, size_t n);
+double hrs_rounds_spread(double *v, size_t n);
 
 /*
  * The exact two-sided Mann-Whitney p-value of x[0..n) against y[0..m):
  * the share of the C(n+m, n) splits of the pooled values whose U is at
  * least as far from nm/2 as the observed one. Returns it, and U (of y
  * over x) in *u when u is not NULL; -1 when there are more splits than
- * HRD_ROUNDS_EXACT_SPLITS or either side is empty.
+ * HRS_ROUNDS_EXACT_SPLITS or either side is empty.
  */
-double hrd_rounds_mwu_exact(const double *x, size_t n, const double *y,
+double hrs_rounds_mwu_exact(const double *x, size_t n, const double *y,
                             size_t m, double *u);
 
 /*
@@ -90,28 +90,28 @@ double hrd_rounds_mwu_exact(const double *x, size_t n, const double *y,
  * with P(U <= k - 1) <= 0.025 under U's exact distribution without ties
  * (0: no such k, the interval is unbounded). n and m at most 64.
  */
-unsigned hrd_rounds_hl_k(size_t n, size_t m);
+unsigned hrs_rounds_hl_k(size_t n, size_t m);
 
 /*
  * Whether a change of `moved` (ns, its absolute value) is large enough to
  * be flagged on a clock of `step` ns (0: unknown, any change is): at
- * least HRD_ROUNDS_MIN_STEPS steps, less HRD_ROUNDS_STEP_SLACK of one.
+ * least HRS_ROUNDS_MIN_STEPS steps, less HRS_ROUNDS_STEP_SLACK of one.
  */
-int hrd_rounds_steps_enough(double moved, double step);
+int hrs_rounds_steps_enough(double moved, double step);
 
 /*
  * The smallest change, in % of a level of `base` ns, that
- * hrd_rounds_steps_enough lets through on a clock of `step` ns:
- * 100 * (HRD_ROUNDS_MIN_STEPS - HRD_ROUNDS_STEP_SLACK) * step / base, so
+ * hrs_rounds_steps_enough lets through on a clock of `step` ns:
+ * 100 * (HRS_ROUNDS_MIN_STEPS - HRS_ROUNDS_STEP_SLACK) * step / base, so
  * that a change of exactly two whole steps lies above it (0 when the step
  * is unknown or base not positive). The floor of a detectable change:
  * no change below it can be flagged, one of two whole steps can.
  */
-double hrd_rounds_steps_floor_pct(double step, double base);
+double hrs_rounds_steps_floor_pct(double step, double base);
 
 /* The random splits of the fastest-half test when there are more than
- * HRD_ROUNDS_EXACT_SPLITS. */
-#define HRD_ROUNDS_FAST_DRAWS 20000u
+ * HRS_ROUNDS_EXACT_SPLITS. */
+#define HRS_ROUNDS_FAST_DRAWS 20000u
 
 /*
  * The fastest-half test: the test of diff's run-level flags, built for
@@ -124,12 +124,12 @@ double hrd_rounds_steps_floor_pct(double step, double base);
  * permutation test of the statistic: the share of the C(n+m, n) splits of
  * the pooled round medians whose statistic is at least as far from 0 as
  * the observed one, every split when there are at most
- * HRD_ROUNDS_EXACT_SPLITS (the smallest p is then 2 / C(n+m, n), as for
- * the Mann-Whitney test), else HRD_ROUNDS_FAST_DRAWS splits drawn from a
+ * HRS_ROUNDS_EXACT_SPLITS (the smallest p is then 2 / C(n+m, n), as for
+ * the Mann-Whitney test), else HRS_ROUNDS_FAST_DRAWS splits drawn from a
  * fixed pseudo-random sequence (the same p on every run), p = (hits + 1)
  * / (draws + 1).
  */
-struct hrd_rounds_fast {
+struct hrs_rounds_fast {
     double base_fast;    /* the geometric mean of base's fastest half */
     double new_fast;     /* of new's */
     double change;       /* 100 * (new_fast / base_fast - 1), in % */
@@ -138,19 +138,19 @@ struct hrd_rounds_fast {
 };
 
 /* How many of n round medians are the fastest half: ceil(n / 2). */
-size_t hrd_rounds_fast_count(size_t n);
+size_t hrs_rounds_fast_count(size_t n);
 
 /*
  * The fastest-half test of x[0..n) (base) against y[0..m) (new), all
  * positive, n and m at least 1. Returns 0 and fills *out, -EINVAL (an
  * empty side, a value not positive) or -ENOMEM.
  */
-int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
-                         size_t m, struct hrd_rounds_fast *out);
+int hrs_rounds_fast_half(const double *x, size_t n, const double *y,
+                         size_t m, struct hrs_rounds_fast *out);
 
 /*
  * How far a key moved, in ns, for the two-step rule
- * (hrd_rounds_steps_enough) of a run-level comparison: the difference of
+ * (hrs_rounds_steps_enough) of a run-level comparison: the difference of
  * the fastest halves' geometric means (f), or of the medians of the round
  * medians (c) when that is larger and in the same direction. Round
  * medians move by whole clock steps, but a geometric mean over rounds
@@ -158,16 +158,16 @@ int hrd_rounds_fast_half(const double *x, size_t n, const double *y,
  * ns to 60 ns in all but one round (its median two whole steps up) is
  * two steps slower, not 1.7.
  */
-double hrd_rounds_moved(const struct hrd_rounds_fast *f,
-                        const struct hrd_rounds_cmp *c);
+double hrs_rounds_moved(const struct hrs_rounds_fast *f,
+                        const struct hrs_rounds_cmp *c);
 
 /*
- * The 95% Hodges-Lehmann interval of hrd_rounds_compare alone, in %
+ * The 95% Hodges-Lehmann interval of hrs_rounds_compare alone, in %
  * change, into *lo and *hi (-inf, +inf when unbounded), without the
  * Mann-Whitney test (whose enumeration of the splits is most of
  * compare's time). Values must be positive. Returns 0 or -ENOMEM.
  */
-int hrd_rounds_interval(const double *x, size_t n, const double *y, size_t m,
+int hrs_rounds_interval(const double *x, size_t n, const double *y, size_t m,
                         double *lo, double *hi);
 
 /*
@@ -175,7 +175,7 @@ int hrd_rounds_interval(const double *x, size_t n, const double *y, size_t m,
  * must be positive values, n and m at least 1. Returns 0 and fills *out,
  * or -ENOMEM.
  */
-int hrd_rounds_compare(const double *x, size_t n, const double *y, size_t m,
-                       struct hrd_rounds_cmp *out);
+int hrs_rounds_compare(const double *x, size_t n, const double *y, size_t m,
+                       struct hrs_rounds_cmp *out);
 
 #endif

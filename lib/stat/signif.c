@@ -15,7 +15,7 @@ typedef unsigned __int128 u128;
 
 /* --- samples -------------------------------------------------------------- */
 
-size_t hrd_signif_collapse(const uint64_t *sorted, size_t n, double *v,
+size_t hrs_signif_collapse(const uint64_t *sorted, size_t n, double *v,
                            uint64_t *w)
 {
     size_t d = 0;
@@ -31,19 +31,19 @@ size_t hrd_signif_collapse(const uint64_t *sorted, size_t n, double *v,
     return d;
 }
 
-size_t hrd_signif_bucket(const uint64_t *sorted, size_t n, double *v,
+size_t hrs_signif_bucket(const uint64_t *sorted, size_t n, double *v,
                          uint64_t *w)
 {
     size_t d = 0;
     uint32_t last = 0;
 
     for (size_t i = 0; i < n; i++) {
-        uint32_t b = hrd_hist_bucket(sorted[i]);
+        uint32_t b = hrs_hist_bucket(sorted[i]);
 
         if (d > 0 && b == last) {
             w[d - 1]++;
         } else {
-            v[d] = hrd_hist_value(b);
+            v[d] = hrs_hist_value(b);
             w[d++] = 1;
             last = b;
         }
@@ -52,7 +52,7 @@ size_t hrd_signif_bucket(const uint64_t *sorted, size_t n, double *v,
 }
 
 /* The value of rank r (from 0) of a sample. */
-static double value_at(const struct hrd_wsample *s, uint64_t r)
+static double value_at(const struct hrs_wsample *s, uint64_t r)
 {
     uint64_t seen = 0;
 
@@ -64,7 +64,7 @@ static double value_at(const struct hrd_wsample *s, uint64_t r)
     return s->v[s->n - 1];
 }
 
-double hrd_signif_median(const struct hrd_wsample *s)
+double hrs_signif_median(const struct hrs_wsample *s)
 {
     if (s->total == 0)
         return 0.0;
@@ -85,8 +85,8 @@ struct eval {
 
 /* A pass over the two sorted samples, one row (x value) after the other:
  * the reference, and what small samples use. */
-static void count_at_merge(const struct hrd_wsample *x,
-                           const struct hrd_wsample *y, double v,
+static void count_at_merge(const struct hrs_wsample *x,
+                           const struct hrs_wsample *y, double v,
                            struct eval *e)
 {
     const double *xv = x->v, *yv = y->v;
@@ -161,8 +161,8 @@ static size_t first_above(const double *yp, size_t ny, double xi, double v)
 
 /* The stepping of a pass at v: fills sc->pos (per row of x, the first j
  * with y[j] - x > v). */
-static void chains_positions(const struct hrd_wsample *x,
-                             const struct hrd_wsample *y,
+static void chains_positions(const struct hrs_wsample *x,
+                             const struct hrs_wsample *y,
                              const struct scratch *sc, double v)
 {
     const double *xv = x->v, *yp = sc->ypad + 1;
@@ -219,7 +219,7 @@ static void chains_positions(const struct hrd_wsample *x,
 #define ROW_LANES 4
 
 static inline __attribute__((always_inline)) int
-rows_sum(const struct hrd_wsample *x, const struct hrd_wsample *y,
+rows_sum(const struct hrs_wsample *x, const struct hrs_wsample *y,
          const struct scratch *sc, double v, int step, struct eval *e)
 {
     const double *xv = x->v, *yp = sc->ypad + 1;
@@ -281,8 +281,8 @@ rows_sum(const struct hrd_wsample *x, const struct hrd_wsample *y,
     return 0;
 }
 
-static void count_at_chains(const struct hrd_wsample *x,
-                            const struct hrd_wsample *y,
+static void count_at_chains(const struct hrs_wsample *x,
+                            const struct hrs_wsample *y,
                             const struct scratch *sc, double v,
                             struct eval *e)
 {
@@ -292,8 +292,8 @@ static void count_at_chains(const struct hrd_wsample *x,
 
 /* A pass at v from the positions of a pass near v (see rows_sum). Returns
  * 0 or -1. */
-static int count_near(const struct hrd_wsample *x,
-                      const struct hrd_wsample *y,
+static int count_near(const struct hrs_wsample *x,
+                      const struct hrs_wsample *y,
                       const struct scratch *sc, double v, struct eval *e)
 {
     return rows_sum(x, y, sc, v, 1, e);
@@ -303,7 +303,7 @@ static int count_near(const struct hrd_wsample *x,
 #define EVALS 96
 
 struct ranker {
-    const struct hrd_wsample *x, *y;
+    const struct hrs_wsample *x, *y;
     struct eval e[EVALS];
     int n;
     /* Where the differences gather: a search with no bound yet starts at
@@ -313,7 +313,7 @@ struct ranker {
     double start, width;
     /* For the passes of count_at_chains (all NULL: count_at_merge). */
     struct scratch sc;
-    /* The sum of w^3 - w over y's weights (hrd_signif_compare's tie
+    /* The sum of w^3 - w over y's weights (hrs_signif_compare's tie
      * term), taken with the scratch. */
     uint64_t ties_y;
     /* Whether sc.pos holds the positions of the last pass. */
@@ -322,7 +322,7 @@ struct ranker {
 
 /* The values of ranks r[0] <= r[1] <= r[2] (from 0) of a sample, in one
  * scan. */
-static void values_at3(const struct hrd_wsample *s, const uint64_t r[3],
+static void values_at3(const struct hrs_wsample *s, const uint64_t r[3],
                        double out[3])
 {
     uint64_t seen = 0;
@@ -342,8 +342,8 @@ static void values_at3(const struct hrd_wsample *s, const uint64_t r[3],
 #define CHAINS_MIN (4 * CHAINS)
 
 /* Returns 0, or -ENOMEM when the large samples' scratch cannot be had. */
-static int ranker_init(struct ranker *rk, const struct hrd_wsample *x,
-                       const struct hrd_wsample *y)
+static int ranker_init(struct ranker *rk, const struct hrs_wsample *x,
+                       const struct hrs_wsample *y)
 {
     uint64_t rx[3] = { (x->total - 1) / 4, x->total / 2,
                        x->total - 1 - (x->total - 1) / 4 };
@@ -473,7 +473,7 @@ static double slope_near(const struct ranker *rk, u128 k, int above)
  */
 static double rank_value(struct ranker *rk, uint64_t r)
 {
-    const struct hrd_wsample *x = rk->x, *y = rk->y;
+    const struct hrs_wsample *x = rk->x, *y = rk->y;
     u128 k = (u128)r + 1, all = (u128)x->total * y->total;
     /* The answer lies in [lo, hi]; c_lo differences are below lo, c_hi are
      * at most hi. */
@@ -551,8 +551,8 @@ static double rank_value(struct ranker *rk, uint64_t r)
     return hi;
 }
 
-double hrd_signif_diff_rank(const struct hrd_wsample *x,
-                            const struct hrd_wsample *y, uint64_t r)
+double hrs_signif_diff_rank(const struct hrs_wsample *x,
+                            const struct hrs_wsample *y, uint64_t r)
 {
     struct ranker rk;
     double v;
@@ -602,7 +602,7 @@ static long double *u_distribution(uint64_t n, uint64_t m)
  * only is a group of t = its weight, whose term is 0 when t = 1). The tie
  * term is summed in doubles, in ascending order of the values.
  */
-static void u_merge(const struct hrd_wsample *x, const struct hrd_wsample *y,
+static void u_merge(const struct hrs_wsample *x, const struct hrs_wsample *y,
                     u128 *u2_out, double *ties_out, int *no_ties_out)
 {
     u128 u2 = 0;
@@ -654,7 +654,7 @@ static void u_merge(const struct hrd_wsample *x, const struct hrd_wsample *y,
 static void u_pass(struct ranker *rk, u128 *u2_out, double *ties_out,
                    int *no_ties_out)
 {
-    const struct hrd_wsample *x = rk->x, *y = rk->y;
+    const struct hrs_wsample *x = rk->x, *y = rk->y;
     const double *xv = x->v, *yp = rk->sc.ypad + 1;
     const uint64_t *xw = x->w, *wc = rk->sc.wcum;
     const size_t *pos = rk->sc.pos;
@@ -685,11 +685,11 @@ static void u_pass(struct ranker *rk, u128 *u2_out, double *ties_out,
     *no_ties_out = ties == 0;
 }
 
-int hrd_signif_compare(const struct hrd_wsample *base,
-                       const struct hrd_wsample *new,
-                       struct hrd_signif *out)
+int hrs_signif_compare(const struct hrs_wsample *base,
+                       const struct hrs_wsample *new,
+                       struct hrs_signif *out)
 {
-    const struct hrd_wsample *x = base, *y = new;
+    const struct hrs_wsample *x = base, *y = new;
     u128 u2;          /* 2U, a whole number */
     double ties;
     double n = (double)x->total, m = (double)y->total;
@@ -710,8 +710,8 @@ int hrd_signif_compare(const struct hrd_wsample *base,
         u_merge(x, y, &u2, &ties, &no_ties);
     out->u = (double)u2 / 2;
     out->z = 0;
-    if (no_ties && x->total < HRD_SIGNIF_EXACT_N &&
-        y->total < HRD_SIGNIF_EXACT_N) {
+    if (no_ties && x->total < HRS_SIGNIF_EXACT_N &&
+        y->total < HRS_SIGNIF_EXACT_N) {
         long double *f = u_distribution(x->total, y->total);
         long double all = 0, le = 0, ge = 0, cum = 0;
         uint64_t ui = (uint64_t)out->u;

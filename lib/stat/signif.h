@@ -12,7 +12,7 @@
  * U counts the pairs (base value x, new value y) with y > x, a tie counting
  * one half; it is nm/2 when neither sample tends to be larger. The two-sided
  * p-value comes from U's exact distribution when both samples have fewer
- * than HRD_SIGNIF_EXACT_N values and no value occurs twice (the
+ * than HRS_SIGNIF_EXACT_N values and no value occurs twice (the
  * distribution of U without ties, computed as the coefficients of the
  * Gaussian binomial), and otherwise from the normal approximation with the
  * tie correction of the variance and a continuity correction of 1/2.
@@ -43,7 +43,7 @@
  * 0.1%: shifts smaller than that cannot be told from none, and the tie
  * correction keeps the p-value honest about it. When either side of a
  * comparison is a histogram, the other side is put in the same buckets
- * first (hrd_signif_bucket), so both are seen at the same resolution.
+ * first (hrs_signif_bucket), so both are seen at the same resolution.
  */
 #ifndef HOSTRANGE_SIGNIF_H
 #define HOSTRANGE_SIGNIF_H
@@ -53,20 +53,20 @@
 
 /* The default significance level of hostrangectl diff and plot --diff:
  * a change is significant when p is below it. */
-#define HRD_SIGNIF_ALPHA 0.01
+#define HRS_SIGNIF_ALPHA 0.01
 
 /* Samples smaller than this (both) without ties get exact p-values. */
-#define HRD_SIGNIF_EXACT_N 50u
+#define HRS_SIGNIF_EXACT_N 50u
 
 /* A sample: distinct values, ascending, with their weights (>= 1). */
-struct hrd_wsample {
+struct hrs_wsample {
     const double *v;
     const uint64_t *w;
     size_t n;        /* distinct values */
     uint64_t total;  /* the sum of the weights */
 };
 
-struct hrd_signif {
+struct hrs_signif {
     double u;        /* U of new over base (pairs y > x, ties one half) */
     double z;        /* the normal approximation's z (0 when exact) */
     double p;        /* two-sided p-value */
@@ -80,34 +80,34 @@ struct hrd_signif {
  * fills *out, or -ENOMEM (the exact distribution, and the passes on
  * large samples, allocate).
  */
-int hrd_signif_compare(const struct hrd_wsample *base,
-                       const struct hrd_wsample *new,
-                       struct hrd_signif *out);
+int hrs_signif_compare(const struct hrs_wsample *base,
+                       const struct hrs_wsample *new,
+                       struct hrs_signif *out);
 
 /*
  * Collapses n values sorted ascending into distinct values v[] with their
  * counts w[] (each array must hold n). Returns how many distinct values.
  */
-size_t hrd_signif_collapse(const uint64_t *sorted, size_t n, double *v,
+size_t hrs_signif_collapse(const uint64_t *sorted, size_t n, double *v,
                            uint64_t *w);
 
 /*
  * Puts n values sorted ascending into histogram buckets: writes each
- * non-empty bucket's value (hrd_hist_value) to v[] and its count to w[]
+ * non-empty bucket's value (hrs_hist_value) to v[] and its count to w[]
  * (each must hold n). Returns how many buckets.
  */
-size_t hrd_signif_bucket(const uint64_t *sorted, size_t n, double *v,
+size_t hrs_signif_bucket(const uint64_t *sorted, size_t n, double *v,
                          uint64_t *w);
 
 /*
  * The value of rank r (from 0) of the n*m weighted differences y - x of two
  * samples. Exposed for tests.
  */
-double hrd_signif_diff_rank(const struct hrd_wsample *x,
-                            const struct hrd_wsample *y, uint64_t r);
+double hrs_signif_diff_rank(const struct hrs_wsample *x,
+                            const struct hrs_wsample *y, uint64_t r);
 
 /* The median of a sample (the mean of the two middle values when its total
  * is even). */
-double hrd_signif_median(const struct hrd_wsample *s);
+double hrs_signif_median(const struct hrs_wsample *s);
 
 #endif

@@ -33,7 +33,7 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void hrd_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
+void hrs_sort_u64(uint64_t *v, size_t n, uint64_t *tmp)
 {
     /* Per pass, the count of each digit, then where it goes. */
     uint32_t count[RADIX_PASSES << RADIX_BITS], *c;
@@ -178,7 +178,7 @@ static double stddev(const uint64_t *v, size_t n, unsigned __int128 sum,
     return (double)sqrtl(dev / (long double)n);
 }
 
-void hrd_summary_sorted(const uint64_t *v, size_t n, struct hrd_summary *s)
+void hrs_summary_sorted(const uint64_t *v, size_t n, struct hrs_summary *s)
 {
     unsigned __int128 sum = 0;
 
@@ -199,7 +199,7 @@ void hrd_summary_sorted(const uint64_t *v, size_t n, struct hrd_summary *s)
     s->stddev = stddev(v, n, sum, v[n - 1]);
 }
 
-void hrd_summary_hist(const struct hrd_hist *h, struct hrd_summary *s)
+void hrs_summary_hist(const struct hrs_hist *h, struct hrs_summary *s)
 {
     static const double q[4] = { 0.10, 0.5, 0.90, 0.99 };
     double out[4];
@@ -209,8 +209,8 @@ void hrd_summary_hist(const struct hrd_hist *h, struct hrd_summary *s)
     if (h->n == 0)
         return;
     mean = (long double)h->sum / (long double)h->n;
-    var = hrd_hist_sumsq(h) / (long double)h->n - mean * mean;
-    hrd_hist_quantiles(h, q, 4, out);
+    var = hrs_hist_sumsq(h) / (long double)h->n - mean * mean;
+    hrs_hist_quantiles(h, q, 4, out);
     s->count = h->n;
     s->mean = (double)mean;
     s->median = out[1];
@@ -222,7 +222,7 @@ void hrd_summary_hist(const struct hrd_hist *h, struct hrd_summary *s)
     s->stddev = var > 0 ? (double)sqrtl(var) : 0.0;
 }
 
-void hrd_stats(uint64_t *v, size_t n, double *mean, double *median)
+void hrs_stats(uint64_t *v, size_t n, double *mean, double *median)
 {
     unsigned __int128 sum = 0;
     uint64_t *tmp;
@@ -246,7 +246,7 @@ void hrd_stats(uint64_t *v, size_t n, double *mean, double *median)
             }
         }
     } else {
-        hrd_sort_u64(v, n, tmp);
+        hrs_sort_u64(v, n, tmp);
     }
     free(tmp);
     *mean = (double)((long double)sum / (long double)n);

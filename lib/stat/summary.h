@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct hrd_hist;
+struct hrs_hist;
 
-struct hrd_summary {
+struct hrs_summary {
     uint64_t count;
     double mean;
     double median;
@@ -34,19 +34,19 @@ struct hrd_summary {
  * in digits of up to 11 bits, so durations below half a millisecond take
  * two passes. tmp must hold n values; it is scratch.
  */
-void hrd_sort_u64(uint64_t *v, size_t n, uint64_t *tmp);
+void hrs_sort_u64(uint64_t *v, size_t n, uint64_t *tmp);
 
 /* The summary of n values sorted ascending. */
-void hrd_summary_sorted(const uint64_t *v, size_t n, struct hrd_summary *s);
+void hrs_summary_sorted(const uint64_t *v, size_t n, struct hrs_summary *s);
 
 /* The summary of the values in a histogram (exact = 0). */
-void hrd_summary_hist(const struct hrd_hist *h, struct hrd_summary *s);
+void hrs_summary_hist(const struct hrs_hist *h, struct hrs_summary *s);
 
 /*
  * Exact statistics of n values, which are sorted in place. The mean is the
  * correctly rounded quotient; the median is the middle value, or the mean of
  * the two middle values when n is even.
  */
-void hrd_stats(uint64_t *v, size_t n, double *mean, double *median);
+void hrs_stats(uint64_t *v, size_t n, double *mean, double *median);
 
 #endif

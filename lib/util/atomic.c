@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int hrd_atomic_open(struct hrd_atomic *a, const char *path, int stream)
+int hru_atomic_open(struct hru_atomic *a, const char *path, int stream)
 {
     mode_t mask;
     int n;
@@ -50,11 +50,11 @@ int hrd_atomic_open(struct hrd_atomic *a, const char *path, int stream)
     return 0;
 fail:
     n = -errno;
-    hrd_atomic_abort(a);
+    hru_atomic_abort(a);
     return n;
 }
 
-int hrd_atomic_commit(struct hrd_atomic *a)
+int hru_atomic_commit(struct hru_atomic *a)
 {
     int rc = 0;
 
@@ -81,7 +81,7 @@ int hrd_atomic_commit(struct hrd_atomic *a)
     return rc;
 }
 
-void hrd_atomic_abort(struct hrd_atomic *a)
+void hru_atomic_abort(struct hru_atomic *a)
 {
     if (a->fd < 0)
         return;

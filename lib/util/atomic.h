@@ -16,7 +16,7 @@
 #include <limits.h>
 #include <stdio.h>
 
-struct hrd_atomic {
+struct hru_atomic {
     char path[PATH_MAX];
     char tmp[PATH_MAX + 16];
     int fd;      /* the temporary file (or the target), or -1 */
@@ -28,14 +28,14 @@ struct hrd_atomic {
  * Creates the temporary file of target `path`; with `stream`, also a stdio
  * stream on it (a->f). Returns 0, or a negative errno (a is then closed).
  */
-int hrd_atomic_open(struct hrd_atomic *a, const char *path, int stream);
+int hru_atomic_open(struct hru_atomic *a, const char *path, int stream);
 
 /* Flushes, syncs and closes the file and renames it over the target.
  * Returns 0 or a negative errno (the temporary file is then removed). */
-int hrd_atomic_commit(struct hrd_atomic *a);
+int hru_atomic_commit(struct hru_atomic *a);
 
 /* Closes and removes the temporary file; the target stays as it was. Does
  * nothing on a writer that is closed already. */
-void hrd_atomic_abort(struct hrd_atomic *a);
+void hru_atomic_abort(struct hru_atomic *a);
 
 #endif

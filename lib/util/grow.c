@@ -11,7 +11,7 @@
 
 #include "lib/util/grow.h"
 
-size_t hrd_grow_room(size_t cap, size_t need, size_t size, size_t first)
+size_t hru_grow_room(size_t cap, size_t need, size_t size, size_t first)
 {
     size_t room = cap ? cap : (first ? first : 1);
 
@@ -27,7 +27,7 @@ size_t hrd_grow_room(size_t cap, size_t need, size_t size, size_t first)
     return room;
 }
 
-int hrd_resize(void *arr, size_t n, size_t size)
+int hru_resize(void *arr, size_t n, size_t size)
 {
     void *p, *q;
 
@@ -41,23 +41,23 @@ int hrd_resize(void *arr, size_t n, size_t size)
     return 0;
 }
 
-int hrd_grow(void *arr, size_t *cap, size_t need, size_t size, size_t first)
+int hru_grow(void *arr, size_t *cap, size_t need, size_t size, size_t first)
 {
     size_t room;
     int rc;
 
     if (need <= *cap)
         return 0;
-    room = hrd_grow_room(*cap, need, size, first);
+    room = hru_grow_room(*cap, need, size, first);
     if (room == 0)
         return -ENOMEM;
-    if ((rc = hrd_resize(arr, room, size)) != 0)
+    if ((rc = hru_resize(arr, room, size)) != 0)
         return rc;
     *cap = room;
     return 0;
 }
 
-int hrd_grow32(void *arr, uint32_t *cap, size_t need, size_t size,
+int hru_grow32(void *arr, uint32_t *cap, size_t need, size_t size,
                uint32_t first)
 {
     size_t room;
@@ -67,12 +67,12 @@ int hrd_grow32(void *arr, uint32_t *cap, size_t need, size_t size,
         return 0;
     if (need > UINT32_MAX)
         return -ENOMEM;
-    room = hrd_grow_room(*cap, need, size, first);
+    room = hru_grow_room(*cap, need, size, first);
     if (room == 0)
         return -ENOMEM;
     if (room > UINT32_MAX)
         room = UINT32_MAX; /* doubling passed 32 bits; need still fits */
-    if ((rc = hrd_resize(arr, room, size)) != 0)
+    if ((rc = hru_resize(arr, room, size)) != 0)
         return rc;
     *cap = (uint32_t)room;
     return 0;

@@ -4,7 +4,7 @@
  * checked against the size of the address space before it is multiplied,
  * so that a huge count is -ENOMEM, never a short buffer.
  *
- *     if (hrd_grow(&v->item, &v->cap, v->n + 1, sizeof *v->item, 16) != 0)
+ *     if (hru_grow(&v->item, &v->cap, v->n + 1, sizeof *v->item, 16) != 0)
  *         return -ENOMEM;
  *     v->item[v->n++] = x;
  */
@@ -19,21 +19,21 @@
  * *cap: doubling, from first when the array is empty. Returns 0 (also
  * when there was room already), or -ENOMEM with *arr and *cap as they
  * were. */
-int hrd_grow(void *arr, size_t *cap, size_t need, size_t size, size_t first);
+int hru_grow(void *arr, size_t *cap, size_t need, size_t size, size_t first);
 
-/* hrd_grow for an array whose room is counted in 32 bits: -ENOMEM where
+/* hru_grow for an array whose room is counted in 32 bits: -ENOMEM where
  * need is beyond UINT32_MAX. */
-int hrd_grow32(void *arr, uint32_t *cap, size_t need, size_t size,
+int hru_grow32(void *arr, uint32_t *cap, size_t need, size_t size,
                uint32_t first);
 
-/* The room hrd_grow would give an array of room cap that must hold need:
+/* The room hru_grow would give an array of room cap that must hold need:
  * cap itself when it is enough, else doubled from first (or from cap) up
  * to need. 0 when that room's bytes would not fit in a size_t. For arrays
- * that grow side by side, each then resized with hrd_resize. */
-size_t hrd_grow_room(size_t cap, size_t need, size_t size, size_t first);
+ * that grow side by side, each then resized with hru_resize. */
+size_t hru_grow_room(size_t cap, size_t need, size_t size, size_t first);
 
 /* Resizes the array at *arr to n elements of size bytes. Returns 0, or
  * -ENOMEM (n * size beyond a size_t, or no memory) with *arr as it was. */
-int hrd_resize(void *arr, size_t n, size_t size);
+int hru_resize(void *arr, size_t n, size_t size);
 
 #endif

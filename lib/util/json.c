@@ -1,5 +1,5 @@
 /* A strict JSON reader: see json.h. A recursive descent over the text,
- * its depth bounded by HRD_JSON_MAX_DEPTH. */
+ * its depth bounded by HRU_JSON_MAX_DEPTH. */
 #include "config.h"
 
 #include "lib/util/json.h"
@@ -71,7 +71,7 @@ struct buf {
 
 static int put(struct buf *b, const void *p, size_t n)
 {
-    if (hrd_grow(&b->p, &b->cap, b->n + n + 1, 1, 32) != 0)
+    if (hru_grow(&b->p, &b->cap, b->n + n + 1, 1, 32) != 0)
         return -ENOMEM;
     memcpy(b->p + b->n, p, n);
     b->n += n;
@@ -302,18 +302,18 @@ static int number(struct reader *r, double *x)
     return 0;
 }
 
-static int value(struct reader *r, int depth, struct hrd_json **out);
+static int value(struct reader *r, int depth, struct hru_json **out);
 
 /* Appends v (and name, for an object) to container c. */
-static int add_item(struct reader *r, struct hrd_json *c, struct hrd_json *v,
+static int add_item(struct reader *r, struct hru_json *c, struct hru_json *v,
                     char *name)
 {
-    struct hrd_json **ni = realloc(c->item, (c->n + 1) * sizeof *ni);
+    struct hru_json **ni = realloc(c->item, (c->n + 1) * sizeof *ni);
 
     if (ni == NULL)
         return nomem(r);
     c->item = ni;
-    if (c->type == HRD_JSON_OBJECT) {
+    if (c->type == HRU_JSON_OBJECT) {
         char **nn = realloc(c->name, (c->n + 1) * sizeof *nn);
 
         if (nn == NULL)
@@ -326,11 +326,11 @@ static int add_item(struct reader *r, struct hrd_json *c, struct hrd_json *v,
 }
 
 /* An array or object, its opening bracket at the reader's place. */
-static int container(struct reader *r, int depth, struct hrd_json *c)
+static int container(struct reader *r, int depth, struct hru_json *c)
 {
-    char close = c->type == HRD_JSON_ARRAY ? ']' : '}';
+    char close = c->type == HRU_JSON_ARRAY ? ']' : '}';
 
-    if (depth >= HRD_JSON_MAX_DEPTH)
+    if (depth >= HRU_JSON_MAX_DEPTH)
         return bad(r, "nested more than 64 deep");
     r->pos++;
     skip_space(r);
@@ -339,18 +339,18 @@ static int container(struct reader *r, int depth, struct hrd_json *c)
         return 0;
     }
     for (;;) {
-        struct hrd_json *v = NULL;
+        struct hru_json *v = NULL;
         char *name = NULL;
         size_t nlen;
         int rc;
 
         skip_space(r);
-        if (c->type == HRD_JSON_OBJECT) {
+        if (c->type == HRU_JSON_OBJECT) {
             if (r->pos >= r->len || r->s[r->pos] != '"')
                 return bad(r, "an object's member without a name");
             if ((rc = string(r, &name, &nlen)) != 0)
                 return rc;
-            if (strlen(name) != nlen || hrd_json_get(c, name) != NULL) {
+            if (strlen(name) != nlen || hru_json_get(c, name) != NULL) {
                 int nul = strlen(name) != nlen;
 
                 free(name);
@@ -366,7 +366,7 @@ static int container(struct reader *r, int depth, struct hrd_json *c)
         }
         if ((rc = value(r, depth + 1, &v)) != 0 ||
             (rc = add_item(r, c, v, name)) != 0) {
-            hrd_json_free(v);
+            hru_json_free(v);
             free(name);
             return rc;
         }
@@ -384,9 +384,9 @@ static int container(struct reader *r, int depth, struct hrd_json *c)
     }
 }
 
-static int value(struct reader *r, int depth, struct hrd_json **out)
+static int value(struct reader *r, int depth, struct hru_json **out)
 {
-    struct hrd_json *v = calloc(1, sizeof *v);
+    struct hru_json *v = calloc(1, sizeof *v);
     int rc = 0;
 
     if (v == NULL)
@@ -395,49 +395,49 @@ static int value(struct reader *r, int depth, struct hrd_json **out)
     if (r->pos >= r->len) {
         rc = bad(r, "a value missing");
     } else if (r->s[r->pos] == '{' || r->s[r->pos] == '[') {
-        v->type = r->s[r->pos] == '{' ? HRD_JSON_OBJECT : HRD_JSON_ARRAY;
+        v->type = r->s[r->pos] == '{' ? HRU_JSON_OBJECT : HRU_JSON_ARRAY;
         rc = container(r, depth, v);
     } else if (r->s[r->pos] == '"') {
-        v->type = HRD_JSON_STRING;
+        v->type = HRU_JSON_STRING;
         rc = string(r, &v->str, &v->len);
     } else if (word(r, "null")) {
-        v->type = HRD_JSON_NULL;
+        v->type = HRU_JSON_NULL;
     } else if (word(r, "true")) {
-        v->type = HRD_JSON_TRUE;
+        v->type = HRU_JSON_TRUE;
     } else if (word(r, "false")) {
-        v->type = HRD_JSON_FALSE;
+        v->type = HRU_JSON_FALSE;
     } else if (word(r, "NaN")) {
-        v->type = HRD_JSON_NUMBER;
+        v->type = HRU_JSON_NUMBER;
         v->num = NAN;
     } else if (word(r, "Infinity")) {
-        v->type = HRD_JSON_NUMBER;
+        v->type = HRU_JSON_NUMBER;
         v->num = INFINITY;
     } else if (word(r, "-Infinity")) {
-        v->type = HRD_JSON_NUMBER;
+        v->type = HRU_JSON_NUMBER;
         v->num = -INFINITY;
     } else {
-        v->type = HRD_JSON_NUMBER;
+        v->type = HRU_JSON_NUMBER;
         rc = number(r, &v->num);
     }
     if (rc != 0) {
-        hrd_json_free(v);
+        hru_json_free(v);
         return rc;
     }
     *out = v;
     return 0;
 }
 
-int hrd_json_parse(const char *text, size_t len, struct hrd_json **out,
+int hru_json_parse(const char *text, size_t len, struct hru_json **out,
                    char *err, size_t errlen)
 {
     struct reader r = { text, len, 0, err, errlen, 0 };
-    struct hrd_json *v = NULL;
+    struct hru_json *v = NULL;
     int rc = value(&r, 0, &v);
 
     if (rc == 0) {
         skip_space(&r);
         if (r.pos < r.len) {
-            hrd_json_free(v);
+            hru_json_free(v);
             return bad(&r, "more after the document's value");
         }
         *out = v;
@@ -445,12 +445,12 @@ int hrd_json_parse(const char *text, size_t len, struct hrd_json **out,
     return rc;
 }
 
-void hrd_json_free(struct hrd_json *v)
+void hru_json_free(struct hru_json *v)
 {
     if (v == NULL)
         return;
     for (size_t i = 0; i < v->n; i++) {
-        hrd_json_free(v->item[i]);
+        hru_json_free(v->item[i]);
         if (v->name != NULL)
             free(v->name[i]);
     }
@@ -460,10 +460,10 @@ void hrd_json_free(struct hrd_json *v)
     free(v);
 }
 
-const struct hrd_json *hrd_json_get(const struct hrd_json *v,
+const struct hru_json *hru_json_get(const struct hru_json *v,
                                     const char *name)
 {
-    if (v == NULL || v->type != HRD_JSON_OBJECT)
+    if (v == NULL || v->type != HRU_JSON_OBJECT)
         return NULL;
     for (size_t i = 0; i < v->n; i++) {
         if (strcmp(v->name[i], name) == 0)
@@ -472,18 +472,18 @@ const struct hrd_json *hrd_json_get(const struct hrd_json *v,
     return NULL;
 }
 
-const char *hrd_json_get_str(const struct hrd_json *v, const char *name)
+const char *hru_json_get_str(const struct hru_json *v, const char *name)
 {
-    const struct hrd_json *m = hrd_json_get(v, name);
+    const struct hru_json *m = hru_json_get(v, name);
 
-    return m != NULL && m->type == HRD_JSON_STRING ? m->str : NULL;
+    return m != NULL && m->type == HRU_JSON_STRING ? m->str : NULL;
 }
 
-int hrd_json_get_num(const struct hrd_json *v, const char *name, double *x)
+int hru_json_get_num(const struct hru_json *v, const char *name, double *x)
 {
-    const struct hrd_json *m = hrd_json_get(v, name);
+    const struct hru_json *m = hru_json_get(v, name);
 
-    if (m == NULL || m->type != HRD_JSON_NUMBER)
+    if (m == NULL || m->type != HRU_JSON_NUMBER)
         return -ENOENT;
     *x = m->num;
     return 0;

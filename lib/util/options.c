@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int hrd_parse_size(const char *v, int suffix, uint64_t min, uint64_t max,
+int hru_parse_size(const char *v, int suffix, uint64_t min, uint64_t max,
                    uint64_t *out)
 {
     unsigned long long n;
@@ -36,7 +36,7 @@ int hrd_parse_size(const char *v, int suffix, uint64_t min, uint64_t max,
     return 0;
 }
 
-const char *hrd_getopt_culprit(int c, int optopt_value, const char *arg,
+const char *hru_getopt_culprit(int c, int optopt_value, const char *arg,
                                char buf[3])
 {
     if (c == '?' && optopt_value > ' ' && optopt_value <= '~') {

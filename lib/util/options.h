@@ -15,7 +15,7 @@
  * *out and returns 0; returns -EINVAL for anything else, and -ERANGE for
  * a number outside [min, max].
  */
-int hrd_parse_size(const char *v, int suffix, uint64_t min, uint64_t max,
+int hru_parse_size(const char *v, int suffix, uint64_t min, uint64_t max,
                    uint64_t *out);
 
 /*
@@ -24,7 +24,7 @@ int hrd_parse_size(const char *v, int suffix, uint64_t min, uint64_t max,
  * and optopt the letter), "-x" written to buf (3 bytes); otherwise arg,
  * the word it stopped at.
  */
-const char *hrd_getopt_culprit(int c, int optopt_value, const char *arg,
+const char *hru_getopt_culprit(int c, int optopt_value, const char *arg,
                                char buf[3]);
 
 #endif

@@ -19,7 +19,7 @@ static size_t str_hash(const char *s)
 }
 
 /* The slot of s in t: where it is, or the free one where it would go. */
-static size_t slot_of(const struct hrd_strset *t, const char *s)
+static size_t slot_of(const struct hru_strset *t, const char *s)
 {
     size_t i = str_hash(s) & (t->nslot - 1);
 
@@ -28,7 +28,7 @@ static size_t slot_of(const struct hrd_strset *t, const char *s)
     return i;
 }
 
-int hrd_strset_find(const struct hrd_strset *t, const char *s, size_t *out)
+int hru_strset_find(const struct hru_strset *t, const char *s, size_t *out)
 {
     size_t i;
 
@@ -41,7 +41,7 @@ int hrd_strset_find(const struct hrd_strset *t, const char *s, size_t *out)
     return 0;
 }
 
-int hrd_strset_add(struct hrd_strset *t, const char *s, size_t *out)
+int hru_strset_add(struct hru_strset *t, const char *s, size_t *out)
 {
     size_t i;
 
@@ -59,7 +59,7 @@ int hrd_strset_add(struct hrd_strset *t, const char *s, size_t *out)
     }
     i = slot_of(t, s);
     if (t->slot[i] == 0) {
-        if (hrd_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v, 64) != 0)
+        if (hru_grow(&t->v, &t->cap, t->n + 1, sizeof *t->v, 64) != 0)
             return -ENOMEM;
         if ((t->v[t->n] = strdup(s)) == NULL)
             return -ENOMEM;
@@ -69,7 +69,7 @@ int hrd_strset_add(struct hrd_strset *t, const char *s, size_t *out)
     return 0;
 }
 
-void hrd_strset_fini(struct hrd_strset *t)
+void hru_strset_fini(struct hru_strset *t)
 {
     for (size_t i = 0; i < t->n; i++)
         free(t->v[i]);

@@ -11,7 +11,7 @@
 
 /* Zeroed: an empty table. slot holds i + 1 of string i at its hash's
  * place (open addressing, at most half full), 0 where free. */
-struct hrd_strset {
+struct hru_strset {
     char **v;
     size_t n, cap;
     size_t *slot;
@@ -20,13 +20,13 @@ struct hrd_strset {
 
 /* Sets *out to the number of s in t. Returns 0, or -ENOENT when t does
  * not hold it. */
-int hrd_strset_find(const struct hrd_strset *t, const char *s, size_t *out);
+int hru_strset_find(const struct hru_strset *t, const char *s, size_t *out);
 
 /* Sets *out to the number of s in t, adding a copy when t does not hold
  * it. Returns 0 or -ENOMEM (t then as it was). */
-int hrd_strset_add(struct hrd_strset *t, const char *s, size_t *out);
+int hru_strset_add(struct hru_strset *t, const char *s, size_t *out);
 
 /* Frees t's strings and arrays; t is then empty (zeroed). */
-void hrd_strset_fini(struct hrd_strset *t);
+void hru_strset_fini(struct hru_strset *t);
 
 #endif

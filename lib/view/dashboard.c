@@ -18,14 +18,14 @@ static void put_number(FILE *f, double v)
 {
     char buf[32];
 
-    if (!isfinite(v) || hrd_format_number(buf, sizeof buf, v) < 0)
+    if (!isfinite(v) || hrv_format_number(buf, sizeof buf, v) < 0)
         fputs("null", f);
     else
         fputs(buf, f);
 }
 
 /* Whether rows a and b are one benchmark (all of the key but metric). */
-static int same_bench(const struct hrd_row *a, const struct hrd_row *b)
+static int same_bench(const struct hra_row *a, const struct hra_row *b)
 {
     return strcmp(a->node_id, b->node_id) == 0 && strcmp(a->op, b->op) == 0
            && strcmp(a->backend, b->backend) == 0
@@ -35,7 +35,7 @@ static int same_bench(const struct hrd_row *a, const struct hrd_row *b)
 
 /* The benchmark's name "NODE OPERATOR/BACKEND PHASE RANGE" (and
  * " METRIC" when with_metric), as a JSON string. Returns 0 or -ENOMEM. */
-static int put_name(FILE *f, const struct hrd_row *r, int with_metric)
+static int put_name(FILE *f, const struct hra_row *r, int with_metric)
 {
     size_t n = strlen(r->node_id) + strlen(r->op) + strlen(r->backend) +
                strlen(r->phase) + strlen(r->range) + strlen(r->metric) + 6;
@@ -46,12 +46,12 @@ static int put_name(FILE *f, const struct hrd_row *r, int with_metric)
     snprintf(s, n, "%s %s/%s %s %s%s%s", r->node_id, r->op, r->backend,
              r->phase, r->range, with_metric ? " " : "",
              with_metric ? r->metric : "");
-    hrd_json_string(f, s);
+    hrv_json_string(f, s);
     free(s);
     return 0;
 }
 
-int hrd_bmf_write(FILE *f, const struct hrd_row *rows, size_t n)
+int hrv_bmf_write(FILE *f, const struct hra_row *rows, size_t n)
 {
     int first = 1;
 
@@ -80,7 +80,7 @@ int hrd_bmf_write(FILE *f, const struct hrd_row *rows, size_t n)
                 continue;
             fputs(firstm ? "\n    " : ",\n    ", f);
             firstm = 0;
-            hrd_json_string(f, rows[j].metric);
+            hrv_json_string(f, rows[j].metric);
             fputs(": {\"value\": ", f);
             put_number(f, rows[j].median);
             fputs(", \"lower_value\": ", f);
@@ -95,30 +95,30 @@ int hrd_bmf_write(FILE *f, const struct hrd_row *rows, size_t n)
     return 0;
 }
 
-int hrd_benchmark_action_write(FILE *f, const struct hrd_row *rows,
+int hrv_benchmark_action_write(FILE *f, const struct hra_row *rows,
                                size_t n)
 {
     char extra[256], a[32], b[32], c[32];
 
     fputc('[', f);
     for (size_t i = 0; i < n; i++) {
-        const struct hrd_row *r = &rows[i];
+        const struct hra_row *r = &rows[i];
 
         fputs(i == 0 ? "\n  {\"name\": " : ",\n  {\"name\": ", f);
         if (put_name(f, r, 1) != 0)
             return -ENOMEM;
         fputs(", \"unit\": \"ns\", \"value\": ", f);
         put_number(f, r->median);
-        if (hrd_format_number(a, sizeof a, r->mean) < 0)
+        if (hrv_format_number(a, sizeof a, r->mean) < 0)
             snprintf(a, sizeof a, "?");
-        if (hrd_format_number(b, sizeof b, r->min) < 0)
+        if (hrv_format_number(b, sizeof b, r->min) < 0)
             snprintf(b, sizeof b, "?");
-        if (hrd_format_number(c, sizeof c, r->max) < 0)
+        if (hrv_format_number(c, sizeof c, r->max) < 0)
             snprintf(c, sizeof c, "?");
         snprintf(extra, sizeof extra, "count %" PRIu64 ", mean %s ns, "
                  "min %s ns, max %s ns", r->count, a, b, c);
         fputs(", \"extra\": ", f);
-        hrd_json_string(f, extra);
+        hrv_json_string(f, extra);
         fputc('}', f);
     }
     fputs(n == 0 ? "]\n" : "\n]\n", f);

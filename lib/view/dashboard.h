@@ -25,11 +25,11 @@
 /* Writes rows[0..n) as BMF (rows of one benchmark joined, whatever their
  * order; a benchmark's measure given twice keeps its first row). Returns
  * 0 or -ENOMEM. */
-int hrd_bmf_write(FILE *f, const struct hrd_row *rows, size_t n);
+int hrv_bmf_write(FILE *f, const struct hra_row *rows, size_t n);
 
 /* Writes rows[0..n) as github-action-benchmark's customSmallerIsBetter
  * list, in their order. Returns 0 or -ENOMEM. */
-int hrd_benchmark_action_write(FILE *f, const struct hrd_row *rows,
+int hrv_benchmark_action_write(FILE *f, const struct hra_row *rows,
                                size_t n);
 
 #endif

@@ -11,7 +11,7 @@ static const char *str(const char *s)
     return s != NULL ? s : "";
 }
 
-size_t hrd_utf8_decode(const unsigned char *s, uint32_t *cp)
+size_t hrv_utf8_decode(const unsigned char *s, uint32_t *cp)
 {
     unsigned char lo = 0x80, hi = 0xbf;
     size_t need, i;
@@ -62,7 +62,7 @@ static int valid(const unsigned char *p, size_t n, uint32_t cp)
     return cp != 0xfffd || (n == 3 && memcmp(p, "\xef\xbf\xbd", 3) == 0);
 }
 
-int hrd_bidi_control(uint32_t cp)
+int hrv_bidi_control(uint32_t cp)
 {
     return cp == 0x061c || cp == 0x200e || cp == 0x200f ||
            (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
@@ -70,7 +70,7 @@ int hrd_bidi_control(uint32_t cp)
 
 /* ---- JSON ------------------------------------------------------------- */
 
-/* hrd_json_string, and with `html` '<', '>' and '&' escaped as well. */
+/* hrv_json_string, and with `html` '<', '>' and '&' escaped as well. */
 static void json_string(FILE *f, const char *s, int html)
 {
     const unsigned char *p = (const unsigned char *)str(s);
@@ -78,7 +78,7 @@ static void json_string(FILE *f, const char *s, int html)
 
     putc('"', f);
     while (*p != '\0') {
-        p += hrd_utf8_decode(p, &cp);
+        p += hrv_utf8_decode(p, &cp);
         switch (cp) {
         case '"':
             fputs("\\\"", f);
@@ -117,19 +117,19 @@ static void json_string(FILE *f, const char *s, int html)
     putc('"', f);
 }
 
-void hrd_json_string(FILE *f, const char *s)
+void hrv_json_string(FILE *f, const char *s)
 {
     json_string(f, s, 0);
 }
 
-void hrd_json_string_html(FILE *f, const char *s)
+void hrv_json_string_html(FILE *f, const char *s)
 {
     json_string(f, s, 1);
 }
 
 /* ---- CSV -------------------------------------------------------------- */
 
-void hrd_csv_field(FILE *f, const char *s)
+void hrv_csv_field(FILE *f, const char *s)
 {
     s = str(s);
     if (strpbrk(s, ",\"\r\n") == NULL) {
@@ -156,13 +156,13 @@ static int xml_char(uint32_t cp)
            cp != 0xfffe && cp != 0xffff;
 }
 
-void hrd_xml_escape(FILE *f, const char *s)
+void hrv_xml_escape(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)str(s);
 
     while (*p != '\0') {
         uint32_t cp;
-        size_t n = hrd_utf8_decode(p, &cp);
+        size_t n = hrv_utf8_decode(p, &cp);
 
         if (!valid(p, n, cp) || !xml_char(cp)) {
             /* One '?' a byte, as an XML reader would have to be told. */
@@ -185,27 +185,27 @@ void hrd_xml_escape(FILE *f, const char *s)
     }
 }
 
-void hrd_html_escape(FILE *f, const char *s)
+void hrv_html_escape(FILE *f, const char *s)
 {
-    hrd_xml_escape(f, s);
+    hrv_xml_escape(f, s);
 }
 
-void hrd_html_name(FILE *f, const char *s)
+void hrv_html_name(FILE *f, const char *s)
 {
     fputs("<bdi>", f);
-    hrd_html_escape(f, s);
+    hrv_html_escape(f, s);
     fputs("</bdi>", f);
 }
 
 /* ---- Markdown --------------------------------------------------------- */
 
-void hrd_md_escape(FILE *f, const char *s)
+void hrv_md_escape(FILE *f, const char *s)
 {
     const unsigned char *p = (const unsigned char *)str(s);
 
     while (*p != '\0') {
         uint32_t cp;
-        size_t n = hrd_utf8_decode(p, &cp);
+        size_t n = hrv_utf8_decode(p, &cp);
 
         switch (cp) {
         case '\\': case '`': case '*': case '_': case '[': case ']':
@@ -220,7 +220,7 @@ void hrd_md_escape(FILE *f, const char *s)
         case '\n': case '\t': case '\r': fputc(' ', f); break;
         default:
             if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) ||
-                cp == 0xfffd || hrd_bidi_control(cp))
+                cp == 0xfffd || hrv_bidi_control(cp))
                 fputs("\xef\xbf\xbd", f);
             else
                 fwrite(p, 1, n, f);
@@ -244,7 +244,7 @@ static void put(char *out, size_t len, size_t *at, size_t *w, const char *t,
     *at += n;
 }
 
-size_t hrd_text_escape(char *out, size_t len, const char *s)
+size_t hrv_text_escape(char *out, size_t len, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     const unsigned char *p = (const unsigned char *)str(s);
@@ -252,7 +252,7 @@ size_t hrd_text_escape(char *out, size_t len, const char *s)
 
     while (*p != '\0') {
         uint32_t cp;
-        size_t n = hrd_utf8_decode(p, &cp);
+        size_t n = hrv_utf8_decode(p, &cp);
         char e[8];
 
         if (!valid(p, n, cp)) {
@@ -277,7 +277,7 @@ size_t hrd_text_escape(char *out, size_t len, const char *s)
             e[2] = hex[cp >> 4];
             e[3] = hex[cp & 0xf];
             put(out, len, &at, &w, e, 4);
-        } else if ((cp >= 0x80 && cp <= 0x9f) || hrd_bidi_control(cp)) {
+        } else if ((cp >= 0x80 && cp <= 0x9f) || hrv_bidi_control(cp)) {
             e[0] = '\\';
             e[1] = 'u';
             for (int i = 0; i < 4; i++)
@@ -293,16 +293,16 @@ size_t hrd_text_escape(char *out, size_t len, const char *s)
     return at;
 }
 
-void hrd_text_put(FILE *f, const char *s)
+void hrv_text_put(FILE *f, const char *s)
 {
     char buf[1024], *big;
-    size_t n = hrd_text_escape(buf, sizeof buf, s);
+    size_t n = hrv_text_escape(buf, sizeof buf, s);
 
     if (n < sizeof buf) {
         fwrite(buf, 1, n, f);
         return;
     }
-    big = hrd_text_dup(s);
+    big = hrv_text_dup(s);
     if (big != NULL) {
         fwrite(big, 1, n, f);
         free(big);
@@ -313,12 +313,12 @@ void hrd_text_put(FILE *f, const char *s)
     }
 }
 
-char *hrd_text_dup(const char *s)
+char *hrv_text_dup(const char *s)
 {
-    size_t n = hrd_text_escape(NULL, 0, s);
+    size_t n = hrv_text_escape(NULL, 0, s);
     char *out = malloc(n + 1);
 
     if (out != NULL)
-        hrd_text_escape(out, n + 1, s);
+        hrv_text_escape(out, n + 1, s);
     return out;
 }

@@ -8,17 +8,17 @@
  * UTF-8 (tests/lib/hostile.c holds the set that every format is tested
  * with).
  *
- *   JSON      hrd_json_string: a quoted string, ASCII only, as Python's
- *             json.dumps with ensure_ascii; hrd_json_string_html inside a
+ *   JSON      hrv_json_string: a quoted string, ASCII only, as Python's
+ *             json.dumps with ensure_ascii; hrv_json_string_html inside a
  *             <script> (no '<', '>' or '&').
- *   CSV       hrd_csv_field: RFC 4180 quoting.
- *   XML       hrd_xml_escape: entities; what XML 1.0 cannot hold as '?'.
- *   HTML      hrd_html_escape: the XML rule (text and attribute values);
- *             hrd_html_name: element content in <bdi>, so that a name's
+ *   CSV       hrv_csv_field: RFC 4180 quoting.
+ *   XML       hrv_xml_escape: entities; what XML 1.0 cannot hold as '?'.
+ *   HTML      hrv_html_escape: the XML rule (text and attribute values);
+ *             hrv_html_name: element content in <bdi>, so that a name's
  *             direction cannot spill into its neighbours.
- *   Markdown  hrd_md_escape: reads back as the name in a table cell or a
+ *   Markdown  hrv_md_escape: reads back as the name in a table cell or a
  *             line; never starts markup or raw HTML.
- *   Text      hrd_text_escape (a terminal, a log): control characters,
+ *   Text      hrv_text_escape (a terminal, a log): control characters,
  *             bidirectional controls and invalid bytes as visible escapes
  *             (\x1b, \n, \u202e), so that no name moves the cursor,
  *             colours the terminal or reverses the text around it.
@@ -39,12 +39,12 @@
  * U+FFFD and takes its maximal valid prefix (at least one byte), as
  * Python's "replace" error handler does. Every writer of names uses it.
  */
-size_t hrd_utf8_decode(const unsigned char *s, uint32_t *cp);
+size_t hrv_utf8_decode(const unsigned char *s, uint32_t *cp);
 
 /* Whether cp is one of Unicode's bidirectional formatting characters
  * (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069): the
  * characters that can reorder the text around them. */
-int hrd_bidi_control(uint32_t cp);
+int hrv_bidi_control(uint32_t cp);
 
 /*
  * Writes s as a JSON string, quoted, the way Python's json.dumps does with
@@ -53,64 +53,64 @@ int hrd_bidi_control(uint32_t cp);
  * UTF-8 as U+FFFD. Every JSON string of a report or a diff is written by
  * it.
  */
-void hrd_json_string(FILE *f, const char *s);
+void hrv_json_string(FILE *f, const char *s);
 
-/* hrd_json_string for a string inside an HTML <script>: '<', '>' and '&'
+/* hrv_json_string for a string inside an HTML <script>: '<', '>' and '&'
  * escaped as well (\u003c, \u003e, \u0026), so that no name ends the
  * script. */
-void hrd_json_string_html(FILE *f, const char *s);
+void hrv_json_string_html(FILE *f, const char *s);
 
 /* Writes s as one CSV field: quoted per RFC 4180 (a quote doubled) when it
  * holds a comma, a quote, CR or LF; as it is otherwise. */
-void hrd_csv_field(FILE *f, const char *s);
+void hrv_csv_field(FILE *f, const char *s);
 
 /* Writes s with the characters &, <, >, " and ' as XML entities, a newline
  * as &#10;, a tab or carriage return as a space, and bytes XML 1.0 cannot
  * hold as '?' (invalid UTF-8 included). Fit for text and for attribute
  * values. */
-void hrd_xml_escape(FILE *f, const char *s);
+void hrv_xml_escape(FILE *f, const char *s);
 
 /* Writes s as HTML text or an attribute value: the XML rule (HTML reads
  * every entity it writes). */
-void hrd_html_escape(FILE *f, const char *s);
+void hrv_html_escape(FILE *f, const char *s);
 
 /* Writes s as HTML element content isolated from its neighbours:
- * <bdi>s</bdi>, s written by hrd_html_escape. A bidirectional control in
+ * <bdi>s</bdi>, s written by hrv_html_escape. A bidirectional control in
  * s then reorders s alone. */
-void hrd_html_name(FILE *f, const char *s);
+void hrv_html_name(FILE *f, const char *s);
 
 /*
  * Writes s as Markdown text that reads as s, in a table cell or a line:
  * \ ` * _ [ ] and | behind a backslash; & < > and ~ as character
  * references (raw HTML and strike-through never start); a newline, tab or
  * carriage return as a space; another control character, a bidirectional
- * control (hrd_bidi_control), and each byte that is not part of valid
+ * control (hrv_bidi_control), and each byte that is not part of valid
  * UTF-8, as U+FFFD.
  */
-void hrd_md_escape(FILE *f, const char *s);
+void hrv_md_escape(FILE *f, const char *s);
 
 /*
  * The text rule (a terminal): writes s into out (len bytes, always
  * NUL-terminated when len > 0, cut between two characters or escapes
  * when it does not fit) with a backslash as \\, a newline, tab and
  * carriage return as \n, \t and \r, another C0 control or DEL as \xHH, a
- * C1 control or a bidirectional control (hrd_bidi_control) as \uHHHH, and
+ * C1 control or a bidirectional control (hrv_bidi_control) as \uHHHH, and
  * each byte that is not part of valid UTF-8 as \xHH (lower-case hex);
  * other characters as they are. Returns the length of the whole escaped
- * text (without its NUL), as snprintf does: at most HRD_TEXT_ESCAPE_MAX
+ * text (without its NUL), as snprintf does: at most HRV_TEXT_ESCAPE_MAX
  * times strlen(s).
  */
-size_t hrd_text_escape(char *out, size_t len, const char *s);
+size_t hrv_text_escape(char *out, size_t len, const char *s);
 
 /* How many bytes of escaped text one byte of a name can become at most
  * (a bidirectional control: three bytes as six characters). */
-#define HRD_TEXT_ESCAPE_MAX 4
+#define HRV_TEXT_ESCAPE_MAX 4
 
-/* hrd_text_escape written to f. */
-void hrd_text_put(FILE *f, const char *s);
+/* hrv_text_escape written to f. */
+void hrv_text_put(FILE *f, const char *s);
 
-/* hrd_text_escape into a new string (the caller frees it), or NULL when
+/* hrv_text_escape into a new string (the caller frees it), or NULL when
  * out of memory. */
-char *hrd_text_dup(const char *s);
+char *hrv_text_dup(const char *s);
 
 #endif

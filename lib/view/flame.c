@@ -13,14 +13,14 @@
 
 /* --- the tree ------------------------------------------------------------ */
 
-void hrd_ptree_init(struct hrd_ptree *t)
+void hrv_ptree_init(struct hrv_ptree *t)
 {
     memset(t, 0, sizeof *t);
 }
 
-static void pnode_free_children(struct hrd_pnode *n)
+static void pnode_free_children(struct hrv_pnode *n)
 {
-    struct hrd_pnode *c = n->child, *next;
+    struct hrv_pnode *c = n->child, *next;
 
     for (; c != NULL; c = next) {
         next = c->next;
@@ -31,9 +31,9 @@ static void pnode_free_children(struct hrd_pnode *n)
     n->child = n->last_child = NULL;
 }
 
-void hrd_ptree_free(struct hrd_ptree *t)
+void hrv_ptree_free(struct hrv_ptree *t)
 {
-    struct hrd_pgroup *g, *next;
+    struct hrv_pgroup *g, *next;
 
     for (g = t->first; g != NULL; g = next) {
         next = g->next;
@@ -46,7 +46,7 @@ void hrd_ptree_free(struct hrd_ptree *t)
     memset(t, 0, sizeof *t);
 }
 
-static struct hrd_pgroup *group_find(const struct hrd_ptree *t,
+static struct hrv_pgroup *group_find(const struct hrv_ptree *t,
                                      const char *node, const char *op,
                                      const char *backend, unsigned phase)
 {
@@ -55,7 +55,7 @@ static struct hrd_pgroup *group_find(const struct hrd_ptree *t,
         strcmp(t->last->node, node) == 0 && strcmp(t->last->op, op) == 0 &&
         strcmp(t->last->backend, backend) == 0)
         return t->last;
-    for (struct hrd_pgroup *g = t->first; g != NULL; g = g->next) {
+    for (struct hrv_pgroup *g = t->first; g != NULL; g = g->next) {
         if (g->phase == phase && strcmp(g->node, node) == 0 &&
             strcmp(g->op, op) == 0 && strcmp(g->backend, backend) == 0)
             return g;
@@ -63,11 +63,11 @@ static struct hrd_pgroup *group_find(const struct hrd_ptree *t,
     return NULL;
 }
 
-static struct hrd_pgroup *group_get(struct hrd_ptree *t, const char *node,
+static struct hrv_pgroup *group_get(struct hrv_ptree *t, const char *node,
                                     const char *op, const char *backend,
                                     unsigned phase)
 {
-    struct hrd_pgroup *g = group_find(t, node, op, backend, phase);
+    struct hrv_pgroup *g = group_find(t, node, op, backend, phase);
 
     if (g != NULL)
         return g;
@@ -94,22 +94,22 @@ static struct hrd_pgroup *group_get(struct hrd_ptree *t, const char *node,
     return g;
 }
 
-static struct hrd_pnode *child_find(const struct hrd_pnode *n,
+static struct hrv_pnode *child_find(const struct hrv_pnode *n,
                                     const char *name)
 {
     /* The last child is the likely one. */
     if (n->last_child != NULL && strcmp(n->last_child->name, name) == 0)
         return n->last_child;
-    for (struct hrd_pnode *c = n->child; c != NULL; c = c->next) {
+    for (struct hrv_pnode *c = n->child; c != NULL; c = c->next) {
         if (strcmp(c->name, name) == 0)
             return c;
     }
     return NULL;
 }
 
-static struct hrd_pnode *child_get(struct hrd_pnode *n, const char *name)
+static struct hrv_pnode *child_get(struct hrv_pnode *n, const char *name)
 {
-    struct hrd_pnode *c = child_find(n, name);
+    struct hrv_pnode *c = child_find(n, name);
 
     if (c != NULL)
         return c;
@@ -137,7 +137,7 @@ static unsigned phase_of(const char *name)
     return p != 0 ? p : HRP_PHASE_WARM;
 }
 
-static void fill(struct hrd_pnode *n, const struct hrd_row *r)
+static void fill(struct hrv_pnode *n, const struct hra_row *r)
 {
     if (hrp_metric_parse(r->metric) == HRP_METRIC_SELF) {
         n->has_self = 1;
@@ -152,11 +152,11 @@ static void fill(struct hrd_pnode *n, const struct hrd_row *r)
     n->exact = r->exact;
 }
 
-struct hrd_pnode *hrd_ptree_row(struct hrd_ptree *t, const struct hrd_row *r)
+struct hrv_pnode *hrv_ptree_row(struct hrv_ptree *t, const struct hra_row *r)
 {
-    struct hrd_pgroup *g = group_get(t, r->node_id, r->op, r->backend,
+    struct hrv_pgroup *g = group_get(t, r->node_id, r->op, r->backend,
                                      phase_of(r->phase));
-    struct hrd_pnode *n;
+    struct hrv_pnode *n;
 
     if (g == NULL)
         return NULL;
@@ -168,9 +168,9 @@ struct hrd_pnode *hrd_ptree_row(struct hrd_ptree *t, const struct hrd_row *r)
     return n;
 }
 
-int hrd_ptree_row_flat(struct hrd_ptree *t, const struct hrd_row *r)
+int hrv_ptree_row_flat(struct hrv_ptree *t, const struct hra_row *r)
 {
-    struct hrd_row x = *r;
+    struct hra_row x = *r;
     const char *path[1] = { r->range };
 
     if (r->calls == 0)
@@ -178,16 +178,16 @@ int hrd_ptree_row_flat(struct hrd_ptree *t, const struct hrd_row *r)
     x.path = path;
     x.depth = 1;
     x.sum = (uint64_t)llround(r->mean * (double)r->count);
-    return hrd_ptree_row(t, &x) != NULL ? 0 : -ENOMEM;
+    return hrv_ptree_row(t, &x) != NULL ? 0 : -ENOMEM;
 }
 
-struct hrd_pnode *hrd_ptree_find(const struct hrd_ptree *t, const char *node,
+struct hrv_pnode *hrv_ptree_find(const struct hrv_ptree *t, const char *node,
                                  const char *op, const char *backend,
                                  unsigned phase, const char *const *path,
                                  uint32_t depth)
 {
-    struct hrd_pgroup *g = group_find(t, node, op, backend, phase);
-    struct hrd_pnode *n;
+    struct hrv_pgroup *g = group_find(t, node, op, backend, phase);
+    struct hrv_pnode *n;
 
     if (g == NULL)
         return NULL;
@@ -197,14 +197,14 @@ struct hrd_pnode *hrd_ptree_find(const struct hrd_ptree *t, const char *node,
     return n;
 }
 
-const char **hrd_ptree_nodes(const struct hrd_ptree *t, size_t *n)
+const char **hrv_ptree_nodes(const struct hrv_ptree *t, size_t *n)
 {
     const char **v = calloc(t->ngroups + 1, sizeof *v);
 
     *n = 0;
     if (v == NULL)
         return NULL;
-    for (struct hrd_pgroup *g = t->first; g != NULL; g = g->next) {
+    for (struct hrv_pgroup *g = t->first; g != NULL; g = g->next) {
         size_t i;
 
         for (i = 0; i < *n && strcmp(v[i], g->node) != 0; i++)
@@ -221,14 +221,14 @@ const char **hrd_ptree_nodes(const struct hrd_ptree *t, size_t *n)
 
 /* --- folded stacks ------------------------------------------------------- */
 
-int hrd_fvalue_parse(const char *s, enum hrd_fvalue *v)
+int hrv_fvalue_parse(const char *s, enum hrv_fvalue *v)
 {
     if (strcmp(s, "total") == 0)
-        *v = HRD_FVALUE_TOTAL;
+        *v = HRV_FVALUE_TOTAL;
     else if (strcmp(s, "median") == 0)
-        *v = HRD_FVALUE_MEDIAN;
+        *v = HRV_FVALUE_MEDIAN;
     else if (strcmp(s, "count") == 0)
-        *v = HRD_FVALUE_COUNT;
+        *v = HRV_FVALUE_COUNT;
     else
         return -1;
     return 0;
@@ -261,12 +261,12 @@ static size_t escape(char *out, size_t len, const char *name, int folded)
     return n;
 }
 
-size_t hrd_folded_escape(char *out, size_t len, const char *name)
+size_t hrv_folded_escape(char *out, size_t len, const char *name)
 {
     return escape(out, len, name, 1);
 }
 
-char *hrd_path_join(const char *const *names, uint32_t depth)
+char *hrv_path_join(const char *const *names, uint32_t depth)
 {
     size_t need = 1, at = 0;
     char *s;
@@ -288,7 +288,7 @@ char *hrd_path_join(const char *const *names, uint32_t depth)
 static void put_escaped(FILE *f, const char *name)
 {
     char buf[256];
-    size_t n = hrd_folded_escape(buf, sizeof buf, name);
+    size_t n = hrv_folded_escape(buf, sizeof buf, name);
 
     if (n < sizeof buf) {
         fputs(buf, f);
@@ -297,20 +297,20 @@ static void put_escaped(FILE *f, const char *name)
     char *big = malloc(n + 1);
     if (big == NULL)
         return;
-    hrd_folded_escape(big, n + 1, name);
+    hrv_folded_escape(big, n + 1, name);
     fputs(big, f);
     free(big);
 }
 
-static void folded_node(FILE *f, const struct hrd_pgroup *g,
-                        const struct hrd_pnode *n, enum hrd_fvalue v)
+static void folded_node(FILE *f, const struct hrv_pgroup *g,
+                        const struct hrv_pnode *n, enum hrv_fvalue v)
 {
     if (n->has && n->depth > 0) {
-        const struct hrd_pnode *chain[256];
+        const struct hrv_pnode *chain[256];
         uint32_t d = 0;
         uint64_t value;
 
-        for (const struct hrd_pnode *x = n; x->depth > 0 && d < 256;
+        for (const struct hrv_pnode *x = n; x->depth > 0 && d < 256;
              x = x->parent)
             chain[d++] = x;
         put_escaped(f, g->node);
@@ -320,25 +320,25 @@ static void folded_node(FILE *f, const struct hrd_pgroup *g,
             fputc(';', f);
             put_escaped(f, chain[d]->name);
         }
-        value = v == HRD_FVALUE_COUNT    ? n->count
-                : v == HRD_FVALUE_MEDIAN ? (uint64_t)llround(n->self_median)
+        value = v == HRV_FVALUE_COUNT    ? n->count
+                : v == HRV_FVALUE_MEDIAN ? (uint64_t)llround(n->self_median)
                                          : n->self_sum;
         fprintf(f, " %" PRIu64 "\n", value);
     }
-    for (const struct hrd_pnode *c = n->child; c != NULL; c = c->next)
+    for (const struct hrv_pnode *c = n->child; c != NULL; c = c->next)
         folded_node(f, g, c, v);
 }
 
-int hrd_folded_write(FILE *f, const struct hrd_ptree *t, enum hrd_fvalue v)
+int hrv_folded_write(FILE *f, const struct hrv_ptree *t, enum hrv_fvalue v)
 {
-    for (const struct hrd_pgroup *g = t->first; g != NULL; g = g->next)
+    for (const struct hrv_pgroup *g = t->first; g != NULL; g = g->next)
         folded_node(f, g, &g->root, v);
     return ferror(f) ? -EIO : 0;
 }
 
 /* --- the tree for the terminal ------------------------------------------ */
 
-void hrd_shorten_middle(char *out, size_t width, const char *name)
+void hrv_shorten_middle(char *out, size_t width, const char *name)
 {
     size_t n = strlen(name), head, tail;
 
@@ -371,7 +371,7 @@ void hrd_shorten_middle(char *out, size_t width, const char *name)
     }
 }
 
-void hrd_fmt_ns(char *buf, size_t len, double v)
+void hrv_fmt_ns(char *buf, size_t len, double v)
 {
     if (v < 1e3)
         snprintf(buf, len, "%.0f ns", v);
@@ -386,7 +386,7 @@ void hrd_fmt_ns(char *buf, size_t len, double v)
 /* Right part of a tree line: " calls incl self share". */
 #define TREE_NUMS 45
 
-static void tree_node(FILE *f, const struct hrd_pnode *n, int width)
+static void tree_node(FILE *f, const struct hrv_pnode *n, int width)
 {
     if (n->depth > 0) {
         int room = width - TREE_NUMS;
@@ -397,15 +397,15 @@ static void tree_node(FILE *f, const struct hrd_pnode *n, int width)
             indent = 24;
         if (room - indent < 8)
             indent = room - 8 > 0 ? room - 8 : 0;
-        hrd_shorten_middle(name, (size_t)(room - indent) < sizeof name - 1
+        hrv_shorten_middle(name, (size_t)(room - indent) < sizeof name - 1
                                      ? (size_t)(room - indent)
                                      : sizeof name - 1,
                            n->name);
         if (n->has) {
             snprintf(cnt, sizeof cnt, "%" PRIu64, n->count);
-            hrd_fmt_ns(incl, sizeof incl, n->incl_median);
+            hrv_fmt_ns(incl, sizeof incl, n->incl_median);
             if (n->has_self)
-                hrd_fmt_ns(self, sizeof self, n->self_median);
+                hrv_fmt_ns(self, sizeof self, n->self_median);
             else
                 snprintf(self, sizeof self, "-");
         } else {
@@ -421,11 +421,11 @@ static void tree_node(FILE *f, const struct hrd_pnode *n, int width)
         fprintf(f, "%*s%-*s %10.10s %12.12s %12.12s %7.7s\n", indent, "",
                 room - indent, name, cnt, incl, self, share);
     }
-    for (const struct hrd_pnode *c = n->child; c != NULL; c = c->next)
+    for (const struct hrv_pnode *c = n->child; c != NULL; c = c->next)
         tree_node(f, c, width);
 }
 
-int hrd_tree_write(FILE *f, const struct hrd_ptree *t, int width)
+int hrv_tree_write(FILE *f, const struct hrv_ptree *t, int width)
 {
     char head[512], line[512];
 
@@ -433,10 +433,10 @@ int hrd_tree_write(FILE *f, const struct hrd_ptree *t, int width)
         width = TREE_NUMS + 16;
     if (width > 400)
         width = 400;
-    for (const struct hrd_pgroup *g = t->first; g != NULL; g = g->next) {
+    for (const struct hrv_pgroup *g = t->first; g != NULL; g = g->next) {
         snprintf(head, sizeof head, "%s  %s/%s  %s", g->node, g->op,
                  g->backend, hrp_phase_name(g->phase));
-        hrd_shorten_middle(line, (size_t)width, head);
+        hrv_shorten_middle(line, (size_t)width, head);
         fprintf(f, "%s%s\n", g == t->first ? "" : "\n", line);
         fprintf(f, "%-*s %10s %12s %12s %7s\n", width - TREE_NUMS,
                 "calling context", "calls", "incl median", "self median",
@@ -446,7 +446,7 @@ int hrd_tree_write(FILE *f, const struct hrd_ptree *t, int width)
     return ferror(f) ? -EIO : 0;
 }
 
-void hrd_pnode_compare(struct hrd_pnode *n, const struct hrd_signif *s,
+void hrv_pnode_compare(struct hrv_pnode *n, const struct hrs_signif *s,
                        double bm, double alpha)
 {
     n->diff_known = 1;

@@ -38,10 +38,10 @@
 #include "lib/agg/rows.h"
 #include "lib/stat/signif.h"
 
-struct hrd_pnode {
+struct hrv_pnode {
     char *name;                 /* the innermost range */
-    struct hrd_pnode *parent;
-    struct hrd_pnode *child, *last_child, *next;
+    struct hrv_pnode *parent;
+    struct hrv_pnode *child, *last_child, *next;
     uint32_t depth;             /* 0: the group's root (no range) */
     int has;                    /* a row was given for it */
     int has_self;
@@ -56,80 +56,80 @@ struct hrd_pnode {
     double diff_p, diff_shift, diff_rel, diff_base_median;
 };
 
-struct hrd_pgroup {
+struct hrv_pgroup {
     char *node, *op, *backend;
     unsigned phase;             /* HRP_PHASE_* */
-    struct hrd_pnode root;
-    struct hrd_pgroup *next;
+    struct hrv_pnode root;
+    struct hrv_pgroup *next;
 };
 
-struct hrd_ptree {
-    struct hrd_pgroup *first, *last;
+struct hrv_ptree {
+    struct hrv_pgroup *first, *last;
     size_t ngroups;
 };
 
-enum hrd_fvalue {
-    HRD_FVALUE_TOTAL,           /* total self ns */
-    HRD_FVALUE_MEDIAN,          /* self median, rounded */
-    HRD_FVALUE_COUNT,           /* calls */
+enum hrv_fvalue {
+    HRV_FVALUE_TOTAL,           /* total self ns */
+    HRV_FVALUE_MEDIAN,          /* self median, rounded */
+    HRV_FVALUE_COUNT,           /* calls */
 };
 
 /* Sets node n's comparison (plot --diff) from the test s of its inclusive
  * population against the base run's, whose median is bm: significant
  * when p < alpha and it shifted. */
-void hrd_pnode_compare(struct hrd_pnode *n, const struct hrd_signif *s,
+void hrv_pnode_compare(struct hrv_pnode *n, const struct hrs_signif *s,
                        double bm, double alpha);
 
-void hrd_ptree_init(struct hrd_ptree *t);
-void hrd_ptree_free(struct hrd_ptree *t);
+void hrv_ptree_init(struct hrv_ptree *t);
+void hrv_ptree_free(struct hrv_ptree *t);
 
 /* Adds a row of a dump by path (row->depth > 0; an inclusive row fills
  * count, inclusive median and sum, a self row the self figures). Returns
  * the path's node, or NULL on ENOMEM. */
-struct hrd_pnode *hrd_ptree_row(struct hrd_ptree *t, const struct hrd_row *r);
+struct hrv_pnode *hrv_ptree_row(struct hrv_ptree *t, const struct hra_row *r);
 
 /* Adds a row per range name as a one-element path (run files written
  * before paths were kept; the sum is mean x count). Rows of recorded
  * values only are skipped. Returns 0 or -ENOMEM. */
-int hrd_ptree_row_flat(struct hrd_ptree *t, const struct hrd_row *r);
+int hrv_ptree_row_flat(struct hrv_ptree *t, const struct hra_row *r);
 
 /* The node of `path` (depth names) in the group of (node, op, backend,
  * phase), or NULL. */
-struct hrd_pnode *hrd_ptree_find(const struct hrd_ptree *t, const char *node,
+struct hrv_pnode *hrv_ptree_find(const struct hrv_ptree *t, const char *node,
                                  const char *op, const char *backend,
                                  unsigned phase, const char *const *path,
                                  uint32_t depth);
 
 /* Parses "total", "median" or "count". Returns 0 or -1. */
-int hrd_fvalue_parse(const char *s, enum hrd_fvalue *v);
+int hrv_fvalue_parse(const char *s, enum hrv_fvalue *v);
 
 /* Writes name escaped for folded stacks (see above) to out (len bytes,
  * NUL-terminated, truncated when too small). Returns the length the whole
  * escaped name needs. */
-size_t hrd_folded_escape(char *out, size_t len, const char *name);
+size_t hrv_folded_escape(char *out, size_t len, const char *name);
 
 /* Joins path names with ';' escaping '%' as %25 and ';' as %3B in each
  * (the `path` field of a JSON row). Returns a new string or NULL. */
-char *hrd_path_join(const char *const *names, uint32_t depth);
+char *hrv_path_join(const char *const *names, uint32_t depth);
 
 /* Writes the folded stacks of t. Returns 0 or -EIO. */
-int hrd_folded_write(FILE *f, const struct hrd_ptree *t, enum hrd_fvalue v);
+int hrv_folded_write(FILE *f, const struct hrv_ptree *t, enum hrv_fvalue v);
 
 /* Shortens name to at most width columns (bytes; UTF-8 sequences are kept
  * whole), cutting the middle out and putting ".." there; control bytes
  * become '?'. out holds at least width + 1 bytes. */
-void hrd_shorten_middle(char *out, size_t width, const char *name);
+void hrv_shorten_middle(char *out, size_t width, const char *name);
 
 /* Writes the tree of t, `width` columns wide at most (100 for the
  * terminal). Returns 0 or -EIO. */
-int hrd_tree_write(FILE *f, const struct hrd_ptree *t, int width);
+int hrv_tree_write(FILE *f, const struct hrv_ptree *t, int width);
 
 /* The node ids of t in first-seen order: a new array of n pointers to t's
  * strings (caller frees the array), or NULL when none or ENOMEM. */
-const char **hrd_ptree_nodes(const struct hrd_ptree *t, size_t *n);
+const char **hrv_ptree_nodes(const struct hrv_ptree *t, size_t *n);
 
 /* Writes v ns with a unit that keeps it short: "512 ns", "3.20 us",
  * "1.50 ms", "2.00 s". */
-void hrd_fmt_ns(char *buf, size_t len, double v);
+void hrv_fmt_ns(char *buf, size_t len, double v);
 
 #endif

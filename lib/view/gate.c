@@ -16,11 +16,11 @@ static const char *str(const char *s)
     return s != NULL ? s : "";
 }
 
-void hrd_gate_count(const struct hrd_gate *g, struct hrd_gate_counts *c)
+void hrv_gate_count(const struct hrv_gate *g, struct hrv_gate_counts *c)
 {
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < g->n; i++) {
-        const struct hrd_gate_row *r = &g->rows[i];
+        const struct hrv_gate_row *r = &g->rows[i];
 
         if (r->fail)
             c->fail++;
@@ -30,11 +30,11 @@ void hrd_gate_count(const struct hrd_gate *g, struct hrd_gate_counts *c)
             c->not_judged++;
         else if (r->undecided)
             c->undecided++;
-        else if (r->verdict == HRD_GATE_SLOWER)
+        else if (r->verdict == HRV_GATE_SLOWER)
             c->slower++;
-        else if (r->verdict == HRD_GATE_FASTER)
+        else if (r->verdict == HRV_GATE_FASTER)
             c->faster++;
-        else if (r->verdict == HRD_GATE_ONLY)
+        else if (r->verdict == HRV_GATE_ONLY)
             c->only++;
         else
             c->unchanged++;
@@ -78,7 +78,7 @@ static void pvalue(char *buf, size_t len, double p)
 
 /* The figures of a compared row, in words: "before 1.20 us, after 3.40 us,
  * change +183.3%, p 0.0001". */
-static void figures(char *buf, size_t len, const struct hrd_gate_row *r)
+static void figures(char *buf, size_t len, const struct hrv_gate_row *r)
 {
     char b[32], a[32], c[32], p[32];
 
@@ -93,38 +93,38 @@ static void figures(char *buf, size_t len, const struct hrd_gate_row *r)
 
 /* The testcase name of r: "warm backend.gemm self", with " (op/backend)"
  * when the key has them. */
-static void junit_name(FILE *f, const struct hrd_gate_row *r)
+static void junit_name(FILE *f, const struct hrv_gate_row *r)
 {
-    hrd_xml_escape(f, str(r->phase));
+    hrv_xml_escape(f, str(r->phase));
     fputc(' ', f);
-    hrd_xml_escape(f, str(r->range));
+    hrv_xml_escape(f, str(r->range));
     fputc(' ', f);
-    hrd_xml_escape(f, str(r->metric));
+    hrv_xml_escape(f, str(r->metric));
     if (str(r->op)[0] != '\0' || str(r->backend)[0] != '\0') {
         fputs(" (", f);
-        hrd_xml_escape(f, str(r->op));
+        hrv_xml_escape(f, str(r->op));
         fputc('/', f);
-        hrd_xml_escape(f, str(r->backend));
+        hrv_xml_escape(f, str(r->backend));
         fputc(')', f);
     }
     if (str(r->where)[0] != '\0') {
         fputc(' ', f);
-        hrd_xml_escape(f, r->where);
+        hrv_xml_escape(f, r->where);
     }
 }
 
-static void junit_case(FILE *f, const struct hrd_gate_row *r)
+static void junit_case(FILE *f, const struct hrv_gate_row *r)
 {
     char fig[192];
 
     fputs("    <testcase name=\"", f);
     junit_name(f, r);
     fputs("\" classname=\"", f);
-    hrd_xml_escape(f, str(r->node));
+    hrv_xml_escape(f, str(r->node));
     fputs("\" time=\"0\"", f);
-    if (r->verdict == HRD_GATE_ONLY) {
+    if (r->verdict == HRV_GATE_ONLY) {
         fputs(">\n      <skipped message=\"", f);
-        hrd_xml_escape(f, r->reason != NULL ? r->reason : "in one run only");
+        hrv_xml_escape(f, r->reason != NULL ? r->reason : "in one run only");
         fputs("\"/>\n    </testcase>\n", f);
         return;
     }
@@ -138,7 +138,7 @@ static void junit_case(FILE *f, const struct hrd_gate_row *r)
         char det[32];
 
         percent(det, sizeof det, r->detectable);
-        fprintf(f, ">\n      <skipped message=\"" HRD_GATE_NOT_JUDGED
+        fprintf(f, ">\n      <skipped message=\"" HRV_GATE_NOT_JUDGED
                 ": detectable %s, limit %g%% (%s)\"/>\n    </testcase>\n",
                 det, r->fail_pct, fig);
         return;
@@ -154,10 +154,10 @@ static void junit_case(FILE *f, const struct hrd_gate_row *r)
         fprintf(f, ">\n      <system-out>warning: slower than the warning "
                 "level: %s, threshold %g%% (--warn-above)</system-out>\n"
                 "    </testcase>\n", fig, r->warn_pct);
-    else if (r->verdict != HRD_GATE_UNCHANGED)
+    else if (r->verdict != HRV_GATE_UNCHANGED)
         fprintf(f, ">\n      <system-out>%s: %s</system-out>\n"
                 "    </testcase>\n",
-                r->verdict == HRD_GATE_SLOWER ? "slower" : "faster", fig);
+                r->verdict == HRV_GATE_SLOWER ? "slower" : "faster", fig);
     else
         fputs("/>\n", f);
 }
@@ -190,7 +190,7 @@ static uint64_t hash_str(const char *s)
  * appearance, rows in report order within one), in *order (caller frees).
  * Returns 0 or -ENOMEM.
  */
-static int group_by_node(const struct hrd_gate *g, size_t **order)
+static int group_by_node(const struct hrv_gate *g, size_t **order)
 {
     size_t cap = 16, *slot, *idx;
     struct place *pl;
@@ -235,18 +235,18 @@ static int finish(FILE *f)
     return 0;
 }
 
-int hrd_gate_junit(FILE *f, const struct hrd_gate *g)
+int hrv_gate_junit(FILE *f, const struct hrv_gate *g)
 {
-    struct hrd_gate_counts all;
+    struct hrv_gate_counts all;
     size_t *order;
     int rc = group_by_node(g, &order);
 
     if (rc != 0)
         return rc;
-    hrd_gate_count(g, &all);
+    hrv_gate_count(g, &all);
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"",
           f);
-    hrd_xml_escape(f, str(g->title));
+    hrv_xml_escape(f, str(g->title));
     fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
             "skipped=\"%zu\" time=\"0\">\n", g->n, all.fail, all.only);
     for (size_t i = 0; i < g->n;) {
@@ -256,14 +256,14 @@ int hrd_gate_junit(FILE *f, const struct hrd_gate *g)
         while (end < g->n &&
                strcmp(str(g->rows[order[end]].node), node) == 0) {
             fail += g->rows[order[end]].fail != 0;
-            only += g->rows[order[end]].verdict == HRD_GATE_ONLY ||
+            only += g->rows[order[end]].verdict == HRV_GATE_ONLY ||
                     ((g->rows[order[end]].not_judged ||
                       g->rows[order[end]].undecided) &&
                      !g->rows[order[end]].fail);
             end++;
         }
         fputs("  <testsuite name=\"", f);
-        hrd_xml_escape(f, node);
+        hrv_xml_escape(f, node);
         fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
                 "skipped=\"%zu\" time=\"0\">\n", end - i, fail, only);
         for (; i < end; i++)
@@ -281,8 +281,8 @@ int hrd_gate_junit(FILE *f, const struct hrd_gate *g)
  * (the most slowed down first, the most sped up last). */
 static int cmp_worst(const void *pa, const void *pb)
 {
-    const struct hrd_gate_row *a = *(const struct hrd_gate_row *const *)pa;
-    const struct hrd_gate_row *b = *(const struct hrd_gate_row *const *)pb;
+    const struct hrv_gate_row *a = *(const struct hrv_gate_row *const *)pa;
+    const struct hrv_gate_row *b = *(const struct hrv_gate_row *const *)pb;
 
     if (a->fail != b->fail)
         return a->fail ? -1 : 1;
@@ -311,7 +311,7 @@ static void part(FILE *f, int *first, size_t n, const char *what, int always)
 /* The reasons of g's rows that were not judged, one line each under the
  * verdict, in the order they first appear: "not judged: 3 keys (no
  * history of this machine)". */
-static void unjudged_lines(FILE *f, const struct hrd_gate *g)
+static void unjudged_lines(FILE *f, const struct hrv_gate *g)
 {
     enum { MAX_REASONS = 16 };
     const char *reason[MAX_REASONS];
@@ -322,7 +322,7 @@ static void unjudged_lines(FILE *f, const struct hrd_gate *g)
         const char *r = str(g->rows[i].reason);
         size_t k;
 
-        if (g->rows[i].verdict != HRD_GATE_ONLY)
+        if (g->rows[i].verdict != HRV_GATE_ONLY)
             continue;
         for (k = 0; k < n && strcmp(reason[k], r) != 0; k++)
             ;
@@ -339,7 +339,7 @@ static void unjudged_lines(FILE *f, const struct hrd_gate *g)
     for (size_t k = 0; k < n; k++) {
         fprintf(f, "\n%s: %zu %s (", what, count[k],
                 count[k] == 1 ? "key" : "keys");
-        hrd_md_escape(f, reason[k][0] != '\0' ? reason[k] : "no reason");
+        hrv_md_escape(f, reason[k][0] != '\0' ? reason[k] : "no reason");
         fputs(")\n", f);
     }
     if (other > 0)
@@ -347,14 +347,14 @@ static void unjudged_lines(FILE *f, const struct hrd_gate *g)
                 other == 1 ? "key" : "keys");
 }
 
-int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
+int hrv_gate_markdown(FILE *f, const struct hrv_gate *g)
 {
-    struct hrd_gate_counts c;
-    const struct hrd_gate_row **changed;
+    struct hrv_gate_counts c;
+    const struct hrv_gate_row **changed;
     size_t nchanged = 0, shown;
     int first = 1, with_det = 0;
 
-    hrd_gate_count(g, &c);
+    hrv_gate_count(g, &c);
     changed = malloc((g->n + 1) * sizeof *changed);
     if (changed == NULL)
         return -ENOMEM;
@@ -362,7 +362,7 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
     part(f, &first, c.warn, "slower than the warning level", 0);
     part(f, &first, c.slower, "slower", 0);
     part(f, &first, c.faster, "faster", 0);
-    part(f, &first, c.not_judged, HRD_GATE_NOT_JUDGED, 0);
+    part(f, &first, c.not_judged, HRV_GATE_NOT_JUDGED, 0);
     part(f, &first, c.undecided, "undecided", 0);
     part(f, &first, c.unchanged, "unchanged", 1);
     part(f, &first, c.only,
@@ -373,13 +373,13 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
         fputc('\n', f);
     } else {
         fputs("; machines differ: ", f);
-        hrd_md_escape(f, g->machines);
+        hrv_md_escape(f, g->machines);
         fputc('\n', f);
     }
     unjudged_lines(f, g);
     for (size_t i = 0; i < g->n; i++) {
-        if (g->rows[i].verdict == HRD_GATE_SLOWER ||
-            g->rows[i].verdict == HRD_GATE_FASTER || g->rows[i].fail ||
+        if (g->rows[i].verdict == HRV_GATE_SLOWER ||
+            g->rows[i].verdict == HRV_GATE_FASTER || g->rows[i].fail ||
             g->rows[i].warn || g->rows[i].not_judged ||
             g->rows[i].undecided)
             changed[nchanged++] = &g->rows[i];
@@ -397,7 +397,7 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
               "| p | verdict |\n|---|---|---|---|---:|---:|---:|---:|---|\n",
               f);
     for (size_t i = 0; i < shown; i++) {
-        const struct hrd_gate_row *r = changed[i];
+        const struct hrv_gate_row *r = changed[i];
         char b[32], a[32], ch[32], p[32], det[32];
 
         duration(b, sizeof b, r->before);
@@ -405,24 +405,24 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
         percent(ch, sizeof ch, r->change);
         pvalue(p, sizeof p, r->p);
         fputs("| ", f);
-        hrd_md_escape(f, r->node);
+        hrv_md_escape(f, r->node);
         fputs(" | ", f);
-        hrd_md_escape(f, r->phase);
+        hrv_md_escape(f, r->phase);
         fputs(" | ", f);
-        hrd_md_escape(f, r->range);
+        hrv_md_escape(f, r->range);
         if (str(r->op)[0] != '\0' || str(r->backend)[0] != '\0') {
             fputs(" (", f);
-            hrd_md_escape(f, r->op);
+            hrv_md_escape(f, r->op);
             fputc('/', f);
-            hrd_md_escape(f, r->backend);
+            hrv_md_escape(f, r->backend);
             fputc(')', f);
         }
         if (str(r->where)[0] != '\0') {
             fputc(' ', f);
-            hrd_md_escape(f, r->where);
+            hrv_md_escape(f, r->where);
         }
         fputs(" | ", f);
-        hrd_md_escape(f, r->metric);
+        hrv_md_escape(f, r->metric);
         fprintf(f, " | %s | %s | %s | ", b, a, ch);
         if (with_det) {
             if (isinf(r->detectable))
@@ -437,13 +437,13 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
         if (r->fail)
             fprintf(f, "**slower than allowed** (%g%%)", r->fail_pct);
         else if (r->not_judged)
-            fprintf(f, HRD_GATE_NOT_JUDGED " (%g%%)", r->fail_pct);
+            fprintf(f, HRV_GATE_NOT_JUDGED " (%g%%)", r->fail_pct);
         else if (r->warn)
             fprintf(f, "slower than the warning level (%g%%)", r->warn_pct);
         else if (r->undecided)
             fputs("undecided", f);
         else
-            fputs(r->verdict == HRD_GATE_SLOWER ? "slower" : "faster", f);
+            fputs(r->verdict == HRV_GATE_SLOWER ? "slower" : "faster", f);
         if (r->pairs > 0)
             fprintf(f, " after %zu pairs", r->pairs);
         fputs(" |\n", f);
@@ -460,7 +460,7 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g)
 
 /* A series of a finding in words, for JUnit's system-out: "NODE OP
  * BACKEND PHASE RANGE METRIC: before ..., after ..., change ..., p ...". */
-static void finding_series_xml(FILE *f, const struct hrd_gate_row *r)
+static void finding_series_xml(FILE *f, const struct hrv_gate_row *r)
 {
     const char *k[6] = { r->node, r->op, r->backend, r->phase, r->range,
                          r->metric };
@@ -471,13 +471,13 @@ static void finding_series_xml(FILE *f, const struct hrd_gate_row *r)
             continue;
         if (i > 0)
             fputc(' ', f);
-        hrd_xml_escape(f, k[i]);
+        hrv_xml_escape(f, k[i]);
     }
     figures(fig, sizeof fig, r);
     fprintf(f, ": %s\n", fig);
 }
 
-static size_t count_failing(const struct hrd_gate_findings *g)
+static size_t count_failing(const struct hrv_gate_findings *g)
 {
     size_t n = 0;
 
@@ -486,32 +486,32 @@ static size_t count_failing(const struct hrd_gate_findings *g)
     return n;
 }
 
-int hrd_gate_findings_junit(FILE *f, const struct hrd_gate_findings *g)
+int hrv_gate_findings_junit(FILE *f, const struct hrv_gate_findings *g)
 {
     size_t fail = count_failing(g);
 
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"",
           f);
-    hrd_xml_escape(f, str(g->title));
+    hrv_xml_escape(f, str(g->title));
     fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\" "
             "skipped=\"0\" time=\"0\">\n  <testsuite name=\"findings\" "
             "tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"0\" "
             "time=\"0\">\n    <properties>\n      <property name=\"rule\" "
             "value=\"", g->n, fail, g->n, fail);
-    hrd_xml_escape(f, str(g->rule));
+    hrv_xml_escape(f, str(g->rule));
     fprintf(f, "\"/>\n      <property name=\"series\" value=\"%zu\"/>\n"
             "    </properties>\n", g->series);
     for (size_t i = 0; i < g->n; i++) {
-        const struct hrd_gate_finding *x = &g->f[i];
-        const struct hrd_gate_row *s = &x->rows[0];
+        const struct hrv_gate_finding *x = &g->f[i];
+        const struct hrv_gate_row *s = &x->rows[0];
         char fig[192];
 
         fprintf(f, "    <testcase name=\"finding %zu: starts in ", i + 1);
         junit_name(f, s);
         fputc(' ', f);
-        hrd_xml_escape(f, str(x->where));
+        hrv_xml_escape(f, str(x->where));
         fputs("\" classname=\"", f);
-        hrd_xml_escape(f, str(s->node));
+        hrv_xml_escape(f, str(s->node));
         fputs("\" time=\"0\">\n", f);
         figures(fig, sizeof fig, s);
         if (x->fail)
@@ -521,7 +521,7 @@ int hrd_gate_findings_junit(FILE *f, const struct hrd_gate_findings *g)
                     "</failure>\n", x->n, x->nodes,
                     x->nodes == 1 ? "node" : "nodes", fig);
         fprintf(f, "      <system-out>%s: %zu series of %zu %s, p %.2g\n",
-                s->verdict == HRD_GATE_SLOWER ? "slower" : "faster", x->n,
+                s->verdict == HRV_GATE_SLOWER ? "slower" : "faster", x->n,
                 x->nodes, x->nodes == 1 ? "node" : "nodes", x->p);
         for (size_t j = 0; j < x->n; j++)
             finding_series_xml(f, &x->rows[j]);
@@ -535,10 +535,10 @@ int hrd_gate_findings_junit(FILE *f, const struct hrd_gate_findings *g)
  * largest first. */
 static int cmp_finding(const void *pa, const void *pb)
 {
-    const struct hrd_gate_finding *a =
-        *(const struct hrd_gate_finding *const *)pa;
-    const struct hrd_gate_finding *b =
-        *(const struct hrd_gate_finding *const *)pb;
+    const struct hrv_gate_finding *a =
+        *(const struct hrv_gate_finding *const *)pa;
+    const struct hrv_gate_finding *b =
+        *(const struct hrv_gate_finding *const *)pb;
 
     if (a->fail != b->fail)
         return a->fail ? -1 : 1;
@@ -547,9 +547,9 @@ static int cmp_finding(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-int hrd_gate_findings_markdown(FILE *f, const struct hrd_gate_findings *g)
+int hrv_gate_findings_markdown(FILE *f, const struct hrv_gate_findings *g)
 {
-    const struct hrd_gate_finding **v = malloc((g->n + 1) * sizeof *v);
+    const struct hrv_gate_finding **v = malloc((g->n + 1) * sizeof *v);
     size_t fail = count_failing(g), shown;
 
     if (v == NULL)
@@ -559,7 +559,7 @@ int hrd_gate_findings_markdown(FILE *f, const struct hrd_gate_findings *g)
     qsort(v, g->n, sizeof *v, cmp_finding);
     fprintf(f, "%zu %s (%zu slower than allowed) over %zu series\n\n",
             g->n, g->n == 1 ? "finding" : "findings", fail, g->series);
-    hrd_md_escape(f, str(g->rule));
+    hrv_md_escape(f, str(g->rule));
     fputc('\n', f);
     shown = g->n < g->limit ? g->n : g->limit;
     if (shown > 0)
@@ -567,7 +567,7 @@ int hrd_gate_findings_markdown(FILE *f, const struct hrd_gate_findings *g)
               "| change | p | verdict |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|---|\n", f);
     for (size_t i = 0; i < shown; i++) {
-        const struct hrd_gate_row *r = &v[i]->rows[0];
+        const struct hrv_gate_row *r = &v[i]->rows[0];
         char b[32], a[32], ch[32], p[32];
 
         duration(b, sizeof b, r->before);
@@ -575,19 +575,19 @@ int hrd_gate_findings_markdown(FILE *f, const struct hrd_gate_findings *g)
         percent(ch, sizeof ch, r->change);
         pvalue(p, sizeof p, v[i]->p);
         fputs("| ", f);
-        hrd_md_escape(f, r->node);
+        hrv_md_escape(f, r->node);
         fputc(' ', f);
-        hrd_md_escape(f, r->phase);
+        hrv_md_escape(f, r->phase);
         fputc(' ', f);
-        hrd_md_escape(f, r->range);
+        hrv_md_escape(f, r->range);
         fputc(' ', f);
-        hrd_md_escape(f, r->metric);
+        hrv_md_escape(f, r->metric);
         fputs(" | ", f);
-        hrd_md_escape(f, str(v[i]->where));
+        hrv_md_escape(f, str(v[i]->where));
         fprintf(f, " | %zu | %zu | %s | %s | %s | %s | %s |\n",
                 v[i]->nodes, v[i]->n, b, a, ch, p,
                 v[i]->fail ? "**slower than allowed**"
-                : r->verdict == HRD_GATE_SLOWER ? "slower" : "faster");
+                : r->verdict == HRV_GATE_SLOWER ? "slower" : "faster");
     }
     if (g->n > shown)
         fprintf(f, "\n%zu more %s not shown (--limit %zu).\n", g->n - shown,

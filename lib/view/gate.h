@@ -14,7 +14,7 @@
  * other keys pass, a flagged one (slower,
  * faster, beyond the warning level) saying so in <system-out>. Every
  * count attribute is the count of its elements. Names are written with
- * hrd_xml_escape (escape.h), the one XML rule of lib/view.
+ * hrv_xml_escape (escape.h), the one XML rule of lib/view.
  *
  * Markdown: a one-line verdict ("2 keys slower than allowed, 1 faster, 76
  * unchanged; machines match"), then a GitHub-flavoured table of the
@@ -22,7 +22,7 @@
  * many more; keys not judged at their limit (their detectable change
  * above it) follow the changed ones, and the table has a column of the
  * detectable change when any row states one. Names are written with
- * hrd_md_escape (escape.h). The text ends with a
+ * hrv_md_escape (escape.h). The text ends with a
  * newline, so that several reports appended to one file
  * ($GITHUB_STEP_SUMMARY) stay apart.
  */
@@ -35,27 +35,27 @@
 #include "lib/view/escape.h"
 
 /* The default of --limit: the most rows of a Markdown table. */
-#define HRD_GATE_MARKDOWN_LIMIT 50
+#define HRV_GATE_MARKDOWN_LIMIT 50
 
-enum hrd_gate_verdict {
-    HRD_GATE_UNCHANGED,  /* compared: no change flagged */
-    HRD_GATE_FASTER,     /* flagged faster */
-    HRD_GATE_SLOWER,     /* flagged slower */
-    HRD_GATE_ONLY,       /* in one run only: no comparison */
+enum hrv_gate_verdict {
+    HRV_GATE_UNCHANGED,  /* compared: no change flagged */
+    HRV_GATE_FASTER,     /* flagged faster */
+    HRV_GATE_SLOWER,     /* flagged slower */
+    HRV_GATE_ONLY,       /* in one run only: no comparison */
 };
 
 /* One judged key. Strings are borrowed; op and backend may be NULL or "". */
-struct hrd_gate_row {
+struct hrv_gate_row {
     const char *node, *op, *backend, *phase, *range, *metric;
     double before, after;  /* the medians, ns (NaN on a missing side) */
     double change;         /* %, + slower (NaN for one run only) */
     double p;              /* the comparison's p-value (NaN: none) */
     double fail_pct;       /* the key's failure limit, % (NaN: none) */
     double warn_pct;       /* the key's warning level, % (NaN: none) */
-    enum hrd_gate_verdict verdict;
+    enum hrv_gate_verdict verdict;
     int fail;              /* slower than fail_pct allows: a failure */
     int warn;              /* slower than warn_pct (and not failing) */
-    const char *reason;    /* HRD_GATE_ONLY: why ("only in the base run") */
+    const char *reason;    /* HRV_GATE_ONLY: why ("only in the base run") */
     const char *where;     /* NULL, or where the key was judged ("on
                               MACHINE at commit C"), after its name */
     double detectable;     /* the smallest change the comparison could
@@ -68,35 +68,35 @@ struct hrd_gate_row {
 };
 
 /* A gate's result: its rows, in report order, and what the runs were. */
-struct hrd_gate {
+struct hrv_gate {
     const char *title;     /* what compared, e.g. "hostrangectl diff" */
-    const struct hrd_gate_row *rows;
+    const struct hrv_gate_row *rows;
     size_t n;
     const char *machines;  /* NULL when the runs' machines match, "" when
                               not to be said, else how they differ */
     size_t limit;          /* Markdown: the most table rows */
-    const char *skipped;   /* the verdict's words for HRD_GATE_ONLY rows
+    const char *skipped;   /* the verdict's words for HRV_GATE_ONLY rows
                               (NULL: "in one run only") */
 };
 
 /* The words of a row not judged at its limit. */
-#define HRD_GATE_NOT_JUDGED "not judged at this limit"
+#define HRV_GATE_NOT_JUDGED "not judged at this limit"
 
 /* The counts of a gate's rows by outcome. */
-struct hrd_gate_counts {
+struct hrv_gate_counts {
     size_t fail, warn, slower, faster, unchanged, only, not_judged,
         undecided;
 };
 
 /* Counts g's rows: fail and warn first (such a row counts there alone),
  * then not judged, then by verdict. */
-void hrd_gate_count(const struct hrd_gate *g, struct hrd_gate_counts *c);
+void hrv_gate_count(const struct hrv_gate *g, struct hrv_gate_counts *c);
 
 /* Writes g as a JUnit XML document. Returns 0, -ENOMEM or -EIO. */
-int hrd_gate_junit(FILE *f, const struct hrd_gate *g);
+int hrv_gate_junit(FILE *f, const struct hrv_gate *g);
 
 /* Writes g as GitHub-flavoured Markdown. Returns 0, -ENOMEM or -EIO. */
-int hrd_gate_markdown(FILE *f, const struct hrd_gate *g);
+int hrv_gate_markdown(FILE *f, const struct hrv_gate *g);
 
 /*
  * A history's findings (hostrangectl history detect): each a group of
@@ -113,28 +113,28 @@ int hrd_gate_markdown(FILE *f, const struct hrd_gate *g);
  * the findings, worst first (failing, then by the change of the series
  * they start in, largest first), at most `limit` rows.
  */
-struct hrd_gate_finding {
+struct hrv_gate_finding {
     const char *where;   /* "on MACHINE at commit C (run R)" */
-    const struct hrd_gate_row *rows; /* its series; rows[0] its start */
+    const struct hrv_gate_row *rows; /* its series; rows[0] its start */
     size_t n;
     size_t nodes;        /* how many nodes it holds */
     double p;            /* the smallest p of its series */
     int fail;            /* a series of it slower than its limit */
 };
 
-struct hrd_gate_findings {
+struct hrv_gate_findings {
     const char *title;
     const char *rule;    /* the rule over all series, in words */
-    const struct hrd_gate_finding *f;
+    const struct hrv_gate_finding *f;
     size_t n;
     size_t series;       /* how many series were looked at */
     size_t limit;        /* Markdown: the most table rows */
 };
 
 /* Writes g as a JUnit XML document. Returns 0, -ENOMEM or -EIO. */
-int hrd_gate_findings_junit(FILE *f, const struct hrd_gate_findings *g);
+int hrv_gate_findings_junit(FILE *f, const struct hrv_gate_findings *g);
 
 /* Writes g as GitHub-flavoured Markdown. Returns 0, -ENOMEM or -EIO. */
-int hrd_gate_findings_markdown(FILE *f, const struct hrd_gate_findings *g);
+int hrv_gate_findings_markdown(FILE *f, const struct hrv_gate_findings *g);
 
 #endif

@@ -113,7 +113,7 @@ static int layout(char *out, int neg, const char *d, int exp)
     return k;
 }
 
-int hrd_format_number(char *buf, size_t len, double v)
+int hrv_format_number(char *buf, size_t len, double v)
 {
     char tmp[32];
     char digits[24];

@@ -14,6 +14,6 @@
  * "1e+16", "1.5e-05", "nan", "inf", "-inf". Returns the length written (not
  * counting the NUL), or -1 when len is too small (32 bytes always suffice).
  */
-int hrd_format_number(char *buf, size_t len, double v);
+int hrv_format_number(char *buf, size_t len, double v);
 
 #endif

@@ -19,7 +19,7 @@ static void number(FILE *f, double v)
 {
     char buf[32];
 
-    hrd_format_number(buf, sizeof buf, v);
+    hrv_format_number(buf, sizeof buf, v);
     fputs(buf, f);
 }
 
@@ -33,7 +33,7 @@ static long long units(double v, double u)
 
 /* Point i's p10 (hi: p90) as its distance from the median, in units u
  * (0 at least). */
-static long long distance(const struct hrd_page_point *pt, double u, int hi)
+static long long distance(const struct hrv_page_point *pt, double u, int hi)
 {
     long long d = hi ? units(pt->p90, u) - units(pt->median, u)
                      : units(pt->median, u) - units(pt->p10, u);
@@ -43,7 +43,7 @@ static long long distance(const struct hrd_page_point *pt, double u, int hi)
 
 /* The distances of pts[0..n) (distance), as an array, or as one number
  * when they are all the same (a series of one sample a run has no band). */
-static void spread(FILE *f, const struct hrd_page_point *pts, size_t n,
+static void spread(FILE *f, const struct hrv_page_point *pts, size_t n,
                    double u, int hi)
 {
     int same = 1;
@@ -60,8 +60,8 @@ static void spread(FILE *f, const struct hrd_page_point *pts, size_t n,
     fputc(']', f);
 }
 
-void hrd_page_line(FILE *f, size_t m, const size_t *run,
-                   const struct hrd_page_point *pts, size_t n)
+void hrv_page_line(FILE *f, size_t m, const size_t *run,
+                   const struct hrv_page_point *pts, size_t n)
 {
     double top = 0, u;
     int contiguous = 1, same_count = 1;
@@ -112,12 +112,12 @@ void hrd_page_line(FILE *f, size_t m, const size_t *run,
     fputc('}', f);
 }
 
-void hrd_page_runs(FILE *f, const struct hrd_page_run *runs, size_t n)
+void hrv_page_runs(FILE *f, const struct hrv_page_run *runs, size_t n)
 {
     fputs("{\"c\":[", f);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? "," : "", f);
-        hrd_json_string_html(f, str(runs[i].commit));
+        hrv_json_string_html(f, str(runs[i].commit));
     }
     fputs("],\"t\":[", f);
     for (size_t i = 0; i < n; i++)
@@ -125,38 +125,38 @@ void hrd_page_runs(FILE *f, const struct hrd_page_run *runs, size_t n)
     fputs("],\"h\":[", f);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? "," : "", f);
-        hrd_json_string_html(f, str(runs[i].host));
+        hrv_json_string_html(f, str(runs[i].host));
     }
     fputs("],\"k\":[", f);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? "," : "", f);
-        hrd_json_string_html(f, str(runs[i].kernel));
+        hrv_json_string_html(f, str(runs[i].kernel));
     }
     fputs("]}", f);
 }
 
-void hrd_page_strings(FILE *f, const char *const *v, size_t n)
+void hrv_page_strings(FILE *f, const char *const *v, size_t n)
 {
     fputc('[', f);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? "," : "", f);
-        hrd_json_string_html(f, str(v[i]));
+        hrv_json_string_html(f, str(v[i]));
     }
     fputc(']', f);
 }
 
-void hrd_page_head(FILE *f, const char *title)
+void hrv_page_head(FILE *f, const char *title)
 {
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "\n<meta name=\"viewport\" content=\"width=device-width\">\n"
           "<title>", f);
-    hrd_html_escape(f, str(title));
+    hrv_html_escape(f, str(title));
     fprintf(f, "</title>\n<style>\n%s</style>\n</head><body>\n",
-            hrd_page_style);
+            hrv_page_style);
 }
 
-void hrd_page_tail(FILE *f)
+void hrv_page_tail(FILE *f)
 {
     fprintf(f, "<div id=\"tip\"></div>\n<script>\n%s</script>\n"
-            "</body></html>\n", hrd_page_script);
+            "</body></html>\n", hrv_page_script);
 }

@@ -14,8 +14,8 @@
  * (four significant digits of its largest value), p10 and p90 as
  * distances from the median, and its count (once for a line whose counts
  * are all equal, as p10 and p90 are). Names are written with
- * hrd_html_escape (escape.h), as content in <bdi> (a name's direction is
- * its own), and with hrd_json_string_html in the data (a name cannot end
+ * hrv_html_escape (escape.h), as content in <bdi> (a name's direction is
+ * its own), and with hrv_json_string_html in the data (a name cannot end
  * the script); a long name wraps where it must.
  */
 #ifndef HOSTRANGE_PAGE_H
@@ -24,14 +24,14 @@
 #include <stdint.h>
 
 /* One run's figures of a series. */
-struct hrd_page_point {
+struct hrv_page_point {
     double median, p10, p90;  /* ns */
     uint64_t count;           /* samples */
 };
 
 /* A run of the history: a commit at a time, on a host and kernel (each
  * may be NULL): shown on hover; a change of kernel is marked. */
-struct hrd_page_run {
+struct hrv_page_run {
     int64_t time;        /* seconds since the epoch */
     const char *commit, *host, *kernel;
 };

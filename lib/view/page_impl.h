@@ -15,24 +15,24 @@
 #include <stddef.h>
 #include <stdio.h>
 
-extern const char hrd_page_style[];
-extern const char hrd_page_script[];
+extern const char hrv_page_style[];
+extern const char hrv_page_script[];
 
 /* Writes the page's head (its title escaped) up to the open body. */
-void hrd_page_head(FILE *f, const char *title);
+void hrv_page_head(FILE *f, const char *title);
 
 /* Writes the tooltip's element, the script and the page's end. */
-void hrd_page_tail(FILE *f);
+void hrv_page_tail(FILE *f);
 
 /* Writes runs[0..n) as the data's "runs": {"c" (commits), "t" (times),
  * "h" (hosts), "k" (kernels)}; and v[0..n) as a JSON array of strings
  * (NULL: ""). */
-void hrd_page_runs(FILE *f, const struct hrd_page_run *runs, size_t n);
-void hrd_page_strings(FILE *f, const char *const *v, size_t n);
+void hrv_page_runs(FILE *f, const struct hrv_page_run *runs, size_t n);
+void hrv_page_strings(FILE *f, const char *const *v, size_t n);
 
 /* Writes a line: machine m, points pts[0..n) at runs run[0..n) (in run
  * order). */
-void hrd_page_line(FILE *f, size_t m, const size_t *run,
-                   const struct hrd_page_point *pts, size_t n);
+void hrv_page_line(FILE *f, size_t m, const size_t *run,
+                   const struct hrv_page_point *pts, size_t n);
 
 #endif

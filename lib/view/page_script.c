@@ -6,7 +6,7 @@
 #include "lib/view/page_impl.h"
 
 /* The page's style: a light page, charts in cards. */
-const char hrd_page_style[] =
+const char hrv_page_style[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:0 24px 48px;color:#1d232a;background:#f6f7f9}\n"
     "h1{font-size:20px;margin:18px 0 4px;overflow-wrap:anywhere}\n"
     "h2{font-size:16px;margin:28px 0 8px;border-bottom:1px solid #ccd;padding-bottom:4px;overflow-wrap:anywhere}\n"
@@ -43,7 +43,7 @@ const char hrd_page_style[] =
 /* The page's script: loads each chunk of charts as it is wanted, draws
  * each chart when it comes near the window, shows a point's figures on
  * hover, and looks up any chart by name in the index. */
-const char hrd_page_script[] =
+const char hrv_page_script[] =
     "(function () {\n"
     "  'use strict';\n"
     "  var data = JSON.parse(document.getElementById('hr-data').textContent);\n"
@@ -57,7 +57,7 @@ const char hrd_page_script[] =
     "    return m < palette.length ? palette[m]\n"
     "                              : 'hsl(' + (m * 137 % 360) + ',60%,40%)';\n"
     "  }\n"
-    "  /* HTML text: the rule of hrd_html_escape (escape.h) for names the\n"
+    "  /* HTML text: the rule of hrv_html_escape (escape.h) for names the\n"
     "   * script writes; a name as element content goes in <bdi>. */\n"
     "  function esc(s) {\n"
     "    return String(s).replace(/[&<>\"']/g, function (c) {\n"

@@ -21,23 +21,23 @@ static const char *str(const char *s)
     return s != NULL ? s : "";
 }
 
-void hrd_page_chunk_begin(FILE *f, size_t chunk)
+void hrv_page_chunk_begin(FILE *f, size_t chunk)
 {
     fprintf(f, "hrChunk(%zu,[", chunk);
 }
 
-void hrd_page_chunk_chart(FILE *f, size_t i, const struct hrd_page_line *l,
+void hrv_page_chunk_chart(FILE *f, size_t i, const struct hrv_page_line *l,
                           size_t n)
 {
     fputs(i ? ",\n[" : "\n[", f);
     for (size_t j = 0; j < n; j++) {
         fputs(j ? "," : "", f);
-        hrd_page_line(f, l[j].machine, l[j].run, l[j].points, l[j].n);
+        hrv_page_line(f, l[j].machine, l[j].run, l[j].points, l[j].n);
     }
     fputc(']', f);
 }
 
-int hrd_page_chunk_end(FILE *f)
+int hrv_page_chunk_end(FILE *f)
 {
     fputs("]);\n", f);
     return fflush(f) != 0 || ferror(f) ? -EIO : 0;
@@ -47,12 +47,12 @@ static void number(FILE *f, double v)
 {
     char buf[32];
 
-    hrd_format_number(buf, sizeof buf, v);
+    hrv_format_number(buf, sizeof buf, v);
     fputs(buf, f);
 }
 
 /* The parts of chart c: node, phase, range, op, backend, metric. */
-static void parts(const struct hrd_page_dir *d, size_t c, const char *p[6])
+static void parts(const struct hrv_page_dir *d, size_t c, const char *p[6])
 {
     const char *const *k = d->kinds[d->charts[2 * c + 1]];
 
@@ -64,7 +64,7 @@ static void parts(const struct hrd_page_dir *d, size_t c, const char *p[6])
 /* A finding's chart, drawn when it comes into view: its figure, named as
  * the script names the others (data-name), its caption the node, phase
  * and range. */
-static void figure(FILE *f, const struct hrd_page_dir *d, size_t c,
+static void figure(FILE *f, const struct hrv_page_dir *d, size_t c,
                    int start)
 {
     const char *p[6];
@@ -75,54 +75,54 @@ static void figure(FILE *f, const struct hrd_page_dir *d, size_t c,
     fprintf(f, "<figure class=\"chart%s\" data-chart=\"%zu\" data-name=\"",
             start ? " most" : "", c);
     for (int i = 0; i < 3; i++) {
-        hrd_html_escape(f, p[i]);
+        hrv_html_escape(f, p[i]);
         fputc(' ', f);
     }
     if (op) {
         fputc('(', f);
-        hrd_html_escape(f, p[3]);
+        hrv_html_escape(f, p[3]);
         fputc('/', f);
-        hrd_html_escape(f, p[4]);
+        hrv_html_escape(f, p[4]);
         fputs(") ", f);
     }
-    hrd_html_escape(f, p[5]);
+    hrv_html_escape(f, p[5]);
     fputs("\"><figcaption>", f);
-    hrd_html_name(f, p[0]);
+    hrv_html_name(f, p[0]);
     fputs(" &#183; ", f);
-    hrd_html_name(f, p[1]);
+    hrv_html_name(f, p[1]);
     fputs(" &#183; ", f);
-    hrd_html_name(f, p[2]);
+    hrv_html_name(f, p[2]);
     if (op) {
         fputs(" (", f);
-        hrd_html_name(f, p[3]);
+        hrv_html_name(f, p[3]);
         fputc('/', f);
-        hrd_html_name(f, p[4]);
+        hrv_html_name(f, p[4]);
         fputc(')', f);
     }
     fputs(" <span class=\"metric\">", f);
-    hrd_html_name(f, p[5]);
+    hrv_html_name(f, p[5]);
     fputs("</span>", f);
     if (start)
         fputs("<span class=\"tag\">starts here</span>", f);
     fputs("</figcaption></figure>\n", f);
 }
 
-static void write_finding(FILE *f, const struct hrd_page_dir *d, size_t i)
+static void write_finding(FILE *f, const struct hrv_page_dir *d, size_t i)
 {
-    const struct hrd_page_finding *g = &d->findings[i];
-    const struct hrd_page_run *r = g->run < d->nruns ? &d->runs[g->run]
+    const struct hrv_page_finding *g = &d->findings[i];
+    const struct hrv_page_run *r = g->run < d->nruns ? &d->runs[g->run]
                                                      : NULL;
     const char *p[6];
-    size_t shown = g->ncharts < HRD_PAGE_FINDING_CHARTS
-                       ? g->ncharts : HRD_PAGE_FINDING_CHARTS;
+    size_t shown = g->ncharts < HRV_PAGE_FINDING_CHARTS
+                       ? g->ncharts : HRV_PAGE_FINDING_CHARTS;
 
     fprintf(f, "<section class=\"group finding\" id=\"finding%zu\"><h2>"
             "finding %zu: %s by %+.1f%% on ", i + 1, i + 1,
             g->change > 0 ? "slower" : "faster", g->change);
-    hrd_html_name(f, g->machine < d->nmachines ? str(d->machines[g->machine])
+    hrv_html_name(f, g->machine < d->nmachines ? str(d->machines[g->machine])
                                                : "");
     fputs(" at commit ", f);
-    hrd_html_name(f, r != NULL && str(r->commit)[0] != '\0' ? r->commit
+    hrv_html_name(f, r != NULL && str(r->commit)[0] != '\0' ? r->commit
                                                              : "-");
     fputs(", starts in ", f);
     if (g->ncharts > 0) {
@@ -131,7 +131,7 @@ static void write_finding(FILE *f, const struct hrd_page_dir *d, size_t i)
             if (k == 3 || k == 4) /* operator and backend: in the caption */
                 continue;
             fputs(k ? " " : "", f);
-            hrd_html_name(f, p[k]);
+            hrv_html_name(f, p[k]);
         }
     }
     fprintf(f, "</h2><p class=\"summary\">%zu series of %zu %s, p=%.2g; "
@@ -148,17 +148,17 @@ static void write_finding(FILE *f, const struct hrd_page_dir *d, size_t i)
     fputs("</section>\n", f);
 }
 
-static void write_body(FILE *f, const struct hrd_page_dir *d)
+static void write_body(FILE *f, const struct hrv_page_dir *d)
 {
-    size_t shown = d->nfindings < HRD_PAGE_FINDINGS_SHOWN
-                       ? d->nfindings : HRD_PAGE_FINDINGS_SHOWN;
+    size_t shown = d->nfindings < HRV_PAGE_FINDINGS_SHOWN
+                       ? d->nfindings : HRV_PAGE_FINDINGS_SHOWN;
 
     fputs("<h1>", f);
-    hrd_html_name(f, str(d->title));
+    hrv_html_name(f, str(d->title));
     fprintf(f, "</h1>\n<p class=\"summary\">%zu %s over %zu series (",
             d->nfindings, d->nfindings == 1 ? "finding" : "findings",
             d->nseries);
-    hrd_html_escape(f, str(d->rule));
+    hrv_html_escape(f, str(d->rule));
     fprintf(f, "); %zu charts, %zu runs, %zu machine%s. Each finding "
             "first, with its charts: the layer its change starts in, then "
             "what moved with it; then every other chart, node by node, "
@@ -186,18 +186,18 @@ static void write_body(FILE *f, const struct hrd_page_dir *d)
     fputs("</section>\n", f);
 }
 
-static void write_data(FILE *f, const struct hrd_page_dir *d)
+static void write_data(FILE *f, const struct hrv_page_dir *d)
 {
     fputs("<script type=\"application/json\" id=\"hr-data\">{\"runs\":", f);
-    hrd_page_runs(f, d->runs, d->nruns);
+    hrv_page_runs(f, d->runs, d->nruns);
     fputs(",\"machines\":", f);
-    hrd_page_strings(f, d->machines, d->nmachines);
+    hrv_page_strings(f, d->machines, d->nmachines);
     fputs(",\n\"names\":{\"nodes\":", f);
-    hrd_page_strings(f, d->nodes, d->nnodes);
+    hrv_page_strings(f, d->nodes, d->nnodes);
     fputs(",\n\"kinds\":[", f);
     for (size_t i = 0; i < d->nkinds; i++) {
         fputs(i ? "," : "", f);
-        hrd_page_strings(f, d->kinds[i], 5);
+        hrv_page_strings(f, d->kinds[i], 5);
     }
     fputs("],\n\"c\":[", f);
     for (size_t i = 0; i < 2 * d->ncharts; i++)
@@ -207,7 +207,7 @@ static void write_data(FILE *f, const struct hrd_page_dir *d)
         fprintf(f, "%s%zu", j ? "," : "", d->chunks[j]);
     fputs("],\n\"changes\":[", f);
     for (size_t i = 0; i < d->nchanges; i++) {
-        const struct hrd_page_change *c = &d->changes[i];
+        const struct hrv_page_change *c = &d->changes[i];
 
         fprintf(f, "%s[%zu,%zu,%zu,", i ? "," : "", c->chart, c->machine,
                 c->run);
@@ -219,11 +219,11 @@ static void write_data(FILE *f, const struct hrd_page_dir *d)
     fputs("]}</script>\n", f);
 }
 
-int hrd_page_dir_write(FILE *f, const struct hrd_page_dir *d)
+int hrv_page_dir_write(FILE *f, const struct hrv_page_dir *d)
 {
-    hrd_page_head(f, d->title);
+    hrv_page_head(f, d->title);
     write_body(f, d);
     write_data(f, d);
-    hrd_page_tail(f);
+    hrv_page_tail(f);
     return fflush(f) != 0 || ferror(f) ? -EIO : 0;
 }

@@ -63,7 +63,7 @@ static void wb_reserve(struct wbuf *b, size_t more)
 {
     if (b->oom || b->len + more <= b->cap)
         return;
-    if (hrd_grow(&b->p, &b->cap, b->len + more, 1, 256) != 0)
+    if (hru_grow(&b->p, &b->cap, b->len + more, 1, 256) != 0)
         b->oom = 1;
 }
 
@@ -175,10 +175,10 @@ static int64_t strtab_get(struct strtab *t, const char *s)
     }
     if (t->n == t->cap) {
         /* Two arrays side by side, each resized to the one new room. */
-        size_t cap = hrd_grow_room(t->cap, t->n + 1, sizeof *t->s, 64);
+        size_t cap = hru_grow_room(t->cap, t->n + 1, sizeof *t->s, 64);
 
-        if (cap == 0 || hrd_resize(&t->s, cap, sizeof *t->s) != 0 ||
-            hrd_resize(&t->func, cap, sizeof *t->func) != 0)
+        if (cap == 0 || hru_resize(&t->s, cap, sizeof *t->s) != 0 ||
+            hru_resize(&t->func, cap, sizeof *t->func) != 0)
             return -ENOMEM;
         t->cap = cap;
     }
@@ -222,7 +222,7 @@ struct gctx {
     size_t loccap;
 };
 
-static int put_sample(struct gctx *g, const struct hrd_pnode *n)
+static int put_sample(struct gctx *g, const struct hrv_pnode *n)
 {
     size_t d = 0;
 
@@ -234,7 +234,7 @@ static int put_sample(struct gctx *g, const struct hrd_pnode *n)
         g->locs = nl;
         g->loccap = n->depth;
     }
-    for (const struct hrd_pnode *x = n; x->depth > 0; x = x->parent) {
+    for (const struct hrv_pnode *x = n; x->depth > 0; x = x->parent) {
         int64_t f = strtab_func(g->st, x->name);
 
         if (f < 0)
@@ -257,11 +257,11 @@ static int put_sample(struct gctx *g, const struct hrd_pnode *n)
 }
 
 /* The samples of n and its descendants, in the tree's order. */
-static int put_samples(struct gctx *g, const struct hrd_pnode *n)
+static int put_samples(struct gctx *g, const struct hrv_pnode *n)
 {
     if (n->has && n->depth > 0 && put_sample(g, n) != 0)
         return -ENOMEM;
-    for (const struct hrd_pnode *c = n->child; c != NULL; c = c->next) {
+    for (const struct hrv_pnode *c = n->child; c != NULL; c = c->next) {
         if (put_samples(g, c) != 0)
             return -ENOMEM;
     }
@@ -269,13 +269,13 @@ static int put_samples(struct gctx *g, const struct hrd_pnode *n)
 }
 
 /* Sets g's label pairs from group gr: those with a value. */
-static int group_labels(struct gctx *g, const struct hrd_pgroup *gr)
+static int group_labels(struct gctx *g, const struct hrv_pgroup *gr)
 {
     const char *pairs[4][2] = {
-        { HRD_PPROF_LABEL_NODE, gr->node },
-        { HRD_PPROF_LABEL_OPERATOR, gr->op },
-        { HRD_PPROF_LABEL_BACKEND, gr->backend },
-        { HRD_PPROF_LABEL_PHASE, hrp_phase_name(gr->phase) },
+        { HRV_PPROF_LABEL_NODE, gr->node },
+        { HRV_PPROF_LABEL_OPERATOR, gr->op },
+        { HRV_PPROF_LABEL_BACKEND, gr->backend },
+        { HRV_PPROF_LABEL_PHASE, hrp_phase_name(gr->phase) },
     };
 
     g->nlabels = 0;
@@ -356,7 +356,7 @@ static void put_tables(struct wbuf *b, const struct strtab *st,
     free(line.p);
 }
 
-int hrd_pprof_encode(const struct hrd_ptree *t, const char *comment,
+int hrv_pprof_encode(const struct hrv_ptree *t, const char *comment,
                      uint8_t **out, size_t *len)
 {
     struct strtab st = { 0 };
@@ -378,7 +378,7 @@ int hrd_pprof_encode(const struct hrd_ptree *t, const char *comment,
         note = strtab_get(&st, comment);
     if (self < 0 || mapping < 0 || note < 0)
         goto out;
-    for (const struct hrd_pgroup *gr = t->first; gr != NULL; gr = gr->next) {
+    for (const struct hrv_pgroup *gr = t->first; gr != NULL; gr = gr->next) {
         if (group_labels(&g, gr) != 0 || put_samples(&g, &gr->root) != 0)
             goto out;
     }
@@ -409,14 +409,14 @@ out:
 #define GZIP_WINDOW_BITS (15 + 16)
 #define GZIP_MEM_LEVEL 8
 
-int hrd_pprof_write(FILE *f, const struct hrd_ptree *t, const char *comment)
+int hrv_pprof_write(FILE *f, const struct hrv_ptree *t, const char *comment)
 {
     uint8_t *msg, chunk[16384];
     size_t len;
     z_stream z;
     int rc, zrc;
 
-    rc = hrd_pprof_encode(t, comment, &msg, &len);
+    rc = hrv_pprof_encode(t, comment, &msg, &len);
     if (rc != 0)
         return rc;
     memset(&z, 0, sizeof z);

@@ -33,21 +33,21 @@
 #include "lib/view/flame.h"
 
 /* The label keys of a sample. */
-#define HRD_PPROF_LABEL_NODE "nodeid"
-#define HRD_PPROF_LABEL_OPERATOR "operator"
-#define HRD_PPROF_LABEL_BACKEND "backend"
-#define HRD_PPROF_LABEL_PHASE "phase"
+#define HRV_PPROF_LABEL_NODE "nodeid"
+#define HRV_PPROF_LABEL_OPERATOR "operator"
+#define HRV_PPROF_LABEL_BACKEND "backend"
+#define HRV_PPROF_LABEL_PHASE "phase"
 
 /*
  * Encodes t as an uncompressed Profile message, with `comment` (or none
  * when NULL) as its one comment. On success returns 0 with the bytes in
  * *out (caller frees) and their number in *len; returns -ENOMEM otherwise.
  */
-int hrd_pprof_encode(const struct hrd_ptree *t, const char *comment,
+int hrv_pprof_encode(const struct hrv_ptree *t, const char *comment,
                      uint8_t **out, size_t *len);
 
-/* Writes t to f as a gzipped Profile (hrd_pprof_encode, then deflate with
+/* Writes t to f as a gzipped Profile (hrv_pprof_encode, then deflate with
  * a gzip header). Returns 0, -ENOMEM, or -EIO when f cannot be written. */
-int hrd_pprof_write(FILE *f, const struct hrd_ptree *t, const char *comment);
+int hrv_pprof_write(FILE *f, const struct hrv_ptree *t, const char *comment);
 
 #endif

@@ -18,30 +18,30 @@
  * a cell holds at most DBL_MAX / 1000 written out in full (some 310 bytes). */
 #define CELL_MAX 320
 
-int hrd_format_parse(const char *name, enum hrd_format *out)
+int hrv_format_parse(const char *name, enum hrv_format *out)
 {
     if (name == NULL)
         return -EINVAL;
     if (strcmp(name, "jsonl") == 0)
-        *out = HRD_FORMAT_JSONL;
+        *out = HRV_FORMAT_JSONL;
     else if (strcmp(name, "csv") == 0)
-        *out = HRD_FORMAT_CSV;
+        *out = HRV_FORMAT_CSV;
     else if (strcmp(name, "table") == 0)
-        *out = HRD_FORMAT_TABLE;
+        *out = HRV_FORMAT_TABLE;
     else
         return -EINVAL;
     return 0;
 }
 
-int hrd_format_parse_dashboard(const char *name, enum hrd_format *out)
+int hrv_format_parse_dashboard(const char *name, enum hrv_format *out)
 {
-    if (name != NULL && strcmp(name, HRD_FORMAT_NAME_BMF) == 0)
-        *out = HRD_FORMAT_BMF;
+    if (name != NULL && strcmp(name, HRV_FORMAT_NAME_BMF) == 0)
+        *out = HRV_FORMAT_BMF;
     else if (name != NULL &&
-             strcmp(name, HRD_FORMAT_NAME_BENCHMARK_ACTION) == 0)
-        *out = HRD_FORMAT_BENCHMARK_ACTION;
+             strcmp(name, HRV_FORMAT_NAME_BENCHMARK_ACTION) == 0)
+        *out = HRV_FORMAT_BENCHMARK_ACTION;
     else
-        return hrd_format_parse(name, out);
+        return hrv_format_parse(name, out);
     return 0;
 }
 
@@ -55,51 +55,51 @@ static void put_json_number(FILE *f, double v)
         fputs("NaN", f);
     else if (isinf(v))
         fputs(v < 0 ? "-Infinity" : "Infinity", f);
-    else if (hrd_format_number(buf, sizeof(buf), v) >= 0)
+    else if (hrv_format_number(buf, sizeof(buf), v) >= 0)
         fputs(buf, f);
 }
 
 /* The mean number of direct children per call of a row with calls. */
-static double children_per_call(const struct hrd_row *r)
+static double children_per_call(const struct hra_row *r)
 {
     return (double)r->children / (double)r->calls;
 }
 
 /* The mean number of descendants per call (direct children when the
  * descendants are not known). */
-static double descendants_per_call(const struct hrd_row *r)
+static double descendants_per_call(const struct hra_row *r)
 {
     return (double)(r->descendants < r->children ? r->children
                                                  : r->descendants) /
            (double)r->calls;
 }
 
-static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
+static void write_jsonl(FILE *f, const struct hra_row *r, unsigned fields)
 {
     fputs("{\"nodeid\":", f);
-    hrd_json_string(f, r->node_id);
+    hrv_json_string(f, r->node_id);
     fputs(",\"operator\":", f);
-    hrd_json_string(f, r->op);
+    hrv_json_string(f, r->op);
     fputs(",\"backend\":", f);
-    hrd_json_string(f, r->backend);
+    hrv_json_string(f, r->backend);
     fputs(",\"phase\":", f);
-    hrd_json_string(f, r->phase);
+    hrv_json_string(f, r->phase);
     fputs(",\"range\":", f);
-    hrd_json_string(f, r->range);
+    hrv_json_string(f, r->range);
     if (r->depth > 0) {
         /* dump --by path: the calling context (flame.h). */
-        char *path = hrd_path_join(r->path, r->depth);
+        char *path = hrv_path_join(r->path, r->depth);
         fputs(",\"path\":", f);
-        hrd_json_string(f, path != NULL ? path : "");
+        hrv_json_string(f, path != NULL ? path : "");
         free(path);
     }
     fputs(",\"metric\":", f);
-    hrd_json_string(f, r->metric);
+    hrv_json_string(f, r->metric);
     fprintf(f, ",\"count\":%" PRIu64 ",\"unit\":\"ns\",\"mean\":", r->count);
     put_json_number(f, r->mean);
     fputs(",\"median\":", f);
     put_json_number(f, r->median);
-    if (fields & HRD_FIELDS_EXTENDED) {
+    if (fields & HRV_FIELDS_EXTENDED) {
         fputs(",\"min\":", f);
         put_json_number(f, r->min);
         fputs(",\"max\":", f);
@@ -113,7 +113,7 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
         fputs(r->exact ? ",\"exact\":true" : ",\"exact\":false", f);
         fprintf(f, ",\"lost\":%" PRIu64, r->lost);
     }
-    if (fields & HRD_FIELDS_OBSERVER) {
+    if (fields & HRV_FIELDS_OBSERVER) {
         fputs(",\"children\":", f);
         if (r->calls > 0)
             put_json_number(f, children_per_call(r));
@@ -139,12 +139,12 @@ static void write_jsonl(FILE *f, const struct hrd_row *r, unsigned fields)
                   "\"unstable\":null,\"resolution_limited\":null", f);
         }
         fputs(",\"clock_path\":", f);
-        hrd_json_string(f, hrp_clock_path_name(r->clock_paths));
+        hrv_json_string(f, hrp_clock_path_name(r->clock_paths));
     }
-    if (fields & HRD_FIELDS_CORRECTED)
+    if (fields & HRV_FIELDS_CORRECTED)
         fputs(r->corrected ? ",\"corrected\":true" : ",\"corrected\":false",
               f);
-    if (fields & HRD_FIELDS_ROUNDS) {
+    if (fields & HRV_FIELDS_ROUNDS) {
         fprintf(f, ",\"rounds\":%" PRIu32 ",\"round_medians\":[",
                 r->rounds);
         for (uint32_t i = 0; i < r->rounds && r->round_medians != NULL;
@@ -164,7 +164,7 @@ static void put_csv_number(FILE *f, double v)
     char buf[32];
 
     putc(',', f);
-    if (hrd_format_number(buf, sizeof(buf), v) >= 0)
+    if (hrv_format_number(buf, sizeof(buf), v) >= 0)
         fputs(buf, f);
 }
 
@@ -172,19 +172,19 @@ static void write_csv_header(FILE *f, unsigned fields)
 {
     fputs("nodeid,operator,backend,phase,range,metric,count,unit,mean,median",
           f);
-    if (fields & HRD_FIELDS_EXTENDED)
+    if (fields & HRV_FIELDS_EXTENDED)
         fputs(",min,max,p90,p99,stddev,exact,lost", f);
-    if (fields & HRD_FIELDS_OBSERVER)
+    if (fields & HRV_FIELDS_OBSERVER)
         fputs(",children,descendants,observer_ns,observer_share,unstable,"
               "resolution_limited,clock_path", f);
-    if (fields & HRD_FIELDS_CORRECTED)
+    if (fields & HRV_FIELDS_CORRECTED)
         fputs(",corrected", f);
-    if (fields & HRD_FIELDS_ROUNDS)
+    if (fields & HRV_FIELDS_ROUNDS)
         fputs(",rounds,round_medians,round_spread", f);
     putc('\n', f);
 }
 
-static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
+static void write_csv(FILE *f, const struct hra_row *r, unsigned fields)
 {
     const char *const text[] = {r->node_id, r->op, r->backend, r->phase,
                                 r->range, r->metric};
@@ -193,12 +193,12 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
     for (i = 0; i < sizeof(text) / sizeof(text[0]); i++) {
         if (i > 0)
             putc(',', f);
-        hrd_csv_field(f, text[i]);
+        hrv_csv_field(f, text[i]);
     }
     fprintf(f, ",%" PRIu64 ",ns", r->count);
     put_csv_number(f, r->mean);
     put_csv_number(f, r->median);
-    if (fields & HRD_FIELDS_EXTENDED) {
+    if (fields & HRV_FIELDS_EXTENDED) {
         put_csv_number(f, r->min);
         put_csv_number(f, r->max);
         put_csv_number(f, r->p90);
@@ -208,7 +208,7 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
         fprintf(f, ",%" PRIu64, r->lost);
     }
     /* Unknown values are empty fields. */
-    if (fields & HRD_FIELDS_OBSERVER) {
+    if (fields & HRV_FIELDS_OBSERVER) {
         if (r->calls > 0) {
             put_csv_number(f, children_per_call(r));
             put_csv_number(f, descendants_per_call(r));
@@ -226,16 +226,16 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
         putc(',', f);
         fputs(hrp_clock_path_name(r->clock_paths), f);
     }
-    if (fields & HRD_FIELDS_CORRECTED)
+    if (fields & HRV_FIELDS_CORRECTED)
         fputs(r->corrected ? ",true" : ",false", f);
-    if (fields & HRD_FIELDS_ROUNDS) {
+    if (fields & HRV_FIELDS_ROUNDS) {
         /* The round medians joined by ';', one field. */
         fprintf(f, ",%" PRIu32 ",", r->rounds);
         for (uint32_t k = 0; k < r->rounds && r->round_medians != NULL;
              k++) {
             char buf[32];
 
-            hrd_format_number(buf, sizeof buf, r->round_medians[k]);
+            hrv_format_number(buf, sizeof buf, r->round_medians[k]);
             fprintf(f, "%s%s", k > 0 ? ";" : "", buf);
         }
         put_csv_number(f, r->round_spread);
@@ -250,16 +250,16 @@ static void write_csv(FILE *f, const struct hrd_row *r, unsigned fields)
  * are for the dashboards' formats (written as JSON later), whose range is
  * a calling context's path (dump --by path) joined. Returns 0 or -ENOMEM.
  */
-static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
+static int keep_row(struct hrv_writer *w, const struct hra_row *row)
 {
     const char *text[6];
     const char **dst[6];
     size_t size[6], total = 0, i;
-    struct hrd_row *r;
+    struct hra_row *r;
     char *block, *joined = NULL;
-    int table = w->format == HRD_FORMAT_TABLE;
+    int table = w->format == HRV_FORMAT_TABLE;
 
-    if (hrd_grow(&w->rows, &w->cap, w->nrows + 1, sizeof *w->rows, 16) != 0)
+    if (hru_grow(&w->rows, &w->cap, w->nrows + 1, sizeof *w->rows, 16) != 0)
         return -ENOMEM;
     r = &w->rows[w->nrows];
     *r = *row;
@@ -271,7 +271,7 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
     text[4] = row->range;
     text[5] = row->metric;
     if (!table && row->depth > 0) {
-        if ((joined = hrd_path_join(row->path, row->depth)) == NULL)
+        if ((joined = hrv_path_join(row->path, row->depth)) == NULL)
             return -ENOMEM;
         text[4] = joined;
     }
@@ -287,7 +287,7 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
     dst[5] = &r->metric;
     /* A table is terminal text: its names are kept escaped. */
     for (i = 0; i < 6; i++) {
-        size[i] = (table ? hrd_text_escape(NULL, 0, text[i])
+        size[i] = (table ? hrv_text_escape(NULL, 0, text[i])
                          : strlen(text[i])) + 1;
         total += size[i];
     }
@@ -298,7 +298,7 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
     }
     for (i = 0; i < 6; i++) {
         if (table)
-            hrd_text_escape(block, size[i], text[i]);
+            hrv_text_escape(block, size[i], text[i]);
         else
             memcpy(block, text[i], size[i]);
         *dst[i] = block;
@@ -311,7 +311,7 @@ static int keep_row(struct hrd_writer *w, const struct hrd_row *row)
 
 /* Frees the rows a table writer keeps. For a table, nrows counts the rows
  * kept, so it returns to 0 with them. */
-static void free_rows(struct hrd_writer *w)
+static void free_rows(struct hrv_writer *w)
 {
     size_t i;
 
@@ -326,8 +326,8 @@ static void free_rows(struct hrd_writer *w)
 }
 
 /* Table columns, in order; those from COL_MIN to COL_LOST appear only when
- * extended, the observer ones with HRD_FIELDS_OBSERVER, and corrected with
- * HRD_FIELDS_CORRECTED. */
+ * extended, the observer ones with HRV_FIELDS_OBSERVER, and corrected with
+ * HRV_FIELDS_CORRECTED. */
 enum { COL_RANGE, COL_METRIC, COL_COUNT, COL_MEAN, COL_MEDIAN, COL_MIN,
        COL_MAX, COL_P90, COL_P99, COL_STDDEV, COL_EXACT, COL_LOST,
        COL_CHILDREN, COL_DESCENDANTS, COL_OBSERVER, COL_SHARE, COL_UNSTABLE,
@@ -348,11 +348,11 @@ static int table_columns(unsigned fields, int *cols)
 
     for (int c = 0; c < NCOLS; c++) {
         if ((c >= COL_MIN && c <= COL_LOST &&
-             !(fields & HRD_FIELDS_EXTENDED)) ||
+             !(fields & HRV_FIELDS_EXTENDED)) ||
             (c >= COL_CHILDREN && c <= COL_CLOCK_PATH &&
-             !(fields & HRD_FIELDS_OBSERVER)) ||
-            (c == COL_CORRECTED && !(fields & HRD_FIELDS_CORRECTED)) ||
-            (c >= COL_ROUNDS && !(fields & HRD_FIELDS_ROUNDS)))
+             !(fields & HRV_FIELDS_OBSERVER)) ||
+            (c == COL_CORRECTED && !(fields & HRV_FIELDS_CORRECTED)) ||
+            (c >= COL_ROUNDS && !(fields & HRV_FIELDS_ROUNDS)))
             continue;
         cols[n++] = c;
     }
@@ -367,7 +367,7 @@ static int left_aligned(int col)
 }
 
 /* Returns the text of one table cell, formatted into buf where needed. */
-static const char *cell(const struct hrd_row *r, int col, char *buf)
+static const char *cell(const struct hra_row *r, int col, char *buf)
 {
     double ns;
 
@@ -487,7 +487,7 @@ static void put_table_line(FILE *f, const char *const *text,
     putc('\n', f);
 }
 
-static int same_group(const struct hrd_row *a, const struct hrd_row *b)
+static int same_group(const struct hra_row *a, const struct hra_row *b)
 {
     return strcmp(a->node_id, b->node_id) == 0 && strcmp(a->op, b->op) == 0
            && strcmp(a->backend, b->backend) == 0
@@ -499,14 +499,14 @@ static int same_group(const struct hrd_row *a, const struct hrd_row *b)
  * node, operator, backend and phase, then the column names and the rows,
  * with column widths taken over every row; a blank line between groups.
  */
-static void write_table(struct hrd_writer *w)
+static void write_table(struct hrv_writer *w)
 {
     char bufs[NCOLS][CELL_MAX];
     const char *text[NCOLS], *names[NCOLS];
     size_t widths[NCOLS];
     int cols[NCOLS];
     int ncols = table_columns(w->fields, cols);
-    const struct hrd_row *r;
+    const struct hra_row *r;
     size_t i, n;
     int c;
 
@@ -536,7 +536,7 @@ static void write_table(struct hrd_writer *w)
     }
 }
 
-void hrd_writer_init(struct hrd_writer *w, FILE *out, enum hrd_format format,
+void hrv_writer_init(struct hrv_writer *w, FILE *out, enum hrv_format format,
                      unsigned fields)
 {
     w->out = out;
@@ -547,20 +547,20 @@ void hrd_writer_init(struct hrd_writer *w, FILE *out, enum hrd_format format,
     w->cap = 0;
 }
 
-int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row)
+int hrv_writer_row(struct hrv_writer *w, const struct hra_row *row)
 {
     switch (w->format) {
-    case HRD_FORMAT_JSONL:
+    case HRV_FORMAT_JSONL:
         write_jsonl(w->out, row, w->fields);
         break;
-    case HRD_FORMAT_CSV:
+    case HRV_FORMAT_CSV:
         if (w->nrows == 0)
             write_csv_header(w->out, w->fields);
         write_csv(w->out, row, w->fields);
         break;
-    case HRD_FORMAT_TABLE:
-    case HRD_FORMAT_BMF:
-    case HRD_FORMAT_BENCHMARK_ACTION:
+    case HRV_FORMAT_TABLE:
+    case HRV_FORMAT_BMF:
+    case HRV_FORMAT_BENCHMARK_ACTION:
         return keep_row(w, row);
     default:
         return -EINVAL;
@@ -569,18 +569,18 @@ int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row)
     return ferror(w->out) ? -EIO : 0;
 }
 
-int hrd_writer_finish(struct hrd_writer *w)
+int hrv_writer_finish(struct hrv_writer *w)
 {
     int rc = 0;
 
-    if (w->format == HRD_FORMAT_CSV && w->nrows == 0)
+    if (w->format == HRV_FORMAT_CSV && w->nrows == 0)
         write_csv_header(w->out, w->fields);
-    if (w->format == HRD_FORMAT_TABLE && w->rows != NULL)
+    if (w->format == HRV_FORMAT_TABLE && w->rows != NULL)
         write_table(w);
-    if (w->format == HRD_FORMAT_BMF)
-        rc = hrd_bmf_write(w->out, w->rows, w->nrows);
-    if (w->format == HRD_FORMAT_BENCHMARK_ACTION)
-        rc = hrd_benchmark_action_write(w->out, w->rows, w->nrows);
+    if (w->format == HRV_FORMAT_BMF)
+        rc = hrv_bmf_write(w->out, w->rows, w->nrows);
+    if (w->format == HRV_FORMAT_BENCHMARK_ACTION)
+        rc = hrv_benchmark_action_write(w->out, w->rows, w->nrows);
     free_rows(w);
     if (rc != 0)
         return rc;
@@ -589,7 +589,7 @@ int hrd_writer_finish(struct hrd_writer *w)
     return 0;
 }
 
-void hrd_writer_fini(struct hrd_writer *w)
+void hrv_writer_fini(struct hrv_writer *w)
 {
     if (w == NULL)
         return;

@@ -8,16 +8,16 @@
  * compact separators. Numbers are written as the shortest text that reads
  * back as the same double, in the style of Python's repr (".0" on whole
  * numbers, exponent form outside [1e-4, 1e16)); counts are integers. With
- * HRD_FIELDS_EXTENDED, seven fields follow the ten: min, max, p90, p99,
+ * HRV_FIELDS_EXTENDED, seven fields follow the ten: min, max, p90, p99,
  * stddev (nanoseconds), exact (true when every statistic was computed from
  * every sample, false when the quantiles come from a histogram) and lost
  * (events the clients reported lost under the row's node id).
  *
- * With HRD_FIELDS_OBSERVER, six fields follow: children (direct child
+ * With HRV_FIELDS_OBSERVER, six fields follow: children (direct child
  * ranges per call), descendants (all descendant ranges per call),
  * observer_ns, observer_share, unstable and resolution_limited
  * (observer.h); each is null when unknown (no calibration, or a row of
- * recorded values, which has no calls). With HRD_FIELDS_CORRECTED, a last field `corrected`
+ * recorded values, which has no calls). With HRV_FIELDS_CORRECTED, a last field `corrected`
  * says whether the row's figures had the observer cost taken out. Without
  * these flags the output is exactly as before.
  */
@@ -32,63 +32,63 @@
 #include "lib/view/numfmt.h"
 #include "lib/agg/rows.h"
 
-enum hrd_format {
-    HRD_FORMAT_JSONL,
-    HRD_FORMAT_CSV,
-    HRD_FORMAT_TABLE,
+enum hrv_format {
+    HRV_FORMAT_JSONL,
+    HRV_FORMAT_CSV,
+    HRV_FORMAT_TABLE,
     /* The dashboards' formats (dashboard.h): the rows are kept and
-     * written whole by hrd_writer_finish. */
-    HRD_FORMAT_BMF,
-    HRD_FORMAT_BENCHMARK_ACTION,
+     * written whole by hrv_writer_finish. */
+    HRV_FORMAT_BMF,
+    HRV_FORMAT_BENCHMARK_ACTION,
 };
-#define HRD_FORMAT_NAME_BMF "bmf"
-#define HRD_FORMAT_NAME_BENCHMARK_ACTION "benchmark-action"
+#define HRV_FORMAT_NAME_BMF "bmf"
+#define HRV_FORMAT_NAME_BENCHMARK_ACTION "benchmark-action"
 
-#define HRD_FIELDS_EXTENDED 0x1u
-#define HRD_FIELDS_OBSERVER 0x2u
-#define HRD_FIELDS_CORRECTED 0x4u
+#define HRV_FIELDS_EXTENDED 0x1u
+#define HRV_FIELDS_OBSERVER 0x2u
+#define HRV_FIELDS_CORRECTED 0x4u
 /* rounds (how many rounds fed the row; 1 for a run of one round),
  * round_medians (the row's median in each of them) and round_spread
  * ((max - min) / median of the round medians, in %); a table shows
  * rounds and spread. */
-#define HRD_FIELDS_ROUNDS 0x8u
+#define HRV_FIELDS_ROUNDS 0x8u
 
-/* JSON strings (hrd_json_string, hrd_json_string_html) and CSV fields
- * (hrd_csv_field) are written by the rules of lib/view/escape.h. */
+/* JSON strings (hrv_json_string, hrv_json_string_html) and CSV fields
+ * (hrv_csv_field) are written by the rules of lib/view/escape.h. */
 
 /* Parses "jsonl", "csv" or "table". Returns 0 and writes *out, or -EINVAL. */
-int hrd_format_parse(const char *name, enum hrd_format *out);
+int hrv_format_parse(const char *name, enum hrv_format *out);
 
-/* hrd_format_parse, and "bmf" and "benchmark-action" (dump's formats). */
-int hrd_format_parse_dashboard(const char *name, enum hrd_format *out);
+/* hrv_format_parse, and "bmf" and "benchmark-action" (dump's formats). */
+int hrv_format_parse_dashboard(const char *name, enum hrv_format *out);
 
 /*
  * A report writer. JSONL and CSV rows are written as they come; the table
- * format keeps copies of its rows until hrd_writer_finish, because column
+ * format keeps copies of its rows until hrv_writer_finish, because column
  * widths depend on every row.
  */
-struct hrd_writer {
+struct hrv_writer {
     FILE *out;
-    enum hrd_format format;
+    enum hrv_format format;
     unsigned fields;
     size_t nrows;
     /* Table rows kept until finish (owned by the writer). */
-    struct hrd_row *rows;
+    struct hra_row *rows;
     size_t cap;
 };
 
-void hrd_writer_init(struct hrd_writer *w, FILE *out, enum hrd_format format,
+void hrv_writer_init(struct hrv_writer *w, FILE *out, enum hrv_format format,
                      unsigned fields);
 
 /* Writes (or, for a table, keeps) one row; strings are copied where kept.
  * Returns 0, or -ENOMEM / -EIO. */
-int hrd_writer_row(struct hrd_writer *w, const struct hrd_row *row);
+int hrv_writer_row(struct hrv_writer *w, const struct hra_row *row);
 
 /* Writes what is kept (a table, a dashboard's format) and frees it.
  * Returns 0, -ENOMEM or -EIO. */
-int hrd_writer_finish(struct hrd_writer *w);
+int hrv_writer_finish(struct hrv_writer *w);
 
 /* Frees what the writer keeps without writing it; accepts a finished one. */
-void hrd_writer_fini(struct hrd_writer *w);
+void hrv_writer_fini(struct hrv_writer *w);
 
 #endif

@@ -58,7 +58,7 @@ static void mix_hex(char *buf, size_t len, const int lo[3], const int hi[3],
     snprintf(buf, len, "#%02x%02x%02x", c[0], c[1], c[2]);
 }
 
-static void diff_colour(char *buf, size_t len, const struct hrd_pnode *n)
+static void diff_colour(char *buf, size_t len, const struct hrv_pnode *n)
 {
     static const int red_lo[3] = { 0xf4, 0xc7, 0xc3 };
     static const int red_hi[3] = { 0xb2, 0x18, 0x2b };
@@ -78,13 +78,13 @@ static void diff_colour(char *buf, size_t len, const struct hrd_pnode *n)
 
 /* The width value of a node: its inclusive median times its calls per
  * call of its parent (of the most called top range, at the top). */
-static double node_value(const struct hrd_pnode *n, uint64_t top_count)
+static double node_value(const struct hrv_pnode *n, uint64_t top_count)
 {
-    const struct hrd_pnode *p = n->parent;
+    const struct hrv_pnode *p = n->parent;
     double v = 0;
 
     if (!n->has) {
-        for (const struct hrd_pnode *c = n->child; c != NULL; c = c->next)
+        for (const struct hrv_pnode *c = n->child; c != NULL; c = c->next)
             v += c->has ? c->incl_median : node_value(c, top_count);
         return v;
     }
@@ -95,41 +95,41 @@ static double node_value(const struct hrd_pnode *n, uint64_t top_count)
     return n->incl_median;
 }
 
-static uint64_t top_count(const struct hrd_pgroup *g)
+static uint64_t top_count(const struct hrv_pgroup *g)
 {
     uint64_t m = 0;
 
-    for (const struct hrd_pnode *c = g->root.child; c != NULL; c = c->next) {
+    for (const struct hrv_pnode *c = g->root.child; c != NULL; c = c->next) {
         if (c->count > m)
             m = c->count;
     }
     return m;
 }
 
-static void put_path_title(FILE *f, const struct hrd_pnode *n)
+static void put_path_title(FILE *f, const struct hrv_pnode *n)
 {
-    const struct hrd_pnode *chain[256];
+    const struct hrv_pnode *chain[256];
     uint32_t d = 0;
 
-    for (const struct hrd_pnode *x = n; x->depth > 0 && d < 256;
+    for (const struct hrv_pnode *x = n; x->depth > 0 && d < 256;
          x = x->parent)
         chain[d++] = x;
     while (d-- > 0) {
-        hrd_xml_escape(f, chain[d]->name);
+        hrv_xml_escape(f, chain[d]->name);
         if (d > 0)
             fputs(" ; ", f);
     }
 }
 
-static void box_title(FILE *f, const struct hrd_pnode *n, int diff)
+static void box_title(FILE *f, const struct hrv_pnode *n, int diff)
 {
     char a[32], b[32];
 
     fputs("<title>", f);
     put_path_title(f, n);
     if (n->has) {
-        hrd_fmt_ns(a, sizeof a, n->incl_median);
-        hrd_fmt_ns(b, sizeof b, n->self_median);
+        hrv_fmt_ns(a, sizeof a, n->incl_median);
+        hrv_fmt_ns(b, sizeof b, n->self_median);
         fprintf(f, "&#10;calls %" PRIu64 "&#10;inclusive median %s&#10;self "
                 "median %s", n->count, a, b);
         if (n->parent != NULL && n->parent->has &&
@@ -142,7 +142,7 @@ static void box_title(FILE *f, const struct hrd_pnode *n, int diff)
         fputs("&#10;(no samples of its own kept)", f);
     }
     if (diff && n->diff_known) {
-        hrd_fmt_ns(a, sizeof a, n->diff_base_median);
+        hrv_fmt_ns(a, sizeof a, n->diff_base_median);
         fprintf(f, "&#10;base inclusive median %s&#10;shift %+.1f ns "
                 "(%+.1f%%), p = %.3g: %s", a, n->diff_shift,
                 100.0 * n->diff_rel, n->diff_p,
@@ -174,15 +174,15 @@ static void box_label(FILE *f, double x, double y, double w,
         return;
     if (chars > (int)sizeof buf - 1)
         chars = (int)sizeof buf - 1;
-    hrd_shorten_middle(buf, (size_t)chars, name);
+    hrv_shorten_middle(buf, (size_t)chars, name);
     fprintf(f, "<text x=\"%.1f\" y=\"%.1f\"%s>", x + 3, y + ROW_H - 5,
             dark(colour) ? " style=\"fill:#ffffff\"" : "");
-    hrd_xml_escape(f, buf);
+    hrv_xml_escape(f, buf);
     fputs("</text>", f);
 }
 
-static void icicle(FILE *f, const struct hrd_pgroup *g,
-                   const struct hrd_pnode *n, double x, double w, double y,
+static void icicle(FILE *f, const struct hrv_pgroup *g,
+                   const struct hrv_pnode *n, double x, double w, double y,
                    uint64_t tc, int diff)
 {
     double v = node_value(n, tc), sum = 0, k, cx = x;
@@ -204,14 +204,14 @@ static void icicle(FILE *f, const struct hrd_pgroup *g,
         fputs("</g>\n", f);
         y += ROW_H;
     }
-    for (const struct hrd_pnode *c = n->child; c != NULL; c = c->next)
+    for (const struct hrv_pnode *c = n->child; c != NULL; c = c->next)
         sum += node_value(c, tc);
     if (sum <= 0)
         return;
     /* Pixels per ns: children share their parent's width, scaled down
      * together where their values add up to more. */
     k = w / (n->depth > 0 && v > sum ? v : sum);
-    for (const struct hrd_pnode *c = n->child; c != NULL; c = c->next) {
+    for (const struct hrv_pnode *c = n->child; c != NULL; c = c->next) {
         double cw = node_value(c, tc) * k;
 
         if (cw >= 0.5)
@@ -220,11 +220,11 @@ static void icicle(FILE *f, const struct hrd_pgroup *g,
     }
 }
 
-static uint32_t max_depth(const struct hrd_pnode *n)
+static uint32_t max_depth(const struct hrv_pnode *n)
 {
     uint32_t m = n->depth;
 
-    for (const struct hrd_pnode *c = n->child; c != NULL; c = c->next) {
+    for (const struct hrv_pnode *c = n->child; c != NULL; c = c->next) {
         uint32_t d = max_depth(c);
         if (d > m)
             m = d;
@@ -239,7 +239,7 @@ struct layer {
 };
 
 static void layers_add(struct layer *ls, size_t *n, size_t cap,
-                       const struct hrd_pnode *x, uint64_t tc)
+                       const struct hrv_pnode *x, uint64_t tc)
 {
     if (x->depth > 0 && x->has && x->has_self) {
         size_t i;
@@ -252,13 +252,13 @@ static void layers_add(struct layer *ls, size_t *n, size_t cap,
         if (i < *n)
             ls[i].v += x->self_median * per;
     }
-    for (const struct hrd_pnode *c = x->child; c != NULL; c = c->next)
+    for (const struct hrv_pnode *c = x->child; c != NULL; c = c->next)
         layers_add(ls, n, cap, c, tc);
 }
 
 #define MAX_LAYERS 24
 
-static double panel_height(const struct hrd_pgroup *g)
+static double panel_height(const struct hrv_pgroup *g)
 {
     struct layer ls[MAX_LAYERS];
     size_t nl = 0;
@@ -272,7 +272,7 @@ static double panel_height(const struct hrd_pgroup *g)
     return PANEL_HEAD + (hi > hb ? hi : hb) + 14;
 }
 
-static void panel(FILE *f, const struct hrd_pgroup *g, unsigned phase,
+static void panel(FILE *f, const struct hrv_pgroup *g, unsigned phase,
                   double x0, double y0, double h, int diff)
 {
     const char *bg = phase == HRP_PHASE_COLD ? "#e8eff7" : "#fbf1e1";
@@ -295,9 +295,9 @@ static void panel(FILE *f, const struct hrd_pgroup *g, unsigned phase,
         return;
     }
     fputs("<text x=\"70\" y=\"18\" class=\"note\">", f);
-    hrd_xml_escape(f, g->op);
+    hrv_xml_escape(f, g->op);
     fputs(" / ", f);
-    hrd_xml_escape(f, g->backend);
+    hrv_xml_escape(f, g->backend);
     fprintf(f, "</text>\n<text x=\"%d\" y=\"18\" class=\"note\">self median"
             " per call, by range</text>\n", BAR_X);
     tc = top_count(g);
@@ -315,36 +315,36 @@ static void panel(FILE *f, const struct hrd_pgroup *g, unsigned phase,
         char label[64], num[32];
 
         phase_colour(colour, sizeof colour, phase, ls[i].name);
-        hrd_shorten_middle(label, 28, ls[i].name);
-        hrd_fmt_ns(num, sizeof num, ls[i].v);
+        hrv_shorten_middle(label, 28, ls[i].name);
+        hrv_fmt_ns(num, sizeof num, ls[i].v);
         fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"bl\">", BAR_X, y + 10);
-        hrd_xml_escape(f, label);
+        hrv_xml_escape(f, label);
         fprintf(f, "  %s</text>\n", num);
         fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%.2f\" height=\"12\" "
                 "fill=\"%s\"><title>", BAR_X, y + 13, w < 1 ? 1 : w, colour);
-        hrd_xml_escape(f, ls[i].name);
+        hrv_xml_escape(f, ls[i].name);
         fprintf(f, ": self median per call of the top range, summed over "
                 "its calling contexts: %s</title></rect>\n", num);
     }
     fputs("</g>\n", f);
 }
 
-int hrd_svg_write(FILE *f, const struct hrd_ptree *t, const char *node,
+int hrv_svg_write(FILE *f, const struct hrv_ptree *t, const char *node,
                   int diff, const char *subtitle)
 {
-    const struct hrd_pgroup *rows[64][2];
+    const struct hrv_pgroup *rows[64][2];
     size_t nrows = 0;
     double h = HEAD_H, y;
 
     /* The node's (operator, backend) pairs, each a row of two panels. */
-    for (const struct hrd_pgroup *g = t->first; g != NULL; g = g->next) {
+    for (const struct hrv_pgroup *g = t->first; g != NULL; g = g->next) {
         size_t i;
         int side = g->phase == HRP_PHASE_COLD ? 0 : 1;
 
         if (strcmp(g->node, node) != 0)
             continue;
         for (i = 0; i < nrows; i++) {
-            const struct hrd_pgroup *o = rows[i][0] ? rows[i][0] : rows[i][1];
+            const struct hrv_pgroup *o = rows[i][0] ? rows[i][0] : rows[i][1];
             if (strcmp(o->op, g->op) == 0 &&
                 strcmp(o->backend, g->backend) == 0)
                 break;
@@ -372,10 +372,10 @@ int hrd_svg_write(FILE *f, const struct hrd_ptree *t, const char *node,
     fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%.0f\" "
             "fill=\"#ffffff\"/>\n", SVG_W, h);
     fputs("<text x=\"10\" y=\"22\" class=\"t\">", f);
-    hrd_xml_escape(f, node);
+    hrv_xml_escape(f, node);
     fputs("</text>\n<text x=\"10\" y=\"42\" class=\"note\">", f);
     if (subtitle != NULL)
-        hrd_xml_escape(f, subtitle);
+        hrv_xml_escape(f, subtitle);
     else if (diff)
         fputs("calling context; box width: inclusive median per call of its "
               "parent; red slower, blue faster, grey not significant", f);
@@ -397,7 +397,7 @@ int hrd_svg_write(FILE *f, const struct hrd_ptree *t, const char *node,
     return ferror(f) ? -EIO : 0;
 }
 
-int hrd_svg_index_write(FILE *f, const char *const *nodes, size_t n, int diff)
+int hrv_svg_index_write(FILE *f, const char *const *nodes, size_t n, int diff)
 {
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             "<title>hostrange: where the time goes</title>\n<style>body{"
@@ -409,16 +409,16 @@ int hrd_svg_index_write(FILE *f, const char *const *nodes, size_t n, int diff)
             diff ? ": changes" : "", n);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "<li><a href=\"#n%zu\">", i + 1);
-        hrd_xml_escape(f, nodes[i]);
+        hrv_xml_escape(f, nodes[i]);
         fputs("</a></li>\n", f);
     }
     fputs("</ol>\n", f);
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "<h2 id=\"n%zu\">", i + 1);
-        hrd_xml_escape(f, nodes[i]);
+        hrv_xml_escape(f, nodes[i]);
         fprintf(f, "</h2>\n<a href=\"node-%03zu.svg\"><img src=\"node-%03zu"
                 ".svg\" loading=\"lazy\" alt=\"", i + 1, i + 1);
-        hrd_xml_escape(f, nodes[i]);
+        hrv_xml_escape(f, nodes[i]);
         fputs("\"></a>\n", f);
     }
     fputs("</body></html>\n", f);

@@ -12,7 +12,7 @@
  * change of their inclusive population instead: red slower, blue faster
  * (deeper for a larger relative shift), grey not significant (or not in
  * the base run). The picture needs no script and no external resource;
- * every name is written by hrd_xml_escape (escape.h).
+ * every name is written by hrv_xml_escape (escape.h).
  */
 #ifndef HOSTRANGE_SVG_H
 #define HOSTRANGE_SVG_H
@@ -25,14 +25,14 @@
 /* Writes the SVG picture of node id `node` (its groups in t); `diff` set
  * when the nodes carry a comparison, `subtitle` a line under the title (or
  * NULL). Returns 0 or -EIO. */
-int hrd_svg_write(FILE *f, const struct hrd_ptree *t, const char *node,
+int hrv_svg_write(FILE *f, const struct hrv_ptree *t, const char *node,
                   int diff, const char *subtitle);
 
 /* Writes the HTML page of the pictures of nodes[0..n) (node-001.svg,
  * ... beside it: hostrangectl plot of several nodes), a title, a list of
  * the nodes and each picture; `diff` set when they carry a comparison.
  * Returns 0 or -EIO. */
-int hrd_svg_index_write(FILE *f, const char *const *nodes, size_t n,
+int hrv_svg_index_write(FILE *f, const char *const *nodes, size_t n,
                         int diff);
 
 #endif

@@ -30,7 +30,7 @@
 static void key(struct harness_runfile *f, const char *node,
                 unsigned phase, const char *range, uint64_t ns)
 {
-    struct hrd_key *k = harness_runfile_key(f, node, phase, range);
+    struct hra_key *k = harness_runfile_key(f, node, phase, range);
 
     for (uint64_t d = 0; d < 5; d++)
         harness_runfile_add(f, k, ns + d - 2, (ns + d - 2) / 2);
@@ -43,7 +43,7 @@ static void key(struct harness_runfile *f, const char *node,
 static int path_key(struct harness_runfile *f, const char *node,
                     unsigned phase, char *spec)
 {
-    struct hrd_key *k = NULL;
+    struct hra_key *k = NULL;
 
     for (char *ctx = spec, *next; ctx != NULL; ctx = next) {
         const char *names[64];
@@ -160,6 +160,6 @@ int main(int argc, char **argv)
         key(&f, "bulk", 2, r, value);
     }
     harness_runfile_commit(&f);
-    hrd_agg_fini(&f.a);
+    hra_fini(&f.a);
     return 0;
 }

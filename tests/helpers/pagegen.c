@@ -39,7 +39,7 @@ static double noise(uint64_t *state)
 }
 
 /* The data-name the page gives a chart: node, phase, range and metric,
- * each as hrd_xml_escape writes it and as a browser reads it back. */
+ * each as hrv_xml_escape writes it and as a browser reads it back. */
 static void print_name(const char *node, const char *range)
 {
     for (const char *s = node; *s; s++)
@@ -53,25 +53,25 @@ static void print_name(const char *node, const char *range)
 /* The finding of stepped chart a before b's: the larger step first. */
 static int cmp_finding(const void *pa, const void *pb)
 {
-    const struct hrd_page_finding *a = pa, *b = pb;
+    const struct hrv_page_finding *a = pa, *b = pb;
 
     return (a->change < b->change) - (a->change > b->change);
 }
 
 /* Writes chunk j, charts first..end-1, into dir: each chart's lines. */
 static int write_chunk(const char *dir, size_t j, size_t first, size_t end,
-                       size_t machines, struct hrd_page_line *lines)
+                       size_t machines, struct hrv_page_line *lines)
 {
     char path[4096];
     FILE *f;
 
-    snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_NAME, dir, j);
+    snprintf(path, sizeof path, "%s/" HRV_PAGE_CHUNK_NAME, dir, j);
     if ((f = fopen(path, "w")) == NULL)
         return -1;
-    hrd_page_chunk_begin(f, j);
+    hrv_page_chunk_begin(f, j);
     for (size_t c = first; c < end; c++)
-        hrd_page_chunk_chart(f, c - first, &lines[c * machines], machines);
-    return hrd_page_chunk_end(f) != 0 || fclose(f) != 0 ? -1 : 0;
+        hrv_page_chunk_chart(f, c - first, &lines[c * machines], machines);
+    return hrv_page_chunk_end(f) != 0 || fclose(f) != 0 ? -1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -100,15 +100,15 @@ int main(int argc, char **argv)
         return 2;
     size_t nc = (size_t)charts, nm = (size_t)machines, nr = (size_t)runs;
     size_t nnodes = (nc + 3) / 4, nchunks = (nc + per_chunk - 1) / per_chunk;
-    struct hrd_page_run *run = calloc(nr, sizeof *run);
+    struct hrv_page_run *run = calloc(nr, sizeof *run);
     char **nodes = calloc(nnodes + 1, sizeof *nodes);
     const char *(*kinds)[5] = calloc(nc, sizeof *kinds);
     size_t *chart = calloc(2 * nc, sizeof *chart);
     size_t *chunks = calloc(nchunks + 1, sizeof *chunks);
     size_t *ids = calloc(nc, sizeof *ids);
-    struct hrd_page_line *lines = calloc(nc * nm, sizeof *lines);
-    struct hrd_page_finding *fd = calloc(nc, sizeof *fd);
-    struct hrd_page_change *ch = calloc(nc * nm, sizeof *ch);
+    struct hrv_page_line *lines = calloc(nc * nm, sizeof *lines);
+    struct hrv_page_finding *fd = calloc(nc, sizeof *fd);
+    struct hrv_page_change *ch = calloc(nc * nm, sizeof *ch);
     size_t nfindings = 0, nchanges = 0;
 
     if (run == NULL || nodes == NULL || kinds == NULL || chart == NULL ||
@@ -122,7 +122,7 @@ int main(int argc, char **argv)
             return 1;
         snprintf(c, 41, "%08x%032x", 0xc0ffee00u + (unsigned)r,
                  (unsigned)r * 2654435761u);
-        run[r] = (struct hrd_page_run){ 1767225600 + 3600 * (int64_t)r, c,
+        run[r] = (struct hrv_page_run){ 1767225600 + 3600 * (int64_t)r, c,
                                         NULL, NULL };
     }
     /* Node n, and with -H chart 0's node, the last. */
@@ -150,10 +150,10 @@ int main(int argc, char **argv)
         chart[2 * k + 1] = k;
         ids[k] = k;
         if (step > 0)
-            fd[nfindings++] = (struct hrd_page_finding){
+            fd[nfindings++] = (struct hrv_page_finding){
                 0, change_run, 1, nm, 1e-9, 100 * step, &ids[k], 1 };
         for (size_t m = 0; m < nm; m++) {
-            struct hrd_page_point *pts = calloc(nr, sizeof *pts);
+            struct hrv_page_point *pts = calloc(nr, sizeof *pts);
             size_t *at = calloc(nr, sizeof *at), n = 0, cp = 0;
             double base = 1000.0 * (1 + k % 7) * (1 + 0.1 * m);
 
@@ -169,13 +169,13 @@ int main(int argc, char **argv)
                 med = base * (r >= change_run ? 1 + step : 1) *
                       (1 + 0.005 * noise(&state));
                 at[n] = r;
-                pts[n++] = (struct hrd_page_point){
+                pts[n++] = (struct hrv_page_point){
                     med, med * 0.97, med * 1.04,
                     (uint64_t)(m == 1 ? 20 + r % 3 : 20) };
             }
-            lines[k * nm + m] = (struct hrd_page_line){ m, at, pts, n };
+            lines[k * nm + m] = (struct hrv_page_line){ m, at, pts, n };
             if (step > 0) {
-                ch[nchanges++] = (struct hrd_page_change){
+                ch[nchanges++] = (struct hrv_page_change){
                     k, m, at[cp], base, base * (1 + step), 100 * step };
                 printf("cp\t");
                 print_name(nodes[chart[2 * k]], range);
@@ -193,7 +193,7 @@ int main(int argc, char **argv)
     }
     for (size_t j = 0; j <= nchunks; j++)
         chunks[j] = j * (size_t)per_chunk < nc ? j * (size_t)per_chunk : nc;
-    snprintf(path, sizeof path, "%s/" HRD_PAGE_CHUNK_DIR, out);
+    snprintf(path, sizeof path, "%s/" HRV_PAGE_CHUNK_DIR, out);
     if (mkdir(path, 0777) != 0) {
         perror(path);
         return 1;
@@ -204,14 +204,14 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    struct hrd_page_dir d = {
+    struct hrv_page_dir d = {
         "hostrange history (made up)", "made up: every step is a finding",
         nc * nm, run, nr, machine, nm, (const char *const *)nodes, nnodes + 1,
         kinds, nc, chart, nc, chunks, nchunks, fd, nfindings, ch, nchanges };
 
     snprintf(path, sizeof path, "%s/index.html", out);
     f = fopen(path, "w");
-    if (f == NULL || hrd_page_dir_write(f, &d) != 0 || fclose(f) != 0) {
+    if (f == NULL || hrv_page_dir_write(f, &d) != 0 || fclose(f) != 0) {
         perror(path);
         return 1;
     }

@@ -27,40 +27,40 @@ void harness_runfile_create_header(struct harness_runfile *f,
 {
     char err[8400];
 
-    hrd_agg_init(&f->a);
+    hra_init(&f->a);
     f->a.exact_cap = UINT64_MAX;
-    f->a.max_depth = HRD_MAX_DEPTH_LIMIT;
+    f->a.max_depth = HRA_MAX_DEPTH_LIMIT;
     f->format = format;
     h->format = (uint32_t)format;
     h->version = PACKAGE_VERSION;
-    if (hrd_run_create(&f->w, path, h, err, sizeof err) != 0)
+    if (hrr_create(&f->w, path, h, err, sizeof err) != 0)
         die(err);
 }
 
-struct hrd_key *harness_runfile_key(struct harness_runfile *f,
+struct hra_key *harness_runfile_key(struct harness_runfile *f,
                                     const char *node, unsigned phase,
                                     const char *range)
 {
-    uint32_t n = hrd_agg_str(&f->a, node), r = hrd_agg_str(&f->a, range);
-    struct hrd_key *k;
+    uint32_t n = hra_str(&f->a, node), r = hra_str(&f->a, range);
+    struct hra_key *k;
 
-    hrd_agg_rank_node(&f->a, n);
-    hrd_agg_rank_range(&f->a, r);
-    k = hrd_agg_key(&f->a, n, hrd_agg_str(&f->a, "op"),
-                    hrd_agg_str(&f->a, "cpu"), phase, r);
+    hra_rank_node(&f->a, n);
+    hra_rank_range(&f->a, r);
+    k = hra_agg_key(&f->a, n, hra_str(&f->a, "op"),
+                    hra_str(&f->a, "cpu"), phase, r);
     if (k == NULL)
         die("out of memory");
     return k;
 }
 
-void harness_runfile_add(struct harness_runfile *f, struct hrd_key *k,
+void harness_runfile_add(struct harness_runfile *f, struct hra_key *k,
                          uint64_t incl_ns, uint64_t self_ns)
 {
-    if (hrd_agg_add(&f->a, k, incl_ns, self_ns) != 0)
+    if (hra_add(&f->a, k, incl_ns, self_ns) != 0)
         die("out of memory");
 }
 
-void harness_runfile_add_random(struct harness_runfile *f, struct hrd_key *k,
+void harness_runfile_add_random(struct harness_runfile *f, struct hra_key *k,
                                 unsigned n, uint64_t lo, uint64_t spread,
                                 uint64_t *rng)
 {
@@ -76,38 +76,38 @@ void harness_runfile_add_random(struct harness_runfile *f, struct hrd_key *k,
     }
 }
 
-void harness_runfile_add_path(struct harness_runfile *f, struct hrd_key *k,
+void harness_runfile_add_path(struct harness_runfile *f, struct hra_key *k,
                               const char *const *names, uint32_t depth,
                               uint64_t incl_ns, uint64_t self_ns)
 {
     uint32_t path = 0;
-    struct hrd_key *pk;
+    struct hra_key *pk;
 
     for (uint32_t i = 0; i < depth; i++) {
-        uint32_t r = hrd_agg_str(&f->a, names[i]);
+        uint32_t r = hra_str(&f->a, names[i]);
 
-        hrd_agg_rank_range(&f->a, r);
-        path = hrd_agg_path(&f->a, path, r);
-        if (path == 0 || path == HRD_PATH_TOO_DEEP)
+        hra_rank_range(&f->a, r);
+        path = hra_path(&f->a, path, r);
+        if (path == 0 || path == HRA_PATH_TOO_DEEP)
             die("path not kept");
     }
-    pk = hrd_agg_path_key(&f->a, k, path);
-    if (pk == NULL || hrd_agg_add(&f->a, k, incl_ns, self_ns) != 0 ||
-        hrd_agg_path_add(&f->a, pk, incl_ns, self_ns) != 0)
+    pk = hra_path_key(&f->a, k, path);
+    if (pk == NULL || hra_add(&f->a, k, incl_ns, self_ns) != 0 ||
+        hra_path_add(&f->a, pk, incl_ns, self_ns) != 0)
         die("out of memory");
 }
 
-void harness_runfile_put(struct harness_runfile *f, struct hrd_key *k)
+void harness_runfile_put(struct harness_runfile *f, struct hra_key *k)
 {
     Hostrange__RunKey m;
     char err[8400];
 
-    if (hrd_runkey_from(&f->a, k, f->format, &m) != 0)
+    if (hrr_runkey_from(&f->a, k, f->format, &m) != 0)
         die("out of memory");
-    if (hrd_run_put_key(&f->w, &m, err, sizeof err) != 0)
+    if (hrr_put_key(&f->w, &m, err, sizeof err) != 0)
         die(err);
-    hrd_runkey_clear(&m);
-    hrd_agg_key_remove(&f->a, k);
+    hrr_runkey_clear(&m);
+    hra_key_remove(&f->a, k);
 }
 
 void harness_runfile_commit(struct harness_runfile *f)
@@ -115,28 +115,28 @@ void harness_runfile_commit(struct harness_runfile *f)
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
     char err[8400];
 
-    if (hrd_run_commit(&f->w, &e, err, sizeof err) != 0)
+    if (hrr_commit(&f->w, &e, err, sizeof err) != 0)
         die(err);
-    hrd_run_abort(&f->w);
-    hrd_agg_fini(&f->a);
+    hrr_abort(&f->w);
+    hra_fini(&f->a);
 }
 
 void harness_runfile_count(const char *path, size_t *keys, uint64_t *events,
                            size_t *exact)
 {
-    struct hrd_run_reader r;
+    struct hrr_reader r;
     Hostrange__RunHeader *h = NULL;
     char err[8400];
 
     *keys = *exact = 0;
     *events = 0;
-    if (hrd_run_open(&r, path, &h, err, sizeof err) != 0)
+    if (hrr_open(&r, path, &h, err, sizeof err) != 0)
         die(err);
     hostrange__run_header__free_unpacked(h, NULL);
     for (;;) {
         Hostrange__RunKey *k = NULL;
         Hostrange__RunEnd *e = NULL;
-        int rc = hrd_run_next(&r, &k, &e, err, sizeof err);
+        int rc = hrr_next(&r, &k, &e, err, sizeof err);
 
         if (rc < 0)
             die(err);
@@ -149,5 +149,5 @@ void harness_runfile_count(const char *path, size_t *keys, uint64_t *events,
         *exact += k->inclusive_hist == NULL;
         hostrange__run_key__free_unpacked(k, NULL);
     }
-    hrd_run_close(&r);
+    hrr_close(&r);
 }

@@ -42,12 +42,12 @@ static int keep(void *ctx, const char *const *key, const double *x, size_t n)
 
 /* Adds run r of suite a to h, gap_ns after run r - 1: its points (p,
  * scratch of a->n). */
-static int add_run(struct hrd_history *h, const struct all *a, size_t r,
-                   int64_t gap_ns, struct hrd_history_point *p, char *err,
+static int add_run(struct hrh_history *h, const struct all *a, size_t r,
+                   int64_t gap_ns, struct hrh_point *p, char *err,
                    size_t errlen)
 {
     char id[40], commit[32];
-    struct hrd_history_run run;
+    struct hrh_run run;
 
     memset(&run, 0, sizeof run);
     snprintf(id, sizeof id, "s%031zx", r);
@@ -75,15 +75,15 @@ static int add_run(struct hrd_history *h, const struct all *a, size_t r,
         p[i].mean = p[i].median = p[i].p10 = p[i].p90 =
             a->x[i * a->runs + r];
     }
-    return hrd_history_add(h, &run, p, a->n, err, errlen);
+    return hrh_add(h, &run, p, a->n, err, errlen);
 }
 
 int harness_suite_write(const struct harness_suite *s, const char *dsn,
                         char *err, size_t errlen)
 {
     struct all a = { s->runs, 0, 0, NULL, NULL };
-    struct hrd_history_point *p = NULL;
-    struct hrd_history *h = NULL;
+    struct hrh_point *p = NULL;
+    struct hrh_history *h = NULL;
     int rc = -1;
 
     if (harness_suite_each(s, keep, &a) != 0 ||
@@ -91,14 +91,14 @@ int harness_suite_write(const struct harness_suite *s, const char *dsn,
         snprintf(err, errlen, "out of memory");
         goto out;
     }
-    if ((rc = hrd_history_open(dsn, HRD_HISTORY_WRITE, &h, err, errlen)) != 0)
+    if ((rc = hrh_open(dsn, HRH_WRITE, &h, err, errlen)) != 0)
         goto out;
     for (size_t r = 0; r < s->runs && rc >= 0; r++)
         rc = add_run(h, &a, r, s->gap_ns ? s->gap_ns : (int64_t)60000000000,
                      p, err, errlen);
     rc = rc < 0 ? rc : 0;
 out:
-    hrd_history_close(h);
+    hrh_close(h);
     for (size_t i = 0; i < 6 * a.n; i++)
         free(a.key[i]);
     free(a.key);

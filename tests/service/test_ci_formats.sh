@@ -43,7 +43,7 @@ ctl diff --format junit --fail-above 10 "$dir/base.hrs" "$dir/base.hrs" \
 import re, sys
 from junitparser import JUnitXml, Failure, Skipped
 d, prefix = sys.argv[1], sys.argv[2].encode("utf-8", "surrogateescape")
-# hrd_xml_escape: a byte that XML cannot hold becomes '?'.
+# hrv_xml_escape: a byte that XML cannot hold becomes '?'.
 node = prefix.replace(b"\xff", b"?").decode() + "::node[%d]"
 
 def load(name):

@@ -55,7 +55,7 @@ static void write_input(const char *path, int format, unsigned i)
 
     harness_runfile_create(&f, path, format);
     for (unsigned k = 0; k < SHARED + OWN; k++) {
-        struct hrd_key *key;
+        struct hra_key *key;
 
         if (k < SHARED)
             snprintf(node, sizeof node, "merge::shared[%u]", k / 2);
@@ -190,7 +190,7 @@ static void test_format1_inputs(void **state)
 static void test_format2_inputs(void **state)
 {
     (void)state;
-    merge_within(HRD_RUN_FORMAT_NEWEST);
+    merge_within(HRR_FORMAT_NEWEST);
 }
 
 /* On a terminal (stderr), merge shows which file it reads and what it

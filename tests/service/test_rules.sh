@@ -3,12 +3,12 @@
 # the code does: each number is read from the constant that defines it
 # (lib/agg/observer.h, lib/stat/signif.h) and compared with every place
 # that states it, as test_man.sh does for options:
-#   unstable            HRD_OBSERVER_UNSTABLE_PCT, _FAST_PCT (percent)
-#   resolution_limited  HRD_RESOLUTION_STEPS (clock steps)
-#   quantized (diff)    HRD_QUANTIZED_STEPS (clock steps)
-#   --alpha defaults    HRD_SIGNIF_ALPHA (diff and plot --diff)
-#   detectable change   HRD_DETECT_POWER ("with power P")
-#   two-step rule       HRD_ROUNDS_STEP_SLACK ("by S of a step")
+#   unstable            HRA_OBSERVER_UNSTABLE_PCT, _FAST_PCT (percent)
+#   resolution_limited  HRA_RESOLUTION_STEPS (clock steps)
+#   quantized (diff)    HRA_QUANTIZED_STEPS (clock steps)
+#   --alpha defaults    HRS_SIGNIF_ALPHA (diff and plot --diff)
+#   detectable change   HRS_DETECT_POWER ("with power P")
+#   two-step rule       HRS_ROUNDS_STEP_SLACK ("by S of a step")
 # A test of this checker comes first: a text with a wrong number must fail.
 set -eu
 src=${srcdir:-.}
@@ -26,13 +26,13 @@ define() {
     [ -n "$v" ] || { echo "FAIL: no #define $1 in $2"; exit 1; }
     echo "$v"
 }
-U=$(define HRD_OBSERVER_UNSTABLE_PCT "$src/lib/agg/observer.h")
-UF=$(define HRD_OBSERVER_UNSTABLE_FAST_PCT "$src/lib/agg/observer.h")
-R=$(define HRD_RESOLUTION_STEPS "$src/lib/agg/observer.h")
-Q=$(define HRD_QUANTIZED_STEPS "$src/lib/agg/observer.h")
-A=$(define HRD_SIGNIF_ALPHA "$src/lib/stat/signif.h")
-P=$(define HRD_DETECT_POWER "$src/lib/stat/detect.h")
-S=$(define HRD_ROUNDS_STEP_SLACK "$src/lib/stat/rounds.h")
+U=$(define HRA_OBSERVER_UNSTABLE_PCT "$src/lib/agg/observer.h")
+UF=$(define HRA_OBSERVER_UNSTABLE_FAST_PCT "$src/lib/agg/observer.h")
+R=$(define HRA_RESOLUTION_STEPS "$src/lib/agg/observer.h")
+Q=$(define HRA_QUANTIZED_STEPS "$src/lib/agg/observer.h")
+A=$(define HRS_SIGNIF_ALPHA "$src/lib/stat/signif.h")
+P=$(define HRS_DETECT_POWER "$src/lib/stat/detect.h")
+S=$(define HRS_ROUNDS_STEP_SLACK "$src/lib/stat/rounds.h")
 echo "constants: unstable ${U}% (fast path ${UF}%), resolution_limited" \
     "under $R steps, quantized within $Q steps, alpha $A"
 

@@ -131,7 +131,7 @@ check_records() {
 # The checker must see a run record named in ctl/.
 mkdir -p "$tmp/records/ctl"
 printf 'static void f(Hostrange__RunEnd *e)\n{\n}\n' >"$tmp/records/ctl/x.c"
-printf 'static int g(struct hrd_run_whole *r);\n' >"$tmp/records/ctl/y.c"
+printf 'static int g(struct hrr_whole *r);\n' >"$tmp/records/ctl/y.c"
 if check_records "$tmp/records" >"$tmp/out"; then
     echo "FAIL: the checker passed a ctl/ file that names a run record"
     exit 1

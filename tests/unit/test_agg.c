@@ -39,14 +39,14 @@ static int cmp(const void *a, const void *b)
 }
 
 /* A key of node `node`, operator "op", backend "cpu". */
-static struct hrd_key *key(struct hrd_agg *a, const char *node,
+static struct hra_key *key(struct hra_agg *a, const char *node,
                            unsigned phase, const char *range)
 {
-    uint32_t n = hrd_agg_str(a, node), r = hrd_agg_str(a, range);
+    uint32_t n = hra_str(a, node), r = hra_str(a, range);
 
-    hrd_agg_rank_node(a, n);
-    hrd_agg_rank_range(a, r);
-    return hrd_agg_key(a, n, hrd_agg_str(a, "op"), hrd_agg_str(a, "cpu"),
+    hra_rank_node(a, n);
+    hra_rank_range(a, r);
+    return hra_agg_key(a, n, hra_str(a, "op"), hra_str(a, "cpu"),
                        phase, r);
 }
 
@@ -54,10 +54,10 @@ static struct hrd_key *key(struct hrd_agg *a, const char *node,
 struct rows {
     int n;
     char text[512][96];
-    struct hrd_row row[512];
+    struct hra_row row[512];
 };
 
-static int collect(const struct hrd_row *r, void *arg)
+static int collect(const struct hra_row *r, void *arg)
 {
     struct rows *rs = arg;
 
@@ -79,33 +79,33 @@ static void test_encoding_round_trip(void **state)
     const size_t nv = sizeof values / sizeof values[0];
     uint64_t want_i[64], want_s[64], got_i[64], got_s[64];
     size_t n = 0, ns = 0, ni, nsg;
-    struct hrd_agg a;
-    struct hrd_key *k;
+    struct hra_agg a;
+    struct hra_key *k;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     k = key(&a, "n", HRP_PHASE_WARM, "r");
     for (size_t i = 0; i < nv; i++) {
         uint64_t incl = values[i];
         uint64_t selfs[3] = { 0, incl, incl / 3 };
 
         for (int j = 0; j < 3; j++) {
-            assert_int_equal(hrd_agg_add(&a, k, incl, selfs[j]), 0);
+            assert_int_equal(hra_add(&a, k, incl, selfs[j]), 0);
             want_i[n++] = incl;
             want_s[ns++] = selfs[j];
         }
-        assert_int_equal(hrd_agg_add_record(&a, k, incl), 0);
+        assert_int_equal(hra_add_record(&a, k, incl), 0);
         want_i[n++] = incl;
     }
     assert_int_equal(k->pairs, 3 * nv);
     assert_int_equal(k->records, nv);
     assert_int_equal(a.events, 7 * nv);
-    hrd_agg_key_values(k, got_i, &ni, got_s, &nsg);
+    hra_key_values(k, got_i, &ni, got_s, &nsg);
     assert_int_equal(ni, n);
     assert_int_equal(nsg, ns);
     assert_memory_equal(got_i, want_i, n * sizeof *got_i);
     assert_memory_equal(got_s, want_s, ns * sizeof *got_s);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* A key's coded events as a run file holds them (RunKey.events): checked,
@@ -118,27 +118,27 @@ static void test_coded_events(void **state)
     const size_t nv = sizeof values / sizeof values[0];
     uint64_t wi[32], ws[32], gi[32], gs[33], np, nr;
     size_t n = 0, ns = 0, ni, nsg;
-    struct hrd_agg a;
-    struct hrd_key *k, *to, *capped;
+    struct hra_agg a;
+    struct hra_key *k, *to, *capped;
     uint8_t *copy, bad[4];
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     k = key(&a, "n", HRP_PHASE_WARM, "r");
     for (size_t i = 0; i < nv; i++) {
-        assert_int_equal(hrd_agg_add(&a, k, values[i], values[i] / 3), 0);
+        assert_int_equal(hra_add(&a, k, values[i], values[i] / 3), 0);
         wi[n++] = values[i];
         ws[ns++] = values[i] / 3;
-        assert_int_equal(hrd_agg_add_record(&a, k, values[i]), 0);
+        assert_int_equal(hra_add_record(&a, k, values[i]), 0);
         wi[n++] = values[i];
     }
     /* Without slack past the last byte: a copy of exactly len bytes. */
     copy = malloc(k->len);
     memcpy(copy, k->buf, k->len);
-    assert_int_equal(hrd_agg_events_check(copy, k->len, &np, &nr), 0);
+    assert_int_equal(hra_events_check(copy, k->len, &np, &nr), 0);
     assert_int_equal(np, nv);
     assert_int_equal(nr, nv);
-    assert_int_equal(hrd_agg_events_decode(copy, k->len, gi, n, &ni, gs, ns,
+    assert_int_equal(hra_events_decode(copy, k->len, gi, n, &ni, gs, ns,
                                            &nsg),
                      0);
     assert_int_equal(ni, n);
@@ -146,16 +146,16 @@ static void test_coded_events(void **state)
     assert_memory_equal(gi, wi, n * sizeof *gi);
     assert_memory_equal(gs, ws, ns * sizeof *gs);
     /* Too little room is refused, not overrun. */
-    assert_int_equal(hrd_agg_events_decode(copy, k->len, gi, n - 1, &ni, gs,
+    assert_int_equal(hra_events_decode(copy, k->len, gi, n - 1, &ni, gs,
                                            ns, &nsg),
                      -EINVAL);
-    assert_int_equal(hrd_agg_events_decode(copy, k->len, gi, n, &ni, gs,
+    assert_int_equal(hra_events_decode(copy, k->len, gi, n, &ni, gs,
                                            ns - 1, &nsg),
                      -EINVAL);
 
     /* Added to an empty key below the cap: the same bytes. */
     to = key(&a, "n", HRP_PHASE_COLD, "r");
-    assert_int_equal(hrd_agg_key_add_exact(&a, to, copy, k->len, nv, nv), 0);
+    assert_int_equal(hra_key_add_exact(&a, to, copy, k->len, nv, nv), 0);
     assert_int_equal(to->len, k->len);
     assert_memory_equal(to->buf, k->buf, k->len);
     assert_int_equal(to->pairs, nv);
@@ -165,7 +165,7 @@ static void test_coded_events(void **state)
      * lost. */
     a.exact_cap = 8;
     capped = key(&a, "m", HRP_PHASE_WARM, "r");
-    assert_int_equal(hrd_agg_key_add_exact(&a, capped, copy, k->len, nv, nv),
+    assert_int_equal(hra_key_add_exact(&a, capped, copy, k->len, nv, nv),
                      0);
     assert_false(capped->exact);
     assert_int_equal(capped->pairs, nv);
@@ -177,30 +177,30 @@ static void test_coded_events(void **state)
     /* Damage: a width above 8, a record mark on the wrong nibble, an entry
      * cut short, children's time above the inclusive time. */
     bad[0] = 0x09;
-    assert_int_equal(hrd_agg_events_check(bad, 1, &np, &nr), -EINVAL);
+    assert_int_equal(hra_events_check(bad, 1, &np, &nr), -EINVAL);
     bad[0] = 0xf0 | 0x0f;
-    assert_int_equal(hrd_agg_events_check(bad, 1, &np, &nr), -EINVAL);
+    assert_int_equal(hra_events_check(bad, 1, &np, &nr), -EINVAL);
     bad[0] = 0x02;
     bad[1] = 1;
-    assert_int_equal(hrd_agg_events_check(bad, 2, &np, &nr), -EINVAL);
-    assert_int_equal(hrd_agg_events_decode(bad, 2, gi, 4, &ni, gs, 4, &nsg),
+    assert_int_equal(hra_events_check(bad, 2, &np, &nr), -EINVAL);
+    assert_int_equal(hra_events_decode(bad, 2, gi, 4, &ni, gs, 4, &nsg),
                      -EINVAL);
     bad[0] = 0x11;
     bad[1] = 5;
     bad[2] = 6;
-    assert_int_equal(hrd_agg_events_check(bad, 3, &np, &nr), -EINVAL);
-    assert_int_equal(hrd_agg_events_decode(bad, 3, gi, 4, &ni, gs, 4, &nsg),
+    assert_int_equal(hra_events_check(bad, 3, &np, &nr), -EINVAL);
+    assert_int_equal(hra_events_decode(bad, 3, gi, 4, &ni, gs, 4, &nsg),
                      -EINVAL);
     bad[2] = 5; /* self 0: valid */
-    assert_int_equal(hrd_agg_events_check(bad, 3, &np, &nr), 0);
+    assert_int_equal(hra_events_check(bad, 3, &np, &nr), 0);
     assert_int_equal(np, 1);
     assert_int_equal(nr, 0);
     free(copy);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* The events check as the format states it, entry by entry: the
- * reference hrd_agg_events_check must agree with. */
+ * reference hra_events_check must agree with. */
 static int ref_check(const uint8_t *b, size_t len, uint64_t *np,
                      uint64_t *nr)
 {
@@ -273,7 +273,7 @@ static void test_events_check_blocks(void **state)
 
         memcpy(b, src, len);
         assert_int_equal(ref_check(b, len, &rp, &rr), 0);
-        assert_int_equal(hrd_agg_events_check(b, len, &np, &nr), 0);
+        assert_int_equal(hra_events_check(b, len, &np, &nr), 0);
         assert_int_equal(np, rp);
         assert_int_equal(nr, rr);
         /* Each byte damaged in turn, with values that break a header, a
@@ -288,7 +288,7 @@ static void test_events_check_blocks(void **state)
 
                 b[at] = v < sizeof vals ? vals[v] : (uint8_t)next();
                 want = ref_check(b, len, &rp, &rr);
-                got = hrd_agg_events_check(b, len, &np, &nr);
+                got = hra_events_check(b, len, &np, &nr);
                 assert_int_equal(got, want);
                 if (want == 0) {
                     assert_int_equal(np, rp);
@@ -302,7 +302,7 @@ static void test_events_check_blocks(void **state)
             uint8_t *c = malloc(cut + 1);
 
             memcpy(c, b, cut);
-            assert_int_equal(hrd_agg_events_check(c, cut, &np, &nr),
+            assert_int_equal(hra_events_check(c, cut, &np, &nr),
                              ref_check(c, cut, &rp, &rr));
             free(c);
         }
@@ -360,7 +360,7 @@ static void check_as_ref(const uint8_t *b, size_t len)
 
     memcpy(c, b, len);
     want = ref_check(c, len, &rp, &rr);
-    got = hrd_agg_events_check(c, len, &np, &nr);
+    got = hra_events_check(c, len, &np, &nr);
     assert_int_equal(got, want);
     if (want == 0) {
         assert_int_equal(np, rp);
@@ -396,7 +396,7 @@ static void test_events_check_walks(void **state)
             {
                 uint64_t np, nr;
 
-                assert_int_equal(hrd_agg_events_check(b, len, &np, &nr), 0);
+                assert_int_equal(hra_events_check(b, len, &np, &nr), 0);
             }
             /* One byte damaged: around each quarter of the buffer (where
              * a part begins or ends), and anywhere. */
@@ -446,26 +446,26 @@ static void test_events_check_walks(void **state)
  * leaf ranges at most 3, and the buffer's slack stays under a quarter. */
 static void test_bytes_per_event(void **state)
 {
-    struct hrd_agg a;
-    struct hrd_key *inner, *outer;
+    struct hra_agg a;
+    struct hra_key *inner, *outer;
     const uint64_t n = 200000;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     outer = key(&a, "n", HRP_PHASE_WARM, "outer");
     inner = key(&a, "n", HRP_PHASE_WARM, "inner");
     for (uint64_t i = 0; i < n; i++) {
         uint64_t in = 1000 + next() % 60000;
         uint64_t out = in + 256 + next() % 4000;
-        assert_int_equal(hrd_agg_add(&a, outer, out, out - in), 0);
-        assert_int_equal(hrd_agg_add(&a, inner, in, in), 0);
+        assert_int_equal(hra_add(&a, outer, out, out - in), 0);
+        assert_int_equal(hra_add(&a, inner, in, in), 0);
     }
     assert_true(outer->len <= 5 * n);
     assert_true(inner->len <= 3 * n);
     assert_true(outer->cap <= outer->len + outer->len / 4 + 64);
     assert_true(a.bytes <= outer->cap + inner->cap + 2 * sizeof *outer);
     assert_true((double)a.bytes / (double)(2 * n) <= 5.0);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /*
@@ -482,12 +482,12 @@ static void test_large_buffers(void **state)
 
     (void)state;
     for (int small = 0; small < 2; small++) {
-        struct hrd_agg a;
-        struct hrd_key *k[2];
+        struct hra_agg a;
+        struct hra_key *k[2];
         uint64_t *incl, *self, seed;
         size_t ni, ns;
 
-        hrd_agg_init(&a);
+        hra_init(&a);
         a.small_pages = small;
         a.exact_cap = 2 * n + 10;
         a.max_bytes = (size_t)1 << 30;
@@ -497,7 +497,7 @@ static void test_large_buffers(void **state)
         for (uint64_t i = 0; i < n; i++) {
             for (int j = 0; j < 2; j++) {
                 uint64_t in = 1000 + next() % 60000;
-                assert_int_equal(hrd_agg_add(&a, k[j], in, in - in / 3), 0);
+                assert_int_equal(hra_add(&a, k[j], in, in - in / 3), 0);
             }
         }
         incl = malloc(n * sizeof *incl);
@@ -518,7 +518,7 @@ static void test_large_buffers(void **state)
         for (int j = 0; j < 2; j++) {
             uint64_t keep = rng;
 
-            hrd_agg_key_values(k[j], incl, &ni, self, &ns);
+            hra_key_values(k[j], incl, &ni, self, &ns);
             assert_int_equal(ni, n);
             assert_int_equal(ns, n);
             rng = seed;
@@ -535,7 +535,7 @@ static void test_large_buffers(void **state)
         }
         free(incl);
         free(self);
-        hrd_agg_fini(&a);
+        hra_fini(&a);
     }
 }
 
@@ -543,15 +543,15 @@ static void test_large_buffers(void **state)
  * exact; quantiles within 0.1%; rows say exact = 0. */
 static void test_exact_cap(void **state)
 {
-    struct hrd_agg a;
-    struct hrd_key *k;
+    struct hra_agg a;
+    struct hra_key *k;
     struct rows *rs = calloc(1, sizeof *rs);
     const size_t n = 30000;
     uint64_t *incl = malloc(n * sizeof *incl), *self = malloc(n * sizeof *self);
     long double sum_i = 0, sum_s = 0;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = 1000;
     k = key(&a, "n", HRP_PHASE_WARM, "r");
     for (size_t i = 0; i < n; i++) {
@@ -559,17 +559,17 @@ static void test_exact_cap(void **state)
         self[i] = incl[i] - next() % (incl[i] / 2);
         sum_i += incl[i];
         sum_s += self[i];
-        assert_int_equal(hrd_agg_add(&a, k, incl[i], self[i]), 0);
+        assert_int_equal(hra_add(&a, k, incl[i], self[i]), 0);
         assert_int_equal(k->exact, i + 1 < 1000);
     }
     assert_int_equal(a.capped, 1);
     assert_int_equal(a.events, 2 * n);
-    assert_int_equal(hrd_agg_rows(&a, NULL, collect, rs), 0);
+    assert_int_equal(hra_rows(&a, NULL, collect, rs), 0);
     assert_int_equal(rs->n, 2);
     qsort(incl, n, sizeof *incl, cmp);
     qsort(self, n, sizeof *self, cmp);
     for (int m = 0; m < 2; m++) {
-        const struct hrd_row *r = &rs->row[m];
+        const struct hra_row *r = &rs->row[m];
         const uint64_t *v = m == 0 ? incl : self;
         double median = ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
         double p99 = (double)v[(size_t)(0.99 * (n - 1))];
@@ -587,35 +587,35 @@ static void test_exact_cap(void **state)
     free(incl);
     free(self);
     free(rs);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* Over the budget, the largest exact keys become histograms first and
  * small ones stay exact; when nothing is left to compact, over_budget. */
 static void test_memory_budget(void **state)
 {
-    struct hrd_agg a;
-    struct hrd_key *big, *mid, *small[20];
+    struct hra_agg a;
+    struct hra_key *big, *mid, *small[20];
     char name[32];
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     big = key(&a, "n", HRP_PHASE_WARM, "big");
     mid = key(&a, "n", HRP_PHASE_WARM, "mid");
     for (int i = 0; i < 20; i++) {
         snprintf(name, sizeof name, "small%d", i);
         small[i] = key(&a, "n", HRP_PHASE_WARM, name);
         for (int j = 0; j < 100; j++)
-            assert_int_equal(hrd_agg_add(&a, small[i], 3000 + j, 3000), 0);
+            assert_int_equal(hra_add(&a, small[i], 3000 + j, 3000), 0);
     }
     for (int j = 0; j < 40000; j++)
-        assert_int_equal(hrd_agg_add(&a, mid, 20000 + j % 500, 100), 0);
+        assert_int_equal(hra_add(&a, mid, 20000 + j % 500, 100), 0);
     for (int j = 0; j < 200000; j++)
-        assert_int_equal(hrd_agg_add(&a, big, 20000 + j % 700, 100), 0);
+        assert_int_equal(hra_add(&a, big, 20000 + j % 700, 100), 0);
     /* The big key alone is over a 600 KB budget. */
     assert_true(big->cap > 600000);
     a.max_bytes = 600000;
-    assert_int_equal(hrd_agg_enforce(&a), 1);
+    assert_int_equal(hra_enforce(&a), 1);
     assert_int_equal(big->exact, 0);
     assert_int_equal(mid->exact, 1);
     for (int i = 0; i < 20; i++)
@@ -627,19 +627,19 @@ static void test_memory_budget(void **state)
 
     /* A budget nothing can meet. */
     a.max_bytes = 1000;
-    assert_int_equal(hrd_agg_enforce(&a), 1); /* mid */
+    assert_int_equal(hra_enforce(&a), 1); /* mid */
     assert_int_equal(mid->exact, 0);
     assert_int_equal(a.over_budget, 1);
     for (int i = 0; i < 20; i++)
         assert_int_equal(small[i]->exact, 1);
-    hrd_agg_reset(&a);
+    hra_reset(&a);
     assert_int_equal(a.bytes, 0);
     assert_int_equal(a.over_budget, 0);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* Keys over two nodes, operators, backends, phases and ranges. */
-static void fill_grid(struct hrd_agg *a)
+static void fill_grid(struct hra_agg *a)
 {
     static const char *const nodes[] = { "t/a[1]", "t/b[2]" };
     static const char *const ops[] = { "add", "gemm" };
@@ -651,27 +651,27 @@ static void fill_grid(struct hrd_agg *a)
             for (int b = 0; b < 2; b++)
                 for (int p = 1; p <= 2; p++)
                     for (int r = 0; r < 2; r++) {
-                        uint32_t ni = hrd_agg_str(a, nodes[n]);
-                        uint32_t ri = hrd_agg_str(a, ranges[r]);
-                        struct hrd_key *k;
+                        uint32_t ni = hra_str(a, nodes[n]);
+                        uint32_t ri = hra_str(a, ranges[r]);
+                        struct hra_key *k;
 
-                        hrd_agg_rank_node(a, ni);
-                        hrd_agg_rank_range(a, ri);
-                        k = hrd_agg_key(a, ni, hrd_agg_str(a, ops[o]),
-                                        hrd_agg_str(a, backends[b]),
+                        hra_rank_node(a, ni);
+                        hra_rank_range(a, ri);
+                        k = hra_agg_key(a, ni, hra_str(a, ops[o]),
+                                        hra_str(a, backends[b]),
                                         (unsigned)p, ri);
                         for (int i = 0; i <= n + o + r; i++)
-                            hrd_agg_add(a, k, 100 + i, 50);
+                            hra_add(a, k, 100 + i, 50);
                     }
 }
 
-static int count_rows(struct hrd_agg *a, const struct hrd_filter *f)
+static int count_rows(struct hra_agg *a, const struct hra_filter *f)
 {
     struct rows *rs = calloc(1, sizeof *rs);
-    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    struct hra_cursor cur = { { 0 }, 0, 0 };
     int n;
 
-    assert_int_equal(hrd_agg_rows_page(a, f, &cur, 0, collect, rs), 0);
+    assert_int_equal(hra_rows_page(a, f, &cur, 0, collect, rs), 0);
     assert_int_equal(cur.done, 1);
     n = rs->n;
     free(rs);
@@ -680,50 +680,50 @@ static int count_rows(struct hrd_agg *a, const struct hrd_filter *f)
 
 static void test_filters(void **state)
 {
-    struct hrd_agg a;
-    struct hrd_filter f;
+    struct hra_agg a;
+    struct hra_filter f;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     fill_grid(&a);
     assert_int_equal(count_rows(&a, NULL), 64);
-    f = (struct hrd_filter){ "t/a*", NULL, NULL, NULL, 0 };
+    f = (struct hra_filter){ "t/a*", NULL, NULL, NULL, 0 };
     assert_int_equal(count_rows(&a, &f), 32);
-    f = (struct hrd_filter){ "t/a\\[1\\]", NULL, NULL, NULL, 0 };
+    f = (struct hra_filter){ "t/a\\[1\\]", NULL, NULL, NULL, 0 };
     assert_int_equal(count_rows(&a, &f), 32);
-    f = (struct hrd_filter){ NULL, "gemm", NULL, NULL, 0 };
+    f = (struct hra_filter){ NULL, "gemm", NULL, NULL, 0 };
     assert_int_equal(count_rows(&a, &f), 32);
-    f = (struct hrd_filter){ NULL, NULL, "cu*", NULL, 0 };
+    f = (struct hra_filter){ NULL, NULL, "cu*", NULL, 0 };
     assert_int_equal(count_rows(&a, &f), 32);
-    f = (struct hrd_filter){ NULL, NULL, NULL, NULL, HRP_PHASE_COLD };
+    f = (struct hra_filter){ NULL, NULL, NULL, NULL, HRP_PHASE_COLD };
     assert_int_equal(count_rows(&a, &f), 32);
-    f = (struct hrd_filter){ NULL, NULL, NULL, "cache.*", 0 };
+    f = (struct hra_filter){ NULL, NULL, NULL, "cache.*", 0 };
     assert_int_equal(count_rows(&a, &f), 32);
-    f = (struct hrd_filter){ "*b*", "add", "cpu", "dispatch.call",
+    f = (struct hra_filter){ "*b*", "add", "cpu", "dispatch.call",
                              HRP_PHASE_WARM };
     assert_int_equal(count_rows(&a, &f), 2);
-    f = (struct hrd_filter){ "", "", "", "", 0 };
+    f = (struct hra_filter){ "", "", "", "", 0 };
     assert_int_equal(count_rows(&a, &f), 64);
-    f = (struct hrd_filter){ "nomatch", NULL, NULL, NULL, 0 };
+    f = (struct hra_filter){ "nomatch", NULL, NULL, NULL, 0 };
     assert_int_equal(count_rows(&a, &f), 0);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* Pages of any size give the rows of one unpaged pass, in order. */
 static void test_pages(void **state)
 {
-    struct hrd_agg a;
+    struct hra_agg a;
     struct rows *all = calloc(1, sizeof *all), *paged = calloc(1, sizeof *paged);
-    struct hrd_cursor cur = { { 0 }, 0, 0 };
+    struct hra_cursor cur = { { 0 }, 0, 0 };
     int pages = 0;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     fill_grid(&a);
-    assert_int_equal(hrd_agg_rows(&a, NULL, collect, all), 0);
+    assert_int_equal(hra_rows(&a, NULL, collect, all), 0);
     while (!cur.done) {
         int before = paged->n;
-        assert_int_equal(hrd_agg_rows_page(&a, NULL, &cur, 5, collect, paged),
+        assert_int_equal(hra_rows_page(&a, NULL, &cur, 5, collect, paged),
                          0);
         assert_true(paged->n > before);
         pages++;
@@ -739,71 +739,71 @@ static void test_pages(void **state)
     memset(paged, 0, sizeof *paged);
     memset(&cur, 0, sizeof cur);
     while (paged->n == 0 || strncmp(paged->text[paged->n - 1], "t/b", 3) != 0)
-        assert_int_equal(hrd_agg_rows_page(&a, NULL, &cur, 1, collect, paged),
+        assert_int_equal(hra_rows_page(&a, NULL, &cur, 1, collect, paged),
                          0);
     assert_int_equal(paged->n, 34); /* 32 of t/a[1], a key of t/b[2] */
-    hrd_agg_add(&a, key(&a, "t/a[1]", HRP_PHASE_WARM, "zzz.last"), 1, 1);
-    hrd_agg_add(&a, key(&a, "t/z[9]", HRP_PHASE_COLD, "dispatch.call"), 1, 1);
+    hra_add(&a, key(&a, "t/a[1]", HRP_PHASE_WARM, "zzz.last"), 1, 1);
+    hra_add(&a, key(&a, "t/z[9]", HRP_PHASE_COLD, "dispatch.call"), 1, 1);
     while (!cur.done)
-        assert_int_equal(hrd_agg_rows_page(&a, NULL, &cur, 1, collect, paged),
+        assert_int_equal(hra_rows_page(&a, NULL, &cur, 1, collect, paged),
                          0);
     assert_int_equal(paged->n, all->n + 2);
     assert_string_equal(paged->text[paged->n - 2],
                         "t/z[9]/op/cold/dispatch.call/inclusive 1");
     free(all);
     free(paged);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 static void test_reset_filtered(void **state)
 {
-    struct hrd_agg a;
-    struct hrd_filter f = { NULL, "gemm", NULL, NULL, HRP_PHASE_WARM };
-    struct hrd_key *k;
+    struct hra_agg a;
+    struct hra_filter f = { NULL, "gemm", NULL, NULL, HRP_PHASE_WARM };
+    struct hra_key *k;
     uint64_t events;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     fill_grid(&a);
     events = a.events;
-    assert_int_equal(hrd_agg_reset_filtered(&a, &f), 8);
+    assert_int_equal(hra_reset_filtered(&a, &f), 8);
     assert_int_equal(a.nkeys, 24);
     assert_int_equal(count_rows(&a, &f), 0);
     assert_int_equal(count_rows(&a, NULL), 48);
     assert_true(a.events < events);
     /* The index still finds the keys that stayed, and new ones. */
-    k = hrd_agg_key(&a, hrd_agg_str(&a, "t/b[2]"), hrd_agg_str(&a, "add"),
-                    hrd_agg_str(&a, "cuda"), HRP_PHASE_WARM,
-                    hrd_agg_str(&a, "cache.key"));
+    k = hra_agg_key(&a, hra_str(&a, "t/b[2]"), hra_str(&a, "add"),
+                    hra_str(&a, "cuda"), HRP_PHASE_WARM,
+                    hra_str(&a, "cache.key"));
     assert_int_equal(a.nkeys, 24);
     assert_int_equal(k->pairs, 1 + 0 + 1 + 1);
-    k = hrd_agg_key(&a, hrd_agg_str(&a, "t/b[2]"), hrd_agg_str(&a, "gemm"),
-                    hrd_agg_str(&a, "cuda"), HRP_PHASE_WARM,
-                    hrd_agg_str(&a, "cache.key"));
+    k = hra_agg_key(&a, hra_str(&a, "t/b[2]"), hra_str(&a, "gemm"),
+                    hra_str(&a, "cuda"), HRP_PHASE_WARM,
+                    hra_str(&a, "cache.key"));
     assert_int_equal(a.nkeys, 25);
     assert_int_equal(k->pairs, 0);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* Per-node lost counts reach every row of the node. */
 static void test_lost(void **state)
 {
-    struct hrd_agg a;
+    struct hra_agg a;
     struct rows *rs = calloc(1, sizeof *rs);
 
     (void)state;
-    hrd_agg_init(&a);
-    hrd_agg_add(&a, key(&a, "n1", HRP_PHASE_WARM, "r"), 10, 5);
-    hrd_agg_add(&a, key(&a, "n2", HRP_PHASE_WARM, "r"), 10, 5);
-    hrd_agg_lost_add(&a, hrd_agg_str(&a, "n1"), 7);
-    hrd_agg_lost_add(&a, hrd_agg_str(&a, "n1"), -2);
-    assert_int_equal(hrd_agg_rows(&a, NULL, collect, rs), 0);
+    hra_init(&a);
+    hra_add(&a, key(&a, "n1", HRP_PHASE_WARM, "r"), 10, 5);
+    hra_add(&a, key(&a, "n2", HRP_PHASE_WARM, "r"), 10, 5);
+    hra_lost_add(&a, hra_str(&a, "n1"), 7);
+    hra_lost_add(&a, hra_str(&a, "n1"), -2);
+    assert_int_equal(hra_rows(&a, NULL, collect, rs), 0);
     assert_int_equal(rs->n, 4);
     assert_int_equal(rs->row[0].lost, 5);
     assert_int_equal(rs->row[1].lost, 5);
     assert_int_equal(rs->row[2].lost, 0);
     free(rs);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* The statistics and row order against brute force. */
@@ -826,20 +826,20 @@ static void test_median_odd_even(void **state)
     double mean, median;
 
     (void)state;
-    hrd_stats(odd, 3, &mean, &median);
+    hrs_stats(odd, 3, &mean, &median);
     assert_true(median == 5.0);
     assert_true(mean == 5.0);
-    hrd_stats(even, 4, &mean, &median);
+    hrs_stats(even, 4, &mean, &median);
     assert_true(median == 3.5);
     assert_true(mean == 4.5);
-    hrd_stats(one, 1, &mean, &median);
+    hrs_stats(one, 1, &mean, &median);
     assert_true(median == 775383.0 && mean == 775383.0);
-    hrd_stats(halves, 2, &mean, &median);
+    hrs_stats(halves, 2, &mean, &median);
     assert_true(median == 6947.5);
     /* A mean that is not a whole number: 32297 / 3. */
     {
         uint64_t v[] = { 6305, 6305, 19687 };
-        hrd_stats(v, 3, &mean, &median);
+        hrs_stats(v, 3, &mean, &median);
         assert_true(mean == 32297.0 / 3.0);
         assert_true(median == 6305.0);
     }
@@ -859,7 +859,7 @@ static void test_random_against_brute_force(void **state)
             w[i] = v[i];
             sum += v[i];
         }
-        hrd_stats(v, n, &mean, &median);
+        hrs_stats(v, n, &mean, &median);
         qsort(w, n, sizeof *w, cmp);
         /* Brute force: the middle of a sorted copy, by selection of ranks. */
         if (n % 2)
@@ -878,7 +878,7 @@ struct text_rows {
     char text[32][128];
 };
 
-static int collect_text(const struct hrd_row *r, void *arg)
+static int collect_text(const struct hra_row *r, void *arg)
 {
     struct text_rows *rs = arg;
 
@@ -890,44 +890,44 @@ static int collect_text(const struct hrd_row *r, void *arg)
 
 static void test_order_and_filter(void **state)
 {
-    struct hrd_agg a;
+    struct hra_agg a;
     struct text_rows rs = { 0 };
     uint32_t nb, na, op, be, body, conv, e2e;
-    struct hrd_key *k;
+    struct hra_key *k;
 
     (void)state;
-    hrd_agg_init(&a);
-    nb = hrd_agg_str(&a, "node-b");
-    na = hrd_agg_str(&a, "node-a");
-    op = hrd_agg_str(&a, "add");
-    be = hrd_agg_str(&a, "cpu");
-    e2e = hrd_agg_str(&a, "end_to_end");
-    body = hrd_agg_str(&a, "binding.body");
-    conv = hrd_agg_str(&a, "binding.tensor_conversion");
-    assert_int_equal(hrd_agg_str(&a, "node-b"), nb);
+    hra_init(&a);
+    nb = hra_str(&a, "node-b");
+    na = hra_str(&a, "node-a");
+    op = hra_str(&a, "add");
+    be = hra_str(&a, "cpu");
+    e2e = hra_str(&a, "end_to_end");
+    body = hra_str(&a, "binding.body");
+    conv = hra_str(&a, "binding.tensor_conversion");
+    assert_int_equal(hra_str(&a, "node-b"), nb);
     /* Ranges ranked in entry order: e2e was interned first but is a record
      * range; body is entered before conv. */
-    hrd_agg_rank_range(&a, body);
-    hrd_agg_rank_range(&a, conv);
-    hrd_agg_rank_range(&a, e2e);
+    hra_rank_range(&a, body);
+    hra_rank_range(&a, conv);
+    hra_rank_range(&a, e2e);
     /* node-b is seen first. */
-    hrd_agg_rank_node(&a, nb);
-    hrd_agg_rank_node(&a, na);
+    hra_rank_node(&a, nb);
+    hra_rank_node(&a, na);
 
-    k = hrd_agg_key(&a, na, op, be, HRP_PHASE_WARM, e2e);
-    hrd_agg_add_record(&a, k, 50);
-    k = hrd_agg_key(&a, na, op, be, HRP_PHASE_WARM, conv);
-    hrd_agg_add(&a, k, 10, 10);
-    k = hrd_agg_key(&a, na, op, be, HRP_PHASE_WARM, body);
-    hrd_agg_add(&a, k, 30, 20);
-    k = hrd_agg_key(&a, na, op, be, HRP_PHASE_COLD, body);
-    hrd_agg_add(&a, k, 300, 200);
-    k = hrd_agg_key(&a, nb, op, be, HRP_PHASE_WARM, body);
-    hrd_agg_add(&a, k, 7, 7);
-    assert_ptr_equal(hrd_agg_key(&a, nb, op, be, HRP_PHASE_WARM, body), k);
+    k = hra_agg_key(&a, na, op, be, HRP_PHASE_WARM, e2e);
+    hra_add_record(&a, k, 50);
+    k = hra_agg_key(&a, na, op, be, HRP_PHASE_WARM, conv);
+    hra_add(&a, k, 10, 10);
+    k = hra_agg_key(&a, na, op, be, HRP_PHASE_WARM, body);
+    hra_add(&a, k, 30, 20);
+    k = hra_agg_key(&a, na, op, be, HRP_PHASE_COLD, body);
+    hra_add(&a, k, 300, 200);
+    k = hra_agg_key(&a, nb, op, be, HRP_PHASE_WARM, body);
+    hra_add(&a, k, 7, 7);
+    assert_ptr_equal(hra_agg_key(&a, nb, op, be, HRP_PHASE_WARM, body), k);
     assert_int_equal(a.events, 9);
 
-    assert_int_equal(hrd_agg_rows(&a, NULL, collect_text, &rs), 0);
+    assert_int_equal(hra_rows(&a, NULL, collect_text, &rs), 0);
     assert_int_equal(rs.n, 9);
     assert_string_equal(rs.text[0], "node-b/warm/binding.body/inclusive 1 7");
     assert_string_equal(rs.text[1], "node-b/warm/binding.body/self 1 7");
@@ -942,59 +942,59 @@ static void test_order_and_filter(void **state)
     assert_string_equal(rs.text[8], "node-a/warm/end_to_end/inclusive 1 50");
 
     memset(&rs, 0, sizeof rs);
-    assert_int_equal(hrd_agg_rows(&a, "*-a", collect_text, &rs), 0);
+    assert_int_equal(hra_rows(&a, "*-a", collect_text, &rs), 0);
     assert_int_equal(rs.n, 7);
     memset(&rs, 0, sizeof rs);
-    assert_int_equal(hrd_agg_rows(&a, "nomatch", collect_text, &rs), 0);
+    assert_int_equal(hra_rows(&a, "nomatch", collect_text, &rs), 0);
     assert_int_equal(rs.n, 0);
 
-    hrd_agg_reset(&a);
+    hra_reset(&a);
     assert_int_equal(a.events, 0);
     memset(&rs, 0, sizeof rs);
-    assert_int_equal(hrd_agg_rows(&a, NULL, collect_text, &rs), 0);
+    assert_int_equal(hra_rows(&a, NULL, collect_text, &rs), 0);
     assert_int_equal(rs.n, 0);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 static void test_many_keys(void **state)
 {
-    struct hrd_agg a;
+    struct hra_agg a;
     char name[32];
     uint32_t op, be, r;
 
     (void)state;
-    hrd_agg_init(&a);
-    op = hrd_agg_str(&a, "op");
-    be = hrd_agg_str(&a, "be");
-    r = hrd_agg_str(&a, "r");
-    hrd_agg_rank_range(&a, r);
+    hra_init(&a);
+    op = hra_str(&a, "op");
+    be = hra_str(&a, "be");
+    r = hra_str(&a, "r");
+    hra_rank_range(&a, r);
     for (int i = 0; i < 5000; i++) {
         snprintf(name, sizeof name, "node%d", i);
-        uint32_t n = hrd_agg_str(&a, name);
-        hrd_agg_rank_node(&a, n);
-        assert_int_equal(hrd_agg_add(&a, hrd_agg_key(&a, n, op, be, 2, r),
+        uint32_t n = hra_str(&a, name);
+        hra_rank_node(&a, n);
+        assert_int_equal(hra_add(&a, hra_agg_key(&a, n, op, be, 2, r),
                                      (uint64_t)i, 0), 0);
     }
     for (int i = 0; i < 5000; i += 7) {
         snprintf(name, sizeof name, "node%d", i);
-        struct hrd_key *k = hrd_agg_key(&a, hrd_agg_str(&a, name), op, be, 2, r);
+        struct hra_key *k = hra_agg_key(&a, hra_str(&a, name), op, be, 2, r);
         uint64_t incl[1], self[1];
         size_t ni, ns;
         assert_int_equal(k->pairs, 1);
-        hrd_agg_key_values(k, incl, &ni, self, &ns);
+        hra_key_values(k, incl, &ni, self, &ns);
         assert_int_equal(ni, 1);
         assert_int_equal(ns, 1);
         assert_int_equal(incl[0], (uint64_t)i);
         assert_int_equal(self[0], 0);
     }
     assert_int_equal(a.nkeys, 5000);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* x and y hold the same values, sums of squares included. */
-static int hist_same(const struct hrd_hist *x, const struct hrd_hist *y)
+static int hist_same(const struct hrs_hist *x, const struct hrs_hist *y)
 {
-    return hrd_hist_equal(x, y) && x->sumsq_small == y->sumsq_small &&
+    return hrs_hist_equal(x, y) && x->sumsq_small == y->sumsq_small &&
            x->sumsq_big == y->sumsq_big;
 }
 
@@ -1010,29 +1010,29 @@ static uint64_t duration(void)
 
 /*
  * A key of leaves past the cap keeps one histogram for both populations,
- * which then hold what hrd_hist_add gives for each population; a sample
+ * which then hold what hrs_hist_add gives for each population; a sample
  * that is not a leaf, or a record, gives self a histogram of its own, and
  * the memory count follows every step back to zero.
  */
 static void test_shared_histogram(void **state)
 {
-    struct hrd_agg a;
-    struct hrd_key *k, *r, *l;
-    struct hrd_hist ri, rs, *hi, *hs;
+    struct hra_agg a;
+    struct hra_key *k, *r, *l;
+    struct hrs_hist ri, rs, *hi, *hs;
     size_t before;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = 1000;
-    hrd_hist_init(&ri);
-    hrd_hist_init(&rs);
+    hrs_hist_init(&ri);
+    hrs_hist_init(&rs);
     k = key(&a, "n", HRP_PHASE_WARM, "leaf");
     for (int i = 0; i < 5000; i++) {
         uint64_t v = duration();
 
-        assert_int_equal(hrd_agg_add(&a, k, v, v), 0);
-        assert_int_equal(hrd_hist_add(&ri, v), 0);
-        assert_int_equal(hrd_hist_add(&rs, v), 0);
+        assert_int_equal(hra_add(&a, k, v, v), 0);
+        assert_int_equal(hrs_hist_add(&ri, v), 0);
+        assert_int_equal(hrs_hist_add(&rs, v), 0);
         assert_int_equal(k->exact, i + 1 < 1000);
         if (!k->exact)
             assert_ptr_equal(k->self, k->incl);
@@ -1043,143 +1043,143 @@ static void test_shared_histogram(void **state)
 
     /* A sample with a child parts them. */
     before = a.bytes;
-    assert_int_equal(hrd_agg_add(&a, k, 70, 20), 0);
-    assert_int_equal(hrd_hist_add(&ri, 70), 0);
-    assert_int_equal(hrd_hist_add(&rs, 20), 0);
+    assert_int_equal(hra_add(&a, k, 70, 20), 0);
+    assert_int_equal(hrs_hist_add(&ri, 70), 0);
+    assert_int_equal(hrs_hist_add(&rs, 20), 0);
     assert_ptr_not_equal(k->self, k->incl);
     assert_int_equal(a.bytes,
-                     before + sizeof *k->self + hrd_hist_bytes(k->self));
+                     before + sizeof *k->self + hrs_hist_bytes(k->self));
     for (int i = 0; i < 3000; i++) {
         uint64_t v = duration(), c = i % 3 == 0 ? v / 2 : 0;
 
-        assert_int_equal(hrd_agg_add(&a, k, v, v - c), 0);
-        assert_int_equal(hrd_hist_add(&ri, v), 0);
-        assert_int_equal(hrd_hist_add(&rs, v - c), 0);
+        assert_int_equal(hra_add(&a, k, v, v - c), 0);
+        assert_int_equal(hrs_hist_add(&ri, v), 0);
+        assert_int_equal(hrs_hist_add(&rs, v - c), 0);
     }
     assert_true(hist_same(k->incl, &ri));
     assert_true(hist_same(k->self, &rs));
     assert_int_equal(k->pairs, 8001);
-    hrd_hist_fini(&ri);
-    hrd_hist_fini(&rs);
+    hrs_hist_fini(&ri);
+    hrs_hist_fini(&rs);
 
     /* A record parts them too: it goes to the inclusive population only. */
-    hrd_hist_init(&ri);
-    hrd_hist_init(&rs);
+    hrs_hist_init(&ri);
+    hrs_hist_init(&rs);
     r = key(&a, "n", HRP_PHASE_WARM, "rec");
     for (int i = 0; i < 1500; i++) {
         uint64_t v = duration();
 
-        assert_int_equal(hrd_agg_add(&a, r, v, v), 0);
-        assert_int_equal(hrd_hist_add(&ri, v), 0);
-        assert_int_equal(hrd_hist_add(&rs, v), 0);
+        assert_int_equal(hra_add(&a, r, v, v), 0);
+        assert_int_equal(hrs_hist_add(&ri, v), 0);
+        assert_int_equal(hrs_hist_add(&rs, v), 0);
     }
     assert_ptr_equal(r->self, r->incl);
-    assert_int_equal(hrd_agg_add_record(&a, r, 123456), 0);
-    assert_int_equal(hrd_hist_add(&ri, 123456), 0);
+    assert_int_equal(hra_add_record(&a, r, 123456), 0);
+    assert_int_equal(hrs_hist_add(&ri, 123456), 0);
     assert_ptr_not_equal(r->self, r->incl);
     assert_true(hist_same(r->incl, &ri));
     assert_true(hist_same(r->self, &rs));
     assert_int_equal(r->records, 1);
-    hrd_hist_fini(&ri);
-    hrd_hist_fini(&rs);
+    hrs_hist_fini(&ri);
+    hrs_hist_fini(&rs);
 
     /* A key with a record before the cap never shares. */
-    hrd_hist_init(&ri);
-    hrd_hist_init(&rs);
+    hrs_hist_init(&ri);
+    hrs_hist_init(&rs);
     r = key(&a, "n", HRP_PHASE_WARM, "rec_first");
-    assert_int_equal(hrd_agg_add_record(&a, r, 77), 0);
-    assert_int_equal(hrd_hist_add(&ri, 77), 0);
+    assert_int_equal(hra_add_record(&a, r, 77), 0);
+    assert_int_equal(hrs_hist_add(&ri, 77), 0);
     for (int i = 0; i < 1500; i++) {
         uint64_t v = duration();
 
-        assert_int_equal(hrd_agg_add(&a, r, v, v), 0);
-        assert_int_equal(hrd_hist_add(&ri, v), 0);
-        assert_int_equal(hrd_hist_add(&rs, v), 0);
+        assert_int_equal(hra_add(&a, r, v, v), 0);
+        assert_int_equal(hrs_hist_add(&ri, v), 0);
+        assert_int_equal(hrs_hist_add(&rs, v), 0);
     }
     assert_int_equal(r->exact, 0);
     assert_ptr_not_equal(r->self, r->incl);
     assert_true(hist_same(r->incl, &ri));
     assert_true(hist_same(r->self, &rs));
-    hrd_hist_fini(&ri);
-    hrd_hist_fini(&rs);
+    hrs_hist_fini(&ri);
+    hrs_hist_fini(&rs);
 
     /* Histograms handed over with the same values are shared (as a
      * snapshot of a key of leaves loads), unequal ones are not. */
-    hrd_hist_init(&ri);
-    hrd_hist_init(&rs);
+    hrs_hist_init(&ri);
+    hrs_hist_init(&rs);
     for (int i = 0; i < 500; i++) {
         uint64_t v = duration();
 
-        assert_int_equal(hrd_hist_add(&ri, v), 0);
-        assert_int_equal(hrd_hist_add(&rs, v), 0);
+        assert_int_equal(hrs_hist_add(&ri, v), 0);
+        assert_int_equal(hrs_hist_add(&rs, v), 0);
     }
-    assert_int_equal(hrd_hist_add(&ri, 99), 0);
+    assert_int_equal(hrs_hist_add(&ri, 99), 0);
     l = key(&a, "n", HRP_PHASE_WARM, "loaded");
     hi = malloc(sizeof *hi);
     hs = malloc(sizeof *hs);
-    assert_int_equal(hrd_hist_copy(hi, &rs), 0);
-    assert_int_equal(hrd_hist_copy(hs, &rs), 0);
-    assert_int_equal(hrd_agg_key_set_hist(&a, l, hi, hs, rs.n, 0), 0);
+    assert_int_equal(hrs_hist_copy(hi, &rs), 0);
+    assert_int_equal(hrs_hist_copy(hs, &rs), 0);
+    assert_int_equal(hra_key_set_hist(&a, l, hi, hs, rs.n, 0), 0);
     assert_ptr_equal(l->self, l->incl);
     assert_true(hist_same(l->incl, &rs));
-    assert_int_equal(hrd_agg_key_unshare(&a, l), 0);
+    assert_int_equal(hra_key_unshare(&a, l), 0);
     assert_ptr_not_equal(l->self, l->incl);
     assert_true(hist_same(l->incl, &rs) && hist_same(l->self, &rs));
-    hrd_agg_key_remove(&a, l);
+    hra_key_remove(&a, l);
     l = key(&a, "n", HRP_PHASE_WARM, "loaded2");
     hi = malloc(sizeof *hi);
     hs = malloc(sizeof *hs);
-    assert_int_equal(hrd_hist_copy(hi, &ri), 0);
-    assert_int_equal(hrd_hist_copy(hs, &rs), 0);
-    assert_int_equal(hrd_agg_key_set_hist(&a, l, hi, hs, rs.n, 1), 0);
+    assert_int_equal(hrs_hist_copy(hi, &ri), 0);
+    assert_int_equal(hrs_hist_copy(hs, &rs), 0);
+    assert_int_equal(hra_key_set_hist(&a, l, hi, hs, rs.n, 1), 0);
     assert_ptr_not_equal(l->self, l->incl);
-    hrd_hist_fini(&ri);
-    hrd_hist_fini(&rs);
+    hrs_hist_fini(&ri);
+    hrs_hist_fini(&rs);
 
     /* The copy a mirror path key gets of a shared key is shared. */
     k = key(&a, "n", HRP_PHASE_WARM, "mirrored");
-    l = hrd_agg_path_key_live(&a, k, hrd_agg_path(&a, 0, k->range));
+    l = hra_path_key_live(&a, k, hra_path(&a, 0, k->range));
     assert_non_null(l);
     assert_int_equal(l->mirror, 1);
     for (int i = 0; i < 2000; i++)
-        assert_int_equal(hrd_agg_add(&a, k, 30, 30), 0);
+        assert_int_equal(hra_add(&a, k, 30, 30), 0);
     assert_ptr_equal(k->self, k->incl);
-    assert_int_equal(hrd_agg_path_unmirror(&a, k), 0);
+    assert_int_equal(hra_path_unmirror(&a, k), 0);
     assert_int_equal(l->mirror, 0);
     assert_ptr_equal(l->self, l->incl);
     assert_true(hist_same(l->incl, k->incl));
     assert_int_equal(l->pairs, 2000);
-    assert_int_equal(hrd_agg_path_add(&a, l, 40, 10), 0);
+    assert_int_equal(hra_path_add(&a, l, 40, 10), 0);
     assert_ptr_not_equal(l->self, l->incl);
     assert_ptr_equal(k->self, k->incl);
     assert_int_equal(k->incl->n, 2000);
     assert_int_equal(l->self->n, 2001);
     assert_int_equal(l->self->min, 10);
 
-    hrd_agg_reset(&a);
-    assert_int_equal(a.bytes, hrd_agg_pathtab_bytes(&a));
+    hra_reset(&a);
+    assert_int_equal(a.bytes, hra_pathtab_bytes(&a));
     assert_int_equal(a.events, 0);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* A key made without an event has no buffer: its values are none, and
  * its summaries are those of no value (a run file may hold such a key). */
 /*
- * A key made histograms (hrd_agg_key_to_hist, read straight from the
+ * A key made histograms (hra_key_to_hist, read straight from the
  * encoding) holds what adding its values one by one gives: for keys of
  * leaves only (one shared histogram), of ranges with children, of records
  * among them, and of values of every width up to 2^64 - 1.
  */
 static void test_to_hist_from_encoding(void **state)
 {
-    struct hrd_agg a;
+    struct hra_agg a;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = UINT64_MAX;
     for (int kind = 0; kind < 4; kind++) {
-        struct hrd_key *k = key(&a, "n", HRP_PHASE_COLD, "to_hist");
-        struct hrd_hist ri, rs;
+        struct hra_key *k = key(&a, "n", HRP_PHASE_COLD, "to_hist");
+        struct hrs_hist ri, rs;
         uint64_t *incl = malloc(3000 * sizeof *incl);
         uint64_t *self = malloc(3001 * sizeof *self);
         size_t ni, ns;
@@ -1193,57 +1193,57 @@ static void test_to_hist_from_encoding(void **state)
             uint64_t c = kind == 0 ? 0 : (u >> 4) % 3 == 0 ? 0 : v / 3;
 
             if (kind == 3 && i % 7 == 3)
-                assert_int_equal(hrd_agg_add_record(&a, k, v), 0);
+                assert_int_equal(hra_add_record(&a, k, v), 0);
             else if (kind == 2 && i == 2999)
-                assert_int_equal(hrd_agg_add(&a, k, v, v - v / 2), 0);
+                assert_int_equal(hra_add(&a, k, v, v - v / 2), 0);
             else
-                assert_int_equal(hrd_agg_add(&a, k, v, v - (kind == 2 ? 0
+                assert_int_equal(hra_add(&a, k, v, v - (kind == 2 ? 0
                                                             : c)), 0);
         }
-        hrd_agg_key_values(k, incl, &ni, self, &ns);
-        hrd_hist_init(&ri);
-        hrd_hist_init(&rs);
+        hra_key_values(k, incl, &ni, self, &ns);
+        hrs_hist_init(&ri);
+        hrs_hist_init(&rs);
         for (size_t i = 0; i < ni; i++)
-            assert_int_equal(hrd_hist_add(&ri, incl[i]), 0);
+            assert_int_equal(hrs_hist_add(&ri, incl[i]), 0);
         for (size_t i = 0; i < ns; i++)
-            assert_int_equal(hrd_hist_add(&rs, self[i]), 0);
-        assert_int_equal(hrd_agg_key_to_hist(&a, k), 0);
+            assert_int_equal(hrs_hist_add(&rs, self[i]), 0);
+        assert_int_equal(hra_key_to_hist(&a, k), 0);
         assert_false(k->exact);
         assert_true(hist_same(k->incl, &ri));
         assert_true(hist_same(k->self, &rs));
         /* Only a key of leaves (kind 0) shares one histogram; a single
          * child at the end (kind 2) parts them. */
         assert_int_equal(k->self == k->incl, kind == 0);
-        hrd_hist_fini(&ri);
-        hrd_hist_fini(&rs);
+        hrs_hist_fini(&ri);
+        hrs_hist_fini(&rs);
         free(incl);
         free(self);
-        hrd_agg_key_remove(&a, k);
+        hra_key_remove(&a, k);
     }
     assert_int_equal(a.bytes, 0);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 static void test_key_without_events(void **state)
 {
-    struct hrd_agg a;
-    struct hrd_key *k;
-    struct hrd_summary si, ss;
+    struct hra_agg a;
+    struct hra_key *k;
+    struct hrs_summary si, ss;
     uint64_t incl[1], self[2];
     size_t ni = 7, ns = 7;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     k = key(&a, "t/empty", HRP_PHASE_WARM, "r");
     assert_non_null(k);
     assert_true(k->exact && k->buf == NULL && k->len == 0);
-    hrd_agg_key_values(k, incl, &ni, self, &ns);
+    hra_key_values(k, incl, &ni, self, &ns);
     assert_int_equal(ni, 0);
     assert_int_equal(ns, 0);
-    assert_int_equal(hrd_agg_key_summaries(&a, k, &si, &ss), 0);
+    assert_int_equal(hra_key_summaries(&a, k, &si, &ss), 0);
     assert_int_equal(si.count, 0);
     assert_int_equal(ss.count, 0);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 int main(void)

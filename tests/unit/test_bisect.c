@@ -18,49 +18,49 @@
 #include <stdio.h>
 #include <string.h>
 
-#define U HRD_BISECT_UNTESTED
-#define G HRD_BISECT_GOOD
-#define B HRD_BISECT_BAD
-#define M HRD_BISECT_MIDDLE
-#define X HRD_BISECT_UNCLEAR
-#define S HRD_BISECT_SKIPPED
+#define U HRS_BISECT_UNTESTED
+#define G HRS_BISECT_GOOD
+#define B HRS_BISECT_BAD
+#define M HRS_BISECT_MIDDLE
+#define X HRS_BISECT_UNCLEAR
+#define S HRS_BISECT_SKIPPED
 
-static struct hrd_decide d(enum hrd_decide_verdict v)
+static struct hrs_decide d(enum hrs_decide_verdict v)
 {
-    struct hrd_decide x = { v, 5, 0, 1, -INFINITY, INFINITY };
+    struct hrs_decide x = { v, 5, 0, 1, -INFINITY, INFINITY };
 
     return x;
 }
 
 static void classify(void **state)
 {
-    struct hrd_decide same = d(HRD_DECIDE_SAME), slow = d(HRD_DECIDE_SLOWER),
-                      fast = d(HRD_DECIDE_FASTER),
-                      open = d(HRD_DECIDE_UNDECIDED);
-    const enum hrd_decide_verdict up = HRD_DECIDE_SLOWER;
+    struct hrs_decide same = d(HRS_DECIDE_SAME), slow = d(HRS_DECIDE_SLOWER),
+                      fast = d(HRS_DECIDE_FASTER),
+                      open = d(HRS_DECIDE_UNDECIDED);
+    const enum hrs_decide_verdict up = HRS_DECIDE_SLOWER;
 
     (void)state;
     /* The same as one end, and not as the other. */
-    assert_int_equal(hrd_bisect_classify(&same, &fast, up), G);
-    assert_int_equal(hrd_bisect_classify(&same, &open, up), G);
-    assert_int_equal(hrd_bisect_classify(&slow, &same, up), B);
-    assert_int_equal(hrd_bisect_classify(&open, &same, up), B);
+    assert_int_equal(hrs_bisect_classify(&same, &fast, up), G);
+    assert_int_equal(hrs_bisect_classify(&same, &open, up), G);
+    assert_int_equal(hrs_bisect_classify(&slow, &same, up), B);
+    assert_int_equal(hrs_bisect_classify(&open, &same, up), B);
     /* The same as both: nothing is known. */
-    assert_int_equal(hrd_bisect_classify(&same, &same, up), X);
+    assert_int_equal(hrs_bisect_classify(&same, &same, up), X);
     /* Between the ends: a middle. */
-    assert_int_equal(hrd_bisect_classify(&slow, &fast, up), M);
-    assert_int_equal(hrd_bisect_classify(&slow, &open, up), X);
-    assert_int_equal(hrd_bisect_classify(&open, &open, up), X);
+    assert_int_equal(hrs_bisect_classify(&slow, &fast, up), M);
+    assert_int_equal(hrs_bisect_classify(&slow, &open, up), X);
+    assert_int_equal(hrs_bisect_classify(&open, &open, up), X);
     /* Beyond the bad end, or a change that makes the bad end faster. */
-    assert_int_equal(hrd_bisect_classify(&slow, &slow, up), X);
-    assert_int_equal(hrd_bisect_classify(&fast, &slow, HRD_DECIDE_FASTER),
+    assert_int_equal(hrs_bisect_classify(&slow, &slow, up), X);
+    assert_int_equal(hrs_bisect_classify(&fast, &slow, HRS_DECIDE_FASTER),
                      M);
-    assert_int_equal(hrd_bisect_classify(&slow, &fast, HRD_DECIDE_FASTER),
+    assert_int_equal(hrs_bisect_classify(&slow, &fast, HRS_DECIDE_FASTER),
                      X);
-    assert_string_equal(hrd_bisect_name(G), "like good");
-    assert_int_equal(hrd_bisect_parse("like bad"), B);
-    assert_int_equal(hrd_bisect_parse("skipped"), S);
-    assert_int_equal(hrd_bisect_parse("nothing"), -1);
+    assert_string_equal(hrs_bisect_name(G), "like good");
+    assert_int_equal(hrs_bisect_parse("like bad"), B);
+    assert_int_equal(hrs_bisect_parse("skipped"), S);
+    assert_int_equal(hrs_bisect_parse("nothing"), -1);
 }
 
 /* Runs a whole search over n commits whose level moves at `first` (and,
@@ -69,16 +69,16 @@ static void classify(void **state)
 static int search(size_t n, size_t first, size_t second,
                   const int *broken, size_t *hi, size_t *hi2)
 {
-    enum hrd_bisect_verdict v[64] = { U };
+    enum hrs_bisect_verdict v[64] = { U };
     size_t lo, i;
     int steps = 0, pass = 0;
 
     v[0] = G;
     v[n - 1] = B;
     for (;;) {
-        i = hrd_bisect_next(v, n, pass, &lo, hi);
+        i = hrs_bisect_next(v, n, pass, &lo, hi);
         if (i == n) {
-            if (pass == 0 && hrd_bisect_has_middle(v, n)) {
+            if (pass == 0 && hrs_bisect_has_middle(v, n)) {
                 pass = 1;
                 continue;
             }
@@ -95,8 +95,8 @@ static int search(size_t n, size_t first, size_t second,
             v[i] = B;
     }
     if (hi2 != NULL)
-        hrd_bisect_next(v, n, 1, &lo, hi2);
-    hrd_bisect_next(v, n, 0, &lo, hi);
+        hrs_bisect_next(v, n, 1, &lo, hi2);
+    hrs_bisect_next(v, n, 0, &lo, hi);
     return steps;
 }
 
@@ -104,20 +104,20 @@ static void next(void **state)
 {
     int none[64] = { 0 }, broken[64] = { 0 };
     size_t hi, hi2, lo;
-    enum hrd_bisect_verdict v[6] = { G, U, U, U, U, B };
+    enum hrs_bisect_verdict v[6] = { G, U, U, U, U, B };
 
     (void)state;
     /* The middle of the commits left, the lower of two. */
-    assert_int_equal(hrd_bisect_next(v, 6, 0, &lo, &hi), 2);
+    assert_int_equal(hrs_bisect_next(v, 6, 0, &lo, &hi), 2);
     assert_true(lo == 0 && hi == 5);
     v[2] = S;
-    assert_int_equal(hrd_bisect_next(v, 6, 0, &lo, &hi), 3);
+    assert_int_equal(hrs_bisect_next(v, 6, 0, &lo, &hi), 3);
     v[3] = B;
-    assert_int_equal(hrd_bisect_next(v, 6, 0, &lo, &hi), 1);
+    assert_int_equal(hrs_bisect_next(v, 6, 0, &lo, &hi), 1);
     assert_int_equal(hi, 3);
     v[1] = G;
     /* Done: the first bad is 3, or 2, skipped. */
-    assert_int_equal(hrd_bisect_next(v, 6, 0, &lo, &hi), 6);
+    assert_int_equal(hrs_bisect_next(v, 6, 0, &lo, &hi), 6);
     assert_true(lo == 1 && hi == 3);
 
     /* Every place of the change among 33 commits: found within
@@ -162,11 +162,11 @@ static void state_lines(void **state)
         "\"slower\",\"pairs\":8,\"change\":10,\"lo\":null,\"hi\":11,\"p\":"
         "0.01},\"vs_bad\":{\"verdict\":\"same\",\"pairs\":8,\"change\":0.5,"
         "\"lo\":-1,\"hi\":2,\"p\":0.5}}\n";
-    struct hrd_bisect_state_ends e;
-    struct hrd_bisect_state_step s;
+    struct hrs_bisect_state_ends e;
+    struct hrs_bisect_state_step s;
 
     (void)state;
-    assert_int_equal(hrd_bisect_state_ends(ends, &e), 0);
+    assert_int_equal(hrs_bisect_state_ends(ends, &e), 0);
     assert_string_equal(e.good, "aa11");
     assert_string_equal(e.bad, "bb22");
     assert_true(e.have_key);
@@ -177,40 +177,40 @@ static void state_lines(void **state)
     assert_string_equal(e.phase, "warm");
     assert_string_equal(e.metric, "wall");
     assert_true(e.step_ns == 25);
-    assert_int_equal(e.ends.verdict, HRD_DECIDE_SLOWER);
+    assert_int_equal(e.ends.verdict, HRS_DECIDE_SLOWER);
     assert_int_equal(e.ends.pairs, 12);
     assert_true(e.ends.change == 10.5 && e.ends.lo == 9 && e.ends.hi == 12);
     assert_true(e.seconds == 3.5);
     /* A step's line is not the ends'; the ends' is not a step's. */
-    assert_int_equal(hrd_bisect_state_ends(step, &e), -EINVAL);
-    assert_int_equal(hrd_bisect_state_step(ends, &s), -EINVAL);
-    assert_int_equal(hrd_bisect_state_ends("{\"step\":0}", &e), -EINVAL);
+    assert_int_equal(hrs_bisect_state_ends(step, &e), -EINVAL);
+    assert_int_equal(hrs_bisect_state_step(ends, &s), -EINVAL);
+    assert_int_equal(hrs_bisect_state_ends("{\"step\":0}", &e), -EINVAL);
     /* An ends' line without its key's fields. */
-    assert_int_equal(hrd_bisect_state_ends("{\"step\":0,\"good\":\"a\","
+    assert_int_equal(hrs_bisect_state_ends("{\"step\":0,\"good\":\"a\","
                                            "\"commit\":\"b\",\"verdict\":"
                                            "\"faster\"}", &e), 0);
     assert_false(e.have_key);
-    assert_int_equal(e.ends.verdict, HRD_DECIDE_FASTER);
+    assert_int_equal(e.ends.verdict, HRS_DECIDE_FASTER);
     assert_true(isnan(e.step_ns));
 
-    assert_int_equal(hrd_bisect_state_step(step, &s), 0);
+    assert_int_equal(hrs_bisect_state_step(step, &s), 0);
     assert_string_equal(s.commit, "cc33");
     assert_true(s.step == 2);
-    assert_int_equal(s.verdict, HRD_BISECT_BAD);
+    assert_int_equal(s.verdict, HRS_BISECT_BAD);
     assert_int_equal(s.pairs, 8);
     assert_true(s.seconds == 1.25);
     assert_true(s.vs_good_ok && s.vs_bad_ok);
-    assert_int_equal(s.vs_good.verdict, HRD_DECIDE_SLOWER);
+    assert_int_equal(s.vs_good.verdict, HRS_DECIDE_SLOWER);
     assert_true(isinf(s.vs_good.lo) && s.vs_good.lo < 0);
     assert_true(s.vs_good.hi == 11);
-    assert_int_equal(s.vs_bad.verdict, HRD_DECIDE_SAME);
+    assert_int_equal(s.vs_bad.verdict, HRS_DECIDE_SAME);
     assert_true(s.vs_bad.p == 0.5);
     /* A step without its decisions, and one of an unknown verdict. */
-    assert_int_equal(hrd_bisect_state_step("{\"step\":3,\"commit\":\"dd\","
+    assert_int_equal(hrs_bisect_state_step("{\"step\":3,\"commit\":\"dd\","
                                            "\"verdict\":\"like good\"}", &s), 0);
     assert_false(s.vs_good_ok);
     assert_false(s.vs_bad_ok);
-    assert_int_equal(hrd_bisect_state_step("{\"step\":3,\"commit\":\"dd\","
+    assert_int_equal(hrs_bisect_state_step("{\"step\":3,\"commit\":\"dd\","
                                            "\"verdict\":\"odd\"}", &s), 0);
     assert_int_equal(s.verdict, -1);
     /* A hash too long for its room. */
@@ -219,7 +219,7 @@ static void state_lines(void **state)
 
         snprintf(line, sizeof line, "{\"step\":1,\"commit\":\"%070d\","
                  "\"verdict\":\"like good\"}", 0);
-        assert_int_equal(hrd_bisect_state_step(line, &s), -EINVAL);
+        assert_int_equal(hrs_bisect_state_step(line, &s), -EINVAL);
     }
 }
 

@@ -42,20 +42,20 @@ static int approx(double x, double y)
 }
 
 struct mem {
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
 };
 
 static void mem_init(struct mem *m)
 {
-    hrd_agg_init(&m->agg);
+    hra_init(&m->agg);
     hrd_ingest_init(&m->in, &m->agg);
 }
 
 static void mem_fini(struct mem *m)
 {
     hrd_ingest_fini(&m->in);
-    hrd_agg_fini(&m->agg);
+    hra_fini(&m->agg);
 }
 
 /* Hands a batch to ingest; returns the result and the ack's error text in
@@ -84,15 +84,15 @@ static enum hrd_ingest_result handle(struct hrd_ingest *in,
 }
 
 /* The key of (node, "add", "cpu", phase, range), or NULL. */
-static struct hrd_key *find_key(struct hrd_agg *a, const char *node,
+static struct hra_key *find_key(struct hra_agg *a, const char *node,
                                 unsigned phase, const char *range)
 {
     for (uint32_t i = 0; i < a->nkeys; i++) {
-        struct hrd_key *k = a->keys[i];
+        struct hra_key *k = a->keys[i];
 
-        if (strcmp(hrd_agg_str_get(a, k->node), node) == 0 &&
+        if (strcmp(hra_str_get(a, k->node), node) == 0 &&
             k->phase == phase &&
-            strcmp(hrd_agg_str_get(a, k->range), range) == 0)
+            strcmp(hra_str_get(a, k->range), range) == 0)
             return k;
     }
     return NULL;
@@ -115,7 +115,7 @@ static void test_children_per_key(void **state)
     uint32_t children[3] = { 2, 3, 4 };
     struct db_batch x;
     struct mem m;
-    struct hrd_key *k;
+    struct hra_key *k;
     char why[64];
 
     (void)state;
@@ -154,7 +154,7 @@ static void test_children_per_key(void **state)
     assert_int_equal(m.in.rejected[HRD_REJECT_ARRAYS], 2);
 
     /* In histogram mode the sum stays exact. */
-    assert_int_equal(hrd_agg_key_to_hist(&m.agg, k), 0);
+    assert_int_equal(hra_key_to_hist(&m.agg, k), 0);
     body_batch(&x, 5, children, 3);
     assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_OK);
     db_fini(&x);
@@ -164,9 +164,9 @@ static void test_children_per_key(void **state)
 
     /* A reset key starts again from nothing. */
     {
-        struct hrd_filter f = { "n1", NULL, NULL, "binding.*", 0 };
+        struct hra_filter f = { "n1", NULL, NULL, "binding.*", 0 };
 
-        assert_int_equal(hrd_agg_reset_filtered(&m.agg, &f), 1);
+        assert_int_equal(hra_reset_filtered(&m.agg, &f), 1);
     }
     body_batch(&x, 6, children, 3);
     assert_int_equal(handle(&m.in, &x, NULL, 0), HRD_INGEST_OK);
@@ -231,7 +231,7 @@ static void test_snapshot_children(void **state)
         assert_int_equal(handle(&a.in, &x, NULL, 0), HRD_INGEST_OK);
     }
     db_fini(&x);
-    assert_int_equal(hrd_agg_key_to_hist(&a.agg,
+    assert_int_equal(hra_key_to_hist(&a.agg,
                                          find_key(&a.agg, "n2",
                                                   HRP_PHASE_WARM,
                                                   "dispatch.call")),
@@ -269,15 +269,15 @@ static void test_snapshot_version_1(void **state)
 {
     static const char *const strs[4] = { "n", "add", "cpu", "r" };
     struct hrd_snapshot_loaded sl;
-    struct hrd_recfile f;
-    struct hrd_summary si, ss;
+    struct hrr_recfile f;
+    struct hrs_summary si, ss;
     struct mem b;
     uint8_t rec[256];
     size_t n;
     int dfd = open(*state, O_RDONLY | O_DIRECTORY);
 
     assert_true(dfd >= 0);
-    assert_int_equal(hrd_recfile_open(&f, dfd, "snap", HRD_SNAPSHOT_MAGIC),
+    assert_int_equal(hrr_recfile_open(&f, dfd, "snap", HRR_SNAPSHOT_MAGIC),
                      0);
     /* H: version 1, covers 0, one node and one range ranked, next serial
      * 1, four strings, one key, no client. */
@@ -289,7 +289,7 @@ static void test_snapshot_version_1(void **state)
     n += put32(rec + n, 4);
     n += put32(rec + n, 1);
     n += put64(rec + n, 0);
-    assert_int_equal(hrd_recfile_put(&f, 'H', rec, n), 0);
+    assert_int_equal(hrr_recfile_put(&f, 'H', rec, n), 0);
     /* S: strings 1..4 with ranks (the node and the range ranked 1). */
     n = put32(rec, 1);
     n += put32(rec + n, 4);
@@ -299,7 +299,7 @@ static void test_snapshot_version_1(void **state)
         memcpy(rec + n, strs[i], strlen(strs[i]));
         n += strlen(strs[i]);
     }
-    assert_int_equal(hrd_recfile_put(&f, 'S', rec, n), 0);
+    assert_int_equal(hrr_recfile_put(&f, 'S', rec, n), 0);
     /* K: key (1, 2, 3, warm, 4), serial 0, exact, one pair, no record,
      * then (version 1) no children: one event, inclusive 300 (2 bytes),
      * inclusive - self 100 (1 byte). */
@@ -317,12 +317,12 @@ static void test_snapshot_version_1(void **state)
     rec[n++] = 300 & 0xff;
     rec[n++] = 300 >> 8;
     rec[n++] = 100;
-    assert_int_equal(hrd_recfile_put(&f, 'K', rec, n), 0);
+    assert_int_equal(hrr_recfile_put(&f, 'K', rec, n), 0);
     n = put32(rec, 1);
     n += put64(rec + n, 0);
-    assert_int_equal(hrd_recfile_put(&f, 'E', rec, n), 0);
-    assert_int_equal(hrd_recfile_flush(&f), 0);
-    hrd_recfile_close(&f);
+    assert_int_equal(hrr_recfile_put(&f, 'E', rec, n), 0);
+    assert_int_equal(hrr_recfile_flush(&f), 0);
+    hrr_recfile_close(&f);
 
     mem_init(&b);
     {
@@ -336,7 +336,7 @@ static void test_snapshot_version_1(void **state)
     assert_int_equal(b.agg.nkeys, 1);
     assert_int_equal(b.agg.keys[0]->pairs, 1);
     assert_int_equal(b.agg.keys[0]->children, 0);
-    assert_int_equal(hrd_agg_key_summaries(&b.agg, b.agg.keys[0], &si, &ss),
+    assert_int_equal(hra_key_summaries(&b.agg, b.agg.keys[0], &si, &ss),
                      0);
     assert_true(si.median == 300.0 && ss.median == 200.0);
     mem_fini(&b);
@@ -345,43 +345,43 @@ static void test_snapshot_version_1(void **state)
 }
 
 /* The key (node, op, backend, phase, range) of a, made when missing. */
-static struct hrd_key *key(struct hrd_agg *a, const char *node,
+static struct hra_key *key(struct hra_agg *a, const char *node,
                            const char *op, const char *backend,
                            unsigned phase, const char *range)
 {
-    uint32_t n = hrd_agg_str(a, node), o = hrd_agg_str(a, op);
-    uint32_t b = hrd_agg_str(a, backend), r = hrd_agg_str(a, range);
-    struct hrd_key *k;
+    uint32_t n = hra_str(a, node), o = hra_str(a, op);
+    uint32_t b = hra_str(a, backend), r = hra_str(a, range);
+    struct hra_key *k;
 
     assert_true(n != 0 && o != 0 && b != 0 && r != 0);
-    hrd_agg_rank_node(a, n);
-    hrd_agg_rank_range(a, r);
-    k = hrd_agg_key(a, n, o, b, phase, r);
+    hra_rank_node(a, n);
+    hra_rank_range(a, r);
+    k = hra_agg_key(a, n, o, b, phase, r);
     assert_non_null(k);
     return k;
 }
 
 /* A calibration of label `op`: mid and inner pairs (inclusive, self) and
  * timer records, n of each. */
-static void calibration(struct hrd_agg *a, const char *op, unsigned phase,
+static void calibration(struct hra_agg *a, const char *op, unsigned phase,
                         const uint64_t (*mid)[2], const uint64_t (*inner)[2],
                         const uint64_t *timer, int n, int with_timer)
 {
-    struct hrd_key *m = key(a, HRP_CALIB_NODE, op, "tsc", phase,
+    struct hra_key *m = key(a, HRP_CALIB_NODE, op, "tsc", phase,
                             HRP_CALIB_MID);
-    struct hrd_key *i = key(a, HRP_CALIB_NODE, op, "tsc", phase,
+    struct hra_key *i = key(a, HRP_CALIB_NODE, op, "tsc", phase,
                             HRP_CALIB_INNER);
 
     for (int j = 0; j < n; j++) {
-        assert_int_equal(hrd_agg_add(a, m, mid[j][0], mid[j][1]), 0);
-        assert_int_equal(hrd_agg_add(a, i, inner[j][0], inner[j][1]), 0);
+        assert_int_equal(hra_add(a, m, mid[j][0], mid[j][1]), 0);
+        assert_int_equal(hra_add(a, i, inner[j][0], inner[j][1]), 0);
     }
     if (with_timer) {
-        struct hrd_key *t = key(a, HRP_CALIB_NODE, op, "tsc", phase,
+        struct hra_key *t = key(a, HRP_CALIB_NODE, op, "tsc", phase,
                                 HRP_CALIB_TIMER);
 
         for (int j = 0; j < n; j++)
-            assert_int_equal(hrd_agg_add_record(a, t, timer[j]), 0);
+            assert_int_equal(hra_add_record(a, t, timer[j]), 0);
     }
 }
 
@@ -396,14 +396,14 @@ static void test_calib_collect(void **state)
     static const uint64_t timer_b[1] = { 5 };
     static const uint64_t mid_e[1][2] = { { 10, 5 } };
     static const uint64_t inner_e[1][2] = { { 30, 30 } };
-    struct hrd_filter fa = { HRP_CALIB_NODE, "a", NULL, NULL, 0 };
-    struct hrd_calib *c;
-    struct hrd_agg a;
+    struct hra_filter fa = { HRP_CALIB_NODE, "a", NULL, NULL, 0 };
+    struct hra_calib *c;
+    struct hra_agg a;
     size_t n;
 
     (void)state;
-    hrd_agg_init(&a);
-    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    hra_init(&a);
+    assert_int_equal(hra_calib_collect(&a, &c, &n), 0);
     assert_null(c);
     assert_int_equal(n, 0);
 
@@ -414,7 +414,7 @@ static void test_calib_collect(void **state)
     calibration(&a, "d", HRP_PHASE_COLD, mid_b, inner_b, timer_b, 1, 1);
     /* Another node's keys of the same names are not a calibration. */
     key(&a, "calibration2", "f", "tsc", HRP_PHASE_WARM, HRP_CALIB_MID);
-    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(hra_calib_collect(&a, &c, &n), 0);
     assert_int_equal(n, 2);
     /* The most recent first. */
     assert_string_equal(c[0].label, "b");
@@ -435,11 +435,11 @@ static void test_calib_collect(void **state)
     free(c);
 
     /* Calibrated again (reset, then new keys): a is the most recent. */
-    assert_int_equal(hrd_agg_reset_filtered(&a, &fa), 3);
+    assert_int_equal(hra_reset_filtered(&a, &fa), 3);
     calibration(&a, "a", HRP_PHASE_WARM, mid_b, inner_b, timer_a, 1, 1);
     /* A difference below 0 is given as 0. */
     calibration(&a, "e", HRP_PHASE_WARM, mid_e, inner_e, timer_b, 1, 1);
-    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(hra_calib_collect(&a, &c, &n), 0);
     assert_int_equal(n, 3);
     assert_string_equal(c[0].label, "e");
     assert_true(c[0].child_ns == 0.0 && c[0].residue_ns == 0.0 &&
@@ -448,12 +448,12 @@ static void test_calib_collect(void **state)
     assert_true(c[1].child_ns == 80.0 && c[1].timer_ns == 15.0);
     assert_string_equal(c[2].label, "b");
     free(c);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* A saved run keeps every field of a calibration: the RunEnd of the last
- * page of a save holds what hrd_calib_collect derived, standard errors and
- * clock step included, and reads back the same (hrd_calib_from_message). */
+ * page of a save holds what hra_calib_collect derived, standard errors and
+ * clock step included, and reads back the same (hra_calib_from_message). */
 static void test_calib_saved(void **state)
 {
     static const uint64_t mid_a[3][2] = { { 40, 30 }, { 50, 40 }, { 60, 40 } };
@@ -461,7 +461,7 @@ static void test_calib_saved(void **state)
                                             { 20, 20 } };
     static const uint64_t timer_a[3] = { 15, 16, 17 };
     Hostrange__SaveReply r;
-    struct hrd_calib *c, back;
+    struct hra_calib *c, back;
     uint32_t cursor = 0;
     struct mem m;
     size_t n;
@@ -470,17 +470,17 @@ static void test_calib_saved(void **state)
     (void)state;
     mem_init(&m);
     calibration(&m.agg, "a", HRP_PHASE_WARM, mid_a, inner_a, timer_a, 3, 1);
-    assert_int_equal(hrd_calib_collect(&m.agg, &c, &n), 0);
+    assert_int_equal(hra_calib_collect(&m.agg, &c, &n), 0);
     assert_int_equal(n, 1);
     assert_true(c[0].child_err_ns > 0 && c[0].residue_err_ns > 0 &&
                 c[0].empty_err_ns > 0 && c[0].step_ns == 1.0);
     assert_int_equal(hrd_save_page(&m.agg, &m.in, &cursor, 0, 0,
-                                   HRD_RUN_FORMAT_NEWEST, NULL, &r, &done),
+                                   HRR_FORMAT_NEWEST, NULL, &r, &done),
                      0);
     assert_true(done);
     assert_non_null(r.end);
     assert_int_equal(r.end->n_calibrations, 1);
-    hrd_calib_from_message(&back, r.end->calibrations[0]);
+    hra_calib_from_message(&back, r.end->calibrations[0]);
     assert_string_equal(back.label, "a");
     assert_string_equal(back.clock, c[0].clock);
     assert_true(back.child_ns == c[0].child_ns &&
@@ -510,7 +510,7 @@ static void test_calib_robust(void **state)
     for (int i = 70; i < 100; i++)
         v[i] = 30;
     v[100] = 5000; /* cut: 4 x p90 (30) + 50 = 170 */
-    hrd_calib_robust(v, 101, &mean, &err, &step);
+    hra_calib_robust(v, 101, &mean, &err, &step);
     sd = sqrt((70 * 3.0 * 3.0 + 30 * 7.0 * 7.0) / 99);
     assert_true(approx(mean, 23.0));
     assert_true(approx(err, sd / 10));
@@ -518,9 +518,9 @@ static void test_calib_robust(void **state)
     /* All equal: no step, no error. */
     for (int i = 0; i < 10; i++)
         v[i] = 7;
-    hrd_calib_robust(v, 10, &mean, &err, &step);
+    hra_calib_robust(v, 10, &mean, &err, &step);
     assert_true(mean == 7.0 && err == 0.0 && step == 0.0);
-    hrd_calib_robust(v, 0, &mean, &err, &step);
+    hra_calib_robust(v, 0, &mean, &err, &step);
     assert_true(mean == 0.0 && err == 0.0 && step == 0.0);
 }
 
@@ -529,7 +529,7 @@ static void test_calib_robust(void **state)
  * that of single values taken as independent. */
 static void test_calib_robust_drift(void **state)
 {
-    enum { N = 8 * HRD_CALIB_BLOCK_MIN };
+    enum { N = 8 * HRA_CALIB_BLOCK_MIN };
     uint64_t v[N];
     double mean, err, step, sd;
 
@@ -537,7 +537,7 @@ static void test_calib_robust_drift(void **state)
     /* The first half 20, the second 30: blocks of 20 and blocks of 30. */
     for (int i = 0; i < N; i++)
         v[i] = i < N / 2 ? 20 : 30;
-    hrd_calib_robust(v, N, &mean, &err, &step);
+    hra_calib_robust(v, N, &mean, &err, &step);
     assert_true(approx(mean, 25.0));
     /* Block means 20 (4) and 30 (4): sd sqrt(8 * 25 / 7), over root 8. */
     assert_true(approx(err, sqrt(8 * 25.0 / 7) / sqrt(8.0)));
@@ -548,7 +548,7 @@ static void test_calib_robust_drift(void **state)
      * that of single values (sd 5.005 over the root of N). */
     for (int i = 0; i < N; i++)
         v[i] = i % 2 ? 30 : 20;
-    hrd_calib_robust(v, N, &mean, &err, &step);
+    hra_calib_robust(v, N, &mean, &err, &step);
     sd = sqrt(N * 25.0 / (N - 1));
     assert_true(approx(mean, 25.0));
     assert_true(approx(err, sd / sqrt((double)N)));
@@ -557,7 +557,7 @@ static void test_calib_robust_drift(void **state)
     for (int i = 0; i < N; i++)
         v[i] = i % 2 ? 30 : 20;
     v[0] = 100000;
-    hrd_calib_robust(v, N, &mean, &err, &step);
+    hra_calib_robust(v, N, &mean, &err, &step);
     assert_true(mean > 25.0 && mean < 25.1);
     /* The error of single values, about 5 over the root of 511. */
     assert_true(err > 0.21 && err < 0.23);
@@ -569,13 +569,13 @@ static void test_calib_fan(void **state)
     static const uint64_t mid[1][2] = { { 100, 80 } };
     static const uint64_t inner[1][2] = { { 20, 20 } };
     static const uint64_t timer[1] = { 30 };
-    struct hrd_key *fan, *child, *flat;
-    struct hrd_calib *c;
-    struct hrd_agg a;
+    struct hra_key *fan, *child, *flat;
+    struct hra_calib *c;
+    struct hra_agg a;
     size_t n;
 
     (void)state;
-    hrd_agg_init(&a);
+    hra_init(&a);
     calibration(&a, "f", HRP_PHASE_WARM, mid, inner, timer, 1, 1);
     fan = key(&a, HRP_CALIB_NODE, "f", "tsc", HRP_PHASE_WARM, HRP_CALIB_FAN);
     child = key(&a, HRP_CALIB_NODE, "f", "tsc", HRP_PHASE_WARM,
@@ -583,7 +583,7 @@ static void test_calib_fan(void **state)
     flat = key(&a, HRP_CALIB_NODE, "f", "tsc", HRP_PHASE_WARM,
                HRP_CALIB_FLAT);
     /* Without the flat twin's samples: the empty nesting's figures. */
-    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(hra_calib_collect(&a, &c, &n), 0);
     assert_int_equal(n, 1);
     assert_true(approx(c[0].child_ns, 80.0) && approx(c[0].residue_ns, 60.0));
     free(c);
@@ -591,16 +591,16 @@ static void test_calib_fan(void **state)
      * (mean 2610), children 340..360 (mean 350); the fan's self times are
      * what its children leave of it, 280, 210 and 140 (mean 210). */
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(hrd_agg_add(&a, fan, 3000 + 10 * i, 280 - 70 * i),
+        assert_int_equal(hra_add(&a, fan, 3000 + 10 * i, 280 - 70 * i),
                          0);
-        assert_int_equal(hrd_agg_add(&a, flat, 2600 + 10 * i, 2600 + 10 * i),
+        assert_int_equal(hra_add(&a, flat, 2600 + 10 * i, 2600 + 10 * i),
                          0);
         for (int j = 0; j < 8; j++)
-            assert_int_equal(hrd_agg_add(&a, child, 340 + 10 * i,
+            assert_int_equal(hra_add(&a, child, 340 + 10 * i,
                                          340 + 10 * i), 0);
     }
     fan->children = 24;
-    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(hra_calib_collect(&a, &c, &n), 0);
     assert_int_equal(n, 1);
     /* child = (3010 - 2610) / 8 = 50; the residue is (210 - 20) / 8, the
      * same as child less the bias of a child's pair: the work of a child
@@ -617,13 +617,13 @@ static void test_calib_fan(void **state)
      * (8 x 350 - 2610) / 7. */
     for (uint32_t i = 0; i < a.nkeys; i++)
         a.keys[i]->clock_paths = HRP_PATH_FAST;
-    assert_int_equal(hrd_calib_collect(&a, &c, &n), 0);
+    assert_int_equal(hra_calib_collect(&a, &c, &n), 0);
     assert_int_equal(n, 1);
     assert_int_equal(c[0].clock_paths, HRP_PATH_FAST);
     assert_true(approx(c[0].bias_ns, 190.0 / 7));
     assert_true(approx(c[0].child_ns, 50.0) && approx(c[0].empty_ns, 20.0));
     free(c);
-    hrd_agg_fini(&a);
+    hra_fini(&a);
 }
 
 /* Each path's batches mark their client and the keys they feed; a key fed
@@ -632,7 +632,7 @@ static void test_clock_paths(void **state)
 {
     struct db_batch x;
     struct mem a, b;
-    struct hrd_key *k;
+    struct hra_key *k;
     char why[64];
     int dfd = open(*state, O_RDONLY | O_DIRECTORY);
 
@@ -726,7 +726,7 @@ static void test_clock_paths(void **state)
 /* The calibration each row gets: of its own path only. */
 static void test_calib_for(void **state)
 {
-    struct hrd_calib c[4];
+    struct hra_calib c[4];
 
     (void)state;
     /* The names of sets of paths, read back (protocol.h). */
@@ -787,42 +787,42 @@ static void test_calib_for(void **state)
     c[2].clock_paths = HRP_PATH_ORDERED;
     c[3].label = "z";
     c[3].clock_paths = HRP_PATH_FAST;
-    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[1]);
-    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_ORDERED), &c[2]);
+    assert_ptr_equal(hra_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[1]);
+    assert_ptr_equal(hra_calib_for(c, 4, NULL, HRP_PATH_ORDERED), &c[2]);
     /* Waiting rows: no calibration of plain reads. */
-    assert_null(hrd_calib_for(c, 4, NULL, HRP_PATH_WAITING));
+    assert_null(hra_calib_for(c, 4, NULL, HRP_PATH_WAITING));
     /* Mixed rows: none. A mixed calibration: for no row. */
-    assert_null(hrd_calib_for(c, 4, NULL, HRP_PATHS_ALL));
-    assert_null(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST | HRP_PATH_WAITING));
-    assert_null(hrd_calib_for(c, 4, "w", HRP_PATH_FAST));
+    assert_null(hra_calib_for(c, 4, NULL, HRP_PATHS_ALL));
+    assert_null(hra_calib_for(c, 4, NULL, HRP_PATH_FAST | HRP_PATH_WAITING));
+    assert_null(hra_calib_for(c, 4, "w", HRP_PATH_FAST));
     /* A label: its calibration if it is of the row's path. */
-    assert_ptr_equal(hrd_calib_for(c, 4, "z", HRP_PATH_FAST), &c[3]);
-    assert_null(hrd_calib_for(c, 4, "z", HRP_PATH_ORDERED));
-    assert_null(hrd_calib_for(c, 4, "nothing", HRP_PATH_FAST));
+    assert_ptr_equal(hra_calib_for(c, 4, "z", HRP_PATH_FAST), &c[3]);
+    assert_null(hra_calib_for(c, 4, "z", HRP_PATH_ORDERED));
+    assert_null(hra_calib_for(c, 4, "nothing", HRP_PATH_FAST));
     /* Rows whose paths are not known: the most recent one that applies to
      * any row, or the label's. */
-    assert_ptr_equal(hrd_calib_for(c, 4, NULL, 0), &c[1]);
-    assert_ptr_equal(hrd_calib_for(c, 4, "y", 0), &c[2]);
+    assert_ptr_equal(hra_calib_for(c, 4, NULL, 0), &c[1]);
+    assert_ptr_equal(hra_calib_for(c, 4, "y", 0), &c[2]);
     /* A calibration whose path is not known: for such rows only. */
     c[1].clock_paths = 0;
-    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[3]);
-    assert_ptr_equal(hrd_calib_for(c, 4, NULL, 0), &c[1]);
+    assert_ptr_equal(hra_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[3]);
+    assert_ptr_equal(hra_calib_for(c, 4, NULL, 0), &c[1]);
     /* A waiting calibration: for waiting rows, not for plain ones. */
     c[1].clock_paths = HRP_PATH_WAITING;
-    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_WAITING), &c[1]);
-    assert_ptr_equal(hrd_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[3]);
-    assert_null(hrd_calib_for(c, 4, "x", HRP_PATH_FAST));
+    assert_ptr_equal(hra_calib_for(c, 4, NULL, HRP_PATH_WAITING), &c[1]);
+    assert_ptr_equal(hra_calib_for(c, 4, NULL, HRP_PATH_FAST), &c[3]);
+    assert_null(hra_calib_for(c, 4, "x", HRP_PATH_FAST));
 }
 
-static const struct hrd_calib g_cal = {
+static const struct hra_calib g_cal = {
     .label = "a", .clock = "tsc", .child_ns = 40.0, .residue_ns = 30.0,
     .empty_ns = 10.0, .timer_ns = 16.0, .calls = 3,
 };
 
-static struct hrd_row row_of(const char *metric, uint64_t calls,
+static struct hra_row row_of(const char *metric, uint64_t calls,
                              uint64_t children, double median)
 {
-    struct hrd_row r = {
+    struct hra_row r = {
         .node_id = "t/obs", .op = "add", .backend = "cpu", .phase = "warm",
         .range = "binding.body", .metric = metric, .count = calls,
         .mean = median, .median = median, .min = median - 1000,
@@ -835,16 +835,16 @@ static struct hrd_row row_of(const char *metric, uint64_t calls,
 
 static void test_observer_apply(void **state)
 {
-    struct hrd_row r;
+    struct hra_row r;
 
     (void)state;
     /* Inclusive: 2 children per call x 40 = 80 of a median of 2000. */
     r = row_of("inclusive", 3, 6, 2000);
-    hrd_observer_apply(&r, &g_cal, 0);
+    hra_observer_apply(&r, &g_cal, 0);
     assert_true(r.observer_known && r.observer_ns == 80.0 &&
                 r.observer_share == 0.04 && !r.unstable && !r.corrected);
     assert_true(r.median == 2000.0);
-    hrd_observer_apply(&r, &g_cal, 1);
+    hra_observer_apply(&r, &g_cal, 1);
     /* 80 + the empty scope's 10. */
     assert_true(r.mean == 1910.0 && r.median == 1910.0 && r.min == 910.0 &&
                 r.max == 2910.0 && r.p90 == 2710.0 && r.p99 == 2890.0);
@@ -854,30 +854,30 @@ static void test_observer_apply(void **state)
      * below 0. */
     r = row_of("self", 3, 6, 600);
     r.min = 50;
-    hrd_observer_apply(&r, &g_cal, 1);
+    hra_observer_apply(&r, &g_cal, 1);
     assert_true(r.observer_ns == 60.0 && r.observer_share == 0.1 &&
                 r.unstable);
     assert_true(r.median == 530.0 && r.min == 0.0 && r.corrected);
     r = row_of("self", 3, 6, 601);
-    hrd_observer_apply(&r, &g_cal, 0);
+    hra_observer_apply(&r, &g_cal, 0);
     assert_false(r.unstable);
 
     /* A median of 0 with a cost in it is all observer. */
     r = row_of("self", 1, 1, 0);
-    hrd_observer_apply(&r, &g_cal, 0);
+    hra_observer_apply(&r, &g_cal, 0);
     assert_true(r.observer_share == 1.0 && r.unstable);
     r = row_of("inclusive", 4, 0, 0);
-    hrd_observer_apply(&r, &g_cal, 0);
+    hra_observer_apply(&r, &g_cal, 0);
     assert_true(r.observer_known && r.observer_share == 0.0 && !r.unstable);
 
     /* Recorded values (no calls), or no calibration: unknown, unchanged. */
     r = row_of("inclusive", 0, 0, 7000);
-    hrd_observer_apply(&r, &g_cal, 1);
+    hra_observer_apply(&r, &g_cal, 1);
     assert_false(r.observer_known);
     assert_false(r.corrected);
     assert_true(r.median == 7000.0);
     r = row_of("inclusive", 3, 6, 2000);
-    hrd_observer_apply(&r, NULL, 1);
+    hra_observer_apply(&r, NULL, 1);
     assert_false(r.observer_known);
     assert_false(r.corrected);
     assert_true(r.median == 2000.0 && r.min == 1000.0);
@@ -887,25 +887,25 @@ static void test_observer_apply(void **state)
      * residues only (2 x 30). */
     r = row_of("inclusive", 3, 6, 2000);
     r.descendants = 15;
-    hrd_observer_apply(&r, &g_cal, 1);
+    hra_observer_apply(&r, &g_cal, 1);
     assert_true(r.observer_ns == 200.0 && r.median == 1790.0);
     r = row_of("self", 3, 6, 2000);
     r.descendants = 15;
-    hrd_observer_apply(&r, &g_cal, 1);
+    hra_observer_apply(&r, &g_cal, 1);
     assert_true(r.observer_ns == 60.0 && r.median == 1930.0);
 
     /* Under 20 clock steps: resolution limited (not without a step). */
     r = row_of("inclusive", 3, 0, 199);
-    hrd_observer_apply(&r, &g_cal, 0);
+    hra_observer_apply(&r, &g_cal, 0);
     assert_false(r.resolution_limited);
     {
-        struct hrd_calib cal = g_cal;
+        struct hra_calib cal = g_cal;
 
         cal.step_ns = 10;
-        hrd_observer_apply(&r, &cal, 0);
+        hra_observer_apply(&r, &cal, 0);
         assert_true(r.resolution_limited);
         r = row_of("inclusive", 3, 0, 200);
-        hrd_observer_apply(&r, &cal, 1);
+        hra_observer_apply(&r, &cal, 1);
         assert_false(r.resolution_limited);
     }
 }
@@ -916,33 +916,33 @@ static void test_observer_apply(void **state)
  * are 5% of it. */
 static void test_observer_fast(void **state)
 {
-    struct hrd_calib cal = g_cal;
-    struct hrd_row r;
+    struct hra_calib cal = g_cal;
+    struct hra_row r;
 
     (void)state;
     cal.clock_paths = HRP_PATH_FAST;
     cal.bias_ns = -15.0;
     /* 80 + 15 of 2000 is 4.75%: stable; corrected by 80 only. */
     r = row_of("inclusive", 3, 6, 2000);
-    hrd_observer_apply(&r, &cal, 1);
+    hra_observer_apply(&r, &cal, 1);
     assert_true(r.observer_ns == 80.0 && r.observer_share == 0.04);
     assert_false(r.unstable);
     assert_true(r.median == 1920.0 && r.min == 920.0 && r.corrected);
     /* 80 + 15 of 1900 is 5%: unstable, as 60 + 15 of 1000 is. */
     r = row_of("inclusive", 3, 6, 1900);
-    hrd_observer_apply(&r, &cal, 0);
+    hra_observer_apply(&r, &cal, 0);
     assert_true(r.unstable);
     r = row_of("self", 3, 6, 1000);
-    hrd_observer_apply(&r, &cal, 1);
+    hra_observer_apply(&r, &cal, 1);
     assert_true(r.observer_ns == 60.0 && r.unstable && r.median == 940.0);
     /* A leaf: nothing to correct, but its reads' uncertainty (here
      * empty_ns, 10, the larger) is 5% of 200. */
     r = row_of("inclusive", 3, 0, 200);
-    hrd_observer_apply(&r, &cal, 1);
+    hra_observer_apply(&r, &cal, 1);
     assert_true(r.observer_ns == 0.0 && r.unstable && r.median == 200.0);
     cal.bias_ns = 5.0;
     r = row_of("inclusive", 3, 0, 201);
-    hrd_observer_apply(&r, &cal, 0);
+    hra_observer_apply(&r, &cal, 0);
     assert_false(r.unstable);
     /* On a clock of 10 ns steps a median is known to a step: a leaf whose
      * reads run 14 ns ahead is unstable up to (14 + 10) / 5% = 480 ns,
@@ -951,66 +951,66 @@ static void test_observer_fast(void **state)
     cal.bias_ns = -14.0;
     cal.step_ns = 10.0;
     r = row_of("inclusive", 3, 0, 400);
-    hrd_observer_apply(&r, &cal, 1);
+    hra_observer_apply(&r, &cal, 1);
     assert_true(r.unstable && !r.resolution_limited && r.median == 400.0);
     r = row_of("inclusive", 3, 0, 479);
-    hrd_observer_apply(&r, &cal, 0);
+    hra_observer_apply(&r, &cal, 0);
     assert_true(r.unstable);
     r = row_of("inclusive", 3, 0, 481);
-    hrd_observer_apply(&r, &cal, 0);
+    hra_observer_apply(&r, &cal, 0);
     assert_false(r.unstable);
     /* With a step, 80 + 15 + 10 of 2000 is 5.25%: unstable, where 80 + 15
      * alone (above) was not. */
     cal.bias_ns = -15.0;
     r = row_of("inclusive", 3, 6, 2000);
-    hrd_observer_apply(&r, &cal, 0);
+    hra_observer_apply(&r, &cal, 0);
     assert_true(r.unstable);
 }
 
 /* The rows through a writer of `format` and `fields`, as text (caller
  * frees). */
-static char *written(enum hrd_format format, unsigned fields,
-                     const struct hrd_row *rows, int n)
+static char *written(enum hrv_format format, unsigned fields,
+                     const struct hra_row *rows, int n)
 {
-    struct hrd_writer w;
+    struct hrv_writer w;
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
 
     assert_non_null(f);
-    hrd_writer_init(&w, f, format, fields);
+    hrv_writer_init(&w, f, format, fields);
     for (int i = 0; i < n; i++)
-        assert_int_equal(hrd_writer_row(&w, &rows[i]), 0);
-    assert_int_equal(hrd_writer_finish(&w), 0);
-    hrd_writer_fini(&w);
+        assert_int_equal(hrv_writer_row(&w, &rows[i]), 0);
+    assert_int_equal(hrv_writer_finish(&w), 0);
+    hrv_writer_fini(&w);
     fclose(f);
     return text;
 }
 
 static void test_report_fields(void **state)
 {
-    struct hrd_row rows[2];
+    struct hra_row rows[2];
     char *t;
 
     (void)state;
     rows[0] = row_of("inclusive", 3, 6, 2000);
     rows[0].range = "dispatch.call";
     rows[0].clock_paths = HRP_PATH_ORDERED;
-    hrd_observer_apply(&rows[0], &g_cal, 0);
+    hra_observer_apply(&rows[0], &g_cal, 0);
     rows[1] = row_of("inclusive", 0, 0, 7000);
     rows[1].range = "end_to_end";
     rows[1].count = 1;
-    hrd_observer_apply(&rows[1], &g_cal, 0);
+    hra_observer_apply(&rows[1], &g_cal, 0);
 
     /* Without the flags: the reference fields, as always. */
-    t = written(HRD_FORMAT_JSONL, 0, rows, 1);
+    t = written(HRV_FORMAT_JSONL, 0, rows, 1);
     assert_string_equal(t,
         "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
         "\"phase\":\"warm\",\"range\":\"dispatch.call\",\"metric\":"
         "\"inclusive\",\"count\":3,\"unit\":\"ns\",\"mean\":2000.0,"
         "\"median\":2000.0}\n");
     free(t);
-    t = written(HRD_FORMAT_JSONL, HRD_FIELDS_OBSERVER, rows, 2);
+    t = written(HRV_FORMAT_JSONL, HRV_FIELDS_OBSERVER, rows, 2);
     assert_string_equal(t,
         "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
         "\"phase\":\"warm\",\"range\":\"dispatch.call\",\"metric\":"
@@ -1025,10 +1025,10 @@ static void test_report_fields(void **state)
         "\"observer_ns\":null,\"observer_share\":null,\"unstable\":null,"
         "\"resolution_limited\":null,\"clock_path\":\"unknown\"}\n");
     free(t);
-    hrd_observer_apply(&rows[0], &g_cal, 1);
-    hrd_observer_apply(&rows[1], &g_cal, 1);
-    t = written(HRD_FORMAT_JSONL, HRD_FIELDS_EXTENDED | HRD_FIELDS_OBSERVER |
-                HRD_FIELDS_CORRECTED, rows, 1);
+    hra_observer_apply(&rows[0], &g_cal, 1);
+    hra_observer_apply(&rows[1], &g_cal, 1);
+    t = written(HRV_FORMAT_JSONL, HRV_FIELDS_EXTENDED | HRV_FIELDS_OBSERVER |
+                HRV_FIELDS_CORRECTED, rows, 1);
     assert_string_equal(t,
         "{\"nodeid\":\"t/obs\",\"operator\":\"add\",\"backend\":\"cpu\","
         "\"phase\":\"warm\",\"range\":\"dispatch.call\",\"metric\":"
@@ -1040,7 +1040,7 @@ static void test_report_fields(void **state)
         "\"resolution_limited\":false,\"clock_path\":\"ordered\","
         "\"corrected\":true}\n");
     free(t);
-    t = written(HRD_FORMAT_CSV, HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED,
+    t = written(HRV_FORMAT_CSV, HRV_FIELDS_OBSERVER | HRV_FIELDS_CORRECTED,
                 rows, 2);
     assert_string_equal(t,
         "nodeid,operator,backend,phase,range,metric,count,unit,mean,median,"
@@ -1051,7 +1051,7 @@ static void test_report_fields(void **state)
         "t/obs,add,cpu,warm,end_to_end,inclusive,1,ns,7000.0,7000.0,,,,,,,"
         "unknown,false\n");
     free(t);
-    t = written(HRD_FORMAT_TABLE, HRD_FIELDS_OBSERVER | HRD_FIELDS_CORRECTED,
+    t = written(HRV_FORMAT_TABLE, HRV_FIELDS_OBSERVER | HRV_FIELDS_CORRECTED,
                 rows, 2);
     assert_string_equal(t,
         "t/obs  add/cpu  warm\n"

@@ -218,7 +218,7 @@ struct rows {
     char text[16][160];
 };
 
-static int collect(const struct hrd_row *r, void *arg)
+static int collect(const struct hra_row *r, void *arg)
 {
     struct rows *rs = arg;
 
@@ -244,7 +244,7 @@ static void test_ingest_and_dedup(void **state)
 {
     struct hr__enc b;
     struct hr__batch_header h = header(1);
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
     enum hrd_reject why;
     struct rows rows = { 0 };
@@ -254,7 +254,7 @@ static void test_ingest_and_dedup(void **state)
 
     (void)state;
     memset(&b, 0, sizeof b);
-    hrd_agg_init(&agg);
+    hra_init(&agg);
     hrd_ingest_init(&in, &agg);
     /* binding.body (id 1) ends after dispatch.call (id 2) but was entered
      * first: the report lists it first. */
@@ -279,7 +279,7 @@ static void test_ingest_and_dedup(void **state)
     assert_int_equal(in.clients->lost, 7);
     assert_int_equal(agg.events, 10);
 
-    assert_int_equal(hrd_agg_rows(&agg, NULL, collect, &rows), 0);
+    assert_int_equal(hra_rows(&agg, NULL, collect, &rows), 0);
     assert_int_equal(rows.n, 6);
     assert_string_equal(rows.text[0], "cold binding.body inclusive "
                         "ops/add[cpu-float32-13x4] 1 5000 5000");
@@ -308,7 +308,7 @@ static void test_ingest_and_dedup(void **state)
 
     hr__enc_fini(&b);
     hrd_ingest_fini(&in);
-    hrd_agg_fini(&agg);
+    hra_fini(&agg);
 }
 
 /* Encodes a batch, lets `mutate` break it, and expects `reason`. */
@@ -317,7 +317,7 @@ static void expect_reject(void (*mutate)(Hostrange__Batch *m),
 {
     struct hr__enc b;
     struct hr__batch_header h = header(1);
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
     enum hrd_reject why = HRD_REJECT_COUNT;
     Hostrange__Batch *m;
@@ -325,7 +325,7 @@ static void expect_reject(void (*mutate)(Hostrange__Batch *m),
     uint8_t *buf, *buf2, *abuf;
     size_t len, len2, alen;
 
-    hrd_agg_init(&agg);
+    hra_init(&agg);
     hrd_ingest_init(&in, &agg);
     assert_int_equal(hr__enc_init(&b, &namer), 0);
     add(&b, 2, 5, 900, 400);
@@ -350,7 +350,7 @@ static void expect_reject(void (*mutate)(Hostrange__Batch *m),
     hostrange__batch__free_unpacked(m, NULL);
     hr__enc_fini(&b);
     hrd_ingest_fini(&in);
-    hrd_agg_fini(&agg);
+    hra_fini(&agg);
 }
 
 /* The stream of the two samples is "L0 P1:900/500/1/0 P0:1000/900/2/0":
@@ -387,14 +387,14 @@ static void test_rejections(void **state)
 
 static void test_garbage(void **state)
 {
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
     enum hrd_reject why;
     uint8_t junk[64], *abuf;
     size_t alen;
 
     (void)state;
-    hrd_agg_init(&agg);
+    hra_init(&agg);
     hrd_ingest_init(&in, &agg);
     memset(junk, 0xff, sizeof junk);
     assert_int_equal(hrd_ingest_handle(&in, junk, sizeof junk, &abuf, &alen,
@@ -408,7 +408,7 @@ static void test_garbage(void **state)
     assert_int_equal(why, HRD_REJECT_OVERSIZE);
     free(abuf);
     hrd_ingest_fini(&in);
-    hrd_agg_fini(&agg);
+    hra_fini(&agg);
 }
 
 static size_t pack_ack(uint8_t *buf, uint32_t version, uint64_t seq,

@@ -53,7 +53,7 @@ static enum hrd_ingest_result send(struct hrd_ingest *in, const struct db_batch 
 }
 
 struct fixture {
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
 };
 
@@ -61,7 +61,7 @@ static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof *f);
 
-    hrd_agg_init(&f->agg);
+    hra_init(&f->agg);
     hrd_ingest_init(&f->in, &f->agg);
     *state = f;
     return 0;
@@ -72,16 +72,16 @@ static int teardown(void **state)
     struct fixture *f = *state;
 
     hrd_ingest_fini(&f->in);
-    hrd_agg_fini(&f->agg);
+    hra_fini(&f->agg);
     free(f);
     return 0;
 }
 
 /* Feeds batch x straight into a (lib/agg's door, no ingest). */
-static int feed(struct hrd_agg *a, const struct db_batch *x,
-                struct hrd_agg_fed *fed)
+static int feed(struct hra_agg *a, const struct db_batch *x,
+                struct hra_fed *fed)
 {
-    struct hrd_agg_feed *f = hrd_agg_feed_new(a);
+    struct hra_feed *f = hra_feed_new(a);
     Hostrange__Batch *b;
     uint8_t *buf;
     size_t len;
@@ -91,15 +91,15 @@ static int feed(struct hrd_agg *a, const struct db_batch *x,
     buf = db_pack(x, &len);
     b = hostrange__batch__unpack(NULL, len, buf);
     assert_non_null(b);
-    rc = hrd_agg_feed(f, b, fed);
+    rc = hra_feed(f, b, fed);
     /* The label sets' ids outlive the feed call, not the feed. */
-    assert_string_equal(hrd_agg_str_get(a, fed->node[0]), "n1");
-    assert_string_equal(hrd_agg_str_get(a, fed->node[2]), "n2");
-    assert_string_equal(hrd_agg_str_get(a, fed->op[0]),
-                        hrd_agg_str_get(a, fed->op[1]));
+    assert_string_equal(hra_str_get(a, fed->node[0]), "n1");
+    assert_string_equal(hra_str_get(a, fed->node[2]), "n2");
+    assert_string_equal(hra_str_get(a, fed->op[0]),
+                        hra_str_get(a, fed->op[1]));
     hostrange__batch__free_unpacked(b, NULL);
     free(buf);
-    hrd_agg_feed_free(f);
+    hra_feed_free(f);
     return rc;
 }
 
@@ -109,8 +109,8 @@ static int feed(struct hrd_agg *a, const struct db_batch *x,
 static void test_feed_counts(void **state)
 {
     struct fixture *f = *state;
-    struct hrd_agg_fed fed;
-    struct hrd_agg shallow;
+    struct hra_fed fed;
+    struct hra_agg shallow;
     struct db_batch x;
 
     db_init(&x, 7, 1);
@@ -127,7 +127,7 @@ static void test_feed_counts(void **state)
     assert_int_equal(f->agg.events, 2 * 4 + 1);
     assert_int_equal(f->agg.paths_too_deep, 0);
 
-    hrd_agg_init(&shallow);
+    hra_init(&shallow);
     shallow.max_depth = 0;
     assert_int_equal(feed(&shallow, &x, &fed), 0);
     assert_int_equal(fed.pairs, 4);
@@ -135,7 +135,7 @@ static void test_feed_counts(void **state)
     assert_int_equal(fed.too_deep, 4);
     assert_int_equal(shallow.paths_too_deep, 4);
     assert_int_equal(shallow.npkeys, 0);
-    hrd_agg_fini(&shallow);
+    hra_fini(&shallow);
     db_fini(&x);
 }
 
@@ -244,7 +244,7 @@ static void test_memory_budget(void **state)
     assert_int_equal(why, HRD_REJECT_MEMORY);
     assert_int_equal(f->in.rejected[HRD_REJECT_MEMORY], 1);
     /* After a reset there is room again. */
-    hrd_agg_reset(&f->agg);
+    hra_reset(&f->agg);
     f->agg.max_bytes = 1 << 20;
     x.b.seq = 3;
     assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_OK);
@@ -254,7 +254,7 @@ static void test_memory_budget(void **state)
 /* The events lost under node id `node` in the aggregation (0: none). */
 static uint64_t node_lost(struct fixture *f, const char *node)
 {
-    uint32_t id = hrd_agg_str(&f->agg, node);
+    uint32_t id = hra_str(&f->agg, node);
 
     return id != 0 ? f->agg.str.lost[id - 1] : 0;
 }
@@ -342,10 +342,10 @@ static void test_refused_counted_lost(void **state)
 struct rows {
     int n;
     char text[128][128];
-    struct hrd_row row[128];
+    struct hra_row row[128];
 };
 
-static int collect(const struct hrd_row *r, void *arg)
+static int collect(const struct hra_row *r, void *arg)
 {
     struct rows *rs = arg;
 
@@ -385,7 +385,7 @@ static void test_lost_by_label(void **state)
     assert_int_equal(send(&f->in, &x, &why), HRD_INGEST_DUPLICATE);
     db_fini(&x);
 
-    assert_int_equal(hrd_agg_rows(&f->agg, NULL, collect, &rs), 0);
+    assert_int_equal(hra_rows(&f->agg, NULL, collect, &rs), 0);
     assert_int_equal(rs.n, 4);
     assert_string_equal(rs.text[0], "n1/warm/binding.body/inclusive 1 lost 12");
     assert_string_equal(rs.text[1], "n1/warm/binding.body/self 1 lost 12");
@@ -495,7 +495,7 @@ static void test_paged_dump(void **state)
     int pages = 0, rows = 0;
 
     fill(f);
-    assert_int_equal(hrd_agg_rows(&f->agg, NULL, collect, &all), 0);
+    assert_int_equal(hra_rows(&f->agg, NULL, collect, &all), 0);
     assert_int_equal(all.n, 10 * 7);
     q.body_case = HOSTRANGE__CONTROL_REQUEST__BODY_DUMP;
     q.dump = &dq;
@@ -600,8 +600,8 @@ static void test_reset_and_stats(void **state)
     assert_int_equal(rep->stats->n_clients, 10);
     assert_int_equal(rep->stats->n_clocks, 1);
     assert_string_equal(rep->stats->clocks[0], "tsc");
-    assert_int_equal(rep->stats->exact_cap, HRD_EXACT_CAP_DEFAULT);
-    assert_int_equal(rep->stats->memory_limit, HRD_MAX_BYTES_DEFAULT);
+    assert_int_equal(rep->stats->exact_cap, HRA_EXACT_CAP_DEFAULT);
+    assert_int_equal(rep->stats->memory_limit, HRA_MAX_BYTES_DEFAULT);
     assert_int_equal(rep->stats->memory_bytes, f->agg.bytes);
     assert_null(rep->stats->state);
     assert_int_equal(rep->stats->n_rejections, HRD_REJECT_COUNT + 1);

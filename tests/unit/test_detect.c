@@ -22,10 +22,10 @@ static void unreachable(void **state)
 {
     (void)state;
     /* 4 a side: the smallest p is 2 / 70 = 0.029, not below 0.01. */
-    assert_true(isinf(hrd_detect_shift_sd(4, 4, 0.01)));
-    assert_true(isinf(hrd_detect_shift_sd(3, 3, 0.05)));
-    assert_true(isinf(hrd_detect_shift_sd(1, 5, 0.05)));
-    assert_true(isinf(hrd_detect_change(INFINITY, 0.1)));
+    assert_true(isinf(hrs_detect_shift_sd(4, 4, 0.01)));
+    assert_true(isinf(hrs_detect_shift_sd(3, 3, 0.05)));
+    assert_true(isinf(hrs_detect_shift_sd(1, 5, 0.05)));
+    assert_true(isinf(hrs_detect_change(INFINITY, 0.1)));
 }
 
 /*
@@ -39,16 +39,16 @@ static void unreachable(void **state)
  */
 static void five_a_side(void **state)
 {
-    double d01 = hrd_detect_shift_sd(5, 5, 0.01);
-    double d05 = hrd_detect_shift_sd(5, 5, 0.05);
+    double d01 = hrs_detect_shift_sd(5, 5, 0.01);
+    double d05 = hrs_detect_shift_sd(5, 5, 0.05);
 
     (void)state;
     assert_true(fabs(d01 - 3.250) < 0.001);
     assert_true(d05 < d01 - 0.2);
-    assert_true(isinf(hrd_detect_shift_sd(6, 6, 0.002)));
-    assert_true(fabs(hrd_detect_shift_sd(6, 6, 0.01) - 2.605) < 0.001);
+    assert_true(isinf(hrs_detect_shift_sd(6, 6, 0.002)));
+    assert_true(fabs(hrs_detect_shift_sd(6, 6, 0.01) - 2.605) < 0.001);
     /* The same figure every time: the draws are a fixed sequence. */
-    assert_true(hrd_detect_shift_sd(5, 5, 0.01) == d01);
+    assert_true(hrs_detect_shift_sd(5, 5, 0.01) == d01);
 }
 
 /*
@@ -59,15 +59,15 @@ static void five_a_side(void **state)
  */
 static void many_rounds(void **state)
 {
-    double d = hrd_detect_shift_sd(40, 40, 0.01);
+    double d = hrs_detect_shift_sd(40, 40, 0.01);
 
     (void)state;
     assert_true(fabs(d - 0.887) < 0.001);
     /* More rounds, a smaller shift. */
-    assert_true(fabs(hrd_detect_shift_sd(20, 20, 0.01) - 1.261) < 0.001);
-    assert_true(hrd_detect_shift_sd(10, 10, 0.01) > d);
-    assert_true(hrd_detect_shift_sd(10, 10, 0.01) <
-                hrd_detect_shift_sd(6, 6, 0.01));
+    assert_true(fabs(hrs_detect_shift_sd(20, 20, 0.01) - 1.261) < 0.001);
+    assert_true(hrs_detect_shift_sd(10, 10, 0.01) > d);
+    assert_true(hrs_detect_shift_sd(10, 10, 0.01) <
+                hrs_detect_shift_sd(6, 6, 0.01));
 }
 
 /* The pooled standard deviation of the log medians, each side about its
@@ -80,26 +80,26 @@ static void log_sd(void **state)
 
     (void)state;
     /* Logs 0, 1, 2 and 1, 2, 3: squares 1 + 0 + 1 a side, 4 / (6 - 2). */
-    assert_true(fabs(hrd_detect_log_sd(x, 3, y, 3) - 1) < 1e-12);
-    assert_true(hrd_detect_log_sd(flat, 3, flat, 3) == 0);
+    assert_true(fabs(hrs_detect_log_sd(x, 3, y, 3) - 1) < 1e-12);
+    assert_true(hrs_detect_log_sd(flat, 3, flat, 3) == 0);
     /* One slow-mode round of three: log(250/160) = 0.446, its side's
      * squares 2 * (0.446 / 3)^2 + (2 * 0.446 / 3)^2 = 0.1327, over 4. */
-    s = hrd_detect_log_sd(one_slow, 3, flat, 3);
+    s = hrs_detect_log_sd(one_slow, 3, flat, 3);
     assert_true(fabs(s - sqrt(2.0 / 3 * log(250.0 / 160) *
                               log(250.0 / 160) / 4)) < 1e-12);
-    assert_true(isnan(hrd_detect_log_sd(x, 1, y, 1)));
+    assert_true(isnan(hrs_detect_log_sd(x, 1, y, 1)));
     x[0] = 0;
-    assert_true(isnan(hrd_detect_log_sd(x, 3, y, 3)));
+    assert_true(isnan(hrs_detect_log_sd(x, 3, y, 3)));
 }
 
 /* The change in %: exp(shift * sd) - 1. */
 static void change(void **state)
 {
     (void)state;
-    assert_true(hrd_detect_change(3, 0) == 0);
-    assert_true(fabs(hrd_detect_change(2, 0.05) - 100 * expm1(0.1)) <
+    assert_true(hrs_detect_change(3, 0) == 0);
+    assert_true(fabs(hrs_detect_change(2, 0.05) - 100 * expm1(0.1)) <
                 1e-9);
-    assert_true(isnan(hrd_detect_change(2, NAN)));
+    assert_true(isnan(hrs_detect_change(2, NAN)));
 }
 
 /*
@@ -111,14 +111,14 @@ static void change(void **state)
 static void two_steps(void **state)
 {
     (void)state;
-    assert_true(hrd_rounds_steps_enough(40 - 20, 10.0149));
-    assert_true(hrd_rounds_steps_enough(-20, 10.0149));
-    assert_true(hrd_rounds_steps_enough(20, 10.4));
-    assert_false(hrd_rounds_steps_enough(15, 10.0149));
-    assert_false(hrd_rounds_steps_enough(10, 10));
-    assert_true(hrd_rounds_steps_enough(17.5, 10));
-    assert_false(hrd_rounds_steps_enough(17.4, 10));
-    assert_true(hrd_rounds_steps_enough(0.5, 0));
+    assert_true(hrs_rounds_steps_enough(40 - 20, 10.0149));
+    assert_true(hrs_rounds_steps_enough(-20, 10.0149));
+    assert_true(hrs_rounds_steps_enough(20, 10.4));
+    assert_false(hrs_rounds_steps_enough(15, 10.0149));
+    assert_false(hrs_rounds_steps_enough(10, 10));
+    assert_true(hrs_rounds_steps_enough(17.5, 10));
+    assert_false(hrs_rounds_steps_enough(17.4, 10));
+    assert_true(hrs_rounds_steps_enough(0.5, 0));
 }
 
 int main(void)

@@ -38,14 +38,14 @@ static void assert_clean(const char *s, const char *allowed)
 
     while (*p != '\0') {
         uint32_t cp;
-        size_t n = hrd_utf8_decode(p, &cp);
+        size_t n = hrv_utf8_decode(p, &cp);
 
         if (cp == 0xfffd)  /* valid only as EF BF BD */
             assert_memory_equal(p, "\xef\xbf\xbd", 3);
         if (cp < 0x20)
             assert_non_null(strchr(allowed, (int)cp));
         assert_false(cp == 0x7f || (cp >= 0x80 && cp <= 0x9f));
-        assert_false(hrd_bidi_control(cp));
+        assert_false(hrv_bidi_control(cp));
         p += n;
     }
 }
@@ -99,20 +99,20 @@ static char *unescape_text(const char *s)
 
 /* Every hostile name: the text rule leaves no control, bidirectional
  * control or invalid byte, reads back as the name, and stays within
- * HRD_TEXT_ESCAPE_MAX bytes a byte. */
+ * HRV_TEXT_ESCAPE_MAX bytes a byte. */
 static void test_text_hostile(void **state)
 {
     (void)state;
     for (size_t i = 0; i < harness_hostile_count(); i++) {
         const char *name = harness_hostile(i);
-        char *s = escaped(hrd_text_put, name), *back = unescape_text(s);
-        char *dup = hrd_text_dup(name);
+        char *s = escaped(hrv_text_put, name), *back = unescape_text(s);
+        char *dup = hrv_text_dup(name);
 
         assert_clean(s, "");
         assert_string_equal(back, name);
         assert_string_equal(dup, s);
-        assert_true(strlen(s) <= HRD_TEXT_ESCAPE_MAX * strlen(name));
-        assert_int_equal(hrd_text_escape(NULL, 0, name), strlen(s));
+        assert_true(strlen(s) <= HRV_TEXT_ESCAPE_MAX * strlen(name));
+        assert_int_equal(hrv_text_escape(NULL, 0, name), strlen(s));
         free(s);
         free(back);
         free(dup);
@@ -125,36 +125,36 @@ static void test_text_values(void **state)
     char *s;
 
     (void)state;
-    s = escaped(hrd_text_put, harness_hostile(4));
+    s = escaped(hrv_text_put, harness_hostile(4));
     assert_string_equal(s, "\\x1b[31mred\\x1b[0m \\x1b]0;title\\x07 "
                            "\\x1b[2J");
     free(s);
-    s = escaped(hrd_text_put, harness_hostile(5));
+    s = escaped(hrv_text_put, harness_hostile(5));
     assert_string_equal(s, "left \\u202edesrever\\u202c right");
     free(s);
-    s = escaped(hrd_text_put, harness_hostile(7));
+    s = escaped(hrv_text_put, harness_hostile(7));
     assert_string_equal(s, "line\\nnext\\ttab\\rcr\\x01\\x7f");
     free(s);
-    s = escaped(hrd_text_put, harness_hostile(8));
+    s = escaped(hrv_text_put, harness_hostile(8));
     assert_string_equal(s, "bad \\xff\\xfe utf8 \\xc3( \\xed\\xa0\\x80 "
                            "\\u0085 c1");
     free(s);
     /* Right-to-left letters with no control, and a backslash. */
-    s = escaped(hrd_text_put, harness_hostile(9));
+    s = escaped(hrv_text_put, harness_hostile(9));
     assert_string_equal(s, harness_hostile(9));
     free(s);
-    s = escaped(hrd_text_put, "a\\b");
+    s = escaped(hrv_text_put, "a\\b");
     assert_string_equal(s, "a\\\\b");
     free(s);
-    s = escaped(hrd_text_put, NULL);
+    s = escaped(hrv_text_put, NULL);
     assert_string_equal(s, "");
     free(s);
     /* Cut between escapes, never inside one; the length is the whole. */
-    assert_int_equal(hrd_text_escape(buf, sizeof buf, "\x1b[31m"), 8);
+    assert_int_equal(hrv_text_escape(buf, sizeof buf, "\x1b[31m"), 8);
     assert_string_equal(buf, "\\x1b[31");
-    assert_int_equal(hrd_text_escape(buf, 4, "\x1b[31m"), 8);
+    assert_int_equal(hrv_text_escape(buf, 4, "\x1b[31m"), 8);
     assert_string_equal(buf, "");
-    assert_int_equal(hrd_text_escape(buf, 4, "\xc3\xa9\xc3\xa9"), 4);
+    assert_int_equal(hrv_text_escape(buf, 4, "\xc3\xa9\xc3\xa9"), 4);
     assert_string_equal(buf, "\xc3\xa9");
 }
 
@@ -163,7 +163,7 @@ static void test_md_hostile(void **state)
 {
     (void)state;
     for (size_t i = 0; i < harness_hostile_count(); i++) {
-        char *s = escaped(hrd_md_escape, harness_hostile(i));
+        char *s = escaped(hrv_md_escape, harness_hostile(i));
 
         assert_clean(s, "");
         assert_null(strchr(s, '<'));
@@ -185,14 +185,14 @@ static void test_md_values(void **state)
     char *s;
 
     (void)state;
-    s = escaped(hrd_md_escape, harness_hostile(0));
+    s = escaped(hrv_md_escape, harness_hostile(0));
     assert_string_equal(s, "&lt;img src=x onerror=alert(1)&gt;");
     free(s);
-    s = escaped(hrd_md_escape, harness_hostile(1));
+    s = escaped(hrv_md_escape, harness_hostile(1));
     assert_string_equal(s, "\\*\\_\\[\\]()\\|&#126; \\*\\*bold\\*\\* "
                            "\\[link\\](javascript:alert(1)) \\`code\\`");
     free(s);
-    s = escaped(hrd_md_escape, harness_hostile(5));
+    s = escaped(hrv_md_escape, harness_hostile(5));
     assert_string_equal(s, "left \xef\xbf\xbd" "desrever\xef\xbf\xbd right");
     free(s);
 }
@@ -203,9 +203,9 @@ static void test_xml_hostile(void **state)
 {
     (void)state;
     for (size_t i = 0; i < harness_hostile_count(); i++) {
-        char *s = escaped(hrd_xml_escape, harness_hostile(i));
-        char *h = escaped(hrd_html_escape, harness_hostile(i));
-        char *b = escaped(hrd_html_name, harness_hostile(i));
+        char *s = escaped(hrv_xml_escape, harness_hostile(i));
+        char *h = escaped(hrv_html_escape, harness_hostile(i));
+        char *b = escaped(hrv_html_name, harness_hostile(i));
         size_t n = strlen(b);
 
         for (const char *p = s; *p != '\0'; p++)
@@ -225,14 +225,14 @@ static void test_xml_values(void **state)
     char *s;
 
     (void)state;
-    s = escaped(hrd_xml_escape, harness_hostile(3));
+    s = escaped(hrv_xml_escape, harness_hostile(3));
     assert_string_equal(s, "&amp;amp; &amp;lt;b&amp;gt; &quot;double&quot; "
                            "&#39;single&#39;");
     free(s);
-    s = escaped(hrd_xml_escape, harness_hostile(7));
+    s = escaped(hrv_xml_escape, harness_hostile(7));
     assert_string_equal(s, "line&#10;next tab cr??");
     free(s);
-    s = escaped(hrd_xml_escape, harness_hostile(8));
+    s = escaped(hrv_xml_escape, harness_hostile(8));
     assert_string_equal(s, "bad ?? utf8 ?( ??? ?? c1");
     free(s);
 }
@@ -242,16 +242,16 @@ static void test_csv_json(void **state)
     char *s;
 
     (void)state;
-    s = escaped(hrd_csv_field, "a,\"b\"\nc");
+    s = escaped(hrv_csv_field, "a,\"b\"\nc");
     assert_string_equal(s, "\"a,\"\"b\"\"\nc\"");
     free(s);
-    s = escaped(hrd_csv_field, "plain");
+    s = escaped(hrv_csv_field, "plain");
     assert_string_equal(s, "plain");
     free(s);
-    s = escaped(hrd_json_string_html, harness_hostile(5));
+    s = escaped(hrv_json_string_html, harness_hostile(5));
     assert_string_equal(s, "\"left \\u202edesrever\\u202c right\"");
     free(s);
-    s = escaped(hrd_json_string_html, harness_hostile(0));
+    s = escaped(hrv_json_string_html, harness_hostile(0));
     assert_string_equal(s, "\"\\u003cimg src=x onerror=alert(1)\\u003e\"");
     free(s);
 }

@@ -25,13 +25,13 @@
 
 static void test_probe(void **state)
 {
-    struct hrd_fingerprint fp;
+    struct hrr_fingerprint fp;
     struct utsname u;
     char host[256], kernel[600];
 
     (void)state;
     unsetenv("HOSTRANGE_CLOCK");
-    hrd_fingerprint_probe(&fp);
+    hrr_fingerprint_probe(&fp);
     assert_int_equal(gethostname(host, sizeof host), 0);
     assert_string_equal(fp.m.host, host);
     assert_int_equal(uname(&u), 0);
@@ -53,7 +53,7 @@ static void test_clients(void **state)
     static const char *const orders[4] = { "vdso", "rdtsc;lfence..lfence;rdtsc",
                                            "", "vdso" };
     static const double steps[4] = { 10, 10.4, 0, 9.9 };
-    struct hrd_fingerprint fp;
+    struct hrr_fingerprint fp;
 
     (void)state;
     for (int i = 0; i < 4; i++) {
@@ -61,27 +61,27 @@ static void test_clients(void **state)
         c[i].clock_order = (char *)orders[i];
         c[i].clock_step_ns = steps[i];
     }
-    hrd_fingerprint_probe(&fp);
+    hrr_fingerprint_probe(&fp);
     setenv("HOSTRANGE_CLOCK", HRP_CLOCK_PATH_ORDERED, 1);
-    hrd_fingerprint_clients(&fp, cs, 4);
+    hrr_fingerprint_clients(&fp, cs, 4);
     unsetenv("HOSTRANGE_CLOCK");
     assert_string_equal(fp.m.clock_order, "rdtsc;lfence..lfence;rdtsc, vdso");
     assert_true(fp.m.clock_step_ns == 10.4);
     assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_ORDERED);
-    hrd_fingerprint_clients(&fp, cs, 4);
+    hrr_fingerprint_clients(&fp, cs, 4);
     assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_FAST);
     /* A clock named beside the path. */
     setenv("HOSTRANGE_CLOCK", "tsc,ordered", 1);
-    hrd_fingerprint_clients(&fp, cs, 4);
+    hrr_fingerprint_clients(&fp, cs, 4);
     unsetenv("HOSTRANGE_CLOCK");
     assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_ORDERED);
     /* The clients' own paths come first: one ordered, one fast, mixed. */
     setenv("HOSTRANGE_CLOCK", HRP_CLOCK_PATH_ORDERED, 1);
     c[1].clock_path = HRP_CLOCK_PATH_FAST;
-    hrd_fingerprint_clients(&fp, cs, 4);
+    hrr_fingerprint_clients(&fp, cs, 4);
     assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_FAST);
     c[3].clock_path = HRP_CLOCK_PATH_ORDERED;
-    hrd_fingerprint_clients(&fp, cs, 4);
+    hrr_fingerprint_clients(&fp, cs, 4);
     unsetenv("HOSTRANGE_CLOCK");
     assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_MIXED);
 }
@@ -108,76 +108,76 @@ static void test_diff(void **state)
     (void)state;
     made_up(&a);
     made_up(&b);
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 0);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 0);
     assert_string_equal(why, "");
     /* A step within a factor of 4 is the same step (one machine's clock
      * measured 5 ns and 10 ns in two runs); beyond, or unknown, it is
      * not. */
     b.clock_step_ns = 5.00747;
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 0);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 0);
     b.clock_step_ns = 40;
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 0);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 0);
     b.clock_step_ns = 40.5;
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 1);
     assert_string_equal(why, "clock_step_ns 10 vs 40.5");
     b.clock_step_ns = 2.4;
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 1);
     b.clock_step_ns = 0;
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 1);
     b.clock_step_ns = 10;
     /* Host, kernel and version change under a machine (a CI runner's host
      * name every job): never compared. */
     b.host = "ci-2";
     b.kernel = "Linux 6.2.0";
     b.version = "0.2.0";
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 0);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 0);
     assert_string_equal(why, "");
     b.cores = 4;
     b.clock_path = "ordered";
     b.cpu_model = "Intel Xeon";
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 3);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 3);
     assert_string_equal(why, "cpu_model 'AMD EPYC' vs 'Intel Xeon'; "
                         "clock_path 'fast' vs 'ordered'; cores 2 vs 4");
     /* Truncated, still counted. */
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, 10), 3);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, 10), 3);
     assert_int_equal(strlen(why), 9);
     /* A named machine is its name: CPU and cores are not compared, the
      * clock still is. */
     b.clock_path = "fast";
     a.machine = "ci-pool";
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 1);
     assert_string_equal(why, "machine 'ci-pool' vs ''");
     b.machine = "ci-pool";
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 0);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 0);
     b.machine = "ci-big";
-    assert_int_equal(hrd_fingerprint_diff(&a, &b, why, sizeof why), 1);
+    assert_int_equal(hrr_fingerprint_diff(&a, &b, why, sizeof why), 1);
     assert_string_equal(why, "machine 'ci-pool' vs 'ci-big'");
 }
 
 static void test_machine(void **state)
 {
     Hostrange__RunFingerprint a;
-    struct hrd_fingerprint fp;
+    struct hrr_fingerprint fp;
     char m[512];
 
     (void)state;
     made_up(&a);
-    hrd_fingerprint_machine(&a, m, sizeof m);
+    hrr_fingerprint_machine(&a, m, sizeof m);
     assert_string_equal(m, "AMD EPYC, 2 cores; clock fast");
     a.machine = "ci-pool";
-    hrd_fingerprint_machine(&a, m, sizeof m);
+    hrr_fingerprint_machine(&a, m, sizeof m);
     assert_string_equal(m, "ci-pool");
     /* The probe takes the name from the environment, when it fits. */
-    setenv(HRD_MACHINE_ENV, "lab-7", 1);
-    hrd_fingerprint_probe(&fp);
+    setenv(HRR_MACHINE_ENV, "lab-7", 1);
+    hrr_fingerprint_probe(&fp);
     assert_string_equal(fp.m.machine, "lab-7");
     memset(m, 'x', 256);
     m[256] = '\0';
-    setenv(HRD_MACHINE_ENV, m, 1);
-    hrd_fingerprint_probe(&fp);
+    setenv(HRR_MACHINE_ENV, m, 1);
+    hrr_fingerprint_probe(&fp);
     assert_string_equal(fp.m.machine, "");
-    unsetenv(HRD_MACHINE_ENV);
-    hrd_fingerprint_probe(&fp);
+    unsetenv(HRR_MACHINE_ENV);
+    hrr_fingerprint_probe(&fp);
     assert_string_equal(fp.m.machine, "");
 }
 
@@ -191,16 +191,16 @@ static void test_format_and_common(void **state)
     (void)state;
     made_up(&a);
     made_up(&b);
-    hrd_fingerprint_format(&a, line, sizeof line);
+    hrr_fingerprint_format(&a, line, sizeof line);
     assert_string_equal(line, "ci-1: AMD EPYC, 2 cores, Linux 6.1.0; clock "
                         "fast (rdtsc, step 10 ns); hostrange 0.1.0");
     a.clock_order = "";
     a.clock_step_ns = 0;
-    hrd_fingerprint_format(&a, line, sizeof line);
+    hrr_fingerprint_format(&a, line, sizeof line);
     assert_string_equal(line, "ci-1: AMD EPYC, 2 cores, Linux 6.1.0; clock "
                         "fast; hostrange 0.1.0");
     a.machine = "ci-pool";
-    hrd_fingerprint_format(&a, line, sizeof line);
+    hrr_fingerprint_format(&a, line, sizeof line);
     assert_string_equal(line, "ci-1: AMD EPYC, 2 cores, Linux 6.1.0; clock "
                         "fast; hostrange 0.1.0; machine ci-pool");
     made_up(&a);
@@ -209,15 +209,15 @@ static void test_format_and_common(void **state)
     h[0].fingerprint = &a;
     h[1].fingerprint = &b;
     h[2].fingerprint = &a;
-    assert_ptr_equal(hrd_fingerprint_common(hs, 3), &a);
+    assert_ptr_equal(hrr_fingerprint_common(hs, 3), &a);
     b.kernel = "Linux 6.2.0";
-    assert_ptr_equal(hrd_fingerprint_common(hs, 3), &a);
+    assert_ptr_equal(hrr_fingerprint_common(hs, 3), &a);
     b.cpu_model = "Intel Xeon";
-    assert_null(hrd_fingerprint_common(hs, 3));
+    assert_null(hrr_fingerprint_common(hs, 3));
     b.cpu_model = a.cpu_model;
     h[1].fingerprint = NULL;
-    assert_null(hrd_fingerprint_common(hs, 3));
-    assert_null(hrd_fingerprint_common(hs, 0));
+    assert_null(hrr_fingerprint_common(hs, 3));
+    assert_null(hrr_fingerprint_common(hs, 0));
 }
 
 int main(void)

@@ -25,25 +25,25 @@ static const char hostile[] = "a<b&c\"d|e`f'g\nh\ti*_[x]~\\\x01\xffz\xc3\xa9";
 /* The rows of one comparison: node A with a failure, a warning, a faster
  * and an unchanged key; node B (hostile) with a key of one run only and a
  * slower key; then A again (a node's rows need not be together). */
-static struct hrd_gate_row rows[] = {
+static struct hrv_gate_row rows[] = {
     { "A", "", "", "warm", "gemm", "inclusive", 1000, 1500, 50, 1e-5, 10,
-      NAN, HRD_GATE_SLOWER, 1, 0, NULL, NULL },
+      NAN, HRV_GATE_SLOWER, 1, 0, NULL, NULL },
     { "A", "", "", "warm", "add", "self", 2000, 2300, 15, 1e-4, 20, 10,
-      HRD_GATE_SLOWER, 0, 1, NULL, NULL },
+      HRV_GATE_SLOWER, 0, 1, NULL, NULL },
     { "A", "", "", "warm", "copy", "self", 2000, 1000, -50, 1e-4, 10, NAN,
-      HRD_GATE_FASTER, 0, 0, NULL, NULL },
+      HRV_GATE_FASTER, 0, 0, NULL, NULL },
     { hostile, "op", "cpu", "cold", hostile, "self", NAN, 5, NAN, NAN, NAN,
-      NAN, HRD_GATE_ONLY, 0, 0, "only in the new run", NULL },
+      NAN, HRV_GATE_ONLY, 0, 0, "only in the new run", NULL },
     { hostile, "", "", "warm", "x", "self", 100, 130, 30, 1e-3, NAN, NAN,
-      HRD_GATE_SLOWER, 0, 0, NULL, NULL },
+      HRV_GATE_SLOWER, 0, 0, NULL, NULL },
     { "A", "", "", "cold", "gemm", "inclusive", 1e6, 1e6, 0, 0.9, 10, NAN,
-      HRD_GATE_UNCHANGED, 0, 0, NULL, NULL },
+      HRV_GATE_UNCHANGED, 0, 0, NULL, NULL },
 };
 
-static char *written(int (*w)(FILE *, const struct hrd_gate *), size_t limit,
+static char *written(int (*w)(FILE *, const struct hrv_gate *), size_t limit,
                      const char *machines)
 {
-    struct hrd_gate g = { "hostrangectl diff", rows,
+    struct hrv_gate g = { "hostrangectl diff", rows,
                           sizeof rows / sizeof rows[0], machines, limit,
                           NULL };
     char *buf = NULL;
@@ -67,12 +67,12 @@ static size_t count(const char *s, const char *what)
 
 static void test_counts(void **state)
 {
-    struct hrd_gate g = { NULL, rows, sizeof rows / sizeof rows[0], NULL, 50,
+    struct hrv_gate g = { NULL, rows, sizeof rows / sizeof rows[0], NULL, 50,
                           NULL };
-    struct hrd_gate_counts c;
+    struct hrv_gate_counts c;
 
     (void)state;
-    hrd_gate_count(&g, &c);
+    hrv_gate_count(&g, &c);
     assert_int_equal(c.fail, 1);
     assert_int_equal(c.warn, 1);
     assert_int_equal(c.slower, 1);
@@ -83,7 +83,7 @@ static void test_counts(void **state)
 
 static void test_junit(void **state)
 {
-    char *x = written(hrd_gate_junit, 50, NULL);
+    char *x = written(hrv_gate_junit, 50, NULL);
     const char *b = strstr(x, "<testsuite name=\"a&lt;");
 
     (void)state;
@@ -121,7 +121,7 @@ static void test_junit(void **state)
 
 static void test_markdown(void **state)
 {
-    char *m = written(hrd_gate_markdown, 50, NULL);
+    char *m = written(hrv_gate_markdown, 50, NULL);
     const char *fail, *warn, *slower, *faster;
 
     (void)state;
@@ -151,7 +151,7 @@ static void test_markdown(void **state)
     assert_null(strstr(m, "more changed"));
     free(m);
 
-    m = written(hrd_gate_markdown, 1, "cores 2 and 4");
+    m = written(hrv_gate_markdown, 1, "cores 2 and 4");
     assert_non_null(strstr(m, "; machines differ: cores 2 and 4\n"));
     assert_int_equal(count(m, "\n| "), 2);
     assert_non_null(strstr(m, "\n3 more changed keys not shown (--limit 1)."
@@ -159,7 +159,7 @@ static void test_markdown(void **state)
     free(m);
 
     /* --limit 0: the verdict and how many changed, no table. */
-    m = written(hrd_gate_markdown, 0, NULL);
+    m = written(hrv_gate_markdown, 0, NULL);
     assert_null(strstr(m, "| node"));
     assert_non_null(strstr(m, "\n4 more changed keys not shown"));
     free(m);

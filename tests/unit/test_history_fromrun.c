@@ -59,7 +59,7 @@ static void write_run(const char *path, const char *id, const char *t)
     h.n_meta = 2;
     harness_runfile_create_header(&f, path, 1, &h);
     for (int i = 0; i < 2; i++) {
-        struct hrd_key *k = harness_runfile_key(&f, "a", 2, range[i]);
+        struct hra_key *k = harness_runfile_key(&f, "a", 2, range[i]);
 
         for (uint64_t d = 0; d < 5; d++)
             harness_runfile_add(&f, k, 1000 * (i + 1) + d - 2, 500);
@@ -70,7 +70,7 @@ static void write_run(const char *path, const char *id, const char *t)
 
 static void test_load(void **state)
 {
-    struct hrd_history_fromrun r;
+    struct hrh_fromrun r;
     char path[256], err[8400];
     char extra0[] = "commit=def456", extra1[] = "who=ci";
     char *extra[2] = { extra0, extra1 };
@@ -80,7 +80,7 @@ static void test_load(void **state)
     (void)state;
     snprintf(path, sizeof path, "%s/run.hrs", dir);
     write_run(path, "0123456789abcdef0123456789abcdef", "1700000100");
-    assert_int_equal(hrd_history_fromrun_load(&r, path, extra, 2, NULL, NULL,
+    assert_int_equal(hrh_fromrun_load(&r, path, extra, 2, NULL, NULL,
                                               NULL, err, sizeof err), 0);
     assert_string_equal(r.run.id, "0123456789abcdef0123456789abcdef");
     assert_string_equal(r.run.commit, "def456"); /* --meta over the file */
@@ -100,7 +100,7 @@ static void test_load(void **state)
     /* Two keys, each an inclusive and a self row. */
     assert_int_equal(r.n, 4);
     for (size_t i = 0; i < r.n; i++) {
-        const struct hrd_history_point *p = &r.p[i];
+        const struct hrh_point *p = &r.p[i];
 
         assert_string_equal(p->node, "a");
         assert_int_equal(p->count, 5);
@@ -109,27 +109,27 @@ static void test_load(void **state)
     }
     assert_true(inclusive[0] == 1000 && inclusive[1] == 2000);
     assert_int_equal(r.unreadable, 0);
-    hrd_history_fromrun_fini(&r);
+    hrh_fromrun_fini(&r);
 
     /* --machine names the machine. */
-    assert_int_equal(hrd_history_fromrun_load(&r, path, NULL, 0, "box", NULL,
+    assert_int_equal(hrh_fromrun_load(&r, path, NULL, 0, "box", NULL,
                                               NULL, err, sizeof err), 0);
     assert_string_equal(r.run.machine, "box");
     assert_string_equal(r.run.commit, "abc123");
-    hrd_history_fromrun_fini(&r);
+    hrh_fromrun_fini(&r);
     unlink(path);
 }
 
 static void test_refused(void **state)
 {
-    struct hrd_history_fromrun r;
+    struct hrh_fromrun r;
     char path[256], err[8400];
     FILE *f;
 
     (void)state;
     snprintf(path, sizeof path, "%s/badtime.hrs", dir);
     write_run(path, NULL, "not a time");
-    assert_int_equal(hrd_history_fromrun_load(&r, path, NULL, 0, NULL, NULL,
+    assert_int_equal(hrh_fromrun_load(&r, path, NULL, 0, NULL, NULL,
                                               NULL, err, sizeof err),
                      -EINVAL);
     assert_non_null(strstr(err, "meta time 'not a time' is not a time"));
@@ -137,7 +137,7 @@ static void test_refused(void **state)
     /* A run without an id is known by the hash of its bytes. */
     assert_int_equal(r.id[0], 'c');
     assert_int_equal(strlen(r.id), 32);
-    hrd_history_fromrun_fini(&r);
+    hrh_fromrun_fini(&r);
     unlink(path);
 
     snprintf(path, sizeof path, "%s/junk.hrs", dir);
@@ -145,19 +145,19 @@ static void test_refused(void **state)
     assert_non_null(f);
     fputs("junk\n", f);
     fclose(f);
-    assert_int_equal(hrd_history_fromrun_load(&r, path, NULL, 0, NULL, NULL,
+    assert_int_equal(hrh_fromrun_load(&r, path, NULL, 0, NULL, NULL,
                                               NULL, err, sizeof err),
                      -EINVAL);
     assert_int_equal(r.unreadable, 1);
     assert_non_null(strstr(err, "junk.hrs"));
-    hrd_history_fromrun_fini(&r);
+    hrh_fromrun_fini(&r);
     unlink(path);
 }
 
 /* A series of key a/x on machine m of n runs at about 1000 ns (+-0.1%). */
-static void make_series(struct hrd_history_series *s, size_t n)
+static void make_series(struct hrh_series *s, size_t n)
 {
-    struct hrd_history_point p;
+    struct hrh_point p;
     char run[16];
 
     memset(s, 0, sizeof *s);
@@ -175,22 +175,22 @@ static void make_series(struct hrd_history_series *s, size_t n)
         snprintf(run, sizeof run, "r%zu", i);
         p.median = 1000 + (i % 3) - 1;
         if (i == 0)
-            assert_int_equal(hrd_history_series_start(s, &p), 0);
-        assert_true(hrd_history_series_same(s, &p));
-        assert_int_equal(hrd_history_series_push(s, &p), 0);
+            assert_int_equal(hrh_series_start(s, &p), 0);
+        assert_true(hrh_series_same(s, &p));
+        assert_int_equal(hrh_series_push(s, &p), 0);
     }
 }
 
 static void test_judge(void **state)
 {
-    struct hrd_cp_opts cp = { HRD_CP_ALPHA_DEFAULT,
-                              HRD_CP_MIN_CHANGE_DEFAULT,
-                              HRD_CP_WINDOW_DEFAULT, 0, 0 };
-    struct hrd_history_series s, shortone;
-    struct hrd_history_judge jg;
-    struct hrd_history_judged j;
-    struct hrd_history_point run[2];
-    struct hrd_cp res;
+    struct hrs_cp_opts cp = { HRS_CP_ALPHA_DEFAULT,
+                              HRS_CP_MIN_CHANGE_DEFAULT,
+                              HRS_CP_WINDOW_DEFAULT, 0, 0 };
+    struct hrh_series s, shortone;
+    struct hrh_judge jg;
+    struct hrh_judged j;
+    struct hrh_point run[2];
+    struct hrs_cp res;
     size_t keys, nodes, start;
 
     (void)state;
@@ -210,13 +210,13 @@ static void test_judge(void **state)
     run[1].range = "z";
     run[1].median = 1000;
 
-    assert_int_equal(hrd_history_judge_init(&jg, &cp, 0, NULL, 5), 0);
-    assert_int_equal(hrd_history_judge_run(&jg, run, 2), 0);
-    assert_ptr_equal(hrd_history_judge_find(&jg, &s), &run[0]);
+    assert_int_equal(hrh_judge_init(&jg, &cp, 0, NULL, 5), 0);
+    assert_int_equal(hrh_judge_run(&jg, run, 2), 0);
+    assert_ptr_equal(hrh_judge_find(&jg, &s), &run[0]);
     assert_int_equal(jg.seen[0], 1);
     assert_int_equal(jg.seen[1], 0);
-    assert_int_equal(hrd_history_judge_point(&jg, &s, &run[0], &res, &j),
-                     HRD_HISTORY_JUDGE_DIFFERS);
+    assert_int_equal(hrh_judge_point(&jg, &s, &run[0], &res, &j),
+                     HRH_JUDGE_DIFFERS);
     assert_true(res.change > 0.19 && res.change < 0.21);
     assert_true(res.p < 0.01);
     assert_int_equal(j.by_rounds, 0);
@@ -227,34 +227,34 @@ static void test_judge(void **state)
 
     /* At the series' level: the same. */
     run[0].median = 1000;
-    assert_int_equal(hrd_history_judge_point(&jg, &s, &run[0], &res, &j),
-                     HRD_HISTORY_JUDGE_SAME);
+    assert_int_equal(hrh_judge_point(&jg, &s, &run[0], &res, &j),
+                     HRH_JUDGE_SAME);
     assert_int_equal(jg.npend, 1);
     /* One run of history: too short a segment. */
-    assert_int_equal(hrd_history_judge_point(&jg, &shortone, &run[0], &res,
+    assert_int_equal(hrh_judge_point(&jg, &shortone, &run[0], &res,
                                              &j),
-                     HRD_HISTORY_JUDGE_SHORT);
+                     HRH_JUDGE_SHORT);
     assert_int_equal(jg.judged, 2);
 
     /* The rule keeps the key that differs, a finding of its own. */
-    assert_int_equal(hrd_history_judge_rule(&jg), 0);
+    assert_int_equal(hrh_judge_rule(&jg), 0);
     assert_int_equal(jg.found, 1);
     assert_int_equal(jg.pend[0].keep, 1);
-    assert_int_equal(hrd_history_judge_root(&jg, 0), 0);
-    hrd_history_judge_finding(&jg, 0, &keys, &nodes, &start);
+    assert_int_equal(hrh_judge_root(&jg, 0), 0);
+    hrh_judge_finding(&jg, 0, &keys, &nodes, &start);
     assert_int_equal(keys, 1);
     assert_int_equal(nodes, 1);
     assert_int_equal(start, 0);
-    hrd_history_judge_fini(&jg);
+    hrh_judge_fini(&jg);
 
     /* Fewer runs than min_history: not judged. */
-    assert_int_equal(hrd_history_judge_init(&jg, &cp, 20, NULL, 5), 0);
-    assert_int_equal(hrd_history_judge_point(&jg, &s, &run[0], &res, &j),
-                     HRD_HISTORY_JUDGE_FEW);
+    assert_int_equal(hrh_judge_init(&jg, &cp, 20, NULL, 5), 0);
+    assert_int_equal(hrh_judge_point(&jg, &s, &run[0], &res, &j),
+                     HRH_JUDGE_FEW);
     assert_int_equal(jg.judged, 0);
-    hrd_history_judge_fini(&jg);
-    hrd_history_series_fini(&s);
-    hrd_history_series_fini(&shortone);
+    hrh_judge_fini(&jg);
+    hrh_series_fini(&s);
+    hrh_series_fini(&shortone);
 }
 
 static int setup(void **state)

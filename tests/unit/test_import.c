@@ -22,14 +22,14 @@
 
 #include "lib/history/import.h"
 
-static const struct hrd_import_opts none;
+static const struct hrh_import_opts none;
 
-static struct hrd_import *read_ok(enum hrd_import_format f, const char *s,
-                                  const struct hrd_import_opts *o)
+static struct hrh_import *read_ok(enum hrh_import_format f, const char *s,
+                                  const struct hrh_import_opts *o)
 {
-    struct hrd_import *im = NULL;
+    struct hrh_import *im = NULL;
     char err[512] = "";
-    int rc = hrd_import_read(f, "f.json", s, strlen(s), o, &im, err,
+    int rc = hrh_import_read(f, "f.json", s, strlen(s), o, &im, err,
                              sizeof err);
 
     if (rc != 0)
@@ -37,19 +37,19 @@ static struct hrd_import *read_ok(enum hrd_import_format f, const char *s,
     return im;
 }
 
-static void read_bad(enum hrd_import_format f, const char *s,
-                     const struct hrd_import_opts *o, const char *why)
+static void read_bad(enum hrh_import_format f, const char *s,
+                     const struct hrh_import_opts *o, const char *why)
 {
-    struct hrd_import *im = NULL;
+    struct hrh_import *im = NULL;
     char err[512] = "";
 
-    assert_int_equal(hrd_import_read(f, "f.json", s, strlen(s), o, &im, err,
+    assert_int_equal(hrh_import_read(f, "f.json", s, strlen(s), o, &im, err,
                                      sizeof err), -EINVAL);
     assert_null(im);
     assert_string_equal(err, why);
 }
 
-static void assert_key(const struct hrd_history_point *p, const char *node,
+static void assert_key(const struct hrh_point *p, const char *node,
                        const char *op, const char *range,
                        const char *metric)
 {
@@ -66,27 +66,27 @@ static void test_time(void **state)
     int64_t ns = 0;
 
     (void)state;
-    assert_int_equal(hrd_import_time("1700000000", &ns), 0);
+    assert_int_equal(hrh_import_time("1700000000", &ns), 0);
     assert_true(ns == 1700000000000000000);
-    assert_int_equal(hrd_import_time("1700000000.5", &ns), 0);
+    assert_int_equal(hrh_import_time("1700000000.5", &ns), 0);
     assert_true(ns == 1700000000500000000);
-    assert_int_equal(hrd_import_time("2023-11-14T22:13:20", &ns), 0);
+    assert_int_equal(hrh_import_time("2023-11-14T22:13:20", &ns), 0);
     assert_true(ns == 1700000000000000000);
-    assert_int_equal(hrd_import_time("2023-11-14 22:13:20Z", &ns), 0);
+    assert_int_equal(hrh_import_time("2023-11-14 22:13:20Z", &ns), 0);
     assert_true(ns == 1700000000000000000);
-    assert_int_equal(hrd_import_time("2023-11-15T00:13:20+02:00", &ns), 0);
+    assert_int_equal(hrh_import_time("2023-11-15T00:13:20+02:00", &ns), 0);
     assert_true(ns == 1700000000000000000);
-    assert_int_equal(hrd_import_time("2023-11-14T20:43:20.25-01:30", &ns),
+    assert_int_equal(hrh_import_time("2023-11-14T20:43:20.25-01:30", &ns),
                      0);
     assert_true(ns == 1700000000250000000);
-    assert_int_equal(hrd_import_time("2019/08/01-16:07:41", &ns), -EINVAL);
-    assert_int_equal(hrd_import_time("2023-11-14T22:13", &ns), -EINVAL);
-    assert_int_equal(hrd_import_time("2023-13-14T22:13:20", &ns), -EINVAL);
-    assert_int_equal(hrd_import_time("2023-11-14T22:13:20+2", &ns), -EINVAL);
-    assert_int_equal(hrd_import_time("-5", &ns), -EINVAL);
-    assert_int_equal(hrd_import_time("0x10", &ns), -EINVAL);
-    assert_int_equal(hrd_import_time("1e9", &ns), -EINVAL);
-    assert_int_equal(hrd_import_time("", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2019/08/01-16:07:41", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2023-11-14T22:13", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2023-13-14T22:13:20", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2023-11-14T22:13:20+2", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("-5", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("0x10", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("1e9", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("", &ns), -EINVAL);
 }
 
 /* Two benchmarks, three repetitions each, in us; their aggregates; one
@@ -120,9 +120,9 @@ static const char gbench[] =
 
 static void test_gbench(void **state)
 {
-    struct hrd_import *im = read_ok(HRD_IMPORT_GBENCH, gbench, &none);
-    const struct hrd_import_run *r = &im->runs[0];
-    const struct hrd_history_point *p = r->p;
+    struct hrh_import *im = read_ok(HRH_IMPORT_GBENCH, gbench, &none);
+    const struct hrh_import_run *r = &im->runs[0];
+    const struct hrh_point *p = r->p;
 
     (void)state;
     assert_int_equal(im->nruns, 1);
@@ -152,7 +152,7 @@ static void test_gbench(void **state)
     assert_true(p[2].median == 40.0);
     assert_int_equal(p[2].nrounds, 0);
     assert_true(p[3].median == 30.0);
-    hrd_import_free(im);
+    hrh_import_free(im);
 }
 
 static void test_gbench_aggregates(void **state)
@@ -164,10 +164,10 @@ static void test_gbench_aggregates(void **state)
         "\"median\", \"repetitions\": 5, \"real_time\": 2, \"cpu_time\": 1, "
         "\"time_unit\": \"ms\"}]}";
     const char *key[] = { "team" }, *value[] = { "perf" };
-    struct hrd_import_opts o = { "runner-a", "def456", "1700000060", key,
+    struct hrh_import_opts o = { "runner-a", "def456", "1700000060", key,
                                  value, 1 };
-    struct hrd_import *im = read_ok(HRD_IMPORT_GBENCH, only, &o);
-    const struct hrd_import_run *r = &im->runs[0];
+    struct hrh_import *im = read_ok(HRH_IMPORT_GBENCH, only, &o);
+    const struct hrh_import_run *r = &im->runs[0];
 
     (void)state;
     assert_int_equal(r->n, 2);
@@ -180,22 +180,22 @@ static void test_gbench_aggregates(void **state)
     assert_true(r->run.time_ns == 1700000060000000000);
     assert_int_equal(r->run.nmeta, 1);
     assert_string_equal(r->run.meta_key[0], "team");
-    hrd_import_free(im);
+    hrh_import_free(im);
     /* No CPUs named: no machine unless --machine gives one. */
-    read_bad(HRD_IMPORT_GBENCH, only, &none,
+    read_bad(HRH_IMPORT_GBENCH, only, &none,
              "f.json: no machine in the file (--machine NAME names it)");
-    read_bad(HRD_IMPORT_GBENCH, "{\"context\": {}, \"benchmarks\": []}",
+    read_bad(HRH_IMPORT_GBENCH, "{\"context\": {}, \"benchmarks\": []}",
              &none, "f.json: no benchmark results");
-    read_bad(HRD_IMPORT_GBENCH, "{\"benchmarks\": []}", &none,
+    read_bad(HRH_IMPORT_GBENCH, "{\"benchmarks\": []}", &none,
              "f.json: not Google Benchmark's JSON (no context and "
              "benchmarks)");
-    read_bad(HRD_IMPORT_GBENCH, "{\"context\": {}, \"benchmarks\": [{"
+    read_bad(HRH_IMPORT_GBENCH, "{\"context\": {}, \"benchmarks\": [{"
              "\"name\": \"B\", \"real_time\": 1, \"cpu_time\": 1, "
              "\"time_unit\": \"fortnight\"}]}", &none,
              "f.json: benchmark B: unknown time_unit");
-    read_bad(HRD_IMPORT_GBENCH, "{\"context\": {}, \"benchmarks\": [1]}",
+    read_bad(HRH_IMPORT_GBENCH, "{\"context\": {}, \"benchmarks\": [1]}",
              &none, "f.json: benchmark 0 has no name");
-    read_bad(HRD_IMPORT_GBENCH, "{\"context\": {},}", &none,
+    read_bad(HRH_IMPORT_GBENCH, "{\"context\": {},}", &none,
              "f.json: not JSON: line 1, column 16: an object's member "
              "without a name");
 }
@@ -220,10 +220,10 @@ static const char pytest_json[] =
 
 static void test_pytest(void **state)
 {
-    struct hrd_import *im = read_ok(HRD_IMPORT_PYTEST_BENCHMARK, pytest_json,
+    struct hrh_import *im = read_ok(HRH_IMPORT_PYTEST_BENCHMARK, pytest_json,
                                     &none);
-    const struct hrd_import_run *r = &im->runs[0];
-    const struct hrd_history_point *p = r->p;
+    const struct hrh_import_run *r = &im->runs[0];
+    const struct hrh_point *p = r->p;
 
     (void)state;
     assert_int_equal(im->nruns, 1);
@@ -249,12 +249,12 @@ static void test_pytest(void **state)
     assert_true(fabs(p[1].median - 900000.0) < 1e-6);
     assert_true(fabs(p[1].p10 - 800000.0) < 1e-6);
     assert_true(fabs(p[1].p90 - 1200000.0) < 1e-6);
-    hrd_import_free(im);
-    read_bad(HRD_IMPORT_PYTEST_BENCHMARK, "{\"benchmarks\": [{\"name\": "
+    hrh_import_free(im);
+    read_bad(HRH_IMPORT_PYTEST_BENCHMARK, "{\"benchmarks\": [{\"name\": "
              "\"t\", \"stats\": {\"rounds\": 1}}], \"machine_info\": {}}",
              &none, "f.json: benchmark t: stats without rounds, mean, "
              "median, q1 and q3");
-    read_bad(HRD_IMPORT_PYTEST_BENCHMARK, "[]", &none, "f.json: not an object");
+    read_bad(HRH_IMPORT_PYTEST_BENCHMARK, "[]", &none, "f.json: not an object");
 }
 
 static void test_csv(void **state)
@@ -266,10 +266,10 @@ static void test_csv(void **state)
         "c1,1700000000,m1,\"a,\"\"b\"\"\",30,us\n"
         "\n"
         "c2,2023-11-14T22:14:20Z,m1,plain,0.5,s\n";
-    struct hrd_import *im = read_ok(HRD_IMPORT_CSV, csv, &none);
-    struct hrd_import *grown, *moved;
-    const struct hrd_import_run *r = &im->runs[0];
-    struct hrd_import_opts o = none;
+    struct hrh_import *im = read_ok(HRH_IMPORT_CSV, csv, &none);
+    struct hrh_import *grown, *moved;
+    const struct hrh_import_run *r = &im->runs[0];
+    struct hrh_import_opts o = none;
     char *more;
 
     (void)state;
@@ -295,50 +295,50 @@ static void test_csv(void **state)
     /* A file that grew: its first runs keep their ids. */
     more = malloc(sizeof csv + 64);
     snprintf(more, sizeof csv + 64, "%sc3,1700000120,m1,plain,9\n", csv);
-    grown = read_ok(HRD_IMPORT_CSV, more, &none);
+    grown = read_ok(HRH_IMPORT_CSV, more, &none);
     assert_int_equal(grown->nruns, 3);
     assert_string_equal(grown->runs[0].id, im->runs[0].id);
     assert_string_equal(grown->runs[1].id, im->runs[1].id);
     free(more);
     /* --machine over the file's: another run. */
     o.machine = "m9";
-    moved = read_ok(HRD_IMPORT_CSV, csv, &o);
+    moved = read_ok(HRH_IMPORT_CSV, csv, &o);
     assert_string_equal(moved->runs[0].run.machine, "m9");
-    hrd_import_free(moved);
-    hrd_import_free(grown);
-    hrd_import_free(im);
-    read_bad(HRD_IMPORT_CSV, "c,1,m,n,1,furlongs\n", &none,
+    hrh_import_free(moved);
+    hrh_import_free(grown);
+    hrh_import_free(im);
+    read_bad(HRH_IMPORT_CSV, "c,1,m,n,1,furlongs\n", &none,
              "f.json: line 1: unit 'furlongs' is not a time (ns, us, ms or "
              "s)");
-    read_bad(HRD_IMPORT_CSV, "c,1,m,n,x\n", &none,
+    read_bad(HRH_IMPORT_CSV, "c,1,m,n,x\n", &none,
              "f.json: line 1: value 'x' is not a number of at least 0");
-    read_bad(HRD_IMPORT_CSV, "c,1,m,n\n", &none,
+    read_bad(HRH_IMPORT_CSV, "c,1,m,n\n", &none,
              "f.json: line 1: not commit,time,machine,name,value[,unit]");
-    read_bad(HRD_IMPORT_CSV, "c,1,m,\"n,1\n", &none,
+    read_bad(HRH_IMPORT_CSV, "c,1,m,\"n,1\n", &none,
              "f.json: line 1: not commit,time,machine,name,value[,unit]");
-    read_bad(HRD_IMPORT_CSV, "c,1,,n,1\n", &none,
+    read_bad(HRH_IMPORT_CSV, "c,1,,n,1\n", &none,
              "f.json: no machine in the file (--machine NAME names it)");
-    read_bad(HRD_IMPORT_CSV, "c,yesterday,m,n,1\n", &none,
+    read_bad(HRH_IMPORT_CSV, "c,yesterday,m,n,1\n", &none,
              "f.json: time 'yesterday' is not a time (Unix seconds, or "
              "YYYY-MM-DDTHH:MM:SS[Z|+HH:MM])");
-    read_bad(HRD_IMPORT_CSV, "commit,time,machine,name,value\n", &none,
+    read_bad(HRH_IMPORT_CSV, "commit,time,machine,name,value\n", &none,
              "f.json: no results");
 }
 
 static void test_formats(void **state)
 {
-    enum hrd_import_format f;
+    enum hrh_import_format f;
 
     (void)state;
-    assert_int_equal(hrd_import_format_parse("gbench", &f), 0);
-    assert_int_equal(f, HRD_IMPORT_GBENCH);
-    assert_int_equal(hrd_import_format_parse("google-benchmark", &f), 0);
-    assert_int_equal(f, HRD_IMPORT_GBENCH);
-    assert_int_equal(hrd_import_format_parse("pytest-benchmark", &f), 0);
-    assert_int_equal(f, HRD_IMPORT_PYTEST_BENCHMARK);
-    assert_int_equal(hrd_import_format_parse("csv", &f), 0);
-    assert_int_equal(f, HRD_IMPORT_CSV);
-    assert_int_equal(hrd_import_format_parse("json", &f), -EINVAL);
+    assert_int_equal(hrh_import_format_parse("gbench", &f), 0);
+    assert_int_equal(f, HRH_IMPORT_GBENCH);
+    assert_int_equal(hrh_import_format_parse("google-benchmark", &f), 0);
+    assert_int_equal(f, HRH_IMPORT_GBENCH);
+    assert_int_equal(hrh_import_format_parse("pytest-benchmark", &f), 0);
+    assert_int_equal(f, HRH_IMPORT_PYTEST_BENCHMARK);
+    assert_int_equal(hrh_import_format_parse("csv", &f), 0);
+    assert_int_equal(f, HRH_IMPORT_CSV);
+    assert_int_equal(hrh_import_format_parse("json", &f), -EINVAL);
 }
 
 int main(void)

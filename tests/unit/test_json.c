@@ -20,12 +20,12 @@
 
 #include "lib/util/json.h"
 
-static struct hrd_json *read_ok(const char *s)
+static struct hru_json *read_ok(const char *s)
 {
-    struct hrd_json *v = NULL;
+    struct hru_json *v = NULL;
     char err[256] = "";
 
-    assert_int_equal(hrd_json_parse(s, strlen(s), &v, err, sizeof err), 0);
+    assert_int_equal(hru_json_parse(s, strlen(s), &v, err, sizeof err), 0);
     assert_non_null(v);
     return v;
 }
@@ -33,53 +33,53 @@ static struct hrd_json *read_ok(const char *s)
 /* Asserts that s is refused with reason `why`. */
 static void read_bad(const char *s, size_t len, const char *why)
 {
-    struct hrd_json *v = NULL;
+    struct hru_json *v = NULL;
     char err[256] = "";
 
-    assert_int_equal(hrd_json_parse(s, len, &v, err, sizeof err), -EINVAL);
+    assert_int_equal(hru_json_parse(s, len, &v, err, sizeof err), -EINVAL);
     assert_null(v);
     assert_string_equal(err, why);
 }
 
 static void test_values(void **state)
 {
-    struct hrd_json *v = read_ok(
+    struct hru_json *v = read_ok(
         " {\"a\": [1, -2.5e2, 0.125, true, false, null],\n"
         "  \"s\": \"x\\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9\\ud83d\\ude00\\u0000y\","
         "  \"o\": {}, \"e\": [], \"nan\": NaN, \"inf\": -Infinity} ");
-    const struct hrd_json *a, *s;
+    const struct hru_json *a, *s;
     double x = 0;
 
     (void)state;
-    assert_int_equal(v->type, HRD_JSON_OBJECT);
+    assert_int_equal(v->type, HRU_JSON_OBJECT);
     assert_int_equal(v->n, 6);
     assert_string_equal(v->name[0], "a");
     assert_string_equal(v->name[5], "inf");
-    a = hrd_json_get(v, "a");
-    assert_int_equal(a->type, HRD_JSON_ARRAY);
+    a = hru_json_get(v, "a");
+    assert_int_equal(a->type, HRU_JSON_ARRAY);
     assert_int_equal(a->n, 6);
     assert_true(a->item[0]->num == 1.0);
     assert_true(a->item[1]->num == -250.0);
     assert_true(a->item[2]->num == 0.125);
-    assert_int_equal(a->item[3]->type, HRD_JSON_TRUE);
-    assert_int_equal(a->item[4]->type, HRD_JSON_FALSE);
-    assert_int_equal(a->item[5]->type, HRD_JSON_NULL);
-    s = hrd_json_get(v, "s");
+    assert_int_equal(a->item[3]->type, HRU_JSON_TRUE);
+    assert_int_equal(a->item[4]->type, HRU_JSON_FALSE);
+    assert_int_equal(a->item[5]->type, HRU_JSON_NULL);
+    s = hru_json_get(v, "s");
     assert_int_equal(s->len, 17);
     assert_memory_equal(s->str, "x\"\\/\b\f\n\r\t\xc3\xa9\xf0\x9f\x98\x80\0y",
                         17);
-    assert_null(hrd_json_get_str(v, "a"));
-    assert_int_equal(hrd_json_get(v, "o")->n, 0);
-    assert_int_equal(hrd_json_get(v, "e")->type, HRD_JSON_ARRAY);
-    assert_int_equal(hrd_json_get_num(v, "nan", &x), 0);
+    assert_null(hru_json_get_str(v, "a"));
+    assert_int_equal(hru_json_get(v, "o")->n, 0);
+    assert_int_equal(hru_json_get(v, "e")->type, HRU_JSON_ARRAY);
+    assert_int_equal(hru_json_get_num(v, "nan", &x), 0);
     assert_true(isnan(x));
-    assert_int_equal(hrd_json_get_num(v, "inf", &x), 0);
+    assert_int_equal(hru_json_get_num(v, "inf", &x), 0);
     assert_true(isinf(x) && x < 0);
-    assert_int_equal(hrd_json_get_num(v, "missing", &x), -ENOENT);
-    hrd_json_free(v);
-    hrd_json_free(read_ok("\"\xe2\x82\xac\""));
-    hrd_json_free(read_ok("0"));
-    hrd_json_free(NULL);
+    assert_int_equal(hru_json_get_num(v, "missing", &x), -ENOENT);
+    hru_json_free(v);
+    hru_json_free(read_ok("\"\xe2\x82\xac\""));
+    hru_json_free(read_ok("0"));
+    hru_json_free(NULL);
 }
 
 static void test_refused(void **state)
@@ -112,7 +112,7 @@ static void test_refused(void **state)
     read_bad("[1]\0", 4, "line 1, column 4: more after the document's value");
     read_bad("tru", 3, "line 1, column 1: not a value");
     memset(deep, '[', sizeof deep);
-    read_bad(deep, HRD_JSON_MAX_DEPTH + 1, "line 1, column 65: nested more than 64 deep");
+    read_bad(deep, HRU_JSON_MAX_DEPTH + 1, "line 1, column 65: nested more than 64 deep");
 }
 
 int main(void)

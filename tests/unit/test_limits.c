@@ -19,51 +19,51 @@
 
 static void test_one_for_all(void **state)
 {
-    struct hrd_limits l = { 0 };
+    struct hrs_limits l = { 0 };
     char err[256];
-    const struct hrd_limit *x;
+    const struct hrs_limit *x;
 
     (void)state;
-    assert_int_equal(hrd_limits_parse(&l, "10", err, sizeof err), 0);
+    assert_int_equal(hrs_limits_parse(&l, "10", err, sizeof err), 0);
     assert_int_equal(l.n, 1);
-    x = hrd_limits_find(&l, "backend.submit");
+    x = hrs_limits_find(&l, "backend.submit");
     assert_non_null(x);
     assert_string_equal(x->glob, "*");
     assert_true(x->pct == 10);
-    assert_ptr_equal(hrd_limits_find(&l, "end_to_end"), x);
-    hrd_limits_fini(&l);
+    assert_ptr_equal(hrs_limits_find(&l, "end_to_end"), x);
+    hrs_limits_fini(&l);
     assert_int_equal(l.n, 0);
     assert_null(l.v);
 }
 
 static void test_per_range(void **state)
 {
-    struct hrd_limits l = { 0 };
+    struct hrs_limits l = { 0 };
     char err[256];
 
     (void)state;
-    assert_int_equal(hrd_limits_parse(&l, "backend.*=3,cache.k?y=7.5,*=10",
+    assert_int_equal(hrs_limits_parse(&l, "backend.*=3,cache.k?y=7.5,*=10",
                                       err, sizeof err), 0);
     assert_int_equal(l.n, 3);
-    assert_true(hrd_limits_find(&l, "backend.submit")->pct == 3);
-    assert_true(hrd_limits_find(&l, "cache.key")->pct == 7.5);
-    assert_true(hrd_limits_find(&l, "cache.lookup")->pct == 10);
-    assert_true(hrd_limits_find(&l, "backend")->pct == 10);
+    assert_true(hrs_limits_find(&l, "backend.submit")->pct == 3);
+    assert_true(hrs_limits_find(&l, "cache.key")->pct == 7.5);
+    assert_true(hrs_limits_find(&l, "cache.lookup")->pct == 10);
+    assert_true(hrs_limits_find(&l, "backend")->pct == 10);
     /* A second --fail-above adds its entries after the first's. */
-    assert_int_equal(hrd_limits_parse(&l, "backend.submit=1", err,
+    assert_int_equal(hrs_limits_parse(&l, "backend.submit=1", err,
                                       sizeof err), 0);
-    assert_true(hrd_limits_find(&l, "backend.submit")->pct == 3);
-    hrd_limits_fini(&l);
+    assert_true(hrs_limits_find(&l, "backend.submit")->pct == 3);
+    hrs_limits_fini(&l);
 
     /* Without a catch-all, a range no pattern matches has no limit; the
      * last '=' splits, so a pattern may hold one. */
-    assert_int_equal(hrd_limits_parse(&l, "a=b=5,dispatch.*=0", err,
+    assert_int_equal(hrs_limits_parse(&l, "a=b=5,dispatch.*=0", err,
                                       sizeof err), 0);
     assert_string_equal(l.v[0].glob, "a=b");
-    assert_true(hrd_limits_find(&l, "a=b")->pct == 5);
-    assert_true(hrd_limits_find(&l, "dispatch.call")->pct == 0);
-    assert_null(hrd_limits_find(&l, "operator.call"));
-    hrd_limits_fini(&l);
+    assert_true(hrs_limits_find(&l, "a=b")->pct == 5);
+    assert_true(hrs_limits_find(&l, "dispatch.call")->pct == 0);
+    assert_null(hrs_limits_find(&l, "operator.call"));
+    hrs_limits_fini(&l);
 }
 
 static void test_refused(void **state)
@@ -71,26 +71,26 @@ static void test_refused(void **state)
     static const char *const bad[] = { "", "=3", "c=", "c=x", "c=-1",
                                        "c=1e10", "3,", ",3", "c=nan",
                                        "10%" };
-    struct hrd_limits l = { 0 };
+    struct hrs_limits l = { 0 };
     char err[256];
 
     (void)state;
-    assert_int_equal(hrd_limits_parse(&l, "x=1", err, sizeof err), 0);
+    assert_int_equal(hrs_limits_parse(&l, "x=1", err, sizeof err), 0);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
-        assert_int_equal(hrd_limits_parse(&l, bad[i], err, sizeof err),
+        assert_int_equal(hrs_limits_parse(&l, bad[i], err, sizeof err),
                          -EINVAL);
         assert_non_null(strstr(err, "bad limit '"));
         /* What was there stays, alone. */
         assert_int_equal(l.n, 1);
         assert_string_equal(l.v[0].glob, "x");
     }
-    assert_int_equal(hrd_limits_parse(&l, "a=1,b", err, sizeof err),
+    assert_int_equal(hrs_limits_parse(&l, "a=1,b", err, sizeof err),
                      -EINVAL);
     assert_string_equal(err, "bad limit 'b' (PCT, or GLOB=PCT with PCT a "
                         "number from 0 to 1e+09)");
     assert_int_equal(l.n, 1);
-    hrd_limits_fini(&l);
+    hrs_limits_fini(&l);
 }
 
 int main(void)

@@ -26,7 +26,7 @@
 #define MACHINE "Test CPU 3000, 4 cores; clock fast"
 
 struct feed {
-    struct hrd_history_look *l;
+    struct hrh_look *l;
     size_t pos[RUNS];
     uint64_t one[RUNS], many[RUNS]; /* a cold row's counts, a warm's */
     size_t per_series; /* series changed when each is judged alone */
@@ -35,13 +35,13 @@ struct feed {
 static int feed(void *ctx, const char *const *key, const double *x, size_t n)
 {
     struct feed *f = ctx;
-    static const struct hrd_cp_opts alone = { HRD_CP_ALPHA_DEFAULT,
-                                              HRD_CP_MIN_CHANGE_DEFAULT,
-                                              HRD_CP_WINDOW_DEFAULT, 0, 0 };
-    struct hrd_cp cp[RUNS];
+    static const struct hrs_cp_opts alone = { HRS_CP_ALPHA_DEFAULT,
+                                              HRS_CP_MIN_CHANGE_DEFAULT,
+                                              HRS_CP_WINDOW_DEFAULT, 0, 0 };
+    struct hrs_cp cp[RUNS];
 
-    f->per_series += hrd_cp_detect(x, n, &alone, cp, RUNS) > 0;
-    return hrd_history_look_add(f->l, key, MACHINE, x,
+    f->per_series += hrs_cp_detect(x, n, &alone, cp, RUNS) > 0;
+    return hrh_look_add(f->l, key, MACHINE, x,
                                 strcmp(key[3], "cold") == 0 ? f->one
                                                             : f->many,
                                 f->pos, n);
@@ -50,12 +50,12 @@ static int feed(void *ctx, const char *const *key, const double *x, size_t n)
 /* Looks at the suite s; returns the look, and in *alone how many series a
  * look of each series alone at alpha (the method before the rule)
  * reports changed. */
-static struct hrd_history_look *look(const struct harness_suite *s,
+static struct hrh_look *look(const struct harness_suite *s,
                                      size_t *alone)
 {
-    static const struct hrd_cp_opts o = { HRD_CP_ALPHA_DEFAULT,
-                                          HRD_CP_MIN_CHANGE_DEFAULT,
-                                          HRD_CP_WINDOW_DEFAULT, 0, 0 };
+    static const struct hrs_cp_opts o = { HRS_CP_ALPHA_DEFAULT,
+                                          HRS_CP_MIN_CHANGE_DEFAULT,
+                                          HRS_CP_WINDOW_DEFAULT, 0, 0 };
     struct feed f;
 
     memset(&f, 0, sizeof f);
@@ -64,29 +64,29 @@ static struct hrd_history_look *look(const struct harness_suite *s,
         f.one[r] = 1;
         f.many[r] = 1000;
     }
-    f.l = hrd_history_look_new(&o);
+    f.l = hrh_look_new(&o);
     assert_non_null(f.l);
     assert_int_equal(harness_suite_each(s, feed, &f), 0);
-    assert_int_equal(hrd_history_look_finish(f.l), 0);
+    assert_int_equal(hrh_look_finish(f.l), 0);
     *alone = f.per_series;
     return f.l;
 }
 
-static void print_findings(const struct hrd_history_look *l, size_t alone)
+static void print_findings(const struct hrh_look *l, size_t alone)
 {
-    size_t nf = hrd_history_look_nfindings(l);
+    size_t nf = hrh_look_nfindings(l);
 
     print_message("%zu series tested, %zu changed judged alone; level %.3g; "
                   "clock step %g ns; %zu findings\n",
-                  hrd_history_look_tested(l), alone,
-                  hrd_history_look_level(l), hrd_history_look_step(l, MACHINE),
+                  hrh_look_tested(l), alone,
+                  hrh_look_level(l), hrh_look_step(l, MACHINE),
                   nf);
     for (size_t i = 0; i < nf; i++) {
-        struct hrd_history_finding f;
-        struct hrd_history_change c;
+        struct hrh_finding f;
+        struct hrh_change c;
 
-        hrd_history_look_finding(l, i, &f);
-        hrd_history_look_change(l, i, f.start, &c);
+        hrh_look_finding(l, i, &f);
+        hrh_look_change(l, i, f.start, &c);
         print_message("  finding %zu: run %zu, %zu nodes, %zu series, starts "
                       "in %s %s %s %s (%+.1f%%), p %.3g\n", i, f.pos,
                       f.nodes, f.nchanges, c.key[0], c.key[3], c.key[4],
@@ -98,16 +98,16 @@ static void print_findings(const struct hrd_history_look *l, size_t alone)
  * `run` or the next, holds that node only, and with it the inclusive
  * times of the layers above (layer0 to `layer`, warm: a median of many
  * samples moves surely). */
-static void assert_finding(const struct hrd_history_look *l, size_t i,
+static void assert_finding(const struct hrh_look *l, size_t i,
                            const char *node, int layer, size_t run)
 {
-    struct hrd_history_finding f;
-    struct hrd_history_change c;
+    struct hrh_finding f;
+    struct hrh_change c;
     char name[16];
     int warm_incl = 0, warm_self = 0;
 
-    hrd_history_look_finding(l, i, &f);
-    hrd_history_look_change(l, i, f.start, &c);
+    hrh_look_finding(l, i, &f);
+    hrh_look_change(l, i, f.start, &c);
     snprintf(name, sizeof name, "layer%d", layer);
     assert_string_equal(c.key[0], node);
     assert_string_equal(c.key[4], name);
@@ -115,7 +115,7 @@ static void assert_finding(const struct hrd_history_look *l, size_t i,
     assert_int_equal(f.nodes, 1);
     assert_true(f.pos == run || f.pos == run + 1);
     for (size_t j = 0; j < f.nchanges; j++) {
-        hrd_history_look_change(l, i, j, &c);
+        hrh_look_change(l, i, j, &c);
         assert_string_equal(c.key[0], node);
         if (strcmp(c.key[3], "warm") != 0)
             continue;
@@ -132,17 +132,17 @@ static void test_one_step(void **state)
 {
     static const struct harness_suite_step step = { 1234, 7, 12, 0.3 };
     struct harness_suite s = { NODES, RUNS, 0.01, 1, &step, 1, 0 };
-    struct hrd_history_look *l;
+    struct hrh_look *l;
     size_t alone;
 
     (void)state;
     l = look(&s, &alone);
     print_findings(l, alone);
-    assert_int_equal(hrd_history_look_tested(l), NODES * HARNESS_SUITE_SERIES);
-    assert_true(hrd_history_look_step(l, MACHINE) == HARNESS_SUITE_STEP_NS);
-    assert_int_equal(hrd_history_look_nfindings(l), 1);
+    assert_int_equal(hrh_look_tested(l), NODES * HARNESS_SUITE_SERIES);
+    assert_true(hrh_look_step(l, MACHINE) == HARNESS_SUITE_STEP_NS);
+    assert_int_equal(hrh_look_nfindings(l), 1);
     assert_finding(l, 0, "n1234", 7, 12);
-    hrd_history_look_free(l);
+    hrh_look_free(l);
 }
 
 static void test_two_steps(void **state)
@@ -150,17 +150,17 @@ static void test_two_steps(void **state)
     static const struct harness_suite_step steps[2] = {
         { 1234, 7, 12, 0.3 }, { 77, 2, 8, 0.3 } };
     struct harness_suite s = { NODES, RUNS, 0.01, 2, steps, 2, 0 };
-    struct hrd_history_look *l;
+    struct hrh_look *l;
     size_t alone;
 
     (void)state;
     l = look(&s, &alone);
     print_findings(l, alone);
-    assert_int_equal(hrd_history_look_nfindings(l), 2);
+    assert_int_equal(hrh_look_nfindings(l), 2);
     /* Numbered in the order of their first change: node n77 first. */
     assert_finding(l, 0, "n77", 2, 8);
     assert_finding(l, 1, "n1234", 7, 12);
-    hrd_history_look_free(l);
+    hrh_look_free(l);
 }
 
 /* Pure noise, five histories each of a loaded machine (the run's noise
@@ -173,11 +173,11 @@ static void test_noise(void **state)
             struct harness_suite s = { NODES, RUNS, quiet ? 0.002 : 0.01,
                                        seed, NULL, 0, 0 };
             size_t alone;
-            struct hrd_history_look *l = look(&s, &alone);
+            struct hrh_look *l = look(&s, &alone);
 
             print_findings(l, alone);
-            assert_int_equal(hrd_history_look_nfindings(l), 0);
-            hrd_history_look_free(l);
+            assert_int_equal(hrh_look_nfindings(l), 0);
+            hrh_look_free(l);
         }
     }
 }

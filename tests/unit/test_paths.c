@@ -135,7 +135,7 @@ static void tb_fini(struct tb *t)
 }
 
 struct fix {
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
 };
 
@@ -144,7 +144,7 @@ static struct fix *fix_new(void)
     struct fix *f = calloc(1, sizeof *f);
 
     assert_non_null(f);
-    hrd_agg_init(&f->agg);
+    hra_init(&f->agg);
     hrd_ingest_init(&f->in, &f->agg);
     return f;
 }
@@ -152,7 +152,7 @@ static struct fix *fix_new(void)
 static void fix_free(struct fix *f)
 {
     hrd_ingest_fini(&f->in);
-    hrd_agg_fini(&f->agg);
+    hra_fini(&f->agg);
     free(f);
 }
 
@@ -236,36 +236,36 @@ static const char known_counts[] =
     "t/node;warm;d;b 1\n"
     "t/node;warm;d;b;c 1\n";
 
-static int tree_row(const struct hrd_row *r, void *arg)
+static int tree_row(const struct hra_row *r, void *arg)
 {
-    return hrd_ptree_row(arg, r) != NULL ? 0 : -ENOMEM;
+    return hrv_ptree_row(arg, r) != NULL ? 0 : -ENOMEM;
 }
 
-static int flat_row(const struct hrd_row *r, void *arg)
+static int flat_row(const struct hra_row *r, void *arg)
 {
-    return hrd_ptree_row_flat(arg, r);
+    return hrv_ptree_row_flat(arg, r);
 }
 
 /* The folded stacks (or the tree, width > 0) of an aggregation's paths, as
  * a new string. */
-static char *view(struct hrd_agg *a, enum hrd_fvalue v, int width, int flat)
+static char *view(struct hra_agg *a, enum hrv_fvalue v, int width, int flat)
 {
-    struct hrd_cursor cur = { { 0 }, 0, 0 };
-    struct hrd_ptree t;
+    struct hra_cursor cur = { { 0 }, 0, 0 };
+    struct hrv_ptree t;
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
 
     assert_non_null(f);
-    hrd_ptree_init(&t);
-    assert_int_equal(hrd_agg_rows_page_by(a, NULL, &cur, 0, !flat,
+    hrv_ptree_init(&t);
+    assert_int_equal(hra_rows_page_by(a, NULL, &cur, 0, !flat,
                                           flat ? flat_row : tree_row, &t),
                      0);
     if (width > 0)
-        assert_int_equal(hrd_tree_write(f, &t, width), 0);
+        assert_int_equal(hrv_tree_write(f, &t, width), 0);
     else
-        assert_int_equal(hrd_folded_write(f, &t, v), 0);
-    hrd_ptree_free(&t);
+        assert_int_equal(hrv_folded_write(f, &t, v), 0);
+    hrv_ptree_free(&t);
     fclose(f);
     return out;
 }
@@ -317,7 +317,7 @@ static void test_known_tree(void **state)
     feed_known(f, 1);
     assert_int_equal(f->agg.path.n, NCTX);
     assert_int_equal(f->agg.npkeys, NCTX + 1); /* a, cold and warm */
-    s = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
+    s = view(&f->agg, HRV_FVALUE_TOTAL, 0, 0);
     assert_string_equal(s, known_folded);
     /* Read back the way speedscope reads it. */
     for (line = strtok_r(s, "\n", &save); line != NULL;
@@ -334,7 +334,7 @@ static void test_known_tree(void **state)
     /* Self times add up to the top ranges' inclusive times. */
     assert_int_equal(total, 9 + 1000 + 45);
     free(s);
-    s = view(&f->agg, HRD_FVALUE_COUNT, 0, 0);
+    s = view(&f->agg, HRV_FVALUE_COUNT, 0, 0);
     assert_string_equal(s, known_counts);
     free(s);
     fix_free(f);
@@ -349,7 +349,7 @@ struct range_sum {
     double mean;
 };
 
-static int find_row(const struct hrd_row *r, void *arg)
+static int find_row(const struct hra_row *r, void *arg)
 {
     struct range_sum *x = arg;
 
@@ -370,16 +370,16 @@ static void test_rows_per_range(void **state)
 
     (void)state;
     feed_known(f, 1);
-    assert_int_equal(hrd_agg_rows(&f->agg, NULL, find_row, &c), 0);
+    assert_int_equal(hra_rows(&f->agg, NULL, find_row, &c), 0);
     assert_int_equal(c.count, 4);
     assert_true(c.mean == (100.0 + 100 + 50 + 30) / 4);
-    assert_int_equal(hrd_agg_rows(&f->agg, NULL, find_row, &b), 0);
+    assert_int_equal(hra_rows(&f->agg, NULL, find_row, &b), 0);
     assert_int_equal(b.count, 2);
     assert_true(b.mean == 270.0);
     /* A second batch: the same paths, twice the counts. */
     feed_known(f, 2);
     assert_int_equal(f->agg.path.n, NCTX);
-    assert_int_equal(hrd_agg_rows(&f->agg, NULL, find_row, &c), 0);
+    assert_int_equal(hra_rows(&f->agg, NULL, find_row, &c), 0);
     assert_int_equal(c.count, 8);
     fix_free(f);
 }
@@ -391,13 +391,13 @@ static void test_escape(void **state)
     char *j;
 
     (void)state;
-    assert_int_equal(hrd_folded_escape(buf, sizeof buf, "x; y%\n\x7f"),
+    assert_int_equal(hrv_folded_escape(buf, sizeof buf, "x; y%\n\x7f"),
                      strlen("x%3B%20y%25%0A%7F"));
     assert_string_equal(buf, "x%3B%20y%25%0A%7F");
     /* Truncated, still terminated, the length it would need. */
-    assert_int_equal(hrd_folded_escape(buf, 4, "a;b"), 5);
+    assert_int_equal(hrv_folded_escape(buf, 4, "a;b"), 5);
     assert_string_equal(buf, "a%3");
-    j = hrd_path_join(names, 3);
+    j = hrv_path_join(names, 3);
     assert_string_equal(j, "a%3Bb;50%25 c;d");
     free(j);
 }
@@ -407,15 +407,15 @@ static void test_shorten(void **state)
     char out[64];
 
     (void)state;
-    hrd_shorten_middle(out, 10, "short");
+    hrv_shorten_middle(out, 10, "short");
     assert_string_equal(out, "short");
-    hrd_shorten_middle(out, 10, "abcdefghijklmnopqrstuvwxyz");
+    hrv_shorten_middle(out, 10, "abcdefghijklmnopqrstuvwxyz");
     assert_int_equal(strlen(out), 10);
     assert_string_equal(out, "abcd..wxyz");
-    hrd_shorten_middle(out, 10, "tab\there");
+    hrv_shorten_middle(out, 10, "tab\there");
     assert_string_equal(out, "tab?here");
     /* UTF-8 sequences are not cut. */
-    hrd_shorten_middle(out, 9, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+    hrv_shorten_middle(out, 9, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
     assert_true(strlen(out) <= 9);
     assert_true(((unsigned char)out[strlen(out) - 1] & 0xc0) == 0x80);
 }
@@ -423,7 +423,7 @@ static void test_shorten(void **state)
 /* A deep tree of long names: every line within 100 columns. */
 static void test_tree_width(void **state)
 {
-    struct hrd_ptree t;
+    struct hrv_ptree t;
     const char *path[40];
     char names[40][200];
     char *out = NULL, *line, *save = NULL;
@@ -432,9 +432,9 @@ static void test_tree_width(void **state)
     int shortened = 0;
 
     (void)state;
-    hrd_ptree_init(&t);
+    hrv_ptree_init(&t);
     for (int d = 0; d < 40; d++) {
-        struct hrd_row r = { 0 };
+        struct hra_row r = { 0 };
 
         snprintf(names[d], sizeof names[d], "layer%02d.%s.end", d,
                  "a_rather_long_range_name_that_goes_on_and_on_and_on_and_"
@@ -451,13 +451,13 @@ static void test_tree_width(void **state)
         r.count = 1000000000ull;
         r.metric = "inclusive";
         r.median = 1e12 / (d + 1);
-        assert_non_null(hrd_ptree_row(&t, &r));
+        assert_non_null(hrv_ptree_row(&t, &r));
         r.metric = "self";
         r.median = 123.5;
-        assert_non_null(hrd_ptree_row(&t, &r));
+        assert_non_null(hrv_ptree_row(&t, &r));
     }
     f = open_memstream(&out, &len);
-    assert_int_equal(hrd_tree_write(f, &t, 100), 0);
+    assert_int_equal(hrv_tree_write(f, &t, 100), 0);
     fclose(f);
     for (line = strtok_r(out, "\n", &save); line != NULL;
          line = strtok_r(NULL, "\n", &save)) {
@@ -473,7 +473,7 @@ static void test_tree_width(void **state)
     assert_int_equal(shortened, 40);
     assert_int_equal(lines, 42);
     free(out);
-    hrd_ptree_free(&t);
+    hrv_ptree_free(&t);
 }
 
 /* Recursion 1000 deep: paths stop at the depth cap, counted. */
@@ -497,9 +497,9 @@ static void test_depth_cap(void **state)
         tb_sample(&t, i, 1000 - i, 0, 0);
     before = f->agg.bytes;
     assert_int_equal(tb_send(&f->in, &t, 1), HRD_INGEST_OK);
-    assert_int_equal(f->agg.path.n, HRD_MAX_DEPTH_DEFAULT);
-    assert_int_equal(f->agg.npkeys, HRD_MAX_DEPTH_DEFAULT);
-    assert_int_equal(f->agg.paths_too_deep, 1000 - HRD_MAX_DEPTH_DEFAULT);
+    assert_int_equal(f->agg.path.n, HRA_MAX_DEPTH_DEFAULT);
+    assert_int_equal(f->agg.npkeys, HRA_MAX_DEPTH_DEFAULT);
+    assert_int_equal(f->agg.paths_too_deep, 1000 - HRA_MAX_DEPTH_DEFAULT);
     assert_int_equal(f->agg.nkeys, 1);
     assert_int_equal(f->agg.keys[0]->pairs, 1000);
     assert_true(f->agg.bytes > before);
@@ -515,7 +515,7 @@ static void test_table_cap(void **state)
     struct tb t = { 0 };
     char (*names)[16] = malloc(5000 * sizeof *names);
     const char **ranges = malloc(5000 * sizeof *ranges);
-    struct hrd_filter flt = { NULL, NULL, NULL, "r1*", 0 };
+    struct hra_filter flt = { NULL, NULL, NULL, "r1*", 0 };
     size_t with_paths, after;
 
     (void)state;
@@ -541,13 +541,13 @@ static void test_table_cap(void **state)
     assert_int_equal(f->agg.nkeys, 5000);
     with_paths = f->agg.bytes;
     /* A filtered reset takes the path keys of the keys it drops. */
-    assert_true(hrd_agg_reset_filtered(&f->agg, &flt) > 0);
+    assert_true(hra_reset_filtered(&f->agg, &flt) > 0);
     assert_true(f->agg.npkeys < 1000);
     after = f->agg.bytes;
     assert_true(after < with_paths);
-    hrd_agg_reset(&f->agg);
+    hra_reset(&f->agg);
     assert_int_equal(f->agg.npkeys, 0);
-    assert_int_equal(f->agg.bytes, hrd_agg_pathtab_bytes(&f->agg));
+    assert_int_equal(f->agg.bytes, hra_pathtab_bytes(&f->agg));
     /* Samples arrive again: their path keys come back. */
     t.len = 0;
     t.events = 0;
@@ -576,15 +576,15 @@ static void test_compaction(void **state)
         tb_sample(&t, ABC, 1000 + (uint64_t)i % 977, 0, 0);
     assert_int_equal(tb_send(&f->in, &t, 1), HRD_INGEST_OK);
     f->agg.max_bytes = 64 << 10;
-    hrd_agg_enforce(&f->agg);
+    hra_enforce(&f->agg);
     assert_false(f->agg.keys[0]->exact);
     {
-        struct hrd_key tmp;
+        struct hra_key tmp;
 
-        assert_false(hrd_agg_path_view(f->agg.keys[0], f->agg.keys[0]->paths,
+        assert_false(hra_path_view(f->agg.keys[0], f->agg.keys[0]->paths,
                                        &tmp)->exact);
     }
-    s = view(&f->agg, HRD_FVALUE_COUNT, 0, 0);
+    s = view(&f->agg, HRV_FVALUE_COUNT, 0, 0);
     assert_string_equal(s, "t/node;warm;a;b;c 20000\n");
     free(s);
     tb_fini(&t);
@@ -612,10 +612,10 @@ static void feed_ctx(struct fix *f, uint64_t seq, uint32_t c, int n,
 }
 
 /* The only range key of range name `name`. */
-static struct hrd_key *key_named(struct hrd_agg *a, const char *name)
+static struct hra_key *key_named(struct hra_agg *a, const char *name)
 {
     for (uint32_t i = 0; i < a->nkeys; i++) {
-        if (strcmp(hrd_agg_str_get(a, a->keys[i]->range), name) == 0)
+        if (strcmp(hra_str_get(a, a->keys[i]->range), name) == 0)
             return a->keys[i];
     }
     fail_msg("no key %s", name);
@@ -632,7 +632,7 @@ static struct hrd_key *key_named(struct hrd_agg *a, const char *name)
 static void test_mirror(void **state)
 {
     struct fix *f = fix_new();
-    struct hrd_key *b;
+    struct hra_key *b;
     char *s;
 
     (void)state;
@@ -643,17 +643,17 @@ static void test_mirror(void **state)
     assert_true(b->paths->mirror);
     assert_int_equal(b->paths->pairs, 0);
     assert_null(b->paths->buf);
-    s = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
+    s = view(&f->agg, HRV_FVALUE_TOTAL, 0, 0);
     assert_string_equal(s, "t/node;warm;a;b 51225\n");
     free(s);
     feed_ctx(f, 2, DB, 30, 2000, 0);
     assert_false(b->paths->mirror);
     assert_int_equal(b->paths->pairs, 50);
     assert_int_equal(b->pairs, 80);
-    s = view(&f->agg, HRD_FVALUE_COUNT, 0, 0);
+    s = view(&f->agg, HRV_FVALUE_COUNT, 0, 0);
     assert_string_equal(s, "t/node;warm;a;b 50\nt/node;warm;d;b 30\n");
     free(s);
-    s = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
+    s = view(&f->agg, HRV_FVALUE_TOTAL, 0, 0);
     assert_string_equal(s, "t/node;warm;a;b 51225\nt/node;warm;d;b 60435\n");
     free(s);
     /* A record parts a mirror too (records have no path). */
@@ -669,7 +669,7 @@ static void test_mirror(void **state)
     f = fix_new();
     feed_ctx(f, 1, ABC, 20000, 1000, 0);
     f->agg.max_bytes = 64 << 10;
-    hrd_agg_enforce(&f->agg);
+    hra_enforce(&f->agg);
     f->agg.max_bytes = (size_t)1 << 30;
     b = key_named(&f->agg, "c");
     assert_false(b->exact);
@@ -682,19 +682,19 @@ static void test_mirror(void **state)
     assert_int_equal(b->paths->incl->min, 1000);
     assert_int_equal(b->paths->incl->max, 20999);
     assert_int_equal(b->incl->n, 20100);
-    s = view(&f->agg, HRD_FVALUE_COUNT, 0, 0);
+    s = view(&f->agg, HRV_FVALUE_COUNT, 0, 0);
     assert_string_equal(s, "t/node;warm;a;b;c 20000\nt/node;warm;a;c 100\n");
     free(s);
     fix_free(f);
 }
 
 /* The path keys of a that are mirrors. */
-static uint32_t mirrors(const struct hrd_agg *a)
+static uint32_t mirrors(const struct hra_agg *a)
 {
     uint32_t n = 0;
 
     for (uint32_t i = 0; i < a->nkeys; i++) {
-        for (const struct hrd_key *p = a->keys[i]->paths; p != NULL;
+        for (const struct hra_key *p = a->keys[i]->paths; p != NULL;
              p = p->pnext)
             n += p->mirror;
     }
@@ -723,14 +723,14 @@ static void test_snapshot(void **state)
      * weird name) are mirrored again, their events held once. */
     assert_int_equal(mirrors(&f->agg), 4);
     assert_int_equal(mirrors(&g->agg), 4);
-    assert_int_equal(hrd_agg_paths_share(&g->agg), 0);
+    assert_int_equal(hra_paths_share(&g->agg), 0);
     assert_int_equal(g->agg.events, f->agg.events);
-    a = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
-    b = view(&g->agg, HRD_FVALUE_TOTAL, 0, 0);
+    a = view(&f->agg, HRV_FVALUE_TOTAL, 0, 0);
+    b = view(&g->agg, HRV_FVALUE_TOTAL, 0, 0);
     assert_string_equal(a, b);
     free(a);
     free(b);
-    a = view(&g->agg, HRD_FVALUE_COUNT, 0, 0);
+    a = view(&g->agg, HRV_FVALUE_COUNT, 0, 0);
     assert_string_equal(a, known_counts);
     free(a);
     close(dfd);
@@ -740,40 +740,40 @@ static void test_snapshot(void **state)
 }
 
 /* Through RunKey messages (packed and unpacked as in a file). */
-static void runkeys_copy(struct hrd_agg *from, struct hrd_agg *to,
+static void runkeys_copy(struct hra_agg *from, struct hra_agg *to,
                          int with_paths, int format)
 {
-    struct hrd_runload l;
+    struct hrr_runload l;
     char why[256];
 
-    hrd_runload_init(&l, to);
+    hrr_runload_init(&l, to);
     for (uint32_t i = 0; i < from->nkeys; i++) {
         Hostrange__RunKey m, *u;
         uint8_t *buf;
         size_t len;
 
         assert_int_equal(
-            with_paths ? hrd_runkey_from(from, from->keys[i], format, &m)
-                       : hrd_runkey_from_range(from, from->keys[i], format,
+            with_paths ? hrr_runkey_from(from, from->keys[i], format, &m)
+                       : hrr_runkey_from_range(from, from->keys[i], format,
                                                &m),
             0);
         len = hostrange__run_key__get_packed_size(&m);
         buf = malloc(len + 1);
         hostrange__run_key__pack(&m, buf);
-        hrd_runkey_clear(&m);
+        hrr_runkey_clear(&m);
         u = hostrange__run_key__unpack(NULL, len, buf);
         assert_non_null(u);
-        assert_int_equal(hrd_runload_key(&l, u, why, sizeof why), 0);
+        assert_int_equal(hrr_runload_key(&l, u, why, sizeof why), 0);
         hostrange__run_key__free_unpacked(u, NULL);
         free(buf);
     }
-    assert_int_equal(hrd_runload_end(&l, NULL), 0);
-    assert_int_equal(hrd_runload_finish(&l), 0);
-    hrd_runload_fini(&l);
+    assert_int_equal(hrr_runload_end(&l, NULL), 0);
+    assert_int_equal(hrr_runload_finish(&l), 0);
+    hrr_runload_fini(&l);
 }
 
 /* The run file test in one format: sorted arrays (1) or events, with
- * mirrors saved as such (HRD_RUN_FORMAT_NEWEST). */
+ * mirrors saved as such (HRR_FORMAT_NEWEST). */
 static void run_file_as(int format)
 {
     struct fix *f = fix_new(), *g = fix_new(), *h = fix_new();
@@ -781,14 +781,14 @@ static void run_file_as(int format)
 
     feed_known(f, 1);
     runkeys_copy(&f->agg, &g->agg, 1, format);
-    a = view(&f->agg, HRD_FVALUE_TOTAL, 0, 0);
-    b = view(&g->agg, HRD_FVALUE_TOTAL, 0, 0);
+    a = view(&f->agg, HRV_FVALUE_TOTAL, 0, 0);
+    b = view(&g->agg, HRV_FVALUE_TOTAL, 0, 0);
     assert_string_equal(a, b);
     free(b);
     assert_int_equal(mirrors(&g->agg), 4);
     /* Twice: merged, twice the counts and totals. */
     runkeys_copy(&f->agg, &g->agg, 1, format);
-    b = view(&g->agg, HRD_FVALUE_COUNT, 0, 0);
+    b = view(&g->agg, HRV_FVALUE_COUNT, 0, 0);
     assert_non_null(strstr(b, "t/node;warm;a;b;c 4\n"));
     assert_non_null(strstr(b, "t/node;warm;d 2\n"));
     free(b);
@@ -796,7 +796,7 @@ static void run_file_as(int format)
     /* A file without paths: one-element paths, per range name. */
     runkeys_copy(&f->agg, &h->agg, 0, format);
     assert_int_equal(h->agg.npkeys, 0);
-    b = view(&h->agg, HRD_FVALUE_TOTAL, 0, 1);
+    b = view(&h->agg, HRV_FVALUE_TOTAL, 0, 1);
     assert_string_equal(b, "t/node;cold;a 9\n"
                            "t/node;warm;a 443\n"
                            "t/node;warm;b 310\n"
@@ -814,7 +814,7 @@ static void test_run_file(void **state)
 {
     (void)state;
     run_file_as(1);
-    run_file_as(HRD_RUN_FORMAT_NEWEST);
+    run_file_as(HRR_FORMAT_NEWEST);
 }
 
 static int cmp_u64(const void *pa, const void *pb)
@@ -843,18 +843,18 @@ static void assert_coded(const uint64_t *d, size_t nd, uint64_t *v, size_t n)
 static void assert_events(const ProtobufCBinaryData *e, const uint64_t *incl,
                           const uint64_t *self, size_t n)
 {
-    struct hrd_key k = { 0 };
+    struct hra_key k = { 0 };
     uint64_t pairs, records, *gi = malloc((n + 1) * sizeof *gi);
     uint64_t *gs = malloc((n + 1) * sizeof *gs);
     size_t ni, ns;
 
-    assert_int_equal(hrd_agg_events_check(e->data, e->len, &pairs, &records),
+    assert_int_equal(hra_events_check(e->data, e->len, &pairs, &records),
                      0);
     assert_int_equal(pairs, n);
     assert_int_equal(records, 0);
     k.buf = e->data; /* borrowed from a key: its slack follows */
     k.len = e->len;
-    hrd_agg_key_values(&k, gi, &ni, gs, &ns);
+    hra_key_values(&k, gi, &ni, gs, &ns);
     assert_int_equal(ni, n);
     assert_int_equal(ns, n);
     assert_memory_equal(gi, incl, n * sizeof *gi);
@@ -914,14 +914,14 @@ static void test_run_key_contexts(void **state)
     }
     assert_int_equal(tb_send(&f->in, &t, 1), HRD_INGEST_OK);
     for (uint32_t i = 0; i < f->agg.nkeys; i++) {
-        const struct hrd_key *k = f->agg.keys[i];
-        const char *name = hrd_agg_str_get(&f->agg, k->range);
+        const struct hra_key *k = f->agg.keys[i];
+        const char *name = hra_str_get(&f->agg, k->range);
         Hostrange__RunKey m;
 
         /* Format 2 (first: the checks of format 1 sort the values fed):
          * the events as they arrived, pairs kept; the one
          * context of "a" says it holds the key's events. */
-        assert_int_equal(hrd_runkey_from(&f->agg, k, HRD_RUN_FORMAT_NEWEST, &m), 0);
+        assert_int_equal(hrr_runkey_from(&f->agg, k, HRR_FORMAT_NEWEST, &m), 0);
         assert_int_equal(m.n_inclusive + m.n_self, 0);
         if (strcmp(name, "a") == 0) {
             assert_int_equal(m.n_paths, 1);
@@ -940,8 +940,8 @@ static void test_run_key_contexts(void **state)
             }
             seen++;
         }
-        hrd_runkey_clear(&m);
-        assert_int_equal(hrd_runkey_from(&f->agg, k, 1, &m), 0);
+        hrr_runkey_clear(&m);
+        assert_int_equal(hrr_runkey_from(&f->agg, k, 1, &m), 0);
         if (strcmp(name, "a") == 0) {
             assert_int_equal(m.n_paths, 1);
             assert_coded(m.inclusive, m.n_inclusive, ai, S);
@@ -962,7 +962,7 @@ static void test_run_key_contexts(void **state)
             }
             seen++;
         }
-        hrd_runkey_clear(&m);
+        hrr_runkey_clear(&m);
     }
     assert_int_equal(seen, 4);
     tb_fini(&t);

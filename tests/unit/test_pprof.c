@@ -267,14 +267,14 @@ static void stack(const struct prof *pr, const struct sample *s, char *buf,
 
 /* --- the tree ------------------------------------------------------------ */
 
-static void add(struct hrd_ptree *t, const char *node, const char *backend,
+static void add(struct hrv_ptree *t, const char *node, const char *backend,
                 const char *phase, const char *path, uint64_t calls,
                 uint64_t self_sum)
 {
     const char *names[8];
     char buf[256], *save = NULL;
     uint32_t depth = 0;
-    struct hrd_row r = { 0 };
+    struct hra_row r = { 0 };
 
     snprintf(buf, sizeof buf, "%s", path);
     for (char *w = strtok_r(buf, ";", &save); w != NULL;
@@ -291,18 +291,18 @@ static void add(struct hrd_ptree *t, const char *node, const char *backend,
     r.count = calls;
     r.median = 10;
     r.sum = 2 * self_sum;
-    assert_non_null(hrd_ptree_row(t, &r));
+    assert_non_null(hrv_ptree_row(t, &r));
     r.metric = "self";
     r.median = 5;
     r.sum = self_sum;
-    assert_non_null(hrd_ptree_row(t, &r));
+    assert_non_null(hrv_ptree_row(t, &r));
 }
 
 /* Two nodes, cold and warm; b;c's parent b has no row of its own under
  * node 2 (filtered out), and node 2's backend is empty. */
-static void known_tree(struct hrd_ptree *t)
+static void known_tree(struct hrv_ptree *t)
 {
-    hrd_ptree_init(t);
+    hrv_ptree_init(t);
     add(t, "n1", "cpu", "cold", "binding.body", 1, 700);
     add(t, "n1", "cpu", "cold", "binding.body;dispatch.call", 1, 300);
     add(t, "n1", "cpu", "warm", "binding.body", 10, 5000);
@@ -326,7 +326,7 @@ static const struct {
 
 static void test_known_profile(void **state)
 {
-    struct hrd_ptree t;
+    struct hrv_ptree t;
     struct prof pr;
     uint8_t *msg;
     size_t len;
@@ -334,7 +334,7 @@ static void test_known_profile(void **state)
 
     (void)state;
     known_tree(&t);
-    assert_int_equal(hrd_pprof_encode(&t, "hostrange test", &msg, &len), 0);
+    assert_int_equal(hrv_pprof_encode(&t, "hostrange test", &msg, &len), 0);
     decode(msg, len, &pr);
 
     /* The string table: "" first, no string twice. */
@@ -373,29 +373,29 @@ static void test_known_profile(void **state)
         assert_int_equal(s->nval, 2);
         assert_int_equal(s->val[0], want[i].calls);
         assert_int_equal(s->val[1], want[i].self);
-        assert_string_equal(label(&pr, s, HRD_PPROF_LABEL_NODE),
+        assert_string_equal(label(&pr, s, HRV_PPROF_LABEL_NODE),
                             want[i].node);
-        assert_string_equal(label(&pr, s, HRD_PPROF_LABEL_PHASE),
+        assert_string_equal(label(&pr, s, HRV_PPROF_LABEL_PHASE),
                             want[i].phase);
-        assert_string_equal(label(&pr, s, HRD_PPROF_LABEL_OPERATOR), "add");
+        assert_string_equal(label(&pr, s, HRV_PPROF_LABEL_OPERATOR), "add");
         if (strcmp(want[i].node, "n2") == 0) {
-            assert_null(label(&pr, s, HRD_PPROF_LABEL_BACKEND));
+            assert_null(label(&pr, s, HRV_PPROF_LABEL_BACKEND));
             assert_int_equal(s->nlabels, 3);
         } else {
-            assert_string_equal(label(&pr, s, HRD_PPROF_LABEL_BACKEND),
+            assert_string_equal(label(&pr, s, HRV_PPROF_LABEL_BACKEND),
                                 "cpu");
             assert_int_equal(s->nlabels, 4);
         }
     }
     prof_free(&pr);
     free(msg);
-    hrd_ptree_free(&t);
+    hrv_ptree_free(&t);
 }
 
 /* The self total of the profile is the folded stacks' (value total). */
 static void test_total_as_folded(void **state)
 {
-    struct hrd_ptree t;
+    struct hrv_ptree t;
     struct prof pr;
     uint8_t *msg;
     size_t len, flen = 0;
@@ -405,13 +405,13 @@ static void test_total_as_folded(void **state)
 
     (void)state;
     known_tree(&t);
-    assert_int_equal(hrd_pprof_encode(&t, NULL, &msg, &len), 0);
+    assert_int_equal(hrv_pprof_encode(&t, NULL, &msg, &len), 0);
     decode(msg, len, &pr);
     assert_int_equal(pr.comment, 0);
     for (size_t i = 0; i < pr.ns; i++)
         ptotal += pr.s[i].val[1];
     f = open_memstream(&folded, &flen);
-    assert_int_equal(hrd_folded_write(f, &t, HRD_FVALUE_TOTAL), 0);
+    assert_int_equal(hrv_folded_write(f, &t, HRV_FVALUE_TOTAL), 0);
     fclose(f);
     for (line = strtok_r(folded, "\n", &save); line != NULL;
          line = strtok_r(NULL, "\n", &save))
@@ -421,14 +421,14 @@ static void test_total_as_folded(void **state)
     free(folded);
     prof_free(&pr);
     free(msg);
-    hrd_ptree_free(&t);
+    hrv_ptree_free(&t);
 }
 
 /* The gzipped profile inflates to the encoded message; an empty tree is a
  * profile without samples. */
 static void test_gzip(void **state)
 {
-    struct hrd_ptree t;
+    struct hrv_ptree t;
     uint8_t *msg, *out;
     char *gz = NULL;
     size_t len, gzlen = 0;
@@ -438,9 +438,9 @@ static void test_gzip(void **state)
 
     (void)state;
     known_tree(&t);
-    assert_int_equal(hrd_pprof_encode(&t, "c", &msg, &len), 0);
+    assert_int_equal(hrv_pprof_encode(&t, "c", &msg, &len), 0);
     f = open_memstream(&gz, &gzlen);
-    assert_int_equal(hrd_pprof_write(f, &t, "c"), 0);
+    assert_int_equal(hrv_pprof_write(f, &t, "c"), 0);
     fclose(f);
     /* The gzip magic. */
     assert_true(gzlen > 18);
@@ -460,10 +460,10 @@ static void test_gzip(void **state)
     free(out);
     free(gz);
     free(msg);
-    hrd_ptree_free(&t);
+    hrv_ptree_free(&t);
 
-    hrd_ptree_init(&t);
-    assert_int_equal(hrd_pprof_encode(&t, NULL, &msg, &len), 0);
+    hrv_ptree_init(&t);
+    assert_int_equal(hrv_pprof_encode(&t, NULL, &msg, &len), 0);
     decode(msg, len, &pr);
     assert_int_equal(pr.ns, 0);
     assert_int_equal(pr.ntypes, 2);

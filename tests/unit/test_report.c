@@ -23,24 +23,24 @@ struct sink {
     FILE *f;
     char *buf;
     size_t len;
-    struct hrd_writer w;
+    struct hrv_writer w;
 };
 
-static void sink_open(struct sink *s, enum hrd_format format, unsigned fields)
+static void sink_open(struct sink *s, enum hrv_format format, unsigned fields)
 {
     s->buf = NULL;
     s->len = 0;
     s->f = open_memstream(&s->buf, &s->len);
     assert_non_null(s->f);
-    hrd_writer_init(&s->w, s->f, format, fields);
+    hrv_writer_init(&s->w, s->f, format, fields);
 }
 
 /* Finishes the writer, closes the stream and returns what was written;
  * the caller frees it. */
 static char *sink_close(struct sink *s)
 {
-    assert_int_equal(hrd_writer_finish(&s->w), 0);
-    hrd_writer_fini(&s->w);
+    assert_int_equal(hrv_writer_finish(&s->w), 0);
+    hrv_writer_fini(&s->w);
     assert_int_equal(fclose(s->f), 0);
     return s->buf;
 }
@@ -83,7 +83,7 @@ static double to_double(const char *s)
     return v;
 }
 
-static void flat_to_row(const struct flat *f, struct hrd_row *row)
+static void flat_to_row(const struct flat *f, struct hra_row *row)
 {
     char *end;
 
@@ -106,12 +106,12 @@ static void reproduce(const char *name)
 {
     struct sink s;
     struct flat f;
-    struct hrd_row row;
+    struct hra_row row;
     size_t len, rows = 0;
     char *ref = read_data(name, &len);
     char *line, *nl, *out;
 
-    sink_open(&s, HRD_FORMAT_JSONL, 0);
+    sink_open(&s, HRV_FORMAT_JSONL, 0);
     for (line = ref; *line != '\0'; line = nl + 1) {
         nl = strchr(line, '\n');
         assert_non_null(nl);
@@ -119,7 +119,7 @@ static void reproduce(const char *name)
         assert_int_equal(flat_parse(line, &f), 0);
         assert_int_equal(f.n, 10);
         flat_to_row(&f, &row);
-        assert_int_equal(hrd_writer_row(&s.w, &row), 0);
+        assert_int_equal(hrv_writer_row(&s.w, &row), 0);
         *nl = '\n';
         rows++;
     }
@@ -144,7 +144,7 @@ static void test_reference_gemm(void **state)
 static void check_number(double v, const char *expected)
 {
     char buf[32];
-    int n = hrd_format_number(buf, sizeof(buf), v);
+    int n = hrv_format_number(buf, sizeof(buf), v);
 
     assert_int_equal(n, strlen(expected));
     assert_string_equal(buf, expected);
@@ -205,12 +205,12 @@ static void test_number_buffer(void **state)
 {
     char buf[32];
 
-    assert_int_equal(hrd_format_number(buf, 8, 775383.0), -1);
-    assert_int_equal(hrd_format_number(buf, 9, 775383.0), 8);
+    assert_int_equal(hrv_format_number(buf, 8, 775383.0), -1);
+    assert_int_equal(hrv_format_number(buf, 9, 775383.0), 8);
     assert_string_equal(buf, "775383.0");
-    assert_int_equal(hrd_format_number(buf, 0, 1.0), -1);
-    assert_int_equal(hrd_format_number(buf, 4, NAN), 3);
-    assert_int_equal(hrd_format_number(buf, 32, -DBL_MIN), 24);
+    assert_int_equal(hrv_format_number(buf, 0, 1.0), -1);
+    assert_int_equal(hrv_format_number(buf, 4, NAN), 3);
+    assert_int_equal(hrv_format_number(buf, 32, -DBL_MIN), 24);
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
@@ -254,7 +254,7 @@ static int has_digits(double a, int p)
            || (m == one && reads_back(10 * m - 1, e10 - 1, a));
 }
 
-/* Counts the significant digits of a number as hrd_format_number writes
+/* Counts the significant digits of a number as hrv_format_number writes
  * it (leading and trailing zeros do not count). */
 static int significant(const char *s)
 {
@@ -284,7 +284,7 @@ static void test_number_random(void **state)
         memcpy(&v, &bits, sizeof(v));
         if (!isfinite(v))
             continue;
-        n = hrd_format_number(buf, sizeof(buf), v);
+        n = hrv_format_number(buf, sizeof(buf), v);
         assert_true(n > 0 && n < 32);
         r = strtod(buf, NULL);
         memcpy(&back, &r, sizeof(back));
@@ -302,7 +302,7 @@ static void test_number_random(void **state)
     }
 }
 
-static const struct hrd_row sample = {
+static const struct hra_row sample = {
     .node_id = "ops/add[cpu-float32-13x4]",
     .op = "add",
     .backend = "cpu",
@@ -321,22 +321,22 @@ static const struct hrd_row sample = {
     .lost = 17,
 };
 
-static char *write_one(enum hrd_format format, unsigned fields,
-                       const struct hrd_row *row)
+static char *write_one(enum hrv_format format, unsigned fields,
+                       const struct hra_row *row)
 {
     struct sink s;
 
     sink_open(&s, format, fields);
-    assert_int_equal(hrd_writer_row(&s.w, row), 0);
+    assert_int_equal(hrv_writer_row(&s.w, row), 0);
     return sink_close(&s);
 }
 
 static void test_jsonl_fields(void **state)
 {
-    struct hrd_row row = sample;
+    struct hra_row row = sample;
     char *out;
 
-    out = write_one(HRD_FORMAT_JSONL, 0, &row);
+    out = write_one(HRV_FORMAT_JSONL, 0, &row);
     assert_string_equal(out,
         "{\"nodeid\":\"ops/add[cpu-float32-13x4]\",\"operator\":\"add\","
         "\"backend\":\"cpu\",\"phase\":\"warm\",\"range\":\"dispatch.call\","
@@ -344,7 +344,7 @@ static void test_jsonl_fields(void **state)
         "\"mean\":7088.95,\"median\":6947.5}\n");
     free(out);
 
-    out = write_one(HRD_FORMAT_JSONL, HRD_FIELDS_EXTENDED, &row);
+    out = write_one(HRV_FORMAT_JSONL, HRV_FIELDS_EXTENDED, &row);
     assert_string_equal(out,
         "{\"nodeid\":\"ops/add[cpu-float32-13x4]\",\"operator\":\"add\","
         "\"backend\":\"cpu\",\"phase\":\"warm\",\"range\":\"dispatch.call\","
@@ -361,7 +361,7 @@ static void test_jsonl_fields(void **state)
     row.min = -INFINITY;
     row.max = INFINITY;
     row.lost = 0;
-    out = write_one(HRD_FORMAT_JSONL, HRD_FIELDS_EXTENDED, &row);
+    out = write_one(HRV_FORMAT_JSONL, HRV_FIELDS_EXTENDED, &row);
     assert_string_equal(out,
         "{\"nodeid\":\"ops/add[cpu-float32-13x4]\",\"operator\":\"add\","
         "\"backend\":\"cpu\",\"phase\":\"warm\",\"range\":\"dispatch.call\","
@@ -376,14 +376,14 @@ static void test_jsonl_fields(void **state)
  * errors="replace". */
 static void test_jsonl_escaping(void **state)
 {
-    struct hrd_row row = {
+    struct hra_row row = {
         .node_id = "a\"b\\c\td\x01" "e\xc2\xb5" "f\x7f\xe2\x82\xac"
                    "\xf0\x9f\x98\x80\xff\xe2\x82" "g\xed\xa0\x80"
                    "h\xc0\xafi\n\r\b\f\x1f",
         .op = "", .backend = "b", .phase = "cold", .range = "r/\x7e",
         .metric = "self", .count = 0, .mean = 0.0, .median = -0.0,
     };
-    char *out = write_one(HRD_FORMAT_JSONL, 0, &row);
+    char *out = write_one(HRV_FORMAT_JSONL, 0, &row);
 
     assert_string_equal(out,
         "{\"nodeid\":\"a\\\"b\\\\c\\td\\u0001e\\u00b5f\\u007f\\u20ac"
@@ -396,12 +396,12 @@ static void test_jsonl_escaping(void **state)
 
 static void test_csv(void **state)
 {
-    struct hrd_row row = sample;
+    struct hra_row row = sample;
     struct sink s;
     char *out;
 
-    sink_open(&s, HRD_FORMAT_CSV, 0);
-    assert_int_equal(hrd_writer_row(&s.w, &row), 0);
+    sink_open(&s, HRV_FORMAT_CSV, 0);
+    assert_int_equal(hrv_writer_row(&s.w, &row), 0);
     row.node_id = "ops/x[a,b]";
     row.range = "say \"hi\"";
     row.metric = "two\nlines";
@@ -409,7 +409,7 @@ static void test_csv(void **state)
     row.count = 1;
     row.mean = 1e-05;
     row.median = 2.0;
-    assert_int_equal(hrd_writer_row(&s.w, &row), 0);
+    assert_int_equal(hrv_writer_row(&s.w, &row), 0);
     out = sink_close(&s);
     assert_string_equal(out,
         "nodeid,operator,backend,phase,range,metric,count,unit,mean,median\n"
@@ -421,7 +421,7 @@ static void test_csv(void **state)
 
     row = sample;
     row.exact = 0;
-    out = write_one(HRD_FORMAT_CSV, HRD_FIELDS_EXTENDED, &row);
+    out = write_one(HRV_FORMAT_CSV, HRV_FIELDS_EXTENDED, &row);
     assert_string_equal(out,
         "nodeid,operator,backend,phase,range,metric,count,unit,mean,median,"
         "min,max,p90,p99,stddev,exact,lost\n"
@@ -431,7 +431,7 @@ static void test_csv(void **state)
     free(out);
 
     /* An empty report still has its header. */
-    sink_open(&s, HRD_FORMAT_CSV, 0);
+    sink_open(&s, HRV_FORMAT_CSV, 0);
     out = sink_close(&s);
     assert_string_equal(out,
         "nodeid,operator,backend,phase,range,metric,count,unit,mean,median\n");
@@ -443,7 +443,7 @@ static void test_table(void **state)
 #define ROW(n_, o_, p_, r_, m_, c_, mean_, median_)                     \
     { .node_id = n_, .op = o_, .backend = "cpu", .phase = p_, .range = r_, \
       .metric = m_, .count = c_, .mean = mean_, .median = median_ }
-    static const struct hrd_row rows[] = {
+    static const struct hra_row rows[] = {
         ROW("ops/add[cpu-float32-13x4]", "add", "cold", "binding.body",
             "inclusive", 1, 775383.0, 775383.0),
         ROW("ops/add[cpu-float32-13x4]", "add", "warm", "binding.body",
@@ -459,14 +459,14 @@ static void test_table(void **state)
     char *out;
     size_t i;
 
-    sink_open(&s, HRD_FORMAT_TABLE, 0);
+    sink_open(&s, HRV_FORMAT_TABLE, 0);
     for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-        struct hrd_row row = rows[i];
+        struct hra_row row = rows[i];
 
         /* The writer must keep its own copies of the strings. */
         snprintf(node, sizeof(node), "%s", rows[i].node_id);
         row.node_id = node;
-        assert_int_equal(hrd_writer_row(&s.w, &row), 0);
+        assert_int_equal(hrv_writer_row(&s.w, &row), 0);
         memset(node, 'x', sizeof(node) - 1);
     }
     out = sink_close(&s);
@@ -488,14 +488,14 @@ static void test_table(void **state)
 
 static void test_table_extended(void **state)
 {
-    static const struct hrd_row row = {
+    static const struct hra_row row = {
         .node_id = "n", .op = "o", .backend = "b", .phase = "warm",
         .range = "r", .metric = "self", .count = 2, .mean = 1500.0,
         .median = 1500.0, .min = 1000.0, .max = 2000.0, .p90 = 1900.0,
         .p99 = 1990.0, .stddev = 500.0, .exact = 1, .lost = 3,
     };
     struct sink s;
-    char *out = write_one(HRD_FORMAT_TABLE, HRD_FIELDS_EXTENDED, &row);
+    char *out = write_one(HRV_FORMAT_TABLE, HRV_FIELDS_EXTENDED, &row);
 
     assert_string_equal(out,
         "n  o/b  warm\n"
@@ -506,7 +506,7 @@ static void test_table_extended(void **state)
     free(out);
 
     /* An empty table writes nothing. */
-    sink_open(&s, HRD_FORMAT_TABLE, 0);
+    sink_open(&s, HRV_FORMAT_TABLE, 0);
     out = sink_close(&s);
     assert_int_equal(s.len, 0);
     free(out);
@@ -514,38 +514,38 @@ static void test_table_extended(void **state)
 
 static void test_format_parse(void **state)
 {
-    enum hrd_format f = HRD_FORMAT_TABLE;
+    enum hrv_format f = HRV_FORMAT_TABLE;
 
-    assert_int_equal(hrd_format_parse("jsonl", &f), 0);
-    assert_int_equal(f, HRD_FORMAT_JSONL);
-    assert_int_equal(hrd_format_parse("csv", &f), 0);
-    assert_int_equal(f, HRD_FORMAT_CSV);
-    assert_int_equal(hrd_format_parse("table", &f), 0);
-    assert_int_equal(f, HRD_FORMAT_TABLE);
-    f = HRD_FORMAT_CSV;
-    assert_int_equal(hrd_format_parse("JSONL", &f), -EINVAL);
-    assert_int_equal(hrd_format_parse("json", &f), -EINVAL);
-    assert_int_equal(hrd_format_parse("", &f), -EINVAL);
-    assert_int_equal(hrd_format_parse(NULL, &f), -EINVAL);
-    assert_int_equal(f, HRD_FORMAT_CSV);
+    assert_int_equal(hrv_format_parse("jsonl", &f), 0);
+    assert_int_equal(f, HRV_FORMAT_JSONL);
+    assert_int_equal(hrv_format_parse("csv", &f), 0);
+    assert_int_equal(f, HRV_FORMAT_CSV);
+    assert_int_equal(hrv_format_parse("table", &f), 0);
+    assert_int_equal(f, HRV_FORMAT_TABLE);
+    f = HRV_FORMAT_CSV;
+    assert_int_equal(hrv_format_parse("JSONL", &f), -EINVAL);
+    assert_int_equal(hrv_format_parse("json", &f), -EINVAL);
+    assert_int_equal(hrv_format_parse("", &f), -EINVAL);
+    assert_int_equal(hrv_format_parse(NULL, &f), -EINVAL);
+    assert_int_equal(f, HRV_FORMAT_CSV);
 }
 
 /* A stream that cannot be written makes the writer return -EIO. */
 static void test_io_error(void **state)
 {
-    struct hrd_writer w;
+    struct hrv_writer w;
     FILE *f = fopen("/dev/null", "r");
 
     assert_non_null(f);
-    hrd_writer_init(&w, f, HRD_FORMAT_JSONL, 0);
-    assert_int_equal(hrd_writer_row(&w, &sample), -EIO);
-    hrd_writer_fini(&w);
+    hrv_writer_init(&w, f, HRV_FORMAT_JSONL, 0);
+    assert_int_equal(hrv_writer_row(&w, &sample), -EIO);
+    hrv_writer_fini(&w);
     clearerr(f);
 
-    hrd_writer_init(&w, f, HRD_FORMAT_TABLE, 0);
-    assert_int_equal(hrd_writer_row(&w, &sample), 0);
-    assert_int_equal(hrd_writer_finish(&w), -EIO);
-    hrd_writer_fini(&w);
+    hrv_writer_init(&w, f, HRV_FORMAT_TABLE, 0);
+    assert_int_equal(hrv_writer_row(&w, &sample), 0);
+    assert_int_equal(hrv_writer_finish(&w), -EIO);
+    hrv_writer_fini(&w);
     fclose(f);
 }
 
@@ -556,13 +556,13 @@ static void test_fini(void **state)
     struct sink s;
     int i;
 
-    sink_open(&s, HRD_FORMAT_TABLE, HRD_FIELDS_EXTENDED);
+    sink_open(&s, HRV_FORMAT_TABLE, HRV_FIELDS_EXTENDED);
     for (i = 0; i < 40; i++)
-        assert_int_equal(hrd_writer_row(&s.w, &sample), 0);
+        assert_int_equal(hrv_writer_row(&s.w, &sample), 0);
     assert_int_equal(s.w.nrows, 40);
-    hrd_writer_fini(&s.w);
-    hrd_writer_fini(&s.w);
-    hrd_writer_fini(NULL);
+    hrv_writer_fini(&s.w);
+    hrv_writer_fini(&s.w);
+    hrv_writer_fini(NULL);
     assert_int_equal(fclose(s.f), 0);
     assert_int_equal(s.len, 0);
     free(s.buf);

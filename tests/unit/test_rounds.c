@@ -21,12 +21,12 @@ static void median_and_spread(void **state)
                                                                       100 };
 
     (void)state;
-    assert_true(hrd_rounds_median(odd, 3) == 20);
-    assert_true(hrd_rounds_median(even, 4) == 2.5);
-    assert_true(isnan(hrd_rounds_median(odd, 0)));
+    assert_true(hrs_rounds_median(odd, 3) == 20);
+    assert_true(hrs_rounds_median(even, 4) == 2.5);
+    assert_true(isnan(hrs_rounds_median(odd, 0)));
     /* (110 - 90) / 100 */
-    assert_true(fabs(hrd_rounds_spread(s, 3) - 20) < 1e-12);
-    assert_true(hrd_rounds_spread(s, 1) == 0);
+    assert_true(fabs(hrs_rounds_spread(s, 3) - 20) < 1e-12);
+    assert_true(hrs_rounds_spread(s, 1) == 0);
 }
 
 static void exact_separated(void **state)
@@ -37,36 +37,36 @@ static void exact_separated(void **state)
     (void)state;
     /* All of new above all of base: 2 of the C(10,5) = 252 splits are as
      * extreme. */
-    assert_true(fabs(hrd_rounds_mwu_exact(x5, 5, y5, 5, &u) - 2.0 / 252) <
+    assert_true(fabs(hrs_rounds_mwu_exact(x5, 5, y5, 5, &u) - 2.0 / 252) <
                 1e-12);
     assert_true(u == 25);
     /* Below: U = 0, the same p. */
-    assert_true(fabs(hrd_rounds_mwu_exact(y5, 5, x5, 5, &u) - 2.0 / 252) <
+    assert_true(fabs(hrs_rounds_mwu_exact(y5, 5, x5, 5, &u) - 2.0 / 252) <
                 1e-12);
     assert_true(u == 0);
     /* 3 a side: 2 / 20; 4 a side: 2 / 70; 6 a side: 2 / 924. */
-    assert_true(fabs(hrd_rounds_mwu_exact(x5, 3, y5, 3, NULL) - 0.1) <
+    assert_true(fabs(hrs_rounds_mwu_exact(x5, 3, y5, 3, NULL) - 0.1) <
                 1e-12);
-    assert_true(fabs(hrd_rounds_mwu_exact(x5, 4, y5, 4, NULL) - 2.0 / 70) <
+    assert_true(fabs(hrs_rounds_mwu_exact(x5, 4, y5, 4, NULL) - 2.0 / 70) <
                 1e-12);
     {
         double a[] = { 1, 2, 3, 4, 5, 6 }, b[] = { 7, 8, 9, 10, 11, 12 };
 
-        assert_true(fabs(hrd_rounds_mwu_exact(a, 6, b, 6, NULL) -
+        assert_true(fabs(hrs_rounds_mwu_exact(a, 6, b, 6, NULL) -
                          2.0 / 924) < 1e-12);
     }
     /* Interleaved evenly: U = nm/2 exactly, p = 1. */
     {
         double a[] = { 1, 4, 5, 8 }, b[] = { 2, 3, 6, 7 };
 
-        assert_true(hrd_rounds_mwu_exact(a, 4, b, 4, &u) == 1);
+        assert_true(hrs_rounds_mwu_exact(a, 4, b, 4, &u) == 1);
         assert_true(u == 8);
     }
     /* Too many splits: C(40, 20). */
     {
         double a[20] = { 0 }, b[20] = { 0 };
 
-        assert_true(hrd_rounds_mwu_exact(a, 20, b, 20, NULL) == -1);
+        assert_true(hrs_rounds_mwu_exact(a, 20, b, 20, NULL) == -1);
     }
 }
 
@@ -78,13 +78,13 @@ static void exact_ties(void **state)
     double x[] = { 1, 2, 3 }, y[] = { 3, 4, 5 }, u;
 
     (void)state;
-    assert_true(fabs(hrd_rounds_mwu_exact(x, 3, y, 3, &u) - 0.2) < 1e-12);
+    assert_true(fabs(hrs_rounds_mwu_exact(x, 3, y, 3, &u) - 0.2) < 1e-12);
     assert_true(u == 8.5);
     /* All equal: every split is as extreme as U = nm/2: p = 1. */
     {
         double a[] = { 110, 110, 110 }, b[] = { 110, 110, 110 };
 
-        assert_true(hrd_rounds_mwu_exact(a, 3, b, 3, &u) == 1);
+        assert_true(hrs_rounds_mwu_exact(a, 3, b, 3, &u) == 1);
         assert_true(u == 4.5);
     }
 }
@@ -93,23 +93,23 @@ static void hl_k(void **state)
 {
     (void)state;
     /* 5,5: P(U <= 2) = 4/252 = 0.016, P(U <= 3) = 7/252 = 0.028. */
-    assert_int_equal(hrd_rounds_hl_k(5, 5), 3);
+    assert_int_equal(hrs_rounds_hl_k(5, 5), 3);
     /* 4,4: P(U = 0) = 1/70 = 0.014, P(U <= 1) = 2/70 = 0.029. */
-    assert_int_equal(hrd_rounds_hl_k(4, 4), 1);
+    assert_int_equal(hrs_rounds_hl_k(4, 4), 1);
     /* 3,3: P(U = 0) = 1/20 = 0.05: no 95% interval. */
-    assert_int_equal(hrd_rounds_hl_k(3, 3), 0);
+    assert_int_equal(hrs_rounds_hl_k(3, 3), 0);
     /* 10,10: P(U <= 23) = 0.0216, P(U <= 24) = 0.0262. */
-    assert_int_equal(hrd_rounds_hl_k(10, 10), 24);
+    assert_int_equal(hrs_rounds_hl_k(10, 10), 24);
 }
 
 static void compare(void **state)
 {
     double x[] = { 104, 100, 102, 101, 103 }, y[] = { 112, 110, 114, 111,
                                                         113 };
-    struct hrd_rounds_cmp c;
+    struct hrs_rounds_cmp c;
 
     (void)state;
-    assert_int_equal(hrd_rounds_compare(x, 5, y, 5, &c), 0);
+    assert_int_equal(hrs_rounds_compare(x, 5, y, 5, &c), 0);
     assert_true(c.base_median == 102 && c.new_median == 112);
     assert_true(fabs(c.change - 100 * (112.0 / 102 - 1)) < 1e-9);
     assert_true(c.exact);
@@ -120,7 +120,7 @@ static void compare(void **state)
     assert_true(fabs(c.hi - 100 * (114.0 / 101 - 1)) < 1e-9);
     assert_true(fabs(c.spread_base - 100 * 4.0 / 102) < 1e-9);
     /* 3 a side: p = 0.1 at best, and the interval is unbounded. */
-    assert_int_equal(hrd_rounds_compare(x, 3, y, 3, &c), 0);
+    assert_int_equal(hrs_rounds_compare(x, 3, y, 3, &c), 0);
     assert_true(fabs(c.p - 0.1) < 1e-12);
     assert_true(isinf(c.lo) && c.lo < 0 && isinf(c.hi) && c.hi > 0);
 }

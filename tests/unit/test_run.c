@@ -87,19 +87,19 @@ static void write_run_as(const char *p, uint32_t format, int packed)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
+    struct hrr_writer w;
     uint64_t incl[4] = { 100, 5, 0, 20 }, self[3] = { 40, 0, 7 };
     char err[512], node[32];
 
     h.format = format;
     h.host = "test";
     h.version = "0";
-    assert_int_equal(hrd_run_create(&w, p, &h, err, sizeof err), 0);
+    assert_int_equal(hrr_create(&w, p, &h, err, sizeof err), 0);
     if (packed & WITH_STATE) {
         Hostrange__RunState st = HOSTRANGE__RUN_STATE__INIT;
 
         st.covers = 7;
-        assert_int_equal(hrd_run_put_state(&w, &st, err, sizeof err), 0);
+        assert_int_equal(hrr_put_state(&w, &st, err, sizeof err), 0);
     }
     for (int i = 0; i < 3; i++) {
         Hostrange__RunKey k = HOSTRANGE__RUN_KEY__INIT;
@@ -124,14 +124,14 @@ static void write_run_as(const char *p, uint32_t format, int packed)
 
             assert_true(len <= sizeof buf);
             hostrange__run_key__pack(&k, buf);
-            assert_int_equal(hrd_run_put_packed(&w, buf, len, err,
+            assert_int_equal(hrr_put_packed(&w, buf, len, err,
                                                 sizeof err), 0);
         } else {
-            assert_int_equal(hrd_run_put_key(&w, &k, err, sizeof err), 0);
+            assert_int_equal(hrr_put_key(&w, &k, err, sizeof err), 0);
         }
     }
-    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
-    hrd_run_abort(&w);
+    assert_int_equal(hrr_commit(&w, &e, err, sizeof err), 0);
+    hrr_abort(&w);
 }
 
 static void write_run(const char *p, uint32_t format)
@@ -143,12 +143,12 @@ static void write_run(const char *p, uint32_t format)
  * errno) with the reason in err. */
 static int read_all(const char *p, char *err, size_t errlen, int *keys)
 {
-    struct hrd_run_reader r;
+    struct hrr_reader r;
     Hostrange__RunHeader *h = NULL;
     int rc;
 
     *keys = 0;
-    rc = hrd_run_open(&r, p, &h, err, errlen);
+    rc = hrr_open(&r, p, &h, err, errlen);
     if (rc != 0)
         return rc;
     hostrange__run_header__free_unpacked(h, NULL);
@@ -156,9 +156,9 @@ static int read_all(const char *p, char *err, size_t errlen, int *keys)
         Hostrange__RunKey *k = NULL;
         Hostrange__RunEnd *e = NULL;
 
-        rc = hrd_run_next(&r, &k, &e, err, errlen);
+        rc = hrr_next(&r, &k, &e, err, errlen);
         if (rc < 0) {
-            hrd_run_close(&r);
+            hrr_close(&r);
             return rc;
         }
         if (rc == 2) {
@@ -172,7 +172,7 @@ static int read_all(const char *p, char *err, size_t errlen, int *keys)
         hostrange__run_key__free_unpacked(k, NULL);
         (*keys)++;
     }
-    hrd_run_close(&r);
+    hrr_close(&r);
     return 0;
 }
 
@@ -227,14 +227,14 @@ static void test_round_trip(void **state)
     int keys;
 
     (void)state;
-    write_run(path, HRD_RUN_FORMAT_NEWEST);
+    write_run(path, HRR_FORMAT_NEWEST);
     assert_int_equal(read_all(path, err, sizeof err, &keys), 0);
     assert_int_equal(keys, 3);
     /* No temporary file is left beside it. */
     assert_int_equal(entries(), 1);
 }
 
-/* A daemon's state record (a snapshot) is read by hrd_run_read_state
+/* A daemon's state record (a snapshot) is read by hrr_read_state
  * just after the header and skipped by the readers of runs; a run without
  * one gives 0 and reads on unchanged. */
 static void test_state_record(void **state)
@@ -243,34 +243,34 @@ static void test_state_record(void **state)
     Hostrange__RunState *st = NULL;
     Hostrange__RunKey *k = NULL;
     Hostrange__RunEnd *e = NULL;
-    struct hrd_run_reader r;
+    struct hrr_reader r;
     char err[512];
     int keys;
 
     (void)state;
-    write_run_as(path, HRD_RUN_FORMAT_NEWEST, WITH_STATE);
+    write_run_as(path, HRR_FORMAT_NEWEST, WITH_STATE);
     assert_int_equal(read_all(path, err, sizeof err, &keys), 0);
     assert_int_equal(keys, 3);
-    assert_int_equal(hrd_run_open(&r, path, &h, err, sizeof err), 0);
+    assert_int_equal(hrr_open(&r, path, &h, err, sizeof err), 0);
     hostrange__run_header__free_unpacked(h, NULL);
-    assert_int_equal(hrd_run_read_state(&r, &st, err, sizeof err), 1);
+    assert_int_equal(hrr_read_state(&r, &st, err, sizeof err), 1);
     assert_int_equal(st->covers, 7);
     hostrange__run_state__free_unpacked(st, NULL);
-    assert_int_equal(hrd_run_next(&r, &k, &e, err, sizeof err), 1);
+    assert_int_equal(hrr_next(&r, &k, &e, err, sizeof err), 1);
     assert_string_equal(k->node_id, "t::node[0]");
     hostrange__run_key__free_unpacked(k, NULL);
-    hrd_run_close(&r);
+    hrr_close(&r);
 
-    write_run(path, HRD_RUN_FORMAT_NEWEST);
-    assert_int_equal(hrd_run_open(&r, path, &h, err, sizeof err), 0);
+    write_run(path, HRR_FORMAT_NEWEST);
+    assert_int_equal(hrr_open(&r, path, &h, err, sizeof err), 0);
     hostrange__run_header__free_unpacked(h, NULL);
     st = NULL;
-    assert_int_equal(hrd_run_read_state(&r, &st, err, sizeof err), 0);
+    assert_int_equal(hrr_read_state(&r, &st, err, sizeof err), 0);
     assert_null(st);
-    assert_int_equal(hrd_run_next(&r, &k, &e, err, sizeof err), 1);
+    assert_int_equal(hrr_next(&r, &k, &e, err, sizeof err), 1);
     assert_string_equal(k->node_id, "t::node[0]");
     hostrange__run_key__free_unpacked(k, NULL);
-    hrd_run_close(&r);
+    hrr_close(&r);
 }
 
 /* Keys written packed make the same file, byte for byte, as keys written
@@ -278,8 +278,8 @@ static void test_state_record(void **state)
 static void test_packed_keys(void **state)
 {
     (void)state;
-    write_run_as(path, HRD_RUN_FORMAT_NEWEST, 0);
-    write_run_as(bad, HRD_RUN_FORMAT_NEWEST, 1);
+    write_run_as(path, HRR_FORMAT_NEWEST, 0);
+    write_run_as(bad, HRR_FORMAT_NEWEST, 1);
     assert_same_bytes(path, bad);
 }
 
@@ -288,15 +288,15 @@ static void test_packed_keys(void **state)
 static size_t put_expected(unsigned char *out, uint8_t type,
                            const unsigned char *p, size_t len)
 {
-    uint8_t hd[HRD_REC_HEADER];
+    uint8_t hd[HRR_REC_HEADER];
     uint32_t l = (uint32_t)len, crc;
 
     for (int i = 0; i < 4; i++)
         hd[i] = (uint8_t)(l >> (8 * i));
     hd[8] = type;
-    crc = hrd_crc32c(0, hd, 4);
-    crc = hrd_crc32c(crc, &hd[8], 1);
-    crc = hrd_crc32c(crc, p, len);
+    crc = hrr_crc32c(0, hd, 4);
+    crc = hrr_crc32c(crc, &hd[8], 1);
+    crc = hrr_crc32c(crc, p, len);
     for (int i = 0; i < 4; i++)
         hd[4 + i] = (uint8_t)(crc >> (8 * i));
     memcpy(out, hd, sizeof hd);
@@ -307,7 +307,7 @@ static size_t put_expected(unsigned char *out, uint8_t type,
 
 /* Reads again the record of len bytes at byte `at` of r's file, whose
  * framing (as written) is at hd, and checks that its payload is want. */
-static void reread_check(struct hrd_run_reader *r, const unsigned char *hd,
+static void reread_check(struct hrr_reader *r, const unsigned char *hd,
                          size_t at, size_t len, const unsigned char *want)
 {
     uint32_t crc = (uint32_t)hd[4] | (uint32_t)hd[5] << 8 |
@@ -316,7 +316,7 @@ static void reread_check(struct hrd_run_reader *r, const unsigned char *hd,
     uint8_t type;
     char err[8400];
 
-    assert_int_equal(hrd_run_reread(r, at, len, crc, &type, &p, err,
+    assert_int_equal(hrr_reread(r, at, len, crc, &type, &p, err,
                                     sizeof err), 0);
     if (len != 0)
         assert_memory_equal(p, want, len);
@@ -337,8 +337,8 @@ static void test_records_of_every_size(void **state)
                                     400000 };
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
-    struct hrd_run_reader r;
+    struct hrr_writer w;
+    struct hrr_reader r;
     Hostrange__RunHeader *rh = NULL;
     enum { N = 120 };
     size_t len[N], at[N], nexp = 0, nfile, total = 0;
@@ -354,14 +354,14 @@ static void test_records_of_every_size(void **state)
         total += len[i];
     }
     src = malloc(total + 1);
-    exp = malloc(total + N * HRD_REC_HEADER + 4096);
+    exp = malloc(total + N * HRR_REC_HEADER + 4096);
     for (size_t i = 0; i < total; i++)
         src[i] = (unsigned char)(i * 131 + (i >> 9));
-    h.format = HRD_RUN_FORMAT_NEWEST;
+    h.format = HRR_FORMAT_NEWEST;
     h.host = "test";
     h.version = "0";
-    assert_int_equal(hrd_run_create(&w, path, &h, err, sizeof err), 0);
-    memcpy(exp, HRD_RUN_MAGIC, 8);
+    assert_int_equal(hrr_create(&w, path, &h, err, sizeof err), 0);
+    memcpy(exp, HRR_MAGIC, 8);
     nexp = 8;
     {
         size_t hl = hostrange__run_header__get_packed_size(&h);
@@ -383,12 +383,12 @@ static void test_records_of_every_size(void **state)
             size_t from = len[i] / 4, to = len[i] - len[i] / 4;
 
             memcpy(mid, p + from, to - from);
-            assert_int_equal(hrd_run_put_spliced(&w, p, len[i], from, to,
+            assert_int_equal(hrr_put_spliced(&w, p, len[i], from, to,
                                                  mid, to - from, err,
                                                  sizeof err), 0);
             free(mid);
         } else {
-            assert_int_equal(hrd_run_put_packed(&w, p, len[i], err,
+            assert_int_equal(hrr_put_packed(&w, p, len[i], err,
                                                 sizeof err), 0);
         }
     }
@@ -403,13 +403,13 @@ static void test_records_of_every_size(void **state)
         nexp += put_expected(exp + nexp, 'E', eb, el);
         free(eb);
     }
-    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
+    assert_int_equal(hrr_commit(&w, &e, err, sizeof err), 0);
     nfile = slurp(path, &file);
     assert_int_equal(nfile, nexp);
     assert_memory_equal(file, exp, nexp);
 
     /* Record by record. */
-    assert_int_equal(hrd_run_open(&r, path, &rh, err, sizeof err), 0);
+    assert_int_equal(hrr_open(&r, path, &rh, err, sizeof err), 0);
     hostrange__run_header__free_unpacked(rh, NULL);
     for (size_t i = 0, off = 0; i < N; off += len[i], i++) {
         const uint8_t *p;
@@ -417,24 +417,24 @@ static void test_records_of_every_size(void **state)
         size_t n;
 
         assert_int_equal(r.offset, at[i]);
-        assert_int_equal(hrd_run_next_raw(&r, &type, &p, &n, err,
+        assert_int_equal(hrr_next_raw(&r, &type, &p, &n, err,
                                           sizeof err), 1);
         assert_int_equal(type, 'K');
         assert_int_equal(n, len[i]);
         if (n != 0)
             assert_memory_equal(p, src + off, n);
     }
-    hrd_run_close(&r);
+    hrr_close(&r);
 
     /* Skimmed, then each read again where it was, last first. */
-    assert_int_equal(hrd_run_open(&r, path, &rh, err, sizeof err), 0);
+    assert_int_equal(hrr_open(&r, path, &rh, err, sizeof err), 0);
     hostrange__run_header__free_unpacked(rh, NULL);
     for (size_t i = 0, off = 0; i < N; off += len[i], i++) {
         const uint8_t *p;
         uint8_t type;
         size_t n, got;
 
-        assert_int_equal(hrd_run_skim(&r, 100, &type, &n, &p, &got, err,
+        assert_int_equal(hrr_skim(&r, 100, &type, &n, &p, &got, err,
                                       sizeof err), 1);
         assert_int_equal(n, len[i]);
         assert_int_equal(got, len[i] < 100 ? len[i] : 100);
@@ -448,7 +448,7 @@ static void test_records_of_every_size(void **state)
     /* And first to last (a read then brings the records after it). */
     for (size_t i = 0, off = 0; i < N; off += len[i], i++)
         reread_check(&r, exp + at[i], at[i], len[i], src + off);
-    hrd_run_close(&r);
+    hrr_close(&r);
     free(file);
     free(exp);
     free(src);
@@ -461,16 +461,16 @@ static void write_keys(const char *p, const unsigned char *src,
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
+    struct hrr_writer w;
     struct iovec iov[300];
     uint64_t rng = 7;
     char err[512];
     size_t i = 0, off = 0;
 
-    h.format = HRD_RUN_FORMAT_NEWEST;
+    h.format = HRR_FORMAT_NEWEST;
     h.host = "test";
     h.version = "0";
-    assert_int_equal(hrd_run_create(&w, p, &h, err, sizeof err), 0);
+    assert_int_equal(hrr_create(&w, p, &h, err, sizeof err), 0);
     while (i < 700) {
         size_t n = 1 + (size_t)((rng = rng * 6364136223846793005ull + 1) >>
                                 33) % 299;
@@ -482,18 +482,18 @@ static void write_keys(const char *p, const unsigned char *src,
                 iov[j].iov_len = len[i + j];
                 off += len[i + j];
             }
-            assert_int_equal(hrd_run_put_packed_keys(&w, iov, n, err,
+            assert_int_equal(hrr_put_packed_keys(&w, iov, n, err,
                                                      sizeof err), 0);
             i += n;
             continue;
         }
         for (size_t j = 0; j < n; j++, i++) {
-            assert_int_equal(hrd_run_put_packed(&w, src + off, len[i], err,
+            assert_int_equal(hrr_put_packed(&w, src + off, len[i], err,
                                                 sizeof err), 0);
             off += len[i];
         }
     }
-    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
+    assert_int_equal(hrr_commit(&w, &e, err, sizeof err), 0);
 }
 
 /* Keys written straight from the caller's memory, many at once, make the
@@ -522,20 +522,20 @@ static void test_keys_at_once(void **state)
 static void test_abort_keeps_target(void **state)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
-    struct hrd_run_writer w;
+    struct hrr_writer w;
     unsigned char *before, *after;
     size_t nb, na;
     char err[512];
 
     (void)state;
-    write_run(path, HRD_RUN_FORMAT_NEWEST);
+    write_run(path, HRR_FORMAT_NEWEST);
     nb = slurp(path, &before);
-    h.format = HRD_RUN_FORMAT_NEWEST;
+    h.format = HRR_FORMAT_NEWEST;
     h.host = "other";
     h.version = "0";
-    assert_int_equal(hrd_run_create(&w, path, &h, err, sizeof err), 0);
+    assert_int_equal(hrr_create(&w, path, &h, err, sizeof err), 0);
     assert_int_equal(entries(), 2); /* the temporary file */
-    hrd_run_abort(&w);
+    hrr_abort(&w);
     assert_int_equal(entries(), 1);
     na = slurp(path, &after);
     assert_int_equal(na, nb);
@@ -552,7 +552,7 @@ static void test_every_truncation(void **state)
     int keys;
 
     (void)state;
-    write_run(path, HRD_RUN_FORMAT_NEWEST);
+    write_run(path, HRR_FORMAT_NEWEST);
     n = slurp(path, &buf);
     for (size_t len = 0; len < n; len++) {
         spill(bad, buf, len);
@@ -577,7 +577,7 @@ static void test_every_flipped_byte(void **state)
     int keys;
 
     (void)state;
-    write_run(path, HRD_RUN_FORMAT_NEWEST);
+    write_run(path, HRR_FORMAT_NEWEST);
     n = slurp(path, &buf);
     for (size_t at = 0; at < n; at++) {
         buf[at] ^= 0x10;
@@ -604,7 +604,7 @@ static void test_foreign_and_newer(void **state)
     assert_string_equal(err, want);
 
     /* A newer layout (the magic) and a newer format (the header). */
-    write_run(path, HRD_RUN_FORMAT_NEWEST);
+    write_run(path, HRR_FORMAT_NEWEST);
     n = slurp(path, &buf);
     buf[6] = '2';
     spill(bad, buf, n);
@@ -613,16 +613,16 @@ static void test_foreign_and_newer(void **state)
              "than this hostrange reads (1); use a newer hostrangectl", bad);
     assert_string_equal(err, want);
     free(buf);
-    write_run(bad, HRD_RUN_FORMAT_NEWEST + 1);
+    write_run(bad, HRR_FORMAT_NEWEST + 1);
     assert_int_equal(read_all(bad, err, sizeof err, &keys), -EINVAL);
     snprintf(want, sizeof want, "%s: written in run format %u, newer than "
              "those this hostrange reads (1 to %u); use a newer hostrangectl",
-             bad, HRD_RUN_FORMAT_NEWEST + 1, HRD_RUN_FORMAT_NEWEST);
+             bad, HRR_FORMAT_NEWEST + 1, HRR_FORMAT_NEWEST);
     assert_string_equal(err, want);
     write_run(bad, 0);
     assert_int_equal(read_all(bad, err, sizeof err, &keys), -EINVAL);
     snprintf(want, sizeof want, "%s: written in run format 0, not one this "
-             "hostrange reads (1 to %u)", bad, HRD_RUN_FORMAT_NEWEST);
+             "hostrange reads (1 to %u)", bad, HRR_FORMAT_NEWEST);
     assert_string_equal(err, want);
 }
 
@@ -633,10 +633,10 @@ static void test_system_errors(void **state)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunHeader *rh = NULL;
-    struct hrd_run_reader r;
-    struct hrd_run_writer w;
-    struct hrd_runload l;
-    struct hrd_agg a;
+    struct hrr_reader r;
+    struct hrr_writer w;
+    struct hrr_runload l;
+    struct hra_agg a;
     char err[512], want[512], missing[160];
     int keys;
 
@@ -645,36 +645,36 @@ static void test_system_errors(void **state)
     assert_int_equal(read_all(bad, err, sizeof err, &keys), -ENOENT);
     snprintf(want, sizeof want, "%s: %s", bad, strerror(ENOENT));
     assert_string_equal(err, want);
-    assert_int_equal(hrd_run_open(&r, dir, &rh, err, sizeof err), -EISDIR);
+    assert_int_equal(hrr_open(&r, dir, &rh, err, sizeof err), -EISDIR);
     snprintf(want, sizeof want, "%s: not a regular file", dir);
     assert_string_equal(err, want);
-    hrd_agg_init(&a);
-    hrd_runload_init(&l, &a);
-    assert_int_equal(hrd_run_load(&l, bad, NULL, NULL, NULL, NULL, err,
+    hra_init(&a);
+    hrr_runload_init(&l, &a);
+    assert_int_equal(hrr_load(&l, bad, NULL, NULL, NULL, NULL, err,
                                   sizeof err),
                      -ENOENT);
     assert_names(err, bad);
-    hrd_runload_fini(&l);
-    hrd_agg_fini(&a);
-    h.format = HRD_RUN_FORMAT_NEWEST;
-    assert_int_equal(hrd_run_create(&w, missing, &h, err, sizeof err),
+    hrr_runload_fini(&l);
+    hra_fini(&a);
+    h.format = HRR_FORMAT_NEWEST;
+    assert_int_equal(hrr_create(&w, missing, &h, err, sizeof err),
                      -ENOENT);
     assert_names(err, missing);
     assert_int_equal(entries(), 0);
 }
 
 /* A run file holds what its writer kept (a daemon, a merge of many): its
- * readers (dump --from, plot, merge: hrd_runload) keep every calling
+ * readers (dump --from, plot, merge: hrr_runload) keep every calling
  * context in it, beyond the daemon's own limits of depth and number. */
 static void test_load_keeps_every_path(void **state)
 {
     const char *names[100];
     char buf[100][8];
     struct harness_runfile f;
-    struct hrd_runload l;
-    struct hrd_agg a;
-    struct hrd_key *k;
-    const char *got[HRD_MAX_DEPTH_LIMIT];
+    struct hrr_runload l;
+    struct hra_agg a;
+    struct hra_key *k;
+    const char *got[HRA_MAX_DEPTH_LIMIT];
     char err[8400];
     uint32_t deepest = 0;
 
@@ -683,22 +683,22 @@ static void test_load_keeps_every_path(void **state)
         snprintf(buf[i], sizeof buf[i], "r%d", i);
         names[i] = buf[i];
     }
-    harness_runfile_create(&f, path, HRD_RUN_FORMAT_NEWEST);
+    harness_runfile_create(&f, path, HRR_FORMAT_NEWEST);
     k = harness_runfile_key(&f, "n", HRP_PHASE_WARM, "r99");
     harness_runfile_add_path(&f, k, names, 100, 700, 300);
     harness_runfile_put(&f, k);
     harness_runfile_commit(&f);
 
-    hrd_agg_init(&a);
-    hrd_runload_init_reader(&l, &a);
-    assert_int_equal(hrd_run_load(&l, path, NULL, NULL, NULL, NULL, err,
+    hra_init(&a);
+    hrr_runload_init_reader(&l, &a);
+    assert_int_equal(hrr_load(&l, path, NULL, NULL, NULL, NULL, err,
                                   sizeof err),
                      0);
-    assert_int_equal(hrd_runload_finish(&l), 0);
+    assert_int_equal(hrr_runload_finish(&l), 0);
     assert_int_equal(a.nkeys, 1);
     assert_int_equal(a.npkeys, 1);
-    for (const struct hrd_key *p = a.keys[0]->paths; p != NULL; p = p->pnext) {
-        uint32_t d = hrd_agg_path_names(&a, p->path, got);
+    for (const struct hra_key *p = a.keys[0]->paths; p != NULL; p = p->pnext) {
+        uint32_t d = hra_path_names(&a, p->path, got);
 
         if (d > deepest)
             deepest = d;
@@ -707,8 +707,8 @@ static void test_load_keeps_every_path(void **state)
     assert_string_equal(got[0], "r0");
     assert_string_equal(got[99], "r99");
     assert_int_equal(a.keys[0]->pairs, 1);
-    hrd_runload_fini(&l);
-    hrd_agg_fini(&a);
+    hrr_runload_fini(&l);
+    hra_fini(&a);
 }
 
 /*
@@ -728,7 +728,7 @@ static int decode_short_of_memory(void *ctx)
 {
     const struct oom_key *x = ctx;
     Hostrange__RunKey *out = NULL;
-    struct hrd_run_reader r;
+    struct hrr_reader r;
     char err[256];
     int rc;
 
@@ -737,8 +737,8 @@ static int decode_short_of_memory(void *ctx)
         return 1;
     memset(&r, 0, sizeof r);
     r.path = "oom.hrs";
-    r.offset = x->len + HRD_REC_HEADER;
-    rc = hrd_run_unpack_key(&r, x->buf, x->len, &out, err, sizeof err);
+    r.offset = x->len + HRR_REC_HEADER;
+    rc = hrr_unpack_key(&r, x->buf, x->len, &out, err, sizeof err);
     if (rc != -ENOMEM || strcmp(err, "oom.hrs: out of memory") != 0)
         return 2;
     return 0;
@@ -809,7 +809,7 @@ static void test_diff_out_of_memory(void **state)
 {
     const char *ctl = getenv("HOSTRANGECTL");
     struct harness_runfile f;
-    struct hrd_key *k;
+    struct hra_key *k;
     uint64_t rng = 7;
     char *err;
     int rc;
@@ -817,7 +817,7 @@ static void test_diff_out_of_memory(void **state)
     (void)state;
     if (ctl == NULL)
         skip();
-    harness_runfile_create(&f, path, HRD_RUN_FORMAT_EVENTS);
+    harness_runfile_create(&f, path, HRR_FORMAT_EVENTS);
     k = harness_runfile_key(&f, "t/oom", 1, "r");
     harness_runfile_add_random(&f, k, 4u << 20, 100, 50, &rng);
     harness_runfile_put(&f, k);

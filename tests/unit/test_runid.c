@@ -26,16 +26,16 @@
 
 static void test_random(void **state)
 {
-    char a[HRD_RUNID_LEN + 1], b[HRD_RUNID_LEN + 1];
+    char a[HRR_RUNID_LEN + 1], b[HRR_RUNID_LEN + 1];
 
     (void)state;
-    assert_int_equal(hrd_runid_new(a), 0);
-    assert_int_equal(hrd_runid_new(b), 0);
-    assert_int_equal(strlen(a), HRD_RUNID_LEN);
-    assert_true(hrd_runid_valid(a));
+    assert_int_equal(hrr_runid_new(a), 0);
+    assert_int_equal(hrr_runid_new(b), 0);
+    assert_int_equal(strlen(a), HRR_RUNID_LEN);
+    assert_true(hrr_runid_valid(a));
     assert_string_not_equal(a, b);
-    assert_false(hrd_runid_valid("x0123"));
-    assert_false(hrd_runid_valid("0123456789abcdef0123456789abcdeg"));
+    assert_false(hrr_runid_valid("x0123"));
+    assert_false(hrr_runid_valid("0123456789abcdef0123456789abcdeg"));
 }
 
 static void test_parts(void **state)
@@ -43,22 +43,22 @@ static void test_parts(void **state)
     char p1[] = "00000000000000000000000000000001";
     char p2[] = "00000000000000000000000000000002";
     char *ab[] = { p1, p2 }, *ba[] = { p2, p1 };
-    char x[HRD_RUNID_LEN + 1], y[HRD_RUNID_LEN + 1];
+    char x[HRR_RUNID_LEN + 1], y[HRR_RUNID_LEN + 1];
 
     (void)state;
-    hrd_runid_of_parts(ab, 2, x);
-    hrd_runid_of_parts(ba, 2, y);
+    hrr_runid_of_parts(ab, 2, x);
+    hrr_runid_of_parts(ba, 2, y);
     assert_string_equal(x, y);
-    assert_true(hrd_runid_valid(x));
-    assert_true(x[0] != HRD_RUNID_CONTENT);
-    hrd_runid_of_parts(ab, 1, y);
+    assert_true(hrr_runid_valid(x));
+    assert_true(x[0] != HRR_RUNID_CONTENT);
+    hrr_runid_of_parts(ab, 1, y);
     assert_string_not_equal(x, y);
 }
 
 static void write_run(const char *path, uint64_t ns)
 {
     struct harness_runfile f;
-    struct hrd_key *k;
+    struct hra_key *k;
 
     harness_runfile_create(&f, path, 1);
     k = harness_runfile_key(&f, "n", 2, "r");
@@ -85,8 +85,8 @@ static void test_content(void **state)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     char dir[4096], a[4200], b[4200], c[4200], out[4200], cmd[8500];
-    char ia[HRD_RUNID_LEN + 1], ib[HRD_RUNID_LEN + 1];
-    char ic[HRD_RUNID_LEN + 1], err[512];
+    char ia[HRR_RUNID_LEN + 1], ib[HRR_RUNID_LEN + 1];
+    char ic[HRR_RUNID_LEN + 1], err[512];
 
     (void)state;
     harness_mkdtemp(dir, sizeof dir, "runid");
@@ -98,17 +98,17 @@ static void test_content(void **state)
     write_run(c, 2000);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", a, b);
     assert_int_equal(system(cmd), 0);
-    assert_int_equal(hrd_runid_of_file(a, NULL, ia, err, sizeof err), 0);
-    assert_int_equal(hrd_runid_of_file(b, &h, ib, err, sizeof err), 0);
-    assert_int_equal(hrd_runid_of_file(c, NULL, ic, err, sizeof err), 0);
-    assert_int_equal(ia[0], HRD_RUNID_CONTENT);
-    assert_true(hrd_runid_valid(ia));
+    assert_int_equal(hrr_runid_of_file(a, NULL, ia, err, sizeof err), 0);
+    assert_int_equal(hrr_runid_of_file(b, &h, ib, err, sizeof err), 0);
+    assert_int_equal(hrr_runid_of_file(c, NULL, ic, err, sizeof err), 0);
+    assert_int_equal(ia[0], HRR_RUNID_CONTENT);
+    assert_true(hrr_runid_valid(ia));
     assert_string_equal(ia, ib);
     assert_string_not_equal(ia, ic);
     h.id = "0123456789abcdef0123456789abcdef";
-    assert_int_equal(hrd_runid_of_file(a, &h, ib, err, sizeof err), 0);
+    assert_int_equal(hrr_runid_of_file(a, &h, ib, err, sizeof err), 0);
     assert_string_equal(ib, h.id);
-    assert_int_equal(hrd_runid_of_file("/nonexistent/x.hrs", NULL, ib, err,
+    assert_int_equal(hrr_runid_of_file("/nonexistent/x.hrs", NULL, ib, err,
                                        sizeof err), -ENOENT);
     /* merge: two copies refused, two different files merged. */
     assert_int_equal(run_merge(out, a, b), 3);

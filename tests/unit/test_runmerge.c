@@ -147,7 +147,7 @@ static void hist_free(Hostrange__RunHist *h)
 }
 
 /* Writes one key of t to w, coded for `format`, with random values. */
-static void put_tkey(struct hrd_run_writer *w, int format,
+static void put_tkey(struct hrr_writer *w, int format,
                      const struct tkey *t)
 {
     Hostrange__RunKey k = HOSTRANGE__RUN_KEY__INIT;
@@ -232,7 +232,7 @@ static void put_tkey(struct hrd_run_writer *w, int format,
     }
     k.paths = pp;
     k.n_paths = (size_t)t->paths;
-    assert_int_equal(hrd_run_put_key(w, &k, err, sizeof err), 0);
+    assert_int_equal(hrr_put_key(w, &k, err, sizeof err), 0);
     for (int j = 0; j < 2; j++) {
         hist_free(p[j].inclusive_hist);
         hist_free(p[j].self_hist);
@@ -254,15 +254,15 @@ static void write_tkeys(const char *path, int format, const struct tkey *t,
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
+    struct hrr_writer w;
     char err[512];
 
     h.format = (uint32_t)format;
     h.host = "test";
-    assert_int_equal(hrd_run_create(&w, path, &h, err, sizeof err), 0);
+    assert_int_equal(hrr_create(&w, path, &h, err, sizeof err), 0);
     for (size_t i = 0; i < n; i++)
         put_tkey(&w, format, &t[i]);
-    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
+    assert_int_equal(hrr_commit(&w, &e, err, sizeof err), 0);
 }
 
 /* The merge as it was: every input loaded, the aggregation saved. */
@@ -271,68 +271,68 @@ static void merge_by_loading(const char *out, int format, char **in,
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
-    struct hrd_runload l;
-    struct hrd_agg a;
+    struct hrr_writer w;
+    struct hrr_runload l;
+    struct hra_agg a;
     char err[512];
 
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = UINT64_MAX;
     a.max_bytes = max_bytes;
-    hrd_runload_init(&l, &a);
+    hrr_runload_init(&l, &a);
     for (size_t i = 0; i < nin; i++)
-        assert_int_equal(hrd_run_load(&l, in[i], NULL, NULL, NULL, NULL,
+        assert_int_equal(hrr_load(&l, in[i], NULL, NULL, NULL, NULL,
                                       err, sizeof err), 0);
-    assert_int_equal(hrd_runload_finish(&l), 0);
+    assert_int_equal(hrr_runload_finish(&l), 0);
     h.format = (uint32_t)format;
-    assert_int_equal(hrd_run_create(&w, out, &h, err, sizeof err), 0);
-    assert_int_equal(hrd_run_put_agg(&w, &a, format, err, sizeof err), 0);
-    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
-    hrd_runload_fini(&l);
-    hrd_agg_fini(&a);
+    assert_int_equal(hrr_create(&w, out, &h, err, sizeof err), 0);
+    assert_int_equal(hrr_put_agg(&w, &a, format, err, sizeof err), 0);
+    assert_int_equal(hrr_commit(&w, &e, err, sizeof err), 0);
+    hrr_runload_fini(&l);
+    hra_fini(&a);
 }
 
 /* The merge as it is, once (whole: reading every record whole when
- * scanning). Returns 0, HRD_RUNMERGE_AGAIN, or a negative errno with the
+ * scanning). Returns 0, HRR_RUNMERGE_AGAIN, or a negative errno with the
  * reason in err. */
 static int merge_once(const char *out, int format, char **in, size_t nin,
                       size_t max_bytes, int whole, char *err, size_t errlen)
 {
     Hostrange__RunHeader h = HOSTRANGE__RUN_HEADER__INIT;
     Hostrange__RunEnd e = HOSTRANGE__RUN_END__INIT;
-    struct hrd_run_writer w;
-    struct hrd_runmerge m;
-    struct hrd_agg a;
+    struct hrr_writer w;
+    struct hrr_runmerge m;
+    struct hra_agg a;
     int rc = 0;
 
-    hrd_agg_init(&a);
+    hra_init(&a);
     a.exact_cap = UINT64_MAX;
     a.max_bytes = max_bytes;
-    assert_int_equal(hrd_runmerge_init(&m, &a, format, nin), 0);
+    assert_int_equal(hrr_runmerge_init(&m, &a, format, nin), 0);
     m.whole = whole;
     for (size_t i = 0; i < nin; i++) {
         Hostrange__RunHeader *ih;
         Hostrange__RunEnd *ie;
 
-        rc = hrd_runmerge_scan(&m, i, in[i], &ih, &ie, NULL, NULL, err,
+        rc = hrr_runmerge_scan(&m, i, in[i], &ih, &ie, NULL, NULL, err,
                                errlen);
         if (rc != 0)
             goto out;
     }
-    rc = hrd_runmerge_load(&m, err, errlen);
+    rc = hrr_runmerge_load(&m, err, errlen);
     if (rc != 0)
         goto out;
     h.format = (uint32_t)format;
-    assert_int_equal(hrd_run_create(&w, out, &h, err, errlen), 0);
-    rc = hrd_runmerge_write(&m, &w, NULL, NULL, err, errlen);
+    assert_int_equal(hrr_create(&w, out, &h, err, errlen), 0);
+    rc = hrr_runmerge_write(&m, &w, NULL, NULL, err, errlen);
     if (rc != 0) {
-        hrd_run_abort(&w);
+        hrr_abort(&w);
         goto out;
     }
-    assert_int_equal(hrd_run_commit(&w, &e, err, errlen), 0);
+    assert_int_equal(hrr_commit(&w, &e, err, errlen), 0);
 out:
-    hrd_runmerge_fini(&m);
-    hrd_agg_fini(&a);
+    hrr_runmerge_fini(&m);
+    hra_fini(&a);
     return rc;
 }
 
@@ -343,7 +343,7 @@ static int merge_now(const char *out, int format, char **in, size_t nin,
 {
     int rc = merge_once(out, format, in, nin, max_bytes, 0, err, errlen);
 
-    if (rc == HRD_RUNMERGE_AGAIN)
+    if (rc == HRR_RUNMERGE_AGAIN)
         rc = merge_once(out, format, in, nin, max_bytes, 1, err, errlen);
     return rc;
 }
@@ -552,7 +552,7 @@ static void test_names_given_twice(void **state)
     uint64_t incl[2] = { 5, 1 }, self[2] = { 2, 3 };
     char a[128], old[128], now[128], err[512];
     char *in[2] = { a, a };
-    struct hrd_run_writer w;
+    struct hrr_writer w;
     uint8_t buf[256];
     size_t len;
 
@@ -573,22 +573,22 @@ static void test_names_given_twice(void **state)
     k.self = self;
     k.n_self = 2;
     len = hostrange__run_key__pack(&k, buf);
-    buf[len++] = HRD_RUNKEY_NODE_ID << 3 | 2u; /* node_id again */
+    buf[len++] = HRR_RUNKEY_NODE_ID << 3 | 2u; /* node_id again */
     buf[len++] = 4;
     memcpy(buf + len, "last", 4);
     len += 4;
     h.format = 1;
-    assert_int_equal(hrd_run_create(&w, a, &h, err, sizeof err), 0);
-    assert_int_equal(hrd_run_put_packed(&w, buf, len, err, sizeof err), 0);
+    assert_int_equal(hrr_create(&w, a, &h, err, sizeof err), 0);
+    assert_int_equal(hrr_put_packed(&w, buf, len, err, sizeof err), 0);
     k.node_id = "other";
-    assert_int_equal(hrd_run_put_key(&w, &k, err, sizeof err), 0);
-    assert_int_equal(hrd_run_commit(&w, &e, err, sizeof err), 0);
+    assert_int_equal(hrr_put_key(&w, &k, err, sizeof err), 0);
+    assert_int_equal(hrr_commit(&w, &e, err, sizeof err), 0);
     for (int format = 1; format <= 2; format++) {
         for (size_t nin = 1; nin <= 2; nin++) {
             unlink(now);
             assert_int_equal(merge_once(now, format, in, nin,
                                         (size_t)1 << 30, 0, err, sizeof err),
-                             HRD_RUNMERGE_AGAIN);
+                             HRR_RUNMERGE_AGAIN);
             assert_int_equal(access(now, F_OK), -1);
             merge_by_loading(old, format, in, nin, (size_t)1 << 30);
             assert_int_equal(merge_now(now, format, in, nin, (size_t)1 << 30,
@@ -604,7 +604,7 @@ static void test_scan_ranks(void **state)
     Hostrange__RunKey k = HOSTRANGE__RUN_KEY__INIT;
     uint64_t incl[3] = { 5, 1, 0 }, self[2] = { 2, 3 };
     uint8_t a[256], b[256], c[256], mid[16];
-    struct hrd_runscan s;
+    struct hrr_runscan s;
     size_t na, nb, n;
 
     (void)state;
@@ -622,19 +622,19 @@ static void test_scan_ranks(void **state)
     k.self = self;
     k.n_self = 2;
     na = hostrange__run_key__pack(&k, a);
-    assert_int_equal(hrd_runscan_key(a, na, 1, &s), 1);
+    assert_int_equal(hrr_runscan_key(a, na, 1, &s), 1);
     assert_int_equal(s.node_rank, 3);
     assert_int_equal(s.range_rank, 200);
     assert_int_equal(s.pairs, 2);
     assert_int_equal(s.records, 1);
     assert_memory_equal(s.s[3], "r", 1);
     /* Not simple for format 2 (it would be coded as events there). */
-    assert_int_equal(hrd_runscan_key(a, na, 2, &s), 0);
-    assert_int_equal(hrd_runscan_key(a, na, 1, &s), 1);
+    assert_int_equal(hrr_runscan_key(a, na, 2, &s), 0);
+    assert_int_equal(hrr_runscan_key(a, na, 1, &s), 1);
     k.node_rank = 70000;
     k.range_rank = 1;
     nb = hostrange__run_key__pack(&k, b);
-    n = hrd_runscan_put_ranks(mid, 70000, 1);
+    n = hrr_runscan_put_ranks(mid, 70000, 1);
     memcpy(c, a, s.rank_from);
     memcpy(c + s.rank_from, mid, n);
     memcpy(c + s.rank_from + n, a + s.rank_to, na - s.rank_to);
@@ -644,21 +644,21 @@ static void test_scan_ranks(void **state)
      * sum past 2^64, an unknown field: not simple. */
     self[1] = 100;
     na = hostrange__run_key__pack(&k, a);
-    assert_int_equal(hrd_runscan_key(a, na, 1, &s), 0);
+    assert_int_equal(hrr_runscan_key(a, na, 1, &s), 0);
     self[1] = 3;
     incl[1] = UINT64_MAX;
     na = hostrange__run_key__pack(&k, a);
-    assert_int_equal(hrd_runscan_key(a, na, 1, &s), 0);
+    assert_int_equal(hrr_runscan_key(a, na, 1, &s), 0);
     incl[1] = 1;
     na = hostrange__run_key__pack(&k, a);
     a[na] = 30u << 3;
     a[na + 1] = 1;
-    assert_int_equal(hrd_runscan_key(a, na + 2, 1, &s), 0);
-    assert_int_equal(hrd_runscan_key(a, na, 1, &s), 1);
+    assert_int_equal(hrr_runscan_key(a, na + 2, 1, &s), 0);
+    assert_int_equal(hrr_runscan_key(a, na, 1, &s), 1);
     /* A name with a control byte: not simple. */
     k.range = "r\n";
     na = hostrange__run_key__pack(&k, a);
-    assert_int_equal(hrd_runscan_key(a, na, 1, &s), 0);
+    assert_int_equal(hrr_runscan_key(a, na, 1, &s), 0);
 }
 
 /* Sorted arrays are checked eight deltas at a time where they can be:
@@ -674,7 +674,7 @@ static void test_scan_arrays(void **state)
         size_t all = pairs + records;
         uint64_t incl[80], self[80], di[80], ds[80];
         uint8_t buf[2048];
-        struct hrd_runscan sc;
+        struct hrr_runscan sc;
         int want = 1;
         size_t len;
 
@@ -708,7 +708,7 @@ static void test_scan_arrays(void **state)
         k.self = ds;
         k.n_self = pairs;
         len = hostrange__run_key__pack(&k, buf);
-        assert_int_equal(hrd_runscan_key(buf, len, 1, &sc), want);
+        assert_int_equal(hrr_runscan_key(buf, len, 1, &sc), want);
     }
 }
 

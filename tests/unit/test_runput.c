@@ -1,6 +1,6 @@
 /*
- * Keys of run format 1 written by hand (lib/run/runput.c, hrd_runput_key)
- * are byte for byte what protobuf-c packs hrd_runkey_from's message into:
+ * Keys of run format 1 written by hand (lib/run/runput.c, hrr_runput_key)
+ * are byte for byte what protobuf-c packs hrr_runkey_from's message into:
  * random aggregations of exact keys (range events of leaves and parents,
  * records, values 0 and up to 2^64 - 1, no event at all), with no, one
  * (a mirror) or several calling contexts, some parted from their mirror by
@@ -72,32 +72,32 @@ struct seen {
 
 /* Adds one range event to key k under path pid (0: none), as ingest
  * does. */
-static void add_event(struct hrd_agg *a, struct hrd_key *k, uint32_t pid,
+static void add_event(struct hra_agg *a, struct hra_key *k, uint32_t pid,
                       int leaf, struct seen *s)
 {
     uint64_t incl = rnd_time();
     uint64_t self = leaf ? incl : incl - (incl ? below(incl) + 1 : 0);
     uint64_t nchild = leaf ? 0 : 1 + below(3);
-    struct hrd_key *pk = pid ? hrd_agg_path_key_live(a, k, pid) : NULL;
+    struct hra_key *pk = pid ? hra_path_key_live(a, k, pid) : NULL;
 
     s->big += incl > UINT32_MAX;
     s->zero += incl == 0;
     if (pid == 0)
-        assert_int_equal(hrd_agg_path_unmirror(a, k), 0);
+        assert_int_equal(hra_path_unmirror(a, k), 0);
     else
         assert_non_null(pk);
-    assert_int_equal(hrd_agg_add(a, k, incl, self), 0);
+    assert_int_equal(hra_add(a, k, incl, self), 0);
     k->children += nchild;
     k->descendants += nchild + (leaf ? 0 : below(2));
     if (pk != NULL && !pk->mirror) {
-        assert_int_equal(hrd_agg_path_add(a, pk, incl, self), 0);
+        assert_int_equal(hra_path_add(a, pk, incl, self), 0);
         pk->children += nchild;
         pk->descendants += nchild;
     }
 }
 
 /* Fills a with random keys. */
-static void fill(struct hrd_agg *a, struct seen *s)
+static void fill(struct hra_agg *a, struct seen *s)
 {
     static const char *nodes[] = { "t.py::a", "t.py::b[1-2]", "x" };
     static const char *ranges[] = { "r", "matmul", "a very long range name "
@@ -108,11 +108,11 @@ static void fill(struct hrd_agg *a, struct seen *s)
     uint32_t nkeys = 1 + (uint32_t)below(12);
 
     for (uint32_t i = 0; i < nkeys; i++) {
-        uint32_t node = hrd_agg_str(a, nodes[below(3)]);
-        uint32_t range = hrd_agg_str(a, ranges[below(3)]);
-        uint32_t op = hrd_agg_str(a, below(2) ? "op" : "operator");
-        uint32_t be = hrd_agg_str(a, "cpu");
-        struct hrd_key *k = hrd_agg_key(a, node, op, be,
+        uint32_t node = hra_str(a, nodes[below(3)]);
+        uint32_t range = hra_str(a, ranges[below(3)]);
+        uint32_t op = hra_str(a, below(2) ? "op" : "operator");
+        uint32_t be = hra_str(a, "cpu");
+        struct hra_key *k = hra_agg_key(a, node, op, be,
                                         1 + (uint32_t)below(2), range);
         uint32_t pids[4], npaths = (uint32_t)below(4);
         uint64_t n = below(5) == 0 ? 0 : 1 + below(300);
@@ -120,15 +120,15 @@ static void fill(struct hrd_agg *a, struct seen *s)
 
         assert_non_null(k);
         if (below(2))
-            hrd_agg_rank_node(a, node);
+            hra_rank_node(a, node);
         if (below(2))
-            hrd_agg_rank_range(a, range);
+            hra_rank_range(a, range);
         for (uint32_t p = 0; p < npaths; p++) {
-            uint32_t top = hrd_agg_str(a, p % 2 ? "outer" : "");
+            uint32_t top = hra_str(a, p % 2 ? "outer" : "");
 
-            pids[p] = hrd_agg_path(a, hrd_agg_path(a, 0, top), range);
+            pids[p] = hra_path(a, hra_path(a, 0, top), range);
             if (p == 2)
-                pids[p] = hrd_agg_path(a, 0, range);
+                pids[p] = hra_path(a, 0, range);
         }
         /* One path mostly (a mirror), sometimes a sample without one or
          * another path. */
@@ -144,18 +144,18 @@ static void fill(struct hrd_agg *a, struct seen *s)
             uint64_t r = 1 + below(5);
 
             for (uint64_t j = 0; j < r; j++)
-                assert_int_equal(hrd_agg_add_record(a, k, rnd_time()), 0);
+                assert_int_equal(hra_add_record(a, k, rnd_time()), 0);
         }
         if (below(8) == 0)
-            assert_int_equal(hrd_agg_key_to_hist(a, k), 0);
+            assert_int_equal(hra_key_to_hist(a, k), 0);
     }
 }
 
-static void note(const struct hrd_key *k, struct seen *s)
+static void note(const struct hra_key *k, struct seen *s)
 {
     size_t np = 0;
 
-    for (const struct hrd_key *p = k->paths; p != NULL; p = p->pnext) {
+    for (const struct hra_key *p = k->paths; p != NULL; p = p->pnext) {
         np++;
         s->mirror += p->mirror && k->pairs > 0;
     }
@@ -168,28 +168,28 @@ static void note(const struct hrd_key *k, struct seen *s)
 }
 
 /* Every key of a, by hand and by protobuf-c, bare and as a field. */
-static void check_keys(struct hrd_agg *a, struct seen *s)
+static void check_keys(struct hra_agg *a, struct seen *s)
 {
-    struct hrd_runput_tmp t = { NULL, 0, NULL, 0 };
-    struct hrd_pbuf out = { NULL, 0, 0 };
+    struct hrr_runput_tmp t = { NULL, 0, NULL, 0 };
+    struct hrr_pbuf out = { NULL, 0, 0 };
 
     for (uint32_t i = 0; i < a->nkeys; i++) {
-        const struct hrd_key *k = a->keys[i];
+        const struct hra_key *k = a->keys[i];
         Hostrange__RunKey m;
         uint8_t *want, head[16];
         size_t len, hl;
         int rc;
 
         note(k, s);
-        assert_int_equal(hrd_runkey_from(a, k, 1, &m), 0);
+        assert_int_equal(hrr_runkey_from(a, k, 1, &m), 0);
         len = hostrange__run_key__get_packed_size(&m);
         want = malloc(len + 1);
         assert_non_null(want);
         assert_int_equal(hostrange__run_key__pack(&m, want), len);
-        hrd_runkey_clear(&m);
+        hrr_runkey_clear(&m);
 
         out.len = 0;
-        rc = hrd_runput_key(a, k, 0, &out, &t);
+        rc = hrr_runput_key(a, k, 0, &out, &t);
         if (!k->exact) {
             assert_int_equal(rc, 1);
             assert_int_equal(out.len, 0);
@@ -201,22 +201,22 @@ static void check_keys(struct hrd_agg *a, struct seen *s)
         assert_memory_equal(out.p, want, len);
 
         /* As field 4 after what out held. */
-        hl = (size_t)(hrd_pb_len(head, 4, len) - head);
-        assert_int_equal(hrd_runput_key(a, k, 4, &out, &t), 0);
+        hl = (size_t)(hrr_pb_len(head, 4, len) - head);
+        assert_int_equal(hrr_runput_key(a, k, 4, &out, &t), 0);
         assert_int_equal(out.len, len + hl + len);
         assert_memory_equal(out.p + len, head, hl);
         assert_memory_equal(out.p + len + hl, want, len);
         free(want);
     }
-    hrd_runput_tmp_fini(&t);
+    hrr_runput_tmp_fini(&t);
     free(out.p);
 }
 
 /* A save page as bytes is the page of packed keys, field by field. */
-static void check_page(struct hrd_agg *a, struct hrd_ingest *in)
+static void check_page(struct hra_agg *a, struct hrd_ingest *in)
 {
     Hostrange__SaveReply r1, r2;
-    struct hrd_pbuf out = { NULL, 0, 0 };
+    struct hrr_pbuf out = { NULL, 0, 0 };
     uint32_t c1 = 0, c2 = 0;
     int d1 = 0, d2 = 0;
 
@@ -234,7 +234,7 @@ static void check_page(struct hrd_agg *a, struct hrd_ingest *in)
         assert_int_equal(r1.end != NULL, r2.end != NULL);
         for (size_t i = 0; i < r1.n_packed_keys; i++) {
             uint8_t head[16];
-            size_t hl = (size_t)(hrd_pb_len(head, 4, r1.packed_keys[i].len) -
+            size_t hl = (size_t)(hrr_pb_len(head, 4, r1.packed_keys[i].len) -
                                  head);
 
             assert_true(at + hl + r1.packed_keys[i].len <= out.len);
@@ -256,16 +256,16 @@ static void test_random_keys(void **state)
 
     (void)state;
     for (int trial = 0; trial < 300; trial++) {
-        struct hrd_agg a;
+        struct hra_agg a;
         struct hrd_ingest in;
 
-        hrd_agg_init(&a);
+        hra_init(&a);
         hrd_ingest_init(&in, &a);
         fill(&a, &s);
         check_keys(&a, &s);
         check_page(&a, &in);
         hrd_ingest_fini(&in);
-        hrd_agg_fini(&a);
+        hra_fini(&a);
     }
     /* Every kind of key was tried, many times. */
     assert_true(s.mirror > 50);
@@ -283,15 +283,15 @@ static void test_random_keys(void **state)
 static void test_varint_size(void **state)
 {
     (void)state;
-    assert_int_equal(hrd_pb_varint_size(0), 1);
+    assert_int_equal(hrr_pb_varint_size(0), 1);
     for (unsigned bits = 1; bits <= 64; bits++) {
         uint64_t top = bits == 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
         uint64_t low = (uint64_t)1 << (bits - 1);
         uint8_t b[10];
 
-        assert_int_equal(hrd_pb_varint_size(top),
+        assert_int_equal(hrr_pb_varint_size(top),
                          (size_t)(hrp_put_varint(b, top) - b));
-        assert_int_equal(hrd_pb_varint_size(low),
+        assert_int_equal(hrr_pb_varint_size(low),
                          (size_t)(hrp_put_varint(b, low) - b));
     }
 }
@@ -304,60 +304,60 @@ struct named_field {
 };
 
 static const struct named_field named[] = {
-    { &hostrange__run_key__descriptor, "node_id", HRD_RUNKEY_NODE_ID },
-    { &hostrange__run_key__descriptor, "operator", HRD_RUNKEY_OPERATOR },
-    { &hostrange__run_key__descriptor, "backend", HRD_RUNKEY_BACKEND },
-    { &hostrange__run_key__descriptor, "phase", HRD_RUNKEY_PHASE },
-    { &hostrange__run_key__descriptor, "range", HRD_RUNKEY_RANGE },
-    { &hostrange__run_key__descriptor, "node_rank", HRD_RUNKEY_NODE_RANK },
+    { &hostrange__run_key__descriptor, "node_id", HRR_RUNKEY_NODE_ID },
+    { &hostrange__run_key__descriptor, "operator", HRR_RUNKEY_OPERATOR },
+    { &hostrange__run_key__descriptor, "backend", HRR_RUNKEY_BACKEND },
+    { &hostrange__run_key__descriptor, "phase", HRR_RUNKEY_PHASE },
+    { &hostrange__run_key__descriptor, "range", HRR_RUNKEY_RANGE },
+    { &hostrange__run_key__descriptor, "node_rank", HRR_RUNKEY_NODE_RANK },
     { &hostrange__run_key__descriptor, "range_rank",
-      HRD_RUNKEY_RANGE_RANK },
-    { &hostrange__run_key__descriptor, "pairs", HRD_RUNKEY_PAIRS },
-    { &hostrange__run_key__descriptor, "records", HRD_RUNKEY_RECORDS },
-    { &hostrange__run_key__descriptor, "children", HRD_RUNKEY_CHILDREN },
-    { &hostrange__run_key__descriptor, "inclusive", HRD_RUNKEY_INCLUSIVE },
-    { &hostrange__run_key__descriptor, "self", HRD_RUNKEY_SELF },
+      HRR_RUNKEY_RANGE_RANK },
+    { &hostrange__run_key__descriptor, "pairs", HRR_RUNKEY_PAIRS },
+    { &hostrange__run_key__descriptor, "records", HRR_RUNKEY_RECORDS },
+    { &hostrange__run_key__descriptor, "children", HRR_RUNKEY_CHILDREN },
+    { &hostrange__run_key__descriptor, "inclusive", HRR_RUNKEY_INCLUSIVE },
+    { &hostrange__run_key__descriptor, "self", HRR_RUNKEY_SELF },
     { &hostrange__run_key__descriptor, "inclusive_hist",
-      HRD_RUNKEY_INCLUSIVE_HIST },
-    { &hostrange__run_key__descriptor, "self_hist", HRD_RUNKEY_SELF_HIST },
+      HRR_RUNKEY_INCLUSIVE_HIST },
+    { &hostrange__run_key__descriptor, "self_hist", HRR_RUNKEY_SELF_HIST },
     { &hostrange__run_key__descriptor, "descendants",
-      HRD_RUNKEY_DESCENDANTS },
-    { &hostrange__run_key__descriptor, "paths", HRD_RUNKEY_PATHS },
-    { &hostrange__run_key__descriptor, "events", HRD_RUNKEY_EVENTS },
-    { &hostrange__run_path__descriptor, "path", HRD_RUNPATH_PATH },
-    { &hostrange__run_path__descriptor, "pairs", HRD_RUNPATH_PAIRS },
-    { &hostrange__run_path__descriptor, "children", HRD_RUNPATH_CHILDREN },
+      HRR_RUNKEY_DESCENDANTS },
+    { &hostrange__run_key__descriptor, "paths", HRR_RUNKEY_PATHS },
+    { &hostrange__run_key__descriptor, "events", HRR_RUNKEY_EVENTS },
+    { &hostrange__run_path__descriptor, "path", HRR_RUNPATH_PATH },
+    { &hostrange__run_path__descriptor, "pairs", HRR_RUNPATH_PAIRS },
+    { &hostrange__run_path__descriptor, "children", HRR_RUNPATH_CHILDREN },
     { &hostrange__run_path__descriptor, "inclusive",
-      HRD_RUNPATH_INCLUSIVE },
-    { &hostrange__run_path__descriptor, "self", HRD_RUNPATH_SELF },
+      HRR_RUNPATH_INCLUSIVE },
+    { &hostrange__run_path__descriptor, "self", HRR_RUNPATH_SELF },
     { &hostrange__run_path__descriptor, "inclusive_hist",
-      HRD_RUNPATH_INCLUSIVE_HIST },
+      HRR_RUNPATH_INCLUSIVE_HIST },
     { &hostrange__run_path__descriptor, "self_hist",
-      HRD_RUNPATH_SELF_HIST },
+      HRR_RUNPATH_SELF_HIST },
     { &hostrange__run_path__descriptor, "descendants",
-      HRD_RUNPATH_DESCENDANTS },
-    { &hostrange__run_path__descriptor, "events", HRD_RUNPATH_EVENTS },
+      HRR_RUNPATH_DESCENDANTS },
+    { &hostrange__run_path__descriptor, "events", HRR_RUNPATH_EVENTS },
     { &hostrange__run_path__descriptor, "same_as_key",
-      HRD_RUNPATH_SAME_AS_KEY },
-    { &hostrange__run_hist__descriptor, "n", HRD_RUNHIST_N },
-    { &hostrange__run_hist__descriptor, "min", HRD_RUNHIST_MIN },
-    { &hostrange__run_hist__descriptor, "max", HRD_RUNHIST_MAX },
-    { &hostrange__run_hist__descriptor, "sum_lo", HRD_RUNHIST_SUM_LO },
-    { &hostrange__run_hist__descriptor, "sum_hi", HRD_RUNHIST_SUM_HI },
-    { &hostrange__run_hist__descriptor, "sumsq_hi", HRD_RUNHIST_SUMSQ_HI },
-    { &hostrange__run_hist__descriptor, "sumsq_lo", HRD_RUNHIST_SUMSQ_LO },
-    { &hostrange__run_hist__descriptor, "buckets", HRD_RUNHIST_BUCKETS },
-    { &hostrange__run_hist__descriptor, "counts", HRD_RUNHIST_COUNTS },
-    { &hostrange__save_reply__descriptor, "keys", HRD_SAVEREPLY_KEYS },
+      HRR_RUNPATH_SAME_AS_KEY },
+    { &hostrange__run_hist__descriptor, "n", HRR_RUNHIST_N },
+    { &hostrange__run_hist__descriptor, "min", HRR_RUNHIST_MIN },
+    { &hostrange__run_hist__descriptor, "max", HRR_RUNHIST_MAX },
+    { &hostrange__run_hist__descriptor, "sum_lo", HRR_RUNHIST_SUM_LO },
+    { &hostrange__run_hist__descriptor, "sum_hi", HRR_RUNHIST_SUM_HI },
+    { &hostrange__run_hist__descriptor, "sumsq_hi", HRR_RUNHIST_SUMSQ_HI },
+    { &hostrange__run_hist__descriptor, "sumsq_lo", HRR_RUNHIST_SUMSQ_LO },
+    { &hostrange__run_hist__descriptor, "buckets", HRR_RUNHIST_BUCKETS },
+    { &hostrange__run_hist__descriptor, "counts", HRR_RUNHIST_COUNTS },
+    { &hostrange__save_reply__descriptor, "keys", HRR_SAVEREPLY_KEYS },
     { &hostrange__save_reply__descriptor, "next_cursor",
-      HRD_SAVEREPLY_NEXT_CURSOR },
-    { &hostrange__save_reply__descriptor, "end", HRD_SAVEREPLY_END },
+      HRR_SAVEREPLY_NEXT_CURSOR },
+    { &hostrange__save_reply__descriptor, "end", HRR_SAVEREPLY_END },
     { &hostrange__save_reply__descriptor, "packed_keys",
-      HRD_SAVEREPLY_PACKED_KEYS },
+      HRR_SAVEREPLY_PACKED_KEYS },
     { &hostrange__control_reply__descriptor, "version",
-      HRD_CONTROLREPLY_VERSION },
+      HRR_CONTROLREPLY_VERSION },
     { &hostrange__control_reply__descriptor, "save",
-      HRD_CONTROLREPLY_SAVE },
+      HRR_CONTROLREPLY_SAVE },
 };
 
 /* The messages whose every field runfields.h names. */

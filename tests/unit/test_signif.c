@@ -40,7 +40,7 @@ struct sample {
     uint64_t *raw;
     double *v;
     uint64_t *w;
-    struct hrd_wsample s;
+    struct hrs_wsample s;
 };
 
 static void sample_make(struct sample *s, const uint64_t *vals, size_t n)
@@ -53,11 +53,11 @@ static void sample_make(struct sample *s, const uint64_t *vals, size_t n)
     assert_non_null(tmp);
     assert_non_null(s->raw);
     memcpy(s->raw, vals, n * sizeof *vals);
-    hrd_sort_u64(s->raw, n, tmp);
+    hrs_sort_u64(s->raw, n, tmp);
     free(tmp);
     s->s.v = s->v;
     s->s.w = s->w;
-    s->s.n = hrd_signif_collapse(s->raw, n, s->v, s->w);
+    s->s.n = hrs_signif_collapse(s->raw, n, s->v, s->w);
     s->s.total = n;
 }
 
@@ -69,13 +69,13 @@ static void sample_free(struct sample *s)
 }
 
 static void compare(const uint64_t *x, size_t n, const uint64_t *y, size_t m,
-                    struct hrd_signif *out)
+                    struct hrs_signif *out)
 {
     struct sample a, b;
 
     sample_make(&a, x, n);
     sample_make(&b, y, m);
-    assert_int_equal(hrd_signif_compare(&a.s, &b.s, out), 0);
+    assert_int_equal(hrs_signif_compare(&a.s, &b.s, out), 0);
     sample_free(&a);
     sample_free(&b);
 }
@@ -87,7 +87,7 @@ static void compare(const uint64_t *x, size_t n, const uint64_t *y, size_t m,
 static void test_exact_3x3(void **state)
 {
     const uint64_t x[] = { 1, 2, 3 }, y[] = { 6, 4, 5 };
-    struct hrd_signif r;
+    struct hrs_signif r;
 
     (void)state;
     compare(x, 3, y, 3, &r);
@@ -105,7 +105,7 @@ static void test_exact_3x3(void **state)
 static void test_exact_4x5(void **state)
 {
     const uint64_t x[] = { 1, 3, 5, 7 }, y[] = { 2, 4, 6, 8, 10 };
-    struct hrd_signif r;
+    struct hrs_signif r;
 
     (void)state;
     compare(x, 4, y, 5, &r);
@@ -126,7 +126,7 @@ static void test_exact_4x5(void **state)
 static void test_normal_ties(void **state)
 {
     const uint64_t x[] = { 1, 2, 2, 3 }, y[] = { 2, 3, 3, 4 };
-    struct hrd_signif r;
+    struct hrs_signif r;
 
     (void)state;
     compare(x, 4, y, 4, &r);
@@ -143,7 +143,7 @@ static void test_normal_ties(void **state)
 static void test_all_tied(void **state)
 {
     const uint64_t x[] = { 7, 7, 7 }, y[] = { 7, 7 };
-    struct hrd_signif r;
+    struct hrs_signif r;
 
     (void)state;
     compare(x, 3, y, 2, &r);
@@ -161,8 +161,8 @@ static int cmp_double(const void *a, const void *b)
 /* All the differences y - x of two weighted samples, each as many times
  * as the product of its values' weights, sorted into d (room for
  * x->total * y->total of them). Returns how many. */
-static size_t weighted_diffs(const struct hrd_wsample *x,
-                             const struct hrd_wsample *y, double *d)
+static size_t weighted_diffs(const struct hrs_wsample *x,
+                             const struct hrs_wsample *y, double *d)
 {
     size_t k = 0;
 
@@ -197,7 +197,7 @@ static void test_diff_rank_brute(void **state)
         sample_make(&a, x, n);
         sample_make(&b, y, m);
         for (size_t r = 0; r < k; r++)
-            assert_true(hrd_signif_diff_rank(&a.s, &b.s, r) == d[r]);
+            assert_true(hrs_signif_diff_rank(&a.s, &b.s, r) == d[r]);
         sample_free(&a);
         sample_free(&b);
     }
@@ -219,7 +219,7 @@ static void test_diff_rank_weighted(void **state)
         uint64_t nt = 0, mt = 0;
         double *d, step = 0.25 + (double)(next() % 8) / 3;
         double off = t % 4 == 0 ? 1e4 : t % 4 == 1 ? -1e4 : 0;
-        struct hrd_wsample a, b;
+        struct hrs_wsample a, b;
 
         xv[0] = 1000 + (double)(next() % 100) * step;
         yv[0] = 1000 + off + (double)(next() % 100) * step;
@@ -237,12 +237,12 @@ static void test_diff_rank_weighted(void **state)
         }
         d = malloc(nt * mt * sizeof *d);
         assert_non_null(d);
-        a = (struct hrd_wsample){ xv, xw, n, nt };
-        b = (struct hrd_wsample){ yv, yw, m, mt };
+        a = (struct hrs_wsample){ xv, xw, n, nt };
+        b = (struct hrs_wsample){ yv, yw, m, mt };
         k = weighted_diffs(&a, &b, d);
         for (size_t r = 0; r < k; r += 10)
-            assert_true(hrd_signif_diff_rank(&a, &b, r) == d[r]);
-        assert_true(hrd_signif_diff_rank(&a, &b, k - 1) == d[k - 1]);
+            assert_true(hrs_signif_diff_rank(&a, &b, r) == d[r]);
+        assert_true(hrs_signif_diff_rank(&a, &b, k - 1) == d[k - 1]);
         free(d);
         free(xv);
         free(yv);
@@ -254,7 +254,7 @@ static void test_diff_rank_weighted(void **state)
 /* The shift and the interval of r against the sorted differences d[0..
  * pairs) of two samples of `total` values in all: the median, and the
  * ranks of the 95% interval under the normal approximation. */
-static void check_normal_interval(const struct hrd_signif *r, const double *d,
+static void check_normal_interval(const struct hrs_signif *r, const double *d,
                                   uint64_t pairs, uint64_t total)
 {
     double c = floor((double)pairs / 2 -
@@ -270,7 +270,7 @@ static void check_normal_interval(const struct hrd_signif *r, const double *d,
     assert_true(r->hi == d[pairs - kq]);
 }
 
-/* The shift and its interval of hrd_signif_compare (its ranks found one
+/* The shift and its interval of hrs_signif_compare (its ranks found one
  * after the other, each search starting from the passes of those before)
  * against the sorted list of all the differences, on samples of 50 to 400
  * values, with ties or without, some with a long tail. */
@@ -283,7 +283,7 @@ static void test_compare_brute(void **state)
         uint64_t spread = t % 3 == 0 ? 40 : 100000, pairs = n * m;
         double *d = malloc(n * m * sizeof *d);
         struct sample a, b;
-        struct hrd_signif r;
+        struct hrs_signif r;
 
         for (size_t i = 0; i < n; i++)
             x[i] = 1000 + next() % spread * (next() % 50 == 0 ? 10 : 1);
@@ -295,7 +295,7 @@ static void test_compare_brute(void **state)
         qsort(d, k, sizeof *d, cmp_double);
         sample_make(&a, x, n);
         sample_make(&b, y, m);
-        assert_int_equal(hrd_signif_compare(&a.s, &b.s, &r), 0);
+        assert_int_equal(hrs_signif_compare(&a.s, &b.s, &r), 0);
         assert_false(r.exact);
         check_normal_interval(&r, d, pairs, n + m);
         sample_free(&a);
@@ -308,7 +308,7 @@ static void test_compare_brute(void **state)
 
 /* A weighted sample of n distinct values drawn from [base, base + span)
  * (sorted here), each with a weight of 1 to wmax. */
-static void wsample_make(struct hrd_wsample *s, double *v, uint64_t *w,
+static void wsample_make(struct hrs_wsample *s, double *v, uint64_t *w,
                          size_t n, uint64_t base, uint64_t span,
                          uint64_t wmax)
 {
@@ -336,7 +336,7 @@ static void wsample_make(struct hrd_wsample *s, double *v, uint64_t *w,
     s->n = n;
 }
 
-/* U, z and p of hrd_signif_compare against U counted pair by pair and the
+/* U, z and p of hrs_signif_compare against U counted pair by pair and the
  * tie term summed group by group in ascending order, in doubles (z and p
  * to the bit), on weighted samples of 1 to 300 distinct values that share
  * many values (samples with 32 or more distinct base values take U from a
@@ -353,8 +353,8 @@ static void test_u_brute(void **state)
         size_t m = 1 + next() % (t % 4 == 0 ? 48 : 300);
         uint64_t wmax = t % 4 == 0 ? 1 : 1 + next() % 40;
         uint64_t span = 310 + next() % 2000, u2 = 0;
-        struct hrd_wsample a, b;
-        struct hrd_signif r;
+        struct hrs_wsample a, b;
+        struct hrs_signif r;
         double ties = 0, nn, mm, big_n, var, d, z;
         size_t i = 0, j = 0;
 
@@ -374,10 +374,10 @@ static void test_u_brute(void **state)
                 g += (double)yw[j++];
             ties += g * g * g - g;
         }
-        assert_int_equal(hrd_signif_compare(&a, &b, &r), 0);
+        assert_int_equal(hrs_signif_compare(&a, &b, &r), 0);
         assert_true(r.u == (double)u2 / 2);
-        if (ties == 0 && a.total < HRD_SIGNIF_EXACT_N &&
-            b.total < HRD_SIGNIF_EXACT_N) {
+        if (ties == 0 && a.total < HRS_SIGNIF_EXACT_N &&
+            b.total < HRS_SIGNIF_EXACT_N) {
             assert_true(r.exact);
             continue;
         }
@@ -398,7 +398,7 @@ static void test_u_brute(void **state)
     }
 }
 
-/* The shift and interval of hrd_signif_compare on weighted samples of 20
+/* The shift and interval of hrs_signif_compare on weighted samples of 20
  * to 120 distinct values (weights 1 to 6, so ties everywhere, and shared
  * values), whose ranks' searches start from the pass that gave U and from
  * one another, against the sorted list of all the differences, each
@@ -412,8 +412,8 @@ static void test_compare_weighted(void **state)
     for (int t = 0; t < 40; t++) {
         size_t n = 20 + next() % 101, m = 20 + next() % 101;
         uint64_t span = 150 + next() % 400, pairs;
-        struct hrd_wsample a, b;
-        struct hrd_signif r;
+        struct hrs_wsample a, b;
+        struct hrs_signif r;
         double *d;
 
         wsample_make(&a, xv, xw, n, 1000, span, 6);
@@ -422,7 +422,7 @@ static void test_compare_weighted(void **state)
         d = malloc(pairs * sizeof *d);
         assert_non_null(d);
         assert_int_equal(weighted_diffs(&a, &b, d), pairs);
-        assert_int_equal(hrd_signif_compare(&a, &b, &r), 0);
+        assert_int_equal(hrs_signif_compare(&a, &b, &r), 0);
         assert_false(r.exact);
         check_normal_interval(&r, d, pairs, a.total + b.total);
         free(d);
@@ -443,7 +443,7 @@ static void test_diff_rank_rounding(void **state)
 
     (void)state;
     for (int t = 0; t < 20; t++) {
-        struct hrd_wsample a, b;
+        struct hrs_wsample a, b;
         uint64_t nt = 0, mt = 0;
         size_t k;
 
@@ -457,11 +457,11 @@ static void test_diff_rank_rounding(void **state)
             yw[j] = 1 + next() % W;
             mt += yw[j];
         }
-        a = (struct hrd_wsample){ xv, xw, N, nt };
-        b = (struct hrd_wsample){ yv, yw, M, mt };
+        a = (struct hrs_wsample){ xv, xw, N, nt };
+        b = (struct hrs_wsample){ yv, yw, M, mt };
         k = weighted_diffs(&a, &b, d);
         for (size_t r = 0; r < k; r += 7)
-            assert_true(hrd_signif_diff_rank(&a, &b, r) == d[r]);
+            assert_true(hrs_signif_diff_rank(&a, &b, r) == d[r]);
     }
 }
 
@@ -474,9 +474,9 @@ static uint64_t draw(double scale, double add)
 }
 
 /* The change diff reports: the shift relative to the base median. */
-static double change_of(const struct sample *a, const struct hrd_signif *r)
+static double change_of(const struct sample *a, const struct hrs_signif *r)
 {
-    return r->shift / hrd_signif_median(&a->s);
+    return r->shift / hrs_signif_median(&a->s);
 }
 
 /* A 5% slowdown with 2000 samples a side is significant at the default
@@ -491,7 +491,7 @@ static void test_power_5pct(void **state)
     (void)state;
     for (int t = 0; t < TRIALS; t++) {
         struct sample a, b;
-        struct hrd_signif r;
+        struct hrs_signif r;
 
         for (int i = 0; i < N; i++) {
             x[i] = draw(1.0, 0);
@@ -499,7 +499,7 @@ static void test_power_5pct(void **state)
         }
         sample_make(&a, x, N);
         sample_make(&b, y, N);
-        assert_int_equal(hrd_signif_compare(&a.s, &b.s, &r), 0);
+        assert_int_equal(hrs_signif_compare(&a.s, &b.s, &r), 0);
         assert_false(r.exact);
         significant += r.p < 0.01;
         seen += r.p < 0.01 && change_of(&a, &r) >= 0.04;
@@ -524,7 +524,7 @@ static void test_interval_coverage(void **state)
 
     (void)state;
     for (int t = 0; t < TRIALS; t++) {
-        struct hrd_signif r;
+        struct hrs_signif r;
 
         for (int i = 0; i < N; i++) {
             x[i] = draw(1.0, 0);
@@ -552,7 +552,7 @@ static void test_false_alarms(void **state)
     (void)state;
     for (int k = 0; k < KEYS; k++) {
         struct sample a, b;
-        struct hrd_signif r;
+        struct hrs_signif r;
 
         for (int i = 0; i < N; i++) {
             x[i] = draw(1.0, 0);
@@ -560,7 +560,7 @@ static void test_false_alarms(void **state)
         }
         sample_make(&a, x, N);
         sample_make(&b, y, N);
-        assert_int_equal(hrd_signif_compare(&a.s, &b.s, &r), 0);
+        assert_int_equal(hrs_signif_compare(&a.s, &b.s, &r), 0);
         low_p += r.p < 0.01;
         flagged += r.p < 0.01 && fabs(change_of(&a, &r)) >= 0.05;
         sample_free(&a);
@@ -581,7 +581,7 @@ static void test_bucket(void **state)
     size_t n;
 
     (void)state;
-    n = hrd_signif_bucket(v, 7, bv, bw);
+    n = hrs_signif_bucket(v, 7, bv, bw);
     /* 5 has a bucket of its own; 1024 and 1025 share one of width 2
      * (value 1024.5), 1026 is the next; 4096..4103 is one of width 8. */
     assert_int_equal(n, 4);

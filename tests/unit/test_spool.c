@@ -114,7 +114,7 @@ static void batch_make(struct batch *b, uint32_t pid, uint64_t seq,
 struct fix {
     char dir[256];
     char spool[300];
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
     struct hrd_spool sp;
     struct batch b[4]; /* batches 1..3, and the last one (4) */
@@ -146,7 +146,7 @@ static int setup(void **state)
 
     assert_non_null(f);
     harness_mkdtemp(f->dir, sizeof f->dir, "spool-unit");
-    hrd_agg_init(&f->agg);
+    hra_init(&f->agg);
     hrd_ingest_init(&f->in, &f->agg);
     f->in.journal = journal;
     journal_fails = sync_fails = syncs = 0;
@@ -171,7 +171,7 @@ static int teardown(void **state)
 
     hrd_spool_close(&f->sp);
     hrd_ingest_fini(&f->in);
-    hrd_agg_fini(&f->agg);
+    hra_fini(&f->agg);
     for (int i = 0; i < 4; i++)
         free(f->b[i].buf);
     harness_rm_rf(f->dir);
@@ -220,7 +220,7 @@ static void take_all(struct fix *f)
 
 static uint64_t lost_of(struct fix *f, const char *node)
 {
-    return f->agg.str.lost[hrd_agg_str(&f->agg, node) - 1];
+    return f->agg.str.lost[hra_str(&f->agg, node) - 1];
 }
 
 static uint64_t events_of(struct fix *f)

@@ -64,10 +64,10 @@ static long double brute_quantile(const uint64_t *v, size_t n, double q)
     return (long double)v[lo] + (pos - lo) * ((long double)v[hi] - v[lo]);
 }
 
-/* Sorts v with hrd_sort_u64 and w with qsort, and checks they agree. */
+/* Sorts v with hrs_sort_u64 and w with qsort, and checks they agree. */
 static void sort_both(uint64_t *v, uint64_t *w, size_t n, uint64_t *tmp)
 {
-    hrd_sort_u64(v, n, tmp);
+    hrs_sort_u64(v, n, tmp);
     qsort(w, n, sizeof *w, cmp);
     assert_memory_equal(v, w, n * sizeof *v);
 }
@@ -124,12 +124,12 @@ static void test_summary_fixed(void **state)
 {
     uint64_t v[10] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
     uint64_t one[1] = { 775383 };
-    struct hrd_summary s;
+    struct hrs_summary s;
 
     (void)state;
     /* numpy: mean 5.5, median 5.5, percentile 90 -> 9.1, 99 -> 9.91,
      * std 2.8722813232690143. */
-    hrd_summary_sorted(v, 10, &s);
+    hrs_summary_sorted(v, 10, &s);
     assert_int_equal(s.count, 10);
     assert_true(s.mean == 5.5);
     assert_true(s.median == 5.5);
@@ -139,11 +139,11 @@ static void test_summary_fixed(void **state)
     assert_true(fabs(s.stddev - 2.8722813232690143) < 1e-12);
     assert_int_equal(s.exact, 1);
 
-    hrd_summary_sorted(one, 1, &s);
+    hrs_summary_sorted(one, 1, &s);
     assert_true(s.median == 775383.0 && s.p99 == 775383.0);
     assert_true(s.stddev == 0.0);
 
-    hrd_summary_sorted(v, 0, &s);
+    hrs_summary_sorted(v, 0, &s);
     assert_int_equal(s.count, 0);
     assert_true(s.mean == 0.0);
 }
@@ -155,17 +155,17 @@ static void test_summary_against_brute_force(void **state)
         size_t n = 1 + next() % 5000;
         uint64_t *v = malloc(n * sizeof *v), *tmp = malloc(n * sizeof *tmp);
         long double sum = 0, dev = 0, mean;
-        struct hrd_summary s;
+        struct hrs_summary s;
 
         for (size_t i = 0; i < n; i++) {
             v[i] = draw(round) >> 8; /* sums stay exact in long double */
             sum += v[i];
         }
-        hrd_sort_u64(v, n, tmp);
+        hrs_sort_u64(v, n, tmp);
         mean = sum / n;
         for (size_t i = 0; i < n; i++)
             dev += ((long double)v[i] - mean) * ((long double)v[i] - mean);
-        hrd_summary_sorted(v, n, &s);
+        hrs_summary_sorted(v, n, &s);
         assert_int_equal(s.count, n);
         assert_true(s.mean == (double)mean);
         assert_true(s.median == (double)brute_quantile(v, n, 0.5));
@@ -190,8 +190,8 @@ static void test_bucket_error_bound(void **state)
 
     (void)state;
     for (uint64_t v = 0; v < 200000; v++) {
-        uint32_t b = hrd_hist_bucket(v);
-        double rep = hrd_hist_value(b);
+        uint32_t b = hrs_hist_bucket(v);
+        double rep = hrs_hist_value(b);
 
         assert_true(b >= last);
         last = b;
@@ -205,17 +205,17 @@ static void test_bucket_error_bound(void **state)
 
         for (int i = 0; i < 5; i++) {
             uint64_t v = probe[i];
-            uint32_t b = hrd_hist_bucket(v);
-            long double rep = hrd_hist_value(b);
+            uint32_t b = hrs_hist_bucket(v);
+            long double rep = hrs_hist_value(b);
 
-            assert_true(b < HRD_HIST_BUCKETS);
+            assert_true(b < HRS_HIST_BUCKETS);
             assert_true(fabsl(rep - (long double)v) <= 0.001L * v);
         }
     }
-    assert_int_equal(hrd_hist_bucket(UINT64_MAX), HRD_HIST_BUCKETS - 1);
+    assert_int_equal(hrs_hist_bucket(UINT64_MAX), HRS_HIST_BUCKETS - 1);
     for (int i = 0; i < 100000; i++) {
         uint64_t v = next() >> (next() % 64);
-        long double rep = hrd_hist_value(hrd_hist_bucket(v));
+        long double rep = hrs_hist_value(hrs_hist_bucket(v));
         assert_true(fabsl(rep - (long double)v) <= 0.001L * v);
     }
 }
@@ -230,67 +230,67 @@ static void test_hist_against_brute_force(void **state)
     for (int round = 0; round < 60; round++) {
         size_t n = 1 + next() % 20000;
         uint64_t *v = malloc(n * sizeof *v), *tmp = malloc(n * sizeof *tmp);
-        struct hrd_hist one, sorted, fast, copy;
-        struct hrd_summary exact, est;
+        struct hrs_hist one, sorted, fast, copy;
+        struct hrs_summary exact, est;
         double out[5];
 
-        hrd_hist_init(&one);
-        hrd_hist_init(&sorted);
-        hrd_hist_init(&fast);
+        hrs_hist_init(&one);
+        hrs_hist_init(&sorted);
+        hrs_hist_init(&fast);
         for (size_t i = 0; i < n; i++) {
             uint64_t *slot;
 
             v[i] = draw(round) >> 4;
-            assert_int_equal(hrd_hist_add(&one, v[i]), 0);
+            assert_int_equal(hrs_hist_add(&one, v[i]), 0);
             /* The inline add: a slot once its chunk is reserved. */
-            if ((slot = hrd_hist_slot(&fast, v[i])) == NULL) {
-                assert_int_equal(hrd_hist_reserve(&fast, v[i]), 0);
-                slot = hrd_hist_slot(&fast, v[i]);
+            if ((slot = hrs_hist_slot(&fast, v[i])) == NULL) {
+                assert_int_equal(hrs_hist_reserve(&fast, v[i]), 0);
+                slot = hrs_hist_slot(&fast, v[i]);
             }
             assert_non_null(slot);
-            hrd_hist_bump(&fast, slot, v[i]);
+            hrs_hist_bump(&fast, slot, v[i]);
         }
         /* The inline add and a copy give the same histogram. */
-        assert_int_equal(hrd_hist_copy(&copy, &one), 0);
+        assert_int_equal(hrs_hist_copy(&copy, &one), 0);
         for (int which = 0; which < 2; which++) {
-            const struct hrd_hist *h = which ? &copy : &fast;
+            const struct hrs_hist *h = which ? &copy : &fast;
 
             assert_true(h->n == one.n && h->nb == one.nb && h->sum == one.sum &&
                         h->min == one.min && h->max == one.max &&
                         h->sumsq_small == one.sumsq_small &&
                         h->sumsq_big == one.sumsq_big &&
-                        hrd_hist_bytes(h) == hrd_hist_bytes(&one));
-            for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++) {
+                        hrs_hist_bytes(h) == hrs_hist_bytes(&one));
+            for (uint32_t j = 0; j < HRS_HIST_CHUNKS; j++) {
                 assert_true((one.chunk[j] == NULL) == (h->chunk[j] == NULL));
                 if (one.chunk[j] != NULL) {
                     assert_true(h->chunk[j] != one.chunk[j]);
                     assert_memory_equal(one.chunk[j], h->chunk[j],
-                                        (j == 0 ? HRD_HIST_LINEAR : 512u) *
+                                        (j == 0 ? HRS_HIST_LINEAR : 512u) *
                                             sizeof(uint64_t));
                 }
             }
         }
-        assert_true(hrd_hist_equal(&fast, &one) && hrd_hist_equal(&copy, &one));
+        assert_true(hrs_hist_equal(&fast, &one) && hrs_hist_equal(&copy, &one));
         /* One value more makes them differ. */
-        assert_int_equal(hrd_hist_add(&copy, v[0]), 0);
-        assert_false(hrd_hist_equal(&copy, &one));
-        hrd_hist_fini(&fast);
-        hrd_hist_fini(&copy);
-        hrd_sort_u64(v, n, tmp);
-        assert_int_equal(hrd_hist_add_sorted(&sorted, v, n), 0);
+        assert_int_equal(hrs_hist_add(&copy, v[0]), 0);
+        assert_false(hrs_hist_equal(&copy, &one));
+        hrs_hist_fini(&fast);
+        hrs_hist_fini(&copy);
+        hrs_sort_u64(v, n, tmp);
+        assert_int_equal(hrs_hist_add_sorted(&sorted, v, n), 0);
         assert_int_equal(one.nb, sorted.nb);
-        for (uint32_t j = 0; j < HRD_HIST_CHUNKS; j++) {
+        for (uint32_t j = 0; j < HRS_HIST_CHUNKS; j++) {
             assert_true((one.chunk[j] == NULL) == (sorted.chunk[j] == NULL));
             if (one.chunk[j] != NULL)
                 assert_memory_equal(one.chunk[j], sorted.chunk[j],
-                                    (j == 0 ? HRD_HIST_LINEAR : 512u) *
+                                    (j == 0 ? HRS_HIST_LINEAR : 512u) *
                                         sizeof(uint64_t));
         }
         assert_true(one.sum == sorted.sum);
         assert_true(one.min == sorted.min && one.max == sorted.max);
 
-        hrd_summary_sorted(v, n, &exact);
-        hrd_summary_hist(&one, &est);
+        hrs_summary_sorted(v, n, &exact);
+        hrs_summary_hist(&one, &est);
         assert_int_equal(est.count, n);
         assert_int_equal(est.exact, 0);
         assert_true(est.mean == exact.mean);
@@ -300,13 +300,13 @@ static void test_hist_against_brute_force(void **state)
         assert_true(fabs(est.p99 - exact.p99) <= 0.001 * exact.p99);
         assert_true(fabs(est.stddev - exact.stddev) <=
                     1e-6 * exact.stddev + 1e-6 * exact.mean + 1e-9);
-        hrd_hist_quantiles(&sorted, qs, 5, out);
+        hrs_hist_quantiles(&sorted, qs, 5, out);
         for (int k = 0; k < 5; k++) {
             long double want = brute_quantile(v, n, qs[k]);
             assert_true(fabsl(out[k] - want) <= 0.001L * want);
         }
-        hrd_hist_fini(&one);
-        hrd_hist_fini(&sorted);
+        hrs_hist_fini(&one);
+        hrs_hist_fini(&sorted);
         free(v);
         free(tmp);
     }
@@ -315,24 +315,24 @@ static void test_hist_against_brute_force(void **state)
 /* Memory follows the spread of the values, not their number. */
 static void test_hist_memory(void **state)
 {
-    struct hrd_hist h;
+    struct hrs_hist h;
 
     (void)state;
-    hrd_hist_init(&h);
+    hrs_hist_init(&h);
     for (int i = 0; i < 1000000; i++)
-        assert_int_equal(hrd_hist_add(&h, 20000 + (uint64_t)(i % 1000)), 0);
+        assert_int_equal(hrs_hist_add(&h, 20000 + (uint64_t)(i % 1000)), 0);
     assert_int_equal(h.n, 1000000);
     /* 20000..20999 spans buckets of width 32: 32 or 33 of them, all in the
      * chunk of [16384, 32768): one chunk of 512 counts. */
     assert_true(h.nb >= 32 && h.nb <= 33);
-    assert_int_equal(hrd_hist_bytes(&h), 512 * sizeof(uint64_t));
+    assert_int_equal(hrs_hist_bytes(&h), 512 * sizeof(uint64_t));
     /* A value in each octave from 2^10 to 2^19 adds a chunk for each but
      * the one already there. */
     for (int e = 10; e < 20; e++)
-        assert_int_equal(hrd_hist_add(&h, (uint64_t)1 << e), 0);
-    assert_int_equal(hrd_hist_bytes(&h), 10 * 512 * sizeof(uint64_t));
-    hrd_hist_fini(&h);
-    hrd_hist_fini(NULL);
+        assert_int_equal(hrs_hist_add(&h, (uint64_t)1 << e), 0);
+    assert_int_equal(hrs_hist_bytes(&h), 10 * 512 * sizeof(uint64_t));
+    hrs_hist_fini(&h);
+    hrs_hist_fini(NULL);
 }
 
 int main(void)

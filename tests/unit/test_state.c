@@ -72,20 +72,20 @@ static void log_to_buffer(void *ctx, const char *fmt, ...)
 
 /* The daemon's state in memory. */
 struct mem {
-    struct hrd_agg agg;
+    struct hra_agg agg;
     struct hrd_ingest in;
 };
 
 static void mem_init(struct mem *m)
 {
-    hrd_agg_init(&m->agg);
+    hra_init(&m->agg);
     hrd_ingest_init(&m->in, &m->agg);
 }
 
 static void mem_fini(struct mem *m)
 {
     hrd_ingest_fini(&m->in);
-    hrd_agg_fini(&m->agg);
+    hra_fini(&m->agg);
 }
 
 /* Loads the snapshot `name` of directory dir into m; returns what
@@ -145,24 +145,24 @@ static enum hrd_ingest_result feed(struct hrd_ingest *in, uint32_t pid,
     return send_batch(in, &x);
 }
 
-static int write_row(const struct hrd_row *r, void *arg)
+static int write_row(const struct hra_row *r, void *arg)
 {
-    return hrd_writer_row(arg, r);
+    return hrv_writer_row(arg, r);
 }
 
 /* The whole report with every field, as text (caller frees). */
-static char *report(struct hrd_agg *a)
+static char *report(struct hra_agg *a)
 {
-    struct hrd_writer w;
+    struct hrv_writer w;
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
 
     assert_non_null(f);
-    hrd_writer_init(&w, f, HRD_FORMAT_JSONL, HRD_FIELDS_EXTENDED);
-    assert_int_equal(hrd_agg_rows(a, NULL, write_row, &w), 0);
-    assert_int_equal(hrd_writer_finish(&w), 0);
-    hrd_writer_fini(&w);
+    hrv_writer_init(&w, f, HRV_FORMAT_JSONL, HRV_FIELDS_EXTENDED);
+    assert_int_equal(hra_rows(a, NULL, write_row, &w), 0);
+    assert_int_equal(hrv_writer_finish(&w), 0);
+    hrv_writer_fini(&w);
     fclose(f);
     return buf;
 }
@@ -205,10 +205,10 @@ static void test_crc32c(void **state)
 {
     (void)state;
     /* The check value of CRC-32C. */
-    assert_int_equal(hrd_crc32c(0, "123456789", 9), 0xe3069283u);
-    assert_int_equal(hrd_crc32c(0, "", 0), 0);
+    assert_int_equal(hrr_crc32c(0, "123456789", 9), 0xe3069283u);
+    assert_int_equal(hrr_crc32c(0, "", 0), 0);
     /* In pieces, the same. */
-    assert_int_equal(hrd_crc32c(hrd_crc32c(0, "1234", 4), "56789", 5),
+    assert_int_equal(hrr_crc32c(hrr_crc32c(0, "1234", 4), "56789", 5),
                      0xe3069283u);
     /* Any length and alignment, against the bit-at-a-time definition
      * (the fast paths work on 3 x 8192 and 3 x 256 byte blocks). */
@@ -232,7 +232,7 @@ static void test_crc32c(void **state)
                     for (int k = 0; k < 8; k++)
                         want = (want >> 1) ^ (0x82f63b78u & (0u - (want & 1)));
                 }
-                assert_int_equal(hrd_crc32c(0, buf + off, lens[l]), ~want);
+                assert_int_equal(hrr_crc32c(0, buf + off, lens[l]), ~want);
             }
         }
     }
@@ -241,8 +241,8 @@ static void test_crc32c(void **state)
 static void test_record_file(void **state)
 {
     const char *dir = *state;
-    struct hrd_recfile f;
-    struct hrd_recreader r;
+    struct hrr_recfile f;
+    struct hrr_recreader r;
     const uint8_t *p;
     uint8_t type, big[70000];
     size_t len;
@@ -250,42 +250,42 @@ static void test_record_file(void **state)
     int dfd = open_dir(dir);
 
     memset(big, 0x5a, sizeof big);
-    assert_int_equal(hrd_recfile_open(&f, dfd, "j", HRD_JOURNAL_MAGIC), 0);
-    assert_int_equal(hrd_recfile_append(&f, 'B', "hello", 5), 0);
-    assert_int_equal(hrd_recfile_put(&f, 'X', "", 0), 0);
-    assert_int_equal(hrd_recfile_put(&f, 'B', big, sizeof big), 0);
-    assert_int_equal(hrd_recfile_append(&f, 'B', "last", 4), 0);
+    assert_int_equal(hrr_recfile_open(&f, dfd, "j", HRR_JOURNAL_MAGIC), 0);
+    assert_int_equal(hrr_recfile_append(&f, 'B', "hello", 5), 0);
+    assert_int_equal(hrr_recfile_put(&f, 'X', "", 0), 0);
+    assert_int_equal(hrr_recfile_put(&f, 'B', big, sizeof big), 0);
+    assert_int_equal(hrr_recfile_append(&f, 'B', "last", 4), 0);
     assert_int_equal(f.records, 4);
     assert_int_equal(f.size, 8 + 4 * 9 + 5 + 0 + sizeof big + 4);
-    hrd_recfile_close(&f);
+    hrr_recfile_close(&f);
 
-    assert_int_equal(hrd_recreader_open(&r, dfd, "j", HRD_JOURNAL_MAGIC), 0);
-    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
+    assert_int_equal(hrr_recreader_open(&r, dfd, "j", HRR_JOURNAL_MAGIC), 0);
+    assert_int_equal(hrr_recreader_next(&r, &type, &p, &len), 1);
     assert_true(type == 'B' && len == 5 && memcmp(p, "hello", 5) == 0);
-    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
+    assert_int_equal(hrr_recreader_next(&r, &type, &p, &len), 1);
     assert_true(type == 'X' && len == 0);
-    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
+    assert_int_equal(hrr_recreader_next(&r, &type, &p, &len), 1);
     assert_true(len == sizeof big && memcmp(p, big, len) == 0);
-    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
-    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 0);
-    hrd_recreader_close(&r);
+    assert_int_equal(hrr_recreader_next(&r, &type, &p, &len), 1);
+    assert_int_equal(hrr_recreader_next(&r, &type, &p, &len), 0);
+    hrr_recreader_close(&r);
 
     /* A snapshot reader refuses a journal. */
-    assert_int_equal(hrd_recreader_open(&r, dfd, "j", HRD_SNAPSHOT_MAGIC),
+    assert_int_equal(hrr_recreader_open(&r, dfd, "j", HRR_SNAPSHOT_MAGIC),
                      -EBADMSG);
-    hrd_recreader_close(&r);
+    hrr_recreader_close(&r);
 
     /* Cut in the middle of the last record: the rest is good. */
     snprintf(path, sizeof path, "%s/j", dir);
     assert_int_equal(truncate(path, (off_t)(8 + 4 * 9 + 5 + sizeof big + 2)),
                      0);
-    assert_int_equal(hrd_recreader_open(&r, dfd, "j", HRD_JOURNAL_MAGIC), 0);
+    assert_int_equal(hrr_recreader_open(&r, dfd, "j", HRR_JOURNAL_MAGIC), 0);
     for (int i = 0; i < 3; i++)
-        assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), 1);
-    assert_int_equal(hrd_recreader_next(&r, &type, &p, &len), -EBADMSG);
+        assert_int_equal(hrr_recreader_next(&r, &type, &p, &len), 1);
+    assert_int_equal(hrr_recreader_next(&r, &type, &p, &len), -EBADMSG);
     assert_string_equal(r.why, "truncated record (2 of 4 bytes)");
     assert_int_equal(r.offset, 8 + 3 * 9 + 5 + sizeof big);
-    hrd_recreader_close(&r);
+    hrr_recreader_close(&r);
     close(dfd);
 }
 
@@ -307,7 +307,7 @@ static void test_snapshot_round_trip(void **state)
     assert_true(a.agg.capped > 0);
     /* Events of refused batches are counted lost under their node id,
      * in no client's table. */
-    hrd_agg_lost_add(&a.agg, hrd_agg_str(&a.agg, "n1"), 7);
+    hra_lost_add(&a.agg, hra_str(&a.agg, "n1"), 7);
     write_snapshot(dir, "snap", &a, 42);
 
     mem_init(&b);
@@ -389,20 +389,20 @@ static size_t past_header(const uint8_t *file)
     uint32_t len = (uint32_t)file[8] | (uint32_t)file[9] << 8 |
                    (uint32_t)file[10] << 16 | (uint32_t)file[11] << 24;
 
-    return 8 + HRD_REC_HEADER + len;
+    return 8 + HRR_REC_HEADER + len;
 }
 
 /* Every key of a that shares one histogram between its populations (range
  * and path keys) is given two; returns how many were. */
-static int unshare_all(struct hrd_agg *a)
+static int unshare_all(struct hra_agg *a)
 {
     int n = 0;
 
     for (uint32_t i = 0; i < a->nkeys; i++) {
-        for (struct hrd_key *k = a->keys[i]; k != NULL;
+        for (struct hra_key *k = a->keys[i]; k != NULL;
              k = k == a->keys[i] ? a->keys[i]->paths : k->pnext) {
             if (!k->exact && k->self == k->incl) {
-                assert_int_equal(hrd_agg_key_unshare(a, k), 0);
+                assert_int_equal(hra_key_unshare(a, k), 0);
                 n++;
             }
         }
@@ -411,7 +411,7 @@ static int unshare_all(struct hrd_agg *a)
 }
 
 /* The run keys of a, packed one after another (caller frees). */
-static uint8_t *run_keys(struct hrd_agg *a, size_t *len)
+static uint8_t *run_keys(struct hra_agg *a, size_t *len)
 {
     uint8_t *buf = NULL;
 
@@ -421,13 +421,13 @@ static uint8_t *run_keys(struct hrd_agg *a, size_t *len)
         size_t n;
 
         assert_int_equal(
-            hrd_runkey_from(a, a->keys[i], HRD_RUN_FORMAT_NEWEST, &m), 0);
+            hrr_runkey_from(a, a->keys[i], HRR_FORMAT_NEWEST, &m), 0);
         n = hostrange__run_key__get_packed_size(&m);
         buf = realloc(buf, *len + n);
         assert_non_null(buf);
         hostrange__run_key__pack(&m, buf + *len);
         *len += n;
-        hrd_runkey_clear(&m);
+        hrr_runkey_clear(&m);
     }
     return buf;
 }
@@ -499,7 +499,7 @@ static uint64_t flip_key(const char *path, uint32_t nth, size_t clients)
 {
     Hostrange__RunHeader *h = NULL;
     Hostrange__RunState *rs = NULL;
-    struct hrd_run_reader r;
+    struct hrr_reader r;
     const uint8_t *p;
     uint64_t at = 0;
     uint8_t type, c;
@@ -507,19 +507,19 @@ static uint64_t flip_key(const char *path, uint32_t nth, size_t clients)
     char err[512];
     int fd;
 
-    assert_int_equal(hrd_run_open(&r, path, &h, err, sizeof err), 0);
-    assert_int_equal(hrd_run_read_state(&r, &rs, err, sizeof err), 1);
+    assert_int_equal(hrr_open(&r, path, &h, err, sizeof err), 0);
+    assert_int_equal(hrr_read_state(&r, &rs, err, sizeof err), 1);
     assert_int_equal(rs->n_clients, clients);
     for (uint32_t i = 0; i <= nth; i++) {
         at = r.offset;
-        assert_int_equal(hrd_run_next_raw(&r, &type, &p, &len, err,
+        assert_int_equal(hrr_next_raw(&r, &type, &p, &len, err,
                                           sizeof err), 1);
         assert_int_equal(type, 'K');
     }
     hostrange__run_state__free_unpacked(rs, NULL);
     hostrange__run_header__free_unpacked(h, NULL);
-    hrd_run_close(&r);
-    at += HRD_REC_HEADER + 1;
+    hrr_close(&r);
+    at += HRR_REC_HEADER + 1;
     fd = open(path, O_RDWR);
     assert_true(fd >= 0);
     assert_int_equal(pread(fd, &c, 1, (off_t)at), 1);
@@ -620,7 +620,7 @@ static void test_journal_survives(void **state)
     assert_int_equal(st.info.journal_records, 6);
     before = report(&a.agg);
     /* Dropped without a snapshot, as SIGKILL would. */
-    hrd_recfile_close(&st.journal);
+    hrr_recfile_close(&st.journal);
     close(st.lockfd);
     close(st.dirfd);
     assert_true(exists(sdir, "journal.1"));
@@ -666,7 +666,7 @@ static void test_journal_damage(void **state)
     a.in.journal_ctx = &st;
     for (uint64_t seq = 1; seq <= 3; seq++)
         assert_int_equal(feed(&a.in, 4, seq), HRD_INGEST_OK);
-    hrd_recfile_close(&st.journal);
+    hrr_recfile_close(&st.journal);
     close(st.lockfd);
     close(st.dirfd);
     snprintf(path, sizeof path, "%s/journal.1", sdir);
@@ -871,7 +871,7 @@ static void test_compaction(void **state)
     assert_true(exists(sdir, "journal.2"));
     before = report(&a.agg);
     /* Dropped without a final snapshot: snapshot + journal.2 load. */
-    hrd_recfile_close(&st.journal);
+    hrr_recfile_close(&st.journal);
     close(st.lockfd);
     close(st.dirfd);
     mem_init(&b);
@@ -887,10 +887,10 @@ static void test_compaction(void **state)
     mem_fini(&b);
 }
 
-static int same_str(const struct hrd_agg *a, uint32_t x,
-                    const struct hrd_agg *b, uint32_t y)
+static int same_str(const struct hra_agg *a, uint32_t x,
+                    const struct hra_agg *b, uint32_t y)
 {
-    return strcmp(hrd_agg_str_get(a, x), hrd_agg_str_get(b, y)) == 0;
+    return strcmp(hra_str_get(a, x), hra_str_get(b, y)) == 0;
 }
 
 /*
@@ -924,7 +924,7 @@ static void test_crash_before_truncation(void **state)
     assert_int_equal(waitpid(st.child, &status, 0), st.child);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     st.child = 0;
-    hrd_recfile_close(&st.journal);
+    hrr_recfile_close(&st.journal);
     close(st.lockfd);
     close(st.dirfd);
     assert_true(exists(sdir, "snapshot"));
@@ -965,11 +965,11 @@ static void test_crash_before_truncation(void **state)
     /* The damaged key's events are gone; no other key has more. */
     assert_true(b.agg.events < a.agg.events);
     for (uint32_t i = 0; i < b.agg.nkeys; i++) {
-        const struct hrd_key *k = b.agg.keys[i];
-        const struct hrd_key *o = NULL;
+        const struct hra_key *k = b.agg.keys[i];
+        const struct hra_key *o = NULL;
 
         for (uint32_t j = 0; j < a.agg.nkeys && o == NULL; j++) {
-            const struct hrd_key *x = a.agg.keys[j];
+            const struct hra_key *x = a.agg.keys[j];
             if (same_str(&a.agg, x->node, &b.agg, k->node) &&
                 same_str(&a.agg, x->op, &b.agg, k->op) &&
                 same_str(&a.agg, x->backend, &b.agg, k->backend) &&

@@ -74,37 +74,37 @@ static int entries(void)
 
 static void test_whole_or_nothing(void **state)
 {
-    struct hrd_atomic a;
+    struct hru_atomic a;
     char path[128], buf[64];
 
     (void)state;
     snprintf(path, sizeof path, "%s/out", dir);
     /* A new file, committed. */
-    assert_int_equal(hrd_atomic_open(&a, path, 1), 0);
+    assert_int_equal(hru_atomic_open(&a, path, 1), 0);
     fputs("first", a.f);
     assert_int_equal(entries(), 1); /* the temporary file only */
-    assert_int_equal(hrd_atomic_commit(&a), 0);
+    assert_int_equal(hru_atomic_commit(&a), 0);
     slurp(path, buf, sizeof buf);
     assert_string_equal(buf, "first");
     assert_int_equal(entries(), 1);
     /* Written again and aborted: the target as it was, nothing left. */
-    assert_int_equal(hrd_atomic_open(&a, path, 1), 0);
+    assert_int_equal(hru_atomic_open(&a, path, 1), 0);
     fputs("second", a.f);
-    hrd_atomic_abort(&a);
-    hrd_atomic_abort(&a); /* twice: nothing more */
+    hru_atomic_abort(&a);
+    hru_atomic_abort(&a); /* twice: nothing more */
     slurp(path, buf, sizeof buf);
     assert_string_equal(buf, "first");
     assert_int_equal(entries(), 1);
     /* Through the descriptor only. */
-    assert_int_equal(hrd_atomic_open(&a, path, 0), 0);
+    assert_int_equal(hru_atomic_open(&a, path, 0), 0);
     assert_int_equal(write(a.fd, "third", 5), 5);
-    assert_int_equal(hrd_atomic_commit(&a), 0);
+    assert_int_equal(hru_atomic_commit(&a), 0);
     slurp(path, buf, sizeof buf);
     assert_string_equal(buf, "third");
     /* A directory is refused; a folder that does not exist too. */
-    assert_int_equal(hrd_atomic_open(&a, dir, 1), -EISDIR);
+    assert_int_equal(hru_atomic_open(&a, dir, 1), -EISDIR);
     snprintf(path, sizeof path, "%s/none/out", dir);
-    assert_int_equal(hrd_atomic_open(&a, path, 1), -ENOENT);
+    assert_int_equal(hru_atomic_open(&a, path, 1), -ENOENT);
 }
 
 struct reader {
@@ -126,7 +126,7 @@ static void *read_fifo(void *arg)
 static void test_in_place(void **state)
 {
     struct reader r = { { 0 }, { 0 } };
-    struct hrd_atomic a;
+    struct hru_atomic a;
     struct stat st;
     pthread_t t;
 
@@ -134,10 +134,10 @@ static void test_in_place(void **state)
     snprintf(r.path, sizeof r.path, "%s/fifo", dir);
     assert_int_equal(mkfifo(r.path, 0600), 0);
     assert_int_equal(pthread_create(&t, NULL, read_fifo, &r), 0);
-    assert_int_equal(hrd_atomic_open(&a, r.path, 1), 0);
+    assert_int_equal(hru_atomic_open(&a, r.path, 1), 0);
     assert_true(a.in_place);
     fputs("report", a.f);
-    assert_int_equal(hrd_atomic_commit(&a), 0);
+    assert_int_equal(hru_atomic_commit(&a), 0);
     /* Checked before the reader is waited for: a FIFO renamed over would
      * leave it waiting for ever. */
     assert_int_equal(stat(r.path, &st), 0);
@@ -152,24 +152,24 @@ static void test_sizes(void **state)
     uint64_t n = 7;
 
     (void)state;
-    assert_int_equal(hrd_parse_size("4096", 1, 1, 1u << 20, &n), 0);
+    assert_int_equal(hru_parse_size("4096", 1, 1, 1u << 20, &n), 0);
     assert_int_equal(n, 4096);
-    assert_int_equal(hrd_parse_size("3k", 1, 1, 1u << 20, &n), 0);
+    assert_int_equal(hru_parse_size("3k", 1, 1, 1u << 20, &n), 0);
     assert_int_equal(n, 3u << 10);
-    assert_int_equal(hrd_parse_size("1G", 1, 1, UINT64_MAX, &n), 0);
+    assert_int_equal(hru_parse_size("1G", 1, 1, UINT64_MAX, &n), 0);
     assert_int_equal(n, 1u << 30);
-    assert_int_equal(hrd_parse_size("2M", 1, 1, UINT64_MAX, &n), 0);
+    assert_int_equal(hru_parse_size("2M", 1, 1, UINT64_MAX, &n), 0);
     assert_int_equal(n, 2u << 20);
     n = 7;
     /* No suffix where none is taken; nothing but digits first; one
      * letter at most; within [min, max]. */
-    assert_int_equal(hrd_parse_size("2M", 0, 1, UINT64_MAX, &n), -EINVAL);
-    assert_int_equal(hrd_parse_size("-1", 1, 0, 10, &n), -EINVAL);
-    assert_int_equal(hrd_parse_size("", 1, 0, 10, &n), -EINVAL);
-    assert_int_equal(hrd_parse_size("1MB", 1, 0, UINT64_MAX, &n), -EINVAL);
-    assert_int_equal(hrd_parse_size("11", 0, 0, 10, &n), -ERANGE);
-    assert_int_equal(hrd_parse_size("1K", 1, 2048, UINT64_MAX, &n), -ERANGE);
-    assert_int_equal(hrd_parse_size("99999999999999999999", 0, 0, UINT64_MAX,
+    assert_int_equal(hru_parse_size("2M", 0, 1, UINT64_MAX, &n), -EINVAL);
+    assert_int_equal(hru_parse_size("-1", 1, 0, 10, &n), -EINVAL);
+    assert_int_equal(hru_parse_size("", 1, 0, 10, &n), -EINVAL);
+    assert_int_equal(hru_parse_size("1MB", 1, 0, UINT64_MAX, &n), -EINVAL);
+    assert_int_equal(hru_parse_size("11", 0, 0, 10, &n), -ERANGE);
+    assert_int_equal(hru_parse_size("1K", 1, 2048, UINT64_MAX, &n), -ERANGE);
+    assert_int_equal(hru_parse_size("99999999999999999999", 0, 0, UINT64_MAX,
                                     &n),
                      -ERANGE);
     assert_int_equal(n, 7); /* untouched on failure */
@@ -180,9 +180,9 @@ static void test_culprit(void **state)
     char buf[3];
 
     (void)state;
-    assert_string_equal(hrd_getopt_culprit('?', 'x', "-qx", buf), "-x");
-    assert_string_equal(hrd_getopt_culprit('?', 0, "--nope", buf), "--nope");
-    assert_string_equal(hrd_getopt_culprit(':', 'o', "-o", buf), "-o");
+    assert_string_equal(hru_getopt_culprit('?', 'x', "-qx", buf), "-x");
+    assert_string_equal(hru_getopt_culprit('?', 0, "--nope", buf), "--nope");
+    assert_string_equal(hru_getopt_culprit(':', 'o', "-o", buf), "-o");
 }
 
 /* Each string once, numbered in the order first added, found again
@@ -190,39 +190,39 @@ static void test_culprit(void **state)
  * addresses of the strings do not move. */
 static void test_strset(void **state)
 {
-    struct hrd_strset t;
+    struct hru_strset t;
     char name[32];
     const char *first;
     size_t i, n;
 
     (void)state;
     memset(&t, 0, sizeof t);
-    assert_int_equal(hrd_strset_find(&t, "a", &i), -ENOENT);
-    assert_int_equal(hrd_strset_add(&t, "a", &i), 0);
+    assert_int_equal(hru_strset_find(&t, "a", &i), -ENOENT);
+    assert_int_equal(hru_strset_add(&t, "a", &i), 0);
     assert_int_equal(i, 0);
     first = t.v[0];
     for (n = 0; n < 5000; n++) {
         snprintf(name, sizeof name, "node-%zu", n);
-        assert_int_equal(hrd_strset_add(&t, name, &i), 0);
+        assert_int_equal(hru_strset_add(&t, name, &i), 0);
         assert_int_equal(i, n + 1);
     }
     for (n = 0; n < 5000; n++) {
         snprintf(name, sizeof name, "node-%zu", n);
-        assert_int_equal(hrd_strset_add(&t, name, &i), 0);
+        assert_int_equal(hru_strset_add(&t, name, &i), 0);
         assert_int_equal(i, n + 1);
-        assert_int_equal(hrd_strset_find(&t, name, &i), 0);
+        assert_int_equal(hru_strset_find(&t, name, &i), 0);
         assert_int_equal(i, n + 1);
         assert_string_equal(t.v[i], name);
     }
     assert_int_equal(t.n, 5001);
     assert_ptr_equal(t.v[0], first);
-    assert_int_equal(hrd_strset_find(&t, "node-5000", &i), -ENOENT);
-    assert_int_equal(hrd_strset_add(&t, "", &i), 0);
+    assert_int_equal(hru_strset_find(&t, "node-5000", &i), -ENOENT);
+    assert_int_equal(hru_strset_add(&t, "", &i), 0);
     assert_int_equal(i, 5001);
-    hrd_strset_fini(&t);
+    hru_strset_fini(&t);
     assert_int_equal(t.n, 0);
-    assert_int_equal(hrd_strset_find(&t, "a", &i), -ENOENT);
-    hrd_strset_fini(&t);
+    assert_int_equal(hru_strset_find(&t, "a", &i), -ENOENT);
+    hru_strset_fini(&t);
 }
 
 /* The growable array keeps what it held as it doubles, starts at its
@@ -236,37 +236,37 @@ static void test_grow(void **state)
     uint64_t *w = NULL;
 
     (void)state;
-    assert_int_equal(hrd_grow(&v, &cap, 1, sizeof *v, 4), 0);
+    assert_int_equal(hru_grow(&v, &cap, 1, sizeof *v, 4), 0);
     assert_int_equal(cap, 4);
     for (i = 0; i < 1000; i++) {
-        assert_int_equal(hrd_grow(&v, &cap, i + 1, sizeof *v, 4), 0);
+        assert_int_equal(hru_grow(&v, &cap, i + 1, sizeof *v, 4), 0);
         v[i] = (int)i;
     }
     assert_int_equal(cap, 1024);
     for (i = 0; i < 1000; i++)
         assert_int_equal(v[i], (int)i);
-    assert_int_equal(hrd_grow(&v, &cap, 1000, sizeof *v, 4), 0);
+    assert_int_equal(hru_grow(&v, &cap, 1000, sizeof *v, 4), 0);
     assert_int_equal(cap, 1024);
     /* A jump past several doublings lands on the first power that fits. */
-    assert_int_equal(hrd_grow(&v, &cap, 5000, sizeof *v, 4), 0);
+    assert_int_equal(hru_grow(&v, &cap, 5000, sizeof *v, 4), 0);
     assert_int_equal(cap, 8192);
     assert_int_equal(v[999], 999);
     /* Bytes that would pass a size_t: refused, the array kept. */
-    assert_int_equal(hrd_grow(&v, &cap, SIZE_MAX / 2, sizeof *v, 4),
+    assert_int_equal(hru_grow(&v, &cap, SIZE_MAX / 2, sizeof *v, 4),
                      -ENOMEM);
     assert_int_equal(cap, 8192);
     assert_int_equal(v[999], 999);
-    assert_int_equal(hrd_grow_room(0, 3, 8, 0), 4);
-    assert_int_equal(hrd_grow_room(16, 3, 8, 4), 16);
-    assert_int_equal(hrd_grow_room(1, SIZE_MAX, 1, 1), 0);
-    assert_int_equal(hrd_resize(&v, SIZE_MAX / 2, sizeof *v), -ENOMEM);
+    assert_int_equal(hru_grow_room(0, 3, 8, 0), 4);
+    assert_int_equal(hru_grow_room(16, 3, 8, 4), 16);
+    assert_int_equal(hru_grow_room(1, SIZE_MAX, 1, 1), 0);
+    assert_int_equal(hru_resize(&v, SIZE_MAX / 2, sizeof *v), -ENOMEM);
     assert_int_equal(v[999], 999);
     free(v);
 
-    assert_int_equal(hrd_grow32(&w, &cap32, 10, sizeof *w, 8), 0);
+    assert_int_equal(hru_grow32(&w, &cap32, 10, sizeof *w, 8), 0);
     assert_int_equal(cap32, 16);
     w[9] = 9;
-    assert_int_equal(hrd_grow32(&w, &cap32, (size_t)UINT32_MAX + 1,
+    assert_int_equal(hru_grow32(&w, &cap32, (size_t)UINT32_MAX + 1,
                                 sizeof *w, 8), -ENOMEM);
     assert_int_equal(cap32, 16);
     assert_int_equal(w[9], 9);
