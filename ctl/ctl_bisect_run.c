@@ -6,6 +6,7 @@
 #include "ctl/ctl_cleanup.h"
 #include "ctl/ctl_diffside.h"
 #include "ctl/ctl_rounds.h"
+#include "lib/util/grow.h"
 #include "lib/view/escape.h"
 #include "proto/protocol.h"
 
@@ -64,13 +65,8 @@ int bisect_git(char **args, char **out, int quiet)
     while (out != NULL) {
         ssize_t got;
 
-        if (len + 4096 + 1 > cap) {
-            char *nb = realloc(buf, cap = 2 * cap + 8192);
-
-            if (nb == NULL)
-                break;
-            buf = nb;
-        }
+        if (hru_grow(&buf, &cap, len + 4096 + 1, 1, 8192) != 0)
+            break;
         got = read(fd[0], buf + len, cap - len - 1);
         if (got < 0 && errno == EINTR)
             continue;

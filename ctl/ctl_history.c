@@ -11,6 +11,7 @@
 #include "lib/history/history.h"
 #include "lib/history/import.h"
 #include "lib/stat/changepoint.h"
+#include "lib/util/grow.h"
 #include "lib/view/numfmt.h"
 #include "lib/view/escape.h"
 #include "lib/view/report.h"
@@ -199,7 +200,7 @@ int hrc_history_add(int argc, char **argv)
     };
     const char *db = NULL, *machine = NULL;
     char **extra = NULL, err[4096], name[1024];
-    size_t nextra = 0;
+    size_t nextra = 0, capextra = 0;
     struct hrh_history *h;
     enum hrh_import_format fmt = HRH_IMPORT_CSV;
     int c, status = 0, from = 0;
@@ -226,8 +227,6 @@ int hrc_history_add(int argc, char **argv)
             }
             machine = optarg;
         } else if (c == 'm') {
-            char **ne;
-
             if (strchr(optarg, '=') == NULL || optarg[0] == '=') {
                 fprintf(stderr, "hostrangectl history add: bad --meta '%s' "
                         "(KEY=VALUE)\n", optarg);
@@ -245,12 +244,11 @@ int hrc_history_add(int argc, char **argv)
                     return HRC_EXIT_USAGE;
                 }
             }
-            ne = realloc(extra, (nextra + 1) * sizeof *ne);
-            if (ne == NULL) {
+            if (hru_grow(&extra, &capextra, nextra + 1, sizeof *extra,
+                         8) != 0) {
                 free(extra);
                 return HRC_EXIT_FAILED;
             }
-            extra = ne;
             extra[nextra++] = optarg;
         } else if (c == 'h') {
             fputs(hrc_history_usage_add, stdout);

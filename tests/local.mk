@@ -543,7 +543,7 @@ tests_unit_test_look_SOURCES = tests/unit/test_look.c \
 	tests/lib/harness_suite.c tests/lib/harness_suite.h
 tests_unit_test_look_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_look_LDADD = lib/history/libhrhistory.la lib/stat/libhrstat.la \
-	$(CMOCKA_LIBS) -lm
+	lib/util/libhrutil.la $(CMOCKA_LIBS) -lm
 # A run read for the history in one pass, and a run judged against it.
 tests_unit_test_history_fromrun_SOURCES = tests/unit/test_history_fromrun.c
 tests_unit_test_history_fromrun_CFLAGS = $(TEST_CFLAGS) $(SQLITE3_CFLAGS)

@@ -9,6 +9,7 @@
 #include "lib/run/run.h"
 #include "lib/run/runid.h"
 #include "lib/run/runrounds.h"
+#include "lib/util/grow.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -87,15 +88,8 @@ static int put_point(const struct hra_row *row, void *arg)
     struct hrh_fromrun *r = arg;
     struct hrh_point *p;
 
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? 2 * r->cap : 256;
-        struct hrh_point *np = realloc(r->p, cap * sizeof *np);
-
-        if (np == NULL)
-            return -ENOMEM;
-        r->p = np;
-        r->cap = cap;
-    }
+    if (hru_grow(&r->p, &r->cap, r->n + 1, sizeof *r->p, 256) != 0)
+        return -ENOMEM;
     p = &r->p[r->n++];
     memset(p, 0, sizeof *p);
     p->node = row->node_id;
@@ -271,18 +265,17 @@ static int slurp(const char *path, char **text, size_t *len, char *err,
         size_t got;
 
         if (n == cap) {
-            char *nb;
+            size_t room = hru_grow_room(cap, n + 1, 1, 65536);
+            int big = room == 0 || room > IMPORT_MAX_BYTES;
 
-            cap = cap ? 2 * cap : 65536;
-            if (cap > IMPORT_MAX_BYTES || (nb = realloc(b, cap)) == NULL) {
+            if (big || hru_resize(&b, room, 1) != 0) {
                 snprintf(err, errlen, "%s: %s", path,
-                         cap > IMPORT_MAX_BYTES ? "larger than 1 GiB"
-                                                : "out of memory");
+                         big ? "larger than 1 GiB" : "out of memory");
                 free(b);
                 fclose(f);
-                return cap > IMPORT_MAX_BYTES ? -EFBIG : -ENOMEM;
+                return big ? -EFBIG : -ENOMEM;
             }
-            b = nb;
+            cap = room;
         }
         got = fread(b + n, 1, cap - n, f);
         n += got;

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "lib/history/gate.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -34,17 +35,12 @@ int hrh_gate_add(struct hrh_gate *g,
     char where[4096];
 
     if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 64;
-        struct hrv_gate_row *v = realloc(g->v, cap * sizeof *v);
-        char **strs;
+        size_t cap = hru_grow_room(g->cap, g->n + 1, sizeof *g->v, 64);
 
-        if (v == NULL)
+        /* Eight strings a row. */
+        if (cap == 0 || hru_resize(&g->v, cap, sizeof *g->v) != 0 ||
+            hru_resize(&g->strs, cap, 8 * sizeof *g->strs) != 0)
             return -ENOMEM;
-        g->v = v;
-        strs = realloc(g->strs, 8 * cap * sizeof *strs);
-        if (strs == NULL)
-            return -ENOMEM;
-        g->strs = strs;
         g->cap = cap;
     }
     r = &g->v[g->n];

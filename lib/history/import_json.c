@@ -4,6 +4,7 @@
 
 #include "lib/history/import.h"
 #include "lib/history/import_priv.h"
+#include "lib/util/grow.h"
 #include "lib/util/json.h"
 
 #include <errno.h>
@@ -112,16 +113,11 @@ static struct gkey *gkey_of(struct gkey **k, size_t *n, const char *name)
 static int gkey_put(struct gkey *g, double real, double cpu)
 {
     if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 8;
-        double *nr = realloc(g->real, cap * sizeof *nr);
-        double *nc;
+        size_t cap = hru_grow_room(g->cap, g->n + 1, sizeof *g->real, 8);
 
-        if (nr == NULL)
+        if (cap == 0 || hru_resize(&g->real, cap, sizeof *g->real) != 0 ||
+            hru_resize(&g->cpu, cap, sizeof *g->cpu) != 0)
             return -ENOMEM;
-        g->real = nr;
-        if ((nc = realloc(g->cpu, cap * sizeof *nc)) == NULL)
-            return -ENOMEM;
-        g->cpu = nc;
         g->cap = cap;
     }
     g->real[g->n] = real;

@@ -5,6 +5,7 @@
 #include "lib/history/look.h"
 #include "lib/stat/fdr.h"
 #include "lib/stat/rounds.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -195,15 +196,9 @@ static int pend_push(struct hrh_judge *c,
 {
     struct hrh_pending *p;
 
-    if (c->npend == c->cappend) {
-        size_t cap = c->cappend ? 2 * c->cappend : 64;
-        struct hrh_pending *v = realloc(c->pend, cap * sizeof *v);
-
-        if (v == NULL)
-            return -ENOMEM;
-        c->pend = v;
-        c->cappend = cap;
-    }
+    if (hru_grow(&c->pend, &c->cappend, c->npend + 1, sizeof *c->pend,
+                 64) != 0)
+        return -ENOMEM;
     p = &c->pend[c->npend];
     memset(p, 0, sizeof *p);
     c->npend++;

@@ -4,6 +4,7 @@
 
 #include "lib/history/look_impl.h"
 #include "lib/stat/fdr.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -148,15 +149,8 @@ int hrh_look_add(struct hrh_look *l, const char *const *key,
     free(cp);
     if (k <= 0)
         return k;
-    if (l->ns == l->caps) {
-        size_t cap = l->caps ? 2 * l->caps : 64;
-        struct look_series *v = realloc(l->s, cap * sizeof *v);
-
-        if (v == NULL)
-            return -ENOMEM;
-        l->s = v;
-        l->caps = cap;
-    }
+    if (hru_grow(&l->s, &l->caps, l->ns + 1, sizeof *l->s, 64) != 0)
+        return -ENOMEM;
     s = &l->s[l->ns];
     memset(s, 0, sizeof *s);
     s->machine = m;

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/history/lookread.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -12,15 +13,8 @@ static int add_run(void *ctx, const struct hrh_runinfo *r)
     struct hrh_lookread *c = ctx;
     size_t pos = 0;
 
-    if (c->nruns == c->caprun) {
-        size_t cap = c->caprun ? 2 * c->caprun : 64;
-        struct hrh_lookrun *v = realloc(c->runs, cap * sizeof *v);
-
-        if (v == NULL)
-            return -ENOMEM;
-        c->runs = v;
-        c->caprun = cap;
-    }
+    if (hru_grow(&c->runs, &c->caprun, c->nruns + 1, sizeof *c->runs, 64) != 0)
+        return -ENOMEM;
     for (size_t i = 0; i < c->nruns; i++)
         pos += strcmp(c->runs[i].machine, r->machine) == 0;
     c->runs[c->nruns].id = strdup(r->id);
@@ -106,15 +100,11 @@ static int look_point(void *ctx, const struct hrh_point *p)
         }
     }
     if (c->n == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 64;
-        double *x = realloc(c->x, cap * sizeof *x);
-        uint64_t *n = realloc(c->count, cap * sizeof *n);
-        size_t *pos = realloc(c->pos, cap * sizeof *pos);
+        size_t cap = hru_grow_room(c->cap, c->n + 1, sizeof *c->x, 64);
 
-        c->x = x != NULL ? x : c->x;
-        c->count = n != NULL ? n : c->count;
-        c->pos = pos != NULL ? pos : c->pos;
-        if (x == NULL || n == NULL || pos == NULL)
+        if (cap == 0 || hru_resize(&c->x, cap, sizeof *c->x) != 0 ||
+            hru_resize(&c->count, cap, sizeof *c->count) != 0 ||
+            hru_resize(&c->pos, cap, sizeof *c->pos) != 0)
             return -ENOMEM;
         c->cap = cap;
     }

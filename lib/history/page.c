@@ -9,6 +9,7 @@
 #include "lib/history/look.h"
 #include "lib/history/series.h"
 #include "lib/util/atomic.h"
+#include "lib/util/grow.h"
 #include "lib/util/strset.h"
 #include "lib/view/pagedir.h"
 
@@ -19,27 +20,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Grows the array *v of *cap elements of size sz to hold n. Returns 0 or
- * -ENOMEM. */
-static int grow(void *v, size_t *cap, size_t n, size_t sz)
-{
-    void **p = v;
-    size_t c = *cap ? *cap : 16;
-    void *q;
-
-    if (n <= *cap)
-        return 0;
-    while (c < n)
-        c *= 2;
-    if ((q = realloc(*p, c * sz)) == NULL)
-        return -ENOMEM;
-    *p = q;
-    *cap = c;
-    return 0;
-}
-
-#define GROW(v, cap, n) grow(&(v), &(cap), (n), sizeof *(v))
 
 /* A stored run: its id (its place in runs) and place among its machine's
  * runs. */
@@ -99,7 +79,8 @@ static int add_run(void *ctx, const struct hrh_runinfo *r)
     size_t c, h, k, id, m;
     int rc;
 
-    if ((rc = GROW(p->runs, p->caprun, p->nruns + 1)) != 0 ||
+    if ((rc = hru_grow(&p->runs, &p->caprun, p->nruns + 1,
+                       sizeof *p->runs, 16)) != 0 ||
         (rc = hru_strset_add(&p->strs, r->commit, &c)) != 0 ||
         (rc = hru_strset_add(&p->strs, r->host, &h)) != 0 ||
         (rc = hru_strset_add(&p->strs, r->kernel, &k)) != 0 ||
@@ -112,7 +93,8 @@ static int add_run(void *ctx, const struct hrh_runinfo *r)
     p->runs[p->nruns] = (struct hrv_page_run){ r->time_ns / 1000000000,
                                                p->strs.v[c], p->strs.v[h],
                                                p->strs.v[k] };
-    if ((rc = GROW(p->run_machine, p->caprm, p->nruns + 1)) != 0)
+    if ((rc = hru_grow(&p->run_machine, &p->caprm, p->nruns + 1,
+                       sizeof *p->run_machine, 16)) != 0)
         return rc;
     p->run_machine[p->nruns++] = m;
     return 0;
@@ -223,7 +205,8 @@ static int chart_close(struct plot *p)
         p->node != p->chunk_node && (rc = chunk_close(p)) != 0)
         return rc;
     if (!p->chunk_open) {
-        if ((rc = GROW(p->chunks, p->capchunk, p->nchunks + 2)) != 0)
+        if ((rc = hru_grow(&p->chunks, &p->capchunk, p->nchunks + 2,
+                           sizeof *p->chunks, 16)) != 0)
             return rc;
         snprintf(path, sizeof path, "%s/" HRV_PAGE_CHUNK_NAME, p->dir,
                  p->nchunks);
@@ -274,7 +257,8 @@ static int chart_open(struct plot *p, const struct hrh_point *pt)
     if (rc != 0 || (rc = hru_strset_add(&p->nodes, pt->node, &p->node)) != 0)
         return rc;
     if (kind == nkinds) {
-        if ((rc = GROW(p->kind, p->capkind, p->kinds.n)) != 0)
+        if ((rc = hru_grow(&p->kind, &p->capkind, p->kinds.n,
+                           sizeof *p->kind, 16)) != 0)
             return rc;
         p->kind[kind][0] = p->k[3];
         p->kind[kind][1] = p->k[4];
@@ -284,9 +268,11 @@ static int chart_open(struct plot *p, const struct hrh_point *pt)
     }
     p->kindno = kind;
     snprintf(name, sizeof name, "%zu %zu", p->node, kind);
-    if ((rc = GROW(p->charts, p->capchart, 2 * (p->ncharts + 1))) != 0 ||
+    if ((rc = hru_grow(&p->charts, &p->capchart, 2 * (p->ncharts + 1),
+                       sizeof *p->charts, 16)) != 0 ||
         (rc = hru_strset_add(&p->keys, name, &key)) != 0 ||
-        (rc = GROW(p->chart_of, p->capkeyc, p->keys.n)) != 0)
+        (rc = hru_grow(&p->chart_of, &p->capkeyc, p->keys.n,
+                       sizeof *p->chart_of, 16)) != 0)
         return rc;
     p->chart_of[key] = p->ncharts;
     p->charts[2 * p->ncharts] = p->node;
@@ -314,27 +300,23 @@ static int plot_point(void *ctx, const struct hrh_point *pt)
     }
     if (p->nlines == 0 || p->lines[p->nlines - 1].machine != m) {
         if ((rc = line_close(p)) != 0 ||
-            (rc = GROW(p->lines, p->caplines, p->nlines + 1)) != 0 ||
-            (rc = GROW(p->lfirst, p->caplfirst, p->nlines + 1)) != 0)
+            (rc = hru_grow(&p->lines, &p->caplines, p->nlines + 1,
+                           sizeof *p->lines, 16)) != 0 ||
+            (rc = hru_grow(&p->lfirst, &p->caplfirst, p->nlines + 1,
+                           sizeof *p->lfirst, 16)) != 0)
             return rc;
         /* Its points' addresses: set by chart_close. */
         p->lines[p->nlines] = (struct hrv_page_line){ m, NULL, NULL, 0 };
         p->lfirst[p->nlines++] = p->npts;
     }
     if (p->npts == p->cappts) {
-        size_t cap = p->cappts ? 2 * p->cappts : 64;
-        struct hrv_page_point *v = realloc(p->pts, cap * sizeof *v);
-        size_t *r = v ? realloc(p->prun, cap * sizeof *r) : NULL;
-        size_t *q = r ? realloc(p->ppos, cap * sizeof *q) : NULL;
-        double *x = q ? realloc(p->x, cap * sizeof *x) : NULL;
-        uint64_t *c = x ? realloc(p->count, cap * sizeof *c) : NULL;
+        size_t cap = hru_grow_room(p->cappts, p->npts + 1, sizeof *p->pts, 64);
 
-        p->pts = v ? v : p->pts;
-        p->prun = r ? r : p->prun;
-        p->ppos = q ? q : p->ppos;
-        p->x = x ? x : p->x;
-        p->count = c ? c : p->count;
-        if (c == NULL)
+        if (cap == 0 || hru_resize(&p->pts, cap, sizeof *p->pts) != 0 ||
+            hru_resize(&p->prun, cap, sizeof *p->prun) != 0 ||
+            hru_resize(&p->ppos, cap, sizeof *p->ppos) != 0 ||
+            hru_resize(&p->x, cap, sizeof *p->x) != 0 ||
+            hru_resize(&p->count, cap, sizeof *p->count) != 0)
             return -ENOMEM;
         p->cappts = cap;
     }
@@ -548,7 +530,8 @@ static int plot_write(struct plot *p, struct hrh_history *h,
     if ((rc = hrh_points(h, plot_point, p, err, errlen)) != 0 ||
         (rc = chart_close(p)) != 0 || (rc = chunk_close(p)) != 0)
         return rc;
-    if ((rc = GROW(p->chunks, p->capchunk, p->nchunks + 1)) != 0)
+    if ((rc = hru_grow(&p->chunks, &p->capchunk, p->nchunks + 1,
+                       sizeof *p->chunks, 16)) != 0)
         return rc;
     p->chunks[p->nchunks] = p->ncharts;
     if ((rc = hrh_look_finish(p->look)) != 0 ||

@@ -6,6 +6,7 @@
 #include "lib/history/backend.h"
 #include "lib/history/history.h"
 #include "lib/history/history_impl.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -257,16 +258,11 @@ static int machine_row(void *ctx, const char *const *col, int n)
     if (n < 2 || col[0] == NULL || col[1] == NULL)
         return -EIO;
     if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 16;
-        int64_t *id = realloc(m->id, cap * sizeof *id);
-        char **name;
+        size_t cap = hru_grow_room(m->cap, m->n + 1, sizeof *m->id, 16);
 
-        if (id == NULL)
+        if (cap == 0 || hru_resize(&m->id, cap, sizeof *m->id) != 0 ||
+            hru_resize(&m->name, cap, sizeof *m->name) != 0)
             return -ENOMEM;
-        m->id = id;
-        if ((name = realloc(m->name, cap * sizeof *name)) == NULL)
-            return -ENOMEM;
-        m->name = name;
         m->cap = cap;
     }
     if ((m->name[m->n] = strdup(col[1])) == NULL)

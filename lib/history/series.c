@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/history/series.h"
+#include "lib/util/grow.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -62,22 +63,14 @@ int hrh_series_push(struct hrh_series *s,
                             const struct hrh_point *p)
 {
     if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 64;
-        double *x = realloc(s->x, cap * sizeof *x);
-        char **c = realloc(s->commit, cap * sizeof *c);
-        char **r = realloc(s->run, cap * sizeof *r);
-        int64_t *t = realloc(s->time_ns, cap * sizeof *t);
-        double **rd = realloc(s->rounds, cap * sizeof *rd);
-        size_t *nr = realloc(s->nrounds, cap * sizeof *nr);
+        size_t cap = hru_grow_room(s->cap, s->n + 1, sizeof *s->time_ns, 64);
 
-        s->x = x != NULL ? x : s->x;
-        s->commit = c != NULL ? c : s->commit;
-        s->run = r != NULL ? r : s->run;
-        s->time_ns = t != NULL ? t : s->time_ns;
-        s->rounds = rd != NULL ? rd : s->rounds;
-        s->nrounds = nr != NULL ? nr : s->nrounds;
-        if (x == NULL || c == NULL || r == NULL || t == NULL || rd == NULL ||
-            nr == NULL)
+        if (cap == 0 || hru_resize(&s->x, cap, sizeof *s->x) != 0 ||
+            hru_resize(&s->commit, cap, sizeof *s->commit) != 0 ||
+            hru_resize(&s->run, cap, sizeof *s->run) != 0 ||
+            hru_resize(&s->time_ns, cap, sizeof *s->time_ns) != 0 ||
+            hru_resize(&s->rounds, cap, sizeof *s->rounds) != 0 ||
+            hru_resize(&s->nrounds, cap, sizeof *s->nrounds) != 0)
             return -ENOMEM;
         s->cap = cap;
     }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "proto/stream.h"
+#include "lib/util/grow.h"
 
 struct hrr_pbuf {
     uint8_t *p;
@@ -98,19 +99,9 @@ static inline uint8_t *hrr_pb_string(uint8_t *o, unsigned field,
 /* Makes room for `more` bytes past b's end. Returns 0 or -ENOMEM. */
 static inline int hrr_pbuf_room(struct hrr_pbuf *b, size_t more)
 {
-    size_t cap = b->cap ? b->cap : 4096;
-    uint8_t *p;
-
     if (b->len + more <= b->cap)
         return 0;
-    while (cap < b->len + more)
-        cap *= 2;
-    p = realloc(b->p, cap);
-    if (p == NULL)
-        return -ENOMEM;
-    b->p = p;
-    b->cap = cap;
-    return 0;
+    return hru_grow(&b->p, &b->cap, b->len + more, 1, 4096);
 }
 
 static inline int hrr_pbuf_put_varint(struct hrr_pbuf *b, uint64_t v)

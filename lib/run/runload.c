@@ -4,6 +4,7 @@
 #include "lib/run/runload.h"
 #include "lib/agg/agg_impl.h"
 #include "lib/agg/observer.h"
+#include "lib/util/grow.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -145,17 +146,12 @@ static int note_first(struct hrr_runload *l, uint32_t id, int which,
     size_t slot = 2 * (size_t)(id - 1) + (size_t)which;
 
     if (slot >= l->cap) {
-        uint32_t cap = l->cap ? l->cap : 256;
-        uint64_t *nf;
+        uint32_t was = l->cap;
 
-        while (cap <= slot)
-            cap *= 2;
-        nf = realloc(l->first, cap * sizeof *nf);
-        if (nf == NULL)
+        if (hru_grow32(&l->first, &l->cap, slot + 1, sizeof *l->first,
+                       256) != 0)
             return -ENOMEM;
-        memset(nf + l->cap, 0, (cap - l->cap) * sizeof *nf);
-        l->first = nf;
-        l->cap = cap;
+        memset(l->first + was, 0, (l->cap - was) * sizeof *l->first);
     }
     if (l->first[slot] == 0 || v < l->first[slot])
         l->first[slot] = v;

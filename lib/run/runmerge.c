@@ -3,6 +3,7 @@
 
 #include "lib/run/runmerge.h"
 #include "lib/agg/agg_impl.h"
+#include "lib/util/grow.h"
 #include "lib/run/runjoin.h"
 #include "lib/run/runput.h"
 #include "lib/run/runscan.h"
@@ -90,30 +91,19 @@ static uint32_t intern(struct hra_agg *a, const uint8_t *s, uint32_t n)
 /* Notes record r as one of key serial's. Returns 0 or -ENOMEM. */
 static int note_rec(struct hrr_runmerge *m, const struct hrr_runmerge_rec *r)
 {
-    if (m->nrec == m->caprec) {
-        size_t cap = m->caprec ? 2 * m->caprec : 1024;
-        struct hrr_runmerge_rec *nr = realloc(m->rec, cap * sizeof *nr);
-
-        if (nr == NULL || m->nrec >= UINT32_MAX - 1)
-            return -ENOMEM;
-        m->rec = nr;
-        m->caprec = cap;
-    }
+    if (m->nrec >= UINT32_MAX - 1 ||
+        hru_grow(&m->rec, &m->caprec, m->nrec + 1, sizeof *m->rec, 1024) != 0)
+        return -ENOMEM;
     if (r->serial != UINT32_MAX) {
         struct hrr_runmerge_key *k;
 
         if (r->serial >= m->capkeys) {
-            uint32_t cap = m->capkeys ? m->capkeys : 1024;
-            struct hrr_runmerge_key *nk;
+            uint32_t was = m->capkeys;
 
-            while (cap <= r->serial)
-                cap *= 2;
-            nk = realloc(m->keys, cap * sizeof *nk);
-            if (nk == NULL)
+            if (hru_grow32(&m->keys, &m->capkeys, (size_t)r->serial + 1,
+                           sizeof *m->keys, 1024) != 0)
                 return -ENOMEM;
-            memset(nk + m->capkeys, 0, (cap - m->capkeys) * sizeof *nk);
-            m->keys = nk;
-            m->capkeys = cap;
+            memset(m->keys + was, 0, (m->capkeys - was) * sizeof *m->keys);
         }
         k = &m->keys[r->serial];
         if (k->count++ == 0)

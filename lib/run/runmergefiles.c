@@ -8,6 +8,7 @@
 #include "lib/run/runid.h"
 #include "lib/run/runmerge.h"
 #include "lib/run/runrounds.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,7 +31,7 @@ struct merge {
     Hostrange__RunEnd **ends;
     Hostrange__RunSource *own_sources;  /* [i]: input i as a source */
     Hostrange__RunSource **sources;
-    size_t nsources;
+    size_t nsources, capsources;
     enum hrr_runmerge_stage stage;  /* of the progress told */
     size_t file;                    /* the input scanned */
 };
@@ -118,13 +119,10 @@ static int scan_inputs(struct merge *m, char *err, size_t errlen)
 /* Appends s (borrowed) to the output's sources. Returns 0 or -ENOMEM. */
 static int add_source(struct merge *m, Hostrange__RunSource *s)
 {
-    Hostrange__RunSource **ns;
-
-    ns = realloc(m->sources, (m->nsources + 1) * sizeof *ns);
-    if (ns == NULL)
+    if (hru_grow(&m->sources, &m->capsources, m->nsources + 1,
+                 sizeof *m->sources, 16) != 0)
         return -ENOMEM;
-    m->sources = ns;
-    ns[m->nsources++] = s;
+    m->sources[m->nsources++] = s;
     return 0;
 }
 
@@ -431,15 +429,12 @@ static int check_ids(struct hrr_runmerge_opts *o, char *err, size_t errlen)
                 continue;
             }
             if (o->nparts == cap) {
-                size_t ncap = cap ? 2 * cap : 16;
-                char **np = realloc(o->parts, ncap * sizeof *np);
-                size_t *no = realloc(*owner, ncap * sizeof *no);
+                size_t ncap = hru_grow_room(cap, o->nparts + 1,
+                                            sizeof *o->parts, 16);
 
-                if (np != NULL)
-                    o->parts = np;
-                if (no != NULL)
-                    *owner = no;
-                if (np == NULL || no == NULL)
+                if (ncap == 0 ||
+                    hru_resize(&o->parts, ncap, sizeof *o->parts) != 0 ||
+                    hru_resize(owner, ncap, sizeof **owner) != 0)
                     return -ENOMEM;
                 cap = ncap;
             }

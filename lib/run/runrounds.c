@@ -5,6 +5,7 @@
 #include "lib/run/runrounds.h"
 #include "lib/run/runside.h"
 #include "lib/stat/rounds.h"
+#include "lib/util/grow.h"
 #include "proto/protocol.h"
 
 #include <errno.h>
@@ -31,15 +32,8 @@ static int ents_add(struct ents *t, const char *node, const char *op,
 {
     struct ent *e;
 
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? 2 * t->cap : 256;
-        struct ent *ne = realloc(t->e, cap * sizeof *ne);
-
-        if (ne == NULL)
-            return -ENOMEM;
-        t->e = ne;
-        t->cap = cap;
-    }
+    if (hru_grow(&t->e, &t->cap, t->n + 1, sizeof *t->e, 256) != 0)
+        return -ENOMEM;
     e = &t->e[t->n];
     e->node = strdup(node);
     e->op = strdup(op);

@@ -3,6 +3,7 @@
 
 #include "lib/run/runsave.h"
 #include "lib/run/runfields.h"
+#include "lib/util/grow.h"
 #include "proto/stream.h"
 
 #include <errno.h>
@@ -42,15 +43,9 @@ int hrr_runsave_split(const uint8_t *p, size_t n, uint32_t field,
             if (hrp_get_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
                 return -EINVAL;
             if (tag >> 3 == field) {
-                if (*nspans == *capspans) {
-                    size_t cap = *capspans ? 2 * *capspans : 256;
-                    struct hrr_span *ns = realloc(*spans, cap * sizeof *ns);
-
-                    if (ns == NULL)
-                        return -ENOMEM;
-                    *spans = ns;
-                    *capspans = cap;
-                }
+                if (hru_grow(spans, capspans, *nspans + 1, sizeof **spans,
+                             256) != 0)
+                    return -ENOMEM;
                 (*spans)[(*nspans)++] = (struct hrr_span){ p, (size_t)v };
                 p += v;
                 continue;

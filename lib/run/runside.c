@@ -5,6 +5,7 @@
 #include "lib/stat/hist.h"
 #include "lib/run/runscan.h"
 #include "lib/stat/summary.h"
+#include "lib/util/grow.h"
 #include "proto/stream.h"
 
 #include <errno.h>
@@ -16,14 +17,8 @@
 /* Appends population p to s. Returns 0 or -ENOMEM. */
 static int pop_add(struct hrr_diff_side *s, struct hrr_diff_pop *p)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 256;
-        struct hrr_diff_pop *np = realloc(s->p, cap * sizeof *np);
-        if (np == NULL)
-            return -ENOMEM;
-        s->p = np;
-        s->cap = cap;
-    }
+    if (hru_grow(&s->p, &s->cap, s->n + 1, sizeof *s->p, 256) != 0)
+        return -ENOMEM;
     p->id = s->n;
     s->p[s->n++] = *p;
     return 0;
