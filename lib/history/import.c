@@ -6,6 +6,7 @@
 #include "lib/history/import.h"
 #include "lib/history/import_priv.h"
 #include "lib/run/runid.h"
+#include "lib/util/grow.h"
 
 #include <errno.h>
 #include <math.h>
@@ -455,12 +456,11 @@ static int import_csv(struct hrh_import *im, const char *file,
 {
     static char empty[] = "";
     struct line *l = NULL;
-    size_t nl = 0, pos = 0, lineno = 0;
+    size_t nl = 0, capl = 0, pos = 0, lineno = 0;
     int nruns = 0, rc = 0;
 
     while (pos < len && rc == 0) {
         struct line x;
-        struct line *nx;
         char *end;
         double unit;
         int n;
@@ -516,11 +516,10 @@ static int import_csv(struct hrh_import *im, const char *file,
         }
         if (x.run < 0)
             x.run = nruns++;
-        if ((nx = realloc(l, (nl + 1) * sizeof *nx)) == NULL) {
+        if (hru_grow(&l, &capl, nl + 1, sizeof *l, 64) != 0) {
             rc = -ENOMEM;
             break;
         }
-        l = nx;
         l[nl++] = x;
     }
     for (int run = 0; rc == 0 && run < nruns; run++) {

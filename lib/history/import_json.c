@@ -93,21 +93,23 @@ static double gbench_unit(const char *u)
     return 0;
 }
 
-/* The key of name `name` in k[0..*n), added when missing, or NULL. */
-static struct gkey *gkey_of(struct gkey **k, size_t *n, const char *name)
+/* The key of name `name` in k[0..*n) of room *cap, added when missing,
+ * or NULL. */
+static struct gkey *gkey_of(struct gkey **k, size_t *n, size_t *cap,
+                            const char *name)
 {
-    struct gkey *nk;
+    struct gkey *g;
 
     for (size_t i = 0; i < *n; i++) {
         if (strcmp((*k)[i].name, name) == 0)
             return &(*k)[i];
     }
-    if ((nk = realloc(*k, (*n + 1) * sizeof *nk)) == NULL)
+    if (hru_grow(k, cap, *n + 1, sizeof **k, 16) != 0)
         return NULL;
-    *k = nk;
-    memset(&nk[*n], 0, sizeof nk[*n]);
-    nk[*n].name = name;
-    return &nk[(*n)++];
+    g = &(*k)[(*n)++];
+    memset(g, 0, sizeof *g);
+    g->name = name;
+    return g;
 }
 
 static int gkey_put(struct gkey *g, double real, double cpu)
@@ -128,7 +130,7 @@ static int gkey_put(struct gkey *g, double real, double cpu)
 /* Reads benchmark b (the i-th) into the keys. Returns 0, 1 when it is
  * left out (it reported an error), or a negative errno. */
 static int gbench_one(const struct hru_json *b, size_t i, struct gkey **k,
-                      size_t *nk, const char *file, char *err,
+                      size_t *nk, size_t *capk, const char *file, char *err,
                       size_t errlen)
 {
     const char *name = hru_json_get_str(b, "run_name");
@@ -167,7 +169,7 @@ static int gbench_one(const struct hru_json *b, size_t i, struct gkey **k,
                  file, name);
         return -EINVAL;
     }
-    if ((g = gkey_of(k, nk, name)) == NULL)
+    if ((g = gkey_of(k, nk, capk, name)) == NULL)
         return -ENOMEM;
     if (type != NULL && strcmp(type, "aggregate") == 0) {
         g->has_med = 1;
@@ -220,7 +222,7 @@ int hrh__import_gbench(struct hrh_import *im, const char *file,
     struct hrh_import_run *r;
     struct hru_json *root;
     struct gkey *k = NULL;
-    size_t nk = 0;
+    size_t nk = 0, capk = 0;
     const char *exe, *op = HRH_IMPORT_NONE;
     char machine[256];
     double cpus, mhz;
@@ -238,7 +240,7 @@ int hrh__import_gbench(struct hrh_import *im, const char *file,
         return -EINVAL;
     }
     for (size_t i = 0; i < bs->n; i++) {
-        rc = gbench_one(bs->item[i], i, &k, &nk, file, err, errlen);
+        rc = gbench_one(bs->item[i], i, &k, &nk, &capk, file, err, errlen);
         if (rc == 1) {
             im->skipped++;
             rc = 0;

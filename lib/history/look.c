@@ -60,30 +60,24 @@ void hrh_look_free(struct hrh_look *l)
 static size_t machine_of(struct hrh_look *l, const char *name)
 {
     size_t i = l->nmachines;
-    char **m;
-    double **sm, *st;
-    size_t *ns;
 
     while (i-- > 0) {
         if (strcmp(l->machine[i], name) == 0)
             return i;
     }
     i = l->nmachines;
-    m = realloc(l->machine, (i + 1) * sizeof *m);
-    if (m != NULL)
-        l->machine = m;
-    sm = realloc(l->sample, (i + 1) * sizeof *sm);
-    if (sm != NULL)
-        l->sample = sm;
-    ns = realloc(l->nsample, (i + 1) * sizeof *ns);
-    if (ns != NULL)
-        l->nsample = ns;
-    st = realloc(l->step, (i + 1) * sizeof *st);
-    if (st != NULL)
-        l->step = st;
-    if (m == NULL || sm == NULL || ns == NULL || st == NULL)
-        return (size_t)-1;
-    l->sample[i] = malloc(HRH_LOOK_STEP_SAMPLE * sizeof **sm);
+    if (i == l->capmachines) {
+        size_t cap = hru_grow_room(l->capmachines, i + 1, sizeof *l->step, 8);
+
+        if (cap == 0 ||
+            hru_resize(&l->machine, cap, sizeof *l->machine) != 0 ||
+            hru_resize(&l->sample, cap, sizeof *l->sample) != 0 ||
+            hru_resize(&l->nsample, cap, sizeof *l->nsample) != 0 ||
+            hru_resize(&l->step, cap, sizeof *l->step) != 0)
+            return (size_t)-1;
+        l->capmachines = cap;
+    }
+    l->sample[i] = malloc(HRH_LOOK_STEP_SAMPLE * sizeof **l->sample);
     l->machine[i] = strdup(name);
     if (l->sample[i] == NULL || l->machine[i] == NULL) {
         free(l->sample[i]);
@@ -380,7 +374,6 @@ int hrh_look_finish(struct hrh_look *l)
     for (size_t i = 0; i < l->ns && l->level >= 0; i++) {
         struct look_series *s = &l->s[i];
         struct hrs_cp_opts o = l->o;
-        struct look_change *v;
         int k;
 
         if (s->p > l->level)
@@ -399,17 +392,18 @@ int hrh_look_finish(struct hrh_look *l)
             rc = k;
             goto out;
         }
-        v = realloc(l->changes, (l->nchanges + (size_t)k + 1) * sizeof *v);
-        if (v == NULL)
+        if (hru_grow(&l->changes, &l->capchanges,
+                     l->nchanges + (size_t)k + 1, sizeof *l->changes,
+                     64) != 0)
             goto out;
-        l->changes = v;
         for (int j = 0; j < k; j++) {
-            v[l->nchanges].series = i;
-            v[l->nchanges].cp = cp[j];
-            v[l->nchanges].pos = s->pos[cp[j].at];
-            v[l->nchanges].finding = 0;
-            v[l->nchanges].newest = j == k - 1;
-            l->nchanges++;
+            struct look_change *v = &l->changes[l->nchanges++];
+
+            v->series = i;
+            v->cp = cp[j];
+            v->pos = s->pos[cp[j].at];
+            v->finding = 0;
+            v->newest = j == k - 1;
         }
     }
     rc = gather(l);

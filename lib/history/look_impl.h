@@ -47,13 +47,13 @@ struct hrh_look {
     double **sample;             /* per machine: up to STEP_SAMPLE values */
     size_t *nsample;
     double *step;                /* per machine: its clock step (finish) */
-    size_t nmachines;
+    size_t nmachines, capmachines;
     struct look_series *s;
     size_t ns, caps;
     size_t tested;               /* series of at least 2 x window points */
     double level;                /* the rule's level (finish; -1: none) */
     struct look_change *changes;
-    size_t nchanges;
+    size_t nchanges, capchanges;
     struct look_finding *findings;
     size_t nfindings;
 };
