@@ -38,74 +38,12 @@ static uint64_t mono_ns(void)
     return hrp_mono_ns();
 }
 
-/* What /proc/cpuinfo says of the first processor: both invariant-TSC
- * flags (*invariant), rdtscp (*rdtscp), and whether its vendor is AMD or
- * Hygon (*amd), whose plain rdtsc runs ahead of the work before it. */
-static void cpu_facts(int *invariant, int *rdtscp, int *amd)
-{
-    *invariant = *rdtscp = *amd = 0;
-#if defined(__x86_64__) || defined(__i386__)
-    FILE *f = fopen("/proc/cpuinfo", "re");
-    char line[4096];
-    int constant = 0, nonstop = 0;
-
-    if (f == NULL)
-        return;
-    while (fgets(line, sizeof line, f) != NULL) {
-        if (strncmp(line, "vendor_id", 9) == 0) {
-            *amd = strstr(line, "AuthenticAMD") != NULL ||
-                   strstr(line, "HygonGenuine") != NULL;
-            continue;
-        }
-        if (strncmp(line, "flags", 5) != 0)
-            continue;
-        constant = strstr(line, " constant_tsc") != NULL;
-        nonstop = strstr(line, " nonstop_tsc") != NULL;
-        *rdtscp = strstr(line, " rdtscp") != NULL;
-        break;
-    }
-    fclose(f);
-    *invariant = constant && nonstop;
-#endif
-}
-
-/* Reads HOSTRANGE_CLOCK's words: *tsc is 1 (tsc), 0 (monotonic) or -1
- * (neither named: the default), *ordered 1 (ordered) or 0, *waiting 1
- * (waiting: the fast path's reads wait for the work before them), 0
- * (plain) or -1 (the processor's default). Words it does not know are
- * ignored. */
-static void parse_clock_env(const char *env, int *tsc, int *ordered,
-                            int *waiting)
-{
-    *tsc = -1;
-    *ordered = 0;
-    *waiting = -1;
-    while (env != NULL && *env != '\0') {
-        size_t n = strcspn(env, ", ");
-
-        if (n == 3 && strncmp(env, "tsc", n) == 0)
-            *tsc = 1;
-        else if (n == 9 && strncmp(env, "monotonic", n) == 0)
-            *tsc = 0;
-        else if (n == 7 && strncmp(env, "ordered", n) == 0)
-            *ordered = 1;
-        else if (n == 4 && strncmp(env, "fast", n) == 0)
-            *ordered = 0;
-        else if (n == 7 && strncmp(env, "waiting", n) == 0)
-            *waiting = 1;
-        else if (n == 5 && strncmp(env, "plain", n) == 0)
-            *waiting = 0;
-        env += n;
-        env += strspn(env, ", ");
-    }
-}
-
 void hr__clock_init(void)
 {
     int tsc, ordered, waiting, invariant, rdtscp, amd;
 
-    parse_clock_env(getenv("HOSTRANGE_CLOCK"), &tsc, &ordered, &waiting);
-    cpu_facts(&invariant, &rdtscp, &amd);
+    hrp_clock_env_parse(getenv("HOSTRANGE_CLOCK"), &tsc, &ordered, &waiting);
+    hrp_cpu_facts(&invariant, &rdtscp, &amd);
     hr__g_tsc = tsc >= 0 ? tsc : invariant;
     hr__g_ordered = ordered;
 #if defined(__x86_64__) || defined(__i386__)

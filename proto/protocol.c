@@ -159,3 +159,76 @@ int hrp_write_all(int fd, struct iovec *iov, int n)
     }
     return 0;
 }
+
+void hrp_cpu_facts(int *invariant, int *rdtscp, int *amd)
+{
+    *invariant = *rdtscp = *amd = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char line[4096];
+    int constant = 0, nonstop = 0;
+
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof line, f) != NULL) {
+        if (strncmp(line, "vendor_id", 9) == 0) {
+            *amd = strstr(line, "AuthenticAMD") != NULL ||
+                   strstr(line, "HygonGenuine") != NULL;
+            continue;
+        }
+        if (strncmp(line, "flags", 5) != 0)
+            continue;
+        constant = strstr(line, " constant_tsc") != NULL;
+        nonstop = strstr(line, " nonstop_tsc") != NULL;
+        *rdtscp = strstr(line, " rdtscp") != NULL;
+        break;
+    }
+    fclose(f);
+    *invariant = constant && nonstop;
+#endif
+}
+
+void hrp_clock_env_parse(const char *env, int *tsc, int *ordered,
+                         int *waiting)
+{
+    *tsc = -1;
+    *ordered = 0;
+    *waiting = -1;
+    while (env != NULL && *env != '\0') {
+        size_t n = strcspn(env, ", ");
+
+        if (n == 3 && strncmp(env, "tsc", n) == 0)
+            *tsc = 1;
+        else if (n == 9 && strncmp(env, "monotonic", n) == 0)
+            *tsc = 0;
+        else if (n == 7 && strncmp(env, "ordered", n) == 0)
+            *ordered = 1;
+        else if (n == 4 && strncmp(env, "fast", n) == 0)
+            *ordered = 0;
+        else if (n == 7 && strncmp(env, "waiting", n) == 0)
+            *waiting = 1;
+        else if (n == 5 && strncmp(env, "plain", n) == 0)
+            *waiting = 0;
+        env += n;
+        env += strspn(env, ", ");
+    }
+}
+
+const char *hrp_clock_path_default(const char *env)
+{
+    int tsc, ordered, waiting, invariant, rdtscp, amd;
+
+    hrp_clock_env_parse(env, &tsc, &ordered, &waiting);
+    if (ordered)
+        return HRP_CLOCK_PATH_ORDERED;
+    hrp_cpu_facts(&invariant, &rdtscp, &amd);
+    if (tsc < 0)
+        tsc = invariant;
+    if (waiting < 0)
+        waiting = amd;
+#if defined(__x86_64__) || defined(__i386__)
+    if (tsc && waiting)
+        return HRP_CLOCK_PATH_WAITING;
+#endif
+    return HRP_CLOCK_PATH_FAST;
+}

@@ -153,4 +153,23 @@ static inline int hrp_clock_paths_fast(unsigned paths)
  * fast,waiting; ordered); NULL for any other set. */
 const char *hrp_clock_path_env(unsigned paths);
 
+/* What /proc/cpuinfo says of the first processor: both invariant-TSC
+ * flags (*invariant), rdtscp (*rdtscp), and whether its vendor is AMD or
+ * Hygon (*amd), whose plain rdtsc runs ahead of the work before it. All 0
+ * off x86 or where the file cannot be read. */
+void hrp_cpu_facts(int *invariant, int *rdtscp, int *amd);
+
+/* Reads HOSTRANGE_CLOCK's words (env, NULL: none): *tsc is 1 (tsc), 0
+ * (monotonic) or -1 (neither named: the default), *ordered 1 (ordered) or
+ * 0, *waiting 1 (waiting: the fast path's reads wait for the work before
+ * them), 0 (plain) or -1 (the processor's default). Words it does not
+ * know are ignored. */
+void hrp_clock_env_parse(const char *env, int *tsc, int *ordered,
+                         int *waiting);
+
+/* The clock path a client started here with HOSTRANGE_CLOCK env takes,
+ * by the rule of the client's start (client/clock.c): ordered; waiting
+ * (the TSC on AMD's processors, or where env says waiting); else fast. */
+const char *hrp_clock_path_default(const char *env);
+
 #endif

@@ -187,7 +187,8 @@ tests_unit_test_codec_LDADD = client/libhrclient.la $(HRDAEMON_LIBS) \
 	$(CMOCKA_LIBS) $(PROTOBUF_C_LIBS)
 tests_unit_test_clock_SOURCES = tests/unit/test_clock.c
 tests_unit_test_clock_CFLAGS = $(TEST_CFLAGS)
-tests_unit_test_clock_LDADD = client/libhrclient.la $(CMOCKA_LIBS)
+tests_unit_test_clock_LDADD = client/libhrclient.la proto/libhrproto.la \
+	$(PROTOBUF_C_LIBS) $(CMOCKA_LIBS)
 tests_unit_test_client_SOURCES = tests/unit/test_client.c
 tests_unit_test_client_CFLAGS = $(TEST_CFLAGS)
 tests_unit_test_client_LDADD = client/libhostrange.la $(HARNESS_LIBS)

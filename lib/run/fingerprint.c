@@ -91,23 +91,6 @@ void hrr_fingerprint_machine(const Hostrange__RunFingerprint *f, char *buf,
                  f->clock_path[0] != '\0' ? f->clock_path : "unknown");
 }
 
-/* Whether `word` is one of the comma-separated words of list. */
-static int word_in(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-
-    for (const char *p = list; *p != '\0';) {
-        size_t l = strcspn(p, ",");
-
-        if (l == n && strncmp(p, word, n) == 0)
-            return 1;
-        p += l;
-        if (*p == ',')
-            p++;
-    }
-    return 0;
-}
-
 void hrr_fingerprint_clock_path(Hostrange__ClientStats *const *clients,
                                 size_t n, char *buf, size_t len)
 {
@@ -122,12 +105,10 @@ void hrr_fingerprint_clock_path(Hostrange__ClientStats *const *clients,
         snprintf(buf, len, "%s", hrp_clock_path_name(paths));
         return;
     }
-    /* Else the environment's: its words (HOSTRANGE_CLOCK) name the path,
-     * with a clock or not ("ordered", "tsc,ordered"); fast by default. */
-    snprintf(buf, len, "%s",
-             env != NULL && word_in(env, HRP_CLOCK_PATH_ORDERED)
-                 ? HRP_CLOCK_PATH_ORDERED
-                 : HRP_CLOCK_PATH_FAST);
+    /* Else the path a client started here would take, by the client's
+     * own rule: HOSTRANGE_CLOCK's words and the processor (waiting reads
+     * on AMD's). */
+    snprintf(buf, len, "%s", hrp_clock_path_default(env));
 }
 
 static int cmp_str(const void *a, const void *b)

@@ -2,7 +2,8 @@
  * Machine fingerprints (lib/run/fingerprint.c): this machine probed (host
  * name, CPUs online, kernel, version as the system gives them); the clock
  * of a run from its clients (distinct orders sorted, the largest step) and
- * its path from HOSTRANGE_CLOCK, "fast" by default; two fingerprints
+ * its path from HOSTRANGE_CLOCK and the processor as a client's start
+ * chooses it (waiting reads on AMD's); two fingerprints
  * compared field by field, steps within a factor of 4 the same; the line diff
  * prints; and the fingerprint a merge keeps.
  */
@@ -40,8 +41,9 @@ static void test_probe(void **state)
     assert_int_equal(fp.m.cores, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
     assert_true(fp.m.cpu_model[0] != '\0');
     assert_string_equal(fp.m.version, PACKAGE_VERSION);
-    /* No client has said anything of the clock. */
-    assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_FAST);
+    /* No client has said anything of the clock: the path a client would
+     * take here (waiting reads of the TSC on AMD's processors). */
+    assert_string_equal(fp.m.clock_path, hrp_clock_path_default(NULL));
     assert_string_equal(fp.m.clock_order, "");
     assert_true(fp.m.clock_step_ns == 0);
 }
@@ -69,7 +71,29 @@ static void test_clients(void **state)
     assert_true(fp.m.clock_step_ns == 10.4);
     assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_ORDERED);
     hrr_fingerprint_clients(&fp, cs, 4);
-    assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_FAST);
+    assert_string_equal(fp.m.clock_path, hrp_clock_path_default(NULL));
+    /* The fast path's reads, named or the processor's: plain is fast;
+     * waiting is its own path where the TSC is the clock. */
+    {
+        int invariant, rdtscp, amd;
+
+        hrp_cpu_facts(&invariant, &rdtscp, &amd);
+        assert_string_equal(hrp_clock_path_default(NULL),
+                            invariant && amd ? HRP_CLOCK_PATH_WAITING
+                                             : HRP_CLOCK_PATH_FAST);
+        setenv("HOSTRANGE_CLOCK", "fast,plain", 1);
+        hrr_fingerprint_clients(&fp, cs, 4);
+        assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_FAST);
+        setenv("HOSTRANGE_CLOCK", "tsc,waiting", 1);
+        hrr_fingerprint_clients(&fp, cs, 4);
+#if defined(__x86_64__) || defined(__i386__)
+        assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_WAITING);
+#endif
+        setenv("HOSTRANGE_CLOCK", "monotonic,waiting", 1);
+        hrr_fingerprint_clients(&fp, cs, 4);
+        assert_string_equal(fp.m.clock_path, HRP_CLOCK_PATH_FAST);
+        unsetenv("HOSTRANGE_CLOCK");
+    }
     /* A clock named beside the path. */
     setenv("HOSTRANGE_CLOCK", "tsc,ordered", 1);
     hrr_fingerprint_clients(&fp, cs, 4);
