@@ -50,8 +50,7 @@ static int collect_row(const struct hra_row *r, void *arg)
     row->exact = r->exact != 0;
     row->lost = r->lost;
     row->calls = r->calls;
-    row->children = r->children;
-    row->descendants = r->descendants;
+    HRA_KEY_ROW_COUNTERS_COPY(row, r);
     row->clock_path = (char *)hrp_clock_path_name(r->clock_paths);
     if (r->depth > 0) {
         /* A row of a calling context: its names (the aggregation's). */

@@ -121,6 +121,18 @@ static void key_free(struct hra_agg *a, struct hra_key *k)
     free(k);
 }
 
+/* Whether path key p's counters are those of its range key k. */
+static int counters_same(const struct hra_key *p, const struct hra_key *k)
+{
+    int same = 1;
+
+#define COUNTER(name, runkey, runpath, merge, row) \
+    HRA_KF_IF_PATH(runpath)(same &= p->name == k->name;)
+    HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
+    return same;
+}
+
 uint32_t hra_paths_share(struct hra_agg *a)
 {
     uint32_t shared = 0;
@@ -129,8 +141,7 @@ uint32_t hra_paths_share(struct hra_agg *a)
         struct hra_key *k = a->keys[i], *p = k->paths;
 
         if (p == NULL || p->pnext != NULL || p->mirror || k->records != 0 ||
-            p->pairs != k->pairs || p->exact != k->exact ||
-            p->children != k->children || p->descendants != k->descendants)
+            p->exact != k->exact || !counters_same(p, k))
             continue;
         if (k->exact ? p->len != k->len ||
                            (k->len != 0 && memcmp(p->buf, k->buf, k->len))
@@ -138,7 +149,9 @@ uint32_t hra_paths_share(struct hra_agg *a)
                            !hrs_hist_equal(p->self, k->self))
             continue;
         key_data_free(a, p);
-        p->pairs = p->children = p->descendants = 0;
+#define COUNTER(name, runkey, runpath, merge, row) p->name = 0;
+        HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
         p->exact = 1;
         p->has_scopes = 0;
         p->mirror = 1;

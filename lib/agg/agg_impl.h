@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "lib/agg/agg.h"
+#include "lib/agg/keyfields.h"
 #include "lib/stat/hist.h"
 
 struct hra_key {
@@ -29,11 +30,12 @@ struct hra_key {
     uint8_t mapped;     /* buf is a mapping of its own (agg.c) */
     uint8_t clock_paths; /* the HRP_PATH_* bits of the clients that fed it
                             (0: not known; ingest.c, snapshot.c) */
-    uint64_t pairs;     /* range events (an inclusive and a self time) */
-    uint64_t records;   /* record values (inclusive only) */
-    uint64_t children;  /* the sum of the range events' numbers of direct
-                           child ranges (kept exactly in both modes) */
-    uint64_t descendants; /* the same of all their descendants */
+    /* Its counters (keyfields.h): pairs (range events, an inclusive and
+     * a self time each), records (record values, inclusive only),
+     * children (the sum of the range events' numbers of direct child
+     * ranges, kept exactly in both modes), descendants (the same of all
+     * their descendants), and so on. */
+    HRA_KEY_COUNTER_FIELDS
     /* Exact mode: the encoded events (see above). */
     uint8_t *buf;
     size_t len;

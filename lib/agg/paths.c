@@ -243,8 +243,11 @@ int hra_path_unmirror(struct hra_agg *a, struct hra_key *k)
         p->mirror = 1;
         return rc;
     }
-    p->children = k->children;
-    p->descendants = k->descendants;
+    /* Its counts are the key's (pairs came with its events). */
+#define COUNTER(name, runkey, runpath, merge, row) \
+    HRA_KF_IF_MERGED(merge)(p->name = k->name;)
+    HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
     p->has_scopes = k->has_scopes;
     return 0;
 }

@@ -109,8 +109,7 @@ static void row_init(const struct hra_agg *a, const struct hra_key *k,
     row->exact = s->exact;
     row->lost = a->str.lost[k->node - 1];
     row->calls = k->pairs;
-    row->children = k->children;
-    row->descendants = k->descendants;
+    HRA_KEY_ROW_COUNTERS_COPY(row, k);
     row->clock_paths = k->clock_paths;
 }
 
@@ -280,12 +279,11 @@ int hra_row_from_message(struct hra_row *row, const struct Hostrange__Row *m)
         .exact = m->exact,
         .lost = m->lost,
         .calls = m->calls,
-        .children = m->children,
-        .descendants = m->descendants,
         .path = (const char *const *)m->path,
         .depth = (uint32_t)m->n_path,
         .sum = m->sum,
         .clock_paths = hrp_clock_paths_parse(m->clock_path),
     };
+    HRA_KEY_ROW_COUNTERS_COPY(row, m);
     return phase != NULL ? 0 : -EINVAL;
 }

@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "lib/agg/keyfields.h"
+
 struct hra_row {
     const char *node_id;
     const char *op;
@@ -29,13 +31,13 @@ struct hra_row {
     double stddev;
     int exact;
     uint64_t lost;
-    /* The key's calls (range events) and the sum of their numbers of
-     * direct children; calls is 0 for a row of recorded values. */
+    /* The key's calls (range events; 0 for a row of recorded values) and
+     * its counters that rows carry (keyfields.h): children (the sum of the
+     * calls' numbers of direct children), descendants (the same of
+     * children, theirs, and so on; 0 when not known: data from before it
+     * was kept), ... */
     uint64_t calls;
-    uint64_t children;
-    /* The sum of their numbers of descendants (children, theirs, and so
-     * on); 0 when not known (data from before it was kept). */
-    uint64_t descendants;
+    HRA_KEY_ROW_COUNTER_FIELDS
     /* The HRP_PATH_* bits of the clock paths of the clients that fed the
      * key (0: not known); a row is corrected only by a calibration of its
      * one path (observer.h). */

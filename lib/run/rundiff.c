@@ -62,8 +62,7 @@ static int unstable(const struct hrr_diff_pop *p, const Hostrange__Calibration *
     row.metric = hrp_metric_name(p->metric);
     row.median = p->median;
     row.calls = p->metric == HRP_METRIC_INCLUSIVE && !p->scopes ? 0 : p->calls;
-    row.children = p->children;
-    row.descendants = p->descendants;
+    HRA_KEY_ROW_COUNTERS_COPY(&row, p);
     hra_observer_apply(&row, &cal, 0);
     return row.observer_known && row.unstable;
 }

@@ -6,12 +6,15 @@
  * runjoin.c write keys, runscan.c reads them in place, the daemon's save
  * and control code and hostrangectl save frame and split the pages. Each
  * enum names every field of its message, with the number the .proto gives
- * it; tests/unit/test_runput.c checks each one against protobuf-c's
+ * it (a key's counters: from lib/agg/keyfields.h, whose table also
+ * gives the ones named nowhere here); tests/unit/test_runput.c checks each one against protobuf-c's
  * descriptors, so a change to the .proto that is not made here fails
  * there.
  */
 #ifndef HOSTRANGE_RUNFIELDS_H
 #define HOSTRANGE_RUNFIELDS_H
+
+#include "lib/agg/keyfields.h"
 
 /* RunKey: one key of a run. */
 enum hrr_runkey_field {
@@ -22,14 +25,14 @@ enum hrr_runkey_field {
     HRR_RUNKEY_RANGE = 5,
     HRR_RUNKEY_NODE_RANK = 6,
     HRR_RUNKEY_RANGE_RANK = 7,
-    HRR_RUNKEY_PAIRS = 8,
-    HRR_RUNKEY_RECORDS = 9,
-    HRR_RUNKEY_CHILDREN = 10,
+    HRR_RUNKEY_PAIRS = HRA_KF_RUNKEY_pairs,
+    HRR_RUNKEY_RECORDS = HRA_KF_RUNKEY_records,
+    HRR_RUNKEY_CHILDREN = HRA_KF_RUNKEY_children,
     HRR_RUNKEY_INCLUSIVE = 11,
     HRR_RUNKEY_SELF = 12,
     HRR_RUNKEY_INCLUSIVE_HIST = 14,
     HRR_RUNKEY_SELF_HIST = 15,
-    HRR_RUNKEY_DESCENDANTS = 16,
+    HRR_RUNKEY_DESCENDANTS = HRA_KF_RUNKEY_descendants,
     HRR_RUNKEY_PATHS = 17,
     HRR_RUNKEY_EVENTS = 18,
 };
@@ -37,13 +40,13 @@ enum hrr_runkey_field {
 /* RunPath: one calling context of a key. */
 enum hrr_runpath_field {
     HRR_RUNPATH_PATH = 1,
-    HRR_RUNPATH_PAIRS = 2,
-    HRR_RUNPATH_CHILDREN = 3,
+    HRR_RUNPATH_PAIRS = HRA_KF_RUNPATH_pairs,
+    HRR_RUNPATH_CHILDREN = HRA_KF_RUNPATH_children,
     HRR_RUNPATH_INCLUSIVE = 4,
     HRR_RUNPATH_SELF = 5,
     HRR_RUNPATH_INCLUSIVE_HIST = 6,
     HRR_RUNPATH_SELF_HIST = 7,
-    HRR_RUNPATH_DESCENDANTS = 8,
+    HRR_RUNPATH_DESCENDANTS = HRA_KF_RUNPATH_descendants,
     HRR_RUNPATH_EVENTS = 9,
     HRR_RUNPATH_SAME_AS_KEY = 10,
 };

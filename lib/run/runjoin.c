@@ -7,6 +7,7 @@
 #include "lib/run/runfields.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,6 +168,36 @@ struct jpath {
     uint32_t at;          /* and its index there */
 };
 
+/* Joins the counts *src into *dst (lib/agg/keyfields.h: a count of
+ * values adds up as the values join). */
+static inline void counters_join(struct hrr_runscan_values *dst,
+                                 const struct hrr_runscan_values *src)
+{
+#define COUNTER(name, runkey, runpath, merge, row) \
+    dst->name = HRA_KF_MERGE(merge, dst->name, src->name);
+    HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
+}
+
+/* Appends the counters of *c numbered above lo and below hi to pb, in the
+ * table's order; path: as RunPath fields (else RunKey's). Returns 0 or
+ * -ENOMEM. */
+static inline int put_counters(struct hrr_pbuf *pb,
+                               const struct hrr_runscan_values *c, int path,
+                               unsigned lo, unsigned hi)
+{
+#define COUNTER(name, runkey, runpath, merge, row)                          \
+    do {                                                                    \
+        unsigned num = path ? (unsigned)HRA_KF_PATHNUM(runpath) : runkey;  \
+        if (num > lo && num < hi &&                                         \
+            hrr_pbuf_put_field(pb, num, c->name) != 0)                      \
+            return -ENOMEM;                                                 \
+    } while (0);
+    HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
+    return 0;
+}
+
 /* Writes joined path `id` (first held by input in[first], path at) of
  * in[0..n) into out as a RunKey's paths field. */
 static int put_path(const struct hrr_runjoin_in *in, size_t n,
@@ -178,7 +209,7 @@ static int put_path(const struct hrr_runjoin_in *in, size_t n,
     int same = 1;
     const uint8_t *names[HRA_MAX_DEPTH_LIMIT];
     uint32_t lens[HRA_MAX_DEPTH_LIMIT];
-    uint64_t pairs = 0, children = 0, descendants = 0;
+    struct hrr_runscan_values c = { 0 };
     uint32_t depth = hrr_runscan_path_names(&in[jp->first].s, jp->at, names,
                                             lens);
     size_t na = 0;
@@ -199,9 +230,7 @@ static int put_path(const struct hrr_runjoin_in *in, size_t n,
                     v.li == in[i].s.v.li && v.ls == in[i].s.v.ls &&
                     (v.li == 0 || !memcmp(v.incl, in[i].s.v.incl, v.li)) &&
                     (v.ls == 0 || !memcmp(v.self, in[i].s.v.self, v.ls));
-            pairs += v.pairs;
-            children += v.children;
-            descendants += v.descendants;
+            counters_join(&c, &v);
             ai[na] = (struct arr){ v.incl, 0, v.pairs };
             as[na++] = (struct arr){ v.self, 0, v.pairs };
         }
@@ -209,10 +238,9 @@ static int put_path(const struct hrr_runjoin_in *in, size_t n,
     /* A path of every record holding its key's very values (the key's
      * one context) has the key's joined values. */
     same &= na == n;
-    if (hrr_pbuf_put_field(pb, HRR_RUNPATH_PAIRS, pairs) != 0 ||
-        hrr_pbuf_put_field(pb, HRR_RUNPATH_CHILDREN, children) != 0)
+    if (put_counters(pb, &c, 1, 0, HRR_RUNPATH_INCLUSIVE) != 0)
         return -ENOMEM;
-    if (same ? (pairs > 0 &&
+    if (same ? (c.pairs > 0 &&
                 (hrr_pbuf_put_bytes(pb, HRR_RUNPATH_INCLUSIVE, kv[0].p,
                                     kv[0].len) != 0 ||
                  hrr_pbuf_put_bytes(pb, HRR_RUNPATH_SELF, kv[1].p,
@@ -220,7 +248,7 @@ static int put_path(const struct hrr_runjoin_in *in, size_t n,
              : (merge_into(pb, HRR_RUNPATH_INCLUSIVE, ai, na, tmp) != 0 ||
                 merge_into(pb, HRR_RUNPATH_SELF, as, na, tmp) != 0))
         return -ENOMEM;
-    if (hrr_pbuf_put_field(pb, HRR_RUNPATH_DESCENDANTS, descendants) != 0)
+    if (put_counters(pb, &c, 1, HRR_RUNPATH_SELF_HIST, UINT_MAX) != 0)
         return -ENOMEM;
     return hrr_pbuf_put_bytes(out, HRR_RUNKEY_PATHS, pb->p, pb->len);
 }
@@ -232,7 +260,7 @@ int hrr_runjoin(const struct hrr_runjoin_in *in, size_t n,
     const struct hrr_runscan *s0 = &in[0].s;
     struct hrr_pbuf tmp = { NULL, 0, 0 }, pb = { NULL, 0, 0 };
     struct hrr_pbuf kv[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
-    uint64_t pairs = 0, records = 0, children = 0, descendants = 0;
+    struct hrr_runscan_values c = { 0 };
     struct arr *ai = calloc(n * HRR_RUNSCAN_PATHS + 1, sizeof *ai);
     struct arr *as = calloc(n * HRR_RUNSCAN_PATHS + 1, sizeof *as);
     struct jpath *jp = calloc(n * HRR_RUNSCAN_PATHS + 1, sizeof *jp);
@@ -245,10 +273,7 @@ int hrr_runjoin(const struct hrr_runjoin_in *in, size_t n,
     for (size_t i = 0; i < n; i++) {
         const struct hrr_runscan *s = &in[i].s;
 
-        pairs += s->pairs;
-        records += s->records;
-        children += s->v.children;
-        descendants += s->v.descendants;
+        counters_join(&c, &s->v);
         ai[i] = (struct arr){ s->v.incl, 0, s->pairs + s->records };
         as[i] = (struct arr){ s->v.self, 0, s->pairs };
         for (uint32_t j = 0; j < s->npaths; j++) {
@@ -271,17 +296,18 @@ int hrr_runjoin(const struct hrr_runjoin_in *in, size_t n,
         hrr_pbuf_put_bytes(out, HRR_RUNKEY_RANGE, s0->s[3], s0->n[3]) != 0 ||
         hrr_pbuf_put_field(out, HRR_RUNKEY_NODE_RANK, node_rank) != 0 ||
         hrr_pbuf_put_field(out, HRR_RUNKEY_RANGE_RANK, range_rank) != 0 ||
-        hrr_pbuf_put_field(out, HRR_RUNKEY_PAIRS, pairs) != 0 ||
-        hrr_pbuf_put_field(out, HRR_RUNKEY_RECORDS, records) != 0 ||
-        hrr_pbuf_put_field(out, HRR_RUNKEY_CHILDREN, children) != 0 ||
+        put_counters(out, &c, 0, 0, HRR_RUNKEY_INCLUSIVE) != 0 ||
         merge_into(out, HRR_RUNKEY_INCLUSIVE, ai, n, &kv[0]) != 0 ||
         merge_into(out, HRR_RUNKEY_SELF, as, n, &kv[1]) != 0 ||
-        hrr_pbuf_put_field(out, HRR_RUNKEY_DESCENDANTS, descendants) != 0)
+        put_counters(out, &c, 0, HRR_RUNKEY_SELF_HIST,
+                     HRR_RUNKEY_PATHS) != 0)
         goto out;
     for (size_t k = 0; k < njp; k++) {
         if (put_path(in, n, &jp[k], out, &pb, &tmp, ai, as, kv) != 0)
             goto out;
     }
+    if (put_counters(out, &c, 0, HRR_RUNKEY_PATHS, UINT_MAX) != 0)
+        goto out;
     rc = 0;
 out:
     free(tmp.p);

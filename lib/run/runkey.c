@@ -89,9 +89,7 @@ static int runpath_from(struct hra_agg *a, const struct hra_key *pk,
     for (uint32_t i = 0; i < depth; i++)
         p->path[i] = (char *)names[i];
     p->n_path = depth;
-    p->pairs = pk->pairs;
-    p->children = pk->children;
-    p->descendants = pk->descendants;
+    HRA_KEY_PATH_COUNTERS_COPY(p, pk);
     if (format >= HRR_FORMAT_EVENTS && mirror) {
         p->same_as_key = 1;
         return 0;
@@ -196,10 +194,9 @@ int hrr_runkey_from_range(struct hra_agg *a, const struct hra_key *k,
     m->range = (char *)hra_str_get(a, k->range);
     m->node_rank = a->str.rank[k->node - 1];
     m->range_rank = a->str.rank[k->range - 1];
-    m->pairs = k->pairs;
-    m->records = k->records;
-    m->children = k->children;
-    m->descendants = k->descendants;
+#define COUNTER(name, runkey, runpath, merge, row) m->name = k->name;
+    HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
     if (k->exact && format >= HRR_FORMAT_EVENTS) {
         /* Borrowed from the key (runkey.h). */
         m->events.data = k->buf;

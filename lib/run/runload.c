@@ -256,9 +256,7 @@ static int runpath_load(struct hra_agg *a, struct hra_key *k,
         /* The key's own values, coded as the key's. */
         same = *given;
         same.same_as_key = 0;
-        same.pairs = m->pairs;
-        same.children = m->children;
-        same.descendants = m->descendants;
+        HRA_KEY_PATH_COUNTERS_COPY(&same, m);
         same.events = m->events;
         same.inclusive = m->inclusive;
         same.n_inclusive = m->n_inclusive;
@@ -313,8 +311,7 @@ static int runpath_load(struct hra_agg *a, struct hra_key *k,
             rc = hra_path_add(a, pk, incl[i],
                                   self[i] <= incl[i] ? self[i] : incl[i]);
     }
-    pk->children += p->children;
-    pk->descendants += p->descendants;
+    HRA_KEY_PATH_COUNTERS_MERGE(pk, p);
 out:
     free(incl);
     free(self);
@@ -492,8 +489,7 @@ static int runkey_load_values(struct hra_agg *a, struct hra_key *k,
         if (rc != 0)
             return rc;
     }
-    k->children += m->children;
-    k->descendants += m->descendants;
+    HRA_KEY_COUNTERS_MERGE(k, m);
     return 0;
 }
 

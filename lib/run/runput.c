@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,8 +172,29 @@ static uint8_t *fields_put(uint8_t *o, const struct field *f, size_t n)
     return o;
 }
 
-/* The most fields of a RunPath's head: its names, pairs and children. */
-#define PATH_HEAD_MAX (HRA_MAX_DEPTH_LIMIT + 2)
+/*
+ * The counters (keyfields.h) of key k numbered above lo and below hi as
+ * fields into f, in the table's order; path: a path key's RunPath fields
+ * (else its RunKey's). Returns their number.
+ */
+static inline size_t counters(const struct hra_key *k, int path,
+                              unsigned lo, unsigned hi, struct field *f)
+{
+    size_t n = 0;
+
+#define COUNTER(name, runkey, runpath, merge, row)                          \
+    do {                                                                    \
+        unsigned num = path ? (unsigned)HRA_KF_PATHNUM(runpath) : runkey;  \
+        if (num > lo && num < hi)                                           \
+            f[n++] = (struct field)VARINT(num, k->name);                    \
+    } while (0);
+    HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
+    return n;
+}
+
+/* The most fields of a RunPath's head: its names and counters. */
+#define PATH_HEAD_MAX (HRA_MAX_DEPTH_LIMIT + HRA_KEY_NCOUNTERS)
 
 /* The fields of the RunPath of path key view p before its values, into
  * f[0..PATH_HEAD_MAX). Returns their number. */
@@ -185,22 +207,23 @@ static size_t path_head(struct hra_agg *a, const struct hra_key *p,
 
     for (uint32_t i = 0; i < depth; i++)
         f[n++] = (struct field){ HRR_RUNPATH_PATH, FIELD_BYTES, 0, names[i] };
-    f[n++] = (struct field)VARINT(HRR_RUNPATH_PAIRS, p->pairs);
-    f[n++] = (struct field)VARINT(HRR_RUNPATH_CHILDREN, p->children);
-    return n;
+    return n + counters(p, 1, 0, HRR_RUNPATH_INCLUSIVE, f + n);
 }
 
-/* The field of the RunPath of path key view p after its values. */
-#define PATH_TAIL(p) VARINT(HRR_RUNPATH_DESCENDANTS, (p)->descendants)
+/* The fields of the RunPath of path key view p after its values, into
+ * f[0..HRA_KEY_NCOUNTERS). Returns their number. */
+static size_t path_tail(const struct hra_key *p, struct field *f)
+{
+    return counters(p, 1, HRR_RUNPATH_SELF_HIST, UINT_MAX, f);
+}
 
 /* The size of the RunPath of path key view p other than its values. */
 static size_t path_head_size(struct hra_agg *a, const struct hra_key *p)
 {
-    struct field f[PATH_HEAD_MAX];
-    const struct field t = PATH_TAIL(p);
-    size_t n = path_head(a, p, f);
+    struct field f[PATH_HEAD_MAX], t[HRA_KEY_NCOUNTERS];
+    size_t n = path_head(a, p, f), nt = path_tail(p, t);
 
-    return fields_size(f, n) + fields_size(&t, 1);
+    return fields_size(f, n) + fields_size(t, nt);
 }
 
 void hrr_runput_tmp_fini(struct hrr_runput_tmp *t)
@@ -330,9 +353,8 @@ static uint8_t *put_paths(uint8_t *o, struct hra_agg *a,
         const struct hrr_runput_path *tp = &t->paths[np++];
         struct hra_key view;
         const struct hra_key *p = hra_path_view(k, pp, &view);
-        const struct field pt = PATH_TAIL(p);
-        struct field f[PATH_HEAD_MAX];
-        size_t nf = path_head(a, p, f);
+        struct field f[PATH_HEAD_MAX], pt[HRA_KEY_NCOUNTERS];
+        size_t nf = path_head(a, p, f), npt = path_tail(p, pt);
 
         o = hrr_pb_len(o, HRR_RUNKEY_PATHS, tp->size);
         o = fields_put(o, f, nf);
@@ -355,7 +377,7 @@ static uint8_t *put_paths(uint8_t *o, struct hra_agg *a,
             o = put_coded(o, &tp->c, HRR_RUNPATH_INCLUSIVE,
                           HRR_RUNPATH_SELF);
         }
-        o = fields_put(o, &pt, 1);
+        o = fields_put(o, pt, npt);
     }
     return o;
 }
@@ -364,8 +386,9 @@ int hrr_runput_key(struct hra_agg *a, const struct hra_key *k,
                    unsigned field, struct hrr_pbuf *out,
                    struct hrr_runput_tmp *t)
 {
-    /* The RunKey's fields before its values, and after them. */
-    const struct field head[] = {
+    /* The RunKey's fields before its values, after them, and after its
+     * paths (counters numbered above them). */
+    struct field head[7 + HRA_KEY_NCOUNTERS] = {
         STRING(HRR_RUNKEY_NODE_ID, hra_str_get(a, k->node)),
         STRING(HRR_RUNKEY_OPERATOR, hra_str_get(a, k->op)),
         STRING(HRR_RUNKEY_BACKEND, hra_str_get(a, k->backend)),
@@ -373,15 +396,13 @@ int hrr_runput_key(struct hra_agg *a, const struct hra_key *k,
         STRING(HRR_RUNKEY_RANGE, hra_str_get(a, k->range)),
         VARINT(HRR_RUNKEY_NODE_RANK, a->str.rank[k->node - 1]),
         VARINT(HRR_RUNKEY_RANGE_RANK, a->str.rank[k->range - 1]),
-        VARINT(HRR_RUNKEY_PAIRS, k->pairs),
-        VARINT(HRR_RUNKEY_RECORDS, k->records),
-        VARINT(HRR_RUNKEY_CHILDREN, k->children),
     };
-    const struct field tail[] = {
-        VARINT(HRR_RUNKEY_DESCENDANTS, k->descendants),
-    };
-    const size_t nhead = sizeof head / sizeof head[0];
-    const size_t ntail = sizeof tail / sizeof tail[0];
+    struct field tail[HRA_KEY_NCOUNTERS], end[HRA_KEY_NCOUNTERS] = { 0 };
+    const size_t nhead = 7 + counters(k, 0, 0, HRR_RUNKEY_INCLUSIVE,
+                                      head + 7);
+    const size_t ntail = counters(k, 0, HRR_RUNKEY_SELF_HIST,
+                                  HRR_RUNKEY_PATHS, tail);
+    const size_t nend = counters(k, 0, HRR_RUNKEY_PATHS, UINT_MAX, end);
     size_t all = k->pairs + k->records, need, most, np, size;
     uint64_t *sorttmp;
     struct coded kc;
@@ -397,7 +418,7 @@ int hrr_runput_key(struct hra_agg *a, const struct hra_key *k,
     code_values(k, t->v, sorttmp, &kc);
     size = fields_size(head, nhead) +
            coded_size(&kc, HRR_RUNKEY_INCLUSIVE, HRR_RUNKEY_SELF) +
-           fields_size(tail, ntail) +
+           fields_size(tail, ntail) + fields_size(end, nend) +
            code_paths(a, k, &kc, t->v + 2 * all, sorttmp, t);
     if (hrr_pbuf_room(out, size + (field ? hrr_pb_bytes_size(field, size)
                                           : 0)) != 0)
@@ -411,6 +432,7 @@ int hrr_runput_key(struct hra_agg *a, const struct hra_key *k,
     o = put_coded(o, &kc, HRR_RUNKEY_INCLUSIVE, HRR_RUNKEY_SELF);
     o = fields_put(o, tail, ntail);
     o = put_paths(o, a, k, &kc, vals, t);
+    o = fields_put(o, end, nend);
     assert((size_t)(o - key_at) == size);
     out->len = (size_t)(o - out->p);
     return 0;

@@ -154,12 +154,56 @@ static int in_order(unsigned f, unsigned last, unsigned repeated)
 }
 
 struct path_fields {
-    uint64_t pairs, children, descendants, same;
+    HRA_KEY_PATH_COUNTER_FIELDS
+    uint64_t same;
     const uint8_t *incl, *self, *events, *last_name;
     size_t li, ls, le, last_len;
     size_t names_end; /* the bytes of its names, at its start */
     uint32_t depth;
 };
+
+/* Sets path counter number f (a RunPath field) of *pf to v. Returns 0
+ * when f is none. */
+static inline int path_counter(struct path_fields *pf, unsigned f,
+                               uint64_t v)
+{
+#define COUNTER(name, runkey, runpath, merge, row)                    \
+    HRA_KF_IF_PATH(runpath)(if (f == HRA_KF_PATHNUM(runpath)) {       \
+        pf->name = v;                                                 \
+        return 1;                                                     \
+    })
+    HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
+    return 0;
+}
+
+/* Sets counter number f (a RunKey field) of *c to v. Returns 0 when f is
+ * none. */
+static inline int key_counter(struct hrr_runscan_values *c, unsigned f,
+                              uint64_t v)
+{
+#define COUNTER(name, runkey, runpath, merge, row)                    \
+    if (f == runkey) {                                                \
+        c->name = v;                                                  \
+        return 1;                                                     \
+    }
+    HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
+    return 0;
+}
+
+/* Whether the counters of path *pf are those of its key, *c. */
+static inline int path_counters_same(const struct path_fields *pf,
+                                     const struct hrr_runscan_values *c)
+{
+    int same = 1;
+
+#define COUNTER(name, runkey, runpath, merge, row)                    \
+    HRA_KF_IF_PATH(runpath)(same &= pf->name == c->name;)
+    HRA_KEY_COUNTERS(COUNTER)
+#undef COUNTER
+    return same;
+}
 
 /* Reads RunPath q[0..n) into *pf. Returns 1 when it is in the canonical
  * layout with known fields only. */
@@ -203,25 +247,16 @@ static int path_read(const uint8_t *q, size_t n, struct path_fields *pf)
                 pf->events = b, pf->le = bl;
             }
             break;
-        case HRR_RUNPATH_PAIRS:
-        case HRR_RUNPATH_CHILDREN:
-        case HRR_RUNPATH_DESCENDANTS:
         case HRR_RUNPATH_SAME_AS_KEY:
-            if ((tag & 7) != 0 || !get_varint(&p, end, &v) || v == 0)
+            if ((tag & 7) != 0 || !get_varint(&p, end, &v) || v != 1)
                 return 0;
-            if (f == HRR_RUNPATH_PAIRS)
-                pf->pairs = v;
-            else if (f == HRR_RUNPATH_CHILDREN)
-                pf->children = v;
-            else if (f == HRR_RUNPATH_DESCENDANTS)
-                pf->descendants = v;
-            else if (v != 1)
-                return 0;
-            else
-                pf->same = 1;
+            pf->same = 1;
             break;
-        default:
-            return 0;
+        default: /* a counter, or not simple */
+            if ((tag & 7) != 0 || !get_varint(&p, end, &v) || v == 0 ||
+                !path_counter(pf, f, v))
+                return 0;
+            break;
         }
     }
     return pf->depth > 0;
@@ -230,7 +265,7 @@ static int path_read(const uint8_t *q, size_t n, struct path_fields *pf)
 /* Whether path i of key s (whose own fields are given) is simple. */
 static int path_ok(const struct hrr_runscan *s, uint32_t i, int format,
                    const uint8_t *incl, size_t li, const uint8_t *self,
-                   size_t ls, uint64_t children, uint64_t descendants)
+                   size_t ls, const struct hrr_runscan_values *c)
 {
     struct path_fields pf;
 
@@ -255,8 +290,7 @@ static int path_ok(const struct hrr_runscan *s, uint32_t i, int format,
         return 0;
     if (pf.same)
         return pf.events == NULL && s->npaths == 1 && s->records == 0 &&
-               pf.pairs == s->pairs && pf.children == children &&
-               pf.descendants == descendants;
+               path_counters_same(&pf, c);
     /* A key's one path holding all its events is made a mirror by a
      * load: not simple. */
     if (s->npaths == 1 && s->records == 0)
@@ -401,11 +435,15 @@ int hrr_runscan_key(const uint8_t *p, size_t len, int format,
     const uint8_t *q, *end = p + len;
     const uint8_t *incl = NULL, *self = NULL, *events = NULL;
     size_t li = 0, ls = 0, le = 0, stop;
-    uint64_t children, descendants = 0;
+    uint64_t children;
+    struct hrr_runscan_values c = { 0 };
     unsigned last = HRR_RUNKEY_CHILDREN;
 
     if (!scan_head(p, len, len, s, &stop, &children))
         return 0;
+    c.pairs = s->pairs;
+    c.records = s->records;
+    c.children = children;
     for (q = p + stop; q < end;) {
         const uint8_t *b;
         uint64_t tag, v;
@@ -419,11 +457,6 @@ int hrr_runscan_key(const uint8_t *p, size_t len, int format,
             return 0;
         last = f;
         switch (f) {
-        case HRR_RUNKEY_DESCENDANTS:
-            if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0)
-                return 0;
-            descendants = v;
-            break;
         case HRR_RUNKEY_INCLUSIVE:
         case HRR_RUNKEY_SELF:
         case HRR_RUNKEY_EVENTS:
@@ -443,8 +476,11 @@ int hrr_runscan_key(const uint8_t *p, size_t len, int format,
             s->path[s->npaths] = b;
             s->path_len[s->npaths++] = (uint32_t)bl;
             break;
-        default:
-            return 0;
+        default: /* a counter past the head, or not simple */
+            if ((tag & 7) != 0 || !get_varint(&q, end, &v) || v == 0 ||
+                !key_counter(&c, f, v))
+                return 0;
+            break;
         }
     }
     if (format == HRR_FORMAT_SORTED) {
@@ -469,18 +505,15 @@ int hrr_runscan_key(const uint8_t *p, size_t len, int format,
         return 0;
     }
     for (uint32_t i = 0; i < s->npaths; i++) {
-        if (!path_ok(s, i, format, incl, li, self, ls, children,
-                     descendants))
+        if (!path_ok(s, i, format, incl, li, self, ls, &c))
             return 0;
     }
-    s->v.incl = incl;
-    s->v.li = li;
-    s->v.self = self;
-    s->v.ls = ls;
-    s->v.pairs = s->pairs;
-    s->v.children = children;
-    s->v.descendants = descendants;
-    s->v.names_end = 0;
+    c.incl = incl;
+    c.li = li;
+    c.self = self;
+    c.ls = ls;
+    c.names_end = 0;
+    s->v = c;
     return 1;
 }
 
@@ -490,13 +523,12 @@ void hrr_runscan_path_values(const struct hrr_runscan *s, uint32_t i,
     struct path_fields pf;
 
     path_read(s->path[i], s->path_len[i], &pf); /* checked: simple */
+    *v = (struct hrr_runscan_values){ 0 };
     v->incl = pf.incl;
     v->li = pf.li;
     v->self = pf.self;
     v->ls = pf.ls;
-    v->pairs = pf.pairs;
-    v->children = pf.children;
-    v->descendants = pf.descendants;
+    HRA_KEY_PATH_COUNTERS_COPY(v, &pf);
     v->names_end = pf.names_end;
 }
 

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/agg/keyfields.h"
+
 /* Paths a simple key has at most (more: not simple). */
 #define HRR_RUNSCAN_PATHS 64u
 
@@ -32,7 +34,8 @@
 struct hrr_runscan_values {
     const uint8_t *incl, *self;
     size_t li, ls;
-    uint64_t pairs, children, descendants;
+    /* Its counters (lib/agg/keyfields.h; a path's: 0 where it has none). */
+    HRA_KEY_COUNTER_FIELDS
     size_t names_end; /* a path's: its names are its first names_end bytes */
 };
 

@@ -199,7 +199,8 @@ struct keyhead {
     const char *s[4];
     size_t n[4];
     uint32_t phase, node_rank, range_rank;
-    uint64_t pairs, children, descendants;
+    uint64_t pairs;
+    HRA_KEY_ROW_COUNTER_FIELDS
 };
 
 /* Starts population `metric` (1 inclusive, 2 self) of key h: everything
@@ -219,8 +220,7 @@ static int pop_start(struct hrr_diff_pop *p, const struct keyhead *h, uint32_t m
     p->order = order;
     p->scopes = h->pairs > 0;
     p->calls = h->pairs;
-    p->children = h->children;
-    p->descendants = h->descendants;
+    HRA_KEY_ROW_COUNTERS_COPY(p, h);
     return p->node && p->op && p->backend && p->range ? 0 : -ENOMEM;
 }
 
@@ -279,11 +279,11 @@ static int key_scanned(struct hrr_diff_side *s, const struct hrr_runscan *sc,
                        char *err, size_t errlen)
 {
     struct keyhead h = { .phase = sc->phase, .node_rank = sc->node_rank,
-                         .range_rank = sc->range_rank, .pairs = sc->pairs,
-                         .children = sc->v.children,
-                         .descendants = sc->v.descendants };
+                         .range_rank = sc->range_rank, .pairs = sc->pairs };
     uint64_t all = sc->pairs + sc->records;
     int rc;
+
+    HRA_KEY_ROW_COUNTERS_COPY(&h, &sc->v);
 
     for (int i = 0; i < 4; i++) {
         h.s[i] = (const char *)sc->s[i];
@@ -317,13 +317,12 @@ static int key_unpacked(struct hrr_diff_side *s, const Hostrange__RunKey *k,
                         char *err, size_t errlen)
 {
     struct keyhead h = { .phase = k->phase, .node_rank = k->node_rank,
-                         .range_rank = k->range_rank, .pairs = k->pairs,
-                         .children = k->children,
-                         .descendants = k->descendants };
+                         .range_rank = k->range_rank, .pairs = k->pairs };
     const char *names[4] = { k->node_id, k->operator_, k->backend,
                              k->range };
     int rc;
 
+    HRA_KEY_ROW_COUNTERS_COPY(&h, k);
     for (int i = 0; i < 4; i++) {
         h.s[i] = names[i];
         h.n[i] = strlen(names[i]);

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/agg/keyfields.h"
 #include "lib/run/run.h"
 #include "lib/stat/signif.h"
 #include "proto/hostrange.pb-c.h"
@@ -30,7 +31,8 @@ struct hrr_diff_pop {
     uint64_t total;
     double median;
     double step;     /* smallest gap between distinct values (exact) */
-    uint64_t calls, children, descendants;
+    uint64_t calls;
+    HRA_KEY_ROW_COUNTER_FIELDS /* lib/agg/keyfields.h */
     size_t id;       /* its place in the order read */
     int matched;
     /* A base population compared with new's population `partner` (an

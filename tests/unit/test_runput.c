@@ -303,7 +303,14 @@ struct named_field {
     unsigned id;
 };
 
+/* A key's counters, named by the table of lib/agg/keyfields.h. */
+#define COUNTER(name, runkey, runpath, merge, row)                      \
+    { &hostrange__run_key__descriptor, #name, HRA_KF_RUNKEY_##name },  \
+    HRA_KF_IF_PATH(runpath)({ &hostrange__run_path__descriptor, #name,  \
+                              HRA_KF_RUNPATH_##name },)
+
 static const struct named_field named[] = {
+    HRA_KEY_COUNTERS(COUNTER)
     { &hostrange__run_key__descriptor, "node_id", HRR_RUNKEY_NODE_ID },
     { &hostrange__run_key__descriptor, "operator", HRR_RUNKEY_OPERATOR },
     { &hostrange__run_key__descriptor, "backend", HRR_RUNKEY_BACKEND },
@@ -312,21 +319,14 @@ static const struct named_field named[] = {
     { &hostrange__run_key__descriptor, "node_rank", HRR_RUNKEY_NODE_RANK },
     { &hostrange__run_key__descriptor, "range_rank",
       HRR_RUNKEY_RANGE_RANK },
-    { &hostrange__run_key__descriptor, "pairs", HRR_RUNKEY_PAIRS },
-    { &hostrange__run_key__descriptor, "records", HRR_RUNKEY_RECORDS },
-    { &hostrange__run_key__descriptor, "children", HRR_RUNKEY_CHILDREN },
     { &hostrange__run_key__descriptor, "inclusive", HRR_RUNKEY_INCLUSIVE },
     { &hostrange__run_key__descriptor, "self", HRR_RUNKEY_SELF },
     { &hostrange__run_key__descriptor, "inclusive_hist",
       HRR_RUNKEY_INCLUSIVE_HIST },
     { &hostrange__run_key__descriptor, "self_hist", HRR_RUNKEY_SELF_HIST },
-    { &hostrange__run_key__descriptor, "descendants",
-      HRR_RUNKEY_DESCENDANTS },
     { &hostrange__run_key__descriptor, "paths", HRR_RUNKEY_PATHS },
     { &hostrange__run_key__descriptor, "events", HRR_RUNKEY_EVENTS },
     { &hostrange__run_path__descriptor, "path", HRR_RUNPATH_PATH },
-    { &hostrange__run_path__descriptor, "pairs", HRR_RUNPATH_PAIRS },
-    { &hostrange__run_path__descriptor, "children", HRR_RUNPATH_CHILDREN },
     { &hostrange__run_path__descriptor, "inclusive",
       HRR_RUNPATH_INCLUSIVE },
     { &hostrange__run_path__descriptor, "self", HRR_RUNPATH_SELF },
@@ -334,8 +334,6 @@ static const struct named_field named[] = {
       HRR_RUNPATH_INCLUSIVE_HIST },
     { &hostrange__run_path__descriptor, "self_hist",
       HRR_RUNPATH_SELF_HIST },
-    { &hostrange__run_path__descriptor, "descendants",
-      HRR_RUNPATH_DESCENDANTS },
     { &hostrange__run_path__descriptor, "events", HRR_RUNPATH_EVENTS },
     { &hostrange__run_path__descriptor, "same_as_key",
       HRR_RUNPATH_SAME_AS_KEY },
