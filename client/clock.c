@@ -40,33 +40,28 @@ static uint64_t mono_ns(void)
 
 void hr__clock_init(void)
 {
-    int tsc, ordered, waiting, invariant, rdtscp, amd;
+    struct hrp_clock_choice c;
 
-    hrp_clock_env_parse(getenv("HOSTRANGE_CLOCK"), &tsc, &ordered, &waiting);
-    hrp_cpu_facts(&invariant, &rdtscp, &amd);
-    hr__g_tsc = tsc >= 0 ? tsc : invariant;
-    hr__g_ordered = ordered;
+    hrp_clock_choose(getenv("HOSTRANGE_CLOCK"), &c);
+    hr__g_tsc = c.tsc;
+    hr__g_ordered = c.ordered;
 #if defined(__x86_64__) || defined(__i386__)
     if (hr__g_tsc) {
         cal_mono0 = mono_ns();
         cal_tsc0 = __rdtsc();
     }
-#else
-    hr__g_tsc = 0;
 #endif
     hr__g_fenced = hr__g_tsc && hr__g_ordered;
 #if defined(__x86_64__) || defined(__i386__)
     /* The fast path's reads wait for the work before them on AMD's
      * processors (where plain ones were measured to run ahead of it), or
      * where HOSTRANGE_CLOCK says waiting; plain elsewhere, or where it
-     * says plain. */
-    if (waiting < 0)
-        waiting = amd;
+     * says plain (hrp_clock_choose). */
     hr__g_fast = 0;
     if (hr__g_tsc && !hr__g_ordered)
-        hr__g_fast = !waiting ? HR__READ_PLAIN
-                     : rdtscp ? HR__READ_RDTSCP
-                              : HR__READ_LFENCE;
+        hr__g_fast = !c.waiting ? HR__READ_PLAIN
+                     : c.rdtscp ? HR__READ_RDTSCP
+                                : HR__READ_LFENCE;
 #endif
 }
 

@@ -214,21 +214,27 @@ void hrp_clock_env_parse(const char *env, int *tsc, int *ordered,
     }
 }
 
+void hrp_clock_choose(const char *env, struct hrp_clock_choice *c)
+{
+    int tsc, waiting, invariant, amd;
+
+    hrp_clock_env_parse(env, &tsc, &c->ordered, &waiting);
+    hrp_cpu_facts(&invariant, &c->rdtscp, &amd);
+#if defined(__x86_64__) || defined(__i386__)
+    c->tsc = tsc >= 0 ? tsc : invariant;
+#else
+    (void)tsc;
+    c->tsc = 0;
+#endif
+    c->waiting = waiting >= 0 ? waiting : amd;
+}
+
 const char *hrp_clock_path_default(const char *env)
 {
-    int tsc, ordered, waiting, invariant, rdtscp, amd;
+    struct hrp_clock_choice c;
 
-    hrp_clock_env_parse(env, &tsc, &ordered, &waiting);
-    if (ordered)
+    hrp_clock_choose(env, &c);
+    if (c.ordered)
         return HRP_CLOCK_PATH_ORDERED;
-    hrp_cpu_facts(&invariant, &rdtscp, &amd);
-    if (tsc < 0)
-        tsc = invariant;
-    if (waiting < 0)
-        waiting = amd;
-#if defined(__x86_64__) || defined(__i386__)
-    if (tsc && waiting)
-        return HRP_CLOCK_PATH_WAITING;
-#endif
-    return HRP_CLOCK_PATH_FAST;
+    return c.tsc && c.waiting ? HRP_CLOCK_PATH_WAITING : HRP_CLOCK_PATH_FAST;
 }

@@ -167,9 +167,20 @@ void hrp_cpu_facts(int *invariant, int *rdtscp, int *amd);
 void hrp_clock_env_parse(const char *env, int *tsc, int *ordered,
                          int *waiting);
 
-/* The clock path a client started here with HOSTRANGE_CLOCK env takes,
- * by the rule of the client's start (client/clock.c): ordered; waiting
- * (the TSC on AMD's processors, or where env says waiting); else fast. */
+/* The clock a client starts with (client/clock.c), HOSTRANGE_CLOCK's
+ * words (env) over the processor's defaults: the TSC (tsc 1) where it is
+ * invariant, else CLOCK_MONOTONIC (0; always off x86); the ordered path
+ * (ordered 1) or the fast one; the fast path's reads waiting for the work
+ * before them (waiting 1: by default on AMD's processors) or plain; and
+ * whether rdtscp is there to wait with (rdtscp 1). */
+struct hrp_clock_choice {
+    int tsc, ordered, waiting, rdtscp;
+};
+void hrp_clock_choose(const char *env, struct hrp_clock_choice *c);
+
+/* The clock path a client started here with HOSTRANGE_CLOCK env takes
+ * (hrp_clock_choose): ordered; waiting (the TSC's fast path with waiting
+ * reads); else fast. */
 const char *hrp_clock_path_default(const char *env);
 
 #endif
