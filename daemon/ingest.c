@@ -66,7 +66,7 @@ static int string_ok(const char *s, int may_be_empty)
 {
     size_t n = strnlen(s, HRP_MAX_STRING + 1);
 
-    return (may_be_empty && n == 0) || hrp_name_ok(s, n);
+    return may_be_empty ? hrp_label_ok(s, n) : hrp_name_ok(s, n);
 }
 
 

@@ -74,6 +74,20 @@ int hrp_name_ok(const char *s, size_t n)
     return n > 0 && n <= HRP_MAX_STRING && memchr(s, '\0', n) == NULL;
 }
 
+int hrp_label_ok(const char *s, size_t n)
+{
+    return n == 0 || hrp_name_ok(s, n);
+}
+
+int hrp_key_names_ok(const char *node, const char *op, const char *backend,
+                     const char *range)
+{
+    return hrp_name_ok(node, strnlen(node, HRP_MAX_STRING + 1)) &&
+           hrp_label_ok(op, strnlen(op, HRP_MAX_STRING + 1)) &&
+           hrp_label_ok(backend, strnlen(backend, HRP_MAX_STRING + 1)) &&
+           hrp_name_ok(range, strnlen(range, HRP_MAX_STRING + 1));
+}
+
 unsigned hrp_clock_paths_parse(const char *name)
 {
     if (name == NULL)

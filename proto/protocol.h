@@ -106,9 +106,20 @@ const char *hrp_phase_name(unsigned phase);
 /* HRP_PHASE_COLD, HRP_PHASE_WARM, or 0 for an unknown name. */
 unsigned hrp_phase_parse(const char *name);
 
-/* A name both sides take (node id, operator, backend, range name, a
- * calibration's label): 1 to HRP_MAX_STRING bytes, none of them NUL. */
+/* A name both sides take (node id, range name, a calibration's label):
+ * 1 to HRP_MAX_STRING bytes, none of them NUL. */
 int hrp_name_ok(const char *s, size_t n);
+
+/* A key's operator or backend: a name, or empty (hr_labels_set takes an
+ * empty operator and backend; only the node id must be named). */
+int hrp_label_ok(const char *s, size_t n);
+
+/* The four names of a key, as the daemon takes them from a batch and a
+ * run file from its writer: a named node and range, an operator and a
+ * backend that are names or empty (NUL-terminated, each read up to
+ * HRP_MAX_STRING + 1 bytes). */
+int hrp_key_names_ok(const char *node, const char *op, const char *backend,
+                     const char *range);
 
 /* "self" for HRP_METRIC_SELF, else "inclusive": the report's names. */
 const char *hrp_metric_name(unsigned metric);

@@ -326,9 +326,9 @@ static int runkey_ok(const Hostrange__RunKey *m, char *why, size_t whylen)
     uint64_t all = m->pairs + m->records;
     int hist = m->inclusive_hist != NULL || m->self_hist != NULL;
 
-    if (!str_ok(m->node_id) || !str_ok(m->operator_) ||
-        !str_ok(m->backend) || !str_ok(m->range))
-        return bad(why, whylen, "a key with an empty or overlong name");
+    if (!hrp_key_names_ok(m->node_id, m->operator_, m->backend, m->range))
+        return bad(why, whylen, "a key with an overlong name, or an empty "
+                   "node id or range");
     if (hrp_phase_name(m->phase) == NULL)
         return bad(why, whylen, "key %s/%s has phase %u", m->node_id,
                    m->range, m->phase);

@@ -185,11 +185,9 @@ static int make_other(struct hrr_runmerge *m, const uint8_t *p, size_t len,
     s[2] = k->backend;
     s[3] = k->range;
     *serial = UINT32_MAX;
-    for (int i = 0; i < 4; i++) {
-        if (!hrp_name_ok(s[i], strnlen(s[i], HRP_MAX_STRING + 1)) ||
-            hrp_phase_name(k->phase) == NULL)
-            goto out; /* loading it says what is wrong */
-    }
+    if (!hrp_key_names_ok(s[0], s[1], s[2], s[3]) ||
+        hrp_phase_name(k->phase) == NULL)
+        goto out; /* loading it says what is wrong */
     for (int i = 0; i < 4; i++) {
         if ((id[i] = hra_str(m->a, s[i])) == 0) {
             rc = -ENOMEM;

@@ -2,11 +2,13 @@
  * hostranged as a service, with a real daemon on private directories:
  * state across a SIGKILL and a clean stop, record with four reporting
  * children, rejections over the socket, refusals of a runtime directory,
- * the connecting group, an unwritable state directory, and a second daemon
- * on the same state directory.
+ * the connecting group, an unwritable state directory, a second daemon
+ * on the same state directory, and keys with an empty operator or backend
+ * through restarts and run files.
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <nanomsg/nn.h>
@@ -405,6 +407,138 @@ static void test_state_dir_taken(void **state)
     rm_rf(sdir);
 }
 
+/* Batch seq of client pid whose label sets 0 and 1 (n1) have an empty
+ * operator and set 2 (n2, cold) an empty backend, as hr_labels_set takes
+ * them, with a lost count under set 0. */
+static int send_unnamed(const char *dir, uint32_t pid, uint64_t seq)
+{
+    struct db_batch x;
+    int status;
+
+    db_init(&x, pid, seq);
+    x.l[0].operator_ = x.l[1].operator_ = "";
+    x.l[2].backend = "";
+    for (uint32_t i = 0; i < 24; i++)
+        db_sample(&x, i % 4, i % 3, 2000 + 10 * i + seq, 700 + i);
+    db_record(&x, 0, 40000 + seq);
+    db_lost(&x, 0, 3);
+    status = harness_send_batch(dir, &x, NULL, 0);
+    db_fini(&x);
+    return status;
+}
+
+/* The files of dir set aside as damaged. */
+static int damaged_files(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    assert_non_null(dp);
+    while ((e = readdir(dp)) != NULL)
+        n += strstr(e->d_name, ".damaged-") != NULL;
+    closedir(dp);
+    return n;
+}
+
+/* The report of run file path (caller frees). */
+static char *dump_from(const char *dir, const char *path)
+{
+    struct harness_run r;
+
+    harness_ctl(dir, &r, "dump", "--from", path, (char *)NULL);
+    if (!harness_exited(r.status, 0))
+        fail_msg("dump --from %s: %s", path, r.err);
+    free(r.err);
+    return r.out;
+}
+
+/* Keys of an empty operator or backend (hr_labels_set takes both) are
+ * kept whole by the snapshot of a clean stop, by the journal replayed
+ * after SIGKILL and the snapshot written then, by save, and by merge. */
+static void test_unnamed_labels(void **state)
+{
+    struct harness_daemon *d = *state;
+    char sdir[300], run[400], merged[400], db[400], *before, *after, *st;
+    char *plain;
+    char *file;
+    const char *args[] = { "--state-dir", sdir, NULL };
+    struct harness_run r;
+
+    state_dir(d, sdir, sizeof sdir);
+    snprintf(run, sizeof run, "%s.hrs", sdir);
+    snprintf(merged, sizeof merged, "%s-merged.hrs", sdir);
+    harness_daemon_start_args(d, args);
+    assert_int_equal(send_unnamed(d->dir, 31, 1), HOSTRANGE__ACK__STATUS__OK);
+    assert_int_equal(send_unnamed(d->dir, 31, 2), HOSTRANGE__ACK__STATUS__OK);
+    before = dump(d->dir);
+    assert_non_null(strstr(before, "\"nodeid\":\"n1\",\"operator\":\"\""));
+    assert_non_null(strstr(before, "\"backend\":\"\""));
+    if (strstr(before, "\"lost\":3") == NULL)
+        fail_msg("no lost count of 3: %s", before);
+
+    /* SIGKILL: the journal is replayed and a snapshot written at once;
+     * that snapshot is read at the next start. */
+    assert_true(WIFSIGNALED(harness_daemon_signal(d, SIGKILL)));
+    harness_daemon_start_args(d, args);
+    after = dump(d->dir);
+    assert_string_equal(before, after);
+    free(after);
+    assert_true(harness_exited(harness_daemon_signal(d, SIGTERM), 0));
+    assert_int_equal(damaged_files(sdir), 0);
+    harness_daemon_start_args(d, args);
+    after = dump(d->dir);
+    assert_string_equal(before, after);
+    free(after);
+    st = stats(d->dir);
+    assert_non_null(strstr(st, "state.status ok\n"));
+    free(st);
+
+    /* A batch after the restarts is told from those before. */
+    assert_int_equal(send_unnamed(d->dir, 31, 2),
+                     HOSTRANGE__ACK__STATUS__DUPLICATE);
+
+    /* save, and merge, give files that read back as the daemon's report. */
+    plain = NULL;
+    harness_ctl(d->dir, &r, "dump", (char *)NULL);
+    assert_true(harness_exited(r.status, 0));
+    plain = r.out;
+    free(r.err);
+    harness_ctl(d->dir, &r, "save", "-o", run, (char *)NULL);
+    if (!harness_exited(r.status, 0))
+        fail_msg("save: %s", r.err);
+    harness_run_free(&r);
+    file = dump_from(d->dir, run);
+    assert_string_equal(plain, file);
+    free(file);
+    harness_ctl(d->dir, &r, "merge", "-o", merged, run, (char *)NULL);
+    if (!harness_exited(r.status, 0))
+        fail_msg("merge: %s", r.err);
+    harness_run_free(&r);
+    file = dump_from(d->dir, merged);
+    assert_string_equal(plain, file);
+    free(file);
+    /* The history takes the keys with their empty names. */
+    snprintf(db, sizeof db, "%s.db", sdir);
+    harness_ctl(d->dir, &r, "history", "add", "--db", db, run, (char *)NULL);
+    if (!harness_exited(r.status, 0))
+        fail_msg("history add: %s", r.err);
+    harness_run_free(&r);
+    harness_ctl(d->dir, &r, "history", "show", "--db", db, "--format",
+                "jsonl", (char *)NULL);
+    if (!harness_exited(r.status, 0) ||
+        strstr(r.out, "\"operator\":\"\"") == NULL ||
+        strstr(r.out, "\"backend\":\"\"") == NULL)
+        fail_msg("history show: %s%s", r.out, r.err);
+    harness_run_free(&r);
+    unlink(db);
+    free(plain);
+    free(before);
+    unlink(run);
+    unlink(merged);
+    rm_rf(sdir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +554,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unwritable_state, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_state_dir_taken, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_unnamed_labels, setup,
                                         teardown),
     };
 
