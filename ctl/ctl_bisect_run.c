@@ -276,14 +276,14 @@ static int round_read(struct bisect_run *r, const char *path,
     int rc = 0;
 
     memset(&s, 0, sizeof s);
-    if ((rc = hrc_diff_side_open(&s, path)) != 0) {
+    if ((rc = hrc_diff_side_open("bisect", &s, path)) != 0) {
         if (rc == -ENOMEM)
             fprintf(stderr, "hostrangectl bisect: out of memory\n");
         hrc_diff_side_free(&s);
         return 1;
     }
     while (!s.ended && rc == 0)
-        rc = hrc_diff_side_next(&s);
+        rc = hrc_diff_side_next("bisect", &s);
     if (rc != 0) {
         if (rc == -ENOMEM)
             fprintf(stderr, "hostrangectl bisect: out of memory\n");

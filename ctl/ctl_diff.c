@@ -884,9 +884,9 @@ int hrc_diff(int argc, char **argv)
             status = rc == HRC_TOLD ? HRC_EXIT_USAGE : failed(rc);
         goto out;
     }
-    rc = hrc_diff_side_open(&base, o.base);
+    rc = hrc_diff_side_open("diff", &base, o.base);
     if (rc == 0)
-        rc = hrc_diff_side_open(&new, o.new);
+        rc = hrc_diff_side_open("diff", &new, o.new);
     if (rc != 0) {
         status = rc == HRC_TOLD ? HRC_EXIT_UNREADABLE : failed(rc);
         goto out;

@@ -1,7 +1,7 @@
 /*
  * diff's and bisect's reading of a run file, said on stderr: the calls of
- * lib/run/runside.h, each failure but -ENOMEM told as "hostrangectl diff:
- * WHY" and returned as HRC_TOLD (ctl_cmd.h).
+ * lib/run/runside.h, each failure but -ENOMEM told as "hostrangectl CMD:
+ * WHY" (CMD: the command that reads, diff or bisect) and returned as HRC_TOLD (ctl_cmd.h).
  */
 #ifndef HOSTRANGE_CTL_DIFFSIDE_H
 #define HOSTRANGE_CTL_DIFFSIDE_H
@@ -10,11 +10,12 @@
 
 /* hrr_runside_open, said. Returns 0, -ENOMEM (not printed: the caller
  * says it), or HRC_TOLD after printing why the file cannot be read. */
-int hrc_diff_side_open(struct hrr_diff_side *s, const char *path);
+int hrc_diff_side_open(const char *cmd, struct hrr_diff_side *s,
+                       const char *path);
 
 /* hrr_runside_next, said. Returns 0, -ENOMEM (not printed), or
  * HRC_TOLD after printing why the file cannot be read. */
-int hrc_diff_side_next(struct hrr_diff_side *s);
+int hrc_diff_side_next(const char *cmd, struct hrr_diff_side *s);
 
 /*
  * diff's check of the machines of runs BASE (side b, its file bpath) and

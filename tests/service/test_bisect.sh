@@ -273,5 +273,27 @@ ctl bisect --good c0 --bad c1 --range work.z --build "$build" -- ./prog \
     2> "$dir/e" >/dev/null
 [ $? -eq 5 ] && grep -q "no key of range 'work.z'" "$dir/e" ||
     fail "work.z: $(cat "$dir/e")"
+
+# A round's run file that cannot be read is said as bisect's, not
+# diff's: the daemon of each round is a wrapper that, when record stops
+# it (after the round's run was saved, before bisect reads it), damages
+# the round's run file, then stops the real daemon.
+real=${HOSTRANGED:-$top_builddir/daemon/hostranged}
+cat > "$dir/damaging-hostranged" <<END
+#!/bin/sh
+"$real" "\$@" &
+pid=\$!
+trap 'for f in "\$TMPDIR"/hostrange-bisect-*/round-*.hrs; do
+          [ -f "\$f" ] && echo damaged > "\$f"
+      done
+      kill \$pid; wait \$pid; exit 0' TERM
+wait \$pid
+END
+chmod +x "$dir/damaging-hostranged"
+HOSTRANGED=$dir/damaging-hostranged ctl bisect --good c0 --bad c1 \
+    --range work.a --build "$build" -- ./prog 2> "$dir/e" >/dev/null
+[ $? -eq 5 ] && grep -q "^hostrangectl bisect: .*/round-1.hrs: " "$dir/e" &&
+    ! grep -q "hostrangectl diff" "$dir/e" ||
+    fail "a damaged round: $(cat "$dir/e")"
 [ -z "$(ls "$TMPDIR")" ] || fail "left in TMPDIR: $(ls "$TMPDIR")"
 exit 0
