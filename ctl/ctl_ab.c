@@ -6,7 +6,7 @@
 #include "ctl/ctl_fingerprint.h"
 #include "ctl/ctl_options.h"
 #include "ctl/ctl_exit.h"
-#include "ctl/ctl_cleanup.h"
+#include "lib/runner/cleanup.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/stat/decide.h"
 
@@ -143,14 +143,14 @@ static int round_try(char **argv, int optind_, int sep, int side, unsigned k,
             return 1;
         }
         st = hrc_record_round(cmdv, f, &cut);
-        *sig = hrc_cleanup_stopped();
+        *sig = hrx_cleanup_stopped();
         /* A signal that came after the command ended leaves the round
          * whole. */
         if (!cut && *sig != 0 && st == 128 + *sig && access(f, R_OK) == 0)
             st = 0;
         if (cut) {
             fprintf(stderr, "hostrangectl ab: stopped by %s in round %u "
-                    "(%c: %s)\n", hrc_cleanup_signame(*sig), k + 1,
+                    "(%c: %s)\n", hrx_cleanup_signame(*sig), k + 1,
                     side ? 'B' : 'A', cmdv[0]);
             unlink(f);
             free(f);
@@ -160,7 +160,7 @@ static int round_try(char **argv, int optind_, int sep, int side, unsigned k,
             *file = f;
             if (*sig != 0)
                 fprintf(stderr, "hostrangectl ab: stopped by %s after round "
-                        "%u\n", hrc_cleanup_signame(*sig), k + 1);
+                        "%u\n", hrx_cleanup_signame(*sig), k + 1);
             return 0;
         }
         fprintf(stderr, "hostrangectl ab: round %u (%c: %s) failed with "
@@ -352,7 +352,7 @@ static int run_ab(int argc, char **argv)
         status = 5;
         goto out;
     }
-    if (hrc_cleanup_tempdir("ab", "ab", "a directory", dir,
+    if (hrc_tempdir("ab", "ab", "a directory", dir,
                                 sizeof dir) != 0) {
         status = 5;
         goto out;
@@ -456,9 +456,9 @@ done:
         for (unsigned k = 0; k < made[i]; k++)
             free(files[i][k]);
     }
-    hrc_cleanup_rmdir(dir);
+    hrx_cleanup_rmdir(dir);
     /* The report may have met a closed pipe (SIGPIPE) meanwhile. */
-    if (sig == 0 && (sig = hrc_cleanup_stopped()) != 0)
+    if (sig == 0 && (sig = hrx_cleanup_stopped()) != 0)
         status = 128 + sig;
 out:
     free(files[0]);

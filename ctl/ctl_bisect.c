@@ -8,7 +8,7 @@
 #include "ctl/ctl_options.h"
 #include "ctl/ctl_exit.h"
 #include "ctl/ctl_bisect.h"
-#include "ctl/ctl_cleanup.h"
+#include "lib/runner/cleanup.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/stat/signif.h"
 #include "lib/view/escape.h"
@@ -223,7 +223,7 @@ static int ends_measure(struct bisect *b, int *sig)
                 fprintf(stderr, "hostrangectl bisect: the %s end %.12s does "
                         "not build: nothing to compare it with\n",
                         i ? "bad" : "good", c->hash);
-            *sig = hrc_cleanup_stopped();
+            *sig = hrx_cleanup_stopped();
             return -1;
         }
     }
@@ -583,7 +583,7 @@ static int run_bisect(int argc, char **argv)
     b.ends_plan.max = max_rounds > BISECT_ENDS_MAX ? max_rounds
                                                    : BISECT_ENDS_MAX;
     b.ends_plan.alpha = alpha;
-    if (hrc_cleanup_init() != 0) {
+    if (hrx_cleanup_init() != 0) {
         fprintf(stderr, "hostrangectl bisect: cannot set up signals\n");
         return HRC_EXIT_FAILED;
     }
@@ -596,7 +596,7 @@ static int run_bisect(int argc, char **argv)
         return HRC_EXIT_FAILED;
     }
     free(out);
-    if (hrc_cleanup_tempdir("bisect", "bisect", "a directory", dir,
+    if (hrc_tempdir("bisect", "bisect", "a directory", dir,
                                 sizeof dir) != 0)
         return HRC_EXIT_FAILED;
     if (realpath(dir, real) == NULL)
@@ -676,7 +676,7 @@ static int run_bisect(int argc, char **argv)
                 "and %d step%s\n", state, loaded, loaded == 1 ? "" : "s");
     } else {
         if (ends_measure(&b, &sig) != 0) {
-            sig = sig ? sig : hrc_cleanup_stopped();
+            sig = sig ? sig : hrx_cleanup_stopped();
             status = sig ? 128 + sig : HRC_EXIT_FAILED;
             goto stop;
         }
@@ -700,7 +700,7 @@ static int run_bisect(int argc, char **argv)
     }
     b.dir = b.ends.verdict;
     if (search(&b, &a, &sig) != 0) {
-        sig = sig ? sig : hrc_cleanup_stopped();
+        sig = sig ? sig : hrx_cleanup_stopped();
         status = sig ? 128 + sig : HRC_EXIT_FAILED;
         goto stop;
     }
@@ -709,13 +709,13 @@ static int run_bisect(int argc, char **argv)
 stop:
     if (sig != 0)
         fprintf(stderr, "hostrangectl bisect: stopped by %s%s%s%s\n",
-                hrc_cleanup_signame(sig),
+                hrx_cleanup_signame(sig),
                 state != NULL ? "; the steps done are kept in " : "",
                 state != NULL ? state : "", "");
     bisect_worktrees_remove(real);
     bisect_free(&b);
     free(fd);
-    if (status == 0 && (sig = hrc_cleanup_stopped()) != 0)
+    if (status == 0 && (sig = hrx_cleanup_stopped()) != 0)
         status = 128 + sig;
     return status;
 }

@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include "ctl/ctl_bisect.h"
-#include "ctl/ctl_cleanup.h"
+#include "lib/runner/cleanup.h"
 #include "ctl/ctl_diffside.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/util/grow.h"
@@ -35,7 +35,7 @@ int bisect_git(char **args, char **out, int quiet)
 
     if (out != NULL && pipe(fd) != 0)
         return -1;
-    pid = hrc_cleanup_fork(HRC_CHILD_HELPER);
+    pid = hrx_cleanup_fork(HRX_CHILD_HELPER);
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
 
@@ -76,7 +76,7 @@ int bisect_git(char **args, char **out, int quiet)
     }
     if (out != NULL)
         close(fd[0]);
-    if (hrc_cleanup_wait(pid, &status) != 0) {
+    if (hrx_cleanup_wait(pid, &status) != 0) {
         free(buf);
         return -1;
     }
@@ -155,7 +155,7 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
     }
     snprintf(log, sizeof log, "%s/build-%.*s.log", r->dir, BISECT_SHORT,
              c->hash);
-    pid = hrc_cleanup_fork(HRC_CHILD_COMMAND);
+    pid = hrx_cleanup_fork(HRX_CHILD_COMMAND);
     if (pid == 0) {
         int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 
@@ -167,14 +167,14 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
         execl("/bin/sh", "sh", "-c", r->build, (char *)NULL);
         _exit(127);
     }
-    if (pid < 0 || hrc_cleanup_wait(pid, &status) != 0) {
+    if (pid < 0 || hrx_cleanup_wait(pid, &status) != 0) {
         fprintf(stderr, "hostrangectl bisect: cannot run the build: %s\n",
                 strerror(errno));
         return -1;
     }
-    if ((sig = hrc_cleanup_stopped()) != 0) {
+    if ((sig = hrx_cleanup_stopped()) != 0) {
         fprintf(stderr, "hostrangectl bisect: stopped by %s while building "
-                "%.*s\n", hrc_cleanup_signame(sig), BISECT_SHORT,
+                "%.*s\n", hrx_cleanup_signame(sig), BISECT_SHORT,
                 c->hash);
         return -1;
     }
@@ -342,7 +342,7 @@ int bisect_round(struct bisect_run *r, struct bisect_commit *c, double *v,
     fflush(stderr);
     dup2(err, STDERR_FILENO);
     close(err);
-    *sig = hrc_cleanup_stopped();
+    *sig = hrx_cleanup_stopped();
     if (cut || (*sig != 0 && st != 0)) {
         unlink(file);
         return -1;
@@ -471,6 +471,6 @@ void bisect_worktrees_remove(const char *dir)
 {
     char *args[] = { "git", "worktree", "prune", NULL };
 
-    hrc_cleanup_rmdir(dir);
+    hrx_cleanup_rmdir(dir);
     bisect_git(args, NULL, 1);
 }

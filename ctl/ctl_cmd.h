@@ -27,10 +27,10 @@
  * verdict) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
  * options, the git, build and record processes of its steps, and
  * printing, its search lib/stat/bisect.c, its state file's lines read
- * back by lib/stat/bisectstate.c. record, record
- * --rounds and ab register the processes they start and the directories
- * they make with ctl_cleanup.c (ctl_cleanup.h), which stops and removes
- * them on every way out, signals included.
+ * back by lib/stat/bisectstate.c. record, record --rounds, ab and bisect
+ * register the processes they start and the directories they make with
+ * lib/runner (cleanup.h), which stops and removes them on every way out,
+ * signals included.
  *
  * Calls point one way: hostrangectl.c -> the command files (record also
  * calls dump's and save's) -> ctl_paths.c, ctl_from.c -> the helpers

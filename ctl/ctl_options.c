@@ -9,6 +9,7 @@
 
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_options.h"
+#include "lib/runner/cleanup.h"
 #include "lib/util/options.h"
 
 #include <errno.h>
@@ -151,19 +152,20 @@ long hrc_parse_ms(const char *cmd, const char *what, const char *v)
 }
 
 int hrc_tempdir(const char *cmd, const char *kind, const char *what,
-                    char *dir, size_t len)
+                char *dir, size_t len)
 {
-    const char *tmpdir = getenv("TMPDIR");
+    const char *in;
+    int rc = hrx_cleanup_tempdir(kind, dir, len, &in);
 
-    if (tmpdir == NULL || tmpdir[0] == '\0')
-        tmpdir = "/tmp";
-    snprintf(dir, len, "%s/hostrange-%s-XXXXXX", tmpdir, kind);
-    if (mkdtemp(dir) == NULL) {
+    if (rc == 0)
+        return 0;
+    if (in != NULL)
         fprintf(stderr, "hostrangectl %s: cannot create %s in %s: %s\n", cmd,
-                what, tmpdir, strerror(errno));
-        return -1;
-    }
-    return 0;
+                what, in, strerror(-rc));
+    else
+        fprintf(stderr, "hostrangectl %s: cannot create %s: %s\n", cmd, what,
+                strerror(-rc));
+    return -1;
 }
 
 const struct hrc_cmd *hrc_cmd_find(const struct hrc_cmd *const *table,

@@ -10,7 +10,7 @@
 #include "ctl/ctl_report.h"
 #include "ctl/ctl_save.h"
 #include "ctl/ctl_exit.h"
-#include "ctl/ctl_cleanup.h"
+#include "lib/runner/cleanup.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/run/run.h"
 
@@ -189,8 +189,8 @@ struct record_opts {
 static int meta_stopped(struct hrr_meta *m, const struct hrr_meta *meta,
                         int sig)
 {
-    return hrr_meta_with(m, meta, sig != 0 ? HRC_STOPPED_META : NULL,
-                             hrc_cleanup_signame(sig));
+    return hrr_meta_with(m, meta, sig != 0 ? HRX_STOPPED_META : NULL,
+                             hrx_cleanup_signame(sig));
 }
 
 /* Says on stderr what a record stopped by signal sig kept: the run
@@ -199,7 +199,7 @@ static int meta_stopped(struct hrr_meta *m, const struct hrr_meta *meta,
 static void say_stopped(const struct record_opts *o, int sig, int cut,
                         int saved)
 {
-    const char *name = hrc_cleanup_signame(sig);
+    const char *name = hrx_cleanup_signame(sig);
 
     if (o->quiet)
         return;
@@ -224,7 +224,7 @@ static void say_stopped(const struct record_opts *o, int sig, int cut,
 /*
  * Runs cmdv under a private daemon, then writes the report and, with
  * --save, the run file, whatever the command's status, and stops the
- * daemon and removes its directory (ctl_cleanup.h), whatever stops
+ * daemon and removes its directory (lib/runner/cleanup.h), whatever stops
  * record. *cut is set when a signal stopped record before COMMAND ended
  * (what was saved is partial). Returns the exit status of record.
  */
@@ -243,12 +243,12 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
                 "hostrange built with the NVTX headers?)\n", tool);
         return 1;
     }
-    if (hrc_cleanup_tempdir("record", "record", "a runtime directory",
+    if (hrc_tempdir("record", "record", "a runtime directory",
                                 dir, sizeof dir) != 0)
         return 1;
     snprintf(hrc_dir, sizeof hrc_dir, "%s", dir);
     daemon_path(daemon, sizeof daemon);
-    dpid = hrc_cleanup_fork(HRC_CHILD_DAEMON);
+    dpid = hrx_cleanup_fork(HRX_CHILD_DAEMON);
     if (dpid == 0) {
         execlp(daemon, daemon, "--quiet", "--runtime-dir", dir, (char *)NULL);
         fprintf(stderr, "hostrangectl record: cannot run %s: %s\n", daemon,
@@ -260,26 +260,26 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
                 "on %s\n", daemon, dir);
         hrc_close();
         if (dpid > 0)
-            hrc_cleanup_stop(dpid);
-        hrc_cleanup_rmdir(dir);
+            hrx_cleanup_stop(dpid);
+        hrx_cleanup_rmdir(dir);
         return 1;
     }
     /* Stopped before COMMAND started: nothing was collected. */
-    if ((sig = hrc_cleanup_stopped()) != 0) {
+    if ((sig = hrx_cleanup_stopped()) != 0) {
         *cut = 1;
         if (!o->quiet)
             fprintf(stderr, "hostrangectl record: stopped by %s before "
                     "COMMAND started; nothing saved\n",
-                    hrc_cleanup_signame(sig));
+                    hrx_cleanup_signame(sig));
         hrc_close();
-        hrc_cleanup_stop(dpid);
-        hrc_cleanup_rmdir(dir);
+        hrx_cleanup_stop(dpid);
+        hrx_cleanup_rmdir(dir);
         return 128 + sig;
     }
 
     /* The command gets the terminal's signals, and those record gets
-     * (ctl_cleanup.h); record stays to save and clean up. */
-    cpid = hrc_cleanup_fork(HRC_CHILD_COMMAND);
+     * (lib/runner/cleanup.h); record stays to save and clean up. */
+    cpid = hrx_cleanup_fork(HRX_CHILD_COMMAND);
     if (cpid == 0) {
         if (o->out_to_err)
             dup2(STDERR_FILENO, STDOUT_FILENO);
@@ -295,12 +295,12 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
         _exit(127);
     }
     status = 0;
-    if (cpid < 0 || hrc_cleanup_wait(cpid, &status) != 0) {
+    if (cpid < 0 || hrx_cleanup_wait(cpid, &status) != 0) {
         fprintf(stderr, "hostrangectl record: cannot %s %s: %s\n",
                 cpid < 0 ? "run" : "wait for", cmdv[0], strerror(errno));
         status = 1 << 8;
     }
-    sig = hrc_cleanup_stopped();
+    sig = hrx_cleanup_stopped();
     *cut = sig != 0;
     /* The report and the run file, whatever COMMAND's status or a
      * signal: what was collected is kept, marked partial. */
@@ -329,11 +329,11 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
     lost = hrc_losses(stderr);
     /* The next round's daemon is another: no socket to this one stays. */
     hrc_close();
-    hrc_cleanup_stop(dpid);
-    hrc_cleanup_rmdir(dir);
+    hrx_cleanup_stop(dpid);
+    hrx_cleanup_rmdir(dir);
     /* A signal that came while the report was written (SIGPIPE) stops
      * record too. */
-    if ((sig = hrc_cleanup_stopped()) != 0) {
+    if ((sig = hrx_cleanup_stopped()) != 0) {
         say_stopped(o, sig, *cut, saved);
         return 128 + sig;
     }
@@ -381,7 +381,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         fprintf(stderr, "hostrangectl record: out of memory\n");
         return 1;
     }
-    if (hrc_cleanup_tempdir("record", "rounds", "a directory", dir,
+    if (hrc_tempdir("record", "rounds", "a directory", dir,
                                 sizeof dir) != 0) {
         free(files);
         return 1;
@@ -390,7 +390,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         struct record_opts ro = *o;
         int st, cut;
 
-        if (hrc_cleanup_stopped() != 0)
+        if (hrx_cleanup_stopped() != 0)
             break;
         if (asprintf(&files[k], "%s/round-%u.hrs", dir, k + 1) < 0) {
             files[k] = NULL;
@@ -422,13 +422,13 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         if (rc == 0)
             done++;
     }
-    sig = hrc_cleanup_stopped();
+    sig = hrx_cleanup_stopped();
     snprintf(merged, sizeof merged, "%s/merged.hrs", dir);
     out = o->save ? o->save : merged;
     if (rc == 0 && done == 0) {
         fprintf(stderr, "hostrangectl record: stopped by %s in round 1 of "
                 "%u; no round completed, nothing saved\n",
-                hrc_cleanup_signame(sig), o->rounds);
+                hrx_cleanup_signame(sig), o->rounds);
         rc = 1;
     }
     if (rc == 0) {
@@ -448,10 +448,10 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
     for (unsigned k = 0; k < made; k++)
         free(files[k]);
     free(files);
-    hrc_cleanup_rmdir(dir);
+    hrx_cleanup_rmdir(dir);
     /* The report may have met a closed pipe (SIGPIPE) meanwhile. */
     if (sig == 0)
-        sig = hrc_cleanup_stopped();
+        sig = hrx_cleanup_stopped();
     if (sig != 0 && done > 0) {
         char where[PATH_MAX + 64] = "the report";
 
@@ -460,12 +460,12 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         if (cut_in != 0)
             fprintf(stderr, "hostrangectl record: stopped by %s in round "
                     "%u of %u; %s keeps the %u completed round%s\n",
-                    hrc_cleanup_signame(sig), cut_in, o->rounds, where,
+                    hrx_cleanup_signame(sig), cut_in, o->rounds, where,
                     done, done == 1 ? "" : "s");
         else
             fprintf(stderr, "hostrangectl record: stopped by %s after "
                     "round %u of %u; %s keeps the %u completed round%s\n",
-                    hrc_cleanup_signame(sig), done, o->rounds, where,
+                    hrx_cleanup_signame(sig), done, o->rounds, where,
                     done, done == 1 ? "" : "s");
     }
     if (sig != 0)
@@ -572,7 +572,7 @@ static int run_record(int argc, char **argv)
         hrr_meta_fini(&o.meta);
         return HRC_EXIT_USAGE;
     }
-    if ((rc = hrc_cleanup_init()) != 0) {
+    if ((rc = hrx_cleanup_init()) != 0) {
         fprintf(stderr, "hostrangectl record: cannot catch signals: %s\n",
                 strerror(-rc));
         hrr_meta_fini(&o.meta);

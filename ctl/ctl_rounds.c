@@ -2,7 +2,7 @@
  * program, a merge of rounds (see ctl_rounds.h). */
 #include "config.h"
 
-#include "ctl/ctl_cleanup.h"
+#include "lib/runner/cleanup.h"
 #include "ctl/ctl_rounds.h"
 #include "proto/protocol.h"
 
@@ -34,14 +34,14 @@ unsigned hrc_parse_rounds(const char *cmd, const char *what,
 
 /*
  * Runs this program (hostrangectl) with args, its standard output thrown
- * away, as a helper of the command (ctl_cleanup.h: a signal lets it
+ * away, as a helper of the command (lib/runner/cleanup.h: a signal lets it
  * finish). Returns its exit status, or 1 when it cannot be run.
  */
 /* Runs this program with args, its standard output written to `out`
  * (NULL: thrown away), and with `quiet` its standard error thrown away. */
 static int run_self(char **args, int quiet, const char *out)
 {
-    pid_t pid = hrc_cleanup_fork(HRC_CHILD_HELPER);
+    pid_t pid = hrx_cleanup_fork(HRX_CHILD_HELPER);
     int status;
 
     if (pid == 0) {
@@ -58,7 +58,7 @@ static int run_self(char **args, int quiet, const char *out)
                 strerror(errno));
         _exit(127);
     }
-    if (pid < 0 || hrc_cleanup_wait(pid, &status) != 0)
+    if (pid < 0 || hrx_cleanup_wait(pid, &status) != 0)
         return 1;
     if (WIFEXITED(status))
         return WEXITSTATUS(status);

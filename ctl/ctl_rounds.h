@@ -22,7 +22,7 @@ unsigned hrc_parse_rounds(const char *cmd, const char *what,
 
 /*
  * Runs this program (hostrangectl) with args (args[0] its name), its
- * standard output thrown away, as a helper child (ctl_cleanup.h).
+ * standard output thrown away, as a helper child (lib/runner/cleanup.h).
  * Returns its exit status, or 1 when it cannot be run.
  */
 int hrc_run_self(char **args);
@@ -46,7 +46,7 @@ int hrc_merge_rounds(const char *cmd, const char *out, unsigned format,
  * Returns the command's exit status (as record's), 128 + N when signal N
  * stopped record, or 1 when the daemon or the save failed (said on
  * stderr). *cut is set when a signal stopped the round before its command
- * ended: the round is not complete (ctl_cleanup.h).
+ * ended: the round is not complete (lib/runner/cleanup.h).
  */
 int hrc_record_round(char **cmdv, const char *save, int *cut);
 

@@ -14,9 +14,6 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl_cmd.h ctl/ctl_conn.h \
 # What record --rounds, ab and bisect share (ctl_rounds.c: --rounds,
 # running hostrangectl itself, a merge of rounds), and ab.
 ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
-# What record, record --rounds and ab leave behind: nothing, whatever
-# stops them (the children and directories they made, the signals).
-ctl_hostrangectl_SOURCES += ctl/ctl_cleanup.c ctl/ctl_cleanup.h
 # What a session lost or refused, said where the user looks.
 ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
 # bisect: from a change between two commits to the commit (the search,
@@ -39,7 +36,7 @@ ctl_hostrangectl_CFLAGS = $(AM_CFLAGS) $(NANOMSG_CFLAGS) \
 # Where record --nvtx finds the installed NVTX tool.
 ctl_hostrangectl_CPPFLAGS = $(AM_CPPFLAGS) -DHR_LIBDIR='"$(libdir)"'
 # What hostrangectl links, highest layer first.
-HRCTL_LIBS = lib/history/libhrhistory.la lib/view/libhrview.la lib/run/libhrrun.la lib/agg/libhragg.la \
+HRCTL_LIBS = lib/runner/libhrrunner.la lib/history/libhrhistory.la lib/view/libhrview.la lib/run/libhrrun.la lib/agg/libhragg.la \
 	lib/stat/libhrstat.la lib/util/libhrutil.la proto/libhrproto.la
 ctl_hostrangectl_LDADD = $(HRCTL_LIBS) $(NANOMSG_LIBS) \
 	$(PROTOBUF_C_LIBS) $(ZLIB_LIBS)

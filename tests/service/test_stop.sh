@@ -1,6 +1,6 @@
 #!/bin/sh
 # Stopping record, record --rounds and ab loses nothing and leaves
-# nothing (ctl/ctl_cleanup.h), through real daemons and real commands:
+# nothing (lib/runner/cleanup.h), through real daemons and real commands:
 # SIGTERM, SIGINT and SIGHUP to record while its command runs (the
 # command stopped, the run saved and marked stopped=SIGNAME, exit 128+N),
 # SIGPIPE from a closed pipe, record --rounds and ab stopped or failing in

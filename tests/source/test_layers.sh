@@ -10,6 +10,9 @@
 #                   read from run files; JSON of imported results; its
 #                   page built into lib/view's page types, so that lib/view
 #                   stays formatting, linked and fuzzed without databases)
+#                   lib/util, lib/run, lib/agg, lib/stat, proto <- lib/runner
+#                   <- ctl (the processes and directories of the commands
+#                   that run others: record, ab, bisect)
 #   proto <- client (its public header: hostrange.h) <- nvtx, ops, demo
 #   ops <- bench, python; the benchmarks of perf/ may use the test library
 #
@@ -31,7 +34,8 @@ lib/view: lib/view lib/agg lib/stat lib/util proto
 lib/run: lib/run lib/agg lib/stat lib/util proto
 daemon: daemon lib/run lib/agg lib/stat lib/util proto
 lib/history: lib/history lib/view lib/run lib/agg lib/stat lib/util proto
-ctl: ctl lib/history lib/view lib/run lib/agg lib/stat lib/util proto
+lib/runner: lib/runner lib/run lib/agg lib/stat lib/util proto
+ctl: ctl lib/runner lib/history lib/view lib/run lib/agg lib/stat lib/util proto
 nvtx: nvtx public
 ops: ops public
 demo: public
@@ -155,7 +159,7 @@ fi
 # not checked, and why: lib/agg (agg.c, rows.c and paths.c call each
 # other), ops (nocuda.c defines what cuda_*.c define, one or the other is
 # built), python (the module's parts call module.c and back).
-acyclic='proto lib/util lib/stat lib/run lib/view daemon ctl client nvtx
+acyclic='proto lib/util lib/stat lib/run lib/runner lib/view daemon ctl client nvtx
 bench perf'
 
 # The code of C file $1 without its comments.

@@ -1,9 +1,8 @@
-/* What record, record --rounds and ab leave behind: nothing (see
- * ctl_cleanup.h). */
+/* What record, record --rounds, ab and bisect leave behind: nothing (see
+ * cleanup.h). */
 #include "config.h"
 
-#include "ctl/ctl_options.h"
-#include "ctl/ctl_cleanup.h"
+#include "lib/runner/cleanup.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -31,7 +30,7 @@ static volatile sig_atomic_t g_signals;
 static volatile sig_atomic_t g_command;
 static volatile sig_atomic_t g_command_group;
 
-/* Set up once, in the process that called hrc_cleanup_init. */
+/* Set up once, in the process that called hrx_cleanup_init. */
 static int g_ready;
 static pid_t g_owner;
 static sigset_t g_set;
@@ -40,13 +39,13 @@ static sigset_t g_old_mask;
 /* The registry. */
 struct child {
     pid_t pid;
-    enum hrc_child kind;
+    enum hrx_child kind;
     int group; /* it leads a process group of its own */
 };
 
-static struct child g_children[HRC_CLEANUP_MAX];
+static struct child g_children[HRX_CLEANUP_MAX];
 static size_t g_nchildren;
-static char g_dirs[HRC_CLEANUP_MAX][PATH_MAX];
+static char g_dirs[HRX_CLEANUP_MAX][PATH_MAX];
 static size_t g_ndirs;
 
 /* Notes the signal and forwards it to the COMMAND child, if one runs:
@@ -72,7 +71,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx)
     errno = saved;
 }
 
-int hrc_cleanup_init(void)
+int hrx_cleanup_init(void)
 {
     struct sigaction sa, ign;
 
@@ -94,14 +93,14 @@ int hrc_cleanup_init(void)
     memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
     sigaction(SIGQUIT, &ign, NULL);
-    if (atexit(hrc_cleanup_all) != 0)
+    if (atexit(hrx_cleanup_all) != 0)
         return -ENOMEM;
     g_owner = getpid();
     g_ready = 1;
     return 0;
 }
 
-int hrc_cleanup_stopped(void)
+int hrx_cleanup_stopped(void)
 {
     sigset_t old;
 
@@ -113,7 +112,7 @@ int hrc_cleanup_stopped(void)
     return (int)g_signal;
 }
 
-const char *hrc_cleanup_signame(int sig)
+const char *hrx_cleanup_signame(int sig)
 {
     switch (sig) {
     case SIGINT:
@@ -129,19 +128,31 @@ const char *hrc_cleanup_signame(int sig)
     }
 }
 
-int hrc_cleanup_tempdir(const char *cmd, const char *kind,
-                            const char *what, char *dir, size_t len)
+int hrx_cleanup_tempdir(const char *kind, char *dir, size_t len,
+                        const char **in)
 {
-    int rc = hrc_cleanup_init();
+    const char *tmpdir = getenv("TMPDIR");
+    int rc = hrx_cleanup_init();
 
-    if (rc != 0 || g_ndirs == HRC_CLEANUP_MAX || len > PATH_MAX) {
-        fprintf(stderr, "hostrangectl %s: cannot create %s: %s\n", cmd,
-                what, strerror(rc != 0 ? -rc : EMFILE));
-        return -1;
-    }
+    *in = NULL;
+    if (rc != 0)
+        return rc;
+    if (g_ndirs == HRX_CLEANUP_MAX)
+        return -EMFILE;
+    if (len > PATH_MAX)
+        return -ENAMETOOLONG;
+    if (tmpdir == NULL || tmpdir[0] == '\0')
+        tmpdir = "/tmp";
     /* The signals are blocked: none ends the command between the two. */
-    if (hrc_tempdir(cmd, kind, what, dir, len) != 0)
-        return -1;
+    if ((size_t)snprintf(dir, len, "%s/hostrange-%s-XXXXXX", tmpdir, kind) >=
+        len) {
+        *in = tmpdir;
+        return -ENAMETOOLONG;
+    }
+    if (mkdtemp(dir) == NULL) {
+        *in = tmpdir;
+        return -errno;
+    }
     snprintf(g_dirs[g_ndirs++], PATH_MAX, "%s", dir);
     return 0;
 }
@@ -163,7 +174,7 @@ static void remove_tree(const char *dir)
     nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
 }
 
-void hrc_cleanup_rmdir(const char *dir)
+void hrx_cleanup_rmdir(const char *dir)
 {
     for (size_t i = 0; i < g_ndirs; i++) {
         if (strcmp(g_dirs[i], dir) != 0)
@@ -191,7 +202,7 @@ static void forget_child(pid_t pid)
 
     if (c == NULL)
         return;
-    if (c->kind == HRC_CHILD_COMMAND)
+    if (c->kind == HRX_CHILD_COMMAND)
         g_command = 0;
     *c = g_children[--g_nchildren];
 }
@@ -210,7 +221,7 @@ static int terminal_foreground(void)
 }
 
 /* A new child: its group, its signals, an empty registry. */
-static void child_setup(enum hrc_child kind, int group)
+static void child_setup(enum hrx_child kind, int group)
 {
     struct sigaction dfl;
     sigset_t mask = g_old_mask;
@@ -223,7 +234,7 @@ static void child_setup(enum hrc_child kind, int group)
         setpgid(0, 0);
     /* A daemon does not outlive the command, even one killed by
      * SIGKILL; one whose parent is gone already stops now. */
-    if (kind == HRC_CHILD_DAEMON &&
+    if (kind == HRX_CHILD_DAEMON &&
         (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != g_owner))
         _exit(1);
     memset(&dfl, 0, sizeof dfl);
@@ -236,20 +247,20 @@ static void child_setup(enum hrc_child kind, int group)
     sigprocmask(SIG_SETMASK, &mask, NULL);
 }
 
-pid_t hrc_cleanup_fork(enum hrc_child kind)
+pid_t hrx_cleanup_fork(enum hrx_child kind)
 {
-    int group, rc = hrc_cleanup_init();
+    int group, rc = hrx_cleanup_init();
     pid_t pid;
 
     if (rc != 0) {
         errno = -rc;
         return -1;
     }
-    if (g_nchildren == HRC_CLEANUP_MAX) {
+    if (g_nchildren == HRX_CLEANUP_MAX) {
         errno = EMFILE;
         return -1;
     }
-    group = kind != HRC_CHILD_COMMAND || !terminal_foreground();
+    group = kind != HRX_CHILD_COMMAND || !terminal_foreground();
     /* The signals are blocked: the child is registered before any
      * handler can run, and runs none of its own. */
     pid = fork();
@@ -267,7 +278,7 @@ pid_t hrc_cleanup_fork(enum hrc_child kind)
     g_children[g_nchildren].kind = kind;
     g_children[g_nchildren].group = group;
     g_nchildren++;
-    if (kind == HRC_CHILD_COMMAND) {
+    if (kind == HRX_CHILD_COMMAND) {
         g_command_group = group;
         g_command = pid;
     }
@@ -284,7 +295,7 @@ static int reap(pid_t pid, int *status)
     return 0;
 }
 
-int hrc_cleanup_wait(pid_t pid, int *status)
+int hrx_cleanup_wait(pid_t pid, int *status)
 {
     struct child *c = find_child(pid);
     siginfo_t si;
@@ -293,7 +304,7 @@ int hrc_cleanup_wait(pid_t pid, int *status)
 
     if (c == NULL)
         return -ECHILD;
-    if (c->kind == HRC_CHILD_COMMAND) {
+    if (c->kind == HRX_CHILD_COMMAND) {
         /* Signals are let in until it has ended; it is reaped only once
          * they are blocked again, so that none is forwarded to a pid
          * used again by then. */
@@ -308,7 +319,7 @@ int hrc_cleanup_wait(pid_t pid, int *status)
     return rc;
 }
 
-void hrc_cleanup_stop(pid_t pid)
+void hrx_cleanup_stop(pid_t pid)
 {
     int status;
 
@@ -319,7 +330,7 @@ void hrc_cleanup_stop(pid_t pid)
     forget_child(pid);
 }
 
-void hrc_cleanup_all(void)
+void hrx_cleanup_all(void)
 {
     int status;
 
@@ -329,7 +340,7 @@ void hrc_cleanup_all(void)
     while (g_nchildren > 0) {
         const struct child *c = &g_children[g_nchildren - 1];
 
-        if (c->kind == HRC_CHILD_COMMAND)
+        if (c->kind == HRX_CHILD_COMMAND)
             kill(c->group ? -c->pid : c->pid, SIGKILL);
         else
             kill(c->pid, SIGTERM);
