@@ -219,7 +219,7 @@ static int look(const char *dir, int dargc, char **dargv, char **files[2],
     args[n++] = path[0];
     args[n++] = path[1];
     snprintf(path[2], sizeof path[2], "%s/look.jsonl", dir);
-    st = hrc_run_self_quiet(args, path[2]);
+    st = hrc_run_self(args, 1, path[2]);
     free(args);
     /* diff's statuses of a comparison made: 0, 1, 6, 7 and 8. */
     if (st != 0 && st != 1 && st != 6 && st != 7 && st != AB_DIFF_UNDECIDED) {
@@ -352,8 +352,7 @@ static int run_ab(int argc, char **argv)
         status = 5;
         goto out;
     }
-    if (hrc_tempdir("ab", "ab", "a directory", dir,
-                                sizeof dir) != 0) {
+    if (hrc_tempdir("ab", "ab", "a directory", dir, sizeof dir) != 0) {
         status = 5;
         goto out;
     }

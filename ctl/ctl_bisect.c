@@ -8,7 +8,7 @@
 #include "ctl/ctl_options.h"
 #include "ctl/ctl_exit.h"
 #include "ctl/ctl_bisect.h"
-#include "lib/runner/cleanup.h"
+#include "lib/runner/spawn.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/stat/signif.h"
 #include "lib/view/escape.h"
@@ -364,7 +364,7 @@ static int resolve(const char *what, const char *name, char *out)
     if (asprintf(&spec, "%s^{commit}", name) < 0)
         return -1;
     args[4] = spec;
-    st = bisect_git(args, &hash, 1);
+    st = hrx_git(args, &hash, 1);
     free(spec);
     if (st != 0 || hash == NULL || strlen(hash) < 41 ||
         strlen(hash) > BISECT_HASH_MAX) {
@@ -471,7 +471,7 @@ static int run_bisect(int argc, char **argv)
     double alpha = HRS_SIGNIF_ALPHA;
     struct bisect b;
     struct answer a;
-    int c, status = 0, sig = 0, loaded = 0;
+    int c, rc, status = 0, sig = 0, loaded = 0;
     char *out = NULL;
     char *inside[] = { "git", "rev-parse", "--is-inside-work-tree", NULL };
 
@@ -588,16 +588,17 @@ static int run_bisect(int argc, char **argv)
         return HRC_EXIT_FAILED;
     }
     clock_gettime(CLOCK_MONOTONIC, &b.t0);
-    if (bisect_git(inside, &out, 1) != 0 || out == NULL ||
-        strncmp(out, "true", 4) != 0) {
+    if ((rc = hrx_git(inside, &out, 1)) < 0)
+        fprintf(stderr, "hostrangectl bisect: cannot run git: %s\n",
+                strerror(-rc));
+    if (rc != 0 || out == NULL || strncmp(out, "true", 4) != 0) {
         fprintf(stderr, "hostrangectl bisect: not in a git working tree "
                 "(or git cannot be run)\n");
         free(out);
         return HRC_EXIT_FAILED;
     }
     free(out);
-    if (hrc_tempdir("bisect", "bisect", "a directory", dir,
-                                sizeof dir) != 0)
+    if (hrc_tempdir("bisect", "bisect", "a directory", dir, sizeof dir) != 0)
         return HRC_EXIT_FAILED;
     if (realpath(dir, real) == NULL)
         snprintf(real, sizeof real, "%s", dir);

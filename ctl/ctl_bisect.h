@@ -2,8 +2,9 @@
  * hostrangectl bisect, private to its files: ctl_bisect.c (options, the
  * ends and the steps, the search), ctl_bisect_out.c (the answer in text,
  * JSONL and Markdown, the state file written, and read back through
- * lib/stat/bisectstate.h), ctl_bisect_run.c (git, a worktree
- * per commit, builds, and the rounds of a step under private daemons) and
+ * lib/stat/bisectstate.h), ctl_bisect_run.c (a worktree per commit,
+ * builds, and the rounds of a step under private daemons, their processes
+ * lib/runner's: hrx_git, hrx_spawn, hrc_record_round) and
  * ctl_bisect_from.c (the ends of a change point of the history, and the
  * command line history detect prints). history detect uses
  * bisect_suggest.
@@ -67,14 +68,6 @@ struct bisect_run {
     unsigned round;             /* rounds run so far (file names) */
     int cwd;                    /* the working tree bisect started in */
 };
-
-/*
- * Runs git with args (args[0] "git") in the current directory, its
- * standard output into *out (caller frees; NULL for none: thrown away),
- * its standard error thrown away when `quiet`. Returns git's exit status,
- * or -1 when it cannot be run.
- */
-int bisect_git(char **args, char **out, int quiet);
 
 /*
  * Makes commit c's worktree and builds it (once: a second call returns

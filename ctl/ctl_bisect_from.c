@@ -90,7 +90,7 @@ int bisect_from_detect(const char *spec, const char *db,
     args[na++] = "--format";
     args[na++] = "jsonl";
     args[na] = NULL;
-    if ((st = hrc_run_self_quiet(args, path)) != 0 &&
+    if ((st = hrc_run_self(args, 1, path)) != 0 &&
         st != 1 /* a key beyond --fail-above: none given */) {
         fprintf(stderr, "hostrangectl bisect: history detect failed (exit "
                 "%d); run it alone to see why\n", st);

@@ -3,7 +3,7 @@
 #include "config.h"
 
 #include "ctl/ctl_bisect.h"
-#include "lib/runner/cleanup.h"
+#include "lib/runner/spawn.h"
 #include "ctl/ctl_diffside.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/util/grow.h"
@@ -25,69 +25,6 @@
 
 /* The characters of a hash that name a commit's worktree and logs. */
 #define BISECT_SHORT 12
-
-int bisect_git(char **args, char **out, int quiet)
-{
-    int fd[2] = { -1, -1 }, status;
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    pid_t pid;
-
-    if (out != NULL && pipe(fd) != 0)
-        return -1;
-    pid = hrx_cleanup_fork(HRX_CHILD_HELPER);
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-
-        if (out != NULL) {
-            dup2(fd[1], STDOUT_FILENO);
-            close(fd[0]);
-            close(fd[1]);
-        } else if (null >= 0) {
-            dup2(null, STDOUT_FILENO);
-        }
-        if (quiet && null >= 0)
-            dup2(null, STDERR_FILENO);
-        if (null >= 0)
-            dup2(null, STDIN_FILENO);
-        execvp("git", args);
-        fprintf(stderr, "hostrangectl bisect: cannot run git: %s\n",
-                strerror(errno));
-        _exit(127);
-    }
-    if (out != NULL)
-        close(fd[1]);
-    if (pid < 0) {
-        if (out != NULL)
-            close(fd[0]);
-        return -1;
-    }
-    while (out != NULL) {
-        ssize_t got;
-
-        if (hru_grow(&buf, &cap, len + 4096 + 1, 1, 8192) != 0)
-            break;
-        got = read(fd[0], buf + len, cap - len - 1);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            break;
-        len += (size_t)got;
-    }
-    if (out != NULL)
-        close(fd[0]);
-    if (hrx_cleanup_wait(pid, &status) != 0) {
-        free(buf);
-        return -1;
-    }
-    if (out != NULL) {
-        if (buf == NULL && (buf = malloc(1)) == NULL)
-            return -1;
-        buf[len] = '\0';
-        *out = buf;
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 /* Shows the last BISECT_TAIL_LINES lines of file `path` on stderr, each
  * behind "  | ". */
@@ -124,8 +61,9 @@ static void show_tail(const char *path)
 int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
 {
     char log[PATH_MAX], *args[8];
-    int status, st, sig;
-    pid_t pid;
+    char *argv[] = { "sh", "-c", (char *)r->build, NULL };
+    struct hrx_spawn build;
+    int st, sig;
 
     if (c->build == BUILD_OK)
         return 0;
@@ -146,7 +84,7 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
         args[5] = c->dir;
         args[6] = c->hash;
         args[7] = NULL;
-        if ((st = bisect_git(args, NULL, 0)) != 0) {
+        if ((st = hrx_git(args, NULL, 0)) != 0) {
             fprintf(stderr, "hostrangectl bisect: cannot check %.*s out in "
                     "a worktree (git worktree add exited %d)\n",
                     BISECT_SHORT, c->hash, st);
@@ -155,21 +93,16 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
     }
     snprintf(log, sizeof log, "%s/build-%.*s.log", r->dir, BISECT_SHORT,
              c->hash);
-    pid = hrx_cleanup_fork(HRX_CHILD_COMMAND);
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-        if (fd < 0 || chdir(c->dir) != 0)
-            _exit(126);
-        dup2(fd, STDOUT_FILENO);
-        dup2(fd, STDERR_FILENO);
-        setenv(BISECT_COMMIT_ENV, c->hash, 1);
-        execl("/bin/sh", "sh", "-c", r->build, (char *)NULL);
-        _exit(127);
-    }
-    if (pid < 0 || hrx_cleanup_wait(pid, &status) != 0) {
+    build = hrx_spawn_init(HRX_CHILD_COMMAND, argv);
+    build.path = "/bin/sh";
+    build.dir = c->dir;
+    build.out = log;
+    build.fd[2] = STDOUT_FILENO;
+    build.env[0] = BISECT_COMMIT_ENV;
+    build.env[1] = c->hash;
+    if ((st = hrx_spawn_wait(&build)) < 0) {
         fprintf(stderr, "hostrangectl bisect: cannot run the build: %s\n",
-                strerror(errno));
+                strerror(-st));
         return -1;
     }
     if ((sig = hrx_cleanup_stopped()) != 0) {
@@ -178,14 +111,11 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
                 c->hash);
         return -1;
     }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+    if (st == 0) {
         c->build = BUILD_OK;
         return 0;
     }
     c->build = BUILD_FAILED;
-    st = WIFEXITED(status) ? WEXITSTATUS(status)
-                           : 128 + (WIFSIGNALED(status) ? WTERMSIG(status)
-                                                        : 0);
     if (asprintf(&c->why, "its build failed (status %d)", st) < 0)
         c->why = NULL;
     fprintf(stderr, "hostrangectl bisect: the build of %.*s failed (status "
@@ -389,7 +319,7 @@ int bisect_line(const char *good, const char *bad,
     args[3] = (char *)good;
     args[4] = (char *)bad;
     args[5] = NULL;
-    if ((st = bisect_git(args, NULL, 1)) != 0) {
+    if ((st = hrx_git(args, NULL, 1)) != 0) {
         fprintf(stderr, "hostrangectl bisect: the good end %.*s is not an "
                 "ancestor of the bad end %.*s\n", BISECT_SHORT, good,
                 BISECT_SHORT, bad);
@@ -403,7 +333,7 @@ int bisect_line(const char *good, const char *bad,
     args[4] = "--ancestry-path";
     args[5] = range;
     args[6] = NULL;
-    if ((st = bisect_git(args, &out, 0)) != 0) {
+    if ((st = hrx_git(args, &out, 0)) != 0) {
         fprintf(stderr, "hostrangectl bisect: git rev-list %s failed\n",
                 range);
         free(out);
@@ -446,7 +376,7 @@ char *bisect_subject(const char *hash)
     char *args[] = { "git", "log", "-1", "--format=%s", (char *)hash, NULL };
     char *out = NULL;
 
-    if (bisect_git(args, &out, 1) != 0) {
+    if (hrx_git(args, &out, 1) != 0) {
         free(out);
         return strdup("");
     }
@@ -460,7 +390,7 @@ void bisect_worktree_drop(struct bisect_commit *c)
 
     if (c->dir == NULL)
         return;
-    if (bisect_git(args, NULL, 1) != 0)
+    if (hrx_git(args, NULL, 1) != 0)
         fprintf(stderr, "hostrangectl bisect: cannot remove the worktree of "
                 "%.*s (it goes at the end)\n", BISECT_SHORT, c->hash);
     free(c->dir);
@@ -472,5 +402,5 @@ void bisect_worktrees_remove(const char *dir)
     char *args[] = { "git", "worktree", "prune", NULL };
 
     hrx_cleanup_rmdir(dir);
-    bisect_git(args, NULL, 1);
+    hrx_git(args, NULL, 1);
 }

@@ -10,7 +10,7 @@
 #include "ctl/ctl_report.h"
 #include "ctl/ctl_save.h"
 #include "ctl/ctl_exit.h"
-#include "lib/runner/cleanup.h"
+#include "lib/runner/spawn.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/run/run.h"
 
@@ -110,62 +110,6 @@ static const char usage_record[] =
     "error; with --strict, 3 when COMMAND succeeded and anything was lost\n"
     "or refused.\n";
 
-/* Finds hostranged: $HOSTRANGED, beside this program, in ../daemon (the
- * build tree), or on PATH. */
-static void daemon_path(char *buf, size_t len)
-{
-    const char *env = getenv("HOSTRANGED");
-    char self[PATH_MAX];
-    ssize_t n;
-
-    if (env != NULL && env[0] != '\0') {
-        snprintf(buf, len, "%s", env);
-        return;
-    }
-    n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        const char *dir = dirname(self);
-
-        snprintf(buf, len, "%s/hostranged", dir);
-        if (access(buf, X_OK) == 0)
-            return;
-        snprintf(buf, len, "%s/../daemon/hostranged", dir);
-        if (access(buf, X_OK) == 0)
-            return;
-    }
-    snprintf(buf, len, "hostranged");
-}
-
-/*
- * Finds the NVTX tool: in the build tree beside this program
- * (../nvtx/.libs), else where it is installed. Returns 0, or -ENOENT.
- */
-static int nvtx_tool_path(char *buf, size_t len)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-
-    if (n > 0) {
-        self[n] = '\0';
-        snprintf(buf, len, "%s/../nvtx/.libs/libhostrange-nvtx.so",
-                 dirname(self));
-        if (access(buf, R_OK) == 0)
-            return 0;
-    }
-    snprintf(buf, len, "%s/libhostrange-nvtx.so", HR_LIBDIR);
-    return access(buf, R_OK) == 0 ? 0 : -ENOENT;
-}
-
-static int exit_status(int status)
-{
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    if (WIFSIGNALED(status))
-        return 128 + WTERMSIG(status);
-    return 1;
-}
-
 /* What record is asked to do. */
 struct record_opts {
     struct hrc_report rep;
@@ -232,28 +176,30 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
 {
     static const struct hra_filter all = { NULL, NULL, NULL, NULL, 0 };
     char daemon[PATH_MAX], dir[PATH_MAX], tool[PATH_MAX], run[PATH_MAX + 8];
+    char bin[PATH_MAX];
     struct hrr_meta meta;
-    const char *save;
+    struct hrx_spawn cmd;
+    const char *save, *bindir, **env;
     pid_t dpid, cpid;
     int status, rc, saved, lost, sig;
 
     *cut = 0;
-    if (o->nvtx && nvtx_tool_path(tool, sizeof tool) != 0) {
+    bindir = hrc_bindir(bin, sizeof bin);
+    if (o->nvtx && hrx_nvtx_tool_path(bindir, HR_LIBDIR, tool,
+                                      sizeof tool) != 0) {
         fprintf(stderr, "hostrangectl record: --nvtx: %s not found (was "
                 "hostrange built with the NVTX headers?)\n", tool);
         return 1;
     }
-    if (hrc_tempdir("record", "record", "a runtime directory",
-                                dir, sizeof dir) != 0)
+    if (hrc_tempdir("record", "record", "a runtime directory", dir,
+                    sizeof dir) != 0)
         return 1;
     snprintf(hrc_dir, sizeof hrc_dir, "%s", dir);
-    daemon_path(daemon, sizeof daemon);
-    dpid = hrx_cleanup_fork(HRX_CHILD_DAEMON);
-    if (dpid == 0) {
-        execlp(daemon, daemon, "--quiet", "--runtime-dir", dir, (char *)NULL);
+    hrx_daemon_path(bindir, daemon, sizeof daemon);
+    if ((rc = hrx_daemon_start(daemon, dir, &dpid)) != 0) {
         fprintf(stderr, "hostrangectl record: cannot run %s: %s\n", daemon,
-                strerror(errno));
-        _exit(127);
+                strerror(-rc));
+        dpid = -1;
     }
     if (dpid < 0 || hrc_ping_wait(10000, 1) != 0) {
         fprintf(stderr, "hostrangectl record: hostranged (%s) did not start "
@@ -279,25 +225,29 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
 
     /* The command gets the terminal's signals, and those record gets
      * (lib/runner/cleanup.h); record stays to save and clean up. */
-    cpid = hrx_cleanup_fork(HRX_CHILD_COMMAND);
-    if (cpid == 0) {
-        if (o->out_to_err)
-            dup2(STDERR_FILENO, STDOUT_FILENO);
-        setenv("HOSTRANGE_RUNTIME_DIR", dir, 1);
-        if (o->nvtx) {
-            setenv("NVTX_INJECTION64_PATH", tool, 1);
-            if (o->nvtx_window != NULL)
-                setenv("HOSTRANGE_NVTX_WINDOW", o->nvtx_window, 1);
+    cmd = hrx_spawn_init(HRX_CHILD_COMMAND, cmdv);
+    if (o->out_to_err)
+        cmd.fd[1] = STDERR_FILENO;
+    env = cmd.env;
+    *env++ = HRX_RUNTIME_ENV;
+    *env++ = dir;
+    if (o->nvtx) {
+        *env++ = "NVTX_INJECTION64_PATH";
+        *env++ = tool;
+        if (o->nvtx_window != NULL) {
+            *env++ = "HOSTRANGE_NVTX_WINDOW";
+            *env++ = o->nvtx_window;
         }
-        execvp(cmdv[0], cmdv);
-        fprintf(stderr, "hostrangectl record: cannot run %s: %s\n",
-                cmdv[0], strerror(errno));
-        _exit(127);
     }
     status = 0;
-    if (cpid < 0 || hrx_cleanup_wait(cpid, &status) != 0) {
-        fprintf(stderr, "hostrangectl record: cannot %s %s: %s\n",
-                cpid < 0 ? "run" : "wait for", cmdv[0], strerror(errno));
+    if ((rc = hrx_spawn(&cmd, &cpid)) != 0) {
+        /* As a shell says of a command it cannot run. */
+        fprintf(stderr, "hostrangectl record: cannot run %s: %s\n",
+                cmdv[0], strerror(-rc));
+        status = 127 << 8;
+    } else if ((rc = hrx_cleanup_wait(cpid, &status)) != 0) {
+        fprintf(stderr, "hostrangectl record: cannot wait for %s: %s\n",
+                cmdv[0], strerror(-rc));
         status = 1 << 8;
     }
     sig = hrx_cleanup_stopped();
@@ -339,9 +289,9 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
     }
     if (rc != 0 || saved != 0)
         return 1;
-    if (o->strict && lost != 0 && exit_status(status) == 0)
+    if (o->strict && lost != 0 && hrx_exit_status(status) == 0)
         return HRC_EXIT_LOST;
-    return exit_status(status);
+    return hrx_exit_status(status);
 }
 
 int hrc_record_round(char **cmdv, const char *save, int *cut)
@@ -381,8 +331,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         fprintf(stderr, "hostrangectl record: out of memory\n");
         return 1;
     }
-    if (hrc_tempdir("record", "rounds", "a directory", dir,
-                                sizeof dir) != 0) {
+    if (hrc_tempdir("record", "rounds", "a directory", dir, sizeof dir) != 0) {
         free(files);
         return 1;
     }

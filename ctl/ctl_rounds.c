@@ -1,18 +1,16 @@
-/* What record --rounds, ab and bisect share: --rounds, running this
- * program, a merge of rounds (see ctl_rounds.h). */
+/* What record --rounds, ab and bisect share: --rounds, this program's
+ * path, a merge of rounds said (see ctl_rounds.h). */
 #include "config.h"
 
-#include "lib/runner/cleanup.h"
 #include "ctl/ctl_rounds.h"
-#include "proto/protocol.h"
+#include "lib/runner/spawn.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 unsigned hrc_parse_rounds(const char *cmd, const char *what,
@@ -32,88 +30,39 @@ unsigned hrc_parse_rounds(const char *cmd, const char *what,
     return (unsigned)n;
 }
 
-/*
- * Runs this program (hostrangectl) with args, its standard output thrown
- * away, as a helper of the command (lib/runner/cleanup.h: a signal lets it
- * finish). Returns its exit status, or 1 when it cannot be run.
- */
-/* Runs this program with args, its standard output written to `out`
- * (NULL: thrown away), and with `quiet` its standard error thrown away. */
-static int run_self(char **args, int quiet, const char *out)
+const char *hrc_bindir(char *buf, size_t len)
 {
-    pid_t pid = hrx_cleanup_fork(HRX_CHILD_HELPER);
-    int status;
+    char self[PATH_MAX];
+    ssize_t n = readlink(HRC_SELF, self, sizeof self - 1);
 
-    if (pid == 0) {
-        int fd = open("/dev/null", O_WRONLY);
-        int fo = out != NULL ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600)
-                             : fd;
+    if (n <= 0)
+        return NULL;
+    self[n] = '\0';
+    snprintf(buf, len, "%s", dirname(self));
+    return buf;
+}
 
-        if (fo >= 0)
-            dup2(fo, STDOUT_FILENO);
-        if (fd >= 0 && quiet)
-            dup2(fd, STDERR_FILENO);
-        execv("/proc/self/exe", args);
+int hrc_run_self(char **args, int quiet, const char *out)
+{
+    int st = hrx_run_self(HRC_SELF, args, quiet, out);
+
+    if (st >= 0)
+        return st;
+    if (!quiet)
         fprintf(stderr, "hostrangectl: cannot run itself: %s\n",
-                strerror(errno));
-        _exit(127);
-    }
-    if (pid < 0 || hrx_cleanup_wait(pid, &status) != 0)
-        return 1;
-    if (WIFEXITED(status))
-        return WEXITSTATUS(status);
-    return 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-}
-
-int hrc_run_self(char **args)
-{
-    return run_self(args, 0, NULL);
-}
-
-int hrc_run_self_quiet(char **args, const char *out)
-{
-    return run_self(args, 1, out);
+                strerror(-st));
+    return 127;
 }
 
 int hrc_merge_rounds(const char *cmd, const char *out, unsigned format,
-                         const struct hrr_meta *meta, char **in,
-                         size_t nin)
+                     const struct hrr_meta *meta, char **in, size_t nin)
 {
-    size_t nmeta = meta != NULL ? meta->n : 0;
-    char **args = calloc(2 * nmeta + nin + 8, sizeof *args);
-    char **kv = calloc(nmeta + 1, sizeof *kv);
-    size_t n = 0;
-    int rc = 1;
+    int st = hrx_merge_rounds(HRC_SELF, out, format, meta, in, nin);
 
-    if (args == NULL || kv == NULL) {
+    if (st == -ENOMEM)
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-        goto out;
-    }
-    args[n++] = "hostrangectl";
-    args[n++] = "merge";
-    args[n++] = "-o";
-    args[n++] = (char *)out;
-    if (format != 1)
-        args[n++] = "--unsorted";
-    for (size_t i = 0; i < nmeta; i++) {
-        if (asprintf(&kv[i], "%s=%s", hrr_meta_key(meta, i),
-                     hrr_meta_value(meta, i)) < 0) {
-            kv[i] = NULL;
-            fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
-            goto out;
-        }
-        args[n++] = "--meta";
-        args[n++] = kv[i];
-    }
-    args[n++] = "--";
-    for (size_t i = 0; i < nin; i++)
-        args[n++] = in[i];
-    rc = hrc_run_self(args) == 0 ? 0 : 1;
-out:
-    for (size_t i = 0; kv != NULL && i < nmeta; i++)
-        free(kv[i]);
-    free(kv);
-    free(args);
-    return rc;
+    else if (st < 0)
+        fprintf(stderr, "hostrangectl: cannot run itself: %s\n",
+                strerror(-st));
+    return st == 0 ? 0 : 1;
 }
-

@@ -1,7 +1,8 @@
 /*
- * What record --rounds, ab and bisect share: --rounds, running this
- * program as a helper, a merge of rounds as a process of its own, one
- * round of ab. The rounds of run files themselves are lib/run/runrounds.h.
+ * What record --rounds, ab and bisect share: --rounds, this program's
+ * path, a merge of rounds as a process of its own (lib/runner/spawn.h,
+ * said), one round of ab. The rounds of run files themselves are
+ * lib/run/runrounds.h.
  */
 #ifndef HOSTRANGE_CTL_ROUNDS_H
 #define HOSTRANGE_CTL_ROUNDS_H
@@ -20,25 +21,30 @@
 unsigned hrc_parse_rounds(const char *cmd, const char *what,
                               const char *v);
 
+/* This program, as the commands that run it again name it to
+ * lib/runner (spawn.h). */
+#define HRC_SELF "/proc/self/exe"
+
+/* The directory this program is in, written to buf; or NULL when it
+ * cannot be read. */
+const char *hrc_bindir(char *buf, size_t len);
+
 /*
- * Runs this program (hostrangectl) with args (args[0] its name), its
- * standard output thrown away, as a helper child (lib/runner/cleanup.h).
- * Returns its exit status, or 1 when it cannot be run.
+ * hrx_run_self of this program: args (args[0] its name), its standard
+ * output to `out` (NULL: thrown away), with `quiet` its standard error
+ * thrown away. Returns its exit status, or 127 when it cannot be run
+ * (said on stderr unless quiet).
  */
-int hrc_run_self(char **args);
-
-/* As hrc_run_self, its standard error thrown away too, its standard
- * output written to the file `out` (created or truncated, mode 0600). */
-int hrc_run_self_quiet(char **args, const char *out);
+int hrc_run_self(char **args, int quiet, const char *out);
 
 /*
- * Merges run files in[0..nin) into out as rounds (hostrangectl merge, run
- * as a process of its own), in run format `format`, with the meta pairs
- * given (meta NULL: none). Returns 0, or 1 after merge said why on stderr.
+ * hrx_merge_rounds of this program, said: merges run files in[0..nin)
+ * into out as rounds, in run format `format`, with the meta pairs given
+ * (meta NULL: none). Returns 0, or 1 after merge (or this function, as
+ * command cmd's) said why on stderr.
  */
 int hrc_merge_rounds(const char *cmd, const char *out, unsigned format,
-                         const struct hrr_meta *meta, char **in,
-                         size_t nin);
+                     const struct hrr_meta *meta, char **in, size_t nin);
 
 /*
  * One round of hostrangectl ab (ctl_record.c): cmdv under a private daemon,

@@ -1,8 +1,11 @@
 # lib/runner: the processes and directories of hostrangectl's commands
 # that run others (record, record --rounds, ab, bisect): the registry that
-# stops and removes them on every way out, signals included. Used by
-# hostrangectl alone.
+# stops and removes them on every way out, signals included, and the
+# processes started through it. Used by hostrangectl alone.
 noinst_LTLIBRARIES += lib/runner/libhrrunner.la
 lib_runner_libhrrunner_la_SOURCES = lib/runner/cleanup.c lib/runner/cleanup.h
-lib_runner_libhrrunner_la_CFLAGS = $(AM_CFLAGS)
+# The processes themselves: a child started with its streams, directory
+# and environment; a private daemon, this program again, git.
+lib_runner_libhrrunner_la_SOURCES += lib/runner/spawn.c lib/runner/spawn.h
+lib_runner_libhrrunner_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 EXTRA_DIST += lib/runner/local.mk
