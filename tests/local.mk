@@ -173,9 +173,17 @@ UNIT_TESTS = tests/unit/test_stack tests/unit/test_codec \
 	tests/unit/test_run tests/unit/test_runmerge tests/unit/test_runput \
 	tests/unit/test_spool tests/unit/test_pprof tests/unit/test_limits \
 	tests/unit/test_util \
-	tests/unit/test_fingerprint
+	tests/unit/test_fingerprint tests/unit/test_runner
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
+
+# lib/runner: real children, directories and private daemons.
+tests_unit_test_runner_SOURCES = tests/unit/test_runner.c
+tests_unit_test_runner_CFLAGS = $(TEST_CFLAGS) $(PROTOBUF_C_CFLAGS)
+tests_unit_test_runner_LDADD = tests/lib/libharness.a \
+	lib/runner/libhrrunner.la lib/run/libhrrun.la lib/agg/libhragg.la \
+	lib/stat/libhrstat.la lib/util/libhrutil.la proto/libhrproto.la \
+	$(CMOCKA_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
 
 # The client.
 tests_unit_test_stack_SOURCES = tests/unit/test_stack.c
