@@ -25,12 +25,13 @@
  * lib/history (a run read for the history, the series, check's judging,
  * detect's look, plot's page, the gate rows and the --fail-above
  * verdict) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
- * options, the git, build and record processes of its steps, and
- * printing, its search lib/stat/bisect.c, its state file's lines read
- * back by lib/stat/bisectstate.c. record, record --rounds, ab and bisect
- * register the processes they start and the directories they make with
- * lib/runner (cleanup.h), which stops and removes them on every way out,
- * signals included.
+ * options, the steps, and printing, its search lib/stat/bisect.c, its
+ * state file's lines read back by lib/stat/bisectstate.c. The processes
+ * of record, record --rounds, ab and bisect are lib/runner's: a private
+ * daemon, the command under it, this program again, git and builds
+ * started through spawn.h, and the processes and directories they make
+ * registered in cleanup.h, which stops and removes them on every way
+ * out, signals included; ctl_rounds.c gives it this program's path.
  *
  * Calls point one way: hostrangectl.c -> the command files (record also
  * calls dump's and save's) -> ctl_paths.c, ctl_from.c -> the helpers

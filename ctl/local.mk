@@ -12,7 +12,8 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl_cmd.h ctl/ctl_conn.h \
 	ctl/ctl_paths.c ctl/ctl_fingerprint.c ctl/ctl_report.c \
 	ctl/ctl_plot.c ctl/ctl_options.c
 # What record --rounds, ab and bisect share (ctl_rounds.c: --rounds,
-# running hostrangectl itself, a merge of rounds), and ab.
+# this program's path, a merge of rounds said; the processes themselves
+# are lib/runner's), and ab.
 ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
 # What a session lost or refused, said where the user looks.
 ctl_hostrangectl_SOURCES += ctl/ctl_losses.c

@@ -131,7 +131,8 @@ static void test_spawn_fails(void **state)
  * shell's. */
 static void test_spawn_streams(void **state)
 {
-    char dir[PATH_MAX], out[PATH_MAX + 8], buf[PATH_MAX + 64], want[PATH_MAX + 64];
+    char dir[PATH_MAX], out[PATH_MAX + 8], buf[PATH_MAX + 64];
+    char want[PATH_MAX + 64];
     char *argv[] = { "sh", "-c", "echo \"$HR_UNIT\"; pwd; echo err >&2; exit 3",
                      NULL };
     char *killed[] = { "sh", "-c", "kill -TERM $$", NULL };
@@ -215,8 +216,8 @@ static void test_rounds(void **state)
     const char *ctl = harness_program("HOSTRANGECTL");
     const char *daemon = harness_program("HOSTRANGED");
     char dir[PATH_MAX], rt[2][PATH_MAX], files[2][PATH_MAX + 16];
-    char merged[PATH_MAX + 16], buf[PATH_MAX];
-    char *in[2] = { files[0], files[1] }, *missing[1] = { buf };
+    char merged[PATH_MAX + 16], buf[PATH_MAX], none[PATH_MAX + 16];
+    char *in[2] = { files[0], files[1] }, *missing[1] = { none };
     struct hrr_meta meta;
     struct harness_run r;
     const char *where;
@@ -246,7 +247,7 @@ static void test_rounds(void **state)
     assert_true(harness_exited(r.status, 0));
     assert_non_null(strstr(r.out, "\"rounds\":2"));
     harness_run_free(&r);
-    snprintf(buf, sizeof buf, "%s/no-such.hrs", dir);
+    snprintf(none, sizeof none, "%s/no-such.hrs", dir);
     assert_true(hrx_merge_rounds(ctl, merged, 1, NULL, missing, 1) > 0);
     hrx_cleanup_rmdir(dir);
 }
