@@ -37,11 +37,6 @@
 /* The smallest change between the ends that bisect follows, in %. */
 #define BISECT_THRESHOLD_DEFAULT 2
 
-/* A step's threshold: the change between the ends divided by this. A
- * third, so that a middle level halfway between the ends is beyond the
- * threshold from both. */
-#define BISECT_STEP_DIVISOR 3
-
 static const char usage_bisect[] =
     "Usage: hostrangectl bisect --good=COMMIT --bad=COMMIT --range=NAME\n"
     "                           [--node=GLOB] [--phase=warm|cold]\n"
@@ -132,15 +127,6 @@ static const char usage_bisect[] =
     "signal N stopped bisect.\n";
 
 
-static double seconds_since(const struct timespec *t0)
-{
-    struct timespec t;
-
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) +
-           (double)(t.tv_nsec - t0->tv_nsec) / 1e9;
-}
-
 static int parse_double(const char *what, const char *v, double lo,
                         double hi, double *out)
 {
@@ -160,103 +146,38 @@ static int parse_double(const char *what, const char *v, double lo,
 
 /* --- Steps -------------------------------------------------------------- */
 
-/* Makes room for `pairs` round medians a side. Returns 0 or -1. */
-static int rounds_room(struct bisect *b, size_t pairs)
-{
-    if (pairs <= b->rcap)
-        return 0;
-    for (int i = 0; i < 3; i++) {
-        double *nv = realloc(b->rv[i], pairs * sizeof *nv);
+/* --- The measuring's callbacks (lib/runner/bisect.h) --------------------- */
 
-        if (nv == NULL) {
-            fprintf(stderr, "hostrangectl bisect: out of memory\n");
-            return -1;
-        }
-        b->rv[i] = nv;
-    }
-    b->rcap = pairs;
-    return 0;
+static int on_prepare(void *ctx, struct hrx_bisect_commit *c)
+{
+    struct bisect *b = ctx;
+
+    return bisect_prepare(&b->run, c);
 }
 
-/*
- * A round of commit c into *v; a round of an end that fails is run once
- * more. Returns 0; 1 when c (not an end) failed; -1 when bisect must stop
- * (an end failed twice, the key cannot be chosen, a signal: *sig set).
- */
-static int one_round(struct bisect *b, struct bisect_commit *c, int end,
-                     double *v, int *sig)
+static int on_round(void *ctx, struct hrx_bisect_commit *c, double *v,
+                    int *sig)
 {
-    for (int attempt = 0; attempt < 2; attempt++) {
-        int rc = bisect_round(&b->run, c, v, sig);
+    struct bisect *b = ctx;
 
-        if (rc <= 0)
-            return rc;
-        if (!end)
-            return 1;
-        if (attempt == 0)
-            fprintf(stderr, "hostrangectl bisect: running the round of the "
-                    "%s end again\n", c == &b->c[0] ? "good" : "bad");
-    }
-    fprintf(stderr, "hostrangectl bisect: a round of the %s end failed "
-            "twice; stopping\n", c == &b->c[0] ? "good" : "bad");
-    return -1;
+    return bisect_round(&b->run, c, v, sig);
 }
 
-/*
- * The ends: paired rounds (good, bad, bad, good, ...) until the bad end
- * is decided against the good one. Returns 0, or -1 (said; *sig set when
- * a signal stopped it).
- */
-static int ends_measure(struct bisect *b, int *sig)
+static double on_clock_step(void *ctx)
 {
-    struct bisect_commit *g = &b->c[0], *bad = &b->c[b->n - 1];
-    struct timespec t0;
-    size_t pairs = 0;
+    const struct bisect *b = ctx;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (int i = 0; i < 2; i++) {
-        struct bisect_commit *c = i ? bad : g;
-        int rc = bisect_prepare(&b->run, c);
+    return b->run.step_ns;
+}
 
-        if (rc != 0) {
-            if (rc > 0)
-                fprintf(stderr, "hostrangectl bisect: the %s end %.12s does "
-                        "not build: nothing to compare it with\n",
-                        i ? "bad" : "good", c->hash);
-            *sig = hrx_cleanup_stopped();
-            return -1;
-        }
-    }
-    if (rounds_room(b, b->ends_plan.max) != 0)
-        return -1;
-    memset(&b->ends, 0, sizeof b->ends);
-    b->ends.verdict = HRS_DECIDE_UNDECIDED;
-    while (pairs < b->ends_plan.max) {
-        for (int h = 0; h < 2; h++) {
-            int side = (int)((pairs & 1) ^ (size_t)h);
-            struct bisect_commit *c = side ? bad : g;
-
-            if (one_round(b, c, 1, &b->rv[side ? 2 : 0][pairs], sig) != 0)
-                return -1;
-        }
-        pairs++;
-        if (hrs_decide_next_look(&b->ends_plan, pairs - 1) != pairs)
-            continue;
-        if (hrs_decide_key(b->rv[0], b->rv[2], pairs, b->threshold,
-                           b->run.step_ns, &b->ends_plan, &b->ends) != 0) {
-            fprintf(stderr, "hostrangectl bisect: out of memory\n");
-            return -1;
-        }
-        if (b->ends.verdict != HRS_DECIDE_UNDECIDED)
-            break;
-    }
-    b->ends_seconds = seconds_since(&t0);
-    b->have_ends = 1;
-    return 0;
+static void on_say(void *ctx, const char *msg)
+{
+    (void)ctx;
+    fprintf(stderr, "hostrangectl bisect: %s\n", msg);
 }
 
 /* Says a step on stderr (text and markdown: the progress). */
-static void step_say(const struct bisect *b, const struct bisect_commit *c)
+static void step_say(const struct bisect *b, const struct hrx_bisect_commit *c)
 {
     fprintf(stderr, "hostrangectl bisect: step %d: %.12s %s", c->step,
             c->hash, hrs_bisect_name(c->verdict));
@@ -272,84 +193,23 @@ static void step_say(const struct bisect *b, const struct bisect_commit *c)
     (void)b;
 }
 
-/*
- * Step: measures commit c (not an end) in rounds of three with the ends
- * and sets its verdict. Returns 0, or -1 when bisect must stop (said).
- */
-static int step_measure(struct bisect *b, struct bisect_commit *c, int *sig)
+/* A step measured: its worktree dropped, the step said, written (JSONL)
+ * and kept in the state file. */
+static void on_step(void *ctx, struct hrx_bisect_commit *c)
 {
-    struct bisect_commit *ends[2] = { &b->c[0], &b->c[b->n - 1] };
-    struct hrs_decide_plan plan = b->plan;
-    double threshold = fabs(b->ends.change) / BISECT_STEP_DIVISOR;
-    struct timespec t0;
-    size_t pairs = 0;
-    int retried = 0, rc;
+    struct bisect *b = ctx;
 
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    /* The ends are built by their own measure, or here on the first step
-     * of a bisect that goes on from --state. */
-    for (int i = 0; i < 2; i++) {
-        if ((rc = bisect_prepare(&b->run, ends[i])) != 0) {
-            if (rc > 0)
-                fprintf(stderr, "hostrangectl bisect: the %s end %.12s does "
-                        "not build\n", i ? "bad" : "good", ends[i]->hash);
-            return -1;
-        }
+    /* Once measured, no step measures it again, and a project's build
+     * takes room. Its build state is kept. */
+    if (hrx_bisect_worktree_drop(c) != 0)
+        fprintf(stderr, "hostrangectl bisect: cannot remove the worktree of "
+                "%.12s (it goes at the end)\n", c->hash);
+    step_say(b, c);
+    if (b->format == FORMAT_JSONL) {
+        bisect_put_step(stdout, c);
+        fflush(stdout);
     }
-    c->step = ++b->steps;
-    rc = bisect_prepare(&b->run, c);
-    if (rc < 0)
-        return -1;
-    if (rc > 0) {
-        c->verdict = HRS_BISECT_SKIPPED;
-        c->seconds = seconds_since(&t0);
-        return 0;
-    }
-    if (rounds_room(b, 2 * plan.max) != 0)
-        return -1;
-    c->verdict = HRS_BISECT_UNCLEAR;
-    while (pairs < plan.max) {
-        /* good, commit, bad; then bad, commit, good. */
-        for (int k = 0; k < 3; k++) {
-            int side = pairs & 1 ? 2 - k : k;
-            struct bisect_commit *x = side == 1 ? c : ends[side / 2];
-
-            rc = one_round(b, x, side != 1, &b->rv[side][pairs], sig);
-            if (rc < 0)
-                return -1;
-            if (rc > 0) {
-                c->verdict = HRS_BISECT_SKIPPED;
-                free(c->why);
-                c->why = strdup("its command failed");
-                c->pairs = pairs;
-                c->seconds = seconds_since(&t0);
-                return 0;
-            }
-        }
-        pairs++;
-        if (hrs_decide_next_look(&plan, pairs - 1) != pairs)
-            continue;
-        if (hrs_decide_key(b->rv[0], b->rv[1], pairs, threshold,
-                           b->run.step_ns, &plan, &c->vs_good) != 0 ||
-            hrs_decide_key(b->rv[2], b->rv[1], pairs, threshold,
-                           b->run.step_ns, &plan, &c->vs_bad) != 0) {
-            fprintf(stderr, "hostrangectl bisect: out of memory\n");
-            return -1;
-        }
-        c->verdict = hrs_bisect_classify(&c->vs_good, &c->vs_bad, b->dir);
-        if (c->verdict != HRS_BISECT_UNCLEAR)
-            break;
-        if (pairs == plan.max && !retried) {
-            retried = 1;
-            plan.max *= 2;
-            fprintf(stderr, "hostrangectl bisect: step %d: %.12s unclear "
-                    "after %zu pairs: going on to %zu\n", c->step, c->hash,
-                    pairs, plan.max);
-        }
-    }
-    c->pairs = pairs;
-    c->seconds = seconds_since(&t0);
-    return 0;
+    bisect_state_put(b, bisect_step_line, c);
 }
 
 /* --- The command -------------------------------------------------------- */
@@ -367,7 +227,7 @@ static int resolve(const char *what, const char *name, char *out)
     st = hrx_git(args, &hash, 1);
     free(spec);
     if (st != 0 || hash == NULL || strlen(hash) < 41 ||
-        strlen(hash) > BISECT_HASH_MAX) {
+        strlen(hash) > HRX_BISECT_HASH_MAX) {
         fputs("hostrangectl bisect: ", stderr);
         fprintf(stderr, "%s ", what);
         hrv_text_put(stderr, name);
@@ -376,21 +236,14 @@ static int resolve(const char *what, const char *name, char *out)
         return -1;
     }
     hash[strcspn(hash, "\n")] = '\0';
-    snprintf(out, BISECT_HASH_MAX, "%s", hash);
+    snprintf(out, HRX_BISECT_HASH_MAX, "%s", hash);
     free(hash);
     return 0;
 }
 
 static void bisect_free(struct bisect *b)
 {
-    for (size_t i = 0; b->c != NULL && i < b->n; i++) {
-        free(b->c[i].dir);
-        free(b->c[i].why);
-    }
-    free(b->c);
-    free(b->v);
-    for (int i = 0; i < 3; i++)
-        free(b->rv[i]);
+    hrx_bisect_fini(&b->m);
     free(b->run.key.node);
     free(b->run.key.op);
     free(b->run.key.backend);
@@ -399,46 +252,6 @@ static void bisect_free(struct bisect *b)
         fclose(b->state);
     if (b->run.cwd >= 0)
         close(b->run.cwd);
-}
-
-/* The search, ends measured: steps until both searches are done.
- * Returns 0, or -1 (said; *sig set when a signal stopped it). */
-static int search(struct bisect *b, struct answer *a, int *sig)
-{
-    int second = 0;
-
-    for (;;) {
-        size_t lo, hi, i = hrs_bisect_next(b->v, b->n, second, &lo, &hi);
-        struct bisect_commit *c;
-
-        if (i == b->n) {
-            if (!second && hrs_bisect_has_middle(b->v, b->n)) {
-                second = 1;
-                continue;
-            }
-            break;
-        }
-        c = &b->c[i];
-        if (step_measure(b, c, sig) != 0)
-            return -1;
-        bisect_worktree_drop(c);
-        b->v[i] = c->verdict;
-        step_say(b, c);
-        if (b->format == FORMAT_JSONL) {
-            bisect_put_step(stdout, c);
-            fflush(stdout);
-        }
-        bisect_state_put(b, bisect_step_line, c);
-    }
-    hrs_bisect_next(b->v, b->n, 0, &a->lo, &a->hi);
-    a->two = hrs_bisect_has_middle(b->v, b->n);
-    if (a->two)
-        hrs_bisect_next(b->v, b->n, 1, &a->lo2, &a->hi2);
-    for (size_t i = 1; i + 1 < b->n; i++) {
-        a->skipped += b->v[i] == HRS_BISECT_SKIPPED;
-        a->unclear += b->v[i] == HRS_BISECT_UNCLEAR;
-    }
-    return 0;
 }
 
 static int run_bisect(int argc, char **argv)
@@ -465,12 +278,13 @@ static int run_bisect(int argc, char **argv)
     const char *good = NULL, *bad = NULL, *state = NULL, *from = NULL;
     const char *db = NULL;
     struct bisect_from *fd = NULL;
-    char hash[2][BISECT_HASH_MAX], dir[PATH_MAX], real[PATH_MAX];
+    char hash[2][HRX_BISECT_HASH_MAX], dir[PATH_MAX], real[PATH_MAX];
+    char why[2 * HRX_BISECT_HASH_MAX + 64];
     unsigned rounds = BISECT_ROUNDS_DEFAULT,
              max_rounds = BISECT_MAX_ROUNDS_DEFAULT;
     double alpha = HRS_SIGNIF_ALPHA;
     struct bisect b;
-    struct answer a;
+    struct hrx_bisect_answer a;
     int c, rc, status = 0, sig = 0, loaded = 0;
     char *out = NULL;
     char *inside[] = { "git", "rev-parse", "--is-inside-work-tree", NULL };
@@ -478,9 +292,15 @@ static int run_bisect(int argc, char **argv)
     memset(&b, 0, sizeof b);
     memset(&a, 0, sizeof a);
     b.run.cwd = -1;
+    b.m.ops.prepare = on_prepare;
+    b.m.ops.round = on_round;
+    b.m.ops.clock_step = on_clock_step;
+    b.m.ops.step = on_step;
+    b.m.ops.say = on_say;
+    b.m.ops.ctx = &b;
     b.run.phase = HRP_PHASE_WARM;
     b.run.metric = HRP_METRIC_INCLUSIVE;
-    b.threshold = BISECT_THRESHOLD_DEFAULT;
+    b.m.threshold = BISECT_THRESHOLD_DEFAULT;
     b.format = FORMAT_TEXT;
     while ((c = getopt_long(argc, argv, "+:g:b:R:n:B:a:T:s:f:h", longopts,
                             NULL)) != -1) {
@@ -527,7 +347,7 @@ static int run_bisect(int argc, char **argv)
             parse_double("--alpha", optarg, 0, 1, &alpha);
             break;
         case 'T':
-            parse_double("--threshold", optarg, 0, 1e9, &b.threshold);
+            parse_double("--threshold", optarg, 0, 1e9, &b.m.threshold);
             break;
         case 's':
             state = optarg;
@@ -576,13 +396,13 @@ static int run_bisect(int argc, char **argv)
     }
     b.run.cmdv = argv + optind;
     b.run.build = b.run.build != NULL ? b.run.build : "true";
-    b.plan.first = rounds;
-    b.plan.max = max_rounds;
-    b.plan.alpha = alpha;
-    b.ends_plan.first = rounds;
-    b.ends_plan.max = max_rounds > BISECT_ENDS_MAX ? max_rounds
+    b.m.plan.first = rounds;
+    b.m.plan.max = max_rounds;
+    b.m.plan.alpha = alpha;
+    b.m.ends_plan.first = rounds;
+    b.m.ends_plan.max = max_rounds > BISECT_ENDS_MAX ? max_rounds
                                                    : BISECT_ENDS_MAX;
-    b.ends_plan.alpha = alpha;
+    b.m.ends_plan.alpha = alpha;
     if (hrx_cleanup_init() != 0) {
         fprintf(stderr, "hostrangectl bisect: cannot set up signals\n");
         return HRC_EXIT_FAILED;
@@ -641,17 +461,19 @@ static int run_bisect(int argc, char **argv)
         status = 2;
         goto stop;
     }
-    if (bisect_line(hash[0], hash[1], &b.c, &b.n) != 0) {
+    if (hrx_bisect_line(hash[0], hash[1], &b.m.c, &b.m.n, why,
+                        sizeof why) != 0) {
+        fprintf(stderr, "hostrangectl bisect: %s\n", why);
         status = HRC_EXIT_FAILED;
         goto stop;
     }
-    if ((b.v = calloc(b.n, sizeof *b.v)) == NULL) {
+    if ((b.m.v = calloc(b.m.n, sizeof *b.m.v)) == NULL) {
         fprintf(stderr, "hostrangectl bisect: out of memory\n");
         status = HRC_EXIT_FAILED;
         goto stop;
     }
-    b.v[0] = HRS_BISECT_GOOD;
-    b.v[b.n - 1] = HRS_BISECT_BAD;
+    b.m.v[0] = HRS_BISECT_GOOD;
+    b.m.v[b.m.n - 1] = HRS_BISECT_BAD;
     if ((b.run.cwd = open(".", O_RDONLY | O_DIRECTORY)) < 0) {
         fprintf(stderr, "hostrangectl bisect: cannot open the working "
                 "directory: %s\n", strerror(errno));
@@ -671,12 +493,12 @@ static int run_bisect(int argc, char **argv)
         }
     }
     fprintf(stderr, "hostrangectl bisect: %zu commits after the good end "
-            "%.12s up to the bad end %.12s\n", b.n - 1, hash[0], hash[1]);
-    if (b.have_ends) {
+            "%.12s up to the bad end %.12s\n", b.m.n - 1, hash[0], hash[1]);
+    if (b.m.have_ends) {
         fprintf(stderr, "hostrangectl bisect: going on from %s: the ends "
                 "and %d step%s\n", state, loaded, loaded == 1 ? "" : "s");
     } else {
-        if (ends_measure(&b, &sig) != 0) {
+        if (hrx_bisect_ends(&b.m, &sig) != 0) {
             sig = sig ? sig : hrx_cleanup_stopped();
             status = sig ? 128 + sig : HRC_EXIT_FAILED;
             goto stop;
@@ -685,27 +507,27 @@ static int run_bisect(int argc, char **argv)
             bisect_put_ends(stdout, &b);
             fflush(stdout);
         }
-        if (b.ends.verdict == HRS_DECIDE_SLOWER ||
-            b.ends.verdict == HRS_DECIDE_FASTER)
+        if (b.m.ends.verdict == HRS_DECIDE_SLOWER ||
+            b.m.ends.verdict == HRS_DECIDE_FASTER)
             bisect_state_put(&b, bisect_ends_line, &b);
     }
     fprintf(stderr, "hostrangectl bisect: the bad end is %s after %zu pairs: ",
-            hrs_decide_name(b.ends.verdict), b.ends.pairs);
-    bisect_text_change(stderr, &b.ends);
+            hrs_decide_name(b.m.ends.verdict), b.m.ends.pairs);
+    bisect_text_change(stderr, &b.m.ends);
     fputc('\n', stderr);
-    if (b.ends.verdict != HRS_DECIDE_SLOWER &&
-        b.ends.verdict != HRS_DECIDE_FASTER) {
-        bisect_no_change(stdout, &b, seconds_since(&b.t0) + b.earlier);
+    if (b.m.ends.verdict != HRS_DECIDE_SLOWER &&
+        b.m.ends.verdict != HRS_DECIDE_FASTER) {
+        bisect_no_change(stdout, &b, hrx_bisect_seconds_since(&b.t0) + b.earlier);
         status = HRC_EXIT_NO_CHANGE;
         goto stop;
     }
-    b.dir = b.ends.verdict;
-    if (search(&b, &a, &sig) != 0) {
+    b.m.dir = b.m.ends.verdict;
+    if (hrx_bisect_search(&b.m, &a, &sig) != 0) {
         sig = sig ? sig : hrx_cleanup_stopped();
         status = sig ? 128 + sig : HRC_EXIT_FAILED;
         goto stop;
     }
-    bisect_answer(stdout, &b, &a, seconds_since(&b.t0) + b.earlier);
+    bisect_answer(stdout, &b, &a, hrx_bisect_seconds_since(&b.t0) + b.earlier);
     status = a.hi == a.lo + 1 ? 0 : HRC_EXIT_CANDIDATES;
 stop:
     if (sig != 0)
@@ -713,7 +535,7 @@ stop:
                 hrx_cleanup_signame(sig),
                 state != NULL ? "; the steps done are kept in " : "",
                 state != NULL ? state : "", "");
-    bisect_worktrees_remove(real);
+    hrx_bisect_worktrees_remove(real);
     bisect_free(&b);
     free(fd);
     if (status == 0 && (sig = hrx_cleanup_stopped()) != 0)

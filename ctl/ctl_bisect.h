@@ -1,16 +1,18 @@
 /*
- * hostrangectl bisect, private to its files: ctl_bisect.c (options, the
- * ends and the steps, the search), ctl_bisect_out.c (the answer in text,
+ * hostrangectl bisect, private to its files: ctl_bisect.c (options, and
+ * the callbacks of the measuring: the ends, the steps and the search are
+ * lib/runner/bisect.h's, which returns the answer), ctl_bisect_out.c (the answer in text,
  * JSONL and Markdown, the state file written, and read back through
- * lib/stat/bisectstate.h), ctl_bisect_run.c (a worktree per commit,
- * builds, and the rounds of a step under private daemons, their processes
- * lib/runner's: hrx_git, hrx_spawn, hrc_record_round) and
+ * lib/stat/bisectstate.h), ctl_bisect_run.c (what the measuring calls
+ * back: a commit's worktree and build, lib/runner/worktree.h's, said; a
+ * round under a private daemon, hrc_record_round, and its run read for
+ * the key) and
  * ctl_bisect_from.c (the ends of a change point of the history, and the
  * command line history detect prints). history detect uses
  * bisect_suggest.
  *
- * A bisect keeps one struct bisect_commit per commit of the line, the
- * good end first and the bad end last; a commit's worktree is made and
+ * A bisect keeps one struct hrx_bisect_commit per commit of the line
+ * (lib/runner/bisect.h); a commit's worktree is made and
  * built at most once, on first use, under the bisect's temporary
  * directory. The ends' stay until the end (they are measured at every
  * step); another commit's goes when its step ends.
@@ -23,30 +25,12 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "lib/stat/bisect.h"
-#include "lib/stat/decide.h"
-
-/* A full commit hash's room (SHA-1 or SHA-256, and the NUL). */
-#define BISECT_HASH_MAX 65
+#include "lib/runner/bisect.h"
+#include "lib/runner/worktree.h"
 
 /* The environment variable that names the commit to the build and to
  * the measured command. */
 #define BISECT_COMMIT_ENV "HOSTRANGE_BISECT_COMMIT"
-
-/* A commit's build: not yet tried, built, or failed. */
-enum bisect_build { BUILD_NONE = 0, BUILD_OK, BUILD_FAILED };
-
-struct bisect_commit {
-    char hash[BISECT_HASH_MAX];
-    char *dir;                  /* its worktree; NULL until made */
-    enum bisect_build build;
-    enum hrs_bisect_verdict verdict;
-    int step;                   /* the step that measured it (0: none) */
-    size_t pairs;               /* of that step */
-    double seconds;             /* of that step, the build included */
-    struct hrs_decide vs_good, vs_bad;
-    char *why;                  /* why it was skipped (owned) */
-};
 
 /* The key a bisect follows (strings owned). */
 struct bisect_key {
@@ -75,7 +59,7 @@ struct bisect_run {
  * failed (c->why says so; its output's end on stderr), -1 when the
  * worktree cannot be made or a signal stopped the build (said).
  */
-int bisect_prepare(struct bisect_run *r, struct bisect_commit *c);
+int bisect_prepare(struct bisect_run *r, struct hrx_bisect_commit *c);
 
 /*
  * One round of commit c's command in its worktree, under a private
@@ -84,47 +68,20 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c);
  * its run lacks the key (said on stderr); -1 when the key cannot be
  * chosen (said) or a signal stopped the round (*sig set).
  */
-int bisect_round(struct bisect_run *r, struct bisect_commit *c, double *v,
+int bisect_round(struct bisect_run *r, struct hrx_bisect_commit *c, double *v,
                  int *sig);
-
-/* The line of commits from good to bad (ends included), in order, as
- * git rev-list --ancestry-path gives it. Returns 0 and fills *list and *n
- * (caller frees), or -1 after saying why. */
-int bisect_line(const char *good, const char *bad,
-                struct bisect_commit **list, size_t *n);
-
-/* The subject line of a commit (caller frees; "" when unknown). */
-char *bisect_subject(const char *hash);
 
 enum bisect_format { FORMAT_TEXT, FORMAT_JSONL, FORMAT_MARKDOWN };
 
-/* What one bisect holds. */
+/* What one bisect holds: its measuring (lib/runner/bisect.h), the
+ * rounds' context, and what is printed. */
 struct bisect {
+    struct hrx_bisect m;
     struct bisect_run run;
-    struct bisect_commit *c;
-    size_t n;
-    enum hrs_bisect_verdict *v;
-    struct hrs_decide_plan plan, ends_plan;
-    double threshold;           /* --threshold */
-    enum hrs_decide_verdict dir;
-    struct hrs_decide ends;     /* the bad end against the good end */
-    double ends_seconds;
     double earlier;             /* the seconds of the steps of --state */
-    int have_ends;
-    int steps;
     enum bisect_format format;
     FILE *state;
-    double *rv[3];              /* round medians: good, commit, bad */
-    size_t rcap;
     struct timespec t0;
-};
-
-/* What the searches found. */
-struct answer {
-    size_t lo, hi;      /* the first search: last like good, first not */
-    size_t lo2, hi2;    /* the second (two steps): last middle, first bad */
-    int two;
-    int skipped, unclear;
 };
 
 /*
@@ -134,7 +91,7 @@ struct answer {
  * the state file (when there is one) and writes it through.
  */
 void bisect_put_ends(FILE *f, const struct bisect *b);
-void bisect_put_step(FILE *f, const struct bisect_commit *c);
+void bisect_put_step(FILE *f, const struct hrx_bisect_commit *c);
 void bisect_ends_line(FILE *f, const void *b);
 void bisect_step_line(FILE *f, const void *c);
 void bisect_state_put(struct bisect *b, void (*put)(FILE *, const void *),
@@ -151,7 +108,7 @@ void bisect_text_change(FILE *f, const struct hrs_decide *d);
 int bisect_state_load(struct bisect *b, const char *path);
 
 /* The answer in b's format; the ends not differing, likewise. */
-void bisect_answer(FILE *f, const struct bisect *b, const struct answer *a,
+void bisect_answer(FILE *f, const struct bisect *b, const struct hrx_bisect_answer *a,
                    double seconds);
 void bisect_no_change(FILE *f, const struct bisect *b, double seconds);
 
@@ -185,14 +142,5 @@ int bisect_from_detect(const char *spec, const char *db,
 int bisect_suggest(FILE *f, const char *good, const char *bad,
                    const char *node, const char *phase, const char *range,
                    const char *metric);
-
-/* Removes commit c's worktree (git worktree remove --force) once it is
- * measured: no step measures it again, and a project's build takes room.
- * Its build state is kept. */
-void bisect_worktree_drop(struct bisect_commit *c);
-
-/* Removes the worktrees (with the temporary directory) and prunes git's
- * records of them. */
-void bisect_worktrees_remove(const char *dir);
 
 #endif

@@ -230,7 +230,7 @@ int bisect_suggest(FILE *f, const char *good, const char *bad,
                    const char *metric)
 {
     static int in_repo = -1;
-    char out[64], span[2 * BISECT_HASH_MAX + 16];
+    char out[64], span[2 * HRX_BISECT_HASH_MAX + 16];
     char *inside[] = { "git", "rev-parse", "--is-inside-work-tree", NULL };
     char *count[] = { "git", "rev-list", "--count", "--ancestry-path", span,
                       "--", NULL };
@@ -241,7 +241,7 @@ int bisect_suggest(FILE *f, const char *good, const char *bad,
                   strncmp(out, "true", 4) == 0;
     if (!in_repo || good == NULL || bad == NULL || good[0] == '\0' ||
         bad[0] == '\0' || good[0] == '-' || bad[0] == '-' ||
-        strlen(good) >= BISECT_HASH_MAX || strlen(bad) >= BISECT_HASH_MAX)
+        strlen(good) >= HRX_BISECT_HASH_MAX || strlen(bad) >= HRX_BISECT_HASH_MAX)
         return 0;
     snprintf(span, sizeof span, "%s..%s", good, bad);
     if (git_plain(count, out, sizeof out) != 0)

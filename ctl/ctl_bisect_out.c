@@ -66,7 +66,7 @@ static void json_decide(FILE *f, const char *name, const struct hrs_decide *d)
 /* The ends' line (step 0). */
 void bisect_put_ends(FILE *f, const struct bisect *b)
 {
-    const struct bisect_commit *g = &b->c[0], *bad = &b->c[b->n - 1];
+    const struct hrx_bisect_commit *g = &b->m.c[0], *bad = &b->m.c[b->m.n - 1];
 
     fprintf(f, "{\"step\":0,\"good\":\"%s\",\"commit\":\"%s\",\"key\":",
             g->hash, bad->hash);
@@ -74,17 +74,17 @@ void bisect_put_ends(FILE *f, const struct bisect *b)
     fputs(",\"clock_step_ns\":", f);
     json_num(f, b->run.step_ns);
     fprintf(f, ",\"verdict\":\"%s\",\"pairs\":%zu,\"seconds\":",
-            hrs_decide_name(b->ends.verdict), b->ends.pairs);
-    json_num(f, round(b->ends_seconds * 100) / 100);
+            hrs_decide_name(b->m.ends.verdict), b->m.ends.pairs);
+    json_num(f, round(b->m.ends_seconds * 100) / 100);
     fputc(',', f);
-    json_figures(f, &b->ends);
+    json_figures(f, &b->m.ends);
     fputs("}\n", f);
 }
 
 /* A step's line. */
-void bisect_put_step(FILE *f, const struct bisect_commit *c)
+void bisect_put_step(FILE *f, const struct hrx_bisect_commit *c)
 {
-    char *subject = bisect_subject(c->hash);
+    char *subject = hrx_bisect_subject(c->hash);
 
     fprintf(f, "{\"step\":%d,\"commit\":\"%s\",\"subject\":", c->step,
             c->hash);
@@ -162,8 +162,8 @@ int bisect_state_load(struct bisect *b, const char *path)
              * and metric those asked for; the key (its node, operator
              * and backend) becomes this bisect's. */
             if (hrs_bisect_state_ends(line, &e) != 0 ||
-                strcmp(e.good, b->c[0].hash) != 0 ||
-                strcmp(e.bad, b->c[b->n - 1].hash) != 0) {
+                strcmp(e.good, b->m.c[0].hash) != 0 ||
+                strcmp(e.bad, b->m.c[b->m.n - 1].hash) != 0) {
                 fprintf(stderr, "hostrangectl bisect: %s holds the steps of "
                         "another bisect (other ends); remove it or name "
                         "another --state\n", path);
@@ -191,22 +191,22 @@ int bisect_state_load(struct bisect *b, const char *path)
             b->run.step_ns = e.step_ns;
             if (!(b->run.step_ns >= 0))
                 b->run.step_ns = 0;
-            b->ends = e.ends;
-            b->ends_seconds = e.seconds;
-            b->earlier += b->ends_seconds;
-            b->have_ends = 1;
+            b->m.ends = e.ends;
+            b->m.ends_seconds = e.seconds;
+            b->earlier += b->m.ends_seconds;
+            b->m.have_ends = 1;
             continue;
         }
         if (hrs_bisect_state_step(line, &s) != 0)
             continue;
-        for (size_t i = 1; i + 1 < b->n; i++) {
-            struct bisect_commit *c = &b->c[i];
+        for (size_t i = 1; i + 1 < b->m.n; i++) {
+            struct hrx_bisect_commit *c = &b->m.c[i];
             int v = s.verdict;
 
             if (strcmp(c->hash, s.commit) != 0 || v <= HRS_BISECT_UNTESTED)
                 continue;
             c->verdict = (enum hrs_bisect_verdict)v;
-            b->v[i] = c->verdict;
+            b->m.v[i] = c->verdict;
             c->step = (int)s.step;
             c->pairs = s.pairs;
             c->seconds = s.seconds;
@@ -216,14 +216,14 @@ int bisect_state_load(struct bisect *b, const char *path)
                 if (s.vs_good_ok)
                     c->vs_good = s.vs_good;
                 c->verdict = HRS_BISECT_UNTESTED;
-                b->v[i] = c->verdict;
+                b->m.v[i] = c->verdict;
                 continue;
             } else {
                 c->vs_good = s.vs_good;
                 c->vs_bad = s.vs_bad;
             }
-            if (c->step > b->steps)
-                b->steps = c->step;
+            if (c->step > b->m.steps)
+                b->m.steps = c->step;
             b->earlier += c->seconds;
             rc++;
         }
@@ -239,17 +239,17 @@ int bisect_state_load(struct bisect *b, const char *path)
 /* The change from the good end to commit i: its step's, or the ends'. */
 static const struct hrs_decide *change_at(const struct bisect *b, size_t i)
 {
-    if (i == b->n - 1 || b->c[i].verdict == HRS_BISECT_UNTESTED)
-        return &b->ends;
-    return &b->c[i].vs_good;
+    if (i == b->m.n - 1 || b->m.c[i].verdict == HRS_BISECT_UNTESTED)
+        return &b->m.ends;
+    return &b->m.c[i].vs_good;
 }
 
 static void answer_text(FILE *f, const struct bisect *b,
-                        const struct answer *a, double seconds)
+                        const struct hrx_bisect_answer *a, double seconds)
 {
-    char *subject = bisect_subject(b->c[a->hi].hash);
+    char *subject = hrx_bisect_subject(b->m.c[a->hi].hash);
 
-    fprintf(f, "first bad commit: %s ", b->c[a->hi].hash);
+    fprintf(f, "first bad commit: %s ", b->m.c[a->hi].hash);
     hrv_text_put(f, subject);
     fputc('\n', f);
     free(subject);
@@ -264,54 +264,54 @@ static void answer_text(FILE *f, const struct bisect *b,
         fprintf(f, "  or one of the %zu commits before it, not judged:\n",
                 a->hi - a->lo - 1);
         for (size_t i = a->lo + 1; i < a->hi; i++)
-            fprintf(f, "    %s (%s)\n", b->c[i].hash,
-                    b->c[i].verdict == HRS_BISECT_SKIPPED && b->c[i].why
-                        ? b->c[i].why
-                        : hrs_bisect_name(b->c[i].verdict));
+            fprintf(f, "    %s (%s)\n", b->m.c[i].hash,
+                    b->m.c[i].verdict == HRS_BISECT_SKIPPED && b->m.c[i].why
+                        ? b->m.c[i].why
+                        : hrs_bisect_name(b->m.c[i].verdict));
     }
     if (a->two) {
-        char *s2 = bisect_subject(b->c[a->hi2].hash);
+        char *s2 = hrx_bisect_subject(b->m.c[a->hi2].hash);
 
         fputs("the change came in two steps: the commits from it are "
               "neither like good nor like bad, up to\n", f);
-        fprintf(f, "second bad commit: %s ", b->c[a->hi2].hash);
+        fprintf(f, "second bad commit: %s ", b->m.c[a->hi2].hash);
         hrv_text_put(f, s2);
         fputs("\n  ", f);
         bisect_text_change(f, change_at(b, a->hi2));
         fputs(" from the good end\n", f);
         free(s2);
     }
-    fprintf(f, "%d steps (%d skipped, %d unclear), %.1f s\n", b->steps,
+    fprintf(f, "%d steps (%d skipped, %d unclear), %.1f s\n", b->m.steps,
             a->skipped, a->unclear, seconds);
 }
 
 static void answer_jsonl(FILE *f, const struct bisect *b,
-                         const struct answer *a, double seconds)
+                         const struct hrx_bisect_answer *a, double seconds)
 {
-    char *subject = bisect_subject(b->c[a->hi].hash);
+    char *subject = hrx_bisect_subject(b->m.c[a->hi].hash);
     const struct hrs_decide *d = change_at(b, a->hi);
 
-    fprintf(f, "{\"first_bad\":\"%s\",\"subject\":", b->c[a->hi].hash);
+    fprintf(f, "{\"first_bad\":\"%s\",\"subject\":", b->m.c[a->hi].hash);
     hrv_json_string(f, subject);
     free(subject);
     fprintf(f, ",\"certain\":%s,\"candidates\":[",
             a->hi == a->lo + 1 ? "true" : "false");
     for (size_t i = a->lo + 1; i <= a->hi; i++)
-        fprintf(f, "%s\"%s\"", i > a->lo + 1 ? "," : "", b->c[i].hash);
+        fprintf(f, "%s\"%s\"", i > a->lo + 1 ? "," : "", b->m.c[i].hash);
     fputs("],\"key\":", f);
     json_key(f, &b->run.key);
     fputc(',', f);
     json_figures(f, d);
     fputs(",\"two_step\":", f);
     if (a->two) {
-        fprintf(f, "{\"second_bad\":\"%s\",", b->c[a->hi2].hash);
+        fprintf(f, "{\"second_bad\":\"%s\",", b->m.c[a->hi2].hash);
         json_figures(f, change_at(b, a->hi2));
         fputc('}', f);
     } else {
         fputs("null", f);
     }
     fprintf(f, ",\"steps\":%d,\"skipped\":%d,\"unclear\":%d,\"seconds\":",
-            b->steps, a->skipped, a->unclear);
+            b->m.steps, a->skipped, a->unclear);
     json_num(f, round(seconds * 100) / 100);
     fputs("}\n", f);
 }
@@ -322,16 +322,16 @@ static void md_change(FILE *f, const struct hrs_decide *d)
 }
 
 static void answer_markdown(FILE *f, const struct bisect *b,
-                            const struct answer *a, double seconds)
+                            const struct hrx_bisect_answer *a, double seconds)
 {
-    char *subject = bisect_subject(b->c[a->hi].hash);
+    char *subject = hrx_bisect_subject(b->m.c[a->hi].hash);
 
     fputs("### bisect: ", f);
     hrv_md_escape(f, b->run.key.range);
     fprintf(f, " %s (", hrp_metric_name(b->run.key.metric));
     hrv_md_escape(f, b->run.key.node);
     fprintf(f, ", %s)\n\n", hrp_phase_name(b->run.key.phase));
-    fprintf(f, "First bad commit: `%s` ", b->c[a->hi].hash);
+    fprintf(f, "First bad commit: `%s` ", b->m.c[a->hi].hash);
     hrv_md_escape(f, subject);
     free(subject);
     fputs(": ", f);
@@ -343,20 +343,20 @@ static void answer_markdown(FILE *f, const struct bisect *b,
     fputs(".\n\n", f);
     if (a->two) {
         fprintf(f, "The change came in two steps; second bad commit: `%s`: ",
-                b->c[a->hi2].hash);
+                b->m.c[a->hi2].hash);
         md_change(f, change_at(b, a->hi2));
         fputs(" from the good end.\n\n", f);
     }
     fputs("| step | commit | verdict | pairs | seconds | against good | "
           "against bad |\n|---:|---|---|---:|---:|---|---|\n", f);
     fprintf(f, "| 0 | `%.12s` (bad end) | %s | %zu | %.1f | ",
-            b->c[b->n - 1].hash, hrs_decide_name(b->ends.verdict),
-            b->ends.pairs, b->ends_seconds);
-    md_change(f, &b->ends);
+            b->m.c[b->m.n - 1].hash, hrs_decide_name(b->m.ends.verdict),
+            b->m.ends.pairs, b->m.ends_seconds);
+    md_change(f, &b->m.ends);
     fputs(" | |\n", f);
-    for (int s = 1; s <= b->steps; s++) {
-        for (size_t i = 1; i + 1 < b->n; i++) {
-            const struct bisect_commit *c = &b->c[i];
+    for (int s = 1; s <= b->m.steps; s++) {
+        for (size_t i = 1; i + 1 < b->m.n; i++) {
+            const struct hrx_bisect_commit *c = &b->m.c[i];
 
             if (c->step != s)
                 continue;
@@ -373,7 +373,7 @@ static void answer_markdown(FILE *f, const struct bisect *b,
             fputs(" |\n", f);
         }
     }
-    fprintf(f, "\n%d steps (%d skipped, %d unclear), %.1f s.\n", b->steps,
+    fprintf(f, "\n%d steps (%d skipped, %d unclear), %.1f s.\n", b->m.steps,
             a->skipped, a->unclear, seconds);
 }
 
@@ -384,7 +384,7 @@ void bisect_no_change(FILE *f, const struct bisect *b, double seconds)
         fputs("{\"first_bad\":null,\"key\":", f);
         json_key(f, &b->run.key);
         fputc(',', f);
-        json_figures(f, &b->ends);
+        json_figures(f, &b->m.ends);
         fprintf(f, ",\"steps\":0,\"seconds\":");
         json_num(f, round(seconds * 100) / 100);
         fputs("}\n", f);
@@ -392,12 +392,12 @@ void bisect_no_change(FILE *f, const struct bisect *b, double seconds)
     }
     fprintf(f, "%sthe ends do not differ by more than %g%% (%s after %zu "
             "pairs: ", b->format == FORMAT_MARKDOWN ? "No bisect: " : "",
-            b->threshold, hrs_decide_name(b->ends.verdict), b->ends.pairs);
-    bisect_text_change(f, &b->ends);
+            b->m.threshold, hrs_decide_name(b->m.ends.verdict), b->m.ends.pairs);
+    bisect_text_change(f, &b->m.ends);
     fputs("): nothing to search\n", f);
 }
 
-void bisect_answer(FILE *f, const struct bisect *b, const struct answer *a,
+void bisect_answer(FILE *f, const struct bisect *b, const struct hrx_bisect_answer *a,
                    double seconds)
 {
     if (b->format == FORMAT_TEXT)

@@ -4,6 +4,7 @@
 
 #include "ctl/ctl_bisect.h"
 #include "lib/runner/spawn.h"
+#include "lib/runner/worktree.h"
 #include "ctl/ctl_diffside.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/util/grow.h"
@@ -23,8 +24,8 @@
 /* The lines of a failed build's or round's output shown on stderr. */
 #define BISECT_TAIL_LINES 12
 
-/* The characters of a hash that name a commit's worktree and logs. */
-#define BISECT_SHORT 12
+/* The characters of a hash that name a commit in messages. */
+#define BISECT_SHORT HRX_BISECT_SHORT
 
 /* Shows the last BISECT_TAIL_LINES lines of file `path` on stderr, each
  * behind "  | ". */
@@ -58,49 +59,27 @@ static void show_tail(const char *path)
         free(lines[i]);
 }
 
-int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
+int bisect_prepare(struct bisect_run *r, struct hrx_bisect_commit *c)
 {
-    char log[PATH_MAX], *args[8];
-    char *argv[] = { "sh", "-c", (char *)r->build, NULL };
-    struct hrx_spawn build;
+    char log[PATH_MAX];
     int st, sig;
 
-    if (c->build == BUILD_OK)
+    if (c->build == HRX_BISECT_BUILD_OK)
         return 0;
-    if (c->build == BUILD_FAILED)
+    if (c->build == HRX_BISECT_BUILD_FAILED)
         return 1;
-    if (c->dir == NULL) {
-        if (asprintf(&c->dir, "%s/wt-%.*s", r->dir, BISECT_SHORT,
-                     c->hash) < 0) {
-            c->dir = NULL;
-            fprintf(stderr, "hostrangectl bisect: out of memory\n");
-            return -1;
-        }
-        args[0] = "git";
-        args[1] = "worktree";
-        args[2] = "add";
-        args[3] = "--detach";
-        args[4] = "--quiet";
-        args[5] = c->dir;
-        args[6] = c->hash;
-        args[7] = NULL;
-        if ((st = hrx_git(args, NULL, 0)) != 0) {
-            fprintf(stderr, "hostrangectl bisect: cannot check %.*s out in "
-                    "a worktree (git worktree add exited %d)\n",
-                    BISECT_SHORT, c->hash, st);
-            return -1;
-        }
+    if ((st = hrx_bisect_worktree_add(r->dir, c)) == -ENOMEM) {
+        fprintf(stderr, "hostrangectl bisect: out of memory\n");
+        return -1;
     }
-    snprintf(log, sizeof log, "%s/build-%.*s.log", r->dir, BISECT_SHORT,
-             c->hash);
-    build = hrx_spawn_init(HRX_CHILD_COMMAND, argv);
-    build.path = "/bin/sh";
-    build.dir = c->dir;
-    build.out = log;
-    build.fd[2] = STDOUT_FILENO;
-    build.env[0] = BISECT_COMMIT_ENV;
-    build.env[1] = c->hash;
-    if ((st = hrx_spawn_wait(&build)) < 0) {
+    if (st != 0) {
+        fprintf(stderr, "hostrangectl bisect: cannot check %.*s out in "
+                "a worktree (git worktree add exited %d)\n",
+                BISECT_SHORT, c->hash, st);
+        return -1;
+    }
+    if ((st = hrx_bisect_build(r->dir, c, r->build, BISECT_COMMIT_ENV, log,
+                               sizeof log)) < 0) {
         fprintf(stderr, "hostrangectl bisect: cannot run the build: %s\n",
                 strerror(-st));
         return -1;
@@ -112,10 +91,10 @@ int bisect_prepare(struct bisect_run *r, struct bisect_commit *c)
         return -1;
     }
     if (st == 0) {
-        c->build = BUILD_OK;
+        c->build = HRX_BISECT_BUILD_OK;
         return 0;
     }
-    c->build = BUILD_FAILED;
+    c->build = HRX_BISECT_BUILD_FAILED;
     if (asprintf(&c->why, "its build failed (status %d)", st) < 0)
         c->why = NULL;
     fprintf(stderr, "hostrangectl bisect: the build of %.*s failed (status "
@@ -239,7 +218,7 @@ static int round_read(struct bisect_run *r, const char *path,
     return rc;
 }
 
-int bisect_round(struct bisect_run *r, struct bisect_commit *c, double *v,
+int bisect_round(struct bisect_run *r, struct hrx_bisect_commit *c, double *v,
                  int *sig)
 {
     char file[PATH_MAX], log[PATH_MAX];
@@ -288,119 +267,4 @@ int bisect_round(struct bisect_run *r, struct bisect_commit *c, double *v,
     rc = round_read(r, file, c->hash, v);
     unlink(file);
     return rc;
-}
-
-/* Splits text into its lines (in place). Returns how many, the first
- * `max` of them in line[]. */
-static size_t lines_split(char *text, char **line, size_t max)
-{
-    size_t n = 0;
-
-    for (char *s = strtok(text, "\n"); s != NULL; s = strtok(NULL, "\n")) {
-        if (n < max)
-            line[n] = s;
-        n++;
-    }
-    return n;
-}
-
-int bisect_line(const char *good, const char *bad,
-                struct bisect_commit **list, size_t *n)
-{
-    char range[2 * BISECT_HASH_MAX + 4], *out = NULL, **line;
-    char *args[8];
-    struct bisect_commit *l;
-    size_t k;
-    int st;
-
-    args[0] = "git";
-    args[1] = "merge-base";
-    args[2] = "--is-ancestor";
-    args[3] = (char *)good;
-    args[4] = (char *)bad;
-    args[5] = NULL;
-    if ((st = hrx_git(args, NULL, 1)) != 0) {
-        fprintf(stderr, "hostrangectl bisect: the good end %.*s is not an "
-                "ancestor of the bad end %.*s\n", BISECT_SHORT, good,
-                BISECT_SHORT, bad);
-        return -1;
-    }
-    snprintf(range, sizeof range, "%s..%s", good, bad);
-    args[0] = "git";
-    args[1] = "rev-list";
-    args[2] = "--reverse";
-    args[3] = "--topo-order";
-    args[4] = "--ancestry-path";
-    args[5] = range;
-    args[6] = NULL;
-    if ((st = hrx_git(args, &out, 0)) != 0) {
-        fprintf(stderr, "hostrangectl bisect: git rev-list %s failed\n",
-                range);
-        free(out);
-        return -1;
-    }
-    k = 0;
-    for (const char *c = out; *c != '\0'; c++)
-        k += *c == '\n';
-    if ((line = calloc(k + 1, sizeof *line)) == NULL) {
-        free(out);
-        fprintf(stderr, "hostrangectl bisect: out of memory\n");
-        return -1;
-    }
-    k = lines_split(out, line, k);
-    if (k == 0 || strcmp(line[k - 1], bad) != 0) {
-        fprintf(stderr, "hostrangectl bisect: no commit between the good "
-                "and the bad end\n");
-        free(line);
-        free(out);
-        return -1;
-    }
-    if ((l = calloc(k + 1, sizeof *l)) == NULL) {
-        free(line);
-        free(out);
-        fprintf(stderr, "hostrangectl bisect: out of memory\n");
-        return -1;
-    }
-    snprintf(l[0].hash, sizeof l[0].hash, "%s", good);
-    for (size_t i = 0; i < k; i++)
-        snprintf(l[i + 1].hash, sizeof l[i + 1].hash, "%s", line[i]);
-    free(line);
-    free(out);
-    *list = l;
-    *n = k + 1;
-    return 0;
-}
-
-char *bisect_subject(const char *hash)
-{
-    char *args[] = { "git", "log", "-1", "--format=%s", (char *)hash, NULL };
-    char *out = NULL;
-
-    if (hrx_git(args, &out, 1) != 0) {
-        free(out);
-        return strdup("");
-    }
-    out[strcspn(out, "\n")] = '\0';
-    return out;
-}
-
-void bisect_worktree_drop(struct bisect_commit *c)
-{
-    char *args[] = { "git", "worktree", "remove", "--force", c->dir, NULL };
-
-    if (c->dir == NULL)
-        return;
-    if (hrx_git(args, NULL, 1) != 0)
-        fprintf(stderr, "hostrangectl bisect: cannot remove the worktree of "
-                "%.*s (it goes at the end)\n", BISECT_SHORT, c->hash);
-    free(c->dir);
-    c->dir = NULL;
-}
-
-void bisect_worktrees_remove(const char *dir)
-{
-    char *args[] = { "git", "worktree", "prune", NULL };
-
-    hrx_cleanup_rmdir(dir);
-    hrx_git(args, NULL, 1);
 }

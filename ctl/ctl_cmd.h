@@ -25,8 +25,9 @@
  * lib/history (a run read for the history, the series, check's judging,
  * detect's look, plot's page, the gate rows and the --fail-above
  * verdict) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
- * options, the steps, and printing, its search lib/stat/bisect.c, its
- * state file's lines read back by lib/stat/bisectstate.c. The processes
+ * options, the worktrees, builds and rounds that lib/runner/bisect.c's
+ * measuring calls back, and printing, its state file's lines read back by
+ * lib/stat/bisectstate.c. The processes
  * of record, record --rounds, ab and bisect are lib/runner's: a private
  * daemon, the command under it, this program again, git and builds
  * started through spawn.h, and the processes and directories they make

@@ -17,8 +17,9 @@ ctl_hostrangectl_SOURCES = ctl/hostrangectl.c ctl/ctl_cmd.h ctl/ctl_conn.h \
 ctl_hostrangectl_SOURCES += ctl/ctl_rounds.c ctl/ctl_rounds.h ctl/ctl_ab.c
 # What a session lost or refused, said where the user looks.
 ctl_hostrangectl_SOURCES += ctl/ctl_losses.c
-# bisect: from a change between two commits to the commit (the search,
-# the answer, the state file; git, worktrees, builds and rounds).
+# bisect: from a change between two commits to the commit (options, the
+# answer, the state file; worktrees, builds and rounds, given to
+# lib/runner/bisect.c's measuring as callbacks).
 ctl_hostrangectl_SOURCES += ctl/ctl_bisect.c ctl/ctl_bisect_out.c \
 	ctl/ctl_bisect_run.c ctl/ctl_bisect_from.c ctl/ctl_bisect.h
 # The run history: the subcommand table (ctl_history_cmd.c); add, list,

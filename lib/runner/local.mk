@@ -7,5 +7,11 @@ lib_runner_libhrrunner_la_SOURCES = lib/runner/cleanup.c lib/runner/cleanup.h
 # The processes themselves: a child started with its streams, directory
 # and environment; a private daemon, this program again, git.
 lib_runner_libhrrunner_la_SOURCES += lib/runner/spawn.c lib/runner/spawn.h
+# bisect's measuring: the ends, the steps and the search, the builds and
+# rounds done through the caller's callbacks.
+lib_runner_libhrrunner_la_SOURCES += lib/runner/bisect.c lib/runner/bisect.h
+# bisect's commits in git: the line, a worktree per commit, its build.
+lib_runner_libhrrunner_la_SOURCES += lib/runner/worktree.c \
+	lib/runner/worktree.h
 lib_runner_libhrrunner_la_CFLAGS = $(AM_CFLAGS) $(PROTOBUF_C_CFLAGS)
 EXTRA_DIST += lib/runner/local.mk
