@@ -183,7 +183,7 @@ tests_unit_test_runner_CFLAGS = $(TEST_CFLAGS) $(PROTOBUF_C_CFLAGS)
 tests_unit_test_runner_LDADD = tests/lib/libharness.a \
 	lib/runner/libhrrunner.la lib/run/libhrrun.la lib/agg/libhragg.la \
 	lib/stat/libhrstat.la lib/util/libhrutil.la proto/libhrproto.la \
-	$(CMOCKA_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS)
+	$(CMOCKA_LIBS) $(PROTOBUF_C_LIBS) $(ZLIB_LIBS) -lm
 
 # The client.
 tests_unit_test_stack_SOURCES = tests/unit/test_stack.c

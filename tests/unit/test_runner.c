@@ -4,11 +4,16 @@
  * told to the caller as an errno; a child gets its directory, streams and
  * environment; git's output is read; and two rounds of the workload, each
  * under a real private hostranged started by hrx_daemon_start, saved and
- * merged as rounds by hostrangectl run as a helper.
+ * merged as rounds by hostrangectl run as a helper. bisect's measuring
+ * with rounds of known medians: the commit where the level changes is
+ * found, and a commit that does not build is skipped; and a bisect's
+ * commits in a real git repository: the line, a worktree, a build in it,
+ * the subject, the worktree dropped.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -22,8 +27,11 @@
 
 #include <cmocka.h>
 
+#include "lib/runner/bisect.h"
 #include "lib/runner/cleanup.h"
 #include "lib/runner/spawn.h"
+#include "lib/runner/worktree.h"
+#include "lib/stat/signif.h"
 #include "tests/lib/harness.h"
 
 /* Whether path exists. */
@@ -252,6 +260,229 @@ static void test_rounds(void **state)
     hrx_cleanup_rmdir(dir);
 }
 
+/* A line of 9 commits, 0 the good end and 8 the bad end: commits 0 to 4
+ * take 100 us a round, 5 to 8 take 110 (+10%), each round a little off
+ * (up to 0.2%, by a fixed rule); commit 3's build fails. */
+#define LINE_N 9
+#define LINE_FIRST_BAD 5
+#define LINE_BROKEN 3
+
+struct line {
+    unsigned rounds;
+    int steps[LINE_N];  /* the commits of the steps, in order */
+    int nsteps;
+    int said;
+    struct hrx_bisect *b;
+};
+
+static int line_prepare(void *ctx, struct hrx_bisect_commit *c)
+{
+    struct line *l = ctx;
+
+    if (c - l->b->c == LINE_BROKEN) {
+        c->build = HRX_BISECT_BUILD_FAILED;
+        c->why = strdup("its build failed (status 1)");
+        return 1;
+    }
+    c->build = HRX_BISECT_BUILD_OK;
+    return 0;
+}
+
+static int line_round(void *ctx, struct hrx_bisect_commit *c, double *v,
+                      int *sig)
+{
+    struct line *l = ctx;
+    long i = c - l->b->c;
+    double level = i >= LINE_FIRST_BAD ? 110000.0 : 100000.0;
+
+    *sig = 0;
+    l->rounds++;
+    *v = level * (1.0 + 0.001 * (double)((int)(l->rounds * 7 % 5) - 2));
+    return 0;
+}
+
+static double line_clock_step(void *ctx)
+{
+    (void)ctx;
+    return 10.0;
+}
+
+static void line_step(void *ctx, struct hrx_bisect_commit *c)
+{
+    struct line *l = ctx;
+
+    assert_true(l->nsteps < LINE_N);
+    l->steps[l->nsteps++] = (int)(c - l->b->c);
+}
+
+static void line_say(void *ctx, const char *msg)
+{
+    struct line *l = ctx;
+
+    (void)msg;
+    l->said++;
+}
+
+static void test_bisect_search(void **state)
+{
+    struct hrx_bisect b;
+    struct hrx_bisect_answer a;
+    struct line l;
+    int sig = 0, broken_step = 0;
+
+    (void)state;
+    memset(&b, 0, sizeof b);
+    memset(&l, 0, sizeof l);
+    l.b = &b;
+    b.n = LINE_N;
+    assert_non_null(b.c = calloc(LINE_N, sizeof *b.c));
+    assert_non_null(b.v = calloc(LINE_N, sizeof *b.v));
+    for (int i = 0; i < LINE_N; i++)
+        snprintf(b.c[i].hash, sizeof b.c[i].hash, "%040d", i);
+    b.v[0] = HRS_BISECT_GOOD;
+    b.v[LINE_N - 1] = HRS_BISECT_BAD;
+    b.plan.first = HRS_DECIDE_FIRST_DEFAULT;
+    b.plan.max = 10;
+    b.plan.alpha = HRS_SIGNIF_ALPHA;
+    b.ends_plan.first = HRS_DECIDE_FIRST_DEFAULT;
+    b.ends_plan.max = HRS_DECIDE_MAX_DEFAULT;
+    b.ends_plan.alpha = HRS_SIGNIF_ALPHA;
+    b.threshold = 2;
+    b.ops.prepare = line_prepare;
+    b.ops.round = line_round;
+    b.ops.clock_step = line_clock_step;
+    b.ops.step = line_step;
+    b.ops.say = line_say;
+    b.ops.ctx = &l;
+    assert_int_equal(hrx_bisect_ends(&b, &sig), 0);
+    assert_int_equal(sig, 0);
+    assert_true(b.have_ends);
+    assert_int_equal(b.ends.verdict, HRS_DECIDE_SLOWER);
+    b.dir = b.ends.verdict;
+    assert_int_equal(hrx_bisect_search(&b, &a, &sig), 0);
+    assert_int_equal(a.hi, LINE_FIRST_BAD);
+    assert_int_equal(a.lo, LINE_FIRST_BAD - 1);
+    assert_false(a.two);
+    assert_int_equal(a.unclear, 0);
+    /* Each step told once, in order, numbered from 1. */
+    assert_int_equal(l.nsteps, b.steps);
+    for (int k = 0; k < l.nsteps; k++) {
+        const struct hrx_bisect_commit *c = &b.c[l.steps[k]];
+
+        assert_int_equal(c->step, k + 1);
+        assert_int_equal(b.v[l.steps[k]], c->verdict);
+        if (l.steps[k] == LINE_BROKEN) {
+            broken_step = 1;
+            assert_int_equal(c->verdict, HRS_BISECT_SKIPPED);
+            assert_string_equal(c->why, "its build failed (status 1)");
+        }
+    }
+    assert_int_equal(a.skipped, broken_step);
+    assert_int_equal(b.v[LINE_FIRST_BAD], HRS_BISECT_BAD);
+    assert_int_equal(b.v[LINE_FIRST_BAD - 1], HRS_BISECT_GOOD);
+    hrx_bisect_fini(&b);
+    assert_null(b.c);
+}
+
+/* git with args in the current directory, quietly; its status. */
+static int git(const char *a1, const char *a2, const char *a3,
+               const char *a4)
+{
+    char *args[] = { "git", "-c", "user.name=unit", "-c",
+                     "user.email=unit@example.org", "-c",
+                     "commit.gpgsign=false", (char *)a1, (char *)a2,
+                     (char *)a3, (char *)a4, NULL };
+
+    return hrx_git(args, NULL, 1);
+}
+
+/* The full hash of a tag, into out. */
+static void rev(const char *tag, char *out, size_t len)
+{
+    char *args[] = { "git", "rev-parse", (char *)tag, NULL };
+    char *got = NULL;
+
+    assert_int_equal(hrx_git(args, &got, 1), 0);
+    got[strcspn(got, "\n")] = '\0';
+    snprintf(out, len, "%s", got);
+    free(got);
+}
+
+static void test_bisect_git(void **state)
+{
+    char dir[PATH_MAX], repo[PATH_MAX], log[PATH_MAX], buf[256];
+    char h[3][HRX_BISECT_HASH_MAX], why[256], *subject;
+    struct hrx_bisect_commit *line = NULL, *none = NULL;
+    const char *in;
+    size_t n = 0, nn = 0;
+    int cwd;
+
+    (void)state;
+    if (git("--version", NULL, NULL, NULL) < 0)
+        skip();
+    /* The repository, and apart from it the bisect's directory of
+     * worktrees; git runs in the repository, never in the tree of the
+     * test. */
+    assert_int_equal(hrx_cleanup_tempdir("unit", repo, sizeof repo, &in),
+                     0);
+    assert_int_equal(hrx_cleanup_tempdir("unit", dir, sizeof dir, &in), 0);
+    assert_true((cwd = open(".", O_RDONLY | O_DIRECTORY)) >= 0);
+    assert_int_equal(chdir(repo), 0);
+    assert_int_equal(git("init", "-q", ".", NULL), 0);
+    for (int i = 0; i < 3; i++) {
+        char msg[32], tag[8];
+
+        snprintf(msg, sizeof msg, "commit %d", i);
+        snprintf(tag, sizeof tag, "c%d", i);
+        {
+            char *args[] = { "git", "-c", "user.name=unit", "-c",
+                             "user.email=unit@example.org", "-c",
+                             "commit.gpgsign=false", "commit", "-q",
+                             "--allow-empty", "-m", msg, NULL };
+
+            assert_int_equal(hrx_git(args, NULL, 1), 0);
+        }
+        assert_int_equal(git("tag", tag, NULL, NULL), 0);
+        rev(tag, h[i], sizeof h[i]);
+    }
+    /* The line from c0 to c2: the three, in order. */
+    assert_int_equal(hrx_bisect_line(h[0], h[2], &line, &n, why, sizeof why),
+                     0);
+    assert_int_equal(n, 3);
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(line[i].hash, h[i]);
+    /* The other way round: not an ancestor, said. */
+    assert_int_equal(hrx_bisect_line(h[2], h[0], &none, &nn, why,
+                                     sizeof why), -1);
+    assert_null(none);
+    assert_non_null(strstr(why, "is not an ancestor of the bad end"));
+    assert_non_null(subject = hrx_bisect_subject(h[1]));
+    assert_string_equal(subject, "commit 1");
+    free(subject);
+    /* c1's worktree, a build in it that sees its commit, dropped. */
+    assert_int_equal(hrx_bisect_worktree_add(dir, &line[1]), 0);
+    assert_non_null(line[1].dir);
+    assert_true(exists(line[1].dir));
+    assert_int_equal(hrx_bisect_build(dir, &line[1],
+                                      "git rev-parse HEAD; echo $HR_UNIT; "
+                                      "exit 4", "HR_UNIT", log, sizeof log),
+                     4);
+    read_all(log, buf, sizeof buf);
+    snprintf(why, sizeof why, "%s\n%s\n", h[1], h[1]);
+    assert_string_equal(buf, why);
+    snprintf(why, sizeof why, "%s", line[1].dir);
+    assert_int_equal(hrx_bisect_worktree_drop(&line[1]), 0);
+    assert_null(line[1].dir);
+    assert_false(exists(why));
+    free(line);
+    hrx_bisect_worktrees_remove(dir);
+    assert_false(exists(dir));
+    assert_int_equal(fchdir(cwd), 0);
+    close(cwd);
+    hrx_cleanup_rmdir(repo);
+    assert_false(exists(repo));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +491,8 @@ int main(void)
         cmocka_unit_test(test_spawn_streams),
         cmocka_unit_test(test_git),
         cmocka_unit_test(test_rounds),
+        cmocka_unit_test(test_bisect_search),
+        cmocka_unit_test(test_bisect_git),
         cmocka_unit_test(test_cleanup_all),
     };
 
