@@ -7,15 +7,14 @@
 #include "ctl/ctl_exit.h"
 #include "ctl/ctl_bisect.h"
 #include "ctl/ctl_rounds.h"
+#include "lib/runner/spawn.h"
 #include "lib/view/escape.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* A string field of a JSON line as hrv_json_string writes it, into out;
@@ -152,57 +151,6 @@ int bisect_from_detect(const char *spec, const char *db,
     return 0;
 }
 
-/* Runs git with args in the current directory (no signal handling of
- * its own: history detect is not a command that starts processes), its
- * output into out (len bytes, cut). Returns git's exit status, or -1. */
-static int git_plain(char **args, char *out, size_t len)
-{
-    int fd[2], status;
-    size_t got = 0;
-    pid_t pid;
-
-    if (pipe(fd) != 0)
-        return -1;
-    pid = fork();
-    if (pid == 0) {
-        int null = open("/dev/null", O_RDWR);
-
-        dup2(fd[1], STDOUT_FILENO);
-        if (null >= 0) {
-            dup2(null, STDERR_FILENO);
-            dup2(null, STDIN_FILENO);
-        }
-        close(fd[0]);
-        close(fd[1]);
-        execvp("git", args);
-        _exit(127);
-    }
-    close(fd[1]);
-    if (pid < 0) {
-        close(fd[0]);
-        return -1;
-    }
-    for (;;) {
-        char tmp[256];
-        ssize_t r = read(fd[0], tmp, sizeof tmp);
-
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        for (ssize_t i = 0; i < r && got + 1 < len; i++)
-            out[got++] = tmp[i];
-    }
-    close(fd[0]);
-    if (len > 0)
-        out[got] = '\0';
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR)
-            return -1;
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* A word of a shell command line: as it is when it holds only safe
  * characters, else in single quotes; text-escaped either way. */
 static void shell_word(FILE *f, const char *s)
@@ -237,14 +185,14 @@ int bisect_suggest(FILE *f, const char *good, const char *bad,
     long commits;
 
     if (in_repo < 0)
-        in_repo = git_plain(inside, out, sizeof out) == 0 &&
+        in_repo = hrx_git_plain(inside, out, sizeof out) == 0 &&
                   strncmp(out, "true", 4) == 0;
     if (!in_repo || good == NULL || bad == NULL || good[0] == '\0' ||
         bad[0] == '\0' || good[0] == '-' || bad[0] == '-' ||
         strlen(good) >= HRX_BISECT_HASH_MAX || strlen(bad) >= HRX_BISECT_HASH_MAX)
         return 0;
     snprintf(span, sizeof span, "%s..%s", good, bad);
-    if (git_plain(count, out, sizeof out) != 0)
+    if (hrx_git_plain(count, out, sizeof out) != 0)
         return 0;
     commits = strtol(out, NULL, 10);
     if (commits <= 1)

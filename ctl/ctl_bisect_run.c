@@ -12,13 +12,11 @@
 #include "proto/protocol.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* The lines of a failed build's or round's output shown on stderr. */
@@ -218,39 +216,38 @@ static int round_read(struct bisect_run *r, const char *path,
     return rc;
 }
 
+/* A round of record in a worktree (hrx_bisect_in_worktree's fn). */
+struct round_call {
+    char **cmdv;
+    const char *file;
+    int cut;
+};
+
+static int round_call(void *arg)
+{
+    struct round_call *rc = arg;
+
+    return hrc_record_round(rc->cmdv, rc->file, &rc->cut);
+}
+
 int bisect_round(struct bisect_run *r, struct hrx_bisect_commit *c, double *v,
                  int *sig)
 {
     char file[PATH_MAX], log[PATH_MAX];
-    int err, fd, st, cut = 0, rc;
+    struct round_call call = { r->cmdv, file, 0 };
+    int st, cut, rc;
 
     snprintf(file, sizeof file, "%s/round-%u.hrs", r->dir, ++r->round);
     snprintf(log, sizeof log, "%s/round.log", r->dir);
     /* The round's output (the command's, record's) goes to a log, shown
      * when the round fails. */
-    fflush(stderr);
-    if ((err = dup(STDERR_FILENO)) < 0 ||
-        (fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600)) < 0) {
-        if (err >= 0)
-            close(err);
+    if ((rc = hrx_bisect_in_worktree(c, r->cwd, BISECT_COMMIT_ENV, log,
+                                     round_call, &call, &st)) != 0) {
         fprintf(stderr, "hostrangectl bisect: cannot write %s: %s\n", log,
-                strerror(errno));
+                strerror(-rc));
         return -1;
     }
-    dup2(fd, STDERR_FILENO);
-    close(fd);
-    setenv(BISECT_COMMIT_ENV, c->hash, 1);
-    if (chdir(c->dir) == 0) {
-        st = hrc_record_round(r->cmdv, file, &cut);
-        if (fchdir(r->cwd) != 0)
-            st = -1;
-    } else {
-        st = -1;
-    }
-    unsetenv(BISECT_COMMIT_ENV);
-    fflush(stderr);
-    dup2(err, STDERR_FILENO);
-    close(err);
+    cut = call.cut;
     *sig = hrx_cleanup_stopped();
     if (cut || (*sig != 0 && st != 0)) {
         unlink(file);

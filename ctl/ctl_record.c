@@ -15,14 +15,11 @@
 #include "lib/run/run.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static const char usage_record[] =

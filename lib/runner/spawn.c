@@ -210,6 +210,52 @@ out:
     return rc;
 }
 
+int hrx_git_plain(char **args, char *out, size_t len)
+{
+    int fd[2], status;
+    size_t got = 0;
+    pid_t pid;
+
+    if (pipe2(fd, O_CLOEXEC) != 0)
+        return -errno;
+    pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_RDWR);
+
+        dup2(fd[1], STDOUT_FILENO);
+        if (null >= 0) {
+            dup2(null, STDERR_FILENO);
+            dup2(null, STDIN_FILENO);
+        }
+        execvp("git", args);
+        _exit(127);
+    }
+    close(fd[1]);
+    if (pid < 0) {
+        close(fd[0]);
+        return -errno;
+    }
+    for (;;) {
+        char tmp[256];
+        ssize_t r = read(fd[0], tmp, sizeof tmp);
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        for (ssize_t i = 0; i < r && got + 1 < len; i++)
+            out[got++] = tmp[i];
+    }
+    close(fd[0]);
+    if (len > 0)
+        out[got] = '\0';
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR)
+            return -errno;
+    }
+    return hrx_exit_status(status);
+}
+
 int hrx_git(char **args, char **out, int quiet)
 {
     struct hrx_spawn s = hrx_spawn_init(HRX_CHILD_HELPER, args);

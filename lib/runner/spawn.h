@@ -123,4 +123,13 @@ int hrx_merge_rounds(const char *self, const char *out, unsigned format,
  */
 int hrx_git(char **args, char **out, int quiet);
 
+/*
+ * As hrx_git, for a command that starts no other process (history
+ * detect's hint): no registry, no signal caught, standard input and
+ * error /dev/null, standard output into out (len bytes, NUL-terminated,
+ * cut to fit). Returns git's exit status (hrx_exit_status), or a negative
+ * errno when it cannot be started or waited for.
+ */
+int hrx_git_plain(char **args, char *out, size_t len);
+
 #endif

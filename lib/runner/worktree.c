@@ -5,6 +5,7 @@
 #include "lib/runner/spawn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,38 @@ int hrx_bisect_build(const char *root, const struct hrx_bisect_commit *c,
     s.env[0] = env_name;
     s.env[1] = c->hash;
     return hrx_spawn_wait(&s);
+}
+
+int hrx_bisect_in_worktree(const struct hrx_bisect_commit *c, int back,
+                           const char *env_name, const char *log,
+                           int (*fn)(void *arg), void *arg, int *st)
+{
+    int err, fd, e;
+
+    fflush(stderr);
+    if ((err = dup(STDERR_FILENO)) < 0)
+        return -errno;
+    if ((fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+                   0600)) < 0) {
+        e = errno;
+        close(err);
+        return -e;
+    }
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    setenv(env_name, c->hash, 1);
+    if (chdir(c->dir) == 0) {
+        *st = fn(arg);
+        if (fchdir(back) != 0)
+            *st = -1;
+    } else {
+        *st = -1;
+    }
+    unsetenv(env_name);
+    fflush(stderr);
+    dup2(err, STDERR_FILENO);
+    close(err);
+    return 0;
 }
 
 char *hrx_bisect_subject(const char *hash)

@@ -46,6 +46,19 @@ int hrx_bisect_build(const char *root, const struct hrx_bisect_commit *c,
                      const char *build, const char *env_name, char *log,
                      size_t loglen);
 
+/*
+ * Runs fn(arg) in commit c's worktree, with env_name set to its hash and
+ * this process's standard error written to the file log (created or
+ * truncated, mode 0600), then goes back to the directory `back` (a
+ * descriptor) and gives standard error and the environment back. Returns
+ * 0 with fn's value in *st (-1 when the worktree or `back` cannot be
+ * entered), or a negative errno when the log cannot be written (fn not
+ * run).
+ */
+int hrx_bisect_in_worktree(const struct hrx_bisect_commit *c, int back,
+                           const char *env_name, const char *log,
+                           int (*fn)(void *arg), void *arg, int *st);
+
 /* The subject line of a commit (caller frees; "" when unknown; NULL when
  * out of memory). */
 char *hrx_bisect_subject(const char *hash);
