@@ -384,6 +384,19 @@ static void test_bisect_search(void **state)
     assert_null(b.c);
 }
 
+/* A descriptor of the current directory, kept open for the test's run
+ * (the repository, when it is called). */
+static int cwd_repo(void)
+{
+    static int fd = -1;
+
+    if (fd >= 0)
+        close(fd);
+    fd = open(".", O_RDONLY | O_DIRECTORY);
+    assert_true(fd >= 0);
+    return fd;
+}
+
 /* git with args in the current directory, quietly; its status. */
 static int git(const char *a1, const char *a2, const char *a3,
                const char *a4)
@@ -406,6 +419,19 @@ static void rev(const char *tag, char *out, size_t len)
     got[strcspn(got, "\n")] = '\0';
     snprintf(out, len, "%s", got);
     free(got);
+}
+
+/* hrx_bisect_in_worktree's fn: says where it runs and its commit on
+ * standard error; returns 7. */
+static int in_worktree(void *arg)
+{
+    char here[PATH_MAX];
+    const char *commit = getenv("HR_UNIT");
+
+    (void)arg;
+    assert_non_null(getcwd(here, sizeof here));
+    fprintf(stderr, "%s %s\n", here, commit != NULL ? commit : "-");
+    return 7;
 }
 
 static void test_bisect_git(void **state)
@@ -470,6 +496,33 @@ static void test_bisect_git(void **state)
     read_all(log, buf, sizeof buf);
     snprintf(why, sizeof why, "%s\n%s\n", h[1], h[1]);
     assert_string_equal(buf, why);
+    /* A function run in the worktree, its standard error in a log, then
+     * back here with standard error and the environment as they were. */
+    {
+        char rundir[PATH_MAX], here[PATH_MAX], want[PATH_MAX + 128];
+        int st = 0;
+
+        snprintf(log, sizeof log, "%s/round.log", dir);
+        assert_int_equal(hrx_bisect_in_worktree(&line[1], cwd_repo(),
+                                                "HR_UNIT", log, in_worktree,
+                                                NULL, &st), 0);
+        assert_int_equal(st, 7);
+        assert_null(getenv("HR_UNIT"));
+        assert_non_null(getcwd(here, sizeof here));
+        assert_non_null(realpath(repo, rundir));
+        assert_string_equal(here, rundir);
+        assert_non_null(realpath(line[1].dir, rundir));
+        snprintf(want, sizeof want, "%s %s\n", rundir, h[1]);
+        read_all(log, buf, sizeof buf);
+        assert_string_equal(buf, want);
+    }
+    /* git without the registry: the same HEAD as through it. */
+    {
+        char *args[] = { "git", "rev-parse", "HEAD", NULL };
+
+        assert_int_equal(hrx_git_plain(args, buf, sizeof buf), 0);
+        assert_true(strncmp(buf, h[2], strlen(h[2])) == 0);
+    }
     snprintf(why, sizeof why, "%s", line[1].dir);
     assert_int_equal(hrx_bisect_worktree_drop(&line[1]), 0);
     assert_null(line[1].dir);
