@@ -27,12 +27,12 @@
  * verdict) and printing; bisect (ctl_bisect*.c; ctl_bisect.h) is
  * options, the worktrees, builds and rounds that lib/runner/bisect.c's
  * measuring calls back, and printing, its state file's lines read back by
- * lib/stat/bisectstate.c. The processes
- * of record, record --rounds, ab and bisect are lib/runner's: a private
- * daemon, the command under it, this program again, git and builds
- * started through spawn.h, and the processes and directories they make
- * registered in cleanup.h, which stops and removes them on every way
- * out, signals included; ctl_rounds.c gives it this program's path.
+ * lib/stat/bisectstate.c. The processes of record, record --rounds, ab
+ * and bisect are lib/runner's: a private daemon, the command under it,
+ * this program again, git and builds started through spawn.h, the rounds
+ * of record --rounds (rounds.h), and the processes and directories they
+ * make registered in cleanup.h, which stops and removes them on every
+ * way out, signals included; ctl_rounds.c gives it this program's path.
  *
  * Calls point one way: hostrangectl.c -> the command files (record also
  * calls dump's and save's) -> ctl_paths.c, ctl_from.c -> the helpers

@@ -10,6 +10,7 @@
 #include "ctl/ctl_report.h"
 #include "ctl/ctl_save.h"
 #include "ctl/ctl_exit.h"
+#include "lib/runner/rounds.h"
 #include "lib/runner/spawn.h"
 #include "ctl/ctl_rounds.h"
 #include "lib/run/run.h"
@@ -313,61 +314,56 @@ int hrc_record_round(char **cmdv, const char *save, int *cut)
  * merged and reported. Returns the exit status of record: 128 + the
  * signal, else the first failing round's, else 0.
  */
+/* What a round of record --rounds is given (hrx_rounds_run's ctx). */
+struct round_ctx {
+    const struct record_opts *o;
+    char **cmdv;
+};
+
+/* One round of record --rounds: record quietly, saved to `save`. */
+static int round_one(void *ctx, const char *save, int *cut)
+{
+    const struct round_ctx *rc = ctx;
+    struct record_opts ro = *rc->o;
+
+    ro.rounds = 1;
+    ro.quiet = 1;
+    ro.save = save;
+    ro.format = 1;
+    memset(&ro.meta, 0, sizeof ro.meta);
+    ro.rep.output = "/dev/null";
+    ro.rep.format = HRV_FORMAT_JSONL;
+    ro.rep.fields = 0;
+    ro.rep.correct = 0;
+    ro.rep.calibration = NULL;
+    ro.history = NULL; /* the merged run is added, not each round */
+    return record(&ro, rc->cmdv, cut);
+}
+
 static int record_rounds(const struct record_opts *o, char **cmdv)
 {
     static const struct hra_filter all = { NULL, NULL, NULL, NULL, 0 };
     char dir[PATH_MAX], merged[PATH_MAX + 32];
-    char **files = calloc(o->rounds, sizeof *files);
+    struct round_ctx ctx = { o, cmdv };
     struct hrc_report rep = o->rep;
+    struct hrx_rounds r;
     const char *out;
     struct hrr_meta meta;
-    int status = 0, rc = 0, sig;
-    unsigned made = 0, done = 0, cut_in = 0;
+    int status, rc, sig;
+    unsigned done, cut_in;
 
-    if (files == NULL) {
+    if (hrc_tempdir("record", "rounds", "a directory", dir, sizeof dir) != 0)
+        return 1;
+    rc = hrx_rounds_run(o->rounds, dir, round_one, &ctx, &r);
+    if (rc == -ENOMEM && r.files == NULL) {
         fprintf(stderr, "hostrangectl record: out of memory\n");
+        hrx_cleanup_rmdir(dir);
         return 1;
     }
-    if (hrc_tempdir("record", "rounds", "a directory", dir, sizeof dir) != 0) {
-        free(files);
-        return 1;
-    }
-    for (unsigned k = 0; k < o->rounds && rc == 0; k++) {
-        struct record_opts ro = *o;
-        int st, cut;
-
-        if (hrx_cleanup_stopped() != 0)
-            break;
-        if (asprintf(&files[k], "%s/round-%u.hrs", dir, k + 1) < 0) {
-            files[k] = NULL;
-            rc = 1;
-            break;
-        }
-        made++;
-        ro.rounds = 1;
-        ro.quiet = 1;
-        ro.save = files[k];
-        ro.format = 1;
-        memset(&ro.meta, 0, sizeof ro.meta);
-        ro.rep.output = "/dev/null";
-        ro.rep.format = HRV_FORMAT_JSONL;
-        ro.rep.fields = 0;
-        ro.rep.correct = 0;
-        ro.rep.calibration = NULL;
-        ro.history = NULL; /* the merged run is added, not each round */
-        st = record(&ro, cmdv, &cut);
-        if (cut) {
-            /* A round a signal cut short is not one of the rounds. */
-            cut_in = k + 1;
-            break;
-        }
-        if (access(files[k], R_OK) != 0)
-            rc = 1;
-        else if (st != 0 && status == 0)
-            status = st;
-        if (rc == 0)
-            done++;
-    }
+    rc = rc != 0;
+    status = r.status;
+    done = r.done;
+    cut_in = r.cut_in;
     sig = hrx_cleanup_stopped();
     snprintf(merged, sizeof merged, "%s/merged.hrs", dir);
     out = o->save ? o->save : merged;
@@ -381,7 +377,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
         rc = meta_stopped(&meta, &o->meta, sig) != 0
                  ? 1
                  : hrc_merge_rounds("record", out, o->format, &meta,
-                                        files, done);
+                                    r.files, done);
         hrr_meta_fini(&meta);
     }
     if (rc == 0) {
@@ -391,9 +387,7 @@ static int record_rounds(const struct record_opts *o, char **cmdv)
     if (rc == 0 && o->history != NULL &&
         hrc_history_add_run("record", o->history, out, stderr) != 0)
         rc = 1;
-    for (unsigned k = 0; k < made; k++)
-        free(files[k]);
-    free(files);
+    hrx_rounds_fini(&r);
     hrx_cleanup_rmdir(dir);
     /* The report may have met a closed pipe (SIGPIPE) meanwhile. */
     if (sig == 0)

@@ -7,6 +7,8 @@ lib_runner_libhrrunner_la_SOURCES = lib/runner/cleanup.c lib/runner/cleanup.h
 # The processes themselves: a child started with its streams, directory
 # and environment; a private daemon, this program again, git.
 lib_runner_libhrrunner_la_SOURCES += lib/runner/spawn.c lib/runner/spawn.h
+# record --rounds: the rounds run, each by the caller's callback.
+lib_runner_libhrrunner_la_SOURCES += lib/runner/rounds.c lib/runner/rounds.h
 # bisect's measuring: the ends, the steps and the search, the builds and
 # rounds done through the caller's callbacks.
 lib_runner_libhrrunner_la_SOURCES += lib/runner/bisect.c lib/runner/bisect.h

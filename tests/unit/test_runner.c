@@ -29,6 +29,7 @@
 
 #include "lib/runner/bisect.h"
 #include "lib/runner/cleanup.h"
+#include "lib/runner/rounds.h"
 #include "lib/runner/spawn.h"
 #include "lib/runner/worktree.h"
 #include "lib/stat/signif.h"
@@ -260,6 +261,62 @@ static void test_rounds(void **state)
     hrx_cleanup_rmdir(dir);
 }
 
+/* A round of test_rounds_run: round K (counted in *ctx) writes its file
+ * and returns status K - 1, but round 3 is cut short by a signal when
+ * the count starts at 100, and round 2 writes nothing when it starts at
+ * 200. */
+static int fake_round(void *ctx, const char *save, int *cut)
+{
+    int *k = ctx;
+    FILE *f;
+
+    ++*k;
+    *cut = *k == 103;
+    if (*k == 202)
+        return 0;
+    assert_non_null(f = fopen(save, "w"));
+    fclose(f);
+    return *k % 100 - 1;
+}
+
+/* The rounds: all done with the first failing status kept; a cut round
+ * left out and the rounds stopped; a round that left no file stops them. */
+static void test_rounds_run(void **state)
+{
+    char dir[PATH_MAX], want[PATH_MAX + 32];
+    struct hrx_rounds r;
+    const char *in;
+    int k = 0;
+
+    (void)state;
+    assert_int_equal(hrx_cleanup_tempdir("unit", dir, sizeof dir, &in), 0);
+    assert_int_equal(hrx_rounds_run(4, dir, fake_round, &k, &r), 0);
+    assert_int_equal(r.made, 4);
+    assert_int_equal(r.done, 4);
+    assert_int_equal(r.cut_in, 0);
+    assert_int_equal(r.status, 1);
+    snprintf(want, sizeof want, "%s/round-4.hrs", dir);
+    assert_string_equal(r.files[3], want);
+    hrx_rounds_fini(&r);
+    k = 100;
+    assert_int_equal(hrx_rounds_run(5, dir, fake_round, &k, &r), 0);
+    assert_int_equal(k, 103);
+    assert_int_equal(r.made, 3);
+    assert_int_equal(r.done, 2);
+    assert_int_equal(r.cut_in, 3);
+    hrx_rounds_fini(&r);
+    /* Round 2 of the last run writes nothing: the file of the run before
+     * must not stand in for it. */
+    snprintf(want, sizeof want, "%s/round-2.hrs", dir);
+    assert_int_equal(unlink(want), 0);
+    k = 200;
+    assert_int_equal(hrx_rounds_run(5, dir, fake_round, &k, &r), -ENOENT);
+    assert_int_equal(r.made, 2);
+    assert_int_equal(r.done, 1);
+    hrx_rounds_fini(&r);
+    hrx_cleanup_rmdir(dir);
+}
+
 /* A line of 9 commits, 0 the good end and 8 the bad end: commits 0 to 4
  * take 100 us a round, 5 to 8 take 110 (+10%), each round a little off
  * (up to 0.2%, by a fixed rule); commit 3's build fails. */
@@ -436,7 +493,7 @@ static int in_worktree(void *arg)
 
 static void test_bisect_git(void **state)
 {
-    char dir[PATH_MAX], repo[PATH_MAX], log[PATH_MAX], buf[256];
+    char dir[PATH_MAX], repo[PATH_MAX], log[PATH_MAX + 32], buf[256];
     char h[3][HRX_BISECT_HASH_MAX], why[256], *subject;
     struct hrx_bisect_commit *line = NULL, *none = NULL;
     const char *in;
@@ -544,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_spawn_streams),
         cmocka_unit_test(test_git),
         cmocka_unit_test(test_rounds),
+        cmocka_unit_test(test_rounds_run),
         cmocka_unit_test(test_bisect_search),
         cmocka_unit_test(test_bisect_git),
         cmocka_unit_test(test_cleanup_all),
