@@ -193,7 +193,7 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
                     sizeof dir) != 0)
         return 1;
     snprintf(hrc_dir, sizeof hrc_dir, "%s", dir);
-    hrx_daemon_path(bindir, daemon, sizeof daemon);
+    hrx_daemon_path(getenv("HOSTRANGED"), bindir, daemon, sizeof daemon);
     if ((rc = hrx_daemon_start(daemon, dir, &dpid)) != 0) {
         fprintf(stderr, "hostrangectl record: cannot run %s: %s\n", daemon,
                 strerror(-rc));

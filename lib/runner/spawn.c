@@ -129,12 +129,11 @@ int hrx_daemon_start(const char *daemon, const char *dir, pid_t *pid)
     return hrx_spawn(&s, pid);
 }
 
-void hrx_daemon_path(const char *bindir, char *buf, size_t len)
+void hrx_daemon_path(const char *named, const char *bindir, char *buf,
+                     size_t len)
 {
-    const char *env = getenv("HOSTRANGED");
-
-    if (env != NULL && env[0] != '\0') {
-        snprintf(buf, len, "%s", env);
+    if (named != NULL && named[0] != '\0') {
+        snprintf(buf, len, "%s", named);
         return;
     }
     if (bindir != NULL) {

@@ -79,12 +79,14 @@ int hrx_spawn_wait(const struct hrx_spawn *s);
 int hrx_daemon_start(const char *daemon, const char *dir, pid_t *pid);
 
 /*
- * Where hostranged is: $HOSTRANGED when set, else beside this program
- * (bindir: the directory this program is in, or NULL when unknown), else
- * in bindir/../daemon (the build tree), else the name "hostranged", for
- * PATH. Writes it to buf (len bytes).
+ * Where hostranged is: `named` when it is not NULL or empty (the caller's
+ * $HOSTRANGED), else beside this program (bindir: the directory this
+ * program is in, or NULL when unknown), else in bindir/../daemon (the
+ * build tree), else the name "hostranged", for PATH. Writes it to buf
+ * (len bytes).
  */
-void hrx_daemon_path(const char *bindir, char *buf, size_t len);
+void hrx_daemon_path(const char *named, const char *bindir, char *buf,
+                     size_t len);
 
 /*
  * Where the NVTX injection tool is: in the build tree beside this program

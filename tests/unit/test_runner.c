@@ -232,9 +232,10 @@ static void test_rounds(void **state)
     const char *where;
 
     (void)state;
-    setenv("HOSTRANGED", daemon, 1);
-    hrx_daemon_path(NULL, buf, sizeof buf);
+    hrx_daemon_path(daemon, NULL, buf, sizeof buf);
     assert_string_equal(buf, daemon);
+    hrx_daemon_path("", NULL, buf, sizeof buf);
+    assert_string_equal(buf, "hostranged");
     assert_int_equal(hrx_cleanup_tempdir("unit", dir, sizeof dir, &where),
                      0);
     for (int k = 0; k < 2; k++) {
