@@ -1,7 +1,7 @@
 /* hostrangectl history check: a run against the latest segment of each
  * of its series, its keys held to detect's rule and gathered into
- * findings, every key not judged said with why (see
- * ctl_history_judge.h). */
+ * findings, every key not judged said with why: its options and printing
+ * (see ctl_history_judge.h), its rule in lib/history/judge.h. */
 #include "config.h"
 
 #include "ctl/ctl_history_judge.h"
