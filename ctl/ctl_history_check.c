@@ -251,6 +251,7 @@ static int check_series(void *ctx, const struct hrh_series *s)
     return rc < 0 ? rc : 0;
 }
 
+/* The series check reads (hrh_series_each's keep). */
 static int check_keep(void *ctx, const struct hrh_point *p)
 {
     struct check *c = ctx;
