@@ -51,6 +51,7 @@ static int table_make(const struct hra_agg *a, const struct hrd_ingest *in,
                                 &t->nodes[i * HRD_CLIENT_NODES]);
         s->stats = &t->cs[i];
         s->max_seq = c->max_seq;
+        s->refused_seq = c->refused_seq;
         s->lost = &t->lptr[j];
         s->n_lost = c->nlost;
         for (uint32_t k = 0; k < c->nlost; k++, j++) {
@@ -134,6 +135,7 @@ static int client_load(struct hra_agg *a, struct hrd_ingest *in,
     if (hrd_ingest_client_restore(in, c, x) != 0)
         return -EBADMSG;
     c->max_seq = m->max_seq;
+    c->refused_seq = m->refused_seq;
     for (size_t i = 0; i < m->n_lost; i++) {
         const Hostrange__StateLost *l = m->lost[i];
         uint32_t node = known(a, l->node_id, nstrings);

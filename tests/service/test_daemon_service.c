@@ -217,6 +217,21 @@ static int send_said(const char *dir, uint32_t pid, uint64_t seq,
     return status;
 }
 
+/* Batch seq of client pid with 4 samples, one of them invalid (its self
+ * time above its inclusive time): refused. */
+static int send_refused(const char *dir, uint32_t pid, uint64_t seq)
+{
+    struct db_batch x;
+    int status;
+
+    db_init(&x, pid, seq);
+    for (uint32_t i = 0; i < 4; i++)
+        db_sample(&x, i % 4, 0, 1000, i == 3 ? 2000 : 500);
+    status = harness_send_batch(dir, &x, NULL, 0);
+    db_fini(&x);
+    return status;
+}
+
 /* The `client.` lines of the daemon's stats (caller frees). */
 static char *client_lines(const char *dir)
 {
@@ -266,15 +281,15 @@ static void restart_same(struct harness_daemon *d, const char *const *args,
 }
 
 /* Every field that stats prints per client (the clock's order, step and
- * path, marks, errors, contexts full, names cut, unfinished, its nodes)
- * is the same after a clean stop, which writes a snapshot, and after
+ * path, marks, errors, contexts full, names cut, unfinished, its nodes,
+ * the events of its refused batches) is the same after a clean stop, which writes a snapshot, and after
  * SIGKILL, with the state read from a snapshot and with the batches
  * replayed from the journal and then read from the snapshot written at
  * the start. */
 static void test_clients_across_restarts(void **state)
 {
     struct harness_daemon *d = *state;
-    char sdir[300], *before;
+    char sdir[300], *before, *st;
     const char *args[] = { "--state-dir", sdir, NULL };
 
     state_dir(d, sdir, sizeof sdir);
@@ -285,6 +300,10 @@ static void test_clients_across_restarts(void **state)
                      HOSTRANGE__ACK__STATUS__OK);
     assert_int_equal(send_said(d->dir, 42, 1, "ordered", "lfence", 1.25, 0),
                      HOSTRANGE__ACK__STATUS__OK);
+    /* A batch refused (self above inclusive time): its events are
+     * counted lost once, also when it comes again after a restart. */
+    assert_int_equal(send_refused(d->dir, 41, 3),
+                     HOSTRANGE__ACK__STATUS__REJECTED);
     before = client_lines(d->dir);
     /* What the batches said is there to lose. */
     assert_non_null(strstr(before, "client.1.clock_path fast\n"));
@@ -297,6 +316,7 @@ static void test_clients_across_restarts(void **state)
     assert_non_null(strstr(before, "client.1.names_cut 10\n"));
     assert_non_null(strstr(before, "client.1.unfinished 0\n"));
     assert_non_null(strstr(before, "client.1.node n1\n"));
+    assert_non_null(strstr(before, "client.1.refused_events 4\n"));
     assert_non_null(strstr(before, "client.2.clock_path ordered\n"));
     assert_non_null(strstr(before, "client.2.unfinished 1\n"));
 
@@ -318,6 +338,11 @@ static void test_clients_across_restarts(void **state)
                  "SIGKILL after the snapshot of a replay");
     restart_same(d, args, SIGTERM, before, "a clean stop after a replay");
     free(before);
+    assert_int_equal(send_refused(d->dir, 41, 3),
+                     HOSTRANGE__ACK__STATUS__REJECTED);
+    st = stats(d->dir);
+    assert_int_equal(harness_stat(st, "client.1.refused_events"), 4);
+    free(st);
     assert_true(harness_exited(harness_daemon_signal(d, SIGTERM), 0));
     rm_rf(sdir);
 }
