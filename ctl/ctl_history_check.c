@@ -1,7 +1,7 @@
 /* hostrangectl history check: a run against the latest segment of each
  * of its series, its keys held to detect's rule and gathered into
- * findings, every key not judged said with why (see
- * ctl_history_judge.h). */
+ * findings, every key not judged said with why: its options and printing
+ * (see ctl_history_judge.h), its rule in lib/history/judge.h. */
 #include "config.h"
 
 #include "ctl/ctl_history_judge.h"
@@ -89,29 +89,17 @@ const char hrc_history_usage_check[] =
     "judged at its --fail-above limit (and none slower than allowed nor\n"
     "refused).\n";
 
-/* The verdicts of the keys judged by rounds, by enum hrs_decide_verdict. */
-#define CHECK_VERDICTS 4
-
-/* check: the run's points by key, looked up by each series. */
+/* check: the run checked (lib/history/judge.h) and what it writes. */
 struct check {
     const struct hrc_judge_opts *o;
     struct hrh_fromrun *r;
-    const char *exclude; /* the run's id, when it is stored */
-    struct hrh_judge jg; /* the judging, and the keys that differ */
-    int machine_seen;    /* the history holds runs of the run's machine */
-    int slower;
-    size_t unjudged[4];  /* by reason (enum unjudged) */
-    char few_reason[96]; /* REASON_FEW's words with --min-history's N */
+    struct hrh_check hc;
+    char few_reason[96]; /* FEW_RUNS's words with --min-history's N */
     struct hrh_gate g;
-    size_t findings;
-    size_t verdicts[CHECK_VERDICTS]; /* keys judged by rounds, by verdict */
-    size_t not_judged_limit; /* detectable above the --fail-above limit */
 };
 
-/* Why check did not judge a key, worst first. */
-enum unjudged { NO_MACHINE, NO_KEY, FEW_RUNS, TOO_SHORT };
-
-static const char *const unjudged_words[4] = {
+/* Why a key was not judged, by enum hrh_unjudged. */
+static const char *const unjudged_words[HRH_UNJUDGED_COUNT] = {
     "no history of this machine",
     "a key the history lacks on this machine",
     NULL, /* few_reason */
@@ -138,14 +126,13 @@ static void json_key_start(char *const *key, const char *machine,
 
 /* Says that the run's point p was not judged, and why, in o's format. */
 static int not_judged(struct check *c, const struct hrh_point *p,
-                      enum unjudged why)
+                      enum hrh_unjudged why)
 {
     char *key[6] = { (char *)p->node, (char *)p->op, (char *)p->backend,
                      (char *)p->phase, (char *)p->range, (char *)p->metric };
-    const char *reason = why == FEW_RUNS ? c->few_reason
-                                         : unjudged_words[why];
+    const char *reason = why == HRH_UNJUDGED_FEW_RUNS ? c->few_reason
+                                                      : unjudged_words[why];
 
-    c->unjudged[why]++;
     if (c->o->gate != HRC_GATE_NONE)
         return hrh_gate_add(&c->g, HRC_JUDGE_LIMITS(c->o), key,
                                     c->r->machine, NULL, NULL, 0, reason);
@@ -159,28 +146,6 @@ static int not_judged(struct check *c, const struct hrh_point *p,
         printf(": not judged (%s)\n", reason);
     }
     return ferror(stdout) ? -EIO : 0;
-}
-
-/* Sets the gate row just added (g's last) from what check says of its
- * key. */
-static void gate_judged(struct check *c, const struct hrh_judged *j,
-                        int nj)
-{
-    struct hrv_gate_row *r = &c->g.v[c->g.n - 1];
-
-    r->detectable = j->detectable;
-    r->not_judged = nj;
-    r->undecided = hrh_judged_undecided(j);
-    r->pairs = 0;
-}
-
-/* Counts what check says of a key j (not_judged: at its limit). */
-static void count_judged(struct check *c, const struct hrh_judged *j,
-                         int not_judged)
-{
-    if (j->by_rounds && (unsigned)j->dec.verdict < CHECK_VERDICTS)
-        c->verdicts[j->dec.verdict]++;
-    c->not_judged_limit += not_judged != 0;
 }
 
 /* The words after a key's line: its detectable change, its verdict by
@@ -232,33 +197,20 @@ static void judged_json(const struct hrh_judged *j, int not_judged,
 /*
  * A key check judged that is in no finding (res: its figures): counted,
  * a gate row, and in text and JSONL a line when it is not judged at its
- * limit (its detectable change above it) or, gated, undecided by its
- * rounds. Returns 0 or a negative errno.
+ * limit or, gated, undecided by its rounds. Returns 0 or a negative
+ * errno.
  */
 static int settle(struct check *c, char *const *key, const struct hrs_cp *res,
                   const struct hrh_judged *j)
 {
-    int nj = hrh_judged_at_limit(j, 0);
+    struct hrh_check_said said;
     char words[256];
-    int rc;
 
-    count_judged(c, j, nj);
-    if (c->o->gate != HRC_GATE_NONE) {
-        rc = hrh_gate_add(&c->g, HRC_JUDGE_LIMITS(c->o), key,
-                                  c->r->machine, NULL, NULL, 0, NULL);
-        if (rc == 0) {
-            /* Unchanged, with its figures. */
-            struct hrv_gate_row *r = &c->g.v[c->g.n - 1];
-
-            r->before = res->before;
-            r->after = res->after;
-            r->change = res->change * 100;
-            r->p = res->p;
-            gate_judged(c, j, nj);
-        }
-        return rc;
-    }
-    if (!nj && !hrh_judged_undecided(j))
+    hrh_check_settle(&c->hc, j, &said);
+    if (c->o->gate != HRC_GATE_NONE)
+        return hrh_gate_add_judged(&c->g, HRC_JUDGE_LIMITS(c->o), key,
+                                   c->r->machine, res, 0, j, &said);
+    if (!hrh_check_said_line(&said))
         return 0;
     if (c->o->jsonl) {
         json_key_start(key, c->r->machine, c->r->id);
@@ -270,11 +222,11 @@ static int settle(struct check *c, char *const *key, const struct hrs_cp *res,
         hrc_judge_number(res->change);
         printf(",\"p\":");
         hrc_judge_number(res->p);
-        judged_json(j, nj, words, sizeof words);
+        judged_json(j, said.not_judged, words, sizeof words);
         printf("%s}\n", words);
     } else {
         hrc_key_name(stdout, key, c->r->machine);
-        judged_words(j, nj, words, sizeof words);
+        judged_words(j, said.not_judged, words, sizeof words);
         /* Without the leading "; ". */
         printf(": %+.1f%%, median %.1f -> %.1f ns, p=%.2g, %s\n",
                res->change * 100, res->before, res->after, res->p,
@@ -289,68 +241,40 @@ static int check_series(void *ctx, const struct hrh_series *s)
     const struct hrh_point *p;
     struct hrh_judged j;
     struct hrs_cp res;
-    int rc;
+    enum hrh_unjudged why;
+    int rc = hrh_check_series(&c->hc, s, &p, &res, &j, &why);
 
-    if ((p = hrh_judge_find(&c->jg, s)) == NULL)
-        return 0;
-    rc = hrh_judge_point(&c->jg, s, p, &res, &j);
-    if (rc == HRH_JUDGE_FEW)
-        return not_judged(c, p, FEW_RUNS);
-    if (rc == HRH_JUDGE_SHORT)
-        return not_judged(c, p, TOO_SHORT);
-    if (rc == HRH_JUDGE_SAME)
+    if (rc == HRH_CHECK_UNJUDGED)
+        return not_judged(c, p, why);
+    if (rc == HRH_CHECK_SAME)
         return settle(c, s->key, &res, &j);
     return rc < 0 ? rc : 0;
 }
 
-/* Whether the series check judges hold point p: of the run's machine,
- * not of the run itself, kept by the filters. */
+/* The series check reads (hrh_series_each's keep). */
 static int check_keep(void *ctx, const struct hrh_point *p)
 {
     struct check *c = ctx;
 
-    if (strcmp(p->machine, c->r->machine) != 0 ||
-        (c->exclude != NULL && strcmp(p->run, c->exclude) == 0))
-        return 0;
-    c->machine_seen = 1;
-    return hrh_match(&c->o->f, c->o->machine, p);
-}
-
-/* The run's points that check's filter keeps and no series judged or
- * refused: each not judged, for want of history on the run's machine. */
-static int check_unseen(struct check *c)
-{
-    int rc = 0;
-
-    for (size_t k = 0; rc == 0 && k < c->r->n; k++) {
-        const struct hrh_point *p = &c->r->p[c->jg.order[k]];
-
-        if (c->jg.seen[c->jg.order[k]] ||
-            !hrh_match(&c->o->f, c->o->machine, p))
-            continue;
-        rc = not_judged(c, p, c->machine_seen ? NO_KEY : NO_MACHINE);
-    }
-    return rc;
+    return hrh_check_keep(&c->hc, p);
 }
 
 /* The words of check's summary for the keys not judged: "N not judged
  * (A no history of this machine, B too short a history)". */
 static void unjudged_summary(const struct check *c, char *buf, size_t len)
 {
-    static const char *const short_words[4] = {
+    static const char *const short_words[HRH_UNJUDGED_COUNT] = {
         "no history of this machine", "a key the history lacks",
         "fewer runs than --min-history", "too short a history",
     };
-    size_t total = 0, at;
+    size_t total = hrh_check_unjudged_total(&c->hc), at;
 
-    for (int i = 0; i < 4; i++)
-        total += c->unjudged[i];
     at = (size_t)snprintf(buf, len, "%zu not judged", total);
-    for (int i = 0, first = 1; i < 4 && at < len; i++) {
-        if (c->unjudged[i] == 0)
+    for (int i = 0, first = 1; i < HRH_UNJUDGED_COUNT && at < len; i++) {
+        if (c->hc.unjudged[i] == 0)
             continue;
         at += (size_t)snprintf(buf + at, len - at, "%s%zu %s",
-                               first ? " (" : ", ", c->unjudged[i],
+                               first ? " (" : ", ", c->hc.unjudged[i],
                                short_words[i]);
         first = 0;
     }
@@ -358,56 +282,49 @@ static void unjudged_summary(const struct check *c, char *buf, size_t len)
         snprintf(buf + at, len - at, ")");
 }
 
-/* Writes pending key p as check's line of text or JSON. */
+/* Writes pending key p, kept by the rule, as check's line of text or
+ * JSON, or its gate row; names it on stderr when it is slower than its
+ * limit allows. */
 static int put_pending(struct check *c, const struct hrh_pending *p)
 {
+    struct hrh_check_said said;
     struct hrh_series s;
     char note[384], extra[256];
-    int over, nj, rc;
 
     memset(&s, 0, sizeof s);
     memcpy(s.key, p->key, sizeof s.key);
     s.machine = (char *)c->r->machine;
-    over = hrc_over_limit_quiet(c->o, &s, &p->res);
-    /* A limit the check could not have seen broken is not passed. */
-    nj = hrh_judged_at_limit(&p->j, over);
-    count_judged(c, &p->j, nj);
+    hrh_check_pending(&c->hc, p, &said);
     if (c->o->gate == HRC_GATE_NONE) {
         if (p->j.by_rounds)
             snprintf(note, sizeof note, " (by rounds: %zu against %zu)",
                      p->j.rounds[1], p->j.rounds[0]);
         else
             note[0] = '\0';
-        judged_words(&p->j, nj, note + strlen(note),
+        judged_words(&p->j, said.not_judged, note + strlen(note),
                      sizeof note - strlen(note));
-        judged_json(&p->j, nj, extra, sizeof extra);
+        judged_json(&p->j, said.not_judged, extra, sizeof extra);
         hrc_put_finding(c->o, &s, c->r->run.commit, c->r->id, &p->res,
                             note, extra);
     }
-    if (hrc_over_limit("history check", c->o, &s, &p->res))
-        c->slower = 1;
-    if (c->o->gate != HRC_GATE_NONE) {
-        rc = hrh_gate_add(&c->g, HRC_JUDGE_LIMITS(c->o), s.key,
-                                  s.machine, NULL, &p->res, over, NULL);
-        if (rc == 0)
-            gate_judged(c, &p->j, nj);
-        return rc;
-    }
+    if (said.over)
+        hrc_over_limit("history check", c->o, &s, &p->res);
+    if (c->o->gate != HRC_GATE_NONE)
+        return hrh_gate_add_judged(&c->g, HRC_JUDGE_LIMITS(c->o), s.key,
+                                   s.machine, &p->res, 1, &p->j, &said);
     return ferror(stdout) ? -EIO : 0;
 }
 
 /*
- * The rule over all the keys check judged, as detect's: a key differs
- * when its change moves by at least HRS_CP_MIN_STEPS clock steps of the
- * machine (the step from the machine's values) and it passes Benjamini-
- * Hochberg's false discovery rate at q = alpha over the keys judged. The
- * keys that differ are gathered into findings (sharing a node or a range)
- * and written, each finding a line before its keys (text and JSONL).
- * Returns 0 or a negative errno.
+ * Applies the rule over all the keys check judged (hrh_judge_rule): the
+ * keys left out are settled, and those kept are written in findings (keys
+ * that share a node or a range), each finding a line before its keys
+ * (text and JSONL). Returns 0 or a negative errno.
  */
 static int check_rule(struct check *c)
 {
-    struct hrh_judge *jg = &c->jg;
+    struct hrh_judge *jg = &c->hc.jg;
+    struct hrh_check_finding fd = { 0 };
     int rc = hrh_judge_rule(jg);
 
     for (size_t i = 0; rc == 0 && i < jg->npend; i++) {
@@ -415,39 +332,48 @@ static int check_rule(struct check *c)
             rc = settle(c, jg->pend[i].key, &jg->pend[i].res,
                         &jg->pend[i].j);
     }
-    /* Each finding (a root, in key order), its start, then its keys. */
-    for (size_t i = 0; i < jg->npend && rc == 0; i++) {
-        const struct hrh_pending *st;
-        size_t start, keys, nodes;
+    /* Each finding (in key order), its start, then its keys. */
+    while (rc == 0 && hrh_check_next_finding(&c->hc, &fd)) {
+        const struct hrh_pending *st = &jg->pend[fd.start];
 
-        if (!jg->pend[i].keep || hrh_judge_root(jg, i) != i)
-            continue;
-        c->findings++;
-        hrh_judge_finding(jg, i, &keys, &nodes, &start);
-        st = &jg->pend[start];
         if (c->o->jsonl) {
-            printf("{\"finding\":%zu,\"machine\":", c->findings);
+            printf("{\"finding\":%zu,\"machine\":", fd.number);
             hrv_json_string(stdout, c->r->machine);
-            printf(",\"keys\":%zu,\"nodes\":%zu,\"start\":{", keys,
-                   nodes);
+            printf(",\"keys\":%zu,\"nodes\":%zu,\"start\":{", fd.keys,
+                   fd.nodes);
             for (int k = 0; k < 6; k++) {
                 printf("%s\"%s\":", k ? "," : "", key_names[k]);
                 hrv_json_string(stdout, st->key[k]);
             }
             printf("}}\n");
         } else if (c->o->gate == HRC_GATE_NONE) {
-            printf("finding %zu: %s by %+.1f%%, starts in ", c->findings,
+            printf("finding %zu: %s by %+.1f%%, starts in ", fd.number,
                    st->res.change > 0 ? "slower" : "faster",
                    st->res.change * 100);
             hrc_key_name(stdout, st->key, c->r->machine);
-            printf("; %zu %s of %zu %s\n", keys, keys == 1 ? "key" : "keys",
-                   nodes, nodes == 1 ? "node" : "nodes");
+            printf("; %zu %s of %zu %s\n", fd.keys,
+                   fd.keys == 1 ? "key" : "keys", fd.nodes,
+                   fd.nodes == 1 ? "node" : "nodes");
         }
-        for (size_t j = i; j < jg->npend && rc == 0; j++) {
-            if (jg->pend[j].keep && hrh_judge_root(jg, j) == i)
+        for (size_t j = fd.root; j < jg->npend && rc == 0; j++) {
+            if (hrh_check_in_finding(&c->hc, &fd, j))
                 rc = put_pending(c, &jg->pend[j]);
         }
     }
+    return rc;
+}
+
+/* The keys of the run that no series judged or refused: each not judged,
+ * for want of history on the run's machine. */
+static int check_unseen(struct check *c)
+{
+    const struct hrh_point *p;
+    enum hrh_unjudged why;
+    size_t k = 0;
+    int rc = 0;
+
+    while (rc == 0 && (p = hrh_check_unseen(&c->hc, &k, &why)) != NULL)
+        rc = not_judged(c, p, why);
     return rc;
 }
 
@@ -458,7 +384,8 @@ int hrc_history_check(int argc, char **argv)
     struct hrh_fromrun r;
     struct hrh_history *h = NULL;
     char err[4096], summary[512];
-    size_t refused = 0;
+    enum hrh_check_verdict verdict;
+    size_t refused;
     int rc;
 
     hrc_judge_opts_init(&o);
@@ -495,16 +422,11 @@ int hrc_history_check(int argc, char **argv)
     snprintf(c.few_reason, sizeof c.few_reason, "fewer than %zu runs of "
              "history on this machine, --min-history %zu", o.min_history,
              o.min_history);
-    for (size_t i = 0; i < r.n; i++)
-        r.p[i].machine = r.machine;
-    rc = hrh_judge_init(&c.jg, &o.cp, o.min_history,
-                                o.have_limits ? &o.limits : NULL,
-                                o.threshold);
-    if (rc == 0)
-        rc = hrh_judge_run(&c.jg, r.p, r.n);
+    rc = hrh_check_init(&c.hc, &o.cp, o.min_history, HRC_JUDGE_LIMITS(&o),
+                        o.threshold, &o.f, o.machine, r.machine, r.p, r.n);
     if (rc == 0) {
         rc = hrh_has(h, r.id, err, sizeof err);
-        c.exclude = rc == 1 ? r.id : NULL;
+        c.hc.exclude = rc == 1 ? r.id : NULL;
         rc = rc < 0 ? rc : 0;
     }
     if (rc == 0)
@@ -515,36 +437,33 @@ int hrc_history_check(int argc, char **argv)
         rc = check_rule(&c);
     if (rc == 0)
         rc = check_unseen(&c);
-    /* With --min-history, a key of no series has too few runs too. */
-    if (o.min_history > 0)
-        refused = c.unjudged[FEW_RUNS] + c.unjudged[NO_KEY] +
-                  c.unjudged[NO_MACHINE];
+    refused = hrh_check_refused(&c.hc);
     if (rc == 0 && o.gate != HRC_GATE_NONE)
         rc = hrc_gate_write(&c.g, &o, "hostrangectl history check");
     hrh_gate_fini(&c.g);
     unjudged_summary(&c, summary, sizeof summary);
     if (rc == 0 && !o.jsonl && o.gate == HRC_GATE_NONE) {
-        printf("checked %zu keys of ", c.jg.judged);
+        printf("checked %zu keys of ", c.hc.jg.judged);
         hrv_text_put(stdout, argv[optind]);
         fputs(" against the history of ", stdout);
         hrv_text_put(stdout, r.machine);
         printf(": %zu differ (p < %g), %s; %zu judged by their rounds",
-               c.jg.found, o.cp.alpha, summary, c.jg.by_rounds);
-        if (c.jg.by_rounds > 0)
+               c.hc.jg.found, o.cp.alpha, summary, c.hc.jg.by_rounds);
+        if (c.hc.jg.by_rounds > 0)
             printf(" (%zu slower, %zu faster, %zu same, %zu undecided)",
-                   c.verdicts[HRS_DECIDE_SLOWER],
-                   c.verdicts[HRS_DECIDE_FASTER],
-                   c.verdicts[HRS_DECIDE_SAME],
-                   c.verdicts[HRS_DECIDE_UNDECIDED]);
-        if (c.not_judged_limit > 0)
+                   c.hc.verdicts[HRS_DECIDE_SLOWER],
+                   c.hc.verdicts[HRS_DECIDE_FASTER],
+                   c.hc.verdicts[HRS_DECIDE_SAME],
+                   c.hc.verdicts[HRS_DECIDE_UNDECIDED]);
+        if (c.hc.not_judged_limit > 0)
             printf("; %zu " HRV_GATE_NOT_JUDGED " (detectable above "
-                   "--fail-above)", c.not_judged_limit);
+                   "--fail-above)", c.hc.not_judged_limit);
         putchar('\n');
     }
     if (rc == 0 && o.gate == HRC_GATE_NONE) {
         char rule[256];
 
-        hrh_look_rule(rule, sizeof rule, o.cp.alpha, c.jg.judged);
+        hrh_look_rule(rule, sizeof rule, o.cp.alpha, c.hc.jg.judged);
         if (o.jsonl) {
             printf("{\"rule\":");
             hrv_json_string(stdout, rule);
@@ -552,19 +471,18 @@ int hrc_history_check(int argc, char **argv)
                    "\"not_judged\":%zu,\"by_rounds\":%zu,\"verdicts\":{"
                    "\"slower\":%zu,\"faster\":%zu,\"same\":%zu,"
                    "\"undecided\":%zu},\"not_judged_at_limit\":%zu}\n",
-                   c.jg.judged, c.jg.found, c.findings,
-                   c.unjudged[0] + c.unjudged[1] + c.unjudged[2] +
-                       c.unjudged[3], c.jg.by_rounds,
-                   c.verdicts[HRS_DECIDE_SLOWER],
-                   c.verdicts[HRS_DECIDE_FASTER],
-                   c.verdicts[HRS_DECIDE_SAME],
-                   c.verdicts[HRS_DECIDE_UNDECIDED], c.not_judged_limit);
+                   c.hc.jg.judged, c.hc.jg.found, c.hc.findings,
+                   hrh_check_unjudged_total(&c.hc), c.hc.jg.by_rounds,
+                   c.hc.verdicts[HRS_DECIDE_SLOWER],
+                   c.hc.verdicts[HRS_DECIDE_FASTER],
+                   c.hc.verdicts[HRS_DECIDE_SAME],
+                   c.hc.verdicts[HRS_DECIDE_UNDECIDED], c.hc.not_judged_limit);
         } else {
-            printf("%zu %s (%s)\n", c.findings,
-                   c.findings == 1 ? "finding" : "findings", rule);
+            printf("%zu %s (%s)\n", c.hc.findings,
+                   c.hc.findings == 1 ? "finding" : "findings", rule);
         }
     }
-    if (rc == 0 && c.jg.judged == 0) {
+    if (rc == 0 && c.hc.jg.judged == 0) {
         fputs("hostrangectl history check: ", stderr);
         hrv_text_put(stderr, argv[optind]);
         fputs(": no key judged against the history of ", stderr);
@@ -573,25 +491,32 @@ int hrc_history_check(int argc, char **argv)
                 o.min_history > 0 ? ""
                                   : "; --min-history N makes this an error");
     }
-    if (rc == 0 && c.not_judged_limit > 0)
+    if (rc == 0 && c.hc.not_judged_limit > 0)
         fprintf(stderr, "hostrangectl history check: %zu keys not judged at "
                 "their --fail-above limit (their detectable change above "
-                "it)\n", c.not_judged_limit);
+                "it)\n", c.hc.not_judged_limit);
     if (rc == 0 && refused > 0) {
         fprintf(stderr, "hostrangectl history check: %zu keys have fewer "
                 "than %zu runs of history on ", refused, o.min_history);
         hrv_text_put(stderr, r.machine);
         fputs(": not judged (--min-history)\n", stderr);
     }
-    hrh_judge_fini(&c.jg);
+    verdict = hrh_check_verdict(&c.hc);
+    hrh_check_fini(&c.hc);
     hrh_fromrun_fini(&r);
     hrs_limits_fini(&o.limits);
     if (rc == 0 && fflush(stdout) != 0)
         rc = -EIO;
     if (rc != 0)
         return hrc_judge_failed("history check", o.db, rc, err);
-    return c.slower ? HRC_EXIT_SLOWER
-           : refused > 0 ? HRC_EXIT_FEW_RUNS
-           : c.not_judged_limit > 0 ? HRC_EXIT_NOT_JUDGED
-                                    : 0;
+    switch (verdict) {
+    case HRH_CHECK_SLOWER:
+        return HRC_EXIT_SLOWER;
+    case HRH_CHECK_REFUSED:
+        return HRC_EXIT_FEW_RUNS;
+    case HRH_CHECK_NOT_JUDGED:
+        return HRC_EXIT_NOT_JUDGED;
+    default:
+        return 0;
+    }
 }

@@ -105,11 +105,6 @@ int hrc_over_limit(const char *cmd, const struct hrc_judge_opts *o,
                        const struct hrh_series *s,
                        const struct hrs_cp *cp);
 
-/* over_limit's verdict, saying nothing. */
-int hrc_over_limit_quiet(const struct hrc_judge_opts *o,
-                             const struct hrh_series *s,
-                             const struct hrs_cp *cp);
-
 /* The options of detect and check; check's run file is left in argv.
  * Returns -1 with the help shown, 0, or a usage error's status. */
 int hrc_judge_parse(const char *cmd, const char *usage, int argc,

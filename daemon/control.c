@@ -400,12 +400,7 @@ static void do_stats(struct hrd_control *ctl, Hostrange__ControlReply *m,
     for (c = in->clients; c != NULL; c = c->next) {
         hrd_ingest_client_stats(&cs[--i], c);
         csp[i] = &cs[i];
-        cs[i].node_ids = &nodes[i * HRD_CLIENT_NODES];
-        for (uint32_t j = 0; j < c->nnodes; j++) {
-            if (c->nodes[j] >= 1 && c->nodes[j] <= a->str.n)
-                cs[i].node_ids[cs[i].n_node_ids++] =
-                    a->str.s[c->nodes[j] - 1];
-        }
+        hrd_ingest_client_nodes(&cs[i], c, a, &nodes[i * HRD_CLIENT_NODES]);
     }
     for (i = 0; i < in->nclients; i++) {
         if (cs[i].clock[0] != '\0')

@@ -242,6 +242,28 @@ struct hrd_client *hrd_ingest_client(struct hrd_ingest *in, uint32_t pid,
     return c;
 }
 
+/* The counters of a client and their ClientStats fields: one list for
+ * hrd_ingest_client_stats and hrd_ingest_client_restore, so that a
+ * counter is written and read back alike. */
+#define CLIENT_COUNTERS(X)                                                 \
+    X(batches, batches)                                                    \
+    X(events, events)                                                      \
+    X(duplicates, duplicates)                                              \
+    X(gaps, gaps)                                                          \
+    X(lost, lost_events)                                                   \
+    X(out_of_order, errors_out_of_order)                                   \
+    X(open_at_window_end, errors_open_at_window_end)                       \
+    X(foreign_thread, errors_foreign_thread)                               \
+    X(label_in_window, errors_label_in_window)                             \
+    X(too_deep, errors_too_deep)                                           \
+    X(rejected, rejected)                                                  \
+    X(marks, marks)                                                        \
+    X(bad_name, errors_bad_name)                                           \
+    X(bad_label, errors_bad_label)                                         \
+    X(contexts_full, contexts_full)                                        \
+    X(names_cut, names_cut)                                                \
+    X(refused, refused_events)
+
 void hrd_ingest_client_stats(Hostrange__ClientStats *x,
                              const struct hrd_client *c)
 {
@@ -249,28 +271,60 @@ void hrd_ingest_client_stats(Hostrange__ClientStats *x,
     x->pid = c->pid;
     x->instance = c->instance;
     x->process_label = c->label;
-    x->batches = c->batches;
-    x->events = c->events;
-    x->duplicates = c->duplicates;
-    x->gaps = c->gaps;
-    x->lost_events = c->lost;
-    x->errors_out_of_order = c->out_of_order;
-    x->errors_open_at_window_end = c->open_at_window_end;
-    x->errors_foreign_thread = c->foreign_thread;
-    x->errors_label_in_window = c->label_in_window;
-    x->errors_too_deep = c->too_deep;
     x->clock = c->clock;
-    x->rejected = c->rejected;
-    x->marks = c->marks;
+#define PUT(field, msg) x->msg = c->field;
+    CLIENT_COUNTERS(PUT)
+#undef PUT
     x->clock_order = c->clock_order != NULL ? c->clock_order : (char *)"";
     x->clock_step_ns = c->clock_step_ns;
     x->clock_path = (char *)hrp_clock_path_name(c->clock_path);
-    x->errors_bad_name = c->bad_name;
-    x->errors_bad_label = c->bad_label;
-    x->contexts_full = c->contexts_full;
-    x->names_cut = c->names_cut;
     x->unfinished = !c->finished;
-    x->refused_events = c->refused;
+}
+
+void hrd_ingest_client_nodes(Hostrange__ClientStats *x,
+                             const struct hrd_client *c,
+                             const struct hra_agg *a, char **nodes)
+{
+    x->node_ids = nodes;
+    x->n_node_ids = 0;
+    for (uint32_t j = 0; j < c->nnodes; j++) {
+        const char *s = hra_str_get(a, c->nodes[j]);
+
+        if (s[0] != '\0')
+            x->node_ids[x->n_node_ids++] = (char *)s;
+    }
+}
+
+int hrd_ingest_client_restore(struct hrd_ingest *in, struct hrd_client *c,
+                              const Hostrange__ClientStats *x)
+{
+    char *order = NULL;
+
+    if (strlen(x->clock_order) > HRP_MAX_STRING ||
+        !(x->clock_step_ns >= 0 && x->clock_step_ns <= 1e9) ||
+        x->n_node_ids > HRD_CLIENT_NODES)
+        return -EBADMSG;
+    if (x->clock_order[0] != '\0' && (order = strdup(x->clock_order)) == NULL)
+        return -ENOMEM;
+    free(c->clock_order);
+    c->clock_order = order;
+    c->clock_step_ns = x->clock_step_ns;
+    c->clock_path = hrp_clock_paths_parse(x->clock_path);
+#define GET(field, msg) c->field = x->msg;
+    CLIENT_COUNTERS(GET)
+#undef GET
+    c->finished = !x->unfinished;
+    c->nnodes = 0;
+    for (size_t i = 0; i < x->n_node_ids; i++) {
+        const char *s = x->node_ids[i];
+        uint32_t id;
+
+        if (s[0] == '\0' || strlen(s) > HRP_MAX_STRING ||
+            (id = hra_str(in->agg, s)) == 0)
+            return -EBADMSG;
+        c->nodes[c->nnodes++] = id;
+    }
+    return 0;
 }
 
 int hrd_ingest_lost_set(struct hrd_ingest *in, struct hrd_client *c,

@@ -73,14 +73,13 @@ struct hrd_client {
     uint64_t too_deep;
     uint64_t rejected;        /* its batches rejected as invalid */
     uint64_t contexts_dropped; /* calling contexts it could not keep */
-    uint64_t marks;           /* marks it counted (not kept in snapshots) */
-    /* As its latest batch said (not kept in snapshots): scopes of refused
-     * range names, windows of refused labels, contexts kept under
-     * "(contexts full)". */
+    uint64_t marks;           /* marks it counted */
+    /* As its latest batch said: scopes of refused range names, windows of
+     * refused labels, contexts kept under "(contexts full)", names cut. */
     uint64_t bad_name, bad_label, contexts_full, names_cut;
     int finished;             /* a batch carried its final counters (a
-                                 client loaded from a snapshot counts as
-                                 finished) */
+                                 client loaded from a snapshot of the old
+                                 format counts as finished) */
     uint64_t refused;         /* events of its refused batches, counted
                                  lost under their node ids here */
     uint64_t refused_seq;     /* the highest seq of those */
@@ -161,10 +160,27 @@ struct hrd_client *hrd_ingest_client(struct hrd_ingest *in, uint32_t pid,
                                      uint64_t instance, const char *label,
                                      const char *clock);
 
-/* Fills x with the counters of client c, for stats and run files (x's
- * strings are c's: valid while c lives; node_ids is left empty). */
+/* Fills x with the counters of client c, for stats, run files and the
+ * daemon's snapshot (x's strings are c's: valid while c lives; node_ids
+ * is left empty). */
 void hrd_ingest_client_stats(Hostrange__ClientStats *x,
                              const struct hrd_client *c);
+
+/* Points x->node_ids at nodes (HRD_CLIENT_NODES entries), filled with the
+ * names of c's first node ids, as a's string table holds them. */
+void hrd_ingest_client_nodes(Hostrange__ClientStats *x,
+                             const struct hrd_client *c,
+                             const struct hra_agg *a, char **nodes);
+
+/*
+ * The inverse of hrd_ingest_client_stats and hrd_ingest_client_nodes, for
+ * a client loaded from a snapshot: sets every field of c that x holds
+ * besides pid, instance, label and clock (which hrd_ingest_client took),
+ * node ids through in's string table. Returns 0, -EBADMSG when a field
+ * does not hold together, or -ENOMEM.
+ */
+int hrd_ingest_client_restore(struct hrd_ingest *in, struct hrd_client *c,
+                              const Hostrange__ClientStats *x);
 
 /* Sets the lost count of a client for a label set (string ids), keeping
  * the per-node sums of the aggregation. Returns 0 or -ENOMEM. */

@@ -20,6 +20,7 @@ struct table {
     Hostrange__StateClient **ptr;
     Hostrange__StateClient *sc;
     Hostrange__ClientStats *cs;
+    char **nodes;
     Hostrange__StateLost **lptr;
     Hostrange__StateLost *lost;
 };
@@ -35,18 +36,22 @@ static int table_make(const struct hra_agg *a, const struct hrd_ingest *in,
     t->ptr = calloc(n + 1, sizeof *t->ptr);
     t->sc = calloc(n + 1, sizeof *t->sc);
     t->cs = calloc(n + 1, sizeof *t->cs);
+    t->nodes = calloc((n + 1) * HRD_CLIENT_NODES, sizeof *t->nodes);
     t->lptr = calloc(nlost + 1, sizeof *t->lptr);
     t->lost = calloc(nlost + 1, sizeof *t->lost);
     if (t->ptr == NULL || t->sc == NULL || t->cs == NULL ||
-        t->lptr == NULL || t->lost == NULL)
+        t->nodes == NULL || t->lptr == NULL || t->lost == NULL)
         return -ENOMEM;
     for (c = in->clients; c != NULL; c = c->next) {
         Hostrange__StateClient *s = &t->sc[--i];
 
         hostrange__state_client__init(s);
         hrd_ingest_client_stats(&t->cs[i], c);
+        hrd_ingest_client_nodes(&t->cs[i], c, a,
+                                &t->nodes[i * HRD_CLIENT_NODES]);
         s->stats = &t->cs[i];
         s->max_seq = c->max_seq;
+        s->refused_seq = c->refused_seq;
         s->lost = &t->lptr[j];
         s->n_lost = c->nlost;
         for (uint32_t k = 0; k < c->nlost; k++, j++) {
@@ -71,6 +76,7 @@ static void table_free(struct table *t)
     free(t->ptr);
     free(t->sc);
     free(t->cs);
+    free(t->nodes);
     free(t->lptr);
     free(t->lost);
 }
@@ -126,21 +132,10 @@ static int client_load(struct hra_agg *a, struct hrd_ingest *in,
         (c = hrd_ingest_client(in, x->pid, x->instance, x->process_label,
                                x->clock)) == NULL)
         return -EBADMSG;
+    if (hrd_ingest_client_restore(in, c, x) != 0)
+        return -EBADMSG;
     c->max_seq = m->max_seq;
-    c->batches = x->batches;
-    c->events = x->events;
-    c->duplicates = x->duplicates;
-    c->gaps = x->gaps;
-    c->lost = x->lost_events;
-    c->out_of_order = x->errors_out_of_order;
-    c->open_at_window_end = x->errors_open_at_window_end;
-    c->foreign_thread = x->errors_foreign_thread;
-    c->label_in_window = x->errors_label_in_window;
-    c->too_deep = x->errors_too_deep;
-    c->rejected = x->rejected;
-    c->refused = x->refused_events;
-    /* Whether it sent its final counters is not kept: not accused. */
-    c->finished = 1;
+    c->refused_seq = m->refused_seq;
     for (size_t i = 0; i < m->n_lost; i++) {
         const Hostrange__StateLost *l = m->lost[i];
         uint32_t node = known(a, l->node_id, nstrings);

@@ -79,6 +79,33 @@ int hrh_gate_add(struct hrh_gate *g,
     return 0;
 }
 
+int hrh_gate_add_judged(struct hrh_gate *g, const struct hrs_limits *limits,
+                        char *const *key, const char *machine,
+                        const struct hrs_cp *cp, int differs,
+                        const struct hrh_judged *j,
+                        const struct hrh_check_said *said)
+{
+    struct hrv_gate_row *r;
+    int rc = hrh_gate_add(g, limits, key, machine, NULL,
+                          differs ? cp : NULL, said->over, NULL);
+
+    if (rc != 0)
+        return rc;
+    r = &g->v[g->n - 1];
+    if (!differs) {
+        /* Unchanged, with its figures. */
+        r->before = cp->before;
+        r->after = cp->after;
+        r->change = cp->change * 100;
+        r->p = cp->p;
+    }
+    r->detectable = j->detectable;
+    r->not_judged = said->not_judged;
+    r->undecided = said->undecided;
+    r->pairs = 0;
+    return 0;
+}
+
 void hrh_gate_fini(struct hrh_gate *g)
 {
     for (size_t i = 0; i < g->nstrs; i++)

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "lib/history/judge.h"
 #include "lib/history/look.h"
 #include "lib/stat/changepoint.h"
 #include "lib/stat/limits.h"
@@ -32,6 +33,19 @@ int hrh_gate_add(struct hrh_gate *g,
                          const char *reason);
 
 void hrh_gate_fini(struct hrh_gate *g);
+
+/*
+ * Appends the row of a key history check judged (j, said) with cp's
+ * figures, as hrh_gate_add does: slower or faster when it differs (fail:
+ * said->over), else unchanged with its figures; with the change it could
+ * detect, and whether it is not judged at its limit or undecided by its
+ * rounds. Returns 0 or -ENOMEM.
+ */
+int hrh_gate_add_judged(struct hrh_gate *g, const struct hrs_limits *limits,
+                        char *const *key, const char *machine,
+                        const struct hrs_cp *cp, int differs,
+                        const struct hrh_judged *j,
+                        const struct hrh_check_said *said);
 
 /* Sets g to the row of change ch of a look (detect's findings; the row's
  * strings borrowed from ch), its --fail-above limit among limits (NULL:

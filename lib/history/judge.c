@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "lib/history/judge.h"
+#include "lib/history/gate.h"
 #include "lib/history/look.h"
 #include "lib/stat/fdr.h"
 #include "lib/stat/rounds.h"
@@ -399,4 +400,157 @@ int hrh_judged_at_limit(const struct hrh_judged *j,
 int hrh_judged_undecided(const struct hrh_judged *j)
 {
     return j->by_rounds && j->gated && j->dec.verdict == HRS_DECIDE_UNDECIDED;
+}
+
+int hrh_check_init(struct hrh_check *c, const struct hrs_cp_opts *cp,
+                   size_t min_history, const struct hrs_limits *limits,
+                   double threshold, const struct hra_filter *f,
+                   const char *glob, const char *machine,
+                   struct hrh_point *p, size_t n)
+{
+    int rc;
+
+    memset(c, 0, sizeof *c);
+    c->machine = machine;
+    c->f = f;
+    c->glob = glob;
+    for (size_t i = 0; i < n; i++)
+        p[i].machine = machine;
+    rc = hrh_judge_init(&c->jg, cp, min_history, limits, threshold);
+    if (rc == 0)
+        rc = hrh_judge_run(&c->jg, p, n);
+    return rc;
+}
+
+void hrh_check_fini(struct hrh_check *c)
+{
+    hrh_judge_fini(&c->jg);
+}
+
+int hrh_check_keep(struct hrh_check *c, const struct hrh_point *p)
+{
+    if (strcmp(p->machine, c->machine) != 0 ||
+        (c->exclude != NULL && strcmp(p->run, c->exclude) == 0))
+        return 0;
+    c->machine_seen = 1;
+    return hrh_match(c->f, c->glob, p);
+}
+
+int hrh_check_series(struct hrh_check *c, const struct hrh_series *s,
+                     const struct hrh_point **p, struct hrs_cp *res,
+                     struct hrh_judged *j, enum hrh_unjudged *why)
+{
+    int rc;
+
+    if ((*p = hrh_judge_find(&c->jg, s)) == NULL)
+        return HRH_CHECK_LATER;
+    rc = hrh_judge_point(&c->jg, s, *p, res, j);
+    if (rc == HRH_JUDGE_FEW || rc == HRH_JUDGE_SHORT) {
+        *why = rc == HRH_JUDGE_FEW ? HRH_UNJUDGED_FEW_RUNS
+                                   : HRH_UNJUDGED_TOO_SHORT;
+        c->unjudged[*why]++;
+        return HRH_CHECK_UNJUDGED;
+    }
+    if (rc == HRH_JUDGE_SAME)
+        return HRH_CHECK_SAME;
+    return rc < 0 ? rc : HRH_CHECK_LATER;
+}
+
+/* Counts key j with said's verdict. */
+static void count_said(struct hrh_check *c, const struct hrh_judged *j,
+                       struct hrh_check_said *said)
+{
+    said->undecided = hrh_judged_undecided(j);
+    if (j->by_rounds && (unsigned)j->dec.verdict < HRH_CHECK_VERDICTS)
+        c->verdicts[j->dec.verdict]++;
+    c->not_judged_limit += said->not_judged != 0;
+    c->slower += said->over != 0;
+}
+
+void hrh_check_settle(struct hrh_check *c, const struct hrh_judged *j,
+                      struct hrh_check_said *said)
+{
+    said->over = 0;
+    said->not_judged = hrh_judged_at_limit(j, 0);
+    count_said(c, j, said);
+}
+
+void hrh_check_pending(struct hrh_check *c, const struct hrh_pending *p,
+                       struct hrh_check_said *said)
+{
+    said->over = hrh_over_limit(c->jg.limits, p->key[4], &p->res) != NULL;
+    /* A limit the check could not have seen broken is not passed. */
+    said->not_judged = hrh_judged_at_limit(&p->j, said->over);
+    count_said(c, &p->j, said);
+}
+
+int hrh_check_said_line(const struct hrh_check_said *said)
+{
+    return said->not_judged || said->undecided;
+}
+
+const struct hrh_point *hrh_check_unseen(struct hrh_check *c, size_t *k,
+                                         enum hrh_unjudged *why)
+{
+    for (; *k < c->jg.n; (*k)++) {
+        size_t i = c->jg.order[*k];
+        const struct hrh_point *p = &c->jg.p[i];
+
+        if (c->jg.seen[i] || !hrh_match(c->f, c->glob, p))
+            continue;
+        (*k)++;
+        *why = c->machine_seen ? HRH_UNJUDGED_NO_KEY
+                               : HRH_UNJUDGED_NO_MACHINE;
+        c->unjudged[*why]++;
+        return p;
+    }
+    return NULL;
+}
+
+int hrh_check_next_finding(struct hrh_check *c, struct hrh_check_finding *f)
+{
+    struct hrh_judge *jg = &c->jg;
+
+    for (size_t i = f->number == 0 ? 0 : f->root + 1; i < jg->npend; i++) {
+        if (!jg->pend[i].keep || pend_root(jg->pend, i) != i)
+            continue;
+        f->root = i;
+        f->number = ++c->findings;
+        hrh_judge_finding(jg, i, &f->keys, &f->nodes, &f->start);
+        return 1;
+    }
+    return 0;
+}
+
+int hrh_check_in_finding(struct hrh_check *c, const struct hrh_check_finding *f,
+                         size_t i)
+{
+    return c->jg.pend[i].keep && pend_root(c->jg.pend, i) == f->root;
+}
+
+size_t hrh_check_unjudged_total(const struct hrh_check *c)
+{
+    size_t n = 0;
+
+    for (int i = 0; i < HRH_UNJUDGED_COUNT; i++)
+        n += c->unjudged[i];
+    return n;
+}
+
+size_t hrh_check_refused(const struct hrh_check *c)
+{
+    /* With min_history, a key of no series has too few runs too. */
+    if (c->jg.min_history == 0)
+        return 0;
+    return c->unjudged[HRH_UNJUDGED_FEW_RUNS] +
+           c->unjudged[HRH_UNJUDGED_NO_KEY] +
+           c->unjudged[HRH_UNJUDGED_NO_MACHINE];
+}
+
+enum hrh_check_verdict hrh_check_verdict(const struct hrh_check *c)
+{
+    return c->slower > 0                ? HRH_CHECK_SLOWER
+           : hrh_check_refused(c) > 0   ? HRH_CHECK_REFUSED
+           : c->not_judged_limit > 0    ? HRH_CHECK_NOT_JUDGED
+                                        : HRH_CHECK_PASSED;
 }

@@ -3,7 +3,8 @@
  * state across a SIGKILL and a clean stop, record with four reporting
  * children, rejections over the socket, refusals of a runtime directory,
  * the connecting group, an unwritable state directory, a second daemon
- * on the same state directory, and keys with an empty operator or backend
+ * on the same state directory, every client field of stats across
+ * restarts, and keys with an empty operator or backend
  * through restarts and run files.
  */
 #include "config.h"
@@ -178,6 +179,171 @@ static void test_clean_stop(void **state)
     free(before);
     free(after);
     assert_true(harness_exited(harness_daemon_signal(d, SIGINT), 0));
+    rm_rf(sdir);
+}
+
+/* Batch seq of client pid whose header sets every field that stats
+ * prints per client: clock order, step and path, marks, the errors, the
+ * contexts kept full, the names cut; final says whether it carries its
+ * final counters. */
+static int send_said(const char *dir, uint32_t pid, uint64_t seq,
+                     const char *path, const char *order, double step,
+                     int final)
+{
+    struct db_batch x;
+    int status;
+
+    db_init(&x, pid, seq);
+    for (uint32_t i = 0; i < 8; i++)
+        db_sample(&x, i % 4, i % 2, 1500 + 10 * i + seq, 600 + i);
+    db_lost(&x, 1, 2 * seq);
+    x.b.clock_path = (char *)path;
+    x.b.clock_order = (char *)order;
+    x.b.clock_step_ns = step;
+    x.b.marks = 5 * seq + pid;
+    x.b.lost_events = 2 * seq;
+    x.b.errors_out_of_order = seq;
+    x.b.errors_open_at_window_end = seq + 1;
+    x.b.errors_foreign_thread = seq + 2;
+    x.b.errors_label_in_window = seq + 3;
+    x.b.errors_too_deep = seq + 4;
+    x.b.errors_bad_name = seq + 5;
+    x.b.errors_bad_label = seq + 6;
+    x.b.contexts_full = seq + 7;
+    x.b.names_cut = seq + 8;
+    x.b.final_counters = final;
+    status = harness_send_batch(dir, &x, NULL, 0);
+    db_fini(&x);
+    return status;
+}
+
+/* Batch seq of client pid with 4 samples, one of them invalid (its self
+ * time above its inclusive time): refused. */
+static int send_refused(const char *dir, uint32_t pid, uint64_t seq)
+{
+    struct db_batch x;
+    int status;
+
+    db_init(&x, pid, seq);
+    for (uint32_t i = 0; i < 4; i++)
+        db_sample(&x, i % 4, 0, 1000, i == 3 ? 2000 : 500);
+    status = harness_send_batch(dir, &x, NULL, 0);
+    db_fini(&x);
+    return status;
+}
+
+/* The `client.` lines of the daemon's stats (caller frees). */
+static char *client_lines(const char *dir)
+{
+    char *st = stats(dir), *out = calloc(1, strlen(st) + 1), *o = out;
+
+    assert_non_null(out);
+    for (const char *p = st; *p != '\0';) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl != NULL ? (size_t)(nl - p) + 1 : strlen(p);
+
+        if (strncmp(p, "client.", 7) == 0) {
+            memcpy(o, p, n);
+            o += n;
+        }
+        p += n;
+    }
+    free(st);
+    return out;
+}
+
+/* Restarts the daemon of d after signal sig and checks that stats prints
+ * the client lines `want` again. */
+static void restart_same(struct harness_daemon *d, const char *const *args,
+                         int sig, const char *want, const char *when)
+{
+    char *got;
+    int status = harness_daemon_signal(d, sig);
+
+    if (sig == SIGKILL)
+        assert_true(WIFSIGNALED(status));
+    else
+        assert_true(harness_exited(status, 0));
+    harness_daemon_start_args(d, args);
+    got = client_lines(d->dir);
+    if (strcmp(want, got) != 0) {
+        size_t i = 0, line;
+
+        while (want[i] == got[i])
+            i++;
+        while (i > 0 && want[i - 1] != '\n')
+            i--;
+        line = strcspn(want + i, "\n");
+        fail_msg("%s: the client line %.*s reads after it %.*s", when,
+                 (int)line, want + i, (int)strcspn(got + i, "\n"), got + i);
+    }
+    free(got);
+}
+
+/* Every field that stats prints per client (the clock's order, step and
+ * path, marks, errors, contexts full, names cut, unfinished, its nodes,
+ * the events of its refused batches) is the same after a clean stop, which writes a snapshot, and after
+ * SIGKILL, with the state read from a snapshot and with the batches
+ * replayed from the journal and then read from the snapshot written at
+ * the start. */
+static void test_clients_across_restarts(void **state)
+{
+    struct harness_daemon *d = *state;
+    char sdir[300], *before, *st;
+    const char *args[] = { "--state-dir", sdir, NULL };
+
+    state_dir(d, sdir, sizeof sdir);
+    harness_daemon_start_args(d, args);
+    assert_int_equal(send_said(d->dir, 41, 1, "fast", "rdtsc", 0.37, 0),
+                     HOSTRANGE__ACK__STATUS__OK);
+    assert_int_equal(send_said(d->dir, 41, 2, "fast", "rdtsc", 0.37, 1),
+                     HOSTRANGE__ACK__STATUS__OK);
+    assert_int_equal(send_said(d->dir, 42, 1, "ordered", "lfence", 1.25, 0),
+                     HOSTRANGE__ACK__STATUS__OK);
+    /* A batch refused (self above inclusive time): its events are
+     * counted lost once, also when it comes again after a restart. */
+    assert_int_equal(send_refused(d->dir, 41, 3),
+                     HOSTRANGE__ACK__STATUS__REJECTED);
+    before = client_lines(d->dir);
+    /* What the batches said is there to lose. */
+    assert_non_null(strstr(before, "client.1.clock_path fast\n"));
+    assert_non_null(strstr(before, "client.1.clock_order rdtsc\n"));
+    assert_non_null(strstr(before, "client.1.clock_step_ns 0.37\n"));
+    assert_non_null(strstr(before, "client.1.marks 51\n"));
+    assert_non_null(strstr(before, "client.1.errors.bad_name 7\n"));
+    assert_non_null(strstr(before, "client.1.errors.bad_label 8\n"));
+    assert_non_null(strstr(before, "client.1.contexts_full 9\n"));
+    assert_non_null(strstr(before, "client.1.names_cut 10\n"));
+    assert_non_null(strstr(before, "client.1.unfinished 0\n"));
+    assert_non_null(strstr(before, "client.1.node n1\n"));
+    assert_non_null(strstr(before, "client.1.refused_events 4\n"));
+    assert_non_null(strstr(before, "client.2.clock_path ordered\n"));
+    assert_non_null(strstr(before, "client.2.unfinished 1\n"));
+
+    restart_same(d, args, SIGTERM, before, "a clean stop");
+    restart_same(d, args, SIGKILL, before, "SIGKILL after a snapshot");
+    free(before);
+
+    /* Batches after the snapshot: replayed from the journal. */
+    assert_int_equal(send_said(d->dir, 43, 1, "fast", "rdtscp", 0.5, 0),
+                     HOSTRANGE__ACK__STATUS__OK);
+    assert_int_equal(send_said(d->dir, 42, 2, "ordered", "lfence", 1.5, 1),
+                     HOSTRANGE__ACK__STATUS__OK);
+    before = client_lines(d->dir);
+    assert_non_null(strstr(before, "client.3.clock_path waiting\n"));
+    assert_non_null(strstr(before, "client.2.clock_step_ns 1.5\n"));
+    assert_non_null(strstr(before, "client.2.unfinished 0\n"));
+    restart_same(d, args, SIGKILL, before, "SIGKILL, the journal replayed");
+    restart_same(d, args, SIGKILL, before,
+                 "SIGKILL after the snapshot of a replay");
+    restart_same(d, args, SIGTERM, before, "a clean stop after a replay");
+    free(before);
+    assert_int_equal(send_refused(d->dir, 41, 3),
+                     HOSTRANGE__ACK__STATUS__REJECTED);
+    st = stats(d->dir);
+    assert_int_equal(harness_stat(st, "client.1.refused_events"), 4);
+    free(st);
+    assert_true(harness_exited(harness_daemon_signal(d, SIGTERM), 0));
     rm_rf(sdir);
 }
 
@@ -545,6 +711,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_after_sigkill, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_clean_stop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clients_across_restarts, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_record_four_children, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_rejections, setup, teardown),

@@ -2,7 +2,7 @@
  * Ingest and control without sockets (daemon/ingest.c, daemon/control.c):
  * every rejection reason, per-label lost counts, the journal hook and its
  * RETRY answer, paged and filtered dumps and resets over their protobuf
- * messages, and stats.
+ * messages, stats, and a client read back from what stats writes.
  */
 #include "config.h"
 
@@ -700,6 +700,94 @@ static void test_out_of_memory_is_retry(void **state)
     assert_int_equal(rc, 0);
 }
 
+/* Fills every field of x, found through its descriptor so that a field
+ * added to ClientStats is filled too, with a value of its own: the clock
+ * path and order with names the daemon knows, node ids with n1 and n2. */
+static void fill_every_field(Hostrange__ClientStats *x, char **nodes)
+{
+    const ProtobufCMessageDescriptor *d = &hostrange__client_stats__descriptor;
+
+    hostrange__client_stats__init(x);
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        char *p = (char *)x + f->offset;
+
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            assert_int_equal(f->type, PROTOBUF_C_TYPE_STRING);
+            *(size_t *)((char *)x + f->quantifier_offset) = 2;
+            *(char ***)p = nodes;
+            continue;
+        }
+        switch (f->type) {
+        case PROTOBUF_C_TYPE_UINT32:
+            *(uint32_t *)p = 100 + i;
+            break;
+        case PROTOBUF_C_TYPE_UINT64:
+        case PROTOBUF_C_TYPE_FIXED64:
+            *(uint64_t *)p = 1000 + i;
+            break;
+        case PROTOBUF_C_TYPE_DOUBLE:
+            *(double *)p = 0.25 + i;
+            break;
+        case PROTOBUF_C_TYPE_BOOL:
+            *(protobuf_c_boolean *)p = 1;
+            break;
+        case PROTOBUF_C_TYPE_STRING:
+            *(const char **)p = strcmp(f->name, "clock_path") == 0
+                                    ? HRP_CLOCK_PATH_WAITING
+                                : strcmp(f->name, "clock_order") == 0
+                                    ? HRP_CLOCK_ORDER_RDTSCP
+                                    : f->name;
+            break;
+        default:
+            fail_msg("ClientStats.%s: a type this test does not fill",
+                     f->name);
+        }
+    }
+}
+
+/* What stats and a snapshot write of a client reads back as the same
+ * client (hrd_ingest_client_restore), every field of ClientStats. */
+static void test_client_restore(void **state)
+{
+    struct fixture *f = *state;
+    char *nodes[] = { "n1", "n2" }, *back[HRD_CLIENT_NODES];
+    Hostrange__ClientStats x, y;
+    struct hrd_client *c;
+    uint8_t *bx, *by;
+    size_t nx, ny;
+
+    fill_every_field(&x, nodes);
+    c = hrd_ingest_client(&f->in, x.pid, x.instance, x.process_label,
+                          x.clock);
+    assert_non_null(c);
+    assert_int_equal(hrd_ingest_client_restore(&f->in, c, &x), 0);
+    hrd_ingest_client_stats(&y, c);
+    hrd_ingest_client_nodes(&y, c, &f->agg, back);
+    nx = hostrange__client_stats__get_packed_size(&x);
+    ny = hostrange__client_stats__get_packed_size(&y);
+    bx = malloc(nx);
+    by = malloc(ny);
+    assert_non_null(bx);
+    assert_non_null(by);
+    hostrange__client_stats__pack(&x, bx);
+    hostrange__client_stats__pack(&y, by);
+    assert_int_equal(ny, nx);
+    assert_memory_equal(by, bx, nx);
+    free(bx);
+    free(by);
+
+    /* Fields that do not hold together are refused. */
+    x.clock_step_ns = -1;
+    assert_int_equal(hrd_ingest_client_restore(&f->in, c, &x), -EBADMSG);
+    x.clock_step_ns = 1;
+    x.node_ids[1] = "";
+    assert_int_equal(hrd_ingest_client_restore(&f->in, c, &x), -EBADMSG);
+    x.node_ids[1] = "n2";
+    x.n_node_ids = HRD_CLIENT_NODES + 1;
+    assert_int_equal(hrd_ingest_client_restore(&f->in, c, &x), -EBADMSG);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -714,6 +802,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_paged_dump, setup, teardown),
         cmocka_unit_test_setup_teardown(test_feed_counts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reset_and_stats, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_client_restore, setup,
                                         teardown),
     };
 

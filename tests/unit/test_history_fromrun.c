@@ -7,7 +7,8 @@
  * reasons. A run's point judged against a series of 12 runs: one 20%
  * slower differs and is kept, alone a finding; one at the series' level
  * does not; too short a series, or fewer runs than min_history, are not
- * judged.
+ * judged. check's rule over it (hrh_check_*): the series it reads, the
+ * keys not judged by reason, findings, limits, gate rows and verdicts.
  */
 #include "config.h"
 
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "lib/history/fromrun.h"
+#include "lib/history/gate.h"
 #include "lib/history/judge.h"
 #include "lib/history/series.h"
 #include "tests/lib/harness_runfile.h"
@@ -257,6 +259,175 @@ static void test_judge(void **state)
     hrh_series_fini(&shortone);
 }
 
+/* The run's points for check: a/x (median `x`), a/z (a key of no
+ * series) and b/x (a node the filter leaves out). */
+static void check_run(struct hrh_point *run, double x)
+{
+    static const char *const node[3] = { "a", "a", "b" };
+    static const char *const range[3] = { "x", "z", "x" };
+
+    memset(run, 0, 3 * sizeof *run);
+    for (int i = 0; i < 3; i++) {
+        run[i].node = node[i];
+        run[i].op = "op";
+        run[i].backend = "cpu";
+        run[i].phase = "warm";
+        run[i].range = range[i];
+        run[i].metric = "inclusive";
+        run[i].run = "pr";
+        run[i].median = 1000;
+    }
+    run[0].median = x;
+}
+
+/* check's rule (judge.c, hrh_check_*): the series it reads (the run's
+ * machine, not the run itself, the filters), the keys not judged by
+ * reason, a finding and its key slower beyond its limit, the gate rows
+ * of a key that differs and of one that does not, and the verdict. */
+static void test_check(void **state)
+{
+    struct hrs_cp_opts cp = { HRS_CP_ALPHA_DEFAULT,
+                              HRS_CP_MIN_CHANGE_DEFAULT,
+                              HRS_CP_WINDOW_DEFAULT, 0, 0 };
+    struct hra_filter f = { .node = "a" };
+    struct hrs_limits limits = { 0 };
+    struct hrh_series s, shortone;
+    struct hrh_check c;
+    struct hrh_check_said said;
+    struct hrh_check_finding fd = { 0 };
+    struct hrh_gate g = { 0 };
+    struct hrh_point run[3], other;
+    const struct hrh_point *p;
+    struct hrh_judged j;
+    struct hrs_cp res;
+    enum hrh_unjudged why;
+    char err[128];
+    size_t k = 0;
+
+    (void)state;
+    assert_int_equal(hrs_limits_parse(&limits, "10", err, sizeof err), 0);
+    make_series(&s, 12);
+    make_series(&shortone, 1);
+    check_run(run, 1200);
+    assert_int_equal(hrh_check_init(&c, &cp, 0, &limits, 5, &f, NULL, "m",
+                                    run, 3), 0);
+    c.exclude = "pr";
+    for (int i = 0; i < 3; i++)
+        assert_string_equal(run[i].machine, "m");
+
+    /* Another machine's points, and the run's own, are not read, nor do
+     * they say that the history knows the machine. */
+    other = run[0];
+    other.machine = "m2";
+    assert_false(hrh_check_keep(&c, &other));
+    other.machine = "m";
+    other.run = "pr";
+    assert_false(hrh_check_keep(&c, &other));
+    assert_int_equal(c.machine_seen, 0);
+    /* One the filter leaves out does. */
+    other.run = "r1";
+    other.node = "b";
+    assert_false(hrh_check_keep(&c, &other));
+    assert_int_equal(c.machine_seen, 1);
+    other.node = "a";
+    assert_true(hrh_check_keep(&c, &other));
+
+    /* 20% slower: it differs, for the rule; too short a history: not
+     * judged. */
+    assert_int_equal(hrh_check_series(&c, &s, &p, &res, &j, &why),
+                     HRH_CHECK_LATER);
+    assert_ptr_equal(p, &run[0]);
+    assert_int_equal(c.jg.npend, 1);
+    assert_int_equal(hrh_check_series(&c, &shortone, &p, &res, &j, &why),
+                     HRH_CHECK_UNJUDGED);
+    assert_int_equal(why, HRH_UNJUDGED_TOO_SHORT);
+    assert_int_equal(c.unjudged[HRH_UNJUDGED_TOO_SHORT], 1);
+
+    /* One finding of one key, beyond its limit of 10%. */
+    assert_int_equal(hrh_judge_rule(&c.jg), 0);
+    assert_int_equal(hrh_check_next_finding(&c, &fd), 1);
+    assert_int_equal(fd.number, 1);
+    assert_int_equal(fd.root, 0);
+    assert_int_equal(fd.keys, 1);
+    assert_true(hrh_check_in_finding(&c, &fd, 0));
+    assert_int_equal(hrh_check_next_finding(&c, &fd), 0);
+    assert_int_equal(c.findings, 1);
+    hrh_check_pending(&c, &c.jg.pend[0], &said);
+    assert_int_equal(said.over, 1);
+    assert_int_equal(said.not_judged, 0);
+    assert_int_equal(c.slower, 1);
+
+    /* a/z has no series on a machine the history knows; b/x is not
+     * asked for. */
+    p = hrh_check_unseen(&c, &k, &why);
+    assert_ptr_equal(p, &run[1]);
+    assert_int_equal(why, HRH_UNJUDGED_NO_KEY);
+    assert_null(hrh_check_unseen(&c, &k, &why));
+    assert_int_equal(hrh_check_unjudged_total(&c), 2);
+    assert_int_equal(hrh_check_refused(&c), 0);
+    assert_int_equal(hrh_check_verdict(&c), HRH_CHECK_SLOWER);
+
+    /* Its gate row fails; a key settled unchanged keeps its figures. */
+    assert_int_equal(hrh_gate_add_judged(&g, &limits, c.jg.pend[0].key, "m",
+                                         &c.jg.pend[0].res, 1,
+                                         &c.jg.pend[0].j, &said), 0);
+    assert_int_equal(g.v[0].verdict, HRV_GATE_SLOWER);
+    assert_int_equal(g.v[0].fail, 1);
+    assert_true(g.v[0].fail_pct == 10);
+    assert_true(g.v[0].detectable == c.jg.pend[0].j.detectable);
+    hrh_check_settle(&c, &c.jg.pend[0].j, &said);
+    assert_int_equal(said.over, 0);
+    assert_int_equal(hrh_gate_add_judged(&g, &limits, c.jg.pend[0].key, "m",
+                                         &c.jg.pend[0].res, 0,
+                                         &c.jg.pend[0].j, &said), 0);
+    assert_int_equal(g.v[1].verdict, HRV_GATE_UNCHANGED);
+    assert_int_equal(g.v[1].fail, 0);
+    assert_true(g.v[1].after == 1200);
+    hrh_gate_fini(&g);
+    hrh_check_fini(&c);
+
+    /* With --min-history 20, on a machine the history does not know:
+     * refused, the keys of no series too. */
+    check_run(run, 1000);
+    assert_int_equal(hrh_check_init(&c, &cp, 20, NULL, 5, &f, NULL, "m",
+                                    run, 3), 0);
+    assert_int_equal(hrh_check_series(&c, &s, &p, &res, &j, &why),
+                     HRH_CHECK_UNJUDGED);
+    assert_int_equal(why, HRH_UNJUDGED_FEW_RUNS);
+    k = 0;
+    assert_ptr_equal(hrh_check_unseen(&c, &k, &why), &run[1]);
+    assert_int_equal(why, HRH_UNJUDGED_NO_MACHINE);
+    assert_int_equal(hrh_check_refused(&c), 2);
+    assert_int_equal(hrh_check_verdict(&c), HRH_CHECK_REFUSED);
+    hrh_check_fini(&c);
+
+    /* A key whose detectable change is above its limit is not judged at
+     * it, and has a line; one judged by rounds is counted by verdict. */
+    assert_int_equal(hrh_check_init(&c, &cp, 0, &limits, 5, &f, NULL, "m",
+                                    run, 3), 0);
+    assert_int_equal(hrh_check_verdict(&c), HRH_CHECK_PASSED);
+    memset(&j, 0, sizeof j);
+    j.limited = j.gated = 1;
+    j.threshold = 10;
+    j.detectable = 25;
+    j.by_rounds = 1;
+    j.dec.verdict = HRS_DECIDE_SAME;
+    hrh_check_settle(&c, &j, &said);
+    assert_int_equal(said.not_judged, 1);
+    assert_true(hrh_check_said_line(&said));
+    assert_int_equal(c.not_judged_limit, 1);
+    assert_int_equal(c.verdicts[HRS_DECIDE_SAME], 1);
+    assert_int_equal(hrh_check_verdict(&c), HRH_CHECK_NOT_JUDGED);
+    j.detectable = 2;
+    hrh_check_settle(&c, &j, &said);
+    assert_false(hrh_check_said_line(&said));
+    hrh_check_fini(&c);
+
+    hrs_limits_fini(&limits);
+    hrh_series_fini(&s);
+    hrh_series_fini(&shortone);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -275,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_load),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_judge),
+        cmocka_unit_test(test_check),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
