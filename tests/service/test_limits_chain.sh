@@ -60,6 +60,11 @@ ctl dump > "$dir/a.live.jsonl" || fail dump
 keys "$dir/a.live.jsonl" > "$dir/a.keys"
 ctl dump --by path > "$dir/a.live.paths" || fail "dump --by path"
 keys "$dir/a.live.paths" > "$dir/a.pkeys"
+# The samples deeper than the daemon's paths go kept without their path,
+# and counted; a restart keeps the count.
+pathstats() { ctl stats | grep '^paths\.\(too_deep\|table_full\) '; }
+pathstats > "$dir/a.pstats"
+grep -q '^paths.too_deep [1-9]' "$dir/a.pstats" || fail "paths.too_deep"
 
 # Every key at its limit is there, and nothing of the names over it.
 rows() { grep -c "$1" "$dir/a.live.jsonl"; }
@@ -98,6 +103,8 @@ ctl dump | keys > "$dir/k"
 same "restart from the journal" "$dir/k"
 ctl dump --by path | keys | cmp -s - "$dir/a.pkeys" ||
     fail "paths after the journal differ"
+pathstats | cmp -s - "$dir/a.pstats" ||
+    fail "paths' counts after the journal: $(pathstats)"
 stop TERM
 ctl dump --from "$dir/state/snapshot" | keys > "$dir/k" ||
     fail "dump --from the snapshot"
@@ -107,6 +114,8 @@ ctl dump | keys > "$dir/k"
 same "restart from the snapshot" "$dir/k"
 ctl dump --by path | keys | cmp -s - "$dir/a.pkeys" ||
     fail "paths after the snapshot differ"
+pathstats | cmp -s - "$dir/a.pstats" ||
+    fail "paths' counts after the snapshot: $(pathstats)"
 stop KILL
 start a -s "$dir/state"
 ctl dump | keys > "$dir/k"
@@ -192,4 +201,14 @@ ctl merge -o "$dir/ac.hrs" "$dir/a.hrs" "$dir/c.hrs" >/dev/null ||
     fail "merge a c"
 losses --from "$dir/ac.hrs" | cmp -s - "$dir/c.lost" ||
     fail "losses of a merge differ"
+# --- the daemon's path table full ---------------------------------------
+start d -s "$dir/state-d"
+"$limits" names 66000 probe/full >/dev/null || fail "limits names"
+pathstats > "$dir/d.pstats"
+grep -q '^paths.table_full [1-9]' "$dir/d.pstats" || fail "paths.table_full"
+stop TERM
+start d -s "$dir/state-d"
+pathstats | cmp -s - "$dir/d.pstats" ||
+    fail "paths' counts of a full table after the snapshot: $(pathstats)"
+stop TERM
 echo "PASS"
