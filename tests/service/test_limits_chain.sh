@@ -6,8 +6,8 @@
 # characters, range names of HR_MAX_NAME bytes nested as deep as a thread
 # goes, 2,000 range names), then restarts from the journal (SIGKILL) and
 # from the snapshot (SIGTERM), save, dump --from (the save and the
-# snapshot), merge of two saves, diff of the two, history add, show and
-# check, and every report format: each key comes through every stage with
+# snapshot), merge of two saves, diff of the two, history add, show,
+# check, detect and plot, plot, and every report format: each key comes through every stage with
 # the same count (merge: twice it). Names one byte over the limit are
 # refused where they enter (hr_labels_set, hr_record: -ENAMETOOLONG,
 # counted), never later. Events lost under such labels (a client whose
@@ -131,6 +131,14 @@ done
 [ "$(grep -c "^probe/many;warm;many\.[0-9]* " "$dir/a.folded")" -eq 2000 ] ||
     fail "folded: 2000 range names"
 grep -q "^$n4096;warm;ok.range " "$dir/a.folded" || fail "folded: long node"
+# plot: a picture per node, each well-formed XML (xmllint, where there).
+ctl plot -o "$dir/plot.svg" --from "$dir/a.hrs" >/dev/null 2>&1 ||
+    fail "plot"
+[ "$(ls "$dir/plot" | grep -c '^node-[0-9]*\.svg$')" -eq 9 ] ||
+    fail "plot: not a picture per node"
+if command -v xmllint >/dev/null 2>&1; then
+    xmllint --noout "$dir"/plot/*.svg || fail "plot: not XML"
+fi
 
 # --- a second run: merge, diff ------------------------------------------
 start b
@@ -170,6 +178,10 @@ grep -q '"judged":4276,.*"not_judged":0,' "$dir/check.jsonl" ||
     fail "history check: not every key judged: $(tail -n 1 "$dir/check.jsonl")"
 ctl history detect --db "$dir/h.db" --format jsonl >/dev/null ||
     fail "history detect"
+ctl history plot --db "$dir/h.db" -o "$dir/page" > "$dir/page.out" ||
+    fail "history plot"
+grep -q ': 4276 series,' "$dir/page.out" ||
+    fail "history plot: $(cat "$dir/page.out")"
 
 # --- losses under labels at their limits -----------------------------------
 # A client with no daemon and a spool of 1 MiB: what does not fit is
