@@ -23,7 +23,8 @@
  *               scope each), then 100 x ok.range
  *   names N NODE
  *               N distinct range names, one scope each, under node NODE
- *   hang        100 x ok.range, flushed, then waits to be killed
+ *   hang [NODE] 100 x ok.range (under NODE, default probe/hang),
+ *               flushed, then waits to be killed
  *   chain       every name at its limit, for tests/service/
  *               test_limits_chain.sh: 10 x ok.range under each of node
  *               ids, operators and backends of exactly HR_MAX_NAME bytes,
@@ -267,7 +268,8 @@ int main(int argc, char **argv)
         chain(argc > 2 && strcmp(argv[2], "labels-last") == 0, &rc_labels,
               &rc_window, &rc_record);
     } else if (strcmp(mode, "hang") == 0) {
-        hr_labels_set("probe/hang", "op", "cpu", HR_PHASE_WARM);
+        hr_labels_set(argc > 2 ? argv[2] : "probe/hang", "op", "cpu",
+                      HR_PHASE_WARM);
         hr_window_begin();
         ok_ranges(100, NULL);
         hr_window_end();

@@ -7,11 +7,14 @@
 # goes, 2,000 range names), then restarts from the journal (SIGKILL) and
 # from the snapshot (SIGTERM), save, dump --from (the save and the
 # snapshot), merge of two saves, diff of the two, history add, show,
-# check, detect and plot, plot, and every report format: each key comes through every stage with
-# the same count (merge: twice it). Names one byte over the limit are
-# refused where they enter (hr_labels_set, hr_record: -ENAMETOOLONG,
-# counted), never later. Events lost under such labels (a client whose
-# spool is full) are said by every stage that says losses.
+# check, detect and plot, plot, and every report format: each key comes
+# through every stage with the same count (merge: twice it), and the
+# counts of samples kept without their path (too deep, a full table)
+# survive restarts. Names one byte over the limit are refused where they
+# enter (hr_labels_set, hr_record: -ENAMETOOLONG, counted), never later.
+# Events lost under such labels (a client whose spool is full) are said
+# by every stage that says losses; stats writes node ids as terminal
+# text.
 set -u
 : "${HOSTRANGED:?}" "${HOSTRANGECTL:?}"
 limits=${top_builddir:-.}/tests/helpers/limits
@@ -142,6 +145,28 @@ fi
 
 # --- a second run: merge, diff ------------------------------------------
 start b
+# stats and its losses write a client's node ids as terminal text: an
+# escape or a newline of a name never reaches the terminal as it is.
+odd=$(printf 'ctl \033[31m\nnext')
+"$limits" names 1 "$odd" >/dev/null || fail "limits names"
+"$limits" hang "$odd" > "$dir/hang.out" & hpid=$!
+i=0
+until grep -q flushed "$dir/hang.out" 2>/dev/null; do
+    i=$((i + 1))
+    [ "$i" -lt 300 ] || fail "hang: not flushed"
+    sleep 0.1
+done
+kill -KILL "$hpid"
+wait "$hpid" 2>/dev/null
+ctl stats > "$dir/stats" || fail stats
+ctl stats --losses > "$dir/losses"
+grep -q "$(printf '\033')" "$dir/stats" "$dir/losses" &&
+    fail "stats: an escape of a name reached the terminal"
+[ "$(grep -c '^client\.[0-9]*\.node ctl \\x1b\[31m\\nnext$' "$dir/stats")" -eq 2 ] ||
+    fail "stats: node ids: $(grep '\.node ' "$dir/stats")"
+grep -q 'node ids: ctl \\x1b\[31m\\nnext$' "$dir/losses" ||
+    fail "stats --losses: $(cat "$dir/losses")"
+ctl reset >/dev/null || fail reset
 "$limits" chain > /dev/null || fail "limits chain (b)"
 ctl save -o "$dir/b.hrs" >/dev/null || fail "save b"
 stop TERM
