@@ -9,7 +9,6 @@
 #include "ctl/ctl_report.h"
 #include "ctl/ctl_exit.h"
 #include "lib/util/atomic.h"
-#include "lib/view/escape.h"
 #include "lib/view/flame.h"
 #include "lib/agg/observer.h"
 #include "proto/protocol.h"
@@ -77,12 +76,9 @@ static int dump_page(const Hostrange__DumpReply *d, void *ctx)
     /* The last page: the table closes with what was lost, by node id
      * (nodes without rows too), and what the memory budget refused. */
     if (dp->losses != NULL) {
-        for (size_t i = 0; i < d->n_lost; i++) {
-            fprintf(dp->losses, "lost: %llu events of node ",
-                    (unsigned long long)d->lost[i]->lost);
-            hrv_text_put(dp->losses, d->lost[i]->node_id);
-            fputc('\n', dp->losses);
-        }
+        for (size_t i = 0; i < d->n_lost; i++)
+            hrv_table_lost(dp->losses, d->lost[i]->node_id,
+                           d->lost[i]->lost);
         if (d->refused_memory_events != 0)
             fprintf(dp->losses, "memory budget: %llu events refused "
                     "(hostranged --max-memory), counted in lost\n",

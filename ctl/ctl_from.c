@@ -8,6 +8,7 @@
 #include "lib/run/runrounds.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,17 @@ int hrc_rows_from(FILE *f, const struct hra_filter *flt,
     if (rc == 0)
         rc = hrv_writer_finish(&w);
     hrv_writer_fini(&w);
+    /* The table closes with what the run lost, by node id (nodes without
+     * rows too), as a daemon's dump does. */
+    for (uint32_t id = 1; rc == 0 && r->format == HRV_FORMAT_TABLE &&
+                          id <= agg.str.n; id++) {
+        if (agg.str.lost[id - 1] != 0 &&
+            (flt->node == NULL || flt->node[0] == '\0' ||
+             fnmatch(flt->node, agg.str.s[id - 1], 0) == 0))
+            hrv_table_lost(f, agg.str.s[id - 1], agg.str.lost[id - 1]);
+    }
+    if (rc == 0 && (fflush(f) != 0 || ferror(f)))
+        rc = -EIO;
 out:
     hrr_round_index_fini(&ridx);
     free(ctx.medians);

@@ -10,6 +10,7 @@
 
 #include "ctl/ctl_conn.h"
 #include "ctl/ctl_losses.h"
+#include "lib/view/escape.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
 
@@ -105,11 +106,16 @@ int hrc_losses_say(const Hostrange__StatsReply *s, FILE *out)
 
         if (!c->unfinished || running(c->pid))
             continue;
-        fprintf(out, "hostrange: process %u (%s) ended without its final "
-                "counters (killed or crashed): its last events may be "
-                "missing; node ids:", c->pid, c->process_label);
-        for (size_t j = 0; j < c->n_node_ids; j++)
-            fprintf(out, "%s %s", j ? "," : "", c->node_ids[j]);
+        /* Names as the terminal's text rule writes them: a node id may
+         * hold any byte but NUL. */
+        fprintf(out, "hostrange: process %u (", c->pid);
+        hrv_text_put(out, c->process_label);
+        fputs(") ended without its final counters (killed or crashed): "
+              "its last events may be missing; node ids:", out);
+        for (size_t j = 0; j < c->n_node_ids; j++) {
+            fputs(j ? ", " : " ", out);
+            hrv_text_put(out, c->node_ids[j]);
+        }
         fputs(c->n_node_ids ? "\n" : " none\n", out);
         any = 1;
     }

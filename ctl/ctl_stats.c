@@ -6,6 +6,7 @@
 #include "ctl/ctl_losses.h"
 #include "ctl/ctl_options.h"
 #include "lib/agg/observer.h"
+#include "lib/view/escape.h"
 #include "lib/view/numfmt.h"
 #include "proto/hostrange.pb-c.h"
 #include "proto/protocol.h"
@@ -116,12 +117,22 @@ static void print_spool(const Hostrange__SpoolStats *sp)
 #undef P
 }
 
+/* A name of a client (its label, a node id: any byte but NUL) as the
+ * terminal's text rule writes it, so that each stays on its line, and a
+ * newline. */
+static void put_name(const char *s)
+{
+    hrv_text_put(stdout, s);
+    putchar('\n');
+}
+
 static void print_client(size_t i, const Hostrange__ClientStats *c)
 {
 #define P(name, v) printf("client.%zu.%s %llu\n", i, name, \
                           (unsigned long long)(v))
     P("pid", c->pid);
-    printf("client.%zu.label %s\n", i, c->process_label);
+    printf("client.%zu.label ", i);
+    put_name(c->process_label);
     printf("client.%zu.clock %s\n", i, c->clock);
     printf("client.%zu.clock_path %s\n", i,
            c->clock_path[0] != '\0' ? c->clock_path : "unknown");
@@ -148,8 +159,10 @@ static void print_client(size_t i, const Hostrange__ClientStats *c)
     P("marks", c->marks);
 #undef P
     /* Last: a node id may hold spaces. */
-    for (size_t j = 0; j < c->n_node_ids; j++)
-        printf("client.%zu.node %s\n", i, c->node_ids[j]);
+    for (size_t j = 0; j < c->n_node_ids; j++) {
+        printf("client.%zu.node ", i);
+        put_name(c->node_ids[j]);
+    }
 }
 
 /* Writes `name number` with the number in the report's style. */

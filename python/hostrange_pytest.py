@@ -851,14 +851,34 @@ class _Session:
             self.dir = None
 
 
+def _bytes_of(text):
+    """The bytes a str stands for: its UTF-8, with the bytes of a file
+    name that are not UTF-8 (which Python holds as lone surrogates) as
+    they were."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
+
+
+def label_text(text):
+    """A name as hostrange.set_labels takes it: text itself when it is
+    UTF-8, else each byte that is not written \\xNN (as hostrangectl's
+    text shows such a byte), so that a test in a file whose name is not
+    UTF-8 is collected under a name of its own."""
+    return _bytes_of(text).decode("utf-8", "backslashreplace")
+
+
 def node_label(nodeid, limit):
-    """The node id a test's rows are labelled with: its own when it fits
-    in `limit` bytes of UTF-8, else its first bytes (cut at a character),
-    _CUT_MARK and a hash of the whole id, `limit` bytes at most."""
-    raw = nodeid.encode("utf-8")
+    """The node id a test's rows are labelled with: its own (label_text)
+    when it fits in `limit` bytes of UTF-8, else its first bytes (cut at a
+    character), _CUT_MARK and a hash of the whole id, `limit` bytes at
+    most."""
+    text = label_text(nodeid)
+    raw = text.encode("utf-8")
     if len(raw) <= limit:
-        return nodeid
-    tail = _CUT_MARK + hashlib.sha256(raw).hexdigest()[:_HASH_HEX]
+        return text
+    tail = _CUT_MARK + hashlib.sha256(_bytes_of(nodeid)).hexdigest()[:_HASH_HEX]
     keep = limit - len(tail.encode("utf-8"))
     return raw[:keep].decode("utf-8", errors="ignore") + tail
 
@@ -1027,14 +1047,14 @@ class HostRange:
         import hostrange.ops
         item = self._request.node
         node = node_label(item.nodeid, hostrange.MAX_NAME)
-        if node != item.nodeid and not state.warned_long:
+        if node != label_text(item.nodeid) and not state.warned_long:
             state.warned_long = True
             warnings.warn(pytest.PytestWarning(
                 "hostrange: the node id of %s is over %d bytes: its rows "
                 "are labelled %s (its first bytes and a hash of the whole "
                 "id, the same in every session)"
                 % (item.name, hostrange.MAX_NAME, node[-(_HASH_HEX + 8):])))
-        operator = self._marker("operator", _operator_of(item))
+        operator = self._marker("operator", label_text(_operator_of(item)))
         device = self._device()
         backend = self._marker("backend", _backend_of(device))
         clear_cache = self._marker("clear_cache", hostrange.ops.clear_cache)

@@ -539,6 +539,10 @@ tests_helpers_limits_LDADD = client/libhostrange.la
 tests_service_test_at_limits_SOURCES = tests/service/test_at_limits.c
 tests_service_test_at_limits_CFLAGS = $(TEST_CFLAGS)
 tests_service_test_at_limits_LDADD = $(HARNESS_LIBS)
+# Names at their limits through every later stage: restarts, save, merge,
+# diff, dump --from, the history, the report formats, and their losses.
+TESTS += tests/service/test_limits_chain.sh
+EXTRA_DIST += tests/service/test_limits_chain.sh
 # --- the run history (issue 33): change points, run ids ----------------
 HISTORY_UNIT_TESTS = tests/unit/test_changepoint tests/unit/test_runid \
 	tests/unit/test_look tests/unit/test_history_fromrun

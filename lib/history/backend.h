@@ -84,6 +84,15 @@ struct hrh_hbackend {
      * column of bytes (the same bytes), or NULL where text holds any
      * bytes already. */
     const char *to_bytes;
+    /* The ON CONFLICT target of a key's six names (hostrange_key): their
+     * columns, or an expression over them that schema 5's key_unique
+     * indexes, where one index entry of the names themselves may outgrow
+     * what the database takes. */
+    const char *key_conflict;
+    /* Schema 5's statements that make a key's names unique through
+     * key_conflict instead of their columns' constraint, or NULL where
+     * that constraint holds names of any length (HRP_MAX_STRING each). */
+    const char *const *key_unique;
     /* Opens dsn: to write (write 1; a SQLite file is made when missing),
      * or only to read (write 0; nothing is ever made or changed, and a
      * missing database is -ENOENT). */

@@ -216,7 +216,7 @@ static int key_id(struct hrh_history *h, struct keymap *m,
                              hrh_hval_bytes(p->phase),
                              hrh_hval_bytes(p->range),
                              hrh_hval_bytes(p->metric) };
-    char buf[8192];
+    char buf[8192], sql[1024];
     size_t len = key_name(f, buf, sizeof buf);
     int rc;
 
@@ -232,12 +232,11 @@ static int key_id(struct hrh_history *h, struct keymap *m,
     /* Not among the keys read at the start: made, or (another add's,
      * since) found, by one statement; the update of a conflicting row
      * changes nothing but makes RETURNING give its id. */
-    rc = h->be->query(h->db, "INSERT INTO hostrange_key (node, operator, "
-                      "backend, phase, range, metric) VALUES ($1, $2, $3, "
-                      "$4, $5, $6) ON CONFLICT (node, operator, backend, "
-                      "phase, range, metric) DO UPDATE SET node = "
-                      "excluded.node RETURNING id", v, 6,
-                      hrh__first_int, id, err, errlen);
+    snprintf(sql, sizeof sql, "INSERT INTO hostrange_key (node, operator, "
+             "backend, phase, range, metric) VALUES ($1, $2, $3, $4, $5, "
+             "$6) ON CONFLICT %s DO UPDATE SET node = excluded.node "
+             "RETURNING id", h->be->key_conflict);
+    rc = h->be->query(h->db, sql, v, 6, hrh__first_int, id, err, errlen);
     if (rc == 0 && *id == 0) {
         snprintf(err, errlen, "the history gave no id for a key");
         rc = -EIO;

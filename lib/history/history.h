@@ -7,7 +7,9 @@
  * same schema, version HRH_SCHEMA, kept in table
  * hostrange_schema, and keep names (keys, machines, commits, hosts,
  * files, meta) byte for byte, in any encoding or none (schema 4:
- * PostgreSQL's name columns hold bytes). A history opened to write is
+ * PostgreSQL's name columns hold bytes), a key's names of any length up
+ * to HRP_MAX_STRING each (schema 5: PostgreSQL indexes their digest). A
+ * history opened to write is
  * made when missing, and an older one migrated, inside a transaction; a
  * history opened to read is never made, migrated or written (an older
  * one is read as it is). A newer one, or a database holding tables of
@@ -35,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HRH_SCHEMA 4
+#define HRH_SCHEMA 5
 /* How long SQLite waits for another writer's lock, in ms. */
 #define HRH_BUSY_MS 60000
 /* The database when none is named, and the variable that names one. */

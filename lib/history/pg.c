@@ -381,6 +381,25 @@ static void p_rollback(void *db)
     p->in_tx = 0;
 }
 
+/* A key's six names, each after its length, hashed: what the index of
+ * key_unique holds, where a btree entry of the names themselves (up to
+ * 6 x HRP_MAX_STRING bytes) is refused past about 2,700 bytes. */
+#define KEY_DIGEST                                                           \
+    "sha256(int4send(length(node)) || node || "                             \
+    "int4send(length(operator)) || operator || "                            \
+    "int4send(length(backend)) || backend || "                              \
+    "int4send(length(phase)) || phase || "                                  \
+    "int4send(length(range)) || range || "                                  \
+    "int4send(length(metric)) || metric)"
+
+static const char *const key_unique[] = {
+    "ALTER TABLE hostrange_key DROP CONSTRAINT "
+    "hostrange_key_node_operator_backend_phase_range_metric_key",
+    "CREATE UNIQUE INDEX hostrange_key_names ON hostrange_key ("
+    KEY_DIGEST ")",
+    NULL,
+};
+
 const struct hrh_hbackend hrh_hbackend_pg = {
     "postgresql",
     "BIGSERIAL PRIMARY KEY",
@@ -391,6 +410,8 @@ const struct hrh_hbackend hrh_hbackend_pg = {
     "ALTER TABLE %1$s ALTER COLUMN %2$s DROP DEFAULT, "
     "ALTER COLUMN %2$s TYPE BYTEA "
     "USING convert_to(%2$s, pg_client_encoding())",
+    "((" KEY_DIGEST "))",
+    key_unique,
     p_open,
     p_close,
     p_begin,

@@ -105,6 +105,24 @@ static int to_v4(struct hrh_history *h, char *err, size_t errlen)
     return rc != 0 ? rc : rekey_machines(h, err, errlen);
 }
 
+/* Version 5: a key's names are unique through the backend's key_unique
+ * (PostgreSQL: an index of their digest, which takes names of any
+ * length), where the constraint over their columns refused a key whose
+ * names passed the limit of one index entry. */
+static const char *const migrate_4_5[] = {
+    NULL,
+};
+
+static int to_v5(struct hrh_history *h, char *err, size_t errlen)
+{
+    const char *const *q = h->be->key_unique;
+    int rc = 0;
+
+    for (size_t i = 0; rc == 0 && q != NULL && q[i] != NULL; i++)
+        rc = hrh__put0(h, q[i], err, errlen);
+    return rc;
+}
+
 /* migrations[v - 1] takes version v to v + 1: statements, then a function
  * where the backends differ or the data moves. */
 static const struct {
@@ -114,6 +132,7 @@ static const struct {
     { migrate_1_2, NULL },
     { migrate_2_3, NULL },
     { migrate_3_4, to_v4 },
+    { migrate_4_5, to_v5 },
 };
 
 static int run_steps(struct hrh_history *h, const char *const *steps,

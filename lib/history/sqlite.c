@@ -410,6 +410,8 @@ const struct hrh_hbackend hrh_hbackend_sqlite = {
     "INTEGER PRIMARY KEY",
     "SELECT count(*) FROM sqlite_master WHERE type = 'table'",
     NULL,
+    "(node, operator, backend, phase, range, metric)",
+    NULL,
     s_open,
     s_close,
     s_begin,

@@ -36,6 +36,8 @@ int hrr_runstate_fill(struct hra_agg *a, Hostrange__RunState *s)
     s->n_path_parent = a->path.n;
     s->path_range = a->path.range;
     s->n_path_range = a->path.n;
+    s->paths_too_deep = a->paths_too_deep;
+    s->paths_table_full = a->paths_table_full;
     /* The keys go to the file in creation order (hrr_put_agg). */
     s->key_clock_paths = malloc((a->nkeys + 1) * sizeof *s->key_clock_paths);
     if (ks == NULL || s->key_clock_paths == NULL) {
@@ -132,6 +134,8 @@ static int tables(struct hra_agg *a, const Hostrange__RunState *s,
     }
     a->node_ranks = s->node_ranks;
     a->range_ranks = s->range_ranks;
+    a->paths_too_deep = s->paths_too_deep;
+    a->paths_table_full = s->paths_table_full;
     for (size_t i = 0; i < s->n_path_parent; i++) {
         uint32_t parent = s->path_parent[i], range = s->path_range[i];
         uint32_t id;

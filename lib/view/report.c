@@ -4,6 +4,7 @@
 
 #include "lib/view/report.h"
 #include "lib/view/dashboard.h"
+#include "lib/view/escape.h"
 #include "lib/view/flame.h"
 #include "proto/protocol.h"
 #include "lib/util/grow.h"
@@ -594,4 +595,11 @@ void hrv_writer_fini(struct hrv_writer *w)
     if (w == NULL)
         return;
     free_rows(w);
+}
+
+void hrv_table_lost(FILE *f, const char *node_id, uint64_t lost)
+{
+    fprintf(f, "lost: %llu events of node ", (unsigned long long)lost);
+    hrv_text_put(f, node_id);
+    fputc('\n', f);
 }

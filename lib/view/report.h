@@ -91,4 +91,10 @@ int hrv_writer_finish(struct hrv_writer *w);
 /* Frees what the writer keeps without writing it; accepts a finished one. */
 void hrv_writer_fini(struct hrv_writer *w);
 
+/* The closing line of a table that says the events lost under node_id
+ * ("lost: N events of node NODE", the name in the terminal's escapes),
+ * written after the table for every node that lost events, nodes without
+ * rows too: by dump of a daemon and of a run file alike. */
+void hrv_table_lost(FILE *f, const char *node_id, uint64_t lost);
+
 #endif

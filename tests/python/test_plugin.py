@@ -315,6 +315,37 @@ def test_node_ids_over_the_limit(env, tmp_path):
     assert "test_long.py::test_long[short]" in nodes[0]
 
 
+NOT_UTF8 = textwrap.dedent("""
+    import array
+    import hostrange.ops as ops
+
+    def test_add(host_range):
+        out = array.array("f", [0, 0])
+        host_range(ops.add, array.array("f", [1, 2]),
+                   array.array("f", [3, 4]), out)
+    """)
+
+
+@needs_profiling
+def test_node_ids_not_utf8(env, tmp_path):
+    """Tests in files whose names are not UTF-8 (two bytes that are not)
+    are collected under node ids and operators of their own, each such
+    byte written \\xNN, and pass."""
+    for b in (b"\xff", b"\xfe"):
+        (tmp_path / os.fsdecode(b"test_" + b + b".py")).write_text(NOT_UTF8)
+    out = tmp_path / "report.jsonl"
+    # pytest prints the node ids: their bytes escaped, for this reader.
+    env = dict(env, PYTHONIOENCODING="utf-8:backslashreplace")
+    r = pytest_run(env, tmp_path, "--host-range-calls", "2",
+                   "--host-range-blocks", "2", suite=False, path=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("PASSED ") == 2, r.stdout
+    rows = read_rows(out)
+    assert {(x["nodeid"], x["operator"]) for x in rows} == {
+        ("test_\\xff.py::test_add", "\\xff"),
+        ("test_\\xfe.py::test_add", "\\xfe")}
+
+
 @needs_profiling
 def test_automatic_block_sizes(env, tmp_path):
     out = tmp_path / "report.jsonl"

@@ -358,7 +358,7 @@ ctl history add --db "$db" "$dir/a0.hrs" > /dev/null || fail "add"
 sqlite3 "$db" 'UPDATE hostrange_schema SET version = 99' || fail sqlite3
 ctl history list --db "$db" > /dev/null 2> "$dir/err"
 [ $? -eq 3 ] || fail "a newer schema was opened"
-grep -q "a history of schema version 99, newer than this hostrange's (4)" \
+grep -q "a history of schema version 99, newer than this hostrange's (5)" \
     "$dir/err" || fail "newer msg: $(cat "$dir/err")"
 # An older schema (version 1: no index of the runs' order, no round
 # medians) is read as it is by the commands that only read, and migrated
@@ -372,7 +372,7 @@ ctl history show --db "$db" -f jsonl --range cache.lookup | head -1 |
     fail "show of a history of version 1"
 ctl history add --db "$db" "$dir/a0.hrs" | grep -q 'stored already' ||
     fail "add to version 1"
-[ "$(sqlite3 "$db" 'SELECT version FROM hostrange_schema')" = 4 ] ||
+[ "$(sqlite3 "$db" 'SELECT version FROM hostrange_schema')" = 5 ] ||
     fail "not migrated"
 sqlite3 "$db" .indexes | grep -q hostrange_run_order || fail "no index"
 # Version 2 (no round medians), holding a run: migrated when a run of
@@ -381,7 +381,7 @@ sqlite3 "$db" 'UPDATE hostrange_schema SET version = 2;
     ALTER TABLE hostrange_point DROP COLUMN rounds;
     ALTER TABLE hostrange_run DROP COLUMN kernel' || fail sqlite3
 ctl history add --db "$db" "$dir/rounds-base.hrs" > /dev/null || fail "add to version 2"
-[ "$(sqlite3 "$db" 'SELECT version FROM hostrange_schema')" = 4 ] ||
+[ "$(sqlite3 "$db" 'SELECT version FROM hostrange_schema')" = 5 ] ||
     fail "version 2 not migrated"
 ctl history show --db "$db" -f jsonl --range backend.submit --phase warm |
     grep -c '"rounds":1,"round_medians":\[1[0-9]*.0\]}$' | grep -qx 1 ||

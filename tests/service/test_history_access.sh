@@ -1,7 +1,8 @@
 #!/bin/sh
 # How the history is reached, against a SQLite file and a real PostgreSQL
 # server (tests/helpers/pgserver.sh): names that are not UTF-8 stored byte
-# for byte by both, answering alike; a history of schema 3 in PostgreSQL
+# for byte by both, answering alike; a key of names at their limit
+# (4,096 bytes) stored by both as one key; a history of schema 3 in PostgreSQL
 # migrated when first read; the commands that only read never
 # make a history (a missing one: exit 3, naming history add) and read a
 # read-only one (a SQLite file of mode 444 read by another user, a
@@ -75,10 +76,38 @@ ctl history check --db "$sqdb" "$dir/bad.hrs" > "$dir/sq.out" || fail "check sql
 ctl history check --db "$pgdb" "$dir/bad.hrs" > "$dir/pg.out" || fail "check pg"
 cmp -s "$dir/sq.out" "$dir/pg.out" || fail "check differs"
 
+# --- names at their limit ----------------------------------------------------
+# A node and a range of 4,096 bytes each that do not compress, in two runs:
+# stored by both, as one key (the second run's names found the first's).
+hex4096() { awk -v s="$1" 'BEGIN { srand(s); for (i = 0; i < 4096; i++)
+    printf "%x", int(rand() * 16) }'; }
+long=$(hex4096 1)/$(hex4096 2)
+for i in 4 5; do
+    "$mkrun" -o "$dir/long$i.hrs" -i "$(printf 'e%031x' "$i")" \
+        -m time=170000000$i -k "$long=5" || fail mkrun
+done
+for db in "$sqdb" "$pgdb"; do
+    ctl history add --db "$db" "$dir/long4.hrs" "$dir/long5.hrs" \
+        > "$dir/out" 2>&1 || fail "add of names at the limit to $db: $(cat "$dir/out")"
+done
+ctl history show --db "$sqdb" -f csv > "$dir/sq.out" || fail "sqlite: show"
+ctl history show --db "$pgdb" -f csv > "$dir/pg.out" || fail "pg: show"
+cmp -s "$dir/sq.out" "$dir/pg.out" ||
+    fail "show of names at the limit differs: $(diff "$dir/sq.out" "$dir/pg.out")"
+[ "$(grep -c "^${long%/*},op,cpu,warm,${long#*/},inclusive," "$dir/pg.out")" -eq 2 ] ||
+    fail "names at the limit: not two runs"
+[ "$(pg "$pgname" "COPY (SELECT count(*) FROM hostrange_key
+    WHERE length(node) = 4096) TO STDOUT")" = 2 ] ||
+    fail "names at the limit: not one key (of two metrics)"
+
 # --- a PostgreSQL history of schema 3 (names as text) ----------------------
 new_pg
 ctl history add --db "$db" "$dir/good.hrs" > /dev/null || fail "add good"
 ctl history show --db "$db" -f csv > "$dir/v4.csv" || fail "show v4"
+# Schema 3's key names were unique by their columns' constraint.
+pg "$pgname" "DROP INDEX hostrange_key_names;
+    ALTER TABLE hostrange_key ADD UNIQUE (node, operator, backend, phase,
+        range, metric)" || fail "back to the constraint"
 for c in hostrange_machine.name hostrange_run.commit_id hostrange_run.host \
          hostrange_run.file hostrange_meta.key hostrange_meta.value \
          hostrange_key.node hostrange_key.operator hostrange_key.backend \
@@ -96,7 +125,7 @@ pg "$pgname" "ALTER TABLE hostrange_run DROP COLUMN kernel;
 # included.
 ctl history show --db "$db" -f csv > "$dir/v3.csv" || fail "show of version 3"
 cmp -s "$dir/v3.csv" "$dir/v4.csv" || fail "version 3 read: $(cat "$dir/v3.csv")"
-[ "$(pg "$pgname" 'COPY (SELECT version FROM hostrange_schema) TO STDOUT')" = 4 ] ||
+[ "$(pg "$pgname" 'COPY (SELECT version FROM hostrange_schema) TO STDOUT')" = 5 ] ||
     fail "version 3 not migrated"
 [ "$(pg "$pgname" "COPY (SELECT data_type FROM information_schema.columns
     WHERE table_name = 'hostrange_key' AND column_name = 'node') TO STDOUT")" = bytea ] ||
@@ -107,6 +136,8 @@ ctl history show --db "$db" -f csv --node "$(printf 'n\303\251')" > "$dir/m.csv"
     fail "show after migration"
 cmp -s "$dir/m.csv" "$dir/v4.csv" || fail "the migrated run: $(cat "$dir/m.csv")"
 ctl history show --db "$db" -f csv | grep -qF "$want" || fail "added after migration"
+ctl history add --db "$db" "$dir/long4.hrs" > /dev/null ||
+    fail "add of names at the limit after migration"
 
 # --- the commands that only read never make a history ----------------------
 cp "$dir/bad.hrs" "$dir/run.hrs"

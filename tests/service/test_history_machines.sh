@@ -224,7 +224,7 @@ printf '%s\n' \
     'r4	1970-01-01T00:00:04Z	c4	Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz, 4 cores; clock ordered	1	gh-3	Linux 6.5.0' \
     'r5	1970-01-01T00:00:05Z	c5	old-box (no fingerprint)	1	old-box	-' |
     cmp -s - "$dir/old.list" || fail "re-keyed: $(cat "$dir/old.list")"
-[ "$(sqlite3 "$old" 'SELECT version FROM hostrange_schema')" = 4 ] ||
+[ "$(sqlite3 "$old" 'SELECT version FROM hostrange_schema')" = 5 ] ||
     fail "schema 3 not migrated"
 [ "$(sqlite3 "$old" 'SELECT count(*) FROM hostrange_machine')" = 3 ] ||
     fail "machines left: $(sqlite3 "$old" 'SELECT * FROM hostrange_machine')"
