@@ -57,7 +57,8 @@ print(brand + (", %d cores" % cpu["count"] if cpu.get("count") else ""))' \
 ctl history detect --db "$db" -f jsonl > "$dir/detect" || fail "detect exit $?"
 [ "$(wc -l < "$dir/detect")" -eq 2 ] && head -1 "$dir/detect" | grep -q '"findings":1}$' &&
     sed -n 2p "$dir/detect" | grep -q "^{\"finding\":1,\"machine\":\"$machine\",\"commit\":\"c5\",.*\"start\":{\"node\":\"pytest-benchmark\",.*\"range\":\"test_work.py::test_work\",\"metric\":\"time\",\"commit\":\"c5\"," ||
-    fail "detect: $(cat "$dir/detect")"
+    fail "detect: $(cat "$dir/detect"); the series:
+$(ctl history show --db "$db" --format csv)"
 ctl history detect --db "$db" --series -f jsonl > "$dir/detect" || fail "detect --series exit $?"
 [ "$(wc -l < "$dir/detect")" -eq 1 ] || fail "detect --series: $(cat "$dir/detect")"
 grep -q "^{\"node\":\"pytest-benchmark\",\"operator\":\"-\",\"backend\":\"-\",\"phase\":\"warm\",\"range\":\"test_work.py::test_work\",\"metric\":\"time\",\"machine\":\"$machine\",\"commit\":\"c5\",.*\"change\":[1-9]\.[0-9]*,.*\"direction\":\"slower\",\"commit_before\":\"c4\"}$" \
