@@ -61,10 +61,11 @@ static void ok_ranges(int n, hr_site *inner)
     }
 }
 
-/* The sites of the roots and names modes: the library keeps pointers to
- * them until the process exits, so they stay reachable from here (not
- * static: a store to a static nobody reads may be left out). */
-hr_site *limits_sites;
+/* The sites of the roots, names and chain modes (limits_many: the chain's
+ * 2,000 ranges): the library keeps pointers to them until the process
+ * exits, so they stay reachable from here (not static: a store to a
+ * static nobody reads may be left out). */
+hr_site *limits_sites, *limits_many;
 
 static char *filled(size_t n, char c)
 {
@@ -163,7 +164,7 @@ static void chain(int labels_last, int *rc_labels, int *rc_window,
     nested(sites, 0);
     hr_window_end();
 
-    sites = calloc(2000, sizeof *sites);
+    sites = limits_many = calloc(2000, sizeof *sites);
     if (sites == NULL)
         exit(2);
     hr_labels_set("probe/many", "op", "cpu", HR_PHASE_WARM);
