@@ -100,25 +100,24 @@ ctl dump --from "$dir/a.hrs" | keys > "$dir/k" || fail "dump --from"
 same "dump --from the save" "$dir/k"
 ctl dump --by path --from "$dir/a.hrs" | keys | cmp -s - "$dir/a.pkeys" ||
     fail "paths of the save differ"
+# restarted FROM: the daemon started again on the state holds the same
+# keys, paths and paths' counts, read back from FROM.
+restarted() {
+    start a -s "$dir/state"
+    ctl dump | keys > "$dir/k"
+    same "restart from the $1" "$dir/k"
+    ctl dump --by path | keys | cmp -s - "$dir/a.pkeys" ||
+        fail "paths after the $1 differ"
+    pathstats | cmp -s - "$dir/a.pstats" ||
+        fail "paths' counts after the $1: $(pathstats)"
+}
 stop KILL
-start a -s "$dir/state"
-ctl dump | keys > "$dir/k"
-same "restart from the journal" "$dir/k"
-ctl dump --by path | keys | cmp -s - "$dir/a.pkeys" ||
-    fail "paths after the journal differ"
-pathstats | cmp -s - "$dir/a.pstats" ||
-    fail "paths' counts after the journal: $(pathstats)"
+restarted journal
 stop TERM
 ctl dump --from "$dir/state/snapshot" | keys > "$dir/k" ||
     fail "dump --from the snapshot"
 same "dump --from the snapshot" "$dir/k"
-start a -s "$dir/state"
-ctl dump | keys > "$dir/k"
-same "restart from the snapshot" "$dir/k"
-ctl dump --by path | keys | cmp -s - "$dir/a.pkeys" ||
-    fail "paths after the snapshot differ"
-pathstats | cmp -s - "$dir/a.pstats" ||
-    fail "paths' counts after the snapshot: $(pathstats)"
+restarted snapshot
 stop KILL
 start a -s "$dir/state"
 ctl dump | keys > "$dir/k"
