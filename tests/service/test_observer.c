@@ -6,7 +6,8 @@
  * latest calibration of a label is kept) and --control, and the accuracy of
  * the numbers: a workload of busy-waits of known durations, 2 us inside
  * 10 us inside 50 us, whose medians after --correct-observer are within 2%
- * of their durations, and before it within the calibrated cost of them.
+ * of their durations (built with AddressSanitizer, plus the bias of a pair
+ * of reads), and before it within the calibrated cost of them.
  *
  * The workload is this program run with --workload CALLS: it makes CALLS
  * calls in a window and, after each, runs the same busy-waits outside any
@@ -45,6 +46,26 @@
 #define INNER_NS 2000u
 #define MID_OWN_NS 8000u
 #define OUTER_OWN_NS 40000u
+
+/*
+ * Built with AddressSanitizer, every load and store of the client's scope
+ * code is checked against shadow memory, so the code between a scope's two
+ * clock reads (the rest of its begin, the head of its end) takes 25 to
+ * 35 ns where it takes a few ns otherwise. The correction leaves that
+ * pair's bias in on the fast path (doc/accuracy.md), so such a build's
+ * rows read high by about an empty scope (empty_ns) and a clock step:
+ * there, and only there, the corrected bound allows them.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
 
 static char g_bench[4096];
 
@@ -832,7 +853,7 @@ static const char *accuracy_once(const char *dir)
     static char miss[512];
     char self[4096], *argv[4], *stats;
     struct harness_run r;
-    double spun[3], incl[3], own[3], child, residue, empty;
+    double spun[3], incl[3], own[3], child, residue, empty, step, reads;
     ssize_t len;
     int nr, nc;
 
@@ -853,7 +874,9 @@ static const char *accuracy_once(const char *dir)
     child = stat_num(stats, "calibration.obs-accuracy.child_ns");
     residue = stat_num(stats, "calibration.obs-accuracy.residue_ns");
     empty = stat_num(stats, "calibration.obs-accuracy.empty_ns");
+    step = stat_num(stats, "calibration.obs-accuracy.step_ns");
     free(stats);
+    reads = SANITIZED ? empty + step : 0.0;
     harness_run(argv, dir, 120, &r);
     assert_true(harness_exited(r.status, 0));
     assert_int_equal(sscanf(r.out, "spin %lf %lf %lf", &spun[0], &spun[1],
@@ -906,10 +929,10 @@ static const char *accuracy_once(const char *dir)
                         1e-9 * cost);
             assert_string_equal(flat_get(b, "corrected"), "true");
             assert_string_equal(flat_get(a, "unstable"), "false");
-            if (!(fabs(after - truth) <= tol)) {
+            if (!(after - truth >= -tol && after - truth <= tol + reads)) {
                 snprintf(miss, sizeof miss, "%s %s corrected: median %.1f, "
-                         "true %.1f (+-%.1f)", ranges[k], metric, after,
-                         truth, tol);
+                         "true %.1f (+-%.1f%s)", ranges[k], metric, after,
+                         truth, tol, SANITIZED ? ", sanitized: +reads" : "");
                 return miss;
             }
             if (!(before - truth >= -tol && before - truth <= cost + tol)) {
