@@ -892,6 +892,22 @@ static void *ship_main(void *arg)
     return NULL;
 }
 
+/* The process's label: s, cut to the most bytes process_label holds at a
+ * UTF-8 character's boundary when longer. */
+static void label_set(const char *s)
+{
+    size_t n = strlen(s);
+
+    if (n >= sizeof process_label) {
+        n = sizeof process_label - 1;
+        /* Not inside a character: back off its continuation bytes. */
+        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+            n--;
+    }
+    memcpy(process_label, s, n);
+    process_label[n] = '\0';
+}
+
 int hr__ship_start(void)
 {
     const char *env;
@@ -920,8 +936,7 @@ int hr__ship_start(void)
                              ? (unsigned)atoi(env)
                              : HRP_SPOOL_MB_DEFAULT) << 20;
     env = getenv("HOSTRANGE_LABEL");
-    snprintf(process_label, sizeof process_label, "%s",
-             env != NULL ? env : program_invocation_short_name);
+    label_set(env != NULL ? env : program_invocation_short_name);
     if (instance == 0 &&
         getrandom(&instance, sizeof instance, GRND_NONBLOCK) !=
             (ssize_t)sizeof instance)

@@ -14,7 +14,7 @@
 # enter (hr_labels_set, hr_record: -ENAMETOOLONG, counted), never later.
 # Events lost under such labels (a client whose spool is full) are said
 # by every stage that says losses; stats writes node ids as terminal
-# text.
+# text; a label (HOSTRANGE_LABEL) over 255 bytes is cut at a character.
 set -u
 : "${HOSTRANGED:?}" "${HOSTRANGECTL:?}"
 limits=${top_builddir:-.}/tests/helpers/limits
@@ -51,7 +51,11 @@ n4096=$(printf '%4096s' '' | tr ' ' n)
 
 # --- the first daemon, with a state directory --------------------------
 start a -s "$dir/state"
-"$limits" chain > "$dir/chain.out" || fail "limits chain"
+# Its label, HOSTRANGE_LABEL, 254 bytes and a character of two: cut at
+# 255 bytes, so before the character, never inside it.
+l254=$(printf '%254s' '' | tr ' ' l)
+HOSTRANGE_LABEL="$l254$(printf '\303\251')" "$limits" chain > "$dir/chain.out" ||
+    fail "limits chain"
 # One byte over: refused where it entered, and counted there.
 grep -q '^rc labels=-36 window=-36 record=-36 flush=0$' "$dir/chain.out" ||
     fail "over the limit not refused: $(cat "$dir/chain.out")"
@@ -59,6 +63,8 @@ grep -q '^counters samples=2232 delivered=2232 lost=0 bad_name=11 bad_label=2 ' 
     "$dir/chain.out" || fail "counters: $(cat "$dir/chain.out")"
 ctl stats > "$dir/stats" || fail stats
 grep -q '^rejected.string 0$' "$dir/stats" || fail "a string refused later"
+grep -q "^client\.[0-9]*\.label $l254\$" "$dir/stats" ||
+    fail "label: $(grep -a '^client\.[0-9]*\.label ' "$dir/stats")"
 ctl dump > "$dir/a.live.jsonl" || fail dump
 keys "$dir/a.live.jsonl" > "$dir/a.keys"
 ctl dump --by path > "$dir/a.live.paths" || fail "dump --by path"
