@@ -373,7 +373,8 @@ static void feed_four(struct hrd_ingest *in)
 }
 
 /* A snapshot of a few batches, with keys exact (or in histograms when
- * exact_cap is small): the bytes of the file after its magic. */
+ * exact_cap is small) and samples kept without their path: the bytes of
+ * the file after its magic. */
 static void snapshot_seed(const char *dir, uint64_t exact_cap,
                           const char *seed)
 {
@@ -388,6 +389,10 @@ static void snapshot_seed(const char *dir, uint64_t exact_cap,
     a.exact_cap = exact_cap;
     hrd_ingest_init(&in, &a);
     feed_four(&in);
+    /* The samples kept without their calling path, as a daemon counts
+     * them, so that the state record's counts are not all 0. */
+    a.paths_too_deep = 3;
+    a.paths_table_full = 2;
     snprintf(path, sizeof path, "%s/snap", dir);
     if (hrd_snapshot_write(path, &a, &in, 3, err, sizeof err) != 0)
         die(err);
