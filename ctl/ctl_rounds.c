@@ -23,8 +23,8 @@ unsigned hrc_parse_rounds(const char *cmd, const char *what,
     n = strtoul(v, &end, 10);
     if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || n < 1 ||
         n > HRC_ROUNDS_MAX) {
-        fprintf(stderr, "hostrangectl %s: bad --rounds '%s' (a number from "
-                "1 to %u)\n", cmd, v, HRC_ROUNDS_MAX);
+        fprintf(stderr, "hostrangectl %s: bad %s '%s' (a number from 1 to "
+                "%u)\n", cmd, what, v, HRC_ROUNDS_MAX);
         exit(2);
     }
     return (unsigned)n;

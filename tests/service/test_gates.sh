@@ -103,6 +103,16 @@ for bad in '=3' 'c=' 'c=x' 'c=-1' ''; do
     [ $? -eq 2 ] || fail "--fail-above '$bad': not 2"
     grep -q "bad --fail-above" "$dir/err" || fail "bad limit msg '$bad'"
 done
+# A count of rounds out of range: 2, the message naming the option given.
+for opt in --min-rounds --max-rounds --first-look; do
+    for bad in 0 1001 -1 x ''; do
+        ctl diff "$opt=$bad" "$dir/base.hrs" "$dir/slow.hrs" \
+            > /dev/null 2> "$dir/err"
+        [ $? -eq 2 ] || fail "$opt '$bad': not 2"
+        grep -q "^hostrangectl diff: bad $opt '$bad' (a number from 1 to 1000)$" \
+            "$dir/err" || fail "$opt '$bad': $(cat "$dir/err")"
+    done
+done
 ctl diff "$dir/base.hrs" 2> /dev/null
 [ $? -eq 2 ] || fail "one file: not 2"
 # Files that cannot be read: 3, whichever side.
