@@ -130,6 +130,8 @@ static int set_option(struct hrd_server_opts *o, int c, const char *v)
         o->state_dir = v;
         return 0;
     case 'l':
+        if (v[0] == '\0')
+            return bad_value("load", v, "a run file");
         o->load = v;
         return 0;
     case 'q':

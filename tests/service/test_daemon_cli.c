@@ -490,6 +490,8 @@ static void test_usage_errors(void **state)
     USAGE("bad value '1X' for --max-memory", d, "--max-memory", "1X");
     USAGE("bad value '-5' for --fsync-interval", d, "--fsync-interval", "-5");
     USAGE("no such group", d, "--group", "no-such-group-hostrange");
+    USAGE("bad value '' for --state-dir (a directory", d, "--state-dir", "");
+    USAGE("bad value '' for --load (a run file", d, "--load", "");
     USAGE("unknown option '--bogus'", d, "--bogus");
     USAGE("unknown option '-x'", d, "-qx");
     if (getenv("top_builddir") != NULL) {
