@@ -12,8 +12,9 @@
 # --purge of the four packages leaving none of their files, directories,
 # user, group or state behind. Needs root (it installs packages) and
 # skips (77) without dpkg-buildpackage, lintian or the build's
-# dependencies, or where a hostrange package, user or group is there
-# already (it would not leave it as it was).
+# dependencies, or where a hostrange package, user, group, state
+# directory or runtime directory is there already (it would not leave it
+# as it was).
 set -u
 src=$(cd "${srcdir:-.}" && pwd)
 pkgs="hostrange libhostrange0 libhostrange-dev python3-hostrange"
@@ -28,6 +29,9 @@ done
 getent passwd hostrange >/dev/null && skip "a user hostrange exists already"
 getent group hostrange >/dev/null && skip "a group hostrange exists already"
 [ -e /var/lib/hostrange ] && skip "/var/lib/hostrange exists already"
+# root's own hostranged serves /run/hostrange by default: the packaged
+# daemon would take it over, and the purge remove it.
+[ -e /run/hostrange ] && skip "/run/hostrange exists already"
 
 dir=$(mktemp -d) || exit 99
 chmod 755 "$dir"
