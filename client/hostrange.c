@@ -17,6 +17,7 @@
 #include "proto/protocol.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,11 +54,11 @@ static void thread_exit(void *arg)
 
 static void at_exit(void)
 {
-    const char *env = getenv("HOSTRANGE_FLUSH_TIMEOUT_MS");
-    int timeout = env != NULL ? atoi(env) : 2000;
+    long timeout = hrp_env_number(getenv("HOSTRANGE_FLUSH_TIMEOUT_MS"),
+                                  LONG_MIN, INT_MAX, 2000);
 
     __atomic_store_n(&hr__active, 0, __ATOMIC_SEQ_CST);
-    hr__ship_stop(timeout < 0 ? 0 : timeout);
+    hr__ship_stop(timeout < 0 ? 0 : (int)timeout);
 }
 
 /* fork: each file resets its own state in its own hooks, called in the

@@ -929,12 +929,11 @@ int hr__ship_start(void)
     snprintf(ingest_path, sizeof ingest_path, "%s/%s", dir, HRP_INGEST_NAME);
     snprintf(spool_dir, sizeof spool_dir, "%s/%s", dir, HRP_SPOOL_NAME);
     hrp_endpoint(ingest_url, sizeof ingest_url, dir, HRP_INGEST_NAME);
-    env = getenv("HOSTRANGE_BUFFER_MB");
-    queue_max = (size_t)(env != NULL && atoi(env) > 0 ? atoi(env) : 64) << 20;
-    env = getenv("HOSTRANGE_SPOOL_MB");
-    spool_max = (size_t)(env != NULL && env[0] != '\0' && atoi(env) >= 0
-                             ? (unsigned)atoi(env)
-                             : HRP_SPOOL_MB_DEFAULT) << 20;
+    queue_max = (size_t)hrp_env_number(getenv("HOSTRANGE_BUFFER_MB"), 1,
+                                       LONG_MAX >> 20, 64) << 20;
+    spool_max = (size_t)hrp_env_number(getenv("HOSTRANGE_SPOOL_MB"), 0,
+                                       LONG_MAX >> 20,
+                                       HRP_SPOOL_MB_DEFAULT) << 20;
     env = getenv("HOSTRANGE_LABEL");
     label_set(env != NULL ? env : program_invocation_short_name);
     if (instance == 0 &&

@@ -202,6 +202,20 @@ void hrp_cpu_facts(int *invariant, int *rdtscp, int *amd)
 #endif
 }
 
+long hrp_env_number(const char *env, long min, long max, long def)
+{
+    char *end;
+    long v;
+
+    if (env == NULL || env[0] == '\0')
+        return def;
+    errno = 0;
+    v = strtol(env, &end, 10);
+    if (errno != 0 || end == env || *end != '\0' || v < min || v > max)
+        return def;
+    return v;
+}
+
 void hrp_clock_env_parse(const char *env, int *tsc, int *ordered,
                          int *waiting)
 {

@@ -170,6 +170,13 @@ const char *hrp_clock_path_env(unsigned paths);
  * off x86 or where the file cannot be read. */
 void hrp_cpu_facts(int *invariant, int *rdtscp, int *amd);
 
+/* A number of the client's environment (HOSTRANGE_FLUSH_TIMEOUT_MS,
+ * HOSTRANGE_BUFFER_MB, HOSTRANGE_SPOOL_MB): env as a whole decimal number
+ * from min to max, else def (env NULL, empty, not a whole number, or out
+ * of range), so that a value that is not one takes the default rather
+ * than the number its leading digits make ("2s" is not 2, "off" not 0). */
+long hrp_env_number(const char *env, long min, long max, long def);
+
 /* Reads HOSTRANGE_CLOCK's words (env, NULL: none): *tsc is 1 (tsc), 0
  * (monotonic) or -1 (neither named: the default), *ordered 1 (ordered) or
  * 0, *waiting 1 (waiting: the fast path's reads wait for the work before

@@ -16,6 +16,8 @@
  *   may not connect: set aside and counted, the losses in the report;
  * - a spool over its limit (HOSTRANGE_SPOOL_MB): what did not fit is
  *   counted lost, in the client and in the report;
+ * - settings that are not numbers (HOSTRANGE_SPOOL_MB "a lot"): the
+ *   defaults, so that nothing is lost to a typo;
  * - two restarts while the clients send;
  * - a process that never reached a daemon, with the socket of a dead one
  *   left behind: its flush and its exit do not wait.
@@ -497,6 +499,35 @@ static void test_spool_over_limit(void **state)
     run_fini(&r);
 }
 
+/*
+ * Settings that are not numbers take their defaults: HOSTRANGE_SPOOL_MB
+ * "a lot" is the default spool (64 MiB), not 0 (no spool), and
+ * HOSTRANGE_FLUSH_TIMEOUT_MS "300ms" waits, not 0 ms: with a silent daemon,
+ * everything the client made is spooled at exit and nothing lost.
+ */
+static void test_settings_not_numbers(void **state)
+{
+    const char *env[] = { "HOSTRANGE_FLUSH_TIMEOUT_MS", "300ms",
+                          "HOSTRANGE_SPOOL_MB", "a lot", NULL };
+    struct run r;
+
+    (void)state;
+    run_init(&r, "notnum");
+    assert_int_equal(kill(r.d.pid, SIGSTOP), 0);
+    clients_start(&r, 1, "20000", "300", NULL, "0", env);
+    clients_wait(&r);
+    assert_true(WIFSIGNALED(harness_daemon_signal(&r.d, SIGKILL)));
+    assert_int_equal(r.c[0].delivered, 0);
+    assert_int_equal(r.c[0].lost, 0);
+    assert_int_equal(r.c[0].spooled, r.c[0].samples);
+    assert_true(r.c[0].samples > 0);
+
+    daemon_up(&r);
+    wait_spool_taken(&r, 1);
+    assert_int_equal(check_report(&r), 0);
+    run_fini(&r);
+}
+
 /* Waits (a hang guard) until the daemon has taken more than `than` events
  * from every client. */
 static void wait_more(const struct run *r, const unsigned long long *than)
@@ -586,6 +617,7 @@ int main(void)
         cmocka_unit_test(test_down_past_exit_timeout),
         cmocka_unit_test(test_damaged_spool),
         cmocka_unit_test(test_spool_over_limit),
+        cmocka_unit_test(test_settings_not_numbers),
         cmocka_unit_test(test_two_restarts),
         cmocka_unit_test(test_never_reached),
     };

@@ -1,6 +1,9 @@
 /*
  * The clock (client/clock.c): the TSC's calibration against
  * CLOCK_MONOTONIC, and HOSTRANGE_CLOCK: the clock and the clock path.
+ * Also the client's other settings that are numbers
+ * (HOSTRANGE_FLUSH_TIMEOUT_MS, HOSTRANGE_BUFFER_MB, HOSTRANGE_SPOOL_MB),
+ * read by hrp_env_number.
  */
 #include "config.h"
 
@@ -17,6 +20,7 @@
 
 #include "client/client.h"
 #include "proto/monotonic.h"
+#include "proto/protocol.h"
 
 static void test_override(void **state)
 {
@@ -255,6 +259,27 @@ static void test_pair_ns(void **state)
 #endif
 }
 
+/* A number of the environment is a whole number in its range, else the
+ * default: never what its leading digits make. */
+static void test_env_numbers(void **state)
+{
+    (void)state;
+    assert_int_equal(hrp_env_number(NULL, 0, 100, 7), 7);
+    assert_int_equal(hrp_env_number("", 0, 100, 7), 7);
+    assert_int_equal(hrp_env_number("0", 0, 100, 7), 0);
+    assert_int_equal(hrp_env_number("100", 0, 100, 7), 100);
+    assert_int_equal(hrp_env_number("-3", -5, 100, 7), -3);
+    assert_int_equal(hrp_env_number("101", 0, 100, 7), 7);
+    assert_int_equal(hrp_env_number("-1", 0, 100, 7), 7);
+    assert_int_equal(hrp_env_number("2s", 0, 100, 7), 7);
+    assert_int_equal(hrp_env_number("64M", 0, 100, 7), 7);
+    assert_int_equal(hrp_env_number("off", 0, 100, 7), 7);
+    assert_int_equal(hrp_env_number("1.5", 0, 100, 7), 7);
+    assert_int_equal(hrp_env_number("99999999999999999999999", 0, 100, 7),
+                     7);
+    assert_int_equal(hrp_env_number("-", 0, 100, 7), 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -262,6 +287,7 @@ int main(void)
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_tsc_matches_monotonic),
         cmocka_unit_test(test_pair_ns),
+        cmocka_unit_test(test_env_numbers),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
