@@ -148,6 +148,8 @@ _DIFF_SLOWER = 1
 # ... and, with --host-range-max-rounds, a gated key undecided.
 _DIFF_UNDECIDED = 8
 _START_WAIT_MS = 10000
+# The most rounds a side hostrangectl takes (HRC_ROUNDS_MAX).
+_ROUNDS_MAX = 1000
 
 
 def pytest_addoption(parser):
@@ -211,7 +213,8 @@ def pytest_addoption(parser):
              "--host-range-compare-fail allows")
     group.addoption(
         "--host-range-rounds", metavar="N", type=int, default=1,
-        help="measure each profiled test in N rounds (default 1): round 1 "
+        help="measure each profiled test in N rounds (default 1, at most "
+             "1000): round 1 "
              "when the test passes, rounds 2 to N by replaying every "
              "test's call at the end of the session, interleaved (all the "
              "tests, then all again); the run keeps each round, so that "
@@ -222,7 +225,8 @@ def pytest_addoption(parser):
         "--host-range-max-rounds", metavar="M", type=int, default=None,
         help="sequential rounds: with --host-range-compare, look after "
              "--host-range-rounds N rounds, then after about sqrt 2 times "
-             "as many each time up to M, and stop once every gated key "
+             "as many each time up to M (at most 1000), and stop once "
+             "every gated key "
              "(those --host-range-compare-fail names, else all) is "
              "decided slower, faster or same, or hopeless, by hostrangectl "
              "diff --first-look N --max-rounds M (a key still open after "
@@ -317,6 +321,14 @@ def pytest_configure(config):
     if rounds is None or rounds < 1:
         raise pytest.UsageError("--host-range-rounds must be 1 or more")
     max_rounds = config.getoption("host_range_max_rounds")
+    # The most rounds hostrangectl takes (record --rounds, ab, diff
+    # --max-rounds): said here, before any round runs, not at the first
+    # look.
+    for name, value in (("rounds", rounds), ("max-rounds", max_rounds)):
+        if value is not None and value > _ROUNDS_MAX:
+            raise pytest.UsageError(
+                "--host-range-%s %d is over %d, the most rounds hostrangectl "
+                "compares" % (name, value, _ROUNDS_MAX))
     if max_rounds is not None:
         if rounds < 2:
             raise pytest.UsageError(

@@ -245,6 +245,14 @@ def test_rounds_usage_errors(env, tmp_path):
     assert r.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--host-range-max-rounds 3 is below --host-range-rounds 5" in \
         r.stderr, r.stderr
+    for opts, said in ((("--host-range-rounds", "1001"),
+                        "--host-range-rounds 1001 is over 1000"),
+                       (("--host-range-rounds", "5", "--host-range-max-rounds",
+                         "1001"), "--host-range-max-rounds 1001 is over 1000")):
+        r = run(env, tmp_path, 1000, *(opts + ("--host-range-profile",
+                                               str(tmp_path / "r.jsonl"))))
+        assert r.returncode == pytest.ExitCode.USAGE_ERROR
+        assert said in r.stderr, r.stderr
     has_xdist = subprocess.run([os.environ.get("HR_PYTHON", sys.executable),
                                 "-c", "import xdist"],
                                stderr=subprocess.DEVNULL).returncode == 0
