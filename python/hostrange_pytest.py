@@ -351,9 +351,11 @@ def pytest_configure(config):
             "the calls it replays live in the workers")
     for name in ("calls", "blocks", "max_calls", "target_ms"):
         value = config.getoption("host_range_" + name)
-        if value is not None and value <= 0:
+        # nan and inf too: a number of calls is made of them.
+        if value is not None and not 0 < value < float("inf"):
             raise pytest.UsageError(
-                "--host-range-%s must be positive" % name.replace("_", "-"))
+                "--host-range-%s must be positive and finite, not %s"
+                % (name.replace("_", "-"), value))
     try:
         import hostrange
     except ImportError as e:

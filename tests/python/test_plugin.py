@@ -426,6 +426,12 @@ def test_error_bad_options(env, tmp_path):
     r = pytest_run(env, tmp_path, "--host-range-calls", "0",
                    path=tmp_path / "report.jsonl")
     usage_error(r, "--host-range-calls must be positive")
+    # Not a number, or infinite: refused before any test, not a crash where
+    # the calls are counted.
+    for bad in ("nan", "inf", "-1"):
+        r = pytest_run(env, tmp_path, "--host-range-target-ms", bad,
+                       path=tmp_path / "report.jsonl")
+        usage_error(r, "--host-range-target-ms must be positive and finite")
 
 
 def from_run(path):
