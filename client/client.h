@@ -180,6 +180,12 @@ static inline uint64_t hr__clock_end(int fenced);
 /* The smallest step of the clock observed, in ns (measured once, by the
  * shipper, when it calibrates the TSC; 0 before). */
 double hr__clock_step(void);
+/* The step most of the n blocks of reads agree on: the value most of g[]
+ * hold, 0s left out (a tie: the smaller). A read that lands on another
+ * processor, whose TSC advances in steps of another phase, or a TSC
+ * adjusted by the hypervisor, makes one block's divisor a single tick;
+ * the others outvote it. */
+uint64_t hr__clock_step_vote(const uint64_t *g, size_t n);
 /* How the reads are ordered with the work: "rdtsc" (the TSC, fast path),
  * "rdtsc;lfence..lfence;rdtsc" (the TSC, ordered path) or "vdso"
  * (CLOCK_MONOTONIC, ordered by the kernel's code). */

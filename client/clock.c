@@ -66,13 +66,19 @@ void hr__clock_init(void)
 }
 
 /* The step of the clock in use, in its own units: the greatest common
- * divisor of the differences between HR__STEP_READS consecutive reads,
- * some of them a few instructions apart. The smallest difference would be
- * the cost of a read where that is more than a step (an ordered read of a
- * fine TSC); the divisor is the step the readings advance by. The reads
- * are ordered ones on either path: plain reads of a TSC that advances in
- * steps (AMD's, under KVM) were seen to differ by single ticks. */
+ * divisor of the differences between consecutive reads, some of them a
+ * few instructions apart, in each of HR__STEP_BLOCKS blocks of reads, and
+ * the divisor most blocks agree on (hr__clock_step_vote). The smallest
+ * difference would be the cost of a read where that is more than a step
+ * (an ordered read of a fine TSC); the divisor is the step the readings
+ * advance by. The reads are ordered ones on either path: plain reads of a
+ * TSC that advances in steps (AMD's, under KVM) were seen to differ by
+ * single ticks. One divisor over all the reads was not enough: a single
+ * pair of reads a tick apart made it one tick, and the process's clock
+ * step, which its run's machine fingerprint holds, 0.39 ns where the same
+ * machine's other processes said 10 ns (seen once, on a busy machine). */
 #define HR__STEP_READS 20000
+#define HR__STEP_BLOCKS 8
 static uint64_t gcd_u64(uint64_t a, uint64_t b)
 {
     while (b != 0) {
@@ -84,22 +90,47 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b)
     return a;
 }
 
+uint64_t hr__clock_step_vote(const uint64_t *g, size_t n)
+{
+    uint64_t best = 0;
+    size_t best_n = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+
+        if (g[i] == 0)
+            continue;
+        for (size_t j = 0; j < n; j++)
+            k += g[j] == g[i];
+        if (k > best_n || (k == best_n && g[i] < best)) {
+            best = g[i];
+            best_n = k;
+        }
+    }
+    return best;
+}
+
 static uint64_t clock_step_units(void)
 {
-    uint64_t g = 0, prev = hr__clock_end(hr__g_tsc);
+    uint64_t g[HR__STEP_BLOCKS] = { 0 };
     volatile unsigned spin;
 
-    for (int i = 0; i < HR__STEP_READS && g != 1; i++) {
-        uint64_t t;
+    for (int b = 0; b < HR__STEP_BLOCKS; b++) {
+        uint64_t prev = hr__clock_end(hr__g_tsc);
 
-        for (spin = 0; spin < (unsigned)i % 7u; spin++)
-            ;
-        t = hr__clock_end(hr__g_tsc);
-        if (t > prev)
-            g = gcd_u64(t - prev, g);
-        prev = t;
+        for (int i = 0; i < HR__STEP_READS / HR__STEP_BLOCKS && g[b] != 1;
+             i++) {
+            uint64_t t;
+
+            for (spin = 0; spin < (unsigned)i % 7u; spin++)
+                ;
+            t = hr__clock_end(hr__g_tsc);
+            if (t > prev)
+                g[b] = gcd_u64(t - prev, g[b]);
+            prev = t;
+        }
     }
-    return g;
+    return hr__clock_step_vote(g, HR__STEP_BLOCKS);
 }
 
 static double cal_step_ns;

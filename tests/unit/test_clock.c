@@ -259,6 +259,33 @@ static void test_pair_ns(void **state)
 #endif
 }
 
+/* The clock's step is the divisor most blocks of reads agree on: one
+ * block that saw two reads a tick apart is outvoted; where half or more
+ * of them saw it, the finer step wins; blocks that saw nothing count for
+ * nothing. */
+static void test_step_vote(void **state)
+{
+    static const uint64_t one_odd[8] = { 26, 26, 1, 26, 26, 26, 26, 26 };
+    static const uint64_t half[8] = { 26, 1, 26, 1, 26, 1, 26, 1 };
+    static const uint64_t most_odd[8] = { 1, 1, 1, 1, 1, 26, 26, 1 };
+    static const uint64_t coarse[8] = { 52, 26, 26, 26, 78, 26, 26, 26 };
+    static const uint64_t some_empty[8] = { 0, 0, 0, 0, 0, 0, 13, 13 };
+    static const uint64_t none[8] = { 0 };
+    double step;
+
+    (void)state;
+    assert_int_equal(hr__clock_step_vote(one_odd, 8), 26);
+    assert_int_equal(hr__clock_step_vote(half, 8), 1);
+    assert_int_equal(hr__clock_step_vote(most_odd, 8), 1);
+    assert_int_equal(hr__clock_step_vote(coarse, 8), 26);
+    assert_int_equal(hr__clock_step_vote(some_empty, 8), 13);
+    assert_int_equal(hr__clock_step_vote(none, 8), 0);
+    /* This machine's clock has a step, and a positive one. */
+    hr__clock_init();
+    step = hr__clock_step();
+    assert_true(step > 0 && step < 1e6);
+}
+
 /* A number of the environment is a whole number in its range, else the
  * default: never what its leading digits make. */
 static void test_env_numbers(void **state)
@@ -287,6 +314,7 @@ int main(void)
         cmocka_unit_test(test_paths),
         cmocka_unit_test(test_tsc_matches_monotonic),
         cmocka_unit_test(test_pair_ns),
+        cmocka_unit_test(test_step_vote),
         cmocka_unit_test(test_env_numbers),
     };
 
