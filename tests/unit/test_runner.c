@@ -43,18 +43,6 @@ static int exists(const char *path)
     return stat(path, &st) == 0;
 }
 
-/* The whole of a small file, NUL-terminated, into buf. */
-static void read_all(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    size_t n;
-
-    assert_non_null(f);
-    n = fread(buf, 1, len - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-}
-
 /* Whether pid is gone: reaped, not a zombie left behind. */
 static int gone(pid_t pid)
 {
@@ -140,7 +128,7 @@ static void test_spawn_fails(void **state)
  * shell's. */
 static void test_spawn_streams(void **state)
 {
-    char dir[PATH_MAX], out[PATH_MAX + 8], buf[PATH_MAX + 64];
+    char dir[PATH_MAX], out[PATH_MAX + 8], *text;
     char want[PATH_MAX + 64];
     char *argv[] = { "sh", "-c", "echo \"$HR_UNIT\"; pwd; echo err >&2; exit 3",
                      NULL };
@@ -158,12 +146,13 @@ static void test_spawn_streams(void **state)
     s.env[0] = "HR_UNIT";
     s.env[1] = "the value";
     assert_int_equal(hrx_spawn_wait(&s), 3);
-    read_all(out, buf, sizeof buf);
+    text = harness_read_file(out);
     assert_non_null(realpath(dir, want));
     snprintf(want + strlen(want), sizeof want - strlen(want), "\n");
-    assert_true(strncmp(buf, "the value\n", 10) == 0);
-    assert_true(strncmp(buf + 10, want, strlen(want)) == 0);
-    assert_string_equal(buf + 10 + strlen(want), "err\n");
+    assert_true(strncmp(text, "the value\n", 10) == 0);
+    assert_true(strncmp(text + 10, want, strlen(want)) == 0);
+    assert_string_equal(text + 10 + strlen(want), "err\n");
+    free(text);
     assert_int_equal(hrx_spawn_wait(&k), 128 + SIGTERM);
     hrx_cleanup_rmdir(dir);
 }
@@ -495,7 +484,7 @@ static int in_worktree(void *arg)
 static void test_bisect_git(void **state)
 {
     char dir[PATH_MAX], repo[PATH_MAX], log[PATH_MAX + 32], buf[256];
-    char h[3][HRX_BISECT_HASH_MAX], why[256], *subject;
+    char h[3][HRX_BISECT_HASH_MAX], why[256], *subject, *text;
     struct hrx_bisect_commit *line = NULL, *none = NULL;
     const char *in;
     size_t n = 0, nn = 0;
@@ -551,9 +540,10 @@ static void test_bisect_git(void **state)
                                       "git rev-parse HEAD; echo $HR_UNIT; "
                                       "exit 4", "HR_UNIT", log, sizeof log),
                      4);
-    read_all(log, buf, sizeof buf);
+    text = harness_read_file(log);
     snprintf(why, sizeof why, "%s\n%s\n", h[1], h[1]);
-    assert_string_equal(buf, why);
+    assert_string_equal(text, why);
+    free(text);
     /* A function run in the worktree, its standard error in a log, then
      * back here with standard error and the environment as they were. */
     {
@@ -571,8 +561,9 @@ static void test_bisect_git(void **state)
         assert_string_equal(here, rundir);
         assert_non_null(realpath(line[1].dir, rundir));
         snprintf(want, sizeof want, "%s %s\n", rundir, h[1]);
-        read_all(log, buf, sizeof buf);
-        assert_string_equal(buf, want);
+        text = harness_read_file(log);
+        assert_string_equal(text, want);
+        free(text);
     }
     /* git without the registry: the same HEAD as through it. */
     {
