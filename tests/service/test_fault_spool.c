@@ -465,6 +465,19 @@ static void test_damaged_spool(void **state)
     run_fini(&r);
 }
 
+/* One client (calls, with env) that ends beside a daemon silent from the
+ * start, which acknowledges nothing and is then killed (SIGKILL): what
+ * the client made is spooled or lost, in r->c[0]. */
+static void exit_to_silent_daemon(struct run *r, const char *name,
+                                  const char *calls, const char *const *env)
+{
+    run_init(r, name);
+    assert_int_equal(kill(r->d.pid, SIGSTOP), 0);
+    clients_start(r, 1, calls, "300", NULL, "0", env);
+    clients_wait(r);
+    assert_true(WIFSIGNALED(harness_daemon_signal(&r->d, SIGKILL)));
+}
+
 static void test_spool_over_limit(void **state)
 {
     const char *env[] = { "HOSTRANGE_FLUSH_TIMEOUT_MS", "300",
@@ -474,13 +487,8 @@ static void test_spool_over_limit(void **state)
     struct run r;
 
     (void)state;
-    run_init(&r, "limit");
-    /* A silent daemon from the start: nothing is acknowledged, and the
-     * client's three megabytes of batches meet a spool of one. */
-    assert_int_equal(kill(r.d.pid, SIGSTOP), 0);
-    clients_start(&r, 1, "500000", "300", NULL, "0", env);
-    clients_wait(&r);
-    assert_true(WIFSIGNALED(harness_daemon_signal(&r.d, SIGKILL)));
+    /* The client's three megabytes of batches meet a spool of one. */
+    exit_to_silent_daemon(&r, "limit", "500000", env);
     assert_true(flush_result(&r, 0) != 0);
     assert_int_equal(r.c[0].delivered, 0);
     assert_true(r.c[0].spooled > 0);
@@ -512,11 +520,7 @@ static void test_settings_not_numbers(void **state)
     struct run r;
 
     (void)state;
-    run_init(&r, "notnum");
-    assert_int_equal(kill(r.d.pid, SIGSTOP), 0);
-    clients_start(&r, 1, "20000", "300", NULL, "0", env);
-    clients_wait(&r);
-    assert_true(WIFSIGNALED(harness_daemon_signal(&r.d, SIGKILL)));
+    exit_to_silent_daemon(&r, "notnum", "20000", env);
     assert_int_equal(r.c[0].delivered, 0);
     assert_int_equal(r.c[0].lost, 0);
     assert_int_equal(r.c[0].spooled, r.c[0].samples);
