@@ -40,7 +40,7 @@
 //
 // Exits 1 on an error of its own (the page's are in console.json).
 import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 
 const args = process.argv.slice(2);
 const [browser, profile, url, out] = args;
@@ -49,11 +49,17 @@ const isStatic = args.includes("--static");
 const hoverAt = args.indexOf("--hover");
 const filterAt = args.indexOf("--filter");
 const scrollAt = args.indexOf("--scroll");
+mkdirSync(profile, { recursive: true });
 const child = spawn(browser, [
   "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
   "--hide-scrollbars", "--user-data-dir=" + profile,
   "--window-size=1400,1000", "--remote-debugging-pipe", "about:blank",
-], { stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"] });
+], {
+  // Chromium's own temporary files (org.chromium.Chromium.*) go in the
+  // profile, which the test removes, rather than into /tmp for good.
+  env: { ...process.env, TMPDIR: profile },
+  stdio: ["ignore", "ignore", "ignore", "pipe", "pipe"],
+});
 const timer = setTimeout(() => fail("no answer in 120 s"), 120000);
 
 function fail(why) {
