@@ -274,6 +274,13 @@ if (filterAt >= 0) {
 }
 writeFileSync(out + "/console.json", JSON.stringify(said, null, 1));
 clearTimeout(timer);
+// The browser is gone before this ends: one still writing its cache into
+// the profile would make the test's removal of its folder leave it behind.
+const gone = new Promise((resolve) => {
+  if (child.exitCode !== null || child.signalCode !== null) resolve();
+  else child.on("exit", resolve);
+});
 await send("Browser.close");
+await Promise.race([gone, sleep(10000)]);
 child.kill();
 process.exit(0);
