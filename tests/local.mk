@@ -620,6 +620,10 @@ tests_unit_test_import_LDADD = lib/history/libhrhistory.la \
 TESTS += tests/service/test_history_gbench.sh \
 	tests/service/test_history_pytest_benchmark.sh \
 	tests/service/test_history_csv.sh
+# The names of their benchmarks at the limits of a key's (4,096 bytes,
+# none empty, no NUL), and a large CSV file read in memory of its size.
+TESTS += tests/service/test_history_import_limits.sh
+EXTRA_DIST += tests/service/test_history_import_limits.sh
 EXTRA_DIST += tests/service/test_history_gbench.sh \
 	tests/service/test_history_pytest_benchmark.sh \
 	tests/service/test_history_csv.sh tests/data/import/bench_work.cc \

@@ -7,6 +7,8 @@
 #include "lib/history/import_priv.h"
 #include "lib/run/runid.h"
 #include "lib/util/grow.h"
+#include "lib/util/strset.h"
+#include "proto/protocol.h"
 
 #include <errno.h>
 #include <math.h>
@@ -184,14 +186,12 @@ int hrh__import_point(struct hrh_import *im, struct hrh_import_run *r,
                       const char *metric, const struct hrh__import_stats *s,
                       const double *rounds, size_t nrounds)
 {
-    struct hrh_point *np = realloc(r->p, (r->n + 1) * sizeof *np);
     struct hrh_point *p;
     double *rc = NULL;
 
-    if (np == NULL)
+    if (hru_grow(&r->p, &r->cap, r->n + 1, sizeof *r->p, 64) != 0)
         return -ENOMEM;
-    r->p = np;
-    p = &np[r->n];
+    p = &r->p[r->n];
     memset(p, 0, sizeof *p);
     if (nrounds > 1) {
         rc = hrh__import_keep(im, malloc(nrounds * sizeof *rc));
@@ -216,6 +216,23 @@ int hrh__import_point(struct hrh_import *im, struct hrh_import_run *r,
     p->p90 = s->p90;
     r->n++;
     return 0;
+}
+
+int hrh__import_name_check(const char *file, const char *where,
+                           const char *what, const char *s, size_t len,
+                           int label, char *err, size_t errlen)
+{
+    if (label ? hrp_label_ok(s, len) : hrp_name_ok(s, len))
+        return 0;
+    if (len == 0)
+        snprintf(err, errlen, "%s: %s: %s is empty", file, where, what);
+    else if (len > HRP_MAX_STRING)
+        snprintf(err, errlen, "%s: %s: %s is %zu bytes, over the %u of a "
+                 "key's name", file, where, what, len, HRP_MAX_STRING);
+    else
+        snprintf(err, errlen, "%s: %s: %s holds a NUL byte", file, where,
+                 what);
+    return -EINVAL;
 }
 
 int hrh__import_run_finish(struct hrh_import *im, struct hrh_import_run *r,
@@ -280,17 +297,38 @@ struct line {
     double ns;
 };
 
+/* The bytes from text[i] to the end of the field that starts there (its
+ * closing quote, or the comma or line end after it): room enough for its
+ * value. */
+static size_t field_span(const char *text, size_t len, size_t i)
+{
+    size_t j = i;
+
+    if (j < len && text[j] == '"') {
+        for (j++; j < len; j++) {
+            if (text[j] == '"' && j + 1 < len && text[j + 1] == '"')
+                j++;
+            else if (text[j] == '"')
+                break;
+        }
+        return j - i;
+    }
+    while (j < len && text[j] != ',' && text[j] != '\n' && text[j] != '\r')
+        j++;
+    return j - i;
+}
+
 /* Splits the line at text[*pos..len) into cols (quotes as RFC 4180),
  * moving *pos past its end. Returns the number of fields, or -EINVAL
- * (a quote not closed, text after a closing quote, too many fields), or
- * -ENOMEM. */
+ * (a quote not closed, text after a closing quote, too many fields),
+ * -EILSEQ (a NUL byte in a field), or -ENOMEM. */
 static int csv_fields(struct hrh_import *im, const char *text, size_t len,
                       size_t *pos, char **col)
 {
     size_t n = 0, i = *pos;
 
     for (;;) {
-        char *f = malloc(len - i + 1);
+        char *f = malloc(field_span(text, len, i) + 1);
         size_t fl = 0;
 
         if (f == NULL)
@@ -328,9 +366,9 @@ static int csv_fields(struct hrh_import *im, const char *text, size_t len,
             }
         }
         f[fl] = '\0';
-        if (n == NCOL) {
+        if (n == NCOL || strlen(f) != fl) {
             free(f);
-            return -EINVAL;
+            return n == NCOL ? -EINVAL : -EILSEQ;
         }
         if ((col[n++] = hrh__import_keep(im, f)) == NULL)
             return -ENOMEM;
@@ -413,38 +451,52 @@ static char *csv_idbytes(const struct hrh_import_opts *o,
 }
 
 /* The points of run `run` of the lines: a key per name in the order of
- * first lines, its lines' values its rounds. */
+ * first lines, its lines' values (in the order of the lines) its rounds. */
 static int csv_points(struct hrh_import *im, struct hrh_import_run *r,
                       struct line *l, size_t nl, int run)
 {
+    struct hru_strset names = { 0 };
+    size_t *key = malloc(nl * sizeof *key), *at = NULL, nv = 0;
     double *v = malloc(nl * sizeof *v);
     int rc = 0;
 
-    if (v == NULL)
-        return -ENOMEM;
-    for (size_t i = 0; rc == 0 && i < nl; i++) {
+    /* Each line's key, numbered in the order of first lines. */
+    for (size_t i = 0; rc == 0 && key != NULL && i < nl; i++) {
+        if (l[i].run == run)
+            rc = hru_strset_add(&names, l[i].col[COL_NAME], &key[i]);
+    }
+    if (rc == 0 && key != NULL && v != NULL)
+        at = calloc(names.n + 1, sizeof *at);
+    if (rc != 0 || at == NULL) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    /* Key k's values go to v[at[k]..at[k + 1]), in the lines' order. */
+    for (size_t i = 0; i < nl; i++) {
+        if (l[i].run == run)
+            at[key[i] + 1]++;
+    }
+    for (size_t k = 0; k < names.n; k++)
+        at[k + 1] += at[k];
+    for (size_t i = 0; i < nl; i++) {
+        if (l[i].run == run)
+            v[at[key[i]]++] = l[i].ns;
+    }
+    for (size_t k = 0; rc == 0 && k < names.n; k++) {
         struct hrh__import_stats s;
-        size_t n = 0;
-        int seen = 0;
+        size_t n = at[k] - nv;
 
-        if (l[i].run != run)
-            continue;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = l[j].run == run &&
-                   strcmp(l[j].col[COL_NAME], l[i].col[COL_NAME]) == 0;
-        if (seen)
-            continue;
-        for (size_t j = i; j < nl; j++) {
-            if (l[j].run == run &&
-                strcmp(l[j].col[COL_NAME], l[i].col[COL_NAME]) == 0)
-                v[n++] = l[j].ns;
-        }
-        rc = hrh__import_stats_of(v, n, &s);
+        rc = hrh__import_stats_of(v + nv, n, &s);
         if (rc == 0)
             rc = hrh__import_point(im, r, HRH_IMPORT_NAME_CSV,
-                                   HRH_IMPORT_NONE, l[i].col[COL_NAME],
-                                   HRH_IMPORT_METRIC_TIME, &s, v, n);
+                                   HRH_IMPORT_NONE, names.v[k],
+                                   HRH_IMPORT_METRIC_TIME, &s, v + nv, n);
+        nv = at[k];
     }
+out:
+    hru_strset_fini(&names);
+    free(at);
+    free(key);
     free(v);
     return rc;
 }
@@ -461,7 +513,7 @@ static int import_csv(struct hrh_import *im, const char *file,
 
     while (pos < len && rc == 0) {
         struct line x;
-        char *end;
+        char *end, where[32];
         double unit;
         int n;
 
@@ -470,6 +522,12 @@ static int import_csv(struct hrh_import *im, const char *file,
         n = csv_fields(im, text, len, &pos, x.col);
         if (n == -ENOMEM) {
             rc = -ENOMEM;
+            break;
+        }
+        if (n == -EILSEQ) {
+            snprintf(err, errlen, "%s: line %zu: a field holds a NUL byte",
+                     file, x.lineno);
+            rc = -EINVAL;
             break;
         }
         if (n == 1 && x.col[0][0] == '\0')
@@ -491,6 +549,12 @@ static int import_csv(struct hrh_import *im, const char *file,
             rc = -EINVAL;
             break;
         }
+        snprintf(where, sizeof where, "line %zu", x.lineno);
+        if ((rc = hrh__import_name_check(file, where, "its name",
+                                         x.col[COL_NAME],
+                                         strlen(x.col[COL_NAME]), 0, err,
+                                         errlen)) != 0)
+            break;
         x.ns = strtod(x.col[COL_VALUE], &end);
         unit = unit_ns(x.col[COL_UNIT]);
         if (end == x.col[COL_VALUE] || *end != '\0' || !isfinite(x.ns) ||

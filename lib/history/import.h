@@ -76,7 +76,7 @@ struct hrh_import_opts {
 struct hrh_import_run {
     struct hrh_run run;
     struct hrh_point *p;
-    size_t n;
+    size_t n, cap;
     char id[64];
 };
 

@@ -5,6 +5,7 @@
 #include "lib/history/import.h"
 #include "lib/history/import_priv.h"
 #include "lib/util/grow.h"
+#include "lib/util/strset.h"
 #include "lib/util/json.h"
 
 #include <errno.h>
@@ -93,23 +94,41 @@ static double gbench_unit(const char *u)
     return 0;
 }
 
-/* The key of name `name` in k[0..*n) of room *cap, added when missing,
- * or NULL. */
-static struct gkey *gkey_of(struct gkey **k, size_t *n, size_t *cap,
-                            const char *name)
+/* The benchmarks of a file, in the order of their first results: key i
+ * is k[i], its name names.v[i]. */
+struct gkeys {
+    struct hru_strset names;
+    struct gkey *k;
+    size_t cap;
+};
+
+/* The key of name `name`, added when missing, or NULL. */
+static struct gkey *gkey_of(struct gkeys *ks, const char *name)
 {
+    size_t i, n = ks->names.n;
     struct gkey *g;
 
-    for (size_t i = 0; i < *n; i++) {
-        if (strcmp((*k)[i].name, name) == 0)
-            return &(*k)[i];
-    }
-    if (hru_grow(k, cap, *n + 1, sizeof **k, 16) != 0)
+    if (hru_grow(&ks->k, &ks->cap, n + 1, sizeof *ks->k, 16) != 0 ||
+        hru_strset_add(&ks->names, name, &i) != 0)
         return NULL;
-    g = &(*k)[(*n)++];
-    memset(g, 0, sizeof *g);
-    g->name = name;
+    g = &ks->k[i];
+    if (i == n) {
+        memset(g, 0, sizeof *g);
+        g->name = ks->names.v[i];
+    }
     return g;
+}
+
+/* The string member `name` of object o, with its length, or NULL. */
+static const char *str_of(const struct hru_json *o, const char *name,
+                          size_t *len)
+{
+    const struct hru_json *m = hru_json_get(o, name);
+
+    if (m == NULL || m->type != HRU_JSON_STRING)
+        return NULL;
+    *len = m->len;
+    return m->str;
 }
 
 static int gkey_put(struct gkey *g, double real, double cpu)
@@ -129,22 +148,27 @@ static int gkey_put(struct gkey *g, double real, double cpu)
 
 /* Reads benchmark b (the i-th) into the keys. Returns 0, 1 when it is
  * left out (it reported an error), or a negative errno. */
-static int gbench_one(const struct hru_json *b, size_t i, struct gkey **k,
-                      size_t *nk, size_t *capk, const char *file, char *err,
-                      size_t errlen)
+static int gbench_one(const struct hru_json *b, size_t i, struct gkeys *ks,
+                      const char *file, char *err, size_t errlen)
 {
-    const char *name = hru_json_get_str(b, "run_name");
+    size_t nlen = 0;
+    const char *name = str_of(b, "run_name", &nlen);
     const char *type = hru_json_get_str(b, "run_type");
     const struct hru_json *e = hru_json_get(b, "error_occurred");
     double unit, real, cpu, reps;
     struct gkey *g;
+    char where[48];
 
     if (name == NULL)
-        name = hru_json_get_str(b, "name");
+        name = str_of(b, "name", &nlen);
     if (b->type != HRU_JSON_OBJECT || name == NULL) {
         snprintf(err, errlen, "%s: benchmark %zu has no name", file, i);
         return -EINVAL;
     }
+    snprintf(where, sizeof where, "benchmark %zu", i);
+    if (hrh__import_name_check(file, where, "its name", name, nlen, 0, err,
+                               errlen) != 0)
+        return -EINVAL;
     if (e != NULL && e->type == HRU_JSON_TRUE)
         return 1;
     unit = gbench_unit(hru_json_get_str(b, "time_unit"));
@@ -163,13 +187,18 @@ static int gbench_one(const struct hru_json *b, size_t i, struct gkey **k,
             return 0;
     }
     if (hru_json_get_num(b, "real_time", &real) != 0 ||
-        hru_json_get_num(b, "cpu_time", &cpu) != 0 || !isfinite(real) ||
-        !isfinite(cpu) || real < 0 || cpu < 0) {
+        hru_json_get_num(b, "cpu_time", &cpu) != 0) {
         snprintf(err, errlen, "%s: benchmark %s: no real_time and cpu_time",
                  file, name);
         return -EINVAL;
     }
-    if ((g = gkey_of(k, nk, capk, name)) == NULL)
+    if (!isfinite(real) || !isfinite(cpu) || real < 0 || cpu < 0) {
+        snprintf(err, errlen, "%s: benchmark %s: real_time %g and cpu_time "
+                 "%g are not both finite and at least 0", file, name, real,
+                 cpu);
+        return -EINVAL;
+    }
+    if ((g = gkey_of(ks, name)) == NULL)
         return -ENOMEM;
     if (type != NULL && strcmp(type, "aggregate") == 0) {
         g->has_med = 1;
@@ -221,8 +250,8 @@ int hrh__import_gbench(struct hrh_import *im, const char *file,
     const struct hru_json *ctx, *bs;
     struct hrh_import_run *r;
     struct hru_json *root;
-    struct gkey *k = NULL;
-    size_t nk = 0, capk = 0;
+    struct gkeys ks = { { 0 }, NULL, 0 };
+    size_t exelen = 0;
     const char *exe, *op = HRH_IMPORT_NONE;
     char machine[256];
     double cpus, mhz;
@@ -240,7 +269,7 @@ int hrh__import_gbench(struct hrh_import *im, const char *file,
         return -EINVAL;
     }
     for (size_t i = 0; i < bs->n; i++) {
-        rc = gbench_one(bs->item[i], i, &k, &nk, &capk, file, err, errlen);
+        rc = gbench_one(bs->item[i], i, &ks, file, err, errlen);
         if (rc == 1) {
             im->skipped++;
             rc = 0;
@@ -248,20 +277,27 @@ int hrh__import_gbench(struct hrh_import *im, const char *file,
         if (rc != 0)
             break;
     }
-    if (rc == 0 && nk == 0) {
+    if (rc == 0 && ks.names.n == 0) {
         snprintf(err, errlen, "%s: no benchmark results", file);
         rc = -EINVAL;
     }
-    exe = hru_json_get_str(ctx, "executable");
-    if (exe != NULL && strrchr(exe, '/') != NULL)
-        exe = strrchr(exe, '/') + 1;
+    exe = str_of(ctx, "executable", &exelen);
+    if (exe != NULL && memrchr(exe, '/', exelen) != NULL) {
+        const char *base = (const char *)memrchr(exe, '/', exelen) + 1;
+
+        exelen -= (size_t)(base - exe);
+        exe = base;
+    }
+    if (rc == 0 && exe != NULL)
+        rc = hrh__import_name_check(file, "context", "its executable", exe,
+                                    exelen, 1, err, errlen);
     if (exe != NULL && exe[0] != '\0')
         op = exe;
     r = rc == 0 ? hrh__import_run_new(im) : NULL;
     if (rc == 0 && r == NULL)
         rc = -ENOMEM;
-    for (size_t i = 0; rc == 0 && i < nk; i++)
-        rc = gbench_points(im, r, op, &k[i]);
+    for (size_t i = 0; rc == 0 && i < ks.names.n; i++)
+        rc = gbench_points(im, r, op, &ks.k[i]);
     if (rc == 0) {
         if (hru_json_get_num(ctx, "num_cpus", &cpus) == 0 &&
             hru_json_get_num(ctx, "mhz_per_cpu", &mhz) == 0 &&
@@ -278,11 +314,12 @@ int hrh__import_gbench(struct hrh_import *im, const char *file,
     }
     if (rc == -ENOMEM)
         snprintf(err, errlen, "out of memory");
-    for (size_t i = 0; i < nk; i++) {
-        free(k[i].real);
-        free(k[i].cpu);
+    for (size_t i = 0; i < ks.names.n; i++) {
+        free(ks.k[i].real);
+        free(ks.k[i].cpu);
     }
-    free(k);
+    free(ks.k);
+    hru_strset_fini(&ks.names);
     hru_json_free(root);
     return rc;
 }
@@ -297,21 +334,30 @@ static int pytest_one(struct hrh_import *im, struct hrh_import_run *r,
                       const struct hru_json *b, size_t i, const char *file,
                       char *err, size_t errlen)
 {
-    const char *name = hru_json_get_str(b, "fullname");
-    const char *group = hru_json_get_str(b, "group");
+    size_t nlen = 0, glen = 0;
+    const char *name = str_of(b, "fullname", &nlen);
+    const char *group = str_of(b, "group", &glen);
     const struct hru_json *st = hru_json_get(b, "stats");
     const struct hru_json *data = hru_json_get(st, "data");
     struct hrh__import_stats s;
     double rounds, q1, q3;
+    char where[48];
     int rc;
 
     if (name == NULL)
-        name = hru_json_get_str(b, "name");
+        name = str_of(b, "name", &nlen);
     if (name == NULL || st == NULL || st->type != HRU_JSON_OBJECT) {
         snprintf(err, errlen, "%s: benchmark %zu has no fullname and stats",
                  file, i);
         return -EINVAL;
     }
+    snprintf(where, sizeof where, "benchmark %zu", i);
+    if (hrh__import_name_check(file, where, "its name", name, nlen, 0, err,
+                               errlen) != 0 ||
+        (group != NULL &&
+         hrh__import_name_check(file, where, "its group", group, glen, 1,
+                                err, errlen) != 0))
+        return -EINVAL;
     if (group == NULL || group[0] == '\0')
         group = HRH_IMPORT_NONE;
     if (data != NULL && data->type == HRU_JSON_ARRAY && data->n > 0) {

@@ -42,6 +42,16 @@ int hrh__import_point(struct hrh_import *im, struct hrh_import_run *r,
                       const char *metric, const struct hrh__import_stats *s,
                       const double *rounds, size_t nrounds);
 
+/* Whether s[0..len), the `what` ("its name", "its group") of `where`
+ * ("benchmark 3", "line 5") in file, may stand in a key as the daemon
+ * takes a key's names (hrp_name_ok): 1 to HRP_MAX_STRING bytes, none of
+ * them NUL; a label (an operator) may also be empty. Returns 0, or
+ * -EINVAL with why in err: a name that would be cut, or refused by a
+ * later stage, is refused where it enters. */
+int hrh__import_name_check(const char *file, const char *where,
+                           const char *what, const char *s, size_t len,
+                           int label, char *err, size_t errlen);
+
 /* What a file says of a run (NULL: nothing). */
 struct hrh__import_said {
     const char *machine, *commit, *time, *host, *kernel;
