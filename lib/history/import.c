@@ -11,6 +11,7 @@
 #include "proto/protocol.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -401,17 +402,32 @@ static double unit_ns(const char *unit)
     return 0;
 }
 
-/* Whether lines a and b belong to one run (with the options' values
- * over the lines'). */
-static int same_run(const struct hrh_import_opts *o, const struct line *a,
-                    const struct line *b)
+/* The run of line x, told by its commit, time and machine (the options'
+ * values over the lines'), as a string of lengths and fields into buf;
+ * its number in runs (added when new, numbered in the order of first
+ * lines) into *run. Returns 0 or -ENOMEM. */
+static int run_of(const struct hrh_import_opts *o, struct hru_strset *runs,
+                  const struct line *x, int *run)
 {
-    return (o->commit != NULL ||
-            strcmp(a->col[COL_COMMIT], b->col[COL_COMMIT]) == 0) &&
-           (o->time != NULL ||
-            strcmp(a->col[COL_TIME], b->col[COL_TIME]) == 0) &&
-           (o->machine != NULL ||
-            strcmp(a->col[COL_MACHINE], b->col[COL_MACHINE]) == 0);
+    const char *f[3] = { o->commit != NULL ? "" : x->col[COL_COMMIT],
+                         o->time != NULL ? "" : x->col[COL_TIME],
+                         o->machine != NULL ? "" : x->col[COL_MACHINE] };
+    size_t n = 1, k = 0, id;
+    char *buf;
+    int rc;
+
+    for (int i = 0; i < 3; i++)
+        n += strlen(f[i]) + 24;
+    if ((buf = malloc(n)) == NULL)
+        return -ENOMEM;
+    for (int i = 0; i < 3; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%zu:%s", strlen(f[i]), f[i]);
+    rc = hru_strset_add(runs, buf, &id);
+    free(buf);
+    if (rc != 0 || id > INT_MAX)
+        return -ENOMEM;
+    *run = (int)id;
+    return 0;
 }
 
 /* The bytes a run's id is made of: its lines' fields, each ended by a
@@ -507,8 +523,9 @@ static int import_csv(struct hrh_import *im, const char *file,
                       size_t errlen)
 {
     static char empty[] = "";
-    struct line *l = NULL;
-    size_t nl = 0, capl = 0, pos = 0, lineno = 0;
+    struct hru_strset runs = { 0 };
+    struct line *l = NULL, *byrun = NULL;
+    size_t nl = 0, capl = 0, pos = 0, lineno = 0, *at = NULL;
     int nruns = 0, rc = 0;
 
     while (pos < len && rc == 0) {
@@ -573,39 +590,50 @@ static int import_csv(struct hrh_import *im, const char *file,
             break;
         }
         x.ns *= unit;
-        x.run = -1;
-        for (size_t i = 0; i < nl && x.run < 0; i++) {
-            if (same_run(o, &l[i], &x))
-                x.run = l[i].run;
+        if (run_of(o, &runs, &x, &x.run) != 0) {
+            rc = -ENOMEM;
+            break;
         }
-        if (x.run < 0)
-            x.run = nruns++;
         if (hru_grow(&l, &capl, nl + 1, sizeof *l, 64) != 0) {
             rc = -ENOMEM;
             break;
         }
         l[nl++] = x;
     }
+    nruns = (int)runs.n;
+    hru_strset_fini(&runs);
+    /* The lines grouped by run, each run's in the file's order: run k's
+     * are byrun[at[k]..at[k + 1]). */
+    if (rc == 0 && nruns > 0 &&
+        ((byrun = malloc(nl * sizeof *byrun)) == NULL ||
+         (at = calloc((size_t)nruns + 1, sizeof *at)) == NULL))
+        rc = -ENOMEM;
+    if (rc == 0 && nruns > 0) {
+        for (size_t i = 0; i < nl; i++)
+            at[l[i].run + 1]++;
+        for (int k = 0; k < nruns; k++)
+            at[k + 1] += at[k];
+        for (size_t i = 0; i < nl; i++)
+            byrun[at[l[i].run]++] = l[i];
+        memmove(at + 1, at, (size_t)nruns * sizeof *at);
+        at[0] = 0;
+    }
     for (int run = 0; rc == 0 && run < nruns; run++) {
         struct hrh_import_run *r = hrh__import_run_new(im);
         struct hrh__import_said said = { NULL, NULL, NULL, NULL, NULL };
-        size_t idlen;
+        struct line *lr = byrun + at[run];
+        size_t nr = at[run + 1] - at[run], idlen;
         char *id;
 
         if (r == NULL) {
             rc = -ENOMEM;
             break;
         }
-        for (size_t i = 0; i < nl; i++) {
-            if (l[i].run == run) {
-                said.commit = l[i].col[COL_COMMIT];
-                said.time = l[i].col[COL_TIME];
-                said.machine = l[i].col[COL_MACHINE];
-                break;
-            }
-        }
-        rc = csv_points(im, r, l, nl, run);
-        id = rc == 0 ? csv_idbytes(o, l, nl, run, &idlen) : NULL;
+        said.commit = lr[0].col[COL_COMMIT];
+        said.time = lr[0].col[COL_TIME];
+        said.machine = lr[0].col[COL_MACHINE];
+        rc = csv_points(im, r, lr, nr, run);
+        id = rc == 0 ? csv_idbytes(o, lr, nr, run, &idlen) : NULL;
         if (rc == 0 && id == NULL)
             rc = -ENOMEM;
         if (rc == 0)
@@ -619,6 +647,9 @@ static int import_csv(struct hrh_import *im, const char *file,
     }
     if (rc == -ENOMEM)
         snprintf(err, errlen, "out of memory");
+    hru_strset_fini(&runs);
+    free(byrun);
+    free(at);
     free(l);
     return rc;
 }

@@ -115,6 +115,23 @@ add_refused csv c4097.csv \
     "c4097.csv: line 2: its name is 4097 bytes, over the 4096"
 add_refused csv cnul.csv "cnul.csv: line 2: a field holds a NUL byte"
 
+# Runs and names interleaved: each run's keys in the order of its first
+# lines, each key's rounds in the order of its lines.
+printf '%s\n' c1,1700000000,m,a,1 c2,1700000060,m,a,10 c1,1700000000,m,a,3 \
+    c2,1700000060,m,b,20 c1,1700000000,m,b,5 c1,1700000000,m,a,2 \
+    > "$dir/mixed.csv"
+rm -f "$dir/h.db"
+ctl history add --db "$dir/h.db" --from csv "$dir/mixed.csv" > "$dir/out" ||
+    fail "mixed.csv not stored"
+[ "$(grep -c '^added .*mixed.csv: run c[0-9a-f]*, 2 keys$' "$dir/out")" -eq 2 ] ||
+    fail "mixed.csv: $(cat "$dir/out")"
+ctl history show --db "$dir/h.db" -f csv | tail -n +2 |
+    cut -d, -f5,9,13,15,19 | sort \
+    > "$dir/show" || fail "show of mixed.csv"
+printf '%s\n' 'a,c1,3,2.0,1.0;3.0;2.0' a,c2,1,10.0,10.0 b,c1,1,5.0,5.0 \
+    b,c2,1,20.0,20.0 |
+    cmp -s - "$dir/show" || fail "mixed.csv read back: $(cat "$dir/show")"
+
 # 10,000 benchmarks: in memory of the file's size, every key with its two
 # values (the median of i and 2i+1 is 1.5i+0.5).
 rm -f "$dir/h.db"
