@@ -329,10 +329,27 @@ int hrh__import_gbench(struct hrh_import *im, const char *file,
 /* A second in ns: pytest-benchmark's times are in seconds. */
 #define NS_PER_S 1e9
 
+/* Adds the key (group, name) to seen. Returns 0, -EEXIST when it was
+ * there, or -ENOMEM. */
+static int seen_once(struct hru_strset *seen, const char *group,
+                     const char *name)
+{
+    size_t n = strlen(group) + strlen(name) + 24, id, before = seen->n;
+    char *k = malloc(n);
+    int rc;
+
+    if (k == NULL)
+        return -ENOMEM;
+    snprintf(k, n, "%zu:%s%s", strlen(group), group, name);
+    rc = hru_strset_add(seen, k, &id);
+    free(k);
+    return rc != 0 ? rc : seen->n == before ? -EEXIST : 0;
+}
+
 /* The point of benchmark b (the i-th). */
 static int pytest_one(struct hrh_import *im, struct hrh_import_run *r,
-                      const struct hru_json *b, size_t i, const char *file,
-                      char *err, size_t errlen)
+                      struct hru_strset *seen, const struct hru_json *b,
+                      size_t i, const char *file, char *err, size_t errlen)
 {
     size_t nlen = 0, glen = 0;
     const char *name = str_of(b, "fullname", &nlen);
@@ -360,6 +377,15 @@ static int pytest_one(struct hrh_import *im, struct hrh_import_run *r,
         return -EINVAL;
     if (group == NULL || group[0] == '\0')
         group = HRH_IMPORT_NONE;
+    /* A key once: a second benchmark of the same group and name (files
+     * put together) would be a second value of one key in one run. */
+    if ((rc = seen_once(seen, group, name)) != 0) {
+        if (rc == -EEXIST)
+            snprintf(err, errlen, "%s: benchmark %zu: %s is there twice "
+                     "(its group and name are an earlier benchmark's)", file,
+                     i, name);
+        return rc == -EEXIST ? -EINVAL : rc;
+    }
     if (data != NULL && data->type == HRU_JSON_ARRAY && data->n > 0) {
         double *v = malloc(data->n * sizeof *v);
 
@@ -407,6 +433,7 @@ int hrh__import_pytest(struct hrh_import *im, const char *file,
                        size_t errlen)
 {
     struct hrh__import_said said = { NULL, NULL, NULL, NULL, NULL };
+    struct hru_strset seen = { 0 };
     const struct hru_json *mi, *cpu, *bs;
     struct hrh_import_run *r;
     struct hru_json *root;
@@ -433,7 +460,8 @@ int hrh__import_pytest(struct hrh_import *im, const char *file,
     if ((r = hrh__import_run_new(im)) == NULL)
         rc = -ENOMEM;
     for (size_t i = 0; rc == 0 && i < bs->n; i++)
-        rc = pytest_one(im, r, bs->item[i], i, file, err, errlen);
+        rc = pytest_one(im, r, &seen, bs->item[i], i, file, err, errlen);
+    hru_strset_fini(&seen);
     if (rc == 0) {
         cpu = hru_json_get(mi, "cpu");
         brand = hru_json_get_str(cpu, "brand_raw");

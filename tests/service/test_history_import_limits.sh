@@ -6,11 +6,14 @@
 # NUL in CSV) is refused where it enters (exit 3, the benchmark and why
 # named) with nothing of the file stored, never cut or merged with
 # another; likewise a pytest-benchmark group (the key's operator) over
-# the limit, while an empty group stays allowed. A gbench time that is
-# there but negative or not finite is named as such. And a CSV file of
-# 10,000 benchmarks is read in memory of its own size (peak RSS under
-# 256 MB; every field once held the rest of the file, 7 GB for 20,000
-# lines), every key stored with the values of its lines.
+# the limit, while an empty group stays allowed; and a pytest-benchmark
+# file holding one benchmark twice (a database error before). A gbench
+# time that is there but negative or not finite is named as such. CSV
+# runs and names interleaved keep each run's keys and rounds in the
+# file's order. And a CSV file of 10,000 benchmarks is read in memory of
+# its own size (peak RSS under 256 MB; every field once held the rest of
+# the file, 7 GB for 20,000 lines), every key stored with the values of
+# its lines.
 set -u
 : "${HOSTRANGECTL:?}"
 dir=$(mktemp -d) || exit 99
@@ -49,6 +52,9 @@ write("p4096.json", pytest("p" * 4096, group=""))
 write("p4097.json", pytest("p" * 4097))
 write("pnul.json", pytest("test_a\0b"))
 write("pgroup.json", pytest("test_a", group="q" * 4097))
+dup = pytest("test_a")
+dup["benchmarks"] *= 2
+write("pdup.json", dup)
 with open(f"{d}/c4096.csv", "w") as o:
     o.write("c1,1700000000,m,%s,5\n" % ("c" * 4096))
 with open(f"{d}/c4097.csv", "w") as o:
@@ -111,6 +117,8 @@ add_refused pytest-benchmark pnul.json \
     "pnul.json: benchmark 0: its name holds a NUL byte"
 add_refused pytest-benchmark pgroup.json \
     "pgroup.json: benchmark 0: its group is 4097 bytes, over the 4096"
+add_refused pytest-benchmark pdup.json \
+    "pdup.json: benchmark 1: test_a is there twice"
 add_refused csv c4097.csv \
     "c4097.csv: line 2: its name is 4097 bytes, over the 4096"
 add_refused csv cnul.csv "cnul.csv: line 2: a field holds a NUL byte"
