@@ -283,7 +283,8 @@ static int slurp(const char *path, char **text, size_t *len, char *err,
             break;
     }
     if (ferror(f)) {
-        snprintf(err, errlen, "%s: cannot be read", path);
+        snprintf(err, errlen, "%s: cannot be read: %s", path,
+                 strerror(errno));
         free(b);
         fclose(f);
         return -EIO;

@@ -13,7 +13,7 @@
 # file's order. And a CSV file of 10,000 benchmarks is read in memory of
 # its own size (peak RSS under 256 MB; every field once held the rest of
 # the file, 7 GB for 20,000 lines), every key stored with the values of
-# its lines.
+# its lines. A directory given as a file is said to be one.
 set -u
 : "${HOSTRANGECTL:?}"
 dir=$(mktemp -d) || exit 99
@@ -122,6 +122,8 @@ add_refused pytest-benchmark pdup.json \
 add_refused csv c4097.csv \
     "c4097.csv: line 2: its name is 4097 bytes, over the 4096"
 add_refused csv cnul.csv "cnul.csv: line 2: a field holds a NUL byte"
+mkdir "$dir/adir" || exit 99
+LC_ALL=C add_refused csv adir "adir: cannot be read: Is a directory"
 
 # Runs and names interleaved: each run's keys in the order of its first
 # lines, each key's rounds in the order of its lines.
