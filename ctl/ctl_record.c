@@ -102,11 +102,11 @@ static const char usage_record[] =
     "rounds are kept (and added). Either way the daemon is stopped and the\n"
     "temporary directories removed.\n"
     "\n"
-    "Exit status: COMMAND's; 128+N when signal N stopped record; 1 when the\n"
-    "daemon cannot be started, or the report or the run file cannot be\n"
-    "written, or the run cannot be added to the history; 2 on a usage\n"
-    "error; with --strict, 3 when COMMAND succeeded and anything was lost\n"
-    "or refused.\n";
+    "Exit status: COMMAND's (127 when it is not found, 126 when it cannot\n"
+    "be run); 128+N when signal N stopped record; 1 when the daemon cannot\n"
+    "be started, or the report or the run file cannot be written, or the\n"
+    "run cannot be added to the history; 2 on a usage error; with\n"
+    "--strict, 3 when COMMAND succeeded and anything was lost or refused.\n";
 
 /* What record is asked to do. */
 struct record_opts {
@@ -239,10 +239,11 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
     }
     status = 0;
     if ((rc = hrx_spawn(&cmd, &cpid)) != 0) {
-        /* As a shell says of a command it cannot run. */
+        /* As a shell says of a command it cannot run: 127 when it is
+         * not found, 126 when it is there but cannot be run. */
         fprintf(stderr, "hostrangectl record: cannot run %s: %s\n",
                 cmdv[0], strerror(-rc));
-        status = 127 << 8;
+        status = (rc == -ENOENT ? 127 : 126) << 8;
     } else if ((rc = hrx_cleanup_wait(cpid, &status)) != 0) {
         fprintf(stderr, "hostrangectl record: cannot wait for %s: %s\n",
                 cmdv[0], strerror(-rc));

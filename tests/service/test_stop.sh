@@ -5,7 +5,8 @@
 # command stopped, the run saved and marked stopped=SIGNAME, exit 128+N),
 # SIGPIPE from a closed pipe, record --rounds and ab stopped or failing in
 # a round (the completed rounds kept), record --history without --save,
-# and record stopped at random moments: no hostranged, command or
+# record stopped at random moments, and record of a command that cannot
+# be run (127 not found, 126 not runnable): no hostranged, command or
 # temporary directory outlives any of them.
 set -u
 : "${HOSTRANGED:?}" "${HOSTRANGECTL:?}" "${HOSTRANGE_TEST_WORKLOAD:?}"
@@ -199,5 +200,21 @@ while [ "$i" -lt 30 ]; do
     fi
     left "" "try $i (--rounds $rounds, SIG$sig, exit $rc)"
     i=$((i + 1))
+done
+
+# A command that cannot be run, as a shell says: 127 when it is not
+# found, 126 when it is there but cannot be run (a directory, a file
+# without x); named on stderr, the daemon stopped, nothing left.
+touch "$dir/noexec"
+for c in "$dir/none:127:No such file" "$dir:126:Permission denied" \
+         "$dir/noexec:126:Permission denied"; do
+    cmd=${c%%:*} want=${c#*:}
+    LC_ALL=C ctl record -o "$dir/x.jsonl" -- "$cmd" 2> "$dir/err"
+    rc=$?
+    [ "$rc" -eq "${want%%:*}" ] ||
+        fail "record -- $cmd: exit $rc, not ${want%%:*}: $(cat "$dir/err")"
+    grep -q -F "hostrangectl record: cannot run $cmd: ${want#*:}" \
+        "$dir/err" || fail "record -- $cmd said: $(cat "$dir/err")"
+    left "" "record -- $cmd"
 done
 exit 0
