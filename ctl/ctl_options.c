@@ -155,7 +155,9 @@ int hrc_tempdir(const char *cmd, const char *kind, const char *what,
                 char *dir, size_t len)
 {
     const char *in;
-    int rc = hrx_cleanup_tempdir(kind, dir, len, &in);
+    int rc = strcmp(kind, "record") == 0
+                 ? hrx_cleanup_rundir(kind, dir, len, &in)
+                 : hrx_cleanup_tempdir(kind, dir, len, &in);
 
     if (rc == 0)
         return 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -35,6 +36,13 @@ int hrp_runtime_dir(char *buf, size_t len, const char *override)
 int hrp_endpoint(char *buf, size_t len, const char *dir, const char *name)
 {
     return fit(snprintf(buf, len, "ipc://%s/%s", dir, name), len);
+}
+
+size_t hrp_runtime_dir_max(void)
+{
+    struct sockaddr_un a;
+
+    return sizeof a.sun_path - 1 - sizeof "/" HRP_CONTROL_NAME + 1;
 }
 
 const char *hrp_phase_name(unsigned phase)

@@ -90,6 +90,14 @@ int hrp_runtime_dir(char *buf, size_t len, const char *override);
  */
 int hrp_endpoint(char *buf, size_t len, const char *dir, const char *name);
 
+/*
+ * The longest runtime directory whose sockets can be bound: a socket's
+ * path (DIR/control, the longer name) must fit a Unix socket address
+ * (107 bytes on Linux), or the daemon cannot serve there ("File name too
+ * long").
+ */
+size_t hrp_runtime_dir_max(void);
+
 struct iovec;
 
 /*

@@ -27,7 +27,8 @@ the operator cache (``hostrange.ops.clear_cache``) and wait for the device.
 
 The samples go to the hostranged that answers at $HOSTRANGE_RUNTIME_DIR (or
 its default); when none answers, the plugin starts a private one on a fresh
-temporary runtime directory for the session and stops it at the end.
+temporary runtime directory for the session (in /tmp when the temporary
+directory is too long a path for its sockets) and stops it at the end.
 hostranged is $HOSTRANGED, else the one beside hostrangectl, else the one on
 PATH; hostrangectl is $HOSTRANGECTL, else the one installed with this module,
 else the one on PATH. With pytest-xdist the controller finds or starts the
@@ -148,6 +149,9 @@ _DIFF_SLOWER = 1
 # ... and, with --host-range-max-rounds, a gated key undecided.
 _DIFF_UNDECIDED = 8
 _START_WAIT_MS = 10000
+# The longest runtime directory whose sockets a daemon can bind
+# (hrp_runtime_dir_max): DIR/control within a Unix socket address.
+_RUNTIME_DIR_MAX = 107 - len("/control")
 # The most rounds a side hostrangectl takes (HRC_ROUNDS_MAX).
 _ROUNDS_MAX = 1000
 
@@ -532,7 +536,13 @@ class _Session:
 
     def _start_private(self):
         daemon = self._find_daemon()
-        self.dir = tempfile.mkdtemp(prefix="hostrange-pytest-")
+        # The daemon's sockets (DIR/control) must fit a Unix socket address
+        # (107 bytes): under a long temporary directory, /tmp.
+        parent = tempfile.gettempdir()
+        if len(os.fsencode(parent)) + len("/hostrange-pytest-XXXXXXXX") > \
+                _RUNTIME_DIR_MAX:
+            parent = "/tmp"
+        self.dir = tempfile.mkdtemp(prefix="hostrange-pytest-", dir=parent)
         try:
             self.daemon = subprocess.Popen(
                 [daemon, "--quiet", "--runtime-dir", self.dir],

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include "lib/runner/cleanup.h"
+#include "proto/protocol.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -128,8 +129,12 @@ const char *hrx_cleanup_signame(int sig)
     }
 }
 
-int hrx_cleanup_tempdir(const char *kind, char *dir, size_t len,
-                        const char **in)
+/* hrx_cleanup_tempdir and hrx_cleanup_rundir: the directory made in
+ * $TMPDIR, or in /tmp where $TMPDIR is unset or empty, or (sockets set)
+ * where the path it would have there is too long for a runtime
+ * directory's sockets. */
+static int tempdir(const char *kind, int sockets, char *dir, size_t len,
+                   const char **in)
 {
     const char *tmpdir = getenv("TMPDIR");
     int rc = hrx_cleanup_init();
@@ -141,7 +146,9 @@ int hrx_cleanup_tempdir(const char *kind, char *dir, size_t len,
         return -EMFILE;
     if (len > PATH_MAX)
         return -ENAMETOOLONG;
-    if (tmpdir == NULL || tmpdir[0] == '\0')
+    if (tmpdir == NULL || tmpdir[0] == '\0' ||
+        (sockets && strlen(tmpdir) + sizeof "/hostrange--XXXXXX" - 1 +
+                            strlen(kind) > hrp_runtime_dir_max()))
         tmpdir = "/tmp";
     /* The signals are blocked: none ends the command between the two. */
     if ((size_t)snprintf(dir, len, "%s/hostrange-%s-XXXXXX", tmpdir, kind) >=
@@ -155,6 +162,18 @@ int hrx_cleanup_tempdir(const char *kind, char *dir, size_t len,
     }
     snprintf(g_dirs[g_ndirs++], PATH_MAX, "%s", dir);
     return 0;
+}
+
+int hrx_cleanup_tempdir(const char *kind, char *dir, size_t len,
+                        const char **in)
+{
+    return tempdir(kind, 0, dir, len, in);
+}
+
+int hrx_cleanup_rundir(const char *kind, char *dir, size_t len,
+                       const char **in)
+{
+    return tempdir(kind, 1, dir, len, in);
 }
 
 static int remove_one(const char *path, const struct stat *st, int type,

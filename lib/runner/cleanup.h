@@ -81,6 +81,13 @@ const char *hrx_cleanup_signame(int sig);
 int hrx_cleanup_tempdir(const char *kind, char *dir, size_t len,
                         const char **in);
 
+/* The same for a daemon's runtime directory: in /tmp where the one in
+ * $TMPDIR would be too long a path for its sockets
+ * (hrp_runtime_dir_max), so that a long $TMPDIR does not stop a private
+ * daemon from serving. */
+int hrx_cleanup_rundir(const char *kind, char *dir, size_t len,
+                       const char **in);
+
 /* Removes registered directory dir and everything in it (no link is
  * followed), and forgets it. */
 void hrx_cleanup_rmdir(const char *dir);

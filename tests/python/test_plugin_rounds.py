@@ -173,6 +173,27 @@ def test_rounds_a_replay_that_fails(env, tmp_path):
 
 
 @needs_profiling
+def test_rounds_long_tmpdir(env, tmp_path):
+    # A temporary directory too long for a daemon's sockets beside it (its
+    # DIR/control over a Unix socket address): the private daemon serves
+    # from /tmp, and the session works, leaving nothing in either.
+    e = dict(env)
+    tmp = tmp_path / ("t" * max(1, 100 - len(str(tmp_path))))
+    tmp.mkdir()
+    e["TMPDIR"] = str(tmp)
+    assert len(str(tmp)) >= 100
+    before = set(os.listdir("/tmp"))
+    save = tmp_path / "run.hrs"
+    r = run(e, tmp_path, 1000, "--host-range-rounds", "2",
+            "--host-range-save", str(save))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert save.exists()
+    assert os.listdir(str(tmp)) == []
+    assert [n for n in set(os.listdir("/tmp")) - before
+            if n.startswith("hostrange-pytest-")] == []
+
+
+@needs_profiling
 def test_rounds_sequential(env, tmp_path):
     # The base: --host-range-max-rounds 7 without a comparison makes 7
     # rounds, so that a later session has 7 pairs to look at.

@@ -5,9 +5,10 @@
 # command stopped, the run saved and marked stopped=SIGNAME, exit 128+N),
 # SIGPIPE from a closed pipe, record --rounds and ab stopped or failing in
 # a round (the completed rounds kept), record --history without --save,
-# record stopped at random moments, and record of a command that cannot
-# be run (127 not found, 126 not runnable): no hostranged, command or
-# temporary directory outlives any of them.
+# record stopped at random moments, record of a command that cannot be
+# run (127 not found, 126 not runnable), and record under a TMPDIR too
+# long for a daemon's sockets (its runtime directory made in /tmp): no
+# hostranged, command or temporary directory outlives any of them.
 set -u
 : "${HOSTRANGED:?}" "${HOSTRANGECTL:?}" "${HOSTRANGE_TEST_WORKLOAD:?}"
 W=$HOSTRANGE_TEST_WORKLOAD
@@ -217,4 +218,19 @@ for c in "$dir/none:127:No such file" "$dir:126:Permission denied" \
         "$dir/err" || fail "record -- $cmd said: $(cat "$dir/err")"
     left "" "record -- $cmd"
 done
+
+# A temporary directory too long a path for a private daemon's sockets
+# (DIR/hostrange-record-XXXXXX/control over a Unix socket address): the
+# runtime directory is made in /tmp instead, the run is whole, and
+# nothing is left in either.
+long=$dir/$(printf '%0100d' 0)
+mkdir "$long" || exit 99
+ls -d /tmp/hostrange-record-* > "$dir/before" 2> /dev/null
+TMPDIR=$long ctl record -o "$dir/long.jsonl" -- "$W" -n 1 -c 5 -N t \
+    > /dev/null 2> "$dir/err" || fail "record under a long TMPDIR: $(cat "$dir/err")"
+grep -q '"nodeid":"t::node\[0\]",.*"phase":"warm","range":"workload.inner","metric":"inclusive","count":5,' \
+    "$dir/long.jsonl" || fail "long TMPDIR: $(cat "$dir/long.jsonl")"
+[ -z "$(ls "$long")" ] || fail "left in the long TMPDIR: $(ls "$long")"
+ls -d /tmp/hostrange-record-* 2> /dev/null | cmp -s - "$dir/before" ||
+    fail "left in /tmp: $(ls -d /tmp/hostrange-record-*)"
 exit 0

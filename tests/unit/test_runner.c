@@ -29,6 +29,7 @@
 
 #include "lib/runner/bisect.h"
 #include "lib/runner/cleanup.h"
+#include "proto/protocol.h"
 #include "lib/runner/rounds.h"
 #include "lib/runner/spawn.h"
 #include "lib/runner/worktree.h"
@@ -99,6 +100,44 @@ static void test_tempdir(void **state)
         unsetenv("TMPDIR");
     assert_int_equal(rc, -ENOENT);
     assert_string_equal(in, "/nonexistent-hostrange-dir");
+}
+
+/* A runtime directory for a daemon is made in $TMPDIR while its sockets'
+ * paths fit (DIR/control: hrp_runtime_dir_max), else in /tmp; a plain
+ * temporary directory stays in $TMPDIR (here: where neither exists, so
+ * that the place tried is what *in says). */
+static void test_rundir(void **state)
+{
+    char dir[PATH_MAX], other[PATH_MAX], saved[PATH_MAX], tmp[PATH_MAX];
+    const char *in, *was = getenv("TMPDIR");
+    size_t fit = hrp_runtime_dir_max() - strlen("/hostrange-unit-XXXXXX");
+    int rc;
+
+    (void)state;
+    assert_int_equal(hrp_runtime_dir_max(), 99);
+    snprintf(saved, sizeof saved, "%s", was != NULL ? was : "");
+    /* The longest TMPDIR that is kept, and one byte more. */
+    snprintf(tmp, sizeof tmp, "/nonexistent-%0*d", (int)(fit - 13), 0);
+    assert_int_equal(strlen(tmp), fit);
+    setenv("TMPDIR", tmp, 1);
+    assert_int_equal(hrx_cleanup_rundir("unit", dir, sizeof dir, &in),
+                     -ENOENT);
+    assert_string_equal(in, tmp);
+    strcat(tmp, "0");
+    setenv("TMPDIR", tmp, 1);
+    rc = hrx_cleanup_rundir("unit", dir, sizeof dir, &in);
+    assert_int_equal(hrx_cleanup_tempdir("unit", other, sizeof other, &in),
+                     -ENOENT);
+    assert_string_equal(in, tmp);
+    if (saved[0] != '\0')
+        setenv("TMPDIR", saved, 1);
+    else
+        unsetenv("TMPDIR");
+    assert_int_equal(rc, 0);
+    assert_int_equal(strncmp(dir, "/tmp/hostrange-unit-", 20), 0);
+    assert_true(exists(dir));
+    hrx_cleanup_rmdir(dir);
+    assert_false(exists(dir));
 }
 
 /* A program that does not exist, or a directory that does not, is an
@@ -589,6 +628,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tempdir),
+        cmocka_unit_test(test_rundir),
         cmocka_unit_test(test_spawn_fails),
         cmocka_unit_test(test_spawn_streams),
         cmocka_unit_test(test_git),
