@@ -103,15 +103,13 @@ int hrh_import_time(const char *s, int64_t *ns)
 
 void *hrh__import_keep(struct hrh_import *im, void *p)
 {
-    void **no;
-
     if (p == NULL)
         return NULL;
-    if ((no = realloc(im->owned, (im->nowned + 1) * sizeof *no)) == NULL) {
+    if (hru_grow(&im->owned, &im->owned_cap, im->nowned + 1,
+                 sizeof *im->owned, 256) != 0) {
         free(p);
         return NULL;
     }
-    im->owned = no;
     im->owned[im->nowned++] = p;
     return p;
 }
@@ -134,14 +132,11 @@ char *hrh__import_strdup(struct hrh_import *im, const char *s)
 
 struct hrh_import_run *hrh__import_run_new(struct hrh_import *im)
 {
-    struct hrh_import_run *nr =
-        realloc(im->runs, (im->nruns + 1) * sizeof *nr);
-
-    if (nr == NULL)
+    if (hru_grow(&im->runs, &im->runs_cap, im->nruns + 1, sizeof *im->runs,
+                 8) != 0)
         return NULL;
-    im->runs = nr;
-    memset(&nr[im->nruns], 0, sizeof nr[im->nruns]);
-    return &nr[im->nruns++];
+    memset(&im->runs[im->nruns], 0, sizeof im->runs[im->nruns]);
+    return &im->runs[im->nruns++];
 }
 
 static int cmp_double(const void *a, const void *b)

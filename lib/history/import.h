@@ -84,9 +84,9 @@ struct hrh_import {
     struct hrh_import_run *runs;
     size_t nruns;
     size_t skipped; /* benchmarks left out (errors) */
-    /* Private: what the runs point into. */
+    /* Private: what the runs point into; the rooms of the arrays. */
     void **owned;
-    size_t nowned;
+    size_t nowned, owned_cap, runs_cap;
 };
 
 /* The format named `name`: 0 with *f, or -EINVAL. */
