@@ -238,8 +238,8 @@ int hrc_history_add(int argc, char **argv)
 
                 if (parse_time(optarg + 5, &ns) != 0) {
                     fprintf(stderr, "hostrangectl history add: bad --meta "
-                            "'%s' (a time: Unix seconds, or "
-                            "YYYY-MM-DDTHH:MM:SS[Z])\n", optarg);
+                            "'%s' (a time: " HRH_IMPORT_TIME_FORMS
+                            ")\n", optarg);
                     free(extra);
                     return HRC_EXIT_USAGE;
                 }

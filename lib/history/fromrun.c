@@ -201,8 +201,8 @@ int hrh_fromrun_load(struct hrh_fromrun *r, const char *path,
     }
     t = get_meta(r, "time");
     if (t != NULL && hrh_import_time(t, &r->run.time_ns) != 0) {
-        snprintf(err, errlen, "%s: meta time '%s' is not a time (Unix "
-                 "seconds, or YYYY-MM-DDTHH:MM:SS[Z])", path, t);
+        snprintf(err, errlen, "%s: meta time '%s' is not a time ("
+                 HRH_IMPORT_TIME_FORMS ")", path, t);
         return -EINVAL;
     }
     commit = get_meta(r, "commit");

@@ -48,19 +48,79 @@ static int digits(const char **s, int n, int *v)
     return 0;
 }
 
+/* Nanoseconds in a second. */
+#define NS_PER_S 1000000000
+
+/* A fraction of a second, the digits at *s after its point (at least
+ * one), rounded to a nanosecond into *frac_ns (0 to NS_PER_S), *s moved
+ * past them. Returns 0, or -1 when no digit follows. */
+static int fraction(const char **s, int64_t *frac_ns)
+{
+    const char *p = *s;
+    int64_t v = 0;
+    int n = 0;
+
+    if (*p < '0' || *p > '9')
+        return -1;
+    for (; *p >= '0' && *p <= '9'; p++, n++) {
+        if (n < 9)
+            v = v * 10 + (*p - '0');
+        else if (n == 9 && *p >= '5')
+            v++;
+    }
+    for (; n < 9; n++)
+        v *= 10;
+    *frac_ns = v;
+    *s = p;
+    return 0;
+}
+
+/* secs seconds and frac_ns (0 to NS_PER_S) as nanoseconds since the
+ * epoch into *ns. Returns 0, or -EINVAL when they do not fit in an
+ * int64_t (before 1677-09-21 or after 2262-04-11). */
+static int to_ns(int64_t secs, int64_t frac_ns, int64_t *ns)
+{
+    if (secs < INT64_MIN / NS_PER_S ||
+        secs > (INT64_MAX - frac_ns) / NS_PER_S)
+        return -EINVAL;
+    *ns = secs * NS_PER_S + frac_ns;
+    return 0;
+}
+
+/* The days of month mo (1 to 12) of year y. */
+static int month_days(int y, int mo)
+{
+    static const int days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31,
+                                  30, 31 };
+    int leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+    return days[mo - 1] + (mo == 2 && leap);
+}
+
 int hrh_import_time(const char *s, int64_t *ns)
 {
     struct tm tm;
-    char *end;
-    double secs = strtod(s, &end), frac = 0;
-    int y, mo, d, h, mi, sec, off = 0;
+    int64_t secs = 0, frac = 0;
+    int y, mo, d, h, mi, sec, off = 0, utc_min;
     const char *p = s;
 
-    if (end != s && *end == '\0' && secs >= 0 && secs < 9.2e9 &&
-        s[0] >= '0' && s[0] <= '9' &&
-        strspn(s, "0123456789.") == strlen(s)) {
-        *ns = (int64_t)(secs * 1e9);
-        return 0;
+    /* Unix seconds: digits, then a point and digits if any; read
+     * exactly, not through a double, so that "1.001" is 1001000000 ns
+     * as "1970-01-01T00:00:01.001Z" is. */
+    if (strspn(s, "0123456789") > 0 &&
+        s[strspn(s, "0123456789.")] == '\0' &&
+        strchr(s, '.') == strrchr(s, '.')) {
+        for (; *p >= '0' && *p <= '9'; p++) {
+            if (secs > INT64_MAX / NS_PER_S)
+                return -EINVAL;
+            secs = secs * 10 + (*p - '0');
+        }
+        if (*p == '.' && p[1] != '\0') {
+            p++;
+            if (fraction(&p, &frac) != 0)
+                return -EINVAL;
+        }
+        return to_ns(secs, frac, ns);
     }
     if (digits(&p, 4, &y) || *p++ != '-' || digits(&p, 2, &mo) ||
         *p++ != '-' || digits(&p, 2, &d) || (*p != 'T' && *p != ' ') ||
@@ -68,12 +128,9 @@ int hrh_import_time(const char *s, int64_t *ns)
         *p++ != ':' || digits(&p, 2, &sec))
         return -EINVAL;
     if (*p == '.') {
-        double scale = 0.1;
-
-        if (p[1] < '0' || p[1] > '9')
+        p++;
+        if (fraction(&p, &frac) != 0)
             return -EINVAL;
-        for (p++; *p >= '0' && *p <= '9'; p++, scale /= 10)
-            frac += (*p - '0') * scale;
     }
     if (*p == 'Z') {
         p++;
@@ -86,8 +143,13 @@ int hrh_import_time(const char *s, int64_t *ns)
             return -EINVAL;
         off = sign * (oh * 3600 + om * 60);
     }
-    if (*p != '\0' || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 ||
-        mi > 59 || sec > 60)
+    if (*p != '\0' || mo < 1 || mo > 12 || d < 1 ||
+        d > month_days(y, mo) || h > 23 || mi > 59 || sec > 60)
+        return -EINVAL;
+    /* A leap second is 23:59:60 UTC, nothing else: :60 of any other
+     * minute is no time. */
+    utc_min = ((h * 60 + mi - off / 60) % 1440 + 1440) % 1440;
+    if (sec == 60 && utc_min != 23 * 60 + 59)
         return -EINVAL;
     memset(&tm, 0, sizeof tm);
     tm.tm_year = y - 1900;
@@ -96,9 +158,7 @@ int hrh_import_time(const char *s, int64_t *ns)
     tm.tm_hour = h;
     tm.tm_min = mi;
     tm.tm_sec = sec;
-    *ns = ((int64_t)timegm(&tm) - off) * 1000000000 +
-          (int64_t)llround(frac * 1e9);
-    return 0;
+    return to_ns((int64_t)timegm(&tm) - off, frac, ns);
 }
 
 void *hrh__import_keep(struct hrh_import *im, void *p)
@@ -252,8 +312,8 @@ int hrh__import_run_finish(struct hrh_import *im, struct hrh_import_run *r,
         return -EINVAL;
     }
     if (hrh_import_time(t, &r->run.time_ns) != 0) {
-        snprintf(err, errlen, "%s: time '%.64s' is not a time (Unix "
-                 "seconds, or YYYY-MM-DDTHH:MM:SS[Z|+HH:MM])", file, t);
+        snprintf(err, errlen, "%s: time '%.64s' is not a time ("
+                 HRH_IMPORT_TIME_FORMS ")", file, t);
         return -EINVAL;
     }
     hrr_runid_of_bytes(idbytes, idlen, r->id);

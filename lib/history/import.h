@@ -95,10 +95,17 @@ int hrh_import_format_parse(const char *name, enum hrh_import_format *f);
 /*
  * A time: Unix seconds (a fraction allowed), or an ISO 8601 date and time
  * "YYYY-MM-DDTHH:MM:SS" (a space for the T, a fraction of seconds
- * allowed) in UTC, or followed by Z or an offset +HH:MM / -HH:MM. Returns
- * 0 with *ns (since the epoch), or -EINVAL.
+ * allowed) in UTC, or followed by Z or an offset +HH:MM / -HH:MM; a date
+ * that exists (no February 30; :60 only for 23:59:60 UTC, a leap
+ * second) and whose nanoseconds fit an int64_t (1677-09-21 to
+ * 2262-04-11). Returns 0 with *ns (since the epoch), or -EINVAL.
  */
 int hrh_import_time(const char *s, int64_t *ns);
+
+/* What hrh_import_time reads, for the messages that refuse a time. */
+#define HRH_IMPORT_TIME_FORMS \
+    "Unix seconds, or YYYY-MM-DDTHH:MM:SS[Z|+HH:MM]: a real date up to " \
+    "2262-04-11"
 
 /*
  * Reads text[0..len), the content of file `file`, in format f. Returns 0

@@ -89,6 +89,88 @@ static void test_time(void **state)
     assert_int_equal(hrh_import_time("", &ns), -EINVAL);
 }
 
+/* Times at the edges: what an int64_t of ns holds and no further (no
+ * wrap to another century), dates that are none (Feb 30, :60 outside a
+ * leap second), fractions read exactly, and what is no number. */
+static void test_time_limits(void **state)
+{
+    int64_t ns = 0;
+
+    (void)state;
+    /* The last second that fits, and the first that does not. */
+    assert_int_equal(hrh_import_time("2262-04-11T23:47:16Z", &ns), 0);
+    assert_true(ns == 9223372036000000000);
+    assert_int_equal(hrh_import_time("2262-04-11T23:47:16.854775807Z", &ns),
+                     0);
+    assert_true(ns == INT64_MAX);
+    assert_int_equal(hrh_import_time("2262-04-11T23:47:16.854775808Z", &ns),
+                     -EINVAL);
+    assert_int_equal(hrh_import_time("2262-04-11T23:47:17Z", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2262-12-31T00:00:00Z", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("9999-12-31T23:59:59Z", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("0000-01-01T00:00:00Z", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("1677-09-21T00:12:43Z", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("1677-09-21T00:12:44Z", &ns), 0);
+    assert_true(ns == -9223372036000000000);
+    assert_int_equal(hrh_import_time("9223372036.854775807", &ns), 0);
+    assert_true(ns == INT64_MAX);
+    assert_int_equal(hrh_import_time("9223372036.854775808", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("9223372037", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("99999999999999999999999999999", &ns),
+                     -EINVAL);
+    /* Before 1970 as a date; never as negative seconds. */
+    assert_int_equal(hrh_import_time("1969-12-31T23:59:59Z", &ns), 0);
+    assert_true(ns == -1000000000);
+    /* Leading zeros are many digits, one number. */
+    assert_int_equal(hrh_import_time("000000000000000000000000000000000007",
+                                     &ns), 0);
+    assert_true(ns == 7000000000);
+    /* A fraction is read exactly and rounded to the nanosecond, in both
+     * forms alike. */
+    assert_int_equal(hrh_import_time("1.001", &ns), 0);
+    assert_true(ns == 1001000000);
+    assert_int_equal(hrh_import_time("1970-01-01T00:00:01.001Z", &ns), 0);
+    assert_true(ns == 1001000000);
+    assert_int_equal(hrh_import_time("1.0000000005", &ns), 0);
+    assert_true(ns == 1000000001);
+    assert_int_equal(hrh_import_time("1.99999999999999999999", &ns), 0);
+    assert_true(ns == 2000000000);
+    assert_int_equal(hrh_import_time("1.", &ns), 0);
+    assert_true(ns == 1000000000);
+    assert_int_equal(hrh_import_time(".5", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("1.2.3", &ns), -EINVAL);
+    /* Days a month has not. */
+    assert_int_equal(hrh_import_time("2026-02-30T00:00:00", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2026-02-29T00:00:00", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2024-02-29T00:00:00", &ns), 0);
+    assert_int_equal(hrh_import_time("1900-02-29T00:00:00", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2000-02-29T00:00:00", &ns), 0);
+    assert_int_equal(hrh_import_time("2026-04-31T00:00:00", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2026-00-10T00:00:00", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2026-01-00T00:00:00", &ns), -EINVAL);
+    /* A leap second is 23:59:60 UTC (the next second, as POSIX counts),
+     * also given in another zone; :60 of another minute is none. */
+    assert_int_equal(hrh_import_time("2016-12-31T23:59:60Z", &ns), 0);
+    assert_true(ns == 1483228800000000000);
+    assert_int_equal(hrh_import_time("2017-01-01T01:29:60+01:30", &ns), 0);
+    assert_true(ns == 1483228800000000000);
+    assert_int_equal(hrh_import_time("2016-12-31T12:00:60Z", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2016-12-31T23:59:61Z", &ns), -EINVAL);
+    /* Offsets are at most 23:59. */
+    assert_int_equal(hrh_import_time("2026-01-01T00:00:00+24:00", &ns),
+                     -EINVAL);
+    assert_int_equal(hrh_import_time("2026-01-01T00:00:00+23:59", &ns), 0);
+    /* No number, no white space. */
+    assert_int_equal(hrh_import_time("nan", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("inf", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("1e3", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time(" 5", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("5 ", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("+5", &ns), -EINVAL);
+    assert_int_equal(hrh_import_time("2026-01-01T00:00:00Z ", &ns),
+                     -EINVAL);
+}
+
 /* Two benchmarks, three repetitions each, in us; their aggregates; one
  * that failed. As Google Benchmark 1.7 writes them, less some fields. */
 static const char gbench[] =
@@ -319,8 +401,11 @@ static void test_csv(void **state)
     read_bad(HRH_IMPORT_CSV, "c,1,,n,1\n", &none,
              "f.json: no machine in the file (--machine NAME names it)");
     read_bad(HRH_IMPORT_CSV, "c,yesterday,m,n,1\n", &none,
-             "f.json: time 'yesterday' is not a time (Unix seconds, or "
-             "YYYY-MM-DDTHH:MM:SS[Z|+HH:MM])");
+             "f.json: time 'yesterday' is not a time ("
+             HRH_IMPORT_TIME_FORMS ")");
+    read_bad(HRH_IMPORT_CSV, "c,9999-12-31T23:59:59Z,m,n,1\n", &none,
+             "f.json: time '9999-12-31T23:59:59Z' is not a time ("
+             HRH_IMPORT_TIME_FORMS ")");
     read_bad(HRH_IMPORT_CSV, "commit,time,machine,name,value\n", &none,
              "f.json: no results");
 }
@@ -345,6 +430,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_time),
+        cmocka_unit_test(test_time_limits),
         cmocka_unit_test(test_gbench),
         cmocka_unit_test(test_gbench_aggregates),
         cmocka_unit_test(test_pytest),
