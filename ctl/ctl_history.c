@@ -157,9 +157,16 @@ void hrc_history_time(int64_t time_ns, char *buf, size_t len)
 /* A meta 'time': Unix seconds (a fraction allowed) or an ISO 8601 date
  * and time, UTC or with an offset (lib/history/import.h). Returns 0 with
  * *ns, or -EINVAL. */
-static int parse_time(const char *s, int64_t *ns)
+int hrc_history_meta_bad(const char *cmd, const char *key,
+                         const char *value)
 {
-    return hrh_import_time(s, ns);
+    int64_t ns;
+
+    if (strcmp(key, "time") != 0 || hrh_import_time(value, &ns) == 0)
+        return 0;
+    fprintf(stderr, "hostrangectl %s: bad --meta 'time=%s' (a time: "
+            HRH_IMPORT_TIME_FORMS ")\n", cmd, value);
+    return 1;
 }
 
 int hrc_hrun_load(const char *cmd, const char *path,
@@ -233,16 +240,10 @@ int hrc_history_add(int argc, char **argv)
                 free(extra);
                 return HRC_EXIT_USAGE;
             }
-            if (strncmp(optarg, "time=", 5) == 0) {
-                int64_t ns;
-
-                if (parse_time(optarg + 5, &ns) != 0) {
-                    fprintf(stderr, "hostrangectl history add: bad --meta "
-                            "'%s' (a time: " HRH_IMPORT_TIME_FORMS
-                            ")\n", optarg);
-                    free(extra);
-                    return HRC_EXIT_USAGE;
-                }
+            if (strncmp(optarg, "time=", 5) == 0 &&
+                hrc_history_meta_bad("history add", "time", optarg + 5)) {
+                free(extra);
+                return HRC_EXIT_USAGE;
             }
             if (hru_grow(&extra, &capextra, nextra + 1, sizeof *extra,
                          8) != 0) {

@@ -70,6 +70,12 @@ int hrc_history_add_from(struct hrh_history *h, const char *db_name,
                              char *const *extra, size_t nextra,
                              const char *machine);
 
+/* Whether the meta pair key=value is one that history add refuses: a
+ * 'time' that hrh_import_time does not read. Says why for command cmd
+ * (a usage error: exit 2) when it is. */
+int hrc_history_meta_bad(const char *cmd, const char *key,
+                         const char *value);
+
 /* The run's time "YYYY-MM-DDTHH:MM:SSZ" (UTC) of time_ns. */
 void hrc_history_time(int64_t time_ns, char *buf, size_t len);
 

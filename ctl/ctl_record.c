@@ -514,6 +514,15 @@ static int run_record(int argc, char **argv)
         hrr_meta_fini(&o.meta);
         return HRC_EXIT_USAGE;
     }
+    /* A meta the history refuses is refused before COMMAND runs, not
+     * after, when the run would be lost. */
+    for (size_t i = 0; o.history != NULL && i < o.meta.n; i++) {
+        if (hrc_history_meta_bad("record", hrr_meta_key(&o.meta, i),
+                                 hrr_meta_value(&o.meta, i))) {
+            hrr_meta_fini(&o.meta);
+            return HRC_EXIT_USAGE;
+        }
+    }
     if ((rc = hrx_cleanup_init()) != 0) {
         fprintf(stderr, "hostrangectl record: cannot catch signals: %s\n",
                 strerror(-rc));

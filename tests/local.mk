@@ -624,6 +624,10 @@ TESTS += tests/service/test_history_gbench.sh \
 # none empty, no NUL), and a large CSV file read in memory of its size.
 TESTS += tests/service/test_history_import_limits.sh
 EXTRA_DIST += tests/service/test_history_import_limits.sh
+# history add and record --history given times past 64-bit nanoseconds
+# or that do not exist.
+TESTS += tests/service/test_history_inputs.sh
+EXTRA_DIST += tests/service/test_history_inputs.sh
 EXTRA_DIST += tests/service/test_history_gbench.sh \
 	tests/service/test_history_pytest_benchmark.sh \
 	tests/service/test_history_csv.sh tests/data/import/bench_work.cc \

@@ -1,0 +1,72 @@
+#!/bin/sh
+# hostrangectl history at the edges of its inputs: a --meta time past
+# what 64-bit nanoseconds hold, or a date that does not exist, refused
+# as a usage error (exit 2) before anything is opened, and refused in a
+# run file (exit 3, nothing stored), where it was stored as another
+# century or another day; the last second that fits stored as it is;
+# record --history refusing such a time before COMMAND runs (it ran,
+# and its run was lost after).
+set -u
+: "${HOSTRANGECTL:?}" "${HOSTRANGED:?}"
+mkrun=${top_builddir:-.}/tests/helpers/mkrun
+dir=$(mktemp -d) || exit 99
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+ctl() { "$HOSTRANGECTL" "$@"; }
+
+"$mkrun" -o "$dir/a.hrs" -i "$(printf 'a%031x' 1)" -k n/r=100 ||
+    fail mkrun
+
+# --meta time=T on the command line: exit 2, the database not made.
+for t in 9999-12-31T23:59:59Z 2262-04-11T23:47:17Z 0000-01-01T00:00:00Z \
+         2026-02-30T00:00:00 2026-12-31T12:00:60Z 9223372037 \
+         2026-01-01T00:00:00+24:00 nan 1e3 " 5" -1 ""; do
+    ctl history add --db "$dir/u.db" --meta "time=$t" "$dir/a.hrs" \
+        > /dev/null 2> "$dir/err"
+    [ $? -eq 2 ] || fail "time '$t': not a usage error"
+    grep -q "^hostrangectl history add: bad --meta 'time=$t' (a time: .*2262-04-11)$" \
+        "$dir/err" || fail "time '$t': $(cat "$dir/err")"
+done
+[ -e "$dir/u.db" ] && fail "a refused time made the database"
+
+# The last second that fits is stored as given; a leap second as the
+# next second.
+ctl history add --db "$dir/t.db" --meta time=2262-04-11T23:47:16Z \
+    "$dir/a.hrs" > /dev/null || fail "add at the last second"
+[ "$(ctl history list --db "$dir/t.db" | cut -f 2)" = 2262-04-11T23:47:16Z ] ||
+    fail "last second: $(ctl history list --db "$dir/t.db")"
+"$mkrun" -o "$dir/b.hrs" -i "$(printf 'b%031x' 1)" -k n/r=100 ||
+    fail mkrun
+ctl history add --db "$dir/t.db" --meta time=2016-12-31T23:59:60Z \
+    "$dir/b.hrs" > /dev/null || fail "add at a leap second"
+ctl history list --db "$dir/t.db" | cut -f 2 | head -1 |
+    grep -qx 2017-01-01T00:00:00Z || fail "leap second: $(ctl history list \
+    --db "$dir/t.db")"
+
+# The same times in a run file: exit 3, named, nothing stored.
+i=0
+for t in 9999-12-31T23:59:59Z 2026-02-30T00:00:00; do
+    i=$((i + 1))
+    "$mkrun" -o "$dir/f$i.hrs" -i "$(printf 'f%031x' "$i")" -m "time=$t" \
+        -k n/r=100 || fail mkrun
+    ctl history add --db "$dir/t.db" "$dir/f$i.hrs" > /dev/null 2> "$dir/err"
+    [ $? -eq 3 ] || fail "run file of time $t: not refused"
+    grep -q "^hostrangectl history add: $dir/f$i.hrs: meta time '$t' is not a time" \
+        "$dir/err" || fail "run file of time $t: $(cat "$dir/err")"
+done
+[ "$(ctl history list --db "$dir/t.db" | wc -l)" -eq 2 ] ||
+    fail "a refused run stored: $(ctl history list --db "$dir/t.db")"
+
+# record --history: the time refused before COMMAND runs.
+ctl record --history "$dir/r.db" --meta time=2026-02-30T00:00:00 \
+    -- touch "$dir/ran" > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] || fail "record --meta time=2026-02-30: not a usage error"
+[ -e "$dir/ran" ] && fail "record ran COMMAND with a time it refuses"
+[ -e "$dir/r.db" ] && fail "record made the history"
+grep -q "^hostrangectl record: bad --meta 'time=2026-02-30T00:00:00' (a time: " \
+    "$dir/err" || fail "record's message: $(cat "$dir/err")"
+# Without --history, a time is a note like any other.
+ctl record --save "$dir/s.hrs" --meta time=whenever -- true > /dev/null \
+    2> "$dir/err" || fail "record --save --meta time=whenever: $(cat "$dir/err")"
+
+exit 0
