@@ -4,6 +4,7 @@
  * (see ctl_history_judge.h), its rule in lib/history/judge.h. */
 #include "config.h"
 
+#include "ctl/ctl_fingerprint.h"
 #include "ctl/ctl_history_judge.h"
 #include "lib/history/history.h"
 #include "lib/history/judge.h"
@@ -395,6 +396,14 @@ int hrc_history_check(int argc, char **argv)
         fprintf(stderr, "hostrangectl history check: %s (one run file; see "
                 "--help)\n", optind >= argc ? "no run file"
                                             : "more than one run file");
+        rc = HRC_EXIT_USAGE;
+    }
+    /* With --from, --machine names the run's machine: held to the rules
+     * of a machine's name (a usage error), as history add --from. */
+    if (rc == 0 && o.from && o.machine != NULL &&
+        hrc_machine_bad(o.machine, err, sizeof err) != 0) {
+        fprintf(stderr, "hostrangectl history check: bad --machine: %s\n",
+                err);
         rc = HRC_EXIT_USAGE;
     }
     if (rc != 0) {

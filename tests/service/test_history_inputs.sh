@@ -5,7 +5,8 @@
 # run file (exit 3, nothing stored), where it was stored as another
 # century or another day; the last second that fits stored as it is;
 # record --history refusing such a time before COMMAND runs (it ran,
-# and its run was lost after).
+# and its run was lost after); history check --from with a --machine
+# that is no machine's name, a usage error.
 set -u
 : "${HOSTRANGECTL:?}" "${HOSTRANGED:?}"
 mkrun=${top_builddir:-.}/tests/helpers/mkrun
@@ -68,5 +69,19 @@ grep -q "^hostrangectl record: bad --meta 'time=2026-02-30T00:00:00' (a time: " 
 # Without --history, a time is a note like any other.
 ctl record --save "$dir/s.hrs" --meta time=whenever -- true > /dev/null \
     2> "$dir/err" || fail "record --save --meta time=whenever: $(cat "$dir/err")"
+
+# history check --from: --machine names the run's machine, so a bad
+# name is a usage error (it was 'no machine in the file', exit 3).
+printf 'commit,time,machine,name,value\nc1,1700000000,m1,b1,100\n' \
+    > "$dir/r.csv"
+for m in "" "$(printf 'a\tb')"; do
+    ctl history check --db "$dir/t.db" --from csv --machine "$m" \
+        "$dir/r.csv" > /dev/null 2> "$dir/err"
+    [ $? -eq 2 ] || fail "check --from --machine '$m': not a usage error"
+    grep -q "^hostrangectl history check: bad --machine: a machine's name" \
+        "$dir/err" || fail "check --machine '$m': $(cat "$dir/err")"
+done
+ctl history check --db "$dir/t.db" --from csv --machine m2 "$dir/r.csv" \
+    > /dev/null 2>&1 || fail "check --from --machine m2"
 
 exit 0
