@@ -94,10 +94,11 @@ int hrc_history_plot(int argc, char **argv)
             hrc_die_usage(cmd, c, argv[optind - 1]);
         }
     }
-    if (out == NULL || optind < argc) {
+    if (out == NULL || out[0] == '\0' || optind < argc) {
         fprintf(stderr, "hostrangectl %s: %s (see --help)\n", cmd,
-                out == NULL ? "give the directory to write in, -o DIR"
-                            : "unexpected argument");
+                out == NULL || out[0] == '\0'
+                    ? "give the directory to write in, -o DIR"
+                    : "unexpected argument");
         return HRC_EXIT_USAGE;
     }
     snprintf(path, sizeof path, "%s/index.html", out);

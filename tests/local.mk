@@ -625,7 +625,7 @@ TESTS += tests/service/test_history_gbench.sh \
 TESTS += tests/service/test_history_import_limits.sh
 EXTRA_DIST += tests/service/test_history_import_limits.sh
 # history add and record --history given times past 64-bit nanoseconds
-# or that do not exist; check --from --machine with a bad name.
+# or that do not exist; check --from --machine with a bad name; plot -o ''.
 TESTS += tests/service/test_history_inputs.sh
 EXTRA_DIST += tests/service/test_history_inputs.sh
 EXTRA_DIST += tests/service/test_history_gbench.sh \

@@ -6,7 +6,7 @@
 # century or another day; the last second that fits stored as it is;
 # record --history refusing such a time before COMMAND runs (it ran,
 # and its run was lost after); history check --from with a --machine
-# that is no machine's name, a usage error.
+# that is no machine's name, and history plot -o '', usage errors.
 set -u
 : "${HOSTRANGECTL:?}" "${HOSTRANGED:?}"
 mkrun=${top_builddir:-.}/tests/helpers/mkrun
@@ -83,5 +83,17 @@ for m in "" "$(printf 'a\tb')"; do
 done
 ctl history check --db "$dir/t.db" --from csv --machine m2 "$dir/r.csv" \
     > /dev/null 2>&1 || fail "check --from --machine m2"
+
+# history plot -o '': no directory given (it was exit 5, "cannot make").
+ctl history plot --db "$dir/t.db" -o '' > /dev/null 2> "$dir/err"
+[ $? -eq 2 ] || fail "plot -o '': not a usage error"
+grep -qx "hostrangectl history plot: give the directory to write in, -o DIR (see --help)" \
+    "$dir/err" || fail "plot -o '': $(cat "$dir/err")"
+# -o naming a file: exit 5, said.
+: > "$dir/file"
+ctl history plot --db "$dir/t.db" -o "$dir/file" > /dev/null 2> "$dir/err"
+[ $? -eq 5 ] || fail "plot -o FILE"
+grep -q "cannot make $dir/file: Not a directory" "$dir/err" ||
+    fail "plot -o FILE: $(cat "$dir/err")"
 
 exit 0
