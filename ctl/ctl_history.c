@@ -601,9 +601,10 @@ int hrc_history_cp_option(const char *cmd, int c, const char *arg,
     } else {
         long w = strtol(arg, &end, 10);
 
-        if (*end != '\0' || end == arg || w < 1 || w > 100000) {
+        if (*end != '\0' || end == arg || w < 1 || w > HRS_CP_WINDOW_MAX) {
             fprintf(stderr, "hostrangectl %s: bad --window '%s' (a whole "
-                    "number of runs, at least 1)\n", cmd, arg);
+                    "number of runs, 1 to %d)\n", cmd, arg,
+                    HRS_CP_WINDOW_MAX);
             return -EINVAL;
         }
         cp->window = (size_t)w;

@@ -182,19 +182,22 @@ int hrc_judge_parse(const char *cmd, const char *usage, int argc,
         } else if (c == OPT_THRESHOLD && !detect) {
             double pct = strtod(optarg, &end);
 
-            if (*end != '\0' || end == optarg || !(pct > 0 && pct <= 1e6)) {
+            if (*end != '\0' || end == optarg ||
+                !(pct > 0 && pct <= HRC_CHECK_THRESHOLD_MAX)) {
                 fprintf(stderr, "hostrangectl %s: bad --threshold '%s' (a "
-                        "percentage, above 0)\n", cmd, optarg);
+                        "percentage, above 0 and at most %d)\n", cmd, optarg,
+                        HRC_CHECK_THRESHOLD_MAX);
                 return HRC_EXIT_USAGE;
             }
             o->threshold = pct;
         } else if (c == OPT_MIN_HISTORY && !detect) {
             long n = strtol(optarg, &end, 10);
 
-            if (*end != '\0' || end == optarg || n < 1 || n > 1000000) {
+            if (*end != '\0' || end == optarg || n < 1 ||
+                n > HRC_CHECK_MIN_HISTORY_MAX) {
                 fprintf(stderr, "hostrangectl %s: bad --min-history '%s' "
-                        "(a whole number of runs, at least 1)\n", cmd,
-                        optarg);
+                        "(a whole number of runs, 1 to %d)\n", cmd, optarg,
+                        HRC_CHECK_MIN_HISTORY_MAX);
                 return HRC_EXIT_USAGE;
             }
             o->min_history = (size_t)n;

@@ -22,6 +22,10 @@
 
 /* check's --threshold when not given, in % (diff's). */
 #define HRC_CHECK_THRESHOLD_DEFAULT 5
+/* The largest --threshold (%) and --min-history (runs) check takes; its
+ * messages name them. */
+#define HRC_CHECK_THRESHOLD_MAX 1000000
+#define HRC_CHECK_MIN_HISTORY_MAX 1000000
 
 #define STR_(x) #x
 #define STR(x) STR_(x)

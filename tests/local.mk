@@ -624,8 +624,9 @@ TESTS += tests/service/test_history_gbench.sh \
 # none empty, no NUL), and a large CSV file read in memory of its size.
 TESTS += tests/service/test_history_import_limits.sh
 EXTRA_DIST += tests/service/test_history_import_limits.sh
-# history add and record --history given times past 64-bit nanoseconds
-# or that do not exist; check --from --machine with a bad name; plot -o ''.
+# history's inputs at their edges: times past 64-bit nanoseconds or that
+# do not exist (add, record --history), check --from --machine with a bad
+# name, plot -o '', numbers past their bounds.
 TESTS += tests/service/test_history_inputs.sh
 EXTRA_DIST += tests/service/test_history_inputs.sh
 EXTRA_DIST += tests/service/test_history_gbench.sh \

@@ -64,6 +64,8 @@
  * them; test_man.sh compares). */
 #define HRS_CP_ALPHA_DEFAULT 0.01
 #define HRS_CP_WINDOW_DEFAULT 3
+/* The largest --window taken (hostrangectl's message names it). */
+#define HRS_CP_WINDOW_MAX 100000
 #define HRS_CP_MIN_CHANGE_DEFAULT 0.0
 /* No change smaller than this many clock steps is kept (as diff's
  * HRS_ROUNDS_MIN_STEPS). */

@@ -6,7 +6,8 @@
 # century or another day; the last second that fits stored as it is;
 # record --history refusing such a time before COMMAND runs (it ran,
 # and its run was lost after); history check --from with a --machine
-# that is no machine's name, and history plot -o '', usage errors.
+# that is no machine's name, and history plot -o '', usage errors;
+# --window, --min-history and --threshold naming their bounds.
 set -u
 : "${HOSTRANGECTL:?}" "${HOSTRANGED:?}"
 mkrun=${top_builddir:-.}/tests/helpers/mkrun
@@ -96,4 +97,20 @@ ctl history plot --db "$dir/t.db" -o "$dir/file" > /dev/null 2> "$dir/err"
 grep -q "cannot make $dir/file: Not a directory" "$dir/err" ||
     fail "plot -o FILE: $(cat "$dir/err")"
 
+# Numbers past their bound are refused with the bound named.
+ctl history detect --db "$dir/t.db" --window 100001 2> "$dir/err"
+[ $? -eq 2 ] || fail "--window 100001"
+grep -q "bad --window '100001' (a whole number of runs, 1 to 100000)" \
+    "$dir/err" || fail "--window: $(cat "$dir/err")"
+ctl history detect --db "$dir/t.db" --window 100000 > /dev/null ||
+    fail "--window 100000"
+ctl history check --db "$dir/t.db" --min-history 1000001 "$dir/a.hrs" \
+    2> "$dir/err"
+[ $? -eq 2 ] || fail "--min-history 1000001"
+grep -q "(a whole number of runs, 1 to 1000000)" "$dir/err" ||
+    fail "--min-history: $(cat "$dir/err")"
+ctl history check --db "$dir/t.db" --threshold 2e6 "$dir/a.hrs" 2> "$dir/err"
+[ $? -eq 2 ] || fail "--threshold 2e6"
+grep -q "(a percentage, above 0 and at most 1000000)" "$dir/err" ||
+    fail "--threshold: $(cat "$dir/err")"
 exit 0
