@@ -277,14 +277,20 @@ static int slurp(const char *path, char **text, size_t *len, char *err,
             }
             cap = room;
         }
+        errno = 0;
         got = fread(b + n, 1, cap - n, f);
+        e = errno;
         n += got;
         if (got == 0)
             break;
     }
     if (ferror(f)) {
-        snprintf(err, errlen, "%s: cannot be read: %s", path,
-                 strerror(errno));
+        /* Why, when read said (a directory: EISDIR). */
+        if (e != 0)
+            snprintf(err, errlen, "%s: cannot be read: %s", path,
+                     strerror(e));
+        else
+            snprintf(err, errlen, "%s: cannot be read", path);
         free(b);
         fclose(f);
         return -EIO;

@@ -6,7 +6,8 @@
 # century or another day; the last second that fits stored as it is;
 # record --history refusing such a time before COMMAND runs (it ran,
 # and its run was lost after); history check --from with a --machine
-# that is no machine's name, and history plot -o '', usage errors;
+# that is no machine's name, and history plot -o '', usage errors, and
+# a directory for its FILE named as one;
 # --window, --min-history and --threshold naming their bounds.
 set -u
 : "${HOSTRANGECTL:?}" "${HOSTRANGED:?}"
@@ -84,6 +85,15 @@ for m in "" "$(printf 'a\tb')"; do
 done
 ctl history check --db "$dir/t.db" --from csv --machine m2 "$dir/r.csv" \
     > /dev/null 2>&1 || fail "check --from --machine m2"
+# A directory for FILE: exit 3, said so (it was 'cannot be read').
+mkdir "$dir/d"
+for fmt in csv gbench; do
+    ctl history check --db "$dir/t.db" --from $fmt "$dir/d" > /dev/null \
+        2> "$dir/err"
+    [ $? -eq 3 ] || fail "check --from $fmt DIR"
+    grep -qx "hostrangectl history check: $dir/d: cannot be read: Is a directory" \
+        "$dir/err" || fail "check --from $fmt DIR: $(cat "$dir/err")"
+done
 
 # history plot -o '': no directory given (it was exit 5, "cannot make").
 ctl history plot --db "$dir/t.db" -o '' > /dev/null 2> "$dir/err"
