@@ -122,10 +122,15 @@ int hrc_history_plot(int argc, char **argv)
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);
         return HRC_EXIT_FAILED;
     }
+    /* A page that cannot be written is said of its file alone; the
+     * history's name goes with what the history did. */
+    if (rc != 0 && res.write_failed) {
+        fprintf(stderr, "hostrangectl %s: %s\n", cmd, err);
+        return HRC_EXIT_FAILED;
+    }
     if (rc != 0) {
         fprintf(stderr, "hostrangectl %s: %s: %s\n", cmd, name, err);
-        return res.write_failed ? HRC_EXIT_FAILED
-                                : HRC_EXIT_UNREADABLE;
+        return HRC_EXIT_UNREADABLE;
     }
     printf("wrote %s: %zu series, %zu %s\n", path, res.nseries, res.nfindings,
            res.nfindings == 1 ? "finding" : "findings");

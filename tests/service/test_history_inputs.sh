@@ -7,7 +7,8 @@
 # record --history refusing such a time before COMMAND runs (it ran,
 # and its run was lost after); history check --from with a --machine
 # that is no machine's name, and history plot -o '', usage errors, and
-# a directory for its FILE named as one;
+# a directory for its FILE named as one; a page that cannot be written
+# said of its file, not of the history;
 # --window, --min-history and --threshold naming their bounds.
 set -u
 : "${HOSTRANGECTL:?}" "${HOSTRANGED:?}"
@@ -106,6 +107,13 @@ ctl history plot --db "$dir/t.db" -o "$dir/file" > /dev/null 2> "$dir/err"
 [ $? -eq 5 ] || fail "plot -o FILE"
 grep -q "cannot make $dir/file: Not a directory" "$dir/err" ||
     fail "plot -o FILE: $(cat "$dir/err")"
+# A page that cannot be written: exit 5, said of the file alone (the
+# history's name was put before it, as if the history had failed).
+mkdir -p "$dir/p/index.html"
+ctl history plot --db "$dir/t.db" -o "$dir/p" > /dev/null 2> "$dir/err"
+[ $? -eq 5 ] || fail "plot over a directory index.html"
+grep -qx "hostrangectl history plot: cannot replace $dir/p/index.html: Is a directory" \
+    "$dir/err" || fail "plot over index.html/: $(cat "$dir/err")"
 
 # Numbers past their bound are refused with the bound named.
 ctl history detect --db "$dir/t.db" --window 100001 2> "$dir/err"
