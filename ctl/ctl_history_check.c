@@ -431,8 +431,11 @@ int hrc_history_check(int argc, char **argv)
     snprintf(c.few_reason, sizeof c.few_reason, "fewer than %zu runs of "
              "history on this machine, --min-history %zu", o.min_history,
              o.min_history);
+    /* With --from, --machine is the run's machine's name, not a pattern
+     * ("ci[1]" is itself): the run's machine is matched exactly. */
     rc = hrh_check_init(&c.hc, &o.cp, o.min_history, HRC_JUDGE_LIMITS(&o),
-                        o.threshold, &o.f, o.machine, r.machine, r.p, r.n);
+                        o.threshold, &o.f, o.from ? NULL : o.machine,
+                        r.machine, r.p, r.n);
     if (rc == 0) {
         rc = hrh_has(h, r.id, err, sizeof err);
         c.hc.exclude = rc == 1 ? r.id : NULL;

@@ -1,15 +1,17 @@
 #!/bin/sh
-# hostrangectl history at the edges of its inputs: a --meta time past
-# what 64-bit nanoseconds hold, or a date that does not exist, refused
-# as a usage error (exit 2) before anything is opened, and refused in a
-# run file (exit 3, nothing stored), where it was stored as another
-# century or another day; the last second that fits stored as it is;
-# record --history refusing such a time before COMMAND runs (it ran,
-# and its run was lost after); history check --from with a --machine
-# that is no machine's name, and history plot -o '', usage errors, and
-# a directory for its FILE named as one; a page that cannot be written
-# said of its file, not of the history;
-# --window, --min-history and --threshold naming their bounds.
+# hostrangectl history at the edges of its inputs:
+# - a --meta time past what 64-bit nanoseconds hold, or a date that does
+#   not exist: a usage error (exit 2) before anything is opened, and
+#   refused in a run file (exit 3, nothing stored), where it was stored
+#   as another century or another day; the last second that fits stored
+#   as it is; record --history refusing such a time before COMMAND runs
+#   (it ran, and its run was lost after);
+# - history check --from: a --machine that is no machine's name a usage
+#   error; --machine a name, not a pattern; a directory for its FILE
+#   named as one;
+# - history plot: -o '' a usage error; a page that cannot be written said
+#   of its file, not of the history;
+# - --window, --min-history and --threshold naming their bounds.
 set -u
 : "${HOSTRANGECTL:?}" "${HOSTRANGED:?}"
 mkrun=${top_builddir:-.}/tests/helpers/mkrun
@@ -86,6 +88,19 @@ for m in "" "$(printf 'a\tb')"; do
 done
 ctl history check --db "$dir/t.db" --from csv --machine m2 "$dir/r.csv" \
     > /dev/null 2>&1 || fail "check --from --machine m2"
+# --machine with --from is a name, not a pattern: a machine named
+# ci[1] is checked against its own history (its key was dropped unsaid:
+# "checked 0 keys", "0 not judged").
+for i in 0 1 2 3 4 5; do
+    echo "c$i,$((1700000000 + i * 60)),x,b1,$((100 + i % 3))"
+done > "$dir/g.csv"
+ctl history add --db "$dir/g.db" --from csv --machine 'ci[1]' "$dir/g.csv" \
+    > /dev/null || fail "add --machine 'ci[1]'"
+ctl history check --db "$dir/g.db" --from csv --machine 'ci[1]' \
+    "$dir/r.csv" > "$dir/out" 2> "$dir/err" ||
+    fail "check --machine 'ci[1]': $(cat "$dir/err")"
+grep -q "^checked 1 keys of $dir/r.csv against the history of ci\[1\]: 0 differ" \
+    "$dir/out" || fail "check --machine 'ci[1]': $(cat "$dir/out")"
 # A directory for FILE: exit 3, said so (it was 'cannot be read').
 mkdir "$dir/d"
 for fmt in csv gbench; do
