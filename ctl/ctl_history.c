@@ -146,7 +146,7 @@ int hrc_history_open(const char *cmd, const char *db,
 
 void hrc_history_time(int64_t time_ns, char *buf, size_t len)
 {
-    time_t t = (time_t)(time_ns / 1000000000);
+    time_t t = (time_t)hrh_time_seconds(time_ns);
     struct tm tm;
 
     if (gmtime_r(&t, &tm) == NULL || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ",
@@ -154,9 +154,7 @@ void hrc_history_time(int64_t time_ns, char *buf, size_t len)
         snprintf(buf, len, "%lld", (long long)time_ns);
 }
 
-/* A meta 'time': Unix seconds (a fraction allowed) or an ISO 8601 date
- * and time, UTC or with an offset (lib/history/import.h). Returns 0 with
- * *ns, or -EINVAL. */
+/* A meta 'time' as lib/history/import.h reads it (see ctl_history.h). */
 int hrc_history_meta_bad(const char *cmd, const char *key,
                          const char *value)
 {

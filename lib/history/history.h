@@ -54,6 +54,13 @@ enum hrh_mode { HRH_READ, HRH_WRITE };
 
 struct hrh_history;
 
+/* The whole second of a run's time_ns, rounded down (a time before 1970
+ * with a fraction is in the second before, not after). */
+static inline int64_t hrh_time_seconds(int64_t time_ns)
+{
+    return time_ns / 1000000000 - (time_ns % 1000000000 < 0);
+}
+
 /* A run to add (strings borrowed). */
 struct hrh_run {
     const char *id;

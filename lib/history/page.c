@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "lib/history/page.h"
+#include "lib/history/history.h"
 
 #include "lib/history/look.h"
 #include "lib/history/series.h"
@@ -90,7 +91,7 @@ static int add_run(void *ctx, const struct hrh_runinfo *r)
     if (id != p->nruns)
         return 0; /* a run listed twice: it is the first */
     /* A string's address stays as it is while strs grows. */
-    p->runs[p->nruns] = (struct hrv_page_run){ r->time_ns / 1000000000,
+    p->runs[p->nruns] = (struct hrv_page_run){ hrh_time_seconds(r->time_ns),
                                                p->strs.v[c], p->strs.v[h],
                                                p->strs.v[k] };
     if ((rc = hru_grow(&p->run_machine, &p->caprm, p->nruns + 1,

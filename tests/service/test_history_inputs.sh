@@ -5,7 +5,8 @@
 #   refused in a run file (exit 3, nothing stored), where it was stored
 #   as another century or another day; the last second that fits stored
 #   as it is; record --history refusing such a time before COMMAND runs
-#   (it ran, and its run was lost after);
+#   (it ran, and its run was lost after); a time before 1970 with a
+#   fraction shown in its own second, not the next;
 # - history check --from: a --machine that is no machine's name a usage
 #   error; --machine a name, not a pattern; a directory for its FILE
 #   named as one;
@@ -48,6 +49,20 @@ ctl history add --db "$dir/t.db" --meta time=2016-12-31T23:59:60Z \
 ctl history list --db "$dir/t.db" | cut -f 2 | head -1 |
     grep -qx 2017-01-01T00:00:00Z || fail "leap second: $(ctl history list \
     --db "$dir/t.db")"
+
+# A time before 1970 with a fraction is shown in its own second, in list,
+# show and the page (it was shown a second late, as 23:59:59).
+"$mkrun" -o "$dir/c.hrs" -i "$(printf 'c%031x' 1)" -k n/r=100 ||
+    fail mkrun
+ctl history add --db "$dir/n.db" --meta time=1969-12-31T23:59:58.5Z \
+    "$dir/c.hrs" > /dev/null || fail "add before 1970"
+[ "$(ctl history list --db "$dir/n.db" | cut -f 2)" = 1969-12-31T23:59:58Z ] ||
+    fail "list before 1970: $(ctl history list --db "$dir/n.db")"
+ctl history show --db "$dir/n.db" --format jsonl |
+    grep -q '"time":"1969-12-31T23:59:58Z"' || fail "show before 1970"
+ctl history plot --db "$dir/n.db" -o "$dir/np" > /dev/null ||
+    fail "plot before 1970"
+grep -q '"t":\[-2\]' "$dir/np/index.html" || fail "page before 1970"
 
 # The same times in a run file: exit 3, named, nothing stored.
 i=0
