@@ -78,8 +78,8 @@ const char hrc_history_usage_check[] =
     "                       than allowed: 1)\n"
     "      --from=FORMAT    RUN.hrs is another tool's results, as history add\n"
     "                       --from reads them (gbench, pytest-benchmark or\n"
-    "                       csv: one run); with it, --machine NAME names the\n"
-    "                       run's machine\n"
+    "                       csv: one run, which needs no time); with it,\n"
+    "                       --machine NAME names the run's machine\n"
     GATE_FORMAT_HELP("key; skipped: not judged, with why")
     "  -h, --help           show this help and exit\n"
     "\n"

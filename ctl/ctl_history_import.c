@@ -41,7 +41,7 @@ int hrc_history_add_from(struct hrh_history *h, const char *db_name,
                              char *const *extra, size_t nextra,
                              const char *machine)
 {
-    struct hrh_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
+    struct hrh_import_opts o = { machine, NULL, NULL, NULL, NULL, 0, 0 };
     struct hrh_import *im = NULL;
     char err[4096];
     int rc, status = 0;

@@ -364,7 +364,9 @@ int hrh_fromrun_import(struct hrh_fromrun *r,
                                enum hrh_import_format fmt, const char *path,
                                const char *machine, char *err, size_t errlen)
 {
-    struct hrh_import_opts o = { machine, NULL, NULL, NULL, NULL, 0 };
+    /* A time is not needed: history check has no --meta time=T to give
+     * one, and uses none. */
+    struct hrh_import_opts o = { machine, NULL, NULL, NULL, NULL, 0, 1 };
     struct hrh_import *im = NULL;
     int rc;
 

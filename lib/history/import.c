@@ -306,6 +306,8 @@ int hrh__import_run_finish(struct hrh_import *im, struct hrh_import_run *r,
                  "names it)", file);
         return -EINVAL;
     }
+    if ((t == NULL || t[0] == '\0') && o->time_optional)
+        t = "0";
     if (t == NULL || t[0] == '\0') {
         snprintf(err, errlen, "%s: no time in the file (--meta time=T "
                  "gives one)", file);

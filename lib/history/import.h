@@ -70,6 +70,9 @@ struct hrh_import_opts {
     const char *const *meta_key; /* noted with each run */
     const char *const *meta_value;
     size_t nmeta;
+    /* A run without a time is read with time 0 (history check: the run
+     * is judged, never stored, and its time is not used). */
+    int time_optional;
 };
 
 /* The runs read from one file, owning every string and point of them. */

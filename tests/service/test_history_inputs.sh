@@ -8,8 +8,9 @@
 #   (it ran, and its run was lost after); a time before 1970 with a
 #   fraction shown in its own second, not the next;
 # - history check --from: a --machine that is no machine's name a usage
-#   error; --machine a name, not a pattern; a directory for its FILE
-#   named as one;
+#   error; --machine a name, not a pattern; a run without a time read
+#   (check has no --meta time=T, which the refusal asked for); a
+#   directory for its FILE named as one;
 # - history plot: -o '' a usage error; a page that cannot be written said
 #   of its file, not of the history;
 # - --window, --min-history and --threshold naming their bounds.
@@ -116,6 +117,28 @@ ctl history check --db "$dir/g.db" --from csv --machine 'ci[1]' \
     fail "check --machine 'ci[1]': $(cat "$dir/err")"
 grep -q "^checked 1 keys of $dir/r.csv against the history of ci\[1\]: 0 differ" \
     "$dir/out" || fail "check --machine 'ci[1]': $(cat "$dir/out")"
+# A run to check needs no time (check has no --meta time=T, which the
+# refusal asked for, and uses none), in CSV and in gbench's JSON alike.
+printf 'c9,,x,b1,101\n' > "$dir/notime.csv"
+ctl history check --db "$dir/g.db" --from csv --machine 'ci[1]' \
+    "$dir/notime.csv" > "$dir/out" 2> "$dir/err" ||
+    fail "check a CSV run without a time: $(cat "$dir/err")"
+grep -q "^checked 1 keys of $dir/notime.csv against the history of ci\[1\]" \
+    "$dir/out" || fail "check without a time: $(cat "$dir/out")"
+printf '%s\n' '{"context": {"host_name": "h"}, "benchmarks": [{"name": "b1",' \
+    '"run_type": "iteration", "iterations": 10, "real_time": 5,' \
+    '"cpu_time": 5, "time_unit": "ns"}]}' > "$dir/nodate.json"
+ctl history check --db "$dir/g.db" --from gbench --machine m \
+    "$dir/nodate.json" > "$dir/out" 2> "$dir/err" ||
+    fail "check a gbench run without a date: $(cat "$dir/err")"
+grep -q "^checked 0 keys of $dir/nodate.json against the history of m: 0 differ (p < 0.01), 2 not judged" \
+    "$dir/out" || fail "check gbench without a date: $(cat "$dir/out")"
+# history add still needs one.
+ctl history add --db "$dir/g.db" --from gbench --machine m \
+    "$dir/nodate.json" > /dev/null 2> "$dir/err"
+[ $? -eq 3 ] || fail "add of a run without a time"
+grep -q "no time in the file (--meta time=T gives one)" "$dir/err" ||
+    fail "add without a time: $(cat "$dir/err")"
 # A directory for FILE: exit 3, said so (it was 'cannot be read').
 mkdir "$dir/d"
 for fmt in csv gbench; do

@@ -247,7 +247,7 @@ static void test_gbench_aggregates(void **state)
         "\"time_unit\": \"ms\"}]}";
     const char *key[] = { "team" }, *value[] = { "perf" };
     struct hrh_import_opts o = { "runner-a", "def456", "1700000060", key,
-                                 value, 1 };
+                                 value, 1, 0 };
     struct hrh_import *im = read_ok(HRH_IMPORT_GBENCH, only, &o);
     const struct hrh_import_run *r = &im->runs[0];
 
