@@ -1,7 +1,9 @@
 /* The SQLite backend of the run history (see backend.h): a file, in WAL
  * mode, with a busy timeout; statements prepared once and kept. A
- * database opened to read is opened read-only (SQLITE_OPEN_READONLY):
- * it is never made, turned to WAL or written. */
+ * database opened to read is never made, turned to WAL or written: it is
+ * opened query_only by a user who may write it and beside it (so that its
+ * close removes the -wal and -shm files), else read-only
+ * (SQLITE_OPEN_READONLY). */
 #include "config.h"
 
 #include "lib/history/backend.h"
@@ -274,6 +276,21 @@ static int wal_pending(const char *path)
     return stat(wal, &st) == 0 && st.st_size > 0;
 }
 
+/* Whether this user may write file path and the directory it is in. */
+static int may_write_beside(const char *path)
+{
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == path)
+        snprintf(dir, sizeof dir, "/");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    return access(path, W_OK) == 0 && access(dir, W_OK) == 0;
+}
+
 static int s_connect(struct sdb *s, const char *name, int flags, char *err,
                      size_t errlen)
 {
@@ -305,6 +322,22 @@ static int open_read(struct sdb *s, const char *path, char *err,
     if (stat(path, &st) != 0) {
         snprintf(err, errlen, "%s", strerror(errno));
         return errno == ENOENT ? -ENOENT : -EACCES;
+    }
+    /* A user who may write the file and beside it reads through a
+     * connection that could write, made unable to (query_only): the last
+     * such connection to close folds the WAL back and removes the -wal
+     * and -shm files, which a read-only one leaves beside the history. */
+    if (may_write_beside(path)) {
+        rc = s_connect(s, path, SQLITE_OPEN_READWRITE, err, errlen);
+        if (rc == 0)
+            rc = exec(s, "PRAGMA query_only=1", why, sizeof why);
+        if (rc == 0)
+            rc = exec(s, "SELECT count(*) FROM sqlite_master", why,
+                      sizeof why);
+        if (rc == 0)
+            return 0;
+        sqlite3_close(s->db);
+        s->db = NULL;
     }
     rc = s_connect(s, path, SQLITE_OPEN_READONLY, err, errlen);
     /* The first statement reads the file (and the WAL's index). */

@@ -13,7 +13,9 @@
 #   directory for its FILE named as one;
 # - history plot: -o '' a usage error; a page that cannot be written said
 #   of its file, not of the history;
-# - --window, --min-history and --threshold naming their bounds.
+# - --window, --min-history and --threshold naming their bounds;
+# - list, show, detect, check and plot leaving no -wal or -shm file
+#   beside the history.
 set -u
 : "${HOSTRANGECTL:?}" "${HOSTRANGED:?}"
 mkrun=${top_builddir:-.}/tests/helpers/mkrun
@@ -184,4 +186,19 @@ ctl history check --db "$dir/t.db" --threshold 2e6 "$dir/a.hrs" 2> "$dir/err"
 [ $? -eq 2 ] || fail "--threshold 2e6"
 grep -q "(a percentage, above 0 and at most 1000000)" "$dir/err" ||
     fail "--threshold: $(cat "$dir/err")"
+
+# The commands that only read leave nothing beside the history (a
+# read-only connection left its -wal and -shm files there for good).
+rm -f "$dir"/r.db*
+ctl history add --db "$dir/r.db" "$dir/a.hrs" > /dev/null || fail "add r.db"
+for c in list show detect check plot; do
+    case $c in
+    check) set -- "$dir/a.hrs" ;;
+    plot) set -- -o "$dir/page" ;;
+    *) set -- ;;
+    esac
+    ctl history $c --db "$dir/r.db" "$@" > /dev/null 2>&1
+    [ "$(cd "$dir" && echo r.db*)" = r.db ] ||
+        fail "history $c left: $(cd "$dir" && echo r.db*)"
+done
 exit 0
