@@ -312,10 +312,22 @@ static int run_bisect(int argc, char **argv)
             bad = optarg;
             break;
         case 'R':
-            b.run.range = optarg;
-            break;
         case 'n':
-            b.run.node_glob = optarg;
+            /* A key's names are 1 to HRP_MAX_STRING bytes: no other
+             * matches any run's key, found only after an end is built
+             * and measured. */
+            if (!hrp_name_ok(optarg, strlen(optarg))) {
+                fprintf(stderr, "hostrangectl bisect: bad --%s '%.64s%s' "
+                        "(%s of 1 to %u bytes)\n", c == 'R' ? "range" : "node",
+                        optarg, strlen(optarg) > 64 ? "..." : "",
+                        c == 'R' ? "a range's name" : "a pattern",
+                        HRP_MAX_STRING);
+                return HRC_EXIT_USAGE;
+            }
+            if (c == 'R')
+                b.run.range = optarg;
+            else
+                b.run.node_glob = optarg;
             break;
         case 'P':
             if ((b.run.phase = hrp_phase_parse(optarg)) == 0) {

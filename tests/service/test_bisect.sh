@@ -269,6 +269,16 @@ ctl bisect --good nosuch --bad c32 --range work.a -- ./prog 2> "$dir/e" >/dev/nu
 [ $? -eq 5 ] && grep -q "is not a commit" "$dir/e" || fail "nosuch: $(cat "$dir/e")"
 ctl bisect --good c0 --bad c32 --range work.a 2> "$dir/e" >/dev/null
 [ $? -eq 2 ] || fail "no command accepted"
+# A range or node that no key can have: a usage error, before any end is
+# built or measured (an empty --range was found only after the good end).
+long=$(printf '%04097d' 0)
+for o in "--range=" "--node=" "--range=$long"; do
+    ctl bisect --good c0 --bad c1 --range work.a "$o" --build "$build" \
+        -- ./prog 2> "$dir/e" >/dev/null
+    [ $? -eq 2 ] && grep -q "^hostrangectl bisect: bad --[a-z]* '0*\(\.\.\.\)\?' (a" \
+        "$dir/e" && [ "$(wc -l < "$dir/e")" -eq 1 ] ||
+        fail "bisect ${o%%=*} of ${#o} bytes: $(cat "$dir/e")"
+done
 ctl bisect --good c0 --bad c1 --range work.z --build "$build" -- ./prog \
     2> "$dir/e" >/dev/null
 [ $? -eq 5 ] && grep -q "no key of range 'work.z'" "$dir/e" ||
