@@ -99,6 +99,16 @@ int hrc_report_option(const char *cmd, int c, const char *arg,
             break;
         }
     }
+    /* An empty pattern reads as no filter on the wire (and in a run
+     * file's reader): it would select every key, which reset drops. */
+    if (f != NULL && (c == 'n' || c == 'O' || c == 'B' || c == 'R') &&
+        arg[0] == '\0') {
+        fprintf(stderr, "hostrangectl %s: bad --%s '' (a shell pattern; an "
+                "empty one would select every key: leave the option out)\n",
+                cmd, c == 'n' ? "node" : c == 'O' ? "operator"
+                                 : c == 'B' ? "backend" : "range");
+        exit(2);
+    }
     if (f != NULL) {
         switch (c) {
         case 'n':

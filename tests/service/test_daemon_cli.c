@@ -271,6 +271,17 @@ static void test_filters_and_reset(void **state)
     assert_int_equal(lines(out), 16);
     assert_null(strstr(out, "\"warm\""));
     free(out);
+    /* An empty pattern is refused, never read as every key: a reset with
+     * --node "$UNSET" dropped them all. */
+    out = CTL(d->dir, 2, "reset", "--node", "");
+    assert_string_equal(out, "");
+    free(out);
+    out = CTL(d->dir, 2, "dump", "--operator", "");
+    assert_string_equal(out, "");
+    free(out);
+    out = CTL(d->dir, 0, "dump");
+    assert_int_equal(lines(out), 48);
+    free(out);
     out = CTL(d->dir, 0, "reset");
     assert_string_equal(out, "dropped 24 keys\n");
     free(out);
@@ -466,6 +477,10 @@ static void test_usage_errors(void **state)
     USAGE("unknown option '--bogus'", c, "dump", "--bogus");
     USAGE("bad phase 'hot'", c, "dump", "--phase", "hot");
     USAGE("bad phase 'hot'", c, "reset", "--phase", "hot");
+    USAGE("bad --node '' (a shell pattern; an empty one would select every "
+          "key: leave the option out)", c, "reset", "--node", "");
+    USAGE("bad --range ''", c, "dump", "--range", "");
+    USAGE("bad --backend ''", c, "plot", "--backend", "", "-o", "p.svg");
     USAGE("bad format 'xml'", c, "dump", "--format", "xml");
     USAGE("bad fields 'some'", c, "record", "--fields", "some", "--", "true");
     USAGE("missing value for option '--node'", c, "dump", "--node");
