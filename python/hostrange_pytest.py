@@ -1126,8 +1126,10 @@ class HostRange:
         if not replay:
             blocks = state.blocks
             if blocks is None:
-                by_time = int(state.target_ms * 1e6 / (ns + 1))
-                blocks = max(1, min(by_time, state.max_calls // calls))
+                # A float until bounded: a huge (finite) target_ms
+                # makes it infinite, which int() refuses.
+                by_time = state.target_ms * 1e6 / (ns + 1)
+                blocks = max(1, int(min(by_time, state.max_calls // calls)))
             self._calls, self._blocks = calls, blocks
 
         # end_to_end: collection inactive, recorded under the warm labels.

@@ -434,6 +434,22 @@ def test_error_bad_options(env, tmp_path):
         usage_error(r, "--host-range-target-ms must be positive and finite")
 
 
+@needs_profiling
+def test_huge_target_ms(env, tmp_path):
+    """A finite but huge --host-range-target-ms: the blocks are bounded by
+    --host-range-max-calls, not an OverflowError where the time is turned
+    into blocks."""
+    (tmp_path / "test_demo.py").write_text(DEMO)
+    out = tmp_path / "huge.jsonl"
+    r = pytest_run(env, tmp_path, "--host-range-target-ms", "1e303",
+                   "--host-range-calls", "2", "--host-range-max-calls", "6",
+                   "test_demo.py::test_pass", suite=False, path=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    counts = {x["count"] for x in read_rows(out)
+              if x["range"] == "end_to_end"}
+    assert counts == {3}
+
+
 def from_run(path):
     """The report of a run file (hostrangectl dump --from, no daemon)."""
     r = subprocess.run([program("HOSTRANGECTL"), "dump", "--from", str(path)],
