@@ -1023,9 +1023,14 @@ class HostRange:
         -compare)."""
         return self._request.config.stash.get(_STATE, None) is not None
 
-    def __call__(self, fn, *args, **kwargs):
+    def __call__(self, fn, /, *args, **kwargs):
+        # fn positional-only: the call's own keywords may be named fn or
+        # self.
         if self._call is not None:
             raise RuntimeError("host_range: a test profiles one callable")
+        if not callable(fn):
+            raise TypeError("host_range: the first argument is the callable "
+                            "to profile, not %s" % type(fn).__name__)
         self._call = functools.partial(fn, *args, **kwargs)
         result = self._call()
         self._sync()

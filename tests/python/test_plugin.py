@@ -262,6 +262,35 @@ def test_which_tests_are_profiled(env, tmp_path):
                           "test_demo.py::test_device_fixture[cpu]"}
 
 
+ODD_CALLS = textwrap.dedent("""
+    import pytest
+
+    def kw(**kwargs):
+        return sorted(kwargs.items())
+
+    def test_keywords_named_like_its_own(host_range):
+        assert host_range(kw, fn=1, self=2) == [("fn", 1), ("self", 2)]
+
+    def test_not_callable(host_range):
+        with pytest.raises(TypeError, match="host_range: the first "
+                           "argument is the callable to profile, not int"):
+            host_range(5)
+    """)
+
+
+@needs_profiling
+def test_odd_calls(env, tmp_path):
+    """The call's keywords may be named as host_range's own parameters;
+    something not callable is refused with a message naming host_range."""
+    (tmp_path / "test_odd.py").write_text(ODD_CALLS)
+    out = tmp_path / "report.jsonl"
+    r = pytest_run(env, tmp_path, "--host-range-calls", "1",
+                   "--host-range-blocks", "1", "test_odd.py", suite=False,
+                   path=out)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert {x["nodeid"] for x in read_rows(out)} == {
+        "test_odd.py::test_keywords_named_like_its_own"}
+
 LONG_IDS = textwrap.dedent("""
     import array
     import pytest
