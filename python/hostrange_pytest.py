@@ -124,12 +124,16 @@ import signal
 import subprocess
 import sys
 import tempfile
+import types
 import warnings
 
 import pytest
 
 _STATE = pytest.StashKey()
 _HOST_RANGE = pytest.StashKey()
+# What host_range refuses as a call's result: objects that do their work
+# later, when iterated or awaited.
+_LAZY = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
 
 _BLOCK_STEPS = (1, 2, 5)
 _MIN_BLOCK_NS = 50000
@@ -1007,7 +1011,8 @@ def _backend_of(device):
 class HostRange:
     """What the host_range fixture hands a test: call it with the callable to
     profile and its arguments; it makes the correctness call and returns its
-    result. One callable per test."""
+    result. One callable per test, whose call does the work: one that
+    returns a generator or a coroutine is refused."""
 
     def __init__(self, request):
         self._request = request
@@ -1033,6 +1038,19 @@ class HostRange:
                             "to profile, not %s" % type(fn).__name__)
         self._call = functools.partial(fn, *args, **kwargs)
         result = self._call()
+        if isinstance(result, _LAZY):
+            # Its work would run when it is iterated or awaited, never in
+            # the calls profiled: they would measure its creation only.
+            self._call = None
+            if isinstance(result, (types.GeneratorType, types.CoroutineType)):
+                result.close()
+            raise TypeError(
+                "host_range: %s returned %s, whose work runs when it is "
+                "iterated or awaited, not in the call profiled; hand "
+                "host_range a callable that does the work (for a generator, "
+                "one that consumes it)"
+                % (getattr(fn, "__name__", "the callable"),
+                   type(result).__name__))
         self._sync()
         return result
 

@@ -275,19 +275,35 @@ ODD_CALLS = textwrap.dedent("""
         with pytest.raises(TypeError, match="host_range: the first "
                            "argument is the callable to profile, not int"):
             host_range(5)
+
+    def gen():
+        yield sum(range(10))
+
+    async def coro():
+        return 1
+
+    @pytest.mark.parametrize("fn", [gen, coro])
+    def test_lazy_result(host_range, fn):
+        with pytest.raises(TypeError, match="host_range: %s returned "
+                           "(generator|coroutine), whose work runs when "
+                           % fn.__name__):
+            host_range(fn)
     """)
 
 
 @needs_profiling
 def test_odd_calls(env, tmp_path):
     """The call's keywords may be named as host_range's own parameters;
-    something not callable is refused with a message naming host_range."""
+    something not callable, or a call that returns a generator or a
+    coroutine (which would profile their creation only), is refused with a
+    message naming host_range, and no warning is left of the coroutine."""
     (tmp_path / "test_odd.py").write_text(ODD_CALLS)
     out = tmp_path / "report.jsonl"
     r = pytest_run(env, tmp_path, "--host-range-calls", "1",
                    "--host-range-blocks", "1", "test_odd.py", suite=False,
                    path=out)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert "4 passed" in r.stdout and "warning" not in r.stdout, r.stdout
     assert {x["nodeid"] for x in read_rows(out)} == {
         "test_odd.py::test_keywords_named_like_its_own"}
 
