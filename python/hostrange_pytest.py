@@ -158,6 +158,13 @@ _START_WAIT_MS = 10000
 _RUNTIME_DIR_MAX = 107 - len("/control")
 # The most rounds a side hostrangectl takes (HRC_ROUNDS_MAX).
 _ROUNDS_MAX = 1000
+# The limits of hostrangectl diff --fail-above (lib/stat/limits.c): a
+# percentage is at most HRS_LIMIT_MAX_PCT, its text shorter than
+# _LIMIT_TEXT_MAX bytes.
+_LIMIT_MAX_PCT = 1e9
+_LIMIT_TEXT_MAX = 64
+_PCT_RE = re.compile(r"[ \t\n\v\f\r]*[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)"
+                     r"([eE][+-]?[0-9]+)?\Z")
 
 
 def pytest_addoption(parser):
@@ -403,22 +410,36 @@ def pytest_configure(config):
         state.connect()
 
 
+def _pct(text):
+    """A percentage of --host-range-compare-fail as hostrangectl diff reads
+    one (strtod, lib/stat/limits.c): a decimal number, blanks before it
+    only; None when it is not one. Python's float() takes more (inf, nan,
+    1_000, blanks after) that diff refuses."""
+    if len(text) >= _LIMIT_TEXT_MAX or not _PCT_RE.match(text):
+        return None
+    value = float(text)
+    mantissa = text.lower().partition("e")[0]
+    if 0 < abs(value) < sys.float_info.min or (
+            value == 0 and mantissa.strip(" \t\n\v\f\r+-0.")):
+        return None  # strtod's underflow (ERANGE)
+    return value
+
+
 def _check_limits(spec):
     """Fails now on a --host-range-compare-fail that hostrangectl diff
-    --fail-above would refuse: PCT, or GLOB=PCT,... with PCT 0 or more."""
+    --fail-above would refuse: PCT, or GLOB=PCT,... with PCT from 0 to
+    _LIMIT_MAX_PCT."""
     for item in spec.split(","):
         glob, eq, pct = item.rpartition("=")
-        try:
-            value = float(pct)
-        except ValueError:
-            value = None
+        value = _pct(pct)
         if value is not None and value < 0:
             raise pytest.UsageError(
                 "--host-range-compare-fail must be 0 or more (a percentage)")
-        if value is None or value != value or (eq and not glob):
+        if value is None or value > _LIMIT_MAX_PCT or (eq and not glob):
             raise pytest.UsageError(
                 "--host-range-compare-fail: bad limit %r (PCT, or GLOB=PCT, "
-                "comma-separated, such as 'backend.*=3,*=10')" % item)
+                "comma-separated, such as 'backend.*=3,*=10', with PCT a "
+                "number from 0 to %g)" % (item, _LIMIT_MAX_PCT))
 
 
 def _check_output(path, option):

@@ -878,6 +878,13 @@ def test_error_compare_options(env, tmp_path):
     r = pytest_run(env, tmp_path, "--host-range-compare", "base.hrs",
                    "--host-range-compare-fail", "backend.*")
     usage_error(r, "--host-range-compare-fail: bad limit 'backend.*'")
+    # What Python's float() takes but hostrangectl diff --fail-above
+    # refuses: refused before the tests, not after them.
+    for bad in ("inf", "1e999", "*=nan", "1_0", "2e9", "5 ", "1e-400",
+                "\u0665", "1" * 64):
+        r = pytest_run(env, tmp_path, "--host-range-compare", "base.hrs",
+                       "--host-range-compare-fail", bad)
+        usage_error(r, "--host-range-compare-fail: bad limit %r" % bad)
     r = pytest_run(env, tmp_path, "--host-range-compare-strict")
     usage_error(r, "--host-range-compare-strict needs --host-range-compare "
                 "BASE")
