@@ -400,6 +400,8 @@ def pytest_configure(config):
             _check_base(state.base)
         if junit is not None:
             _check_output(state.junit, "--host-range-junit")
+        if history is not None:
+            _check_history(history)
         if save is not None and base is not None and (
                 state.save == state.base or (os.path.exists(state.save) and
                                              os.path.samefile(state.save,
@@ -458,6 +460,31 @@ def _check_output(path, option):
                      option)
     os.close(fd)
     os.unlink(probe)
+
+
+def _is_pg(db):
+    """True when db names a PostgreSQL database rather than a SQLite file,
+    as hostrangectl history tells them (lib/history/dsn.c): a postgresql://
+    or postgres:// URL, or key=value pairs."""
+    if db.startswith(("postgresql://", "postgres://")):
+        return True
+    key, eq, _ = db.partition("=")
+    return bool(eq and key) and all(c.isascii() and (c.isalpha() or c in "_ ")
+                                    for c in key)
+
+
+def _check_history(db):
+    """Fails now, not after the tests, on a history DB that is no SQLite
+    file hostrangectl history add could write (a PostgreSQL database is
+    only reached at the end). An empty name is no name to hostrangectl,
+    which would add the run to its default history ($HOSTRANGE_HISTORY,
+    else hostrange-history.db in the current directory), one never
+    named."""
+    if db == "":
+        raise _usage("a SQLite file or a PostgreSQL connection string, not "
+                     "empty", "--host-range-history")
+    if not _is_pg(db):
+        _check_output(os.path.abspath(db), "--host-range-history")
 
 
 def _check_base(path):

@@ -833,6 +833,23 @@ def test_history(env, tmp_path):
     assert int(lines[0].split("\t")[4]) > 0, lines
 
 
+
+@needs_profiling
+def test_error_history_db(env, tmp_path):
+    """A --host-range-history that hostrangectl history add cannot write is
+    refused before the tests; an empty one (hostrangectl's default
+    history, in the current directory, not one named) too."""
+    (tmp_path / "test_demo.py").write_text(DEMO)
+    for db, said in (("", "a SQLite file or a PostgreSQL connection "
+                      "string, not empty"),
+                     (str(tmp_path), "%s is a directory" % tmp_path),
+                     (str(tmp_path / "missing" / "h.db"), "cannot write %s"
+                      % (tmp_path / "missing" / "h.db"))):
+        r = pytest_run(env, tmp_path, "--host-range-history", db,
+                       "test_demo.py::test_pass", suite=False)
+        usage_error(r, "--host-range-history: " + said)
+    assert not (tmp_path / "hostrange-history.db").exists()
+
 @needs_profiling
 def test_compare_machines(env, tmp_path):
     base = tmp_path / "base.hrs"
