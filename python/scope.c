@@ -88,13 +88,53 @@ static PyObject *scope_exit(PyObject *self, PyObject *args)
     Py_RETURN_FALSE;
 }
 
-/* scope(func): the decorated function. */
+/* What `func` is when a call of it returns before its body runs (a str:
+ * "a generator function", ...), Py_None when it is none of those; a
+ * borrowed reference, or NULL with an exception set. Asks inspect, which
+ * also sees through methods and functools.partial. */
+static PyObject *lazy_kind(PyObject *func)
+{
+    static const char *const checks[][2] = {
+        { "isgeneratorfunction", "a generator function" },
+        { "iscoroutinefunction", "a coroutine function" },
+        { "isasyncgenfunction", "an async generator function" },
+    };
+    static PyObject *inspect, *kinds[3];
+
+    if (inspect == NULL) {
+        if ((inspect = PyImport_ImportModule("inspect")) == NULL)
+            return NULL;
+    }
+    for (int i = 0; i < 3; i++) {
+        PyObject *r = PyObject_CallMethod(inspect, checks[i][0], "O", func);
+        int yes;
+
+        if (r == NULL)
+            return NULL;
+        yes = PyObject_IsTrue(r);
+        Py_DECREF(r);
+        if (yes < 0)
+            return NULL;
+        if (yes) {
+            if (kinds[i] == NULL &&
+                (kinds[i] = PyUnicode_InternFromString(checks[i][1])) == NULL)
+                return NULL;
+            return kinds[i];
+        }
+    }
+    return Py_None;
+}
+
+/* scope(func): the decorated function; refused for a function whose body
+ * runs after its call (a generator or a coroutine): the range would cover
+ * the making of the generator only, and the body, resumed later among
+ * other ranges, cannot nest in one. */
 static PyObject *scope_call(PyObject *self, PyObject *args, PyObject *kw)
 {
     scope_object *s = (scope_object *)self;
     static PyObject *update_wrapper;
     scoped_object *w;
-    PyObject *func, *r;
+    PyObject *func, *r, *lazy;
 
     if (kw != NULL && PyDict_GET_SIZE(kw) != 0) {
         PyErr_SetString(PyExc_TypeError, "scope(func) takes no keywords");
@@ -105,6 +145,16 @@ static PyObject *scope_call(PyObject *self, PyObject *args, PyObject *kw)
     if (!PyCallable_Check(func)) {
         PyErr_Format(PyExc_TypeError, "scope(%R) decorates a callable, not "
                      "%.100s", s->name, Py_TYPE(func)->tp_name);
+        return NULL;
+    }
+    if ((lazy = lazy_kind(func)) == NULL)
+        return NULL;
+    if (lazy != Py_None) {
+        PyErr_Format(PyExc_TypeError, "scope(%R) cannot decorate %R, %U: "
+                     "its body runs after the call returns, outside the "
+                     "range; open `with hostrange.scope(...)` inside it, "
+                     "around work that does not yield or await", s->name,
+                     func, lazy);
         return NULL;
     }
     if (update_wrapper == NULL) {
@@ -166,8 +216,9 @@ PyTypeObject hrpy_scope_type = {
     .tp_doc = "scope(name)\n--\n\n"
               "A range named `name`. `with hostrange.scope(name):` measures\n"
               "the block; `@hostrange.scope(name)` measures every call of the\n"
-              "decorated function. Ranges nest per thread and are collected\n"
-              "only inside a window.",
+              "decorated function (not a generator or coroutine function,\n"
+              "whose body runs after the call). Ranges nest per thread and\n"
+              "are collected only inside a window.",
     .tp_methods = scope_methods,
     .tp_members = scope_members,
     .tp_new = scope_new,

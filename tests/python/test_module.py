@@ -246,6 +246,46 @@ def test_window_and_label_errors():
     assert python(code).stdout == "ok\n"
 
 
+
+def test_scope_refuses_lazy_functions():
+    """A generator or coroutine function returns before its body runs:
+    decorating one would measure the making of the generator only, so
+    scope refuses it, saying why (through a method or a partial too);
+    other callables are decorated."""
+    code = textwrap.dedent("""
+        import functools, hostrange
+
+        def gen():
+            yield 1
+
+        async def coro():
+            pass
+
+        async def agen():
+            yield 1
+
+        class K:
+            def m(self):
+                yield 1
+
+        for fn, kind in ((gen, "a generator function"),
+                         (coro, "a coroutine function"),
+                         (agen, "an async generator function"),
+                         (K().m, "a generator function"),
+                         (functools.partial(gen), "a generator function")):
+            try:
+                hostrange.scope("lazy")(fn)
+            except TypeError as e:
+                assert kind + ": its body runs after the call returns" \
+                    in str(e), e
+            else:
+                raise AssertionError("%r was decorated" % fn)
+        assert hostrange.scope("x")(len)("abc") == 3
+        assert hostrange.scope("x")(lambda: 7)() == 7
+        print("ok")
+        """)
+    assert python(code).stdout == "ok\n"
+
 def test_flush_without_daemon(tmp_path):
     code = textwrap.dedent("""
         import hostrange
