@@ -262,6 +262,16 @@ typedef struct {
     int opened;
 } window_object;
 
+/* window(): no argument (PyType_GenericNew would ignore any). */
+static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    static char *names[] = { NULL };
+
+    if (!PyArg_ParseTupleAndKeywords(args, kw, ":window", names))
+        return NULL;
+    return PyType_GenericNew(type, args, kw);
+}
+
 static PyObject *window_enter(PyObject *self, PyObject *unused)
 {
     window_object *w = (window_object *)self;
@@ -305,7 +315,7 @@ static PyTypeObject window_type = {
               "before (set_labels). `with` gives True when the window opened,\n"
               "False when collection is off.",
     .tp_methods = window_methods,
-    .tp_new = PyType_GenericNew,
+    .tp_new = window_new,
 };
 
 static PyObject *m_record(PyObject *self, PyObject *args)

@@ -223,6 +223,10 @@ def test_window_and_label_errors():
             # Three refused windows, counted.
             assert hostrange.counters()["bad_label"] == 3
         raises(TypeError, hostrange.scope("x"), 5)
+        # window() takes nothing: an argument is a mistake, not ignored.
+        assert "0 arguments" in raises(TypeError, hostrange.window, 1)
+        assert "0 keyword" in raises(TypeError,
+                                     lambda: hostrange.window(timeout=1))
         raises(OverflowError, hostrange.record, "end_to_end", -1)
         raises(TypeError, hostrange.record, "end_to_end", 1.5)
         raises(TypeError, hostrange.record, 7, 1)
