@@ -402,13 +402,13 @@ def pytest_configure(config):
             _check_output(state.junit, "--host-range-junit")
         if history is not None:
             _check_history(history)
-        if save is not None and base is not None and (
-                state.save == state.base or (os.path.exists(state.save) and
-                                             os.path.samefile(state.save,
-                                                              state.base))):
-            raise pytest.UsageError(
-                "--host-range-save and --host-range-compare name the same "
-                "file (%s): the run would replace its base" % state.base)
+        _check_distinct([
+            ("--host-range-profile", state.path),
+            ("--host-range-save", state.save),
+            ("--host-range-junit", state.junit),
+            ("--host-range-history", None if history is None or
+             _is_pg(history) else os.path.abspath(history)),
+            ("--host-range-compare", state.base)])
         state.connect()
 
 
@@ -460,6 +460,36 @@ def _check_output(path, option):
                      option)
     os.close(fd)
     os.unlink(probe)
+
+
+def _same_file(a, b):
+    return a == b or (os.path.exists(a) and os.path.exists(b) and
+                      os.path.samefile(a, b))
+
+
+# What each option's file gets, for the message of _check_distinct.
+_WRITES = {"--host-range-profile": "report", "--host-range-save": "run",
+           "--host-range-junit": "JUnit XML",
+           "--host-range-history": "history"}
+
+
+def _check_distinct(files):
+    """Fails now when two options (option, absolute path or None) name the
+    same file: the session writes each, one over the other (the report,
+    the run, the JUnit XML, the history) or over the run file BASE, which
+    comes last."""
+    files = [(o, p) for o, p in files if p is not None]
+    for i, (o1, p1) in enumerate(files):
+        for o2, p2 in files[i + 1:]:
+            if not _same_file(p1, p2):
+                continue
+            if o2 == "--host-range-compare":
+                why = "the %s would replace the base" % _WRITES[o1]
+            else:
+                why = "the %s would replace the %s" % (_WRITES[o2],
+                                                       _WRITES[o1])
+            raise pytest.UsageError("%s and %s name the same file (%s): %s"
+                                    % (o1, o2, p1, why))
 
 
 def _is_pg(db):

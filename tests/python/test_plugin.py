@@ -935,6 +935,29 @@ def test_error_unreadable_base_unwritable_run(env, tmp_path):
                    "--host-range-compare", str(base))
     usage_error(r, "--host-range-save and --host-range-compare name the same "
                 "file (%s)" % base)
+    # Any two of the files the session writes: one would replace the
+    # other at the end, silently.
+    out = tmp_path / "out"
+    for args, said in (
+            (["--host-range-profile", out, "--host-range-save", out],
+             "--host-range-profile and --host-range-save name the same file "
+             "(%s): the run would replace the report" % out),
+            (["--host-range-compare", base, "--host-range-profile", out,
+              "--host-range-junit", out],
+             "--host-range-profile and --host-range-junit name the same "
+             "file (%s): the JUnit XML would replace the report" % out),
+            (["--host-range-save", out, "--host-range-history", out],
+             "--host-range-save and --host-range-history name the same "
+             "file (%s): the history would replace the run" % out),
+            (["--host-range-profile", base, "--host-range-compare", base],
+             "--host-range-profile and --host-range-compare name the same "
+             "file (%s): the report would replace the base" % base),
+            (["--host-range-compare", base, "--host-range-junit", base],
+             "--host-range-junit and --host-range-compare name the same "
+             "file (%s): the JUnit XML would replace the base" % base)):
+        r = pytest_run(env, tmp_path, *[str(a) for a in args])
+        usage_error(r, said)
+        assert not out.exists()
     r = pytest_run(env, tmp_path, "--host-range-save",
                    str(tmp_path / "none" / "run.hrs"))
     usage_error(r, "--host-range-save: cannot write", "No such file or "
