@@ -329,8 +329,14 @@ static PyObject *m_record(PyObject *self, PyObject *args)
                           &value_obj))
         return NULL;
     value = PyLong_AsUnsignedLongLong(value_obj);
-    if (value == (unsigned long long)-1 && PyErr_Occurred())
+    if (value == (unsigned long long)-1 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError))
+            return NULL;
+        PyErr_Clear();
+        PyErr_Format(PyExc_OverflowError, "record: value_ns is from 0 to "
+                     "2**64 - 1 nanoseconds, not %R", value_obj);
         return NULL;
+    }
     if ((site = hrpy_site_get(name)) == NULL)
         return NULL;
     if (!hr_compiled())

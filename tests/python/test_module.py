@@ -227,7 +227,10 @@ def test_window_and_label_errors():
         assert "0 arguments" in raises(TypeError, hostrange.window, 1)
         assert "0 keyword" in raises(TypeError,
                                      lambda: hostrange.window(timeout=1))
-        raises(OverflowError, hostrange.record, "end_to_end", -1)
+        for v in (-1, 2**64):
+            assert "record: value_ns is from 0 to 2**64 - 1 nanoseconds, " \
+                "not %d" % v in raises(OverflowError, hostrange.record,
+                                       "end_to_end", v)
         raises(TypeError, hostrange.record, "end_to_end", 1.5)
         raises(TypeError, hostrange.record, 7, 1)
         hostrange.set_labels("n", "op", "cpu", "warm")
