@@ -278,6 +278,26 @@ static PyObject *scoped_repr(PyObject *self)
                                 w->site->name);
 }
 
+/* Pickled (and copied) as a function is: by the name it is found under,
+ * its module's __qualname__ (update_wrapper copied both from the function),
+ * so that it goes to another process (multiprocessing) as itself. */
+static PyObject *scoped_reduce(PyObject *self, PyObject *unused)
+{
+    PyObject *name = PyObject_GetAttrString(self, "__qualname__");
+
+    if (name == NULL && PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "cannot pickle %R: it has no "
+                     "__qualname__ to be found by", self);
+    }
+    return name;
+}
+
+static PyMethodDef scoped_methods[] = {
+    { "__reduce__", scoped_reduce, METH_NOARGS, NULL },
+    { NULL, NULL, 0, NULL },
+};
+
 static PyGetSetDef scoped_getset[] = {
     { "__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, NULL,
       NULL },
@@ -298,6 +318,7 @@ PyTypeObject hrpy_scoped_type = {
               "a range.",
     .tp_traverse = scoped_traverse,
     .tp_clear = scoped_clear,
+    .tp_methods = scoped_methods,
     .tp_getset = scoped_getset,
     .tp_descr_get = scoped_get,
     .tp_dictoffset = offsetof(scoped_object, dict),

@@ -293,6 +293,41 @@ def test_scope_refuses_lazy_functions():
         """)
     assert python(code).stdout == "ok\n"
 
+
+def test_scoped_functions_pickle():
+    """A decorated function or method pickles and copies as a function does,
+    by its name (for multiprocessing); one without a name says why not."""
+    code = textwrap.dedent("""
+        import copy, pickle, hostrange
+
+        @hostrange.scope("pk")
+        def f(x):
+            return x + 1
+
+        class K:
+            @hostrange.scope("pk.m")
+            def m(self):
+                return 3
+
+        for o in (f, K.m):
+            assert pickle.loads(pickle.dumps(o)) is o
+            assert copy.copy(o) is o and copy.deepcopy(o) is o
+        assert pickle.loads(pickle.dumps(K().m))() == 3
+
+        class Callable:
+            def __call__(self):
+                pass
+
+        try:
+            pickle.dumps(hostrange.scope("pk")(Callable()))
+        except TypeError as e:
+            assert "no __qualname__" in str(e), e
+        else:
+            raise AssertionError("pickled")
+        print("ok")
+        """)
+    assert python(code).stdout == "ok\n"
+
 def test_flush_without_daemon(tmp_path):
     code = textwrap.dedent("""
         import hostrange
