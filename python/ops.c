@@ -245,6 +245,14 @@ static PyObject *o_sync(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     rc = hrops_sync(device);
     Py_END_ALLOW_THREADS
+    /* The device named, as the operators' device argument says it. */
+    if (rc == -ENODEV)
+        return PyErr_Format(PyExc_ValueError, "sync: device '%s' is not "
+                            "available (CUDA devices: %d)", device,
+                            hrops_cuda_device_count());
+    if (rc == -EINVAL)
+        return PyErr_Format(PyExc_ValueError, "sync: unknown device '%s' "
+                            "('cpu', 'cuda' or 'cuda:N')", device);
     if (rc != 0)
         return hrpy_raise_errno(rc, "sync");
     Py_RETURN_NONE;

@@ -490,6 +490,12 @@ def test_operator_errors():
     if ops.device_count() == 0:
         with pytest.raises(ValueError, match="'cuda:3' is not available"):
             ops.add(a, a, out, device="cuda:3")
+        with pytest.raises(ValueError, match="sync: device 'cuda:3' is not "
+                           "available"):
+            ops.sync("cuda:3")
+    # sync names the device it cannot use, as the operators do.
+    with pytest.raises(ValueError, match="sync: unknown device 'tpu'"):
+        ops.sync("tpu")
     m = f32(range(9), (3, 3))
     with pytest.raises(ValueError, match="do not fit together"):
         ops.gemm(m, f32(range(4), (2, 2)), m)
