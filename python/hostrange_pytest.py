@@ -134,6 +134,8 @@ _HOST_RANGE = pytest.StashKey()
 # What host_range refuses as a call's result: objects that do their work
 # later, when iterated or awaited.
 _LAZY = (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)
+# The keywords of the marker host_range (pytest_configure says them).
+_MARKER_KEYS = ("operator", "backend", "device", "clear_cache", "sync")
 
 _BLOCK_STEPS = (1, 2, 5)
 _MIN_BLOCK_NS = 50000
@@ -1114,6 +1116,7 @@ class HostRange:
         if not callable(fn):
             raise TypeError("host_range: the first argument is the callable "
                             "to profile, not %s" % type(fn).__name__)
+        self._check_marker()
         self._call = functools.partial(fn, *args, **kwargs)
         result = self._call()
         if isinstance(result, _LAZY):
@@ -1131,6 +1134,33 @@ class HostRange:
                    type(result).__name__))
         self._sync()
         return result
+
+    def _check_marker(self):
+        """Refuses a host_range marker the profile would misread: a
+        positional argument or a keyword it does not know (a misspelt
+        one was ignored), labels that are not str, helpers that are not
+        callable."""
+        m = self._request.node.get_closest_marker("host_range")
+        if m is None:
+            return
+        where = "@pytest.mark.host_range: "
+        if m.args:
+            raise TypeError(where + "takes keywords only (%s), not %r"
+                            % (", ".join(_MARKER_KEYS), m.args[0]))
+        unknown = sorted(set(m.kwargs) - set(_MARKER_KEYS))
+        if unknown:
+            raise TypeError(where + "unknown keyword %s (%s)"
+                            % (", ".join(unknown), ", ".join(_MARKER_KEYS)))
+        for key in ("operator", "backend"):
+            value = m.kwargs.get(key)
+            if value is not None and not isinstance(value, str):
+                raise TypeError(where + "%s is a str, not %s"
+                                % (key, type(value).__name__))
+        for key in ("clear_cache", "sync"):
+            value = m.kwargs.get(key)
+            if value is not None and not callable(value):
+                raise TypeError(where + "%s is a callable, not %s"
+                                % (key, type(value).__name__))
 
     def _marker(self, key, default):
         m = self._request.node.get_closest_marker("host_range")

@@ -288,6 +288,18 @@ ODD_CALLS = textwrap.dedent("""
                            "(generator|coroutine), whose work runs when "
                            % fn.__name__):
             host_range(fn)
+
+    # A marker the profile would misread (a misspelt keyword was ignored).
+    @pytest.mark.parametrize("mark, said", [
+        (pytest.mark.host_range(operater="x"), "unknown keyword operater"),
+        (pytest.mark.host_range("x"), "takes keywords only"),
+        (pytest.mark.host_range(backend=5), "backend is a str, not int"),
+        (pytest.mark.host_range(sync="x"), "sync is a callable, not str")])
+    def test_bad_marker(request, host_range, mark, said):
+        request.node.add_marker(mark)
+        with pytest.raises(TypeError, match="@pytest.mark.host_range: "
+                           + said):
+            host_range(kw)
     """)
 
 
@@ -296,14 +308,16 @@ def test_odd_calls(env, tmp_path):
     """The call's keywords may be named as host_range's own parameters;
     something not callable, or a call that returns a generator or a
     coroutine (which would profile their creation only), is refused with a
-    message naming host_range, and no warning is left of the coroutine."""
+    message naming host_range, and no warning is left of the coroutine; so
+    is a host_range marker with a keyword it does not know or a value of
+    the wrong type."""
     (tmp_path / "test_odd.py").write_text(ODD_CALLS)
     out = tmp_path / "report.jsonl"
     r = pytest_run(env, tmp_path, "--host-range-calls", "1",
                    "--host-range-blocks", "1", "test_odd.py", suite=False,
                    path=out)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "4 passed" in r.stdout and "warning" not in r.stdout, r.stdout
+    assert "8 passed" in r.stdout and "warning" not in r.stdout, r.stdout
     assert {x["nodeid"] for x in read_rows(out)} == {
         "test_odd.py::test_keywords_named_like_its_own"}
 
