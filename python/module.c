@@ -212,6 +212,24 @@ static PyObject *m_set_labels(PyObject *self, PyObject *args, PyObject *kw)
     Py_RETURN_NONE;
 }
 
+/* The RuntimeError of what the labels make window_begin and record
+ * refuse: none set (-EINVAL), or the last ones refused (-ENAMETOOLONG: a
+ * name of this module is never over the limit, so only labels are). 0
+ * when rc is neither, -1 with the exception set. */
+static int labels_error(int rc, const char *what)
+{
+    if (rc == -EINVAL)
+        PyErr_Format(PyExc_RuntimeError, "%s: set the labels first "
+                     "(set_labels)", what);
+    else if (rc == -ENAMETOOLONG)
+        PyErr_Format(PyExc_RuntimeError, "%s: the labels last given to "
+                     "set_labels were refused (over hostrange.MAX_NAME "
+                     "bytes)", what);
+    else
+        return 0;
+    return -1;
+}
+
 /* Opens a window: 1 when opened, 0 when collection is off, -1 with an
  * exception set. */
 static int window_open(void)
@@ -228,14 +246,7 @@ static int window_open(void)
     if (rc == -EBUSY)
         PyErr_SetString(PyExc_RuntimeError,
                         "window_begin: a window is already open");
-    else if (rc == -EINVAL)
-        PyErr_SetString(PyExc_RuntimeError,
-                        "window_begin: set the labels first (set_labels)");
-    else if (rc == -ENAMETOOLONG)
-        PyErr_SetString(PyExc_RuntimeError,
-                        "window_begin: the labels last given to set_labels "
-                        "were refused (over hostrange.MAX_NAME bytes)");
-    else
+    else if (labels_error(rc, "window_begin") == 0)
         hrpy_raise_errno(rc, "window_begin");
     return -1;
 }
@@ -344,11 +355,8 @@ static PyObject *m_record(PyObject *self, PyObject *args)
     rc = hr_record(site, (uint64_t)value);
     if (rc == -ECANCELED)
         Py_RETURN_FALSE;
-    if (rc == -EINVAL) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "record: set the labels first (set_labels)");
+    if (labels_error(rc, "record") != 0)
         return NULL;
-    }
     if (rc != 0)
         return hrpy_raise_errno(rc, "record");
     Py_RETURN_TRUE;

@@ -217,6 +217,11 @@ def test_window_and_label_errors():
             if compiled:
                 assert "refused" in raises(RuntimeError,
                                            hostrange.window_begin)
+                # record says so too (it raised OSError, "File name too
+                # long").
+                assert "record: the labels last given to set_labels were " \
+                    "refused" in raises(RuntimeError, hostrange.record,
+                                        "end_to_end", 1)
         assert "non-empty" in raises(ValueError, hostrange.set_labels, "",
                                      "op", "cpu", "warm")
         if compiled:
