@@ -9,6 +9,7 @@
 #include "python/hostrange_py.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 /* name (str) -> capsule of a struct site: the sites named from Python,
@@ -365,11 +366,29 @@ static PyObject *m_record(PyObject *self, PyObject *args)
 static PyObject *m_flush(PyObject *self, PyObject *args, PyObject *kw)
 {
     static char *names[] = { "timeout_ms", NULL };
-    int timeout_ms = 2000, rc;
+    PyObject *obj = NULL, *index;
+    int timeout_ms = 2000, rc, overflow;
+    long v;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "|i:flush", names,
-                                     &timeout_ms))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|O:flush", names, &obj))
         return NULL;
+    if (obj != NULL) {
+        /* A wait of 0 to INT_MAX ms: a negative one is a mistake, not a
+         * wait of 0, and a huge one is said, not a bare OverflowError. */
+        if ((index = PyNumber_Index(obj)) == NULL)
+            return NULL;
+        v = PyLong_AsLongAndOverflow(index, &overflow);
+        Py_DECREF(index);
+        if (v == -1 && PyErr_Occurred())
+            return NULL;
+        if (overflow < 0 || v < 0)
+            return PyErr_Format(PyExc_ValueError, "flush: timeout_ms is 0 "
+                                "or more, not %R", obj);
+        if (overflow > 0 || v > INT_MAX)
+            return PyErr_Format(PyExc_OverflowError, "flush: timeout_ms is "
+                                "at most %d, not %R", INT_MAX, obj);
+        timeout_ms = (int)v;
+    }
     Py_BEGIN_ALLOW_THREADS
     rc = hr_flush(timeout_ms);
     Py_END_ALLOW_THREADS
@@ -434,10 +453,10 @@ static PyMethodDef module_methods[] = {
       "True, or False when collection is off." },
     { "flush", HRPY_METH(m_flush), METH_VARARGS | METH_KEYWORDS,
       "flush(timeout_ms=2000)\n--\n\n"
-      "Ships what was collected and waits up to timeout_ms for the daemon's\n"
-      "acknowledgement, for a daemon that is away (restarting) too. Raises\n"
-      "TimeoutError when a daemon answered but not all in time, or\n"
-      "ConnectionError when none did (at once when this process never\n"
+      "Ships what was collected and waits up to timeout_ms (0 or more) for\n"
+      "the daemon's acknowledgement, for a daemon that is away (restarting)\n"
+      "too. Raises TimeoutError when a daemon answered but not all in time,\n"
+      "or ConnectionError when none did (at once when this process never\n"
       "reached a daemon and none listens); the samples are kept for a later\n"
       "try." },
     { "counters", m_counters, METH_NOARGS,

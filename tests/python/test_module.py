@@ -238,6 +238,13 @@ def test_window_and_label_errors():
                                        "end_to_end", v)
         raises(TypeError, hostrange.record, "end_to_end", 1.5)
         raises(TypeError, hostrange.record, 7, 1)
+        # flush waits 0 to INT_MAX ms: a negative wait is refused, not
+        # taken as 0, and a huge one is named.
+        assert "flush: timeout_ms is 0 or more, not -1" in raises(
+            ValueError, hostrange.flush, -1)
+        assert "flush: timeout_ms is at most 2147483647, not %d" % 2**40 \
+            in raises(OverflowError, hostrange.flush, 2**40)
+        raises(TypeError, hostrange.flush, 1.5)
         hostrange.set_labels("n", "op", "cpu", "warm")
         assert hostrange.window_begin() is compiled
         if compiled:
