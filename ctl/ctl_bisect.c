@@ -7,6 +7,7 @@
 #include "ctl/ctl_cmd.h"
 #include "ctl/ctl_options.h"
 #include "ctl/ctl_exit.h"
+#include "ctl/ctl_history.h"
 #include "ctl/ctl_bisect.h"
 #include "lib/runner/spawn.h"
 #include "ctl/ctl_rounds.h"
@@ -368,7 +369,7 @@ static int run_bisect(int argc, char **argv)
             from = optarg;
             break;
         case 'd':
-            db = optarg;
+            db = hrc_history_dsn("bisect", optarg);
             break;
         case 'f':
             if (strcmp(optarg, "text") == 0) {

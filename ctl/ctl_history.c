@@ -103,6 +103,13 @@ const char *hrc_history_dsn(const char *cmd, char *arg)
     static int warned;
     size_t off, len;
 
+    /* Empty, it would read as no option given: the default history. */
+    if (arg[0] == '\0') {
+        fprintf(stderr, "hostrangectl %s: bad %s '' (a SQLite file, or a "
+                "PostgreSQL database; see --help)\n", cmd,
+                strcmp(cmd, "record") == 0 ? "--history" : "--db");
+        exit(HRC_EXIT_USAGE);
+    }
     free(copy);
     if ((copy = strdup(arg)) == NULL) {
         fprintf(stderr, "hostrangectl %s: out of memory\n", cmd);

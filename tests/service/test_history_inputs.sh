@@ -14,6 +14,8 @@
 # - history plot: -o '' a usage error; a page that cannot be written said
 #   of its file, not of the history;
 # - --window, --min-history and --threshold naming their bounds;
+# - an empty --db (record --history) a usage error, never the default
+#   history;
 # - list, show, detect, check and plot leaving no -wal or -shm file
 #   beside the history.
 set -u
@@ -186,6 +188,26 @@ ctl history check --db "$dir/t.db" --threshold 2e6 "$dir/a.hrs" 2> "$dir/err"
 [ $? -eq 2 ] || fail "--threshold 2e6"
 grep -q "(a percentage, above 0 and at most 1000000)" "$dir/err" ||
     fail "--threshold: $(cat "$dir/err")"
+
+# An empty --db (or record --history) is a usage error, where it read as
+# none given: the default history, made in the current directory.
+mkdir "$dir/cwd" || exit 99
+for c in "history add" "history list" "history show" "history detect" \
+         "history check" "history plot" "record" "bisect"; do
+    case $c in
+    "history add"|"history check") set -- --db "" "$dir/a.hrs" ;;
+    "history plot") set -- --db "" -o "$dir/p2" ;;
+    record) set -- --history "" -- true ;;
+    bisect) set -- --from-detect "r inclusive" --db "" -- true ;;
+    *) set -- --db "" ;;
+    esac
+    (cd "$dir/cwd" && HOSTRANGE_HISTORY= "$HOSTRANGECTL" $c "$@") \
+        > /dev/null 2> "$dir/err"
+    rc=$?
+    [ "$rc" -eq 2 ] && grep -q "bad --[a-z]* ''" "$dir/err" ||
+        fail "$c with an empty history: exit $rc: $(cat "$dir/err")"
+    [ -z "$(ls -A "$dir/cwd")" ] || fail "$c made $(ls -A "$dir/cwd")"
+done
 
 # The commands that only read leave nothing beside the history (a
 # read-only connection left its -wal and -shm files there for good).
