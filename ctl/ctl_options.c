@@ -151,14 +151,10 @@ long hrc_parse_ms(const char *cmd, const char *what, const char *v)
     return n;
 }
 
-int hrc_tempdir(const char *cmd, const char *kind, const char *what,
-                char *dir, size_t len)
+/* Returns 0 when rc is, else -1 after saying why WHAT was not made (in
+ * folder `in`, when one was tried). */
+static int made(const char *cmd, const char *what, int rc, const char *in)
 {
-    const char *in;
-    int rc = strcmp(kind, "record") == 0
-                 ? hrx_cleanup_rundir(kind, dir, len, &in)
-                 : hrx_cleanup_tempdir(kind, dir, len, &in);
-
     if (rc == 0)
         return 0;
     if (in != NULL)
@@ -168,6 +164,23 @@ int hrc_tempdir(const char *cmd, const char *kind, const char *what,
         fprintf(stderr, "hostrangectl %s: cannot create %s: %s\n", cmd, what,
                 strerror(-rc));
     return -1;
+}
+
+int hrc_tempdir(const char *cmd, const char *kind, const char *what,
+                char *dir, size_t len)
+{
+    const char *in;
+    int rc = hrx_cleanup_tempdir(kind, dir, len, &in);
+
+    return made(cmd, what, rc, in);
+}
+
+int hrc_rundir(const char *cmd, char *dir, size_t len)
+{
+    const char *in;
+    int rc = hrx_cleanup_rundir(cmd, dir, len, &in);
+
+    return made(cmd, "a runtime directory", rc, in);
 }
 
 const struct hrc_cmd *hrc_cmd_find(const struct hrc_cmd *const *table,

@@ -50,12 +50,15 @@ void hrc_read_progress(void *ctx, uint64_t done, uint64_t size);
 long hrc_parse_ms(const char *cmd, const char *what, const char *v);
 
 /* Makes a private directory $TMPDIR/hostrange-KIND-XXXXXX (/tmp when
- * TMPDIR is unset or empty, and for KIND "record", a private daemon's
- * runtime directory, when that path is too long for its sockets:
- * hrx_cleanup_rundir), registered to be removed on every way out
+ * TMPDIR is unset or empty), registered to be removed on every way out
  * (hrx_cleanup_tempdir), and writes its path to dir. Returns 0, or -1
  * after saying on stderr "hostrangectl CMD: cannot create WHAT in ...". */
 int hrc_tempdir(const char *cmd, const char *kind, const char *what,
                     char *dir, size_t len);
+
+/* The same for a private daemon's runtime directory,
+ * hostrange-CMD-XXXXXX: in /tmp when the path in $TMPDIR is too long for
+ * its sockets (hrx_cleanup_rundir). */
+int hrc_rundir(const char *cmd, char *dir, size_t len);
 
 #endif

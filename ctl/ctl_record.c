@@ -190,8 +190,7 @@ static int record(const struct record_opts *o, char **cmdv, int *cut)
                 "hostrange built with the NVTX headers?)\n", tool);
         return 1;
     }
-    if (hrc_tempdir("record", "record", "a runtime directory", dir,
-                    sizeof dir) != 0)
+    if (hrc_rundir("record", dir, sizeof dir) != 0)
         return 1;
     snprintf(hrc_dir, sizeof hrc_dir, "%s", dir);
     hrx_daemon_path(getenv("HOSTRANGED"), bindir, daemon, sizeof daemon);
