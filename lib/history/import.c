@@ -487,18 +487,17 @@ static int run_of(const struct hrh_import_opts *o, struct hru_strset *runs,
     return 0;
 }
 
-/* The bytes a run's id is made of: its lines' fields, each ended by a
- * NUL, with the options' values over the lines'. Returns a buffer
- * (caller frees) with *len, or NULL. */
+/* The bytes the id of the run of lines l[0..nl) is made of: its lines'
+ * fields, each ended by a NUL, with the options' values over the
+ * lines'. Returns a buffer (caller frees) with *len, or NULL. */
 static char *csv_idbytes(const struct hrh_import_opts *o,
-                         const struct line *l, size_t nl, int run,
-                         size_t *len)
+                         const struct line *l, size_t nl, size_t *len)
 {
     size_t n = sizeof HRH_IMPORT_NAME_CSV, k = 0;
     char *b;
 
     for (size_t i = 0; i < nl; i++) {
-        for (size_t c = 0; l[i].run == run && c < NCOL; c++)
+        for (size_t c = 0; c < NCOL; c++)
             n += (c < l[i].ncol ? strlen(l[i].col[c]) : 0) + 1;
     }
     if ((b = malloc(n)) == NULL)
@@ -506,7 +505,7 @@ static char *csv_idbytes(const struct hrh_import_opts *o,
     memcpy(b, HRH_IMPORT_NAME_CSV, sizeof HRH_IMPORT_NAME_CSV);
     k = sizeof HRH_IMPORT_NAME_CSV;
     for (size_t i = 0; i < nl; i++) {
-        for (size_t c = 0; l[i].run == run && c < NCOL; c++) {
+        for (size_t c = 0; c < NCOL; c++) {
             const char *s = c < l[i].ncol ? l[i].col[c] : "";
 
             if (c == COL_COMMIT && o->commit != NULL)
@@ -523,10 +522,10 @@ static char *csv_idbytes(const struct hrh_import_opts *o,
     return b;
 }
 
-/* The points of run `run` of the lines: a key per name in the order of
+/* The points of run r, of lines l[0..nl): a key per name in the order of
  * first lines, its lines' values (in the order of the lines) its rounds. */
 static int csv_points(struct hrh_import *im, struct hrh_import_run *r,
-                      struct line *l, size_t nl, int run)
+                      const struct line *l, size_t nl)
 {
     struct hru_strset names = { 0 };
     size_t *key = malloc(nl * sizeof *key), *at = NULL, nv = 0;
@@ -534,10 +533,8 @@ static int csv_points(struct hrh_import *im, struct hrh_import_run *r,
     int rc = 0;
 
     /* Each line's key, numbered in the order of first lines. */
-    for (size_t i = 0; rc == 0 && key != NULL && i < nl; i++) {
-        if (l[i].run == run)
-            rc = hru_strset_add(&names, l[i].col[COL_NAME], &key[i]);
-    }
+    for (size_t i = 0; rc == 0 && key != NULL && i < nl; i++)
+        rc = hru_strset_add(&names, l[i].col[COL_NAME], &key[i]);
     if (rc == 0 && key != NULL && v != NULL)
         at = calloc(names.n + 1, sizeof *at);
     if (rc != 0 || at == NULL) {
@@ -545,16 +542,12 @@ static int csv_points(struct hrh_import *im, struct hrh_import_run *r,
         goto out;
     }
     /* Key k's values go to v[at[k]..at[k + 1]), in the lines' order. */
-    for (size_t i = 0; i < nl; i++) {
-        if (l[i].run == run)
-            at[key[i] + 1]++;
-    }
+    for (size_t i = 0; i < nl; i++)
+        at[key[i] + 1]++;
     for (size_t k = 0; k < names.n; k++)
         at[k + 1] += at[k];
-    for (size_t i = 0; i < nl; i++) {
-        if (l[i].run == run)
-            v[at[key[i]]++] = l[i].ns;
-    }
+    for (size_t i = 0; i < nl; i++)
+        v[at[key[i]]++] = l[i].ns;
     for (size_t k = 0; rc == 0 && k < names.n; k++) {
         struct hrh__import_stats s;
         size_t n = at[k] - nv;
@@ -689,8 +682,8 @@ static int import_csv(struct hrh_import *im, const char *file,
         said.commit = lr[0].col[COL_COMMIT];
         said.time = lr[0].col[COL_TIME];
         said.machine = lr[0].col[COL_MACHINE];
-        rc = csv_points(im, r, lr, nr, run);
-        id = rc == 0 ? csv_idbytes(o, lr, nr, run, &idlen) : NULL;
+        rc = csv_points(im, r, lr, nr);
+        id = rc == 0 ? csv_idbytes(o, lr, nr, &idlen) : NULL;
         if (rc == 0 && id == NULL)
             rc = -ENOMEM;
         if (rc == 0)
